@@ -1,0 +1,39 @@
+import { ObjectNotFoundError, type ByteRange, type ObjectInfo, type ObjectPage, type ObjectStore } from './ports.js';
+
+/** Objects in a Map: for unit tests and as the reference engine of the contract suite. */
+export class MemoryObjectStore implements ObjectStore {
+  private readonly objects = new Map<string, { body: Uint8Array; lastModified: number }>();
+
+  constructor(readonly name = 'memory') {}
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    this.objects.set(key, { body: Uint8Array.from(body), lastModified: Date.now() });
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Uint8Array> {
+    const o = this.objects.get(key);
+    if (!o) throw new ObjectNotFoundError(key);
+    return range ? o.body.slice(range.start, range.end) : o.body.slice();
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    const o = this.objects.get(key);
+    return o && { key, size: o.body.byteLength, lastModified: o.lastModified };
+  }
+
+  async list(prefix: string, page: { startAfter?: string; limit?: number } = {}): Promise<ObjectPage> {
+    const limit = page.limit ?? 1000;
+    const keys = [...this.objects.keys()]
+      .filter((k) => k.startsWith(prefix) && (page.startAfter === undefined || k > page.startAfter))
+      .sort();
+    const objects = keys.slice(0, limit).map((key) => {
+      const o = this.objects.get(key)!;
+      return { key, size: o.body.byteLength, lastModified: o.lastModified };
+    });
+    return keys.length > limit ? { objects, nextStartAfter: objects.at(-1)!.key } : { objects };
+  }
+
+  async delete(keys: string[]): Promise<void> {
+    for (const k of keys) this.objects.delete(k);
+  }
+}

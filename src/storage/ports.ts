@@ -1,0 +1,118 @@
+/**
+ * The two storage ports every engine implements (memory, local filesystem + SQLite, S3 + DynamoDB).
+ * Domain code depends on these types only; adapters translate them to an engine and back.
+ */
+
+/** Byte range, `start` inclusive and `end` exclusive (unlike HTTP's inclusive Range header). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  /** Epoch milliseconds of the write. */
+  lastModified: number;
+}
+
+export interface ObjectPage {
+  objects: ObjectInfo[];
+  /** Pass as `startAfter` to read the next page; absent on the last page. */
+  nextStartAfter?: string;
+}
+
+/**
+ * Immutable objects addressed by key. Callers only ever `put` keys they generated fresh, so no
+ * adapter needs to guard against overwrites; objects are never modified, only deleted.
+ */
+export interface ObjectStore {
+  /** A short name for logs and metrics (bucket name, directory, "memory"). */
+  readonly name: string;
+  put(key: string, body: Uint8Array): Promise<void>;
+  /** Throws `ObjectNotFoundError` when the key does not exist. A range past the end is clipped. */
+  get(key: string, range?: ByteRange): Promise<Uint8Array>;
+  head(key: string): Promise<ObjectInfo | undefined>;
+  /** Keys in lexicographic order, `limit` (default 1000) at most, after `startAfter` when given. */
+  list(prefix: string, page?: { startAfter?: string; limit?: number }): Promise<ObjectPage>;
+  /** Deleting a missing key is not an error. */
+  delete(keys: string[]): Promise<void>;
+}
+
+/** One metadata item; `version` starts at 1 and grows by one on every write to the item. */
+export interface MetaItem<T = unknown> {
+  pk: string;
+  sk: string;
+  version: number;
+  value: T;
+}
+
+/** A write condition: the item must not exist, or must exist at exactly this version. */
+export type WriteCondition = { ifAbsent: true } | { ifVersion: number };
+
+export interface QueryOptions {
+  /** Sort-key bounds, all inclusive/exclusive as named; combine freely. */
+  gte?: string;
+  gt?: string;
+  lte?: string;
+  lt?: string;
+  beginsWith?: string;
+  limit?: number;
+  /** Descending sort-key order. */
+  reverse?: boolean;
+}
+
+/**
+ * Items addressed by (pk, sk). Every state change in the product is one (usually conditional)
+ * write to one item; there are no multi-item transactions.
+ */
+export interface MetadataStore {
+  /** Strongly consistent read. */
+  get<T = unknown>(pk: string, sk: string): Promise<MetaItem<T> | undefined>;
+  /** Items of one partition key in sort-key order; the adapter pages internally up to `limit`. */
+  query<T = unknown>(pk: string, options?: QueryOptions): Promise<MetaItem<T>[]>;
+  /**
+   * Writes the value and returns the stored item with its new version. Without a condition the
+   * write is unconditional (the version still increments). A failed condition throws
+   * `ConditionFailedError` carrying the item as found, so callers can retry without a re-read.
+   */
+  put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>>;
+  /** Deleting a missing item without a condition is not an error. */
+  delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void>;
+}
+
+export class ConditionFailedError extends Error {
+  constructor(
+    readonly pk: string,
+    readonly sk: string,
+    /** The item as the store found it (undefined when it does not exist). */
+    readonly current: MetaItem | undefined,
+  ) {
+    super(`condition failed on ${pk} / ${sk}`);
+    this.name = 'ConditionFailedError';
+  }
+}
+
+export class ObjectNotFoundError extends Error {
+  constructor(readonly key: string) {
+    super(`object not found: ${key}`);
+    this.name = 'ObjectNotFoundError';
+  }
+}
+
+/** Checks a condition against the current item; shared by the adapters that evaluate it in-process. */
+export function conditionHolds(current: MetaItem | undefined, condition?: WriteCondition | { ifVersion: number }): boolean {
+  if (!condition) return true;
+  if ('ifAbsent' in condition) return current === undefined;
+  return current !== undefined && current.version === condition.ifVersion;
+}
+
+/** Applies QueryOptions' sort-key bounds; shared by the in-process adapters. */
+export function skMatches(sk: string, o: QueryOptions): boolean {
+  if (o.gte !== undefined && sk < o.gte) return false;
+  if (o.gt !== undefined && sk <= o.gt) return false;
+  if (o.lte !== undefined && sk > o.lte) return false;
+  if (o.lt !== undefined && sk >= o.lt) return false;
+  if (o.beginsWith !== undefined && !sk.startsWith(o.beginsWith)) return false;
+  return true;
+}
