@@ -1,0 +1,68 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { systemClock, type Clock } from './clock.js';
+import type { ServerConfig } from './config/server-config.js';
+import type { AppServices } from './http/app-env.js';
+import { PartitionLog } from './log/partition-log.js';
+import { Partitioner } from './log/partitioner.js';
+import { TopicRegistry } from './log/topics.js';
+import { createDynamoDbClient, DynamoDbMetadataStore } from './storage/dynamodb-metadata-store.js';
+import { LocalObjectStore } from './storage/local-object-store.js';
+import { MemoryMetadataStore } from './storage/memory-metadata-store.js';
+import { MemoryObjectStore } from './storage/memory-object-store.js';
+import type { MetadataStore, ObjectStore } from './storage/ports.js';
+import { createS3Client, S3ObjectStore } from './storage/s3-object-store.js';
+import { SqliteMetadataStore } from './storage/sqlite-metadata-store.js';
+
+export interface Storage {
+  metadata: MetadataStore;
+  stores: ObjectStore[];
+  close(): void;
+}
+
+/** The only place that picks storage engines from configuration. */
+export function createStorage(backend: ServerConfig['backend']): Storage {
+  switch (backend.kind) {
+    case 'memory':
+      return {
+        metadata: new MemoryMetadataStore(),
+        stores: Array.from({ length: backend.replicaStores }, (_, i) => new MemoryObjectStore(`memory-${i}`)),
+        close: () => {},
+      };
+    case 'local': {
+      mkdirSync(backend.dataDir, { recursive: true });
+      const metadata = new SqliteMetadataStore(join(backend.dataDir, 'metadata.sqlite'));
+      const stores = Array.from(
+        { length: backend.replicaStores },
+        (_, i) => new LocalObjectStore(join(backend.dataDir, `store-${i}`), { fsync: backend.fsync }),
+      );
+      return { metadata, stores, close: () => metadata.close() };
+    }
+    case 'aws': {
+      const s3 = createS3Client({ region: backend.region, endpoint: backend.s3Endpoint, forcePathStyle: backend.s3Endpoint !== undefined });
+      const ddb = createDynamoDbClient({ region: backend.region, endpoint: backend.dynamoDbEndpoint });
+      return {
+        metadata: new DynamoDbMetadataStore({ table: backend.table, client: ddb }),
+        stores: backend.buckets.map((bucket) => new S3ObjectStore({ bucket, client: s3 })),
+        close: () => {
+          s3.destroy();
+          ddb.destroy();
+        },
+      };
+    }
+  }
+}
+
+/** Wires the domain over a storage and returns what the HTTP app needs. */
+export function createServices(config: ServerConfig, storage: Storage, clock: Clock = systemClock): AppServices {
+  const { metadata, stores } = storage;
+  return {
+    clusterId: config.clusterId,
+    clock,
+    topics: new TopicRegistry(metadata, clock, stores.length),
+    log: new PartitionLog({ metadata, stores, clock }),
+    partitioner: new Partitioner(),
+    defaults: config.defaults,
+    limits: config.limits,
+  };
+}

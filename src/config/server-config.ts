@@ -1,0 +1,61 @@
+import { z } from 'zod';
+
+/**
+ * The server's own configuration, resolved once (from the environment and flags) in the entry
+ * points and passed down; nothing below the composition root reads process.env.
+ */
+export interface ServerConfig {
+  clusterId: string;
+  backend:
+    | { kind: 'memory'; replicaStores: number }
+    | { kind: 'local'; dataDir: string; replicaStores: number; fsync: boolean }
+    | { kind: 'aws'; region: string; s3Endpoint?: string; dynamoDbEndpoint?: string; buckets: string[]; table: string };
+  defaults: { partitions: number; replicationFactor: number };
+  limits: { maxRequestBytes: number; maxFetchBytes: number };
+}
+
+const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const envSchema = z.object({
+  CLUSTER_ID: z.string().min(1).default('local'),
+  STORAGE_BACKEND: z.enum(['memory', 'local', 'aws']).default('local'),
+  DATA_DIR: z.string().default('.data'),
+  REPLICA_STORES: int(1),
+  FSYNC: z.enum(['true', 'false']).default('false'),
+  AWS_REGION: z.string().default('us-east-1'),
+  /** The SDK's standard endpoint variables, so LocalStack or the test emulators can stand in. */
+  AWS_ENDPOINT_URL: z.string().optional(),
+  AWS_ENDPOINT_URL_S3: z.string().optional(),
+  AWS_ENDPOINT_URL_DYNAMODB: z.string().optional(),
+  /** Comma-separated replica bucket names, in replica-id order. */
+  BUCKETS: z.string().optional(),
+  TABLE_NAME: z.string().optional(),
+  DEFAULT_PARTITIONS: int(1),
+  DEFAULT_REPLICATION_FACTOR: int(1),
+  MAX_REQUEST_BYTES: int(8 * 1024 * 1024),
+  MAX_FETCH_BYTES: int(8 * 1024 * 1024),
+});
+
+export function serverConfigFromEnv(env: Record<string, string | undefined>): ServerConfig {
+  const e = envSchema.parse(env);
+  let backend: ServerConfig['backend'];
+  if (e.STORAGE_BACKEND === 'aws') {
+    const buckets = (e.BUCKETS ?? '').split(',').map((b) => b.trim()).filter(Boolean);
+    if (buckets.length === 0 || !e.TABLE_NAME) throw new Error('STORAGE_BACKEND=aws needs BUCKETS and TABLE_NAME');
+    backend = {
+      kind: 'aws',
+      region: e.AWS_REGION,
+      s3Endpoint: e.AWS_ENDPOINT_URL_S3 ?? e.AWS_ENDPOINT_URL,
+      dynamoDbEndpoint: e.AWS_ENDPOINT_URL_DYNAMODB ?? e.AWS_ENDPOINT_URL,
+      buckets,
+      table: e.TABLE_NAME,
+    };
+  } else if (e.STORAGE_BACKEND === 'memory') backend = { kind: 'memory', replicaStores: e.REPLICA_STORES };
+  else backend = { kind: 'local', dataDir: e.DATA_DIR, replicaStores: e.REPLICA_STORES, fsync: e.FSYNC === 'true' };
+  return {
+    clusterId: e.CLUSTER_ID,
+    backend,
+    defaults: { partitions: e.DEFAULT_PARTITIONS, replicationFactor: e.DEFAULT_REPLICATION_FACTOR },
+    limits: { maxRequestBytes: e.MAX_REQUEST_BYTES, maxFetchBytes: e.MAX_FETCH_BYTES },
+  };
+}

@@ -1,0 +1,18 @@
+import type { PartitionLog } from '../log/partition-log.js';
+import type { Partitioner } from '../log/partitioner.js';
+import type { TopicRegistry } from '../log/topics.js';
+import type { Clock } from '../clock.js';
+import type { Resources } from './resources.js';
+
+/** What the HTTP layer is given by the composition root; it holds no state of its own. */
+export interface AppServices {
+  clusterId: string;
+  clock: Clock;
+  topics: TopicRegistry;
+  log: PartitionLog;
+  partitioner: Partitioner;
+  defaults: { partitions: number; replicationFactor: number };
+  limits: { maxRequestBytes: number; maxFetchBytes: number };
+}
+
+export type AppEnv = { Variables: { services: AppServices; resources: Resources } };

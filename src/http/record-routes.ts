@@ -1,0 +1,134 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { KafkaError } from '../errors.js';
+import type { AppendOutcome } from '../log/partition-log.js';
+import type { LogRecord } from '../log/record-batch.js';
+import type { Topic } from '../log/topics.js';
+import type { AppEnv, AppServices } from './app-env.js';
+import { toErrorResponse } from './error-mapping.js';
+import { produceRecordSchema, showRecord, toLogRecord, type DataType, type OutputFormat, type ProduceRecordBody } from './record-encoding.js';
+import { partitionParam, queryInt, readJson } from './request.js';
+
+const batchSchema = z.object({
+  entries: z.array(produceRecordSchema.extend({ id: z.union([z.string(), z.number()]).transform(String) })).min(1),
+});
+
+type EntryResult =
+  | { ok: true; partition: number; offset: number; timestamp: number; keyType: DataType; valueType: DataType; keySize: number | null; valueSize: number | null }
+  | { ok: false; status: number; body: ReturnType<typeof toErrorResponse>['body'] };
+
+/**
+ * Produces a request's records: every record is encoded and placed on its partition, then all
+ * partitions are appended as one request (one object). Results come back in entry order.
+ */
+async function produce(services: AppServices, topic: Topic, bodies: ProduceRecordBody[]): Promise<EntryResult[]> {
+  const now = services.clock.now();
+  const choose = services.partitioner.forRequest(topic.name, topic.partitionCount);
+  const results: EntryResult[] = new Array(bodies.length);
+  const byPartition = new Map<number, { records: LogRecord[]; entries: number[] }>();
+  const meta: { keyType: DataType; valueType: DataType; timestamp: number; keySize: number | null; valueSize: number | null }[] = [];
+  bodies.forEach((body, i) => {
+    try {
+      const { record, keyType, valueType } = toLogRecord(body, now);
+      if (body.partition_id !== undefined && body.partition_id !== null && body.partition_id >= topic.partitionCount) {
+        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${body.partition_id} of topic ${topic.name} does not exist`);
+      }
+      if (topic.config.cleanupPolicy.compact && record.key === null) {
+        throw new KafkaError('INVALID_RECORD', `Compacted topic ${topic.name} cannot accept a record without a key`);
+      }
+      const partition = choose(record.key, body.partition_id ?? undefined);
+      meta[i] = { keyType, valueType, timestamp: record.timestamp, keySize: record.key?.byteLength ?? null, valueSize: record.value?.byteLength ?? null };
+      let group = byPartition.get(partition);
+      if (!group) byPartition.set(partition, (group = { records: [], entries: [] }));
+      group.records.push(record);
+      group.entries.push(i);
+    } catch (e) {
+      const { status, body: err } = toErrorResponse(e);
+      results[i] = { ok: false, status, body: err };
+    }
+  });
+
+  const appends = [...byPartition].map(([partition, g]) => ({ partition, records: g.records }));
+  const outcomes: Map<number, AppendOutcome> = appends.length > 0 ? await services.log.append(topic, appends) : new Map();
+  for (const [partition, group] of byPartition) {
+    const outcome = outcomes.get(partition)!;
+    group.entries.forEach((i, k) => {
+      if (outcome.ok) {
+        const m = meta[i]!;
+        const timestamp = outcome.info.logAppendTime >= 0 ? outcome.info.logAppendTime : m.timestamp;
+        results[i] = { ok: true, partition, offset: outcome.info.baseOffset + k, ...m, timestamp };
+      } else {
+        const { status, body } = toErrorResponse(outcome.error);
+        results[i] = { ok: false, status, body };
+      }
+    });
+  }
+  return results;
+}
+
+function success(clusterId: string, topic: string, r: Extract<EntryResult, { ok: true }>) {
+  return {
+    cluster_id: clusterId,
+    topic_name: topic,
+    partition_id: r.partition,
+    offset: r.offset,
+    timestamp: new Date(r.timestamp).toISOString(),
+    key: r.keySize === null ? null : { type: r.keyType, size: r.keySize },
+    value: r.valueSize === null ? null : { type: r.valueType, size: r.valueSize },
+  };
+}
+
+export function recordRoutes(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.post('/topics/:topic/records', async (c) => {
+    const services = c.get('services');
+    const body = produceRecordSchema.parse(await readJson(c));
+    const topic = await services.topics.get(c.req.param('topic'));
+    const [r] = await produce(services, topic, [body]);
+    if (!r!.ok) return c.json(r!.body, r!.status as 400);
+    return c.json({ error_code: 200, ...success(services.clusterId, topic.name, r!) });
+  });
+
+  // Confluent's batch produce, without its limit of 10 entries: the body size is the bound.
+  app.post('/topics/:topic/records:batch', async (c) => {
+    const services = c.get('services');
+    const body = batchSchema.parse(await readJson(c));
+    const ids = new Set(body.entries.map((e) => e.id));
+    if (ids.size !== body.entries.length) throw new KafkaError('BAD_REQUEST', 'Entry ids must be unique within a batch');
+    const topic = await services.topics.get(c.req.param('topic'));
+    const results = await produce(services, topic, body.entries);
+    const successes: unknown[] = [];
+    const failures: unknown[] = [];
+    results.forEach((r, i) => {
+      const id = body.entries[i]!.id;
+      if (r.ok) successes.push({ id, ...success(services.clusterId, topic.name, r) });
+      else failures.push({ id, ...r.body });
+    });
+    return c.json({ successes, failures }, 207);
+  });
+
+  // Extension: a stateless fetch, Kafka's Fetch for one partition.
+  app.get('/topics/:topic/partitions/:partition/records', async (c) => {
+    const services = c.get('services');
+    const topic = await services.topics.get(c.req.param('topic'));
+    const partition = partitionParam(c.req.param('partition'));
+    const offset = queryInt(c.req.query('offset'), 'offset') ?? 0;
+    const maxBytes = Math.min(queryInt(c.req.query('max_bytes'), 'max_bytes') ?? services.limits.maxFetchBytes, services.limits.maxFetchBytes);
+    const format = (c.req.query('format') ?? 'binary') as OutputFormat;
+    if (!['binary', 'string', 'json'].includes(format)) throw new KafkaError('BAD_REQUEST', 'format must be binary, string or json');
+    const result = await services.log.read(topic, partition, offset, Math.max(maxBytes, 1));
+    return c.json({
+      kind: 'KafkaRecordList',
+      cluster_id: services.clusterId,
+      topic_name: topic.name,
+      partition_id: partition,
+      records: result.records.map((r) => showRecord(r, partition, format)),
+      next_offset: result.nextOffset,
+      high_watermark: result.highWatermark,
+      log_start_offset: result.logStartOffset,
+    });
+  });
+
+  return app;
+}

@@ -1,0 +1,102 @@
+import { TOPIC_CONFIG_DEFS, type TopicConfigName } from '../config/topic-configs.js';
+import type { PartitionState } from '../log/partition-state.js';
+import type { Topic } from '../log/topics.js';
+
+/** Builders of Confluent REST Proxy v3 resource shapes (`kind`, `metadata.self`, related links). */
+export class Resources {
+  constructor(
+    readonly origin: string,
+    readonly clusterId: string,
+  ) {}
+
+  get base(): string {
+    return `${this.origin}/v3/clusters/${this.clusterId}`;
+  }
+
+  private crn(path: string): string {
+    return `crn:///kafka=${this.clusterId}${path}`;
+  }
+
+  cluster() {
+    const b = this.base;
+    return {
+      kind: 'KafkaCluster',
+      metadata: { self: b, resource_name: this.crn('') },
+      cluster_id: this.clusterId,
+      controller: { related: `${b}/brokers/0` },
+      acls: { related: `${b}/acls` },
+      brokers: { related: `${b}/brokers` },
+      broker_configs: { related: `${b}/broker-configs` },
+      consumer_groups: { related: `${b}/consumer-groups` },
+      topics: { related: `${b}/topics` },
+      partition_reassignments: { related: `${b}/topics/-/partitions/-/reassignment` },
+    };
+  }
+
+  list<T>(kind: string, self: string, data: T[]) {
+    return { kind, metadata: { self, next: null }, data };
+  }
+
+  topic(t: Topic) {
+    const self = `${this.base}/topics/${t.name}`;
+    return {
+      kind: 'KafkaTopic',
+      metadata: { self, resource_name: this.crn(`/topic=${t.name}`) },
+      cluster_id: this.clusterId,
+      topic_name: t.name,
+      topic_id: t.id,
+      is_internal: false,
+      replication_factor: t.replicationFactor,
+      partitions_count: t.partitionCount,
+      partitions: { related: `${self}/partitions` },
+      configs: { related: `${self}/configs` },
+      partition_reassignments: { related: `${self}/partitions/-/reassignment` },
+      authorized_operations: [],
+    };
+  }
+
+  topicConfig(t: Topic, name: TopicConfigName) {
+    const override = t.configs[name];
+    const value = override ?? TOPIC_CONFIG_DEFS[name].default;
+    return {
+      kind: 'KafkaTopicConfig',
+      metadata: { self: `${this.base}/topics/${t.name}/configs/${name}`, resource_name: this.crn(`/topic=${t.name}/config=${name}`) },
+      cluster_id: this.clusterId,
+      topic_name: t.name,
+      name,
+      value,
+      is_default: override === undefined,
+      is_read_only: false,
+      is_sensitive: false,
+      source: override === undefined ? 'DEFAULT_CONFIG' : 'DYNAMIC_TOPIC_CONFIG',
+      synonyms: [
+        ...(override === undefined ? [] : [{ name, value: override, source: 'DYNAMIC_TOPIC_CONFIG' }]),
+        { name, value: TOPIC_CONFIG_DEFS[name].default, source: 'DEFAULT_CONFIG' },
+      ],
+    };
+  }
+
+  /** v3's KafkaPartition plus the log's own numbers (extension fields, snake_case like v3). */
+  partition(t: Topic, p: number, s: PartitionState) {
+    const self = `${this.base}/topics/${t.name}/partitions/${p}`;
+    return {
+      kind: 'KafkaPartition',
+      metadata: { self, resource_name: this.crn(`/topic=${t.name}/partition=${p}`) },
+      cluster_id: this.clusterId,
+      topic_name: t.name,
+      partition_id: p,
+      leader: { related: `${self}/replicas/${s.leader}` },
+      replicas: { related: `${self}/replicas` },
+      reassignment: { related: `${self}/reassignment` },
+      leader_id: s.leader,
+      leader_epoch: s.leaderEpoch,
+      replica_ids: s.replicas,
+      isr: s.isr,
+      replica_log_end_offsets: s.replicas.map((r) => ({ replica_id: r, log_end_offset: s.replicaLeo[String(r)] ?? 0 })),
+      log_start_offset: s.logStartOffset,
+      high_watermark: s.highWatermark,
+      log_end_offset: s.replicaLeo[String(s.leader)] ?? 0,
+      size_in_bytes: s.sizeInBytes,
+    };
+  }
+}

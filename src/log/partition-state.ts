@@ -1,0 +1,79 @@
+/**
+ * The partition state item (pk `part#{topic}#{p}`, sk `state`): the one item whose conditional
+ * write commits an append. It carries the offsets Kafka keeps per partition (log start offset,
+ * per-replica log end offsets, high watermark), the leader and its epoch, the epoch history, and a
+ * pointer to the last commit so a crash between the state write and the index write is repaired.
+ */
+
+/** Where a committed run of batches lives; also the value of an index entry. */
+export interface CommitRecord {
+  /** The topic incarnation that wrote it: entries of a deleted topic with the same name are ignored. */
+  topicId: string;
+  baseOffset: number;
+  lastOffset: number;
+  recordCount: number;
+  maxTimestamp: number;
+  leaderEpoch: number;
+  objectKey: string;
+  /** Byte range of this partition's batches inside the object, end exclusive. */
+  start: number;
+  end: number;
+  /** Which replica stores hold the object (indexes into the configured stores). */
+  stores: number[];
+  /** Producer id and sequence range, when the append came from an idempotent producer. */
+  producerId?: number;
+}
+
+export interface EpochEntry {
+  epoch: number;
+  startOffset: number;
+}
+
+export interface PartitionState {
+  topicId: string;
+  leaderEpoch: number;
+  /** Replica ids are store indexes; the leader is the replica whose store takes the first PUT. */
+  leader: number;
+  replicas: number[];
+  isr: number[];
+  /** Log end offset per replica id (as a string key, for JSON). */
+  replicaLeo: Record<string, number>;
+  highWatermark: number;
+  logStartOffset: number;
+  epochHistory: EpochEntry[];
+  /** Total bytes of committed batches in the log (for retention.bytes). */
+  sizeInBytes: number;
+  lastCommit?: CommitRecord;
+}
+
+export const partitionPk = (topic: string, partition: number) => `part#${topic}#${partition}`;
+export const STATE_SK = 'state';
+
+/** Kafka assigns replica j of partition i to broker (i + j) mod n; here brokers are stores. */
+export function assignReplicas(partition: number, replicationFactor: number, storeCount: number): number[] {
+  return Array.from({ length: replicationFactor }, (_, j) => (partition + j) % storeCount);
+}
+
+export function initialPartitionState(topicId: string, partition: number, replicationFactor: number, storeCount: number): PartitionState {
+  const replicas = assignReplicas(partition, replicationFactor, storeCount);
+  return {
+    topicId,
+    leaderEpoch: 0,
+    leader: replicas[0]!,
+    replicas,
+    isr: [...replicas],
+    replicaLeo: Object.fromEntries(replicas.map((r) => [String(r), 0])),
+    highWatermark: 0,
+    logStartOffset: 0,
+    epochHistory: [{ epoch: 0, startOffset: 0 }],
+    sizeInBytes: 0,
+  };
+}
+
+export const logEndOffset = (s: PartitionState): number => s.replicaLeo[String(s.leader)] ?? 0;
+
+/** HW = min LEO over the ISR: the offset below which every in-sync replica holds the data. */
+export function computeHighWatermark(s: PartitionState): number {
+  const leos = s.isr.map((r) => s.replicaLeo[String(r)] ?? 0);
+  return leos.length === 0 ? s.highWatermark : Math.max(s.highWatermark, Math.min(...leos));
+}

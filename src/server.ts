@@ -1,0 +1,45 @@
+/**
+ * Local entry point (`npm start`): the HTTP app on node over the embedded backend (files + SQLite),
+ * or over any backend STORAGE_BACKEND names. Flags override the environment:
+ *   --port 8080 --host 127.0.0.1 --data-dir .data --replicas 3 --backend local|memory|aws
+ */
+import { serve } from '@hono/node-server';
+import { parseArgs } from 'node:util';
+import { createServices, createStorage } from './compose.js';
+import { serverConfigFromEnv } from './config/server-config.js';
+import { createApp } from './http/app.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'data-dir': { type: 'string' },
+    replicas: { type: 'string' },
+    backend: { type: 'string' },
+  },
+});
+
+const env = { ...process.env };
+if (flags['data-dir']) env.DATA_DIR = flags['data-dir'];
+if (flags.replicas) env.REPLICA_STORES = flags.replicas;
+if (flags.backend) env.STORAGE_BACKEND = flags.backend;
+const config = serverConfigFromEnv(env);
+const port = Number(flags.port ?? process.env.PORT ?? 8080);
+const hostname = flags.host ?? process.env.HOST ?? '127.0.0.1';
+
+const storage = createStorage(config.backend);
+const app = createApp(createServices(config, storage));
+const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
+  console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://${hostname}:${info.port}`, backend: config.backend.kind, clusterId: config.clusterId }));
+});
+
+function shutdown(signal: string) {
+  console.log(JSON.stringify({ level: 'info', msg: 'shutting down', signal }));
+  server.close(() => {
+    storage.close();
+    process.exit(0);
+  });
+  setTimeout(() => process.exit(0), 5000).unref();
+}
+process.on('SIGTERM', () => shutdown('SIGTERM'));
+process.on('SIGINT', () => shutdown('SIGINT'));
