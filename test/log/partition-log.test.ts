@@ -1,0 +1,195 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Storage } from '../../src/compose.js';
+import { isKafkaError } from '../../src/errors.js';
+import { indexSk } from '../../src/log/offset-index.js';
+import { PartitionLog } from '../../src/log/partition-log.js';
+import { partitionPk } from '../../src/log/partition-state.js';
+import type { LogRecord } from '../../src/log/record-batch.js';
+import { TopicRegistry, type Topic } from '../../src/log/topics.js';
+import type { MetadataStore } from '../../src/storage/ports.js';
+import { allBackends } from '../support/backends.js';
+
+const clock = { now: () => Date.now() };
+const rec = (value: string, timestamp = 1_700_000_000_000, key: string | null = null): LogRecord => ({
+  key: key === null ? null : Buffer.from(key),
+  value: Buffer.from(value),
+  headers: [],
+  timestamp,
+});
+const text = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b).toString());
+
+describe.each(allBackends)('partition log on $name', (backend) => {
+  let storage: Storage;
+  let stop: () => Promise<void>;
+  let topics: TopicRegistry;
+  let log: PartitionLog;
+  let n = 0;
+  const newTopic = (partitions = 1, configs: Record<string, string> = {}) =>
+    topics.create({ name: `t${n++}`, partitionCount: partitions, replicationFactor: 1, configs });
+
+  beforeAll(async () => {
+    ({ storage, stop } = await backend.start());
+    topics = new TopicRegistry(storage.metadata, clock, storage.stores.length);
+    log = new PartitionLog({ metadata: storage.metadata, stores: storage.stores, clock });
+  });
+  afterAll(() => stop());
+
+  it('writes one object for a request that touches several partitions, and reads each back', async () => {
+    const topic = await newTopic(3);
+    const before = (await storage.stores[0]!.list(`data/${topic.id}/`)).objects.length;
+    const out = await log.append(topic, [
+      { partition: 0, records: [rec('a0'), rec('a1')] },
+      { partition: 2, records: [rec('c0')] },
+    ]);
+    expect((await storage.stores[0]!.list(`data/${topic.id}/`)).objects.length).toBe(before + 1);
+    expect(out.get(0)).toMatchObject({ ok: true, info: { baseOffset: 0, lastOffset: 1 } });
+    expect(out.get(2)).toMatchObject({ ok: true, info: { baseOffset: 0, lastOffset: 0 } });
+    const p0 = await log.read(topic, 0, 0, 1 << 20);
+    expect(p0.records.map((r) => [r.offset, text(r.value)])).toEqual([[0, 'a0'], [1, 'a1']]);
+    expect(p0).toMatchObject({ nextOffset: 2, highWatermark: 2, logStartOffset: 0 });
+    expect((await log.read(topic, 2, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual(['c0']);
+    expect((await log.read(topic, 1, 0, 1 << 20)).records).toEqual([]);
+  });
+
+  it('keeps offsets gap-free and unique under concurrent writers in separate processes', async () => {
+    const topic = await newTopic(1);
+    // Separate PartitionLog instances share nothing in memory, as separate Lambdas would.
+    const writers = Array.from({ length: 6 }, () => new PartitionLog({ metadata: storage.metadata, stores: storage.stores, clock }));
+    const acked: { value: string; offset: number }[] = [];
+    await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => {
+        const values = [0, 1, 2].map((j) => `w${i}-${j}`);
+        const out = (await writers[i % writers.length]!.append(topic, [{ partition: 0, records: values.map((v) => rec(v)) }])).get(0)!;
+        if (!out.ok) throw out.error;
+        values.forEach((value, j) => acked.push({ value, offset: out.info.baseOffset + j }));
+      }),
+    );
+    const read: { value: string | null; offset: number }[] = [];
+    for (let offset = 0; offset < 90; ) {
+      const r = await log.read(topic, 0, offset, 64);
+      read.push(...r.records.map((x) => ({ value: text(x.value), offset: x.offset })));
+      offset = r.nextOffset;
+    }
+    expect(read.map((r) => r.offset)).toEqual(Array.from({ length: 90 }, (_, i) => i));
+    expect(new Set(read.map((r) => r.value)).size).toBe(90);
+    const byOffset = new Map(read.map((r) => [r.offset, r.value]));
+    for (const a of acked) expect(byOffset.get(a.offset)).toBe(a.value);
+    // Records of one request stay contiguous and in order.
+    expect((await log.state(topic, 0)).highWatermark).toBe(90);
+  });
+
+  it('bounds a read by max bytes but always returns at least one batch', async () => {
+    const topic = await newTopic(1);
+    for (let i = 0; i < 5; i++) await log.append(topic, [{ partition: 0, records: [rec('x'.repeat(200) + i)] }]);
+    const one = await log.read(topic, 0, 0, 1);
+    expect(one.records.map((r) => r.offset)).toEqual([0]);
+    const some = await log.read(topic, 0, 1, 600);
+    expect(some.records.length).toBeGreaterThanOrEqual(2);
+    expect(some.records.length).toBeLessThan(4);
+    expect(some.nextOffset).toBe(1 + some.records.length);
+    const fromMiddle = await log.read(topic, 0, 3, 1 << 20);
+    expect(fromMiddle.records.map((r) => r.offset)).toEqual([3, 4]);
+  });
+
+  it('answers OFFSET_OUT_OF_RANGE past the high watermark and empty at it', async () => {
+    const topic = await newTopic(1);
+    await log.append(topic, [{ partition: 0, records: [rec('a')] }]);
+    await expect(log.read(topic, 0, 2, 100)).rejects.toSatisfy((e) => isKafkaError(e, 'OFFSET_OUT_OF_RANGE'));
+    expect((await log.read(topic, 0, 1, 100)).records).toEqual([]);
+    await expect(log.read(topic, 5, 0, 100)).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION'));
+  });
+
+  it('lists earliest, latest and the first offset at or after a timestamp', async () => {
+    const topic = await newTopic(1);
+    await log.append(topic, [{ partition: 0, records: [rec('a', 1000), rec('b', 2000)] }]);
+    await log.append(topic, [{ partition: 0, records: [rec('c', 3000), rec('d', 2500)] }]);
+    expect(await log.listOffset(topic, 0, 'earliest')).toEqual({ offset: 0, timestamp: -1 });
+    expect(await log.listOffset(topic, 0, 'latest')).toEqual({ offset: 4, timestamp: -1 });
+    expect(await log.listOffset(topic, 0, { timestamp: 1500 })).toEqual({ offset: 1, timestamp: 2000 });
+    expect(await log.listOffset(topic, 0, { timestamp: 2001 })).toEqual({ offset: 2, timestamp: 3000 });
+    expect(await log.listOffset(topic, 0, { timestamp: 0 })).toEqual({ offset: 0, timestamp: 1000 });
+    expect(await log.listOffset(topic, 0, { timestamp: 3001 })).toEqual({ offset: -1, timestamp: -1 });
+  });
+
+  it('repairs a commit whose index write was lost, on read and on the next write', async () => {
+    const topic = await newTopic(2);
+    const lossy = dropFirstIndexWrite(storage.metadata);
+    const crashy = new PartitionLog({ metadata: lossy.store, stores: storage.stores, clock });
+    for (const p of [0, 1]) {
+      const out = (await crashy.append(topic, [{ partition: p, records: [rec('lost-index')] }])).get(p)!;
+      expect(out.ok).toBe(true); // committed: the state write landed, so the producer is told so
+      lossy.rearm();
+    }
+    expect(lossy.dropped).toBe(2);
+    expect(await storage.metadata.get(partitionPk(topic.name, 0), indexSk(0))).toBeUndefined();
+
+    // A reader repairs partition 0 from the last-commit pointer.
+    expect((await log.read(topic, 0, 0, 100)).records.map((r) => text(r.value))).toEqual(['lost-index']);
+    expect(await storage.metadata.get(partitionPk(topic.name, 0), indexSk(0))).toBeDefined();
+
+    // The next writer repairs partition 1 before it moves the pointer on.
+    await log.append(topic, [{ partition: 1, records: [rec('next')] }]);
+    expect(await storage.metadata.get(partitionPk(topic.name, 1), indexSk(0))).toBeDefined();
+    expect((await log.read(topic, 1, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual(['lost-index', 'next']);
+  });
+
+  it('splits a large request into batches within max.message.bytes and rejects a record over it', async () => {
+    const topic = await newTopic(1, { 'max.message.bytes': '2000' });
+    const many = Array.from({ length: 20 }, (_, i) => rec(`${i}`.padEnd(300, '.')));
+    const ok = (await log.append(topic, [{ partition: 0, records: many }])).get(0)!;
+    expect(ok).toMatchObject({ ok: true, info: { baseOffset: 0, lastOffset: 19 } });
+    const read = await log.read(topic, 0, 0, 1 << 20);
+    expect(read.records.map((r) => text(r.value))).toEqual(many.map((r) => text(r.value)));
+    const tooBig = (await log.append(topic, [{ partition: 0, records: [rec('y'.repeat(3000))] }])).get(0)!;
+    expect(tooBig.ok).toBe(false);
+    expect(!tooBig.ok && tooBig.error.errorName).toBe('MESSAGE_TOO_LARGE');
+    expect((await log.state(topic, 0)).highWatermark).toBe(20);
+  });
+
+  it('stamps LogAppendTime topics with the append time', async () => {
+    const topic = await newTopic(1, { 'message.timestamp.type': 'LogAppendTime' });
+    const before = Date.now();
+    const out = (await log.append(topic, [{ partition: 0, records: [rec('a', 5)] }])).get(0)!;
+    expect(out.ok && out.info.logAppendTime).toBeGreaterThanOrEqual(before);
+    const [r] = (await log.read(topic, 0, 0, 100)).records;
+    expect(r!.timestamp).toBeGreaterThanOrEqual(before);
+  });
+
+  it('shows nothing of a deleted topic to a new topic of the same name', async () => {
+    const first = await topics.create({ name: 'reused', partitionCount: 1, replicationFactor: 1 });
+    await log.append(first, [{ partition: 0, records: [rec('old-1'), rec('old-2')] }]);
+    await log.purge(await topics.delete('reused'));
+    const second: Topic = await topics.create({ name: 'reused', partitionCount: 1, replicationFactor: 1 });
+    expect(second.id).not.toBe(first.id);
+    expect((await log.state(second, 0)).highWatermark).toBe(0);
+    await log.append(second, [{ partition: 0, records: [rec('new')] }]);
+    expect((await log.read(second, 0, 0, 1 << 20)).records.map((r) => [r.offset, text(r.value)])).toEqual([[0, 'new']]);
+    expect((await storage.stores[0]!.list(`data/${first.id}/`)).objects).toEqual([]);
+  });
+});
+
+/** A metadata store that loses the first index-entry write, as a crash between steps 3 and 4 would. */
+function dropFirstIndexWrite(inner: MetadataStore) {
+  let armed = true;
+  const state = { dropped: 0 };
+  const store: MetadataStore = {
+    get: (pk, sk) => inner.get(pk, sk),
+    query: (pk, o) => inner.query(pk, o),
+    delete: (pk, sk, c) => inner.delete(pk, sk, c),
+    put: async (pk, sk, value, c) => {
+      if (armed && sk.startsWith('idx#')) {
+        armed = false;
+        state.dropped++;
+        throw new Error('crash before the index write');
+      }
+      return inner.put(pk, sk, value, c);
+    },
+  };
+  return {
+    store,
+    rearm: () => (armed = true),
+    get dropped() {
+      return state.dropped;
+    },
+  };
+}
