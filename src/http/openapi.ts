@@ -1,6 +1,218 @@
-/** The OpenAPI document of the HTTP API (served at /openapi.json). */
+/**
+ * The OpenAPI document of the HTTP API (served at /openapi.json). Paths follow Confluent REST Proxy
+ * v3; operations v3 lacks are marked `x-extension: true`. Schemas are kept to what a client needs.
+ */
+type Json = Record<string, unknown>;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: Json, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
+const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [String(s), json(ref('Error'), 'Error')]));
+const param = (name: string, where: 'path' | 'query', schema: Json = { type: 'string' }, description?: string) => ({
+  name,
+  in: where,
+  required: where === 'path',
+  schema,
+  ...(description ? { description } : {}),
+});
+const cluster = param('cluster_id', 'path');
+const topic = param('topic_name', 'path');
+const partition = param('partition_id', 'path', { type: 'integer', minimum: 0 });
+const configName = param('name', 'path');
+const body = (schema: Json) => ({ required: true, content: { 'application/json': { schema } } });
+
+const dataSchema = {
+  type: ['object', 'null'],
+  properties: { type: { enum: ['BINARY', 'STRING', 'JSON'], default: 'JSON' }, data: {} },
+  description: 'BINARY data is base64; STRING is UTF-8 text; JSON is any JSON value. Absent or null data is a null key / value.',
+};
+
 export const openApiDocument = {
   openapi: '3.1.0',
-  info: { title: 'Serverless Kafka-semantics log', version: '0.1.0' },
-  paths: {},
+  info: {
+    title: 'Serverless Kafka-semantics log',
+    version: '0.1.0',
+    description: "Confluent REST Proxy v3 paths and shapes where v3 has the operation; Kafka's error names in `error`.",
+  },
+  paths: {
+    '/health': { get: { summary: 'Liveness', responses: { 200: json({ type: 'object' }) } } },
+    '/v3/clusters': { get: { summary: 'List clusters', responses: { 200: json(ref('List')) } } },
+    '/v3/clusters/{cluster_id}': { get: { summary: 'Describe the cluster', parameters: [cluster], responses: { 200: json({ type: 'object' }), ...errors(404) } } },
+    '/v3/clusters/{cluster_id}/topics': {
+      get: { summary: 'List topics', parameters: [cluster], responses: { 200: json(ref('List')) } },
+      post: {
+        summary: 'Create a topic',
+        parameters: [cluster],
+        requestBody: body(ref('CreateTopic')),
+        responses: { 201: json(ref('Topic'), 'Created'), ...errors(400) },
+      },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}': {
+      get: { summary: 'Describe a topic', parameters: [cluster, topic], responses: { 200: json(ref('Topic')), ...errors(404) } },
+      patch: {
+        summary: 'Grow the partition count',
+        parameters: [cluster, topic],
+        requestBody: body({ type: 'object', required: ['partitions_count'], properties: { partitions_count: { type: 'integer' } } }),
+        responses: { 200: json(ref('Topic')), ...errors(400, 404) },
+      },
+      delete: { summary: 'Delete a topic and its data', parameters: [cluster, topic], responses: { 204: { description: 'Deleted' }, ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/configs': {
+      get: { summary: 'List topic configs (Kafka names, defaults included)', parameters: [cluster, topic], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/configs:alter': {
+      post: {
+        summary: 'Set or delete several configs, all or nothing',
+        parameters: [cluster, topic],
+        requestBody: body({
+          type: 'object',
+          properties: {
+            data: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' }, operation: { enum: ['SET', 'DELETE'] } } } },
+            validate_only: { type: 'boolean' },
+          },
+        }),
+        responses: { 204: { description: 'Altered' }, ...errors(400, 404) },
+      },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/configs/{name}': {
+      get: { summary: 'Read one config', parameters: [cluster, topic, configName], responses: { 200: json({ type: 'object' }), ...errors(404) } },
+      put: {
+        summary: 'Set one config',
+        parameters: [cluster, topic, configName],
+        requestBody: body({ type: 'object', properties: { value: { type: 'string' } } }),
+        responses: { 204: { description: 'Set' }, ...errors(400, 404) },
+      },
+      delete: { summary: 'Reset one config to its default', parameters: [cluster, topic, configName], responses: { 204: { description: 'Reset' }, ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions': {
+      get: { summary: 'List partitions with leader, ISR, HW, LEO', parameters: [cluster, topic], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}': {
+      get: { summary: 'Describe a partition', parameters: [cluster, topic, partition], responses: { 200: json(ref('Partition')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offset': {
+      get: {
+        summary: "Kafka's ListOffsets: earliest, latest, or the first offset at or after a timestamp",
+        'x-extension': true,
+        parameters: [
+          cluster,
+          topic,
+          partition,
+          param('offset_type', 'query', { enum: ['earliest', 'latest', 'timestamp'], default: 'latest' }),
+          param('timestamp', 'query', { type: 'string' }, 'RFC 3339 date-time or epoch milliseconds (offset_type=timestamp)'),
+        ],
+        responses: { 200: json({ type: 'object', properties: { offset: { type: 'integer', description: '-1 when no record is at or after the timestamp' }, timestamp: { type: ['string', 'null'] } } }), ...errors(400, 404) },
+      },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/records': {
+      post: {
+        summary: 'Produce one record',
+        parameters: [cluster, topic],
+        requestBody: body(ref('ProduceRecord')),
+        responses: { 200: json(ref('ProduceResult')), ...errors(400, 404, 413, 503) },
+      },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch': {
+      post: {
+        summary: 'Produce many records in one request (one object write); bounded by the request size, not an entry count',
+        parameters: [cluster, topic],
+        requestBody: body({
+          type: 'object',
+          required: ['entries'],
+          properties: { entries: { type: 'array', items: { allOf: [ref('ProduceRecord'), { type: 'object', required: ['id'], properties: { id: { type: 'string' } } }] } } },
+        }),
+        responses: {
+          207: json({
+            type: 'object',
+            properties: {
+              successes: { type: 'array', items: { allOf: [ref('ProduceResult'), { properties: { id: { type: 'string' } } }] } },
+              failures: { type: 'array', items: { allOf: [ref('Error'), { properties: { id: { type: 'string' } } }] } },
+            },
+          }, 'Per-entry results'),
+          ...errors(400, 404, 413),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records': {
+      get: {
+        summary: "Fetch records from an offset up to the high watermark (Kafka's Fetch for one partition)",
+        'x-extension': true,
+        parameters: [
+          cluster,
+          topic,
+          partition,
+          param('offset', 'query', { type: 'integer', minimum: 0, default: 0 }),
+          param('max_bytes', 'query', { type: 'integer', minimum: 1 }, 'Soft limit; at least one batch is returned'),
+          param('format', 'query', { enum: ['binary', 'string', 'json'], default: 'binary' }, 'How keys and values are shown'),
+        ],
+        responses: {
+          200: json({
+            type: 'object',
+            properties: {
+              records: { type: 'array', items: ref('Record') },
+              next_offset: { type: 'integer' },
+              high_watermark: { type: 'integer' },
+              log_start_offset: { type: 'integer' },
+            },
+          }),
+          ...errors(400, 404, 416),
+        },
+      },
+    },
+  } as Record<string, Json>,
+  components: {
+    schemas: {
+      Error: {
+        type: 'object',
+        properties: {
+          error_code: { type: 'integer', description: 'HTTP status or Confluent five-digit code' },
+          message: { type: 'string' },
+          error: { type: 'string', description: "Kafka's error name, e.g. OFFSET_OUT_OF_RANGE" },
+        },
+      },
+      List: { type: 'object', properties: { kind: { type: 'string' }, metadata: { type: 'object' }, data: { type: 'array', items: { type: 'object' } } } },
+      CreateTopic: {
+        type: 'object',
+        required: ['topic_name'],
+        properties: {
+          topic_name: { type: 'string', pattern: '^[a-zA-Z0-9._-]{1,249}$' },
+          partitions_count: { type: 'integer', minimum: 1 },
+          replication_factor: { type: 'integer', minimum: 1 },
+          configs: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } } },
+          validate_only: { type: 'boolean' },
+        },
+      },
+      Topic: { type: 'object', properties: { kind: { const: 'KafkaTopic' }, topic_name: { type: 'string' }, partitions_count: { type: 'integer' }, replication_factor: { type: 'integer' } } },
+      Partition: {
+        type: 'object',
+        properties: {
+          partition_id: { type: 'integer' },
+          leader_id: { type: 'integer' },
+          leader_epoch: { type: 'integer' },
+          replica_ids: { type: 'array', items: { type: 'integer' } },
+          isr: { type: 'array', items: { type: 'integer' } },
+          log_start_offset: { type: 'integer' },
+          high_watermark: { type: 'integer' },
+          log_end_offset: { type: 'integer' },
+        },
+      },
+      ProduceRecord: {
+        type: 'object',
+        properties: {
+          partition_id: { type: 'integer', description: 'Else murmur2(key) as Kafka, else sticky per request' },
+          key: dataSchema,
+          value: dataSchema,
+          headers: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: ['string', 'null'], description: 'base64' } } } },
+          timestamp: { type: 'string', format: 'date-time' },
+        },
+      },
+      ProduceResult: {
+        type: 'object',
+        properties: { partition_id: { type: 'integer' }, offset: { type: 'integer' }, timestamp: { type: 'string' }, key: { type: ['object', 'null'] }, value: { type: ['object', 'null'] } },
+      },
+      Record: {
+        type: 'object',
+        properties: { partition_id: { type: 'integer' }, offset: { type: 'integer' }, timestamp: { type: 'string' }, key: dataSchema, value: dataSchema, headers: { type: 'array' } },
+      },
+    } as Record<string, Json>,
+  },
 };

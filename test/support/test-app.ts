@@ -1,0 +1,24 @@
+import { createServices, createStorage, type Storage } from '../../src/compose.js';
+import { serverConfigFromEnv, type ServerConfig } from '../../src/config/server-config.js';
+import { createApp } from '../../src/http/app.js';
+import type { Clock } from '../../src/clock.js';
+
+export const BASE = '/v3/clusters/local';
+
+/** The HTTP app over a given storage (memory by default), driven through `app.request()`. */
+export function testApp(options: { storage?: Storage; clock?: Clock; env?: Record<string, string> } = {}) {
+  const config: ServerConfig = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', ...options.env });
+  const storage = options.storage ?? createStorage(config.backend);
+  const services = createServices(config, storage, options.clock);
+  const app = createApp(services, { logError: () => {} });
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await app.request(path.startsWith('/') ? path : `${BASE}/${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+  return { app, services, storage, call };
+}
