@@ -11,6 +11,7 @@ import { LocalObjectStore } from './storage/local-object-store.js';
 import { MemoryMetadataStore } from './storage/memory-metadata-store.js';
 import { MemoryObjectStore } from './storage/memory-object-store.js';
 import type { MetadataStore, ObjectStore } from './storage/ports.js';
+import { countOperations } from './storage/counting-stores.js';
 import { createS3Client, S3ObjectStore } from './storage/s3-object-store.js';
 import { SqliteMetadataStore } from './storage/sqlite-metadata-store.js';
 
@@ -53,9 +54,19 @@ export function createStorage(backend: ServerConfig['backend']): Storage {
   }
 }
 
-/** Wires the domain over a storage and returns what the HTTP app needs. */
-export function createServices(config: ServerConfig, storage: Storage, clock: Clock = systemClock): AppServices {
-  const { metadata, stores } = storage;
+/**
+ * Wires the domain over a storage and returns what the HTTP app needs. With `countOperations`
+ * (BENCH_COUNTERS=1, set by `npm run bench`) the stores are wrapped in counters that
+ * GET /debug/counters answers with.
+ */
+export function createServices(
+  config: ServerConfig,
+  storage: Storage,
+  clock: Clock = systemClock,
+  options: { countOperations?: boolean } = { countOperations: process.env.BENCH_COUNTERS === '1' },
+): AppServices {
+  const counted = options.countOperations ? countOperations(storage.metadata, storage.stores) : undefined;
+  const { metadata, stores } = counted ?? storage;
   return {
     clusterId: config.clusterId,
     clock,
@@ -64,5 +75,6 @@ export function createServices(config: ServerConfig, storage: Storage, clock: Cl
     partitioner: new Partitioner(),
     defaults: config.defaults,
     limits: config.limits,
+    ...(counted ? { operationCounts: counted.snapshot } : {}),
   };
 }

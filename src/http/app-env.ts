@@ -2,6 +2,7 @@ import type { PartitionLog } from '../log/partition-log.js';
 import type { Partitioner } from '../log/partitioner.js';
 import type { TopicRegistry } from '../log/topics.js';
 import type { Clock } from '../clock.js';
+import type { OperationCounts } from '../storage/counting-stores.js';
 import type { Resources } from './resources.js';
 
 /** What the HTTP layer is given by the composition root; it holds no state of its own. */
@@ -13,6 +14,8 @@ export interface AppServices {
   partitioner: Partitioner;
   defaults: { partitions: number; replicationFactor: number };
   limits: { maxRequestBytes: number; maxFetchBytes: number };
+  /** Storage operation counts, when the composition root wrapped the stores in counters (the benchmark). */
+  operationCounts?: () => OperationCounts;
 }
 
 export type AppEnv = { Variables: { services: AppServices; resources: Resources } };

@@ -30,6 +30,8 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.get('/openapi.json', (c) => c.json(openApiDocument));
+  const { operationCounts } = services;
+  if (operationCounts) app.get('/debug/counters', (c) => c.json(operationCounts()));
 
   const v3 = new Hono<AppEnv>();
   v3.use(
