@@ -1,3 +1,4 @@
+import { withinEpoch } from '../replication/epoch-history.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { partitionPk, type CommitRecord, type PartitionState } from './partition-state.js';
 
@@ -30,7 +31,7 @@ export class OffsetIndex {
     const out: CommitRecord[] = [];
     let next = from;
     let bytes = 0;
-    for await (const e of this.scan(topic, partition, state.topicId, from, to)) {
+    for await (const e of this.scan(topic, partition, state.topicId, from, to, (e) => withinEpoch(state.epochHistory, e))) {
       if (e.baseOffset !== next) break; // a gap: only the last commit may be missing, handled below
       out.push(e);
       bytes += e.end - e.start;
@@ -48,18 +49,28 @@ export class OffsetIndex {
   /**
    * Index entries of one topic incarnation in offset order, from the entry containing `from` up to
    * (not including) entries starting at `to`. The floor lookup and the first page run in parallel.
+   * `accept` filters further (e.g. entries truncated by a leader change).
    */
-  async *scan(topic: string, partition: number, topicId: string, from: number, to: number, pageSize = 64): AsyncGenerator<CommitRecord> {
+  async *scan(
+    topic: string,
+    partition: number,
+    topicId: string,
+    from: number,
+    to: number,
+    accept: (e: CommitRecord) => boolean = () => true,
+    pageSize = 64,
+  ): AsyncGenerator<CommitRecord> {
     const pk = partitionPk(topic, partition);
+    const own = (e: CommitRecord) => e.topicId === topicId && accept(e);
     const [floorItems, first] = await Promise.all([
       this.metadata.query<CommitRecord>(pk, { lte: indexSk(from), gte: IDX_PREFIX, reverse: true, limit: 4 }),
       this.metadata.query<CommitRecord>(pk, { gt: indexSk(from), lt: indexSk(to), limit: pageSize }),
     ]);
-    const floor = floorItems.map((i) => i.value).find((e) => e.topicId === topicId);
+    const floor = floorItems.map((i) => i.value).find(own);
     if (floor && floor.lastOffset >= from) yield floor;
     let page = first;
     for (;;) {
-      for (const item of page) if (item.value.topicId === topicId) yield item.value;
+      for (const item of page) if (own(item.value)) yield item.value;
       if (page.length < pageSize) return;
       page = await this.metadata.query<CommitRecord>(pk, { gt: page.at(-1)!.sk, lt: indexSk(to), limit: pageSize });
     }

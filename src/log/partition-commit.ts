@@ -1,3 +1,6 @@
+import { KafkaError } from '../errors.js';
+import { recordProducerBatch } from '../producer/producer-state.js';
+import { shrinkIsr } from '../replication/isr.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import type { OffsetIndex } from './offset-index.js';
 import {
@@ -8,6 +11,7 @@ import {
   STATE_SK,
   type CommitRecord,
   type PartitionState,
+  type ProducerBatch,
 } from './partition-state.js';
 import type { TopicMeta } from './topics.js';
 
@@ -18,36 +22,68 @@ export interface PendingCommit {
   end: number;
   recordCount: number;
   maxTimestamp: number;
-  stores: number[];
-  producerId?: number;
+  producer?: ProducerBatch;
 }
 
-export interface CommitResult {
-  entry: CommitRecord;
+export interface CommitPlan {
+  pending: PendingCommit;
+  /** The leader epoch the writer saw when it chose where to write: any other epoch fences it. */
+  leaderEpoch: number;
+  /** Replicas whose stores hold the object. */
+  holders: number[];
+  /** Followers whose write failed: they leave the ISR in the same conditional write. */
+  failedFollowers: number[];
+  /**
+   * Re-checked against every state the commit tries to write over (an idempotent producer's
+   * sequence check): returns the offsets of an already-appended duplicate, or throws.
+   */
+  guard?: (state: PartitionState) => { baseOffset: number; lastOffset: number } | undefined;
+}
+
+export type CommitResult =
+  | {
+      kind: 'committed';
+      entry: CommitRecord;
+      state: PartitionState;
+      version: number;
+      /** How many times the conditional write lost a race and was retried. */
+      retries: number;
+      /** Whether the index entry landed (if not, the next writer or reader repairs it). */
+      indexed: boolean;
+    }
+  | { kind: 'duplicate'; baseOffset: number; lastOffset: number; state: PartitionState };
+
+export interface StateRead {
   state: PartitionState;
-  /** How many times the conditional write lost a race and was retried. */
-  retries: number;
-  /** Whether the index entry landed (if not, the next writer or reader repairs it). */
-  indexed: boolean;
+  /** Absent when no item exists yet. */
+  version?: number;
 }
 
 /**
  * Reads the partition state item; a missing item, or one left by a deleted topic of the same name,
  * reads as the initial state (keeping the stale item's version so the first write replaces it).
  */
-export async function readPartitionState(
-  metadata: MetadataStore,
-  topic: TopicMeta,
-  partition: number,
-  storeCount: number,
-): Promise<{ state: PartitionState; version?: number }> {
+export async function readPartitionState(metadata: MetadataStore, topic: TopicMeta, partition: number, storeCount: number): Promise<StateRead> {
   const item = await metadata.get<PartitionState>(partitionPk(topic.name, partition), STATE_SK);
-  return fromItem(item, topic, partition, storeCount);
+  return stateFromItem(item, topic, partition, storeCount);
 }
 
-function fromItem(item: MetaItem<PartitionState> | undefined, topic: TopicMeta, partition: number, storeCount: number) {
+export function stateFromItem(item: MetaItem<PartitionState> | undefined, topic: TopicMeta, partition: number, storeCount: number): StateRead {
   if (item && item.value.topicId === topic.id) return { state: item.value, version: item.version };
   return { state: initialPartitionState(topic.id, partition, topic.replicationFactor, storeCount), version: item?.version };
+}
+
+/** Writes a partition state over the version it was read at; the caller handles ConditionFailedError. */
+export function writePartitionState(metadata: MetadataStore, topic: TopicMeta, partition: number, state: PartitionState, version: number | undefined) {
+  return metadata.put(partitionPk(topic.name, partition), STATE_SK, state, version === undefined ? { ifAbsent: true } : { ifVersion: version });
+}
+
+export interface CommitDeps {
+  metadata: MetadataStore;
+  index: OffsetIndex;
+  storeCount: number;
+  now: () => number;
+  isIndexed: (pk: string, baseOffset: number) => boolean;
 }
 
 /**
@@ -57,61 +93,82 @@ function fromItem(item: MetaItem<PartitionState> | undefined, topic: TopicMeta, 
  * Timeline of a race: writers A and B both read version v with LEO = n. A's write
  * (`ifVersion v`) lands: offsets n.. are A's. B's fails with the item as A left it (v+1, LEO
  * n + |A|), so B retries from there without a re-read; the object B already wrote never changes,
- * because objects carry no absolute offsets. Offsets therefore stay gap-free and unique.
+ * because objects carry no absolute offsets. Offsets therefore stay gap-free and unique. If the
+ * item B finds has another leader epoch, B wrote to a store that may no longer lead: it is
+ * fenced (FENCED_LEADER_EPOCH) and must start over.
  *
  * The state also keeps `lastCommit`. If a writer dies after its state write and before its index
  * write, the next writer (or reader) finds the index entry missing and writes it from that pointer
  * before the pointer is overwritten, so a committed batch is never unreachable.
  */
-export async function commitToPartition(
-  deps: { metadata: MetadataStore; index: OffsetIndex; storeCount: number; isIndexed: (pk: string, baseOffset: number) => boolean },
-  topic: TopicMeta,
-  partition: number,
-  pending: PendingCommit,
-  leaderEpoch?: number,
-): Promise<CommitResult> {
+export async function commitToPartition(deps: CommitDeps, topic: TopicMeta, partition: number, plan: CommitPlan, read?: StateRead): Promise<CommitResult> {
   const pk = partitionPk(topic.name, partition);
-  let current = await readPartitionState(deps.metadata, topic, partition, deps.storeCount);
+  let current = read ?? (await readPartitionState(deps.metadata, topic, partition, deps.storeCount));
   for (let retries = 0; ; retries++) {
     const { state, version } = current;
+    if (state.leaderEpoch !== plan.leaderEpoch) {
+      throw new KafkaError('FENCED_LEADER_EPOCH', `Leader epoch ${plan.leaderEpoch} of ${topic.name}-${partition} is stale; the current epoch is ${state.leaderEpoch}`);
+    }
+    const duplicate = plan.guard?.(state);
+    if (duplicate) return { kind: 'duplicate', ...duplicate, state };
     const last = state.lastCommit;
     if (last && last.topicId === topic.id && !deps.isIndexed(pk, last.baseOffset)) {
       if (!(await deps.index.exists(topic.name, partition, last.baseOffset))) await deps.index.put(topic.name, partition, last);
     }
-    const baseOffset = logEndOffset(state);
-    const entry: CommitRecord = {
-      topicId: topic.id,
-      baseOffset,
-      lastOffset: baseOffset + pending.recordCount - 1,
-      recordCount: pending.recordCount,
-      maxTimestamp: pending.maxTimestamp,
-      leaderEpoch: leaderEpoch ?? state.leaderEpoch,
-      objectKey: pending.objectKey,
-      start: pending.start,
-      end: pending.end,
-      stores: pending.stores,
-      ...(pending.producerId !== undefined ? { producerId: pending.producerId } : {}),
-    };
-    const replicaLeo = { ...state.replicaLeo };
-    for (const r of state.isr) if (pending.stores.includes(r)) replicaLeo[String(r)] = entry.lastOffset + 1;
-    const next: PartitionState = {
-      ...state,
-      replicaLeo,
-      sizeInBytes: state.sizeInBytes + (pending.end - pending.start),
-      lastCommit: entry,
-    };
-    next.highWatermark = computeHighWatermark(next);
+    const next = nextState(state, topic.id, plan, deps.now());
     let written: MetaItem<PartitionState>;
     try {
-      written = await deps.metadata.put(pk, STATE_SK, next, version === undefined ? { ifAbsent: true } : { ifVersion: version });
+      written = await writePartitionState(deps.metadata, topic, partition, next, version);
     } catch (e) {
       if (!(e instanceof ConditionFailedError)) throw e;
-      current = fromItem(e.current as MetaItem<PartitionState> | undefined, topic, partition, deps.storeCount);
+      current = stateFromItem(e.current as MetaItem<PartitionState> | undefined, topic, partition, deps.storeCount);
       continue;
     }
+    const entry = next.lastCommit!;
     // Committed from here on: a failed index write is repaired from `lastCommit`, so it does not
     // turn an appended batch into an error the producer would retry (and duplicate).
-    const indexed = await deps.index.put(topic.name, partition, entry).then(() => true, () => false);
-    return { entry, state: written.value, retries, indexed };
+    const indexed = await deps.index.put(topic.name, partition, entry).then(
+      () => true,
+      () => false,
+    );
+    return { kind: 'committed', entry, state: written.value, version: written.version, retries, indexed };
   }
+}
+
+function nextState(state: PartitionState, topicId: string, plan: CommitPlan, now: number): PartitionState {
+  const { pending } = plan;
+  const shrunk = shrinkIsr(state, plan.failedFollowers);
+  const baseOffset = logEndOffset(shrunk);
+  const entry: CommitRecord = {
+    topicId,
+    baseOffset,
+    lastOffset: baseOffset + pending.recordCount - 1,
+    recordCount: pending.recordCount,
+    maxTimestamp: pending.maxTimestamp,
+    leaderEpoch: shrunk.leaderEpoch,
+    objectKey: pending.objectKey,
+    start: pending.start,
+    end: pending.end,
+    stores: plan.holders,
+    ...(pending.producer ? { producer: pending.producer } : {}),
+  };
+  const end = entry.lastOffset + 1;
+  // A holder advances only if its log was contiguous with this batch (a lagging follower is
+  // caught up by the replica sync instead).
+  const replicaLeo = { ...shrunk.replicaLeo };
+  const lastCaughtUpMs = { ...shrunk.lastCaughtUpMs };
+  for (const r of plan.holders) {
+    if ((replicaLeo[String(r)] ?? 0) === baseOffset) replicaLeo[String(r)] = end;
+    if (replicaLeo[String(r)] === end) lastCaughtUpMs[String(r)] = now;
+  }
+  const next: PartitionState = {
+    ...shrunk,
+    replicaLeo,
+    lastCaughtUpMs,
+    sizeInBytes: shrunk.sizeInBytes + (pending.end - pending.start),
+    lastCommit: entry,
+    ...(pending.producer ? { producers: recordProducerBatch(shrunk.producers, pending.producer, baseOffset, entry.lastOffset, now) } : {}),
+  };
+  next.highWatermark = computeHighWatermark(next);
+  return next;
 }

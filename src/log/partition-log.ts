@@ -1,27 +1,38 @@
-import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { KafkaError } from '../errors.js';
+import { checkSequence, ProducerBatchLog } from '../producer/producer-state.js';
+import { withinEpoch } from '../replication/epoch-history.js';
+import { ReplicaManager } from '../replication/replica-manager.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import { OffsetIndex } from './offset-index.js';
-import { commitToPartition, readPartitionState, type PendingCommit } from './partition-commit.js';
-import { partitionPk, STATE_SK, type CommitRecord, type PartitionState } from './partition-state.js';
-import { decodeRecordBatches, encodeRecordBatch, type DecodedRecord, type LogRecord } from './record-batch.js';
-import { checkRecordSize, chunkRecords } from './record-size.js';
+import { commitToPartition, readPartitionState, type CommitPlan, type StateRead } from './partition-commit.js';
+import { partitionPk, STATE_SK, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
+import { decodeRecordBatches, type DecodedRecord } from './record-batch.js';
+import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
 import type { Topic, TopicMeta } from './topics.js';
 
-export interface PartitionAppend {
-  partition: number;
-  records: LogRecord[];
+export type { PartitionAppend } from './request-object.js';
+
+/** Kafka's acks: 0 (no wait), 1 (the leader's store), all (every in-sync replica's store). */
+export type Acks = 0 | 1 | 'all';
+
+export interface AppendOptions {
+  acks?: Acks;
+  /** Set by idempotent producers: one base sequence per partition of the request. */
+  producer?: { producerId: number; producerEpoch: number; baseSequences: Map<number, number> };
 }
 
 /** Kafka's LogAppendInfo, reduced to what a producer is told. */
 export interface AppendInfo {
   partition: number;
+  /** -1 with acks=0: the answer comes before the offsets are known. */
   baseOffset: number;
   lastOffset: number;
   /** The broker's append time when the topic uses LogAppendTime, else -1 (as Kafka answers). */
   logAppendTime: number;
   logStartOffset: number;
+  /** True when this was a retry of an idempotent batch already appended: nothing was written. */
+  duplicate?: boolean;
 }
 
 export type AppendOutcome = { ok: true; info: AppendInfo } | { ok: false; error: KafkaError };
@@ -43,22 +54,43 @@ export interface LogDeps {
   /** The replica stores; a partition's replicas are indexes into this list. */
   stores: ObjectStore[];
   clock: Clock;
+  replicaLagTimeMaxMs?: number;
+  log?: (event: Record<string, unknown>) => void;
 }
 
+/** Leadership can move while an append is in flight; it is retried this often within one request. */
+const LEADERSHIP_RETRIES = 3;
+
 /**
- * The partitioned log: appends (DESIGN.md commit protocol), reads by offset, list-offsets. One
- * produce request becomes one object per replica store holding every touched partition's batches.
+ * The partitioned log: appends (DESIGN.md commit protocol, with Kafka's acks over replica
+ * stores), reads by offset, list-offsets. One produce request becomes one object (written to each
+ * store that needs it) holding every touched partition's batches.
  */
 export class PartitionLog {
   readonly index: OffsetIndex;
+  readonly replicas: ReplicaManager;
+  private readonly producerBatches: ProducerBatchLog;
   /** Per-partition tail of in-process commits, so this process's writers queue instead of racing. */
   private readonly commitQueues = new Map<string, Promise<unknown>>();
+  /** The partition state this process last wrote, per partition. */
+  private readonly lastWritten = new Map<string, StateRead>();
   /** The newest base offset per partition whose index entry this process wrote. */
   private readonly indexed = new Map<string, number>();
   private readonly listeners = new Set<(topic: string, partition: number) => void>();
+  /** Work that outlives the request (acks=0 appends, acks=1 follower copies). */
+  private readonly background = new Set<Promise<unknown>>();
 
   constructor(private readonly deps: LogDeps) {
     this.index = new OffsetIndex(deps.metadata);
+    this.producerBatches = new ProducerBatchLog(deps.metadata);
+    this.replicas = new ReplicaManager({
+      metadata: deps.metadata,
+      stores: deps.stores,
+      index: this.index,
+      clock: deps.clock,
+      replicaLagTimeMaxMs: deps.replicaLagTimeMaxMs ?? 30_000,
+      log: deps.log ?? ((e) => console.log(JSON.stringify(e))),
+    });
   }
 
   /** Called after every successful append (the purgatory's checkAndComplete hook). */
@@ -67,93 +99,151 @@ export class PartitionLog {
     return () => this.listeners.delete(listener);
   }
 
+  /** Resolves once the work started after earlier answers (acks=0 appends, follower copies) is done. */
+  async idle(): Promise<void> {
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
+  }
+
   async state(topic: TopicMeta, partition: number): Promise<PartitionState> {
     this.checkPartition(topic, partition);
-    return (await readPartitionState(this.deps.metadata, topic, partition, this.deps.stores.length)).state;
+    return (await this.readState(topic, partition)).state;
   }
 
   /**
    * Appends each partition's records, answering per partition (Kafka's produce answers per
    * partition; one partition failing does not fail the others).
    */
-  async append(topic: Topic, appends: PartitionAppend[]): Promise<Map<number, AppendOutcome>> {
+  async append(topic: Topic, appends: PartitionAppend[], options: AppendOptions = {}): Promise<Map<number, AppendOutcome>> {
+    const acks = options.acks ?? 'all';
     const now = this.deps.clock.now();
-    const outcomes = new Map<number, AppendOutcome>();
-    const parts: { partition: number; bytes: Uint8Array[]; pending: Omit<PendingCommit, 'objectKey' | 'start' | 'end' | 'stores'> }[] = [];
-    for (const { partition, records } of appends) {
-      try {
-        this.checkPartition(topic, partition);
-        if (records.length === 0) throw new KafkaError('INVALID_RECORD', 'A produce request for a partition must hold at least one record');
-        for (const r of records) checkRecordSize(r, topic.config.maxMessageBytes);
-        const stamped = topic.config.logAppendTime ? records.map((r) => ({ ...r, timestamp: now })) : records;
-        let relative = 0;
-        let maxTimestamp = -1;
-        const bytes: Uint8Array[] = [];
-        for (const chunk of chunkRecords(stamped, topic.config.maxMessageBytes)) {
-          bytes.push(encodeRecordBatch(chunk, { baseOffset: relative, logAppendTime: topic.config.logAppendTime }));
-          relative += chunk.length;
-          for (const r of chunk) if (r.timestamp > maxTimestamp) maxTimestamp = r.timestamp;
-        }
-        parts.push({ partition, bytes, pending: { recordCount: relative, maxTimestamp } });
-      } catch (e) {
-        outcomes.set(partition, { ok: false, error: asKafkaError(e) });
-      }
-    }
-    if (parts.length === 0) return outcomes;
+    const request = buildRequestObject(topic, appends, now);
+    const outcomes = new Map<number, AppendOutcome>([...request.rejected].map(([p, error]) => [p, { ok: false, error }]));
+    if (request.runs.length === 0) return outcomes;
 
-    // One object for the whole request: the partitions' batch runs laid end to end.
-    const total = parts.reduce((n, p) => n + p.bytes.reduce((m, b) => m + b.byteLength, 0), 0);
-    const body = new Uint8Array(total);
-    const ranges = new Map<number, { start: number; end: number }>();
-    let pos = 0;
-    for (const p of parts) {
-      const start = pos;
-      for (const b of p.bytes) {
-        body.set(b, pos);
-        pos += b.byteLength;
+    if (acks === 0) {
+      // Answer first, append after: on Lambda the function may be frozen once it has answered, so
+      // acks=0 promises nothing (as Kafka's acks=0 promises nothing).
+      this.track(this.appendRuns(topic, request, 1, options.producer, now));
+      for (const run of request.runs) {
+        outcomes.set(run.partition, { ok: true, info: { partition: run.partition, baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 } });
       }
-      ranges.set(p.partition, { start, end: pos });
-    }
-    const objectKey = newObjectKey(topic.id, now);
-    const storeIds = [...new Set(parts.flatMap((p) => this.replicasOf(topic, p.partition)))];
-    try {
-      await Promise.all(storeIds.map((s) => this.store(s).put(objectKey, body)));
-    } catch (e) {
-      // Nothing is committed, so nothing is lost: the producer may retry. A partly written object is an orphan.
-      for (const p of parts) outcomes.set(p.partition, { ok: false, error: asKafkaError(e) });
       return outcomes;
     }
+    for (const [p, o] of await this.appendRuns(topic, request, acks, options.producer, now)) outcomes.set(p, o);
+    return outcomes;
+  }
 
-    await Promise.all(
-      parts.map(async (p) => {
-        try {
-          const { start, end } = ranges.get(p.partition)!;
-          const result = await this.serialized(partitionPk(topic.name, p.partition), () =>
-            commitToPartition(
-              { metadata: this.deps.metadata, index: this.index, storeCount: this.deps.stores.length, isIndexed: this.isIndexed },
-              topic,
-              p.partition,
-              { ...p.pending, objectKey, start, end, stores: this.replicasOf(topic, p.partition) },
-            ),
+  private async appendRuns(topic: Topic, request: RequestObject, acks: 1 | 'all', producer: AppendOptions['producer'], now: number): Promise<Map<number, AppendOutcome>> {
+    // One PUT per store per request, shared by every partition that needs that store.
+    const puts = new Map<number, Promise<boolean>>();
+    const putOnce = (r: number) => {
+      let p = puts.get(r);
+      if (!p) {
+        p = this.store(r)
+          .put(request.key, request.body)
+          .then(
+            () => true,
+            () => false,
           );
-          if (result.indexed) this.indexed.set(partitionPk(topic.name, p.partition), result.entry.baseOffset);
-          outcomes.set(p.partition, {
-            ok: true,
-            info: {
-              partition: p.partition,
-              baseOffset: result.entry.baseOffset,
-              lastOffset: result.entry.lastOffset,
-              logAppendTime: topic.config.logAppendTime ? now : -1,
-              logStartOffset: result.state.logStartOffset,
-            },
-          });
-          for (const l of this.listeners) l(topic.name, p.partition);
+        puts.set(r, p);
+      }
+      return p;
+    };
+    if (producer) {
+      const current = await this.producerEpochOf(producer.producerId);
+      if (producer.producerEpoch < current) {
+        const error = new KafkaError('INVALID_PRODUCER_EPOCH', `Producer ${producer.producerId} epoch ${producer.producerEpoch} is fenced by epoch ${current}`);
+        return new Map(request.runs.map((r) => [r.partition, { ok: false, error }]));
+      }
+    }
+    const outcomes = new Map<number, AppendOutcome>();
+    await Promise.all(
+      request.runs.map(async (run) => {
+        try {
+          const batch = producer && this.producerBatch(producer, run);
+          outcomes.set(run.partition, await this.appendRun(topic, request, run, acks, batch, putOnce, now));
         } catch (e) {
-          outcomes.set(p.partition, { ok: false, error: asKafkaError(e) });
+          outcomes.set(run.partition, { ok: false, error: asKafkaError(e) });
         }
       }),
     );
     return outcomes;
+  }
+
+  private async appendRun(
+    topic: Topic,
+    request: RequestObject,
+    run: PartitionRun,
+    acks: 1 | 'all',
+    batch: ProducerBatch | undefined,
+    putOnce: (r: number) => Promise<boolean>,
+    now: number,
+  ): Promise<AppendOutcome> {
+    const p = run.partition;
+    const pk = partitionPk(topic.name, p);
+    const info = (baseOffset: number, lastOffset: number, logStartOffset: number, duplicate = false): AppendOutcome => ({
+      ok: true,
+      info: { partition: p, baseOffset, lastOffset, logAppendTime: topic.config.logAppendTime ? now : -1, logStartOffset, ...(duplicate ? { duplicate } : {}) },
+    });
+    for (let attempt = 0; ; attempt++) {
+      const read = await this.readState(topic, p);
+      const { state } = read;
+      if (state.isr.length === 0) throw new KafkaError('LEADER_NOT_AVAILABLE', `${topic.name}-${p} has no in-sync replica`);
+      const guard = batch && this.sequenceGuard(topic, p, batch);
+      const early = guard && (await guard.resolve(state));
+      if (early) return info(early.baseOffset, early.lastOffset, state.logStartOffset, true);
+      if (acks === 'all' && state.isr.length < topic.config.minInsyncReplicas) {
+        throw new KafkaError(
+          'NOT_ENOUGH_REPLICAS',
+          `${topic.name}-${p} has ${state.isr.length} in-sync replicas, fewer than min.insync.replicas (${topic.config.minInsyncReplicas}); nothing was appended`,
+        );
+      }
+      const targets = acks === 'all' ? state.isr : [state.leader];
+      const written = await Promise.all(targets.map(putOnce));
+      if (!written[targets.indexOf(state.leader)]) {
+        if (attempt >= LEADERSHIP_RETRIES) throw new KafkaError('NOT_LEADER_OR_FOLLOWER', `The leader store of ${topic.name}-${p} is not accepting writes`);
+        await this.replicas.electIfLeaderDown(topic, p, topic.config.uncleanLeaderElectionEnable);
+        continue;
+      }
+      const plan: CommitPlan = {
+        pending: { objectKey: request.key, start: run.start, end: run.end, recordCount: run.recordCount, maxTimestamp: run.maxTimestamp, ...(batch ? { producer: batch } : {}) },
+        leaderEpoch: state.leaderEpoch,
+        holders: targets.filter((_, i) => written[i]),
+        failedFollowers: targets.filter((_, i) => !written[i]),
+        ...(guard ? { guard: guard.check } : {}),
+      };
+      let result;
+      try {
+        result = await this.serialized(pk, () => {
+          // A commit queued behind this process's own earlier one starts from the state it left.
+          const mine = this.lastWritten.get(pk);
+          const start = mine && mine.state.topicId === topic.id && (read.version === undefined || mine.version! > read.version) ? mine : read;
+          return commitToPartition(this.commitDeps, topic, p, plan, start);
+        });
+      } catch (e) {
+        if (e instanceof KafkaError && e.errorName === 'FENCED_LEADER_EPOCH' && attempt < LEADERSHIP_RETRIES) continue;
+        throw e;
+      }
+      if (result.kind === 'duplicate') return info(result.baseOffset, result.lastOffset, result.state.logStartOffset, true);
+      const { entry } = result;
+      this.lastWritten.set(pk, { state: result.state, version: result.version });
+      if (result.indexed) this.indexed.set(pk, entry.baseOffset);
+      if (batch) this.track(this.producerBatches.record(topic.name, p, batch, entry.baseOffset, entry.lastOffset));
+      for (const l of this.listeners) l(topic.name, p);
+      if (plan.failedFollowers.length > 0) {
+        this.log({ level: 'warn', msg: 'isr shrink', reason: 'follower write failed', topic: topic.name, partition: p, replicas: plan.failedFollowers });
+      }
+      if (acks === 1) {
+        const followers = result.state.replicas.filter((r) => r !== result.state.leader);
+        if (followers.length > 0) this.track(this.replicas.replicateToFollowers(topic, p, entry, request.body, followers));
+      } else if (result.state.isr.length < topic.config.minInsyncReplicas) {
+        throw new KafkaError(
+          'NOT_ENOUGH_REPLICAS_AFTER_APPEND',
+          `${topic.name}-${p}: the records were appended at offsets ${entry.baseOffset}..${entry.lastOffset}, but only ${result.state.isr.length} replicas are in sync (min.insync.replicas=${topic.config.minInsyncReplicas})`,
+        );
+      }
+      return info(entry.baseOffset, entry.lastOffset, result.state.logStartOffset);
+    }
   }
 
   /**
@@ -177,12 +267,7 @@ export class PartitionLog {
     let bytes = 0;
     for (const { entry, data } of await this.load(state, entries)) {
       bytes += data.byteLength;
-      for (const batch of decodeRecordBatches(data)) {
-        for (const r of batch.records) {
-          const abs = entry.baseOffset + r.offset;
-          if (abs >= offset && abs < hw) records.push({ ...r, offset: abs });
-        }
-      }
+      for (const r of decodeEntry(entry, data)) if (r.offset >= offset && r.offset < hw) records.push(r);
     }
     const nextOffset = records.length > 0 ? records.at(-1)!.offset + 1 : offset;
     return { ...empty, records, nextOffset, bytes };
@@ -197,14 +282,11 @@ export class PartitionLog {
     if (spec === 'earliest') return { offset: state.logStartOffset, timestamp: -1 };
     if (spec === 'latest') return { offset: state.highWatermark, timestamp: -1 };
     const t = spec.timestamp;
-    for await (const entry of this.index.scan(topic.name, partition, topic.id, state.logStartOffset, state.highWatermark)) {
+    for await (const entry of this.index.scan(topic.name, partition, topic.id, state.logStartOffset, state.highWatermark, (e) => withinEpoch(state.epochHistory, e))) {
       if (entry.maxTimestamp < t) continue;
       const [loaded] = await this.load(state, [entry]);
-      for (const batch of decodeRecordBatches(loaded!.data)) {
-        for (const r of batch.records) {
-          const abs = entry.baseOffset + r.offset;
-          if (r.timestamp >= t && abs >= state.logStartOffset && abs < state.highWatermark) return { offset: abs, timestamp: r.timestamp };
-        }
+      for (const r of decodeEntry(entry, loaded!.data)) {
+        if (r.timestamp >= t && r.offset >= state.logStartOffset && r.offset < state.highWatermark) return { offset: r.offset, timestamp: r.timestamp };
       }
     }
     return { offset: -1, timestamp: -1 };
@@ -226,19 +308,23 @@ export class PartitionLog {
       const state = await this.deps.metadata.get<PartitionState>(pk, STATE_SK);
       if (state?.value.topicId === topic.id) await this.deps.metadata.delete(pk, STATE_SK, { ifVersion: state.version }).catch(() => {});
       this.indexed.delete(pk);
+      this.lastWritten.delete(pk);
     }
     await Promise.all(
       this.deps.stores.map(async (store) => {
         for (;;) {
-          const page = await store.list(`data/${topic.id}/`);
-          await store.delete(page.objects.map((o) => o.key));
+          const page = await store.list(`data/${topic.id}/`).catch(() => ({ objects: [], nextStartAfter: undefined }));
+          await store.delete(page.objects.map((o) => o.key)).catch(() => {});
           if (!page.nextStartAfter) return;
         }
       }),
     );
   }
 
-  /** Reads the byte ranges of index entries, one GET per run of adjacent ranges in one object. */
+  /**
+   * Reads the byte ranges of index entries, one GET per run of adjacent ranges in one object, from
+   * the leader's store, or from an in-sync follower that holds them if the leader's store fails.
+   */
   private async load(state: PartitionState, entries: CommitRecord[]): Promise<{ entry: CommitRecord; data: Uint8Array }[]> {
     const runs: { key: string; start: number; end: number; entries: CommitRecord[] }[] = [];
     for (const e of entries) {
@@ -248,14 +334,72 @@ export class PartitionLog {
         run.entries.push(e);
       } else runs.push({ key: e.objectKey, start: e.start, end: e.end, entries: [e] });
     }
-    const store = this.store(state.leader);
-    const loaded = await Promise.all(runs.map((r) => store.get(r.key, { start: r.start, end: r.end })));
+    const lastOffset = entries.at(-1)?.lastOffset ?? 0;
+    const sources = [state.leader, ...state.isr.filter((r) => r !== state.leader && (state.replicaLeo[String(r)] ?? 0) > lastOffset)];
+    const loaded = await Promise.all(runs.map((r) => this.getFromAny(sources, r.key, { start: r.start, end: r.end })));
     return runs.flatMap((r, i) => r.entries.map((entry) => ({ entry, data: loaded[i]!.subarray(entry.start - r.start, entry.end - r.start) })));
   }
 
-  private replicasOf(topic: TopicMeta, partition: number): number[] {
-    const n = this.deps.stores.length;
-    return Array.from({ length: topic.replicationFactor }, (_, j) => (partition + j) % n);
+  private async getFromAny(sources: number[], key: string, range: { start: number; end: number }): Promise<Uint8Array> {
+    let lastError: unknown;
+    for (const r of sources) {
+      try {
+        return await this.store(r).get(key, range);
+      } catch (e) {
+        lastError = e;
+      }
+    }
+    throw new KafkaError('KAFKA_STORAGE_ERROR', 'No replica store could serve the read; retry later', { cause: lastError });
+  }
+
+  private get commitDeps() {
+    return {
+      metadata: this.deps.metadata,
+      index: this.index,
+      storeCount: this.deps.stores.length,
+      now: () => this.deps.clock.now(),
+      isIndexed: (pk: string, baseOffset: number) => this.indexed.get(pk) === baseOffset,
+    };
+  }
+
+  private readState(topic: TopicMeta, partition: number): Promise<StateRead> {
+    return readPartitionState(this.deps.metadata, topic, partition, this.deps.stores.length);
+  }
+
+  private producerBatch(producer: NonNullable<AppendOptions['producer']>, run: PartitionRun): ProducerBatch {
+    const baseSequence = producer.baseSequences.get(run.partition);
+    if (baseSequence === undefined) throw new KafkaError('INVALID_REQUEST', `An idempotent request needs a base sequence for partition ${run.partition}`);
+    return { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence, lastSequence: baseSequence + run.recordCount - 1 };
+  }
+
+  private async producerEpochOf(producerId: number): Promise<number> {
+    const item = await this.deps.metadata.get<{ epoch: number }>(`pid#${producerId}`, 'meta');
+    if (!item) throw new KafkaError('UNKNOWN_PRODUCER_ID', `Producer id ${producerId} is unknown; call producers:init first`);
+    return item.value.epoch;
+  }
+
+  /**
+   * The idempotence check as two steps: `resolve` may read the producer item to find an older
+   * duplicate's offsets; `check` runs inside the commit against each state it writes over.
+   */
+  private sequenceGuard(topic: TopicMeta, partition: number, batch: ProducerBatch) {
+    const check = (s: PartitionState) => {
+      const c = checkSequence(s.producers?.[String(batch.producerId)], batch);
+      if (c.kind === 'duplicate') return c;
+      if (c.kind === 'older') throw new KafkaError('DUPLICATE_SEQUENCE_NUMBER', `Batch ${batch.baseSequence}..${batch.lastSequence} of producer ${batch.producerId} was already appended`);
+      return undefined;
+    };
+    const resolve = async (s: PartitionState) => {
+      const c = checkSequence(s.producers?.[String(batch.producerId)], batch);
+      if (c.kind === 'duplicate') return c;
+      if (c.kind === 'older') {
+        const found = await this.producerBatches.findDuplicate(topic.name, partition, batch);
+        if (found) return found;
+        check(s); // throws DUPLICATE_SEQUENCE_NUMBER
+      }
+      return undefined;
+    };
+    return { check, resolve };
   }
 
   private store(id: number): ObjectStore {
@@ -270,7 +414,15 @@ export class PartitionLog {
     }
   }
 
-  private readonly isIndexed = (pk: string, baseOffset: number) => this.indexed.get(pk) === baseOffset;
+  private log(event: Record<string, unknown>) {
+    (this.deps.log ?? ((e) => console.log(JSON.stringify(e))))(event);
+  }
+
+  private track(p: Promise<unknown>): void {
+    const t = p.catch((e) => this.log({ level: 'error', msg: 'background work failed', error: String(e) }));
+    this.background.add(t);
+    void t.finally(() => this.background.delete(t));
+  }
 
   private async serialized<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const prev = this.commitQueues.get(key) ?? Promise.resolve();
@@ -285,9 +437,11 @@ export class PartitionLog {
   }
 }
 
-/** Object keys sort by creation time, which maintenance (orphan GC, merge) relies on. */
-export function newObjectKey(topicId: string, now: number): string {
-  return `data/${topicId}/${String(now).padStart(13, '0')}-${randomBytes(6).toString('hex')}`;
+/** A committed run's records with absolute offsets (batches carry offsets relative to the run). */
+function decodeEntry(entry: CommitRecord, data: Uint8Array): DecodedRecord[] {
+  const out: DecodedRecord[] = [];
+  for (const batch of decodeRecordBatches(data)) for (const r of batch.records) out.push({ ...r, offset: entry.baseOffset + r.offset });
+  return out;
 }
 
 export function asKafkaError(e: unknown): KafkaError {

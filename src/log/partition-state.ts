@@ -20,8 +20,23 @@ export interface CommitRecord {
   end: number;
   /** Which replica stores hold the object (indexes into the configured stores). */
   stores: number[];
-  /** Producer id and sequence range, when the append came from an idempotent producer. */
-  producerId?: number;
+  /** Producer id, epoch and sequence range, when the append came from an idempotent producer. */
+  producer?: ProducerBatch;
+}
+
+/** One idempotent producer's batch: its sequence range and where it landed. */
+export interface ProducerBatch {
+  producerId: number;
+  producerEpoch: number;
+  baseSequence: number;
+  lastSequence: number;
+}
+
+/** The last batch per producer, committed atomically with the append it describes. */
+export interface ProducerEntry extends ProducerBatch {
+  baseOffset: number;
+  lastOffset: number;
+  updatedAt: number;
 }
 
 export interface EpochEntry {
@@ -44,6 +59,10 @@ export interface PartitionState {
   /** Total bytes of committed batches in the log (for retention.bytes). */
   sizeInBytes: number;
   lastCommit?: CommitRecord;
+  /** When each follower last had everything the leader had (for replica.lag.time.max.ms). */
+  lastCaughtUpMs?: Record<string, number>;
+  /** Idempotent producers' last batches, keyed by producer id (bounded; see producer-state.ts). */
+  producers?: Record<string, ProducerEntry>;
 }
 
 export const partitionPk = (topic: string, partition: number) => `part#${topic}#${partition}`;

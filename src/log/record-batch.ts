@@ -1,0 +1,487 @@
+/**
+ * Kafka RecordBatch v2 (magic 2), the byte format of every segment (after Kafka's
+ * `DefaultRecordBatch` / `DefaultRecord`). Uncompressed batches only.
+ *
+ * Batch layout, big-endian, offsets from the batch start:
+ * ```
+ *  0 baseOffset           int64
+ *  8 batchLength          int32   bytes after this field (total size = 12 + batchLength)
+ * 12 partitionLeaderEpoch int32
+ * 16 magic                int8    = 2
+ * 17 crc                  uint32  CRC-32C of bytes [21, end): attributes .. last record
+ * 21 attributes           int16   bits 0-2 compression, 3 timestampType (1 = LogAppendTime),
+ *                                 4 transactional, 5 control, 6 hasDeleteHorizonMs
+ * 23 lastOffsetDelta      int32
+ * 27 baseTimestamp        int64   timestamp of the first record
+ * 35 maxTimestamp         int64
+ * 43 producerId           int64
+ * 51 producerEpoch        int16
+ * 53 baseSequence         int32
+ * 57 recordCount          int32
+ * 61 records
+ * ```
+ * Record: length varint (bytes after it), attributes int8 (unused, 0), timestampDelta varlong,
+ * offsetDelta varint, keyLength varint (-1 = null), key, valueLength varint (-1 = null), value,
+ * header count varint, then per header keyLength varint + UTF-8 key, valueLength varint (-1 = null) +
+ * value.
+ *
+ * The CRC leaves out baseOffset, batchLength, partitionLeaderEpoch and magic, so {@link setBaseOffset}
+ * and {@link setPartitionLeaderEpoch} patch a stored batch in place when it is assigned offsets or read,
+ * and the CRC stays valid. Readers verify the CRC; a mismatch, a truncated batch or a malformed record
+ * is `KafkaError('CORRUPT_MESSAGE')`, never data.
+ *
+ * Offsets and timestamps are JS numbers; int64 fields outside the safe integer range are rejected as
+ * corrupt on read and with a RangeError on write.
+ */
+import { KafkaError } from '../errors.js';
+import { crc32c } from './crc32c.js';
+import { type ByteCursor, readVarint, readVarlong, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from './varint.js';
+
+export interface RecordHeader {
+  key: string;
+  value: Uint8Array | null;
+}
+
+export interface LogRecord {
+  key: Uint8Array | null;
+  value: Uint8Array | null;
+  headers: RecordHeader[];
+  /** Epoch milliseconds. */
+  timestamp: number;
+}
+
+/** The fixed 61-byte batch header, decoded. */
+export interface BatchHeader {
+  baseOffset: number;
+  /** Bytes after the batchLength field: the batch occupies 12 + batchLength bytes. */
+  batchLength: number;
+  partitionLeaderEpoch: number;
+  magic: number;
+  /** Stored CRC-32C (unsigned). */
+  crc: number;
+  attributes: number;
+  lastOffsetDelta: number;
+  baseTimestamp: number;
+  maxTimestamp: number;
+  producerId: number;
+  producerEpoch: number;
+  baseSequence: number;
+  recordCount: number;
+}
+
+/** A decoded record with its absolute offset (baseOffset + offsetDelta). */
+export interface DecodedRecord extends LogRecord {
+  offset: number;
+}
+
+export interface DecodedBatch {
+  header: BatchHeader;
+  records: DecodedRecord[];
+  /** Total size of the batch in bytes (12 + batchLength). */
+  sizeInBytes: number;
+}
+
+export interface EncodeBatchOptions {
+  /** Default 0. */
+  baseOffset?: number;
+  /** Default 0. */
+  partitionLeaderEpoch?: number;
+  /** Default -1 (no producer id). */
+  producerId?: number;
+  /** Default -1. */
+  producerEpoch?: number;
+  /** Default -1. */
+  baseSequence?: number;
+  /** Sets the timestampType attribute bit; default false = CreateTime. */
+  logAppendTime?: boolean;
+}
+
+export const BATCH_HEADER_SIZE = 61;
+export const RECORD_BATCH_OVERHEAD = 61;
+/** baseOffset + batchLength: the bytes of a batch not counted by batchLength. */
+export const LOG_OVERHEAD = 12;
+export const CURRENT_MAGIC = 2;
+
+/** Attribute bits (Kafka's `RecordBatch` / `DefaultRecordBatch`). */
+export const COMPRESSION_CODEC_MASK = 0x07;
+export const TIMESTAMP_TYPE_MASK = 0x08;
+export const TRANSACTIONAL_FLAG_MASK = 0x10;
+export const CONTROL_FLAG_MASK = 0x20;
+
+const BASE_OFFSET_OFFSET = 0;
+const BATCH_LENGTH_OFFSET = 8;
+const PARTITION_LEADER_EPOCH_OFFSET = 12;
+const MAGIC_OFFSET = 16;
+const CRC_OFFSET = 17;
+const ATTRIBUTES_OFFSET = 21;
+const LAST_OFFSET_DELTA_OFFSET = 23;
+const BASE_TIMESTAMP_OFFSET = 27;
+const MAX_TIMESTAMP_OFFSET = 35;
+const PRODUCER_ID_OFFSET = 43;
+const PRODUCER_EPOCH_OFFSET = 51;
+const BASE_SEQUENCE_OFFSET = 53;
+const RECORD_COUNT_OFFSET = 57;
+
+const TWO_POW_32 = 0x1_0000_0000;
+const INT32_MAX = 0x7fff_ffff;
+
+const corrupt = (message: string): KafkaError => new KafkaError('CORRUPT_MESSAGE', message);
+
+// ---------------------------------------------------------------------------------------------------
+// int64 <-> number without BigInt: high int32 * 2^32 + low uint32 is exact for safe integers.
+
+function writeInt64(view: DataView, at: number, value: number): void {
+  const high = Math.floor(value / TWO_POW_32);
+  view.setInt32(at, high);
+  view.setUint32(at + 4, value - high * TWO_POW_32);
+}
+
+function readInt64(view: DataView, at: number, field: string): number {
+  const value = view.getInt32(at) * TWO_POW_32 + view.getUint32(at + 4);
+  if (!Number.isSafeInteger(value)) throw corrupt(`${field} is outside the safe integer range`);
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// UTF-8 for header keys (short strings; avoid TextEncoder's allocation on the hot path).
+
+const textEncoder = new TextEncoder();
+const textDecoder = new TextDecoder('utf-8');
+
+/** UTF-8 byte length of `s` as TextEncoder encodes it (a lone surrogate becomes U+FFFD, 3 bytes). */
+function utf8Length(s: string): number {
+  const n = s.length;
+  let bytes = n;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) {
+      bytes += 1;
+    } else if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++; // pair: 2 code units -> 4 bytes
+      bytes += 2;
+    } else {
+      bytes += 2;
+    }
+  }
+  return bytes;
+}
+
+function writeUtf8(out: Uint8Array, pos: number, s: string, byteLength: number): number {
+  if (byteLength === s.length) {
+    for (let i = 0; i < byteLength; i++) out[pos + i] = s.charCodeAt(i);
+  } else {
+    textEncoder.encodeInto(s, out.subarray(pos, pos + byteLength));
+  }
+  return pos + byteLength;
+}
+
+function readUtf8(bytes: Uint8Array, start: number, end: number): string {
+  if (end - start <= 32) {
+    let s = '';
+    for (let i = start; i < end; i++) {
+      const b = bytes[i]!;
+      if (b >= 0x80) return textDecoder.decode(bytes.subarray(start, end));
+      s += String.fromCharCode(b);
+    }
+    return s;
+  }
+  return textDecoder.decode(bytes.subarray(start, end));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Encoding
+
+/** Scratch space reused across calls: record body sizes and header key byte lengths. */
+let bodySizes: Int32Array = new Int32Array(256);
+let headerKeyLengths: Int32Array = new Int32Array(256);
+
+const grow = (a: Int32Array, needed: number): Int32Array => {
+  if (needed <= a.length) return a;
+  const b = new Int32Array(Math.max(needed, a.length * 2));
+  b.set(a);
+  return b;
+};
+
+function checkInt(value: number, min: number, max: number, name: string): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${name} must be an integer in [${min}, ${max}], got ${value}`);
+  }
+}
+
+function checkSafeInteger(value: number, name: string): void {
+  if (!Number.isSafeInteger(value)) throw new RangeError(`${name} must be a safe integer, got ${value}`);
+}
+
+/** Copies `src` to `out` at `pos`; a plain loop beats `set` for the short keys that dominate. */
+function copyBytes(out: Uint8Array, pos: number, src: Uint8Array): number {
+  const n = src.length;
+  if (n < 32) {
+    for (let i = 0; i < n; i++) out[pos + i] = src[i]!;
+  } else {
+    out.set(src, pos);
+  }
+  return pos + n;
+}
+
+/**
+ * Encodes `records` as one uncompressed RecordBatch v2. Record i gets offsetDelta i; baseTimestamp is
+ * the first record's timestamp (later deltas may be negative) and maxTimestamp the largest.
+ *
+ * Sizes are computed first and everything is written into one exactly-sized buffer, then the CRC.
+ * Throws INVALID_RECORD for an empty list or a timestamp that is not a safe integer, and RangeError
+ * for out-of-range options.
+ */
+export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOptions = {}): Uint8Array {
+  const count = records.length;
+  if (count === 0) throw new KafkaError('INVALID_RECORD', 'a record batch needs at least one record');
+  const baseOffset = options.baseOffset ?? 0;
+  const partitionLeaderEpoch = options.partitionLeaderEpoch ?? 0;
+  const producerId = options.producerId ?? -1;
+  const producerEpoch = options.producerEpoch ?? -1;
+  const baseSequence = options.baseSequence ?? -1;
+  checkSafeInteger(baseOffset, 'baseOffset');
+  checkInt(partitionLeaderEpoch, -0x8000_0000, INT32_MAX, 'partitionLeaderEpoch');
+  checkSafeInteger(producerId, 'producerId');
+  checkInt(producerEpoch, -0x8000, 0x7fff, 'producerEpoch');
+  checkInt(baseSequence, -0x8000_0000, INT32_MAX, 'baseSequence');
+  if (count > INT32_MAX) throw new KafkaError('RECORD_LIST_TOO_LARGE', 'too many records for one batch');
+
+  // Pass 1: sizes.
+  const baseTimestamp = records[0]!.timestamp;
+  let maxTimestamp = baseTimestamp;
+  let total = BATCH_HEADER_SIZE;
+  let headerIndex = 0;
+  if (bodySizes.length < count) bodySizes = grow(bodySizes, count);
+  const sizes = bodySizes;
+  for (let i = 0; i < count; i++) {
+    const r = records[i]!;
+    const ts = r.timestamp;
+    if (!Number.isSafeInteger(ts)) throw new KafkaError('INVALID_RECORD', `record ${i} has an invalid timestamp ${ts}`);
+    if (ts > maxTimestamp) maxTimestamp = ts;
+    const delta = ts - baseTimestamp;
+    if (!Number.isSafeInteger(delta)) {
+      throw new KafkaError('INVALID_RECORD', `record ${i} timestamp is too far from the batch's first timestamp`);
+    }
+    let size = 1 + sizeOfVarlong(delta) + sizeOfVarint(i);
+    const key = r.key;
+    size += key === null ? 1 : sizeOfVarint(key.length) + key.length;
+    const value = r.value;
+    size += value === null ? 1 : sizeOfVarint(value.length) + value.length;
+    const headers = r.headers;
+    const headerCount = headers.length;
+    size += sizeOfVarint(headerCount);
+    if (headerCount > 0) {
+      if (headerKeyLengths.length < headerIndex + headerCount) {
+        headerKeyLengths = grow(headerKeyLengths, headerIndex + headerCount);
+      }
+      for (let j = 0; j < headerCount; j++) {
+        const h = headers[j]!;
+        const keyLength = utf8Length(h.key);
+        headerKeyLengths[headerIndex++] = keyLength;
+        size += sizeOfVarint(keyLength) + keyLength;
+        const hv = h.value;
+        size += hv === null ? 1 : sizeOfVarint(hv.length) + hv.length;
+      }
+    }
+    if (size > INT32_MAX) throw new KafkaError('MESSAGE_TOO_LARGE', `record ${i} is too large`);
+    sizes[i] = size;
+    total += sizeOfVarint(size) + size;
+  }
+  if (total - LOG_OVERHEAD > INT32_MAX) throw new KafkaError('RECORD_LIST_TOO_LARGE', 'record batch too large');
+
+  // Pass 2: header, then records.
+  const out = new Uint8Array(total);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  writeInt64(view, BASE_OFFSET_OFFSET, baseOffset);
+  view.setInt32(BATCH_LENGTH_OFFSET, total - LOG_OVERHEAD);
+  view.setInt32(PARTITION_LEADER_EPOCH_OFFSET, partitionLeaderEpoch);
+  out[MAGIC_OFFSET] = CURRENT_MAGIC;
+  view.setInt16(ATTRIBUTES_OFFSET, options.logAppendTime === true ? TIMESTAMP_TYPE_MASK : 0);
+  view.setInt32(LAST_OFFSET_DELTA_OFFSET, count - 1);
+  writeInt64(view, BASE_TIMESTAMP_OFFSET, baseTimestamp);
+  writeInt64(view, MAX_TIMESTAMP_OFFSET, maxTimestamp);
+  writeInt64(view, PRODUCER_ID_OFFSET, producerId);
+  view.setInt16(PRODUCER_EPOCH_OFFSET, producerEpoch);
+  view.setInt32(BASE_SEQUENCE_OFFSET, baseSequence);
+  view.setInt32(RECORD_COUNT_OFFSET, count);
+
+  let pos = BATCH_HEADER_SIZE;
+  headerIndex = 0;
+  for (let i = 0; i < count; i++) {
+    const r = records[i]!;
+    pos = writeVarint(out, pos, sizes[i]!);
+    out[pos++] = 0; // record attributes
+    pos = writeVarlong(out, pos, r.timestamp - baseTimestamp);
+    pos = writeVarint(out, pos, i);
+    const key = r.key;
+    if (key === null) {
+      out[pos++] = 1; // varint -1
+    } else {
+      pos = copyBytes(out, writeVarint(out, pos, key.length), key);
+    }
+    const value = r.value;
+    if (value === null) {
+      out[pos++] = 1;
+    } else {
+      pos = copyBytes(out, writeVarint(out, pos, value.length), value);
+    }
+    const headers = r.headers;
+    const headerCount = headers.length;
+    pos = writeVarint(out, pos, headerCount);
+    for (let j = 0; j < headerCount; j++) {
+      const h = headers[j]!;
+      const keyLength = headerKeyLengths[headerIndex++]!;
+      pos = writeUtf8(out, writeVarint(out, pos, keyLength), h.key, keyLength);
+      const hv = h.value;
+      if (hv === null) {
+        out[pos++] = 1;
+      } else {
+        pos = copyBytes(out, writeVarint(out, pos, hv.length), hv);
+      }
+    }
+  }
+  if (pos !== total) throw new Error(`record batch size mismatch: wrote ${pos} of ${total} bytes`);
+  view.setUint32(CRC_OFFSET, crc32c(out.subarray(ATTRIBUTES_OFFSET)));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Decoding
+
+function headerView(bytes: Uint8Array, position: number): DataView {
+  if (!Number.isInteger(position) || position < 0) throw new RangeError(`invalid batch position ${position}`);
+  if (bytes.length - position < BATCH_HEADER_SIZE) {
+    throw corrupt(`truncated batch header at position ${position}: ${Math.max(0, bytes.length - position)} bytes`);
+  }
+  const magic = bytes[position + MAGIC_OFFSET]!;
+  if (magic !== CURRENT_MAGIC) throw corrupt(`unsupported magic ${magic} at position ${position}`);
+  return new DataView(bytes.buffer, bytes.byteOffset + position, BATCH_HEADER_SIZE);
+}
+
+/**
+ * Decodes the 61-byte header of the batch at `position` without reading its records or checking its
+ * CRC (use it to walk batches or index them). Throws CORRUPT_MESSAGE if fewer than 61 bytes remain,
+ * the magic is not 2, or batchLength is too small; it does not require the records to be present.
+ */
+export function readBatchHeader(bytes: Uint8Array, position = 0): BatchHeader {
+  const view = headerView(bytes, position);
+  const batchLength = view.getInt32(BATCH_LENGTH_OFFSET);
+  if (batchLength < BATCH_HEADER_SIZE - LOG_OVERHEAD) {
+    throw corrupt(`batch length ${batchLength} at position ${position} is smaller than the batch header`);
+  }
+  return {
+    baseOffset: readInt64(view, BASE_OFFSET_OFFSET, 'baseOffset'),
+    batchLength,
+    partitionLeaderEpoch: view.getInt32(PARTITION_LEADER_EPOCH_OFFSET),
+    magic: CURRENT_MAGIC,
+    crc: view.getUint32(CRC_OFFSET),
+    attributes: view.getInt16(ATTRIBUTES_OFFSET),
+    lastOffsetDelta: view.getInt32(LAST_OFFSET_DELTA_OFFSET),
+    baseTimestamp: readInt64(view, BASE_TIMESTAMP_OFFSET, 'baseTimestamp'),
+    maxTimestamp: readInt64(view, MAX_TIMESTAMP_OFFSET, 'maxTimestamp'),
+    producerId: readInt64(view, PRODUCER_ID_OFFSET, 'producerId'),
+    producerEpoch: view.getInt16(PRODUCER_EPOCH_OFFSET),
+    baseSequence: view.getInt32(BASE_SEQUENCE_OFFSET),
+    recordCount: view.getInt32(RECORD_COUNT_OFFSET),
+  };
+}
+
+/** Reads a length-prefixed byte field (-1 = null) as a view into the cursor's bytes. */
+function readNullableBytes(c: ByteCursor, what: string): Uint8Array | null {
+  const length = readVarint(c);
+  if (length === -1) return null;
+  if (length < 0 || length > c.end - c.pos) throw corrupt(`invalid ${what} length ${length}`);
+  const start = c.pos;
+  c.pos = start + length;
+  return c.bytes.subarray(start, c.pos);
+}
+
+/**
+ * Decodes and verifies the batch at `position`: its CRC-32C must match and every record must parse
+ * exactly within the batch, otherwise CORRUPT_MESSAGE. Compressed batches are reported as
+ * CORRUPT_MESSAGE too (this product writes none).
+ *
+ * Aliasing: returned keys, values and header values are `subarray` views of `bytes`, not copies. They
+ * stay valid as long as `bytes` is not modified; copy them (`slice()`) before reusing the buffer.
+ *
+ * For a LogAppendTime batch every record's timestamp is the batch's maxTimestamp, as Kafka reports it.
+ */
+export function decodeRecordBatch(bytes: Uint8Array, position = 0): DecodedBatch {
+  const header = readBatchHeader(bytes, position);
+  const sizeInBytes = LOG_OVERHEAD + header.batchLength;
+  const end = position + sizeInBytes;
+  if (end > bytes.length) {
+    throw corrupt(`truncated batch at position ${position}: needs ${sizeInBytes} bytes, ${bytes.length - position} present`);
+  }
+  const crc = crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, end));
+  if (crc !== header.crc) {
+    throw corrupt(`CRC mismatch in batch at position ${position}: stored ${header.crc}, computed ${crc}`);
+  }
+  const codec = header.attributes & COMPRESSION_CODEC_MASK;
+  if (codec !== 0) throw corrupt(`compressed record batches are not supported (codec ${codec})`);
+  const recordCount = header.recordCount;
+  if (recordCount < 0) throw corrupt(`negative record count ${recordCount}`);
+
+  const { baseOffset, baseTimestamp, maxTimestamp } = header;
+  const logAppendTime = (header.attributes & TIMESTAMP_TYPE_MASK) !== 0;
+  const records: DecodedRecord[] = [];
+  const c: ByteCursor = { bytes, pos: position + BATCH_HEADER_SIZE, end };
+  for (let i = 0; i < recordCount; i++) {
+    const length = readVarint(c);
+    if (length < 0 || length > end - c.pos) throw corrupt(`invalid length ${length} of record ${i}`);
+    const recordEnd = c.pos + length;
+    c.end = recordEnd;
+    if (c.pos >= recordEnd) throw corrupt(`truncated record ${i}`);
+    c.pos++; // record attributes: unused in v2
+    const timestampDelta = readVarlong(c);
+    const offsetDelta = readVarint(c);
+    const key = readNullableBytes(c, 'key');
+    const value = readNullableBytes(c, 'value');
+    const headerCount = readVarint(c);
+    if (headerCount < 0 || headerCount > recordEnd - c.pos) throw corrupt(`invalid header count ${headerCount}`);
+    const headers: RecordHeader[] = [];
+    for (let j = 0; j < headerCount; j++) {
+      const keyLength = readVarint(c);
+      if (keyLength < 0 || keyLength > recordEnd - c.pos) throw corrupt(`invalid header key length ${keyLength}`);
+      const headerKey = readUtf8(bytes, c.pos, c.pos + keyLength);
+      c.pos += keyLength;
+      headers.push({ key: headerKey, value: readNullableBytes(c, 'header value') });
+    }
+    if (c.pos !== recordEnd) throw corrupt(`record ${i} has ${recordEnd - c.pos} unread bytes`);
+    c.end = end;
+    const timestamp = logAppendTime ? maxTimestamp : baseTimestamp + timestampDelta;
+    if (!Number.isSafeInteger(timestamp)) throw corrupt(`record ${i} timestamp is outside the safe integer range`);
+    records.push({ key, value, headers, timestamp, offset: baseOffset + offsetDelta });
+  }
+  if (c.pos !== end) throw corrupt(`${end - c.pos} bytes after the last record of the batch at position ${position}`);
+  return { header, records, sizeInBytes };
+}
+
+/**
+ * Decodes a concatenation of batches (a segment or a produce object), verifying each. A trailing
+ * partial batch is CORRUPT_MESSAGE, not silently dropped.
+ */
+export function decodeRecordBatches(bytes: Uint8Array): DecodedBatch[] {
+  const batches: DecodedBatch[] = [];
+  let position = 0;
+  while (position < bytes.length) {
+    const batch = decodeRecordBatch(bytes, position);
+    batches.push(batch);
+    position += batch.sizeInBytes;
+  }
+  return batches;
+}
+
+/** Sets baseOffset of the batch at `position` in place; the CRC does not cover it and stays valid. */
+export function setBaseOffset(bytes: Uint8Array, position: number, baseOffset: number): void {
+  checkSafeInteger(baseOffset, 'baseOffset');
+  writeInt64(headerView(bytes, position), BASE_OFFSET_OFFSET, baseOffset);
+}
+
+/** Sets partitionLeaderEpoch of the batch at `position` in place; the CRC stays valid. */
+export function setPartitionLeaderEpoch(bytes: Uint8Array, position: number, epoch: number): void {
+  checkInt(epoch, -0x8000_0000, INT32_MAX, 'partitionLeaderEpoch');
+  headerView(bytes, position).setInt32(PARTITION_LEADER_EPOCH_OFFSET, epoch);
+}

@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { KafkaError } from '../errors.js';
+import { encodeRecordBatch, type LogRecord } from './record-batch.js';
+import { checkRecordSize, chunkRecords } from './record-size.js';
+import type { Topic } from './topics.js';
+
+export interface PartitionAppend {
+  partition: number;
+  records: LogRecord[];
+}
+
+/** One partition's run of batches inside a request object. */
+export interface PartitionRun {
+  partition: number;
+  start: number;
+  end: number;
+  recordCount: number;
+  maxTimestamp: number;
+}
+
+export interface RequestObject {
+  key: string;
+  body: Uint8Array;
+  runs: PartitionRun[];
+  /** Partitions rejected before anything was written (bad partition, record too large, ...). */
+  rejected: Map<number, KafkaError>;
+}
+
+/**
+ * Lays out one produce request as one object: each partition's records as v2 batches (split to
+ * stay within max.message.bytes), partition runs end to end. Batches carry offsets relative to
+ * their run (0, n1, n1+n2, ...): absolute offsets are only assigned by the commit.
+ */
+export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now: number): RequestObject {
+  const rejected = new Map<number, KafkaError>();
+  const encoded: { partition: number; batches: Uint8Array[]; recordCount: number; maxTimestamp: number }[] = [];
+  for (const { partition, records } of appends) {
+    try {
+      if (!Number.isInteger(partition) || partition < 0 || partition >= topic.partitionCount) {
+        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
+      }
+      if (records.length === 0) throw new KafkaError('INVALID_RECORD', 'A produce request for a partition must hold at least one record');
+      for (const r of records) checkRecordSize(r, topic.config.maxMessageBytes);
+      const stamped = topic.config.logAppendTime ? records.map((r) => ({ ...r, timestamp: now })) : records;
+      let recordCount = 0;
+      let maxTimestamp = -1;
+      const batches: Uint8Array[] = [];
+      for (const chunk of chunkRecords(stamped, topic.config.maxMessageBytes)) {
+        batches.push(encodeRecordBatch(chunk, { baseOffset: recordCount, logAppendTime: topic.config.logAppendTime }));
+        recordCount += chunk.length;
+        for (const r of chunk) if (r.timestamp > maxTimestamp) maxTimestamp = r.timestamp;
+      }
+      encoded.push({ partition, batches, recordCount, maxTimestamp });
+    } catch (e) {
+      if (!(e instanceof KafkaError)) throw e;
+      rejected.set(partition, e);
+    }
+  }
+  const body = new Uint8Array(encoded.reduce((n, p) => n + p.batches.reduce((m, b) => m + b.byteLength, 0), 0));
+  const runs: PartitionRun[] = [];
+  let pos = 0;
+  for (const p of encoded) {
+    const start = pos;
+    for (const b of p.batches) {
+      body.set(b, pos);
+      pos += b.byteLength;
+    }
+    runs.push({ partition: p.partition, start, end: pos, recordCount: p.recordCount, maxTimestamp: p.maxTimestamp });
+  }
+  return { key: newObjectKey(topic.id, now), body, runs, rejected };
+}
+
+/** Object keys sort by creation time, which maintenance (orphan GC, merge) relies on. */
+export function newObjectKey(topicId: string, now: number): string {
+  return `data/${topicId}/${String(now).padStart(13, '0')}-${randomBytes(6).toString('hex')}`;
+}
