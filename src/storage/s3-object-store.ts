@@ -1,0 +1,171 @@
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { ObjectNotFoundError, type ByteRange, type ObjectInfo, type ObjectPage, type ObjectStore } from './ports.js';
+
+export interface S3ObjectStoreOptions {
+  bucket: string;
+  client: S3Client;
+}
+
+/** S3's ceiling for both ListObjectsV2's MaxKeys and DeleteObjects' batch. */
+const S3_BATCH = 1000;
+
+/** Objects in one S3 bucket (or any S3-compatible server: point the client's endpoint at it). */
+export class S3ObjectStore implements ObjectStore {
+  readonly name: string;
+  private readonly bucket: string;
+  private readonly client: S3Client;
+
+  constructor({ bucket, client }: S3ObjectStoreOptions) {
+    this.bucket = bucket;
+    this.client = client;
+    this.name = bucket;
+  }
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    await this.client.send(
+      new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: body.byteLength }),
+    );
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Uint8Array> {
+    if (range && range.end <= range.start) {
+      // HTTP cannot express an empty range; the object must still exist.
+      if (!(await this.head(key))) throw new ObjectNotFoundError(key);
+      return new Uint8Array(0);
+    }
+    try {
+      const res = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          // The port's end is exclusive, HTTP's is inclusive; S3 clips an end past the object.
+          ...(range && { Range: `bytes=${Math.max(range.start, 0)}-${range.end - 1}` }),
+        }),
+      );
+      const body = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
+      return range ? clipToRange(body, range, res.ContentRange) : body;
+    } catch (err) {
+      if (isNotFound(err)) throw new ObjectNotFoundError(key);
+      // A range starting at or past the end (including any range of an empty object): the object
+      // exists (a missing one answers NoSuchKey), and the clipped range is empty.
+      if (errorName(err) === 'InvalidRange' || httpStatus(err) === 416) return new Uint8Array(0);
+      throw err;
+    }
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    try {
+      const res = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return { key, size: res.ContentLength ?? 0, lastModified: res.LastModified?.getTime() ?? 0 };
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async list(prefix: string, page: { startAfter?: string; limit?: number } = {}): Promise<ObjectPage> {
+    const limit = page.limit ?? 1000;
+    const objects: ObjectInfo[] = [];
+    let continuationToken: string | undefined;
+    let truncated = false;
+    do {
+      const res = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: prefix,
+          MaxKeys: Math.min(limit - objects.length, S3_BATCH),
+          // StartAfter only counts on the first request; the token carries the position after.
+          ...(continuationToken ? { ContinuationToken: continuationToken } : page.startAfter !== undefined && { StartAfter: page.startAfter }),
+        }),
+      );
+      for (const o of res.Contents ?? []) {
+        if (o.Key === undefined) continue;
+        objects.push({ key: o.Key, size: o.Size ?? 0, lastModified: o.LastModified?.getTime() ?? 0 });
+      }
+      truncated = res.IsTruncated === true;
+      continuationToken = res.NextContinuationToken;
+    } while (truncated && continuationToken && objects.length < limit);
+    const last = objects.at(-1);
+    return truncated && last ? { objects, nextStartAfter: last.key } : { objects };
+  }
+
+  async delete(keys: string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += S3_BATCH) {
+      const chunk = keys.slice(i, i + S3_BATCH);
+      const res = await this.client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true },
+        }),
+      );
+      const failed = (res.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
+      if (failed.length > 0) {
+        const first = failed[0]!;
+        throw new Error(
+          `S3 DeleteObjects failed for ${failed.length} of ${chunk.length} keys in ${this.bucket}, ` +
+            `first ${first.Key}: ${first.Code} ${first.Message}`,
+        );
+      }
+    }
+  }
+}
+
+export interface CreateS3ClientOptions {
+  /** e.g. `http://127.0.0.1:4566` for LocalStack or an emulator; omit for AWS. */
+  endpoint?: string;
+  region?: string;
+  /** Bucket in the path rather than the host name; most emulators need it. */
+  forcePathStyle?: boolean;
+  credentials?: S3ClientConfig['credentials'];
+}
+
+/**
+ * An S3 client that sends and checks checksums only where an operation requires them. The SDK's
+ * default (always, with CRC32) is not understood by s3rver and some S3-compatible servers; on AWS
+ * it makes no difference to correctness.
+ */
+export function createS3Client(options: CreateS3ClientOptions = {}): S3Client {
+  return new S3Client({
+    ...(options.endpoint !== undefined && { endpoint: options.endpoint }),
+    ...(options.region !== undefined && { region: options.region }),
+    ...(options.forcePathStyle !== undefined && { forcePathStyle: options.forcePathStyle }),
+    ...(options.credentials !== undefined && { credentials: options.credentials }),
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
+/**
+ * The requested bytes out of a response body. S3 answers a Range with exactly those bytes, but
+ * a server that ignores Range (or mis-parses `bytes=0-0`, as s3rver does) sends more: cut the
+ * body by where Content-Range says it starts (the whole object when there is none).
+ */
+function clipToRange(body: Uint8Array, range: ByteRange, contentRange: string | undefined): Uint8Array {
+  const bodyStart = Number(/^bytes (\d+)-/.exec(contentRange ?? '')?.[1] ?? 0);
+  const from = Math.max(range.start - bodyStart, 0);
+  const to = Math.max(range.end - bodyStart, from);
+  return from === 0 && to >= body.byteLength ? body : body.slice(from, to);
+}
+
+function isNotFound(err: unknown): boolean {
+  const name = errorName(err);
+  if (name === 'NoSuchBucket') return false; // a configuration error, not a missing object
+  return name === 'NoSuchKey' || name === 'NotFound' || httpStatus(err) === 404;
+}
+
+function errorName(err: unknown): string | undefined {
+  return err instanceof Error ? err.name : undefined;
+}
+
+function httpStatus(err: unknown): number | undefined {
+  const meta = (err as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata;
+  return meta?.httpStatusCode;
+}

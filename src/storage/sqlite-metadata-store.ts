@@ -1,0 +1,145 @@
+import Database from 'better-sqlite3';
+import {
+  ConditionFailedError,
+  type MetadataStore,
+  type MetaItem,
+  type QueryOptions,
+  type WriteCondition,
+} from './ports.js';
+import { sortKeyInterval } from './sort-key-range.js';
+
+interface Row {
+  pk: string;
+  sk: string;
+  version: number;
+  value: string;
+}
+
+/**
+ * Metadata items in one SQLite table, for the single-machine mode and for tests.
+ *
+ * better-sqlite3 is synchronous, so each write is one short IMMEDIATE transaction: the
+ * conditional statement (its WHERE clause is the condition) and, only when it changed nothing,
+ * the read of the item that made it fail. No other writer, in this process or another one
+ * sharing the file, can run in between, so the item in `ConditionFailedError` is the one the
+ * condition was evaluated against. WAL mode lets readers in other processes run meanwhile.
+ */
+export class SqliteMetadataStore implements MetadataStore {
+  private readonly db: Database.Database;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  /** `path` is a database file (created when missing) or ':memory:'. */
+  constructor(path: string) {
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL'); // ':memory:' stays in 'memory' mode, which is fine
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(`CREATE TABLE IF NOT EXISTS items (
+      pk TEXT NOT NULL,
+      sk TEXT NOT NULL,
+      version INTEGER NOT NULL,
+      value TEXT NOT NULL,
+      PRIMARY KEY (pk, sk)
+    ) WITHOUT ROWID`);
+  }
+
+  async get<T>(pk: string, sk: string): Promise<MetaItem<T> | undefined> {
+    return this.read<T>(pk, sk);
+  }
+
+  async query<T>(pk: string, o: QueryOptions = {}): Promise<MetaItem<T>[]> {
+    const range = sortKeyInterval(o);
+    if (range.empty || o.limit === 0) return [];
+    const where = ['pk = @pk'];
+    const params: Record<string, string | number> = { pk };
+    if (range.lower) {
+      where.push(`sk ${range.lower.inclusive ? '>=' : '>'} @lower`);
+      params.lower = range.lower.value;
+    }
+    if (range.upper) {
+      where.push(`sk ${range.upper.inclusive ? '<=' : '<'} @upper`);
+      params.upper = range.upper.value;
+    }
+    if (!range.exact) {
+      where.push('substr(sk, 1, length(@prefix)) = @prefix');
+      params.prefix = o.beginsWith!;
+    }
+    let sql = `SELECT pk, sk, version, value FROM items WHERE ${where.join(' AND ')} ORDER BY sk ${o.reverse ? 'DESC' : 'ASC'}`;
+    if (o.limit !== undefined) {
+      sql += ' LIMIT @limit';
+      params.limit = o.limit;
+    }
+    const rows = this.statement(sql).all(params) as Row[];
+    return rows.map((r) => toItem<T>(r));
+  }
+
+  async put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>> {
+    const json = JSON.stringify(value) ?? 'null';
+    return this.db
+      .transaction((): MetaItem<T> => {
+        let row: { version: number } | undefined;
+        if (!condition) {
+          row = this.statement(
+            `INSERT INTO items (pk, sk, version, value) VALUES (?, ?, 1, ?)
+             ON CONFLICT (pk, sk) DO UPDATE SET version = version + 1, value = excluded.value
+             RETURNING version`,
+          ).get(pk, sk, json) as { version: number };
+        } else if ('ifAbsent' in condition) {
+          row = this.statement(
+            `INSERT INTO items (pk, sk, version, value) VALUES (?, ?, 1, ?)
+             ON CONFLICT (pk, sk) DO NOTHING
+             RETURNING version`,
+          ).get(pk, sk, json) as { version: number } | undefined;
+        } else {
+          row = this.statement(
+            `UPDATE items SET version = version + 1, value = ?
+             WHERE pk = ? AND sk = ? AND version = ?
+             RETURNING version`,
+          ).get(json, pk, sk, condition.ifVersion) as { version: number } | undefined;
+        }
+        if (!row) throw new ConditionFailedError(pk, sk, this.read(pk, sk));
+        // Parse back rather than return `value`: callers get the JSON round trip, like a read.
+        return { pk, sk, version: row.version, value: JSON.parse(json) as T };
+      })
+      .immediate();
+  }
+
+  async delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void> {
+    if (!condition) {
+      this.statement('DELETE FROM items WHERE pk = ? AND sk = ?').run(pk, sk);
+      return;
+    }
+    this.db
+      .transaction(() => {
+        const { changes } = this.statement('DELETE FROM items WHERE pk = ? AND sk = ? AND version = ?').run(
+          pk,
+          sk,
+          condition.ifVersion,
+        );
+        if (changes === 0) throw new ConditionFailedError(pk, sk, this.read(pk, sk));
+      })
+      .immediate();
+  }
+
+  close(): void {
+    this.statements.clear();
+    this.db.close();
+  }
+
+  private read<T>(pk: string, sk: string): MetaItem<T> | undefined {
+    const row = this.statement('SELECT pk, sk, version, value FROM items WHERE pk = ? AND sk = ?').get(pk, sk) as
+      | Row
+      | undefined;
+    return row && toItem<T>(row);
+  }
+
+  /** Prepared statements by SQL text; queries have at most a few dozen shapes. */
+  private statement(sql: string): Database.Statement {
+    let s = this.statements.get(sql);
+    if (!s) this.statements.set(sql, (s = this.db.prepare(sql)));
+    return s;
+  }
+}
+
+function toItem<T>(r: Row): MetaItem<T> {
+  return { pk: r.pk, sk: r.sk, version: r.version, value: JSON.parse(r.value) as T };
+}

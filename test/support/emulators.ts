@@ -1,0 +1,147 @@
+/**
+ * In-process S3 and DynamoDB emulators for tests: s3rver and dynalite on 127.0.0.1, each on a
+ * port the OS picks. Start one per test file (in `beforeAll`) and `stop()` it in `afterAll`;
+ * both start in well under a second and leave nothing behind.
+ *
+ *   const s3 = await startS3rver();          // s3.client is ready to use on s3.bucket
+ *   const store = new S3ObjectStore({ bucket: s3.bucket, client: s3.client });
+ *   ...
+ *   await s3.stop();
+ *
+ * Credentials and region are fixed here (never read from the environment); build extra clients
+ * with `createS3Client(s3ClientOptions(endpoint))` / `createDynamoDbClient(dynamoDbClientOptions(endpoint))`.
+ */
+import crypto from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { S3Client } from '@aws-sdk/client-s3';
+import dynalite from 'dynalite';
+import S3rver from 's3rver';
+import {
+  createDynamoDbClient,
+  ensureTable,
+  type CreateDynamoDbClientOptions,
+} from '../../src/storage/dynamodb-metadata-store.js';
+import { createS3Client, type CreateS3ClientOptions } from '../../src/storage/s3-object-store.js';
+
+export const TEST_REGION = 'us-east-1';
+
+/** s3rver checks signatures against this fixed key pair; dynalite accepts any. */
+export const TEST_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
+
+export interface S3rverHandle {
+  /** `http://127.0.0.1:<port>`; needs path-style addressing. */
+  endpoint: string;
+  /** A bucket that exists and starts empty. */
+  bucket: string;
+  /** A client for `endpoint`, destroyed by `stop()`. */
+  client: S3Client;
+  /** Closes the client and the server and removes the server's directory. */
+  stop(): Promise<void>;
+}
+
+export interface DynaliteHandle {
+  /** `http://127.0.0.1:<port>`. */
+  endpoint: string;
+  /** A table with the metadata key schema (pk S, sk S) that exists, is ACTIVE and starts empty. */
+  table: string;
+  /** A client for `endpoint`, destroyed by `stop()`. */
+  client: DynamoDBClient;
+  /** Closes the client and the server (its data lives in memory only). */
+  stop(): Promise<void>;
+}
+
+export function s3ClientOptions(endpoint: string): CreateS3ClientOptions {
+  return { endpoint, region: TEST_REGION, forcePathStyle: true, credentials: { ...TEST_CREDENTIALS } };
+}
+
+export function dynamoDbClientOptions(endpoint: string): CreateDynamoDbClientOptions {
+  return { endpoint, region: TEST_REGION, credentials: { ...TEST_CREDENTIALS } };
+}
+
+export async function startS3rver(): Promise<S3rverHandle> {
+  allowSingleDes();
+  const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
+  const bucket = 'test-bucket';
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket }],
+  });
+  let address: AddressInfo;
+  try {
+    address = await server.run();
+  } catch (err) {
+    await rm(directory, { recursive: true, force: true });
+    throw err;
+  }
+  const endpoint = `http://127.0.0.1:${address.port}`;
+  const client = createS3Client(s3ClientOptions(endpoint));
+  return {
+    endpoint,
+    bucket,
+    client,
+    async stop() {
+      client.destroy();
+      await server.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * s3rver 3.7 encrypts ListObjectsV2 continuation tokens with single DES ('des'), which OpenSSL 3
+ * (Node >= 17) only ships in its legacy provider, so every truncated listing fails with
+ * InternalError. Triple DES with three equal keys is single DES, and 'des-ede3-cbc' is in the
+ * default provider: route 'des' there. Affects only callers asking for 'des' in this process.
+ */
+function allowSingleDes(): void {
+  try {
+    crypto.createCipheriv('des', Buffer.alloc(8), Buffer.alloc(8));
+    return; // the legacy provider is loaded (or this is already patched)
+  } catch {
+    // fall through
+  }
+  const asTripleDes = (algorithm: string, key: crypto.CipherKey): [string, crypto.CipherKey] =>
+    algorithm.toLowerCase() === 'des' && Buffer.isBuffer(key) && key.length === 8
+      ? ['des-ede3-cbc', Buffer.concat([key, key, key])]
+      : [algorithm, key];
+  const { createCipheriv, createDecipheriv } = crypto;
+  const patched = crypto as { createCipheriv: unknown; createDecipheriv: unknown };
+  patched.createCipheriv = (algorithm: string, key: crypto.CipherKey, iv: crypto.BinaryLike | null, options?: never) =>
+    createCipheriv(...asTripleDes(algorithm, key), iv, options);
+  patched.createDecipheriv = (algorithm: string, key: crypto.CipherKey, iv: crypto.BinaryLike | null, options?: never) =>
+    createDecipheriv(...asTripleDes(algorithm, key), iv, options);
+}
+
+export async function startDynalite(): Promise<DynaliteHandle> {
+  const server: Server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = createDynamoDbClient(dynamoDbClientOptions(endpoint));
+  const stop = async () => {
+    client.destroy();
+    await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
+  };
+  const table = 'test-metadata';
+  try {
+    await ensureTable(client, table);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { endpoint, table, client, stop };
+}
