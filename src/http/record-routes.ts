@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../errors.js';
-import type { AppendOutcome } from '../log/partition-log.js';
+import type { Acks, AppendOptions, AppendOutcome } from '../log/partition-log.js';
 import type { LogRecord } from '../log/record-batch.js';
 import type { Topic } from '../log/topics.js';
 import type { AppEnv, AppServices } from './app-env.js';
@@ -11,17 +11,41 @@ import { partitionParam, queryInt, readJson } from './request.js';
 
 const batchSchema = z.object({
   entries: z.array(produceRecordSchema.extend({ id: z.union([z.string(), z.number()]).transform(String) })).min(1),
+  // Extension: an idempotent producer's id, epoch and one base sequence per partition.
+  producer_id: z.number().int().nonnegative().optional(),
+  producer_epoch: z.number().int().nonnegative().optional(),
+  sequences: z.array(z.object({ partition_id: z.number().int().nonnegative(), base_sequence: z.number().int().nonnegative() })).optional(),
 });
 
+/** Kafka's acks as a query parameter (extension): 0, 1, all or -1; all is the default, as in Kafka 3. */
+function parseAcks(raw: string | undefined): Acks {
+  if (raw === undefined || raw === 'all' || raw === '-1') return 'all';
+  if (raw === '0') return 0;
+  if (raw === '1') return 1;
+  throw new KafkaError('INVALID_REQUIRED_ACKS', `acks must be 0, 1, all or -1 (got ${JSON.stringify(raw)})`);
+}
+
+function producerOf(body: z.infer<typeof batchSchema>): AppendOptions['producer'] {
+  const { producer_id: producerId, producer_epoch: producerEpoch, sequences } = body;
+  if (producerId === undefined && producerEpoch === undefined && sequences === undefined) return undefined;
+  if (producerId === undefined || producerEpoch === undefined || sequences === undefined) {
+    throw new KafkaError('INVALID_REQUEST', 'An idempotent batch needs producer_id, producer_epoch and sequences together');
+  }
+  if (body.entries.some((e) => e.partition_id === undefined || e.partition_id === null)) {
+    throw new KafkaError('INVALID_REQUEST', 'Every entry of an idempotent batch needs an explicit partition_id (sequences are per partition)');
+  }
+  return { producerId, producerEpoch, baseSequences: new Map(sequences.map((s) => [s.partition_id, s.base_sequence])) };
+}
+
 type EntryResult =
-  | { ok: true; partition: number; offset: number; timestamp: number; keyType: DataType; valueType: DataType; keySize: number | null; valueSize: number | null }
+  | { ok: true; partition: number; offset: number; timestamp: number; keyType: DataType; valueType: DataType; keySize: number | null; valueSize: number | null; duplicate?: boolean }
   | { ok: false; status: number; body: ReturnType<typeof toErrorResponse>['body'] };
 
 /**
  * Produces a request's records: every record is encoded and placed on its partition, then all
  * partitions are appended as one request (one object). Results come back in entry order.
  */
-async function produce(services: AppServices, topic: Topic, bodies: ProduceRecordBody[]): Promise<EntryResult[]> {
+async function produce(services: AppServices, topic: Topic, bodies: ProduceRecordBody[], options: AppendOptions): Promise<EntryResult[]> {
   const now = services.clock.now();
   const choose = services.partitioner.forRequest(topic.name, topic.partitionCount);
   const results: EntryResult[] = new Array(bodies.length);
@@ -48,15 +72,26 @@ async function produce(services: AppServices, topic: Topic, bodies: ProduceRecor
     }
   });
 
+  if (options.producer) {
+    // Sequences count a partition's records: an idempotent partition batch is all or nothing.
+    for (const [partition, group] of [...byPartition]) {
+      const failed = bodies.findIndex((b, i) => b.partition_id === partition && results[i] !== undefined);
+      if (failed < 0) continue;
+      const body = { ...(results[failed] as Extract<EntryResult, { ok: false }>).body };
+      for (const i of group.entries) results[i] = { ok: false, status: 400, body: { ...body, message: `Another record of this partition's idempotent batch was rejected: ${body.message}` } };
+      byPartition.delete(partition);
+    }
+  }
   const appends = [...byPartition].map(([partition, g]) => ({ partition, records: g.records }));
-  const outcomes: Map<number, AppendOutcome> = appends.length > 0 ? await services.log.append(topic, appends) : new Map();
+  const outcomes: Map<number, AppendOutcome> = appends.length > 0 ? await services.log.append(topic, appends, options) : new Map();
   for (const [partition, group] of byPartition) {
     const outcome = outcomes.get(partition)!;
     group.entries.forEach((i, k) => {
       if (outcome.ok) {
         const m = meta[i]!;
         const timestamp = outcome.info.logAppendTime >= 0 ? outcome.info.logAppendTime : m.timestamp;
-        results[i] = { ok: true, partition, offset: outcome.info.baseOffset + k, ...m, timestamp };
+        const offset = outcome.info.baseOffset < 0 ? -1 : outcome.info.baseOffset + k; // acks=0: not known
+        results[i] = { ok: true, partition, offset, ...m, timestamp, ...(outcome.info.duplicate ? { duplicate: true } : {}) };
       } else {
         const { status, body } = toErrorResponse(outcome.error);
         results[i] = { ok: false, status, body };
@@ -75,6 +110,7 @@ function success(clusterId: string, topic: string, r: Extract<EntryResult, { ok:
     timestamp: new Date(r.timestamp).toISOString(),
     key: r.keySize === null ? null : { type: r.keyType, size: r.keySize },
     value: r.valueSize === null ? null : { type: r.valueType, size: r.valueSize },
+    ...(r.duplicate ? { duplicate: true } : {}),
   };
 }
 
@@ -85,7 +121,7 @@ export function recordRoutes(): Hono<AppEnv> {
     const services = c.get('services');
     const body = produceRecordSchema.parse(await readJson(c));
     const topic = await services.topics.get(c.req.param('topic'));
-    const [r] = await produce(services, topic, [body]);
+    const [r] = await produce(services, topic, [body], { acks: parseAcks(c.req.query('acks')) });
     if (!r!.ok) return c.json(r!.body, r!.status as 400);
     return c.json({ error_code: 200, ...success(services.clusterId, topic.name, r!) });
   });
@@ -96,8 +132,11 @@ export function recordRoutes(): Hono<AppEnv> {
     const body = batchSchema.parse(await readJson(c));
     const ids = new Set(body.entries.map((e) => e.id));
     if (ids.size !== body.entries.length) throw new KafkaError('BAD_REQUEST', 'Entry ids must be unique within a batch');
+    const options: AppendOptions = { acks: parseAcks(c.req.query('acks')) };
+    const producer = producerOf(body);
+    if (producer) options.producer = producer;
     const topic = await services.topics.get(c.req.param('topic'));
-    const results = await produce(services, topic, body.entries);
+    const results = await produce(services, topic, body.entries, options);
     const successes: unknown[] = [];
     const failures: unknown[] = [];
     results.forEach((r, i) => {
@@ -127,6 +166,25 @@ export function recordRoutes(): Hono<AppEnv> {
       next_offset: result.nextOffset,
       high_watermark: result.highWatermark,
       log_start_offset: result.logStartOffset,
+    });
+  });
+
+  // Extension: the replica catch-up step on demand (the scheduler runs it on every tick).
+  app.post('/topics/:topic/replicas:sync', async (c) => {
+    const services = c.get('services');
+    const topic = await services.topics.get(c.req.param('topic'));
+    const reports = await services.log.syncReplicas(topic);
+    return c.json({
+      kind: 'KafkaReplicaSyncReport',
+      topic_name: topic.name,
+      partitions: reports.map((r) => ({
+        partition_id: r.partition,
+        copied_objects: r.copiedObjects,
+        caught_up: r.caughtUp,
+        removed_from_isr: r.removedFromIsr,
+        added_to_isr: r.addedToIsr,
+        ...(r.elected !== undefined ? { elected_leader: r.elected } : {}),
+      })),
     });
   });
 

@@ -2,8 +2,9 @@ import type { Context } from 'hono';
 import { KafkaError } from '../errors.js';
 
 /** Parses a JSON body; malformed JSON is the caller's fault (400), never a 500. */
-export async function readJson(c: Context): Promise<unknown> {
+export async function readJson(c: Context, options: { optional?: boolean } = {}): Promise<unknown> {
   const text = await c.req.text();
+  if (text.trim() === '' && options.optional) return {};
   if (text.trim() === '') throw new KafkaError('BAD_REQUEST', 'The request body is empty; a JSON body is required');
   try {
     return JSON.parse(text);

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { KafkaError } from '../errors.js';
 import { checkSequence, ProducerBatchLog } from '../producer/producer-state.js';
 import { withinEpoch } from '../replication/epoch-history.js';
-import { ReplicaManager } from '../replication/replica-manager.js';
+import { ReplicaManager, type SyncReport } from '../replication/replica-manager.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import { OffsetIndex } from './offset-index.js';
 import { commitToPartition, readPartitionState, type CommitPlan, type StateRead } from './partition-commit.js';
@@ -244,6 +244,15 @@ export class PartitionLog {
       }
       return info(entry.baseOffset, entry.lastOffset, result.state.logStartOffset);
     }
+  }
+
+  /** The replica catch-up step for every partition of a topic (the scheduler runs it too). */
+  async syncReplicas(topic: Topic): Promise<(SyncReport & { partition: number })[]> {
+    const reports = [];
+    for (let p = 0; p < topic.partitionCount; p++) {
+      reports.push({ partition: p, ...(await this.replicas.sync(topic, p, topic.config.uncleanLeaderElectionEnable)) });
+    }
+    return reports;
   }
 
   /**

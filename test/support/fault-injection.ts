@@ -1,0 +1,94 @@
+/**
+ * Fault injection around the storage ports, driven by tests: a store can be down (every call
+ * fails), or a chosen operation can fail before it takes effect, fail AFTER it took effect (the
+ * ambiguous case: the caller sees an error but the write happened), or be delayed.
+ */
+import type { ByteRange, MetadataStore, MetaItem, ObjectStore, QueryOptions, WriteCondition } from '../../src/storage/ports.js';
+
+export class InjectedFault extends Error {
+  constructor(what: string) {
+    super(`injected fault: ${what}`);
+    this.name = 'InjectedFault';
+  }
+}
+
+type Rule<Op extends string> = { op: Op; when: 'before' | 'after'; times: number; match?: (arg: string) => boolean };
+
+class Faults<Op extends string> {
+  down = false;
+  delayMs = 0;
+  private rules: Rule<Op>[] = [];
+  injected = 0;
+
+  /** Fails the next `times` calls of `op` (whose key matches), before or after the call takes effect. */
+  fail(op: Op, options: { when?: 'before' | 'after'; times?: number; match?: (key: string) => boolean } = {}): void {
+    this.rules.push({ op, when: options.when ?? 'before', times: options.times ?? 1, ...(options.match ? { match: options.match } : {}) });
+  }
+
+  clear(): void {
+    this.rules = [];
+    this.down = false;
+    this.delayMs = 0;
+  }
+
+  async run<T>(name: string, op: Op, key: string, call: () => Promise<T>): Promise<T> {
+    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
+    if (this.down) {
+      this.injected++;
+      throw new InjectedFault(`${name} is down`);
+    }
+    const rule = this.rules.find((r) => r.op === op && r.times > 0 && (!r.match || r.match(key)));
+    if (rule) rule.times--;
+    if (rule?.when === 'before') {
+      this.injected++;
+      throw new InjectedFault(`${name}.${op}(${key}) failed`);
+    }
+    const result = await call();
+    if (rule?.when === 'after') {
+      this.injected++;
+      throw new InjectedFault(`${name}.${op}(${key}) took effect, then failed`);
+    }
+    return result;
+  }
+}
+
+export class FaultyObjectStore implements ObjectStore {
+  readonly faults = new Faults<'put' | 'get' | 'head' | 'list' | 'delete'>();
+  constructor(private readonly inner: ObjectStore) {}
+  get name() {
+    return this.inner.name;
+  }
+  put(key: string, body: Uint8Array) {
+    return this.faults.run(this.name, 'put', key, () => this.inner.put(key, body));
+  }
+  get(key: string, range?: ByteRange) {
+    return this.faults.run(this.name, 'get', key, () => this.inner.get(key, range));
+  }
+  head(key: string) {
+    return this.faults.run(this.name, 'head', key, () => this.inner.head(key));
+  }
+  list(prefix: string, page?: { startAfter?: string; limit?: number }) {
+    return this.faults.run(this.name, 'list', prefix, () => this.inner.list(prefix, page));
+  }
+  delete(keys: string[]) {
+    return this.faults.run(this.name, 'delete', keys.join(','), () => this.inner.delete(keys));
+  }
+}
+
+/** Keys for matching are `pk|sk`. */
+export class FaultyMetadataStore implements MetadataStore {
+  readonly faults = new Faults<'get' | 'query' | 'put' | 'delete'>();
+  constructor(private readonly inner: MetadataStore) {}
+  get<T>(pk: string, sk: string): Promise<MetaItem<T> | undefined> {
+    return this.faults.run('metadata', 'get', `${pk}|${sk}`, () => this.inner.get<T>(pk, sk));
+  }
+  query<T>(pk: string, options?: QueryOptions): Promise<MetaItem<T>[]> {
+    return this.faults.run('metadata', 'query', pk, () => this.inner.query<T>(pk, options));
+  }
+  put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>> {
+    return this.faults.run('metadata', 'put', `${pk}|${sk}`, () => this.inner.put(pk, sk, value, condition));
+  }
+  delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void> {
+    return this.faults.run('metadata', 'delete', `${pk}|${sk}`, () => this.inner.delete(pk, sk, condition));
+  }
+}
