@@ -32,7 +32,8 @@ export class OffsetIndex {
     let next = from;
     let bytes = 0;
     for await (const e of this.scan(topic, partition, state.topicId, from, to, (e) => withinEpoch(state.epochHistory, e))) {
-      if (e.baseOffset !== next) break; // a gap: only the last commit may be missing, handled below
+      if (e.lastOffset < next) continue; // covered already (e.g. old entries a segment swap replaced)
+      if (e.baseOffset > next) break; // a gap: only the last commit may be missing, handled below
       out.push(e);
       bytes += e.end - e.start;
       next = e.lastOffset + 1;
