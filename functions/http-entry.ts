@@ -1,0 +1,33 @@
+/**
+ * The composition shared by the HTTP functions (produce, fetch, admin): configuration from the
+ * environment, the storage adapters it names (instrumented for metrics), the Hono app, the
+ * observability middleware around it, and hono/aws-lambda's adapter. Called once per cold start.
+ *
+ * The three functions serve the same app; API Gateway's routes decide which one a path reaches
+ * (infra/routes.ts), so each can be sized and permitted for its own traffic.
+ */
+import { Hono, type Env } from 'hono';
+import { handle } from 'hono/aws-lambda';
+import { createServices, createStorage } from '../src/compose.js';
+import { serverConfigFromEnv } from '../src/config/server-config.js';
+import { createApp } from '../src/http/app.js';
+import { instrumentStorage } from './instrumented-storage.js';
+import { log, observe, telemetryFromEnv, type Telemetry } from './observability.js';
+
+/** Wraps an app in the observability middleware without changing its routes, errors or 404s. */
+export function observedApp<E extends Env>(app: Hono<E>, t: Telemetry): Hono {
+  const outer = new Hono();
+  outer.use('*', observe(t));
+  outer.all('*', (c) => app.fetch(c.req.raw, c.env as E['Bindings']));
+  return outer;
+}
+
+export function createHttpHandler(functionName: string, env: Record<string, string | undefined>) {
+  const telemetry = telemetryFromEnv(env, functionName);
+  const config = serverConfigFromEnv(env);
+  const storage = instrumentStorage(createStorage(config.backend));
+  const app = createApp(createServices(config, storage), {
+    logError: (e, context) => log(telemetry, 'error', 'unhandled error', { ...context, error: e instanceof Error ? e.stack : String(e) }),
+  });
+  return handle(observedApp(app, telemetry));
+}

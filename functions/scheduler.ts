@@ -1,0 +1,63 @@
+/**
+ * Lambda entry point for the scheduled maintenance run (an EventBridge rule invokes it; see
+ * infra/log-stack.ts). It composes the storage once per cold start, runs one scheduler pass in an
+ * observability scope, logs what the pass did and publishes it as metrics (SchedulerWork,
+ * SchedulerFailures); a failure is rethrown so Lambda's Errors metric and the alarm see it.
+ *
+ * The maintenance scheduler itself (timers, retention, compaction, orphan GC) is issue #5 and
+ * lives in src/maintenance/. Until it lands, `runScheduler` below only logs a structured
+ * "scheduler tick"; replacing it with the import from '../src/maintenance/scheduler.js' is the
+ * only change this file needs.
+ */
+import type { Context, ScheduledEvent } from 'aws-lambda';
+import { systemClock, type Clock } from '../src/clock.js';
+import { createStorage, type Storage } from '../src/compose.js';
+import { serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
+import { instrumentStorage } from './instrumented-storage.js';
+import { addMetric, inScope, log, Scope, telemetryFromEnv, type Telemetry } from './observability.js';
+
+export interface SchedulerDeps {
+  config: ServerConfig;
+  storage: Storage;
+  clock: Clock;
+  /** Epoch ms by which the pass should stop taking new work (the invocation's timeout, less a margin). */
+  deadline: number;
+  telemetry: Telemetry;
+}
+
+/** What a pass did, as counts by kind of work (e.g. { timersFired: 3, segmentsDeleted: 1 }). */
+export type SchedulerReport = Record<string, number>;
+
+/** Stand-in for src/maintenance's scheduler until issue #5 lands: logs one tick, does no work. */
+export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport> {
+  log(deps.telemetry, 'info', 'scheduler tick', {
+    replicaStores: deps.storage.stores.length,
+    deadline: new Date(deps.deadline).toISOString(),
+  });
+  return {};
+}
+
+/** Leaves this much of the invocation's time for the pass to finish what it started. */
+const SAFETY_MARGIN_MS = 15_000;
+
+const telemetry = telemetryFromEnv(process.env, 'scheduler');
+const config = serverConfigFromEnv(process.env);
+const storage = instrumentStorage(createStorage(config.backend));
+
+export const handler = async (event: Partial<ScheduledEvent> | undefined, context: Context): Promise<SchedulerReport> => {
+  const scope = new Scope(context.awsRequestId, event?.time ? { scheduledAt: event.time } : {});
+  return inScope(telemetry, scope, async () => {
+    const started = systemClock.now();
+    const deadline = started + Math.max(context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS, 0);
+    try {
+      const report = await runScheduler({ config, storage, clock: systemClock, deadline, telemetry });
+      addMetric('SchedulerWork', Object.values(report).reduce((n, v) => n + v, 0));
+      log(telemetry, 'info', 'scheduler run', { durationMs: systemClock.now() - started, ...report });
+      return report;
+    } catch (e) {
+      addMetric('SchedulerFailures');
+      log(telemetry, 'error', 'scheduler run failed', { durationMs: systemClock.now() - started, error: e instanceof Error ? e.stack : String(e) });
+      throw e;
+    }
+  });
+};

@@ -1,0 +1,56 @@
+/**
+ * Least privilege, written down once: the S3 and DynamoDB actions each function may use, on the
+ * stack's own buckets and table only. The stack turns this into IAM policies; a test runs every
+ * function's routes with instrumented storage and checks that each call it makes is allowed here
+ * and that nothing here goes unused (test/infra/data-access.test.ts).
+ */
+export type DataFunctionName = 'produce' | 'fetch' | 'admin' | 'scheduler';
+
+export interface DataAccess {
+  /** On the objects of every replica bucket (`arn:aws:s3:::bucket/*`). */
+  objectActions: readonly string[];
+  /** On the replica buckets themselves (`arn:aws:s3:::bucket`). */
+  bucketActions: readonly string[];
+  /** On the metadata table. */
+  tableActions: readonly string[];
+}
+
+export const DATA_ACCESS: Readonly<Record<DataFunctionName, DataAccess>> = {
+  // Writes the request's object, commits (conditional UpdateItem of the partition state), indexes.
+  produce: {
+    objectActions: ['s3:PutObject'],
+    bucketActions: [],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+  },
+  // Reads state and the offset index, ranged GETs of objects; repairs a missing index entry.
+  fetch: {
+    objectActions: ['s3:GetObject'],
+    bucketActions: [],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+  },
+  // Topics and configs (items), list offsets by time (object reads), topic deletion (purge).
+  admin: {
+    objectActions: ['s3:GetObject', 's3:DeleteObject'],
+    bucketActions: ['s3:ListBucket'],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+  },
+  // Retention, compaction and segment merge rewrite and delete objects; timers are items.
+  scheduler: {
+    objectActions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+    bucketActions: ['s3:ListBucket'],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+  },
+};
+
+/** The IAM action behind each API call the storage adapters make (HEAD needs s3:GetObject). */
+export const IAM_ACTION_FOR_CALL: Readonly<Record<string, string>> = {
+  PutObject: 's3:PutObject',
+  GetObject: 's3:GetObject',
+  HeadObject: 's3:GetObject',
+  ListObjectsV2: 's3:ListBucket',
+  DeleteObjects: 's3:DeleteObject',
+  GetItem: 'dynamodb:GetItem',
+  Query: 'dynamodb:Query',
+  UpdateItem: 'dynamodb:UpdateItem',
+  DeleteItem: 'dynamodb:DeleteItem',
+};

@@ -1,0 +1,116 @@
+/**
+ * The Lambda functions: produce, fetch and admin (the HTTP app, split by route), the scheduler,
+ * and in API-key mode the authorizer. Each is a NodejsFunction bundled by the local esbuild (no
+ * Docker), arm64, on the newest Node runtime, with its own role and log group.
+ *
+ * Bundles are self-contained ESM (the AWS SDK is bundled too, so the SDK version is the one the
+ * tests ran, not whatever the runtime ships). better-sqlite3, which src/compose.ts imports for
+ * the embedded backend, is a native module: it is aliased to a stub that throws if ever used.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const RUNTIME = lambda.Runtime.NODEJS_24_X;
+
+/** The esbuild settings of every bundle (the bundle tests import what these produce). */
+export const BUNDLING: BundlingOptions = {
+  forceDockerBundling: false,
+  format: OutputFormat.ESM,
+  target: 'node24',
+  mainFields: ['module', 'main'],
+  minify: true,
+  sourceMap: true,
+  sourcesContent: false,
+  bundleAwsSDK: true,
+  externalModules: [],
+  // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
+  banner: "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);",
+  esbuildArgs: { '--alias:better-sqlite3': './functions/stubs/better-sqlite3.ts' },
+};
+
+export type LogFunctionName = 'produce' | 'fetch' | 'admin' | 'scheduler';
+
+interface FunctionSpec {
+  description: string;
+  memorySize: number;
+  timeout: Duration;
+}
+
+/**
+ * Sizing. Produce and fetch encode, CRC and move up to MAX_REQUEST_BYTES / MAX_FETCH_BYTES (8 MiB)
+ * per request and wait on S3 and DynamoDB: 1 GiB buys the CPU for that. API Gateway gives an
+ * integration 30 s at most, so the HTTP functions stop at 29 s. The scheduler works in batches and
+ * stops taking new work 15 s before its own timeout.
+ */
+export const FUNCTION_SPECS: Readonly<Record<LogFunctionName, FunctionSpec>> = {
+  produce: { description: 'Produce: POST .../topics/{topic}/records[:batch]', memorySize: 1024, timeout: Duration.seconds(29) },
+  fetch: { description: 'Fetch: GET .../partitions/{partition}/records', memorySize: 1024, timeout: Duration.seconds(29) },
+  admin: { description: 'Admin: topics, configs, partitions, offsets', memorySize: 512, timeout: Duration.seconds(29) },
+  scheduler: { description: 'Scheduled maintenance: timers, retention, compaction, orphan GC', memorySize: 1024, timeout: Duration.minutes(5) },
+};
+
+export interface LogFunctionsProps {
+  /** Environment of every data function (storage, cluster id, metrics names). */
+  environment: Record<string, string>;
+  logRetention: logs.RetentionDays;
+  removalPolicy: RemovalPolicy;
+  /** SHA-256 digests of the accepted API keys; the authorizer exists only when given. */
+  apiKeyDigests?: string[];
+}
+
+export class LogFunctions extends Construct {
+  readonly byName: Readonly<Record<LogFunctionName, NodejsFunction>>;
+  readonly authorizer?: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: LogFunctionsProps) {
+    super(scope, id);
+    const make = (name: string, entry: string, spec: FunctionSpec, environment: Record<string, string>, extra: Partial<lambda.FunctionProps> = {}) => {
+      const logGroup = new logs.LogGroup(this, `${name}Logs`, { retention: props.logRetention, removalPolicy: props.removalPolicy });
+      const role = new iam.Role(this, `${name}Role`, {
+        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+        description: `${name} function: its log group and the data actions of infra/data-access.ts`,
+      });
+      logGroup.grantWrite(role);
+      return new NodejsFunction(this, name, {
+        entry: join(REPO_ROOT, 'functions', entry),
+        handler: 'handler',
+        projectRoot: REPO_ROOT,
+        depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+        runtime: RUNTIME,
+        architecture: lambda.Architecture.ARM_64,
+        bundling: BUNDLING,
+        role,
+        logGroup,
+        description: spec.description,
+        memorySize: spec.memorySize,
+        timeout: spec.timeout,
+        environment: { ...environment, NODE_OPTIONS: '--enable-source-maps' },
+        ...extra,
+      });
+    };
+    const fn = (name: LogFunctionName, extra?: Partial<lambda.FunctionProps>) =>
+      make(name[0]!.toUpperCase() + name.slice(1), `${name}.ts`, FUNCTION_SPECS[name], props.environment, extra);
+    this.byName = {
+      produce: fn('produce'),
+      fetch: fn('fetch'),
+      admin: fn('admin'),
+      // The next tick comes soon enough: no retries of a failed run, and no stale runs queued.
+      scheduler: fn('scheduler', { retryAttempts: 0 }),
+    };
+    if (props.apiKeyDigests) {
+      this.authorizer = make(
+        'ApiKeyAuthorizer',
+        'api-key-authorizer.ts',
+        { description: 'API-key authorizer (x-api-key against SHA-256 digests)', memorySize: 256, timeout: Duration.seconds(5) },
+        { API_KEY_SHA256: props.apiKeyDigests.join(',') },
+      );
+    }
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * One deployment: replica buckets, the metadata table, the functions, the HTTP API, the
+ * scheduler's schedule, least-privilege grants, monitoring and the outputs a client needs.
+ */
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type { Construct } from 'constructs';
+import { DATA_ACCESS, type DataFunctionName } from './data-access.js';
+import { LogHttpApi } from './http-api.js';
+import { LogFunctions } from './log-functions.js';
+import { Monitoring } from './monitoring.js';
+import { ReplicaStores } from './replica-stores.js';
+import type { LogStackConfig } from './stack-config.js';
+
+export const METRICS_NAMESPACE = 'S3KafkaLog';
+
+/**
+ * A synchronous Lambda invocation carries at most 6 MB each way. Requests are capped below that;
+ * fetches at 1 MiB of record batches, which the JSON response (base64 values plus per-record
+ * fields) inflates to about 1.5 MB for 1 KiB records (test/functions/request-counts.test.ts).
+ */
+export const LAMBDA_PAYLOAD_LIMITS = { MAX_REQUEST_BYTES: String(5 * 1024 * 1024), MAX_FETCH_BYTES: String(1024 * 1024) };
+
+export interface LogStackProps extends StackProps {
+  config: LogStackConfig;
+}
+
+export class LogStack extends Stack {
+  readonly stores: ReplicaStores;
+  readonly table: dynamodb.Table;
+  readonly functions: LogFunctions;
+  readonly httpApi: LogHttpApi;
+  readonly monitoring: Monitoring;
+
+  constructor(scope: Construct, id: string, props: LogStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+    const removalPolicy = config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    this.stores = new ReplicaStores(this, 'ReplicaStores', {
+      standardBuckets: config.replicaStores,
+      expressOneZoneAzIds: config.expressOneZoneAzIds,
+      retainData: config.retainData,
+    });
+
+    // The key schema of src/storage/dynamodb-metadata-store.ts; every write is one conditional
+    // UpdateItem, so on-demand capacity is the only mode that costs nothing while idle.
+    this.table = new dynamodb.Table(this, 'Metadata', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: config.deletionProtection,
+      removalPolicy,
+    });
+
+    this.functions = new LogFunctions(this, 'Functions', {
+      environment: {
+        STORAGE_BACKEND: 'aws',
+        BUCKETS: this.stores.bucketNames.join(','),
+        TABLE_NAME: this.table.tableName,
+        CLUSTER_ID: config.clusterId,
+        SERVICE_NAME: this.stackName,
+        METRICS_NAMESPACE,
+        ...LAMBDA_PAYLOAD_LIMITS,
+      },
+      logRetention: config.logRetention,
+      removalPolicy,
+      ...(config.auth.mode === 'apiKey' && { apiKeyDigests: config.auth.keyDigests }),
+    });
+
+    for (const [name, fn] of Object.entries(this.functions.byName) as [DataFunctionName, LogFunctions['byName'][DataFunctionName]][]) {
+      const access = DATA_ACCESS[name];
+      this.stores.grant(fn, access);
+      fn.addToRolePolicy(new iam.PolicyStatement({ actions: [...access.tableActions], resources: [this.table.tableArn] }));
+      if (access.objectActions.length > 0) {
+        for (const id of this.stores.objectArnFindings()) {
+          Validations.of(fn.role!).acknowledge({
+            id,
+            reason:
+              `Objects are created under fresh keys per request, so object actions (${access.objectActions.join(', ')}) ` +
+              'name every key of the stack\'s own replica buckets (bucket/*) and nothing else.',
+          });
+        }
+      }
+    }
+
+    this.httpApi = new LogHttpApi(this, 'Http', {
+      apiName: this.stackName,
+      functions: this.functions.byName,
+      auth: config.auth,
+      authorizerFunction: this.functions.authorizer,
+      throttle: config.throttle,
+      logRetention: config.logRetention,
+      removalPolicy,
+    });
+
+    const rate = Duration.minutes(config.schedulerRateMinutes);
+    new events.Rule(this, 'SchedulerSchedule', {
+      description: `Runs scheduled maintenance every ${config.schedulerRateMinutes} minute(s)`,
+      schedule: events.Schedule.rate(rate),
+      targets: [new targets.LambdaFunction(this.functions.byName.scheduler, { retryAttempts: 0, maxEventAge: Duration.seconds(Math.max(60, rate.toSeconds())) })],
+    });
+
+    const { scheduler, ...httpFunctions } = this.functions.byName;
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      dashboardName: this.stackName,
+      namespace: METRICS_NAMESPACE,
+      service: this.stackName,
+      functions: { ...httpFunctions, ...(this.functions.authorizer && { authorizer: this.functions.authorizer }) },
+      scheduler,
+      schedulerRateMinutes: config.schedulerRateMinutes,
+      stage: this.httpApi.stage,
+      alarmEmail: config.alarmEmail,
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: this.httpApi.url, description: 'Base URL of the v3 API (append v3/clusters)' });
+    new CfnOutput(this, 'ClusterId', { value: config.clusterId, description: 'The cluster id in /v3/clusters/{cluster_id}' });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'DynamoDB metadata table (TABLE_NAME)' });
+    new CfnOutput(this, 'BucketNames', { value: this.stores.bucketNames.join(','), description: 'Replica buckets in replica-id order (BUCKETS)' });
+    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.alarmTopic.topicArn, description: 'Subscribe to get alarm notifications' });
+
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The stack's settings, from CDK context (`cdk.json` or `cdk deploy -c key=value`). Values given
+ * with -c arrive as strings, values in cdk.json as JSON; both are accepted.
+ *
+ *   stage                 name suffix of the stack and its resources            dev
+ *   clusterId             the v3 cluster id clients put in paths               the stage
+ *   replicaStores         standard S3 buckets, one replica store each          1
+ *   expressOneZoneAzIds   AZ ids (e.g. use1-az4,use1-az5) for S3 Express One Zone
+ *                         directory buckets, appended as further replica stores  none
+ *   retainData            keep buckets and table when the stack is deleted     true
+ *   deletionProtection    DynamoDB deletion protection                         = retainData
+ *   authMode              iam (SigV4) | jwt | apiKey                           iam
+ *   jwtIssuer, jwtAudience          for authMode=jwt (audience: comma-separated)
+ *   apiKeySha256          for authMode=apiKey: hex SHA-256 digests of the accepted keys
+ *   schedulerRateMinutes  how often the scheduler runs                         1
+ *   logRetentionDays      CloudWatch Logs retention (a value CloudWatch offers) 30
+ *   throttleRate, throttleBurst     API requests per second, burst            1000, 2000
+ *   alarmEmail            subscribe this address to the alarm topic           none
+ */
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+
+export type ApiAuth =
+  | { mode: 'iam' }
+  | { mode: 'jwt'; issuer: string; audiences: string[] }
+  | { mode: 'apiKey'; keyDigests: string[] };
+
+export interface LogStackConfig {
+  stage: string;
+  clusterId: string;
+  replicaStores: number;
+  expressOneZoneAzIds: string[];
+  retainData: boolean;
+  deletionProtection: boolean;
+  auth: ApiAuth;
+  schedulerRateMinutes: number;
+  logRetention: RetentionDays;
+  throttle: { rateLimit: number; burstLimit: number };
+  alarmEmail?: string;
+}
+
+type Lookup = (key: string) => unknown;
+
+/** One stack per stage; its name also names the API, the dashboard and the metrics' Service. */
+export function stackName(stage: string): string {
+  return `S3KafkaLog-${stage}`;
+}
+
+const str = (v: unknown): string | undefined => (v === undefined || v === null || v === '' ? undefined : String(v));
+
+function list(v: unknown): string[] {
+  if (Array.isArray(v)) return v.map(String).map((s) => s.trim()).filter(Boolean);
+  return (str(v) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function bool(key: string, v: unknown, fallback: boolean): boolean {
+  if (v === undefined || v === null || v === '') return fallback;
+  if (v === true || v === 'true') return true;
+  if (v === false || v === 'false') return false;
+  throw new Error(`Context ${key} must be true or false, got ${JSON.stringify(v)}`);
+}
+
+function int(key: string, v: unknown, fallback: number, min: number, max: number): number {
+  if (v === undefined || v === null || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`Context ${key} must be an integer in [${min}, ${max}], got ${JSON.stringify(v)}`);
+  return n;
+}
+
+const RETENTION_DAYS = new Set<number>(Object.values(RetentionDays).filter((d): d is number => typeof d === 'number'));
+
+export function stackConfig(context: Lookup): LogStackConfig {
+  const stage = str(context('stage')) ?? 'dev';
+  if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) throw new Error(`Context stage must be lower-case letters, digits and '-', at most 20 characters: ${stage}`);
+  const retainData = bool('retainData', context('retainData'), true);
+
+  const authMode = str(context('authMode')) ?? 'iam';
+  let auth: ApiAuth;
+  if (authMode === 'iam') auth = { mode: 'iam' };
+  else if (authMode === 'jwt') {
+    const issuer = str(context('jwtIssuer'));
+    const audiences = list(context('jwtAudience'));
+    if (!issuer || audiences.length === 0) throw new Error('authMode=jwt needs jwtIssuer and jwtAudience');
+    auth = { mode: 'jwt', issuer, audiences };
+  } else if (authMode === 'apiKey') {
+    const keyDigests = list(context('apiKeySha256')).map((d) => d.toLowerCase());
+    if (keyDigests.length === 0 || keyDigests.some((d) => !/^[0-9a-f]{64}$/.test(d))) {
+      throw new Error('authMode=apiKey needs apiKeySha256: comma-separated hex SHA-256 digests of the accepted keys');
+    }
+    auth = { mode: 'apiKey', keyDigests };
+  } else throw new Error(`Context authMode must be iam, jwt or apiKey, got ${authMode}`);
+
+  const expressOneZoneAzIds = list(context('expressOneZoneAzIds'));
+  for (const az of expressOneZoneAzIds) {
+    if (!/^[a-z0-9]+-az\d+$/.test(az)) throw new Error(`expressOneZoneAzIds takes AZ ids such as use1-az4, got ${az}`);
+  }
+
+  const logRetention = int('logRetentionDays', context('logRetentionDays'), 30, 1, 3653);
+  if (!RETENTION_DAYS.has(logRetention)) {
+    throw new Error(`logRetentionDays must be one of ${[...RETENTION_DAYS].sort((a, b) => a - b).join(', ')}`);
+  }
+
+  const replicaStores = int('replicaStores', context('replicaStores'), 1, 0, 10);
+  if (replicaStores + expressOneZoneAzIds.length === 0) throw new Error('At least one replica store is needed: replicaStores or expressOneZoneAzIds');
+
+  return {
+    stage,
+    clusterId: str(context('clusterId')) ?? stage,
+    replicaStores,
+    expressOneZoneAzIds,
+    retainData,
+    deletionProtection: bool('deletionProtection', context('deletionProtection'), retainData),
+    auth,
+    schedulerRateMinutes: int('schedulerRateMinutes', context('schedulerRateMinutes'), 1, 1, 1440),
+    logRetention: logRetention as RetentionDays,
+    throttle: {
+      rateLimit: int('throttleRate', context('throttleRate'), 1000, 1, 1_000_000),
+      burstLimit: int('throttleBurst', context('throttleBurst'), 2000, 1, 1_000_000),
+    },
+    alarmEmail: str(context('alarmEmail')),
+  };
+}

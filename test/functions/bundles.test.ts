@@ -1,0 +1,258 @@
+/**
+ * The Lambda bundles exactly as `cdk synth` builds them (local esbuild, into a temporary cloud
+ * assembly outside the repo, so nothing resolves from node_modules), imported natively and
+ * invoked with API Gateway v2 events and a scheduled event, end to end against s3rver and
+ * dynalite through the real S3 and DynamoDB adapters.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createHash } from 'node:crypto';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { LogFunctionName } from '../../infra/log-functions.js';
+import { routeFor } from '../../infra/routes.js';
+import { startDynalite, startS3rver, TEST_CREDENTIALS, type DynaliteHandle, type S3rverHandle } from '../support/emulators.js';
+import { synthStack, type Synthesized } from '../infra/synth.js';
+
+type Handler = (event: unknown, context: Context) => Promise<any>;
+type BundleName = LogFunctionName | 'authorizer';
+
+const API_KEY = 'test-key-0123456789';
+const CLUSTER = 'test';
+const BASE = `/v3/clusters/${CLUSTER}`;
+
+let synth: Synthesized;
+let s3: S3rverHandle;
+let ddb: DynaliteHandle;
+const handlers = {} as Record<BundleName, Handler>;
+const bundleBytes = {} as Record<BundleName, number>;
+const savedEnv = { ...process.env };
+const timings: Record<string, number> = {};
+let lines: string[] = [];
+
+/**
+ * Node's own import(), not the test runner's (which would transform the bundle first): a data: URL
+ * module is evaluated by Node itself, so the import() inside it is native, as in Lambda.
+ */
+const NATIVE_IMPORT = `data:text/javascript,${encodeURIComponent('export default (url) => import(url);')}`;
+async function nativeImport(url: string): Promise<{ handler: Handler }> {
+  const { default: load } = (await import(/* @vite-ignore */ NATIVE_IMPORT)) as { default: (u: string) => Promise<{ handler: Handler }> };
+  return load(url);
+}
+
+beforeAll(async () => {
+  let t = performance.now();
+  synth = synthStack({ authMode: 'apiKey', apiKeySha256: createHash('sha256').update(API_KEY).digest('hex') }, { cfnValidation: false });
+  timings.synthWithBundlingMs = performance.now() - t;
+  [s3, ddb] = await Promise.all([startS3rver(), startDynalite()]);
+  Object.assign(process.env, {
+    STORAGE_BACKEND: 'aws',
+    BUCKETS: s3.bucket,
+    TABLE_NAME: ddb.table,
+    CLUSTER_ID: CLUSTER,
+    AWS_REGION: 'us-east-1',
+    AWS_ENDPOINT_URL_S3: s3.endpoint,
+    AWS_ENDPOINT_URL_DYNAMODB: ddb.endpoint,
+    AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+    SERVICE_NAME: 'S3KafkaLog-test',
+    METRICS_NAMESPACE: 'S3KafkaLog',
+  });
+  // The authorizer's environment as the template gives it (it holds the key's digest, not the key).
+  const authorizerId = synth.stack.getLogicalId(synth.stack.functions.authorizer!.node.defaultChild as any);
+  process.env.API_KEY_SHA256 = synth.template.toJSON().Resources[authorizerId].Properties.Environment.Variables.API_KEY_SHA256;
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    lines.push(...String(chunk).split('\n').filter(Boolean));
+    return true;
+  });
+  t = performance.now();
+  const functions = { ...synth.stack.functions.byName, authorizer: synth.stack.functions.authorizer! };
+  for (const [name, fn] of Object.entries(functions) as [BundleName, (typeof functions)[BundleName]][]) {
+    const resource = synth.template.toJSON().Resources[synth.stack.getLogicalId(fn.node.defaultChild as any)];
+    const hash = (resource.Properties.Code.S3Key as string).replace(/\.zip$/, '');
+    const file = join(synth.outdir, `asset.${hash}`, 'index.mjs');
+    bundleBytes[name] = readFileSync(file).byteLength;
+    handlers[name] = (await nativeImport(pathToFileURL(file).href)).handler;
+  }
+  timings.importBundlesMs = performance.now() - t;
+}, 180_000);
+
+afterAll(async () => {
+  vi.restoreAllMocks();
+  process.env = savedEnv;
+  await Promise.all([s3?.stop(), ddb?.stop()]);
+  synth?.cleanup();
+  console.log('bundle test timings', Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(v)])), 'bundle bytes', bundleBytes);
+});
+
+let invocation = 0;
+function lambdaContext(functionName: string): Context {
+  invocation++;
+  return {
+    awsRequestId: `lambda-request-${invocation}`,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'stream',
+    callbackWaitsForEmptyEventLoop: true,
+    getRemainingTimeInMillis: () => 29_000,
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+/** An HTTP API payload 2.0 event, as API Gateway sends it for this route. */
+function apiEvent(method: string, path: string, options: { query?: string; body?: unknown; headers?: Record<string, string> } = {}): APIGatewayProxyEventV2 {
+  const route = routeFor(method, path)!;
+  const routeKey = `${route.method} ${route.path}`;
+  const query = options.query ?? '';
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: path,
+    rawQueryString: query,
+    headers: {
+      host: 'abc123.execute-api.us-east-1.amazonaws.com',
+      'x-forwarded-proto': 'https',
+      'content-type': 'application/json',
+      ...options.headers,
+    },
+    ...(query && { queryStringParameters: Object.fromEntries(new URLSearchParams(query)) }),
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'abc123',
+      domainName: 'abc123.execute-api.us-east-1.amazonaws.com',
+      domainPrefix: 'abc123',
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'vitest' },
+      requestId: `api-request-${invocation + 1}`,
+      routeKey,
+      stage: '$default',
+      time: '02/Dec/2025:10:00:00 +0000',
+      timeEpoch: 1_764_669_600_000,
+    },
+    ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
+    isBase64Encoded: false,
+  };
+}
+
+/** Invokes the function API Gateway would route the request to. */
+async function invoke(method: string, path: string, options: Parameters<typeof apiEvent>[2] = {}) {
+  const target = routeFor(method, path)!.target;
+  lines = [];
+  const context = lambdaContext(target);
+  const started = performance.now();
+  const result = (await handlers[target](apiEvent(method, path, options), context)) as APIGatewayProxyStructuredResultV2;
+  timings[`${target} ${method}`] = performance.now() - started;
+  const logs = lines.map((l) => JSON.parse(l) as Record<string, any>);
+  return {
+    target,
+    requestId: context.awsRequestId,
+    status: result.statusCode,
+    headers: result.headers ?? {},
+    body: result.body ? JSON.parse(result.isBase64Encoded ? Buffer.from(result.body, 'base64').toString() : result.body) : undefined,
+    logs,
+    emf: logs.find((l) => l._aws),
+  };
+}
+
+describe('bundles', () => {
+  it('are self-contained ESM bundles of modest size', () => {
+    for (const [name, bytes] of Object.entries(bundleBytes)) expect(bytes, name).toBeLessThan(3 * 1024 * 1024);
+    for (const name of ['produce', 'fetch', 'admin', 'scheduler', 'authorizer'] as const) expect(typeof handlers[name]).toBe('function');
+  });
+});
+
+describe('admin, produce and fetch bundles, end to end on s3rver and dynalite', () => {
+  it('admin creates a topic', async () => {
+    const res = await invoke('POST', `${BASE}/topics`, { body: { topic_name: 'events', partitions_count: 1 } });
+    expect(res).toMatchObject({ target: 'admin', status: 201, body: { topic_name: 'events', partitions_count: 1 } });
+    expect(res.headers['x-request-id']).toBe(res.requestId);
+    const access = res.logs.find((l) => l.msg === 'request')!;
+    expect(access).toMatchObject({
+      level: 'info',
+      function: 'admin',
+      requestId: res.requestId,
+      apiRequestId: expect.stringMatching(/^api-request-/),
+      method: 'POST',
+      path: `${BASE}/topics`,
+      status: 201,
+    });
+    expect(res.emf).toMatchObject({ DynamoDbWriteRequests: 1, requestId: res.requestId });
+  });
+
+  it('produce appends a batch: one object PUT, offsets back, produce metrics as EMF', async () => {
+    const entries = ['a', 'b', 'c'].map((v, i) => ({ id: String(i), value: { type: 'STRING', data: v.repeat(100) } }));
+    const res = await invoke('POST', `${BASE}/topics/events/records:batch`, { body: { entries } });
+    expect(res.target).toBe('produce');
+    expect(res.status).toBe(207);
+    expect(res.body.failures).toEqual([]);
+    expect(res.body.successes.map((s: { offset: number }) => s.offset)).toEqual([0, 1, 2]);
+    expect(res.emf).toMatchObject({
+      _aws: { CloudWatchMetrics: [{ Namespace: 'S3KafkaLog', Dimensions: [['Service']] }] },
+      Service: 'S3KafkaLog-test',
+      function: 'produce',
+      requestId: res.requestId,
+      ProduceRecords: 3,
+      ProduceBytes: expect.any(Number),
+      S3WriteRequests: 1,
+    });
+    expect(res.emf!.ProduceBytes).toBeGreaterThan(300);
+    const metricNames = res.emf!._aws.CloudWatchMetrics[0].Metrics.map((m: { Name: string }) => m.Name);
+    expect(metricNames).toEqual(expect.arrayContaining(['ProduceRecords', 'ProduceBytes', 'S3WriteRequests', 'DynamoDbReadRequests', 'DynamoDbWriteRequests']));
+  });
+
+  it('fetch reads the records back from S3 through the index', async () => {
+    const res = await invoke('GET', `${BASE}/topics/events/partitions/0/records`, { query: 'offset=0&format=string' });
+    expect(res.target).toBe('fetch');
+    expect(res.status).toBe(200);
+    expect(res.body.records.map((r: { offset: number; value: unknown }) => [r.offset, r.value])).toEqual([
+      [0, { type: 'STRING', data: 'a'.repeat(100) }],
+      [1, { type: 'STRING', data: 'b'.repeat(100) }],
+      [2, { type: 'STRING', data: 'c'.repeat(100) }],
+    ]);
+    expect(res.body).toMatchObject({ next_offset: 3, high_watermark: 3 });
+    expect(res.emf).toMatchObject({ function: 'fetch', FetchRecords: 3, S3ReadRequests: 1 });
+  });
+
+  it('produce also takes a single record', async () => {
+    const res = await invoke('POST', `${BASE}/topics/events/records`, { body: { value: { type: 'JSON', data: { n: 4 } } } });
+    expect(res).toMatchObject({ target: 'produce', status: 200, body: { offset: 3 } });
+    expect(res.emf).toMatchObject({ ProduceRecords: 1 });
+  });
+
+  it('admin answers health, list offsets, and the app\'s own 404 and error envelope', async () => {
+    expect(await invoke('GET', '/health')).toMatchObject({ target: 'admin', status: 200, body: { status: 'ok' } });
+    expect(await invoke('GET', `${BASE}/topics/events/partitions/0/offset`, { query: 'offset_type=latest' })).toMatchObject({
+      status: 200,
+      body: { offset: 4 },
+    });
+    expect(await invoke('GET', `${BASE}/topics/missing`)).toMatchObject({ status: 404, body: { error_code: 40403 } });
+    expect(await invoke('GET', '/nothing/here')).toMatchObject({ status: 404, body: { error: 'NOT_FOUND' } });
+  });
+});
+
+describe('scheduler bundle', () => {
+  it('runs one pass on a scheduled event and logs it with the request id', async () => {
+    lines = [];
+    const context = lambdaContext('scheduler');
+    const event = { version: '0', id: 'e1', 'detail-type': 'Scheduled Event', source: 'aws.events', time: '2025-12-02T10:00:00Z', detail: {} };
+    const report = await handlers.scheduler(event, context);
+    expect(report).toEqual(expect.any(Object));
+    const logs = lines.map((l) => JSON.parse(l));
+    expect(logs).toContainEqual(expect.objectContaining({ function: 'scheduler', msg: 'scheduler run', requestId: context.awsRequestId, scheduledAt: event.time }));
+  });
+});
+
+describe('API-key authorizer bundle', () => {
+  const authorize = (key?: string) =>
+    handlers.authorizer({ type: 'REQUEST', version: '2.0', routeKey: 'GET /health', rawPath: '/health', headers: key ? { 'x-api-key': key } : {} }, lambdaContext('authorizer'));
+  it('accepts the key whose digest the stack holds, and nothing else', async () => {
+    expect(await authorize(API_KEY)).toEqual({ isAuthorized: true });
+    expect(await authorize(`${API_KEY}x`)).toEqual({ isAuthorized: false });
+    expect(await authorize()).toEqual({ isAuthorized: false });
+  });
+});

@@ -1,0 +1,157 @@
+/**
+ * Stack settings other than the defaults (synthesized without bundling: only the template's shape
+ * matters here). Each variant is one synth.
+ */
+import { Match } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { stackConfig } from '../../infra/stack-config.js';
+import { logicalId, synthStack } from './synth.js';
+
+const quick = { bundle: false, cfnValidation: false } as const;
+const DIGEST = 'a'.repeat(64);
+
+describe('authorization modes', () => {
+  it('jwt: a JWT authorizer with the issuer and audience on every route', () => {
+    const s = synthStack({ authMode: 'jwt', jwtIssuer: 'https://issuer.example.com', jwtAudience: 'log-clients,admins' }, quick);
+    try {
+      s.template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+        AuthorizerType: 'JWT',
+        IdentitySource: ['$request.header.Authorization'],
+        JwtConfiguration: { Issuer: 'https://issuer.example.com', Audience: ['log-clients', 'admins'] },
+      });
+      for (const route of Object.values(s.template.findResources('AWS::ApiGatewayV2::Route'))) {
+        expect(route.Properties.AuthorizationType).toBe('JWT');
+      }
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it('apiKey: a Lambda authorizer on x-api-key that knows only the key digests', () => {
+    const s = synthStack({ authMode: 'apiKey', apiKeySha256: DIGEST }, quick);
+    try {
+      const authorizer = s.stack.functions.authorizer!;
+      s.template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+        AuthorizerType: 'REQUEST',
+        IdentitySource: ['$request.header.x-api-key'],
+        EnableSimpleResponses: true,
+        AuthorizerResultTtlInSeconds: 300,
+      });
+      s.template.hasResourceProperties('AWS::Lambda::Function', {
+        Architectures: ['arm64'],
+        Environment: { Variables: { API_KEY_SHA256: DIGEST, NODE_OPTIONS: '--enable-source-maps' } },
+      });
+      for (const route of Object.values(s.template.findResources('AWS::ApiGatewayV2::Route'))) {
+        expect(route.Properties.AuthorizationType).toBe('CUSTOM');
+      }
+      // The authorizer touches no data.
+      const roleId = logicalId(s.stack, authorizer.role as any);
+      const statements = Object.values(s.template.findResources('AWS::IAM::Policy'))
+        .filter((p) => (p.Properties.Roles as any[]).some((r) => r.Ref === roleId))
+        .flatMap((p) => p.Properties.PolicyDocument.Statement as any[]);
+      expect(statements.flatMap((st) => [st.Action].flat()).filter((a: string) => !a.startsWith('logs:'))).toEqual([]);
+    } finally {
+      s.cleanup();
+    }
+  });
+});
+
+describe('replica stores', () => {
+  it('three buckets and two S3 Express One Zone directory buckets, in replica order in BUCKETS', () => {
+    const s = synthStack({ replicaStores: '3', expressOneZoneAzIds: 'use1-az4,use1-az5' }, quick);
+    try {
+      s.template.resourceCountIs('AWS::S3::Bucket', 3);
+      const dirs = Object.values(s.template.findResources('AWS::S3Express::DirectoryBucket'));
+      expect(dirs.map((d) => d.Properties.LocationName)).toEqual(['use1-az4', 'use1-az5']);
+      for (const d of dirs) {
+        expect(d.Properties).toMatchObject({
+          DataRedundancy: 'SingleAvailabilityZone',
+          LifecycleConfiguration: { Rules: [expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } })] },
+        });
+        expect(d.DeletionPolicy).toBe('Retain');
+      }
+      const bucketRefs = s.stack.stores.buckets.map((b) => ({ Ref: logicalId(s.stack, b) }));
+      const dirRefs = s.stack.stores.directoryBuckets.map((d) => ({ Ref: s.stack.getLogicalId(d) }));
+      const env = Object.values(s.template.findResources('AWS::Lambda::Function'))[0]!.Properties.Environment.Variables;
+      expect(env.BUCKETS).toEqual({ 'Fn::Join': ['', [bucketRefs[0], ',', bucketRefs[1], ',', bucketRefs[2], ',', dirRefs[0], ',', dirRefs[1]]] });
+      s.template.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Action: 's3express:CreateSession',
+              Resource: s.stack.stores.directoryBuckets.map((d) => ({ 'Fn::GetAtt': [s.stack.getLogicalId(d), 'Arn'] })),
+            }),
+          ]),
+        },
+      });
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it('retainData=false: buckets (emptied first), table and logs are deleted with the stack; no deletion protection', () => {
+    const s = synthStack({ retainData: 'false' }, quick);
+    try {
+      for (const type of ['AWS::S3::Bucket', 'AWS::DynamoDB::Table', 'AWS::Logs::LogGroup']) {
+        for (const r of Object.values(s.template.findResources(type))) expect(r.DeletionPolicy).toBe('Delete');
+      }
+      s.template.hasResourceProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
+      s.template.resourceCountIs('Custom::S3AutoDeleteObjects', 1);
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it('deletionProtection can be set apart from retainData', () => {
+    const s = synthStack({ deletionProtection: false }, quick);
+    try {
+      s.template.hasResourceProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
+      for (const r of Object.values(s.template.findResources('AWS::DynamoDB::Table'))) expect(r.DeletionPolicy).toBe('Retain');
+    } finally {
+      s.cleanup();
+    }
+  });
+});
+
+describe('scheduler rate and alarm subscription', () => {
+  it('rate, email subscription, stage name and cluster id come from context', () => {
+    const s = synthStack({ stage: 'prod', clusterId: 'main', schedulerRateMinutes: 5, alarmEmail: 'ops@example.com' }, quick);
+    try {
+      s.template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
+      s.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+      s.template.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ CLUSTER_ID: 'main', SERVICE_NAME: 'S3KafkaLog-prod' }) } });
+      expect(s.stack.stackName).toBe('S3KafkaLog-prod');
+    } finally {
+      s.cleanup();
+    }
+  });
+});
+
+describe('context validation', () => {
+  const ctx = (values: Record<string, unknown>) => (key: string) => values[key];
+  it('rejects settings that cannot deploy', () => {
+    expect(() => stackConfig(ctx({ authMode: 'jwt' }))).toThrow(/jwtIssuer/);
+    expect(() => stackConfig(ctx({ authMode: 'apiKey', apiKeySha256: 'secret' }))).toThrow(/SHA-256/);
+    expect(() => stackConfig(ctx({ authMode: 'basic' }))).toThrow(/authMode/);
+    expect(() => stackConfig(ctx({ replicaStores: 0 }))).toThrow(/At least one replica store/);
+    expect(() => stackConfig(ctx({ expressOneZoneAzIds: 'us-east-1a' }))).toThrow(/AZ ids/);
+    expect(() => stackConfig(ctx({ logRetentionDays: 31 }))).toThrow(/logRetentionDays/);
+    expect(() => stackConfig(ctx({ retainData: 'yes' }))).toThrow(/retainData/);
+    expect(() => stackConfig(ctx({ stage: 'Prod_1' }))).toThrow(/stage/);
+  });
+
+  it('defaults: dev stage, one bucket, IAM auth, data retained and protected', () => {
+    expect(stackConfig(ctx({}))).toMatchObject({
+      stage: 'dev',
+      clusterId: 'dev',
+      replicaStores: 1,
+      expressOneZoneAzIds: [],
+      retainData: true,
+      deletionProtection: true,
+      auth: { mode: 'iam' },
+      schedulerRateMinutes: 1,
+      logRetention: 30,
+    });
+    expect(stackConfig(ctx({ replicaStores: 0, expressOneZoneAzIds: ['use1-az4'] })).replicaStores).toBe(0);
+  });
+});
