@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { systemClock, type Clock } from './clock.js';
 import type { ServerConfig } from './config/server-config.js';
+import { createGroups } from './groups/index.js';
 import type { AppServices } from './http/app-env.js';
 import { PartitionLog } from './log/partition-log.js';
 import { Partitioner } from './log/partitioner.js';
@@ -67,11 +68,14 @@ export function createServices(
 ): AppServices {
   const counted = options.countOperations ? countOperations(storage.metadata, storage.stores) : undefined;
   const { metadata, stores } = counted ?? storage;
+  const topics = new TopicRegistry(metadata, clock, stores.length);
+  const log = new PartitionLog({ metadata, stores, clock });
   return {
     clusterId: config.clusterId,
     clock,
-    topics: new TopicRegistry(metadata, clock, stores.length),
-    log: new PartitionLog({ metadata, stores, clock }),
+    topics,
+    log,
+    groups: createGroups({ metadata, clock, topics, log }),
     partitioner: new Partitioner(),
     defaults: config.defaults,
     limits: config.limits,

@@ -32,6 +32,7 @@ export const ERRORS = {
   NOT_LEADER_OR_FOLLOWER: spec(6, true, 503, 50302),
   REQUEST_TIMED_OUT: spec(7, true, 504, 50401),
   MESSAGE_TOO_LARGE: spec(10, false, 413, 41301),
+  OFFSET_METADATA_TOO_LARGE: spec(12, false, 400, 40002),
   COORDINATOR_NOT_AVAILABLE: spec(15, true, 503, 50303),
   INVALID_TOPIC_EXCEPTION: spec(17, false, 400, 40002),
   RECORD_LIST_TOO_LARGE: spec(18, false, 413, 41302),
@@ -61,6 +62,11 @@ export const ERRORS = {
   OFFSET_NOT_AVAILABLE: spec(78, true, 503, 50307),
   INVALID_RECORD: spec(87, false, 400, 40002),
   FENCED_MEMBER_EPOCH: spec(110, false, 409, 40909),
+  UNSUPPORTED_ASSIGNOR: spec(112, false, 400, 40002),
+  /** Not a Kafka protocol error: the consumer's NoOffsetForPartitionException (auto.offset.reset=none). */
+  NO_OFFSET_FOR_PARTITION: spec(-1, false, 416, 41602),
+  /** Not a Kafka protocol error: REST Proxy v2's "consumer instance already exists" (HTTP 409). */
+  CONSUMER_ALREADY_EXISTS: spec(-1, false, 409, 40902),
   /** Not a Kafka protocol error: the REST layer's own "bad request body" (HTTP 400). */
   BAD_REQUEST: spec(42, false, 400, 40001),
   /** Not a Kafka protocol error: the REST layer's unknown route or resource (HTTP 404). */

@@ -1,3 +1,4 @@
+import type { GroupServices } from '../groups/index.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { Partitioner } from '../log/partitioner.js';
 import type { TopicRegistry } from '../log/topics.js';
@@ -11,6 +12,8 @@ export interface AppServices {
   clock: Clock;
   topics: TopicRegistry;
   log: PartitionLog;
+  /** Consumer groups: coordinator, offsets, admin, REST v2 consumer instances. */
+  groups: GroupServices;
   partitioner: Partitioner;
   defaults: { partitions: number; replicationFactor: number };
   limits: { maxRequestBytes: number; maxFetchBytes: number };

@@ -2,7 +2,9 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { KafkaError } from '../errors.js';
 import type { AppEnv, AppServices } from './app-env.js';
+import { consumerInstanceRoutes } from './consumer-instance-routes.js';
 import { toErrorResponse } from './error-mapping.js';
+import { groupRoutes } from './group-routes.js';
 import { openApiDocument } from './openapi.js';
 import { recordRoutes } from './record-routes.js';
 import { Resources } from './resources.js';
@@ -61,7 +63,9 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   cluster.get('/', (c) => c.json(c.get('resources').cluster()));
   cluster.route('/', topicRoutes());
   cluster.route('/', recordRoutes());
+  cluster.route('/', groupRoutes());
   v3.route('/:clusterId', cluster);
   app.route('/v3/clusters', v3);
+  app.route('/consumers', consumerInstanceRoutes(services));
   return app;
 }

@@ -2,6 +2,8 @@
  * The OpenAPI document of the HTTP API (served at /openapi.json). Paths follow Confluent REST Proxy
  * v3; operations v3 lacks are marked `x-extension: true`. Schemas are kept to what a client needs.
  */
+import { groupPaths } from './group-openapi.js';
+
 type Json = Record<string, unknown>;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -158,6 +160,7 @@ export const openApiDocument = {
         },
       },
     },
+    ...groupPaths,
   } as Record<string, Json>,
   components: {
     schemas: {

@@ -1,0 +1,286 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { KafkaError, isKafkaError } from '../errors.js';
+import type { TopicRegistry } from '../log/topics.js';
+import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+import { minus, type Assignment } from './assignment.js';
+import { groupPk, META_SK, REGISTRY_PK, REGISTRY_PREFIX, registrySk, validateGroupId } from './group-keys.js';
+import {
+  applyHeartbeat,
+  DEFAULT_GROUP_LIMITS,
+  expireMembers,
+  groupState,
+  heartbeatIntervalOf,
+  newGroup,
+  nextDeadline,
+  settle,
+  type GroupLimits,
+  type GroupRecord,
+  type GroupStateName,
+  type HeartbeatRequest,
+  type MemberRecord,
+} from './group-state.js';
+import { SessionTimers } from './session-timers.js';
+
+export interface CoordinatorDeps {
+  metadata: MetadataStore;
+  clock: Clock;
+  topics: TopicRegistry;
+  limits?: Partial<GroupLimits>;
+}
+
+/** The answer to a heartbeat: who the member is, its generation and what it may consume. */
+export interface HeartbeatAnswer {
+  groupId: string;
+  memberId: string;
+  /** The member's epoch (its generation); -1 after leaving. */
+  memberEpoch: number;
+  groupEpoch: number;
+  heartbeatIntervalMs: number;
+  /** Partitions the member may consume now. */
+  assignment: Assignment;
+  /** Target partitions it will receive once their previous owners released them. */
+  pending: Assignment;
+  state: GroupStateName;
+}
+
+export interface GroupSnapshot {
+  group: GroupRecord;
+  version: number;
+}
+
+/** What one change decides: the answer, and the group item to write (none: nothing changed). */
+interface Change<T> {
+  result: T;
+  next?: GroupRecord;
+}
+
+/** Removed members are reported here (e.g. so their REST consumer instances are deleted). */
+export type MembersRemovedListener = (groupId: string, members: MemberRecord[]) => Promise<void> | void;
+
+/** How long a conditional write may lose races before the caller is told to retry. */
+const MAX_ATTEMPTS = 64;
+
+/**
+ * Kafka's group coordinator over the metadata store: membership through heartbeats, server-side
+ * assignment and session expiry (see group-state.ts for the protocol). Every change is one
+ * conditional write of the group item, retried with the item the failed condition returned. Any
+ * access first removes members whose session has expired (lazy expiry); `expireSessions` does it for
+ * groups nobody accesses, driven by durable timers.
+ */
+export class GroupCoordinator {
+  readonly limits: GroupLimits;
+  readonly timers: SessionTimers;
+  private readonly listeners = new Set<MembersRemovedListener>();
+
+  constructor(private readonly deps: CoordinatorDeps) {
+    this.limits = { ...DEFAULT_GROUP_LIMITS, ...deps.limits };
+    this.timers = new SessionTimers(deps.metadata);
+  }
+
+  onMembersRemoved(listener: MembersRemovedListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Joins (epoch 0), heartbeats, or leaves (epoch -1) a group; creates the group on first join. */
+  async heartbeat(groupId: string, req: HeartbeatRequest): Promise<HeartbeatAnswer> {
+    validateGroupId(groupId);
+    const counts = new Map<string, number | undefined>();
+    return (await this.mutate(groupId, async (existing, now) => {
+      if (existing?.deletingSince !== undefined) throw beingDeleted(groupId);
+      if (!existing && req.memberEpoch !== 0) {
+        throw new KafkaError('UNKNOWN_MEMBER_ID', `Group ${groupId} has no members; join with member_epoch 0`);
+      }
+      const g = existing ?? newGroup(groupId, now);
+      const own = req.memberId ? g.members[req.memberId] : undefined;
+      const topics = new Set(Object.values(g.members).flatMap((m) => (m === own ? [] : m.subscribedTopics)));
+      for (const t of req.subscribedTopics ?? own?.subscribedTopics ?? []) topics.add(t);
+      await Promise.all([...topics].filter((t) => !counts.has(t)).map(async (t) => counts.set(t, await this.partitionCount(t))));
+
+      const before = JSON.stringify(g);
+      const previousHeartbeat = own?.lastHeartbeat;
+      const memberId = applyHeartbeat(g, req, {
+        now,
+        limits: this.limits,
+        partitionCounts: Object.fromEntries([...counts].filter(([, n]) => n !== undefined)) as Record<string, number>,
+        newMemberId: () => `${req.clientId || 'consumer'}-${randomUUID()}`,
+      });
+      const member = g.members[memberId];
+      const answer: HeartbeatAnswer = {
+        groupId,
+        memberId,
+        memberEpoch: member ? member.memberEpoch : -1,
+        groupEpoch: g.groupEpoch,
+        heartbeatIntervalMs: member ? heartbeatIntervalOf(member, this.limits) : 0,
+        assignment: member ? member.assigned : {},
+        pending: member ? minus(g.target[memberId] ?? {}, member.assigned) : {},
+        state: g.state,
+      };
+      // A heartbeat that changes nothing but the heartbeat time is not written while that time is
+      // recent (within half a heartbeat interval): frequent callers (REST consumer polls) stay cheap.
+      let write = true;
+      if (existing && member && previousHeartbeat !== undefined && now - previousHeartbeat < answer.heartbeatIntervalMs / 2) {
+        const unchanged = structuredClone(g);
+        unchanged.members[memberId]!.lastHeartbeat = previousHeartbeat;
+        write = JSON.stringify(unchanged) !== before;
+      }
+      return write ? { result: answer, next: g } : { result: answer };
+    })).result;
+  }
+
+  async leave(groupId: string, memberId: string): Promise<void> {
+    await this.heartbeat(groupId, { memberId, memberEpoch: -1 });
+  }
+
+  /** The group after lazy expiry, with its item version; undefined when it does not exist. */
+  async find(groupId: string): Promise<GroupSnapshot | undefined> {
+    validateGroupId(groupId);
+    const { result, item } = await this.mutate(groupId, async (g) => ({ result: g }));
+    return result && item ? { group: result, version: item.version } : undefined;
+  }
+
+  /** Like `find`, but a missing group is GROUP_ID_NOT_FOUND. */
+  async get(groupId: string): Promise<GroupRecord> {
+    const snap = await this.find(groupId);
+    if (!snap || snap.group.deletingSince !== undefined) {
+      throw new KafkaError('GROUP_ID_NOT_FOUND', `Group ${groupId} does not exist`);
+    }
+    return snap.group;
+  }
+
+  /** Creates an empty group (as an offset commit to an unknown group does in Kafka); no-op if it exists. */
+  async ensureExists(groupId: string): Promise<GroupRecord> {
+    validateGroupId(groupId);
+    return (await this.mutate(groupId, async (g, now) => {
+      if (g?.deletingSince !== undefined) throw beingDeleted(groupId);
+      if (g) return { result: g };
+      const created = newGroup(groupId, now);
+      return { result: created, next: created };
+    })).result;
+  }
+
+  /** All groups, from the registry (one query) and each group's item. */
+  async list(): Promise<GroupRecord[]> {
+    const entries = await this.deps.metadata.query(REGISTRY_PK, { beginsWith: REGISTRY_PREFIX });
+    const groups = await Promise.all(entries.map((e) => this.find(e.sk.slice(REGISTRY_PREFIX.length))));
+    return groups.filter((s): s is GroupSnapshot => s !== undefined).map((s) => s.group);
+  }
+
+  /**
+   * Marks an Empty group Dead (one conditional write), then the caller removes its other items and
+   * calls `finishDelete`. Kafka's DeleteGroups: only an Empty group can be deleted (NON_EMPTY_GROUP).
+   */
+  async beginDelete(groupId: string): Promise<{ registryVersion?: number }> {
+    validateGroupId(groupId);
+    const registry = await this.deps.metadata.get(REGISTRY_PK, registrySk(groupId));
+    await this.mutate(groupId, async (g, now) => {
+      if (!g) throw new KafkaError('GROUP_ID_NOT_FOUND', `Group ${groupId} does not exist`);
+      if (g.deletingSince !== undefined) return { result: undefined };
+      if (Object.keys(g.members).length > 0) {
+        throw new KafkaError('NON_EMPTY_GROUP', `Group ${groupId} is not empty (state ${groupState(g)}); only an Empty group can be deleted`);
+      }
+      g.deletingSince = now;
+      return { result: undefined, next: g };
+    });
+    return registry ? { registryVersion: registry.version } : {};
+  }
+
+  async finishDelete(groupId: string, registryVersion?: number): Promise<void> {
+    const item = await this.deps.metadata.get<GroupRecord>(groupPk(groupId), META_SK);
+    if (item?.value.deletingSince !== undefined) await this.deps.metadata.delete(groupPk(groupId), META_SK, { ifVersion: item.version });
+    if (registryVersion !== undefined) {
+      // A group re-created meanwhile rewrote its registry item (new version): leave that one.
+      await this.deps.metadata.delete(REGISTRY_PK, registrySk(groupId), { ifVersion: registryVersion }).catch((e: unknown) => {
+        if (!(e instanceof ConditionFailedError)) throw e;
+      });
+    }
+  }
+
+  /**
+   * The scheduler's hook: fires the session timers due at `now`, removing members whose session (or
+   * revocation deadline) expired and arming each group's next timer. Safe to run concurrently and
+   * repeatedly: every change is a conditional write.
+   */
+  async expireSessions(now: number = this.deps.clock.now()): Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }> {
+    let membersExpired = 0;
+    const { fired, groups, failed } = await this.timers.fireDue(now, async (groupId) => {
+      membersExpired += (await this.mutate(groupId, async () => ({ result: undefined }))).removed.length;
+    });
+    if (failed.length > 0) throw new AggregateError(failed, `${failed.length} groups failed their session expiry`);
+    return { timersFired: fired, groupsChecked: groups.length, membersExpired };
+  }
+
+  private async partitionCount(topic: string): Promise<number | undefined> {
+    try {
+      return (await this.deps.topics.get(topic)).partitionCount;
+    } catch (e) {
+      if (isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION')) return undefined;
+      throw e;
+    }
+  }
+
+  /**
+   * The read-modify-write loop every change goes through. `change` sees a copy of the group after
+   * lazy expiry (or undefined) and returns the group to write, if any (usually that copy, mutated).
+   * The item is also written when expiry removed someone or the session timer must be re-armed. It
+   * is written with `ifVersion` (or, for a new group, the registry item and then `ifAbsent`); on a
+   * lost race the loop runs again on the item the failed condition carried.
+   */
+  private async mutate<T>(
+    groupId: string,
+    change: (g: GroupRecord | undefined, now: number) => Promise<Change<T>>,
+  ): Promise<{ result: T; removed: MemberRecord[]; item: MetaItem<GroupRecord> | undefined }> {
+    const pk = groupPk(groupId);
+    let item: MetaItem<GroupRecord> | undefined = await this.deps.metadata.get<GroupRecord>(pk, META_SK);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const now = this.deps.clock.now();
+      const g = item ? structuredClone(item.value) : undefined;
+      const removed = g && g.deletingSince === undefined ? expireMembers(g, now) : [];
+      if (g && removed.length > 0) settle(g);
+      const timerDue = g?.timerAt !== undefined && g.timerAt <= now;
+      const { result, next } = await change(g, now);
+      const target = next ?? (removed.length > 0 || timerDue ? g : undefined);
+      if (!target) return { result, removed: [], item };
+      target.state = groupState(target);
+      await this.armTimer(groupId, target, now);
+      try {
+        if (item) {
+          item = await this.deps.metadata.put(pk, META_SK, target, { ifVersion: item.version });
+        } else {
+          await this.deps.metadata.put(REGISTRY_PK, registrySk(groupId), { groupId, createdAt: target.createdAt });
+          item = await this.deps.metadata.put(pk, META_SK, target, { ifAbsent: true });
+        }
+      } catch (e) {
+        if (!(e instanceof ConditionFailedError)) throw e;
+        item = e.current as MetaItem<GroupRecord> | undefined;
+        continue;
+      }
+      if (removed.length > 0) await this.notifyRemoved(groupId, removed);
+      return { result, removed, item };
+    }
+    throw new KafkaError('COORDINATOR_NOT_AVAILABLE', `Too many concurrent changes to group ${groupId}; retry`);
+  }
+
+  /** Puts a timer item for the group's earliest deadline unless an earlier, still pending one exists. */
+  private async armTimer(groupId: string, g: GroupRecord, now: number): Promise<void> {
+    if (g.timerAt !== undefined && g.timerAt <= now) delete g.timerAt;
+    const deadline = nextDeadline(g);
+    if (deadline === undefined || (g.timerAt !== undefined && g.timerAt <= deadline)) return;
+    await this.timers.register(groupId, deadline);
+    g.timerAt = deadline;
+  }
+
+  private async notifyRemoved(groupId: string, removed: MemberRecord[]): Promise<void> {
+    for (const l of this.listeners) {
+      try {
+        await l(groupId, removed);
+      } catch {
+        // Best effort: whatever a listener cleans up is also found stale lazily.
+      }
+    }
+  }
+}
+
+const beingDeleted = (groupId: string) =>
+  new KafkaError('COORDINATOR_NOT_AVAILABLE', `Group ${groupId} is being deleted; retry once the deletion completed`);

@@ -1,0 +1,352 @@
+import { KafkaError } from '../errors.js';
+import {
+  assignmentKeys,
+  intersect,
+  isEmptyAssignment,
+  minus,
+  sameAssignment,
+  union,
+  type Assignment,
+} from './assignment.js';
+import { ASSIGNOR_NAMES, ASSIGNORS, type AssignorName } from './assignors.js';
+
+/**
+ * The group item (pk `group#{id}`, sk `meta`) and the pure functions that change it. The coordinator
+ * reads the item, applies one of these functions and writes the result with `ifVersion`: every change
+ * to a group is one conditional write, so two servers never both act on the same group state.
+ *
+ * The protocol follows KIP-848 (Kafka's consumer group protocol with server-side assignment):
+ *  - The group epoch grows on every change of membership, subscriptions or subscribed topics'
+ *    partition counts; the target assignment is recomputed at that epoch (the assignment epoch).
+ *  - Each member reconciles towards its target on its own heartbeats, revoke first, then assign: a
+ *    member told to give partitions up keeps its epoch until it has released them (acknowledged by
+ *    its next heartbeat); only then does it move to the assignment epoch, and it receives each new
+ *    partition only once no other member still holds it. So at every moment a partition is held by
+ *    at most one member (`assigned` and `revoking` of all members are disjoint).
+ *  - A member whose heartbeats stop for session.timeout.ms, or that does not release partitions
+ *    within its rebalance timeout (max.poll.interval.ms), is removed and its partitions are free.
+ */
+export type GroupStateName = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';
+
+export interface MemberRecord {
+  memberId: string;
+  clientId: string;
+  /** The REST Proxy v2 consumer instance this member belongs to, if any. */
+  instanceName?: string;
+  /** The member's generation: commits must carry it. */
+  memberEpoch: number;
+  previousMemberEpoch: number;
+  subscribedTopics: string[];
+  assignor?: AssignorName;
+  sessionTimeoutMs: number;
+  rebalanceTimeoutMs: number;
+  lastHeartbeat: number;
+  joinedAt: number;
+  /** Partitions the member may consume now. */
+  assigned: Assignment;
+  /** Partitions the member was told to give up and has not yet released: still its own. */
+  revoking: Assignment;
+  /** When revocation must be done by (the rebalance timeout), else the member is removed. */
+  revokeDeadline?: number;
+}
+
+export interface GroupRecord {
+  groupId: string;
+  createdAt: number;
+  /** 'consumer' once a member has joined; '' for a group only used to store offsets ("simple"). */
+  protocolType: 'consumer' | '';
+  groupEpoch: number;
+  assignmentEpoch: number;
+  assignor: AssignorName;
+  /** Partition counts of the subscribed topics the target assignment was computed from. */
+  topicPartitions: Record<string, number>;
+  members: Record<string, MemberRecord>;
+  /** Target assignment by member id, at `assignmentEpoch`. */
+  target: Record<string, Assignment>;
+  /** The earliest session timer registered for this group (see session-timers.ts). */
+  timerAt?: number;
+  /** Set when a delete began: the group is Dead until its items are gone. */
+  deletingSince?: number;
+  /** Derived from the rest by `groupState`; stored so a reader of the raw item sees it. */
+  state: GroupStateName;
+}
+
+export interface GroupLimits {
+  /** group.min.session.timeout.ms / group.max.session.timeout.ms (Kafka: 6000 / 1800000). */
+  minSessionTimeoutMs: number;
+  maxSessionTimeoutMs: number;
+  /** heartbeat.interval.ms told to members, capped at a third of the session timeout. */
+  heartbeatIntervalMs: number;
+  defaultSessionTimeoutMs: number;
+  defaultRebalanceTimeoutMs: number;
+}
+
+export const DEFAULT_GROUP_LIMITS: GroupLimits = {
+  minSessionTimeoutMs: 6_000,
+  maxSessionTimeoutMs: 1_800_000,
+  heartbeatIntervalMs: 3_000,
+  defaultSessionTimeoutMs: 45_000,
+  defaultRebalanceTimeoutMs: 300_000,
+};
+
+export function newGroup(groupId: string, now: number): GroupRecord {
+  return {
+    groupId,
+    createdAt: now,
+    protocolType: '',
+    groupEpoch: 0,
+    assignmentEpoch: 0,
+    assignor: 'range',
+    topicPartitions: {},
+    members: {},
+    target: {},
+    state: 'Empty',
+  };
+}
+
+export const heartbeatIntervalOf = (m: Pick<MemberRecord, 'sessionTimeoutMs'>, limits: GroupLimits) =>
+  Math.max(1, Math.min(limits.heartbeatIntervalMs, Math.floor(m.sessionTimeoutMs / 3)));
+
+/** What a member still has to do to reach its target. */
+export function pendingOf(g: GroupRecord, m: MemberRecord): { toRevoke: Assignment; toAssign: Assignment } {
+  const target = g.target[m.memberId] ?? {};
+  return { toRevoke: union(minus(m.assigned, target), m.revoking), toAssign: minus(target, m.assigned) };
+}
+
+/**
+ * Kafka's group states, read off the reconciliation: Empty (no members), PreparingRebalance (some
+ * member still has partitions to give up), CompletingRebalance (nothing left to revoke, but some
+ * member has not yet reached the assignment epoch or received all of its target), Stable (every
+ * member holds exactly its target at the assignment epoch), Dead (being deleted).
+ */
+export function groupState(g: GroupRecord): GroupStateName {
+  if (g.deletingSince !== undefined) return 'Dead';
+  const members = Object.values(g.members);
+  if (members.length === 0) return 'Empty';
+  if (members.some((m) => !isEmptyAssignment(pendingOf(g, m).toRevoke))) return 'PreparingRebalance';
+  const settled = (m: MemberRecord) => m.memberEpoch === g.assignmentEpoch && sameAssignment(m.assigned, g.target[m.memberId] ?? {});
+  return members.every(settled) ? 'Stable' : 'CompletingRebalance';
+}
+
+/** The earliest moment a member must be removed: its session deadline or its revocation deadline. */
+export function nextDeadline(g: GroupRecord): number | undefined {
+  let min: number | undefined;
+  for (const m of Object.values(g.members)) {
+    for (const d of [m.lastHeartbeat + m.sessionTimeoutMs, m.revokeDeadline]) {
+      if (d !== undefined && (min === undefined || d < min)) min = d;
+    }
+  }
+  return min;
+}
+
+const isExpired = (m: MemberRecord, now: number) =>
+  now >= m.lastHeartbeat + m.sessionTimeoutMs || (m.revokeDeadline !== undefined && now >= m.revokeDeadline);
+
+/** Removes members whose session or revocation deadline passed; returns them. Mutates `g`. */
+export function expireMembers(g: GroupRecord, now: number): MemberRecord[] {
+  const gone = Object.values(g.members).filter((m) => isExpired(m, now));
+  for (const m of gone) removeMember(g, m.memberId);
+  return gone;
+}
+
+export function removeMember(g: GroupRecord, memberId: string): void {
+  delete g.members[memberId];
+  delete g.target[memberId];
+  g.groupEpoch++;
+}
+
+/** The assignor most members ask for (ties: range, roundrobin, sticky); the group's own if none asks. */
+function chooseAssignor(g: GroupRecord): AssignorName {
+  const votes = new Map<AssignorName, number>();
+  for (const m of Object.values(g.members)) if (m.assignor) votes.set(m.assignor, (votes.get(m.assignor) ?? 0) + 1);
+  let best: AssignorName | undefined;
+  for (const a of ASSIGNOR_NAMES) if ((votes.get(a) ?? 0) > (best ? votes.get(best)! : 0)) best = a;
+  return best ?? g.assignor;
+}
+
+/** Recomputes the target assignment when the group epoch moved past it; sets the derived state. */
+export function settle(g: GroupRecord): GroupRecord {
+  if (g.groupEpoch > g.assignmentEpoch) {
+    const members = Object.values(g.members);
+    const subscribed = new Set(members.flatMap((m) => m.subscribedTopics));
+    g.topicPartitions = Object.fromEntries(Object.entries(g.topicPartitions).filter(([t]) => subscribed.has(t)));
+    g.assignor = chooseAssignor(g);
+    g.target = ASSIGNORS[g.assignor]({
+      members: members.map((m) => ({ memberId: m.memberId, topics: m.subscribedTopics })),
+      partitionCounts: g.topicPartitions,
+      previous: g.target,
+    });
+    g.assignmentEpoch = g.groupEpoch;
+  }
+  g.state = groupState(g);
+  return g;
+}
+
+/**
+ * One reconciliation step of a member (on its heartbeat), revoke then assign:
+ *  - partitions it holds beyond its target move to `revoking`, and its epoch stays;
+ *  - once nothing is left to revoke it moves to the assignment epoch and takes every target
+ *    partition no other member holds (the rest it receives on a later heartbeat, once released).
+ */
+export function reconcile(g: GroupRecord, m: MemberRecord, now: number): void {
+  const target = g.target[m.memberId] ?? {};
+  const extra = minus(m.assigned, target);
+  if (!isEmptyAssignment(extra)) {
+    m.assigned = intersect(m.assigned, target);
+    m.revoking = union(m.revoking, extra);
+    m.revokeDeadline ??= now + m.rebalanceTimeoutMs;
+    return;
+  }
+  if (!isEmptyAssignment(m.revoking)) return;
+  if (m.memberEpoch !== g.assignmentEpoch) {
+    m.previousMemberEpoch = m.memberEpoch;
+    m.memberEpoch = g.assignmentEpoch;
+  }
+  const heldByOthers = new Set<string>();
+  for (const o of Object.values(g.members)) {
+    if (o.memberId === m.memberId) continue;
+    for (const k of assignmentKeys(o.assigned)) heldByOthers.add(k);
+    for (const k of assignmentKeys(o.revoking)) heldByOthers.add(k);
+  }
+  m.assigned = union(m.assigned, minus(target, heldByOthers));
+}
+
+export interface HeartbeatRequest {
+  /** Empty on the first call: the coordinator names the member. */
+  memberId: string;
+  /** 0 to join (or rejoin after being fenced), -1 to leave, else the epoch last received. */
+  memberEpoch: number;
+  clientId?: string;
+  instanceName?: string;
+  /** Required when joining; absent means unchanged. */
+  subscribedTopics?: string[];
+  assignor?: AssignorName;
+  sessionTimeoutMs?: number;
+  rebalanceTimeoutMs?: number;
+  /**
+   * The partitions the member still consumes. Optional: without it, a heartbeat acknowledges the
+   * previous answer (the member has released whatever that answer no longer listed).
+   */
+  ownedPartitions?: Assignment;
+}
+
+export interface HeartbeatContext {
+  now: number;
+  limits: GroupLimits;
+  /** Partition counts of every topic some member (after this request) subscribes to; absent = no such topic. */
+  partitionCounts: Record<string, number>;
+  newMemberId: () => string;
+}
+
+/** Applies one heartbeat to `g` (mutated) and returns the member id it concerns. */
+export function applyHeartbeat(g: GroupRecord, req: HeartbeatRequest, ctx: HeartbeatContext): string {
+  const { now, limits } = ctx;
+  expireMembers(g, now);
+  let member = req.memberId ? g.members[req.memberId] : undefined;
+
+  if (req.memberEpoch === -1) {
+    if (!member) throw unknownMember(g.groupId, req.memberId);
+    removeMember(g, member.memberId);
+    return member.memberId;
+  }
+
+  const sessionTimeoutMs = req.sessionTimeoutMs ?? member?.sessionTimeoutMs ?? limits.defaultSessionTimeoutMs;
+  if (!Number.isInteger(sessionTimeoutMs) || sessionTimeoutMs < limits.minSessionTimeoutMs || sessionTimeoutMs > limits.maxSessionTimeoutMs) {
+    throw new KafkaError(
+      'INVALID_SESSION_TIMEOUT',
+      `session.timeout.ms must be between group.min.session.timeout.ms (${limits.minSessionTimeoutMs}) and group.max.session.timeout.ms (${limits.maxSessionTimeoutMs})`,
+    );
+  }
+  const rebalanceTimeoutMs = req.rebalanceTimeoutMs ?? member?.rebalanceTimeoutMs ?? limits.defaultRebalanceTimeoutMs;
+  if (!Number.isInteger(rebalanceTimeoutMs) || rebalanceTimeoutMs < 1) throw new KafkaError('INVALID_REQUEST', 'max.poll.interval.ms must be a positive integer');
+
+  if (!Number.isInteger(req.memberEpoch) || req.memberEpoch < -1) {
+    throw new KafkaError('INVALID_REQUEST', 'member_epoch must be 0 (join), -1 (leave) or the epoch last received (static membership is not supported)');
+  }
+  let bump = false;
+  if (req.memberEpoch === 0) {
+    if (req.subscribedTopics === undefined) throw new KafkaError('INVALID_REQUEST', 'A joining member must send its subscribed topics');
+    // A join, or a rejoin of a member that lost its state: it starts over, holding nothing.
+    const memberId = req.memberId || ctx.newMemberId();
+    member = {
+      memberId,
+      clientId: req.clientId ?? member?.clientId ?? '',
+      ...(req.instanceName ?? member?.instanceName ? { instanceName: req.instanceName ?? member?.instanceName } : {}),
+      memberEpoch: 0,
+      previousMemberEpoch: -1,
+      subscribedTopics: [],
+      sessionTimeoutMs,
+      rebalanceTimeoutMs,
+      lastHeartbeat: now,
+      joinedAt: now,
+      assigned: {},
+      revoking: {},
+    };
+    g.members[memberId] = member;
+    g.protocolType = 'consumer';
+    bump = true;
+  } else {
+    if (!member) throw unknownMember(g.groupId, req.memberId);
+    const owned = req.ownedPartitions;
+    const lostAnswer =
+      req.memberEpoch === member.previousMemberEpoch && owned !== undefined && isEmptyAssignment(minus(owned, union(member.assigned, member.revoking)));
+    if (req.memberEpoch !== member.memberEpoch && !lostAnswer) {
+      throw new KafkaError(
+        'FENCED_MEMBER_EPOCH',
+        `Member ${member.memberId} sent epoch ${req.memberEpoch} but is at epoch ${member.memberEpoch}; rejoin with epoch 0`,
+      );
+    }
+    // Revocation is acknowledged: by the owned partitions when sent, else by this heartbeat itself.
+    member.revoking = owned === undefined ? {} : intersect(member.revoking, owned);
+    if (isEmptyAssignment(member.revoking)) delete member.revokeDeadline;
+    member.lastHeartbeat = now;
+    member.sessionTimeoutMs = sessionTimeoutMs;
+    member.rebalanceTimeoutMs = rebalanceTimeoutMs;
+    if (req.clientId !== undefined) member.clientId = req.clientId;
+  }
+
+  if (req.assignor !== undefined && req.assignor !== member.assignor) {
+    member.assignor = req.assignor;
+    bump = true;
+  }
+  if (req.subscribedTopics !== undefined) {
+    const topics = [...new Set(req.subscribedTopics)].sort();
+    if (topics.join(',') !== member.subscribedTopics.join(',')) {
+      member.subscribedTopics = topics;
+      bump = true;
+    }
+  }
+  // A subscribed topic created, deleted or grown also changes the target.
+  const counts: Record<string, number> = {};
+  for (const t of new Set(Object.values(g.members).flatMap((m) => m.subscribedTopics))) {
+    const n = ctx.partitionCounts[t];
+    if (n !== undefined && n > 0) counts[t] = n;
+  }
+  if (JSON.stringify(sortedRecord(counts)) !== JSON.stringify(sortedRecord(g.topicPartitions))) {
+    g.topicPartitions = sortedRecord(counts);
+    bump = true;
+  }
+  if (bump) g.groupEpoch++;
+  settle(g);
+  reconcile(g, member, now);
+  g.state = groupState(g);
+  return member.memberId;
+}
+
+const sortedRecord = (r: Record<string, number>) => Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : 1)));
+
+export const unknownMember = (groupId: string, memberId: string) =>
+  new KafkaError('UNKNOWN_MEMBER_ID', `Member ${JSON.stringify(memberId)} is not a member of group ${groupId} (it may have expired); rejoin with epoch 0`);
+
+/** Every partition held by some member, with its holder: the invariant checks of tests use it too. */
+export function holders(g: GroupRecord): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const m of Object.values(g.members)) {
+    for (const k of assignmentKeys(union(m.assigned, m.revoking))) out.set(k, [...(out.get(k) ?? []), m.memberId]);
+  }
+  return out;
+}
+
+export const ownerOf = (g: GroupRecord, topic: string, partition: number): MemberRecord | undefined =>
+  Object.values(g.members).find((m) => m.assigned[topic]?.includes(partition) || m.revoking[topic]?.includes(partition));
+

@@ -1,0 +1,71 @@
+import type { Clock } from '../clock.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import { partitionPk } from '../log/partition-state.js';
+import type { TopicRegistry } from '../log/topics.js';
+import type { MetadataStore } from '../storage/ports.js';
+import { Purgatory } from '../timer/purgatory.js';
+import { SystemTimer } from '../timer/system-timer.js';
+import { ConsumerInstances, type AwaitCondition } from './consumer-instances.js';
+import { GroupCoordinator } from './coordinator.js';
+import { GroupAdmin } from './group-admin.js';
+import type { GroupLimits } from './group-state.js';
+import { GroupOffsets } from './offsets.js';
+import { resetOffsets, type ResetScope, type ResetStrategy } from './offset-reset.js';
+
+export interface GroupServices {
+  coordinator: GroupCoordinator;
+  offsets: GroupOffsets;
+  admin: GroupAdmin;
+  instances: ConsumerInstances;
+  resetOffsets(groupId: string, scope: ResetScope, strategy: ResetStrategy, dryRun: boolean): ReturnType<typeof resetOffsets>;
+}
+
+export interface GroupsOptions {
+  limits?: Partial<GroupLimits>;
+  /** consumer.instance.timeout.ms of REST v2 consumer instances (REST Proxy's default: 5 minutes). */
+  instanceTimeoutMs?: number;
+  /** Longest wait of one v2 records request. */
+  maxPollWaitMs?: number;
+  /** How long polls wait for appends; by default a purgatory woken by this process's appends. */
+  awaitCondition?: AwaitCondition;
+}
+
+/**
+ * Builds the consumer-group services over the storage ports. The scheduler calls
+ * `coordinator.expireSessions(now)` on every tick to remove members whose session expired.
+ */
+export function createGroups(
+  deps: { metadata: MetadataStore; clock: Clock; topics: TopicRegistry; log: PartitionLog },
+  options: GroupsOptions = {},
+): GroupServices {
+  const coordinator = new GroupCoordinator({ ...deps, ...(options.limits ? { limits: options.limits } : {}) });
+  const offsets = new GroupOffsets({ ...deps, coordinator });
+  const admin = new GroupAdmin({ ...deps, coordinator, offsets });
+  const instances = new ConsumerInstances({
+    ...deps,
+    coordinator,
+    offsets,
+    awaitCondition: options.awaitCondition ?? appendPurgatory(deps.log),
+    instanceTimeoutMs: options.instanceTimeoutMs ?? 300_000,
+    maxPollWaitMs: options.maxPollWaitMs ?? 30_000,
+  });
+  return {
+    coordinator,
+    offsets,
+    admin,
+    instances,
+    resetOffsets: (groupId, scope, strategy, dryRun) => resetOffsets({ ...deps, offsets }, groupId, scope, strategy, dryRun),
+  };
+}
+
+/**
+ * Long polls wait in a purgatory keyed by partition (`part#{topic}#{p}`), completed by this
+ * process's appends at once and re-checked on a back-off for appends made by other processes.
+ */
+function appendPurgatory(log: PartitionLog): AwaitCondition {
+  const timer = new SystemTimer();
+  timer.startRealTime();
+  const purgatory = new Purgatory({ timer, name: 'ConsumerPoll', onError: () => {} });
+  log.onAppend((topic, partition) => void purgatory.checkAndComplete(partitionPk(topic, partition)));
+  return (o) => purgatory.awaitCondition(o);
+}

@@ -1,0 +1,193 @@
+import type { Clock } from '../clock.js';
+import { KafkaError, isKafkaError } from '../errors.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import type { Topic, TopicRegistry } from '../log/topics.js';
+import type { MetadataStore } from '../storage/ports.js';
+import { owns } from './assignment.js';
+import type { GroupCoordinator } from './coordinator.js';
+import { groupPk, OFFSET_PREFIX, offsetSk, validateGroupId } from './group-keys.js';
+import { groupState, unknownMember, type GroupRecord } from './group-state.js';
+
+/** An offset item (pk `group#{id}`, sk `off#{topic}#{p}`). */
+export interface OffsetRecord {
+  topic: string;
+  partition: number;
+  /** The topic incarnation: offsets of a deleted topic are ignored by a re-created one. */
+  topicId: string;
+  /** The next offset to consume, as Kafka commits it. */
+  offset: number;
+  metadata: string;
+  /** The committer's member epoch (generation); -1 for an admin commit. */
+  generation: number;
+  commitTimestamp: number;
+}
+
+export interface OffsetCommitEntry {
+  topic: string;
+  partition: number;
+  offset: number;
+  metadata?: string;
+}
+
+export interface OffsetCommitRequest {
+  /** Absent: an admin commit, allowed only while the group has no members. */
+  memberId?: string;
+  generation?: number;
+  offsets: OffsetCommitEntry[];
+}
+
+/** auto.offset.reset: where a consumer starts when it has no valid committed offset. */
+export type AutoOffsetReset = 'earliest' | 'latest' | 'none';
+
+export interface Position {
+  offset: number;
+  /** 'committed' when the committed offset is valid, else 'reset' (by auto.offset.reset). */
+  source: 'committed' | 'reset';
+  committed?: OffsetRecord;
+}
+
+/** offset.metadata.max.bytes (Kafka's default). */
+export const MAX_OFFSET_METADATA_BYTES = 4096;
+
+export interface OffsetDeps {
+  metadata: MetadataStore;
+  clock: Clock;
+  topics: TopicRegistry;
+  log: PartitionLog;
+  coordinator: GroupCoordinator;
+}
+
+/**
+ * Committed offsets: one item per group and partition, written unconditionally once the commit was
+ * validated against the group item (a member commits only partitions it holds, at its epoch).
+ * Validation and write are two steps: a commit racing its own member's expiry may land just after
+ * the partition was released, a window Kafka's coordinator closes with its in-memory lock.
+ */
+export class GroupOffsets {
+  constructor(private readonly deps: OffsetDeps) {}
+
+  async commit(groupId: string, req: OffsetCommitRequest): Promise<OffsetRecord[]> {
+    validateGroupId(groupId);
+    const topics = await this.resolveTopics(req.offsets.map((o) => o.topic));
+    for (const o of req.offsets) {
+      const t = topics.get(o.topic)!;
+      if (!Number.isInteger(o.partition) || o.partition < 0 || o.partition >= t.partitionCount) {
+        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${o.partition} of topic ${o.topic} does not exist`);
+      }
+      if (!Number.isSafeInteger(o.offset) || o.offset < 0) throw new KafkaError('INVALID_REQUEST', `Offset ${o.offset} for ${o.topic}-${o.partition} must be a non-negative integer`);
+      if (Buffer.byteLength(o.metadata ?? '', 'utf8') > MAX_OFFSET_METADATA_BYTES) {
+        throw new KafkaError('OFFSET_METADATA_TOO_LARGE', `Offset metadata for ${o.topic}-${o.partition} exceeds ${MAX_OFFSET_METADATA_BYTES} bytes`);
+      }
+    }
+    let generation = -1;
+    if (req.memberId !== undefined && req.memberId !== '') {
+      const snap = await this.deps.coordinator.find(groupId);
+      if (!snap || snap.group.deletingSince !== undefined) throw unknownMember(groupId, req.memberId);
+      generation = checkMemberCommit(snap.group, req.memberId, req.generation, req.offsets);
+    } else {
+      await this.requireInactive(groupId, 'Offsets can be committed without a member id');
+    }
+    const now = this.deps.clock.now();
+    const records = req.offsets.map((o): OffsetRecord => ({
+      topic: o.topic,
+      partition: o.partition,
+      topicId: topics.get(o.topic)!.id,
+      offset: o.offset,
+      metadata: o.metadata ?? '',
+      generation,
+      commitTimestamp: now,
+    }));
+    await this.write(groupId, records);
+    return records;
+  }
+
+  /** Writes offset records as they are (validation is the caller's); used by commit and reset. */
+  async write(groupId: string, records: OffsetRecord[]): Promise<void> {
+    await Promise.all(records.map((r) => this.deps.metadata.put(groupPk(groupId), offsetSk(r.topic, r.partition), r)));
+  }
+
+  /** Committed offsets of a group, optionally of one topic; offsets of deleted topics are left out. */
+  async committed(groupId: string, topic?: string): Promise<OffsetRecord[]> {
+    validateGroupId(groupId);
+    const items = await this.deps.metadata.query<OffsetRecord>(groupPk(groupId), { beginsWith: topic === undefined ? OFFSET_PREFIX : `${OFFSET_PREFIX}${topic}#` });
+    const ids = new Map<string, string | undefined>();
+    for (const t of new Set(items.map((i) => i.value.topic))) {
+      ids.set(t, await this.deps.topics.get(t).then((x) => x.id, (e: unknown) => (isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION') ? undefined : Promise.reject(e))));
+    }
+    return items
+      .map((i) => i.value)
+      .filter((r) => ids.get(r.topic) === r.topicId)
+      .sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
+  }
+
+  async committedOffset(groupId: string, topic: Topic, partition: number): Promise<OffsetRecord | undefined> {
+    const item = await this.deps.metadata.get<OffsetRecord>(groupPk(groupId), offsetSk(topic.name, partition));
+    return item && item.value.topicId === topic.id ? item.value : undefined;
+  }
+
+  /**
+   * Where a consumer of the group starts on a partition: the committed offset when it lies within
+   * [log start offset, high watermark], else per auto.offset.reset: earliest = log start offset,
+   * latest = high watermark, none = NO_OFFSET_FOR_PARTITION (nothing committed) or
+   * OFFSET_OUT_OF_RANGE (committed offset outside the log), as the Kafka consumer decides.
+   */
+  async position(groupId: string, topic: Topic, partition: number, reset: AutoOffsetReset, known?: OffsetRecord | null): Promise<Position> {
+    const committed = known === undefined ? await this.committedOffset(groupId, topic, partition) : (known ?? undefined);
+    const state = await this.deps.log.state(topic, partition);
+    if (committed && committed.offset >= state.logStartOffset && committed.offset <= state.highWatermark) {
+      return { offset: committed.offset, source: 'committed', committed };
+    }
+    if (reset === 'none') {
+      if (committed) {
+        throw new KafkaError(
+          'OFFSET_OUT_OF_RANGE',
+          `Committed offset ${committed.offset} of ${topic.name}-${partition} is outside [${state.logStartOffset}, ${state.highWatermark}] and auto.offset.reset is none`,
+        );
+      }
+      throw new KafkaError('NO_OFFSET_FOR_PARTITION', `Group ${groupId} has no committed offset for ${topic.name}-${partition} and auto.offset.reset is none`);
+    }
+    return { offset: reset === 'earliest' ? state.logStartOffset : state.highWatermark, source: 'reset', ...(committed ? { committed } : {}) };
+  }
+
+  /**
+   * Admin changes (commit without a member, reset) need a group without members (Empty, or absent:
+   * then it is created unless `create` is false, as for a dry run).
+   */
+  async requireInactive(groupId: string, what: string, create = true): Promise<GroupRecord | undefined> {
+    const snap = await this.deps.coordinator.find(groupId);
+    if (snap && snap.group.deletingSince !== undefined) {
+      throw new KafkaError('COORDINATOR_NOT_AVAILABLE', `Group ${groupId} is being deleted; retry once the deletion completed`);
+    }
+    if (snap && Object.keys(snap.group.members).length > 0) {
+      throw new KafkaError('NON_EMPTY_GROUP', `${what} only if the group '${groupId}' is inactive, but the current state is ${groupState(snap.group)}.`);
+    }
+    if (snap || !create) return snap?.group;
+    return this.deps.coordinator.ensureExists(groupId);
+  }
+
+  private async resolveTopics(names: string[]): Promise<Map<string, Topic>> {
+    const out = new Map<string, Topic>();
+    for (const name of new Set(names)) out.set(name, await this.deps.topics.get(name));
+    return out;
+  }
+}
+
+/**
+ * A member's commit is accepted for partitions it holds (assigned, or still being revoked) at its
+ * current epoch, as KIP-848 validates commits against the member epoch.
+ */
+function checkMemberCommit(g: GroupRecord, memberId: string, generation: number | undefined, offsets: OffsetCommitEntry[]): number {
+  const m = g.members[memberId];
+  if (!m) throw unknownMember(g.groupId, memberId);
+  if (generation !== m.memberEpoch) {
+    throw new KafkaError('ILLEGAL_GENERATION', `Generation ${generation} of member ${memberId} is stale: the member is at generation ${m.memberEpoch}`);
+  }
+  for (const o of offsets) {
+    if (owns(m.assigned, o.topic, o.partition) || owns(m.revoking, o.topic, o.partition)) continue;
+    if (owns(g.target[memberId] ?? {}, o.topic, o.partition)) {
+      throw new KafkaError('REBALANCE_IN_PROGRESS', `${o.topic}-${o.partition} is being moved to member ${memberId} but its previous owner has not released it yet`);
+    }
+    throw new KafkaError('ILLEGAL_GENERATION', `Member ${memberId} does not own ${o.topic}-${o.partition} in generation ${m.memberEpoch}`);
+  }
+  return m.memberEpoch;
+}

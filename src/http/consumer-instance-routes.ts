@@ -1,0 +1,157 @@
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { z } from 'zod';
+import { KafkaError } from '../errors.js';
+import type { PolledRecord } from '../groups/consumer-instances.js';
+import type { AppEnv, AppServices } from './app-env.js';
+import { queryInt, readJson } from './request.js';
+
+const V2_JSON = 'application/vnd.kafka.v2+json';
+
+/** REST Proxy sends its settings as strings ("true", "1000"); numbers and booleans are accepted too. */
+const boolish = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
+const intish = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]);
+
+const createSchema = z.object({
+  name: z.string().optional(),
+  format: z.string().optional(),
+  'auto.offset.reset': z.enum(['earliest', 'latest', 'none', 'smallest', 'largest']).optional(),
+  'auto.commit.enable': boolish.optional(),
+  'fetch.min.bytes': intish.optional(),
+  'consumer.request.timeout.ms': intish.optional(),
+});
+const subscribeSchema = z.object({ topics: z.array(z.string()).optional(), topic_pattern: z.string().optional() });
+const tp = z.object({ topic: z.string(), partition: z.number().int().nonnegative() });
+const commitSchema = z.object({ offsets: z.array(tp.extend({ offset: z.number().int().nonnegative(), metadata: z.string().optional() })).optional() });
+const partitionsSchema = z.object({ partitions: z.array(tp).default([]) });
+const seekSchema = z.object({ offsets: z.array(tp.extend({ offset: z.number().int().nonnegative() })) });
+
+/** An optional JSON body: REST Proxy's commit takes none to mean "everything consumed". */
+async function optionalJson(c: Context): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new KafkaError('BAD_REQUEST', 'The request body is not valid JSON');
+  }
+}
+
+function showValue(bytes: Uint8Array | null, format: 'binary' | 'json'): unknown {
+  if (bytes === null) return null;
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (format === 'binary') return buf.toString('base64');
+  try {
+    return JSON.parse(buf.toString('utf8'));
+  } catch {
+    return buf.toString('utf8');
+  }
+}
+
+const showRecord = (r: PolledRecord, format: 'binary' | 'json') => ({
+  topic: r.topic,
+  key: showValue(r.key, format),
+  value: showValue(r.value, format),
+  partition: r.partition,
+  offset: r.offset,
+});
+
+/**
+ * Confluent REST Proxy v2's consumer API (`/consumers/{group}/instances/{name}/...`): instances live
+ * in the metadata store (see groups/consumer-instances.ts), so any server answers any call.
+ */
+export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const instances = () => services.groups.instances;
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: services.limits.maxRequestBytes,
+      onError: (c) => c.json({ error_code: 41300, message: `The request body exceeds ${services.limits.maxRequestBytes} bytes`, error: 'PAYLOAD_TOO_LARGE' }, 413),
+    }),
+  );
+  const json = (c: Context, body: unknown, status = 200) => c.json(body, status as 200, { 'Content-Type': V2_JSON });
+  const ids = (c: Context) => [c.req.param('group')!, c.req.param('instance')!] as const;
+
+  app.post('/:group', async (c) => {
+    const body = createSchema.parse(await optionalJson(c));
+    const format = (body.format ?? 'binary').toLowerCase();
+    if (format !== 'binary' && format !== 'json') throw new KafkaError('INVALID_REQUEST', `format ${format} is not supported; use binary or json`);
+    const reset = body['auto.offset.reset'];
+    const inst = await instances().create(c.req.param('group'), {
+      ...(body.name === undefined ? {} : { name: body.name }),
+      format,
+      ...(reset === undefined ? {} : { autoOffsetReset: reset === 'smallest' ? 'earliest' : reset === 'largest' ? 'latest' : reset }),
+      ...(body['auto.commit.enable'] === undefined ? {} : { autoCommit: body['auto.commit.enable'] }),
+      ...(body['consumer.request.timeout.ms'] === undefined ? {} : { requestTimeoutMs: body['consumer.request.timeout.ms'] }),
+    });
+    const origin = new URL(c.req.url).origin;
+    return json(c, { instance_id: inst.name, base_uri: `${origin}/consumers/${encodeURIComponent(inst.groupId)}/instances/${inst.name}` });
+  });
+
+  app.delete('/:group/instances/:instance', async (c) => {
+    await instances().delete(...ids(c));
+    return c.body(null, 204);
+  });
+
+  app.post('/:group/instances/:instance/subscription', async (c) => {
+    const body = subscribeSchema.parse(await readJson(c));
+    if (body.topic_pattern !== undefined) throw new KafkaError('INVALID_REQUEST', 'topic_pattern subscriptions are not supported; list the topics');
+    if (!body.topics || body.topics.length === 0) throw new KafkaError('BAD_REQUEST', 'topics must list at least one topic');
+    await instances().subscribe(...ids(c), body.topics);
+    return c.body(null, 204);
+  });
+
+  app.get('/:group/instances/:instance/subscription', async (c) => json(c, { topics: await instances().subscription(...ids(c)) }));
+
+  app.delete('/:group/instances/:instance/subscription', async (c) => {
+    await instances().unsubscribe(...ids(c));
+    return c.body(null, 204);
+  });
+
+  app.get('/:group/instances/:instance/assignments', async (c) => {
+    const parts = await instances().assignments(...ids(c));
+    return json(c, { partitions: parts.map((p) => ({ topic: p.topic, partition: p.partition })) });
+  });
+
+  app.get('/:group/instances/:instance/records', async (c) => {
+    const timeoutMs = queryInt(c.req.query('timeout'), 'timeout');
+    const maxBytes = Math.min(queryInt(c.req.query('max_bytes'), 'max_bytes') ?? services.limits.maxFetchBytes, services.limits.maxFetchBytes);
+    const { format, records } = await instances().poll(...ids(c), { ...(timeoutMs === undefined ? {} : { timeoutMs }), maxBytes: Math.max(1, maxBytes) });
+    return json(c, records.map((r) => showRecord(r, format)));
+  });
+
+  app.post('/:group/instances/:instance/offsets', async (c) => {
+    const body = commitSchema.parse(await optionalJson(c));
+    await instances().commit(...ids(c), body.offsets);
+    return c.body(null, 200);
+  });
+
+  // v2 sends the partitions as a GET body; clients that cannot (fetch) may use ?topic=t&partition=0 pairs.
+  app.get('/:group/instances/:instance/offsets', async (c) => {
+    const topics = c.req.queries('topic') ?? [];
+    const partitions = c.req.queries('partition') ?? [];
+    if (topics.length !== partitions.length) throw new KafkaError('BAD_REQUEST', 'topic and partition query parameters come in pairs');
+    const body = topics.length > 0
+      ? { partitions: topics.map((topic, i) => ({ topic, partition: queryInt(partitions[i], 'partition')! })) }
+      : partitionsSchema.parse(await optionalJson(c));
+    const committed = await instances().committed(...ids(c), body.partitions);
+    return json(c, { offsets: committed.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset, metadata: o.metadata })) });
+  });
+
+  app.post('/:group/instances/:instance/positions', async (c) => {
+    const body = seekSchema.parse(await readJson(c));
+    await instances().seek(...ids(c), { offsets: body.offsets });
+    return c.body(null, 204);
+  });
+
+  for (const [path, end] of [['beginning', false], ['end', true]] as const) {
+    app.post(`/:group/instances/:instance/positions/${path}`, async (c) => {
+      const body = partitionsSchema.parse(await optionalJson(c));
+      await instances().seek(...ids(c), { partitions: body.partitions, end });
+      return c.body(null, 204);
+    });
+  }
+
+  return app;
+}

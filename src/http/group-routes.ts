@@ -1,0 +1,242 @@
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { KafkaError } from '../errors.js';
+import { assignmentOf, owns } from '../groups/assignment.js';
+import { parseAssignorName } from '../groups/assignors.js';
+import { parseDuration, type ResetScope, type ResetStrategy } from '../groups/offset-reset.js';
+import type { AutoOffsetReset } from '../groups/offsets.js';
+import type { AppEnv } from './app-env.js';
+import { GroupResources } from './group-resources.js';
+import { partitionParam, queryInt, readJson } from './request.js';
+
+const partitionRef = z.object({ topic_name: z.string(), partition_id: z.number().int().nonnegative() });
+
+const heartbeatSchema = z.object({
+  member_id: z.string().default(''),
+  member_epoch: z.number().int().default(0),
+  client_id: z.string().optional(),
+  subscribed_topic_names: z.array(z.string()).optional(),
+  assignor: z.string().optional(),
+  'session.timeout.ms': z.number().int().optional(),
+  'max.poll.interval.ms': z.number().int().optional(),
+  owned_partitions: z.array(partitionRef).optional(),
+});
+
+const commitSchema = z.object({
+  member_id: z.string().optional(),
+  generation_id: z.number().int().optional(),
+  member_epoch: z.number().int().optional(),
+  offsets: z.array(partitionRef.extend({ offset: z.number().int(), metadata: z.string().optional() })).min(1),
+});
+
+const STRATEGIES = ['to-earliest', 'to-latest', 'to-current', 'to-offset', 'shift-by', 'to-datetime', 'by-duration'] as const;
+const resetSchema = z.object({
+  strategy: z.enum(STRATEGIES),
+  all_topics: z.boolean().optional(),
+  topics: z.array(z.object({ topic_name: z.string(), partition_ids: z.array(z.number().int().nonnegative()).optional() })).optional(),
+  offset: z.number().int().optional(),
+  shift_by: z.number().int().optional(),
+  datetime: z.union([z.string(), z.number().int()]).optional(),
+  duration: z.string().optional(),
+  dry_run: z.boolean().optional(),
+});
+
+const AUTO_OFFSET_RESET = ['earliest', 'latest', 'none'];
+
+const groupParam = (c: Context<AppEnv>) => c.req.param('group')!;
+const res = (c: Context<AppEnv>) => new GroupResources(c.get('resources'));
+
+/** kafka-consumer-groups.sh's --to-datetime format, 'YYYY-MM-DDTHH:mm:SS.sss' with an optional zone (UTC without), or epoch ms. */
+function parseDatetime(v: string | number): number {
+  if (typeof v === 'number') return v;
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?)(Z|[+-]\d{2}:?\d{2})?$/i.exec(v.trim());
+  const ms = m ? Date.parse(m[1]! + (m[2] ? (m[2].length === 5 ? `${m[2].slice(0, 3)}:${m[2].slice(3)}` : m[2]) : 'Z')) : NaN;
+  if (Number.isNaN(ms)) throw new KafkaError('BAD_REQUEST', `Invalid datetime ${JSON.stringify(v)}: use YYYY-MM-DDTHH:mm:SS.sss with an optional zone, or epoch milliseconds`);
+  return ms;
+}
+
+function resetStrategy(body: z.infer<typeof resetSchema>): ResetStrategy {
+  const need = <T>(v: T | undefined, field: string): T => {
+    if (v === undefined) throw new KafkaError('BAD_REQUEST', `strategy ${body.strategy} needs ${field}`);
+    return v;
+  };
+  switch (body.strategy) {
+    case 'to-earliest':
+    case 'to-latest':
+    case 'to-current':
+      return { kind: body.strategy };
+    case 'to-offset':
+      return { kind: 'to-offset', offset: need(body.offset, 'offset') };
+    case 'shift-by':
+      return { kind: 'shift-by', shiftBy: need(body.shift_by, 'shift_by') };
+    case 'to-datetime':
+      return { kind: 'to-datetime', timestamp: parseDatetime(need(body.datetime, 'datetime')) };
+    case 'by-duration':
+      return { kind: 'by-duration', durationMs: parseDuration(need(body.duration, 'duration')) };
+  }
+}
+
+/**
+ * Consumer groups on Confluent v3's paths (list, describe, consumers, assignments, lags, lag summary)
+ * and v3-style extensions where v3 has none: membership heartbeats, leave, committed offsets,
+ * offset commit and reset, delete.
+ */
+export function groupRoutes(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.get('/consumer-groups', async (c) => {
+    const r = res(c);
+    const groups = await c.get('services').groups.coordinator.list();
+    return c.json(r.list('KafkaConsumerGroupList', `${c.get('resources').base}/consumer-groups`, groups.map((g) => r.group(g))));
+  });
+
+  app.get('/consumer-groups/:group', async (c) => {
+    const { group, partitions } = await c.get('services').groups.admin.describe(groupParam(c));
+    return c.json(res(c).description(group, partitions));
+  });
+
+  app.delete('/consumer-groups/:group', async (c) => {
+    await c.get('services').groups.admin.delete(groupParam(c));
+    return c.body(null, 204);
+  });
+
+  // Extension: KIP-848's ConsumerGroupHeartbeat (join with member_epoch 0, leave with -1).
+  app.post('/consumer-groups/:group/consumers:heartbeat', async (c) => {
+    const body = heartbeatSchema.parse(await readJson(c));
+    const answer = await c.get('services').groups.coordinator.heartbeat(groupParam(c), {
+      memberId: body.member_id,
+      memberEpoch: body.member_epoch,
+      ...(body.client_id === undefined ? {} : { clientId: body.client_id }),
+      ...(body.subscribed_topic_names === undefined ? {} : { subscribedTopics: body.subscribed_topic_names }),
+      ...(body.assignor === undefined ? {} : { assignor: parseAssignorName(body.assignor) }),
+      ...(body['session.timeout.ms'] === undefined ? {} : { sessionTimeoutMs: body['session.timeout.ms'] }),
+      ...(body['max.poll.interval.ms'] === undefined ? {} : { rebalanceTimeoutMs: body['max.poll.interval.ms'] }),
+      ...(body.owned_partitions === undefined
+        ? {}
+        : { ownedPartitions: assignmentOf(body.owned_partitions.map((p) => ({ topic: p.topic_name, partition: p.partition_id }))) }),
+    });
+    return c.json(res(c).heartbeat(answer));
+  });
+
+  app.get('/consumer-groups/:group/consumers', async (c) => {
+    const g = await c.get('services').groups.coordinator.get(groupParam(c));
+    const r = res(c);
+    return c.json(r.list('KafkaConsumerList', `${r.groupUrl(g.groupId)}/consumers`, Object.values(g.members).map((m) => r.consumer(g, m))));
+  });
+
+  const member = async (c: Context<AppEnv>) => {
+    const g = await c.get('services').groups.coordinator.get(groupParam(c));
+    const m = g.members[c.req.param('consumer')!];
+    if (!m) throw new KafkaError('UNKNOWN_MEMBER_ID', `Consumer ${c.req.param('consumer')} is not a member of group ${g.groupId}`);
+    return { g, m };
+  };
+
+  app.get('/consumer-groups/:group/consumers/:consumer', async (c) => {
+    const { g, m } = await member(c);
+    return c.json(res(c).consumer(g, m));
+  });
+
+  // Extension: LeaveGroup.
+  app.delete('/consumer-groups/:group/consumers/:consumer', async (c) => {
+    await c.get('services').groups.coordinator.leave(groupParam(c), c.req.param('consumer'));
+    return c.body(null, 204);
+  });
+
+  app.get('/consumer-groups/:group/consumers/:consumer/assignments', async (c) => {
+    const { g, m } = await member(c);
+    const r = res(c);
+    const data = Object.entries(m.assigned).flatMap(([t, ps]) => ps.map((p) => r.assignment(g, m, t, p)));
+    return c.json(r.list('KafkaConsumerAssignmentList', `${r.groupUrl(g.groupId)}/consumers/${encodeURIComponent(m.memberId)}/assignments`, data));
+  });
+
+  app.get('/consumer-groups/:group/consumers/:consumer/assignments/:topic/partitions/:partition', async (c) => {
+    const { g, m } = await member(c);
+    const topic = c.req.param('topic');
+    const p = partitionParam(c.req.param('partition'));
+    if (!owns(m.assigned, topic, p)) throw new KafkaError('NOT_FOUND', `Consumer ${m.memberId} is not assigned ${topic}-${p}`);
+    return c.json(res(c).assignment(g, m, topic, p));
+  });
+
+  app.get('/consumer-groups/:group/lags', async (c) => {
+    const groups = c.get('services').groups;
+    const g = await groups.coordinator.get(groupParam(c));
+    const r = res(c);
+    const lags = await groups.admin.lags(g.groupId);
+    return c.json(r.list('KafkaConsumerLagList', `${r.groupUrl(g.groupId)}/lags`, lags.map((l) => r.lag(g, l))));
+  });
+
+  app.get('/consumer-groups/:group/lags/:topic/partitions/:partition', async (c) => {
+    const groups = c.get('services').groups;
+    const g = await groups.coordinator.get(groupParam(c));
+    const p = partitionParam(c.req.param('partition'));
+    const lag = (await groups.admin.lags(g.groupId)).find((l) => l.topic === c.req.param('topic') && l.partition === p);
+    if (!lag) throw new KafkaError('NOT_FOUND', `Group ${g.groupId} has no committed offset for ${c.req.param('topic')}-${p}`);
+    return c.json(res(c).lag(g, lag));
+  });
+
+  app.get('/consumer-groups/:group/lag-summary', async (c) => {
+    const groups = c.get('services').groups;
+    const g = await groups.coordinator.get(groupParam(c));
+    return c.json(res(c).lagSummary(g, await groups.admin.lagSummary(g.groupId)));
+  });
+
+  // Extension: OffsetFetch. With auto_offset_reset (and topic_name), every partition of the topic
+  // with the position a consumer starts from: the committed offset if valid, else the reset one.
+  app.get('/consumer-groups/:group/offsets', async (c) => {
+    const { groups, topics } = c.get('services');
+    const groupId = groupParam(c);
+    const topicName = c.req.query('topic_name');
+    const partition = queryInt(c.req.query('partition_id'), 'partition_id');
+    const reset = c.req.query('auto_offset_reset');
+    const r = res(c);
+    const self = `${r.groupUrl(groupId)}/offsets`;
+    if (reset === undefined) {
+      await groups.coordinator.get(groupId);
+      const committed = (await groups.offsets.committed(groupId, topicName)).filter((o) => partition === undefined || o.partition === partition);
+      return c.json(r.list('KafkaConsumerGroupOffsetList', self, committed.map((o) => r.offset(groupId, o.topic, o.partition, o))));
+    }
+    if (!AUTO_OFFSET_RESET.includes(reset)) throw new KafkaError('BAD_REQUEST', 'auto_offset_reset must be earliest, latest or none');
+    if (topicName === undefined) throw new KafkaError('BAD_REQUEST', 'auto_offset_reset needs topic_name');
+    const topic = await topics.get(topicName);
+    const ids = partition === undefined ? Array.from({ length: topic.partitionCount }, (_, p) => p) : [partition];
+    const data = await Promise.all(
+      ids.map(async (p) => {
+        const pos = await groups.offsets.position(groupId, topic, p, reset as AutoOffsetReset);
+        return r.offset(groupId, topic.name, p, pos.committed, pos);
+      }),
+    );
+    return c.json(r.list('KafkaConsumerGroupOffsetList', self, data));
+  });
+
+  // Extension: OffsetCommit, by a member (member_id + generation_id) or, for a group without
+  // members, by an administrator (no member_id).
+  app.post('/consumer-groups/:group/offsets:commit', async (c) => {
+    const body = commitSchema.parse(await readJson(c));
+    const groupId = groupParam(c);
+    const generation = body.generation_id ?? body.member_epoch;
+    const records = await c.get('services').groups.offsets.commit(groupId, {
+      ...(body.member_id === undefined ? {} : { memberId: body.member_id }),
+      ...(generation === undefined ? {} : { generation }),
+      offsets: body.offsets.map((o) => ({ topic: o.topic_name, partition: o.partition_id, offset: o.offset, ...(o.metadata === undefined ? {} : { metadata: o.metadata }) })),
+    });
+    const r = res(c);
+    return c.json(r.list('KafkaConsumerGroupOffsetList', `${r.groupUrl(groupId)}/offsets`, records.map((o) => r.offset(groupId, o.topic, o.partition, o))));
+  });
+
+  // Extension: kafka-consumer-groups.sh --reset-offsets, for an inactive group.
+  app.post('/consumer-groups/:group/offsets:reset', async (c) => {
+    const body = resetSchema.parse(await readJson(c));
+    if ((body.all_topics === true) === (body.topics !== undefined)) {
+      throw new KafkaError('BAD_REQUEST', 'Give exactly one of all_topics: true or topics');
+    }
+    const scope: ResetScope = body.all_topics
+      ? { allTopics: true }
+      : { topics: body.topics!.map((t) => ({ topic: t.topic_name, ...(t.partition_ids ? { partitions: t.partition_ids } : {}) })) };
+    const dryRun = body.dry_run ?? false;
+    const groupId = groupParam(c);
+    const plan = await c.get('services').groups.resetOffsets(groupId, scope, resetStrategy(body), dryRun);
+    return c.json(res(c).resetPlan(groupId, body.strategy, dryRun, plan));
+  });
+
+  return app;
+}
