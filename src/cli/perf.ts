@@ -1,0 +1,216 @@
+/**
+ * `perf produce|consume`: kafka-producer-perf-test.sh and kafka-consumer-perf-test.sh. Output keeps
+ * their shapes: a progress line per reporting interval, then the totals with latency percentiles.
+ */
+import { randomInt, randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { clientConfig, connect, int, optionalInt, pairs, parse, required, UsageError, CONNECTION_HELP } from './args.js';
+import type { Context } from './context.js';
+import { fixed, percentile } from './format.js';
+
+export const PERF_HELP = `Usage: kafka-log perf <produce|consume> [options]
+  produce --topic T --num-records N --record-size BYTES [--throughput RECORDS_PER_SEC (-1: no cap)]
+          [--acks 0|1|all] [--producer-props k=v ...] [--reporting-interval MS (5000)]
+  consume --topic T --messages N [--group G] [--from-latest] [--timeout MS (10000)]
+          [--consumer-props k=v ...] [--reporting-interval MS (5000)]
+Latency: produce, send() to acknowledgement; consume, arrival minus the record's timestamp.
+${CONNECTION_HELP}`;
+
+const MB = 1024 * 1024;
+
+/** Kafka's perf-test Stats: a window for the progress line (printed every reporting interval), and every latency for the percentiles. */
+class Stats {
+  private readonly start = performance.now();
+  private windowStart = this.start;
+  private windowCount = 0;
+  private windowBytes = 0;
+  private windowMax = 0;
+  private windowTotal = 0;
+  count = 0;
+  bytes = 0;
+  private maxLatency = 0;
+  private totalLatency = 0;
+  private readonly latencies: number[] = [];
+
+  constructor(
+    private readonly verb: string,
+    private readonly out: (line: string) => void,
+  ) {}
+
+  record(latencyMs: number, bytes: number): void {
+    this.count++;
+    this.bytes += bytes;
+    this.totalLatency += latencyMs;
+    this.maxLatency = Math.max(this.maxLatency, latencyMs);
+    this.latencies.push(latencyMs);
+    this.windowCount++;
+    this.windowBytes += bytes;
+    this.windowTotal += latencyMs;
+    this.windowMax = Math.max(this.windowMax, latencyMs);
+  }
+
+  progress(): void {
+    const elapsed = (performance.now() - this.windowStart) / 1000;
+    if (this.windowCount > 0) {
+      this.out(
+        `${this.windowCount} records ${this.verb}, ${fixed(this.windowCount / elapsed, 1)} records/sec (${fixed(this.windowBytes / MB / elapsed, 2)} MB/sec), ` +
+          `${fixed(this.windowTotal / this.windowCount, 1)} ms avg latency, ${fixed(this.windowMax, 1)} ms max latency.`,
+      );
+    }
+    this.windowStart = performance.now();
+    this.windowCount = this.windowBytes = this.windowMax = this.windowTotal = 0;
+  }
+
+  /** `elapsedMs` defaults to the time since the start. */
+  summary(elapsedMs = performance.now() - this.start): string {
+    const s = elapsedMs / 1000;
+    const sorted = this.latencies.map((l) => Math.round(l)).sort((a, b) => a - b);
+    const p = (q: number) => percentile(sorted, q);
+    return (
+      `${this.count} records ${this.verb}, ${fixed(this.count / s, 6)} records/sec (${fixed(this.bytes / MB / s, 2)} MB/sec), ` +
+      `${fixed(this.count > 0 ? this.totalLatency / this.count : 0, 2)} ms avg latency, ${fixed(this.maxLatency, 2)} ms max latency, ` +
+      `${p(0.5)} ms 50th, ${p(0.95)} ms 95th, ${p(0.99)} ms 99th, ${p(0.999)} ms 99.9th.`
+    );
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function perfCommand(argv: string[], ctx: Context): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub === 'produce') return perfProduce(rest, ctx);
+  if (sub === 'consume') return perfConsume(rest, ctx);
+  if (sub === undefined || sub === '--help' || sub === '-h') return ctx.out(PERF_HELP);
+  throw new UsageError(`Unknown perf command ${sub}`);
+}
+
+async function perfProduce(argv: string[], ctx: Context): Promise<void> {
+  const { values } = parse(argv, {
+    topic: { type: 'string' },
+    'num-records': { type: 'string' },
+    'record-size': { type: 'string' },
+    throughput: { type: 'string' },
+    acks: { type: 'string' },
+    'producer-props': { type: 'string', multiple: true },
+    'reporting-interval': { type: 'string' },
+  });
+  if (values.help) return ctx.out(PERF_HELP);
+  const topic = required(values.topic, '--topic');
+  const numRecords = int(values['num-records'], '--num-records', 1);
+  const recordSize = int(values['record-size'], '--record-size', 1);
+  const throughput = values.throughput === undefined ? -1 : int(values.throughput, '--throughput', -1);
+  const reportingMs = optionalInt(values['reporting-interval'], '--reporting-interval', 1) ?? 5000;
+  const props = clientConfig(pairs(values['producer-props'], '--producer-props'));
+  if (values.acks !== undefined) {
+    if (!['0', '1', 'all', '-1'].includes(values.acks)) throw new UsageError('--acks must be 0, 1, all or -1');
+    props.acks = values.acks === 'all' ? 'all' : Number(values.acks);
+  }
+  const producer = connect(values, ctx.env).producer(props);
+  // Like the Java tool: one payload of random upper-case letters, sent over and over.
+  const payload = Buffer.alloc(recordSize);
+  for (let i = 0; i < recordSize; i++) payload[i] = 65 + randomInt(26);
+  const stats = new Stats('sent', ctx.out);
+  const ticker = setInterval(() => stats.progress(), reportingMs);
+  const maxOutstanding = Math.max(1, Math.floor((32 * MB) / (recordSize + 64)));
+  let outstanding = 0;
+  let slot: (() => void) | undefined;
+  let failures = 0;
+  let firstError: Error | undefined;
+  const start = performance.now();
+  try {
+    for (let i = 0; i < numRecords && !ctx.signal.aborted; i++) {
+      while (outstanding >= maxOutstanding) await new Promise<void>((r) => (slot = r));
+      const sentAt = performance.now();
+      outstanding++;
+      producer.send({ topic, messages: [{ value: payload }] }).then(
+        () => stats.record(performance.now() - sentAt, recordSize),
+        (e: Error) => {
+          failures++;
+          firstError ??= e;
+        },
+      ).finally(() => {
+        outstanding--;
+        const s = slot;
+        slot = undefined;
+        s?.();
+      });
+      if (throughput > 0) {
+        // ThroughputThrottler: stay at or under the target rate.
+        const due = start + ((i + 1) * 1000) / throughput;
+        const ahead = due - performance.now();
+        if (ahead > 1) await sleep(ahead);
+      } else if ((i & 1023) === 1023) await new Promise((r) => setImmediate(r));
+    }
+    await producer.flush();
+    while (outstanding > 0) await new Promise<void>((r) => (slot = r));
+  } finally {
+    clearInterval(ticker);
+    await producer.close({ timeoutMs: 30_000 }).catch(() => {});
+  }
+  ctx.out(stats.summary(performance.now() - start));
+  if (firstError) throw new Error(`${failures} of ${numRecords} records failed; the first: ${firstError.message}`);
+}
+
+const javaTime = (ms: number) => {
+  const d = new Date(ms);
+  const p = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}:${p(d.getMilliseconds(), 3)}`;
+};
+
+async function perfConsume(argv: string[], ctx: Context): Promise<void> {
+  const { values } = parse(argv, {
+    topic: { type: 'string' },
+    messages: { type: 'string' },
+    group: { type: 'string' },
+    'from-latest': { type: 'boolean' },
+    timeout: { type: 'string' },
+    'consumer-props': { type: 'string', multiple: true },
+    'reporting-interval': { type: 'string' },
+  });
+  if (values.help) return ctx.out(PERF_HELP);
+  const topic = required(values.topic, '--topic');
+  const messages = int(values.messages, '--messages', 1);
+  const timeoutMs = optionalInt(values.timeout, '--timeout', 1) ?? 10_000;
+  const reportingMs = optionalInt(values['reporting-interval'], '--reporting-interval', 1) ?? 5000;
+  const consumer = connect(values, ctx.env).consumer({
+    ...clientConfig(pairs(values['consumer-props'], '--consumer-props')),
+    groupId: values.group ?? `perf-consumer-${randomUUID().slice(0, 8)}`,
+    autoOffsetReset: values['from-latest'] ? 'latest' : 'earliest',
+  });
+  const stats = new Stats('consumed', ctx.out);
+  const ticker = setInterval(() => stats.progress(), reportingMs);
+  const startWall = Date.now();
+  const start = performance.now();
+  let assignedAt: number | undefined;
+  let lastRecordAt = performance.now();
+  try {
+    await consumer.subscribe({ topics: [topic], listener: { onPartitionsAssigned: () => void (assignedAt ??= performance.now()) } });
+    while (stats.count < messages && !ctx.signal.aborted) {
+      const records = await consumer.poll({ timeoutMs: Math.min(1000, timeoutMs) });
+      const now = performance.now();
+      if (records.length === 0) {
+        if (now - lastRecordAt >= timeoutMs) {
+          ctx.err(`WARNING: Exiting before consuming the expected number of messages: timeout (${timeoutMs} ms) exceeded.`);
+          break;
+        }
+        continue;
+      }
+      lastRecordAt = now;
+      const wall = Date.now();
+      for (const r of records.slice(0, messages - stats.count)) stats.record(Math.max(0, wall - r.timestamp), (r.key?.length ?? 0) + (r.value?.length ?? 0));
+    }
+  } finally {
+    clearInterval(ticker);
+    await consumer.close().catch(() => {});
+  }
+  const end = performance.now();
+  const elapsedS = (end - start) / 1000;
+  const rebalanceMs = Math.round((assignedAt ?? end) - start);
+  const fetchS = Math.max(1e-9, (end - (assignedAt ?? start)) / 1000);
+  const mb = stats.bytes / MB;
+  ctx.out('start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec');
+  ctx.out(
+    [javaTime(startWall), javaTime(startWall + (end - start)), fixed(mb, 4), fixed(mb / elapsedS, 4), stats.count, fixed(stats.count / elapsedS, 4), rebalanceMs, Math.round(fetchS * 1000), fixed(mb / fetchS, 4), fixed(stats.count / fetchS, 4)].join(', '),
+  );
+  ctx.out(stats.summary(end - start));
+}

@@ -1,0 +1,100 @@
+/** `produce`: kafka-console-producer.sh: one record per stdin line. */
+import { createInterface } from 'node:readline';
+import type { Message, RecordMetadata } from '../client/index.js';
+import { clientConfig, connect, optionalInt, pairs, parse, required, UsageError, CONNECTION_HELP } from './args.js';
+import type { Context } from './context.js';
+
+export const PRODUCE_HELP = `Usage: kafka-log produce --topic T [options] < lines
+  --key-separator SEP     each line is KEY<SEP>VALUE (as --property parse.key=true key.separator=SEP)
+  --header k=v            a header on every record (repeatable)
+  --property k=v          console-producer properties: parse.key, key.separator, parse.headers,
+                          headers.delimiter (\\t), headers.separator (,), headers.key.separator (:), null.marker
+  --partition N           every record to this partition (else murmur2(key), or sticky without a key)
+  --acks 0|1|all          default all
+  --linger-ms N  --batch-size N  --producer-property k=v (Kafka producer configs, e.g. enable.idempotence=false)
+  --print-metadata        print TOPIC-PARTITION@OFFSET for every record, in input order
+${CONNECTION_HELP}`;
+
+const unescape = (s: string) => s.replace(/\\t/g, '\t').replace(/\\n/g, '\n');
+
+export async function produceCommand(argv: string[], ctx: Context): Promise<void> {
+  const { values } = parse(argv, {
+    topic: { type: 'string' },
+    'key-separator': { type: 'string' },
+    header: { type: 'string', multiple: true },
+    property: { type: 'string', multiple: true },
+    partition: { type: 'string' },
+    acks: { type: 'string' },
+    'linger-ms': { type: 'string' },
+    'batch-size': { type: 'string' },
+    'producer-property': { type: 'string', multiple: true },
+    'print-metadata': { type: 'boolean' },
+  });
+  if (values.help) return ctx.out(PRODUCE_HELP);
+  const topic = required(values.topic, '--topic');
+  const props = pairs(values.property, '--property');
+  const keySeparator = unescape(values['key-separator'] ?? props.get('key.separator') ?? '\t');
+  const parseKey = values['key-separator'] !== undefined || props.get('parse.key') === 'true';
+  const parseHeaders = props.get('parse.headers') === 'true';
+  const headersDelimiter = unescape(props.get('headers.delimiter') ?? '\t');
+  const headersSeparator = props.get('headers.separator') ?? ',';
+  const headersKeySeparator = props.get('headers.key.separator') ?? ':';
+  const nullMarker = props.get('null.marker');
+  const staticHeaders = Object.fromEntries(pairs(values.header, '--header'));
+  const partition = optionalInt(values.partition, '--partition');
+  const acks = values.acks === undefined ? undefined : values.acks === 'all' || values.acks === '-1' ? 'all' : values.acks === '1' ? 1 : values.acks === '0' ? 0 : undefined;
+  if (values.acks !== undefined && acks === undefined) throw new UsageError('--acks must be 0, 1, all or -1');
+
+  const producer = connect(values, ctx.env).producer({
+    ...clientConfig(pairs(values['producer-property'], '--producer-property')),
+    ...(acks !== undefined ? { acks } : {}),
+    ...(values['linger-ms'] ? { lingerMs: optionalInt(values['linger-ms'], '--linger-ms') } : {}),
+    ...(values['batch-size'] ? { batchSize: optionalInt(values['batch-size'], '--batch-size', 1) } : {}),
+  });
+  const toMessage = (line: string, n: number): Message => {
+    let rest = line;
+    const headers: Record<string, string> = { ...staticHeaders };
+    if (parseHeaders) {
+      const at = rest.indexOf(headersDelimiter);
+      if (at < 0) throw new UsageError(`line ${n}: no headers delimiter ${JSON.stringify(headersDelimiter)}`);
+      for (const h of rest.slice(0, at).split(headersSeparator)) {
+        if (h === '') continue;
+        const k = h.indexOf(headersKeySeparator);
+        if (k < 0) throw new UsageError(`line ${n}: header ${JSON.stringify(h)} has no ${JSON.stringify(headersKeySeparator)}`);
+        headers[h.slice(0, k)] = h.slice(k + headersKeySeparator.length);
+      }
+      rest = rest.slice(at + headersDelimiter.length);
+    }
+    let key: string | null = null;
+    if (parseKey) {
+      const at = rest.indexOf(keySeparator);
+      if (at < 0) throw new UsageError(`line ${n}: no key separator ${JSON.stringify(keySeparator)} in ${JSON.stringify(line)}`);
+      key = rest.slice(0, at);
+      rest = rest.slice(at + keySeparator.length);
+      if (nullMarker !== undefined && key === nullMarker) key = null;
+    }
+    const value = nullMarker !== undefined && rest === nullMarker ? null : rest;
+    return { key, value, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(partition !== undefined ? { partition } : {}) };
+  };
+
+  let pending: Promise<RecordMetadata[]>[] = [];
+  const settle = async () => {
+    const results = await Promise.all(pending);
+    pending = [];
+    if (values['print-metadata']) for (const [m] of results) ctx.out(`${m!.topic}-${m!.partition}@${m!.offset}`);
+  };
+  try {
+    let n = 0;
+    for await (const line of createInterface({ input: ctx.stdin, crlfDelay: Infinity })) {
+      if (ctx.signal.aborted) break;
+      n++;
+      const p = producer.send({ topic, messages: [toMessage(line, n)] });
+      p.catch(() => {}); // raised by settle()
+      pending.push(p);
+      if (pending.length >= 10_000) await settle();
+    }
+    await settle();
+  } finally {
+    await producer.close({ timeoutMs: 30_000 }).catch(() => {});
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * The admin client (Kafka's Admin / kafkajs's admin): topics, configs, partitions, offsets, records
+ * and consumer groups over the server's Confluent v3 paths and their v3-style extensions.
+ */
+import { KafkaClientError } from './errors.js';
+import { GroupAdmin } from './group-admin.js';
+import { retry } from './retry.js';
+import { enc, type Transport } from './transport.js';
+
+export interface AdminConfig {
+  /** Retries of a retriable failure (default 5), with exponential back-off and jitter. */
+  retries?: number;
+  retryBackoffMs?: number;
+  retryBackoffMaxMs?: number;
+}
+
+export interface ITopicConfig {
+  topic: string;
+  numPartitions?: number;
+  replicationFactor?: number;
+  configEntries?: { name: string; value: string }[];
+}
+
+export interface PartitionDescription {
+  partition: number;
+  leader: number;
+  leaderEpoch: number;
+  replicas: number[];
+  isr: number[];
+  logStartOffset: number;
+  highWatermark: number;
+  logEndOffset: number;
+}
+
+export interface TopicDescription {
+  name: string;
+  topicId: string;
+  partitionCount: number;
+  replicationFactor: number;
+  partitions: PartitionDescription[];
+}
+
+export interface ConfigEntry {
+  name: string;
+  value: string | null;
+  isDefault: boolean;
+  isReadOnly: boolean;
+  isSensitive: boolean;
+  source: string;
+}
+
+export type OffsetSpec = 'earliest' | 'latest' | { timestamp: number };
+
+export interface PartitionOffsets {
+  partition: number;
+  /** The high watermark (kafkajs's `offset`). */
+  offset: number;
+  high: number;
+  low: number;
+}
+
+interface WireTopic {
+  topic_name: string;
+  topic_id: string;
+  partitions_count: number;
+  replication_factor: number;
+}
+
+interface WirePartition {
+  partition_id: number;
+  leader_id: number;
+  leader_epoch: number;
+  replica_ids: number[];
+  isr: number[];
+  log_start_offset: number;
+  high_watermark: number;
+  log_end_offset: number;
+}
+
+interface WireConfig {
+  name: string;
+  value: string | null;
+  is_default: boolean;
+  is_read_only: boolean;
+  is_sensitive: boolean;
+  source: string;
+}
+
+const toPartition = (p: WirePartition): PartitionDescription => ({
+  partition: p.partition_id,
+  leader: p.leader_id,
+  leaderEpoch: p.leader_epoch,
+  replicas: p.replica_ids,
+  isr: p.isr,
+  logStartOffset: p.log_start_offset,
+  highWatermark: p.high_watermark,
+  logEndOffset: p.log_end_offset,
+});
+
+export class Admin extends GroupAdmin {
+  constructor(transport: Transport, config: AdminConfig = {}) {
+    super(transport, (fn) =>
+      retry(fn, { retries: config.retries ?? 5, initialBackoffMs: config.retryBackoffMs ?? 100, maxBackoffMs: config.retryBackoffMaxMs ?? 1000 }),
+    );
+  }
+
+  /** kafkajs compatibility: nothing to open over HTTP. */
+  async connect(): Promise<void> {}
+  async disconnect(): Promise<void> {}
+
+  /** Creates topics; resolves to false if any already existed (the others are still created). */
+  async createTopics(options: { topics: ITopicConfig[]; validateOnly?: boolean }): Promise<boolean> {
+    let allCreated = true;
+    for (const t of options.topics) {
+      try {
+        await this.call(() =>
+          this.transport.request('POST', '/topics', {
+            body: {
+              topic_name: t.topic,
+              ...(t.numPartitions !== undefined && t.numPartitions !== -1 ? { partitions_count: t.numPartitions } : {}),
+              ...(t.replicationFactor !== undefined && t.replicationFactor !== -1 ? { replication_factor: t.replicationFactor } : {}),
+              configs: (t.configEntries ?? []).map((c) => ({ name: c.name, value: c.value })),
+              validate_only: options.validateOnly ?? false,
+            },
+            topic: t.topic,
+          }),
+        );
+      } catch (e) {
+        if (e instanceof KafkaClientError && e.type === 'TOPIC_ALREADY_EXISTS') allCreated = false;
+        else throw e;
+      }
+    }
+    return allCreated;
+  }
+
+  async listTopics(): Promise<string[]> {
+    const res = await this.call(() => this.transport.request<{ data: WireTopic[] }>('GET', '/topics'));
+    return res.body.data.map((t) => t.topic_name).sort();
+  }
+
+  async describeTopic(topic: string): Promise<TopicDescription> {
+    const [t, parts] = await Promise.all([
+      this.call(() => this.transport.request<WireTopic>('GET', `/topics/${enc(topic)}`, { topic })),
+      this.call(() => this.transport.request<{ data: WirePartition[] }>('GET', `/topics/${enc(topic)}/partitions`, { topic })),
+    ]);
+    return {
+      name: t.body.topic_name,
+      topicId: t.body.topic_id,
+      partitionCount: t.body.partitions_count,
+      replicationFactor: t.body.replication_factor,
+      partitions: parts.body.data.map(toPartition).sort((a, b) => a.partition - b.partition),
+    };
+  }
+
+  /** kafkajs's fetchTopicMetadata: every topic when none are named. */
+  async fetchTopicMetadata(options: { topics?: string[] } = {}): Promise<{ topics: TopicDescription[] }> {
+    const names = options.topics ?? (await this.listTopics());
+    return { topics: await Promise.all(names.map((n) => this.describeTopic(n))) };
+  }
+
+  async deleteTopics(options: { topics: string[] }): Promise<void> {
+    for (const t of options.topics) await this.call(() => this.transport.request('DELETE', `/topics/${enc(t)}`, { topic: t }));
+  }
+
+  /** Grows topics to `count` partitions (Kafka never shrinks a topic). */
+  async createPartitions(options: { topicPartitions: { topic: string; count: number }[] }): Promise<void> {
+    for (const { topic, count } of options.topicPartitions) {
+      await this.call(() => this.transport.request('PATCH', `/topics/${enc(topic)}`, { body: { partitions_count: count }, topic }));
+    }
+  }
+
+  async describeTopicConfigs(topic: string): Promise<ConfigEntry[]> {
+    const res = await this.call(() => this.transport.request<{ data: WireConfig[] }>('GET', `/topics/${enc(topic)}/configs`, { topic }));
+    return res.body.data.map((c) => ({
+      name: c.name,
+      value: c.value,
+      isDefault: c.is_default,
+      isReadOnly: c.is_read_only,
+      isSensitive: c.is_sensitive,
+      source: c.source,
+    }));
+  }
+
+  /** Sets and deletes (reverts to default) topic configs in one all-or-nothing change. */
+  async alterTopicConfigs(topic: string, changes: { set?: Record<string, string>; delete?: string[] }, validateOnly = false): Promise<void> {
+    const data = [
+      ...Object.entries(changes.set ?? {}).map(([name, value]) => ({ name, value, operation: 'SET' as const })),
+      ...(changes.delete ?? []).map((name) => ({ name, operation: 'DELETE' as const })),
+    ];
+    if (data.length === 0) return;
+    await this.call(() => this.transport.request('POST', `/topics/${enc(topic)}/configs:alter`, { body: { data, validate_only: validateOnly }, topic }));
+  }
+
+  /** Kafka's ListOffsets for one partition. */
+  async listOffset(topic: string, partition: number, spec: OffsetSpec): Promise<{ offset: number; timestamp: number | null }> {
+    const query = typeof spec === 'string' ? { offset_type: spec } : { offset_type: 'timestamp', timestamp: spec.timestamp };
+    const res = await this.call(() =>
+      this.transport.request<{ offset: number; timestamp: string | null }>('GET', `/topics/${enc(topic)}/partitions/${partition}/offset`, { query, topic, partition }),
+    );
+    return { offset: res.body.offset, timestamp: res.body.timestamp === null ? null : Date.parse(res.body.timestamp) };
+  }
+
+  /** kafkajs's fetchTopicOffsets: log start offset and high watermark of every partition. */
+  async fetchTopicOffsets(topic: string): Promise<PartitionOffsets[]> {
+    const d = await this.describeTopic(topic);
+    return d.partitions.map((p) => ({ partition: p.partition, offset: p.highWatermark, high: p.highWatermark, low: p.logStartOffset }));
+  }
+
+  /** The first offset whose timestamp is >= `timestamp` per partition (the high watermark if none). */
+  async fetchTopicOffsetsByTimestamp(topic: string, timestamp: number): Promise<{ partition: number; offset: number }[]> {
+    const d = await this.describeTopic(topic);
+    return Promise.all(
+      d.partitions.map(async (p) => {
+        const r = await this.listOffset(topic, p.partition, { timestamp });
+        return { partition: p.partition, offset: r.offset >= 0 ? r.offset : p.highWatermark };
+      }),
+    );
+  }
+
+  /**
+   * Kafka's DeleteRecords: moves each partition's log start offset up to `offset` (-1 means the high
+   * watermark). Resolves to the new low watermarks.
+   */
+  async deleteTopicRecords(options: { topic: string; partitions: { partition: number; offset: number }[] }): Promise<{ partition: number; lowWatermark: number }[]> {
+    const { topic } = options;
+    return Promise.all(
+      options.partitions.map(async ({ partition, offset }) => {
+        const before = offset === -1 ? (await this.listOffset(topic, partition, 'latest')).offset : offset;
+        const res = await this.call(() =>
+          this.transport.request<{ low_watermark?: number; log_start_offset?: number }>('POST', `/topics/${enc(topic)}/partitions/${partition}/records:delete`, {
+            body: { before_offset: before },
+            topic,
+            partition,
+          }),
+        );
+        return { partition, lowWatermark: res.body?.low_watermark ?? res.body?.log_start_offset ?? before };
+      }),
+    );
+  }
+}

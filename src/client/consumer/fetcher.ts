@@ -1,0 +1,172 @@
+/**
+ * The fetcher: keeps one fetch in flight per assigned, unpaused partition (a long poll when the
+ * server holds it for fetch.min.bytes / fetch.max.wait.ms), buffers what comes back, and hands
+ * records out up to max.poll.records, advancing positions. A seek or revocation bumps the partition's
+ * epoch so an answer to an older fetch is dropped.
+ */
+import { decodeRecord, type ConsumerRecord, type WireRecord } from '../codec.js';
+import { KafkaClientError } from '../errors.js';
+import { backoffMs } from '../retry.js';
+import { enc, type Transport } from '../transport.js';
+import type { PartitionState, SubscriptionState } from './subscription-state.js';
+
+export interface FetcherConfig {
+  fetchMinBytes: number;
+  fetchMaxWaitMs: number;
+  maxPartitionFetchBytes: number;
+  retryBackoffMs: number;
+  retryBackoffMaxMs: number;
+  requestTimeoutMs: number;
+}
+
+interface WireRecordList {
+  records: WireRecord[];
+  next_offset: number;
+  high_watermark: number;
+  log_start_offset: number;
+}
+
+export class Fetcher {
+  /** Resolves the current waiter of waitForActivity(). */
+  private wake: (() => void) | undefined;
+  private readonly errorsByPartition = new Map<PartitionState, number>();
+  /** A fetch error poll() must raise (e.g. OFFSET_OUT_OF_RANGE with auto.offset.reset=none). */
+  pendingError: KafkaClientError | undefined;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly subs: SubscriptionState,
+    private readonly config: FetcherConfig,
+    /** Called with a partition whose position fell outside the log (auto.offset.reset decides). */
+    private readonly onOutOfRange: (s: PartitionState, e: KafkaClientError) => void,
+  ) {}
+
+  /** Wakes a poll() waiting for data (new data, a rebalance, wakeup(), close()). */
+  notify(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  /** Resolves on the next notify() or after `ms`. */
+  waitForActivity(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, Math.max(0, ms));
+      const prev = this.wake;
+      this.wake = done;
+      function done() {
+        clearTimeout(t);
+        resolve();
+        prev?.();
+      }
+    });
+  }
+
+  /** Starts a fetch for every partition that can take one; returns the earliest back-off deadline. */
+  sendFetches(now = Date.now()): number {
+    let next = Infinity;
+    for (const s of this.subs.states()) {
+      if (!s.fetchable) continue;
+      if (s.nextFetchAt > now) {
+        next = Math.min(next, s.nextFetchAt);
+        continue;
+      }
+      this.fetch(s);
+    }
+    return next;
+  }
+
+  private fetch(s: PartitionState): void {
+    const epoch = s.epoch;
+    const offset = s.position!;
+    const started = Date.now();
+    s.fetching = true;
+    this.transport
+      .request<WireRecordList>('GET', `/topics/${enc(s.topic)}/partitions/${s.partition}/records`, {
+        query: {
+          offset,
+          max_bytes: this.config.maxPartitionFetchBytes,
+          min_bytes: this.config.fetchMinBytes,
+          max_wait_ms: this.config.fetchMaxWaitMs,
+          format: 'binary',
+        },
+        timeoutMs: this.config.requestTimeoutMs + this.config.fetchMaxWaitMs,
+        signal: this.abort.signal,
+        topic: s.topic,
+        partition: s.partition,
+      })
+      .then(
+        (res) => {
+          s.fetching = false;
+          if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
+          this.errorsByPartition.delete(s);
+          const body = res.body;
+          s.highWatermark = body.high_watermark;
+          s.logStartOffset = body.log_start_offset;
+          const records = body.records.filter((r) => r.offset >= offset).map((r) => decodeRecord(s.topic, r));
+          if (records.length > 0 || body.next_offset > offset) {
+            s.buffered = { records, index: 0, nextOffset: body.next_offset, epoch };
+          } else {
+            // Nothing new. A server that long-polls already waited; one that does not answers at
+            // once: wait out the rest of fetch.max.wait.ms rather than spin.
+            s.nextFetchAt = started + this.config.fetchMaxWaitMs;
+          }
+        },
+        (e: unknown) => {
+          s.fetching = false;
+          if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
+          const err = e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
+          if (err.type === 'ABORTED') return;
+          if (err.type === 'OFFSET_OUT_OF_RANGE') return this.onOutOfRange(s, err);
+          const n = (this.errorsByPartition.get(s) ?? 0) + 1;
+          this.errorsByPartition.set(s, n);
+          s.nextFetchAt = Date.now() + backoffMs(n - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs);
+          if (!err.retriable) this.pendingError = err;
+        },
+      )
+      .finally(() => this.notify());
+  }
+
+  /** Whether poll() has records to hand out. */
+  hasBuffered(): boolean {
+    return this.subs.states().some((s) => !s.paused && s.buffered !== undefined && s.buffered.epoch === s.epoch);
+  }
+
+  /**
+   * Hands out up to `max` buffered records, partition by partition (rotating the start so that no
+   * partition starves), and advances positions past them.
+   */
+  drain(max: number): ConsumerRecord[] {
+    const out: ConsumerRecord[] = [];
+    const states = this.subs.states();
+    const start = this.rotation++ % Math.max(1, states.length);
+    for (let k = 0; k < states.length && out.length < max; k++) {
+      const s = states[(start + k) % states.length]!;
+      const b = s.buffered;
+      if (!b || s.paused) continue;
+      if (b.epoch !== s.epoch) {
+        s.buffered = undefined;
+        continue;
+      }
+      while (b.index < b.records.length && out.length < max) {
+        const r = b.records[b.index++]!;
+        if (r.offset < s.position!) continue;
+        out.push(r);
+        s.position = r.offset + 1;
+      }
+      if (b.index >= b.records.length) {
+        if (b.nextOffset > s.position!) s.position = b.nextOffset;
+        s.buffered = undefined;
+      }
+    }
+    return out;
+  }
+
+  private rotation = 0;
+
+  close(): void {
+    this.abort.abort();
+    this.notify();
+  }
+}

@@ -1,0 +1,101 @@
+import type { ConsumerRecord } from '../codec.js';
+
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+export interface TopicPartitionOffset extends TopicPartition {
+  /** The next offset to consume (what Kafka commits). */
+  offset: number;
+  metadata?: string;
+}
+
+export const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+/** A completed fetch waiting to be handed out by poll(). */
+export interface BufferedFetch {
+  records: ConsumerRecord[];
+  index: number;
+  nextOffset: number;
+  /** The partition's epoch when the fetch started: a seek in between makes it stale. */
+  epoch: number;
+}
+
+/** What the consumer knows about one assigned partition (Kafka's TopicPartitionState). */
+export class PartitionState {
+  /** The next offset poll() hands out; undefined until it is initialised (committed or reset). */
+  position: number | undefined;
+  /** Set when the position must be (re)initialised: from the committed offset, or by a reset policy. */
+  reset: 'committed' | 'earliest' | 'latest' | undefined = 'committed';
+  paused = false;
+  /** Bumped by every seek, revocation or reset: fetches started before are dropped. */
+  epoch = 0;
+  buffered: BufferedFetch | undefined;
+  fetching = false;
+  /** Earliest time of the next fetch (back-off after an empty answer or an error). */
+  nextFetchAt = 0;
+  highWatermark: number | undefined;
+  logStartOffset: number | undefined;
+  /** The last offset committed for it by this consumer. */
+  committed: number | undefined;
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+  ) {}
+
+  seek(offset: number): void {
+    this.position = offset;
+    this.reset = undefined;
+    this.buffered = undefined;
+    this.epoch++;
+  }
+
+  requestReset(how: PartitionState['reset']): void {
+    this.reset = how;
+    this.buffered = undefined;
+    this.epoch++;
+  }
+
+  get fetchable(): boolean {
+    return !this.paused && this.position !== undefined && this.reset === undefined && !this.fetching && this.buffered === undefined;
+  }
+}
+
+/** The consumer's assigned partitions, in assignment order. */
+export class SubscriptionState {
+  readonly partitions = new Map<string, PartitionState>();
+
+  get(topic: string, partition: number): PartitionState | undefined {
+    return this.partitions.get(tpKey(topic, partition));
+  }
+
+  require(topic: string, partition: number): PartitionState {
+    const s = this.get(topic, partition);
+    if (!s) throw new Error(`${topic}-${partition} is not assigned to this consumer`);
+    return s;
+  }
+
+  add(tp: TopicPartition): PartitionState {
+    let s = this.get(tp.topic, tp.partition);
+    if (!s) this.partitions.set(tpKey(tp.topic, tp.partition), (s = new PartitionState(tp.topic, tp.partition)));
+    return s;
+  }
+
+  remove(tp: TopicPartition): void {
+    const s = this.get(tp.topic, tp.partition);
+    if (s) {
+      s.epoch++;
+      this.partitions.delete(tpKey(tp.topic, tp.partition));
+    }
+  }
+
+  list(): TopicPartition[] {
+    return [...this.partitions.values()].map((s) => ({ topic: s.topic, partition: s.partition }));
+  }
+
+  states(): PartitionState[] {
+    return [...this.partitions.values()];
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * The TypeScript client: a producer, a consumer and an admin client that behave like Kafka's, over
+ * the server's HTTP API. It imports no server code but pure shared modules (the murmur2
+ * partitioner, the error table), so it runs in Node and in a Lambda alike.
+ */
+export { Kafka } from './kafka.js';
+export type { ConnectionConfig } from './transport.js';
+export type { AuthConfig, AwsCredentials } from './auth.js';
+export { Producer, type ProducerConfig, type ProducerRecordBatch, type RecordMetadata, type ProducerIdAndEpoch } from './producer/producer.js';
+export {
+  Consumer,
+  type ConsumerConfig,
+  type ConsumerRunConfig,
+  type EachMessagePayload,
+  type EachBatchPayload,
+  type RebalanceListener,
+  type TopicPartition,
+  type TopicPartitionOffset,
+} from './consumer/consumer.js';
+export { Admin, type AdminConfig, type ITopicConfig, type TopicDescription, type PartitionDescription, type ConfigEntry, type OffsetSpec, type PartitionOffsets } from './admin.js';
+export type { GroupDescription, GroupListing, GroupOffsetLag, ResetOffsetsOptions, ResetPlanEntry } from './group-admin.js';
+export type { Message, ConsumerRecord, MessageHeaders, Bytes } from './codec.js';
+export { DefaultPartitioner, type Partitioner } from './partitioner.js';
+export { KafkaClientError, KafkaProtocolError, KafkaConnectionError, KafkaTimeoutError, KafkaConfigError, isRetriable } from './errors.js';
+export { retry, backoffMs, type RetryOptions } from './retry.js';

@@ -1,0 +1,252 @@
+/**
+ * The producer (kafkajs's API over Java's producer internals): send() encodes and partitions each
+ * record, waits for buffer.memory if it must, and appends it to the accumulator; the sender ships
+ * batches once batch.size fills or linger.ms passes; the promise resolves when the records are
+ * acknowledged (with acks), or rejects once retries or delivery.timeout.ms are spent.
+ */
+import { encodeMessage, type Message } from '../codec.js';
+import { KafkaClientError, KafkaConfigError } from '../errors.js';
+import { Metadata } from '../metadata.js';
+import { DefaultPartitioner, type Partitioner } from '../partitioner.js';
+import type { Transport } from '../transport.js';
+import { BufferPool } from './buffer-pool.js';
+import { RecordAccumulator, type PendingRecord, type RecordMetadata } from './record-accumulator.js';
+import { Sender, type Acks, type ProducerIdAndEpoch } from './sender.js';
+
+export type { RecordMetadata } from './record-accumulator.js';
+export type { ProducerIdAndEpoch } from './sender.js';
+
+/** Kafka's producer configs under camelCase names (batch.size is batchSize, and so on). */
+export interface ProducerConfig {
+  /** 0: no acknowledgement; 1: the leader's; 'all' or -1 (default): every in-sync replica's. */
+  acks?: 0 | 1 | -1 | 'all';
+  /** Bytes of records per partition batch (default 16384). */
+  batchSize?: number;
+  /** How long a batch waits for more records before it is sent (default 5). */
+  lingerMs?: number;
+  /** Bytes of unacknowledged records before send() waits (default 32 MiB). */
+  bufferMemory?: number;
+  /** How long send() may wait for buffer.memory or metadata (default 60000). */
+  maxBlockMs?: number;
+  /** Bound of one request's body (default 1 MiB). */
+  maxRequestSize?: number;
+  /** Retries of a retriable failure (default 2147483647, bounded by deliveryTimeoutMs). */
+  retries?: number;
+  retryBackoffMs?: number;
+  retryBackoffMaxMs?: number;
+  /** One request's time limit (default 30000). */
+  requestTimeoutMs?: number;
+  /** From send() to success or failure, retries included (default 120000). */
+  deliveryTimeoutMs?: number;
+  /** Default true (with acks=all; turned off if acks is set otherwise and this is left unset). */
+  enableIdempotence?: boolean;
+  /** Batches in flight per partition (default 5, at most 5 with idempotence). */
+  maxInFlightRequestsPerConnection?: number;
+  metadataMaxAgeMs?: number;
+  /** Overrides the default (murmur2 + sticky) partitioner for records without a partition. */
+  partitioner?: Partitioner;
+  /** Take over a previous incarnation's producer id, bumping its epoch (fences the old one). */
+  producerId?: ProducerIdAndEpoch;
+}
+
+export interface ProducerRecordBatch {
+  topic: string;
+  messages: Message[];
+}
+
+type ResolvedConfig = Required<Omit<ProducerConfig, 'partitioner' | 'producerId' | 'acks' | 'enableIdempotence'>> & { acks: Acks; idempotent: boolean };
+
+export function resolveProducerConfig(c: ProducerConfig, requestTimeoutMs: number): ResolvedConfig {
+  const acks: Acks = c.acks === undefined || c.acks === 'all' || c.acks === -1 ? -1 : c.acks;
+  if (![0, 1, -1].includes(acks)) throw new KafkaConfigError(`acks must be 0, 1, -1 or 'all' (got ${String(c.acks)})`);
+  if (c.enableIdempotence === true && acks !== -1) throw new KafkaConfigError("enableIdempotence requires acks='all'");
+  const idempotent = c.enableIdempotence ?? acks === -1;
+  const maxInFlight = c.maxInFlightRequestsPerConnection ?? 5;
+  if (idempotent && maxInFlight > 5) throw new KafkaConfigError('maxInFlightRequestsPerConnection must be at most 5 with idempotence');
+  const r: ResolvedConfig = {
+    acks,
+    idempotent,
+    batchSize: c.batchSize ?? 16_384,
+    lingerMs: c.lingerMs ?? 5,
+    bufferMemory: c.bufferMemory ?? 33_554_432,
+    maxBlockMs: c.maxBlockMs ?? 60_000,
+    maxRequestSize: c.maxRequestSize ?? 1_048_576,
+    retries: c.retries ?? 2_147_483_647,
+    retryBackoffMs: c.retryBackoffMs ?? 100,
+    retryBackoffMaxMs: c.retryBackoffMaxMs ?? 1000,
+    requestTimeoutMs: c.requestTimeoutMs ?? requestTimeoutMs,
+    deliveryTimeoutMs: c.deliveryTimeoutMs ?? 120_000,
+    maxInFlightRequestsPerConnection: Math.max(1, maxInFlight),
+    metadataMaxAgeMs: c.metadataMaxAgeMs ?? 300_000,
+  };
+  if (r.deliveryTimeoutMs < r.lingerMs + r.requestTimeoutMs) {
+    throw new KafkaConfigError('deliveryTimeoutMs must be at least lingerMs + requestTimeoutMs');
+  }
+  return r;
+}
+
+export class Producer {
+  private readonly config: ResolvedConfig;
+  private readonly metadata: Metadata;
+  private readonly accumulator: RecordAccumulator;
+  private readonly pool: BufferPool;
+  private readonly sender: Sender;
+  private readonly partitioner: DefaultPartitioner;
+  private readonly custom: Partitioner | undefined;
+  /** Appends in call order even when one send waits for memory or metadata. */
+  private appendTail: Promise<void> = Promise.resolve();
+  private appendsPending = 0;
+  private closed = false;
+
+  constructor(transport: Transport, config: ProducerConfig = {}) {
+    this.config = resolveProducerConfig(config, transport.requestTimeoutMs);
+    this.metadata = new Metadata(transport, this.config.metadataMaxAgeMs, { initialMs: this.config.retryBackoffMs, maxMs: this.config.retryBackoffMaxMs });
+    this.accumulator = new RecordAccumulator(this.config.batchSize);
+    this.pool = new BufferPool(this.config.bufferMemory);
+    this.partitioner = new DefaultPartitioner(this.config.batchSize);
+    this.custom = config.partitioner;
+    this.sender = new Sender(transport, this.accumulator, this.pool, this.metadata, {
+      acks: this.config.acks,
+      idempotent: this.config.idempotent,
+      batchSize: this.config.batchSize,
+      lingerMs: this.config.lingerMs,
+      maxRequestSize: this.config.maxRequestSize,
+      retries: this.config.retries,
+      retryBackoffMs: this.config.retryBackoffMs,
+      retryBackoffMaxMs: this.config.retryBackoffMaxMs,
+      requestTimeoutMs: this.config.requestTimeoutMs,
+      deliveryTimeoutMs: this.config.deliveryTimeoutMs,
+      maxInFlight: this.config.maxInFlightRequestsPerConnection,
+      ...(config.producerId ? { initialProducerId: config.producerId } : {}),
+    });
+  }
+
+  get idempotent(): boolean {
+    return this.config.idempotent;
+  }
+
+  /** The id and epoch the idempotent producer writes under (after connect() or the first send). */
+  get producerIdentity(): ProducerIdAndEpoch | undefined {
+    return this.sender.producerIdentity;
+  }
+
+  /** Gets the idempotent producer's id up front (optional: the first send does it otherwise). */
+  async connect(): Promise<void> {
+    this.assertOpen();
+    await this.sender.initProducerId();
+  }
+
+  /**
+   * Sends records to one topic. Resolves to each record's partition and offset, in message order,
+   * once all are acknowledged; rejects with the first failure.
+   */
+  send(record: ProducerRecordBatch): Promise<RecordMetadata[]> {
+    try {
+      this.assertOpen();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const results: Promise<RecordMetadata>[] = [];
+    const appended = this.enqueue(() => this.appendAll(record, results));
+    return appended.then(() => Promise.all(results));
+  }
+
+  /** kafkajs's sendBatch: several topics at once. */
+  async sendBatch(batch: { topicMessages: ProducerRecordBatch[] }): Promise<RecordMetadata[]> {
+    const all = await Promise.all(batch.topicMessages.map((t) => this.send(t)));
+    return all.flat();
+  }
+
+  /** Sends everything buffered now and waits for it (Kafka's flush). */
+  async flush(): Promise<void> {
+    await this.appendTail;
+    await this.sender.flush();
+  }
+
+  /** Flushes, then stops; records still unacknowledged after timeoutMs fail. */
+  async close(options: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.closed) return;
+    await this.appendTail.catch(() => {});
+    this.closed = true;
+    await this.sender.close(options.timeoutMs ?? this.config.deliveryTimeoutMs);
+  }
+
+  /** kafkajs's name for close(). */
+  disconnect(): Promise<void> {
+    return this.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new KafkaClientError('ILLEGAL_STATE', 'The producer is closed');
+    const fatal = this.sender.fatalError;
+    if (fatal) throw fatal;
+  }
+
+  /** Runs appends one after another; runs at once (synchronously) when nothing is queued ahead. */
+  private enqueue(task: () => void | Promise<void>): Promise<void> {
+    if (this.appendsPending === 0) {
+      let r: void | Promise<void>;
+      try {
+        r = task();
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      if (!(r instanceof Promise)) return Promise.resolve();
+      return this.track(r);
+    }
+    return this.track(this.appendTail.then(task, task));
+  }
+
+  private track(p: Promise<void>): Promise<void> {
+    this.appendsPending++;
+    const done = p.finally(() => this.appendsPending--);
+    this.appendTail = done.catch(() => {});
+    return done;
+  }
+
+  /** Appends every message of a send, synchronously when metadata is cached and memory free. */
+  private appendAll(record: ProducerRecordBatch, results: Promise<RecordMetadata>[]): void | Promise<void> {
+    const { topic, messages } = record;
+    const deadline = Date.now() + this.config.maxBlockMs;
+    const count = this.metadata.cached(topic);
+    if (count === undefined) return this.metadata.partitionCount(topic, deadline).then((n) => this.appendFrom(topic, messages, 0, n, deadline, results));
+    return this.appendFrom(topic, messages, 0, count, deadline, results);
+  }
+
+  private appendFrom(topic: string, messages: Message[], from: number, partitionCount: number, deadline: number, results: Promise<RecordMetadata>[]): void | Promise<void> {
+    for (let i = from; i < messages.length; i++) {
+      const m = messages[i]!;
+      const rec = encodeMessage(m, Date.now());
+      if (rec.wireBytes > this.config.maxRequestSize) {
+        throw new KafkaClientError('MESSAGE_TOO_LARGE', `The message is ${rec.wireBytes} bytes when encoded, more than maxRequestSize (${this.config.maxRequestSize})`, { topic });
+      }
+      let partition: number;
+      if (m.partition !== undefined) {
+        if (!Number.isInteger(m.partition) || m.partition < 0 || m.partition >= partitionCount) {
+          throw new KafkaClientError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${m.partition} of topic ${topic} does not exist (it has ${partitionCount})`, { topic, partition: m.partition, retriable: false });
+        }
+        partition = m.partition;
+      } else if (this.custom) partition = this.custom({ topic, partitionCount, key: rec.key, message: m });
+      else partition = this.partitioner.partition(topic, partitionCount, rec.key);
+      if (!this.pool.tryReserve(rec.sizeInBytes)) {
+        // Wait for memory, then carry on with this message and the rest.
+        return this.pool.reserve(rec.sizeInBytes, Math.max(0, deadline - Date.now())).then(() => {
+          this.appendOne(topic, partition, rec, m, partitionCount, results);
+          return this.appendFrom(topic, messages, i + 1, partitionCount, deadline, results);
+        });
+      }
+      this.appendOne(topic, partition, rec, m, partitionCount, results);
+    }
+  }
+
+  private appendOne(topic: string, partition: number, rec: PendingRecord['rec'], m: Message, partitionCount: number, results: Promise<RecordMetadata>[]): void {
+    const p = new Promise<RecordMetadata>((resolve, reject) => {
+      this.accumulator.append(topic, partition, { rec, resolve, reject }, Date.now());
+      if (m.partition === undefined && rec.key === null && !this.custom) this.partitioner.onAppend(topic, partition, partitionCount, rec.sizeInBytes);
+      // The sender sends full batches at once and sleeps until the linger deadline of the others.
+      this.sender.wakeup();
+    });
+    p.catch(() => {}); // observed through send()'s Promise.all; a sibling's failure must not go unhandled
+    results.push(p);
+  }
+}

@@ -1,0 +1,139 @@
+import type { EncodedRecord } from '../codec.js';
+
+/** Where one produced record ended up. */
+export interface RecordMetadata {
+  topic: string;
+  partition: number;
+  /** -1 when unknown (acks=0, or a duplicate older than the server remembers). */
+  offset: number;
+  timestamp: number;
+}
+
+export interface PendingRecord {
+  rec: EncodedRecord;
+  resolve: (m: RecordMetadata) => void;
+  reject: (e: Error) => void;
+}
+
+/** Records for one partition sent (and retried) together, as Kafka's ProducerBatch. */
+export class ProducerBatch {
+  readonly records: PendingRecord[] = [];
+  sizeInBytes = 0;
+  wireBytes = 0;
+  /** Sends so far. */
+  attempts = 0;
+  retryAtMs = 0;
+  /** Set when the batch is drained for its first send: no more records join it. */
+  closed = false;
+  /** The idempotent producer's sequence of the first record, fixed at first send, kept on retry. */
+  baseSequence: number | undefined;
+  private settle!: () => void;
+  /** Resolves once every record was acknowledged or failed. */
+  readonly done = new Promise<void>((r) => (this.settle = r));
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly createdMs: number,
+  ) {}
+
+  add(r: PendingRecord): void {
+    this.records.push(r);
+    this.sizeInBytes += r.rec.sizeInBytes;
+    this.wireBytes += r.rec.wireBytes;
+  }
+
+  complete(offsets: (number | undefined)[], logAppendTimes?: (number | undefined)[]): void {
+    this.records.forEach((r, i) => {
+      const ts = logAppendTimes?.[i];
+      r.resolve({ topic: this.topic, partition: this.partition, offset: offsets[i] ?? -1, timestamp: ts ?? r.rec.timestamp });
+    });
+    this.settle();
+  }
+
+  /** Some records written, some failed (a partially accepted request). */
+  settleEach(offsets: (number | undefined)[], timestamps: (number | undefined)[] | undefined, errors: (Error | undefined)[], fallback: Error): void {
+    this.records.forEach((r, i) => {
+      const offset = offsets[i];
+      if (offset !== undefined) r.resolve({ topic: this.topic, partition: this.partition, offset, timestamp: timestamps?.[i] ?? r.rec.timestamp });
+      else r.reject(errors[i] ?? fallback);
+    });
+    this.settle();
+  }
+
+  fail(e: Error): void {
+    for (const r of this.records) r.reject(e);
+    this.settle();
+  }
+}
+
+/** One partition's queue: batches waiting (oldest first; retried batches go back to the front). */
+export class PartitionQueue {
+  readonly batches: ProducerBatch[] = [];
+  readonly inFlight: ProducerBatch[] = [];
+  /** The next sequence the idempotent producer gives out on this partition. */
+  nextSequence = 0;
+  /** A batch of this partition is being retried: send one at a time until the retried ones succeed. */
+  retrying = false;
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+  ) {}
+
+  /** Puts a failed batch back in sequence order ahead of every batch not yet sent. */
+  requeue(b: ProducerBatch): void {
+    let i = 0;
+    while (i < this.batches.length && this.batches[i]!.closed && (this.batches[i]!.baseSequence ?? 0) < (b.baseSequence ?? 0)) i++;
+    this.batches.splice(i, 0, b);
+  }
+
+  /** Whether any batch with a lower sequence is not yet acknowledged (sent or waiting to be resent). */
+  hasEarlierUnacked(b: ProducerBatch): boolean {
+    const seq = b.baseSequence ?? 0;
+    const earlier = (x: ProducerBatch) => x !== b && x.baseSequence !== undefined && x.baseSequence < seq;
+    return this.inFlight.some(earlier) || this.batches.some(earlier);
+  }
+}
+
+/**
+ * The record accumulator: per-partition queues of batches that fill to batch.size and wait up to
+ * linger.ms for company before the sender takes them.
+ */
+export class RecordAccumulator {
+  readonly queues = new Map<string, PartitionQueue>();
+
+  constructor(readonly batchSize: number) {}
+
+  queue(topic: string, partition: number): PartitionQueue {
+    const key = `${topic}\u0000${partition}`;
+    let q = this.queues.get(key);
+    if (!q) this.queues.set(key, (q = new PartitionQueue(topic, partition)));
+    return q;
+  }
+
+  /** Appends to the partition's open batch (or a new one); tells whether a batch is ready by size. */
+  append(topic: string, partition: number, r: PendingRecord, now: number): { batch: ProducerBatch; full: boolean } {
+    const q = this.queue(topic, partition);
+    let last = q.batches.at(-1);
+    if (!last || last.closed || (last.records.length > 0 && last.sizeInBytes + r.rec.sizeInBytes > this.batchSize)) {
+      last = new ProducerBatch(topic, partition, now);
+      q.batches.push(last);
+    }
+    last.add(r);
+    return { batch: last, full: last.sizeInBytes >= this.batchSize || q.batches.length > 1 };
+  }
+
+  /** Every batch not yet settled (waiting or in flight). */
+  *incomplete(): Iterable<ProducerBatch> {
+    for (const q of this.queues.values()) {
+      yield* q.inFlight;
+      yield* q.batches;
+    }
+  }
+
+  get isEmpty(): boolean {
+    for (const q of this.queues.values()) if (q.batches.length > 0 || q.inFlight.length > 0) return false;
+    return true;
+  }
+}

@@ -1,0 +1,401 @@
+/**
+ * The sender (Kafka's Sender + the idempotent half of TransactionManager): drains ready batches
+ * from the accumulator into records:batch requests, one request per topic holding at most one batch
+ * per partition, and handles every answer.
+ *
+ * Idempotence. The producer gets an id and epoch from `producers:init`. When a batch is first sent it
+ * takes the partition's next sequence; a retry resends it with the same sequence, so the server
+ * answers a batch it already wrote with the original offsets instead of writing it twice. Up to
+ * max.in.flight.requests.per.connection batches per partition are in flight. When one fails and is
+ * retried, later batches of that partition may come back OUT_OF_ORDER_SEQUENCE_NUMBER: that is
+ * expected while an earlier batch is unacknowledged, so they are requeued behind it in sequence order
+ * and the partition sends one batch at a time until the retried batches are through (order kept).
+ * A sequence gap nothing explains (a batch failed for good or expired after taking a sequence,
+ * UNKNOWN_PRODUCER_ID) is repaired as KIP-360 does: wait for in-flight requests, bump the epoch
+ * with `producers:init {producer_id, producer_epoch}`, restart every partition's sequences at 0.
+ * INVALID_PRODUCER_EPOCH means another instance took over the id: the producer is fenced for good.
+ */
+import { KafkaClientError, KafkaProtocolError, errorFromBody, isRetriable } from '../errors.js';
+import type { Metadata } from '../metadata.js';
+import { backoffMs, retry } from '../retry.js';
+import { enc, type Transport } from '../transport.js';
+import type { WireEntry } from '../codec.js';
+import type { BufferPool } from './buffer-pool.js';
+import type { PartitionQueue, ProducerBatch, RecordAccumulator } from './record-accumulator.js';
+
+export type Acks = 0 | 1 | -1;
+
+export interface SenderConfig {
+  acks: Acks;
+  idempotent: boolean;
+  batchSize: number;
+  lingerMs: number;
+  maxRequestSize: number;
+  retries: number;
+  retryBackoffMs: number;
+  retryBackoffMaxMs: number;
+  requestTimeoutMs: number;
+  deliveryTimeoutMs: number;
+  maxInFlight: number;
+  /** Resume (and fence) a previous incarnation's producer id: its epoch is bumped on init. */
+  initialProducerId?: { producerId: number; producerEpoch: number };
+}
+
+export interface ProducerIdAndEpoch {
+  producerId: number;
+  producerEpoch: number;
+}
+
+interface BatchResult {
+  offsets?: (number | undefined)[];
+  timestamps?: (number | undefined)[];
+  /** Per record, when the server failed some entries. */
+  errors?: (KafkaClientError | undefined)[];
+  /** The batch's error: the first failed entry's, or the whole request's. */
+  error?: KafkaClientError;
+}
+
+interface WireBatchResponse {
+  successes?: { id: string; partition_id: number; offset: number; timestamp?: string }[];
+  failures?: { id: string; error_code?: number; message?: string; error?: string }[];
+}
+
+const SEQUENCE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID']);
+const FENCED = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED']);
+
+export class Sender {
+  private identity: ProducerIdAndEpoch | undefined;
+  private identityTask: Promise<void> | undefined;
+  private needsEpochBump = false;
+  private fatal: KafkaClientError | undefined;
+  private flushing = 0;
+  private closing = false;
+  private runScheduled = false;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  private inFlightRequests = 0;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly accumulator: RecordAccumulator,
+    private readonly pool: BufferPool,
+    private readonly metadata: Metadata,
+    private readonly config: SenderConfig,
+  ) {}
+
+  get producerIdentity(): ProducerIdAndEpoch | undefined {
+    return this.identity;
+  }
+
+  get fatalError(): KafkaClientError | undefined {
+    return this.fatal;
+  }
+
+  /** Gets the producer id now (connect()) rather than on the first send. */
+  async initProducerId(): Promise<void> {
+    if (!this.config.idempotent || this.identity) return;
+    await this.ensureIdentity();
+  }
+
+  /** Runs the drain loop soon (coalescing wake-ups within one turn of the event loop). */
+  wakeup(): void {
+    if (this.runScheduled) return;
+    this.runScheduled = true;
+    setImmediate(() => {
+      this.runScheduled = false;
+      this.run();
+    });
+  }
+
+  /** Makes every batch ready now and waits until all that exist at this moment are settled. */
+  async flush(): Promise<void> {
+    const pending = [...this.accumulator.incomplete()].map((b) => b.done);
+    if (pending.length === 0) return;
+    this.flushing++;
+    this.wakeup();
+    try {
+      await Promise.all(pending);
+    } finally {
+      this.flushing--;
+    }
+  }
+
+  async close(timeoutMs: number): Promise<void> {
+    this.closing = true;
+    this.wakeup();
+    const all = Promise.all([...this.accumulator.incomplete()].map((b) => b.done));
+    let t: NodeJS.Timeout | undefined;
+    const expired = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (t = setTimeout(() => r(true), timeoutMs)))]);
+    clearTimeout(t);
+    if (expired) {
+      this.fatal = new KafkaClientError('ILLEGAL_STATE', `The producer closed with records still unacknowledged after ${timeoutMs} ms`);
+      this.abort(this.fatal);
+    }
+    this.clearTimer();
+  }
+
+  /** Fails everything waiting (close with a timeout, or a fatal error). */
+  private abort(e: KafkaClientError): void {
+    for (const q of this.accumulator.queues.values()) {
+      for (const b of q.batches.splice(0)) this.failBatch(b, e);
+    }
+    this.pool.abort(e);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+
+  private scheduleAt(at: number, now: number): void {
+    if (at >= this.timerAt) return;
+    this.clearTimer();
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.timerAt = Infinity;
+      this.run();
+    }, Math.max(0, at - now));
+  }
+
+  private ensureIdentity(): Promise<void> {
+    this.identityTask ??= retry(
+      async () => {
+        const body = this.identity ?? (this.config.initialProducerId ? this.config.initialProducerId : undefined);
+        const res = await this.transport.request<{ producer_id: number; producer_epoch: number }>('POST', '/producers:init', {
+          body: body ? { producer_id: body.producerId, producer_epoch: body.producerEpoch } : {},
+        });
+        return { producerId: res.body.producer_id, producerEpoch: res.body.producer_epoch };
+      },
+      { retries: this.config.retries, initialBackoffMs: this.config.retryBackoffMs, maxBackoffMs: this.config.retryBackoffMaxMs, deadline: Date.now() + this.config.deliveryTimeoutMs },
+    ).then(
+      (id) => {
+        this.identity = id;
+        this.identityTask = undefined;
+        this.wakeup();
+      },
+      (e) => {
+        this.identityTask = undefined;
+        this.fatal = e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
+        this.abort(this.fatal);
+        throw this.fatal;
+      },
+    );
+    return this.identityTask;
+  }
+
+  /** KIP-360: once nothing is in flight, bump the epoch and restart all sequences at 0. */
+  private bumpEpoch(): void {
+    if (this.identityTask || this.inFlightRequests > 0) return;
+    this.ensureIdentity()
+      .then(() => {
+        this.needsEpochBump = false;
+        for (const q of this.accumulator.queues.values()) {
+          q.nextSequence = 0;
+          q.retrying = false;
+          for (const b of q.batches) b.baseSequence = undefined;
+        }
+        this.wakeup();
+      })
+      .catch(() => {});
+  }
+
+  private run(): void {
+    if (this.fatal) return this.abort(this.fatal);
+    const now = Date.now();
+    this.expire(now);
+    if (this.config.idempotent) {
+      if (!this.identity) {
+        if (!this.accumulator.isEmpty) this.ensureIdentity().catch(() => {});
+        return;
+      }
+      if (this.needsEpochBump) return this.bumpEpoch();
+    }
+    let nextWake = Infinity;
+    const byTopic = new Map<string, ProducerBatch[][]>();
+    for (const q of this.accumulator.queues.values()) {
+      const drained: ProducerBatch[] = [];
+      while (q.batches.length > 0) {
+        const head = q.batches[0]!;
+        if (q.inFlight.length + drained.length >= this.config.maxInFlight) break;
+        if (q.retrying && q.inFlight.length + drained.length > 0) break;
+        if (head.retryAtMs > now) {
+          nextWake = Math.min(nextWake, head.retryAtMs);
+          break;
+        }
+        const ready = head.closed || head.sizeInBytes >= this.config.batchSize || q.batches.length > 1 || now - head.createdMs >= this.config.lingerMs || this.flushing > 0 || this.closing;
+        if (!ready) {
+          nextWake = Math.min(nextWake, head.createdMs + this.config.lingerMs);
+          break;
+        }
+        q.batches.shift();
+        head.closed = true;
+        if (this.config.idempotent && head.baseSequence === undefined) {
+          head.baseSequence = q.nextSequence;
+          q.nextSequence += head.records.length;
+        }
+        drained.push(head);
+      }
+      if (drained.length === 0) continue;
+      let rounds = byTopic.get(q.topic);
+      if (!rounds) byTopic.set(q.topic, (rounds = []));
+      drained.forEach((b, i) => (rounds[i] ??= []).push(b));
+    }
+    for (const [topic, rounds] of byTopic) {
+      // Round i holds each partition's i-th batch: requests go out in round order, so a partition's
+      // batches leave in sequence order; a round is split further by max.request.size.
+      for (const round of rounds) {
+        let request: ProducerBatch[] = [];
+        let bytes = 0;
+        for (const b of round) {
+          if (request.length > 0 && bytes + b.wireBytes > this.config.maxRequestSize) {
+            this.dispatch(topic, request);
+            request = [];
+            bytes = 0;
+          }
+          request.push(b);
+          bytes += b.wireBytes;
+        }
+        if (request.length > 0) this.dispatch(topic, request);
+      }
+    }
+    if (nextWake !== Infinity) this.scheduleAt(nextWake, now);
+  }
+
+  /** delivery.timeout.ms: batches waiting (not in flight) that are too old fail. */
+  private expire(now: number): void {
+    for (const q of this.accumulator.queues.values()) {
+      for (let i = 0; i < q.batches.length; ) {
+        const b = q.batches[i]!;
+        if (now - b.createdMs < this.config.deliveryTimeoutMs) {
+          i++;
+          continue;
+        }
+        q.batches.splice(i, 1);
+        if (b.baseSequence !== undefined) this.needsEpochBump = true;
+        this.failBatch(b, new KafkaClientError('REQUEST_TIMED_OUT', `Expiring ${b.records.length} record(s) for ${b.topic}-${b.partition}: ${now - b.createdMs} ms has passed since batch creation (delivery.timeout.ms)`, { retriable: true, topic: b.topic, partition: b.partition }));
+      }
+    }
+  }
+
+  private dispatch(topic: string, batches: ProducerBatch[]): void {
+    const queues = batches.map((b) => this.accumulator.queue(b.topic, b.partition));
+    batches.forEach((b, i) => {
+      b.attempts++;
+      queues[i]!.inFlight.push(b);
+    });
+    this.inFlightRequests++;
+    this.produce(topic, batches)
+      .then(
+        (results) => results.forEach((r, i) => this.handle(queues[i]!, batches[i]!, r)),
+        (e) => {
+          const error = e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
+          batches.forEach((b, i) => this.handle(queues[i]!, b, { error }));
+        },
+      )
+      .finally(() => {
+        this.inFlightRequests--;
+        this.wakeup();
+      });
+  }
+
+  private async produce(topic: string, batches: ProducerBatch[]): Promise<BatchResult[]> {
+    const entries: WireEntry[] = [];
+    batches.forEach((b, bi) => b.records.forEach((r, ri) => entries.push({ id: `${bi}.${ri}`, partition_id: b.partition, ...r.rec.entry })));
+    const body: Record<string, unknown> = { entries };
+    if (this.config.idempotent && this.identity) {
+      body.producer_id = this.identity.producerId;
+      body.producer_epoch = this.identity.producerEpoch;
+      body.sequences = batches.map((b) => ({ partition_id: b.partition, base_sequence: b.baseSequence }));
+    }
+    const res = await this.transport.request<WireBatchResponse | undefined>('POST', `/topics/${enc(topic)}/records:batch`, {
+      query: { acks: this.config.acks === -1 ? 'all' : this.config.acks },
+      body,
+      topic,
+      timeoutMs: this.config.requestTimeoutMs,
+    });
+    const results: BatchResult[] = batches.map((b) => ({ offsets: new Array(b.records.length), timestamps: new Array(b.records.length) }));
+    const at = (id: string) => {
+      const [bi, ri] = id.split('.').map(Number) as [number, number];
+      return { r: results[bi], ri, b: batches[bi] };
+    };
+    for (const s of res.body?.successes ?? []) {
+      const { r, ri } = at(String(s.id));
+      if (!r) continue;
+      r.offsets![ri] = s.offset;
+      // The server reports the log append time for LogAppendTime topics, else the record's own.
+      if (s.timestamp) r.timestamps![ri] = Date.parse(s.timestamp);
+    }
+    for (const f of res.body?.failures ?? []) {
+      const { r, ri, b } = at(String(f.id));
+      if (!r) continue;
+      const error = errorFromBody(res.status, f, { topic, partition: b?.partition });
+      (r.errors ??= [])[ri] = error;
+      r.error ??= error;
+    }
+    return results;
+  }
+
+  private handle(q: PartitionQueue, b: ProducerBatch, r: BatchResult): void {
+    const i = q.inFlight.indexOf(b);
+    if (i >= 0) q.inFlight.splice(i, 1);
+    const e = r.error;
+    if (!e) {
+      this.complete(b, r);
+      this.maybeEndRetry(q);
+      return;
+    }
+    if (r.offsets?.some((o) => o !== undefined)) {
+      // Part of the batch was written: settle record by record and do not retry (no duplicates).
+      if (this.config.idempotent) this.needsEpochBump = true;
+      this.pool.release(b.records.reduce((n, x) => n + x.rec.sizeInBytes, 0));
+      b.settleEach(r.offsets, r.timestamps, r.errors ?? [], e);
+      return this.maybeEndRetry(q);
+    }
+    if (this.config.idempotent && FENCED.has(e.type)) {
+      this.fatal ??= new KafkaProtocolError(e.type, `The producer was fenced: another producer took over producer id ${this.identity?.producerId} (${e.message})`, { status: e.status, topic: b.topic, partition: b.partition });
+      this.failBatch(b, this.fatal);
+      return this.abort(this.fatal);
+    }
+    if (this.config.idempotent && e.type === 'DUPLICATE_SEQUENCE_NUMBER') {
+      this.complete(b, {}); // written before; the server no longer knows the offsets
+      return this.maybeEndRetry(q);
+    }
+    let retriable = isRetriable(e);
+    if (this.config.idempotent && SEQUENCE_ERRORS.has(e.type)) {
+      // Out of order behind an earlier batch still being retried: requeue behind it. Otherwise a
+      // gap nothing explains: the batch is retried after the epoch bump gives it a fresh sequence.
+      retriable = true;
+      if (e.type === 'UNKNOWN_PRODUCER_ID' || !q.hasEarlierUnacked(b)) this.needsEpochBump = true;
+    }
+    if (e.type === 'UNKNOWN_TOPIC_OR_PARTITION') this.metadata.invalidate(b.topic);
+    const now = Date.now();
+    const wait = backoffMs(b.attempts - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs);
+    const inTime = now + wait - b.createdMs < this.config.deliveryTimeoutMs;
+    // A batch that got no answer on its last try may still have been written: with idempotence the
+    // server tells on retry; without it Kafka accepts the possible duplicate too.
+    if (retriable && b.attempts <= this.config.retries && inTime) {
+      b.retryAtMs = now + wait;
+      q.requeue(b);
+      if (this.config.idempotent) q.retrying = true;
+      return;
+    }
+    if (this.config.idempotent && b.baseSequence !== undefined) this.needsEpochBump = true;
+    this.failBatch(b, e);
+  }
+
+  private maybeEndRetry(q: PartitionQueue): void {
+    if (q.retrying && q.inFlight.length === 0 && !q.batches.some((x) => x.closed)) q.retrying = false;
+  }
+
+  private complete(b: ProducerBatch, r: BatchResult): void {
+    this.pool.release(b.records.reduce((n, x) => n + x.rec.sizeInBytes, 0));
+    b.complete(r.offsets ?? [], r.timestamps);
+  }
+
+  private failBatch(b: ProducerBatch, e: Error): void {
+    this.pool.release(b.records.reduce((n, x) => n + x.rec.sizeInBytes, 0));
+    b.fail(e);
+  }
+}
