@@ -225,15 +225,14 @@ export class Admin extends GroupAdmin {
     const { topic } = options;
     return Promise.all(
       options.partitions.map(async ({ partition, offset }) => {
-        const before = offset === -1 ? (await this.listOffset(topic, partition, 'latest')).offset : offset;
         const res = await this.call(() =>
           this.transport.request<{ low_watermark?: number; log_start_offset?: number }>('POST', `/topics/${enc(topic)}/partitions/${partition}/records:delete`, {
-            body: { before_offset: before },
+            body: { before_offset: offset },
             topic,
             partition,
           }),
         );
-        return { partition, lowWatermark: res.body?.low_watermark ?? res.body?.log_start_offset ?? before };
+        return { partition, lowWatermark: res.body.low_watermark ?? res.body.log_start_offset ?? offset };
       }),
     );
   }

@@ -14,9 +14,11 @@ import { enc, type Transport } from '../transport.js';
 import { Fetcher } from './fetcher.js';
 import { GroupClient, type Assignment } from './group-client.js';
 import { GroupMembership } from './group-membership.js';
+import { runLoop, type ConsumerRunConfig } from './run-loop.js';
 import { SubscriptionState, tpKey, type PartitionState, type TopicPartition, type TopicPartitionOffset } from './subscription-state.js';
 
 export type { TopicPartition, TopicPartitionOffset } from './subscription-state.js';
+export type { Batch, ConsumerRunConfig, EachBatchPayload, EachMessagePayload } from './run-loop.js';
 
 /** Kafka's consumer configs under camelCase names. */
 export interface ConsumerConfig {
@@ -58,47 +60,6 @@ export interface RebalanceListener {
   onPartitionsAssigned?(partitions: TopicPartition[]): void | Promise<void>;
   /** Lost without a chance to commit (membership fenced); defaults to onPartitionsRevoked. */
   onPartitionsLost?(partitions: TopicPartition[]): void | Promise<void>;
-}
-
-export interface EachMessagePayload {
-  topic: string;
-  partition: number;
-  message: ConsumerRecord;
-  heartbeat(): Promise<void>;
-  /** Pauses this partition; the returned function resumes it. */
-  pause(): () => void;
-}
-
-export interface Batch {
-  topic: string;
-  partition: number;
-  highWatermark: number | undefined;
-  messages: ConsumerRecord[];
-  isEmpty(): boolean;
-  firstOffset(): number | null;
-  lastOffset(): number;
-}
-
-export interface EachBatchPayload {
-  batch: Batch;
-  /** Marks records up to and including `offset` as processed. */
-  resolveOffset(offset: number): void;
-  heartbeat(): Promise<void>;
-  /** Commits processed offsets if auto commit is due. */
-  commitOffsetsIfNecessary(): Promise<void>;
-  isRunning(): boolean;
-  /** Whether the partition was revoked or sought meanwhile: stop processing this batch. */
-  isStale(): boolean;
-  pause(): () => void;
-}
-
-export interface ConsumerRunConfig {
-  eachMessage?: (payload: EachMessagePayload) => Promise<void>;
-  eachBatch?: (payload: EachBatchPayload) => Promise<void>;
-  /** Resolve every record of a batch when eachBatch returns (default true). */
-  eachBatchAutoResolve?: boolean;
-  /** Called when the loop stops on a non-retriable error (after which the consumer is stopped). */
-  onCrash?: (e: Error) => void;
 }
 
 const LOG = (level: 'warn' | 'error', message: string, extra?: Record<string, unknown>) =>
@@ -473,93 +434,21 @@ export class Consumer {
     if (this.runLoop) throw new KafkaClientError('ILLEGAL_STATE', 'run() was already called');
     if (!config.eachMessage && !config.eachBatch) throw new KafkaConfigError('run() needs eachMessage or eachBatch');
     this.running = true;
-    this.runLoop = this.loop(config);
-  }
-
-  private async loop(config: ConsumerRunConfig): Promise<void> {
-    let failures = 0;
-    while (this.running) {
-      let records: ConsumerRecord[];
-      try {
-        records = await this.poll({ timeoutMs: 1000 });
-      } catch (e) {
-        if (!this.running) break;
-        const err = e instanceof Error ? e : new Error(String(e));
-        if (e instanceof KafkaClientError && e.retriable) {
-          await sleep(backoffMs(failures++, this.c.retryBackoffMs, this.c.retryBackoffMaxMs));
-          continue;
-        }
-        this.running = false;
-        if (config.onCrash) config.onCrash(err);
-        else this.log('error', 'consumer stopped', { error: String(err) });
-        break;
-      }
-      failures = 0;
-      const batches = groupByPartition(records);
-      for (let i = 0; i < batches.length; i++) {
-        const ok = this.running && (await this.process(batches[i]!, config));
-        if (!ok) {
-          // Records not processed are handed out again: move positions back to them.
-          for (const b of batches.slice(ok ? i + 1 : i)) {
-            const first = b.find((r) => !r.handled);
-            const s = this.subs.get(b[0]!.topic, b[0]!.partition);
-            if (first && s) s.seek(first.offset);
-          }
-          break;
-        }
-      }
-    }
-  }
-
-  /** Processes one partition's records; false when it stopped early (error, stop, pause, staleness). */
-  private async process(records: Tracked[], config: ConsumerRunConfig): Promise<boolean> {
-    const { topic, partition } = records[0]!;
-    const s = this.subs.get(topic, partition);
-    if (!s) return true; // revoked meanwhile: its records go to the new owner
-    const epoch = s.epoch;
-    const stale = () => this.subs.get(topic, partition) !== s || s.epoch !== epoch;
-    const pause = () => {
-      this.pause([{ topic, partitions: [partition] }]);
-      return () => this.resume([{ topic, partitions: [partition] }]);
-    };
-    const heartbeat = async () => this.membership?.heartbeatNow();
-    try {
-      if (config.eachBatch) {
-        const resolveOffset = (offset: number) => {
-          for (const r of records) if (r.offset <= offset) r.handled = true;
-        };
-        await config.eachBatch({
-          batch: {
-            topic,
-            partition,
-            highWatermark: s.highWatermark,
-            messages: records,
-            isEmpty: () => records.length === 0,
-            firstOffset: () => records[0]?.offset ?? null,
-            lastOffset: () => records.at(-1)!.offset,
-          },
-          resolveOffset,
-          heartbeat,
-          commitOffsetsIfNecessary: () => this.maybeAutoCommit(),
-          isRunning: () => this.running,
-          isStale: stale,
-          pause,
-        });
-        if (config.eachBatchAutoResolve ?? true) for (const r of records) r.handled = true;
-        if (stale()) return true;
-        return records.every((r) => r.handled) && !s.paused;
-      }
-      for (const r of records) {
-        if (!this.running || stale() || s.paused) return stale();
-        await config.eachMessage!({ topic, partition, message: r, heartbeat, pause });
-        r.handled = true;
-      }
-      return true;
-    } catch (e) {
-      this.log('error', `processing ${topic}-${partition} failed; the records are redelivered`, { error: String(e) });
-      if (!stale()) await sleep(backoffMs(0, this.c.retryBackoffMs, this.c.retryBackoffMaxMs));
-      return stale();
-    }
+    this.runLoop = runLoop(
+      {
+        poll: () => this.poll({ timeoutMs: 1000 }),
+        isRunning: () => this.running,
+        stopRunning: () => void (this.running = false),
+        partition: (topic, partition) => this.subs.get(topic, partition),
+        pause: (topic, partition) => this.pause([{ topic, partitions: [partition] }]),
+        resume: (topic, partition) => this.resume([{ topic, partitions: [partition] }]),
+        heartbeat: async () => this.membership?.heartbeatNow(),
+        commitIfDue: () => this.maybeAutoCommit(),
+        log: this.log,
+        backoff: (attempt) => backoffMs(attempt, this.c.retryBackoffMs, this.c.retryBackoffMaxMs),
+      },
+      config,
+    );
   }
 
   /** Stops run() after the record in hand (kafkajs's stop()); the consumer stays usable with poll(). */
@@ -598,17 +487,4 @@ export class Consumer {
   private assertOpen(): void {
     if (this.closed) throw new KafkaClientError('ILLEGAL_STATE', 'The consumer is closed');
   }
-}
-
-type Tracked = ConsumerRecord & { handled?: boolean };
-
-function groupByPartition(records: ConsumerRecord[]): Tracked[][] {
-  const out = new Map<string, Tracked[]>();
-  for (const r of records) {
-    const k = tpKey(r.topic, r.partition);
-    let list = out.get(k);
-    if (!list) out.set(k, (list = []));
-    list.push(r);
-  }
-  return [...out.values()];
 }
