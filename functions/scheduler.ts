@@ -4,17 +4,17 @@
  * observability scope, logs what the pass did and publishes it as metrics (SchedulerWork,
  * SchedulerFailures); a failure is rethrown so Lambda's Errors metric and the alarm see it.
  *
- * The maintenance scheduler itself (timers, retention, compaction, orphan GC) is issue #5 and
- * lives in src/maintenance/. Until it lands, `runScheduler` below only logs a structured
- * "scheduler tick"; replacing it with the import from '../src/maintenance/scheduler.js' is the
- * only change this file needs.
+ * The maintenance scheduler itself (timers, retention, compaction, segment merge, orphan GC) lives
+ * in src/maintenance/scheduler.ts; `runScheduler` below runs one pass of it with this function's
+ * logging.
  */
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { systemClock, type Clock } from '../src/clock.js';
 import { createStorage, type Storage } from '../src/compose.js';
 import { serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
+import { runScheduler as runMaintenance } from '../src/maintenance/scheduler.js';
 import { instrumentStorage } from './instrumented-storage.js';
-import { addMetric, inScope, log, Scope, telemetryFromEnv, type Telemetry } from './observability.js';
+import { addMetric, inScope, log, Scope, telemetryFromEnv, type LogLevel, type Telemetry } from './observability.js';
 
 export interface SchedulerDeps {
   config: ServerConfig;
@@ -28,13 +28,16 @@ export interface SchedulerDeps {
 /** What a pass did, as counts by kind of work (e.g. { timersFired: 3, segmentsDeleted: 1 }). */
 export type SchedulerReport = Record<string, number>;
 
-/** Stand-in for src/maintenance's scheduler until issue #5 lands: logs one tick, does no work. */
+/** One pass of src/maintenance's scheduler, its structured logs going through this function's telemetry. */
 export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport> {
-  log(deps.telemetry, 'info', 'scheduler tick', {
-    replicaStores: deps.storage.stores.length,
-    deadline: new Date(deps.deadline).toISOString(),
+  const { orphanGraceMs } = deps.config.scheduler;
+  return runMaintenance({
+    storage: deps.storage,
+    clock: deps.clock,
+    deadline: deps.deadline,
+    ...(orphanGraceMs !== undefined ? { options: { orphanGraceMs } } : {}),
+    log: ({ level, msg, ...fields }) => log(deps.telemetry, (level as LogLevel | undefined) ?? 'info', String(msg), fields),
   });
-  return {};
 }
 
 /** Leaves this much of the invocation's time for the pass to finish what it started. */

@@ -7,6 +7,7 @@ import type { AppServices } from './http/app-env.js';
 import { PartitionLog } from './log/partition-log.js';
 import { Partitioner } from './log/partitioner.js';
 import { TopicRegistry } from './log/topics.js';
+import { runScheduler, startSchedulerLoop, type SchedulerLoop } from './maintenance/scheduler.js';
 import { createDynamoDbClient, DynamoDbMetadataStore } from './storage/dynamodb-metadata-store.js';
 import { LocalObjectStore } from './storage/local-object-store.js';
 import { MemoryMetadataStore } from './storage/memory-metadata-store.js';
@@ -15,6 +16,9 @@ import type { MetadataStore, ObjectStore } from './storage/ports.js';
 import { countOperations } from './storage/counting-stores.js';
 import { createS3Client, S3ObjectStore } from './storage/s3-object-store.js';
 import { SqliteMetadataStore } from './storage/sqlite-metadata-store.js';
+import { partitionWatchKey } from './timer/delayed-fetch.js';
+import { Purgatory } from './timer/purgatory.js';
+import { SystemTimer } from './timer/system-timer.js';
 
 export interface Storage {
   metadata: MetadataStore;
@@ -70,6 +74,11 @@ export function createServices(
   const { metadata, stores } = counted ?? storage;
   const topics = new TopicRegistry(metadata, clock, stores.length);
   const log = new PartitionLog({ metadata, stores, clock });
+  // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
+  const timer = new SystemTimer();
+  timer.startRealTime();
+  const fetchPurgatory = new Purgatory({ timer, name: 'Fetch', onError: () => {} });
+  log.onAppend((topic, partition) => void fetchPurgatory.checkAndComplete(partitionWatchKey(topic, partition)));
   return {
     clusterId: config.clusterId,
     clock,
@@ -79,6 +88,30 @@ export function createServices(
     partitioner: new Partitioner(),
     defaults: config.defaults,
     limits: config.limits,
+    fetchPurgatory,
     ...(counted ? { operationCounts: counted.snapshot } : {}),
   };
+}
+
+/**
+ * The local server's in-process scheduler (SCHEDULER_INTERVAL_MS): the same run as the scheduled
+ * function's, over this process's storage, partition log and group coordinator.
+ */
+export function startInProcessScheduler(config: ServerConfig, storage: Storage, services: AppServices): SchedulerLoop | undefined {
+  const { intervalMs, orphanGraceMs } = config.scheduler;
+  if (intervalMs <= 0) return undefined;
+  return startSchedulerLoop({
+    intervalMs,
+    clock: services.clock,
+    run: (deadline) =>
+      runScheduler({
+        storage,
+        clock: services.clock,
+        deadline,
+        partitionLog: services.log,
+        topics: services.topics,
+        expireSessions: (now) => services.groups.coordinator.expireSessions(now),
+        options: orphanGraceMs !== undefined ? { orphanGraceMs } : {},
+      }),
+  });
 }

@@ -2,10 +2,11 @@
  * Local entry point (`npm start`): the HTTP app on node over the embedded backend (files + SQLite),
  * or over any backend STORAGE_BACKEND names. Flags override the environment:
  *   --port 8080 --host 127.0.0.1 --data-dir .data --replicas 3 --backend local|memory|aws
+ *   --scheduler-interval-ms 30000 (0: no in-process scheduler)
  */
 import { serve } from '@hono/node-server';
 import { parseArgs } from 'node:util';
-import { createServices, createStorage } from './compose.js';
+import { createServices, createStorage, startInProcessScheduler } from './compose.js';
 import { serverConfigFromEnv } from './config/server-config.js';
 import { createApp } from './http/app.js';
 
@@ -16,6 +17,7 @@ const { values: flags } = parseArgs({
     'data-dir': { type: 'string' },
     replicas: { type: 'string' },
     backend: { type: 'string' },
+    'scheduler-interval-ms': { type: 'string' },
   },
 });
 
@@ -23,12 +25,16 @@ const env = { ...process.env };
 if (flags['data-dir']) env.DATA_DIR = flags['data-dir'];
 if (flags.replicas) env.REPLICA_STORES = flags.replicas;
 if (flags.backend) env.STORAGE_BACKEND = flags.backend;
+if (flags['scheduler-interval-ms']) env.SCHEDULER_INTERVAL_MS = flags['scheduler-interval-ms'];
 const config = serverConfigFromEnv(env);
 const port = Number(flags.port ?? process.env.PORT ?? 8080);
 const hostname = flags.host ?? process.env.HOST ?? '127.0.0.1';
 
 const storage = createStorage(config.backend);
-const app = createApp(createServices(config, storage));
+const services = createServices(config, storage);
+const app = createApp(services);
+// Timers, retention, compaction, segment merge and orphan GC, every SCHEDULER_INTERVAL_MS.
+const scheduler = startInProcessScheduler(config, storage, services);
 const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
   console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://${hostname}:${info.port}`, backend: config.backend.kind, clusterId: config.clusterId }));
 });
@@ -36,8 +42,10 @@ const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
 function shutdown(signal: string) {
   console.log(JSON.stringify({ level: 'info', msg: 'shutting down', signal }));
   server.close(() => {
-    storage.close();
-    process.exit(0);
+    void (scheduler?.stop() ?? Promise.resolve()).finally(() => {
+      storage.close();
+      process.exit(0);
+    });
   });
   setTimeout(() => process.exit(0), 5000).unref();
 }

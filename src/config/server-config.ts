@@ -11,7 +11,9 @@ export interface ServerConfig {
     | { kind: 'local'; dataDir: string; replicaStores: number; fsync: boolean }
     | { kind: 'aws'; region: string; s3Endpoint?: string; dynamoDbEndpoint?: string; buckets: string[]; table: string };
   defaults: { partitions: number; replicationFactor: number };
-  limits: { maxRequestBytes: number; maxFetchBytes: number };
+  limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number };
+  /** The local server's in-process scheduler (0: off) and the maintenance knobs (src/maintenance). */
+  scheduler: { intervalMs: number; orphanGraceMs?: number };
 }
 
 const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -34,6 +36,12 @@ const envSchema = z.object({
   DEFAULT_REPLICATION_FACTOR: int(1),
   MAX_REQUEST_BYTES: int(8 * 1024 * 1024),
   MAX_FETCH_BYTES: int(8 * 1024 * 1024),
+  /** Upper bound of a fetch's max_wait_ms (long poll), below the fetch function's 29 s timeout. */
+  MAX_FETCH_WAIT_MS: z.coerce.number().int().nonnegative().default(25_000),
+  /** How often `npm start` runs the scheduler in-process; 0 turns it off. */
+  SCHEDULER_INTERVAL_MS: z.coerce.number().int().nonnegative().default(30_000),
+  /** How old an unreferenced object must be before it is deleted (> twice the longest request). */
+  ORPHAN_GRACE_MS: z.coerce.number().int().nonnegative().optional(),
 });
 
 export function serverConfigFromEnv(env: Record<string, string | undefined>): ServerConfig {
@@ -56,6 +64,7 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
     clusterId: e.CLUSTER_ID,
     backend,
     defaults: { partitions: e.DEFAULT_PARTITIONS, replicationFactor: e.DEFAULT_REPLICATION_FACTOR },
-    limits: { maxRequestBytes: e.MAX_REQUEST_BYTES, maxFetchBytes: e.MAX_FETCH_BYTES },
+    limits: { maxRequestBytes: e.MAX_REQUEST_BYTES, maxFetchBytes: e.MAX_FETCH_BYTES, maxFetchWaitMs: e.MAX_FETCH_WAIT_MS },
+    scheduler: { intervalMs: e.SCHEDULER_INTERVAL_MS, ...(e.ORPHAN_GRACE_MS !== undefined ? { orphanGraceMs: e.ORPHAN_GRACE_MS } : {}) },
   };
 }

@@ -4,6 +4,7 @@ import type { Partitioner } from '../log/partitioner.js';
 import type { TopicRegistry } from '../log/topics.js';
 import type { Clock } from '../clock.js';
 import type { OperationCounts } from '../storage/counting-stores.js';
+import type { Purgatory } from '../timer/purgatory.js';
 import type { Resources } from './resources.js';
 
 /** What the HTTP layer is given by the composition root; it holds no state of its own. */
@@ -16,7 +17,9 @@ export interface AppServices {
   groups: GroupServices;
   partitioner: Partitioner;
   defaults: { partitions: number; replicationFactor: number };
-  limits: { maxRequestBytes: number; maxFetchBytes: number };
+  limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number };
+  /** Long-poll fetches wait here; this process's appends to a partition complete them (src/timer/delayed-fetch.ts). */
+  fetchPurgatory: Purgatory;
   /** Storage operation counts, when the composition root wrapped the stores in counters (the benchmark). */
   operationCounts?: () => OperationCounts;
 }

@@ -145,6 +145,8 @@ export const openApiDocument = {
           param('offset', 'query', { type: 'integer', minimum: 0, default: 0 }),
           param('max_bytes', 'query', { type: 'integer', minimum: 1 }, 'Soft limit; at least one batch is returned'),
           param('format', 'query', { enum: ['binary', 'string', 'json'], default: 'binary' }, 'How keys and values are shown'),
+          param('min_bytes', 'query', { type: 'integer', minimum: 0, default: 0 }, "Kafka's fetch.min.bytes: wait until this many bytes are readable below the high watermark (with max_wait_ms)"),
+          param('max_wait_ms', 'query', { type: 'integer', minimum: 0, default: 0 }, "Kafka's fetch.max.wait.ms: the longest wait for min_bytes, bounded by the server (MAX_FETCH_WAIT_MS, 25 s); then whatever there is is returned, possibly nothing"),
         ],
         responses: {
           200: json({
@@ -156,6 +158,18 @@ export const openApiDocument = {
               log_start_offset: { type: 'integer' },
             },
           }),
+          ...errors(400, 404, 416),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records:delete': {
+      post: {
+        summary: "Kafka's DeleteRecords: move the log start offset to before_offset (-1: the high watermark); the records below it are no longer readable, their storage is freed after file.delete.delay.ms",
+        'x-extension': true,
+        parameters: [cluster, topic, partition],
+        requestBody: body({ type: 'object', required: ['before_offset'], properties: { before_offset: { type: 'integer', minimum: -1 } } }),
+        responses: {
+          200: json({ type: 'object', properties: { kind: { const: 'KafkaDeleteRecordsResult' }, topic_name: { type: 'string' }, partition_id: { type: 'integer' }, low_watermark: { type: 'integer' } } }),
           ...errors(400, 404, 416),
         },
       },

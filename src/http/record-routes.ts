@@ -4,10 +4,13 @@ import { KafkaError } from '../errors.js';
 import type { Acks, AppendOptions, AppendOutcome } from '../log/partition-log.js';
 import type { LogRecord } from '../log/record-batch.js';
 import type { Topic } from '../log/topics.js';
+import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';
 import { produceRecordSchema, showRecord, toLogRecord, type DataType, type OutputFormat, type ProduceRecordBody } from './record-encoding.js';
 import { partitionParam, queryInt, readJson } from './request.js';
+
+const deleteRecordsSchema = z.object({ before_offset: z.number().int().min(-1) });
 
 const batchSchema = z.object({
   entries: z.array(produceRecordSchema.extend({ id: z.union([z.string(), z.number()]).transform(String) })).min(1),
@@ -147,16 +150,45 @@ export function recordRoutes(): Hono<AppEnv> {
     return c.json({ successes, failures }, 207);
   });
 
-  // Extension: a stateless fetch, Kafka's Fetch for one partition.
+  // Extension: a stateless fetch, Kafka's Fetch for one partition. With min_bytes and max_wait_ms
+  // (fetch.min.bytes, fetch.max.wait.ms) it is a long poll: it waits in the fetch purgatory until
+  // that many bytes are readable below the HW or the time is up, and stops when the client leaves.
   app.get('/topics/:topic/partitions/:partition/records', async (c) => {
     const services = c.get('services');
     const topic = await services.topics.get(c.req.param('topic'));
     const partition = partitionParam(c.req.param('partition'));
     const offset = queryInt(c.req.query('offset'), 'offset') ?? 0;
     const maxBytes = Math.min(queryInt(c.req.query('max_bytes'), 'max_bytes') ?? services.limits.maxFetchBytes, services.limits.maxFetchBytes);
+    const minBytes = queryInt(c.req.query('min_bytes'), 'min_bytes') ?? 0;
+    const maxWaitMs = Math.min(queryInt(c.req.query('max_wait_ms'), 'max_wait_ms') ?? 0, services.limits.maxFetchWaitMs);
     const format = (c.req.query('format') ?? 'binary') as OutputFormat;
     if (!['binary', 'string', 'json'].includes(format)) throw new KafkaError('BAD_REQUEST', 'format must be binary, string or json');
-    const result = await services.log.read(topic, partition, offset, Math.max(maxBytes, 1));
+    const read = () => services.log.read(topic, partition, offset, Math.max(maxBytes, 1));
+    let result = await read();
+    if (result.bytes < minBytes && maxWaitMs > 0) {
+      let seen = { hw: result.highWatermark, lso: result.logStartOffset };
+      const signal = c.req.raw.signal;
+      try {
+        result = await delayedFetch({
+          purgatory: services.fetchPurgatory,
+          keys: [partitionWatchKey(topic.name, partition)],
+          minBytes,
+          maxWaitMs,
+          initial: result,
+          signal,
+          // One state read per wake-up; the records are read again only when the HW (or start) moved.
+          poll: async () => {
+            const s = await services.log.state(topic, partition);
+            if (s.highWatermark === seen.hw && s.logStartOffset === seen.lso) return undefined;
+            seen = { hw: s.highWatermark, lso: s.logStartOffset };
+            return read();
+          },
+        });
+      } catch (e) {
+        if (!signal.aborted) throw e;
+        return c.body(null, 204); // the client has gone; nobody reads this
+      }
+    }
     return c.json({
       kind: 'KafkaRecordList',
       cluster_id: services.clusterId,
@@ -167,6 +199,19 @@ export function recordRoutes(): Hono<AppEnv> {
       high_watermark: result.highWatermark,
       log_start_offset: result.logStartOffset,
     });
+  });
+
+  // Kafka's DeleteRecords (extension: v3 has none): moves the log start offset to before_offset
+  // (-1: the high watermark). Records below it are gone for readers at once; their objects are
+  // deleted by the scheduler after file.delete.delay.ms.
+  app.post('/topics/:topic/partitions/:partition/records:delete', async (c) => {
+    const services = c.get('services');
+    const body = deleteRecordsSchema.parse(await readJson(c));
+    const topic = await services.topics.get(c.req.param('topic'));
+    const partition = partitionParam(c.req.param('partition'));
+    const target = body.before_offset === -1 ? (await services.log.state(topic, partition)).highWatermark : body.before_offset;
+    const r = await services.log.advanceLogStartOffset(topic, partition, target);
+    return c.json({ kind: 'KafkaDeleteRecordsResult', cluster_id: services.clusterId, topic_name: topic.name, partition_id: partition, low_watermark: r.logStartOffset });
   });
 
   // Extension: the replica catch-up step on demand (the scheduler runs it on every tick).

@@ -3,9 +3,9 @@ import { KafkaError } from '../errors.js';
 import { checkSequence, ProducerBatchLog } from '../producer/producer-state.js';
 import { withinEpoch } from '../replication/epoch-history.js';
 import { ReplicaManager, type SyncReport } from '../replication/replica-manager.js';
-import type { MetadataStore, ObjectStore } from '../storage/ports.js';
+import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
 import { OffsetIndex } from './offset-index.js';
-import { commitToPartition, readPartitionState, type CommitPlan, type StateRead } from './partition-commit.js';
+import { commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type StateRead } from './partition-commit.js';
 import { partitionPk, STATE_SK, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
 import { decodeRecordBatches, type DecodedRecord } from './record-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
@@ -229,13 +229,14 @@ export class PartitionLog {
       this.lastWritten.set(pk, { state: result.state, version: result.version });
       if (result.indexed) this.indexed.set(pk, entry.baseOffset);
       if (batch) this.track(this.producerBatches.record(topic.name, p, batch, entry.baseOffset, entry.lastOffset));
-      for (const l of this.listeners) l(topic.name, p);
+      this.notifyAppend(topic.name, p);
       if (plan.failedFollowers.length > 0) {
         this.log({ level: 'warn', msg: 'isr shrink', reason: 'follower write failed', topic: topic.name, partition: p, replicas: plan.failedFollowers });
       }
       if (acks === 1) {
         const followers = result.state.replicas.filter((r) => r !== result.state.leader);
-        if (followers.length > 0) this.track(this.replicas.replicateToFollowers(topic, p, entry, request.body, followers));
+        // The follower copies may move the HW: tell the listeners again (long polls wait on the HW).
+        if (followers.length > 0) this.track(this.replicas.replicateToFollowers(topic, p, entry, request.body, followers).then(() => this.notifyAppend(topic.name, p)));
       } else if (result.state.isr.length < topic.config.minInsyncReplicas) {
         throw new KafkaError(
           'NOT_ENOUGH_REPLICAS_AFTER_APPEND',
@@ -278,7 +279,9 @@ export class PartitionLog {
       bytes += data.byteLength;
       for (const r of decodeEntry(entry, data)) if (r.offset >= offset && r.offset < hw) records.push(r);
     }
-    const nextOffset = records.length > 0 ? records.at(-1)!.offset + 1 : offset;
+    // A compacted entry has gaps (even no record at all): the next fetch starts after the last entry read.
+    const lastEntry = entries.at(-1);
+    const nextOffset = Math.max(records.length > 0 ? records.at(-1)!.offset + 1 : offset, lastEntry ? Math.min(hw, lastEntry.lastOffset + 1) : offset);
     return { ...empty, records, nextOffset, bytes };
   }
 
@@ -320,14 +323,57 @@ export class PartitionLog {
       this.lastWritten.delete(pk);
     }
     await Promise.all(
-      this.deps.stores.map(async (store) => {
-        for (;;) {
-          const page = await store.list(`data/${topic.id}/`).catch(() => ({ objects: [], nextStartAfter: undefined }));
-          await store.delete(page.objects.map((o) => o.key)).catch(() => {});
-          if (!page.nextStartAfter) return;
-        }
-      }),
+      this.deps.stores.flatMap((store) =>
+        // Request objects, and the per-partition segments maintenance rewrites them into.
+        [`data/${topic.id}/`, `segments/${topic.id}/`].map(async (prefix) => {
+          for (;;) {
+            const page = await store.list(prefix).catch(() => ({ objects: [], nextStartAfter: undefined }));
+            await store.delete(page.objects.map((o) => o.key)).catch(() => {});
+            if (!page.nextStartAfter) return;
+          }
+        }),
+      ),
     );
+  }
+
+  /**
+   * Kafka's DeleteRecords (and the retention step): moves the log start offset up to `offset`
+   * with one conditional write of the partition state, re-read and retried when it loses a race
+   * with an append. `offset` may not pass the high watermark (OFFSET_OUT_OF_RANGE); at or below
+   * the current log start offset nothing changes. sizeInBytes drops by the entries that fall
+   * wholly below the new start; the entries and their objects are removed later by maintenance.
+   */
+  async advanceLogStartOffset(topic: TopicMeta, partition: number, offset: number): Promise<{ logStartOffset: number; previous: number; bytesRemoved: number }> {
+    this.checkPartition(topic, partition);
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const { state, version } = await this.readState(topic, partition);
+      if (!Number.isSafeInteger(offset) || offset < 0 || offset > state.highWatermark) {
+        throw new KafkaError(
+          'OFFSET_OUT_OF_RANGE',
+          `Cannot delete records of ${topic.name}-${partition} before offset ${offset}: the log holds [${state.logStartOffset}, ${state.highWatermark})`,
+        );
+      }
+      const previous = state.logStartOffset;
+      if (offset <= previous) return { logStartOffset: previous, previous, bytesRemoved: 0 };
+      let bytesRemoved = 0;
+      let next = previous;
+      for await (const e of this.index.scan(topic.name, partition, topic.id, previous, offset, (e) => withinEpoch(state.epochHistory, e))) {
+        if (e.lastOffset < next) continue; // covered by an entry counted already
+        if (e.lastOffset >= offset) break;
+        bytesRemoved += e.end - e.start;
+        next = e.lastOffset + 1;
+      }
+      const last = state.lastCommit;
+      if (last && last.topicId === topic.id && last.baseOffset >= next && last.lastOffset < offset) bytesRemoved += last.end - last.start;
+      const nextState: PartitionState = { ...state, logStartOffset: offset, sizeInBytes: Math.max(0, state.sizeInBytes - bytesRemoved) };
+      try {
+        await writePartitionState(this.deps.metadata, topic, partition, nextState, version);
+        return { logStartOffset: offset, previous, bytesRemoved };
+      } catch (e) {
+        if (!(e instanceof ConditionFailedError)) throw e;
+      }
+    }
+    throw new KafkaError('KAFKA_STORAGE_ERROR', `Too much contention moving the log start offset of ${topic.name}-${partition}; retry`);
   }
 
   /**
@@ -421,6 +467,10 @@ export class PartitionLog {
     if (!Number.isInteger(partition) || partition < 0 || partition >= topic.partitionCount) {
       throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
     }
+  }
+
+  private notifyAppend(topic: string, partition: number): void {
+    for (const l of this.listeners) l(topic, partition);
   }
 
   private log(event: Record<string, unknown>) {

@@ -94,6 +94,16 @@ export interface EncodeBatchOptions {
   baseSequence?: number;
   /** Sets the timestampType attribute bit; default false = CreateTime. */
   logAppendTime?: boolean;
+  /**
+   * Offset delta of each record (default: record i gets i). Strictly increasing and >= 0: a
+   * compacted batch keeps each kept record's original offset, with gaps where records were removed.
+   */
+  offsetDeltas?: ArrayLike<number>;
+  /**
+   * lastOffsetDelta of the batch (default: the last record's offset delta). With it, an empty
+   * record list is allowed: Kafka's empty batch, which keeps a cleaned range's last offset.
+   */
+  lastOffsetDelta?: number;
 }
 
 export const BATCH_HEADER_SIZE = 61;
@@ -226,7 +236,7 @@ function copyBytes(out: Uint8Array, pos: number, src: Uint8Array): number {
 }
 
 /**
- * Encodes `records` as one uncompressed RecordBatch v2. Record i gets offsetDelta i; baseTimestamp is
+ * Encodes `records` as one uncompressed RecordBatch v2. Record i gets offsetDelta i (or offsetDeltas[i]); baseTimestamp is
  * the first record's timestamp (later deltas may be negative) and maxTimestamp the largest.
  *
  * Sizes are computed first and everything is written into one exactly-sized buffer, then the CRC.
@@ -235,7 +245,12 @@ function copyBytes(out: Uint8Array, pos: number, src: Uint8Array): number {
  */
 export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOptions = {}): Uint8Array {
   const count = records.length;
-  if (count === 0) throw new KafkaError('INVALID_RECORD', 'a record batch needs at least one record');
+  if (count === 0 && options.lastOffsetDelta === undefined) throw new KafkaError('INVALID_RECORD', 'a record batch needs at least one record');
+  const deltas = options.offsetDeltas;
+  if (deltas !== undefined) checkOffsetDeltas(deltas, count);
+  const lastRecordDelta = count === 0 ? 0 : deltas !== undefined ? deltas[count - 1]! : count - 1;
+  const lastOffsetDelta = options.lastOffsetDelta ?? lastRecordDelta;
+  checkInt(lastOffsetDelta, lastRecordDelta, INT32_MAX, 'lastOffsetDelta');
   const baseOffset = options.baseOffset ?? 0;
   const partitionLeaderEpoch = options.partitionLeaderEpoch ?? 0;
   const producerId = options.producerId ?? -1;
@@ -249,7 +264,7 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
   if (count > INT32_MAX) throw new KafkaError('RECORD_LIST_TOO_LARGE', 'too many records for one batch');
 
   // Pass 1: sizes.
-  const baseTimestamp = records[0]!.timestamp;
+  const baseTimestamp = count === 0 ? -1 : records[0]!.timestamp;
   let maxTimestamp = baseTimestamp;
   let total = BATCH_HEADER_SIZE;
   let headerIndex = 0;
@@ -264,7 +279,7 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
     if (!Number.isSafeInteger(delta)) {
       throw new KafkaError('INVALID_RECORD', `record ${i} timestamp is too far from the batch's first timestamp`);
     }
-    let size = 1 + sizeOfVarlong(delta) + sizeOfVarint(i);
+    let size = 1 + sizeOfVarlong(delta) + sizeOfVarint(deltas === undefined ? i : deltas[i]!);
     const key = r.key;
     size += key === null ? 1 : sizeOfVarint(key.length) + key.length;
     const value = r.value;
@@ -299,7 +314,7 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
   view.setInt32(PARTITION_LEADER_EPOCH_OFFSET, partitionLeaderEpoch);
   out[MAGIC_OFFSET] = CURRENT_MAGIC;
   view.setInt16(ATTRIBUTES_OFFSET, options.logAppendTime === true ? TIMESTAMP_TYPE_MASK : 0);
-  view.setInt32(LAST_OFFSET_DELTA_OFFSET, count - 1);
+  view.setInt32(LAST_OFFSET_DELTA_OFFSET, lastOffsetDelta);
   writeInt64(view, BASE_TIMESTAMP_OFFSET, baseTimestamp);
   writeInt64(view, MAX_TIMESTAMP_OFFSET, maxTimestamp);
   writeInt64(view, PRODUCER_ID_OFFSET, producerId);
@@ -314,7 +329,7 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
     pos = writeVarint(out, pos, sizes[i]!);
     out[pos++] = 0; // record attributes
     pos = writeVarlong(out, pos, r.timestamp - baseTimestamp);
-    pos = writeVarint(out, pos, i);
+    pos = writeVarint(out, pos, deltas === undefined ? i : deltas[i]!);
     const key = r.key;
     if (key === null) {
       out[pos++] = 1; // varint -1
@@ -345,6 +360,16 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
   if (pos !== total) throw new Error(`record batch size mismatch: wrote ${pos} of ${total} bytes`);
   view.setUint32(CRC_OFFSET, crc32c(out.subarray(ATTRIBUTES_OFFSET)));
   return out;
+}
+
+function checkOffsetDeltas(deltas: ArrayLike<number>, count: number): void {
+  if (deltas.length !== count) throw new RangeError(`offsetDeltas has ${deltas.length} entries for ${count} records`);
+  let previous = -1;
+  for (let i = 0; i < count; i++) {
+    const d = deltas[i]!;
+    if (!Number.isInteger(d) || d <= previous || d > INT32_MAX) throw new RangeError(`offsetDeltas must be strictly increasing integers in [0, ${INT32_MAX}]`);
+    previous = d;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,0 +1,244 @@
+import { partitionPk } from '../log/partition-state.js';
+import { decodeRecordBatches, encodeRecordBatch, RECORD_BATCH_OVERHEAD, type DecodedRecord } from '../log/record-batch.js';
+import { recordSizeUpperBound } from '../log/record-size.js';
+import type { Topic } from '../log/topics.js';
+import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
+import { entryBytes, type EntryItem, type PartitionView } from './partition-view.js';
+import { coverOf, loadEntries, writeSegment, type Piece } from './segment-writer.js';
+
+/**
+ * Log compaction for cleanup.policy=compact (and compact,delete), after Kafka's LogCleaner:
+ *
+ * - The log splits at the cleaner checkpoint (item `part#{topic}#{p}` / `cleaner`, Kafka's
+ *   cleaner-offset-checkpoint) into a clean head and a dirty tail. The dirty tail ends at the first
+ *   uncleanable offset: the high watermark, the last commit (the active segment), entries not yet
+ *   stable (see partition-view.ts), and the first entry whose newest record is younger than
+ *   min.compaction.lag.ms.
+ * - The log is cleaned when dirty / (clean + dirty) bytes exceeds min.cleanable.dirty.ratio (strictly,
+ *   as Kafka compares), or when the oldest dirty entry is older than max.compaction.lag.ms.
+ * - Cleaning maps every key of the dirty tail to its latest offset (at most maxCleanBytes of dirty
+ *   entries per pass, like Kafka's dedupe buffer), then rewrites the whole cleanable range: a
+ *   record stays iff no later record of its key exists. Offsets never change: kept records keep
+ *   theirs (batches with offset deltas), and a range left with no record at all keeps an empty
+ *   batch, so its last offset stays covered. Records without a key are dropped, as Kafka's cleaner
+ *   does (produce already rejects them on compacted topics with INVALID_RECORD).
+ * - A tombstone (null value) stays for delete.retention.ms after the cleaning that first saw it
+ *   (KIP-534's delete horizon). The checkpoint keeps one record per cleaning {from, upTo, at}; a
+ *   tombstone in [from, upTo) may go once at + delete.retention.ms has passed. Records of pruned
+ *   cleanings are past their horizon by construction.
+ * - The output is swapped in piece by piece (segment-writer.ts), conditionally, so a concurrent
+ *   produce is never lost; the checkpoint moves after the swap, so a pass that dies in between is
+ *   redone (cleaning is idempotent).
+ */
+
+export interface CleanerCheckpoint {
+  topicId: string;
+  /** First dirty offset. */
+  cleanedTo: number;
+  /** The cleanings whose tombstones are still kept: range, time, and how many tombstones it kept. */
+  cleanings: { from: number; upTo: number; at: number; tombstones: number }[];
+}
+
+export const CLEANER_SK = 'cleaner';
+
+export interface CompactionOutcome {
+  cleaned: boolean;
+  reason?: 'dirty-ratio' | 'max-compaction-lag' | 'delete-horizon';
+  dirtyRatio: number;
+  /** The range rewritten, [from, to). */
+  from?: number;
+  to?: number;
+  recordsRemoved: number;
+  tombstonesRemoved: number;
+  entriesReplaced: number;
+  segmentsWritten: number;
+  bytesBefore: number;
+  bytesAfter: number;
+  conflicts: number;
+}
+
+export interface CompactionDeps {
+  metadata: MetadataStore;
+  stores: ObjectStore[];
+  now: number;
+  entryBytes: number;
+  maxSegmentBytes: number;
+  maxCleanBytes: number;
+}
+
+/** Entries loaded per round trip (bounded memory: about LOAD_CHUNK * entryBytes). */
+const LOAD_CHUNK = 16;
+
+const keyString = (key: Uint8Array) => Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
+
+export async function compactPartition(deps: CompactionDeps, view: PartitionView, topic: Topic): Promise<CompactionOutcome> {
+  const { now } = deps;
+  const cfg = topic.config;
+  const outcome: CompactionOutcome = { cleaned: false, dirtyRatio: 0, recordsRemoved: 0, tombstonesRemoved: 0, entriesReplaced: 0, segmentsWritten: 0, bytesBefore: 0, bytesAfter: 0, conflicts: 0 };
+  const pk = partitionPk(topic.name, view.partition);
+  const item = await deps.metadata.get<CleanerCheckpoint>(pk, CLEANER_SK);
+  const checkpoint: CleanerCheckpoint = item?.value.topicId === topic.id ? item.value : { topicId: topic.id, cleanedTo: 0, cleanings: [] };
+  const stable = view.entries.slice(0, view.stableCount);
+  const firstDirty = Math.max(checkpoint.cleanedTo, view.state.logStartOffset);
+
+  // Entries [0, dirtyStart) are clean, [dirtyStart, end) dirty and cleanable.
+  let dirtyStart = stable.findIndex((e) => e.entry.lastOffset >= firstDirty);
+  if (dirtyStart < 0) dirtyStart = stable.length;
+  let end = stable.length;
+  if (cfg.minCompactionLagMs > 0) {
+    const young = stable.findIndex((e, i) => i >= dirtyStart && e.entry.maxTimestamp > now - cfg.minCompactionLagMs);
+    if (young >= 0) end = young;
+  }
+  let cleanBytes = 0;
+  let dirtyBytes = 0;
+  for (let i = 0; i < end; i++) {
+    if (i < dirtyStart) cleanBytes += entryBytes(stable[i]!.entry);
+    else dirtyBytes += entryBytes(stable[i]!.entry);
+  }
+  outcome.dirtyRatio = dirtyBytes / Math.max(1, cleanBytes + dirtyBytes);
+  const hasDirty = dirtyStart < end;
+  const ratioMet = hasDirty && outcome.dirtyRatio > cfg.minCleanableDirtyRatio;
+  const overdue = hasDirty && cfg.maxCompactionLagMs < Number.MAX_SAFE_INTEGER && stable[dirtyStart]!.entry.maxTimestamp < now - cfg.maxCompactionLagMs;
+  // Tombstones kept by an earlier cleaning whose delete horizon passed: clean to drop them (KIP-534).
+  const horizonDue = dirtyStart > 0 && checkpoint.cleanings.some((c) => c.tombstones > 0 && c.at + cfg.deleteRetentionMs <= now);
+  if (!ratioMet && !overdue && !horizonDue) return outcome;
+  outcome.reason = ratioMet ? 'dirty-ratio' : overdue ? 'max-compaction-lag' : 'delete-horizon';
+
+  // Map the dirty tail (bounded): key -> latest offset.
+  let mapped = dirtyStart;
+  let mappedBytes = 0;
+  const latest = new Map<string, number>();
+  while (mapped < end && (mapped === dirtyStart || mappedBytes + entryBytes(stable[mapped]!.entry) <= deps.maxCleanBytes)) {
+    const chunk = stable.slice(mapped, Math.min(end, mapped + LOAD_CHUNK));
+    const datas = await loadEntries(deps.stores, view.state, chunk.map((c) => c.entry));
+    let taken = 0;
+    for (let k = 0; k < chunk.length; k++) {
+      if (mapped + k > dirtyStart && mappedBytes + entryBytes(chunk[k]!.entry) > deps.maxCleanBytes) break;
+      mappedBytes += entryBytes(chunk[k]!.entry);
+      for (const r of recordsOf(chunk[k]!, datas[k]!)) if (r.key !== null) latest.set(keyString(r.key), r.offset);
+      taken++;
+    }
+    mapped += taken;
+    if (taken < chunk.length) break;
+  }
+  const cleanEnd = hasDirty ? mapped : dirtyStart; // entries [0, cleanEnd) are rewritten
+  const upTo = stable[cleanEnd - 1]!.entry.lastOffset + 1;
+  const newCleaning = hasDirty ? { from: firstDirty, upTo, at: now, tombstones: 0 } : undefined;
+  const cleanings = checkpoint.cleanings.map((c) => ({ ...c, tombstones: 0 }));
+  outcome.from = stable[0]!.entry.baseOffset;
+  outcome.to = upTo;
+
+  /** The cleaning that first saw the record at `offset` (this one, for the dirty tail). */
+  const cleaningOf = (offset: number) => (offset >= firstDirty ? newCleaning : cleanings.find((x) => offset >= x.from && offset < x.upTo));
+  const keep = (r: DecodedRecord): boolean => {
+    if (r.key === null) return false;
+    const newest = latest.get(keyString(r.key));
+    if (newest !== undefined && newest > r.offset) return false;
+    if (r.value === null) {
+      // No record of a cleaning: it was pruned, which happens only once its horizon passed.
+      const cleaning = cleaningOf(r.offset);
+      if (!cleaning || (cleaning !== newCleaning && cleaning.at + cfg.deleteRetentionMs <= now)) {
+        outcome.tombstonesRemoved++;
+        return false;
+      }
+      cleaning.tombstones++;
+    }
+    return true;
+  };
+
+  // Rewrite [0, cleanEnd) in pieces of about entryBytes, segments of about maxSegmentBytes.
+  const segmentLimit = Math.max(1, Math.min(cfg.segmentBytes, deps.maxSegmentBytes));
+  let pieces: Piece[] = [];
+  let segmentSize = 0;
+  let run: EntryItem[] = [];
+  let kept: DecodedRecord[] = [];
+  let keptBytes = 0;
+  let dropped = 0;
+  const flushSegment = async () => {
+    if (pieces.length === 0) return;
+    const written = await writeSegment({ metadata: deps.metadata, stores: deps.stores, now }, view, pieces);
+    outcome.segmentsWritten++;
+    outcome.entriesReplaced += written.replacedEntries;
+    outcome.bytesBefore += written.bytesBefore;
+    outcome.bytesAfter += written.bytesAfter;
+    outcome.conflicts += written.conflicts;
+    pieces = [];
+    segmentSize = 0;
+  };
+  const flushPiece = async () => {
+    if (run.length === 0) return;
+    // A single entry that lost nothing stays as it is.
+    if (dropped > 0 || run.length > 1) {
+      const batches = encodePiece(run[0]!.entry.baseOffset, run.at(-1)!.entry.lastOffset, kept, cfg.maxMessageBytes);
+      const maxTimestamp = kept.length > 0 ? kept.reduce((m, r) => Math.max(m, r.timestamp), -1) : undefined;
+      pieces.push({ replaced: run, entry: coverOf(run, topic, { recordCount: kept.length, ...(maxTimestamp !== undefined ? { maxTimestamp } : {}) }), batches });
+      segmentSize += batches.reduce((n, b) => n + b.byteLength, 0);
+      outcome.recordsRemoved += dropped;
+    }
+    run = [];
+    kept = [];
+    keptBytes = 0;
+    dropped = 0;
+    if (segmentSize >= segmentLimit) await flushSegment();
+  };
+  for (let i = 0; i < cleanEnd; i += LOAD_CHUNK) {
+    const chunk = stable.slice(i, Math.min(cleanEnd, i + LOAD_CHUNK));
+    const datas = await loadEntries(deps.stores, view.state, chunk.map((c) => c.entry));
+    for (let k = 0; k < chunk.length; k++) {
+      const records = recordsOf(chunk[k]!, datas[k]!);
+      if (run.length > 0 && keptBytes > 0 && keptBytes + entryBytes(chunk[k]!.entry) > deps.entryBytes) await flushPiece();
+      run.push(chunk[k]!);
+      for (const r of records) {
+        if (keep(r)) {
+          kept.push(r);
+          keptBytes += recordSizeUpperBound(r);
+        } else dropped++;
+      }
+    }
+  }
+  await flushPiece();
+  await flushSegment();
+  outcome.cleaned = true;
+
+  if (outcome.conflicts === 0) {
+    // A cleaning that keeps no tombstone is forgotten: its range is clean, nothing new enters it.
+    const kept = [...cleanings, ...(newCleaning ? [newCleaning] : [])].filter((c) => c.tombstones > 0 && c.upTo > view.state.logStartOffset);
+    const next: CleanerCheckpoint = { topicId: topic.id, cleanedTo: Math.max(firstDirty, upTo), cleanings: kept };
+    await deps.metadata.put(pk, CLEANER_SK, next, item ? { ifVersion: item.version } : { ifAbsent: true }).catch((e: unknown) => {
+      if (!(e instanceof ConditionFailedError)) throw e;
+    });
+  }
+  return outcome;
+}
+
+function recordsOf(item: EntryItem, data: Uint8Array): DecodedRecord[] {
+  const out: DecodedRecord[] = [];
+  for (const batch of decodeRecordBatches(data)) for (const r of batch.records) out.push({ ...r, offset: item.entry.baseOffset + r.offset });
+  return out;
+}
+
+/**
+ * Kept records as batches relative to `base`, each within max.message.bytes, keeping their
+ * offsets; a piece with no record left is one empty batch spanning it (Kafka keeps empty batches
+ * for the same reason: the offsets they covered stay accounted for).
+ */
+function encodePiece(base: number, lastOffset: number, records: DecodedRecord[], maxMessageBytes: number): Uint8Array[] {
+  if (records.length === 0) return [encodeRecordBatch([], { baseOffset: 0, lastOffsetDelta: lastOffset - base })];
+  const batches: Uint8Array[] = [];
+  let chunk: DecodedRecord[] = [];
+  let size = RECORD_BATCH_OVERHEAD;
+  const flush = () => {
+    const first = chunk[0]!.offset;
+    batches.push(encodeRecordBatch(chunk, { baseOffset: first - base, offsetDeltas: chunk.map((r) => r.offset - first) }));
+    chunk = [];
+    size = RECORD_BATCH_OVERHEAD;
+  };
+  for (const r of records) {
+    const n = recordSizeUpperBound(r);
+    if (chunk.length > 0 && size + n > maxMessageBytes) flush();
+    chunk.push(r);
+    size += n;
+  }
+  flush();
+  return batches;
+}

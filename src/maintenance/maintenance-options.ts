@@ -1,0 +1,40 @@
+/**
+ * Knobs of the maintenance passes that Kafka has no topic config for. Topic configs
+ * (retention.ms, segment.bytes, ...) come from each topic; these are per deployment.
+ */
+export interface MaintenanceOptions {
+  /**
+   * How old an object (by the time in its key) must be before the sweep may delete it when nothing
+   * references it, and how long ago the commit after an index entry must have started before that
+   * entry may be rewritten. It must exceed twice the longest request (a produce that wrote its
+   * object but has not committed yet; a writer holding an old last-commit pointer it may repair).
+   */
+  orphanGraceMs: number;
+  /** Target size of one index entry written by merge or compaction: a fetch reads at least one entry. */
+  entryBytes: number;
+  /** Upper bound of one rewritten segment object, below segment.bytes (the pass holds it in memory). */
+  maxSegmentBytes: number;
+  /** A run of request objects at the head of the log is merged once it has this many entries (or is full or old). */
+  mergeMinEntries: number;
+  /** Bytes of dirty records one cleaning maps at most (Kafka's dedupe buffer); the rest waits. */
+  maxCleanBytes: number;
+  /** A topic's objects are swept at most this often (and not more often than its file.delete.delay.ms). */
+  sweepIntervalMs: number;
+  /** Width of a durable timer slot. */
+  timerSlotMs: number;
+}
+
+export const DEFAULT_MAINTENANCE_OPTIONS: Readonly<MaintenanceOptions> = {
+  orphanGraceMs: 15 * 60_000,
+  entryBytes: 1 << 20,
+  maxSegmentBytes: 64 << 20,
+  mergeMinEntries: 16,
+  maxCleanBytes: 64 << 20,
+  sweepIntervalMs: 5 * 60_000,
+  timerSlotMs: 60_000,
+};
+
+export function maintenanceOptions(overrides: Partial<MaintenanceOptions> = {}): MaintenanceOptions {
+  const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
+  return { ...DEFAULT_MAINTENANCE_OPTIONS, ...defined };
+}

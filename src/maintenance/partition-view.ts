@@ -1,0 +1,108 @@
+import { indexSk } from '../log/offset-index.js';
+import { readPartitionState } from '../log/partition-commit.js';
+import { partitionPk, type CommitRecord, type PartitionState } from '../log/partition-state.js';
+import type { TopicMeta } from '../log/topics.js';
+import { withinEpoch } from '../replication/epoch-history.js';
+import type { MetadataStore } from '../storage/ports.js';
+import { objectCreatedAt } from './segment-keys.js';
+
+/** An index entry with the item coordinates a conditional swap needs. */
+export interface EntryItem {
+  sk: string;
+  version: number;
+  entry: CommitRecord;
+}
+
+/**
+ * What maintenance sees of one partition: its state and the index entries from the one holding
+ * the log start offset to the log end, in offset order.
+ */
+export interface PartitionView {
+  topic: TopicMeta;
+  partition: number;
+  state: PartitionState;
+  version: number | undefined;
+  /** The log's entries, end to end (each starts where the previous one ended). */
+  entries: EntryItem[];
+  /** Leftovers a covering segment entry already replaced (an interrupted swap): safe to delete. */
+  covered: EntryItem[];
+  /** Entries that overlap another only in part: something went wrong, so nothing is rewritten. */
+  overlapping: boolean;
+  /**
+   * entries[0, stableCount) may be rewritten: below the high watermark, not the last commit, and
+   * old enough that no request still in flight can write them again (see `stableCount`).
+   */
+  stableCount: number;
+}
+
+const PAGE = 500;
+
+/** Loads a partition's view; `now` and `graceMs` decide which entries are stable. */
+export async function loadPartitionView(
+  metadata: MetadataStore,
+  topic: TopicMeta,
+  partition: number,
+  storeCount: number,
+  now: number,
+  graceMs: number,
+): Promise<PartitionView> {
+  const { state, version } = await readPartitionState(metadata, topic, partition, storeCount);
+  const pk = partitionPk(topic.name, partition);
+  const accept = (e: CommitRecord) => e.topicId === topic.id && withinEpoch(state.epochHistory, e);
+  const floor = (await metadata.query<CommitRecord>(pk, { lte: indexSk(state.logStartOffset), gte: 'idx#', reverse: true, limit: 4 })).find((i) => accept(i.value));
+  const items: EntryItem[] = floor && floor.value.lastOffset >= state.logStartOffset ? [{ sk: floor.sk, version: floor.version, entry: floor.value }] : [];
+  let after = indexSk(state.logStartOffset);
+  for (;;) {
+    const page = await metadata.query<CommitRecord>(pk, { gt: after, beginsWith: 'idx#', limit: PAGE });
+    for (const i of page) if (accept(i.value)) items.push({ sk: i.sk, version: i.version, entry: i.value });
+    if (page.length < PAGE) break;
+    after = page.at(-1)!.sk;
+  }
+  const entries: EntryItem[] = [];
+  const covered: EntryItem[] = [];
+  let overlapping = false;
+  let next = items[0]?.entry.baseOffset ?? state.logStartOffset;
+  for (const item of items) {
+    const e = item.entry;
+    if (e.lastOffset < next) {
+      // Covered by the entry before it; only a segment entry ever covers another.
+      if (entries.length > 0 && objectCreatedAt(entries.at(-1)!.entry.objectKey) === -Infinity) covered.push(item);
+      continue;
+    }
+    if (e.baseOffset < next) {
+      overlapping = true;
+      break;
+    }
+    if (e.baseOffset > next) break; // a gap: only the last commit may be missing from the index
+    entries.push(item);
+    next = e.lastOffset + 1;
+  }
+  return { topic, partition, state, version, entries, covered, overlapping, stableCount: overlapping ? 0 : stableCount(entries, state, now, graceMs) };
+}
+
+/**
+ * How many leading entries are stable. An entry may be rewritten only once no request can still
+ * hold it as the partition's last commit, because such a request may write it back to the index
+ * (the repair of DESIGN.md step 4), over a covering entry. The entry stopped being the last
+ * commit when its successor committed, which was at most one request duration after the
+ * successor's object was created (the time in its key). So an entry is stable when its
+ * successor's object is older than the grace (at least twice the longest request). A successor
+ * that is itself a segment had, when it was written, a stable predecessor's successor, so it
+ * counts as old. The last commit itself has no successor and is never stable (Kafka never cleans
+ * the active segment either), nor is anything at or above the high watermark.
+ */
+function stableCount(entries: EntryItem[], state: PartitionState, now: number, graceMs: number): number {
+  let n = 0;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!.entry;
+    const successor = entries[i + 1]?.entry ?? (state.lastCommit && state.lastCommit.baseOffset > e.lastOffset ? state.lastCommit : undefined);
+    if (!successor || e.lastOffset >= state.highWatermark) break;
+    if (state.lastCommit && state.lastCommit.baseOffset === e.baseOffset) break;
+    const created = objectCreatedAt(successor.objectKey) ?? now;
+    if (!(created < now - graceMs)) break;
+    n = i + 1;
+  }
+  return n;
+}
+
+export const entryBytes = (e: CommitRecord) => e.end - e.start;

@@ -1,0 +1,340 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { GroupCoordinator } from '../groups/coordinator.js';
+import { readPartitionState, writePartitionState } from '../log/partition-commit.js';
+import { PartitionLog } from '../log/partition-log.js';
+import { TopicRegistry, type Topic } from '../log/topics.js';
+import { ConditionFailedError, type MetadataStore, type MetaItem, type ObjectStore } from '../storage/ports.js';
+import { DurableTimers, type TimerHandler } from '../timer/durable-timers.js';
+import { compactPartition } from './compaction.js';
+import { maintenanceOptions, type MaintenanceOptions } from './maintenance-options.js';
+import { DELETE_OBJECTS_KIND, deleteObjects, sweepDue, sweepTopic } from './object-gc.js';
+import { loadPartitionView, type PartitionView } from './partition-view.js';
+import { applyRetention, removeEntriesBelowLogStart } from './retention.js';
+import { mergeSegments } from './segment-merge.js';
+import { deleteCovered } from './segment-writer.js';
+
+/**
+ * The scheduler: one run advances the durable timer wheel (firing every due timer), expires group
+ * sessions, then works through the maintenance of every partition of every topic (replica
+ * catch-up, retention, compaction, segment merge) and each topic's object sweep, until its
+ * deadline. It is what functions/scheduler.ts runs on every scheduled invocation and what the local
+ * server runs in-process every SCHEDULER_INTERVAL_MS.
+ *
+ * One item (pk `cluster`, sk `scheduler`) is both a lease and the cursor of the work:
+ * `{holder, leaseUntil, cursor: {topic, unit}, rounds}`. A run takes the lease with a conditional
+ * write (so two runs never maintain at once: a second one reports `leaseHeld` and does nothing),
+ * and after each unit of work moves the cursor past it with another conditional write against the
+ * version it holds (a run that lost its lease stops there). A run that stops at its deadline, or
+ * dies, leaves the cursor on the first unit not done: the next run resumes there, so no unit is
+ * skipped and only the one interrupted unit is done again (every unit is idempotent). When the
+ * last topic is done the round is complete; the next run starts a new round from the first topic.
+ *
+ * Units: for a topic with n partitions, units 0..n-1 maintain partition p, unit n sweeps its objects.
+ */
+
+export interface SchedulerDeps {
+  storage: { metadata: MetadataStore; stores: ObjectStore[] };
+  clock: Clock;
+  /** A clock reading after which the run starts no new work (a unit in progress finishes). */
+  deadline: number;
+  /** The process's partition log, when it has one (its append listeners and caches); else one is made. */
+  partitionLog?: PartitionLog;
+  topics?: TopicRegistry;
+  /**
+   * The groups' session-expiry hook (GroupCoordinator.expireSessions); by default a coordinator over
+   * the same storage. false: skip it.
+   */
+  expireSessions?: ((now: number) => Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }>) | false;
+  options?: Partial<MaintenanceOptions>;
+  /** More durable timer kinds to fire. */
+  timerHandlers?: Record<string, TimerHandler>;
+  /** Structured log lines; default one JSON line each on stdout. */
+  log?: (event: Record<string, unknown>) => void;
+  /** Stop after this many units (tests drive interruption with it; production uses the deadline). */
+  maxUnits?: number;
+  /** The lease holder's name (default a random id). */
+  runId?: string;
+  /** How long past the deadline the lease lasts if the run dies (default 2 minutes). */
+  leaseSlackMs?: number;
+}
+
+/** What a run did: counts by kind of work, bytes, and flags as 0/1. */
+export type SchedulerReport = Record<string, number>;
+
+interface SchedulerItem {
+  holder: string;
+  leaseUntil: number;
+  cursor?: { topic: string; unit: number };
+  rounds: number;
+}
+
+const LEASE_PK = 'cluster';
+const LEASE_SK = 'scheduler';
+
+export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport> {
+  const { clock } = deps;
+  const { metadata, stores } = deps.storage;
+  const log = deps.log ?? ((e) => console.log(JSON.stringify(e)));
+  const options = maintenanceOptions(deps.options);
+  const started = clock.now();
+  const report: SchedulerReport = {};
+  const add = (name: string, n: number) => {
+    if (n !== 0) report[name] = (report[name] ?? 0) + n;
+  };
+  const holder = deps.runId ?? randomUUID();
+  let lease = await acquireLease(metadata, holder, started, deps.deadline + (deps.leaseSlackMs ?? 120_000));
+  if (!lease) {
+    add('leaseHeld', 1);
+    log({ level: 'info', msg: 'scheduler pass skipped: another run holds the lease' });
+    return report;
+  }
+  const topics = deps.topics ?? new TopicRegistry(metadata, clock, stores.length);
+  const partitionLog = deps.partitionLog ?? new PartitionLog({ metadata, stores, clock, log });
+  const timers = new DurableTimers(metadata, { slotMs: options.timerSlotMs });
+  const pastDeadline = () => clock.now() >= deps.deadline;
+  try {
+    // 1. The durable timers due now.
+    const fired = await timers.fireDue(
+      clock.now(),
+      {
+        [DELETE_OBJECTS_KIND]: async (t) => {
+          const r = await deleteObjects(stores, t);
+          add('objectsDeleted', r.objects);
+          add('bytesFreed', r.bytes);
+        },
+        ...deps.timerHandlers,
+      },
+      { deadline: deps.deadline, clock },
+    );
+    add('timersFired', fired.fired);
+    add('timerFailures', fired.failed);
+    for (const e of fired.errors) log({ level: 'error', msg: 'durable timer failed; rescheduled', error: String(e) });
+
+    // 2. Group sessions (their own timers, see src/groups/session-timers.ts).
+    if (deps.expireSessions !== false && !pastDeadline()) {
+      const expire = deps.expireSessions ?? ((now: number) => new GroupCoordinator({ metadata, clock, topics }).expireSessions(now));
+      try {
+        const r = await expire(clock.now());
+        add('sessionTimersFired', r.timersFired);
+        add('membersExpired', r.membersExpired);
+      } catch (e) {
+        add('sessionExpiryFailures', 1);
+        log({ level: 'error', msg: 'group session expiry failed', error: String(e) });
+      }
+    }
+
+    // 3. Maintenance units, from the cursor.
+    const all = (await topics.list()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const cursor = lease.value.cursor;
+    let t = cursor ? all.findIndex((x) => x.name >= cursor.topic) : 0;
+    let unit = cursor && all[t]?.name === cursor.topic ? cursor.unit : 0;
+    if (t < 0) t = all.length;
+    let units = 0;
+    const ctx: UnitContext = { metadata, stores, clock, log, options, partitionLog, timers, add };
+    while (t < all.length) {
+      const topic = all[t]!;
+      if (unit > topic.partitionCount) {
+        t++;
+        unit = 0;
+        continue;
+      }
+      if (pastDeadline() || (deps.maxUnits !== undefined && units >= deps.maxUnits)) {
+        add('incomplete', 1);
+        break;
+      }
+      try {
+        if (unit < topic.partitionCount) await maintainPartition(ctx, topic, unit);
+        else await maintainTopic(ctx, topic);
+      } catch (e) {
+        // Logged and passed: it is retried next round, and does not block the others.
+        add('unitFailures', 1);
+        log({ level: 'error', msg: 'maintenance failed', topic: topic.name, ...(unit < topic.partitionCount ? { partition: unit } : { step: 'sweep' }), error: e instanceof Error ? e.message : String(e) });
+      }
+      units++;
+      add('unitsDone', 1);
+      unit++;
+      if (unit > topic.partitionCount) {
+        t++;
+        unit = 0;
+      }
+      const next: SchedulerItem = t < all.length ? { ...lease.value, cursor: { topic: all[t]!.name, unit } } : withoutCursor(lease.value, true);
+      const moved = await writeLease(metadata, lease, next);
+      if (!moved) {
+        add('leaseLost', 1);
+        log({ level: 'warn', msg: 'scheduler lease lost; stopping' });
+        return report;
+      }
+      lease = moved;
+    }
+    if (t >= all.length) {
+      add('roundsCompleted', 1);
+      if (lease.value.cursor) lease = (await writeLease(metadata, lease, withoutCursor(lease.value, true))) ?? lease;
+    }
+  } finally {
+    await writeLease(metadata, lease, { ...lease.value, leaseUntil: 0 });
+    log({ level: 'info', msg: 'scheduler pass', durationMs: clock.now() - started, ...report });
+  }
+  return report;
+}
+
+interface UnitContext {
+  metadata: MetadataStore;
+  stores: ObjectStore[];
+  clock: Clock;
+  log: (event: Record<string, unknown>) => void;
+  options: MaintenanceOptions;
+  partitionLog: PartitionLog;
+  timers: DurableTimers;
+  add: (name: string, n: number) => void;
+}
+
+/** One partition: replica catch-up, retention, leftovers, compaction, merge. Idempotent. */
+async function maintainPartition(ctx: UnitContext, topic: Topic, partition: number): Promise<void> {
+  const { metadata, stores, clock, options, add } = ctx;
+  const at = { topic: topic.name, partition };
+  if (topic.replicationFactor > 1) {
+    const sync = await ctx.partitionLog.replicas.sync(topic, partition, topic.config.uncleanLeaderElectionEnable);
+    add('replicaObjectsCopied', sync.copiedObjects);
+    add('isrShrinks', sync.removedFromIsr.length);
+    add('isrExpands', sync.addedToIsr.length);
+  }
+  const load = () => loadPartitionView(metadata, topic, partition, stores.length, clock.now(), options.orphanGraceMs);
+  let view = await load();
+  if (view.version === undefined) return; // nothing was ever appended
+  let logStartOffset = view.state.logStartOffset;
+  if (topic.config.cleanupPolicy.delete) {
+    const r = await applyRetention(ctx.partitionLog, view, topic, clock.now());
+    if (r.advanced) {
+      logStartOffset = r.logStartOffset;
+      add('logStartOffsetAdvances', 1);
+      ctx.log({ level: 'info', msg: 'retention', ...at, reason: r.reason, logStartOffset: r.logStartOffset, bytesRemoved: r.bytesRemoved });
+    }
+  }
+  const removed = await removeEntriesBelowLogStart(metadata, topic, partition, logStartOffset);
+  add('entriesRemovedByRetention', removed);
+  if (removed > 0 || logStartOffset !== view.state.logStartOffset) view = await load();
+  add('coveredEntriesRemoved', await deleteCovered(metadata, view));
+  if (view.overlapping) {
+    add('overlappingPartitions', 1);
+    ctx.log({ level: 'warn', msg: 'index entries overlap; partition left as it is', ...at });
+    return;
+  }
+  if (topic.config.cleanupPolicy.compact) {
+    const c = await compactPartition({ metadata, stores, now: clock.now(), entryBytes: options.entryBytes, maxSegmentBytes: options.maxSegmentBytes, maxCleanBytes: options.maxCleanBytes }, view, topic);
+    if (c.cleaned) {
+      add('compactions', 1);
+      add('recordsCompactedAway', c.recordsRemoved);
+      add('tombstonesRemoved', c.tombstonesRemoved);
+      add('segmentsWritten', c.segmentsWritten);
+      add('swapConflicts', c.conflicts);
+      ctx.log({ level: 'info', msg: 'compaction', ...at, reason: c.reason, dirtyRatio: Number(c.dirtyRatio.toFixed(3)), from: c.from, to: c.to, recordsRemoved: c.recordsRemoved, tombstonesRemoved: c.tombstonesRemoved, bytesBefore: c.bytesBefore, bytesAfter: c.bytesAfter });
+      await adjustSize(metadata, view, stores.length, c.bytesAfter - c.bytesBefore);
+      view = await load();
+    }
+  }
+  const m = await mergeSegments({ metadata, stores, now: clock.now(), entryBytes: options.entryBytes, maxSegmentBytes: options.maxSegmentBytes, mergeMinEntries: options.mergeMinEntries }, view, topic);
+  if (m.segmentsWritten > 0) {
+    add('segmentsWritten', m.segmentsWritten);
+    add('entriesMerged', m.entriesReplaced);
+    add('swapConflicts', m.conflicts);
+    ctx.log({ level: 'info', msg: 'segment merge', ...at, segments: m.segmentsWritten, entriesReplaced: m.entriesReplaced, bytes: m.bytesCopied });
+  }
+}
+
+/** One topic: the object sweep, when due. */
+async function maintainTopic(ctx: UnitContext, topic: Topic): Promise<void> {
+  const now = ctx.clock.now();
+  if (!(await sweepDue(ctx.metadata, topic, now, ctx.options.sweepIntervalMs))) return;
+  const r = await sweepTopic({ metadata: ctx.metadata, stores: ctx.stores, timers: ctx.timers, now, graceMs: ctx.options.orphanGraceMs }, topic);
+  ctx.add('sweeps', 1);
+  ctx.add('objectsScheduledForDeletion', r.scheduled);
+  ctx.add('bytesScheduledForDeletion', r.bytesScheduled);
+  if (r.scheduled > 0) ctx.log({ level: 'info', msg: 'objects scheduled for deletion', topic: topic.name, objects: r.scheduled, bytes: r.bytesScheduled, deleteAt: now + topic.config.fileDeleteDelayMs });
+}
+
+/** Keeps sizeInBytes (retention.bytes) in step with what compaction removed; retried on a lost race. */
+async function adjustSize(metadata: MetadataStore, view: PartitionView, storeCount: number, delta: number): Promise<void> {
+  if (delta === 0) return;
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const { state, version } = await readPartitionState(metadata, view.topic, view.partition, storeCount);
+    if (state.topicId !== view.state.topicId) return;
+    try {
+      await writePartitionState(metadata, view.topic, view.partition, { ...state, sizeInBytes: Math.max(0, state.sizeInBytes + delta) }, version);
+      return;
+    } catch (e) {
+      if (!(e instanceof ConditionFailedError)) throw e;
+    }
+  }
+}
+
+async function acquireLease(metadata: MetadataStore, holder: string, now: number, until: number): Promise<MetaItem<SchedulerItem> | undefined> {
+  const item = await metadata.get<SchedulerItem>(LEASE_PK, LEASE_SK);
+  if (item && item.value.leaseUntil > now && item.value.holder !== holder) return undefined;
+  const value: SchedulerItem = { rounds: 0, ...item?.value, holder, leaseUntil: until };
+  try {
+    return await metadata.put(LEASE_PK, LEASE_SK, value, item ? { ifVersion: item.version } : { ifAbsent: true });
+  } catch (e) {
+    if (e instanceof ConditionFailedError) return undefined;
+    throw e;
+  }
+}
+
+async function writeLease(metadata: MetadataStore, lease: MetaItem<SchedulerItem>, value: SchedulerItem): Promise<MetaItem<SchedulerItem> | undefined> {
+  try {
+    return await metadata.put(LEASE_PK, LEASE_SK, value, { ifVersion: lease.version });
+  } catch (e) {
+    if (e instanceof ConditionFailedError) return undefined;
+    throw e;
+  }
+}
+
+function withoutCursor(value: SchedulerItem, roundDone: boolean): SchedulerItem {
+  const { cursor: _cursor, ...rest } = value;
+  return { ...rest, rounds: value.rounds + (roundDone ? 1 : 0) };
+}
+
+export interface SchedulerLoop {
+  /** Stops the loop; resolves when a run in progress has finished. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The local server's in-process scheduler: one run every `intervalMs` (never two at once), each
+ * with a budget of `budgetMs` (default the interval). Errors are reported and the loop goes on.
+ * Its timer is unref'd: it never keeps the process alive.
+ */
+export function startSchedulerLoop(options: {
+  intervalMs: number;
+  budgetMs?: number;
+  clock: Clock;
+  run: (deadline: number) => Promise<SchedulerReport>;
+  onError?: (e: unknown) => void;
+}): SchedulerLoop {
+  let stopped = false;
+  let handle: ReturnType<typeof setTimeout> | undefined;
+  let current: Promise<unknown> = Promise.resolve();
+  const onError = options.onError ?? ((e) => console.error(JSON.stringify({ level: 'error', msg: 'scheduler run failed', error: e instanceof Error ? e.stack : String(e) })));
+  const tick = () => {
+    handle = undefined;
+    if (stopped) return;
+    current = options
+      .run(options.clock.now() + (options.budgetMs ?? options.intervalMs))
+      .catch(onError)
+      .finally(() => {
+        if (!stopped) {
+          handle = setTimeout(tick, options.intervalMs);
+          handle.unref();
+        }
+      });
+  };
+  handle = setTimeout(tick, options.intervalMs);
+  handle.unref();
+  return {
+    async stop() {
+      stopped = true;
+      if (handle) clearTimeout(handle);
+      await current.catch(() => {});
+    },
+  };
+}

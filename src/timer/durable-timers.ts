@@ -1,0 +1,176 @@
+import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+
+/**
+ * Durable timers: delayed operations that must fire with no request in flight (delayed deletion
+ * of objects after file.delete.delay.ms, retries of maintenance work), kept in the metadata store
+ * as the slots of a one-level timing wheel (DESIGN.md's timer items):
+ *
+ *   pk `timer#{slot}`, slot = floor(expiry / slotMs)    sk `{expiry, 13 digits}#{kind}#{id}`
+ *
+ * A slot is one partition key, so the timers due in a slot are one query (`sk < now + 1`), in
+ * expiry order. The scheduler's tick scans the slots from a checkpoint (pk `cluster`, sk
+ * `timer-cursor#durable`) up to the current slot, runs each due timer's handler by kind, and
+ * deletes the item once the handler returned. So a timer fires at least once: a tick that dies
+ * after the handler and before the delete fires it again next time, and handlers are written to be
+ * idempotent (deleting a missing object is fine, re-checking a group is fine).
+ *
+ * The checkpoint only ever stops at the current slot, never past it, so a timer added later in that
+ * slot is still seen; the next tick scans from one slot before the checkpoint, which tolerates a
+ * scheduling process whose clock is up to one slot behind. A timer scheduled with an expiry already
+ * past goes to the current slot (its sk keeps the expiry), never to a slot the checkpoint left. A
+ * failing handler does not hold the checkpoint back: the timer is moved to a later slot with an
+ * exponential back-off (attempt count in the item) and the error is reported.
+ *
+ * Group session timers (src/groups/session-timers.ts) share the slots with their own kind and
+ * cursor; a scan skips every kind it has no handler for, and never deletes those items.
+ */
+
+export interface DurableTimer<P = unknown> {
+  kind: string;
+  /** Unique within the kind; the same (kind, id, expiry) is the same item, so scheduling is idempotent. */
+  id: string;
+  expiry: number;
+  payload: P;
+  /** Failed firings so far. */
+  attempts?: number;
+}
+
+export type TimerHandler = (timer: DurableTimer) => Promise<void>;
+
+export interface DurableTimerOptions {
+  /** Width of one slot (default 60 s, the slots group session timers use). */
+  slotMs?: number;
+  /** Without a checkpoint, how many past slots the first scan covers (default 60). */
+  firstScanSlots?: number;
+  /** At most this many slots per tick (default 1440); the rest is left for the next tick. */
+  maxSlotsPerTick?: number;
+  /** Back-off of a failing handler: base * 2^attempts, capped (default 1 min .. 1 h). */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+}
+
+export interface FireReport {
+  fired: number;
+  failed: number;
+  /** Fired timers by kind. */
+  byKind: Record<string, number>;
+  /** Errors of failed handlers (the timers were rescheduled). */
+  errors: unknown[];
+  /** The tick stopped at the deadline before every due timer ran. */
+  incomplete: boolean;
+}
+
+const CURSOR_PK = 'cluster';
+const CURSOR_SK = 'timer-cursor#durable';
+const pad = (t: number) => String(Math.max(0, Math.floor(t))).padStart(13, '0');
+export const durableTimerPk = (slot: number) => `timer#${slot}`;
+export const durableTimerSk = (expiry: number, kind: string, id: string) => `${pad(expiry)}#${kind}#${id}`;
+
+export class DurableTimers {
+  readonly slotMs: number;
+  private readonly firstScanSlots: number;
+  private readonly maxSlotsPerTick: number;
+  private readonly retryBaseMs: number;
+  private readonly retryMaxMs: number;
+
+  constructor(
+    private readonly metadata: MetadataStore,
+    options: DurableTimerOptions = {},
+  ) {
+    this.slotMs = options.slotMs ?? 60_000;
+    this.firstScanSlots = options.firstScanSlots ?? 60;
+    this.maxSlotsPerTick = options.maxSlotsPerTick ?? 1_440;
+    this.retryBaseMs = options.retryBaseMs ?? 60_000;
+    this.retryMaxMs = options.retryMaxMs ?? 3_600_000;
+  }
+
+  slotOf(t: number): number {
+    return Math.floor(t / this.slotMs);
+  }
+
+  /** Stores a timer (idempotent). `now` places an already-due timer in the current slot. */
+  async schedule<P>(timer: DurableTimer<P>, now: number): Promise<void> {
+    if (timer.id.includes('#') || timer.kind.includes('#')) throw new RangeError('timer kinds and ids may not contain "#"');
+    await this.metadata.put(durableTimerPk(this.slotOf(Math.max(timer.expiry, now))), durableTimerSk(timer.expiry, timer.kind, timer.id), timer);
+  }
+
+  /** Removes a pending timer; a missing one is fine. */
+  async cancel(timer: Pick<DurableTimer, 'kind' | 'id' | 'expiry'>, now: number): Promise<void> {
+    const sk = durableTimerSk(timer.expiry, timer.kind, timer.id);
+    await Promise.all([...new Set([this.slotOf(timer.expiry), this.slotOf(Math.max(timer.expiry, now))])].map((slot) => this.metadata.delete(durableTimerPk(slot), sk)));
+  }
+
+  /** Pending timers of the given kinds in slots [fromSlot, toSlot] (for tests and diagnostics). */
+  async pending(fromMs: number, toMs: number, kinds?: string[]): Promise<DurableTimer[]> {
+    const out: DurableTimer[] = [];
+    for (let slot = this.slotOf(fromMs); slot <= this.slotOf(toMs); slot++) {
+      for (const item of await this.metadata.query<DurableTimer>(durableTimerPk(slot))) {
+        if (isTimer(item) && (!kinds || kinds.includes(item.value.kind))) out.push(item.value);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * One tick: fires every timer of a handled kind due at `now`, in slot and expiry order, until
+   * `deadline` (a clock reading, checked between timers through `clock`). Advances the checkpoint
+   * to the slot it finished (the current slot at most).
+   */
+  async fireDue(now: number, handlers: Record<string, TimerHandler>, options: { deadline?: number; clock?: { now(): number } } = {}): Promise<FireReport> {
+    const report: FireReport = { fired: 0, failed: 0, byKind: {}, errors: [], incomplete: false };
+    const current = this.slotOf(now);
+    const cursor = await this.metadata.get<{ slot: number }>(CURSOR_PK, CURSOR_SK);
+    const from = Math.min(cursor ? cursor.value.slot - 1 : current - this.firstScanSlots, current);
+    const to = Math.min(current, from + this.maxSlotsPerTick - 1);
+    const pastDeadline = () => options.deadline !== undefined && (options.clock?.now() ?? now) >= options.deadline;
+    let reached = from - 1;
+    scan: for (let slot = from; slot <= to; slot++) {
+      const items = await this.metadata.query<DurableTimer>(durableTimerPk(slot), { lt: pad(now + 1) });
+      for (const item of items) {
+        if (!isTimer(item)) continue;
+        const handler = handlers[item.value.kind];
+        if (!handler) continue;
+        if (pastDeadline()) {
+          report.incomplete = true;
+          break scan;
+        }
+        await this.fireOne(item, handler, now, report);
+      }
+      reached = slot;
+    }
+    if (reached < current) report.incomplete = true;
+    const checkpoint = Math.max(reached, from);
+    if (checkpoint !== cursor?.value.slot && checkpoint >= (cursor?.value.slot ?? -Infinity)) {
+      try {
+        await this.metadata.put(CURSOR_PK, CURSOR_SK, { slot: checkpoint }, cursor ? { ifVersion: cursor.version } : { ifAbsent: true });
+      } catch (e) {
+        if (!(e instanceof ConditionFailedError)) throw e; // another tick moved it
+      }
+    }
+    return report;
+  }
+
+  private async fireOne(item: MetaItem<DurableTimer>, handler: TimerHandler, now: number, report: FireReport): Promise<void> {
+    const timer = item.value;
+    try {
+      await handler(timer);
+    } catch (error) {
+      report.failed++;
+      report.errors.push(error);
+      const attempts = (timer.attempts ?? 0) + 1;
+      const retryAt = now + Math.min(this.retryBaseMs * 2 ** (attempts - 1), this.retryMaxMs);
+      // Moved, not lost: the retry item is written before the failed one is removed.
+      await this.schedule({ ...timer, expiry: retryAt, attempts }, now);
+      await this.metadata.delete(item.pk, item.sk);
+      return;
+    }
+    await this.metadata.delete(item.pk, item.sk);
+    report.fired++;
+    report.byKind[timer.kind] = (report.byKind[timer.kind] ?? 0) + 1;
+  }
+}
+
+function isTimer(item: MetaItem<unknown>): item is MetaItem<DurableTimer> {
+  const v = item.value as Partial<DurableTimer> | undefined;
+  return typeof v?.kind === 'string' && typeof v.id === 'string' && typeof v.expiry === 'number';
+}

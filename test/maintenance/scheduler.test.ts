@@ -1,0 +1,125 @@
+import { describe, expect, it, vi } from 'vitest';
+import { createStorage } from '../../src/compose.js';
+import type { Topic } from '../../src/log/topics.js';
+import { runScheduler, startSchedulerLoop } from '../../src/maintenance/scheduler.js';
+import { DurableTimers } from '../../src/timer/durable-timers.js';
+import { awsBackend } from '../support/backends.js';
+import { harness, rec, TestClock } from './helpers.js';
+
+const T0 = 1_700_000_000_000;
+
+/**
+ * Three topics of two partitions: 3 * (2 + 1) = 9 units. Each partition holds one expired record
+ * under retention.ms, so a unit that ran leaves its partition's log start offset at 1.
+ */
+async function nineUnits(h: ReturnType<typeof harness>) {
+  const topics: Topic[] = [];
+  for (let i = 0; i < 3; i++) {
+    const topic = await h.topics.create({ name: `topic-${i}`, partitionCount: 2, replicationFactor: 1, configs: { 'retention.ms': '1000' } });
+    for (const p of [0, 1]) {
+      await h.produce(topic, [rec(null, 'old', T0 - 10_000)], p);
+      await h.produce(topic, [rec(null, 'new', T0 + 1_000_000)], p);
+    }
+    topics.push(topic);
+  }
+  const done = async () => {
+    const out: string[] = [];
+    for (const t of topics) for (const p of [0, 1]) if ((await h.log.state(t, p)).logStartOffset === 1) out.push(`${t.name}/${p}`);
+    return out;
+  };
+  return { topics, done };
+}
+
+describe('scheduler', () => {
+  it('an interrupted run resumes where it stopped, without redoing or skipping a unit', async () => {
+    const storage = createStorage({ kind: 'memory', replicaStores: 1 });
+    const h = harness(storage, new TestClock(T0));
+    const { done } = await nineUnits(h);
+    const advances = () => h.events.filter((e) => e.msg === 'retention').map((e) => `${e.topic}/${e.partition}`);
+
+    expect(await h.run({ maxUnits: 4 })).toMatchObject({ unitsDone: 4, incomplete: 1, logStartOffsetAdvances: 3 });
+    expect(await done()).toEqual(['topic-0/0', 'topic-0/1', 'topic-1/0']);
+    // The next run starts at topic-1's second partition, and stops at its deadline: the clock
+    // passes it during topic-2/0 (its third unit, after topic-1's sweep); no fourth unit starts.
+    let units = 0;
+    const clock = { now: () => h.clock.now() + (units >= 2 ? 10_000 : 0) };
+    const second = await h.run({ clock, deadline: h.clock.now() + 5_000, log: (e) => {
+      if (e.msg === 'retention') units++;
+      h.events.push(e);
+    } });
+    expect(second).toMatchObject({ unitsDone: 3, incomplete: 1 });
+    expect(await h.run()).toMatchObject({ unitsDone: 2, roundsCompleted: 1 });
+    expect(advances()).toEqual(['topic-0/0', 'topic-0/1', 'topic-1/0', 'topic-1/1', 'topic-2/0', 'topic-2/1']);
+    // A new round starts from the first topic; nothing is left to do.
+    expect(await h.run()).toMatchObject({ unitsDone: 9, roundsCompleted: 1 });
+    expect(advances()).toHaveLength(6);
+  });
+
+  it('a run that died holding the lease blocks others until the lease ends, then its work resumes', async () => {
+    const storage = createStorage({ kind: 'memory', replicaStores: 1 });
+    const h = harness(storage, new TestClock(T0));
+    const { done } = await nineUnits(h);
+    // The first run dies after its second unit: its lease (until its deadline + slack) stays.
+    const dying = h.run({ maxUnits: 2, runId: 'dead', deadline: T0 + 60_000, leaseSlackMs: 0 });
+    await dying;
+    await storage.metadata.put('cluster', 'scheduler', { ...(await storage.metadata.get<Record<string, unknown>>('cluster', 'scheduler'))!.value, holder: 'dead', leaseUntil: T0 + 60_000 });
+    expect(await h.run({ runId: 'other' })).toEqual({ leaseHeld: 1 });
+    h.clock.t = T0 + 60_000;
+    expect(await h.run({ runId: 'other' })).toMatchObject({ unitsDone: 7, roundsCompleted: 1 });
+    expect(await done()).toHaveLength(6);
+  });
+
+  it('fires due durable timers, calls the groups\' session expiry, and logs one structured line per pass', async () => {
+    const storage = createStorage({ kind: 'memory', replicaStores: 1 });
+    const h = harness(storage, new TestClock(T0));
+    const timers = new DurableTimers(storage.metadata);
+    await timers.schedule({ kind: 'probe', id: 'p1', expiry: T0 - 5, payload: 42 }, T0);
+    const probe = vi.fn(async () => {});
+    const expireSessions = vi.fn(async () => ({ timersFired: 2, groupsChecked: 1, membersExpired: 3 }));
+    const report = await h.run({ timerHandlers: { probe }, expireSessions });
+    expect(probe).toHaveBeenCalledWith(expect.objectContaining({ id: 'p1', payload: 42 }));
+    expect(expireSessions).toHaveBeenCalledWith(T0);
+    expect(report).toMatchObject({ timersFired: 1, sessionTimersFired: 2, membersExpired: 3, roundsCompleted: 1 });
+    const line = h.events.find((e) => e.msg === 'scheduler pass');
+    expect(line).toMatchObject({ level: 'info', timersFired: 1, membersExpired: 3, durationMs: expect.any(Number) });
+    // Without a hook it expires sessions through a coordinator of its own.
+    expect(await runScheduler({ storage, clock: h.clock, deadline: T0 + 1000, log: () => {}, options: { orphanGraceMs: 0 } })).toMatchObject({ roundsCompleted: 1 });
+  });
+
+  it('runs on the S3/DynamoDB adapters', async () => {
+    const { storage, stop } = await awsBackend.start();
+    try {
+      const h = harness(storage, new TestClock(T0));
+      const { done } = await nineUnits(h);
+      expect(await h.run({ maxUnits: 5 })).toMatchObject({ unitsDone: 5, incomplete: 1 });
+      expect(await h.run()).toMatchObject({ unitsDone: 4, roundsCompleted: 1 });
+      expect(await done()).toHaveLength(6);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('the in-process loop runs every interval, one run at a time, until stopped', async () => {
+    const starts: number[] = [];
+    let running = 0;
+    let overlapped = false;
+    const loop = startSchedulerLoop({
+      intervalMs: 10,
+      clock: { now: () => Date.now() },
+      run: async () => {
+        if (running++ > 0) overlapped = true;
+        starts.push(Date.now());
+        await new Promise((r) => setTimeout(r, 15));
+        running--;
+        return {};
+      },
+    });
+    await new Promise((r) => setTimeout(r, 120));
+    await loop.stop();
+    const count = starts.length;
+    expect(count).toBeGreaterThanOrEqual(2);
+    expect(overlapped).toBe(false);
+    await new Promise((r) => setTimeout(r, 40));
+    expect(starts.length).toBe(count);
+  });
+});
