@@ -8,6 +8,7 @@ import { PartitionLog } from './log/partition-log.js';
 import { Partitioner } from './log/partitioner.js';
 import { TopicRegistry } from './log/topics.js';
 import { runScheduler, startSchedulerLoop, type SchedulerLoop } from './maintenance/scheduler.js';
+import { ProducerIds } from './producer/producer-ids.js';
 import { createDynamoDbClient, DynamoDbMetadataStore } from './storage/dynamodb-metadata-store.js';
 import { LocalObjectStore } from './storage/local-object-store.js';
 import { MemoryMetadataStore } from './storage/memory-metadata-store.js';
@@ -86,6 +87,7 @@ export function createServices(
     log,
     groups: createGroups({ metadata, clock, topics, log }),
     partitioner: new Partitioner(),
+    producerIds: new ProducerIds(metadata),
     defaults: config.defaults,
     limits: config.limits,
     fetchPurgatory,

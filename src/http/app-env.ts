@@ -2,6 +2,7 @@ import type { GroupServices } from '../groups/index.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { Partitioner } from '../log/partitioner.js';
 import type { TopicRegistry } from '../log/topics.js';
+import type { ProducerIds } from '../producer/producer-ids.js';
 import type { Clock } from '../clock.js';
 import type { OperationCounts } from '../storage/counting-stores.js';
 import type { Purgatory } from '../timer/purgatory.js';
@@ -16,6 +17,7 @@ export interface AppServices {
   /** Consumer groups: coordinator, offsets, admin, REST v2 consumer instances. */
   groups: GroupServices;
   partitioner: Partitioner;
+  producerIds: ProducerIds;
   defaults: { partitions: number; replicationFactor: number };
   limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number };
   /** Long-poll fetches wait here; this process's appends to a partition complete them (src/timer/delayed-fetch.ts). */

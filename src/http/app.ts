@@ -6,6 +6,7 @@ import { consumerInstanceRoutes } from './consumer-instance-routes.js';
 import { toErrorResponse } from './error-mapping.js';
 import { groupRoutes } from './group-routes.js';
 import { openApiDocument } from './openapi.js';
+import { producerRoutes } from './producer-routes.js';
 import { recordRoutes } from './record-routes.js';
 import { Resources } from './resources.js';
 import { topicRoutes } from './topic-routes.js';
@@ -63,6 +64,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   cluster.get('/', (c) => c.json(c.get('resources').cluster()));
   cluster.route('/', topicRoutes());
   cluster.route('/', recordRoutes());
+  cluster.route('/', producerRoutes());
   cluster.route('/', groupRoutes());
   v3.route('/:clusterId', cluster);
   app.route('/v3/clusters', v3);

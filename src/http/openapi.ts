@@ -21,6 +21,7 @@ const topic = param('topic_name', 'path');
 const partition = param('partition_id', 'path', { type: 'integer', minimum: 0 });
 const configName = param('name', 'path');
 const body = (schema: Json) => ({ required: true, content: { 'application/json': { schema } } });
+const acks = param('acks', 'query', { enum: ['0', '1', 'all', '-1'], default: 'all' }, "Kafka's acks (extension): 0 answers before anything is durable (offset -1); 1 once the leader store has it; all once every in-sync replica store has it");
 
 const dataSchema = {
   type: ['object', 'null'],
@@ -108,7 +109,7 @@ export const openApiDocument = {
     '/v3/clusters/{cluster_id}/topics/{topic_name}/records': {
       post: {
         summary: 'Produce one record',
-        parameters: [cluster, topic],
+        parameters: [cluster, topic, acks],
         requestBody: body(ref('ProduceRecord')),
         responses: { 200: json(ref('ProduceResult')), ...errors(400, 404, 413, 503) },
       },
@@ -116,11 +117,16 @@ export const openApiDocument = {
     '/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch': {
       post: {
         summary: 'Produce many records in one request (one object write); bounded by the request size, not an entry count',
-        parameters: [cluster, topic],
+        parameters: [cluster, topic, acks],
         requestBody: body({
           type: 'object',
           required: ['entries'],
-          properties: { entries: { type: 'array', items: { allOf: [ref('ProduceRecord'), { type: 'object', required: ['id'], properties: { id: { type: 'string' } } }] } } },
+          properties: {
+            entries: { type: 'array', items: { allOf: [ref('ProduceRecord'), { type: 'object', required: ['id'], properties: { id: { type: 'string' } } }] } },
+            producer_id: { type: 'integer', description: 'Idempotent producer (extension): from producers:init; needs producer_epoch, sequences and a partition_id on every entry' },
+            producer_epoch: { type: 'integer' },
+            sequences: { type: 'array', items: { type: 'object', properties: { partition_id: { type: 'integer' }, base_sequence: { type: 'integer' } } } },
+          },
         }),
         responses: {
           207: json({
@@ -160,6 +166,23 @@ export const openApiDocument = {
           }),
           ...errors(400, 404, 416),
         },
+      },
+    },
+    '/v3/clusters/{cluster_id}/producers:init': {
+      post: {
+        summary: "Kafka's InitProducerId: a new producer id at epoch 0, or the next epoch of an existing id (fencing the old one)",
+        'x-extension': true,
+        parameters: [cluster],
+        requestBody: { required: false, content: { 'application/json': { schema: { type: 'object', properties: { producer_id: { type: 'integer' }, producer_epoch: { type: 'integer' } } } } } },
+        responses: { 200: json({ type: 'object', properties: { producer_id: { type: 'integer' }, producer_epoch: { type: 'integer' } } }), ...errors(404, 409) },
+      },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/replicas:sync': {
+      post: {
+        summary: 'The replica catch-up step now: drop failed or lagging followers from the ISR, copy what followers miss, add caught-up ones back, elect if the leader store is down',
+        'x-extension': true,
+        parameters: [cluster, topic],
+        responses: { 200: json({ type: 'object' }), ...errors(404) },
       },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records:delete': {
