@@ -1,0 +1,91 @@
+import type { OperationCounts } from '../src/storage/counting-stores.js';
+
+/**
+ * The AWS deployment's request-priced parts, us-east-1 list prices (on-demand, no free tier):
+ * what one GB produced or consumed costs in requests, from the counts the bench measured. Storage
+ * (S3 $0.023/GB-month, DynamoDB $0.25/GB-month) and data transfer are not per-request and are left out.
+ */
+export const PRICES = {
+  /** S3 Standard PUT, COPY, POST, LIST per request ($0.005 per 1,000). */
+  s3Put: 0.005 / 1000,
+  /** S3 Standard GET, SELECT, HEAD per request ($0.0004 per 1,000). DELETE is free. */
+  s3Get: 0.0004 / 1000,
+  /** DynamoDB on-demand write request unit ($0.625 per million, since the November 2024 cut). */
+  ddbWrite: 0.625 / 1e6,
+  /** DynamoDB on-demand read request unit ($0.125 per million; a strongly consistent read of 4 KB is one unit). */
+  ddbRead: 0.125 / 1e6,
+  /** Lambda invocation ($0.20 per million). */
+  lambdaRequest: 0.2 / 1e6,
+  /** Lambda arm64 compute per GB-second. */
+  lambdaGbSecondArm: 0.0000133334,
+  /** API Gateway HTTP API request ($1.00 per million, first 300 million a month), metered per 512 KB. */
+  apiRequest: 1.0 / 1e6,
+} as const;
+
+export const GIB = 2 ** 30;
+const API_METER_BYTES = 512 * 1024;
+
+/** Operation counts and request costs normalised to one GiB of record values. */
+export interface CostPerGib {
+  /** Object store operations per GiB. */
+  s3Puts: number;
+  s3Gets: number;
+  s3Lists: number;
+  s3Heads: number;
+  /** Metadata operations per GiB. */
+  metaGets: number;
+  metaQueries: number;
+  metaPuts: number;
+  metaDeletes: number;
+  conditionFailed: number;
+  ddbReadUnits: number;
+  ddbWriteUnits: number;
+  /** One Lambda invocation per HTTP request. */
+  lambdaInvocations: number;
+  /** HTTP API requests as metered: ceil(bytes / 512 KB) each. */
+  apiRequests: number;
+  /** Lambda GB-seconds if each invocation ran for the CPU time it took here at 1,769 MB (one vCPU): a lower bound. */
+  lambdaGbSecondsLowerBound: number;
+  dollars: { s3: number; dynamodb: number; lambdaRequests: number; lambdaComputeLowerBound: number; apiGateway: number; total: number };
+}
+
+export function diffCounts(after: OperationCounts, before: OperationCounts): OperationCounts {
+  const sub = <T extends object>(a: T, b: T): T =>
+    Object.fromEntries(Object.entries(a).map(([k, v]) => [k, (v as number) - ((b as Record<string, number>)[k] ?? 0)])) as T;
+  return { objects: sub(after.objects, before.objects), perStore: after.perStore.map((s, i) => sub(s, before.perStore[i]!)), metadata: sub(after.metadata, before.metadata) };
+}
+
+/**
+ * @param valueBytes record value bytes produced or consumed while the counts were taken
+ * @param requests HTTP requests in the same time, each `requestBytes` long on the metered side
+ * @param serverCpuSeconds server CPU time in the same time
+ */
+export function costPerGib(counts: OperationCounts, valueBytes: number, requests: number, meteredBytesPerRequest: number, serverCpuSeconds: number): CostPerGib {
+  const per = GIB / Math.max(1, valueBytes);
+  const o = counts.objects;
+  const m = counts.metadata;
+  const apiRequests = requests * Math.max(1, Math.ceil(meteredBytesPerRequest / API_METER_BYTES)) * per;
+  const lambdaGbSeconds = serverCpuSeconds * (1769 / 1024) * per;
+  const s3 = ((o.put + o.list) * PRICES.s3Put + (o.get + o.head) * PRICES.s3Get) * per;
+  const dynamodb = (m.writeUnits * PRICES.ddbWrite + m.readUnits * PRICES.ddbRead) * per;
+  const lambdaRequests = requests * per * PRICES.lambdaRequest;
+  const lambdaCompute = lambdaGbSeconds * PRICES.lambdaGbSecondArm;
+  const apiGateway = apiRequests * PRICES.apiRequest;
+  return {
+    s3Puts: o.put * per,
+    s3Gets: o.get * per,
+    s3Lists: o.list * per,
+    s3Heads: o.head * per,
+    metaGets: m.get * per,
+    metaQueries: m.query * per,
+    metaPuts: m.put * per,
+    metaDeletes: m.delete * per,
+    conditionFailed: m.conditionFailed * per,
+    ddbReadUnits: m.readUnits * per,
+    ddbWriteUnits: m.writeUnits * per,
+    lambdaInvocations: requests * per,
+    apiRequests,
+    lambdaGbSecondsLowerBound: lambdaGbSeconds,
+    dollars: { s3, dynamodb, lambdaRequests, lambdaComputeLowerBound: lambdaCompute, apiGateway, total: s3 + dynamodb + lambdaRequests + lambdaCompute + apiGateway },
+  };
+}
