@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { constants as fsConstants, type Dirent } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { ObjectNotFoundError, type ByteRange, type ObjectInfo, type ObjectPage, type ObjectStore } from './ports.js';
+import { compareKeys } from './key-order.js';
+import { listLimit, ObjectNotFoundError, type ByteRange, type ObjectInfo, type ObjectPage, type ObjectStore } from './ports.js';
 
 export interface LocalObjectStoreOptions {
   /**
@@ -105,13 +106,13 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   /**
-   * Walks the tree depth first in key order. At each level a file sorts by its segment and a
+   * Walks the tree depth first in key order (S3's: UTF-8 bytes, see `compareKeys`). At each level a file sorts by its segment and a
    * directory by its segment plus '/', which is exactly where its keys fall among the siblings'
    * (no segment contains '/'). Subtrees that cannot hold a key matching the prefix, or a key
    * after `startAfter`, are skipped without being read.
    */
   async list(prefix: string, page: { startAfter?: string; limit?: number } = {}): Promise<ObjectPage> {
-    const limit = page.limit ?? 1000;
+    const limit = listLimit(page.limit);
     const startAfter = page.startAfter;
     const found: string[] = [];
     const wanted = limit + 1; // one extra tells whether there is a next page
@@ -122,12 +123,12 @@ export class LocalObjectStore implements ObjectStore {
         if (entry.isDirectory) {
           const sub = keyPrefix + entry.segment + '/';
           if (!sub.startsWith(prefix) && !prefix.startsWith(sub)) continue;
-          if (startAfter !== undefined && sub < startAfter && !startAfter.startsWith(sub)) continue;
+          if (startAfter !== undefined && compareKeys(sub, startAfter) < 0 && !startAfter.startsWith(sub)) continue;
           await walk(join(dirPath, entry.name), sub);
         } else {
           const key = keyPrefix + entry.segment;
           if (!key.startsWith(prefix)) continue;
-          if (startAfter !== undefined && key <= startAfter) continue;
+          if (startAfter !== undefined && compareKeys(key, startAfter) <= 0) continue;
           found.push(key);
         }
       }
@@ -219,7 +220,7 @@ async function readEntries(dirPath: string): Promise<Entry[]> {
     if (segment === undefined) continue; // not a name this store wrote
     entries.push({ name: d.name, segment, isDirectory, sortKey: isDirectory ? segment + '/' : segment });
   }
-  return entries.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
+  return entries.sort((a, b) => compareKeys(a.sortKey, b.sortKey));
 }
 
 const SAFE_BYTE = /^[A-Za-z0-9._-]$/;

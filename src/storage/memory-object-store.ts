@@ -1,4 +1,5 @@
-import { ObjectNotFoundError, type ByteRange, type ObjectInfo, type ObjectPage, type ObjectStore } from './ports.js';
+import { compareKeys } from './key-order.js';
+import { listLimit, ObjectNotFoundError, type ByteRange, type ObjectInfo, type ObjectPage, type ObjectStore } from './ports.js';
 
 /** Objects in a Map: for unit tests and as the reference engine of the contract suite. */
 export class MemoryObjectStore implements ObjectStore {
@@ -22,15 +23,18 @@ export class MemoryObjectStore implements ObjectStore {
   }
 
   async list(prefix: string, page: { startAfter?: string; limit?: number } = {}): Promise<ObjectPage> {
-    const limit = page.limit ?? 1000;
+    const limit = listLimit(page.limit);
+    const { startAfter } = page;
     const keys = [...this.objects.keys()]
-      .filter((k) => k.startsWith(prefix) && (page.startAfter === undefined || k > page.startAfter))
-      .sort();
+      .filter((k) => k.startsWith(prefix) && (startAfter === undefined || compareKeys(k, startAfter) > 0))
+      .sort(compareKeys);
     const objects = keys.slice(0, limit).map((key) => {
       const o = this.objects.get(key)!;
       return { key, size: o.body.byteLength, lastModified: o.lastModified };
     });
-    return keys.length > limit ? { objects, nextStartAfter: objects.at(-1)!.key } : { objects };
+    // S3 answers MaxKeys=0 with an empty page that is not truncated, so there is no next page.
+    const last = objects.at(-1);
+    return keys.length > limit && last ? { objects, nextStartAfter: last.key } : { objects };
   }
 
   async delete(keys: string[]): Promise<void> {

@@ -33,7 +33,11 @@ export interface ObjectStore {
   /** Throws `ObjectNotFoundError` when the key does not exist. A range past the end is clipped. */
   get(key: string, range?: ByteRange): Promise<Uint8Array>;
   head(key: string): Promise<ObjectInfo | undefined>;
-  /** Keys in lexicographic order, `limit` (default 1000) at most, after `startAfter` when given. */
+  /**
+   * Keys in S3's order (UTF-8 bytes, see `compareKeys`), `limit` (default 1000) at most, after
+   * `startAfter` when given. A limit of 0 answers an empty last page, as S3's MaxKeys=0 does; a
+   * negative or fractional limit throws a RangeError (see `listLimit`).
+   */
   list(prefix: string, page?: { startAfter?: string; limit?: number }): Promise<ObjectPage>;
   /** Deleting a missing key is not an error. */
   delete(keys: string[]): Promise<void>;
@@ -98,6 +102,13 @@ export class ObjectNotFoundError extends Error {
     super(`object not found: ${key}`);
     this.name = 'ObjectNotFoundError';
   }
+}
+
+/** The `limit` of an ObjectStore `list` page, checked: a whole number, 0 or more (default 1000). */
+export function listLimit(limit: number | undefined): number {
+  if (limit === undefined) return 1000;
+  if (!Number.isInteger(limit) || limit < 0) throw new RangeError(`list limit must be a whole number >= 0, got ${limit}`);
+  return limit;
 }
 
 /** Checks a condition against the current item; shared by the adapters that evaluate it in-process. */

@@ -7,7 +7,7 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
-import { ObjectNotFoundError, type ByteRange, type ObjectInfo, type ObjectPage, type ObjectStore } from './ports.js';
+import { listLimit, ObjectNotFoundError, type ByteRange, type ObjectInfo, type ObjectPage, type ObjectStore } from './ports.js';
 
 export interface S3ObjectStoreOptions {
   bucket: string;
@@ -72,8 +72,9 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async list(prefix: string, page: { startAfter?: string; limit?: number } = {}): Promise<ObjectPage> {
-    const limit = page.limit ?? 1000;
+    const limit = listLimit(page.limit);
     const objects: ObjectInfo[] = [];
+    if (limit === 0) return { objects }; // what S3 answers MaxKeys=0 with, without a billed LIST
     let continuationToken: string | undefined;
     let truncated = false;
     do {
