@@ -60,6 +60,7 @@ export const ERRORS = {
   FENCED_LEADER_EPOCH: spec(74, true, 409, 40907),
   UNKNOWN_LEADER_EPOCH: spec(75, true, 409, 40908),
   OFFSET_NOT_AVAILABLE: spec(78, true, 503, 50307),
+  UNSUPPORTED_COMPRESSION_TYPE: spec(76, false, 400, 40002),
   INVALID_RECORD: spec(87, false, 400, 40002),
   FENCED_MEMBER_EPOCH: spec(110, false, 409, 40909),
   UNSUPPORTED_ASSIGNOR: spec(112, false, 400, 40002),
@@ -71,6 +72,8 @@ export const ERRORS = {
   BAD_REQUEST: spec(42, false, 400, 40001),
   /** Not a Kafka protocol error: the REST layer's unknown route or resource (HTTP 404). */
   NOT_FOUND: spec(-1, false, 404, 40401),
+  /** Not a Kafka protocol error: a body in a media type the endpoint does not take (HTTP 415). */
+  UNSUPPORTED_MEDIA_TYPE: spec(-1, false, 415, 41500),
   /** Not a Kafka protocol error: the request body exceeds the configured size (HTTP 413). */
   PAYLOAD_TOO_LARGE: spec(18, false, 413, 41300),
 } as const satisfies Record<string, ErrorSpec>;
@@ -84,15 +87,19 @@ export class KafkaError extends Error {
   readonly status: number;
   readonly restCode: number;
 
-  constructor(errorName: KafkaErrorName, message: string, options?: { cause?: unknown }) {
+  /**
+   * `status` overrides the table's HTTP status where the same Kafka error can be the caller's fault
+   * or ours: CORRUPT_MESSAGE is a 500 when a stored batch fails its CRC, a 400 when a produced one does.
+   */
+  constructor(errorName: KafkaErrorName, message: string, options?: { cause?: unknown; status?: 400 }) {
     super(message, options);
     const s: ErrorSpec = ERRORS[errorName];
     this.name = 'KafkaError';
     this.errorName = errorName;
     this.code = s.code;
     this.retriable = s.retriable;
-    this.status = s.status;
-    this.restCode = s.restCode;
+    this.status = options?.status ?? s.status;
+    this.restCode = options?.status ? options.status * 100 + (s.restCode % 100) : s.restCode;
   }
 }
 

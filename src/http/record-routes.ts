@@ -8,7 +8,9 @@ import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';
 import { produceRecordSchema, showRecord, toLogRecord, type DataType, type OutputFormat, type ProduceRecordBody } from './record-encoding.js';
-import { partitionParam, queryInt, readJson } from './request.js';
+import { validateProducedBatches } from '../log/produced-batches.js';
+import { acceptsRecordBatches, recordBatchResponse, requireRecordBatchBody } from './record-batch-body.js';
+import { partitionParam, queryInt, readBody, readJson } from './request.js';
 
 const deleteRecordsSchema = z.object({ before_offset: z.number().int().min(-1) });
 
@@ -150,6 +152,44 @@ export function recordRoutes(): Hono<AppEnv> {
     return c.json({ successes, failures }, 207);
   });
 
+  // Extension: Kafka's produce for one partition with a body of record batches (record-batch-body.ts).
+  // The answer is Kafka's per-partition produce response.
+  app.post('/topics/:topic/partitions/:partition/records', async (c) => {
+    const services = c.get('services');
+    requireRecordBatchBody(c);
+    const acks = parseAcks(c.req.query('acks'));
+    const topic = await services.topics.get(c.req.param('topic'));
+    const partition = partitionParam(c.req.param('partition'));
+    if (partition >= topic.partitionCount) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
+    const { config } = topic;
+    const batches = validateProducedBatches(await readBody(c), {
+      maxMessageBytes: config.maxMessageBytes,
+      requireKeys: config.cleanupPolicy.compact,
+      logAppendTime: config.logAppendTime,
+      now: services.clock.now(),
+    });
+    const options: AppendOptions = { acks };
+    if (batches.producer) {
+      const { producerId, producerEpoch, baseSequence } = batches.producer;
+      options.producer = { producerId, producerEpoch, baseSequences: new Map([[partition, baseSequence]]) };
+    }
+    const outcome = (await services.log.append(topic, [{ partition, batches }], options)).get(partition)!;
+    if (!outcome.ok) throw outcome.error;
+    const { info } = outcome;
+    return c.json({
+      kind: 'KafkaProduceResult',
+      cluster_id: services.clusterId,
+      topic_name: topic.name,
+      partition_id: partition,
+      base_offset: info.baseOffset,
+      last_offset: info.lastOffset,
+      record_count: batches.recordCount,
+      log_append_time: info.logAppendTime,
+      log_start_offset: info.logStartOffset,
+      ...(info.duplicate ? { duplicate: true } : {}),
+    });
+  });
+
   // Extension: a stateless fetch, Kafka's Fetch for one partition. With min_bytes and max_wait_ms
   // (fetch.min.bytes, fetch.max.wait.ms) it is a long poll: it waits in the fetch purgatory until
   // that many bytes are readable below the HW or the time is up, and stops when the client leaves.
@@ -163,8 +203,14 @@ export function recordRoutes(): Hono<AppEnv> {
     const maxWaitMs = Math.min(queryInt(c.req.query('max_wait_ms'), 'max_wait_ms') ?? 0, services.limits.maxFetchWaitMs);
     const format = (c.req.query('format') ?? 'binary') as OutputFormat;
     if (!['binary', 'string', 'json'].includes(format)) throw new KafkaError('BAD_REQUEST', 'format must be binary, string or json');
-    const read = () => services.log.read(topic, partition, offset, Math.max(maxBytes, 1));
-    let result = await read();
+    const batches = acceptsRecordBatches(c);
+    const read = batches
+      ? async () => {
+          const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1));
+          return { ...r, bytes: r.batches.byteLength };
+        }
+      : () => services.log.read(topic, partition, offset, Math.max(maxBytes, 1));
+    let result: Awaited<ReturnType<typeof read>> = await read();
     if (result.bytes < minBytes && maxWaitMs > 0) {
       let seen = { hw: result.highWatermark, lso: result.logStartOffset };
       const signal = c.req.raw.signal;
@@ -189,7 +235,9 @@ export function recordRoutes(): Hono<AppEnv> {
         return c.body(null, 204); // the client has gone; nobody reads this
       }
     }
-    return c.json({
+    if ('batches' in result) return recordBatchResponse(c, result);
+    // Sent as bytes: a multi-megabyte string answer would be UTF-8 encoded twice (Content-Length, then the write).
+    const json = JSON.stringify({
       kind: 'KafkaRecordList',
       cluster_id: services.clusterId,
       topic_name: topic.name,
@@ -199,6 +247,7 @@ export function recordRoutes(): Hono<AppEnv> {
       high_watermark: result.highWatermark,
       log_start_offset: result.logStartOffset,
     });
+    return c.body(Buffer.from(json), 200, { 'Content-Type': 'application/json' });
   });
 
   // Kafka's DeleteRecords (extension: v3 has none): moves the log start offset to before_offset

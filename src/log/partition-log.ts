@@ -7,7 +7,7 @@ import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../s
 import { OffsetIndex } from './offset-index.js';
 import { commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type StateRead } from './partition-commit.js';
 import { partitionPk, STATE_SK, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
-import { decodeRecordBatches, type DecodedRecord } from './record-batch.js';
+import { decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, type DecodedRecord } from './record-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
 import type { Topic, TopicMeta } from './topics.js';
 
@@ -45,6 +45,15 @@ export interface FetchResult {
   logStartOffset: number;
   /** Bytes of record batches read to answer (Kafka's fetch size accounting). */
   bytes: number;
+}
+
+/** A fetch answered with stored batches (Kafka's Fetch response records field). */
+export interface BatchFetchResult {
+  /** Whole v2 batches with absolute offsets; empty when nothing below the HW is left from the offset. */
+  batches: Uint8Array;
+  nextOffset: number;
+  highWatermark: number;
+  logStartOffset: number;
 }
 
 export type OffsetSpec = 'earliest' | 'latest' | { timestamp: number };
@@ -262,6 +271,54 @@ export class PartitionLog {
    * OFFSET_OUT_OF_RANGE, as in Kafka; offset = HW answers empty.
    */
   async read(topic: TopicMeta, partition: number, offset: number, maxBytes: number): Promise<FetchResult> {
+    const { state, loaded } = await this.loadFrom(topic, partition, offset, maxBytes);
+    const hw = state.highWatermark;
+    const records: DecodedRecord[] = [];
+    let bytes = 0;
+    for (const { entry, data } of loaded) {
+      bytes += data.byteLength;
+      for (const r of decodeEntry(entry, data)) if (r.offset >= offset && r.offset < hw) records.push(r);
+    }
+    // A compacted entry has gaps (even no record at all): the next fetch starts after the last entry read.
+    const lastEntry = loaded.at(-1)?.entry;
+    const nextOffset = Math.max(records.length > 0 ? records.at(-1)!.offset + 1 : offset, lastEntry ? Math.min(hw, lastEntry.lastOffset + 1) : offset);
+    return { records, nextOffset, highWatermark: hw, logStartOffset: state.logStartOffset, bytes };
+  }
+
+  /**
+   * The same range as {@link read}, as Kafka's Fetch sends it: the stored batches, whole and not
+   * decoded, in one buffer, with absolute base offsets and their leader epochs set. The first batch
+   * may start before `offset` (the consumer skips what it did not ask for); batches reaching the HW
+   * are left out. CRCs are not checked here: the consumer checks them, as Kafka's consumer does.
+   */
+  async readBatches(topic: TopicMeta, partition: number, offset: number, maxBytes: number): Promise<BatchFetchResult> {
+    const { state, loaded } = await this.loadFrom(topic, partition, offset, maxBytes);
+    const hw = state.highWatermark;
+    const out = new Uint8Array(loaded.reduce((n, l) => n + l.data.byteLength, 0));
+    let size = 0;
+    let nextOffset = offset;
+    for (const { entry, data } of loaded) {
+      out.set(data, size); // a copy: the stored bytes keep their offsets relative to the entry
+      let at = 0;
+      while (at < data.byteLength) {
+        const header = readBatchHeader(out, size + at);
+        const base = entry.baseOffset + header.baseOffset;
+        if (base + header.lastOffsetDelta >= hw) break;
+        setBaseOffset(out, size + at, base);
+        setPartitionLeaderEpoch(out, size + at, entry.leaderEpoch);
+        at += LOG_OVERHEAD + header.batchLength;
+        nextOffset = Math.max(nextOffset, base + header.lastOffsetDelta + 1);
+      }
+      size += at;
+      if (at < data.byteLength) break;
+      // A compacted entry may end in removed records: the next fetch starts after the entry.
+      nextOffset = Math.max(nextOffset, Math.min(hw, entry.lastOffset + 1));
+    }
+    return { batches: out.subarray(0, size), nextOffset, highWatermark: hw, logStartOffset: state.logStartOffset };
+  }
+
+  /** Loads the index entries (and their bytes) a fetch from `offset` answers with; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
+  private async loadFrom(topic: TopicMeta, partition: number, offset: number, maxBytes: number) {
     const state = await this.state(topic, partition);
     const hw = state.highWatermark;
     if (!Number.isSafeInteger(offset) || offset < state.logStartOffset || offset > hw) {
@@ -270,19 +327,9 @@ export class PartitionLog {
         `Offset ${offset} is out of range for ${topic.name}-${partition}: the log holds [${state.logStartOffset}, ${hw})`,
       );
     }
-    const empty = { records: [], nextOffset: offset, highWatermark: hw, logStartOffset: state.logStartOffset, bytes: 0 };
-    if (offset === hw) return empty;
+    if (offset === hw) return { state, loaded: [] };
     const entries = await this.index.entriesFrom(topic.name, partition, state, offset, hw, maxBytes);
-    const records: DecodedRecord[] = [];
-    let bytes = 0;
-    for (const { entry, data } of await this.load(state, entries)) {
-      bytes += data.byteLength;
-      for (const r of decodeEntry(entry, data)) if (r.offset >= offset && r.offset < hw) records.push(r);
-    }
-    // A compacted entry has gaps (even no record at all): the next fetch starts after the last entry read.
-    const lastEntry = entries.at(-1);
-    const nextOffset = Math.max(records.length > 0 ? records.at(-1)!.offset + 1 : offset, lastEntry ? Math.min(hw, lastEntry.lastOffset + 1) : offset);
-    return { ...empty, records, nextOffset, bytes };
+    return { state, loaded: await this.load(state, entries) };
   }
 
   /**

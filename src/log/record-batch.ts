@@ -123,7 +123,7 @@ const BATCH_LENGTH_OFFSET = 8;
 const PARTITION_LEADER_EPOCH_OFFSET = 12;
 const MAGIC_OFFSET = 16;
 const CRC_OFFSET = 17;
-const ATTRIBUTES_OFFSET = 21;
+export const ATTRIBUTES_OFFSET = 21;
 const LAST_OFFSET_DELTA_OFFSET = 23;
 const BASE_TIMESTAMP_OFFSET = 27;
 const MAX_TIMESTAMP_OFFSET = 35;
@@ -509,4 +509,29 @@ export function setBaseOffset(bytes: Uint8Array, position: number, baseOffset: n
 export function setPartitionLeaderEpoch(bytes: Uint8Array, position: number, epoch: number): void {
   checkInt(epoch, -0x8000_0000, INT32_MAX, 'partitionLeaderEpoch');
   headerView(bytes, position).setInt32(PARTITION_LEADER_EPOCH_OFFSET, epoch);
+}
+
+/**
+ * Sets maxTimestamp of the batch at `position` and recomputes its CRC (which covers it): the broker
+ * corrects a producer's max timestamp to the records' largest, as Kafka's validator does.
+ */
+export function setMaxTimestamp(bytes: Uint8Array, position: number, maxTimestamp: number): void {
+  checkSafeInteger(maxTimestamp, 'maxTimestamp');
+  const view = headerView(bytes, position);
+  writeInt64(view, MAX_TIMESTAMP_OFFSET, maxTimestamp);
+  resealCrc(bytes, position, view);
+}
+
+/** Marks the batch at `position` LogAppendTime with the broker's time `now`, and recomputes its CRC. */
+export function setLogAppendTime(bytes: Uint8Array, position: number, now: number): void {
+  checkSafeInteger(now, 'now');
+  const view = headerView(bytes, position);
+  view.setInt16(ATTRIBUTES_OFFSET, view.getInt16(ATTRIBUTES_OFFSET) | TIMESTAMP_TYPE_MASK);
+  writeInt64(view, MAX_TIMESTAMP_OFFSET, now);
+  resealCrc(bytes, position, view);
+}
+
+function resealCrc(bytes: Uint8Array, position: number, view: DataView): void {
+  const end = position + LOG_OVERHEAD + view.getInt32(BATCH_LENGTH_OFFSET);
+  view.setUint32(CRC_OFFSET, crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, end)));
 }

@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { KafkaError } from '../errors.js';
 import { encodeRecordBatch, type LogRecord } from './record-batch.js';
+import type { ProducedBatches } from './produced-batches.js';
 import { checkRecordSize, chunkRecords } from './record-size.js';
 import type { Topic } from './topics.js';
 
-export interface PartitionAppend {
-  partition: number;
-  records: LogRecord[];
-}
+/** A partition's records to append: records to encode, or batches a producer sent already encoded (and validated). */
+export type PartitionAppend = { partition: number; records: LogRecord[] } | { partition: number; batches: ProducedBatches };
 
 /** One partition's run of batches inside a request object. */
 export interface PartitionRun {
@@ -34,11 +33,18 @@ export interface RequestObject {
 export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now: number): RequestObject {
   const rejected = new Map<number, KafkaError>();
   const encoded: { partition: number; batches: Uint8Array[]; recordCount: number; maxTimestamp: number }[] = [];
-  for (const { partition, records } of appends) {
+  for (const append of appends) {
+    const { partition } = append;
     try {
       if (!Number.isInteger(partition) || partition < 0 || partition >= topic.partitionCount) {
         throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
       }
+      if ('batches' in append) {
+        const { bytes, recordCount, maxTimestamp } = append.batches;
+        encoded.push({ partition, batches: [bytes], recordCount, maxTimestamp });
+        continue;
+      }
+      const { records } = append;
       if (records.length === 0) throw new KafkaError('INVALID_RECORD', 'A produce request for a partition must hold at least one record');
       for (const r of records) checkRecordSize(r, topic.config.maxMessageBytes);
       const stamped = topic.config.logAppendTime ? records.map((r) => ({ ...r, timestamp: now })) : records;
@@ -56,6 +62,13 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
       rejected.set(partition, e);
     }
   }
+  const key = newObjectKey(topic.id, now);
+  if (encoded.length === 1 && encoded[0]!.batches.length === 1) {
+    // The common single-partition request: its one batch is the object, no copy.
+    const [{ partition, batches, recordCount, maxTimestamp }] = encoded as [(typeof encoded)[0]];
+    const body = batches[0]!;
+    return { key, body, runs: [{ partition, start: 0, end: body.byteLength, recordCount, maxTimestamp }], rejected };
+  }
   const body = new Uint8Array(encoded.reduce((n, p) => n + p.batches.reduce((m, b) => m + b.byteLength, 0), 0));
   const runs: PartitionRun[] = [];
   let pos = 0;
@@ -67,7 +80,7 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
     }
     runs.push({ partition: p.partition, start, end: pos, recordCount: p.recordCount, maxTimestamp: p.maxTimestamp });
   }
-  return { key: newObjectKey(topic.id, now), body, runs, rejected };
+  return { key, body, runs, rejected };
 }
 
 /** Object keys sort by creation time, which maintenance (orphan GC, merge) relies on. */

@@ -1,0 +1,152 @@
+/**
+ * Validation of record batches a producer sends as bytes (Kafka's LogValidator for uncompressed v2
+ * batches from a client): the batches are checked in place and kept as they are, so a produce does
+ * not decode and re-encode what the producer already encoded.
+ */
+import { KafkaError } from '../errors.js';
+import { crc32c } from './crc32c.js';
+import {
+  ATTRIBUTES_OFFSET,
+  BATCH_HEADER_SIZE,
+  COMPRESSION_CODEC_MASK,
+  CONTROL_FLAG_MASK,
+  LOG_OVERHEAD,
+  readBatchHeader,
+  setBaseOffset,
+  setLogAppendTime,
+  setMaxTimestamp,
+  TRANSACTIONAL_FLAG_MASK,
+  type BatchHeader,
+} from './record-batch.js';
+import { readVarint, readVarlong, type ByteCursor } from './varint.js';
+
+/** Batches ready to append: offsets relative to the run (0, n1, n1 + n2, ...), as encodeRecordBatch would lay them out. */
+export interface ProducedBatches {
+  bytes: Uint8Array;
+  batchCount: number;
+  recordCount: number;
+  maxTimestamp: number;
+  /** Set when the batches come from an idempotent producer (producerId >= 0). */
+  producer?: { producerId: number; producerEpoch: number; baseSequence: number };
+}
+
+export interface ProducedBatchRules {
+  maxMessageBytes: number;
+  /** cleanup.policy=compact: every record needs a key. */
+  requireKeys: boolean;
+  /** message.timestamp.type=LogAppendTime: the broker's time replaces the producer's. */
+  logAppendTime: boolean;
+  now: number;
+}
+
+const corrupt = (message: string) => new KafkaError('CORRUPT_MESSAGE', message, { status: 400 });
+const invalid = (message: string) => new KafkaError('INVALID_RECORD', message);
+
+/**
+ * Checks every batch of `bytes` (one or more concatenated v2 batches) and rewrites, in place, what
+ * the broker owns: base offsets (relative to the run), and for LogAppendTime topics the timestamp
+ * type and max timestamp (then the CRC). A producer's CreateTime max timestamp that does not match
+ * its records is corrected, as Kafka does. Throws CORRUPT_MESSAGE (bad CRC, truncated or malformed
+ * bytes), INVALID_RECORD (inconsistent offsets, a missing key on a compacted topic, control or
+ * transactional batches), UNSUPPORTED_COMPRESSION_TYPE, or MESSAGE_TOO_LARGE (a batch above
+ * max.message.bytes); nothing is appended then.
+ */
+export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchRules): ProducedBatches {
+  if (bytes.byteLength === 0) throw invalid('The request holds no record batch');
+  let position = 0;
+  let recordCount = 0;
+  let batchCount = 0;
+  let maxTimestamp = -1;
+  let producer: ProducedBatches['producer'];
+  while (position < bytes.byteLength) {
+    let header: BatchHeader;
+    try {
+      header = readBatchHeader(bytes, position);
+    } catch (e) {
+      throw e instanceof KafkaError ? corrupt(e.message) : e;
+    }
+    const size = LOG_OVERHEAD + header.batchLength;
+    const end = position + size;
+    if (end > bytes.byteLength) throw corrupt(`Truncated batch at byte ${position}: needs ${size} bytes, ${bytes.byteLength - position} present`);
+    if (size > rules.maxMessageBytes) throw new KafkaError('MESSAGE_TOO_LARGE', `The record batch at byte ${position} is ${size} bytes, larger than max.message.bytes (${rules.maxMessageBytes})`);
+    if (crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, end)) !== header.crc) throw corrupt(`CRC mismatch in the record batch at byte ${position}`);
+    const codec = header.attributes & COMPRESSION_CODEC_MASK;
+    if (codec !== 0) throw new KafkaError('UNSUPPORTED_COMPRESSION_TYPE', `Compressed record batches are not supported (codec ${codec}); send them uncompressed`);
+    if (header.attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK)) throw invalid('Transactional and control batches are not supported');
+    if (header.recordCount <= 0 || header.lastOffsetDelta + 1 !== header.recordCount) {
+      throw invalid(`Inconsistent batch at byte ${position}: ${header.recordCount} records for offset deltas 0..${header.lastOffsetDelta}`);
+    }
+    producer = checkProducer(header, producer, recordCount, position);
+    const batchMax = checkRecords(bytes, position, end, header, rules.requireKeys);
+    if (rules.logAppendTime) {
+      setLogAppendTime(bytes, position, rules.now);
+    } else if (batchMax !== header.maxTimestamp) {
+      setMaxTimestamp(bytes, position, batchMax);
+    }
+    setBaseOffset(bytes, position, recordCount);
+    maxTimestamp = Math.max(maxTimestamp, rules.logAppendTime ? rules.now : batchMax);
+    recordCount += header.recordCount;
+    batchCount++;
+    position = end;
+  }
+  return { bytes, batchCount, recordCount, maxTimestamp, ...(producer ? { producer } : {}) };
+}
+
+/** All batches of a request share one producer (or none), and their sequences follow on. */
+function checkProducer(header: BatchHeader, before: ProducedBatches['producer'], recordsBefore: number, position: number): ProducedBatches['producer'] {
+  const idempotent = header.producerId >= 0;
+  if (recordsBefore === 0) {
+    if (!idempotent) return undefined;
+    if (header.producerEpoch < 0 || header.baseSequence < 0) throw invalid(`The batch of producer ${header.producerId} needs a producer epoch and a base sequence`);
+    return { producerId: header.producerId, producerEpoch: header.producerEpoch, baseSequence: header.baseSequence };
+  }
+  const same = before
+    ? header.producerId === before.producerId && header.producerEpoch === before.producerEpoch && header.baseSequence === before.baseSequence + recordsBefore
+    : !idempotent;
+  if (!same) throw invalid(`The batch at byte ${position} does not continue the request's producer id, epoch and sequence`);
+  return before;
+}
+
+/** Walks the records without materialising them; returns the largest timestamp. */
+function checkRecords(bytes: Uint8Array, position: number, end: number, header: BatchHeader, requireKeys: boolean): number {
+  const c: ByteCursor = { bytes, pos: position + BATCH_HEADER_SIZE, end };
+  let max = -1;
+  try {
+    for (let i = 0; i < header.recordCount; i++) {
+      const length = readVarint(c);
+      const recordEnd = c.pos + length;
+      if (length <= 0 || recordEnd > end) throw corrupt(`Record ${i} of the batch at byte ${position} has an invalid length`);
+      c.end = recordEnd;
+      c.pos++; // attributes
+      const timestamp = header.baseTimestamp + readVarlong(c);
+      if (!Number.isSafeInteger(timestamp)) throw new KafkaError('INVALID_TIMESTAMP', `Record ${i} of the batch at byte ${position} has an invalid timestamp`);
+      if (timestamp > max) max = timestamp;
+      if (readVarint(c) !== i) throw invalid(`Record ${i} of the batch at byte ${position} has offset delta other than ${i}`);
+      const keyLength = readVarint(c);
+      if (keyLength === -1 && requireKeys) throw invalid('A compacted topic cannot accept a record without a key');
+      skip(c, keyLength);
+      skip(c, readVarint(c)); // value
+      const headers = readVarint(c);
+      if (headers < 0) throw corrupt(`Record ${i} of the batch at byte ${position} has a negative header count`);
+      for (let h = 0; h < headers; h++) {
+        const keyBytes = readVarint(c);
+        if (keyBytes < 0) throw corrupt(`Record ${i} of the batch at byte ${position} has a header without a key`);
+        skip(c, keyBytes);
+        skip(c, readVarint(c));
+      }
+      if (c.pos !== recordEnd) throw corrupt(`Record ${i} of the batch at byte ${position} does not end where its length says`);
+      c.end = end;
+    }
+  } catch (e) {
+    if (e instanceof KafkaError && e.errorName === 'CORRUPT_MESSAGE' && e.status !== 400) throw corrupt(e.message);
+    throw e;
+  }
+  if (c.pos !== end) throw corrupt(`The batch at byte ${position} has bytes after its last record`);
+  return max;
+}
+
+function skip(c: ByteCursor, length: number): void {
+  if (length === -1) return;
+  if (length < 0 || length > c.end - c.pos) throw corrupt(`A field length ${length} runs past its record`);
+  c.pos += length;
+}
