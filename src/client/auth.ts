@@ -30,7 +30,7 @@ export interface RequestToSign {
   method: string;
   url: URL;
   headers: Record<string, string>;
-  body: string | undefined;
+  body: string | Uint8Array | undefined;
 }
 
 /** Returns the headers to send (the given ones plus authentication). */

@@ -65,14 +65,19 @@ export function toTimestamp(t: Message['timestamp'], now: number): number {
   if (t === undefined) return now;
   if (t instanceof Date) return t.getTime();
   const n = typeof t === 'string' ? Number(t) : t;
-  if (!Number.isFinite(n)) throw new TypeError(`Invalid timestamp ${String(t)}`);
+  if (!Number.isSafeInteger(n)) throw new TypeError(`Invalid timestamp ${String(t)} (ms since the epoch, an integer)`);
   return n;
 }
 
-/** The encoded form of one record, with Kafka's size estimate (for batch.size and buffer.memory). */
+/**
+ * One record ready to send: its bytes (the shape `encodeRecordBatch` takes) and Kafka's size
+ * estimate (for batch.size and buffer.memory). The JSON form is built only when the JSON API is used.
+ */
 export interface EncodedRecord {
   key: Buffer | null;
-  entry: Omit<WireEntry, 'id' | 'partition_id'>;
+  value: Buffer | null;
+  headers: { key: string; value: Buffer | null }[];
+  /** CreateTime, ms since the epoch. */
   timestamp: number;
   /** Roughly the record's size in a Kafka RecordBatch: key, value, headers and ~21 bytes of framing. */
   sizeInBytes: number;
@@ -88,19 +93,24 @@ export function encodeMessage(m: Message, now: number): EncodedRecord {
   const timestamp = toTimestamp(m.timestamp, now);
   let size = 21 + (key?.length ?? 0) + (value?.length ?? 0);
   let wire = 120 + b64(key?.length ?? 0) + b64(value?.length ?? 0);
-  const headers: WireHeader[] = [];
+  const headers: EncodedRecord['headers'] = [];
   for (const [name, raw] of Object.entries(m.headers ?? {})) {
     if (raw === undefined) continue;
     for (const v of Array.isArray(raw) ? raw : [raw]) {
       const b = toBuffer(v)!;
-      headers.push({ name, value: b.toString('base64') });
+      headers.push({ key: name, value: b });
       size += 2 + Buffer.byteLength(name) + b.length;
       wire += 24 + name.length + b64(b.length);
     }
   }
-  const entry: EncodedRecord['entry'] = { key: wireData(key), value: wireData(value), timestamp: new Date(timestamp).toISOString() };
-  if (headers.length > 0) entry.headers = headers;
-  return { key, entry, timestamp, sizeInBytes: size, wireBytes: wire };
+  return { key, value, headers, timestamp, sizeInBytes: size, wireBytes: wire };
+}
+
+/** The record as an entry of a JSON records:batch request (without id and partition). */
+export function wireEntry(r: EncodedRecord): Omit<WireEntry, 'id' | 'partition_id'> {
+  const entry: Omit<WireEntry, 'id' | 'partition_id'> = { key: wireData(r.key), value: wireData(r.value), timestamp: new Date(r.timestamp).toISOString() };
+  if (r.headers.length > 0) entry.headers = r.headers.map((h) => ({ name: h.key, value: h.value === null ? null : h.value.toString('base64') }));
+  return entry;
 }
 
 /** One record as the fetch path returns it (format=binary). */

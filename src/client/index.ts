@@ -4,7 +4,7 @@
  * partitioner, the error table), so it runs in Node and in a Lambda alike.
  */
 export { Kafka } from './kafka.js';
-export type { ConnectionConfig } from './transport.js';
+export { RECORD_BATCH_MEDIA_TYPE, type ConnectionConfig, type WireFormat } from './transport.js';
 export type { AuthConfig, AwsCredentials } from './auth.js';
 export { Producer, type ProducerConfig, type ProducerRecordBatch, type RecordMetadata, type ProducerIdAndEpoch } from './producer/producer.js';
 export {

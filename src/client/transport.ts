@@ -20,13 +20,32 @@ export interface ConnectionConfig {
   headers?: Record<string, string>;
   /** A fetch implementation (defaults to the global one). */
   fetch?: typeof globalThis.fetch;
+  /**
+   * How records travel (produce and fetch): `'record-batch'` (Kafka RecordBatch v2 bytes,
+   * `application/vnd.kafka.record-batch.v2`), `'json'` (the v3 JSON API, base64 data), or `'auto'`
+   * (the default): record batches, falling back to JSON for good if the server has no record-batch
+   * API, as a Kafka client picks the newest API version the broker supports. Producer and consumer
+   * configs may override it.
+   */
+  format?: WireFormat;
 }
+
+export type WireFormat = 'auto' | 'record-batch' | 'json';
+
+/** The media type of the record-batch produce and fetch API (the server's `RECORD_BATCH_MEDIA_TYPE`). */
+export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch.v2';
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
 export interface RequestOptions {
   query?: Query;
+  /** A JSON body. */
   body?: unknown;
+  /** A binary body (instead of `body`), sent with `contentType`. */
+  bytes?: Uint8Array;
+  contentType?: string;
+  /** The Accept header (default application/json). A binary answer's body is a Buffer. */
+  accept?: string;
   /** Overrides request.timeout.ms for this request (e.g. a long-poll fetch adds its wait). */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -37,8 +56,15 @@ export interface RequestOptions {
 
 export interface Response<T> {
   status: number;
+  /** Parsed JSON, or a Buffer when the server answered with a binary media type. */
   body: T;
+  headers: Headers;
+  /** The answer's media type (without parameters), e.g. application/json. */
+  contentType: string;
 }
+
+/** Whether the server has the record-batch API: unknown until the first produce or fetch tells. */
+export type RecordBatchSupport = 'unknown' | 'supported' | 'unsupported';
 
 const CLUSTER_PATH = /^(.*)\/v3\/clusters\/([^/]+)\/?$/;
 
@@ -50,6 +76,8 @@ export class Transport {
   private readonly fetchImpl: typeof globalThis.fetch;
   private readonly sign: RequestSigner;
   private clusterBase: Promise<string> | undefined;
+  /** What the server told about the record-batch API (shared by the producers and consumers of this connection). */
+  recordBatchSupport: RecordBatchSupport = 'unknown';
 
   constructor(private readonly config: ConnectionConfig) {
     if (!config.url) throw new KafkaClientError('INVALID_CONFIG', 'A server URL is required');
@@ -67,6 +95,25 @@ export class Transport {
     this.requestTimeoutMs = config.requestTimeoutMs ?? 30_000;
     this.fetchImpl = config.fetch ?? globalThis.fetch;
     this.sign = createSigner(config.auth);
+    const format = config.format ?? 'auto';
+    if (!['auto', 'record-batch', 'json'].includes(format)) throw new KafkaClientError('INVALID_CONFIG', `format must be 'auto', 'record-batch' or 'json' (got ${String(format)})`);
+  }
+
+  /**
+   * Whether records should travel as record batches for a producer or consumer configured with
+   * `format` (falling back to the connection's format): 'auto' uses them unless the server was found
+   * not to support them.
+   */
+  useRecordBatches(format: WireFormat | undefined = this.config.format): boolean {
+    const f = format ?? this.config.format ?? 'auto';
+    if (f === 'json') return false;
+    if (f === 'record-batch') return true;
+    return this.recordBatchSupport !== 'unsupported';
+  }
+
+  /** The connection's configured format. */
+  get format(): WireFormat {
+    return this.config.format ?? 'auto';
   }
 
   /** `{origin}/v3/clusters/{id}`, asking the server for its cluster when the config names none. */
@@ -97,20 +144,21 @@ export class Transport {
   private async send<T>(method: string, url: string, options: RequestOptions): Promise<Response<T>> {
     const u = new URL(url);
     for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
-    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-    const headers: Record<string, string> = { accept: 'application/json', ...this.config.headers };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    const body = options.bytes ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+    const headers: Record<string, string> = { accept: options.accept ?? 'application/json', ...this.config.headers };
+    if (options.bytes !== undefined) headers['content-type'] = options.contentType ?? 'application/octet-stream';
+    else if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.config.clientId) headers['user-agent'] = this.config.clientId;
     const context = { topic: options.topic, partition: options.partition };
     const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
     let res: globalThis.Response;
-    let text: string;
+    let raw: Buffer;
     try {
       const signed = await this.sign({ method, url: u, headers, body });
       res = await this.fetchImpl(u, { method, headers: signed, body, signal });
-      text = await res.text();
+      raw = Buffer.from(await res.arrayBuffer());
     } catch (e) {
       if (options.signal?.aborted) throw new KafkaClientError('ABORTED', `${method} ${u.pathname} was aborted`, { ...context, cause: e });
       if (timeout.aborted) throw new KafkaTimeoutError(`${method} ${u.pathname} got no answer within ${timeoutMs} ms`, { ...context, cause: e });
@@ -119,6 +167,11 @@ export class Transport {
       const why = cause?.code ?? cause?.message ?? (e as Error).message;
       throw new KafkaConnectionError(`${method} ${u.origin}${u.pathname} failed: ${why}`, { ...context, cause: e });
     }
+    const contentType = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (res.status < 400 && (contentType === RECORD_BATCH_MEDIA_TYPE || contentType === 'application/octet-stream')) {
+      return { status: res.status, body: raw as T, headers: res.headers, contentType };
+    }
+    const text = raw.toString('utf8');
     let parsed: unknown = undefined;
     if (text !== '') {
       try {
@@ -128,6 +181,6 @@ export class Transport {
       }
     }
     if (res.status >= 400) throw errorFromBody(res.status, parsed, context);
-    return { status: res.status, body: parsed as T };
+    return { status: res.status, body: parsed as T, headers: res.headers, contentType };
   }
 }

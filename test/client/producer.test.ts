@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, KafkaClientError, type RecordMetadata } from '../../src/client/index.js';
 import { partitionForKey } from '../../src/log/murmur2.js';
-import { flakyProxy } from './support/flaky-proxy.js';
+import { flakyProxy, isProduce } from './support/flaky-proxy.js';
 import { startServer, stopServer, tempDir, type LocalServer } from './support/server.js';
 
 /** Every record of a topic, partition by partition, as `value` strings in offset order. */
@@ -111,7 +111,7 @@ describe('producer against the local server', () => {
   it('idempotence: responses lost after the write are retried with the same sequences and written once', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'lost-acks', numPartitions: 3 }] });
     let n = 0;
-    const proxy = await flakyProxy(server!.origin, (req) => req.url!.includes('records:batch') && ++n % 3 === 0);
+    const proxy = await flakyProxy(server!.origin, (req) => isProduce(req) && ++n % 3 === 0);
     try {
       const producer = new Kafka({ url: proxy.origin }).producer({ lingerMs: 2, batchSize: 512, retryBackoffMs: 10, retryBackoffMaxMs: 50 });
       const sends: Promise<RecordMetadata[]>[] = [];
@@ -136,7 +136,7 @@ describe('producer against the local server', () => {
   it('without idempotence the same lost responses do duplicate records (the control case)', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'lost-acks-plain', numPartitions: 1 }] });
     let n = 0;
-    const proxy = await flakyProxy(server!.origin, (req) => req.url!.includes('records:batch') && ++n % 3 === 0);
+    const proxy = await flakyProxy(server!.origin, (req) => isProduce(req) && ++n % 3 === 0);
     try {
       const producer = new Kafka({ url: proxy.origin }).producer({ enableIdempotence: false, lingerMs: 2, batchSize: 512, retryBackoffMs: 10 });
       await Promise.all(Array.from({ length: 100 }, (_, i) => producer.send({ topic: 'lost-acks-plain', messages: [{ value: `m${i}` }] })));

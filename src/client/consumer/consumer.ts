@@ -10,7 +10,7 @@
 import type { ConsumerRecord } from '../codec.js';
 import { KafkaClientError, KafkaConfigError } from '../errors.js';
 import { backoffMs, sleep } from '../retry.js';
-import { enc, type Transport } from '../transport.js';
+import { enc, type Transport, type WireFormat } from '../transport.js';
 import { Fetcher } from './fetcher.js';
 import { GroupClient, type Assignment } from './group-client.js';
 import { GroupMembership } from './group-membership.js';
@@ -45,6 +45,11 @@ export interface ConsumerConfig {
   fetchMaxWaitMs?: number;
   /** Default 1 MiB. */
   maxPartitionFetchBytes?: number;
+  /**
+   * How fetched records travel: 'record-batch' (RecordBatch v2 bytes, CRCs checked here), 'json', or
+   * 'auto' (record batches unless the server lacks that API). Default: the connection's `format`.
+   */
+  format?: WireFormat;
   /** Server-side assignor: range, roundrobin or sticky (the server's choice when unset). */
   groupRemoteAssignor?: string;
   retryBackoffMs?: number;
@@ -78,7 +83,7 @@ export class Consumer {
   private readonly fetcher: Fetcher;
   private readonly group: GroupClient | undefined;
   private readonly membership: GroupMembership | undefined;
-  private readonly c: Required<Omit<ConsumerConfig, 'groupId' | 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'logger'>> & Pick<ConsumerConfig, 'heartbeatIntervalMs' | 'groupRemoteAssignor'>;
+  private readonly c: Required<Omit<ConsumerConfig, 'groupId' | 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'logger' | 'format'>> & Pick<ConsumerConfig, 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'format'>;
   private readonly log: NonNullable<ConsumerConfig['logger']>;
   private mode: 'none' | 'subscribe' | 'assign' = 'none';
   private listener: RebalanceListener = {};
@@ -107,11 +112,13 @@ export class Consumer {
       fetchMaxWaitMs: config.fetchMaxWaitMs ?? 500,
       maxPartitionFetchBytes: config.maxPartitionFetchBytes ?? 1_048_576,
       groupRemoteAssignor: config.groupRemoteAssignor,
+      format: config.format,
       retryBackoffMs: config.retryBackoffMs ?? 100,
       retryBackoffMaxMs: config.retryBackoffMaxMs ?? 1000,
       requestTimeoutMs: config.requestTimeoutMs ?? transport.requestTimeoutMs,
     };
     if (this.c.maxPollRecords < 1) throw new KafkaConfigError('maxPollRecords must be at least 1');
+    if (this.c.format !== undefined && !['auto', 'record-batch', 'json'].includes(this.c.format)) throw new KafkaConfigError(`format must be 'auto', 'record-batch' or 'json' (got ${String(this.c.format)})`);
     this.log = config.logger ?? LOG;
     this.fetcher = new Fetcher(transport, this.subs, { ...this.c, requestTimeoutMs: this.c.requestTimeoutMs }, (s, e) => this.outOfRange(s, e));
     if (config.groupId !== undefined) {

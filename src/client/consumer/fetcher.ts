@@ -6,8 +6,9 @@
  */
 import { decodeRecord, type ConsumerRecord, type WireRecord } from '../codec.js';
 import { KafkaClientError } from '../errors.js';
+import { decodeFetchedRecords } from '../record-batches.js';
 import { backoffMs } from '../retry.js';
-import { enc, type Transport } from '../transport.js';
+import { enc, RECORD_BATCH_MEDIA_TYPE, type Response, type Transport, type WireFormat } from '../transport.js';
 import type { PartitionState, SubscriptionState } from './subscription-state.js';
 
 export interface FetcherConfig {
@@ -17,6 +18,16 @@ export interface FetcherConfig {
   retryBackoffMs: number;
   retryBackoffMaxMs: number;
   requestTimeoutMs: number;
+  /** How records travel (the connection's format when unset). */
+  format?: WireFormat;
+}
+
+/** A fetch answer, whichever format it came in. */
+interface Fetched {
+  records: ConsumerRecord[];
+  nextOffset: number;
+  highWatermark: number;
+  logStartOffset: number;
 }
 
 interface WireRecordList {
@@ -81,32 +92,34 @@ export class Fetcher {
     const epoch = s.epoch;
     const offset = s.position!;
     const started = Date.now();
+    const batches = this.transport.useRecordBatches(this.config.format);
     s.fetching = true;
     this.transport
-      .request<WireRecordList>('GET', `/topics/${enc(s.topic)}/partitions/${s.partition}/records`, {
+      .request<WireRecordList | Buffer>('GET', `/topics/${enc(s.topic)}/partitions/${s.partition}/records`, {
         query: {
           offset,
           max_bytes: this.config.maxPartitionFetchBytes,
           min_bytes: this.config.fetchMinBytes,
           max_wait_ms: this.config.fetchMaxWaitMs,
-          format: 'binary',
+          ...(batches ? {} : { format: 'binary' }),
         },
+        ...(batches ? { accept: RECORD_BATCH_MEDIA_TYPE } : {}),
         timeoutMs: this.config.requestTimeoutMs + this.config.fetchMaxWaitMs,
         signal: this.abort.signal,
         topic: s.topic,
         partition: s.partition,
       })
+      .then((res) => this.parse(res, s, offset, batches))
       .then(
-        (res) => {
+        (body) => {
           s.fetching = false;
           if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
           this.errorsByPartition.delete(s);
-          const body = res.body;
-          s.highWatermark = body.high_watermark;
-          s.logStartOffset = body.log_start_offset;
-          const records = body.records.filter((r) => r.offset >= offset).map((r) => decodeRecord(s.topic, r));
-          if (records.length > 0 || body.next_offset > offset) {
-            s.buffered = { records, index: 0, nextOffset: body.next_offset, epoch };
+          s.highWatermark = body.highWatermark;
+          s.logStartOffset = body.logStartOffset;
+          const records = body.records;
+          if (records.length > 0 || body.nextOffset > offset) {
+            s.buffered = { records, index: 0, nextOffset: body.nextOffset, epoch };
           } else {
             // Nothing new. A server that long-polls already waited; one that does not answers at
             // once: wait out the rest of fetch.max.wait.ms rather than spin.
@@ -126,6 +139,34 @@ export class Fetcher {
         },
       )
       .finally(() => this.notify());
+  }
+
+  /**
+   * Records from `offset` on, and the partition's offsets: from RecordBatch bytes (CRCs verified,
+   * offsets in the Kafka-* headers) or from the JSON record list. A server that answers a
+   * record-batch fetch with JSON has no record-batch API: with format 'auto' it is remembered.
+   */
+  private parse(res: Response<WireRecordList | Buffer>, s: PartitionState, offset: number, asked: boolean): Fetched {
+    if (Buffer.isBuffer(res.body)) {
+      this.transport.recordBatchSupport = 'supported';
+      const records = decodeFetchedRecords(res.body, s.topic, s.partition, offset);
+      const header = (name: string, fallback: number) => {
+        const v = res.headers.get(name);
+        const n = v === null ? NaN : Number(v);
+        return Number.isSafeInteger(n) ? n : fallback;
+      };
+      const last = records.at(-1);
+      const nextOffset = header('kafka-next-offset', last ? last.offset + 1 : offset);
+      return { records, nextOffset, highWatermark: header('kafka-high-watermark', s.highWatermark ?? nextOffset), logStartOffset: header('kafka-log-start-offset', s.logStartOffset ?? 0) };
+    }
+    if (asked && (this.config.format ?? this.transport.format) === 'auto') this.transport.recordBatchSupport = 'unsupported';
+    const body = res.body;
+    return {
+      records: body.records.filter((r) => r.offset >= offset).map((r) => decodeRecord(s.topic, r)),
+      nextOffset: body.next_offset,
+      highWatermark: body.high_watermark,
+      logStartOffset: body.log_start_offset,
+    };
   }
 
   /** Whether poll() has records to hand out. */

@@ -8,7 +8,8 @@ import { encodeMessage, type Message } from '../codec.js';
 import { KafkaClientError, KafkaConfigError } from '../errors.js';
 import { Metadata } from '../metadata.js';
 import { DefaultPartitioner, type Partitioner } from '../partitioner.js';
-import type { Transport } from '../transport.js';
+import { BATCH_OVERHEAD } from '../record-batches.js';
+import type { Transport, WireFormat } from '../transport.js';
 import { BufferPool } from './buffer-pool.js';
 import { RecordAccumulator, type PendingRecord, type RecordMetadata } from './record-accumulator.js';
 import { Sender, type Acks, type ProducerIdAndEpoch } from './sender.js';
@@ -30,6 +31,12 @@ export interface ProducerConfig {
   maxBlockMs?: number;
   /** Bound of one request's body (default 1 MiB). */
   maxRequestSize?: number;
+  /**
+   * How batches travel: 'record-batch' (RecordBatch v2 bytes, one request per partition batch),
+   * 'json' (records:batch, one request per topic), or 'auto' (record batches unless the server
+   * lacks that API). Default: the connection's `format` ('auto').
+   */
+  format?: WireFormat;
   /** Retries of a retriable failure (default 2147483647, bounded by deliveryTimeoutMs). */
   retries?: number;
   retryBackoffMs?: number;
@@ -54,7 +61,7 @@ export interface ProducerRecordBatch {
   messages: Message[];
 }
 
-type ResolvedConfig = Required<Omit<ProducerConfig, 'partitioner' | 'producerId' | 'acks' | 'enableIdempotence'>> & { acks: Acks; idempotent: boolean };
+type ResolvedConfig = Required<Omit<ProducerConfig, 'partitioner' | 'producerId' | 'acks' | 'enableIdempotence' | 'format'>> & { acks: Acks; idempotent: boolean; format: WireFormat | undefined };
 
 export function resolveProducerConfig(c: ProducerConfig, requestTimeoutMs: number): ResolvedConfig {
   const acks: Acks = c.acks === undefined || c.acks === 'all' || c.acks === -1 ? -1 : c.acks;
@@ -63,9 +70,11 @@ export function resolveProducerConfig(c: ProducerConfig, requestTimeoutMs: numbe
   const idempotent = c.enableIdempotence ?? acks === -1;
   const maxInFlight = c.maxInFlightRequestsPerConnection ?? 5;
   if (idempotent && maxInFlight > 5) throw new KafkaConfigError('maxInFlightRequestsPerConnection must be at most 5 with idempotence');
+  if (c.format !== undefined && !['auto', 'record-batch', 'json'].includes(c.format)) throw new KafkaConfigError(`format must be 'auto', 'record-batch' or 'json' (got ${String(c.format)})`);
   const r: ResolvedConfig = {
     acks,
     idempotent,
+    format: c.format,
     batchSize: c.batchSize ?? 16_384,
     lingerMs: c.lingerMs ?? 5,
     bufferMemory: c.bufferMemory ?? 33_554_432,
@@ -93,6 +102,7 @@ export class Producer {
   private readonly sender: Sender;
   private readonly partitioner: DefaultPartitioner;
   private readonly custom: Partitioner | undefined;
+  private readonly transport: Transport;
   /** Appends in call order even when one send waits for memory or metadata. */
   private appendTail: Promise<void> = Promise.resolve();
   private appendsPending = 0;
@@ -100,6 +110,7 @@ export class Producer {
 
   constructor(transport: Transport, config: ProducerConfig = {}) {
     this.config = resolveProducerConfig(config, transport.requestTimeoutMs);
+    this.transport = transport;
     this.metadata = new Metadata(transport, this.config.metadataMaxAgeMs, { initialMs: this.config.retryBackoffMs, maxMs: this.config.retryBackoffMaxMs });
     this.accumulator = new RecordAccumulator(this.config.batchSize);
     this.pool = new BufferPool(this.config.bufferMemory);
@@ -117,6 +128,7 @@ export class Producer {
       requestTimeoutMs: this.config.requestTimeoutMs,
       deliveryTimeoutMs: this.config.deliveryTimeoutMs,
       maxInFlight: this.config.maxInFlightRequestsPerConnection,
+      ...(this.config.format ? { format: this.config.format } : {}),
       ...(config.producerId ? { initialProducerId: config.producerId } : {}),
     });
   }
@@ -217,8 +229,10 @@ export class Producer {
     for (let i = from; i < messages.length; i++) {
       const m = messages[i]!;
       const rec = encodeMessage(m, Date.now());
-      if (rec.wireBytes > this.config.maxRequestSize) {
-        throw new KafkaClientError('MESSAGE_TOO_LARGE', `The message is ${rec.wireBytes} bytes when encoded, more than maxRequestSize (${this.config.maxRequestSize})`, { topic });
+      // The request a lone record would make: a RecordBatch, or a JSON entry.
+      const requestBytes = this.transport.useRecordBatches(this.config.format) ? BATCH_OVERHEAD + rec.sizeInBytes : rec.wireBytes;
+      if (requestBytes > this.config.maxRequestSize) {
+        throw new KafkaClientError('MESSAGE_TOO_LARGE', `The message is ${requestBytes} bytes when encoded, more than maxRequestSize (${this.config.maxRequestSize})`, { topic });
       }
       let partition: number;
       if (m.partition !== undefined) {

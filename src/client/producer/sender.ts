@@ -18,8 +18,9 @@
 import { KafkaClientError, KafkaProtocolError, errorFromBody, isRetriable } from '../errors.js';
 import type { Metadata } from '../metadata.js';
 import { backoffMs, retry } from '../retry.js';
-import { enc, type Transport } from '../transport.js';
-import type { WireEntry } from '../codec.js';
+import { enc, RECORD_BATCH_MEDIA_TYPE, type Transport, type WireFormat } from '../transport.js';
+import { wireEntry, type WireEntry } from '../codec.js';
+import { encodeProducerBatch } from '../record-batches.js';
 import type { BufferPool } from './buffer-pool.js';
 import type { PartitionQueue, ProducerBatch, RecordAccumulator } from './record-accumulator.js';
 
@@ -37,6 +38,8 @@ export interface SenderConfig {
   requestTimeoutMs: number;
   deliveryTimeoutMs: number;
   maxInFlight: number;
+  /** How batches travel (the connection's format when unset). */
+  format?: WireFormat;
   /** Resume (and fence) a previous incarnation's producer id: its epoch is bumped on init. */
   initialProducerId?: { producerId: number; producerEpoch: number };
 }
@@ -53,6 +56,17 @@ interface BatchResult {
   errors?: (KafkaClientError | undefined)[];
   /** The batch's error: the first failed entry's, or the whole request's. */
   error?: KafkaClientError;
+}
+
+/** The record-batch produce answer (`KafkaProduceResult`). */
+interface WireProduceResult {
+  base_offset: number;
+  last_offset: number;
+  record_count: number;
+  /** ms, or -1 for a CreateTime topic. */
+  log_append_time: number;
+  log_start_offset: number;
+  duplicate?: boolean;
 }
 
 interface WireBatchResponse {
@@ -242,7 +256,14 @@ export class Sender {
       if (!rounds) byTopic.set(q.topic, (rounds = []));
       drained.forEach((b, i) => (rounds[i] ??= []).push(b));
     }
+    const perPartition = this.transport.useRecordBatches(this.config.format);
     for (const [topic, rounds] of byTopic) {
+      if (perPartition) {
+        // The record-batch API takes one partition per request: each batch is its own request, and
+        // they all go out at once (in round order, so a partition's batches leave in sequence order).
+        for (const round of rounds) for (const b of round) this.dispatch(topic, [b]);
+        continue;
+      }
       // Round i holds each partition's i-th batch: requests go out in round order, so a partition's
       // batches leave in sequence order; a round is split further by max.request.size.
       for (const round of rounds) {
@@ -300,9 +321,53 @@ export class Sender {
       });
   }
 
-  private async produce(topic: string, batches: ProducerBatch[]): Promise<BatchResult[]> {
+  private produce(topic: string, batches: ProducerBatch[]): Promise<BatchResult[]> {
+    if (batches.length === 1 && this.transport.useRecordBatches(this.config.format)) return this.produceRecordBatch(topic, batches[0]!);
+    return this.produceJson(topic, batches);
+  }
+
+  /**
+   * One partition's batch as RecordBatch v2 bytes (`POST .../partitions/{p}/records`). With format
+   * 'auto', a server without that API (NOT_FOUND: no such route) is remembered and the batch goes as
+   * JSON at once; nothing was written, so this is no retry.
+   */
+  private async produceRecordBatch(topic: string, b: ProducerBatch): Promise<BatchResult[]> {
+    const producer = this.config.idempotent && this.identity && b.baseSequence !== undefined ? { ...this.identity, baseSequence: b.baseSequence } : undefined;
+    const bytes = encodeProducerBatch(
+      b.records.map((r) => r.rec),
+      producer,
+      { topic, partition: b.partition },
+    );
+    let res;
+    try {
+      res = await this.transport.request<WireProduceResult>('POST', `/topics/${enc(topic)}/partitions/${b.partition}/records`, {
+        query: { acks: this.config.acks === -1 ? 'all' : this.config.acks },
+        bytes,
+        contentType: RECORD_BATCH_MEDIA_TYPE,
+        topic,
+        partition: b.partition,
+        timeoutMs: this.config.requestTimeoutMs,
+      });
+    } catch (e) {
+      if ((this.config.format ?? this.transport.format) === 'auto' && e instanceof KafkaClientError && ((e.type === 'NOT_FOUND' && e.status === 404) || e.type === 'UNSUPPORTED_MEDIA_TYPE')) {
+        this.transport.recordBatchSupport = 'unsupported';
+        return this.produceJson(topic, [b]);
+      }
+      throw e;
+    }
+    this.transport.recordBatchSupport = 'supported';
+    const r = res.body;
+    const n = b.records.length;
+    const offsets: (number | undefined)[] = new Array(n);
+    // acks=0: offsets are not known (-1).
+    if (typeof r.base_offset === 'number' && r.base_offset >= 0) for (let i = 0; i < n; i++) offsets[i] = r.base_offset + i;
+    const timestamps = typeof r.log_append_time === 'number' && r.log_append_time >= 0 ? new Array<number>(n).fill(r.log_append_time) : undefined;
+    return [{ offsets, ...(timestamps ? { timestamps } : {}) }];
+  }
+
+  private async produceJson(topic: string, batches: ProducerBatch[]): Promise<BatchResult[]> {
     const entries: WireEntry[] = [];
-    batches.forEach((b, bi) => b.records.forEach((r, ri) => entries.push({ id: `${bi}.${ri}`, partition_id: b.partition, ...r.rec.entry })));
+    batches.forEach((b, bi) => b.records.forEach((r, ri) => entries.push({ id: `${bi}.${ri}`, partition_id: b.partition, ...wireEntry(r.rec) })));
     const body: Record<string, unknown> = { entries };
     if (this.config.idempotent && this.identity) {
       body.producer_id = this.identity.producerId;
