@@ -4,8 +4,9 @@
  * Docker), arm64, on the newest Node runtime, with its own role and log group.
  *
  * Bundles are self-contained ESM (the AWS SDK is bundled too, so the SDK version is the one the
- * tests ran, not whatever the runtime ships). better-sqlite3, which src/compose.ts imports for
- * the embedded backend, is a native module: it is aliased to a stub that throws if ever used.
+ * tests ran, not whatever the runtime ships). The embedded backend's SQLite adapter, which
+ * src/compose.ts imports only when that backend is picked, stays out: its better-sqlite3 is a
+ * native module, useless in Lambda. Picking the local backend there fails with module not found.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,10 +30,10 @@ export const BUNDLING: BundlingOptions = {
   sourceMap: true,
   sourcesContent: false,
   bundleAwsSDK: true,
-  externalModules: [],
+  // Everything is bundled but the SQLite adapter (src/compose.ts imports it dynamically, by this path).
+  externalModules: ['*/storage/sqlite-metadata-store.js'],
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
   banner: "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);",
-  esbuildArgs: { '--alias:better-sqlite3': './functions/stubs/better-sqlite3.ts' },
 };
 
 export type LogFunctionName = 'produce' | 'fetch' | 'admin' | 'scheduler';

@@ -9,6 +9,7 @@ import { Partitioner } from './log/partitioner.js';
 import { TopicRegistry } from './log/topics.js';
 import { runScheduler, startSchedulerLoop, type SchedulerLoop } from './maintenance/scheduler.js';
 import { ProducerIds } from './producer/producer-ids.js';
+import { DeferredMetadataStore, type ClosableMetadataStore } from './storage/deferred-metadata-store.js';
 import { createDynamoDbClient, DynamoDbMetadataStore } from './storage/dynamodb-metadata-store.js';
 import { LocalObjectStore } from './storage/local-object-store.js';
 import { MemoryMetadataStore } from './storage/memory-metadata-store.js';
@@ -16,7 +17,6 @@ import { MemoryObjectStore } from './storage/memory-object-store.js';
 import type { MetadataStore, ObjectStore } from './storage/ports.js';
 import { countOperations } from './storage/counting-stores.js';
 import { createS3Client, S3ObjectStore } from './storage/s3-object-store.js';
-import { SqliteMetadataStore } from './storage/sqlite-metadata-store.js';
 import { partitionWatchKey } from './timer/delayed-fetch.js';
 import { Purgatory } from './timer/purgatory.js';
 import { SystemTimer } from './timer/system-timer.js';
@@ -27,7 +27,15 @@ export interface Storage {
   close(): void;
 }
 
-/** The only place that picks storage engines from configuration. */
+/**
+ * The only place that picks storage engines from configuration.
+ *
+ * The embedded backend's SQLite adapter is imported only when that backend is picked: its
+ * better-sqlite3 is a native module, which the Lambda bundles leave out (infra/log-functions.ts
+ * keeps the adapter external), and which the memory and aws backends never need. Here the local
+ * backend's metadata store opens in the background and its first calls wait for it; use
+ * `openStorage` to have it open (or fail) before anything else runs.
+ */
 export function createStorage(backend: ServerConfig['backend']): Storage {
   switch (backend.kind) {
     case 'memory':
@@ -36,15 +44,8 @@ export function createStorage(backend: ServerConfig['backend']): Storage {
         stores: Array.from({ length: backend.replicaStores }, (_, i) => new MemoryObjectStore(`memory-${i}`)),
         close: () => {},
       };
-    case 'local': {
-      mkdirSync(backend.dataDir, { recursive: true });
-      const metadata = new SqliteMetadataStore(join(backend.dataDir, 'metadata.sqlite'));
-      const stores = Array.from(
-        { length: backend.replicaStores },
-        (_, i) => new LocalObjectStore(join(backend.dataDir, `store-${i}`), { fsync: backend.fsync }),
-      );
-      return { metadata, stores, close: () => metadata.close() };
-    }
+    case 'local':
+      return localStorage(backend, new DeferredMetadataStore(openSqlite(backend.dataDir)));
     case 'aws': {
       const s3 = createS3Client({ region: backend.region, endpoint: backend.s3Endpoint, forcePathStyle: backend.s3Endpoint !== undefined });
       const ddb = createDynamoDbClient({ region: backend.region, endpoint: backend.dynamoDbEndpoint });
@@ -60,18 +61,39 @@ export function createStorage(backend: ServerConfig['backend']): Storage {
   }
 }
 
+/** `createStorage`, with the local backend's SQLite database open (or its error thrown) on return. */
+export async function openStorage(backend: ServerConfig['backend']): Promise<Storage> {
+  return backend.kind === 'local' ? localStorage(backend, await openSqlite(backend.dataDir)) : createStorage(backend);
+}
+
+type LocalBackend = Extract<ServerConfig['backend'], { kind: 'local' }>;
+
+function localStorage(backend: LocalBackend, metadata: ClosableMetadataStore): Storage {
+  const stores = Array.from(
+    { length: backend.replicaStores },
+    (_, i) => new LocalObjectStore(join(backend.dataDir, `store-${i}`), { fsync: backend.fsync }),
+  );
+  return { metadata, stores, close: () => metadata.close() };
+}
+
+async function openSqlite(dataDir: string): Promise<ClosableMetadataStore> {
+  mkdirSync(dataDir, { recursive: true });
+  const { SqliteMetadataStore } = await import('./storage/sqlite-metadata-store.js');
+  return new SqliteMetadataStore(join(dataDir, 'metadata.sqlite'));
+}
+
 /**
  * Wires the domain over a storage and returns what the HTTP app needs. With `countOperations`
- * (BENCH_COUNTERS=1, set by `npm run bench`) the stores are wrapped in counters that
- * GET /debug/counters answers with.
+ * (config.countOperations, from BENCH_COUNTERS=1, which `npm run bench` sets; `options` overrides
+ * it) the stores are wrapped in counters that GET /debug/counters answers with.
  */
 export function createServices(
   config: ServerConfig,
   storage: Storage,
   clock: Clock = systemClock,
-  options: { countOperations?: boolean } = { countOperations: process.env.BENCH_COUNTERS === '1' },
+  options: { countOperations?: boolean } = {},
 ): AppServices {
-  const counted = options.countOperations ? countOperations(storage.metadata, storage.stores) : undefined;
+  const counted = (options.countOperations ?? config.countOperations) ? countOperations(storage.metadata, storage.stores) : undefined;
   const { metadata, stores } = counted ?? storage;
   const topics = new TopicRegistry(metadata, clock, stores.length);
   const log = new PartitionLog({ metadata, stores, clock });
