@@ -9,6 +9,24 @@ import { partitionPk, type CommitRecord, type PartitionState } from './partition
 export const indexSk = (baseOffset: number) => `idx#${String(baseOffset).padStart(20, '0')}`;
 const IDX_PREFIX = 'idx#';
 
+/**
+ * How `scan` pages the index. A query reads (and DynamoDB bills, per 4 KB) every entry of its
+ * page, so a fetch should not read 64 entries when two hold the bytes it asked for.
+ */
+export interface ScanPaging {
+  /** Bytes of batches the caller expects to take (a fetch's max bytes): sizes the pages. */
+  maxBytes?: number;
+  /** What one entry is expected to hold, e.g. the last commit's bytes; estimated from the entries read once known. */
+  entryBytes?: number;
+}
+
+/** Page size of a scan with no byte budget (it reads on until the caller stops). */
+const UNBUDGETED_PAGE = 64;
+/** Bounds of a budgeted scan's pages; the first is the budget over the expected entry size. */
+const MIN_PAGE = 2;
+const FIRST_PAGE_UNKNOWN_SIZE = 8;
+const MAX_PAGE = 256;
+
 export class OffsetIndex {
   constructor(private readonly metadata: MetadataStore) {}
 
@@ -31,7 +49,9 @@ export class OffsetIndex {
     const out: CommitRecord[] = [];
     let next = from;
     let bytes = 0;
-    for await (const e of this.scan(topic, partition, state.topicId, from, to, (e) => withinEpoch(state.epochHistory, e))) {
+    const last = state.lastCommit;
+    const paging: ScanPaging = { maxBytes, ...(last && last.end > last.start && { entryBytes: last.end - last.start }) };
+    for await (const e of this.scan(topic, partition, state.topicId, from, to, (e) => withinEpoch(state.epochHistory, e), paging)) {
       if (e.lastOffset < next) continue; // covered already (e.g. old entries a segment swap replaced)
       if (e.baseOffset > next) break; // a gap: only the last commit may be missing, handled below
       out.push(e);
@@ -39,7 +59,6 @@ export class OffsetIndex {
       next = e.lastOffset + 1;
       if (next >= to || bytes >= maxBytes) return out;
     }
-    const last = state.lastCommit;
     if (next < to && last && last.topicId === state.topicId && last.baseOffset === next) {
       await this.put(topic, partition, last);
       out.push(last);
@@ -51,6 +70,12 @@ export class OffsetIndex {
    * Index entries of one topic incarnation in offset order, from the entry containing `from` up to
    * (not including) entries starting at `to`. The floor lookup and the first page run in parallel.
    * `accept` filters further (e.g. entries truncated by a leader change).
+   *
+   * Without a byte budget, pages are 64 entries. With one (`paging.maxBytes`), the first page is
+   * the budget over the expected entry size (2 entries for 1 MiB of 512 KiB commits, plus the
+   * floor), and each next page is the budget left over the average entry read so far, at least
+   * twice the previous page: few entries are read past what the caller takes, and a wrong guess
+   * (entries far smaller than expected, or filtered out) costs a logarithmic number of queries.
    */
   async *scan(
     topic: string,
@@ -59,21 +84,51 @@ export class OffsetIndex {
     from: number,
     to: number,
     accept: (e: CommitRecord) => boolean = () => true,
-    pageSize = 64,
+    paging: ScanPaging = {},
   ): AsyncGenerator<CommitRecord> {
     const pk = partitionPk(topic, partition);
     const own = (e: CommitRecord) => e.topicId === topicId && accept(e);
+    const sizer = pageSizer(paging);
+    let limit = sizer.first;
     const [floorItems, first] = await Promise.all([
       this.metadata.query<CommitRecord>(pk, { lte: indexSk(from), gte: IDX_PREFIX, reverse: true, limit: 4 }),
-      this.metadata.query<CommitRecord>(pk, { gt: indexSk(from), lt: indexSk(to), limit: pageSize }),
+      this.metadata.query<CommitRecord>(pk, { gt: indexSk(from), lt: indexSk(to), limit }),
     ]);
     const floor = floorItems.map((i) => i.value).find(own);
-    if (floor && floor.lastOffset >= from) yield floor;
+    if (floor && floor.lastOffset >= from) {
+      sizer.saw(floor);
+      yield floor;
+    }
     let page = first;
     for (;;) {
-      for (const item of page) if (own(item.value)) yield item.value;
-      if (page.length < pageSize) return;
-      page = await this.metadata.query<CommitRecord>(pk, { gt: page.at(-1)!.sk, lt: indexSk(to), limit: pageSize });
+      for (const item of page) {
+        if (!own(item.value)) continue;
+        sizer.saw(item.value);
+        yield item.value;
+      }
+      if (page.length < limit) return;
+      limit = sizer.next(limit);
+      page = await this.metadata.query<CommitRecord>(pk, { gt: page.at(-1)!.sk, lt: indexSk(to), limit });
     }
   }
+}
+
+/** The page sizes of one scan; see `OffsetIndex.scan`. */
+function pageSizer({ maxBytes, entryBytes }: ScanPaging) {
+  if (maxBytes === undefined) return { first: UNBUDGETED_PAGE, saw: (_: CommitRecord) => {}, next: () => UNBUDGETED_PAGE };
+  const clamp = (n: number) => Math.min(Math.max(Math.ceil(n), MIN_PAGE), MAX_PAGE);
+  let entries = 0;
+  let bytes = 0;
+  return {
+    first: entryBytes !== undefined && entryBytes > 0 ? clamp(maxBytes / entryBytes) : FIRST_PAGE_UNKNOWN_SIZE,
+    saw(e: CommitRecord) {
+      entries++;
+      bytes += Math.max(e.end - e.start, 0);
+    },
+    next(previous: number) {
+      const average = entries > 0 ? bytes / entries : 0;
+      const wanted = average > 0 ? Math.max(maxBytes - bytes, 0) / average : 0;
+      return clamp(Math.max(previous * 2, wanted));
+    },
+  };
 }

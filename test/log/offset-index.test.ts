@@ -1,0 +1,144 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { indexSk, OffsetIndex } from '../../src/log/offset-index.js';
+import { initialPartitionState, partitionPk, type CommitRecord, type PartitionState } from '../../src/log/partition-state.js';
+import { withinEpoch } from '../../src/replication/epoch-history.js';
+import { CountingMetadataStore } from '../../src/storage/counting-stores.js';
+import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js';
+import type { MetadataStore } from '../../src/storage/ports.js';
+
+const TOPIC = 't';
+const TOPIC_ID = 'id-1';
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+const commit = (baseOffset: number, recordCount: number, bytes: number, extra: Partial<CommitRecord> = {}): CommitRecord => ({
+  topicId: TOPIC_ID,
+  baseOffset,
+  lastOffset: baseOffset + recordCount - 1,
+  recordCount,
+  maxTimestamp: 1_700_000_000_000 + baseOffset,
+  leaderEpoch: 0,
+  objectKey: `objects/${baseOffset}`,
+  start: 0,
+  end: bytes,
+  stores: [0],
+  ...extra,
+});
+
+/** A partition of `sizes.length` commits of 10 records each, in `store`; its state has the last one. */
+async function partition(store: MetadataStore, sizes: number[]): Promise<PartitionState> {
+  const index = new OffsetIndex(store);
+  const commits = sizes.map((bytes, i) => commit(i * 10, 10, bytes));
+  for (const c of commits) await index.put(TOPIC, 0, c);
+  const state = initialPartitionState(TOPIC_ID, 0, 1, 1);
+  const end = commits.length * 10;
+  return { ...state, highWatermark: end, replicaLeo: { '0': end }, ...(commits.length > 0 && { lastCommit: commits.at(-1)! }) };
+}
+
+/** entriesFrom as it was with fixed 64-entry pages: the reference the sized pages must agree with. */
+async function referenceEntriesFrom(store: MetadataStore, state: PartitionState, from: number, to: number, maxBytes: number): Promise<CommitRecord[]> {
+  const pk = partitionPk(TOPIC, 0);
+  const own = (e: CommitRecord) => e.topicId === state.topicId && withinEpoch(state.epochHistory, e);
+  const all: CommitRecord[] = [];
+  const floor = (await store.query<CommitRecord>(pk, { lte: indexSk(from), gte: 'idx#', reverse: true, limit: 4 })).map((i) => i.value).find(own);
+  if (floor && floor.lastOffset >= from) all.push(floor);
+  all.push(...(await store.query<CommitRecord>(pk, { gt: indexSk(from), lt: indexSk(to) })).map((i) => i.value).filter(own));
+  const out: CommitRecord[] = [];
+  let next = from;
+  let bytes = 0;
+  for (const e of all) {
+    if (e.lastOffset < next) continue;
+    if (e.baseOffset > next) break;
+    out.push(e);
+    bytes += e.end - e.start;
+    next = e.lastOffset + 1;
+    if (next >= to || bytes >= maxBytes) return out;
+  }
+  const last = state.lastCommit;
+  if (next < to && last && last.topicId === state.topicId && last.baseOffset === next) out.push(last);
+  return out;
+}
+
+describe('OffsetIndex.entriesFrom paging', () => {
+  it('reads a handful of index entries for a 1 MiB fetch over a long partition, not 64', async () => {
+    const inner = new MemoryMetadataStore();
+    const state = await partition(inner, Array.from({ length: 2000 }, () => 512 * KiB));
+    const counting = new CountingMetadataStore(inner);
+    const entries = await new OffsetIndex(counting).entriesFrom(TOPIC, 0, state, 10_005, state.highWatermark, MiB);
+    expect(entries.map((e) => e.baseOffset)).toEqual([10_000, 10_010]);
+    // The floor lookup (4 at most) and one first page of 2: before, that page was 64 entries.
+    expect(counting.counts.query).toBe(2);
+    expect(counting.counts.queryItems).toBeLessThanOrEqual(6);
+    expect(counting.counts.readUnits).toBe(2);
+  });
+
+  it('keeps the number of queries small when entries are far smaller than the last commit', async () => {
+    const inner = new MemoryMetadataStore();
+    // 3000 commits of 1 KiB, then one of 4 MiB (a merged segment, say): the guess is 1 entry per MiB.
+    const state = await partition(inner, [...Array.from({ length: 3000 }, () => KiB), 4 * MiB]);
+    const counting = new CountingMetadataStore(inner);
+    const entries = await new OffsetIndex(counting).entriesFrom(TOPIC, 0, state, 0, state.highWatermark, MiB);
+    expect(entries).toHaveLength(1024);
+    expect(entries).toEqual(await referenceEntriesFrom(inner, state, 0, state.highWatermark, MiB));
+    // Pages grow from the estimate of the entries read (and at least double): 2, then 256 each.
+    expect(counting.counts.query).toBeLessThanOrEqual(7);
+    expect(counting.counts.queryItems).toBeLessThanOrEqual(1024 + 256 + 4);
+  });
+
+  it('pages by 64 when the scan has no byte budget, as before', async () => {
+    const inner = new MemoryMetadataStore();
+    const state = await partition(inner, Array.from({ length: 200 }, () => KiB));
+    const counting = new CountingMetadataStore(inner);
+    const seen: number[] = [];
+    for await (const e of new OffsetIndex(counting).scan(TOPIC, 0, TOPIC_ID, 0, state.highWatermark)) seen.push(e.baseOffset);
+    expect(seen).toEqual(Array.from({ length: 200 }, (_, i) => i * 10));
+    expect(counting.counts.query).toBe(1 + Math.ceil(199 / 64)); // the floor, then pages of 64
+  });
+
+  it('returns what fixed 64-entry pages returned, for any sizes, with stale, foreign, truncated and missing entries', async () => {
+    const entry = fc.record({
+      recordCount: fc.integer({ min: 1, max: 20 }),
+      bytes: fc.oneof(fc.integer({ min: 1, max: 4 * KiB }), fc.integer({ min: 64 * KiB, max: 2 * MiB }), fc.constant(0)),
+      kind: fc.constantFrom('own', 'own', 'own', 'foreign', 'stale', 'truncated'),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(entry, { minLength: 1, maxLength: 300 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.constantFrom(1, 4 * KiB, 100 * KiB, MiB, 8 * MiB),
+        fc.boolean(),
+        fc.boolean(),
+        async (specs, at, maxBytes, withLastCommit, lastIndexed) => {
+          const store = new MemoryMetadataStore();
+          const index = new OffsetIndex(store);
+          let offset = 0;
+          let last: CommitRecord | undefined;
+          for (const [i, s] of specs.entries()) {
+            const c = commit(offset, s.recordCount, s.bytes, { leaderEpoch: s.kind === 'truncated' ? 0 : 1 });
+            // Inside this commit's offsets (no other entry starts there), written before it:
+            // a deleted topic's leftover entry, or one that a covering entry replaced (segment merge).
+            if (s.kind === 'foreign') await index.put(TOPIC, 0, commit(offset + 1, 1, s.bytes, { topicId: 'id-0' }));
+            if (s.kind === 'stale') await index.put(TOPIC, 0, commit(offset + 1, 1, s.bytes, { leaderEpoch: 1 }));
+            // The last commit's index write may not have landed (entriesFrom repairs it from the state).
+            if (i < specs.length - 1 || lastIndexed) await index.put(TOPIC, 0, c);
+            last = c;
+            offset += s.recordCount;
+          }
+          const state: PartitionState = {
+            ...initialPartitionState(TOPIC_ID, 0, 1, 1),
+            // Epoch 1 started at 0; epoch 0's entries are a truncated tail.
+            epochHistory: [{ epoch: 0, startOffset: 0 }, { epoch: 1, startOffset: 0 }],
+            highWatermark: offset,
+            ...(withLastCommit && last && { lastCommit: last }),
+          };
+          const from = Math.min(Math.floor(at * offset), Math.max(offset - 1, 0));
+          const expected = await referenceEntriesFrom(store, state, from, offset, maxBytes);
+          const actual = await new OffsetIndex(store).entriesFrom(TOPIC, 0, state, from, offset, maxBytes);
+          expect(actual).toEqual(expected);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+});
