@@ -22,6 +22,7 @@ export const CONNECTION_OPTIONS = {
   auth: { type: 'string' },
   region: { type: 'string' },
   'request-timeout-ms': { type: 'string' },
+  'wire-format': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Options;
 
@@ -30,7 +31,9 @@ export const CONNECTION_HELP = `Connection (every command):
   --cluster-id ID         when the URL does not name the cluster (default: the server's first)
   --auth none|bearer|sigv4  bearer uses --token or KAFKA_LOG_TOKEN; sigv4 the AWS credential chain
   --region REGION         SigV4 region (default AWS_REGION, or the one in the host name)
-  --request-timeout-ms N  one request's time limit (default 30000)`;
+  --request-timeout-ms N  one request's time limit (default 30000)
+  --wire-format auto|record-batch|json  how records travel (env KAFKA_LOG_WIRE_FORMAT; default auto:
+                          Kafka record batches, or JSON if the server has no record-batch API)`;
 
 export function parse<O extends Options>(argv: string[], options: O, positionals = false) {
   const all = { ...CONNECTION_OPTIONS, ...options };
@@ -65,7 +68,10 @@ export function connect(values: ConnectionValues, env: NodeJS.ProcessEnv): Kafka
     auth = { type: 'bearer', token };
   } else if (mode === 'sigv4') auth = { type: 'sigv4', ...(values.region ? { region: values.region } : {}) };
   else throw new UsageError(`--auth must be none, bearer or sigv4 (got ${mode})`);
+  const format = values['wire-format'] ?? env.KAFKA_LOG_WIRE_FORMAT ?? 'auto';
+  if (format !== 'auto' && format !== 'record-batch' && format !== 'json') throw new UsageError(`--wire-format must be auto, record-batch or json (got ${format})`);
   return new Kafka({
+    format,
     url,
     auth,
     clientId: 'kafka-log-cli',

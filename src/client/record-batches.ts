@@ -25,7 +25,9 @@ export const BATCH_OVERHEAD = 61;
  */
 export function encodeProducerBatch(records: readonly EncodedRecord[], producer?: BatchProducer, context: { topic?: string; partition?: number } = {}): Uint8Array {
   try {
-    return encodeRecordBatch(records as EncodedRecord[], producer ? { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: producer.baseSequence } : {});
+    // partitionLeaderEpoch -1, as a Kafka producer writes it (the broker sets it).
+    const options = producer ? { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: producer.baseSequence } : {};
+    return encodeRecordBatch(records as EncodedRecord[], { partitionLeaderEpoch: -1, ...options });
   } catch (e) {
     throw asClientError(e, 'INVALID_RECORD', context);
   }

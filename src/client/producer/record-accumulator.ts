@@ -65,6 +65,27 @@ export class ProducerBatch {
     for (const r of this.records) r.reject(e);
     this.settle();
   }
+
+  /**
+   * Splits a batch the server found too large (max.message.bytes bounds a whole batch) in two, as
+   * Kafka's producer does. The halves keep the creation time and take the batch's sequences in
+   * turn, so the sequences of later batches stay valid; this batch settles when both halves have.
+   */
+  split(): [ProducerBatch, ProducerBatch] {
+    const half = Math.ceil(this.records.length / 2);
+    const parts = [this.records.slice(0, half), this.records.slice(half)].map((records) => {
+      const p = new ProducerBatch(this.topic, this.partition, this.createdMs);
+      for (const r of records) p.add(r);
+      p.closed = true;
+      return p;
+    }) as [ProducerBatch, ProducerBatch];
+    if (this.baseSequence !== undefined) {
+      parts[0].baseSequence = this.baseSequence;
+      parts[1].baseSequence = this.baseSequence + half;
+    }
+    void Promise.all(parts.map((p) => p.done)).then(() => this.settle());
+    return parts;
+  }
 }
 
 /** One partition's queue: batches waiting (oldest first; retried batches go back to the front). */

@@ -418,6 +418,15 @@ export class Sender {
       b.settleEach(r.offsets, r.timestamps, r.errors ?? [], e);
       return this.maybeEndRetry(q);
     }
+    if (e.type === 'MESSAGE_TOO_LARGE' && b.records.length > 1 && r.errors === undefined) {
+      // The batch as a whole is over the topic's max.message.bytes: resend it in halves at once
+      // (requeued last half first, so that they stand in order at the head of the queue).
+      const [first, second] = b.split();
+      q.requeue(second);
+      q.requeue(first);
+      if (this.config.idempotent) q.retrying = true;
+      return;
+    }
     if (this.config.idempotent && FENCED.has(e.type)) {
       this.fatal ??= new KafkaProtocolError(e.type, `The producer was fenced: another producer took over producer id ${this.identity?.producerId} (${e.message})`, { status: e.status, topic: b.topic, partition: b.partition });
       this.failBatch(b, this.fatal);

@@ -2,28 +2,84 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** Whether a request is a produce request, in either format (records:batch, or a partition's record batch). */
-export const isProduce = (req: IncomingMessage): boolean =>
+export const isProduce = (req: { method?: string | undefined; url?: string | undefined }): boolean =>
   req.method === 'POST' && (req.url!.includes('/records:batch') || /\/partitions\/\d+\/records(\?|$)/.test(req.url!));
 
+/** One request that went through the proxy. */
+export interface ProxiedRequest {
+  method: string;
+  url: string;
+  contentType: string | undefined;
+  accept: string | undefined;
+  body: Buffer;
+  status: number | undefined;
+  /** The answer's content type. */
+  answerType: string | null;
+  startedAt: number;
+  endedAt: number;
+  dropped: boolean;
+}
+
+export interface ProxyOptions {
+  /** Let the request reach the server, then cut the connection instead of answering. */
+  dropResponse?: (req: IncomingMessage, body: Buffer) => boolean;
+  /** Hold matching requests this long before forwarding them (to observe concurrency). */
+  delayMs?: (req: IncomingMessage) => number;
+  /**
+   * Stands for an older server: answer the request itself (a status and a JSON body) instead of
+   * forwarding it, or forward it with some headers removed.
+   */
+  legacy?: (req: IncomingMessage) => { answer: { status: number; body: unknown } } | { dropHeaders: string[] } | undefined;
+}
+
 /**
- * A proxy in front of the server that lets chosen requests reach it and then cuts the connection
- * instead of answering: the write happened, the client never hears of it, as when a response is
- * lost on the network. `dropResponse(req, body)` picks them. Bodies (JSON or RecordBatch bytes) and
- * answers pass through byte for byte, with their content type and the Kafka-* headers.
+ * A proxy in front of the real server. It can lose answers (the write happened, the client never
+ * hears of it, as when a response is lost on the network), delay requests, and play an older server
+ * that lacks an API. Bodies (JSON or RecordBatch bytes) and answers pass through byte for byte, with
+ * their content type and the Kafka-* headers. Every request is logged.
  */
-export async function flakyProxy(upstream: string, dropResponse: (req: IncomingMessage, body: Buffer) => boolean): Promise<{ origin: string; dropped: () => number; close: () => Promise<void> }> {
-  let dropped = 0;
+export async function proxy(upstream: string, options: ProxyOptions = {}): Promise<{ origin: string; log: ProxiedRequest[]; dropped: () => number; close: () => Promise<void> }> {
+  const log: ProxiedRequest[] = [];
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
+    const entry: ProxiedRequest = {
+      method: req.method!,
+      url: req.url!,
+      contentType: req.headers['content-type'],
+      accept: req.headers.accept,
+      body,
+      status: undefined,
+      answerType: null,
+      startedAt: Date.now(),
+      endedAt: 0,
+      dropped: false,
+    };
+    log.push(entry);
     try {
+      const delay = options.delayMs?.(req) ?? 0;
+      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+      const legacy = options.legacy?.(req);
+      if (legacy && 'answer' in legacy) {
+        entry.status = legacy.answer.status;
+        entry.answerType = 'application/json';
+        entry.endedAt = Date.now();
+        res.writeHead(legacy.answer.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(legacy.answer.body));
+        return;
+      }
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k)) headers[k] = v;
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k) && !legacy?.dropHeaders.includes(k)) headers[k] = v;
+      }
       const up = await fetch(`${upstream}${req.url}`, { method: req.method, headers, body: body.length === 0 ? undefined : body });
       const answer = Buffer.from(await up.arrayBuffer());
-      if (dropResponse(req, body)) {
-        dropped++;
+      entry.status = up.status;
+      entry.answerType = up.headers.get('content-type');
+      entry.endedAt = Date.now();
+      if (options.dropResponse?.(req, body)) {
+        entry.dropped = true;
         req.socket.destroy();
         return;
       }
@@ -41,11 +97,17 @@ export async function flakyProxy(upstream: string, dropResponse: (req: IncomingM
   const { port } = server.address() as AddressInfo;
   return {
     origin: `http://127.0.0.1:${port}`,
-    dropped: () => dropped,
+    log,
+    dropped: () => log.filter((e) => e.dropped).length,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
         server.close(() => r());
       }),
   };
+}
+
+/** A proxy that loses the answers of the requests `dropResponse` picks. */
+export function flakyProxy(upstream: string, dropResponse: (req: IncomingMessage, body: Buffer) => boolean) {
+  return proxy(upstream, { dropResponse });
 }
