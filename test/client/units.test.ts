@@ -121,6 +121,11 @@ describe('transport authentication', () => {
     expect(h['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
     expect(h['x-amz-security-token']).toBe('tok');
     expect(h['x-amz-content-sha256'] ?? 'unsigned-or-hashed').toBeTruthy();
+    // A binary body (a record batch) is signed too.
+    await t.request('POST', '/topics/x/partitions/0/records', { bytes: new Uint8Array([0, 1, 2, 255]), contentType: 'application/vnd.kafka.record-batch.v2' });
+    const b = seen.at(-1)!.headers;
+    expect(b.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=[a-z0-9;-]*content-type[a-z0-9;-]*, Signature=[0-9a-f]{64}$/);
+    expect(b['content-type']).toBe('application/vnd.kafka.record-batch.v2');
   });
 
   it('reports a refused connection as a retriable KafkaConnectionError, a slow one as a timeout', async () => {
