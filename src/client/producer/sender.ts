@@ -1,7 +1,8 @@
 /**
  * The sender (Kafka's Sender + the idempotent half of TransactionManager): drains ready batches
- * from the accumulator into records:batch requests, one request per topic holding at most one batch
- * per partition, and handles every answer.
+ * from the accumulator and sends them, as RecordBatch v2 bytes (one request per partition batch,
+ * all in flight at once) or as JSON records:batch requests (one request per topic holding at most
+ * one batch per partition), and handles every answer.
  *
  * Idempotence. The producer gets an id and epoch from `producers:init`. When a batch is first sent it
  * takes the partition's next sequence; a retry resends it with the same sequence, so the server
