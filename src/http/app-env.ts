@@ -26,4 +26,4 @@ export interface AppServices {
   operationCounts?: () => OperationCounts;
 }
 
-export type AppEnv = { Variables: { services: AppServices; resources: Resources } };
+export type AppEnv = { Variables: { services: AppServices; resources: Resources; maxRequestBytes: number } };

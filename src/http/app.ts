@@ -1,5 +1,4 @@
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { KafkaError } from '../errors.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { consumerInstanceRoutes } from './consumer-instance-routes.js';
@@ -8,6 +7,7 @@ import { groupRoutes } from './group-routes.js';
 import { openApiDocument } from './openapi.js';
 import { producerRoutes } from './producer-routes.js';
 import { recordRoutes } from './record-routes.js';
+import { bodySizeLimit } from './request.js';
 import { Resources } from './resources.js';
 import { topicRoutes } from './topic-routes.js';
 
@@ -37,14 +37,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   if (operationCounts) app.get('/debug/counters', (c) => c.json(operationCounts()));
 
   const v3 = new Hono<AppEnv>();
-  v3.use(
-    '*',
-    bodyLimit({
-      maxSize: services.limits.maxRequestBytes,
-      onError: (c) =>
-        c.json({ error_code: 41300, message: `The request body exceeds ${services.limits.maxRequestBytes} bytes`, error: 'PAYLOAD_TOO_LARGE' }, 413),
-    }),
-  );
+  v3.use('*', bodySizeLimit(services.limits.maxRequestBytes));
   v3.use('*', async (c, next) => {
     c.set('services', services);
     c.set('resources', new Resources(new URL(c.req.url).origin, services.clusterId));

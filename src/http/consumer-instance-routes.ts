@@ -1,10 +1,9 @@
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import { KafkaError } from '../errors.js';
 import type { PolledRecord } from '../groups/consumer-instances.js';
 import type { AppEnv, AppServices } from './app-env.js';
-import { queryInt, readJson } from './request.js';
+import { bodySizeLimit, queryInt, readJson } from './request.js';
 
 const V2_JSON = 'application/vnd.kafka.v2+json';
 
@@ -63,13 +62,7 @@ const showRecord = (r: PolledRecord, format: 'binary' | 'json') => ({
 export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const instances = () => services.groups.instances;
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: services.limits.maxRequestBytes,
-      onError: (c) => c.json({ error_code: 41300, message: `The request body exceeds ${services.limits.maxRequestBytes} bytes`, error: 'PAYLOAD_TOO_LARGE' }, 413),
-    }),
-  );
+  app.use('*', bodySizeLimit(services.limits.maxRequestBytes));
   const json = (c: Context, body: unknown, status = 200) => c.json(body, status as 200, { 'Content-Type': V2_JSON });
   const ids = (c: Context) => [c.req.param('group')!, c.req.param('instance')!] as const;
 

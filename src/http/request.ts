@@ -1,41 +1,68 @@
 import { isAscii } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { KafkaError } from '../errors.js';
+import type { AppEnv } from './app-env.js';
 
 /**
- * The request body as one Buffer. On the node server a body with a Content-Length (which the
- * bodyLimit middleware has checked) is read straight from the socket into a buffer of that size:
- * the web Request's body stream would copy every chunk through a ReadableStream and then again.
- * Elsewhere (Lambda, chunked bodies) the web Request reads it.
+ * Bounds request bodies: a declared Content-Length over the limit is refused before anything is
+ * read; {@link readBody} enforces the same limit on bodies without one. (Hono's bodyLimit would
+ * open the web Request's body stream, which starts draining the socket before a handler reads it.)
  */
-export async function readBody(c: Context): Promise<Buffer> {
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  const length = Number(c.req.header('content-length'));
-  if (incoming && typeof incoming.on === 'function' && Number.isSafeInteger(length) && length >= 0 && !incoming.readableDidRead) {
-    return readExactly(incoming, length);
-  }
-  return Buffer.from(await c.req.arrayBuffer());
+export function bodySizeLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    c.set('maxRequestBytes', maxBytes);
+    if (Number(c.req.header('content-length')) > maxBytes) throw tooLarge(maxBytes);
+    await next();
+  };
 }
 
-function readExactly(incoming: IncomingMessage, length: number): Promise<Buffer> {
+const tooLarge = (maxBytes: number) => new KafkaError('PAYLOAD_TOO_LARGE', `The request body exceeds ${maxBytes} bytes`);
+
+/**
+ * The request body as one Buffer. On the node server it is read straight from the socket: into a
+ * buffer of the declared Content-Length, or chunk by chunk up to the limit. The web Request's body
+ * stream would copy every chunk through a ReadableStream and then again. Elsewhere (Lambda, where
+ * the body is in the event already) the web Request reads it.
+ */
+export async function readBody(c: Context<AppEnv>): Promise<Buffer> {
+  const maxBytes = c.get('maxRequestBytes') ?? Number.MAX_SAFE_INTEGER;
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (incoming && typeof incoming.on === 'function' && !incoming.readableDidRead) return readIncoming(incoming, Number(c.req.header('content-length') ?? NaN), maxBytes);
+  const body = Buffer.from(await c.req.arrayBuffer());
+  if (body.byteLength > maxBytes) throw tooLarge(maxBytes);
+  return body;
+}
+
+function readIncoming(incoming: IncomingMessage, declared: number, maxBytes: number): Promise<Buffer> {
+  const sized = Number.isSafeInteger(declared) && declared >= 0;
   return new Promise((resolve, reject) => {
-    const body = Buffer.allocUnsafe(length);
+    const chunks: Buffer[] = [];
+    const body = sized ? Buffer.allocUnsafe(declared) : undefined;
     let at = 0;
+    const fail = (e: KafkaError) => {
+      incoming.removeAllListeners('data');
+      reject(e);
+    };
     incoming.on('data', (chunk: Buffer) => {
-      // node's parser never delivers more than Content-Length; the check keeps a bug from overrunning.
-      if (at + chunk.length > length) return reject(new KafkaError('BAD_REQUEST', 'The request body is longer than its Content-Length'));
-      chunk.copy(body, at);
+      if (at + chunk.length > (body ? declared : maxBytes)) return fail(body ? new KafkaError('BAD_REQUEST', 'The request body is longer than its Content-Length') : tooLarge(maxBytes));
+      if (body) chunk.copy(body, at);
+      else chunks.push(chunk);
       at += chunk.length;
     });
-    incoming.once('end', () => (at === length ? resolve(body) : reject(new KafkaError('BAD_REQUEST', 'The request body is shorter than its Content-Length'))));
-    incoming.once('error', reject);
-    incoming.once('close', () => at === length || reject(new KafkaError('BAD_REQUEST', 'The client closed the connection before the body was complete')));
+    incoming.once('end', () => {
+      if (!body) return resolve(Buffer.concat(chunks, at));
+      return at === declared ? resolve(body) : fail(new KafkaError('BAD_REQUEST', 'The request body is shorter than its Content-Length'));
+    });
+    // The client went away mid-body: nobody will read the answer, and it is not our failure.
+    const gone = () => fail(new KafkaError('BAD_REQUEST', 'The client closed the connection before the body was complete'));
+    incoming.once('error', gone);
+    incoming.once('close', () => incoming.readableEnded || gone());
   });
 }
 
 /** Parses a JSON body; malformed JSON is the caller's fault (400), never a 500. */
-export async function readJson(c: Context, options: { optional?: boolean } = {}): Promise<unknown> {
+export async function readJson(c: Context<AppEnv>, options: { optional?: boolean } = {}): Promise<unknown> {
   const body = await readBody(c);
   // Plain ASCII (the common case) decodes several times faster as 'ascii' than as UTF-8, with the same result.
   let text = body.toString(isAscii(body) ? 'ascii' : 'utf8');
