@@ -1,10 +1,12 @@
 /**
  * The machine's own ceiling for the bench's traffic: the same HTTP requests, answered by a minimal
  * Hono handler on the same node server (@hono/node-server) with none of our code in between.
- *  - POST /produce writes the request body to a new file (as our object store writes one object
- *    per produce request, without the temp-file rename) and answers a small JSON.
- *  - GET /fetch reads a fixture file (a real fetch answer of our server, uploaded by the bench to
- *    PUT /fixture) and answers it as is.
+ *  - POST /produce writes the request body (JSON or RecordBatch bytes alike) to a new file (as our
+ *    object store writes one object per produce request, without the temp-file rename) and answers
+ *    a small JSON.
+ *  - GET /fetch/:name reads a fixture file (a real fetch answer of our server, uploaded by the
+ *    bench to PUT /fixture/:name with its headers as JSON in x-fixture-headers) and answers it as
+ *    is, with the same headers: for the binary fetch, the content-type and the Kafka-* offsets.
  * Started with `--port 0 --data-dir DIR`, it prints the same "listening" line as src/server.ts.
  */
 import { serve } from '@hono/node-server';
@@ -17,7 +19,8 @@ import { parseArgs } from 'node:util';
 const { values: flags } = parseArgs({ options: { port: { type: 'string' }, 'data-dir': { type: 'string' } } });
 const dir = flags['data-dir'] ?? '.ceiling';
 mkdirSync(dir, { recursive: true });
-const fixture = join(dir, 'fixture.json');
+const fixture = (name: string) => join(dir, `fixture-${name.replace(/[^a-z0-9]/gi, '')}`);
+const fixtureHeaders = new Map<string, Record<string, string>>();
 
 let seq = 0;
 const app = new Hono();
@@ -26,11 +29,14 @@ app.post('/produce', async (c) => {
   await writeFile(join(dir, `${process.pid}-${seq++}`), body);
   return c.json({ ok: true, bytes: body.byteLength });
 });
-app.put('/fixture', async (c) => {
-  await writeFile(fixture, new Uint8Array(await c.req.arrayBuffer()));
+app.put('/fixture/:name', async (c) => {
+  await writeFile(fixture(c.req.param('name')), new Uint8Array(await c.req.arrayBuffer()));
+  fixtureHeaders.set(c.req.param('name'), JSON.parse(c.req.header('x-fixture-headers') ?? '{}') as Record<string, string>);
   return c.body(null, 204);
 });
-app.get('/fetch', async (c) => c.body(await readFile(fixture), 200, { 'content-type': 'application/json' }));
+// A new headers object per answer: Hono hands a single-header object to the response as is, and
+// @hono/node-server's response then changes it.
+app.get('/fetch/:name', async (c) => c.body(await readFile(fixture(c.req.param('name'))), 200, { ...fixtureHeaders.get(c.req.param('name')) }));
 
 const server = serve({ fetch: app.fetch, port: Number(flags.port ?? 0), hostname: '127.0.0.1' }, (info) => {
   console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://127.0.0.1:${info.port}` }));

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as hdr from 'hdr-histogram-js';
+import { FETCH_FIXTURE_HEADERS, WIRE, type BodyFormat } from './formats.js';
 import { createClient, type ClientKind, type HttpClient, type Reply } from './http-client.js';
-import { findStamps, lastIntField, produceBody, RECORD_BYTES, StampedBodies } from './payload.js';
+import { RECORD_BYTES } from './payload.js';
 
 /**
  * Load-generating jobs. Each runs in whichever process calls `runJob` (the bench itself, or a
@@ -14,14 +15,20 @@ export type Acks = '0' | '1' | 'all';
 interface Common {
   base: string;
   client: ClientKind;
+  format: BodyFormat;
   warmupMs: number;
   durationMs: number;
 }
 
-/** Closed loop: `producers` connections, each sending the same `batch` body back to back. */
+/**
+ * Closed loop: `producers` connections, each sending the same `batch` body back to back. `${p}` in
+ * the path (the batch format names the partition) goes round robin over `partitions`, one
+ * partition per request, as the json format's keyless records are sticky on the server.
+ */
 export interface ProduceJob extends Common {
   kind: 'produce';
   path: string;
+  partitions: number;
   batch: number;
   producers: number;
 }
@@ -48,6 +55,7 @@ export interface FetchJob extends Common {
  */
 export interface LatencyJob extends Common {
   kind: 'latency';
+  /** As in ProduceJob. */
   producePath: string;
   /** As in FetchJob. */
   fetchPathTemplate: string;
@@ -76,7 +84,15 @@ export interface JobResult {
   /** CPU this process used during the job, µs (user + system). */
   cpuMicros: number;
   /** Sample response, for the ceiling's fetch fixture. */
-  sample?: string;
+  sample?: FetchSample;
+}
+
+/** A fetch answer of the server, replayed by the ceiling. */
+export interface FetchSample {
+  /** base64 (results cross process boundaries as JSON). */
+  body: string;
+  headers: Record<string, string>;
+  records: number;
 }
 
 const nowMicros = () => (performance.timeOrigin + performance.now()) * 1000;
@@ -154,9 +170,18 @@ function produceFailures(reply: Reply, batch: number): Record<string, number> | 
   return { [name]: batch };
 }
 
+/** Round robin over the partitions: `${p}` in the path, one partition per request. */
+function partitionPaths(template: string, partitions: number): () => string {
+  const paths = Array.from({ length: partitions }, (_, p) => template.replace('${p}', String(p)));
+  let next = 0;
+  return () => paths[next++ % partitions]!;
+}
+
 async function produce(job: ProduceJob): Promise<JobResult> {
   const client = createClient(job.client, job.base, job.producers);
-  const body = produceBody(job.batch);
+  const wire = WIRE[job.format];
+  const body = wire.produceBody(job.batch);
+  const path = partitionPaths(job.path, job.partitions);
   const w = new Window(job.warmupMs, job.durationMs);
   const cpu = process.cpuUsage();
   const producer = async () => {
@@ -164,7 +189,7 @@ async function produce(job: ProduceJob): Promise<JobResult> {
       const sentAt = performance.now();
       let reply: Reply;
       try {
-        reply = await client.send('POST', job.path, body);
+        reply = await client.send('POST', path(), body, wire.produceHeaders);
       } catch (e) {
         w.error(`connection: ${(e as Error).message}`);
         await sleep(10);
@@ -189,9 +214,10 @@ const fetchPath = (template: string, partition: number, offset: number) =>
 
 async function consume(job: FetchJob): Promise<JobResult> {
   const client = createClient(job.client, job.base, job.consumers);
+  const wire = WIRE[job.format];
   const w = new Window(job.warmupMs, job.durationMs);
   const cpu = process.cpuUsage();
-  let sample: string | undefined;
+  let sample: FetchSample | undefined;
   const consumer = async (id: number) => {
     const offsets = new Array<number>(job.partitions).fill(0);
     for (let turn = id; w.open; turn++) {
@@ -199,7 +225,7 @@ async function consume(job: FetchJob): Promise<JobResult> {
       const sentAt = performance.now();
       let reply: Reply;
       try {
-        reply = await client.send('GET', fetchPath(job.pathTemplate, p, offsets[p]!));
+        reply = await client.send('GET', fetchPath(job.pathTemplate, p, offsets[p]!), undefined, wire.fetchHeaders);
       } catch (e) {
         w.error(`connection: ${(e as Error).message}`);
         await sleep(10);
@@ -213,11 +239,12 @@ async function consume(job: FetchJob): Promise<JobResult> {
       let records: number;
       if (job.fixedRecords !== undefined) records = job.fixedRecords;
       else {
-        const next = lastIntField(reply.body, 'next_offset') ?? offsets[p]!;
-        const hw = lastIntField(reply.body, 'high_watermark') ?? next;
+        const position = wire.position(reply);
+        const next = position.next ?? offsets[p]!;
+        const hw = position.highWatermark ?? next;
         records = next - offsets[p]!;
         offsets[p] = next >= hw ? 0 : next;
-        if (sample === undefined && records > 0) sample = reply.body.toString('utf8');
+        if (sample === undefined && records > 0) sample = fetchSample(reply, records);
       }
       w.done(sentAt, (performance.now() - sentAt) * 1000, records, 0, reply.body.byteLength);
     }
@@ -227,9 +254,20 @@ async function consume(job: FetchJob): Promise<JobResult> {
   return w.result(cpu, sample !== undefined ? { sample } : {});
 }
 
+function fetchSample(reply: Reply, records: number): FetchSample {
+  const headers: Record<string, string> = {};
+  for (const name of FETCH_FIXTURE_HEADERS) {
+    const v = reply.headers[name];
+    if (typeof v === 'string') headers[name] = v;
+  }
+  return { body: reply.body.toString('base64'), headers, records };
+}
+
 async function latency(job: LatencyJob): Promise<JobResult> {
   const client = createClient(job.client, job.base, job.maxInFlight + job.partitions);
-  const bodies = new StampedBodies(job.batch);
+  const wire = WIRE[job.format];
+  const bodies = wire.stamped(job.batch);
+  const producePath = partitionPaths(job.producePath, job.partitions);
   const w = new Window(job.warmupMs, job.durationMs);
   const e2e = newHistogram();
   const cpu = process.cpuUsage();
@@ -244,19 +282,19 @@ async function latency(job: LatencyJob): Promise<JobResult> {
       const askedAt = performance.now();
       try {
         // A long poll where the server supports it (min_bytes / max_wait_ms); ignored otherwise.
-        reply = await client.send('GET', `${fetchPath(job.fetchPathTemplate, p, offset)}&min_bytes=1&max_wait_ms=500`);
+        reply = await client.send('GET', `${fetchPath(job.fetchPathTemplate, p, offset)}&min_bytes=1&max_wait_ms=500`, undefined, wire.fetchHeaders);
       } catch {
         await sleep(1);
         continue;
       }
       const seenAt = nowMicros();
-      const next = lastIntField(reply.body, 'next_offset') ?? offset;
+      const next = wire.position(reply).next ?? offset;
       if (next === offset) {
         if (performance.now() - askedAt < 5) await sleep(1); // answered empty at once (no long poll): poll again in 1 ms
         continue;
       }
+      if (performance.now() >= w.measureFrom) for (const sentAt of wire.stamps(reply, offset)) e2e.recordValue(Math.max(1, Math.round(seenAt - sentAt)));
       offset = next;
-      if (performance.now() >= w.measureFrom) for (const sentAt of findStamps(reply.body)) e2e.recordValue(Math.max(1, Math.round(seenAt - sentAt)));
     }
   };
   const consumers = job.consume ? Array.from({ length: job.partitions }, (_, p) => consumer(p)) : [];
@@ -270,15 +308,15 @@ async function latency(job: LatencyJob): Promise<JobResult> {
     const dueMicros = (performance.timeOrigin + dueAt) * 1000;
     const body = bodies.body(dueMicros);
     sends.push(
-      client.send('POST', job.producePath, body).then(
+      client.send('POST', producePath(), body, wire.produceHeaders).then(
         (reply) => {
           inFlight--;
           const failed = produceFailures(reply, job.batch);
           let bad = 0;
           for (const [name, n] of Object.entries(failed ?? {})) {
-        w.error(name, n);
-        bad += n;
-      }
+            w.error(name, n);
+            bad += n;
+          }
           w.done(dueAt, (performance.now() - dueAt) * 1000, job.batch - bad, body.byteLength, reply.body.byteLength);
           if (pending.length > 0) send(pending.shift()!);
         },

@@ -1,9 +1,16 @@
 /**
- * Request bodies for the benchmark. Every record is a keyless 1 KiB value sent as a STRING of 1024
- * ASCII characters (UTF-8 = 1024 bytes, no base64 inflation), the closest the REST API gets to
- * kafka-producer-perf-test's --record-size 1024. Bodies are built once per batch size and reused,
- * so the load generator spends its CPU on HTTP, not on JSON.
+ * Request bodies for the benchmark, in both body formats. Every record is a keyless 1 KiB value:
+ *  - json: a STRING of 1024 ASCII characters (UTF-8 = 1024 bytes, no base64 inflation), the
+ *    closest the REST API gets to kafka-producer-perf-test's --record-size 1024;
+ *  - batch: the same 1024 bytes as the value of a record in one Kafka RecordBatch v2, encoded by
+ *    the product's own codec (src/log/record-batch.ts), as a Kafka producer would send it.
+ * Bodies are built once per batch size and reused, so the load generator spends its CPU on HTTP,
+ * not on JSON or encoding.
  */
+import { crc32c } from '../src/log/crc32c.js';
+import { decodeRecordBatch, encodeRecordBatch, type LogRecord } from '../src/log/record-batch.js';
+import { readVarint, readVarlong, type ByteCursor } from '../src/log/varint.js';
+
 export const RECORD_BYTES = 1024;
 
 /** A fixed pseudo-random ASCII string, so values are not one repeated byte. */
@@ -69,4 +76,105 @@ export function lastIntField(body: Buffer, name: string): number | undefined {
   while (end < body.length && ((body[end]! >= 0x30 && body[end]! <= 0x39) || body[end] === 0x2d)) end++;
   const n = Number(body.toString('latin1', at + key.length, end));
   return Number.isFinite(n) ? n : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The batch format
+
+const asBuffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+const FILLER_BYTES = Buffer.from(FILLER, 'latin1');
+
+function batchOf(batch: number, first: Uint8Array = FILLER_BYTES): Buffer {
+  const timestamp = Date.now();
+  const records: LogRecord[] = [];
+  for (let i = 0; i < batch; i++) records.push({ key: null, value: i === 0 ? first : FILLER_BYTES, headers: [], timestamp });
+  return asBuffer(encodeRecordBatch(records));
+}
+
+/** A produce body of one RecordBatch v2 holding `batch` keyless 1 KiB records (baseOffset 0, no producer id). */
+export function batchBody(batch: number): Buffer {
+  return batchOf(batch);
+}
+
+/** Where a batch's CRC is (big-endian uint32; it covers the bytes from the attributes, at 21, to the end). */
+const CRC_OFFSET = 17;
+const STAMP_LENGTH = 17; // `T` + 16 digits
+
+/** The register of a raw CRC-32C (no pre- or post-inversion) started at `register` after `data`. */
+const rawCrc = (data: Uint8Array, register: number) => ~crc32c(data, ~register >>> 0) >>> 0;
+
+/**
+ * Batch bodies whose first record's value carries the send time (`T` and 16 digits of µs since
+ * the epoch, as the json format's StampedBodies), for end-to-end latency. Re-encoding a 1 MB
+ * batch per request (a CRC over all of it) would cost the load generator about as much CPU as
+ * the server spends, so the body is built once and each request patches the 17 stamp bytes and
+ * the CRC. CRC-32C is linear: changing bytes at distance L from the end changes the CRC by the
+ * raw CRC of the changed bits followed by L zero bytes, a linear map of 32 bits that is computed
+ * once per body (the image of each bit), so a request costs a copy and a few dozen operations.
+ */
+export class StampedBatchBodies {
+  private readonly template: Buffer;
+  private readonly stampAt: number;
+  private readonly stampBase: Buffer;
+  /** shift[i]: the raw CRC register after L zero bytes, started at 1 << i. */
+  private readonly shift = new Uint32Array(32);
+
+  constructor(readonly batch: number) {
+    this.stampBase = Buffer.from(`T${'0'.repeat(16)}`, 'latin1');
+    this.template = batchOf(batch, Buffer.concat([this.stampBase, FILLER_BYTES.subarray(STAMP_LENGTH)]));
+    this.stampAt = firstValueAt(this.template, 0)!;
+    const zeros = Buffer.alloc(this.template.length - (this.stampAt + STAMP_LENGTH));
+    for (let i = 0; i < 32; i++) this.shift[i] = rawCrc(zeros, (1 << i) >>> 0);
+    // Once, the codec's own check: the patched CRC must be the CRC of the patched bytes.
+    decodeRecordBatch(this.body(1234567890123456));
+  }
+
+  body(stampMicros: number): Buffer {
+    const out = Buffer.allocUnsafe(this.template.length);
+    this.template.copy(out);
+    const stamp = Buffer.from(`T${String(Math.round(stampMicros)).padStart(16, '0')}`, 'latin1');
+    stamp.copy(out, this.stampAt);
+    const delta = Buffer.allocUnsafe(STAMP_LENGTH);
+    for (let i = 0; i < STAMP_LENGTH; i++) delta[i] = stamp[i]! ^ this.stampBase[i]!;
+    const d = rawCrc(delta, 0);
+    let change = 0;
+    for (let i = 0; i < 32; i++) if ((d >>> i) & 1) change ^= this.shift[i]!;
+    out.writeUInt32BE((this.template.readUInt32BE(CRC_OFFSET) ^ change) >>> 0, CRC_OFFSET);
+    return out;
+  }
+}
+
+/** Where the first record's value starts in the batch at `position` (undefined if it has no records or a null value). */
+function firstValueAt(bytes: Uint8Array, position: number): number | undefined {
+  const end = position + 12 + new DataView(bytes.buffer, bytes.byteOffset + position + 8, 4).getInt32(0);
+  const c: ByteCursor = { bytes, pos: position + 61, end };
+  if (c.pos >= end) return undefined;
+  readVarint(c); // record length
+  c.pos++; // attributes
+  readVarlong(c); // timestamp delta
+  readVarint(c); // offset delta
+  const keyLength = readVarint(c);
+  if (keyLength > 0) c.pos += keyLength;
+  const valueLength = readVarint(c);
+  return valueLength >= STAMP_LENGTH ? c.pos : undefined;
+}
+
+/**
+ * Send times (µs) in a binary fetch answer: the first record of each batch at or after `from` (a
+ * fetch may start with a batch below the offset asked for, already seen), when its value is a stamp.
+ * Walks the batch headers only; the load generator does not decode or verify the records.
+ */
+export function findBatchStamps(body: Buffer, from: number): number[] {
+  const out: number[] = [];
+  for (let at = 0; at + 61 <= body.length; ) {
+    const baseOffset = Number(body.readBigInt64BE(at));
+    const size = 12 + body.readInt32BE(at + 8);
+    if (at + size > body.length) break;
+    if (baseOffset >= from) {
+      const v = firstValueAt(body, at);
+      if (v !== undefined && body[v] === 0x54 /* T */) out.push(Number(body.toString('latin1', v + 1, v + STAMP_LENGTH)));
+    }
+    at += size;
+  }
+  return out;
 }
