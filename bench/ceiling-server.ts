@@ -1,9 +1,11 @@
 /**
  * The machine's own ceiling for the bench's traffic: the same HTTP requests, answered by a minimal
  * Hono handler on the same node server (@hono/node-server) with none of our code in between.
- *  - POST /produce writes the request body (JSON or RecordBatch bytes alike) to a new file (as our
- *    object store writes one object per produce request, without the temp-file rename) and answers
- *    a small JSON.
+ *  - POST /produce reads the request body (JSON or RecordBatch bytes alike) straight from the
+ *    socket into one buffer, as src/http/request.ts does (the web Request's body stream costs
+ *    several times more, which made the ceiling slower than the server), writes it to a new file
+ *    (as our object store writes one object per produce request, without the temp-file rename)
+ *    and answers a small JSON.
  *  - GET /fetch/:name reads a fixture file (a real fetch answer of our server, uploaded by the
  *    bench to PUT /fixture/:name with its headers as JSON in x-fixture-headers) and answers it as
  *    is, with the same headers: for the binary fetch, the content-type and the Kafka-* offsets.
@@ -13,6 +15,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { mkdirSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
@@ -22,10 +25,23 @@ mkdirSync(dir, { recursive: true });
 const fixture = (name: string) => join(dir, `fixture-${name.replace(/[^a-z0-9]/gi, '')}`);
 const fixtureHeaders = new Map<string, Record<string, string>>();
 
+function readBody(incoming: IncomingMessage, length: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const body = Buffer.allocUnsafe(length);
+    let at = 0;
+    incoming.on('data', (chunk: Buffer) => {
+      chunk.copy(body, at);
+      at += chunk.length;
+    });
+    incoming.once('end', () => resolve(body));
+    incoming.once('error', reject);
+  });
+}
+
 let seq = 0;
-const app = new Hono();
+const app = new Hono<{ Bindings: { incoming: IncomingMessage } }>();
 app.post('/produce', async (c) => {
-  const body = new Uint8Array(await c.req.arrayBuffer());
+  const body = await readBody(c.env.incoming, Number(c.req.header('content-length')));
   await writeFile(join(dir, `${process.pid}-${seq++}`), body);
   return c.json({ ok: true, bytes: body.byteLength });
 });

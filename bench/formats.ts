@@ -7,7 +7,7 @@
  *    Kafka's producer does), and the binary fetch (stored batches as they are, offsets in headers).
  */
 import { header, type Reply } from './http-client.js';
-import { batchBody, findBatchStamps, findStamps, lastIntField, produceBody, StampedBatchBodies, StampedBodies } from './payload.js';
+import { batchBody, findBatchStamps, findStamps, lastIntField, produceBody, StampedBatchBodies, StampedBodies, type StampedPool } from './payload.js';
 
 export type BodyFormat = 'json' | 'batch';
 export const FORMATS: readonly BodyFormat[] = ['batch', 'json'];
@@ -28,7 +28,7 @@ export interface WireFormat {
   produceHeaders?: Record<string, string>;
   fetchHeaders?: Record<string, string>;
   produceBody(batch: number): Buffer;
-  stamped(batch: number): { body(stampMicros: number): Buffer };
+  stamped(batch: number): StampedPool;
   position(reply: Reply): Position;
   /** Send times (µs) in a fetch answer of records from offset `from` on. */
   stamps(reply: Reply, from: number): number[];

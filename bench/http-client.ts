@@ -9,15 +9,22 @@ export type ClientKind = 'node-http' | 'fetch';
 
 export interface Reply {
   status: number;
+  /** The whole body, or with `keep: 'tail'` only its end (at least the last 256 bytes). */
   body: Buffer;
+  /** The body's length in bytes. */
+  bytes: number;
   /** Lower-case names; the binary fetch answers its offsets in headers. */
   headers: Record<string, string | string[] | undefined>;
 }
 
 export interface HttpClient {
   readonly kind: ClientKind;
-  /** A body is sent as application/json unless `headers` name another content-type. */
-  send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: Buffer, headers?: Record<string, string>): Promise<Reply>;
+  /**
+   * A body is sent as application/json unless `headers` name another content-type. `keep: 'tail'`
+   * keeps only the end of the answer: a consumer that reads its position from the end of a JSON
+   * answer or from headers then neither holds nor copies megabytes per fetch (node:http only).
+   */
+  send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: Buffer, headers?: Record<string, string>, keep?: 'all' | 'tail'): Promise<Reply>;
   close(): void;
 }
 
@@ -36,7 +43,7 @@ function nodeHttpClient(base: string, connections: number): HttpClient {
   const agent = new Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections });
   return {
     kind: 'node-http',
-    send: (method, path, body, extra) =>
+    send: (method, path, body, extra, keep = 'all') =>
       new Promise<Reply>((resolve, reject) => {
         const headers: Record<string, string | number> = {};
         if (body) {
@@ -46,8 +53,17 @@ function nodeHttpClient(base: string, connections: number): HttpClient {
         if (extra) Object.assign(headers, extra);
         const req = request({ host: url.hostname, port: url.port, method, path, headers, agent }, (res) => {
           const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), headers: res.headers }));
+          let bytes = 0;
+          let tailBytes = 0;
+          res.on('data', (c: Buffer) => {
+            bytes += c.length;
+            chunks.push(c);
+            if (keep === 'tail') {
+              tailBytes += c.length;
+              while (chunks.length > 1 && tailBytes - chunks[0]!.length >= 256) tailBytes -= chunks.shift()!.length;
+            }
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), bytes, headers: res.headers }));
           res.on('error', reject);
         });
         req.on('error', reject);
@@ -63,7 +79,8 @@ function fetchClient(base: string): HttpClient {
     send: async (method, path, body, extra) => {
       const headers = { ...(body ? { 'content-type': 'application/json' } : {}), ...extra };
       const res = await fetch(base + path, { method, body, headers });
-      return { status: res.status, body: Buffer.from(await res.arrayBuffer()), headers: Object.fromEntries(res.headers) };
+      const all = Buffer.from(await res.arrayBuffer());
+      return { status: res.status, body: all, bytes: all.byteLength, headers: Object.fromEntries(res.headers) };
     },
     close: () => {},
   };

@@ -201,7 +201,7 @@ async function produce(job: ProduceJob): Promise<JobResult> {
         w.error(name, n);
         bad += n;
       }
-      w.done(sentAt, (performance.now() - sentAt) * 1000, job.batch - bad, body.byteLength, reply.body.byteLength);
+      w.done(sentAt, (performance.now() - sentAt) * 1000, job.batch - bad, body.byteLength, reply.bytes);
     }
   };
   await Promise.all(Array.from({ length: job.producers }, producer));
@@ -225,7 +225,8 @@ async function consume(job: FetchJob): Promise<JobResult> {
       const sentAt = performance.now();
       let reply: Reply;
       try {
-        reply = await client.send('GET', fetchPath(job.pathTemplate, p, offsets[p]!), undefined, wire.fetchHeaders);
+        // The whole answer only until a sample for the ceiling is taken.
+        reply = await client.send('GET', fetchPath(job.pathTemplate, p, offsets[p]!), undefined, wire.fetchHeaders, sample === undefined && job.fixedRecords === undefined ? 'all' : 'tail');
       } catch (e) {
         w.error(`connection: ${(e as Error).message}`);
         await sleep(10);
@@ -246,7 +247,7 @@ async function consume(job: FetchJob): Promise<JobResult> {
         offsets[p] = next >= hw ? 0 : next;
         if (sample === undefined && records > 0) sample = fetchSample(reply, records);
       }
-      w.done(sentAt, (performance.now() - sentAt) * 1000, records, 0, reply.body.byteLength);
+      w.done(sentAt, (performance.now() - sentAt) * 1000, records, 0, reply.bytes);
     }
   };
   await Promise.all(Array.from({ length: job.consumers }, (_, i) => consumer(i)));
@@ -311,17 +312,19 @@ async function latency(job: LatencyJob): Promise<JobResult> {
       client.send('POST', producePath(), body, wire.produceHeaders).then(
         (reply) => {
           inFlight--;
+          bodies.release(body);
           const failed = produceFailures(reply, job.batch);
           let bad = 0;
           for (const [name, n] of Object.entries(failed ?? {})) {
             w.error(name, n);
             bad += n;
           }
-          w.done(dueAt, (performance.now() - dueAt) * 1000, job.batch - bad, body.byteLength, reply.body.byteLength);
+          w.done(dueAt, (performance.now() - dueAt) * 1000, job.batch - bad, body.byteLength, reply.bytes);
           if (pending.length > 0) send(pending.shift()!);
         },
         (e: Error) => {
           inFlight--;
+          bodies.release(body);
           w.error(`connection: ${e.message}`);
           if (pending.length > 0) send(pending.shift()!);
         },

@@ -34,24 +34,45 @@ export function produceBody(batch: number): Buffer {
   return Buffer.from(`{"entries":[${entries.join(',')}]}`);
 }
 
-/**
- * A produce body whose first record carries its send time, for end-to-end latency: the value
- * starts with `T` and the time in microseconds since the epoch (16 digits), then filler to 1 KiB.
- * Only the first entry changes per request, so the rest is built once.
- */
-export class StampedBodies {
-  private readonly rest: Buffer;
+const STAMP_LENGTH = 17; // `T` + 16 digits
+const stampBytes = (stampMicros: number) => Buffer.from(`T${String(Math.round(stampMicros)).padStart(16, '0')}`, 'latin1');
 
-  constructor(readonly batch: number) {
-    const entries: string[] = [];
-    for (let i = 1; i < batch; i++) entries.push(entry(i, FILLER));
-    this.rest = Buffer.from(batch > 1 ? `,${entries.join(',')}]}` : ']}');
-  }
+/**
+ * Produce bodies whose first record carries its send time, for end-to-end latency: the value
+ * starts with `T` and the time in microseconds since the epoch (16 digits), then filler to 1 KiB.
+ * The body is built once; a request takes a buffer of the pool (a copy of the template, made
+ * once per buffer) and patches the 17 stamp bytes in place (`patch` adds what else depends on
+ * them), and gives it back with `release` when answered: the open loop neither copies nor
+ * allocates a megabyte per request.
+ */
+export abstract class StampedPool {
+  private readonly free: Buffer[] = [];
+
+  protected constructor(
+    protected readonly template: Buffer,
+    protected readonly stampAt: number,
+  ) {}
 
   body(stampMicros: number): Buffer {
-    const stamp = `T${String(Math.round(stampMicros)).padStart(16, '0')}`;
-    const head = Buffer.from(`{"entries":[${entry(0, stamp + FILLER.slice(stamp.length))}`);
-    return Buffer.concat([head, this.rest]);
+    const out = this.free.pop() ?? Buffer.from(this.template);
+    const stamp = stampBytes(stampMicros);
+    this.patch(out, stamp);
+    stamp.copy(out, this.stampAt);
+    return out;
+  }
+
+  release(body: Buffer): void {
+    this.free.push(body);
+  }
+
+  protected patch(_body: Buffer, _stamp: Buffer): void {}
+}
+
+/** json: the first entry's STRING value carries the stamp. */
+export class StampedBodies extends StampedPool {
+  constructor(readonly batch: number) {
+    const template = produceBody(batch);
+    super(template, template.indexOf('"data":"') + '"data":"'.length);
   }
 }
 
@@ -98,49 +119,40 @@ export function batchBody(batch: number): Buffer {
 
 /** Where a batch's CRC is (big-endian uint32; it covers the bytes from the attributes, at 21, to the end). */
 const CRC_OFFSET = 17;
-const STAMP_LENGTH = 17; // `T` + 16 digits
-
 /** The register of a raw CRC-32C (no pre- or post-inversion) started at `register` after `data`. */
 const rawCrc = (data: Uint8Array, register: number) => ~crc32c(data, ~register >>> 0) >>> 0;
 
 /**
- * Batch bodies whose first record's value carries the send time (`T` and 16 digits of µs since
- * the epoch, as the json format's StampedBodies), for end-to-end latency. Re-encoding a 1 MB
- * batch per request (a CRC over all of it) would cost the load generator about as much CPU as
- * the server spends, so the body is built once and each request patches the 17 stamp bytes and
- * the CRC. CRC-32C is linear: changing bytes at distance L from the end changes the CRC by the
- * raw CRC of the changed bits followed by L zero bytes, a linear map of 32 bits that is computed
- * once per body (the image of each bit), so a request costs a copy and a few dozen operations.
+ * batch: the first record's value carries the stamp. Re-encoding a 1 MB batch per request (a CRC
+ * over all of it) would cost the load generator about as much CPU as the server spends, so the
+ * patch updates the CRC from the bytes that change. CRC-32C is linear: changing bytes at distance
+ * L from the end changes the CRC by the raw CRC of the changed bits followed by L zero bytes, a
+ * linear map of 32 bits computed once per body (the image of each bit): a few dozen operations.
  */
-export class StampedBatchBodies {
-  private readonly template: Buffer;
-  private readonly stampAt: number;
-  private readonly stampBase: Buffer;
+export class StampedBatchBodies extends StampedPool {
   /** shift[i]: the raw CRC register after L zero bytes, started at 1 << i. */
   private readonly shift = new Uint32Array(32);
 
   constructor(readonly batch: number) {
-    this.stampBase = Buffer.from(`T${'0'.repeat(16)}`, 'latin1');
-    this.template = batchOf(batch, Buffer.concat([this.stampBase, FILLER_BYTES.subarray(STAMP_LENGTH)]));
-    this.stampAt = firstValueAt(this.template, 0)!;
-    const zeros = Buffer.alloc(this.template.length - (this.stampAt + STAMP_LENGTH));
+    const template = batchOf(batch, Buffer.concat([stampBytes(0), FILLER_BYTES.subarray(STAMP_LENGTH)]));
+    super(template, firstValueAt(template, 0)!);
+    const zeros = Buffer.alloc(template.length - (this.stampAt + STAMP_LENGTH));
     for (let i = 0; i < 32; i++) this.shift[i] = rawCrc(zeros, (1 << i) >>> 0);
     // Once, the codec's own check: the patched CRC must be the CRC of the patched bytes.
-    decodeRecordBatch(this.body(1234567890123456));
+    const probe = this.body(1234567890123456);
+    decodeRecordBatch(probe);
+    this.release(probe);
+    decodeRecordBatch(this.body(42)); // the same buffer, patched again
   }
 
-  body(stampMicros: number): Buffer {
-    const out = Buffer.allocUnsafe(this.template.length);
-    this.template.copy(out);
-    const stamp = Buffer.from(`T${String(Math.round(stampMicros)).padStart(16, '0')}`, 'latin1');
-    stamp.copy(out, this.stampAt);
+  /** Called before the stamp is written: the CRC changes by the stamp's difference from the old one. */
+  protected override patch(body: Buffer, stamp: Buffer): void {
     const delta = Buffer.allocUnsafe(STAMP_LENGTH);
-    for (let i = 0; i < STAMP_LENGTH; i++) delta[i] = stamp[i]! ^ this.stampBase[i]!;
+    for (let i = 0; i < STAMP_LENGTH; i++) delta[i] = stamp[i]! ^ body[this.stampAt + i]!;
     const d = rawCrc(delta, 0);
     let change = 0;
     for (let i = 0; i < 32; i++) if ((d >>> i) & 1) change ^= this.shift[i]!;
-    out.writeUInt32BE((this.template.readUInt32BE(CRC_OFFSET) ^ change) >>> 0, CRC_OFFSET);
-    return out;
+    body.writeUInt32BE((body.readUInt32BE(CRC_OFFSET) ^ change) >>> 0, CRC_OFFSET);
   }
 }
 
