@@ -162,12 +162,7 @@ export function recordRoutes(): Hono<AppEnv> {
     const partition = partitionParam(c.req.param('partition'));
     if (partition >= topic.partitionCount) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
     const { config } = topic;
-    const batches = validateProducedBatches(await readBody(c), {
-      maxMessageBytes: config.maxMessageBytes,
-      requireKeys: config.cleanupPolicy.compact,
-      logAppendTime: config.logAppendTime,
-      now: services.clock.now(),
-    });
+    const batches = validateProducedBatches(await readBody(c), { maxMessageBytes: config.maxMessageBytes, requireKeys: config.cleanupPolicy.compact });
     const options: AppendOptions = { acks };
     if (batches.producer) {
       const { producerId, producerEpoch, baseSequence } = batches.producer;

@@ -1,6 +1,8 @@
 /**
  * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), the checksum of Kafka's RecordBatch v2
- * (`org.apache.kafka.common.utils.Crc32C`). Pure TypeScript, slicing-by-8.
+ * (`org.apache.kafka.common.utils.Crc32C`). The hardware-accelerated one of @node-rs/crc32 when its
+ * prebuilt binary loads (five times faster on a 1 MiB batch here, and every produce and read checks
+ * one), else this pure TypeScript slicing-by-8, which Lambda bundles use (they leave native modules out).
  *
  * Slicing-by-8: `TABLE[0]` is the usual byte-at-a-time table, T0[b] = crc of the single byte b.
  * `TABLE[k][b]` is the CRC contribution of byte b followed by k zero bytes, i.e.
@@ -9,6 +11,8 @@
  * four bytes folded into the running crc use T7..T4, the next four raw bytes T3..T0. One step of the
  * main loop therefore consumes eight bytes with eight table loads and no data-dependent branches.
  */
+
+import { createRequire } from 'node:module';
 
 const POLY = 0x82f63b78;
 
@@ -35,7 +39,7 @@ const TABLE: Int32Array = (() => {
  * `initial` chains calls: `crc32c(b, crc32c(a))` equals `crc32c(a ++ b)`. The default 0 is the CRC of
  * no bytes, so `crc32c(data)` is the plain checksum (pre- and post-inversion are handled here).
  */
-export function crc32c(data: Uint8Array, initial = 0): number {
+export function crc32cPortable(data: Uint8Array, initial = 0): number {
   const t = TABLE;
   let crc = ~initial | 0;
   let i = 0;
@@ -60,3 +64,25 @@ export function crc32c(data: Uint8Array, initial = 0): number {
   }
   return ~crc >>> 0;
 }
+
+type NativeCrc32c = (data: Uint8Array, initial?: number) => number;
+
+function loadNative(): NativeCrc32c | undefined {
+  try {
+    return (createRequire(import.meta.url)('@node-rs/crc32') as { crc32c: NativeCrc32c }).crc32c;
+  } catch {
+    return undefined; // no binary for this platform, or a bundle without node_modules
+  }
+}
+
+const native = loadNative();
+
+/** Which implementation {@link crc32c} is (reported by tests, and useful when reading profiles). */
+export const crc32cImplementation: 'native' | 'portable' = native ? 'native' : 'portable';
+
+/**
+ * CRC-32C of `data`, as an unsigned 32-bit number; `initial` chains calls as {@link crc32cPortable}'s does.
+ */
+export const crc32c: (data: Uint8Array, initial?: number) => number = native
+  ? (data, initial = 0) => native(data, initial) >>> 0
+  : crc32cPortable;

@@ -294,27 +294,27 @@ export class PartitionLog {
   async readBatches(topic: TopicMeta, partition: number, offset: number, maxBytes: number): Promise<BatchFetchResult> {
     const { state, loaded } = await this.loadFrom(topic, partition, offset, maxBytes);
     const hw = state.highWatermark;
-    const out = new Uint8Array(loaded.reduce((n, l) => n + l.data.byteLength, 0));
-    let size = 0;
+    const parts: Uint8Array[] = [];
     let nextOffset = offset;
     for (const { entry, data } of loaded) {
-      out.set(data, size); // a copy: the stored bytes keep their offsets relative to the entry
+      // Patched in place: the store handed over bytes of our own (ObjectStore.get), and the stored
+      // object keeps its offsets relative to the entry.
       let at = 0;
       while (at < data.byteLength) {
-        const header = readBatchHeader(out, size + at);
+        const header = readBatchHeader(data, at);
         const base = entry.baseOffset + header.baseOffset;
         if (base + header.lastOffsetDelta >= hw) break;
-        setBaseOffset(out, size + at, base);
-        setPartitionLeaderEpoch(out, size + at, entry.leaderEpoch);
+        setBaseOffset(data, at, base);
+        setPartitionLeaderEpoch(data, at, entry.leaderEpoch);
         at += LOG_OVERHEAD + header.batchLength;
         nextOffset = Math.max(nextOffset, base + header.lastOffsetDelta + 1);
       }
-      size += at;
+      parts.push(data.subarray(0, at));
       if (at < data.byteLength) break;
       // A compacted entry may end in removed records: the next fetch starts after the entry.
       nextOffset = Math.max(nextOffset, Math.min(hw, entry.lastOffset + 1));
     }
-    return { batches: out.subarray(0, size), nextOffset, highWatermark: hw, logStartOffset: state.logStartOffset };
+    return { batches: joinViews(parts), nextOffset, highWatermark: hw, logStartOffset: state.logStartOffset };
   }
 
   /** Loads the index entries (and their bytes) a fetch from `offset` answers with; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
@@ -541,6 +541,15 @@ export class PartitionLog {
       if (this.commitQueues.get(key) === tail) this.commitQueues.delete(key);
     }
   }
+}
+
+/** The parts as one array: a view when they lie end to end in one buffer (entries read by one GET), else a copy. */
+function joinViews(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const first = parts[0];
+  const adjacent = parts.every((p, i) => i === 0 || (p.buffer === first!.buffer && p.byteOffset === parts[i - 1]!.byteOffset + parts[i - 1]!.byteLength));
+  if (first && adjacent) return new Uint8Array(first.buffer, first.byteOffset, parts.reduce((n, p) => n + p.byteLength, 0));
+  return Buffer.concat(parts);
 }
 
 /** A committed run's records with absolute offsets (batches carry offsets relative to the run). */

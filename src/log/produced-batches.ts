@@ -13,7 +13,6 @@ import {
   LOG_OVERHEAD,
   readBatchHeader,
   setBaseOffset,
-  setLogAppendTime,
   setMaxTimestamp,
   TRANSACTIONAL_FLAG_MASK,
   type BatchHeader,
@@ -34,9 +33,6 @@ export interface ProducedBatchRules {
   maxMessageBytes: number;
   /** cleanup.policy=compact: every record needs a key. */
   requireKeys: boolean;
-  /** message.timestamp.type=LogAppendTime: the broker's time replaces the producer's. */
-  logAppendTime: boolean;
-  now: number;
 }
 
 const corrupt = (message: string) => new KafkaError('CORRUPT_MESSAGE', message, { status: 400 });
@@ -44,9 +40,9 @@ const invalid = (message: string) => new KafkaError('INVALID_RECORD', message);
 
 /**
  * Checks every batch of `bytes` (one or more concatenated v2 batches) and rewrites, in place, what
- * the broker owns: base offsets (relative to the run), and for LogAppendTime topics the timestamp
- * type and max timestamp (then the CRC). A producer's CreateTime max timestamp that does not match
- * its records is corrected, as Kafka does. Throws CORRUPT_MESSAGE (bad CRC, truncated or malformed
+ * the broker owns: base offsets (relative to the run), and a max timestamp that does not match the
+ * records (then the CRC), as Kafka corrects it. (LogAppendTime topics are stamped at append time, by
+ * the request object.) Throws CORRUPT_MESSAGE (bad CRC, truncated or malformed
  * bytes), INVALID_RECORD (inconsistent offsets, a missing key on a compacted topic, control or
  * transactional batches), UNSUPPORTED_COMPRESSION_TYPE, or MESSAGE_TOO_LARGE (a batch above
  * max.message.bytes); nothing is appended then.
@@ -78,13 +74,9 @@ export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchR
     }
     producer = checkProducer(header, producer, recordCount, position);
     const batchMax = checkRecords(bytes, position, end, header, rules.requireKeys);
-    if (rules.logAppendTime) {
-      setLogAppendTime(bytes, position, rules.now);
-    } else if (batchMax !== header.maxTimestamp) {
-      setMaxTimestamp(bytes, position, batchMax);
-    }
+    if (batchMax !== header.maxTimestamp) setMaxTimestamp(bytes, position, batchMax);
     setBaseOffset(bytes, position, recordCount);
-    maxTimestamp = Math.max(maxTimestamp, rules.logAppendTime ? rules.now : batchMax);
+    maxTimestamp = Math.max(maxTimestamp, batchMax);
     recordCount += header.recordCount;
     batchCount++;
     position = end;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { KafkaError } from '../errors.js';
-import { encodeRecordBatch, type LogRecord } from './record-batch.js';
+import { encodeRecordBatch, LOG_OVERHEAD, readBatchHeader, setLogAppendTime, type LogRecord } from './record-batch.js';
 import type { ProducedBatches } from './produced-batches.js';
 import { checkRecordSize, chunkRecords } from './record-size.js';
 import type { Topic } from './topics.js';
@@ -41,7 +41,8 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
       }
       if ('batches' in append) {
         const { bytes, recordCount, maxTimestamp } = append.batches;
-        encoded.push({ partition, batches: [bytes], recordCount, maxTimestamp });
+        if (topic.config.logAppendTime) stampLogAppendTime(bytes, now);
+        encoded.push({ partition, batches: [bytes], recordCount, maxTimestamp: topic.config.logAppendTime ? now : maxTimestamp });
         continue;
       }
       const { records } = append;
@@ -81,6 +82,11 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
     runs.push({ partition: p.partition, start, end: pos, recordCount: p.recordCount, maxTimestamp: p.maxTimestamp });
   }
   return { key, body, runs, rejected };
+}
+
+/** Marks every batch LogAppendTime at `now` (message.timestamp.type=LogAppendTime), as Kafka's broker does. */
+function stampLogAppendTime(bytes: Uint8Array, now: number): void {
+  for (let at = 0; at < bytes.byteLength; at += LOG_OVERHEAD + readBatchHeader(bytes, at).batchLength) setLogAppendTime(bytes, at, now);
 }
 
 /** Object keys sort by creation time, which maintenance (orphan GC, merge) relies on. */

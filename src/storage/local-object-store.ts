@@ -36,6 +36,8 @@ export class LocalObjectStore implements ObjectStore {
   readonly name: string;
   private readonly root: string;
   private readonly fsync: boolean;
+  /** Directories this store has made (one per topic and hour, say): put skips their mkdir. */
+  private readonly madeDirectories = new Set<string>();
 
   constructor(dir: string, options: LocalObjectStoreOptions = {}) {
     this.root = resolve(dir);
@@ -51,10 +53,15 @@ export class LocalObjectStore implements ObjectStore {
     // in it: retry. Once the temp file exists, its directory is not empty and stays.
     for (let attempt = 0; ; attempt++) {
       try {
-        await mkdir(dir, { recursive: true });
+        // Directories made before are assumed to be there; a pruned one fails the write with ENOENT.
+        if (!this.madeDirectories.has(dir)) {
+          await mkdir(dir, { recursive: true });
+          this.madeDirectories.add(dir);
+        }
         await this.writeFile(temp, body);
         break;
       } catch (err) {
+        this.madeDirectories.delete(dir);
         if (errorCode(err) !== 'ENOENT' || attempt >= 10) {
           await rm(temp, { force: true });
           throw err;
@@ -79,14 +86,16 @@ export class LocalObjectStore implements ObjectStore {
       throw err;
     }
     try {
-      const { size } = await handle.stat();
+      // A bounded range needs no stat: a read past the end comes back short, which is the clipping.
+      const size = range?.end === undefined ? (await handle.stat()).size : Number.MAX_SAFE_INTEGER;
       const start = Math.min(Math.max(range?.start ?? 0, 0), size);
       const end = Math.min(Math.max(range?.end ?? size, start), size);
-      const out = new Uint8Array(end - start);
+      const unfilled = Buffer.allocUnsafe(end - start); // no zeroing: filled below, and what the read leaves is cut off
+      const out = new Uint8Array(unfilled.buffer, unfilled.byteOffset, unfilled.byteLength);
       let filled = 0;
       while (filled < out.byteLength) {
         const { bytesRead } = await handle.read(out, filled, out.byteLength - filled, start + filled);
-        if (bytesRead === 0) break; // cannot happen for an immutable object, but never spin
+        if (bytesRead === 0) break; // the end of the file (a clipped range)
         filled += bytesRead;
       }
       return filled === out.byteLength ? out : out.subarray(0, filled);

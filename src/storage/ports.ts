@@ -30,7 +30,10 @@ export interface ObjectStore {
   /** A short name for logs and metrics (bucket name, directory, "memory"). */
   readonly name: string;
   put(key: string, body: Uint8Array): Promise<void>;
-  /** Throws `ObjectNotFoundError` when the key does not exist. A range past the end is clipped. */
+  /**
+   * Throws `ObjectNotFoundError` when the key does not exist. A range past the end is clipped. The
+   * bytes are the caller's own (never a view of a cache or of the stored object): readers patch them in place.
+   */
   get(key: string, range?: ByteRange): Promise<Uint8Array>;
   head(key: string): Promise<ObjectInfo | undefined>;
   /**

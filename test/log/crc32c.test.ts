@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { crc32c } from '../../src/log/crc32c.js';
+import { crc32c as inUse, crc32cImplementation, crc32cPortable } from '../../src/log/crc32c.js';
 
 /** Bit-at-a-time CRC-32C straight from the definition: the reference the table version must match. */
 function crc32cReference(data: Uint8Array): number {
@@ -14,7 +14,14 @@ function crc32cReference(data: Uint8Array): number {
 
 const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
 
-describe('crc32c', () => {
+it('uses the native CRC-32C where its prebuilt binary installs (this platform has one)', () => {
+  expect(crc32cImplementation).toBe('native');
+});
+
+describe.each([
+  ['crc32c (native)', inUse],
+  ['crc32c (portable)', crc32cPortable],
+])('%s', (_name, crc32c) => {
   it('matches the published check value and RFC 3720 (B.4) vectors', () => {
     expect(crc32c(new Uint8Array(0))).toBe(0);
     expect(crc32c(ascii('123456789'))).toBe(0xe3069283);
