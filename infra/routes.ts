@@ -18,6 +18,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   // POST at this depth, `.../configs:alter`, also lands here, and needs no permission the produce
   // function lacks (it reads and conditionally writes the topic item).
   { method: 'POST', path: '/v3/clusters/{clusterId}/topics/{topicName}/{action}', target: 'produce' },
+  // Record batches (Kafka's bytes) are produced per partition, and fetched on the same path.
+  { method: 'POST', path: '/v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records', target: 'produce' },
   { method: 'GET', path: '/v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records', target: 'fetch' },
   { method: 'ANY', path: '/{proxy+}', target: 'admin' },
 ];

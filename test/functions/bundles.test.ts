@@ -12,6 +12,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LogFunctionName } from '../../infra/log-functions.js';
 import { routeFor } from '../../infra/routes.js';
+import { decodeRecordBatches, encodeRecordBatch } from '../../src/log/record-batch.js';
 import { startDynalite, startS3rver, TEST_CREDENTIALS, type DynaliteHandle, type S3rverHandle } from '../support/emulators.js';
 import { synthStack, type Synthesized } from '../infra/synth.js';
 
@@ -237,11 +238,25 @@ describe('admin, produce and fetch bundles, end to end on s3rver and dynalite', 
     expect(res.emf).toMatchObject({ ProduceRecords: 1 });
   });
 
+  it('record batches cross API Gateway as base64 both ways: produce takes one, fetch answers the stored bytes', async () => {
+    const batch = encodeRecordBatch([{ key: Buffer.from('k'), value: Buffer.from([0, 255, 1]), headers: [], timestamp: 1_700_000_000_000 }]);
+    const path = `${BASE}/topics/events/partitions/0/records`;
+    const produced = apiEvent('POST', path, { headers: { 'content-type': 'application/vnd.kafka.record-batch.v2' } });
+    const produceResult = (await handlers.produce({ ...produced, body: Buffer.from(batch).toString('base64'), isBase64Encoded: true }, lambdaContext('produce'))) as APIGatewayProxyStructuredResultV2;
+    expect(produceResult.statusCode).toBe(200);
+    expect(JSON.parse(produceResult.body!)).toMatchObject({ kind: 'KafkaProduceResult', base_offset: 4, last_offset: 4 });
+
+    const fetched = (await handlers.fetch(apiEvent('GET', path, { query: 'offset=4', headers: { accept: 'application/vnd.kafka.record-batch.v2' } }), lambdaContext('fetch'))) as APIGatewayProxyStructuredResultV2;
+    expect(fetched).toMatchObject({ statusCode: 200, isBase64Encoded: true, headers: { 'kafka-next-offset': '5', 'kafka-high-watermark': '5' } });
+    const [back] = decodeRecordBatches(Buffer.from(fetched.body!, 'base64'));
+    expect(back!.records.map((r) => [r.offset, Buffer.from(r.key!).toString(), [...r.value!]])).toEqual([[4, 'k', [0, 255, 1]]]);
+  });
+
   it('admin answers health, list offsets, and the app\'s own 404 and error envelope', async () => {
     expect(await invoke('GET', '/health')).toMatchObject({ target: 'admin', status: 200, body: { status: 'ok' } });
     expect(await invoke('GET', `${BASE}/topics/events/partitions/0/offset`, { query: 'offset_type=latest' })).toMatchObject({
       status: 200,
-      body: { offset: 4 },
+      body: { offset: 5 },
     });
     expect(await invoke('GET', `${BASE}/topics/missing`)).toMatchObject({ status: 404, body: { error_code: 40403 } });
     expect(await invoke('GET', '/nothing/here')).toMatchObject({ status: 404, body: { error: 'NOT_FOUND' } });

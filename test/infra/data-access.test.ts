@@ -11,7 +11,9 @@ import { instrumentStorage, type StorageCall } from '../../functions/instrumente
 import { createServices, createStorage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import { createApp } from '../../src/http/app.js';
+import { RECORD_BATCH_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
 import { indexSk } from '../../src/log/offset-index.js';
+import { encodeRecordBatch } from '../../src/log/record-batch.js';
 import { partitionPk } from '../../src/log/partition-state.js';
 
 const NAMES: HttpFunctionName[] = ['produce', 'fetch', 'admin'];
@@ -26,10 +28,11 @@ const apps = Object.fromEntries(
 async function call(method: string, path: string, body?: unknown) {
   const url = `${BASE}/${path}`;
   const target = routeFor(method, url.split('?')[0]!)!.target;
+  const bytes = body instanceof Uint8Array;
   const res = await apps[target].request(url, {
     method,
-    headers: { 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
+    headers: { 'content-type': bytes ? RECORD_BATCH_MEDIA_TYPE : 'application/json' },
+    ...(body !== undefined && { body: bytes ? body : JSON.stringify(body) }),
   });
   const text = await res.text();
   return { target, status: res.status, body: text ? JSON.parse(text) : undefined };
@@ -50,6 +53,7 @@ beforeAll(async () => {
     ['GET', 'topics/orders/partitions', undefined, 'admin', 200],
     ['POST', 'topics/orders/records', { partition_id: 0, value: { data: { n: 1 } } }, 'produce', 200],
     ['POST', 'topics/orders/records:batch', { entries: [1, 2, 3].map((n) => ({ id: String(n), partition_id: 0, value: { data: { n } } })) }, 'produce', 207],
+    ['POST', 'topics/orders/partitions/1/records', encodeRecordBatch([{ key: null, value: new Uint8Array([1]), headers: [], timestamp: 0 }]), 'produce', 200],
     // The one non-produce POST the produce route takes (see infra/routes.ts).
     ['POST', 'topics/orders/configs:alter', { data: [{ name: 'retention.ms', value: '86400000' }] }, 'produce', 204],
     ['GET', 'topics/orders/partitions/0/records?offset=0', undefined, 'fetch', 200],
