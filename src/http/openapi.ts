@@ -3,6 +3,7 @@
  * v3; operations v3 lacks are marked `x-extension: true`. Schemas are kept to what a client needs.
  */
 import { groupPaths } from './group-openapi.js';
+import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
 
 type Json = Record<string, unknown>;
 
@@ -22,6 +23,13 @@ const partition = param('partition_id', 'path', { type: 'integer', minimum: 0 })
 const configName = param('name', 'path');
 const body = (schema: Json) => ({ required: true, content: { 'application/json': { schema } } });
 const acks = param('acks', 'query', { enum: ['0', '1', 'all', '-1'], default: 'all' }, "Kafka's acks (extension): 0 answers before anything is durable (offset -1); 1 once the leader store has it; all once every in-sync replica store has it");
+
+const recordBatches = {
+  schema: { type: 'string', format: 'binary' },
+  description:
+    'One or more Kafka RecordBatch v2 (magic 2, uncompressed, not transactional), concatenated: the bytes a Kafka producer sends for a partition. An idempotent producer sets producerId, producerEpoch and baseSequence in the batch header.',
+};
+const intHeader = (description: string) => ({ schema: { type: 'integer' }, description });
 
 const dataSchema = {
   type: ['object', 'null'],
@@ -155,16 +163,51 @@ export const openApiDocument = {
           param('max_wait_ms', 'query', { type: 'integer', minimum: 0, default: 0 }, "Kafka's fetch.max.wait.ms: the longest wait for min_bytes, bounded by the server (MAX_FETCH_WAIT_MS, 25 s); then whatever there is is returned, possibly nothing"),
         ],
         responses: {
+          200: {
+            description: `JSON (the default), or with Accept: ${RECORD_BATCH_MEDIA_TYPE} the stored record batches as they are: whole batches with absolute offsets (the first may start before \`offset\`: skip its earlier records, as a Kafka consumer does), CRCs for the client to check, the rest in headers`,
+            headers: {
+              [FETCH_HEADERS.nextOffset]: intHeader('The offset to fetch next (record-batch answers)'),
+              [FETCH_HEADERS.highWatermark]: intHeader('The high watermark (record-batch answers)'),
+              [FETCH_HEADERS.logStartOffset]: intHeader('The log start offset (record-batch answers)'),
+            },
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: {
+                    records: { type: 'array', items: ref('Record') },
+                    next_offset: { type: 'integer' },
+                    high_watermark: { type: 'integer' },
+                    log_start_offset: { type: 'integer' },
+                  },
+                },
+              },
+              [RECORD_BATCH_MEDIA_TYPE]: recordBatches,
+            },
+          },
+          ...errors(400, 404, 416),
+        },
+      },
+      post: {
+        summary: "Produce Kafka record batches to one partition (Kafka's Produce for one partition): the batches are checked (CRC, offsets, sizes, keys of compacted topics) and stored as sent",
+        'x-extension': true,
+        parameters: [cluster, topic, partition, acks],
+        requestBody: { required: true, content: { [RECORD_BATCH_MEDIA_TYPE]: recordBatches, 'application/octet-stream': recordBatches } },
+        responses: {
           200: json({
             type: 'object',
             properties: {
-              records: { type: 'array', items: ref('Record') },
-              next_offset: { type: 'integer' },
-              high_watermark: { type: 'integer' },
+              kind: { const: 'KafkaProduceResult' },
+              partition_id: { type: 'integer' },
+              base_offset: { type: 'integer', description: '-1 with acks=0' },
+              last_offset: { type: 'integer' },
+              record_count: { type: 'integer' },
+              log_append_time: { type: 'integer', description: 'Epoch ms when the topic uses LogAppendTime, else -1' },
               log_start_offset: { type: 'integer' },
+              duplicate: { type: 'boolean', description: "An idempotent producer's retry of a batch already appended: nothing was written" },
             },
           }),
-          ...errors(400, 404, 416),
+          ...errors(400, 404, 409, 413, 415, 503),
         },
       },
     },

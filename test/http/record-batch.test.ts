@@ -195,6 +195,13 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     expect(await highWatermark('fire')).toBe(1);
   });
 
+  it('is described in the OpenAPI document', async () => {
+    const doc = (await t.call('GET', '/openapi.json')).body;
+    const path = doc.paths['/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records'];
+    expect(Object.keys(path.post.requestBody.content)).toContain(RECORD_BATCH_MEDIA_TYPE);
+    expect(Object.keys(path.get.responses['200'].content)).toEqual(['application/json', RECORD_BATCH_MEDIA_TYPE]);
+  });
+
   it('long-polls for record batches until enough bytes are below the HW', async () => {
     await createTopic('wait');
     const pending = fetchBatches('wait', 0, 'offset=0&min_bytes=1&max_wait_ms=5000');
