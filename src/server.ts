@@ -6,7 +6,7 @@
  */
 import { serve } from '@hono/node-server';
 import { parseArgs } from 'node:util';
-import { createServices, createStorage, startInProcessScheduler } from './compose.js';
+import { createServices, openStorage, startInProcessScheduler } from './compose.js';
 import { serverConfigFromEnv } from './config/server-config.js';
 import { createApp } from './http/app.js';
 
@@ -30,7 +30,7 @@ const config = serverConfigFromEnv(env);
 const port = Number(flags.port ?? process.env.PORT ?? 8080);
 const hostname = flags.host ?? process.env.HOST ?? '127.0.0.1';
 
-const storage = createStorage(config.backend);
+const storage = await openStorage(config.backend); // a SQLite problem fails here, at startup
 const services = createServices(config, storage);
 const app = createApp(services);
 // Timers, retention, compaction, segment merge and orphan GC, every SCHEDULER_INTERVAL_MS.
