@@ -102,7 +102,7 @@ describe('functions', () => {
       SERVICE_NAME: 'S3KafkaLog-test',
       METRICS_NAMESPACE: 'S3KafkaLog',
       // Below Lambda's 6 MB synchronous payload limit, each way.
-      MAX_REQUEST_BYTES: String(5 * 1024 * 1024),
+      MAX_REQUEST_BYTES: String(4 * 1024 * 1024),
       MAX_FETCH_BYTES: String(1024 * 1024),
     });
     expect(env.TABLE_NAME).toEqual({ Ref: logicalId(s.stack, s.stack.table) });
