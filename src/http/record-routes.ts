@@ -106,13 +106,20 @@ async function produce(services: AppServices, topic: Topic, bodies: ProduceRecor
   return results;
 }
 
-function success(clusterId: string, topic: string, r: Extract<EntryResult, { ok: true }>) {
+/** ISO 8601 of epoch ms, remembering the last one: a request's records mostly share one timestamp. */
+function isoTimestamps(): (ms: number) => string {
+  let lastMs = NaN;
+  let last = '';
+  return (ms) => (ms === lastMs ? last : ((lastMs = ms), (last = new Date(ms).toISOString())));
+}
+
+function success(clusterId: string, topic: string, r: Extract<EntryResult, { ok: true }>, iso = isoTimestamps()) {
   return {
     cluster_id: clusterId,
     topic_name: topic,
     partition_id: r.partition,
     offset: r.offset,
-    timestamp: new Date(r.timestamp).toISOString(),
+    timestamp: iso(r.timestamp),
     key: r.keySize === null ? null : { type: r.keyType, size: r.keySize },
     value: r.valueSize === null ? null : { type: r.valueType, size: r.valueSize },
     ...(r.duplicate ? { duplicate: true } : {}),
@@ -144,9 +151,10 @@ export function recordRoutes(): Hono<AppEnv> {
     const results = await produce(services, topic, body.entries, options);
     const successes: unknown[] = [];
     const failures: unknown[] = [];
+    const iso = isoTimestamps();
     results.forEach((r, i) => {
       const id = body.entries[i]!.id;
-      if (r.ok) successes.push({ id, ...success(services.clusterId, topic.name, r) });
+      if (r.ok) successes.push({ id, ...success(services.clusterId, topic.name, r, iso) });
       else failures.push({ id, ...r.body });
     });
     return c.json({ successes, failures }, 207);
