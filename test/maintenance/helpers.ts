@@ -4,7 +4,8 @@
  */
 import type { Storage } from '../../src/compose.js';
 import { PartitionLog } from '../../src/log/partition-log.js';
-import type { LogRecord } from '../../src/log/record-batch.js';
+import { expect } from 'vitest';
+import { decodeRecordBatches, type LogRecord } from '../../src/log/record-batch.js';
 import { TopicRegistry, type Topic } from '../../src/log/topics.js';
 import type { MaintenanceOptions } from '../../src/maintenance/maintenance-options.js';
 import { runScheduler, type SchedulerDeps, type SchedulerReport } from '../../src/maintenance/scheduler.js';
@@ -51,8 +52,11 @@ export function harness(storage: Storage, clock: TestClock, options: Partial<Mai
       if (!out.ok) throw out.error;
       return out.info.baseOffset;
     },
-    /** Every record from the log start offset to the high watermark. */
-    async readAll(topic: Topic, partition = 0) {
+    /**
+     * Every record from the log start offset to the high watermark, read with both fetches (JSON's
+     * decoded records and the record batches as stored), which must agree; `jsonOnly` reads once.
+     */
+    async readAll(topic: Topic, partition = 0, { jsonOnly = false } = {}) {
       const state = await log.state(topic, partition);
       const out: { offset: number; key: string | null; value: string | null; timestamp: number }[] = [];
       for (let offset = state.logStartOffset; offset < state.highWatermark; ) {
@@ -61,6 +65,18 @@ export function harness(storage: Storage, clock: TestClock, options: Partial<Mai
         if (r.nextOffset <= offset) throw new Error(`fetch made no progress at ${offset}`);
         offset = r.nextOffset;
       }
+      if (jsonOnly) return out;
+      // The record-batch fetch must serve the same records from the same entries (segments, compacted batches).
+      const viaBatches: typeof out = [];
+      for (let offset = state.logStartOffset; offset < state.highWatermark; ) {
+        const r = await log.readBatches(topic, partition, offset, 1 << 20);
+        for (const batch of decodeRecordBatches(r.batches)) {
+          for (const x of batch.records) if (x.offset >= offset) viaBatches.push({ offset: x.offset, key: text(x.key), value: text(x.value), timestamp: x.timestamp });
+        }
+        if (r.nextOffset <= offset) throw new Error(`record-batch fetch made no progress at ${offset}`);
+        offset = r.nextOffset;
+      }
+      expect(viaBatches).toEqual(out);
       return out;
     },
     run(extra: Partial<SchedulerDeps> = {}): Promise<SchedulerReport> {
