@@ -237,11 +237,16 @@ export class GroupCoordinator {
       const now = this.deps.clock.now();
       const g = item ? structuredClone(item.value) : undefined;
       const removed = g && g.deletingSince === undefined ? expireMembers(g, now) : [];
-      if (g && removed.length > 0) settle(g);
+      // An item whose target lags its group epoch (as a leave wrote before it settled) is settled
+      // and written back on any access, so no reader ever sees it Stable against a stale target.
+      const unsettled = g !== undefined && g.deletingSince === undefined && g.groupEpoch > g.assignmentEpoch;
+      if (g && (removed.length > 0 || unsettled)) settle(g);
       const timerDue = g?.timerAt !== undefined && g.timerAt <= now;
       const { result, next } = await change(g, now);
-      const target = next ?? (removed.length > 0 || timerDue ? g : undefined);
+      const target = next ?? (removed.length > 0 || unsettled || timerDue ? g : undefined);
       if (!target) return { result, removed: [], item };
+      // Every write leaves the target assignment at the group epoch (settle is idempotent).
+      if (target.deletingSince === undefined) settle(target);
       target.state = groupState(target);
       await this.armTimer(groupId, target, now);
       try {

@@ -247,6 +247,10 @@ export function applyHeartbeat(g: GroupRecord, req: HeartbeatRequest, ctx: Heart
   if (req.memberEpoch === -1) {
     if (!member) throw unknownMember(g.groupId, req.memberId);
     removeMember(g, member.memberId);
+    // The leave bumped the group epoch: recompute the target now, so the leaver's partitions go to
+    // the remaining members (KIP-848: a membership change yields a new target assignment at the new
+    // epoch). Without it the group read Stable against the old target, the leaver's partitions unowned.
+    settle(g);
     return member.memberId;
   }
 

@@ -2,13 +2,13 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../errors.js';
 import type { Acks, AppendOptions, AppendOutcome } from '../log/partition-log.js';
+import { validateProducedBatches } from '../log/produced-batches.js';
 import type { LogRecord } from '../log/record-batch.js';
 import type { Topic } from '../log/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';
 import { produceRecordSchema, showRecord, toLogRecord, type DataType, type OutputFormat, type ProduceRecordBody } from './record-encoding.js';
-import { validateProducedBatches } from '../log/produced-batches.js';
 import { acceptsRecordBatches, recordBatchResponse, requireRecordBatchBody } from './record-batch-body.js';
 import { partitionParam, queryInt, readBody, readJson } from './request.js';
 
@@ -206,8 +206,7 @@ export function recordRoutes(): Hono<AppEnv> {
     const maxWaitMs = Math.min(queryInt(c.req.query('max_wait_ms'), 'max_wait_ms') ?? 0, services.limits.maxFetchWaitMs);
     const format = (c.req.query('format') ?? 'binary') as OutputFormat;
     if (!['binary', 'string', 'json'].includes(format)) throw new KafkaError('BAD_REQUEST', 'format must be binary, string or json');
-    const batches = acceptsRecordBatches(c);
-    const read = batches
+    const read = acceptsRecordBatches(c)
       ? async () => {
           const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1));
           return { ...r, bytes: r.batches.byteLength };
