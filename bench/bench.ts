@@ -33,7 +33,7 @@ import { costPerGib, diffCounts, PRICES } from './cost.js';
 import { FORMATS, WIRE, type BodyFormat } from './formats.js';
 import { createClient, type ClientKind } from './http-client.js';
 import { RECORD_BYTES, type Acks, type FetchSample, type Job, type JobResult } from './load.js';
-import { forkedWorkers, inProcess, procStats, REPO, sampleRss, startServer, type ChildServer, type LoadRunner } from './processes.js';
+import { forkedWorkers, inProcess, machineBusyMicros, procStats, REPO, sampleRss, startServer, type ChildServer, type LoadRunner } from './processes.js';
 import { summarize } from './profile-summary.js';
 import { render } from './render.js';
 import { fixed, int, ms, percentiles } from './report.js';
@@ -78,6 +78,19 @@ interface Measured {
   counts: OperationCounts;
   serverCpuMicros: number;
   peakRssBytes: number;
+  /** Cores other work on the machine used meanwhile. */
+  otherCpuCores: number;
+}
+
+/** Cores the machine spent on other work while `run` ran: busy time less the server's and the load generator's. */
+async function withOtherCpu<T>(pids: number[], run: () => Promise<T>, loadMicros: (t: T) => number): Promise<{ value: T; otherCpuCores: number }> {
+  const busy0 = machineBusyMicros();
+  const own0 = pids.reduce((n, pid) => n + procStats(pid).cpuMicros, 0);
+  const t0 = performance.now();
+  const value = await run();
+  const own = pids.reduce((n, pid) => n + procStats(pid).cpuMicros, 0) - own0;
+  const other = machineBusyMicros() - busy0 - own - loadMicros(value);
+  return { value, otherCpuCores: Math.max(0, other / 1000 / (performance.now() - t0)) };
 }
 
 /**
@@ -180,10 +193,10 @@ function session(server: ChildServer) {
       const before = await counters();
       const cpu0 = procStats(server.pid).cpuMicros;
       const rss = sampleRss(server.pid);
-      const result = await runner.run(job);
+      const { value: result, otherCpuCores } = await withOtherCpu([server.pid], () => runner.run(job), (r) => r.cpuMicros);
       const peakRssBytes = rss.stop();
       const serverCpuMicros = procStats(server.pid).cpuMicros - cpu0;
-      return { result, counts: diffCounts(await counters(), before), serverCpuMicros, peakRssBytes };
+      return { result, counts: diffCounts(await counters(), before), serverCpuMicros, peakRssBytes, otherCpuCores };
     },
   };
 }
@@ -234,6 +247,7 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
       latency: percentiles(m.result.latency),
       serverCpuCores: m.serverCpuMicros / 1000 / m.result.total.ms,
       loadCpuCores: m.result.cpuMicros / 1000 / m.result.total.ms,
+      otherCpuCores: m.otherCpuCores,
       errors: m.result.errors,
       perGib: costPerGib(m.counts, totalBytes, requests, bytes, m.serverCpuMicros / 1e6),
       objectPutsPerMiB: m.counts.objects.put / Math.max(1e-9, totalBytes / MiB),
@@ -262,6 +276,7 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
         latency: percentiles(m.result.latency),
         serverCpuCores: m.serverCpuMicros / 1000 / m.result.total.ms,
         loadCpuCores: m.result.cpuMicros / 1000 / m.result.total.ms,
+        otherCpuCores: m.otherCpuCores,
         errors: m.result.errors,
         perGib: costPerGib(m.counts, m.result.total.records * RECORD_BYTES, m.result.total.requests, responseBytes, m.serverCpuMicros / 1e6),
         responseBytes,
@@ -340,10 +355,10 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
   const ceilingMeasure = async (c: ChildServer, job: Job) => {
     flushPageCache();
     const cpu0 = procStats(c.pid).cpuMicros;
-    const result = await runner.run(job);
+    const { value: result, otherCpuCores } = await withOtherCpu([c.pid], () => runner.run(job), (r) => r.cpuMicros);
     clearCeiling();
     const rps = (result.window.records * 1000) / result.window.ms;
-    return { rps, latency: percentiles(result.latency), cpu: (procStats(c.pid).cpuMicros - cpu0) / 1000 / result.total.ms, load: result.cpuMicros / 1000 / result.total.ms };
+    return { rps, latency: percentiles(result.latency), cpu: (procStats(c.pid).cpuMicros - cpu0) / 1000 / result.total.ms, load: result.cpuMicros / 1000 / result.total.ms, other: otherCpuCores };
   };
   const keepBest = (row: CeilingRow) => {
     const i = ceilings.findIndex((c) => c.format === row.format && c.kind === row.kind && c.batch === row.batch);
@@ -360,7 +375,7 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
       const job = { warmupMs: CEILING_WARMUP_MS, durationMs: CEILING_WINDOW_MS, base: ceiling.url, client, format };
       for (const batch of batchSizes) {
         const m = await ceilingMeasure(ceiling, { ...job, kind: 'produce', path: '/produce', partitions: 1, batch, producers: PRODUCERS });
-        keepBest({ format, kind: 'produce', batch, recordsPerSec: m.rps, mbPerSec: mbPerSec(m.rps), latency: m.latency, serverCpuCores: m.cpu, loadCpuCores: m.load, runs: [m.rps] });
+        keepBest({ format, kind: 'produce', batch, recordsPerSec: m.rps, mbPerSec: mbPerSec(m.rps), latency: m.latency, serverCpuCores: m.cpu, loadCpuCores: m.load, otherCpuCores: m.other, runs: [m.rps] });
         log(`ceiling ${format} produce batch=${batch}: ${int(m.rps)} records/s`);
       }
       const sample = samples.get(format);
@@ -369,7 +384,7 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
         await fixtureClient.send('PUT', `/fixture/${format}`, Buffer.from(sample.body, 'base64'), { 'content-type': 'application/octet-stream', 'x-fixture-headers': JSON.stringify(sample.headers) });
         fixtureClient.close();
         const m = await ceilingMeasure(ceiling, { ...job, kind: 'fetch', pathTemplate: `/fetch/${format}`, partitions: 1, consumers: PRODUCERS, fixedRecords: sample.records });
-        keepBest({ format, kind: 'fetch', batch: sample.records, recordsPerSec: m.rps, mbPerSec: mbPerSec(m.rps), latency: m.latency, serverCpuCores: m.cpu, loadCpuCores: m.load, runs: [m.rps] });
+        keepBest({ format, kind: 'fetch', batch: sample.records, recordsPerSec: m.rps, mbPerSec: mbPerSec(m.rps), latency: m.latency, serverCpuCores: m.cpu, loadCpuCores: m.load, otherCpuCores: m.other, runs: [m.rps] });
         log(`ceiling ${format} fetch (${sample.records} records per answer): ${int(m.rps)} records/s`);
       }
     }
@@ -426,7 +441,7 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
       flushPageCache();
       const topic = await s.createTopic(cell, 'latency');
       const rss = sampleRss(s.server.pid);
-      const result = await runner.run({
+      const { value: result, otherCpuCores } = await withOtherCpu([s.server.pid], () => runner.run({
         ...base,
         base: s.server.url,
         durationMs: LATENCY_WINDOW_MS,
@@ -440,7 +455,7 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
         requestsPerSecond: recordsPerSec / cell.batch,
         maxInFlight: 64,
         consume,
-      });
+      }), (r) => r.cpuMicros);
       const peak = rss.stop();
       await s.deleteTopic(topic);
       return {
@@ -451,6 +466,7 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
         ...(result.e2e ? { endToEnd: percentiles(result.e2e) } : {}),
         errors: result.errors,
         loadCpuCores: result.cpuMicros / 1000 / result.total.ms,
+        otherCpuCores,
       };
     };
     for (const cell of latencyCellsOf(format)) {

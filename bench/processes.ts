@@ -84,6 +84,17 @@ export function procStats(pid: number): ProcStats {
   return { rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM'), cpuMicros: (ticks * 1e6) / CLOCK_TICKS };
 }
 
+/**
+ * CPU time (µs) all processes of the machine spent busy (user, nice, system, irq, softirq, steal
+ * in /proc/stat): with our processes' own time taken off, what other work on the machine used
+ * while a cell ran.
+ */
+export function machineBusyMicros(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+  return ((user + nice + system + irq + softirq + steal) * 1e6) / CLOCK_TICKS;
+}
+
 /** Samples a process's RSS every 100 ms while a phase runs; `stop` gives the highest sample. */
 export function sampleRss(pid: number): { stop(): number } {
   let peak = procStats(pid).rssBytes;

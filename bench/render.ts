@@ -17,6 +17,13 @@ export function render(r: Results): string {
       `${s.producers} producers/consumers, load ${s.loadSetup}. ` +
       `Windows: ${s.windowMs} ms after ${s.warmupMs} ms warm-up. MB/s = record bytes / 2^20 (as kafka-producer-perf-test).`,
   );
+  const others = [...r.produce, ...r.fetch].map((x) => x.otherCpuCores);
+  if (others.length > 0) {
+    const mean = others.reduce((n, x) => n + x, 0) / others.length;
+    out.push(
+      `\nOther work on the machine ("other CPU" in the tables: busy time of the machine less the server's and the load generator's) used ${fixed(mean, 2)} cores on average during the produce and fetch cells, ${fixed(Math.max(...others), 2)} at most.`,
+    );
+  }
   if (!s.acksSupported) out.push('\nNOTE: this server ignores ?acks= (acks=2 was accepted): acks=0 and acks=1 rows ran as acks=all and are marked "ignored".');
   if (r.calibration.length > 0) {
     out.push(`\n## Load generator (headline cell, ${r.settings.formats[0]} format)\n`);
@@ -27,30 +34,30 @@ export function render(r: Results): string {
   out.push('\n## Produce\n');
   out.push(
     table(
-      ['format', 'acks', 'RF', 'min.insync', 'partitions', 'batch', 'records/s', 'MB/s', 'p50 ms', 'p99 ms', 'server CPU', 'bench CPU', 'of ceiling', 'notes'],
+      ['format', 'acks', 'RF', 'min.insync', 'partitions', 'batch', 'records/s', 'MB/s', 'p50 ms', 'p99 ms', 'server CPU', 'bench CPU', 'other CPU', 'of ceiling', 'notes'],
       r.produce.map((p) => {
         const c = ceilingFor(p.format, 'produce', p.batch);
         const notes = [p.acks !== 'all' && !s.acksSupported ? 'acks ignored' : '', errorText(p.errors).trim()].filter(Boolean).join(' ');
-        return [FORMAT_NAMES[p.format], p.acks, p.replicas, p.minInsync, p.partitions, p.batch, int(p.recordsPerSec), fixed(p.mbPerSec), ms(p.latency.p50), ms(p.latency.p99), fixed(p.serverCpuCores, 2), fixed(p.loadCpuCores, 2), c ? pct(p.recordsPerSec / c.recordsPerSec) : '', notes];
+        return [FORMAT_NAMES[p.format], p.acks, p.replicas, p.minInsync, p.partitions, p.batch, int(p.recordsPerSec), fixed(p.mbPerSec), ms(p.latency.p50), ms(p.latency.p99), fixed(p.serverCpuCores, 2), fixed(p.loadCpuCores, 2), fixed(p.otherCpuCores, 2), c ? pct(p.recordsPerSec / c.recordsPerSec) : '', notes];
       }),
-      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
   );
   out.push('\n## Fetch (reading back what the acks=all cell wrote)\n');
   out.push(
     table(
-      ['format', 'RF', 'min.insync', 'partitions', 'written in batches of', 'records/s', 'MB/s', 'p50 ms', 'p99 ms', 'server CPU', 'bench CPU', 'answer KB', 'of ceiling', 'notes'],
+      ['format', 'RF', 'min.insync', 'partitions', 'written in batches of', 'records/s', 'MB/s', 'p50 ms', 'p99 ms', 'server CPU', 'bench CPU', 'other CPU', 'answer KB', 'of ceiling', 'notes'],
       r.fetch.map((f) => {
         const fc = ceilingFor(f.format, 'fetch');
-        return [FORMAT_NAMES[f.format], f.replicas, f.minInsync, f.partitions, f.writtenInBatchesOf, int(f.recordsPerSec), fixed(f.mbPerSec), ms(f.latency.p50), ms(f.latency.p99), fixed(f.serverCpuCores, 2), fixed(f.loadCpuCores, 2), int(f.responseBytes / 1000), fc ? pct(f.recordsPerSec / fc.recordsPerSec) : '', errorText(f.errors).trim()];
+        return [FORMAT_NAMES[f.format], f.replicas, f.minInsync, f.partitions, f.writtenInBatchesOf, int(f.recordsPerSec), fixed(f.mbPerSec), ms(f.latency.p50), ms(f.latency.p99), fixed(f.serverCpuCores, 2), fixed(f.loadCpuCores, 2), fixed(f.otherCpuCores, 2), int(f.responseBytes / 1000), fc ? pct(f.recordsPerSec / fc.recordsPerSec) : '', errorText(f.errors).trim()];
       }),
-      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
+      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
   );
   out.push('\n## Machine ceiling (same requests, minimal Hono handler writing the body to a file / answering a stored fetch answer)\n');
   out.push(
     table(
-      ['format', 'traffic', 'records/s', 'MB/s', 'p50 ms', 'p99 ms', 'server CPU', 'bench CPU', 'all runs (records/s)'],
+      ['format', 'traffic', 'records/s', 'MB/s', 'p50 ms', 'p99 ms', 'server CPU', 'bench CPU', 'other CPU', 'all runs (records/s)'],
       r.ceilings.map((c) => [
         FORMAT_NAMES[c.format],
         c.kind === 'produce' ? `produce, batches of ${c.batch}` : `fetch, ${c.batch} records per answer`,
@@ -60,23 +67,24 @@ export function render(r: Results): string {
         ms(c.latency.p99),
         fixed(c.serverCpuCores, 2),
         fixed(c.loadCpuCores, 2),
+        fixed(c.otherCpuCores, 2),
         c.runs.map(int).join(', '),
       ]),
-      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
   );
   out.push('\n## Latency at half the measured maximum (open loop, HDR histograms, milliseconds)\n');
   const lat = (p: Percentiles | undefined) => (p ? [ms(p.p50), ms(p.p99), ms(p.p999), ms(p.max)] : ['', '', '', '']);
   out.push(
     table(
-      ['cell', 'load', 'offered rec/s', 'achieved rec/s', 'bench CPU', 'produce p50', 'p99', 'p99.9', 'max', 'end-to-end p50', 'p99', 'p99.9', 'max', 'notes'],
+      ['cell', 'load', 'offered rec/s', 'achieved rec/s', 'bench CPU', 'other CPU', 'produce p50', 'p99', 'p99.9', 'max', 'end-to-end p50', 'p99', 'p99.9', 'max', 'notes'],
       r.latency.flatMap((l) => {
         const cell = `${FORMAT_NAMES[l.format]} acks=${l.acks} RF=${l.replicas} min.insync=${l.minInsync} P=${l.partitions} batch=${l.batch}`;
         const runs: [string, LatencyRun][] = [['producers only', l.produceOnly]];
         if (l.withConsumer) runs.push(['producers + consumer', l.withConsumer]);
-        return runs.map(([load, x]) => [cell, load, int(x.offeredRecordsPerSec), int(x.achievedRecordsPerSec), fixed(x.loadCpuCores, 2), ...lat(x.produce), ...lat(x.endToEnd), errorText(x.errors).trim()]);
+        return runs.map(([load, x]) => [cell, load, int(x.offeredRecordsPerSec), int(x.achievedRecordsPerSec), fixed(x.loadCpuCores, 2), fixed(x.otherCpuCores, 2), ...lat(x.produce), ...lat(x.endToEnd), errorText(x.errors).trim()]);
       }),
-      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
   );
 

@@ -20,6 +20,8 @@ export interface ProduceRow extends Cell {
   latency: Percentiles;
   serverCpuCores: number;
   loadCpuCores: number;
+  /** CPU other work on the machine used meanwhile (not the server, not the load generator), cores. */
+  otherCpuCores: number;
   errors: Record<string, number>;
   perGib: CostPerGib;
   objectPutsPerMiB: number;
@@ -40,6 +42,7 @@ export interface FetchRow {
   latency: Percentiles;
   serverCpuCores: number;
   loadCpuCores: number;
+  otherCpuCores: number;
   errors: Record<string, number>;
   perGib: CostPerGib;
   responseBytes: number;
@@ -57,6 +60,7 @@ export interface CeilingRow {
   latency: Percentiles;
   serverCpuCores: number;
   loadCpuCores: number;
+  otherCpuCores: number;
 }
 
 export interface LatencyRun {
@@ -68,6 +72,7 @@ export interface LatencyRun {
   errors: Record<string, number>;
   /** The load generator's CPU (producer, stamping and consumers), cores. */
   loadCpuCores: number;
+  otherCpuCores: number;
 }
 
 /**
