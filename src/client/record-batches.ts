@@ -23,11 +23,16 @@ export const BATCH_OVERHEAD = 61;
  * idempotent producer's id, epoch and base sequence go in the batch header, as Kafka's producer
  * writes them; without them the header says producerId -1.
  */
-export function encodeProducerBatch(records: readonly EncodedRecord[], producer?: BatchProducer, context: { topic?: string; partition?: number } = {}): Uint8Array {
+export function encodeProducerBatch(
+  records: readonly EncodedRecord[],
+  producer?: BatchProducer,
+  context: { topic?: string; partition?: number } = {},
+  compression: 'none' | 'gzip' = 'none',
+): Uint8Array {
   try {
     // partitionLeaderEpoch -1, as a Kafka producer writes it (the broker sets it).
     const options = producer ? { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: producer.baseSequence } : {};
-    return encodeRecordBatch(records as EncodedRecord[], { partitionLeaderEpoch: -1, ...options });
+    return encodeRecordBatch(records as EncodedRecord[], { partitionLeaderEpoch: -1, compression, ...options });
   } catch (e) {
     throw asClientError(e, 'INVALID_RECORD', context);
   }

@@ -1,17 +1,16 @@
 /**
- * Validation of record batches a producer sends as bytes (Kafka's LogValidator for uncompressed v2
- * batches from a client): the batches are checked in place and kept as they are, so a produce does
+ * Validation of record batches a producer sends as bytes (Kafka's LogValidator for v2 batches from
+ * a client, uncompressed or gzip): the batches are checked in place and kept as they are, so a produce does
  * not decode and re-encode what the producer already encoded.
  */
 import { KafkaError } from '../errors.js';
 import { crc32c } from './crc32c.js';
 import {
   ATTRIBUTES_OFFSET,
-  BATCH_HEADER_SIZE,
-  COMPRESSION_CODEC_MASK,
   CONTROL_FLAG_MASK,
   LOG_OVERHEAD,
   readBatchHeader,
+  recordsCursor,
   setBaseOffset,
   setMaxTimestamp,
   TRANSACTIONAL_FLAG_MASK,
@@ -44,7 +43,8 @@ const invalid = (message: string) => new KafkaError('INVALID_RECORD', message);
  * records (then the CRC), as Kafka corrects it. (LogAppendTime topics are stamped at append time, by
  * the request object.) Throws CORRUPT_MESSAGE (bad CRC, truncated or malformed
  * bytes), INVALID_RECORD (inconsistent offsets, a missing key on a compacted topic, control or
- * transactional batches), UNSUPPORTED_COMPRESSION_TYPE, or MESSAGE_TOO_LARGE (a batch above
+ * transactional batches), UNSUPPORTED_COMPRESSION_TYPE (snappy, lz4, zstd: gzip and uncompressed
+ * batches are taken, and stored compressed as sent), or MESSAGE_TOO_LARGE (a batch above
  * max.message.bytes); nothing is appended then.
  */
 export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchRules): ProducedBatches {
@@ -66,8 +66,6 @@ export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchR
     if (end > bytes.byteLength) throw corrupt(`Truncated batch at byte ${position}: needs ${size} bytes, ${bytes.byteLength - position} present`);
     if (size > rules.maxMessageBytes) throw new KafkaError('MESSAGE_TOO_LARGE', `The record batch at byte ${position} is ${size} bytes, larger than max.message.bytes (${rules.maxMessageBytes})`);
     if (crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, end)) !== header.crc) throw corrupt(`CRC mismatch in the record batch at byte ${position}`);
-    const codec = header.attributes & COMPRESSION_CODEC_MASK;
-    if (codec !== 0) throw new KafkaError('UNSUPPORTED_COMPRESSION_TYPE', `Compressed record batches are not supported (codec ${codec}); send them uncompressed`);
     if (header.attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK)) throw invalid('Transactional and control batches are not supported');
     if (header.recordCount <= 0 || header.lastOffsetDelta + 1 !== header.recordCount) {
       throw invalid(`Inconsistent batch at byte ${position}: ${header.recordCount} records for offset deltas 0..${header.lastOffsetDelta}`);
@@ -99,15 +97,16 @@ function checkProducer(header: BatchHeader, before: ProducedBatches['producer'],
   return before;
 }
 
-/** Walks the records without materialising them; returns the largest timestamp. */
+/** Walks the records (inflated first, for gzip) without materialising them; returns the largest timestamp. */
 function checkRecords(bytes: Uint8Array, position: number, end: number, header: BatchHeader, requireKeys: boolean): number {
-  const c: ByteCursor = { bytes, pos: position + BATCH_HEADER_SIZE, end };
   let max = -1;
   try {
+    const c = recordsCursor(bytes, position, end, header.attributes);
+    const recordsEnd = c.end;
     for (let i = 0; i < header.recordCount; i++) {
       const length = readVarint(c);
       const recordEnd = c.pos + length;
-      if (length <= 0 || recordEnd > end) throw corrupt(`Record ${i} of the batch at byte ${position} has an invalid length`);
+      if (length <= 0 || recordEnd > recordsEnd) throw corrupt(`Record ${i} of the batch at byte ${position} has an invalid length`);
       c.end = recordEnd;
       c.pos++; // attributes
       const timestamp = header.baseTimestamp + readVarlong(c);
@@ -127,13 +126,13 @@ function checkRecords(bytes: Uint8Array, position: number, end: number, header: 
         skip(c, readVarint(c));
       }
       if (c.pos !== recordEnd) throw corrupt(`Record ${i} of the batch at byte ${position} does not end where its length says`);
-      c.end = end;
+      c.end = recordsEnd;
     }
+    if (c.pos !== recordsEnd) throw corrupt(`The batch at byte ${position} has bytes after its last record`);
   } catch (e) {
     if (e instanceof KafkaError && e.errorName === 'CORRUPT_MESSAGE' && e.status !== 400) throw corrupt(e.message);
     throw e;
   }
-  if (c.pos !== end) throw corrupt(`The batch at byte ${position} has bytes after its last record`);
   return max;
 }
 

@@ -1,6 +1,7 @@
 /**
  * Kafka RecordBatch v2 (magic 2), the byte format of every segment (after Kafka's
- * `DefaultRecordBatch` / `DefaultRecord`). Uncompressed batches only.
+ * `DefaultRecordBatch` / `DefaultRecord`). Uncompressed or gzip-compressed records (codec 1:
+ * the records after the header as one gzip stream, as Kafka writes them); the other codecs are refused.
  *
  * Batch layout, big-endian, offsets from the batch start:
  * ```
@@ -33,6 +34,7 @@
  * Offsets and timestamps are JS numbers; int64 fields outside the safe integer range are rejected as
  * corrupt on read and with a RangeError on write.
  */
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { KafkaError } from '../errors.js';
 import { crc32c } from './crc32c.js';
 import { type ByteCursor, readVarint, readVarlong, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from './varint.js';
@@ -94,6 +96,8 @@ export interface EncodeBatchOptions {
   baseSequence?: number;
   /** Sets the timestampType attribute bit; default false = CreateTime. */
   logAppendTime?: boolean;
+  /** Compresses the records (Kafka's compression.type); default 'none'. */
+  compression?: 'none' | 'gzip';
   /**
    * Offset delta of each record (default: record i gets i). Strictly increasing and >= 0: a
    * compacted batch keeps each kept record's original offset, with gaps where records were removed.
@@ -358,6 +362,20 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
     }
   }
   if (pos !== total) throw new Error(`record batch size mismatch: wrote ${pos} of ${total} bytes`);
+  if (options.compression === 'gzip') return gzipBatch(out);
+  view.setUint32(CRC_OFFSET, crc32c(out.subarray(ATTRIBUTES_OFFSET)));
+  return out;
+}
+
+/** The same batch with its records gzip-compressed: the header copied, the codec and length set, a new CRC. */
+function gzipBatch(plain: Uint8Array): Uint8Array {
+  const compressed = gzipSync(plain.subarray(BATCH_HEADER_SIZE));
+  const out = new Uint8Array(BATCH_HEADER_SIZE + compressed.byteLength);
+  out.set(plain.subarray(0, BATCH_HEADER_SIZE));
+  out.set(compressed, BATCH_HEADER_SIZE);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  view.setInt32(BATCH_LENGTH_OFFSET, out.byteLength - LOG_OVERHEAD);
+  view.setInt16(ATTRIBUTES_OFFSET, view.getInt16(ATTRIBUTES_OFFSET) | CODEC.gzip);
   view.setUint32(CRC_OFFSET, crc32c(out.subarray(ATTRIBUTES_OFFSET)));
   return out;
 }
@@ -423,10 +441,38 @@ function readNullableBytes(c: ByteCursor, what: string): Uint8Array | null {
   return c.bytes.subarray(start, c.pos);
 }
 
+/** Kafka's compression codec ids (attributes bits 0-2); gzip is the one this product reads and writes. */
+export const CODEC = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as const;
+const CODEC_NAMES = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
+
+/** A compressed batch may inflate to at most this much: a bound against decompression bombs. */
+export const MAX_INFLATED_RECORDS_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A cursor over the records of the batch at [position, end): the bytes after the header, or, for
+ * a gzip batch, those bytes inflated (CORRUPT_MESSAGE if they do not inflate, or inflate past
+ * {@link MAX_INFLATED_RECORDS_BYTES}). snappy, lz4 and zstd are UNSUPPORTED_COMPRESSION_TYPE.
+ */
+export function recordsCursor(bytes: Uint8Array, position: number, end: number, attributes: number): ByteCursor {
+  const codec = attributes & COMPRESSION_CODEC_MASK;
+  const start = position + BATCH_HEADER_SIZE;
+  if (codec === CODEC.none) return { bytes, pos: start, end };
+  if (codec !== CODEC.gzip) {
+    throw new KafkaError('UNSUPPORTED_COMPRESSION_TYPE', `${CODEC_NAMES[codec] ?? `codec ${codec}`} record batches are not supported; send them uncompressed or gzip-compressed`);
+  }
+  let inflated: Buffer;
+  try {
+    inflated = gunzipSync(bytes.subarray(start, end), { maxOutputLength: MAX_INFLATED_RECORDS_BYTES });
+  } catch (e) {
+    const tooLarge = (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
+    throw corrupt(tooLarge ? `the gzip records of the batch at position ${position} inflate past ${MAX_INFLATED_RECORDS_BYTES} bytes` : `the gzip records of the batch at position ${position} do not inflate`);
+  }
+  return { bytes: inflated, pos: 0, end: inflated.byteLength };
+}
+
 /**
  * Decodes and verifies the batch at `position`: its CRC-32C must match and every record must parse
- * exactly within the batch, otherwise CORRUPT_MESSAGE. Compressed batches are reported as
- * CORRUPT_MESSAGE too (this product writes none).
+ * exactly within the batch (inflated first, for gzip), otherwise CORRUPT_MESSAGE.
  *
  * Aliasing: returned keys, values and header values are `subarray` views of `bytes`, not copies. They
  * stay valid as long as `bytes` is not modified; copy them (`slice()`) before reusing the buffer.
@@ -444,18 +490,17 @@ export function decodeRecordBatch(bytes: Uint8Array, position = 0): DecodedBatch
   if (crc !== header.crc) {
     throw corrupt(`CRC mismatch in batch at position ${position}: stored ${header.crc}, computed ${crc}`);
   }
-  const codec = header.attributes & COMPRESSION_CODEC_MASK;
-  if (codec !== 0) throw corrupt(`compressed record batches are not supported (codec ${codec})`);
   const recordCount = header.recordCount;
   if (recordCount < 0) throw corrupt(`negative record count ${recordCount}`);
 
   const { baseOffset, baseTimestamp, maxTimestamp } = header;
   const logAppendTime = (header.attributes & TIMESTAMP_TYPE_MASK) !== 0;
   const records: DecodedRecord[] = [];
-  const c: ByteCursor = { bytes, pos: position + BATCH_HEADER_SIZE, end };
+  const c = recordsCursor(bytes, position, end, header.attributes);
+  const recordsEnd = c.end;
   for (let i = 0; i < recordCount; i++) {
     const length = readVarint(c);
-    if (length < 0 || length > end - c.pos) throw corrupt(`invalid length ${length} of record ${i}`);
+    if (length < 0 || length > recordsEnd - c.pos) throw corrupt(`invalid length ${length} of record ${i}`);
     const recordEnd = c.pos + length;
     c.end = recordEnd;
     if (c.pos >= recordEnd) throw corrupt(`truncated record ${i}`);
@@ -470,17 +515,17 @@ export function decodeRecordBatch(bytes: Uint8Array, position = 0): DecodedBatch
     for (let j = 0; j < headerCount; j++) {
       const keyLength = readVarint(c);
       if (keyLength < 0 || keyLength > recordEnd - c.pos) throw corrupt(`invalid header key length ${keyLength}`);
-      const headerKey = readUtf8(bytes, c.pos, c.pos + keyLength);
+      const headerKey = readUtf8(c.bytes, c.pos, c.pos + keyLength);
       c.pos += keyLength;
       headers.push({ key: headerKey, value: readNullableBytes(c, 'header value') });
     }
     if (c.pos !== recordEnd) throw corrupt(`record ${i} has ${recordEnd - c.pos} unread bytes`);
-    c.end = end;
+    c.end = recordsEnd;
     const timestamp = logAppendTime ? maxTimestamp : baseTimestamp + timestampDelta;
     if (!Number.isSafeInteger(timestamp)) throw corrupt(`record ${i} timestamp is outside the safe integer range`);
     records.push({ key, value, headers, timestamp, offset: baseOffset + offsetDelta });
   }
-  if (c.pos !== end) throw corrupt(`${end - c.pos} bytes after the last record of the batch at position ${position}`);
+  if (c.pos !== recordsEnd) throw corrupt(`${recordsEnd - c.pos} bytes after the last record of the batch at position ${position}`);
   return { header, records, sizeInBytes };
 }
 

@@ -209,6 +209,28 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     }
   });
 
+  it("compressionType 'gzip' sends gzip batches, the server stores them so, and consumers of both formats read them", async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'zipped', numPartitions: 1 }] });
+    const p = await proxy(server!.origin);
+    try {
+      const producer = new Kafka({ url: p.origin }).producer({ compressionType: 'gzip', lingerMs: 20 });
+      const messages = Array.from({ length: 50 }, (_, i) => ({ key: `k${i}`, value: `value ${i} `.repeat(40) }));
+      await producer.send({ topic: 'zipped', messages });
+      await producer.close();
+      const sent = partitionProduces(p.log);
+      expect(sent.length).toBeGreaterThan(0);
+      for (const e of sent) expect(readBatchHeader(e.body).attributes & 0x07).toBe(1); // gzip
+      expect(sent.reduce((n, e) => n + e.body.byteLength, 0)).toBeLessThan(messages.reduce((n, m) => n + m.value.length, 0) / 5);
+    } finally {
+      await p.close();
+    }
+    for (const format of ['record-batch', 'json'] as const) {
+      const read = await readPartition('zipped', 0, format);
+      expect(read.map((r) => [r.offset, r.key!.toString(), r.value!.toString()]), format).toEqual(Array.from({ length: 50 }, (_, i) => [i, `k${i}`, `value ${i} `.repeat(40)]));
+    }
+    expect(() => kafka.producer({ compressionType: 'lz4' as 'gzip' })).toThrow(/compressionType/);
+  });
+
   it('fetching inside a batch: the server answers the whole batch, the consumer skips the records below its position', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'skip', numPartitions: 1 }] });
     const producer = kafka.producer({ lingerMs: 50 });

@@ -1,8 +1,19 @@
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
-import { decodeRecordBatches, encodeRecordBatch, readBatchHeader, setMaxTimestamp, type EncodeBatchOptions, type LogRecord } from '../../src/log/record-batch.js';
+import {
+  CODEC,
+  COMPRESSION_CODEC_MASK as CODEC_MASK,
+  decodeRecordBatches,
+  encodeRecordBatch,
+  MAX_INFLATED_RECORDS_BYTES,
+  readBatchHeader,
+  setMaxTimestamp,
+  type EncodeBatchOptions,
+  type LogRecord,
+} from '../../src/log/record-batch.js';
 import { BASE, testApp } from '../support/test-app.js';
 
 const text = (s: string | null) => (s === null ? null : Buffer.from(s));
@@ -135,12 +146,38 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     expect(await highWatermark('strict')).toBe(1 + 1);
   });
 
-  it('reports an uncompressed-only limit for compressed batches with a valid CRC', async () => {
+  it('takes gzip batches and keeps them compressed; refuses the other codecs and gzip that does not inflate', async () => {
     await createTopic('zip');
-    const bytes = batch([record('x')]);
-    bytes[22] = 1; // gzip
-    setMaxTimestamp(bytes, 0, readBatchHeader(bytes).maxTimestamp); // recomputes the CRC over the changed attributes
-    expect(await produce('zip', 0, bytes)).toMatchObject({ status: 400, body: { error: 'UNSUPPORTED_COMPRESSION_TYPE' } });
+    const values = ['a'.repeat(5000), 'b'.repeat(5000), 'c'.repeat(5000)];
+    const gzip = batch(values.map((v, i) => record(v, `k${i}`)), { compression: 'gzip' });
+    expect(gzip.byteLength).toBeLessThan(500); // what travels and is stored
+    expect(await produce('zip', 0, gzip)).toMatchObject({ status: 200, body: { base_offset: 0, last_offset: 2 } });
+    const fetched = await fetchBatches('zip', 0, 'offset=0');
+    expect(fetched.bytes.byteLength).toBe(gzip.byteLength);
+    expect(fetched.batches[0]!.header.attributes & CODEC_MASK).toBe(CODEC.gzip);
+    expect(fetched.batches[0]!.records.map((r) => shown(r.value))).toEqual(values);
+    const json = await t.call('GET', 'topics/zip/partitions/0/records?offset=1&format=string');
+    expect(json.body.records.map((r: { offset: number; key: { data: string } }) => [r.offset, r.key.data])).toEqual([
+      [1, 'k1'],
+      [2, 'k2'],
+    ]);
+
+    const withCodec = (bytes: Uint8Array, codec: number) => {
+      const out = bytes.slice();
+      new DataView(out.buffer).setInt16(21, (new DataView(out.buffer).getInt16(21) & ~CODEC_MASK) | codec);
+      setMaxTimestamp(out, 0, readBatchHeader(out).maxTimestamp); // recomputes the CRC over the changed attributes
+      return out;
+    };
+    expect(await produce('zip', 0, withCodec(gzip, CODEC.lz4))).toMatchObject({ status: 400, body: { error: 'UNSUPPORTED_COMPRESSION_TYPE' } });
+    expect(await produce('zip', 0, withCodec(batch([record('plain')]), CODEC.gzip))).toMatchObject({ status: 400, body: { error: 'CORRUPT_MESSAGE' } });
+    // A bomb: a few KiB of gzip inflating past the bound.
+    const header = batch([record('x')]).subarray(0, 61);
+    const payload = gzipSync(Buffer.alloc(MAX_INFLATED_RECORDS_BYTES + 1));
+    const bomb = withCodec(new Uint8Array([...header, ...payload]), CODEC.gzip);
+    new DataView(bomb.buffer).setInt32(8, bomb.byteLength - 12);
+    setMaxTimestamp(bomb, 0, readBatchHeader(bomb).maxTimestamp);
+    expect(await produce('zip', 0, bomb)).toMatchObject({ status: 400, body: { error: 'CORRUPT_MESSAGE' } });
+    expect(await highWatermark('zip')).toBe(3);
   });
 
   it('needs keys on a compacted topic', async () => {

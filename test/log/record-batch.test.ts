@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KafkaError, isKafkaError } from '../../src/errors.js';
@@ -300,6 +301,21 @@ describe('record batch round trips (property-based)', () => {
     );
   });
 
+  it('gzip batches decode to the same records, with codec 1 set and only the records compressed', () => {
+    fc.assert(
+      fc.property(fc.array(recordArb, { minLength: 1, maxLength: 30 }), optionsArb, (records, o) => {
+        const plain = decodeRecordBatch(encodeRecordBatch(records, o));
+        const bytes = encodeRecordBatch(records, { ...o, compression: 'gzip' });
+        const gzip = decodeRecordBatch(bytes);
+        expect(gzip.header.attributes).toBe(plain.header.attributes | 1);
+        expect({ ...gzip.header, attributes: 0, crc: 0, batchLength: 0 }).toEqual({ ...plain.header, attributes: 0, crc: 0, batchLength: 0 });
+        expect(gzip.records.map(normalize)).toEqual(plain.records.map(normalize));
+        expect(gunzipSync(bytes.subarray(61)).byteLength).toBe(plain.sizeInBytes - 61);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('decodes a concatenation of batches, at any position', () => {
     fc.assert(
       fc.property(
@@ -402,7 +418,7 @@ describe('corruption is never data', () => {
     expectCorrupt(() => setBaseOffset(small.slice(0, 40), 0, 1));
   });
 
-  it('a wrong magic or a compressed batch is CORRUPT_MESSAGE even with a valid CRC', () => {
+  it('a wrong magic, or a gzip flag on records that do not inflate, is CORRUPT_MESSAGE even with a valid CRC; other codecs are UNSUPPORTED_COMPRESSION_TYPE', () => {
     const magic1 = small.slice();
     magic1[16] = 1;
     expectCorrupt(() => readBatchHeader(magic1));
@@ -411,6 +427,12 @@ describe('corruption is never data', () => {
     gzip[22] = 0x01; // attributes low byte: compression codec 1
     fixCrc(gzip);
     expectCorrupt(() => decodeRecordBatch(gzip));
+    for (const codec of [2, 3, 4]) {
+      const other = small.slice();
+      other[22] = codec;
+      fixCrc(other);
+      expect(() => decodeRecordBatch(other)).toThrow(expect.objectContaining({ errorName: 'UNSUPPORTED_COMPRESSION_TYPE' }));
+    }
   });
 
   it('malformed records behind a valid CRC throw CORRUPT_MESSAGE and nothing else', () => {

@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../src/compose.js';
 import { partitionPk, type CommitRecord } from '../../src/log/partition-state.js';
+import { validateProducedBatches } from '../../src/log/produced-batches.js';
+import { encodeRecordBatch } from '../../src/log/record-batch.js';
 import type { Topic } from '../../src/log/topics.js';
 import { ConditionFailedError, type MetadataStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
@@ -42,11 +44,20 @@ class Model {
     readonly topic: Topic,
   ) {}
 
-  async produce(batch: { key: string; value: string | null }[]) {
+  /** One produce request; `gzip` sends it as a producer's gzip batch, stored compressed as sent. */
+  async produce(batch: { key: string; value: string | null }[], gzip = false) {
     this.h.clock.advance(1);
-    const base = await this.h.produce(this.topic, batch.map((b) => rec(b.key, b.value, this.h.clock.now())));
+    const records = batch.map((b) => rec(b.key, b.value, this.h.clock.now()));
+    const base = gzip ? await this.produceGzip(records) : await this.h.produce(this.topic, records);
     this.entryBases.push(base);
     batch.forEach((b, i) => this.all.push({ offset: base + i, ...b }));
+  }
+
+  private async produceGzip(records: ReturnType<typeof rec>[]): Promise<number> {
+    const batches = validateProducedBatches(encodeRecordBatch(records, { compression: 'gzip' }), { maxMessageBytes: this.topic.config.maxMessageBytes, requireKeys: true });
+    const out = (await this.h.log.append(this.topic, [{ partition: 0, batches }])).get(0)!;
+    if (!out.ok) throw out.error;
+    return out.info.baseOffset;
   }
 
   async pass(advance: number) {
@@ -63,11 +74,11 @@ class Model {
 }
 
 describe('compaction against a reference model (memory)', () => {
-  it('keeps the latest record per key, drops tombstones after delete.retention.ms, never moves an offset', async () => {
+  it('keeps the latest record per key, drops tombstones after delete.retention.ms, never moves an offset (plain and gzip batches)', async () => {
     const keys = fc.constantFrom('a', 'b', 'c', 'd', 'e');
     const record = fc.record({ key: keys, value: fc.option(fc.string({ minLength: 1, maxLength: 30 }), { nil: null, freq: 4 }) });
     const step = fc.oneof(
-      { weight: 3, arbitrary: fc.record({ kind: fc.constant('produce' as const), batch: fc.array(record, { minLength: 1, maxLength: 4 }) }) },
+      { weight: 3, arbitrary: fc.record({ kind: fc.constant('produce' as const), batch: fc.array(record, { minLength: 1, maxLength: 4 }), gzip: fc.boolean() }) },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant('pass' as const), advance: fc.integer({ min: 1, max: 1500 }) }) },
     );
     await fc.assert(
@@ -76,7 +87,7 @@ describe('compaction against a reference model (memory)', () => {
         const h = harness(storage, new TestClock(T0), SMALL);
         const model = new Model(h, await h.topic(COMPACT));
         for (const s of steps) {
-          if (s.kind === 'produce') await model.produce(s.batch);
+          if (s.kind === 'produce') await model.produce(s.batch, s.gzip);
           else await model.pass(s.advance);
         }
         await model.pass(1);

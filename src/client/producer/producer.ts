@@ -37,6 +37,11 @@ export interface ProducerConfig {
    * lacks that API). Default: the connection's `format` ('auto').
    */
   format?: WireFormat;
+  /**
+   * Kafka's compression.type for record batches: 'none' (default) or 'gzip' (the batch's records
+   * travel and are stored gzip-compressed; consumers inflate them). JSON requests are not compressed.
+   */
+  compressionType?: 'none' | 'gzip';
   /** Retries of a retriable failure (default 2147483647, bounded by deliveryTimeoutMs). */
   retries?: number;
   retryBackoffMs?: number;
@@ -70,11 +75,13 @@ export function resolveProducerConfig(c: ProducerConfig, requestTimeoutMs: numbe
   const idempotent = c.enableIdempotence ?? acks === -1;
   const maxInFlight = c.maxInFlightRequestsPerConnection ?? 5;
   if (idempotent && maxInFlight > 5) throw new KafkaConfigError('maxInFlightRequestsPerConnection must be at most 5 with idempotence');
+  if (c.compressionType !== undefined && !['none', 'gzip'].includes(c.compressionType)) throw new KafkaConfigError(`compressionType must be 'none' or 'gzip' (got ${String(c.compressionType)})`);
   if (c.format !== undefined && !['auto', 'record-batch', 'json'].includes(c.format)) throw new KafkaConfigError(`format must be 'auto', 'record-batch' or 'json' (got ${String(c.format)})`);
   const r: ResolvedConfig = {
     acks,
     idempotent,
     format: c.format,
+    compressionType: c.compressionType ?? 'none',
     batchSize: c.batchSize ?? 16_384,
     lingerMs: c.lingerMs ?? 5,
     bufferMemory: c.bufferMemory ?? 33_554_432,
@@ -128,6 +135,7 @@ export class Producer {
       requestTimeoutMs: this.config.requestTimeoutMs,
       deliveryTimeoutMs: this.config.deliveryTimeoutMs,
       maxInFlight: this.config.maxInFlightRequestsPerConnection,
+      compressionType: this.config.compressionType,
       ...(this.config.format ? { format: this.config.format } : {}),
       ...(config.producerId ? { initialProducerId: config.producerId } : {}),
     });

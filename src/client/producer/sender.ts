@@ -39,6 +39,8 @@ export interface SenderConfig {
   requestTimeoutMs: number;
   deliveryTimeoutMs: number;
   maxInFlight: number;
+  /** Compression of record batches (Kafka's compression.type). */
+  compressionType: 'none' | 'gzip';
   /** How batches travel (the connection's format when unset). */
   format?: WireFormat;
   /** Resume (and fence) a previous incarnation's producer id: its epoch is bumped on init. */
@@ -338,6 +340,7 @@ export class Sender {
       b.records.map((r) => r.rec),
       producer,
       { topic, partition: b.partition },
+      this.config.compressionType,
     );
     let res;
     try {
