@@ -27,7 +27,7 @@ const acks = param('acks', 'query', { enum: ['0', '1', 'all', '-1'], default: 'a
 const recordBatches = {
   schema: { type: 'string', format: 'binary' },
   description:
-    'One or more Kafka RecordBatch v2 (magic 2, uncompressed, not transactional), concatenated: the bytes a Kafka producer sends for a partition. An idempotent producer sets producerId, producerEpoch and baseSequence in the batch header.',
+    'One or more Kafka RecordBatch v2 (magic 2, uncompressed or gzip, not transactional), concatenated: the bytes a Kafka producer sends for a partition. An idempotent producer sets producerId, producerEpoch and baseSequence in the batch header.',
 };
 const intHeader = (description: string) => ({ schema: { type: 'integer' }, description });
 
