@@ -45,7 +45,7 @@ export function createStorage(backend: ServerConfig['backend']): Storage {
         close: () => {},
       };
     case 'local':
-      return localStorage(backend, new DeferredMetadataStore(openSqlite(backend.dataDir)));
+      return localStorage(backend, new DeferredMetadataStore(openSqlite(backend)));
     case 'aws': {
       const s3 = createS3Client({ region: backend.region, endpoint: backend.s3Endpoint, forcePathStyle: backend.s3Endpoint !== undefined });
       const ddb = createDynamoDbClient({ region: backend.region, endpoint: backend.dynamoDbEndpoint });
@@ -63,7 +63,7 @@ export function createStorage(backend: ServerConfig['backend']): Storage {
 
 /** `createStorage`, with the local backend's SQLite database open (or its error thrown) on return. */
 export async function openStorage(backend: ServerConfig['backend']): Promise<Storage> {
-  return backend.kind === 'local' ? localStorage(backend, await openSqlite(backend.dataDir)) : createStorage(backend);
+  return backend.kind === 'local' ? localStorage(backend, await openSqlite(backend)) : createStorage(backend);
 }
 
 type LocalBackend = Extract<ServerConfig['backend'], { kind: 'local' }>;
@@ -76,10 +76,10 @@ function localStorage(backend: LocalBackend, metadata: ClosableMetadataStore): S
   return { metadata, stores, close: () => metadata.close() };
 }
 
-async function openSqlite(dataDir: string): Promise<ClosableMetadataStore> {
-  mkdirSync(dataDir, { recursive: true });
+async function openSqlite(backend: LocalBackend): Promise<ClosableMetadataStore> {
+  mkdirSync(backend.dataDir, { recursive: true });
   const { SqliteMetadataStore } = await import('./storage/sqlite-metadata-store.js');
-  return new SqliteMetadataStore(join(dataDir, 'metadata.sqlite'));
+  return new SqliteMetadataStore(join(backend.dataDir, 'metadata.sqlite'), { fsync: backend.fsync });
 }
 
 /**

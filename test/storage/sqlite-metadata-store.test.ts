@@ -29,6 +29,19 @@ describe('SqliteMetadataStore specifics', () => {
     raw.close();
   });
 
+  it('syncs only with fsync (synchronous FULL); without it never (OFF), as the object files', () => {
+    const synchronous = (store: SqliteMetadataStore) => (store as unknown as { db: Database.Database }).db.pragma('synchronous', { simple: true });
+    const plain = new SqliteMetadataStore(path);
+    const durable = new SqliteMetadataStore(path, { fsync: true });
+    try {
+      expect(synchronous(plain)).toBe(0);
+      expect(synchronous(durable)).toBe(2);
+    } finally {
+      plain.close();
+      durable.close();
+    }
+  });
+
   it('evaluates conditions across connections to the same file', async () => {
     const a = new SqliteMetadataStore(path);
     const b = new SqliteMetadataStore(path);
