@@ -40,9 +40,9 @@ export class OffsetIndex {
   }
 
   /**
-   * Entries covering offsets [from, to) in order, starting with the one that contains `from`,
-   * stopping once `maxBytes` worth of entries is collected (at least one entry, as Kafka returns at
-   * least one batch so a consumer always progresses). The last commit of `state` fills the tail if
+   * Entries covering offsets [from, to) in order, starting with the one that contains `from`, as
+   * many whole entries as fit in `maxBytes` (at least one, as Kafka returns at least one batch so a
+   * consumer always progresses, however large). The last commit of `state` fills the tail if
    * its index write has not landed yet, and is written back (the repair of DESIGN.md step 4).
    */
   async entriesFrom(topic: string, partition: number, state: PartitionState, from: number, to: number, maxBytes: number): Promise<CommitRecord[]> {
@@ -54,12 +54,13 @@ export class OffsetIndex {
     for await (const e of this.scan(topic, partition, state.topicId, from, to, (e) => withinEpoch(state.epochHistory, e), paging)) {
       if (e.lastOffset < next) continue; // covered already (e.g. old entries a segment swap replaced)
       if (e.baseOffset > next) break; // a gap: only the last commit may be missing, handled below
+      if (out.length > 0 && bytes + (e.end - e.start) > maxBytes) return out; // whole entries within the budget, past it only the first
       out.push(e);
       bytes += e.end - e.start;
       next = e.lastOffset + 1;
       if (next >= to || bytes >= maxBytes) return out;
     }
-    if (next < to && last && last.topicId === state.topicId && last.baseOffset === next) {
+    if (next < to && last && last.topicId === state.topicId && last.baseOffset === next && (out.length === 0 || bytes + (last.end - last.start) <= maxBytes)) {
       await this.put(topic, partition, last);
       out.push(last);
     }

@@ -13,6 +13,10 @@ export interface LocalObjectStoreOptions {
   fsync?: boolean;
 }
 
+/** Temp file names: unique per process (a random prefix) and per write (a counter), without a random draw per put. */
+const TEMP_PREFIX = randomBytes(6).toString('hex');
+let tempCounter = 0;
+
 /**
  * Objects as files under one directory, for the single-machine mode and for tests.
  *
@@ -48,7 +52,7 @@ export class LocalObjectStore implements ObjectStore {
   async put(key: string, body: Uint8Array): Promise<void> {
     const path = this.pathOf(key);
     const dir = dirname(path);
-    const temp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
+    const temp = join(dir, `.tmp-${TEMP_PREFIX}-${++tempCounter}`);
     // A concurrent delete may prune an (empty) directory of the path before the temp file is
     // in it: retry. Once the temp file exists, its directory is not empty and stays.
     for (let attempt = 0; ; attempt++) {

@@ -96,9 +96,10 @@ describe('storage requests per produce and fetch request (one partition, replica
     // Produce: one object PUT; topic, partition state and last-commit-indexed reads; state commit + index entry.
     expect(steady).toMatchObject({ s3Put: 1, s3Get: 0, ddbGet: 2, ddbQuery: 0, ddbUpdate: 2, rru: 2, wru: 2 });
     expect(produces[0]).toMatchObject({ s3Put: 1, ddbUpdate: 2 });
-    // Each produce request is one object, so a fetch GETs one range per produce request it spans.
+    // Each produce request is one object, so a fetch GETs one range per produce request it spans:
+    // as many whole ones as fit in max_bytes (1 MiB), at least one.
     const full = fetches.slice(0, -1);
-    const batchesPerFetch = Math.max(1, Math.floor(MiB / batchBytes));
+    const batchesPerFetch = Math.max(1, Math.floor(MiB / storedBytes));
     for (const f of full) expect(f).toMatchObject({ s3Get: batchesPerFetch, ddbGet: 2, ddbQuery: 2, records: batchesPerFetch * recordsPerBatch });
     expect(full.length).toBeGreaterThanOrEqual(3);
     // The read units of a fetch's two queries grow with the index entries they return (about 300 B

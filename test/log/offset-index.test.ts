@@ -50,13 +50,14 @@ async function referenceEntriesFrom(store: MetadataStore, state: PartitionState,
   for (const e of all) {
     if (e.lastOffset < next) continue;
     if (e.baseOffset > next) break;
+    if (out.length > 0 && bytes + e.end - e.start > maxBytes) return out;
     out.push(e);
     bytes += e.end - e.start;
     next = e.lastOffset + 1;
     if (next >= to || bytes >= maxBytes) return out;
   }
   const last = state.lastCommit;
-  if (next < to && last && last.topicId === state.topicId && last.baseOffset === next) out.push(last);
+  if (next < to && last && last.topicId === state.topicId && last.baseOffset === next && (out.length === 0 || bytes + last.end - last.start <= maxBytes)) out.push(last);
   return out;
 }
 
