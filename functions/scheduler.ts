@@ -30,12 +30,11 @@ export type SchedulerReport = Record<string, number>;
 
 /** One pass of src/maintenance's scheduler, its structured logs going through this function's telemetry. */
 export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport> {
-  const { orphanGraceMs } = deps.config.scheduler;
   return runMaintenance({
     storage: deps.storage,
     clock: deps.clock,
     deadline: deps.deadline,
-    ...(orphanGraceMs !== undefined ? { options: { orphanGraceMs } } : {}),
+    options: deps.config.scheduler.options,
     log: ({ level, msg, ...fields }) => log(deps.telemetry, (level as LogLevel | undefined) ?? 'info', String(msg), fields),
   });
 }

@@ -122,7 +122,7 @@ export function createServices(
  * function's, over this process's storage, partition log and group coordinator.
  */
 export function startInProcessScheduler(config: ServerConfig, storage: Storage, services: AppServices): SchedulerLoop | undefined {
-  const { intervalMs, orphanGraceMs } = config.scheduler;
+  const { intervalMs, options } = config.scheduler;
   if (intervalMs <= 0) return undefined;
   return startSchedulerLoop({
     intervalMs,
@@ -135,7 +135,7 @@ export function startInProcessScheduler(config: ServerConfig, storage: Storage, 
         partitionLog: services.log,
         topics: services.topics,
         expireSessions: (now) => services.groups.coordinator.expireSessions(now),
-        options: orphanGraceMs !== undefined ? { orphanGraceMs } : {},
+        options,
       }),
   });
 }

@@ -13,7 +13,7 @@ export interface ServerConfig {
   defaults: { partitions: number; replicationFactor: number };
   limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number };
   /** The local server's in-process scheduler (0: off) and the maintenance knobs (src/maintenance). */
-  scheduler: { intervalMs: number; orphanGraceMs?: number };
+  scheduler: { intervalMs: number; options: { orphanGraceMs?: number; roundIntervalMs?: number } };
   /** Count storage operations and answer GET /debug/counters with them (the benchmark's BENCH_COUNTERS=1). */
   countOperations: boolean;
 }
@@ -44,6 +44,8 @@ const envSchema = z.object({
   SCHEDULER_INTERVAL_MS: z.coerce.number().int().nonnegative().default(30_000),
   /** How old an unreferenced object must be before it is deleted (> twice the longest request). */
   ORPHAN_GRACE_MS: z.coerce.number().int().nonnegative().optional(),
+  /** Kafka's log.retention.check.interval.ms: how often a round of partition maintenance starts (default 5 min). */
+  LOG_RETENTION_CHECK_INTERVAL_MS: z.coerce.number().int().nonnegative().optional(),
   /** `npm run bench` sets 1 to read request counts from GET /debug/counters. */
   BENCH_COUNTERS: z.enum(['0', '1', 'false', 'true']).default('0'),
 });
@@ -69,7 +71,13 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
     backend,
     defaults: { partitions: e.DEFAULT_PARTITIONS, replicationFactor: e.DEFAULT_REPLICATION_FACTOR },
     limits: { maxRequestBytes: e.MAX_REQUEST_BYTES, maxFetchBytes: e.MAX_FETCH_BYTES, maxFetchWaitMs: e.MAX_FETCH_WAIT_MS },
-    scheduler: { intervalMs: e.SCHEDULER_INTERVAL_MS, ...(e.ORPHAN_GRACE_MS !== undefined ? { orphanGraceMs: e.ORPHAN_GRACE_MS } : {}) },
+    scheduler: {
+      intervalMs: e.SCHEDULER_INTERVAL_MS,
+      options: {
+        ...(e.ORPHAN_GRACE_MS !== undefined ? { orphanGraceMs: e.ORPHAN_GRACE_MS } : {}),
+        ...(e.LOG_RETENTION_CHECK_INTERVAL_MS !== undefined ? { roundIntervalMs: e.LOG_RETENTION_CHECK_INTERVAL_MS } : {}),
+      },
+    },
     countOperations: e.BENCH_COUNTERS === '1' || e.BENCH_COUNTERS === 'true',
   };
 }

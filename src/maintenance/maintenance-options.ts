@@ -22,6 +22,18 @@ export interface MaintenanceOptions {
   sweepIntervalMs: number;
   /** Width of a durable timer slot. */
   timerSlotMs: number;
+  /**
+   * A new round of partition maintenance (retention, compaction, merge, sweeps) starts at most
+   * this often, Kafka's log.retention.check.interval.ms; the runs between rounds only fire timers.
+   * Each round reads every partition's state and index, so this, not the scheduler's rate, is
+   * what an idle deployment's partitions cost.
+   */
+  roundIntervalMs: number;
+  /**
+   * The cursor of a round is written at most this often (and when a run stops): a run that dies
+   * redoes the units since (all idempotent), and a round costs few writes however many partitions.
+   */
+  cursorWriteIntervalMs: number;
 }
 
 export const DEFAULT_MAINTENANCE_OPTIONS: Readonly<MaintenanceOptions> = {
@@ -32,6 +44,8 @@ export const DEFAULT_MAINTENANCE_OPTIONS: Readonly<MaintenanceOptions> = {
   maxCleanBytes: 64 << 20,
   sweepIntervalMs: 5 * 60_000,
   timerSlotMs: 60_000,
+  roundIntervalMs: 5 * 60_000,
+  cursorWriteIntervalMs: 10_000,
 };
 
 export function maintenanceOptions(overrides: Partial<MaintenanceOptions> = {}): MaintenanceOptions {

@@ -22,13 +22,16 @@ import { deleteCovered } from './segment-writer.js';
  * server runs in-process every SCHEDULER_INTERVAL_MS.
  *
  * One item (pk `cluster`, sk `scheduler`) is both a lease and the cursor of the work:
- * `{holder, leaseUntil, cursor: {topic, unit}, rounds}`. A run takes the lease with a conditional
- * write (so two runs never maintain at once: a second one reports `leaseHeld` and does nothing),
- * and after each unit of work moves the cursor past it with another conditional write against the
- * version it holds (a run that lost its lease stops there). A run that stops at its deadline, or
- * dies, leaves the cursor on the first unit not done: the next run resumes there, so no unit is
- * skipped and only the one interrupted unit is done again (every unit is idempotent). When the
- * last topic is done the round is complete; the next run starts a new round from the first topic.
+ * `{holder, leaseUntil, cursor: {topic, unit}, rounds, roundDoneAt}`. A run takes the lease with a
+ * conditional write (so two runs never maintain at once: a second one reports `leaseHeld` and does
+ * nothing), and moves the cursor past the units done with another conditional write against the
+ * version it holds, every cursorWriteIntervalMs and when it stops (a run that lost its lease stops
+ * there). A run that stops at its deadline leaves the cursor on the first unit not done; one that
+ * dies, on the first unit after its last cursor write: the next run resumes there, so no unit is
+ * skipped and only the units since are done again (every unit is idempotent). When the last topic
+ * is done the round is complete; the next round starts from the first topic roundIntervalMs later
+ * (Kafka's log.retention.check.interval.ms), and the runs in between only fire timers and expire
+ * sessions, so an idle deployment's partitions are read once per interval, not once per run.
  *
  * Units: for a topic with n partitions, units 0..n-1 maintain partition p, unit n sweeps its objects.
  */
@@ -67,6 +70,8 @@ interface SchedulerItem {
   leaseUntil: number;
   cursor?: { topic: string; unit: number };
   rounds: number;
+  /** When the last round was completed: the next starts roundIntervalMs later. */
+  roundDoneAt?: number;
 }
 
 const LEASE_PK = 'cluster';
@@ -83,12 +88,13 @@ export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport
     if (n !== 0) report[name] = (report[name] ?? 0) + n;
   };
   const holder = deps.runId ?? randomUUID();
-  let lease = await acquireLease(metadata, holder, started, deps.deadline + (deps.leaseSlackMs ?? 120_000));
-  if (!lease) {
+  const acquired = await acquireLease(metadata, holder, started, deps.deadline + (deps.leaseSlackMs ?? 120_000));
+  if (!acquired) {
     add('leaseHeld', 1);
     log({ level: 'info', msg: 'scheduler pass skipped: another run holds the lease' });
     return report;
   }
+  let lease: MetaItem<SchedulerItem> = acquired;
   const topics = deps.topics ?? new TopicRegistry(metadata, clock, stores.length);
   const partitionLog = deps.partitionLog ?? new PartitionLog({ metadata, stores, clock, log });
   const timers = new DurableTimers(metadata, { slotMs: options.timerSlotMs });
@@ -124,14 +130,28 @@ export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport
       }
     }
 
-    // 3. Maintenance units, from the cursor.
-    const all = (await topics.list()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // 3. Maintenance units, from the cursor; a new round only when one is due.
     const cursor = lease.value.cursor;
+    const roundDoneAt = lease.value.roundDoneAt;
+    if (!cursor && roundDoneAt !== undefined && clock.now() < roundDoneAt + options.roundIntervalMs) return report;
+    const all = (await topics.list()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     let t = cursor ? all.findIndex((x) => x.name >= cursor.topic) : 0;
     let unit = cursor && all[t]?.name === cursor.topic ? cursor.unit : 0;
     if (t < 0) t = all.length;
     let units = 0;
+    let cursorWrittenAt = clock.now();
     const ctx: UnitContext = { metadata, stores, clock, log, options, partitionLog, timers, add };
+    const moveCursor = async (): Promise<boolean> => {
+      const moved = await writeLease(metadata, lease, t < all.length ? { ...lease.value, cursor: { topic: all[t]!.name, unit } } : withoutCursor(lease.value, clock.now()));
+      if (!moved) {
+        add('leaseLost', 1);
+        log({ level: 'warn', msg: 'scheduler lease lost; stopping' });
+        return false;
+      }
+      lease = moved;
+      cursorWrittenAt = clock.now();
+      return true;
+    };
     while (t < all.length) {
       const topic = all[t]!;
       if (unit > topic.partitionCount) {
@@ -141,7 +161,8 @@ export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport
       }
       if (pastDeadline() || (deps.maxUnits !== undefined && units >= deps.maxUnits)) {
         add('incomplete', 1);
-        break;
+        await moveCursor();
+        return report;
       }
       try {
         if (unit < topic.partitionCount) await maintainPartition(ctx, topic, unit);
@@ -158,19 +179,11 @@ export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport
         t++;
         unit = 0;
       }
-      const next: SchedulerItem = t < all.length ? { ...lease.value, cursor: { topic: all[t]!.name, unit } } : withoutCursor(lease.value, true);
-      const moved = await writeLease(metadata, lease, next);
-      if (!moved) {
-        add('leaseLost', 1);
-        log({ level: 'warn', msg: 'scheduler lease lost; stopping' });
-        return report;
-      }
-      lease = moved;
+      // The cursor (and the check that the lease is still ours) is written every few seconds, not per unit.
+      if (t < all.length && clock.now() - cursorWrittenAt >= options.cursorWriteIntervalMs && !(await moveCursor())) return report;
     }
-    if (t >= all.length) {
-      add('roundsCompleted', 1);
-      if (lease.value.cursor) lease = (await writeLease(metadata, lease, withoutCursor(lease.value, true))) ?? lease;
-    }
+    add('roundsCompleted', 1);
+    await moveCursor();
   } finally {
     await writeLease(metadata, lease, { ...lease.value, leaseUntil: 0 });
     log({ level: 'info', msg: 'scheduler pass', durationMs: clock.now() - started, ...report });
@@ -289,9 +302,10 @@ async function writeLease(metadata: MetadataStore, lease: MetaItem<SchedulerItem
   }
 }
 
-function withoutCursor(value: SchedulerItem, roundDone: boolean): SchedulerItem {
+/** The item after a completed round: no cursor, one more round, and when it was done. */
+function withoutCursor(value: SchedulerItem, now: number): SchedulerItem {
   const { cursor: _cursor, ...rest } = value;
-  return { ...rest, rounds: value.rounds + (roundDone ? 1 : 0) };
+  return { ...rest, rounds: value.rounds + 1, roundDoneAt: now };
 }
 
 export interface SchedulerLoop {

@@ -57,6 +57,14 @@ describe('SQLite is loaded only for the local backend', () => {
   });
 });
 
+describe('maintenance knobs in the typed server config', () => {
+  it('reads ORPHAN_GRACE_MS and LOG_RETENTION_CHECK_INTERVAL_MS into the scheduler options, leaving defaults to src/maintenance', () => {
+    expect(serverConfigFromEnv({}).scheduler.options).toEqual({});
+    expect(serverConfigFromEnv({ ORPHAN_GRACE_MS: '60000', LOG_RETENTION_CHECK_INTERVAL_MS: '1000' }).scheduler.options).toEqual({ orphanGraceMs: 60_000, roundIntervalMs: 1000 });
+    expect(() => serverConfigFromEnv({ LOG_RETENTION_CHECK_INTERVAL_MS: '-1' })).toThrow();
+  });
+});
+
 describe('BENCH_COUNTERS in the typed server config', () => {
   it('is off by default, on for 1 or true, and rejects anything else', () => {
     expect(serverConfigFromEnv({}).countOperations).toBe(false);

@@ -30,8 +30,8 @@ export const rec = (key: string | null, value: string | null, timestamp: number)
 });
 export const text = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b).toString());
 
-/** Test defaults: no grace (the clock is ours), sweeps whenever due, merges only when asked. */
-export const TEST_OPTIONS: Partial<MaintenanceOptions> = { orphanGraceMs: 0, sweepIntervalMs: 0, mergeMinEntries: 1_000_000 };
+/** Test defaults: no grace (the clock is ours), sweeps and rounds whenever asked, merges only when asked. */
+export const TEST_OPTIONS: Partial<MaintenanceOptions> = { orphanGraceMs: 0, sweepIntervalMs: 0, roundIntervalMs: 0, mergeMinEntries: 1_000_000 };
 
 export function harness(storage: Storage, clock: TestClock, options: Partial<MaintenanceOptions> = {}) {
   const topics = new TopicRegistry(storage.metadata, clock, storage.stores.length);

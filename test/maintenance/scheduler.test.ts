@@ -83,7 +83,47 @@ describe('scheduler', () => {
     const line = h.events.find((e) => e.msg === 'scheduler pass');
     expect(line).toMatchObject({ level: 'info', timersFired: 1, membersExpired: 3, durationMs: expect.any(Number) });
     // Without a hook it expires sessions through a coordinator of its own.
-    expect(await runScheduler({ storage, clock: h.clock, deadline: T0 + 1000, log: () => {}, options: { orphanGraceMs: 0 } })).toMatchObject({ roundsCompleted: 1 });
+    expect(await runScheduler({ storage, clock: h.clock, deadline: T0 + 1000, log: () => {}, options: { orphanGraceMs: 0, roundIntervalMs: 0 } })).toMatchObject({ roundsCompleted: 1 });
+  });
+
+  it('starts a round at most every roundIntervalMs (log.retention.check.interval.ms); the runs between only fire timers', async () => {
+    const storage = createStorage({ kind: 'memory', replicaStores: 1 });
+    const h = harness(storage, new TestClock(T0), { roundIntervalMs: 300_000 });
+    await nineUnits(h);
+    const writes = vi.spyOn(storage.metadata, 'put');
+    expect(await h.run()).toMatchObject({ unitsDone: 9, roundsCompleted: 1 });
+    const timers = new DurableTimers(storage.metadata);
+    await timers.schedule({ kind: 'probe', id: 'p', expiry: T0 + 60_000, payload: 0 }, T0);
+    const probe = vi.fn(async () => {});
+    h.clock.advance(60_000);
+    writes.mockClear();
+    const between = await h.run({ timerHandlers: { probe } });
+    expect(between).toEqual({ timersFired: 1 });
+    expect(probe).toHaveBeenCalledTimes(1);
+    // Between rounds a run reads no partition and writes only its lease (take and release) and the timer's slot.
+    expect(writes.mock.calls.filter(([pk]) => String(pk).startsWith('part#'))).toEqual([]);
+    h.clock.advance(240_000);
+    expect(await h.run()).toMatchObject({ unitsDone: 9, roundsCompleted: 1 });
+    // An interrupted round goes on at the next run, due or not.
+    h.clock.advance(300_000);
+    expect(await h.run({ maxUnits: 4 })).toMatchObject({ unitsDone: 4, incomplete: 1 });
+    expect(await h.run()).toMatchObject({ unitsDone: 5, roundsCompleted: 1 });
+  });
+
+  it('writes the cursor every cursorWriteIntervalMs, not per unit', async () => {
+    const storage = createStorage({ kind: 'memory', replicaStores: 1 });
+    const h = harness(storage, new TestClock(T0), { cursorWriteIntervalMs: 10_000 });
+    await nineUnits(h);
+    const leaseWrites = () => writes.mock.calls.filter(([pk, sk]) => pk === 'cluster' && sk === 'scheduler').length;
+    const writes = vi.spyOn(storage.metadata, 'put');
+    expect(await h.run()).toMatchObject({ unitsDone: 9, roundsCompleted: 1 });
+    expect(leaseWrites()).toBe(3); // take, round done, release: none per unit within 10 s
+    writes.mockClear();
+    // A slow run: every reading of this clock is a second later, so the 9 units span tens of seconds.
+    let t = h.clock.now();
+    await h.run({ clock: { now: () => (t += 1_000) }, deadline: t + 1_000_000 });
+    expect(leaseWrites()).toBeGreaterThan(3);
+    expect(leaseWrites()).toBeLessThan(3 + 9);
   });
 
   it('runs on the S3/DynamoDB adapters', async () => {
