@@ -21,7 +21,6 @@ import { readVarint, readVarlong, type ByteCursor } from './varint.js';
 /** Batches ready to append: offsets relative to the run (0, n1, n1 + n2, ...), as encodeRecordBatch would lay them out. */
 export interface ProducedBatches {
   bytes: Uint8Array;
-  batchCount: number;
   recordCount: number;
   maxTimestamp: number;
   /** Set when the batches come from an idempotent producer (producerId >= 0). */
@@ -40,9 +39,8 @@ const invalid = (message: string) => new KafkaError('INVALID_RECORD', message);
 /**
  * Checks every batch of `bytes` (one or more concatenated v2 batches) and rewrites, in place, what
  * the broker owns: base offsets (relative to the run), and a max timestamp that does not match the
- * records (then the CRC), as Kafka corrects it. (LogAppendTime topics are stamped at append time, by
- * the request object.) Throws CORRUPT_MESSAGE (bad CRC, truncated or malformed
- * bytes), INVALID_RECORD (inconsistent offsets, a missing key on a compacted topic, control or
+ * records (then the CRC), as Kafka corrects it (LogAppendTime topics are stamped at append time, by
+ * the request object). Throws CORRUPT_MESSAGE (bad CRC, truncated or malformed bytes), INVALID_RECORD (inconsistent offsets, a missing key on a compacted topic, control or
  * transactional batches), UNSUPPORTED_COMPRESSION_TYPE (snappy, lz4, zstd: gzip and uncompressed
  * batches are taken, and stored compressed as sent), or MESSAGE_TOO_LARGE (a batch above
  * max.message.bytes); nothing is appended then.
@@ -51,7 +49,6 @@ export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchR
   if (bytes.byteLength === 0) throw invalid('The request holds no record batch');
   let position = 0;
   let recordCount = 0;
-  let batchCount = 0;
   let maxTimestamp = -1;
   let producer: ProducedBatches['producer'];
   while (position < bytes.byteLength) {
@@ -76,10 +73,9 @@ export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchR
     setBaseOffset(bytes, position, recordCount);
     maxTimestamp = Math.max(maxTimestamp, batchMax);
     recordCount += header.recordCount;
-    batchCount++;
     position = end;
   }
-  return { bytes, batchCount, recordCount, maxTimestamp, ...(producer ? { producer } : {}) };
+  return { bytes, recordCount, maxTimestamp, ...(producer ? { producer } : {}) };
 }
 
 /** All batches of a request share one producer (or none), and their sequences follow on. */
