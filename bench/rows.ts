@@ -13,8 +13,8 @@ export interface Cell {
   batch: number;
 }
 
-export interface ProduceRow extends Cell {
-  producers: number;
+/** What every measured cell reports. */
+interface Measurement {
   recordsPerSec: number;
   mbPerSec: number;
   latency: Percentiles;
@@ -24,29 +24,24 @@ export interface ProduceRow extends Cell {
   otherCpuCores: number;
   errors: Record<string, number>;
   perGib: CostPerGib;
-  objectPutsPerMiB: number;
-  metadataWritesPerPartitionRequest: number;
-  requestBytes: number;
   peakRssBytes: number;
 }
 
-export interface FetchRow {
+export interface ProduceRow extends Cell, Measurement {
+  producers: number;
+  objectPutsPerMiB: number;
+  metadataWritesPerPartitionRequest: number;
+  requestBytes: number;
+}
+
+export interface FetchRow extends Measurement {
   format: BodyFormat;
   replicas: number;
   minInsync: number;
   partitions: number;
   writtenInBatchesOf: number;
   consumers: number;
-  recordsPerSec: number;
-  mbPerSec: number;
-  latency: Percentiles;
-  serverCpuCores: number;
-  loadCpuCores: number;
-  otherCpuCores: number;
-  errors: Record<string, number>;
-  perGib: CostPerGib;
   responseBytes: number;
-  peakRssBytes: number;
 }
 
 export interface CeilingRow {
