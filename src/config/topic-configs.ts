@@ -33,6 +33,10 @@ export const TOPIC_CONFIG_DEFS = {
   'min.cleanable.dirty.ratio': { kind: 'double', default: '0.5', min: 0, max: 1 },
   'file.delete.delay.ms': { kind: 'long', default: '60000', min: 0 },
   'message.timestamp.type': { kind: 'string', default: 'CreateTime', allowed: ['CreateTime', 'LogAppendTime'] },
+  // How far a CreateTime timestamp may lie before or after the broker's clock (Kafka 3.6+; 4.0's
+  // defaults): a timestamp from the future would keep its records from ever expiring by retention.ms.
+  'message.timestamp.before.max.ms': { kind: 'long', default: LONG_MAX, min: 0 },
+  'message.timestamp.after.max.ms': { kind: 'long', default: '3600000', min: 0 },
 } as const satisfies Record<string, ConfigDef>;
 
 export type TopicConfigName = keyof typeof TOPIC_CONFIG_DEFS;
@@ -52,6 +56,8 @@ export interface TopicConfig {
   minCleanableDirtyRatio: number;
   fileDeleteDelayMs: number;
   logAppendTime: boolean;
+  timestampBeforeMaxMs: number;
+  timestampAfterMaxMs: number;
 }
 
 export const isTopicConfigName = (name: string): name is TopicConfigName => Object.hasOwn(TOPIC_CONFIG_DEFS, name);
@@ -102,5 +108,7 @@ export function resolveTopicConfig(overrides: Record<string, string>): TopicConf
     minCleanableDirtyRatio: num('min.cleanable.dirty.ratio'),
     fileDeleteDelayMs: num('file.delete.delay.ms'),
     logAppendTime: get('message.timestamp.type') === 'LogAppendTime',
+    timestampBeforeMaxMs: num('message.timestamp.before.max.ms'),
+    timestampAfterMaxMs: num('message.timestamp.after.max.ms'),
   };
 }

@@ -22,6 +22,7 @@ import { readVarint, readVarlong, type ByteCursor } from './varint.js';
 export interface ProducedBatches {
   bytes: Uint8Array;
   recordCount: number;
+  minTimestamp: number;
   maxTimestamp: number;
   /** Set when the batches come from an idempotent producer (producerId >= 0). */
   producer?: { producerId: number; producerEpoch: number; baseSequence: number };
@@ -49,6 +50,7 @@ export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchR
   if (bytes.byteLength === 0) throw invalid('The request holds no record batch');
   let position = 0;
   let recordCount = 0;
+  let minTimestamp = Number.MAX_SAFE_INTEGER;
   let maxTimestamp = -1;
   let producer: ProducedBatches['producer'];
   while (position < bytes.byteLength) {
@@ -68,14 +70,15 @@ export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchR
       throw invalid(`Inconsistent batch at byte ${position}: ${header.recordCount} records for offset deltas 0..${header.lastOffsetDelta}`);
     }
     producer = checkProducer(header, producer, recordCount, position);
-    const batchMax = checkRecords(bytes, position, end, header, rules.requireKeys);
+    const { min: batchMin, max: batchMax } = checkRecords(bytes, position, end, header, rules.requireKeys);
     if (batchMax !== header.maxTimestamp) setMaxTimestamp(bytes, position, batchMax);
     setBaseOffset(bytes, position, recordCount);
+    minTimestamp = Math.min(minTimestamp, batchMin);
     maxTimestamp = Math.max(maxTimestamp, batchMax);
     recordCount += header.recordCount;
     position = end;
   }
-  return { bytes, recordCount, maxTimestamp, ...(producer ? { producer } : {}) };
+  return { bytes, recordCount, minTimestamp, maxTimestamp, ...(producer ? { producer } : {}) };
 }
 
 /** All batches of a request share one producer (or none), and their sequences follow on. */
@@ -93,8 +96,9 @@ function checkProducer(header: BatchHeader, before: ProducedBatches['producer'],
   return before;
 }
 
-/** Walks the records (inflated first, for gzip) without materialising them; returns the largest timestamp. */
-function checkRecords(bytes: Uint8Array, position: number, end: number, header: BatchHeader, requireKeys: boolean): number {
+/** Walks the records (inflated first, for gzip) without materialising them; returns their smallest and largest timestamps. */
+function checkRecords(bytes: Uint8Array, position: number, end: number, header: BatchHeader, requireKeys: boolean): { min: number; max: number } {
+  let min = Number.MAX_SAFE_INTEGER;
   let max = -1;
   try {
     const c = recordsCursor(bytes, position, end, header.attributes);
@@ -108,6 +112,7 @@ function checkRecords(bytes: Uint8Array, position: number, end: number, header: 
       const timestamp = header.baseTimestamp + readVarlong(c);
       if (!Number.isSafeInteger(timestamp)) throw new KafkaError('INVALID_TIMESTAMP', `Record ${i} of the batch at byte ${position} has an invalid timestamp`);
       if (timestamp > max) max = timestamp;
+      if (timestamp < min) min = timestamp;
       if (readVarint(c) !== i) throw invalid(`Record ${i} of the batch at byte ${position} has offset delta other than ${i}`);
       const keyLength = readVarint(c);
       if (keyLength === -1 && requireKeys) throw invalid('A compacted topic cannot accept a record without a key');
@@ -129,7 +134,7 @@ function checkRecords(bytes: Uint8Array, position: number, end: number, header: 
     if (e instanceof KafkaError && e.errorName === 'CORRUPT_MESSAGE' && e.status !== 400) throw corrupt(e.message);
     throw e;
   }
-  return max;
+  return { min, max };
 }
 
 function skip(c: ByteCursor, length: number): void {

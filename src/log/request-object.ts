@@ -40,7 +40,8 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
         throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
       }
       if ('batches' in append) {
-        const { bytes, recordCount, maxTimestamp } = append.batches;
+        const { bytes, recordCount, minTimestamp, maxTimestamp } = append.batches;
+        checkTimestamps(topic, minTimestamp, maxTimestamp, now);
         if (topic.config.logAppendTime) stampLogAppendTime(bytes, now);
         encoded.push({ partition, batches: [bytes], recordCount, maxTimestamp: topic.config.logAppendTime ? now : maxTimestamp });
         continue;
@@ -48,6 +49,13 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
       const { records } = append;
       if (records.length === 0) throw new KafkaError('INVALID_RECORD', 'A produce request for a partition must hold at least one record');
       for (const r of records) checkRecordSize(r, topic.config.maxMessageBytes);
+      let min = Number.MAX_SAFE_INTEGER;
+      let max = Number.MIN_SAFE_INTEGER;
+      for (const r of records) {
+        if (r.timestamp < min) min = r.timestamp;
+        if (r.timestamp > max) max = r.timestamp;
+      }
+      checkTimestamps(topic, min, max, now);
       const stamped = topic.config.logAppendTime ? records.map((r) => ({ ...r, timestamp: now })) : records;
       let recordCount = 0;
       let maxTimestamp = -1;
@@ -82,6 +90,21 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
     runs.push({ partition: p.partition, start, end: pos, recordCount: p.recordCount, maxTimestamp: p.maxTimestamp });
   }
   return { key, body, runs, rejected };
+}
+
+/**
+ * Kafka's message.timestamp.before.max.ms / after.max.ms: a CreateTime timestamp too far before or
+ * after the broker's clock fails the partition's batch with INVALID_TIMESTAMP.
+ */
+function checkTimestamps(topic: Topic, min: number, max: number, now: number): void {
+  const { logAppendTime, timestampBeforeMaxMs, timestampAfterMaxMs } = topic.config;
+  if (logAppendTime) return; // the broker's time replaces them
+  if (max > now + timestampAfterMaxMs) {
+    throw new KafkaError('INVALID_TIMESTAMP', `Timestamp ${max} of a record is more than message.timestamp.after.max.ms (${timestampAfterMaxMs}) after the broker's time ${now}`);
+  }
+  if (min < now - timestampBeforeMaxMs) {
+    throw new KafkaError('INVALID_TIMESTAMP', `Timestamp ${min} of a record is more than message.timestamp.before.max.ms (${timestampBeforeMaxMs}) before the broker's time ${now}`);
+  }
 }
 
 /** Marks every batch LogAppendTime at `now` (message.timestamp.type=LogAppendTime), as Kafka's broker does. */

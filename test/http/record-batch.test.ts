@@ -203,6 +203,28 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     expect(kept!.header.maxTimestamp).toBe(300);
   });
 
+  it('refuses timestamps too far from the broker clock (message.timestamp.after.max.ms / before.max.ms), in both formats', async () => {
+    await createTopic('clock');
+    const hour = 3_600_000;
+    const future = new Date(Date.now() + 2 * hour).toISOString();
+    const json = await t.call('POST', 'topics/clock/records:batch', { entries: [{ id: 'a', value: { data: 1 }, timestamp: future }] });
+    expect(json.body.failures).toMatchObject([{ id: 'a', error: 'INVALID_TIMESTAMP' }]);
+    expect(await produce('clock', 0, batch([record('x', null, Date.now() + 2 * hour)]))).toMatchObject({ status: 400, body: { error: 'INVALID_TIMESTAMP' } });
+    expect(await produce('clock', 0, batch([record('x', null, Date.now() + hour / 2)]))).toMatchObject({ status: 200 });
+    expect(await produce('clock', 0, batch([record('old', null, 5)]))).toMatchObject({ status: 200 }); // before.max.ms: unbounded by default
+    expect(await highWatermark('clock')).toBe(2);
+
+    await createTopic('strict-clock', 1, [
+      { name: 'message.timestamp.before.max.ms', value: '60000' },
+      { name: 'message.timestamp.after.max.ms', value: '9223372036854775807' },
+    ]);
+    expect(await produce('strict-clock', 0, batch([record('old', null, Date.now() - 120_000)]))).toMatchObject({ status: 400, body: { error: 'INVALID_TIMESTAMP' } });
+    expect(await produce('strict-clock', 0, batch([record('far', null, Date.now() + 1000 * hour)]))).toMatchObject({ status: 200 });
+
+    await createTopic('append-clock', 1, [{ name: 'message.timestamp.type', value: 'LogAppendTime' }]);
+    expect(await produce('append-clock', 0, batch([record('any', null, Date.now() + 1000 * hour)]))).toMatchObject({ status: 200 });
+  });
+
   it('de-duplicates an idempotent producer by the producer id, epoch and sequence in the batch header', async () => {
     await createTopic('once');
     const { producer_id: producerId, producer_epoch: producerEpoch } = (await t.call('POST', 'producers:init')).body;
