@@ -35,6 +35,9 @@ export const TOPIC_CONFIG_DEFS = {
   'message.timestamp.type': { kind: 'string', default: 'CreateTime', allowed: ['CreateTime', 'LogAppendTime'] },
   // How far a CreateTime timestamp may lie before or after the broker's clock (Kafka 3.6+; 4.0's
   // defaults): a timestamp from the future would keep its records from ever expiring by retention.ms.
+  // Kafka's compression of stored batches: 'producer' keeps what the producer sent; gzip is the
+  // only codec this product writes (snappy, lz4 and zstd need what Node 20 lacks).
+  'compression.type': { kind: 'string', default: 'producer', allowed: ['producer', 'uncompressed', 'gzip'] },
   'message.timestamp.before.max.ms': { kind: 'long', default: LONG_MAX, min: 0 },
   'message.timestamp.after.max.ms': { kind: 'long', default: '3600000', min: 0 },
 } as const satisfies Record<string, ConfigDef>;
@@ -58,6 +61,7 @@ export interface TopicConfig {
   logAppendTime: boolean;
   timestampBeforeMaxMs: number;
   timestampAfterMaxMs: number;
+  compressionType: 'producer' | 'uncompressed' | 'gzip';
 }
 
 export const isTopicConfigName = (name: string): name is TopicConfigName => Object.hasOwn(TOPIC_CONFIG_DEFS, name);
@@ -110,5 +114,6 @@ export function resolveTopicConfig(overrides: Record<string, string>): TopicConf
     logAppendTime: get('message.timestamp.type') === 'LogAppendTime',
     timestampBeforeMaxMs: num('message.timestamp.before.max.ms'),
     timestampAfterMaxMs: num('message.timestamp.after.max.ms'),
+    compressionType: get('compression.type') as TopicConfig['compressionType'],
   };
 }

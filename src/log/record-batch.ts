@@ -580,3 +580,46 @@ function resealCrc(bytes: Uint8Array, position: number, view: DataView): void {
   const end = position + LOG_OVERHEAD + view.getInt32(BATCH_LENGTH_OFFSET);
   view.setUint32(CRC_OFFSET, crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, end)));
 }
+
+/**
+ * The batches of `bytes` with their records compressed as `compression` says (Kafka's topic
+ * compression.type when it differs from the producer's): a batch already so is kept as it is, any
+ * other is decoded and encoded again with the same header fields and offsets.
+ */
+export function recompressBatches(bytes: Uint8Array, compression: 'none' | 'gzip'): Uint8Array {
+  const wanted = compression === 'gzip' ? CODEC.gzip : CODEC.none;
+  const out: Uint8Array[] = [];
+  let changed = false;
+  for (let at = 0; at < bytes.byteLength; ) {
+    const header = readBatchHeader(bytes, at);
+    const size = LOG_OVERHEAD + header.batchLength;
+    if ((header.attributes & COMPRESSION_CODEC_MASK) === wanted) {
+      out.push(bytes.subarray(at, at + size));
+    } else {
+      const { records } = decodeRecordBatch(bytes, at);
+      out.push(
+        encodeRecordBatch(records, {
+          baseOffset: header.baseOffset,
+          partitionLeaderEpoch: header.partitionLeaderEpoch,
+          producerId: header.producerId,
+          producerEpoch: header.producerEpoch,
+          baseSequence: header.baseSequence,
+          logAppendTime: (header.attributes & TIMESTAMP_TYPE_MASK) !== 0,
+          offsetDeltas: records.map((r) => r.offset - header.baseOffset),
+          lastOffsetDelta: header.lastOffsetDelta,
+          compression,
+        }),
+      );
+      changed = true;
+    }
+    at += size;
+  }
+  if (!changed) return bytes;
+  const joined = new Uint8Array(out.reduce((n, b) => n + b.byteLength, 0));
+  let pos = 0;
+  for (const b of out) {
+    joined.set(b, pos);
+    pos += b.byteLength;
+  }
+  return joined;
+}

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { KafkaError } from '../errors.js';
-import { encodeRecordBatch, LOG_OVERHEAD, readBatchHeader, setLogAppendTime, type LogRecord } from './record-batch.js';
+import { encodeRecordBatch, LOG_OVERHEAD, readBatchHeader, recompressBatches, setLogAppendTime, type LogRecord } from './record-batch.js';
 import type { ProducedBatches } from './produced-batches.js';
 import { checkRecordSize, chunkRecords } from './record-size.js';
 import type { Topic } from './topics.js';
@@ -40,8 +40,10 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
         throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
       }
       if ('batches' in append) {
-        const { bytes, recordCount, minTimestamp, maxTimestamp } = append.batches;
+        const { recordCount, minTimestamp, maxTimestamp } = append.batches;
         checkTimestamps(topic, minTimestamp, maxTimestamp, now);
+        const { compressionType } = topic.config;
+        const bytes = compressionType === 'producer' ? append.batches.bytes : recompressBatches(append.batches.bytes, compressionType === 'gzip' ? 'gzip' : 'none');
         if (topic.config.logAppendTime) stampLogAppendTime(bytes, now);
         encoded.push({ partition, batches: [bytes], recordCount, maxTimestamp: topic.config.logAppendTime ? now : maxTimestamp });
         continue;
@@ -61,7 +63,7 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
       let maxTimestamp = -1;
       const batches: Uint8Array[] = [];
       for (const chunk of chunkRecords(stamped, topic.config.maxMessageBytes)) {
-        batches.push(encodeRecordBatch(chunk, { baseOffset: recordCount, logAppendTime: topic.config.logAppendTime }));
+        batches.push(encodeRecordBatch(chunk, { baseOffset: recordCount, logAppendTime: topic.config.logAppendTime, compression: storedCompression(topic) }));
         recordCount += chunk.length;
         for (const r of chunk) if (r.timestamp > maxTimestamp) maxTimestamp = r.timestamp;
       }
@@ -91,6 +93,9 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
   }
   return { key, body, runs, rejected };
 }
+
+/** How batches the server encodes itself are compressed: gzip only when the topic asks for it. */
+export const storedCompression = (topic: Topic): 'none' | 'gzip' => (topic.config.compressionType === 'gzip' ? 'gzip' : 'none');
 
 /**
  * Kafka's message.timestamp.before.max.ms / after.max.ms: a CreateTime timestamp too far before or

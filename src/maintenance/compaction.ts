@@ -1,5 +1,6 @@
 import { partitionPk } from '../log/partition-state.js';
 import { decodeRecordBatches, encodeRecordBatch, RECORD_BATCH_OVERHEAD, type DecodedRecord } from '../log/record-batch.js';
+import { storedCompression } from '../log/request-object.js';
 import { recordSizeUpperBound } from '../log/record-size.js';
 import type { Topic } from '../log/topics.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
@@ -169,7 +170,7 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
     if (run.length === 0) return;
     // A single entry that lost nothing stays as it is.
     if (dropped > 0 || run.length > 1) {
-      const batches = encodePiece(run[0]!.entry.baseOffset, run.at(-1)!.entry.lastOffset, kept, cfg.maxMessageBytes);
+      const batches = encodePiece(run[0]!.entry.baseOffset, run.at(-1)!.entry.lastOffset, kept, cfg.maxMessageBytes, storedCompression(topic));
       const maxTimestamp = kept.length > 0 ? kept.reduce((m, r) => Math.max(m, r.timestamp), -1) : undefined;
       pieces.push({ replaced: run, entry: coverOf(run, topic, { recordCount: kept.length, ...(maxTimestamp !== undefined ? { maxTimestamp } : {}) }), batches });
       segmentSize += batches.reduce((n, b) => n + b.byteLength, 0);
@@ -222,14 +223,14 @@ function recordsOf(item: EntryItem, data: Uint8Array): DecodedRecord[] {
  * offsets; a piece with no record left is one empty batch spanning it (Kafka keeps empty batches
  * for the same reason: the offsets they covered stay accounted for).
  */
-function encodePiece(base: number, lastOffset: number, records: DecodedRecord[], maxMessageBytes: number): Uint8Array[] {
+function encodePiece(base: number, lastOffset: number, records: DecodedRecord[], maxMessageBytes: number, compression: 'none' | 'gzip'): Uint8Array[] {
   if (records.length === 0) return [encodeRecordBatch([], { baseOffset: 0, lastOffsetDelta: lastOffset - base })];
   const batches: Uint8Array[] = [];
   let chunk: DecodedRecord[] = [];
   let size = RECORD_BATCH_OVERHEAD;
   const flush = () => {
     const first = chunk[0]!.offset;
-    batches.push(encodeRecordBatch(chunk, { baseOffset: first - base, offsetDeltas: chunk.map((r) => r.offset - first) }));
+    batches.push(encodeRecordBatch(chunk, { baseOffset: first - base, offsetDeltas: chunk.map((r) => r.offset - first), compression }));
     chunk = [];
     size = RECORD_BATCH_OVERHEAD;
   };

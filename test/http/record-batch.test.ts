@@ -180,6 +180,31 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     expect(await highWatermark('zip')).toBe(3);
   });
 
+  it('compression.type: gzip stores every batch compressed, uncompressed stores none, producer keeps what was sent', async () => {
+    await createTopic('gz', 1, [{ name: 'compression.type', value: 'gzip' }]);
+    const { producer_id: producerId, producer_epoch: producerEpoch } = (await t.call('POST', 'producers:init')).body;
+    await t.call('POST', 'topics/gz/records:batch', { entries: [{ id: 'j', partition_id: 0, value: { type: 'STRING', data: 'json '.repeat(200) } }] });
+    const plain = batch([record('bytes '.repeat(200), 'k')], { producerId, producerEpoch, baseSequence: 0 });
+    expect(await produce('gz', 0, plain)).toMatchObject({ status: 200, body: { base_offset: 1 } });
+    const stored = await fetchBatches('gz', 0, 'offset=0');
+    expect(stored.batches.map((b) => b.header.attributes & CODEC_MASK)).toEqual([CODEC.gzip, CODEC.gzip]);
+    expect(stored.bytes.byteLength).toBeLessThan(400);
+    expect(stored.batches[1]!.header).toMatchObject({ producerId, producerEpoch, baseSequence: 0, baseOffset: 1 });
+    expect(stored.batches.flatMap((b) => b.records.map((r) => shown(r.value)))).toEqual(['json '.repeat(200), 'bytes '.repeat(200)]);
+    // The producer's retry is still recognised as a duplicate.
+    expect(await produce('gz', 0, plain)).toMatchObject({ status: 200, body: { base_offset: 1, duplicate: true } });
+
+    await createTopic('plain', 1, [{ name: 'compression.type', value: 'uncompressed' }]);
+    expect(await produce('plain', 0, batch([record('v')], { compression: 'gzip' }))).toMatchObject({ status: 200 });
+    expect((await fetchBatches('plain', 0, 'offset=0')).batches.map((b) => [b.header.attributes & CODEC_MASK, shown(b.records[0]!.value)])).toEqual([[CODEC.none, 'v']]);
+
+    await createTopic('as-sent');
+    await produce('as-sent', 0, batch([record('a')], { compression: 'gzip' }));
+    await produce('as-sent', 0, batch([record('b')]));
+    expect((await fetchBatches('as-sent', 0, 'offset=0')).batches.map((b) => b.header.attributes & CODEC_MASK)).toEqual([CODEC.gzip, CODEC.none]);
+    expect(await createTopic('lz4', 1, [{ name: 'compression.type', value: 'lz4' }])).toMatchObject({ status: 400, body: { error: 'INVALID_CONFIG' } });
+  });
+
   it('needs keys on a compacted topic', async () => {
     await createTopic('compact', 1, [{ name: 'cleanup.policy', value: 'compact' }]);
     expect(await produce('compact', 0, batch([record('v', 'k'), record('v')]))).toMatchObject({ status: 400, body: { error: 'INVALID_RECORD' } });
