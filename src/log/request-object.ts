@@ -42,8 +42,8 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
       if ('batches' in append) {
         const { recordCount, minTimestamp, maxTimestamp } = append.batches;
         checkTimestamps(topic, minTimestamp, maxTimestamp, now);
-        const { compressionType } = topic.config;
-        const bytes = compressionType === 'producer' ? append.batches.bytes : recompressBatches(append.batches.bytes, compressionType === 'gzip' ? 'gzip' : 'none');
+        // compression.type other than 'producer': batches compressed otherwise are encoded again.
+        const bytes = topic.config.compressionType === 'producer' ? append.batches.bytes : recompressBatches(append.batches.bytes, storedCompression(topic));
         if (topic.config.logAppendTime) stampLogAppendTime(bytes, now);
         encoded.push({ partition, batches: [bytes], recordCount, maxTimestamp: topic.config.logAppendTime ? now : maxTimestamp });
         continue;
