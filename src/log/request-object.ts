@@ -44,6 +44,7 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
         checkTimestamps(topic, minTimestamp, maxTimestamp, now);
         // compression.type other than 'producer': batches compressed otherwise are encoded again.
         const bytes = topic.config.compressionType === 'producer' ? append.batches.bytes : recompressBatches(append.batches.bytes, storedCompression(topic));
+        if (bytes !== append.batches.bytes) checkBatchSizes(bytes, topic.config.maxMessageBytes);
         if (topic.config.logAppendTime) stampLogAppendTime(bytes, now);
         encoded.push({ partition, batches: [bytes], recordCount, maxTimestamp: topic.config.logAppendTime ? now : maxTimestamp });
         continue;
@@ -109,6 +110,17 @@ function checkTimestamps(topic: Topic, min: number, max: number, now: number): v
   }
   if (min < now - timestampBeforeMaxMs) {
     throw new KafkaError('INVALID_TIMESTAMP', `Timestamp ${min} of a record is more than message.timestamp.before.max.ms (${timestampBeforeMaxMs}) before the broker's time ${now}`);
+  }
+}
+
+/** A batch the server encoded again (inflated, say) must still fit max.message.bytes, as Kafka checks. */
+function checkBatchSizes(bytes: Uint8Array, maxMessageBytes: number): void {
+  for (let at = 0; at < bytes.byteLength; ) {
+    const size = LOG_OVERHEAD + readBatchHeader(bytes, at).batchLength;
+    if (size > maxMessageBytes) {
+      throw new KafkaError('MESSAGE_TOO_LARGE', `The record batch is ${size} bytes once stored as compression.type says, larger than max.message.bytes (${maxMessageBytes})`);
+    }
+    at += size;
   }
 }
 

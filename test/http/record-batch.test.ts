@@ -194,8 +194,13 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     // The producer's retry is still recognised as a duplicate.
     expect(await produce('gz', 0, plain)).toMatchObject({ status: 200, body: { base_offset: 1, duplicate: true } });
 
-    await createTopic('plain', 1, [{ name: 'compression.type', value: 'uncompressed' }]);
+    await createTopic('plain', 1, [
+      { name: 'compression.type', value: 'uncompressed' },
+      { name: 'max.message.bytes', value: '2000' },
+    ]);
     expect(await produce('plain', 0, batch([record('v')], { compression: 'gzip' }))).toMatchObject({ status: 200 });
+    // Small compressed, too large once inflated for this topic: refused, as Kafka refuses it.
+    expect(await produce('plain', 0, batch([record('z'.repeat(5000))], { compression: 'gzip' }))).toMatchObject({ status: 413, body: { error: 'MESSAGE_TOO_LARGE' } });
     expect((await fetchBatches('plain', 0, 'offset=0')).batches.map((b) => [b.header.attributes & CODEC_MASK, shown(b.records[0]!.value)])).toEqual([[CODEC.none, 'v']]);
 
     await createTopic('as-sent');
