@@ -44,18 +44,12 @@ export interface FetchRow extends Measurement {
   responseBytes: number;
 }
 
-export interface CeilingRow {
+export interface CeilingRow extends Pick<Measurement, 'recordsPerSec' | 'mbPerSec' | 'latency' | 'serverCpuCores' | 'loadCpuCores' | 'otherCpuCores'> {
   format: BodyFormat;
   kind: 'produce' | 'fetch';
   /** records/s of every run; the row shows the best. */
   runs: number[];
   batch: number;
-  recordsPerSec: number;
-  mbPerSec: number;
-  latency: Percentiles;
-  serverCpuCores: number;
-  loadCpuCores: number;
-  otherCpuCores: number;
 }
 
 export interface LatencyRun {
