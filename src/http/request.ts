@@ -67,8 +67,10 @@ export async function readJson(c: Context<AppEnv>, options: { optional?: boolean
   // Plain ASCII (the common case) decodes several times faster as 'ascii' than as UTF-8, with the same result.
   let text = body.toString(isAscii(body) ? 'ascii' : 'utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a UTF-8 byte order mark, as TextDecoder drops it
-  if (text.trim() === '' && options.optional) return {};
-  if (text.trim() === '') throw new KafkaError('BAD_REQUEST', 'The request body is empty; a JSON body is required');
+  if (text.trim() === '') {
+    if (options.optional) return {};
+    throw new KafkaError('BAD_REQUEST', 'The request body is empty; a JSON body is required');
+  }
   try {
     return JSON.parse(text);
   } catch {

@@ -614,12 +614,5 @@ export function recompressBatches(bytes: Uint8Array, compression: 'none' | 'gzip
     }
     at += size;
   }
-  if (!changed) return bytes;
-  const joined = new Uint8Array(out.reduce((n, b) => n + b.byteLength, 0));
-  let pos = 0;
-  for (const b of out) {
-    joined.set(b, pos);
-    pos += b.byteLength;
-  }
-  return joined;
+  return changed ? Buffer.concat(out) : bytes;
 }

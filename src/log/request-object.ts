@@ -51,24 +51,23 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
       }
       const { records } = append;
       if (records.length === 0) throw new KafkaError('INVALID_RECORD', 'A produce request for a partition must hold at least one record');
-      for (const r of records) checkRecordSize(r, topic.config.maxMessageBytes);
       let min = Number.MAX_SAFE_INTEGER;
       let max = Number.MIN_SAFE_INTEGER;
       for (const r of records) {
+        checkRecordSize(r, topic.config.maxMessageBytes);
         if (r.timestamp < min) min = r.timestamp;
         if (r.timestamp > max) max = r.timestamp;
       }
       checkTimestamps(topic, min, max, now);
-      const stamped = topic.config.logAppendTime ? records.map((r) => ({ ...r, timestamp: now })) : records;
+      const { logAppendTime } = topic.config;
+      const stamped = logAppendTime ? records.map((r) => ({ ...r, timestamp: now })) : records;
       let recordCount = 0;
-      let maxTimestamp = -1;
       const batches: Uint8Array[] = [];
       for (const chunk of chunkRecords(stamped, topic.config.maxMessageBytes)) {
-        batches.push(encodeRecordBatch(chunk, { baseOffset: recordCount, logAppendTime: topic.config.logAppendTime, compression: storedCompression(topic) }));
+        batches.push(encodeRecordBatch(chunk, { baseOffset: recordCount, logAppendTime, compression: storedCompression(topic) }));
         recordCount += chunk.length;
-        for (const r of chunk) if (r.timestamp > maxTimestamp) maxTimestamp = r.timestamp;
       }
-      encoded.push({ partition, batches, recordCount, maxTimestamp });
+      encoded.push({ partition, batches, recordCount, maxTimestamp: logAppendTime ? now : max });
     } catch (e) {
       if (!(e instanceof KafkaError)) throw e;
       rejected.set(partition, e);
