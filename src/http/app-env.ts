@@ -5,6 +5,8 @@ import type { TopicRegistry } from '../log/topics.js';
 import type { ProducerIds } from '../producer/producer-ids.js';
 import type { Clock } from '../clock.js';
 import type { OperationCounts } from '../storage/counting-stores.js';
+import type { PushNotifier } from '../push/push-notifier.js';
+import type { Subscriptions } from '../push/subscriptions.js';
 import type { Purgatory } from '../timer/purgatory.js';
 import type { Resources } from './resources.js';
 
@@ -22,6 +24,8 @@ export interface AppServices {
   limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number };
   /** Long-poll fetches wait here; this process's appends to a partition complete them (src/timer/delayed-fetch.ts). */
   fetchPurgatory: Purgatory;
+  /** Push subscriptions, and the notifier that tells them about commits (src/push). */
+  push: { subscriptions: Subscriptions; notifier: PushNotifier };
   /** Storage operation counts, when the composition root wrapped the stores in counters (the benchmark). */
   operationCounts?: () => OperationCounts;
 }
