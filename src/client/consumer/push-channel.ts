@@ -86,7 +86,7 @@ export class PushChannel {
   }
 
   private flush(): void {
-    if (!this.open || !this.ws) return;
+    if (!this.open || this.ws?.readyState !== this.ws?.OPEN || !this.ws) return;
     for (const topic of this.dirty) {
       const partitions = [...(this.armed.get(topic) ?? [])].map(([partition, offset]) => ({ partition, offset }));
       this.ws.send(JSON.stringify({ action: 'subscribe', topic, partitions }));
@@ -95,7 +95,7 @@ export class PushChannel {
   }
 
   private connect(): Promise<void> {
-    if (this.closed || this.open || this.reconnect) return Promise.resolve();
+    if (this.closed || this.ws || this.reconnect) return Promise.resolve();
     this.opening ??= this.openSocket().finally(() => (this.opening = undefined));
     return this.opening;
   }
@@ -117,13 +117,14 @@ export class PushChannel {
       // A new connection has a new id: everything armed is armed again.
       for (const topic of this.armed.keys()) this.dirty.add(topic);
       this.flush();
-      this.keepalive = setInterval(() => ws.send(JSON.stringify({ action: 'ping' })), KEEPALIVE_MS);
+      this.keepalive = setInterval(() => ws.readyState === ws.OPEN && ws.send(JSON.stringify({ action: 'ping' })), KEEPALIVE_MS);
       this.keepalive.unref();
       this.events.onConnectionChange(true);
     });
     ws.on('message', (data) => this.receive(String(data)));
     ws.on('error', () => {}); // 'close' follows
     ws.on('close', () => {
+      if (this.ws !== ws) return;
       const wasOpen = this.open;
       this.open = false;
       this.ws = undefined;
