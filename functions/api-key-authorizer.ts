@@ -5,7 +5,8 @@
  * environment, and several digests allow rotation without downtime.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerResult } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerResult } from 'aws-lambda';
+import { connectPolicy } from './websocket-policy.js';
 
 export function parseDigests(value: string | undefined): Buffer[] {
   return (value ?? '')
@@ -26,6 +27,12 @@ export function isAcceptedKey(key: string | undefined, digests: Buffer[]): boole
 
 const digests = parseDigests(process.env.API_KEY_SHA256);
 
-export const handler = async (event: APIGatewayRequestAuthorizerEventV2): Promise<APIGatewaySimpleAuthorizerResult> => ({
-  isAuthorized: isAcceptedKey(event.headers?.['x-api-key'], digests),
-});
+/** The HTTP API asks with a v2 event (simple answer); the push WebSocket API's $connect with a v1 event (IAM policy). */
+export const handler = async (
+  event: APIGatewayRequestAuthorizerEventV2 | APIGatewayRequestAuthorizerEvent,
+): Promise<APIGatewaySimpleAuthorizerResult | APIGatewayAuthorizerResult> => {
+  const headers = event.headers ?? {};
+  const key = headers['x-api-key'] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === 'x-api-key')?.[1];
+  const accepted = isAcceptedKey(key, digests);
+  return 'methodArn' in event ? connectPolicy(accepted, event.methodArn) : { isAuthorized: accepted };
+};

@@ -12,6 +12,7 @@ import { DATA_ACCESS, type DataFunctionName } from './data-access.js';
 import { LogHttpApi } from './http-api.js';
 import { LogFunctions } from './log-functions.js';
 import { Monitoring } from './monitoring.js';
+import { PushApi } from './push-api.js';
 import { ReplicaStores } from './replica-stores.js';
 import type { LogStackConfig } from './stack-config.js';
 
@@ -33,6 +34,7 @@ export class LogStack extends Stack {
   readonly table: dynamodb.Table;
   readonly functions: LogFunctions;
   readonly httpApi: LogHttpApi;
+  readonly pushApi: PushApi;
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: LogStackProps) {
@@ -70,6 +72,7 @@ export class LogStack extends Stack {
       logRetention: config.logRetention,
       removalPolicy,
       ...(config.auth.mode === 'apiKey' && { apiKeyDigests: config.auth.keyDigests }),
+      ...(config.auth.mode === 'jwt' && { jwt: { issuer: config.auth.issuer, audiences: config.auth.audiences } }),
     });
 
     for (const [name, fn] of Object.entries(this.functions.byName) as [DataFunctionName, LogFunctions['byName'][DataFunctionName]][]) {
@@ -98,6 +101,18 @@ export class LogStack extends Stack {
       removalPolicy,
     });
 
+    this.pushApi = new PushApi(this, 'Push', {
+      apiName: this.stackName,
+      pushFunction: this.functions.byName.push,
+      auth: config.auth,
+      authorizerFunction: this.functions.authorizer,
+      throttle: config.throttle,
+      logRetention: config.logRetention,
+      removalPolicy,
+    });
+    // Commits notify the connections armed on their partitions.
+    this.pushApi.grantPost(this.functions.byName.produce);
+
     const rate = Duration.minutes(config.schedulerRateMinutes);
     new events.Rule(this, 'SchedulerSchedule', {
       description: `Runs scheduled maintenance every ${config.schedulerRateMinutes} minute(s)`,
@@ -118,6 +133,7 @@ export class LogStack extends Stack {
     });
 
     new CfnOutput(this, 'ApiUrl', { value: this.httpApi.url, description: 'Base URL of the v3 API (append v3/clusters)' });
+    new CfnOutput(this, 'PushUrl', { value: this.pushApi.url, description: 'The consumers\' push WebSocket URL (the client\'s pushUrl)' });
     new CfnOutput(this, 'ClusterId', { value: config.clusterId, description: 'The cluster id in /v3/clusters/{cluster_id}' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'DynamoDB metadata table (TABLE_NAME)' });
     new CfnOutput(this, 'BucketNames', { value: this.stores.bucketNames.join(','), description: 'Replica buckets in replica-id order (BUCKETS)' });
