@@ -8,6 +8,9 @@ import { stackConfig } from '../../infra/stack-config.js';
 import { logicalId, synthStack } from './synth.js';
 
 const quick = { bundle: false, cfnValidation: false } as const;
+/** The HTTP API's routes (the push WebSocket API's are checked in push-api.test.ts). */
+const httpRoutes = (s: ReturnType<typeof synthStack>) =>
+  Object.values(s.template.findResources('AWS::ApiGatewayV2::Route')).filter((r) => r.Properties.ApiId.Ref === logicalId(s.stack, s.stack.httpApi.api));
 const DIGEST = 'a'.repeat(64);
 
 describe('authorization modes', () => {
@@ -19,7 +22,7 @@ describe('authorization modes', () => {
         IdentitySource: ['$request.header.Authorization'],
         JwtConfiguration: { Issuer: 'https://issuer.example.com', Audience: ['log-clients', 'admins'] },
       });
-      for (const route of Object.values(s.template.findResources('AWS::ApiGatewayV2::Route'))) {
+      for (const route of httpRoutes(s)) {
         expect(route.Properties.AuthorizationType).toBe('JWT');
       }
     } finally {
@@ -41,7 +44,7 @@ describe('authorization modes', () => {
         Architectures: ['arm64'],
         Environment: { Variables: { API_KEY_SHA256: DIGEST, NODE_OPTIONS: '--enable-source-maps' } },
       });
-      for (const route of Object.values(s.template.findResources('AWS::ApiGatewayV2::Route'))) {
+      for (const route of httpRoutes(s)) {
         expect(route.Properties.AuthorizationType).toBe('CUSTOM');
       }
       // The authorizer touches no data.
