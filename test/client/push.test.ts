@@ -1,8 +1,8 @@
 /**
  * Push (issue 20): a consumer waiting on the local server's WebSocket is woken by records that
  * ANOTHER server process, on the same data dir, commits; and a lost notification is caught by the
- * fallback poll. Each consumer's fallback poll is far longer than the bound asserted where push
- * is what must deliver.
+ * consumer's periodic re-check of its arms. Each consumer's fallback poll (a fetch) is far longer
+ * than the bounds asserted, so only the socket can have delivered.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, type Consumer } from '../../src/client/index.js';
@@ -37,13 +37,13 @@ describe('push across server processes', () => {
     await dir.remove();
   });
 
-  async function consume(server: LocalServer, topic: string, pushFallbackPollMs: number, fetches: { n: number }) {
+  async function consume(server: LocalServer, topic: string, pushRecheckIntervalMs: number, fetches: { n: number }) {
     const seen: string[] = [];
     const counting: typeof globalThis.fetch = (input, init) => {
       if (String(input instanceof Request ? input.url : input).includes('/records')) fetches.n++;
       return globalThis.fetch(input, init);
     };
-    const consumer = new Kafka({ url: server.origin, fetch: counting }).consumer({ groupId: `g-${topic}`, autoOffsetReset: 'latest', pushFallbackPollMs, heartbeatIntervalMs: 1000 });
+    const consumer = new Kafka({ url: server.origin, fetch: counting }).consumer({ groupId: `g-${topic}`, autoOffsetReset: 'latest', pushRecheckIntervalMs, pushFallbackPollMs: 120_000, heartbeatIntervalMs: 1000 });
     consumers.push(consumer);
     await consumer.subscribe({ topics: [topic] });
     await consumer.run({ eachMessage: async ({ message }) => void seen.push(message.value!.toString()) });
@@ -74,7 +74,7 @@ describe('push across server processes', () => {
     expect(seen.sort()).toEqual(Array.from({ length: 3 }, (_, r) => Array.from({ length: 12 }, (_, p) => `r${r}-p${p}`)).flat().sort());
   }, 60_000);
 
-  it('a lost notification is caught by the fallback poll: nothing is missed', async () => {
+  it('a lost notification is caught by the periodic re-check: nothing is missed', async () => {
     const fetches = { n: 0 };
     const { consumer, seen } = await consume(lossy, 'lost', 1500, fetches);
     await until('the assignment', () => consumer.assignment().length === 3, 15_000);
@@ -83,8 +83,8 @@ describe('push across server processes', () => {
     const values = Array.from({ length: 30 }, (_, i) => `lost-${i}`);
     await producer.send({ topic: 'lost', messages: values.map((value, i) => ({ value, partition: i % 3 })) });
     const acked = Date.now();
-    await until('the fallback poll', () => values.every((v) => seen.includes(v)), 10_000);
-    // Not pushed (the notifications went nowhere): found by a poll about pushFallbackPollMs later.
+    await until('the re-check', () => values.every((v) => seen.includes(v)), 10_000);
+    // Not pushed (the notifications went nowhere): found by the re-check, about 1.5 s later.
     expect(Date.now() - acked).toBeGreaterThan(200);
     expect(seen.sort()).toEqual([...values].sort());
     await producer.close();

@@ -50,7 +50,9 @@ export interface ConsumerConfig {
   fetchIdleBackoffMaxMs?: number;
   /** Wait for records on the connection's push URL instead of polling (default true). */
   push?: boolean;
-  /** With push: how long a caught-up partition waits for a notification before it is fetched anyway (default 30000). */
+  /** With push: how often the partitions waiting on the socket are checked again, for lost notifications (default 120000). */
+  pushRecheckIntervalMs?: number;
+  /** With push: how long a caught-up partition waits for a notification before it is fetched anyway (default 600000). */
   pushFallbackPollMs?: number;
   /**
    * How fetched records travel: 'record-batch' (RecordBatch v2 bytes, CRCs checked here), 'json', or
@@ -121,7 +123,8 @@ export class Consumer {
       maxPartitionFetchBytes: config.maxPartitionFetchBytes ?? 1_048_576,
       fetchIdleBackoffMaxMs: config.fetchIdleBackoffMaxMs ?? 2000,
       push: config.push ?? true,
-      pushFallbackPollMs: config.pushFallbackPollMs ?? 30_000,
+      pushRecheckIntervalMs: config.pushRecheckIntervalMs ?? 120_000,
+      pushFallbackPollMs: config.pushFallbackPollMs ?? 600_000,
       groupRemoteAssignor: config.groupRemoteAssignor,
       format: config.format,
       retryBackoffMs: config.retryBackoffMs ?? 100,

@@ -3,8 +3,9 @@
  * whether the fetch should wait on the server at all.
  *
  * With a push connection (push-channel.ts) an empty answer arms the partition and the consumer
- * fetches again when told, or after `pushFallbackPollMs` in case a notification was lost; its
- * fetches then ask the server not to wait (max_wait_ms=0), so no request is held open. Without one,
+ * fetches again when told (a commit's notification, or the answer to a periodic re-check), or
+ * after `pushFallbackPollMs` in case the socket died silently; its fetches then ask the server not
+ * to wait (max_wait_ms=0), so no request is held open. Without one,
  * it long-polls as Kafka does, and after consecutive empty answers backs off (doubling from
  * fetch.max.wait.ms up to `fetchIdleBackoffMaxMs`, from the start of the fetch); records reset it.
  */
@@ -66,14 +67,15 @@ export class IdleBackoff {
 export function createIdleBackoff(
   transport: Transport,
   subs: SubscriptionState,
-  config: IdleBackoffConfig & { push: boolean },
+  /** pushRecheckIntervalMs: how often the armed partitions are checked again on the socket (lost notifications). */
+  config: IdleBackoffConfig & { push: boolean; pushRecheckIntervalMs: number },
   wake: () => void,
   log: PushChannelEvents['log'],
 ): { idle: IdleBackoff; close(): void } {
   const url = config.push ? transport.pushUrl : undefined;
   let push: PushChannel | undefined;
   if (url) {
-    push = new PushChannel(transport, url, {
+    push = new PushChannel(transport, url, config.pushRecheckIntervalMs, {
       onReady(topic, partitions) {
         for (const p of partitions) {
           const s = subs.get(topic, p);

@@ -4,10 +4,12 @@
  * when records arrive, so that waiting holds no request (and no Lambda) open.
  *
  * Messages: `{"action":"subscribe","topic","partitions":[{"partition","offset"}]}` replaces what
- * this connection waits on in a topic; `{"action":"ping"}` keeps an idle connection open (API
- * Gateway closes one after 10 idle minutes); the server sends `{"type":"ready","topic",
- * "partitions":[{"partition"}]}`. A notification can be lost, or the connection can drop: the
- * consumer then falls back to polling (see idle-backoff.ts), and reconnects with back-off.
+ * this connection waits on in a topic, and the server answers at once for partitions that already
+ * have records past the offset; it sends `{"type":"ready","topic","partitions":[{"partition"}]}`
+ * then, or when a commit reaches an armed partition. A notification can be lost (a failed post):
+ * every `recheckMs` the arms are sent again, which checks them again (and keeps the connection
+ * open: API Gateway closes one idle for 10 minutes). If the connection drops, the consumer polls
+ * (see idle-backoff.ts) and this reconnects with back-off.
  */
 import type WebSocket from 'ws';
 import { backoffMs } from '../retry.js';
@@ -22,7 +24,7 @@ export interface PushChannelEvents {
 }
 
 /** API Gateway closes a connection that sent nothing for 10 minutes. */
-const KEEPALIVE_MS = 5 * 60_000;
+const MAX_SILENCE_MS = 5 * 60_000;
 const RECONNECT_MIN_MS = 1000;
 const RECONNECT_MAX_MS = 60_000;
 
@@ -42,6 +44,8 @@ export class PushChannel {
   constructor(
     private readonly transport: Transport,
     private readonly url: string,
+    /** How often the arms are sent again (a re-check for lost notifications). */
+    private readonly recheckMs: number,
     private readonly events: PushChannelEvents,
   ) {}
 
@@ -117,7 +121,12 @@ export class PushChannel {
       // A new connection has a new id: everything armed is armed again.
       for (const topic of this.armed.keys()) this.dirty.add(topic);
       this.flush();
-      this.keepalive = setInterval(() => ws.readyState === ws.OPEN && ws.send(JSON.stringify({ action: 'ping' })), KEEPALIVE_MS);
+      this.keepalive = setInterval(() => {
+        if (ws.readyState !== ws.OPEN) return;
+        if (this.armed.size === 0) ws.send(JSON.stringify({ action: 'ping' }));
+        for (const topic of this.armed.keys()) this.dirty.add(topic);
+        this.flush();
+      }, Math.min(this.recheckMs, MAX_SILENCE_MS));
       this.keepalive.unref();
       this.events.onConnectionChange(true);
     });
