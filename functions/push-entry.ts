@@ -6,17 +6,18 @@
  * waits while a consumer is idle.
  */
 import type { APIGatewayProxyStructuredResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
-import { createServices, createStorage } from '../src/compose.js';
+import { createServices, createStorage, type Storage } from '../src/compose.js';
 import { serverConfigFromEnv } from '../src/config/server-config.js';
 import { toErrorResponse } from '../src/http/error-mapping.js';
 import { handleSubscribe, parseClientMessage } from '../src/push/subscribe-handler.js';
 import { instrumentStorage } from './instrumented-storage.js';
 import { log, telemetryFromEnv } from './observability.js';
 
-export function createPushHandler(env: Record<string, string | undefined>) {
+/** `storage`: the environment's (instrumented for metrics) unless given. */
+export function createPushHandler(env: Record<string, string | undefined>, storage?: Storage) {
   const telemetry = telemetryFromEnv(env, 'push');
   const config = serverConfigFromEnv(env);
-  const services = createServices(config, instrumentStorage(createStorage(config.backend)));
+  const services = createServices(config, storage ?? instrumentStorage(createStorage(config.backend)));
   const deps = { subscriptions: services.push.subscriptions, topics: services.topics, log: services.log };
   return async (event: APIGatewayProxyWebsocketEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const { connectionId, domainName, stage } = event.requestContext;
