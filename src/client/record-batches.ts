@@ -46,7 +46,7 @@ export function encodeProducerBatch(
  * views of `bytes`, not copies; a null header value becomes an empty Buffer, as on the JSON path.
  */
 export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition: number, fromOffset: number): ConsumerRecord[] {
-  let batches;
+  let batches: ReturnType<typeof decodeRecordBatches>;
   try {
     batches = decodeRecordBatches(bytes);
   } catch (e) {

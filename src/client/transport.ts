@@ -172,7 +172,7 @@ export class Transport {
       return { status: res.status, body: raw as T, headers: res.headers, contentType };
     }
     const text = raw.toString('utf8');
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     if (text !== '') {
       try {
         parsed = JSON.parse(text);

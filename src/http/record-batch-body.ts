@@ -10,7 +10,7 @@ import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from '../wire/protocol.js';
  */
 export { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE };
 
-const mediaType = (header: string | undefined) => header?.split(';')[0]!.trim().toLowerCase();
+const mediaType = (header: string | undefined) => header?.split(';')[0]?.trim().toLowerCase();
 
 /** Produce bodies are record batches, sent as the product's media type or as plain octets. */
 export function requireRecordBatchBody(c: Context): void {

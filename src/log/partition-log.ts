@@ -6,8 +6,8 @@ import { withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
 import { OffsetIndex } from '../partition/offset-index.js';
-import { commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type StateRead } from '../partition/partition-commit.js';
-import { type CommitRecord, type PartitionState, type ProducerBatch } from '../partition/partition-state.js';
+import { commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type CommitResult, type StateRead } from '../partition/partition-commit.js';
+import type { CommitRecord, PartitionState, ProducerBatch } from '../partition/partition-state.js';
 import { decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, type DecodedRecord } from '../wire/record-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
 import type { Topic, TopicMeta } from '../topics/topics.js';
@@ -215,7 +215,7 @@ export class PartitionLog {
         failedFollowers: targets.filter((_, i) => !written[i]),
         ...(guard ? { guard: guard.check } : {}),
       };
-      let result;
+      let result: CommitResult;
       try {
         result = await this.serialized(pk, () => {
           // A commit queued behind this process's own earlier one starts from the state it left.

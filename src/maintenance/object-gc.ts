@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type CommitRecord, type PartitionState } from '../partition/partition-state.js';
+import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
 import type { Topic } from '../topics/topics.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import type { DurableTimer, DurableTimers } from '../timer/durable-timers.js';

@@ -1,5 +1,5 @@
 import { readPartitionState } from '../partition/partition-commit.js';
-import { type CommitRecord, type PartitionState } from '../partition/partition-state.js';
+import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
 import type { TopicMeta } from '../topics/topics.js';
 import { withinEpoch } from '../partition/epoch-history.js';
 import type { MetadataStore } from '../storage/ports.js';

@@ -1,5 +1,5 @@
 import type { PartitionLog } from '../log/partition-log.js';
-import { type CommitRecord } from '../partition/partition-state.js';
+import type { CommitRecord } from '../partition/partition-state.js';
 import type { Topic } from '../topics/topics.js';
 import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
 import { entryBytes, type PartitionView } from './partition-view.js';

@@ -1,6 +1,6 @@
 import { KafkaError } from '../wire/errors.js';
 import { readPartitionState } from '../partition/partition-commit.js';
-import { type CommitRecord, type PartitionState } from '../partition/partition-state.js';
+import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
 import type { TopicMeta } from '../topics/topics.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
 import type { EntryItem, PartitionView } from './partition-view.js';

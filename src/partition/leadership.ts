@@ -17,6 +17,12 @@ export interface SyncReport {
  */
 export interface Leadership {
   electIfLeaderDown(topic: TopicMeta, partition: number, uncleanAllowed: boolean): Promise<PartitionState>;
-  replicateToFollowers(topic: TopicMeta, partition: number, entry: CommitRecord, body: Uint8Array, followers: number[]): Promise<void>;
+  replicateToFollowers(
+    topic: TopicMeta,
+    partition: number,
+    entry: CommitRecord,
+    body: Uint8Array,
+    followers: number[],
+  ): Promise<void>;
   sync(topic: TopicMeta, partition: number, uncleanAllowed: boolean): Promise<SyncReport>;
 }

@@ -1,6 +1,6 @@
 import { withinEpoch } from './epoch-history.js';
 import type { MetadataStore } from '../storage/ports.js';
-import { type CommitRecord, type PartitionState } from './partition-state.js';
+import type { CommitRecord, PartitionState } from './partition-state.js';
 import { INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
 
 /**

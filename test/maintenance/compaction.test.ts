@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../src/compose.js';
-import { type CommitRecord } from '../../src/partition/partition-state.js';
+import type { CommitRecord } from '../../src/partition/partition-state.js';
 import { validateProducedBatches } from '../../src/log/produced-batches.js';
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import type { Topic } from '../../src/topics/topics.js';

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
 import { isKafkaError } from '../../src/wire/errors.js';
-import { type CommitRecord } from '../../src/partition/partition-state.js';
+import type { CommitRecord } from '../../src/partition/partition-state.js';
 import { allBackends } from '../support/backends.js';
 import { harness, listKeys, rec, TestClock } from './helpers.js';
 import { indexSk, partitionPk } from '../../src/storage/key-layout.js';

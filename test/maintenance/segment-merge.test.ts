@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../src/compose.js';
-import { type CommitRecord } from '../../src/partition/partition-state.js';
+import type { CommitRecord } from '../../src/partition/partition-state.js';
 import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
 import { harness, listKeys, rec, TestClock, text } from './helpers.js';
