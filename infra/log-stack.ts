@@ -107,8 +107,6 @@ export class LogStack extends Stack {
       auth: config.auth,
       authorizerFunction: this.functions.authorizer,
       throttle: config.throttle,
-      logRetention: config.logRetention,
-      removalPolicy,
     });
     // Commits notify the connections armed on their partitions.
     this.pushApi.grantPost(this.functions.byName.produce);

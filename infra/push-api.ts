@@ -9,13 +9,12 @@
  * its commit. There is no $disconnect route: a subscription of a gone connection is removed by the
  * first post that gets 410, or ignored once its TTL passed.
  */
-import { Stack, Validations, type CfnElement, type RemovalPolicy } from 'aws-cdk-lib';
+import { Stack, Validations, type CfnElement } from 'aws-cdk-lib';
 import { WebSocketApi, WebSocketStage, type IWebSocketRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { WebSocketIamAuthorizer, WebSocketLambdaAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { WebSocketLambdaIntegration, WebSocketMockIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
 import type { ApiAuth } from './stack-config.js';
 
@@ -27,8 +26,6 @@ export interface PushApiProps {
   /** For auth modes apiKey and jwt: a REQUEST authorizer answering with an IAM policy. */
   authorizerFunction?: IFunction;
   throttle: { rateLimit: number; burstLimit: number };
-  logRetention: logs.RetentionDays;
-  removalPolicy: RemovalPolicy;
 }
 
 /** A mock integration that accepts the request (a $connect or ping that needs no function). */

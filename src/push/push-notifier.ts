@@ -26,8 +26,8 @@ export class PushNotifier {
 
   /** Records a commit on a partition; the notification goes out in the next round. */
   committed(topic: string, partition: number): void {
-    let set = this.touched.get(topic);
-    if (!set) this.touched.set(topic, (set = new Set()));
+    const set = this.touched.get(topic) ?? new Set<number>();
+    this.touched.set(topic, set);
     set.add(partition);
     this.round ??= this.track(
       Promise.resolve().then(async () => {

@@ -4,9 +4,9 @@
  * second (as the purgatory watches, then tries): a commit either finds the arm and notifies, or
  * lands before this check, which sees it. The same code runs in the push Lambda and the local server.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import type { TopicRegistry } from '../log/topics.js';
+import type { TopicRegistry } from '../topics/topics.js';
 import type { PushMessage } from './push-notifier.js';
 import type { Subscriptions } from './subscriptions.js';
 

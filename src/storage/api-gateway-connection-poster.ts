@@ -3,13 +3,16 @@
  * stage that holds the connection. One SDK client per endpoint, created on first use.
  */
 import { ApiGatewayManagementApiClient, GoneException, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import type { ConnectionPoster } from '../push/ports.js';
 
-export function apiGatewayConnectionPoster(region?: string): ConnectionPoster {
+/** src/push/ports.ts's ConnectionPoster (structurally: storage sits below push in the module map). */
+export function apiGatewayConnectionPoster(region?: string): { post(endpoint: string, connectionId: string, message: string): Promise<'delivered' | 'gone'> } {
   const clients = new Map<string, ApiGatewayManagementApiClient>();
   const clientFor = (endpoint: string) => {
     let c = clients.get(endpoint);
-    if (!c) clients.set(endpoint, (c = new ApiGatewayManagementApiClient({ endpoint, ...(region ? { region } : {}), maxAttempts: 2 })));
+    if (!c) {
+      c = new ApiGatewayManagementApiClient({ endpoint, ...(region ? { region } : {}), maxAttempts: 2 });
+      clients.set(endpoint, c);
+    }
     return c;
   };
   return {

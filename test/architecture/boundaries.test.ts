@@ -24,6 +24,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/log': ['src/clock.ts', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
   'src/replication': ['src/clock.ts', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
   'src/groups': ['src/clock.ts', 'src/log', 'src/partition', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
+  // Push subscriptions and the commit notifier (its ConnectionPoster adapters: src/storage for AWS, its own for HTTP).
+  'src/push': ['src/clock.ts', 'src/log', 'src/storage', 'src/topics', 'src/wire'],
   'src/maintenance': [
     'src/clock.ts',
     'src/groups',
@@ -42,6 +44,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/log',
     'src/partition',
     'src/producer',
+    'src/push',
     'src/storage',
     'src/timer',
     'src/topics',
@@ -55,13 +58,14 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/log',
     'src/maintenance',
     'src/producer',
+    'src/push',
     'src/replication',
     'src/storage',
     'src/timer',
     'src/topics',
   ],
   'src/server.ts': ['src/compose.ts', 'src/config', 'src/http'],
-  functions: ['src/clock.ts', 'src/compose.ts', 'src/config', 'src/http', 'src/maintenance', 'src/storage'],
+  functions: ['src/clock.ts', 'src/compose.ts', 'src/config', 'src/http', 'src/maintenance', 'src/push', 'src/storage'],
   infra: [],
   // The client is shipped on its own: it may use only the wire format it shares with the server.
   'src/client': ['src/wire'],
@@ -73,7 +77,7 @@ const PACKAGE_OWNERS: { packages: RegExp; why: string; files: RegExp }[] = [
   {
     packages: /^@aws-sdk\/client-|^@aws-sdk\/lib-/,
     why: 'domain code never talks to AWS: only the storage adapters do',
-    files: /^src\/storage\/(dynamodb-metadata-store|s3-object-store)\.ts$/,
+    files: /^src\/storage\/(dynamodb-metadata-store|s3-object-store|api-gateway-connection-poster)\.ts$/,
   },
   {
     packages: /^@smithy\/|^@aws-sdk\/credential-provider-node$/,
@@ -85,6 +89,11 @@ const PACKAGE_OWNERS: { packages: RegExp; why: string; files: RegExp }[] = [
     packages: /^hono|^@hono\//,
     why: 'HTTP is the http module and its hosts',
     files: /^src\/http\/|^src\/server\.ts$|^functions\//,
+  },
+  {
+    packages: /^ws$/,
+    why: "the push socket: the local server's and the consumer's (Node 20 has no WebSocket client)",
+    files: /^src\/http\/push-socket\.ts$|^src\/client\/consumer\/push-channel\.ts$/,
   },
   {
     packages: /^better-sqlite3$/,
@@ -201,7 +210,7 @@ describe('module boundaries', () => {
   });
 
   it('keeps the client and the wire format free of server packages', () => {
-    const allowed = /^(node:|@smithy\/signature-v4$|@aws-sdk\/credential-provider-node$)/;
+    const allowed = /^(node:|@smithy\/signature-v4$|@aws-sdk\/credential-provider-node$|ws$)/;
     const bad = imports.filter(
       (i) => /^src\/(client|wire)\//.test(i.from) && i.file === undefined && !allowed.test(i.spec),
     );

@@ -59,8 +59,8 @@ export class PushChannel {
 
   /** Waits for records past `offset` on the partition (sent with the topic's other arms, at once). */
   arm(topic: string, partition: number, offset: number): void {
-    let m = this.armed.get(topic);
-    if (!m) this.armed.set(topic, (m = new Map()));
+    const m = this.armed.get(topic) ?? new Map<number, number>();
+    this.armed.set(topic, m);
     if (m.get(partition) === offset) return;
     m.set(partition, offset);
     this.markDirty(topic);
