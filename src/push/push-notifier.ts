@@ -52,7 +52,8 @@ export class PushNotifier {
 
   private async notifyTopic(topic: string, partitions: Set<number>): Promise<void> {
     const items = await this.subscriptions.list(topic);
-    await Promise.all(
+    // Settled one by one: a failed post must not end the round (and the answer) before the others are sent.
+    const outcomes = await Promise.allSettled(
       items.map(async (item) => {
         if (this.subscriptions.expired(item)) return this.subscriptions.remove(item);
         const ready = [...partitions].filter((p) => item.value.armed[String(p)] !== undefined);
@@ -63,5 +64,6 @@ export class PushNotifier {
         await this.subscriptions.disarm(item, ready);
       }),
     );
+    for (const o of outcomes) if (o.status === 'rejected') this.onError(o.reason);
   }
 }
