@@ -4,6 +4,8 @@
  * consumer's periodic re-check of its arms. Each consumer's fallback poll (a fetch) is far longer
  * than the bounds asserted, so only the socket can have delivered.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, type Consumer } from '../../src/client/index.js';
 import { startServer, stopServer, tempDir, type LocalServer } from './support/server.js';
@@ -88,5 +90,36 @@ describe('push across server processes', () => {
     expect(Date.now() - acked).toBeGreaterThan(200);
     expect(seen.sort()).toEqual([...values].sort());
     await producer.close();
+  }, 60_000);
+
+  it('where no socket is possible (the upgrade is refused) the consumer polls with the idle back-off and misses nothing', async () => {
+    const refusing = createServer((_req, res) => res.writeHead(404).end());
+    await new Promise<void>((r) => refusing.listen(0, '127.0.0.1', r));
+    try {
+      const warnings: string[] = [];
+      const admin = new Kafka({ url: producerSide.origin }).admin();
+      await admin.createTopics({ topics: [{ topic: 'polled', numPartitions: 2 }] });
+      const consumer = new Kafka({ url: consumerSide.origin, pushUrl: `ws://127.0.0.1:${(refusing.address() as AddressInfo).port}/push` }).consumer({
+        groupId: 'g-polled',
+        autoOffsetReset: 'latest',
+        fetchIdleBackoffMaxMs: 800,
+        logger: (_level, message) => void warnings.push(message),
+      });
+      consumers.push(consumer);
+      const seen: string[] = [];
+      await consumer.subscribe({ topics: ['polled'] });
+      await consumer.run({ eachMessage: async ({ message }) => void seen.push(message.value!.toString()) });
+      await until('the assignment', () => consumer.assignment().length === 2, 15_000);
+      await new Promise((r) => setTimeout(r, 1500));
+      const producer = new Kafka({ url: producerSide.origin }).producer();
+      const values = Array.from({ length: 10 }, (_, i) => `polled-${i}`);
+      await producer.send({ topic: 'polled', messages: values.map((value, i) => ({ value, partition: i % 2 })) });
+      await until('the polls', () => values.every((v) => seen.includes(v)), 5000);
+      expect(seen.sort()).toEqual([...values].sort());
+      expect(warnings).toEqual(['push connection failed; polling instead']);
+      await producer.close();
+    } finally {
+      refusing.close();
+    }
   }, 60_000);
 });

@@ -27,6 +27,8 @@ export interface PushChannelEvents {
 const MAX_SILENCE_MS = 5 * 60_000;
 const RECONNECT_MIN_MS = 1000;
 const RECONNECT_MAX_MS = 60_000;
+/** A server that answers the upgrade with an HTTP error has no push API (or refuses us): ask again rarely. */
+const REFUSED_RETRY_MS = 10 * 60_000;
 
 export class PushChannel {
   private ws: WebSocket | undefined;
@@ -34,6 +36,8 @@ export class PushChannel {
   private open = false;
   private closed = false;
   private failures = 0;
+  /** The HTTP status of the last refused upgrade. */
+  private refused = 0;
   private reconnect: NodeJS.Timeout | undefined;
   private keepalive: NodeJS.Timeout | undefined;
   /** topic -> partition -> the offset armed at. */
@@ -131,6 +135,10 @@ export class PushChannel {
       this.events.onConnectionChange(true);
     });
     ws.on('message', (data) => this.receive(String(data)));
+    ws.on('unexpected-response', (_req, res) => {
+      this.refused = res.statusCode ?? 0;
+      ws.terminate();
+    });
     ws.on('error', () => {}); // 'close' follows
     ws.on('close', () => {
       if (this.ws !== ws) return;
@@ -145,8 +153,13 @@ export class PushChannel {
 
   private scheduleReconnect(error: unknown): void {
     if (this.closed || this.reconnect) return;
-    if (error !== undefined && this.failures === 0) this.events.log('warn', 'push connection failed; polling instead', { url: this.url, error: String(error) });
-    const wait = backoffMs(this.failures++, RECONNECT_MIN_MS, RECONNECT_MAX_MS);
+    const refused = this.refused;
+    this.refused = 0;
+    if (this.failures === 0 && (error !== undefined || refused)) {
+      this.events.log('warn', 'push connection failed; polling instead', { url: this.url, ...(refused ? { status: refused } : { error: String(error) }) });
+    }
+    const wait = refused >= 400 && refused < 500 ? REFUSED_RETRY_MS : backoffMs(this.failures, RECONNECT_MIN_MS, RECONNECT_MAX_MS);
+    this.failures++;
     this.reconnect = setTimeout(() => {
       this.reconnect = undefined;
       if (this.armed.size > 0) void this.connect();
