@@ -25,9 +25,12 @@ const body = (schema: Json) => ({ required: true, content: { 'application/json':
 const acks = param('acks', 'query', { enum: ['0', '1', 'all', '-1'], default: 'all' }, "Kafka's acks (extension): 0 answers before anything is durable (offset -1); 1 once the leader store has it; all once every in-sync replica store has it");
 
 const recordBatches = {
-  schema: { type: 'string', format: 'binary' },
-  description:
-    'One or more Kafka RecordBatch v2 (magic 2, uncompressed or gzip, not transactional), concatenated: the bytes a Kafka producer sends for a partition. An idempotent producer sets producerId, producerEpoch and baseSequence in the batch header.',
+  schema: {
+    type: 'string',
+    format: 'binary',
+    description:
+      'One or more Kafka RecordBatch v2 (magic 2, uncompressed or gzip, not transactional), concatenated: the bytes a Kafka producer sends for a partition. An idempotent producer sets producerId, producerEpoch and baseSequence in the batch header.',
+  },
 };
 const intHeader = (description: string) => ({ schema: { type: 'integer' }, description });
 
@@ -37,13 +40,20 @@ const dataSchema = {
   description: 'BINARY data is base64; STRING is UTF-8 text; JSON is any JSON value. Absent or null data is a null key / value.',
 };
 
-export const openApiDocument = {
+const document = {
   openapi: '3.1.0',
   info: {
     title: 'Serverless Kafka-semantics log',
     version: '0.1.0',
-    description: "Confluent REST Proxy v3 paths and shapes where v3 has the operation; Kafka's error names in `error`.",
+    description:
+      "Confluent REST Proxy v3 paths and shapes where v3 has the operation (operations v3 lacks are marked `x-extension: true`); REST Proxy v2's consumer instances under /consumers; Kafka's error names in `error`.",
   },
+  servers: [
+    { url: 'http://127.0.0.1:8080', description: '`npm start`: the embedded local backend' },
+    { url: 'https://{api_id}.execute-api.{region}.amazonaws.com', description: 'A deployed stage (the stack output ApiUrl)', variables: { api_id: { default: 'api-id' }, region: { default: 'us-east-1' } } },
+  ],
+  // One of the deployment's auth modes (infra/stack-config.ts authMode); the local server takes none.
+  security: [{ sigv4: [] }, { jwt: [] }, { apiKey: [] }, {}],
   paths: {
     '/health': { get: { summary: 'Liveness', responses: { 200: json({ type: 'object' }) } } },
     '/v3/clusters': { get: { summary: 'List clusters', responses: { 200: json(ref('List')) } } },
@@ -243,6 +253,17 @@ export const openApiDocument = {
     ...groupPaths,
   } as Record<string, Json>,
   components: {
+    securitySchemes: {
+      sigv4: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization',
+        description: 'authMode=iam (the default): AWS Signature Version 4 for service execute-api, checked by API Gateway against IAM',
+        'x-amazon-apigateway-authtype': 'awsSigv4',
+      },
+      jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "authMode=jwt: a JWT from the configured issuer, with one of the configured audiences" },
+      apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'authMode=apiKey: a key whose SHA-256 digest the stack holds' },
+    },
     schemas: {
       Error: {
         type: 'object',
@@ -299,3 +320,53 @@ export const openApiDocument = {
     } as Record<string, Json>,
   },
 };
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+/**
+ * An operationId for every operation that has none: the method and the path's literal segments
+ * (`post /v3/clusters/{cluster_id}/topics/{topic_name}/records:batch` ->
+ * `postClustersTopicsRecordsBatch`), so an operation added without one still gets a stable name.
+ */
+export function operationIdFor(method: string, path: string): string {
+  const words = path
+    .split('/')
+    .filter((seg) => seg !== '' && seg !== 'v3' && !seg.startsWith('{'))
+    .flatMap((seg) => seg.split(/[:\-_.]/))
+    .map((w) => w.replace(/\{[^}]*\}/g, ''))
+    .filter((w) => w !== '');
+  return method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+}
+
+/** REST Proxy v2 answers in its own media type, as the consumer-instance routes do. */
+function v2MediaType(operation: Json): void {
+  for (const response of Object.values((operation.responses ?? {}) as Record<string, Json>)) {
+    const content = response.content as Record<string, unknown> | undefined;
+    if (content?.['application/json'] === undefined) continue;
+    response.content = { 'application/vnd.kafka.v2+json': content['application/json'] };
+  }
+}
+
+const GATEWAY_DENIED = (description: string) => json({ type: 'object', properties: { message: { type: 'string' } } }, description);
+
+function finish(doc: typeof document): typeof document {
+  const seen = new Set<string>();
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const method of METHODS) {
+      const op = item[method] as Json | undefined;
+      if (!op) continue;
+      let id = (op.operationId as string | undefined) ?? operationIdFor(method, path);
+      for (let n = 2; seen.has(id); n++) id = `${operationIdFor(method, path)}${n}`;
+      seen.add(id);
+      op.operationId = id;
+      if (path.startsWith('/consumers/')) v2MediaType(op);
+      // API Gateway answers these itself on a deployed stage, before any function runs.
+      const responses = op.responses as Record<string, Json>;
+      responses['401'] ??= GATEWAY_DENIED('No credentials, or an expired JWT (authMode=jwt)');
+      responses['403'] ??= GATEWAY_DENIED('Credentials that IAM, the JWT authorizer or the API-key authorizer refused');
+    }
+  }
+  return doc;
+}
+
+export const openApiDocument = finish(document);
