@@ -21,6 +21,7 @@ const cluster = param('cluster_id', 'path');
 const topic = param('topic_name', 'path');
 const partition = param('partition_id', 'path', { type: 'integer', minimum: 0 });
 const configName = param('name', 'path');
+const brokerId = param('broker_id', 'path', { type: 'integer', minimum: 0 });
 const body = (schema: Json) => ({ required: true, content: { 'application/json': { schema } } });
 const acks = param('acks', 'query', { enum: ['0', '1', 'all', '-1'], default: 'all' }, "Kafka's acks (extension): 0 answers before anything is durable (offset -1); 1 once the leader store has it; all once every in-sync replica store has it");
 
@@ -64,7 +65,7 @@ const document = {
         summary: 'Create a topic',
         parameters: [cluster],
         requestBody: body(ref('CreateTopic')),
-        responses: { 201: json(ref('Topic'), 'Created'), ...errors(400) },
+        responses: { 200: json(ref('Topic'), 'validate_only: what would be created; nothing is'), 201: json(ref('Topic'), 'Created'), ...errors(400, 404, 415) },
       },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}': {
@@ -76,6 +77,42 @@ const document = {
         responses: { 200: json(ref('Topic')), ...errors(400, 404) },
       },
       delete: { summary: 'Delete a topic and its data', parameters: [cluster, topic], responses: { 204: { description: 'Deleted' }, ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/-/configs': {
+      get: { summary: "Every topic's configs", parameters: [cluster], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/brokers': {
+      get: { summary: 'List brokers: one per replica store (broker i is store i; replica, leader and ISR ids are store indexes)', parameters: [cluster], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/brokers/{broker_id}': {
+      get: { summary: 'Describe a broker (no host or port: every function serves every partition)', parameters: [cluster, brokerId], responses: { 200: json({ type: 'object' }), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/brokers/{broker_id}/configs': {
+      get: { summary: "A broker's configs: the server's read-only defaults for new topics (num.partitions, default.replication.factor)", parameters: [cluster, brokerId], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/brokers/{broker_id}/configs/{name}': {
+      get: { summary: 'Read one broker config', parameters: [cluster, brokerId, configName], responses: { 200: json({ type: 'object' }), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/broker-configs': {
+      get: { summary: 'Every broker config of every broker', parameters: [cluster], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/brokers/{broker_id}/partition-replicas': {
+      get: { summary: 'The partition replicas a broker (store) holds', parameters: [cluster, brokerId], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/replicas': {
+      get: { summary: "A partition's replicas, with leader and in-sync flags", parameters: [cluster, topic, partition], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/replicas/{broker_id}': {
+      get: { summary: 'One replica of a partition', parameters: [cluster, topic, partition, brokerId], responses: { 200: json({ type: 'object' }), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/-/partitions/-/reassignment': {
+      get: { summary: 'Reassignments in progress: always none (replicas are placed when a partition is created)', parameters: [cluster], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/-/reassignment': {
+      get: { summary: "A topic's reassignments in progress: always none", parameters: [cluster, topic], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/reassignment': {
+      get: { summary: "A partition's reassignment: 404, since none is ever in progress", parameters: [cluster, topic, partition], responses: { 200: json({ type: 'object' }, 'A reassignment in progress (never, here)'), ...errors(404) } },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/configs': {
       get: { summary: 'List topic configs (Kafka names, defaults included)', parameters: [cluster, topic], responses: { 200: json(ref('List')), ...errors(404) } },
@@ -112,24 +149,47 @@ const document = {
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offset': {
       get: {
-        summary: "Kafka's ListOffsets: earliest, latest, or the first offset at or after a timestamp",
-        'x-extension': true,
+        summary: "A partition's earliest and latest offsets (Confluent's default, offset_type=earliest_and_latest); as an extension, Kafka's ListOffsets for earliest, latest, or the first offset at or after a timestamp",
         parameters: [
           cluster,
           topic,
           partition,
-          param('offset_type', 'query', { enum: ['earliest', 'latest', 'timestamp'], default: 'latest' }),
+          param('offset_type', 'query', { enum: ['earliest_and_latest', 'earliest', 'latest', 'timestamp'], default: 'earliest_and_latest' }),
           param('timestamp', 'query', { type: 'string' }, 'RFC 3339 date-time or epoch milliseconds (offset_type=timestamp)'),
         ],
-        responses: { 200: json({ type: 'object', properties: { offset: { type: 'integer', description: '-1 when no record is at or after the timestamp' }, timestamp: { type: ['string', 'null'] } } }), ...errors(400, 404) },
+        responses: {
+          200: json({
+            oneOf: [
+              {
+                type: 'object',
+                required: ['kind', 'earliest_offset', 'latest_offset'],
+                properties: { kind: { const: 'KafkaPartitionWithOffsets' }, metadata: { type: 'object' }, cluster_id: { type: 'string' }, topic_name: { type: 'string' }, partition_id: { type: 'integer' }, earliest_offset: { type: 'integer', description: 'The log start offset' }, latest_offset: { type: 'integer', description: 'The high watermark' } },
+              },
+              {
+                type: 'object',
+                required: ['kind', 'offset'],
+                description: 'Extension (offset_type earliest, latest or timestamp)',
+                properties: { kind: { const: 'KafkaPartitionOffset' }, offset: { type: 'integer', description: '-1 when no record is at or after the timestamp' }, timestamp: { type: ['string', 'null'] } },
+              },
+            ],
+          }),
+          ...errors(400, 404),
+        },
       },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/records': {
       post: {
-        summary: 'Produce one record',
+        summary: 'Produce one record, or (streaming mode) several records back to back in one body, with one delivery report each, in order',
         parameters: [cluster, topic, acks],
-        requestBody: body(ref('ProduceRecord')),
-        responses: { 200: json(ref('ProduceResult')), ...errors(400, 404, 413, 503) },
+        requestBody: {
+          required: true,
+          description: 'One ProduceRecord, or several JSON objects concatenated (whitespace between them optional)',
+          content: { 'application/json': { schema: ref('ProduceRecord') } },
+        },
+        responses: {
+          200: json(ref('ProduceResult'), 'The delivery report; in streaming mode one JSON object per record, one a line, each with its error_code (200, or the error of that record)'),
+          ...errors(400, 404, 413, 415, 503),
+        },
       },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch': {
@@ -283,6 +343,11 @@ const document = {
           replication_factor: { type: 'integer', minimum: 1 },
           configs: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } } },
           validate_only: { type: 'boolean' },
+          replicas_assignments: {
+            type: 'array',
+            description: 'Taken when it is the placement by store index (replica j of partition i on store (i + j) mod n), else INVALID_REPLICA_ASSIGNMENT; instead of partitions_count and replication_factor',
+            items: { type: 'object', required: ['partition_id', 'broker_ids'], properties: { partition_id: { type: 'integer', minimum: 0 }, broker_ids: { type: 'array', items: { type: 'integer', minimum: 0 } } } },
+          },
         },
       },
       Topic: { type: 'object', properties: { kind: { const: 'KafkaTopic' }, topic_name: { type: 'string' }, partitions_count: { type: 'integer' }, replication_factor: { type: 'integer' } } },
