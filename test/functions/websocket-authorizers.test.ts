@@ -60,7 +60,7 @@ describe('push API authorizers', () => {
   it('JWT: denies no token, another audience, another issuer, an expired token and a forged signature', async () => {
     const other = await generateKeyPair('RS256');
     const forged = await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(issuer).setAudience('log-clients').setExpirationTime('5m').sign(other.privateKey);
-    for (const headers of [
+    for (const headers of <Record<string, string>[]>[
       {},
       { Authorization: `Bearer ${await token({ aud: 'someone-else' })}` },
       { Authorization: `Bearer ${await token({ iss: 'https://elsewhere.example.com' })}` },
