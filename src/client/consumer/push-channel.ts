@@ -94,10 +94,11 @@ export class PushChannel {
   }
 
   private flush(): void {
-    if (!this.open || this.ws?.readyState !== this.ws?.OPEN || !this.ws) return;
+    const ws = this.ws;
+    if (!this.open || !ws || ws.readyState !== ws.OPEN) return;
     for (const topic of this.dirty) {
       const partitions = [...(this.armed.get(topic) ?? [])].map(([partition, offset]) => ({ partition, offset }));
-      this.ws.send(JSON.stringify({ action: 'subscribe', topic, partitions }));
+      ws.send(JSON.stringify({ action: 'subscribe', topic, partitions }));
     }
     this.dirty.clear();
   }
