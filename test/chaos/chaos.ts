@@ -4,7 +4,7 @@
  *
  *   npm run chaos -- --duration 20 --seed 7 --scenario ddb-ambiguous,kills --servers 3 --members 4
  *
- * --duration: seconds of faults per scenario (default 20; each scenario adds ~10-15 s to start,
+ * --duration: seconds of faults per scenario (default 15; each scenario adds ~15-20 s to start,
  * heal and read back). --seed: the first scenario's seed (the next ones add 1). --scenario: names,
  * comma-separated, or `all` (default). --json: print the full results as JSON too.
  */
@@ -14,7 +14,7 @@ import { runScenario, SCENARIOS, type ScenarioResult } from './run-scenario.js';
 
 const { values } = parseArgs({
   options: {
-    duration: { type: 'string', default: '20' },
+    duration: { type: 'string', default: '15' },
     seed: { type: 'string', default: String(Date.now() % 100_000) },
     scenario: { type: 'string', default: 'all' },
     servers: { type: 'string', default: '3' },

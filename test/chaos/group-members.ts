@@ -48,13 +48,29 @@ export interface GroupLog {
   joins: number;
   leaves: number;
   stalls: number;
+  /** Member ids some client was told (in a heartbeat answer). */
+  known: Set<string>;
+  /** Member ids the group listed while the run went on (sampled every second). */
+  listed: Set<string>;
 }
 
 export function startGroupMembers(opts: { count: number; topic: string; groupId: string; servers: () => string[]; clusterId: string; rng: Rng }): { log: GroupLog; stop(): Promise<void> } {
-  const log: GroupLog = { topic: opts.topic, groupId: opts.groupId, ownerships: [], commits: [], joins: 0, leaves: 0, stalls: 0 };
+  const log: GroupLog = { topic: opts.topic, groupId: opts.groupId, ownerships: [], commits: [], joins: 0, leaves: 0, stalls: 0, known: new Set(), listed: new Set() };
   let stopping = false;
   let nextOffset = 1;
   const members = Array.from({ length: opts.count }, (_, i) => runMember(i));
+  const sampler = (async () => {
+    const next = roundRobin(opts.servers);
+    while (!stopping) {
+      await sleep(1000);
+      try {
+        const res = await fetch(`${next()}/v3/clusters/${opts.clusterId}/consumer-groups/${opts.groupId}/consumers`, { signal: AbortSignal.timeout(5000) });
+        if (res.status === 200) for (const m of ((await res.json()) as { data: { consumer_id: string }[] }).data) log.listed.add(m.consumer_id);
+      } catch {
+        // a fault or a killed server: the next sample
+      }
+    }
+  })();
 
   async function runMember(index: number): Promise<void> {
     const rng = opts.rng.fork(`member-${index}`);
@@ -84,6 +100,7 @@ export function startGroupMembers(opts: { count: number; topic: string; groupId:
           if (lastOkSent > 0 && sent - lastOkSent > SESSION_TIMEOUT_MS) releaseAll(now); // the server may have expired it meanwhile
           if (epoch === 0) log.joins++;
           memberId = a.memberId;
+          log.known.add(memberId);
           epoch = a.memberEpoch;
           lastOkSent = sent;
           const granted = new Set(a.assignment[opts.topic] ?? []);
@@ -171,7 +188,7 @@ export function startGroupMembers(opts: { count: number; topic: string; groupId:
     log,
     async stop() {
       stopping = true;
-      await Promise.all(members);
+      await Promise.all([...members, sampler]);
     },
   };
 }
@@ -194,10 +211,12 @@ export interface GroupFindings {
   staleCommitsAccepted: string[];
   /** The committed offset at the end is a commit made before a later owner's accepted one. */
   staleCommitsLanded: string[];
+  /** Members the group had that no client was ever told of (a join answered twice, say). */
+  ghostMembers: string[];
 }
 
 export function checkGroup(log: GroupLog, finalCommitted: Map<number, { offset: number; metadata: string }>): GroupFindings {
-  const f: GroupFindings = { commitsAccepted: 0, zombieCommitsRejected: 0, twoOwners: [], staleCommitsAccepted: [], staleCommitsLanded: [] };
+  const f: GroupFindings = { commitsAccepted: 0, zombieCommitsRejected: 0, twoOwners: [], staleCommitsAccepted: [], staleCommitsLanded: [], ghostMembers: [...log.listed].filter((id) => !log.known.has(id)) };
   const byPartition = new Map<number, Ownership[]>();
   for (const o of log.ownerships) byPartition.set(o.partition, [...(byPartition.get(o.partition) ?? []), o]);
   for (const [p, list] of byPartition) {

@@ -156,7 +156,14 @@ export function checkLog(ledger: Ledger, reads: PartitionRead[]): LogFindings {
   }
   for (const [key, { records, copies }] of copiesBySend) {
     if (copies <= 1) continue;
-    if (records[0]!.kind === 'idempotent') f.idempotentDuplicates.push(`${key} x${copies}`);
+    if (records[0]!.kind === 'idempotent') {
+      const r = records[0]!;
+      const at = (found.get(r.value) ?? []).map((w) => w.offset).join(',');
+      const epochs = new Set((r.sentAs ?? []).map((a) => a.split(':')[0]));
+      // docs/client.md: a record in doubt when the producer bumps its epoch (KIP-360) is resent under the new epoch.
+      const why = epochs.size > 1 ? 'resent across an epoch bump' : 'one producer epoch';
+      f.idempotentDuplicates.push(`${key} x${copies} at ${r.topic}-${r.partition}@${at}, sent as ${(r.sentAs ?? []).join(' ')} (${why})`);
+    }
     else {
       // What the server alone added is counted above; the rest is the client's retries.
       const serverExtra = records.reduce((n, r) => n + Math.max(0, (found.get(r.value)?.length ?? 0) - Math.max(1, r.requests)), 0);

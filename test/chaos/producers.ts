@@ -34,6 +34,8 @@ export interface SentRecord {
   value: string;
   /** HTTP requests that may have delivered this value. */
   requests: number;
+  /** Idempotent producers: the `epoch:baseSequence` of each batch that carried it. */
+  sentAs?: string[];
   outcome: 'pending' | 'acked' | 'failed';
   offset?: number;
   /** Why it failed, when it did. */
@@ -79,7 +81,12 @@ function trackingFetch(next: () => string, ledger: Ledger): typeof globalThis.fe
       for (const b of decodeRecordBatches(init.body)) {
         for (const r of b.records) {
           const rec = r.value && ledger.records.get(Buffer.from(r.value).toString('utf8'));
-          if (rec) carried.push(rec);
+          if (!rec) continue;
+          carried.push(rec);
+          if (b.header.producerId >= 0) {
+            const as = `${b.header.producerId}/${b.header.producerEpoch}:${b.header.baseSequence}`;
+            if (!rec.sentAs?.includes(as)) (rec.sentAs ??= []).push(as);
+          }
         }
       }
       for (const r of carried) r.requests++;

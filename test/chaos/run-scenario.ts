@@ -77,7 +77,8 @@ export const PRODUCERS: ProducerSpec[] = [
 ];
 
 export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
-  const say = o.log ?? (() => {});
+  const t0 = Date.now();
+  const say = (line: string) => o.log?.(`${((Date.now() - t0) / 1000).toFixed(1)}s ${line}`);
   const rng = createRng(o.seed);
   const buckets = ['chaos-0', 'chaos-1'];
   const s3 = await startS3rver({ buckets });
@@ -103,6 +104,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     });
     const f = fleet;
     say(`[${o.scenario.name}] ${o.servers} servers up: ${f.origins().join(' ')}`);
+    say(`[${o.scenario.name}] faults on for ${o.durationMs / 1000} s`);
     for (const t of [...TOPICS, GROUP_TOPIC]) {
       const res = await fetch(`${f.origins()[0]}/v3/clusters/${CLUSTER}/topics`, {
         method: 'POST',
@@ -144,6 +146,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     s3Proxy.heal();
     for (const s of f.slots) if (!s.up) await f.restart(s.index);
     await Promise.all([producers.stop(), members.stop()]);
+    say(`[${o.scenario.name}] workload stopped; reading back`);
 
     // Settle: replica sync and HW advance run on the scheduler; read until two reads agree.
     let log: LogFindings | undefined;
@@ -216,6 +219,7 @@ export function violationsOf(r: Pick<ScenarioResult, 'log' | 'group'>): string[]
   add('two owners', r.group.twoOwners);
   add('stale commits accepted', r.group.staleCommitsAccepted);
   add('stale commits landed', r.group.staleCommitsLanded);
+  add('ghost members', r.group.ghostMembers);
   return v;
 }
 

@@ -20,6 +20,7 @@ const COLUMNS: [string, (r: ScenarioResult) => string | number][] = [
   ['2 owners', (r) => r.group.twoOwners.length],
   ['stale acc', (r) => r.group.staleCommitsAccepted.length],
   ['stale land', (r) => r.group.staleCommitsLanded.length],
+  ['ghosts', (r) => r.group.ghostMembers.length],
   ['commits', (r) => `${r.group.commitsAccepted}/${r.groupActivity.commits}`],
   ['kills', (r) => r.kills],
   ['pauses', (r) => r.pauses],
