@@ -10,7 +10,7 @@
  * killed server) never reached anyone and are not counted.
  */
 import { Kafka, type Producer } from '../../src/client/index.js';
-import { decodeRecordBatches } from '../../src/log/record-batch.js';
+import { decodeRecordBatches } from '../../src/wire/record-batch.js';
 import type { Rng } from './rng.js';
 
 export type ProducerKind = 'plain' | 'idempotent' | 'json';

@@ -2,7 +2,8 @@
  * One fault scenario end to end: emulators, fault proxies, a fleet of servers, the workload, the
  * fault schedule, then heal, settle, read back and check.
  */
-import { partitionPk, STATE_SK, type PartitionState } from '../../src/log/partition-state.js';
+import type { PartitionState } from '../../src/partition/partition-state.js';
+import { partitionPk, STATE_SK } from '../../src/storage/key-layout.js';
 import { DynamoDbMetadataStore } from '../../src/storage/dynamodb-metadata-store.js';
 import { startDynalite, startS3rver, TEST_CREDENTIALS, TEST_REGION } from '../support/emulators.js';
 import { startFaultProxy, type FaultProxy, type FaultRates } from './fault-proxy.js';
