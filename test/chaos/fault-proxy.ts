@@ -8,6 +8,7 @@
  *  - error: 500 or 503 without forwarding (nothing happened, the caller is told so).
  *  - reset: the socket is reset without forwarding.
  *  - delay: forwarded after a pause (a slow or throttled call).
+ *  - slow: a request whose body matches is held for longer (e.g. offset-commit writes).
  *
  * `pause(ms)` stops answering for a while (requests wait, then go through): a stalled emulator.
  */
@@ -22,11 +23,13 @@ export interface FaultRates {
   delay: number;
   /** Upper bound of an injected delay. */
   maxDelayMs: number;
+  /** Requests whose body contains `match` are held `minMs`-`maxMs` with probability `rate` (a slow, throttled or frozen caller). */
+  slow?: { match: string; rate: number; minMs: number; maxMs: number };
 }
 
 export const NO_FAULTS: FaultRates = { applyThenDrop: 0, error: 0, reset: 0, delay: 0, maxDelayMs: 0 };
 
-export type FaultKind = 'applyThenDrop' | 'error' | 'reset' | 'delay' | 'paused';
+export type FaultKind = 'applyThenDrop' | 'error' | 'reset' | 'delay' | 'paused' | 'slow';
 
 export interface FaultProxy {
   /** `http://127.0.0.1:<port>`, to give the servers instead of the emulator's endpoint. */
@@ -46,7 +49,7 @@ export async function startFaultProxy(target: string, rng: Rng, rates: FaultRate
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   let pausedUntil = 0;
   let resume: Promise<void> = Promise.resolve();
-  const stats: FaultProxy['stats'] = { requests: 0, applyThenDrop: 0, error: 0, reset: 0, delay: 0, paused: 0 };
+  const stats: FaultProxy['stats'] = { requests: 0, applyThenDrop: 0, error: 0, reset: 0, delay: 0, paused: 0, slow: 0 };
   const proxy: FaultProxy = {
     endpoint: '',
     rates: { ...rates },
@@ -81,6 +84,10 @@ export async function startFaultProxy(target: string, rng: Rng, rates: FaultRate
     }
     stats.requests++;
     const r = proxy.rates;
+    if (r.slow && body.includes(r.slow.match) && rng.chance(r.slow.rate)) {
+      stats.slow++;
+      await new Promise((done) => setTimeout(done, rng.int(r.slow!.minMs, r.slow!.maxMs)));
+    }
     const roll = rng.next();
     let edge = r.error;
     if (roll < edge) {

@@ -52,10 +52,12 @@ export interface GroupLog {
   known: Set<string>;
   /** Member ids the group listed while the run went on (sampled every second). */
   listed: Set<string>;
+  /** The committed offsets, sampled every second: when the read was sent, and partition -> offset. */
+  committed: { sentAt: number; offsets: Map<number, number> }[];
 }
 
 export function startGroupMembers(opts: { count: number; topic: string; groupId: string; servers: () => string[]; clusterId: string; rng: Rng }): { log: GroupLog; stop(): Promise<void> } {
-  const log: GroupLog = { topic: opts.topic, groupId: opts.groupId, ownerships: [], commits: [], joins: 0, leaves: 0, stalls: 0, known: new Set(), listed: new Set() };
+  const log: GroupLog = { topic: opts.topic, groupId: opts.groupId, ownerships: [], commits: [], joins: 0, leaves: 0, stalls: 0, known: new Set(), listed: new Set(), committed: [] };
   let stopping = false;
   let nextOffset = 1;
   const members = Array.from({ length: opts.count }, (_, i) => runMember(i));
@@ -64,8 +66,15 @@ export function startGroupMembers(opts: { count: number; topic: string; groupId:
     while (!stopping) {
       await sleep(1000);
       try {
-        const res = await fetch(`${next()}/v3/clusters/${opts.clusterId}/consumer-groups/${opts.groupId}/consumers`, { signal: AbortSignal.timeout(5000) });
+        const group = `${next()}/v3/clusters/${opts.clusterId}/consumer-groups/${opts.groupId}`;
+        const res = await fetch(`${group}/consumers`, { signal: AbortSignal.timeout(5000) });
         if (res.status === 200) for (const m of ((await res.json()) as { data: { consumer_id: string }[] }).data) log.listed.add(m.consumer_id);
+        const sentAt = Date.now();
+        const off = await fetch(`${group}/offsets?topic_name=${opts.topic}`, { signal: AbortSignal.timeout(5000) });
+        if (off.status === 200) {
+          const data = ((await off.json()) as { data: { partition_id: number; committed_offset: number | null }[] }).data;
+          log.committed.push({ sentAt, offsets: new Map(data.filter((d) => d.committed_offset !== null).map((d) => [d.partition_id, d.committed_offset!])) });
+        }
       } catch {
         // a fault or a killed server: the next sample
       }
@@ -145,7 +154,7 @@ export function startGroupMembers(opts: { count: number; topic: string; groupId:
       while (!stopping && epoch === 0) {
         if ((await beat()) !== 'ok') await sleep(200);
       }
-      const lifetime = Date.now() + rng.int(3000, 12_000);
+      const lifetime = Date.now() + rng.int(5000, 15_000);
       let outcome: 'leave' | 'stall' | 'fenced' | 'stop' = 'stop';
       while (!stopping) {
         if (Date.now() > lifetime) {
@@ -157,8 +166,8 @@ export function startGroupMembers(opts: { count: number; topic: string; groupId:
           outcome = 'fenced';
           break;
         }
-        if (rng.chance(0.7)) await commit(false);
-        await sleep(rng.int(300, 900));
+        await commit(false);
+        await sleep(rng.int(200, 500));
       }
       if (outcome === 'leave' || outcome === 'stop') {
         // Half the time a last commit goes out together with the leave (a slow commit racing it).
@@ -241,12 +250,19 @@ export function checkGroup(log: GroupLog, finalCommitted: Map<number, { offset: 
     const by = c.result === '200' ? takenOver(c, c.sentAt) : undefined;
     if (by) f.staleCommitsAccepted.push(`p${c.partition} offset ${c.offset} by ${c.member}@${c.epoch}${c.zombie ? ' (zombie)' : ''}, after ${by.member} was given it`);
   }
-  for (const [p, final] of finalCommitted) {
-    const x = log.commits.find((c) => c.partition === p && c.offset === final.offset);
-    if (!x) continue;
-    // An accepted commit by a later owner was overwritten by this one: it landed after its member lost the partition.
-    const later = accepted.find((y) => y.partition === p && y.member !== x.member && y.held.requestedAt > x.held.acquiredBy);
-    if (later) f.staleCommitsLanded.push(`p${p}: committed ${final.offset} by ${x.member}@${x.epoch} over ${later.offset} by later owner ${later.member}`);
+  // A committed offset read at some time is a commit that an accepted commit by a later owner,
+  // answered before that read, should have overwritten: it landed after its member lost the partition.
+  const reads = [...log.committed, { sentAt: Infinity, offsets: new Map([...finalCommitted].map(([p, c]) => [p, c.offset])) }];
+  const reported = new Set<number>();
+  for (const read of reads) {
+    for (const [p, offset] of read.offsets) {
+      const x = log.commits.find((c) => c.partition === p && c.offset === offset);
+      if (!x || reported.has(offset)) continue;
+      const later = accepted.find((y) => y.partition === p && y.member !== x.member && y.held.requestedAt > x.held.acquiredBy && y.answeredAt < read.sentAt);
+      if (!later) continue;
+      reported.add(offset);
+      f.staleCommitsLanded.push(`p${p}: committed ${offset} by ${x.member}@${x.epoch} read over ${later.offset} by later owner ${later.member}${read.sentAt === Infinity ? ' at the end' : ''}`);
+    }
   }
   return f;
 }

@@ -34,8 +34,10 @@ export interface LogFindings {
   clientRetryDuplicates: number;
   /** A few of them, to read. */
   clientRetryExamples: string[];
-  /** Any extra copy of an idempotent producer's record. */
+  /** An extra copy of an idempotent producer's record, sent under one producer epoch. */
   idempotentDuplicates: string[];
+  /** An extra copy of an idempotent producer's record that the client resent under a new epoch (KIP-360 bump). */
+  idempotentBumpDuplicates: string[];
   /** Offsets in [log start, HW) no fetch returned and that a fetch skipped over. */
   gaps: string[];
   unreachableBelowHw: string[];
@@ -95,6 +97,7 @@ export function checkLog(ledger: Ledger, reads: PartitionRead[]): LogFindings {
     clientRetryDuplicates: 0,
     clientRetryExamples: [],
     idempotentDuplicates: [],
+    idempotentBumpDuplicates: [],
     gaps: [],
     unreachableBelowHw: [],
     moved: [],
@@ -161,8 +164,8 @@ export function checkLog(ledger: Ledger, reads: PartitionRead[]): LogFindings {
       const at = (found.get(r.value) ?? []).map((w) => w.offset).join(',');
       const epochs = new Set((r.sentAs ?? []).map((a) => a.split(':')[0]));
       // docs/client.md: a record in doubt when the producer bumps its epoch (KIP-360) is resent under the new epoch.
-      const why = epochs.size > 1 ? 'resent across an epoch bump' : 'one producer epoch';
-      f.idempotentDuplicates.push(`${key} x${copies} at ${r.topic}-${r.partition}@${at}, sent as ${(r.sentAs ?? []).join(' ')} (${why})`);
+      const detail = `${key} x${copies} at ${r.topic}-${r.partition}@${at}, sent as ${(r.sentAs ?? []).join(' ')}`;
+      (epochs.size > 1 ? f.idempotentBumpDuplicates : f.idempotentDuplicates).push(detail);
     }
     else {
       // What the server alone added is counted above; the rest is the client's retries.

@@ -127,7 +127,7 @@ async function clientProducer(spec: ProducerSpec, servers: () => string[], ledge
     retryBackoffMaxMs: 500,
     deliveryTimeoutMs: 20_000,
     metadataMaxAgeMs: 60_000,
-  } as never);
+  });
   const inFlight = new Set<Promise<void>>();
   let seq = 0;
   while (!stopping()) {

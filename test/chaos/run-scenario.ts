@@ -6,7 +6,7 @@ import type { PartitionState } from '../../src/partition/partition-state.js';
 import { partitionPk, STATE_SK } from '../../src/storage/key-layout.js';
 import { DynamoDbMetadataStore } from '../../src/storage/dynamodb-metadata-store.js';
 import { startDynalite, startS3rver, TEST_CREDENTIALS, TEST_REGION } from '../support/emulators.js';
-import { startFaultProxy, type FaultProxy, type FaultRates } from './fault-proxy.js';
+import { NO_FAULTS as none, startFaultProxy, type FaultProxy, type FaultRates } from './fault-proxy.js';
 import { checkGroup, startGroupMembers, type GroupFindings } from './group-members.js';
 import { checkLog, readPartition, type LogFindings } from './log-checker.js';
 import { Ledger, sleep, startProducers, type ProducerSpec } from './producers.js';
@@ -22,7 +22,6 @@ export interface Scenario {
   pauses: boolean;
 }
 
-const none: FaultRates = { applyThenDrop: 0, error: 0, reset: 0, delay: 0, maxDelayMs: 0 };
 const ambiguous: FaultRates = { applyThenDrop: 0.04, error: 0.02, reset: 0.01, delay: 0.05, maxDelayMs: 400 };
 const light: FaultRates = { applyThenDrop: 0.01, error: 0.01, reset: 0.005, delay: 0.05, maxDelayMs: 300 };
 
@@ -31,6 +30,14 @@ export const SCENARIOS: Scenario[] = [
   { name: 's3-faults', description: 'S3 answers lost after the put, 500/503, resets, delays', dynamodb: none, s3: ambiguous, kills: false, pauses: false },
   { name: 'kills', description: 'SIGKILL of a server every 1.5-4 s, restarted 0.5-2 s later', dynamodb: none, s3: none, kills: true, pauses: false },
   { name: 'pauses', description: 'DynamoDB or S3 stops answering for 0.5-2.5 s every 3-8 s', dynamodb: none, s3: none, kills: false, pauses: true },
+  {
+    name: 'slow-commits',
+    description: 'half the offset-commit writes to DynamoDB held 1-3 s (validated, then written late)',
+    dynamodb: { ...none, slow: { match: '"off#', rate: 0.5, minMs: 1000, maxMs: 3000 } },
+    s3: none,
+    kills: false,
+    pauses: false,
+  },
   { name: 'mixed', description: 'all of the above at once, at lower rates', dynamodb: light, s3: light, kills: true, pauses: true },
 ];
 
@@ -67,7 +74,7 @@ const TOPICS = [
 ];
 const GROUP_TOPIC = { name: 'grp', partitions: 4, rf: 1 };
 
-export const PRODUCERS: ProducerSpec[] = [
+const PRODUCERS: ProducerSpec[] = [
   { id: 'plain-rf1-acks1', kind: 'plain', topic: 'rf1', partitions: 3, acks: 1 },
   { id: 'plain-rf2-acks1', kind: 'plain', topic: 'rf2', partitions: 2, acks: 1 },
   { id: 'plain-rf2-all', kind: 'plain', topic: 'rf2', partitions: 2, acks: 'all' },
@@ -204,7 +211,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
 }
 
 /** The invariants, each with its findings; a non-empty list fails the run. */
-export function violationsOf(r: Pick<ScenarioResult, 'log' | 'group'>): string[] {
+function violationsOf(r: Pick<ScenarioResult, 'log' | 'group'>): string[] {
   const v: string[] = [];
   const add = (name: string, items: string[]) => {
     if (items.length > 0) v.push(`${name}: ${items.length} (${items.slice(0, 3).join('; ')}${items.length > 3 ? '; ...' : ''})`);
@@ -213,6 +220,7 @@ export function violationsOf(r: Pick<ScenarioResult, 'log' | 'group'>): string[]
   add('acks=all acked above HW', r.log.ackedAboveHwAll);
   add('server-side duplicates', r.log.serverDuplicates);
   add('idempotent duplicates', r.log.idempotentDuplicates);
+  add('idempotent duplicates across an epoch bump', r.log.idempotentBumpDuplicates);
   add('gaps', r.log.gaps);
   add('unreachable below HW', r.log.unreachableBelowHw);
   add('moved', r.log.moved);

@@ -11,6 +11,7 @@ const COLUMNS: [string, (r: ScenarioResult) => string | number][] = [
   ['dup srv', (r) => r.log.serverDuplicates.length],
   ['dup retry', (r) => r.log.clientRetryDuplicates],
   ['dup idem', (r) => r.log.idempotentDuplicates.length],
+  ['dup bump', (r) => r.log.idempotentBumpDuplicates.length],
   ['gaps', (r) => r.log.gaps.length],
   ['unreach', (r) => r.log.unreachableBelowHw.length],
   ['moved', (r) => r.log.moved.length],
@@ -28,9 +29,9 @@ const COLUMNS: [string, (r: ScenarioResult) => string | number][] = [
   ['s3 faults', (r) => faultCount(r.faults.s3)],
 ];
 
-const faultCount = (s: ScenarioResult['faults']['s3']) => `${s.applyThenDrop}/${s.error}/${s.reset}/${s.delay}`;
+const faultCount = (s: ScenarioResult['faults']['s3']) => `${s.applyThenDrop}/${s.error}/${s.reset}/${s.delay + s.slow}`;
 
-/** A fixed-width table, one row per scenario. Fault columns: apply-then-drop/error/reset/delay. */
+/** A fixed-width table, one row per scenario. Fault columns: apply-then-drop/error/reset/delay (slow writes included). */
 export function formatSummary(results: ScenarioResult[]): string {
   const rows = [COLUMNS.map(([h]) => h), ...results.map((r) => COLUMNS.map(([, f]) => String(f(r))))];
   const widths = COLUMNS.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
