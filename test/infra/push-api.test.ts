@@ -4,6 +4,7 @@
  * since WebSocket APIs have no JWT authorizer), no function behind $connect and ping, and the
  * produce function's right to post to the stage's connections.
  */
+import type { LogHttpApi } from '../../infra/http-api.js';
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { logicalId, synthStack, type Synthesized } from './synth.js';
@@ -20,7 +21,7 @@ function withStack(context: Record<string, unknown>, check: (s: Synthesized) => 
 }
 
 const routes = (s: Synthesized) => {
-  const apiId = logicalId(s.stack, s.stack.pushApi.api);
+  const apiId = logicalId(s.stack, s.stack.pushApi!.api);
   return Object.values(s.template.findResources('AWS::ApiGatewayV2::Route')).filter((r) => r.Properties.ApiId.Ref === apiId);
 };
 const integrationOf = (s: Synthesized, route: { Properties: { Target: { 'Fn::Join': [string, unknown[]] } } }) => {
@@ -42,7 +43,7 @@ describe('push API', () => {
       expect(JSON.stringify(subscribe.IntegrationUri)).toContain(logicalId(s.stack, s.stack.functions.byName.push));
       expect(byKey.subscribe!.Properties.RouteResponseSelectionExpression).toBe('$default');
       // The HTTP API is IAM too: the same mode on both.
-      const httpApiId = logicalId(s.stack, s.stack.httpApi.api);
+      const httpApiId = logicalId(s.stack, (s.stack.api as LogHttpApi).api);
       const httpRoutes = Object.values(s.template.findResources('AWS::ApiGatewayV2::Route')).filter((r) => r.Properties.ApiId.Ref === httpApiId);
       expect(new Set(httpRoutes.map((r) => r.Properties.AuthorizationType))).toEqual(new Set(['AWS_IAM']));
       // The stage is throttled like the HTTP API, and the URL is an output.
@@ -68,7 +69,7 @@ describe('push API', () => {
       const connect = routes(s).find((r) => r.Properties.RouteKey === '$connect')!;
       expect(connect.Properties.AuthorizationType).toBe('CUSTOM');
       s.template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
-        ApiId: { Ref: logicalId(s.stack, s.stack.pushApi.api) },
+        ApiId: { Ref: logicalId(s.stack, s.stack.pushApi!.api) },
         AuthorizerType: 'REQUEST',
         IdentitySource: ['route.request.header.x-api-key'],
       });
@@ -80,7 +81,7 @@ describe('push API', () => {
       const connect = routes(s).find((r) => r.Properties.RouteKey === '$connect')!;
       expect(connect.Properties.AuthorizationType).toBe('CUSTOM');
       s.template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
-        ApiId: { Ref: logicalId(s.stack, s.stack.pushApi.api) },
+        ApiId: { Ref: logicalId(s.stack, s.stack.pushApi!.api) },
         AuthorizerType: 'REQUEST',
         IdentitySource: ['route.request.header.Authorization'],
       });

@@ -3,6 +3,7 @@
  * buckets and table, routes, schedule, outputs. One synth with real bundling (local esbuild) for
  * the default configuration; variants synthesize without bundling.
  */
+import type { LogHttpApi } from '../../infra/http-api.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +31,7 @@ const resources = (t: Template, type: string) => t.findResources(type) as Record
 const fnId = (name: DataFunctionName) => logicalId(s.stack, s.stack.functions.byName[name]);
 /** The HTTP API's own resources (the push WebSocket API's are checked in push-api.test.ts). */
 const ofHttpApi = (t: Template, type: string) => {
-  const apiId = logicalId(s.stack, s.stack.httpApi.api);
+  const apiId = logicalId(s.stack, (s.stack.api as LogHttpApi).api);
   return Object.fromEntries(Object.entries(resources(t, type)).filter(([, r]) => r.Properties.ApiId?.Ref === apiId));
 };
 
