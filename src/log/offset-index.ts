@@ -20,6 +20,10 @@ export interface ScanPaging {
   entryBytes?: number;
 }
 
+/** The same commit: incarnation, epoch, object, range and offsets (a segment rewrite is another commit). */
+export const sameCommit = (a: CommitRecord, b: CommitRecord) =>
+  a.topicId === b.topicId && a.leaderEpoch === b.leaderEpoch && a.objectKey === b.objectKey && a.start === b.start && a.end === b.end && a.baseOffset === b.baseOffset;
+
 /** Page size of a scan with no byte budget (it reads on until the caller stops). */
 const UNBUDGETED_PAGE = 64;
 /** Bounds of a budgeted scan's pages; the first is the budget over the expected entry size. */
@@ -35,8 +39,13 @@ export class OffsetIndex {
     await this.metadata.put(partitionPk(topic, partition), indexSk(entry.baseOffset), entry);
   }
 
-  async exists(topic: string, partition: number, baseOffset: number): Promise<boolean> {
-    return (await this.metadata.get(partitionPk(topic, partition), indexSk(baseOffset))) !== undefined;
+  /**
+   * Whether the entry at this commit's base offset is this very commit. An entry of an older leader
+   * epoch at the same base offset (truncated by an election) is not: the commit still needs its own.
+   */
+  async holds(topic: string, partition: number, entry: CommitRecord): Promise<boolean> {
+    const found = await this.metadata.get<CommitRecord>(partitionPk(topic, partition), indexSk(entry.baseOffset));
+    return found !== undefined && sameCommit(found.value, entry);
   }
 
   /**

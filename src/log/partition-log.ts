@@ -5,7 +5,7 @@ import { withinEpoch } from '../replication/epoch-history.js';
 import { ReplicaManager, type SyncReport } from '../replication/replica-manager.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
 import { OffsetIndex } from './offset-index.js';
-import { commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type StateRead } from './partition-commit.js';
+import { commitIdentity, commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type StateRead } from './partition-commit.js';
 import { partitionPk, STATE_SK, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
 import { decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, type DecodedRecord } from './record-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
@@ -83,8 +83,12 @@ export class PartitionLog {
   private readonly commitQueues = new Map<string, Promise<unknown>>();
   /** The partition state this process last wrote, per partition. */
   private readonly lastWritten = new Map<string, StateRead>();
-  /** The newest base offset per partition whose index entry this process wrote. */
-  private readonly indexed = new Map<string, number>();
+  /**
+   * The newest commit per partition whose index entry this process wrote, by `commitIdentity`
+   * (epoch, object, range, offset): a base offset alone is reused after an election truncates the
+   * log, and a note of the old epoch must not stand for the new commit there.
+   */
+  private readonly indexed = new Map<string, string>();
   private readonly listeners = new Set<(topic: string, partition: number) => void>();
   /** Work that outlives the request (acks=0 appends, acks=1 follower copies). */
   private readonly background = new Set<Promise<unknown>>();
@@ -236,7 +240,7 @@ export class PartitionLog {
       if (result.kind === 'duplicate') return info(result.baseOffset, result.lastOffset, result.state.logStartOffset, true);
       const { entry } = result;
       this.lastWritten.set(pk, { state: result.state, version: result.version });
-      if (result.indexed) this.indexed.set(pk, entry.baseOffset);
+      if (result.indexed) this.indexed.set(pk, commitIdentity(entry));
       if (batch) this.track(this.producerBatches.record(topic.name, p, batch, entry.baseOffset, entry.lastOffset));
       this.notifyAppend(topic.name, p);
       if (plan.failedFollowers.length > 0) {
@@ -460,7 +464,7 @@ export class PartitionLog {
       index: this.index,
       storeCount: this.deps.stores.length,
       now: () => this.deps.clock.now(),
-      isIndexed: (pk: string, baseOffset: number) => this.indexed.get(pk) === baseOffset,
+      isIndexed: (pk: string, entry: CommitRecord) => this.indexed.get(pk) === commitIdentity(entry),
     };
   }
 

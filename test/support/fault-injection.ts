@@ -1,7 +1,9 @@
 /**
  * Fault injection around the storage ports, driven by tests: a store can be down (every call
  * fails), or a chosen operation can fail before it takes effect, fail AFTER it took effect (the
- * ambiguous case: the caller sees an error but the write happened), or be delayed.
+ * ambiguous case: the caller sees an error but the write happened), be applied and then sent again
+ * ('retried': what the AWS SDK does when an answer is lost, so the caller sees the outcome of the
+ * repeat, e.g. a failed condition against its own write), or be delayed.
  */
 import type { ByteRange, MetadataStore, MetaItem, ObjectStore, QueryOptions, WriteCondition } from '../../src/storage/ports.js';
 
@@ -12,7 +14,8 @@ export class InjectedFault extends Error {
   }
 }
 
-type Rule<Op extends string> = { op: Op; when: 'before' | 'after'; times: number; match?: (arg: string) => boolean };
+type When = 'before' | 'after' | 'retried';
+type Rule<Op extends string> = { op: Op; when: When; times: number; match?: (arg: string) => boolean };
 
 class Faults<Op extends string> {
   down = false;
@@ -21,7 +24,7 @@ class Faults<Op extends string> {
   injected = 0;
 
   /** Fails the next `times` calls of `op` (whose key matches), before or after the call takes effect. */
-  fail(op: Op, options: { when?: 'before' | 'after'; times?: number; match?: (key: string) => boolean } = {}): void {
+  fail(op: Op, options: { when?: When; times?: number; match?: (key: string) => boolean } = {}): void {
     this.rules.push({ op, when: options.when ?? 'before', times: options.times ?? 1, ...(options.match ? { match: options.match } : {}) });
   }
 
@@ -44,6 +47,10 @@ class Faults<Op extends string> {
       throw new InjectedFault(`${name}.${op}(${key}) failed`);
     }
     const result = await call();
+    if (rule?.when === 'retried') {
+      this.injected++;
+      return call();
+    }
     if (rule?.when === 'after') {
       this.injected++;
       throw new InjectedFault(`${name}.${op}(${key}) took effect, then failed`);
