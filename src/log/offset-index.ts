@@ -1,3 +1,4 @@
+import { KafkaError } from '../errors.js';
 import { withinEpoch } from '../replication/epoch-history.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { partitionPk, type CommitRecord, type PartitionState } from './partition-state.js';
@@ -52,7 +53,9 @@ export class OffsetIndex {
    * Entries covering offsets [from, to) in order, starting with the one that contains `from`, as
    * many whole entries as fit in `maxBytes` (at least one, as Kafka returns at least one batch so a
    * consumer always progresses, however large). The last commit of `state` fills the tail if
-   * its index write has not landed yet, and is written back (the repair of DESIGN.md step 4).
+   * its index write has not landed yet, and is written back (the repair of the commit protocol's
+   * step 4). A missing entry below `to` that the last commit cannot fill is KAFKA_STORAGE_ERROR
+   * when nothing before it can be answered: never an empty answer below the high watermark.
    */
   async entriesFrom(topic: string, partition: number, state: PartitionState, from: number, to: number, maxBytes: number): Promise<CommitRecord[]> {
     const out: CommitRecord[] = [];
@@ -69,9 +72,19 @@ export class OffsetIndex {
       next = e.lastOffset + 1;
       if (next >= to || bytes >= maxBytes) return out;
     }
-    if (next < to && last && last.topicId === state.topicId && last.baseOffset === next && (out.length === 0 || bytes + (last.end - last.start) <= maxBytes)) {
+    const lastFills = last && last.topicId === state.topicId && last.baseOffset <= next && last.lastOffset >= next;
+    if (next < to && lastFills && (out.length === 0 || bytes + (last.end - last.start) <= maxBytes)) {
       await this.put(topic, partition, last);
       out.push(last);
+    }
+    if (out.length === 0 && next < to) {
+      // Below the HW every offset was committed, so its entry must exist: an answer with nothing
+      // would stall every consumer here for ever. Only the last commit can be rebuilt (from the
+      // state); anything else is an error the operator has to see.
+      throw new KafkaError(
+        'KAFKA_STORAGE_ERROR',
+        `The index of ${topic}-${partition} has no entry for offset ${next}, below the high watermark ${to}; the log is damaged there`,
+      );
     }
     return out;
   }
