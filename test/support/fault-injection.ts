@@ -28,6 +28,21 @@ class Faults<Op extends string> {
     this.rules.push({ op, when: options.when ?? 'before', times: options.times ?? 1, ...(options.match ? { match: options.match } : {}) });
   }
 
+  private gates: { op: Op; match: (key: string) => boolean; reached: () => void; opened: Promise<void> }[] = [];
+
+  /**
+   * Holds the next call of `op` whose key matches before it takes effect, until `release()`:
+   * a slow write (SDK back-off, a frozen Lambda). `reached` resolves when the call is held.
+   */
+  gate(op: Op, match: (key: string) => boolean): { reached: Promise<void>; release: () => void } {
+    let release!: () => void;
+    let reached!: () => void;
+    const opened = new Promise<void>((r) => (release = r));
+    const arrived = new Promise<void>((r) => (reached = r));
+    this.gates.push({ op, match, reached, opened });
+    return { reached: arrived, release };
+  }
+
   clear(): void {
     this.rules = [];
     this.down = false;
@@ -39,6 +54,12 @@ class Faults<Op extends string> {
     if (this.down) {
       this.injected++;
       throw new InjectedFault(`${name} is down`);
+    }
+    const gate = this.gates.findIndex((g) => g.op === op && g.match(key));
+    if (gate >= 0) {
+      const [g] = this.gates.splice(gate, 1);
+      g!.reached();
+      await g!.opened;
     }
     const rule = this.rules.find((r) => r.op === op && r.times > 0 && (!r.match || r.match(key)));
     if (rule) rule.times--;
