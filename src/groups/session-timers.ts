@@ -1,4 +1,5 @@
-import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
+import { moveCursor } from '../timer/scan-cursor.js';
+import type { MetadataStore } from '../storage/ports.js';
 
 /**
  * Durable session timers, so a member whose heartbeats stop is removed even when no request ever
@@ -79,11 +80,7 @@ export class SessionTimers {
       }
     }
     if (failed.length === 0 && to !== cursor?.value.slot) {
-      try {
-        await this.metadata.put(CURSOR_PK, CURSOR_SK, { slot: to }, cursor ? { ifVersion: cursor.version } : { ifAbsent: true });
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e; // another scheduler moved it: fine
-      }
+      await moveCursor(this.metadata, CURSOR_PK, CURSOR_SK, cursor, to);
     }
     return { fired, groups: [...due.keys()], failed };
   }

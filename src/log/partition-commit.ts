@@ -74,11 +74,6 @@ export function stateFromItem(item: MetaItem<PartitionState> | undefined, topic:
   return { state: initialPartitionState(topic.id, partition, topic.replicationFactor, storeCount), version: item?.version };
 }
 
-/** Writes a partition state over the version it was read at; the caller handles ConditionFailedError. */
-export function writePartitionState(metadata: MetadataStore, topic: TopicMeta, partition: number, state: PartitionState, version: number | undefined) {
-  return metadata.put(partitionPk(topic.name, partition), STATE_SK, state, version === undefined ? { ifAbsent: true } : { ifVersion: version });
-}
-
 export interface CommitDeps {
   metadata: MetadataStore;
   index: OffsetIndex;

@@ -3,9 +3,10 @@ import { KafkaError } from '../errors.js';
 import { checkSequence, ProducerBatchLog } from '../producer/producer-state.js';
 import { withinEpoch } from '../replication/epoch-history.js';
 import { ReplicaManager, type SyncReport } from '../replication/replica-manager.js';
-import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
+import { optimisticUpdate } from '../storage/optimistic-update.js';
+import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import { OffsetIndex } from './offset-index.js';
-import { commitIdentity, commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type StateRead } from './partition-commit.js';
+import { commitIdentity, commitToPartition, readPartitionState, stateFromItem, type CommitPlan, type StateRead } from './partition-commit.js';
 import { partitionPk, STATE_SK, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
 import { decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, type DecodedRecord } from './record-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
@@ -396,35 +397,41 @@ export class PartitionLog {
    */
   async advanceLogStartOffset(topic: TopicMeta, partition: number, offset: number): Promise<{ logStartOffset: number; previous: number; bytesRemoved: number }> {
     this.checkPartition(topic, partition);
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const { state, version } = await this.readState(topic, partition);
-      if (!Number.isSafeInteger(offset) || offset < 0 || offset > state.highWatermark) {
-        throw new KafkaError(
-          'OFFSET_OUT_OF_RANGE',
-          `Cannot delete records of ${topic.name}-${partition} before offset ${offset}: the log holds [${state.logStartOffset}, ${state.highWatermark})`,
-        );
-      }
-      const previous = state.logStartOffset;
-      if (offset <= previous) return { logStartOffset: previous, previous, bytesRemoved: 0 };
-      let bytesRemoved = 0;
-      let next = previous;
-      for await (const e of this.index.scan(topic.name, partition, topic.id, previous, offset, (e) => withinEpoch(state.epochHistory, e))) {
-        if (e.lastOffset < next) continue; // covered by an entry counted already
-        if (e.lastOffset >= offset) break;
-        bytesRemoved += e.end - e.start;
-        next = e.lastOffset + 1;
-      }
-      const last = state.lastCommit;
-      if (last && last.topicId === topic.id && last.baseOffset >= next && last.lastOffset < offset) bytesRemoved += last.end - last.start;
-      const nextState: PartitionState = { ...state, logStartOffset: offset, sizeInBytes: Math.max(0, state.sizeInBytes - bytesRemoved) };
-      try {
-        await writePartitionState(this.deps.metadata, topic, partition, nextState, version);
-        return { logStartOffset: offset, previous, bytesRemoved };
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      }
-    }
-    throw new KafkaError('KAFKA_STORAGE_ERROR', `Too much contention moving the log start offset of ${topic.name}-${partition}; retry`);
+    const pk = partitionPk(topic.name, partition);
+    type Moved = { logStartOffset: number; previous: number; bytesRemoved: number };
+    const { result } = await optimisticUpdate<PartitionState, Moved>({
+      metadata: this.deps.metadata,
+      pk,
+      sk: STATE_SK,
+      attempts: 20,
+      giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Too much contention moving the log start offset of ${topic.name}-${partition}; retry` },
+      decide: async (item) => {
+        const { state } = stateFromItem(item, topic, partition, this.deps.stores.length);
+        if (!Number.isSafeInteger(offset) || offset < 0 || offset > state.highWatermark) {
+          throw new KafkaError(
+            'OFFSET_OUT_OF_RANGE',
+            `Cannot delete records of ${topic.name}-${partition} before offset ${offset}: the log holds [${state.logStartOffset}, ${state.highWatermark})`,
+          );
+        }
+        const previous = state.logStartOffset;
+        if (offset <= previous) return { done: { logStartOffset: previous, previous, bytesRemoved: 0 } };
+        let bytesRemoved = 0;
+        let next = previous;
+        for await (const e of this.index.scan(topic.name, partition, topic.id, previous, offset, (e) => withinEpoch(state.epochHistory, e))) {
+          if (e.lastOffset < next) continue; // covered by an entry counted already
+          if (e.lastOffset >= offset) break;
+          bytesRemoved += e.end - e.start;
+          next = e.lastOffset + 1;
+        }
+        const last = state.lastCommit;
+        if (last && last.topicId === topic.id && last.baseOffset >= next && last.lastOffset < offset) bytesRemoved += last.end - last.start;
+        const moved = { logStartOffset: offset, previous, bytesRemoved };
+        return { write: { ...state, logStartOffset: offset, sizeInBytes: Math.max(0, state.sizeInBytes - bytesRemoved) }, answer: () => moved };
+      },
+      // A repeat that applied leaves the log start offset where this call put it: the decision,
+      // re-made on the item found, answers "nothing to do" with the same start offset.
+    });
+    return result;
   }
 
   /**

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.js';
 import { GroupCoordinator } from '../groups/coordinator.js';
-import { readPartitionState, writePartitionState } from '../log/partition-commit.js';
+import { stateFromItem } from '../log/partition-commit.js';
+import { partitionPk, STATE_SK, type PartitionState } from '../log/partition-state.js';
 import { PartitionLog } from '../log/partition-log.js';
 import { TopicRegistry, type Topic } from '../log/topics.js';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
-import { ConditionFailedError, type MetadataStore, type MetaItem, type ObjectStore } from '../storage/ports.js';
+import type { MetadataStore, MetaItem, ObjectStore } from '../storage/ports.js';
 import { DurableTimers, type TimerHandler } from '../timer/durable-timers.js';
 import { compactPartition } from './compaction.js';
 import { maintenanceOptions, type MaintenanceOptions } from './maintenance-options.js';
@@ -290,19 +291,26 @@ async function maintainTopic(ctx: UnitContext, topic: Topic): Promise<void> {
   if (r.scheduled > 0) ctx.log({ level: 'info', msg: 'objects scheduled for deletion', topic: topic.name, objects: r.scheduled, bytes: r.bytesScheduled, deleteAt: now + topic.config.fileDeleteDelayMs });
 }
 
-/** Keeps sizeInBytes (retention.bytes) in step with what compaction removed; retried on a lost race. */
+/**
+ * Keeps sizeInBytes (retention.bytes) in step with what compaction removed; retried on a lost race.
+ * A delta applied twice would be wrong: a repeat that finds exactly what it wrote is taken as done
+ * (one that finds a later append on top re-applies it; sizeInBytes is an estimate for retention).
+ */
 async function adjustSize(metadata: MetadataStore, view: PartitionView, storeCount: number, delta: number): Promise<void> {
   if (delta === 0) return;
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const { state, version } = await readPartitionState(metadata, view.topic, view.partition, storeCount);
-    if (state.topicId !== view.state.topicId) return;
-    try {
-      await writePartitionState(metadata, view.topic, view.partition, { ...state, sizeInBytes: Math.max(0, state.sizeInBytes + delta) }, version);
-      return;
-    } catch (e) {
-      if (!(e instanceof ConditionFailedError)) throw e;
-    }
-  }
+  await optimisticUpdate<PartitionState, true>({
+    metadata,
+    pk: partitionPk(view.topic.name, view.partition),
+    sk: STATE_SK,
+    attempts: 20,
+    giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Too much contention adjusting the size of ${view.topic.name}-${view.partition}` },
+    decide: (item) => {
+      const { state } = stateFromItem(item, view.topic, view.partition, storeCount);
+      if (state.topicId !== view.state.topicId) return { done: true };
+      return { write: { ...state, sizeInBytes: Math.max(0, state.sizeInBytes + delta) }, answer: () => true as const };
+    },
+    recognise: (found, attempted) => (holdsWrite(found, attempted) ? (true as const) : undefined),
+  });
 }
 
 /**
