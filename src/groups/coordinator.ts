@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { KafkaError, isKafkaError } from '../errors.js';
-import type { TopicRegistry } from '../log/topics.js';
+import { KafkaError, isKafkaError } from '../wire/errors.js';
+import type { TopicRegistry } from '../topics/topics.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import { minus, type Assignment } from './assignment.js';
-import { groupPk, META_SK, REGISTRY_PK, REGISTRY_PREFIX, registrySk, validateGroupId } from './group-keys.js';
+import { validateGroupId } from './group-id.js';
 import {
   applyHeartbeat,
   DEFAULT_GROUP_LIMITS,
@@ -24,6 +24,7 @@ import {
 } from './group-state.js';
 import { fenceOffsets } from './offset-fence.js';
 import { SessionTimers } from './session-timers.js';
+import { CLUSTER_PK, GROUP_META_SK, GROUP_REGISTRY_PREFIX, groupPk, groupRegistrySk } from '../storage/key-layout.js';
 
 export interface CoordinatorDeps {
   metadata: MetadataStore;
@@ -186,8 +187,8 @@ export class GroupCoordinator {
 
   /** All groups, from the registry (one query) and each group's item. */
   async list(): Promise<GroupRecord[]> {
-    const entries = await this.deps.metadata.query(REGISTRY_PK, { beginsWith: REGISTRY_PREFIX });
-    const groups = await Promise.all(entries.map((e) => this.find(e.sk.slice(REGISTRY_PREFIX.length))));
+    const entries = await this.deps.metadata.query(CLUSTER_PK, { beginsWith: GROUP_REGISTRY_PREFIX });
+    const groups = await Promise.all(entries.map((e) => this.find(e.sk.slice(GROUP_REGISTRY_PREFIX.length))));
     return groups.filter((s): s is GroupSnapshot => s !== undefined).map((s) => s.group);
   }
 
@@ -197,7 +198,7 @@ export class GroupCoordinator {
    */
   async beginDelete(groupId: string): Promise<{ registryVersion?: number }> {
     validateGroupId(groupId);
-    const registry = await this.deps.metadata.get(REGISTRY_PK, registrySk(groupId));
+    const registry = await this.deps.metadata.get(CLUSTER_PK, groupRegistrySk(groupId));
     await this.mutate(groupId, async (g, now) => {
       if (!g) throw new KafkaError('GROUP_ID_NOT_FOUND', `Group ${groupId} does not exist`);
       if (g.deletingSince !== undefined) return { result: undefined };
@@ -211,11 +212,11 @@ export class GroupCoordinator {
   }
 
   async finishDelete(groupId: string, registryVersion?: number): Promise<void> {
-    const item = await this.deps.metadata.get<GroupRecord>(groupPk(groupId), META_SK);
-    if (item?.value.deletingSince !== undefined) await this.deps.metadata.delete(groupPk(groupId), META_SK, { ifVersion: item.version });
+    const item = await this.deps.metadata.get<GroupRecord>(groupPk(groupId), GROUP_META_SK);
+    if (item?.value.deletingSince !== undefined) await this.deps.metadata.delete(groupPk(groupId), GROUP_META_SK, { ifVersion: item.version });
     if (registryVersion !== undefined) {
       // A group re-created meanwhile rewrote its registry item (new version): leave that one.
-      await this.deps.metadata.delete(REGISTRY_PK, registrySk(groupId), { ifVersion: registryVersion }).catch((e: unknown) => {
+      await this.deps.metadata.delete(CLUSTER_PK, groupRegistrySk(groupId), { ifVersion: registryVersion }).catch((e: unknown) => {
         if (!(e instanceof ConditionFailedError)) throw e;
       });
     }
@@ -262,7 +263,7 @@ export class GroupCoordinator {
     const outcome = await optimisticUpdate<GroupRecord, T>({
       metadata: this.deps.metadata,
       pk,
-      sk: META_SK,
+      sk: GROUP_META_SK,
       attempts: MAX_ATTEMPTS,
       giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent changes to group ${groupId}; retry` },
       decide: async (item) => {
@@ -282,7 +283,7 @@ export class GroupCoordinator {
         target.state = groupState(target);
         await this.armTimer(groupId, target, now);
         await fenceOffsets(this.deps.metadata, groupId, releasedPartitions(item?.value, target), (item?.version ?? 0) + 1);
-        if (!item) await this.deps.metadata.put(REGISTRY_PK, registrySk(groupId), { groupId, createdAt: target.createdAt });
+        if (!item) await this.deps.metadata.put(CLUSTER_PK, groupRegistrySk(groupId), { groupId, createdAt: target.createdAt });
         return { write: target, answer: () => result };
       },
       recognise: (found) => (found && recognise ? recognise(found.value) : undefined),
@@ -300,7 +301,7 @@ export class GroupCoordinator {
     await optimisticUpdate<GroupRecord, undefined>({
       metadata: this.deps.metadata,
       pk: groupPk(groupId),
-      sk: META_SK,
+      sk: GROUP_META_SK,
       giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent changes to group ${groupId}; retry` },
       decide: (item) => (item && item.version === version ? { write: item.value, answer: () => undefined } : { done: undefined }),
     });

@@ -1,8 +1,8 @@
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore } from '../storage/ports.js';
 import type { TopicPartition } from './assignment.js';
-import { groupPk, offsetSk } from './group-keys.js';
-import type { OffsetRecord } from './offsets.js';
+import { groupPk, offsetSk } from '../storage/key-layout.js';
+import type { OffsetRecord } from './offset-record.js';
 
 /**
  * Offset commits fenced by the group item they were validated against, without a transaction.

@@ -1,32 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { KafkaError, isKafkaError } from '../errors.js';
+import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import type { Topic, TopicRegistry } from '../log/topics.js';
+import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
+import type { OffsetRecord } from './offset-record.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { owns } from './assignment.js';
 import type { GroupCoordinator } from './coordinator.js';
-import { groupPk, OFFSET_PREFIX, offsetSk, validateGroupId } from './group-keys.js';
+import { validateGroupId } from './group-id.js';
 import { groupState, unknownMember, type GroupRecord } from './group-state.js';
+import { groupPk, OFFSET_PREFIX, offsetSk } from '../storage/key-layout.js';
 
-/** An offset item (pk `group#{id}`, sk `off#{topic}#{p}`). */
-export interface OffsetRecord {
-  topic: string;
-  partition: number;
-  /** The topic incarnation: offsets of a deleted topic are ignored by a re-created one. */
-  topicId: string;
-  /** The next offset to consume, as Kafka commits it. */
-  offset: number;
-  metadata: string;
-  /** The committer's member epoch (generation); -1 for an admin commit. */
-  generation: number;
-  commitTimestamp: number;
-  /** The group item version from which on only the partition's current holder may commit (offset-fence.ts). */
-  fence?: number;
-  /** The id of the commit request that wrote it: a retried write that applied recognises itself. */
-  commitId?: string;
-}
+export type { OffsetRecord } from './offset-record.js';
 
 export interface OffsetCommitEntry {
   topic: string;

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.js';
 import { GroupCoordinator } from '../groups/coordinator.js';
-import { stateFromItem } from '../log/partition-commit.js';
-import { partitionPk, STATE_SK, type PartitionState } from '../log/partition-state.js';
+import { stateFromItem } from '../partition/partition-commit.js';
+import type { PartitionState } from '../partition/partition-state.js';
 import { PartitionLog } from '../log/partition-log.js';
-import { TopicRegistry, type Topic } from '../log/topics.js';
+import { TopicRegistry, type Topic } from '../topics/topics.js';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem, ObjectStore } from '../storage/ports.js';
 import { DurableTimers, type TimerHandler } from '../timer/durable-timers.js';
@@ -16,6 +16,8 @@ import { loadPartitionView, type PartitionView } from './partition-view.js';
 import { applyRetention, removeEntriesBelowLogStart } from './retention.js';
 import { mergeSegments } from './segment-merge.js';
 import { deleteCovered } from './segment-writer.js';
+import { ReplicaManager } from '../replication/replica-manager.js';
+import { CLUSTER_PK, partitionPk, SCHEDULER_LEASE_SK, STATE_SK } from '../storage/key-layout.js';
 
 /**
  * The scheduler: one run advances the durable timer wheel (firing every due timer), expires group
@@ -83,8 +85,8 @@ interface SchedulerItem {
   roundDoneAt?: number;
 }
 
-const LEASE_PK = 'cluster';
-const LEASE_SK = 'scheduler';
+const LEASE_PK = CLUSTER_PK;
+const LEASE_SK = SCHEDULER_LEASE_SK;
 const DEFAULT_LEASE_TTL_MS = 30_000;
 
 /**
@@ -118,7 +120,7 @@ export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport
   runsInProgress.add(run);
   let lease: MetaItem<SchedulerItem> = acquired;
   const topics = deps.topics ?? new TopicRegistry(metadata, clock, stores.length);
-  const partitionLog = deps.partitionLog ?? new PartitionLog({ metadata, stores, clock, log });
+  const partitionLog = deps.partitionLog ?? new PartitionLog({ metadata, stores, clock, log, leadership: new ReplicaManager({ metadata, stores, clock, log }) });
   const timers = new DurableTimers(metadata, { slotMs: options.timerSlotMs });
   const pastDeadline = () => clock.now() >= deps.deadline;
   try {

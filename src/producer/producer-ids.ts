@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore } from '../storage/ports.js';
+import { CLUSTER_PK, PRODUCER_ID_SEQ_SK, PRODUCER_META_SK, producerPk } from '../storage/key-layout.js';
 
 /**
  * Producer ids and epochs (Kafka's InitProducerId). Ids come from a counter item; each id has a
@@ -12,8 +13,8 @@ import type { MetadataStore } from '../storage/ports.js';
  * answer was lost (the SDK's retry then fails its condition) is recognised as this call's own: the
  * counter does not skip an id, and a re-init is not reported as a concurrent one.
  */
-const COUNTER = { pk: 'cluster', sk: 'producer-id-seq' };
-const metaKey = (id: number) => ({ pk: `pid#${id}`, sk: 'meta' });
+const COUNTER = { pk: CLUSTER_PK, sk: PRODUCER_ID_SEQ_SK };
+const metaKey = (id: number) => ({ pk: producerPk(id), sk: PRODUCER_META_SK });
 const MAX_EPOCH = 32_767; // Kafka's producer epoch is a signed 16-bit value
 
 export interface ProducerIdAndEpoch {

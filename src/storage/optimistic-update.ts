@@ -1,4 +1,4 @@
-import { KafkaError, type KafkaErrorName } from '../errors.js';
+import { KafkaError, type KafkaErrorName } from '../wire/errors.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from './ports.js';
 
 /**

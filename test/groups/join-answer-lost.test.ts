@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GroupCoordinator } from '../../src/groups/coordinator.js';
-import { TopicRegistry } from '../../src/log/topics.js';
+import { TopicRegistry } from '../../src/topics/topics.js';
 import { createDynamoDbClient, DynamoDbMetadataStore } from '../../src/storage/dynamodb-metadata-store.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
 import { localBackend, memoryBackend } from '../support/backends.js';

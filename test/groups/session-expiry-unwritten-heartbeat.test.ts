@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GroupCoordinator } from '../../src/groups/coordinator.js';
-import { TopicRegistry } from '../../src/log/topics.js';
+import { TopicRegistry } from '../../src/topics/topics.js';
 import type { Storage } from '../../src/compose.js';
 import { allBackends } from '../support/backends.js';
 import { manualClock } from './helpers.js';

@@ -4,10 +4,11 @@
  * is held (SDK back-off, a frozen Lambda) while the member leaves and the new owner commits.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isKafkaError } from '../../src/errors.js';
+import { isKafkaError } from '../../src/wire/errors.js';
 import { createGroups, type GroupServices } from '../../src/groups/index.js';
 import { PartitionLog } from '../../src/log/partition-log.js';
-import { TopicRegistry } from '../../src/log/topics.js';
+import { ReplicaManager } from '../../src/replication/replica-manager.js';
+import { TopicRegistry } from '../../src/topics/topics.js';
 import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { manualClock } from './helpers.js';
@@ -24,7 +25,8 @@ describe.each(allBackends)('an offset commit that lands after its member lost th
     const clock = manualClock();
     const topics = new TopicRegistry(metadata, clock, 1);
     await topics.create({ name: 't', partitionCount: 1, replicationFactor: 1 });
-    const log = new PartitionLog({ metadata, stores: started.storage.stores, clock, log: () => {} });
+    const stores = started.storage.stores;
+    const log = new PartitionLog({ metadata, stores, clock, log: () => {}, leadership: new ReplicaManager({ metadata, stores, clock, log: () => {} }) });
     groups = createGroups({ metadata, clock, topics, log });
   });
   afterEach(() => stop());

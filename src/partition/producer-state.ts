@@ -1,7 +1,8 @@
-import { KafkaError } from '../errors.js';
-import type { ProducerBatch, ProducerEntry } from '../log/partition-state.js';
+import { KafkaError } from '../wire/errors.js';
+import type { ProducerBatch, ProducerEntry } from './partition-state.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore } from '../storage/ports.js';
+import { producerPartitionSk, producerPk } from '../storage/key-layout.js';
 
 /**
  * Idempotent producer state per partition, as Kafka's ProducerStateManager keeps it.
@@ -65,15 +66,13 @@ interface ProducerPartitionItem {
   batches: { baseSequence: number; lastSequence: number; baseOffset: number; lastOffset: number }[];
 }
 
-const producerPk = (id: number) => `pid#${id}`;
-const producerSk = (topic: string, partition: number) => `part#${topic}#${partition}`;
 
 export class ProducerBatchLog {
   constructor(private readonly metadata: MetadataStore) {}
 
   /** The original offsets of an older duplicate batch, if it is among the last five. */
   async findDuplicate(topic: string, partition: number, batch: ProducerBatch): Promise<{ baseOffset: number; lastOffset: number } | undefined> {
-    const item = await this.metadata.get<ProducerPartitionItem>(producerPk(batch.producerId), producerSk(topic, partition));
+    const item = await this.metadata.get<ProducerPartitionItem>(producerPk(batch.producerId), producerPartitionSk(topic, partition));
     if (!item || item.value.producerEpoch !== batch.producerEpoch) return undefined;
     return item.value.batches.find((b) => b.baseSequence === batch.baseSequence && b.lastSequence === batch.lastSequence);
   }
@@ -87,7 +86,7 @@ export class ProducerBatchLog {
     await optimisticUpdate<ProducerPartitionItem, undefined>({
       metadata: this.metadata,
       pk: producerPk(batch.producerId),
-      sk: producerSk(topic, partition),
+      sk: producerPartitionSk(topic, partition),
       attempts: 5,
       giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent appends of producer ${batch.producerId} to ${topic}-${partition}` },
       decide: (item) => {

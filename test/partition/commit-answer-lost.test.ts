@@ -5,9 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PartitionLog } from '../../src/log/partition-log.js';
-import { STATE_SK } from '../../src/log/partition-state.js';
-import type { LogRecord } from '../../src/log/record-batch.js';
-import { TopicRegistry } from '../../src/log/topics.js';
+import { STATE_SK } from '../../src/storage/key-layout.js';
+import type { LogRecord } from '../../src/wire/record-batch.js';
+import { ReplicaManager } from '../../src/replication/replica-manager.js';
+import { TopicRegistry } from '../../src/topics/topics.js';
 import { DynamoDbMetadataStore } from '../../src/storage/dynamodb-metadata-store.js';
 import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
 import { localBackend, memoryBackend } from '../support/backends.js';
@@ -20,16 +21,19 @@ import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
 const clock = { now: () => Date.now() };
 const rec = (value: string): LogRecord => ({ key: null, value: Buffer.from(value), headers: [], timestamp: 1_700_000_000_000 });
 
+const newLog = (metadata: MetadataStore, stores: ObjectStore[]) =>
+  new PartitionLog({ metadata, stores, clock, log: () => {}, leadership: new ReplicaManager({ metadata, stores, clock, log: () => {} }) });
+
 /** Produces 'first', then 'second' with its state write's answer lost once; checks the log and the answer. */
 async function produceThroughLostAnswer(metadata: MetadataStore, stores: ObjectStore[], loseNextStateAnswer: () => void) {
   const topics = new TopicRegistry(metadata, clock, stores.length);
   const topic = await topics.create({ name: `t-${Math.random().toString(36).slice(2)}`, partitionCount: 1, replicationFactor: 1 });
-  const log = new PartitionLog({ metadata, stores, clock, log: () => {} });
+  const log = newLog(metadata, stores);
   const first = (await log.append(topic, [{ partition: 0, records: [rec('first')] }])).get(0)!;
   expect(first).toMatchObject({ ok: true, info: { baseOffset: 0 } });
   loseNextStateAnswer();
   const second = (await log.append(topic, [{ partition: 0, records: [rec('second')] }])).get(0)!;
-  const read = await new PartitionLog({ metadata, stores, clock, log: () => {} }).read(topic, 0, 0, 1 << 20);
+  const read = await newLog(metadata, stores).read(topic, 0, 0, 1 << 20);
   expect(read.records.map((r) => [r.offset, Buffer.from(r.value!).toString()])).toEqual([
     [0, 'first'],
     [1, 'second'],

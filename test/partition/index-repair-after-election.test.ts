@@ -5,18 +5,21 @@
  * keyed by base offset only, skipped the repair and moved the last-commit pointer on.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isKafkaError } from '../../src/errors.js';
-import { indexSk } from '../../src/log/offset-index.js';
+import { isKafkaError } from '../../src/wire/errors.js';
 import { PartitionLog } from '../../src/log/partition-log.js';
-import { partitionPk } from '../../src/log/partition-state.js';
-import type { LogRecord } from '../../src/log/record-batch.js';
-import { TopicRegistry, type Topic } from '../../src/log/topics.js';
+import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
+import { ReplicaManager } from '../../src/replication/replica-manager.js';
+import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
+import type { LogRecord } from '../../src/wire/record-batch.js';
+import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 
 const clock = { now: () => Date.now() };
 const rec = (value: string): LogRecord => ({ key: null, value: Buffer.from(value), headers: [], timestamp: 1_700_000_000_000 });
 const quiet = () => {};
+const newLog = (metadata: MetadataStore, stores: ObjectStore[]) =>
+  new PartitionLog({ metadata, stores, clock, log: quiet, leadership: new ReplicaManager({ metadata, stores, clock, log: quiet }) });
 
 describe.each(allBackends)('index repair across a leader epoch change on $name', (backend) => {
   let stop: () => Promise<void>;
@@ -34,8 +37,8 @@ describe.each(allBackends)('index repair across a leader epoch change on $name',
     // Two processes: nothing in memory is shared, only the stores.
     metaA = new FaultyMetadataStore(started.storage.metadata);
     metaB = new FaultyMetadataStore(started.storage.metadata);
-    a = new PartitionLog({ metadata: metaA, stores, clock, log: quiet });
-    b = new PartitionLog({ metadata: metaB, stores, clock, log: quiet });
+    a = newLog(metaA, stores);
+    b = newLog(metaB, stores);
     const topics = new TopicRegistry(started.storage.metadata, clock, 2);
     topic = await topics.create({ name: 'trunc', partitionCount: 1, replicationFactor: 2, configs: { 'unclean.leader.election.enable': 'true' } });
   });
@@ -74,7 +77,7 @@ describe.each(allBackends)('index repair across a leader epoch change on $name',
     expect(await append(a, 'b', 1)).toBe(1);
     expect(metaA.faults.injected).toBe(1);
     expect(await append(b, 'c', 1)).toBe(2);
-    const read = await readAll(new PartitionLog({ metadata: metaB, stores, clock, log: quiet }));
+    const read = await readAll(newLog(metaB, stores));
     expect(read).toEqual({ values: [[0, 'a'], [1, 'b'], [2, 'c']], highWatermark: 3 });
   });
 
