@@ -111,6 +111,8 @@ export async function commitToPartition(deps: CommitDeps, topic: TopicMeta, part
   const pk = partitionPk(topic.name, partition);
   const start = read ?? (await readPartitionState(deps.metadata, topic, partition, deps.storeCount));
   const token = commitToken(plan.pending);
+  /** The version the current attempt writes over. */
+  let basedOn: number | undefined;
   type Step = Extract<CommitResult, { kind: 'duplicate' }> | { kind: 'committed'; entry: CommitRecord; item: MetaItem<PartitionState> };
   const outcome = await optimisticUpdate<PartitionState, Step>({
     metadata: deps.metadata,
@@ -120,6 +122,7 @@ export async function commitToPartition(deps: CommitDeps, topic: TopicMeta, part
     attempts: 64,
     giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Too much contention committing to ${topic.name}-${partition}; nothing was appended, retry` },
     decide: async (item) => {
+      basedOn = item?.version;
       const { state } = stateFromItem(item, topic, partition, deps.storeCount);
       if (state.leaderEpoch !== plan.leaderEpoch) {
         throw new KafkaError('FENCED_LEADER_EPOCH', `Leader epoch ${plan.leaderEpoch} of ${topic.name}-${partition} is stale; the current epoch is ${state.leaderEpoch}`);
@@ -133,11 +136,19 @@ export async function commitToPartition(deps: CommitDeps, topic: TopicMeta, part
       const next = nextState(state, topic.id, plan, token, deps.now());
       return { write: next, answer: (item) => ({ kind: 'committed', entry: next.lastCommit!, item }) };
     },
-    // The write we attempted is the one that applied: its entry, and the state as found.
-    recognise: (found, attempted) =>
-      found && 'write' in attempted && found.value.topicId === topic.id && carriesToken(found.value, token)
-        ? { kind: 'committed', entry: attempted.write.lastCommit!, item: found }
-        : undefined,
+    recognise: (found, attempted) => {
+      // The write we attempted is the one that applied: its entry, and the state as found.
+      if (found && 'write' in attempted && found.value.topicId === topic.id && carriesToken(found.value, token)) {
+        return { kind: 'committed', entry: attempted.write.lastCommit!, item: found };
+      }
+      // So many writes since the version we wrote over that our token may have rotated out of
+      // `recentCommits`: committing again could append the same bytes twice, so the producer is
+      // told the outcome is unknown instead (its retry is deduplicated when it is idempotent).
+      if (found && basedOn !== undefined && found.version - basedOn >= RECENT_COMMITS) {
+        throw new KafkaError('KAFKA_STORAGE_ERROR', `The commit to ${topic.name}-${partition} may or may not have been appended; retry`);
+      }
+      return undefined;
+    },
   });
   const step = outcome.result;
   if (step.kind === 'duplicate') return step;

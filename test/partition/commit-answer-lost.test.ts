@@ -77,4 +77,33 @@ describe('a partition commit whose answer was lost and which the SDK retried', (
       }
     });
   }
+
+  it('is recognised behind commits of other writers that landed before the repeat, and refused when too many did', async () => {
+    const { storage, stop } = await memoryBackend.start();
+    try {
+      const metadata = new FaultyMetadataStore(storage.metadata);
+      const topics = new TopicRegistry(storage.metadata, clock, 1);
+      const topic = await topics.create({ name: 'behind', partitionCount: 1, replicationFactor: 1 });
+      const mine = newLog(metadata, storage.stores);
+      const other = newLog(storage.metadata, storage.stores);
+      const appendBy = async (log: PartitionLog, value: string) => (await log.append(topic, [{ partition: 0, records: [rec(value)] }])).get(0)!;
+      const isState = (k: string) => k.endsWith(`|${STATE_SK}`);
+      metadata.faults.fail('put', { when: 'retried', match: isState, between: async () => void (await appendBy(other, 'other')) });
+      expect(await appendBy(mine, 'mine')).toMatchObject({ ok: true, info: { baseOffset: 0 } });
+      metadata.faults.fail('put', {
+        when: 'retried',
+        match: isState,
+        between: async () => {
+          for (let i = 0; i < 8; i++) await appendBy(other, `other-${i}`);
+        },
+      });
+      const unknown = await appendBy(mine, 'unknown');
+      expect(unknown).toMatchObject({ ok: false, error: { errorName: 'KAFKA_STORAGE_ERROR' } });
+      const read = await newLog(storage.metadata, storage.stores).read(topic, 0, 0, 1 << 20);
+      const values = read.records.map((r) => Buffer.from(r.value!).toString());
+      expect(values).toEqual(['mine', 'other', 'unknown', ...Array.from({ length: 8 }, (_, i) => `other-${i}`)]);
+    } finally {
+      await stop();
+    }
+  });
 });

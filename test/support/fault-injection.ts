@@ -15,7 +15,7 @@ export class InjectedFault extends Error {
 }
 
 type When = 'before' | 'after' | 'retried';
-type Rule<Op extends string> = { op: Op; when: When; times: number; match?: (arg: string) => boolean };
+type Rule<Op extends string> = { op: Op; when: When; times: number; match?: (arg: string) => boolean; between?: () => Promise<void> };
 
 class Faults<Op extends string> {
   down = false;
@@ -24,8 +24,15 @@ class Faults<Op extends string> {
   injected = 0;
 
   /** Fails the next `times` calls of `op` (whose key matches), before or after the call takes effect. */
-  fail(op: Op, options: { when?: When; times?: number; match?: (key: string) => boolean } = {}): void {
-    this.rules.push({ op, when: options.when ?? 'before', times: options.times ?? 1, ...(options.match ? { match: options.match } : {}) });
+  /** `between` (with 'retried'): what else happens between the call and its repeat (another writer's commit). */
+  fail(op: Op, options: { when?: When; times?: number; match?: (key: string) => boolean; between?: () => Promise<void> } = {}): void {
+    this.rules.push({
+      op,
+      when: options.when ?? 'before',
+      times: options.times ?? 1,
+      ...(options.match ? { match: options.match } : {}),
+      ...(options.between ? { between: options.between } : {}),
+    });
   }
 
   private gates: { op: Op; match: (key: string) => boolean; reached: () => void; opened: Promise<void> }[] = [];
@@ -70,6 +77,7 @@ class Faults<Op extends string> {
     const result = await call();
     if (rule?.when === 'retried') {
       this.injected++;
+      await rule.between?.();
       return call();
     }
     if (rule?.when === 'after') {
