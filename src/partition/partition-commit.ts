@@ -136,15 +136,15 @@ export async function commitToPartition(deps: CommitDeps, topic: TopicMeta, part
       const next = nextState(state, topic.id, plan, token, deps.now());
       return { write: next, answer: (item) => ({ kind: 'committed', entry: next.lastCommit!, item }) };
     },
-    recognise: (found, attempted) => {
+    recognise: (found, attempted, retried) => {
       // The write we attempted is the one that applied: its entry, and the state as found.
       if (found && 'write' in attempted && found.value.topicId === topic.id && carriesToken(found.value, token)) {
         return { kind: 'committed', entry: attempted.write.lastCommit!, item: found };
       }
-      // So many writes since the version we wrote over that our token may have rotated out of
-      // `recentCommits`: committing again could append the same bytes twice, so the producer is
-      // told the outcome is unknown instead (its retry is deduplicated when it is idempotent).
-      if (found && basedOn !== undefined && found.version - basedOn >= RECENT_COMMITS) {
+      // A repeat of our write, with so many writes since the version it wrote over that its token
+      // may have rotated out of `recentCommits`: committing again could append the same bytes
+      // twice, so the producer is told the outcome is unknown (an idempotent retry is deduplicated).
+      if (retried && found && basedOn !== undefined && found.version - basedOn >= RECENT_COMMITS) {
         throw new KafkaError('KAFKA_STORAGE_ERROR', `The commit to ${topic.name}-${partition} may or may not have been appended; retry`);
       }
       return undefined;

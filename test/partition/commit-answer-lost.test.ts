@@ -63,6 +63,22 @@ describe('a partition commit whose answer was lost and which the SDK retried', (
     }
   });
 
+  it('the DynamoDB adapter tells a failed condition of a retried request from a plain lost race', async () => {
+    const client = createDynamoDbClient(dynamoDbClientOptions(ddb.endpoint));
+    const dropper = installAnswerDropper(client);
+    try {
+      const metadata = new DynamoDbMetadataStore({ table: ddb.table, client });
+      await metadata.put('flag', 'x', 1, { ifAbsent: true });
+      const plain = await metadata.put('flag', 'x', 2, { ifVersion: 7 }).catch((e: unknown) => e);
+      expect(plain).toMatchObject({ name: 'ConditionFailedError', retried: false });
+      dropper.drop({ command: 'UpdateItemCommand', match: (k) => k.pk === 'flag' });
+      const repeat = await metadata.put('flag', 'x', 3, { ifVersion: 1 }).catch((e: unknown) => e);
+      expect(repeat).toMatchObject({ name: 'ConditionFailedError', retried: true, current: { version: 2, value: 3 } });
+    } finally {
+      client.destroy();
+    }
+  });
+
   for (const backend of [memoryBackend, localBackend]) {
     it(`is committed once on ${backend.name} (the write applied, then sent again)`, async () => {
       const { storage, stop } = await backend.start();

@@ -5,7 +5,7 @@
  * ('retried': what the AWS SDK does when an answer is lost, so the caller sees the outcome of the
  * repeat, e.g. a failed condition against its own write), or be delayed.
  */
-import type { ByteRange, MetadataStore, MetaItem, ObjectStore, QueryOptions, WriteCondition } from '../../src/storage/ports.js';
+import { ConditionFailedError, type ByteRange, type MetadataStore, type MetaItem, type ObjectStore, type QueryOptions, type WriteCondition } from '../../src/storage/ports.js';
 
 export class InjectedFault extends Error {
   constructor(what: string) {
@@ -78,7 +78,10 @@ class Faults<Op extends string> {
     if (rule?.when === 'retried') {
       this.injected++;
       await rule.between?.();
-      return call();
+      // As the SDK reports it: the failure of a request that was sent more than once.
+      return call().catch((e: unknown) => {
+        throw e instanceof ConditionFailedError ? new ConditionFailedError(e.pk, e.sk, e.current, true) : e;
+      });
     }
     if (rule?.when === 'after') {
       this.injected++;
