@@ -92,7 +92,7 @@ export class GroupOffsets {
     }
     // The offset items first, then the group: the order the fence argument needs.
     const items = await Promise.all(req.offsets.map((o) => this.deps.metadata.get<OffsetRecord>(groupPk(groupId), offsetSk(o.topic, o.partition))));
-    const validated = this.validate(groupId, memberId, req);
+    const validated = await this.validate(groupId, memberId, req);
     return Promise.all(
       req.offsets.map(async (o, i) => {
         const outcome = await optimisticUpdate<OffsetRecord, OffsetRecord>({
@@ -103,7 +103,7 @@ export class GroupOffsets {
           giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent commits to ${o.topic}-${o.partition} of group ${groupId}; retry` },
           decide: async (item, attempt) => {
             // A lost race re-validates: the group is read again after the offset item found.
-            let group = await (attempt === 0 ? validated : this.validate(groupId, memberId, req, [o]));
+            let group = attempt === 0 ? validated : await this.validate(groupId, memberId, req, [o]);
             if ((item?.value.fence ?? 0) > group.version) {
               // A group write that fenced this partition is in flight, or died: move past it.
               await this.deps.coordinator.advancePast(groupId, group.version);
