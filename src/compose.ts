@@ -19,6 +19,7 @@ import { countOperations } from './storage/counting-stores.js';
 import { createS3Client, S3ObjectStore } from './storage/s3-object-store.js';
 import { partitionWatchKey } from './timer/delayed-fetch.js';
 import { Purgatory } from './timer/purgatory.js';
+import { createTransactionCoordinator } from './transactions/index.js';
 import { SystemTimer } from './timer/system-timer.js';
 
 export interface Storage {
@@ -108,6 +109,7 @@ export function createServices(
     topics,
     log,
     groups: createGroups({ metadata, clock, topics, log }),
+    transactions: createTransactionCoordinator({ metadata, clock, topics, log, config: config.transactions }),
     partitioner: new Partitioner(),
     producerIds: new ProducerIds(metadata),
     defaults: config.defaults,
@@ -135,6 +137,7 @@ export function startInProcessScheduler(config: ServerConfig, storage: Storage, 
         partitionLog: services.log,
         topics: services.topics,
         expireSessions: (now) => services.groups.coordinator.expireSessions(now),
+        transactions: services.transactions,
         options,
       }),
   });

@@ -10,8 +10,10 @@ import {
   partitionPk,
   STATE_SK,
   type CommitRecord,
+  type OpenTransaction,
   type PartitionState,
   type ProducerBatch,
+  type ProducerEntry,
 } from './partition-state.js';
 import type { TopicMeta } from './topics.js';
 
@@ -23,6 +25,8 @@ export interface PendingCommit {
   recordCount: number;
   maxTimestamp: number;
   producer?: ProducerBatch;
+  /** The batch is a transaction marker: it ends this producer's open transaction in the partition. */
+  marker?: { type: 'COMMIT' | 'ABORT'; producerId: number; producerEpoch: number };
 }
 
 export interface CommitPlan {
@@ -169,6 +173,30 @@ function nextState(state: PartitionState, topicId: string, plan: CommitPlan, now
     lastCommit: entry,
     ...(pending.producer ? { producers: recordProducerBatch(shrunk.producers, pending.producer, baseOffset, entry.lastOffset, now) } : {}),
   };
+  if (pending.producer?.transactional) {
+    const id = String(pending.producer.producerId);
+    // The transaction's first batch here opens it; later ones only extend it.
+    if (!shrunk.openTxns?.[id]) next.openTxns = { ...shrunk.openTxns, [id]: { producerEpoch: pending.producer.producerEpoch, firstOffset: baseOffset, startedAt: now } };
+  }
+  if (pending.marker) applyMarker(next, entry, pending.marker, now);
   next.highWatermark = computeHighWatermark(next);
   return next;
+}
+
+/**
+ * A marker closes the producer's open transaction (the caller's guard made sure there is one) and
+ * records on its index entry which range it ended. A marker of a bumped epoch (a fenced or timed
+ * out producer) also moves the producer's epoch here, so a zombie's late batch is fenced by the
+ * partition itself (INVALID_PRODUCER_EPOCH), not only by the coordinator.
+ */
+function applyMarker(next: PartitionState, entry: CommitRecord, marker: NonNullable<PendingCommit['marker']>, now: number): void {
+  const id = String(marker.producerId);
+  const open: OpenTransaction | undefined = next.openTxns?.[id];
+  const { [id]: _closed, ...rest } = next.openTxns ?? {};
+  next.openTxns = rest;
+  entry.control = { type: marker.type, producerId: marker.producerId, producerEpoch: marker.producerEpoch, firstOffset: open?.firstOffset ?? entry.baseOffset };
+  const last: ProducerEntry | undefined = next.producers?.[id];
+  if (last && last.producerEpoch < marker.producerEpoch) {
+    next.producers = { ...next.producers, [id]: { ...last, producerEpoch: marker.producerEpoch, baseSequence: -1, lastSequence: -1, updatedAt: now } };
+  }
 }

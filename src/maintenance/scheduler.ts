@@ -6,6 +6,7 @@ import { PartitionLog } from '../log/partition-log.js';
 import { TopicRegistry, type Topic } from '../log/topics.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem, type ObjectStore } from '../storage/ports.js';
 import { DurableTimers, type TimerHandler } from '../timer/durable-timers.js';
+import { createTransactionCoordinator, type TransactionCoordinator } from '../transactions/index.js';
 import { compactPartition } from './compaction.js';
 import { maintenanceOptions, type MaintenanceOptions } from './maintenance-options.js';
 import { DELETE_OBJECTS_KIND, deleteObjects, sweepDue, sweepTopic } from './object-gc.js';
@@ -50,6 +51,8 @@ export interface SchedulerDeps {
    */
   expireSessions?: ((now: number) => Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }>) | false;
   options?: Partial<MaintenanceOptions>;
+  /** The process's transaction coordinator (its timers: transaction timeouts, id expiry); else one is made. */
+  transactions?: TransactionCoordinator;
   /** More durable timer kinds to fire. */
   timerHandlers?: Record<string, TimerHandler>;
   /** Structured log lines; default one JSON line each on stdout. */
@@ -98,6 +101,7 @@ export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport
   const topics = deps.topics ?? new TopicRegistry(metadata, clock, stores.length);
   const partitionLog = deps.partitionLog ?? new PartitionLog({ metadata, stores, clock, log });
   const timers = new DurableTimers(metadata, { slotMs: options.timerSlotMs });
+  const transactions = deps.transactions ?? createTransactionCoordinator({ metadata, clock, topics, log: partitionLog, timerSlotMs: options.timerSlotMs });
   const pastDeadline = () => clock.now() >= deps.deadline;
   try {
     // 1. The durable timers due now.
@@ -109,6 +113,7 @@ export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport
           add('objectsDeleted', r.objects);
           add('bytesFreed', r.bytes);
         },
+        ...transactions.timerHandlers(),
         ...deps.timerHandlers,
       },
       { deadline: deps.deadline, clock },
