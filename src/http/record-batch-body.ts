@@ -25,7 +25,21 @@ export function acceptsRecordBatches(c: Context): boolean {
 }
 
 /** The headers that carry what a JSON fetch answer holds beside its records. */
-export const FETCH_HEADERS = { nextOffset: 'Kafka-Next-Offset', highWatermark: 'Kafka-High-Watermark', logStartOffset: 'Kafka-Log-Start-Offset' } as const;
+export const FETCH_HEADERS = {
+  nextOffset: 'Kafka-Next-Offset',
+  highWatermark: 'Kafka-High-Watermark',
+  logStartOffset: 'Kafka-Log-Start-Offset',
+  lastStableOffset: 'Kafka-Last-Stable-Offset',
+  abortedTransactions: 'Kafka-Aborted-Transactions',
+} as const;
+
+/**
+ * The aborted transactions of a read_committed answer (Kafka's FetchResponse aborted_transactions)
+ * as a header: `producerId:firstOffset:lastOffset` per transaction, comma-separated, in first-offset
+ * order (lastOffset, the ABORT marker's offset, is more than Kafka sends: a consumer can filter
+ * without seeing the marker). Batches of such a producer from firstOffset to lastOffset are aborted.
+ */
+export const formatAbortedTransactions = (aborted: NonNullable<BatchFetchResult['abortedTransactions']>) => aborted.map((a) => `${a.producerId}:${a.firstOffset}:${a.lastOffset}`).join(',');
 
 export function recordBatchResponse(c: Context, result: BatchFetchResult): Response {
   return c.body(result.batches as Uint8Array<ArrayBuffer>, 200, {
@@ -33,5 +47,7 @@ export function recordBatchResponse(c: Context, result: BatchFetchResult): Respo
     [FETCH_HEADERS.nextOffset]: String(result.nextOffset),
     [FETCH_HEADERS.highWatermark]: String(result.highWatermark),
     [FETCH_HEADERS.logStartOffset]: String(result.logStartOffset),
+    [FETCH_HEADERS.lastStableOffset]: String(result.lastStableOffset),
+    ...(result.abortedTransactions ? { [FETCH_HEADERS.abortedTransactions]: formatAbortedTransactions(result.abortedTransactions) } : {}),
   });
 }

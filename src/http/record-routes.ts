@@ -1,9 +1,10 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../errors.js';
-import type { Acks, AppendOptions, AppendOutcome } from '../log/partition-log.js';
+import type { Acks, AppendOptions, AppendOutcome, IsolationLevel } from '../log/partition-log.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
 import type { LogRecord } from '../log/record-batch.js';
+import { lastStableOffset } from '../log/partition-state.js';
 import type { Topic } from '../log/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import type { AppEnv, AppServices } from './app-env.js';
@@ -20,7 +21,16 @@ const batchSchema = z.object({
   producer_id: z.number().int().nonnegative().optional(),
   producer_epoch: z.number().int().nonnegative().optional(),
   sequences: z.array(z.object({ partition_id: z.number().int().nonnegative(), base_sequence: z.number().int().nonnegative() })).optional(),
+  // Extension: a transactional producer's id (with producer_id, producer_epoch and sequences).
+  transactional_id: z.string().min(1).optional(),
 });
+
+/** Kafka's isolation_level as a fetch (and list-offsets) query parameter; read_uncommitted is the default. */
+export function parseIsolation(raw: string | undefined): IsolationLevel {
+  if (raw === undefined || raw === 'read_uncommitted') return 'read_uncommitted';
+  if (raw === 'read_committed') return 'read_committed';
+  throw new KafkaError('BAD_REQUEST', `isolation_level must be read_uncommitted or read_committed (got ${JSON.stringify(raw)})`);
+}
 
 /** Kafka's acks as a query parameter (extension): 0, 1, all or -1; all is the default, as in Kafka 3. */
 function parseAcks(raw: string | undefined): Acks {
@@ -148,6 +158,12 @@ export function recordRoutes(): Hono<AppEnv> {
     const producer = producerOf(body);
     if (producer) options.producer = producer;
     const topic = await services.topics.get(c.req.param('topic'));
+    if (body.transactional_id !== undefined) {
+      if (!producer) throw new KafkaError('INVALID_REQUEST', 'A transactional batch needs producer_id, producer_epoch and sequences');
+      const partitions = [...new Set(body.entries.map((e) => e.partition_id!))].filter((p) => p < topic.partitionCount);
+      await services.transactions.verifyProduce(body.transactional_id, producer, partitions.map((partition) => ({ topic: topic.name, partition })));
+      producer.transactional = true;
+    }
     const results = await produce(services, topic, body.entries, options);
     const successes: unknown[] = [];
     const failures: unknown[] = [];
@@ -172,10 +188,16 @@ export function recordRoutes(): Hono<AppEnv> {
     const { config } = topic;
     const batches = validateProducedBatches(await readBody(c), { maxMessageBytes: config.maxMessageBytes, requireKeys: config.cleanupPolicy.compact });
     const options: AppendOptions = { acks };
+    const transactionalId = c.req.query('transactional_id');
     if (batches.producer) {
-      const { producerId, producerEpoch, baseSequence } = batches.producer;
-      options.producer = { producerId, producerEpoch, baseSequences: new Map([[partition, baseSequence]]) };
+      const { producerId, producerEpoch, baseSequence, transactional } = batches.producer;
+      options.producer = { producerId, producerEpoch, baseSequences: new Map([[partition, baseSequence]]), transactional };
     }
+    // As Kafka's ProduceRequest: transactional batches come with the transactional id, and only they do.
+    if ((transactionalId !== undefined) !== (batches.producer?.transactional === true)) {
+      throw new KafkaError('INVALID_REQUEST', 'Transactional batches need the transactional_id query parameter, and it takes only transactional batches');
+    }
+    if (transactionalId !== undefined) await services.transactions.verifyProduce(transactionalId, batches.producer!, [{ topic: topic.name, partition }]);
     const outcome = (await services.log.append(topic, [{ partition, batches }], options)).get(partition)!;
     if (!outcome.ok) throw outcome.error;
     const { info } = outcome;
@@ -206,15 +228,18 @@ export function recordRoutes(): Hono<AppEnv> {
     const maxWaitMs = Math.min(queryInt(c.req.query('max_wait_ms'), 'max_wait_ms') ?? 0, services.limits.maxFetchWaitMs);
     const format = (c.req.query('format') ?? 'binary') as OutputFormat;
     if (!['binary', 'string', 'json'].includes(format)) throw new KafkaError('BAD_REQUEST', 'format must be binary, string or json');
+    const isolation = parseIsolation(c.req.query('isolation_level'));
     const read = acceptsRecordBatches(c)
       ? async () => {
-          const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1));
+          const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1), isolation);
           return { ...r, bytes: r.batches.byteLength };
         }
-      : () => services.log.read(topic, partition, offset, Math.max(maxBytes, 1));
+      : () => services.log.read(topic, partition, offset, Math.max(maxBytes, 1), isolation);
     let result: Awaited<ReturnType<typeof read>> = await read();
     if (result.bytes < minBytes && maxWaitMs > 0) {
-      let seen = { hw: result.highWatermark, lso: result.logStartOffset };
+      // A read_committed fetch waits on the LSO (markers move it without moving the HW).
+      const mark = (s: { highWatermark: number; logStartOffset: number; lastStableOffset: number }) => `${s.highWatermark}/${s.logStartOffset}/${s.lastStableOffset}`;
+      let seen = mark(result);
       const signal = c.req.raw.signal;
       try {
         result = await delayedFetch({
@@ -227,8 +252,9 @@ export function recordRoutes(): Hono<AppEnv> {
           // One state read per wake-up; the records are read again only when the HW (or start) moved.
           poll: async () => {
             const s = await services.log.state(topic, partition);
-            if (s.highWatermark === seen.hw && s.logStartOffset === seen.lso) return undefined;
-            seen = { hw: s.highWatermark, lso: s.logStartOffset };
+            const now = mark({ ...s, lastStableOffset: lastStableOffset(s) });
+            if (now === seen) return undefined;
+            seen = now;
             return read();
           },
         });
@@ -248,6 +274,7 @@ export function recordRoutes(): Hono<AppEnv> {
       next_offset: result.nextOffset,
       high_watermark: result.highWatermark,
       log_start_offset: result.logStartOffset,
+      last_stable_offset: result.lastStableOffset,
     });
     return c.body(Buffer.from(json), 200, { 'Content-Type': 'application/json' });
   });

@@ -5,6 +5,7 @@ import { KafkaError } from '../errors.js';
 import type { OffsetSpec } from '../log/partition-log.js';
 import type { AppEnv } from './app-env.js';
 import { parseTimestamp } from './record-encoding.js';
+import { parseIsolation } from './record-routes.js';
 import { readJson, partitionParam } from './request.js';
 
 const createTopicSchema = z.object({
@@ -134,7 +135,7 @@ export function topicRoutes(): Hono<AppEnv> {
       if (raw === undefined) throw new KafkaError('BAD_REQUEST', 'offset_type=timestamp needs a timestamp parameter');
       spec = { timestamp: /^-?\d+$/.test(raw) ? Number(raw) : parseTimestamp(raw, 0) };
     } else throw new KafkaError('BAD_REQUEST', 'offset_type must be earliest, latest or timestamp');
-    const { offset, timestamp } = await log.listOffset(topic, p, spec);
+    const { offset, timestamp } = await log.listOffset(topic, p, spec, parseIsolation(c.req.query('isolation_level')));
     return c.json({
       kind: 'KafkaPartitionOffset',
       cluster_id: c.get('resources').clusterId,
