@@ -5,7 +5,7 @@
  * the server stores, and verifies the CRC of every batch it reads, as a Kafka consumer does.
  */
 import { KafkaError } from '../errors.js';
-import { CONTROL_FLAG_MASK, decodeRecordBatches, encodeRecordBatch } from '../log/record-batch.js';
+import { CONTROL_FLAG_MASK, decodeRecordBatches, encodeRecordBatch, TRANSACTIONAL_FLAG_MASK } from '../log/record-batch.js';
 import type { ConsumerRecord, EncodedRecord } from './codec.js';
 import { KafkaClientError } from './errors.js';
 
@@ -13,6 +13,8 @@ export interface BatchProducer {
   producerId: number;
   producerEpoch: number;
   baseSequence: number;
+  /** A transactional producer's batch (the attribute bit the server and read_committed readers go by). */
+  transactional?: boolean;
 }
 
 /** Size of a batch's fixed header: a batch of records takes this plus the records. */
@@ -31,7 +33,9 @@ export function encodeProducerBatch(
 ): Uint8Array {
   try {
     // partitionLeaderEpoch -1, as a Kafka producer writes it (the broker sets it).
-    const options = producer ? { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: producer.baseSequence } : {};
+    const options = producer
+      ? { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: producer.baseSequence, transactional: producer.transactional === true }
+      : {};
     return encodeRecordBatch(records as EncodedRecord[], { partitionLeaderEpoch: -1, compression, ...options });
   } catch (e) {
     throw asClientError(e, 'INVALID_RECORD', context);
@@ -39,13 +43,14 @@ export function encodeProducerBatch(
 }
 
 /**
- * The records of a fetch answer (whole batches, concatenated) from `fromOffset` on. Every batch's
+ * The records of a fetch answer (whole batches, concatenated) from `fromOffset` on, without the
+ * batches of `aborted` transactions (a read_committed fetch's). Every batch's
  * CRC is checked; a corrupt or truncated batch is CORRUPT_MESSAGE. The first batch may start
  * before `fromOffset` (records below it are skipped) and compacted batches may have offset gaps.
  * Control records (transaction markers) are not handed out. Keys, values and header values are
  * views of `bytes`, not copies; a null header value becomes an empty Buffer, as on the JSON path.
  */
-export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition: number, fromOffset: number): ConsumerRecord[] {
+export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition: number, fromOffset: number, aborted: AbortedRange[] = []): ConsumerRecord[] {
   let batches;
   try {
     batches = decodeRecordBatches(bytes);
@@ -54,8 +59,10 @@ export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition
   }
   const out: ConsumerRecord[] = [];
   for (const batch of batches) {
-    if ((batch.header.attributes & CONTROL_FLAG_MASK) !== 0) continue;
-    if (batch.header.baseOffset + batch.header.lastOffsetDelta < fromOffset) continue;
+    const { attributes, baseOffset, producerId } = batch.header;
+    if ((attributes & CONTROL_FLAG_MASK) !== 0) continue;
+    if (baseOffset + batch.header.lastOffsetDelta < fromOffset) continue;
+    if (aborted.length > 0 && (attributes & TRANSACTIONAL_FLAG_MASK) !== 0 && aborted.some((a) => a.producerId === producerId && baseOffset >= a.firstOffset && baseOffset <= a.lastOffset)) continue;
     for (const r of batch.records) {
       if (r.offset < fromOffset) continue;
       const headers: Record<string, Buffer | Buffer[]> = {};
@@ -68,6 +75,22 @@ export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition
     }
   }
   return out;
+}
+
+/** An aborted transaction of a read_committed fetch: the producer's batches in [firstOffset, lastOffset] are left out. */
+export interface AbortedRange {
+  producerId: number;
+  firstOffset: number;
+  lastOffset: number;
+}
+
+/** The `Kafka-Aborted-Transactions` header: `producerId:firstOffset:lastOffset`, comma-separated. */
+export function parseAbortedTransactions(header: string | null): AbortedRange[] {
+  if (!header) return [];
+  return header.split(',').flatMap((part) => {
+    const [producerId, firstOffset, lastOffset] = part.split(':').map(Number);
+    return [producerId, firstOffset, lastOffset].every((n) => Number.isSafeInteger(n)) ? [{ producerId: producerId!, firstOffset: firstOffset!, lastOffset: lastOffset! }] : [];
+  });
 }
 
 const view = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);

@@ -50,6 +50,11 @@ export interface ConsumerConfig {
    * 'auto' (record batches unless the server lacks that API). Default: the connection's `format`.
    */
   format?: WireFormat;
+  /**
+   * Kafka's isolation.level: 'read_committed' reads up to the last stable offset and never returns
+   * records of aborted transactions; 'read_uncommitted' (default, as Java's) reads up to the HW.
+   */
+  isolationLevel?: 'read_uncommitted' | 'read_committed';
   /** Server-side assignor: range, roundrobin or sticky (the server's choice when unset). */
   groupRemoteAssignor?: string;
   retryBackoffMs?: number;
@@ -113,6 +118,7 @@ export class Consumer {
       maxPartitionFetchBytes: config.maxPartitionFetchBytes ?? 1_048_576,
       groupRemoteAssignor: config.groupRemoteAssignor,
       format: config.format,
+      isolationLevel: config.isolationLevel ?? 'read_uncommitted',
       retryBackoffMs: config.retryBackoffMs ?? 100,
       retryBackoffMaxMs: config.retryBackoffMaxMs ?? 1000,
       requestTimeoutMs: config.requestTimeoutMs ?? transport.requestTimeoutMs,

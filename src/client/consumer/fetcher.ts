@@ -6,7 +6,7 @@
  */
 import { decodeRecord, type ConsumerRecord, type WireRecord } from '../codec.js';
 import { KafkaClientError } from '../errors.js';
-import { decodeFetchedRecords } from '../record-batches.js';
+import { decodeFetchedRecords, parseAbortedTransactions } from '../record-batches.js';
 import { backoffMs } from '../retry.js';
 import { enc, RECORD_BATCH_MEDIA_TYPE, type Response, type Transport, type WireFormat } from '../transport.js';
 import type { PartitionState, SubscriptionState } from './subscription-state.js';
@@ -20,6 +20,8 @@ export interface FetcherConfig {
   requestTimeoutMs: number;
   /** How records travel (the connection's format when unset). */
   format?: WireFormat;
+  /** Kafka's isolation.level: read_committed reads up to the LSO and leaves out aborted transactions. */
+  isolationLevel: 'read_uncommitted' | 'read_committed';
 }
 
 /** A fetch answer, whichever format it came in. */
@@ -102,6 +104,7 @@ export class Fetcher {
           min_bytes: this.config.fetchMinBytes,
           max_wait_ms: this.config.fetchMaxWaitMs,
           ...(batches ? {} : { format: 'binary' }),
+          ...(this.config.isolationLevel === 'read_committed' ? { isolation_level: 'read_committed' } : {}),
         },
         ...(batches ? { accept: RECORD_BATCH_MEDIA_TYPE } : {}),
         timeoutMs: this.config.requestTimeoutMs + this.config.fetchMaxWaitMs,
@@ -149,7 +152,7 @@ export class Fetcher {
   private parse(res: Response<WireRecordList | Buffer>, s: PartitionState, offset: number, asked: boolean): Fetched {
     if (Buffer.isBuffer(res.body)) {
       this.transport.recordBatchSupport = 'supported';
-      const records = decodeFetchedRecords(res.body, s.topic, s.partition, offset);
+      const records = decodeFetchedRecords(res.body, s.topic, s.partition, offset, parseAbortedTransactions(res.headers.get('kafka-aborted-transactions')));
       const header = (name: string, fallback: number) => {
         const v = res.headers.get(name);
         const n = v === null ? NaN : Number(v);
