@@ -10,7 +10,7 @@ import { Kafka } from '../../../src/client/index.js';
 const [url, transactionalId, group] = process.argv.slice(2) as [string, string, string];
 const kafka = new Kafka({ url });
 const producer = kafka.producer({ transactionalId, transactionTimeoutMs: 10_000, lingerMs: 0, retryBackoffMs: 50, retryBackoffMaxMs: 300 });
-const consumer = kafka.consumer({ groupId: group, isolationLevel: 'read_committed', enableAutoCommit: false, autoOffsetReset: 'earliest', maxPollRecords: 25, retryBackoffMs: 50, retryBackoffMaxMs: 300, fetchMaxWaitMs: 100 });
+const consumer = kafka.consumer({ groupId: group, isolationLevel: 'read_committed', enableAutoCommit: false, autoOffsetReset: 'earliest', maxPollRecords: 10, retryBackoffMs: 50, retryBackoffMaxMs: 300, fetchMaxWaitMs: 100 });
 
 // The first transaction() is Kafka's initTransactions: the previous incarnation's open transaction
 // is aborted before this one reads the group's committed offsets.
