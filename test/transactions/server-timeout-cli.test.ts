@@ -1,0 +1,105 @@
+/**
+ * The in-process server as `npm start` composes it (app, services, in-process scheduler), over
+ * memory storage: a hanging transaction is aborted by its timeout with no request at all, and the
+ * `kafka-log transactions` commands list, describe, find and abort transactions.
+ */
+import { serve, type ServerType } from '@hono/node-server';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { Kafka } from '../../src/client/index.js';
+import { createServices, createStorage, startInProcessScheduler } from '../../src/compose.js';
+import { serverConfigFromEnv } from '../../src/config/server-config.js';
+import { createApp } from '../../src/http/app.js';
+import type { SchedulerLoop } from '../../src/maintenance/scheduler.js';
+
+const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', SCHEDULER_INTERVAL_MS: '100' });
+const storage = createStorage(config.backend);
+const services = createServices(config, storage);
+let server: ServerType;
+let scheduler: SchedulerLoop | undefined;
+let url = '';
+
+async function cli(...args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(args, { out: (l) => out.push(l), err: (l) => err.push(l), stdin: Readable.from([]), env: { KAFKA_LOG_URL: url }, signal: new AbortController().signal });
+  return { code, out, err };
+}
+
+const partition = async (topic: string, p: number) => (await fetch(`${url}/v3/clusters/local/topics/${topic}/partitions/${p}`)).json() as Promise<{ high_watermark: number; last_stable_offset: number }>;
+
+beforeAll(async () => {
+  const app = createApp(services, { logError: () => {} });
+  await new Promise<void>((resolve) => {
+    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
+      url = `http://127.0.0.1:${info.port}`;
+      resolve();
+    });
+  });
+  scheduler = startInProcessScheduler(config, storage, services);
+  await new Kafka({ url }).admin().createTopics({ topics: [{ topic: 'tx', numPartitions: 2 }] });
+});
+afterAll(async () => {
+  await scheduler?.stop();
+  await new Promise((r) => server.close(r));
+});
+
+describe('transactions on a running server', () => {
+  it('aborts a transaction open past transaction.timeout.ms with no request arriving; the LSO moves', async () => {
+    const producer = new Kafka({ url }).producer({ transactionalId: 'hangs', transactionTimeoutMs: 1000 });
+    const txn = await producer.transaction();
+    await txn.send({ topic: 'tx', messages: [{ partition: 0, value: 'never committed' }] });
+    expect(await partition('tx', 0)).toMatchObject({ high_watermark: 1, last_stable_offset: 0 });
+    // Nothing is sent from here on: only the scheduler's timers can end it.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await partition('tx', 0)).toMatchObject({ high_watermark: 2, last_stable_offset: 2 });
+    await expect(txn.commit()).rejects.toMatchObject({ type: 'PRODUCER_FENCED' });
+    // A new producer of the id goes on where the fenced one stopped.
+    const next = new Kafka({ url }).producer({ transactionalId: 'hangs' });
+    const t2 = await next.transaction();
+    await t2.send({ topic: 'tx', messages: [{ partition: 0, value: 'committed' }] });
+    await t2.commit();
+    const consumer = new Kafka({ url }).consumer({ isolationLevel: 'read_committed' });
+    consumer.assign([{ topic: 'tx', partition: 0 }]);
+    consumer.seekToBeginning();
+    const seen: string[] = [];
+    for (let i = 0; i < 10 && seen.length < 1; i++) seen.push(...(await consumer.poll({ timeoutMs: 200 })).map((r) => r.value!.toString()));
+    expect(seen).toEqual(['committed']);
+    await Promise.all([consumer.close(), producer.close(), next.close()]);
+  });
+
+  it('kafka-log transactions: list, describe, find-hanging, abort', async () => {
+    const producer = new Kafka({ url }).producer({ transactionalId: 'cli-tx' });
+    const txn = await producer.transaction();
+    await txn.send({ topic: 'tx', messages: [{ partition: 1, value: 'open' }] });
+    const list = await cli('transactions', 'list');
+    expect(list.code).toBe(0);
+    expect(list.out[0]).toMatch(/TransactionalId\s+Coordinator\s+ProducerId\s+TransactionState/);
+    expect(list.out.some((l) => /^cli-tx\s+0\s+\d+\s+Ongoing/.test(l))).toBe(true);
+    const described = await cli('transactions', 'describe', '--transactional-id', 'cli-tx');
+    expect(described.out[1]).toMatch(/cli-tx.*Ongoing.*60000.*tx-1/);
+    // An open transaction the coordinator lists is not hanging.
+    expect((await cli('transactions', 'find-hanging', '--topic', 'tx', '--max-transaction-timeout', '0')).out).toHaveLength(1);
+    await txn.commit();
+
+    // A hanging one: a transactional batch in a partition that no coordinator knows of (a producer
+    // whose coordinator state is gone), as KIP-890 describes them.
+    const topic = await services.topics.get('tx');
+    const out = (await services.log.append(topic, [{ partition: 1, records: [{ key: null, value: Buffer.from('hanging'), headers: [], timestamp: Date.now() }] }], { producer: { producerId: 9999, producerEpoch: 3, baseSequences: new Map([[1, 0]]), transactional: true } })).get(1)!;
+    expect(out.ok).toBe(true);
+    const hanging = await cli('transactions', 'find-hanging', '--topic', 'tx', '--max-transaction-timeout', '0');
+    expect(hanging.out).toHaveLength(2);
+    expect(hanging.out[1]).toMatch(/^tx\s+1\s+9999\s+3\s+0\s+2\s/);
+    const before = await partition('tx', 1);
+    expect(before.last_stable_offset).toBe(2);
+    const aborted = await cli('transactions', 'abort', '--topic', 'tx', '--partition', '1', '--start-offset', '2');
+    expect(aborted).toMatchObject({ code: 0, out: ['Aborted the transaction of producer 9999 in tx-1'] });
+    expect(await partition('tx', 1)).toMatchObject({ high_watermark: 4, last_stable_offset: 4 });
+    expect((await cli('transactions', 'find-hanging', '--topic', 'tx', '--max-transaction-timeout', '0')).out).toHaveLength(1);
+    // Aborting again writes nothing.
+    expect((await cli('transactions', 'abort', '--topic', 'tx', '--partition', '1', '--producer-id', '9999', '--producer-epoch', '3')).out[0]).toMatch(/nothing written/);
+    expect((await cli('transactions', 'describe', '--transactional-id', 'nope')).err[0]).toMatch(/TRANSACTIONAL_ID_NOT_FOUND/);
+    await producer.close();
+  });
+});
