@@ -1,11 +1,12 @@
 /**
  * Records as Kafka RecordBatch v2 bytes, the body of the record-batch produce and fetch API
- * (`application/vnd.kafka.record-batch.v2`). Encoding and decoding are the log's own pure functions
- * (`src/log/record-batch.ts`, with its CRC-32C and varints), so the client writes exactly the bytes
+ * (`application/vnd.kafka.record-batch.v2`). Encoding and decoding are the shared wire-format
+ * functions (`src/wire/record-batch.ts`, with its CRC-32C and varints), so the client writes exactly the bytes
  * the server stores, and verifies the CRC of every batch it reads, as a Kafka consumer does.
  */
-import { KafkaError } from '../errors.js';
-import { CONTROL_FLAG_MASK, decodeRecordBatches, encodeRecordBatch, TRANSACTIONAL_FLAG_MASK } from '../log/record-batch.js';
+import { KafkaError } from '../wire/errors.js';
+import { CONTROL_FLAG_MASK, decodeRecordBatches, encodeRecordBatch, TRANSACTIONAL_FLAG_MASK } from '../wire/record-batch.js';
+import type { AbortedRange } from '../wire/protocol.js';
 import type { ConsumerRecord, EncodedRecord } from './codec.js';
 import { KafkaClientError } from './errors.js';
 
@@ -18,7 +19,7 @@ export interface BatchProducer {
 }
 
 /** Size of a batch's fixed header: a batch of records takes this plus the records. */
-export const BATCH_OVERHEAD = 61;
+export { RECORD_BATCH_OVERHEAD } from '../wire/record-batch.js';
 
 /**
  * One producer batch as RecordBatch v2 bytes (baseOffset 0: the server assigns offsets). An
@@ -51,7 +52,7 @@ export function encodeProducerBatch(
  * views of `bytes`, not copies; a null header value becomes an empty Buffer, as on the JSON path.
  */
 export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition: number, fromOffset: number, aborted: AbortedRange[] = []): ConsumerRecord[] {
-  let batches;
+  let batches: ReturnType<typeof decodeRecordBatches>;
   try {
     batches = decodeRecordBatches(bytes);
   } catch (e) {
@@ -75,22 +76,6 @@ export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition
     }
   }
   return out;
-}
-
-/** An aborted transaction of a read_committed fetch: the producer's batches in [firstOffset, lastOffset] are left out. */
-export interface AbortedRange {
-  producerId: number;
-  firstOffset: number;
-  lastOffset: number;
-}
-
-/** The `Kafka-Aborted-Transactions` header: `producerId:firstOffset:lastOffset`, comma-separated. */
-export function parseAbortedTransactions(header: string | null): AbortedRange[] {
-  if (!header) return [];
-  return header.split(',').flatMap((part) => {
-    const [producerId, firstOffset, lastOffset] = part.split(':').map(Number);
-    return [producerId, firstOffset, lastOffset].every((n) => Number.isSafeInteger(n)) ? [{ producerId: producerId!, firstOffset: firstOffset!, lastOffset: lastOffset! }] : [];
-  });
 }
 
 const view = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);

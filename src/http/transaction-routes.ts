@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import { DEFAULT_TRANSACTION_TIMEOUT_MS, type TransactionRecord, type TransactionStatus } from '../transactions/index.js';
 import type { AppEnv } from './app-env.js';
 import { partitionParam, queryInt, readJson } from './request.js';

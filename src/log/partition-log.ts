@@ -1,21 +1,21 @@
 import type { Clock } from '../clock.js';
-import { KafkaError } from '../errors.js';
-import { checkSequence, ProducerBatchLog } from '../producer/producer-state.js';
-import { withinEpoch } from '../replication/epoch-history.js';
-import { ReplicaManager, type SyncReport } from '../replication/replica-manager.js';
+import type { Acks } from '../wire/protocol.js';
+import { KafkaError } from '../wire/errors.js';
+import { checkSequence, ProducerBatchLog } from '../partition/producer-state.js';
+import { withinEpoch } from '../partition/epoch-history.js';
+import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
-import { OffsetIndex, type AbortedTransaction } from './offset-index.js';
-import { commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type StateRead } from './partition-commit.js';
-import { lastStableOffset, partitionPk, STATE_SK, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
-import { CONTROL_FLAG_MASK, decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, TRANSACTIONAL_FLAG_MASK, type DecodedRecord } from './record-batch.js';
-import { buildRequestObject, newObjectKey, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
-import { encodeMarkerBatch } from './control-batch.js';
-import type { Topic, TopicMeta } from './topics.js';
+import { isAborted, OffsetIndex, type AbortedTransaction } from '../partition/offset-index.js';
+import { commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type CommitResult, type StateRead } from '../partition/partition-commit.js';
+import { lastStableOffset, type CommitRecord, type PartitionState, type ProducerBatch } from '../partition/partition-state.js';
+import { CONTROL_FLAG_MASK, decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, TRANSACTIONAL_FLAG_MASK, type DecodedRecord } from '../wire/record-batch.js';
+import { encodeMarkerBatch } from '../wire/control-batch.js';
+import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
+import type { Topic, TopicMeta } from '../topics/topics.js';
+import { ABORT_PREFIX, INDEX_PREFIX, newRequestObjectKey, partitionPk, PRODUCER_META_SK, producerPk, STATE_SK } from '../storage/key-layout.js';
 
 export type { PartitionAppend } from './request-object.js';
 
-/** Kafka's acks: 0 (no wait), 1 (the leader's store), all (every in-sync replica's store). */
-export type Acks = 0 | 1 | 'all';
 
 export interface AppendOptions {
   acks?: Acks;
@@ -86,7 +86,8 @@ export interface LogDeps {
   /** The replica stores; a partition's replicas are indexes into this list. */
   stores: ObjectStore[];
   clock: Clock;
-  replicaLagTimeMaxMs?: number;
+  /** Replication as the log needs it (a ReplicaManager), handed in by the composition root. */
+  leadership: Leadership;
   log?: (event: Record<string, unknown>) => void;
 }
 
@@ -100,7 +101,7 @@ const LEADERSHIP_RETRIES = 3;
  */
 export class PartitionLog {
   readonly index: OffsetIndex;
-  readonly replicas: ReplicaManager;
+  readonly replicas: Leadership;
   private readonly producerBatches: ProducerBatchLog;
   /** Per-partition tail of in-process commits, so this process's writers queue instead of racing. */
   private readonly commitQueues = new Map<string, Promise<unknown>>();
@@ -115,14 +116,7 @@ export class PartitionLog {
   constructor(private readonly deps: LogDeps) {
     this.index = new OffsetIndex(deps.metadata);
     this.producerBatches = new ProducerBatchLog(deps.metadata);
-    this.replicas = new ReplicaManager({
-      metadata: deps.metadata,
-      stores: deps.stores,
-      index: this.index,
-      clock: deps.clock,
-      replicaLagTimeMaxMs: deps.replicaLagTimeMaxMs ?? 30_000,
-      log: deps.log ?? ((e) => console.log(JSON.stringify(e))),
-    });
+    this.replicas = deps.leadership;
   }
 
   /** Called after every successful append (the purgatory's checkAndComplete hook). */
@@ -253,7 +247,7 @@ export class PartitionLog {
         failedFollowers: targets.filter((_, i) => !written[i]),
         ...(guard ? { guard: guard.check } : {}),
       };
-      let result;
+      let result: CommitResult;
       try {
         result = await this.serialized(pk, () => {
           // A commit queued behind this process's own earlier one starts from the state it left.
@@ -298,7 +292,7 @@ export class PartitionLog {
     this.checkPartition(topic, partition);
     const now = this.deps.clock.now();
     const body = encodeMarkerBatch(marker, now);
-    const request: RequestObject = { key: newObjectKey(topic.id, now), body, runs: [{ partition, start: 0, end: body.byteLength, recordCount: 1, maxTimestamp: now }], rejected: new Map() };
+    const request: RequestObject = { key: newRequestObjectKey(topic.id, now), body, runs: [{ partition, start: 0, end: body.byteLength, recordCount: 1, maxTimestamp: now }], rejected: new Map() };
     const puts = new Map<number, Promise<boolean>>();
     const putOnce = (r: number) => {
       let put = puts.get(r);
@@ -421,8 +415,8 @@ export class PartitionLog {
       const pk = partitionPk(topic.name, p);
       for (;;) {
         const items = [
-          ...(await this.deps.metadata.query<CommitRecord>(pk, { beginsWith: 'idx#', limit: 100 })),
-          ...(await this.deps.metadata.query<CommitRecord>(pk, { beginsWith: 'abort#', limit: 100 })),
+          ...(await this.deps.metadata.query<CommitRecord>(pk, { beginsWith: INDEX_PREFIX, limit: 100 })),
+          ...(await this.deps.metadata.query<CommitRecord>(pk, { beginsWith: ABORT_PREFIX, limit: 100 })),
         ];
         const own = items.filter((i) => i.value.topicId === topic.id);
         await Promise.all(own.map((i) => this.deps.metadata.delete(pk, i.sk)));
@@ -545,7 +539,7 @@ export class PartitionLog {
   }
 
   private async producerEpochOf(producerId: number): Promise<number> {
-    const item = await this.deps.metadata.get<{ epoch: number }>(`pid#${producerId}`, 'meta');
+    const item = await this.deps.metadata.get<{ epoch: number }>(producerPk(producerId), PRODUCER_META_SK);
     if (!item) throw new KafkaError('UNKNOWN_PRODUCER_ID', `Producer id ${producerId} is unknown; call producers:init first`);
     return item.value.epoch;
   }
@@ -637,11 +631,6 @@ function decodeEntry(entry: CommitRecord, data: Uint8Array, aborted: AbortedTran
     for (const r of batch.records) out.push({ ...r, offset: entry.baseOffset + r.offset });
   }
   return out;
-}
-
-/** Whether a transactional batch of `producerId` starting at `offset` belongs to an aborted transaction. */
-export function isAborted(aborted: AbortedTransaction[], producerId: number, offset: number): boolean {
-  return aborted.some((a) => a.producerId === producerId && offset >= a.firstOffset && offset <= a.lastOffset);
 }
 
 /** A marker's guard: nothing to write when the producer has no open transaction of its epoch or older here. */

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
-import { groupPk, offsetSk } from '../groups/group-keys.js';
+import { groupPk, offsetSk } from '../storage/key-layout.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import type { TopicRegistry } from '../log/topics.js';
+import type { TopicRegistry } from '../topics/topics.js';
 import { ProducerIds } from '../producer/producer-ids.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { DurableTimers } from '../timer/durable-timers.js';

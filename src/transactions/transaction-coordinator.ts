@@ -15,13 +15,14 @@
  * (fired by the scheduler with no request at all).
  */
 import type { Clock } from '../clock.js';
-import { KafkaError, isKafkaError } from '../errors.js';
+import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { OffsetRecord } from '../groups/offsets.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import type { TopicRegistry } from '../log/topics.js';
+import type { TopicRegistry } from '../topics/topics.js';
 import type { ProducerIds } from '../producer/producer-ids.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import type { DurableTimer, DurableTimers } from '../timer/durable-timers.js';
+import { TXN_REGISTRY_PK, TXN_STATE_SK as TXN_SK, txnPk } from '../storage/key-layout.js';
 import {
   checkProducer,
   completeEnd,
@@ -33,9 +34,6 @@ import {
   MAX_PRODUCER_EPOCH,
   mergeOffsets,
   prepareEnd,
-  TXN_REGISTRY_PK,
-  TXN_SK,
-  txnPk,
   type PendingOffset,
   type TransactionRecord,
   type TransactionStatus,

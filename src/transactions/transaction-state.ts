@@ -11,7 +11,7 @@
  * init, or the transaction timeout): here the epoch bump and PrepareAbort are one write, so the
  * state is never stored.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 
 export type TransactionStatus = 'Empty' | 'Ongoing' | 'PrepareCommit' | 'PrepareAbort' | 'CompleteCommit' | 'CompleteAbort' | 'Dead' | 'PrepareEpochFence';
 
@@ -46,10 +46,6 @@ export interface TransactionRecord {
   updatedAt: number;
 }
 
-export const txnPk = (transactionalId: string) => `txn#${transactionalId}`;
-export const TXN_SK = 'state';
-/** Every transactional.id has an item here too, so listing them is one query (the store has no scan). */
-export const TXN_REGISTRY_PK = 'txn-ids';
 
 /** Kafka's producer epoch is a signed 16-bit value; at the last one the coordinator takes a fresh producer id. */
 export const MAX_PRODUCER_EPOCH = 32_767;

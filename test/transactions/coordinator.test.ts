@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeRecordBatch, readBatchHeader, LOG_OVERHEAD } from '../../src/log/record-batch.js';
+import { encodeRecordBatch, readBatchHeader, LOG_OVERHEAD } from '../../src/wire/record-batch.js';
 import { runScheduler } from '../../src/maintenance/scheduler.js';
 import { BASE } from '../support/test-app.js';
 import { manualClock, setup } from './helpers.js';

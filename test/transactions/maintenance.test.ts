@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../../src/log/record-batch.js';
+import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../../src/wire/record-batch.js';
 import { runScheduler } from '../../src/maintenance/scheduler.js';
 import { manualClock, setup } from './helpers.js';
 

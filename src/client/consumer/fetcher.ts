@@ -6,10 +6,11 @@
  */
 import { decodeRecord, type ConsumerRecord, type WireRecord } from '../codec.js';
 import { KafkaClientError } from '../errors.js';
-import { decodeFetchedRecords, parseAbortedTransactions } from '../record-batches.js';
+import { decodeFetchedRecords } from '../record-batches.js';
 import { backoffMs } from '../retry.js';
 import { enc, RECORD_BATCH_MEDIA_TYPE, type Response, type Transport, type WireFormat } from '../transport.js';
 import type { PartitionState, SubscriptionState } from './subscription-state.js';
+import { FETCH_HEADERS, parseAbortedTransactions } from '../../wire/protocol.js';
 
 export interface FetcherConfig {
   fetchMinBytes: number;
@@ -152,15 +153,15 @@ export class Fetcher {
   private parse(res: Response<WireRecordList | Buffer>, s: PartitionState, offset: number, asked: boolean): Fetched {
     if (Buffer.isBuffer(res.body)) {
       this.transport.recordBatchSupport = 'supported';
-      const records = decodeFetchedRecords(res.body, s.topic, s.partition, offset, parseAbortedTransactions(res.headers.get('kafka-aborted-transactions')));
+      const records = decodeFetchedRecords(res.body, s.topic, s.partition, offset, parseAbortedTransactions(res.headers.get(FETCH_HEADERS.abortedTransactions)));
       const header = (name: string, fallback: number) => {
         const v = res.headers.get(name);
         const n = v === null ? NaN : Number(v);
         return Number.isSafeInteger(n) ? n : fallback;
       };
       const last = records.at(-1);
-      const nextOffset = header('kafka-next-offset', last ? last.offset + 1 : offset);
-      return { records, nextOffset, highWatermark: header('kafka-high-watermark', s.highWatermark ?? nextOffset), logStartOffset: header('kafka-log-start-offset', s.logStartOffset ?? 0) };
+      const nextOffset = header(FETCH_HEADERS.nextOffset, last ? last.offset + 1 : offset);
+      return { records, nextOffset, highWatermark: header(FETCH_HEADERS.highWatermark, s.highWatermark ?? nextOffset), logStartOffset: header(FETCH_HEADERS.logStartOffset, s.logStartOffset ?? 0) };
     }
     if (asked && (this.config.format ?? this.transport.format) === 'auto') this.transport.recordBatchSupport = 'unsupported';
     const body = res.body;

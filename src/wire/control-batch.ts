@@ -4,7 +4,7 @@
  * and one record whose key is `version int16 = 0, type int16` (0 ABORT, 1 COMMIT) and whose value
  * is `version int16 = 0, coordinatorEpoch int32`.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from './errors.js';
 import { CONTROL_FLAG_MASK, decodeRecordBatch, encodeRecordBatch, type DecodedBatch } from './record-batch.js';
 
 export const CONTROL_TYPE = { ABORT: 0, COMMIT: 1 } as const;

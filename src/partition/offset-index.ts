@@ -1,29 +1,30 @@
-import { withinEpoch } from '../replication/epoch-history.js';
+import { withinEpoch } from './epoch-history.js';
 import type { MetadataStore } from '../storage/ports.js';
-import { partitionPk, type CommitRecord, type PartitionState } from './partition-state.js';
+import type { CommitRecord, PartitionState } from './partition-state.js';
+import { ABORT_PREFIX, abortSk, INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
 
 /**
  * The offset index: one item per commit (sk `idx#{baseOffset, 20 digits}`), the equivalent of
  * Kafka's sparse offset index with one entry per append. Zero padding keeps sort order = offset order.
  */
-export const indexSk = (baseOffset: number) => `idx#${String(baseOffset).padStart(20, '0')}`;
-const IDX_PREFIX = 'idx#';
 
 /**
- * The aborted-transactions index (Kafka's .txnindex): one item per ABORT marker, sk
- * `abort#{marker offset, 20 digits}`, holding the producer and the transaction's first offset. A
+ * The aborted-transactions index (Kafka's .txnindex): one item per ABORT marker (sk
+ * `abort#{marker offset}`), holding the producer and the transaction's first offset. A
  * read_committed fetch of [from, to) needs the aborted transactions whose range meets it: markers
  * at or after `from` whose first offset is below `to`, so one query from `from` on.
  */
-export const abortSk = (markerOffset: number) => `abort#${String(markerOffset).padStart(20, '0')}`;
-export const ABORT_PREFIX = 'abort#';
-
 export interface AbortedTransaction {
   topicId: string;
   producerId: number;
   firstOffset: number;
   /** The offset of the ABORT marker. */
   lastOffset: number;
+}
+
+/** Whether a transactional batch of `producerId` starting at `offset` belongs to an aborted transaction. */
+export function isAborted(aborted: readonly AbortedTransaction[], producerId: number, offset: number): boolean {
+  return aborted.some((a) => a.producerId === producerId && offset >= a.firstOffset && offset <= a.lastOffset);
 }
 
 /** Aborted transactions one fetch reads at most (a bound on the query; Kafka's is the segment's txn index). */
@@ -132,7 +133,7 @@ export class OffsetIndex {
     const sizer = pageSizer(paging);
     let limit = sizer.first;
     const [floorItems, first] = await Promise.all([
-      this.metadata.query<CommitRecord>(pk, { lte: indexSk(from), gte: IDX_PREFIX, reverse: true, limit: 4 }),
+      this.metadata.query<CommitRecord>(pk, { lte: indexSk(from), gte: INDEX_PREFIX, reverse: true, limit: 4 }),
       this.metadata.query<CommitRecord>(pk, { gt: indexSk(from), lt: indexSk(to), limit }),
     ]);
     const floor = floorItems.map((i) => i.value).find(own);
