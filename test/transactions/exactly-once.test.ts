@@ -6,7 +6,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka } from '../../src/client/index.js';
 import { ROOT, startServer, stopServer, tempDir, type LocalServer } from '../client/support/server.js';
 import { startDynalite, startS3rver, TEST_CREDENTIALS, type DynaliteHandle, type S3rverHandle } from '../support/emulators.js';
@@ -15,8 +16,11 @@ const INPUTS = 120;
 const KILLS = 4;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The worker bundled once by esbuild: a restart costs node's start-up, not tsx's. */
+let workerBundle = '';
+
 function startWorker(origin: string): { proc: ChildProcess; committed: () => number } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'support/eos-worker.ts'), origin, 'eos-pipeline', 'eos-group'], {
+  const proc = spawn(process.execPath, [workerBundle, origin, 'eos-pipeline', 'eos-group'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'ignore'],
   });
@@ -99,6 +103,12 @@ async function runPipeline(start: (port?: number) => Promise<LocalServer>): Prom
 
 describe('exactly-once consume-transform-produce through SIGKILLs', () => {
   const cleanups: (() => Promise<void>)[] = [];
+  beforeAll(async () => {
+    const dir = await tempDir('eos-worker-');
+    cleanups.push(dir.remove);
+    workerBundle = join(dir.path, 'eos-worker.mjs');
+    await build({ entryPoints: [join(import.meta.dirname, 'support/eos-worker.ts')], outfile: workerBundle, bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'silent' });
+  });
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c();
   });
