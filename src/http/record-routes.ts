@@ -41,6 +41,11 @@ function parseAcks(raw: string | undefined): Acks {
   throw new KafkaError('INVALID_REQUIRED_ACKS', `acks must be 0, 1, all or -1 (got ${JSON.stringify(raw)})`);
 }
 
+/** As Kafka's broker: a transactional produce must wait for every in-sync replica. */
+function requireAcksAll(acks: Acks | undefined): void {
+  if (acks !== undefined && acks !== 'all') throw new KafkaError('INVALID_REQUIRED_ACKS', 'A transactional produce needs acks=all');
+}
+
 function producerOf(body: z.infer<typeof batchSchema>): AppendOptions['producer'] {
   const { producer_id: producerId, producer_epoch: producerEpoch, sequences } = body;
   if (producerId === undefined && producerEpoch === undefined && sequences === undefined) return undefined;
@@ -161,6 +166,7 @@ export function recordRoutes(): Hono<AppEnv> {
     const topic = await services.topics.get(c.req.param('topic'));
     if (body.transactional_id !== undefined) {
       if (!producer) throw new KafkaError('INVALID_REQUEST', 'A transactional batch needs producer_id, producer_epoch and sequences');
+      requireAcksAll(options.acks);
       const partitions = [...new Set(body.entries.map((e) => e.partition_id!))].filter((p) => p < topic.partitionCount);
       await services.transactions.verifyProduce(body.transactional_id, producer, partitions.map((partition) => ({ topic: topic.name, partition })));
       producer.transactional = true;
@@ -198,6 +204,7 @@ export function recordRoutes(): Hono<AppEnv> {
     if ((transactionalId !== undefined) !== (batches.producer?.transactional === true)) {
       throw new KafkaError('INVALID_REQUEST', 'Transactional batches need the transactional_id query parameter, and it takes only transactional batches');
     }
+    if (transactionalId !== undefined) requireAcksAll(acks);
     if (transactionalId !== undefined) await services.transactions.verifyProduce(transactionalId, batches.producer!, [{ topic: topic.name, partition }]);
     const outcome = (await services.log.append(topic, [{ partition, batches }], options)).get(partition)!;
     if (!outcome.ok) throw outcome.error;

@@ -39,6 +39,10 @@ describe('transactions over HTTP', () => {
     expect((await t.fetchValues(0, 'read_committed')).values).toEqual(['plain-0', 'a1', 'a2', 'plain-1', 'c1']);
     expect((await t.fetchValues(0, 'read_uncommitted')).values).toEqual(['plain-0', 'a1', 'a2', 'plain-1', 'b1', 'c1']);
     expect((await t.call('GET', 'transactions?state=CompleteCommit')).body.data.map((x: { transactional_id: string }) => x.transactional_id)).toEqual(['tx-a']);
+    // A transactional produce waits for every in-sync replica, as Kafka requires.
+    const acks1 = await t.call('POST', 'topics/out/records:batch?acks=1', { transactional_id: 'tx-a', ...p, sequences: [{ partition_id: 0, base_sequence: 3 }], entries: [{ id: '0', partition_id: 0, value: { type: 'STRING', data: 'x' } }] });
+    expect(acks1.status).toBe(400);
+    expect(acks1.body.error).toBe('INVALID_REQUIRED_ACKS');
   });
 
   it('fences a zombie: its produce and commit fail, and its open transaction is aborted', async () => {

@@ -338,7 +338,7 @@ export class Consumer {
       const epoch = s.epoch;
       tasks.push(
         this.transport
-          .request<{ offset: number }>('GET', `/topics/${enc(s.topic)}/partitions/${s.partition}/offset`, { query: { offset_type: how }, topic: s.topic, partition: s.partition })
+          .request<{ offset: number }>('GET', `/topics/${enc(s.topic)}/partitions/${s.partition}/offset`, { query: { offset_type: how, ...(this.c.isolationLevel === 'read_committed' ? { isolation_level: 'read_committed' } : {}) }, topic: s.topic, partition: s.partition })
           .then((res) => {
             if (s.epoch === epoch && s.reset !== undefined) s.seek(res.body.offset);
           }),
