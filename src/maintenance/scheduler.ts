@@ -11,7 +11,7 @@ import { compactPartition } from './compaction.js';
 import { maintenanceOptions, type MaintenanceOptions } from './maintenance-options.js';
 import { DELETE_OBJECTS_KIND, deleteObjects, sweepDue, sweepTopic } from './object-gc.js';
 import { loadPartitionView, type PartitionView } from './partition-view.js';
-import { applyRetention, removeEntriesBelowLogStart } from './retention.js';
+import { applyRetention, removeAbortedBelowLogStart, removeEntriesBelowLogStart } from './retention.js';
 import { mergeSegments } from './segment-merge.js';
 import { deleteCovered } from './segment-writer.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
@@ -233,6 +233,8 @@ async function maintainPartition(ctx: UnitContext, topic: Topic, partition: numb
   }
   const removed = await removeEntriesBelowLogStart(metadata, topic, partition, logStartOffset);
   add('entriesRemovedByRetention', removed);
+  // Only when entries went: an idle partition costs no extra query.
+  if (removed > 0) add('abortedTransactionsRemoved', await removeAbortedBelowLogStart(metadata, topic, partition, logStartOffset));
   if (removed > 0 || logStartOffset !== view.state.logStartOffset) view = await load();
   add('coveredEntriesRemoved', await deleteCovered(metadata, view));
   if (view.overlapping) {
