@@ -69,6 +69,42 @@ describe('transactions on a running server', () => {
     await Promise.all([consumer.close(), producer.close(), next.close()]);
   });
 
+  it('interleaved transactions of two producers: read_committed consumers (record batches and JSON) see only the committed one, in order', async () => {
+    const kafka = new Kafka({ url });
+    await kafka.admin().createTopics({ topics: [{ topic: 'mixed', numPartitions: 1 }] });
+    const a = kafka.producer({ transactionalId: 'mix-a' });
+    const b = kafka.producer({ transactionalId: 'mix-b' });
+    const plain = kafka.producer();
+    const ta = await a.transaction();
+    const tb = await b.transaction();
+    const send = (t: typeof ta, v: string) => t.send({ topic: 'mixed', messages: [{ partition: 0, value: v }] });
+    await send(ta, 'a1');
+    await send(tb, 'b1');
+    await plain.send({ topic: 'mixed', messages: [{ partition: 0, value: 'p1' }] });
+    await send(ta, 'a2');
+    await send(tb, 'b2');
+    // Both open: the LSO is a1's offset.
+    expect(await partition('mixed', 0)).toMatchObject({ last_stable_offset: 0 });
+    await tb.abort();
+    expect(await partition('mixed', 0)).toMatchObject({ last_stable_offset: 0 });
+    await ta.commit();
+    const tb2 = await b.transaction();
+    await send(tb2, 'b3');
+    await tb2.commit();
+    for (const format of ['record-batch', 'json'] as const) {
+      for (const isolationLevel of ['read_committed', 'read_uncommitted'] as const) {
+        const consumer = kafka.consumer({ isolationLevel, format, fetchMaxWaitMs: 50 });
+        consumer.assign([{ topic: 'mixed', partition: 0 }]);
+        consumer.seekToBeginning();
+        const seen: string[] = [];
+        for (let i = 0; i < 20 && seen.length < (isolationLevel === 'read_committed' ? 4 : 6); i++) seen.push(...(await consumer.poll({ timeoutMs: 100 })).map((r) => r.value!.toString()));
+        await consumer.close();
+        expect(seen, `${format} ${isolationLevel}`).toEqual(isolationLevel === 'read_committed' ? ['a1', 'p1', 'a2', 'b3'] : ['a1', 'b1', 'p1', 'a2', 'b2', 'b3']);
+      }
+    }
+    await Promise.all([a.close(), b.close(), plain.close()]);
+  });
+
   it('kafka-log transactions: list, describe, find-hanging, abort', async () => {
     const producer = new Kafka({ url }).producer({ transactionalId: 'cli-tx' });
     const txn = await producer.transaction();
