@@ -1,5 +1,6 @@
 /** A transactional HTTP harness: the app over memory storage, a topic `out`, and JSON transactional produce. */
 import { expect } from 'vitest';
+import type { Storage } from '../../src/compose.js';
 import { testApp } from '../support/test-app.js';
 
 /** A clock the test moves. */
@@ -8,8 +9,8 @@ export const manualClock = (start = Date.now()) => {
   return { now: () => t, advance: (ms: number) => (t += ms) };
 };
 
-export async function setup(options: { clock?: { now(): number }; env?: Record<string, string>; topicConfigs?: Record<string, unknown> } = {}) {
-  const t = testApp({ ...(options.clock ? { clock: options.clock } : {}), ...(options.env ? { env: options.env } : {}) });
+export async function setup(options: { clock?: { now(): number }; env?: Record<string, string>; topicConfigs?: Record<string, unknown>; storage?: Storage } = {}) {
+  const t = testApp({ ...(options.clock ? { clock: options.clock } : {}), ...(options.env ? { env: options.env } : {}), ...(options.storage ? { storage: options.storage } : {}) });
   expect((await t.call('POST', 'topics', { topic_name: 'out', partitions_count: 2, ...options.topicConfigs })).status).toBe(201);
   const seq = new Map<string, number>();
   const init = async (id: string, timeoutMs = 60_000) => {
