@@ -69,6 +69,27 @@ describe('transactions on a running server', () => {
     await Promise.all([consumer.close(), producer.close(), next.close()]);
   });
 
+  it('fences a zombie producer of the same transactional id: its send and commit fail with PRODUCER_FENCED, its records never show', async () => {
+    const kafka = new Kafka({ url });
+    await kafka.admin().createTopics({ topics: [{ topic: 'zombie', numPartitions: 1 }] });
+    const zombie = kafka.producer({ transactionalId: 'zz', retries: 1 });
+    const zt = await zombie.transaction();
+    await zt.send({ topic: 'zombie', messages: [{ partition: 0, value: 'from the zombie' }] });
+    const successor = kafka.producer({ transactionalId: 'zz' });
+    const st = await successor.transaction(); // fences the zombie and aborts its open transaction
+    await expect(zt.send({ topic: 'zombie', messages: [{ partition: 0, value: 'late' }] })).rejects.toMatchObject({ type: 'PRODUCER_FENCED' });
+    await expect(zt.commit()).rejects.toMatchObject({ type: 'PRODUCER_FENCED' });
+    await st.send({ topic: 'zombie', messages: [{ partition: 0, value: 'from the successor' }] });
+    await st.commit();
+    const consumer = kafka.consumer({ isolationLevel: 'read_committed', fetchMaxWaitMs: 50 });
+    consumer.assign([{ topic: 'zombie', partition: 0 }]);
+    consumer.seekToBeginning();
+    const seen: string[] = [];
+    for (let i = 0; i < 10 && seen.length < 1; i++) seen.push(...(await consumer.poll({ timeoutMs: 100 })).map((r) => r.value!.toString()));
+    expect(seen).toEqual(['from the successor']);
+    await Promise.all([consumer.close(), zombie.close().catch(() => {}), successor.close()]);
+  });
+
   it('interleaved transactions of two producers: read_committed consumers (record batches and JSON) see only the committed one, in order', async () => {
     const kafka = new Kafka({ url });
     await kafka.admin().createTopics({ topics: [{ topic: 'mixed', numPartitions: 1 }] });

@@ -87,6 +87,8 @@ export class Transaction {
     this.state = 'committing';
     try {
       await this.host.flush().catch((e: unknown) => (this.failed ??= e));
+      // A fenced producer stays fenced: commit reports that, as Kafka's commitTransaction does.
+      if (this.failed instanceof KafkaClientError && this.failed.type === 'PRODUCER_FENCED') throw this.failed;
       if (this.failed) {
         throw new KafkaClientError('ILLEGAL_STATE', `The transaction cannot commit: a send failed (${String((this.failed as Error).message ?? this.failed)}); abort it`, { cause: this.failed });
       }
