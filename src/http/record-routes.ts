@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../wire/errors.js';
-import type { AppendOptions, AppendOutcome, IsolationLevel } from '../log/partition-log.js';
+import type { AppendOptions, AppendOutcome } from '../log/partition-log.js';
 import type { Acks } from '../wire/protocol.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
 import type { LogRecord } from '../wire/record-batch.js';
@@ -12,7 +12,7 @@ import type { AppEnv, AppServices } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';
 import { produceRecordSchema, showRecord, toLogRecord, type DataType, type OutputFormat, type ProduceRecordBody } from './record-encoding.js';
 import { acceptsRecordBatches, recordBatchResponse, requireRecordBatchBody } from './record-batch-body.js';
-import { partitionParam, queryInt, readBody, readJson, readJsonValues } from './request.js';
+import { parseIsolation, partitionParam, queryInt, readBody, readJson, readJsonValues } from './request.js';
 
 const deleteRecordsSchema = z.object({ before_offset: z.number().int().min(-1) });
 
@@ -26,12 +26,6 @@ const batchSchema = z.object({
   transactional_id: z.string().min(1).optional(),
 });
 
-/** Kafka's isolation_level as a fetch (and list-offsets) query parameter; read_uncommitted is the default. */
-export function parseIsolation(raw: string | undefined): IsolationLevel {
-  if (raw === undefined || raw === 'read_uncommitted') return 'read_uncommitted';
-  if (raw === 'read_committed') return 'read_committed';
-  throw new KafkaError('BAD_REQUEST', `isolation_level must be read_uncommitted or read_committed (got ${JSON.stringify(raw)})`);
-}
 
 /** Kafka's acks as a query parameter (extension): 0, 1, all or -1; all is the default, as in Kafka 3. */
 function parseAcks(raw: string | undefined): Acks {

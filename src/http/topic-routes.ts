@@ -6,8 +6,7 @@ import type { OffsetSpec } from '../log/partition-log.js';
 import { assignReplicas } from '../partition/partition-state.js';
 import type { AppEnv } from './app-env.js';
 import { parseTimestamp } from './record-encoding.js';
-import { parseIsolation } from './record-routes.js';
-import { readJson, partitionParam } from './request.js';
+import { parseIsolation, readJson, partitionParam } from './request.js';
 
 const createTopicSchema = z.object({
   topic_name: z.string(),

@@ -5,7 +5,7 @@
  * is `version int16 = 0, coordinatorEpoch int32`.
  */
 import { KafkaError } from './errors.js';
-import { CONTROL_FLAG_MASK, decodeRecordBatch, encodeRecordBatch, type DecodedBatch } from './record-batch.js';
+import { CONTROL_FLAG_MASK, encodeRecordBatch, type DecodedBatch } from './record-batch.js';
 
 export const CONTROL_TYPE = { ABORT: 0, COMMIT: 1 } as const;
 
@@ -50,5 +50,3 @@ export function decodeMarker(batch: DecodedBatch): Marker {
     coordinatorEpoch: value ? value.getInt32(2) : 0,
   };
 }
-
-export const decodeMarkerAt = (bytes: Uint8Array, position = 0): Marker => decodeMarker(decodeRecordBatch(bytes, position));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { encodeRecordBatch, readBatchHeader, LOG_OVERHEAD } from '../../src/wire/record-batch.js';
+import { decodeMarker } from '../../src/wire/control-batch.js';
+import { decodeRecordBatches, encodeRecordBatch, readBatchHeader, LOG_OVERHEAD } from '../../src/wire/record-batch.js';
 import { runScheduler } from '../../src/maintenance/scheduler.js';
 import { BASE } from '../support/test-app.js';
 import { manualClock, setup } from './helpers.js';
@@ -147,6 +148,15 @@ describe('transactions over HTTP', () => {
       at += LOG_OVERHEAD + h.batchLength;
     }
     expect(kinds).toEqual(['0:data', '2:control', '3:data', '4:control']);
+    // Kafka's markers: key (version 0, type ABORT 0 / COMMIT 1), value (version 0, coordinator epoch).
+    const markers = decodeRecordBatches(body).filter((b) => b.header.attributes & 0x20).map(decodeMarker);
+    expect(markers).toEqual([
+      { type: 'ABORT', producerId: p.producer_id, producerEpoch: p.producer_epoch, coordinatorEpoch: 0 },
+      { type: 'COMMIT', producerId: p.producer_id, producerEpoch: p.producer_epoch, coordinatorEpoch: 0 },
+    ]);
+    const [abortBatch] = decodeRecordBatches(body).filter((b) => b.header.attributes & 0x20);
+    expect(Buffer.from(abortBatch!.records[0]!.key!).toString('hex')).toBe('00000000');
+    expect(Buffer.from(abortBatch!.records[0]!.value!).toString('hex')).toBe('000000000000');
     expect((await t.fetchValues(0, 'read_committed')).values).toEqual(['y1']);
   });
 });
