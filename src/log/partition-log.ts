@@ -160,21 +160,7 @@ export class PartitionLog {
   }
 
   private async appendRuns(topic: Topic, request: RequestObject, acks: 1 | 'all', producer: AppendOptions['producer'], now: number): Promise<Map<number, AppendOutcome>> {
-    // One PUT per store per request, shared by every partition that needs that store.
-    const puts = new Map<number, Promise<boolean>>();
-    const putOnce = (r: number) => {
-      let p = puts.get(r);
-      if (!p) {
-        p = this.store(r)
-          .put(request.key, request.body)
-          .then(
-            () => true,
-            () => false,
-          );
-        puts.set(r, p);
-      }
-      return p;
-    };
+    const putOnce = this.putOncePerStore(request);
     if (producer && !producer.transactional) {
       const current = await this.producerEpochOf(producer.producerId);
       if (producer.producerEpoch < current) {
@@ -293,13 +279,7 @@ export class PartitionLog {
     const now = this.deps.clock.now();
     const body = encodeMarkerBatch(marker, now);
     const request: RequestObject = { key: newRequestObjectKey(topic.id, now), body, runs: [{ partition, start: 0, end: body.byteLength, recordCount: 1, maxTimestamp: now }], rejected: new Map() };
-    const puts = new Map<number, Promise<boolean>>();
-    const putOnce = (r: number) => {
-      let put = puts.get(r);
-      if (!put) puts.set(r, (put = this.store(r).put(request.key, request.body).then(() => true, () => false)));
-      return put;
-    };
-    const outcome = await this.appendRun(topic, request, request.runs[0]!, 'all', { marker }, putOnce, now);
+    const outcome = await this.appendRun(topic, request, request.runs[0]!, 'all', { marker }, this.putOncePerStore(request), now);
     if (!outcome.ok) throw outcome.error;
     return { written: !outcome.info.duplicate, offset: outcome.info.baseOffset };
   }
@@ -510,6 +490,24 @@ export class PartitionLog {
       }
     }
     throw new KafkaError('KAFKA_STORAGE_ERROR', 'No replica store could serve the read; retry later', { cause: lastError });
+  }
+
+  /** One PUT per store per request, shared by every partition that needs that store; resolves to whether it landed. */
+  private putOncePerStore(request: RequestObject): (r: number) => Promise<boolean> {
+    const puts = new Map<number, Promise<boolean>>();
+    return (r) => {
+      let put = puts.get(r);
+      if (!put) {
+        put = this.store(r)
+          .put(request.key, request.body)
+          .then(
+            () => true,
+            () => false,
+          );
+        puts.set(r, put);
+      }
+      return put;
+    };
   }
 
   private get commitDeps() {
