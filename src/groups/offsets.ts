@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { KafkaError, isKafkaError } from '../wire/errors.js';
-import type { PartitionLog } from '../log/partition-log.js';
+import type { IsolationLevel, PartitionLog } from '../log/partition-log.js';
+import { lastStableOffset } from '../partition/partition-state.js';
 import type { Topic, TopicRegistry } from '../topics/topics.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { owns } from './assignment.js';
@@ -129,10 +130,11 @@ export class GroupOffsets {
   /**
    * Where a consumer of the group starts on a partition: the committed offset when it lies within
    * [log start offset, high watermark], else per auto.offset.reset: earliest = log start offset,
-   * latest = high watermark, none = NO_OFFSET_FOR_PARTITION (nothing committed) or
-   * OFFSET_OUT_OF_RANGE (committed offset outside the log), as the Kafka consumer decides.
+   * latest = high watermark (the last stable offset for a read_committed consumer), none =
+   * NO_OFFSET_FOR_PARTITION (nothing committed) or OFFSET_OUT_OF_RANGE (committed offset outside
+   * the log), as the Kafka consumer decides.
    */
-  async position(groupId: string, topic: Topic, partition: number, reset: AutoOffsetReset, known?: OffsetRecord | null): Promise<Position> {
+  async position(groupId: string, topic: Topic, partition: number, reset: AutoOffsetReset, known?: OffsetRecord | null, isolation: IsolationLevel = 'read_uncommitted'): Promise<Position> {
     const committed = known === undefined ? await this.committedOffset(groupId, topic, partition) : (known ?? undefined);
     const state = await this.deps.log.state(topic, partition);
     if (committed && committed.offset >= state.logStartOffset && committed.offset <= state.highWatermark) {
@@ -147,7 +149,8 @@ export class GroupOffsets {
       }
       throw new KafkaError('NO_OFFSET_FOR_PARTITION', `Group ${groupId} has no committed offset for ${topic.name}-${partition} and auto.offset.reset is none`);
     }
-    return { offset: reset === 'earliest' ? state.logStartOffset : state.highWatermark, source: 'reset', ...(committed ? { committed } : {}) };
+    const latest = isolation === 'read_committed' ? lastStableOffset(state) : state.highWatermark;
+    return { offset: reset === 'earliest' ? state.logStartOffset : latest, source: 'reset', ...(committed ? { committed } : {}) };
   }
 
   /**

@@ -90,6 +90,22 @@ describe('transactions on a running server', () => {
     await Promise.all([consumer.close(), zombie.close().catch(() => {}), successor.close()]);
   });
 
+  it('a read_committed consumer reset to latest starts at the LSO (with and without a group), so it sees the open transaction once committed', async () => {
+    const kafka = new Kafka({ url });
+    await kafka.admin().createTopics({ topics: [{ topic: 'reset', numPartitions: 1 }] });
+    const producer = kafka.producer({ transactionalId: 'reset-tx' });
+    const txn = await producer.transaction();
+    await txn.send({ topic: 'reset', messages: [{ partition: 0, value: 'in flight' }] });
+    for (const groupId of ['reset-group', undefined]) {
+      const consumer = kafka.consumer({ ...(groupId ? { groupId } : {}), isolationLevel: 'read_committed', autoOffsetReset: 'latest' });
+      consumer.assign([{ topic: 'reset', partition: 0 }]);
+      expect(await consumer.position({ topic: 'reset', partition: 0 })).toBe(0); // the HW is 1
+      await consumer.close();
+    }
+    await txn.commit();
+    await producer.close();
+  });
+
   it('interleaved transactions of two producers: read_committed consumers (record batches and JSON) see only the committed one, in order', async () => {
     const kafka = new Kafka({ url });
     await kafka.admin().createTopics({ topics: [{ topic: 'mixed', numPartitions: 1 }] });

@@ -310,6 +310,7 @@ export class Consumer {
    */
   private async initPositions(states: PartitionState[]): Promise<void> {
     const policy = this.resetOverride ?? this.c.autoOffsetReset;
+    const readCommitted = this.c.isolationLevel === 'read_committed';
     const fromGroup = this.group ? states.filter((s) => s.reset === 'committed') : [];
     const byTopic = new Map<string, PartitionState[]>();
     for (const s of fromGroup) byTopic.set(s.topic, [...(byTopic.get(s.topic) ?? []), s]);
@@ -326,8 +327,8 @@ export class Consumer {
       };
       // With `none`, only our partitions may fail for lack of an offset: ask partition by partition.
       if (policy === 'none' || list.length === 1) {
-        for (const s of list) tasks.push(this.group!.positions(topic, policy, s.partition).then(apply));
-      } else tasks.push(this.group!.positions(topic, policy).then(apply));
+        for (const s of list) tasks.push(this.group!.positions(topic, policy, s.partition, readCommitted).then(apply));
+      } else tasks.push(this.group!.positions(topic, policy, undefined, readCommitted).then(apply));
     }
     for (const s of states) {
       if (s.reset === undefined || (this.group && s.reset === 'committed')) continue;
