@@ -99,6 +99,7 @@ export function createServices(
   const { metadata, stores } = counted ?? storage;
   const topics = new TopicRegistry(metadata, clock, stores.length);
   const log = new PartitionLog({ metadata, stores, clock, leadership: new ReplicaManager({ metadata, stores, clock }) });
+  const groups = createGroups({ metadata, clock, topics, log });
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
   const timer = new SystemTimer();
   timer.startRealTime();
@@ -109,8 +110,8 @@ export function createServices(
     clock,
     topics,
     log,
-    groups: createGroups({ metadata, clock, topics, log }),
-    transactions: createTransactionCoordinator({ metadata, clock, topics, log, config: config.transactions }),
+    groups,
+    transactions: createTransactionCoordinator({ metadata, clock, topics, log, config: config.transactions, checkMember: (g, m, gen, offsets) => groups.offsets.checkMember(g, m, gen, offsets) }),
     partitioner: new Partitioner(),
     producerIds: new ProducerIds(metadata),
     defaults: config.defaults,

@@ -103,6 +103,16 @@ export class GroupOffsets {
     return records;
   }
 
+  /**
+   * KIP-447's check of a transactional offset commit: the member must be in the group at this
+   * generation and own the partitions, as for its own commits; a zombie consumer is fenced.
+   */
+  async checkMember(groupId: string, memberId: string, generation: number, offsets: OffsetCommitEntry[]): Promise<void> {
+    const snap = await this.deps.coordinator.find(groupId);
+    if (!snap || snap.group.deletingSince !== undefined) throw unknownMember(groupId, memberId);
+    checkMemberCommit(snap.group, memberId, generation, offsets);
+  }
+
   /** Writes offset records as they are (validation is the caller's); used by commit and reset. */
   async write(groupId: string, records: OffsetRecord[]): Promise<void> {
     await Promise.all(records.map((r) => this.deps.metadata.put(groupPk(groupId), offsetSk(r.topic, r.partition), r)));

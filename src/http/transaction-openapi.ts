@@ -108,6 +108,8 @@ export const transactionPaths = {
           {
             ...producer,
             group_id: { type: 'string' },
+            member_id: { type: 'string', description: "KIP-447: the consumer's member id; with generation_id, checked as for its own commits (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID)" },
+            generation_id: { type: 'integer' },
             offsets: { type: 'array', items: obj({ topic_name: { type: 'string' }, partition_id: { type: 'integer' }, offset: { type: 'integer' }, metadata: { type: 'string' } }) },
           },
           ['producer_id', 'producer_epoch', 'group_id'],

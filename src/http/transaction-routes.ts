@@ -26,6 +26,9 @@ const initSchema = z
 const partitionsSchema = producerSchema.extend({ partitions: z.array(z.object({ topic_name: z.string().min(1), partition_id: z.number().int().nonnegative() })).min(1) });
 const offsetsSchema = producerSchema.extend({
   group_id: z.string(),
+  // KIP-447: the consumer's member id and generation, checked as for its own commits.
+  member_id: z.string().min(1).optional(),
+  generation_id: z.number().int().optional(),
   offsets: z.array(z.object({ topic_name: z.string().min(1), partition_id: z.number().int().nonnegative(), offset: z.number().int().nonnegative(), metadata: z.string().optional() })).default([]),
 });
 const STATES: TransactionStatus[] = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort', 'Dead', 'PrepareEpochFence'];
@@ -105,7 +108,8 @@ export function transactionRoutes(): Hono<AppEnv> {
     const body = offsetsSchema.parse(await readJson(c));
     const { transactions, clusterId } = c.get('services');
     const offsets = body.offsets.map((o) => ({ topic: o.topic_name, partition: o.partition_id, offset: o.offset, metadata: o.metadata ?? '' }));
-    return c.json(show(clusterId, await transactions.commitOffsets(c.req.param('id'), producerOf(body), body.group_id, offsets)));
+    const member = body.member_id !== undefined ? { memberId: body.member_id, generation: body.generation_id ?? -1 } : undefined;
+    return c.json(show(clusterId, await transactions.commitOffsets(c.req.param('id'), producerOf(body), body.group_id, offsets, member)));
   });
 
   for (const action of ['commit', 'abort'] as const) {

@@ -5,7 +5,7 @@ import type { TopicRegistry } from '../topics/topics.js';
 import { ProducerIds } from '../producer/producer-ids.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { DurableTimers } from '../timer/durable-timers.js';
-import { TransactionCoordinator, type TransactionConfig } from './transaction-coordinator.js';
+import { TransactionCoordinator, type TransactionConfig, type TransactionDeps } from './transaction-coordinator.js';
 
 export { TransactionCoordinator, TXN_TIMEOUT_KIND, TXN_EXPIRY_KIND, DEFAULT_TRANSACTION_TIMEOUT_MS, type TransactionConfig } from './transaction-coordinator.js';
 export type { TransactionRecord, TransactionStatus } from './transaction-state.js';
@@ -21,6 +21,7 @@ export function createTransactionCoordinator(deps: {
   log: PartitionLog;
   config?: Partial<TransactionConfig>;
   timerSlotMs?: number;
+  checkMember?: TransactionDeps['checkMember'];
 }): TransactionCoordinator {
   const { metadata } = deps;
   return new TransactionCoordinator({
@@ -35,5 +36,6 @@ export function createTransactionCoordinator(deps: {
     },
     timers: new DurableTimers(metadata, deps.timerSlotMs === undefined ? {} : { slotMs: deps.timerSlotMs }),
     ...(deps.config ? { config: deps.config } : {}),
+    ...(deps.checkMember ? { checkMember: deps.checkMember } : {}),
   });
 }

@@ -62,6 +62,8 @@ export interface TransactionDeps {
   producerIds: ProducerIds;
   /** Writes committed offsets to a group (GroupOffsets.write). */
   writeOffsets: (groupId: string, records: OffsetRecord[]) => Promise<void>;
+  /** KIP-447: checks the consumer's member id and generation (GroupOffsets.checkMember); absent, none is checked. */
+  checkMember?: (groupId: string, memberId: string, generation: number, offsets: { topic: string; partition: number; offset: number }[]) => Promise<void>;
   timers: DurableTimers;
   config?: Partial<TransactionConfig>;
 }
@@ -183,7 +185,13 @@ export class TransactionCoordinator {
    * offsets wait in the transaction's item; they are written to the group when it commits, and
    * dropped when it aborts.
    */
-  async commitOffsets(transactionalId: string, producer: ProducerRef, groupId: string, offsets: Omit<PendingOffset, 'groupId'>[]): Promise<TransactionRecord> {
+  async commitOffsets(
+    transactionalId: string,
+    producer: ProducerRef,
+    groupId: string,
+    offsets: Omit<PendingOffset, 'groupId'>[],
+    member?: { memberId: string; generation: number },
+  ): Promise<TransactionRecord> {
     if (groupId === '') throw new KafkaError('INVALID_GROUP_ID', 'The group id must not be empty');
     for (const o of offsets) {
       const topic = await this.deps.topics.get(o.topic);
@@ -193,6 +201,7 @@ export class TransactionCoordinator {
       if (!Number.isSafeInteger(o.offset) || o.offset < 0) throw new KafkaError('INVALID_REQUEST', `Offset ${o.offset} for ${o.topic}-${o.partition} must be a non-negative integer`);
       if (Buffer.byteLength(o.metadata, 'utf8') > 4096) throw new KafkaError('OFFSET_METADATA_TOO_LARGE', `Offset metadata for ${o.topic}-${o.partition} exceeds 4096 bytes`);
     }
+    if (member && this.deps.checkMember) await this.deps.checkMember(groupId, member.memberId, member.generation, offsets);
     const pending = offsets.map((o) => ({ ...o, groupId }));
     return this.joinTransaction(transactionalId, producer, { groups: [groupId] }, 'PRODUCER_FENCED', (rec, now) => mergeOffsets(rec, pending, now));
   }
@@ -206,6 +215,8 @@ export class TransactionCoordinator {
       const rec = item.value;
       checkProducer(rec, producer.producerId, producer.producerEpoch);
       if (rec.state === done) return rec; // a retry of an end whose answer was lost
+      // Nothing open to abort (the client could not know whether its first produce joined): a no-op.
+      if (!commit && isComplete(rec.state)) return rec;
       let next: MetaItem<TransactionRecord> | undefined;
       if (rec.state === want) next = await this.finish(item);
       else if (rec.state === 'Ongoing') {

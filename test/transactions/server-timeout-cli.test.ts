@@ -106,6 +106,29 @@ describe('transactions on a running server', () => {
     await producer.close();
   });
 
+  it("checks the consumer's member id and generation on a transactional offset commit (KIP-447)", async () => {
+    const kafka = new Kafka({ url });
+    await kafka.admin().createTopics({ topics: [{ topic: 'k447', numPartitions: 1 }] });
+    const consumer = kafka.consumer({ groupId: 'g447', enableAutoCommit: false });
+    await consumer.subscribe({ topics: ['k447'] });
+    for (let i = 0; i < 50 && consumer.assignment().length === 0; i++) await consumer.poll({ timeoutMs: 100 });
+    expect(consumer.assignment()).toEqual([{ topic: 'k447', partition: 0 }]);
+    const producer = kafka.producer({ transactionalId: 'k447-tx' });
+    const txn = await producer.transaction();
+    const topics = [{ topic: 'k447', partitions: [{ partition: 0, offset: 0 }] }];
+    await expect(txn.sendOffsets({ consumerGroupId: 'g447', topics, consumer: { groupMetadata: () => ({ memberId: 'a-zombie', generationId: 1 }) } })).rejects.toMatchObject({ type: 'UNKNOWN_MEMBER_ID' });
+    const { memberId, generationId } = consumer.groupMetadata();
+    await expect(txn.sendOffsets({ consumerGroupId: 'g447', topics, consumer: { groupMetadata: () => ({ memberId, generationId: generationId - 1 }) } })).rejects.toMatchObject({ type: 'ILLEGAL_GENERATION' });
+    // A refused offset commit leaves the transaction abort-only, as in Kafka.
+    await expect(txn.commit()).rejects.toMatchObject({ type: 'ILLEGAL_STATE' });
+    await txn.abort();
+    const next = await producer.transaction();
+    await next.sendOffsets({ consumerGroupId: 'g447', topics: [{ topic: 'k447', partitions: [{ partition: 0, offset: 0 }] }], consumer });
+    await next.commit();
+    expect(await consumer.committed()).toEqual([{ topic: 'k447', partition: 0, offset: 0 }]);
+    await Promise.all([consumer.close(), producer.close()]);
+  });
+
   it('interleaved transactions of two producers: read_committed consumers (record batches and JSON) see only the committed one, in order', async () => {
     const kafka = new Kafka({ url });
     await kafka.admin().createTopics({ topics: [{ topic: 'mixed', numPartitions: 1 }] });

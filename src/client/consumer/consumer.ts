@@ -156,6 +156,11 @@ export class Consumer {
     return this.membership?.memberId ?? '';
   }
 
+  /** Java's groupMetadata(): what a transactional producer's sendOffsets passes for KIP-447's check. */
+  groupMetadata(): { groupId: string | undefined; memberId: string; generationId: number } {
+    return { groupId: this.group?.groupId, memberId: this.membership?.memberId ?? '', generationId: this.membership?.memberEpoch ?? -1 };
+  }
+
   /** kafkajs compatibility: nothing to open over HTTP. */
   async connect(): Promise<void> {}
 

@@ -23,6 +23,11 @@ export interface ProducerRecordBatch {
 
 export interface TransactionOffsets {
   consumerGroupId: string;
+  /**
+   * The consumer whose positions these are (Java's groupMetadata()): its member id and generation
+   * are checked by the group (KIP-447), so a consumer that lost its partitions cannot commit them.
+   */
+  consumer?: { groupMetadata(): { memberId: string; generationId: number } };
   topics: { topic: string; partitions: { partition: number; offset: string | number; metadata?: string }[] }[];
 }
 
@@ -69,8 +74,10 @@ export class Transaction {
   async sendOffsets(offsets: TransactionOffsets): Promise<void> {
     this.assertOpen();
     this.touched = true;
+    const member = offsets.consumer?.groupMetadata();
     const body = {
       group_id: offsets.consumerGroupId,
+      ...(member && member.memberId !== '' ? { member_id: member.memberId, generation_id: member.generationId } : {}),
       offsets: offsets.topics.flatMap((t) =>
         t.partitions.map((p) => ({ topic_name: t.topic, partition_id: p.partition, offset: Number(p.offset), ...(p.metadata !== undefined ? { metadata: p.metadata } : {}) })),
       ),
