@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { groupPk, offsetSk } from '../storage/key-layout.js';
+import { writeOffsetRecords } from '../groups/offsets.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { TopicRegistry } from '../topics/topics.js';
 import { ProducerIds } from '../producer/producer-ids.js';
@@ -30,10 +30,8 @@ export function createTransactionCoordinator(deps: {
     topics: deps.topics,
     log: deps.log,
     producerIds: new ProducerIds(metadata),
-    // Committed offsets are plain items (as GroupOffsets.write puts them): the transaction's commit is their validation.
-    writeOffsets: async (groupId, records) => {
-      await Promise.all(records.map((r) => metadata.put(groupPk(groupId), offsetSk(r.topic, r.partition), r)));
-    },
+    // As GroupOffsets.write puts them: the transaction's commit is their validation.
+    writeOffsets: (groupId, records) => writeOffsetRecords(metadata, groupId, records),
     timers: new DurableTimers(metadata, deps.timerSlotMs === undefined ? {} : { slotMs: deps.timerSlotMs }),
     ...(deps.config ? { config: deps.config } : {}),
     ...(deps.checkMember ? { checkMember: deps.checkMember } : {}),

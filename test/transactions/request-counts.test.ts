@@ -56,7 +56,7 @@ describe('storage requests per transaction', () => {
     expect(produce).toEqual({ s3Put: 1, get: 4, query: 0, put: 5, delete: 0 });
     // Offsets: the transaction item read + write (the topic is read to check the partition).
     expect(offsets).toEqual({ s3Put: 0, get: 2, query: 0, put: 1, delete: 0 });
-    // Commit: PrepareCommit, one marker (object PUT, state, index entry), the group's offset, CompleteCommit.
-    expect(commit).toEqual({ s3Put: 1, get: 4, query: 0, put: 5, delete: 0 });
+    // Commit: PrepareCommit, one marker (object PUT, state, index entry), the group's offset (read, then written over its version), CompleteCommit.
+    expect(commit).toEqual({ s3Put: 1, get: 5, query: 0, put: 5, delete: 0 });
   });
 });
