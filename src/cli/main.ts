@@ -5,6 +5,7 @@
  *   kafka-log consume --topic orders --from-beginning --print-key --max-messages 2
  *   kafka-log groups describe --group billing
  *   kafka-log perf produce --topic orders --num-records 100000 --record-size 100 --throughput -1
+ *   kafka-log transactions find-hanging --topic orders
  * Errors print one line to stderr and exit non-zero (2 for a usage mistake, 1 otherwise).
  */
 import { KafkaClientError } from '../client/index.js';
@@ -15,6 +16,7 @@ import { groupsCommand } from './groups.js';
 import { perfCommand } from './perf.js';
 import { produceCommand } from './produce.js';
 import { topicsCommand } from './topics.js';
+import { transactionsCommand } from './transactions.js';
 
 const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help for more)
   topics   create | list | describe | alter | delete           (kafka-topics.sh)
@@ -22,6 +24,7 @@ const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help
   consume  records to stdout                                    (kafka-console-consumer.sh)
   groups   list | describe | delete | reset-offsets             (kafka-consumer-groups.sh)
   perf     produce | consume                                    (kafka-*-perf-test.sh)
+  transactions list | describe | find-hanging | abort           (kafka-transactions.sh)
 ${CONNECTION_HELP}`;
 
 const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> = {
@@ -30,6 +33,7 @@ const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> 
   consume: consumeCommand,
   groups: groupsCommand,
   perf: perfCommand,
+  transactions: transactionsCommand,
 };
 
 /** Runs one command line; resolves to the exit code. */

@@ -25,6 +25,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/log': ['src/clock.ts', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
   'src/replication': ['src/clock.ts', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
   'src/groups': ['src/clock.ts', 'src/log', 'src/partition', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
+  'src/transactions': ['src/clock.ts', 'src/groups', 'src/log', 'src/producer', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
   'src/maintenance': [
     'src/clock.ts',
     'src/groups',
@@ -34,6 +35,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/storage',
     'src/timer',
     'src/topics',
+    'src/transactions',
     'src/wire',
   ],
   'src/http': [
@@ -46,6 +48,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/storage',
     'src/timer',
     'src/topics',
+    'src/transactions',
     'src/wire',
   ],
   'src/compose.ts': [
@@ -60,6 +63,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/storage',
     'src/timer',
     'src/topics',
+    'src/transactions',
   ],
   'src/server.ts': ['src/compose.ts', 'src/config', 'src/http'],
   functions: ['src/clock.ts', 'src/compose.ts', 'src/config', 'src/http', 'src/maintenance', 'src/storage'],
