@@ -7,7 +7,7 @@
  * the request's principal is `User:<id>`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerWithContextResult } from 'aws-lambda';
+import type { APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerResult, APIGatewaySimpleAuthorizerWithContextResult } from 'aws-lambda';
 
 export interface AcceptedKey {
   id: string;
@@ -33,7 +33,9 @@ export function acceptedKeyId(key: string | undefined, keys: AcceptedKey[]): str
 
 const keys = parseDigests(process.env.API_KEY_SHA256);
 
-export const handler = async (event: APIGatewayRequestAuthorizerEventV2): Promise<APIGatewaySimpleAuthorizerWithContextResult<{ apiKeyId: string }>> => {
+type Result = APIGatewaySimpleAuthorizerResult | APIGatewaySimpleAuthorizerWithContextResult<{ apiKeyId: string }>;
+
+export const handler = async (event: APIGatewayRequestAuthorizerEventV2): Promise<Result> => {
   const apiKeyId = acceptedKeyId(event.headers?.['x-api-key'], keys);
-  return apiKeyId === undefined ? { isAuthorized: false, context: { apiKeyId: '' } } : { isAuthorized: true, context: { apiKeyId } };
+  return apiKeyId === undefined ? { isAuthorized: false } : { isAuthorized: true, context: { apiKeyId } };
 };
