@@ -148,7 +148,8 @@ export class Transport {
     const headers: Record<string, string> = { accept: options.accept ?? 'application/json', ...this.config.headers };
     if (options.bytes !== undefined) headers['content-type'] = options.contentType ?? 'application/octet-stream';
     else if (body !== undefined) headers['content-type'] = 'application/json';
-    if (this.config.clientId) headers['user-agent'] = this.config.clientId;
+    // Kafka's client.id, which client quotas name (x-client-id; user-agent for older servers and logs).
+    if (this.config.clientId) headers['user-agent'] = headers['x-client-id'] = this.config.clientId;
     const context = { topic: options.topic, partition: options.partition };
     const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
     const timeout = AbortSignal.timeout(timeoutMs);
