@@ -4,6 +4,7 @@
  */
 import { groupPaths } from './group-openapi.js';
 import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
+import { securityPaths, securitySchemes } from './security-openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -241,8 +242,11 @@ export const openApiDocument = {
       },
     },
     ...groupPaths,
+    ...securityPaths,
   } as Record<string, Json>,
+  security: [{ sigv4: [] }, { bearer: [] }, { apiKey: [] }, {}],
   components: {
+    securitySchemes,
     schemas: {
       Error: {
         type: 'object',

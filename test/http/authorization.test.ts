@@ -382,3 +382,12 @@ describe('client quotas', () => {
     expect(t.audit.filter((a) => a.audit === 'quota-altered')).toHaveLength(2);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('has the ACL and client quota paths and the security schemes', async () => {
+    const doc = (await secureApp().anonymous('GET', '/openapi.json')).body;
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v3/clusters/{cluster_id}/acls', '/v3/clusters/{cluster_id}/acls:batch', '/v3/clusters/{cluster_id}/client-quotas', '/v3/clusters/{cluster_id}/client-quotas:alter']));
+    expect(Object.keys(doc.paths['/v3/clusters/{cluster_id}/acls'])).toEqual(['get', 'post', 'delete']);
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(['sigv4', 'bearer', 'apiKey']);
+  });
+});
