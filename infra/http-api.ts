@@ -80,13 +80,14 @@ export class LogHttpApi extends Construct {
       if (!i) integrations.set(target, (i = new HttpLambdaIntegration(`${target}Integration`, props.functions[target])));
       return i;
     };
-    for (const route of API_ROUTES) {
-      this.api.addRoutes({ path: route.path, methods: [HttpMethod[route.method]], integration: integration(route.target) });
-    }
+    const routes = API_ROUTES.flatMap((route) => this.api.addRoutes({ path: route.path, methods: [HttpMethod[route.method]], integration: integration(route.target) }));
     const data = props.dataRouteThrottle;
     if (data) {
+      // A stage's route settings name routes that must exist first.
+      for (const r of routes) this.stage.node.addDependency(r);
+      // RouteSettings is untyped JSON in CloudFormation's schema: CDK passes it as written, so CloudFormation's own names.
       (this.stage.node.defaultChild as CfnStage).routeSettings = Object.fromEntries(
-        API_ROUTES.filter((r) => r.target !== 'admin').map((r) => [`${r.method} ${r.path}`, { throttlingRateLimit: data.rateLimit, throttlingBurstLimit: data.burstLimit }]),
+        API_ROUTES.filter((r) => r.target !== 'admin').map((r) => [`${r.method} ${r.path}`, { ThrottlingRateLimit: data.rateLimit, ThrottlingBurstLimit: data.burstLimit }]),
       );
     }
   }
