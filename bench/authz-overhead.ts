@@ -22,7 +22,7 @@ import { serverConfigFromEnv } from '../src/config/server-config.js';
 import { createApp } from '../src/http/app.js';
 import { AclIndex } from '../src/authz/acl-index.js';
 import type { AclBinding } from '../src/authz/acl.js';
-import { encodeRecordBatch } from '../src/log/record-batch.js';
+import { encodeRecordBatch } from '../src/wire/record-batch.js';
 
 const { values: opts } = parseArgs({ options: { requests: { type: 'string' }, rounds: { type: 'string' }, records: { type: 'string' } } });
 const REQUESTS = Number(opts.requests ?? 3000);

@@ -51,7 +51,10 @@ export class AclIndex {
   ) {
     for (const acl of acls) {
       let t = this.byType.get(acl.resourceType);
-      if (!t) this.byType.set(acl.resourceType, (t = { literal: new Map(), wildcard: [], prefixed: [], all: [] }));
+      if (!t) {
+        t = { literal: new Map(), wildcard: [], prefixed: [], all: [] };
+        this.byType.set(acl.resourceType, t);
+      }
       t.all.push(acl);
       if (acl.patternType === 'PREFIXED') t.prefixed.push(acl);
       else if (acl.resourceName === WILDCARD_RESOURCE) t.wildcard.push(acl);

@@ -6,11 +6,11 @@
  * Kafka broker reaches the others after its metadata propagates.
  */
 import type { Clock } from '../clock.js';
+import { ACL_PK } from '../storage/key-layout.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { bindingKey, filterMatches, type AclBinding, type AclFilter } from './acl.js';
 import { AclIndex, type AuthorizerSettings } from './acl-index.js';
 
-const PK = 'acl';
 
 export class AclStore {
   private cached: { at: number; index: Promise<AclIndex> } | undefined;
@@ -43,7 +43,7 @@ export class AclStore {
   async create(bindings: AclBinding[]): Promise<void> {
     try {
       // Unconditional: the same ACL is the same item, so a retry or a concurrent create is harmless.
-      for (const b of bindings) await this.metadata.put(PK, bindingKey(b), b);
+      for (const b of bindings) await this.metadata.put(ACL_PK, bindingKey(b), b);
     } finally {
       this.cached = undefined;
     }
@@ -53,7 +53,7 @@ export class AclStore {
   async delete(filter: AclFilter): Promise<AclBinding[]> {
     const doomed = await this.list(filter);
     try {
-      for (const b of doomed) await this.metadata.delete(PK, bindingKey(b));
+      for (const b of doomed) await this.metadata.delete(ACL_PK, bindingKey(b));
     } finally {
       this.cached = undefined;
     }
@@ -61,7 +61,7 @@ export class AclStore {
   }
 
   private async read(): Promise<AclBinding[]> {
-    return (await this.metadata.query<AclBinding>(PK)).map((i) => i.value);
+    return (await this.metadata.query<AclBinding>(ACL_PK)).map((i) => i.value);
   }
 
   private async load(): Promise<AclIndex> {

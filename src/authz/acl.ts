@@ -3,7 +3,7 @@
  * (type, name, LITERAL or PREFIXED) to an entry (principal, host, operation, ALLOW or DENY). A
  * filter has the same fields with ANY (and MATCH for the pattern type) as wildcards.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 
 export const RESOURCE_TYPES = ['TOPIC', 'GROUP', 'CLUSTER', 'TRANSACTIONAL_ID'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];

@@ -5,7 +5,7 @@
  * maps bearer tokens to principals from its auth config; without a token (or without any token
  * configured) the caller is `User:ANONYMOUS`, as Kafka names an unauthenticated client.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 
 export const ANONYMOUS = 'User:ANONYMOUS';
 

@@ -1,18 +1,15 @@
 /**
  * The client's typed errors (after kafkajs): one base class carrying Kafka's error name, its code and
  * whether the operation may be retried, and a few subclasses for where the failure happened. Names
- * and codes come from the server's own table (src/errors.ts is pure data), so a name the server sends
- * in its `error` field means the same thing here.
+ * and codes come from the shared table (src/wire/errors.ts), so a name the server sends in its
+ * `error` field means the same thing here.
  */
-import { ERRORS } from '../errors.js';
+import { ERRORS } from '../wire/errors.js';
 
 /** Kafka error names the server never sends but the client reports (codes from Kafka's protocol). */
 const CLIENT_ERRORS: Record<string, { code: number; retriable: boolean }> = {
   NETWORK_EXCEPTION: { code: 13, retriable: true },
   REQUEST_TIMED_OUT: { code: 7, retriable: true },
-  CLUSTER_AUTHORIZATION_FAILED: { code: 31, retriable: false },
-  SASL_AUTHENTICATION_FAILED: { code: 58, retriable: false },
-  THROTTLING_QUOTA_EXCEEDED: { code: 89, retriable: true },
   PRODUCER_FENCED: { code: 90, retriable: false },
   INVALID_CONFIG: { code: 40, retriable: false },
   ILLEGAL_STATE: { code: -1, retriable: false },

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { validateBinding, validateFilter, type AclBinding } from '../authz/acl.js';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import type { AppEnv } from './app-env.js';
 import { readJson } from './request.js';
 import { authorize } from './security.js';

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
-import { KafkaError } from '../errors.js';
 import { ThrottledError } from '../quotas/throttle.js';
+import { KafkaError } from '../wire/errors.js';
 import { aclRoutes } from './acl-routes.js';
 import type { AppEnv, AppServices, AuditSink } from './app-env.js';
 import { consumerInstanceRoutes } from './consumer-instance-routes.js';

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import { validateQuotaValue, type ClientQuota, type QuotaEntity, type QuotaKey } from '../quotas/client-quotas.js';
 import type { AppEnv } from './app-env.js';
 import { readJson } from './request.js';

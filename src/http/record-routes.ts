@@ -1,10 +1,11 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { KafkaError } from '../errors.js';
-import type { Acks, AppendOptions, AppendOutcome } from '../log/partition-log.js';
+import { KafkaError } from '../wire/errors.js';
+import type { AppendOptions, AppendOutcome } from '../log/partition-log.js';
+import type { Acks } from '../wire/protocol.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
-import type { LogRecord } from '../log/record-batch.js';
-import type { Topic } from '../log/topics.js';
+import type { LogRecord } from '../wire/record-batch.js';
+import type { Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';

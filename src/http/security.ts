@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { CLUSTER_NAME, type Operation, type ResourceType } from '../authz/acl.js';
 import { ANONYMOUS, bearerPrincipal, gatewayPrincipal, principalName, type GatewayRequestContext } from '../authz/principal.js';
-import { KafkaError, type KafkaErrorName } from '../errors.js';
+import { KafkaError, type KafkaErrorName } from '../wire/errors.js';
 import type { AppliedQuota, QuotaKey } from '../quotas/client-quotas.js';
 import type { AppEnv, AppServices, AuditSink } from './app-env.js';
 

@@ -7,7 +7,8 @@
  * Items live under pk `quota` (one per entity), cached like the ACLs.
  */
 import type { Clock } from '../clock.js';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
+import { QUOTA_PK } from '../storage/key-layout.js';
 import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
 
 export const QUOTA_KEYS = ['producer_byte_rate', 'consumer_byte_rate', 'request_percentage'] as const;
@@ -24,7 +25,6 @@ export interface ClientQuota {
   values: Partial<Record<QuotaKey, number>>;
 }
 
-const PK = 'quota';
 
 export const isQuotaKey = (k: string): k is QuotaKey => (QUOTA_KEYS as readonly string[]).includes(k);
 
@@ -121,7 +121,7 @@ export class QuotaStore {
   }
 
   async list(): Promise<ClientQuota[]> {
-    return (await this.metadata.query<ClientQuota>(PK)).map((i) => i.value);
+    return (await this.metadata.query<ClientQuota>(QUOTA_PK)).map((i) => i.value);
   }
 
   /** Kafka's AlterClientQuotas for one entity: sets and removes keys; an entity left with none is deleted. */
@@ -131,16 +131,16 @@ export class QuotaStore {
     try {
       // Read, change, write if unchanged: two admins altering one entity at once both land.
       for (;;) {
-        const current = await this.metadata.get<ClientQuota>(PK, sk);
+        const current = await this.metadata.get<ClientQuota>(QUOTA_PK, sk);
         const values = { ...current?.value.values, ...set };
         for (const k of remove) delete values[k];
         try {
           if (Object.keys(values).length === 0) {
-            if (current) await this.metadata.delete(PK, sk, { ifVersion: current.version });
+            if (current) await this.metadata.delete(QUOTA_PK, sk, { ifVersion: current.version });
             return undefined;
           }
           const quota = { entity, values };
-          await this.metadata.put(PK, sk, quota, current ? { ifVersion: current.version } : { ifAbsent: true });
+          await this.metadata.put(QUOTA_PK, sk, quota, current ? { ifVersion: current.version } : { ifAbsent: true });
           return quota;
         } catch (e) {
           if (!(e instanceof ConditionFailedError)) throw e;

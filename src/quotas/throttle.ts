@@ -12,7 +12,7 @@
  * count would cost, and API Gateway's throttles for the cheap bound).
  */
 import type { Clock } from '../clock.js';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import type { AppliedQuota, QuotaKey } from './client-quotas.js';
 
 export class ThrottledError extends KafkaError {
@@ -39,7 +39,8 @@ export class QuotaBuckets {
     let b = this.buckets.get(q.bucket);
     if (!b) {
       if (this.buckets.size >= 100_000) this.buckets.clear(); // a bound against unbounded client ids
-      this.buckets.set(q.bucket, (b = { tokens: q.rate, at: now }));
+      b = { tokens: q.rate, at: now };
+      this.buckets.set(q.bucket, b);
     }
     b.tokens = Math.min(q.rate, b.tokens + ((now - b.at) / 1000) * q.rate);
     b.at = now;

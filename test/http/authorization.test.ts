@@ -14,9 +14,11 @@ import { createServices, createStorage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import type { AppEnv } from '../../src/http/app-env.js';
 import { createApp } from '../../src/http/app.js';
+import { toErrorResponse } from '../../src/http/error-mapping.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
 import { authorize, security } from '../../src/http/security.js';
-import { encodeRecordBatch } from '../../src/log/record-batch.js';
+import type { KafkaError } from '../../src/wire/errors.js';
+import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 
 const BASE = '/v3/clusters/local';
 const dir = mkdtempSync(join(tmpdir(), 'authz-'));
@@ -201,7 +203,7 @@ describe('each route asks for the operation Kafka asks for', () => {
   it('TRANSACTIONAL_ID: the check the transaction routes call maps to TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53)', async () => {
     const t = secureApp();
     const app = new Hono<AppEnv>();
-    app.onError((e: any, c) => c.json({ error: e.errorName, code: e.code }, e.status));
+    app.onError((e, c) => c.json({ error: toErrorResponse(e).body.error, code: (e as KafkaError).code }, toErrorResponse(e).status as 403));
     app.use('*', security(t.services, { audit: () => {} }));
     app.post('/txn/:id', async (c) => {
       await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id'));
@@ -358,7 +360,7 @@ describe('client quotas', () => {
   });
 
   it('a default client-id quota counts each client id on its own; bad quota changes are refused whole', async () => {
-    let now = 1_000_000;
+    const now = 1_000_000;
     const t = secureApp({ clock: { now: () => now } });
     await t.admin('POST', 'topics', { topic_name: 't' });
     await t.admin('POST', 'topics/t/records', { value: { type: 'BINARY', data: b64('y'.repeat(4000)) } });
