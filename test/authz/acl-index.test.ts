@@ -4,6 +4,7 @@ import { filterMatches, validateBinding, validateFilter, type AclBinding } from 
 import { AclIndex } from '../../src/authz/acl-index.js';
 import { gatewayPrincipal, iamPrincipalName } from '../../src/authz/principal.js';
 import { QuotaIndex } from '../../src/quotas/client-quotas.js';
+import { QuotaBuckets, ThrottledError } from '../../src/quotas/throttle.js';
 
 const acl = (a: Partial<AclBinding> & Pick<AclBinding, 'resourceType' | 'resourceName' | 'operation'>): AclBinding => ({
   patternType: 'LITERAL',
@@ -154,5 +155,33 @@ describe('client quota resolution', () => {
     // The default user quota is each user's own, not shared.
     expect(q.resolve('bob', 'x').producer_byte_rate!.bucket).not.toBe(q.resolve('carol', 'x').producer_byte_rate!.bucket);
     expect(new QuotaIndex([]).resolve('alice', '')).toEqual({});
+  });
+});
+
+describe('quota buckets', () => {
+  it('serve while in credit, refuse while in debt for as long as the rate needs to pay it back', () => {
+    let now = 0;
+    const buckets = new QuotaBuckets({ now: () => now });
+    const q = { rate: 1000, bucket: 'producer_byte_rate\u0000user=alice' };
+    buckets.check('producer_byte_rate', q);
+    buckets.record(q, 2500); // one request may take the bucket into debt: 1000 - 2500
+    const thrown = (() => {
+      try {
+        buckets.check('producer_byte_rate', q);
+      } catch (e) {
+        return e as ThrottledError;
+      }
+    })();
+    expect(thrown).toBeInstanceOf(ThrottledError);
+    expect(thrown).toMatchObject({ errorName: 'THROTTLING_QUOTA_EXCEEDED', throttleTimeMs: 1500 });
+    now = 1499;
+    expect(() => buckets.check('producer_byte_rate', q)).toThrow(ThrottledError);
+    now = 1500;
+    expect(() => buckets.check('producer_byte_rate', q)).not.toThrow();
+    // Idle time refills at most one second of the rate.
+    now = 100_000;
+    buckets.record(q, 1500);
+    expect(() => buckets.check('producer_byte_rate', q)).toThrow(ThrottledError);
+    expect(() => buckets.check('producer_byte_rate', { ...q, bucket: 'producer_byte_rate\u0000user=bob' })).not.toThrow();
   });
 });
