@@ -10,7 +10,7 @@ import { Hono } from 'hono';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Operation, ResourceType } from '../../src/authz/acl.js';
 import type { Clock } from '../../src/clock.js';
-import { createServices, createStorage } from '../../src/compose.js';
+import { createServices, createStorage, type Storage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import type { AppEnv } from '../../src/http/app-env.js';
 import { createApp } from '../../src/http/app.js';
@@ -19,6 +19,7 @@ import { RECORD_BATCH_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
 import { authorize, security } from '../../src/http/security.js';
 import type { KafkaError } from '../../src/wire/errors.js';
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
+import { FaultyMetadataStore } from '../support/fault-injection.js';
 
 const BASE = '/v3/clusters/local';
 const dir = mkdtempSync(join(tmpdir(), 'authz-'));
@@ -32,9 +33,10 @@ writeFileSync(
 
 type Call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any; headers: Headers }>;
 
-function secureApp(options: { env?: Record<string, string>; clock?: Clock } = {}) {
+function secureApp(options: { env?: Record<string, string>; clock?: Clock; wrap?: (s: Storage) => Storage } = {}) {
   const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', AUTH_CONFIG: AUTH_FILE, ...options.env });
-  const services = createServices(config, createStorage(config.backend), options.clock);
+  const storage = createStorage(config.backend);
+  const services = createServices(config, options.wrap ? options.wrap(storage) : storage, options.clock);
   const audit: Record<string, unknown>[] = [];
   const app = createApp(services, { logError: () => {}, audit: (msg, fields) => audit.push({ msg, ...fields }) });
   const as =
@@ -332,6 +334,35 @@ describe("ACL admin on Confluent v3's paths", () => {
     expect((await t.alice('GET', 'topics/orders')).status).toBe(200);
     await t.admin('DELETE', 'acls?resource_type=TOPIC&resource_name=orders');
     expect((await t.alice('GET', 'topics/orders')).status).toBe(403);
+  });
+});
+
+describe('storage faults', () => {
+  it('an ACL write whose answer was lost, or a batch cut short, lands every ACL exactly once on retry', async () => {
+    let faulty!: FaultyMetadataStore;
+    const t = secureApp({ wrap: (s) => ({ ...s, metadata: (faulty = new FaultyMetadataStore(s.metadata)) }) });
+    const acl = (principal: string) => ({ resource_type: 'TOPIC', resource_name: 'orders', pattern_type: 'LITERAL', principal, host: '*', operation: 'READ', permission: 'ALLOW' });
+    faulty.faults.fail('put', { when: 'after', match: (k) => k.startsWith('acl|') });
+    expect((await t.admin('POST', 'acls', acl('User:a'))).status).toBe(500);
+    expect((await t.admin('POST', 'acls', acl('User:a'))).status).toBe(201);
+    faulty.faults.fail('put', { when: 'before', match: (k) => k.startsWith('acl|') && k.includes('User%3Ac') });
+    const batch = { data: [acl('User:b'), acl('User:c'), acl('User:d')] };
+    expect((await t.admin('POST', 'acls:batch', batch)).status).toBe(500);
+    expect((await t.admin('POST', 'acls:batch', batch)).status).toBe(201);
+    expect((await t.admin('GET', 'acls')).body.data.map((a: { principal: string }) => a.principal).sort()).toEqual(['User:a', 'User:b', 'User:c', 'User:d']);
+  });
+
+  it('a quota change whose answer was lost applies once on retry; a concurrent change to another key is kept', async () => {
+    let faulty!: FaultyMetadataStore;
+    const t = secureApp({ wrap: (s) => ({ ...s, metadata: (faulty = new FaultyMetadataStore(s.metadata)) }) });
+    const alter = (ops: unknown[]) => t.admin('POST', 'client-quotas:alter', { data: [{ entity: [{ entity_type: 'user', entity_name: 'alice' }], ops }] });
+    faulty.faults.fail('put', { when: 'after', match: (k) => k.startsWith('quota|') });
+    expect((await alter([{ key: 'producer_byte_rate', value: 100 }])).status).toBe(500);
+    expect((await alter([{ key: 'producer_byte_rate', value: 100 }])).status).toBe(204);
+    await Promise.all([alter([{ key: 'consumer_byte_rate', value: 200 }]), alter([{ key: 'request_percentage', value: 50 }])]);
+    expect((await t.admin('GET', 'client-quotas')).body.data).toEqual([
+      { kind: 'KafkaClientQuota', entity: [{ entity_type: 'user', entity_name: 'alice' }], values: { producer_byte_rate: 100, consumer_byte_rate: 200, request_percentage: 50 } },
+    ]);
   });
 });
 
