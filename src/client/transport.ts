@@ -181,7 +181,11 @@ export class Transport {
         parsed = { message: text.slice(0, 200) };
       }
     }
-    if (res.status >= 400) throw errorFromBody(res.status, parsed, context);
+    if (res.status >= 400) {
+      // A quota's throttle time (x-throttle-time-ms, else Retry-After seconds): retries wait at least that long, as Kafka clients do.
+      const throttle = Number(res.headers.get('x-throttle-time-ms') ?? Number(res.headers.get('retry-after') ?? NaN) * 1000);
+      throw errorFromBody(res.status, parsed, { ...context, ...(Number.isFinite(throttle) && throttle > 0 ? { throttleTimeMs: throttle } : {}) });
+    }
     return { status: res.status, body: parsed as T, headers: res.headers, contentType };
   }
 }

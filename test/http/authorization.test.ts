@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Hono } from 'hono';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Operation, ResourceType } from '../../src/authz/acl.js';
+import { Kafka } from '../../src/client/index.js';
 import type { Clock } from '../../src/clock.js';
 import { createServices, createStorage, type Storage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
@@ -54,7 +55,7 @@ function secureApp(options: { env?: Record<string, string>; clock?: Clock; wrap?
       } catch {}
       return { status: res.status, body: parsed, headers: res.headers };
     };
-  return { services, audit, admin: as('admin-token'), alice: as('alice-token'), bob: as('bob-token'), anonymous: as(undefined), as };
+  return { app, services, audit, admin: as('admin-token'), alice: as('alice-token'), bob: as('bob-token'), anonymous: as(undefined), as };
 }
 
 const grant = (admin: Call, resource_type: ResourceType, resource_name: string, operation: Operation, extra: Record<string, string> = {}) =>
@@ -388,6 +389,30 @@ describe('client quotas', () => {
     for (let i = 0; i < 3; i++) expect((await t.bob('POST', 'topics/t/records', record)).status).toBe(200);
     now += ms;
     expect((await t.alice('POST', 'topics/t/records', record)).status).toBe(200);
+  });
+
+  it("the client waits out a quota's throttle time and then delivers, as Kafka clients do", async () => {
+    const t = secureApp();
+    await t.admin('POST', 'topics', { topic_name: 't' });
+    await t.admin('POST', 'acls', { resource_type: 'TOPIC', resource_name: 't', pattern_type: 'LITERAL', principal: 'User:alice', host: '*', operation: 'WRITE', permission: 'ALLOW' });
+    await t.admin('POST', 'client-quotas:alter', { data: [{ entity: [{ entity_type: 'user', entity_name: 'alice' }], ops: [{ key: 'producer_byte_rate', value: 20_000 }] }] });
+    const statuses: number[] = [];
+    const fetch = async (url: string | URL | Request, init?: RequestInit) => {
+      const res = await t.app.request(String(url), init);
+      statuses.push(res.status);
+      return res;
+    };
+    const kafka = new Kafka({ url: 'http://local.test', clusterId: 'local', auth: { type: 'bearer', token: 'alice-token' }, fetch: fetch as typeof globalThis.fetch });
+    const producer = kafka.producer({ lingerMs: 0, retryBackoffMs: 1, retryBackoffMaxMs: 2 });
+    const started = Date.now();
+    await producer.send({ topic: 't', messages: [{ value: 'x'.repeat(30_000) }] }); // 10 kB into debt: 500 ms
+    await producer.send({ topic: 't', messages: [{ value: 'y' }] });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+    // One 429, then one retry after the throttle time (a 1 ms back-off alone would have spun).
+    expect(statuses.filter((s) => s === 429)).toHaveLength(1);
+    await producer.disconnect();
+    const hw = (await t.admin('GET', 'topics/t/partitions/0')).body.high_watermark;
+    expect(hw).toBe(2);
   });
 
   it('a default client-id quota counts each client id on its own; bad quota changes are refused whole', async () => {
