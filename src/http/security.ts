@@ -44,14 +44,21 @@ export function security(services: AppServices, options: SecurityOptions): Middl
   const { principals, quotas, buckets } = services.security;
   return async (c, next) => {
     const env = (c.env ?? {}) as Bindings;
-    // Behind API Gateway only the authorizer's context counts: a header is the caller's to forge.
-    const principal = env.requestContext
-      ? (gatewayPrincipal(env.requestContext, principals.claim) ?? ANONYMOUS)
-      : bearerPrincipal(c.req.header('authorization'), principals.tokens);
+    const host = env.requestContext?.http?.sourceIp ?? env.incoming?.socket?.remoteAddress ?? '';
+    let principal: string;
+    try {
+      // Behind API Gateway only the authorizer's context counts: a header is the caller's to forge.
+      principal = env.requestContext
+        ? (gatewayPrincipal(env.requestContext, principals.claim) ?? ANONYMOUS)
+        : bearerPrincipal(c.req.header('authorization'), principals.tokens);
+    } catch (e) {
+      options.audit('authentication failed', { audit: 'denied', host, method: c.req.method, path: c.req.path, error: (e as Error).message });
+      throw e;
+    }
     const clientId = c.req.header('x-client-id') ?? c.req.header('user-agent') ?? '';
     c.set('services', services);
     c.set('principal', principal);
-    c.set('host', env.requestContext?.http?.sourceIp ?? env.incoming?.socket?.remoteAddress ?? '');
+    c.set('host', host);
     c.set('clientId', clientId);
     c.set('audit', options.audit);
     options.onPrincipal?.(principal);

@@ -70,6 +70,7 @@ describe('principals', () => {
     expect(await t.anonymous('GET', 'topics/t')).toMatchObject({ status: 403, body: { error: 'TOPIC_AUTHORIZATION_FAILED', error_code: 40301 } });
     expect(t.audit.at(-1)).toMatchObject({ msg: 'authorization denied', principal: 'User:ANONYMOUS', operation: 'DESCRIBE', resourceType: 'TOPIC', resourceName: 't' });
     expect(await t.as('nope')('GET', 'topics')).toMatchObject({ status: 401, body: { error: 'SASL_AUTHENTICATION_FAILED', error_code: 40101 } });
+    expect(t.audit.at(-1)).toMatchObject({ msg: 'authentication failed', audit: 'denied', path: '/v3/clusters/local/topics' });
     expect(await t.alice('GET', 'topics/t')).toMatchObject({ status: 403, body: { message: expect.stringContaining('User:alice') } });
   });
 
