@@ -34,9 +34,9 @@ writeFileSync(
 
 type Call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any; headers: Headers }>;
 
-function secureApp(options: { env?: Record<string, string>; clock?: Clock; wrap?: (s: Storage) => Storage } = {}) {
+function secureApp(options: { env?: Record<string, string>; clock?: Clock; wrap?: (s: Storage) => Storage; storage?: Storage } = {}) {
   const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', AUTH_CONFIG: AUTH_FILE, ...options.env });
-  const storage = createStorage(config.backend);
+  const storage = options.storage ?? createStorage(config.backend);
   const services = createServices(config, options.wrap ? options.wrap(storage) : storage, options.clock);
   const audit: Record<string, unknown>[] = [];
   const app = createApp(services, { logError: () => {}, audit: (msg, fields) => audit.push({ msg, ...fields }) });
@@ -55,7 +55,7 @@ function secureApp(options: { env?: Record<string, string>; clock?: Clock; wrap?
       } catch {}
       return { status: res.status, body: parsed, headers: res.headers };
     };
-  return { app, services, audit, admin: as('admin-token'), alice: as('alice-token'), bob: as('bob-token'), anonymous: as(undefined), as };
+  return { app, storage, services, audit, admin: as('admin-token'), alice: as('alice-token'), bob: as('bob-token'), anonymous: as(undefined), as };
 }
 
 const grant = (admin: Call, resource_type: ResourceType, resource_name: string, operation: Operation, extra: Record<string, string> = {}) =>
@@ -327,6 +327,21 @@ describe("ACL admin on Confluent v3's paths", () => {
     const changes = t.audit.filter((a) => a.audit === 'acl-created' || a.audit === 'acl-deleted');
     expect(changes.map((a) => a.audit)).toEqual(['acl-created', 'acl-created', 'acl-created', 'acl-created', 'acl-deleted']);
     expect(changes.at(-1)).toMatchObject({ msg: 'acl deleted', principal: 'User:admin', acl: { principal: 'User:bob', resourceName: 'orders' } });
+  });
+
+  it('another process (a second Lambda instance) sees a change within the cache bound, 5 s', async () => {
+    let now = 1_000_000;
+    const clock = { now: () => now };
+    const a = secureApp({ clock });
+    const b = secureApp({ clock, storage: a.storage });
+    await a.admin('POST', 'topics', { topic_name: 'orders' });
+    expect((await b.alice('GET', 'topics/orders')).status).toBe(403); // b has read the (empty) ACL set
+    await grant(a.admin, 'TOPIC', 'orders', 'DESCRIBE');
+    expect((await a.alice('GET', 'topics/orders')).status).toBe(200);
+    now += 4999;
+    expect((await b.alice('GET', 'topics/orders')).status).toBe(403);
+    now += 1;
+    expect((await b.alice('GET', 'topics/orders')).status).toBe(200);
   });
 
   it('a revoked ACL applies at once on the process that changed it', async () => {
