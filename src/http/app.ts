@@ -3,6 +3,7 @@ import { ThrottledError } from '../quotas/throttle.js';
 import { KafkaError } from '../wire/errors.js';
 import { aclRoutes } from './acl-routes.js';
 import type { AppEnv, AppServices, AuditSink } from './app-env.js';
+import { clusterRoutes } from './cluster-routes.js';
 import { consumerInstanceRoutes } from './consumer-instance-routes.js';
 import { toErrorResponse } from './error-mapping.js';
 import { groupRoutes } from './group-routes.js';
@@ -74,6 +75,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
     await next();
   });
   cluster.get('/', (c) => c.json(c.get('resources').cluster()));
+  cluster.route('/', clusterRoutes());
   cluster.route('/', topicRoutes());
   cluster.route('/', recordRoutes());
   cluster.route('/', producerRoutes());

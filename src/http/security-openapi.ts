@@ -1,6 +1,6 @@
 /**
  * OpenAPI paths of the ACL admin (Confluent v3's /acls paths and shapes) and of client quotas
- * (an extension), merged into openapi.ts; plus the security scheme every route is under.
+ * (an extension), merged into openapi.ts.
  */
 type Json = Record<string, unknown>;
 
@@ -81,15 +81,4 @@ export const securityPaths: Record<string, Json> = {
       responses: { 204: { description: 'Altered' }, ...errors(400, 403) },
     },
   },
-};
-
-/**
- * How callers prove who they are: behind API Gateway its authorizer (SigV4, JWT or API key);
- * locally a bearer token from the auth config. Every route can also answer 401, 403 (Kafka's
- * *_AUTHORIZATION_FAILED) and 429 (THROTTLING_QUOTA_EXCEEDED, with Retry-After and x-throttle-time-ms).
- */
-export const securitySchemes = {
-  sigv4: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'AWS SigV4 (execute-api); the principal is User:<IAM ARN>, an assumed role named by its role ARN' },
-  bearer: { type: 'http', scheme: 'bearer', description: 'A JWT (principal: User:<sub> or the configured claim) or, locally, a token from the auth config' },
-  apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The principal is User:<key id>' },
 };

@@ -131,6 +131,9 @@ const TOPIC_CASES: Case[] = [
   { name: 'Replica sync: CLUSTER_ACTION', grants: [['CLUSTER', 'kafka-cluster', 'CLUSTER_ACTION']], request: (a) => a('POST', 'topics/t/replicas:sync'), denied: 'CLUSTER_AUTHORIZATION_FAILED', ok: 200 },
   { name: 'InitProducerId: IDEMPOTENT_WRITE on the cluster', grants: [['CLUSTER', 'kafka-cluster', 'IDEMPOTENT_WRITE']], request: (a) => a('POST', 'producers:init'), denied: 'CLUSTER_AUTHORIZATION_FAILED', ok: 200 },
   { name: 'InitProducerId: or WRITE on some topic', grants: [['TOPIC', 'any', 'WRITE']], request: (a) => a('POST', 'producers:init'), denied: 'CLUSTER_AUTHORIZATION_FAILED', ok: 200 },
+  { name: 'Replicas: DESCRIBE the topic', grants: [['TOPIC', 't', 'DESCRIBE']], request: (a) => a('GET', 'topics/t/partitions/0/replicas'), denied: 'TOPIC_AUTHORIZATION_FAILED', ok: 200 },
+  { name: 'DescribeConfigs of a broker: DESCRIBE_CONFIGS on the cluster', grants: [['CLUSTER', 'kafka-cluster', 'DESCRIBE_CONFIGS']], request: (a) => a('GET', 'brokers/0/configs'), denied: 'CLUSTER_AUTHORIZATION_FAILED', ok: 200 },
+  { name: 'ListPartitionReassignments: DESCRIBE on the cluster', grants: [['CLUSTER', 'kafka-cluster', 'DESCRIBE']], request: (a) => a('GET', 'topics/-/partitions/-/reassignment'), denied: 'CLUSTER_AUTHORIZATION_FAILED', ok: 200 },
   { name: 'DescribeAcls: DESCRIBE on the cluster', grants: [['CLUSTER', 'kafka-cluster', 'DESCRIBE']], request: (a) => a('GET', 'acls'), denied: 'CLUSTER_AUTHORIZATION_FAILED', ok: 200 },
   {
     name: 'CreateAcls: ALTER on the cluster',
@@ -154,6 +157,13 @@ const GROUP_CASES: Case[] = [
   { name: 'DescribeGroups: consumers', grants: [['GROUP', 'g', 'DESCRIBE']], request: (a) => a('GET', 'consumer-groups/g/consumers'), denied: 'GROUP_AUTHORIZATION_FAILED', ok: 200 },
   { name: 'Group lags: DESCRIBE', grants: [['GROUP', 'g', 'DESCRIBE']], request: (a) => a('GET', 'consumer-groups/g/lags'), denied: 'GROUP_AUTHORIZATION_FAILED', ok: 200 },
   { name: 'Group lag summary: DESCRIBE', grants: [['GROUP', 'g', 'DESCRIBE']], request: (a) => a('GET', 'consumer-groups/g/lag-summary'), denied: 'GROUP_AUTHORIZATION_FAILED', ok: 200 },
+  {
+    name: 'OffsetFetch of one partition: DESCRIBE on the group and the topic',
+    grants: [['GROUP', 'g', 'DESCRIBE'], ['TOPIC', 't', 'DESCRIBE']],
+    request: (a) => a('GET', 'consumer-groups/g/offsets/t/partitions/0'),
+    denied: 'GROUP_AUTHORIZATION_FAILED',
+    ok: 200,
+  },
   { name: 'OffsetFetch: DESCRIBE on the group', grants: [['GROUP', 'g', 'DESCRIBE']], request: (a) => a('GET', 'consumer-groups/g/offsets'), denied: 'GROUP_AUTHORIZATION_FAILED', ok: 200 },
   {
     name: 'ConsumerGroupHeartbeat: READ on the group, DESCRIBE on the topics',
@@ -269,6 +279,9 @@ describe('ACL semantics over HTTP', () => {
     expect(names(await t.alice('GET', 'topics'))).toEqual([]);
     await grant(t.admin, 'TOPIC', 'pay.', 'READ', { pattern_type: 'PREFIXED' });
     expect(names(await t.alice('GET', 'topics'))).toEqual(['pay.in', 'pay.out']);
+    const configTopics = (await t.alice('GET', 'topics/-/configs')).body.data.map((c: { topic_name: string }) => c.topic_name);
+    expect([...new Set(configTopics)]).toEqual([]); // READ does not imply DESCRIBE_CONFIGS
+    expect((await t.alice('GET', 'brokers/0/partition-replicas')).body.data.map((r: { topic_name: string }) => r.topic_name).sort()).toEqual(['pay.in', 'pay.out']);
     // An unknown topic and a hidden one answer alike: the caller learns nothing of either.
     expect((await t.alice('GET', 'topics/hr.salaries')).body.error).toBe('TOPIC_AUTHORIZATION_FAILED');
     expect((await t.alice('GET', 'topics/no-such')).body.error).toBe('TOPIC_AUTHORIZATION_FAILED');
@@ -458,10 +471,10 @@ describe('client quotas', () => {
 });
 
 describe('the OpenAPI document', () => {
-  it('has the ACL and client quota paths and the security schemes', async () => {
+  it('has the ACL and client quota paths, and the local bearer scheme', async () => {
     const doc = (await secureApp().anonymous('GET', '/openapi.json')).body;
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v3/clusters/{cluster_id}/acls', '/v3/clusters/{cluster_id}/acls:batch', '/v3/clusters/{cluster_id}/client-quotas', '/v3/clusters/{cluster_id}/client-quotas:alter']));
     expect(Object.keys(doc.paths['/v3/clusters/{cluster_id}/acls'])).toEqual(['get', 'post', 'delete']);
-    expect(Object.keys(doc.components.securitySchemes)).toEqual(['sigv4', 'bearer', 'apiKey']);
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(['sigv4', 'jwt', 'apiKey', 'bearer']));
   });
 });
