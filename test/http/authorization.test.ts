@@ -34,10 +34,10 @@ writeFileSync(
 
 type Call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any; headers: Headers }>;
 
-function secureApp(options: { env?: Record<string, string>; clock?: Clock; wrap?: (s: Storage) => Storage; storage?: Storage } = {}) {
+function secureApp(options: { env?: Record<string, string>; clock?: Clock; storage?: Storage } = {}) {
   const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', AUTH_CONFIG: AUTH_FILE, ...options.env });
   const storage = options.storage ?? createStorage(config.backend);
-  const services = createServices(config, options.wrap ? options.wrap(storage) : storage, options.clock);
+  const services = createServices(config, storage, options.clock);
   const audit: Record<string, unknown>[] = [];
   const app = createApp(services, { logError: () => {}, audit: (msg, fields) => audit.push({ msg, ...fields }) });
   const as =
@@ -369,8 +369,9 @@ describe("ACL admin on Confluent v3's paths", () => {
 
 describe('storage faults', () => {
   it('an ACL write whose answer was lost, or a batch cut short, lands every ACL exactly once on retry', async () => {
-    let faulty!: FaultyMetadataStore;
-    const t = secureApp({ wrap: (s) => ({ ...s, metadata: (faulty = new FaultyMetadataStore(s.metadata)) }) });
+    const base = createStorage({ kind: 'memory', replicaStores: 1 });
+    const faulty = new FaultyMetadataStore(base.metadata);
+    const t = secureApp({ storage: { ...base, metadata: faulty } });
     const acl = (principal: string) => ({ resource_type: 'TOPIC', resource_name: 'orders', pattern_type: 'LITERAL', principal, host: '*', operation: 'READ', permission: 'ALLOW' });
     faulty.faults.fail('put', { when: 'after', match: (k) => k.startsWith('acl|') });
     expect((await t.admin('POST', 'acls', acl('User:a'))).status).toBe(500);
@@ -383,8 +384,9 @@ describe('storage faults', () => {
   });
 
   it('a quota change whose answer was lost applies once on retry; a concurrent change to another key is kept', async () => {
-    let faulty!: FaultyMetadataStore;
-    const t = secureApp({ wrap: (s) => ({ ...s, metadata: (faulty = new FaultyMetadataStore(s.metadata)) }) });
+    const base = createStorage({ kind: 'memory', replicaStores: 1 });
+    const faulty = new FaultyMetadataStore(base.metadata);
+    const t = secureApp({ storage: { ...base, metadata: faulty } });
     const alter = (ops: unknown[]) => t.admin('POST', 'client-quotas:alter', { data: [{ entity: [{ entity_type: 'user', entity_name: 'alice' }], ops }] });
     faulty.faults.fail('put', { when: 'after', match: (k) => k.startsWith('quota|') });
     expect((await alter([{ key: 'producer_byte_rate', value: 100 }])).status).toBe(500);
