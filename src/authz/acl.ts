@@ -66,7 +66,7 @@ const oneOf = <T extends string>(values: readonly T[], raw: unknown, field: stri
 };
 
 /** A principal as Kafka writes it: `Type:name`, e.g. `User:alice`. */
-export function validatePrincipal(raw: unknown): string {
+function validatePrincipal(raw: unknown): string {
   if (typeof raw !== 'string' || !/^[A-Za-z][A-Za-z0-9_-]*:.+$/.test(raw)) {
     throw new KafkaError('INVALID_REQUEST', `A principal is Type:name, e.g. User:alice (got ${JSON.stringify(raw)})`);
   }
@@ -144,7 +144,3 @@ export function bindingKey(b: AclBinding): string {
   return [b.resourceType, b.patternType, b.resourceName, b.principal, b.host, b.operation, b.permission].map(encodeURIComponent).join('|');
 }
 
-/** kafka-acls.sh's line for one entry. */
-export function describeBinding(b: AclBinding): string {
-  return `(principal=${b.principal}, host=${b.host}, operation=${b.operation}, permissionType=${b.permission})`;
-}

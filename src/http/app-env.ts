@@ -41,8 +41,6 @@ export type AppEnv = {
     principal: string;
     /** The caller's address, for ACLs that name a host ('' when unknown: only host '*' matches). */
     host: string;
-    /** Kafka's client.id: `x-client-id`, else `user-agent`. */
-    clientId: string;
     audit: AuditSink;
     /** Bytes of the request body once read, and of a fetch's answer: what byte-rate quotas count. */
     bodyBytes: number;

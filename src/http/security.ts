@@ -1,7 +1,7 @@
 /**
- * The HTTP side of authorization: a middleware that gives every request its principal, host and
- * client id and applies client quotas, and the checks the routes make, each mapped to the
- * operation Kafka's authorizer checks for the same API (see docs/security.md for the table).
+ * The HTTP side of authorization: a middleware that gives every request its principal and host
+ * and applies client quotas, and the checks the routes make, each mapped to the operation Kafka's
+ * authorizer checks for the same API (see docs/security.md for the table).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
@@ -39,7 +39,7 @@ export interface SecurityOptions {
   onPrincipal?: (principal: string) => void;
 }
 
-/** Principal, host and client id for the request; client quotas checked before and counted after it. */
+/** Principal and host for the request; client quotas (by principal and client id) checked before it and counted after. */
 export function security(services: AppServices, options: SecurityOptions): MiddlewareHandler<AppEnv> {
   const { principals, quotas, buckets } = services.security;
   return async (c, next) => {
@@ -59,7 +59,6 @@ export function security(services: AppServices, options: SecurityOptions): Middl
     c.set('services', services);
     c.set('principal', principal);
     c.set('host', host);
-    c.set('clientId', clientId);
     c.set('audit', options.audit);
     options.onPrincipal?.(principal);
 
