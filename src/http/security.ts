@@ -44,7 +44,8 @@ export function security(services: AppServices, options: SecurityOptions): Middl
   const { principals, quotas, buckets } = services.security;
   return async (c, next) => {
     const env = (c.env ?? {}) as Bindings;
-    const host = env.requestContext?.http?.sourceIp ?? env.incoming?.socket?.remoteAddress ?? '';
+    // An IPv4 peer of a dual-stack socket reads ::ffff:a.b.c.d; ACLs name it a.b.c.d, as Kafka does.
+    const host = (env.requestContext?.http?.sourceIp ?? env.incoming?.socket?.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
     let principal: string;
     try {
       // Behind API Gateway only the authorizer's context counts: a header is the caller's to forge.

@@ -70,6 +70,13 @@ describe('kafka-log acls and configs', () => {
     expect(removed.out).toContain('\t(principal=User:alice, host=*, operation=DESCRIBE, permissionType=DENY)');
     expect((await alice('topics', 'describe', '--topic', 'orders')).code).toBe(0);
 
+    // An ACL naming a host applies to requests from that address only (here the loopback peer).
+    await admin('topics', 'create', '--topic', 'hosted');
+    await admin('acls', '--add', '--allow-principal', 'User:alice', '--allow-host', '10.9.9.9', '--operation', 'All', '--topic', 'hosted');
+    expect((await alice('topics', 'describe', '--topic', 'hosted')).code).toBe(1);
+    await admin('acls', '--add', '--allow-principal', 'User:alice', '--allow-host', '127.0.0.1', '--operation', 'All', '--topic', 'hosted');
+    expect((await alice('topics', 'describe', '--topic', 'hosted')).code).toBe(0);
+
     expect(await admin('acls', '--add', '--topic', 'orders')).toMatchObject({ code: 2 });
     expect(await admin('acls', '--list', '--add')).toMatchObject({ code: 2 });
     expect(await alice('acls', '--list')).toMatchObject({ code: 1, err: [expect.stringMatching(/CLUSTER_AUTHORIZATION_FAILED/)] });
