@@ -16,13 +16,19 @@
  *   logRetentionDays      CloudWatch Logs retention (a value CloudWatch offers) 30
  *   throttleRate, throttleBurst     API requests per second, burst            1000, 2000
  *   alarmEmail            subscribe this address to the alarm topic           none
- *   authorization         enforce Kafka ACLs (docs/security.md)                true
+ *   authorization         enforce Kafka ACLs (docs/security.md)                true; false for stage local
  *   superUsers            Kafka's super.users, ';'-separated principals        none
  *                         (e.g. User:arn:aws:iam::123456789012:role/Admin)
  *   allowEveryoneIfNoAclFound       Kafka's allow.everyone.if.no.acl.found    false
  *   principalClaim        the JWT claim naming the principal (authMode=jwt)   sub
  *   quotaRate, quotaBurst API Gateway's per-route throttle of the produce and fetch routes
- *                         (requests per second, burst), below the stage's      none
+ *                         (requests per second, burst), below the stage's; HTTP API only   none
+ *   apiFlavor             http (API Gateway v2) | rest (v1, e.g. LocalStack's free plan)
+ *                                                                             http; rest for stage local
+ *   lambdaRuntime         nodejs24.x | nodejs22.x (LocalStack images lag AWS)  nodejs24.x; nodejs22.x for stage local
+ *   reservedConcurrency   reserved concurrency per function: a number for every HTTP function,
+ *                         or produce=N,fetch=N,admin=N,scheduler=N (a ceiling that keeps one
+ *                         stage from taking the account's whole concurrency)         none
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 
@@ -30,6 +36,10 @@ export type ApiAuth =
   | { mode: 'iam' }
   | { mode: 'jwt'; issuer: string; audiences: string[] }
   | { mode: 'apiKey'; keyDigests: string[] };
+
+export type ApiFlavor = 'http' | 'rest';
+
+export type ReservedConcurrency = Partial<Record<'produce' | 'fetch' | 'admin' | 'scheduler', number>>;
 
 export interface LogStackConfig {
   stage: string;
@@ -46,6 +56,9 @@ export interface LogStackConfig {
   security: { authorization: boolean; superUsers: string[]; allowEveryoneIfNoAclFound: boolean; principalClaim: string };
   /** Per-route throttle of the data routes (API Gateway's own, per stage, not per caller). */
   dataRouteThrottle?: { rateLimit: number; burstLimit: number };
+  apiFlavor: ApiFlavor;
+  lambdaRuntime: 'nodejs24.x' | 'nodejs22.x';
+  reservedConcurrency: ReservedConcurrency;
 }
 
 type Lookup = (key: string) => unknown;
@@ -86,6 +99,26 @@ function superUsers(v: unknown): string[] {
   return out;
 }
 
+const CONCURRENCY_FUNCTIONS = ['produce', 'fetch', 'admin', 'scheduler'] as const;
+
+function reservedConcurrency(v: unknown): ReservedConcurrency {
+  const raw = str(v);
+  if (raw === undefined) return {};
+  if (/^\d+$/.test(raw)) {
+    const n = int('reservedConcurrency', raw, 0, 1, 10_000);
+    return { produce: n, fetch: n, admin: n };
+  }
+  const out: ReservedConcurrency = {};
+  for (const part of list(raw)) {
+    const [name, value] = part.split('=');
+    if (!CONCURRENCY_FUNCTIONS.includes(name as (typeof CONCURRENCY_FUNCTIONS)[number])) {
+      throw new Error(`reservedConcurrency takes N or ${CONCURRENCY_FUNCTIONS.map((f) => `${f}=N`).join(',')}, got ${part}`);
+    }
+    out[name as (typeof CONCURRENCY_FUNCTIONS)[number]] = int(`reservedConcurrency ${name}`, value, 0, 1, 10_000);
+  }
+  return out;
+}
+
 export function stackConfig(context: Lookup): LogStackConfig {
   const stage = str(context('stage')) ?? 'dev';
   if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) throw new Error(`Context stage must be lower-case letters, digits and '-', at most 20 characters: ${stage}`);
@@ -121,8 +154,20 @@ export function stackConfig(context: Lookup): LogStackConfig {
   const replicaStores = int('replicaStores', context('replicaStores'), 1, 0, 10);
   if (replicaStores + expressOneZoneAzIds.length === 0) throw new Error('At least one replica store is needed: replicaStores or expressOneZoneAzIds');
 
+  const apiFlavor = str(context('apiFlavor')) ?? (stage === 'local' ? 'rest' : 'http');
+  if (apiFlavor !== 'http' && apiFlavor !== 'rest') throw new Error(`Context apiFlavor must be http or rest, got ${apiFlavor}`);
+  if (apiFlavor === 'rest' && auth.mode !== 'iam') {
+    throw new Error(`apiFlavor=rest takes authMode=iam only (REST APIs have no JWT authorizer, and their API keys would sit in the template); got ${auth.mode}`);
+  }
+
+  const lambdaRuntime = str(context('lambdaRuntime')) ?? (stage === 'local' ? 'nodejs22.x' : 'nodejs24.x');
+  if (lambdaRuntime !== 'nodejs24.x' && lambdaRuntime !== 'nodejs22.x') throw new Error(`Context lambdaRuntime must be nodejs24.x or nodejs22.x, got ${lambdaRuntime}`);
+
   return {
     stage,
+    apiFlavor,
+    lambdaRuntime,
+    reservedConcurrency: reservedConcurrency(context('reservedConcurrency')),
     clusterId: str(context('clusterId')) ?? stage,
     replicaStores,
     expressOneZoneAzIds,
@@ -137,7 +182,8 @@ export function stackConfig(context: Lookup): LogStackConfig {
     },
     alarmEmail: str(context('alarmEmail')),
     security: {
-      authorization: bool('authorization', context('authorization'), true),
+      // LocalStack's emulated IAM names no caller: every request would be User:ANONYMOUS.
+      authorization: bool('authorization', context('authorization'), stage !== 'local'),
       superUsers: superUsers(context('superUsers')),
       allowEveryoneIfNoAclFound: bool('allowEveryoneIfNoAclFound', context('allowEveryoneIfNoAclFound'), false),
       principalClaim: str(context('principalClaim')) ?? 'sub',

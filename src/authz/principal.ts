@@ -9,14 +9,16 @@ import { KafkaError } from '../wire/errors.js';
 
 export const ANONYMOUS = 'User:ANONYMOUS';
 
-/** The parts of an API Gateway HTTP API (v2) request context this reads. */
+/** The parts of an API Gateway request context this reads: HTTP API (v2), and REST API (v1) with IAM auth. */
 export interface GatewayRequestContext {
   authorizer?: {
     iam?: { userArn?: string };
     jwt?: { claims?: Record<string, unknown> };
     lambda?: Record<string, unknown> | null;
-  };
+  } | null;
   http?: { sourceIp?: string };
+  /** REST APIs (v1): the SigV4 caller. */
+  identity?: { userArn?: string | null; sourceIp?: string };
 }
 
 export interface PrincipalOptions {
@@ -41,7 +43,7 @@ export function iamPrincipalName(arn: string): string {
 /** The principal API Gateway's authorizer vouched for, or undefined when there is none. */
 export function gatewayPrincipal(rc: GatewayRequestContext | undefined, claim: string): string | undefined {
   const a = rc?.authorizer;
-  if (!a) return undefined;
+  if (!a) return rc?.identity?.userArn ? user(iamPrincipalName(rc.identity.userArn)) : undefined;
   if (a.iam?.userArn) return user(iamPrincipalName(a.iam.userArn));
   const claimed = a.jwt?.claims?.[claim];
   if (typeof claimed === 'string' && claimed !== '') return user(claimed);

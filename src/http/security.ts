@@ -45,7 +45,8 @@ export function security(services: AppServices, options: SecurityOptions): Middl
   return async (c, next) => {
     const env = (c.env ?? {}) as Bindings;
     // An IPv4 peer of a dual-stack socket reads ::ffff:a.b.c.d; ACLs name it a.b.c.d, as Kafka does.
-    const host = (env.requestContext?.http?.sourceIp ?? env.incoming?.socket?.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+    const rc = env.requestContext;
+    const host = (rc?.http?.sourceIp ?? rc?.identity?.sourceIp ?? env.incoming?.socket?.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
     let principal: string;
     try {
       // Behind API Gateway only the authorizer's context counts: a header is the caller's to forge.

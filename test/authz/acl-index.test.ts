@@ -136,6 +136,9 @@ describe('principals from the API Gateway request context', () => {
     expect(() => gatewayPrincipal({ authorizer: { jwt: { claims: { sub: 's-1' } } } }, 'email')).toThrow(/email claim/);
     expect(gatewayPrincipal({ authorizer: { lambda: { apiKeyId: 'ci' } } }, 'sub')).toBe('User:ci');
     expect(gatewayPrincipal({}, 'sub')).toBeUndefined();
+    // A REST API (v1) with IAM auth puts the caller in identity.
+    expect(gatewayPrincipal({ identity: { userArn: 'arn:aws:sts::111122223333:assumed-role/W/s' } }, 'sub')).toBe('User:arn:aws:iam::111122223333:role/W');
+    expect(gatewayPrincipal({ authorizer: null, identity: { userArn: null } }, 'sub')).toBeUndefined();
   });
 });
 
