@@ -17,7 +17,8 @@ export interface DataAccess {
 
 export const DATA_ACCESS: Readonly<Record<DataFunctionName, DataAccess>> = {
   // Writes the request's object, commits (conditional UpdateItem of the partition state), indexes;
-  // then reads the topic's push subscriptions and disarms (or removes) those it told.
+  // reads the topic's push subscriptions and disarms (or removes) those it told;
+  // reads the ACL and client quota sets (a Query each, at most every 5 s per instance).
   produce: {
     objectActions: ['s3:PutObject'],
     bucketActions: [],

@@ -3,6 +3,7 @@
  * or over any backend STORAGE_BACKEND names. Flags override the environment:
  *   --port 8080 --host 127.0.0.1 --data-dir .data --replicas 3 --backend local|memory|aws
  *   --scheduler-interval-ms 30000 (0: no in-process scheduler)
+ *   --auth-config auth.json (bearer tokens, super.users, authorization: docs/security.md)
  */
 import { serve } from '@hono/node-server';
 import { parseArgs } from 'node:util';
@@ -19,6 +20,7 @@ const { values: flags } = parseArgs({
     replicas: { type: 'string' },
     backend: { type: 'string' },
     'scheduler-interval-ms': { type: 'string' },
+    'auth-config': { type: 'string' },
   },
 });
 
@@ -27,6 +29,7 @@ if (flags['data-dir']) env.DATA_DIR = flags['data-dir'];
 if (flags.replicas) env.REPLICA_STORES = flags.replicas;
 if (flags.backend) env.STORAGE_BACKEND = flags.backend;
 if (flags['scheduler-interval-ms']) env.SCHEDULER_INTERVAL_MS = flags['scheduler-interval-ms'];
+if (flags['auth-config']) env.AUTH_CONFIG = flags['auth-config'];
 const config = serverConfigFromEnv(env);
 const port = Number(flags.port ?? process.env.PORT ?? 8080);
 const hostname = flags.host ?? process.env.HOST ?? '127.0.0.1';
@@ -43,7 +46,7 @@ app.route('/', push.routes);
 const scheduler = startInProcessScheduler(config, storage, services);
 const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
   origin = `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${info.port}`;
-  console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://${hostname}:${info.port}`, backend: config.backend.kind, clusterId: config.clusterId }));
+  console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://${hostname}:${info.port}`, backend: config.backend.kind, clusterId: config.clusterId, authorization: config.security.authorization }));
 });
 
 server.on('upgrade', (req, socket, head) => push.handleUpgrade(req, socket, head));

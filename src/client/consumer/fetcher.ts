@@ -11,7 +11,7 @@ import { backoffMs } from '../retry.js';
 import { enc, RECORD_BATCH_MEDIA_TYPE, type Response, type Transport, type WireFormat } from '../transport.js';
 import type { IdleBackoff } from './idle-backoff.js';
 import type { PartitionState, SubscriptionState } from './subscription-state.js';
-import { FETCH_HEADERS } from '../../wire/protocol.js';
+import { FETCH_HEADERS, parseAbortedTransactions } from '../../wire/protocol.js';
 
 export interface FetcherConfig {
   fetchMinBytes: number;
@@ -22,6 +22,8 @@ export interface FetcherConfig {
   requestTimeoutMs: number;
   /** How records travel (the connection's format when unset). */
   format?: WireFormat;
+  /** Kafka's isolation.level: read_committed reads up to the LSO and leaves out aborted transactions. */
+  isolationLevel: 'read_uncommitted' | 'read_committed';
 }
 
 /** A fetch answer, whichever format it came in. */
@@ -107,6 +109,7 @@ export class Fetcher {
           min_bytes: this.config.fetchMinBytes,
           max_wait_ms: maxWaitMs,
           ...(batches ? {} : { format: 'binary' }),
+          ...(this.config.isolationLevel === 'read_committed' ? { isolation_level: 'read_committed' } : {}),
         },
         ...(batches ? { accept: RECORD_BATCH_MEDIA_TYPE } : {}),
         timeoutMs: this.config.requestTimeoutMs + maxWaitMs,
@@ -140,7 +143,7 @@ export class Fetcher {
           if (err.type === 'OFFSET_OUT_OF_RANGE') return this.onOutOfRange(s, err);
           const n = (this.errorsByPartition.get(s) ?? 0) + 1;
           this.errorsByPartition.set(s, n);
-          s.nextFetchAt = Date.now() + backoffMs(n - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs);
+          s.nextFetchAt = Date.now() + Math.max(backoffMs(n - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs), err.throttleTimeMs ?? 0);
           if (!err.retriable) this.pendingError = err;
         },
       )
@@ -155,7 +158,7 @@ export class Fetcher {
   private parse(res: Response<WireRecordList | Buffer>, s: PartitionState, offset: number, asked: boolean): Fetched {
     if (Buffer.isBuffer(res.body)) {
       this.transport.recordBatchSupport = 'supported';
-      const records = decodeFetchedRecords(res.body, s.topic, s.partition, offset);
+      const records = decodeFetchedRecords(res.body, s.topic, s.partition, offset, parseAbortedTransactions(res.headers.get(FETCH_HEADERS.abortedTransactions)));
       const header = (name: string, fallback: number) => {
         const v = res.headers.get(name);
         const n = v === null ? NaN : Number(v);
