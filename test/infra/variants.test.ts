@@ -139,7 +139,7 @@ describe('authorization and quotas', () => {
         const env = s.template.toJSON().Resources[s.stack.getLogicalId(fn.node.defaultChild as never)].Properties.Environment.Variables;
         expect(env).toMatchObject({ AUTHORIZATION: 'true', SUPER_USERS: 'User:arn:aws:iam::111122223333:role/Admin;User:ops', ALLOW_EVERYONE_IF_NO_ACL_FOUND: 'false', PRINCIPAL_CLAIM: 'email' });
       }
-      const stage = Object.values(s.template.findResources('AWS::ApiGatewayV2::Stage'))[0]!;
+      const stage = Object.values(s.template.findResources('AWS::ApiGatewayV2::Stage')).find((st) => st.Properties.StageName === '$default')!;
       const routeSettings = stage.Properties.RouteSettings as Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }>;
       expect(Object.keys(routeSettings).sort()).toEqual([
         'GET /v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records',
@@ -147,7 +147,8 @@ describe('authorization and quotas', () => {
         'POST /v3/clusters/{clusterId}/topics/{topicName}/{action}',
       ]);
       for (const r of Object.values(routeSettings)) expect(r).toEqual({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 });
-      const routeIds = Object.keys(s.template.findResources('AWS::ApiGatewayV2::Route'));
+      const httpApiId = logicalId(s.stack, (s.stack.api as LogHttpApi).api);
+      const routeIds = Object.entries(s.template.findResources('AWS::ApiGatewayV2::Route')).filter(([, r]) => r.Properties.ApiId.Ref === httpApiId).map(([id]) => id);
       expect(stage.DependsOn).toEqual(expect.arrayContaining(routeIds));
     } finally {
       s.cleanup();
