@@ -47,7 +47,7 @@ export interface OptimisticUpdate<T, R> {
   attempts?: number;
   /** Back-off bounds between retries in ms (default 2 ms doubling up to 100 ms, full jitter). */
   backoff?: { baseMs: number; maxMs: number };
-  /** The error when it gives up (default COORDINATOR_NOT_AVAILABLE-like contention error, retriable). */
+  /** The one error when it gives up: a Kafka error name the caller's clients know how to treat. */
   giveUp: { errorName: KafkaErrorName; message: string };
 }
 
@@ -96,7 +96,7 @@ export function holdsWrite<T>(found: MetaItem<T> | undefined, attempted: Decisio
 }
 
 /** Full jitter: uniform in [0, min(max, base * 2^n)). */
-export function jitteredDelay(n: number, { baseMs, maxMs }: { baseMs: number; maxMs: number }): number {
+function jitteredDelay(n: number, { baseMs, maxMs }: { baseMs: number; maxMs: number }): number {
   return Math.random() * Math.min(maxMs, baseMs * 2 ** n);
 }
 
