@@ -71,7 +71,9 @@ export function LineChart({ label, data, unit }: { label: string; data: [number[
         height: 180,
         series: [{}, { label: `${label} (${unit})`, stroke: '#0b5cad', width: 2, fill: 'rgba(11,92,173,0.08)' }],
         axes: [{}, { size: 60 }],
-        scales: { x: { time: true } },
+        legend: { show: false },
+        // A sliding two-minute window, and a y axis from 0: one sample is not a scale.
+        scales: { x: { time: true, range: (_u, _min, max) => [max - 120, max] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
       },
       [[], []],
       el,

@@ -5,10 +5,12 @@
  *   kafka-log consume --topic orders --from-beginning --print-key --max-messages 2
  *   kafka-log groups describe --group billing
  *   kafka-log perf produce --topic orders --num-records 100000 --record-size 100 --throughput -1
+ *   kafka-log console --bootstrap-server https://abc.execute-api.eu-west-1.amazonaws.com --auth sigv4
  * Errors print one line to stderr and exit non-zero (2 for a usage mistake, 1 otherwise).
  */
 import { KafkaClientError } from '../client/index.js';
 import { UsageError, CONNECTION_HELP } from './args.js';
+import { consoleCommand } from './console.js';
 import { consumeCommand } from './consume.js';
 import type { Context } from './context.js';
 import { groupsCommand } from './groups.js';
@@ -22,6 +24,7 @@ const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help
   consume  records to stdout                                    (kafka-console-consumer.sh)
   groups   list | describe | delete | reset-offsets             (kafka-consumer-groups.sh)
   perf     produce | consume                                    (kafka-*-perf-test.sh)
+  console  the web console, calls signed (--auth sigv4)         (as kubectl proxy)
 ${CONNECTION_HELP}`;
 
 const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> = {
@@ -30,6 +33,7 @@ const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> 
   consume: consumeCommand,
   groups: groupsCommand,
   perf: perfCommand,
+  console: consoleCommand,
 };
 
 /** Runs one command line; resolves to the exit code. */

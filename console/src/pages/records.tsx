@@ -115,7 +115,7 @@ function Browse({ topic, partitions, initial }: { topic: string; partitions: num
             {list.records.map((r) => (
               <tr key={r.offset}>
                 <th scope="row">{r.offset}</th>
-                <td>{r.timestamp}</td>
+                <td class="time">{r.timestamp}</td>
                 <td>
                   <pre>{show(bytesOf(r.key), view)}</pre>
                 </td>
