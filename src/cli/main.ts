@@ -5,6 +5,7 @@
  *   kafka-log consume --topic orders --from-beginning --print-key --max-messages 2
  *   kafka-log groups describe --group billing
  *   kafka-log perf produce --topic orders --num-records 100000 --record-size 100 --throughput -1
+ *   kafka-log transactions find-hanging --topic orders
  *   kafka-log console --bootstrap-server https://abc.execute-api.eu-west-1.amazonaws.com --auth sigv4
  * Errors print one line to stderr and exit non-zero (2 for a usage mistake, 1 otherwise).
  */
@@ -17,6 +18,7 @@ import { groupsCommand } from './groups.js';
 import { perfCommand } from './perf.js';
 import { produceCommand } from './produce.js';
 import { topicsCommand } from './topics.js';
+import { transactionsCommand } from './transactions.js';
 
 const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help for more)
   topics   create | list | describe | alter | delete           (kafka-topics.sh)
@@ -24,6 +26,7 @@ const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help
   consume  records to stdout                                    (kafka-console-consumer.sh)
   groups   list | describe | delete | reset-offsets             (kafka-consumer-groups.sh)
   perf     produce | consume                                    (kafka-*-perf-test.sh)
+  transactions list | describe | find-hanging | abort           (kafka-transactions.sh)
   console  the web console, calls signed (--auth sigv4)         (as kubectl proxy)
 ${CONNECTION_HELP}`;
 
@@ -33,6 +36,7 @@ const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> 
   consume: consumeCommand,
   groups: groupsCommand,
   perf: perfCommand,
+  transactions: transactionsCommand,
   console: consoleCommand,
 };
 

@@ -13,7 +13,6 @@ const CLIENT_ERRORS: Record<string, { code: number; retriable: boolean }> = {
   CLUSTER_AUTHORIZATION_FAILED: { code: 31, retriable: false },
   SASL_AUTHENTICATION_FAILED: { code: 58, retriable: false },
   THROTTLING_QUOTA_EXCEEDED: { code: 89, retriable: true },
-  PRODUCER_FENCED: { code: 90, retriable: false },
   INVALID_CONFIG: { code: 40, retriable: false },
   ILLEGAL_STATE: { code: -1, retriable: false },
   NO_OFFSET_FOR_PARTITION: { code: -1, retriable: false },

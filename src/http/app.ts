@@ -12,6 +12,7 @@ import { recordRoutes } from './record-routes.js';
 import { bodySizeLimit } from './request.js';
 import { Resources } from './resources.js';
 import { topicRoutes } from './topic-routes.js';
+import { transactionRoutes } from './transaction-routes.js';
 
 export interface AppOptions {
   /** Where unexpected errors are reported (the caller only ever sees a generic 500). */
@@ -62,6 +63,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   cluster.route('/', topicRoutes());
   cluster.route('/', recordRoutes());
   cluster.route('/', producerRoutes());
+  cluster.route('/', transactionRoutes());
   cluster.route('/', groupRoutes());
   v3.route('/:clusterId', cluster);
   app.route('/v3/clusters', v3);
