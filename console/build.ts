@@ -24,6 +24,8 @@ const TYPES: Record<string, string> = {
 /** Runs the Vite build into a temporary folder and returns the generated module's text. */
 export async function buildConsoleModule(): Promise<string> {
   const outDir = await mkdtemp(join(tmpdir(), 'console-build-'));
+  // The same bytes from any caller: a test runner's NODE_ENV=test would make another build.
+  process.env.NODE_ENV = 'production';
   try {
     await build({ configFile: join(root, 'vite.config.ts'), logLevel: 'warn', build: { outDir, emptyOutDir: true } });
     const files = (await readdir(outDir, { recursive: true, withFileTypes: true })).filter((d) => d.isFile());

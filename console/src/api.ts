@@ -71,6 +71,8 @@ export interface Partition {
   replica_ids: number[];
   isr: number[];
   log_start_offset: number;
+  /** The first offset of the oldest open transaction, else the high watermark. */
+  last_stable_offset: number;
   high_watermark: number;
   log_end_offset: number;
   size_in_bytes: number;

@@ -98,7 +98,9 @@ async function expectedAuthorization(s: Seen): Promise<string> {
     } as never,
   });
   const query: Record<string, string> = {};
-  s.url.searchParams.forEach((v, k) => (query[k] = v));
+  s.url.searchParams.forEach((v, k) => {
+    query[k] = v;
+  });
   const signed = await signer.sign(
     { method: s.method, protocol: 'http:', hostname: s.url.hostname, port: Number(s.url.port), path: s.url.pathname, query, headers, ...(s.body ? { body: s.body } : {}) },
     { signingDate: date },

@@ -144,10 +144,10 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await page.goto(`${origin}/console/#/topics/orders`);
     const table = page.getByRole('table', { name: 'Partitions of orders' });
     await expect.poll(() => table.locator('tbody tr').count()).toBe(3);
-    const api = (await call('GET', '/topics/orders/partitions')).data as { partition_id: number; leader_id: number; leader_epoch: number; replica_ids: number[]; isr: number[]; high_watermark: number; log_end_offset: number; log_start_offset: number }[];
+    const api = (await call('GET', '/topics/orders/partitions')).data as { partition_id: number; leader_id: number; leader_epoch: number; replica_ids: number[]; isr: number[]; high_watermark: number; last_stable_offset: number; log_end_offset: number; log_start_offset: number }[];
     for (const p of api) {
       const cells = await table.locator('tbody tr').nth(p.partition_id).locator('th, td').allTextContents();
-      expect(cells.slice(0, 8)).toEqual([p.partition_id, p.leader_id, p.leader_epoch, p.replica_ids.join(', '), p.isr.join(', '), p.log_start_offset, p.high_watermark, p.log_end_offset].map(String));
+      expect(cells.slice(0, 9)).toEqual([p.partition_id, p.leader_id, p.leader_epoch, p.replica_ids.join(', '), p.isr.join(', '), p.log_start_offset, p.last_stable_offset, p.high_watermark, p.log_end_offset].map(String));
     }
 
     const retention = page.getByLabel('retention.ms', { exact: true });

@@ -86,7 +86,7 @@ export function TopicPage({ topic }: { topic: string }) {
       <Section title="Partitions" id="partitions">
         <ErrorLine error={partitions.error} />
         {partitions.data && (
-          <Table caption={`Partitions of ${topic}`} head={['Partition', 'Leader', 'Leader epoch', 'Replicas', 'ISR', 'Log start', 'High watermark', 'Log end', 'Size', '']}>
+          <Table caption={`Partitions of ${topic}`} head={['Partition', 'Leader', 'Leader epoch', 'Replicas', 'ISR', 'Log start', 'Last stable', 'High watermark', 'Log end', 'Size', '']}>
             {partitions.data.data.map((p) => (
               <tr key={p.partition_id}>
                 <th scope="row">{p.partition_id}</th>
@@ -95,6 +95,7 @@ export function TopicPage({ topic }: { topic: string }) {
                 <td>{p.replica_ids.join(', ')}</td>
                 <td class={p.isr.length < p.replica_ids.length ? 'warn' : undefined}>{p.isr.join(', ')}</td>
                 <td>{p.log_start_offset}</td>
+                <td>{p.last_stable_offset}</td>
                 <td>{p.high_watermark}</td>
                 <td>{p.log_end_offset}</td>
                 <td>{formatBytes(p.size_in_bytes)}</td>
