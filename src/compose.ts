@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { createSecurity } from './authz/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { ServerConfig } from './config/server-config.js';
 import { createGroups } from './groups/index.js';
@@ -117,6 +118,7 @@ export function createServices(
     defaults: config.defaults,
     limits: config.limits,
     fetchPurgatory,
+    security: createSecurity(config.security, metadata, clock),
     ...(counted ? { operationCounts: counted.snapshot } : {}),
   };
 }

@@ -6,11 +6,15 @@
  *   kafka-log groups describe --group billing
  *   kafka-log perf produce --topic orders --num-records 100000 --record-size 100 --throughput -1
  *   kafka-log transactions find-hanging --topic orders
+ *   kafka-log acls --add --allow-principal User:alice --operation Read --topic orders
+ *   kafka-log configs --entity-type users --entity-name alice --alter --add-config producer_byte_rate=1048576
  *   kafka-log console --bootstrap-server https://abc.execute-api.eu-west-1.amazonaws.com --auth sigv4
  * Errors print one line to stderr and exit non-zero (2 for a usage mistake, 1 otherwise).
  */
 import { KafkaClientError } from '../client/index.js';
+import { aclsCommand } from './acls.js';
 import { UsageError, CONNECTION_HELP } from './args.js';
+import { configsCommand } from './configs.js';
 import { consoleCommand } from './console.js';
 import { consumeCommand } from './consume.js';
 import type { Context } from './context.js';
@@ -27,6 +31,8 @@ const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help
   groups   list | describe | delete | reset-offsets             (kafka-consumer-groups.sh)
   perf     produce | consume                                    (kafka-*-perf-test.sh)
   transactions list | describe | find-hanging | abort           (kafka-transactions.sh)
+  acls     --add | --remove | --list                            (kafka-acls.sh)
+  configs  --entity-type users|clients --alter | --describe     (kafka-configs.sh, client quotas)
   console  the web console, calls signed (--auth sigv4)         (as kubectl proxy)
 ${CONNECTION_HELP}`;
 
@@ -37,6 +43,8 @@ const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> 
   groups: groupsCommand,
   perf: perfCommand,
   transactions: transactionsCommand,
+  acls: aclsCommand,
+  configs: configsCommand,
   console: consoleCommand,
 };
 

@@ -5,6 +5,7 @@
 import { groupPaths } from './group-openapi.js';
 import { transactionPaths } from './transaction-openapi.js';
 import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
+import { securityPaths } from './security-openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -60,8 +61,9 @@ const document = {
     { url: 'http://127.0.0.1:8080', description: '`npm start`: the embedded local backend' },
     { url: 'https://{api_id}.execute-api.{region}.amazonaws.com', description: 'A deployed stage (the stack output ApiUrl)', variables: { api_id: { default: 'api-id' }, region: { default: 'us-east-1' } } },
   ],
-  // One of the deployment's auth modes (infra/stack-config.ts authMode); the local server takes none.
-  security: [{ sigv4: [] }, { jwt: [] }, { apiKey: [] }, {}],
+  // One of the deployment's auth modes (infra/stack-config.ts authMode); the local server takes a
+  // bearer token from its auth config, or none. The principal each names: docs/security.md.
+  security: [{ sigv4: [] }, { jwt: [] }, { apiKey: [] }, { bearer: [] }, {}],
   paths: {
     '/health': { get: { summary: 'Liveness', responses: { 200: json({ type: 'object' }) } } },
     '/v3/clusters': { get: { summary: 'List clusters', responses: { 200: json(ref('List')) } } },
@@ -329,6 +331,7 @@ const document = {
     },
     ...groupPaths,
     ...transactionPaths,
+    ...securityPaths,
   } as Record<string, Json>,
   components: {
     securitySchemes: {
@@ -341,6 +344,7 @@ const document = {
       },
       jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "authMode=jwt: a JWT from the configured issuer, with one of the configured audiences" },
       apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'authMode=apiKey: a key whose SHA-256 digest the stack holds' },
+      bearer: { type: 'http', scheme: 'bearer', description: 'The local server with an auth config (AUTH_CONFIG): a token mapped to a principal' },
     },
     schemas: {
       Error: {

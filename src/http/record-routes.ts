@@ -13,6 +13,7 @@ import { toErrorResponse } from './error-mapping.js';
 import { produceRecordSchema, showRecord, toLogRecord, type DataType, type OutputFormat, type ProduceRecordBody } from './record-encoding.js';
 import { acceptsRecordBatches, recordBatchResponse, requireRecordBatchBody } from './record-batch-body.js';
 import { parseIsolation, partitionParam, queryInt, readBody, readJson, readJsonValues } from './request.js';
+import { authorize } from './security.js';
 
 const deleteRecordsSchema = z.object({ before_offset: z.number().int().min(-1) });
 
@@ -142,6 +143,7 @@ export function recordRoutes(): Hono<AppEnv> {
   // One record, or (Confluent's streaming mode) several records back to back in one body, answered
   // with one delivery report each, in order. The records of one body are appended together.
   app.post('/topics/:topic/records', async (c) => {
+    await authorize(c, 'WRITE', 'TOPIC', c.req.param('topic'));
     const services = c.get('services');
     const bodies = (await readJsonValues(c)).map((v) => produceRecordSchema.parse(v));
     const topic = await services.topics.get(c.req.param('topic'));
@@ -158,6 +160,7 @@ export function recordRoutes(): Hono<AppEnv> {
 
   // Confluent's batch produce, without its limit of 10 entries: the body size is the bound.
   app.post('/topics/:topic/records:batch', async (c) => {
+    await authorize(c, 'WRITE', 'TOPIC', c.req.param('topic'));
     const services = c.get('services');
     const body = batchSchema.parse(await readJson(c));
     const ids = new Set(body.entries.map((e) => e.id));
@@ -188,6 +191,7 @@ export function recordRoutes(): Hono<AppEnv> {
   // Extension: Kafka's produce for one partition with a body of record batches (record-batch-body.ts).
   // The answer is Kafka's per-partition produce response.
   app.post('/topics/:topic/partitions/:partition/records', async (c) => {
+    await authorize(c, 'WRITE', 'TOPIC', c.req.param('topic'));
     const services = c.get('services');
     requireRecordBatchBody(c);
     const acks = parseAcks(c.req.query('acks'));
@@ -229,6 +233,7 @@ export function recordRoutes(): Hono<AppEnv> {
   // (fetch.min.bytes, fetch.max.wait.ms) it is a long poll: it waits in the fetch purgatory until
   // that many bytes are readable below the HW or the time is up, and stops when the client leaves.
   app.get('/topics/:topic/partitions/:partition/records', async (c) => {
+    await authorize(c, 'READ', 'TOPIC', c.req.param('topic'));
     const services = c.get('services');
     const topic = await services.topics.get(c.req.param('topic'));
     const partition = partitionParam(c.req.param('partition'));
@@ -273,6 +278,7 @@ export function recordRoutes(): Hono<AppEnv> {
         return c.body(null, 204); // the client has gone; nobody reads this
       }
     }
+    c.set('responseBytes', result.bytes); // what consumer_byte_rate counts
     if ('batches' in result) return recordBatchResponse(c, result);
     // Sent as bytes: a multi-megabyte string answer would be UTF-8 encoded twice (Content-Length, then the write).
     const json = JSON.stringify({
@@ -293,6 +299,7 @@ export function recordRoutes(): Hono<AppEnv> {
   // (-1: the high watermark). Records below it are gone for readers at once; their objects are
   // deleted by the scheduler after file.delete.delay.ms.
   app.post('/topics/:topic/partitions/:partition/records:delete', async (c) => {
+    await authorize(c, 'DELETE', 'TOPIC', c.req.param('topic')); // DeleteRecords
     const services = c.get('services');
     const body = deleteRecordsSchema.parse(await readJson(c));
     const topic = await services.topics.get(c.req.param('topic'));
@@ -304,6 +311,7 @@ export function recordRoutes(): Hono<AppEnv> {
 
   // Extension: the replica catch-up step on demand (the scheduler runs it on every tick).
   app.post('/topics/:topic/replicas:sync', async (c) => {
+    await authorize(c, 'CLUSTER_ACTION', 'CLUSTER'); // replication is the brokers' own (inter-broker) work in Kafka
     const services = c.get('services');
     const topic = await services.topics.get(c.req.param('topic'));
     const reports = await services.log.syncReplicas(topic);

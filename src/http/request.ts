@@ -29,9 +29,12 @@ const tooLarge = (maxBytes: number) => new KafkaError('PAYLOAD_TOO_LARGE', `The 
 export async function readBody(c: Context<AppEnv>): Promise<Buffer> {
   const maxBytes = c.get('maxRequestBytes') ?? Number.MAX_SAFE_INTEGER;
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  if (incoming && typeof incoming.on === 'function' && !incoming.readableDidRead) return readIncoming(incoming, Number(c.req.header('content-length') ?? NaN), maxBytes);
-  const body = Buffer.from(await c.req.arrayBuffer());
+  const body =
+    incoming && typeof incoming.on === 'function' && !incoming.readableDidRead
+      ? await readIncoming(incoming, Number(c.req.header('content-length') ?? NaN), maxBytes)
+      : Buffer.from(await c.req.arrayBuffer());
   if (body.byteLength > maxBytes) throw tooLarge(maxBytes);
+  c.set('bodyBytes', body.byteLength);
   return body;
 }
 

@@ -13,6 +13,8 @@
  * pk `timer#{slot}`                 sk `{expiry}#{kind}#{id}` (durable timers)
  * pk `txn#{transactionalId}`        sk `state` (the transaction coordinator's state of the id)
  * pk `txn-ids`                      sk `{transactionalId}` (the registry of transactional ids)
+ * pk `acl`                          sk the ACL's fields, URI-encoded and joined by `|` (one item per ACL)
+ * pk `quota`                        sk `user={name}`, `client-id={id}`, both joined by `,` (`<default>` for a default)
  *
  * objects `data/{topicId}/{ms}-{hex}` (one produce request) and
  * `segments/{topicId}/{partition}/{baseOffset}-{ms}-{hex}` (maintenance's per-partition segments).
@@ -37,6 +39,10 @@ export const groupRegistrySk = (groupId: string) => `${GROUP_REGISTRY_PREFIX}${g
 export const PRODUCER_ID_SEQ_SK = 'producer-id-seq';
 export const SCHEDULER_LEASE_SK = 'scheduler';
 export const timerCursorSk = (kind: string) => `timer-cursor#${kind}`;
+
+// Access control: each set is one query.
+export const ACL_PK = 'acl';
+export const QUOTA_PK = 'quota';
 
 // One partition.
 export const PARTITION_PREFIX = 'part#';

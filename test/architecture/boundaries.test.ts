@@ -28,6 +28,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/replication': ['src/clock.ts', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
   'src/groups': ['src/clock.ts', 'src/log', 'src/partition', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
   'src/transactions': ['src/clock.ts', 'src/groups', 'src/log', 'src/producer', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
+  'src/quotas': ['src/clock.ts', 'src/storage', 'src/wire'],
+  'src/authz': ['src/clock.ts', 'src/config', 'src/quotas', 'src/storage', 'src/wire'],
   'src/maintenance': [
     'src/clock.ts',
     'src/groups',
@@ -41,6 +43,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/wire',
   ],
   'src/http': [
+    'src/authz',
     'src/clock.ts',
     'src/config',
     'src/console',
@@ -48,6 +51,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/log',
     'src/partition',
     'src/producer',
+    'src/quotas',
     'src/storage',
     'src/timer',
     'src/topics',
@@ -55,6 +59,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/wire',
   ],
   'src/compose.ts': [
+    'src/authz',
     'src/clock.ts',
     'src/config',
     'src/groups',

@@ -138,7 +138,7 @@ export class Fetcher {
           if (err.type === 'OFFSET_OUT_OF_RANGE') return this.onOutOfRange(s, err);
           const n = (this.errorsByPartition.get(s) ?? 0) + 1;
           this.errorsByPartition.set(s, n);
-          s.nextFetchAt = Date.now() + backoffMs(n - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs);
+          s.nextFetchAt = Date.now() + Math.max(backoffMs(n - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs), err.throttleTimeMs ?? 0);
           if (!err.retriable) this.pendingError = err;
         },
       )

@@ -467,7 +467,8 @@ export class Sender {
     }
     if (e.type === 'UNKNOWN_TOPIC_OR_PARTITION') this.metadata.invalidate(b.topic);
     const now = Date.now();
-    const wait = backoffMs(b.attempts - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs);
+    // A quota's throttle time is waited out in full (Kafka's throttle_time_ms).
+    const wait = Math.max(backoffMs(b.attempts - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs), e.throttleTimeMs ?? 0);
     const inTime = now + wait - b.createdMs < this.config.deliveryTimeoutMs;
     // A batch that got no answer on its last try may still have been written: with idempotence the
     // server tells on retry; without it Kafka accepts the possible duplicate too.
