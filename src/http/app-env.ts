@@ -19,7 +19,7 @@ export interface AppServices {
   partitioner: Partitioner;
   producerIds: ProducerIds;
   defaults: { partitions: number; replicationFactor: number };
-  limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number };
+  limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number; maxResponseBytes?: number };
   /** Long-poll fetches wait here; this process's appends to a partition complete them (src/timer/delayed-fetch.ts). */
   fetchPurgatory: Purgatory;
   /** Storage operation counts, when the composition root wrapped the stores in counters (the benchmark). */

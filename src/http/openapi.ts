@@ -157,7 +157,7 @@ export const openApiDocument = {
           topic,
           partition,
           param('offset', 'query', { type: 'integer', minimum: 0, default: 0 }),
-          param('max_bytes', 'query', { type: 'integer', minimum: 1 }, 'Soft limit; at least one batch is returned'),
+          param('max_bytes', 'query', { type: 'integer', minimum: 1 }, "Kafka's max bytes, at batch granularity: the answer starts at the stored batch holding `offset` (JSON: at that record) and takes whole batches within max_bytes, at least one. A deployment with MAX_RESPONSE_BYTES (Lambda: 6 MB) also keeps the answer within that, after base64 or JSON inflation: a JSON answer then stops at a record and `next_offset` goes on from there"),
           param('format', 'query', { enum: ['binary', 'string', 'json'], default: 'binary' }, 'How keys and values are shown'),
           param('min_bytes', 'query', { type: 'integer', minimum: 0, default: 0 }, "Kafka's fetch.min.bytes: wait until this many bytes are readable below the high watermark (with max_wait_ms)"),
           param('max_wait_ms', 'query', { type: 'integer', minimum: 0, default: 0 }, "Kafka's fetch.max.wait.ms: the longest wait for min_bytes, bounded by the server (MAX_FETCH_WAIT_MS, 25 s); then whatever there is is returned, possibly nothing"),

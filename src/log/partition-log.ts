@@ -7,7 +7,7 @@ import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../s
 import { OffsetIndex } from './offset-index.js';
 import { commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type StateRead } from './partition-commit.js';
 import { partitionPk, STATE_SK, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
-import { decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, type DecodedRecord } from './record-batch.js';
+import { decodeRecordBatch, decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, type DecodedRecord } from './record-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
 import type { Topic, TopicMeta } from './topics.js';
 
@@ -266,55 +266,42 @@ export class PartitionLog {
   }
 
   /**
-   * Records from `offset` up to the high watermark, about `maxBytes` of batches (at least one
-   * batch, so a consumer always progresses). Offsets outside [logStartOffset, HW] are
-   * OFFSET_OUT_OF_RANGE, as in Kafka; offset = HW answers empty.
+   * Records from `offset` (the first one at or after it) up to the high watermark, in whole stored
+   * batches within `maxBytes` (at least one batch, so a consumer always progresses). Offsets
+   * outside [logStartOffset, HW] are OFFSET_OUT_OF_RANGE, as in Kafka; offset = HW answers empty.
    */
   async read(topic: TopicMeta, partition: number, offset: number, maxBytes: number): Promise<FetchResult> {
     const { state, loaded } = await this.loadFrom(topic, partition, offset, maxBytes);
     const hw = state.highWatermark;
+    const { batches, nextOffset, bytes } = selectBatches(loaded, offset, hw, maxBytes);
     const records: DecodedRecord[] = [];
-    let bytes = 0;
-    for (const { entry, data } of loaded) {
-      bytes += data.byteLength;
-      for (const r of decodeEntry(entry, data)) if (r.offset >= offset && r.offset < hw) records.push(r);
+    for (const b of batches) {
+      for (const r of decodeRecordBatch(b.data, b.at).records) {
+        const at = b.entry.baseOffset + r.offset;
+        if (at >= offset && at < hw) records.push({ ...r, offset: at });
+      }
     }
-    // A compacted entry has gaps (even no record at all): the next fetch starts after the last entry read.
-    const lastEntry = loaded.at(-1)?.entry;
-    const nextOffset = Math.max(records.length > 0 ? records.at(-1)!.offset + 1 : offset, lastEntry ? Math.min(hw, lastEntry.lastOffset + 1) : offset);
     return { records, nextOffset, highWatermark: hw, logStartOffset: state.logStartOffset, bytes };
   }
 
   /**
    * The same range as {@link read}, as Kafka's Fetch sends it: the stored batches, whole and not
-   * decoded, in one buffer, with absolute base offsets and their leader epochs set. The first batch
-   * may start before `offset` (the consumer skips what it did not ask for); batches reaching the HW
-   * are left out. CRCs are not checked here: the consumer checks them, as Kafka's consumer does.
+   * decoded, in one buffer, with absolute base offsets and their leader epochs set, from the batch
+   * holding `offset` (the consumer skips the records of it below the offset). `limitBytes` is a
+   * hard bound (what a platform can answer, e.g. Lambda's 6 MB after base64): a first batch over
+   * it is MESSAGE_TOO_LARGE rather than an answer the platform would drop. CRCs are not checked
+   * here: the consumer checks them, as Kafka's consumer does.
    */
-  async readBatches(topic: TopicMeta, partition: number, offset: number, maxBytes: number): Promise<BatchFetchResult> {
+  async readBatches(topic: TopicMeta, partition: number, offset: number, maxBytes: number, limitBytes = Infinity): Promise<BatchFetchResult> {
     const { state, loaded } = await this.loadFrom(topic, partition, offset, maxBytes);
-    const hw = state.highWatermark;
-    const parts: Uint8Array[] = [];
-    let nextOffset = offset;
-    for (const { entry, data } of loaded) {
-      // Patched in place: the store handed over bytes of our own (ObjectStore.get), and the stored
-      // object keeps its offsets relative to the entry.
-      let at = 0;
-      while (at < data.byteLength) {
-        const header = readBatchHeader(data, at);
-        const base = entry.baseOffset + header.baseOffset;
-        if (base + header.lastOffsetDelta >= hw) break;
-        setBaseOffset(data, at, base);
-        setPartitionLeaderEpoch(data, at, entry.leaderEpoch);
-        at += LOG_OVERHEAD + header.batchLength;
-        nextOffset = Math.max(nextOffset, base + header.lastOffsetDelta + 1);
-      }
-      parts.push(data.subarray(0, at));
-      if (at < data.byteLength) break;
-      // A compacted entry may end in removed records: the next fetch starts after the entry.
-      nextOffset = Math.max(nextOffset, Math.min(hw, entry.lastOffset + 1));
+    const { batches, nextOffset } = selectBatches(loaded, offset, state.highWatermark, maxBytes, limitBytes);
+    // Patched in place: the store handed over bytes of our own (ObjectStore.get), and the stored
+    // object keeps its offsets relative to the entry.
+    for (const b of batches) {
+      setBaseOffset(b.data, b.at, b.base);
+      setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
     }
-    return { batches: joinViews(parts), nextOffset, highWatermark: hw, logStartOffset: state.logStartOffset };
+    return { batches: joinViews(spans(batches)), nextOffset, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset };
   }
 
   /** Loads the index entries (and their bytes) a fetch from `offset` answers with; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
@@ -541,6 +528,65 @@ export class PartitionLog {
       if (this.commitQueues.get(key) === tail) this.commitQueues.delete(key);
     }
   }
+}
+
+/** A stored batch a fetch answers with: where it lies in the loaded bytes, and its absolute offsets. */
+interface SelectedBatch {
+  entry: CommitRecord;
+  data: Uint8Array;
+  at: number;
+  size: number;
+  base: number;
+  last: number;
+}
+
+/**
+ * Kafka's fetch bounds over the loaded entries: batches from the one holding `offset`, below the
+ * HW, whole, as many as fit in `maxBytes` (at least one, however large, as Kafka answers so that
+ * a consumer always progresses), never past `limitBytes`. Entries may be larger than the budget
+ * (one produce request is one entry), so the bounds apply per batch, not per entry.
+ */
+function selectBatches(loaded: { entry: CommitRecord; data: Uint8Array }[], offset: number, hw: number, maxBytes: number, limitBytes = Infinity) {
+  const batches: SelectedBatch[] = [];
+  let nextOffset = offset;
+  let bytes = 0;
+  for (const { entry, data } of loaded) {
+    for (let at = 0; at < data.byteLength; ) {
+      const header = readBatchHeader(data, at);
+      const size = LOG_OVERHEAD + header.batchLength;
+      const base = entry.baseOffset + header.baseOffset;
+      const last = base + header.lastOffsetDelta;
+      if (last >= hw) return { batches, nextOffset, bytes };
+      if (last >= offset) {
+        if (bytes + size > limitBytes) {
+          if (batches.length > 0) return { batches, nextOffset, bytes };
+          throw new KafkaError('MESSAGE_TOO_LARGE', `The record batch at offset ${base} is ${size} bytes, more than this deployment can answer (${limitBytes}); fetch it in JSON`);
+        }
+        if (batches.length > 0 && bytes + size > maxBytes) return { batches, nextOffset, bytes };
+        batches.push({ entry, data, at, size, base, last });
+        bytes += size;
+        nextOffset = last + 1;
+      }
+      at += size;
+    }
+    // A compacted entry may end in removed records: the next fetch starts after the entry.
+    nextOffset = Math.max(nextOffset, Math.min(hw, entry.lastOffset + 1));
+  }
+  return { batches, nextOffset, bytes };
+}
+
+/** The selected batches as byte spans, one per run of batches lying end to end in one buffer. */
+function spans(batches: SelectedBatch[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let i = 0;
+  while (i < batches.length) {
+    const first = batches[i]!;
+    let end = first.at + first.size;
+    while (i + 1 < batches.length && batches[i + 1]!.data === first.data && batches[i + 1]!.at === end) end += batches[++i]!.size;
+    out.push(first.data.subarray(first.at, end));
+    i++;
+  }
+  return out;
 }
 
 /** The parts as one array: a view when they lie end to end in one buffer (entries read by one GET), else a copy. */
