@@ -5,6 +5,7 @@ import { consumerInstanceRoutes } from './consumer-instance-routes.js';
 import { toErrorResponse } from './error-mapping.js';
 import { groupRoutes } from './group-routes.js';
 import { openApiDocument } from './openapi.js';
+import { produceRequestRoutes } from './produce-request-routes.js';
 import { producerRoutes } from './producer-routes.js';
 import { recordRoutes } from './record-routes.js';
 import { bodySizeLimit } from './request.js';
@@ -57,6 +58,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   cluster.get('/', (c) => c.json(c.get('resources').cluster()));
   cluster.route('/', topicRoutes());
   cluster.route('/', recordRoutes());
+  cluster.route('/', produceRequestRoutes());
   cluster.route('/', producerRoutes());
   cluster.route('/', groupRoutes());
   v3.route('/:clusterId', cluster);

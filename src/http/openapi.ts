@@ -3,6 +3,7 @@
  * v3; operations v3 lacks are marked `x-extension: true`. Schemas are kept to what a client needs.
  */
 import { groupPaths } from './group-openapi.js';
+import { PRODUCE_REQUEST_MEDIA_TYPE } from '../log/produce-request.js';
 import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
 
 type Json = Record<string, unknown>;
@@ -208,6 +209,61 @@ export const openApiDocument = {
             },
           }),
           ...errors(400, 404, 409, 413, 415, 503),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/records': {
+      post: {
+        summary: "Kafka's ProduceRequest: the record batches of many partitions of one or several topics in one request; each topic's partitions are stored as one object (one PUT per replica)",
+        'x-extension': true,
+        parameters: [cluster, acks],
+        requestBody: {
+          required: true,
+          content: {
+            [PRODUCE_REQUEST_MEDIA_TYPE]: {
+              schema: { type: 'string', format: 'binary' },
+              description:
+                "Kafka's ProduceRequest `topic_data` field as the protocol lays it out (versions 3-8, big-endian): INT32 topic count; per topic an INT16 name length and the UTF-8 name, an INT32 partition count; per partition an INT32 index, an INT32 length and that many bytes of RecordBatch v2 (as for the one-partition produce). Every batch of a request carries the same producer id and epoch, or none. A malformed body or a partition named twice is INVALID_REQUEST (400) and nothing is written",
+            },
+          },
+        },
+        responses: {
+          200: json(
+            {
+              type: 'object',
+              properties: {
+                kind: { const: 'KafkaProduceResponse' },
+                responses: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    properties: {
+                      name: { type: 'string' },
+                      partition_responses: {
+                        type: 'array',
+                        items: {
+                          type: 'object',
+                          properties: {
+                            index: { type: 'integer' },
+                            error_code: { type: 'integer', description: "Kafka's error code, 0 for success" },
+                            error: { type: 'string', description: "Kafka's error name, when error_code is not 0" },
+                            error_message: { type: 'string' },
+                            base_offset: { type: 'integer', description: '-1 with acks=0 or on error' },
+                            last_offset: { type: 'integer' },
+                            log_append_time_ms: { type: 'integer', description: 'Epoch ms when the topic uses LogAppendTime, else -1' },
+                            log_start_offset: { type: 'integer' },
+                            duplicate: { type: 'boolean', description: "An idempotent producer's retry of a batch already appended: nothing was written" },
+                          },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+            "Kafka's ProduceResponse in JSON, topics and partitions in the request's order: each partition succeeds or fails on its own (unknown topic or partition, CORRUPT_MESSAGE, OUT_OF_ORDER_SEQUENCE_NUMBER, NOT_ENOUGH_REPLICAS, ...)",
+          ),
+          ...errors(400, 413, 415),
         },
       },
     },

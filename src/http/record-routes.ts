@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../errors.js';
-import type { Acks, AppendOptions, AppendOutcome, FetchResult } from '../log/partition-log.js';
+import type { AppendOptions, AppendOutcome, FetchResult } from '../log/partition-log.js';
+import { parseAcks } from './acks.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
 import type { LogRecord } from '../log/record-batch.js';
 import type { Topic } from '../log/topics.js';
@@ -22,14 +23,6 @@ const batchSchema = z.object({
   producer_epoch: z.number().int().nonnegative().optional(),
   sequences: z.array(z.object({ partition_id: z.number().int().nonnegative(), base_sequence: z.number().int().nonnegative() })).optional(),
 });
-
-/** Kafka's acks as a query parameter (extension): 0, 1, all or -1; all is the default, as in Kafka 3. */
-function parseAcks(raw: string | undefined): Acks {
-  if (raw === undefined || raw === 'all' || raw === '-1') return 'all';
-  if (raw === '0') return 0;
-  if (raw === '1') return 1;
-  throw new KafkaError('INVALID_REQUIRED_ACKS', `acks must be 0, 1, all or -1 (got ${JSON.stringify(raw)})`);
-}
 
 function producerOf(body: z.infer<typeof batchSchema>): AppendOptions['producer'] {
   const { producer_id: producerId, producer_epoch: producerEpoch, sequences } = body;
