@@ -3,6 +3,7 @@ import { KafkaError } from '../errors.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { consumerInstanceRoutes } from './consumer-instance-routes.js';
 import { toErrorResponse } from './error-mapping.js';
+import { fetchRequestRoutes } from './fetch-request-routes.js';
 import { groupRoutes } from './group-routes.js';
 import { openApiDocument } from './openapi.js';
 import { produceRequestRoutes } from './produce-request-routes.js';
@@ -59,6 +60,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   cluster.route('/', topicRoutes());
   cluster.route('/', recordRoutes());
   cluster.route('/', produceRequestRoutes());
+  cluster.route('/', fetchRequestRoutes());
   cluster.route('/', producerRoutes());
   cluster.route('/', groupRoutes());
   v3.route('/:clusterId', cluster);

@@ -267,6 +267,86 @@ export const openApiDocument = {
         },
       },
     },
+    '/v3/clusters/{cluster_id}/records:fetch': {
+      post: {
+        summary: "Kafka's FetchRequest: many partitions of one or several topics in one request, with a long poll across all of them; an object holding several of the partitions is read once",
+        'x-extension': true,
+        parameters: [cluster],
+        requestBody: body({
+          type: 'object',
+          required: ['topics'],
+          properties: {
+            max_wait_ms: { type: 'integer', minimum: 0, default: 0, description: "Kafka's fetch.max.wait.ms, bounded by MAX_FETCH_WAIT_MS: the longest wait for min_bytes" },
+            min_bytes: { type: 'integer', minimum: 0, default: 0, description: "Kafka's fetch.min.bytes, counted over all partitions; an append to any of them, or an error in any, answers" },
+            max_bytes: { type: 'integer', minimum: 1, description: "Kafka's fetch.max.bytes for the whole answer (bounded by MAX_FETCH_BYTES), in whole batches and partitions in the order given; only the first partition with data may pass it, by one batch" },
+            format: { enum: ['record-batch', 'binary', 'string', 'json'], default: 'record-batch', description: 'record-batch: each partition\'s stored batches, base64; otherwise a JSON record list showing keys and values so' },
+            topics: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['topic', 'partitions'],
+                properties: {
+                  topic: { type: 'string' },
+                  partitions: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['partition', 'fetch_offset'],
+                      properties: {
+                        partition: { type: 'integer', minimum: 0 },
+                        fetch_offset: { type: 'integer', minimum: 0 },
+                        partition_max_bytes: { type: 'integer', minimum: 1, description: "Kafka's max.partition.fetch.bytes; at batch granularity" },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        }),
+        responses: {
+          200: json(
+            {
+              type: 'object',
+              properties: {
+                kind: { const: 'KafkaFetchResponse' },
+                responses: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    properties: {
+                      topic: { type: 'string' },
+                      partitions: {
+                        type: 'array',
+                        items: {
+                          type: 'object',
+                          properties: {
+                            partition_index: { type: 'integer' },
+                            error_code: { type: 'integer', description: "Kafka's error code, 0 for success (1 OFFSET_OUT_OF_RANGE, 3 UNKNOWN_TOPIC_OR_PARTITION, ...)" },
+                            error: { type: 'string' },
+                            error_message: { type: 'string' },
+                            high_watermark: { type: 'integer' },
+                            last_stable_offset: { type: 'integer', description: 'The high watermark (no transactions)' },
+                            log_start_offset: { type: 'integer' },
+                            next_offset: { type: 'integer', description: 'Where to fetch next (past compaction gaps, or the first record a bounded JSON answer left out)' },
+                            records: {
+                              description: 'record-batch: whole RecordBatch v2 bytes in base64 with absolute offsets, from the batch holding fetch_offset (skip its earlier records); else an array of records',
+                              oneOf: [{ type: 'string', contentEncoding: 'base64' }, { type: 'array', items: ref('Record') }],
+                            },
+                          },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+            "Kafka's FetchResponse in JSON, topics and partitions in the request's order",
+          ),
+          ...errors(400),
+        },
+      },
+    },
     '/v3/clusters/{cluster_id}/producers:init': {
       post: {
         summary: "Kafka's InitProducerId: a new producer id at epoch 0, or the next epoch of an existing id (fencing the old one)",

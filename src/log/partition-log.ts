@@ -56,6 +56,17 @@ export interface BatchFetchResult {
   logStartOffset: number;
 }
 
+/** One partition of a multi-partition fetch. */
+export interface PartitionFetch {
+  topic: TopicMeta;
+  partition: number;
+  offset: number;
+  /** Kafka's partition_max_bytes. */
+  maxBytes: number;
+}
+
+export type PartitionFetchOutcome = ({ ok: true } & BatchFetchResult & { bytes: number }) | { ok: false; error: KafkaError };
+
 export type OffsetSpec = 'earliest' | 'latest' | { timestamp: number };
 
 export interface LogDeps {
@@ -304,6 +315,109 @@ export class PartitionLog {
     return { batches: joinViews(spans(batches)), nextOffset, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset };
   }
 
+  /**
+   * Kafka's Fetch over many partitions: each partition's stored batches from its offset, as
+   * {@link readBatches}, within its own `maxBytes` and, across partitions in the order given, the
+   * request's `maxBytes` (only the first partition with data may exceed it, by one batch, as in
+   * Kafka); never past `limitBytes` in all. The index lookups run in parallel, and the byte ranges
+   * are read per object: an object holding several of the partitions (one produce request) is
+   * read once. A partition's error (unknown partition, offset out of range) is its answer alone.
+   * The partitions must be distinct (the batches are patched in place).
+   */
+  async readBatchesMany(fetches: PartitionFetch[], maxBytes: number, limitBytes = Infinity): Promise<PartitionFetchOutcome[]> {
+    const planned = await Promise.all(
+      fetches.map(async (f) => {
+        try {
+          this.checkPartition(f.topic, f.partition);
+          return { ok: true as const, ...(await this.entriesAt(f.topic, f.partition, f.offset, Math.max(1, Math.min(f.maxBytes, maxBytes)))) };
+        } catch (e) {
+          return { ok: false as const, error: asKafkaError(e) };
+        }
+      }),
+    );
+    const loaded = await this.loadShared(planned.map((p) => (p.ok ? { state: p.state, entries: p.entries } : undefined)));
+    let used = 0;
+    return planned.map((p, i): PartitionFetchOutcome => {
+      if (!p.ok) return p;
+      const f = fetches[i]!;
+      const { state } = p;
+      const first = used === 0;
+      const budget = Math.max(0, Math.min(f.maxBytes, maxBytes - used));
+      const base = { ok: true as const, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset };
+      if (!first && budget === 0) return { ...base, batches: new Uint8Array(0), nextOffset: f.offset, bytes: 0 };
+      let selected: ReturnType<typeof selectBatches>;
+      try {
+        selected = selectBatches(loaded[i]!, f.offset, state.highWatermark, budget, limitBytes - used, first);
+      } catch (e) {
+        return { ok: false, error: asKafkaError(e) };
+      }
+      for (const b of selected.batches) {
+        setBaseOffset(b.data, b.at, b.base);
+        setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
+      }
+      used += selected.bytes;
+      return { ...base, batches: joinViews(spans(selected.batches)), nextOffset: selected.nextOffset, bytes: selected.bytes };
+    });
+  }
+
+  /** The partition's state and the index entries a fetch from `offset` reads; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
+  private async entriesAt(topic: TopicMeta, partition: number, offset: number, maxBytes: number) {
+    const state = await this.state(topic, partition);
+    const hw = state.highWatermark;
+    if (!Number.isSafeInteger(offset) || offset < state.logStartOffset || offset > hw) {
+      throw new KafkaError(
+        'OFFSET_OUT_OF_RANGE',
+        `Offset ${offset} is out of range for ${topic.name}-${partition}: the log holds [${state.logStartOffset}, ${hw})`,
+      );
+    }
+    const entries = offset === hw ? [] : await this.index.entriesFrom(topic.name, partition, state, offset, hw, maxBytes);
+    return { state, entries };
+  }
+
+  /**
+   * The bytes of several partitions' entries, one GET per object and run of ranges close together
+   * (a produce request lays its partitions end to end in one object), each entry a view into it.
+   */
+  private async loadShared(plans: ({ state: PartitionState; entries: CommitRecord[] } | undefined)[]): Promise<{ entry: CommitRecord; data: Uint8Array }[][]> {
+    const byKey = new Map<string, { start: number; end: number; sources: number[]; users: { plan: number; k: number; entry: CommitRecord }[] }[]>();
+    plans.forEach((plan, i) => {
+      if (!plan) return;
+      const { state, entries } = plan;
+      const lastOffset = entries.at(-1)?.lastOffset ?? 0;
+      const sources = [state.leader, ...state.isr.filter((r) => r !== state.leader && (state.replicaLeo[String(r)] ?? 0) > lastOffset)];
+      entries.forEach((entry, k) => {
+        let runs = byKey.get(entry.objectKey);
+        if (!runs) byKey.set(entry.objectKey, (runs = []));
+        runs.push({ start: entry.start, end: entry.end, sources, users: [{ plan: i, k, entry }] });
+      });
+    });
+    const out = plans.map((p) => new Array<{ entry: CommitRecord; data: Uint8Array }>(p?.entries.length ?? 0));
+    const reads: Promise<void>[] = [];
+    for (const [key, ranges] of byKey) {
+      ranges.sort((a, b) => a.start - b.start);
+      const merged: typeof ranges = [];
+      for (const r of ranges) {
+        const last = merged.at(-1);
+        // Close ranges are read as one: a GET costs more than the bytes between them.
+        if (last && r.start <= last.end + SHARED_READ_GAP) {
+          last.end = Math.max(last.end, r.end);
+          last.users.push(...r.users);
+        } else merged.push({ ...r, users: [...r.users] });
+      }
+      for (const run of merged) {
+        reads.push(
+          this.getFromAny(run.sources, key, { start: run.start, end: run.end }).then((bytes) => {
+            // Entries of distinct partitions (or one partition's successive entries) never share
+            // bytes, so each view is patched by one partition only.
+            for (const u of run.users) out[u.plan]![u.k] = { entry: u.entry, data: bytes.subarray(u.entry.start - run.start, u.entry.end - run.start) };
+          }),
+        );
+      }
+    }
+    await Promise.all(reads);
+    return out;
+  }
+
   /** Loads the index entries (and their bytes) a fetch from `offset` answers with; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
   private async loadFrom(topic: TopicMeta, partition: number, offset: number, maxBytes: number) {
     const state = await this.state(topic, partition);
@@ -546,7 +660,7 @@ interface SelectedBatch {
  * a consumer always progresses), never past `limitBytes`. Entries may be larger than the budget
  * (one produce request is one entry), so the bounds apply per batch, not per entry.
  */
-function selectBatches(loaded: { entry: CommitRecord; data: Uint8Array }[], offset: number, hw: number, maxBytes: number, limitBytes = Infinity) {
+function selectBatches(loaded: { entry: CommitRecord; data: Uint8Array }[], offset: number, hw: number, maxBytes: number, limitBytes = Infinity, atLeastOne = true) {
   const batches: SelectedBatch[] = [];
   let nextOffset = offset;
   let bytes = 0;
@@ -559,10 +673,10 @@ function selectBatches(loaded: { entry: CommitRecord; data: Uint8Array }[], offs
       if (last >= hw) return { batches, nextOffset, bytes };
       if (last >= offset) {
         if (bytes + size > limitBytes) {
-          if (batches.length > 0) return { batches, nextOffset, bytes };
+          if (batches.length > 0 || !atLeastOne) return { batches, nextOffset, bytes };
           throw new KafkaError('MESSAGE_TOO_LARGE', `The record batch at offset ${base} is ${size} bytes, more than this deployment can answer (${limitBytes}); fetch it in JSON`);
         }
-        if (batches.length > 0 && bytes + size > maxBytes) return { batches, nextOffset, bytes };
+        if ((batches.length > 0 || !atLeastOne) && bytes + size > maxBytes) return { batches, nextOffset, bytes };
         batches.push({ entry, data, at, size, base, last });
         bytes += size;
         nextOffset = last + 1;
@@ -574,6 +688,9 @@ function selectBatches(loaded: { entry: CommitRecord; data: Uint8Array }[], offs
   }
   return { batches, nextOffset, bytes };
 }
+
+/** Reads of one object closer than this are merged into one GET. */
+const SHARED_READ_GAP = 256 * 1024;
 
 /** The selected batches as byte spans, one per run of batches lying end to end in one buffer. */
 function spans(batches: SelectedBatch[]): Uint8Array[] {
