@@ -101,13 +101,16 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       expect(asBatches.map(shape)).toEqual(expected);
       expect(asBatches.every((r) => r.topic === 'trip' && r.partition === 1)).toBe(true);
       expect((await readPartition('trip', 1, 'json')).map(shape)).toEqual(expected);
-      const fetches = p.log.filter((e) => e.method === 'GET' && e.url.includes('/partitions/1/records'));
+      // The consumer fetches with Kafka's FetchRequest over all its partitions, asking for batches.
+      const fetches = p.log.filter((e) => e.method === 'POST' && e.url.includes('/records:fetch'));
       expect(fetches.length).toBeGreaterThan(0);
-      expect(fetches.every((e) => e.accept === RECORD_BATCH_MEDIA_TYPE)).toBe(true);
+      const asked = fetches.map((e) => JSON.parse(e.body.toString()) as { format: string; topics: { topic: string; partitions: { partition: number }[] }[] });
+      expect(asked.every((b) => b.format === 'record-batch')).toBe(true);
+      expect(asked.some((b) => b.topics.some((t) => t.topic === 'trip' && t.partitions.some((x) => x.partition === 1)))).toBe(true);
       // (A long poll still open when the consumer closed has no answer.)
       const answered = fetches.filter((e) => e.status !== undefined);
       expect(answered.length).toBeGreaterThan(0);
-      expect(answered.every((e) => e.status === 200 && e.answerType === RECORD_BATCH_MEDIA_TYPE)).toBe(true);
+      expect(answered.every((e) => e.status === 200)).toBe(true);
 
       // The other way round: written through the JSON API, read as record batches.
       const json = kafka.producer({ format: 'json' });

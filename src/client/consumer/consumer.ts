@@ -45,6 +45,8 @@ export interface ConsumerConfig {
   fetchMaxWaitMs?: number;
   /** Default 1 MiB. */
   maxPartitionFetchBytes?: number;
+  /** Kafka's fetch.max.bytes: the whole answer of one fetch over all partitions (default: the server's bound, MAX_FETCH_BYTES). */
+  fetchMaxBytes?: number;
   /**
    * How fetched records travel: 'record-batch' (RecordBatch v2 bytes, CRCs checked here), 'json', or
    * 'auto' (record batches unless the server lacks that API). Default: the connection's `format`.
@@ -83,7 +85,7 @@ export class Consumer {
   private readonly fetcher: Fetcher;
   private readonly group: GroupClient | undefined;
   private readonly membership: GroupMembership | undefined;
-  private readonly c: Required<Omit<ConsumerConfig, 'groupId' | 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'logger' | 'format'>> & Pick<ConsumerConfig, 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'format'>;
+  private readonly c: Required<Omit<ConsumerConfig, 'groupId' | 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'logger' | 'format' | 'fetchMaxBytes'>> & Pick<ConsumerConfig, 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'format' | 'fetchMaxBytes'>;
   private readonly log: NonNullable<ConsumerConfig['logger']>;
   private mode: 'none' | 'subscribe' | 'assign' = 'none';
   private listener: RebalanceListener = {};
@@ -111,6 +113,7 @@ export class Consumer {
       fetchMinBytes: config.fetchMinBytes ?? 1,
       fetchMaxWaitMs: config.fetchMaxWaitMs ?? 500,
       maxPartitionFetchBytes: config.maxPartitionFetchBytes ?? 1_048_576,
+      fetchMaxBytes: config.fetchMaxBytes,
       groupRemoteAssignor: config.groupRemoteAssignor,
       format: config.format,
       retryBackoffMs: config.retryBackoffMs ?? 100,
