@@ -1,5 +1,5 @@
-import { KafkaError } from '../errors.js';
-import type { Acks } from '../log/partition-log.js';
+import { KafkaError } from '../wire/errors.js';
+import type { Acks } from '../wire/protocol.js';
 
 /** Kafka's acks as a query parameter (extension): 0, 1, all or -1; all is the default, as in Kafka 3. */
 export function parseAcks(raw: string | undefined): Acks {

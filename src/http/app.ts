@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { consumerInstanceRoutes } from './consumer-instance-routes.js';
 import { toErrorResponse } from './error-mapping.js';

@@ -8,10 +8,10 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import type { PartitionFetch, PartitionFetchOutcome } from '../log/partition-log.js';
-import { decodeRecordBatches } from '../log/record-batch.js';
-import type { Topic } from '../log/topics.js';
+import { decodeRecordBatches } from '../wire/record-batch.js';
+import type { Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import type { AppEnv, AppServices } from './app-env.js';

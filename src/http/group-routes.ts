@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import { assignmentOf, owns } from '../groups/assignment.js';
 import { parseAssignorName } from '../groups/assignors.js';
 import { parseDuration, type ResetScope, type ResetStrategy } from '../groups/offset-reset.js';

@@ -3,7 +3,7 @@
  * v3; operations v3 lacks are marked `x-extension: true`. Schemas are kept to what a client needs.
  */
 import { groupPaths } from './group-openapi.js';
-import { PRODUCE_REQUEST_MEDIA_TYPE } from '../log/produce-request.js';
+import { PRODUCE_REQUEST_MEDIA_TYPE } from '../wire/produce-request.js';
 import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
 
 type Json = Record<string, unknown>;

@@ -1,16 +1,16 @@
 /**
  * Kafka's ProduceRequest over HTTP (extension): `POST /v3/clusters/{c}/records` with a body of
- * Kafka's `topic_data` (src/log/produce-request.ts) carries the record batches of many partitions
+ * Kafka's `topic_data` (src/wire/produce-request.ts) carries the record batches of many partitions
  * of one or several topics in one request. Each topic's partitions are stored as one object (one
  * PUT per replica) and committed per partition; the answer is Kafka's ProduceResponse in JSON,
  * with an error per partition: one partition's failure does not fail the others.
  */
 import { Hono, type Context } from 'hono';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import type { AppendOptions, AppendOutcome, PartitionAppend } from '../log/partition-log.js';
-import { decodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../log/produce-request.js';
+import { decodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../wire/produce-request.js';
 import { validateProducedBatches, type ProducedBatches } from '../log/produced-batches.js';
-import type { Topic } from '../log/topics.js';
+import type { Topic } from '../topics/topics.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { parseAcks } from './acks.js';
 import { readBody } from './request.js';

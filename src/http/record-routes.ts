@@ -1,11 +1,11 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import type { AppendOptions, AppendOutcome, FetchResult } from '../log/partition-log.js';
 import { parseAcks } from './acks.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
-import type { LogRecord } from '../log/record-batch.js';
-import type { Topic } from '../log/topics.js';
+import type { LogRecord } from '../wire/record-batch.js';
+import type { Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import type { AppEnv, AppServices } from './app-env.js';

@@ -1,7 +1,7 @@
 import { isAscii } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import type { AppEnv } from './app-env.js';
 
 /**

@@ -1,6 +1,6 @@
 import { TOPIC_CONFIG_DEFS, type TopicConfigName } from '../config/topic-configs.js';
-import type { PartitionState } from '../log/partition-state.js';
-import type { Topic } from '../log/topics.js';
+import type { PartitionState } from '../partition/partition-state.js';
+import type { Topic } from '../topics/topics.js';
 
 /** Builders of Confluent REST Proxy v3 resource shapes (`kind`, `metadata.self`, related links). */
 export class Resources {

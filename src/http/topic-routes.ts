@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { isTopicConfigName, TOPIC_CONFIG_DEFS, type TopicConfigName } from '../config/topic-configs.js';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import type { OffsetSpec } from '../log/partition-log.js';
 import type { AppEnv } from './app-env.js';
 import { parseTimestamp } from './record-encoding.js';

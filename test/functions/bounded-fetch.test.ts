@@ -9,7 +9,7 @@ import type { APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHttpHandler } from '../../functions/http-entry.js';
 import { LAMBDA_PAYLOAD_LIMITS } from '../../infra/log-stack.js';
-import { decodeRecordBatches, encodeRecordBatch, type LogRecord } from '../../src/log/record-batch.js';
+import { decodeRecordBatches, encodeRecordBatch, type LogRecord } from '../../src/wire/record-batch.js';
 
 const LAMBDA_RESPONSE_LIMIT = 6_000_000;
 const BATCH_TYPE = 'application/vnd.kafka.record-batch.v2';

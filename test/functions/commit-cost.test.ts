@@ -10,8 +10,8 @@ import { createServices, createStorage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import { createApp } from '../../src/http/app.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
-import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../src/log/produce-request.js';
-import { encodeRecordBatch } from '../../src/log/record-batch.js';
+import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../src/wire/produce-request.js';
+import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 
 const wru = (calls: StorageCall[]) => calls.reduce((n, c) => n + (c.op === 'UpdateItem' ? Math.max(1, Math.ceil(c.itemBytes / 1024)) : 0), 0);
 

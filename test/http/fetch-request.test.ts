@@ -5,8 +5,8 @@
  * partitions that an append to any of them completes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../../src/log/produce-request.js';
-import { decodeRecordBatches, encodeRecordBatch } from '../../src/log/record-batch.js';
+import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../../src/wire/produce-request.js';
+import { decodeRecordBatches, encodeRecordBatch } from '../../src/wire/record-batch.js';
 import type { ObjectStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
 import { BASE, testApp } from '../support/test-app.js';

@@ -4,9 +4,9 @@
  * failures, and idempotent resends across partitions appended exactly once under injected faults.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../../src/log/produce-request.js';
-import { partitionPk, STATE_SK } from '../../src/log/partition-state.js';
-import { decodeRecordBatches, encodeRecordBatch, type EncodeBatchOptions } from '../../src/log/record-batch.js';
+import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../../src/wire/produce-request.js';
+import { partitionPk, STATE_SK } from '../../src/storage/key-layout.js';
+import { decodeRecordBatches, encodeRecordBatch, type EncodeBatchOptions } from '../../src/wire/record-batch.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
 import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';

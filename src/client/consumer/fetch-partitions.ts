@@ -4,8 +4,7 @@
  * The consumer's fetcher sends one per round; anything else that reads many partitions can too.
  */
 import { decodeRecord, type ConsumerRecord, type WireRecord } from '../codec.js';
-import { ERRORS } from '../../errors.js';
-import { errorFromBody, KafkaClientError } from '../errors.js';
+import { errorFromBody, KafkaClientError, KafkaProtocolError } from '../errors.js';
 import { decodeFetchedRecords } from '../record-batches.js';
 import type { Transport } from '../transport.js';
 
@@ -92,10 +91,8 @@ export async function fetchPartitions(transport: Transport, request: FetchPartit
       return { topic, partition, error, records: [], nextOffset: offset, highWatermark: -1, logStartOffset: -1 };
     }
     if (a.error_code !== 0) {
-      // The status the one-partition fetch answers this error with, so both paths raise the same error.
-      const type = a.error ?? 'UNKNOWN_SERVER_ERROR';
-      const status = type in ERRORS ? ERRORS[type as keyof typeof ERRORS].status : 500;
-      const error = errorFromBody(status, { error: type, message: a.error_message ?? `error ${a.error_code}` }, { topic, partition });
+      // A partition's error inside a 200 answer: no HTTP status of its own.
+      const error = new KafkaProtocolError(a.error ?? 'UNKNOWN_SERVER_ERROR', a.error_message ?? `error ${a.error_code}`, { topic, partition });
       return { topic, partition, error, records: [], nextOffset: offset, highWatermark: a.high_watermark, logStartOffset: a.log_start_offset };
     }
     const offsets = { nextOffset: a.next_offset, highWatermark: a.high_watermark, logStartOffset: a.log_start_offset };

@@ -18,8 +18,7 @@
  * with `producers:init {producer_id, producer_epoch}`, restart every partition's sequences at 0.
  * INVALID_PRODUCER_EPOCH means another instance took over the id: the producer is fenced for good.
  */
-import { ERRORS } from '../../errors.js';
-import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../log/produce-request.js';
+import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../wire/produce-request.js';
 import { KafkaClientError, KafkaProtocolError, errorFromBody, isRetriable } from '../errors.js';
 import type { Metadata } from '../metadata.js';
 import { backoffMs, retry } from '../retry.js';
@@ -28,8 +27,9 @@ import { wireEntry, type WireEntry } from '../codec.js';
 import { encodeProducerBatch } from '../record-batches.js';
 import type { BufferPool } from './buffer-pool.js';
 import type { PartitionQueue, ProducerBatch, RecordAccumulator } from './record-accumulator.js';
+import type { Acks } from '../../wire/protocol.js';
 
-export type Acks = 0 | 1 | -1;
+export type { Acks };
 
 export interface SenderConfig {
   acks: Acks;
@@ -412,7 +412,7 @@ export class Sender {
     let res;
     try {
       res = await this.transport.request<WireProduceResponse>('POST', '/records', {
-        query: { acks: this.config.acks === -1 ? 'all' : this.config.acks },
+        query: { acks: this.config.acks },
         bytes: encodeTopicData([...topics].map(([name, partitions]) => ({ name, partitions }))),
         contentType: PRODUCE_REQUEST_MEDIA_TYPE,
         timeoutMs: this.config.requestTimeoutMs,
@@ -432,10 +432,8 @@ export class Sender {
       const a = answers.get(`${b.topic}\0${b.partition}`);
       if (!a) return { error: new KafkaClientError('UNKNOWN_SERVER_ERROR', `The produce answer left out ${b.topic}-${b.partition}`, { topic: b.topic, partition: b.partition, retriable: true }) };
       if (a.error_code !== 0) {
-        const type = a.error ?? 'UNKNOWN_SERVER_ERROR';
-        // The status the one-partition produce answers this error with, so both paths raise the same error.
-        const status = type in ERRORS ? ERRORS[type as keyof typeof ERRORS].status : 500;
-        return { error: errorFromBody(status, { error: type, message: a.error_message ?? `error ${a.error_code}` }, { topic: b.topic, partition: b.partition }) };
+        // A partition's error inside a 200 answer: no HTTP status of its own.
+        return { error: new KafkaProtocolError(a.error ?? 'UNKNOWN_SERVER_ERROR', a.error_message ?? `error ${a.error_code}`, { topic: b.topic, partition: b.partition }) };
       }
       return this.resultOf(b, a.base_offset, a.log_append_time_ms);
     });
@@ -471,7 +469,7 @@ export class Sender {
     let res;
     try {
       res = await this.transport.request<WireProduceResult>('POST', `/topics/${enc(topic)}/partitions/${b.partition}/records`, {
-        query: { acks: this.config.acks === -1 ? 'all' : this.config.acks },
+        query: { acks: this.config.acks },
         bytes,
         contentType: RECORD_BATCH_MEDIA_TYPE,
         topic,
@@ -499,7 +497,7 @@ export class Sender {
       body.sequences = batches.map((b) => ({ partition_id: b.partition, base_sequence: b.baseSequence }));
     }
     const res = await this.transport.request<WireBatchResponse | undefined>('POST', `/topics/${enc(topic)}/records:batch`, {
-      query: { acks: this.config.acks === -1 ? 'all' : this.config.acks },
+      query: { acks: this.config.acks },
       body,
       topic,
       timeoutMs: this.config.requestTimeoutMs,

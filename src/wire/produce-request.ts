@@ -12,7 +12,7 @@
  * Big-endian, as all of Kafka's protocol. The request's acks and timeout travel beside it (the
  * HTTP route takes acks as a query parameter).
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from './errors.js';
 
 export interface PartitionData {
   index: number;
