@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Acks } from '../wire/protocol.js';
 import { KafkaError } from '../wire/errors.js';
-import { checkSequence, ProducerBatchLog } from '../partition/producer-state.js';
+import { checkSequence, ProducerBatchLog, producerIn } from '../partition/producer-state.js';
 import { withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
@@ -581,13 +581,13 @@ export class PartitionLog {
    */
   private sequenceGuard(topic: TopicMeta, partition: number, batch: ProducerBatch) {
     const check = (s: PartitionState) => {
-      const c = checkSequence(s.producers?.[String(batch.producerId)], batch);
+      const c = checkSequence(producerIn(s, batch.producerId), batch);
       if (c.kind === 'duplicate') return c;
       if (c.kind === 'older') throw new KafkaError('DUPLICATE_SEQUENCE_NUMBER', `Batch ${batch.baseSequence}..${batch.lastSequence} of producer ${batch.producerId} was already appended`);
       return undefined;
     };
     const resolve = async (s: PartitionState) => {
-      const c = checkSequence(s.producers?.[String(batch.producerId)], batch);
+      const c = checkSequence(producerIn(s, batch.producerId), batch);
       if (c.kind === 'duplicate') return c;
       if (c.kind === 'older') {
         const found = await this.producerBatches.findDuplicate(topic.name, partition, batch);

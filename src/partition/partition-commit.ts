@@ -159,7 +159,7 @@ function nextState(state: PartitionState, topicId: string, plan: CommitPlan, now
     lastCaughtUpMs,
     sizeInBytes: shrunk.sizeInBytes + (pending.end - pending.start),
     lastCommit: entry,
-    ...(pending.producer ? { producers: recordProducerBatch(shrunk.producers, pending.producer, baseOffset, entry.lastOffset, now) } : {}),
+    ...(pending.producer ? { pids: recordProducerBatch(shrunk, pending.producer, baseOffset, entry.lastOffset, now), producers: undefined } : {}),
   };
   next.highWatermark = computeHighWatermark(next);
   return next;

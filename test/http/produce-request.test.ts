@@ -4,6 +4,7 @@
  * failures, and idempotent resends across partitions appended exactly once under injected faults.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RECENT_FULL } from '../../src/partition/producer-state.js';
 import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../../src/wire/produce-request.js';
 import { partitionPk, STATE_SK } from '../../src/storage/key-layout.js';
 import { decodeRecordBatches, encodeRecordBatch, type EncodeBatchOptions } from '../../src/wire/record-batch.js';
@@ -121,5 +122,21 @@ describe.each(allBackends)('multi-partition produce on $name', (backend) => {
     ]);
     expect(gap.of('idem', 0)).toMatchObject({ error: 'OUT_OF_ORDER_SEQUENCE_NUMBER' });
     expect(gap.of('idem', 1)).toMatchObject({ error_code: 0, base_offset: 4 });
+  });
+  it('a producer past the most recent ones (kept short in the state) resending its last batch gets its offsets from the producer item, once', async () => {
+    expect((await t.call('POST', 'topics', { topic_name: 'many', partitions_count: 1 })).status).toBe(201);
+    const ids: { producerId: number; producerEpoch: number }[] = [];
+    for (let i = 0; i < RECENT_FULL + 2; i++) {
+      const { body } = await t.call('POST', 'producers:init', {});
+      ids.push({ producerId: body.producer_id as number, producerEpoch: body.producer_epoch as number });
+    }
+    const send = (p: (typeof ids)[0], seq: number, tag: string) => produce([{ name: 'many', partitions: [{ index: 0, records: batch([tag], { ...p, baseSequence: seq }) }] }]);
+    const first = await send(ids[0]!, 0, 'p0-a');
+    for (const [i, p] of ids.slice(1).entries()) expect((await send(p, 0, `p${i + 1}-a`)).of('many', 0).error_code).toBe(0);
+    await t.services.log.idle(); // producer items are written after the answer
+    const retry = await send(ids[0]!, 0, 'p0-a');
+    expect(retry.of('many', 0)).toMatchObject({ error_code: 0, duplicate: true, base_offset: first.of('many', 0).base_offset });
+    expect((await send(ids[0]!, 1, 'p0-b')).of('many', 0)).toMatchObject({ error_code: 0, base_offset: ids.length });
+    expect(await values('many', 0)).toEqual([...ids.map((_, i) => `p${i}-a`), 'p0-b']);
   });
 });
