@@ -29,10 +29,10 @@ async function invoke(method: string, path: string, options: { query?: string; b
   const event = {
     version: '2.0',
     routeKey: '$default',
-    rawPath: `/v3/clusters/c/${path}`,
+    rawPath: path.startsWith('/') ? path : `/v3/clusters/c/${path}`,
     rawQueryString: options.query ?? '',
     headers: { host: 'abc.execute-api.us-east-1.amazonaws.com', 'content-type': binary ? BATCH_TYPE : 'application/json', ...options.headers },
-    requestContext: { http: { method, path: `/v3/clusters/c/${path}`, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'vitest' }, requestId: `r${++invocation}` },
+    requestContext: { http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'vitest' }, requestId: `r${++invocation}` },
     ...(body !== undefined && { body: binary ? Buffer.from(body).toString('base64') : body }),
     isBase64Encoded: binary,
   } as unknown as Parameters<typeof handler>[0];
@@ -136,13 +136,34 @@ describe('fetch answers on the Lambda path stay within 6 MB, and a consumer gets
     await createTopic('large', { 'max.message.bytes': String(4 * 1024 * 1024) });
     const single = [{ key: null, value: Buffer.alloc(4 * 1024 * 1024 - 200, 1), headers: [], timestamp: Date.now() }];
     await produce('large', requestBody(single, 1));
-    const many = Array.from({ length: 4 * 1024 - 8 }, (_, i) => ({ key: null, value: Buffer.alloc(1000, i), headers: [], timestamp: Date.now() }));
-    await produce('large', requestBody(many, many.length)); // one batch of ~4 MiB of 1 KB records
+    const many = Array.from({ length: 2 * 1024 }, (_, i) => ({ key: null, value: Buffer.alloc(1000, i), headers: [], timestamp: Date.now() }));
+    await produce('large', requestBody(many, many.length)); // one batch of ~2 MiB of 1 KB records
     const end = 1 + many.length;
     const batches = await consumeAll('large', 'batches', 1024 * 1024, end);
     expect(batches.fetches).toBe(2);
     expect(batches.largest).toBeGreaterThan(5_500_000);
     const json = await consumeAll('large', 'json', 1024 * 1024, end);
-    expect(json.fetches).toBeGreaterThanOrEqual(3); // 4 MiB of 1 KB records is ~5.7 MB of JSON and more
+    expect(json.fetches).toBe(2); // the ~4 MiB record alone (5.6 MB of JSON), then the 2 MiB batch
+  });
+
+  it('the REST v2 consumer instance poll stops at a record within the limit, and the next poll goes on from there', async () => {
+    await createTopic('v2zip', { 'compression.type': 'gzip' });
+    const value = Buffer.alloc(100, 'v');
+    await produce('v2zip', requestBody(Array.from({ length: 40_000 }, (_, i) => ({ key: null, value, headers: [], timestamp: Date.now() + i })), 40_000, 'gzip'));
+    const v2 = { 'content-type': 'application/vnd.kafka.v2+json' };
+    const created = await invoke('POST', '/consumers/g', { body: JSON.stringify({ name: 'c1', format: 'binary', 'auto.offset.reset': 'earliest', 'auto.commit.enable': 'false' }), headers: v2 });
+    expect(created.result.statusCode, created.result.body).toBe(200);
+    expect((await invoke('POST', '/consumers/g/instances/c1/subscription', { body: JSON.stringify({ topics: ['v2zip'] }), headers: v2 })).result.statusCode).toBe(204);
+    const seen: number[] = [];
+    let polls = 0;
+    while (seen.length < 40_000 && polls < 20) {
+      const { result, invocationBytes } = await invoke('GET', '/consumers/g/instances/c1/records', { query: 'timeout=0', headers: { accept: 'application/vnd.kafka.binary.v2+json' } });
+      expect(result.statusCode, result.body.slice(0, 300)).toBe(200);
+      expect(invocationBytes).toBeLessThanOrEqual(LAMBDA_RESPONSE_LIMIT);
+      seen.push(...(JSON.parse(result.body) as { offset: number }[]).map((r) => r.offset));
+      polls++;
+    }
+    expect(polls).toBeGreaterThan(1); // one batch is ~11 MB of JSON
+    expect(seen).toEqual(Array.from({ length: 40_000 }, (_, i) => i));
   });
 });
