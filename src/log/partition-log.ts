@@ -414,17 +414,8 @@ export class PartitionLog {
 
   /** Loads the index entries (and their bytes) a fetch from `offset` answers with; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
   private async loadFrom(topic: TopicMeta, partition: number, offset: number, maxBytes: number) {
-    const state = await this.state(topic, partition);
-    const hw = state.highWatermark;
-    if (!Number.isSafeInteger(offset) || offset < state.logStartOffset || offset > hw) {
-      throw new KafkaError(
-        'OFFSET_OUT_OF_RANGE',
-        `Offset ${offset} is out of range for ${topic.name}-${partition}: the log holds [${state.logStartOffset}, ${hw})`,
-      );
-    }
-    if (offset === hw) return { state, loaded: [] };
-    const entries = await this.index.entriesFrom(topic.name, partition, state, offset, hw, maxBytes);
-    return { state, loaded: await this.load(state, entries) };
+    const { state, entries } = await this.entriesAt(topic, partition, offset, maxBytes);
+    return { state, loaded: entries.length === 0 ? [] : await this.load(state, entries) };
   }
 
   /**
