@@ -48,7 +48,7 @@ interface Planned {
 }
 
 /** Reads every planned partition that has a topic; the others keep their error. */
-async function readAll(services: AppServices, plan: Planned[], maxBytes: number, limitBytes: number): Promise<(PartitionFetchOutcome | { ok: false; error: KafkaError })[]> {
+async function readAll(services: AppServices, plan: Planned[], maxBytes: number, limitBytes: number): Promise<PartitionFetchOutcome[]> {
   const fetches: PartitionFetch[] = [];
   const at: number[] = [];
   plan.forEach((p, i) => {
@@ -57,7 +57,7 @@ async function readAll(services: AppServices, plan: Planned[], maxBytes: number,
     fetches.push({ topic: p.meta, partition: p.partition, offset: p.offset, maxBytes: p.maxBytes });
   });
   const read = fetches.length > 0 ? await services.log.readBatchesMany(fetches, maxBytes, limitBytes) : [];
-  const out: (PartitionFetchOutcome | { ok: false; error: KafkaError })[] = plan.map((p) => ({ ok: false, error: p.error! }));
+  const out: PartitionFetchOutcome[] = plan.map((p) => ({ ok: false, error: p.error! }));
   at.forEach((i, k) => (out[i] = read[k]!));
   return out;
 }
@@ -66,8 +66,8 @@ const bytesOf = (outcomes: Awaited<ReturnType<typeof readAll>>) => outcomes.redu
 
 /**
  * A partition's records as JSON texts, within what is left of the answer's room (`room.bytes`);
- * the next offset is the first record left out. The first record of the whole answer always goes
- * in if it fits at all; one that alone cannot is MESSAGE_TOO_LARGE for its partition.
+ * the next offset is the first record left out. A first record of the whole answer that alone
+ * does not fit is MESSAGE_TOO_LARGE for its partition.
  */
 function shownRecords(o: Extract<PartitionFetchOutcome, { ok: true }>, p: Planned, format: OutputFormat, room: { bytes: number; shown: number }): { records: string[]; nextOffset: number } {
   const records: string[] = [];
