@@ -291,9 +291,12 @@ const document = {
           required: true,
           content: {
             [PRODUCE_REQUEST_MEDIA_TYPE]: {
-              schema: { type: 'string', format: 'binary' },
-              description:
+              schema: {
+                type: 'string',
+                format: 'binary',
+                description:
                 "Kafka's ProduceRequest `topic_data` field as the protocol lays it out (versions 3-8, big-endian): INT32 topic count; per topic an INT16 name length and the UTF-8 name, an INT32 partition count; per partition an INT32 index, an INT32 length and that many bytes of RecordBatch v2 (as for the one-partition produce). Every batch of a request carries the same producer id and epoch, or none. A malformed body or a partition named twice is INVALID_REQUEST (400) and nothing is written",
+              },
             },
           },
         },
