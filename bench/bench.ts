@@ -21,6 +21,9 @@
  *                                     under --cpu-prof, then print its top self-time functions
  *   --out FILE           where to write the JSON (default bench/results/bench-<time>.json)
  *   --no-counters        run the server without the counting store wrappers (no request counts or cost)
+ *   --no-client          skip the client path (kafka-log perf produce/consume with the client's defaults
+ *                        at P=1 and 12, RF 1 and 3, beside the raw batch cells; full runs add 60 s at half
+ *                        the P=12 maximum for the sustained p99)
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -29,6 +32,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { OperationCounts } from '../src/storage/counting-stores.js';
+import { clientPathRows, type ClientRow } from './client-path.js';
 import { costPerGib, diffCounts } from './cost.js';
 import { FORMATS, WIRE, type BodyFormat } from './formats.js';
 import { createClient, type ClientKind } from './http-client.js';
@@ -50,6 +54,7 @@ const { values: opts } = parseArgs({
     profile: { type: 'string' },
     out: { type: 'string' },
     'no-counters': { type: 'boolean', default: false },
+    'no-client': { type: 'boolean', default: false },
   },
 });
 const COUNTERS = !opts['no-counters'];
@@ -68,6 +73,9 @@ const CEILING_WARMUP_MS = QUICK ? 300 : WARMUP_MS;
 const LATENCY_WINDOW_MS = QUICK ? 1500 : 8000;
 const PRODUCERS = Number(opts.producers ?? 4);
 const FETCH_MAX_BYTES = 1024 * 1024;
+/** Records per client-path run (kafka-log perf produce --num-records): a few seconds each. */
+const CLIENT_RECORDS = 300_000;
+const CLIENT_RECORDS_QUICK = 60_000;
 const MiB = 2 ** 20;
 
 /** kafka-producer-perf-test's MB/sec: record bytes / 2^20 per second. */
@@ -175,6 +183,7 @@ function session(server: ChildServer) {
   return {
     server,
     admin,
+    counters,
     createTopic: async (cell: Pick<Cell, 'replicas' | 'minInsync' | 'partitions'>, prefix: string) => {
       const name = `${prefix}-${topicSeq++}`;
       const res = await call('POST', '/v3/clusters/local/topics', {
@@ -418,6 +427,7 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
   const produced: ProduceRow[] = [];
   const fetched: FetchRow[] = [];
   const latencies: LatencyRow[] = [];
+  const clientRows: ClientRow[] = [];
   const samples = new Map<BodyFormat, FetchSample>();
   const peakRssBytes: Partial<Record<BodyFormat, number>> = {};
   for (const format of RUN_FORMATS) {
@@ -483,6 +493,16 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
           (withConsumer?.endToEnd ? `; end-to-end p99 ${ms(withConsumer.endToEnd.p99)} ms at ${int(withConsumer.offeredRecordsPerSec)} records/s` : ''),
       );
     }
+    if (format === 'batch' && !opts['no-client']) {
+      // The path users take, on the same server: the library and `kafka-log perf` with defaults.
+      flushPageCache();
+      clientRows.push(
+        ...(await clientPathRows(
+          { url: s.server.url, serverPid: s.server.pid, createTopic: s.createTopic, deleteTopic: s.deleteTopic, counters: s.counters },
+          { records: QUICK ? CLIENT_RECORDS_QUICK : CLIENT_RECORDS, ...(QUICK ? {} : { fixedRateSeconds: 60 }), log },
+        )),
+      );
+    }
     peakRssBytes[format] = procStats(s.server.pid).peakRssBytes;
     s.admin.close();
     await s.server.stop(); // the next format has the machine to itself
@@ -506,7 +526,7 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
     loadSetup,
     acksSupported,
   };
-  const results: Results = { mode: QUICK ? 'quick' : 'full', machine, settings, calibration, produce: produced, fetch: fetched, ceilings, latency: latencies, peakRssBytes };
+  const results: Results = { mode: QUICK ? 'quick' : 'full', machine, settings, calibration, produce: produced, fetch: fetched, ceilings, latency: latencies, client: clientRows, peakRssBytes };
   console.log(render(results));
   return results;
 }

@@ -1,4 +1,5 @@
 /** The bench's printout: markdown tables of a run's results, pasted as is into docs/performance.md. */
+import type { ClientRow } from './client-path.js';
 import type { CostPerGib } from './cost.js';
 import type { BodyFormat } from './formats.js';
 import { RECORD_BYTES } from './payload.js';
@@ -54,6 +55,24 @@ export function render(r: Results): string {
       ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
   );
+  if (r.client?.length) {
+    // The raw cell of the same shape: batch format, acks=all, batches of 1000 (the client's default
+    // request holds about that many 1 KiB records), same partitions and RF; fetches of what it wrote.
+    const rawProduce = (c: ClientRow) => r.produce.find((p) => p.format === 'batch' && p.acks === 'all' && p.replicas === c.replicas && p.minInsync === 1 && p.partitions === c.partitions && p.batch === 1000);
+    const rawFetch = (c: ClientRow) => r.fetch.find((f) => f.format === 'batch' && f.replicas === c.replicas && f.minInsync === 1 && f.partitions === c.partitions && f.writtenInBatchesOf === 1000);
+    out.push('\n## Client path (kafka-log perf with the client\'s defaults, batch server)\n');
+    out.push(
+      table(
+        ['run', 'RF', 'partitions', 'records', 'records/s', 'p50 ms', 'p99 ms', 'server CPU', 'PUT/MiB/replica', 'WRU/request', '$/GiB', 'raw cell records/s', 'client/raw'],
+        r.client.map((c) => {
+          const raw = c.kind === 'consume' ? rawFetch(c)?.recordsPerSec : c.kind === 'produce' ? rawProduce(c)?.recordsPerSec : undefined;
+          const name = c.kind === 'produce-fixed-rate' ? `produce at ${int(c.offeredRecordsPerSec ?? 0)}/s` : c.kind;
+          return [name, c.replicas, c.partitions, c.records, int(c.recordsPerSec), fixed(c.latencyMs.p50, 0), fixed(c.latencyMs.p99, 0), fixed(c.serverCpuCores, 2), c.kind === 'consume' ? '' : fixed(c.objectPutsPerMiBPerReplica, 2), c.kind === 'consume' ? '' : fixed(c.writeUnitsPerRequest, 1), fixed(c.perGib.dollars.total, 4), raw ? int(raw) : '', raw ? pct(c.recordsPerSec / raw) : ''];
+        }),
+        ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      ),
+    );
+  }
   out.push('\n## Machine ceiling (same requests, minimal Hono handler writing the body to a file / answering a stored fetch answer)\n');
   out.push(
     table(

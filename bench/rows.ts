@@ -1,3 +1,4 @@
+import type { ClientRow } from './client-path.js';
 /** What the bench measures, one row per cell; bench.ts fills them, render.ts prints them. */
 import type { CostPerGib } from './cost.js';
 import type { BodyFormat } from './formats.js';
@@ -91,6 +92,8 @@ export interface Results {
   fetch: FetchRow[];
   ceilings: CeilingRow[];
   latency: LatencyRow[];
+  /** The client path (kafka-log perf with the client's defaults) on the batch server (bench/client-path.ts). */
+  client: ClientRow[];
   /** Each format runs on its own server process: its VmHWM. */
   peakRssBytes: Partial<Record<BodyFormat, number>>;
 }

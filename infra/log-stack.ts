@@ -22,9 +22,10 @@ export const METRICS_NAMESPACE = 'S3KafkaLog';
 /**
  * A synchronous Lambda invocation carries at most 6 MB each way. Requests are capped at 4 MiB:
  * API Gateway hands a binary body (record batches) to Lambda as base64, 5.6 MB for 4 MiB; fetches at 1 MiB of record batches, which the JSON response (base64 values plus per-record
- * fields) inflates to about 1.5 MB for 1 KiB records (test/functions/request-counts.test.ts).
+ * fields) inflates to about 1.5 MB for 1 KiB records (test/functions/request-counts.test.ts). Whatever
+ * the records, a fetch answer keeps within MAX_RESPONSE_BYTES (src/http/answer-limit.ts).
  */
-export const LAMBDA_PAYLOAD_LIMITS = { MAX_REQUEST_BYTES: String(4 * 1024 * 1024), MAX_FETCH_BYTES: String(1024 * 1024) };
+export const LAMBDA_PAYLOAD_LIMITS = { MAX_REQUEST_BYTES: String(4 * 1024 * 1024), MAX_FETCH_BYTES: String(1024 * 1024), MAX_RESPONSE_BYTES: String(6_000_000) };
 
 export interface LogStackProps extends StackProps {
   config: LogStackConfig;

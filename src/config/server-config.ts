@@ -12,7 +12,7 @@ export interface ServerConfig {
     | { kind: 'local'; dataDir: string; replicaStores: number; fsync: boolean }
     | { kind: 'aws'; region: string; s3Endpoint?: string; dynamoDbEndpoint?: string; buckets: string[]; table: string };
   defaults: { partitions: number; replicationFactor: number };
-  limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number };
+  limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number; maxResponseBytes?: number };
   /** The local server's in-process scheduler (0: off) and the maintenance knobs (src/maintenance). */
   scheduler: { intervalMs: number; options: { orphanGraceMs?: number; roundIntervalMs?: number } };
   /** Count storage operations and answer GET /debug/counters with them (the benchmark's BENCH_COUNTERS=1). */
@@ -93,6 +93,8 @@ const envSchema = z.object({
   MAX_FETCH_BYTES: int(8 * 1024 * 1024),
   /** Upper bound of a fetch's max_wait_ms (long poll), below the fetch function's 29 s timeout. */
   MAX_FETCH_WAIT_MS: z.coerce.number().int().nonnegative().default(25_000),
+  /** What the platform lets one answer be, envelope included (Lambda: 6,000,000); unset, no bound but max_bytes. */
+  MAX_RESPONSE_BYTES: z.coerce.number().int().positive().optional(),
   /** How often `npm start` runs the scheduler in-process; 0 turns it off. */
   SCHEDULER_INTERVAL_MS: z.coerce.number().int().nonnegative().default(30_000),
   /** How old an unreferenced object must be before it is deleted (> twice the longest request). */
@@ -135,7 +137,12 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
     clusterId: e.CLUSTER_ID,
     backend,
     defaults: { partitions: e.DEFAULT_PARTITIONS, replicationFactor: e.DEFAULT_REPLICATION_FACTOR },
-    limits: { maxRequestBytes: e.MAX_REQUEST_BYTES, maxFetchBytes: e.MAX_FETCH_BYTES, maxFetchWaitMs: e.MAX_FETCH_WAIT_MS },
+    limits: {
+      maxRequestBytes: e.MAX_REQUEST_BYTES,
+      maxFetchBytes: e.MAX_FETCH_BYTES,
+      maxFetchWaitMs: e.MAX_FETCH_WAIT_MS,
+      ...(e.MAX_RESPONSE_BYTES !== undefined ? { maxResponseBytes: e.MAX_RESPONSE_BYTES } : {}),
+    },
     scheduler: {
       intervalMs: e.SCHEDULER_INTERVAL_MS,
       options: {

@@ -78,6 +78,12 @@ const notFound = (groupId: string, name: string) =>
  * handled server-side: positions of revoked partitions are committed (with auto-commit) and dropped,
  * then acknowledged by a second heartbeat listing what the instance still owns.
  */
+/** What a platform lets one poll answer be (Lambda: 6 MB), and what a record takes of it as shown. */
+export interface AnswerBudget {
+  limitBytes: number;
+  sizeOf: (r: PolledRecord, format: InstanceFormat) => number;
+}
+
 export class ConsumerInstances {
   constructor(private readonly deps: InstanceDeps) {
     deps.coordinator.onMembersRemoved(async (groupId, members) => {
@@ -167,7 +173,7 @@ export class ConsumerInstances {
    * Fetches records from the instance's partitions from its positions, about `maxBytes` in all;
    * with nothing to return it waits up to `timeoutMs` for an append (long poll).
    */
-  async poll(groupId: string, name: string, options: { timeoutMs?: number; maxBytes: number }): Promise<{ format: InstanceFormat; records: PolledRecord[] }> {
+  async poll(groupId: string, name: string, options: { timeoutMs?: number; maxBytes: number; answer?: AnswerBudget }): Promise<{ format: InstanceFormat; records: PolledRecord[] }> {
     const started = Date.now();
     let format: InstanceFormat = 'binary';
     const records = await this.update(groupId, name, async (inst) => {
@@ -183,7 +189,7 @@ export class ConsumerInstances {
         }
       }
       const timeoutMs = Math.min(options.timeoutMs ?? inst.requestTimeoutMs, this.deps.maxPollWaitMs);
-      let out = await this.read(inst, parts, topics, options.maxBytes);
+      let out = await this.read(inst, parts, topics, options.maxBytes, options.answer);
       const left = timeoutMs - (Date.now() - started);
       if (out.length === 0 && parts.length > 0 && left > 0) {
         const hasData = async () => {
@@ -194,7 +200,7 @@ export class ConsumerInstances {
           return false;
         };
         if (await this.deps.awaitCondition({ keys: parts.map((tp) => partitionPk(tp.topic, tp.partition)), timeoutMs: left, check: hasData })) {
-          out = await this.read(inst, parts, topics, options.maxBytes);
+          out = await this.read(inst, parts, topics, options.maxBytes, options.answer);
         }
       }
       inst.nextPartition = (inst.nextPartition + 1) % Math.max(1, parts.length);
@@ -362,9 +368,10 @@ export class ConsumerInstances {
     return out;
   }
 
-  private async read(inst: InstanceRecord, parts: TopicPartition[], topics: Map<string, Topic>, maxBytes: number): Promise<PolledRecord[]> {
+  private async read(inst: InstanceRecord, parts: TopicPartition[], topics: Map<string, Topic>, maxBytes: number, answer?: AnswerBudget): Promise<PolledRecord[]> {
     const out: PolledRecord[] = [];
     let bytes = 0;
+    let answerBytes = 0;
     const start = parts.length === 0 ? 0 : inst.nextPartition % parts.length;
     for (const tp of [...parts.slice(start), ...parts.slice(0, start)]) {
       if (bytes >= maxBytes) break;
@@ -382,7 +389,19 @@ export class ConsumerInstances {
       }
       bytes += result.bytes;
       inst.positions[key] = result.nextOffset;
-      for (const r of result.records) out.push({ ...r, topic: tp.topic, partition: tp.partition });
+      for (const decoded of result.records) {
+        const r = { ...decoded, topic: tp.topic, partition: tp.partition };
+        if (answer) {
+          answerBytes += answer.sizeOf(r, inst.format);
+          if (answerBytes > answer.limitBytes) {
+            if (out.length === 0) throw new KafkaError('MESSAGE_TOO_LARGE', `The record at offset ${r.offset} of ${tp.topic}-${tp.partition} takes more than this deployment can answer (${answer.limitBytes} bytes)`);
+            // The answer is full: this record and the rest come with the next poll.
+            inst.positions[key] = r.offset;
+            return out;
+          }
+        }
+        out.push(r);
+      }
     }
     return out;
   }

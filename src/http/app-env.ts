@@ -25,7 +25,7 @@ export interface AppServices {
   /** Transactional producers: the transaction coordinator (src/transactions). */
   transactions: TransactionCoordinator;
   defaults: { partitions: number; replicationFactor: number };
-  limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number };
+  limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number; maxResponseBytes?: number };
   /** Long-poll fetches wait here; this process's appends to a partition complete them (src/timer/delayed-fetch.ts). */
   fetchPurgatory: Purgatory;
   /** Push subscriptions, and the notifier that tells them about commits (src/push). */

@@ -1,3 +1,4 @@
+import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../wire/errors.js';
@@ -123,7 +124,10 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
     if (services.security.authorization) await authorizeAll(c, 'READ', 'TOPIC', await instances().subscription(...ids(c)));
     const timeoutMs = queryInt(c.req.query('timeout'), 'timeout');
     const maxBytes = Math.min(queryInt(c.req.query('max_bytes'), 'max_bytes') ?? services.limits.maxFetchBytes, services.limits.maxFetchBytes);
-    const { format, records } = await instances().poll(...ids(c), { ...(timeoutMs === undefined ? {} : { timeoutMs }), maxBytes: Math.max(1, maxBytes) });
+    // On Lambda (MAX_RESPONSE_BYTES) the answer stops at a record within the limit; the position follows.
+    const { jsonBytes } = answerLimit(services.limits.maxResponseBytes);
+    const answer = jsonBytes === Infinity ? undefined : { limitBytes: jsonBytes, sizeOf: (r: PolledRecord, f: 'binary' | 'json') => jsonAnswerBytes(JSON.stringify(showRecord(r, f))) + 1 };
+    const { format, records } = await instances().poll(...ids(c), { ...(timeoutMs === undefined ? {} : { timeoutMs }), maxBytes: Math.max(1, maxBytes), ...(answer ? { answer } : {}) });
     c.set('responseBytes', records.reduce((n, r) => n + (r.key?.byteLength ?? 0) + (r.value?.byteLength ?? 0), 0));
     return json(c, records.map((r) => showRecord(r, format)));
   });

@@ -4,6 +4,7 @@
  */
 import { groupPaths } from './group-openapi.js';
 import { transactionPaths } from './transaction-openapi.js';
+import { PRODUCE_REQUEST_MEDIA_TYPE } from '../wire/produce-request.js';
 import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
 import { securityPaths } from './security-openapi.js';
 
@@ -238,7 +239,7 @@ const document = {
           topic,
           partition,
           param('offset', 'query', { type: 'integer', minimum: 0, default: 0 }),
-          param('max_bytes', 'query', { type: 'integer', minimum: 1 }, 'Soft limit; at least one batch is returned'),
+          param('max_bytes', 'query', { type: 'integer', minimum: 1 }, "Kafka's max bytes, at batch granularity: the answer starts at the stored batch holding `offset` (JSON: at that record) and takes whole batches within max_bytes, at least one. A deployment with MAX_RESPONSE_BYTES (Lambda: 6 MB) also keeps the answer within that, after base64 or JSON inflation: a JSON answer then stops at a record and `next_offset` goes on from there"),
           param('format', 'query', { enum: ['binary', 'string', 'json'], default: 'binary' }, 'How keys and values are shown'),
           param('min_bytes', 'query', { type: 'integer', minimum: 0, default: 0 }, "Kafka's fetch.min.bytes: wait until this many bytes are readable below the high watermark (with max_wait_ms)"),
           param('max_wait_ms', 'query', { type: 'integer', minimum: 0, default: 0 }, "Kafka's fetch.max.wait.ms: the longest wait for min_bytes, bounded by the server (MAX_FETCH_WAIT_MS, 25 s); then whatever there is is returned, possibly nothing"),
@@ -297,6 +298,144 @@ const document = {
             },
           }),
           ...errors(400, 404, 409, 413, 415, 503),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/records': {
+      post: {
+        summary: "Kafka's ProduceRequest: the record batches of many partitions of one or several topics in one request; each topic's partitions are stored as one object (one PUT per replica)",
+        'x-extension': true,
+        parameters: [cluster, acks],
+        requestBody: {
+          required: true,
+          content: {
+            [PRODUCE_REQUEST_MEDIA_TYPE]: {
+              schema: {
+                type: 'string',
+                format: 'binary',
+                description:
+                "Kafka's ProduceRequest `topic_data` field as the protocol lays it out (versions 3-8, big-endian): INT32 topic count; per topic an INT16 name length and the UTF-8 name, an INT32 partition count; per partition an INT32 index, an INT32 length and that many bytes of RecordBatch v2 (as for the one-partition produce). Every batch of a request carries the same producer id and epoch, or none. A malformed body or a partition named twice is INVALID_REQUEST (400) and nothing is written",
+              },
+            },
+          },
+        },
+        responses: {
+          200: json(
+            {
+              type: 'object',
+              properties: {
+                kind: { const: 'KafkaProduceResponse' },
+                responses: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    properties: {
+                      name: { type: 'string' },
+                      partition_responses: {
+                        type: 'array',
+                        items: {
+                          type: 'object',
+                          properties: {
+                            index: { type: 'integer' },
+                            error_code: { type: 'integer', description: "Kafka's error code, 0 for success" },
+                            error: { type: 'string', description: "Kafka's error name, when error_code is not 0" },
+                            error_message: { type: 'string' },
+                            base_offset: { type: 'integer', description: '-1 with acks=0 or on error' },
+                            last_offset: { type: 'integer' },
+                            log_append_time_ms: { type: 'integer', description: 'Epoch ms when the topic uses LogAppendTime, else -1' },
+                            log_start_offset: { type: 'integer' },
+                            duplicate: { type: 'boolean', description: "An idempotent producer's retry of a batch already appended: nothing was written" },
+                          },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+            "Kafka's ProduceResponse in JSON, topics and partitions in the request's order: each partition succeeds or fails on its own (unknown topic or partition, CORRUPT_MESSAGE, OUT_OF_ORDER_SEQUENCE_NUMBER, NOT_ENOUGH_REPLICAS, ...)",
+          ),
+          ...errors(400, 413, 415),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/records:fetch': {
+      post: {
+        summary: "Kafka's FetchRequest: many partitions of one or several topics in one request, with a long poll across all of them; an object holding several of the partitions is read once",
+        'x-extension': true,
+        parameters: [cluster],
+        requestBody: body({
+          type: 'object',
+          required: ['topics'],
+          properties: {
+            max_wait_ms: { type: 'integer', minimum: 0, default: 0, description: "Kafka's fetch.max.wait.ms, bounded by MAX_FETCH_WAIT_MS: the longest wait for min_bytes" },
+            min_bytes: { type: 'integer', minimum: 0, default: 0, description: "Kafka's fetch.min.bytes, counted over all partitions; an append to any of them, or an error in any, answers" },
+            max_bytes: { type: 'integer', minimum: 1, description: "Kafka's fetch.max.bytes for the whole answer (bounded by MAX_FETCH_BYTES), in whole batches and partitions in the order given; only the first partition with data may pass it, by one batch" },
+            format: { enum: ['record-batch', 'binary', 'string', 'json'], default: 'record-batch', description: 'record-batch: each partition\'s stored batches, base64; otherwise a JSON record list showing keys and values so' },
+            topics: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['topic', 'partitions'],
+                properties: {
+                  topic: { type: 'string' },
+                  partitions: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['partition', 'fetch_offset'],
+                      properties: {
+                        partition: { type: 'integer', minimum: 0 },
+                        fetch_offset: { type: 'integer', minimum: 0 },
+                        partition_max_bytes: { type: 'integer', minimum: 1, description: "Kafka's max.partition.fetch.bytes; at batch granularity" },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        }),
+        responses: {
+          200: json(
+            {
+              type: 'object',
+              properties: {
+                kind: { const: 'KafkaFetchResponse' },
+                responses: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    properties: {
+                      topic: { type: 'string' },
+                      partitions: {
+                        type: 'array',
+                        items: {
+                          type: 'object',
+                          properties: {
+                            partition_index: { type: 'integer' },
+                            error_code: { type: 'integer', description: "Kafka's error code, 0 for success (1 OFFSET_OUT_OF_RANGE, 3 UNKNOWN_TOPIC_OR_PARTITION, ...)" },
+                            error: { type: 'string' },
+                            error_message: { type: 'string' },
+                            high_watermark: { type: 'integer' },
+                            last_stable_offset: { type: 'integer', description: 'The high watermark (no transactions)' },
+                            log_start_offset: { type: 'integer' },
+                            next_offset: { type: 'integer', description: 'Where to fetch next (past compaction gaps, or the first record a bounded JSON answer left out)' },
+                            records: {
+                              description: 'record-batch: whole RecordBatch v2 bytes in base64 with absolute offsets, from the batch holding fetch_offset (skip its earlier records); else an array of records',
+                              oneOf: [{ type: 'string', contentEncoding: 'base64' }, { type: 'array', items: ref('Record') }],
+                            },
+                          },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+            "Kafka's FetchResponse in JSON, topics and partitions in the request's order",
+          ),
+          ...errors(400),
         },
       },
     },

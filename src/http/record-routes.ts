@@ -1,13 +1,15 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../wire/errors.js';
-import type { AppendOptions, AppendOutcome } from '../log/partition-log.js';
+import type { AppendOptions, AppendOutcome, FetchResult } from '../log/partition-log.js';
 import type { Acks } from '../wire/protocol.js';
+import { parseAcks } from './acks.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
 import type { LogRecord } from '../wire/record-batch.js';
 import { lastStableOffset } from '../partition/partition-state.js';
 import type { Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
+import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';
 import { produceRecordSchema, showRecord, toLogRecord, type DataType, type OutputFormat, type ProduceRecordBody } from './record-encoding.js';
@@ -27,14 +29,6 @@ const batchSchema = z.object({
   transactional_id: z.string().min(1).optional(),
 });
 
-
-/** Kafka's acks as a query parameter (extension): 0, 1, all or -1; all is the default, as in Kafka 3. */
-function parseAcks(raw: string | undefined): Acks {
-  if (raw === undefined || raw === 'all' || raw === '-1') return 'all';
-  if (raw === '0') return 0;
-  if (raw === '1') return 1;
-  throw new KafkaError('INVALID_REQUIRED_ACKS', `acks must be 0, 1, all or -1 (got ${JSON.stringify(raw)})`);
-}
 
 /** As Kafka's broker: a transactional produce must wait for every in-sync replica. */
 function requireAcksAll(acks: Acks | undefined): void {
@@ -115,6 +109,28 @@ async function produce(services: AppServices, topic: Topic, bodies: ProduceRecor
     });
   }
   return results;
+}
+
+/**
+ * The fetched records as JSON texts, as many as fit in `limitBytes` of answer (at least one; a
+ * record that alone is over it is MESSAGE_TOO_LARGE, a bound the record-batch format does not
+ * inflate), and the offset to fetch next: the first record left out, if any.
+ */
+function showWithin(result: FetchResult, partition: number, format: OutputFormat, limitBytes: number): { shown: string[]; nextOffset: number } {
+  const shown: string[] = [];
+  let bytes = 0;
+  for (const r of result.records) {
+    const text = JSON.stringify(showRecord(r, partition, format));
+    if (limitBytes !== Infinity) {
+      bytes += jsonAnswerBytes(text) + 1;
+      if (bytes > limitBytes) {
+        if (shown.length > 0) return { shown, nextOffset: r.offset };
+        throw new KafkaError('MESSAGE_TOO_LARGE', `The record at offset ${r.offset} takes more than this deployment can answer (${limitBytes} bytes) as ${format} JSON; fetch it as record batches`);
+      }
+    }
+    shown.push(text);
+  }
+  return { shown, nextOffset: result.nextOffset };
 }
 
 /** ISO 8601 of epoch ms, remembering the last one: a request's records mostly share one timestamp. */
@@ -248,9 +264,10 @@ export function recordRoutes(): Hono<AppEnv> {
     const format = (c.req.query('format') ?? 'binary') as OutputFormat;
     if (!['binary', 'string', 'json'].includes(format)) throw new KafkaError('BAD_REQUEST', 'format must be binary, string or json');
     const isolation = parseIsolation(c.req.query('isolation_level'));
+    const limit = answerLimit(services.limits.maxResponseBytes);
     const read = acceptsRecordBatches(c)
       ? async () => {
-          const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1), isolation);
+          const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1), { isolation, limitBytes: limit.binaryBytes });
           return { ...r, bytes: r.batches.byteLength };
         }
       : () => services.log.read(topic, partition, offset, Math.max(maxBytes, 1), isolation);
@@ -284,18 +301,11 @@ export function recordRoutes(): Hono<AppEnv> {
     }
     c.set('responseBytes', result.bytes); // what consumer_byte_rate counts
     if ('batches' in result) return recordBatchResponse(c, result);
+    const { shown, nextOffset } = showWithin(result, partition, format, limit.jsonBytes);
     // Sent as bytes: a multi-megabyte string answer would be UTF-8 encoded twice (Content-Length, then the write).
-    const json = JSON.stringify({
-      kind: 'KafkaRecordList',
-      cluster_id: services.clusterId,
-      topic_name: topic.name,
-      partition_id: partition,
-      records: result.records.map((r) => showRecord(r, partition, format)),
-      next_offset: result.nextOffset,
-      high_watermark: result.highWatermark,
-      log_start_offset: result.logStartOffset,
-      last_stable_offset: result.lastStableOffset,
-    });
+    const json =
+      `{"kind":"KafkaRecordList","cluster_id":${JSON.stringify(services.clusterId)},"topic_name":${JSON.stringify(topic.name)},"partition_id":${partition},` +
+      `"records":[${shown.join(',')}],"next_offset":${nextOffset},"high_watermark":${result.highWatermark},"log_start_offset":${result.logStartOffset},"last_stable_offset":${result.lastStableOffset}}`;
     return c.body(Buffer.from(json), 200, { 'Content-Type': 'application/json' });
   });
 

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Acks } from '../wire/protocol.js';
 import { KafkaError } from '../wire/errors.js';
-import { checkSequence, ProducerBatchLog } from '../partition/producer-state.js';
+import { checkSequence, ProducerBatchLog, producerIn } from '../partition/producer-state.js';
 import { withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
@@ -9,7 +9,7 @@ import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import { isAborted, OffsetIndex, type AbortedTransaction } from '../partition/offset-index.js';
 import { commitIdentity, commitToPartition, readPartitionState, stateFromItem, type CommitPlan, type CommitResult, type StateRead } from '../partition/partition-commit.js';
 import { lastStableOffset, type CommitRecord, type PartitionState, type ProducerBatch } from '../partition/partition-state.js';
-import { CONTROL_FLAG_MASK, decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, TRANSACTIONAL_FLAG_MASK, type DecodedRecord } from '../wire/record-batch.js';
+import { CONTROL_FLAG_MASK, decodeRecordBatch, decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, TRANSACTIONAL_FLAG_MASK, type DecodedRecord } from '../wire/record-batch.js';
 import { encodeMarkerBatch } from '../wire/control-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
 import type { Topic, TopicMeta } from '../topics/topics.js';
@@ -79,6 +79,17 @@ export interface BatchFetchResult {
    */
   abortedTransactions?: AbortedTransaction[];
 }
+
+/** One partition of a multi-partition fetch. */
+export interface PartitionFetch {
+  topic: TopicMeta;
+  partition: number;
+  offset: number;
+  /** Kafka's partition_max_bytes. */
+  maxBytes: number;
+}
+
+export type PartitionFetchOutcome = ({ ok: true } & BatchFetchResult & { bytes: number }) | { ok: false; error: KafkaError };
 
 export type OffsetSpec = 'earliest' | 'latest' | { timestamp: number };
 
@@ -319,64 +330,101 @@ export class PartitionLog {
   }
 
   /**
-   * Records from `offset` up to the high watermark, about `maxBytes` of batches (at least one
-   * batch, so a consumer always progresses). Offsets outside [logStartOffset, HW] are
-   * OFFSET_OUT_OF_RANGE, as in Kafka; offset = HW answers empty.
+   * Records from `offset` (the first one at or after it) up to the high watermark, in whole stored
+   * batches within `maxBytes` (at least one batch, so a consumer always progresses). Offsets
+   * outside [logStartOffset, HW] are OFFSET_OUT_OF_RANGE, as in Kafka; offset = HW answers empty.
    */
   async read(topic: TopicMeta, partition: number, offset: number, maxBytes: number, isolation: IsolationLevel = 'read_uncommitted'): Promise<FetchResult> {
     const { state, loaded, upper } = await this.loadFrom(topic, partition, offset, maxBytes, isolation);
-    const hw = upper;
-    const aborted = isolation === 'read_committed' && loaded.length > 0 ? await this.index.abortedTransactions(topic.name, partition, state, offset, upper) : [];
+    const { batches, nextOffset, bytes } = selectBatches(loaded, offset, upper, maxBytes);
+    const aborted = isolation === 'read_committed' && batches.length > 0 ? await this.index.abortedTransactions(topic.name, partition, state, offset, upper) : [];
     const records: DecodedRecord[] = [];
-    let bytes = 0;
-    for (const { entry, data } of loaded) {
-      bytes += data.byteLength;
-      for (const r of decodeEntry(entry, data, aborted)) if (r.offset >= offset && r.offset < hw) records.push(r);
+    for (const b of batches) {
+      const batch = decodeRecordBatch(b.data, b.at);
+      const { attributes, producerId } = batch.header;
+      // Control batches (transaction markers) are never records to a reader; read_committed leaves out aborted ones.
+      if (attributes & CONTROL_FLAG_MASK) continue;
+      if (aborted.length > 0 && attributes & TRANSACTIONAL_FLAG_MASK && isAborted(aborted, producerId, b.base)) continue;
+      for (const r of batch.records) {
+        const at = b.entry.baseOffset + r.offset;
+        if (at >= offset && at < upper) records.push({ ...r, offset: at });
+      }
     }
-    // A compacted entry has gaps (even no record at all): the next fetch starts after the last entry read.
-    const lastEntry = loaded.at(-1)?.entry;
-    const nextOffset = Math.max(records.length > 0 ? records.at(-1)!.offset + 1 : offset, lastEntry ? Math.min(hw, lastEntry.lastOffset + 1) : offset);
     return { records, nextOffset, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset, bytes, lastStableOffset: lastStableOffset(state) };
   }
 
   /**
    * The same range as {@link read}, as Kafka's Fetch sends it: the stored batches, whole and not
-   * decoded, in one buffer, with absolute base offsets and their leader epochs set. The first batch
-   * may start before `offset` (the consumer skips what it did not ask for); batches reaching the HW
-   * are left out. CRCs are not checked here: the consumer checks them, as Kafka's consumer does.
+   * decoded, in one buffer, with absolute base offsets and their leader epochs set, from the batch
+   * holding `offset` (the consumer skips the records of it below the offset). `limitBytes` is a
+   * hard bound (what a platform can answer, e.g. Lambda's 6 MB after base64): a first batch over
+   * it is MESSAGE_TOO_LARGE rather than an answer the platform would drop. CRCs are not checked
+   * here: the consumer checks them, as Kafka's consumer does.
    */
-  async readBatches(topic: TopicMeta, partition: number, offset: number, maxBytes: number, isolation: IsolationLevel = 'read_uncommitted'): Promise<BatchFetchResult> {
+  async readBatches(topic: TopicMeta, partition: number, offset: number, maxBytes: number, options: { isolation?: IsolationLevel; limitBytes?: number } = {}): Promise<BatchFetchResult> {
+    const isolation = options.isolation ?? 'read_uncommitted';
     const { state, loaded, upper } = await this.loadFrom(topic, partition, offset, maxBytes, isolation);
-    const hw = upper;
-    const parts: Uint8Array[] = [];
-    let nextOffset = offset;
-    for (const { entry, data } of loaded) {
-      // Patched in place: the store handed over bytes of our own (ObjectStore.get), and the stored
-      // object keeps its offsets relative to the entry.
-      let at = 0;
-      while (at < data.byteLength) {
-        const header = readBatchHeader(data, at);
-        const base = entry.baseOffset + header.baseOffset;
-        if (base + header.lastOffsetDelta >= hw) break;
-        setBaseOffset(data, at, base);
-        setPartitionLeaderEpoch(data, at, entry.leaderEpoch);
-        at += LOG_OVERHEAD + header.batchLength;
-        nextOffset = Math.max(nextOffset, base + header.lastOffsetDelta + 1);
-      }
-      parts.push(data.subarray(0, at));
-      if (at < data.byteLength) break;
-      // A compacted entry may end in removed records: the next fetch starts after the entry.
-      nextOffset = Math.max(nextOffset, Math.min(hw, entry.lastOffset + 1));
+    const { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes, options.limitBytes);
+    // Patched in place: the store handed over bytes of our own (ObjectStore.get), and the stored
+    // object keeps its offsets relative to the entry.
+    for (const b of batches) {
+      setBaseOffset(b.data, b.at, b.base);
+      setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
     }
-    const result: BatchFetchResult = { batches: joinViews(parts), nextOffset, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset, lastStableOffset: lastStableOffset(state) };
+    const result: BatchFetchResult = { batches: joinViews(spans(batches)), nextOffset, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset, lastStableOffset: lastStableOffset(state) };
     if (isolation === 'read_committed') {
       result.abortedTransactions = nextOffset > offset ? await this.index.abortedTransactions(topic.name, partition, state, offset, nextOffset) : [];
     }
     return result;
   }
 
-  /** Loads the index entries (and their bytes) a fetch from `offset` answers with; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
-  private async loadFrom(topic: TopicMeta, partition: number, offset: number, maxBytes: number, isolation: IsolationLevel) {
+  /**
+   * Kafka's Fetch over many partitions: each partition's stored batches from its offset, as
+   * {@link readBatches}, within its own `maxBytes` and, across partitions in the order given, the
+   * request's `maxBytes` (only the first partition with data may exceed it, by one batch, as in
+   * Kafka); never past `limitBytes` in all. The index lookups run in parallel, and the byte ranges
+   * are read per object: an object holding several of the partitions (one produce request) is
+   * read once. A partition's error (unknown partition, offset out of range) is its answer alone.
+   * The partitions must be distinct (the batches are patched in place).
+   */
+  async readBatchesMany(fetches: PartitionFetch[], maxBytes: number, limitBytes = Infinity): Promise<PartitionFetchOutcome[]> {
+    const planned = await Promise.all(
+      fetches.map(async (f) => {
+        try {
+          this.checkPartition(f.topic, f.partition);
+          return { ok: true as const, ...(await this.entriesAt(f.topic, f.partition, f.offset, Math.max(1, Math.min(f.maxBytes, maxBytes)))) };
+        } catch (e) {
+          return { ok: false as const, error: asKafkaError(e) };
+        }
+      }),
+    );
+    const loaded = await this.loadShared(planned.map((p) => (p.ok ? { state: p.state, entries: p.entries } : undefined)));
+    let used = 0;
+    return planned.map((p, i): PartitionFetchOutcome => {
+      if (!p.ok) return p;
+      const f = fetches[i]!;
+      const { state } = p;
+      const first = used === 0;
+      const budget = Math.max(0, Math.min(f.maxBytes, maxBytes - used));
+      const base = { ok: true as const, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset, lastStableOffset: lastStableOffset(state) };
+      if (!first && budget === 0) return { ...base, batches: new Uint8Array(0), nextOffset: f.offset, bytes: 0 };
+      let selected: ReturnType<typeof selectBatches>;
+      try {
+        selected = selectBatches(loaded[i]!, f.offset, state.highWatermark, budget, limitBytes - used, first);
+      } catch (e) {
+        return { ok: false, error: asKafkaError(e) };
+      }
+      for (const b of selected.batches) {
+        setBaseOffset(b.data, b.at, b.base);
+        setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
+      }
+      used += selected.bytes;
+      return { ...base, batches: joinViews(spans(selected.batches)), nextOffset: selected.nextOffset, bytes: selected.bytes };
+    });
+  }
+
+  /** The partition's state and the index entries a fetch from `offset` reads; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
+  private async entriesAt(topic: TopicMeta, partition: number, offset: number, maxBytes: number, isolation: IsolationLevel = 'read_uncommitted') {
     const state = await this.state(topic, partition);
     const hw = state.highWatermark;
     // read_committed stops at the LSO; an offset between the LSO and the HW is valid and answers empty, as in Kafka.
@@ -387,9 +435,58 @@ export class PartitionLog {
         `Offset ${offset} is out of range for ${topic.name}-${partition}: the log holds [${state.logStartOffset}, ${hw})`,
       );
     }
-    if (offset >= upper) return { state, loaded: [], upper };
-    const entries = await this.index.entriesFrom(topic.name, partition, state, offset, upper, maxBytes);
-    return { state, loaded: await this.load(state, entries), upper };
+    const entries = offset >= upper ? [] : await this.index.entriesFrom(topic.name, partition, state, offset, upper, maxBytes);
+    return { state, entries, upper };
+  }
+
+  /**
+   * The bytes of several partitions' entries, one GET per object and run of ranges close together
+   * (a produce request lays its partitions end to end in one object), each entry a view into it.
+   */
+  private async loadShared(plans: ({ state: PartitionState; entries: CommitRecord[] } | undefined)[]): Promise<{ entry: CommitRecord; data: Uint8Array }[][]> {
+    const byKey = new Map<string, { start: number; end: number; sources: number[]; users: { plan: number; k: number; entry: CommitRecord }[] }[]>();
+    plans.forEach((plan, i) => {
+      if (!plan) return;
+      const { state, entries } = plan;
+      const lastOffset = entries.at(-1)?.lastOffset ?? 0;
+      const sources = [state.leader, ...state.isr.filter((r) => r !== state.leader && (state.replicaLeo[String(r)] ?? 0) > lastOffset)];
+      entries.forEach((entry, k) => {
+        let runs = byKey.get(entry.objectKey);
+        if (!runs) byKey.set(entry.objectKey, (runs = []));
+        runs.push({ start: entry.start, end: entry.end, sources, users: [{ plan: i, k, entry }] });
+      });
+    });
+    const out = plans.map((p) => new Array<{ entry: CommitRecord; data: Uint8Array }>(p?.entries.length ?? 0));
+    const reads: Promise<void>[] = [];
+    for (const [key, ranges] of byKey) {
+      ranges.sort((a, b) => a.start - b.start);
+      const merged: typeof ranges = [];
+      for (const r of ranges) {
+        const last = merged.at(-1);
+        // Close ranges are read as one: a GET costs more than the bytes between them.
+        if (last && r.start <= last.end + SHARED_READ_GAP) {
+          last.end = Math.max(last.end, r.end);
+          last.users.push(...r.users);
+        } else merged.push({ ...r, users: [...r.users] });
+      }
+      for (const run of merged) {
+        reads.push(
+          this.getFromAny(run.sources, key, { start: run.start, end: run.end }).then((bytes) => {
+            // Entries of distinct partitions (or one partition's successive entries) never share
+            // bytes, so each view is patched by one partition only.
+            for (const u of run.users) out[u.plan]![u.k] = { entry: u.entry, data: bytes.subarray(u.entry.start - run.start, u.entry.end - run.start) };
+          }),
+        );
+      }
+    }
+    await Promise.all(reads);
+    return out;
+  }
+
+  /** Loads the index entries (and their bytes) a fetch from `offset` answers with; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
+  private async loadFrom(topic: TopicMeta, partition: number, offset: number, maxBytes: number, isolation: IsolationLevel) {
+    const { state, entries, upper } = await this.entriesAt(topic, partition, offset, maxBytes, isolation);
+    return { state, loaded: entries.length === 0 ? [] : await this.load(state, entries), upper };
   }
 
   /**
@@ -579,13 +676,13 @@ export class PartitionLog {
    */
   private sequenceGuard(topic: TopicMeta, partition: number, batch: ProducerBatch) {
     const check = (s: PartitionState) => {
-      const c = checkSequence(s.producers?.[String(batch.producerId)], batch);
+      const c = checkSequence(producerIn(s, batch.producerId), batch);
       if (c.kind === 'duplicate') return c;
       if (c.kind === 'older') throw new KafkaError('DUPLICATE_SEQUENCE_NUMBER', `Batch ${batch.baseSequence}..${batch.lastSequence} of producer ${batch.producerId} was already appended`);
       return undefined;
     };
     const resolve = async (s: PartitionState) => {
-      const c = checkSequence(s.producers?.[String(batch.producerId)], batch);
+      const c = checkSequence(producerIn(s, batch.producerId), batch);
       if (c.kind === 'duplicate') return c;
       if (c.kind === 'older') {
         const found = await this.producerBatches.findDuplicate(topic.name, partition, batch);
@@ -634,6 +731,68 @@ export class PartitionLog {
       if (this.commitQueues.get(key) === tail) this.commitQueues.delete(key);
     }
   }
+}
+
+/** A stored batch a fetch answers with: where it lies in the loaded bytes, and its absolute offsets. */
+interface SelectedBatch {
+  entry: CommitRecord;
+  data: Uint8Array;
+  at: number;
+  size: number;
+  base: number;
+  last: number;
+}
+
+/**
+ * Kafka's fetch bounds over the loaded entries: batches from the one holding `offset`, below the
+ * HW, whole, as many as fit in `maxBytes` (at least one, however large, as Kafka answers so that
+ * a consumer always progresses), never past `limitBytes`. Entries may be larger than the budget
+ * (one produce request is one entry), so the bounds apply per batch, not per entry.
+ */
+function selectBatches(loaded: { entry: CommitRecord; data: Uint8Array }[], offset: number, hw: number, maxBytes: number, limitBytes = Infinity, atLeastOne = true) {
+  const batches: SelectedBatch[] = [];
+  let nextOffset = offset;
+  let bytes = 0;
+  for (const { entry, data } of loaded) {
+    for (let at = 0; at < data.byteLength; ) {
+      const header = readBatchHeader(data, at);
+      const size = LOG_OVERHEAD + header.batchLength;
+      const base = entry.baseOffset + header.baseOffset;
+      const last = base + header.lastOffsetDelta;
+      if (last >= hw) return { batches, nextOffset, bytes };
+      if (last >= offset) {
+        if (bytes + size > limitBytes) {
+          if (batches.length > 0 || !atLeastOne) return { batches, nextOffset, bytes };
+          throw new KafkaError('MESSAGE_TOO_LARGE', `The record batch at offset ${base} is ${size} bytes, more than this deployment can answer (${limitBytes}); fetch it in JSON`);
+        }
+        if ((batches.length > 0 || !atLeastOne) && bytes + size > maxBytes) return { batches, nextOffset, bytes };
+        batches.push({ entry, data, at, size, base, last });
+        bytes += size;
+        nextOffset = last + 1;
+      }
+      at += size;
+    }
+    // A compacted entry may end in removed records: the next fetch starts after the entry.
+    nextOffset = Math.max(nextOffset, Math.min(hw, entry.lastOffset + 1));
+  }
+  return { batches, nextOffset, bytes };
+}
+
+/** Reads of one object closer than this are merged into one GET. */
+const SHARED_READ_GAP = 256 * 1024;
+
+/** The selected batches as byte spans, one per run of batches lying end to end in one buffer. */
+function spans(batches: SelectedBatch[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let i = 0;
+  while (i < batches.length) {
+    const first = batches[i]!;
+    let end = first.at + first.size;
+    while (i + 1 < batches.length && batches[i + 1]!.data === first.data && batches[i + 1]!.at === end) end += batches[++i]!.size;
+    out.push(first.data.subarray(first.at, end));
+    i++;
+  }
+  return out;
 }
 
 /** The parts as one array: a view when they lie end to end in one buffer (entries read by one GET), else a copy. */

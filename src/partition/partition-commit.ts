@@ -210,7 +210,7 @@ function nextState(state: PartitionState, topicId: string, plan: CommitPlan, tok
     sizeInBytes: shrunk.sizeInBytes + (pending.end - pending.start),
     lastCommit: entry,
     recentCommits: [...(shrunk.recentCommits ?? []).filter((t) => t !== token), token].slice(-RECENT_COMMITS),
-    ...(pending.producer ? { producers: recordProducerBatch(shrunk.producers, pending.producer, baseOffset, entry.lastOffset, now) } : {}),
+    ...(pending.producer ? { pids: recordProducerBatch(shrunk, pending.producer, baseOffset, entry.lastOffset, now), producers: undefined } : {}),
   };
   if (pending.producer?.transactional) {
     const id = String(pending.producer.producerId);

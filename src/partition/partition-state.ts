@@ -87,7 +87,9 @@ export interface PartitionState {
   recentCommits?: string[];
   /** When each follower last had everything the leader had (for replica.lag.time.max.ms). */
   lastCaughtUpMs?: Record<string, number>;
-  /** Idempotent producers' last batches, keyed by producer id (bounded; see producer-state.ts). */
+  /** Idempotent producers' last batches, packed (bounded; see packProducers in producer-state.ts). */
+  pids?: string;
+  /** The same as JSON objects keyed by producer id, as states written before the packed table hold it (read only). */
   producers?: Record<string, ProducerEntry>;
   /** Open transactions by producer id: the first of them is the first unstable offset. */
   openTxns?: Record<string, OpenTransaction>;

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionForKey } from '../../src/wire/murmur2.js';
-import { RECORD_BATCH_MEDIA_TYPE } from '../../src/client/index.js';
 import { isProduce, proxy } from '../client/support/flaky-proxy.js';
 import { ROOT, startServer, stopServer, tempDir, type LocalServer } from '../client/support/server.js';
 
@@ -132,23 +131,24 @@ describe('kafka-log CLI against the local server', () => {
       expect(await cli(produce, 'k1:v1\nk2:NULL\n')).toEqual({ code: 0, out: ['wire-0@0', 'wire-0@1'], err: [] });
       expect(await cli([...produce, '--wire-format', 'json'], 'k3:v3\nNULL:v4\n')).toEqual({ code: 0, out: ['wire-0@2', 'wire-0@3'], err: [] });
       const posts = p.log.filter(isProduce);
-      expect(posts.map((e) => [e.url.replace(/^.*\/topics\//, ''), e.contentType])).toEqual([
-        ['wire/partitions/0/records?acks=all', RECORD_BATCH_MEDIA_TYPE],
-        ['wire/records:batch?acks=all', 'application/json'],
+      // Record batches go in Kafka's multi-partition produce (topic_data), JSON to records:batch.
+      expect(posts.map((e) => [e.url.replace(/^.*\/clusters\/[^/]+\//, ''), e.contentType])).toEqual([
+        ['records?acks=all', 'application/vnd.kafka.produce-request'],
+        ['topics/wire/records:batch?acks=all', 'application/json'],
       ]);
 
       const consume = ['consume', '--topic', 'wire', '--from-beginning', '--print-key', '--print-offset', '--print-headers', '--max-messages', '4', '--timeout-ms', '5000', ...at];
       const expected = ['Offset:0\th:1\tk1\tv1', 'Offset:1\th:1\tk2\tnull', 'Offset:2\th:1\tk3\tv3', 'Offset:3\th:1\tnull\tv4'];
       const seen = p.log.length;
       expect(await cli(consume)).toEqual({ code: 0, out: expected, err: ['Processed a total of 4 messages'] });
-      const fetches = () => p.log.slice(seen).filter((e) => e.method === 'GET' && e.url.includes('/partitions/0/records'));
-      expect(fetches().length).toBeGreaterThan(0);
-      expect(fetches().every((e) => e.accept === RECORD_BATCH_MEDIA_TYPE)).toBe(true);
+      // The consumer fetches all its partitions in one records:fetch, asking for batches or JSON records.
+      const formats = (from: number) => p.log.slice(from).filter((e) => e.method === 'POST' && e.url.includes('/records:fetch')).map((e) => (JSON.parse(e.body.toString()) as { format: string }).format);
+      expect(formats(seen).length).toBeGreaterThan(0);
+      expect(formats(seen).every((f) => f === 'record-batch')).toBe(true);
       const mark = p.log.length;
       expect(await cli([...consume, '--wire-format', 'json'])).toEqual({ code: 0, out: expected, err: ['Processed a total of 4 messages'] });
-      const jsonFetches = p.log.slice(mark).filter((e) => e.method === 'GET' && e.url.includes('/partitions/0/records'));
-      expect(jsonFetches.length).toBeGreaterThan(0);
-      expect(jsonFetches.every((e) => e.accept === 'application/json')).toBe(true);
+      expect(formats(mark).length).toBeGreaterThan(0);
+      expect(formats(mark).every((f) => f === 'binary')).toBe(true);
       expect(await cli(['consume', '--topic', 'wire', '--wire-format', 'xml', ...at])).toEqual({ code: 2, out: [], err: ['Error: --wire-format must be auto, record-batch or json (got xml) (see --help)'] });
     } finally {
       await p.close();

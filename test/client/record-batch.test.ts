@@ -5,7 +5,8 @@ import { Kafka, KafkaClientError, KafkaProtocolError, RECORD_BATCH_MEDIA_TYPE, t
 import { decodeFetchedRecords } from '../../src/client/record-batches.js';
 import { RECORD_BATCH_MEDIA_TYPE as SERVER_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
 import { decodeRecordBatches, encodeRecordBatch, readBatchHeader } from '../../src/wire/record-batch.js';
-import { isProduce, proxy, type ProxiedRequest } from './support/flaky-proxy.js';
+import { decodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../src/wire/produce-request.js';
+import { isMultiPartitionProduce, isProduce, proxy, type ProxiedRequest } from './support/flaky-proxy.js';
 import { startServer, stopServer, tempDir, type LocalServer } from './support/server.js';
 
 const hex = (b: Buffer | null) => (b === null ? null : b.toString('hex'));
@@ -17,8 +18,19 @@ const shape = (r: ConsumerRecord) => ({
   value: hex(r.value),
   headers: Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, (Array.isArray(v) ? v : [v]).map(hex)])),
 });
-const partitionProduces = (log: ProxiedRequest[]) => log.filter((e) => e.method === 'POST' && /\/partitions\/\d+\/records(\?|$)/.test(e.url));
-const partitionOf = (e: ProxiedRequest) => Number(/\/partitions\/(\d+)\/records/.exec(e.url)![1]);
+/**
+ * Every partition batch the client sent, one entry each: a one-partition request as it is, a
+ * multi-partition request (topic_data) as one entry per partition, its body that partition's records.
+ */
+const partitionProduces = (log: ProxiedRequest[]): (ProxiedRequest & { partition: number })[] =>
+  log.flatMap((e) => {
+    if (e.method !== 'POST') return [];
+    const one = /\/partitions\/(\d+)\/records(\?|$)/.exec(e.url);
+    if (one) return [{ ...e, partition: Number(one[1]) }];
+    if (!isMultiPartitionProduce(e.url)) return [];
+    return decodeTopicData(e.body).flatMap((t) => t.partitions.map((p) => ({ ...e, partition: p.index, body: Buffer.from(p.records!) })));
+  });
+const partitionOf = (e: { partition: number }) => e.partition;
 
 describe('record batches: the client produces and fetches Kafka RecordBatch v2 bytes', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -80,10 +92,10 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       expect(md[4]!.timestamp).toBeGreaterThanOrEqual(before);
       expect(md[4]!.timestamp).toBeLessThanOrEqual(after);
 
-      // One request, for partition 1, whose body is one RecordBatch v2 with the producer's id in its header.
+      // One request, holding partition 1 only, whose records are one RecordBatch v2 with the producer's id in its header.
       const [sent, ...more] = partitionProduces(p.log);
       expect(more).toEqual([]);
-      expect(sent).toMatchObject({ url: expect.stringMatching(/\/topics\/trip\/partitions\/1\/records\?acks=all$/), contentType: RECORD_BATCH_MEDIA_TYPE, status: 200 });
+      expect(sent).toMatchObject({ url: expect.stringMatching(/\/v3\/clusters\/[^/]+\/records\?acks=all$/), contentType: PRODUCE_REQUEST_MEDIA_TYPE, status: 200, partition: 1 });
       const [batch, ...others] = decodeRecordBatches(sent!.body);
       expect(others).toEqual([]);
       expect(batch!.header).toMatchObject({ baseOffset: 0, recordCount: 5, producerId: producer.producerIdentity!.producerId, producerEpoch: producer.producerIdentity!.producerEpoch, baseSequence: 0 });
@@ -101,13 +113,16 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       expect(asBatches.map(shape)).toEqual(expected);
       expect(asBatches.every((r) => r.topic === 'trip' && r.partition === 1)).toBe(true);
       expect((await readPartition('trip', 1, 'json')).map(shape)).toEqual(expected);
-      const fetches = p.log.filter((e) => e.method === 'GET' && e.url.includes('/partitions/1/records'));
+      // The consumer fetches with Kafka's FetchRequest over all its partitions, asking for batches.
+      const fetches = p.log.filter((e) => e.method === 'POST' && e.url.includes('/records:fetch'));
       expect(fetches.length).toBeGreaterThan(0);
-      expect(fetches.every((e) => e.accept === RECORD_BATCH_MEDIA_TYPE)).toBe(true);
+      const asked = fetches.map((e) => JSON.parse(e.body.toString()) as { format: string; topics: { topic: string; partitions: { partition: number }[] }[] });
+      expect(asked.every((b) => b.format === 'record-batch')).toBe(true);
+      expect(asked.some((b) => b.topics.some((t) => t.topic === 'trip' && t.partitions.some((x) => x.partition === 1)))).toBe(true);
       // (A long poll still open when the consumer closed has no answer.)
       const answered = fetches.filter((e) => e.status !== undefined);
       expect(answered.length).toBeGreaterThan(0);
-      expect(answered.every((e) => e.status === 200 && e.answerType === RECORD_BATCH_MEDIA_TYPE)).toBe(true);
+      expect(answered.every((e) => e.status === 200)).toBe(true);
 
       // The other way round: written through the JSON API, read as record batches.
       const json = kafka.producer({ format: 'json' });
@@ -119,7 +134,7 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     }
   });
 
-  it('sends a multi-partition send as one request per partition, all at once', async () => {
+  it('sends a multi-partition send as one request holding every partition\'s batch', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'fan', numPartitions: 4 }] });
     const p = await proxy(server!.origin, { delayMs: (req) => (isProduce(req) ? 150 : 0) });
     try {
@@ -130,10 +145,9 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       await producer.close();
       const produces = partitionProduces(p.log);
       expect(produces.map(partitionOf).sort()).toEqual([0, 1, 2, 3]);
-      expect(produces.every((e) => e.contentType === RECORD_BATCH_MEDIA_TYPE)).toBe(true);
-      // Each was held 150 ms by the proxy; they overlapped, so they were in flight together.
-      const firstEnd = Math.min(...produces.map((e) => e.endedAt));
-      expect(produces.every((e) => e.startedAt < firstEnd)).toBe(true);
+      // One request (one object on the server) for the four partitions.
+      expect(p.log.filter((e) => isProduce(e))).toHaveLength(1);
+      expect(produces.every((e) => e.contentType === PRODUCE_REQUEST_MEDIA_TYPE)).toBe(true);
       for (let part = 0; part < 4; part++) expect(decodeRecordBatches(produces.find((e) => partitionOf(e) === part)!.body)[0]!.records.length).toBe(3);
     } finally {
       await p.close();
@@ -165,7 +179,7 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       expect(p.dropped()).toBeGreaterThan(3);
 
       const produces = partitionProduces(p.log);
-      expect(produces.every((e) => e.contentType === RECORD_BATCH_MEDIA_TYPE)).toBe(true);
+      expect(produces.every((e) => e.contentType === PRODUCE_REQUEST_MEDIA_TYPE)).toBe(true);
       expect(p.log.some((e) => e.url.includes('records:batch'))).toBe(false);
       const bySequence = new Map<string, Buffer>();
       for (const e of produces) {
@@ -293,14 +307,14 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       ],
     });
     const producer = kafka.producer({ format: 'record-batch' });
-    // A compacted topic refuses a record without a key: INVALID_RECORD, 400, not retried.
+    // A compacted topic refuses a record without a key: INVALID_RECORD, not retried (a partition's error in the answer, no HTTP status of its own).
     const invalid = await producer.send({ topic: 'keys-only', messages: [{ value: 'no key' }] }).catch((x: unknown) => x);
     expect(invalid).toBeInstanceOf(KafkaProtocolError);
-    expect(invalid).toMatchObject({ type: 'INVALID_RECORD', code: 87, status: 400, retriable: false, topic: 'keys-only', partition: 0 });
+    expect(invalid).toMatchObject({ type: 'INVALID_RECORD', code: 87, retriable: false, topic: 'keys-only', partition: 0 });
     expect((await producer.send({ topic: 'keys-only', messages: [{ key: 'k', value: 'v' }] }))[0]!.offset).toBe(0); // the producer carries on
 
     // max.message.bytes bounds a batch: one record over it fails; a batch over it is split and resent.
-    await expect(producer.send({ topic: 'small-batches', messages: [{ value: Buffer.alloc(2000) }] })).rejects.toMatchObject({ type: 'MESSAGE_TOO_LARGE', status: 413, retriable: false });
+    await expect(producer.send({ topic: 'small-batches', messages: [{ value: Buffer.alloc(2000) }] })).rejects.toMatchObject({ type: 'MESSAGE_TOO_LARGE', retriable: false });
     const md = await producer.send({ topic: 'small-batches', messages: Array.from({ length: 8 }, (_, i) => ({ value: Buffer.alloc(300, i) })) });
     expect(md.map((m) => m.offset)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect((await readPartition('small-batches', 0, 'record-batch')).map((r) => r.value![0])).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
@@ -321,7 +335,7 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     strict.seek({ topic: 'small-batches', partition: 0, offset: 50 });
     let raised: unknown;
     for (let i = 0; i < 10 && raised === undefined; i++) raised = await strict.poll({ timeoutMs: 500 }).then(() => undefined, (x: unknown) => x);
-    expect(raised).toMatchObject({ type: 'OFFSET_OUT_OF_RANGE', status: 416, topic: 'small-batches', partition: 0 });
+    expect(raised).toMatchObject({ type: 'OFFSET_OUT_OF_RANGE', topic: 'small-batches', partition: 0 });
     await strict.close();
     const resetting = kafka.consumer({ autoOffsetReset: 'earliest', format: 'record-batch', fetchMaxWaitMs: 50 });
     resetting.assign([{ topic: 'small-batches', partition: 0 }]);
@@ -378,7 +392,9 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     // An older server: no POST .../partitions/{p}/records route, and fetches answered in JSON whatever the Accept header says.
     const p = await proxy(server!.origin, {
       legacy: (req) => {
-        if (req.method === 'POST' && /\/partitions\/\d+\/records(\?|$)/.test(req.url!)) return { answer: { status: 404, body: { error_code: 40401, message: `No route for POST ${req.url}`, error: 'NOT_FOUND' } } };
+        if (req.method === 'POST' && (/\/partitions\/\d+\/records(\?|$)/.test(req.url!) || isMultiPartitionProduce(req.url!))) {
+          return { answer: { status: 404, body: { error_code: 40401, message: `No route for POST ${req.url}`, error: 'NOT_FOUND' } } };
+        }
         if (req.method === 'GET') return { dropHeaders: ['accept'] };
         return undefined;
       },
@@ -398,9 +414,10 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
         [1, 0],
         [0, 1],
       ]);
-      // The 404s: the strict producer's, then one per partition for the first batches in flight; after that, JSON only.
-      const attempts = partitionProduces(p.log);
-      expect(attempts.length).toBeLessThanOrEqual(3);
+      // The 404s: the strict producer's (many partitions, then one), then the multi-partition request
+      // and one per partition for the first batches in flight; after that, JSON only.
+      const attempts = p.log.filter((e) => isProduce(e) && !e.url.includes('records:batch'));
+      expect(attempts.length).toBeLessThanOrEqual(5);
       expect(attempts.every((e) => e.status === 404)).toBe(true);
       expect(p.log.filter((e) => e.url.includes('records:batch') && e.status === 207).length).toBeGreaterThanOrEqual(2);
       expect(p.log.at(-1)!.url).toMatch(/records:batch/);

@@ -8,6 +8,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../src/http/openapi.js';
+import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../src/wire/produce-request.js';
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { testApp } from '../support/test-app.js';
 
@@ -109,6 +110,12 @@ describe('every operation answers as the OpenAPI document says', () => {
     await call('GET', `${B}/topics/o/partitions/0/records?offset=0&format=string`);
     await call('GET', `${B}/topics/o/partitions/0/records?offset=0`, undefined, { accept: 'application/vnd.kafka.record-batch.v2' });
     await call('GET', `${B}/topics/o/partitions/0/records?offset=999`);
+    // Kafka's ProduceRequest and FetchRequest over many partitions (one unknown: a partition error in a 200).
+    await call('POST', `${B}/records`, encodeTopicData([{ name: 'o', partitions: [{ index: 0, records: batch }, { index: 99, records: batch }] }]), { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE });
+    await call('POST', `${B}/records`, new Uint8Array([0, 0, 0, 1]), { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE });
+    await call('POST', `${B}/records:fetch`, { topics: [{ topic: 'o', partitions: [{ partition: 0, fetch_offset: 0 }, { partition: 99, fetch_offset: 0 }] }] });
+    await call('POST', `${B}/records:fetch`, { format: 'string', topics: [{ topic: 'o', partitions: [{ partition: 0, fetch_offset: 0 }] }] });
+    await call('POST', `${B}/records:fetch`, { topics: [] });
     await call('GET', `${B}/topics/o/partitions/0/offset`);
     await call('GET', `${B}/topics/o/partitions/0/offset?offset_type=latest`);
     await call('POST', `${B}/producers:init`, {});

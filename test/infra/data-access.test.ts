@@ -12,6 +12,7 @@ import { createServices, createStorage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import { createApp } from '../../src/http/app.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
+import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../src/wire/produce-request.js';
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
 import { handleSubscribe } from '../../src/push/subscribe-handler.js';
@@ -37,7 +38,7 @@ async function call(method: string, path: string, body?: unknown) {
   const bytes = body instanceof Uint8Array;
   const res = await apps[target].request(url, {
     method,
-    headers: { 'content-type': bytes ? RECORD_BATCH_MEDIA_TYPE : 'application/json' },
+    headers: { 'content-type': bytes ? (path === 'records' ? PRODUCE_REQUEST_MEDIA_TYPE : RECORD_BATCH_MEDIA_TYPE) : 'application/json' },
     ...(body !== undefined && { body: bytes ? body : JSON.stringify(body) }),
   });
   const text = await res.text();
@@ -63,6 +64,9 @@ beforeAll(async () => {
     // The one non-produce POST the produce route takes (see infra/routes.ts).
     ['POST', 'topics/orders/configs:alter', { data: [{ name: 'retention.ms', value: '86400000' }] }, 'produce', 204],
     ['GET', 'topics/orders/partitions/0/records?offset=0', undefined, 'fetch', 200],
+    // Kafka's ProduceRequest (topic_data) and FetchRequest (on partition 1: partition 0's last commit is the repair case below).
+    ['POST', 'records', encodeTopicData([{ name: 'orders', partitions: [1].map((index) => ({ index, records: encodeRecordBatch([{ key: null, value: new Uint8Array([2]), headers: [], timestamp: 0 }]) })) }]), 'produce', 200],
+    ['POST', 'records:fetch', { topics: [{ topic: 'orders', partitions: [{ partition: 1, fetch_offset: 0 }] }] }, 'admin', 200],
     ['GET', 'topics/orders/partitions/0/offset?offset_type=timestamp&timestamp=0', undefined, 'admin', 200],
   ];
   const run = async (list: typeof steps) => {

@@ -110,6 +110,7 @@ describe('functions', () => {
       // Below Lambda's 6 MB synchronous payload limit, each way.
       MAX_REQUEST_BYTES: String(4 * 1024 * 1024),
       MAX_FETCH_BYTES: String(1024 * 1024),
+      MAX_RESPONSE_BYTES: '6000000',
     });
     expect(env.TABLE_NAME).toEqual({ Ref: logicalId(s.stack, s.stack.table) });
     expect(env.BUCKETS).toEqual({ Ref: logicalId(s.stack, s.stack.stores.buckets[0]!) });

@@ -54,6 +54,8 @@ export interface ConsumerConfig {
   pushRecheckIntervalMs?: number;
   /** With push: how long a caught-up partition waits for a notification before it is fetched anyway (default 600000). */
   pushFallbackPollMs?: number;
+  /** Kafka's fetch.max.bytes: the whole answer of one fetch over all partitions (default: the server's bound, MAX_FETCH_BYTES). */
+  fetchMaxBytes?: number;
   /**
    * How fetched records travel: 'record-batch' (RecordBatch v2 bytes, CRCs checked here), 'json', or
    * 'auto' (record batches unless the server lacks that API). Default: the connection's `format`.
@@ -98,7 +100,7 @@ export class Consumer {
   private readonly idle: ReturnType<typeof createIdleBackoff>;
   private readonly group: GroupClient | undefined;
   private readonly membership: GroupMembership | undefined;
-  private readonly c: Required<Omit<ConsumerConfig, 'groupId' | 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'logger' | 'format'>> & Pick<ConsumerConfig, 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'format'>;
+  private readonly c: Required<Omit<ConsumerConfig, 'groupId' | 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'logger' | 'format' | 'fetchMaxBytes'>> & Pick<ConsumerConfig, 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'format' | 'fetchMaxBytes'>;
   private readonly log: NonNullable<ConsumerConfig['logger']>;
   private mode: 'none' | 'subscribe' | 'assign' = 'none';
   private listener: RebalanceListener = {};
@@ -130,6 +132,7 @@ export class Consumer {
       push: config.push ?? true,
       pushRecheckIntervalMs: config.pushRecheckIntervalMs ?? 120_000,
       pushFallbackPollMs: config.pushFallbackPollMs ?? 600_000,
+      fetchMaxBytes: config.fetchMaxBytes,
       groupRemoteAssignor: config.groupRemoteAssignor,
       format: config.format,
       isolationLevel: config.isolationLevel ?? 'read_uncommitted',

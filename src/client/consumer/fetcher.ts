@@ -1,12 +1,14 @@
 /**
- * The fetcher: keeps one fetch in flight per assigned, unpaused partition (a long poll when the
- * server holds it for fetch.min.bytes / fetch.max.wait.ms), buffers what comes back, and hands
+ * The fetcher: keeps one fetch in flight for every assigned, unpaused partition without buffered
+ * records, in one request (a long poll when the server holds it for fetch.min.bytes /
+ * fetch.max.wait.ms), buffers what comes back, and hands
  * records out up to max.poll.records, advancing positions. A seek or revocation bumps the partition's
  * epoch so an answer to an older fetch is dropped.
  */
 import { decodeRecord, type ConsumerRecord, type WireRecord } from '../codec.js';
 import { KafkaClientError } from '../errors.js';
 import { decodeFetchedRecords } from '../record-batches.js';
+import { fetchPartitions } from './fetch-partitions.js';
 import { backoffMs } from '../retry.js';
 import { enc, RECORD_BATCH_MEDIA_TYPE, type Response, type Transport, type WireFormat } from '../transport.js';
 import type { IdleBackoff } from './idle-backoff.js';
@@ -17,6 +19,8 @@ export interface FetcherConfig {
   fetchMinBytes: number;
   fetchMaxWaitMs: number;
   maxPartitionFetchBytes: number;
+  /** Kafka's fetch.max.bytes: the whole multi-partition answer (the server's bound when unset). */
+  fetchMaxBytes?: number;
   retryBackoffMs: number;
   retryBackoffMaxMs: number;
   requestTimeoutMs: number;
@@ -80,18 +84,104 @@ export class Fetcher {
     });
   }
 
-  /** Starts a fetch for every partition that can take one; returns the earliest back-off deadline. */
+  /**
+   * Fetches every partition that can take one, all in one request (Kafka's consumer sends one
+   * FetchRequest per broker); returns the earliest back-off deadline. While that request is out
+   * (a long poll over all of them), partitions that become fetchable wait for its answer. Against
+   * a server without the multi-partition fetch, one request per partition.
+   */
   sendFetches(now = Date.now()): number {
     let next = Infinity;
+    const ready: PartitionState[] = [];
     for (const s of this.subs.states()) {
       if (!s.fetchable) continue;
       if (s.nextFetchAt > now) {
         next = Math.min(next, s.nextFetchAt);
         continue;
       }
-      this.fetch(s);
+      ready.push(s);
     }
+    // read_committed fetches go per partition: those answer the LSO and the aborted transactions.
+    if (this.multiFetch === 'unsupported' || this.config.isolationLevel === 'read_committed') for (const s of ready) this.fetch(s);
+    else if (ready.length > 0 && !this.multiInFlight) this.fetchMany(ready);
     return next;
+  }
+
+  /** Whether the server has `records:fetch`: unknown until the first one tells. */
+  private multiFetch: 'unknown' | 'supported' | 'unsupported' = 'unknown';
+  private multiInFlight = false;
+
+  private fetchMany(states: PartitionState[]): void {
+    const sent = states.map((s) => ({ s, epoch: s.epoch, offset: s.position! }));
+    const started = Date.now();
+    const batches = this.transport.useRecordBatches(this.config.format);
+    for (const { s } of sent) s.fetching = true;
+    this.multiInFlight = true;
+    fetchPartitions(
+      this.transport,
+      {
+        partitions: sent.map(({ s, offset }) => ({ topic: s.topic, partition: s.partition, offset, maxBytes: this.config.maxPartitionFetchBytes })),
+        ...(this.config.fetchMaxBytes !== undefined ? { maxBytes: this.config.fetchMaxBytes } : {}),
+        minBytes: this.config.fetchMinBytes,
+        maxWaitMs: this.idle?.maxWaitMs() ?? this.config.fetchMaxWaitMs,
+        format: batches ? 'record-batch' : 'json',
+      },
+      { signal: this.abort.signal, timeoutMs: this.config.requestTimeoutMs },
+    )
+      .then(
+        (answers) => {
+          this.multiFetch = 'supported';
+          answers.forEach((a, i) => {
+            const { s, epoch, offset } = sent[i]!;
+            if (a.error) this.failed(s, epoch, a.error);
+            else this.answered(s, epoch, offset, started, a);
+          });
+        },
+        (e: unknown) => {
+          if (this.multiFetch === 'unknown' && e instanceof KafkaClientError && e.type === 'NOT_FOUND' && e.status === 404) {
+            // No such route: a server from before the multi-partition fetch. Per partition from now on.
+            this.multiFetch = 'unsupported';
+            for (const { s } of sent) s.fetching = false;
+            return;
+          }
+          for (const { s, epoch } of sent) this.failed(s, epoch, e);
+        },
+      )
+      .finally(() => {
+        this.multiInFlight = false;
+        this.notify();
+      });
+  }
+
+  /** One partition's fetch answer: buffered for poll(), or nothing new (then wait out fetch.max.wait.ms). */
+  private answered(s: PartitionState, epoch: number, offset: number, started: number, body: Fetched): void {
+    s.fetching = false;
+    if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
+    this.errorsByPartition.delete(s);
+    s.highWatermark = body.highWatermark;
+    s.logStartOffset = body.logStartOffset;
+    const records = body.records;
+    if (records.length > 0 || body.nextOffset > offset) {
+      s.buffered = { records, index: 0, nextOffset: body.nextOffset, epoch };
+      this.idle?.onData(s);
+    } else {
+      // Nothing new. A server that long-polls already waited; one that does not answers at
+      // once: wait out the rest of fetch.max.wait.ms rather than spin (longer while idle).
+      s.nextFetchAt = this.idle ? this.idle.onEmpty(s, started, offset) : started + this.config.fetchMaxWaitMs;
+    }
+  }
+
+  /** One partition's fetch failed: reset on OFFSET_OUT_OF_RANGE, else back off (and raise what cannot be retried). */
+  private failed(s: PartitionState, epoch: number, e: unknown): void {
+    s.fetching = false;
+    if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
+    const err = e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
+    if (err.type === 'ABORTED') return;
+    if (err.type === 'OFFSET_OUT_OF_RANGE') return this.onOutOfRange(s, err);
+    const n = (this.errorsByPartition.get(s) ?? 0) + 1;
+    this.errorsByPartition.set(s, n);
+    s.nextFetchAt = Date.now() + Math.max(backoffMs(n - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs), err.throttleTimeMs ?? 0);
+    if (!err.retriable) this.pendingError = err;
   }
 
   private fetch(s: PartitionState): void {
@@ -119,33 +209,8 @@ export class Fetcher {
       })
       .then((res) => this.parse(res, s, offset, batches))
       .then(
-        (body) => {
-          s.fetching = false;
-          if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
-          this.errorsByPartition.delete(s);
-          s.highWatermark = body.highWatermark;
-          s.logStartOffset = body.logStartOffset;
-          const records = body.records;
-          if (records.length > 0 || body.nextOffset > offset) {
-            s.buffered = { records, index: 0, nextOffset: body.nextOffset, epoch };
-            this.idle?.onData(s);
-          } else {
-            // Nothing new. A server that long-polls already waited; one that does not answers at
-            // once: wait out the rest of fetch.max.wait.ms rather than spin (longer while idle).
-            s.nextFetchAt = this.idle ? this.idle.onEmpty(s, started, offset) : started + this.config.fetchMaxWaitMs;
-          }
-        },
-        (e: unknown) => {
-          s.fetching = false;
-          if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
-          const err = e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
-          if (err.type === 'ABORTED') return;
-          if (err.type === 'OFFSET_OUT_OF_RANGE') return this.onOutOfRange(s, err);
-          const n = (this.errorsByPartition.get(s) ?? 0) + 1;
-          this.errorsByPartition.set(s, n);
-          s.nextFetchAt = Date.now() + Math.max(backoffMs(n - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs), err.throttleTimeMs ?? 0);
-          if (!err.retriable) this.pendingError = err;
-        },
+        (body) => this.answered(s, epoch, offset, started, body),
+        (e: unknown) => this.failed(s, epoch, e),
       )
       .finally(() => this.notify());
   }

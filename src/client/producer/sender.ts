@@ -1,8 +1,10 @@
 /**
  * The sender (Kafka's Sender + the idempotent half of TransactionManager): drains ready batches
- * from the accumulator and sends them, as RecordBatch v2 bytes (one request per partition batch,
- * all in flight at once) or as JSON records:batch requests (one request per topic holding at most
- * one batch per partition), and handles every answer.
+ * from the accumulator and sends them, as RecordBatch v2 bytes (one request for every partition
+ * with a batch, of every topic, up to max.request.size, as Kafka sends one ProduceRequest per
+ * broker; once a batch is ready, every partition's head batch goes with it) or as JSON
+ * records:batch requests (one request per topic holding at most one batch per partition), and
+ * handles every answer per partition.
  *
  * Idempotence. The producer gets an id and epoch from `producers:init`. When a batch is first sent it
  * takes the partition's next sequence; a retry resends it with the same sequence, so the server
@@ -16,6 +18,7 @@
  * with `producers:init {producer_id, producer_epoch}`, restart every partition's sequences at 0.
  * INVALID_PRODUCER_EPOCH means another instance took over the id: the producer is fenced for good.
  */
+import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../wire/produce-request.js';
 import { KafkaClientError, KafkaProtocolError, errorFromBody, isRetriable } from '../errors.js';
 import type { Metadata } from '../metadata.js';
 import { backoffMs, retry } from '../retry.js';
@@ -75,10 +78,26 @@ interface WireProduceResult {
   duplicate?: boolean;
 }
 
+/** One partition of the multi-partition produce answer (Kafka's PartitionProduceResponse). */
+interface WirePartitionResponse {
+  index: number;
+  error_code: number;
+  error?: string;
+  error_message?: string;
+  base_offset: number;
+  log_append_time_ms: number;
+}
+
+interface WireProduceResponse {
+  responses?: { name: string; partition_responses?: WirePartitionResponse[] }[];
+}
+
 interface WireBatchResponse {
   successes?: { id: string; partition_id: number; offset: number; timestamp?: string }[];
   failures?: { id: string; error_code?: number; message?: string; error?: string }[];
 }
+
+const asClientError = (e: unknown) => (e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e }));
 
 const SEQUENCE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID']);
 const FENCED = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED']);
@@ -245,17 +264,33 @@ export class Sender {
     }
     let nextWake = Infinity;
     const byTopic = new Map<string, ProducerBatch[][]>();
+    // A transactional producer names its transaction per partition request (transactional_id), so it
+    // sends one partition a request.
+    const multi = this.transport.useRecordBatches(this.config.format) && this.multiPartition !== 'unsupported' && !this.config.transactional;
+    // With requests of many partitions, a ready batch makes every partition's head go with it (as
+    // Kafka's sender drains all partitions of a ready node), and so does a request's worth of bytes.
+    let anyReady = this.flushing > 0 || this.closing;
+    if (multi && !anyReady) {
+      let waiting = 0;
+      for (const q of this.accumulator.queues.values()) {
+        const head = q.batches[0];
+        if (!head || !this.canSend(q, 0, now)) continue;
+        waiting += head.wireBytes;
+        if (head.closed || head.sizeInBytes >= this.config.batchSize || q.batches.length > 1 || now - head.createdMs >= this.config.lingerMs || waiting >= this.config.maxRequestSize) {
+          anyReady = true;
+          break;
+        }
+      }
+    }
     for (const q of this.accumulator.queues.values()) {
       const drained: ProducerBatch[] = [];
       while (q.batches.length > 0) {
         const head = q.batches[0]!;
-        if (q.inFlight.length + drained.length >= this.config.maxInFlight) break;
-        if (q.retrying && q.inFlight.length + drained.length > 0) break;
-        if (head.retryAtMs > now) {
-          nextWake = Math.min(nextWake, head.retryAtMs);
+        if (!this.canSend(q, drained.length, now)) {
+          if (head.retryAtMs > now) nextWake = Math.min(nextWake, head.retryAtMs);
           break;
         }
-        const ready = head.closed || head.sizeInBytes >= this.config.batchSize || q.batches.length > 1 || now - head.createdMs >= this.config.lingerMs || this.flushing > 0 || this.closing;
+        const ready = anyReady || head.closed || head.sizeInBytes >= this.config.batchSize || q.batches.length > 1 || now - head.createdMs >= this.config.lingerMs;
         if (!ready) {
           nextWake = Math.min(nextWake, head.createdMs + this.config.lingerMs);
           break;
@@ -267,18 +302,39 @@ export class Sender {
           q.nextSequence += head.records.length;
         }
         drained.push(head);
+        // One batch per partition per drain when requests carry many partitions (more leave in the next).
+        if (multi) break;
       }
       if (drained.length === 0) continue;
       let rounds = byTopic.get(q.topic);
       if (!rounds) byTopic.set(q.topic, (rounds = []));
       drained.forEach((b, i) => (rounds[i] ??= []).push(b));
     }
+    if (multi) {
+      // Every topic's ready batches in requests of up to max.request.size (Kafka's one ProduceRequest per broker).
+      let request: ProducerBatch[] = [];
+      let bytes = 0;
+      for (const rounds of byTopic.values()) {
+        for (const b of rounds[0] ?? []) {
+          if (request.length > 0 && bytes + b.wireBytes > this.config.maxRequestSize) {
+            this.dispatch(request);
+            request = [];
+            bytes = 0;
+          }
+          request.push(b);
+          bytes += b.wireBytes;
+        }
+      }
+      if (request.length > 0) this.dispatch(request);
+      if (nextWake !== Infinity) this.scheduleAt(nextWake, now);
+      return;
+    }
     const perPartition = this.transport.useRecordBatches(this.config.format);
-    for (const [topic, rounds] of byTopic) {
+    for (const rounds of byTopic.values()) {
       if (perPartition) {
-        // The record-batch API takes one partition per request: each batch is its own request, and
-        // they all go out at once (in round order, so a partition's batches leave in sequence order).
-        for (const round of rounds) for (const b of round) this.dispatch(topic, [b]);
+        // A server without the multi-partition produce: each batch is its own request, and they all
+        // go out at once (in round order, so a partition's batches leave in sequence order).
+        for (const round of rounds) for (const b of round) this.dispatch([b]);
         continue;
       }
       // Round i holds each partition's i-th batch: requests go out in round order, so a partition's
@@ -288,17 +344,24 @@ export class Sender {
         let bytes = 0;
         for (const b of round) {
           if (request.length > 0 && bytes + b.wireBytes > this.config.maxRequestSize) {
-            this.dispatch(topic, request);
+            this.dispatch(request);
             request = [];
             bytes = 0;
           }
           request.push(b);
           bytes += b.wireBytes;
         }
-        if (request.length > 0) this.dispatch(topic, request);
+        if (request.length > 0) this.dispatch(request);
       }
     }
     if (nextWake !== Infinity) this.scheduleAt(nextWake, now);
+  }
+
+  /** Whether the queue's head may leave now, with `drained` of its batches already taken this round. */
+  private canSend(q: PartitionQueue, drained: number, now: number): boolean {
+    if (q.inFlight.length + drained >= this.config.maxInFlight) return false;
+    if (q.retrying && q.inFlight.length + drained > 0) return false;
+    return q.batches[0]!.retryAtMs <= now;
   }
 
   /** delivery.timeout.ms: batches waiting (not in flight) that are too old fail. */
@@ -317,14 +380,15 @@ export class Sender {
     }
   }
 
-  private dispatch(topic: string, batches: ProducerBatch[]): void {
+  /** Batches of one topic (JSON), of one partition, or of many partitions and topics (topic_data). */
+  private dispatch(batches: ProducerBatch[]): void {
     const queues = batches.map((b) => this.accumulator.queue(b.topic, b.partition));
     batches.forEach((b, i) => {
       b.attempts++;
       queues[i]!.inFlight.push(b);
     });
     this.inFlightRequests++;
-    this.produce(topic, batches)
+    this.produce(batches)
       .then(
         (results) => results.forEach((r, i) => this.handle(queues[i]!, batches[i]!, r)),
         (e) => {
@@ -338,9 +402,76 @@ export class Sender {
       });
   }
 
-  private produce(topic: string, batches: ProducerBatch[]): Promise<BatchResult[]> {
-    if (batches.length === 1 && this.transport.useRecordBatches(this.config.format)) return this.produceRecordBatch(topic, batches[0]!);
-    return this.produceJson(topic, batches);
+  private produce(batches: ProducerBatch[]): Promise<BatchResult[]> {
+    const topic = batches[0]!.topic;
+    if (!this.transport.useRecordBatches(this.config.format)) return this.produceJson(topic, batches);
+    if (this.multiPartition !== 'unsupported' && !this.config.transactional) return this.produceTopicData(batches);
+    return this.produceRecordBatch(topic, batches[0]!);
+  }
+
+  /** Whether the server has the multi-partition produce: unknown until the first one tells. */
+  private multiPartition: 'unknown' | 'supported' | 'unsupported' = 'unknown';
+
+  /**
+   * Many partitions' batches in one request (`POST .../records`, Kafka's ProduceRequest
+   * topic_data), answered per partition. A server without that route (404 NOT_FOUND) is
+   * remembered, and the batches go one request each at once: nothing was written, so no retry.
+   */
+  private async produceTopicData(batches: ProducerBatch[]): Promise<BatchResult[]> {
+    const topics = new Map<string, { index: number; records: Uint8Array }[]>();
+    for (const b of batches) {
+      let list = topics.get(b.topic);
+      if (!list) topics.set(b.topic, (list = []));
+      list.push({ index: b.partition, records: this.encode(b) });
+    }
+    let res;
+    try {
+      res = await this.transport.request<WireProduceResponse>('POST', '/records', {
+        query: { acks: this.config.acks },
+        bytes: encodeTopicData([...topics].map(([name, partitions]) => ({ name, partitions }))),
+        contentType: PRODUCE_REQUEST_MEDIA_TYPE,
+        timeoutMs: this.config.requestTimeoutMs,
+      });
+    } catch (e) {
+      if (this.multiPartition === 'unknown' && e instanceof KafkaClientError && e.type === 'NOT_FOUND' && e.status === 404) {
+        this.multiPartition = 'unsupported';
+        return Promise.all(batches.map(async (b) => (await this.produceRecordBatch(b.topic, b).catch((x: unknown) => [{ error: asClientError(x) }]))[0]!));
+      }
+      throw e;
+    }
+    this.multiPartition = 'supported';
+    this.transport.recordBatchSupport = 'supported';
+    const answers = new Map<string, WirePartitionResponse>();
+    for (const t of res.body.responses ?? []) for (const p of t.partition_responses ?? []) answers.set(`${t.name}\0${p.index}`, p);
+    return batches.map((b): BatchResult => {
+      const a = answers.get(`${b.topic}\0${b.partition}`);
+      if (!a) return { error: new KafkaClientError('UNKNOWN_SERVER_ERROR', `The produce answer left out ${b.topic}-${b.partition}`, { topic: b.topic, partition: b.partition, retriable: true }) };
+      if (a.error_code !== 0) {
+        // A partition's error inside a 200 answer: no HTTP status of its own.
+        return { error: new KafkaProtocolError(a.error ?? 'UNKNOWN_SERVER_ERROR', a.error_message ?? `error ${a.error_code}`, { topic: b.topic, partition: b.partition }) };
+      }
+      return this.resultOf(b, a.base_offset, a.log_append_time_ms);
+    });
+  }
+
+  /** A batch's RecordBatch v2 bytes, with the producer's id, epoch and the batch's sequence when idempotent. */
+  private encode(b: ProducerBatch): Uint8Array {
+    const producer = this.config.idempotent && this.identity && b.baseSequence !== undefined ? { ...this.identity, baseSequence: b.baseSequence } : undefined;
+    return encodeProducerBatch(
+      b.records.map((r) => r.rec),
+      producer && this.config.transactional ? { ...producer, transactional: true } : producer,
+      { topic: b.topic, partition: b.partition },
+      this.config.compressionType,
+    );
+  }
+
+  /** Offsets (and LogAppendTime timestamps) of a batch appended at `baseOffset` (-1 with acks=0). */
+  private resultOf(b: ProducerBatch, baseOffset: number, logAppendTime: number): BatchResult {
+    const n = b.records.length;
+    const offsets: (number | undefined)[] = new Array(n);
+    if (typeof baseOffset === 'number' && baseOffset >= 0) for (let i = 0; i < n; i++) offsets[i] = baseOffset + i;
+    const timestamps = typeof logAppendTime === 'number' && logAppendTime >= 0 ? new Array<number>(n).fill(logAppendTime) : undefined;
+    return { offsets, ...(timestamps ? { timestamps } : {}) };
   }
 
   /**
@@ -349,14 +480,8 @@ export class Sender {
    * JSON at once; nothing was written, so this is no retry.
    */
   private async produceRecordBatch(topic: string, b: ProducerBatch): Promise<BatchResult[]> {
-    const producer = this.config.idempotent && this.identity && b.baseSequence !== undefined ? { ...this.identity, baseSequence: b.baseSequence } : undefined;
     const txn = this.config.transactional;
-    const bytes = encodeProducerBatch(
-      b.records.map((r) => r.rec),
-      producer && txn ? { ...producer, transactional: true } : producer,
-      { topic, partition: b.partition },
-      this.config.compressionType,
-    );
+    const bytes = this.encode(b);
     let res;
     try {
       res = await this.transport.request<WireProduceResult>('POST', `/topics/${enc(topic)}/partitions/${b.partition}/records`, {
@@ -375,13 +500,7 @@ export class Sender {
       throw e;
     }
     this.transport.recordBatchSupport = 'supported';
-    const r = res.body;
-    const n = b.records.length;
-    const offsets: (number | undefined)[] = new Array(n);
-    // acks=0: offsets are not known (-1).
-    if (typeof r.base_offset === 'number' && r.base_offset >= 0) for (let i = 0; i < n; i++) offsets[i] = r.base_offset + i;
-    const timestamps = typeof r.log_append_time === 'number' && r.log_append_time >= 0 ? new Array<number>(n).fill(r.log_append_time) : undefined;
-    return [{ offsets, ...(timestamps ? { timestamps } : {}) }];
+    return [this.resultOf(b, res.body.base_offset, res.body.log_append_time)];
   }
 
   private async produceJson(topic: string, batches: ProducerBatch[]): Promise<BatchResult[]> {

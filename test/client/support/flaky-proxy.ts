@@ -1,9 +1,12 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** Whether a request is a produce request, in either format (records:batch, or a partition's record batch). */
+/** Whether a request is a produce request, in any format (records:batch, a partition's record batch, or many partitions' topic_data). */
 export const isProduce = (req: { method?: string | undefined; url?: string | undefined }): boolean =>
-  req.method === 'POST' && (req.url!.includes('/records:batch') || /\/partitions\/\d+\/records(\?|$)/.test(req.url!));
+  req.method === 'POST' && (req.url!.includes('/records:batch') || /\/partitions\/\d+\/records(\?|$)/.test(req.url!) || isMultiPartitionProduce(req.url!));
+
+/** `POST /v3/clusters/{c}/records`: the batches of many partitions in Kafka's topic_data. */
+export const isMultiPartitionProduce = (url: string): boolean => /\/v3\/clusters\/[^/]+\/records(\?|$)/.test(url);
 
 /** One request that went through the proxy. */
 export interface ProxiedRequest {

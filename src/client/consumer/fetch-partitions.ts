@@ -1,0 +1,113 @@
+/**
+ * One multi-partition fetch (`POST .../records:fetch`, Kafka's FetchRequest in JSON): every
+ * partition asked for in one request, with a long poll across all of them, answered per partition.
+ * The consumer's fetcher sends one per round; anything else that reads many partitions can too.
+ */
+import { decodeRecord, type ConsumerRecord, type WireRecord } from '../codec.js';
+import { errorFromBody, KafkaClientError, KafkaProtocolError } from '../errors.js';
+import { decodeFetchedRecords } from '../record-batches.js';
+import type { Transport } from '../transport.js';
+
+export interface PartitionToFetch {
+  topic: string;
+  partition: number;
+  /** The offset to read from (Kafka's fetch_offset). */
+  offset: number;
+  /** Kafka's max.partition.fetch.bytes (the server's bound when unset). */
+  maxBytes?: number;
+}
+
+export interface FetchPartitionsRequest {
+  partitions: PartitionToFetch[];
+  /** Kafka's fetch.max.bytes for the whole answer (the server's bound when unset). */
+  maxBytes?: number;
+  /** Kafka's fetch.min.bytes, over all partitions. */
+  minBytes?: number;
+  /** Kafka's fetch.max.wait.ms: how long the server may hold the request for minBytes. */
+  maxWaitMs?: number;
+  /** 'record-batch' (the default: stored batches, CRCs checked here) or the JSON record list. */
+  format?: 'record-batch' | 'json';
+}
+
+export interface FetchedPartition {
+  topic: string;
+  partition: number;
+  /** The partition's own error (OFFSET_OUT_OF_RANGE, UNKNOWN_TOPIC_OR_PARTITION, ...); the others are answered. */
+  error?: KafkaClientError;
+  /** Records at or after the offset asked for. */
+  records: ConsumerRecord[];
+  /** Where to fetch next. */
+  nextOffset: number;
+  highWatermark: number;
+  logStartOffset: number;
+}
+
+interface WirePartition {
+  partition_index: number;
+  error_code: number;
+  error?: string;
+  error_message?: string;
+  high_watermark: number;
+  log_start_offset: number;
+  next_offset: number;
+  records: string | WireRecord[];
+}
+
+interface WireFetchResponse {
+  responses: { topic: string; partitions: WirePartition[] }[];
+}
+
+/**
+ * Sends one fetch for all `request.partitions` (distinct) and answers in their order. A request
+ * error (the server unreachable, a bad request) rejects; a partition's error is in its answer,
+ * including CORRUPT_MESSAGE for a batch that fails its CRC.
+ */
+export async function fetchPartitions(transport: Transport, request: FetchPartitionsRequest, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<FetchedPartition[]> {
+  const topics = new Map<string, { partition: number; fetch_offset: number; partition_max_bytes?: number }[]>();
+  for (const p of request.partitions) {
+    let list = topics.get(p.topic);
+    if (!list) topics.set(p.topic, (list = []));
+    list.push({ partition: p.partition, fetch_offset: p.offset, ...(p.maxBytes !== undefined ? { partition_max_bytes: p.maxBytes } : {}) });
+  }
+  const format = request.format ?? 'record-batch';
+  const res = await transport.request<WireFetchResponse>('POST', '/records:fetch', {
+    body: {
+      ...(request.maxBytes !== undefined ? { max_bytes: request.maxBytes } : {}),
+      min_bytes: request.minBytes ?? 0,
+      max_wait_ms: request.maxWaitMs ?? 0,
+      format: format === 'json' ? 'binary' : 'record-batch',
+      topics: [...topics].map(([topic, partitions]) => ({ topic, partitions })),
+    },
+    timeoutMs: (options.timeoutMs ?? transport.requestTimeoutMs) + (request.maxWaitMs ?? 0),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const answers = new Map<string, WirePartition>();
+  for (const t of res.body.responses) for (const p of t.partitions) answers.set(`${t.topic}\0${p.partition_index}`, p);
+  return request.partitions.map((asked): FetchedPartition => {
+    const { topic, partition, offset } = asked;
+    const a = answers.get(`${topic}\0${partition}`);
+    if (!a) {
+      const error = errorFromBody(500, { error: 'UNKNOWN_SERVER_ERROR', message: `The fetch answer left out ${topic}-${partition}` }, { topic, partition });
+      return { topic, partition, error, records: [], nextOffset: offset, highWatermark: -1, logStartOffset: -1 };
+    }
+    if (a.error_code !== 0) {
+      // A partition's error inside a 200 answer: no HTTP status of its own.
+      const error = new KafkaProtocolError(a.error ?? 'UNKNOWN_SERVER_ERROR', a.error_message ?? `error ${a.error_code}`, { topic, partition });
+      return { topic, partition, error, records: [], nextOffset: offset, highWatermark: a.high_watermark, logStartOffset: a.log_start_offset };
+    }
+    const offsets = { nextOffset: a.next_offset, highWatermark: a.high_watermark, logStartOffset: a.log_start_offset };
+    try {
+      const records =
+        typeof a.records === 'string'
+          ? a.records === ''
+            ? []
+            : decodeFetchedRecords(Buffer.from(a.records, 'base64'), topic, partition, offset)
+          : a.records.filter((r) => r.offset >= offset).map((r) => decodeRecord(topic, r));
+      return { topic, partition, records, ...offsets };
+    } catch (e) {
+      // A batch that fails its CRC is that partition's error (CORRUPT_MESSAGE), as Kafka's consumer raises it.
+      if (!(e instanceof KafkaClientError)) throw e;
+      return { topic, partition, error: e, records: [], ...offsets, nextOffset: offset };
+    }
+  });
+}

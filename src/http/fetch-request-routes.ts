@@ -1,0 +1,206 @@
+/**
+ * Kafka's FetchRequest over HTTP (extension): `POST /v3/clusters/{c}/records:fetch` reads many
+ * partitions of one or several topics in one request: an offset and max bytes per partition, max
+ * bytes for the request, and min bytes and max wait across all of them (a long poll that any of
+ * the partitions can complete). The answer is Kafka's FetchResponse in JSON: per partition its
+ * error, high watermark, log start offset, the offset to fetch next, and its records, as stored
+ * batches in base64 (the default) or as a JSON record list.
+ */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { KafkaError } from '../wire/errors.js';
+import type { PartitionFetch, PartitionFetchOutcome } from '../log/partition-log.js';
+import { decodeRecordBatches } from '../wire/record-batch.js';
+import type { Topic } from '../topics/topics.js';
+import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
+import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
+import type { AppEnv, AppServices } from './app-env.js';
+import { showRecord, type OutputFormat } from './record-encoding.js';
+import { readJson } from './request.js';
+
+const nonNegative = z.number().int().nonnegative();
+
+/** Kafka's FetchRequest fields (snake_case, as in its message spec); `format` is ours. */
+export const fetchRequestSchema = z.object({
+  max_wait_ms: nonNegative.default(0),
+  min_bytes: nonNegative.default(0),
+  max_bytes: z.number().int().positive().optional(),
+  format: z.enum(['record-batch', 'binary', 'string', 'json']).default('record-batch'),
+  topics: z
+    .array(
+      z.object({
+        topic: z.string().min(1),
+        partitions: z.array(z.object({ partition: nonNegative, fetch_offset: nonNegative, partition_max_bytes: z.number().int().positive().optional() })).min(1),
+      }),
+    )
+    .min(1),
+});
+
+type FetchFormat = z.infer<typeof fetchRequestSchema>['format'];
+
+interface Planned {
+  topic: string;
+  partition: number;
+  offset: number;
+  maxBytes: number;
+  meta?: Topic;
+  error?: KafkaError;
+}
+
+/** Reads every planned partition that has a topic; the others keep their error. */
+async function readAll(services: AppServices, plan: Planned[], maxBytes: number, limitBytes: number): Promise<PartitionFetchOutcome[]> {
+  const fetches: PartitionFetch[] = [];
+  const at: number[] = [];
+  plan.forEach((p, i) => {
+    if (!p.meta) return;
+    at.push(i);
+    fetches.push({ topic: p.meta, partition: p.partition, offset: p.offset, maxBytes: p.maxBytes });
+  });
+  const read = fetches.length > 0 ? await services.log.readBatchesMany(fetches, maxBytes, limitBytes) : [];
+  const out: PartitionFetchOutcome[] = plan.map((p) => ({ ok: false, error: p.error! }));
+  at.forEach((i, k) => (out[i] = read[k]!));
+  return out;
+}
+
+const bytesOf = (outcomes: Awaited<ReturnType<typeof readAll>>) => outcomes.reduce((n, o) => n + (o.ok ? o.bytes : 0), 0);
+
+/**
+ * A partition's records as JSON texts, within what is left of the answer's room (`room.bytes`);
+ * the next offset is the first record left out. A first record of the whole answer that alone
+ * does not fit is MESSAGE_TOO_LARGE for its partition.
+ */
+function shownRecords(o: Extract<PartitionFetchOutcome, { ok: true }>, p: Planned, format: OutputFormat, room: { bytes: number; shown: number }): { records: string[]; nextOffset: number } {
+  const records: string[] = [];
+  for (const batch of decodeRecordBatches(o.batches)) {
+    for (const r of batch.records) {
+      if (r.offset < p.offset || r.offset >= o.highWatermark) continue;
+      const text = JSON.stringify(showRecord(r, p.partition, format));
+      if (room.bytes !== Infinity) {
+        const cost = jsonAnswerBytes(text) + 1;
+        if (cost > room.bytes) {
+          if (room.shown === 0) throw new KafkaError('MESSAGE_TOO_LARGE', `The record at offset ${r.offset} takes more than this deployment can answer as ${format} JSON; fetch it as record batches`);
+          return { records, nextOffset: r.offset };
+        }
+        room.bytes -= cost;
+      }
+      room.shown++;
+      records.push(text);
+    }
+  }
+  return { records, nextOffset: o.nextOffset };
+}
+
+/** What one partition's answer costs besides its records (field names and numbers). */
+const PARTITION_OVERHEAD = 256;
+
+export function fetchRequestRoutes(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.post('/records:fetch', async (c) => {
+    const services = c.get('services');
+    const body = fetchRequestSchema.parse(await readJson(c));
+    const { limits } = services;
+    const maxBytes = Math.min(body.max_bytes ?? limits.maxFetchBytes, limits.maxFetchBytes);
+    const maxWaitMs = Math.min(body.max_wait_ms, limits.maxFetchWaitMs);
+    const limit = answerLimit(limits.maxResponseBytes);
+    const format: FetchFormat = body.format;
+
+    const seen = new Set<string>();
+    const names = [...new Set(body.topics.map((t) => t.topic))];
+    const topics = new Map<string, Topic | KafkaError>(
+      await Promise.all(
+        names.map(async (n) => {
+          try {
+            return [n, await services.topics.get(n)] as const;
+          } catch (e) {
+            if (e instanceof KafkaError) return [n, e] as const;
+            throw e;
+          }
+        }),
+      ),
+    );
+    const plan: Planned[] = [];
+    for (const t of body.topics) {
+      const meta = topics.get(t.topic)!;
+      for (const p of t.partitions) {
+        const key = `${t.topic}\0${p.partition}`;
+        if (seen.has(key)) throw new KafkaError('INVALID_REQUEST', `Partition ${t.topic}-${p.partition} appears twice in the request`);
+        seen.add(key);
+        const entry: Planned = { topic: t.topic, partition: p.partition, offset: p.fetch_offset, maxBytes: Math.min(p.partition_max_bytes ?? maxBytes, limits.maxFetchBytes) };
+        if (meta instanceof KafkaError) entry.error = meta;
+        else if (p.partition >= meta.partitionCount) entry.error = new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p.partition} of topic ${t.topic} does not exist`);
+        else entry.meta = meta;
+        plan.push(entry);
+      }
+    }
+
+    // Record batches travel base64 in the JSON answer: 4 bytes per 3 against the answer's room.
+    // JSON records are bounded when shown, record by record.
+    const batchLimit = format === 'record-batch' ? Math.floor((Math.max(0, limit.jsonBytes - PARTITION_OVERHEAD * plan.length) * 3) / 4) : Infinity;
+    const read = () => readAll(services, plan, maxBytes, batchLimit);
+    let outcomes = await read();
+    // As Kafka's DelayedFetch, an error in any partition answers at once.
+    if (bytesOf(outcomes) < body.min_bytes && maxWaitMs > 0 && outcomes.every((o) => o.ok)) {
+      const marks = () => outcomes.map((o) => (o.ok ? `${o.highWatermark}/${o.logStartOffset}` : 'x')).join(',');
+      let seenMarks = marks();
+      const watched = plan.filter((p) => p.meta).map((p) => partitionWatchKey(p.topic, p.partition));
+      const signal = c.req.raw.signal;
+      try {
+        const result = await delayedFetch({
+          purgatory: services.fetchPurgatory,
+          keys: watched,
+          minBytes: body.min_bytes,
+          maxWaitMs,
+          initial: { outcomes, bytes: bytesOf(outcomes) },
+          signal,
+          // One state read per partition per wake-up; the records are read again only when an HW (or start) moved.
+          poll: async () => {
+            const states = await Promise.all(plan.map((p) => (p.meta ? services.log.state(p.meta, p.partition).then((s) => `${s.highWatermark}/${s.logStartOffset}`, () => 'x') : 'x')));
+            const now = states.join(',');
+            if (now === seenMarks) return undefined;
+            const again = await read();
+            outcomes = again;
+            seenMarks = marks();
+            return { outcomes: again, bytes: bytesOf(again) };
+          },
+        });
+        outcomes = result.outcomes;
+      } catch (e) {
+        if (!signal.aborted) throw e;
+        return c.body(null, 204); // the client has gone; nobody reads this
+      }
+    }
+
+    const room = { bytes: limit.jsonBytes - PARTITION_OVERHEAD * plan.length, shown: 0 };
+    const byTopic = new Map<string, string[]>();
+    outcomes.forEach((o, i) => {
+      const p = plan[i]!;
+      let answer: string;
+      const failed = (e: KafkaError) =>
+        JSON.stringify({ partition_index: p.partition, error_code: e.code, error: e.errorName, error_message: e.message, high_watermark: -1, last_stable_offset: -1, log_start_offset: -1, next_offset: p.offset, records: [] });
+      if (!o.ok) answer = failed(o.error);
+      else {
+        const base = { partition_index: p.partition, error_code: 0, high_watermark: o.highWatermark, last_stable_offset: o.highWatermark, log_start_offset: o.logStartOffset };
+        if (format === 'record-batch') answer = JSON.stringify({ ...base, next_offset: o.nextOffset, records: Buffer.from(o.batches).toString('base64') });
+        else {
+          try {
+            const shown = shownRecords(o, p, format, room);
+            // The records are JSON texts already: spliced in, not parsed and written again.
+            answer = `${JSON.stringify({ ...base, next_offset: shown.nextOffset }).slice(0, -1)},"records":[${shown.records.join(',')}]}`;
+          } catch (e) {
+            if (!(e instanceof KafkaError)) throw e;
+            answer = failed(e);
+          }
+        }
+      }
+      let list = byTopic.get(p.topic);
+      if (!list) byTopic.set(p.topic, (list = []));
+      list.push(answer);
+    });
+    const responses = [...byTopic].map(([topic, partitions]) => `{"topic":${JSON.stringify(topic)},"partitions":[${partitions.join(',')}]}`);
+    const json = `{"kind":"KafkaFetchResponse","cluster_id":${JSON.stringify(services.clusterId)},"responses":[${responses.join(',')}]}`;
+    return c.body(Buffer.from(json), 200, { 'Content-Type': 'application/json' });
+  });
+
+  return app;
+}

@@ -1,0 +1,127 @@
+/**
+ * Kafka's ProduceRequest over HTTP (extension): `POST /v3/clusters/{c}/records` with a body of
+ * Kafka's `topic_data` (src/wire/produce-request.ts) carries the record batches of many partitions
+ * of one or several topics in one request. Each topic's partitions are stored as one object (one
+ * PUT per replica) and committed per partition; the answer is Kafka's ProduceResponse in JSON,
+ * with an error per partition: one partition's failure does not fail the others.
+ */
+import { Hono, type Context } from 'hono';
+import { KafkaError } from '../wire/errors.js';
+import type { AppendOptions, AppendOutcome, PartitionAppend } from '../log/partition-log.js';
+import { decodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../wire/produce-request.js';
+import { validateProducedBatches, type ProducedBatches } from '../log/produced-batches.js';
+import type { Topic } from '../topics/topics.js';
+import type { AppEnv, AppServices } from './app-env.js';
+import { parseAcks } from './acks.js';
+import { readBody } from './request.js';
+
+/** One partition's answer, Kafka's PartitionProduceResponse (+ error name, last offset and duplicate). */
+export interface PartitionProduceResponse {
+  index: number;
+  error_code: number;
+  error?: string;
+  error_message?: string;
+  base_offset: number;
+  last_offset: number;
+  log_append_time_ms: number;
+  log_start_offset: number;
+  duplicate?: boolean;
+}
+
+const mediaType = (header: string | undefined) => header?.split(';')[0]!.trim().toLowerCase();
+
+/** A partition's error; anything but a KafkaError is ours and fails the request (a logged 500). */
+function failed(index: number, e: unknown): PartitionProduceResponse {
+  if (!(e instanceof KafkaError)) throw e;
+  return { index, error_code: e.code, error: e.errorName, error_message: e.message, base_offset: -1, last_offset: -1, log_append_time_ms: -1, log_start_offset: -1 };
+}
+
+function answered(index: number, o: AppendOutcome): PartitionProduceResponse {
+  if (!o.ok) return failed(index, o.error);
+  const { info } = o;
+  return {
+    index,
+    error_code: 0,
+    base_offset: info.baseOffset,
+    last_offset: info.lastOffset,
+    log_append_time_ms: info.logAppendTime,
+    log_start_offset: info.logStartOffset,
+    ...(info.duplicate ? { duplicate: true } : {}),
+  };
+}
+
+/** Every batch of a request comes from one producer (or none): the idempotence check runs per request. */
+type Producer = ProducedBatches['producer'];
+const sameProducer = (a: Producer, b: Producer) => a?.producerId === b?.producerId && a?.producerEpoch === b?.producerEpoch;
+
+/** Appends one topic's partitions of the request (one object); answers in request order. */
+async function produceTopic(services: AppServices, data: TopicData, acks: AppendOptions['acks'], requestProducer: { value: Producer; set: boolean }) {
+  let topic: Topic;
+  try {
+    topic = await services.topics.get(data.name);
+  } catch (e) {
+    return data.partitions.map((p) => failed(p.index, e));
+  }
+  const answers = new Map<number, PartitionProduceResponse>();
+  const appends: PartitionAppend[] = [];
+  const baseSequences = new Map<number, number>();
+  let producer: Producer;
+  for (const p of data.partitions) {
+    try {
+      if (!Number.isInteger(p.index) || p.index < 0 || p.index >= topic.partitionCount) {
+        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p.index} of topic ${topic.name} does not exist`);
+      }
+      if (p.records === null) throw new KafkaError('INVALID_RECORD', `No records for ${topic.name}-${p.index}`);
+      // Validated in place: the request body is this request's own buffer.
+      const batches = validateProducedBatches(p.records, { maxMessageBytes: topic.config.maxMessageBytes, requireKeys: topic.config.cleanupPolicy.compact });
+      if (!requestProducer.set) Object.assign(requestProducer, { value: batches.producer, set: true });
+      if (!sameProducer(batches.producer, requestProducer.value)) {
+        throw new KafkaError('INVALID_RECORD', 'Every batch of a produce request must come from the same producer id and epoch (or none)');
+      }
+      if (batches.producer) {
+        producer = batches.producer;
+        baseSequences.set(p.index, batches.producer.baseSequence);
+      }
+      appends.push({ partition: p.index, batches });
+    } catch (e) {
+      answers.set(p.index, failed(p.index, e));
+    }
+  }
+  if (appends.length > 0) {
+    const options: AppendOptions = { ...(acks !== undefined ? { acks } : {}) };
+    if (producer) options.producer = { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequences };
+    const outcomes = await services.log.append(topic, appends, options);
+    for (const [partition, o] of outcomes) answers.set(partition, answered(partition, o));
+  }
+  return data.partitions.map((p) => answers.get(p.index)!);
+}
+
+export function produceRequestRoutes(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.post('/records', async (c: Context<AppEnv>) => {
+    const services = c.get('services');
+    const type = mediaType(c.req.header('content-type'));
+    if (type !== PRODUCE_REQUEST_MEDIA_TYPE) {
+      throw new KafkaError('UNSUPPORTED_MEDIA_TYPE', `This endpoint takes Kafka's ProduceRequest topic_data: Content-Type ${PRODUCE_REQUEST_MEDIA_TYPE}`);
+    }
+    const acks = parseAcks(c.req.query('acks'));
+    const topics = decodeTopicData(await readBody(c));
+    const seen = new Set<string>();
+    for (const t of topics) {
+      for (const p of t.partitions) {
+        const key = `${t.name}\0${p.index}`;
+        if (seen.has(key)) throw new KafkaError('INVALID_REQUEST', `Partition ${t.name}-${p.index} appears twice in the request`);
+        seen.add(key);
+      }
+    }
+    if (seen.size === 0) throw new KafkaError('INVALID_REQUEST', 'The request holds no partition');
+    const requestProducer = { value: undefined as Producer, set: false };
+    const responses = await Promise.all(
+      topics.map(async (t) => ({ name: t.name, partition_responses: await produceTopic(services, t, acks, requestProducer) })),
+    );
+    return c.json({ kind: 'KafkaProduceResponse', cluster_id: services.clusterId, responses });
+  });
+
+  return app;
+}
