@@ -10,7 +10,8 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import type { PartitionFetch, PartitionFetchOutcome } from '../log/partition-log.js';
-import { decodeRecordBatches } from '../wire/record-batch.js';
+import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../wire/record-batch.js';
+import { authorizeAll } from './security.js';
 import type { Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
@@ -72,6 +73,8 @@ const bytesOf = (outcomes: Awaited<ReturnType<typeof readAll>>) => outcomes.redu
 function shownRecords(o: Extract<PartitionFetchOutcome, { ok: true }>, p: Planned, format: OutputFormat, room: { bytes: number; shown: number }): { records: string[]; nextOffset: number } {
   const records: string[] = [];
   for (const batch of decodeRecordBatches(o.batches)) {
+    // Control batches (transaction markers) are never records to a reader.
+    if (batch.header.attributes & CONTROL_FLAG_MASK) continue;
     for (const r of batch.records) {
       if (r.offset < p.offset || r.offset >= o.highWatermark) continue;
       const text = JSON.stringify(showRecord(r, p.partition, format));
@@ -107,6 +110,8 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
 
     const seen = new Set<string>();
     const names = [...new Set(body.topics.map((t) => t.topic))];
+    // Kafka's Fetch needs READ on every topic it names.
+    await authorizeAll(c, 'READ', 'TOPIC', names);
     const topics = new Map<string, Topic | KafkaError>(
       await Promise.all(
         names.map(async (n) => {

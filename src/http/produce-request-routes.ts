@@ -9,6 +9,7 @@ import { Hono, type Context } from 'hono';
 import { KafkaError } from '../wire/errors.js';
 import type { AppendOptions, AppendOutcome, PartitionAppend } from '../log/partition-log.js';
 import { decodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../wire/produce-request.js';
+import { authorizeAll } from './security.js';
 import { validateProducedBatches, type ProducedBatches } from '../log/produced-batches.js';
 import type { Topic } from '../topics/topics.js';
 import type { AppEnv, AppServices } from './app-env.js';
@@ -116,6 +117,8 @@ export function produceRequestRoutes(): Hono<AppEnv> {
       }
     }
     if (seen.size === 0) throw new KafkaError('INVALID_REQUEST', 'The request holds no partition');
+    // Kafka's Produce needs WRITE on every topic of the request; the first one denied fails it whole.
+    await authorizeAll(c, 'WRITE', 'TOPIC', topics.map((t) => t.name));
     const requestProducer = { value: undefined as Producer, set: false };
     const responses = await Promise.all(
       topics.map(async (t) => ({ name: t.name, partition_responses: await produceTopic(services, t, acks, requestProducer) })),

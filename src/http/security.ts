@@ -19,12 +19,14 @@ const DENIED: Record<ResourceType, KafkaErrorName> = {
 };
 
 /** Which byte-rate quota a request feeds, from its method and path (as API Gateway routes them). */
-const PRODUCE_PATH = /^\/v3\/clusters\/[^/]+\/topics\/[^/]+\/(records|records:batch|partitions\/[^/]+\/records)$/;
+const PRODUCE_PATH = /^\/v3\/clusters\/[^/]+\/(topics\/[^/]+\/(records|records:batch|partitions\/[^/]+\/records)|records)$/;
+/** The multi-partition fetch is a POST. */
+const MULTI_FETCH_PATH = /^\/v3\/clusters\/[^/]+\/records:fetch$/;
 const FETCH_PATH = /^\/v3\/clusters\/[^/]+\/topics\/[^/]+\/partitions\/[^/]+\/records$|^\/consumers\/[^/]+\/instances\/[^/]+\/records$/;
 
 function byteQuotaOf(method: string, path: string): QuotaKey | undefined {
   if (method === 'POST' && PRODUCE_PATH.test(path)) return 'producer_byte_rate';
-  if (method === 'GET' && FETCH_PATH.test(path)) return 'consumer_byte_rate';
+  if ((method === 'GET' && FETCH_PATH.test(path)) || (method === 'POST' && MULTI_FETCH_PATH.test(path))) return 'consumer_byte_rate';
   return undefined;
 }
 

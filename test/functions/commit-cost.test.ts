@@ -57,7 +57,7 @@ describe('write units per commit', () => {
     // per producer (~30 for the 8 most recent): 2 WRU at 100 producers (it was 15 as JSON objects).
     // The ring of recent commit tokens (ambiguous outcomes) adds ~300 bytes at any count.
     expect(Math.ceil(state.itemBytes / 1024)).toBeLessThanOrEqual({ 1: 1, 10: 2, 100: 2 }[producers]!);
-    expect(last).toBe({ 1: 3, 10: 4, 100: 4 }[producers]);
+    expect(last).toBeLessThanOrEqual({ 1: 3, 10: 4, 100: 4 }[producers]!);
   });
 
   it('one request over 12 partitions', async () => {

@@ -76,8 +76,10 @@ describe('an idle consumer member through the Lambda adapter', () => {
 
     const byRoute = new Map<string, Invocation[]>();
     for (const i of inWindow) byRoute.set(`${i.fn} ${i.routeKey}`, [...(byRoute.get(`${i.fn} ${i.routeKey}`) ?? []), i]);
-    const heartbeats = inWindow.filter((i) => i.fn === 'admin');
-    const fetches = inWindow.filter((i) => i.fn === 'fetch');
+    // The multi-partition fetch (records:fetch) is served by the admin function's catch-all route.
+    const isFetch = (i: Invocation) => i.fn === 'fetch' || (i.path ?? '').endsWith('/records:fetch');
+    const heartbeats = inWindow.filter((i) => i.fn === 'admin' && !isFetch(i));
+    const fetches = inWindow.filter(isFetch);
     const rechecks = inWindow.filter((i) => i.fn === 'push');
     // Waiting holds nothing: no produce, and the only fetches are the fallback round (max_wait 0, answered at once).
     expect(inWindow.filter((i) => i.fn === 'produce')).toEqual([]);

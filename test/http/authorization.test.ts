@@ -19,6 +19,7 @@ import { toErrorResponse } from '../../src/http/error-mapping.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
 import { authorize, security } from '../../src/http/security.js';
 import type { KafkaError } from '../../src/wire/errors.js';
+import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../src/wire/produce-request.js';
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 
@@ -420,6 +421,24 @@ describe('client quotas', () => {
     for (let i = 0; i < 3; i++) expect((await t.bob('POST', 'topics/t/records', record)).status).toBe(200);
     now += ms;
     expect((await t.alice('POST', 'topics/t/records', record)).status).toBe(200);
+  });
+
+  it('the multi-partition produce and fetch need WRITE and READ on every topic they name', async () => {
+    const t = secureApp();
+    await t.admin('POST', 'topics', { topic_name: 'm1' });
+    await t.admin('POST', 'topics', { topic_name: 'm2' });
+    const body = encodeTopicData(['m1', 'm2'].map((name) => ({ name, partitions: [{ index: 0, records: recordBatch() }] })));
+    const produce = () => t.alice('POST', '/v3/clusters/local/records', body, { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE });
+    const fetch = () => t.alice('POST', '/v3/clusters/local/records:fetch', { topics: [{ topic: 'm1', partitions: [{ partition: 0, fetch_offset: 0 }] }, { topic: 'm2', partitions: [{ partition: 0, fetch_offset: 0 }] }] });
+    await grant(t.admin, 'TOPIC', 'm1', 'WRITE');
+    expect(await produce()).toMatchObject({ status: 403, body: { error: 'TOPIC_AUTHORIZATION_FAILED' } });
+    expect((await t.admin('GET', 'topics/m1/partitions/0')).body.high_watermark).toBe(0);
+    await grant(t.admin, 'TOPIC', 'm2', 'WRITE');
+    expect((await produce()).status).toBe(200);
+    await grant(t.admin, 'TOPIC', 'm1', 'READ');
+    expect(await fetch()).toMatchObject({ status: 403, body: { error: 'TOPIC_AUTHORIZATION_FAILED' } });
+    await grant(t.admin, 'TOPIC', 'm2', 'READ');
+    expect((await fetch()).status).toBe(200);
   });
 
   it("the client waits out a quota's throttle time and then delivers, as Kafka clients do", async () => {

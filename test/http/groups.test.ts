@@ -61,9 +61,9 @@ describe('consumer groups over HTTP', () => {
     expect(owned.length).toBeGreaterThan(0);
 
     // No request at all reaches the group: only the clock moves and the scheduler ticks. Expiry comes
-    // half a heartbeat interval (1.5 s) after the session timeout: a heartbeat that soon after the
-    // stored one may have reached the coordinator unwritten.
-    g.clock.advance(11_500);
+    // half a heartbeat interval (10 s / 3 / 2 here) after the session timeout: a heartbeat that soon
+    // after the stored one may have reached the coordinator unwritten.
+    g.clock.advance(12_000);
     const raw = async () => (await g.storage.metadata.get<GroupRecord>('group#g1', 'meta'))!.value;
     expect(Object.keys((await raw()).members)).toHaveLength(3);
     const timers = await g.storage.metadata.query(timerPk(slotOf(g.clock.now())));
@@ -101,7 +101,7 @@ describe('consumer groups over HTTP', () => {
       b!.epoch = (await g.describe('g')).members[0].member_epoch;
     }
     expect((await g.describe('g')).members).toHaveLength(1);
-    g.clock.advance(31_500); // the session timeout and half a heartbeat interval
+    g.clock.advance(32_500); // the session timeout and half a heartbeat interval (5 s)
 
     expect((await g.services.groups.coordinator.expireSessions()).membersExpired).toBe(1);
     expect(await g.describe('g')).toMatchObject({ state: 'EMPTY', members: [] });

@@ -16,6 +16,8 @@ export type PushHandler = (event: APIGatewayProxyWebsocketEventV2) => Promise<AP
 export interface Invocation {
   fn: HttpFunctionName | 'push';
   routeKey: string;
+  /** The request path (HTTP API invocations): what the catch-all route was asked for. */
+  path?: string;
   ms: number;
 }
 
@@ -70,7 +72,7 @@ export function httpApiFetch(handlers: Record<HttpFunctionName, HttpHandler>, on
     };
     const started = performance.now();
     const result = await handlers[route.target](event, context(route.target));
-    onInvoke({ fn: route.target, routeKey, ms: performance.now() - started });
+    onInvoke({ fn: route.target, routeKey, path: url.pathname, ms: performance.now() - started });
     const bytes = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
     return new Response(result.statusCode === 204 ? null : bytes, { status: result.statusCode ?? 200, headers: result.headers as Record<string, string> });
   };
