@@ -64,6 +64,17 @@ export const ERRORS = {
   INVALID_RECORD: spec(87, false, 400, 40002),
   FENCED_MEMBER_EPOCH: spec(110, false, 409, 40909),
   UNSUPPORTED_ASSIGNOR: spec(112, false, 400, 40002),
+  // Errors of the Kafka protocol listener (src/kafka).
+  NOT_COORDINATOR: spec(16, true, 503, 50308),
+  INCONSISTENT_GROUP_PROTOCOL: spec(23, false, 409, 40910),
+  UNSUPPORTED_SASL_MECHANISM: spec(33, false, 400, 40002),
+  ILLEGAL_SASL_STATE: spec(34, false, 400, 40002),
+  UNSUPPORTED_VERSION: spec(35, false, 400, 40002),
+  INVALID_REPLICA_ASSIGNMENT: spec(39, false, 400, 40002),
+  SASL_AUTHENTICATION_FAILED: spec(58, false, 401, 40101),
+  MEMBER_ID_REQUIRED: spec(79, false, 409, 40911),
+  GROUP_SUBSCRIBED_TO_TOPIC: spec(86, false, 409, 40912),
+  FETCH_SESSION_ID_NOT_FOUND: spec(70, true, 400, 40002),
   /** Not a Kafka protocol error: the consumer's NoOffsetForPartitionException (auto.offset.reset=none). */
   NO_OFFSET_FOR_PARTITION: spec(-1, false, 416, 41602),
   /** Not a Kafka protocol error: REST Proxy v2's "consumer instance already exists" (HTTP 409). */

@@ -3,12 +3,14 @@
  * or over any backend STORAGE_BACKEND names. Flags override the environment:
  *   --port 8080 --host 127.0.0.1 --data-dir .data --replicas 3 --backend local|memory|aws
  *   --scheduler-interval-ms 30000 (0: no in-process scheduler)
+ *   --kafka-port 9092 (0: no Kafka protocol listener) --kafka-advertised-listener host[:port]
  */
 import { serve } from '@hono/node-server';
 import { parseArgs } from 'node:util';
 import { createServices, openStorage, startInProcessScheduler } from './compose.js';
 import { serverConfigFromEnv } from './config/server-config.js';
 import { createApp } from './http/app.js';
+import { startKafkaListener } from './kafka/listener.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -18,6 +20,8 @@ const { values: flags } = parseArgs({
     replicas: { type: 'string' },
     backend: { type: 'string' },
     'scheduler-interval-ms': { type: 'string' },
+    'kafka-port': { type: 'string' },
+    'kafka-advertised-listener': { type: 'string' },
   },
 });
 
@@ -26,6 +30,9 @@ if (flags['data-dir']) env.DATA_DIR = flags['data-dir'];
 if (flags.replicas) env.REPLICA_STORES = flags.replicas;
 if (flags.backend) env.STORAGE_BACKEND = flags.backend;
 if (flags['scheduler-interval-ms']) env.SCHEDULER_INTERVAL_MS = flags['scheduler-interval-ms'];
+if (flags['kafka-port']) env.KAFKA_PORT = flags['kafka-port'];
+if (flags['kafka-advertised-listener']) env.KAFKA_ADVERTISED_HOST = flags['kafka-advertised-listener'];
+if (flags.host) env.HOST = flags.host;
 const config = serverConfigFromEnv(env);
 const port = Number(flags.port ?? process.env.PORT ?? 8080);
 const hostname = flags.host ?? process.env.HOST ?? '127.0.0.1';
@@ -38,9 +45,20 @@ const scheduler = startInProcessScheduler(config, storage, services);
 const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
   console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://${hostname}:${info.port}`, backend: config.backend.kind, clusterId: config.clusterId }));
 });
+const { kafka } = config;
+// A taken port (say, a real Kafka on 9092) leaves the HTTP API serving; the error says why.
+const kafkaListener =
+  kafka.port > 0
+    ? await startKafkaListener({ services, classic: services.groups.classic, ...kafka }).catch((e: unknown) => {
+        console.log(JSON.stringify({ level: 'error', msg: 'kafka listener not started', port: kafka.port, error: String(e) }));
+        return undefined;
+      })
+    : undefined;
+if (kafkaListener) console.log(JSON.stringify({ level: 'info', msg: 'kafka listening', host: kafka.host, port: kafkaListener.port, advertised: `${kafka.advertisedHost ?? kafka.host}:${kafka.advertisedPort ?? kafkaListener.port}` }));
 
 function shutdown(signal: string) {
   console.log(JSON.stringify({ level: 'info', msg: 'shutting down', signal }));
+  void kafkaListener?.close();
   server.close(() => {
     void (scheduler?.stop() ?? Promise.resolve()).finally(() => {
       storage.close();

@@ -106,6 +106,12 @@ export class GroupOffsets {
     await Promise.all(records.map((r) => this.deps.metadata.put(groupPk(groupId), offsetSk(r.topic, r.partition), r)));
   }
 
+  /** Kafka's OffsetDelete of one partition's committed offset (the caller checked the group). */
+  async delete(groupId: string, topic: string, partition: number): Promise<void> {
+    validateGroupId(groupId);
+    await this.deps.metadata.delete(groupPk(groupId), offsetSk(topic, partition));
+  }
+
   /** Committed offsets of a group, optionally of one topic; offsets of deleted topics are left out. */
   async committed(groupId: string, topic?: string): Promise<OffsetRecord[]> {
     validateGroupId(groupId);
