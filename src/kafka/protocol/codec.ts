@@ -75,19 +75,40 @@ export class Writer {
     return at;
   }
 
-  int8 = (v: number) => void this.buf.writeInt8(v, this.room(1));
-  int16 = (v: number) => void this.buf.writeInt16BE(v, this.room(2));
-  uint16 = (v: number) => void this.buf.writeUInt16BE(v, this.room(2));
-  int32 = (v: number) => void this.buf.writeInt32BE(v, this.room(4));
-  int64 = (v: number) => void this.buf.writeBigInt64BE(BigInt(v), this.room(8));
-  float64 = (v: number) => void this.buf.writeDoubleBE(v, this.room(8));
+  // room() may replace the buffer: take the offset first, then write to the current buffer.
+  int8 = (v: number) => {
+    const at = this.room(1);
+    this.buf.writeInt8(v, at);
+  };
+  int16 = (v: number) => {
+    const at = this.room(2);
+    this.buf.writeInt16BE(v, at);
+  };
+  uint16 = (v: number) => {
+    const at = this.room(2);
+    this.buf.writeUInt16BE(v, at);
+  };
+  int32 = (v: number) => {
+    const at = this.room(4);
+    this.buf.writeInt32BE(v, at);
+  };
+  int64 = (v: number) => {
+    const at = this.room(8);
+    this.buf.writeBigInt64BE(BigInt(v), at);
+  };
+  float64 = (v: number) => {
+    const at = this.room(8);
+    this.buf.writeDoubleBE(v, at);
+  };
 
   uvarint(v: number): void {
     while (v >= 0x80) {
-      this.buf[this.room(1)] = (v % 0x80) | 0x80;
+      const at = this.room(1);
+      this.buf[at] = (v % 0x80) | 0x80;
       v = Math.floor(v / 0x80);
     }
-    this.buf[this.room(1)] = v;
+    const at = this.room(1);
+    this.buf[at] = v;
   }
 
   raw(bytes: Uint8Array): void {
