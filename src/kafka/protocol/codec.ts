@@ -234,7 +234,8 @@ function writeStruct(fields: Field[], version: number, flexible: boolean, value:
       if (!isDefault(f, value[f.name], version)) tagged.push(f);
       continue;
     }
-    writeField(f, f.type, version, flexible, value[f.name] ?? defaultOf(f, version), w);
+    const v = value[f.name];
+    writeField(f, f.type, version, flexible, v === undefined ? defaultOf(f, version) : v, w);
   }
   if (flexible) {
     tagged.sort((a, b) => a.tag! - b.tag!);
