@@ -263,6 +263,8 @@ export class ClassicGroupCoordinator {
   private async write(groupId: string, item: Item, group: ClassicGroup): Promise<void> {
     const pk = groupPk(groupId);
     if (item.version === undefined) {
+      // The KIP-848 group item too (empty): the HTTP API finds the group and its committed offsets.
+      await this.deps.coordinator.ensureExists(groupId);
       await this.deps.metadata.put(REGISTRY_PK, `${CLASSIC_REGISTRY_PREFIX}${groupId}`, { groupId });
       await this.deps.metadata.put(pk, CLASSIC_SK, group, { ifAbsent: true });
     } else await this.deps.metadata.put(pk, CLASSIC_SK, group, { ifVersion: item.version });
