@@ -209,7 +209,7 @@ describe('admin', () => {
     const entries = configs.resources[0]!.configEntries;
     expect(entries.find((e) => e.configName === 'retention.ms')).toMatchObject({ configValue: '3600000', isDefault: false });
     expect(entries.find((e) => e.configName === 'cleanup.policy')).toMatchObject({ configValue: 'delete', isDefault: true });
-    await admin.alterConfigs({ resources: [{ type: 2, name: 'adm', configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }] });
+    await admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name: 'adm', configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }] });
     expect((await s.services.topics.get('adm')).configs).toEqual({ 'cleanup.policy': 'compact' });
 
     await admin.createPartitions({ topicPartitions: [{ topic: 'adm', count: 4 }] });

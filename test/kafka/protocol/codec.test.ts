@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { decodeMessage, defaultOf, encodeMessage, isFlexible, ProtocolError, Reader, Writer } from '../../../src/kafka/protocol/codec.js';
+import { HANDLERS } from '../../../src/kafka/dispatch.js';
 import { APIS, API_BY_KEY } from '../../../src/kafka/protocol/messages/index.js';
 import { inVersions, parseVersions, type Field, type FieldType, type MessageSpec } from '../../../src/kafka/protocol/schema.js';
 
@@ -77,6 +78,10 @@ describe('every message of every version round-trips', () => {
       });
     }
   }
+
+  it('ApiVersions tells the truth: every API it lists has a handler, and nothing else does', () => {
+    expect([...HANDLERS.keys()].sort((a, b) => a - b)).toEqual(APIS.map((a) => a.apiKey).sort((a, b) => a - b));
+  });
 
   it('request and response of an API cover the same versions', () => {
     for (const api of APIS) expect(api.response.validVersions, api.name).toBe(api.request.validVersions);
