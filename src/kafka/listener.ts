@@ -2,10 +2,14 @@
  * The Kafka protocol listener: a TCP server speaking Kafka's binary protocol over the same services
  * as the HTTP API (src/compose.ts), so any Kafka client can produce, fetch and join groups.
  *
- * Per connection, requests are answered one at a time and in order, as a Kafka broker does (it
- * mutes a connection while a request is in flight). Memory per connection is bounded: a frame above
- * maxFrameBytes closes the connection, reading pauses while a request is in flight and more than
- * a frame is buffered, and the next request waits while the client is slow to read answers.
+ * Per connection, answers leave in request order. Produce requests on disjoint partitions run
+ * side by side (librdkafka sends one partition per request; waiting for each append in turn, as a
+ * Kafka broker can afford with its page cache, would cap a connection at one append's latency);
+ * any other request runs alone, after the ones before it. So a partition's batches are appended in
+ * the order they were sent, which idempotent producers' sequences need. Memory per connection is
+ * bounded: a frame above maxFrameBytes closes the connection, running requests are bounded in
+ * count and bytes, one frame at most is read ahead, and nothing new starts while the client is
+ * slow to read answers.
  * Frames that do not parse, unknown API keys and unsupported versions close the connection, as
  * Kafka does; ApiVersions of an unsupported version is answered in v0 with UNSUPPORTED_VERSION and
  * the supported versions, so a client can downgrade. Nothing a connection sends affects another.
@@ -19,7 +23,8 @@ import { supportedApiKeys } from './handlers/cluster.js';
 import type { Broker, ConnectionState, RequestContext } from './handlers/context.js';
 import { decodeMessage, encodeMessage, ProtocolError, Reader, supports, Writer } from './protocol/codec.js';
 import { API_VERSIONS_KEY, finishRequestHeader, readRequestHeader, responseHeaderVersion, writeResponseHeader } from './protocol/headers.js';
-import { API_BY_KEY, ApiVersions, SaslAuthenticate, SaslHandshake } from './protocol/messages/index.js';
+import { API_BY_KEY, ApiVersions, Produce, SaslAuthenticate, SaslHandshake } from './protocol/messages/index.js';
+import type { ApiSpec } from './protocol/schema.js';
 
 export interface KafkaListenerOptions {
   services: AppServices;
@@ -36,6 +41,8 @@ export interface KafkaListenerOptions {
   idleTimeoutMs?: number;
   /** A client that leaves this many answer bytes unread is not served more until it reads them. */
   maxUnreadBytes?: number;
+  /** Bytes of the requests one connection has running at once (one request always may run). */
+  maxInFlightBytes?: number;
   autoCreateTopics?: boolean;
   /** SASL/PLAIN users; when set, a connection must authenticate before anything but ApiVersions and SASL. */
   plainUsers?: ReadonlyMap<string, string>;
@@ -48,6 +55,8 @@ export interface KafkaListener {
 }
 
 const PRE_AUTH_APIS = new Set([ApiVersions.apiKey, SaslHandshake.apiKey, SaslAuthenticate.apiKey]);
+/** Produce requests of one connection running at once (on disjoint partitions). */
+const MAX_PIPELINED = 32;
 
 export async function startKafkaListener(options: KafkaListenerOptions): Promise<KafkaListener> {
   const log = options.log ?? ((e) => console.log(JSON.stringify(e)));
@@ -78,9 +87,9 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
   const abort = new AbortController();
   const connection: ConnectionState = { sasl: 'none' };
   const maxUnread = options.maxUnreadBytes ?? 16 * 1024 * 1024;
+  const maxInFlightBytes = options.maxInFlightBytes ?? 64 * 1024 * 1024;
   const chunks: Buffer[] = [];
   let buffered = 0;
-  let busy = false;
   let closed = false;
 
   const close = (reason: string, detail?: unknown) => {
@@ -128,77 +137,144 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
     return frame;
   };
 
-  const pump = async () => {
-    if (busy) return;
-    busy = true;
-    try {
-      for (;;) {
-        if (closed) return;
-        const frame = nextFrame();
-        if (!frame) break;
-        if (socket.isPaused() && buffered <= options.maxFrameBytes) socket.resume();
-        await handleFrame(frame);
-        if (socket.writableLength > maxUnread) await new Promise((r) => socket.once('drain', r).once('close', r));
+  type Parsed =
+    | { kind: 'answer'; out: Buffer[] }
+    | { kind: 'run'; size: number; api: ApiSpec; version: number; correlationId: number; clientId: string; body: Record<string, unknown>; keys: Set<string> | null };
+  interface Slot {
+    /** Produce's partitions: requests on disjoint partitions run side by side; null runs alone. */
+    keys: Set<string> | null;
+    size: number;
+    done: boolean;
+    out?: Buffer[];
+  }
+  /** Requests started and not yet answered, in request order: answers leave in this order. */
+  const slots: Slot[] = [];
+  let running = 0;
+  let runningBytes = 0;
+  let pending: Parsed | undefined;
+  let draining = false;
+
+  const canStart = (p: Parsed): boolean => {
+    if (p.kind === 'answer' || running === 0) return true;
+    if (p.keys === null || running >= MAX_PIPELINED || runningBytes + p.size > maxInFlightBytes) return false;
+    return slots.every((s) => s.done || (s.keys !== null && ![...p.keys!].some((k) => s.keys!.has(k))));
+  };
+
+  const flush = () => {
+    if (closed) return;
+    socket.cork();
+    while (slots[0]?.done) for (const b of slots.shift()!.out ?? []) socket.write(b);
+    socket.uncork();
+  };
+
+  const start = (p: Parsed) => {
+    if (p.kind === 'answer') {
+      slots.push({ keys: null, size: 0, done: true, out: p.out });
+      return flush();
+    }
+    const slot: Slot = { keys: p.keys, size: p.size, done: false };
+    slots.push(slot);
+    running++;
+    runningBytes += p.size;
+    void HANDLERS.get(p.api.apiKey)!(ctxBase(p.clientId), p.body, p.version).then(
+      (response) => {
+        if (response !== undefined) slot.out = encodeResponse(p.correlationId, responseHeaderVersion(p.api, p.version), p.api, p.version, response);
+        finish(slot, p);
+      },
+      (e: unknown) => {
+        if (!closed) log({ level: 'error', msg: 'kafka handler failed', api: p.api.name, error: String(e), stack: e instanceof Error ? e.stack : undefined });
+        close('handler failed');
+      },
+    );
+  };
+
+  const finish = (slot: Slot, p: Extract<Parsed, { kind: 'run' }>) => {
+    slot.done = true;
+    running--;
+    runningBytes -= p.size;
+    flush();
+    pump();
+  };
+
+  /** Parses frames and starts what may start; stops while a slow reader leaves answers unread. */
+  const pump = () => {
+    while (!closed) {
+      if (socket.writableLength > maxUnread) {
+        if (!draining) {
+          draining = true;
+          socket.once('drain', () => {
+            draining = false;
+            pump();
+          });
+        }
+        return;
       }
-    } finally {
-      busy = false;
+      if (!pending) {
+        const frame = nextFrame();
+        if (!frame) return;
+        pending = parse(frame);
+        if (!pending) return; // closed
+        if (socket.isPaused() && buffered <= options.maxFrameBytes) socket.resume();
+      }
+      if (!canStart(pending)) return; // a running request's end calls pump again
+      const p = pending;
+      pending = undefined;
+      start(p);
     }
   };
 
-  const handleFrame = async (frame: Buffer) => {
+  const parse = (frame: Buffer): Parsed | undefined => {
     const r = new Reader(frame);
     let header;
     try {
       header = readRequestHeader(r);
     } catch (e) {
-      return close('bad request header', e);
+      return void close('bad request header', e);
     }
     const api = API_BY_KEY.get(header.apiKey);
-    if (!api) return close('unknown api key', header.apiKey);
+    if (!api) return void close('unknown api key', header.apiKey);
     if (!supports(api.request, header.apiVersion)) {
       if (header.apiKey === API_VERSIONS_KEY) {
-        return send(header.correlationId, 0, ApiVersions, 0, { errorCode: new KafkaError('UNSUPPORTED_VERSION', '').code, apiKeys: supportedApiKeys() });
+        const out = encodeResponse(header.correlationId, 0, ApiVersions, 0, { errorCode: new KafkaError('UNSUPPORTED_VERSION', '').code, apiKeys: supportedApiKeys() });
+        return { kind: 'answer', out };
       }
-      return close('unsupported version', `${api.name} v${header.apiVersion}`);
+      return void close('unsupported version', `${api.name} v${header.apiVersion}`);
     }
-    if (options.plainUsers && connection.sasl !== 'authenticated' && !PRE_AUTH_APIS.has(header.apiKey)) return close('not authenticated', api.name);
+    if (options.plainUsers && connection.sasl !== 'authenticated' && !PRE_AUTH_APIS.has(header.apiKey)) return void close('not authenticated', api.name);
     let body;
     try {
       finishRequestHeader(api, header.apiVersion, r);
       body = decodeMessage(api.request, header.apiVersion, r);
     } catch (e) {
-      return close('malformed request', e instanceof ProtocolError ? e.message : e);
+      return void close('malformed request', e instanceof ProtocolError ? e.message : e);
     }
-    let response;
-    try {
-      response = await HANDLERS.get(header.apiKey)!(ctxBase(header.clientId ?? ''), body, header.apiVersion);
-    } catch (e) {
-      if (closed) return;
-      log({ level: 'error', msg: 'kafka handler failed', api: api.name, error: String(e), stack: e instanceof Error ? e.stack : undefined });
-      return close('handler failed');
-    }
-    if (response === undefined || closed) return;
-    send(header.correlationId, responseHeaderVersion(api, header.apiVersion), api, header.apiVersion, response);
-  };
-
-  const send = (correlationId: number, headerVersion: 0 | 1, api: typeof ApiVersions, version: number, body: Record<string, unknown>) => {
-    const w = new Writer();
-    w.int32(0); // size, patched below
-    writeResponseHeader(w, correlationId, headerVersion);
-    encodeMessage(api.response, version, body, w);
-    const parts = w.chunks();
-    parts[0]!.writeInt32BE(w.length - 4, 0);
-    socket.cork();
-    for (const p of parts) socket.write(p);
-    socket.uncork();
+    return { kind: 'run', size: frame.byteLength, api, version: header.apiVersion, correlationId: header.correlationId, clientId: header.clientId ?? '', body, keys: partitionsOf(api, body) };
   };
 
   socket.on('data', (data: Buffer) => {
     if (closed) return;
     chunks.push(data);
     buffered += data.byteLength;
-    // Bounded: at most one frame being read beyond the one in flight.
-    if (busy && buffered > options.maxFrameBytes + 4) socket.pause();
-    void pump().catch((e) => close('connection failed', e));
+    // Bounded: beyond the requests running, at most one frame is read ahead.
+    if (buffered > options.maxFrameBytes + 4) socket.pause();
+    pump();
   });
+}
+
+/** A Produce's topic-partitions (it may run beside others on disjoint ones); null: the request runs alone. */
+function partitionsOf(api: ApiSpec, body: Record<string, unknown>): Set<string> | null {
+  if (api.apiKey !== Produce.apiKey) return null;
+  const keys = new Set<string>();
+  for (const t of body.topicData as { name: string; partitionData: { index: number }[] }[]) for (const p of t.partitionData) keys.add(`${t.name}\u0000${p.index}`);
+  return keys;
+}
+
+function encodeResponse(correlationId: number, headerVersion: 0 | 1, api: ApiSpec, version: number, body: Record<string, unknown>): Buffer[] {
+  const w = new Writer();
+  w.int32(0); // the size, set below
+  writeResponseHeader(w, correlationId, headerVersion);
+  encodeMessage(api.response, version, body, w);
+  const parts = w.chunks();
+  parts[0]!.writeInt32BE(w.length - 4, 0);
+  return parts;
 }

@@ -144,6 +144,32 @@ describe('errors inside well-formed requests', () => {
   });
 });
 
+describe('pipelined requests', () => {
+  it('appends one partition\'s batches in the order sent and answers in order, running other partitions alongside', async () => {
+    await s.services.topics.create({ name: 'pipe', partitionCount: 3, replicationFactor: 1 });
+    const c = await RawClient.open(s.broker);
+    const frames = Array.from({ length: 30 }, (_, i) =>
+      c.frame(Produce, 7, {
+        transactionalId: null,
+        acks: -1,
+        timeoutMs: 1000,
+        topicData: [{ name: 'pipe', partitionData: [{ index: i % 3, records: Buffer.from(encodeRecordBatch([{ key: null, value: Buffer.from(`p${i}`), headers: [], timestamp: Date.now() }])) }] }],
+      }, 1000 + i),
+    );
+    c.write(Buffer.concat(frames));
+    const answers = [];
+    for (let i = 0; i < 30; i++) answers.push(decodeResponse(Produce, 7, (await c.readFrame())!));
+    expect(answers.map((a) => a.correlationId)).toEqual(frames.map((_, i) => 1000 + i));
+    expect(answers.map((a) => a.body.responses[0].partitionResponses[0].baseOffset)).toEqual(frames.map((_, i) => Math.floor(i / 3)));
+    const topic = await s.services.topics.get('pipe');
+    for (let p = 0; p < 3; p++) {
+      const values = (await s.services.log.read(topic, p, 0, 1 << 20)).records.map((r) => Buffer.from(r.value!).toString());
+      expect(values).toEqual(Array.from({ length: 10 }, (_, k) => `p${k * 3 + p}`));
+    }
+    c.close();
+  });
+});
+
 describe('SASL/PLAIN', () => {
   let secured: TestKafkaServer;
   beforeAll(async () => {
