@@ -29,7 +29,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { OperationCounts } from '../src/storage/counting-stores.js';
-import { costPerGib, diffCounts, PRICES } from './cost.js';
+import { costPerGib, diffCounts } from './cost.js';
 import { FORMATS, WIRE, type BodyFormat } from './formats.js';
 import { createClient, type ClientKind } from './http-client.js';
 import { RECORD_BYTES, type Acks, type FetchSample, type Job, type JobResult } from './load.js';

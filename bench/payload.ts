@@ -3,13 +3,13 @@
  *  - json: a STRING of 1024 ASCII characters (UTF-8 = 1024 bytes, no base64 inflation), the
  *    closest the REST API gets to kafka-producer-perf-test's --record-size 1024;
  *  - batch: the same 1024 bytes as the value of a record in one Kafka RecordBatch v2, encoded by
- *    the product's own codec (src/log/record-batch.ts), as a Kafka producer would send it.
+ *    the product's own codec (src/wire/record-batch.ts), as a Kafka producer would send it.
  * Bodies are built once per batch size and reused, so the load generator spends its CPU on HTTP,
  * not on JSON or encoding.
  */
-import { crc32c } from '../src/log/crc32c.js';
-import { decodeRecordBatch, encodeRecordBatch, type LogRecord } from '../src/log/record-batch.js';
-import { readVarint, readVarlong, type ByteCursor } from '../src/log/varint.js';
+import { crc32c } from '../src/wire/crc32c.js';
+import { decodeRecordBatch, encodeRecordBatch, type LogRecord } from '../src/wire/record-batch.js';
+import { readVarint, readVarlong, type ByteCursor } from '../src/wire/varint.js';
 
 export const RECORD_BYTES = 1024;
 

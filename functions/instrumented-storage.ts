@@ -4,7 +4,6 @@
  * calls a function really makes). They speak the ports only, so src/ needs no change.
  */
 import type { Storage } from '../src/compose.js';
-import { STATE_SK } from '../src/log/partition-state.js';
 import {
   ConditionFailedError,
   type ByteRange,
@@ -17,6 +16,7 @@ import {
   type WriteCondition,
 } from '../src/storage/ports.js';
 import { addMetric, currentScope } from './observability.js';
+import { PARTITION_PREFIX, STATE_SK } from '../src/storage/key-layout.js';
 
 /** The port operations, named as the S3 and DynamoDB API calls the AWS adapters make for them. */
 export type StorageCall =
@@ -86,7 +86,7 @@ function countCall(call: StorageCall): void {
         addMetric('ConditionFailures');
         // The commit protocol's only conditional write of a partition state item is the commit:
         // losing it means re-reading and retrying with the next offsets.
-        if (call.op === 'UpdateItem' && call.sk === STATE_SK && call.pk.startsWith('part#')) addMetric('CommitRetries');
+        if (call.op === 'UpdateItem' && call.sk === STATE_SK && call.pk.startsWith(PARTITION_PREFIX)) addMetric('CommitRetries');
       }
       return;
   }

@@ -6,7 +6,7 @@ import { createGroups } from './groups/index.js';
 import type { AppServices } from './http/app-env.js';
 import { PartitionLog } from './log/partition-log.js';
 import { Partitioner } from './log/partitioner.js';
-import { TopicRegistry } from './log/topics.js';
+import { TopicRegistry } from './topics/topics.js';
 import { runScheduler, startSchedulerLoop, type SchedulerLoop } from './maintenance/scheduler.js';
 import { ProducerIds } from './producer/producer-ids.js';
 import { DeferredMetadataStore, type ClosableMetadataStore } from './storage/deferred-metadata-store.js';
@@ -20,6 +20,7 @@ import { createS3Client, S3ObjectStore } from './storage/s3-object-store.js';
 import { partitionWatchKey } from './timer/delayed-fetch.js';
 import { Purgatory } from './timer/purgatory.js';
 import { SystemTimer } from './timer/system-timer.js';
+import { ReplicaManager } from './replication/replica-manager.js';
 
 export interface Storage {
   metadata: MetadataStore;
@@ -96,7 +97,7 @@ export function createServices(
   const counted = (options.countOperations ?? config.countOperations) ? countOperations(storage.metadata, storage.stores) : undefined;
   const { metadata, stores } = counted ?? storage;
   const topics = new TopicRegistry(metadata, clock, stores.length);
-  const log = new PartitionLog({ metadata, stores, clock });
+  const log = new PartitionLog({ metadata, stores, clock, leadership: new ReplicaManager({ metadata, stores, clock }) });
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
   const timer = new SystemTimer();
   timer.startRealTime();

@@ -1,10 +1,10 @@
 /**
  * The client's typed errors (after kafkajs): one base class carrying Kafka's error name, its code and
  * whether the operation may be retried, and a few subclasses for where the failure happened. Names
- * and codes come from the server's own table (src/errors.ts is pure data), so a name the server sends
- * in its `error` field means the same thing here.
+ * and codes come from the shared table (src/wire/errors.ts), so a name the server sends in its
+ * `error` field means the same thing here.
  */
-import { ERRORS } from '../errors.js';
+import { ERRORS } from '../wire/errors.js';
 
 /** Kafka error names the server never sends but the client reports (codes from Kafka's protocol). */
 const CLIENT_ERRORS: Record<string, { code: number; retriable: boolean }> = {

@@ -1,4 +1,4 @@
-import { partitionForKey } from '../log/murmur2.js';
+import { partitionForKey } from '../wire/murmur2.js';
 import type { Message } from './codec.js';
 
 /** Picks a partition for a record that names none. */

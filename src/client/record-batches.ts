@@ -1,11 +1,11 @@
 /**
  * Records as Kafka RecordBatch v2 bytes, the body of the record-batch produce and fetch API
- * (`application/vnd.kafka.record-batch.v2`). Encoding and decoding are the log's own pure functions
- * (`src/log/record-batch.ts`, with its CRC-32C and varints), so the client writes exactly the bytes
+ * (`application/vnd.kafka.record-batch.v2`). Encoding and decoding are the shared wire-format
+ * functions (`src/wire/record-batch.ts`, with its CRC-32C and varints), so the client writes exactly the bytes
  * the server stores, and verifies the CRC of every batch it reads, as a Kafka consumer does.
  */
-import { KafkaError } from '../errors.js';
-import { CONTROL_FLAG_MASK, decodeRecordBatches, encodeRecordBatch } from '../log/record-batch.js';
+import { KafkaError } from '../wire/errors.js';
+import { CONTROL_FLAG_MASK, decodeRecordBatches, encodeRecordBatch } from '../wire/record-batch.js';
 import type { ConsumerRecord, EncodedRecord } from './codec.js';
 import { KafkaClientError } from './errors.js';
 
@@ -16,7 +16,7 @@ export interface BatchProducer {
 }
 
 /** Size of a batch's fixed header: a batch of records takes this plus the records. */
-export const BATCH_OVERHEAD = 61;
+export { RECORD_BATCH_OVERHEAD } from '../wire/record-batch.js';
 
 /**
  * One producer batch as RecordBatch v2 bytes (baseOffset 0: the server assigns offsets). An
@@ -46,7 +46,7 @@ export function encodeProducerBatch(
  * views of `bytes`, not copies; a null header value becomes an empty Buffer, as on the JSON path.
  */
 export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition: number, fromOffset: number): ConsumerRecord[] {
-  let batches;
+  let batches: ReturnType<typeof decodeRecordBatches>;
   try {
     batches = decodeRecordBatches(bytes);
   } catch (e) {

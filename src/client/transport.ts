@@ -5,6 +5,7 @@
  */
 import { createSigner, type AuthConfig, type RequestSigner } from './auth.js';
 import { KafkaClientError, KafkaConnectionError, KafkaTimeoutError, errorFromBody } from './errors.js';
+import { RECORD_BATCH_MEDIA_TYPE } from '../wire/protocol.js';
 
 export interface ConnectionConfig {
   /** The server: `http://127.0.0.1:8080`, a deployed API's URL, or a full `.../v3/clusters/{id}`. */
@@ -32,8 +33,7 @@ export interface ConnectionConfig {
 
 export type WireFormat = 'auto' | 'record-batch' | 'json';
 
-/** The media type of the record-batch produce and fetch API (the server's `RECORD_BATCH_MEDIA_TYPE`). */
-export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch.v2';
+export { RECORD_BATCH_MEDIA_TYPE };
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -172,7 +172,7 @@ export class Transport {
       return { status: res.status, body: raw as T, headers: res.headers, contentType };
     }
     const text = raw.toString('utf8');
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     if (text !== '') {
       try {
         parsed = JSON.parse(text);

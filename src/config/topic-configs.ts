@@ -1,4 +1,4 @@
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 
 /**
  * Topic-level configs under Kafka's names, with Kafka's defaults. Values travel as strings (as in

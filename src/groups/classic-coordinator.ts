@@ -9,10 +9,11 @@
  * the coordinator only validates a classic member's commit (member, generation, state).
  */
 import type { Clock } from '../clock.js';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
 import type { GroupCoordinator } from './coordinator.js';
-import { groupPk, OFFSET_PREFIX, REGISTRY_PK, validateGroupId } from './group-keys.js';
+import { CLASSIC_GROUP_REGISTRY_PREFIX, CLASSIC_GROUP_SK, classicGroupRegistrySk, CLUSTER_PK, groupPk, OFFSET_PREFIX } from '../storage/key-layout.js';
+import { validateGroupId } from './group-id.js';
 import type { GroupLimits } from './group-state.js';
 import {
   checkGeneration,
@@ -28,9 +29,6 @@ import {
   type ClassicMember,
 } from './classic-group.js';
 
-export const CLASSIC_SK = 'classic';
-/** Registry items of classic groups (pk `cluster`), for ListGroups; beside the KIP-848 registry's `group#`. */
-const CLASSIC_REGISTRY_PREFIX = 'cgroup#';
 
 export interface JoinRequest {
   groupId: string;
@@ -198,7 +196,7 @@ export class ClassicGroupCoordinator {
   }
 
   async list(): Promise<ClassicGroup[]> {
-    const items = await this.deps.metadata.query<{ groupId: string }>(REGISTRY_PK, { beginsWith: CLASSIC_REGISTRY_PREFIX });
+    const items = await this.deps.metadata.query<{ groupId: string }>(CLUSTER_PK, { beginsWith: CLASSIC_GROUP_REGISTRY_PREFIX });
     const groups = await Promise.all(items.map((i) => this.describe(i.value.groupId)));
     return groups.filter((g): g is ClassicGroup => g !== undefined);
   }
@@ -216,17 +214,17 @@ export class ClassicGroupCoordinator {
       if (offsets.length < 100) break;
     }
     try {
-      await this.deps.metadata.delete(pk, CLASSIC_SK, { ifVersion: item.version! });
+      await this.deps.metadata.delete(pk, CLASSIC_GROUP_SK, { ifVersion: item.version! });
     } catch (e) {
       if (e instanceof ConditionFailedError) throw new KafkaError('NON_EMPTY_GROUP', `Group ${groupId} changed while being deleted`);
       throw e;
     }
-    await this.deps.metadata.delete(REGISTRY_PK, `${CLASSIC_REGISTRY_PREFIX}${groupId}`);
+    await this.deps.metadata.delete(CLUSTER_PK, classicGroupRegistrySk(groupId));
     return true;
   }
 
   private async read(groupId: string): Promise<Item | undefined> {
-    const item = await this.deps.metadata.get<ClassicGroup>(groupPk(groupId), CLASSIC_SK);
+    const item = await this.deps.metadata.get<ClassicGroup>(groupPk(groupId), CLASSIC_GROUP_SK);
     return item && { group: item.value, version: item.version };
   }
 
@@ -265,9 +263,9 @@ export class ClassicGroupCoordinator {
     if (item.version === undefined) {
       // The KIP-848 group item too (empty): the HTTP API finds the group and its committed offsets.
       await this.deps.coordinator.ensureExists(groupId);
-      await this.deps.metadata.put(REGISTRY_PK, `${CLASSIC_REGISTRY_PREFIX}${groupId}`, { groupId });
-      await this.deps.metadata.put(pk, CLASSIC_SK, group, { ifAbsent: true });
-    } else await this.deps.metadata.put(pk, CLASSIC_SK, group, { ifVersion: item.version });
+      await this.deps.metadata.put(CLUSTER_PK, classicGroupRegistrySk(groupId), { groupId });
+      await this.deps.metadata.put(pk, CLASSIC_GROUP_SK, group, { ifAbsent: true });
+    } else await this.deps.metadata.put(pk, CLASSIC_GROUP_SK, group, { ifVersion: item.version });
     for (const wake of this.wakers.get(groupId) ?? []) wake();
   }
 

@@ -9,7 +9,7 @@
  * The barrier completes when every member has rejoined, or at the rebalance deadline, when the
  * members that did not rejoin are removed (Kafka's DelayedJoin).
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 
 export type ClassicState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable';
 

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { KafkaError, isKafkaError } from '../errors.js';
+import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import { partitionPk } from '../log/partition-state.js';
-import type { DecodedRecord } from '../log/record-batch.js';
-import type { Topic, TopicRegistry } from '../log/topics.js';
+import type { DecodedRecord } from '../wire/record-batch.js';
+import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import { assignmentKeys, minus, owns, parseTpKey, toPartitions, tpKey, type Assignment, type TopicPartition } from './assignment.js';
 import type { GroupCoordinator, HeartbeatAnswer } from './coordinator.js';
-import { groupPk, instanceSk, validateGroupId } from './group-keys.js';
+import { validateGroupId } from './group-id.js';
 import type { AutoOffsetReset, GroupOffsets, OffsetRecord } from './offsets.js';
+import { groupPk, instanceSk, partitionPk } from '../storage/key-layout.js';
 
 export type InstanceFormat = 'binary' | 'json';
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { KafkaError, isKafkaError } from '../errors.js';
-import type { TopicRegistry } from '../log/topics.js';
+import { KafkaError, isKafkaError } from '../wire/errors.js';
+import type { TopicRegistry } from '../topics/topics.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import { minus, type Assignment } from './assignment.js';
-import { groupPk, META_SK, REGISTRY_PK, REGISTRY_PREFIX, registrySk, validateGroupId } from './group-keys.js';
+import { validateGroupId } from './group-id.js';
 import {
   applyHeartbeat,
   DEFAULT_GROUP_LIMITS,
@@ -21,6 +21,7 @@ import {
   type MemberRecord,
 } from './group-state.js';
 import { SessionTimers } from './session-timers.js';
+import { CLUSTER_PK, GROUP_META_SK, GROUP_REGISTRY_PREFIX, groupPk, groupRegistrySk } from '../storage/key-layout.js';
 
 export interface CoordinatorDeps {
   metadata: MetadataStore;
@@ -162,8 +163,8 @@ export class GroupCoordinator {
 
   /** All groups, from the registry (one query) and each group's item. */
   async list(): Promise<GroupRecord[]> {
-    const entries = await this.deps.metadata.query(REGISTRY_PK, { beginsWith: REGISTRY_PREFIX });
-    const groups = await Promise.all(entries.map((e) => this.find(e.sk.slice(REGISTRY_PREFIX.length))));
+    const entries = await this.deps.metadata.query(CLUSTER_PK, { beginsWith: GROUP_REGISTRY_PREFIX });
+    const groups = await Promise.all(entries.map((e) => this.find(e.sk.slice(GROUP_REGISTRY_PREFIX.length))));
     return groups.filter((s): s is GroupSnapshot => s !== undefined).map((s) => s.group);
   }
 
@@ -173,7 +174,7 @@ export class GroupCoordinator {
    */
   async beginDelete(groupId: string): Promise<{ registryVersion?: number }> {
     validateGroupId(groupId);
-    const registry = await this.deps.metadata.get(REGISTRY_PK, registrySk(groupId));
+    const registry = await this.deps.metadata.get(CLUSTER_PK, groupRegistrySk(groupId));
     await this.mutate(groupId, async (g, now) => {
       if (!g) throw new KafkaError('GROUP_ID_NOT_FOUND', `Group ${groupId} does not exist`);
       if (g.deletingSince !== undefined) return { result: undefined };
@@ -187,11 +188,11 @@ export class GroupCoordinator {
   }
 
   async finishDelete(groupId: string, registryVersion?: number): Promise<void> {
-    const item = await this.deps.metadata.get<GroupRecord>(groupPk(groupId), META_SK);
-    if (item?.value.deletingSince !== undefined) await this.deps.metadata.delete(groupPk(groupId), META_SK, { ifVersion: item.version });
+    const item = await this.deps.metadata.get<GroupRecord>(groupPk(groupId), GROUP_META_SK);
+    if (item?.value.deletingSince !== undefined) await this.deps.metadata.delete(groupPk(groupId), GROUP_META_SK, { ifVersion: item.version });
     if (registryVersion !== undefined) {
       // A group re-created meanwhile rewrote its registry item (new version): leave that one.
-      await this.deps.metadata.delete(REGISTRY_PK, registrySk(groupId), { ifVersion: registryVersion }).catch((e: unknown) => {
+      await this.deps.metadata.delete(CLUSTER_PK, groupRegistrySk(groupId), { ifVersion: registryVersion }).catch((e: unknown) => {
         if (!(e instanceof ConditionFailedError)) throw e;
       });
     }
@@ -232,7 +233,7 @@ export class GroupCoordinator {
     change: (g: GroupRecord | undefined, now: number) => Promise<Change<T>>,
   ): Promise<{ result: T; removed: MemberRecord[]; item: MetaItem<GroupRecord> | undefined }> {
     const pk = groupPk(groupId);
-    let item: MetaItem<GroupRecord> | undefined = await this.deps.metadata.get<GroupRecord>(pk, META_SK);
+    let item: MetaItem<GroupRecord> | undefined = await this.deps.metadata.get<GroupRecord>(pk, GROUP_META_SK);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = this.deps.clock.now();
       const g = item ? structuredClone(item.value) : undefined;
@@ -251,10 +252,10 @@ export class GroupCoordinator {
       await this.armTimer(groupId, target, now);
       try {
         if (item) {
-          item = await this.deps.metadata.put(pk, META_SK, target, { ifVersion: item.version });
+          item = await this.deps.metadata.put(pk, GROUP_META_SK, target, { ifVersion: item.version });
         } else {
-          await this.deps.metadata.put(REGISTRY_PK, registrySk(groupId), { groupId, createdAt: target.createdAt });
-          item = await this.deps.metadata.put(pk, META_SK, target, { ifAbsent: true });
+          await this.deps.metadata.put(CLUSTER_PK, groupRegistrySk(groupId), { groupId, createdAt: target.createdAt });
+          item = await this.deps.metadata.put(pk, GROUP_META_SK, target, { ifAbsent: true });
         }
       } catch (e) {
         if (!(e instanceof ConditionFailedError)) throw e;

@@ -1,12 +1,12 @@
-import { isKafkaError } from '../errors.js';
+import { isKafkaError } from '../wire/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import type { Topic, TopicRegistry } from '../log/topics.js';
+import type { Topic, TopicRegistry } from '../topics/topics.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { assignmentKeys, parseTpKey, tpKey } from './assignment.js';
 import type { GroupCoordinator } from './coordinator.js';
-import { groupPk, INSTANCE_PREFIX, OFFSET_PREFIX } from './group-keys.js';
 import { ownerOf, type GroupRecord, type MemberRecord } from './group-state.js';
 import type { GroupOffsets, OffsetRecord } from './offsets.js';
+import { groupPk, INSTANCE_PREFIX, OFFSET_PREFIX } from '../storage/key-layout.js';
 
 /** One partition of a group as kafka-consumer-groups.sh --describe shows it. */
 export interface PartitionLag {

@@ -1,4 +1,4 @@
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import {
   assignmentKeys,
   intersect,

@@ -1,7 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import { partitionPk } from '../log/partition-state.js';
-import type { TopicRegistry } from '../log/topics.js';
+import type { TopicRegistry } from '../topics/topics.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { Purgatory } from '../timer/purgatory.js';
 import { SystemTimer } from '../timer/system-timer.js';
@@ -12,6 +11,7 @@ import { GroupAdmin } from './group-admin.js';
 import { DEFAULT_GROUP_LIMITS, type GroupLimits } from './group-state.js';
 import { GroupOffsets } from './offsets.js';
 import { resetOffsets, type ResetScope, type ResetStrategy } from './offset-reset.js';
+import { partitionPk } from '../storage/key-layout.js';
 
 export interface GroupServices {
   coordinator: GroupCoordinator;

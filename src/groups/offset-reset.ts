@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import type { Topic, TopicRegistry } from '../log/topics.js';
+import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { tpKey } from './assignment.js';
 import type { GroupOffsets, OffsetRecord } from './offsets.js';
 

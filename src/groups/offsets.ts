@@ -1,12 +1,13 @@
 import type { Clock } from '../clock.js';
-import { KafkaError, isKafkaError } from '../errors.js';
+import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import type { Topic, TopicRegistry } from '../log/topics.js';
+import type { Topic, TopicRegistry } from '../topics/topics.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { owns } from './assignment.js';
 import type { GroupCoordinator } from './coordinator.js';
-import { groupPk, OFFSET_PREFIX, offsetSk, validateGroupId } from './group-keys.js';
+import { validateGroupId } from './group-id.js';
 import { groupState, unknownMember, type GroupRecord } from './group-state.js';
+import { groupPk, OFFSET_PREFIX, offsetSk } from '../storage/key-layout.js';
 
 /** An offset item (pk `group#{id}`, sk `off#{topic}#{p}`). */
 export interface OffsetRecord {

@@ -1,4 +1,5 @@
 import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
+import { CLUSTER_PK, sessionTimerSk, timerCursorSk, timerPk, timerSkPrefix } from '../storage/key-layout.js';
 
 /**
  * Durable session timers, so a member whose heartbeats stop is removed even when no request ever
@@ -31,12 +32,9 @@ export interface SessionTimerValue {
 }
 
 export const slotOf = (t: number) => Math.floor(t / TIMER_SLOT_MS);
-export const timerPk = (slot: number) => `timer#${slot}`;
-const pad = (t: number) => String(Math.max(0, Math.floor(t))).padStart(13, '0');
-export const timerSk = (expiry: number, groupId: string) => `${pad(expiry)}#group#${groupId}`;
 
-const CURSOR_PK = 'cluster';
-const CURSOR_SK = `timer-cursor#${SESSION_TIMER_KIND}`;
+const CURSOR_PK = CLUSTER_PK;
+const CURSOR_SK = timerCursorSk(SESSION_TIMER_KIND);
 
 export class SessionTimers {
   constructor(private readonly metadata: MetadataStore) {}
@@ -44,7 +42,7 @@ export class SessionTimers {
   /** Idempotent: the same (group, expiry) is the same item. */
   async register(groupId: string, expiry: number): Promise<void> {
     const value: SessionTimerValue = { kind: SESSION_TIMER_KIND, groupId, expiry };
-    await this.metadata.put(timerPk(slotOf(expiry)), timerSk(expiry, groupId), value);
+    await this.metadata.put(timerPk(slotOf(expiry)), sessionTimerSk(expiry, groupId), value);
   }
 
   /**
@@ -59,7 +57,7 @@ export class SessionTimers {
     const to = Math.min(current, from + MAX_SLOTS_PER_SCAN - 1);
     const due = new Map<string, { pk: string; sk: string }[]>();
     for (let slot = from; slot <= to; slot++) {
-      const items = await this.metadata.query<SessionTimerValue>(timerPk(slot), { lt: pad(now + 1) });
+      const items = await this.metadata.query<SessionTimerValue>(timerPk(slot), { lt: timerSkPrefix(now + 1) });
       for (const item of items) {
         if (item.value?.kind !== SESSION_TIMER_KIND) continue;
         const list = due.get(item.value.groupId) ?? [];

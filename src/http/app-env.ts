@@ -1,7 +1,7 @@
 import type { GroupServices } from '../groups/index.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { Partitioner } from '../log/partitioner.js';
-import type { TopicRegistry } from '../log/topics.js';
+import type { TopicRegistry } from '../topics/topics.js';
 import type { ProducerIds } from '../producer/producer-ids.js';
 import type { Clock } from '../clock.js';
 import type { OperationCounts } from '../storage/counting-stores.js';

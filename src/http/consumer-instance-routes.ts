@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import type { PolledRecord } from '../groups/consumer-instances.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { bodySizeLimit, queryInt, readJson } from './request.js';

@@ -1,15 +1,16 @@
 import type { Context } from 'hono';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import type { BatchFetchResult } from '../log/partition-log.js';
 
-/**
- * Kafka's own record format over HTTP: a body of RecordBatch v2 bytes, as a Kafka producer puts
- * them in a ProduceRequest and a broker returns them in a FetchResponse. It spares both sides the
- * JSON (and base64) round trip: the server checks the batches and stores them as they are.
- */
-export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch.v2';
+import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from '../wire/protocol.js';
 
-const mediaType = (header: string | undefined) => header?.split(';')[0]!.trim().toLowerCase();
+/*
+ * Kafka's own record format over HTTP (wire/protocol.ts): it spares both sides the JSON (and
+ * base64) round trip: the server checks the batches and stores them as they are.
+ */
+export { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE };
+
+const mediaType = (header: string | undefined) => header?.split(';')[0]?.trim().toLowerCase();
 
 /** Produce bodies are record batches, sent as the product's media type or as plain octets. */
 export function requireRecordBatchBody(c: Context): void {
@@ -23,9 +24,6 @@ export function requireRecordBatchBody(c: Context): void {
 export function acceptsRecordBatches(c: Context): boolean {
   return c.req.header('accept')?.split(',').some((t) => mediaType(t) === RECORD_BATCH_MEDIA_TYPE) ?? false;
 }
-
-/** The headers that carry what a JSON fetch answer holds beside its records. */
-export const FETCH_HEADERS = { nextOffset: 'Kafka-Next-Offset', highWatermark: 'Kafka-High-Watermark', logStartOffset: 'Kafka-Log-Start-Offset' } as const;
 
 export function recordBatchResponse(c: Context, result: BatchFetchResult): Response {
   return c.body(result.batches as Uint8Array<ArrayBuffer>, 200, {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { KafkaError } from '../errors.js';
-import type { DecodedRecord, LogRecord, RecordHeader } from '../log/record-batch.js';
+import { KafkaError } from '../wire/errors.js';
+import type { DecodedRecord, LogRecord, RecordHeader } from '../wire/record-batch.js';
 
 /**
  * The REST layer's key/value encodings (Confluent v3 "embedded formats" without Schema Registry):

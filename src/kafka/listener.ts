@@ -15,7 +15,7 @@
  * the supported versions, so a client can downgrade. Nothing a connection sends affects another.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import type { ClassicGroupCoordinator } from '../groups/classic-coordinator.js';
 import type { AppServices } from '../http/app-env.js';
 import { HANDLERS } from './dispatch.js';

@@ -1,20 +1,20 @@
 import type { Clock } from '../clock.js';
-import { KafkaError } from '../errors.js';
-import { checkSequence, ProducerBatchLog } from '../producer/producer-state.js';
-import { withinEpoch } from '../replication/epoch-history.js';
-import { ReplicaManager, type SyncReport } from '../replication/replica-manager.js';
+import type { Acks } from '../wire/protocol.js';
+import { KafkaError } from '../wire/errors.js';
+import { checkSequence, ProducerBatchLog } from '../partition/producer-state.js';
+import { withinEpoch } from '../partition/epoch-history.js';
+import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
-import { OffsetIndex } from './offset-index.js';
-import { commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type StateRead } from './partition-commit.js';
-import { partitionPk, STATE_SK, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
-import { decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, type DecodedRecord } from './record-batch.js';
+import { OffsetIndex } from '../partition/offset-index.js';
+import { commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type CommitResult, type StateRead } from '../partition/partition-commit.js';
+import type { CommitRecord, PartitionState, ProducerBatch } from '../partition/partition-state.js';
+import { decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, type DecodedRecord } from '../wire/record-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
-import type { Topic, TopicMeta } from './topics.js';
+import type { Topic, TopicMeta } from '../topics/topics.js';
+import { INDEX_PREFIX, partitionPk, PRODUCER_META_SK, producerPk, STATE_SK } from '../storage/key-layout.js';
 
 export type { PartitionAppend } from './request-object.js';
 
-/** Kafka's acks: 0 (no wait), 1 (the leader's store), all (every in-sync replica's store). */
-export type Acks = 0 | 1 | 'all';
 
 export interface AppendOptions {
   acks?: Acks;
@@ -63,7 +63,8 @@ export interface LogDeps {
   /** The replica stores; a partition's replicas are indexes into this list. */
   stores: ObjectStore[];
   clock: Clock;
-  replicaLagTimeMaxMs?: number;
+  /** Replication as the log needs it (a ReplicaManager), handed in by the composition root. */
+  leadership: Leadership;
   log?: (event: Record<string, unknown>) => void;
 }
 
@@ -77,7 +78,7 @@ const LEADERSHIP_RETRIES = 3;
  */
 export class PartitionLog {
   readonly index: OffsetIndex;
-  readonly replicas: ReplicaManager;
+  readonly replicas: Leadership;
   private readonly producerBatches: ProducerBatchLog;
   /** Per-partition tail of in-process commits, so this process's writers queue instead of racing. */
   private readonly commitQueues = new Map<string, Promise<unknown>>();
@@ -92,14 +93,7 @@ export class PartitionLog {
   constructor(private readonly deps: LogDeps) {
     this.index = new OffsetIndex(deps.metadata);
     this.producerBatches = new ProducerBatchLog(deps.metadata);
-    this.replicas = new ReplicaManager({
-      metadata: deps.metadata,
-      stores: deps.stores,
-      index: this.index,
-      clock: deps.clock,
-      replicaLagTimeMaxMs: deps.replicaLagTimeMaxMs ?? 30_000,
-      log: deps.log ?? ((e) => console.log(JSON.stringify(e))),
-    });
+    this.replicas = deps.leadership;
   }
 
   /** Called after every successful append (the purgatory's checkAndComplete hook). */
@@ -221,7 +215,7 @@ export class PartitionLog {
         failedFollowers: targets.filter((_, i) => !written[i]),
         ...(guard ? { guard: guard.check } : {}),
       };
-      let result;
+      let result: CommitResult;
       try {
         result = await this.serialized(pk, () => {
           // A commit queued behind this process's own earlier one starts from the state it left.
@@ -359,7 +353,7 @@ export class PartitionLog {
     for (let p = 0; p < topic.partitionCount; p++) {
       const pk = partitionPk(topic.name, p);
       for (;;) {
-        const items = await this.deps.metadata.query<CommitRecord>(pk, { beginsWith: 'idx#', limit: 100 });
+        const items = await this.deps.metadata.query<CommitRecord>(pk, { beginsWith: INDEX_PREFIX, limit: 100 });
         const own = items.filter((i) => i.value.topicId === topic.id);
         await Promise.all(own.map((i) => this.deps.metadata.delete(pk, i.sk)));
         if (items.length < 100 || own.length === 0) break;
@@ -475,7 +469,7 @@ export class PartitionLog {
   }
 
   private async producerEpochOf(producerId: number): Promise<number> {
-    const item = await this.deps.metadata.get<{ epoch: number }>(`pid#${producerId}`, 'meta');
+    const item = await this.deps.metadata.get<{ epoch: number }>(producerPk(producerId), PRODUCER_META_SK);
     if (!item) throw new KafkaError('UNKNOWN_PRODUCER_ID', `Producer id ${producerId} is unknown; call producers:init first`);
     return item.value.epoch;
   }

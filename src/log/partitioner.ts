@@ -1,4 +1,4 @@
-import { partitionForKey } from './murmur2.js';
+import { partitionForKey } from '../wire/murmur2.js';
 
 /**
  * Kafka's default partitioning: an explicit partition wins; else a keyed record goes to

@@ -3,8 +3,8 @@
  * a client, uncompressed or gzip): the batches are checked in place and kept as they are, so a produce does
  * not decode and re-encode what the producer already encoded.
  */
-import { KafkaError } from '../errors.js';
-import { crc32c } from './crc32c.js';
+import { KafkaError } from '../wire/errors.js';
+import { crc32c } from '../wire/crc32c.js';
 import {
   ATTRIBUTES_OFFSET,
   CONTROL_FLAG_MASK,
@@ -15,8 +15,8 @@ import {
   setMaxTimestamp,
   TRANSACTIONAL_FLAG_MASK,
   type BatchHeader,
-} from './record-batch.js';
-import { readVarint, readVarlong, type ByteCursor } from './varint.js';
+} from '../wire/record-batch.js';
+import { readVarint, readVarlong, type ByteCursor } from '../wire/varint.js';
 
 /** Batches ready to append: offsets relative to the run (0, n1, n1 + n2, ...), as encodeRecordBatch would lay them out. */
 export interface ProducedBatches {
@@ -34,7 +34,7 @@ export interface ProducedBatchRules {
   requireKeys: boolean;
 }
 
-const corrupt = (message: string) => new KafkaError('CORRUPT_MESSAGE', message, { status: 400 });
+const corrupt = (message: string) => new KafkaError('CORRUPT_MESSAGE', message, { fromCaller: true });
 const invalid = (message: string) => new KafkaError('INVALID_RECORD', message);
 
 /**
@@ -131,7 +131,7 @@ function checkRecords(bytes: Uint8Array, position: number, end: number, header: 
     }
     if (c.pos !== recordsEnd) throw corrupt(`The batch at byte ${position} has bytes after its last record`);
   } catch (e) {
-    if (e instanceof KafkaError && e.errorName === 'CORRUPT_MESSAGE' && e.status !== 400) throw corrupt(e.message);
+    if (e instanceof KafkaError && e.errorName === 'CORRUPT_MESSAGE' && !e.fromCaller) throw corrupt(e.message);
     throw e;
   }
   return { min, max };

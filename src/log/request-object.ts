@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { KafkaError } from '../errors.js';
-import { encodeRecordBatch, LOG_OVERHEAD, readBatchHeader, recompressBatches, setLogAppendTime, type LogRecord } from './record-batch.js';
+import { KafkaError } from '../wire/errors.js';
+import { encodeRecordBatch, LOG_OVERHEAD, readBatchHeader, recompressBatches, setLogAppendTime, type LogRecord } from '../wire/record-batch.js';
 import type { ProducedBatches } from './produced-batches.js';
-import { checkRecordSize, chunkRecords } from './record-size.js';
-import type { Topic } from './topics.js';
+import { checkRecordSize, chunkRecords } from '../wire/record-size.js';
+import type { Topic } from '../topics/topics.js';
+import { newRequestObjectKey } from '../storage/key-layout.js';
 
 /** A partition's records to append: records to encode, or batches a producer sent already encoded (and validated). */
 export type PartitionAppend = { partition: number; records: LogRecord[] } | { partition: number; batches: ProducedBatches };
@@ -73,7 +73,7 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
       rejected.set(partition, e);
     }
   }
-  const key = newObjectKey(topic.id, now);
+  const key = newRequestObjectKey(topic.id, now);
   if (encoded.length === 1 && encoded[0]!.batches.length === 1) {
     // The common single-partition request: its one batch is the object, no copy.
     const [{ partition, batches, recordCount, maxTimestamp }] = encoded as [(typeof encoded)[0]];
@@ -126,9 +126,4 @@ function checkBatchSizes(bytes: Uint8Array, maxMessageBytes: number): void {
 /** Marks every batch LogAppendTime at `now` (message.timestamp.type=LogAppendTime), as Kafka's broker does. */
 function stampLogAppendTime(bytes: Uint8Array, now: number): void {
   for (let at = 0; at < bytes.byteLength; at += LOG_OVERHEAD + readBatchHeader(bytes, at).batchLength) setLogAppendTime(bytes, at, now);
-}
-
-/** Object keys sort by creation time, which maintenance (orphan GC, merge) relies on. */
-export function newObjectKey(topicId: string, now: number): string {
-  return `data/${topicId}/${String(now).padStart(13, '0')}-${randomBytes(6).toString('hex')}`;
 }

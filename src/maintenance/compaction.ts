@@ -1,11 +1,11 @@
-import { partitionPk } from '../log/partition-state.js';
-import { decodeRecordBatches, encodeRecordBatch, RECORD_BATCH_OVERHEAD, type DecodedRecord } from '../log/record-batch.js';
+import { decodeRecordBatches, encodeRecordBatch, RECORD_BATCH_OVERHEAD, type DecodedRecord } from '../wire/record-batch.js';
 import { storedCompression } from '../log/request-object.js';
-import { recordSizeUpperBound } from '../log/record-size.js';
-import type { Topic } from '../log/topics.js';
+import { recordSizeUpperBound } from '../wire/record-size.js';
+import type { Topic } from '../topics/topics.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
 import { entryBytes, type EntryItem, type PartitionView } from './partition-view.js';
 import { coverOf, loadEntries, writeSegment, type Piece } from './segment-writer.js';
+import { CLEANER_SK, partitionPk } from '../storage/key-layout.js';
 
 /**
  * Log compaction for cleanup.policy=compact (and compact,delete), after Kafka's LogCleaner:
@@ -40,7 +40,6 @@ export interface CleanerCheckpoint {
   cleanings: { from: number; upTo: number; at: number; tombstones: number }[];
 }
 
-export const CLEANER_SK = 'cleaner';
 
 export interface CompactionOutcome {
   cleaned: boolean;

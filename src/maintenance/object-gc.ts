@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { partitionPk, STATE_SK, type CommitRecord, type PartitionState } from '../log/partition-state.js';
-import type { Topic } from '../log/topics.js';
+import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
+import type { Topic } from '../topics/topics.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import type { DurableTimer, DurableTimers } from '../timer/durable-timers.js';
-import { dataPrefix, objectWrittenAt, segmentPrefix } from './segment-keys.js';
+import { dataPrefix, INDEX_PREFIX, objectWrittenAt, partitionPk, segmentPrefix, STATE_SK } from '../storage/key-layout.js';
 
 /**
  * Object garbage collection: a mark-and-sweep per topic, and the delayed deletion it schedules.
@@ -59,9 +59,9 @@ export async function sweepTopic(
   const referenced = new Set<string>();
   for (let p = 0; p < topic.partitionCount; p++) {
     const pk = partitionPk(topic.name, p);
-    let after = 'idx#';
+    let after = INDEX_PREFIX;
     for (;;) {
-      const page = await metadata.query<CommitRecord>(pk, { gt: after, beginsWith: 'idx#', limit: 500 });
+      const page = await metadata.query<CommitRecord>(pk, { gt: after, beginsWith: INDEX_PREFIX, limit: 500 });
       for (const item of page) if (item.value.topicId === topic.id) referenced.add(item.value.objectKey);
       if (page.length < 500) break;
       after = page.at(-1)!.sk;

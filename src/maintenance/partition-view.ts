@@ -1,10 +1,9 @@
-import { indexSk } from '../log/offset-index.js';
-import { readPartitionState } from '../log/partition-commit.js';
-import { partitionPk, type CommitRecord, type PartitionState } from '../log/partition-state.js';
-import type { TopicMeta } from '../log/topics.js';
-import { withinEpoch } from '../replication/epoch-history.js';
+import { readPartitionState } from '../partition/partition-commit.js';
+import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
+import type { TopicMeta } from '../topics/topics.js';
+import { withinEpoch } from '../partition/epoch-history.js';
 import type { MetadataStore } from '../storage/ports.js';
-import { objectCreatedAt } from './segment-keys.js';
+import { INDEX_PREFIX, indexSk, objectCreatedAt, partitionPk } from '../storage/key-layout.js';
 
 /** An index entry with the item coordinates a conditional swap needs. */
 export interface EntryItem {
@@ -49,11 +48,11 @@ export async function loadPartitionView(
   const { state, version } = await readPartitionState(metadata, topic, partition, storeCount);
   const pk = partitionPk(topic.name, partition);
   const accept = (e: CommitRecord) => e.topicId === topic.id && withinEpoch(state.epochHistory, e);
-  const floor = (await metadata.query<CommitRecord>(pk, { lte: indexSk(state.logStartOffset), gte: 'idx#', reverse: true, limit: 4 })).find((i) => accept(i.value));
+  const floor = (await metadata.query<CommitRecord>(pk, { lte: indexSk(state.logStartOffset), gte: INDEX_PREFIX, reverse: true, limit: 4 })).find((i) => accept(i.value));
   const items: EntryItem[] = floor && floor.value.lastOffset >= state.logStartOffset ? [{ sk: floor.sk, version: floor.version, entry: floor.value }] : [];
   let after = indexSk(state.logStartOffset);
   for (;;) {
-    const page = await metadata.query<CommitRecord>(pk, { gt: after, beginsWith: 'idx#', limit: PAGE });
+    const page = await metadata.query<CommitRecord>(pk, { gt: after, beginsWith: INDEX_PREFIX, limit: PAGE });
     for (const i of page) if (accept(i.value)) items.push({ sk: i.sk, version: i.version, entry: i.value });
     if (page.length < PAGE) break;
     after = page.at(-1)!.sk;

@@ -1,9 +1,9 @@
-import { indexSk } from '../log/offset-index.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import { partitionPk, type CommitRecord } from '../log/partition-state.js';
-import type { Topic } from '../log/topics.js';
+import type { CommitRecord } from '../partition/partition-state.js';
+import type { Topic } from '../topics/topics.js';
 import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
 import { entryBytes, type PartitionView } from './partition-view.js';
+import { INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
 
 /**
  * Retention of cleanup.policy=delete (Kafka's deleteOldSegments), on index entries instead of
@@ -72,7 +72,7 @@ export async function applyRetention(log: PartitionLog, view: PartitionView, top
 export async function removeEntriesBelowLogStart(metadata: MetadataStore, topic: Topic, partition: number, logStartOffset: number, limit = 1000): Promise<number> {
   const pk = partitionPk(topic.name, partition);
   let removed = 0;
-  let after = 'idx#';
+  let after = INDEX_PREFIX;
   for (;;) {
     const page = await metadata.query<CommitRecord>(pk, { gt: after, lt: indexSk(logStartOffset), limit: 100 });
     for (const item of page) {

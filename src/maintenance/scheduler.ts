@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { GroupCoordinator } from '../groups/coordinator.js';
-import { readPartitionState, writePartitionState } from '../log/partition-commit.js';
+import { readPartitionState, writePartitionState } from '../partition/partition-commit.js';
 import { PartitionLog } from '../log/partition-log.js';
-import { TopicRegistry, type Topic } from '../log/topics.js';
+import { TopicRegistry, type Topic } from '../topics/topics.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem, type ObjectStore } from '../storage/ports.js';
 import { DurableTimers, type TimerHandler } from '../timer/durable-timers.js';
 import { compactPartition } from './compaction.js';
@@ -13,6 +13,8 @@ import { loadPartitionView, type PartitionView } from './partition-view.js';
 import { applyRetention, removeEntriesBelowLogStart } from './retention.js';
 import { mergeSegments } from './segment-merge.js';
 import { deleteCovered } from './segment-writer.js';
+import { ReplicaManager } from '../replication/replica-manager.js';
+import { CLUSTER_PK, SCHEDULER_LEASE_SK } from '../storage/key-layout.js';
 
 /**
  * The scheduler: one run advances the durable timer wheel (firing every due timer), expires group
@@ -74,8 +76,8 @@ interface SchedulerItem {
   roundDoneAt?: number;
 }
 
-const LEASE_PK = 'cluster';
-const LEASE_SK = 'scheduler';
+const LEASE_PK = CLUSTER_PK;
+const LEASE_SK = SCHEDULER_LEASE_SK;
 
 export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport> {
   const { clock } = deps;
@@ -96,7 +98,7 @@ export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport
   }
   let lease: MetaItem<SchedulerItem> = acquired;
   const topics = deps.topics ?? new TopicRegistry(metadata, clock, stores.length);
-  const partitionLog = deps.partitionLog ?? new PartitionLog({ metadata, stores, clock, log });
+  const partitionLog = deps.partitionLog ?? new PartitionLog({ metadata, stores, clock, log, leadership: new ReplicaManager({ metadata, stores, clock, log }) });
   const timers = new DurableTimers(metadata, { slotMs: options.timerSlotMs });
   const pastDeadline = () => clock.now() >= deps.deadline;
   try {

@@ -1,9 +1,9 @@
-import { readBatchHeader, setBaseOffset, LOG_OVERHEAD } from '../log/record-batch.js';
-import type { Topic } from '../log/topics.js';
+import { readBatchHeader, setBaseOffset, LOG_OVERHEAD } from '../wire/record-batch.js';
+import type { Topic } from '../topics/topics.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import { entryBytes, type EntryItem, type PartitionView } from './partition-view.js';
-import { isSegmentKey, objectWrittenAt } from './segment-keys.js';
 import { coverOf, loadEntries, writeSegment, type Piece } from './segment-writer.js';
+import { isSegmentKey, objectWrittenAt } from '../storage/key-layout.js';
 
 /**
  * Segment merge: a produce request writes one small object shared by the partitions it touched,

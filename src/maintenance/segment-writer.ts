@@ -1,10 +1,10 @@
-import { KafkaError } from '../errors.js';
-import { readPartitionState } from '../log/partition-commit.js';
-import { partitionPk, type CommitRecord, type PartitionState } from '../log/partition-state.js';
-import type { TopicMeta } from '../log/topics.js';
+import { KafkaError } from '../wire/errors.js';
+import { readPartitionState } from '../partition/partition-commit.js';
+import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
+import type { TopicMeta } from '../topics/topics.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
 import type { EntryItem, PartitionView } from './partition-view.js';
-import { newSegmentKey } from './segment-keys.js';
+import { newSegmentKey, partitionPk } from '../storage/key-layout.js';
 
 /**
  * Rewriting a partition's entries into segment objects, shared by segment merge and compaction.

@@ -1,13 +1,14 @@
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
+import { CLUSTER_PK, PRODUCER_ID_SEQ_SK, PRODUCER_META_SK, producerPk } from '../storage/key-layout.js';
 
 /**
  * Producer ids and epochs (Kafka's InitProducerId). Ids come from a counter item; each id has a
  * meta item holding its current epoch. Re-initialising an existing id bumps its epoch, which
  * fences every writer still holding the older one (INVALID_PRODUCER_EPOCH).
  */
-const COUNTER = { pk: 'cluster', sk: 'producer-id-seq' };
-const metaKey = (id: number) => ({ pk: `pid#${id}`, sk: 'meta' });
+const COUNTER = { pk: CLUSTER_PK, sk: PRODUCER_ID_SEQ_SK };
+const metaKey = (id: number) => ({ pk: producerPk(id), sk: PRODUCER_META_SK });
 const MAX_EPOCH = 32_767; // Kafka's producer epoch is a signed 16-bit value
 
 export interface ProducerIdAndEpoch {

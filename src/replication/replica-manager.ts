@@ -1,31 +1,25 @@
 import type { Clock } from '../clock.js';
-import { KafkaError } from '../errors.js';
-import type { OffsetIndex } from '../log/offset-index.js';
-import { readPartitionState, writePartitionState } from '../log/partition-commit.js';
-import { logEndOffset, type CommitRecord, type PartitionState } from '../log/partition-state.js';
-import type { TopicMeta } from '../log/topics.js';
+import { KafkaError } from '../wire/errors.js';
+import { OffsetIndex } from '../partition/offset-index.js';
+import type { Leadership, SyncReport } from '../partition/leadership.js';
+import { readPartitionState, writePartitionState } from '../partition/partition-commit.js';
+import { logEndOffset, type CommitRecord, type PartitionState } from '../partition/partition-state.js';
+import type { TopicMeta } from '../topics/topics.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
-import { withinEpoch } from './epoch-history.js';
-import { followerReached, laggingFollowers, shrinkIsr } from './isr.js';
-import { electLeader } from './leader-election.js';
+import { withinEpoch } from '../partition/epoch-history.js';
+import { followerReached, laggingFollowers, shrinkIsr } from '../partition/isr.js';
+import { electLeader } from '../partition/leader-election.js';
 
 export interface ReplicaDeps {
   metadata: MetadataStore;
   stores: ObjectStore[];
-  index: OffsetIndex;
   clock: Clock;
-  /** Kafka's replica.lag.time.max.ms (a broker config): how long a follower may stay behind. */
-  replicaLagTimeMaxMs: number;
-  log: (event: Record<string, unknown>) => void;
+  /** Kafka's replica.lag.time.max.ms (a broker config): how long a follower may stay behind (default 30 s). */
+  replicaLagTimeMaxMs?: number;
+  log?: (event: Record<string, unknown>) => void;
 }
 
-export interface SyncReport {
-  copiedObjects: number;
-  caughtUp: number[];
-  removedFromIsr: number[];
-  addedToIsr: number[];
-  elected?: number;
-}
+export type { SyncReport };
 
 /**
  * Replicas are stores. This keeps their state honest: it moves followers in and out of the ISR,
@@ -33,8 +27,17 @@ export interface SyncReport {
  * demand), and elects a new leader when the leader's store fails. Every change is one conditional
  * write of the partition state, checked against the version (and so the leader epoch) it read.
  */
-export class ReplicaManager {
-  constructor(private readonly deps: ReplicaDeps) {}
+export class ReplicaManager implements Leadership {
+  private readonly deps: Required<ReplicaDeps> & { index: OffsetIndex };
+
+  constructor(deps: ReplicaDeps) {
+    this.deps = {
+      replicaLagTimeMaxMs: 30_000,
+      log: (e) => console.log(JSON.stringify(e)),
+      ...deps,
+      index: new OffsetIndex(deps.metadata),
+    };
+  }
 
   /** A store is live if it answers a HEAD; a missing key is an answer. */
   async isLive(replica: number): Promise<boolean> {

@@ -1,4 +1,5 @@
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+import { CLUSTER_PK, durableTimerSk, timerCursorSk, timerPk, timerSkPrefix } from '../storage/key-layout.js';
 
 /**
  * Durable timers: delayed operations that must fire with no request in flight (delayed deletion
@@ -60,11 +61,8 @@ export interface FireReport {
   incomplete: boolean;
 }
 
-const CURSOR_PK = 'cluster';
-const CURSOR_SK = 'timer-cursor#durable';
-const pad = (t: number) => String(Math.max(0, Math.floor(t))).padStart(13, '0');
-export const durableTimerPk = (slot: number) => `timer#${slot}`;
-export const durableTimerSk = (expiry: number, kind: string, id: string) => `${pad(expiry)}#${kind}#${id}`;
+const CURSOR_PK = CLUSTER_PK;
+const CURSOR_SK = timerCursorSk('durable');
 
 export class DurableTimers {
   readonly slotMs: number;
@@ -91,20 +89,20 @@ export class DurableTimers {
   /** Stores a timer (idempotent). `now` places an already-due timer in the current slot. */
   async schedule<P>(timer: DurableTimer<P>, now: number): Promise<void> {
     if (timer.id.includes('#') || timer.kind.includes('#')) throw new RangeError('timer kinds and ids may not contain "#"');
-    await this.metadata.put(durableTimerPk(this.slotOf(Math.max(timer.expiry, now))), durableTimerSk(timer.expiry, timer.kind, timer.id), timer);
+    await this.metadata.put(timerPk(this.slotOf(Math.max(timer.expiry, now))), durableTimerSk(timer.expiry, timer.kind, timer.id), timer);
   }
 
   /** Removes a pending timer; a missing one is fine. */
   async cancel(timer: Pick<DurableTimer, 'kind' | 'id' | 'expiry'>, now: number): Promise<void> {
     const sk = durableTimerSk(timer.expiry, timer.kind, timer.id);
-    await Promise.all([...new Set([this.slotOf(timer.expiry), this.slotOf(Math.max(timer.expiry, now))])].map((slot) => this.metadata.delete(durableTimerPk(slot), sk)));
+    await Promise.all([...new Set([this.slotOf(timer.expiry), this.slotOf(Math.max(timer.expiry, now))])].map((slot) => this.metadata.delete(timerPk(slot), sk)));
   }
 
   /** Pending timers of the given kinds in slots [fromSlot, toSlot] (for tests and diagnostics). */
   async pending(fromMs: number, toMs: number, kinds?: string[]): Promise<DurableTimer[]> {
     const out: DurableTimer[] = [];
     for (let slot = this.slotOf(fromMs); slot <= this.slotOf(toMs); slot++) {
-      for (const item of await this.metadata.query<DurableTimer>(durableTimerPk(slot))) {
+      for (const item of await this.metadata.query<DurableTimer>(timerPk(slot))) {
         if (isTimer(item) && (!kinds || kinds.includes(item.value.kind))) out.push(item.value);
       }
     }
@@ -125,7 +123,7 @@ export class DurableTimers {
     const pastDeadline = () => options.deadline !== undefined && (options.clock?.now() ?? now) >= options.deadline;
     let reached = from - 1;
     scan: for (let slot = from; slot <= to; slot++) {
-      const items = await this.metadata.query<DurableTimer>(durableTimerPk(slot), { lt: pad(now + 1) });
+      const items = await this.metadata.query<DurableTimer>(timerPk(slot), { lt: timerSkPrefix(now + 1) });
       for (const item of items) {
         if (!isTimer(item)) continue;
         const handler = handlers[item.value.kind];

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { partitionForKey } from '../../src/log/murmur2.js';
+import { partitionForKey } from '../../src/wire/murmur2.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../src/client/index.js';
 import { isProduce, proxy } from '../client/support/flaky-proxy.js';
 import { ROOT, startServer, stopServer, tempDir, type LocalServer } from '../client/support/server.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, KafkaClientError, type RecordMetadata } from '../../src/client/index.js';
-import { partitionForKey } from '../../src/log/murmur2.js';
+import { partitionForKey } from '../../src/wire/murmur2.js';
 import { flakyProxy, isProduce } from './support/flaky-proxy.js';
 import { startServer, stopServer, tempDir, type LocalServer } from './support/server.js';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, KafkaClientError, KafkaProtocolError, RECORD_BATCH_MEDIA_TYPE, type ConsumerRecord, type Message, type RecordMetadata, type WireFormat } from '../../src/client/index.js';
 import { decodeFetchedRecords } from '../../src/client/record-batches.js';
 import { RECORD_BATCH_MEDIA_TYPE as SERVER_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
-import { decodeRecordBatches, encodeRecordBatch, readBatchHeader } from '../../src/log/record-batch.js';
+import { decodeRecordBatches, encodeRecordBatch, readBatchHeader } from '../../src/wire/record-batch.js';
 import { isProduce, proxy, type ProxiedRequest } from './support/flaky-proxy.js';
 import { startServer, stopServer, tempDir, type LocalServer } from './support/server.js';
 

@@ -1,7 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { regionFromHost } from '../../src/client/auth.js';
 import { errorFromBody, KafkaClientError, KafkaConnectionError } from '../../src/client/errors.js';
@@ -11,37 +9,6 @@ import { Transport } from '../../src/client/transport.js';
 import { Partitioner as ServerPartitioner } from '../../src/log/partitioner.js';
 
 describe('client building blocks', () => {
-  it('pulls in no server code: only the shared pure modules (murmur2, the error table, the RecordBatch codec), node: modules and the SigV4 packages', () => {
-    const root = resolve(import.meta.dirname, '../..');
-    const files = readdirSync(join(root, 'src/client'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
-    const allowedOutside = new Set(['src/log/murmur2.ts', 'src/errors.ts', 'src/log/record-batch.ts', 'src/log/crc32c.ts', 'src/log/varint.ts']);
-    const allowedPackages = /^(node:|@smithy\/signature-v4$|@aws-sdk\/credential-provider-node$)/;
-    const importsOf = (file: string) => [...readFileSync(join(root, file), 'utf8').matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map(([, spec]) => spec!);
-    const seen = new Set<string>();
-    for (const f of files) {
-      for (const spec of importsOf(join('src/client', f))) {
-        if (!spec.startsWith('.')) {
-          expect(spec, `${f} imports ${spec}`).toMatch(allowedPackages);
-          continue;
-        }
-        const target = relative(root, resolve(dirname(join(root, 'src/client', f)), spec)).replace(/\.js$/, '.ts');
-        if (!target.startsWith('src/client/')) {
-          expect(allowedOutside.has(target), `${f} imports ${target}`).toBe(true);
-          seen.add(target);
-        }
-      }
-    }
-    expect([...seen].sort()).toEqual(['src/errors.ts', 'src/log/murmur2.ts', 'src/log/record-batch.ts']);
-    // And the shared modules import nothing but each other and node: (no packages but crc32c's optional native one, no server state).
-    for (const m of allowedOutside) {
-      for (const spec of importsOf(m)) {
-        if (spec.startsWith('node:')) continue;
-        const target = relative(root, resolve(dirname(join(root, m)), spec)).replace(/\.js$/, '.ts');
-        expect(allowedOutside.has(target), `${m} imports ${spec}`).toBe(true);
-      }
-    }
-  });
-
   it('partitions keyed records as the server does, and keyless ones stickily until batch.size', () => {
     const server = new ServerPartitioner().forRequest('t', 7);
     const client = new DefaultPartitioner(100, () => 0.5);

@@ -12,7 +12,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LogFunctionName } from '../../infra/log-functions.js';
 import { routeFor } from '../../infra/routes.js';
-import { decodeRecordBatches, encodeRecordBatch } from '../../src/log/record-batch.js';
+import { decodeRecordBatches, encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { startDynalite, startS3rver, TEST_CREDENTIALS, type DynaliteHandle, type S3rverHandle } from '../support/emulators.js';
 import { synthStack, type Synthesized } from '../infra/synth.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { groupPk, META_SK } from '../../src/groups/group-keys.js';
 import { applyHeartbeat, DEFAULT_GROUP_LIMITS, groupState, newGroup, type GroupRecord } from '../../src/groups/group-state.js';
 import { groupApp, keys } from './helpers.js';
+import { GROUP_META_SK, groupPk } from '../../src/storage/key-layout.js';
 
 /**
  * Regression for the randomized property's counterexample (seed -727650546): two members share topic
@@ -78,16 +78,16 @@ describe('a member leaving a Stable group', () => {
 
   it('settles an item stored with a target behind its group epoch (as the old leave wrote it) on the next read', async () => {
     const { g, ms } = await stableOfTwo();
-    const item = (await g.storage.metadata.get<GroupRecord>(groupPk('grp'), META_SK))!;
+    const item = (await g.storage.metadata.get<GroupRecord>(groupPk('grp'), GROUP_META_SK))!;
     const stale = structuredClone(item.value);
     delete stale.members[ms[0]!.id];
     delete stale.target[ms[0]!.id];
     stale.groupEpoch++; // what removeMember did, without settle
-    await g.storage.metadata.put(groupPk('grp'), META_SK, stale, { ifVersion: item.version });
+    await g.storage.metadata.put(groupPk('grp'), GROUP_META_SK, stale, { ifVersion: item.version });
 
     const d = await g.describe('grp');
     expect(d.state).not.toBe('STABLE');
-    const healed = (await g.storage.metadata.get<GroupRecord>(groupPk('grp'), META_SK))!.value;
+    const healed = (await g.storage.metadata.get<GroupRecord>(groupPk('grp'), GROUP_META_SK))!.value;
     expect(healed.assignmentEpoch).toBe(healed.groupEpoch);
     expect(healed.target[ms[1]!.id]).toEqual({ a: [0, 1, 2, 3, 4] });
   });

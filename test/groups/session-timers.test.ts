@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { SessionTimers, slotOf, timerPk } from '../../src/groups/session-timers.js';
+import { SessionTimers, slotOf } from '../../src/groups/session-timers.js';
 import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js';
+import { timerPk } from '../../src/storage/key-layout.js';
 
 const T0 = Date.UTC(2024, 0, 1);
 

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { partitionForKey } from '../../src/log/murmur2.js';
+import { partitionForKey } from '../../src/wire/murmur2.js';
 import { testApp } from '../support/test-app.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');

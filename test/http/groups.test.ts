@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { GroupRecord } from '../../src/groups/group-state.js';
-import { slotOf, timerPk } from '../../src/groups/session-timers.js';
+import { slotOf } from '../../src/groups/session-timers.js';
 import { groupApp, keys, type Partition } from '../groups/helpers.js';
+import { timerPk } from '../../src/storage/key-layout.js';
 
 type Member = { id: string; epoch: number; assignment: Partition[] };
 

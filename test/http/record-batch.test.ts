@@ -13,7 +13,7 @@ import {
   setMaxTimestamp,
   type EncodeBatchOptions,
   type LogRecord,
-} from '../../src/log/record-batch.js';
+} from '../../src/wire/record-batch.js';
 import { BASE, testApp } from '../support/test-app.js';
 
 const text = (s: string | null) => (s === null ? null : Buffer.from(s));

@@ -12,9 +12,8 @@ import { createServices, createStorage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import { createApp } from '../../src/http/app.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
-import { indexSk } from '../../src/log/offset-index.js';
-import { encodeRecordBatch } from '../../src/log/record-batch.js';
-import { partitionPk } from '../../src/log/partition-state.js';
+import { encodeRecordBatch } from '../../src/wire/record-batch.js';
+import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
 
 const NAMES: HttpFunctionName[] = ['produce', 'fetch', 'admin'];
 const BASE = '/v3/clusters/local';

@@ -6,7 +6,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMessage, Reader } from '../../src/kafka/protocol/codec.js';
 import { ApiVersions, Metadata, Produce } from '../../src/kafka/protocol/messages/index.js';
-import { encodeRecordBatch } from '../../src/log/record-batch.js';
+import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { startKafkaServer, type TestKafkaServer } from './support/kafka-server.js';
 import { decodeResponse, RawClient } from './support/raw-client.js';
 

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
-import { isKafkaError } from '../../src/errors.js';
-import { indexSk } from '../../src/log/offset-index.js';
+import { isKafkaError } from '../../src/wire/errors.js';
 import { PartitionLog } from '../../src/log/partition-log.js';
-import { partitionPk } from '../../src/log/partition-state.js';
-import type { LogRecord } from '../../src/log/record-batch.js';
-import { TopicRegistry, type Topic } from '../../src/log/topics.js';
+import { ReplicaManager } from '../../src/replication/replica-manager.js';
+import type { LogRecord } from '../../src/wire/record-batch.js';
+import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
+import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
 
 const clock = { now: () => Date.now() };
 const rec = (value: string, timestamp = 1_700_000_000_000, key: string | null = null): LogRecord => ({
@@ -23,6 +23,7 @@ describe.each(allBackends)('partition log on $name', (backend) => {
   let stop: () => Promise<void>;
   let topics: TopicRegistry;
   let log: PartitionLog;
+  const newLog = (metadata: MetadataStore) => new PartitionLog({ metadata, stores: storage.stores, clock, leadership: new ReplicaManager({ metadata, stores: storage.stores, clock }) });
   let n = 0;
   const newTopic = (partitions = 1, configs: Record<string, string> = {}) =>
     topics.create({ name: `t${n++}`, partitionCount: partitions, replicationFactor: 1, configs });
@@ -30,7 +31,7 @@ describe.each(allBackends)('partition log on $name', (backend) => {
   beforeAll(async () => {
     ({ storage, stop } = await backend.start());
     topics = new TopicRegistry(storage.metadata, clock, storage.stores.length);
-    log = new PartitionLog({ metadata: storage.metadata, stores: storage.stores, clock });
+    log = newLog(storage.metadata);
   });
   afterAll(() => stop());
 
@@ -54,7 +55,7 @@ describe.each(allBackends)('partition log on $name', (backend) => {
   it('keeps offsets gap-free and unique under concurrent writers in separate processes', async () => {
     const topic = await newTopic(1);
     // Separate PartitionLog instances share nothing in memory, as separate Lambdas would.
-    const writers = Array.from({ length: 6 }, () => new PartitionLog({ metadata: storage.metadata, stores: storage.stores, clock }));
+    const writers = Array.from({ length: 6 }, () => newLog(storage.metadata));
     const acked: { value: string; offset: number }[] = [];
     await Promise.all(
       Array.from({ length: 30 }, async (_, i) => {
@@ -114,7 +115,7 @@ describe.each(allBackends)('partition log on $name', (backend) => {
   it('repairs a commit whose index write was lost, on read and on the next write', async () => {
     const topic = await newTopic(2);
     const lossy = dropFirstIndexWrite(storage.metadata);
-    const crashy = new PartitionLog({ metadata: lossy.store, stores: storage.stores, clock });
+    const crashy = newLog(lossy.store);
     for (const p of [0, 1]) {
       const out = (await crashy.append(topic, [{ partition: p, records: [rec('lost-index')] }])).get(p)!;
       expect(out.ok).toBe(true); // committed: the state write landed, so the producer is told so

@@ -1,14 +1,15 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../src/compose.js';
-import { partitionPk, type CommitRecord } from '../../src/log/partition-state.js';
+import type { CommitRecord } from '../../src/partition/partition-state.js';
 import { validateProducedBatches } from '../../src/log/produced-batches.js';
-import { encodeRecordBatch } from '../../src/log/record-batch.js';
-import type { Topic } from '../../src/log/topics.js';
+import { encodeRecordBatch } from '../../src/wire/record-batch.js';
+import type { Topic } from '../../src/topics/topics.js';
 import { ConditionFailedError, type MetadataStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
 import { testApp } from '../support/test-app.js';
 import { harness, listKeys, rec, TestClock } from './helpers.js';
+import { partitionPk } from '../../src/storage/key-layout.js';
 
 const T0 = 1_700_000_000_000;
 const DELETE_RETENTION = 1000;

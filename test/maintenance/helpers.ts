@@ -5,11 +5,12 @@
 import type { Storage } from '../../src/compose.js';
 import { PartitionLog } from '../../src/log/partition-log.js';
 import { expect } from 'vitest';
-import { decodeRecordBatches, type LogRecord } from '../../src/log/record-batch.js';
-import { TopicRegistry, type Topic } from '../../src/log/topics.js';
+import { decodeRecordBatches, type LogRecord } from '../../src/wire/record-batch.js';
+import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import type { MaintenanceOptions } from '../../src/maintenance/maintenance-options.js';
 import { runScheduler, type SchedulerDeps, type SchedulerReport } from '../../src/maintenance/scheduler.js';
 import type { ObjectStore } from '../../src/storage/ports.js';
+import { ReplicaManager } from '../../src/replication/replica-manager.js';
 
 export class TestClock {
   constructor(public t: number) {}
@@ -35,7 +36,7 @@ export const TEST_OPTIONS: Partial<MaintenanceOptions> = { orphanGraceMs: 0, swe
 
 export function harness(storage: Storage, clock: TestClock, options: Partial<MaintenanceOptions> = {}) {
   const topics = new TopicRegistry(storage.metadata, clock, storage.stores.length);
-  const log = new PartitionLog({ metadata: storage.metadata, stores: storage.stores, clock, log: () => {} });
+  const log = new PartitionLog({ metadata: storage.metadata, stores: storage.stores, clock, log: () => {}, leadership: new ReplicaManager({ metadata: storage.metadata, stores: storage.stores, clock, log: () => {} }) });
   const events: Record<string, unknown>[] = [];
   let n = 0;
   const h = {

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
-import { isKafkaError } from '../../src/errors.js';
-import { indexSk } from '../../src/log/offset-index.js';
-import { partitionPk, type CommitRecord } from '../../src/log/partition-state.js';
+import { isKafkaError } from '../../src/wire/errors.js';
+import type { CommitRecord } from '../../src/partition/partition-state.js';
 import { allBackends } from '../support/backends.js';
 import { harness, listKeys, rec, TestClock } from './helpers.js';
+import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
 
 const T0 = 1_700_000_000_000;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createStorage } from '../../src/compose.js';
-import type { Topic } from '../../src/log/topics.js';
+import type { Topic } from '../../src/topics/topics.js';
 import { runScheduler, startSchedulerLoop } from '../../src/maintenance/scheduler.js';
 import { DurableTimers } from '../../src/timer/durable-timers.js';
 import { awsBackend } from '../support/backends.js';

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../src/compose.js';
-import { newObjectKey } from '../../src/log/request-object.js';
-import { partitionPk, type CommitRecord } from '../../src/log/partition-state.js';
+import type { CommitRecord } from '../../src/partition/partition-state.js';
 import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
 import { harness, listKeys, rec, TestClock, text } from './helpers.js';
+import { newRequestObjectKey, partitionPk } from '../../src/storage/key-layout.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -101,7 +101,7 @@ describe.each(allBackends)('segment merge and orphan GC on $name', (backend) => 
     const topic = await h.topic({ 'file.delete.delay.ms': '5000' });
     await h.produce(topic, [rec(null, 'committed', T0)]);
     // A produce that died after its PUT, before its commit.
-    const orphan = newObjectKey(topic.id, T0);
+    const orphan = newRequestObjectKey(topic.id, T0);
     await storage.stores[0]!.put(orphan, new Uint8Array(100));
     // The sweep runs at most every file.delete.delay.ms: at T0+55 s the orphan is younger than the grace.
     h.clock.advance(55_000);

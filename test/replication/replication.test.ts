@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../src/compose.js';
-import { isKafkaError } from '../../src/errors.js';
-import { commitToPartition } from '../../src/log/partition-commit.js';
+import { isKafkaError } from '../../src/wire/errors.js';
+import { commitToPartition } from '../../src/partition/partition-commit.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 import { testApp } from '../support/test-app.js';
 

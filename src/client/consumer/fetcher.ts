@@ -10,6 +10,7 @@ import { decodeFetchedRecords } from '../record-batches.js';
 import { backoffMs } from '../retry.js';
 import { enc, RECORD_BATCH_MEDIA_TYPE, type Response, type Transport, type WireFormat } from '../transport.js';
 import type { PartitionState, SubscriptionState } from './subscription-state.js';
+import { FETCH_HEADERS } from '../../wire/protocol.js';
 
 export interface FetcherConfig {
   fetchMinBytes: number;
@@ -156,8 +157,8 @@ export class Fetcher {
         return Number.isSafeInteger(n) ? n : fallback;
       };
       const last = records.at(-1);
-      const nextOffset = header('kafka-next-offset', last ? last.offset + 1 : offset);
-      return { records, nextOffset, highWatermark: header('kafka-high-watermark', s.highWatermark ?? nextOffset), logStartOffset: header('kafka-log-start-offset', s.logStartOffset ?? 0) };
+      const nextOffset = header(FETCH_HEADERS.nextOffset, last ? last.offset + 1 : offset);
+      return { records, nextOffset, highWatermark: header(FETCH_HEADERS.highWatermark, s.highWatermark ?? nextOffset), logStartOffset: header(FETCH_HEADERS.logStartOffset, s.logStartOffset ?? 0) };
     }
     if (asked && (this.config.format ?? this.transport.format) === 'auto') this.transport.recordBatchSupport = 'unsupported';
     const body = res.body;

@@ -8,7 +8,7 @@ import { encodeMessage, type Message } from '../codec.js';
 import { KafkaClientError, KafkaConfigError } from '../errors.js';
 import { Metadata } from '../metadata.js';
 import { DefaultPartitioner, type Partitioner } from '../partitioner.js';
-import { BATCH_OVERHEAD } from '../record-batches.js';
+import { RECORD_BATCH_OVERHEAD } from '../record-batches.js';
 import type { Transport, WireFormat } from '../transport.js';
 import { BufferPool } from './buffer-pool.js';
 import { RecordAccumulator, type PendingRecord, type RecordMetadata } from './record-accumulator.js';
@@ -69,10 +69,10 @@ export interface ProducerRecordBatch {
 type ResolvedConfig = Required<Omit<ProducerConfig, 'partitioner' | 'producerId' | 'acks' | 'enableIdempotence' | 'format'>> & { acks: Acks; idempotent: boolean; format: WireFormat | undefined };
 
 export function resolveProducerConfig(c: ProducerConfig, requestTimeoutMs: number): ResolvedConfig {
-  const acks: Acks = c.acks === undefined || c.acks === 'all' || c.acks === -1 ? -1 : c.acks;
-  if (![0, 1, -1].includes(acks)) throw new KafkaConfigError(`acks must be 0, 1, -1 or 'all' (got ${String(c.acks)})`);
-  if (c.enableIdempotence === true && acks !== -1) throw new KafkaConfigError("enableIdempotence requires acks='all'");
-  const idempotent = c.enableIdempotence ?? acks === -1;
+  const acks: Acks = c.acks === undefined || c.acks === 'all' || c.acks === -1 ? 'all' : c.acks;
+  if (![0, 1, 'all'].includes(acks)) throw new KafkaConfigError(`acks must be 0, 1, -1 or 'all' (got ${String(c.acks)})`);
+  if (c.enableIdempotence === true && acks !== 'all') throw new KafkaConfigError("enableIdempotence requires acks='all'");
+  const idempotent = c.enableIdempotence ?? acks === 'all';
   const maxInFlight = c.maxInFlightRequestsPerConnection ?? 5;
   if (idempotent && maxInFlight > 5) throw new KafkaConfigError('maxInFlightRequestsPerConnection must be at most 5 with idempotence');
   if (c.compressionType !== undefined && !['none', 'gzip'].includes(c.compressionType)) throw new KafkaConfigError(`compressionType must be 'none' or 'gzip' (got ${String(c.compressionType)})`);
@@ -238,7 +238,7 @@ export class Producer {
       const m = messages[i]!;
       const rec = encodeMessage(m, Date.now());
       // The request a lone record would make: a RecordBatch, or a JSON entry.
-      const requestBytes = this.transport.useRecordBatches(this.config.format) ? BATCH_OVERHEAD + rec.sizeInBytes : rec.wireBytes;
+      const requestBytes = this.transport.useRecordBatches(this.config.format) ? RECORD_BATCH_OVERHEAD + rec.sizeInBytes : rec.wireBytes;
       if (requestBytes > this.config.maxRequestSize) {
         throw new KafkaClientError('MESSAGE_TOO_LARGE', `The message is ${requestBytes} bytes when encoded, more than maxRequestSize (${this.config.maxRequestSize})`, { topic });
       }

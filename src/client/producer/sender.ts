@@ -24,8 +24,9 @@ import { wireEntry, type WireEntry } from '../codec.js';
 import { encodeProducerBatch } from '../record-batches.js';
 import type { BufferPool } from './buffer-pool.js';
 import type { PartitionQueue, ProducerBatch, RecordAccumulator } from './record-accumulator.js';
+import type { Acks } from '../../wire/protocol.js';
 
-export type Acks = 0 | 1 | -1;
+export type { Acks };
 
 export interface SenderConfig {
   acks: Acks;
@@ -345,7 +346,7 @@ export class Sender {
     let res;
     try {
       res = await this.transport.request<WireProduceResult>('POST', `/topics/${enc(topic)}/partitions/${b.partition}/records`, {
-        query: { acks: this.config.acks === -1 ? 'all' : this.config.acks },
+        query: { acks: this.config.acks },
         bytes,
         contentType: RECORD_BATCH_MEDIA_TYPE,
         topic,
@@ -379,7 +380,7 @@ export class Sender {
       body.sequences = batches.map((b) => ({ partition_id: b.partition, base_sequence: b.baseSequence }));
     }
     const res = await this.transport.request<WireBatchResponse | undefined>('POST', `/topics/${enc(topic)}/records:batch`, {
-      query: { acks: this.config.acks === -1 ? 'all' : this.config.acks },
+      query: { acks: this.config.acks },
       body,
       topic,
       timeoutMs: this.config.requestTimeoutMs,

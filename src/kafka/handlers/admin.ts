@@ -1,6 +1,6 @@
 /** CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs. */
 import { TOPIC_CONFIG_DEFS, type TopicConfigName } from '../../config/topic-configs.js';
-import { KafkaError } from '../../errors.js';
+import { KafkaError } from '../../wire/errors.js';
 import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
 
 /** Kafka's resource types: 2 = topic, 4 = broker. */

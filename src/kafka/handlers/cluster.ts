@@ -1,6 +1,6 @@
 /** ApiVersions, Metadata, DescribeCluster, SaslHandshake and SaslAuthenticate (PLAIN). */
-import { KafkaError, isKafkaError } from '../../errors.js';
-import type { Topic } from '../../log/topics.js';
+import { KafkaError, isKafkaError } from '../../wire/errors.js';
+import type { Topic } from '../../topics/topics.js';
 import { parseVersions } from '../protocol/schema.js';
 import { APIS } from '../protocol/messages/index.js';
 import { errorCodeOf, type Handler, type RequestContext } from './context.js';

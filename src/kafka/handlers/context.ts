@@ -1,4 +1,4 @@
-import { KafkaError } from '../../errors.js';
+import { KafkaError } from '../../wire/errors.js';
 import type { ClassicGroupCoordinator } from '../../groups/classic-coordinator.js';
 import type { AppServices } from '../../http/app-env.js';
 

@@ -5,8 +5,8 @@
  * process's appends at once and re-checked on the purgatory's back-off for other processes'.
  * There are no fetch sessions (KIP-227): a session id of 0 tells clients to send full requests.
  */
-import { KafkaError } from '../../errors.js';
-import type { Topic } from '../../log/topics.js';
+import { KafkaError } from '../../wire/errors.js';
+import type { Topic } from '../../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../../timer/delayed-fetch.js';
 import { errorCodeOf, type Handler, type RequestContext } from './context.js';
 

@@ -2,9 +2,9 @@
  * OffsetCommit, OffsetFetch and OffsetDelete on the groups' committed-offset items, the ones the
  * HTTP API reads and writes: a commit over Kafka is seen over HTTP and the reverse.
  */
-import { KafkaError } from '../../errors.js';
+import { KafkaError } from '../../wire/errors.js';
 import { MAX_OFFSET_METADATA_BYTES, type OffsetRecord } from '../../groups/offsets.js';
-import type { Topic } from '../../log/topics.js';
+import type { Topic } from '../../topics/topics.js';
 import { errorCodeOf, type Handler, type RequestContext } from './context.js';
 
 type CommitPartition = { partitionIndex: number; committedOffset: number; committedMetadata: string | null };

@@ -3,7 +3,7 @@
  * the ClassicGroupCoordinator; DescribeGroups, ListGroups and DeleteGroups see both classic groups
  * and the KIP-848 groups of the HTTP API.
  */
-import { KafkaError, isKafkaError } from '../../errors.js';
+import { KafkaError, isKafkaError } from '../../wire/errors.js';
 import { MemberIdRequired } from '../../groups/classic-coordinator.js';
 import type { ClassicGroup } from '../../groups/classic-group.js';
 import { errorCodeOf, type Handler, type RequestContext } from './context.js';

@@ -1,9 +1,9 @@
 /** ListOffsets, OffsetForLeaderEpoch, DeleteRecords and InitProducerId. */
-import { KafkaError } from '../../errors.js';
-import { logEndOffset } from '../../log/partition-state.js';
+import { KafkaError } from '../../wire/errors.js';
+import { logEndOffset } from '../../partition/partition-state.js';
 import type { OffsetSpec } from '../../log/partition-log.js';
-import type { Topic } from '../../log/topics.js';
-import { endOffsetFor } from '../../replication/epoch-history.js';
+import type { Topic } from '../../topics/topics.js';
+import { endOffsetFor } from '../../partition/epoch-history.js';
 import { errorCodeOf, settle, type Handler, type RequestContext } from './context.js';
 
 /** Resolves each named topic once; a missing one fails its partitions, not the request. */

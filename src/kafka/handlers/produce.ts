@@ -3,10 +3,11 @@
  * one append (one object) per topic and producer, through the same PartitionLog as the HTTP
  * record-batch produce. acks=0 sends no answer, as Kafka does.
  */
-import { KafkaError } from '../../errors.js';
-import type { AppendOptions, Acks } from '../../log/partition-log.js';
+import { KafkaError } from '../../wire/errors.js';
+import type { AppendOptions } from '../../log/partition-log.js';
+import type { Acks } from '../../wire/protocol.js';
 import { validateProducedBatches, type ProducedBatches } from '../../log/produced-batches.js';
-import type { Topic } from '../../log/topics.js';
+import type { Topic } from '../../topics/topics.js';
 import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
 
 interface PartitionAnswer {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { crc32c as inUse, crc32cImplementation, crc32cPortable } from '../../src/log/crc32c.js';
+import { crc32c as inUse, crc32cImplementation, crc32cPortable } from '../../src/wire/crc32c.js';
 
 /** Bit-at-a-time CRC-32C straight from the definition: the reference the table version must match. */
 function crc32cReference(data: Uint8Array): number {

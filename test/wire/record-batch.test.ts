@@ -1,10 +1,9 @@
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KafkaError, isKafkaError } from '../../src/errors.js';
-import { crc32c } from '../../src/log/crc32c.js';
+import { KafkaError, isKafkaError } from '../../src/wire/errors.js';
+import { crc32c } from '../../src/wire/crc32c.js';
 import {
-  BATCH_HEADER_SIZE,
   type DecodedBatch,
   type LogRecord,
   RECORD_BATCH_OVERHEAD,
@@ -14,7 +13,7 @@ import {
   readBatchHeader,
   setBaseOffset,
   setPartitionLeaderEpoch,
-} from '../../src/log/record-batch.js';
+} from '../../src/wire/record-batch.js';
 import {
   type ByteCursor,
   readVarint,
@@ -23,7 +22,7 @@ import {
   sizeOfVarlong,
   writeVarint,
   writeVarlong,
-} from '../../src/log/varint.js';
+} from '../../src/wire/varint.js';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 const cursor = (bytes: Uint8Array): ByteCursor => ({ bytes, pos: 0, end: bytes.length });
@@ -409,7 +408,7 @@ describe('corruption is never data', () => {
       const prefix = small.slice(0, n);
       expectCorrupt(() => decodeRecordBatch(prefix));
       if (n > 0) expectCorrupt(() => decodeRecordBatches(prefix));
-      if (n < BATCH_HEADER_SIZE) expectCorrupt(() => readBatchHeader(prefix));
+      if (n < RECORD_BATCH_OVERHEAD) expectCorrupt(() => readBatchHeader(prefix));
     }
     const twoBatches = new Uint8Array(small.length * 2);
     twoBatches.set(small);

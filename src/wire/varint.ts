@@ -11,7 +11,7 @@
  * {@link ByteCursor} and throw `KafkaError('CORRUPT_MESSAGE')` on truncation or an over-long encoding,
  * since their only input is log data.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from './errors.js';
 
 /**
  * A read position over `bytes`, bounded by `end` (exclusive). Readers advance `pos`; a caller may

@@ -1,6 +1,7 @@
-import { KafkaError } from '../errors.js';
-import type { ProducerBatch, ProducerEntry } from '../log/partition-state.js';
+import { KafkaError } from '../wire/errors.js';
+import type { ProducerBatch, ProducerEntry } from './partition-state.js';
 import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
+import { producerPartitionSk, producerPk } from '../storage/key-layout.js';
 
 /**
  * Idempotent producer state per partition, as Kafka's ProducerStateManager keeps it.
@@ -64,15 +65,13 @@ interface ProducerPartitionItem {
   batches: { baseSequence: number; lastSequence: number; baseOffset: number; lastOffset: number }[];
 }
 
-const producerPk = (id: number) => `pid#${id}`;
-const producerSk = (topic: string, partition: number) => `part#${topic}#${partition}`;
 
 export class ProducerBatchLog {
   constructor(private readonly metadata: MetadataStore) {}
 
   /** The original offsets of an older duplicate batch, if it is among the last five. */
   async findDuplicate(topic: string, partition: number, batch: ProducerBatch): Promise<{ baseOffset: number; lastOffset: number } | undefined> {
-    const item = await this.metadata.get<ProducerPartitionItem>(producerPk(batch.producerId), producerSk(topic, partition));
+    const item = await this.metadata.get<ProducerPartitionItem>(producerPk(batch.producerId), producerPartitionSk(topic, partition));
     if (!item || item.value.producerEpoch !== batch.producerEpoch) return undefined;
     return item.value.batches.find((b) => b.baseSequence === batch.baseSequence && b.lastSequence === batch.lastSequence);
   }
@@ -80,7 +79,7 @@ export class ProducerBatchLog {
   /** Adds an appended batch to the producer item (conditional; a lost race is simply retried). */
   async record(topic: string, partition: number, batch: ProducerBatch, baseOffset: number, lastOffset: number): Promise<void> {
     const pk = producerPk(batch.producerId);
-    const sk = producerSk(topic, partition);
+    const sk = producerPartitionSk(topic, partition);
     for (let attempt = 0; attempt < 5; attempt++) {
       const item = await this.metadata.get<ProducerPartitionItem>(pk, sk);
       const prior = item && item.value.producerEpoch === batch.producerEpoch ? item.value.batches : [];

@@ -1,4 +1,4 @@
-import { computeHighWatermark, logEndOffset, type PartitionState } from '../log/partition-state.js';
+import { computeHighWatermark, logEndOffset, type PartitionState } from './partition-state.js';
 
 /**
  * In-sync replica set changes, as pure functions of the partition state. Every change is then

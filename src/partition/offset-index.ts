@@ -1,13 +1,12 @@
-import { withinEpoch } from '../replication/epoch-history.js';
+import { withinEpoch } from './epoch-history.js';
 import type { MetadataStore } from '../storage/ports.js';
-import { partitionPk, type CommitRecord, type PartitionState } from './partition-state.js';
+import type { CommitRecord, PartitionState } from './partition-state.js';
+import { INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
 
 /**
  * The offset index: one item per commit (sk `idx#{baseOffset, 20 digits}`), the equivalent of
  * Kafka's sparse offset index with one entry per append. Zero padding keeps sort order = offset order.
  */
-export const indexSk = (baseOffset: number) => `idx#${String(baseOffset).padStart(20, '0')}`;
-const IDX_PREFIX = 'idx#';
 
 /**
  * How `scan` pages the index. A query reads (and DynamoDB bills, per 4 KB) every entry of its
@@ -92,7 +91,7 @@ export class OffsetIndex {
     const sizer = pageSizer(paging);
     let limit = sizer.first;
     const [floorItems, first] = await Promise.all([
-      this.metadata.query<CommitRecord>(pk, { lte: indexSk(from), gte: IDX_PREFIX, reverse: true, limit: 4 }),
+      this.metadata.query<CommitRecord>(pk, { lte: indexSk(from), gte: INDEX_PREFIX, reverse: true, limit: 4 }),
       this.metadata.query<CommitRecord>(pk, { gt: indexSk(from), lt: indexSk(to), limit }),
     ]);
     const floor = floorItems.map((i) => i.value).find(own);

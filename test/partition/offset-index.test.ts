@@ -1,11 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { indexSk, OffsetIndex } from '../../src/log/offset-index.js';
-import { initialPartitionState, partitionPk, type CommitRecord, type PartitionState } from '../../src/log/partition-state.js';
-import { withinEpoch } from '../../src/replication/epoch-history.js';
+import { OffsetIndex } from '../../src/partition/offset-index.js';
+import { initialPartitionState, type CommitRecord, type PartitionState } from '../../src/partition/partition-state.js';
+import { withinEpoch } from '../../src/partition/epoch-history.js';
 import { CountingMetadataStore } from '../../src/storage/counting-stores.js';
 import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
+import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
 
 const TOPIC = 't';
 const TOPIC_ID = 'id-1';

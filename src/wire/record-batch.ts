@@ -35,7 +35,7 @@
  * corrupt on read and with a RangeError on write.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from './errors.js';
 import { crc32c } from './crc32c.js';
 import { type ByteCursor, readVarint, readVarlong, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from './varint.js';
 
@@ -110,7 +110,7 @@ export interface EncodeBatchOptions {
   lastOffsetDelta?: number;
 }
 
-export const BATCH_HEADER_SIZE = 61;
+/** The fixed header of a v2 batch (Kafka's RECORD_BATCH_OVERHEAD): a batch takes this plus its records. */
 export const RECORD_BATCH_OVERHEAD = 61;
 /** baseOffset + batchLength: the bytes of a batch not counted by batchLength. */
 export const LOG_OVERHEAD = 12;
@@ -270,7 +270,7 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
   // Pass 1: sizes.
   const baseTimestamp = count === 0 ? -1 : records[0]!.timestamp;
   let maxTimestamp = baseTimestamp;
-  let total = BATCH_HEADER_SIZE;
+  let total = RECORD_BATCH_OVERHEAD;
   let headerIndex = 0;
   if (bodySizes.length < count) bodySizes = grow(bodySizes, count);
   const sizes = bodySizes;
@@ -326,7 +326,7 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
   view.setInt32(BASE_SEQUENCE_OFFSET, baseSequence);
   view.setInt32(RECORD_COUNT_OFFSET, count);
 
-  let pos = BATCH_HEADER_SIZE;
+  let pos = RECORD_BATCH_OVERHEAD;
   headerIndex = 0;
   for (let i = 0; i < count; i++) {
     const r = records[i]!;
@@ -369,10 +369,10 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
 
 /** The same batch with its records gzip-compressed: the header copied, the codec and length set, a new CRC. */
 function gzipBatch(plain: Uint8Array): Uint8Array {
-  const compressed = gzipSync(plain.subarray(BATCH_HEADER_SIZE));
-  const out = new Uint8Array(BATCH_HEADER_SIZE + compressed.byteLength);
-  out.set(plain.subarray(0, BATCH_HEADER_SIZE));
-  out.set(compressed, BATCH_HEADER_SIZE);
+  const compressed = gzipSync(plain.subarray(RECORD_BATCH_OVERHEAD));
+  const out = new Uint8Array(RECORD_BATCH_OVERHEAD + compressed.byteLength);
+  out.set(plain.subarray(0, RECORD_BATCH_OVERHEAD));
+  out.set(compressed, RECORD_BATCH_OVERHEAD);
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   view.setInt32(BATCH_LENGTH_OFFSET, out.byteLength - LOG_OVERHEAD);
   view.setInt16(ATTRIBUTES_OFFSET, view.getInt16(ATTRIBUTES_OFFSET) | CODEC.gzip);
@@ -395,12 +395,12 @@ function checkOffsetDeltas(deltas: ArrayLike<number>, count: number): void {
 
 function headerView(bytes: Uint8Array, position: number): DataView {
   if (!Number.isInteger(position) || position < 0) throw new RangeError(`invalid batch position ${position}`);
-  if (bytes.length - position < BATCH_HEADER_SIZE) {
+  if (bytes.length - position < RECORD_BATCH_OVERHEAD) {
     throw corrupt(`truncated batch header at position ${position}: ${Math.max(0, bytes.length - position)} bytes`);
   }
   const magic = bytes[position + MAGIC_OFFSET]!;
   if (magic !== CURRENT_MAGIC) throw corrupt(`unsupported magic ${magic} at position ${position}`);
-  return new DataView(bytes.buffer, bytes.byteOffset + position, BATCH_HEADER_SIZE);
+  return new DataView(bytes.buffer, bytes.byteOffset + position, RECORD_BATCH_OVERHEAD);
 }
 
 /**
@@ -411,7 +411,7 @@ function headerView(bytes: Uint8Array, position: number): DataView {
 export function readBatchHeader(bytes: Uint8Array, position = 0): BatchHeader {
   const view = headerView(bytes, position);
   const batchLength = view.getInt32(BATCH_LENGTH_OFFSET);
-  if (batchLength < BATCH_HEADER_SIZE - LOG_OVERHEAD) {
+  if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) {
     throw corrupt(`batch length ${batchLength} at position ${position} is smaller than the batch header`);
   }
   return {
@@ -455,7 +455,7 @@ export const MAX_INFLATED_RECORDS_BYTES = 64 * 1024 * 1024;
  */
 export function recordsCursor(bytes: Uint8Array, position: number, end: number, attributes: number): ByteCursor {
   const codec = attributes & COMPRESSION_CODEC_MASK;
-  const start = position + BATCH_HEADER_SIZE;
+  const start = position + RECORD_BATCH_OVERHEAD;
   if (codec === CODEC.none) return { bytes, pos: start, end };
   if (codec !== CODEC.gzip) {
     throw new KafkaError('UNSUPPORTED_COMPRESSION_TYPE', `${CODEC_NAMES[codec] ?? `codec ${codec}`} record batches are not supported; send them uncompressed or gzip-compressed`);

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { isTopicConfigName, resolveTopicConfig, validateTopicConfig, type TopicConfig } from '../config/topic-configs.js';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../wire/errors.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+import { CLUSTER_PK, TOPIC_PREFIX, topicSk } from '../storage/key-layout.js';
 
 /**
  * Topic metadata. All topics live under one partition key so that listing them is one query and
@@ -24,8 +25,8 @@ export interface Topic extends TopicMeta {
   version: number;
 }
 
-const PK = 'cluster';
-const sk = (name: string) => `topic#${name}`;
+const PK = CLUSTER_PK;
+const sk = topicSk;
 export const MAX_PARTITIONS = 10_000;
 
 const LEGAL = /^[a-zA-Z0-9._-]+$/;
@@ -64,7 +65,7 @@ export class TopicRegistry {
     private readonly metadata: MetadataStore,
     private readonly clock: Clock,
     /** How many replica stores exist: replication.factor cannot exceed it. */
-    private readonly replicaStores: number,
+    readonly replicaStores: number,
   ) {}
 
   async create(req: CreateTopicRequest): Promise<Topic> {
@@ -110,7 +111,7 @@ export class TopicRegistry {
   }
 
   async list(): Promise<Topic[]> {
-    return (await this.metadata.query<TopicMeta>(PK, { beginsWith: 'topic#' })).map(toTopic);
+    return (await this.metadata.query<TopicMeta>(PK, { beginsWith: TOPIC_PREFIX })).map(toTopic);
   }
 
   /** Applies set (value) and delete (null) operations to the overrides, all or nothing. */

@@ -1,4 +1,4 @@
-import { KafkaError } from '../errors.js';
+import { KafkaError } from './errors.js';
 import { encodeRecordBatch, RECORD_BATCH_OVERHEAD, type LogRecord } from './record-batch.js';
 
 const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8');

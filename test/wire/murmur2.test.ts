@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { murmur2, partitionForKey, toPositive } from '../../src/log/murmur2.js';
+import { murmur2, partitionForKey, toPositive } from '../../src/wire/murmur2.js';
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 

@@ -65,9 +65,6 @@ export interface PartitionState {
   producers?: Record<string, ProducerEntry>;
 }
 
-export const partitionPk = (topic: string, partition: number) => `part#${topic}#${partition}`;
-export const STATE_SK = 'state';
-
 /** Kafka assigns replica j of partition i to broker (i + j) mod n; here brokers are stores. */
 export function assignReplicas(partition: number, replicationFactor: number, storeCount: number): number[] {
   return Array.from({ length: replicationFactor }, (_, j) => (partition + j) % storeCount);

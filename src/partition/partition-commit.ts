@@ -1,19 +1,11 @@
-import { KafkaError } from '../errors.js';
-import { recordProducerBatch } from '../producer/producer-state.js';
-import { shrinkIsr } from '../replication/isr.js';
+import { KafkaError } from '../wire/errors.js';
+import { recordProducerBatch } from './producer-state.js';
+import { shrinkIsr } from './isr.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import type { OffsetIndex } from './offset-index.js';
-import {
-  computeHighWatermark,
-  initialPartitionState,
-  logEndOffset,
-  partitionPk,
-  STATE_SK,
-  type CommitRecord,
-  type PartitionState,
-  type ProducerBatch,
-} from './partition-state.js';
-import type { TopicMeta } from './topics.js';
+import { computeHighWatermark, initialPartitionState, logEndOffset, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
+import type { TopicMeta } from '../topics/topics.js';
+import { partitionPk, STATE_SK } from '../storage/key-layout.js';
 
 /** What a commit needs to know about the batches it makes visible. */
 export interface PendingCommit {

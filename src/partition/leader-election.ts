@@ -1,4 +1,4 @@
-import { computeHighWatermark, type PartitionState } from '../log/partition-state.js';
+import { computeHighWatermark, type PartitionState } from './partition-state.js';
 import { assignEpoch, endOffsetFor } from './epoch-history.js';
 
 export interface Election {

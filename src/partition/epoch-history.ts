@@ -1,4 +1,4 @@
-import type { EpochEntry } from '../log/partition-state.js';
+import type { EpochEntry } from './partition-state.js';
 
 /**
  * The leader-epoch history of a partition, as Kafka's LeaderEpochFileCache keeps it: each entry

@@ -1,0 +1,99 @@
+/**
+ * The table and bucket layout, in one place. The metadata store is one table of (pk, sk) items;
+ * the object stores hold request objects and segments. Numbers in keys are zero padded so that sort
+ * order is numeric order (offsets to 20 digits, milliseconds to 13).
+ *
+ * pk `cluster`                      sk `topic#{name}` (a topic), `group#{id}` (the group registry),
+ *                                   `cgroup#{id}` (the classic group registry),
+ *                                   `producer-id-seq`, `scheduler` (the lease), `timer-cursor#{kind}`
+ * pk `part#{topic}#{p}`             sk `state` (the partition state: the commit point),
+ *                                   `idx#{baseOffset}` (the offset index), `cleaner` (compaction's checkpoint)
+ * pk `pid#{producerId}`             sk `meta` (the producer's epoch), `part#{topic}#{p}` (its last batches there)
+ * pk `group#{id}`                   sk `meta`, `classic` (the classic protocol's group), `off#{topic}#{p}`
+ *                                   (committed offsets), `inst#{name}` (v2 consumer instances)
+ * pk `timer#{slot}`                 sk `{expiry}#{kind}#{id}` (durable timers)
+ *
+ * objects `data/{topicId}/{ms}-{hex}` (one produce request) and
+ * `segments/{topicId}/{partition}/{baseOffset}-{ms}-{hex}` (maintenance's per-partition segments).
+ */
+import { randomBytes } from 'node:crypto';
+
+const pad13 = (t: number) => String(Math.max(0, Math.floor(t))).padStart(13, '0');
+const pad20 = (n: number) => String(n).padStart(20, '0');
+const suffix = () => randomBytes(6).toString('hex');
+
+// Cluster-wide items.
+export const CLUSTER_PK = 'cluster';
+export const TOPIC_PREFIX = 'topic#';
+export const topicSk = (name: string) => `${TOPIC_PREFIX}${name}`;
+/**
+ * The group registry item makes listing groups one query (the same scheme as topics): it is written
+ * before the group item is created and removed after the group item is deleted, so every existing
+ * group is listed; a dangling registry item is skipped.
+ */
+export const GROUP_REGISTRY_PREFIX = 'group#';
+export const groupRegistrySk = (groupId: string) => `${GROUP_REGISTRY_PREFIX}${groupId}`;
+/** Classic groups (the Kafka listener's JoinGroup/SyncGroup) are listed from their own registry items. */
+export const CLASSIC_GROUP_REGISTRY_PREFIX = 'cgroup#';
+export const classicGroupRegistrySk = (groupId: string) => `${CLASSIC_GROUP_REGISTRY_PREFIX}${groupId}`;
+export const PRODUCER_ID_SEQ_SK = 'producer-id-seq';
+export const SCHEDULER_LEASE_SK = 'scheduler';
+export const timerCursorSk = (kind: string) => `timer-cursor#${kind}`;
+
+// One partition.
+export const PARTITION_PREFIX = 'part#';
+export const partitionPk = (topic: string, partition: number) => `${PARTITION_PREFIX}${topic}#${partition}`;
+export const STATE_SK = 'state';
+export const INDEX_PREFIX = 'idx#';
+export const indexSk = (baseOffset: number) => `${INDEX_PREFIX}${pad20(baseOffset)}`;
+export const CLEANER_SK = 'cleaner';
+
+// One idempotent producer.
+export const producerPk = (producerId: number) => `pid#${producerId}`;
+export const PRODUCER_META_SK = 'meta';
+export const producerPartitionSk = partitionPk;
+
+// One consumer group.
+export const groupPk = (groupId: string) => `group#${groupId}`;
+export const GROUP_META_SK = 'meta';
+export const CLASSIC_GROUP_SK = 'classic';
+export const OFFSET_PREFIX = 'off#';
+export const offsetSk = (topic: string, partition: number) => `${OFFSET_PREFIX}${topic}#${partition}`;
+export const INSTANCE_PREFIX = 'inst#';
+export const instanceSk = (name: string) => `${INSTANCE_PREFIX}${name}`;
+
+// Durable timers, bucketed by slot so a tick reads only the slots that are due.
+export const timerPk = (slot: number) => `timer#${slot}`;
+export const timerSkPrefix = (expiry: number) => pad13(expiry);
+export const durableTimerSk = (expiry: number, kind: string, id: string) => `${pad13(expiry)}#${kind}#${id}`;
+export const sessionTimerSk = (expiry: number, groupId: string) => `${pad13(expiry)}#group#${groupId}`;
+
+// Objects. Both kinds carry their creation time on the writer's clock, which the orphan sweep and
+// the stability rule read (S3's LastModified is the store's clock, not ours).
+export const dataPrefix = (topicId: string) => `data/${topicId}/`;
+export const segmentPrefix = (topicId: string) => `segments/${topicId}/`;
+export const newRequestObjectKey = (topicId: string, now: number) => `${dataPrefix(topicId)}${pad13(now)}-${suffix()}`;
+export const newSegmentKey = (topicId: string, partition: number, baseOffset: number, now: number) =>
+  `${segmentPrefix(topicId)}${partition}/${pad20(baseOffset)}-${pad13(now)}-${suffix()}`;
+
+const DATA_KEY = /^data\/[^/]+\/(\d{13})-[0-9a-f]+$/;
+const SEGMENT_KEY = /^segments\/[^/]+\/\d+\/\d{20}-(\d{13})-[0-9a-f]+$/;
+
+/**
+ * When the object was written, for the stability rule: a request object's time, or -Infinity for
+ * a segment (its content was stable, hence old, when it was written). Undefined for other keys.
+ */
+export function objectCreatedAt(key: string): number | undefined {
+  const data = DATA_KEY.exec(key);
+  if (data) return Number(data[1]);
+  if (SEGMENT_KEY.test(key)) return -Infinity;
+  return undefined;
+}
+
+/** When the object was written (request objects and segments alike), for the orphan sweep. */
+export function objectWrittenAt(key: string): number | undefined {
+  const m = DATA_KEY.exec(key) ?? SEGMENT_KEY.exec(key);
+  return m ? Number(m[1]) : undefined;
+}
+
+export const isSegmentKey = (key: string) => SEGMENT_KEY.test(key);
