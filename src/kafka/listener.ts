@@ -118,7 +118,7 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
     log,
   });
 
-  /** The next complete frame, or undefined; closes the connection on a bad size. */
+  /** The next complete frame, or undefined; closes the connection on a bad size. Copies only a frame split across chunks. */
   const nextFrame = (): Buffer | undefined => {
     if (buffered < 4) return undefined;
     if (chunks[0]!.byteLength < 4) chunks.splice(0, chunks.length, Buffer.concat(chunks));
@@ -127,13 +127,27 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
       close('bad frame size', `${size} bytes (limit ${options.maxFrameBytes})`);
       return undefined;
     }
-    if (buffered < 4 + size) return undefined;
-    const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-    const frame = all.subarray(4, 4 + size);
-    const rest = all.subarray(4 + size);
-    chunks.length = 0;
-    if (rest.byteLength > 0) chunks.push(rest);
-    buffered = rest.byteLength;
+    const total = 4 + size;
+    if (buffered < total) return undefined;
+    buffered -= total;
+    const first = chunks[0]!;
+    if (first.byteLength >= total) {
+      if (first.byteLength === total) chunks.shift();
+      else chunks[0] = first.subarray(total);
+      return first.subarray(4, total);
+    }
+    const frame = Buffer.allocUnsafe(size);
+    let at = 0;
+    let skip = 4;
+    while (at < size) {
+      const c = chunks[0]!;
+      const take = Math.min(c.byteLength - skip, size - at);
+      c.copy(frame, at, skip, skip + take);
+      at += take;
+      if (skip + take === c.byteLength) chunks.shift();
+      else chunks[0] = c.subarray(skip + take);
+      skip = 0;
+    }
     return frame;
   };
 
