@@ -16,6 +16,10 @@
  *   logRetentionDays      CloudWatch Logs retention (a value CloudWatch offers) 30
  *   throttleRate, throttleBurst     API requests per second, burst            1000, 2000
  *   alarmEmail            subscribe this address to the alarm topic           none
+ *   kafkaListener         the Kafka protocol listener on Fargate behind a TLS NLB  false
+ *   kafkaCertificateArn   its ACM certificate (required with kafkaListener)
+ *   kafkaHostName         the name clients connect to, the certificate's (required with kafkaListener)
+ *   kafkaListenerMaxTasks the most tasks CPU scaling starts                    4
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 
@@ -36,6 +40,7 @@ export interface LogStackConfig {
   logRetention: RetentionDays;
   throttle: { rateLimit: number; burstLimit: number };
   alarmEmail?: string;
+  kafkaListener?: { certificateArn: string; hostName: string; maxTasks: number };
 }
 
 type Lookup = (key: string) => unknown;
@@ -117,5 +122,14 @@ export function stackConfig(context: Lookup): LogStackConfig {
       burstLimit: int('throttleBurst', context('throttleBurst'), 2000, 1, 1_000_000),
     },
     alarmEmail: str(context('alarmEmail')),
+    ...kafkaListenerConfig(context),
   };
+}
+
+function kafkaListenerConfig(context: Lookup): Pick<LogStackConfig, 'kafkaListener'> {
+  if (!bool('kafkaListener', context('kafkaListener'), false)) return {};
+  const certificateArn = str(context('kafkaCertificateArn'));
+  const hostName = str(context('kafkaHostName'));
+  if (!certificateArn || !hostName) throw new Error('kafkaListener=true needs kafkaCertificateArn and kafkaHostName (the TLS certificate and the name clients connect to)');
+  return { kafkaListener: { certificateArn, hostName, maxTasks: int('kafkaListenerMaxTasks', context('kafkaListenerMaxTasks'), 4, 1, 100) } };
 }
