@@ -98,7 +98,10 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
     log({ level: 'warn', msg: 'kafka connection closed', reason, remote: socket.remoteAddress, ...(detail ? { detail: String(detail) } : {}) });
     socket.destroy();
   };
-  socket.setTimeout(options.idleTimeoutMs ?? 600_000, () => close('idle'));
+  // Idle: nothing received or sent for that long while no request runs (a long poll is not idle).
+  socket.setTimeout(options.idleTimeoutMs ?? 600_000, () => {
+    if (running === 0) close('idle');
+  });
   socket.on('close', () => {
     closed = true;
     abort.abort();

@@ -15,6 +15,8 @@ export const offsetCommit: Handler = async (ctx, req) => {
   let generation: number;
   try {
     generation = await ctx.classic.checkCommit(req.groupId, req.memberId, req.generationIdOrMemberEpoch);
+    // A commit without a member: the HTTP API's group may not have members either (and is created, so HTTP sees the offsets).
+    if (generation < 0) await ctx.services.groups.offsets.requireInactive(req.groupId, 'Offsets can be committed without a member id');
   } catch (e) {
     return all(errorCodeOf(ctx, e));
   }
