@@ -3,13 +3,14 @@
  * as the HTTP API (src/compose.ts), so any Kafka client can produce, fetch and join groups.
  *
  * Per connection, answers leave in request order. Produce requests on disjoint partitions run
- * side by side (librdkafka sends one partition per request; waiting for each append in turn, as a
- * Kafka broker can afford with its page cache, would cap a connection at one append's latency);
- * any other request runs alone, after the ones before it. So a partition's batches are appended in
- * the order they were sent, which idempotent producers' sequences need. Memory per connection is
- * bounded: a frame above maxFrameBytes closes the connection, running requests are bounded in
- * count and bytes, one frame at most is read ahead, and nothing new starts while the client is
- * slow to read answers.
+ * side by side, a later one overtaking an earlier one on other partitions (librdkafka sends one
+ * partition per request; waiting for each append in turn, as a Kafka broker can afford with its
+ * page cache, would cap a connection at one append's latency); any other request runs alone,
+ * after the ones before it. A partition's batches are appended in the order they were sent, which
+ * idempotent producers' sequences need. Memory per connection is
+ * bounded: a frame above maxFrameBytes closes the connection, requests read and not answered are
+ * bounded in count and bytes, one frame at most is buffered beyond them, and nothing new is read
+ * while the client is slow to read answers.
  * Frames that do not parse, unknown API keys and unsupported versions close the connection, as
  * Kafka does; ApiVersions of an unsupported version is answered in v0 with UNSUPPORTED_VERSION and
  * the supported versions, so a client can downgrade. Nothing a connection sends affects another.
@@ -41,7 +42,7 @@ export interface KafkaListenerOptions {
   idleTimeoutMs?: number;
   /** A client that leaves this many answer bytes unread is not served more until it reads them. */
   maxUnreadBytes?: number;
-  /** Bytes of the requests one connection has running at once (one request always may run). */
+  /** Bytes of the requests one connection has read and not answered (one request always may be read). */
   maxInFlightBytes?: number;
   autoCreateTopics?: boolean;
   /** SASL/PLAIN users; when set, a connection must authenticate before anything but ApiVersions and SASL. */
@@ -55,8 +56,8 @@ export interface KafkaListener {
 }
 
 const PRE_AUTH_APIS = new Set([ApiVersions.apiKey, SaslHandshake.apiKey, SaslAuthenticate.apiKey]);
-/** Produce requests of one connection running at once (on disjoint partitions). */
-const MAX_PIPELINED = 32;
+/** Requests of one connection read ahead and not yet answered (produce ones run at once on disjoint partitions). */
+const MAX_PIPELINED = 64;
 
 export async function startKafkaListener(options: KafkaListenerOptions): Promise<KafkaListener> {
   const log = options.log ?? ((e) => console.log(JSON.stringify(e)));
@@ -157,24 +158,52 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
   type Parsed =
     | { kind: 'answer'; out: Buffer[] }
     | { kind: 'run'; size: number; api: ApiSpec; version: number; correlationId: number; clientId: string; body: Record<string, unknown>; keys: Set<string> | null };
+  type Run = Extract<Parsed, { kind: 'run' }>;
   interface Slot {
     /** Produce's partitions: requests on disjoint partitions run side by side; null runs alone. */
     keys: Set<string> | null;
-    size: number;
+    started: boolean;
     done: boolean;
     out?: Buffer[];
   }
-  /** Requests started and not yet answered, in request order: answers leave in this order. */
+  /** Every request read and not yet answered, in request order: answers leave in this order. */
   const slots: Slot[] = [];
+  /** Read, not started yet (waiting for a partition or for exclusivity), in request order. */
+  const waiting: { p: Run; slot: Slot }[] = [];
   let running = 0;
-  let runningBytes = 0;
-  let pending: Parsed | undefined;
+  let heldBytes = 0; // frames of requests read and not finished
   let draining = false;
 
-  const canStart = (p: Parsed): boolean => {
-    if (p.kind === 'answer' || running === 0) return true;
-    if (p.keys === null || running >= MAX_PIPELINED || runningBytes + p.size > maxInFlightBytes) return false;
-    return slots.every((s) => s.done || (s.keys !== null && ![...p.keys!].some((k) => s.keys!.has(k))));
+  const overlaps = (a: Set<string>, b: Set<string>) => {
+    for (const k of a) if (b.has(k)) return true;
+    return false;
+  };
+
+  /**
+   * Starts what may start, in order: a produce request may overtake earlier ones on other
+   * partitions (never one on the same partition, so a partition's batches keep their order);
+   * any other request waits for everything before it, and nothing after it starts until it ends.
+   */
+  const startReady = () => {
+    const blocked = new Set<string>();
+    for (let i = 0; i < waiting.length; ) {
+      const { p, slot } = waiting[i]!;
+      if (p.keys === null) {
+        if (i === 0 && running === 0) {
+          waiting.shift();
+          start(p, slot);
+        }
+        return;
+      }
+      const busy = slots.some((s) => s.started && !s.done && (s.keys === null || overlaps(s.keys, p.keys!)));
+      if (!busy && !overlaps(p.keys, blocked)) {
+        waiting.splice(i, 1);
+        start(p, slot);
+        continue;
+      }
+      for (const k of p.keys) blocked.add(k);
+      i++;
+    }
   };
 
   const flush = () => {
@@ -184,19 +213,17 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
     socket.uncork();
   };
 
-  const start = (p: Parsed) => {
-    if (p.kind === 'answer') {
-      slots.push({ keys: null, size: 0, done: true, out: p.out });
-      return flush();
-    }
-    const slot: Slot = { keys: p.keys, size: p.size, done: false };
-    slots.push(slot);
+  const start = (p: Run, slot: Slot) => {
+    slot.started = true;
     running++;
-    runningBytes += p.size;
     void HANDLERS.get(p.api.apiKey)!(ctxBase(p.clientId), p.body, p.version).then(
       (response) => {
         if (response !== undefined) slot.out = encodeResponse(p.correlationId, responseHeaderVersion(p.api, p.version), p.api, p.version, response);
-        finish(slot, p);
+        slot.done = true;
+        running--;
+        heldBytes -= p.size;
+        flush();
+        pump();
       },
       (e: unknown) => {
         if (!closed) log({ level: 'error', msg: 'kafka handler failed', api: p.api.name, error: String(e), stack: e instanceof Error ? e.stack : undefined });
@@ -205,17 +232,10 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
     );
   };
 
-  const finish = (slot: Slot, p: Extract<Parsed, { kind: 'run' }>) => {
-    slot.done = true;
-    running--;
-    runningBytes -= p.size;
-    flush();
-    pump();
-  };
-
-  /** Parses frames and starts what may start; stops while a slow reader leaves answers unread. */
+  /** Reads frames while the bounds allow, and starts what may start; a finished request calls it again. */
   const pump = () => {
-    while (!closed) {
+    while (!closed && slots.length < MAX_PIPELINED && (heldBytes === 0 || heldBytes < maxInFlightBytes)) {
+      // A slow reader: nothing new until it has read what it was sent.
       if (socket.writableLength > maxUnread) {
         if (!draining) {
           draining = true;
@@ -224,20 +244,24 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
             pump();
           });
         }
-        return;
+        break;
       }
-      if (!pending) {
-        const frame = nextFrame();
-        if (!frame) return;
-        pending = parse(frame);
-        if (!pending) return; // closed
-        if (socket.isPaused() && buffered <= options.maxFrameBytes) socket.resume();
+      const frame = nextFrame();
+      if (!frame) break;
+      const p = parse(frame);
+      if (!p) return; // closed
+      if (socket.isPaused() && buffered <= options.maxFrameBytes) socket.resume();
+      if (p.kind === 'answer') {
+        slots.push({ keys: null, started: true, done: true, out: p.out });
+        flush();
+        continue;
       }
-      if (!canStart(pending)) return; // a running request's end calls pump again
-      const p = pending;
-      pending = undefined;
-      start(p);
+      const slot: Slot = { keys: p.keys, started: false, done: false };
+      slots.push(slot);
+      heldBytes += p.size;
+      waiting.push({ p, slot });
     }
+    if (!closed) startReady();
   };
 
   const parse = (frame: Buffer): Parsed | undefined => {
