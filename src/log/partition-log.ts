@@ -245,9 +245,29 @@ export class PartitionLog {
           'NOT_ENOUGH_REPLICAS_AFTER_APPEND',
           `${topic.name}-${p}: the records were appended at offsets ${entry.baseOffset}..${entry.lastOffset}, but only ${result.state.isr.length} replicas are in sync (min.insync.replicas=${topic.config.minInsyncReplicas})`,
         );
+      } else if (result.state.highWatermark <= entry.lastOffset) {
+        await this.awaitHighWatermark(topic, p, entry);
       }
       return info(entry.baseOffset, entry.lastOffset, result.state.logStartOffset);
     }
+  }
+
+  /**
+   * acks=all is answered only once the high watermark covers the records, as Kafka's is. Every ISR
+   * member took this commit's object, but a follower whose log has a hole below it (an acks=1 copy
+   * lost with its process, or a failed put the ISR has not shrunk for yet) did not advance, so the
+   * HW stays behind: the catch-up step copies what it misses, as a Kafka follower would fetch it,
+   * or drops it from the ISR if it cannot. If the HW still does not cover the records, the answer
+   * is Kafka's REQUEST_TIMED_OUT: appended, but not known to be on every in-sync replica.
+   */
+  private async awaitHighWatermark(topic: Topic, partition: number, entry: CommitRecord): Promise<void> {
+    await this.replicas.sync(topic, partition, topic.config.uncleanLeaderElectionEnable);
+    const { state } = await this.readState(topic, partition);
+    if (state.highWatermark > entry.lastOffset && state.leaderEpoch === entry.leaderEpoch) return;
+    throw new KafkaError(
+      'REQUEST_TIMED_OUT',
+      `${topic.name}-${partition}: the records were appended at offsets ${entry.baseOffset}..${entry.lastOffset}, but the high watermark (${state.highWatermark}) does not cover them: in-sync replica(s) ${state.isr.filter((r) => (state.replicaLeo[String(r)] ?? 0) <= entry.lastOffset).join(', ')} have not caught up`,
+    );
   }
 
   /** The replica catch-up step for every partition of a topic (the scheduler runs it too). */

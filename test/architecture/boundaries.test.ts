@@ -62,7 +62,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   ],
   'src/server.ts': ['src/compose.ts', 'src/config', 'src/http'],
   functions: ['src/clock.ts', 'src/compose.ts', 'src/config', 'src/http', 'src/maintenance', 'src/storage'],
-  infra: [],
+  // Infrastructure names the wire format's media types (binary media types of the REST API).
+  infra: ['src/wire'],
   // The client is shipped on its own: it may use only the wire format it shares with the server.
   'src/client': ['src/wire'],
   'src/cli': ['src/client'],
