@@ -4,9 +4,10 @@ import { KafkaError } from '../wire/errors.js';
 import { checkSequence, ProducerBatchLog } from '../partition/producer-state.js';
 import { withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
-import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
+import { optimisticUpdate } from '../storage/optimistic-update.js';
+import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import { OffsetIndex } from '../partition/offset-index.js';
-import { commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type CommitResult, type StateRead } from '../partition/partition-commit.js';
+import { commitIdentity, commitToPartition, readPartitionState, stateFromItem, type CommitPlan, type CommitResult, type StateRead } from '../partition/partition-commit.js';
 import type { CommitRecord, PartitionState, ProducerBatch } from '../partition/partition-state.js';
 import { decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, type DecodedRecord } from '../wire/record-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
@@ -84,8 +85,12 @@ export class PartitionLog {
   private readonly commitQueues = new Map<string, Promise<unknown>>();
   /** The partition state this process last wrote, per partition. */
   private readonly lastWritten = new Map<string, StateRead>();
-  /** The newest base offset per partition whose index entry this process wrote. */
-  private readonly indexed = new Map<string, number>();
+  /**
+   * The newest commit per partition whose index entry this process wrote, by `commitIdentity`
+   * (epoch, object, range, offset): a base offset alone is reused after an election truncates the
+   * log, and a note of the old epoch must not stand for the new commit there.
+   */
+  private readonly indexed = new Map<string, string>();
   private readonly listeners = new Set<(topic: string, partition: number) => void>();
   /** Work that outlives the request (acks=0 appends, acks=1 follower copies). */
   private readonly background = new Set<Promise<unknown>>();
@@ -230,7 +235,7 @@ export class PartitionLog {
       if (result.kind === 'duplicate') return info(result.baseOffset, result.lastOffset, result.state.logStartOffset, true);
       const { entry } = result;
       this.lastWritten.set(pk, { state: result.state, version: result.version });
-      if (result.indexed) this.indexed.set(pk, entry.baseOffset);
+      if (result.indexed) this.indexed.set(pk, commitIdentity(entry));
       if (batch) this.track(this.producerBatches.record(topic.name, p, batch, entry.baseOffset, entry.lastOffset));
       this.notifyAppend(topic.name, p);
       if (plan.failedFollowers.length > 0) {
@@ -406,35 +411,41 @@ export class PartitionLog {
    */
   async advanceLogStartOffset(topic: TopicMeta, partition: number, offset: number): Promise<{ logStartOffset: number; previous: number; bytesRemoved: number }> {
     this.checkPartition(topic, partition);
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const { state, version } = await this.readState(topic, partition);
-      if (!Number.isSafeInteger(offset) || offset < 0 || offset > state.highWatermark) {
-        throw new KafkaError(
-          'OFFSET_OUT_OF_RANGE',
-          `Cannot delete records of ${topic.name}-${partition} before offset ${offset}: the log holds [${state.logStartOffset}, ${state.highWatermark})`,
-        );
-      }
-      const previous = state.logStartOffset;
-      if (offset <= previous) return { logStartOffset: previous, previous, bytesRemoved: 0 };
-      let bytesRemoved = 0;
-      let next = previous;
-      for await (const e of this.index.scan(topic.name, partition, topic.id, previous, offset, (e) => withinEpoch(state.epochHistory, e))) {
-        if (e.lastOffset < next) continue; // covered by an entry counted already
-        if (e.lastOffset >= offset) break;
-        bytesRemoved += e.end - e.start;
-        next = e.lastOffset + 1;
-      }
-      const last = state.lastCommit;
-      if (last && last.topicId === topic.id && last.baseOffset >= next && last.lastOffset < offset) bytesRemoved += last.end - last.start;
-      const nextState: PartitionState = { ...state, logStartOffset: offset, sizeInBytes: Math.max(0, state.sizeInBytes - bytesRemoved) };
-      try {
-        await writePartitionState(this.deps.metadata, topic, partition, nextState, version);
-        return { logStartOffset: offset, previous, bytesRemoved };
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      }
-    }
-    throw new KafkaError('KAFKA_STORAGE_ERROR', `Too much contention moving the log start offset of ${topic.name}-${partition}; retry`);
+    const pk = partitionPk(topic.name, partition);
+    type Moved = { logStartOffset: number; previous: number; bytesRemoved: number };
+    const { result } = await optimisticUpdate<PartitionState, Moved>({
+      metadata: this.deps.metadata,
+      pk,
+      sk: STATE_SK,
+      attempts: 20,
+      giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Too much contention moving the log start offset of ${topic.name}-${partition}; retry` },
+      decide: async (item) => {
+        const { state } = stateFromItem(item, topic, partition, this.deps.stores.length);
+        if (!Number.isSafeInteger(offset) || offset < 0 || offset > state.highWatermark) {
+          throw new KafkaError(
+            'OFFSET_OUT_OF_RANGE',
+            `Cannot delete records of ${topic.name}-${partition} before offset ${offset}: the log holds [${state.logStartOffset}, ${state.highWatermark})`,
+          );
+        }
+        const previous = state.logStartOffset;
+        if (offset <= previous) return { done: { logStartOffset: previous, previous, bytesRemoved: 0 } };
+        let bytesRemoved = 0;
+        let next = previous;
+        for await (const e of this.index.scan(topic.name, partition, topic.id, previous, offset, (e) => withinEpoch(state.epochHistory, e))) {
+          if (e.lastOffset < next) continue; // covered by an entry counted already
+          if (e.lastOffset >= offset) break;
+          bytesRemoved += e.end - e.start;
+          next = e.lastOffset + 1;
+        }
+        const last = state.lastCommit;
+        if (last && last.topicId === topic.id && last.baseOffset >= next && last.lastOffset < offset) bytesRemoved += last.end - last.start;
+        const moved = { logStartOffset: offset, previous, bytesRemoved };
+        return { write: { ...state, logStartOffset: offset, sizeInBytes: Math.max(0, state.sizeInBytes - bytesRemoved) }, answer: () => moved };
+      },
+      // A repeat that applied leaves the log start offset where this call put it: the decision,
+      // re-made on the item found, answers "nothing to do" with the same start offset.
+    });
+    return result;
   }
 
   /**
@@ -474,7 +485,7 @@ export class PartitionLog {
       index: this.index,
       storeCount: this.deps.stores.length,
       now: () => this.deps.clock.now(),
-      isIndexed: (pk: string, baseOffset: number) => this.indexed.get(pk) === baseOffset,
+      isIndexed: (pk: string, entry: CommitRecord) => this.indexed.get(pk) === commitIdentity(entry),
     };
   }
 

@@ -97,6 +97,11 @@ export class ConditionFailedError extends Error {
     readonly sk: string,
     /** The item as the store found it (undefined when it does not exist). */
     readonly current: MetaItem | undefined,
+    /**
+     * The request was sent more than once (the SDK retried it): an earlier attempt may have applied,
+     * and this failure may be against that very write. False: the write certainly did not apply.
+     */
+    readonly retried = false,
   ) {
     super(`condition failed on ${pk} / ${sk}`);
     this.name = 'ConditionFailedError';
