@@ -4,6 +4,7 @@
  *   --port 8080 --host 127.0.0.1 --data-dir .data --replicas 3 --backend local|memory|aws
  *   --scheduler-interval-ms 30000 (0: no in-process scheduler)
  *   --kafka-port 9092 (0: no Kafka protocol listener) --kafka-advertised-listener host[:port]
+ *   --auth-config auth.json (bearer tokens, super.users, authorization: docs/security.md)
  */
 import { serve } from '@hono/node-server';
 import { parseArgs } from 'node:util';
@@ -22,6 +23,7 @@ const { values: flags } = parseArgs({
     'scheduler-interval-ms': { type: 'string' },
     'kafka-port': { type: 'string' },
     'kafka-advertised-listener': { type: 'string' },
+    'auth-config': { type: 'string' },
   },
 });
 
@@ -33,6 +35,7 @@ if (flags['scheduler-interval-ms']) env.SCHEDULER_INTERVAL_MS = flags['scheduler
 if (flags['kafka-port']) env.KAFKA_PORT = flags['kafka-port'];
 if (flags['kafka-advertised-listener']) env.KAFKA_ADVERTISED_HOST = flags['kafka-advertised-listener'];
 if (flags.host) env.HOST = flags.host;
+if (flags['auth-config']) env.AUTH_CONFIG = flags['auth-config'];
 const config = serverConfigFromEnv(env);
 const port = Number(flags.port ?? process.env.PORT ?? 8080);
 const hostname = flags.host ?? process.env.HOST ?? '127.0.0.1';
@@ -43,7 +46,7 @@ const app = createApp(services);
 // Timers, retention, compaction, segment merge and orphan GC, every SCHEDULER_INTERVAL_MS.
 const scheduler = startInProcessScheduler(config, storage, services);
 const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
-  console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://${hostname}:${info.port}`, backend: config.backend.kind, clusterId: config.clusterId }));
+  console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://${hostname}:${info.port}`, backend: config.backend.kind, clusterId: config.clusterId, authorization: config.security.authorization }));
 });
 const { kafka } = config;
 // A taken port (say, a real Kafka on 9092) leaves the HTTP API serving; the error says why.

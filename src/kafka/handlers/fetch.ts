@@ -3,9 +3,12 @@
  * absolute offsets), up to the request's and each partition's max bytes. With min bytes and max
  * wait it is a long poll in the fetch purgatory (src/timer/delayed-fetch.ts), completed by this
  * process's appends at once and re-checked on the purgatory's back-off for other processes'.
- * There are no fetch sessions (KIP-227): a session id of 0 tells clients to send full requests.
+ * read_committed reads up to the last stable offset and lists the aborted transactions among the
+ * batches, for the consumer to filter. There are no fetch sessions (KIP-227): a session id of 0
+ * tells clients to send full requests.
  */
 import { KafkaError } from '../../wire/errors.js';
+import type { IsolationLevel } from '../../log/partition-log.js';
 import type { Topic } from '../../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../../timer/delayed-fetch.js';
 import { errorCodeOf, type Handler, type RequestContext } from './context.js';
@@ -29,7 +32,7 @@ interface PartitionData {
   highWatermark: number;
   lastStableOffset: number;
   logStartOffset: number;
-  abortedTransactions: null;
+  abortedTransactions: { producerId: number; firstOffset: number }[] | null;
   preferredReadReplica: number;
   records: Uint8Array | null;
 }
@@ -60,6 +63,8 @@ export const fetch: Handler = async (ctx, req) => {
     }),
   );
   const maxBytes = Math.max(1, Math.min(req.maxBytes, services.limits.maxFetchBytes));
+  // read_committed (1): up to the last stable offset, with the aborted transactions to filter.
+  const isolation: IsolationLevel = req.isolationLevel === 1 ? 'read_committed' : 'read_uncommitted';
 
   const readAll = async () => {
     // Partitions are read in parallel, then kept in the request's order (its priority, as in
@@ -70,8 +75,13 @@ export const fetch: Handler = async (ctx, req) => {
           w.partitions.map(async (p): Promise<PartitionData> => {
             if (!w.resolved) return errorData(ctx, p.partition, w.error);
             try {
-              const r = await services.log.readBatches(w.resolved, p.partition, p.fetchOffset, Math.max(1, Math.min(p.partitionMaxBytes, maxBytes)));
-              return { ...emptyData(p.partition, r.highWatermark, r.logStartOffset), records: r.batches };
+              const r = await services.log.readBatches(w.resolved, p.partition, p.fetchOffset, Math.max(1, Math.min(p.partitionMaxBytes, maxBytes)), isolation);
+              return {
+                ...emptyData(p.partition, r.highWatermark, r.logStartOffset),
+                lastStableOffset: r.lastStableOffset,
+                abortedTransactions: r.abortedTransactions ? r.abortedTransactions.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset })) : null,
+                records: r.batches,
+              };
             } catch (e) {
               return errorData(ctx, p.partition, e);
             }
