@@ -134,7 +134,7 @@ async function main() {
     ...RUN_FORMATS.map((format) =>
       // The in-process maintenance scheduler (segment merge, retention, orphan GC) is off: it would
       // rewrite the cells' data at random moments. The bench measures the request path only.
-      startServer('src/server.ts', ['--port', '0', '--data-dir', join(tmp, `server-${format}`), '--replicas', '3', '--scheduler-interval-ms', '0'], {
+      startServer('src/server.ts', ['--port', '0', '--data-dir', join(tmp, `server-${format}`), '--replicas', '3', '--scheduler-interval-ms', '0', '--kafka-port', '0'], {
         env: { BENCH_COUNTERS: COUNTERS ? '1' : '0', STORAGE_BACKEND: 'local' },
         // One profile per thread (tsx's loader runs in a worker thread): the busiest is the server's.
         nodeArgs: PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, profileRun)}`] : [],

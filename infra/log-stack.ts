@@ -10,6 +10,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { DATA_ACCESS, type DataFunctionName } from './data-access.js';
 import { LogHttpApi } from './http-api.js';
+import { KAFKA_TLS_PORT, KafkaListener } from './kafka-listener.js';
 import { LogRestApi } from './rest-api.js';
 import { LogFunctions, RUNTIME } from './log-functions.js';
 import { Monitoring } from './monitoring.js';
@@ -179,6 +180,19 @@ export class LogStack extends Stack {
     new CfnOutput(this, 'BucketNames', { value: this.stores.bucketNames.join(','), description: 'Replica buckets in replica-id order (BUCKETS)' });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.alarmTopic.topicArn, description: 'Subscribe to get alarm notifications' });
+
+    if (config.kafkaListener) {
+      const kafka = new KafkaListener(this, 'KafkaListener', {
+        stores: this.stores,
+        table: this.table,
+        clusterId: config.clusterId,
+        ...config.kafkaListener,
+        logRetention: config.logRetention,
+        removalPolicy,
+      });
+      new CfnOutput(this, 'KafkaBootstrap', { value: `${config.kafkaListener.hostName}:${KAFKA_TLS_PORT}`, description: 'bootstrap.servers for Kafka clients (security.protocol=SSL)' });
+      new CfnOutput(this, 'KafkaLoadBalancerDns', { value: kafka.loadBalancer.loadBalancerDnsName, description: 'Point kafkaHostName at this name (CNAME or alias)' });
+    }
 
   }
 }

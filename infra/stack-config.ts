@@ -29,6 +29,10 @@
  *   reservedConcurrency   reserved concurrency per function: a number for every HTTP function,
  *                         or produce=N,fetch=N,admin=N,scheduler=N (a ceiling that keeps one
  *                         stage from taking the account's whole concurrency)         none
+ *   kafkaListener         the Kafka protocol listener on Fargate behind a TLS NLB  false
+ *   kafkaCertificateArn   its ACM certificate (required with kafkaListener)
+ *   kafkaHostName         the name clients connect to, the certificate's (required with kafkaListener)
+ *   kafkaListenerMaxTasks the most tasks CPU scaling starts                    4
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 
@@ -59,6 +63,7 @@ export interface LogStackConfig {
   apiFlavor: ApiFlavor;
   lambdaRuntime: 'nodejs24.x' | 'nodejs22.x';
   reservedConcurrency: ReservedConcurrency;
+  kafkaListener?: { certificateArn: string; hostName: string; maxTasks: number };
 }
 
 type Lookup = (key: string) => unknown;
@@ -181,6 +186,7 @@ export function stackConfig(context: Lookup): LogStackConfig {
       burstLimit: int('throttleBurst', context('throttleBurst'), 2000, 1, 1_000_000),
     },
     alarmEmail: str(context('alarmEmail')),
+    ...kafkaListenerConfig(context),
     security: {
       // LocalStack's emulated IAM names no caller: every request would be User:ANONYMOUS.
       authorization: bool('authorization', context('authorization'), stage !== 'local'),
@@ -195,4 +201,12 @@ export function stackConfig(context: Lookup): LogStackConfig {
       },
     }),
   };
+}
+
+function kafkaListenerConfig(context: Lookup): Pick<LogStackConfig, 'kafkaListener'> {
+  if (!bool('kafkaListener', context('kafkaListener'), false)) return {};
+  const certificateArn = str(context('kafkaCertificateArn'));
+  const hostName = str(context('kafkaHostName'));
+  if (!certificateArn || !hostName) throw new Error('kafkaListener=true needs kafkaCertificateArn and kafkaHostName (the TLS certificate and the name clients connect to)');
+  return { kafkaListener: { certificateArn, hostName, maxTasks: int('kafkaListenerMaxTasks', context('kafkaListenerMaxTasks'), 4, 1, 100) } };
 }

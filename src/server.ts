@@ -3,6 +3,7 @@
  * or over any backend STORAGE_BACKEND names. Flags override the environment:
  *   --port 8080 --host 127.0.0.1 --data-dir .data --replicas 3 --backend local|memory|aws
  *   --scheduler-interval-ms 30000 (0: no in-process scheduler)
+ *   --kafka-port 9092 (0: no Kafka protocol listener) --kafka-advertised-listener host[:port]
  *   --auth-config auth.json (bearer tokens, super.users, authorization: docs/security.md)
  */
 import { serve } from '@hono/node-server';
@@ -10,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { createServices, openStorage, startInProcessScheduler } from './compose.js';
 import { serverConfigFromEnv } from './config/server-config.js';
 import { createApp } from './http/app.js';
+import { startKafkaListener } from './kafka/listener.js';
 import { pushSocket } from './http/push-socket.js';
 
 const { values: flags } = parseArgs({
@@ -20,6 +22,8 @@ const { values: flags } = parseArgs({
     replicas: { type: 'string' },
     backend: { type: 'string' },
     'scheduler-interval-ms': { type: 'string' },
+    'kafka-port': { type: 'string' },
+    'kafka-advertised-listener': { type: 'string' },
     'auth-config': { type: 'string' },
   },
 });
@@ -29,6 +33,9 @@ if (flags['data-dir']) env.DATA_DIR = flags['data-dir'];
 if (flags.replicas) env.REPLICA_STORES = flags.replicas;
 if (flags.backend) env.STORAGE_BACKEND = flags.backend;
 if (flags['scheduler-interval-ms']) env.SCHEDULER_INTERVAL_MS = flags['scheduler-interval-ms'];
+if (flags['kafka-port']) env.KAFKA_PORT = flags['kafka-port'];
+if (flags['kafka-advertised-listener']) env.KAFKA_ADVERTISED_HOST = flags['kafka-advertised-listener'];
+if (flags.host) env.HOST = flags.host;
 if (flags['auth-config']) env.AUTH_CONFIG = flags['auth-config'];
 const config = serverConfigFromEnv(env);
 const port = Number(flags.port ?? process.env.PORT ?? 8080);
@@ -48,11 +55,22 @@ const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
   origin = `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${info.port}`;
   console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://${hostname}:${info.port}`, backend: config.backend.kind, clusterId: config.clusterId, authorization: config.security.authorization }));
 });
+const { kafka } = config;
+// A taken port (say, a real Kafka on 9092) leaves the HTTP API serving; the error says why.
+const kafkaListener =
+  kafka.port > 0
+    ? await startKafkaListener({ services, classic: services.groups.classic, ...kafka }).catch((e: unknown) => {
+        console.log(JSON.stringify({ level: 'error', msg: 'kafka listener not started', port: kafka.port, error: String(e) }));
+        return undefined;
+      })
+    : undefined;
+if (kafkaListener) console.log(JSON.stringify({ level: 'info', msg: 'kafka listening', host: kafka.host, port: kafkaListener.port, advertised: `${kafka.advertisedHost ?? kafka.host}:${kafka.advertisedPort ?? kafkaListener.port}` }));
 
 server.on('upgrade', (req, socket, head) => push.handleUpgrade(req, socket, head));
 
 function shutdown(signal: string) {
   console.log(JSON.stringify({ level: 'info', msg: 'shutting down', signal }));
+  void kafkaListener?.close();
   push.close();
   server.close(() => {
     void (scheduler?.stop() ?? Promise.resolve()).finally(() => {

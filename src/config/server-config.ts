@@ -17,6 +17,8 @@ export interface ServerConfig {
   scheduler: { intervalMs: number; options: { orphanGraceMs?: number; roundIntervalMs?: number } };
   /** Count storage operations and answer GET /debug/counters with them (the benchmark's BENCH_COUNTERS=1). */
   countOperations: boolean;
+  /** The Kafka protocol listener (src/kafka); port 0 turns it off. */
+  kafka: { port: number; host: string; advertisedHost?: string; advertisedPort?: number; maxFrameBytes: number; autoCreateTopics: boolean };
   /** The transaction coordinator's bounds (Kafka's transaction.max.timeout.ms, transactional.id.expiration.ms). */
   transactions: { maxTimeoutMs?: number; idExpirationMs?: number };
   security: SecurityConfig;
@@ -107,6 +109,16 @@ const envSchema = z.object({
   TRANSACTIONAL_ID_EXPIRATION_MS: z.coerce.number().int().positive().optional(),
   /** `npm run bench` sets 1 to read request counts from GET /debug/counters. */
   BENCH_COUNTERS: z.enum(['0', '1', 'false', 'true']).default('0'),
+  /** The Kafka protocol listener's port (0: off) and host (by default the HTTP host). */
+  KAFKA_PORT: z.coerce.number().int().min(0).max(65535).default(9092),
+  KAFKA_HOST: z.string().optional(),
+  HOST: z.string().default('127.0.0.1'),
+  /** What Metadata tells clients to connect to: host or host:port (behind a load balancer, its name). */
+  KAFKA_ADVERTISED_HOST: z.string().optional(),
+  /** Kafka's socket.request.max.bytes: a larger frame closes the connection. */
+  KAFKA_MAX_FRAME_BYTES: int(100 * 1024 * 1024),
+  /** Kafka's auto.create.topics.enable. */
+  KAFKA_AUTO_CREATE_TOPICS: z.enum(['true', 'false']).default('true'),
   /** A JSON auth config file: tokens, super.users, authorization (docs/security.md). */
   AUTH_CONFIG: z.string().optional(),
   /** These override the file's. */
@@ -151,6 +163,13 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
       },
     },
     countOperations: e.BENCH_COUNTERS === '1' || e.BENCH_COUNTERS === 'true',
+    kafka: {
+      port: e.KAFKA_PORT,
+      host: e.KAFKA_HOST ?? e.HOST,
+      ...advertised(e.KAFKA_ADVERTISED_HOST),
+      maxFrameBytes: e.KAFKA_MAX_FRAME_BYTES,
+      autoCreateTopics: e.KAFKA_AUTO_CREATE_TOPICS === 'true',
+    },
     transactions: {
       ...(e.TRANSACTION_MAX_TIMEOUT_MS !== undefined ? { maxTimeoutMs: e.TRANSACTION_MAX_TIMEOUT_MS } : {}),
       ...(e.TRANSACTIONAL_ID_EXPIRATION_MS !== undefined ? { idExpirationMs: e.TRANSACTIONAL_ID_EXPIRATION_MS } : {}),
@@ -170,4 +189,12 @@ function securityConfig(e: z.infer<typeof envSchema>): SecurityConfig {
     tokens: file.tokens ?? {},
     cacheMs: e.ACL_CACHE_MS ?? file['acl.cache.ms'] ?? 5000,
   };
+}
+
+/** `host` or `host:port` (a bracketed IPv6 address may carry a port too). */
+function advertised(raw: string | undefined): { advertisedHost?: string; advertisedPort?: number } {
+  if (!raw) return {};
+  const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(raw.trim());
+  if (!m) throw new Error(`KAFKA_ADVERTISED_HOST must be host or host:port (got ${raw})`);
+  return { advertisedHost: m[1]!.replace(/^\[|\]$/g, ''), ...(m[2] ? { advertisedPort: Number(m[2]) } : {}) };
 }

@@ -4,16 +4,19 @@ import type { TopicRegistry } from '../topics/topics.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { Purgatory } from '../timer/purgatory.js';
 import { SystemTimer } from '../timer/system-timer.js';
+import { ClassicGroupCoordinator } from './classic-coordinator.js';
 import { ConsumerInstances, type AwaitCondition } from './consumer-instances.js';
 import { GroupCoordinator } from './coordinator.js';
 import { GroupAdmin } from './group-admin.js';
-import type { GroupLimits } from './group-state.js';
+import { DEFAULT_GROUP_LIMITS, type GroupLimits } from './group-state.js';
 import { GroupOffsets } from './offsets.js';
 import { resetOffsets, type ResetScope, type ResetStrategy } from './offset-reset.js';
 import { partitionPk } from '../storage/key-layout.js';
 
 export interface GroupServices {
   coordinator: GroupCoordinator;
+  /** Kafka's classic protocol (JoinGroup/SyncGroup), for Kafka clients on the protocol listener. */
+  classic: ClassicGroupCoordinator;
   offsets: GroupOffsets;
   admin: GroupAdmin;
   instances: ConsumerInstances;
@@ -49,8 +52,10 @@ export function createGroups(
     instanceTimeoutMs: options.instanceTimeoutMs ?? 300_000,
     maxPollWaitMs: options.maxPollWaitMs ?? 30_000,
   });
+  const classic = new ClassicGroupCoordinator({ ...deps, coordinator, limits: { ...DEFAULT_GROUP_LIMITS, ...options.limits } });
   return {
     coordinator,
+    classic,
     offsets,
     admin,
     instances,

@@ -147,6 +147,12 @@ export class GroupOffsets {
     await writeOffsetRecords(this.deps.metadata, groupId, records);
   }
 
+  /** Kafka's OffsetDelete of one partition's committed offset (the caller checked the group). */
+  async delete(groupId: string, topic: string, partition: number): Promise<void> {
+    validateGroupId(groupId);
+    await this.deps.metadata.delete(groupPk(groupId), offsetSk(topic, partition));
+  }
+
   /** Committed offsets of a group, optionally of one topic; offsets of deleted topics are left out. */
   async committed(groupId: string, topic?: string): Promise<OffsetRecord[]> {
     validateGroupId(groupId);

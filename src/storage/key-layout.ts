@@ -4,12 +4,14 @@
  * order is numeric order (offsets to 20 digits, milliseconds to 13).
  *
  * pk `cluster`                      sk `topic#{name}` (a topic), `group#{id}` (the group registry),
+ *                                   `cgroup#{id}` (the classic group registry),
  *                                   `producer-id-seq`, `scheduler` (the lease), `timer-cursor#{kind}`
  * pk `part#{topic}#{p}`             sk `state` (the partition state: the commit point),
  *                                   `idx#{baseOffset}` (the offset index), `cleaner` (compaction's checkpoint),
  *                                   `abort#{markerOffset}` (the aborted-transactions index)
  * pk `pid#{producerId}`             sk `meta` (the producer's epoch), `part#{topic}#{p}` (its last batches there)
- * pk `group#{id}`                   sk `meta`, `off#{topic}#{p}` (committed offsets), `inst#{name}` (v2 consumer instances)
+ * pk `group#{id}`                   sk `meta`, `classic` (the classic protocol's group), `off#{topic}#{p}`
+ *                                   (committed offsets), `inst#{name}` (v2 consumer instances)
  * pk `timer#{slot}`                 sk `{expiry}#{kind}#{id}` (durable timers)
  * pk `txn#{transactionalId}`        sk `state` (the transaction coordinator's state of the id)
  * pk `txn-ids`                      sk `{transactionalId}` (the registry of transactional ids)
@@ -36,6 +38,9 @@ export const topicSk = (name: string) => `${TOPIC_PREFIX}${name}`;
  */
 export const GROUP_REGISTRY_PREFIX = 'group#';
 export const groupRegistrySk = (groupId: string) => `${GROUP_REGISTRY_PREFIX}${groupId}`;
+/** Classic groups (the Kafka listener's JoinGroup/SyncGroup) are listed from their own registry items. */
+export const CLASSIC_GROUP_REGISTRY_PREFIX = 'cgroup#';
+export const classicGroupRegistrySk = (groupId: string) => `${CLASSIC_GROUP_REGISTRY_PREFIX}${groupId}`;
 export const PRODUCER_ID_SEQ_SK = 'producer-id-seq';
 export const SCHEDULER_LEASE_SK = 'scheduler';
 export const timerCursorSk = (kind: string) => `timer-cursor#${kind}`;
@@ -67,6 +72,7 @@ export const producerPartitionSk = partitionPk;
 // One consumer group.
 export const groupPk = (groupId: string) => `group#${groupId}`;
 export const GROUP_META_SK = 'meta';
+export const CLASSIC_GROUP_SK = 'classic';
 export const OFFSET_PREFIX = 'off#';
 export const offsetSk = (topic: string, partition: number) => `${OFFSET_PREFIX}${topic}#${partition}`;
 export const INSTANCE_PREFIX = 'inst#';

@@ -67,6 +67,15 @@ export const ERRORS = {
   THROTTLING_QUOTA_EXCEEDED: { code: 89, retriable: true },
   FENCED_MEMBER_EPOCH: { code: 110, retriable: false },
   UNSUPPORTED_ASSIGNOR: { code: 112, retriable: false },
+  // Errors of the Kafka protocol listener (src/kafka).
+  NOT_COORDINATOR: { code: 16, retriable: true },
+  INCONSISTENT_GROUP_PROTOCOL: { code: 23, retriable: false },
+  UNSUPPORTED_SASL_MECHANISM: { code: 33, retriable: false },
+  ILLEGAL_SASL_STATE: { code: 34, retriable: false },
+  UNSUPPORTED_VERSION: { code: 35, retriable: false },
+  FETCH_SESSION_ID_NOT_FOUND: { code: 70, retriable: true },
+  MEMBER_ID_REQUIRED: { code: 79, retriable: false },
+  GROUP_SUBSCRIBED_TO_TOPIC: { code: 86, retriable: false },
   /** Not a Kafka protocol error: the consumer's NoOffsetForPartitionException (auto.offset.reset=none). */
   NO_OFFSET_FOR_PARTITION: { code: -1, retriable: false },
   /** Not a Kafka protocol error: REST Proxy v2's "consumer instance already exists" (HTTP 409). */

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** Starts `src/server.ts` as `npm start` would, on a free port, and waits for its "listening" line. */
 async function startServer(dataDir: string): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', '--port', '0', '--data-dir', dataDir], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', '--port', '0', '--data-dir', dataDir, '--kafka-port', '0'], {
     cwd: join(import.meta.dirname, '../..'),
     env: { ...process.env, STORAGE_BACKEND: 'local' },
     stdio: ['ignore', 'pipe', 'inherit'],

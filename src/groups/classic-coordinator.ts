@@ -1,0 +1,326 @@
+/**
+ * The classic group coordinator over the metadata store: every change is a conditional write of
+ * the group's classic item (classic-group.ts), so any number of listeners may serve one group.
+ * JoinGroup and a follower's SyncGroup are barriers: they wait until the group item shows the
+ * generation (or assignment) they wait for, woken at once by this process's writes and re-reading
+ * the item on a short period for writes made by other processes.
+ *
+ * Committed offsets are the same items the HTTP API and the KIP-848 coordinator use (offsets.ts):
+ * the coordinator only validates a classic member's commit (member, generation, state).
+ */
+import type { Clock } from '../clock.js';
+import { KafkaError } from '../wire/errors.js';
+import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
+import type { GroupCoordinator } from './coordinator.js';
+import { CLASSIC_GROUP_REGISTRY_PREFIX, CLASSIC_GROUP_SK, classicGroupRegistrySk, CLUSTER_PK, groupPk, OFFSET_PREFIX } from '../storage/key-layout.js';
+import { validateGroupId } from './group-id.js';
+import type { GroupLimits } from './group-state.js';
+import {
+  checkGeneration,
+  checkJoinable,
+  completeJoin,
+  expiredMembers,
+  joinComplete,
+  newClassicGroup,
+  prepareRebalance,
+  removeMembers,
+  sameProtocols,
+  type ClassicGroup,
+  type ClassicMember,
+} from './classic-group.js';
+
+
+export interface JoinRequest {
+  groupId: string;
+  memberId: string;
+  groupInstanceId: string | null;
+  clientId: string;
+  clientHost: string;
+  sessionTimeoutMs: number;
+  rebalanceTimeoutMs: number;
+  protocolType: string;
+  protocols: { name: string; metadata: Uint8Array }[];
+  /** JoinGroup v4+: a member without an id is given one and asked to join again with it. */
+  requireKnownMemberId: boolean;
+}
+
+export interface JoinAnswer {
+  generationId: number;
+  protocolType: string | null;
+  protocolName: string | null;
+  leaderId: string;
+  memberId: string;
+  /** Filled for the leader only: every member's metadata for the chosen protocol. */
+  members: { memberId: string; groupInstanceId: string | null; metadata: Buffer }[];
+}
+
+export interface ClassicDeps {
+  metadata: MetadataStore;
+  clock: Clock;
+  /** The KIP-848 coordinator: a group has members of one protocol only. */
+  coordinator: GroupCoordinator;
+  limits: GroupLimits;
+  /** How often a waiting request re-reads the group for other processes' writes. */
+  pollMs?: number;
+}
+
+type Item = { group: ClassicGroup; version?: number };
+
+export class ClassicGroupCoordinator {
+  private readonly wakers = new Map<string, Set<() => void>>();
+  private readonly pollMs: number;
+
+  constructor(private readonly deps: ClassicDeps) {
+    this.pollMs = deps.pollMs ?? 200;
+  }
+
+  async join(req: JoinRequest, signal?: AbortSignal): Promise<JoinAnswer> {
+    validateGroupId(req.groupId);
+    const { minSessionTimeoutMs, maxSessionTimeoutMs } = this.deps.limits;
+    if (req.sessionTimeoutMs < minSessionTimeoutMs || req.sessionTimeoutMs > maxSessionTimeoutMs) {
+      throw new KafkaError('INVALID_SESSION_TIMEOUT', `session.timeout.ms must be within [${minSessionTimeoutMs}, ${maxSessionTimeoutMs}]`);
+    }
+    if (req.memberId === '') {
+      const memberId = `${req.clientId || 'member'}-${crypto.randomUUID()}`;
+      if (req.requireKnownMemberId) throw new MemberIdRequired(memberId);
+      req = { ...req, memberId };
+    }
+    const snapshot = await this.deps.coordinator.find(req.groupId);
+    if (snapshot && Object.keys(snapshot.group.members).length > 0) {
+      throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', `Group ${req.groupId} has members of the consumer (KIP-848) protocol`);
+    }
+    const now = this.deps.clock.now();
+    let startGeneration = 0;
+    const immediate = await this.mutate(req.groupId, (g) => {
+      checkJoinable(g, req.protocolType, req.protocols);
+      const known = g.members[req.memberId];
+      const protocols = req.protocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata).toString('base64') }));
+      startGeneration = g.generationId;
+      if (known && (g.state === 'CompletingRebalance' || g.state === 'Stable') && sameProtocols(known.protocols, protocols) && (g.state === 'CompletingRebalance' || g.leaderId !== req.memberId)) {
+        return { group: touch(g, req.memberId, now), result: answerOf(g, req.memberId) };
+      }
+      const member: ClassicMember = {
+        memberId: req.memberId,
+        groupInstanceId: req.groupInstanceId,
+        clientId: req.clientId,
+        clientHost: req.clientHost,
+        sessionTimeoutMs: req.sessionTimeoutMs,
+        rebalanceTimeoutMs: req.rebalanceTimeoutMs > 0 ? req.rebalanceTimeoutMs : req.sessionTimeoutMs,
+        protocolType: req.protocolType,
+        protocols,
+        lastHeartbeat: now,
+        rejoined: true,
+        joinGeneration: known?.joinGeneration ?? -1,
+        assignment: known?.assignment ?? '',
+      };
+      const next = prepareRebalance({ ...g, protocolType: req.protocolType, members: { ...g.members, [req.memberId]: member } }, now);
+      next.members[req.memberId] = member; // this member has rejoined, whatever the state was
+      return { group: joinComplete(next, now) ? completeJoin(next) : next, result: undefined };
+    });
+    if (immediate) return immediate;
+    // The barrier: wait for the generation that includes this member.
+    return this.waitFor(req.groupId, signal, (g) => {
+      const m = g.members[req.memberId];
+      if (!m) throw new KafkaError('UNKNOWN_MEMBER_ID', `Member ${req.memberId} was removed from group ${req.groupId} before the rebalance completed`);
+      return m.joinGeneration > startGeneration ? answerOf(g, req.memberId) : undefined;
+    });
+  }
+
+  async sync(groupId: string, generationId: number, memberId: string, assignments: { memberId: string; assignment: Uint8Array }[], signal?: AbortSignal): Promise<{ group: ClassicGroup; assignment: Buffer }> {
+    validateGroupId(groupId);
+    const now = this.deps.clock.now();
+    const read = (g: ClassicGroup) => {
+      const m = checkGeneration(g, memberId, generationId);
+      if (g.state === 'PreparingRebalance') throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} is rebalancing`);
+      return g.state === 'Stable' ? { group: g, assignment: Buffer.from(m.assignment, 'base64') } : undefined;
+    };
+    const done = await this.mutate(groupId, (g) => {
+      const m = checkGeneration(g, memberId, generationId);
+      if (g.state === 'CompletingRebalance' && g.leaderId === memberId) {
+        const given = new Map(assignments.map((a) => [a.memberId, Buffer.from(a.assignment).toString('base64')]));
+        const members = Object.fromEntries(Object.entries(g.members).map(([id, x]) => [id, { ...x, assignment: given.get(id) ?? '' }]));
+        const next: ClassicGroup = touch({ ...g, members, state: 'Stable' }, memberId, now);
+        return { group: next, result: { group: next, assignment: Buffer.from(given.get(memberId) ?? '', 'base64') } };
+      }
+      return { group: m.lastHeartbeat === now ? g : touch(g, memberId, now), result: read(g) };
+    });
+    return done ?? this.waitFor(groupId, signal, read);
+  }
+
+  async heartbeat(groupId: string, memberId: string, generationId: number): Promise<void> {
+    validateGroupId(groupId);
+    const now = this.deps.clock.now();
+    await this.mutate(groupId, (g) => {
+      checkGeneration(g, memberId, generationId);
+      if (g.state === 'PreparingRebalance') throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} is rebalancing: rejoin`);
+      return { group: touch(g, memberId, now), result: undefined };
+    });
+  }
+
+  /** Removes members; answers per member (UNKNOWN_MEMBER_ID for one not in the group). */
+  async leave(groupId: string, memberIds: string[]): Promise<Map<string, KafkaError | undefined>> {
+    validateGroupId(groupId);
+    const now = this.deps.clock.now();
+    return this.mutate(groupId, (g) => {
+      const out = new Map<string, KafkaError | undefined>();
+      for (const id of memberIds) out.set(id, g.members[id] ? undefined : new KafkaError('UNKNOWN_MEMBER_ID', `Member ${id} is not in group ${groupId}`));
+      return { group: removeMembers(g, memberIds.filter((id) => g.members[id]), now), result: out };
+    });
+  }
+
+  /**
+   * A classic member's OffsetCommit: a known member at the current generation, outside the sync
+   * window (Kafka answers REBALANCE_IN_PROGRESS while the leader's assignment is awaited; commits
+   * during PreparingRebalance are allowed, so members can commit before they rejoin).
+   * Without a member (generation -1) the group must have no classic members.
+   */
+  async checkCommit(groupId: string, memberId: string, generationId: number): Promise<number> {
+    validateGroupId(groupId);
+    const item = await this.read(groupId);
+    const g = item?.group;
+    if (generationId < 0 && memberId === '') {
+      if (g && Object.keys(g.members).length > 0) throw new KafkaError('UNKNOWN_MEMBER_ID', `Group ${groupId} has members: commit as one of them`);
+      return -1;
+    }
+    checkGeneration(g, memberId, generationId);
+    if (g!.state === 'CompletingRebalance') throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} is completing a rebalance`);
+    return generationId;
+  }
+
+  /** The group as stored, with expired members dropped (not written back). */
+  async describe(groupId: string): Promise<ClassicGroup | undefined> {
+    const item = await this.read(groupId);
+    if (!item) return undefined;
+    const now = this.deps.clock.now();
+    return removeMembers(item.group, expiredMembers(item.group, now), now);
+  }
+
+  async list(): Promise<ClassicGroup[]> {
+    const items = await this.deps.metadata.query<{ groupId: string }>(CLUSTER_PK, { beginsWith: CLASSIC_GROUP_REGISTRY_PREFIX });
+    const groups = await Promise.all(items.map((i) => this.describe(i.value.groupId)));
+    return groups.filter((g): g is ClassicGroup => g !== undefined);
+  }
+
+  /** DeleteGroups for a classic group: Empty only; its committed offsets go with it. */
+  async delete(groupId: string): Promise<boolean> {
+    const item = await this.read(groupId);
+    if (!item) return false;
+    const g = await this.describe(groupId);
+    if (g && Object.keys(g.members).length > 0) throw new KafkaError('NON_EMPTY_GROUP', `Group ${groupId} has members`);
+    const pk = groupPk(groupId);
+    for (;;) {
+      const offsets = await this.deps.metadata.query(pk, { beginsWith: OFFSET_PREFIX, limit: 100 });
+      await Promise.all(offsets.map((o) => this.deps.metadata.delete(pk, o.sk)));
+      if (offsets.length < 100) break;
+    }
+    try {
+      await this.deps.metadata.delete(pk, CLASSIC_GROUP_SK, { ifVersion: item.version! });
+    } catch (e) {
+      if (e instanceof ConditionFailedError) throw new KafkaError('NON_EMPTY_GROUP', `Group ${groupId} changed while being deleted`);
+      throw e;
+    }
+    await this.deps.metadata.delete(CLUSTER_PK, classicGroupRegistrySk(groupId));
+    return true;
+  }
+
+  private async read(groupId: string): Promise<Item | undefined> {
+    const item = await this.deps.metadata.get<ClassicGroup>(groupPk(groupId), CLASSIC_GROUP_SK);
+    return item && { group: item.value, version: item.version };
+  }
+
+  /**
+   * Read, settle (expire sessions, close a finished join barrier), apply `change`, write with
+   * `ifVersion`; retried when another writer got there first. Writes only when something changed.
+   */
+  private async mutate<T>(groupId: string, change: (g: ClassicGroup) => { group: ClassicGroup; result: T }): Promise<T> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const item = (await this.read(groupId)) ?? { group: newClassicGroup(groupId) };
+      const now = this.deps.clock.now();
+      let g = item.group;
+      g = removeMembers(g, expiredMembers(g, now), now);
+      if (joinComplete(g, now)) g = completeJoin(g);
+      const settled = g !== item.group;
+      let out: { group: ClassicGroup; result: T };
+      try {
+        out = change(g);
+      } catch (e) {
+        if (settled) await this.write(groupId, item, g).catch(() => {});
+        throw e;
+      }
+      if (out.group === item.group && item.version !== undefined) return out.result;
+      try {
+        await this.write(groupId, item, out.group);
+        return out.result;
+      } catch (e) {
+        if (!(e instanceof ConditionFailedError)) throw e;
+      }
+    }
+    throw new KafkaError('COORDINATOR_NOT_AVAILABLE', `Too much contention on group ${groupId}; retry`);
+  }
+
+  private async write(groupId: string, item: Item, group: ClassicGroup): Promise<void> {
+    const pk = groupPk(groupId);
+    if (item.version === undefined) {
+      // The KIP-848 group item too (empty): the HTTP API finds the group and its committed offsets.
+      await this.deps.coordinator.ensureExists(groupId);
+      await this.deps.metadata.put(CLUSTER_PK, classicGroupRegistrySk(groupId), { groupId });
+      await this.deps.metadata.put(pk, CLASSIC_GROUP_SK, group, { ifAbsent: true });
+    } else await this.deps.metadata.put(pk, CLASSIC_GROUP_SK, group, { ifVersion: item.version });
+    for (const wake of this.wakers.get(groupId) ?? []) wake();
+  }
+
+  /** Re-reads (and settles) the group on every local write and every pollMs until `ready` answers. */
+  private async waitFor<T>(groupId: string, signal: AbortSignal | undefined, ready: (g: ClassicGroup) => T | undefined): Promise<T> {
+    const started = this.deps.clock.now();
+    const limit = this.deps.limits.maxSessionTimeoutMs;
+    for (;;) {
+      const answer = await this.mutate(groupId, (g) => ({ group: g, result: ready(g) }));
+      if (answer !== undefined) return answer;
+      if (signal?.aborted) throw new KafkaError('REQUEST_TIMED_OUT', 'The client went away');
+      if (this.deps.clock.now() - started > limit) throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} did not complete its rebalance`);
+      await new Promise<void>((resolve) => {
+        let set = this.wakers.get(groupId);
+        if (!set) this.wakers.set(groupId, (set = new Set()));
+        const done = () => {
+          clearTimeout(timer);
+          set!.delete(done);
+          if (set!.size === 0) this.wakers.delete(groupId);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, this.pollMs);
+        set.add(done);
+        signal?.addEventListener('abort', done);
+      });
+    }
+  }
+}
+
+/** JoinGroup v4+'s first answer: the member id to join with (MEMBER_ID_REQUIRED). */
+export class MemberIdRequired extends KafkaError {
+  constructor(readonly memberId: string) {
+    super('MEMBER_ID_REQUIRED', 'Join again with the member id given');
+  }
+}
+
+function touch(g: ClassicGroup, memberId: string, now: number): ClassicGroup {
+  const m = g.members[memberId];
+  if (!m) return g;
+  return { ...g, members: { ...g.members, [memberId]: { ...m, lastHeartbeat: now } } };
+}
+
+function answerOf(g: ClassicGroup, memberId: string): JoinAnswer {
+  const leader = g.leaderId === memberId;
+  return {
+    generationId: g.generationId,
+    protocolType: g.protocolType,
+    protocolName: g.protocolName,
+    leaderId: g.leaderId ?? '',
+    memberId,
+    members: leader
+      ? Object.values(g.members)
+          .filter((m) => m.joinGeneration === g.generationId)
+          .map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: Buffer.from(m.protocols.find((p) => p.name === g.protocolName)?.metadata ?? '', 'base64') }))
+      : [],
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * Kafka's classic group protocol (JoinGroup / SyncGroup / Heartbeat / LeaveGroup, client-side
+ * assignment), as one item per group (pk `group#{id}`, sk `classic`) and pure functions that change
+ * it; the coordinator (classic-coordinator.ts) writes every change with `ifVersion`.
+ *
+ * The states are Kafka's: Empty -> PreparingRebalance (members rejoin; the join barrier) ->
+ * CompletingRebalance (a new generation; the leader computes the assignment) -> Stable (SyncGroup
+ * from the leader stored the assignment) -> PreparingRebalance on any membership change.
+ * The barrier completes when every member has rejoined, or at the rebalance deadline, when the
+ * members that did not rejoin are removed (Kafka's DelayedJoin).
+ */
+import { KafkaError } from '../wire/errors.js';
+
+export type ClassicState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable';
+
+export interface ClassicMember {
+  memberId: string;
+  groupInstanceId: string | null;
+  clientId: string;
+  clientHost: string;
+  sessionTimeoutMs: number;
+  rebalanceTimeoutMs: number;
+  protocolType: string;
+  /** The assignors the member supports, most preferred first, with their metadata (base64). */
+  protocols: { name: string; metadata: string }[];
+  lastHeartbeat: number;
+  /** Rejoined during the current PreparingRebalance. */
+  rejoined: boolean;
+  /** The generation this member was last made part of (-1: none yet). */
+  joinGeneration: number;
+  /** The member's assignment in the current generation (base64), once the leader synced. */
+  assignment: string;
+}
+
+export interface ClassicGroup {
+  groupId: string;
+  state: ClassicState;
+  generationId: number;
+  protocolType: string | null;
+  protocolName: string | null;
+  leaderId: string | null;
+  members: Record<string, ClassicMember>;
+  /** When PreparingRebalance gives up on members that did not rejoin. */
+  rebalanceDeadline?: number;
+}
+
+export const newClassicGroup = (groupId: string): ClassicGroup => ({
+  groupId,
+  state: 'Empty',
+  generationId: 0,
+  protocolType: null,
+  protocolName: null,
+  leaderId: null,
+  members: {},
+});
+
+/** Members whose session ran out, except those waiting at the join barrier (as Kafka keeps them). */
+export function expiredMembers(g: ClassicGroup, now: number): string[] {
+  return Object.values(g.members)
+    .filter((m) => !(g.state === 'PreparingRebalance' && m.rejoined) && m.lastHeartbeat + m.sessionTimeoutMs < now)
+    .map((m) => m.memberId);
+}
+
+/** Starts (or keeps) a rebalance: every member must rejoin by the deadline. */
+export function prepareRebalance(g: ClassicGroup, now: number): ClassicGroup {
+  const members = Object.fromEntries(Object.entries(g.members).map(([id, m]) => [id, { ...m, rejoined: g.state === 'PreparingRebalance' ? m.rejoined : false }]));
+  if (Object.keys(members).length === 0) return { ...g, members, state: 'Empty', generationId: g.generationId + 1, leaderId: null, protocolName: null, rebalanceDeadline: undefined };
+  const timeout = Math.max(...Object.values(members).map((m) => m.rebalanceTimeoutMs));
+  return {
+    ...g,
+    members,
+    state: 'PreparingRebalance',
+    rebalanceDeadline: g.state === 'PreparingRebalance' && g.rebalanceDeadline !== undefined ? g.rebalanceDeadline : now + timeout,
+  };
+}
+
+export function removeMembers(g: ClassicGroup, ids: string[], now: number): ClassicGroup {
+  if (ids.length === 0) return g;
+  const members = { ...g.members };
+  for (const id of ids) delete members[id];
+  return prepareRebalance({ ...g, members, leaderId: g.leaderId && members[g.leaderId] ? g.leaderId : null }, now);
+}
+
+/** The barrier is done when every member rejoined, or the deadline passed. */
+export function joinComplete(g: ClassicGroup, now: number): boolean {
+  if (g.state !== 'PreparingRebalance') return false;
+  return Object.values(g.members).every((m) => m.rejoined) || now >= (g.rebalanceDeadline ?? 0);
+}
+
+/** Closes the barrier: drops who did not rejoin, picks protocol and leader, opens a new generation. */
+export function completeJoin(g: ClassicGroup): ClassicGroup {
+  const members = Object.fromEntries(Object.entries(g.members).filter(([, m]) => m.rejoined));
+  const generationId = g.generationId + 1;
+  const ids = Object.keys(members);
+  if (ids.length === 0) return { ...g, members: {}, state: 'Empty', generationId, leaderId: null, protocolName: null, rebalanceDeadline: undefined };
+  const protocolName = selectProtocol(Object.values(members));
+  const leaderId = g.leaderId && members[g.leaderId] ? g.leaderId : ids[0]!;
+  for (const id of ids) members[id] = { ...members[id]!, joinGeneration: generationId, assignment: '' };
+  return { ...g, members, state: 'CompletingRebalance', generationId, protocolName, leaderId, rebalanceDeadline: undefined };
+}
+
+/** Kafka's vote: among the protocols every member supports, the one most members prefer most. */
+export function selectProtocol(members: ClassicMember[]): string {
+  const common = members[0]!.protocols.map((p) => p.name).filter((name) => members.every((m) => m.protocols.some((p) => p.name === name)));
+  if (common.length === 0) throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', 'The members of the group support no common protocol');
+  const votes = new Map(common.map((c) => [c, 0]));
+  for (const m of members) {
+    const first = m.protocols.find((p) => votes.has(p.name))!;
+    votes.set(first.name, votes.get(first.name)! + 1);
+  }
+  return [...votes].sort((a, b) => b[1] - a[1])[0]![0];
+}
+
+/** A member may join if its protocol type matches and it shares a protocol with the group. */
+export function checkJoinable(g: ClassicGroup, protocolType: string, protocols: { name: string }[]): void {
+  if (protocols.length === 0 || protocolType === '') throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', 'A member must name a protocol type and at least one protocol');
+  const others = Object.values(g.members);
+  if (others.length === 0) return;
+  if (g.protocolType !== null && g.protocolType !== protocolType) {
+    throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', `The group uses protocol type ${g.protocolType}, not ${protocolType}`);
+  }
+  const shared = protocols.some((p) => others.every((m) => m.protocols.some((q) => q.name === p.name)));
+  if (!shared) throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', 'The member supports none of the protocols the group uses');
+}
+
+/** The checks of SyncGroup, Heartbeat and OffsetCommit: a known member at the current generation. */
+export function checkGeneration(g: ClassicGroup | undefined, memberId: string, generationId: number): ClassicMember {
+  const m = g?.members[memberId];
+  if (!g || !m) throw new KafkaError('UNKNOWN_MEMBER_ID', `Member ${memberId} is not in group ${g?.groupId ?? ''}`);
+  if (generationId !== g.generationId) throw new KafkaError('ILLEGAL_GENERATION', `Generation ${generationId} is not the group's generation ${g.generationId}`);
+  return m;
+}
+
+export const sameProtocols = (a: ClassicMember['protocols'], b: ClassicMember['protocols']) =>
+  a.length === b.length && a.every((p, i) => p.name === b[i]!.name && p.metadata === b[i]!.metadata);

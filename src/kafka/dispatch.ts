@@ -1,0 +1,41 @@
+/** Which handler answers which API. */
+import * as admin from './handlers/admin.js';
+import * as cluster from './handlers/cluster.js';
+import type { Handler } from './handlers/context.js';
+import { fetch } from './handlers/fetch.js';
+import * as groupOffsets from './handlers/group-offsets.js';
+import * as groups from './handlers/groups.js';
+import * as offsets from './handlers/offsets.js';
+import { produce } from './handlers/produce.js';
+import * as m from './protocol/messages/index.js';
+
+export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
+  [m.Produce.apiKey, produce],
+  [m.Fetch.apiKey, fetch],
+  [m.ListOffsets.apiKey, offsets.listOffsets],
+  [m.Metadata.apiKey, cluster.metadata],
+  [m.OffsetCommit.apiKey, groupOffsets.offsetCommit],
+  [m.OffsetFetch.apiKey, groupOffsets.offsetFetch],
+  [m.FindCoordinator.apiKey, groups.findCoordinator],
+  [m.JoinGroup.apiKey, groups.joinGroup],
+  [m.Heartbeat.apiKey, groups.heartbeat],
+  [m.LeaveGroup.apiKey, groups.leaveGroup],
+  [m.SyncGroup.apiKey, groups.syncGroup],
+  [m.DescribeGroups.apiKey, groups.describeGroups],
+  [m.ListGroups.apiKey, groups.listGroups],
+  [m.SaslHandshake.apiKey, cluster.saslHandshake],
+  [m.ApiVersions.apiKey, cluster.apiVersions],
+  [m.CreateTopics.apiKey, admin.createTopics],
+  [m.DeleteTopics.apiKey, admin.deleteTopics],
+  [m.DeleteRecords.apiKey, offsets.deleteRecords],
+  [m.InitProducerId.apiKey, offsets.initProducerId],
+  [m.OffsetForLeaderEpoch.apiKey, offsets.offsetForLeaderEpoch],
+  [m.DescribeConfigs.apiKey, admin.describeConfigs],
+  [m.AlterConfigs.apiKey, admin.alterConfigs],
+  [m.SaslAuthenticate.apiKey, cluster.saslAuthenticate],
+  [m.CreatePartitions.apiKey, admin.createPartitions],
+  [m.DeleteGroups.apiKey, groups.deleteGroups],
+  [m.IncrementalAlterConfigs.apiKey, admin.incrementalAlterConfigs],
+  [m.OffsetDelete.apiKey, groupOffsets.offsetDelete],
+  [m.DescribeCluster.apiKey, cluster.describeCluster],
+]);

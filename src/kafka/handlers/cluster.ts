@@ -1,0 +1,101 @@
+/** ApiVersions, Metadata, DescribeCluster, SaslHandshake and SaslAuthenticate (PLAIN). */
+import { KafkaError, isKafkaError } from '../../wire/errors.js';
+import type { Topic } from '../../topics/topics.js';
+import { parseVersions } from '../protocol/schema.js';
+import { APIS } from '../protocol/messages/index.js';
+import { errorCodeOf, type Handler, type RequestContext } from './context.js';
+
+/** The versions this listener speaks: exactly those of the definitions (ApiVersions tells the truth). */
+export const supportedApiKeys = () =>
+  APIS.map((a) => {
+    const { min, max } = parseVersions(a.request.validVersions);
+    return { apiKey: a.apiKey, minVersion: min, maxVersion: max };
+  }).sort((a, b) => a.apiKey - b.apiKey);
+
+export const apiVersions: Handler = async () => ({ errorCode: 0, apiKeys: supportedApiKeys(), throttleTimeMs: 0 });
+
+export const metadata: Handler = async (ctx, req, version) => {
+  const { topics: registry, log } = ctx.services;
+  // v0: an empty list means every topic; v1+: null means every topic, empty means none.
+  const all = req.topics === null || (version === 0 && req.topics.length === 0);
+  const found: { name: string; topic?: Topic; error?: unknown }[] = all
+    ? (await registry.list()).map((t) => ({ name: t.name, topic: t }))
+    : await Promise.all(
+        req.topics.map(({ name }: { name: string }) =>
+          topicFor(ctx, name, req.allowAutoTopicCreation).then(
+            (topic) => ({ name, topic }),
+            (error: unknown) => ({ name, error }),
+          ),
+        ),
+      );
+  const topics = await Promise.all(
+    found.map(async ({ name, topic, error }) => {
+      if (!topic) return { errorCode: errorCodeOf(ctx, error), name, isInternal: false, partitions: [] };
+      const partitions = await Promise.all(
+        Array.from({ length: topic.partitionCount }, async (_, p) => {
+          const base = { partitionIndex: p, leaderId: ctx.broker.nodeId, replicaNodes: [ctx.broker.nodeId], isrNodes: [ctx.broker.nodeId], offlineReplicas: [] };
+          try {
+            const s = await log.state(topic, p);
+            return { ...base, errorCode: s.isr.length === 0 ? 5 : 0, leaderEpoch: s.leaderEpoch };
+          } catch (e) {
+            return { ...base, errorCode: errorCodeOf(ctx, e), leaderEpoch: -1 };
+          }
+        }),
+      );
+      return { errorCode: 0, name, isInternal: false, partitions, topicAuthorizedOperations: -2147483648 };
+    }),
+  );
+  return {
+    throttleTimeMs: 0,
+    brokers: [{ nodeId: ctx.broker.nodeId, host: ctx.broker.host, port: ctx.broker.port, rack: null }],
+    clusterId: ctx.services.clusterId,
+    controllerId: ctx.broker.nodeId,
+    topics,
+  };
+};
+
+export const describeCluster: Handler = async (ctx) => ({
+  throttleTimeMs: 0,
+  errorCode: 0,
+  errorMessage: null,
+  clusterId: ctx.services.clusterId,
+  controllerId: ctx.broker.nodeId,
+  brokers: [{ brokerId: ctx.broker.nodeId, host: ctx.broker.host, port: ctx.broker.port, rack: null }],
+  clusterAuthorizedOperations: -2147483648,
+});
+
+export const saslHandshake: Handler = async (ctx, req) => {
+  if (req.mechanism !== 'PLAIN') return { errorCode: new KafkaError('UNSUPPORTED_SASL_MECHANISM', '').code, mechanisms: ['PLAIN'] };
+  ctx.connection.sasl = 'handshaken';
+  return { errorCode: 0, mechanisms: ['PLAIN'] };
+};
+
+/** PLAIN (RFC 4616): authzid NUL authcid NUL password. */
+export const saslAuthenticate: Handler = async (ctx, req) => {
+  const fail = (e: KafkaError) => ({ errorCode: e.code, errorMessage: e.message, authBytes: Buffer.alloc(0), sessionLifetimeMs: 0 });
+  if (ctx.connection.sasl !== 'handshaken') return fail(new KafkaError('ILLEGAL_SASL_STATE', 'SaslAuthenticate must follow a SaslHandshake'));
+  const parts = Buffer.from(req.authBytes).toString('utf8').split('\u0000');
+  if (parts.length !== 3) return fail(new KafkaError('SASL_AUTHENTICATION_FAILED', 'Malformed PLAIN credentials'));
+  const [, user, password] = parts as [string, string, string];
+  const expected = ctx.plainUsers?.get(user);
+  if (ctx.plainUsers && (expected === undefined || expected !== password)) {
+    return fail(new KafkaError('SASL_AUTHENTICATION_FAILED', 'Authentication failed: invalid username or password'));
+  }
+  ctx.connection.sasl = 'authenticated';
+  ctx.connection.principal = user;
+  return { errorCode: 0, errorMessage: null, authBytes: Buffer.alloc(0), sessionLifetimeMs: 0 };
+};
+
+/** Kafka's auto.create.topics.enable: a Metadata request may create a topic it names, with the defaults. */
+async function topicFor(ctx: RequestContext, name: string, allowAutoCreate: boolean): Promise<Topic> {
+  try {
+    return await ctx.services.topics.get(name);
+  } catch (e) {
+    if (!allowAutoCreate || !ctx.autoCreateTopics || !isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION')) throw e;
+    const { partitions, replicationFactor } = ctx.services.defaults;
+    return ctx.services.topics.create({ name, partitionCount: partitions, replicationFactor }).catch((err: unknown) => {
+      if (isKafkaError(err, 'TOPIC_ALREADY_EXISTS')) return ctx.services.topics.get(name);
+      throw err;
+    });
+  }
+}

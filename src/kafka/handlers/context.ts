@@ -1,0 +1,51 @@
+import { KafkaError } from '../../wire/errors.js';
+import type { ClassicGroupCoordinator } from '../../groups/classic-coordinator.js';
+import type { AppServices } from '../../http/app-env.js';
+
+/** What Metadata and FindCoordinator tell clients: this listener, the one broker. */
+export interface Broker {
+  nodeId: number;
+  host: string;
+  port: number;
+}
+
+export interface ConnectionState {
+  /** SASL: 'none' until a handshake, then 'handshaken', then 'authenticated'. */
+  sasl: 'none' | 'handshaken' | 'authenticated';
+  principal?: string;
+}
+
+export interface RequestContext {
+  services: AppServices;
+  classic: ClassicGroupCoordinator;
+  broker: Broker;
+  clientId: string;
+  clientHost: string;
+  /** Aborted when the connection closes: long polls and join barriers stop waiting. */
+  signal: AbortSignal;
+  connection: ConnectionState;
+  /** SASL/PLAIN users (user -> password); undefined: any user is accepted. */
+  plainUsers?: ReadonlyMap<string, string>;
+  /** Kafka's auto.create.topics.enable. */
+  autoCreateTopics: boolean;
+  log: (event: Record<string, unknown>) => void;
+}
+
+type Body = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Answers one request (already decoded); undefined sends nothing (Produce with acks=0). */
+export type Handler = (ctx: RequestContext, req: Body, version: number) => Promise<Body | undefined>;
+
+/** Kafka's error code for a failure; anything that is not a KafkaError is logged and UNKNOWN_SERVER_ERROR. */
+export function errorCodeOf(ctx: RequestContext, e: unknown): number {
+  if (e instanceof KafkaError) return e.code;
+  ctx.log({ level: 'error', msg: 'kafka request failed', error: String(e), stack: e instanceof Error ? e.stack : undefined });
+  return -1;
+}
+
+export const errorMessageOf = (e: unknown): string => (e instanceof KafkaError ? e.message : 'Unexpected server error');
+
+/** Per-item work in parallel, each failure turned into its own error code (Kafka answers per partition). */
+export async function settle<T, R>(items: readonly T[], run: (item: T) => Promise<R>, onError: (item: T, e: unknown) => R): Promise<R[]> {
+  return Promise.all(items.map((i) => run(i).catch((e: unknown) => onError(i, e))));
+}

@@ -1,0 +1,159 @@
+/**
+ * FindCoordinator and the classic group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) on
+ * the ClassicGroupCoordinator; DescribeGroups, ListGroups and DeleteGroups see both classic groups
+ * and the KIP-848 groups of the HTTP API.
+ */
+import { KafkaError, isKafkaError } from '../../wire/errors.js';
+import { MemberIdRequired } from '../../groups/classic-coordinator.js';
+import type { ClassicGroup } from '../../groups/classic-group.js';
+import { errorCodeOf, type Handler, type RequestContext } from './context.js';
+
+export const findCoordinator: Handler = async (ctx, req, version) => {
+  const answer = (key: string, keyType: number) => {
+    // Transactions do not exist yet: there is no transaction coordinator.
+    const error = keyType === 0 ? undefined : new KafkaError('COORDINATOR_NOT_AVAILABLE', 'There is no transaction coordinator');
+    return {
+      key,
+      nodeId: error ? -1 : ctx.broker.nodeId,
+      host: error ? '' : ctx.broker.host,
+      port: error ? -1 : ctx.broker.port,
+      errorCode: error ? error.code : 0,
+      errorMessage: error ? error.message : null,
+    };
+  };
+  if (version >= 4) return { throttleTimeMs: 0, coordinators: (req.coordinatorKeys as string[]).map((k) => answer(k, req.keyType)) };
+  return { throttleTimeMs: 0, ...answer(req.key, req.keyType) };
+};
+
+export const joinGroup: Handler = async (ctx, req, version) => {
+  try {
+    const a = await ctx.classic.join(
+      {
+        groupId: req.groupId,
+        memberId: req.memberId,
+        groupInstanceId: req.groupInstanceId,
+        clientId: ctx.clientId,
+        clientHost: ctx.clientHost,
+        sessionTimeoutMs: req.sessionTimeoutMs,
+        rebalanceTimeoutMs: req.rebalanceTimeoutMs,
+        protocolType: req.protocolType,
+        protocols: req.protocols,
+        requireKnownMemberId: version >= 4,
+      },
+      ctx.signal,
+    );
+    return { throttleTimeMs: 0, errorCode: 0, generationId: a.generationId, protocolType: a.protocolType, protocolName: a.protocolName ?? '', leader: a.leaderId, memberId: a.memberId, members: a.members };
+  } catch (e) {
+    const memberId = e instanceof MemberIdRequired ? e.memberId : req.memberId;
+    return { throttleTimeMs: 0, errorCode: errorCodeOf(ctx, e), generationId: -1, protocolType: null, protocolName: version >= 7 ? null : '', leader: '', memberId, members: [] };
+  }
+};
+
+export const syncGroup: Handler = async (ctx, req) => {
+  try {
+    const { group, assignment } = await ctx.classic.sync(req.groupId, req.generationId, req.memberId, req.assignments, ctx.signal);
+    return { throttleTimeMs: 0, errorCode: 0, protocolType: group.protocolType, protocolName: group.protocolName, assignment };
+  } catch (e) {
+    return { throttleTimeMs: 0, errorCode: errorCodeOf(ctx, e), protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
+  }
+};
+
+export const heartbeat: Handler = async (ctx, req) => {
+  try {
+    await ctx.classic.heartbeat(req.groupId, req.memberId, req.generationId);
+    return { throttleTimeMs: 0, errorCode: 0 };
+  } catch (e) {
+    return { throttleTimeMs: 0, errorCode: errorCodeOf(ctx, e) };
+  }
+};
+
+export const leaveGroup: Handler = async (ctx, req, version) => {
+  const ids: string[] = version >= 3 ? req.members.map((m: { memberId: string }) => m.memberId) : [req.memberId];
+  try {
+    const results = await ctx.classic.leave(req.groupId, ids);
+    const members = ids.map((id, i) => ({ memberId: id, groupInstanceId: version >= 3 ? req.members[i].groupInstanceId : null, errorCode: results.get(id)?.code ?? 0 }));
+    // Before v3 there is one member: its error is the request's.
+    return { throttleTimeMs: 0, errorCode: version >= 3 ? 0 : members[0]!.errorCode, members };
+  } catch (e) {
+    return { throttleTimeMs: 0, errorCode: errorCodeOf(ctx, e), members: [] };
+  }
+};
+
+export const describeGroups: Handler = async (ctx, req) => {
+  const groups = await Promise.all(
+    (req.groups as string[]).map(async (groupId) => {
+      const base = { errorCode: 0, groupId, groupState: 'Dead', protocolType: '', protocolData: '', members: [] as unknown[], authorizedOperations: -2147483648 };
+      try {
+        const g = await ctx.classic.describe(groupId);
+        if (g) return { ...base, ...describeClassic(g) };
+        const snap = await ctx.services.groups.coordinator.find(groupId);
+        if (!snap) return base;
+        const g848 = snap.group;
+        return {
+          ...base,
+          groupState: g848.state,
+          protocolType: g848.protocolType,
+          protocolData: g848.assignor,
+          members: Object.values(g848.members).map((m) => ({ memberId: m.memberId, groupInstanceId: null, clientId: m.clientId, clientHost: '', memberMetadata: Buffer.alloc(0), memberAssignment: Buffer.alloc(0) })),
+        };
+      } catch (e) {
+        return { ...base, errorCode: errorCodeOf(ctx, e) };
+      }
+    }),
+  );
+  return { throttleTimeMs: 0, groups };
+};
+
+function describeClassic(g: ClassicGroup) {
+  const stable = g.state === 'Stable';
+  return {
+    groupState: g.state,
+    protocolType: g.protocolType ?? '',
+    protocolData: stable ? (g.protocolName ?? '') : '',
+    members: Object.values(g.members).map((m) => ({
+      memberId: m.memberId,
+      groupInstanceId: m.groupInstanceId,
+      clientId: m.clientId,
+      clientHost: m.clientHost,
+      memberMetadata: stable ? Buffer.from(m.protocols.find((p) => p.name === g.protocolName)?.metadata ?? '', 'base64') : Buffer.alloc(0),
+      memberAssignment: stable ? Buffer.from(m.assignment, 'base64') : Buffer.alloc(0),
+    })),
+  };
+}
+
+export const listGroups: Handler = async (ctx, req) => {
+  try {
+    const [classic, others] = await Promise.all([ctx.classic.list(), ctx.services.groups.coordinator.list()]);
+    const out = new Map<string, { groupId: string; protocolType: string; groupState: string }>();
+    for (const g of others) out.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType, groupState: g.state });
+    for (const g of classic) out.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state });
+    const filter = new Set<string>((req.statesFilter as string[]).map((s) => s.toLowerCase()));
+    const groups = [...out.values()].filter((g) => filter.size === 0 || filter.has(g.groupState.toLowerCase()));
+    return { throttleTimeMs: 0, errorCode: 0, groups };
+  } catch (e) {
+    return { throttleTimeMs: 0, errorCode: errorCodeOf(ctx, e), groups: [] };
+  }
+};
+
+export const deleteGroups: Handler = async (ctx, req) => {
+  const results = await Promise.all(
+    (req.groupsNames as string[]).map(async (groupId) => {
+      try {
+        await deleteGroup(ctx, groupId);
+        return { groupId, errorCode: 0 };
+      } catch (e) {
+        return { groupId, errorCode: errorCodeOf(ctx, e) };
+      }
+    }),
+  );
+  return { throttleTimeMs: 0, results };
+};
+
+async function deleteGroup(ctx: RequestContext, groupId: string): Promise<void> {
+  const classic = await ctx.classic.delete(groupId);
+  try {
+    await ctx.services.groups.admin.delete(groupId);
+  } catch (e) {
+    if (!(classic && isKafkaError(e, 'GROUP_ID_NOT_FOUND'))) throw e;
+  }
+}

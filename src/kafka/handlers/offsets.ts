@@ -1,0 +1,96 @@
+/** ListOffsets, OffsetForLeaderEpoch, DeleteRecords and InitProducerId. */
+import { KafkaError } from '../../wire/errors.js';
+import { logEndOffset } from '../../partition/partition-state.js';
+import type { OffsetSpec } from '../../log/partition-log.js';
+import type { Topic } from '../../topics/topics.js';
+import { endOffsetFor } from '../../partition/epoch-history.js';
+import { errorCodeOf, settle, type Handler, type RequestContext } from './context.js';
+
+/** Resolves each named topic once; a missing one fails its partitions, not the request. */
+async function perPartition<P extends { partitionIndex?: number; partition?: number }, R>(
+  ctx: RequestContext,
+  topics: { name: string; partitions: P[] }[],
+  run: (topic: Topic, p: P) => Promise<R>,
+  onError: (p: P, code: number) => R,
+): Promise<{ name: string; partitions: R[] }[]> {
+  return Promise.all(
+    topics.map(async (t) => {
+      let topic: Topic;
+      try {
+        topic = await ctx.services.topics.get(t.name);
+      } catch (e) {
+        const code = errorCodeOf(ctx, e);
+        return { name: t.name, partitions: t.partitions.map((p) => onError(p, code)) };
+      }
+      return { name: t.name, partitions: await settle(t.partitions, (p) => run(topic, p), (p, e) => onError(p, errorCodeOf(ctx, e))) };
+    }),
+  );
+}
+
+/** Kafka's special timestamps: -1 the latest offset (HW), -2 the earliest (log start offset). */
+function specOf(timestamp: number): OffsetSpec {
+  if (timestamp === -1) return 'latest';
+  if (timestamp === -2) return 'earliest';
+  if (timestamp < 0) throw new KafkaError('UNSUPPORTED_VERSION', `ListOffsets timestamp ${timestamp} needs a newer version`);
+  return { timestamp };
+}
+
+export const listOffsets: Handler = async (ctx, req) => {
+  type P = { partitionIndex: number; timestamp: number };
+  const topics = await perPartition(
+    ctx,
+    req.topics as { name: string; partitions: P[] }[],
+    async (topic, p: P) => {
+      const r = await ctx.services.log.listOffset(topic, p.partitionIndex, specOf(p.timestamp));
+      return { partitionIndex: p.partitionIndex, errorCode: 0, oldStyleOffsets: r.offset >= 0 ? [r.offset] : [], timestamp: r.timestamp, offset: r.offset, leaderEpoch: -1 };
+    },
+    (p, errorCode) => ({ partitionIndex: p.partitionIndex, errorCode, oldStyleOffsets: [], timestamp: -1, offset: -1, leaderEpoch: -1 }),
+  );
+  return { throttleTimeMs: 0, topics };
+};
+
+export const offsetForLeaderEpoch: Handler = async (ctx, req) => {
+  type P = { partition: number; currentLeaderEpoch: number; leaderEpoch: number };
+  const topics = await perPartition(
+    ctx,
+    (req.topics as { topic: string; partitions: P[] }[]).map((t) => ({ name: t.topic, partitions: t.partitions })),
+    async (topic, p: P) => {
+      const s = await ctx.services.log.state(topic, p.partition);
+      if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < s.leaderEpoch) throw new KafkaError('FENCED_LEADER_EPOCH', 'stale leader epoch');
+      if (p.currentLeaderEpoch > s.leaderEpoch) throw new KafkaError('UNKNOWN_LEADER_EPOCH', 'leader epoch not known yet');
+      // The largest epoch at or below the requested one, and where it ends (Kafka's endOffsetFor).
+      const epoch = s.epochHistory.filter((e) => e.epoch <= p.leaderEpoch).at(-1);
+      if (!epoch) return { errorCode: 0, partition: p.partition, leaderEpoch: -1, endOffset: -1 };
+      return { errorCode: 0, partition: p.partition, leaderEpoch: epoch.epoch, endOffset: endOffsetFor(s.epochHistory, epoch.epoch, logEndOffset(s)) };
+    },
+    (p, errorCode) => ({ errorCode, partition: p.partition, leaderEpoch: -1, endOffset: -1 }),
+  );
+  return { throttleTimeMs: 0, topics: topics.map((t) => ({ topic: t.name, partitions: t.partitions })) };
+};
+
+export const deleteRecords: Handler = async (ctx, req) => {
+  type P = { partitionIndex: number; offset: number };
+  const topics = await perPartition(
+    ctx,
+    req.topics as { name: string; partitions: P[] }[],
+    async (topic, p: P) => {
+      const target = p.offset === -1 ? (await ctx.services.log.state(topic, p.partitionIndex)).highWatermark : p.offset;
+      const r = await ctx.services.log.advanceLogStartOffset(topic, p.partitionIndex, target);
+      return { partitionIndex: p.partitionIndex, lowWatermark: r.logStartOffset, errorCode: 0 };
+    },
+    (p, errorCode) => ({ partitionIndex: p.partitionIndex, lowWatermark: -1, errorCode }),
+  );
+  return { throttleTimeMs: 0, topics };
+};
+
+export const initProducerId: Handler = async (ctx, req) => {
+  try {
+    // Transactions do not exist yet: only idempotent producers get an id.
+    if (req.transactionalId !== null) throw new KafkaError('INVALID_REQUEST', 'Transactional producers are not supported; use an idempotent producer');
+    const existing = req.producerId >= 0 ? { producerId: req.producerId, producerEpoch: req.producerEpoch } : undefined;
+    const r = await ctx.services.producerIds.init(existing);
+    return { throttleTimeMs: 0, errorCode: 0, producerId: r.producerId, producerEpoch: r.producerEpoch };
+  } catch (e) {
+    return { throttleTimeMs: 0, errorCode: errorCodeOf(ctx, e), producerId: -1, producerEpoch: -1 };
+  }
+};

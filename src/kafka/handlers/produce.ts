@@ -1,0 +1,107 @@
+/**
+ * Produce: the record batches are checked in place (validateProducedBatches) and appended as sent,
+ * one append (one object) per topic and producer, through the same PartitionLog as the HTTP
+ * record-batch produce. acks=0 sends no answer, as Kafka does.
+ */
+import { KafkaError } from '../../wire/errors.js';
+import type { AppendOptions } from '../../log/partition-log.js';
+import type { Acks } from '../../wire/protocol.js';
+import { validateProducedBatches, type ProducedBatches } from '../../log/produced-batches.js';
+import type { Topic } from '../../topics/topics.js';
+import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
+
+interface PartitionAnswer {
+  index: number;
+  errorCode: number;
+  baseOffset: number;
+  logAppendTimeMs: number;
+  logStartOffset: number;
+  recordErrors: never[];
+  errorMessage: string | null;
+}
+
+const failed = (ctx: RequestContext, index: number, e: unknown): PartitionAnswer => ({
+  index,
+  errorCode: errorCodeOf(ctx, e),
+  baseOffset: -1,
+  logAppendTimeMs: -1,
+  logStartOffset: -1,
+  recordErrors: [],
+  errorMessage: errorMessageOf(e),
+});
+
+function acksOf(raw: number): Acks {
+  if (raw === 0) return 0;
+  if (raw === 1) return 1;
+  if (raw === -1) return 'all';
+  throw new KafkaError('INVALID_REQUIRED_ACKS', `acks must be 0, 1 or -1 (got ${raw})`);
+}
+
+export const produce: Handler = async (ctx, req) => {
+  let acks: Acks | undefined;
+  let acksError: unknown;
+  try {
+    acks = acksOf(req.acks);
+  } catch (e) {
+    acksError = e;
+  }
+  const responses = await Promise.all(
+    req.topicData.map(async (t: { name: string; partitionData: { index: number; records: Buffer | null }[] }) => {
+      if (acks === undefined) return { name: t.name, partitionResponses: t.partitionData.map((p) => failed(ctx, p.index, acksError)) };
+      let topic: Topic;
+      try {
+        topic = await ctx.services.topics.get(t.name);
+      } catch (e) {
+        return { name: t.name, partitionResponses: t.partitionData.map((p) => failed(ctx, p.index, e)) };
+      }
+      return { name: t.name, partitionResponses: await produceTopic(ctx, topic, t.partitionData, acks) };
+    }),
+  );
+  if (acks === 0) return undefined;
+  return { responses, throttleTimeMs: 0 };
+};
+
+async function produceTopic(ctx: RequestContext, topic: Topic, partitions: { index: number; records: Buffer | null }[], acks: Acks): Promise<PartitionAnswer[]> {
+  const answers = new Map<number, PartitionAnswer>();
+  // Appends grouped by producer: one idempotent producer's id and epoch per append call.
+  const groups = new Map<string, { producer?: ProducedBatches['producer']; appends: { partition: number; batches: ProducedBatches }[] }>();
+  for (const p of partitions) {
+    try {
+      if (answers.has(p.index)) throw new KafkaError('INVALID_REQUEST', `Partition ${p.index} appears twice in the request`);
+      if (!Number.isInteger(p.index) || p.index < 0 || p.index >= topic.partitionCount) {
+        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p.index} of topic ${topic.name} does not exist`);
+      }
+      const batches = validateProducedBatches(p.records ?? new Uint8Array(0), { maxMessageBytes: topic.config.maxMessageBytes, requireKeys: topic.config.cleanupPolicy.compact });
+      const key = batches.producer ? `${batches.producer.producerId}:${batches.producer.producerEpoch}` : '';
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { ...(batches.producer ? { producer: batches.producer } : {}), appends: [] }));
+      g.appends.push({ partition: p.index, batches });
+      answers.set(p.index, failed(ctx, p.index, new KafkaError('REQUEST_TIMED_OUT', 'not appended')));
+    } catch (e) {
+      answers.set(p.index, failed(ctx, p.index, e));
+    }
+  }
+  await Promise.all(
+    [...groups.values()].map(async (g) => {
+      const options: AppendOptions = { acks };
+      if (g.producer) {
+        const { producerId, producerEpoch } = g.producer;
+        options.producer = { producerId, producerEpoch, baseSequences: new Map(g.appends.map((a) => [a.partition, a.batches.producer!.baseSequence])) };
+      }
+      try {
+        const outcomes = await ctx.services.log.append(topic, g.appends, options);
+        for (const [partition, o] of outcomes) {
+          answers.set(
+            partition,
+            o.ok
+              ? { index: partition, errorCode: 0, baseOffset: o.info.baseOffset, logAppendTimeMs: o.info.logAppendTime, logStartOffset: o.info.logStartOffset, recordErrors: [], errorMessage: null }
+              : failed(ctx, partition, o.error),
+          );
+        }
+      } catch (e) {
+        for (const a of g.appends) answers.set(a.partition, failed(ctx, a.partition, e));
+      }
+    }),
+  );
+  return partitions.map((p) => answers.get(p.index)!);
+}

@@ -1,0 +1,321 @@
+/**
+ * The Kafka protocol listener: a TCP server speaking Kafka's binary protocol over the same services
+ * as the HTTP API (src/compose.ts), so any Kafka client can produce, fetch and join groups.
+ *
+ * Per connection, answers leave in request order. Produce requests on disjoint partitions run
+ * side by side, a later one overtaking an earlier one on other partitions (librdkafka sends one
+ * partition per request; waiting for each append in turn, as a Kafka broker can afford with its
+ * page cache, would cap a connection at one append's latency); any other request runs alone,
+ * after the ones before it. A partition's batches are appended in the order they were sent, which
+ * idempotent producers' sequences need. Memory per connection is
+ * bounded: a frame above maxFrameBytes closes the connection, requests read and not answered are
+ * bounded in count and bytes, one frame at most is buffered beyond them, and nothing new is read
+ * while the client is slow to read answers.
+ * Frames that do not parse, unknown API keys and unsupported versions close the connection, as
+ * Kafka does; ApiVersions of an unsupported version is answered in v0 with UNSUPPORTED_VERSION and
+ * the supported versions, so a client can downgrade. Nothing a connection sends affects another.
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import { KafkaError } from '../wire/errors.js';
+import type { ClassicGroupCoordinator } from '../groups/classic-coordinator.js';
+import type { AppServices } from '../http/app-env.js';
+import { HANDLERS } from './dispatch.js';
+import { supportedApiKeys } from './handlers/cluster.js';
+import type { Broker, ConnectionState, RequestContext } from './handlers/context.js';
+import { decodeMessage, encodeMessage, ProtocolError, Reader, supports, Writer } from './protocol/codec.js';
+import { API_VERSIONS_KEY, finishRequestHeader, readRequestHeader, responseHeaderVersion, writeResponseHeader } from './protocol/headers.js';
+import { API_BY_KEY, ApiVersions, Produce, SaslAuthenticate, SaslHandshake } from './protocol/messages/index.js';
+import type { ApiSpec } from './protocol/schema.js';
+
+export interface KafkaListenerOptions {
+  services: AppServices;
+  classic: ClassicGroupCoordinator;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** What Metadata and FindCoordinator answer; by default the bound host and port. */
+  advertisedHost?: string;
+  advertisedPort?: number;
+  /** Kafka's socket.request.max.bytes. */
+  maxFrameBytes: number;
+  /** Kafka's connections.max.idle.ms: a connection silent this long is closed. */
+  idleTimeoutMs?: number;
+  /** A client that leaves this many answer bytes unread is not served more until it reads them. */
+  maxUnreadBytes?: number;
+  /** Bytes of the requests one connection has read and not answered (one request always may be read). */
+  maxInFlightBytes?: number;
+  autoCreateTopics?: boolean;
+  /** SASL/PLAIN users; when set, a connection must authenticate before anything but ApiVersions and SASL. */
+  plainUsers?: ReadonlyMap<string, string>;
+  log?: (event: Record<string, unknown>) => void;
+}
+
+export interface KafkaListener {
+  port: number;
+  close(): Promise<void>;
+}
+
+const PRE_AUTH_APIS = new Set([ApiVersions.apiKey, SaslHandshake.apiKey, SaslAuthenticate.apiKey]);
+/** Requests of one connection read ahead and not yet answered (produce ones run at once on disjoint partitions). */
+const MAX_PIPELINED = 64;
+
+export async function startKafkaListener(options: KafkaListenerOptions): Promise<KafkaListener> {
+  const log = options.log ?? ((e) => console.log(JSON.stringify(e)));
+  const sockets = new Set<Socket>();
+  const server: Server = createServer({ noDelay: true }, (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    serveConnection(socket, options, broker, log);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const broker: Broker = { nodeId: 0, host: options.advertisedHost ?? options.host, port: options.advertisedPort ?? port };
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: Broker, log: (e: Record<string, unknown>) => void): void {
+  const abort = new AbortController();
+  const connection: ConnectionState = { sasl: 'none' };
+  const maxUnread = options.maxUnreadBytes ?? 16 * 1024 * 1024;
+  const maxInFlightBytes = options.maxInFlightBytes ?? 64 * 1024 * 1024;
+  const chunks: Buffer[] = [];
+  let buffered = 0;
+  let closed = false;
+
+  const close = (reason: string, detail?: unknown) => {
+    if (closed) return;
+    closed = true;
+    log({ level: 'warn', msg: 'kafka connection closed', reason, remote: socket.remoteAddress, ...(detail ? { detail: String(detail) } : {}) });
+    socket.destroy();
+  };
+  // Idle: nothing received or sent for that long while no request runs (a long poll is not idle).
+  socket.setTimeout(options.idleTimeoutMs ?? 600_000, () => {
+    if (running === 0) close('idle');
+  });
+  socket.on('close', () => {
+    closed = true;
+    abort.abort();
+  });
+  socket.on('error', () => {}); // 'close' follows
+
+  const ctxBase = (clientId: string): RequestContext => ({
+    services: options.services,
+    classic: options.classic,
+    broker,
+    clientId,
+    clientHost: socket.remoteAddress ?? '',
+    signal: abort.signal,
+    connection,
+    ...(options.plainUsers ? { plainUsers: options.plainUsers } : {}),
+    autoCreateTopics: options.autoCreateTopics ?? true,
+    log,
+  });
+
+  /** The next complete frame, or undefined; closes the connection on a bad size. Copies only a frame split across chunks. */
+  const nextFrame = (): Buffer | undefined => {
+    if (buffered < 4) return undefined;
+    if (chunks[0]!.byteLength < 4) chunks.splice(0, chunks.length, Buffer.concat(chunks));
+    const size = chunks[0]!.readInt32BE(0);
+    if (size < 8 || size > options.maxFrameBytes) {
+      close('bad frame size', `${size} bytes (limit ${options.maxFrameBytes})`);
+      return undefined;
+    }
+    const total = 4 + size;
+    if (buffered < total) return undefined;
+    buffered -= total;
+    const first = chunks[0]!;
+    if (first.byteLength >= total) {
+      if (first.byteLength === total) chunks.shift();
+      else chunks[0] = first.subarray(total);
+      return first.subarray(4, total);
+    }
+    const frame = Buffer.allocUnsafe(size);
+    let at = 0;
+    let skip = 4;
+    while (at < size) {
+      const c = chunks[0]!;
+      const take = Math.min(c.byteLength - skip, size - at);
+      c.copy(frame, at, skip, skip + take);
+      at += take;
+      if (skip + take === c.byteLength) chunks.shift();
+      else chunks[0] = c.subarray(skip + take);
+      skip = 0;
+    }
+    return frame;
+  };
+
+  type Parsed =
+    | { kind: 'answer'; out: Buffer[] }
+    | { kind: 'run'; size: number; api: ApiSpec; version: number; correlationId: number; clientId: string; body: Record<string, unknown>; keys: Set<string> | null };
+  type Run = Extract<Parsed, { kind: 'run' }>;
+  interface Slot {
+    /** Produce's partitions: requests on disjoint partitions run side by side; null runs alone. */
+    keys: Set<string> | null;
+    started: boolean;
+    done: boolean;
+    out?: Buffer[];
+  }
+  /** Every request read and not yet answered, in request order: answers leave in this order. */
+  const slots: Slot[] = [];
+  /** Read, not started yet (waiting for a partition or for exclusivity), in request order. */
+  const waiting: { p: Run; slot: Slot }[] = [];
+  let running = 0;
+  let heldBytes = 0; // frames of requests read and not finished
+  let draining = false;
+
+  const overlaps = (a: Set<string>, b: Set<string>) => {
+    for (const k of a) if (b.has(k)) return true;
+    return false;
+  };
+
+  /**
+   * Starts what may start, in order: a produce request may overtake earlier ones on other
+   * partitions (never one on the same partition, so a partition's batches keep their order);
+   * any other request waits for everything before it, and nothing after it starts until it ends.
+   */
+  const startReady = () => {
+    const blocked = new Set<string>();
+    for (let i = 0; i < waiting.length; ) {
+      const { p, slot } = waiting[i]!;
+      if (p.keys === null) {
+        if (i === 0 && running === 0) {
+          waiting.shift();
+          start(p, slot);
+        }
+        return;
+      }
+      const busy = slots.some((s) => s.started && !s.done && (s.keys === null || overlaps(s.keys, p.keys!)));
+      if (!busy && !overlaps(p.keys, blocked)) {
+        waiting.splice(i, 1);
+        start(p, slot);
+        continue;
+      }
+      for (const k of p.keys) blocked.add(k);
+      i++;
+    }
+  };
+
+  const flush = () => {
+    if (closed) return;
+    socket.cork();
+    while (slots[0]?.done) for (const b of slots.shift()!.out ?? []) socket.write(b);
+    socket.uncork();
+  };
+
+  const start = (p: Run, slot: Slot) => {
+    slot.started = true;
+    running++;
+    void HANDLERS.get(p.api.apiKey)!(ctxBase(p.clientId), p.body, p.version).then(
+      (response) => {
+        if (response !== undefined) slot.out = encodeResponse(p.correlationId, responseHeaderVersion(p.api, p.version), p.api, p.version, response);
+        slot.done = true;
+        running--;
+        heldBytes -= p.size;
+        flush();
+        pump();
+      },
+      (e: unknown) => {
+        if (!closed) log({ level: 'error', msg: 'kafka handler failed', api: p.api.name, error: String(e), stack: e instanceof Error ? e.stack : undefined });
+        close('handler failed');
+      },
+    );
+  };
+
+  /** Reads frames while the bounds allow, and starts what may start; a finished request calls it again. */
+  const pump = () => {
+    while (!closed && slots.length < MAX_PIPELINED && (heldBytes === 0 || heldBytes < maxInFlightBytes)) {
+      // A slow reader: nothing new until it has read what it was sent.
+      if (socket.writableLength > maxUnread) {
+        if (!draining) {
+          draining = true;
+          socket.once('drain', () => {
+            draining = false;
+            pump();
+          });
+        }
+        break;
+      }
+      const frame = nextFrame();
+      if (!frame) break;
+      const p = parse(frame);
+      if (!p) return; // closed
+      if (socket.isPaused() && buffered <= options.maxFrameBytes) socket.resume();
+      if (p.kind === 'answer') {
+        slots.push({ keys: null, started: true, done: true, out: p.out });
+        flush();
+        continue;
+      }
+      const slot: Slot = { keys: p.keys, started: false, done: false };
+      slots.push(slot);
+      heldBytes += p.size;
+      waiting.push({ p, slot });
+    }
+    if (!closed) startReady();
+  };
+
+  const parse = (frame: Buffer): Parsed | undefined => {
+    const r = new Reader(frame);
+    let header;
+    try {
+      header = readRequestHeader(r);
+    } catch (e) {
+      return void close('bad request header', e);
+    }
+    const api = API_BY_KEY.get(header.apiKey);
+    if (!api) return void close('unknown api key', header.apiKey);
+    if (!supports(api.request, header.apiVersion)) {
+      if (header.apiKey === API_VERSIONS_KEY) {
+        const out = encodeResponse(header.correlationId, 0, ApiVersions, 0, { errorCode: new KafkaError('UNSUPPORTED_VERSION', '').code, apiKeys: supportedApiKeys() });
+        return { kind: 'answer', out };
+      }
+      return void close('unsupported version', `${api.name} v${header.apiVersion}`);
+    }
+    if (options.plainUsers && connection.sasl !== 'authenticated' && !PRE_AUTH_APIS.has(header.apiKey)) return void close('not authenticated', api.name);
+    let body;
+    try {
+      finishRequestHeader(api, header.apiVersion, r);
+      body = decodeMessage(api.request, header.apiVersion, r);
+    } catch (e) {
+      return void close('malformed request', e instanceof ProtocolError ? e.message : e);
+    }
+    return { kind: 'run', size: frame.byteLength, api, version: header.apiVersion, correlationId: header.correlationId, clientId: header.clientId ?? '', body, keys: partitionsOf(api, body) };
+  };
+
+  socket.on('data', (data: Buffer) => {
+    if (closed) return;
+    chunks.push(data);
+    buffered += data.byteLength;
+    // Bounded: beyond the requests running, at most one frame is read ahead.
+    if (buffered > options.maxFrameBytes + 4) socket.pause();
+    pump();
+  });
+}
+
+/** A Produce's topic-partitions (it may run beside others on disjoint ones); null: the request runs alone. */
+function partitionsOf(api: ApiSpec, body: Record<string, unknown>): Set<string> | null {
+  if (api.apiKey !== Produce.apiKey) return null;
+  const keys = new Set<string>();
+  for (const t of body.topicData as { name: string; partitionData: { index: number }[] }[]) for (const p of t.partitionData) keys.add(`${t.name}\u0000${p.index}`);
+  return keys;
+}
+
+function encodeResponse(correlationId: number, headerVersion: 0 | 1, api: ApiSpec, version: number, body: Record<string, unknown>): Buffer[] {
+  const w = new Writer();
+  w.int32(0); // the size, set below
+  writeResponseHeader(w, correlationId, headerVersion);
+  encodeMessage(api.response, version, body, w);
+  const parts = w.chunks();
+  parts[0]!.writeInt32BE(w.length - 4, 0);
+  return parts;
+}

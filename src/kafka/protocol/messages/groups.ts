@@ -1,0 +1,218 @@
+/** The classic group protocol (FindCoordinator .. LeaveGroup), group admin, and committed offsets. */
+import { arrayOf, f, message, type ApiSpec } from '../schema.js';
+
+const nullableString = (name: string, versions: string) => f(name, 'string', versions, { nullableVersions: versions, default: null });
+
+export const FindCoordinator: ApiSpec = {
+  apiKey: 10,
+  name: 'FindCoordinator',
+  request: message('FindCoordinatorRequest', '0-4', '3+', [f('key', 'string', '0-3'), f('keyType', 'int8', '1+'), f('coordinatorKeys', arrayOf('string'), '4+')]),
+  response: message('FindCoordinatorResponse', '0-4', '3+', [
+    f('throttleTimeMs', 'int32', '1+'),
+    f('errorCode', 'int16', '0-3'),
+    nullableString('errorMessage', '1-3'),
+    f('nodeId', 'int32', '0-3'),
+    f('host', 'string', '0-3'),
+    f('port', 'int32', '0-3'),
+    f(
+      'coordinators',
+      arrayOf([f('key', 'string', '4+'), f('nodeId', 'int32', '4+'), f('host', 'string', '4+'), f('port', 'int32', '4+'), f('errorCode', 'int16', '4+'), nullableString('errorMessage', '4+')]),
+      '4+',
+    ),
+  ]),
+};
+
+export const JoinGroup: ApiSpec = {
+  apiKey: 11,
+  name: 'JoinGroup',
+  request: message('JoinGroupRequest', '0-7', '6+', [
+    f('groupId', 'string', '0+'),
+    f('sessionTimeoutMs', 'int32', '0+'),
+    f('rebalanceTimeoutMs', 'int32', '1+', { default: -1 }),
+    f('memberId', 'string', '0+'),
+    nullableString('groupInstanceId', '5+'),
+    f('protocolType', 'string', '0+'),
+    f('protocols', arrayOf([f('name', 'string', '0+'), f('metadata', 'bytes', '0+')]), '0+'),
+  ]),
+  response: message('JoinGroupResponse', '0-7', '6+', [
+    f('throttleTimeMs', 'int32', '2+'),
+    f('errorCode', 'int16', '0+'),
+    f('generationId', 'int32', '0+', { default: -1 }),
+    nullableString('protocolType', '7+'),
+    f('protocolName', 'string', '0+', { nullableVersions: '7+' }),
+    f('leader', 'string', '0+'),
+    f('memberId', 'string', '0+'),
+    f('members', arrayOf([f('memberId', 'string', '0+'), nullableString('groupInstanceId', '5+'), f('metadata', 'bytes', '0+')]), '0+'),
+  ]),
+};
+
+export const Heartbeat: ApiSpec = {
+  apiKey: 12,
+  name: 'Heartbeat',
+  request: message('HeartbeatRequest', '0-4', '4+', [f('groupId', 'string', '0+'), f('generationId', 'int32', '0+'), f('memberId', 'string', '0+'), nullableString('groupInstanceId', '3+')]),
+  response: message('HeartbeatResponse', '0-4', '4+', [f('throttleTimeMs', 'int32', '1+'), f('errorCode', 'int16', '0+')]),
+};
+
+export const LeaveGroup: ApiSpec = {
+  apiKey: 13,
+  name: 'LeaveGroup',
+  request: message('LeaveGroupRequest', '0-4', '4+', [
+    f('groupId', 'string', '0+'),
+    f('memberId', 'string', '0-2'),
+    f('members', arrayOf([f('memberId', 'string', '3+'), nullableString('groupInstanceId', '3+')]), '3+'),
+  ]),
+  response: message('LeaveGroupResponse', '0-4', '4+', [
+    f('throttleTimeMs', 'int32', '1+'),
+    f('errorCode', 'int16', '0+'),
+    f('members', arrayOf([f('memberId', 'string', '3+'), nullableString('groupInstanceId', '3+'), f('errorCode', 'int16', '3+')]), '3+'),
+  ]),
+};
+
+export const SyncGroup: ApiSpec = {
+  apiKey: 14,
+  name: 'SyncGroup',
+  request: message('SyncGroupRequest', '0-5', '4+', [
+    f('groupId', 'string', '0+'),
+    f('generationId', 'int32', '0+'),
+    f('memberId', 'string', '0+'),
+    nullableString('groupInstanceId', '3+'),
+    nullableString('protocolType', '5+'),
+    nullableString('protocolName', '5+'),
+    f('assignments', arrayOf([f('memberId', 'string', '0+'), f('assignment', 'bytes', '0+')]), '0+'),
+  ]),
+  response: message('SyncGroupResponse', '0-5', '4+', [
+    f('throttleTimeMs', 'int32', '1+'),
+    f('errorCode', 'int16', '0+'),
+    nullableString('protocolType', '5+'),
+    nullableString('protocolName', '5+'),
+    f('assignment', 'bytes', '0+'),
+  ]),
+};
+
+export const DescribeGroups: ApiSpec = {
+  apiKey: 15,
+  name: 'DescribeGroups',
+  request: message('DescribeGroupsRequest', '0-5', '5+', [f('groups', arrayOf('string'), '0+'), f('includeAuthorizedOperations', 'bool', '3+')]),
+  response: message('DescribeGroupsResponse', '0-5', '5+', [
+    f('throttleTimeMs', 'int32', '1+'),
+    f(
+      'groups',
+      arrayOf([
+        f('errorCode', 'int16', '0+'),
+        f('groupId', 'string', '0+'),
+        f('groupState', 'string', '0+'),
+        f('protocolType', 'string', '0+'),
+        f('protocolData', 'string', '0+'),
+        f(
+          'members',
+          arrayOf([
+            f('memberId', 'string', '0+'),
+            nullableString('groupInstanceId', '4+'),
+            f('clientId', 'string', '0+'),
+            f('clientHost', 'string', '0+'),
+            f('memberMetadata', 'bytes', '0+'),
+            f('memberAssignment', 'bytes', '0+'),
+          ]),
+          '0+',
+        ),
+        f('authorizedOperations', 'int32', '3+', { default: -2147483648 }),
+      ]),
+      '0+',
+    ),
+  ]),
+};
+
+export const ListGroups: ApiSpec = {
+  apiKey: 16,
+  name: 'ListGroups',
+  request: message('ListGroupsRequest', '0-4', '3+', [f('statesFilter', arrayOf('string'), '4+')]),
+  response: message('ListGroupsResponse', '0-4', '3+', [
+    f('throttleTimeMs', 'int32', '1+'),
+    f('errorCode', 'int16', '0+'),
+    f('groups', arrayOf([f('groupId', 'string', '0+'), f('protocolType', 'string', '0+'), f('groupState', 'string', '4+')]), '0+'),
+  ]),
+};
+
+export const DeleteGroups: ApiSpec = {
+  apiKey: 42,
+  name: 'DeleteGroups',
+  request: message('DeleteGroupsRequest', '0-2', '2+', [f('groupsNames', arrayOf('string'), '0+')]),
+  response: message('DeleteGroupsResponse', '0-2', '2+', [f('throttleTimeMs', 'int32', '0+'), f('results', arrayOf([f('groupId', 'string', '0+'), f('errorCode', 'int16', '0+')]), '0+')]),
+};
+
+export const OffsetCommit: ApiSpec = {
+  apiKey: 8,
+  name: 'OffsetCommit',
+  request: message('OffsetCommitRequest', '0-8', '8+', [
+    f('groupId', 'string', '0+'),
+    f('generationIdOrMemberEpoch', 'int32', '1+', { default: -1 }),
+    f('memberId', 'string', '1+'),
+    nullableString('groupInstanceId', '7+'),
+    f('retentionTimeMs', 'int64', '2-4', { default: -1 }),
+    f(
+      'topics',
+      arrayOf([
+        f('name', 'string', '0+'),
+        f(
+          'partitions',
+          arrayOf([
+            f('partitionIndex', 'int32', '0+'),
+            f('committedOffset', 'int64', '0+'),
+            f('committedLeaderEpoch', 'int32', '6+', { default: -1 }),
+            f('commitTimestamp', 'int64', '1', { default: -1 }),
+            f('committedMetadata', 'string', '0+', { nullableVersions: '0+' }),
+          ]),
+          '0+',
+        ),
+      ]),
+      '0+',
+    ),
+  ]),
+  response: message('OffsetCommitResponse', '0-8', '8+', [
+    f('throttleTimeMs', 'int32', '3+'),
+    f('topics', arrayOf([f('name', 'string', '0+'), f('partitions', arrayOf([f('partitionIndex', 'int32', '0+'), f('errorCode', 'int16', '0+')]), '0+')]), '0+'),
+  ]),
+};
+
+export const OffsetFetch: ApiSpec = {
+  apiKey: 9,
+  name: 'OffsetFetch',
+  request: message('OffsetFetchRequest', '0-7', '6+', [
+    f('groupId', 'string', '0+'),
+    f('topics', arrayOf([f('name', 'string', '0+'), f('partitionIndexes', arrayOf('int32'), '0+')]), '0+', { nullableVersions: '2+' }),
+    f('requireStable', 'bool', '7+'),
+  ]),
+  response: message('OffsetFetchResponse', '0-7', '6+', [
+    f('throttleTimeMs', 'int32', '3+'),
+    f(
+      'topics',
+      arrayOf([
+        f('name', 'string', '0+'),
+        f(
+          'partitions',
+          arrayOf([
+            f('partitionIndex', 'int32', '0+'),
+            f('committedOffset', 'int64', '0+'),
+            f('committedLeaderEpoch', 'int32', '5+', { default: -1 }),
+            f('metadata', 'string', '0+', { nullableVersions: '0+' }),
+            f('errorCode', 'int16', '0+'),
+          ]),
+          '0+',
+        ),
+      ]),
+      '0+',
+    ),
+    f('errorCode', 'int16', '2+'),
+  ]),
+};
+
+export const OffsetDelete: ApiSpec = {
+  apiKey: 47,
+  name: 'OffsetDelete',
+  request: message('OffsetDeleteRequest', '0', 'none', [f('groupId', 'string', '0+'), f('topics', arrayOf([f('name', 'string', '0+'), f('partitions', arrayOf([f('partitionIndex', 'int32', '0+')]), '0+')]), '0+')]),
+  response: message('OffsetDeleteResponse', '0', 'none', [
+    f('errorCode', 'int16', '0+'),
+    f('throttleTimeMs', 'int32', '0+'),
+    f('topics', arrayOf([f('name', 'string', '0+'), f('partitions', arrayOf([f('partitionIndex', 'int32', '0+'), f('errorCode', 'int16', '0+')]), '0+')]), '0+'),
+  ]),
+};

@@ -1,0 +1,44 @@
+/** Every API this listener speaks, by key. ApiVersions answers from this table. */
+import type { ApiSpec } from '../schema.js';
+import { AlterConfigs, CreatePartitions, CreateTopics, DeleteTopics, DescribeConfigs, IncrementalAlterConfigs } from './admin.js';
+import { ApiVersions, DescribeCluster, Metadata, SaslAuthenticate, SaslHandshake } from './cluster.js';
+import { DeleteGroups, DescribeGroups, FindCoordinator, Heartbeat, JoinGroup, LeaveGroup, ListGroups, OffsetCommit, OffsetDelete, OffsetFetch, SyncGroup } from './groups.js';
+import { DeleteRecords, Fetch, InitProducerId, ListOffsets, OffsetForLeaderEpoch, Produce } from './records.js';
+
+export const APIS: readonly ApiSpec[] = [
+  Produce,
+  Fetch,
+  ListOffsets,
+  Metadata,
+  OffsetCommit,
+  OffsetFetch,
+  FindCoordinator,
+  JoinGroup,
+  Heartbeat,
+  LeaveGroup,
+  SyncGroup,
+  DescribeGroups,
+  ListGroups,
+  SaslHandshake,
+  ApiVersions,
+  CreateTopics,
+  DeleteTopics,
+  DeleteRecords,
+  InitProducerId,
+  OffsetForLeaderEpoch,
+  DescribeConfigs,
+  AlterConfigs,
+  SaslAuthenticate,
+  CreatePartitions,
+  DeleteGroups,
+  IncrementalAlterConfigs,
+  OffsetDelete,
+  DescribeCluster,
+];
+
+export const API_BY_KEY: ReadonlyMap<number, ApiSpec> = new Map(APIS.map((a) => [a.apiKey, a]));
+
+export * from './admin.js';
+export * from './cluster.js';
+export * from './groups.js';
+export * from './records.js';

@@ -1,0 +1,114 @@
+/**
+ * The classic group protocol on the metadata store: two listeners (processes) serving one group,
+ * a write whose answer is lost, session expiry, and the protocol's errors.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/clock.js';
+import { createServices } from '../../src/compose.js';
+import { serverConfigFromEnv } from '../../src/config/server-config.js';
+import type { JoinRequest } from '../../src/groups/classic-coordinator.js';
+import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js';
+import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
+import { isKafkaError } from '../../src/wire/errors.js';
+import { FaultyMetadataStore } from '../support/fault-injection.js';
+
+function setup() {
+  let now = 1_000_000;
+  const clock: Clock = { now: () => now };
+  const metadata = new FaultyMetadataStore(new MemoryMetadataStore());
+  const storage = { metadata, stores: [new MemoryObjectStore('m')], close: () => {} };
+  const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory' });
+  // Two processes over one table: neither sees the other's in-memory wake-ups, only the items.
+  const a = createServices(config, storage, clock).groups.classic;
+  const b = createServices(config, storage, clock).groups.classic;
+  return { a, b, metadata, advance: (ms: number) => void (now += ms) };
+}
+
+/** The join barrier is open once the joining member's write landed. */
+async function preparing(c: ReturnType<typeof setup>['a']) {
+  for (let i = 0; i < 200 && (await c.describe('g'))?.state !== 'PreparingRebalance'; i++) await new Promise((r) => setTimeout(r, 5));
+}
+
+const join = (memberId: string, extra: Partial<JoinRequest> = {}): JoinRequest => ({
+  groupId: 'g',
+  memberId,
+  groupInstanceId: null,
+  clientId: 'c',
+  clientHost: '/127.0.0.1',
+  sessionTimeoutMs: 6000,
+  rebalanceTimeoutMs: 10_000,
+  protocolType: 'consumer',
+  protocols: [{ name: 'range', metadata: Buffer.from(memberId) }],
+  requireKnownMemberId: false,
+  ...extra,
+});
+
+describe('the classic group coordinator', () => {
+  it('completes a rebalance whose members joined through two processes, and hands out the leader\'s assignment', async () => {
+    const { a, b } = setup();
+    const first = await a.join(join('m1'));
+    expect(first).toMatchObject({ generationId: 1, leaderId: 'm1', protocolName: 'range' });
+    await a.sync('g', 1, 'm1', [{ memberId: 'm1', assignment: Buffer.from('all') }]);
+    // m2 joins through b: the group rebalances; m1 learns it from its heartbeat and rejoins through a.
+    const second = b.join(join('m2'));
+    await preparing(a);
+    await expect(a.heartbeat('g', 'm1', 1)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS'));
+    const rejoin = await a.join(join('m1'));
+    const m2 = await second;
+    expect(rejoin.generationId).toBe(2);
+    expect(m2.generationId).toBe(2);
+    expect(rejoin.members.map((m) => m.memberId).sort()).toEqual(['m1', 'm2']); // m1 stays the leader
+    expect(m2.members).toEqual([]);
+    const followerSync = b.sync('g', 2, 'm2', []);
+    await a.sync('g', 2, 'm1', [
+      { memberId: 'm1', assignment: Buffer.from('p0') },
+      { memberId: 'm2', assignment: Buffer.from('p1') },
+    ]);
+    expect((await followerSync).assignment.toString()).toBe('p1');
+    await expect(b.heartbeat('g', 'm2', 1)).rejects.toSatisfy((e) => isKafkaError(e, 'ILLEGAL_GENERATION'));
+    await b.heartbeat('g', 'm2', 2);
+    expect(await a.checkCommit('g', 'm2', 2)).toBe(2);
+  });
+
+  it('a join whose write took effect but whose answer was lost is retried into the same single member', async () => {
+    const { a, metadata } = setup();
+    metadata.faults.fail('put', { when: 'after', match: (k) => k === 'group#g|classic' });
+    await expect(a.join(join('m1'))).rejects.toThrow(/injected/);
+    const retried = await a.join(join('m1'));
+    expect(retried).toMatchObject({ generationId: 1, leaderId: 'm1' });
+    expect(Object.keys((await a.describe('g'))!.members)).toEqual(['m1']);
+  });
+
+  it('removes a member whose session expired, and rebalances the others', async () => {
+    const { a, advance } = setup();
+    await a.join(join('m1'));
+    const m2 = a.join(join('m2'));
+    await preparing(a);
+    await expect(a.heartbeat('g', 'm1', 1)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS'));
+    await a.join(join('m1'));
+    await m2;
+    await a.sync('g', 2, 'm1', []);
+    advance(4000);
+    await a.heartbeat('g', 'm1', 2);
+    advance(4000); // m2 silent for 8 s > 6 s
+    await expect(a.heartbeat('g', 'm1', 2)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS'));
+    expect(Object.keys((await a.describe('g'))!.members)).toEqual(['m1']);
+    await expect(a.heartbeat('g', 'm2', 2)).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));
+  });
+
+  it('answers the protocol\'s errors', async () => {
+    const { a } = setup();
+    await expect(a.join(join('', { requireKnownMemberId: true }))).rejects.toSatisfy((e) => isKafkaError(e, 'MEMBER_ID_REQUIRED'));
+    await expect(a.join(join('m1', { sessionTimeoutMs: 10 }))).rejects.toSatisfy((e) => isKafkaError(e, 'INVALID_SESSION_TIMEOUT'));
+    await a.join(join('m1'));
+    await expect(a.join(join('m9', { protocols: [{ name: 'roundrobin', metadata: Buffer.alloc(0) }] }))).rejects.toSatisfy((e) => isKafkaError(e, 'INCONSISTENT_GROUP_PROTOCOL'));
+    await expect(a.sync('g', 1, 'nobody', [])).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));
+    await expect(a.checkCommit('g', 'm1', 1)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS')); // awaiting the leader's sync
+    await expect(a.checkCommit('g', '', -1)).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));
+    await expect(a.delete('g')).rejects.toSatisfy((e) => isKafkaError(e, 'NON_EMPTY_GROUP'));
+    expect((await a.leave('g', ['m1', 'ghost'])).get('ghost')?.errorName).toBe('UNKNOWN_MEMBER_ID');
+    expect((await a.describe('g'))!.state).toBe('Empty');
+    expect(await a.delete('g')).toBe(true);
+    expect(await a.list()).toEqual([]);
+  });
+});
