@@ -5,14 +5,14 @@
  * SchedulerFailures); a failure is rethrown so Lambda's Errors metric and the alarm see it.
  *
  * The maintenance scheduler itself (timers, retention, compaction, segment merge, orphan GC) lives
- * in src/maintenance/scheduler.ts; `runScheduler` below runs one pass of it with this function's
+ * in src/maintenance/scheduler.ts; `runScheduledPass` below runs one pass of it with this function's
  * logging.
  */
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { systemClock, type Clock } from '../src/clock.js';
 import { createStorage, type Storage } from '../src/compose.js';
 import { serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
-import { runScheduler as runMaintenance } from '../src/maintenance/scheduler.js';
+import { runMaintenance } from '../src/maintenance/scheduler.js';
 import { instrumentStorage } from './instrumented-storage.js';
 import { addMetric, inScope, log, Scope, telemetryFromEnv, type LogLevel, type Telemetry } from './observability.js';
 
@@ -29,7 +29,7 @@ export interface SchedulerDeps {
 export type SchedulerReport = Record<string, number>;
 
 /** One pass of src/maintenance's scheduler, its structured logs going through this function's telemetry. */
-export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport> {
+export async function runScheduledPass(deps: SchedulerDeps): Promise<SchedulerReport> {
   return runMaintenance({
     storage: deps.storage,
     clock: deps.clock,
@@ -52,7 +52,7 @@ export const handler = async (event: Partial<ScheduledEvent> | undefined, contex
     const started = systemClock.now();
     const deadline = started + Math.max(context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS, 0);
     try {
-      const report = await runScheduler({ config, storage, clock: systemClock, deadline, telemetry });
+      const report = await runScheduledPass({ config, storage, clock: systemClock, deadline, telemetry });
       addMetric('SchedulerWork', Object.values(report).reduce((n, v) => n + v, 0));
       log(telemetry, 'info', 'scheduler run', { durationMs: systemClock.now() - started, ...report });
       return report;

@@ -1,7 +1,7 @@
 /**
  * The replica stores: standard S3 buckets and, optionally, one S3 Express One Zone directory
  * bucket per availability zone. Their order is the replica-id order the functions receive in
- * BUCKETS (replica j of partition i lives on store (i + j) mod n, DESIGN.md).
+ * BUCKETS (replica j of partition i lives on store (i + j) mod n, assignReplicas in src/partition/partition-state.ts).
  *
  * Standard buckets: no public access, SSE-S3, TLS (1.2+) required by the bucket policy, bucket
  * owner owns every object, incomplete multipart uploads aborted after a day. Objects are immutable

@@ -7,7 +7,7 @@ import type { AppServices } from './http/app-env.js';
 import { PartitionLog } from './log/partition-log.js';
 import { Partitioner } from './log/partitioner.js';
 import { TopicRegistry } from './topics/topics.js';
-import { runScheduler, startSchedulerLoop, type SchedulerLoop } from './maintenance/scheduler.js';
+import { runMaintenance, startSchedulerLoop, type SchedulerLoop } from './maintenance/scheduler.js';
 import { ProducerIds } from './producer/producer-ids.js';
 import { DeferredMetadataStore, type ClosableMetadataStore } from './storage/deferred-metadata-store.js';
 import { createDynamoDbClient, DynamoDbMetadataStore } from './storage/dynamodb-metadata-store.js';
@@ -129,7 +129,7 @@ export function startInProcessScheduler(config: ServerConfig, storage: Storage, 
     intervalMs,
     clock: services.clock,
     run: (deadline) =>
-      runScheduler({
+      runMaintenance({
         storage,
         clock: services.clock,
         deadline,

@@ -5,7 +5,7 @@ import type { AppendOptions, AppendOutcome } from '../log/partition-log.js';
 import type { Acks } from '../wire/protocol.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
 import type { LogRecord } from '../wire/record-batch.js';
-import type { Topic } from '../topics/topics.js';
+import { requirePartition, type Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';
@@ -60,9 +60,7 @@ async function produce(services: AppServices, topic: Topic, bodies: ProduceRecor
   bodies.forEach((body, i) => {
     try {
       const { record, keyType, valueType } = toLogRecord(body, now);
-      if (body.partition_id !== undefined && body.partition_id !== null && body.partition_id >= topic.partitionCount) {
-        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${body.partition_id} of topic ${topic.name} does not exist`);
-      }
+      if (body.partition_id !== undefined && body.partition_id !== null) requirePartition(topic, body.partition_id);
       if (topic.config.cleanupPolicy.compact && record.key === null) {
         throw new KafkaError('INVALID_RECORD', `Compacted topic ${topic.name} cannot accept a record without a key`);
       }
@@ -169,7 +167,7 @@ export function recordRoutes(): Hono<AppEnv> {
     const acks = parseAcks(c.req.query('acks'));
     const topic = await services.topics.get(c.req.param('topic'));
     const partition = partitionParam(c.req.param('partition'));
-    if (partition >= topic.partitionCount) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
+    requirePartition(topic, partition);
     const { config } = topic;
     const batches = validateProducedBatches(await readBody(c), { maxMessageBytes: config.maxMessageBytes, requireKeys: config.cleanupPolicy.compact });
     const options: AppendOptions = { acks };

@@ -10,8 +10,8 @@ import { commitToPartition, readPartitionState, writePartitionState, type Commit
 import type { CommitRecord, PartitionState, ProducerBatch } from '../partition/partition-state.js';
 import { decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, type DecodedRecord } from '../wire/record-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
-import type { Topic, TopicMeta } from '../topics/topics.js';
-import { INDEX_PREFIX, partitionPk, PRODUCER_META_SK, producerPk, STATE_SK } from '../storage/key-layout.js';
+import { requirePartition, type Topic, type TopicMeta } from '../topics/topics.js';
+import { dataPrefix, INDEX_PREFIX, partitionPk, PRODUCER_META_SK, producerPk, segmentPrefix, STATE_SK } from '../storage/key-layout.js';
 
 export type { PartitionAppend } from './request-object.js';
 
@@ -72,7 +72,7 @@ export interface LogDeps {
 const LEADERSHIP_RETRIES = 3;
 
 /**
- * The partitioned log: appends (DESIGN.md commit protocol, with Kafka's acks over replica
+ * The partitioned log: appends (the commit protocol of docs/architecture.md, with Kafka's acks over replica
  * stores), reads by offset, list-offsets. One produce request becomes one object (written to each
  * store that needs it) holding every touched partition's batches.
  */
@@ -108,7 +108,7 @@ export class PartitionLog {
   }
 
   async state(topic: TopicMeta, partition: number): Promise<PartitionState> {
-    this.checkPartition(topic, partition);
+    requirePartition(topic, partition);
     return (await this.readState(topic, partition)).state;
   }
 
@@ -347,16 +347,20 @@ export class PartitionLog {
 
   /**
    * Removes a deleted topic's partition states, index entries and objects. Readers already ignore
-   * them (they carry the old topic id), so this may be interrupted and redone at any time.
+   * them (they carry the old topic id), so this may be interrupted and redone at any time. Each
+   * listing moves forward past what it read, so a delete that fails leaves that item for the
+   * orphan sweep (or a later purge) instead of being listed again, and the pass ends.
    */
   async purge(topic: TopicMeta): Promise<void> {
+    const PAGE = 100;
     for (let p = 0; p < topic.partitionCount; p++) {
       const pk = partitionPk(topic.name, p);
-      for (;;) {
-        const items = await this.deps.metadata.query<CommitRecord>(pk, { beginsWith: INDEX_PREFIX, limit: 100 });
+      for (let after = INDEX_PREFIX; ; ) {
+        const items = await this.deps.metadata.query<CommitRecord>(pk, { gt: after, beginsWith: INDEX_PREFIX, limit: PAGE });
         const own = items.filter((i) => i.value.topicId === topic.id);
         await Promise.all(own.map((i) => this.deps.metadata.delete(pk, i.sk)));
-        if (items.length < 100 || own.length === 0) break;
+        if (items.length < PAGE) break;
+        after = items.at(-1)!.sk;
       }
       const state = await this.deps.metadata.get<PartitionState>(pk, STATE_SK);
       if (state?.value.topicId === topic.id) await this.deps.metadata.delete(pk, STATE_SK, { ifVersion: state.version }).catch(() => {});
@@ -366,11 +370,12 @@ export class PartitionLog {
     await Promise.all(
       this.deps.stores.flatMap((store) =>
         // Request objects, and the per-partition segments maintenance rewrites them into.
-        [`data/${topic.id}/`, `segments/${topic.id}/`].map(async (prefix) => {
-          for (;;) {
-            const page = await store.list(prefix).catch(() => ({ objects: [], nextStartAfter: undefined }));
+        [dataPrefix(topic.id), segmentPrefix(topic.id)].map(async (prefix) => {
+          for (let startAfter: string | undefined; ; ) {
+            const page = await store.list(prefix, startAfter === undefined ? {} : { startAfter }).catch(() => ({ objects: [], nextStartAfter: undefined }));
             await store.delete(page.objects.map((o) => o.key)).catch(() => {});
             if (!page.nextStartAfter) return;
+            startAfter = page.nextStartAfter;
           }
         }),
       ),
@@ -385,7 +390,7 @@ export class PartitionLog {
    * wholly below the new start; the entries and their objects are removed later by maintenance.
    */
   async advanceLogStartOffset(topic: TopicMeta, partition: number, offset: number): Promise<{ logStartOffset: number; previous: number; bytesRemoved: number }> {
-    this.checkPartition(topic, partition);
+    requirePartition(topic, partition);
     for (let attempt = 0; attempt < 20; attempt++) {
       const { state, version } = await this.readState(topic, partition);
       if (!Number.isSafeInteger(offset) || offset < 0 || offset > state.highWatermark) {
@@ -504,11 +509,6 @@ export class PartitionLog {
     return s;
   }
 
-  private checkPartition(topic: TopicMeta, partition: number): void {
-    if (!Number.isInteger(partition) || partition < 0 || partition >= topic.partitionCount) {
-      throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
-    }
-  }
 
   private notifyAppend(topic: string, partition: number): void {
     for (const l of this.listeners) l(topic, partition);

@@ -1,6 +1,6 @@
-import { decodeRecordBatches, encodeRecordBatch, RECORD_BATCH_OVERHEAD, type DecodedRecord } from '../wire/record-batch.js';
+import { decodeRecordBatches, encodeRecordBatch, type DecodedRecord } from '../wire/record-batch.js';
 import { storedCompression } from '../log/request-object.js';
-import { recordSizeUpperBound } from '../wire/record-size.js';
+import { chunkRecords, recordSizeUpperBound } from '../wire/record-size.js';
 import type { Topic } from '../topics/topics.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
 import { entryBytes, type EntryItem, type PartitionView } from './partition-view.js';
@@ -224,21 +224,8 @@ function recordsOf(item: EntryItem, data: Uint8Array): DecodedRecord[] {
  */
 function encodePiece(base: number, lastOffset: number, records: DecodedRecord[], maxMessageBytes: number, compression: 'none' | 'gzip'): Uint8Array[] {
   if (records.length === 0) return [encodeRecordBatch([], { baseOffset: 0, lastOffsetDelta: lastOffset - base })];
-  const batches: Uint8Array[] = [];
-  let chunk: DecodedRecord[] = [];
-  let size = RECORD_BATCH_OVERHEAD;
-  const flush = () => {
+  return chunkRecords(records, maxMessageBytes).map((chunk) => {
     const first = chunk[0]!.offset;
-    batches.push(encodeRecordBatch(chunk, { baseOffset: first - base, offsetDeltas: chunk.map((r) => r.offset - first), compression }));
-    chunk = [];
-    size = RECORD_BATCH_OVERHEAD;
-  };
-  for (const r of records) {
-    const n = recordSizeUpperBound(r);
-    if (chunk.length > 0 && size + n > maxMessageBytes) flush();
-    chunk.push(r);
-    size += n;
-  }
-  flush();
-  return batches;
+    return encodeRecordBatch(chunk, { baseOffset: first - base, offsetDeltas: chunk.map((r) => r.offset - first), compression });
+  });
 }

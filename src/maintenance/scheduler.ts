@@ -79,7 +79,7 @@ interface SchedulerItem {
 const LEASE_PK = CLUSTER_PK;
 const LEASE_SK = SCHEDULER_LEASE_SK;
 
-export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport> {
+export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerReport> {
   const { clock } = deps;
   const { metadata, stores } = deps.storage;
   const log = deps.log ?? ((e) => console.log(JSON.stringify(e)));

@@ -42,7 +42,7 @@ export class OffsetIndex {
    * Entries covering offsets [from, to) in order, starting with the one that contains `from`, as
    * many whole entries as fit in `maxBytes` (at least one, as Kafka returns at least one batch so a
    * consumer always progresses, however large). The last commit of `state` fills the tail if
-   * its index write has not landed yet, and is written back (the repair of DESIGN.md step 4).
+   * its index write has not landed yet, and is written back (the repair of commit step 4, docs/architecture.md).
    */
   async entriesFrom(topic: string, partition: number, state: PartitionState, from: number, to: number, maxBytes: number): Promise<CommitRecord[]> {
     const out: CommitRecord[] = [];

@@ -79,7 +79,7 @@ export interface CommitDeps {
 }
 
 /**
- * Step 3 and 4 of the commit protocol (DESIGN.md): assign the next offsets with one conditional
+ * Step 3 and 4 of the commit protocol (docs/architecture.md): assign the next offsets with one conditional
  * write of the partition state, then write the index entry.
  *
  * Timeline of a race: writers A and B both read version v with LEO = n. A's write

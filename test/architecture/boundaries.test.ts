@@ -17,7 +17,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/clock.ts': [],
   'src/storage': [],
   'src/config': ['src/wire'],
-  'src/timer': ['src/storage'],
+  'src/timer': ['src/clock.ts', 'src/storage'],
   'src/topics': ['src/clock.ts', 'src/config', 'src/storage', 'src/wire'],
   'src/partition': ['src/storage', 'src/topics', 'src/wire'],
   'src/producer': ['src/storage', 'src/wire'],

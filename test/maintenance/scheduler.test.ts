@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createStorage } from '../../src/compose.js';
 import type { Topic } from '../../src/topics/topics.js';
-import { runScheduler, startSchedulerLoop } from '../../src/maintenance/scheduler.js';
+import { runMaintenance, startSchedulerLoop } from '../../src/maintenance/scheduler.js';
 import { DurableTimers } from '../../src/timer/durable-timers.js';
 import { awsBackend } from '../support/backends.js';
 import { harness, rec, TestClock } from './helpers.js';
@@ -83,7 +83,7 @@ describe('scheduler', () => {
     const line = h.events.find((e) => e.msg === 'scheduler pass');
     expect(line).toMatchObject({ level: 'info', timersFired: 1, membersExpired: 3, durationMs: expect.any(Number) });
     // Without a hook it expires sessions through a coordinator of its own.
-    expect(await runScheduler({ storage, clock: h.clock, deadline: T0 + 1000, log: () => {}, options: { orphanGraceMs: 0, roundIntervalMs: 0 } })).toMatchObject({ roundsCompleted: 1 });
+    expect(await runMaintenance({ storage, clock: h.clock, deadline: T0 + 1000, log: () => {}, options: { orphanGraceMs: 0, roundIntervalMs: 0 } })).toMatchObject({ roundsCompleted: 1 });
   });
 
   it('starts a round at most every roundIntervalMs (log.retention.check.interval.ms); the runs between only fire timers', async () => {

@@ -9,7 +9,7 @@ import { KafkaClientError } from '../errors.js';
 import { decodeFetchedRecords } from '../record-batches.js';
 import { backoffMs } from '../retry.js';
 import { enc, RECORD_BATCH_MEDIA_TYPE, type Response, type Transport, type WireFormat } from '../transport.js';
-import type { PartitionState, SubscriptionState } from './subscription-state.js';
+import type { TopicPartitionState, SubscriptionState } from './subscription-state.js';
 import { FETCH_HEADERS } from '../../wire/protocol.js';
 
 export interface FetcherConfig {
@@ -41,7 +41,7 @@ interface WireRecordList {
 export class Fetcher {
   /** Resolves the current waiter of waitForActivity(). */
   private wake: (() => void) | undefined;
-  private readonly errorsByPartition = new Map<PartitionState, number>();
+  private readonly errorsByPartition = new Map<TopicPartitionState, number>();
   /** A fetch error poll() must raise (e.g. OFFSET_OUT_OF_RANGE with auto.offset.reset=none). */
   pendingError: KafkaClientError | undefined;
   private readonly abort = new AbortController();
@@ -51,7 +51,7 @@ export class Fetcher {
     private readonly subs: SubscriptionState,
     private readonly config: FetcherConfig,
     /** Called with a partition whose position fell outside the log (auto.offset.reset decides). */
-    private readonly onOutOfRange: (s: PartitionState, e: KafkaClientError) => void,
+    private readonly onOutOfRange: (s: TopicPartitionState, e: KafkaClientError) => void,
   ) {}
 
   /** Wakes a poll() waiting for data (new data, a rebalance, wakeup(), close()). */
@@ -89,7 +89,7 @@ export class Fetcher {
     return next;
   }
 
-  private fetch(s: PartitionState): void {
+  private fetch(s: TopicPartitionState): void {
     const epoch = s.epoch;
     const offset = s.position!;
     const started = Date.now();
@@ -147,7 +147,7 @@ export class Fetcher {
    * offsets in the Kafka-* headers) or from the JSON record list. A server that answers a
    * record-batch fetch with JSON has no record-batch API: with format 'auto' it is remembered.
    */
-  private parse(res: Response<WireRecordList | Buffer>, s: PartitionState, offset: number, asked: boolean): Fetched {
+  private parse(res: Response<WireRecordList | Buffer>, s: TopicPartitionState, offset: number, asked: boolean): Fetched {
     if (Buffer.isBuffer(res.body)) {
       this.transport.recordBatchSupport = 'supported';
       const records = decodeFetchedRecords(res.body, s.topic, s.partition, offset);
