@@ -3,6 +3,7 @@
  * command takes, number parsing that names the flag at fault, and Kafka-style `name=value`
  * properties turned into the client's camelCase configs (linger.ms -> lingerMs).
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Kafka } from '../client/index.js';
 import type { AuthConfig } from '../client/index.js';
@@ -35,24 +36,103 @@ export const CONNECTION_HELP = `Connection (every command):
   --wire-format auto|record-batch|json  how records travel (env KAFKA_LOG_WIRE_FORMAT; default auto:
                           Kafka record batches, or JSON if the server has no record-batch API)`;
 
-export function parse<O extends Options>(argv: string[], options: O, positionals = false) {
+/**
+ * Options of the Kafka tool a command mirrors that have no meaning here, with the reason: using one
+ * is a usage error that says so, rather than "unknown option".
+ */
+export type Unsupported = Record<string, string>;
+
+export function parse<O extends Options>(argv: string[], options: O, unsupported: Unsupported = {}) {
   const all = { ...CONNECTION_OPTIONS, ...options };
-  // parseArgs takes `--throughput -1` for two options; a negative number is a value, as in Kafka's tools.
   const args: string[] = [];
+  let multi: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const next = argv[i + 1];
-    const spec = a.startsWith('--') ? (all as Options)[a.slice(2)] : undefined;
-    if (spec?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+    const name = a.startsWith('--') ? a.slice(2).split('=')[0]! : undefined;
+    if (name !== undefined && name in unsupported && !(name in all)) throw new UsageError(`--${name} is not supported: ${unsupported[name]}`);
+    const spec = name !== undefined ? (all as Options)[name] : undefined;
+    if (multi !== undefined && name === undefined && /^[^-=][^=]*=/.test(a)) {
+      // `--producer-props a=1 b=2`: as Kafka's tools, several name=value after one flag.
+      args.push(`--${multi}=${a}`);
+      continue;
+    }
+    multi = spec?.type === 'string' && spec.multiple ? name : undefined;
+    if (multi !== undefined && !a.includes('=') && next !== undefined) {
+      args.push(`--${multi}=${next}`);
+      i++;
+      continue;
+    }
+    // parseArgs takes `--throughput -1` for two options; a negative number is a value, as in Kafka's tools.
+    if (spec?.type === 'string' && next !== undefined && /^-\d/.test(next) && !a.includes('=')) {
       args.push(`${a}=${next}`);
       i++;
     } else args.push(a);
   }
   try {
-    return parseArgs({ args, options: all, strict: true, allowPositionals: positionals });
+    return parseArgs({ args, options: all, strict: true, allowPositionals: false });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
+}
+
+/**
+ * A command's action: `kafka-log topics create ...` or, as kafka-topics.sh writes it,
+ * `kafka-log topics --create ...`. Anything else first (an option, `--help`) leaves it undefined.
+ */
+export function action(argv: string[], actions: readonly string[]): { sub: string | undefined; rest: string[] } {
+  const [first, ...rest] = argv;
+  if (first !== undefined && !first.startsWith('-')) return { sub: first, rest };
+  const flags = argv.filter((a) => actions.includes(a.replace(/^--/, '')) && a.startsWith('--'));
+  if (flags.length > 1) throw new UsageError(`only one of ${flags.join(', ')} at a time`);
+  if (flags.length === 0) return { sub: undefined, rest: argv };
+  return { sub: flags[0]!.slice(2), rest: argv.filter((a) => a !== flags[0]) };
+}
+
+/** A Java properties file (`--command-config`, `--producer.config`, `--consumer.config`): name=value or name:value lines, # and ! comments. */
+export function propertiesFile(path: string | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  if (path === undefined) return out;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue;
+    const m = /^([^=:\s]+)\s*[=:]\s*(.*)$/.exec(line);
+    if (!m) throw new UsageError(`${path}: expected name=value, got "${line}"`);
+    out.set(m[1]!, m[2]!);
+  }
+  return out;
+}
+
+/**
+ * The connection settings a properties file may carry, by Kafka's names where Kafka has one:
+ * command-line flags win over the file, the file over the environment.
+ */
+const FILE_CONNECTION_KEYS: Record<string, keyof ConnectionValues> = {
+  'bootstrap.servers': 'bootstrap-server',
+  'request.timeout.ms': 'request-timeout-ms',
+  'cluster.id': 'cluster-id',
+  'auth': 'auth',
+  'token': 'token',
+  'region': 'region',
+  'wire.format': 'wire-format',
+};
+
+/** Splits a properties file into connection values and the rest (client configs), removing the former. */
+export function withFileConnection<V extends ConnectionValues>(values: V, file: Map<string, string>): V {
+  const merged: ConnectionValues = { ...values };
+  for (const [key, flag] of Object.entries(FILE_CONNECTION_KEYS)) {
+    const v = file.get(key);
+    if (v === undefined) continue;
+    file.delete(key);
+    if (merged[flag] === undefined) (merged as Record<string, unknown>)[flag] = flag === 'bootstrap-server' ? v.split(',')[0]!.trim() : v;
+  }
+  return merged as V;
 }
 
 type ConnectionValues = { [K in keyof typeof CONNECTION_OPTIONS]?: (typeof CONNECTION_OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };

@@ -1,6 +1,6 @@
 /** `consume`: kafka-console-consumer.sh: in a group, by partition and offset, or every partition of a topic. */
 import type { Consumer, ConsumerRecord } from '../client/index.js';
-import { clientConfig, connect, int, optionalInt, pairs, parse, required, UsageError, CONNECTION_HELP } from './args.js';
+import { clientConfig, connect, int, optionalInt, pairs, parse, propertiesFile, required, UsageError, withFileConnection, CONNECTION_HELP } from './args.js';
 import type { Context } from './context.js';
 import { showBytes, type BytesFormat } from './format.js';
 
@@ -18,32 +18,53 @@ export const CONSUME_HELP = `Usage: kafka-log consume --topic T [options]
   --key-format F  --value-format F   string (default), base64 or hex
   --timestamp-format ms|iso   default ms
   --consumer-property k=v     Kafka consumer configs (e.g. max.poll.records=100)
+  --consumer.config FILE      the same as a properties file (connection settings too: bootstrap.servers, ...)
 ${CONNECTION_HELP}`;
+
+export const CONSUME_OPTIONS = {
+  topic: { type: 'string' },
+  group: { type: 'string' },
+  'from-beginning': { type: 'boolean' },
+  partition: { type: 'string' },
+  offset: { type: 'string' },
+  'max-messages': { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  'print-key': { type: 'boolean' },
+  'print-timestamp': { type: 'boolean' },
+  'print-partition': { type: 'boolean' },
+  'print-offset': { type: 'boolean' },
+  'print-headers': { type: 'boolean' },
+  'key-separator': { type: 'string' },
+  property: { type: 'string', multiple: true },
+  'key-format': { type: 'string' },
+  'value-format': { type: 'string' },
+  'timestamp-format': { type: 'string' },
+  'consumer-property': { type: 'string', multiple: true },
+  'consumer.config': { type: 'string' },
+} as const;
+
+const JAVA_CLASSES = 'it names a Java class; use --key-format / --value-format (string, base64, hex) and --property';
+
+/** kafka-console-consumer.sh options with no meaning here. */
+export const CONSUME_UNSUPPORTED: Record<string, string> = {
+  formatter: JAVA_CLASSES,
+  'formatter-config': JAVA_CLASSES,
+  'key-deserializer': JAVA_CLASSES,
+  'value-deserializer': JAVA_CLASSES,
+  include: 'consume one --topic at a time (no regular-expression subscriptions)',
+  whitelist: 'consume one --topic at a time (no regular-expression subscriptions)',
+  'isolation-level': 'there are no transactions yet, so every record is committed',
+  'skip-message-on-error': 'records are shown as bytes, so none fails to deserialize',
+  'enable-systest-events': "Kafka's system-test events have no meaning here",
+};
 
 const FORMATS = ['string', 'base64', 'hex'];
 
 export async function consumeCommand(argv: string[], ctx: Context): Promise<void> {
-  const { values } = parse(argv, {
-    topic: { type: 'string' },
-    group: { type: 'string' },
-    'from-beginning': { type: 'boolean' },
-    partition: { type: 'string' },
-    offset: { type: 'string' },
-    'max-messages': { type: 'string' },
-    'timeout-ms': { type: 'string' },
-    'print-key': { type: 'boolean' },
-    'print-timestamp': { type: 'boolean' },
-    'print-partition': { type: 'boolean' },
-    'print-offset': { type: 'boolean' },
-    'print-headers': { type: 'boolean' },
-    'key-separator': { type: 'string' },
-    property: { type: 'string', multiple: true },
-    'key-format': { type: 'string' },
-    'value-format': { type: 'string' },
-    'timestamp-format': { type: 'string' },
-    'consumer-property': { type: 'string', multiple: true },
-  });
-  if (values.help) return ctx.out(CONSUME_HELP);
+  const parsed = parse(argv, CONSUME_OPTIONS, CONSUME_UNSUPPORTED).values;
+  if (parsed.help) return ctx.out(CONSUME_HELP);
+  const file = propertiesFile(parsed['consumer.config']);
+  const values = withFileConnection(parsed, file);
   const topic = required(values.topic, '--topic');
   const props = pairs(values.property, '--property');
   const flag = (name: string, cli: boolean | undefined) => cli === true || props.get(name) === 'true';
@@ -72,6 +93,7 @@ export async function consumeCommand(argv: string[], ctx: Context): Promise<void
   const kafka = connect(values, ctx.env);
   const fromBeginning = values['from-beginning'] ?? false;
   const consumer = kafka.consumer({
+    ...clientConfig(file),
     ...clientConfig(pairs(values['consumer-property'], '--consumer-property')),
     ...(values.group !== undefined ? { groupId: values.group } : {}),
     autoOffsetReset: fromBeginning ? 'earliest' : 'latest',

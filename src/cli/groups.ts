@@ -1,10 +1,11 @@
 /** `groups list|describe|delete|reset-offsets`: what kafka-consumer-groups.sh does. */
 import type { ResetStrategy } from '../client/group-admin.js';
-import { connect, int, parse, required, topicPartitions, UsageError, CONNECTION_HELP } from './args.js';
+import { action, connect, int, parse, propertiesFile, required, topicPartitions, UsageError, withFileConnection, CONNECTION_HELP } from './args.js';
 import type { Context } from './context.js';
 import { table } from './format.js';
 
 export const GROUPS_HELP = `Usage: kafka-log groups <list|describe|delete|reset-offsets> [options]
+       (or kafka-consumer-groups.sh's --list, --describe, --delete, --reset-offsets)
   list
   describe --group G | --all-groups [--members | --state]
            (default: per partition CURRENT-OFFSET, LOG-END-OFFSET and LAG)
@@ -12,29 +13,49 @@ export const GROUPS_HELP = `Usage: kafka-log groups <list|describe|delete|reset-
   reset-offsets --group G (--all-topics | --topic T[:P,P...]...) STRATEGY [--dry-run | --execute]
            STRATEGY: --to-earliest | --to-latest | --to-current | --to-offset N | --shift-by N
                      | --to-datetime YYYY-MM-DDTHH:mm:SS.sss | --by-duration PnDTnHnMnS
-           prints the plan; writes it only with --execute (the group must have no members)
+           prints the plan; writes it only with --execute (the group must have no members);
+           --export prints it as CSV (TOPIC,PARTITION,NEW-OFFSET), as kafka-consumer-groups.sh
+  --command-config FILE   connection settings as properties (bootstrap.servers, auth, token, region, ...)
+  --timeout MS            time limit of each request (as --request-timeout-ms)
 ${CONNECTION_HELP}`;
 
+export const GROUPS_ACTIONS = ['list', 'describe', 'delete', 'reset-offsets'] as const;
+
+export const GROUPS_OPTIONS = {
+  group: { type: 'string', multiple: true },
+  'all-groups': { type: 'boolean' },
+  members: { type: 'boolean' },
+  offsets: { type: 'boolean' },
+  state: { type: 'boolean' },
+  'all-topics': { type: 'boolean' },
+  topic: { type: 'string', multiple: true },
+  'to-earliest': { type: 'boolean' },
+  'to-latest': { type: 'boolean' },
+  'to-current': { type: 'boolean' },
+  'to-offset': { type: 'string' },
+  'shift-by': { type: 'string' },
+  'to-datetime': { type: 'string' },
+  'by-duration': { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  execute: { type: 'boolean' },
+  export: { type: 'boolean' },
+  'command-config': { type: 'string' },
+  timeout: { type: 'string' },
+} as const;
+
+/** kafka-consumer-groups.sh options with no meaning here. */
+export const GROUPS_UNSUPPORTED = {
+  'delete-offsets': 'the API has no OffsetDelete; reset the offsets or delete the group',
+  'from-file': 'reset plans are computed by the server from a strategy; use --to-offset per --topic T:P',
+  verbose: 'members carry no more detail than --members shows',
+} as const;
+
 export async function groupsCommand(argv: string[], ctx: Context): Promise<void> {
-  const [sub, ...rest] = argv;
-  const { values } = parse(rest, {
-    group: { type: 'string', multiple: true },
-    'all-groups': { type: 'boolean' },
-    members: { type: 'boolean' },
-    state: { type: 'boolean' },
-    'all-topics': { type: 'boolean' },
-    topic: { type: 'string', multiple: true },
-    'to-earliest': { type: 'boolean' },
-    'to-latest': { type: 'boolean' },
-    'to-current': { type: 'boolean' },
-    'to-offset': { type: 'string' },
-    'shift-by': { type: 'string' },
-    'to-datetime': { type: 'string' },
-    'by-duration': { type: 'string' },
-    'dry-run': { type: 'boolean' },
-    execute: { type: 'boolean' },
-  });
-  if (values.help || sub === undefined) return ctx.out(GROUPS_HELP);
+  const { sub, rest } = action(argv, GROUPS_ACTIONS);
+  const parsed = parse(rest, GROUPS_OPTIONS, GROUPS_UNSUPPORTED).values;
+  if (parsed.help || sub === undefined) return ctx.out(GROUPS_HELP);
+  const values = withFileConnection(parsed, propertiesFile(parsed['command-config']));
+  if (values.timeout !== undefined) values['request-timeout-ms'] ??= String(int(values.timeout, '--timeout', 1));
   const admin = connect(values, ctx.env).admin({ retries: 2 });
   switch (sub) {
     case 'list':
@@ -90,6 +111,10 @@ export async function groupsCommand(argv: string[], ctx: Context): Promise<void>
         strategy: strategies[0]!,
         dryRun: !values.execute,
       });
+      if (values.export) {
+        for (const e of plan) ctx.out(`${e.topic},${e.partition},${e.newOffset}`);
+        return;
+      }
       ctx.out('');
       for (const line of table(['GROUP', 'TOPIC', 'PARTITION', 'NEW-OFFSET'], plan.map((e) => [groupId, e.topic, e.partition, e.newOffset]))) ctx.out(line);
       return;

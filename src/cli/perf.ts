@@ -4,15 +4,18 @@
  */
 import { randomInt, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { clientConfig, connect, int, optionalInt, pairs, parse, required, UsageError, CONNECTION_HELP } from './args.js';
+import { readFileSync } from 'node:fs';
+import { clientConfig, connect, int, optionalInt, pairs, parse, propertiesFile, required, UsageError, withFileConnection, CONNECTION_HELP } from './args.js';
 import type { Context } from './context.js';
 import { fixed, percentile } from './format.js';
 
 export const PERF_HELP = `Usage: kafka-log perf <produce|consume> [options]
-  produce --topic T --num-records N --record-size BYTES [--throughput RECORDS_PER_SEC (-1: no cap)]
-          [--acks 0|1|all] [--producer-props k=v ...] [--reporting-interval MS (5000)]
-  consume --topic T --messages N [--group G] [--from-latest] [--timeout MS (10000)]
-          [--consumer-props k=v ...] [--reporting-interval MS (5000)]
+  produce --topic T --num-records N (--record-size BYTES | --payload-file F [--payload-delimiter D (\\n)])
+          [--throughput RECORDS_PER_SEC (-1: no cap)] [--acks 0|1|all]
+          [--producer-props k=v [k=v ...]] [--producer.config FILE] [--reporting-interval MS (5000)]
+  consume --topic T --messages N [--group G] [--from-latest] [--timeout MS (10000)] [--fetch-size BYTES]
+          [--consumer-props k=v [k=v ...]] [--consumer.config FILE] [--reporting-interval MS (5000)]
+          [--hide-header] [--show-detailed-stats (progress lines are always shown)]
 Latency: produce, send() to acknowledgement; consume, arrival minus the record's timestamp.
 ${CONNECTION_HELP}`;
 
@@ -84,23 +87,76 @@ export async function perfCommand(argv: string[], ctx: Context): Promise<void> {
   throw new UsageError(`Unknown perf command ${sub}`);
 }
 
+export const PERF_PRODUCE_OPTIONS = {
+  topic: { type: 'string' },
+  'num-records': { type: 'string' },
+  'record-size': { type: 'string' },
+  'payload-file': { type: 'string' },
+  'payload-delimiter': { type: 'string' },
+  throughput: { type: 'string' },
+  acks: { type: 'string' },
+  'producer-props': { type: 'string', multiple: true },
+  'producer.config': { type: 'string' },
+  'reporting-interval': { type: 'string' },
+} as const;
+
+/** kafka-producer-perf-test.sh options with no meaning here. */
+export const PERF_PRODUCE_UNSUPPORTED: Record<string, string> = {
+  'print-metrics': "the client has no JMX metrics; the summary line gives Kafka's figures",
+  'transactional-id': 'there are no transactions yet',
+  'transaction-duration-ms': 'there are no transactions yet',
+};
+
+export const PERF_CONSUME_OPTIONS = {
+  topic: { type: 'string' },
+  messages: { type: 'string' },
+  group: { type: 'string' },
+  'from-latest': { type: 'boolean' },
+  timeout: { type: 'string' },
+  'fetch-size': { type: 'string' },
+  'consumer-props': { type: 'string', multiple: true },
+  'consumer.config': { type: 'string' },
+  'reporting-interval': { type: 'string' },
+  'hide-header': { type: 'boolean' },
+  'show-detailed-stats': { type: 'boolean' },
+} as const;
+
+/** kafka-consumer-perf-test.sh options with no meaning here. */
+export const PERF_CONSUME_UNSUPPORTED: Record<string, string> = {
+  'print-metrics': "the client has no JMX metrics; the summary line gives Kafka's figures",
+  'date-format': 'times are printed as the Java tool prints them by default (yyyy-MM-dd HH:mm:ss:SSS)',
+  threads: 'one consumer per run (the option is deprecated in Kafka too)',
+  'num-fetch-threads': 'one consumer per run (the option is deprecated in Kafka too)',
+  'socket-buffer-size': 'requests travel over HTTP, not a Kafka socket',
+};
+
+/** --payload-file: the payloads to pick from at random, split by the delimiter (as the Java tool). */
+function payloadsFromFile(path: string, delimiter: string): Buffer[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read --payload-file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const payloads = text.split(delimiter.replace(/\\n/g, '\n').replace(/\\t/g, '\t')).filter((p) => p !== '').map((p) => Buffer.from(p));
+  if (payloads.length === 0) throw new UsageError(`--payload-file ${path} has no payload`);
+  return payloads;
+}
+
 async function perfProduce(argv: string[], ctx: Context): Promise<void> {
-  const { values } = parse(argv, {
-    topic: { type: 'string' },
-    'num-records': { type: 'string' },
-    'record-size': { type: 'string' },
-    throughput: { type: 'string' },
-    acks: { type: 'string' },
-    'producer-props': { type: 'string', multiple: true },
-    'reporting-interval': { type: 'string' },
-  });
-  if (values.help) return ctx.out(PERF_HELP);
+  const parsed = parse(argv, PERF_PRODUCE_OPTIONS, PERF_PRODUCE_UNSUPPORTED).values;
+  if (parsed.help) return ctx.out(PERF_HELP);
+  const file = propertiesFile(parsed['producer.config']);
+  const values = withFileConnection(parsed, file);
   const topic = required(values.topic, '--topic');
   const numRecords = int(values['num-records'], '--num-records', 1);
-  const recordSize = int(values['record-size'], '--record-size', 1);
+  if ((values['record-size'] === undefined) === (values['payload-file'] === undefined)) throw new UsageError('give one of --record-size or --payload-file');
+  const payloads = values['payload-file'] !== undefined ? payloadsFromFile(values['payload-file'], values['payload-delimiter'] ?? '\n') : undefined;
+  const recordSize = payloads ? 0 : int(values['record-size'], '--record-size', 1);
   const throughput = values.throughput === undefined ? -1 : int(values.throughput, '--throughput', -1);
   const reportingMs = optionalInt(values['reporting-interval'], '--reporting-interval', 1) ?? 5000;
-  const props = clientConfig(pairs(values['producer-props'], '--producer-props'));
+  // As the Java tool: --producer-props win over --producer.config.
+  const props = { ...clientConfig(file), ...clientConfig(pairs(values['producer-props'], '--producer-props')) };
   if (values.acks !== undefined) {
     if (!['0', '1', 'all', '-1'].includes(values.acks)) throw new UsageError('--acks must be 0, 1, all or -1');
     props.acks = values.acks === 'all' ? 'all' : Number(values.acks);
@@ -111,7 +167,7 @@ async function perfProduce(argv: string[], ctx: Context): Promise<void> {
   for (let i = 0; i < recordSize; i++) payload[i] = 65 + randomInt(26);
   const stats = new Stats('sent', ctx.out);
   const ticker = setInterval(() => stats.progress(), reportingMs);
-  const maxOutstanding = Math.max(1, Math.floor((32 * MB) / (recordSize + 64)));
+  const maxOutstanding = Math.max(1, Math.floor((32 * MB) / ((payloads ? Math.max(...payloads.map((p) => p.length)) : recordSize) + 64)));
   let outstanding = 0;
   let slot: (() => void) | undefined;
   let failures = 0;
@@ -122,8 +178,9 @@ async function perfProduce(argv: string[], ctx: Context): Promise<void> {
       while (outstanding >= maxOutstanding) await new Promise<void>((r) => (slot = r));
       const sentAt = performance.now();
       outstanding++;
-      producer.send({ topic, messages: [{ value: payload }] }).then(
-        () => stats.record(performance.now() - sentAt, recordSize),
+      const value = payloads ? payloads[randomInt(payloads.length)]! : payload;
+      producer.send({ topic, messages: [{ value }] }).then(
+        () => stats.record(performance.now() - sentAt, value.length),
         (e: Error) => {
           failures++;
           firstError ??= e;
@@ -158,21 +215,18 @@ const javaTime = (ms: number) => {
 };
 
 async function perfConsume(argv: string[], ctx: Context): Promise<void> {
-  const { values } = parse(argv, {
-    topic: { type: 'string' },
-    messages: { type: 'string' },
-    group: { type: 'string' },
-    'from-latest': { type: 'boolean' },
-    timeout: { type: 'string' },
-    'consumer-props': { type: 'string', multiple: true },
-    'reporting-interval': { type: 'string' },
-  });
-  if (values.help) return ctx.out(PERF_HELP);
+  const parsed = parse(argv, PERF_CONSUME_OPTIONS, PERF_CONSUME_UNSUPPORTED).values;
+  if (parsed.help) return ctx.out(PERF_HELP);
+  const file = propertiesFile(parsed['consumer.config']);
+  const values = withFileConnection(parsed, file);
   const topic = required(values.topic, '--topic');
   const messages = int(values.messages, '--messages', 1);
   const timeoutMs = optionalInt(values.timeout, '--timeout', 1) ?? 10_000;
   const reportingMs = optionalInt(values['reporting-interval'], '--reporting-interval', 1) ?? 5000;
+  const fetchSize = optionalInt(values['fetch-size'], '--fetch-size', 1);
   const consumer = connect(values, ctx.env).consumer({
+    ...clientConfig(file),
+    ...(fetchSize !== undefined ? { maxPartitionFetchBytes: fetchSize } : {}),
     ...clientConfig(pairs(values['consumer-props'], '--consumer-props')),
     groupId: values.group ?? `perf-consumer-${randomUUID().slice(0, 8)}`,
     autoOffsetReset: values['from-latest'] ? 'latest' : 'earliest',
@@ -208,7 +262,7 @@ async function perfConsume(argv: string[], ctx: Context): Promise<void> {
   const rebalanceMs = Math.round((assignedAt ?? end) - start);
   const fetchS = Math.max(1e-9, (end - (assignedAt ?? start)) / 1000);
   const mb = stats.bytes / MB;
-  ctx.out('start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec');
+  if (!values['hide-header']) ctx.out('start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec');
   ctx.out(
     [javaTime(startWall), javaTime(startWall + (end - start)), fixed(mb, 4), fixed(mb / elapsedS, 4), stats.count, fixed(stats.count / elapsedS, 4), rebalanceMs, Math.round(fetchS * 1000), fixed(mb / fetchS, 4), fixed(stats.count / fetchS, 4)].join(', '),
   );

@@ -1,7 +1,7 @@
 /** `produce`: kafka-console-producer.sh: one record per stdin line. */
 import { createInterface } from 'node:readline';
 import type { Message, RecordMetadata } from '../client/index.js';
-import { clientConfig, connect, optionalInt, pairs, parse, required, UsageError, CONNECTION_HELP } from './args.js';
+import { clientConfig, connect, optionalInt, pairs, parse, propertiesFile, required, UsageError, withFileConnection, CONNECTION_HELP } from './args.js';
 import type { Context } from './context.js';
 
 export const PRODUCE_HELP = `Usage: kafka-log produce --topic T [options] < lines
@@ -13,24 +13,75 @@ export const PRODUCE_HELP = `Usage: kafka-log produce --topic T [options] < line
   --acks 0|1|all          default all
   --linger-ms N  --batch-size N  --producer-property k=v (Kafka producer configs, e.g. enable.idempotence=false)
   --print-metadata        print TOPIC-PARTITION@OFFSET for every record, in input order
+  kafka-console-producer.sh's own names work too: --producer.config FILE, --request-required-acks,
+  --compression-codec none|gzip, --timeout MS (linger), --sync, --message-send-max-retries N,
+  --retry-backoff-ms N, --max-block-ms N, --max-memory-bytes N, --max-partition-memory-bytes N,
+  --metadata-expiry-ms N
 ${CONNECTION_HELP}`;
+
+export const PRODUCE_OPTIONS = {
+  topic: { type: 'string' },
+  'key-separator': { type: 'string' },
+  header: { type: 'string', multiple: true },
+  property: { type: 'string', multiple: true },
+  partition: { type: 'string' },
+  acks: { type: 'string' },
+  'request-required-acks': { type: 'string' },
+  'linger-ms': { type: 'string' },
+  timeout: { type: 'string' },
+  'batch-size': { type: 'string' },
+  'max-partition-memory-bytes': { type: 'string' },
+  'max-memory-bytes': { type: 'string' },
+  'max-block-ms': { type: 'string' },
+  'message-send-max-retries': { type: 'string' },
+  'retry-backoff-ms': { type: 'string' },
+  'metadata-expiry-ms': { type: 'string' },
+  'compression-codec': { type: 'string' },
+  sync: { type: 'boolean' },
+  'producer-property': { type: 'string', multiple: true },
+  'producer.config': { type: 'string' },
+  'print-metadata': { type: 'boolean' },
+} as const;
+
+/** kafka-console-producer.sh options with no meaning here. */
+export const PRODUCE_UNSUPPORTED = {
+  'line-reader': 'lines are read by this tool; use --property parse.key / parse.headers',
+  'reader-config': 'there is no pluggable line reader; use --property',
+  'socket-buffer-size': 'requests travel over HTTP, not a Kafka socket',
+} as const;
+
+/** The console producer's flags as the client's configs (they win over --producer-property, as in Kafka). */
+function toolConfigs(values: Record<string, string | boolean | string[] | undefined>): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  const num = (flag: string, key: string, min = 0) => {
+    const n = optionalInt(values[flag] as string | undefined, `--${flag}`, min);
+    if (n !== undefined) out[key] = n;
+  };
+  num('linger-ms', 'lingerMs');
+  num('timeout', 'lingerMs');
+  num('batch-size', 'batchSize', 1);
+  num('max-partition-memory-bytes', 'batchSize', 1);
+  num('max-memory-bytes', 'bufferMemory', 1);
+  num('max-block-ms', 'maxBlockMs');
+  num('message-send-max-retries', 'retries');
+  num('retry-backoff-ms', 'retryBackoffMs');
+  num('metadata-expiry-ms', 'metadataMaxAgeMs');
+  const codec = values['compression-codec'] as string | undefined;
+  if (codec !== undefined) {
+    if (codec !== 'none' && codec !== 'gzip') throw new UsageError(`--compression-codec takes none or gzip here (got ${codec})`);
+    out.compressionType = codec;
+  }
+  if (values.sync) out.lingerMs = 0;
+  return out;
+}
 
 const unescape = (s: string) => s.replace(/\\t/g, '\t').replace(/\\n/g, '\n');
 
 export async function produceCommand(argv: string[], ctx: Context): Promise<void> {
-  const { values } = parse(argv, {
-    topic: { type: 'string' },
-    'key-separator': { type: 'string' },
-    header: { type: 'string', multiple: true },
-    property: { type: 'string', multiple: true },
-    partition: { type: 'string' },
-    acks: { type: 'string' },
-    'linger-ms': { type: 'string' },
-    'batch-size': { type: 'string' },
-    'producer-property': { type: 'string', multiple: true },
-    'print-metadata': { type: 'boolean' },
-  });
-  if (values.help) return ctx.out(PRODUCE_HELP);
+  const parsed = parse(argv, PRODUCE_OPTIONS, PRODUCE_UNSUPPORTED).values;
+  if (parsed.help) return ctx.out(PRODUCE_HELP);
+  const file = propertiesFile(parsed['producer.config']);
+  const values = withFileConnection(parsed, file);
   const topic = required(values.topic, '--topic');
   const props = pairs(values.property, '--property');
   const keySeparator = unescape(values['key-separator'] ?? props.get('key.separator') ?? '\t');
@@ -42,14 +93,15 @@ export async function produceCommand(argv: string[], ctx: Context): Promise<void
   const nullMarker = props.get('null.marker');
   const staticHeaders = Object.fromEntries(pairs(values.header, '--header'));
   const partition = optionalInt(values.partition, '--partition');
-  const acks = values.acks === undefined ? undefined : values.acks === 'all' || values.acks === '-1' ? 'all' : values.acks === '1' ? 1 : values.acks === '0' ? 0 : undefined;
-  if (values.acks !== undefined && acks === undefined) throw new UsageError('--acks must be 0, 1, all or -1');
+  const acksFlag = values.acks ?? values['request-required-acks'];
+  const acks = acksFlag === undefined ? undefined : acksFlag === 'all' || acksFlag === '-1' ? 'all' : acksFlag === '1' ? 1 : acksFlag === '0' ? 0 : undefined;
+  if (acksFlag !== undefined && acks === undefined) throw new UsageError('--acks must be 0, 1, all or -1');
 
   const producer = connect(values, ctx.env).producer({
+    ...clientConfig(file),
     ...clientConfig(pairs(values['producer-property'], '--producer-property')),
+    ...toolConfigs(values),
     ...(acks !== undefined ? { acks } : {}),
-    ...(values['linger-ms'] ? { lingerMs: optionalInt(values['linger-ms'], '--linger-ms') } : {}),
-    ...(values['batch-size'] ? { batchSize: optionalInt(values['batch-size'], '--batch-size', 1) } : {}),
   });
   const toMessage = (line: string, n: number): Message => {
     let rest = line;
@@ -91,7 +143,7 @@ export async function produceCommand(argv: string[], ctx: Context): Promise<void
       const p = producer.send({ topic, messages: [toMessage(line, n)] });
       p.catch(() => {}); // raised by settle()
       pending.push(p);
-      if (pending.length >= 10_000) await settle();
+      if (values.sync || pending.length >= 10_000) await settle();
     }
     await settle();
   } finally {

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { KafkaError } from '../wire/errors.js';
 import type { AppEnv, AppServices } from './app-env.js';
+import { clusterRoutes } from './cluster-routes.js';
 import { consumerInstanceRoutes } from './consumer-instance-routes.js';
 import { toErrorResponse } from './error-mapping.js';
 import { groupRoutes } from './group-routes.js';
@@ -55,6 +56,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
     await next();
   });
   cluster.get('/', (c) => c.json(c.get('resources').cluster()));
+  cluster.route('/', clusterRoutes());
   cluster.route('/', topicRoutes());
   cluster.route('/', recordRoutes());
   cluster.route('/', producerRoutes());

@@ -28,6 +28,7 @@ const HTTP_ERRORS: Record<KafkaErrorName, { status: number; restCode: number }> 
   TOPIC_ALREADY_EXISTS: { status: 400, restCode: 40002 },
   INVALID_PARTITIONS: { status: 400, restCode: 40002 },
   INVALID_REPLICATION_FACTOR: { status: 400, restCode: 40002 },
+  INVALID_REPLICA_ASSIGNMENT: { status: 400, restCode: 40002 },
   INVALID_CONFIG: { status: 400, restCode: 40002 },
   INVALID_REQUEST: { status: 400, restCode: 40002 },
   OUT_OF_ORDER_SEQUENCE_NUMBER: { status: 409, restCode: 40903 },

@@ -30,6 +30,8 @@ const groupSchema = obj({
   kind: { const: 'KafkaConsumerGroup' },
   consumer_group_id: { type: 'string' },
   is_simple: { type: 'boolean' },
+  type: { enum: ['CONSUMER', 'CLASSIC'], description: "Kafka's group type: CONSUMER for members of the server-side assignment (KIP-848), CLASSIC for a group with offsets only" },
+  is_mixed_consumer_group: { type: 'boolean' },
   partition_assignor: { type: 'string' },
   state,
   group_epoch: { type: 'integer' },
@@ -88,7 +90,7 @@ const g = '/v3/clusters/{cluster_id}/consumer-groups';
 const i = '/consumers/{group_name}/instances/{instance}';
 
 export const groupPaths: Record<string, Json> = {
-  [g]: { get: { summary: 'List consumer groups', parameters: [cluster], responses: { 200: list } } },
+  [g]: { get: { summary: 'List consumer groups', parameters: [cluster], responses: { 200: list, ...errors(404) } } },
   [`${g}/{consumer_group_id}`]: {
     get: { summary: 'Describe a group: state, members, assignment, committed offset, HW and lag per partition', parameters: [cluster, group], responses: { 200: json(groupSchema), ...errors(404) } },
     delete: { summary: 'Delete an Empty group and its offsets', 'x-extension': true, parameters: [cluster, group], responses: { ...noContent, ...errors(404, 409) } },
@@ -131,6 +133,9 @@ export const groupPaths: Record<string, Json> = {
       ],
       responses: { 200: json(obj({ kind: { const: 'KafkaConsumerGroupOffsetList' }, data: { type: 'array', items: offsetEntry } })), ...errors(400, 404, 416) },
     },
+  },
+  [`${g}/{consumer_group_id}/offsets/{topic_name}/partitions/{partition_id}`]: {
+    get: { summary: "One partition's committed offset (the self of a KafkaConsumerGroupOffset)", 'x-extension': true, parameters: [cluster, group, topic, partition], responses: { 200: json({ type: 'object' }), ...errors(404) } },
   },
   [`${g}/{consumer_group_id}/offsets:commit`]: {
     post: {

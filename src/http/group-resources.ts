@@ -43,6 +43,10 @@ export class GroupResources {
       cluster_id: this.r.clusterId,
       consumer_group_id: g.groupId,
       is_simple: g.protocolType === '',
+      // Kafka's group types: members here use the server-side assignment of KIP-848 ('CONSUMER');
+      // a group with offsets only (no protocol) is a simple, 'CLASSIC' one.
+      type: g.protocolType === '' ? 'CLASSIC' : 'CONSUMER',
+      is_mixed_consumer_group: false,
       partition_assignor: g.protocolType === '' ? '' : g.assignor,
       state: V3_STATE[g.state],
       coordinator: { related: `${this.r.base}/brokers/0` },

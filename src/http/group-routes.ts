@@ -208,6 +208,18 @@ export function groupRoutes(): Hono<AppEnv> {
     return c.json(r.list('KafkaConsumerGroupOffsetList', self, data));
   });
 
+  // The self of a KafkaConsumerGroupOffset: one partition's committed offset.
+  app.get('/consumer-groups/:group/offsets/:topic/partitions/:partition', async (c) => {
+    const { groups } = c.get('services');
+    const groupId = groupParam(c);
+    const topic = c.req.param('topic');
+    const partition = partitionParam(c.req.param('partition'));
+    await groups.coordinator.get(groupId);
+    const committed = (await groups.offsets.committed(groupId, topic)).find((o) => o.partition === partition);
+    if (!committed) throw new KafkaError('NOT_FOUND', `Group ${groupId} has no committed offset for ${topic}-${partition}`);
+    return c.json(res(c).offset(groupId, topic, partition, committed));
+  });
+
   // Extension: OffsetCommit, by a member (member_id + generation_id) or, for a group without
   // members, by an administrator (no member_id).
   app.post('/consumer-groups/:group/offsets:commit', async (c) => {

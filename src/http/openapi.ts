@@ -21,13 +21,17 @@ const cluster = param('cluster_id', 'path');
 const topic = param('topic_name', 'path');
 const partition = param('partition_id', 'path', { type: 'integer', minimum: 0 });
 const configName = param('name', 'path');
+const brokerId = param('broker_id', 'path', { type: 'integer', minimum: 0 });
 const body = (schema: Json) => ({ required: true, content: { 'application/json': { schema } } });
 const acks = param('acks', 'query', { enum: ['0', '1', 'all', '-1'], default: 'all' }, "Kafka's acks (extension): 0 answers before anything is durable (offset -1); 1 once the leader store has it; all once every in-sync replica store has it");
 
 const recordBatches = {
-  schema: { type: 'string', format: 'binary' },
-  description:
-    'One or more Kafka RecordBatch v2 (magic 2, uncompressed or gzip, not transactional), concatenated: the bytes a Kafka producer sends for a partition. An idempotent producer sets producerId, producerEpoch and baseSequence in the batch header.',
+  schema: {
+    type: 'string',
+    format: 'binary',
+    description:
+      'One or more Kafka RecordBatch v2 (magic 2, uncompressed or gzip, not transactional), concatenated: the bytes a Kafka producer sends for a partition. An idempotent producer sets producerId, producerEpoch and baseSequence in the batch header.',
+  },
 };
 const intHeader = (description: string) => ({ schema: { type: 'integer' }, description });
 
@@ -37,13 +41,20 @@ const dataSchema = {
   description: 'BINARY data is base64; STRING is UTF-8 text; JSON is any JSON value. Absent or null data is a null key / value.',
 };
 
-export const openApiDocument = {
+const document = {
   openapi: '3.1.0',
   info: {
     title: 'Serverless Kafka-semantics log',
     version: '0.1.0',
-    description: "Confluent REST Proxy v3 paths and shapes where v3 has the operation; Kafka's error names in `error`.",
+    description:
+      "Confluent REST Proxy v3 paths and shapes where v3 has the operation (operations v3 lacks are marked `x-extension: true`); REST Proxy v2's consumer instances under /consumers; Kafka's error names in `error`.",
   },
+  servers: [
+    { url: 'http://127.0.0.1:8080', description: '`npm start`: the embedded local backend' },
+    { url: 'https://{api_id}.execute-api.{region}.amazonaws.com', description: 'A deployed stage (the stack output ApiUrl)', variables: { api_id: { default: 'api-id' }, region: { default: 'us-east-1' } } },
+  ],
+  // One of the deployment's auth modes (infra/stack-config.ts authMode); the local server takes none.
+  security: [{ sigv4: [] }, { jwt: [] }, { apiKey: [] }, {}],
   paths: {
     '/health': { get: { summary: 'Liveness', responses: { 200: json({ type: 'object' }) } } },
     '/v3/clusters': { get: { summary: 'List clusters', responses: { 200: json(ref('List')) } } },
@@ -54,7 +65,7 @@ export const openApiDocument = {
         summary: 'Create a topic',
         parameters: [cluster],
         requestBody: body(ref('CreateTopic')),
-        responses: { 201: json(ref('Topic'), 'Created'), ...errors(400) },
+        responses: { 200: json(ref('Topic'), 'validate_only: what would be created; nothing is'), 201: json(ref('Topic'), 'Created'), ...errors(400, 404, 415) },
       },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}': {
@@ -66,6 +77,42 @@ export const openApiDocument = {
         responses: { 200: json(ref('Topic')), ...errors(400, 404) },
       },
       delete: { summary: 'Delete a topic and its data', parameters: [cluster, topic], responses: { 204: { description: 'Deleted' }, ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/-/configs': {
+      get: { summary: "Every topic's configs", parameters: [cluster], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/brokers': {
+      get: { summary: 'List brokers: one per replica store (broker i is store i; replica, leader and ISR ids are store indexes)', parameters: [cluster], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/brokers/{broker_id}': {
+      get: { summary: 'Describe a broker (no host or port: every function serves every partition)', parameters: [cluster, brokerId], responses: { 200: json({ type: 'object' }), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/brokers/{broker_id}/configs': {
+      get: { summary: "A broker's configs: the server's read-only defaults for new topics (num.partitions, default.replication.factor)", parameters: [cluster, brokerId], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/brokers/{broker_id}/configs/{name}': {
+      get: { summary: 'Read one broker config', parameters: [cluster, brokerId, configName], responses: { 200: json({ type: 'object' }), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/broker-configs': {
+      get: { summary: 'Every broker config of every broker', parameters: [cluster], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/brokers/{broker_id}/partition-replicas': {
+      get: { summary: 'The partition replicas a broker (store) holds', parameters: [cluster, brokerId], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/replicas': {
+      get: { summary: "A partition's replicas, with leader and in-sync flags", parameters: [cluster, topic, partition], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/replicas/{broker_id}': {
+      get: { summary: 'One replica of a partition', parameters: [cluster, topic, partition, brokerId], responses: { 200: json({ type: 'object' }), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/-/partitions/-/reassignment': {
+      get: { summary: 'Reassignments in progress: always none (replicas are placed when a partition is created)', parameters: [cluster], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/-/reassignment': {
+      get: { summary: "A topic's reassignments in progress: always none", parameters: [cluster, topic], responses: { 200: json(ref('List')), ...errors(404) } },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/reassignment': {
+      get: { summary: "A partition's reassignment: 404, since none is ever in progress", parameters: [cluster, topic, partition], responses: { 200: json({ type: 'object' }, 'A reassignment in progress (never, here)'), ...errors(404) } },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/configs': {
       get: { summary: 'List topic configs (Kafka names, defaults included)', parameters: [cluster, topic], responses: { 200: json(ref('List')), ...errors(404) } },
@@ -102,24 +149,47 @@ export const openApiDocument = {
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offset': {
       get: {
-        summary: "Kafka's ListOffsets: earliest, latest, or the first offset at or after a timestamp",
-        'x-extension': true,
+        summary: "A partition's earliest and latest offsets (Confluent's default, offset_type=earliest_and_latest); as an extension, Kafka's ListOffsets for earliest, latest, or the first offset at or after a timestamp",
         parameters: [
           cluster,
           topic,
           partition,
-          param('offset_type', 'query', { enum: ['earliest', 'latest', 'timestamp'], default: 'latest' }),
+          param('offset_type', 'query', { enum: ['earliest_and_latest', 'earliest', 'latest', 'timestamp'], default: 'earliest_and_latest' }),
           param('timestamp', 'query', { type: 'string' }, 'RFC 3339 date-time or epoch milliseconds (offset_type=timestamp)'),
         ],
-        responses: { 200: json({ type: 'object', properties: { offset: { type: 'integer', description: '-1 when no record is at or after the timestamp' }, timestamp: { type: ['string', 'null'] } } }), ...errors(400, 404) },
+        responses: {
+          200: json({
+            oneOf: [
+              {
+                type: 'object',
+                required: ['kind', 'earliest_offset', 'latest_offset'],
+                properties: { kind: { const: 'KafkaPartitionWithOffsets' }, metadata: { type: 'object' }, cluster_id: { type: 'string' }, topic_name: { type: 'string' }, partition_id: { type: 'integer' }, earliest_offset: { type: 'integer', description: 'The log start offset' }, latest_offset: { type: 'integer', description: 'The high watermark' } },
+              },
+              {
+                type: 'object',
+                required: ['kind', 'offset'],
+                description: 'Extension (offset_type earliest, latest or timestamp)',
+                properties: { kind: { const: 'KafkaPartitionOffset' }, offset: { type: 'integer', description: '-1 when no record is at or after the timestamp' }, timestamp: { type: ['string', 'null'] } },
+              },
+            ],
+          }),
+          ...errors(400, 404),
+        },
       },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/records': {
       post: {
-        summary: 'Produce one record',
+        summary: 'Produce one record, or (streaming mode) several records back to back in one body, with one delivery report each, in order',
         parameters: [cluster, topic, acks],
-        requestBody: body(ref('ProduceRecord')),
-        responses: { 200: json(ref('ProduceResult')), ...errors(400, 404, 413, 503) },
+        requestBody: {
+          required: true,
+          description: 'One ProduceRecord, or several JSON objects concatenated (whitespace between them optional)',
+          content: { 'application/json': { schema: ref('ProduceRecord') } },
+        },
+        responses: {
+          200: json(ref('ProduceResult'), 'The delivery report; in streaming mode one JSON object per record, one a line, each with its error_code (200, or the error of that record)'),
+          ...errors(400, 404, 413, 415, 503),
+        },
       },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch': {
@@ -243,6 +313,17 @@ export const openApiDocument = {
     ...groupPaths,
   } as Record<string, Json>,
   components: {
+    securitySchemes: {
+      sigv4: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization',
+        description: 'authMode=iam (the default): AWS Signature Version 4 for service execute-api, checked by API Gateway against IAM',
+        'x-amazon-apigateway-authtype': 'awsSigv4',
+      },
+      jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "authMode=jwt: a JWT from the configured issuer, with one of the configured audiences" },
+      apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'authMode=apiKey: a key whose SHA-256 digest the stack holds' },
+    },
     schemas: {
       Error: {
         type: 'object',
@@ -262,6 +343,11 @@ export const openApiDocument = {
           replication_factor: { type: 'integer', minimum: 1 },
           configs: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } } },
           validate_only: { type: 'boolean' },
+          replicas_assignments: {
+            type: 'array',
+            description: 'Taken when it is the placement by store index (replica j of partition i on store (i + j) mod n), else INVALID_REPLICA_ASSIGNMENT; instead of partitions_count and replication_factor',
+            items: { type: 'object', required: ['partition_id', 'broker_ids'], properties: { partition_id: { type: 'integer', minimum: 0 }, broker_ids: { type: 'array', items: { type: 'integer', minimum: 0 } } } },
+          },
         },
       },
       Topic: { type: 'object', properties: { kind: { const: 'KafkaTopic' }, topic_name: { type: 'string' }, partitions_count: { type: 'integer' }, replication_factor: { type: 'integer' } } },
@@ -299,3 +385,53 @@ export const openApiDocument = {
     } as Record<string, Json>,
   },
 };
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+/**
+ * An operationId for every operation that has none: the method and the path's literal segments
+ * (`post /v3/clusters/{cluster_id}/topics/{topic_name}/records:batch` ->
+ * `postClustersTopicsRecordsBatch`), so an operation added without one still gets a stable name.
+ */
+export function operationIdFor(method: string, path: string): string {
+  const words = path
+    .split('/')
+    .filter((seg) => seg !== '' && seg !== 'v3' && !seg.startsWith('{'))
+    .flatMap((seg) => seg.split(/[:\-_.]/))
+    .map((w) => w.replace(/\{[^}]*\}/g, ''))
+    .filter((w) => w !== '');
+  return method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+}
+
+/** REST Proxy v2 answers in its own media type, as the consumer-instance routes do. */
+function v2MediaType(operation: Json): void {
+  for (const response of Object.values((operation.responses ?? {}) as Record<string, Json>)) {
+    const content = response.content as Record<string, unknown> | undefined;
+    if (content?.['application/json'] === undefined) continue;
+    response.content = { 'application/vnd.kafka.v2+json': content['application/json'] };
+  }
+}
+
+const GATEWAY_DENIED = (description: string) => json({ type: 'object', properties: { message: { type: 'string' } } }, description);
+
+function finish(doc: typeof document): typeof document {
+  const seen = new Set<string>();
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const method of METHODS) {
+      const op = item[method] as Json | undefined;
+      if (!op) continue;
+      let id = (op.operationId as string | undefined) ?? operationIdFor(method, path);
+      for (let n = 2; seen.has(id); n++) id = `${operationIdFor(method, path)}${n}`;
+      seen.add(id);
+      op.operationId = id;
+      if (path.startsWith('/consumers/')) v2MediaType(op);
+      // API Gateway answers these itself on a deployed stage, before any function runs.
+      const responses = op.responses as Record<string, Json>;
+      responses['401'] ??= GATEWAY_DENIED('No credentials, or an expired JWT (authMode=jwt)');
+      responses['403'] ??= GATEWAY_DENIED('Credentials that IAM, the JWT authorizer or the API-key authorizer refused');
+    }
+  }
+  return doc;
+}
+
+export const openApiDocument = finish(document);

@@ -11,7 +11,7 @@ import type { AppEnv, AppServices } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';
 import { produceRecordSchema, showRecord, toLogRecord, type DataType, type OutputFormat, type ProduceRecordBody } from './record-encoding.js';
 import { acceptsRecordBatches, recordBatchResponse, requireRecordBatchBody } from './record-batch-body.js';
-import { partitionParam, queryInt, readBody, readJson } from './request.js';
+import { partitionParam, queryInt, readBody, readJson, readJsonValues } from './request.js';
 
 const deleteRecordsSchema = z.object({ before_offset: z.number().int().min(-1) });
 
@@ -128,13 +128,21 @@ function success(clusterId: string, topic: string, r: Extract<EntryResult, { ok:
 export function recordRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
+  // One record, or (Confluent's streaming mode) several records back to back in one body, answered
+  // with one delivery report each, in order. The records of one body are appended together.
   app.post('/topics/:topic/records', async (c) => {
     const services = c.get('services');
-    const body = produceRecordSchema.parse(await readJson(c));
+    const bodies = (await readJsonValues(c)).map((v) => produceRecordSchema.parse(v));
     const topic = await services.topics.get(c.req.param('topic'));
-    const [r] = await produce(services, topic, [body], { acks: parseAcks(c.req.query('acks')) });
-    if (!r!.ok) return c.json(r!.body, r!.status as 400);
-    return c.json({ error_code: 200, ...success(services.clusterId, topic.name, r!) });
+    const results = await produce(services, topic, bodies, { acks: parseAcks(c.req.query('acks')) });
+    if (results.length === 1) {
+      const r = results[0]!;
+      if (!r.ok) return c.json(r.body, r.status as 400);
+      return c.json({ error_code: 200, ...success(services.clusterId, topic.name, r) });
+    }
+    const iso = isoTimestamps();
+    const reports = results.map((r) => JSON.stringify(r.ok ? { error_code: 200, ...success(services.clusterId, topic.name, r, iso) } : r.body));
+    return c.body(`${reports.join('\n')}\n`, 200, { 'Content-Type': 'application/json' });
   });
 
   // Confluent's batch produce, without its limit of 10 entries: the body size is the bound.

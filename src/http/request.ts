@@ -61,21 +61,74 @@ function readIncoming(incoming: IncomingMessage, declared: number, maxBytes: num
   });
 }
 
-/** Parses a JSON body; malformed JSON is the caller's fault (400), never a 500. */
-export async function readJson(c: Context<AppEnv>, options: { optional?: boolean } = {}): Promise<unknown> {
+/**
+ * A body sent as something other than JSON is refused with 415, as Confluent's REST Proxy does. A
+ * request without a Content-Type is taken as JSON (curl without -H, and API Gateway test calls).
+ */
+export function requireJsonBody(c: Context<AppEnv>): void {
+  const type = c.req.header('content-type');
+  if (type === undefined) return;
+  const media = type.split(';')[0]!.trim().toLowerCase();
+  if (media === 'application/json' || media.endsWith('+json')) return;
+  throw new KafkaError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${media} is not supported here; send application/json`);
+}
+
+async function bodyText(c: Context<AppEnv>): Promise<string> {
+  requireJsonBody(c);
   const body = await readBody(c);
   // Plain ASCII (the common case) decodes several times faster as 'ascii' than as UTF-8, with the same result.
-  let text = body.toString(isAscii(body) ? 'ascii' : 'utf8');
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a UTF-8 byte order mark, as TextDecoder drops it
-  if (text.trim() === '') {
-    if (options.optional) return {};
-    throw new KafkaError('BAD_REQUEST', 'The request body is empty; a JSON body is required');
+  const text = body.toString(isAscii(body) ? 'ascii' : 'utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text; // a UTF-8 byte order mark, as TextDecoder drops it
+}
+
+/**
+ * The JSON values of a body that holds one or more of them back to back (Confluent's streaming
+ * produce: records concatenated in one request body, whitespace between them optional).
+ */
+export async function readJsonValues(c: Context<AppEnv>): Promise<unknown[]> {
+  const text = await bodyText(c);
+  const values: unknown[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++; // backslash: skip the escaped character
+      else if (ch === 0x22) inString = false;
+      continue;
+    }
+    if (ch === 0x22) {
+      if (depth === 0) throw new KafkaError('BAD_REQUEST', 'The request body is not a JSON object or a stream of them');
+      inString = true;
+    } else if (ch === 0x7b || ch === 0x5b) {
+      if (depth++ === 0) start = i;
+    } else if (ch === 0x7d || ch === 0x5d) {
+      if (--depth < 0) break;
+      if (depth === 0) values.push(parseJson(text.slice(start, i + 1)));
+    } else if (depth === 0 && ch > 0x20) throw new KafkaError('BAD_REQUEST', 'The request body is not a JSON object or a stream of them');
   }
+  if (depth !== 0 || inString) throw new KafkaError('BAD_REQUEST', 'The request body is not valid JSON');
+  if (values.length === 0) throw new KafkaError('BAD_REQUEST', 'The request body is empty; a JSON body is required');
+  return values;
+}
+
+function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
     throw new KafkaError('BAD_REQUEST', 'The request body is not valid JSON');
   }
+}
+
+/** Parses a JSON body; malformed JSON is the caller's fault (400), never a 500. */
+export async function readJson(c: Context<AppEnv>, options: { optional?: boolean } = {}): Promise<unknown> {
+  const text = await bodyText(c);
+  if (text.trim() === '') {
+    if (options.optional) return {};
+    throw new KafkaError('BAD_REQUEST', 'The request body is empty; a JSON body is required');
+  }
+  return parseJson(text);
 }
 
 const nonNegativeInt = (raw: string | undefined, what: string): number | undefined => {

@@ -24,12 +24,61 @@ export class Resources {
       metadata: { self: b, resource_name: this.crn('') },
       cluster_id: this.clusterId,
       controller: { related: `${b}/brokers/0` },
-      acls: { related: `${b}/acls` },
       brokers: { related: `${b}/brokers` },
       broker_configs: { related: `${b}/broker-configs` },
       consumer_groups: { related: `${b}/consumer-groups` },
       topics: { related: `${b}/topics` },
       partition_reassignments: { related: `${b}/topics/-/partitions/-/reassignment` },
+    };
+  }
+
+  /**
+   * A broker is a replica store: replica ids, leader ids and ISR members are store indexes, so
+   * broker i is store i. There is no host or port: every function serves every partition.
+   */
+  broker(id: number) {
+    const self = `${this.base}/brokers/${id}`;
+    return {
+      kind: 'KafkaBroker',
+      metadata: { self, resource_name: this.crn(`/broker=${id}`) },
+      cluster_id: this.clusterId,
+      broker_id: id,
+      host: null,
+      port: null,
+      rack: null,
+      configs: { related: `${self}/configs` },
+      partition_replicas: { related: `${self}/partition-replicas` },
+    };
+  }
+
+  brokerConfig(id: number, name: string, value: string) {
+    return {
+      kind: 'KafkaBrokerConfig',
+      metadata: { self: `${this.base}/brokers/${id}/configs/${name}`, resource_name: this.crn(`/broker=${id}/config=${name}`) },
+      cluster_id: this.clusterId,
+      broker_id: id,
+      name,
+      value,
+      is_default: false,
+      is_read_only: true,
+      is_sensitive: false,
+      source: 'STATIC_BROKER_CONFIG',
+      synonyms: [{ name, value, source: 'STATIC_BROKER_CONFIG' }],
+    };
+  }
+
+  replica(t: Topic, p: number, s: PartitionState, brokerId: number) {
+    const self = `${this.base}/topics/${t.name}/partitions/${p}/replicas/${brokerId}`;
+    return {
+      kind: 'KafkaReplica',
+      metadata: { self, resource_name: this.crn(`/topic=${t.name}/partition=${p}/replica=${brokerId}`) },
+      cluster_id: this.clusterId,
+      topic_name: t.name,
+      partition_id: p,
+      broker_id: brokerId,
+      is_leader: s.leader === brokerId,
+      is_in_sync: s.isr.includes(brokerId),
+      broker: { related: `${this.base}/brokers/${brokerId}` },
     };
   }
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { isTopicConfigName, TOPIC_CONFIG_DEFS, type TopicConfigName } from '../config/topic-configs.js';
 import { KafkaError } from '../wire/errors.js';
 import type { OffsetSpec } from '../log/partition-log.js';
+import { assignReplicas } from '../partition/partition-state.js';
 import type { AppEnv } from './app-env.js';
 import { parseTimestamp } from './record-encoding.js';
 import { readJson, partitionParam } from './request.js';
@@ -13,6 +14,7 @@ const createTopicSchema = z.object({
   replication_factor: z.number().int().optional(),
   configs: z.array(z.object({ name: z.string(), value: z.string().nullable() })).optional(),
   validate_only: z.boolean().optional(),
+  replicas_assignments: z.array(z.object({ partition_id: z.number().int().nonnegative(), broker_ids: z.array(z.number().int().nonnegative()) })).optional(),
 });
 const patchTopicSchema = z.object({ partitions_count: z.number().int() });
 const alterConfigsSchema = z.object({
@@ -25,6 +27,30 @@ const configName = (name: string): TopicConfigName => {
   if (!isTopicConfigName(name)) throw new KafkaError('NOT_FOUND', `Config ${name} not found`);
   return name;
 };
+
+/**
+ * Confluent's replicas_assignments, as far as they can be honoured: replicas are placed by store
+ * index (replica j of partition i is store (i + j) mod n), so an assignment is taken only when it
+ * is that placement, and refused with Kafka's INVALID_REPLICA_ASSIGNMENT otherwise, never ignored.
+ */
+function replicasAssignments(body: z.infer<typeof createTopicSchema>, storeCount: number): { partitionCount: number; replicationFactor: number } {
+  const list = [...body.replicas_assignments!].sort((a, b) => a.partition_id - b.partition_id);
+  if (body.partitions_count !== undefined || body.replication_factor !== undefined) {
+    throw new KafkaError('INVALID_REQUEST', 'Give either replicas_assignments or partitions_count/replication_factor, not both');
+  }
+  if (list.length === 0 || list.some((a, i) => a.partition_id !== i)) throw new KafkaError('INVALID_REPLICA_ASSIGNMENT', 'replicas_assignments must name partitions 0..n-1 once each');
+  const rf = list[0]!.broker_ids.length;
+  for (const a of list) {
+    const expected = assignReplicas(a.partition_id, rf, storeCount);
+    if (a.broker_ids.length !== rf || a.broker_ids.some((b, j) => b !== expected[j])) {
+      throw new KafkaError(
+        'INVALID_REPLICA_ASSIGNMENT',
+        `Partition ${a.partition_id}: replicas are placed by store index, so its ${rf} replicas are [${expected.join(', ')}] (got [${a.broker_ids.join(', ')}])`,
+      );
+    }
+  }
+  return { partitionCount: list.length, replicationFactor: rf };
+}
 
 /** Topics, topic configs, partitions and offsets: Confluent v3 paths and shapes. */
 export function topicRoutes(): Hono<AppEnv> {
@@ -41,14 +67,24 @@ export function topicRoutes(): Hono<AppEnv> {
     const { topics, defaults } = c.get('services');
     const configs: Record<string, string> = {};
     for (const { name, value } of body.configs ?? []) if (value !== null) configs[name] = value;
+    const assigned = body.replicas_assignments ? replicasAssignments(body, topics.replicaStores) : undefined;
     const topic = await topics.create({
       name: body.topic_name,
-      partitionCount: body.partitions_count ?? defaults.partitions,
-      replicationFactor: body.replication_factor ?? defaults.replicationFactor,
+      partitionCount: assigned?.partitionCount ?? body.partitions_count ?? defaults.partitions,
+      replicationFactor: assigned?.replicationFactor ?? body.replication_factor ?? defaults.replicationFactor,
       configs,
       validateOnly: body.validate_only,
     });
-    return c.json(c.get('resources').topic(topic), 201);
+    // As Confluent: a validate_only request creates nothing, so it is 200, not 201.
+    return c.json(c.get('resources').topic(topic), body.validate_only ? 200 : 201);
+  });
+
+  // Every topic's configs at once (Confluent's `topics/-/configs`); before `/topics/:topic/configs`.
+  app.get('/topics/-/configs', async (c) => {
+    const r = c.get('resources');
+    const names = Object.keys(TOPIC_CONFIG_DEFS) as TopicConfigName[];
+    const all = await c.get('services').topics.list();
+    return c.json(r.list('KafkaTopicConfigList', `${r.base}/topics/-/configs`, all.flatMap((t) => names.map((n) => r.topicConfig(t, n)))));
   });
 
   app.get('/topics/:topic', async (c) => {
@@ -121,19 +157,35 @@ export function topicRoutes(): Hono<AppEnv> {
     return c.json(c.get('resources').partition(topic, p, await log.state(topic, p)));
   });
 
-  // Extension: Kafka's ListOffsets. offset_type=earliest|latest|timestamp (with timestamp=RFC 3339 or epoch ms).
+  // Confluent's partition offsets (offset_type=earliest_and_latest, the default: the log start
+  // offset and the high watermark); as an extension, Kafka's ListOffsets for earliest, latest, or a
+  // timestamp (timestamp=RFC 3339 or epoch ms).
   app.get('/topics/:topic/partitions/:partition/offset', async (c) => {
     const { topics, log } = c.get('services');
+    const r = c.get('resources');
     const topic = await topics.get(c.req.param('topic'));
     const p = partitionParam(c.req.param('partition'));
-    const type = c.req.query('offset_type') ?? 'latest';
+    const type = c.req.query('offset_type') ?? 'earliest_and_latest';
+    if (type === 'earliest_and_latest') {
+      const [earliest, latest] = await Promise.all([log.listOffset(topic, p, 'earliest'), log.listOffset(topic, p, 'latest')]);
+      const self = `${r.base}/topics/${topic.name}/partitions/${p}/offset`;
+      return c.json({
+        kind: 'KafkaPartitionWithOffsets',
+        metadata: { self, resource_name: `crn:///kafka=${r.clusterId}/topic=${topic.name}/partition=${p}/offset_type=${type}` },
+        cluster_id: r.clusterId,
+        topic_name: topic.name,
+        partition_id: p,
+        earliest_offset: earliest.offset,
+        latest_offset: latest.offset,
+      });
+    }
     let spec: OffsetSpec;
     if (type === 'earliest' || type === 'latest') spec = type;
     else if (type === 'timestamp') {
       const raw = c.req.query('timestamp');
       if (raw === undefined) throw new KafkaError('BAD_REQUEST', 'offset_type=timestamp needs a timestamp parameter');
       spec = { timestamp: /^-?\d+$/.test(raw) ? Number(raw) : parseTimestamp(raw, 0) };
-    } else throw new KafkaError('BAD_REQUEST', 'offset_type must be earliest, latest or timestamp');
+    } else throw new KafkaError('BAD_REQUEST', 'offset_type must be earliest_and_latest, earliest, latest or timestamp');
     const { offset, timestamp } = await log.listOffset(topic, p, spec);
     return c.json({
       kind: 'KafkaPartitionOffset',

@@ -72,7 +72,7 @@ export class TopicRegistry {
     private readonly metadata: MetadataStore,
     private readonly clock: Clock,
     /** How many replica stores exist: replication.factor cannot exceed it. */
-    private readonly replicaStores: number,
+    readonly replicaStores: number,
   ) {}
 
   async create(req: CreateTopicRequest): Promise<Topic> {

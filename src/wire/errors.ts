@@ -38,6 +38,7 @@ export const ERRORS = {
   TOPIC_ALREADY_EXISTS: { code: 36, retriable: false },
   INVALID_PARTITIONS: { code: 37, retriable: false },
   INVALID_REPLICATION_FACTOR: { code: 38, retriable: false },
+  INVALID_REPLICA_ASSIGNMENT: { code: 39, retriable: false },
   INVALID_CONFIG: { code: 40, retriable: false },
   INVALID_REQUEST: { code: 42, retriable: false },
   OUT_OF_ORDER_SEQUENCE_NUMBER: { code: 45, retriable: false },

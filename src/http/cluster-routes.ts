@@ -1,0 +1,105 @@
+import { Hono, type Context } from 'hono';
+import { KafkaError } from '../wire/errors.js';
+import type { AppEnv, AppServices } from './app-env.js';
+import { partitionParam } from './request.js';
+
+/**
+ * Confluent v3's read-only cluster resources: brokers (one per replica store), broker configs,
+ * partition replicas and reassignments. Replicas are placed once, at partition creation, so no
+ * reassignment is ever in progress.
+ */
+export function clusterRoutes(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  const brokerIds = (services: AppServices) => Array.from({ length: services.topics.replicaStores }, (_, i) => i);
+  const brokerParam = (services: AppServices, raw: string): number => {
+    const id = partitionParam(raw);
+    if (id >= services.topics.replicaStores) throw new KafkaError('NOT_FOUND', `Broker ${id} not found; brokers are the replica stores 0..${services.topics.replicaStores - 1}`);
+    return id;
+  };
+  // What a broker-level config means here: the server's defaults for new topics.
+  const brokerConfigs = (services: AppServices): [string, string][] => [
+    ['num.partitions', String(services.defaults.partitions)],
+    ['default.replication.factor', String(services.defaults.replicationFactor)],
+  ];
+
+  app.get('/brokers', (c) => {
+    const r = c.get('resources');
+    return c.json(r.list('KafkaBrokerList', `${r.base}/brokers`, brokerIds(c.get('services')).map((id) => r.broker(id))));
+  });
+
+  app.get('/brokers/:broker', (c) => c.json(c.get('resources').broker(brokerParam(c.get('services'), c.req.param('broker')))));
+
+  app.get('/brokers/:broker/configs', (c) => {
+    const services = c.get('services');
+    const r = c.get('resources');
+    const id = brokerParam(services, c.req.param('broker'));
+    return c.json(r.list('KafkaBrokerConfigList', `${r.base}/brokers/${id}/configs`, brokerConfigs(services).map(([n, v]) => r.brokerConfig(id, n, v))));
+  });
+
+  app.get('/brokers/:broker/configs/:name', (c) => {
+    const services = c.get('services');
+    const id = brokerParam(services, c.req.param('broker'));
+    const config = brokerConfigs(services).find(([n]) => n === c.req.param('name'));
+    if (!config) throw new KafkaError('NOT_FOUND', `Config ${c.req.param('name')} not found`);
+    return c.json(c.get('resources').brokerConfig(id, config[0], config[1]));
+  });
+
+  app.get('/broker-configs', (c) => {
+    const services = c.get('services');
+    const r = c.get('resources');
+    const data = brokerIds(services).flatMap((id) => brokerConfigs(services).map(([n, v]) => r.brokerConfig(id, n, v)));
+    return c.json(r.list('KafkaBrokerConfigList', `${r.base}/broker-configs`, data));
+  });
+
+  app.get('/brokers/:broker/partition-replicas', async (c) => {
+    const { topics, log } = c.get('services');
+    const r = c.get('resources');
+    const id = brokerParam(c.get('services'), c.req.param('broker'));
+    const data = [];
+    for (const topic of await topics.list()) {
+      for (let p = 0; p < topic.partitionCount; p++) {
+        const s = await log.state(topic, p);
+        if (s.replicas.includes(id)) data.push(r.replica(topic, p, s, id));
+      }
+    }
+    return c.json(r.list('KafkaReplicaList', `${r.base}/brokers/${id}/partition-replicas`, data));
+  });
+
+  app.get('/topics/:topic/partitions/:partition/replicas', async (c) => {
+    const { topics, log } = c.get('services');
+    const r = c.get('resources');
+    const topic = await topics.get(c.req.param('topic'));
+    const p = partitionParam(c.req.param('partition'));
+    const s = await log.state(topic, p);
+    return c.json(r.list('KafkaReplicaList', `${r.base}/topics/${topic.name}/partitions/${p}/replicas`, s.replicas.map((b) => r.replica(topic, p, s, b))));
+  });
+
+  app.get('/topics/:topic/partitions/:partition/replicas/:broker', async (c) => {
+    const { topics, log } = c.get('services');
+    const topic = await topics.get(c.req.param('topic'));
+    const p = partitionParam(c.req.param('partition'));
+    const b = partitionParam(c.req.param('broker'));
+    const s = await log.state(topic, p);
+    if (!s.replicas.includes(b)) throw new KafkaError('NOT_FOUND', `Broker ${b} holds no replica of ${topic.name}-${p}`);
+    return c.json(c.get('resources').replica(topic, p, s, b));
+  });
+
+  const noReassignments = (self: string) => (c: Context<AppEnv>) => {
+    const r = c.get('resources');
+    return c.json(r.list('KafkaReassignmentList', `${r.base}${self}`, []));
+  };
+  app.get('/topics/-/partitions/-/reassignment', noReassignments('/topics/-/partitions/-/reassignment'));
+  app.get('/topics/:topic/partitions/-/reassignment', async (c) => {
+    const topic = await c.get('services').topics.get(c.req.param('topic'));
+    return noReassignments(`/topics/${topic.name}/partitions/-/reassignment`)(c);
+  });
+  app.get('/topics/:topic/partitions/:partition/reassignment', async (c) => {
+    const topic = await c.get('services').topics.get(c.req.param('topic'));
+    const p = partitionParam(c.req.param('partition'));
+    if (p >= topic.partitionCount) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p} of topic ${topic.name} does not exist`);
+    throw new KafkaError('NOT_FOUND', `No reassignment of ${topic.name}-${p} is in progress (replicas are placed at creation)`);
+  });
+
+  return app;
+}
