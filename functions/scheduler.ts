@@ -10,15 +10,17 @@
  */
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { systemClock, type Clock } from '../src/clock.js';
-import { createStorage, type Storage } from '../src/compose.js';
+import { createServices, createStorage, runMaintenancePass, type Storage } from '../src/compose.js';
 import { serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
-import { runMaintenance } from '../src/maintenance/scheduler.js';
+import type { AppServices } from '../src/http/app-env.js';
 import { instrumentStorage } from './instrumented-storage.js';
 import { addMetric, inScope, log, Scope, telemetryFromEnv, type LogLevel, type Telemetry } from './observability.js';
 
 export interface SchedulerDeps {
   config: ServerConfig;
   storage: Storage;
+  /** The composition root's services over `storage` (the same as the HTTP functions build). */
+  services: AppServices;
   clock: Clock;
   /** Epoch ms by which the pass should stop taking new work (the invocation's timeout, less a margin). */
   deadline: number;
@@ -30,9 +32,7 @@ export type SchedulerReport = Record<string, number>;
 
 /** One pass of src/maintenance's scheduler, its structured logs going through this function's telemetry. */
 export async function runScheduledPass(deps: SchedulerDeps): Promise<SchedulerReport> {
-  return runMaintenance({
-    storage: deps.storage,
-    clock: deps.clock,
+  return runMaintenancePass(deps.storage, deps.services, {
     deadline: deps.deadline,
     options: deps.config.scheduler.options,
     log: ({ level, msg, ...fields }) => log(deps.telemetry, (level as LogLevel | undefined) ?? 'info', String(msg), fields),
@@ -45,6 +45,7 @@ const SAFETY_MARGIN_MS = 15_000;
 const telemetry = telemetryFromEnv(process.env, 'scheduler');
 const config = serverConfigFromEnv(process.env);
 const storage = instrumentStorage(createStorage(config.backend));
+const services = createServices(config, storage, systemClock);
 
 export const handler = async (event: Partial<ScheduledEvent> | undefined, context: Context): Promise<SchedulerReport> => {
   const scope = new Scope(context.awsRequestId, event?.time ? { scheduledAt: event.time } : {});
@@ -52,7 +53,7 @@ export const handler = async (event: Partial<ScheduledEvent> | undefined, contex
     const started = systemClock.now();
     const deadline = started + Math.max(context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS, 0);
     try {
-      const report = await runScheduledPass({ config, storage, clock: systemClock, deadline, telemetry });
+      const report = await runScheduledPass({ config, storage, services, clock: systemClock, deadline, telemetry });
       addMetric('SchedulerWork', Object.values(report).reduce((n, v) => n + v, 0));
       log(telemetry, 'info', 'scheduler run', { durationMs: systemClock.now() - started, ...report });
       return report;

@@ -7,7 +7,7 @@ import type { AppServices } from './http/app-env.js';
 import { PartitionLog } from './log/partition-log.js';
 import { Partitioner } from './log/partitioner.js';
 import { TopicRegistry } from './topics/topics.js';
-import { runMaintenance, startSchedulerLoop, type SchedulerLoop } from './maintenance/scheduler.js';
+import { runMaintenance, startSchedulerLoop, type SchedulerDeps, type SchedulerLoop, type SchedulerReport } from './maintenance/scheduler.js';
 import { ProducerIds } from './producer/producer-ids.js';
 import { DeferredMetadataStore, type ClosableMetadataStore } from './storage/deferred-metadata-store.js';
 import { createDynamoDbClient, DynamoDbMetadataStore } from './storage/dynamodb-metadata-store.js';
@@ -108,7 +108,7 @@ export function createServices(
     clock,
     topics,
     log,
-    groups: createGroups({ metadata, clock, topics, log }),
+    groups: createGroups({ metadata, clock, topics, log, timer }),
     partitioner: new Partitioner(),
     producerIds: new ProducerIds(metadata),
     defaults: config.defaults,
@@ -119,24 +119,27 @@ export function createServices(
 }
 
 /**
- * The local server's in-process scheduler (SCHEDULER_INTERVAL_MS): the same run as the scheduled
- * function's, over this process's storage, partition log and group coordinator.
+ * One maintenance pass over this process's services (their partition log, topic registry and group
+ * coordinator): what the local server's loop and the scheduled function both run.
  */
+export function runMaintenancePass(
+  storage: Storage,
+  services: AppServices,
+  pass: Pick<SchedulerDeps, 'deadline' | 'options' | 'log'>,
+): Promise<SchedulerReport> {
+  return runMaintenance({
+    storage,
+    clock: services.clock,
+    partitionLog: services.log,
+    topics: services.topics,
+    expireSessions: (now) => services.groups.coordinator.expireSessions(now),
+    ...pass,
+  });
+}
+
+/** The local server's in-process scheduler (SCHEDULER_INTERVAL_MS): the scheduled function's pass, in a loop. */
 export function startInProcessScheduler(config: ServerConfig, storage: Storage, services: AppServices): SchedulerLoop | undefined {
   const { intervalMs, options } = config.scheduler;
   if (intervalMs <= 0) return undefined;
-  return startSchedulerLoop({
-    intervalMs,
-    clock: services.clock,
-    run: (deadline) =>
-      runMaintenance({
-        storage,
-        clock: services.clock,
-        deadline,
-        partitionLog: services.log,
-        topics: services.topics,
-        expireSessions: (now) => services.groups.coordinator.expireSessions(now),
-        options,
-      }),
-  });
+  return startSchedulerLoop({ intervalMs, clock: services.clock, run: (deadline) => runMaintenancePass(storage, services, { deadline, options }) });
 }

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { GroupCoordinator } from '../groups/coordinator.js';
 import { readPartitionState, writePartitionState } from '../partition/partition-commit.js';
-import { PartitionLog } from '../log/partition-log.js';
-import { TopicRegistry, type Topic } from '../topics/topics.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem, type ObjectStore } from '../storage/ports.js';
 import { DurableTimers, type TimerHandler } from '../timer/durable-timers.js';
 import { compactPartition } from './compaction.js';
@@ -13,7 +12,6 @@ import { loadPartitionView, type PartitionView } from './partition-view.js';
 import { applyRetention, removeEntriesBelowLogStart } from './retention.js';
 import { mergeSegments } from './segment-merge.js';
 import { deleteCovered } from './segment-writer.js';
-import { ReplicaManager } from '../replication/replica-manager.js';
 import { CLUSTER_PK, SCHEDULER_LEASE_SK } from '../storage/key-layout.js';
 
 /**
@@ -43,14 +41,11 @@ export interface SchedulerDeps {
   clock: Clock;
   /** A clock reading after which the run starts no new work (a unit in progress finishes). */
   deadline: number;
-  /** The process's partition log, when it has one (its append listeners and caches); else one is made. */
-  partitionLog?: PartitionLog;
-  topics?: TopicRegistry;
-  /**
-   * The groups' session-expiry hook (GroupCoordinator.expireSessions); by default a coordinator over
-   * the same storage. false: skip it.
-   */
-  expireSessions?: ((now: number) => Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }>) | false;
+  /** The process's partition log and topic registry, from the composition root (src/compose.ts). */
+  partitionLog: PartitionLog;
+  topics: TopicRegistry;
+  /** The groups' session-expiry hook (GroupCoordinator.expireSessions); false: skip it. */
+  expireSessions: ((now: number) => Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }>) | false;
   options?: Partial<MaintenanceOptions>;
   /** More durable timer kinds to fire. */
   timerHandlers?: Record<string, TimerHandler>;
@@ -97,8 +92,7 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
     return report;
   }
   let lease: MetaItem<SchedulerItem> = acquired;
-  const topics = deps.topics ?? new TopicRegistry(metadata, clock, stores.length);
-  const partitionLog = deps.partitionLog ?? new PartitionLog({ metadata, stores, clock, log, leadership: new ReplicaManager({ metadata, stores, clock, log }) });
+  const { topics, partitionLog } = deps;
   const timers = new DurableTimers(metadata, { slotMs: options.timerSlotMs });
   const pastDeadline = () => clock.now() >= deps.deadline;
   try {
@@ -121,9 +115,8 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
 
     // 2. Group sessions (their own timers, see src/groups/session-timers.ts).
     if (deps.expireSessions !== false && !pastDeadline()) {
-      const expire = deps.expireSessions ?? ((now: number) => new GroupCoordinator({ metadata, clock, topics }).expireSessions(now));
       try {
-        const r = await expire(clock.now());
+        const r = await deps.expireSessions(clock.now());
         add('sessionTimersFired', r.timersFired);
         add('membersExpired', r.membersExpired);
       } catch (e) {
