@@ -15,8 +15,7 @@ import {
   type QueryOptions,
   type WriteCondition,
 } from '../src/storage/ports.js';
-import { addMetric, currentScope } from './observability.js';
-import { PARTITION_PREFIX, STATE_SK } from '../src/storage/key-layout.js';
+import { addMetric } from './observability.js';
 
 /** The port operations, named as the S3 and DynamoDB API calls the AWS adapters make for them. */
 export type StorageCall =
@@ -61,8 +60,6 @@ function countCall(call: StorageCall): void {
   switch (call.op) {
     case 'PutObject':
       addMetric('S3WriteRequests');
-      // Replicas take the same object: its bytes count once as data written.
-      if (currentScope()?.firstSight(call.key)) addMetric('ObjectBytesWritten', call.bytes);
       return;
     case 'ListObjectsV2':
     case 'DeleteObjects':
@@ -70,7 +67,6 @@ function countCall(call: StorageCall): void {
       return;
     case 'GetObject':
       addMetric('S3ReadRequests');
-      addMetric('ObjectBytesRead', call.bytes);
       return;
     case 'HeadObject':
       addMetric('S3ReadRequests');
@@ -82,12 +78,8 @@ function countCall(call: StorageCall): void {
     case 'UpdateItem':
     case 'DeleteItem':
       addMetric('DynamoDbWriteRequests');
-      if (call.conditionFailed) {
-        addMetric('ConditionFailures');
-        // The commit protocol's only conditional write of a partition state item is the commit:
-        // losing it means re-reading and retrying with the next offsets.
-        if (call.op === 'UpdateItem' && call.sk === STATE_SK && call.pk.startsWith(PARTITION_PREFIX)) addMetric('CommitRetries');
-      }
+      // Commit retries are reported by the commit itself (src/metrics.ts).
+      if (call.conditionFailed) addMetric('ConditionFailures');
       return;
   }
 }

@@ -14,7 +14,7 @@ import { createServices, createStorage, runMaintenancePass, type Storage } from 
 import { serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
 import type { AppServices } from '../src/http/app-env.js';
 import { instrumentStorage } from './instrumented-storage.js';
-import { addMetric, inScope, log, Scope, telemetryFromEnv, type LogLevel, type Telemetry } from './observability.js';
+import { addMetric, inScope, log, Scope, scopeMetrics, telemetryFromEnv, type LogLevel, type Telemetry } from './observability.js';
 
 export interface SchedulerDeps {
   config: ServerConfig;
@@ -45,7 +45,7 @@ const SAFETY_MARGIN_MS = 15_000;
 const telemetry = telemetryFromEnv(process.env, 'scheduler');
 const config = serverConfigFromEnv(process.env);
 const storage = instrumentStorage(createStorage(config.backend));
-const services = createServices(config, storage, systemClock);
+const services = createServices(config, storage, systemClock, { metrics: scopeMetrics });
 
 export const handler = async (event: Partial<ScheduledEvent> | undefined, context: Context): Promise<SchedulerReport> => {
   const scope = new Scope(context.awsRequestId, event?.time ? { scheduledAt: event.time } : {});

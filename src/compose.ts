@@ -21,6 +21,7 @@ import { partitionWatchKey } from './timer/delayed-fetch.js';
 import { Purgatory } from './timer/purgatory.js';
 import { SystemTimer } from './timer/system-timer.js';
 import { ReplicaManager } from './replication/replica-manager.js';
+import { noMetrics, type Metrics } from './metrics.js';
 
 export interface Storage {
   metadata: MetadataStore;
@@ -84,7 +85,8 @@ async function openSqlite(backend: LocalBackend): Promise<ClosableMetadataStore>
 }
 
 /**
- * Wires the domain over a storage and returns what the HTTP app needs. With `countOperations`
+ * Wires the domain over a storage and returns what the HTTP app needs; `metrics` listens to what
+ * the log and the routes report (the Lambda entries publish it as EMF). With `countOperations`
  * (config.countOperations, from BENCH_COUNTERS=1, which `npm run bench` sets; `options` overrides
  * it) the stores are wrapped in counters that GET /debug/counters answers with.
  */
@@ -92,12 +94,13 @@ export function createServices(
   config: ServerConfig,
   storage: Storage,
   clock: Clock = systemClock,
-  options: { countOperations?: boolean } = {},
+  options: { countOperations?: boolean; metrics?: Metrics } = {},
 ): AppServices {
+  const metrics = options.metrics ?? noMetrics;
   const counted = (options.countOperations ?? config.countOperations) ? countOperations(storage.metadata, storage.stores) : undefined;
   const { metadata, stores } = counted ?? storage;
   const topics = new TopicRegistry(metadata, clock, stores.length);
-  const log = new PartitionLog({ metadata, stores, clock, leadership: new ReplicaManager({ metadata, stores, clock }) });
+  const log = new PartitionLog({ metadata, stores, clock, metrics, leadership: new ReplicaManager({ metadata, stores, clock, metrics }) });
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
   const timer = new SystemTimer();
   timer.startRealTime();
@@ -114,6 +117,7 @@ export function createServices(
     defaults: config.defaults,
     limits: config.limits,
     fetchPurgatory,
+    metrics,
     ...(counted ? { operationCounts: counted.snapshot } : {}),
   };
 }

@@ -7,6 +7,7 @@ import type { Clock } from '../clock.js';
 import type { OperationCounts } from '../storage/counting-stores.js';
 import type { Purgatory } from '../timer/purgatory.js';
 import type { Resources } from './resources.js';
+import type { Metrics } from '../metrics.js';
 
 /** What the HTTP layer is given by the composition root; it holds no state of its own. */
 export interface AppServices {
@@ -22,6 +23,8 @@ export interface AppServices {
   limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number };
   /** Long-poll fetches wait here; this process's appends to a partition complete them (src/timer/delayed-fetch.ts). */
   fetchPurgatory: Purgatory;
+  /** Where routes report what they answered (records and bytes of a fetch). */
+  metrics: Metrics;
   /** Storage operation counts, when the composition root wrapped the stores in counters (the benchmark). */
   operationCounts?: () => OperationCounts;
 }

@@ -111,6 +111,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
     const timeoutMs = queryInt(c.req.query('timeout'), 'timeout');
     const maxBytes = Math.min(queryInt(c.req.query('max_bytes'), 'max_bytes') ?? services.limits.maxFetchBytes, services.limits.maxFetchBytes);
     const { format, records } = await instances().poll(...ids(c), { ...(timeoutMs === undefined ? {} : { timeoutMs }), maxBytes: Math.max(1, maxBytes) });
+    services.metrics.add('FetchRecords', records.length);
     return json(c, records.map((r) => showRecord(r, format)));
   });
 

@@ -67,7 +67,10 @@ async function produce(services: AppServices, topic: Topic, bodies: ProduceRecor
       const partition = choose(record.key, body.partition_id ?? undefined);
       meta[i] = { keyType, valueType, timestamp: record.timestamp, keySize: record.key?.byteLength ?? null, valueSize: record.value?.byteLength ?? null };
       let group = byPartition.get(partition);
-      if (!group) byPartition.set(partition, (group = { records: [], entries: [] }));
+      if (!group) {
+        group = { records: [], entries: [] };
+        byPartition.set(partition, group);
+      }
       group.records.push(record);
       group.entries.push(i);
     } catch (e) {
@@ -109,7 +112,13 @@ async function produce(services: AppServices, topic: Topic, bodies: ProduceRecor
 function isoTimestamps(): (ms: number) => string {
   let lastMs = NaN;
   let last = '';
-  return (ms) => (ms === lastMs ? last : ((lastMs = ms), (last = new Date(ms).toISOString())));
+  return (ms) => {
+    if (ms !== lastMs) {
+      lastMs = ms;
+      last = new Date(ms).toISOString();
+    }
+    return last;
+  };
 }
 
 function success(clusterId: string, topic: string, r: Extract<EntryResult, { ok: true }>, iso = isoTimestamps()) {
@@ -216,9 +225,12 @@ export function recordRoutes(): Hono<AppEnv> {
     const read = acceptsRecordBatches(c)
       ? async () => {
           const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1));
-          return { ...r, bytes: r.batches.byteLength };
+          return { ...r, bytes: r.batches.byteLength, count: r.recordCount };
         }
-      : () => services.log.read(topic, partition, offset, Math.max(maxBytes, 1));
+      : async () => {
+          const r = await services.log.read(topic, partition, offset, Math.max(maxBytes, 1));
+          return { ...r, count: r.records.length };
+        };
     let result: Awaited<ReturnType<typeof read>> = await read();
     if (result.bytes < minBytes && maxWaitMs > 0) {
       let seen = { hw: result.highWatermark, lso: result.logStartOffset };
@@ -244,6 +256,8 @@ export function recordRoutes(): Hono<AppEnv> {
         return c.body(null, 204); // the client has gone; nobody reads this
       }
     }
+    services.metrics.add('FetchRecords', result.count);
+    services.metrics.add('FetchBytes', result.bytes);
     if ('batches' in result) return recordBatchResponse(c, result);
     // Sent as bytes: a multi-megabyte string answer would be UTF-8 encoded twice (Content-Length, then the write).
     const json = JSON.stringify({

@@ -12,6 +12,7 @@ import { decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setP
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
 import { requirePartition, type Topic, type TopicMeta } from '../topics/topics.js';
 import { dataPrefix, INDEX_PREFIX, partitionPk, PRODUCER_META_SK, producerPk, segmentPrefix, STATE_SK } from '../storage/key-layout.js';
+import { noMetrics, type Metrics } from '../metrics.js';
 
 export type { PartitionAppend } from './request-object.js';
 
@@ -51,6 +52,8 @@ export interface FetchResult {
 export interface BatchFetchResult {
   /** Whole v2 batches with absolute offsets; empty when nothing below the HW is left from the offset. */
   batches: Uint8Array;
+  /** Records in those batches (the first may start before the offset asked for). */
+  recordCount: number;
   nextOffset: number;
   highWatermark: number;
   logStartOffset: number;
@@ -65,6 +68,8 @@ export interface LogDeps {
   clock: Clock;
   /** Replication as the log needs it (a ReplicaManager), handed in by the composition root. */
   leadership: Leadership;
+  /** Where appends report records, bytes, commit retries and ISR shrinks (default: nowhere). */
+  metrics?: Metrics;
   log?: (event: Record<string, unknown>) => void;
 }
 
@@ -90,7 +95,10 @@ export class PartitionLog {
   /** Work that outlives the request (acks=0 appends, acks=1 follower copies). */
   private readonly background = new Set<Promise<unknown>>();
 
+  private readonly metrics: Metrics;
+
   constructor(private readonly deps: LogDeps) {
+    this.metrics = deps.metrics ?? noMetrics;
     this.index = new OffsetIndex(deps.metadata);
     this.producerBatches = new ProducerBatchLog(deps.metadata);
     this.replicas = deps.leadership;
@@ -233,7 +241,11 @@ export class PartitionLog {
       if (result.indexed) this.indexed.set(pk, entry.baseOffset);
       if (batch) this.track(this.producerBatches.record(topic.name, p, batch, entry.baseOffset, entry.lastOffset));
       this.notifyAppend(topic.name, p);
+      this.metrics.add('ProduceRecords', run.recordCount);
+      this.metrics.add('ProduceBytes', run.end - run.start);
+      if (result.retries > 0) this.metrics.add('CommitRetries', result.retries);
       if (plan.failedFollowers.length > 0) {
+        this.metrics.add('IsrShrinks', plan.failedFollowers.length);
         this.log({ level: 'warn', msg: 'isr shrink', reason: 'follower write failed', topic: topic.name, partition: p, replicas: plan.failedFollowers });
       }
       if (acks === 1) {
@@ -290,6 +302,7 @@ export class PartitionLog {
     const hw = state.highWatermark;
     const parts: Uint8Array[] = [];
     let nextOffset = offset;
+    let recordCount = 0;
     for (const { entry, data } of loaded) {
       // Patched in place: the store handed over bytes of our own (ObjectStore.get), and the stored
       // object keeps its offsets relative to the entry.
@@ -300,6 +313,7 @@ export class PartitionLog {
         if (base + header.lastOffsetDelta >= hw) break;
         setBaseOffset(data, at, base);
         setPartitionLeaderEpoch(data, at, entry.leaderEpoch);
+        recordCount += header.recordCount;
         at += LOG_OVERHEAD + header.batchLength;
         nextOffset = Math.max(nextOffset, base + header.lastOffsetDelta + 1);
       }
@@ -308,7 +322,7 @@ export class PartitionLog {
       // A compacted entry may end in removed records: the next fetch starts after the entry.
       nextOffset = Math.max(nextOffset, Math.min(hw, entry.lastOffset + 1));
     }
-    return { batches: joinViews(parts), nextOffset, highWatermark: hw, logStartOffset: state.logStartOffset };
+    return { batches: joinViews(parts), recordCount, nextOffset, highWatermark: hw, logStartOffset: state.logStartOffset };
   }
 
   /** Loads the index entries (and their bytes) a fetch from `offset` answers with; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */

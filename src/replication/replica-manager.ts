@@ -9,6 +9,7 @@ import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../s
 import { withinEpoch } from '../partition/epoch-history.js';
 import { followerReached, laggingFollowers, shrinkIsr } from '../partition/isr.js';
 import { electLeader } from '../partition/leader-election.js';
+import { noMetrics, type Metrics } from '../metrics.js';
 
 export interface ReplicaDeps {
   metadata: MetadataStore;
@@ -17,6 +18,8 @@ export interface ReplicaDeps {
   /** Kafka's replica.lag.time.max.ms (a broker config): how long a follower may stay behind (default 30 s). */
   replicaLagTimeMaxMs?: number;
   log?: (event: Record<string, unknown>) => void;
+  /** Where ISR shrinks are reported (default: nowhere). */
+  metrics?: Metrics;
 }
 
 export type { SyncReport };
@@ -34,6 +37,7 @@ export class ReplicaManager implements Leadership {
     this.deps = {
       replicaLagTimeMaxMs: 30_000,
       log: (e) => console.log(JSON.stringify(e)),
+      metrics: noMetrics,
       ...deps,
       index: new OffsetIndex(deps.metadata),
     };
@@ -100,7 +104,10 @@ export class ReplicaManager implements Leadership {
       for (const r of ok) if ((next.replicaLeo[String(r)] ?? 0) >= entry.baseOffset) next = followerReached(next, r, entry.lastOffset + 1, this.deps.clock.now());
       return next;
     });
-    if (failed.length > 0) this.deps.log({ level: 'warn', msg: 'isr shrink', reason: 'follower write failed', topic: topic.name, partition, replicas: failed });
+    if (failed.length > 0) {
+      this.deps.metrics.add('IsrShrinks', failed.length);
+      this.deps.log({ level: 'warn', msg: 'isr shrink', reason: 'follower write failed', topic: topic.name, partition, replicas: failed });
+    }
   }
 
   /**
@@ -123,6 +130,7 @@ export class ReplicaManager implements Leadership {
     if (out.length > 0) {
       state = (await this.update(topic, partition, state.leaderEpoch, (s) => shrinkIsr(s, out))) ?? state;
       report.removedFromIsr.push(...out);
+      this.deps.metrics.add('IsrShrinks', out.length);
       this.deps.log({ level: 'warn', msg: 'isr shrink', reason: down.length ? 'store down' : 'lagging', topic: topic.name, partition, replicas: out });
     }
 

@@ -15,18 +15,20 @@ const root = resolve(import.meta.dirname, '../..');
 const MAY_IMPORT: Record<string, string[]> = {
   'src/wire': [],
   'src/clock.ts': [],
+  'src/metrics.ts': [],
   'src/storage': [],
   'src/config': ['src/wire'],
   'src/timer': ['src/clock.ts', 'src/storage'],
   'src/topics': ['src/clock.ts', 'src/config', 'src/storage', 'src/wire'],
   'src/partition': ['src/storage', 'src/topics', 'src/wire'],
   'src/producer': ['src/storage', 'src/wire'],
-  'src/log': ['src/clock.ts', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
-  'src/replication': ['src/clock.ts', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
+  'src/log': ['src/clock.ts', 'src/metrics.ts', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
+  'src/replication': ['src/clock.ts', 'src/metrics.ts', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
   'src/groups': ['src/clock.ts', 'src/log', 'src/partition', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
   'src/maintenance': ['src/clock.ts', 'src/log', 'src/partition', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
   'src/http': [
     'src/clock.ts',
+    'src/metrics.ts',
     'src/config',
     'src/groups',
     'src/log',
@@ -39,6 +41,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   ],
   'src/compose.ts': [
     'src/clock.ts',
+    'src/metrics.ts',
     'src/config',
     'src/groups',
     'src/http',
@@ -53,7 +56,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/server.ts': ['src/compose.ts', 'src/config', 'src/http'],
   // Lambda entries stay thin: the composition root, the HTTP app, configuration, and the storage
   // ports their instrumenting decorator wraps.
-  functions: ['src/clock.ts', 'src/compose.ts', 'src/config', 'src/http', 'src/storage'],
+  functions: ['src/clock.ts', 'src/compose.ts', 'src/config', 'src/http', 'src/metrics.ts', 'src/storage'],
   infra: [],
   // The client is shipped on its own: it may use only the wire format it shares with the server.
   'src/client': ['src/wire'],
