@@ -45,8 +45,8 @@ interface FunctionSpec {
 }
 
 /**
- * Sizing. Produce and fetch encode, CRC and move up to MAX_REQUEST_BYTES / MAX_FETCH_BYTES (8 MiB)
- * per request and wait on S3 and DynamoDB: 1 GiB buys the CPU for that. API Gateway gives an
+ * Sizing. Produce and fetch encode, CRC and move up to MAX_REQUEST_BYTES / MAX_FETCH_BYTES (4 MiB /
+ * 1 MiB on Lambda, log-stack.ts) per request and wait on S3 and DynamoDB: 1 GiB buys the CPU for that. API Gateway gives an
  * integration 30 s at most, so the HTTP functions stop at 29 s. The scheduler works in batches and
  * stops taking new work 15 s before its own timeout.
  */
@@ -64,6 +64,8 @@ export interface LogFunctionsProps {
   removalPolicy: RemovalPolicy;
   /** SHA-256 digests of the accepted API keys; the authorizer exists only when given. */
   apiKeyDigests?: string[];
+  /** Reserved concurrency per function, where set. */
+  reservedConcurrency?: Partial<Record<LogFunctionName, number>>;
 }
 
 export class LogFunctions extends Construct {
@@ -97,7 +99,10 @@ export class LogFunctions extends Construct {
       });
     };
     const fn = (name: LogFunctionName, extra?: Partial<lambda.FunctionProps>) =>
-      make(name[0]!.toUpperCase() + name.slice(1), `${name}.ts`, FUNCTION_SPECS[name], props.environment, extra);
+      make(name[0]!.toUpperCase() + name.slice(1), `${name}.ts`, FUNCTION_SPECS[name], props.environment, {
+        ...extra,
+        ...(props.reservedConcurrency?.[name] !== undefined && { reservedConcurrentExecutions: props.reservedConcurrency[name] }),
+      });
     this.byName = {
       produce: fn('produce'),
       fetch: fn('fetch'),

@@ -2,7 +2,7 @@
  * One deployment: replica buckets, the metadata table, the functions, the HTTP API, the
  * scheduler's schedule, least-privilege grants, monitoring and the outputs a client needs.
  */
-import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { Aspects, CfnOutput, CfnResource, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -10,7 +10,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { DATA_ACCESS, type DataFunctionName } from './data-access.js';
 import { LogHttpApi } from './http-api.js';
-import { LogFunctions } from './log-functions.js';
+import { LogRestApi } from './rest-api.js';
+import { LogFunctions, RUNTIME } from './log-functions.js';
 import { Monitoring } from './monitoring.js';
 import { ReplicaStores } from './replica-stores.js';
 import type { LogStackConfig } from './stack-config.js';
@@ -32,7 +33,8 @@ export class LogStack extends Stack {
   readonly stores: ReplicaStores;
   readonly table: dynamodb.Table;
   readonly functions: LogFunctions;
-  readonly httpApi: LogHttpApi;
+  /** The HTTP API (apiFlavor=http) or the REST API (apiFlavor=rest) in front of the functions. */
+  readonly api: LogHttpApi | LogRestApi;
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: LogStackProps) {
@@ -70,6 +72,7 @@ export class LogStack extends Stack {
       logRetention: config.logRetention,
       removalPolicy,
       ...(config.auth.mode === 'apiKey' && { apiKeyDigests: config.auth.keyDigests }),
+      reservedConcurrency: config.reservedConcurrency,
     });
 
     for (const [name, fn] of Object.entries(this.functions.byName) as [DataFunctionName, LogFunctions['byName'][DataFunctionName]][]) {
@@ -88,15 +91,26 @@ export class LogStack extends Stack {
       }
     }
 
-    this.httpApi = new LogHttpApi(this, 'Http', {
-      apiName: this.stackName,
-      functions: this.functions.byName,
-      auth: config.auth,
-      authorizerFunction: this.functions.authorizer,
-      throttle: config.throttle,
-      logRetention: config.logRetention,
-      removalPolicy,
-    });
+    const { scheduler, ...httpFunctions } = this.functions.byName;
+    this.api =
+      config.apiFlavor === 'rest'
+        ? new LogRestApi(this, 'Rest', {
+            apiName: this.stackName,
+            stageName: config.stage,
+            functions: httpFunctions,
+            throttle: config.throttle,
+            logRetention: config.logRetention,
+            removalPolicy,
+          })
+        : new LogHttpApi(this, 'Http', {
+            apiName: this.stackName,
+            functions: httpFunctions,
+            auth: config.auth,
+            authorizerFunction: this.functions.authorizer,
+            throttle: config.throttle,
+            logRetention: config.logRetention,
+            removalPolicy,
+          });
 
     const rate = Duration.minutes(config.schedulerRateMinutes);
     new events.Rule(this, 'SchedulerSchedule', {
@@ -105,7 +119,6 @@ export class LogStack extends Stack {
       targets: [new targets.LambdaFunction(this.functions.byName.scheduler, { retryAttempts: 0, maxEventAge: Duration.seconds(Math.max(60, rate.toSeconds())) })],
     });
 
-    const { scheduler, ...httpFunctions } = this.functions.byName;
     this.monitoring = new Monitoring(this, 'Monitoring', {
       dashboardName: this.stackName,
       namespace: METRICS_NAMESPACE,
@@ -113,11 +126,22 @@ export class LogStack extends Stack {
       functions: { ...httpFunctions, ...(this.functions.authorizer && { authorizer: this.functions.authorizer }) },
       scheduler,
       schedulerRateMinutes: config.schedulerRateMinutes,
-      stage: this.httpApi.stage,
+      api: this.api instanceof LogRestApi ? this.api.api : this.api.stage,
       alarmEmail: config.alarmEmail,
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: this.httpApi.url, description: 'Base URL of the v3 API (append v3/clusters)' });
+    // Every function of the stack (the CDK's own custom-resource providers too) on the configured
+    // runtime, where it is not the default: LocalStack's images lag AWS's runtimes.
+    const runtime = config.lambdaRuntime;
+    if (runtime !== RUNTIME.name) {
+      Aspects.of(this).add({
+        visit: (node) => {
+          if (node instanceof CfnResource && node.cfnResourceType === 'AWS::Lambda::Function') node.addPropertyOverride('Runtime', runtime);
+        },
+      });
+    }
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the v3 API (append v3/clusters)' });
     new CfnOutput(this, 'ClusterId', { value: config.clusterId, description: 'The cluster id in /v3/clusters/{cluster_id}' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'DynamoDB metadata table (TABLE_NAME)' });
     new CfnOutput(this, 'BucketNames', { value: this.stores.bucketNames.join(','), description: 'Replica buckets in replica-id order (BUCKETS)' });

@@ -6,7 +6,6 @@
  * The custom metrics are the EMF metrics of functions/observability.ts, dimension [Service].
  */
 import { Duration, Validations } from 'aws-cdk-lib';
-import type { HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -23,9 +22,12 @@ export interface MonitoringProps {
   functions: Readonly<Record<string, IFunction>>;
   scheduler: IFunction;
   schedulerRateMinutes: number;
-  stage: HttpStage;
+  /** The API's request metrics: an HTTP API stage or a REST API have the same four. */
+  api: ApiMetrics;
   alarmEmail?: string;
 }
+
+export type ApiMetrics = Record<'metricCount' | 'metricClientError' | 'metricServerError' | 'metricLatency', (props?: cw.MetricOptions) => cw.Metric>;
 
 const FIVE_MINUTES = Duration.minutes(5);
 
@@ -76,7 +78,7 @@ export class Monitoring extends Construct {
     }
     alarm('Api5xx', {
       alarmDescription: 'The API answered 5xx: a storage failure, a function error, or an integration timeout',
-      metric: props.stage.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      metric: props.api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -112,13 +114,13 @@ export class Monitoring extends Construct {
       new cw.GraphWidget({
         title: 'API requests',
         width: 12,
-        left: [props.stage.metricCount({ statistic: 'Sum', label: 'requests' })],
-        right: [props.stage.metricClientError({ statistic: 'Sum', label: '4xx' }), props.stage.metricServerError({ statistic: 'Sum', label: '5xx' })],
+        left: [props.api.metricCount({ statistic: 'Sum', label: 'requests' })],
+        right: [props.api.metricClientError({ statistic: 'Sum', label: '4xx' }), props.api.metricServerError({ statistic: 'Sum', label: '5xx' })],
       }),
       new cw.GraphWidget({
         title: 'API latency (ms)',
         width: 12,
-        left: [props.stage.metricLatency({ statistic: 'p50', label: 'p50' }), props.stage.metricLatency({ statistic: 'p99', label: 'p99' })],
+        left: [props.api.metricLatency({ statistic: 'p50', label: 'p50' }), props.api.metricLatency({ statistic: 'p99', label: 'p99' })],
       }),
     );
     this.dashboard.addWidgets(

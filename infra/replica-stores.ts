@@ -1,7 +1,7 @@
 /**
  * The replica stores: standard S3 buckets and, optionally, one S3 Express One Zone directory
  * bucket per availability zone. Their order is the replica-id order the functions receive in
- * BUCKETS (replica j of partition i lives on store (i + j) mod n, assignReplicas in src/partition/partition-state.ts).
+ * BUCKETS (replica j of partition i lives on store (i + j) mod n, docs/architecture.md).
  *
  * Standard buckets: no public access, SSE-S3, TLS (1.2+) required by the bucket policy, bucket
  * owner owns every object, incomplete multipart uploads aborted after a day. Objects are immutable
@@ -13,6 +13,9 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3express from 'aws-cdk-lib/aws-s3express';
 import { Construct } from 'constructs';
 import type { DataAccess } from './data-access.js';
+
+/** The S3 actions a ReadOnly directory-bucket session covers. */
+const READ_ACTIONS = new Set(['s3:GetObject', 's3:ListBucket']);
 
 export interface ReplicaStoresProps {
   standardBuckets: number;
@@ -63,6 +66,17 @@ export class ReplicaStores extends Construct {
       // Directory buckets always block public access; CloudFormation cannot empty them, so with
       // retainData=false the stack deletion needs them emptied first (docs/deploy.md).
       bucket.applyRemovalPolicy(removalPolicy);
+      // TLS only, as the standard buckets' enforceSSL: every data call needs a session, so
+      // refusing CreateSession over plain HTTP refuses them all.
+      new s3express.CfnBucketPolicy(this, `ExpressStoreTls-${azId}`, {
+        bucket: bucket.ref,
+        policyDocument: {
+          Version: '2012-10-17',
+          Statement: [
+            { Sid: 'TlsOnly', Effect: 'Deny', Principal: '*', Action: 's3express:CreateSession', Resource: bucket.attrArn, Condition: { Bool: { 'aws:SecureTransport': 'false' } } },
+          ],
+        },
+      });
       return bucket;
     });
 
@@ -72,8 +86,8 @@ export class ReplicaStores extends Construct {
   /**
    * Grants a function exactly `access` on these stores: object actions on `bucket/*`, bucket
    * actions on the bucket. Directory buckets authorize data calls through a session, so there the
-   * grant is s3express:CreateSession on the bucket. The SDK opens read-write sessions, so on
-   * directory buckets a function's data actions are bounded by bucket, not by action.
+   * grant is s3express:CreateSession on the bucket: read-only sessions for a function that only
+   * reads (S3 then opens a ReadOnly session for the SDK's request), read-write for the others.
    */
   grant(grantee: iam.IGrantable, access: DataAccess): void {
     const statements: iam.PolicyStatement[] = [];
@@ -86,7 +100,14 @@ export class ReplicaStores extends Construct {
       statements.push(new iam.PolicyStatement({ actions: [...access.bucketActions], resources: this.buckets.map((b) => b.bucketArn) }));
     }
     if (this.directoryBuckets.length > 0) {
-      statements.push(new iam.PolicyStatement({ actions: ['s3express:CreateSession'], resources: this.directoryBuckets.map((b) => b.attrArn) }));
+      const readOnly = [...access.objectActions, ...access.bucketActions].every((a) => READ_ACTIONS.has(a));
+      statements.push(
+        new iam.PolicyStatement({
+          actions: ['s3express:CreateSession'],
+          resources: this.directoryBuckets.map((b) => b.attrArn),
+          ...(readOnly && { conditions: { StringEquals: { 's3express:SessionMode': 'ReadOnly' } } }),
+        }),
+      );
     }
     for (const statement of statements) grantee.grantPrincipal.addToPrincipalPolicy(statement);
   }

@@ -16,6 +16,12 @@
  *   logRetentionDays      CloudWatch Logs retention (a value CloudWatch offers) 30
  *   throttleRate, throttleBurst     API requests per second, burst            1000, 2000
  *   alarmEmail            subscribe this address to the alarm topic           none
+ *   apiFlavor             http (API Gateway v2) | rest (v1, e.g. LocalStack's free plan)
+ *                                                                             http; rest for stage local
+ *   lambdaRuntime         nodejs24.x | nodejs22.x (LocalStack images lag AWS)  nodejs24.x; nodejs22.x for stage local
+ *   reservedConcurrency   reserved concurrency per function: a number for every HTTP function,
+ *                         or produce=N,fetch=N,admin=N,scheduler=N (a ceiling that keeps one
+ *                         stage from taking the account's whole concurrency)         none
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 
@@ -23,6 +29,10 @@ export type ApiAuth =
   | { mode: 'iam' }
   | { mode: 'jwt'; issuer: string; audiences: string[] }
   | { mode: 'apiKey'; keyDigests: string[] };
+
+export type ApiFlavor = 'http' | 'rest';
+
+export type ReservedConcurrency = Partial<Record<'produce' | 'fetch' | 'admin' | 'scheduler', number>>;
 
 export interface LogStackConfig {
   stage: string;
@@ -36,6 +46,9 @@ export interface LogStackConfig {
   logRetention: RetentionDays;
   throttle: { rateLimit: number; burstLimit: number };
   alarmEmail?: string;
+  apiFlavor: ApiFlavor;
+  lambdaRuntime: 'nodejs24.x' | 'nodejs22.x';
+  reservedConcurrency: ReservedConcurrency;
 }
 
 type Lookup = (key: string) => unknown;
@@ -67,6 +80,26 @@ function int(key: string, v: unknown, fallback: number, min: number, max: number
 }
 
 const RETENTION_DAYS = new Set<number>(Object.values(RetentionDays).filter((d): d is number => typeof d === 'number'));
+
+const CONCURRENCY_FUNCTIONS = ['produce', 'fetch', 'admin', 'scheduler'] as const;
+
+function reservedConcurrency(v: unknown): ReservedConcurrency {
+  const raw = str(v);
+  if (raw === undefined) return {};
+  if (/^\d+$/.test(raw)) {
+    const n = int('reservedConcurrency', raw, 0, 1, 10_000);
+    return { produce: n, fetch: n, admin: n };
+  }
+  const out: ReservedConcurrency = {};
+  for (const part of list(raw)) {
+    const [name, value] = part.split('=');
+    if (!CONCURRENCY_FUNCTIONS.includes(name as (typeof CONCURRENCY_FUNCTIONS)[number])) {
+      throw new Error(`reservedConcurrency takes N or ${CONCURRENCY_FUNCTIONS.map((f) => `${f}=N`).join(',')}, got ${part}`);
+    }
+    out[name as (typeof CONCURRENCY_FUNCTIONS)[number]] = int(`reservedConcurrency ${name}`, value, 0, 1, 10_000);
+  }
+  return out;
+}
 
 export function stackConfig(context: Lookup): LogStackConfig {
   const stage = str(context('stage')) ?? 'dev';
@@ -102,8 +135,20 @@ export function stackConfig(context: Lookup): LogStackConfig {
   const replicaStores = int('replicaStores', context('replicaStores'), 1, 0, 10);
   if (replicaStores + expressOneZoneAzIds.length === 0) throw new Error('At least one replica store is needed: replicaStores or expressOneZoneAzIds');
 
+  const apiFlavor = str(context('apiFlavor')) ?? (stage === 'local' ? 'rest' : 'http');
+  if (apiFlavor !== 'http' && apiFlavor !== 'rest') throw new Error(`Context apiFlavor must be http or rest, got ${apiFlavor}`);
+  if (apiFlavor === 'rest' && auth.mode !== 'iam') {
+    throw new Error(`apiFlavor=rest takes authMode=iam only (REST APIs have no JWT authorizer, and their API keys would sit in the template); got ${auth.mode}`);
+  }
+
+  const lambdaRuntime = str(context('lambdaRuntime')) ?? (stage === 'local' ? 'nodejs22.x' : 'nodejs24.x');
+  if (lambdaRuntime !== 'nodejs24.x' && lambdaRuntime !== 'nodejs22.x') throw new Error(`Context lambdaRuntime must be nodejs24.x or nodejs22.x, got ${lambdaRuntime}`);
+
   return {
     stage,
+    apiFlavor,
+    lambdaRuntime,
+    reservedConcurrency: reservedConcurrency(context('reservedConcurrency')),
     clusterId: str(context('clusterId')) ?? stage,
     replicaStores,
     expressOneZoneAzIds,

@@ -4,7 +4,8 @@ import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { DecodedRecord } from '../wire/record-batch.js';
 import type { Topic, TopicRegistry } from '../topics/topics.js';
-import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
+import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import { assignmentKeys, minus, owns, parseTpKey, toPartitions, tpKey, type Assignment, type TopicPartition } from './assignment.js';
 import type { GroupCoordinator, HeartbeatAnswer } from './coordinator.js';
 import { validateGroupId } from './group-id.js';
@@ -116,10 +117,19 @@ export class ConsumerInstances {
       createdAt: this.deps.clock.now(),
     };
     try {
-      await this.deps.metadata.put(groupPk(groupId), instanceSk(name), record, { ifAbsent: true });
+      // The member id is this call's token: a create whose answer was lost finds its own instance.
+      await optimisticUpdate<InstanceRecord, true>({
+        metadata: this.deps.metadata,
+        pk: groupPk(groupId),
+        sk: instanceSk(name),
+        known: { item: undefined },
+        attempts: 1,
+        giveUp: { errorName: 'CONSUMER_ALREADY_EXISTS', message: exists().message },
+        decide: () => ({ write: record, answer: () => true as const }),
+        recognise: (found) => (found?.value.memberId === record.memberId ? (true as const) : undefined),
+      });
     } catch (e) {
       await this.deps.coordinator.leave(groupId, answer.memberId).catch(() => {});
-      if (e instanceof ConditionFailedError) throw exists();
       throw e;
     }
     return record;
@@ -255,30 +265,33 @@ export class ConsumerInstances {
    * `ifVersion` when it changed. Two calls racing on one instance both run, the loser again.
    */
   private async update<T>(groupId: string, name: string, change: (inst: InstanceRecord) => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      const item = await this.load(groupId, name);
-      const inst = structuredClone(item.value);
-      let result: T;
-      try {
-        result = await change(inst);
-      } catch (e) {
-        if (isKafkaError(e, 'UNKNOWN_MEMBER_ID') && !(await this.memberExists(inst))) {
-          await this.deps.metadata.delete(groupPk(groupId), instanceSk(name)).catch(() => {});
-          throw notFound(groupId, name);
-        }
-        throw e;
-      }
-      if (JSON.stringify(inst) === JSON.stringify(item.value)) return result;
-      try {
-        await this.deps.metadata.put(groupPk(groupId), instanceSk(name), inst, { ifVersion: item.version });
-        return result;
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError) || attempt >= 5) {
-          if (e instanceof ConditionFailedError) throw new KafkaError('COORDINATOR_NOT_AVAILABLE', `Concurrent requests to consumer ${name}; retry`);
+    validateGroupId(groupId);
+    const { result } = await optimisticUpdate<InstanceRecord, { value: T }>({
+      metadata: this.deps.metadata,
+      pk: groupPk(groupId),
+      sk: instanceSk(name),
+      attempts: 6,
+      giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Concurrent requests to consumer ${name}; retry` },
+      decide: async (item) => {
+        if (!item) throw notFound(groupId, name);
+        const inst = structuredClone(item.value);
+        let value: T;
+        try {
+          value = await change(inst);
+        } catch (e) {
+          if (isKafkaError(e, 'UNKNOWN_MEMBER_ID') && !(await this.memberExists(inst))) {
+            await this.deps.metadata.delete(groupPk(groupId), instanceSk(name)).catch(() => {});
+            throw notFound(groupId, name);
+          }
           throw e;
         }
-      }
-    }
+        if (JSON.stringify(inst) === JSON.stringify(item.value)) return { done: { value } };
+        return { write: inst, answer: () => ({ value }) };
+      },
+      // The same instance as this call left it: its write applied (a repeat found it).
+      recognise: (found, attempted) => (holdsWrite(found, attempted) && 'answer' in attempted ? attempted.answer(found) : undefined),
+    });
+    return result.value;
   }
 
   private async memberExists(inst: InstanceRecord): Promise<boolean> {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { TopicRegistry } from '../topics/topics.js';
+import { optimisticUpdate } from '../storage/optimistic-update.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import { minus, type Assignment } from './assignment.js';
 import { validateGroupId } from './group-id.js';
@@ -13,6 +14,7 @@ import {
   heartbeatIntervalOf,
   newGroup,
   nextDeadline,
+  releasedPartitions,
   settle,
   type GroupLimits,
   type GroupRecord,
@@ -20,6 +22,7 @@ import {
   type HeartbeatRequest,
   type MemberRecord,
 } from './group-state.js';
+import { fenceOffsets } from './offset-fence.js';
 import { SessionTimers } from './session-timers.js';
 import { CLUSTER_PK, GROUP_META_SK, GROUP_REGISTRY_PREFIX, groupPk, groupRegistrySk } from '../storage/key-layout.js';
 
@@ -84,10 +87,18 @@ export class GroupCoordinator {
     return () => this.listeners.delete(listener);
   }
 
-  /** Joins (epoch 0), heartbeats, or leaves (epoch -1) a group; creates the group on first join. */
+  /**
+   * Joins (epoch 0), heartbeats, or leaves (epoch -1) a group; creates the group on first join.
+   * A new member's id is minted once per call and each call carries a request id into the member
+   * it writes: when the write applied but its answer was lost (and the SDK sent it again), the call
+   * finds its own write and answers from it, instead of joining a second, ghost member.
+   */
   async heartbeat(groupId: string, req: HeartbeatRequest): Promise<HeartbeatAnswer> {
     validateGroupId(groupId);
     const counts = new Map<string, number | undefined>();
+    const minted = `${req.clientId || 'consumer'}-${randomUUID()}`;
+    const requestId = randomUUID();
+    let memberId = req.memberId;
     return (await this.mutate(groupId, async (existing, now) => {
       if (existing?.deletingSince !== undefined) throw beingDeleted(groupId);
       if (!existing && req.memberEpoch !== 0) {
@@ -101,33 +112,46 @@ export class GroupCoordinator {
 
       const before = JSON.stringify(g);
       const previousHeartbeat = own?.lastHeartbeat;
-      const memberId = applyHeartbeat(g, req, {
+      memberId = applyHeartbeat(g, req, {
         now,
         limits: this.limits,
         partitionCounts: Object.fromEntries([...counts].filter(([, n]) => n !== undefined)) as Record<string, number>,
-        newMemberId: () => `${req.clientId || 'consumer'}-${randomUUID()}`,
+        newMemberId: () => minted,
       });
       const member = g.members[memberId];
-      const answer: HeartbeatAnswer = {
-        groupId,
-        memberId,
-        memberEpoch: member ? member.memberEpoch : -1,
-        groupEpoch: g.groupEpoch,
-        heartbeatIntervalMs: member ? heartbeatIntervalOf(member, this.limits) : 0,
-        assignment: member ? member.assigned : {},
-        pending: member ? minus(g.target[memberId] ?? {}, member.assigned) : {},
-        state: g.state,
-      };
+      const answer = this.answerFor(g, memberId);
       // A heartbeat that changes nothing but the heartbeat time is not written while that time is
       // recent (within half a heartbeat interval): frequent callers (REST consumer polls) stay cheap.
+      // Session expiry allows for it (see `sessionDeadline`).
       let write = true;
       if (existing && member && previousHeartbeat !== undefined && now - previousHeartbeat < answer.heartbeatIntervalMs / 2) {
         const unchanged = structuredClone(g);
         unchanged.members[memberId]!.lastHeartbeat = previousHeartbeat;
         write = JSON.stringify(unchanged) !== before;
       }
-      return write ? { result: answer, next: g } : { result: answer };
+      if (!write) return { result: answer };
+      if (member) member.requestId = requestId;
+      return { result: answer, next: g };
+    }, (found) => {
+      // Our own write: the member carries this call's request id, or (a leave) is gone.
+      const m = found.members[memberId];
+      if (req.memberEpoch === -1) return m ? undefined : this.answerFor(found, memberId);
+      return m?.requestId === requestId ? this.answerFor(found, memberId) : undefined;
     })).result;
+  }
+
+  private answerFor(g: GroupRecord, memberId: string): HeartbeatAnswer {
+    const member = g.members[memberId];
+    return {
+      groupId: g.groupId,
+      memberId,
+      memberEpoch: member ? member.memberEpoch : -1,
+      groupEpoch: g.groupEpoch,
+      heartbeatIntervalMs: member ? heartbeatIntervalOf(member, this.limits) : 0,
+      assignment: member ? member.assigned : {},
+      pending: member ? minus(g.target[memberId] ?? {}, member.assigned) : {},
+      state: g.state,
+    };
   }
 
   async leave(groupId: string, memberId: string): Promise<void> {
@@ -222,56 +246,71 @@ export class GroupCoordinator {
   }
 
   /**
-   * The read-modify-write loop every change goes through. `change` sees a copy of the group after
-   * lazy expiry (or undefined) and returns the group to write, if any (usually that copy, mutated).
-   * The item is also written when expiry removed someone or the session timer must be re-armed. It
-   * is written with `ifVersion` (or, for a new group, the registry item and then `ifAbsent`); on a
-   * lost race the loop runs again on the item the failed condition carried.
+   * The read-modify-write every change goes through (one `optimisticUpdate` of the group item).
+   * `change` sees a copy of the group after lazy expiry (or undefined) and returns the group to
+   * write, if any (usually that copy, mutated). The item is also written when expiry removed someone
+   * or the session timer must be re-armed. Before a write that takes partitions away from a member,
+   * their offset items are fenced (offset-fence.ts), so that member's commits in flight cannot land.
+   * `recognise` tells, after a failed condition, whether the item found already holds this change.
    */
   private async mutate<T>(
     groupId: string,
     change: (g: GroupRecord | undefined, now: number) => Promise<Change<T>>,
+    recognise?: (found: GroupRecord) => T | undefined,
   ): Promise<{ result: T; removed: MemberRecord[]; item: MetaItem<GroupRecord> | undefined }> {
     const pk = groupPk(groupId);
-    let item: MetaItem<GroupRecord> | undefined = await this.deps.metadata.get<GroupRecord>(pk, GROUP_META_SK);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const now = this.deps.clock.now();
-      const g = item ? structuredClone(item.value) : undefined;
-      const removed = g && g.deletingSince === undefined ? expireMembers(g, now) : [];
-      // An item whose target lags its group epoch (as a leave wrote before it settled) is settled
-      // and written back on any access, so no reader ever sees it Stable against a stale target.
-      const unsettled = g !== undefined && g.deletingSince === undefined && g.groupEpoch > g.assignmentEpoch;
-      if (g && (removed.length > 0 || unsettled)) settle(g);
-      const timerDue = g?.timerAt !== undefined && g.timerAt <= now;
-      const { result, next } = await change(g, now);
-      const target = next ?? (removed.length > 0 || unsettled || timerDue ? g : undefined);
-      if (!target) return { result, removed: [], item };
-      // Every write leaves the target assignment at the group epoch (settle is idempotent).
-      if (target.deletingSince === undefined) settle(target);
-      target.state = groupState(target);
-      await this.armTimer(groupId, target, now);
-      try {
-        if (item) {
-          item = await this.deps.metadata.put(pk, GROUP_META_SK, target, { ifVersion: item.version });
-        } else {
-          await this.deps.metadata.put(CLUSTER_PK, groupRegistrySk(groupId), { groupId, createdAt: target.createdAt });
-          item = await this.deps.metadata.put(pk, GROUP_META_SK, target, { ifAbsent: true });
-        }
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e;
-        item = e.current as MetaItem<GroupRecord> | undefined;
-        continue;
-      }
-      if (removed.length > 0) await this.notifyRemoved(groupId, removed);
-      return { result, removed, item };
-    }
-    throw new KafkaError('COORDINATOR_NOT_AVAILABLE', `Too many concurrent changes to group ${groupId}; retry`);
+    let removed: MemberRecord[] = [];
+    const outcome = await optimisticUpdate<GroupRecord, T>({
+      metadata: this.deps.metadata,
+      pk,
+      sk: GROUP_META_SK,
+      attempts: MAX_ATTEMPTS,
+      giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent changes to group ${groupId}; retry` },
+      decide: async (item) => {
+        const now = this.deps.clock.now();
+        const g = item ? structuredClone(item.value) : undefined;
+        removed = g && g.deletingSince === undefined ? expireMembers(g, now, this.limits) : [];
+        // An item whose target lags its group epoch (as a leave wrote before it settled) is settled
+        // and written back on any access, so no reader ever sees it Stable against a stale target.
+        const unsettled = g !== undefined && g.deletingSince === undefined && g.groupEpoch > g.assignmentEpoch;
+        if (g && (removed.length > 0 || unsettled)) settle(g);
+        const timerDue = g?.timerAt !== undefined && g.timerAt <= now;
+        const { result, next } = await change(g, now);
+        const target = next ?? (removed.length > 0 || unsettled || timerDue ? g : undefined);
+        if (!target) return { done: result };
+        // Every write leaves the target assignment at the group epoch (settle is idempotent).
+        if (target.deletingSince === undefined) settle(target);
+        target.state = groupState(target);
+        await this.armTimer(groupId, target, now);
+        await fenceOffsets(this.deps.metadata, groupId, releasedPartitions(item?.value, target), (item?.version ?? 0) + 1);
+        if (!item) await this.deps.metadata.put(CLUSTER_PK, groupRegistrySk(groupId), { groupId, createdAt: target.createdAt });
+        return { write: target, answer: () => result };
+      },
+      recognise: (found) => (found && recognise ? recognise(found.value) : undefined),
+    });
+    if (outcome.how === 'unchanged') return { result: outcome.result, removed: [], item: outcome.item };
+    if (removed.length > 0) await this.notifyRemoved(groupId, removed);
+    return { result: outcome.result, removed, item: outcome.item };
+  }
+
+  /**
+   * Writes the group item unchanged if it is still at `version`: moves the group past an offset
+   * fence whose own group write never landed (see offset-fence.ts).
+   */
+  async advancePast(groupId: string, version: number): Promise<void> {
+    await optimisticUpdate<GroupRecord, undefined>({
+      metadata: this.deps.metadata,
+      pk: groupPk(groupId),
+      sk: GROUP_META_SK,
+      giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent changes to group ${groupId}; retry` },
+      decide: (item) => (item && item.version === version ? { write: item.value, answer: () => undefined } : { done: undefined }),
+    });
   }
 
   /** Puts a timer item for the group's earliest deadline unless an earlier, still pending one exists. */
   private async armTimer(groupId: string, g: GroupRecord, now: number): Promise<void> {
     if (g.timerAt !== undefined && g.timerAt <= now) delete g.timerAt;
-    const deadline = nextDeadline(g);
+    const deadline = nextDeadline(g, this.limits);
     if (deadline === undefined || (g.timerAt !== undefined && g.timerAt <= deadline)) return;
     await this.timers.register(groupId, deadline);
     g.timerAt = deadline;

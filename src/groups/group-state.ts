@@ -6,7 +6,10 @@ import {
   minus,
   sameAssignment,
   union,
+  toPartitions,
+  assignmentOf,
   type Assignment,
+  type TopicPartition,
 } from './assignment.js';
 import { ASSIGNOR_NAMES, ASSIGNORS, type AssignorName } from './assignors.js';
 
@@ -48,6 +51,11 @@ export interface MemberRecord {
   revoking: Assignment;
   /** When revocation must be done by (the rebalance timeout), else the member is removed. */
   revokeDeadline?: number;
+  /**
+   * The coordinator's id of the last request whose write changed this member: a request whose write
+   * applied but whose answer was lost (and was retried) recognises itself by it.
+   */
+  requestId?: string;
 }
 
 export interface GroupRecord {
@@ -128,23 +136,36 @@ export function groupState(g: GroupRecord): GroupStateName {
   return members.every(settled) ? 'Stable' : 'CompletingRebalance';
 }
 
+/**
+ * How long after the stored `lastHeartbeat` a heartbeat may have reached the coordinator unwritten:
+ * one that changes nothing is not written within half a heartbeat interval of the stored one.
+ */
+export const unwrittenHeartbeatMs = (m: Pick<MemberRecord, 'sessionTimeoutMs'>, limits: GroupLimits) => heartbeatIntervalOf(m, limits) / 2;
+
+/**
+ * When a member's session ends: session.timeout.ms after the last heartbeat that reached the
+ * coordinator. The stored time may be older by up to `unwrittenHeartbeatMs`, so expiry waits that
+ * much longer: never early, at most half an interval late.
+ */
+export const sessionDeadline = (m: MemberRecord, limits: GroupLimits) => m.lastHeartbeat + m.sessionTimeoutMs + unwrittenHeartbeatMs(m, limits);
+
 /** The earliest moment a member must be removed: its session deadline or its revocation deadline. */
-export function nextDeadline(g: GroupRecord): number | undefined {
+export function nextDeadline(g: GroupRecord, limits: GroupLimits): number | undefined {
   let min: number | undefined;
   for (const m of Object.values(g.members)) {
-    for (const d of [m.lastHeartbeat + m.sessionTimeoutMs, m.revokeDeadline]) {
+    for (const d of [sessionDeadline(m, limits), m.revokeDeadline]) {
       if (d !== undefined && (min === undefined || d < min)) min = d;
     }
   }
   return min;
 }
 
-const isExpired = (m: MemberRecord, now: number) =>
-  now >= m.lastHeartbeat + m.sessionTimeoutMs || (m.revokeDeadline !== undefined && now >= m.revokeDeadline);
+const isExpired = (m: MemberRecord, now: number, limits: GroupLimits) =>
+  now >= sessionDeadline(m, limits) || (m.revokeDeadline !== undefined && now >= m.revokeDeadline);
 
 /** Removes members whose session or revocation deadline passed; returns them. Mutates `g`. */
-export function expireMembers(g: GroupRecord, now: number): MemberRecord[] {
-  const gone = Object.values(g.members).filter((m) => isExpired(m, now));
+export function expireMembers(g: GroupRecord, now: number, limits: GroupLimits): MemberRecord[] {
+  const gone = Object.values(g.members).filter((m) => isExpired(m, now, limits));
   for (const m of gone) removeMember(g, m.memberId);
   return gone;
 }
@@ -241,7 +262,7 @@ export interface HeartbeatContext {
 /** Applies one heartbeat to `g` (mutated) and returns the member id it concerns. */
 export function applyHeartbeat(g: GroupRecord, req: HeartbeatRequest, ctx: HeartbeatContext): string {
   const { now, limits } = ctx;
-  expireMembers(g, now);
+  expireMembers(g, now, limits);
   let member = req.memberId ? g.members[req.memberId] : undefined;
 
   if (req.memberEpoch === -1) {
@@ -354,3 +375,17 @@ export function holders(g: GroupRecord): Map<string, string[]> {
 export const ownerOf = (g: GroupRecord, topic: string, partition: number): MemberRecord | undefined =>
   Object.values(g.members).find((m) => m.assigned[topic]?.includes(partition) || m.revoking[topic]?.includes(partition));
 
+
+/**
+ * Partitions that some member holds (assigned or revoking) in `before` and no longer holds in
+ * `after`: the write from one to the other ends that member's right to commit them.
+ */
+export function releasedPartitions(before: GroupRecord | undefined, after: GroupRecord): TopicPartition[] {
+  const released = new Set<string>();
+  for (const m of Object.values(before?.members ?? {})) {
+    const kept = after.members[m.memberId];
+    const held = union(m.assigned, m.revoking);
+    for (const k of assignmentKeys(kept ? minus(held, union(kept.assigned, kept.revoking)) : held)) released.add(k);
+  }
+  return toPartitions(assignmentOf(released));
+}

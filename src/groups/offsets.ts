@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { requirePartition, type Topic, type TopicRegistry } from '../topics/topics.js';
+import { optimisticUpdate } from '../storage/optimistic-update.js';
+import type { OffsetRecord } from './offset-record.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { owns } from './assignment.js';
 import type { GroupCoordinator } from './coordinator.js';
@@ -9,19 +12,7 @@ import { validateGroupId } from './group-id.js';
 import { groupState, unknownMember, type GroupRecord } from './group-state.js';
 import { groupPk, OFFSET_PREFIX, offsetSk } from '../storage/key-layout.js';
 
-/** An offset item (pk `group#{id}`, sk `off#{topic}#{p}`). */
-export interface OffsetRecord {
-  topic: string;
-  partition: number;
-  /** The topic incarnation: offsets of a deleted topic are ignored by a re-created one. */
-  topicId: string;
-  /** The next offset to consume, as Kafka commits it. */
-  offset: number;
-  metadata: string;
-  /** The committer's member epoch (generation); -1 for an admin commit. */
-  generation: number;
-  commitTimestamp: number;
-}
+export type { OffsetRecord } from './offset-record.js';
 
 export interface OffsetCommitEntry {
   topic: string;
@@ -59,10 +50,10 @@ export interface OffsetDeps {
 }
 
 /**
- * Committed offsets: one item per group and partition, written unconditionally once the commit was
- * validated against the group item (a member commits only partitions it holds, at its epoch).
- * Validation and write are two steps: a commit racing its own member's expiry may land just after
- * the partition was released, a window Kafka's coordinator closes with its in-memory lock.
+ * Committed offsets: one item per group and partition. A member's commit is conditional on the
+ * group state it was validated against: the offset item is read before the group, and written
+ * only over the version read, so a commit never lands after its member lost the partition (see
+ * offset-fence.ts; Kafka's coordinator gets the same from its in-memory lock).
  */
 export class GroupOffsets {
   constructor(private readonly deps: OffsetDeps) {}
@@ -78,16 +69,9 @@ export class GroupOffsets {
         throw new KafkaError('OFFSET_METADATA_TOO_LARGE', `Offset metadata for ${o.topic}-${o.partition} exceeds ${MAX_OFFSET_METADATA_BYTES} bytes`);
       }
     }
-    let generation = -1;
-    if (req.memberId !== undefined && req.memberId !== '') {
-      const snap = await this.deps.coordinator.find(groupId);
-      if (!snap || snap.group.deletingSince !== undefined) throw unknownMember(groupId, req.memberId);
-      generation = checkMemberCommit(snap.group, req.memberId, req.generation, req.offsets);
-    } else {
-      await this.requireInactive(groupId, 'Offsets can be committed without a member id');
-    }
     const now = this.deps.clock.now();
-    const records = req.offsets.map((o): OffsetRecord => ({
+    const commitId = randomUUID();
+    const record = (o: OffsetCommitEntry, generation: number): OffsetRecord => ({
       topic: o.topic,
       partition: o.partition,
       topicId: topics.get(o.topic)!.id,
@@ -95,14 +79,68 @@ export class GroupOffsets {
       metadata: o.metadata ?? '',
       generation,
       commitTimestamp: now,
-    }));
-    await this.write(groupId, records);
-    return records;
+      commitId,
+    });
+    const memberId = req.memberId;
+    if (memberId === undefined || memberId === '') {
+      await this.requireInactive(groupId, 'Offsets can be committed without a member id');
+      const records = req.offsets.map((o) => record(o, -1));
+      await this.write(groupId, records);
+      return records;
+    }
+    // The offset items first, then the group: the order the fence argument needs.
+    const items = await Promise.all(req.offsets.map((o) => this.deps.metadata.get<OffsetRecord>(groupPk(groupId), offsetSk(o.topic, o.partition))));
+    const validated = await this.validate(groupId, memberId, req);
+    return Promise.all(
+      req.offsets.map(async (o, i) => {
+        const outcome = await optimisticUpdate<OffsetRecord, OffsetRecord>({
+          metadata: this.deps.metadata,
+          pk: groupPk(groupId),
+          sk: offsetSk(o.topic, o.partition),
+          known: { item: items[i] },
+          giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent commits to ${o.topic}-${o.partition} of group ${groupId}; retry` },
+          decide: async (item, attempt) => {
+            // A lost race re-validates: the group is read again after the offset item found.
+            let group = attempt === 0 ? validated : await this.validate(groupId, memberId, req, [o]);
+            if ((item?.value.fence ?? 0) > group.version) {
+              // A group write that fenced this partition is in flight, or died: move past it.
+              await this.deps.coordinator.advancePast(groupId, group.version);
+              group = await this.validate(groupId, memberId, req, [o]);
+            }
+            const next = { ...record(o, group.generation), ...(item?.value.fence !== undefined && { fence: item.value.fence }) };
+            return { write: next, answer: () => next };
+          },
+          recognise: (found) => (found?.value.commitId === commitId ? found.value : undefined),
+        });
+        return outcome.result;
+      }),
+    );
   }
 
-  /** Writes offset records as they are (validation is the caller's); used by commit and reset. */
+  /** The member holds every partition of `offsets` at its epoch, in the group as read now. */
+  private async validate(groupId: string, memberId: string, req: OffsetCommitRequest, offsets = req.offsets): Promise<{ version: number; generation: number }> {
+    const snap = await this.deps.coordinator.find(groupId);
+    if (!snap || snap.group.deletingSince !== undefined) throw unknownMember(groupId, memberId);
+    return { version: snap.version, generation: checkMemberCommit(snap.group, memberId, req.generation, offsets) };
+  }
+
+  /**
+   * Writes offset records as they are (validation is the caller's: admin commits and resets, with
+   * the group inactive), each over the version it finds, keeping the item's fence. Rewriting the
+   * same record after an ambiguous outcome is harmless, so there is nothing to recognise.
+   */
   async write(groupId: string, records: OffsetRecord[]): Promise<void> {
-    await Promise.all(records.map((r) => this.deps.metadata.put(groupPk(groupId), offsetSk(r.topic, r.partition), r)));
+    await Promise.all(
+      records.map((r) =>
+        optimisticUpdate<OffsetRecord, undefined>({
+          metadata: this.deps.metadata,
+          pk: groupPk(groupId),
+          sk: offsetSk(r.topic, r.partition),
+          giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent commits to ${r.topic}-${r.partition} of group ${groupId}; retry` },
+          decide: (item) => ({ write: { ...r, ...(item?.value.fence !== undefined && { fence: item.value.fence }) }, answer: () => undefined }),
+        }),
+      ),
+    );
   }
 
   /** Committed offsets of a group, optionally of one topic; offsets of deleted topics are left out. */

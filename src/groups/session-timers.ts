@@ -1,4 +1,5 @@
-import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
+import { moveCursor } from '../timer/scan-cursor.js';
+import type { MetadataStore } from '../storage/ports.js';
 import { CLUSTER_PK, sessionTimerSk, timerCursorSk, timerPk, timerSkPrefix } from '../storage/key-layout.js';
 
 /**
@@ -77,11 +78,7 @@ export class SessionTimers {
       }
     }
     if (failed.length === 0 && to !== cursor?.value.slot) {
-      try {
-        await this.metadata.put(CURSOR_PK, CURSOR_SK, { slot: to }, cursor ? { ifVersion: cursor.version } : { ifAbsent: true });
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e; // another scheduler moved it: fine
-      }
+      await moveCursor(this.metadata, CURSOR_PK, CURSOR_SK, cursor, to);
     }
     return { fired, groups: [...due.keys()], failed };
   }

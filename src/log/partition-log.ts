@@ -4,9 +4,10 @@ import { KafkaError } from '../wire/errors.js';
 import { checkSequence, ProducerBatchLog } from '../partition/producer-state.js';
 import { withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
-import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
+import { optimisticUpdate } from '../storage/optimistic-update.js';
+import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import { OffsetIndex } from '../partition/offset-index.js';
-import { commitToPartition, readPartitionState, writePartitionState, type CommitPlan, type CommitResult, type StateRead } from '../partition/partition-commit.js';
+import { commitIdentity, commitToPartition, readPartitionState, stateFromItem, type CommitPlan, type CommitResult, type StateRead } from '../partition/partition-commit.js';
 import type { CommitRecord, PartitionState, ProducerBatch } from '../partition/partition-state.js';
 import { decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, type DecodedRecord } from '../wire/record-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
@@ -89,8 +90,12 @@ export class PartitionLog {
   private readonly commitQueues = new Map<string, Promise<unknown>>();
   /** The partition state this process last wrote, per partition. */
   private readonly lastWritten = new Map<string, StateRead>();
-  /** The newest base offset per partition whose index entry this process wrote. */
-  private readonly indexed = new Map<string, number>();
+  /**
+   * The newest commit per partition whose index entry this process wrote, by `commitIdentity`
+   * (epoch, object, range, offset): a base offset alone is reused after an election truncates the
+   * log, and a note of the old epoch must not stand for the new commit there.
+   */
+  private readonly indexed = new Map<string, string>();
   private readonly listeners = new Set<(topic: string, partition: number) => void>();
   /** Work that outlives the request (acks=0 appends, acks=1 follower copies). */
   private readonly background = new Set<Promise<unknown>>();
@@ -238,7 +243,7 @@ export class PartitionLog {
       if (result.kind === 'duplicate') return info(result.baseOffset, result.lastOffset, result.state.logStartOffset, true);
       const { entry } = result;
       this.lastWritten.set(pk, { state: result.state, version: result.version });
-      if (result.indexed) this.indexed.set(pk, entry.baseOffset);
+      if (result.indexed) this.indexed.set(pk, commitIdentity(entry));
       if (batch) this.track(this.producerBatches.record(topic.name, p, batch, entry.baseOffset, entry.lastOffset));
       this.notifyAppend(topic.name, p);
       this.metrics.add('ProduceRecords', run.recordCount);
@@ -257,9 +262,29 @@ export class PartitionLog {
           'NOT_ENOUGH_REPLICAS_AFTER_APPEND',
           `${topic.name}-${p}: the records were appended at offsets ${entry.baseOffset}..${entry.lastOffset}, but only ${result.state.isr.length} replicas are in sync (min.insync.replicas=${topic.config.minInsyncReplicas})`,
         );
+      } else if (result.state.highWatermark <= entry.lastOffset) {
+        await this.awaitHighWatermark(topic, p, entry);
       }
       return info(entry.baseOffset, entry.lastOffset, result.state.logStartOffset);
     }
+  }
+
+  /**
+   * acks=all is answered only once the high watermark covers the records, as Kafka's is. Every ISR
+   * member took this commit's object, but a follower whose log has a hole below it (an acks=1 copy
+   * lost with its process, or a failed put the ISR has not shrunk for yet) did not advance, so the
+   * HW stays behind: the catch-up step copies what it misses, as a Kafka follower would fetch it,
+   * or drops it from the ISR if it cannot. If the HW still does not cover the records, the answer
+   * is Kafka's REQUEST_TIMED_OUT: appended, but not known to be on every in-sync replica.
+   */
+  private async awaitHighWatermark(topic: Topic, partition: number, entry: CommitRecord): Promise<void> {
+    await this.replicas.sync(topic, partition, topic.config.uncleanLeaderElectionEnable);
+    const { state } = await this.readState(topic, partition);
+    if (state.highWatermark > entry.lastOffset && state.leaderEpoch === entry.leaderEpoch) return;
+    throw new KafkaError(
+      'REQUEST_TIMED_OUT',
+      `${topic.name}-${partition}: the records were appended at offsets ${entry.baseOffset}..${entry.lastOffset}, but the high watermark (${state.highWatermark}) does not cover them: in-sync replica(s) ${state.isr.filter((r) => (state.replicaLeo[String(r)] ?? 0) <= entry.lastOffset).join(', ')} have not caught up`,
+    );
   }
 
   /** The replica catch-up step for every partition of a topic (the scheduler runs it too). */
@@ -405,35 +430,41 @@ export class PartitionLog {
    */
   async advanceLogStartOffset(topic: TopicMeta, partition: number, offset: number): Promise<{ logStartOffset: number; previous: number; bytesRemoved: number }> {
     requirePartition(topic, partition);
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const { state, version } = await this.readState(topic, partition);
-      if (!Number.isSafeInteger(offset) || offset < 0 || offset > state.highWatermark) {
-        throw new KafkaError(
-          'OFFSET_OUT_OF_RANGE',
-          `Cannot delete records of ${topic.name}-${partition} before offset ${offset}: the log holds [${state.logStartOffset}, ${state.highWatermark})`,
-        );
-      }
-      const previous = state.logStartOffset;
-      if (offset <= previous) return { logStartOffset: previous, previous, bytesRemoved: 0 };
-      let bytesRemoved = 0;
-      let next = previous;
-      for await (const e of this.index.scan(topic.name, partition, topic.id, previous, offset, (e) => withinEpoch(state.epochHistory, e))) {
-        if (e.lastOffset < next) continue; // covered by an entry counted already
-        if (e.lastOffset >= offset) break;
-        bytesRemoved += e.end - e.start;
-        next = e.lastOffset + 1;
-      }
-      const last = state.lastCommit;
-      if (last && last.topicId === topic.id && last.baseOffset >= next && last.lastOffset < offset) bytesRemoved += last.end - last.start;
-      const nextState: PartitionState = { ...state, logStartOffset: offset, sizeInBytes: Math.max(0, state.sizeInBytes - bytesRemoved) };
-      try {
-        await writePartitionState(this.deps.metadata, topic, partition, nextState, version);
-        return { logStartOffset: offset, previous, bytesRemoved };
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      }
-    }
-    throw new KafkaError('KAFKA_STORAGE_ERROR', `Too much contention moving the log start offset of ${topic.name}-${partition}; retry`);
+    const pk = partitionPk(topic.name, partition);
+    type Moved = { logStartOffset: number; previous: number; bytesRemoved: number };
+    const { result } = await optimisticUpdate<PartitionState, Moved>({
+      metadata: this.deps.metadata,
+      pk,
+      sk: STATE_SK,
+      attempts: 20,
+      giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Too much contention moving the log start offset of ${topic.name}-${partition}; retry` },
+      decide: async (item) => {
+        const { state } = stateFromItem(item, topic, partition, this.deps.stores.length);
+        if (!Number.isSafeInteger(offset) || offset < 0 || offset > state.highWatermark) {
+          throw new KafkaError(
+            'OFFSET_OUT_OF_RANGE',
+            `Cannot delete records of ${topic.name}-${partition} before offset ${offset}: the log holds [${state.logStartOffset}, ${state.highWatermark})`,
+          );
+        }
+        const previous = state.logStartOffset;
+        if (offset <= previous) return { done: { logStartOffset: previous, previous, bytesRemoved: 0 } };
+        let bytesRemoved = 0;
+        let next = previous;
+        for await (const e of this.index.scan(topic.name, partition, topic.id, previous, offset, (e) => withinEpoch(state.epochHistory, e))) {
+          if (e.lastOffset < next) continue; // covered by an entry counted already
+          if (e.lastOffset >= offset) break;
+          bytesRemoved += e.end - e.start;
+          next = e.lastOffset + 1;
+        }
+        const last = state.lastCommit;
+        if (last && last.topicId === topic.id && last.baseOffset >= next && last.lastOffset < offset) bytesRemoved += last.end - last.start;
+        const moved = { logStartOffset: offset, previous, bytesRemoved };
+        return { write: { ...state, logStartOffset: offset, sizeInBytes: Math.max(0, state.sizeInBytes - bytesRemoved) }, answer: () => moved };
+      },
+      // A repeat that applied leaves the log start offset where this call put it: the decision,
+      // re-made on the item found, answers "nothing to do" with the same start offset.
+    });
+    return result;
   }
 
   /**
@@ -473,7 +504,7 @@ export class PartitionLog {
       index: this.index,
       storeCount: this.deps.stores.length,
       now: () => this.deps.clock.now(),
-      isIndexed: (pk: string, baseOffset: number) => this.indexed.get(pk) === baseOffset,
+      isIndexed: (pk: string, entry: CommitRecord) => this.indexed.get(pk) === commitIdentity(entry),
     };
   }
 

@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Clock } from '../clock.js';
-import { readPartitionState, writePartitionState } from '../partition/partition-commit.js';
+import { stateFromItem } from '../partition/partition-commit.js';
+import type { PartitionState } from '../partition/partition-state.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { Topic, TopicRegistry } from '../topics/topics.js';
-import { ConditionFailedError, type MetadataStore, type MetaItem, type ObjectStore } from '../storage/ports.js';
+import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
+import type { MetadataStore, MetaItem, ObjectStore } from '../storage/ports.js';
 import { DurableTimers, type TimerHandler } from '../timer/durable-timers.js';
 import { compactPartition } from './compaction.js';
 import { maintenanceOptions, type MaintenanceOptions } from './maintenance-options.js';
@@ -12,7 +15,7 @@ import { loadPartitionView, type PartitionView } from './partition-view.js';
 import { applyRetention, removeEntriesBelowLogStart } from './retention.js';
 import { mergeSegments } from './segment-merge.js';
 import { deleteCovered } from './segment-writer.js';
-import { CLUSTER_PK, SCHEDULER_LEASE_SK } from '../storage/key-layout.js';
+import { CLUSTER_PK, partitionPk, SCHEDULER_LEASE_SK, STATE_SK } from '../storage/key-layout.js';
 
 /**
  * The scheduler: one run advances the durable timer wheel (firing every due timer), expires group
@@ -22,9 +25,10 @@ import { CLUSTER_PK, SCHEDULER_LEASE_SK } from '../storage/key-layout.js';
  * server runs in-process every SCHEDULER_INTERVAL_MS.
  *
  * One item (pk `cluster`, sk `scheduler`) is both a lease and the cursor of the work:
- * `{holder, leaseUntil, cursor: {topic, unit}, rounds, roundDoneAt}`. A run takes the lease with a
- * conditional write (so two runs never maintain at once: a second one reports `leaseHeld` and does
- * nothing), and moves the cursor past the units done with another conditional write against the
+ * `{holder, run, leaseUntil, cursor: {topic, unit}, rounds, roundDoneAt}`. A run takes the lease
+ * with a conditional write (so two runs never maintain at once: a second one reports `leaseHeld` and
+ * does nothing; the lease lasts leaseTtlMs past its last renewal, and a write whose answer was lost
+ * is recognised by the run id it carries), and moves the cursor past the units done with another conditional write against the
  * version it holds, every cursorWriteIntervalMs and when it stops (a run that lost its lease stops
  * there). A run that stops at its deadline leaves the cursor on the first unit not done; one that
  * dies, on the first unit after its last cursor write: the next run resumes there, so no unit is
@@ -53,10 +57,13 @@ export interface SchedulerDeps {
   log?: (event: Record<string, unknown>) => void;
   /** Stop after this many units (tests drive interruption with it; production uses the deadline). */
   maxUnits?: number;
-  /** The lease holder's name (default a random id). */
+  /** The lease holder's name (default this process's holder id, stable for the process's life). */
   runId?: string;
-  /** How long past the deadline the lease lasts if the run dies (default 2 minutes). */
-  leaseSlackMs?: number;
+  /**
+   * How long the lease lasts past its last renewal (at the start and at every cursor write): how
+   * long a run that died holding it blocks the others. Default 30 s, at least 3 cursor intervals.
+   */
+  leaseTtlMs?: number;
 }
 
 /** What a run did: counts by kind of work, bytes, and flags as 0/1. */
@@ -64,6 +71,8 @@ export type SchedulerReport = Record<string, number>;
 
 interface SchedulerItem {
   holder: string;
+  /** The run of the holder that took the lease: the token a run recognises its own write by. */
+  run?: string;
   leaseUntil: number;
   cursor?: { topic: string; unit: number };
   rounds: number;
@@ -73,6 +82,16 @@ interface SchedulerItem {
 
 const LEASE_PK = CLUSTER_PK;
 const LEASE_SK = SCHEDULER_LEASE_SK;
+const DEFAULT_LEASE_TTL_MS = 30_000;
+
+/**
+ * This process's lease holder id. Stable for the process, so a run that finds a live lease of its own
+ * holder whose run is no longer going on in this process (it died, or its release was lost) takes
+ * it over at once instead of waiting for it to lapse.
+ */
+const PROCESS_HOLDER = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+/** Runs in progress in this process: a second concurrent run must not share the first one's lease. */
+const runsInProgress = new Set<string>();
 
 export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerReport> {
   const { clock } = deps;
@@ -84,13 +103,16 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
   const add = (name: string, n: number) => {
     if (n !== 0) report[name] = (report[name] ?? 0) + n;
   };
-  const holder = deps.runId ?? randomUUID();
-  const acquired = await acquireLease(metadata, holder, started, deps.deadline + (deps.leaseSlackMs ?? 120_000));
+  const holder = deps.runId ?? PROCESS_HOLDER;
+  const run = randomUUID();
+  const ttl = Math.max(deps.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, 3 * options.cursorWriteIntervalMs);
+  const acquired = await acquireLease(metadata, holder, run, started, started + ttl);
   if (!acquired) {
     add('leaseHeld', 1);
     log({ level: 'info', msg: 'scheduler pass skipped: another run holds the lease' });
     return report;
   }
+  runsInProgress.add(run);
   let lease: MetaItem<SchedulerItem> = acquired;
   const { topics, partitionLog } = deps;
   const timers = new DurableTimers(metadata, { slotMs: options.timerSlotMs });
@@ -134,10 +156,12 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
     let unit = cursor && all[t]?.name === cursor.topic ? cursor.unit : 0;
     if (t < 0) t = all.length;
     let units = 0;
-    let cursorWrittenAt = clock.now();
+    // The lease was last written when it was taken: the first cursor write (which renews it) is due from then.
+    let cursorWrittenAt = started;
     const ctx: UnitContext = { metadata, stores, clock, log, options, partitionLog, timers, add };
     const moveCursor = async (): Promise<boolean> => {
-      const moved = await writeLease(metadata, lease, t < all.length ? { ...lease.value, cursor: { topic: all[t]!.name, unit } } : withoutCursor(lease.value, clock.now()));
+      const renewed = { ...lease.value, leaseUntil: clock.now() + ttl };
+      const moved = await writeLease(metadata, lease, t < all.length ? { ...renewed, cursor: { topic: all[t]!.name, unit } } : withoutCursor(renewed, clock.now()));
       if (!moved) {
         add('leaseLost', 1);
         log({ level: 'warn', msg: 'scheduler lease lost; stopping' });
@@ -180,6 +204,7 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
     add('roundsCompleted', 1);
     await moveCursor();
   } finally {
+    runsInProgress.delete(run);
     await writeLease(metadata, lease, { ...lease.value, leaseUntil: 0 });
     log({ level: 'info', msg: 'scheduler pass', durationMs: clock.now() - started, ...report });
   }
@@ -261,40 +286,66 @@ async function maintainTopic(ctx: UnitContext, topic: Topic): Promise<void> {
   if (r.scheduled > 0) ctx.log({ level: 'info', msg: 'objects scheduled for deletion', topic: topic.name, objects: r.scheduled, bytes: r.bytesScheduled, deleteAt: now + topic.config.fileDeleteDelayMs });
 }
 
-/** Keeps sizeInBytes (retention.bytes) in step with what compaction removed; retried on a lost race. */
+/**
+ * Keeps sizeInBytes (retention.bytes) in step with what compaction removed; retried on a lost race.
+ * A delta applied twice would be wrong: a repeat that finds exactly what it wrote is taken as done
+ * (one that finds a later append on top re-applies it; sizeInBytes is an estimate for retention).
+ */
 async function adjustSize(metadata: MetadataStore, view: PartitionView, storeCount: number, delta: number): Promise<void> {
   if (delta === 0) return;
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const { state, version } = await readPartitionState(metadata, view.topic, view.partition, storeCount);
-    if (state.topicId !== view.state.topicId) return;
-    try {
-      await writePartitionState(metadata, view.topic, view.partition, { ...state, sizeInBytes: Math.max(0, state.sizeInBytes + delta) }, version);
-      return;
-    } catch (e) {
-      if (!(e instanceof ConditionFailedError)) throw e;
-    }
-  }
+  await optimisticUpdate<PartitionState, true>({
+    metadata,
+    pk: partitionPk(view.topic.name, view.partition),
+    sk: STATE_SK,
+    attempts: 20,
+    giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Too much contention adjusting the size of ${view.topic.name}-${view.partition}` },
+    decide: (item) => {
+      const { state } = stateFromItem(item, view.topic, view.partition, storeCount);
+      if (state.topicId !== view.state.topicId) return { done: true };
+      return { write: { ...state, sizeInBytes: Math.max(0, state.sizeInBytes + delta) }, answer: () => true as const };
+    },
+    recognise: (found, attempted) => (holdsWrite(found, attempted) ? (true as const) : undefined),
+  });
 }
 
-async function acquireLease(metadata: MetadataStore, holder: string, now: number, until: number): Promise<MetaItem<SchedulerItem> | undefined> {
-  const item = await metadata.get<SchedulerItem>(LEASE_PK, LEASE_SK);
-  if (item && item.value.leaseUntil > now && item.value.holder !== holder) return undefined;
-  const value: SchedulerItem = { rounds: 0, ...item?.value, holder, leaseUntil: until };
-  try {
-    return await metadata.put(LEASE_PK, LEASE_SK, value, item ? { ifVersion: item.version } : { ifAbsent: true });
-  } catch (e) {
-    if (e instanceof ConditionFailedError) return undefined;
-    throw e;
-  }
+/**
+ * Takes the lease unless another holder's is live (or a live one of this holder belongs to a run still
+ * going on in this process). A write that applied but whose answer was lost is recognised by its run.
+ */
+async function acquireLease(metadata: MetadataStore, holder: string, run: string, now: number, until: number): Promise<MetaItem<SchedulerItem> | undefined> {
+  const { result } = await optimisticUpdate<SchedulerItem, MetaItem<SchedulerItem> | undefined>({
+    metadata,
+    pk: LEASE_PK,
+    sk: LEASE_SK,
+    attempts: 4,
+    giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: 'The scheduler lease is contended; skipping this pass' },
+    decide: (item) => {
+      const live = item !== undefined && item.value.leaseUntil > now;
+      if (live && (item.value.holder !== holder || (item.value.run !== undefined && runsInProgress.has(item.value.run)))) return { done: undefined };
+      const value: SchedulerItem = { rounds: 0, ...item?.value, holder, run, leaseUntil: until };
+      return { write: value, answer: (written) => written };
+    },
+    recognise: (found) => (found?.value.holder === holder && found.value.run === run ? found : undefined),
+  });
+  return result;
 }
 
+/**
+ * Writes the lease item while it is still this run's (undefined: lost to another run). A repeat of
+ * a write that applied finds exactly what it wrote, and is taken as done.
+ */
 async function writeLease(metadata: MetadataStore, lease: MetaItem<SchedulerItem>, value: SchedulerItem): Promise<MetaItem<SchedulerItem> | undefined> {
-  try {
-    return await metadata.put(LEASE_PK, LEASE_SK, value, { ifVersion: lease.version });
-  } catch (e) {
-    if (e instanceof ConditionFailedError) return undefined;
-    throw e;
-  }
+  const { result } = await optimisticUpdate<SchedulerItem, MetaItem<SchedulerItem> | undefined>({
+    metadata,
+    pk: LEASE_PK,
+    sk: LEASE_SK,
+    known: { item: lease },
+    attempts: 4,
+    giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: 'The scheduler lease is contended' },
+    decide: (item) => (item && item.value.holder === lease.value.holder && item.value.run === lease.value.run ? { write: value, answer: (written) => written } : { done: undefined }),
+    recognise: (found, attempted) => (holdsWrite(found, attempted) ? found : undefined),
+  });
+  return result;
 }
 
 /** The item after a completed round: no cursor, one more round, and when it was done. */

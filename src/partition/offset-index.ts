@@ -1,3 +1,4 @@
+import { KafkaError } from '../wire/errors.js';
 import { withinEpoch } from './epoch-history.js';
 import type { MetadataStore } from '../storage/ports.js';
 import type { CommitRecord, PartitionState } from './partition-state.js';
@@ -19,6 +20,10 @@ export interface ScanPaging {
   entryBytes?: number;
 }
 
+/** The same commit: incarnation, epoch, object, range and offsets (a segment rewrite is another commit). */
+export const sameCommit = (a: CommitRecord, b: CommitRecord) =>
+  a.topicId === b.topicId && a.leaderEpoch === b.leaderEpoch && a.objectKey === b.objectKey && a.start === b.start && a.end === b.end && a.baseOffset === b.baseOffset;
+
 /** Page size of a scan with no byte budget (it reads on until the caller stops). */
 const UNBUDGETED_PAGE = 64;
 /** Bounds of a budgeted scan's pages; the first is the budget over the expected entry size. */
@@ -34,15 +39,22 @@ export class OffsetIndex {
     await this.metadata.put(partitionPk(topic, partition), indexSk(entry.baseOffset), entry);
   }
 
-  async exists(topic: string, partition: number, baseOffset: number): Promise<boolean> {
-    return (await this.metadata.get(partitionPk(topic, partition), indexSk(baseOffset))) !== undefined;
+  /**
+   * Whether the entry at this commit's base offset is this very commit. An entry of an older leader
+   * epoch at the same base offset (truncated by an election) is not: the commit still needs its own.
+   */
+  async holds(topic: string, partition: number, entry: CommitRecord): Promise<boolean> {
+    const found = await this.metadata.get<CommitRecord>(partitionPk(topic, partition), indexSk(entry.baseOffset));
+    return found !== undefined && sameCommit(found.value, entry);
   }
 
   /**
    * Entries covering offsets [from, to) in order, starting with the one that contains `from`, as
    * many whole entries as fit in `maxBytes` (at least one, as Kafka returns at least one batch so a
    * consumer always progresses, however large). The last commit of `state` fills the tail if
-   * its index write has not landed yet, and is written back (the repair of commit step 4, docs/architecture.md).
+   * its index write has not landed yet, and is written back (the repair of the commit protocol's
+   * step 4, docs/architecture.md). A missing entry below `to` that the last commit cannot fill is KAFKA_STORAGE_ERROR
+   * when nothing before it can be answered: never an empty answer below the high watermark.
    */
   async entriesFrom(topic: string, partition: number, state: PartitionState, from: number, to: number, maxBytes: number): Promise<CommitRecord[]> {
     const out: CommitRecord[] = [];
@@ -59,9 +71,19 @@ export class OffsetIndex {
       next = e.lastOffset + 1;
       if (next >= to || bytes >= maxBytes) return out;
     }
-    if (next < to && last && last.topicId === state.topicId && last.baseOffset === next && (out.length === 0 || bytes + (last.end - last.start) <= maxBytes)) {
+    const lastFills = last && last.topicId === state.topicId && last.baseOffset <= next && last.lastOffset >= next;
+    if (next < to && lastFills && (out.length === 0 || bytes + (last.end - last.start) <= maxBytes)) {
       await this.put(topic, partition, last);
       out.push(last);
+    }
+    if (out.length === 0 && next < to) {
+      // Below the HW every offset was committed, so its entry must exist: an answer with nothing
+      // would stall every consumer here for ever. Only the last commit can be rebuilt (from the
+      // state); anything else is an error the operator has to see.
+      throw new KafkaError(
+        'KAFKA_STORAGE_ERROR',
+        `The index of ${topic}-${partition} has no entry for offset ${next}, below the high watermark ${to}; the log is damaged there`,
+      );
     }
     return out;
   }

@@ -1,7 +1,8 @@
 import { KafkaError } from '../wire/errors.js';
 import { recordProducerBatch } from './producer-state.js';
 import { shrinkIsr } from './isr.js';
-import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+import { optimisticUpdate } from '../storage/optimistic-update.js';
+import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import type { OffsetIndex } from './offset-index.js';
 import { computeHighWatermark, initialPartitionState, logEndOffset, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
 import type { TopicMeta } from '../topics/topics.js';
@@ -65,22 +66,30 @@ export function stateFromItem(item: MetaItem<PartitionState> | undefined, topic:
   return { state: initialPartitionState(topic.id, partition, topic.replicationFactor, storeCount), version: item?.version };
 }
 
-/** Writes a partition state over the version it was read at; the caller handles ConditionFailedError. */
-export function writePartitionState(metadata: MetadataStore, topic: TopicMeta, partition: number, state: PartitionState, version: number | undefined) {
-  return metadata.put(partitionPk(topic.name, partition), STATE_SK, state, version === undefined ? { ifAbsent: true } : { ifVersion: version });
-}
-
 export interface CommitDeps {
   metadata: MetadataStore;
   index: OffsetIndex;
   storeCount: number;
   now: () => number;
-  isIndexed: (pk: string, baseOffset: number) => boolean;
+  /** Whether this process wrote the index entry of exactly this commit (see `commitIdentity`). */
+  isIndexed: (pk: string, entry: CommitRecord) => boolean;
 }
 
+/** How many commits' tokens the state keeps, so a retried write is recognised behind a few later commits. */
+const RECENT_COMMITS = 8;
+
 /**
- * Step 3 and 4 of the commit protocol (docs/architecture.md): assign the next offsets with one conditional
- * write of the partition state, then write the index entry.
+ * A commit's token: its object and byte range. Object keys are fresh per request, and one partition's
+ * batches take one range of it, so no two commits of a partition share a token.
+ */
+export const commitToken = (c: { objectKey: string; start: number }) => `${c.objectKey.slice(c.objectKey.lastIndexOf('/') + 1)}@${c.start}`;
+
+/** What identifies one commit for the index-repair note: epoch, object, range and offset. */
+export const commitIdentity = (c: CommitRecord) => `${c.leaderEpoch}|${c.objectKey}|${c.start}|${c.end}|${c.baseOffset}`;
+
+/**
+ * Step 3 and 4 of the commit protocol (docs/architecture.md): assign the next offsets with one
+ * conditional write of the partition state, then write the index entry.
  *
  * Timeline of a race: writers A and B both read version v with LEO = n. A's write
  * (`ifVersion v`) lands: offsets n.. are A's. B's fails with the item as A left it (v+1, LEO
@@ -89,45 +98,72 @@ export interface CommitDeps {
  * item B finds has another leader epoch, B wrote to a store that may no longer lead: it is
  * fenced (FENCED_LEADER_EPOCH) and must start over.
  *
+ * An ambiguous outcome: A's write applied, its answer was lost and the SDK sent it again; the repeat
+ * fails its condition against A's own write. The state carries the token of its last commits
+ * (`lastCommit`, `recentCommits`), so A finds its token in the item and answers with the offsets it
+ * wrote, instead of committing the same bytes again at new offsets.
+ *
  * The state also keeps `lastCommit`. If a writer dies after its state write and before its index
  * write, the next writer (or reader) finds the index entry missing and writes it from that pointer
  * before the pointer is overwritten, so a committed batch is never unreachable.
  */
 export async function commitToPartition(deps: CommitDeps, topic: TopicMeta, partition: number, plan: CommitPlan, read?: StateRead): Promise<CommitResult> {
   const pk = partitionPk(topic.name, partition);
-  let current = read ?? (await readPartitionState(deps.metadata, topic, partition, deps.storeCount));
-  for (let retries = 0; ; retries++) {
-    const { state, version } = current;
-    if (state.leaderEpoch !== plan.leaderEpoch) {
-      throw new KafkaError('FENCED_LEADER_EPOCH', `Leader epoch ${plan.leaderEpoch} of ${topic.name}-${partition} is stale; the current epoch is ${state.leaderEpoch}`);
-    }
-    const duplicate = plan.guard?.(state);
-    if (duplicate) return { kind: 'duplicate', ...duplicate, state };
-    const last = state.lastCommit;
-    if (last && last.topicId === topic.id && !deps.isIndexed(pk, last.baseOffset)) {
-      if (!(await deps.index.exists(topic.name, partition, last.baseOffset))) await deps.index.put(topic.name, partition, last);
-    }
-    const next = nextState(state, topic.id, plan, deps.now());
-    let written: MetaItem<PartitionState>;
-    try {
-      written = await writePartitionState(deps.metadata, topic, partition, next, version);
-    } catch (e) {
-      if (!(e instanceof ConditionFailedError)) throw e;
-      current = stateFromItem(e.current as MetaItem<PartitionState> | undefined, topic, partition, deps.storeCount);
-      continue;
-    }
-    const entry = next.lastCommit!;
-    // Committed from here on: a failed index write is repaired from `lastCommit`, so it does not
-    // turn an appended batch into an error the producer would retry (and duplicate).
-    const indexed = await deps.index.put(topic.name, partition, entry).then(
-      () => true,
-      () => false,
-    );
-    return { kind: 'committed', entry, state: written.value, version: written.version, retries, indexed };
-  }
+  const start = read ?? (await readPartitionState(deps.metadata, topic, partition, deps.storeCount));
+  const token = commitToken(plan.pending);
+  /** The version the current attempt writes over. */
+  let basedOn: number | undefined;
+  type Step = Extract<CommitResult, { kind: 'duplicate' }> | { kind: 'committed'; entry: CommitRecord; item: MetaItem<PartitionState> };
+  const outcome = await optimisticUpdate<PartitionState, Step>({
+    metadata: deps.metadata,
+    pk,
+    sk: STATE_SK,
+    known: { item: start.version === undefined ? undefined : { pk, sk: STATE_SK, version: start.version, value: start.state } },
+    attempts: 64,
+    giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Too much contention committing to ${topic.name}-${partition}; nothing was appended, retry` },
+    decide: async (item) => {
+      basedOn = item?.version;
+      const { state } = stateFromItem(item, topic, partition, deps.storeCount);
+      if (state.leaderEpoch !== plan.leaderEpoch) {
+        throw new KafkaError('FENCED_LEADER_EPOCH', `Leader epoch ${plan.leaderEpoch} of ${topic.name}-${partition} is stale; the current epoch is ${state.leaderEpoch}`);
+      }
+      const duplicate = plan.guard?.(state);
+      if (duplicate) return { done: { kind: 'duplicate', ...duplicate, state } };
+      const last = state.lastCommit;
+      if (last && last.topicId === topic.id && !deps.isIndexed(pk, last)) {
+        if (!(await deps.index.holds(topic.name, partition, last))) await deps.index.put(topic.name, partition, last);
+      }
+      const next = nextState(state, topic.id, plan, token, deps.now());
+      return { write: next, answer: (item) => ({ kind: 'committed', entry: next.lastCommit!, item }) };
+    },
+    recognise: (found, attempted, retried) => {
+      // The write we attempted is the one that applied: its entry, and the state as found.
+      if (found && 'write' in attempted && found.value.topicId === topic.id && carriesToken(found.value, token)) {
+        return { kind: 'committed', entry: attempted.write.lastCommit!, item: found };
+      }
+      // A repeat of our write, with so many writes since the version it wrote over that its token
+      // may have rotated out of `recentCommits`: committing again could append the same bytes
+      // twice, so the producer is told the outcome is unknown (an idempotent retry is deduplicated).
+      if (retried && found && basedOn !== undefined && found.version - basedOn >= RECENT_COMMITS) {
+        throw new KafkaError('KAFKA_STORAGE_ERROR', `The commit to ${topic.name}-${partition} may or may not have been appended; retry`);
+      }
+      return undefined;
+    },
+  });
+  const step = outcome.result;
+  if (step.kind === 'duplicate') return step;
+  // Committed from here on: a failed index write is repaired from `lastCommit`, so it does not
+  // turn an appended batch into an error the producer would retry (and duplicate).
+  const indexed = await deps.index.put(topic.name, partition, step.entry).then(
+    () => true,
+    () => false,
+  );
+  return { kind: 'committed', entry: step.entry, state: step.item.value, version: step.item.version, retries: outcome.retries, indexed };
 }
 
-function nextState(state: PartitionState, topicId: string, plan: CommitPlan, now: number): PartitionState {
+const carriesToken = (s: PartitionState, token: string) => (s.lastCommit !== undefined && commitToken(s.lastCommit) === token) || (s.recentCommits ?? []).includes(token);
+
+function nextState(state: PartitionState, topicId: string, plan: CommitPlan, token: string, now: number): PartitionState {
   const { pending } = plan;
   const shrunk = shrinkIsr(state, plan.failedFollowers);
   const baseOffset = logEndOffset(shrunk);
@@ -159,6 +195,7 @@ function nextState(state: PartitionState, topicId: string, plan: CommitPlan, now
     lastCaughtUpMs,
     sizeInBytes: shrunk.sizeInBytes + (pending.end - pending.start),
     lastCommit: entry,
+    recentCommits: [...(shrunk.recentCommits ?? []).filter((t) => t !== token), token].slice(-RECENT_COMMITS),
     ...(pending.producer ? { producers: recordProducerBatch(shrunk.producers, pending.producer, baseOffset, entry.lastOffset, now) } : {}),
   };
   next.highWatermark = computeHighWatermark(next);

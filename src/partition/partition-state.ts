@@ -59,6 +59,11 @@ export interface PartitionState {
   /** Total bytes of committed batches in the log (for retention.bytes). */
   sizeInBytes: number;
   lastCommit?: CommitRecord;
+  /**
+   * Tokens (object and range, see `commitToken`) of the last few commits, newest last: a commit
+   * whose answer was lost recognises its own write in them, even behind later commits.
+   */
+  recentCommits?: string[];
   /** When each follower last had everything the leader had (for replica.lag.time.max.ms). */
   lastCaughtUpMs?: Record<string, number>;
   /** Idempotent producers' last batches, keyed by producer id (bounded; see producer-state.ts). */

@@ -1,6 +1,7 @@
 import { KafkaError } from '../wire/errors.js';
 import type { ProducerBatch, ProducerEntry } from './partition-state.js';
-import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
+import { optimisticUpdate } from '../storage/optimistic-update.js';
+import type { MetadataStore } from '../storage/ports.js';
 import { producerPartitionSk, producerPk } from '../storage/key-layout.js';
 
 /**
@@ -76,22 +77,25 @@ export class ProducerBatchLog {
     return item.value.batches.find((b) => b.baseSequence === batch.baseSequence && b.lastSequence === batch.lastSequence);
   }
 
-  /** Adds an appended batch to the producer item (conditional; a lost race is simply retried). */
+  /**
+   * Adds an appended batch to the producer item (conditional; a lost race is retried). Adding the
+   * same batch again is harmless, so a repeat after an ambiguous outcome needs no recognition. Best
+   * effort: the partition state's producer entry is what sequence checks rely on first.
+   */
   async record(topic: string, partition: number, batch: ProducerBatch, baseOffset: number, lastOffset: number): Promise<void> {
-    const pk = producerPk(batch.producerId);
-    const sk = producerPartitionSk(topic, partition);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const item = await this.metadata.get<ProducerPartitionItem>(pk, sk);
-      const prior = item && item.value.producerEpoch === batch.producerEpoch ? item.value.batches : [];
-      const batches = [...prior.filter((b) => b.baseSequence !== batch.baseSequence), { baseSequence: batch.baseSequence, lastSequence: batch.lastSequence, baseOffset, lastOffset }]
-        .sort((a, b) => a.baseSequence - b.baseSequence)
-        .slice(-BATCHES_KEPT);
-      try {
-        await this.metadata.put(pk, sk, { producerEpoch: batch.producerEpoch, batches }, item ? { ifVersion: item.version } : { ifAbsent: true });
-        return;
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      }
-    }
+    await optimisticUpdate<ProducerPartitionItem, undefined>({
+      metadata: this.metadata,
+      pk: producerPk(batch.producerId),
+      sk: producerPartitionSk(topic, partition),
+      attempts: 5,
+      giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent appends of producer ${batch.producerId} to ${topic}-${partition}` },
+      decide: (item) => {
+        const prior = item && item.value.producerEpoch === batch.producerEpoch ? item.value.batches : [];
+        const batches = [...prior.filter((b) => b.baseSequence !== batch.baseSequence), { baseSequence: batch.baseSequence, lastSequence: batch.lastSequence, baseOffset, lastOffset }]
+          .sort((a, b) => a.baseSequence - b.baseSequence)
+          .slice(-BATCHES_KEPT);
+        return { write: { producerEpoch: batch.producerEpoch, batches }, answer: () => undefined };
+      },
+    });
   }
 }

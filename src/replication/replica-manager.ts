@@ -2,10 +2,12 @@ import type { Clock } from '../clock.js';
 import { KafkaError } from '../wire/errors.js';
 import { OffsetIndex } from '../partition/offset-index.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
-import { readPartitionState, writePartitionState } from '../partition/partition-commit.js';
+import { readPartitionState, stateFromItem } from '../partition/partition-commit.js';
 import { logEndOffset, type CommitRecord, type PartitionState } from '../partition/partition-state.js';
 import type { TopicMeta } from '../topics/topics.js';
-import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
+import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
+import type { MetadataStore, ObjectStore } from '../storage/ports.js';
+import { partitionPk, STATE_SK } from '../storage/key-layout.js';
 import { withinEpoch } from '../partition/epoch-history.js';
 import { followerReached, laggingFollowers, shrinkIsr } from '../partition/isr.js';
 import { electLeader } from '../partition/leader-election.js';
@@ -65,12 +67,21 @@ export class ReplicaManager implements Leadership {
     if (!election) {
       throw new KafkaError('LEADER_NOT_AVAILABLE', `No live in-sync replica can lead ${topic.name}-${partition}; retry when a store is back`);
     }
-    try {
-      await writePartitionState(this.deps.metadata, topic, partition, election.state, version);
-    } catch (e) {
-      if (e instanceof ConditionFailedError) return (await this.read(topic, partition)).state;
-      throw e;
-    }
+    // One write: if anything else changed the state meanwhile (another election, an append), the
+    // decision is stale and the caller goes on with the state as it now is. Our own election, found
+    // after an ambiguous outcome, is recognised by its content (the new epoch, leader and history).
+    const pk = partitionPk(topic.name, partition);
+    const elected = await optimisticUpdate<PartitionState, PartitionState | undefined>({
+      metadata: this.deps.metadata,
+      pk,
+      sk: STATE_SK,
+      known: { item: version === undefined ? undefined : { pk, sk: STATE_SK, version, value: state } },
+      attempts: 2,
+      giveUp: { errorName: 'LEADER_NOT_AVAILABLE', message: `${topic.name}-${partition} changed during the election; retry` },
+      decide: (_, attempt) => (attempt === 0 ? { write: election.state, answer: (written) => written.value } : { done: undefined }),
+      recognise: (found, attempted) => (holdsWrite(found, attempted) ? found.value : undefined),
+    });
+    if (elected.result === undefined) return stateFromItem(elected.item, topic, partition, this.deps.stores.length).state;
     this.deps.log({
       level: election.unclean ? 'warn' : 'info',
       msg: election.unclean ? 'unclean leader election: acknowledged records may be lost' : 'leader elected',
@@ -188,17 +199,22 @@ export class ReplicaManager implements Leadership {
    * moved on, the change no longer applies and nothing is written (undefined).
    */
   private async update(topic: TopicMeta, partition: number, epoch: number, change: (s: PartitionState) => PartitionState): Promise<PartitionState | undefined> {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const { state, version } = await this.read(topic, partition);
-      if (state.leaderEpoch !== epoch) return undefined;
-      const next = change(state);
-      if (next === state) return state;
-      try {
-        return (await writePartitionState(this.deps.metadata, topic, partition, next, version)).value;
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      }
-    }
-    throw new KafkaError('KAFKA_STORAGE_ERROR', `Too much contention updating ${topic.name}-${partition}`);
+    const { result } = await optimisticUpdate<PartitionState, PartitionState | undefined>({
+      metadata: this.deps.metadata,
+      pk: partitionPk(topic.name, partition),
+      sk: STATE_SK,
+      attempts: 20,
+      giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Too much contention updating ${topic.name}-${partition}` },
+      decide: (item) => {
+        const { state } = stateFromItem(item, topic, partition, this.deps.stores.length);
+        if (state.leaderEpoch !== epoch) return { done: undefined };
+        const next = change(state);
+        if (next === state) return { done: state };
+        return { write: next, answer: (written) => written.value };
+      },
+      // ISR and replica LEO changes are recomputed from the state found: redoing one is harmless.
+    });
+    return result;
   }
+
 }

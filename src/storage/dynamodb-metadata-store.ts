@@ -168,7 +168,8 @@ export class DynamoDbMetadataStore implements MetadataStore {
     }
     const found = (err as ConditionalCheckFailedException).Item;
     const current = found ? fromItem(found) : await this.get(pk, sk);
-    return new ConditionFailedError(pk, sk, current);
+    const attempts = (err as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1;
+    return new ConditionFailedError(pk, sk, current, attempts > 1);
   }
 }
 

@@ -18,7 +18,10 @@ export interface ObjectInfo {
 
 export interface ObjectPage {
   objects: ObjectInfo[];
-  /** Pass as `startAfter` to read the next page; absent on the last page. */
+  /**
+   * Pass as `startAfter` to read the next page; absent on the last page. Usually the page's last
+   * key; an S3 Express directory bucket's is a cursor of its own (s3-object-store.ts).
+   */
   nextStartAfter?: string;
 }
 
@@ -37,8 +40,8 @@ export interface ObjectStore {
   get(key: string, range?: ByteRange): Promise<Uint8Array>;
   head(key: string): Promise<ObjectInfo | undefined>;
   /**
-   * Keys in S3's order (UTF-8 bytes, see `compareKeys`), `limit` (default 1000) at most, after
-   * `startAfter` when given. A limit of 0 answers an empty last page, as S3's MaxKeys=0 does; a
+   * Keys in S3's order (UTF-8 bytes, see `compareKeys`; S3 Express directory buckets answer in no
+   * order, so callers must not rely on it), `limit` (default 1000) at most, after `startAfter` when given. A limit of 0 answers an empty last page, as S3's MaxKeys=0 does; a
    * negative or fractional limit throws a RangeError (see `listLimit`).
    */
   list(prefix: string, page?: { startAfter?: string; limit?: number }): Promise<ObjectPage>;
@@ -94,6 +97,11 @@ export class ConditionFailedError extends Error {
     readonly sk: string,
     /** The item as the store found it (undefined when it does not exist). */
     readonly current: MetaItem | undefined,
+    /**
+     * The request was sent more than once (the SDK retried it): an earlier attempt may have applied,
+     * and this failure may be against that very write. False: the write certainly did not apply.
+     */
+    readonly retried = false,
   ) {
     super(`condition failed on ${pk} / ${sk}`);
     this.name = 'ConditionFailedError';

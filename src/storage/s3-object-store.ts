@@ -12,7 +12,16 @@ import { listLimit, ObjectNotFoundError, type ByteRange, type ObjectInfo, type O
 export interface S3ObjectStoreOptions {
   bucket: string;
   client: S3Client;
+  /**
+   * An S3 Express One Zone directory bucket (default: the name ends in `--x-s3`, as every directory
+   * bucket's does). Its ListObjectsV2 takes no StartAfter and answers in no particular order, so a
+   * page's cursor is the continuation token instead of the last key.
+   */
+  directoryBucket?: boolean;
 }
+
+/** Marks a cursor that is a continuation token (directory buckets), not a key. */
+const TOKEN_CURSOR = '\u0000token:';
 
 /** S3's ceiling for both ListObjectsV2's MaxKeys and DeleteObjects' batch. */
 const S3_BATCH = 1000;
@@ -22,11 +31,13 @@ export class S3ObjectStore implements ObjectStore {
   readonly name: string;
   private readonly bucket: string;
   private readonly client: S3Client;
+  private readonly directoryBucket: boolean;
 
-  constructor({ bucket, client }: S3ObjectStoreOptions) {
+  constructor({ bucket, client, directoryBucket }: S3ObjectStoreOptions) {
     this.bucket = bucket;
     this.client = client;
     this.name = bucket;
+    this.directoryBucket = directoryBucket ?? bucket.endsWith('--x-s3');
   }
 
   async put(key: string, body: Uint8Array): Promise<void> {
@@ -75,7 +86,11 @@ export class S3ObjectStore implements ObjectStore {
     const limit = listLimit(page.limit);
     const objects: ObjectInfo[] = [];
     if (limit === 0) return { objects }; // what S3 answers MaxKeys=0 with, without a billed LIST
-    let continuationToken: string | undefined;
+    const resumed = page.startAfter?.startsWith(TOKEN_CURSOR) ? page.startAfter.slice(TOKEN_CURSOR.length) : undefined;
+    if (this.directoryBucket && page.startAfter !== undefined && resumed === undefined) {
+      throw new RangeError(`Directory bucket ${this.bucket} pages by the cursor of the previous page, not by a key`);
+    }
+    let continuationToken = resumed;
     let truncated = false;
     do {
       const res = await this.client.send(
@@ -94,6 +109,7 @@ export class S3ObjectStore implements ObjectStore {
       truncated = res.IsTruncated === true;
       continuationToken = res.NextContinuationToken;
     } while (truncated && continuationToken && objects.length < limit);
+    if (this.directoryBucket) return truncated && continuationToken ? { objects, nextStartAfter: TOKEN_CURSOR + continuationToken } : { objects };
     const last = objects.at(-1);
     return truncated && last ? { objects, nextStartAfter: last.key } : { objects };
   }

@@ -1,4 +1,5 @@
-import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+import { moveCursor } from './scan-cursor.js';
+import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import { CLUSTER_PK, durableTimerSk, timerCursorSk, timerPk, timerSkPrefix } from '../storage/key-layout.js';
 
 /**
@@ -139,11 +140,7 @@ export class DurableTimers {
     if (reached < current) report.incomplete = true;
     const checkpoint = Math.max(reached, from);
     if (checkpoint !== cursor?.value.slot && checkpoint >= (cursor?.value.slot ?? -Infinity)) {
-      try {
-        await this.metadata.put(CURSOR_PK, CURSOR_SK, { slot: checkpoint }, cursor ? { ifVersion: cursor.version } : { ifAbsent: true });
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e; // another tick moved it
-      }
+      await moveCursor(this.metadata, CURSOR_PK, CURSOR_SK, cursor, checkpoint);
     }
     return report;
   }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { isTopicConfigName, resolveTopicConfig, validateTopicConfig, type TopicConfig } from '../config/topic-configs.js';
 import { KafkaError } from '../wire/errors.js';
-import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
+import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import { CLUSTER_PK, TOPIC_PREFIX, topicSk } from '../storage/key-layout.js';
 
 /**
@@ -103,17 +104,23 @@ export class TopicRegistry {
       if (await this.metadata.get(PK, sk(req.name))) throw exists(req.name);
       return { ...meta, config: resolveTopicConfig(configs), version: 0 };
     }
-    try {
-      return toTopic(await this.metadata.put(PK, sk(req.name), meta, { ifAbsent: true }));
-    } catch (e) {
-      if (e instanceof ConditionFailedError) throw exists(req.name);
-      throw e;
-    }
+    // The topic id is the token: a create whose answer was lost finds its own incarnation.
+    const { result } = await optimisticUpdate<TopicMeta, Topic>({
+      metadata: this.metadata,
+      pk: PK,
+      sk: sk(req.name),
+      known: { item: undefined },
+      attempts: 1,
+      giveUp: { errorName: 'TOPIC_ALREADY_EXISTS', message: `Topic '${req.name}' already exists.` },
+      decide: () => ({ write: meta, answer: toTopic }),
+      recognise: (found) => (found?.value.id === meta.id ? toTopic(found) : undefined),
+    });
+    return result;
   }
 
   async get(name: string): Promise<Topic> {
     const item = await this.metadata.get<TopicMeta>(PK, sk(name));
-    if (!item) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `This server does not host this topic: ${name}`);
+    if (!item) throw unknownTopic(name);
     return toTopic(item);
   }
 
@@ -155,31 +162,42 @@ export class TopicRegistry {
 
   /** Removes the topic item (the one write that makes the topic gone); data cleanup is the caller's. */
   async delete(name: string): Promise<Topic> {
-    for (;;) {
-      const topic = await this.get(name);
-      try {
-        await this.metadata.delete(PK, sk(name), { ifVersion: topic.version });
-        return topic;
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      }
-    }
+    let deleted: Topic | undefined;
+    const { result } = await optimisticUpdate<TopicMeta, Topic>({
+      metadata: this.metadata,
+      pk: PK,
+      sk: sk(name),
+      giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent changes to topic ${name}; retry` },
+      decide: (item) => {
+        if (!item) throw unknownTopic(name);
+        const topic = toTopic(item);
+        deleted = topic;
+        return { remove: true, answer: () => topic };
+      },
+      // Gone after our delete: it applied (a repeat found nothing to delete).
+      recognise: (found) => (found === undefined ? deleted : undefined),
+    });
+    return result;
   }
 
   /** Read-modify-write of the topic item with an optimistic version check, retried on conflict. */
   private async update(name: string, validateOnly: boolean, change: (t: TopicMeta) => TopicMeta): Promise<Topic> {
-    for (;;) {
-      const current = await this.get(name);
-      const { config: _c, version, ...meta } = current;
-      const next = change(meta);
-      if (validateOnly) return { ...next, config: resolveTopicConfig(next.configs), version };
-      try {
-        return toTopic(await this.metadata.put(PK, sk(name), next, { ifVersion: version }));
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      }
-    }
+    const { result } = await optimisticUpdate<TopicMeta, Topic>({
+      metadata: this.metadata,
+      pk: PK,
+      sk: sk(name),
+      giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent changes to topic ${name}; retry` },
+      decide: (item) => {
+        if (!item) throw unknownTopic(name);
+        const next = change(item.value);
+        if (validateOnly) return { done: { ...next, config: resolveTopicConfig(next.configs), version: item.version } };
+        return { write: next, answer: toTopic };
+      },
+      recognise: (found, attempted) => (holdsWrite(found, attempted) ? toTopic(found) : undefined),
+    });
+    return result;
   }
 }
 
+const unknownTopic = (name: string) => new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `This server does not host this topic: ${name}`);
 const exists = (name: string) => new KafkaError('TOPIC_ALREADY_EXISTS', `Topic '${name}' already exists.`);

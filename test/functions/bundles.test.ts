@@ -259,6 +259,41 @@ describe('admin, produce and fetch bundles, end to end on s3rver and dynalite', 
     expect(emf()).toMatchObject({ function: 'fetch', FetchRecords: 1, FetchBytes: Buffer.from(fetched.body!, 'base64').byteLength });
   });
 
+  it('behind a REST API (payload 1.0, the local stage), produce takes a base64 batch and fetch answers one', async () => {
+    expect((await invoke('POST', `${BASE}/topics`, { body: { topic_name: 'rest', partitions_count: 1 } })).status).toBe(201);
+    const path = `${BASE}/topics/rest/partitions/0/records`;
+    const v1 = (method: string, headers: Record<string, string>, extra: Record<string, unknown> = {}) => ({
+      version: '1.0',
+      resource: routeFor(method, path)!.path,
+      path,
+      httpMethod: method,
+      headers: { host: 'abc123.execute-api.us-east-1.amazonaws.com', 'x-forwarded-proto': 'https', ...headers },
+      multiValueHeaders: {},
+      queryStringParameters: null,
+      multiValueQueryStringParameters: null,
+      pathParameters: null,
+      stageVariables: null,
+      requestContext: { accountId: '123456789012', apiId: 'abc123', httpMethod: method, path: `/local${path}`, stage: 'local', requestId: 'rest-request', resourcePath: routeFor(method, path)!.path, identity: { sourceIp: '203.0.113.7' } },
+      body: null,
+      isBase64Encoded: false,
+      ...extra,
+    });
+    const batch = encodeRecordBatch([{ key: null, value: Buffer.from('via-rest'), headers: [], timestamp: 1_700_000_000_000 }]);
+    const produced = (await handlers.produce(
+      v1('POST', { 'content-type': 'application/vnd.kafka.record-batch.v2' }, { body: Buffer.from(batch).toString('base64'), isBase64Encoded: true }) as never,
+      lambdaContext('produce'),
+    )) as APIGatewayProxyStructuredResultV2;
+    expect(produced.statusCode).toBe(200);
+    const offset = JSON.parse(produced.body!).base_offset as number;
+    const fetched = (await handlers.fetch(
+      v1('GET', { accept: 'application/vnd.kafka.record-batch.v2' }, { queryStringParameters: { offset: String(offset) } }) as never,
+      lambdaContext('fetch'),
+    )) as APIGatewayProxyStructuredResultV2;
+    expect(fetched).toMatchObject({ statusCode: 200, isBase64Encoded: true });
+    const [back] = decodeRecordBatches(Buffer.from(fetched.body!, 'base64'));
+    expect(back!.records.map((r) => [r.offset, Buffer.from(r.value!).toString()])).toEqual([[offset, 'via-rest']]);
+  });
+
   it('admin answers health, list offsets, and the app\'s own 404 and error envelope', async () => {
     expect(await invoke('GET', '/health')).toMatchObject({ target: 'admin', status: 200, body: { status: 'ok' } });
     expect(await invoke('GET', `${BASE}/topics/events/partitions/0/offset`, { query: 'offset_type=latest' })).toMatchObject({

@@ -133,7 +133,7 @@ describe('REST Proxy v2 consumer instances', () => {
     const { g, v2, create } = await setup(1);
     await create('g', { name: 'idle' });
     await v2('POST', 'g/instances/idle/subscription', { topics: ['t'] });
-    g.clock.advance(300_001); // consumer.instance.timeout.ms
+    g.clock.advance(301_500); // consumer.instance.timeout.ms and half a heartbeat interval
     expect((await g.services.groups.coordinator.expireSessions()).membersExpired).toBe(1);
     expect(await g.storage.metadata.get('group#g', 'inst#idle')).toBeUndefined();
     expect(await v2('GET', 'g/instances/idle/records?timeout=0')).toMatchObject({ status: 404, body: { error: 'UNKNOWN_MEMBER_ID' } });

@@ -60,11 +60,13 @@ describe('consumer groups over HTTP', () => {
     const owned = keys(c.assignment);
     expect(owned.length).toBeGreaterThan(0);
 
-    // No request at all reaches the group: only the clock moves and the scheduler ticks.
-    g.clock.advance(10_500);
+    // No request at all reaches the group: only the clock moves and the scheduler ticks. Expiry comes
+    // half a heartbeat interval (1.5 s) after the session timeout: a heartbeat that soon after the
+    // stored one may have reached the coordinator unwritten.
+    g.clock.advance(11_500);
     const raw = async () => (await g.storage.metadata.get<GroupRecord>('group#g1', 'meta'))!.value;
     expect(Object.keys((await raw()).members)).toHaveLength(3);
-    const timers = await g.storage.metadata.query(timerPk(slotOf(g.clock.now() - 500)));
+    const timers = await g.storage.metadata.query(timerPk(slotOf(g.clock.now())));
     expect(timers.some((t) => (t.value as { groupId?: string }).groupId === 'g1')).toBe(true);
     const report = await g.services.groups.coordinator.expireSessions();
     expect(report.membersExpired).toBe(1);
@@ -99,7 +101,8 @@ describe('consumer groups over HTTP', () => {
       b!.epoch = (await g.describe('g')).members[0].member_epoch;
     }
     expect((await g.describe('g')).members).toHaveLength(1);
-    g.clock.advance(31_000);
+    g.clock.advance(31_500); // the session timeout and half a heartbeat interval
+
     expect((await g.services.groups.coordinator.expireSessions()).membersExpired).toBe(1);
     expect(await g.describe('g')).toMatchObject({ state: 'EMPTY', members: [] });
   });

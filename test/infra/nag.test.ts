@@ -34,6 +34,7 @@ describe('cdk-nag AwsSolutions', () => {
       alarmEmail: 'ops@example.com',
     }],
     ['JWT', { authMode: 'jwt', jwtIssuer: 'https://issuer.example.com', jwtAudience: 'clients' }],
+    ['the local stage: REST API, nodejs22.x, data not retained', { stage: 'local', retainData: false }],
   ])('no unacknowledged findings: %s', (_name, context) => {
     const s = synthStack(context, quick);
     s.cleanup();

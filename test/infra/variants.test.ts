@@ -155,3 +155,39 @@ describe('context validation', () => {
     expect(stackConfig(ctx({ replicaStores: 0, expressOneZoneAzIds: ['use1-az4'] })).replicaStores).toBe(0);
   });
 });
+
+describe('S3 Express least privilege and reserved concurrency', () => {
+  it('read-only sessions for the fetch function, read-write for writers; TLS-only directory buckets', () => {
+    const s = synthStack({ expressOneZoneAzIds: 'use1-az4' }, quick);
+    try {
+      const sessionStatements = (fn: { role?: unknown }) => {
+        const roleId = logicalId(s.stack, fn.role as any);
+        return Object.values(s.template.findResources('AWS::IAM::Policy'))
+          .filter((p) => (p.Properties.Roles as any[]).some((r) => r.Ref === roleId))
+          .flatMap((p) => p.Properties.PolicyDocument.Statement as any[])
+          .filter((st) => st.Action === 's3express:CreateSession');
+      };
+      const { fetch, produce, scheduler } = s.stack.functions.byName;
+      expect(sessionStatements(fetch).map((st) => st.Condition)).toEqual([{ StringEquals: { 's3express:SessionMode': 'ReadOnly' } }]);
+      for (const fn of [produce, scheduler]) expect(sessionStatements(fn).map((st) => st.Condition)).toEqual([undefined]);
+      s.template.hasResourceProperties('AWS::S3Express::BucketPolicy', {
+        PolicyDocument: { Statement: [Match.objectLike({ Effect: 'Deny', Action: 's3express:CreateSession', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })] },
+      });
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it('reservedConcurrency caps the functions it names, or every HTTP function with one number', () => {
+    const named = synthStack({ reservedConcurrency: 'produce=50,fetch=20' }, quick);
+    try {
+      const byName = named.stack.functions.byName;
+      const reserved = (fn: object) => named.template.toJSON().Resources[logicalId(named.stack, fn as any)].Properties.ReservedConcurrentExecutions;
+      expect([reserved(byName.produce), reserved(byName.fetch), reserved(byName.admin), reserved(byName.scheduler)]).toEqual([50, 20, undefined, undefined]);
+    } finally {
+      named.cleanup();
+    }
+    expect(stackConfig((k) => ({ reservedConcurrency: '100' })[k]).reservedConcurrency).toEqual({ produce: 100, fetch: 100, admin: 100 });
+    expect(() => stackConfig((k) => ({ reservedConcurrency: 'writer=5' })[k])).toThrow(/reservedConcurrency takes N or produce=N/);
+  });
+});

@@ -60,8 +60,8 @@ describe('scheduler', () => {
     const storage = createStorage({ kind: 'memory', replicaStores: 1 });
     const h = harness(storage, new TestClock(T0));
     const { done } = await nineUnits(h);
-    // The first run dies after its second unit: its lease (until its deadline + slack) stays.
-    const dying = h.run({ maxUnits: 2, runId: 'dead', deadline: T0 + 60_000, leaseSlackMs: 0 });
+    // The first run dies after its second unit: its lease (written here as it would be left) stays.
+    const dying = h.run({ maxUnits: 2, runId: 'dead', deadline: T0 + 60_000 });
     await dying;
     await storage.metadata.put('cluster', 'scheduler', { ...(await storage.metadata.get<Record<string, unknown>>('cluster', 'scheduler'))!.value, holder: 'dead', leaseUntil: T0 + 60_000 });
     expect(await h.run({ runId: 'other' })).toEqual({ leaseHeld: 1 });

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { isKafkaError } from '../../src/wire/errors.js';
 import { OffsetIndex } from '../../src/partition/offset-index.js';
 import { initialPartitionState, type CommitRecord, type PartitionState } from '../../src/partition/partition-state.js';
 import { withinEpoch } from '../../src/partition/epoch-history.js';
@@ -37,7 +38,10 @@ async function partition(store: MetadataStore, sizes: number[]): Promise<Partiti
   return { ...state, highWatermark: end, replicaLeo: { '0': end }, ...(commits.length > 0 && { lastCommit: commits.at(-1)! }) };
 }
 
-/** entriesFrom as it was with fixed 64-entry pages: the reference the sized pages must agree with. */
+/**
+ * entriesFrom as it was with fixed 64-entry pages: the reference the sized pages must agree with.
+ * Where it answers nothing below `to`, entriesFrom now fails (KAFKA_STORAGE_ERROR) instead.
+ */
 async function referenceEntriesFrom(store: MetadataStore, state: PartitionState, from: number, to: number, maxBytes: number): Promise<CommitRecord[]> {
   const pk = partitionPk(TOPIC, 0);
   const own = (e: CommitRecord) => e.topicId === state.topicId && withinEpoch(state.epochHistory, e);
@@ -58,7 +62,7 @@ async function referenceEntriesFrom(store: MetadataStore, state: PartitionState,
     if (next >= to || bytes >= maxBytes) return out;
   }
   const last = state.lastCommit;
-  if (next < to && last && last.topicId === state.topicId && last.baseOffset === next && (out.length === 0 || bytes + last.end - last.start <= maxBytes)) out.push(last);
+  if (next < to && last && last.topicId === state.topicId && last.baseOffset <= next && last.lastOffset >= next && (out.length === 0 || bytes + last.end - last.start <= maxBytes)) out.push(last);
   return out;
 }
 
@@ -136,8 +140,9 @@ describe('OffsetIndex.entriesFrom paging', () => {
           };
           const from = Math.min(Math.floor(at * offset), Math.max(offset - 1, 0));
           const expected = await referenceEntriesFrom(store, state, from, offset, maxBytes);
-          const actual = await new OffsetIndex(store).entriesFrom(TOPIC, 0, state, from, offset, maxBytes);
-          expect(actual).toEqual(expected);
+          const actual = new OffsetIndex(store).entriesFrom(TOPIC, 0, state, from, offset, maxBytes);
+          if (expected.length === 0 && from < offset) await expect(actual).rejects.toSatisfy((e) => isKafkaError(e, 'KAFKA_STORAGE_ERROR'));
+          else expect(await actual).toEqual(expected);
         },
       ),
       { numRuns: 150 },

@@ -73,6 +73,25 @@ describe('S3ObjectStore requests', () => {
     ]);
   });
 
+  it('pages a directory bucket by continuation token, never by StartAfter', async () => {
+    const keys = Array.from({ length: 1500 }, (_, i) => `k/${i}`);
+    const { client, sent } = stubClient((_, input) => {
+      const from = input.ContinuationToken === undefined ? 0 : Number(input.ContinuationToken);
+      const next = from + (input.MaxKeys as number);
+      return { Contents: keys.slice(from, next).map((Key) => ({ Key, Size: 1 })), IsTruncated: next < keys.length, ...(next < keys.length && { NextContinuationToken: String(next) }) };
+    });
+    const store = new S3ObjectStore({ bucket: 'logs--use1-az4--x-s3', client });
+    const first = await store.list('k/', { limit: 1000 });
+    const second = await store.list('k/', { startAfter: first.nextStartAfter! });
+    expect([...first.objects, ...second.objects].map((o) => o.key)).toEqual(keys);
+    expect(second.nextStartAfter).toBeUndefined();
+    expect(sent.map((s) => [s.input.StartAfter, s.input.ContinuationToken])).toEqual([
+      [undefined, undefined],
+      [undefined, '1000'],
+    ]);
+    await expect(store.list('k/', { startAfter: 'k/5' })).rejects.toBeInstanceOf(RangeError);
+  });
+
   it('deletes in batches of 1000 and reports failures other than missing keys', async () => {
     const { client, sent } = stubClient(() => ({ Errors: [{ Key: 'gone', Code: 'NoSuchKey' }] }));
     const store = new S3ObjectStore({ bucket: 'b', client });
@@ -124,5 +143,29 @@ describe('s3rver 3.7 deviations from S3, unpatched', () => {
     } finally {
       (res.Body as { destroy?: () => void } | undefined)?.destroy?.();
     }
+  });
+});
+
+describe('directory-bucket paging against s3rver', () => {
+  let s3: S3rverHandle;
+  beforeAll(async () => {
+    s3 = await startS3rver();
+  });
+  afterAll(async () => {
+    await s3?.stop();
+  });
+
+  it('reads every key once, page by page, with the cursor a page hands back', async () => {
+    const keys = Array.from({ length: 25 }, (_, i) => `d/${String(i).padStart(3, '0')}`);
+    for (const key of keys) await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: Uint8Array.of(1) }));
+    const store = new S3ObjectStore({ bucket: s3.bucket, client: s3.client, directoryBucket: true });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.list('d/', { limit: 10, ...(cursor !== undefined && { startAfter: cursor }) });
+      seen.push(...page.objects.map((o) => o.key));
+      cursor = page.nextStartAfter;
+    } while (cursor !== undefined);
+    expect(seen.sort()).toEqual(keys);
   });
 });

@@ -70,18 +70,21 @@ export interface StartS3rverOptions {
    * to check that the deviations still exist, so the patches go once s3rver no longer needs them.
    */
   patchDeviations?: boolean;
+  /** Buckets to create (default one, `test-bucket`); `bucket` is the first. */
+  buckets?: string[];
 }
 
 export async function startS3rver(options: StartS3rverOptions = {}): Promise<S3rverHandle> {
   allowSingleDes();
   const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
-  const bucket = 'test-bucket';
+  const buckets = options.buckets ?? ['test-bucket'];
+  const bucket = buckets[0]!;
   const server = new S3rver({
     address: '127.0.0.1',
     port: 0,
     silent: true,
     directory,
-    configureBuckets: [{ name: bucket }],
+    configureBuckets: buckets.map((name) => ({ name })),
   });
   if (options.patchDeviations ?? true) patchS3rverDeviations((server as unknown as { store: S3rverStore }).store);
   let address: AddressInfo;

@@ -1,9 +1,11 @@
 /**
  * Fault injection around the storage ports, driven by tests: a store can be down (every call
  * fails), or a chosen operation can fail before it takes effect, fail AFTER it took effect (the
- * ambiguous case: the caller sees an error but the write happened), or be delayed.
+ * ambiguous case: the caller sees an error but the write happened), be applied and then sent again
+ * ('retried': what the AWS SDK does when an answer is lost, so the caller sees the outcome of the
+ * repeat, e.g. a failed condition against its own write), or be delayed.
  */
-import type { ByteRange, MetadataStore, MetaItem, ObjectStore, QueryOptions, WriteCondition } from '../../src/storage/ports.js';
+import { ConditionFailedError, type ByteRange, type MetadataStore, type MetaItem, type ObjectStore, type QueryOptions, type WriteCondition } from '../../src/storage/ports.js';
 
 export class InjectedFault extends Error {
   constructor(what: string) {
@@ -12,7 +14,8 @@ export class InjectedFault extends Error {
   }
 }
 
-type Rule<Op extends string> = { op: Op; when: 'before' | 'after'; times: number; match?: (arg: string) => boolean };
+type When = 'before' | 'after' | 'retried';
+type Rule<Op extends string> = { op: Op; when: When; times: number; match?: (arg: string) => boolean; between?: () => Promise<void> };
 
 class Faults<Op extends string> {
   down = false;
@@ -21,8 +24,30 @@ class Faults<Op extends string> {
   injected = 0;
 
   /** Fails the next `times` calls of `op` (whose key matches), before or after the call takes effect. */
-  fail(op: Op, options: { when?: 'before' | 'after'; times?: number; match?: (key: string) => boolean } = {}): void {
-    this.rules.push({ op, when: options.when ?? 'before', times: options.times ?? 1, ...(options.match ? { match: options.match } : {}) });
+  /** `between` (with 'retried'): what else happens between the call and its repeat (another writer's commit). */
+  fail(op: Op, options: { when?: When; times?: number; match?: (key: string) => boolean; between?: () => Promise<void> } = {}): void {
+    this.rules.push({
+      op,
+      when: options.when ?? 'before',
+      times: options.times ?? 1,
+      ...(options.match ? { match: options.match } : {}),
+      ...(options.between ? { between: options.between } : {}),
+    });
+  }
+
+  private gates: { op: Op; match: (key: string) => boolean; reached: () => void; opened: Promise<void> }[] = [];
+
+  /**
+   * Holds the next call of `op` whose key matches before it takes effect, until `release()`:
+   * a slow write (SDK back-off, a frozen Lambda). `reached` resolves when the call is held.
+   */
+  gate(op: Op, match: (key: string) => boolean): { reached: Promise<void>; release: () => void } {
+    let release!: () => void;
+    let reached!: () => void;
+    const opened = new Promise<void>((r) => (release = r));
+    const arrived = new Promise<void>((r) => (reached = r));
+    this.gates.push({ op, match, reached, opened });
+    return { reached: arrived, release };
   }
 
   clear(): void {
@@ -37,6 +62,12 @@ class Faults<Op extends string> {
       this.injected++;
       throw new InjectedFault(`${name} is down`);
     }
+    const gate = this.gates.findIndex((g) => g.op === op && g.match(key));
+    if (gate >= 0) {
+      const [g] = this.gates.splice(gate, 1);
+      g!.reached();
+      await g!.opened;
+    }
     const rule = this.rules.find((r) => r.op === op && r.times > 0 && (!r.match || r.match(key)));
     if (rule) rule.times--;
     if (rule?.when === 'before') {
@@ -44,6 +75,14 @@ class Faults<Op extends string> {
       throw new InjectedFault(`${name}.${op}(${key}) failed`);
     }
     const result = await call();
+    if (rule?.when === 'retried') {
+      this.injected++;
+      await rule.between?.();
+      // As the SDK reports it: the failure of a request that was sent more than once.
+      return call().catch((e: unknown) => {
+        throw e instanceof ConditionFailedError ? new ConditionFailedError(e.pk, e.sk, e.current, true) : e;
+      });
+    }
     if (rule?.when === 'after') {
       this.injected++;
       throw new InjectedFault(`${name}.${op}(${key}) took effect, then failed`);

@@ -1,0 +1,84 @@
+/**
+ * The REST API (API Gateway v1) front: the same routes, functions and IAM auth as the HTTP API,
+ * for where API Gateway v2 is not to be had. LocalStack's free plan has v1 but not v2
+ * (infra/localstack-free-plan.ts), so the local stage deploys this one (`-c apiFlavor=rest`).
+ *
+ * Binary bodies (record batches) pass through as base64, as with the HTTP API: the media types are
+ * declared binary, and hono/aws-lambda reads either API's event. REST APIs have no JWT authorizer
+ * and API keys of their own that would put the keys in the template, so only authMode=iam is
+ * offered here (stack-config.ts refuses the others).
+ */
+import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { RECORD_BATCH_MEDIA_TYPE } from '../src/wire/protocol.js';
+import { API_ROUTES, type HttpFunctionName } from './routes.js';
+
+export interface LogRestApiProps {
+  apiName: string;
+  stageName: string;
+  functions: Readonly<Record<HttpFunctionName, IFunction>>;
+  throttle: { rateLimit: number; burstLimit: number };
+  logRetention: logs.RetentionDays;
+  removalPolicy: RemovalPolicy;
+}
+
+export class LogRestApi extends Construct {
+  readonly api: apigw.RestApi;
+  readonly accessLogs: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: LogRestApiProps) {
+    super(scope, id);
+    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: props.logRetention, removalPolicy: props.removalPolicy });
+    this.api = new apigw.RestApi(this, 'Api', {
+      restApiName: props.apiName,
+      description: 'Kafka semantics over HTTPS (Confluent REST v3 paths) on S3 and DynamoDB (REST API front)',
+      binaryMediaTypes: [RECORD_BATCH_MEDIA_TYPE, 'application/octet-stream'],
+      endpointTypes: [apigw.EndpointType.REGIONAL],
+      cloudWatchRole: false,
+      deployOptions: {
+        stageName: props.stageName,
+        throttlingRateLimit: props.throttle.rateLimit,
+        throttlingBurstLimit: props.throttle.burstLimit,
+        accessLogDestination: new apigw.LogGroupLogDestination(this.accessLogs),
+        accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
+      },
+      defaultMethodOptions: { authorizationType: apigw.AuthorizationType.IAM },
+    });
+    const integrations = new Map<HttpFunctionName, apigw.LambdaIntegration>();
+    const integration = (target: HttpFunctionName) => {
+      let i = integrations.get(target);
+      if (!i) integrations.set(target, (i = new apigw.LambdaIntegration(props.functions[target], { proxy: true })));
+      return i;
+    };
+    for (const route of API_ROUTES) {
+      // REST API path parts are the HTTP API's, with `{proxy+}` as the greedy last part in both.
+      const method = this.api.root.resourceForPath(route.path).addMethod(route.method, integration(route.target));
+      Validations.of(method).acknowledge({
+        id: 'AwsSolutions-COG4',
+        reason: 'Every method requires IAM (SigV4) authorization, as the HTTP API does; a Cognito user pool would be a second identity system.',
+      });
+    }
+    Validations.of(this.api).acknowledge(
+      {
+        id: 'AwsSolutions-APIG2',
+        reason: 'The app validates every body itself and answers with Kafka error names; an API Gateway validator would answer the same mistakes in another shape.',
+      },
+      {
+        id: 'AwsSolutions-APIG3',
+        reason: 'WAF is priced per request on top of the log; the stage is throttled, and a WAF web ACL can be attached to the stage without changing the stack.',
+      },
+      {
+        id: 'AwsSolutions-APIG6',
+        reason: 'JSON access logs (with request ids) are on; execution logs need an account-wide API Gateway CloudWatch role, which a stack should not set for its account.',
+      },
+    );
+  }
+
+  /** The stage's base URL (https://{api-id}.execute-api.{region}.amazonaws.com/{stage}/). */
+  get url(): string {
+    return this.api.url;
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * Several `src/server.ts --backend aws` processes on the same DynamoDB table and S3 buckets,
+ * standing in for concurrent Lambdas. Each keeps its port across a SIGKILL and restart, so a
+ * client's list of servers stays valid; while one is down its requests fail to connect.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const ROOT = join(import.meta.dirname, '../..');
+
+export interface FleetOptions {
+  count: number;
+  env: Record<string, string>;
+}
+
+export interface ServerSlot {
+  index: number;
+  port: number;
+  origin: string;
+  proc: ChildProcess | undefined;
+  up: boolean;
+  kills: number;
+  /** The last lines it wrote on stderr (for a report when it fails to start). */
+  stderr: string[];
+}
+
+export interface Fleet {
+  slots: ServerSlot[];
+  origins(): string[];
+  kill(index: number): Promise<void>;
+  restart(index: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startFleet(options: FleetOptions): Promise<Fleet> {
+  const slots: ServerSlot[] = [];
+  const launch = async (slot: ServerSlot, port: number) => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', '--backend', 'aws', '--port', String(port), '--host', '127.0.0.1'], {
+      cwd: ROOT,
+      env: cleanEnv(options.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    slot.proc = proc;
+    createInterface({ input: proc.stderr! }).on('line', (l) => {
+      slot.stderr.push(l);
+      if (slot.stderr.length > 20) slot.stderr.shift();
+    });
+    const lines = createInterface({ input: proc.stdout! });
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server ${slot.index} did not start: ${slot.stderr.join('\n')}`)), 30_000);
+      proc.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`server ${slot.index} exited with ${code}: ${slot.stderr.join('\n')}`));
+      });
+      lines.on('line', (line) => {
+        if (!line.includes('"listening"')) return;
+        clearTimeout(timer);
+        resolve((JSON.parse(line) as { url: string }).url);
+      });
+    });
+    slot.origin = url;
+    slot.port = Number(new URL(url).port);
+    slot.up = true;
+    proc.once('exit', () => {
+      slot.up = false;
+    });
+  };
+
+  await Promise.all(
+    Array.from({ length: options.count }, async (_, index) => {
+      const slot: ServerSlot = { index, port: 0, origin: '', proc: undefined, up: false, kills: 0, stderr: [] };
+      slots.push(slot);
+      await launch(slot, 0);
+    }),
+  );
+  slots.sort((a, b) => a.index - b.index);
+
+  const kill = async (index: number) => {
+    const slot = slots[index]!;
+    const proc = slot.proc;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise((r) => proc.once('exit', r));
+    slot.up = false;
+    slot.kills++;
+    proc.kill('SIGKILL');
+    await exited;
+  };
+
+  return {
+    slots,
+    origins: () => slots.map((s) => s.origin),
+    kill,
+    async restart(index) {
+      await kill(index);
+      const slot = slots[index]!;
+      // The port was just freed; another process could take it in between, so retry a few times.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await launch(slot, slot.port);
+          return;
+        } catch (e) {
+          if (attempt >= 3) throw e;
+          await new Promise((r) => setTimeout(r, 300));
+        }
+      }
+    },
+    async stop() {
+      await Promise.all(slots.map((s) => kill(s.index)));
+    },
+  };
+}
+
+/** The parent's environment without AWS settings that could point the servers elsewhere. */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AWS_')) env[k] = v;
+  return { ...env, NODE_NO_WARNINGS: '1', ...extra };
+}
