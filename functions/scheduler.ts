@@ -9,7 +9,7 @@
  * logging.
  */
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { systemClock, type Clock } from '../src/clock.js';
+import { systemClock } from '../src/clock.js';
 import { createServices, createStorage, runMaintenancePass, type Storage } from '../src/compose.js';
 import { serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
 import type { AppServices } from '../src/http/app-env.js';
@@ -21,7 +21,6 @@ export interface SchedulerDeps {
   storage: Storage;
   /** The composition root's services over `storage` (the same as the HTTP functions build). */
   services: AppServices;
-  clock: Clock;
   /** Epoch ms by which the pass should stop taking new work (the invocation's timeout, less a margin). */
   deadline: number;
   telemetry: Telemetry;
@@ -53,7 +52,7 @@ export const handler = async (event: Partial<ScheduledEvent> | undefined, contex
     const started = systemClock.now();
     const deadline = started + Math.max(context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS, 0);
     try {
-      const report = await runScheduledPass({ config, storage, services, clock: systemClock, deadline, telemetry });
+      const report = await runScheduledPass({ config, storage, services, deadline, telemetry });
       addMetric('SchedulerWork', Object.values(report).reduce((n, v) => n + v, 0));
       log(telemetry, 'info', 'scheduler run', { durationMs: systemClock.now() - started, ...report });
       return report;
