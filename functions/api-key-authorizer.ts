@@ -1,31 +1,41 @@
 /**
  * Lambda authorizer for the API's opt-in API-key mode (HTTP APIs have no API keys of their own).
  * The caller sends `x-api-key`; the stack holds only SHA-256 digests of the accepted keys
- * (API_KEY_SHA256, comma-separated hex), so no secret is stored in the template or the
- * environment, and several digests allow rotation without downtime.
+ * (API_KEY_SHA256, comma-separated `id=hex` or bare hex), so no secret is stored in the template
+ * or the environment, and several digests allow rotation without downtime. The key's id (the
+ * digest's first 12 hex digits when none is given) goes to the app in the authorizer's context:
+ * the request's principal is `User:<id>`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerResult } from 'aws-lambda';
+import type { APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerResult, APIGatewaySimpleAuthorizerWithContextResult } from 'aws-lambda';
 
-export function parseDigests(value: string | undefined): Buffer[] {
+export interface AcceptedKey {
+  id: string;
+  digest: Buffer;
+}
+
+export function parseDigests(value: string | undefined): AcceptedKey[] {
   return (value ?? '')
     .split(',')
-    .map((d) => d.trim().toLowerCase())
-    .filter((d) => /^[0-9a-f]{64}$/.test(d))
-    .map((d) => Buffer.from(d, 'hex'));
+    .map((entry) => /^(?:([A-Za-z0-9._@-]+)=)?([0-9a-fA-F]{64})$/.exec(entry.trim()))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ id: m[1] ?? `apikey-${m[2]!.slice(0, 12).toLowerCase()}`, digest: Buffer.from(m[2]!, 'hex') }));
 }
 
-/** Compares the key's digest with every accepted digest in constant time. */
-export function isAcceptedKey(key: string | undefined, digests: Buffer[]): boolean {
-  if (!key) return false;
+/** The id of the key whose digest matches, compared with every accepted digest in constant time. */
+export function acceptedKeyId(key: string | undefined, keys: AcceptedKey[]): string | undefined {
+  if (!key) return undefined;
   const digest = createHash('sha256').update(key, 'utf8').digest();
-  let accepted = false;
-  for (const d of digests) accepted = timingSafeEqual(digest, d) || accepted;
-  return accepted;
+  let id: string | undefined;
+  for (const k of keys) if (timingSafeEqual(digest, k.digest)) id ??= k.id;
+  return id;
 }
 
-const digests = parseDigests(process.env.API_KEY_SHA256);
+const keys = parseDigests(process.env.API_KEY_SHA256);
 
-export const handler = async (event: APIGatewayRequestAuthorizerEventV2): Promise<APIGatewaySimpleAuthorizerResult> => ({
-  isAuthorized: isAcceptedKey(event.headers?.['x-api-key'], digests),
-});
+type Result = APIGatewaySimpleAuthorizerResult | APIGatewaySimpleAuthorizerWithContextResult<{ apiKeyId: string }>;
+
+export const handler = async (event: APIGatewayRequestAuthorizerEventV2): Promise<Result> => {
+  const apiKeyId = acceptedKeyId(event.headers?.['x-api-key'], keys);
+  return apiKeyId === undefined ? { isAuthorized: false } : { isAuthorized: true, context: { apiKeyId } };
+};

@@ -87,6 +87,10 @@ export class Scope {
 
 const scopes = new AsyncLocalStorage<Scope>();
 
+export function currentScope(): Scope | undefined {
+  return scopes.getStore();
+}
+
 /** Adds to a metric of the current invocation; a no-op outside one. */
 export function addMetric(name: MetricName, value = 1): void {
   scopes.getStore()?.add(name, value);

@@ -16,11 +16,12 @@ export interface DataAccess {
 }
 
 export const DATA_ACCESS: Readonly<Record<DataFunctionName, DataAccess>> = {
-  // Writes the request's object, commits (conditional UpdateItem of the partition state), indexes.
+  // Writes the request's object, commits (conditional UpdateItem of the partition state), indexes;
+  // reads the ACL and client quota sets (a Query each, at most every 5 s per instance).
   produce: {
     objectActions: ['s3:PutObject'],
     bucketActions: [],
-    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
   },
   // Reads state and the offset index, ranged GETs of objects; repairs a missing index entry.
   fetch: {

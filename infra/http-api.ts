@@ -8,7 +8,7 @@
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { HttpApi, HttpMethod, LogGroupLogDestination, type HttpStage, type IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
+import { CfnStage, HttpApi, HttpMethod, LogGroupLogDestination, type HttpStage, type IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer, HttpJwtAuthorizer, HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -24,6 +24,12 @@ export interface LogHttpApiProps {
   /** Required when auth.mode is apiKey. */
   authorizerFunction?: IFunction;
   throttle: { rateLimit: number; burstLimit: number };
+  /**
+   * A lower throttle on the produce and fetch routes: API Gateway enforces it across every Lambda
+   * instance at no cost, but for the route as a whole, not per caller (HTTP APIs have no usage
+   * plans); per-principal quotas are the app's (docs/security.md).
+   */
+  dataRouteThrottle?: { rateLimit: number; burstLimit: number };
   logRetention: logs.RetentionDays;
   removalPolicy: RemovalPolicy;
 }
@@ -74,8 +80,15 @@ export class LogHttpApi extends Construct {
       if (!i) integrations.set(target, (i = new HttpLambdaIntegration(`${target}Integration`, props.functions[target])));
       return i;
     };
-    for (const route of API_ROUTES) {
-      this.api.addRoutes({ path: route.path, methods: [HttpMethod[route.method]], integration: integration(route.target) });
+    const routes = API_ROUTES.flatMap((route) => this.api.addRoutes({ path: route.path, methods: [HttpMethod[route.method]], integration: integration(route.target) }));
+    const data = props.dataRouteThrottle;
+    if (data) {
+      // A stage's route settings name routes that must exist first.
+      for (const r of routes) this.stage.node.addDependency(r);
+      // RouteSettings is untyped JSON in CloudFormation's schema: CDK passes it as written, so CloudFormation's own names.
+      (this.stage.node.defaultChild as CfnStage).routeSettings = Object.fromEntries(
+        API_ROUTES.filter((r) => r.target !== 'admin').map((r) => [`${r.method} ${r.path}`, { ThrottlingRateLimit: data.rateLimit, ThrottlingBurstLimit: data.burstLimit }]),
+      );
     }
   }
 

@@ -2,7 +2,7 @@
  * One deployment: replica buckets, the metadata table, the functions, the HTTP API, the
  * scheduler's schedule, least-privilege grants, monitoring and the outputs a client needs.
  */
-import { Aspects, CfnOutput, CfnResource, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { Annotations, Aspects, CfnOutput, CfnResource, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -59,6 +59,13 @@ export class LogStack extends Stack {
       removalPolicy,
     });
 
+    if (config.security.authorization && config.security.superUsers.length === 0 && !config.security.allowEveryoneIfNoAclFound) {
+      Annotations.of(this).addWarningV2(
+        's3-kafka-log:no-super-users',
+        'authorization is on and no superUsers are set: no principal can create the first ACL (set -c superUsers=User:<your IAM role ARN>)',
+      );
+    }
+
     this.functions = new LogFunctions(this, 'Functions', {
       environment: {
         STORAGE_BACKEND: 'aws',
@@ -68,6 +75,10 @@ export class LogStack extends Stack {
         SERVICE_NAME: this.stackName,
         METRICS_NAMESPACE,
         ...LAMBDA_PAYLOAD_LIMITS,
+        AUTHORIZATION: String(config.security.authorization),
+        ALLOW_EVERYONE_IF_NO_ACL_FOUND: String(config.security.allowEveryoneIfNoAclFound),
+        PRINCIPAL_CLAIM: config.security.principalClaim,
+        ...(config.security.superUsers.length > 0 && { SUPER_USERS: config.security.superUsers.join(';') }),
       },
       logRetention: config.logRetention,
       removalPolicy,
@@ -108,6 +119,7 @@ export class LogStack extends Stack {
             auth: config.auth,
             authorizerFunction: this.functions.authorizer,
             throttle: config.throttle,
+            ...(config.dataRouteThrottle && { dataRouteThrottle: config.dataRouteThrottle }),
             logRetention: config.logRetention,
             removalPolicy,
           });

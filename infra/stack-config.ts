@@ -16,6 +16,13 @@
  *   logRetentionDays      CloudWatch Logs retention (a value CloudWatch offers) 30
  *   throttleRate, throttleBurst     API requests per second, burst            1000, 2000
  *   alarmEmail            subscribe this address to the alarm topic           none
+ *   authorization         enforce Kafka ACLs (docs/security.md)                true; false for stage local
+ *   superUsers            Kafka's super.users, ';'-separated principals        none
+ *                         (e.g. User:arn:aws:iam::123456789012:role/Admin)
+ *   allowEveryoneIfNoAclFound       Kafka's allow.everyone.if.no.acl.found    false
+ *   principalClaim        the JWT claim naming the principal (authMode=jwt)   sub
+ *   quotaRate, quotaBurst API Gateway's per-route throttle of the produce and fetch routes
+ *                         (requests per second, burst), below the stage's; HTTP API only   none
  *   apiFlavor             http (API Gateway v2) | rest (v1, e.g. LocalStack's free plan)
  *                                                                             http; rest for stage local
  *   lambdaRuntime         nodejs24.x | nodejs22.x (LocalStack images lag AWS)  nodejs24.x; nodejs22.x for stage local
@@ -46,6 +53,9 @@ export interface LogStackConfig {
   logRetention: RetentionDays;
   throttle: { rateLimit: number; burstLimit: number };
   alarmEmail?: string;
+  security: { authorization: boolean; superUsers: string[]; allowEveryoneIfNoAclFound: boolean; principalClaim: string };
+  /** Per-route throttle of the data routes (API Gateway's own, per stage, not per caller). */
+  dataRouteThrottle?: { rateLimit: number; burstLimit: number };
   apiFlavor: ApiFlavor;
   lambdaRuntime: 'nodejs24.x' | 'nodejs22.x';
   reservedConcurrency: ReservedConcurrency;
@@ -81,6 +91,14 @@ function int(key: string, v: unknown, fallback: number, min: number, max: number
 
 const RETENTION_DAYS = new Set<number>(Object.values(RetentionDays).filter((d): d is number => typeof d === 'number'));
 
+/** Principals as Kafka writes them; ';' separates them (an IAM ARN holds ':' and '/', never ';'). */
+function superUsers(v: unknown): string[] {
+  const items = Array.isArray(v) ? v.map(String) : (str(v) ?? '').split(';');
+  const out = items.map((s) => s.trim()).filter(Boolean);
+  for (const p of out) if (!/^[A-Za-z][A-Za-z0-9_-]*:.+$/.test(p)) throw new Error(`superUsers takes principals such as User:alice, got ${p}`);
+  return out;
+}
+
 const CONCURRENCY_FUNCTIONS = ['produce', 'fetch', 'admin', 'scheduler'] as const;
 
 function reservedConcurrency(v: unknown): ReservedConcurrency {
@@ -115,9 +133,10 @@ export function stackConfig(context: Lookup): LogStackConfig {
     if (!issuer || audiences.length === 0) throw new Error('authMode=jwt needs jwtIssuer and jwtAudience');
     auth = { mode: 'jwt', issuer, audiences };
   } else if (authMode === 'apiKey') {
-    const keyDigests = list(context('apiKeySha256')).map((d) => d.toLowerCase());
-    if (keyDigests.length === 0 || keyDigests.some((d) => !/^[0-9a-f]{64}$/.test(d))) {
-      throw new Error('authMode=apiKey needs apiKeySha256: comma-separated hex SHA-256 digests of the accepted keys');
+    // `id=hex` names a key's principal (User:id); a bare digest's id is its first 12 hex digits.
+    const keyDigests = list(context('apiKeySha256')).map((d) => d.replace(/[0-9a-fA-F]{64}$/, (h) => h.toLowerCase()));
+    if (keyDigests.length === 0 || keyDigests.some((d) => !/^(?:[A-Za-z0-9._@-]+=)?[0-9a-f]{64}$/.test(d))) {
+      throw new Error('authMode=apiKey needs apiKeySha256: comma-separated hex SHA-256 digests of the accepted keys (each optionally id=digest)');
     }
     auth = { mode: 'apiKey', keyDigests };
   } else throw new Error(`Context authMode must be iam, jwt or apiKey, got ${authMode}`);
@@ -162,5 +181,18 @@ export function stackConfig(context: Lookup): LogStackConfig {
       burstLimit: int('throttleBurst', context('throttleBurst'), 2000, 1, 1_000_000),
     },
     alarmEmail: str(context('alarmEmail')),
+    security: {
+      // LocalStack's emulated IAM names no caller: every request would be User:ANONYMOUS.
+      authorization: bool('authorization', context('authorization'), stage !== 'local'),
+      superUsers: superUsers(context('superUsers')),
+      allowEveryoneIfNoAclFound: bool('allowEveryoneIfNoAclFound', context('allowEveryoneIfNoAclFound'), false),
+      principalClaim: str(context('principalClaim')) ?? 'sub',
+    },
+    ...(context('quotaRate') !== undefined && {
+      dataRouteThrottle: {
+        rateLimit: int('quotaRate', context('quotaRate'), 100, 1, 1_000_000),
+        burstLimit: int('quotaBurst', context('quotaBurst'), 200, 1, 1_000_000),
+      },
+    }),
   };
 }

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { createSecurity } from './authz/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { ServerConfig } from './config/server-config.js';
 import { createGroups } from './groups/index.js';
@@ -19,6 +20,7 @@ import { countOperations } from './storage/counting-stores.js';
 import { createS3Client, S3ObjectStore } from './storage/s3-object-store.js';
 import { partitionWatchKey } from './timer/delayed-fetch.js';
 import { Purgatory } from './timer/purgatory.js';
+import { createTransactionCoordinator } from './transactions/index.js';
 import { SystemTimer } from './timer/system-timer.js';
 import { ReplicaManager } from './replication/replica-manager.js';
 import { noMetrics, type Metrics } from './metrics.js';
@@ -104,6 +106,7 @@ export function createServices(
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
   const timer = new SystemTimer();
   timer.startRealTime();
+  const groups = createGroups({ metadata, clock, topics, log, timer });
   const fetchPurgatory = new Purgatory({ timer, name: 'Fetch', onError: () => {} });
   log.onAppend((topic, partition) => void fetchPurgatory.checkAndComplete(partitionWatchKey(topic, partition)));
   return {
@@ -111,13 +114,15 @@ export function createServices(
     clock,
     topics,
     log,
-    groups: createGroups({ metadata, clock, topics, log, timer }),
+    groups,
+    transactions: createTransactionCoordinator({ metadata, clock, topics, log, config: config.transactions, checkMember: (g, m, gen, offsets) => groups.offsets.checkMember(g, m, gen, offsets) }),
     partitioner: new Partitioner(),
     producerIds: new ProducerIds(metadata),
     defaults: config.defaults,
     limits: config.limits,
     fetchPurgatory,
     metrics,
+    security: createSecurity(config.security, metadata, clock),
     ...(counted ? { operationCounts: counted.snapshot } : {}),
   };
 }
@@ -137,6 +142,7 @@ export function runMaintenancePass(
     partitionLog: services.log,
     topics: services.topics,
     expireSessions: (now) => services.groups.coordinator.expireSessions(now),
+    transactions: services.transactions,
     ...pass,
   });
 }

@@ -3,6 +3,7 @@
  * or over any backend STORAGE_BACKEND names. Flags override the environment:
  *   --port 8080 --host 127.0.0.1 --data-dir .data --replicas 3 --backend local|memory|aws
  *   --scheduler-interval-ms 30000 (0: no in-process scheduler)
+ *   --auth-config auth.json (bearer tokens, super.users, authorization: docs/security.md)
  */
 import { serve } from '@hono/node-server';
 import { parseArgs } from 'node:util';
@@ -18,6 +19,7 @@ const { values: flags } = parseArgs({
     replicas: { type: 'string' },
     backend: { type: 'string' },
     'scheduler-interval-ms': { type: 'string' },
+    'auth-config': { type: 'string' },
   },
 });
 
@@ -26,6 +28,7 @@ if (flags['data-dir']) env.DATA_DIR = flags['data-dir'];
 if (flags.replicas) env.REPLICA_STORES = flags.replicas;
 if (flags.backend) env.STORAGE_BACKEND = flags.backend;
 if (flags['scheduler-interval-ms']) env.SCHEDULER_INTERVAL_MS = flags['scheduler-interval-ms'];
+if (flags['auth-config']) env.AUTH_CONFIG = flags['auth-config'];
 const config = serverConfigFromEnv(env);
 const port = Number(flags.port ?? process.env.PORT ?? 8080);
 const hostname = flags.host ?? process.env.HOST ?? '127.0.0.1';
@@ -36,7 +39,7 @@ const app = createApp(services);
 // Timers, retention, compaction, segment merge and orphan GC, every SCHEDULER_INTERVAL_MS.
 const scheduler = startInProcessScheduler(config, storage, services);
 const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
-  console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://${hostname}:${info.port}`, backend: config.backend.kind, clusterId: config.clusterId }));
+  console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://${hostname}:${info.port}`, backend: config.backend.kind, clusterId: config.clusterId, authorization: config.security.authorization }));
 });
 
 function shutdown(signal: string) {

@@ -3,7 +3,7 @@
  * and consumer groups over the server's Confluent v3 paths and their v3-style extensions.
  */
 import { KafkaClientError } from './errors.js';
-import { GroupAdmin } from './group-admin.js';
+import { TransactionAdmin } from './transaction-admin.js';
 import { retry } from './retry.js';
 import { enc, type Transport } from './transport.js';
 
@@ -97,7 +97,86 @@ const toPartition = (p: WirePartition): PartitionDescription => ({
   logEndOffset: p.log_end_offset,
 });
 
-export class Admin extends GroupAdmin {
+export type AclResourceType = 'TOPIC' | 'GROUP' | 'CLUSTER' | 'TRANSACTIONAL_ID';
+export type AclOperation =
+  | 'ALL' | 'READ' | 'WRITE' | 'CREATE' | 'DELETE' | 'ALTER' | 'DESCRIBE' | 'CLUSTER_ACTION' | 'DESCRIBE_CONFIGS' | 'ALTER_CONFIGS' | 'IDEMPOTENT_WRITE';
+
+/** One ACL (kafkajs's field names; Kafka's enum names as strings). */
+export interface AclEntry {
+  resourceType: AclResourceType;
+  resourceName: string;
+  resourcePatternType: 'LITERAL' | 'PREFIXED';
+  principal: string;
+  host: string;
+  operation: AclOperation;
+  permissionType: 'ALLOW' | 'DENY';
+}
+
+/** An ACL filter: a field left out matches anything; MATCH finds the patterns that apply to a name. */
+export interface AclFilter {
+  resourceType?: AclResourceType | 'ANY';
+  resourceName?: string;
+  resourcePatternType?: 'LITERAL' | 'PREFIXED' | 'ANY' | 'MATCH';
+  principal?: string;
+  host?: string;
+  operation?: AclOperation | 'ANY';
+  permissionType?: 'ALLOW' | 'DENY' | 'ANY';
+}
+
+export type QuotaKey = 'producer_byte_rate' | 'consumer_byte_rate' | 'request_percentage';
+
+/** A client quota entity component (kafkajs/Kafka Admin's ClientQuotaEntity): a null name is the default. */
+export interface QuotaEntityPart {
+  entityType: 'user' | 'client-id';
+  entityName: string | null;
+}
+
+export interface ClientQuotaEntry {
+  entity: QuotaEntityPart[];
+  values: Partial<Record<QuotaKey, number>>;
+}
+
+interface WireAcl {
+  resource_type: AclResourceType;
+  resource_name: string;
+  pattern_type: 'LITERAL' | 'PREFIXED';
+  principal: string;
+  host: string;
+  operation: AclOperation;
+  permission: 'ALLOW' | 'DENY';
+}
+
+const toWireAcl = (a: AclEntry) => ({
+  resource_type: a.resourceType,
+  resource_name: a.resourceName,
+  pattern_type: a.resourcePatternType,
+  principal: a.principal,
+  host: a.host,
+  operation: a.operation,
+  permission: a.permissionType,
+});
+
+const fromWireAcl = (a: WireAcl): AclEntry => ({
+  resourceType: a.resource_type,
+  resourceName: a.resource_name,
+  resourcePatternType: a.pattern_type,
+  principal: a.principal,
+  host: a.host,
+  operation: a.operation,
+  permissionType: a.permission,
+});
+
+const aclQuery = (f: AclFilter) => ({
+  resource_type: f.resourceType,
+  resource_name: f.resourceName,
+  pattern_type: f.resourcePatternType,
+  principal: f.principal,
+  host: f.host,
+  operation: f.operation,
+  permission: f.permissionType,
+});
+
+export class Admin extends TransactionAdmin {
   constructor(transport: Transport, config: AdminConfig = {}) {
     super(transport, (fn) =>
       retry(fn, { retries: config.retries ?? 5, initialBackoffMs: config.retryBackoffMs ?? 100, maxBackoffMs: config.retryBackoffMaxMs ?? 1000 }),
@@ -235,5 +314,46 @@ export class Admin extends GroupAdmin {
         return { partition, lowWatermark: res.body.low_watermark ?? res.body.log_start_offset ?? offset };
       }),
     );
+  }
+
+  /** Kafka's CreateAcls: all or nothing; an ACL that exists already is left as it is. */
+  async createAcls(options: { acl: AclEntry[] }): Promise<void> {
+    if (options.acl.length === 0) return;
+    await this.call(() => this.transport.request('POST', '/acls:batch', { body: { data: options.acl.map(toWireAcl) } }));
+  }
+
+  /** Kafka's DescribeAcls: the ACLs the filter matches. */
+  async describeAcls(filter: AclFilter = {}): Promise<AclEntry[]> {
+    const res = await this.call(() => this.transport.request<{ data: WireAcl[] }>('GET', '/acls', { query: aclQuery(filter) }));
+    return res.body.data.map(fromWireAcl);
+  }
+
+  /** Kafka's DeleteAcls: deletes what each filter matches (a filter needs resourceType; ANY for all) and returns it. */
+  async deleteAcls(options: { filters: AclFilter[] }): Promise<AclEntry[]> {
+    const deleted: AclEntry[] = [];
+    for (const f of options.filters) {
+      const res = await this.call(() =>
+        this.transport.request<{ data: WireAcl[] }>('DELETE', '/acls', { query: aclQuery({ ...f, resourceType: f.resourceType ?? 'ANY' }) }),
+      );
+      deleted.push(...res.body.data.map(fromWireAcl));
+    }
+    return deleted;
+  }
+
+  /** Kafka's DescribeClientQuotas; `user` / `clientId` filter (null: the default entity). */
+  async describeClientQuotas(filter: { user?: string | null; clientId?: string | null } = {}): Promise<ClientQuotaEntry[]> {
+    const name = (v: string | null | undefined) => (v === null ? '<default>' : v);
+    const res = await this.call(() =>
+      this.transport.request<{ data: { entity: { entity_type: 'user' | 'client-id'; entity_name: string | null }[]; values: ClientQuotaEntry['values'] }[] }>('GET', '/client-quotas', {
+        query: { user: name(filter.user), client_id: name(filter.clientId) },
+      }),
+    );
+    return res.body.data.map((q) => ({ entity: q.entity.map((e) => ({ entityType: e.entity_type, entityName: e.entity_name })), values: q.values }));
+  }
+
+  /** Kafka's AlterClientQuotas: set (value) or remove quota keys per entity, all checked before any applies. */
+  async alterClientQuotas(entries: { entity: QuotaEntityPart[]; ops: { key: QuotaKey; value?: number; remove?: boolean }[] }[], validateOnly = false): Promise<void> {
+    const data = entries.map((e) => ({ entity: e.entity.map((p) => ({ entity_type: p.entityType, entity_name: p.entityName })), ops: e.ops }));
+    await this.call(() => this.transport.request('POST', '/client-quotas:alter', { body: { data, validate_only: validateOnly } }));
   }
 }

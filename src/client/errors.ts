@@ -33,6 +33,8 @@ export function errorInfo(type: string): ErrorInfo {
 
 export interface KafkaClientErrorOptions {
   retriable?: boolean;
+  /** Kafka's throttle_time_ms: how long the server asked the client to wait (a quota's 429). */
+  throttleTimeMs?: number;
   status?: number;
   topic?: string;
   partition?: number;
@@ -48,6 +50,7 @@ export class KafkaClientError extends Error {
   readonly status: number | undefined;
   readonly topic: string | undefined;
   readonly partition: number | undefined;
+  readonly throttleTimeMs: number | undefined;
 
   constructor(type: string, message: string, options: KafkaClientErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -59,6 +62,7 @@ export class KafkaClientError extends Error {
     this.status = options.status;
     this.topic = options.topic;
     this.partition = options.partition;
+    this.throttleTimeMs = options.throttleTimeMs;
   }
 }
 
@@ -114,7 +118,7 @@ function typeForStatus(status: number): string {
 }
 
 /** Builds the error for one error envelope (a whole response's, or one batch entry's). */
-export function errorFromBody(status: number, body: unknown, context: { topic?: string; partition?: number } = {}): KafkaProtocolError {
+export function errorFromBody(status: number, body: unknown, context: { topic?: string; partition?: number; throttleTimeMs?: number } = {}): KafkaProtocolError {
   const b = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; message?: unknown; error_code?: unknown; Message?: unknown };
   const type = typeof b.error === 'string' && b.error !== '' ? b.error : typeForStatus(status);
   const message = typeof b.message === 'string' ? b.message : typeof b.Message === 'string' ? b.Message : `HTTP ${status}`;

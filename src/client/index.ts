@@ -17,7 +17,23 @@ export {
   type TopicPartition,
   type TopicPartitionOffset,
 } from './consumer/consumer.js';
-export { Admin, type AdminConfig, type ITopicConfig, type TopicDescription, type PartitionDescription, type ConfigEntry, type OffsetSpec, type PartitionOffsets } from './admin.js';
+export {
+  Admin,
+  type AdminConfig,
+  type ITopicConfig,
+  type TopicDescription,
+  type PartitionDescription,
+  type ConfigEntry,
+  type OffsetSpec,
+  type PartitionOffsets,
+  type AclEntry,
+  type AclFilter,
+  type AclOperation,
+  type AclResourceType,
+  type ClientQuotaEntry,
+  type QuotaEntityPart,
+  type QuotaKey,
+} from './admin.js';
 export type { GroupDescription, GroupListing, GroupOffsetLag, ResetOffsetsOptions, ResetPlanEntry } from './group-admin.js';
 export type { Message, ConsumerRecord, MessageHeaders, Bytes } from './codec.js';
 export { DefaultPartitioner, type Partitioner } from './partitioner.js';

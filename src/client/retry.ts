@@ -44,7 +44,8 @@ export async function retry<T>(fn: (attempt: number) => Promise<T>, options: Ret
       return await fn(attempt);
     } catch (e) {
       if (!retryIf(e) || attempt >= options.retries || options.signal?.aborted) throw e;
-      const wait = backoffMs(attempt, options.initialBackoffMs, options.maxBackoffMs);
+      // A throttled request waits out its throttle time, whatever the back-off says.
+      const wait = Math.max(backoffMs(attempt, options.initialBackoffMs, options.maxBackoffMs), e instanceof KafkaClientError ? (e.throttleTimeMs ?? 0) : 0);
       if (options.deadline !== undefined && Date.now() + wait >= options.deadline) throw e;
       options.onRetry?.(e, attempt, wait);
       await sleep(wait, options.signal);

@@ -148,7 +148,8 @@ export class Transport {
     const headers: Record<string, string> = { accept: options.accept ?? 'application/json', ...this.config.headers };
     if (options.bytes !== undefined) headers['content-type'] = options.contentType ?? 'application/octet-stream';
     else if (body !== undefined) headers['content-type'] = 'application/json';
-    if (this.config.clientId) headers['user-agent'] = this.config.clientId;
+    // Kafka's client.id, which client quotas name (x-client-id; user-agent for older servers and logs).
+    if (this.config.clientId) headers['user-agent'] = headers['x-client-id'] = this.config.clientId;
     const context = { topic: options.topic, partition: options.partition };
     const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
     const timeout = AbortSignal.timeout(timeoutMs);
@@ -180,7 +181,11 @@ export class Transport {
         parsed = { message: text.slice(0, 200) };
       }
     }
-    if (res.status >= 400) throw errorFromBody(res.status, parsed, context);
+    if (res.status >= 400) {
+      // A quota's throttle time (x-throttle-time-ms, else Retry-After seconds): retries wait at least that long, as Kafka clients do.
+      const throttle = Number(res.headers.get('x-throttle-time-ms') ?? Number(res.headers.get('retry-after') ?? NaN) * 1000);
+      throw errorFromBody(res.status, parsed, { ...context, ...(Number.isFinite(throttle) && throttle > 0 ? { throttleTimeMs: throttle } : {}) });
+    }
     return { status: res.status, body: parsed as T, headers: res.headers, contentType };
   }
 }

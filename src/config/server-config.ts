@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
 /**
@@ -16,6 +17,58 @@ export interface ServerConfig {
   scheduler: { intervalMs: number; options: { orphanGraceMs?: number; roundIntervalMs?: number } };
   /** Count storage operations and answer GET /debug/counters with them (the benchmark's BENCH_COUNTERS=1). */
   countOperations: boolean;
+  /** The transaction coordinator's bounds (Kafka's transaction.max.timeout.ms, transactional.id.expiration.ms). */
+  transactions: { maxTimeoutMs?: number; idExpirationMs?: number };
+  security: SecurityConfig;
+}
+
+/** Principals, ACLs and quotas (docs/security.md). */
+export interface SecurityConfig {
+  /** Whether ACLs are enforced (Kafka's authorizer.class.name set): off locally unless configured, on in deployed stages. */
+  authorization: boolean;
+  /** Kafka's super.users. */
+  superUsers: string[];
+  /** Kafka's allow.everyone.if.no.acl.found. */
+  allowEveryoneIfNoAclFound: boolean;
+  /** The JWT claim naming a principal behind a JWT authorizer (default sub). */
+  principalClaim: string;
+  /** Local mode: bearer token -> principal (`User:alice`). */
+  tokens: Record<string, string>;
+  /** How long a process keeps the ACLs and quotas it read (default 5000 ms). */
+  cacheMs: number;
+}
+
+/** The auth config file (AUTH_CONFIG / --auth-config), JSON with Kafka's property names. */
+const authFileSchema = z
+  .object({
+    authorization: z.boolean().optional(),
+    'super.users': z.union([z.string(), z.array(z.string())]).optional(),
+    'allow.everyone.if.no.acl.found': z.boolean().optional(),
+    'principal.claim': z.string().min(1).optional(),
+    tokens: z.record(z.string().min(1), z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*:.+$/, 'a principal is Type:name')).optional(),
+    'acl.cache.ms': z.number().int().nonnegative().optional(),
+  })
+  .strict();
+
+const superUserList = (v: string | string[] | undefined): string[] | undefined =>
+  v === undefined ? undefined : (Array.isArray(v) ? v : v.split(';')).map((s) => s.trim()).filter(Boolean);
+
+function readAuthFile(path: string): z.infer<typeof authFileSchema> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new Error(`Cannot read the auth config ${path}: ${(e as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error(`The auth config ${path} is not valid JSON`);
+  }
+  const parsed = authFileSchema.safeParse(json);
+  if (!parsed.success) throw new Error(`The auth config ${path} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  return parsed.data;
 }
 
 const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -46,8 +99,20 @@ const envSchema = z.object({
   ORPHAN_GRACE_MS: z.coerce.number().int().nonnegative().optional(),
   /** Kafka's log.retention.check.interval.ms: how often a round of partition maintenance starts (default 5 min). */
   LOG_RETENTION_CHECK_INTERVAL_MS: z.coerce.number().int().nonnegative().optional(),
+  /** Kafka's transaction.max.timeout.ms (default 15 min): the largest transaction.timeout.ms a producer may ask for. */
+  TRANSACTION_MAX_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
+  /** Kafka's transactional.id.expiration.ms (default 7 days). */
+  TRANSACTIONAL_ID_EXPIRATION_MS: z.coerce.number().int().positive().optional(),
   /** `npm run bench` sets 1 to read request counts from GET /debug/counters. */
   BENCH_COUNTERS: z.enum(['0', '1', 'false', 'true']).default('0'),
+  /** A JSON auth config file: tokens, super.users, authorization (docs/security.md). */
+  AUTH_CONFIG: z.string().optional(),
+  /** These override the file's. */
+  AUTHORIZATION: z.enum(['true', 'false']).optional(),
+  SUPER_USERS: z.string().optional(),
+  ALLOW_EVERYONE_IF_NO_ACL_FOUND: z.enum(['true', 'false']).optional(),
+  PRINCIPAL_CLAIM: z.string().min(1).optional(),
+  ACL_CACHE_MS: z.coerce.number().int().nonnegative().optional(),
 });
 
 export function serverConfigFromEnv(env: Record<string, string | undefined>): ServerConfig {
@@ -79,5 +144,23 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
       },
     },
     countOperations: e.BENCH_COUNTERS === '1' || e.BENCH_COUNTERS === 'true',
+    transactions: {
+      ...(e.TRANSACTION_MAX_TIMEOUT_MS !== undefined ? { maxTimeoutMs: e.TRANSACTION_MAX_TIMEOUT_MS } : {}),
+      ...(e.TRANSACTIONAL_ID_EXPIRATION_MS !== undefined ? { idExpirationMs: e.TRANSACTIONAL_ID_EXPIRATION_MS } : {}),
+    },
+    security: securityConfig(e),
+  };
+}
+
+function securityConfig(e: z.infer<typeof envSchema>): SecurityConfig {
+  const file = e.AUTH_CONFIG ? readAuthFile(e.AUTH_CONFIG) : {};
+  const bool = (v: 'true' | 'false' | undefined) => (v === undefined ? undefined : v === 'true');
+  return {
+    authorization: bool(e.AUTHORIZATION) ?? file.authorization ?? false,
+    superUsers: superUserList(e.SUPER_USERS) ?? superUserList(file['super.users']) ?? [],
+    allowEveryoneIfNoAclFound: bool(e.ALLOW_EVERYONE_IF_NO_ACL_FOUND) ?? file['allow.everyone.if.no.acl.found'] ?? false,
+    principalClaim: e.PRINCIPAL_CLAIM ?? file['principal.claim'] ?? 'sub',
+    tokens: file.tokens ?? {},
+    cacheMs: e.ACL_CACHE_MS ?? file['acl.cache.ms'] ?? 5000,
   };
 }

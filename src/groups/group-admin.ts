@@ -28,6 +28,17 @@ export interface GroupDescription {
   partitions: PartitionLag[];
 }
 
+/** The largest and the total lag of some partitions' lags. */
+export function summarizeLags(lags: PartitionLag[]): LagSummary {
+  let maxLag: PartitionLag | undefined;
+  let totalLag = 0;
+  for (const l of lags) {
+    totalLag += l.lag ?? 0;
+    if (l.lag !== null && (!maxLag || l.lag > maxLag.lag!)) maxLag = l;
+  }
+  return { maxLag, totalLag };
+}
+
 export interface LagSummary {
   maxLag: PartitionLag | undefined;
   totalLag: number;
@@ -62,14 +73,7 @@ export class GroupAdmin {
   }
 
   async lagSummary(groupId: string): Promise<LagSummary> {
-    const lags = await this.lags(groupId);
-    let maxLag: PartitionLag | undefined;
-    let totalLag = 0;
-    for (const l of lags) {
-      totalLag += l.lag ?? 0;
-      if (l.lag !== null && (!maxLag || l.lag > maxLag.lag!)) maxLag = l;
-    }
-    return { maxLag, totalLag };
+    return summarizeLags(await this.lags(groupId));
   }
 
   /** Kafka's DeleteGroups: an Empty group and its committed offsets (NON_EMPTY_GROUP otherwise). */

@@ -1,3 +1,4 @@
+import type { Security } from '../authz/index.js';
 import type { GroupServices } from '../groups/index.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { Partitioner } from '../log/partitioner.js';
@@ -6,6 +7,7 @@ import type { ProducerIds } from '../producer/producer-ids.js';
 import type { Clock } from '../clock.js';
 import type { OperationCounts } from '../storage/counting-stores.js';
 import type { Purgatory } from '../timer/purgatory.js';
+import type { TransactionCoordinator } from '../transactions/index.js';
 import type { Resources } from './resources.js';
 import type { Metrics } from '../metrics.js';
 
@@ -19,14 +21,35 @@ export interface AppServices {
   groups: GroupServices;
   partitioner: Partitioner;
   producerIds: ProducerIds;
+  /** Transactional producers: the transaction coordinator (src/transactions). */
+  transactions: TransactionCoordinator;
   defaults: { partitions: number; replicationFactor: number };
   limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number };
   /** Long-poll fetches wait here; this process's appends to a partition complete them (src/timer/delayed-fetch.ts). */
   fetchPurgatory: Purgatory;
   /** Where routes report what they answered (records and bytes of a fetch). */
   metrics: Metrics;
+  /** Principals, ACLs and quotas. */
+  security: Security;
   /** Storage operation counts, when the composition root wrapped the stores in counters (the benchmark). */
   operationCounts?: () => OperationCounts;
 }
 
-export type AppEnv = { Variables: { services: AppServices; resources: Resources; maxRequestBytes: number } };
+/** Where denied requests and ACL changes are reported: one structured line each. */
+export type AuditSink = (msg: string, fields: Record<string, unknown>) => void;
+
+export type AppEnv = {
+  Variables: {
+    services: AppServices;
+    resources: Resources;
+    maxRequestBytes: number;
+    /** The caller, as Kafka writes principals (`User:alice`); set for every /v3 and /consumers request. */
+    principal: string;
+    /** The caller's address, for ACLs that name a host ('' when unknown: only host '*' matches). */
+    host: string;
+    audit: AuditSink;
+    /** Bytes of the request body once read, and of a fetch's answer: what byte-rate quotas count. */
+    bodyBytes: number;
+    responseBytes: number;
+  };
+};

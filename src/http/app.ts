@@ -1,24 +1,34 @@
 import { Hono } from 'hono';
+import { ThrottledError } from '../quotas/throttle.js';
 import { KafkaError } from '../wire/errors.js';
-import type { AppEnv, AppServices } from './app-env.js';
+import { aclRoutes } from './acl-routes.js';
+import type { AppEnv, AppServices, AuditSink } from './app-env.js';
 import { clusterRoutes } from './cluster-routes.js';
 import { consumerInstanceRoutes } from './consumer-instance-routes.js';
 import { toErrorResponse } from './error-mapping.js';
 import { groupRoutes } from './group-routes.js';
 import { openApiDocument } from './openapi.js';
 import { producerRoutes } from './producer-routes.js';
+import { quotaRoutes } from './quota-routes.js';
 import { recordRoutes } from './record-routes.js';
 import { bodySizeLimit } from './request.js';
 import { Resources } from './resources.js';
+import { security } from './security.js';
 import { topicRoutes } from './topic-routes.js';
+import { transactionRoutes } from './transaction-routes.js';
 
 export interface AppOptions {
   /** Where unexpected errors are reported (the caller only ever sees a generic 500). */
   logError?: (e: unknown, context: { method: string; path: string }) => void;
+  /** Where denied requests and ACL changes are logged (default: a JSON line on stdout). */
+  audit?: AuditSink;
+  /** Told each request's principal (the Lambda entry puts it on the request's log lines). */
+  onPrincipal?: (principal: string) => void;
 }
 
 const defaultLogError: NonNullable<AppOptions['logError']> = (e, ctx) =>
   console.error(JSON.stringify({ level: 'error', msg: 'unhandled error', ...ctx, error: e instanceof Error ? e.stack : String(e) }));
+const defaultAudit: AuditSink = (msg, fields) => console.log(JSON.stringify({ timestamp: new Date().toISOString(), level: 'warn', msg, ...fields }));
 
 /** The Hono app, the same behind Lambda and the local node server. */
 export function createApp(services: AppServices, options: AppOptions = {}): Hono<AppEnv> {
@@ -28,6 +38,12 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   app.onError((e, c) => {
     const { status, body } = toErrorResponse(e);
     if (status >= 500 && !(e instanceof KafkaError)) logError(e, { method: c.req.method, path: c.req.path });
+    if (e instanceof ThrottledError) {
+      // Retry-After counts whole seconds; the header in milliseconds is Kafka's throttle_time_ms.
+      c.header('Retry-After', String(Math.max(1, Math.ceil(e.throttleTimeMs / 1000))));
+      c.header('x-throttle-time-ms', String(e.throttleTimeMs));
+      return c.json({ ...body, throttle_time_ms: e.throttleTimeMs }, 429);
+    }
     return c.json(body, status as 500);
   });
   app.notFound((c) => c.json({ error_code: 40401, message: `No route for ${c.req.method} ${c.req.path}`, error: 'NOT_FOUND' }, 404));
@@ -36,6 +52,10 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   app.get('/openapi.json', (c) => c.json(openApiDocument));
   const { operationCounts } = services;
   if (operationCounts) app.get('/debug/counters', (c) => c.json(operationCounts()));
+
+  const secured = security(services, { audit: options.audit ?? defaultAudit, ...(options.onPrincipal ? { onPrincipal: options.onPrincipal } : {}) });
+  app.use('/v3/*', secured);
+  app.use('/consumers/*', secured);
 
   const v3 = new Hono<AppEnv>();
   v3.use('*', bodySizeLimit(services.limits.maxRequestBytes));
@@ -60,7 +80,10 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   cluster.route('/', topicRoutes());
   cluster.route('/', recordRoutes());
   cluster.route('/', producerRoutes());
+  cluster.route('/', transactionRoutes());
   cluster.route('/', groupRoutes());
+  cluster.route('/', aclRoutes());
+  cluster.route('/', quotaRoutes());
   v3.route('/:clusterId', cluster);
   app.route('/v3/clusters', v3);
   app.route('/consumers', consumerInstanceRoutes(services));

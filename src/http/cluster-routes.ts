@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import { KafkaError } from '../wire/errors.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { partitionParam } from './request.js';
+import { allowedNames, authorize } from './security.js';
 
 /**
  * Confluent v3's read-only cluster resources: brokers (one per replica store), broker configs,
@@ -30,14 +31,17 @@ export function clusterRoutes(): Hono<AppEnv> {
 
   app.get('/brokers/:broker', (c) => c.json(c.get('resources').broker(brokerParam(c.get('services'), c.req.param('broker')))));
 
-  app.get('/brokers/:broker/configs', (c) => {
+  // Kafka's DescribeConfigs of a broker: DESCRIBE_CONFIGS on the cluster.
+  app.get('/brokers/:broker/configs', async (c) => {
+    await authorize(c, 'DESCRIBE_CONFIGS', 'CLUSTER');
     const services = c.get('services');
     const r = c.get('resources');
     const id = brokerParam(services, c.req.param('broker'));
     return c.json(r.list('KafkaBrokerConfigList', `${r.base}/brokers/${id}/configs`, brokerConfigs(services).map(([n, v]) => r.brokerConfig(id, n, v))));
   });
 
-  app.get('/brokers/:broker/configs/:name', (c) => {
+  app.get('/brokers/:broker/configs/:name', async (c) => {
+    await authorize(c, 'DESCRIBE_CONFIGS', 'CLUSTER');
     const services = c.get('services');
     const id = brokerParam(services, c.req.param('broker'));
     const config = brokerConfigs(services).find(([n]) => n === c.req.param('name'));
@@ -45,7 +49,8 @@ export function clusterRoutes(): Hono<AppEnv> {
     return c.json(c.get('resources').brokerConfig(id, config[0], config[1]));
   });
 
-  app.get('/broker-configs', (c) => {
+  app.get('/broker-configs', async (c) => {
+    await authorize(c, 'DESCRIBE_CONFIGS', 'CLUSTER');
     const services = c.get('services');
     const r = c.get('resources');
     const data = brokerIds(services).flatMap((id) => brokerConfigs(services).map(([n, v]) => r.brokerConfig(id, n, v)));
@@ -56,8 +61,9 @@ export function clusterRoutes(): Hono<AppEnv> {
     const { topics, log } = c.get('services');
     const r = c.get('resources');
     const id = brokerParam(c.get('services'), c.req.param('broker'));
+    const visible = await allowedNames(c, 'DESCRIBE', 'TOPIC');
     const data = [];
-    for (const topic of await topics.list()) {
+    for (const topic of (await topics.list()).filter((t) => visible(t.name))) {
       for (let p = 0; p < topic.partitionCount; p++) {
         const s = await log.state(topic, p);
         if (s.replicas.includes(id)) data.push(r.replica(topic, p, s, id));
@@ -67,6 +73,7 @@ export function clusterRoutes(): Hono<AppEnv> {
   });
 
   app.get('/topics/:topic/partitions/:partition/replicas', async (c) => {
+    await authorize(c, 'DESCRIBE', 'TOPIC', c.req.param('topic'));
     const { topics, log } = c.get('services');
     const r = c.get('resources');
     const topic = await topics.get(c.req.param('topic'));
@@ -76,6 +83,7 @@ export function clusterRoutes(): Hono<AppEnv> {
   });
 
   app.get('/topics/:topic/partitions/:partition/replicas/:broker', async (c) => {
+    await authorize(c, 'DESCRIBE', 'TOPIC', c.req.param('topic'));
     const { topics, log } = c.get('services');
     const topic = await topics.get(c.req.param('topic'));
     const p = partitionParam(c.req.param('partition'));
@@ -85,7 +93,9 @@ export function clusterRoutes(): Hono<AppEnv> {
     return c.json(c.get('resources').replica(topic, p, s, b));
   });
 
-  const noReassignments = (self: string) => (c: Context<AppEnv>) => {
+  // Kafka's ListPartitionReassignments: DESCRIBE on the cluster.
+  const noReassignments = (self: string) => async (c: Context<AppEnv>) => {
+    await authorize(c, 'DESCRIBE', 'CLUSTER');
     const r = c.get('resources');
     return c.json(r.list('KafkaReassignmentList', `${r.base}${self}`, []));
   };
@@ -95,6 +105,7 @@ export function clusterRoutes(): Hono<AppEnv> {
     return noReassignments(`/topics/${topic.name}/partitions/-/reassignment`)(c);
   });
   app.get('/topics/:topic/partitions/:partition/reassignment', async (c) => {
+    await authorize(c, 'DESCRIBE', 'CLUSTER');
     const topic = await c.get('services').topics.get(c.req.param('topic'));
     const p = partitionParam(c.req.param('partition'));
     if (p >= topic.partitionCount) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p} of topic ${topic.name} does not exist`);

@@ -4,6 +4,7 @@ import { KafkaError } from '../wire/errors.js';
 import type { PolledRecord } from '../groups/consumer-instances.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { bodySizeLimit, queryInt, readJson } from './request.js';
+import { authorize, authorizeAll } from './security.js';
 
 const V2_JSON = 'application/vnd.kafka.v2+json';
 
@@ -67,6 +68,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
   const ids = (c: Context) => [c.req.param('group')!, c.req.param('instance')!] as const;
 
   app.post('/:group', async (c) => {
+    await authorize(c, 'READ', 'GROUP', c.req.param('group')!); // the instance joins the group
     const body = createSchema.parse(await optionalJson(c));
     const format = (body.format ?? 'binary').toLowerCase();
     if (format !== 'binary' && format !== 'json') throw new KafkaError('INVALID_REQUEST', `format ${format} is not supported; use binary or json`);
@@ -83,6 +85,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
   });
 
   app.delete('/:group/instances/:instance', async (c) => {
+    await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
     await instances().delete(...ids(c));
     return c.body(null, 204);
   });
@@ -91,32 +94,47 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
     const body = subscribeSchema.parse(await readJson(c));
     if (body.topic_pattern !== undefined) throw new KafkaError('INVALID_REQUEST', 'topic_pattern subscriptions are not supported; list the topics');
     if (!body.topics || body.topics.length === 0) throw new KafkaError('BAD_REQUEST', 'topics must list at least one topic');
+    await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
+    await authorizeAll(c, 'DESCRIBE', 'TOPIC', body.topics);
     await instances().subscribe(...ids(c), body.topics);
     return c.body(null, 204);
   });
 
-  app.get('/:group/instances/:instance/subscription', async (c) => json(c, { topics: await instances().subscription(...ids(c)) }));
+  app.get('/:group/instances/:instance/subscription', async (c) => {
+    await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
+    return json(c, { topics: await instances().subscription(...ids(c)) });
+  });
 
   app.delete('/:group/instances/:instance/subscription', async (c) => {
+    await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
     await instances().unsubscribe(...ids(c));
     return c.body(null, 204);
   });
 
   app.get('/:group/instances/:instance/assignments', async (c) => {
+    await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
     const parts = await instances().assignments(...ids(c));
     return json(c, { partitions: parts.map((p) => ({ topic: p.topic, partition: p.partition })) });
   });
 
   app.get('/:group/instances/:instance/records', async (c) => {
+    // Fetch: READ on every topic the instance reads, checked on each poll so a revoked ACL applies at once.
+    await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
+    if (services.security.authorization) await authorizeAll(c, 'READ', 'TOPIC', await instances().subscription(...ids(c)));
     const timeoutMs = queryInt(c.req.query('timeout'), 'timeout');
     const maxBytes = Math.min(queryInt(c.req.query('max_bytes'), 'max_bytes') ?? services.limits.maxFetchBytes, services.limits.maxFetchBytes);
     const { format, records } = await instances().poll(...ids(c), { ...(timeoutMs === undefined ? {} : { timeoutMs }), maxBytes: Math.max(1, maxBytes) });
     services.metrics.add('FetchRecords', records.length);
+    c.set('responseBytes', records.reduce((n, r) => n + (r.key?.byteLength ?? 0) + (r.value?.byteLength ?? 0), 0));
     return json(c, records.map((r) => showRecord(r, format)));
   });
 
   app.post('/:group/instances/:instance/offsets', async (c) => {
     const body = commitSchema.parse(await optionalJson(c));
+    await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
+    if (services.security.authorization) {
+      await authorizeAll(c, 'READ', 'TOPIC', body.offsets ? body.offsets.map((o) => o.topic) : await instances().subscription(...ids(c)));
+    }
     await instances().commit(...ids(c), body.offsets);
     return c.body(null, 200);
   });
@@ -129,11 +147,14 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
     const body = topics.length > 0
       ? { partitions: topics.map((topic, i) => ({ topic, partition: queryInt(partitions[i], 'partition')! })) }
       : partitionsSchema.parse(await optionalJson(c));
+    await authorize(c, 'DESCRIBE', 'GROUP', c.req.param('group')!);
+    await authorizeAll(c, 'DESCRIBE', 'TOPIC', body.partitions.map((p) => p.topic));
     const committed = await instances().committed(...ids(c), body.partitions);
     return json(c, { offsets: committed.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset, metadata: o.metadata })) });
   });
 
   app.post('/:group/instances/:instance/positions', async (c) => {
+    await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
     const body = seekSchema.parse(await readJson(c));
     await instances().seek(...ids(c), { offsets: body.offsets });
     return c.body(null, 204);
@@ -141,6 +162,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
 
   for (const [path, end] of [['beginning', false], ['end', true]] as const) {
     app.post(`/:group/instances/:instance/positions/${path}`, async (c) => {
+      await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
       const body = partitionsSchema.parse(await optionalJson(c));
       await instances().seek(...ids(c), { partitions: body.partitions, end });
       return c.body(null, 204);

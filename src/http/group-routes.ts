@@ -2,12 +2,14 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import { assignmentOf, owns } from '../groups/assignment.js';
+import { summarizeLags } from '../groups/group-admin.js';
 import { parseAssignorName } from '../groups/assignors.js';
 import { parseDuration, type ResetScope, type ResetStrategy } from '../groups/offset-reset.js';
 import type { AutoOffsetReset } from '../groups/offsets.js';
 import type { AppEnv } from './app-env.js';
 import { GroupResources } from './group-resources.js';
-import { partitionParam, queryInt, readJson } from './request.js';
+import { parseIsolation, partitionParam, queryInt, readJson } from './request.js';
+import { allowed, allowedNames, authorize, authorizeAll } from './security.js';
 
 const partitionRef = z.object({ topic_name: z.string(), partition_id: z.number().int().nonnegative() });
 
@@ -76,6 +78,12 @@ function resetStrategy(body: z.infer<typeof resetSchema>): ResetStrategy {
   }
 }
 
+/** A group's lags on the topics the caller may DESCRIBE (the others are not shown, as in OffsetFetch). */
+async function visibleLags(c: Context<AppEnv>, groupId: string) {
+  const [lags, visible] = await Promise.all([c.get('services').groups.admin.lags(groupId), allowedNames(c, 'DESCRIBE', 'TOPIC')]);
+  return lags.filter((l) => visible(l.topic));
+}
+
 /**
  * Consumer groups on Confluent v3's paths (list, describe, consumers, assignments, lags, lag summary)
  * and v3-style extensions where v3 has none: membership heartbeats, leave, committed offsets,
@@ -86,16 +94,20 @@ export function groupRoutes(): Hono<AppEnv> {
 
   app.get('/consumer-groups', async (c) => {
     const r = res(c);
-    const groups = await c.get('services').groups.coordinator.list();
-    return c.json(r.list('KafkaConsumerGroupList', `${c.get('resources').base}/consumer-groups`, groups.map((g) => r.group(g))));
+    // Kafka's ListGroups: every group with DESCRIBE on the cluster, else those the caller may DESCRIBE.
+    const [groups, all, visible] = await Promise.all([c.get('services').groups.coordinator.list(), allowed(c, 'DESCRIBE', 'CLUSTER'), allowedNames(c, 'DESCRIBE', 'GROUP')]);
+    const shown = all ? groups : groups.filter((g) => visible(g.groupId));
+    return c.json(r.list('KafkaConsumerGroupList', `${c.get('resources').base}/consumer-groups`, shown.map((g) => r.group(g))));
   });
 
   app.get('/consumer-groups/:group', async (c) => {
+    await authorize(c, 'DESCRIBE', 'GROUP', groupParam(c));
     const { group, partitions } = await c.get('services').groups.admin.describe(groupParam(c));
     return c.json(res(c).description(group, partitions));
   });
 
   app.delete('/consumer-groups/:group', async (c) => {
+    await authorize(c, 'DELETE', 'GROUP', groupParam(c));
     await c.get('services').groups.admin.delete(groupParam(c));
     return c.body(null, 204);
   });
@@ -103,6 +115,9 @@ export function groupRoutes(): Hono<AppEnv> {
   // Extension: KIP-848's ConsumerGroupHeartbeat (join with member_epoch 0, leave with -1).
   app.post('/consumer-groups/:group/consumers:heartbeat', async (c) => {
     const body = heartbeatSchema.parse(await readJson(c));
+    // KIP-848: READ on the group, DESCRIBE on every subscribed topic.
+    await authorize(c, 'READ', 'GROUP', groupParam(c));
+    await authorizeAll(c, 'DESCRIBE', 'TOPIC', body.subscribed_topic_names ?? []);
     const answer = await c.get('services').groups.coordinator.heartbeat(groupParam(c), {
       memberId: body.member_id,
       memberEpoch: body.member_epoch,
@@ -119,6 +134,7 @@ export function groupRoutes(): Hono<AppEnv> {
   });
 
   app.get('/consumer-groups/:group/consumers', async (c) => {
+    await authorize(c, 'DESCRIBE', 'GROUP', groupParam(c));
     const g = await c.get('services').groups.coordinator.get(groupParam(c));
     const r = res(c);
     return c.json(r.list('KafkaConsumerList', `${r.groupUrl(g.groupId)}/consumers`, Object.values(g.members).map((m) => r.consumer(g, m))));
@@ -132,17 +148,20 @@ export function groupRoutes(): Hono<AppEnv> {
   };
 
   app.get('/consumer-groups/:group/consumers/:consumer', async (c) => {
+    await authorize(c, 'DESCRIBE', 'GROUP', groupParam(c));
     const { g, m } = await member(c);
     return c.json(res(c).consumer(g, m));
   });
 
   // Extension: LeaveGroup.
   app.delete('/consumer-groups/:group/consumers/:consumer', async (c) => {
+    await authorize(c, 'READ', 'GROUP', groupParam(c)); // LeaveGroup
     await c.get('services').groups.coordinator.leave(groupParam(c), c.req.param('consumer'));
     return c.body(null, 204);
   });
 
   app.get('/consumer-groups/:group/consumers/:consumer/assignments', async (c) => {
+    await authorize(c, 'DESCRIBE', 'GROUP', groupParam(c));
     const { g, m } = await member(c);
     const r = res(c);
     const data = Object.entries(m.assigned).flatMap(([t, ps]) => ps.map((p) => r.assignment(g, m, t, p)));
@@ -150,6 +169,7 @@ export function groupRoutes(): Hono<AppEnv> {
   });
 
   app.get('/consumer-groups/:group/consumers/:consumer/assignments/:topic/partitions/:partition', async (c) => {
+    await authorize(c, 'DESCRIBE', 'GROUP', groupParam(c));
     const { g, m } = await member(c);
     const topic = c.req.param('topic');
     const p = partitionParam(c.req.param('partition'));
@@ -158,14 +178,17 @@ export function groupRoutes(): Hono<AppEnv> {
   });
 
   app.get('/consumer-groups/:group/lags', async (c) => {
+    await authorize(c, 'DESCRIBE', 'GROUP', groupParam(c));
     const groups = c.get('services').groups;
     const g = await groups.coordinator.get(groupParam(c));
     const r = res(c);
-    const lags = await groups.admin.lags(g.groupId);
+    const lags = await visibleLags(c, g.groupId);
     return c.json(r.list('KafkaConsumerLagList', `${r.groupUrl(g.groupId)}/lags`, lags.map((l) => r.lag(g, l))));
   });
 
   app.get('/consumer-groups/:group/lags/:topic/partitions/:partition', async (c) => {
+    await authorize(c, 'DESCRIBE', 'GROUP', groupParam(c));
+    await authorize(c, 'DESCRIBE', 'TOPIC', c.req.param('topic'));
     const groups = c.get('services').groups;
     const g = await groups.coordinator.get(groupParam(c));
     const p = partitionParam(c.req.param('partition'));
@@ -175,9 +198,9 @@ export function groupRoutes(): Hono<AppEnv> {
   });
 
   app.get('/consumer-groups/:group/lag-summary', async (c) => {
-    const groups = c.get('services').groups;
-    const g = await groups.coordinator.get(groupParam(c));
-    return c.json(res(c).lagSummary(g, await groups.admin.lagSummary(g.groupId)));
+    await authorize(c, 'DESCRIBE', 'GROUP', groupParam(c));
+    const g = await c.get('services').groups.coordinator.get(groupParam(c));
+    return c.json(res(c).lagSummary(g, summarizeLags(await visibleLags(c, g.groupId))));
   });
 
   // Extension: OffsetFetch. With auto_offset_reset (and topic_name), every partition of the topic
@@ -190,18 +213,23 @@ export function groupRoutes(): Hono<AppEnv> {
     const reset = c.req.query('auto_offset_reset');
     const r = res(c);
     const self = `${r.groupUrl(groupId)}/offsets`;
+    // Kafka's OffsetFetch: DESCRIBE on the group; a named topic needs DESCRIBE, unnamed ones are filtered.
+    await authorize(c, 'DESCRIBE', 'GROUP', groupId);
+    if (topicName !== undefined) await authorize(c, 'DESCRIBE', 'TOPIC', topicName);
     if (reset === undefined) {
       await groups.coordinator.get(groupId);
-      const committed = (await groups.offsets.committed(groupId, topicName)).filter((o) => partition === undefined || o.partition === partition);
+      const visible = await allowedNames(c, 'DESCRIBE', 'TOPIC');
+      const committed = (await groups.offsets.committed(groupId, topicName)).filter((o) => visible(o.topic) && (partition === undefined || o.partition === partition));
       return c.json(r.list('KafkaConsumerGroupOffsetList', self, committed.map((o) => r.offset(groupId, o.topic, o.partition, o))));
     }
     if (!AUTO_OFFSET_RESET.includes(reset)) throw new KafkaError('BAD_REQUEST', 'auto_offset_reset must be earliest, latest or none');
     if (topicName === undefined) throw new KafkaError('BAD_REQUEST', 'auto_offset_reset needs topic_name');
+    const isolation = parseIsolation(c.req.query('isolation_level'));
     const topic = await topics.get(topicName);
     const ids = partition === undefined ? Array.from({ length: topic.partitionCount }, (_, p) => p) : [partition];
     const data = await Promise.all(
       ids.map(async (p) => {
-        const pos = await groups.offsets.position(groupId, topic, p, reset as AutoOffsetReset);
+        const pos = await groups.offsets.position(groupId, topic, p, reset as AutoOffsetReset, undefined, isolation);
         return r.offset(groupId, topic.name, p, pos.committed, pos);
       }),
     );
@@ -214,6 +242,8 @@ export function groupRoutes(): Hono<AppEnv> {
     const groupId = groupParam(c);
     const topic = c.req.param('topic');
     const partition = partitionParam(c.req.param('partition'));
+    await authorize(c, 'DESCRIBE', 'GROUP', groupId);
+    await authorize(c, 'DESCRIBE', 'TOPIC', topic);
     await groups.coordinator.get(groupId);
     const committed = (await groups.offsets.committed(groupId, topic)).find((o) => o.partition === partition);
     if (!committed) throw new KafkaError('NOT_FOUND', `Group ${groupId} has no committed offset for ${topic}-${partition}`);
@@ -225,6 +255,9 @@ export function groupRoutes(): Hono<AppEnv> {
   app.post('/consumer-groups/:group/offsets:commit', async (c) => {
     const body = commitSchema.parse(await readJson(c));
     const groupId = groupParam(c);
+    // Kafka's OffsetCommit: READ on the group and on every topic.
+    await authorize(c, 'READ', 'GROUP', groupId);
+    await authorizeAll(c, 'READ', 'TOPIC', body.offsets.map((o) => o.topic_name));
     const generation = body.generation_id ?? body.member_epoch;
     const records = await c.get('services').groups.offsets.commit(groupId, {
       ...(body.member_id === undefined ? {} : { memberId: body.member_id }),
@@ -246,6 +279,10 @@ export function groupRoutes(): Hono<AppEnv> {
       : { topics: body.topics!.map((t) => ({ topic: t.topic_name, ...(t.partition_ids ? { partitions: t.partition_ids } : {}) })) };
     const dryRun = body.dry_run ?? false;
     const groupId = groupParam(c);
+    // An offset reset is an OffsetCommit by an admin: READ on the group and on each topic it moves.
+    await authorize(c, 'READ', 'GROUP', groupId);
+    const topicsMoved = body.all_topics ? (await c.get('services').groups.offsets.committed(groupId)).map((o) => o.topic) : body.topics!.map((t) => t.topic_name);
+    await authorizeAll(c, 'READ', 'TOPIC', topicsMoved);
     const plan = await c.get('services').groups.resetOffsets(groupId, scope, resetStrategy(body), dryRun);
     return c.json(res(c).resetPlan(groupId, body.strategy, dryRun, plan));
   });

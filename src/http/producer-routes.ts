@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from './app-env.js';
 import { readJson } from './request.js';
+import { authorizeIdempotentWrite } from './security.js';
 
 const initSchema = z
   .object({ producer_id: z.number().int().nonnegative(), producer_epoch: z.number().int().nonnegative() })
@@ -16,6 +17,7 @@ const initSchema = z
 export function producerRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.post('/producers:init', async (c) => {
+    await authorizeIdempotentWrite(c);
     const body = initSchema.parse(await readJson(c, { optional: true }));
     const { producerIds, clusterId } = c.get('services');
     const existing = body.producer_id !== undefined ? { producerId: body.producer_id, producerEpoch: body.producer_epoch! } : undefined;

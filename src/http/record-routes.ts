@@ -5,13 +5,15 @@ import type { AppendOptions, AppendOutcome } from '../log/partition-log.js';
 import type { Acks } from '../wire/protocol.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
 import type { LogRecord } from '../wire/record-batch.js';
+import { lastStableOffset } from '../partition/partition-state.js';
 import { requirePartition, type Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';
 import { produceRecordSchema, showRecord, toLogRecord, type DataType, type OutputFormat, type ProduceRecordBody } from './record-encoding.js';
 import { acceptsRecordBatches, recordBatchResponse, requireRecordBatchBody } from './record-batch-body.js';
-import { partitionParam, queryInt, readBody, readJson, readJsonValues } from './request.js';
+import { parseIsolation, partitionParam, queryInt, readBody, readJson, readJsonValues } from './request.js';
+import { authorize } from './security.js';
 
 const deleteRecordsSchema = z.object({ before_offset: z.number().int().min(-1) });
 
@@ -21,7 +23,10 @@ const batchSchema = z.object({
   producer_id: z.number().int().nonnegative().optional(),
   producer_epoch: z.number().int().nonnegative().optional(),
   sequences: z.array(z.object({ partition_id: z.number().int().nonnegative(), base_sequence: z.number().int().nonnegative() })).optional(),
+  // Extension: a transactional producer's id (with producer_id, producer_epoch and sequences).
+  transactional_id: z.string().min(1).optional(),
 });
+
 
 /** Kafka's acks as a query parameter (extension): 0, 1, all or -1; all is the default, as in Kafka 3. */
 function parseAcks(raw: string | undefined): Acks {
@@ -29,6 +34,11 @@ function parseAcks(raw: string | undefined): Acks {
   if (raw === '0') return 0;
   if (raw === '1') return 1;
   throw new KafkaError('INVALID_REQUIRED_ACKS', `acks must be 0, 1, all or -1 (got ${JSON.stringify(raw)})`);
+}
+
+/** As Kafka's broker: a transactional produce must wait for every in-sync replica. */
+function requireAcksAll(acks: Acks | undefined): void {
+  if (acks !== undefined && acks !== 'all') throw new KafkaError('INVALID_REQUIRED_ACKS', 'A transactional produce needs acks=all');
 }
 
 function producerOf(body: z.infer<typeof batchSchema>): AppendOptions['producer'] {
@@ -140,6 +150,7 @@ export function recordRoutes(): Hono<AppEnv> {
   // One record, or (Confluent's streaming mode) several records back to back in one body, answered
   // with one delivery report each, in order. The records of one body are appended together.
   app.post('/topics/:topic/records', async (c) => {
+    await authorize(c, 'WRITE', 'TOPIC', c.req.param('topic'));
     const services = c.get('services');
     const bodies = (await readJsonValues(c)).map((v) => produceRecordSchema.parse(v));
     const topic = await services.topics.get(c.req.param('topic'));
@@ -156,6 +167,7 @@ export function recordRoutes(): Hono<AppEnv> {
 
   // Confluent's batch produce, without its limit of 10 entries: the body size is the bound.
   app.post('/topics/:topic/records:batch', async (c) => {
+    await authorize(c, 'WRITE', 'TOPIC', c.req.param('topic'));
     const services = c.get('services');
     const body = batchSchema.parse(await readJson(c));
     const ids = new Set(body.entries.map((e) => e.id));
@@ -164,6 +176,13 @@ export function recordRoutes(): Hono<AppEnv> {
     const producer = producerOf(body);
     if (producer) options.producer = producer;
     const topic = await services.topics.get(c.req.param('topic'));
+    if (body.transactional_id !== undefined) {
+      if (!producer) throw new KafkaError('INVALID_REQUEST', 'A transactional batch needs producer_id, producer_epoch and sequences');
+      requireAcksAll(options.acks);
+      const partitions = [...new Set(body.entries.map((e) => e.partition_id!))].filter((p) => p < topic.partitionCount);
+      await services.transactions.verifyProduce(body.transactional_id, producer, partitions.map((partition) => ({ topic: topic.name, partition })));
+      producer.transactional = true;
+    }
     const results = await produce(services, topic, body.entries, options);
     const successes: unknown[] = [];
     const failures: unknown[] = [];
@@ -179,6 +198,7 @@ export function recordRoutes(): Hono<AppEnv> {
   // Extension: Kafka's produce for one partition with a body of record batches (record-batch-body.ts).
   // The answer is Kafka's per-partition produce response.
   app.post('/topics/:topic/partitions/:partition/records', async (c) => {
+    await authorize(c, 'WRITE', 'TOPIC', c.req.param('topic'));
     const services = c.get('services');
     requireRecordBatchBody(c);
     const acks = parseAcks(c.req.query('acks'));
@@ -188,10 +208,17 @@ export function recordRoutes(): Hono<AppEnv> {
     const { config } = topic;
     const batches = validateProducedBatches(await readBody(c), { maxMessageBytes: config.maxMessageBytes, requireKeys: config.cleanupPolicy.compact });
     const options: AppendOptions = { acks };
+    const transactionalId = c.req.query('transactional_id');
     if (batches.producer) {
-      const { producerId, producerEpoch, baseSequence } = batches.producer;
-      options.producer = { producerId, producerEpoch, baseSequences: new Map([[partition, baseSequence]]) };
+      const { producerId, producerEpoch, baseSequence, transactional } = batches.producer;
+      options.producer = { producerId, producerEpoch, baseSequences: new Map([[partition, baseSequence]]), transactional };
     }
+    // As Kafka's ProduceRequest: transactional batches come with the transactional id, and only they do.
+    if ((transactionalId !== undefined) !== (batches.producer?.transactional === true)) {
+      throw new KafkaError('INVALID_REQUEST', 'Transactional batches need the transactional_id query parameter, and it takes only transactional batches');
+    }
+    if (transactionalId !== undefined) requireAcksAll(acks);
+    if (transactionalId !== undefined) await services.transactions.verifyProduce(transactionalId, batches.producer!, [{ topic: topic.name, partition }]);
     const outcome = (await services.log.append(topic, [{ partition, batches }], options)).get(partition)!;
     if (!outcome.ok) throw outcome.error;
     const { info } = outcome;
@@ -213,6 +240,7 @@ export function recordRoutes(): Hono<AppEnv> {
   // (fetch.min.bytes, fetch.max.wait.ms) it is a long poll: it waits in the fetch purgatory until
   // that many bytes are readable below the HW or the time is up, and stops when the client leaves.
   app.get('/topics/:topic/partitions/:partition/records', async (c) => {
+    await authorize(c, 'READ', 'TOPIC', c.req.param('topic'));
     const services = c.get('services');
     const topic = await services.topics.get(c.req.param('topic'));
     const partition = partitionParam(c.req.param('partition'));
@@ -222,18 +250,21 @@ export function recordRoutes(): Hono<AppEnv> {
     const maxWaitMs = Math.min(queryInt(c.req.query('max_wait_ms'), 'max_wait_ms') ?? 0, services.limits.maxFetchWaitMs);
     const format = (c.req.query('format') ?? 'binary') as OutputFormat;
     if (!['binary', 'string', 'json'].includes(format)) throw new KafkaError('BAD_REQUEST', 'format must be binary, string or json');
+    const isolation = parseIsolation(c.req.query('isolation_level'));
     const read = acceptsRecordBatches(c)
       ? async () => {
-          const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1));
+          const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1), isolation);
           return { ...r, bytes: r.batches.byteLength, count: r.recordCount };
         }
       : async () => {
-          const r = await services.log.read(topic, partition, offset, Math.max(maxBytes, 1));
+          const r = await services.log.read(topic, partition, offset, Math.max(maxBytes, 1), isolation);
           return { ...r, count: r.records.length };
         };
     let result: Awaited<ReturnType<typeof read>> = await read();
     if (result.bytes < minBytes && maxWaitMs > 0) {
-      let seen = { hw: result.highWatermark, lso: result.logStartOffset };
+      // A read_committed fetch waits on the LSO (markers move it without moving the HW).
+      const mark = (s: { highWatermark: number; logStartOffset: number; lastStableOffset: number }) => `${s.highWatermark}/${s.logStartOffset}/${s.lastStableOffset}`;
+      let seen = mark(result);
       const signal = c.req.raw.signal;
       try {
         result = await delayedFetch({
@@ -246,8 +277,9 @@ export function recordRoutes(): Hono<AppEnv> {
           // One state read per wake-up; the records are read again only when the HW (or start) moved.
           poll: async () => {
             const s = await services.log.state(topic, partition);
-            if (s.highWatermark === seen.hw && s.logStartOffset === seen.lso) return undefined;
-            seen = { hw: s.highWatermark, lso: s.logStartOffset };
+            const now = mark({ ...s, lastStableOffset: lastStableOffset(s) });
+            if (now === seen) return undefined;
+            seen = now;
             return read();
           },
         });
@@ -258,6 +290,7 @@ export function recordRoutes(): Hono<AppEnv> {
     }
     services.metrics.add('FetchRecords', result.count);
     services.metrics.add('FetchBytes', result.bytes);
+    c.set('responseBytes', result.bytes); // what consumer_byte_rate counts
     if ('batches' in result) return recordBatchResponse(c, result);
     // Sent as bytes: a multi-megabyte string answer would be UTF-8 encoded twice (Content-Length, then the write).
     const json = JSON.stringify({
@@ -269,6 +302,7 @@ export function recordRoutes(): Hono<AppEnv> {
       next_offset: result.nextOffset,
       high_watermark: result.highWatermark,
       log_start_offset: result.logStartOffset,
+      last_stable_offset: result.lastStableOffset,
     });
     return c.body(Buffer.from(json), 200, { 'Content-Type': 'application/json' });
   });
@@ -277,6 +311,7 @@ export function recordRoutes(): Hono<AppEnv> {
   // (-1: the high watermark). Records below it are gone for readers at once; their objects are
   // deleted by the scheduler after file.delete.delay.ms.
   app.post('/topics/:topic/partitions/:partition/records:delete', async (c) => {
+    await authorize(c, 'DELETE', 'TOPIC', c.req.param('topic')); // DeleteRecords
     const services = c.get('services');
     const body = deleteRecordsSchema.parse(await readJson(c));
     const topic = await services.topics.get(c.req.param('topic'));
@@ -288,6 +323,7 @@ export function recordRoutes(): Hono<AppEnv> {
 
   // Extension: the replica catch-up step on demand (the scheduler runs it on every tick).
   app.post('/topics/:topic/replicas:sync', async (c) => {
+    await authorize(c, 'CLUSTER_ACTION', 'CLUSTER'); // replication is the brokers' own (inter-broker) work in Kafka
     const services = c.get('services');
     const topic = await services.topics.get(c.req.param('topic'));
     const reports = await services.log.syncReplicas(topic);

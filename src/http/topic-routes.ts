@@ -6,7 +6,8 @@ import type { OffsetSpec } from '../log/partition-log.js';
 import { assignReplicas } from '../partition/partition-state.js';
 import type { AppEnv } from './app-env.js';
 import { parseTimestamp } from './record-encoding.js';
-import { readJson, partitionParam } from './request.js';
+import { parseIsolation, readJson, partitionParam } from './request.js';
+import { allowed, allowedNames, authorize } from './security.js';
 
 const createTopicSchema = z.object({
   topic_name: z.string(),
@@ -58,12 +59,15 @@ export function topicRoutes(): Hono<AppEnv> {
 
   app.get('/topics', async (c) => {
     const r = c.get('resources');
-    const topics = await c.get('services').topics.list();
-    return c.json(r.list('KafkaTopicList', `${r.base}/topics`, topics.map((t) => r.topic(t))));
+    // Kafka's Metadata: a topic the caller may not DESCRIBE is not there.
+    const [topics, visible] = await Promise.all([c.get('services').topics.list(), allowedNames(c, 'DESCRIBE', 'TOPIC')]);
+    return c.json(r.list('KafkaTopicList', `${r.base}/topics`, topics.filter((t) => visible(t.name)).map((t) => r.topic(t))));
   });
 
   app.post('/topics', async (c) => {
     const body = createTopicSchema.parse(await readJson(c));
+    // Kafka's CreateTopics: CREATE on the cluster, or on the topic.
+    if (!(await allowed(c, 'CREATE', 'CLUSTER'))) await authorize(c, 'CREATE', 'TOPIC', body.topic_name);
     const { topics, defaults } = c.get('services');
     const configs: Record<string, string> = {};
     for (const { name, value } of body.configs ?? []) if (value !== null) configs[name] = value;
@@ -83,22 +87,26 @@ export function topicRoutes(): Hono<AppEnv> {
   app.get('/topics/-/configs', async (c) => {
     const r = c.get('resources');
     const names = Object.keys(TOPIC_CONFIG_DEFS) as TopicConfigName[];
-    const all = await c.get('services').topics.list();
-    return c.json(r.list('KafkaTopicConfigList', `${r.base}/topics/-/configs`, all.flatMap((t) => names.map((n) => r.topicConfig(t, n)))));
+    const [all, visible] = await Promise.all([c.get('services').topics.list(), allowedNames(c, 'DESCRIBE_CONFIGS', 'TOPIC')]);
+    const shown = all.filter((t) => visible(t.name));
+    return c.json(r.list('KafkaTopicConfigList', `${r.base}/topics/-/configs`, shown.flatMap((t) => names.map((n) => r.topicConfig(t, n)))));
   });
 
   app.get('/topics/:topic', async (c) => {
+    await authorize(c, 'DESCRIBE', 'TOPIC', c.req.param('topic'));
     const topic = await c.get('services').topics.get(c.req.param('topic'));
     return c.json(c.get('resources').topic(topic));
   });
 
   app.patch('/topics/:topic', async (c) => {
+    await authorize(c, 'ALTER', 'TOPIC', c.req.param('topic'));
     const body = patchTopicSchema.parse(await readJson(c));
     const topic = await c.get('services').topics.addPartitions(c.req.param('topic'), body.partitions_count);
     return c.json(c.get('resources').topic(topic));
   });
 
   app.delete('/topics/:topic', async (c) => {
+    await authorize(c, 'DELETE', 'TOPIC', c.req.param('topic'));
     const { topics, log } = c.get('services');
     const topic = await topics.delete(c.req.param('topic'));
     await log.purge(topic);
@@ -106,6 +114,7 @@ export function topicRoutes(): Hono<AppEnv> {
   });
 
   app.get('/topics/:topic/configs', async (c) => {
+    await authorize(c, 'DESCRIBE_CONFIGS', 'TOPIC', c.req.param('topic'));
     const r = c.get('resources');
     const topic = await c.get('services').topics.get(c.req.param('topic'));
     const names = Object.keys(TOPIC_CONFIG_DEFS) as TopicConfigName[];
@@ -114,6 +123,7 @@ export function topicRoutes(): Hono<AppEnv> {
 
   // `configs:alter` is one path segment: Hono sees "configs:alter" as a literal.
   app.post('/topics/:topic/configs:alter', async (c) => {
+    await authorize(c, 'ALTER_CONFIGS', 'TOPIC', c.req.param('topic'));
     const body = alterConfigsSchema.parse(await readJson(c));
     const changes: Record<string, string | null> = {};
     for (const d of body.data) {
@@ -126,22 +136,26 @@ export function topicRoutes(): Hono<AppEnv> {
   });
 
   app.get('/topics/:topic/configs/:name', async (c) => {
+    await authorize(c, 'DESCRIBE_CONFIGS', 'TOPIC', c.req.param('topic'));
     const topic = await c.get('services').topics.get(c.req.param('topic'));
     return c.json(c.get('resources').topicConfig(topic, configName(c.req.param('name'))));
   });
 
   app.put('/topics/:topic/configs/:name', async (c) => {
+    await authorize(c, 'ALTER_CONFIGS', 'TOPIC', c.req.param('topic'));
     const body = putConfigSchema.parse(await readJson(c));
     await c.get('services').topics.alterConfigs(c.req.param('topic'), { [c.req.param('name')]: body.value });
     return c.body(null, 204);
   });
 
   app.delete('/topics/:topic/configs/:name', async (c) => {
+    await authorize(c, 'ALTER_CONFIGS', 'TOPIC', c.req.param('topic'));
     await c.get('services').topics.alterConfigs(c.req.param('topic'), { [configName(c.req.param('name'))]: null });
     return c.body(null, 204);
   });
 
   app.get('/topics/:topic/partitions', async (c) => {
+    await authorize(c, 'DESCRIBE', 'TOPIC', c.req.param('topic'));
     const { topics, log } = c.get('services');
     const r = c.get('resources');
     const topic = await topics.get(c.req.param('topic'));
@@ -151,6 +165,7 @@ export function topicRoutes(): Hono<AppEnv> {
   });
 
   app.get('/topics/:topic/partitions/:partition', async (c) => {
+    await authorize(c, 'DESCRIBE', 'TOPIC', c.req.param('topic'));
     const { topics, log } = c.get('services');
     const topic = await topics.get(c.req.param('topic'));
     const p = partitionParam(c.req.param('partition'));
@@ -161,13 +176,16 @@ export function topicRoutes(): Hono<AppEnv> {
   // offset and the high watermark); as an extension, Kafka's ListOffsets for earliest, latest, or a
   // timestamp (timestamp=RFC 3339 or epoch ms).
   app.get('/topics/:topic/partitions/:partition/offset', async (c) => {
+    await authorize(c, 'DESCRIBE', 'TOPIC', c.req.param('topic')); // ListOffsets
     const { topics, log } = c.get('services');
     const r = c.get('resources');
     const topic = await topics.get(c.req.param('topic'));
     const p = partitionParam(c.req.param('partition'));
     const type = c.req.query('offset_type') ?? 'earliest_and_latest';
+    // read_committed: latest is the last stable offset (Kafka's ListOffsets with isolation_level).
+    const isolation = parseIsolation(c.req.query('isolation_level'));
     if (type === 'earliest_and_latest') {
-      const [earliest, latest] = await Promise.all([log.listOffset(topic, p, 'earliest'), log.listOffset(topic, p, 'latest')]);
+      const [earliest, latest] = await Promise.all([log.listOffset(topic, p, 'earliest'), log.listOffset(topic, p, 'latest', isolation)]);
       const self = `${r.base}/topics/${topic.name}/partitions/${p}/offset`;
       return c.json({
         kind: 'KafkaPartitionWithOffsets',
@@ -186,7 +204,7 @@ export function topicRoutes(): Hono<AppEnv> {
       if (raw === undefined) throw new KafkaError('BAD_REQUEST', 'offset_type=timestamp needs a timestamp parameter');
       spec = { timestamp: /^-?\d+$/.test(raw) ? Number(raw) : parseTimestamp(raw, 0) };
     } else throw new KafkaError('BAD_REQUEST', 'offset_type must be earliest_and_latest, earliest, latest or timestamp');
-    const { offset, timestamp } = await log.listOffset(topic, p, spec);
+    const { offset, timestamp } = await log.listOffset(topic, p, spec, isolation);
     return c.json({
       kind: 'KafkaPartitionOffset',
       cluster_id: c.get('resources').clusterId,

@@ -8,11 +8,12 @@ import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem, ObjectStore } from '../storage/ports.js';
 import { DurableTimers, type TimerHandler } from '../timer/durable-timers.js';
+import { createTransactionCoordinator, type TransactionCoordinator } from '../transactions/index.js';
 import { compactPartition } from './compaction.js';
 import { maintenanceOptions, type MaintenanceOptions } from './maintenance-options.js';
 import { DELETE_OBJECTS_KIND, deleteObjects, sweepDue, sweepTopic } from './object-gc.js';
 import { loadPartitionView, type PartitionView } from './partition-view.js';
-import { applyRetention, removeEntriesBelowLogStart } from './retention.js';
+import { applyRetention, removeAbortedBelowLogStart, removeEntriesBelowLogStart } from './retention.js';
 import { mergeSegments } from './segment-merge.js';
 import { deleteCovered } from './segment-writer.js';
 import { CLUSTER_PK, partitionPk, SCHEDULER_LEASE_SK, STATE_SK } from '../storage/key-layout.js';
@@ -51,6 +52,8 @@ export interface SchedulerDeps {
   /** The groups' session-expiry hook (GroupCoordinator.expireSessions); false: skip it. */
   expireSessions: ((now: number) => Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }>) | false;
   options?: Partial<MaintenanceOptions>;
+  /** The process's transaction coordinator (its timers: transaction timeouts, id expiry); else one is made. */
+  transactions?: TransactionCoordinator;
   /** More durable timer kinds to fire. */
   timerHandlers?: Record<string, TimerHandler>;
   /** Structured log lines; default one JSON line each on stdout. */
@@ -116,6 +119,7 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
   let lease: MetaItem<SchedulerItem> = acquired;
   const { topics, partitionLog } = deps;
   const timers = new DurableTimers(metadata, { slotMs: options.timerSlotMs });
+  const transactions = deps.transactions ?? createTransactionCoordinator({ metadata, clock, topics, log: partitionLog, timerSlotMs: options.timerSlotMs });
   const pastDeadline = () => clock.now() >= deps.deadline;
   try {
     // 1. The durable timers due now.
@@ -127,6 +131,7 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
           add('objectsDeleted', r.objects);
           add('bytesFreed', r.bytes);
         },
+        ...transactions.timerHandlers(),
         ...deps.timerHandlers,
       },
       { deadline: deps.deadline, clock },
@@ -246,6 +251,8 @@ async function maintainPartition(ctx: UnitContext, topic: Topic, partition: numb
   }
   const removed = await removeEntriesBelowLogStart(metadata, topic, partition, logStartOffset);
   add('entriesRemovedByRetention', removed);
+  // Only when entries went: an idle partition costs no extra query.
+  if (removed > 0) add('abortedTransactionsRemoved', await removeAbortedBelowLogStart(metadata, topic, partition, logStartOffset));
   if (removed > 0 || logStartOffset !== view.state.logStartOffset) view = await load();
   add('coveredEntriesRemoved', await deleteCovered(metadata, view));
   if (view.overlapping) {

@@ -321,7 +321,7 @@ describe('API-key authorizer bundle', () => {
   const authorize = (key?: string) =>
     handlers.authorizer({ type: 'REQUEST', version: '2.0', routeKey: 'GET /health', rawPath: '/health', headers: key ? { 'x-api-key': key } : {} }, lambdaContext('authorizer'));
   it('accepts the key whose digest the stack holds, and nothing else', async () => {
-    expect(await authorize(API_KEY)).toEqual({ isAuthorized: true });
+    expect(await authorize(API_KEY)).toEqual({ isAuthorized: true, context: { apiKeyId: `apikey-${createHash('sha256').update(API_KEY).digest('hex').slice(0, 12)}` } });
     expect(await authorize(`${API_KEY}x`)).toEqual({ isAuthorized: false });
     expect(await authorize()).toEqual({ isAuthorized: false });
   });

@@ -24,12 +24,12 @@ describe('the OpenAPI document', () => {
     expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).toEqual([]);
   });
 
-  it('names every operation, uniquely, and offers every auth mode of the deployment', async () => {
+  it('names every operation, uniquely, and offers every auth mode of the deployment and the local bearer tokens', async () => {
     const doc = (await served()) as { paths: Record<string, Record<string, { operationId?: string }>>; components: { securitySchemes: object } };
     const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
     expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKey', 'jwt', 'sigv4']);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKey', 'bearer', 'jwt', 'sigv4']);
   });
 
   it('documents the v2 consumer answers in their own media type', async () => {

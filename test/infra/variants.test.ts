@@ -127,6 +127,39 @@ describe('scheduler rate and alarm subscription', () => {
   });
 });
 
+describe('authorization and quotas', () => {
+  it('ACLs on by default with the super users, allow-everyone and claim in every function; the data routes throttled on request', () => {
+    const s = synthStack({ superUsers: 'User:arn:aws:iam::111122223333:role/Admin;User:ops', principalClaim: 'email', quotaRate: 50, quotaBurst: 80 }, quick);
+    try {
+      for (const fn of Object.values(s.stack.functions.byName)) {
+        const env = s.template.toJSON().Resources[s.stack.getLogicalId(fn.node.defaultChild as never)].Properties.Environment.Variables;
+        expect(env).toMatchObject({ AUTHORIZATION: 'true', SUPER_USERS: 'User:arn:aws:iam::111122223333:role/Admin;User:ops', ALLOW_EVERYONE_IF_NO_ACL_FOUND: 'false', PRINCIPAL_CLAIM: 'email' });
+      }
+      const stage = Object.values(s.template.findResources('AWS::ApiGatewayV2::Stage'))[0]!;
+      const routeSettings = stage.Properties.RouteSettings as Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }>;
+      expect(Object.keys(routeSettings).sort()).toEqual([
+        'GET /v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records',
+        'POST /v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records',
+        'POST /v3/clusters/{clusterId}/topics/{topicName}/{action}',
+      ]);
+      for (const r of Object.values(routeSettings)) expect(r).toEqual({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 });
+      const routeIds = Object.keys(s.template.findResources('AWS::ApiGatewayV2::Route'));
+      expect(stage.DependsOn).toEqual(expect.arrayContaining(routeIds));
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it('stage settings parse: authorization off, principals checked', () => {
+    const ctx = (values: Record<string, unknown>) => (key: string) => values[key];
+    expect(stackConfig(ctx({ authorization: 'false' })).security).toEqual({ authorization: false, superUsers: [], allowEveryoneIfNoAclFound: false, principalClaim: 'sub' });
+    expect(stackConfig(ctx({ superUsers: ['User:a', 'User:b'] })).security.superUsers).toEqual(['User:a', 'User:b']);
+    expect(stackConfig(ctx({ stage: 'local' })).security.authorization).toBe(false);
+    expect(() => stackConfig(ctx({ superUsers: 'alice' }))).toThrow(/superUsers/);
+    expect(stackConfig(ctx({ authMode: 'apiKey', apiKeySha256: `ci=${DIGEST.toUpperCase()}` })).auth).toEqual({ mode: 'apiKey', keyDigests: [`ci=${DIGEST}`] });
+  });
+});
+
 describe('context validation', () => {
   const ctx = (values: Record<string, unknown>) => (key: string) => values[key];
   it('rejects settings that cannot deploy', () => {

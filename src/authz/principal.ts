@@ -1,0 +1,66 @@
+/**
+ * Who is asking: a Kafka principal (`User:<name>`) for every request. Behind API Gateway it comes
+ * from the request context the authorizer filled in (never from a header the caller controls):
+ * the SigV4 caller's IAM ARN, a JWT claim, or the API key authorizer's context. The local server
+ * maps bearer tokens to principals from its auth config; without a token (or without any token
+ * configured) the caller is `User:ANONYMOUS`, as Kafka names an unauthenticated client.
+ */
+import { KafkaError } from '../wire/errors.js';
+
+export const ANONYMOUS = 'User:ANONYMOUS';
+
+/** The parts of an API Gateway request context this reads: HTTP API (v2), and REST API (v1) with IAM auth. */
+export interface GatewayRequestContext {
+  authorizer?: {
+    iam?: { userArn?: string };
+    jwt?: { claims?: Record<string, unknown> };
+    lambda?: Record<string, unknown> | null;
+  } | null;
+  http?: { sourceIp?: string };
+  /** REST APIs (v1): the SigV4 caller. */
+  identity?: { userArn?: string | null; sourceIp?: string };
+}
+
+export interface PrincipalOptions {
+  /** The JWT claim that names the principal (default `sub`). */
+  claim: string;
+  /** Local mode: bearer token -> principal. Empty: every local caller is anonymous. */
+  tokens: ReadonlyMap<string, string>;
+}
+
+const user = (name: string) => `User:${name}`;
+
+/**
+ * An IAM caller's ARN as a principal name. An assumed role's ARN carries the session name
+ * (`arn:aws:sts::123456789012:assumed-role/Reader/i-0abc`), which changes with every session:
+ * it is named by its role (`arn:aws:iam::123456789012:role/Reader`) so that an ACL can name it.
+ */
+export function iamPrincipalName(arn: string): string {
+  const m = /^arn:(aws[a-z-]*):sts::(\d{12}):assumed-role\/([^/]+)\/.+$/.exec(arn);
+  return m ? `arn:${m[1]}:iam::${m[2]}:role/${m[3]}` : arn;
+}
+
+/** The principal API Gateway's authorizer vouched for, or undefined when there is none. */
+export function gatewayPrincipal(rc: GatewayRequestContext | undefined, claim: string): string | undefined {
+  const a = rc?.authorizer;
+  if (!a) return rc?.identity?.userArn ? user(iamPrincipalName(rc.identity.userArn)) : undefined;
+  if (a.iam?.userArn) return user(iamPrincipalName(a.iam.userArn));
+  const claimed = a.jwt?.claims?.[claim];
+  if (typeof claimed === 'string' && claimed !== '') return user(claimed);
+  if (a.jwt) throw new KafkaError('SASL_AUTHENTICATION_FAILED', `The token has no ${claim} claim to name its principal`);
+  const keyId = a.lambda?.apiKeyId;
+  if (typeof keyId === 'string' && keyId !== '') return user(keyId);
+  return undefined;
+}
+
+/** The local server's principal for an Authorization header. */
+export function bearerPrincipal(authorization: string | undefined, tokens: ReadonlyMap<string, string>): string {
+  if (tokens.size === 0 || authorization === undefined) return ANONYMOUS;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  const principal = m ? tokens.get(m[1]!) : undefined;
+  if (!principal) throw new KafkaError('SASL_AUTHENTICATION_FAILED', 'The bearer token is not one the server knows');
+  return principal;
+}
+
+/** A principal's name without its type (`User:alice` -> `alice`): what Kafka's user quotas name. */
+export const principalName = (principal: string): string => principal.slice(principal.indexOf(':') + 1);
