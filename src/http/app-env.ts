@@ -6,6 +6,8 @@ import type { TopicRegistry } from '../topics/topics.js';
 import type { ProducerIds } from '../producer/producer-ids.js';
 import type { Clock } from '../clock.js';
 import type { OperationCounts } from '../storage/counting-stores.js';
+import type { PushNotifier } from '../push/push-notifier.js';
+import type { Subscriptions } from '../push/subscriptions.js';
 import type { Purgatory } from '../timer/purgatory.js';
 import type { TransactionCoordinator } from '../transactions/index.js';
 import type { Resources } from './resources.js';
@@ -29,6 +31,8 @@ export interface AppServices {
   fetchPurgatory: Purgatory;
   /** Where routes report what they answered (records and bytes of a fetch). */
   metrics: Metrics;
+  /** Push subscriptions, and the notifier that tells them about commits (src/push). */
+  push: { subscriptions: Subscriptions; notifier: PushNotifier };
   /** Principals, ACLs and quotas. */
   security: Security;
   /** Storage operation counts, when the composition root wrapped the stores in counters (the benchmark). */
