@@ -8,11 +8,12 @@
  */
 import { Hono, type Env } from 'hono';
 import { handle } from 'hono/aws-lambda';
+import { systemClock } from '../src/clock.js';
 import { createServices, createStorage } from '../src/compose.js';
 import { serverConfigFromEnv } from '../src/config/server-config.js';
 import { createApp } from '../src/http/app.js';
 import { instrumentStorage } from './instrumented-storage.js';
-import { currentScope, log, observe, telemetryFromEnv, type Telemetry } from './observability.js';
+import { currentScope, log, observe, scopeMetrics, telemetryFromEnv, type Telemetry } from './observability.js';
 
 /** Wraps an app in the observability middleware without changing its routes, errors or 404s. */
 export function observedApp<E extends Env>(app: Hono<E>, t: Telemetry): Hono {
@@ -26,7 +27,7 @@ export function createHttpHandler(functionName: string, env: Record<string, stri
   const telemetry = telemetryFromEnv(env, functionName);
   const config = serverConfigFromEnv(env);
   const storage = instrumentStorage(createStorage(config.backend));
-  const app = createApp(createServices(config, storage), {
+  const app = createApp(createServices(config, storage, systemClock, { metrics: scopeMetrics }), {
     logError: (e, context) => log(telemetry, 'error', 'unhandled error', { ...context, error: e instanceof Error ? e.stack : String(e) }),
     audit: (msg, fields) => log(telemetry, 'warn', msg, fields),
     // On the scope, the principal rides on every log line of the request, the access line too.

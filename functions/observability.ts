@@ -4,8 +4,9 @@
  * Metric Format (EMF) lines, which CloudWatch Logs turns into metrics without any API call.
  *
  * An invocation runs inside a `Scope` (AsyncLocalStorage), so anything below it (the storage
- * decorators in instrumented-storage.ts, the app's error logger) adds to the right request's
- * counters and logs with its request id without being handed either.
+ * decorators in instrumented-storage.ts, the metrics the log and the routes report through
+ * `scopeMetrics`, the app's error logger) adds to the right request's counters and logs with its
+ * request id without being handed either.
  *
  * Only non-zero metrics are written: an idle deployment publishes no custom metrics at all, and
  * CloudWatch bills custom metrics only for the hours in which they receive data.
@@ -13,20 +14,21 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
+import type { Metrics } from '../src/metrics.js';
 
 /** The metrics this project publishes, with their CloudWatch units. infra/monitoring.ts graphs them. */
 export const METRIC_UNITS = {
   /** Record-batch bytes a produce request stored (once, however many replicas took the object). */
   ProduceBytes: 'Bytes',
   ProduceRecords: 'Count',
-  /** Record-batch bytes a fetch read from the object store (Kafka's fetch size accounting). */
+  /** Record-batch bytes a fetch answered with (Kafka's fetch size accounting). */
   FetchBytes: 'Bytes',
   FetchRecords: 'Count',
   /** Conditional writes of a partition state item that lost a race: each one is a commit retry. */
   CommitRetries: 'Count',
   /** Every conditional write that failed, whatever the item. */
   ConditionFailures: 'Count',
-  /** Replicas removed from an ISR (reported through `addMetric` by whoever observes it). */
+  /** Replicas removed from an ISR (reported by the log and the replica manager). */
   IsrShrinks: 'Count',
   /** Object store requests, by S3 price tier: PUT/COPY/POST/LIST, and GET/HEAD. */
   S3WriteRequests: 'Count',
@@ -40,8 +42,6 @@ export const METRIC_UNITS = {
 
 export type MetricName = keyof typeof METRIC_UNITS;
 
-/** Counters that are not published as metrics but feed the ones that are. */
-export type CounterName = MetricName | 'ObjectBytesWritten' | 'ObjectBytesRead';
 
 /** What is known about the function a process runs as; one per cold start. */
 export interface Telemetry {
@@ -67,29 +67,21 @@ export function telemetryFromEnv(env: Record<string, string | undefined>, functi
   };
 }
 
-/** One invocation: its request ids, counters and the object keys already counted. */
+/** One invocation: its request ids and counters. */
 export class Scope {
-  readonly counters = new Map<CounterName, number>();
-  private readonly seenKeys = new Set<string>();
+  readonly counters = new Map<MetricName, number>();
 
   constructor(
     readonly requestId: string,
     readonly fields: Record<string, unknown> = {},
   ) {}
 
-  add(name: CounterName, value = 1): void {
+  add(name: MetricName, value = 1): void {
     this.counters.set(name, (this.counters.get(name) ?? 0) + value);
   }
 
-  get(name: CounterName): number {
+  get(name: MetricName): number {
     return this.counters.get(name) ?? 0;
-  }
-
-  /** True the first time a key is seen in this scope (an object written to several replicas). */
-  firstSight(key: string): boolean {
-    if (this.seenKeys.has(key)) return false;
-    this.seenKeys.add(key);
-    return true;
   }
 }
 
@@ -100,9 +92,12 @@ export function currentScope(): Scope | undefined {
 }
 
 /** Adds to a metric of the current invocation; a no-op outside one. */
-export function addMetric(name: CounterName, value = 1): void {
+export function addMetric(name: MetricName, value = 1): void {
   scopes.getStore()?.add(name, value);
 }
+
+/** The product's instrumentation seam (src/metrics.ts), listened to by the current invocation's scope. */
+export const scopeMetrics: Metrics = { add: (name, value) => addMetric(name, value) };
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -164,22 +159,10 @@ interface LambdaBindings {
   requestContext?: { requestId?: string };
 }
 
-/** Which metrics a request feeds, from its method and path (mirrors the API's produce and fetch routes). */
-export type RequestKind = 'produce' | 'fetch' | 'other';
-
-const PRODUCE_PATH = /^\/v3\/clusters\/[^/]+\/topics\/[^/]+\/records(:batch)?$/;
-const FETCH_PATH = /^\/v3\/clusters\/[^/]+\/topics\/[^/]+\/partitions\/[^/]+\/records$/;
-
-export function requestKind(method: string, path: string): RequestKind {
-  if (method === 'POST' && PRODUCE_PATH.test(path)) return 'produce';
-  if (method === 'GET' && FETCH_PATH.test(path)) return 'fetch';
-  return 'other';
-}
-
 /**
  * Hono middleware: a scope per request (request id = the Lambda request id, else an incoming
- * `x-request-id`, else a new one), echoed as `x-request-id`; one access log line; produce and fetch
- * metrics from the response; then the EMF line. Mount it before the app (see http-entry.ts).
+ * `x-request-id`, else a new one), echoed as `x-request-id`; one access log line; then the EMF line
+ * with what the request reported. Mount it before the app (see http-entry.ts).
  */
 export function observe(t: Telemetry): MiddlewareHandler {
   return async (c, next) => {
@@ -190,8 +173,6 @@ export function observe(t: Telemetry): MiddlewareHandler {
     await inScope(t, scope, async () => {
       const started = t.now();
       await next();
-      const kind = requestKind(c.req.method, c.req.path);
-      if (kind !== 'other' && c.res.status < 300) await countRecords(kind, c.res.clone(), scope);
       c.res.headers.set('x-request-id', requestId);
       log(t, c.res.status >= 500 ? 'error' : 'info', 'request', {
         method: c.req.method,
@@ -201,26 +182,4 @@ export function observe(t: Telemetry): MiddlewareHandler {
       });
     });
   };
-}
-
-/**
- * Records and bytes of a successful produce or fetch. The record counts come from the response
- * body (src/ has no metrics hook yet; see docs/deploy.md), the bytes from the storage decorators.
- */
-async function countRecords(kind: Exclude<RequestKind, 'other'>, res: Response, scope: Scope): Promise<void> {
-  let body: unknown;
-  try {
-    body = await res.json();
-  } catch {
-    return;
-  }
-  if (kind === 'produce') {
-    const batch = (body as { successes?: unknown[] }).successes;
-    scope.add('ProduceRecords', Array.isArray(batch) ? batch.length : 1);
-    scope.add('ProduceBytes', scope.get('ObjectBytesWritten'));
-  } else {
-    const records = (body as { records?: unknown[] }).records;
-    scope.add('FetchRecords', Array.isArray(records) ? records.length : 0);
-    scope.add('FetchBytes', scope.get('ObjectBytesRead'));
-  }
 }

@@ -5,21 +5,22 @@
  * SchedulerFailures); a failure is rethrown so Lambda's Errors metric and the alarm see it.
  *
  * The maintenance scheduler itself (timers, retention, compaction, segment merge, orphan GC) lives
- * in src/maintenance/scheduler.ts; `runScheduler` below runs one pass of it with this function's
+ * in src/maintenance/scheduler.ts; `runScheduledPass` below runs one pass of it with this function's
  * logging.
  */
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { systemClock, type Clock } from '../src/clock.js';
-import { createStorage, type Storage } from '../src/compose.js';
+import { systemClock } from '../src/clock.js';
+import { createServices, createStorage, runMaintenancePass, type Storage } from '../src/compose.js';
 import { serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
-import { runScheduler as runMaintenance } from '../src/maintenance/scheduler.js';
+import type { AppServices } from '../src/http/app-env.js';
 import { instrumentStorage } from './instrumented-storage.js';
-import { addMetric, inScope, log, Scope, telemetryFromEnv, type LogLevel, type Telemetry } from './observability.js';
+import { addMetric, inScope, log, Scope, scopeMetrics, telemetryFromEnv, type LogLevel, type Telemetry } from './observability.js';
 
 export interface SchedulerDeps {
   config: ServerConfig;
   storage: Storage;
-  clock: Clock;
+  /** The composition root's services over `storage` (the same as the HTTP functions build). */
+  services: AppServices;
   /** Epoch ms by which the pass should stop taking new work (the invocation's timeout, less a margin). */
   deadline: number;
   telemetry: Telemetry;
@@ -29,10 +30,8 @@ export interface SchedulerDeps {
 export type SchedulerReport = Record<string, number>;
 
 /** One pass of src/maintenance's scheduler, its structured logs going through this function's telemetry. */
-export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport> {
-  return runMaintenance({
-    storage: deps.storage,
-    clock: deps.clock,
+export async function runScheduledPass(deps: SchedulerDeps): Promise<SchedulerReport> {
+  return runMaintenancePass(deps.storage, deps.services, {
     deadline: deps.deadline,
     options: deps.config.scheduler.options,
     log: ({ level, msg, ...fields }) => log(deps.telemetry, (level as LogLevel | undefined) ?? 'info', String(msg), fields),
@@ -45,6 +44,7 @@ const SAFETY_MARGIN_MS = 15_000;
 const telemetry = telemetryFromEnv(process.env, 'scheduler');
 const config = serverConfigFromEnv(process.env);
 const storage = instrumentStorage(createStorage(config.backend));
+const services = createServices(config, storage, systemClock, { metrics: scopeMetrics });
 
 export const handler = async (event: Partial<ScheduledEvent> | undefined, context: Context): Promise<SchedulerReport> => {
   const scope = new Scope(context.awsRequestId, event?.time ? { scheduledAt: event.time } : {});
@@ -52,7 +52,7 @@ export const handler = async (event: Partial<ScheduledEvent> | undefined, contex
     const started = systemClock.now();
     const deadline = started + Math.max(context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS, 0);
     try {
-      const report = await runScheduler({ config, storage, clock: systemClock, deadline, telemetry });
+      const report = await runScheduledPass({ config, storage, services, deadline, telemetry });
       addMetric('SchedulerWork', Object.values(report).reduce((n, v) => n + v, 0));
       log(telemetry, 'info', 'scheduler run', { durationMs: systemClock.now() - started, ...report });
       return report;

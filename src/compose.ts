@@ -8,7 +8,7 @@ import type { AppServices } from './http/app-env.js';
 import { PartitionLog } from './log/partition-log.js';
 import { Partitioner } from './log/partitioner.js';
 import { TopicRegistry } from './topics/topics.js';
-import { runScheduler, startSchedulerLoop, type SchedulerLoop } from './maintenance/scheduler.js';
+import { runMaintenance, startSchedulerLoop, type SchedulerDeps, type SchedulerLoop, type SchedulerReport } from './maintenance/scheduler.js';
 import { ProducerIds } from './producer/producer-ids.js';
 import { DeferredMetadataStore, type ClosableMetadataStore } from './storage/deferred-metadata-store.js';
 import { createDynamoDbClient, DynamoDbMetadataStore } from './storage/dynamodb-metadata-store.js';
@@ -28,6 +28,7 @@ import { Purgatory } from './timer/purgatory.js';
 import { createTransactionCoordinator } from './transactions/index.js';
 import { SystemTimer } from './timer/system-timer.js';
 import { ReplicaManager } from './replication/replica-manager.js';
+import { noMetrics, type Metrics } from './metrics.js';
 
 export interface Storage {
   metadata: MetadataStore;
@@ -91,7 +92,8 @@ async function openSqlite(backend: LocalBackend): Promise<ClosableMetadataStore>
 }
 
 /**
- * Wires the domain over a storage and returns what the HTTP app needs. With `countOperations`
+ * Wires the domain over a storage and returns what the HTTP app needs; `metrics` listens to what
+ * the log and the routes report (the Lambda entries publish it as EMF). With `countOperations`
  * (config.countOperations, from BENCH_COUNTERS=1, which `npm run bench` sets; `options` overrides
  * it) the stores are wrapped in counters that GET /debug/counters answers with.
  */
@@ -99,16 +101,17 @@ export function createServices(
   config: ServerConfig,
   storage: Storage,
   clock: Clock = systemClock,
-  options: { countOperations?: boolean } = {},
+  options: { countOperations?: boolean; metrics?: Metrics } = {},
 ): AppServices {
+  const metrics = options.metrics ?? noMetrics;
   const counted = (options.countOperations ?? config.countOperations) ? countOperations(storage.metadata, storage.stores) : undefined;
   const { metadata, stores } = counted ?? storage;
   const topics = new TopicRegistry(metadata, clock, stores.length);
-  const log = new PartitionLog({ metadata, stores, clock, leadership: new ReplicaManager({ metadata, stores, clock }) });
-  const groups = createGroups({ metadata, clock, topics, log });
+  const log = new PartitionLog({ metadata, stores, clock, metrics, leadership: new ReplicaManager({ metadata, stores, clock, metrics }) });
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
   const timer = new SystemTimer();
   timer.startRealTime();
+  const groups = createGroups({ metadata, clock, topics, log, timer });
   const fetchPurgatory = new Purgatory({ timer, name: 'Fetch', onError: () => {} });
   log.onAppend((topic, partition) => void fetchPurgatory.checkAndComplete(partitionWatchKey(topic, partition)));
   // Push: commits tell the consumers armed on the partition (API Gateway WebSocket, or a local server's socket).
@@ -127,6 +130,7 @@ export function createServices(
     defaults: config.defaults,
     limits: config.limits,
     fetchPurgatory,
+    metrics,
     push: { subscriptions, notifier },
     security: createSecurity(config.security, metadata, clock),
     ...(counted ? { operationCounts: counted.snapshot } : {}),
@@ -149,25 +153,29 @@ function endpointPoster(config: ServerConfig): ConnectionPoster {
 }
 
 /**
- * The local server's in-process scheduler (SCHEDULER_INTERVAL_MS): the same run as the scheduled
- * function's, over this process's storage, partition log and group coordinator.
+ * One maintenance pass over this process's services (their partition log, topic registry, group
+ * coordinator and transaction coordinator): what the local server's loop and the scheduled
+ * function both run.
  */
+export function runMaintenancePass(
+  storage: Storage,
+  services: AppServices,
+  pass: Pick<SchedulerDeps, 'deadline' | 'options' | 'log'>,
+): Promise<SchedulerReport> {
+  return runMaintenance({
+    storage,
+    clock: services.clock,
+    partitionLog: services.log,
+    topics: services.topics,
+    expireSessions: (now) => services.groups.coordinator.expireSessions(now),
+    transactions: services.transactions,
+    ...pass,
+  });
+}
+
+/** The local server's in-process scheduler (SCHEDULER_INTERVAL_MS): the scheduled function's pass, in a loop. */
 export function startInProcessScheduler(config: ServerConfig, storage: Storage, services: AppServices): SchedulerLoop | undefined {
   const { intervalMs, options } = config.scheduler;
   if (intervalMs <= 0) return undefined;
-  return startSchedulerLoop({
-    intervalMs,
-    clock: services.clock,
-    run: (deadline) =>
-      runScheduler({
-        storage,
-        clock: services.clock,
-        deadline,
-        partitionLog: services.log,
-        topics: services.topics,
-        expireSessions: (now) => services.groups.coordinator.expireSessions(now),
-        transactions: services.transactions,
-        options,
-      }),
-  });
+  return startSchedulerLoop({ intervalMs, clock: services.clock, run: (deadline) => runMaintenancePass(storage, services, { deadline, options }) });
 }

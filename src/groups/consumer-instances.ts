@@ -10,7 +10,8 @@ import { assignmentKeys, minus, owns, parseTpKey, toPartitions, tpKey, type Assi
 import type { GroupCoordinator, HeartbeatAnswer } from './coordinator.js';
 import { validateGroupId } from './group-id.js';
 import type { AutoOffsetReset, GroupOffsets, OffsetRecord } from './offsets.js';
-import { groupPk, instanceSk, partitionPk } from '../storage/key-layout.js';
+import { groupPk, instanceSk } from '../storage/key-layout.js';
+import { partitionWatchKey } from '../timer/delayed-fetch.js';
 
 export type InstanceFormat = 'binary' | 'json';
 
@@ -199,7 +200,7 @@ export class ConsumerInstances {
           }
           return false;
         };
-        if (await this.deps.awaitCondition({ keys: parts.map((tp) => partitionPk(tp.topic, tp.partition)), timeoutMs: left, check: hasData })) {
+        if (await this.deps.awaitCondition({ keys: parts.map((tp) => partitionWatchKey(tp.topic, tp.partition)), timeoutMs: left, check: hasData })) {
           out = await this.read(inst, parts, topics, options.maxBytes, options.answer);
         }
       }

@@ -3,7 +3,8 @@ import type { PartitionLog } from '../log/partition-log.js';
 import type { TopicRegistry } from '../topics/topics.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { Purgatory } from '../timer/purgatory.js';
-import { SystemTimer } from '../timer/system-timer.js';
+import type { Timer } from '../timer/system-timer.js';
+import { partitionWatchKey } from '../timer/delayed-fetch.js';
 import { ClassicGroupCoordinator } from './classic-coordinator.js';
 import { ConsumerInstances, type AwaitCondition } from './consumer-instances.js';
 import { GroupCoordinator } from './coordinator.js';
@@ -11,7 +12,6 @@ import { GroupAdmin } from './group-admin.js';
 import { DEFAULT_GROUP_LIMITS, type GroupLimits } from './group-state.js';
 import { GroupOffsets } from './offsets.js';
 import { resetOffsets, type ResetScope, type ResetStrategy } from './offset-reset.js';
-import { partitionPk } from '../storage/key-layout.js';
 
 export interface GroupServices {
   coordinator: GroupCoordinator;
@@ -29,8 +29,6 @@ export interface GroupsOptions {
   instanceTimeoutMs?: number;
   /** Longest wait of one v2 records request. */
   maxPollWaitMs?: number;
-  /** How long polls wait for appends; by default a purgatory woken by this process's appends. */
-  awaitCondition?: AwaitCondition;
 }
 
 /**
@@ -38,7 +36,7 @@ export interface GroupsOptions {
  * `coordinator.expireSessions(now)` on every tick to remove members whose session expired.
  */
 export function createGroups(
-  deps: { metadata: MetadataStore; clock: Clock; topics: TopicRegistry; log: PartitionLog },
+  deps: { metadata: MetadataStore; clock: Clock; topics: TopicRegistry; log: PartitionLog; timer: Timer },
   options: GroupsOptions = {},
 ): GroupServices {
   const coordinator = new GroupCoordinator({ ...deps, ...(options.limits ? { limits: options.limits } : {}) });
@@ -48,7 +46,7 @@ export function createGroups(
     ...deps,
     coordinator,
     offsets,
-    awaitCondition: options.awaitCondition ?? appendPurgatory(deps.log),
+    awaitCondition: appendPurgatory(deps.log, deps.timer),
     instanceTimeoutMs: options.instanceTimeoutMs ?? 300_000,
     maxPollWaitMs: options.maxPollWaitMs ?? 30_000,
   });
@@ -64,13 +62,12 @@ export function createGroups(
 }
 
 /**
- * Long polls wait in a purgatory keyed by partition (`part#{topic}#{p}`), completed by this
- * process's appends at once and re-checked on a back-off for appends made by other processes.
+ * Long polls wait in a purgatory keyed by partition (`partitionWatchKey`), on the process's one
+ * timer, completed by this process's appends at once and re-checked on a back-off for appends made
+ * by other processes.
  */
-function appendPurgatory(log: PartitionLog): AwaitCondition {
-  const timer = new SystemTimer();
-  timer.startRealTime();
+function appendPurgatory(log: PartitionLog, timer: Timer): AwaitCondition {
   const purgatory = new Purgatory({ timer, name: 'ConsumerPoll', onError: () => {} });
-  log.onAppend((topic, partition) => void purgatory.checkAndComplete(partitionPk(topic, partition)));
+  log.onAppend((topic, partition) => void purgatory.checkAndComplete(partitionWatchKey(topic, partition)));
   return (o) => purgatory.awaitCondition(o);
 }

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { IsolationLevel, PartitionLog } from '../log/partition-log.js';
 import { lastStableOffset } from '../partition/partition-state.js';
-import type { Topic, TopicRegistry } from '../topics/topics.js';
+import { requirePartition, type Topic, type TopicRegistry } from '../topics/topics.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { OffsetRecord } from './offset-record.js';
 import type { MetadataStore } from '../storage/ports.js';
@@ -64,9 +64,7 @@ export class GroupOffsets {
     const topics = await this.resolveTopics(req.offsets.map((o) => o.topic));
     for (const o of req.offsets) {
       const t = topics.get(o.topic)!;
-      if (!Number.isInteger(o.partition) || o.partition < 0 || o.partition >= t.partitionCount) {
-        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${o.partition} of topic ${o.topic} does not exist`);
-      }
+      requirePartition(t, o.partition);
       if (!Number.isSafeInteger(o.offset) || o.offset < 0) throw new KafkaError('INVALID_REQUEST', `Offset ${o.offset} for ${o.topic}-${o.partition} must be a non-negative integer`);
       if (Buffer.byteLength(o.metadata ?? '', 'utf8') > MAX_OFFSET_METADATA_BYTES) {
         throw new KafkaError('OFFSET_METADATA_TOO_LARGE', `Offset metadata for ${o.topic}-${o.partition} exceeds ${MAX_OFFSET_METADATA_BYTES} bytes`);

@@ -4,7 +4,7 @@ import { CLUSTER_PK, sessionTimerSk, timerCursorSk, timerPk, timerSkPrefix } fro
 
 /**
  * Durable session timers, so a member whose heartbeats stop is removed even when no request ever
- * reaches its group again. DESIGN.md's timer items: pk `timer#{slot}` with slot = floor(expiry / 60 s),
+ * reaches its group again. The timer items (src/storage/key-layout.ts): pk `timer#{slot}` with slot = floor(expiry / 60 s),
  * sk `{expiry, 13 digits}#group#{groupId}`, value `{kind: 'group-session', groupId, expiry}`.
  *
  * Timeline of one group: a write that leaves the group with members and no pending timer (or only a

@@ -11,6 +11,7 @@ import type { Subscriptions } from '../push/subscriptions.js';
 import type { Purgatory } from '../timer/purgatory.js';
 import type { TransactionCoordinator } from '../transactions/index.js';
 import type { Resources } from './resources.js';
+import type { Metrics } from '../metrics.js';
 
 /** What the HTTP layer is given by the composition root; it holds no state of its own. */
 export interface AppServices {
@@ -28,6 +29,8 @@ export interface AppServices {
   limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number; maxResponseBytes?: number };
   /** Long-poll fetches wait here; this process's appends to a partition complete them (src/timer/delayed-fetch.ts). */
   fetchPurgatory: Purgatory;
+  /** Where routes report what they answered (records and bytes of a fetch). */
+  metrics: Metrics;
   /** Push subscriptions, and the notifier that tells them about commits (src/push). */
   push: { subscriptions: Subscriptions; notifier: PushNotifier };
   /** Principals, ACLs and quotas. */

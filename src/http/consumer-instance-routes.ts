@@ -128,6 +128,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
     const { jsonBytes } = answerLimit(services.limits.maxResponseBytes);
     const answer = jsonBytes === Infinity ? undefined : { limitBytes: jsonBytes, sizeOf: (r: PolledRecord, f: 'binary' | 'json') => jsonAnswerBytes(JSON.stringify(showRecord(r, f))) + 1 };
     const { format, records } = await instances().poll(...ids(c), { ...(timeoutMs === undefined ? {} : { timeoutMs }), maxBytes: Math.max(1, maxBytes), ...(answer ? { answer } : {}) });
+    services.metrics.add('FetchRecords', records.length);
     c.set('responseBytes', records.reduce((n, r) => n + (r.key?.byteLength ?? 0) + (r.value?.byteLength ?? 0), 0));
     return json(c, records.map((r) => showRecord(r, format)));
   });

@@ -7,7 +7,7 @@ import { parseAcks } from './acks.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
 import type { LogRecord } from '../wire/record-batch.js';
 import { lastStableOffset } from '../partition/partition-state.js';
-import type { Topic } from '../topics/topics.js';
+import { requirePartition, type Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import type { AppEnv, AppServices } from './app-env.js';
@@ -64,16 +64,17 @@ async function produce(services: AppServices, topic: Topic, bodies: ProduceRecor
   bodies.forEach((body, i) => {
     try {
       const { record, keyType, valueType } = toLogRecord(body, now);
-      if (body.partition_id !== undefined && body.partition_id !== null && body.partition_id >= topic.partitionCount) {
-        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${body.partition_id} of topic ${topic.name} does not exist`);
-      }
+      if (body.partition_id !== undefined && body.partition_id !== null) requirePartition(topic, body.partition_id);
       if (topic.config.cleanupPolicy.compact && record.key === null) {
         throw new KafkaError('INVALID_RECORD', `Compacted topic ${topic.name} cannot accept a record without a key`);
       }
       const partition = choose(record.key, body.partition_id ?? undefined);
       meta[i] = { keyType, valueType, timestamp: record.timestamp, keySize: record.key?.byteLength ?? null, valueSize: record.value?.byteLength ?? null };
       let group = byPartition.get(partition);
-      if (!group) byPartition.set(partition, (group = { records: [], entries: [] }));
+      if (!group) {
+        group = { records: [], entries: [] };
+        byPartition.set(partition, group);
+      }
       group.records.push(record);
       group.entries.push(i);
     } catch (e) {
@@ -137,7 +138,13 @@ function showWithin(result: FetchResult, partition: number, format: OutputFormat
 function isoTimestamps(): (ms: number) => string {
   let lastMs = NaN;
   let last = '';
-  return (ms) => (ms === lastMs ? last : ((lastMs = ms), (last = new Date(ms).toISOString())));
+  return (ms) => {
+    if (ms !== lastMs) {
+      lastMs = ms;
+      last = new Date(ms).toISOString();
+    }
+    return last;
+  };
 }
 
 function success(clusterId: string, topic: string, r: Extract<EntryResult, { ok: true }>, iso = isoTimestamps()) {
@@ -214,7 +221,7 @@ export function recordRoutes(): Hono<AppEnv> {
     const acks = parseAcks(c.req.query('acks'));
     const topic = await services.topics.get(c.req.param('topic'));
     const partition = partitionParam(c.req.param('partition'));
-    if (partition >= topic.partitionCount) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
+    requirePartition(topic, partition);
     const { config } = topic;
     const batches = validateProducedBatches(await readBody(c), { maxMessageBytes: config.maxMessageBytes, requireKeys: config.cleanupPolicy.compact });
     const options: AppendOptions = { acks };
@@ -268,9 +275,12 @@ export function recordRoutes(): Hono<AppEnv> {
     const read = acceptsRecordBatches(c)
       ? async () => {
           const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1), { isolation, limitBytes: limit.binaryBytes });
-          return { ...r, bytes: r.batches.byteLength };
+          return { ...r, bytes: r.batches.byteLength, count: r.recordCount };
         }
-      : () => services.log.read(topic, partition, offset, Math.max(maxBytes, 1), isolation);
+      : async () => {
+          const r = await services.log.read(topic, partition, offset, Math.max(maxBytes, 1), isolation);
+          return { ...r, count: r.records.length };
+        };
     let result: Awaited<ReturnType<typeof read>> = await read();
     if (result.bytes < minBytes && maxWaitMs > 0) {
       // A read_committed fetch waits on the LSO (markers move it without moving the HW).
@@ -299,6 +309,8 @@ export function recordRoutes(): Hono<AppEnv> {
         return c.body(null, 204); // the client has gone; nobody reads this
       }
     }
+    services.metrics.add('FetchRecords', result.count);
+    services.metrics.add('FetchBytes', result.bytes);
     c.set('responseBytes', result.bytes); // what consumer_byte_rate counts
     if ('batches' in result) return recordBatchResponse(c, result);
     const { shown, nextOffset } = showWithin(result, partition, format, limit.jsonBytes);

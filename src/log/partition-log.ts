@@ -12,8 +12,9 @@ import { lastStableOffset, type CommitRecord, type PartitionState, type Producer
 import { CONTROL_FLAG_MASK, decodeRecordBatch, decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, TRANSACTIONAL_FLAG_MASK, type DecodedRecord } from '../wire/record-batch.js';
 import { encodeMarkerBatch } from '../wire/control-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
-import type { Topic, TopicMeta } from '../topics/topics.js';
-import { ABORT_PREFIX, INDEX_PREFIX, newRequestObjectKey, partitionPk, PRODUCER_META_SK, producerPk, STATE_SK } from '../storage/key-layout.js';
+import { requirePartition, type Topic, type TopicMeta } from '../topics/topics.js';
+import { ABORT_PREFIX, dataPrefix, INDEX_PREFIX, newRequestObjectKey, partitionPk, PRODUCER_META_SK, producerPk, segmentPrefix, STATE_SK } from '../storage/key-layout.js';
+import { noMetrics, type Metrics } from '../metrics.js';
 
 export type { PartitionAppend } from './request-object.js';
 
@@ -69,6 +70,8 @@ export interface FetchResult {
 export interface BatchFetchResult {
   /** Whole v2 batches with absolute offsets; empty when nothing below the HW is left from the offset. */
   batches: Uint8Array;
+  /** Records in those batches (the first may start before the offset asked for). */
+  recordCount: number;
   nextOffset: number;
   highWatermark: number;
   logStartOffset: number;
@@ -100,6 +103,8 @@ export interface LogDeps {
   clock: Clock;
   /** Replication as the log needs it (a ReplicaManager), handed in by the composition root. */
   leadership: Leadership;
+  /** Where appends report records, bytes, commit retries and ISR shrinks (default: nowhere). */
+  metrics?: Metrics;
   log?: (event: Record<string, unknown>) => void;
 }
 
@@ -107,7 +112,7 @@ export interface LogDeps {
 const LEADERSHIP_RETRIES = 3;
 
 /**
- * The partitioned log: appends (DESIGN.md commit protocol, with Kafka's acks over replica
+ * The partitioned log: appends (the commit protocol of docs/architecture.md, with Kafka's acks over replica
  * stores), reads by offset, list-offsets. One produce request becomes one object (written to each
  * store that needs it) holding every touched partition's batches.
  */
@@ -129,7 +134,10 @@ export class PartitionLog {
   /** Work that outlives the request (acks=0 appends, acks=1 follower copies). */
   private readonly background = new Set<Promise<unknown>>();
 
+  private readonly metrics: Metrics;
+
   constructor(private readonly deps: LogDeps) {
+    this.metrics = deps.metrics ?? noMetrics;
     this.index = new OffsetIndex(deps.metadata);
     this.producerBatches = new ProducerBatchLog(deps.metadata);
     this.replicas = deps.leadership;
@@ -147,7 +155,7 @@ export class PartitionLog {
   }
 
   async state(topic: TopicMeta, partition: number): Promise<PartitionState> {
-    this.checkPartition(topic, partition);
+    requirePartition(topic, partition);
     return (await this.readState(topic, partition)).state;
   }
 
@@ -267,7 +275,11 @@ export class PartitionLog {
       if (result.indexed) this.indexed.set(pk, commitIdentity(entry));
       if (batch) this.track(this.producerBatches.record(topic.name, p, batch, entry.baseOffset, entry.lastOffset));
       this.notifyAppend(topic.name, p);
+      this.metrics.add('ProduceRecords', run.recordCount);
+      this.metrics.add('ProduceBytes', run.end - run.start);
+      if (result.retries > 0) this.metrics.add('CommitRetries', result.retries);
       if (plan.failedFollowers.length > 0) {
+        this.metrics.add('IsrShrinks', plan.failedFollowers.length);
         this.log({ level: 'warn', msg: 'isr shrink', reason: 'follower write failed', topic: topic.name, partition: p, replicas: plan.failedFollowers });
       }
       if (acks === 1) {
@@ -293,7 +305,7 @@ export class PartitionLog {
    * lost; or the producer never wrote here) nothing is appended and the answer says so.
    */
   async writeMarker(topic: Topic, partition: number, marker: MarkerRequest): Promise<{ written: boolean; offset: number }> {
-    this.checkPartition(topic, partition);
+    requirePartition(topic, partition);
     const now = this.deps.clock.now();
     const body = encodeMarkerBatch(marker, now);
     const request: RequestObject = { key: newRequestObjectKey(topic.id, now), body, runs: [{ partition, start: 0, end: body.byteLength, recordCount: 1, maxTimestamp: now }], rejected: new Map() };
@@ -371,7 +383,8 @@ export class PartitionLog {
       setBaseOffset(b.data, b.at, b.base);
       setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
     }
-    const result: BatchFetchResult = { batches: joinViews(spans(batches)), nextOffset, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset, lastStableOffset: lastStableOffset(state) };
+    const recordCount = batches.reduce((n, b) => n + readBatchHeader(b.data, b.at).recordCount, 0);
+    const result: BatchFetchResult = { batches: joinViews(spans(batches)), recordCount, nextOffset, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset, lastStableOffset: lastStableOffset(state) };
     if (isolation === 'read_committed') {
       result.abortedTransactions = nextOffset > offset ? await this.index.abortedTransactions(topic.name, partition, state, offset, nextOffset) : [];
     }
@@ -391,7 +404,7 @@ export class PartitionLog {
     const planned = await Promise.all(
       fetches.map(async (f) => {
         try {
-          this.checkPartition(f.topic, f.partition);
+          requirePartition(f.topic, f.partition);
           return { ok: true as const, ...(await this.entriesAt(f.topic, f.partition, f.offset, Math.max(1, Math.min(f.maxBytes, maxBytes)))) };
         } catch (e) {
           return { ok: false as const, error: asKafkaError(e) };
@@ -407,7 +420,7 @@ export class PartitionLog {
       const first = used === 0;
       const budget = Math.max(0, Math.min(f.maxBytes, maxBytes - used));
       const base = { ok: true as const, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset, lastStableOffset: lastStableOffset(state) };
-      if (!first && budget === 0) return { ...base, batches: new Uint8Array(0), nextOffset: f.offset, bytes: 0 };
+      if (!first && budget === 0) return { ...base, batches: new Uint8Array(0), recordCount: 0, nextOffset: f.offset, bytes: 0 };
       let selected: ReturnType<typeof selectBatches>;
       try {
         selected = selectBatches(loaded[i]!, f.offset, state.highWatermark, budget, limitBytes - used, first);
@@ -419,7 +432,8 @@ export class PartitionLog {
         setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
       }
       used += selected.bytes;
-      return { ...base, batches: joinViews(spans(selected.batches)), nextOffset: selected.nextOffset, bytes: selected.bytes };
+      const recordCount = selected.batches.reduce((n, b) => n + readBatchHeader(b.data, b.at).recordCount, 0);
+      return { ...base, batches: joinViews(spans(selected.batches)), recordCount, nextOffset: selected.nextOffset, bytes: selected.bytes };
     });
   }
 
@@ -510,19 +524,22 @@ export class PartitionLog {
 
   /**
    * Removes a deleted topic's partition states, index entries and objects. Readers already ignore
-   * them (they carry the old topic id), so this may be interrupted and redone at any time.
+   * them (they carry the old topic id), so this may be interrupted and redone at any time. Each
+   * listing moves forward past what it read, so a delete that fails leaves that item for the
+   * orphan sweep (or a later purge) instead of being listed again, and the pass ends.
    */
   async purge(topic: TopicMeta): Promise<void> {
+    const PAGE = 100;
     for (let p = 0; p < topic.partitionCount; p++) {
       const pk = partitionPk(topic.name, p);
-      for (;;) {
-        const items = [
-          ...(await this.deps.metadata.query<CommitRecord>(pk, { beginsWith: INDEX_PREFIX, limit: 100 })),
-          ...(await this.deps.metadata.query<CommitRecord>(pk, { beginsWith: ABORT_PREFIX, limit: 100 })),
-        ];
-        const own = items.filter((i) => i.value.topicId === topic.id);
-        await Promise.all(own.map((i) => this.deps.metadata.delete(pk, i.sk)));
-        if (items.length < 100 || own.length === 0) break;
+      for (const prefix of [INDEX_PREFIX, ABORT_PREFIX]) {
+        for (let after = prefix; ; ) {
+          const items = await this.deps.metadata.query<CommitRecord>(pk, { gt: after, beginsWith: prefix, limit: PAGE });
+          const own = items.filter((i) => i.value.topicId === topic.id);
+          await Promise.all(own.map((i) => this.deps.metadata.delete(pk, i.sk)));
+          if (items.length < PAGE) break;
+          after = items.at(-1)!.sk;
+        }
       }
       const state = await this.deps.metadata.get<PartitionState>(pk, STATE_SK);
       if (state?.value.topicId === topic.id) await this.deps.metadata.delete(pk, STATE_SK, { ifVersion: state.version }).catch(() => {});
@@ -532,11 +549,12 @@ export class PartitionLog {
     await Promise.all(
       this.deps.stores.flatMap((store) =>
         // Request objects, and the per-partition segments maintenance rewrites them into.
-        [`data/${topic.id}/`, `segments/${topic.id}/`].map(async (prefix) => {
-          for (;;) {
-            const page = await store.list(prefix).catch(() => ({ objects: [], nextStartAfter: undefined }));
+        [dataPrefix(topic.id), segmentPrefix(topic.id)].map(async (prefix) => {
+          for (let startAfter: string | undefined; ; ) {
+            const page = await store.list(prefix, startAfter === undefined ? {} : { startAfter }).catch(() => ({ objects: [], nextStartAfter: undefined }));
             await store.delete(page.objects.map((o) => o.key)).catch(() => {});
             if (!page.nextStartAfter) return;
+            startAfter = page.nextStartAfter;
           }
         }),
       ),
@@ -551,7 +569,7 @@ export class PartitionLog {
    * wholly below the new start; the entries and their objects are removed later by maintenance.
    */
   async advanceLogStartOffset(topic: TopicMeta, partition: number, offset: number): Promise<{ logStartOffset: number; previous: number; bytesRemoved: number }> {
-    this.checkPartition(topic, partition);
+    requirePartition(topic, partition);
     const pk = partitionPk(topic.name, partition);
     type Moved = { logStartOffset: number; previous: number; bytesRemoved: number };
     const { result } = await optimisticUpdate<PartitionState, Moved>({
@@ -700,11 +718,6 @@ export class PartitionLog {
     return s;
   }
 
-  private checkPartition(topic: TopicMeta, partition: number): void {
-    if (!Number.isInteger(partition) || partition < 0 || partition >= topic.partitionCount) {
-      throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
-    }
-  }
 
   private notifyAppend(topic: string, partition: number): void {
     for (const l of this.listeners) l(topic, partition);

@@ -2,7 +2,7 @@ import { KafkaError } from '../wire/errors.js';
 import { encodeRecordBatch, LOG_OVERHEAD, readBatchHeader, recompressBatches, setLogAppendTime, type LogRecord } from '../wire/record-batch.js';
 import type { ProducedBatches } from './produced-batches.js';
 import { checkRecordSize, chunkRecords } from '../wire/record-size.js';
-import type { Topic } from '../topics/topics.js';
+import { requirePartition, type Topic } from '../topics/topics.js';
 import { newRequestObjectKey } from '../storage/key-layout.js';
 
 /** A partition's records to append: records to encode, or batches a producer sent already encoded (and validated). */
@@ -47,9 +47,7 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
   for (const append of appends) {
     const { partition } = append;
     try {
-      if (!Number.isInteger(partition) || partition < 0 || partition >= topic.partitionCount) {
-        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
-      }
+      requirePartition(topic, partition);
       if ('batches' in append) {
         const { recordCount, minTimestamp, maxTimestamp } = append.batches;
         checkTimestamps(topic, minTimestamp, maxTimestamp, now);

@@ -101,7 +101,7 @@ export async function loadPartitionView(
 /**
  * How many leading entries are stable. An entry may be rewritten only once no request can still
  * hold it as the partition's last commit, because such a request may write it back to the index
- * (the repair of DESIGN.md step 4), over a covering entry. The entry stopped being the last
+ * (the repair of commit step 4, docs/architecture.md), over a covering entry. The entry stopped being the last
  * commit when its successor committed, which was at most one request duration after the
  * successor's object was created (the time in its key). So an entry is stable when its
  * successor's object is older than the grace (at least twice the longest request). A successor

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.js';
-import { GroupCoordinator } from '../groups/coordinator.js';
 import { stateFromItem } from '../partition/partition-commit.js';
 import type { PartitionState } from '../partition/partition-state.js';
-import { PartitionLog } from '../log/partition-log.js';
-import { TopicRegistry, type Topic } from '../topics/topics.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem, ObjectStore } from '../storage/ports.js';
 import { DurableTimers, type TimerHandler } from '../timer/durable-timers.js';
@@ -17,7 +16,6 @@ import { loadPartitionView, type PartitionView } from './partition-view.js';
 import { applyRetention, removeAbortedBelowLogStart, removeEntriesBelowLogStart } from './retention.js';
 import { mergeSegments } from './segment-merge.js';
 import { deleteCovered } from './segment-writer.js';
-import { ReplicaManager } from '../replication/replica-manager.js';
 import { CLUSTER_PK, partitionPk, SCHEDULER_LEASE_SK, STATE_SK } from '../storage/key-layout.js';
 
 /**
@@ -48,14 +46,11 @@ export interface SchedulerDeps {
   clock: Clock;
   /** A clock reading after which the run starts no new work (a unit in progress finishes). */
   deadline: number;
-  /** The process's partition log, when it has one (its append listeners and caches); else one is made. */
-  partitionLog?: PartitionLog;
-  topics?: TopicRegistry;
-  /**
-   * The groups' session-expiry hook (GroupCoordinator.expireSessions); by default a coordinator over
-   * the same storage. false: skip it.
-   */
-  expireSessions?: ((now: number) => Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }>) | false;
+  /** The process's partition log and topic registry, from the composition root (src/compose.ts). */
+  partitionLog: PartitionLog;
+  topics: TopicRegistry;
+  /** The groups' session-expiry hook (GroupCoordinator.expireSessions); false: skip it. */
+  expireSessions: ((now: number) => Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }>) | false;
   options?: Partial<MaintenanceOptions>;
   /** The process's transaction coordinator (its timers: transaction timeouts, id expiry); else one is made. */
   transactions?: TransactionCoordinator;
@@ -101,7 +96,7 @@ const PROCESS_HOLDER = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}
 /** Runs in progress in this process: a second concurrent run must not share the first one's lease. */
 const runsInProgress = new Set<string>();
 
-export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport> {
+export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerReport> {
   const { clock } = deps;
   const { metadata, stores } = deps.storage;
   const log = deps.log ?? ((e) => console.log(JSON.stringify(e)));
@@ -122,8 +117,7 @@ export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport
   }
   runsInProgress.add(run);
   let lease: MetaItem<SchedulerItem> = acquired;
-  const topics = deps.topics ?? new TopicRegistry(metadata, clock, stores.length);
-  const partitionLog = deps.partitionLog ?? new PartitionLog({ metadata, stores, clock, log, leadership: new ReplicaManager({ metadata, stores, clock, log }) });
+  const { topics, partitionLog } = deps;
   const timers = new DurableTimers(metadata, { slotMs: options.timerSlotMs });
   const transactions = deps.transactions ?? createTransactionCoordinator({ metadata, clock, topics, log: partitionLog, timerSlotMs: options.timerSlotMs });
   const pastDeadline = () => clock.now() >= deps.deadline;
@@ -148,9 +142,8 @@ export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport
 
     // 2. Group sessions (their own timers, see src/groups/session-timers.ts).
     if (deps.expireSessions !== false && !pastDeadline()) {
-      const expire = deps.expireSessions ?? ((now: number) => new GroupCoordinator({ metadata, clock, topics }).expireSessions(now));
       try {
-        const r = await expire(clock.now());
+        const r = await deps.expireSessions(clock.now());
         add('sessionTimersFired', r.timersFired);
         add('membersExpired', r.membersExpired);
       } catch (e) {

@@ -95,7 +95,7 @@ export class OffsetIndex {
    * many whole entries as fit in `maxBytes` (at least one, as Kafka returns at least one batch so a
    * consumer always progresses, however large). The last commit of `state` fills the tail if
    * its index write has not landed yet, and is written back (the repair of the commit protocol's
-   * step 4). A missing entry below `to` that the last commit cannot fill is KAFKA_STORAGE_ERROR
+   * step 4, docs/architecture.md). A missing entry below `to` that the last commit cannot fill is KAFKA_STORAGE_ERROR
    * when nothing before it can be answered: never an empty answer below the high watermark.
    */
   async entriesFrom(topic: string, partition: number, state: PartitionState, from: number, to: number, maxBytes: number): Promise<CommitRecord[]> {

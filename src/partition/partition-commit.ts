@@ -101,7 +101,7 @@ export const commitToken = (c: { objectKey: string; start: number }) =>
 export const commitIdentity = (c: CommitRecord) => `${c.leaderEpoch}|${c.objectKey}|${c.start}|${c.end}|${c.baseOffset}`;
 
 /**
- * Step 3 and 4 of the commit protocol (docs/design-decisions.md): assign the next offsets with one
+ * Step 3 and 4 of the commit protocol (docs/architecture.md): assign the next offsets with one
  * conditional write of the partition state, then write the index entry.
  *
  * Timeline of a race: writers A and B both read version v with LEO = n. A's write

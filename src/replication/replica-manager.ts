@@ -11,6 +11,7 @@ import { partitionPk, STATE_SK } from '../storage/key-layout.js';
 import { withinEpoch } from '../partition/epoch-history.js';
 import { followerReached, laggingFollowers, shrinkIsr } from '../partition/isr.js';
 import { electLeader } from '../partition/leader-election.js';
+import { noMetrics, type Metrics } from '../metrics.js';
 
 export interface ReplicaDeps {
   metadata: MetadataStore;
@@ -19,6 +20,8 @@ export interface ReplicaDeps {
   /** Kafka's replica.lag.time.max.ms (a broker config): how long a follower may stay behind (default 30 s). */
   replicaLagTimeMaxMs?: number;
   log?: (event: Record<string, unknown>) => void;
+  /** Where ISR shrinks are reported (default: nowhere). */
+  metrics?: Metrics;
 }
 
 export type { SyncReport };
@@ -36,6 +39,7 @@ export class ReplicaManager implements Leadership {
     this.deps = {
       replicaLagTimeMaxMs: 30_000,
       log: (e) => console.log(JSON.stringify(e)),
+      metrics: noMetrics,
       ...deps,
       index: new OffsetIndex(deps.metadata),
     };
@@ -111,7 +115,10 @@ export class ReplicaManager implements Leadership {
       for (const r of ok) if ((next.replicaLeo[String(r)] ?? 0) >= entry.baseOffset) next = followerReached(next, r, entry.lastOffset + 1, this.deps.clock.now());
       return next;
     });
-    if (failed.length > 0) this.deps.log({ level: 'warn', msg: 'isr shrink', reason: 'follower write failed', topic: topic.name, partition, replicas: failed });
+    if (failed.length > 0) {
+      this.deps.metrics.add('IsrShrinks', failed.length);
+      this.deps.log({ level: 'warn', msg: 'isr shrink', reason: 'follower write failed', topic: topic.name, partition, replicas: failed });
+    }
   }
 
   /**
@@ -134,6 +141,7 @@ export class ReplicaManager implements Leadership {
     if (out.length > 0) {
       state = (await this.update(topic, partition, state.leaderEpoch, (s) => shrinkIsr(s, out))) ?? state;
       report.removedFromIsr.push(...out);
+      this.deps.metrics.add('IsrShrinks', out.length);
       this.deps.log({ level: 'warn', msg: 'isr shrink', reason: down.length ? 'store down' : 'lagging', topic: topic.name, partition, replicas: out });
     }
 

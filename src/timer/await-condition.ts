@@ -8,7 +8,7 @@ export interface RecheckBackoff {
 }
 
 export interface AwaitConditionOptions {
-  /** Keys whose `checkAndComplete` should re-check the condition (e.g. `part#{topic}#{p}`). */
+  /** Keys whose `checkAndComplete` should re-check the condition (e.g. `partitionWatchKey(topic, p)`). */
   keys: readonly string[];
   /** Give up (resolve false) after this long. */
   timeoutMs: number;

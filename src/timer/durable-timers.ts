@@ -5,7 +5,7 @@ import { CLUSTER_PK, durableTimerSk, timerCursorSk, timerPk, timerSkPrefix } fro
 /**
  * Durable timers: delayed operations that must fire with no request in flight (delayed deletion
  * of objects after file.delete.delay.ms, retries of maintenance work), kept in the metadata store
- * as the slots of a one-level timing wheel (DESIGN.md's timer items):
+ * as the slots of a one-level timing wheel (the timer items of src/storage/key-layout.ts):
  *
  *   pk `timer#{slot}`, slot = floor(expiry / slotMs)    sk `{expiry, 13 digits}#{kind}#{id}`
  *

@@ -1,11 +1,8 @@
+import type { Clock } from '../clock.js';
 import { BinaryHeap } from './binary-heap.js';
 import { TimerTaskEntry } from './timer-task-list.js';
 import { TimingWheel } from './timing-wheel.js';
 
-/** A source of milliseconds that never goes backwards (e.g. `performance`), injectable for tests. */
-export interface Clock {
-  now(): number;
-}
 
 export type TimerTaskState = 'pending' | 'fired' | 'cancelled';
 
@@ -41,7 +38,7 @@ export interface SystemTimerOptions {
   tickMs?: number;
   /** Buckets per wheel level (default 20). */
   wheelSize?: number;
-  /** Default `performance` (monotonic). Tests pass a controllable clock. */
+  /** Default `performance` (monotonic: a timer's clock must never go backwards). Tests pass a controllable clock. */
   clock?: Clock;
   /**
    * Receives errors thrown by task callbacks. Without it, `advanceTo` finishes firing every due task and

@@ -21,6 +21,13 @@ export interface TopicMeta {
   createdAt: number;
 }
 
+/** UNKNOWN_TOPIC_OR_PARTITION unless `partition` is one of the topic's partitions. */
+export function requirePartition(topic: Pick<TopicMeta, 'name' | 'partitionCount'>, partition: number): void {
+  if (!Number.isInteger(partition) || partition < 0 || partition >= topic.partitionCount) {
+    throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
+  }
+}
+
 export interface Topic extends TopicMeta {
   config: TopicConfig;
   version: number;

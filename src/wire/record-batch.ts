@@ -167,7 +167,7 @@ const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder('utf-8');
 
 /** UTF-8 byte length of `s` as TextEncoder encodes it (a lone surrogate becomes U+FFFD, 3 bytes). */
-function utf8Length(s: string): number {
+export function utf8Length(s: string): number {
   const n = s.length;
   let bytes = n;
   for (let i = 0; i < n; i++) {

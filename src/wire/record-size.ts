@@ -1,7 +1,5 @@
 import { KafkaError } from './errors.js';
-import { encodeRecordBatch, RECORD_BATCH_OVERHEAD, type LogRecord } from './record-batch.js';
-
-const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8');
+import { encodeRecordBatch, RECORD_BATCH_OVERHEAD, utf8Length, type LogRecord } from './record-batch.js';
 
 /**
  * An upper bound of a record's encoded size inside a v2 batch: each varint field at its widest
@@ -30,9 +28,9 @@ export function checkRecordSize(r: LogRecord, maxMessageBytes: number): void {
  * Splits records into runs whose batches stay within max.message.bytes (by the upper bound), so a
  * request of many records for one partition becomes as many batches as the limit requires.
  */
-export function chunkRecords(records: LogRecord[], maxMessageBytes: number): LogRecord[][] {
-  const chunks: LogRecord[][] = [];
-  let current: LogRecord[] = [];
+export function chunkRecords<R extends LogRecord>(records: readonly R[], maxMessageBytes: number): R[][] {
+  const chunks: R[][] = [];
+  let current: R[] = [];
   let size = RECORD_BATCH_OVERHEAD;
   for (const r of records) {
     const n = recordSizeUpperBound(r);

@@ -242,14 +242,21 @@ describe('admin, produce and fetch bundles, end to end on s3rver and dynalite', 
     const batch = encodeRecordBatch([{ key: Buffer.from('k'), value: Buffer.from([0, 255, 1]), headers: [], timestamp: 1_700_000_000_000 }]);
     const path = `${BASE}/topics/events/partitions/0/records`;
     const produced = apiEvent('POST', path, { headers: { 'content-type': 'application/vnd.kafka.record-batch.v2' } });
+    const emf = () => lines.map((l) => JSON.parse(l) as Record<string, any>).find((l) => l._aws);
+    lines = [];
     const produceResult = (await handlers.produce({ ...produced, body: Buffer.from(batch).toString('base64'), isBase64Encoded: true }, lambdaContext('produce'))) as APIGatewayProxyStructuredResultV2;
     expect(produceResult.statusCode).toBe(200);
     expect(JSON.parse(produceResult.body!)).toMatchObject({ kind: 'KafkaProduceResult', base_offset: 4, last_offset: 4 });
+    // The record-batch produce publishes its records and bytes, as the JSON produce does.
+    expect(emf()).toMatchObject({ function: 'produce', ProduceRecords: 1, ProduceBytes: batch.byteLength });
 
+    lines = [];
     const fetched = (await handlers.fetch(apiEvent('GET', path, { query: 'offset=4', headers: { accept: 'application/vnd.kafka.record-batch.v2' } }), lambdaContext('fetch'))) as APIGatewayProxyStructuredResultV2;
     expect(fetched).toMatchObject({ statusCode: 200, isBase64Encoded: true, headers: { 'kafka-next-offset': '5', 'kafka-high-watermark': '5' } });
     const [back] = decodeRecordBatches(Buffer.from(fetched.body!, 'base64'));
     expect(back!.records.map((r) => [r.offset, Buffer.from(r.key!).toString(), [...r.value!]])).toEqual([[4, 'k', [0, 255, 1]]]);
+    // So does the binary fetch: the records and bytes it answered with.
+    expect(emf()).toMatchObject({ function: 'fetch', FetchRecords: 1, FetchBytes: Buffer.from(fetched.body!, 'base64').byteLength });
   });
 
   it('behind a REST API (payload 1.0, the local stage), produce takes a base64 batch and fetch answers one', async () => {

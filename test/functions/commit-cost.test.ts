@@ -5,7 +5,8 @@
  * multi-partition produce over 12 partitions. docs/cost-model.md and docs/performance.md quote these.
  */
 import { describe, expect, it } from 'vitest';
-import { instrumentStorage, type StorageCall } from '../../functions/instrumented-storage.js';
+import { instrumentStorage } from '../../functions/instrumented-storage.js';
+import type { StorageCall } from '../../src/storage/observed-stores.js';
 import { createServices, createStorage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import { createApp } from '../../src/http/app.js';

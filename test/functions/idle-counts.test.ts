@@ -12,7 +12,8 @@
 import { handle } from 'hono/aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idleAlternatives, idleMemberCost, SECONDS_PER_MONTH, type IdleMonth } from '../../bench/cost.js';
-import { instrumentStorage, type StorageCall } from '../../functions/instrumented-storage.js';
+import { instrumentStorage } from '../../functions/instrumented-storage.js';
+import type { StorageCall } from '../../src/storage/observed-stores.js';
 import { createPushHandler } from '../../functions/push-entry.js';
 import { FUNCTION_SPECS } from '../../infra/log-functions.js';
 import type { HttpFunctionName } from '../../infra/routes.js';

@@ -5,7 +5,8 @@
  * a change in the write or read path that changes the cost shows up here first.
  */
 import { describe, expect, it } from 'vitest';
-import { instrumentStorage, type StorageCall } from '../../functions/instrumented-storage.js';
+import { instrumentStorage } from '../../functions/instrumented-storage.js';
+import type { StorageCall } from '../../src/storage/observed-stores.js';
 import { LAMBDA_PAYLOAD_LIMITS } from '../../infra/log-stack.js';
 import { createServices, createStorage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';

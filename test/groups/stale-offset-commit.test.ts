@@ -8,6 +8,7 @@ import { isKafkaError } from '../../src/wire/errors.js';
 import { createGroups, type GroupServices } from '../../src/groups/index.js';
 import { PartitionLog } from '../../src/log/partition-log.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
+import { SystemTimer } from '../../src/timer/system-timer.js';
 import { TopicRegistry } from '../../src/topics/topics.js';
 import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
@@ -27,7 +28,9 @@ describe.each(allBackends)('an offset commit that lands after its member lost th
     await topics.create({ name: 't', partitionCount: 1, replicationFactor: 1 });
     const stores = started.storage.stores;
     const log = new PartitionLog({ metadata, stores, clock, log: () => {}, leadership: new ReplicaManager({ metadata, stores, clock, log: () => {} }) });
-    groups = createGroups({ metadata, clock, topics, log });
+    const timer = new SystemTimer();
+    timer.startRealTime(); // as createServices does: the consumer-poll purgatory runs on it
+    groups = createGroups({ metadata, clock, topics, log, timer });
   });
   afterEach(() => stop());
 

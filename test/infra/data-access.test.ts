@@ -7,7 +7,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { IAM_ACTION_FOR_CALL, DATA_ACCESS } from '../../infra/data-access.js';
 import { routeFor, type HttpFunctionName } from '../../infra/routes.js';
-import { instrumentStorage, type StorageCall } from '../../functions/instrumented-storage.js';
+import { instrumentStorage } from '../../functions/instrumented-storage.js';
+import type { StorageCall } from '../../src/storage/observed-stores.js';
 import { createServices, createStorage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import { createApp } from '../../src/http/app.js';

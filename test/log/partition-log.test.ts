@@ -7,6 +7,7 @@ import type { LogRecord } from '../../src/wire/record-batch.js';
 import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
+import { FaultyObjectStore } from '../support/fault-injection.js';
 import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
 
 const clock = { now: () => Date.now() };
@@ -166,6 +167,24 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     await log.append(second, [{ partition: 0, records: [rec('new')] }]);
     expect((await log.read(second, 0, 0, 1 << 20)).records.map((r) => [r.offset, text(r.value)])).toEqual([[0, 'new']]);
     expect((await storage.stores[0]!.list(`data/${first.id}/`)).objects).toEqual([]);
+  });
+
+  it('ends a purge whose object deletes keep failing, leaving the objects for the orphan sweep', async () => {
+    // One object per listing page, and every delete fails: a purge that listed from the start again
+    // would read the same page for ever.
+    class OnePerPage extends FaultyObjectStore {
+      override list(prefix: string, page: { startAfter?: string; limit?: number } = {}) {
+        return super.list(prefix, { ...page, limit: 1 });
+      }
+    }
+    const store = new OnePerPage(storage.stores[0]!);
+    const stuck = new PartitionLog({ metadata: storage.metadata, stores: [store], clock, leadership: new ReplicaManager({ metadata: storage.metadata, stores: [store], clock }) });
+    const topic = await topics.create({ name: 'undeletable', partitionCount: 1, replicationFactor: 1 });
+    for (const v of ['a', 'b', 'c']) await stuck.append(topic, [{ partition: 0, records: [rec(v)] }]);
+    store.faults.fail('delete', { times: Number.POSITIVE_INFINITY });
+    await stuck.purge(await topics.delete('undeletable'));
+    expect(store.faults.injected).toBeGreaterThanOrEqual(3); // every page's delete was tried once
+    expect((await storage.stores[0]!.list(`data/${topic.id}/`)).objects).toHaveLength(3);
   });
 });
 

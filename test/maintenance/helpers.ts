@@ -8,7 +8,7 @@ import { expect } from 'vitest';
 import { decodeRecordBatches, type LogRecord } from '../../src/wire/record-batch.js';
 import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import type { MaintenanceOptions } from '../../src/maintenance/maintenance-options.js';
-import { runScheduler, type SchedulerDeps, type SchedulerReport } from '../../src/maintenance/scheduler.js';
+import { runMaintenance, type SchedulerDeps, type SchedulerReport } from '../../src/maintenance/scheduler.js';
 import type { ObjectStore } from '../../src/storage/ports.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
 
@@ -81,7 +81,7 @@ export function harness(storage: Storage, clock: TestClock, options: Partial<Mai
       return out;
     },
     run(extra: Partial<SchedulerDeps> = {}): Promise<SchedulerReport> {
-      return runScheduler({
+      return runMaintenance({
         storage,
         clock,
         deadline: clock.now() + 3_600_000,

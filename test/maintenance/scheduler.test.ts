@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createStorage } from '../../src/compose.js';
+import { createServices, createStorage, runMaintenancePass } from '../../src/compose.js';
+import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import type { Topic } from '../../src/topics/topics.js';
-import { runScheduler, startSchedulerLoop } from '../../src/maintenance/scheduler.js';
+import { startSchedulerLoop } from '../../src/maintenance/scheduler.js';
 import { DurableTimers } from '../../src/timer/durable-timers.js';
 import { awsBackend } from '../support/backends.js';
 import { harness, rec, TestClock } from './helpers.js';
@@ -82,8 +83,9 @@ describe('scheduler', () => {
     expect(report).toMatchObject({ timersFired: 1, sessionTimersFired: 2, membersExpired: 3, roundsCompleted: 1 });
     const line = h.events.find((e) => e.msg === 'scheduler pass');
     expect(line).toMatchObject({ level: 'info', timersFired: 1, membersExpired: 3, durationMs: expect.any(Number) });
-    // Without a hook it expires sessions through a coordinator of its own.
-    expect(await runScheduler({ storage, clock: h.clock, deadline: T0 + 1000, log: () => {}, options: { orphanGraceMs: 0, roundIntervalMs: 0 } })).toMatchObject({ roundsCompleted: 1 });
+    // The composition root's pass expires sessions through the process's own group coordinator.
+    const services = createServices(serverConfigFromEnv({}), storage, h.clock);
+    expect(await runMaintenancePass(storage, services, { deadline: T0 + 1000, log: () => {}, options: { orphanGraceMs: 0, roundIntervalMs: 0 } })).toMatchObject({ roundsCompleted: 1 });
   });
 
   it('starts a round at most every roundIntervalMs (log.retention.check.interval.ms); the runs between only fire timers', async () => {

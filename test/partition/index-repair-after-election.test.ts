@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isKafkaError } from '../../src/wire/errors.js';
 import { PartitionLog } from '../../src/log/partition-log.js';
-import { runScheduler } from '../../src/maintenance/scheduler.js';
+import { runMaintenance } from '../../src/maintenance/scheduler.js';
 import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
@@ -91,7 +91,15 @@ describe.each(allBackends)('index repair across a leader epoch change on $name',
     expect((await b.read(topic, 0, 0, 1 << 20)).records.map((r) => r.offset)).toEqual([0]);
     // A maintenance pass reports it as an error and rewrites nothing around it.
     const events: Record<string, unknown>[] = [];
-    const report = await runScheduler({ storage: { metadata: metaB, stores }, clock, deadline: Date.now() + 60_000, partitionLog: b, expireSessions: false, log: (e) => void events.push(e) });
+    const report = await runMaintenance({
+      storage: { metadata: metaB, stores },
+      clock,
+      deadline: Date.now() + 60_000,
+      partitionLog: b,
+      topics: new TopicRegistry(metaB, clock, 2),
+      expireSessions: false,
+      log: (e: Record<string, unknown>) => void events.push(e),
+    });
     expect(report).toMatchObject({ indexGaps: 1 });
     expect(events).toContainEqual(expect.objectContaining({ level: 'error', topic: 'trunc', partition: 0, offset: 1 }));
   });

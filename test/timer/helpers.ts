@@ -1,4 +1,5 @@
-import type { Clock, SystemTimer } from '../../src/timer/system-timer.js';
+import type { Clock } from '../../src/clock.js';
+import type { SystemTimer } from '../../src/timer/system-timer.js';
 
 /** A clock that only moves when told to. */
 export class FakeClock implements Clock {

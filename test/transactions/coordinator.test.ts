@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeMarker } from '../../src/wire/control-batch.js';
 import { decodeRecordBatches, encodeRecordBatch, readBatchHeader, LOG_OVERHEAD } from '../../src/wire/record-batch.js';
-import { runScheduler } from '../../src/maintenance/scheduler.js';
+import { runMaintenance } from '../../src/maintenance/scheduler.js';
 import { BASE } from '../support/test-app.js';
 import { manualClock, setup } from './helpers.js';
 
@@ -82,7 +82,7 @@ describe('transactions over HTTP', () => {
     await t.produce('tx-t', p, 0, ['hanging']);
     expect((await t.call('GET', 'topics/out/partitions/0')).body.last_stable_offset).toBe(0);
     clock.advance(1500);
-    const report = await runScheduler({ storage: t.storage, clock, deadline: clock.now() + 10_000, partitionLog: t.services.log, topics: t.services.topics, transactions: t.services.transactions, log: () => {} });
+    const report = await runMaintenance({ expireSessions: false, storage: t.storage, clock, deadline: clock.now() + 10_000, partitionLog: t.services.log, topics: t.services.topics, transactions: t.services.transactions, log: () => {} });
     expect(report.timersFired).toBeGreaterThanOrEqual(1);
     expect((await t.call('GET', 'topics/out/partitions/0')).body).toMatchObject({ high_watermark: 2, last_stable_offset: 2 });
     expect((await t.fetchValues(0, 'read_committed')).values).toEqual([]);
@@ -112,7 +112,7 @@ describe('transactions over HTTP', () => {
     // Offsets are not visible before the commit completes.
     expect(await t.services.groups.offsets.committed('g')).toEqual([]);
     clock.advance(1500);
-    await runScheduler({ storage: t.storage, clock, deadline: clock.now() + 10_000, partitionLog: log, topics: t.services.topics, transactions: t.services.transactions, log: () => {} });
+    await runMaintenance({ expireSessions: false, storage: t.storage, clock, deadline: clock.now() + 10_000, partitionLog: log, topics: t.services.topics, transactions: t.services.transactions, log: () => {} });
     expect((await t.call('GET', 'transactions/tx-d')).body.state).toBe('CompleteCommit');
     expect((await t.fetchValues(0, 'read_committed')).values).toEqual(['d1']);
     expect((await t.fetchValues(1, 'read_committed')).values).toEqual(['d2']);

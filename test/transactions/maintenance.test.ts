@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../../src/wire/record-batch.js';
-import { runScheduler } from '../../src/maintenance/scheduler.js';
+import { runMaintenance } from '../../src/maintenance/scheduler.js';
 import { manualClock, setup } from './helpers.js';
 
 const OPTIONS = { orphanGraceMs: 0, sweepIntervalMs: 0, roundIntervalMs: 0, mergeMinEntries: 2 };
@@ -8,7 +8,7 @@ const OPTIONS = { orphanGraceMs: 0, sweepIntervalMs: 0, roundIntervalMs: 0, merg
 type Harness = Awaited<ReturnType<typeof setup>>;
 
 async function maintain(t: Harness, clock: { now(): number }) {
-  return runScheduler({ storage: t.storage, clock, deadline: clock.now() + 60_000, partitionLog: t.services.log, topics: t.services.topics, transactions: t.services.transactions, options: OPTIONS, log: () => {} });
+  return runMaintenance({ expireSessions: false, storage: t.storage, clock, deadline: clock.now() + 60_000, partitionLog: t.services.log, topics: t.services.topics, transactions: t.services.transactions, options: OPTIONS, log: () => {} });
 }
 
 /** read_committed from the log start, as (offset, key, value). */

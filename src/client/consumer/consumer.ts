@@ -16,7 +16,7 @@ import { createIdleBackoff } from './idle-backoff.js';
 import { GroupClient, type Assignment } from './group-client.js';
 import { GroupMembership } from './group-membership.js';
 import { runLoop, type ConsumerRunConfig } from './run-loop.js';
-import { SubscriptionState, tpKey, type PartitionState, type TopicPartition, type TopicPartitionOffset } from './subscription-state.js';
+import { SubscriptionState, tpKey, type TopicPartitionState, type TopicPartition, type TopicPartitionOffset } from './subscription-state.js';
 
 export type { TopicPartition, TopicPartitionOffset } from './subscription-state.js';
 export type { Batch, ConsumerRunConfig, EachBatchPayload, EachMessagePayload } from './run-loop.js';
@@ -252,7 +252,7 @@ export class Consumer {
     return this.subs.states().filter((s) => s.paused).map((s) => ({ topic: s.topic, partition: s.partition }));
   }
 
-  private matching(topics: { topic: string; partitions?: number[] }[]): PartitionState[] {
+  private matching(topics: { topic: string; partitions?: number[] }[]): TopicPartitionState[] {
     return this.subs.states().filter((s) => topics.some((t) => t.topic === s.topic && (t.partitions === undefined || t.partitions.includes(s.partition))));
   }
 
@@ -331,11 +331,11 @@ export class Consumer {
    * Positions from committed offsets, else auto.offset.reset (the server applies it for a group, in
    * one call per topic), or where a pending seekToBeginning/seekToEnd points.
    */
-  private async initPositions(states: PartitionState[]): Promise<void> {
+  private async initPositions(states: TopicPartitionState[]): Promise<void> {
     const policy = this.resetOverride ?? this.c.autoOffsetReset;
     const readCommitted = this.c.isolationLevel === 'read_committed';
     const fromGroup = this.group ? states.filter((s) => s.reset === 'committed') : [];
-    const byTopic = new Map<string, PartitionState[]>();
+    const byTopic = new Map<string, TopicPartitionState[]>();
     for (const s of fromGroup) byTopic.set(s.topic, [...(byTopic.get(s.topic) ?? []), s]);
     const tasks: Promise<void>[] = [];
     for (const [topic, list] of byTopic) {
@@ -373,7 +373,7 @@ export class Consumer {
     if (failed) throw failed.reason;
   }
 
-  private outOfRange(s: PartitionState, e: KafkaClientError): void {
+  private outOfRange(s: TopicPartitionState, e: KafkaClientError): void {
     const policy = this.c.autoOffsetReset === 'none' ? this.resetOverride : this.c.autoOffsetReset;
     if (policy === undefined) {
       this.fetcher.pendingError = e;
@@ -385,7 +385,7 @@ export class Consumer {
 
   /** The consumed positions of assigned partitions (what auto commit commits). */
   private positions(tps?: TopicPartition[]): TopicPartitionOffset[] {
-    const states = tps ? tps.map((tp) => this.subs.get(tp.topic, tp.partition)).filter((s): s is PartitionState => s !== undefined) : this.subs.states();
+    const states = tps ? tps.map((tp) => this.subs.get(tp.topic, tp.partition)).filter((s): s is TopicPartitionState => s !== undefined) : this.subs.states();
     return states.filter((s) => s.position !== undefined && s.reset === undefined && s.position !== s.committed).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position! }));
   }
 

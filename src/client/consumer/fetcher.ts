@@ -12,7 +12,7 @@ import { fetchPartitions } from './fetch-partitions.js';
 import { backoffMs } from '../retry.js';
 import { enc, RECORD_BATCH_MEDIA_TYPE, type Response, type Transport, type WireFormat } from '../transport.js';
 import type { IdleBackoff } from './idle-backoff.js';
-import type { PartitionState, SubscriptionState } from './subscription-state.js';
+import type { TopicPartitionState, SubscriptionState } from './subscription-state.js';
 import { FETCH_HEADERS, parseAbortedTransactions } from '../../wire/protocol.js';
 
 export interface FetcherConfig {
@@ -48,7 +48,7 @@ interface WireRecordList {
 export class Fetcher {
   /** Resolves the current waiter of waitForActivity(). */
   private wake: (() => void) | undefined;
-  private readonly errorsByPartition = new Map<PartitionState, number>();
+  private readonly errorsByPartition = new Map<TopicPartitionState, number>();
   /** A fetch error poll() must raise (e.g. OFFSET_OUT_OF_RANGE with auto.offset.reset=none). */
   pendingError: KafkaClientError | undefined;
   private readonly abort = new AbortController();
@@ -58,7 +58,7 @@ export class Fetcher {
     private readonly subs: SubscriptionState,
     private readonly config: FetcherConfig,
     /** Called with a partition whose position fell outside the log (auto.offset.reset decides). */
-    private readonly onOutOfRange: (s: PartitionState, e: KafkaClientError) => void,
+    private readonly onOutOfRange: (s: TopicPartitionState, e: KafkaClientError) => void,
     /** When to fetch a partition that answered nothing (push, or polling back-off). */
     private readonly idle?: IdleBackoff,
   ) {}
@@ -92,7 +92,7 @@ export class Fetcher {
    */
   sendFetches(now = Date.now()): number {
     let next = Infinity;
-    const ready: PartitionState[] = [];
+    const ready: TopicPartitionState[] = [];
     for (const s of this.subs.states()) {
       if (!s.fetchable) continue;
       if (s.nextFetchAt > now) {
@@ -111,7 +111,7 @@ export class Fetcher {
   private multiFetch: 'unknown' | 'supported' | 'unsupported' = 'unknown';
   private multiInFlight = false;
 
-  private fetchMany(states: PartitionState[]): void {
+  private fetchMany(states: TopicPartitionState[]): void {
     const sent = states.map((s) => ({ s, epoch: s.epoch, offset: s.position! }));
     const started = Date.now();
     const batches = this.transport.useRecordBatches(this.config.format);
@@ -154,7 +154,7 @@ export class Fetcher {
   }
 
   /** One partition's fetch answer: buffered for poll(), or nothing new (then wait out fetch.max.wait.ms). */
-  private answered(s: PartitionState, epoch: number, offset: number, started: number, body: Fetched): void {
+  private answered(s: TopicPartitionState, epoch: number, offset: number, started: number, body: Fetched): void {
     s.fetching = false;
     if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
     this.errorsByPartition.delete(s);
@@ -172,7 +172,7 @@ export class Fetcher {
   }
 
   /** One partition's fetch failed: reset on OFFSET_OUT_OF_RANGE, else back off (and raise what cannot be retried). */
-  private failed(s: PartitionState, epoch: number, e: unknown): void {
+  private failed(s: TopicPartitionState, epoch: number, e: unknown): void {
     s.fetching = false;
     if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
     const err = e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
@@ -184,7 +184,7 @@ export class Fetcher {
     if (!err.retriable) this.pendingError = err;
   }
 
-  private fetch(s: PartitionState): void {
+  private fetch(s: TopicPartitionState): void {
     const epoch = s.epoch;
     const offset = s.position!;
     const started = Date.now();
@@ -220,7 +220,7 @@ export class Fetcher {
    * offsets in the Kafka-* headers) or from the JSON record list. A server that answers a
    * record-batch fetch with JSON has no record-batch API: with format 'auto' it is remembered.
    */
-  private parse(res: Response<WireRecordList | Buffer>, s: PartitionState, offset: number, asked: boolean): Fetched {
+  private parse(res: Response<WireRecordList | Buffer>, s: TopicPartitionState, offset: number, asked: boolean): Fetched {
     if (Buffer.isBuffer(res.body)) {
       this.transport.recordBatchSupport = 'supported';
       const records = decodeFetchedRecords(res.body, s.topic, s.partition, offset, parseAbortedTransactions(res.headers.get(FETCH_HEADERS.abortedTransactions)));

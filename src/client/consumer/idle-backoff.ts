@@ -11,7 +11,7 @@
  */
 import type { Transport } from '../transport.js';
 import { PushChannel, type PushChannelEvents } from './push-channel.js';
-import type { PartitionState, SubscriptionState } from './subscription-state.js';
+import type { TopicPartitionState, SubscriptionState } from './subscription-state.js';
 
 export interface IdleBackoffConfig {
   fetchMaxWaitMs: number;
@@ -23,7 +23,7 @@ export interface IdleBackoffConfig {
 
 export class IdleBackoff {
   /** Consecutive empty answers per partition. */
-  private readonly empties = new WeakMap<PartitionState, number>();
+  private readonly empties = new WeakMap<TopicPartitionState, number>();
 
   constructor(
     private readonly config: IdleBackoffConfig,
@@ -36,13 +36,13 @@ export class IdleBackoff {
   }
 
   /** The partition answered records: fetch as usual again. */
-  onData(s: PartitionState): void {
+  onData(s: TopicPartitionState): void {
     this.empties.delete(s);
     this.push?.disarm(s.topic, s.partition);
   }
 
   /** The partition answered nothing new at `offset`: returns when to fetch it next. */
-  onEmpty(s: PartitionState, started: number, offset: number): number {
+  onEmpty(s: TopicPartitionState, started: number, offset: number): number {
     const n = (this.empties.get(s) ?? 0) + 1;
     this.empties.set(s, n);
     if (this.push) {

@@ -7,7 +7,7 @@
 import type { ConsumerRecord } from '../codec.js';
 import { KafkaClientError } from '../errors.js';
 import { sleep } from '../retry.js';
-import { tpKey, type PartitionState } from './subscription-state.js';
+import { tpKey, type TopicPartitionState } from './subscription-state.js';
 
 export interface EachMessagePayload {
   topic: string;
@@ -56,7 +56,7 @@ export interface RunnableConsumer {
   isRunning(): boolean;
   stopRunning(): void;
   /** The partition's state while assigned (undefined once revoked). */
-  partition(topic: string, partition: number): PartitionState | undefined;
+  partition(topic: string, partition: number): TopicPartitionState | undefined;
   pause(topic: string, partition: number): void;
   resume(topic: string, partition: number): void;
   heartbeat(): Promise<void>;

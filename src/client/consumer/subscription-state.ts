@@ -23,7 +23,7 @@ export interface BufferedFetch {
 }
 
 /** What the consumer knows about one assigned partition (Kafka's TopicPartitionState). */
-export class PartitionState {
+export class TopicPartitionState {
   /** The next offset poll() hands out; undefined until it is initialised (committed or reset). */
   position: number | undefined;
   /** Set when the position must be (re)initialised: from the committed offset, or by a reset policy. */
@@ -52,7 +52,7 @@ export class PartitionState {
     this.epoch++;
   }
 
-  requestReset(how: PartitionState['reset']): void {
+  requestReset(how: TopicPartitionState['reset']): void {
     this.reset = how;
     this.buffered = undefined;
     this.epoch++;
@@ -65,21 +65,21 @@ export class PartitionState {
 
 /** The consumer's assigned partitions, in assignment order. */
 export class SubscriptionState {
-  readonly partitions = new Map<string, PartitionState>();
+  readonly partitions = new Map<string, TopicPartitionState>();
 
-  get(topic: string, partition: number): PartitionState | undefined {
+  get(topic: string, partition: number): TopicPartitionState | undefined {
     return this.partitions.get(tpKey(topic, partition));
   }
 
-  require(topic: string, partition: number): PartitionState {
+  require(topic: string, partition: number): TopicPartitionState {
     const s = this.get(topic, partition);
     if (!s) throw new Error(`${topic}-${partition} is not assigned to this consumer`);
     return s;
   }
 
-  add(tp: TopicPartition): PartitionState {
+  add(tp: TopicPartition): TopicPartitionState {
     let s = this.get(tp.topic, tp.partition);
-    if (!s) this.partitions.set(tpKey(tp.topic, tp.partition), (s = new PartitionState(tp.topic, tp.partition)));
+    if (!s) this.partitions.set(tpKey(tp.topic, tp.partition), (s = new TopicPartitionState(tp.topic, tp.partition)));
     return s;
   }
 
@@ -95,7 +95,7 @@ export class SubscriptionState {
     return [...this.partitions.values()].map((s) => ({ topic: s.topic, partition: s.partition }));
   }
 
-  states(): PartitionState[] {
+  states(): TopicPartitionState[] {
     return [...this.partitions.values()];
   }
 }
