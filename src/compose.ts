@@ -20,6 +20,7 @@ import { countOperations } from './storage/counting-stores.js';
 import { createS3Client, S3ObjectStore } from './storage/s3-object-store.js';
 import { partitionWatchKey } from './timer/delayed-fetch.js';
 import { Purgatory } from './timer/purgatory.js';
+import { createTransactionCoordinator } from './transactions/index.js';
 import { SystemTimer } from './timer/system-timer.js';
 import { ReplicaManager } from './replication/replica-manager.js';
 
@@ -99,6 +100,7 @@ export function createServices(
   const { metadata, stores } = counted ?? storage;
   const topics = new TopicRegistry(metadata, clock, stores.length);
   const log = new PartitionLog({ metadata, stores, clock, leadership: new ReplicaManager({ metadata, stores, clock }) });
+  const groups = createGroups({ metadata, clock, topics, log });
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
   const timer = new SystemTimer();
   timer.startRealTime();
@@ -109,7 +111,8 @@ export function createServices(
     clock,
     topics,
     log,
-    groups: createGroups({ metadata, clock, topics, log }),
+    groups,
+    transactions: createTransactionCoordinator({ metadata, clock, topics, log, config: config.transactions, checkMember: (g, m, gen, offsets) => groups.offsets.checkMember(g, m, gen, offsets) }),
     partitioner: new Partitioner(),
     producerIds: new ProducerIds(metadata),
     defaults: config.defaults,
@@ -138,6 +141,7 @@ export function startInProcessScheduler(config: ServerConfig, storage: Storage, 
         partitionLog: services.log,
         topics: services.topics,
         expireSessions: (now) => services.groups.coordinator.expireSessions(now),
+        transactions: services.transactions,
         options,
       }),
   });

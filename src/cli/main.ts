@@ -7,6 +7,7 @@
  *   kafka-log perf produce --topic orders --num-records 100000 --record-size 100 --throughput -1
  *   kafka-log acls --add --allow-principal User:alice --operation Read --topic orders
  *   kafka-log configs --entity-type users --entity-name alice --alter --add-config producer_byte_rate=1048576
+ *   kafka-log transactions find-hanging --topic orders
  * Errors print one line to stderr and exit non-zero (2 for a usage mistake, 1 otherwise).
  */
 import { KafkaClientError } from '../client/index.js';
@@ -19,6 +20,7 @@ import { groupsCommand } from './groups.js';
 import { perfCommand } from './perf.js';
 import { produceCommand } from './produce.js';
 import { topicsCommand } from './topics.js';
+import { transactionsCommand } from './transactions.js';
 
 const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help for more)
   topics   create | list | describe | alter | delete           (kafka-topics.sh)
@@ -28,6 +30,7 @@ const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help
   perf     produce | consume                                    (kafka-*-perf-test.sh)
   acls     --add | --remove | --list                            (kafka-acls.sh)
   configs  --entity-type users|clients --alter | --describe     (kafka-configs.sh, client quotas)
+  transactions list | describe | find-hanging | abort           (kafka-transactions.sh)
 ${CONNECTION_HELP}`;
 
 const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> = {
@@ -38,6 +41,7 @@ const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> 
   perf: perfCommand,
   acls: aclsCommand,
   configs: configsCommand,
+  transactions: transactionsCommand,
 };
 
 /** Runs one command line; resolves to the exit code. */

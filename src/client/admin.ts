@@ -3,7 +3,7 @@
  * and consumer groups over the server's Confluent v3 paths and their v3-style extensions.
  */
 import { KafkaClientError } from './errors.js';
-import { GroupAdmin } from './group-admin.js';
+import { TransactionAdmin } from './transaction-admin.js';
 import { retry } from './retry.js';
 import { enc, type Transport } from './transport.js';
 
@@ -176,7 +176,7 @@ const aclQuery = (f: AclFilter) => ({
   permission: f.permissionType,
 });
 
-export class Admin extends GroupAdmin {
+export class Admin extends TransactionAdmin {
   constructor(transport: Transport, config: AdminConfig = {}) {
     super(transport, (fn) =>
       retry(fn, { retries: config.retries ?? 5, initialBackoffMs: config.retryBackoffMs ?? 100, maxBackoffMs: config.retryBackoffMaxMs ?? 1000 }),

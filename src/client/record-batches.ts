@@ -5,7 +5,8 @@
  * the server stores, and verifies the CRC of every batch it reads, as a Kafka consumer does.
  */
 import { KafkaError } from '../wire/errors.js';
-import { CONTROL_FLAG_MASK, decodeRecordBatches, encodeRecordBatch } from '../wire/record-batch.js';
+import { CONTROL_FLAG_MASK, decodeRecordBatches, encodeRecordBatch, TRANSACTIONAL_FLAG_MASK } from '../wire/record-batch.js';
+import type { AbortedRange } from '../wire/protocol.js';
 import type { ConsumerRecord, EncodedRecord } from './codec.js';
 import { KafkaClientError } from './errors.js';
 
@@ -13,6 +14,8 @@ export interface BatchProducer {
   producerId: number;
   producerEpoch: number;
   baseSequence: number;
+  /** A transactional producer's batch (the attribute bit the server and read_committed readers go by). */
+  transactional?: boolean;
 }
 
 /** Size of a batch's fixed header: a batch of records takes this plus the records. */
@@ -31,7 +34,9 @@ export function encodeProducerBatch(
 ): Uint8Array {
   try {
     // partitionLeaderEpoch -1, as a Kafka producer writes it (the broker sets it).
-    const options = producer ? { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: producer.baseSequence } : {};
+    const options = producer
+      ? { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: producer.baseSequence, transactional: producer.transactional === true }
+      : {};
     return encodeRecordBatch(records as EncodedRecord[], { partitionLeaderEpoch: -1, compression, ...options });
   } catch (e) {
     throw asClientError(e, 'INVALID_RECORD', context);
@@ -39,13 +44,14 @@ export function encodeProducerBatch(
 }
 
 /**
- * The records of a fetch answer (whole batches, concatenated) from `fromOffset` on. Every batch's
+ * The records of a fetch answer (whole batches, concatenated) from `fromOffset` on, without the
+ * batches of `aborted` transactions (a read_committed fetch's). Every batch's
  * CRC is checked; a corrupt or truncated batch is CORRUPT_MESSAGE. The first batch may start
  * before `fromOffset` (records below it are skipped) and compacted batches may have offset gaps.
  * Control records (transaction markers) are not handed out. Keys, values and header values are
  * views of `bytes`, not copies; a null header value becomes an empty Buffer, as on the JSON path.
  */
-export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition: number, fromOffset: number): ConsumerRecord[] {
+export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition: number, fromOffset: number, aborted: AbortedRange[] = []): ConsumerRecord[] {
   let batches: ReturnType<typeof decodeRecordBatches>;
   try {
     batches = decodeRecordBatches(bytes);
@@ -54,8 +60,10 @@ export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition
   }
   const out: ConsumerRecord[] = [];
   for (const batch of batches) {
-    if ((batch.header.attributes & CONTROL_FLAG_MASK) !== 0) continue;
-    if (batch.header.baseOffset + batch.header.lastOffsetDelta < fromOffset) continue;
+    const { attributes, baseOffset, producerId } = batch.header;
+    if ((attributes & CONTROL_FLAG_MASK) !== 0) continue;
+    if (baseOffset + batch.header.lastOffsetDelta < fromOffset) continue;
+    if (aborted.length > 0 && (attributes & TRANSACTIONAL_FLAG_MASK) !== 0 && aborted.some((a) => a.producerId === producerId && baseOffset >= a.firstOffset && baseOffset <= a.lastOffset)) continue;
     for (const r of batch.records) {
       if (r.offset < fromOffset) continue;
       const headers: Record<string, Buffer | Buffer[]> = {};

@@ -17,6 +17,8 @@ export interface ServerConfig {
   scheduler: { intervalMs: number; options: { orphanGraceMs?: number; roundIntervalMs?: number } };
   /** Count storage operations and answer GET /debug/counters with them (the benchmark's BENCH_COUNTERS=1). */
   countOperations: boolean;
+  /** The transaction coordinator's bounds (Kafka's transaction.max.timeout.ms, transactional.id.expiration.ms). */
+  transactions: { maxTimeoutMs?: number; idExpirationMs?: number };
   security: SecurityConfig;
 }
 
@@ -97,6 +99,10 @@ const envSchema = z.object({
   ORPHAN_GRACE_MS: z.coerce.number().int().nonnegative().optional(),
   /** Kafka's log.retention.check.interval.ms: how often a round of partition maintenance starts (default 5 min). */
   LOG_RETENTION_CHECK_INTERVAL_MS: z.coerce.number().int().nonnegative().optional(),
+  /** Kafka's transaction.max.timeout.ms (default 15 min): the largest transaction.timeout.ms a producer may ask for. */
+  TRANSACTION_MAX_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
+  /** Kafka's transactional.id.expiration.ms (default 7 days). */
+  TRANSACTIONAL_ID_EXPIRATION_MS: z.coerce.number().int().positive().optional(),
   /** `npm run bench` sets 1 to read request counts from GET /debug/counters. */
   BENCH_COUNTERS: z.enum(['0', '1', 'false', 'true']).default('0'),
   /** A JSON auth config file: tokens, super.users, authorization (docs/security.md). */
@@ -138,6 +144,10 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
       },
     },
     countOperations: e.BENCH_COUNTERS === '1' || e.BENCH_COUNTERS === 'true',
+    transactions: {
+      ...(e.TRANSACTION_MAX_TIMEOUT_MS !== undefined ? { maxTimeoutMs: e.TRANSACTION_MAX_TIMEOUT_MS } : {}),
+      ...(e.TRANSACTIONAL_ID_EXPIRATION_MS !== undefined ? { idExpirationMs: e.TRANSACTIONAL_ID_EXPIRATION_MS } : {}),
+    },
     security: securityConfig(e),
   };
 }

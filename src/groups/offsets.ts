@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { KafkaError, isKafkaError } from '../wire/errors.js';
-import type { PartitionLog } from '../log/partition-log.js';
+import type { IsolationLevel, PartitionLog } from '../log/partition-log.js';
+import { lastStableOffset } from '../partition/partition-state.js';
 import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { OffsetRecord } from './offset-record.js';
@@ -119,6 +120,17 @@ export class GroupOffsets {
     );
   }
 
+  /**
+   * KIP-447's check of a transactional offset commit: the member must be in the group at this
+   * generation and own the partitions, as for its own commits; a zombie consumer is fenced.
+   */
+  async checkMember(groupId: string, memberId: string, generation: number, offsets: OffsetCommitEntry[]): Promise<void> {
+    const snap = await this.deps.coordinator.find(groupId);
+    if (!snap || snap.group.deletingSince !== undefined) throw unknownMember(groupId, memberId);
+    checkMemberCommit(snap.group, memberId, generation, offsets);
+  }
+
+  /** Writes offset records as they are (validation is the caller's); used by commit and reset. */
   /** The member holds every partition of `offsets` at its epoch, in the group as read now. */
   private async validate(groupId: string, memberId: string, req: OffsetCommitRequest, offsets = req.offsets): Promise<{ version: number; generation: number }> {
     const snap = await this.deps.coordinator.find(groupId);
@@ -132,17 +144,7 @@ export class GroupOffsets {
    * same record after an ambiguous outcome is harmless, so there is nothing to recognise.
    */
   async write(groupId: string, records: OffsetRecord[]): Promise<void> {
-    await Promise.all(
-      records.map((r) =>
-        optimisticUpdate<OffsetRecord, undefined>({
-          metadata: this.deps.metadata,
-          pk: groupPk(groupId),
-          sk: offsetSk(r.topic, r.partition),
-          giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent commits to ${r.topic}-${r.partition} of group ${groupId}; retry` },
-          decide: (item) => ({ write: { ...r, ...(item?.value.fence !== undefined && { fence: item.value.fence }) }, answer: () => undefined }),
-        }),
-      ),
-    );
+    await writeOffsetRecords(this.deps.metadata, groupId, records);
   }
 
   /** Committed offsets of a group, optionally of one topic; offsets of deleted topics are left out. */
@@ -167,10 +169,11 @@ export class GroupOffsets {
   /**
    * Where a consumer of the group starts on a partition: the committed offset when it lies within
    * [log start offset, high watermark], else per auto.offset.reset: earliest = log start offset,
-   * latest = high watermark, none = NO_OFFSET_FOR_PARTITION (nothing committed) or
-   * OFFSET_OUT_OF_RANGE (committed offset outside the log), as the Kafka consumer decides.
+   * latest = high watermark (the last stable offset for a read_committed consumer), none =
+   * NO_OFFSET_FOR_PARTITION (nothing committed) or OFFSET_OUT_OF_RANGE (committed offset outside
+   * the log), as the Kafka consumer decides.
    */
-  async position(groupId: string, topic: Topic, partition: number, reset: AutoOffsetReset, known?: OffsetRecord | null): Promise<Position> {
+  async position(groupId: string, topic: Topic, partition: number, reset: AutoOffsetReset, known?: OffsetRecord | null, isolation: IsolationLevel = 'read_uncommitted'): Promise<Position> {
     const committed = known === undefined ? await this.committedOffset(groupId, topic, partition) : (known ?? undefined);
     const state = await this.deps.log.state(topic, partition);
     if (committed && committed.offset >= state.logStartOffset && committed.offset <= state.highWatermark) {
@@ -185,7 +188,8 @@ export class GroupOffsets {
       }
       throw new KafkaError('NO_OFFSET_FOR_PARTITION', `Group ${groupId} has no committed offset for ${topic.name}-${partition} and auto.offset.reset is none`);
     }
-    return { offset: reset === 'earliest' ? state.logStartOffset : state.highWatermark, source: 'reset', ...(committed ? { committed } : {}) };
+    const latest = isolation === 'read_committed' ? lastStableOffset(state) : state.highWatermark;
+    return { offset: reset === 'earliest' ? state.logStartOffset : latest, source: 'reset', ...(committed ? { committed } : {}) };
   }
 
   /**
@@ -229,4 +233,19 @@ function checkMemberCommit(g: GroupRecord, memberId: string, generation: number 
     throw new KafkaError('ILLEGAL_GENERATION', `Member ${memberId} does not own ${o.topic}-${o.partition} in generation ${m.memberEpoch}`);
   }
   return m.memberEpoch;
+}
+
+/** GroupOffsets.write without a GroupOffsets (the transaction coordinator's commit writes offsets this way too). */
+export async function writeOffsetRecords(metadata: MetadataStore, groupId: string, records: OffsetRecord[]): Promise<void> {
+  await Promise.all(
+    records.map((r) =>
+      optimisticUpdate<OffsetRecord, undefined>({
+        metadata,
+        pk: groupPk(groupId),
+        sk: offsetSk(r.topic, r.partition),
+        giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent commits to ${r.topic}-${r.partition} of group ${groupId}; retry` },
+        decide: (item) => ({ write: { ...r, ...(item?.value.fence !== undefined && { fence: item.value.fence }) }, answer: () => undefined }),
+      }),
+    ),
+  );
 }

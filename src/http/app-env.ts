@@ -7,6 +7,7 @@ import type { ProducerIds } from '../producer/producer-ids.js';
 import type { Clock } from '../clock.js';
 import type { OperationCounts } from '../storage/counting-stores.js';
 import type { Purgatory } from '../timer/purgatory.js';
+import type { TransactionCoordinator } from '../transactions/index.js';
 import type { Resources } from './resources.js';
 
 /** What the HTTP layer is given by the composition root; it holds no state of its own. */
@@ -19,6 +20,8 @@ export interface AppServices {
   groups: GroupServices;
   partitioner: Partitioner;
   producerIds: ProducerIds;
+  /** Transactional producers: the transaction coordinator (src/transactions). */
+  transactions: TransactionCoordinator;
   defaults: { partitions: number; replicationFactor: number };
   limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number };
   /** Long-poll fetches wait here; this process's appends to a partition complete them (src/timer/delayed-fetch.ts). */

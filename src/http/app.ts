@@ -15,6 +15,7 @@ import { bodySizeLimit } from './request.js';
 import { Resources } from './resources.js';
 import { security } from './security.js';
 import { topicRoutes } from './topic-routes.js';
+import { transactionRoutes } from './transaction-routes.js';
 
 export interface AppOptions {
   /** Where unexpected errors are reported (the caller only ever sees a generic 500). */
@@ -79,6 +80,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   cluster.route('/', topicRoutes());
   cluster.route('/', recordRoutes());
   cluster.route('/', producerRoutes());
+  cluster.route('/', transactionRoutes());
   cluster.route('/', groupRoutes());
   cluster.route('/', aclRoutes());
   cluster.route('/', quotaRoutes());

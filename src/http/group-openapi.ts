@@ -130,6 +130,7 @@ export const groupPaths: Record<string, Json> = {
         query('topic_name', { type: 'string' }),
         query('partition_id', { type: 'integer', minimum: 0 }),
         query('auto_offset_reset', { enum: ['earliest', 'latest', 'none'] }, 'none fails with NO_OFFSET_FOR_PARTITION or OFFSET_OUT_OF_RANGE (416)'),
+        query('isolation_level', { enum: ['read_uncommitted', 'read_committed'] }, 'With auto_offset_reset=latest: read_committed starts at the last stable offset'),
       ],
       responses: { 200: json(obj({ kind: { const: 'KafkaConsumerGroupOffsetList' }, data: { type: 'array', items: offsetEntry } })), ...errors(400, 404, 416) },
     },

@@ -8,7 +8,7 @@ import { parseDuration, type ResetScope, type ResetStrategy } from '../groups/of
 import type { AutoOffsetReset } from '../groups/offsets.js';
 import type { AppEnv } from './app-env.js';
 import { GroupResources } from './group-resources.js';
-import { partitionParam, queryInt, readJson } from './request.js';
+import { parseIsolation, partitionParam, queryInt, readJson } from './request.js';
 import { allowed, allowedNames, authorize, authorizeAll } from './security.js';
 
 const partitionRef = z.object({ topic_name: z.string(), partition_id: z.number().int().nonnegative() });
@@ -224,11 +224,12 @@ export function groupRoutes(): Hono<AppEnv> {
     }
     if (!AUTO_OFFSET_RESET.includes(reset)) throw new KafkaError('BAD_REQUEST', 'auto_offset_reset must be earliest, latest or none');
     if (topicName === undefined) throw new KafkaError('BAD_REQUEST', 'auto_offset_reset needs topic_name');
+    const isolation = parseIsolation(c.req.query('isolation_level'));
     const topic = await topics.get(topicName);
     const ids = partition === undefined ? Array.from({ length: topic.partitionCount }, (_, p) => p) : [partition];
     const data = await Promise.all(
       ids.map(async (p) => {
-        const pos = await groups.offsets.position(groupId, topic, p, reset as AutoOffsetReset);
+        const pos = await groups.offsets.position(groupId, topic, p, reset as AutoOffsetReset, undefined, isolation);
         return r.offset(groupId, topic.name, p, pos.committed, pos);
       }),
     );

@@ -3,6 +3,7 @@
  * v3; operations v3 lacks are marked `x-extension: true`. Schemas are kept to what a client needs.
  */
 import { groupPaths } from './group-openapi.js';
+import { transactionPaths } from './transaction-openapi.js';
 import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
 import { securityPaths } from './security-openapi.js';
 
@@ -24,6 +25,12 @@ const partition = param('partition_id', 'path', { type: 'integer', minimum: 0 })
 const configName = param('name', 'path');
 const brokerId = param('broker_id', 'path', { type: 'integer', minimum: 0 });
 const body = (schema: Json) => ({ required: true, content: { 'application/json': { schema } } });
+const isolation = param(
+  'isolation_level',
+  'query',
+  { enum: ['read_uncommitted', 'read_committed'], default: 'read_uncommitted' },
+  "Kafka's isolation level: read_committed reads up to the last stable offset and leaves out aborted transactions (JSON), or answers their ranges in Kafka-Aborted-Transactions (record batches)",
+);
 const acks = param('acks', 'query', { enum: ['0', '1', 'all', '-1'], default: 'all' }, "Kafka's acks (extension): 0 answers before anything is durable (offset -1); 1 once the leader store has it; all once every in-sync replica store has it");
 
 const recordBatches = {
@@ -31,7 +38,7 @@ const recordBatches = {
     type: 'string',
     format: 'binary',
     description:
-      'One or more Kafka RecordBatch v2 (magic 2, uncompressed or gzip, not transactional), concatenated: the bytes a Kafka producer sends for a partition. An idempotent producer sets producerId, producerEpoch and baseSequence in the batch header.',
+      'One or more Kafka RecordBatch v2 (magic 2, uncompressed or gzip, no control batches), concatenated: the bytes a Kafka producer sends for a partition. An idempotent producer sets producerId, producerEpoch and baseSequence in the batch header; a transactional one also the transactional bit, with transactional_id in the query.',
   },
 };
 const intHeader = (description: string) => ({ schema: { type: 'integer' }, description });
@@ -158,6 +165,7 @@ const document = {
           partition,
           param('offset_type', 'query', { enum: ['earliest_and_latest', 'earliest', 'latest', 'timestamp'], default: 'earliest_and_latest' }),
           param('timestamp', 'query', { type: 'string' }, 'RFC 3339 date-time or epoch milliseconds (offset_type=timestamp)'),
+          param('isolation_level', 'query', { enum: ['read_uncommitted', 'read_committed'], default: 'read_uncommitted' }, 'latest is the last stable offset with read_committed'),
         ],
         responses: {
           200: json({
@@ -206,6 +214,7 @@ const document = {
             producer_id: { type: 'integer', description: 'Idempotent producer (extension): from producers:init; needs producer_epoch, sequences and a partition_id on every entry' },
             producer_epoch: { type: 'integer' },
             sequences: { type: 'array', items: { type: 'object', properties: { partition_id: { type: 'integer' }, base_sequence: { type: 'integer' } } } },
+            transactional_id: { type: 'string', description: "Transactional producer (extension): with producer_id, producer_epoch and sequences from transactions/{id}/init; the partitions join the id's transaction" },
           },
         }),
         responses: {
@@ -233,6 +242,7 @@ const document = {
           param('format', 'query', { enum: ['binary', 'string', 'json'], default: 'binary' }, 'How keys and values are shown'),
           param('min_bytes', 'query', { type: 'integer', minimum: 0, default: 0 }, "Kafka's fetch.min.bytes: wait until this many bytes are readable below the high watermark (with max_wait_ms)"),
           param('max_wait_ms', 'query', { type: 'integer', minimum: 0, default: 0 }, "Kafka's fetch.max.wait.ms: the longest wait for min_bytes, bounded by the server (MAX_FETCH_WAIT_MS, 25 s); then whatever there is is returned, possibly nothing"),
+          isolation,
         ],
         responses: {
           200: {
@@ -241,6 +251,12 @@ const document = {
               [FETCH_HEADERS.nextOffset]: intHeader('The offset to fetch next (record-batch answers)'),
               [FETCH_HEADERS.highWatermark]: intHeader('The high watermark (record-batch answers)'),
               [FETCH_HEADERS.logStartOffset]: intHeader('The log start offset (record-batch answers)'),
+              [FETCH_HEADERS.lastStableOffset]: intHeader('The last stable offset (record-batch answers)'),
+              [FETCH_HEADERS.abortedTransactions]: {
+                schema: { type: 'string' },
+                description:
+                  'read_committed record-batch answers: the aborted transactions among the batches, `producerId:firstOffset:lastOffset` comma-separated (lastOffset is the ABORT marker). Leave out transactional batches of that producer whose base offset is in [firstOffset, lastOffset]',
+              },
             },
             content: {
               'application/json': {
@@ -251,6 +267,7 @@ const document = {
                     next_offset: { type: 'integer' },
                     high_watermark: { type: 'integer' },
                     log_start_offset: { type: 'integer' },
+                    last_stable_offset: { type: 'integer' },
                   },
                 },
               },
@@ -263,7 +280,7 @@ const document = {
       post: {
         summary: "Produce Kafka record batches to one partition (Kafka's Produce for one partition): the batches are checked (CRC, offsets, sizes, keys of compacted topics) and stored as sent",
         'x-extension': true,
-        parameters: [cluster, topic, partition, acks],
+        parameters: [cluster, topic, partition, acks, param('transactional_id', 'query', { type: 'string' }, 'Required with (and only with) transactional batches: the producer must be the id\'s current one; the partition joins its transaction')],
         requestBody: { required: true, content: { [RECORD_BATCH_MEDIA_TYPE]: recordBatches, 'application/octet-stream': recordBatches } },
         responses: {
           200: json({
@@ -314,6 +331,7 @@ const document = {
     },
     ...groupPaths,
     ...securityPaths,
+    ...transactionPaths,
   } as Record<string, Json>,
   components: {
     securitySchemes: {
@@ -365,6 +383,7 @@ const document = {
           isr: { type: 'array', items: { type: 'integer' } },
           log_start_offset: { type: 'integer' },
           high_watermark: { type: 'integer' },
+          last_stable_offset: { type: 'integer', description: 'The first offset of the oldest open transaction, else the high watermark' },
           log_end_offset: { type: 'integer' },
         },
       },

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { KafkaError } from '../wire/errors.js';
 import type { BatchFetchResult } from '../log/partition-log.js';
 
-import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from '../wire/protocol.js';
+import { FETCH_HEADERS, formatAbortedTransactions, RECORD_BATCH_MEDIA_TYPE } from '../wire/protocol.js';
 
 /*
  * Kafka's own record format over HTTP (wire/protocol.ts): it spares both sides the JSON (and
@@ -31,5 +31,7 @@ export function recordBatchResponse(c: Context, result: BatchFetchResult): Respo
     [FETCH_HEADERS.nextOffset]: String(result.nextOffset),
     [FETCH_HEADERS.highWatermark]: String(result.highWatermark),
     [FETCH_HEADERS.logStartOffset]: String(result.logStartOffset),
+    [FETCH_HEADERS.lastStableOffset]: String(result.lastStableOffset),
+    ...(result.abortedTransactions ? { [FETCH_HEADERS.abortedTransactions]: formatAbortedTransactions(result.abortedTransactions) } : {}),
   });
 }

@@ -5,13 +5,14 @@ import type { AppendOptions, AppendOutcome } from '../log/partition-log.js';
 import type { Acks } from '../wire/protocol.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
 import type { LogRecord } from '../wire/record-batch.js';
+import { lastStableOffset } from '../partition/partition-state.js';
 import type { Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';
 import { produceRecordSchema, showRecord, toLogRecord, type DataType, type OutputFormat, type ProduceRecordBody } from './record-encoding.js';
 import { acceptsRecordBatches, recordBatchResponse, requireRecordBatchBody } from './record-batch-body.js';
-import { partitionParam, queryInt, readBody, readJson, readJsonValues } from './request.js';
+import { parseIsolation, partitionParam, queryInt, readBody, readJson, readJsonValues } from './request.js';
 import { authorize } from './security.js';
 
 const deleteRecordsSchema = z.object({ before_offset: z.number().int().min(-1) });
@@ -22,7 +23,10 @@ const batchSchema = z.object({
   producer_id: z.number().int().nonnegative().optional(),
   producer_epoch: z.number().int().nonnegative().optional(),
   sequences: z.array(z.object({ partition_id: z.number().int().nonnegative(), base_sequence: z.number().int().nonnegative() })).optional(),
+  // Extension: a transactional producer's id (with producer_id, producer_epoch and sequences).
+  transactional_id: z.string().min(1).optional(),
 });
+
 
 /** Kafka's acks as a query parameter (extension): 0, 1, all or -1; all is the default, as in Kafka 3. */
 function parseAcks(raw: string | undefined): Acks {
@@ -30,6 +34,11 @@ function parseAcks(raw: string | undefined): Acks {
   if (raw === '0') return 0;
   if (raw === '1') return 1;
   throw new KafkaError('INVALID_REQUIRED_ACKS', `acks must be 0, 1, all or -1 (got ${JSON.stringify(raw)})`);
+}
+
+/** As Kafka's broker: a transactional produce must wait for every in-sync replica. */
+function requireAcksAll(acks: Acks | undefined): void {
+  if (acks !== undefined && acks !== 'all') throw new KafkaError('INVALID_REQUIRED_ACKS', 'A transactional produce needs acks=all');
 }
 
 function producerOf(body: z.infer<typeof batchSchema>): AppendOptions['producer'] {
@@ -160,6 +169,13 @@ export function recordRoutes(): Hono<AppEnv> {
     const producer = producerOf(body);
     if (producer) options.producer = producer;
     const topic = await services.topics.get(c.req.param('topic'));
+    if (body.transactional_id !== undefined) {
+      if (!producer) throw new KafkaError('INVALID_REQUEST', 'A transactional batch needs producer_id, producer_epoch and sequences');
+      requireAcksAll(options.acks);
+      const partitions = [...new Set(body.entries.map((e) => e.partition_id!))].filter((p) => p < topic.partitionCount);
+      await services.transactions.verifyProduce(body.transactional_id, producer, partitions.map((partition) => ({ topic: topic.name, partition })));
+      producer.transactional = true;
+    }
     const results = await produce(services, topic, body.entries, options);
     const successes: unknown[] = [];
     const failures: unknown[] = [];
@@ -185,10 +201,17 @@ export function recordRoutes(): Hono<AppEnv> {
     const { config } = topic;
     const batches = validateProducedBatches(await readBody(c), { maxMessageBytes: config.maxMessageBytes, requireKeys: config.cleanupPolicy.compact });
     const options: AppendOptions = { acks };
+    const transactionalId = c.req.query('transactional_id');
     if (batches.producer) {
-      const { producerId, producerEpoch, baseSequence } = batches.producer;
-      options.producer = { producerId, producerEpoch, baseSequences: new Map([[partition, baseSequence]]) };
+      const { producerId, producerEpoch, baseSequence, transactional } = batches.producer;
+      options.producer = { producerId, producerEpoch, baseSequences: new Map([[partition, baseSequence]]), transactional };
     }
+    // As Kafka's ProduceRequest: transactional batches come with the transactional id, and only they do.
+    if ((transactionalId !== undefined) !== (batches.producer?.transactional === true)) {
+      throw new KafkaError('INVALID_REQUEST', 'Transactional batches need the transactional_id query parameter, and it takes only transactional batches');
+    }
+    if (transactionalId !== undefined) requireAcksAll(acks);
+    if (transactionalId !== undefined) await services.transactions.verifyProduce(transactionalId, batches.producer!, [{ topic: topic.name, partition }]);
     const outcome = (await services.log.append(topic, [{ partition, batches }], options)).get(partition)!;
     if (!outcome.ok) throw outcome.error;
     const { info } = outcome;
@@ -220,15 +243,18 @@ export function recordRoutes(): Hono<AppEnv> {
     const maxWaitMs = Math.min(queryInt(c.req.query('max_wait_ms'), 'max_wait_ms') ?? 0, services.limits.maxFetchWaitMs);
     const format = (c.req.query('format') ?? 'binary') as OutputFormat;
     if (!['binary', 'string', 'json'].includes(format)) throw new KafkaError('BAD_REQUEST', 'format must be binary, string or json');
+    const isolation = parseIsolation(c.req.query('isolation_level'));
     const read = acceptsRecordBatches(c)
       ? async () => {
-          const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1));
+          const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1), isolation);
           return { ...r, bytes: r.batches.byteLength };
         }
-      : () => services.log.read(topic, partition, offset, Math.max(maxBytes, 1));
+      : () => services.log.read(topic, partition, offset, Math.max(maxBytes, 1), isolation);
     let result: Awaited<ReturnType<typeof read>> = await read();
     if (result.bytes < minBytes && maxWaitMs > 0) {
-      let seen = { hw: result.highWatermark, lso: result.logStartOffset };
+      // A read_committed fetch waits on the LSO (markers move it without moving the HW).
+      const mark = (s: { highWatermark: number; logStartOffset: number; lastStableOffset: number }) => `${s.highWatermark}/${s.logStartOffset}/${s.lastStableOffset}`;
+      let seen = mark(result);
       const signal = c.req.raw.signal;
       try {
         result = await delayedFetch({
@@ -241,8 +267,9 @@ export function recordRoutes(): Hono<AppEnv> {
           // One state read per wake-up; the records are read again only when the HW (or start) moved.
           poll: async () => {
             const s = await services.log.state(topic, partition);
-            if (s.highWatermark === seen.hw && s.logStartOffset === seen.lso) return undefined;
-            seen = { hw: s.highWatermark, lso: s.logStartOffset };
+            const now = mark({ ...s, lastStableOffset: lastStableOffset(s) });
+            if (now === seen) return undefined;
+            seen = now;
             return read();
           },
         });
@@ -263,6 +290,7 @@ export function recordRoutes(): Hono<AppEnv> {
       next_offset: result.nextOffset,
       high_watermark: result.highWatermark,
       log_start_offset: result.logStartOffset,
+      last_stable_offset: result.lastStableOffset,
     });
     return c.body(Buffer.from(json), 200, { 'Content-Type': 'application/json' });
   });

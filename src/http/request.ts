@@ -2,6 +2,7 @@ import { isAscii } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { KafkaError } from '../wire/errors.js';
+import type { IsolationLevel } from '../log/partition-log.js';
 import type { AppEnv } from './app-env.js';
 
 /**
@@ -142,3 +143,10 @@ const nonNegativeInt = (raw: string | undefined, what: string): number | undefin
 
 export const partitionParam = (raw: string): number => nonNegativeInt(raw, 'partition_id')!;
 export const queryInt = nonNegativeInt;
+
+/** Kafka's isolation_level as a fetch (and list-offsets) query parameter; read_uncommitted is the default. */
+export function parseIsolation(raw: string | undefined): IsolationLevel {
+  if (raw === undefined || raw === 'read_uncommitted') return 'read_uncommitted';
+  if (raw === 'read_committed') return 'read_committed';
+  throw new KafkaError('BAD_REQUEST', `isolation_level must be read_uncommitted or read_committed (got ${JSON.stringify(raw)})`);
+}

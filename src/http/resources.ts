@@ -1,5 +1,5 @@
 import { TOPIC_CONFIG_DEFS, type TopicConfigName } from '../config/topic-configs.js';
-import type { PartitionState } from '../partition/partition-state.js';
+import { lastStableOffset, type PartitionState } from '../partition/partition-state.js';
 import type { Topic } from '../topics/topics.js';
 
 /** Builders of Confluent REST Proxy v3 resource shapes (`kind`, `metadata.self`, related links). */
@@ -144,6 +144,7 @@ export class Resources {
       replica_log_end_offsets: s.replicas.map((r) => ({ replica_id: r, log_end_offset: s.replicaLeo[String(r)] ?? 0 })),
       log_start_offset: s.logStartOffset,
       high_watermark: s.highWatermark,
+      last_stable_offset: lastStableOffset(s),
       log_end_offset: s.replicaLeo[String(s.leader)] ?? 0,
       size_in_bytes: s.sizeInBytes,
     };

@@ -6,7 +6,7 @@ import type { OffsetSpec } from '../log/partition-log.js';
 import { assignReplicas } from '../partition/partition-state.js';
 import type { AppEnv } from './app-env.js';
 import { parseTimestamp } from './record-encoding.js';
-import { readJson, partitionParam } from './request.js';
+import { parseIsolation, readJson, partitionParam } from './request.js';
 import { allowed, allowedNames, authorize } from './security.js';
 
 const createTopicSchema = z.object({
@@ -182,8 +182,10 @@ export function topicRoutes(): Hono<AppEnv> {
     const topic = await topics.get(c.req.param('topic'));
     const p = partitionParam(c.req.param('partition'));
     const type = c.req.query('offset_type') ?? 'earliest_and_latest';
+    // read_committed: latest is the last stable offset (Kafka's ListOffsets with isolation_level).
+    const isolation = parseIsolation(c.req.query('isolation_level'));
     if (type === 'earliest_and_latest') {
-      const [earliest, latest] = await Promise.all([log.listOffset(topic, p, 'earliest'), log.listOffset(topic, p, 'latest')]);
+      const [earliest, latest] = await Promise.all([log.listOffset(topic, p, 'earliest'), log.listOffset(topic, p, 'latest', isolation)]);
       const self = `${r.base}/topics/${topic.name}/partitions/${p}/offset`;
       return c.json({
         kind: 'KafkaPartitionWithOffsets',
@@ -202,7 +204,7 @@ export function topicRoutes(): Hono<AppEnv> {
       if (raw === undefined) throw new KafkaError('BAD_REQUEST', 'offset_type=timestamp needs a timestamp parameter');
       spec = { timestamp: /^-?\d+$/.test(raw) ? Number(raw) : parseTimestamp(raw, 0) };
     } else throw new KafkaError('BAD_REQUEST', 'offset_type must be earliest_and_latest, earliest, latest or timestamp');
-    const { offset, timestamp } = await log.listOffset(topic, p, spec);
+    const { offset, timestamp } = await log.listOffset(topic, p, spec, isolation);
     return c.json({
       kind: 'KafkaPartitionOffset',
       cluster_id: c.get('resources').clusterId,

@@ -6,21 +6,37 @@ import { withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
-import { OffsetIndex } from '../partition/offset-index.js';
+import { isAborted, OffsetIndex, type AbortedTransaction } from '../partition/offset-index.js';
 import { commitIdentity, commitToPartition, readPartitionState, stateFromItem, type CommitPlan, type CommitResult, type StateRead } from '../partition/partition-commit.js';
-import type { CommitRecord, PartitionState, ProducerBatch } from '../partition/partition-state.js';
-import { decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, type DecodedRecord } from '../wire/record-batch.js';
+import { lastStableOffset, type CommitRecord, type PartitionState, type ProducerBatch } from '../partition/partition-state.js';
+import { CONTROL_FLAG_MASK, decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, TRANSACTIONAL_FLAG_MASK, type DecodedRecord } from '../wire/record-batch.js';
+import { encodeMarkerBatch } from '../wire/control-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
 import type { Topic, TopicMeta } from '../topics/topics.js';
-import { INDEX_PREFIX, partitionPk, PRODUCER_META_SK, producerPk, STATE_SK } from '../storage/key-layout.js';
+import { ABORT_PREFIX, INDEX_PREFIX, newRequestObjectKey, partitionPk, PRODUCER_META_SK, producerPk, STATE_SK } from '../storage/key-layout.js';
 
 export type { PartitionAppend } from './request-object.js';
 
 
 export interface AppendOptions {
   acks?: Acks;
-  /** Set by idempotent producers: one base sequence per partition of the request. */
-  producer?: { producerId: number; producerEpoch: number; baseSequences: Map<number, number> };
+  /**
+   * Set by idempotent producers: one base sequence per partition of the request. A transactional
+   * producer's batches open a transaction in each partition (the caller has checked with the
+   * transaction coordinator that the partitions are in its ongoing transaction).
+   */
+  producer?: { producerId: number; producerEpoch: number; baseSequences: Map<number, number>; transactional?: boolean };
+}
+
+/** read_uncommitted reads up to the high watermark; read_committed up to the last stable offset, without aborted records. */
+export type IsolationLevel = 'read_uncommitted' | 'read_committed';
+
+/** What a transaction marker says (Kafka's WriteTxnMarkers entry for one partition). */
+export interface MarkerRequest {
+  type: 'COMMIT' | 'ABORT';
+  producerId: number;
+  producerEpoch: number;
+  coordinatorEpoch: number;
 }
 
 /** Kafka's LogAppendInfo, reduced to what a producer is told. */
@@ -46,6 +62,7 @@ export interface FetchResult {
   logStartOffset: number;
   /** Bytes of record batches read to answer (Kafka's fetch size accounting). */
   bytes: number;
+  lastStableOffset: number;
 }
 
 /** A fetch answered with stored batches (Kafka's Fetch response records field). */
@@ -55,6 +72,12 @@ export interface BatchFetchResult {
   nextOffset: number;
   highWatermark: number;
   logStartOffset: number;
+  lastStableOffset: number;
+  /**
+   * read_committed only: the aborted transactions with records among the batches (Kafka's
+   * FetchResponse aborted_transactions, with the marker offset too), for the consumer to filter.
+   */
+  abortedTransactions?: AbortedTransaction[];
 }
 
 export type OffsetSpec = 'earliest' | 'latest' | { timestamp: number };
@@ -124,7 +147,7 @@ export class PartitionLog {
   async append(topic: Topic, appends: PartitionAppend[], options: AppendOptions = {}): Promise<Map<number, AppendOutcome>> {
     const acks = options.acks ?? 'all';
     const now = this.deps.clock.now();
-    const request = buildRequestObject(topic, appends, now);
+    const request = buildRequestObject(topic, appends, now, options.producer?.transactional ? options.producer : undefined);
     const outcomes = new Map<number, AppendOutcome>([...request.rejected].map(([p, error]) => [p, { ok: false, error }]));
     if (request.runs.length === 0) return outcomes;
 
@@ -142,22 +165,8 @@ export class PartitionLog {
   }
 
   private async appendRuns(topic: Topic, request: RequestObject, acks: 1 | 'all', producer: AppendOptions['producer'], now: number): Promise<Map<number, AppendOutcome>> {
-    // One PUT per store per request, shared by every partition that needs that store.
-    const puts = new Map<number, Promise<boolean>>();
-    const putOnce = (r: number) => {
-      let p = puts.get(r);
-      if (!p) {
-        p = this.store(r)
-          .put(request.key, request.body)
-          .then(
-            () => true,
-            () => false,
-          );
-        puts.set(r, p);
-      }
-      return p;
-    };
-    if (producer) {
+    const putOnce = this.putOncePerStore(request);
+    if (producer && !producer.transactional) {
       const current = await this.producerEpochOf(producer.producerId);
       if (producer.producerEpoch < current) {
         const error = new KafkaError('INVALID_PRODUCER_EPOCH', `Producer ${producer.producerId} epoch ${producer.producerEpoch} is fenced by epoch ${current}`);
@@ -169,7 +178,7 @@ export class PartitionLog {
       request.runs.map(async (run) => {
         try {
           const batch = producer && this.producerBatch(producer, run);
-          outcomes.set(run.partition, await this.appendRun(topic, request, run, acks, batch, putOnce, now));
+          outcomes.set(run.partition, await this.appendRun(topic, request, run, acks, batch ? { batch } : {}, putOnce, now));
         } catch (e) {
           outcomes.set(run.partition, { ok: false, error: asKafkaError(e) });
         }
@@ -183,10 +192,11 @@ export class PartitionLog {
     request: RequestObject,
     run: PartitionRun,
     acks: 1 | 'all',
-    batch: ProducerBatch | undefined,
+    kind: { batch?: ProducerBatch; marker?: MarkerRequest },
     putOnce: (r: number) => Promise<boolean>,
     now: number,
   ): Promise<AppendOutcome> {
+    const { batch, marker } = kind;
     const p = run.partition;
     const pk = partitionPk(topic.name, p);
     const info = (baseOffset: number, lastOffset: number, logStartOffset: number, duplicate = false): AppendOutcome => ({
@@ -197,7 +207,7 @@ export class PartitionLog {
       const read = await this.readState(topic, p);
       const { state } = read;
       if (state.isr.length === 0) throw new KafkaError('LEADER_NOT_AVAILABLE', `${topic.name}-${p} has no in-sync replica`);
-      const guard = batch && this.sequenceGuard(topic, p, batch);
+      const guard = batch ? this.sequenceGuard(topic, p, batch) : marker ? markerGuard(marker) : undefined;
       const early = guard && (await guard.resolve(state));
       if (early) return info(early.baseOffset, early.lastOffset, state.logStartOffset, true);
       if (acks === 'all' && state.isr.length < topic.config.minInsyncReplicas) {
@@ -214,7 +224,15 @@ export class PartitionLog {
         continue;
       }
       const plan: CommitPlan = {
-        pending: { objectKey: request.key, start: run.start, end: run.end, recordCount: run.recordCount, maxTimestamp: run.maxTimestamp, ...(batch ? { producer: batch } : {}) },
+        pending: {
+          objectKey: request.key,
+          start: run.start,
+          end: run.end,
+          recordCount: run.recordCount,
+          maxTimestamp: run.maxTimestamp,
+          ...(batch ? { producer: batch } : {}),
+          ...(marker ? { marker: { type: marker.type, producerId: marker.producerId, producerEpoch: marker.producerEpoch } } : {}),
+        },
         leaderEpoch: state.leaderEpoch,
         holders: targets.filter((_, i) => written[i]),
         failedFollowers: targets.filter((_, i) => !written[i]),
@@ -258,6 +276,22 @@ export class PartitionLog {
   }
 
   /**
+   * Kafka's WriteTxnMarkers for one partition: appends a COMMIT or ABORT control batch that closes
+   * the producer's open transaction here, in the same conditional write that moves the LSO. It is
+   * idempotent: with no open transaction of that producer (the marker landed before, its answer
+   * lost; or the producer never wrote here) nothing is appended and the answer says so.
+   */
+  async writeMarker(topic: Topic, partition: number, marker: MarkerRequest): Promise<{ written: boolean; offset: number }> {
+    this.checkPartition(topic, partition);
+    const now = this.deps.clock.now();
+    const body = encodeMarkerBatch(marker, now);
+    const request: RequestObject = { key: newRequestObjectKey(topic.id, now), body, runs: [{ partition, start: 0, end: body.byteLength, recordCount: 1, maxTimestamp: now }], rejected: new Map() };
+    const outcome = await this.appendRun(topic, request, request.runs[0]!, 'all', { marker }, this.putOncePerStore(request), now);
+    if (!outcome.ok) throw outcome.error;
+    return { written: !outcome.info.duplicate, offset: outcome.info.baseOffset };
+  }
+
+  /**
    * acks=all is answered only once the high watermark covers the records, as Kafka's is. Every ISR
    * member took this commit's object, but a follower whose log has a hole below it (an acks=1 copy
    * lost with its process, or a failed put the ISR has not shrunk for yet) did not advance, so the
@@ -289,19 +323,20 @@ export class PartitionLog {
    * batch, so a consumer always progresses). Offsets outside [logStartOffset, HW] are
    * OFFSET_OUT_OF_RANGE, as in Kafka; offset = HW answers empty.
    */
-  async read(topic: TopicMeta, partition: number, offset: number, maxBytes: number): Promise<FetchResult> {
-    const { state, loaded } = await this.loadFrom(topic, partition, offset, maxBytes);
-    const hw = state.highWatermark;
+  async read(topic: TopicMeta, partition: number, offset: number, maxBytes: number, isolation: IsolationLevel = 'read_uncommitted'): Promise<FetchResult> {
+    const { state, loaded, upper } = await this.loadFrom(topic, partition, offset, maxBytes, isolation);
+    const hw = upper;
+    const aborted = isolation === 'read_committed' && loaded.length > 0 ? await this.index.abortedTransactions(topic.name, partition, state, offset, upper) : [];
     const records: DecodedRecord[] = [];
     let bytes = 0;
     for (const { entry, data } of loaded) {
       bytes += data.byteLength;
-      for (const r of decodeEntry(entry, data)) if (r.offset >= offset && r.offset < hw) records.push(r);
+      for (const r of decodeEntry(entry, data, aborted)) if (r.offset >= offset && r.offset < hw) records.push(r);
     }
     // A compacted entry has gaps (even no record at all): the next fetch starts after the last entry read.
     const lastEntry = loaded.at(-1)?.entry;
     const nextOffset = Math.max(records.length > 0 ? records.at(-1)!.offset + 1 : offset, lastEntry ? Math.min(hw, lastEntry.lastOffset + 1) : offset);
-    return { records, nextOffset, highWatermark: hw, logStartOffset: state.logStartOffset, bytes };
+    return { records, nextOffset, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset, bytes, lastStableOffset: lastStableOffset(state) };
   }
 
   /**
@@ -310,9 +345,9 @@ export class PartitionLog {
    * may start before `offset` (the consumer skips what it did not ask for); batches reaching the HW
    * are left out. CRCs are not checked here: the consumer checks them, as Kafka's consumer does.
    */
-  async readBatches(topic: TopicMeta, partition: number, offset: number, maxBytes: number): Promise<BatchFetchResult> {
-    const { state, loaded } = await this.loadFrom(topic, partition, offset, maxBytes);
-    const hw = state.highWatermark;
+  async readBatches(topic: TopicMeta, partition: number, offset: number, maxBytes: number, isolation: IsolationLevel = 'read_uncommitted'): Promise<BatchFetchResult> {
+    const { state, loaded, upper } = await this.loadFrom(topic, partition, offset, maxBytes, isolation);
+    const hw = upper;
     const parts: Uint8Array[] = [];
     let nextOffset = offset;
     for (const { entry, data } of loaded) {
@@ -333,32 +368,38 @@ export class PartitionLog {
       // A compacted entry may end in removed records: the next fetch starts after the entry.
       nextOffset = Math.max(nextOffset, Math.min(hw, entry.lastOffset + 1));
     }
-    return { batches: joinViews(parts), nextOffset, highWatermark: hw, logStartOffset: state.logStartOffset };
+    const result: BatchFetchResult = { batches: joinViews(parts), nextOffset, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset, lastStableOffset: lastStableOffset(state) };
+    if (isolation === 'read_committed') {
+      result.abortedTransactions = nextOffset > offset ? await this.index.abortedTransactions(topic.name, partition, state, offset, nextOffset) : [];
+    }
+    return result;
   }
 
   /** Loads the index entries (and their bytes) a fetch from `offset` answers with; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
-  private async loadFrom(topic: TopicMeta, partition: number, offset: number, maxBytes: number) {
+  private async loadFrom(topic: TopicMeta, partition: number, offset: number, maxBytes: number, isolation: IsolationLevel) {
     const state = await this.state(topic, partition);
     const hw = state.highWatermark;
+    // read_committed stops at the LSO; an offset between the LSO and the HW is valid and answers empty, as in Kafka.
+    const upper = isolation === 'read_committed' ? lastStableOffset(state) : hw;
     if (!Number.isSafeInteger(offset) || offset < state.logStartOffset || offset > hw) {
       throw new KafkaError(
         'OFFSET_OUT_OF_RANGE',
         `Offset ${offset} is out of range for ${topic.name}-${partition}: the log holds [${state.logStartOffset}, ${hw})`,
       );
     }
-    if (offset === hw) return { state, loaded: [] };
-    const entries = await this.index.entriesFrom(topic.name, partition, state, offset, hw, maxBytes);
-    return { state, loaded: await this.load(state, entries) };
+    if (offset >= upper) return { state, loaded: [], upper };
+    const entries = await this.index.entriesFrom(topic.name, partition, state, offset, upper, maxBytes);
+    return { state, loaded: await this.load(state, entries), upper };
   }
 
   /**
    * Kafka's ListOffsets: earliest = log start offset, latest = high watermark, by timestamp = the
    * first offset whose timestamp is >= t (offset -1 when there is none, as Kafka answers).
    */
-  async listOffset(topic: TopicMeta, partition: number, spec: OffsetSpec): Promise<{ offset: number; timestamp: number }> {
+  async listOffset(topic: TopicMeta, partition: number, spec: OffsetSpec, isolation: IsolationLevel = 'read_uncommitted'): Promise<{ offset: number; timestamp: number }> {
     const state = await this.state(topic, partition);
     if (spec === 'earliest') return { offset: state.logStartOffset, timestamp: -1 };
-    if (spec === 'latest') return { offset: state.highWatermark, timestamp: -1 };
+    if (spec === 'latest') return { offset: isolation === 'read_committed' ? lastStableOffset(state) : state.highWatermark, timestamp: -1 };
     const t = spec.timestamp;
     for await (const entry of this.index.scan(topic.name, partition, topic.id, state.logStartOffset, state.highWatermark, (e) => withinEpoch(state.epochHistory, e))) {
       if (entry.maxTimestamp < t) continue;
@@ -378,7 +419,10 @@ export class PartitionLog {
     for (let p = 0; p < topic.partitionCount; p++) {
       const pk = partitionPk(topic.name, p);
       for (;;) {
-        const items = await this.deps.metadata.query<CommitRecord>(pk, { beginsWith: INDEX_PREFIX, limit: 100 });
+        const items = [
+          ...(await this.deps.metadata.query<CommitRecord>(pk, { beginsWith: INDEX_PREFIX, limit: 100 })),
+          ...(await this.deps.metadata.query<CommitRecord>(pk, { beginsWith: ABORT_PREFIX, limit: 100 })),
+        ];
         const own = items.filter((i) => i.value.topicId === topic.id);
         await Promise.all(own.map((i) => this.deps.metadata.delete(pk, i.sk)));
         if (items.length < 100 || own.length === 0) break;
@@ -479,6 +523,24 @@ export class PartitionLog {
     throw new KafkaError('KAFKA_STORAGE_ERROR', 'No replica store could serve the read; retry later', { cause: lastError });
   }
 
+  /** One PUT per store per request, shared by every partition that needs that store; resolves to whether it landed. */
+  private putOncePerStore(request: RequestObject): (r: number) => Promise<boolean> {
+    const puts = new Map<number, Promise<boolean>>();
+    return (r) => {
+      let put = puts.get(r);
+      if (!put) {
+        put = this.store(r)
+          .put(request.key, request.body)
+          .then(
+            () => true,
+            () => false,
+          );
+        puts.set(r, put);
+      }
+      return put;
+    };
+  }
+
   private get commitDeps() {
     return {
       metadata: this.deps.metadata,
@@ -496,7 +558,13 @@ export class PartitionLog {
   private producerBatch(producer: NonNullable<AppendOptions['producer']>, run: PartitionRun): ProducerBatch {
     const baseSequence = producer.baseSequences.get(run.partition);
     if (baseSequence === undefined) throw new KafkaError('INVALID_REQUEST', `An idempotent request needs a base sequence for partition ${run.partition}`);
-    return { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence, lastSequence: baseSequence + run.recordCount - 1 };
+    return {
+      producerId: producer.producerId,
+      producerEpoch: producer.producerEpoch,
+      baseSequence,
+      lastSequence: baseSequence + run.recordCount - 1,
+      ...(producer.transactional ? { transactional: true } : {}),
+    };
   }
 
   private async producerEpochOf(producerId: number): Promise<number> {
@@ -577,11 +645,30 @@ function joinViews(parts: Uint8Array[]): Uint8Array {
   return Buffer.concat(parts);
 }
 
-/** A committed run's records with absolute offsets (batches carry offsets relative to the run). */
-function decodeEntry(entry: CommitRecord, data: Uint8Array): DecodedRecord[] {
+/**
+ * A committed run's records with absolute offsets (batches carry offsets relative to the run).
+ * Control batches (transaction markers) are never records to a reader; the batches of `aborted`
+ * transactions are left out (read_committed).
+ */
+function decodeEntry(entry: CommitRecord, data: Uint8Array, aborted: AbortedTransaction[] = []): DecodedRecord[] {
   const out: DecodedRecord[] = [];
-  for (const batch of decodeRecordBatches(data)) for (const r of batch.records) out.push({ ...r, offset: entry.baseOffset + r.offset });
+  for (const batch of decodeRecordBatches(data)) {
+    const { attributes, producerId } = batch.header;
+    if (attributes & CONTROL_FLAG_MASK) continue;
+    const base = entry.baseOffset + batch.header.baseOffset;
+    if (aborted.length > 0 && attributes & TRANSACTIONAL_FLAG_MASK && isAborted(aborted, producerId, base)) continue;
+    for (const r of batch.records) out.push({ ...r, offset: entry.baseOffset + r.offset });
+  }
   return out;
+}
+
+/** A marker's guard: nothing to write when the producer has no open transaction of its epoch or older here. */
+function markerGuard(marker: MarkerRequest) {
+  const check = (s: PartitionState) => {
+    const open = s.openTxns?.[String(marker.producerId)];
+    return !open || open.producerEpoch > marker.producerEpoch ? { baseOffset: -1, lastOffset: -1 } : undefined;
+  };
+  return { check, resolve: async (s: PartitionState) => check(s) };
 }
 
 export function asKafkaError(e: unknown): KafkaError {

@@ -25,7 +25,7 @@ export interface ProducedBatches {
   minTimestamp: number;
   maxTimestamp: number;
   /** Set when the batches come from an idempotent producer (producerId >= 0). */
-  producer?: { producerId: number; producerEpoch: number; baseSequence: number };
+  producer?: { producerId: number; producerEpoch: number; baseSequence: number; transactional: boolean };
 }
 
 export interface ProducedBatchRules {
@@ -41,8 +41,8 @@ const invalid = (message: string) => new KafkaError('INVALID_RECORD', message);
  * Checks every batch of `bytes` (one or more concatenated v2 batches) and rewrites, in place, what
  * the broker owns: base offsets (relative to the run), and a max timestamp that does not match the
  * records (then the CRC), as Kafka corrects it (LogAppendTime topics are stamped at append time, by
- * the request object). Throws CORRUPT_MESSAGE (bad CRC, truncated or malformed bytes), INVALID_RECORD (inconsistent offsets, a missing key on a compacted topic, control or
- * transactional batches), UNSUPPORTED_COMPRESSION_TYPE (snappy, lz4, zstd: gzip and uncompressed
+ * the request object). Throws CORRUPT_MESSAGE (bad CRC, truncated or malformed bytes), INVALID_RECORD (inconsistent offsets, a missing key on a compacted topic, control
+ * batches), UNSUPPORTED_COMPRESSION_TYPE (snappy, lz4, zstd: gzip and uncompressed
  * batches are taken, and stored compressed as sent), or MESSAGE_TOO_LARGE (a batch above
  * max.message.bytes); nothing is appended then.
  */
@@ -65,7 +65,8 @@ export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchR
     if (end > bytes.byteLength) throw corrupt(`Truncated batch at byte ${position}: needs ${size} bytes, ${bytes.byteLength - position} present`);
     if (size > rules.maxMessageBytes) throw new KafkaError('MESSAGE_TOO_LARGE', `The record batch at byte ${position} is ${size} bytes, larger than max.message.bytes (${rules.maxMessageBytes})`);
     if (crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, end)) !== header.crc) throw corrupt(`CRC mismatch in the record batch at byte ${position}`);
-    if (header.attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK)) throw invalid('Transactional and control batches are not supported');
+    // Markers are the transaction coordinator's to write, never a producer's (as Kafka refuses them from clients).
+    if (header.attributes & CONTROL_FLAG_MASK) throw invalid('Control batches (transaction markers) cannot be produced');
     if (header.recordCount <= 0 || header.lastOffsetDelta + 1 !== header.recordCount) {
       throw invalid(`Inconsistent batch at byte ${position}: ${header.recordCount} records for offset deltas 0..${header.lastOffsetDelta}`);
     }
@@ -84,13 +85,18 @@ export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchR
 /** All batches of a request share one producer (or none), and their sequences follow on. */
 function checkProducer(header: BatchHeader, before: ProducedBatches['producer'], recordsBefore: number, position: number): ProducedBatches['producer'] {
   const idempotent = header.producerId >= 0;
+  const transactional = (header.attributes & TRANSACTIONAL_FLAG_MASK) !== 0;
+  if (transactional && !idempotent) throw invalid(`The transactional batch at byte ${position} has no producer id`);
   if (recordsBefore === 0) {
     if (!idempotent) return undefined;
     if (header.producerEpoch < 0 || header.baseSequence < 0) throw invalid(`The batch of producer ${header.producerId} needs a producer epoch and a base sequence`);
-    return { producerId: header.producerId, producerEpoch: header.producerEpoch, baseSequence: header.baseSequence };
+    return { producerId: header.producerId, producerEpoch: header.producerEpoch, baseSequence: header.baseSequence, transactional };
   }
   const same = before
-    ? header.producerId === before.producerId && header.producerEpoch === before.producerEpoch && header.baseSequence === before.baseSequence + recordsBefore
+    ? header.producerId === before.producerId &&
+      header.producerEpoch === before.producerEpoch &&
+      header.baseSequence === before.baseSequence + recordsBefore &&
+      transactional === before.transactional
     : !idempotent;
   if (!same) throw invalid(`The batch at byte ${position} does not continue the request's producer id, epoch and sequence`);
   return before;

@@ -8,6 +8,17 @@ import { newRequestObjectKey } from '../storage/key-layout.js';
 /** A partition's records to append: records to encode, or batches a producer sent already encoded (and validated). */
 export type PartitionAppend = { partition: number; records: LogRecord[] } | { partition: number; batches: ProducedBatches };
 
+/**
+ * The producer fields the server writes into batches it encodes from JSON records: a transactional
+ * producer's batches must carry them, as read_committed readers tell aborted batches by producer id.
+ */
+export interface HeaderProducer {
+  producerId: number;
+  producerEpoch: number;
+  baseSequences: Map<number, number>;
+  transactional?: boolean;
+}
+
 /** One partition's run of batches inside a request object. */
 export interface PartitionRun {
   partition: number;
@@ -30,7 +41,7 @@ export interface RequestObject {
  * stay within max.message.bytes), partition runs end to end. Batches carry offsets relative to
  * their run (0, n1, n1+n2, ...): absolute offsets are only assigned by the commit.
  */
-export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now: number): RequestObject {
+export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now: number, producer?: HeaderProducer): RequestObject {
   const rejected = new Map<number, KafkaError>();
   const encoded: { partition: number; batches: Uint8Array[]; recordCount: number; maxTimestamp: number }[] = [];
   for (const append of appends) {
@@ -63,8 +74,13 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
       const stamped = logAppendTime ? records.map((r) => ({ ...r, timestamp: now })) : records;
       let recordCount = 0;
       const batches: Uint8Array[] = [];
+      const baseSequence = producer?.baseSequences.get(partition);
       for (const chunk of chunkRecords(stamped, topic.config.maxMessageBytes)) {
-        batches.push(encodeRecordBatch(chunk, { baseOffset: recordCount, logAppendTime, compression: storedCompression(topic) }));
+        const header =
+          producer && baseSequence !== undefined
+            ? { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: baseSequence + recordCount, transactional: producer.transactional === true }
+            : {};
+        batches.push(encodeRecordBatch(chunk, { baseOffset: recordCount, logAppendTime, compression: storedCompression(topic), ...header }));
         recordCount += chunk.length;
       }
       encoded.push({ partition, batches, recordCount, maxTimestamp: logAppendTime ? now : max });

@@ -1,4 +1,6 @@
-import { decodeRecordBatches, encodeRecordBatch, RECORD_BATCH_OVERHEAD, type DecodedRecord } from '../wire/record-batch.js';
+import { isAborted, OffsetIndex, type AbortedTransaction } from '../partition/offset-index.js';
+import { lastStableOffset } from '../partition/partition-state.js';
+import { CONTROL_FLAG_MASK, decodeRecordBatches, encodeRecordBatch, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, setBaseOffset, TRANSACTIONAL_FLAG_MASK, type DecodedRecord } from '../wire/record-batch.js';
 import { storedCompression } from '../log/request-object.js';
 import { recordSizeUpperBound } from '../wire/record-size.js';
 import type { Topic } from '../topics/topics.js';
@@ -27,6 +29,12 @@ import { CLEANER_SK, partitionPk } from '../storage/key-layout.js';
  *   (KIP-534's delete horizon). The checkpoint keeps one record per cleaning {from, upTo, at}; a
  *   tombstone in [from, upTo) may go once at + delete.retention.ms has passed. Records of pruned
  *   cleanings are past their horizon by construction.
+ * - Transactions, as Kafka's cleaner treats them: nothing at or past the last stable offset is
+ *   cleaned; the records of aborted transactions are removed (and never shadow a committed value
+ *   of their key); committed transactional records are compacted as any other. A transaction
+ *   marker is kept, as its own control batch, for delete.retention.ms after the cleaning that first
+ *   saw it (as a tombstone is), then removed: readers need no marker (the LSO and the aborted
+ *   transactions index live in the metadata).
  * - The output is swapped in piece by piece (segment-writer.ts), conditionally, so a concurrent
  *   produce is never lost; the checkpoint moves after the swap, so a pass that dies in between is
  *   redone (cleaning is idempotent).
@@ -78,7 +86,12 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
   const pk = partitionPk(topic.name, view.partition);
   const item = await deps.metadata.get<CleanerCheckpoint>(pk, CLEANER_SK);
   const checkpoint: CleanerCheckpoint = item?.value.topicId === topic.id ? item.value : { topicId: topic.id, cleanedTo: 0, cleanings: [] };
-  const stable = view.entries.slice(0, view.stableCount);
+  // Open transactions may still commit or abort: the cleanable log ends before the LSO.
+  const lso = lastStableOffset(view.state);
+  let stableEnd = view.stableCount;
+  while (stableEnd > 0 && view.entries[stableEnd - 1]!.entry.lastOffset >= lso) stableEnd--;
+  const stable = view.entries.slice(0, stableEnd);
+  const aborted = stable.length > 0 ? await new OffsetIndex(deps.metadata).abortedTransactions(topic.name, view.partition, view.state, view.state.logStartOffset, stable.at(-1)!.entry.lastOffset + 1) : [];
   const firstDirty = Math.max(checkpoint.cleanedTo, view.state.logStartOffset);
 
   // Entries [0, dirtyStart) are clean, [dirtyStart, end) dirty and cleanable.
@@ -115,7 +128,7 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
     for (let k = 0; k < chunk.length; k++) {
       if (mapped + k > dirtyStart && mappedBytes + entryBytes(chunk[k]!.entry) > deps.maxCleanBytes) break;
       mappedBytes += entryBytes(chunk[k]!.entry);
-      for (const r of recordsOf(chunk[k]!, datas[k]!)) if (r.key !== null) latest.set(keyString(r.key), r.offset);
+      for (const r of recordsOf(chunk[k]!, datas[k]!, aborted)) if (!isMarker(r) && r.key !== null) latest.set(keyString(r.key), r.offset);
       taken++;
     }
     mapped += taken;
@@ -130,7 +143,13 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
 
   /** The cleaning that first saw the record at `offset` (this one, for the dirty tail). */
   const cleaningOf = (offset: number) => (offset >= firstDirty ? newCleaning : cleanings.find((x) => offset >= x.from && offset < x.upTo));
-  const keep = (r: DecodedRecord): boolean => {
+  const keep = (r: CleanedRecord): boolean => {
+    if (isMarker(r)) {
+      const cleaning = cleaningOf(r.offset);
+      if (!cleaning || (cleaning !== newCleaning && cleaning.at + cfg.deleteRetentionMs <= now)) return false;
+      cleaning.tombstones++; // held for its horizon as a tombstone is
+      return true;
+    }
     if (r.key === null) return false;
     const newest = latest.get(keyString(r.key));
     if (newest !== undefined && newest > r.offset) return false;
@@ -151,7 +170,7 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
   let pieces: Piece[] = [];
   let segmentSize = 0;
   let run: EntryItem[] = [];
-  let kept: DecodedRecord[] = [];
+  let kept: CleanedRecord[] = [];
   let keptBytes = 0;
   let dropped = 0;
   const flushSegment = async () => {
@@ -170,8 +189,8 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
     // A single entry that lost nothing stays as it is.
     if (dropped > 0 || run.length > 1) {
       const batches = encodePiece(run[0]!.entry.baseOffset, run.at(-1)!.entry.lastOffset, kept, cfg.maxMessageBytes, storedCompression(topic));
-      const maxTimestamp = kept.length > 0 ? kept.reduce((m, r) => Math.max(m, r.timestamp), -1) : undefined;
-      pieces.push({ replaced: run, entry: coverOf(run, topic, { recordCount: kept.length, ...(maxTimestamp !== undefined ? { maxTimestamp } : {}) }), batches });
+      const maxTimestamp = kept.length > 0 ? kept.reduce((m, r) => Math.max(m, isMarker(r) ? -1 : r.timestamp), -1) : undefined;
+      pieces.push({ replaced: run, entry: coverOf(run, topic, { recordCount: kept.length, ...(maxTimestamp !== undefined && maxTimestamp >= 0 ? { maxTimestamp } : {}) }), batches });
       segmentSize += batches.reduce((n, b) => n + b.byteLength, 0);
       outcome.recordsRemoved += dropped;
     }
@@ -185,13 +204,14 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
     const chunk = stable.slice(i, Math.min(cleanEnd, i + LOAD_CHUNK));
     const datas = await loadEntries(deps.stores, view.state, chunk.map((c) => c.entry));
     for (let k = 0; k < chunk.length; k++) {
-      const records = recordsOf(chunk[k]!, datas[k]!);
+      const records = recordsOf(chunk[k]!, datas[k]!, aborted);
       if (run.length > 0 && keptBytes > 0 && keptBytes + entryBytes(chunk[k]!.entry) > deps.entryBytes) await flushPiece();
       run.push(chunk[k]!);
+      dropped += abortedCount(chunk[k]!, datas[k]!, aborted);
       for (const r of records) {
         if (keep(r)) {
           kept.push(r);
-          keptBytes += recordSizeUpperBound(r);
+          keptBytes += isMarker(r) ? r.marker.byteLength : recordSizeUpperBound(r);
         } else dropped++;
       }
     }
@@ -211,29 +231,69 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
   return outcome;
 }
 
-function recordsOf(item: EntryItem, data: Uint8Array): DecodedRecord[] {
-  const out: DecodedRecord[] = [];
-  for (const batch of decodeRecordBatches(data)) for (const r of batch.records) out.push({ ...r, offset: item.entry.baseOffset + r.offset });
+/** A transaction marker kept by a cleaning: its control batch as stored, at its absolute offset. */
+interface KeptMarker {
+  marker: Uint8Array;
+  offset: number;
+}
+
+type CleanedRecord = DecodedRecord | KeptMarker;
+
+const isMarker = (r: CleanedRecord): r is KeptMarker => 'marker' in r;
+
+/** An entry's records with absolute offsets, without aborted transactions' batches; markers as whole batches. */
+function recordsOf(item: EntryItem, data: Uint8Array, aborted: AbortedTransaction[]): CleanedRecord[] {
+  const out: CleanedRecord[] = [];
+  let at = 0;
+  for (const batch of decodeRecordBatches(data)) {
+    const { attributes, producerId } = batch.header;
+    const base = item.entry.baseOffset + batch.header.baseOffset;
+    const size = LOG_OVERHEAD + batch.header.batchLength;
+    if (attributes & CONTROL_FLAG_MASK) out.push({ marker: data.slice(at, at + size), offset: base });
+    else if (!(attributes & TRANSACTIONAL_FLAG_MASK && isAborted(aborted, producerId, base))) {
+      for (const r of batch.records) out.push({ ...r, offset: item.entry.baseOffset + r.offset });
+    }
+    at += size;
+  }
   return out;
+}
+
+/** How many records of an entry belong to aborted transactions (all removed by the cleaning). */
+function abortedCount(item: EntryItem, data: Uint8Array, aborted: AbortedTransaction[]): number {
+  if (aborted.length === 0) return 0;
+  let n = 0;
+  for (const batch of decodeRecordBatches(data)) {
+    const { attributes, producerId } = batch.header;
+    if (!(attributes & CONTROL_FLAG_MASK) && attributes & TRANSACTIONAL_FLAG_MASK && isAborted(aborted, producerId, item.entry.baseOffset + batch.header.baseOffset)) n += batch.records.length;
+  }
+  return n;
 }
 
 /**
  * Kept records as batches relative to `base`, each within max.message.bytes, keeping their
- * offsets; a piece with no record left is one empty batch spanning it (Kafka keeps empty batches
- * for the same reason: the offsets they covered stay accounted for).
+ * offsets; a kept marker stays its own control batch. A piece with no record left is one empty
+ * batch spanning it (Kafka keeps empty batches for the same reason: the offsets they covered stay
+ * accounted for).
  */
-function encodePiece(base: number, lastOffset: number, records: DecodedRecord[], maxMessageBytes: number, compression: 'none' | 'gzip'): Uint8Array[] {
+function encodePiece(base: number, lastOffset: number, records: CleanedRecord[], maxMessageBytes: number, compression: 'none' | 'gzip'): Uint8Array[] {
   if (records.length === 0) return [encodeRecordBatch([], { baseOffset: 0, lastOffsetDelta: lastOffset - base })];
   const batches: Uint8Array[] = [];
   let chunk: DecodedRecord[] = [];
   let size = RECORD_BATCH_OVERHEAD;
   const flush = () => {
+    if (chunk.length === 0) return;
     const first = chunk[0]!.offset;
     batches.push(encodeRecordBatch(chunk, { baseOffset: first - base, offsetDeltas: chunk.map((r) => r.offset - first), compression }));
     chunk = [];
     size = RECORD_BATCH_OVERHEAD;
   };
   for (const r of records) {
+    if (isMarker(r)) {
+      flush();
+      setBaseOffset(r.marker, 0, r.offset - base); // outside the CRC
+      batches.push(r.marker);
+      continue;
+    }
     const n = recordSizeUpperBound(r);
     if (chunk.length > 0 && size + n > maxMessageBytes) flush();
     chunk.push(r);

@@ -3,7 +3,7 @@ import type { CommitRecord } from '../partition/partition-state.js';
 import type { Topic } from '../topics/topics.js';
 import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
 import { entryBytes, type PartitionView } from './partition-view.js';
-import { INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
+import { ABORT_PREFIX, abortSk, INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
 
 /**
  * Retention of cleanup.policy=delete (Kafka's deleteOldSegments), on index entries instead of
@@ -87,4 +87,15 @@ export async function removeEntriesBelowLogStart(metadata: MetadataStore, topic:
     if (page.length < 100 || removed >= limit) return removed;
     after = page.at(-1)!.sk;
   }
+}
+
+/**
+ * Deletes the aborted-transaction items whose ABORT marker lies below the log start offset: no
+ * fetch reads that far back any more. Idempotent; returns how many went.
+ */
+export async function removeAbortedBelowLogStart(metadata: MetadataStore, topic: Topic, partition: number, logStartOffset: number): Promise<number> {
+  const pk = partitionPk(topic.name, partition);
+  const items = await metadata.query(pk, { gte: ABORT_PREFIX, lt: abortSk(logStartOffset), limit: 1000 });
+  await Promise.all(items.map((i) => metadata.delete(pk, i.sk)));
+  return items.length;
 }

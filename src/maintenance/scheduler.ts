@@ -9,11 +9,12 @@ import { TopicRegistry, type Topic } from '../topics/topics.js';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem, ObjectStore } from '../storage/ports.js';
 import { DurableTimers, type TimerHandler } from '../timer/durable-timers.js';
+import { createTransactionCoordinator, type TransactionCoordinator } from '../transactions/index.js';
 import { compactPartition } from './compaction.js';
 import { maintenanceOptions, type MaintenanceOptions } from './maintenance-options.js';
 import { DELETE_OBJECTS_KIND, deleteObjects, sweepDue, sweepTopic } from './object-gc.js';
 import { loadPartitionView, type PartitionView } from './partition-view.js';
-import { applyRetention, removeEntriesBelowLogStart } from './retention.js';
+import { applyRetention, removeAbortedBelowLogStart, removeEntriesBelowLogStart } from './retention.js';
 import { mergeSegments } from './segment-merge.js';
 import { deleteCovered } from './segment-writer.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
@@ -56,6 +57,8 @@ export interface SchedulerDeps {
    */
   expireSessions?: ((now: number) => Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }>) | false;
   options?: Partial<MaintenanceOptions>;
+  /** The process's transaction coordinator (its timers: transaction timeouts, id expiry); else one is made. */
+  transactions?: TransactionCoordinator;
   /** More durable timer kinds to fire. */
   timerHandlers?: Record<string, TimerHandler>;
   /** Structured log lines; default one JSON line each on stdout. */
@@ -122,6 +125,7 @@ export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport
   const topics = deps.topics ?? new TopicRegistry(metadata, clock, stores.length);
   const partitionLog = deps.partitionLog ?? new PartitionLog({ metadata, stores, clock, log, leadership: new ReplicaManager({ metadata, stores, clock, log }) });
   const timers = new DurableTimers(metadata, { slotMs: options.timerSlotMs });
+  const transactions = deps.transactions ?? createTransactionCoordinator({ metadata, clock, topics, log: partitionLog, timerSlotMs: options.timerSlotMs });
   const pastDeadline = () => clock.now() >= deps.deadline;
   try {
     // 1. The durable timers due now.
@@ -133,6 +137,7 @@ export async function runScheduler(deps: SchedulerDeps): Promise<SchedulerReport
           add('objectsDeleted', r.objects);
           add('bytesFreed', r.bytes);
         },
+        ...transactions.timerHandlers(),
         ...deps.timerHandlers,
       },
       { deadline: deps.deadline, clock },
@@ -253,6 +258,8 @@ async function maintainPartition(ctx: UnitContext, topic: Topic, partition: numb
   }
   const removed = await removeEntriesBelowLogStart(metadata, topic, partition, logStartOffset);
   add('entriesRemovedByRetention', removed);
+  // Only when entries went: an idle partition costs no extra query.
+  if (removed > 0) add('abortedTransactionsRemoved', await removeAbortedBelowLogStart(metadata, topic, partition, logStartOffset));
   if (removed > 0 || logStartOffset !== view.state.logStartOffset) view = await load();
   add('coveredEntriesRemoved', await deleteCovered(metadata, view));
   if (view.overlapping) {

@@ -2,12 +2,34 @@ import { KafkaError } from '../wire/errors.js';
 import { withinEpoch } from './epoch-history.js';
 import type { MetadataStore } from '../storage/ports.js';
 import type { CommitRecord, PartitionState } from './partition-state.js';
-import { INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
+import { ABORT_PREFIX, abortSk, INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
 
 /**
  * The offset index: one item per commit (sk `idx#{baseOffset, 20 digits}`), the equivalent of
  * Kafka's sparse offset index with one entry per append. Zero padding keeps sort order = offset order.
  */
+
+/**
+ * The aborted-transactions index (Kafka's .txnindex): one item per ABORT marker (sk
+ * `abort#{marker offset}`), holding the producer and the transaction's first offset. A
+ * read_committed fetch of [from, to) needs the aborted transactions whose range meets it: markers
+ * at or after `from` whose first offset is below `to`, so one query from `from` on.
+ */
+export interface AbortedTransaction {
+  topicId: string;
+  producerId: number;
+  firstOffset: number;
+  /** The offset of the ABORT marker. */
+  lastOffset: number;
+}
+
+/** Whether a transactional batch of `producerId` starting at `offset` belongs to an aborted transaction. */
+export function isAborted(aborted: readonly AbortedTransaction[], producerId: number, offset: number): boolean {
+  return aborted.some((a) => a.producerId === producerId && offset >= a.firstOffset && offset <= a.lastOffset);
+}
+
+/** Aborted transactions one fetch reads at most (a bound on the query; Kafka's is the segment's txn index). */
+const MAX_ABORTED_PER_FETCH = 1000;
 
 /**
  * How `scan` pages the index. A query reads (and DynamoDB bills, per 4 KB) every entry of its
@@ -34,9 +56,29 @@ const MAX_PAGE = 256;
 export class OffsetIndex {
   constructor(private readonly metadata: MetadataStore) {}
 
-  /** Idempotent: the same commit always writes the same entry, so repair and retry are harmless. */
+  /**
+   * Idempotent: the same commit always writes the same entry, so repair and retry are harmless. An
+   * ABORT marker's aborted-transaction item is written first: an index entry that exists implies
+   * its abort item does, so repairing a missing entry (from `lastCommit`) repairs both.
+   */
   async put(topic: string, partition: number, entry: CommitRecord): Promise<void> {
-    await this.metadata.put(partitionPk(topic, partition), indexSk(entry.baseOffset), entry);
+    const pk = partitionPk(topic, partition);
+    if (entry.control?.type === 'ABORT') await this.metadata.put(pk, abortSk(entry.baseOffset), abortedOf(entry));
+    await this.metadata.put(pk, indexSk(entry.baseOffset), entry);
+  }
+
+  /**
+   * The aborted transactions whose records may lie in [from, to), in first-offset order: the abort
+   * items from `from` on, and the last commit if it is an ABORT whose items may not have landed yet.
+   */
+  async abortedTransactions(topic: string, partition: number, state: PartitionState, from: number, to: number): Promise<AbortedTransaction[]> {
+    const items = await this.metadata.query<AbortedTransaction>(partitionPk(topic, partition), { gte: abortSk(from), lt: `${ABORT_PREFIX}~`, limit: MAX_ABORTED_PER_FETCH });
+    const out = items.map((i) => i.value).filter((a) => a.topicId === state.topicId && a.firstOffset < to && withinEpochOffset(state, a.lastOffset));
+    const last = state.lastCommit;
+    if (last?.control?.type === 'ABORT' && last.topicId === state.topicId && last.baseOffset >= from && last.control.firstOffset < to && !out.some((a) => a.lastOffset === last.baseOffset)) {
+      out.push(abortedOf(last));
+    }
+    return out.sort((a, b) => a.firstOffset - b.firstOffset);
   }
 
   /**
@@ -153,4 +195,13 @@ function pageSizer({ maxBytes, entryBytes }: ScanPaging) {
       return clamp(Math.max(previous * 2, wanted));
     },
   };
+}
+
+function abortedOf(entry: CommitRecord): AbortedTransaction {
+  return { topicId: entry.topicId, producerId: entry.control!.producerId, firstOffset: entry.control!.firstOffset, lastOffset: entry.baseOffset };
+}
+
+/** An abort item above the log end (left by a truncated leader epoch) no longer applies. */
+function withinEpochOffset(state: PartitionState, offset: number): boolean {
+  return offset < (state.replicaLeo[String(state.leader)] ?? 0);
 }

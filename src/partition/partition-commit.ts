@@ -4,7 +4,16 @@ import { shrinkIsr } from './isr.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import type { OffsetIndex } from './offset-index.js';
-import { computeHighWatermark, initialPartitionState, logEndOffset, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
+import {
+  computeHighWatermark,
+  initialPartitionState,
+  logEndOffset,
+  type CommitRecord,
+  type OpenTransaction,
+  type PartitionState,
+  type ProducerBatch,
+  type ProducerEntry,
+} from './partition-state.js';
 import type { TopicMeta } from '../topics/topics.js';
 import { partitionPk, STATE_SK } from '../storage/key-layout.js';
 
@@ -16,6 +25,8 @@ export interface PendingCommit {
   recordCount: number;
   maxTimestamp: number;
   producer?: ProducerBatch;
+  /** The batch is a transaction marker: it ends this producer's open transaction in the partition. */
+  marker?: { type: 'COMMIT' | 'ABORT'; producerId: number; producerEpoch: number };
 }
 
 export interface CommitPlan {
@@ -198,6 +209,30 @@ function nextState(state: PartitionState, topicId: string, plan: CommitPlan, tok
     recentCommits: [...(shrunk.recentCommits ?? []).filter((t) => t !== token), token].slice(-RECENT_COMMITS),
     ...(pending.producer ? { producers: recordProducerBatch(shrunk.producers, pending.producer, baseOffset, entry.lastOffset, now) } : {}),
   };
+  if (pending.producer?.transactional) {
+    const id = String(pending.producer.producerId);
+    // The transaction's first batch here opens it; later ones only extend it.
+    if (!shrunk.openTxns?.[id]) next.openTxns = { ...shrunk.openTxns, [id]: { producerEpoch: pending.producer.producerEpoch, firstOffset: baseOffset, startedAt: now } };
+  }
+  if (pending.marker) applyMarker(next, entry, pending.marker, now);
   next.highWatermark = computeHighWatermark(next);
   return next;
+}
+
+/**
+ * A marker closes the producer's open transaction (the caller's guard made sure there is one) and
+ * records on its index entry which range it ended. A marker of a bumped epoch (a fenced or timed
+ * out producer) also moves the producer's epoch here, so a zombie's late batch is fenced by the
+ * partition itself (INVALID_PRODUCER_EPOCH), not only by the coordinator.
+ */
+function applyMarker(next: PartitionState, entry: CommitRecord, marker: NonNullable<PendingCommit['marker']>, now: number): void {
+  const id = String(marker.producerId);
+  const open: OpenTransaction | undefined = next.openTxns?.[id];
+  const { [id]: _closed, ...rest } = next.openTxns ?? {};
+  next.openTxns = rest;
+  entry.control = { type: marker.type, producerId: marker.producerId, producerEpoch: marker.producerEpoch, firstOffset: open?.firstOffset ?? entry.baseOffset };
+  const last: ProducerEntry | undefined = next.producers?.[id];
+  if (last && last.producerEpoch < marker.producerEpoch) {
+    next.producers = { ...next.producers, [id]: { ...last, producerEpoch: marker.producerEpoch, baseSequence: -1, lastSequence: -1, updatedAt: now } };
+  }
 }

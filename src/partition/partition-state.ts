@@ -22,6 +22,25 @@ export interface CommitRecord {
   stores: number[];
   /** Producer id, epoch and sequence range, when the append came from an idempotent producer. */
   producer?: ProducerBatch;
+  /** Set on the entry of a transaction marker (a control batch): which transaction it ended. */
+  control?: TransactionMarkerInfo;
+}
+
+/** What a COMMIT or ABORT marker ended: the producer's transaction from firstOffset to the marker. */
+export interface TransactionMarkerInfo {
+  type: 'COMMIT' | 'ABORT';
+  producerId: number;
+  producerEpoch: number;
+  /** The first offset of the transaction in this partition. */
+  firstOffset: number;
+}
+
+/** A transaction with records in this partition and no marker yet (Kafka's ongoing transactions). */
+export interface OpenTransaction {
+  producerEpoch: number;
+  firstOffset: number;
+  /** When its first batch was appended here (for finding hanging transactions). */
+  startedAt: number;
 }
 
 /** One idempotent producer's batch: its sequence range and where it landed. */
@@ -30,6 +49,8 @@ export interface ProducerBatch {
   producerEpoch: number;
   baseSequence: number;
   lastSequence: number;
+  /** A transactional producer's batch: it opens a transaction in the partition until a marker ends it. */
+  transactional?: boolean;
 }
 
 /** The last batch per producer, committed atomically with the append it describes. */
@@ -68,6 +89,8 @@ export interface PartitionState {
   lastCaughtUpMs?: Record<string, number>;
   /** Idempotent producers' last batches, keyed by producer id (bounded; see producer-state.ts). */
   producers?: Record<string, ProducerEntry>;
+  /** Open transactions by producer id: the first of them is the first unstable offset. */
+  openTxns?: Record<string, OpenTransaction>;
 }
 
 /** Kafka assigns replica j of partition i to broker (i + j) mod n; here brokers are stores. */
@@ -97,4 +120,17 @@ export const logEndOffset = (s: PartitionState): number => s.replicaLeo[String(s
 export function computeHighWatermark(s: PartitionState): number {
   const leos = s.isr.map((r) => s.replicaLeo[String(r)] ?? 0);
   return leos.length === 0 ? s.highWatermark : Math.max(s.highWatermark, Math.min(...leos));
+}
+
+/** Kafka's first unstable offset: the first offset of the oldest open transaction, if any. */
+export function firstUnstableOffset(s: PartitionState): number | undefined {
+  let first: number | undefined;
+  for (const t of Object.values(s.openTxns ?? {})) if (first === undefined || t.firstOffset < first) first = t.firstOffset;
+  return first;
+}
+
+/** Kafka's last stable offset: read_committed consumers read below it (the HW when no transaction is open). */
+export function lastStableOffset(s: PartitionState): number {
+  const first = firstUnstableOffset(s);
+  return first === undefined ? s.highWatermark : Math.min(first, s.highWatermark);
 }

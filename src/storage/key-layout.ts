@@ -6,12 +6,15 @@
  * pk `cluster`                      sk `topic#{name}` (a topic), `group#{id}` (the group registry),
  *                                   `producer-id-seq`, `scheduler` (the lease), `timer-cursor#{kind}`
  * pk `part#{topic}#{p}`             sk `state` (the partition state: the commit point),
- *                                   `idx#{baseOffset}` (the offset index), `cleaner` (compaction's checkpoint)
+ *                                   `idx#{baseOffset}` (the offset index), `cleaner` (compaction's checkpoint),
+ *                                   `abort#{markerOffset}` (the aborted-transactions index)
  * pk `pid#{producerId}`             sk `meta` (the producer's epoch), `part#{topic}#{p}` (its last batches there)
  * pk `group#{id}`                   sk `meta`, `off#{topic}#{p}` (committed offsets), `inst#{name}` (v2 consumer instances)
  * pk `timer#{slot}`                 sk `{expiry}#{kind}#{id}` (durable timers)
  * pk `acl`                          sk the ACL's fields, URI-encoded and joined by `|` (one item per ACL)
  * pk `quota`                        sk `user={name}`, `client-id={id}`, both joined by `,` (`<default>` for a default)
+ * pk `txn#{transactionalId}`        sk `state` (the transaction coordinator's state of the id)
+ * pk `txn-ids`                      sk `{transactionalId}` (the registry of transactional ids)
  *
  * objects `data/{topicId}/{ms}-{hex}` (one produce request) and
  * `segments/{topicId}/{partition}/{baseOffset}-{ms}-{hex}` (maintenance's per-partition segments).
@@ -48,6 +51,13 @@ export const STATE_SK = 'state';
 export const INDEX_PREFIX = 'idx#';
 export const indexSk = (baseOffset: number) => `${INDEX_PREFIX}${pad20(baseOffset)}`;
 export const CLEANER_SK = 'cleaner';
+export const ABORT_PREFIX = 'abort#';
+export const abortSk = (markerOffset: number) => `${ABORT_PREFIX}${pad20(markerOffset)}`;
+
+// One transactional id (src/transactions), and their registry (listing is one query).
+export const txnPk = (transactionalId: string) => `txn#${transactionalId}`;
+export const TXN_STATE_SK = 'state';
+export const TXN_REGISTRY_PK = 'txn-ids';
 
 // One idempotent producer.
 export const producerPk = (producerId: number) => `pid#${producerId}`;

@@ -96,6 +96,10 @@ export interface EncodeBatchOptions {
   baseSequence?: number;
   /** Sets the timestampType attribute bit; default false = CreateTime. */
   logAppendTime?: boolean;
+  /** Sets the transactional attribute bit (a transactional producer's batch, or a marker). */
+  transactional?: boolean;
+  /** Sets the control attribute bit (a transaction marker, see src/transactions/control-batch.ts). */
+  control?: boolean;
   /** Compresses the records (Kafka's compression.type); default 'none'. */
   compression?: 'none' | 'gzip';
   /**
@@ -317,7 +321,8 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
   view.setInt32(BATCH_LENGTH_OFFSET, total - LOG_OVERHEAD);
   view.setInt32(PARTITION_LEADER_EPOCH_OFFSET, partitionLeaderEpoch);
   out[MAGIC_OFFSET] = CURRENT_MAGIC;
-  view.setInt16(ATTRIBUTES_OFFSET, options.logAppendTime === true ? TIMESTAMP_TYPE_MASK : 0);
+  const attributes = (options.logAppendTime === true ? TIMESTAMP_TYPE_MASK : 0) | (options.transactional === true ? TRANSACTIONAL_FLAG_MASK : 0) | (options.control === true ? CONTROL_FLAG_MASK : 0);
+  view.setInt16(ATTRIBUTES_OFFSET, attributes);
   view.setInt32(LAST_OFFSET_DELTA_OFFSET, lastOffsetDelta);
   writeInt64(view, BASE_TIMESTAMP_OFFSET, baseTimestamp);
   writeInt64(view, MAX_TIMESTAMP_OFFSET, maxTimestamp);
@@ -605,6 +610,7 @@ export function recompressBatches(bytes: Uint8Array, compression: 'none' | 'gzip
           producerEpoch: header.producerEpoch,
           baseSequence: header.baseSequence,
           logAppendTime: (header.attributes & TIMESTAMP_TYPE_MASK) !== 0,
+          transactional: (header.attributes & TRANSACTIONAL_FLAG_MASK) !== 0,
           offsetDeltas: records.map((r) => r.offset - header.baseOffset),
           lastOffsetDelta: header.lastOffsetDelta,
           compression,

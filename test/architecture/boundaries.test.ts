@@ -27,6 +27,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/groups': ['src/clock.ts', 'src/log', 'src/partition', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
   'src/quotas': ['src/clock.ts', 'src/storage', 'src/wire'],
   'src/authz': ['src/clock.ts', 'src/config', 'src/quotas', 'src/storage', 'src/wire'],
+  'src/transactions': ['src/clock.ts', 'src/groups', 'src/log', 'src/producer', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
   'src/maintenance': [
     'src/clock.ts',
     'src/groups',
@@ -36,6 +37,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/storage',
     'src/timer',
     'src/topics',
+    'src/transactions',
     'src/wire',
   ],
   'src/http': [
@@ -50,6 +52,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/storage',
     'src/timer',
     'src/topics',
+    'src/transactions',
     'src/wire',
   ],
   'src/compose.ts': [
@@ -65,6 +68,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/storage',
     'src/timer',
     'src/topics',
+    'src/transactions',
   ],
   'src/server.ts': ['src/compose.ts', 'src/config', 'src/http'],
   functions: ['src/clock.ts', 'src/compose.ts', 'src/config', 'src/http', 'src/maintenance', 'src/storage'],

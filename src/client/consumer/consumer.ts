@@ -50,6 +50,11 @@ export interface ConsumerConfig {
    * 'auto' (record batches unless the server lacks that API). Default: the connection's `format`.
    */
   format?: WireFormat;
+  /**
+   * Kafka's isolation.level: 'read_committed' reads up to the last stable offset and never returns
+   * records of aborted transactions; 'read_uncommitted' (default, as Java's) reads up to the HW.
+   */
+  isolationLevel?: 'read_uncommitted' | 'read_committed';
   /** Server-side assignor: range, roundrobin or sticky (the server's choice when unset). */
   groupRemoteAssignor?: string;
   retryBackoffMs?: number;
@@ -113,6 +118,7 @@ export class Consumer {
       maxPartitionFetchBytes: config.maxPartitionFetchBytes ?? 1_048_576,
       groupRemoteAssignor: config.groupRemoteAssignor,
       format: config.format,
+      isolationLevel: config.isolationLevel ?? 'read_uncommitted',
       retryBackoffMs: config.retryBackoffMs ?? 100,
       retryBackoffMaxMs: config.retryBackoffMaxMs ?? 1000,
       requestTimeoutMs: config.requestTimeoutMs ?? transport.requestTimeoutMs,
@@ -148,6 +154,11 @@ export class Consumer {
   /** The member id the group gave this consumer (empty before joining). */
   get memberId(): string {
     return this.membership?.memberId ?? '';
+  }
+
+  /** Java's groupMetadata(): what a transactional producer's sendOffsets passes for KIP-447's check. */
+  groupMetadata(): { groupId: string | undefined; memberId: string; generationId: number } {
+    return { groupId: this.group?.groupId, memberId: this.membership?.memberId ?? '', generationId: this.membership?.memberEpoch ?? -1 };
   }
 
   /** kafkajs compatibility: nothing to open over HTTP. */
@@ -304,6 +315,7 @@ export class Consumer {
    */
   private async initPositions(states: PartitionState[]): Promise<void> {
     const policy = this.resetOverride ?? this.c.autoOffsetReset;
+    const readCommitted = this.c.isolationLevel === 'read_committed';
     const fromGroup = this.group ? states.filter((s) => s.reset === 'committed') : [];
     const byTopic = new Map<string, PartitionState[]>();
     for (const s of fromGroup) byTopic.set(s.topic, [...(byTopic.get(s.topic) ?? []), s]);
@@ -320,8 +332,8 @@ export class Consumer {
       };
       // With `none`, only our partitions may fail for lack of an offset: ask partition by partition.
       if (policy === 'none' || list.length === 1) {
-        for (const s of list) tasks.push(this.group!.positions(topic, policy, s.partition).then(apply));
-      } else tasks.push(this.group!.positions(topic, policy).then(apply));
+        for (const s of list) tasks.push(this.group!.positions(topic, policy, s.partition, readCommitted).then(apply));
+      } else tasks.push(this.group!.positions(topic, policy, undefined, readCommitted).then(apply));
     }
     for (const s of states) {
       if (s.reset === undefined || (this.group && s.reset === 'committed')) continue;
@@ -332,7 +344,7 @@ export class Consumer {
       const epoch = s.epoch;
       tasks.push(
         this.transport
-          .request<{ offset: number }>('GET', `/topics/${enc(s.topic)}/partitions/${s.partition}/offset`, { query: { offset_type: how }, topic: s.topic, partition: s.partition })
+          .request<{ offset: number }>('GET', `/topics/${enc(s.topic)}/partitions/${s.partition}/offset`, { query: { offset_type: how, ...(this.c.isolationLevel === 'read_committed' ? { isolation_level: 'read_committed' } : {}) }, topic: s.topic, partition: s.partition })
           .then((res) => {
             if (s.epoch === epoch && s.reset !== undefined) s.seek(res.body.offset);
           }),

@@ -10,7 +10,7 @@ import { decodeFetchedRecords } from '../record-batches.js';
 import { backoffMs } from '../retry.js';
 import { enc, RECORD_BATCH_MEDIA_TYPE, type Response, type Transport, type WireFormat } from '../transport.js';
 import type { PartitionState, SubscriptionState } from './subscription-state.js';
-import { FETCH_HEADERS } from '../../wire/protocol.js';
+import { FETCH_HEADERS, parseAbortedTransactions } from '../../wire/protocol.js';
 
 export interface FetcherConfig {
   fetchMinBytes: number;
@@ -21,6 +21,8 @@ export interface FetcherConfig {
   requestTimeoutMs: number;
   /** How records travel (the connection's format when unset). */
   format?: WireFormat;
+  /** Kafka's isolation.level: read_committed reads up to the LSO and leaves out aborted transactions. */
+  isolationLevel: 'read_uncommitted' | 'read_committed';
 }
 
 /** A fetch answer, whichever format it came in. */
@@ -103,6 +105,7 @@ export class Fetcher {
           min_bytes: this.config.fetchMinBytes,
           max_wait_ms: this.config.fetchMaxWaitMs,
           ...(batches ? {} : { format: 'binary' }),
+          ...(this.config.isolationLevel === 'read_committed' ? { isolation_level: 'read_committed' } : {}),
         },
         ...(batches ? { accept: RECORD_BATCH_MEDIA_TYPE } : {}),
         timeoutMs: this.config.requestTimeoutMs + this.config.fetchMaxWaitMs,
@@ -150,7 +153,7 @@ export class Fetcher {
   private parse(res: Response<WireRecordList | Buffer>, s: PartitionState, offset: number, asked: boolean): Fetched {
     if (Buffer.isBuffer(res.body)) {
       this.transport.recordBatchSupport = 'supported';
-      const records = decodeFetchedRecords(res.body, s.topic, s.partition, offset);
+      const records = decodeFetchedRecords(res.body, s.topic, s.partition, offset, parseAbortedTransactions(res.headers.get(FETCH_HEADERS.abortedTransactions)));
       const header = (name: string, fallback: number) => {
         const v = res.headers.get(name);
         const n = v === null ? NaN : Number(v);

@@ -117,9 +117,9 @@ export class GroupClient {
    * Where a consumer of the group starts on each partition of a topic: the committed offset when it
    * is within the log, else by auto.offset.reset (the server decides, in one call per topic).
    */
-  async positions(topic: string, reset: 'earliest' | 'latest' | 'none', partition?: number): Promise<{ partition: number; offset: number; committed: number | null }[]> {
+  async positions(topic: string, reset: 'earliest' | 'latest' | 'none', partition?: number, readCommitted = false): Promise<{ partition: number; offset: number; committed: number | null }[]> {
     const res = await this.transport.request<{ data: WireOffset[] }>('GET', `${this.path}/offsets`, {
-      query: { topic_name: topic, auto_offset_reset: reset, partition_id: partition },
+      query: { topic_name: topic, auto_offset_reset: reset, partition_id: partition, ...(readCommitted ? { isolation_level: 'read_committed' } : {}) },
       topic,
     });
     return res.body.data.map((o) => ({ partition: o.partition_id, offset: o.position!, committed: o.committed_offset }));

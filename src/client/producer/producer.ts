@@ -13,6 +13,7 @@ import type { Transport, WireFormat } from '../transport.js';
 import { BufferPool } from './buffer-pool.js';
 import { RecordAccumulator, type PendingRecord, type RecordMetadata } from './record-accumulator.js';
 import { Sender, type Acks, type ProducerIdAndEpoch } from './sender.js';
+import { Transaction, type ProducerRecordBatch } from './transaction.js';
 
 export type { RecordMetadata } from './record-accumulator.js';
 export type { ProducerIdAndEpoch } from './sender.js';
@@ -59,19 +60,32 @@ export interface ProducerConfig {
   partitioner?: Partitioner;
   /** Take over a previous incarnation's producer id, bumping its epoch (fences the old one). */
   producerId?: ProducerIdAndEpoch;
+  /**
+   * Kafka's transactional.id: the producer sends only inside `transaction()`s, and its first one
+   * fences every earlier producer of the id (ending what it left open). Implies idempotence.
+   */
+  transactionalId?: string;
+  /** Kafka's transaction.timeout.ms (default 60000): the server aborts a transaction open longer. */
+  transactionTimeoutMs?: number;
 }
 
-export interface ProducerRecordBatch {
-  topic: string;
-  messages: Message[];
-}
+export type { ProducerRecordBatch } from './transaction.js';
 
-type ResolvedConfig = Required<Omit<ProducerConfig, 'partitioner' | 'producerId' | 'acks' | 'enableIdempotence' | 'format'>> & { acks: Acks; idempotent: boolean; format: WireFormat | undefined };
+type ResolvedConfig = Required<Omit<ProducerConfig, 'partitioner' | 'producerId' | 'acks' | 'enableIdempotence' | 'format' | 'transactionalId'>> & {
+  acks: Acks;
+  idempotent: boolean;
+  format: WireFormat | undefined;
+  transactionalId: string | undefined;
+};
 
 export function resolveProducerConfig(c: ProducerConfig, requestTimeoutMs: number): ResolvedConfig {
   const acks: Acks = c.acks === undefined || c.acks === 'all' || c.acks === -1 ? 'all' : c.acks;
   if (![0, 1, 'all'].includes(acks)) throw new KafkaConfigError(`acks must be 0, 1, -1 or 'all' (got ${String(c.acks)})`);
   if (c.enableIdempotence === true && acks !== 'all') throw new KafkaConfigError("enableIdempotence requires acks='all'");
+  if (c.transactionalId !== undefined) {
+    if (c.transactionalId === '') throw new KafkaConfigError('transactionalId must not be empty');
+    if (c.enableIdempotence === false || acks !== 'all') throw new KafkaConfigError("A transactional producer is idempotent: it needs acks='all' and enableIdempotence");
+  }
   const idempotent = c.enableIdempotence ?? acks === 'all';
   const maxInFlight = c.maxInFlightRequestsPerConnection ?? 5;
   if (idempotent && maxInFlight > 5) throw new KafkaConfigError('maxInFlightRequestsPerConnection must be at most 5 with idempotence');
@@ -81,6 +95,8 @@ export function resolveProducerConfig(c: ProducerConfig, requestTimeoutMs: numbe
     acks,
     idempotent,
     format: c.format,
+    transactionalId: c.transactionalId,
+    transactionTimeoutMs: c.transactionTimeoutMs ?? 60_000,
     compressionType: c.compressionType ?? 'none',
     batchSize: c.batchSize ?? 16_384,
     lingerMs: c.lingerMs ?? 5,
@@ -114,6 +130,7 @@ export class Producer {
   private appendTail: Promise<void> = Promise.resolve();
   private appendsPending = 0;
   private closed = false;
+  private activeTransaction: Transaction | undefined;
 
   constructor(transport: Transport, config: ProducerConfig = {}) {
     this.config = resolveProducerConfig(config, transport.requestTimeoutMs);
@@ -138,7 +155,36 @@ export class Producer {
       compressionType: this.config.compressionType,
       ...(this.config.format ? { format: this.config.format } : {}),
       ...(config.producerId ? { initialProducerId: config.producerId } : {}),
+      ...(this.config.transactionalId ? { transactional: { transactionalId: this.config.transactionalId, transactionTimeoutMs: this.config.transactionTimeoutMs } } : {}),
     });
+  }
+
+  /**
+   * Begins a transaction (kafkajs's producer.transaction()). The first one initialises the
+   * transactional id (Kafka's initTransactions): the server fences the id's earlier producer and
+   * ends what it left open. One transaction at a time.
+   */
+  async transaction(): Promise<Transaction> {
+    this.assertOpen();
+    const transactionalId = this.config.transactionalId;
+    if (!transactionalId) throw new KafkaConfigError('transaction() needs a producer with a transactionalId');
+    if (this.activeTransaction) throw new KafkaClientError('ILLEGAL_STATE', 'There is already an ongoing transaction for this producer');
+    await this.sender.initProducerId();
+    const self = this;
+    const t = new Transaction({
+      transport: this.transport,
+      transactionalId,
+      identity: () => this.sender.producerIdentity!,
+      send: (record) => this.sendRecords(record),
+      flush: () => this.flush(),
+      fence: (e) => this.sender.setFatal(e),
+      ended: () => {
+        if (self.activeTransaction === t) self.activeTransaction = undefined;
+      },
+      retryOptions: () => ({ retries: this.config.retries, initialBackoffMs: this.config.retryBackoffMs, maxBackoffMs: this.config.retryBackoffMaxMs, deadline: Date.now() + this.config.deliveryTimeoutMs }),
+    });
+    this.activeTransaction = t;
+    return t;
   }
 
   get idempotent(): boolean {
@@ -161,6 +207,13 @@ export class Producer {
    * once all are acknowledged; rejects with the first failure.
    */
   send(record: ProducerRecordBatch): Promise<RecordMetadata[]> {
+    if (this.config.transactionalId) {
+      return Promise.reject(new KafkaClientError('ILLEGAL_STATE', 'A transactional producer sends inside a transaction: use producer.transaction() and its send()'));
+    }
+    return this.sendRecords(record);
+  }
+
+  private sendRecords(record: ProducerRecordBatch): Promise<RecordMetadata[]> {
     try {
       this.assertOpen();
     } catch (e) {

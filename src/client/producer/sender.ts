@@ -46,6 +46,8 @@ export interface SenderConfig {
   format?: WireFormat;
   /** Resume (and fence) a previous incarnation's producer id: its epoch is bumped on init. */
   initialProducerId?: { producerId: number; producerEpoch: number };
+  /** A transactional producer: its id comes from `transactions/{id}/init`, its batches are transactional. */
+  transactional?: { transactionalId: string; transactionTimeoutMs: number };
 }
 
 export interface ProducerIdAndEpoch {
@@ -107,6 +109,12 @@ export class Sender {
 
   get fatalError(): KafkaClientError | undefined {
     return this.fatal;
+  }
+
+  /** A fatal error found outside the send path (a fenced commit): every later send fails with it. */
+  setFatal(e: KafkaClientError): void {
+    this.fatal ??= e;
+    this.abort(this.fatal);
   }
 
   /** Gets the producer id now (connect()) rather than on the first send. */
@@ -181,8 +189,13 @@ export class Sender {
     this.identityTask ??= retry(
       async () => {
         const body = this.identity ?? (this.config.initialProducerId ? this.config.initialProducerId : undefined);
-        const res = await this.transport.request<{ producer_id: number; producer_epoch: number }>('POST', '/producers:init', {
-          body: body ? { producer_id: body.producerId, producer_epoch: body.producerEpoch } : {},
+        const txn = this.config.transactional;
+        // A transactional id's init fences its previous producer and ends what it left open.
+        const res = await this.transport.request<{ producer_id: number; producer_epoch: number }>('POST', txn ? `/transactions/${enc(txn.transactionalId)}/init` : '/producers:init', {
+          body: {
+            ...(body ? { producer_id: body.producerId, producer_epoch: body.producerEpoch } : {}),
+            ...(txn ? { transaction_timeout_ms: txn.transactionTimeoutMs } : {}),
+          },
         });
         return { producerId: res.body.producer_id, producerEpoch: res.body.producer_epoch };
       },
@@ -337,16 +350,17 @@ export class Sender {
    */
   private async produceRecordBatch(topic: string, b: ProducerBatch): Promise<BatchResult[]> {
     const producer = this.config.idempotent && this.identity && b.baseSequence !== undefined ? { ...this.identity, baseSequence: b.baseSequence } : undefined;
+    const txn = this.config.transactional;
     const bytes = encodeProducerBatch(
       b.records.map((r) => r.rec),
-      producer,
+      producer && txn ? { ...producer, transactional: true } : producer,
       { topic, partition: b.partition },
       this.config.compressionType,
     );
     let res;
     try {
       res = await this.transport.request<WireProduceResult>('POST', `/topics/${enc(topic)}/partitions/${b.partition}/records`, {
-        query: { acks: this.config.acks },
+        query: { acks: this.config.acks, ...(txn ? { transactional_id: txn.transactionalId } : {}) },
         bytes,
         contentType: RECORD_BATCH_MEDIA_TYPE,
         topic,
@@ -378,6 +392,7 @@ export class Sender {
       body.producer_id = this.identity.producerId;
       body.producer_epoch = this.identity.producerEpoch;
       body.sequences = batches.map((b) => ({ partition_id: b.partition, base_sequence: b.baseSequence }));
+      if (this.config.transactional) body.transactional_id = this.config.transactional.transactionalId;
     }
     const res = await this.transport.request<WireBatchResponse | undefined>('POST', `/topics/${enc(topic)}/records:batch`, {
       query: { acks: this.config.acks },
@@ -433,7 +448,9 @@ export class Sender {
       return;
     }
     if (this.config.idempotent && FENCED.has(e.type)) {
-      this.fatal ??= new KafkaProtocolError(e.type, `The producer was fenced: another producer took over producer id ${this.identity?.producerId} (${e.message})`, { status: e.status, topic: b.topic, partition: b.partition });
+      // A transactional producer reports Kafka's ProducerFencedException, whichever of the two the server sent.
+      const type = this.config.transactional ? 'PRODUCER_FENCED' : e.type;
+      this.fatal ??= new KafkaProtocolError(type, `The producer was fenced: another producer took over producer id ${this.identity?.producerId} (${e.message})`, { status: e.status, topic: b.topic, partition: b.partition });
       this.failBatch(b, this.fatal);
       return this.abort(this.fatal);
     }

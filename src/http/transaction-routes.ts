@@ -1,0 +1,149 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { KafkaError } from '../wire/errors.js';
+import { DEFAULT_TRANSACTION_TIMEOUT_MS, type TransactionRecord, type TransactionStatus } from '../transactions/index.js';
+import type { AppEnv } from './app-env.js';
+import { partitionParam, queryInt, readJson } from './request.js';
+import { allowedNames, authorize, authorizeAll } from './security.js';
+
+/**
+ * Extension: Kafka's transaction APIs (no REST API has them), in v3 style under the cluster:
+ *
+ *   POST /transactions/{id}/init         InitProducerId with a transactional.id
+ *   POST /transactions/{id}/partitions   AddPartitionsToTxn (optional: a produce adds its partition)
+ *   POST /transactions/{id}/offsets      AddOffsetsToTxn + TxnOffsetCommit
+ *   POST /transactions/{id}/commit       EndTxn(commit)
+ *   POST /transactions/{id}/abort        EndTxn(abort)
+ *   GET  /transactions                   ListTransactions (?state=Ongoing&producer_id=7)
+ *   GET  /transactions/{id}              DescribeTransactions
+ *   GET  /transactions:hanging           kafka-transactions.sh find-hanging (?topic=&older_than_ms=)
+ *   POST /topics/{t}/partitions/{p}/transactions:abort   kafka-transactions.sh abort (a hanging one)
+ */
+
+const producerSchema = z.object({ producer_id: z.number().int().nonnegative(), producer_epoch: z.number().int().nonnegative() });
+const initSchema = z
+  .object({ transaction_timeout_ms: z.number().int().optional(), producer_id: z.number().int().nonnegative().optional(), producer_epoch: z.number().int().nonnegative().optional() })
+  .refine((b) => (b.producer_id === undefined) === (b.producer_epoch === undefined), 'producer_id and producer_epoch go together');
+const partitionsSchema = producerSchema.extend({ partitions: z.array(z.object({ topic_name: z.string().min(1), partition_id: z.number().int().nonnegative() })).min(1) });
+const offsetsSchema = producerSchema.extend({
+  group_id: z.string(),
+  // KIP-447: the consumer's member id and generation, checked as for its own commits.
+  member_id: z.string().min(1).optional(),
+  generation_id: z.number().int().optional(),
+  offsets: z.array(z.object({ topic_name: z.string().min(1), partition_id: z.number().int().nonnegative(), offset: z.number().int().nonnegative(), metadata: z.string().optional() })).default([]),
+});
+const STATES: TransactionStatus[] = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort', 'Dead', 'PrepareEpochFence'];
+
+const producerOf = (b: z.infer<typeof producerSchema>) => ({ producerId: b.producer_id, producerEpoch: b.producer_epoch });
+
+function show(clusterId: string, r: TransactionRecord) {
+  return {
+    kind: 'KafkaTransaction',
+    cluster_id: clusterId,
+    transactional_id: r.transactionalId,
+    producer_id: r.producerId,
+    producer_epoch: r.producerEpoch,
+    state: r.state,
+    transaction_timeout_ms: r.timeoutMs,
+    transaction_start_time: r.startedAt >= 0 ? new Date(r.startedAt).toISOString() : null,
+    last_update_time: new Date(r.updatedAt).toISOString(),
+    partitions: r.partitions.map((p) => ({ topic_name: p.topic, partition_id: p.partition })),
+    groups: r.groups,
+  };
+}
+
+export function transactionRoutes(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  // Kafka's ListTransactions: only the ids the caller may DESCRIBE.
+  app.get('/transactions', async (c) => {
+    const { transactions, clusterId } = c.get('services');
+    const visible = await allowedNames(c, 'DESCRIBE', 'TRANSACTIONAL_ID');
+    const states = c.req.queries('state');
+    for (const s of states ?? []) if (!STATES.includes(s as TransactionStatus)) throw new KafkaError('BAD_REQUEST', `Unknown transaction state ${s}`);
+    const producerIds = c.req.queries('producer_id')?.map((p) => queryInt(p, 'producer_id')!);
+    const list = await transactions.list({ ...(states ? { states: states as TransactionStatus[] } : {}), ...(producerIds ? { producerIds } : {}) });
+    return c.json({ kind: 'KafkaTransactionList', data: list.filter((r) => visible(r.transactionalId)).map((r) => show(clusterId, r)) });
+  });
+
+  // kafka-transactions.sh find-hanging: DescribeProducers, READ on the topic (or every topic: DESCRIBE on the cluster).
+  app.get('/transactions:hanging', async (c) => {
+    await (c.req.query('topic') ? authorize(c, 'READ', 'TOPIC', c.req.query('topic')!) : authorize(c, 'DESCRIBE', 'CLUSTER'));
+    const { transactions, clusterId } = c.get('services');
+    const topic = c.req.query('topic');
+    const olderThanMs = queryInt(c.req.query('older_than_ms'), 'older_than_ms');
+    const hanging = await transactions.findHanging({ ...(topic ? { topic } : {}), ...(olderThanMs !== undefined ? { olderThanMs } : {}) });
+    return c.json({
+      kind: 'KafkaHangingTransactionList',
+      cluster_id: clusterId,
+      data: hanging.map((h) => ({
+        topic_name: h.topic,
+        partition_id: h.partition,
+        producer_id: h.producerId,
+        producer_epoch: h.producerEpoch,
+        start_offset: h.firstOffset,
+        start_time: new Date(h.startedAt).toISOString(),
+        transactional_id: h.transactionalId ?? null,
+        coordinator_state: h.coordinatorState ?? null,
+      })),
+    });
+  });
+
+  app.get('/transactions/:id', async (c) => {
+    await authorize(c, 'DESCRIBE', 'TRANSACTIONAL_ID', c.req.param('id'));
+    const { transactions, clusterId } = c.get('services');
+    return c.json(show(clusterId, await transactions.describe(c.req.param('id'))));
+  });
+
+  app.post('/transactions/:id/init', async (c) => {
+    await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id')); // InitProducerId with a transactional id
+    const body = initSchema.parse(await readJson(c, { optional: true }));
+    const { transactions, clusterId } = c.get('services');
+    const expected = body.producer_id !== undefined ? { producerId: body.producer_id, producerEpoch: body.producer_epoch! } : undefined;
+    const r = await transactions.init(c.req.param('id'), body.transaction_timeout_ms ?? DEFAULT_TRANSACTION_TIMEOUT_MS, expected);
+    return c.json({ kind: 'KafkaProducerId', cluster_id: clusterId, transactional_id: c.req.param('id'), producer_id: r.producerId, producer_epoch: r.producerEpoch });
+  });
+
+  app.post('/transactions/:id/partitions', async (c) => {
+    const body = partitionsSchema.parse(await readJson(c));
+    // AddPartitionsToTxn: WRITE on the transactional id and on every topic.
+    await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id'));
+    await authorizeAll(c, 'WRITE', 'TOPIC', body.partitions.map((p) => p.topic_name));
+    const { transactions, clusterId } = c.get('services');
+    const r = await transactions.addPartitions(c.req.param('id'), producerOf(body), body.partitions.map((p) => ({ topic: p.topic_name, partition: p.partition_id })));
+    return c.json(show(clusterId, r));
+  });
+
+  app.post('/transactions/:id/offsets', async (c) => {
+    const body = offsetsSchema.parse(await readJson(c));
+    // AddOffsetsToTxn + TxnOffsetCommit: WRITE on the transactional id, READ on the group and the topics.
+    await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id'));
+    await authorize(c, 'READ', 'GROUP', body.group_id);
+    await authorizeAll(c, 'READ', 'TOPIC', body.offsets.map((o) => o.topic_name));
+    const { transactions, clusterId } = c.get('services');
+    const offsets = body.offsets.map((o) => ({ topic: o.topic_name, partition: o.partition_id, offset: o.offset, metadata: o.metadata ?? '' }));
+    const member = body.member_id !== undefined ? { memberId: body.member_id, generation: body.generation_id ?? -1 } : undefined;
+    return c.json(show(clusterId, await transactions.commitOffsets(c.req.param('id'), producerOf(body), body.group_id, offsets, member)));
+  });
+
+  for (const action of ['commit', 'abort'] as const) {
+    app.post(`/transactions/:id/${action}`, async (c) => {
+      await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id')); // EndTxn
+      const body = producerSchema.parse(await readJson(c));
+      const { transactions, clusterId } = c.get('services');
+      return c.json(show(clusterId, await transactions.end(c.req.param('id'), producerOf(body), action === 'commit')));
+    });
+  }
+
+  // WriteTxnMarkers (kafka-transactions.sh abort): CLUSTER_ACTION on the cluster, as the broker's own marker writes.
+  app.post('/topics/:topic/partitions/:partition/transactions:abort', async (c) => {
+    await authorize(c, 'CLUSTER_ACTION', 'CLUSTER');
+    const body = producerSchema.parse(await readJson(c));
+    const { transactions, clusterId } = c.get('services');
+    const partition = partitionParam(c.req.param('partition'));
+    const r = await transactions.abortInPartition(c.req.param('topic'), partition, producerOf(body));
+    return c.json({ kind: 'KafkaTransactionAbortResult', cluster_id: clusterId, topic_name: c.req.param('topic'), partition_id: partition, marker_written: r.written, marker_offset: r.written ? r.offset : null });
+  });
+
+  return app;
+}

@@ -1,0 +1,443 @@
+/**
+ * The transaction coordinator (Kafka's TransactionCoordinator + TransactionMarkerChannelManager),
+ * stateless over the metadata store: every operation reads the transactional.id's item, applies
+ * one transition (transaction-state.ts) and writes it back on condition of the version read. A
+ * lost race or an ambiguous write (applied, answer lost, retried by the SDK) comes back as the item
+ * as it now is, and the operation is decided again from there, so every step may be retried.
+ *
+ * Ending a transaction is three steps, each safe to repeat and to die after:
+ *   1. Prepare{Commit,Abort} is written: from here the outcome is decided.
+ *   2. A marker is written to every partition of the transaction (idempotent: a partition without
+ *      the producer's open transaction takes none) and, on commit, its offsets to their groups.
+ *   3. Complete{Commit,Abort} is written.
+ * A process that dies between them leaves Prepare*, which whoever comes next finishes: the
+ * producer's retry, its next init, any request for the id, or the transaction's timeout timer
+ * (fired by the scheduler with no request at all).
+ */
+import type { Clock } from '../clock.js';
+import { KafkaError, isKafkaError } from '../wire/errors.js';
+import type { OffsetRecord } from '../groups/offsets.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import type { TopicRegistry } from '../topics/topics.js';
+import type { ProducerIds } from '../producer/producer-ids.js';
+import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+import type { DurableTimer, DurableTimers } from '../timer/durable-timers.js';
+import { TXN_REGISTRY_PK, TXN_STATE_SK as TXN_SK, txnPk } from '../storage/key-layout.js';
+import {
+  checkProducer,
+  completeEnd,
+  fence,
+  isComplete,
+  isPrepare,
+  join,
+  joined,
+  MAX_PRODUCER_EPOCH,
+  mergeOffsets,
+  prepareEnd,
+  type PendingOffset,
+  type TransactionRecord,
+  type TransactionStatus,
+  type TxnPartition,
+} from './transaction-state.js';
+
+export interface TransactionConfig {
+  /** Kafka's transaction.max.timeout.ms: the largest transaction.timeout.ms a producer may ask for. */
+  maxTimeoutMs: number;
+  /** Kafka's transactional.id.expiration.ms: an id idle this long (no transaction) is removed. */
+  idExpirationMs: number;
+}
+
+export const DEFAULT_TRANSACTION_CONFIG: TransactionConfig = { maxTimeoutMs: 900_000, idExpirationMs: 604_800_000 };
+/** The producer's transaction.timeout.ms default (Kafka's). */
+export const DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000;
+
+export const TXN_TIMEOUT_KIND = 'txn-timeout';
+export const TXN_EXPIRY_KIND = 'txn-id-expiry';
+
+export interface TransactionDeps {
+  metadata: MetadataStore;
+  clock: Clock;
+  topics: TopicRegistry;
+  log: PartitionLog;
+  producerIds: ProducerIds;
+  /** Writes committed offsets to a group (GroupOffsets.write). */
+  writeOffsets: (groupId: string, records: OffsetRecord[]) => Promise<void>;
+  /** KIP-447: checks the consumer's member id and generation (GroupOffsets.checkMember); absent, none is checked. */
+  checkMember?: (groupId: string, memberId: string, generation: number, offsets: { topic: string; partition: number; offset: number }[]) => Promise<void>;
+  timers: DurableTimers;
+  config?: Partial<TransactionConfig>;
+}
+
+export interface ProducerRef {
+  producerId: number;
+  producerEpoch: number;
+}
+
+/** A transaction open in a partition whose coordinator does not (or no longer) lists that partition. */
+export interface HangingTransaction {
+  topic: string;
+  partition: number;
+  producerId: number;
+  producerEpoch: number;
+  firstOffset: number;
+  startedAt: number;
+  transactionalId?: string;
+  coordinatorState?: TransactionStatus;
+}
+
+/** Timer ids may not hold '#'; transactional ids may. */
+const timerId = (transactionalId: string) => encodeURIComponent(transactionalId);
+const ATTEMPTS = 50;
+
+export class TransactionCoordinator {
+  readonly config: TransactionConfig;
+
+  constructor(private readonly deps: TransactionDeps) {
+    this.config = { ...DEFAULT_TRANSACTION_CONFIG, ...deps.config };
+  }
+
+  /**
+   * Kafka's InitProducerId with a transactional.id: finishes what the previous producer left
+   * (completes a Prepare*, aborts an open transaction after fencing it), then bumps the epoch, which
+   * fences every other producer of the id. A new id gets a producer id at epoch 0.
+   */
+  async init(transactionalId: string, timeoutMs: number, expected?: ProducerRef): Promise<ProducerRef> {
+    validateTransactionalId(transactionalId);
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > this.config.maxTimeoutMs) {
+      throw new KafkaError('INVALID_TRANSACTION_TIMEOUT', `transaction.timeout.ms must be between 1 and transaction.max.timeout.ms (${this.config.maxTimeoutMs}), got ${timeoutMs}`);
+    }
+    let item = await this.read(transactionalId);
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const now = this.deps.clock.now();
+      if (!item) {
+        const { producerId } = await this.deps.producerIds.init();
+        const rec: TransactionRecord = {
+          transactionalId,
+          producerId,
+          producerEpoch: 0,
+          lastProducerEpoch: -1,
+          timeoutMs,
+          state: 'Empty',
+          partitions: [],
+          groups: [],
+          offsets: [],
+          startedAt: -1,
+          updatedAt: now,
+        };
+        // Registry and expiry timer first: an id whose item write fails is found and expired anyway.
+        await this.deps.metadata.put(TXN_REGISTRY_PK, transactionalId, { transactionalId });
+        await this.scheduleExpiry(transactionalId, now);
+        const written = await this.write(rec, undefined);
+        if (written.ok) return { producerId, producerEpoch: 0 };
+        item = written.current;
+        continue;
+      }
+      const rec = item.value;
+      if (expected && (expected.producerId !== rec.producerId || (expected.producerEpoch !== rec.producerEpoch && expected.producerEpoch !== rec.lastProducerEpoch))) {
+        throw new KafkaError('PRODUCER_FENCED', `Producer ${expected.producerId} epoch ${expected.producerEpoch} no longer owns transactional id ${transactionalId}`);
+      }
+      if (isPrepare(rec.state)) {
+        item = await this.finish(item);
+        continue;
+      }
+      if (rec.state === 'Ongoing') {
+        // The previous producer left a transaction open: fence it, abort under the new epoch.
+        const written = await this.write(fence(rec, now), item.version);
+        item = written.ok ? await this.finish(written.item) : written.current;
+        continue;
+      }
+      let next: TransactionRecord;
+      if (rec.producerEpoch >= MAX_PRODUCER_EPOCH - 1) {
+        // Epoch exhausted: a fresh producer id, as Kafka does.
+        const { producerId } = await this.deps.producerIds.init();
+        next = { ...rec, producerId, producerEpoch: 0, lastProducerEpoch: -1, timeoutMs, state: 'Empty', updatedAt: now };
+      } else next = { ...fence(rec, now), timeoutMs, state: 'Empty' };
+      const written = await this.write(next, item.version);
+      if (written.ok) return { producerId: next.producerId, producerEpoch: next.producerEpoch };
+      item = written.current;
+    }
+    throw contention(transactionalId);
+  }
+
+  /**
+   * The check a transactional produce makes before it appends (KIP-890's server-side defence): the
+   * producer must be the id's current one, and the partitions join its transaction (starting one)
+   * unless they are in it already. A produce of a fenced producer or of a completing transaction
+   * appends nothing.
+   */
+  async verifyProduce(transactionalId: string, producer: ProducerRef, partitions: TxnPartition[]): Promise<void> {
+    await this.joinTransaction(transactionalId, producer, { partitions }, 'INVALID_PRODUCER_EPOCH');
+  }
+
+  /** Kafka's AddPartitionsToTxn (optional here: the first produce to a partition adds it). */
+  async addPartitions(transactionalId: string, producer: ProducerRef, partitions: TxnPartition[]): Promise<TransactionRecord> {
+    for (const p of partitions) {
+      const topic = await this.deps.topics.get(p.topic);
+      if (!Number.isInteger(p.partition) || p.partition < 0 || p.partition >= topic.partitionCount) {
+        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p.partition} of topic ${p.topic} does not exist`);
+      }
+    }
+    return this.joinTransaction(transactionalId, producer, { partitions });
+  }
+
+  /**
+   * Kafka's AddOffsetsToTxn and TxnOffsetCommit in one: the group joins the transaction and the
+   * offsets wait in the transaction's item; they are written to the group when it commits, and
+   * dropped when it aborts.
+   */
+  async commitOffsets(
+    transactionalId: string,
+    producer: ProducerRef,
+    groupId: string,
+    offsets: Omit<PendingOffset, 'groupId'>[],
+    member?: { memberId: string; generation: number },
+  ): Promise<TransactionRecord> {
+    if (groupId === '') throw new KafkaError('INVALID_GROUP_ID', 'The group id must not be empty');
+    for (const o of offsets) {
+      const topic = await this.deps.topics.get(o.topic);
+      if (!Number.isInteger(o.partition) || o.partition < 0 || o.partition >= topic.partitionCount) {
+        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${o.partition} of topic ${o.topic} does not exist`);
+      }
+      if (!Number.isSafeInteger(o.offset) || o.offset < 0) throw new KafkaError('INVALID_REQUEST', `Offset ${o.offset} for ${o.topic}-${o.partition} must be a non-negative integer`);
+      if (Buffer.byteLength(o.metadata, 'utf8') > 4096) throw new KafkaError('OFFSET_METADATA_TOO_LARGE', `Offset metadata for ${o.topic}-${o.partition} exceeds 4096 bytes`);
+    }
+    if (member && this.deps.checkMember) await this.deps.checkMember(groupId, member.memberId, member.generation, offsets);
+    const pending = offsets.map((o) => ({ ...o, groupId }));
+    return this.joinTransaction(transactionalId, producer, { groups: [groupId] }, 'PRODUCER_FENCED', (rec, now) => mergeOffsets(rec, pending, now));
+  }
+
+  /** Kafka's EndTxn, carried through to Complete* before it answers (see the module comment). */
+  async end(transactionalId: string, producer: ProducerRef, commit: boolean): Promise<TransactionRecord> {
+    let item = await this.require(transactionalId);
+    const want: TransactionStatus = commit ? 'PrepareCommit' : 'PrepareAbort';
+    const done: TransactionStatus = commit ? 'CompleteCommit' : 'CompleteAbort';
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const rec = item.value;
+      checkProducer(rec, producer.producerId, producer.producerEpoch);
+      if (rec.state === done) return rec; // a retry of an end whose answer was lost
+      // Nothing open to abort (the client could not know whether its first produce joined): a no-op.
+      if (!commit && isComplete(rec.state)) return rec;
+      let next: MetaItem<TransactionRecord> | undefined;
+      if (rec.state === want) next = await this.finish(item);
+      else if (rec.state === 'Ongoing') {
+        const written = await this.write(prepareEnd(rec, commit, this.deps.clock.now()), item.version);
+        next = written.ok ? await this.finish(written.item) : written.current;
+      } else throw new KafkaError('INVALID_TXN_STATE', `Cannot ${commit ? 'commit' : 'abort'} transactional id ${transactionalId}: its transaction is ${rec.state}`);
+      if (!next) throw new KafkaError('TRANSACTIONAL_ID_NOT_FOUND', `Transactional id ${transactionalId} is unknown`);
+      item = next;
+    }
+    throw contention(transactionalId);
+  }
+
+  async describe(transactionalId: string): Promise<TransactionRecord> {
+    return (await this.require(transactionalId)).value;
+  }
+
+  /** Kafka's ListTransactions: every id, optionally of some states or producer ids. */
+  async list(filter: { states?: TransactionStatus[]; producerIds?: number[] } = {}): Promise<TransactionRecord[]> {
+    const ids = await this.deps.metadata.query<{ transactionalId: string }>(TXN_REGISTRY_PK);
+    const recs = await Promise.all(ids.map((i) => this.read(i.value.transactionalId)));
+    return recs
+      .flatMap((r) => (r ? [r.value] : []))
+      .filter((r) => (!filter.states || filter.states.includes(r.state)) && (!filter.producerIds || filter.producerIds.includes(r.producerId)));
+  }
+
+  /**
+   * Transactions open in a topic's partitions (every topic's without one) for longer than
+   * `olderThanMs` whose coordinator does not list the partition in an ongoing transaction of the same
+   * producer: no end will ever write their marker (kafka-transactions.sh find-hanging).
+   */
+  async findHanging(options: { topic?: string; olderThanMs?: number } = {}): Promise<HangingTransaction[]> {
+    const now = this.deps.clock.now();
+    const olderThan = options.olderThanMs ?? this.config.maxTimeoutMs;
+    const topics = options.topic ? [await this.deps.topics.get(options.topic)] : await this.deps.topics.list();
+    const byProducer = new Map((await this.list()).map((r) => [r.producerId, r]));
+    const out: HangingTransaction[] = [];
+    for (const topic of topics) {
+      for (let p = 0; p < topic.partitionCount; p++) {
+        const state = await this.deps.log.state(topic, p);
+        for (const [id, open] of Object.entries(state.openTxns ?? {})) {
+          if (now - open.startedAt < olderThan) continue;
+          const rec = byProducer.get(Number(id));
+          const listed = rec && rec.state === 'Ongoing' && rec.producerEpoch === open.producerEpoch && rec.partitions.some((x) => x.topic === topic.name && x.partition === p);
+          if (listed) continue;
+          out.push({
+            topic: topic.name,
+            partition: p,
+            producerId: Number(id),
+            producerEpoch: open.producerEpoch,
+            firstOffset: open.firstOffset,
+            startedAt: open.startedAt,
+            ...(rec ? { transactionalId: rec.transactionalId, coordinatorState: rec.state } : {}),
+          });
+        }
+      }
+    }
+    return out;
+  }
+
+  /** kafka-transactions.sh abort: an ABORT marker for a (hanging) transaction in one partition. */
+  async abortInPartition(topicName: string, partition: number, producer: ProducerRef): Promise<{ written: boolean; offset: number }> {
+    const topic = await this.deps.topics.get(topicName);
+    return this.deps.log.writeMarker(topic, partition, { type: 'ABORT', producerId: producer.producerId, producerEpoch: producer.producerEpoch, coordinatorEpoch: 0 });
+  }
+
+  /**
+   * The transaction timeout (durable timer): an open transaction past transaction.timeout.ms is
+   * fenced and aborted; a Prepare* left by a dead process is completed. Idempotent.
+   */
+  async onTimeout(timer: DurableTimer): Promise<void> {
+    const { transactionalId } = timer.payload as { transactionalId: string };
+    let item = await this.read(transactionalId);
+    for (let attempt = 0; item && attempt < ATTEMPTS; attempt++) {
+      const rec = item.value;
+      const now = this.deps.clock.now();
+      if (isPrepare(rec.state)) {
+        item = await this.finish(item);
+        continue;
+      }
+      if (rec.state !== 'Ongoing') return;
+      const due = rec.startedAt + rec.timeoutMs;
+      if (due > now) {
+        // Another transaction (its own timer exists), or a clock behind the scheduler's.
+        await this.scheduleTimeout(transactionalId, due, now);
+        return;
+      }
+      const written = await this.write(fence(rec, now), item.version);
+      if (!written.ok) {
+        item = written.current;
+        continue;
+      }
+      await this.finish(written.item);
+      return;
+    }
+  }
+
+  /** transactional.id.expiration.ms: an id with no transaction for that long is removed (Dead). */
+  async onIdExpiry(timer: DurableTimer): Promise<void> {
+    const { transactionalId } = timer.payload as { transactionalId: string };
+    const item = await this.read(transactionalId);
+    const now = this.deps.clock.now();
+    if (!item) {
+      await this.deps.metadata.delete(TXN_REGISTRY_PK, transactionalId);
+      return;
+    }
+    const due = item.value.updatedAt + this.config.idExpirationMs;
+    if (!isComplete(item.value.state) || due > now) {
+      await this.scheduleExpiry(transactionalId, Math.max(due, now + 1) - this.config.idExpirationMs);
+      return;
+    }
+    try {
+      await this.deps.metadata.delete(txnPk(transactionalId), TXN_SK, { ifVersion: item.version });
+    } catch (e) {
+      if (!(e instanceof ConditionFailedError)) throw e;
+      await this.scheduleExpiry(transactionalId, now); // used meanwhile: look again later
+      return;
+    }
+    await this.deps.metadata.delete(TXN_REGISTRY_PK, transactionalId);
+  }
+
+  /** The timer handlers the scheduler fires. */
+  timerHandlers(): Record<string, (t: DurableTimer) => Promise<void>> {
+    return { [TXN_TIMEOUT_KIND]: (t) => this.onTimeout(t), [TXN_EXPIRY_KIND]: (t) => this.onIdExpiry(t) };
+  }
+
+  /** Joins partitions or groups (and applies `also`), with one conditional write when anything changes. */
+  private async joinTransaction(
+    transactionalId: string,
+    producer: ProducerRef,
+    add: { partitions?: TxnPartition[]; groups?: string[] },
+    fenced: 'PRODUCER_FENCED' | 'INVALID_PRODUCER_EPOCH' = 'PRODUCER_FENCED',
+    also?: (rec: TransactionRecord, now: number) => TransactionRecord,
+  ): Promise<TransactionRecord> {
+    let item = await this.require(transactionalId);
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const rec = item.value;
+      checkProducer(rec, producer.producerId, producer.producerEpoch, fenced);
+      if (joined(rec, add) && !also) return rec;
+      const now = this.deps.clock.now();
+      let next = join(rec, add, now);
+      if (also) next = also(next, now);
+      // The timeout timer goes first: a transaction is never open without one.
+      if (rec.state !== 'Ongoing') await this.scheduleTimeout(transactionalId, now + rec.timeoutMs, now);
+      const written = await this.write(next, item.version);
+      if (written.ok) return written.item.value;
+      if (!written.current) break;
+      item = written.current;
+    }
+    throw contention(transactionalId);
+  }
+
+  /**
+   * Step 2 and 3 of ending a transaction, from a Prepare* item: markers to every partition (in
+   * parallel), committed offsets to their groups, then Complete*. Returns the item as it ends up.
+   */
+  private async finish(item: MetaItem<TransactionRecord>): Promise<MetaItem<TransactionRecord> | undefined> {
+    const rec = item.value;
+    const commit = rec.state === 'PrepareCommit';
+    await Promise.all(
+      rec.partitions.map(async (p) => {
+        const topic = await this.deps.topics.get(p.topic).catch((e: unknown) => (isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION') ? undefined : Promise.reject(e)));
+        if (!topic) return; // deleted with the transaction open: nothing left to mark
+        await this.deps.log.writeMarker(topic, p.partition, { type: commit ? 'COMMIT' : 'ABORT', producerId: rec.producerId, producerEpoch: rec.producerEpoch, coordinatorEpoch: 0 });
+      }),
+    );
+    if (commit && rec.offsets.length > 0) await this.materialiseOffsets(rec);
+    const written = await this.write(completeEnd(rec, this.deps.clock.now()), item.version);
+    return written.ok ? written.item : written.current;
+  }
+
+  private async materialiseOffsets(rec: TransactionRecord): Promise<void> {
+    const now = this.deps.clock.now();
+    const byGroup = new Map<string, OffsetRecord[]>();
+    for (const o of rec.offsets) {
+      const topic = await this.deps.topics.get(o.topic).catch(() => undefined);
+      if (!topic) continue;
+      const list = byGroup.get(o.groupId) ?? [];
+      list.push({ topic: o.topic, partition: o.partition, topicId: topic.id, offset: o.offset, metadata: o.metadata, generation: -1, commitTimestamp: now });
+      byGroup.set(o.groupId, list);
+    }
+    await Promise.all([...byGroup].map(([g, records]) => this.deps.writeOffsets(g, records)));
+  }
+
+  private scheduleTimeout(transactionalId: string, expiry: number, now: number): Promise<void> {
+    return this.deps.timers.schedule({ kind: TXN_TIMEOUT_KIND, id: timerId(transactionalId), expiry, payload: { transactionalId } }, now);
+  }
+
+  private scheduleExpiry(transactionalId: string, from: number): Promise<void> {
+    const now = this.deps.clock.now();
+    return this.deps.timers.schedule({ kind: TXN_EXPIRY_KIND, id: timerId(transactionalId), expiry: from + this.config.idExpirationMs, payload: { transactionalId } }, now);
+  }
+
+  private read(transactionalId: string): Promise<MetaItem<TransactionRecord> | undefined> {
+    return this.deps.metadata.get<TransactionRecord>(txnPk(transactionalId), TXN_SK);
+  }
+
+  private async require(transactionalId: string): Promise<MetaItem<TransactionRecord>> {
+    validateTransactionalId(transactionalId);
+    const item = await this.read(transactionalId);
+    if (!item) throw new KafkaError('TRANSACTIONAL_ID_NOT_FOUND', `Transactional id ${transactionalId} is unknown; init it first`);
+    return item;
+  }
+
+  private async write(
+    rec: TransactionRecord,
+    version: number | undefined,
+  ): Promise<{ ok: true; item: MetaItem<TransactionRecord> } | { ok: false; current: MetaItem<TransactionRecord> | undefined }> {
+    try {
+      const item = await this.deps.metadata.put(txnPk(rec.transactionalId), TXN_SK, rec, version === undefined ? { ifAbsent: true } : { ifVersion: version });
+      return { ok: true, item };
+    } catch (e) {
+      if (!(e instanceof ConditionFailedError)) throw e;
+      return { ok: false, current: e.current as MetaItem<TransactionRecord> | undefined };
+    }
+  }
+}
+
+function validateTransactionalId(id: string): void {
+  if (typeof id !== 'string' || id.length === 0 || id.length > 249) {
+    throw new KafkaError('INVALID_REQUEST', 'A transactional id must be 1 to 249 characters');
+  }
+}
+
+const contention = (id: string) => new KafkaError('CONCURRENT_TRANSACTIONS', `Too much contention on transactional id ${id}; retry`);

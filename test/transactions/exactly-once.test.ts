@@ -1,0 +1,140 @@
+/**
+ * Exactly once through crashes: a consume-transform-produce worker (support/eos-worker.ts) is
+ * SIGKILLed again and again mid-transaction, and the server is killed and restarted too; a
+ * read_committed consumer of the output must see every input exactly once, in order, and nothing
+ * of an aborted transaction. On the local backend and on the S3/DynamoDB adapters (emulators).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kafka } from '../../src/client/index.js';
+import { ROOT, startServer, stopServer, tempDir, type LocalServer } from '../client/support/server.js';
+import { startDynalite, startS3rver, TEST_CREDENTIALS, type DynaliteHandle, type S3rverHandle } from '../support/emulators.js';
+
+const INPUTS = 120;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The worker bundled once by esbuild: a restart costs node's start-up, not tsx's. */
+let workerBundle = '';
+
+function startWorker(origin: string): { proc: ChildProcess; committed: () => number } {
+  const proc = spawn(process.execPath, [workerBundle, origin, 'eos-pipeline', 'eos-group'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let committed = 0;
+  let buffer = '';
+  proc.stdout!.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    const lines = buffer.split('\n');
+    buffer = lines.pop()!;
+    for (const l of lines) committed = Math.max(committed, (JSON.parse(l) as { committed: number }).committed);
+  });
+  return { proc, committed: () => committed };
+}
+
+async function kill(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGKILL');
+  await exited;
+}
+
+async function readCommitted(origin: string, isolationLevel: 'read_committed' | 'read_uncommitted', until: number): Promise<string[]> {
+  const consumer = new Kafka({ url: origin }).consumer({ isolationLevel, fetchMaxWaitMs: 50 });
+  consumer.assign([{ topic: 'out', partition: 0 }]);
+  consumer.seekToBeginning();
+  const values: string[] = [];
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    const records = await consumer.poll({ timeoutMs: 200 });
+    values.push(...records.map((r) => r.value!.toString()));
+    if (values.length >= until && records.length === 0) break;
+  }
+  await consumer.close();
+  return values;
+}
+
+/** `kills` SIGKILLs of the worker, the second one followed by a SIGKILL and restart of the server. */
+async function runPipeline(start: (port?: number) => Promise<LocalServer>, kills: number): Promise<void> {
+  let server = await start();
+  const kafka = new Kafka({ url: server.origin });
+  const admin = kafka.admin();
+  await admin.createTopics({ topics: [{ topic: 'in', numPartitions: 1 }, { topic: 'out', numPartitions: 1 }] });
+  const input = kafka.producer();
+  await input.send({ topic: 'in', messages: Array.from({ length: INPUTS }, (_, i) => ({ partition: 0, value: `v${i}` })) });
+  await input.close();
+
+  let killed = 0;
+  let progress = 0;
+  for (let round = 0; round < kills; round++) {
+    const worker = startWorker(server.origin);
+    // Let it commit something (or at least start), then kill it at a random point.
+    const started = Date.now();
+    while (worker.committed() <= progress && progress < INPUTS && Date.now() - started < 8000) await sleep(20);
+    await sleep(50 + Math.random() * 150);
+    await kill(worker.proc);
+    killed++;
+    progress = Math.max(progress, worker.committed());
+    if (round === 1) {
+      // The server dies too, and comes back on the same port and data.
+      const port = server.port;
+      await stopServer(server);
+      server = await start(port);
+    }
+  }
+  if (progress < INPUTS) {
+    const last = startWorker(server.origin);
+    const deadline = Date.now() + 15_000;
+    while (last.committed() < INPUTS && Date.now() < deadline) await sleep(50);
+    await kill(last.proc);
+  }
+  expect(killed).toBe(kills);
+
+  const expected = Array.from({ length: INPUTS }, (_, i) => `out-v${i}`);
+  expect(await readCommitted(server.origin, 'read_committed', INPUTS)).toEqual(expected);
+  // The killed transactions left aborted records in the log, which only read_uncommitted shows.
+  const uncommitted = await readCommitted(server.origin, 'read_uncommitted', INPUTS);
+  expect(uncommitted.length).toBeGreaterThanOrEqual(INPUTS);
+  expect(new Set(uncommitted)).toEqual(new Set(expected));
+  await stopServer(server);
+}
+
+describe('exactly-once consume-transform-produce through SIGKILLs', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  beforeAll(async () => {
+    const dir = await tempDir('eos-worker-');
+    cleanups.push(dir.remove);
+    workerBundle = join(dir.path, 'eos-worker.mjs');
+    await build({ entryPoints: [join(import.meta.dirname, 'support/eos-worker.ts')], outfile: workerBundle, bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'silent' });
+  });
+  afterAll(async () => {
+    for (const c of cleanups.reverse()) await c();
+  });
+
+  it('on the local backend', async () => {
+    const dir = await tempDir('eos-local-');
+    cleanups.push(dir.remove);
+    await runPipeline((port) => startServer(dir.path, port ?? 0, { SCHEDULER_INTERVAL_MS: '500' }), 4);
+  }, 60_000);
+
+  it('on the S3/DynamoDB adapters (s3rver + dynalite)', async () => {
+    const [s3, ddb]: [S3rverHandle, DynaliteHandle] = await Promise.all([startS3rver(), startDynalite()]);
+    cleanups.push(() => s3.stop(), () => ddb.stop());
+    const dir = await tempDir('eos-aws-');
+    cleanups.push(dir.remove);
+    const env = {
+      STORAGE_BACKEND: 'aws',
+      BUCKETS: s3.bucket,
+      TABLE_NAME: ddb.table,
+      AWS_REGION: 'us-east-1',
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: ddb.endpoint,
+      AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+      SCHEDULER_INTERVAL_MS: '500',
+    };
+    await runPipeline((port) => startServer(dir.path, port ?? 0, env), 3);
+  }, 60_000);
+});

@@ -1,0 +1,62 @@
+/**
+ * Ambiguous outcomes on the transaction path: every write of a produce, an offset commit and a
+ * commit may take effect and still fail (the answer lost), or fail before it lands; the caller
+ * retries, as a client does. The outcome must be as if nothing failed: the records once, one
+ * marker, the offset committed, the transaction CompleteCommit.
+ */
+import { describe, expect, it } from 'vitest';
+import { createStorage } from '../../src/compose.js';
+import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../../src/wire/record-batch.js';
+import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
+import { setup } from './helpers.js';
+
+const FAULTS: { name: string; op: 'put' | 'get'; match: (key: string) => boolean }[] = [
+  { name: 'the transaction item write', op: 'put', match: (k) => k.startsWith('txn#') },
+  { name: "the marker's partition state write", op: 'put', match: (k) => k.endsWith('|state') && k.startsWith('part#') },
+  { name: "the marker's index entry", op: 'put', match: (k) => k.includes('|idx#') },
+  { name: 'the offset write', op: 'put', match: (k) => k.includes('|off#') },
+  { name: 'the timeout timer', op: 'put', match: (k) => k.startsWith('timer#') },
+];
+
+async function retried(call: () => Promise<{ status: number; body: any }>) {
+  for (let attempt = 0; ; attempt++) {
+    const r = await call();
+    const failed = r.status >= 500 || (r.status === 207 && r.body.failures.length > 0);
+    if (!failed || attempt >= 5) return r;
+  }
+}
+
+describe('transactions under ambiguous storage outcomes', () => {
+  for (const fault of FAULTS) {
+    for (const when of ['before', 'after'] as const) {
+      it(`${fault.name} fails ${when} it takes effect`, async () => {
+        const inner = createStorage({ kind: 'memory', replicaStores: 1 });
+        const metadata = new FaultyMetadataStore(inner.metadata);
+        const storage = { metadata, stores: inner.stores.map((s) => new FaultyObjectStore(s)), close: () => {} };
+        const t = await setup({ storage });
+        expect((await t.call('POST', 'topics', { topic_name: 'in', partitions_count: 1 })).status).toBe(201);
+        const p = await t.init('f');
+        // Every matching write of the whole transaction fails once, in turn.
+        metadata.faults.fail(fault.op, { when, times: 1, match: fault.match });
+        const produced = await retried(() => t.produce('f', p, 0, ['r1', 'r2']));
+        expect(produced.status).toBe(207);
+        metadata.faults.fail(fault.op, { when, times: 1, match: fault.match });
+        const offsets = await retried(() => t.call('POST', 'transactions/f/offsets', { ...p, group_id: 'g', offsets: [{ topic_name: 'in', partition_id: 0, offset: 2 }] }));
+        expect(offsets.status).toBe(200);
+        metadata.faults.fail(fault.op, { when, times: 1, match: fault.match });
+        const commit = await retried(() => t.call('POST', 'transactions/f/commit', p));
+        expect(commit.status).toBe(200);
+        expect(metadata.faults.injected).toBeGreaterThan(0);
+        metadata.faults.clear();
+
+        expect(commit.body.state).toBe('CompleteCommit');
+        expect((await t.fetchValues(0, 'read_committed')).values).toEqual(['r1', 'r2']);
+        const topic = await t.services.topics.get('out');
+        const batches = decodeRecordBatches((await t.services.log.readBatches(topic, 0, 0, 1 << 20)).batches);
+        expect(batches.filter((b) => b.header.attributes & CONTROL_FLAG_MASK)).toHaveLength(1);
+        expect((await t.call('GET', 'topics/out/partitions/0')).body).toMatchObject({ high_watermark: 3, last_stable_offset: 3 });
+        expect((await t.services.groups.offsets.committed('g')).map((o) => o.offset)).toEqual([2]);
+      });
+    }
+  }
+});

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../../src/wire/record-batch.js';
+import { runScheduler } from '../../src/maintenance/scheduler.js';
+import { manualClock, setup } from './helpers.js';
+
+const OPTIONS = { orphanGraceMs: 0, sweepIntervalMs: 0, roundIntervalMs: 0, mergeMinEntries: 2 };
+
+type Harness = Awaited<ReturnType<typeof setup>>;
+
+async function maintain(t: Harness, clock: { now(): number }) {
+  return runScheduler({ storage: t.storage, clock, deadline: clock.now() + 60_000, partitionLog: t.services.log, topics: t.services.topics, transactions: t.services.transactions, options: OPTIONS, log: () => {} });
+}
+
+/** read_committed from the log start, as (offset, key, value). */
+async function committedView(t: Harness) {
+  const state = await t.services.log.state(await t.services.topics.get('out'), 0);
+  const r = await t.call('GET', `topics/out/partitions/0/records?offset=${state.logStartOffset}&format=string&isolation_level=read_committed&max_bytes=8388608`);
+  return (r.body.records as { offset: number; key: { data: string } | null; value: { data: string } }[]).map((x) => `${x.offset}:${x.key?.data ?? ''}=${x.value.data}`);
+}
+
+/** Committed and aborted transactions interleaved with plain records, each its own entry. */
+async function fill(t: Harness, clock: { advance(ms: number): number }, keys: (i: number, kind: string) => string) {
+  const p = await t.init('m');
+  for (let i = 0; i < 6; i++) {
+    clock.advance(10);
+    expect((await t.produce('m', p, 0, [`c${i}a`, `c${i}b`], [keys(i, 'ca'), keys(i, 'cb')])).status).toBe(207);
+    clock.advance(1);
+    expect((await t.call('POST', 'transactions/m/commit', p)).status).toBe(200);
+    clock.advance(1);
+    expect((await t.produce('m', p, 0, [`a${i}`], [keys(i, 'a')])).status).toBe(207);
+    clock.advance(1);
+    expect((await t.call('POST', 'transactions/m/abort', p)).status).toBe(200);
+    clock.advance(1);
+    expect((await t.call('POST', 'topics/out/records', { partition_id: 0, key: { type: 'STRING', data: keys(i, 'p') }, value: { type: 'STRING', data: `p${i}` } })).status).toBe(200);
+  }
+}
+
+describe('maintenance keeps read_committed answers', () => {
+  it('segment merge and retention', async () => {
+    const clock = manualClock(1_700_000_000_000);
+    const t = await setup({ clock, topicConfigs: { configs: [{ name: 'retention.ms', value: '100000' }] } });
+    await fill(t, clock, (i, k) => `${k}${i}`);
+    const before = await committedView(t);
+    expect(before.filter((r) => r.includes('=a'))).toEqual([]);
+    expect(before).toHaveLength(18);
+
+    // Retention first: the first entries expire (by their records' time); what remains reads as it did.
+    clock.advance(100_000 - 30);
+    const first = await maintain(t, clock);
+    const start = (await t.services.log.state(await t.services.topics.get('out'), 0)).logStartOffset;
+    expect(start).toBeGreaterThan(0);
+    const retained = before.filter((r) => Number(r.split(':')[0]) >= start);
+    expect(retained.length).toBeGreaterThan(0);
+    expect(await committedView(t)).toEqual(retained);
+    expect(first.abortedTransactionsRemoved).toBeGreaterThan(0); // abort items below the log start go too
+
+    // The same run merged what is left into segments: the same answer, again after another run.
+    expect(first.segmentsWritten).toBeGreaterThan(0);
+    await maintain(t, clock);
+    expect(await committedView(t)).toEqual(retained);
+  });
+
+  it('compaction removes aborted records (which never shadow a committed value) and markers after delete.retention.ms', async () => {
+    const clock = manualClock(1_700_000_000_000);
+    const configs = [
+      { name: 'cleanup.policy', value: 'compact' },
+      { name: 'min.cleanable.dirty.ratio', value: '0' },
+      { name: 'delete.retention.ms', value: '1000' },
+    ];
+    const t = await setup({ clock, topicConfigs: { configs } });
+    // Every aborted record reuses the key of the committed record just before it.
+    await fill(t, clock, (i, k) => (k === 'a' ? `cb${i}` : `${k}${i}`));
+    const before = await committedView(t);
+    expect(before).toHaveLength(18);
+
+    const c = await maintain(t, clock);
+    expect(c.compactions).toBe(1);
+    expect(c.recordsCompactedAway).toBeGreaterThanOrEqual(5);
+    expect(await committedView(t)).toEqual(before);
+    const markers = async () => {
+      const topic = await t.services.topics.get('out');
+      const r = await t.services.log.readBatches(topic, 0, 0, 8 << 20);
+      const batches = decodeRecordBatches(r.batches);
+      const aborted = batches.flatMap((b) => b.records.map((x) => Buffer.from(x.value ?? []).toString())).filter((v) => v.startsWith('a'));
+      return { markers: batches.filter((b) => b.header.attributes & CONTROL_FLAG_MASK).length, aborted };
+    };
+    const kept = await markers();
+    expect(kept.aborted).toEqual([]); // read_uncommitted no longer sees them either
+    expect(kept.markers).toBeGreaterThan(0); // markers stay for delete.retention.ms
+
+    clock.advance(2000);
+    const again = await maintain(t, clock);
+    expect(again.compactions).toBe(1);
+    expect(await committedView(t)).toEqual(before);
+    expect((await markers()).markers).toBeLessThanOrEqual(1); // only the last commit (never cleaned) may keep its marker
+  });
+});

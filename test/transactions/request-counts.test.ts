@@ -1,0 +1,62 @@
+/**
+ * Storage requests per transaction (docs/cost-model.md), pinned: one transactional produce request
+ * of 1000 records to one partition, its offsets, and the commit, next to the same produce without
+ * a transaction. Counted by the same store instrumentation the benchmark uses.
+ */
+import { describe, expect, it } from 'vitest';
+import { createServices, createStorage } from '../../src/compose.js';
+import { serverConfigFromEnv } from '../../src/config/server-config.js';
+import { createApp } from '../../src/http/app.js';
+import { BASE } from '../support/test-app.js';
+
+function counted() {
+  const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory' });
+  const services = createServices(config, createStorage(config.backend), undefined, { countOperations: true });
+  const app = createApp(services, { logError: () => {} });
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await app.request(`${BASE}/${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    expect(res.status).toBeLessThan(300);
+    return res.json() as Promise<any>;
+  };
+  const snapshot = () => {
+    const c = services.operationCounts!();
+    return { s3Put: c.objects.put, get: c.metadata.get, query: c.metadata.query, put: c.metadata.put, delete: c.metadata.delete };
+  };
+  const diff = (a: ReturnType<typeof snapshot>, b: ReturnType<typeof snapshot>) => Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v - a[k as keyof typeof a]]));
+  return { call, snapshot, diff };
+}
+
+const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ id: String(i), partition_id: 0, value: { type: 'STRING', data: `v${i}` } }));
+
+describe('storage requests per transaction', () => {
+  it('one partition, 1000 records in one produce, offsets, commit', async () => {
+    const t = counted();
+    await t.call('POST', 'topics', { topic_name: 'out', partitions_count: 1 });
+    await t.call('POST', 'topics', { topic_name: 'in', partitions_count: 1 });
+    const idempotent = await t.call('POST', 'producers:init');
+    const plainBefore = t.snapshot();
+    await t.call('POST', 'topics/out/records:batch', { ...idempotent, sequences: [{ partition_id: 0, base_sequence: 0 }], entries: entries(1000) });
+    const plain = t.diff(plainBefore, t.snapshot());
+
+    const p = await t.call('POST', 'transactions/eos/init');
+    const before = t.snapshot();
+    await t.call('POST', 'topics/out/records:batch', { transactional_id: 'eos', producer_id: p.producer_id, producer_epoch: p.producer_epoch, sequences: [{ partition_id: 0, base_sequence: 0 }], entries: entries(1000) });
+    const produce = t.diff(before, t.snapshot());
+    const beforeOffsets = t.snapshot();
+    await t.call('POST', 'transactions/eos/offsets', { producer_id: p.producer_id, producer_epoch: p.producer_epoch, group_id: 'g', offsets: [{ topic_name: 'in', partition_id: 0, offset: 1000 }] });
+    const offsets = t.diff(beforeOffsets, t.snapshot());
+    const beforeCommit = t.snapshot();
+    await t.call('POST', 'transactions/eos/commit', { producer_id: p.producer_id, producer_epoch: p.producer_epoch });
+    const commit = t.diff(beforeCommit, t.snapshot());
+
+    // The idempotent produce, for comparison: 1 PUT; topic, producer epoch, partition state (+1) reads; state, index and producer batch log writes.
+    expect(plain).toEqual({ s3Put: 1, get: 4, query: 0, put: 3, delete: 0 });
+    // The first transactional produce to a partition: the transaction item read replaces the producer
+    // epoch's; + its timeout timer and its Ongoing write (a later produce to the same partition: 0 more writes).
+    expect(produce).toEqual({ s3Put: 1, get: 4, query: 0, put: 5, delete: 0 });
+    // Offsets: the transaction item read + write (the topic is read to check the partition).
+    expect(offsets).toEqual({ s3Put: 0, get: 2, query: 0, put: 1, delete: 0 });
+    // Commit: PrepareCommit, one marker (object PUT, state, index entry), the group's offset (read, then written over its version), CompleteCommit.
+    expect(commit).toEqual({ s3Put: 1, get: 5, query: 0, put: 5, delete: 0 });
+  });
+});
