@@ -5,9 +5,9 @@
  *   kafka-log consume --topic orders --from-beginning --print-key --max-messages 2
  *   kafka-log groups describe --group billing
  *   kafka-log perf produce --topic orders --num-records 100000 --record-size 100 --throughput -1
+ *   kafka-log transactions find-hanging --topic orders
  *   kafka-log acls --add --allow-principal User:alice --operation Read --topic orders
  *   kafka-log configs --entity-type users --entity-name alice --alter --add-config producer_byte_rate=1048576
- *   kafka-log transactions find-hanging --topic orders
  * Errors print one line to stderr and exit non-zero (2 for a usage mistake, 1 otherwise).
  */
 import { KafkaClientError } from '../client/index.js';
@@ -28,9 +28,9 @@ const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help
   consume  records to stdout                                    (kafka-console-consumer.sh)
   groups   list | describe | delete | reset-offsets             (kafka-consumer-groups.sh)
   perf     produce | consume                                    (kafka-*-perf-test.sh)
+  transactions list | describe | find-hanging | abort           (kafka-transactions.sh)
   acls     --add | --remove | --list                            (kafka-acls.sh)
   configs  --entity-type users|clients --alter | --describe     (kafka-configs.sh, client quotas)
-  transactions list | describe | find-hanging | abort           (kafka-transactions.sh)
 ${CONNECTION_HELP}`;
 
 const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> = {
@@ -39,9 +39,9 @@ const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> 
   consume: consumeCommand,
   groups: groupsCommand,
   perf: perfCommand,
+  transactions: transactionsCommand,
   acls: aclsCommand,
   configs: configsCommand,
-  transactions: transactionsCommand,
 };
 
 /** Runs one command line; resolves to the exit code. */

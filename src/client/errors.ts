@@ -10,6 +10,9 @@ import { ERRORS } from '../wire/errors.js';
 const CLIENT_ERRORS: Record<string, { code: number; retriable: boolean }> = {
   NETWORK_EXCEPTION: { code: 13, retriable: true },
   REQUEST_TIMED_OUT: { code: 7, retriable: true },
+  CLUSTER_AUTHORIZATION_FAILED: { code: 31, retriable: false },
+  SASL_AUTHENTICATION_FAILED: { code: 58, retriable: false },
+  THROTTLING_QUOTA_EXCEEDED: { code: 89, retriable: true },
   PRODUCER_FENCED: { code: 90, retriable: false },
   INVALID_CONFIG: { code: 40, retriable: false },
   ILLEGAL_STATE: { code: -1, retriable: false },

@@ -330,8 +330,8 @@ const document = {
       },
     },
     ...groupPaths,
-    ...securityPaths,
     ...transactionPaths,
+    ...securityPaths,
   } as Record<string, Json>,
   components: {
     securitySchemes: {

@@ -11,10 +11,10 @@
  * pk `pid#{producerId}`             sk `meta` (the producer's epoch), `part#{topic}#{p}` (its last batches there)
  * pk `group#{id}`                   sk `meta`, `off#{topic}#{p}` (committed offsets), `inst#{name}` (v2 consumer instances)
  * pk `timer#{slot}`                 sk `{expiry}#{kind}#{id}` (durable timers)
- * pk `acl`                          sk the ACL's fields, URI-encoded and joined by `|` (one item per ACL)
- * pk `quota`                        sk `user={name}`, `client-id={id}`, both joined by `,` (`<default>` for a default)
  * pk `txn#{transactionalId}`        sk `state` (the transaction coordinator's state of the id)
  * pk `txn-ids`                      sk `{transactionalId}` (the registry of transactional ids)
+ * pk `acl`                          sk the ACL's fields, URI-encoded and joined by `|` (one item per ACL)
+ * pk `quota`                        sk `user={name}`, `client-id={id}`, both joined by `,` (`<default>` for a default)
  *
  * objects `data/{topicId}/{ms}-{hex}` (one produce request) and
  * `segments/{topicId}/{partition}/{baseOffset}-{ms}-{hex}` (maintenance's per-partition segments).

@@ -25,9 +25,9 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/log': ['src/clock.ts', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
   'src/replication': ['src/clock.ts', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
   'src/groups': ['src/clock.ts', 'src/log', 'src/partition', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
+  'src/transactions': ['src/clock.ts', 'src/groups', 'src/log', 'src/producer', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
   'src/quotas': ['src/clock.ts', 'src/storage', 'src/wire'],
   'src/authz': ['src/clock.ts', 'src/config', 'src/quotas', 'src/storage', 'src/wire'],
-  'src/transactions': ['src/clock.ts', 'src/groups', 'src/log', 'src/producer', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
   'src/maintenance': [
     'src/clock.ts',
     'src/groups',

@@ -147,14 +147,26 @@ describe('every operation answers as the OpenAPI document says', () => {
     await call('POST', '/consumers/v2g/instances/c/positions/end', { partitions: [{ topic: 'o', partition: 0 }] });
     await call('DELETE', '/consumers/v2g/instances/c/subscription');
     await call('DELETE', '/consumers/v2g/instances/c');
+    const init = await call('POST', `${B}/transactions/tx/init`, { transaction_timeout_ms: 60000 });
+    const producer = { producer_id: init.body.producer_id as number, producer_epoch: init.body.producer_epoch as number };
+    await call('POST', `${B}/transactions/tx/partitions`, { ...producer, partitions: [{ topic_name: 'o', partition_id: 1 }] });
+    await call('POST', `${B}/transactions/tx/offsets`, { ...producer, group_id: 'txg', offsets: [{ topic_name: 'o', partition_id: 1, offset: 0 }] });
+    await call('GET', `${B}/transactions`);
+    await call('GET', `${B}/transactions/tx`);
+    await call('GET', `${B}/transactions:hanging`);
+    await call('POST', `${B}/transactions/tx/commit`, producer);
+    await call('POST', `${B}/transactions/tx/partitions`, { ...producer, partitions: [{ topic_name: 'o', partition_id: 1 }] });
+    await call('POST', `${B}/transactions/tx/abort`, producer);
+    await call('POST', `${B}/topics/o/partitions/1/transactions:abort`, producer);
 
     const acl = { resource_type: 'TOPIC', resource_name: 'o', pattern_type: 'LITERAL', principal: 'User:alice', host: '*', operation: 'READ', permission: 'ALLOW' };
     await call('POST', `${B}/acls`, acl);
-    await call('POST', `${B}/acls:batch`, { data: [{ ...acl, operation: 'WRITE' }, { ...acl, resource_type: 'GROUP', resource_name: 'g', pattern_type: 'PREFIXED' }] });
-    await call('GET', `${B}/acls?principal=User:alice`);
-    await call('DELETE', `${B}/acls?resource_type=ANY&principal=User:alice`);
-    await call('POST', `${B}/client-quotas:alter`, { data: [{ entity: [{ entity_type: 'user', entity_name: 'alice' }, { entity_type: 'client-id', entity_name: null }], ops: [{ key: 'producer_byte_rate', value: 1048576 }] }] });
+    await call('POST', `${B}/acls:batch`, { data: [{ ...acl, operation: 'WRITE' }] });
+    await call('GET', `${B}/acls?resource_type=TOPIC`);
+    await call('DELETE', `${B}/acls?resource_type=TOPIC&principal=User:alice`);
+    await call('POST', `${B}/client-quotas:alter`, { data: [{ entity: [{ entity_type: 'user', entity_name: 'alice' }], ops: [{ key: 'producer_byte_rate', value: 1048576 }] }] });
     await call('GET', `${B}/client-quotas?user=alice`);
+
     await call('DELETE', `${B}/topics/o`);
 
     expect(problems).toEqual([]);
