@@ -89,3 +89,64 @@ export function costPerGib(counts: OperationCounts, valueBytes: number, requests
     dollars: { s3, dynamodb, lambdaRequests, lambdaComputeLowerBound: lambdaCompute, apiGateway, total: s3 + dynamodb + lambdaRequests + lambdaCompute + apiGateway },
   };
 }
+
+/** The idle-consumer side's prices (us-east-1 list, no free tier). */
+export const IDLE_PRICES = {
+  /** API Gateway WebSocket message, either way, metered per 32 KB ($1.00 per million, first billion). */
+  webSocketMessage: 1.0 / 1e6,
+  /** API Gateway WebSocket connection minute ($0.25 per million). */
+  webSocketConnectionMinute: 0.25 / 1e6,
+  /** Kinesis Data Streams: provisioned shard-hour, on-demand stream-hour, enhanced fan-out consumer-shard-hour. */
+  kinesisShardHour: 0.015,
+  kinesisOnDemandStreamHour: 0.04,
+  kinesisEfoConsumerShardHour: 0.015,
+  /** MSK Serverless cluster-hour and partition-hour. */
+  mskServerlessClusterHour: 0.75,
+  mskServerlessPartitionHour: 0.0015,
+} as const;
+
+export const SECONDS_PER_MONTH = 30 * 24 * 3600;
+
+/** What one idle consumer member makes happen per month, as counted over an idle window and scaled. */
+export interface IdleMonth {
+  /** Lambda invocations per function, with the GB-seconds they are billed for. */
+  invocations: Record<string, { count: number; gbSeconds: number }>;
+  httpApiRequests: number;
+  webSocketMessages: number;
+  webSocketConnectionMinutes: number;
+  readUnits: number;
+  writeUnits: number;
+}
+
+export interface IdleCostRow {
+  item: string;
+  perMonth: string;
+  dollars: number;
+}
+
+/** Dollars per month of an idle member, item by item (the "idle with consumers" table). */
+export function idleMemberCost(m: IdleMonth): { rows: IdleCostRow[]; total: number } {
+  const fmt = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2));
+  const rows: IdleCostRow[] = [];
+  for (const [fn, { count, gbSeconds }] of Object.entries(m.invocations)) {
+    rows.push({ item: `Lambda ${fn}: invocations`, perMonth: fmt(count), dollars: count * PRICES.lambdaRequest });
+    rows.push({ item: `Lambda ${fn}: duration (GB-s)`, perMonth: fmt(gbSeconds), dollars: gbSeconds * PRICES.lambdaGbSecondArm });
+  }
+  rows.push({ item: 'HTTP API requests', perMonth: fmt(m.httpApiRequests), dollars: m.httpApiRequests * PRICES.apiRequest });
+  rows.push({ item: 'WebSocket messages', perMonth: fmt(m.webSocketMessages), dollars: m.webSocketMessages * IDLE_PRICES.webSocketMessage });
+  rows.push({ item: 'WebSocket connection minutes', perMonth: fmt(m.webSocketConnectionMinutes), dollars: m.webSocketConnectionMinutes * IDLE_PRICES.webSocketConnectionMinute });
+  rows.push({ item: 'DynamoDB read units', perMonth: fmt(m.readUnits), dollars: m.readUnits * PRICES.ddbRead });
+  rows.push({ item: 'DynamoDB write units', perMonth: fmt(m.writeUnits), dollars: m.writeUnits * PRICES.ddbWrite });
+  return { rows, total: rows.reduce((a, r) => a + r.dollars, 0) };
+}
+
+/** The same idle month elsewhere: one stream or cluster with `partitions` shards/partitions and one consumer. */
+export function idleAlternatives(partitions: number): IdleCostRow[] {
+  const hours = SECONDS_PER_MONTH / 3600;
+  return [
+    { item: `Kinesis provisioned, ${partitions} shards`, perMonth: `${partitions * hours} shard-hours`, dollars: partitions * hours * IDLE_PRICES.kinesisShardHour },
+    { item: `  + enhanced fan-out consumer`, perMonth: `${partitions * hours} consumer-shard-hours`, dollars: partitions * hours * IDLE_PRICES.kinesisEfoConsumerShardHour },
+    { item: 'Kinesis on-demand stream', perMonth: `${hours} stream-hours`, dollars: hours * IDLE_PRICES.kinesisOnDemandStreamHour },
+    { item: `MSK Serverless, ${partitions} partitions`, perMonth: `${hours} cluster-hours + ${partitions * hours} partition-hours`, dollars: hours * (IDLE_PRICES.mskServerlessClusterHour + partitions * IDLE_PRICES.mskServerlessPartitionHour) },
+  ];
+}

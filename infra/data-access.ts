@@ -4,7 +4,7 @@
  * function's routes with instrumented storage and checks that each call it makes is allowed here
  * and that nothing here goes unused (test/infra/data-access.test.ts).
  */
-export type DataFunctionName = 'produce' | 'fetch' | 'admin' | 'scheduler';
+export type DataFunctionName = 'produce' | 'fetch' | 'admin' | 'push' | 'scheduler';
 
 export interface DataAccess {
   /** On the objects of every replica bucket (`arn:aws:s3:::bucket/*`). */
@@ -17,17 +17,24 @@ export interface DataAccess {
 
 export const DATA_ACCESS: Readonly<Record<DataFunctionName, DataAccess>> = {
   // Writes the request's object, commits (conditional UpdateItem of the partition state), indexes;
+  // reads the topic's push subscriptions and disarms (or removes) those it told;
   // reads the ACL and client quota sets (a Query each, at most every 5 s per instance).
   produce: {
     objectActions: ['s3:PutObject'],
     bucketActions: [],
-    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   },
   // Reads state and the offset index, ranged GETs of objects; repairs a missing index entry.
   fetch: {
     objectActions: ['s3:GetObject'],
     bucketActions: [],
     tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+  },
+  // Arms a connection's push subscription (or removes it), reads the topic and partition states.
+  push: {
+    objectActions: [],
+    bucketActions: [],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   },
   // Topics and configs (items), list offsets by time (object reads), topic deletion (purge).
   admin: {

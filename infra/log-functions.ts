@@ -1,6 +1,7 @@
 /**
- * The Lambda functions: produce, fetch and admin (the HTTP app, split by route), the scheduler,
- * and in API-key mode the authorizer. Each is a NodejsFunction bundled by the local esbuild (no
+ * The Lambda functions: produce, fetch and admin (the HTTP app, split by route), push (the
+ * WebSocket API's subscribe route), the scheduler, and in API-key mode the authorizer (in JWT mode,
+ * the push API's JWT authorizer: WebSocket APIs have no built-in one). Each is a NodejsFunction bundled by the local esbuild (no
  * Docker), arm64, on the newest Node runtime, with its own role and log group.
  *
  * Bundles are self-contained ESM (the AWS SDK is bundled too, so the SDK version is the one the
@@ -36,7 +37,7 @@ export const BUNDLING: BundlingOptions = {
   banner: "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);",
 };
 
-export type LogFunctionName = 'produce' | 'fetch' | 'admin' | 'scheduler';
+export type LogFunctionName = 'produce' | 'fetch' | 'admin' | 'push' | 'scheduler';
 
 interface FunctionSpec {
   description: string;
@@ -48,12 +49,15 @@ interface FunctionSpec {
  * Sizing. Produce and fetch encode, CRC and move up to MAX_REQUEST_BYTES / MAX_FETCH_BYTES (4 MiB /
  * 1 MiB on Lambda, log-stack.ts) per request and wait on S3 and DynamoDB: 1 GiB buys the CPU for that. API Gateway gives an
  * integration 30 s at most, so the HTTP functions stop at 29 s. The scheduler works in batches and
- * stops taking new work 15 s before its own timeout.
+ * stops taking new work 15 s before its own timeout. Push only arms subscriptions (a few small
+ * DynamoDB calls, no records): the smallest size that starts quickly. Nothing waits in a function
+ * while a consumer with a push connection is idle (its fetches ask for no server wait).
  */
 export const FUNCTION_SPECS: Readonly<Record<LogFunctionName, FunctionSpec>> = {
   produce: { description: 'Produce: POST .../topics/{topic}/records[:batch]', memorySize: 1024, timeout: Duration.seconds(29) },
   fetch: { description: 'Fetch: GET .../partitions/{partition}/records', memorySize: 1024, timeout: Duration.seconds(29) },
   admin: { description: 'Admin: topics, configs, partitions, offsets', memorySize: 512, timeout: Duration.seconds(29) },
+  push: { description: 'Push: the WebSocket API subscribe route (arms partitions)', memorySize: 256, timeout: Duration.seconds(10) },
   scheduler: { description: 'Scheduled maintenance: timers, retention, compaction, orphan GC', memorySize: 1024, timeout: Duration.minutes(5) },
 };
 
@@ -64,6 +68,8 @@ export interface LogFunctionsProps {
   removalPolicy: RemovalPolicy;
   /** SHA-256 digests of the accepted API keys; the authorizer exists only when given. */
   apiKeyDigests?: string[];
+  /** For auth mode jwt: the push API's authorizer checks tokens of this issuer and audiences. */
+  jwt?: { issuer: string; audiences: string[] };
   /** Reserved concurrency per function, where set. */
   reservedConcurrency?: Partial<Record<LogFunctionName, number>>;
 }
@@ -107,6 +113,7 @@ export class LogFunctions extends Construct {
       produce: fn('produce'),
       fetch: fn('fetch'),
       admin: fn('admin'),
+      push: fn('push'),
       // The next tick comes soon enough: no retries of a failed run, and no stale runs queued.
       scheduler: fn('scheduler', { retryAttempts: 0 }),
     };
@@ -116,6 +123,14 @@ export class LogFunctions extends Construct {
         'api-key-authorizer.ts',
         { description: 'API-key authorizer (x-api-key against SHA-256 digests)', memorySize: 256, timeout: Duration.seconds(5) },
         { API_KEY_SHA256: props.apiKeyDigests.join(',') },
+      );
+    }
+    if (props.jwt) {
+      this.authorizer = make(
+        'JwtAuthorizer',
+        'jwt-authorizer.ts',
+        { description: 'Push API JWT authorizer (issuer, audience, signature by the issuer\'s JWKS)', memorySize: 256, timeout: Duration.seconds(5) },
+        { JWT_ISSUER: props.jwt.issuer, JWT_AUDIENCE: props.jwt.audiences.join(',') },
       );
     }
   }

@@ -13,6 +13,7 @@ import { LogHttpApi } from './http-api.js';
 import { LogRestApi } from './rest-api.js';
 import { LogFunctions, RUNTIME } from './log-functions.js';
 import { Monitoring } from './monitoring.js';
+import { PushApi } from './push-api.js';
 import { ReplicaStores } from './replica-stores.js';
 import type { LogStackConfig } from './stack-config.js';
 
@@ -35,6 +36,8 @@ export class LogStack extends Stack {
   readonly functions: LogFunctions;
   /** The HTTP API (apiFlavor=http) or the REST API (apiFlavor=rest) in front of the functions. */
   readonly api: LogHttpApi | LogRestApi;
+  /** Where idle consumers wait (API Gateway v2 WebSocket): with apiFlavor=http only. */
+  readonly pushApi?: PushApi;
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: LogStackProps) {
@@ -83,6 +86,7 @@ export class LogStack extends Stack {
       logRetention: config.logRetention,
       removalPolicy,
       ...(config.auth.mode === 'apiKey' && { apiKeyDigests: config.auth.keyDigests }),
+      ...(config.auth.mode === 'jwt' && { jwt: { issuer: config.auth.issuer, audiences: config.auth.audiences } }),
       reservedConcurrency: config.reservedConcurrency,
     });
 
@@ -124,6 +128,20 @@ export class LogStack extends Stack {
             removalPolicy,
           });
 
+    // A WebSocket API is API Gateway v2, which the REST flavor exists to avoid (LocalStack's free
+    // plan): there consumers poll with the idle back-off.
+    if (config.apiFlavor === 'http') {
+      this.pushApi = new PushApi(this, 'Push', {
+        apiName: this.stackName,
+        pushFunction: this.functions.byName.push,
+        auth: config.auth,
+        authorizerFunction: this.functions.authorizer,
+        throttle: config.throttle,
+      });
+      // Commits notify the connections armed on their partitions.
+      this.pushApi.grantPost(this.functions.byName.produce);
+    }
+
     const rate = Duration.minutes(config.schedulerRateMinutes);
     new events.Rule(this, 'SchedulerSchedule', {
       description: `Runs scheduled maintenance every ${config.schedulerRateMinutes} minute(s)`,
@@ -154,6 +172,7 @@ export class LogStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the v3 API (append v3/clusters)' });
+    if (this.pushApi) new CfnOutput(this, 'PushUrl', { value: this.pushApi.url, description: 'The consumers\' push WebSocket URL (the client\'s pushUrl)' });
     new CfnOutput(this, 'ClusterId', { value: config.clusterId, description: 'The cluster id in /v3/clusters/{cluster_id}' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'DynamoDB metadata table (TABLE_NAME)' });
     new CfnOutput(this, 'BucketNames', { value: this.stores.bucketNames.join(','), description: 'Replica buckets in replica-id order (BUCKETS)' });

@@ -18,6 +18,11 @@ import { MemoryObjectStore } from './storage/memory-object-store.js';
 import type { MetadataStore, ObjectStore } from './storage/ports.js';
 import { countOperations } from './storage/counting-stores.js';
 import { createS3Client, S3ObjectStore } from './storage/s3-object-store.js';
+import { httpConnectionPoster } from './push/http-connection-poster.js';
+import type { ConnectionPoster } from './push/ports.js';
+import { PushNotifier } from './push/push-notifier.js';
+import { Subscriptions } from './push/subscriptions.js';
+import { apiGatewayConnectionPoster } from './storage/api-gateway-connection-poster.js';
 import { partitionWatchKey } from './timer/delayed-fetch.js';
 import { Purgatory } from './timer/purgatory.js';
 import { createTransactionCoordinator } from './transactions/index.js';
@@ -106,6 +111,10 @@ export function createServices(
   timer.startRealTime();
   const fetchPurgatory = new Purgatory({ timer, name: 'Fetch', onError: () => {} });
   log.onAppend((topic, partition) => void fetchPurgatory.checkAndComplete(partitionWatchKey(topic, partition)));
+  // Push: commits tell the consumers armed on the partition (API Gateway WebSocket, or a local server's socket).
+  const subscriptions = new Subscriptions(metadata, clock);
+  const notifier = new PushNotifier(subscriptions, endpointPoster(config), (e) => console.error(JSON.stringify({ level: 'warn', msg: 'push notification failed', error: String(e) })));
+  log.onAppend((topic, partition) => notifier.committed(topic, partition));
   return {
     clusterId: config.clusterId,
     clock,
@@ -118,8 +127,24 @@ export function createServices(
     defaults: config.defaults,
     limits: config.limits,
     fetchPurgatory,
+    push: { subscriptions, notifier },
     security: createSecurity(config.security, metadata, clock),
     ...(counted ? { operationCounts: counted.snapshot } : {}),
+  };
+}
+
+/**
+ * Posts to a push connection where its endpoint says: API Gateway's management API for a WebSocket
+ * stage (https), a local server's `@connections` route otherwise. The SDK client is made on first use.
+ */
+function endpointPoster(config: ServerConfig): ConnectionPoster {
+  const local = httpConnectionPoster();
+  let aws: ConnectionPoster | undefined;
+  return {
+    post: (endpoint, connectionId, message) =>
+      /^https:\/\/[^/]+\.execute-api\./.test(endpoint)
+        ? (aws ??= apiGatewayConnectionPoster(config.backend.kind === 'aws' ? config.backend.region : undefined)).post(endpoint, connectionId, message)
+        : local.post(endpoint, connectionId, message),
   };
 }
 

@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { createServices, openStorage, startInProcessScheduler } from './compose.js';
 import { serverConfigFromEnv } from './config/server-config.js';
 import { createApp } from './http/app.js';
+import { pushSocket } from './http/push-socket.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -36,14 +37,23 @@ const hostname = flags.host ?? process.env.HOST ?? '127.0.0.1';
 const storage = await openStorage(config.backend); // a SQLite problem fails here, at startup
 const services = createServices(config, storage);
 const app = createApp(services);
+// Push (ws://host:port/v3/push): other processes post to this one's connections at its origin,
+// or at PUSH_ENDPOINT when they reach it under another address.
+let origin = '';
+const push = pushSocket(services, () => process.env.PUSH_ENDPOINT ?? origin);
+app.route('/', push.routes);
 // Timers, retention, compaction, segment merge and orphan GC, every SCHEDULER_INTERVAL_MS.
 const scheduler = startInProcessScheduler(config, storage, services);
 const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
+  origin = `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${info.port}`;
   console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://${hostname}:${info.port}`, backend: config.backend.kind, clusterId: config.clusterId, authorization: config.security.authorization }));
 });
 
+server.on('upgrade', (req, socket, head) => push.handleUpgrade(req, socket, head));
+
 function shutdown(signal: string) {
   console.log(JSON.stringify({ level: 'info', msg: 'shutting down', signal }));
+  push.close();
   server.close(() => {
     void (scheduler?.stop() ?? Promise.resolve()).finally(() => {
       storage.close();

@@ -29,6 +29,12 @@ export interface ConnectionConfig {
    * configs may override it.
    */
   format?: WireFormat;
+  /**
+   * The push endpoint consumers wait on instead of polling (docs/client.md, "Waiting for records"):
+   * the deployed stack's `PushUrl` output (`wss://...`), or false for none. Default: `/v3/push` on
+   * the server's origin (`ws://` for `http://`), which the local server serves.
+   */
+  pushUrl?: string | false;
 }
 
 export type WireFormat = 'auto' | 'record-batch' | 'json';
@@ -114,6 +120,20 @@ export class Transport {
   /** The connection's configured format. */
   get format(): WireFormat {
     return this.config.format ?? 'auto';
+  }
+
+  /** Where consumers open their push connection, or undefined for none. */
+  get pushUrl(): string | undefined {
+    const p = this.config.pushUrl;
+    if (p === false) return undefined;
+    return p ?? `${this.origin.replace(/^http/, 'ws')}/v3/push`;
+  }
+
+  /** The headers of a WebSocket upgrade to `url`: the connection's own, signed like any request. */
+  async upgradeHeaders(url: string): Promise<Record<string, string>> {
+    const headers: Record<string, string> = { ...this.config.headers };
+    if (this.config.clientId) headers['user-agent'] = this.config.clientId;
+    return this.sign({ method: 'GET', url: new URL(url.replace(/^ws/, 'http')), headers, body: undefined });
   }
 
   /** `{origin}/v3/clusters/{id}`, asking the server for its cluster when the config names none. */

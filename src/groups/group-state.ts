@@ -83,7 +83,10 @@ export interface GroupLimits {
   /** group.min.session.timeout.ms / group.max.session.timeout.ms (Kafka: 6000 / 1800000). */
   minSessionTimeoutMs: number;
   maxSessionTimeoutMs: number;
-  /** heartbeat.interval.ms told to members, capped at a third of the session timeout. */
+  /**
+   * The heartbeat interval told to members (KIP-848's group.consumer.heartbeat.interval.ms, 5 s),
+   * capped at a third of the session timeout.
+   */
   heartbeatIntervalMs: number;
   defaultSessionTimeoutMs: number;
   defaultRebalanceTimeoutMs: number;
@@ -92,7 +95,7 @@ export interface GroupLimits {
 export const DEFAULT_GROUP_LIMITS: GroupLimits = {
   minSessionTimeoutMs: 6_000,
   maxSessionTimeoutMs: 1_800_000,
-  heartbeatIntervalMs: 3_000,
+  heartbeatIntervalMs: 5_000,
   defaultSessionTimeoutMs: 45_000,
   defaultRebalanceTimeoutMs: 300_000,
 };

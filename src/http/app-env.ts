@@ -6,6 +6,8 @@ import type { TopicRegistry } from '../topics/topics.js';
 import type { ProducerIds } from '../producer/producer-ids.js';
 import type { Clock } from '../clock.js';
 import type { OperationCounts } from '../storage/counting-stores.js';
+import type { PushNotifier } from '../push/push-notifier.js';
+import type { Subscriptions } from '../push/subscriptions.js';
 import type { Purgatory } from '../timer/purgatory.js';
 import type { TransactionCoordinator } from '../transactions/index.js';
 import type { Resources } from './resources.js';
@@ -26,6 +28,8 @@ export interface AppServices {
   limits: { maxRequestBytes: number; maxFetchBytes: number; maxFetchWaitMs: number };
   /** Long-poll fetches wait here; this process's appends to a partition complete them (src/timer/delayed-fetch.ts). */
   fetchPurgatory: Purgatory;
+  /** Push subscriptions, and the notifier that tells them about commits (src/push). */
+  push: { subscriptions: Subscriptions; notifier: PushNotifier };
   /** Principals, ACLs and quotas. */
   security: Security;
   /** Storage operation counts, when the composition root wrapped the stores in counters (the benchmark). */

@@ -63,6 +63,8 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
     c.set('services', services);
     c.set('resources', new Resources(new URL(c.req.url).origin, services.clusterId));
     await next();
+    // Push notifications of this request's commits go out before the answer: a Lambda may be frozen after it.
+    await services.push.notifier.settle();
   });
   v3.get('/', (c) => {
     const r = c.get('resources');

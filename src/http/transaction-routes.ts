@@ -18,6 +18,11 @@ import { allowedNames, authorize, authorizeAll } from './security.js';
  *   GET  /transactions/{id}              DescribeTransactions
  *   GET  /transactions:hanging           kafka-transactions.sh find-hanging (?topic=&older_than_ms=)
  *   POST /topics/{t}/partitions/{p}/transactions:abort   kafka-transactions.sh abort (a hanging one)
+ *
+ * Authorization as Kafka's: WRITE on the TRANSACTIONAL_ID for init, add, offsets and end (and WRITE
+ * on the topics added, READ on the group of the offsets), DESCRIBE on it to describe or list (the
+ * list shows only those), CLUSTER_ACTION on the cluster to find hanging transactions or write a
+ * marker (WriteTxnMarkers).
  */
 
 const producerSchema = z.object({ producer_id: z.number().int().nonnegative(), producer_epoch: z.number().int().nonnegative() });
@@ -55,20 +60,18 @@ function show(clusterId: string, r: TransactionRecord) {
 export function transactionRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  // Kafka's ListTransactions: only the ids the caller may DESCRIBE.
   app.get('/transactions', async (c) => {
     const { transactions, clusterId } = c.get('services');
-    const visible = await allowedNames(c, 'DESCRIBE', 'TRANSACTIONAL_ID');
     const states = c.req.queries('state');
     for (const s of states ?? []) if (!STATES.includes(s as TransactionStatus)) throw new KafkaError('BAD_REQUEST', `Unknown transaction state ${s}`);
     const producerIds = c.req.queries('producer_id')?.map((p) => queryInt(p, 'producer_id')!);
     const list = await transactions.list({ ...(states ? { states: states as TransactionStatus[] } : {}), ...(producerIds ? { producerIds } : {}) });
+    const visible = await allowedNames(c, 'DESCRIBE', 'TRANSACTIONAL_ID');
     return c.json({ kind: 'KafkaTransactionList', data: list.filter((r) => visible(r.transactionalId)).map((r) => show(clusterId, r)) });
   });
 
-  // kafka-transactions.sh find-hanging: DescribeProducers, READ on the topic (or every topic: DESCRIBE on the cluster).
   app.get('/transactions:hanging', async (c) => {
-    await (c.req.query('topic') ? authorize(c, 'READ', 'TOPIC', c.req.query('topic')!) : authorize(c, 'DESCRIBE', 'CLUSTER'));
+    await authorize(c, 'CLUSTER_ACTION', 'CLUSTER');
     const { transactions, clusterId } = c.get('services');
     const topic = c.req.query('topic');
     const olderThanMs = queryInt(c.req.query('older_than_ms'), 'older_than_ms');
@@ -96,7 +99,7 @@ export function transactionRoutes(): Hono<AppEnv> {
   });
 
   app.post('/transactions/:id/init', async (c) => {
-    await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id')); // InitProducerId with a transactional id
+    await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id'));
     const body = initSchema.parse(await readJson(c, { optional: true }));
     const { transactions, clusterId } = c.get('services');
     const expected = body.producer_id !== undefined ? { producerId: body.producer_id, producerEpoch: body.producer_epoch! } : undefined;
@@ -105,9 +108,8 @@ export function transactionRoutes(): Hono<AppEnv> {
   });
 
   app.post('/transactions/:id/partitions', async (c) => {
-    const body = partitionsSchema.parse(await readJson(c));
-    // AddPartitionsToTxn: WRITE on the transactional id and on every topic.
     await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id'));
+    const body = partitionsSchema.parse(await readJson(c));
     await authorizeAll(c, 'WRITE', 'TOPIC', body.partitions.map((p) => p.topic_name));
     const { transactions, clusterId } = c.get('services');
     const r = await transactions.addPartitions(c.req.param('id'), producerOf(body), body.partitions.map((p) => ({ topic: p.topic_name, partition: p.partition_id })));
@@ -115,11 +117,9 @@ export function transactionRoutes(): Hono<AppEnv> {
   });
 
   app.post('/transactions/:id/offsets', async (c) => {
-    const body = offsetsSchema.parse(await readJson(c));
-    // AddOffsetsToTxn + TxnOffsetCommit: WRITE on the transactional id, READ on the group and the topics.
     await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id'));
+    const body = offsetsSchema.parse(await readJson(c));
     await authorize(c, 'READ', 'GROUP', body.group_id);
-    await authorizeAll(c, 'READ', 'TOPIC', body.offsets.map((o) => o.topic_name));
     const { transactions, clusterId } = c.get('services');
     const offsets = body.offsets.map((o) => ({ topic: o.topic_name, partition: o.partition_id, offset: o.offset, metadata: o.metadata ?? '' }));
     const member = body.member_id !== undefined ? { memberId: body.member_id, generation: body.generation_id ?? -1 } : undefined;
@@ -128,16 +128,15 @@ export function transactionRoutes(): Hono<AppEnv> {
 
   for (const action of ['commit', 'abort'] as const) {
     app.post(`/transactions/:id/${action}`, async (c) => {
-      await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id')); // EndTxn
+      await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id'));
       const body = producerSchema.parse(await readJson(c));
       const { transactions, clusterId } = c.get('services');
       return c.json(show(clusterId, await transactions.end(c.req.param('id'), producerOf(body), action === 'commit')));
     });
   }
 
-  // WriteTxnMarkers (kafka-transactions.sh abort): CLUSTER_ACTION on the cluster, as the broker's own marker writes.
   app.post('/topics/:topic/partitions/:partition/transactions:abort', async (c) => {
-    await authorize(c, 'CLUSTER_ACTION', 'CLUSTER');
+    await authorize(c, 'CLUSTER_ACTION', 'CLUSTER'); // WriteTxnMarkers
     const body = producerSchema.parse(await readJson(c));
     const { transactions, clusterId } = c.get('services');
     const partition = partitionParam(c.req.param('partition'));

@@ -25,6 +25,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/log': ['src/clock.ts', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
   'src/replication': ['src/clock.ts', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
   'src/groups': ['src/clock.ts', 'src/log', 'src/partition', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
+  // Push subscriptions and the commit notifier (its ConnectionPoster adapters: src/storage for AWS, its own for HTTP).
+  'src/push': ['src/clock.ts', 'src/log', 'src/storage', 'src/topics', 'src/wire'],
   'src/transactions': ['src/clock.ts', 'src/groups', 'src/log', 'src/producer', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
   'src/quotas': ['src/clock.ts', 'src/storage', 'src/wire'],
   'src/authz': ['src/clock.ts', 'src/config', 'src/quotas', 'src/storage', 'src/wire'],
@@ -48,6 +50,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/log',
     'src/partition',
     'src/producer',
+    'src/push',
     'src/quotas',
     'src/storage',
     'src/timer',
@@ -64,6 +67,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/log',
     'src/maintenance',
     'src/producer',
+    'src/push',
     'src/replication',
     'src/storage',
     'src/timer',
@@ -71,7 +75,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/transactions',
   ],
   'src/server.ts': ['src/compose.ts', 'src/config', 'src/http'],
-  functions: ['src/clock.ts', 'src/compose.ts', 'src/config', 'src/http', 'src/maintenance', 'src/storage'],
+  functions: ['src/clock.ts', 'src/compose.ts', 'src/config', 'src/http', 'src/maintenance', 'src/push', 'src/storage'],
   // Infrastructure names the wire format's media types (binary media types of the REST API).
   infra: ['src/wire'],
   // The client is shipped on its own: it may use only the wire format it shares with the server.
@@ -84,7 +88,7 @@ const PACKAGE_OWNERS: { packages: RegExp; why: string; files: RegExp }[] = [
   {
     packages: /^@aws-sdk\/client-|^@aws-sdk\/lib-/,
     why: 'domain code never talks to AWS: only the storage adapters do',
-    files: /^src\/storage\/(dynamodb-metadata-store|s3-object-store)\.ts$/,
+    files: /^src\/storage\/(dynamodb-metadata-store|s3-object-store|api-gateway-connection-poster)\.ts$/,
   },
   {
     packages: /^@smithy\/|^@aws-sdk\/credential-provider-node$/,
@@ -96,6 +100,11 @@ const PACKAGE_OWNERS: { packages: RegExp; why: string; files: RegExp }[] = [
     packages: /^hono|^@hono\//,
     why: 'HTTP is the http module and its hosts',
     files: /^src\/http\/|^src\/server\.ts$|^functions\//,
+  },
+  {
+    packages: /^ws$/,
+    why: "the push socket: the local server's and the consumer's (Node 20 has no WebSocket client)",
+    files: /^src\/http\/push-socket\.ts$|^src\/client\/consumer\/push-channel\.ts$/,
   },
   {
     packages: /^better-sqlite3$/,
@@ -212,7 +221,7 @@ describe('module boundaries', () => {
   });
 
   it('keeps the client and the wire format free of server packages', () => {
-    const allowed = /^(node:|@smithy\/signature-v4$|@aws-sdk\/credential-provider-node$)/;
+    const allowed = /^(node:|@smithy\/signature-v4$|@aws-sdk\/credential-provider-node$|ws$)/;
     const bad = imports.filter(
       (i) => /^src\/(client|wire)\//.test(i.from) && i.file === undefined && !allowed.test(i.spec),
     );

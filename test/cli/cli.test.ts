@@ -52,7 +52,7 @@ describe('kafka-log CLI against the local server', () => {
     bundle = join(dir.path, 'kafka-log.mjs');
     const [s] = await Promise.all([
       startServer(join(dir.path, 'data')),
-      build({ entryPoints: [join(ROOT, 'src/cli/main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'esm', target: 'node20', external: ['@smithy/*', '@aws-sdk/*'], logLevel: 'silent' }),
+      build({ entryPoints: [join(ROOT, 'src/cli/main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'esm', target: 'node20', external: ['@smithy/*', '@aws-sdk/*'], logLevel: 'silent', banner: { js: "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);" } }),
     ]);
     server = s;
   });

@@ -14,15 +14,22 @@ import { createApp } from '../../src/http/app.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
+import { handleSubscribe } from '../../src/push/subscribe-handler.js';
+import { subscriptionPk } from '../../src/push/subscriptions.js';
 
 const NAMES: HttpFunctionName[] = ['produce', 'fetch', 'admin'];
 const BASE = '/v3/clusters/local';
-const calls: Record<HttpFunctionName, StorageCall[]> = { produce: [], fetch: [], admin: [] };
+const calls: Record<HttpFunctionName | 'push', StorageCall[]> = { produce: [], fetch: [], admin: [], push: [] };
 const base = createStorage({ kind: 'memory', replicaStores: 1 });
 const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', CLUSTER_ID: 'local' });
 const apps = Object.fromEntries(
   NAMES.map((name) => [name, createApp(createServices(config, instrumentStorage(base, (c) => calls[name].push(c))), { logError: () => {} })]),
 ) as Record<HttpFunctionName, ReturnType<typeof createApp>>;
+
+// The push function's subscribe route (functions/push-entry.ts), over the same storage.
+const pushServices = createServices(config, instrumentStorage(base, (c) => calls.push.push(c)));
+const subscribe = (partitions: { partition: number; offset: number }[]) =>
+  handleSubscribe({ subscriptions: pushServices.push.subscriptions, topics: pushServices.topics, log: pushServices.log }, 'http://127.0.0.1:9', 'conn-1', { action: 'subscribe', topic: 'orders', partitions });
 
 async function call(method: string, path: string, body?: unknown) {
   const url = `${BASE}/${path}`;
@@ -37,8 +44,8 @@ async function call(method: string, path: string, body?: unknown) {
   return { target, status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-const used = (name: HttpFunctionName) => new Set(calls[name].map((c) => IAM_ACTION_FOR_CALL[c.op]!));
-const granted = (name: HttpFunctionName) => {
+const used = (name: HttpFunctionName | 'push') => new Set(calls[name].map((c) => IAM_ACTION_FOR_CALL[c.op]!));
+const granted = (name: HttpFunctionName | 'push') => {
   const a = DATA_ACCESS[name];
   return new Set([...a.objectActions, ...a.bucketActions, ...a.tableActions]);
 };
@@ -58,10 +65,21 @@ beforeAll(async () => {
     ['GET', 'topics/orders/partitions/0/records?offset=0', undefined, 'fetch', 200],
     ['GET', 'topics/orders/partitions/0/offset?offset_type=timestamp&timestamp=0', undefined, 'admin', 200],
   ];
-  for (const [method, path, body, target, status] of steps) {
-    const res = await call(method, path, body);
-    expect({ step: `${method} ${path}`, target: res.target, status: res.status }).toEqual({ step: `${method} ${path}`, target, status });
-  }
+  const run = async (list: typeof steps) => {
+    for (const [method, path, body, target, status] of list) {
+      const res = await call(method, path, body);
+      expect({ step: `${method} ${path}`, target: res.target, status: res.status }).toEqual({ step: `${method} ${path}`, target, status });
+    }
+  };
+  await run(steps.slice(0, 7));
+  // Push: arm partition 1 (waiting), then partition 0 past its HW (answered at once, so only 1 stays armed).
+  expect(await subscribe([{ partition: 1, offset: 1 }])).toBeUndefined();
+  expect(await subscribe([{ partition: 0, offset: 0 }, { partition: 1, offset: 1 }])).toMatchObject({ partitions: [{ partition: 0 }] });
+  // A subscription whose TTL passed: the next produce to the topic removes it.
+  await base.metadata.put(subscriptionPk('orders'), 'conn#gone', { endpoint: 'http://127.0.0.1:9', connectionId: 'gone', armed: { '0': 0 }, expiresAt: 0 });
+  await run(steps.slice(7));
+  expect(await base.metadata.get(subscriptionPk('orders'), 'conn#gone')).toBeUndefined();
+  await subscribe([]); // disarms all
   // A writer that died between its state write and its index write: the next fetch repairs the index.
   await base.metadata.delete(partitionPk('orders', 0), indexSk(1));
   expect((await call('GET', 'topics/orders/partitions/0/records?offset=1')).body.records).toHaveLength(3);
@@ -69,14 +87,14 @@ beforeAll(async () => {
 });
 
 describe('each function\'s IAM data actions match the calls its routes make', () => {
-  it.each(NAMES)('%s: every call is allowed', (name) => {
+  it.each([...NAMES, 'push' as const])('%s: every call is allowed', (name) => {
     expect(calls[name].length).toBeGreaterThan(0);
     const allowed = granted(name);
     const denied = calls[name].filter((c) => !allowed.has(IAM_ACTION_FOR_CALL[c.op]!)).map((c) => c.op);
     expect(denied).toEqual([]);
   });
 
-  it.each(NAMES)('%s: every granted action is used', (name) => {
+  it.each([...NAMES, 'push' as const])('%s: every granted action is used', (name) => {
     expect([...granted(name)].filter((a) => !used(name).has(a))).toEqual([]);
   });
 

@@ -48,10 +48,14 @@ describe('cdk-nag AwsSolutions', () => {
         .flatMap((c) => c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY))
         .flatMap((m) => Object.entries(m.data as Record<string, string>));
       expect(acks.map(([id]) => id.replace(/^Annotation::/, '').replace(/\[.*$/, '')).sort()).toEqual([
+        'AwsSolutions-APIG1', // push stage: no access logs (they need the account-wide role)
+        'AwsSolutions-APIG4', // push subscribe and ping: authorized on $connect
+        'AwsSolutions-APIG4',
         'AwsSolutions-IAM5', // bucket/* for each function's object actions
         'AwsSolutions-IAM5',
         'AwsSolutions-IAM5',
         'AwsSolutions-IAM5',
+        'AwsSolutions-IAM5', // @connections/* of the push stage, for produce
         'AwsSolutions-S1', // no server access logs
         'AwsSolutions-SNS2', // alarm topic without a CMK
       ]);

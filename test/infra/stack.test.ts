@@ -3,6 +3,7 @@
  * buckets and table, routes, schedule, outputs. One synth with real bundling (local esbuild) for
  * the default configuration; variants synthesize without bundling.
  */
+import type { LogHttpApi } from '../../infra/http-api.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +15,7 @@ import { logicalId, synthStack, type Synthesized } from './synth.js';
 
 type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
 
-const FUNCTIONS: DataFunctionName[] = ['produce', 'fetch', 'admin', 'scheduler'];
+const FUNCTIONS: DataFunctionName[] = ['produce', 'fetch', 'admin', 'push', 'scheduler'];
 
 let s: Synthesized;
 let synthMs = 0;
@@ -28,11 +29,16 @@ afterAll(() => s?.cleanup());
 
 const resources = (t: Template, type: string) => t.findResources(type) as Record<string, Resource>;
 const fnId = (name: DataFunctionName) => logicalId(s.stack, s.stack.functions.byName[name]);
+/** The HTTP API's own resources (the push WebSocket API's are checked in push-api.test.ts). */
+const ofHttpApi = (t: Template, type: string) => {
+  const apiId = logicalId(s.stack, (s.stack.api as LogHttpApi).api);
+  return Object.fromEntries(Object.entries(resources(t, type)).filter(([, r]) => r.Properties.ApiId?.Ref === apiId));
+};
 
 describe('synth', () => {
-  it('bundles the four functions with the local esbuild in seconds', () => {
+  it('bundles the five functions with the local esbuild in seconds', () => {
     console.log(`synth with bundling: ${Math.round(synthMs)} ms`);
-    expect(Object.keys(resources(s.template, 'AWS::Lambda::Function'))).toHaveLength(4);
+    expect(Object.keys(resources(s.template, 'AWS::Lambda::Function'))).toHaveLength(5);
   });
 });
 
@@ -164,21 +170,21 @@ describe('least-privilege IAM', () => {
 
 describe('HTTP API', () => {
   const integrationTarget = (routeKey: string) => {
-    const route = Object.values(resources(s.template, 'AWS::ApiGatewayV2::Route')).find((r) => r.Properties.RouteKey === routeKey)!;
+    const route = Object.values(ofHttpApi(s.template, 'AWS::ApiGatewayV2::Route')).find((r) => r.Properties.RouteKey === routeKey)!;
     const integrationId = (route.Properties.Target['Fn::Join'][1][1] as { Ref: string }).Ref;
     const integration = resources(s.template, 'AWS::ApiGatewayV2::Integration')[integrationId]!;
     return integration.Properties.IntegrationUri['Fn::GetAtt'][0] as string;
   };
 
   it('has exactly the routes of infra/routes.ts, each to its function, all SigV4 (AWS_IAM)', () => {
-    const routes = Object.values(resources(s.template, 'AWS::ApiGatewayV2::Route'));
+    const routes = Object.values(ofHttpApi(s.template, 'AWS::ApiGatewayV2::Route'));
     expect(routes.map((r) => r.Properties.RouteKey).sort()).toEqual(API_ROUTES.map((r) => `${r.method} ${r.path}`).sort());
     for (const route of routes) expect(route.Properties.AuthorizationType).toBe('AWS_IAM');
     for (const route of API_ROUTES) expect(integrationTarget(`${route.method} ${route.path}`)).toBe(fnId(route.target));
   });
 
   it('integrations use payload format 2.0', () => {
-    for (const i of Object.values(resources(s.template, 'AWS::ApiGatewayV2::Integration'))) {
+    for (const i of Object.values(ofHttpApi(s.template, 'AWS::ApiGatewayV2::Integration'))) {
       expect(i.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
     }
   });
@@ -214,8 +220,8 @@ describe('observability', () => {
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
     const names = alarms.map((a) => `${a.Properties.Namespace}/${a.Properties.MetricName}`);
-    expect(names.filter((n) => n === 'AWS/Lambda/Errors')).toHaveLength(4); // produce, fetch, admin + scheduler failures
-    expect(names.filter((n) => n === 'AWS/Lambda/Throttles')).toHaveLength(4);
+    expect(names.filter((n) => n === 'AWS/Lambda/Errors')).toHaveLength(5); // produce, fetch, admin, push + scheduler failures
+    expect(names.filter((n) => n === 'AWS/Lambda/Throttles')).toHaveLength(5);
     expect(names).toContain('AWS/ApiGateway/5xx');
     expect(names).toContain('AWS/Lambda/Invocations'); // the scheduler stopped running
     const topicId = logicalId(s.stack, s.stack.monitoring.alarmTopic);

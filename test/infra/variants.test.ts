@@ -2,12 +2,16 @@
  * Stack settings other than the defaults (synthesized without bundling: only the template's shape
  * matters here). Each variant is one synth.
  */
+import type { LogHttpApi } from '../../infra/http-api.js';
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { stackConfig } from '../../infra/stack-config.js';
 import { logicalId, synthStack } from './synth.js';
 
 const quick = { bundle: false, cfnValidation: false } as const;
+/** The HTTP API's routes (the push WebSocket API's are checked in push-api.test.ts). */
+const httpRoutes = (s: ReturnType<typeof synthStack>) =>
+  Object.values(s.template.findResources('AWS::ApiGatewayV2::Route')).filter((r) => r.Properties.ApiId.Ref === logicalId(s.stack, (s.stack.api as LogHttpApi).api));
 const DIGEST = 'a'.repeat(64);
 
 describe('authorization modes', () => {
@@ -19,7 +23,7 @@ describe('authorization modes', () => {
         IdentitySource: ['$request.header.Authorization'],
         JwtConfiguration: { Issuer: 'https://issuer.example.com', Audience: ['log-clients', 'admins'] },
       });
-      for (const route of Object.values(s.template.findResources('AWS::ApiGatewayV2::Route'))) {
+      for (const route of httpRoutes(s)) {
         expect(route.Properties.AuthorizationType).toBe('JWT');
       }
     } finally {
@@ -41,7 +45,7 @@ describe('authorization modes', () => {
         Architectures: ['arm64'],
         Environment: { Variables: { API_KEY_SHA256: DIGEST, NODE_OPTIONS: '--enable-source-maps' } },
       });
-      for (const route of Object.values(s.template.findResources('AWS::ApiGatewayV2::Route'))) {
+      for (const route of httpRoutes(s)) {
         expect(route.Properties.AuthorizationType).toBe('CUSTOM');
       }
       // The authorizer touches no data.
@@ -135,7 +139,7 @@ describe('authorization and quotas', () => {
         const env = s.template.toJSON().Resources[s.stack.getLogicalId(fn.node.defaultChild as never)].Properties.Environment.Variables;
         expect(env).toMatchObject({ AUTHORIZATION: 'true', SUPER_USERS: 'User:arn:aws:iam::111122223333:role/Admin;User:ops', ALLOW_EVERYONE_IF_NO_ACL_FOUND: 'false', PRINCIPAL_CLAIM: 'email' });
       }
-      const stage = Object.values(s.template.findResources('AWS::ApiGatewayV2::Stage'))[0]!;
+      const stage = Object.values(s.template.findResources('AWS::ApiGatewayV2::Stage')).find((st) => st.Properties.StageName === '$default')!;
       const routeSettings = stage.Properties.RouteSettings as Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }>;
       expect(Object.keys(routeSettings).sort()).toEqual([
         'GET /v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records',
@@ -143,7 +147,8 @@ describe('authorization and quotas', () => {
         'POST /v3/clusters/{clusterId}/topics/{topicName}/{action}',
       ]);
       for (const r of Object.values(routeSettings)) expect(r).toEqual({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 });
-      const routeIds = Object.keys(s.template.findResources('AWS::ApiGatewayV2::Route'));
+      const httpApiId = logicalId(s.stack, (s.stack.api as LogHttpApi).api);
+      const routeIds = Object.entries(s.template.findResources('AWS::ApiGatewayV2::Route')).filter(([, r]) => r.Properties.ApiId.Ref === httpApiId).map(([id]) => id);
       expect(stage.DependsOn).toEqual(expect.arrayContaining(routeIds));
     } finally {
       s.cleanup();

@@ -12,6 +12,7 @@ import { KafkaClientError, KafkaConfigError } from '../errors.js';
 import { backoffMs, sleep } from '../retry.js';
 import { enc, type Transport, type WireFormat } from '../transport.js';
 import { Fetcher } from './fetcher.js';
+import { createIdleBackoff } from './idle-backoff.js';
 import { GroupClient, type Assignment } from './group-client.js';
 import { GroupMembership } from './group-membership.js';
 import { runLoop, type ConsumerRunConfig } from './run-loop.js';
@@ -45,6 +46,14 @@ export interface ConsumerConfig {
   fetchMaxWaitMs?: number;
   /** Default 1 MiB. */
   maxPartitionFetchBytes?: number;
+  /** Polling while idle: consecutive empty fetches back off from fetchMaxWaitMs up to this (default 2000). */
+  fetchIdleBackoffMaxMs?: number;
+  /** Wait for records on the connection's push URL instead of polling (default true). */
+  push?: boolean;
+  /** With push: how often the partitions waiting on the socket are checked again, for lost notifications (default 120000). */
+  pushRecheckIntervalMs?: number;
+  /** With push: how long a caught-up partition waits for a notification before it is fetched anyway (default 600000). */
+  pushFallbackPollMs?: number;
   /**
    * How fetched records travel: 'record-batch' (RecordBatch v2 bytes, CRCs checked here), 'json', or
    * 'auto' (record batches unless the server lacks that API). Default: the connection's `format`.
@@ -86,6 +95,7 @@ const fromAssignment = (a: Assignment): TopicPartition[] => Object.entries(a).fl
 export class Consumer {
   private readonly subs = new SubscriptionState();
   private readonly fetcher: Fetcher;
+  private readonly idle: ReturnType<typeof createIdleBackoff>;
   private readonly group: GroupClient | undefined;
   private readonly membership: GroupMembership | undefined;
   private readonly c: Required<Omit<ConsumerConfig, 'groupId' | 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'logger' | 'format'>> & Pick<ConsumerConfig, 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'format'>;
@@ -116,6 +126,10 @@ export class Consumer {
       fetchMinBytes: config.fetchMinBytes ?? 1,
       fetchMaxWaitMs: config.fetchMaxWaitMs ?? 500,
       maxPartitionFetchBytes: config.maxPartitionFetchBytes ?? 1_048_576,
+      fetchIdleBackoffMaxMs: config.fetchIdleBackoffMaxMs ?? 2000,
+      push: config.push ?? true,
+      pushRecheckIntervalMs: config.pushRecheckIntervalMs ?? 120_000,
+      pushFallbackPollMs: config.pushFallbackPollMs ?? 600_000,
       groupRemoteAssignor: config.groupRemoteAssignor,
       format: config.format,
       isolationLevel: config.isolationLevel ?? 'read_uncommitted',
@@ -126,7 +140,8 @@ export class Consumer {
     if (this.c.maxPollRecords < 1) throw new KafkaConfigError('maxPollRecords must be at least 1');
     if (this.c.format !== undefined && !['auto', 'record-batch', 'json'].includes(this.c.format)) throw new KafkaConfigError(`format must be 'auto', 'record-batch' or 'json' (got ${String(this.c.format)})`);
     this.log = config.logger ?? LOG;
-    this.fetcher = new Fetcher(transport, this.subs, { ...this.c, requestTimeoutMs: this.c.requestTimeoutMs }, (s, e) => this.outOfRange(s, e));
+    this.idle = createIdleBackoff(transport, this.subs, this.c, () => this.fetcher.notify(), this.log);
+    this.fetcher = new Fetcher(transport, this.subs, { ...this.c, requestTimeoutMs: this.c.requestTimeoutMs }, (s, e) => this.outOfRange(s, e), this.idle.idle);
     if (config.groupId !== undefined) {
       if (config.groupId === '') throw new KafkaConfigError('groupId must not be empty');
       this.group = new GroupClient(transport, config.groupId);
@@ -495,6 +510,7 @@ export class Consumer {
     for (const tp of owned) this.subs.remove(tp);
     await this.membership?.leave();
     this.membership?.stop();
+    this.idle.close();
     this.fetcher.close();
   }
 

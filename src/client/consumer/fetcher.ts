@@ -9,6 +9,7 @@ import { KafkaClientError } from '../errors.js';
 import { decodeFetchedRecords } from '../record-batches.js';
 import { backoffMs } from '../retry.js';
 import { enc, RECORD_BATCH_MEDIA_TYPE, type Response, type Transport, type WireFormat } from '../transport.js';
+import type { IdleBackoff } from './idle-backoff.js';
 import type { PartitionState, SubscriptionState } from './subscription-state.js';
 import { FETCH_HEADERS, parseAbortedTransactions } from '../../wire/protocol.js';
 
@@ -54,6 +55,8 @@ export class Fetcher {
     private readonly config: FetcherConfig,
     /** Called with a partition whose position fell outside the log (auto.offset.reset decides). */
     private readonly onOutOfRange: (s: PartitionState, e: KafkaClientError) => void,
+    /** When to fetch a partition that answered nothing (push, or polling back-off). */
+    private readonly idle?: IdleBackoff,
   ) {}
 
   /** Wakes a poll() waiting for data (new data, a rebalance, wakeup(), close()). */
@@ -96,6 +99,7 @@ export class Fetcher {
     const offset = s.position!;
     const started = Date.now();
     const batches = this.transport.useRecordBatches(this.config.format);
+    const maxWaitMs = this.idle?.maxWaitMs() ?? this.config.fetchMaxWaitMs;
     s.fetching = true;
     this.transport
       .request<WireRecordList | Buffer>('GET', `/topics/${enc(s.topic)}/partitions/${s.partition}/records`, {
@@ -103,12 +107,12 @@ export class Fetcher {
           offset,
           max_bytes: this.config.maxPartitionFetchBytes,
           min_bytes: this.config.fetchMinBytes,
-          max_wait_ms: this.config.fetchMaxWaitMs,
+          max_wait_ms: maxWaitMs,
           ...(batches ? {} : { format: 'binary' }),
           ...(this.config.isolationLevel === 'read_committed' ? { isolation_level: 'read_committed' } : {}),
         },
         ...(batches ? { accept: RECORD_BATCH_MEDIA_TYPE } : {}),
-        timeoutMs: this.config.requestTimeoutMs + this.config.fetchMaxWaitMs,
+        timeoutMs: this.config.requestTimeoutMs + maxWaitMs,
         signal: this.abort.signal,
         topic: s.topic,
         partition: s.partition,
@@ -124,10 +128,11 @@ export class Fetcher {
           const records = body.records;
           if (records.length > 0 || body.nextOffset > offset) {
             s.buffered = { records, index: 0, nextOffset: body.nextOffset, epoch };
+            this.idle?.onData(s);
           } else {
             // Nothing new. A server that long-polls already waited; one that does not answers at
-            // once: wait out the rest of fetch.max.wait.ms rather than spin.
-            s.nextFetchAt = started + this.config.fetchMaxWaitMs;
+            // once: wait out the rest of fetch.max.wait.ms rather than spin (longer while idle).
+            s.nextFetchAt = this.idle ? this.idle.onEmpty(s, started, offset) : started + this.config.fetchMaxWaitMs;
           }
         },
         (e: unknown) => {

@@ -1,0 +1,35 @@
+/**
+ * The WebSocket API's `subscribe` route (API Gateway WebSocket, Lambda proxy integration): arms
+ * the connection's partitions (src/push/subscribe-handler.ts) and answers through the route
+ * response with the partitions that already have records. `$connect` (authorization only) and
+ * `ping` (keep-alive) are mock integrations in the stack: no function runs for them, and none
+ * waits while a consumer is idle.
+ */
+import type { APIGatewayProxyStructuredResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
+import { createServices, createStorage, type Storage } from '../src/compose.js';
+import { serverConfigFromEnv } from '../src/config/server-config.js';
+import { toErrorResponse } from '../src/http/error-mapping.js';
+import { handleSubscribe, parseClientMessage } from '../src/push/subscribe-handler.js';
+import { instrumentStorage } from './instrumented-storage.js';
+import { log, telemetryFromEnv } from './observability.js';
+
+/** `storage`: the environment's (instrumented for metrics) unless given. */
+export function createPushHandler(env: Record<string, string | undefined>, storage?: Storage) {
+  const telemetry = telemetryFromEnv(env, 'push');
+  const config = serverConfigFromEnv(env);
+  const services = createServices(config, storage ?? instrumentStorage(createStorage(config.backend)));
+  const deps = { subscriptions: services.push.subscriptions, topics: services.topics, log: services.log };
+  return async (event: APIGatewayProxyWebsocketEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
+    const { connectionId, domainName, stage } = event.requestContext;
+    try {
+      const m = parseClientMessage(event.body ?? '');
+      if (m.action === 'ping') return { statusCode: 200 };
+      const reply = await handleSubscribe(deps, `https://${domainName}/${stage}`, connectionId, m);
+      return reply ? { statusCode: 200, body: JSON.stringify(reply) } : { statusCode: 200 };
+    } catch (e) {
+      const { status, body } = toErrorResponse(e);
+      if (status >= 500) log(telemetry, 'error', 'push subscribe failed', { connectionId, error: e instanceof Error ? e.stack : String(e) });
+      return { statusCode: 200, body: JSON.stringify({ type: 'error', error: body.error, message: body.message }) };
+    }
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * When a partition has nothing new: how long the consumer waits before fetching it again, and
+ * whether the fetch should wait on the server at all.
+ *
+ * With a push connection (push-channel.ts) an empty answer arms the partition and the consumer
+ * fetches again when told (a commit's notification, or the answer to a periodic re-check), or
+ * after `pushFallbackPollMs` in case the socket died silently; its fetches then ask the server not
+ * to wait (max_wait_ms=0), so no request is held open. Without one,
+ * it long-polls as Kafka does, and after consecutive empty answers backs off (doubling from
+ * fetch.max.wait.ms up to `fetchIdleBackoffMaxMs`, from the start of the fetch); records reset it.
+ */
+import type { Transport } from '../transport.js';
+import { PushChannel, type PushChannelEvents } from './push-channel.js';
+import type { PartitionState, SubscriptionState } from './subscription-state.js';
+
+export interface IdleBackoffConfig {
+  fetchMaxWaitMs: number;
+  /** Upper bound of the polling back-off while idle (fetch.max.wait.ms: no back-off). */
+  fetchIdleBackoffMaxMs: number;
+  /** With push: how long an armed partition waits without a notification before it is fetched anyway. */
+  pushFallbackPollMs: number;
+}
+
+export class IdleBackoff {
+  /** Consecutive empty answers per partition. */
+  private readonly empties = new WeakMap<PartitionState, number>();
+
+  constructor(
+    private readonly config: IdleBackoffConfig,
+    private readonly push: PushChannel | undefined,
+  ) {}
+
+  /** The max_wait_ms to send: none while push connected (the wait is on the socket). */
+  maxWaitMs(): number {
+    return this.push?.connected ? 0 : this.config.fetchMaxWaitMs;
+  }
+
+  /** The partition answered records: fetch as usual again. */
+  onData(s: PartitionState): void {
+    this.empties.delete(s);
+    this.push?.disarm(s.topic, s.partition);
+  }
+
+  /** The partition answered nothing new at `offset`: returns when to fetch it next. */
+  onEmpty(s: PartitionState, started: number, offset: number): number {
+    const n = (this.empties.get(s) ?? 0) + 1;
+    this.empties.set(s, n);
+    if (this.push) {
+      this.push.arm(s.topic, s.partition, offset);
+      if (this.push.connected) return Date.now() + this.config.pushFallbackPollMs * (0.9 + Math.random() * 0.2);
+    }
+    return started + this.pollDelayMs(n);
+  }
+
+  /** From the start of the n-th consecutive empty fetch to the next one. */
+  pollDelayMs(n: number): number {
+    const { fetchMaxWaitMs, fetchIdleBackoffMaxMs } = this.config;
+    if (n <= 1) return fetchMaxWaitMs;
+    return Math.max(fetchMaxWaitMs, Math.min(fetchIdleBackoffMaxMs, Math.max(fetchMaxWaitMs, 100) * 2 ** Math.min(n - 1, 30)));
+  }
+}
+
+/**
+ * The consumer's idle handling: the back-off, and a push channel when the connection has a push
+ * URL. Wake-ups (a notification, a dropped connection) make the partitions fetchable and call `wake`.
+ */
+export function createIdleBackoff(
+  transport: Transport,
+  subs: SubscriptionState,
+  /** pushRecheckIntervalMs: how often the armed partitions are checked again on the socket (lost notifications). */
+  config: IdleBackoffConfig & { push: boolean; pushRecheckIntervalMs: number },
+  wake: () => void,
+  log: PushChannelEvents['log'],
+): { idle: IdleBackoff; close(): void } {
+  const url = config.push ? transport.pushUrl : undefined;
+  let push: PushChannel | undefined;
+  if (url) {
+    push = new PushChannel(transport, url, config.pushRecheckIntervalMs, {
+      onReady(topic, partitions) {
+        for (const p of partitions) {
+          const s = subs.get(topic, p);
+          if (s) s.nextFetchAt = 0;
+        }
+        wake();
+      },
+      onConnectionChange(connected) {
+        // Dropped: what waited on the socket polls now. Opened: fetch once more without a wait, then arm.
+        for (const s of subs.states()) if (!connected || push!.isArmed(s.topic, s.partition)) s.nextFetchAt = 0;
+        wake();
+      },
+      log,
+    });
+  }
+  return { idle: new IdleBackoff(config, push), close: () => push?.close() };
+}

@@ -1,0 +1,196 @@
+/**
+ * A consumer's push connection: a WebSocket (API Gateway's WebSocket API when deployed, the local
+ * server's `/v3/push` otherwise) on which it arms the partitions it has caught up on and is told
+ * when records arrive, so that waiting holds no request (and no Lambda) open.
+ *
+ * Messages: `{"action":"subscribe","topic","partitions":[{"partition","offset"}]}` replaces what
+ * this connection waits on in a topic, and the server answers at once for partitions that already
+ * have records past the offset; it sends `{"type":"ready","topic","partitions":[{"partition"}]}`
+ * then, or when a commit reaches an armed partition. A notification can be lost (a failed post):
+ * every `recheckMs` the arms are sent again, which checks them again (and keeps the connection
+ * open: API Gateway closes one idle for 10 minutes). If the connection drops, the consumer polls
+ * (see idle-backoff.ts) and this reconnects with back-off.
+ */
+import type WebSocket from 'ws';
+import { backoffMs } from '../retry.js';
+import type { Transport } from '../transport.js';
+
+export interface PushChannelEvents {
+  /** Records are readable past the armed offset of these partitions (they are no longer armed). */
+  onReady(topic: string, partitions: number[]): void;
+  /** The connection is open (arm again) or has dropped (poll instead). */
+  onConnectionChange(connected: boolean): void;
+  log(level: 'warn' | 'error', message: string, extra?: Record<string, unknown>): void;
+}
+
+/** API Gateway closes a connection that sent nothing for 10 minutes. */
+const MAX_SILENCE_MS = 5 * 60_000;
+const RECONNECT_MIN_MS = 1000;
+const RECONNECT_MAX_MS = 60_000;
+/** A server that answers the upgrade with an HTTP error has no push API (or refuses us): ask again rarely. */
+const REFUSED_RETRY_MS = 10 * 60_000;
+
+export class PushChannel {
+  private ws: WebSocket | undefined;
+  private opening: Promise<void> | undefined;
+  private open = false;
+  private closed = false;
+  private failures = 0;
+  /** The HTTP status of the last refused upgrade. */
+  private refused = 0;
+  private reconnect: NodeJS.Timeout | undefined;
+  private keepalive: NodeJS.Timeout | undefined;
+  /** topic -> partition -> the offset armed at. */
+  private readonly armed = new Map<string, Map<number, number>>();
+  private readonly dirty = new Set<string>();
+  private flushing = false;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly url: string,
+    /** How often the arms are sent again (a re-check for lost notifications). */
+    private readonly recheckMs: number,
+    private readonly events: PushChannelEvents,
+  ) {}
+
+  get connected(): boolean {
+    return this.open;
+  }
+
+  isArmed(topic: string, partition: number): boolean {
+    return this.armed.get(topic)?.has(partition) ?? false;
+  }
+
+  /** Waits for records past `offset` on the partition (sent with the topic's other arms, at once). */
+  arm(topic: string, partition: number, offset: number): void {
+    const m = this.armed.get(topic) ?? new Map<number, number>();
+    this.armed.set(topic, m);
+    if (m.get(partition) === offset) return;
+    m.set(partition, offset);
+    this.markDirty(topic);
+  }
+
+  /** Stops waiting on a partition (it is fetching again, or no longer assigned). */
+  disarm(topic: string, partition: number): void {
+    const m = this.armed.get(topic);
+    if (!m?.delete(partition)) return;
+    if (m.size === 0) this.armed.delete(topic);
+    this.markDirty(topic);
+  }
+
+  private markDirty(topic: string): void {
+    this.dirty.add(topic);
+    if (!this.open) {
+      void this.connect();
+      return;
+    }
+    if (this.flushing) return;
+    this.flushing = true;
+    // One message per topic for every arm made in this turn of the event loop.
+    setImmediate(() => {
+      this.flushing = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    const ws = this.ws;
+    if (!this.open || !ws || ws.readyState !== ws.OPEN) return;
+    for (const topic of this.dirty) {
+      const partitions = [...(this.armed.get(topic) ?? [])].map(([partition, offset]) => ({ partition, offset }));
+      ws.send(JSON.stringify({ action: 'subscribe', topic, partitions }));
+    }
+    this.dirty.clear();
+  }
+
+  private connect(): Promise<void> {
+    if (this.closed || this.ws || this.reconnect) return Promise.resolve();
+    this.opening ??= this.openSocket().finally(() => (this.opening = undefined));
+    return this.opening;
+  }
+
+  private async openSocket(): Promise<void> {
+    let ws: WebSocket;
+    try {
+      const { default: WebSocketImpl } = await import('ws');
+      const headers = await this.transport.upgradeHeaders(this.url);
+      ws = new WebSocketImpl(this.url, { headers, handshakeTimeout: this.transport.requestTimeoutMs });
+    } catch (e) {
+      return this.scheduleReconnect(e);
+    }
+    if (this.closed) return void ws.terminate();
+    this.ws = ws;
+    ws.on('open', () => {
+      this.open = true;
+      this.failures = 0;
+      // A new connection has a new id: everything armed is armed again.
+      for (const topic of this.armed.keys()) this.dirty.add(topic);
+      this.flush();
+      this.keepalive = setInterval(() => {
+        if (ws.readyState !== ws.OPEN) return;
+        if (this.armed.size === 0) ws.send(JSON.stringify({ action: 'ping' }));
+        for (const topic of this.armed.keys()) this.dirty.add(topic);
+        this.flush();
+      }, Math.min(this.recheckMs, MAX_SILENCE_MS));
+      this.keepalive.unref();
+      this.events.onConnectionChange(true);
+    });
+    ws.on('message', (data) => this.receive(String(data)));
+    ws.on('unexpected-response', (_req, res) => {
+      this.refused = res.statusCode ?? 0;
+      ws.terminate();
+    });
+    ws.on('error', () => {}); // 'close' follows
+    ws.on('close', () => {
+      if (this.ws !== ws) return;
+      const wasOpen = this.open;
+      this.open = false;
+      this.ws = undefined;
+      if (this.keepalive) clearInterval(this.keepalive);
+      if (wasOpen) this.events.onConnectionChange(false);
+      this.scheduleReconnect(undefined);
+    });
+  }
+
+  private scheduleReconnect(error: unknown): void {
+    if (this.closed || this.reconnect) return;
+    const refused = this.refused;
+    this.refused = 0;
+    if (this.failures === 0 && (error !== undefined || refused)) {
+      this.events.log('warn', 'push connection failed; polling instead', { url: this.url, ...(refused ? { status: refused } : { error: String(error) }) });
+    }
+    const wait = refused >= 400 && refused < 500 ? REFUSED_RETRY_MS : backoffMs(this.failures, RECONNECT_MIN_MS, RECONNECT_MAX_MS);
+    this.failures++;
+    this.reconnect = setTimeout(() => {
+      this.reconnect = undefined;
+      if (this.armed.size > 0) void this.connect();
+    }, wait);
+    this.reconnect.unref();
+  }
+
+  private receive(text: string): void {
+    let m: { type?: string; topic?: string; partitions?: { partition: number }[]; error?: string; message?: string };
+    try {
+      m = JSON.parse(text) as typeof m;
+    } catch {
+      return;
+    }
+    if (m.type === 'ready' && typeof m.topic === 'string' && Array.isArray(m.partitions)) {
+      const ready = m.partitions.map((p) => p.partition).filter((p) => this.isArmed(m.topic!, p));
+      const armed = this.armed.get(m.topic);
+      for (const p of ready) armed?.delete(p);
+      if (armed?.size === 0) this.armed.delete(m.topic);
+      if (ready.length > 0) this.events.onReady(m.topic, ready);
+    } else if (m.type === 'error') {
+      this.events.log('warn', 'push subscription refused', { error: m.error, message: m.message });
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.reconnect) clearTimeout(this.reconnect);
+    if (this.keepalive) clearInterval(this.keepalive);
+    this.ws?.close();
+    this.open = false;
+  }
+}

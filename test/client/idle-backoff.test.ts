@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { IdleBackoff } from '../../src/client/consumer/idle-backoff.js';
+import { PartitionState } from '../../src/client/consumer/subscription-state.js';
+
+describe('idle back-off (no push connection)', () => {
+  const config = { fetchMaxWaitMs: 500, fetchIdleBackoffMaxMs: 4000, pushFallbackPollMs: 30_000 };
+
+  it('doubles from fetch.max.wait.ms up to fetchIdleBackoffMaxMs over consecutive empty answers, and resets on data', () => {
+    const idle = new IdleBackoff(config, undefined);
+    const s = new PartitionState('t', 0);
+    const delays = () => Array.from({ length: 6 }, () => idle.onEmpty(s, 1_000_000, 7) - 1_000_000);
+    expect(delays()).toEqual([500, 1000, 2000, 4000, 4000, 4000]);
+    idle.onData(s);
+    expect(delays()).toEqual([500, 1000, 2000, 4000, 4000, 4000]);
+    expect(idle.maxWaitMs()).toBe(500); // a long poll, as Kafka's fetch.max.wait.ms
+  });
+
+  it('keeps one count per partition', () => {
+    const idle = new IdleBackoff(config, undefined);
+    const a = new PartitionState('t', 0);
+    const b = new PartitionState('t', 1);
+    idle.onEmpty(a, 0, 0);
+    idle.onEmpty(a, 0, 0);
+    expect(idle.onEmpty(b, 0, 0)).toBe(500);
+    expect(idle.onEmpty(a, 0, 0)).toBe(2000);
+  });
+
+  it('fetchIdleBackoffMaxMs = fetchMaxWaitMs turns it off (a new long poll as soon as one ends)', () => {
+    const idle = new IdleBackoff({ ...config, fetchIdleBackoffMaxMs: 500 }, undefined);
+    const s = new PartitionState('t', 0);
+    expect(Array.from({ length: 4 }, () => idle.onEmpty(s, 0, 0))).toEqual([500, 500, 500, 500]);
+  });
+});

@@ -1,0 +1,91 @@
+/**
+ * Push subscriptions and the commit notifier, in-process over the memory backend, posting through
+ * the real HTTP ConnectionPoster to a small server that plays API Gateway's @connections API.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { handleSubscribe } from '../../src/push/subscribe-handler.js';
+import { subscriptionPk } from '../../src/push/subscriptions.js';
+import { testApp } from '../support/test-app.js';
+
+let server: Server;
+let endpoint: string;
+const posts: { connectionId: string; body: { type: string; topic: string; partitions: { partition: number }[] } }[] = [];
+/** The status @connections answers per connection id (200 by default). */
+const answers = new Map<string, number>();
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const connectionId = decodeURIComponent(req.url!.replace(/^\/@connections\//, ''));
+      const status = answers.get(connectionId) ?? 200;
+      if (status === 200) posts.push({ connectionId, body: JSON.parse(body) });
+      res.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise((r) => server.close(r)));
+beforeEach(() => {
+  posts.length = 0;
+  answers.clear();
+});
+
+async function setup() {
+  const t = testApp();
+  expect((await t.call('POST', 'topics', { topic_name: 'orders', partitions_count: 3 })).status).toBe(201);
+  const produce = async (partition: number) => expect((await t.call('POST', 'topics/orders/records', { partition_id: partition, value: { data: 1 } })).status).toBe(200);
+  const deps = { subscriptions: t.services.push.subscriptions, topics: t.services.topics, log: t.services.log };
+  const subscribe = (connectionId: string, partitions: { partition: number; offset: number }[]) =>
+    handleSubscribe(deps, endpoint, connectionId, { action: 'subscribe', topic: 'orders', partitions });
+  const armed = async (connectionId: string) => (await t.storage.metadata.get<{ armed: Record<string, number> }>(subscriptionPk('orders'), `conn#${connectionId}`))?.value.armed;
+  return { ...t, produce, subscribe, armed };
+}
+
+describe('push subscriptions', () => {
+  it('a commit tells the connection armed on its partition once, and disarms only that partition', async () => {
+    const t = await setup();
+    expect(await t.subscribe('c1', [{ partition: 0, offset: 0 }, { partition: 1, offset: 0 }])).toBeUndefined();
+    await t.produce(0);
+    expect(posts).toEqual([{ connectionId: 'c1', body: { type: 'ready', topic: 'orders', partitions: [{ partition: 0 }] } }]);
+    expect(await t.armed('c1')).toEqual({ '1': 0 });
+    await t.produce(0); // no longer armed there: nothing sent
+    await t.produce(2); // never armed
+    expect(posts).toHaveLength(1);
+    await t.produce(1);
+    expect(posts.map((p) => p.body.partitions)).toEqual([[{ partition: 0 }], [{ partition: 1 }]]);
+    expect(await t.armed('c1')).toBeUndefined(); // nothing left: the item is gone
+  });
+
+  it('an arm at an offset below the high watermark is answered at once and not kept (a commit before the arm is not missed)', async () => {
+    const t = await setup();
+    await t.produce(0);
+    expect(await t.subscribe('c1', [{ partition: 0, offset: 0 }, { partition: 1, offset: 0 }])).toEqual({ type: 'ready', topic: 'orders', partitions: [{ partition: 0, high_watermark: 1 }] });
+    expect(await t.armed('c1')).toEqual({ '1': 0 });
+  });
+
+  it('a connection that is gone (410) loses its subscription; a failed post keeps the arm for the re-check', async () => {
+    const t = await setup();
+    answers.set('gone', 410);
+    answers.set('flaky', 500);
+    await t.subscribe('gone', [{ partition: 0, offset: 0 }]);
+    await t.subscribe('flaky', [{ partition: 0, offset: 0 }]);
+    await t.subscribe('ok', [{ partition: 0, offset: 0 }]);
+    await t.produce(0);
+    expect(posts.map((p) => p.connectionId)).toEqual(['ok']);
+    expect(await t.armed('gone')).toBeUndefined();
+    expect(await t.armed('flaky')).toEqual({ '0': 0 });
+    // The consumer's periodic re-check sends its arms again: the server answers what the lost post would have said.
+    expect(await t.subscribe('flaky', [{ partition: 0, offset: 0 }])).toMatchObject({ partitions: [{ partition: 0 }] });
+  });
+
+  it('refuses a malformed arm with a Kafka error and stores nothing', async () => {
+    const t = await setup();
+    await expect(t.subscribe('c1', [{ partition: 3, offset: 0 }])).rejects.toMatchObject({ errorName: 'UNKNOWN_TOPIC_OR_PARTITION' });
+    expect(await t.armed('c1')).toBeUndefined();
+  });
+});

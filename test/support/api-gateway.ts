@@ -1,0 +1,125 @@
+/**
+ * Just enough of API Gateway to drive the Lambda handlers in-process with the real client: an
+ * HTTP API (a `fetch` implementation that turns each request into a payload 2.0 event for the
+ * function infra/routes.ts routes it to) and a WebSocket API (a `ws` server whose `subscribe`
+ * messages invoke the push function and whose route responses go back on the socket; `$connect`
+ * and `ping` are mocks, as in the stack). Every invocation is reported with its wall time.
+ */
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
+import { WebSocketServer } from 'ws';
+import { routeFor, type HttpFunctionName } from '../../infra/routes.js';
+
+export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+export type PushHandler = (event: APIGatewayProxyWebsocketEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export interface Invocation {
+  fn: HttpFunctionName | 'push';
+  routeKey: string;
+  ms: number;
+}
+
+const context = (functionName: string): Context => ({
+  awsRequestId: 'r',
+  functionName,
+  functionVersion: '$LATEST',
+  invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${functionName}`,
+  memoryLimitInMB: '1024',
+  logGroupName: `/aws/lambda/${functionName}`,
+  logStreamName: 's',
+  callbackWaitsForEmptyEventLoop: true,
+  getRemainingTimeInMillis: () => 29_000,
+  done: () => {},
+  fail: () => {},
+  succeed: () => {},
+});
+
+export const HTTP_API_HOST = 'abc123.execute-api.us-east-1.amazonaws.com';
+
+/** A fetch that API Gateway's HTTP API would answer by invoking these handlers. */
+export function httpApiFetch(handlers: Record<HttpFunctionName, HttpHandler>, onInvoke: (i: Invocation) => void): typeof globalThis.fetch {
+  return async (input, init) => {
+    const req = new Request(input, init);
+    const url = new URL(req.url);
+    const route = routeFor(req.method, url.pathname)!;
+    const routeKey = `${route.method} ${route.path}`;
+    const body = req.body ? Buffer.from(await req.arrayBuffer()) : undefined;
+    const headers = Object.fromEntries(req.headers);
+    const textual = (headers['content-type'] ?? '').includes('json');
+    const event: APIGatewayProxyEventV2 = {
+      version: '2.0',
+      routeKey,
+      rawPath: url.pathname,
+      rawQueryString: url.search.slice(1),
+      headers: { ...headers, host: HTTP_API_HOST, 'x-forwarded-proto': 'https' },
+      ...(url.search && { queryStringParameters: Object.fromEntries(url.searchParams) }),
+      requestContext: {
+        accountId: '123456789012',
+        apiId: 'abc123',
+        domainName: HTTP_API_HOST,
+        domainPrefix: 'abc123',
+        http: { method: req.method, path: url.pathname, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'vitest' },
+        requestId: 'a',
+        routeKey,
+        stage: '$default',
+        time: '',
+        timeEpoch: Date.now(),
+      },
+      ...(body && { body: textual ? body.toString() : body.toString('base64') }),
+      isBase64Encoded: !!body && !textual,
+    };
+    const started = performance.now();
+    const result = await handlers[route.target](event, context(route.target));
+    onInvoke({ fn: route.target, routeKey, ms: performance.now() - started });
+    const bytes = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+    return new Response(result.statusCode === 204 ? null : bytes, { status: result.statusCode ?? 200, headers: result.headers as Record<string, string> });
+  };
+}
+
+export interface WebSocketApi {
+  url: string;
+  /** Messages from clients, by route key. */
+  messages: Map<string, number>;
+  connects: number;
+  close(): Promise<void>;
+}
+
+/** The push WebSocket API: `subscribe` invokes the push function, `$connect` and `ping` are mocks. */
+export async function webSocketApi(push: PushHandler, onInvoke: (i: Invocation) => void): Promise<WebSocketApi> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise((r) => wss.once('listening', r));
+  const api: WebSocketApi = {
+    url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/push`,
+    messages: new Map(),
+    connects: 0,
+    close: () => new Promise((r) => {
+      for (const c of wss.clients) c.terminate();
+      wss.close(() => r());
+    }),
+  };
+  let ids = 0;
+  wss.on('connection', (ws) => {
+    api.connects++;
+    const connectionId = `conn-${++ids}`;
+    ws.on('message', (data) => {
+      const text = String(data);
+      let action = '$default';
+      try {
+        action = (JSON.parse(text) as { action?: string }).action ?? '$default';
+      } catch {}
+      api.messages.set(action, (api.messages.get(action) ?? 0) + 1);
+      if (action !== 'subscribe') return;
+      const event = {
+        requestContext: { routeKey: 'subscribe', connectionId, domainName: 'ws123.execute-api.us-east-1.amazonaws.com', stage: 'push', apiId: 'ws123', eventType: 'MESSAGE' },
+        body: text,
+        isBase64Encoded: false,
+      } as unknown as APIGatewayProxyWebsocketEventV2;
+      const started = performance.now();
+      void push(event).then((res) => {
+        onInvoke({ fn: 'push', routeKey: 'subscribe', ms: performance.now() - started });
+        if (res.body) ws.send(res.body);
+      });
+    });
+  });
+  return api;
+}
