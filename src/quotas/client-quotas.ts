@@ -9,7 +9,8 @@
 import type { Clock } from '../clock.js';
 import { KafkaError } from '../wire/errors.js';
 import { QUOTA_PK } from '../storage/key-layout.js';
-import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
+import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
+import type { MetadataStore } from '../storage/ports.js';
 
 export const QUOTA_KEYS = ['producer_byte_rate', 'consumer_byte_rate', 'request_percentage'] as const;
 export type QuotaKey = (typeof QUOTA_KEYS)[number];
@@ -124,28 +125,28 @@ export class QuotaStore {
     return (await this.metadata.query<ClientQuota>(QUOTA_PK)).map((i) => i.value);
   }
 
-  /** Kafka's AlterClientQuotas for one entity: sets and removes keys; an entity left with none is deleted. */
+  /**
+   * Kafka's AlterClientQuotas for one entity: sets and removes keys; an entity left with none is
+   * deleted. Setting a value is idempotent, so a write that applied with its answer lost is
+   * recognised by its value and not applied twice.
+   */
   async alter(entity: QuotaEntity, set: Partial<Record<QuotaKey, number>>, remove: QuotaKey[]): Promise<ClientQuota | undefined> {
     validateEntity(entity);
-    const sk = entityKey(entity);
     try {
-      // Read, change, write if unchanged: two admins altering one entity at once both land.
-      for (;;) {
-        const current = await this.metadata.get<ClientQuota>(QUOTA_PK, sk);
-        const values = { ...current?.value.values, ...set };
-        for (const k of remove) delete values[k];
-        try {
-          if (Object.keys(values).length === 0) {
-            if (current) await this.metadata.delete(QUOTA_PK, sk, { ifVersion: current.version });
-            return undefined;
-          }
-          const quota = { entity, values };
-          await this.metadata.put(QUOTA_PK, sk, quota, current ? { ifVersion: current.version } : { ifAbsent: true });
-          return quota;
-        } catch (e) {
-          if (!(e instanceof ConditionFailedError)) throw e;
-        }
-      }
+      const { result } = await optimisticUpdate<ClientQuota, ClientQuota | undefined>({
+        metadata: this.metadata,
+        pk: QUOTA_PK,
+        sk: entityKey(entity),
+        decide: (current) => {
+          const values = { ...current?.value.values, ...set };
+          for (const k of remove) delete values[k];
+          if (Object.keys(values).length > 0) return { write: { entity, values }, answer: (w) => w.value };
+          return current ? { remove: true, answer: () => undefined } : { done: undefined };
+        },
+        recognise: (found, attempted) => (holdsWrite(found, attempted) ? found.value : undefined),
+        giveUp: { errorName: 'REQUEST_TIMED_OUT', message: `Too many concurrent changes to the quotas of ${entityKey(entity)}; retry` },
+      });
+      return result;
     } finally {
       this.cached = undefined;
     }

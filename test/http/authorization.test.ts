@@ -135,6 +135,8 @@ const TOPIC_CASES: Case[] = [
   { name: 'Replicas: DESCRIBE the topic', grants: [['TOPIC', 't', 'DESCRIBE']], request: (a) => a('GET', 'topics/t/partitions/0/replicas'), denied: 'TOPIC_AUTHORIZATION_FAILED', ok: 200 },
   { name: 'DescribeConfigs of a broker: DESCRIBE_CONFIGS on the cluster', grants: [['CLUSTER', 'kafka-cluster', 'DESCRIBE_CONFIGS']], request: (a) => a('GET', 'brokers/0/configs'), denied: 'CLUSTER_AUTHORIZATION_FAILED', ok: 200 },
   { name: 'ListPartitionReassignments: DESCRIBE on the cluster', grants: [['CLUSTER', 'kafka-cluster', 'DESCRIBE']], request: (a) => a('GET', 'topics/-/partitions/-/reassignment'), denied: 'CLUSTER_AUTHORIZATION_FAILED', ok: 200 },
+  { name: 'InitProducerId (transactional): WRITE on the id', grants: [['TRANSACTIONAL_ID', 'tx', 'WRITE']], request: (a) => a('POST', 'transactions/tx/init'), denied: 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', ok: 200 },
+  { name: 'Transaction abort marker: CLUSTER_ACTION', grants: [['CLUSTER', 'kafka-cluster', 'CLUSTER_ACTION']], request: (a) => a('POST', 'topics/t/partitions/0/transactions:abort', { producer_id: 1, producer_epoch: 0 }), denied: 'CLUSTER_AUTHORIZATION_FAILED', ok: 200 },
   { name: 'DescribeAcls: DESCRIBE on the cluster', grants: [['CLUSTER', 'kafka-cluster', 'DESCRIBE']], request: (a) => a('GET', 'acls'), denied: 'CLUSTER_AUTHORIZATION_FAILED', ok: 200 },
   {
     name: 'CreateAcls: ALTER on the cluster',
