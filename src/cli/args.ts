@@ -137,17 +137,27 @@ export function withFileConnection<V extends ConnectionValues>(values: V, file: 
 
 type ConnectionValues = { [K in keyof typeof CONNECTION_OPTIONS]?: (typeof CONNECTION_OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
 
-export function connect(values: ConnectionValues, env: NodeJS.ProcessEnv): Kafka {
-  const url = values['bootstrap-server'] ?? values.url ?? env.KAFKA_LOG_URL ?? 'http://127.0.0.1:8080';
+/** The server's URL from --bootstrap-server, --url or KAFKA_LOG_URL. */
+export function serverUrl(values: ConnectionValues, env: NodeJS.ProcessEnv): string {
+  return values['bootstrap-server'] ?? values.url ?? env.KAFKA_LOG_URL ?? 'http://127.0.0.1:8080';
+}
+
+/** How requests authenticate, from --auth, --token and --region (or their environment variables). */
+export function authConfig(values: ConnectionValues, env: NodeJS.ProcessEnv): AuthConfig {
   const token = values.token ?? env.KAFKA_LOG_TOKEN;
   const mode = values.auth ?? env.KAFKA_LOG_AUTH ?? (token ? 'bearer' : 'none');
-  let auth: AuthConfig;
-  if (mode === 'none') auth = { type: 'none' };
-  else if (mode === 'bearer') {
+  if (mode === 'none') return { type: 'none' };
+  if (mode === 'bearer') {
     if (!token) throw new UsageError('--auth bearer needs --token or KAFKA_LOG_TOKEN');
-    auth = { type: 'bearer', token };
-  } else if (mode === 'sigv4') auth = { type: 'sigv4', ...(values.region ? { region: values.region } : {}) };
-  else throw new UsageError(`--auth must be none, bearer or sigv4 (got ${mode})`);
+    return { type: 'bearer', token };
+  }
+  if (mode === 'sigv4') return { type: 'sigv4', ...(values.region ? { region: values.region } : {}) };
+  throw new UsageError(`--auth must be none, bearer or sigv4 (got ${mode})`);
+}
+
+export function connect(values: ConnectionValues, env: NodeJS.ProcessEnv): Kafka {
+  const url = serverUrl(values, env);
+  const auth = authConfig(values, env);
   const format = values['wire-format'] ?? env.KAFKA_LOG_WIRE_FORMAT ?? 'auto';
   if (format !== 'auto' && format !== 'record-batch' && format !== 'json') throw new UsageError(`--wire-format must be auto, record-batch or json (got ${format})`);
   return new Kafka({

@@ -8,12 +8,14 @@
  *   kafka-log transactions find-hanging --topic orders
  *   kafka-log acls --add --allow-principal User:alice --operation Read --topic orders
  *   kafka-log configs --entity-type users --entity-name alice --alter --add-config producer_byte_rate=1048576
+ *   kafka-log console --bootstrap-server https://abc.execute-api.eu-west-1.amazonaws.com --auth sigv4
  * Errors print one line to stderr and exit non-zero (2 for a usage mistake, 1 otherwise).
  */
 import { KafkaClientError } from '../client/index.js';
 import { aclsCommand } from './acls.js';
 import { UsageError, CONNECTION_HELP } from './args.js';
 import { configsCommand } from './configs.js';
+import { consoleCommand } from './console.js';
 import { consumeCommand } from './consume.js';
 import type { Context } from './context.js';
 import { groupsCommand } from './groups.js';
@@ -31,6 +33,7 @@ const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help
   transactions list | describe | find-hanging | abort           (kafka-transactions.sh)
   acls     --add | --remove | --list                            (kafka-acls.sh)
   configs  --entity-type users|clients --alter | --describe     (kafka-configs.sh, client quotas)
+  console  the web console, calls signed (--auth sigv4)         (as kubectl proxy)
 ${CONNECTION_HELP}`;
 
 const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> = {
@@ -42,6 +45,7 @@ const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> 
   transactions: transactionsCommand,
   acls: aclsCommand,
   configs: configsCommand,
+  console: consoleCommand,
 };
 
 /** Runs one command line; resolves to the exit code. */

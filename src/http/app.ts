@@ -4,6 +4,7 @@ import { KafkaError } from '../wire/errors.js';
 import { aclRoutes } from './acl-routes.js';
 import type { AppEnv, AppServices, AuditSink } from './app-env.js';
 import { clusterRoutes } from './cluster-routes.js';
+import { consoleRoutes } from './console-routes.js';
 import { consumerInstanceRoutes } from './consumer-instance-routes.js';
 import { toErrorResponse } from './error-mapping.js';
 import { groupRoutes } from './group-routes.js';
@@ -50,6 +51,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.get('/openapi.json', (c) => c.json(openApiDocument));
+  app.route('/console', consoleRoutes());
   const { operationCounts } = services;
   if (operationCounts) app.get('/debug/counters', (c) => c.json(operationCounts()));
 

@@ -173,6 +173,7 @@ export function recordRoutes(): Hono<AppEnv> {
       if (!producer) throw new KafkaError('INVALID_REQUEST', 'A transactional batch needs producer_id, producer_epoch and sequences');
       requireAcksAll(options.acks);
       const partitions = [...new Set(body.entries.map((e) => e.partition_id!))].filter((p) => p < topic.partitionCount);
+      await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', body.transactional_id);
       await services.transactions.verifyProduce(body.transactional_id, producer, partitions.map((partition) => ({ topic: topic.name, partition })));
       producer.transactional = true;
     }
@@ -210,7 +211,10 @@ export function recordRoutes(): Hono<AppEnv> {
     if ((transactionalId !== undefined) !== (batches.producer?.transactional === true)) {
       throw new KafkaError('INVALID_REQUEST', 'Transactional batches need the transactional_id query parameter, and it takes only transactional batches');
     }
-    if (transactionalId !== undefined) requireAcksAll(acks);
+    if (transactionalId !== undefined) {
+      requireAcksAll(acks);
+      await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', transactionalId);
+    }
     if (transactionalId !== undefined) await services.transactions.verifyProduce(transactionalId, batches.producer!, [{ topic: topic.name, partition }]);
     const outcome = (await services.log.append(topic, [{ partition, batches }], options)).get(partition)!;
     if (!outcome.ok) throw outcome.error;

@@ -4,6 +4,7 @@ import { KafkaError } from '../wire/errors.js';
 import { DEFAULT_TRANSACTION_TIMEOUT_MS, type TransactionRecord, type TransactionStatus } from '../transactions/index.js';
 import type { AppEnv } from './app-env.js';
 import { partitionParam, queryInt, readJson } from './request.js';
+import { allowedNames, authorize, authorizeAll } from './security.js';
 
 /**
  * Extension: Kafka's transaction APIs (no REST API has them), in v3 style under the cluster:
@@ -17,6 +18,11 @@ import { partitionParam, queryInt, readJson } from './request.js';
  *   GET  /transactions/{id}              DescribeTransactions
  *   GET  /transactions:hanging           kafka-transactions.sh find-hanging (?topic=&older_than_ms=)
  *   POST /topics/{t}/partitions/{p}/transactions:abort   kafka-transactions.sh abort (a hanging one)
+ *
+ * Authorization as Kafka's: WRITE on the TRANSACTIONAL_ID for init, add, offsets and end (and WRITE
+ * on the topics added, READ on the group of the offsets), DESCRIBE on it to describe or list (the
+ * list shows only those), CLUSTER_ACTION on the cluster to find hanging transactions or write a
+ * marker (WriteTxnMarkers).
  */
 
 const producerSchema = z.object({ producer_id: z.number().int().nonnegative(), producer_epoch: z.number().int().nonnegative() });
@@ -60,10 +66,12 @@ export function transactionRoutes(): Hono<AppEnv> {
     for (const s of states ?? []) if (!STATES.includes(s as TransactionStatus)) throw new KafkaError('BAD_REQUEST', `Unknown transaction state ${s}`);
     const producerIds = c.req.queries('producer_id')?.map((p) => queryInt(p, 'producer_id')!);
     const list = await transactions.list({ ...(states ? { states: states as TransactionStatus[] } : {}), ...(producerIds ? { producerIds } : {}) });
-    return c.json({ kind: 'KafkaTransactionList', data: list.map((r) => show(clusterId, r)) });
+    const visible = await allowedNames(c, 'DESCRIBE', 'TRANSACTIONAL_ID');
+    return c.json({ kind: 'KafkaTransactionList', data: list.filter((r) => visible(r.transactionalId)).map((r) => show(clusterId, r)) });
   });
 
   app.get('/transactions:hanging', async (c) => {
+    await authorize(c, 'CLUSTER_ACTION', 'CLUSTER');
     const { transactions, clusterId } = c.get('services');
     const topic = c.req.query('topic');
     const olderThanMs = queryInt(c.req.query('older_than_ms'), 'older_than_ms');
@@ -85,11 +93,13 @@ export function transactionRoutes(): Hono<AppEnv> {
   });
 
   app.get('/transactions/:id', async (c) => {
+    await authorize(c, 'DESCRIBE', 'TRANSACTIONAL_ID', c.req.param('id'));
     const { transactions, clusterId } = c.get('services');
     return c.json(show(clusterId, await transactions.describe(c.req.param('id'))));
   });
 
   app.post('/transactions/:id/init', async (c) => {
+    await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id'));
     const body = initSchema.parse(await readJson(c, { optional: true }));
     const { transactions, clusterId } = c.get('services');
     const expected = body.producer_id !== undefined ? { producerId: body.producer_id, producerEpoch: body.producer_epoch! } : undefined;
@@ -98,14 +108,18 @@ export function transactionRoutes(): Hono<AppEnv> {
   });
 
   app.post('/transactions/:id/partitions', async (c) => {
+    await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id'));
     const body = partitionsSchema.parse(await readJson(c));
+    await authorizeAll(c, 'WRITE', 'TOPIC', body.partitions.map((p) => p.topic_name));
     const { transactions, clusterId } = c.get('services');
     const r = await transactions.addPartitions(c.req.param('id'), producerOf(body), body.partitions.map((p) => ({ topic: p.topic_name, partition: p.partition_id })));
     return c.json(show(clusterId, r));
   });
 
   app.post('/transactions/:id/offsets', async (c) => {
+    await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id'));
     const body = offsetsSchema.parse(await readJson(c));
+    await authorize(c, 'READ', 'GROUP', body.group_id);
     const { transactions, clusterId } = c.get('services');
     const offsets = body.offsets.map((o) => ({ topic: o.topic_name, partition: o.partition_id, offset: o.offset, metadata: o.metadata ?? '' }));
     const member = body.member_id !== undefined ? { memberId: body.member_id, generation: body.generation_id ?? -1 } : undefined;
@@ -114,6 +128,7 @@ export function transactionRoutes(): Hono<AppEnv> {
 
   for (const action of ['commit', 'abort'] as const) {
     app.post(`/transactions/:id/${action}`, async (c) => {
+      await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id'));
       const body = producerSchema.parse(await readJson(c));
       const { transactions, clusterId } = c.get('services');
       return c.json(show(clusterId, await transactions.end(c.req.param('id'), producerOf(body), action === 'commit')));
@@ -121,6 +136,7 @@ export function transactionRoutes(): Hono<AppEnv> {
   }
 
   app.post('/topics/:topic/partitions/:partition/transactions:abort', async (c) => {
+    await authorize(c, 'CLUSTER_ACTION', 'CLUSTER'); // WriteTxnMarkers
     const body = producerSchema.parse(await readJson(c));
     const { transactions, clusterId } = c.get('services');
     const partition = partitionParam(c.req.param('partition'));

@@ -28,6 +28,11 @@ export interface PartitionView {
   /** Entries that overlap another only in part: something went wrong, so nothing is rewritten. */
   overlapping: boolean;
   /**
+   * The first offset below the high watermark that no entry covers, when there is one that the last
+   * commit (whose index write may not have landed yet) does not fill either: a gap readers cannot cross.
+   */
+  gapAt?: number;
+  /**
    * entries[0, stableCount) may be rewritten: below the high watermark, not the last commit, and
    * old enough that no request still in flight can write them again (see `stableCount`).
    */
@@ -76,7 +81,21 @@ export async function loadPartitionView(
     entries.push(item);
     next = e.lastOffset + 1;
   }
-  return { topic, partition, state, version, entries, covered, overlapping, stableCount: overlapping ? 0 : stableCount(entries, state, now, graceMs) };
+  const last = state.lastCommit;
+  const lastFills = last !== undefined && last.topicId === topic.id && last.baseOffset <= next && last.lastOffset >= next;
+  const end = lastFills ? last.lastOffset + 1 : next;
+  const gapAt = !overlapping && end < state.highWatermark ? end : undefined;
+  return {
+    topic,
+    partition,
+    state,
+    version,
+    entries,
+    covered,
+    overlapping,
+    ...(gapAt !== undefined && { gapAt }),
+    stableCount: overlapping ? 0 : stableCount(entries, state, now, graceMs),
+  };
 }
 
 /**

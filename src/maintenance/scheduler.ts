@@ -262,6 +262,13 @@ async function maintainPartition(ctx: UnitContext, topic: Topic, partition: numb
   if (removed > 0) add('abortedTransactionsRemoved', await removeAbortedBelowLogStart(metadata, topic, partition, logStartOffset));
   if (removed > 0 || logStartOffset !== view.state.logStartOffset) view = await load();
   add('coveredEntriesRemoved', await deleteCovered(metadata, view));
+  if (view.gapAt !== undefined) {
+    // Every offset below the HW was committed, so an entry is missing: readers fail there
+    // (KAFKA_STORAGE_ERROR) rather than answer empty. Nothing is rewritten around a hole.
+    add('indexGaps', 1);
+    ctx.log({ level: 'error', msg: 'index entry missing below the high watermark; partition left as it is', ...at, offset: view.gapAt, highWatermark: view.state.highWatermark });
+    return;
+  }
   if (view.overlapping) {
     add('overlappingPartitions', 1);
     ctx.log({ level: 'warn', msg: 'index entries overlap; partition left as it is', ...at });

@@ -90,10 +90,12 @@ export interface CommitDeps {
 const RECENT_COMMITS = 8;
 
 /**
- * A commit's token: its object and byte range. Object keys are fresh per request, and one partition's
- * batches take one range of it, so no two commits of a partition share a token.
+ * A commit's token: its object and byte range. Object keys are fresh per request (48 random bits
+ * after the last '-'), and one partition's batches take one range of it, so no two commits of a
+ * partition share a token. Kept short: the state item stays within one 1 KB write unit.
  */
-export const commitToken = (c: { objectKey: string; start: number }) => `${c.objectKey.slice(c.objectKey.lastIndexOf('/') + 1)}@${c.start}`;
+export const commitToken = (c: { objectKey: string; start: number }) =>
+  `${c.objectKey.slice(Math.max(c.objectKey.lastIndexOf('-'), c.objectKey.lastIndexOf('/')) + 1)}@${c.start}`;
 
 /** What identifies one commit for the index-repair note: epoch, object, range and offset. */
 export const commitIdentity = (c: CommitRecord) => `${c.leaderEpoch}|${c.objectKey}|${c.start}|${c.end}|${c.baseOffset}`;
@@ -147,16 +149,17 @@ export async function commitToPartition(deps: CommitDeps, topic: TopicMeta, part
       const next = nextState(state, topic.id, plan, token, deps.now());
       return { write: next, answer: (item) => ({ kind: 'committed', entry: next.lastCommit!, item }) };
     },
-    recognise: (found, attempted, retried) => {
+    recognise: async (found, attempted, retried) => {
+      if (!found || !('write' in attempted) || found.value.topicId !== topic.id) return undefined;
       // The write we attempted is the one that applied: its entry, and the state as found.
-      if (found && 'write' in attempted && found.value.topicId === topic.id && carriesToken(found.value, token)) {
-        return { kind: 'committed', entry: attempted.write.lastCommit!, item: found };
-      }
+      const entry = attempted.write.lastCommit!;
+      if (carriesToken(found.value, token)) return { kind: 'committed', entry, item: found };
       // A repeat of our write, with so many writes since the version it wrote over that its token
-      // may have rotated out of `recentCommits`: committing again could append the same bytes
-      // twice, so the producer is told the outcome is unknown (an idempotent retry is deduplicated).
-      if (retried && found && basedOn !== undefined && found.version - basedOn >= RECENT_COMMITS) {
-        throw new KafkaError('KAFKA_STORAGE_ERROR', `The commit to ${topic.name}-${partition} may or may not have been appended; retry`);
+      // may have rotated out of `recentCommits`. Had it applied, the next commit would have written
+      // its index entry (the repair of step 4) before moving `lastCommit` on: the entry at our base
+      // offset tells.
+      if (retried && basedOn !== undefined && found.version - basedOn >= RECENT_COMMITS && (await deps.index.holds(topic.name, partition, entry))) {
+        return { kind: 'committed', entry, item: found };
       }
       return undefined;
     },

@@ -42,12 +42,12 @@ export interface OptimisticUpdate<T, R> {
    * (its token), else undefined. `found` is undefined when the item is gone (a removal that applied).
    * `retried`: the store sent the write more than once, so it may have applied (else it did not).
    */
-  recognise?(found: MetaItem<T> | undefined, attempted: Decision<T, R>, retried: boolean): R | undefined;
+  recognise?(found: MetaItem<T> | undefined, attempted: Decision<T, R>, retried: boolean): R | undefined | Promise<R | undefined>;
   /** Conditional writes tried before giving up (default 16). */
   attempts?: number;
   /** Back-off bounds between retries in ms (default 2 ms doubling up to 100 ms, full jitter). */
   backoff?: { baseMs: number; maxMs: number };
-  /** The error when it gives up (default COORDINATOR_NOT_AVAILABLE-like contention error, retriable). */
+  /** The one error when it gives up: a Kafka error name the caller's clients know how to treat. */
   giveUp: { errorName: KafkaErrorName; message: string };
 }
 
@@ -82,7 +82,7 @@ export async function optimisticUpdate<T, R>(op: OptimisticUpdate<T, R>): Promis
     } catch (e) {
       if (!(e instanceof ConditionFailedError)) throw e;
       const found = e.current as MetaItem<T> | undefined;
-      const own = op.recognise?.(found, decision, e.retried);
+      const own = await op.recognise?.(found, decision, e.retried);
       if (own !== undefined) return { result: own, item: found, retries: attempt, how: 'recognised' };
       item = found;
     }
@@ -96,7 +96,7 @@ export function holdsWrite<T>(found: MetaItem<T> | undefined, attempted: Decisio
 }
 
 /** Full jitter: uniform in [0, min(max, base * 2^n)). */
-export function jitteredDelay(n: number, { baseMs, maxMs }: { baseMs: number; maxMs: number }): number {
+function jitteredDelay(n: number, { baseMs, maxMs }: { baseMs: number; maxMs: number }): number {
   return Math.random() * Math.min(maxMs, baseMs * 2 ** n);
 }
 

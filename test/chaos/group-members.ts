@@ -4,6 +4,7 @@
  * Every assignment they are told and every commit they make is logged with client-side times, so
  * the checker can say when a partition surely had two owners or a stale commit was accepted.
  */
+import { randomUUID } from 'node:crypto';
 import { GroupClient } from '../../src/client/consumer/group-client.js';
 import { KafkaClientError } from '../../src/client/errors.js';
 import { Transport } from '../../src/client/transport.js';
@@ -88,7 +89,10 @@ export function startGroupMembers(opts: { count: number; topic: string; groupId:
     let incarnation = 0;
     while (!stopping) {
       incarnation++;
-      let memberId = '';
+      // As the client library's consumer does (KIP-1082): the member names itself, so a join retried
+      // after a lost answer rejoins this member instead of adding another.
+      let memberId: string = randomUUID();
+      log.known.add(memberId);
       let epoch = 0;
       let lastOkSent = 0;
       const held = new Map<number, Ownership>();

@@ -298,6 +298,22 @@ describe('admin, produce and fetch bundles, end to end on s3rver and dynalite', 
   });
 });
 
+describe('admin bundle serves the web console', () => {
+  it('answers the page and its script from the bundle itself, with their types', async () => {
+    expect(routeFor('GET', '/console/')!.target).toBe('admin');
+    const get = async (path: string) =>
+      (await handlers.admin(apiEvent('GET', path, { headers: { accept: 'text/html' } }), lambdaContext('admin'))) as APIGatewayProxyStructuredResultV2;
+    const text = (r: APIGatewayProxyStructuredResultV2) => (r.isBase64Encoded ? Buffer.from(r.body!, 'base64').toString() : r.body!);
+    const page = await get('/console/');
+    expect(page).toMatchObject({ statusCode: 200, headers: { 'content-type': 'text/html; charset=utf-8' } });
+    const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(text(page))![1]!;
+    const js = await get(`/console/${script}`);
+    expect(js).toMatchObject({ statusCode: 200, headers: { 'content-type': 'text/javascript; charset=utf-8' } });
+    expect(text(js)).toContain('v3/clusters');
+    expect((await get('/console')).statusCode).toBe(308);
+  });
+});
+
 describe('scheduler bundle', () => {
   it('runs one pass on a scheduled event and logs it with the request id', async () => {
     lines = [];

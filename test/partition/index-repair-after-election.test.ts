@@ -7,6 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isKafkaError } from '../../src/wire/errors.js';
 import { PartitionLog } from '../../src/log/partition-log.js';
+import { runScheduler } from '../../src/maintenance/scheduler.js';
 import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
@@ -16,7 +17,7 @@ import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 
 const clock = { now: () => Date.now() };
-const rec = (value: string): LogRecord => ({ key: null, value: Buffer.from(value), headers: [], timestamp: 1_700_000_000_000 });
+const rec = (value: string): LogRecord => ({ key: null, value: Buffer.from(value), headers: [], timestamp: Date.now() });
 const quiet = () => {};
 const newLog = (metadata: MetadataStore, stores: ObjectStore[]) =>
   new PartitionLog({ metadata, stores, clock, log: quiet, leadership: new ReplicaManager({ metadata, stores, clock, log: quiet }) });
@@ -88,5 +89,10 @@ describe.each(allBackends)('index repair across a leader epoch change on $name',
     await expect(read).rejects.toSatisfy((e) => isKafkaError(e, 'KAFKA_STORAGE_ERROR') && /offset 1/.test((e as Error).message));
     // What lies before the gap is still served, up to the gap.
     expect((await b.read(topic, 0, 0, 1 << 20)).records.map((r) => r.offset)).toEqual([0]);
+    // A maintenance pass reports it as an error and rewrites nothing around it.
+    const events: Record<string, unknown>[] = [];
+    const report = await runScheduler({ storage: { metadata: metaB, stores }, clock, deadline: Date.now() + 60_000, partitionLog: b, expireSessions: false, log: (e) => void events.push(e) });
+    expect(report).toMatchObject({ indexGaps: 1 });
+    expect(events).toContainEqual(expect.objectContaining({ level: 'error', topic: 'trunc', partition: 0, offset: 1 }));
   });
 });

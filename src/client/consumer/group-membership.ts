@@ -23,7 +23,11 @@ export interface MembershipConfig {
 const LOST = new Set(['UNKNOWN_MEMBER_ID', 'FENCED_MEMBER_EPOCH']);
 
 export class GroupMembership {
-  memberId = '';
+  /**
+   * Generated here, once per consumer, as KIP-1082 has clients do: a join whose answer was lost is
+   * retried with the same id, so the coordinator rejoins that member instead of adding a second.
+   */
+  memberId: string = globalThis.crypto.randomUUID();
   memberEpoch = 0;
   /** The assignment of the last answer; undefined before the first. */
   target: Assignment | undefined;

@@ -1,0 +1,98 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { ApiError } from './api.js';
+
+export function ErrorLine({ error }: { error: Error | undefined }) {
+  if (!error) return null;
+  return (
+    <p class="error" role="alert">
+      {error instanceof ApiError ? (
+        <>
+          <strong>{error.errorName}</strong>: {error.message}
+        </>
+      ) : (
+        error.message
+      )}
+    </p>
+  );
+}
+
+export function Section({ title, children, id }: { title: string; children: ComponentChildren; id?: string }) {
+  return (
+    <section aria-labelledby={id ? `${id}-h` : undefined}>
+      <h2 id={id ? `${id}-h` : undefined}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+/** A table that scrolls sideways on its own on a narrow screen, instead of the whole page. */
+export function Table({ caption, head, children }: { caption: string; head: string[]; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={caption}>
+      <table>
+        <caption>{caption}</caption>
+        <thead>
+          <tr>
+            {head.map((h) => (
+              <th scope="col" key={h}>
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+export function Stat({ label, value }: { label: string; value: string | number }) {
+  return (
+    <div class="stat">
+      <dt>{label}</dt>
+      <dd>{value}</dd>
+    </div>
+  );
+}
+
+/** A uPlot line chart of one series; `label` names it for screen readers and in the legend. */
+export function LineChart({ label, data, unit }: { label: string; data: [number[], number[]]; unit: string }) {
+  const host = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | undefined>(undefined);
+  useEffect(() => {
+    const el = host.current!;
+    const width = () => Math.max(240, Math.min(el.clientWidth || 600, 900));
+    plot.current = new uPlot(
+      {
+        width: width(),
+        height: 180,
+        series: [{}, { label: `${label} (${unit})`, stroke: '#0b5cad', width: 2, fill: 'rgba(11,92,173,0.08)' }],
+        axes: [{}, { size: 60 }],
+        legend: { show: false },
+        // A sliding two-minute window, and a y axis from 0: one sample is not a scale.
+        scales: { x: { time: true, range: (_u, _min, max) => [max - 120, max] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+      },
+      [[], []],
+      el,
+    );
+    const onResize = () => plot.current?.setSize({ width: width(), height: 180 });
+    window.addEventListener('resize', onResize);
+    return () => {
+      window.removeEventListener('resize', onResize);
+      plot.current?.destroy();
+    };
+  }, [label, unit]);
+  useEffect(() => plot.current?.setData(data), [data]);
+  const last = data[1].at(-1);
+  return (
+    <figure class="chart">
+      <div ref={host} role="img" aria-label={`${label} over time; latest ${last ?? 'no'} ${unit}`} />
+      <figcaption>
+        {label}: <output data-testid={`${label}-latest`}>{last ?? '–'}</output> {unit}
+      </figcaption>
+    </figure>
+  );
+}

@@ -1,0 +1,70 @@
+import { render } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { GroupPage } from './pages/group.js';
+import { GroupsPage } from './pages/groups.js';
+import { OverviewPage } from './pages/overview.js';
+import { RecordsPage } from './pages/records.js';
+import { TopicPage } from './pages/topic.js';
+import './styles.css';
+
+/** Hash routes, so the server serves one page whatever the path prefix: #/, #/topics/t, #/topics/t/records, #/groups, #/groups/g. */
+function route(hash: string) {
+  const [path = '', query = ''] = hash.replace(/^#/, '').split('?');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  return { parts, query: new URLSearchParams(query) };
+}
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const on = () => setHash(location.hash);
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  return hash;
+}
+
+function Page({ hash }: { hash: string }) {
+  const { parts, query } = route(hash);
+  const [a, b, c] = parts;
+  if (a === 'topics' && b && c === 'records') return <RecordsPage topic={b} query={query} />;
+  if (a === 'topics' && b) return <TopicPage topic={b} />;
+  if (a === 'groups' && b) return <GroupPage group={b} />;
+  if (a === 'groups') return <GroupsPage />;
+  return <OverviewPage />;
+}
+
+function App() {
+  const hash = useHash();
+  const section = route(hash).parts[0] ?? '';
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) return void (first.current = false);
+    // Move focus to the new page's heading, so keyboard and screen-reader users land on it.
+    document.querySelector<HTMLElement>('main h1')?.focus();
+  }, [hash]);
+  const link = (href: string, label: string, current: boolean) => (
+    <a href={href} aria-current={current ? 'page' : undefined}>
+      {label}
+    </a>
+  );
+  return (
+    <>
+      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>
+        Skip to content
+      </a>
+      <header>
+        <span class="brand">s3-kafka-log</span>
+        <nav aria-label="Main">
+          {link('#/', 'Overview', section === '' )}
+          {link('#/groups', 'Consumer groups', section === 'groups')}
+        </nav>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Page hash={hash} />
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

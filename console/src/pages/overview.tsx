@@ -1,0 +1,83 @@
+import { api, type Group, type LagSummary, type List, type Partition, type Topic, enc } from '../api.js';
+import { formatBytes } from '../bytes.js';
+import { ErrorLine, Section, Stat, Table } from '../components.js';
+import { usePoll } from '../hooks.js';
+
+interface TopicRow extends Topic {
+  records: number;
+  bytes: number;
+}
+
+async function loadOverview() {
+  const [topics, groups, brokers] = await Promise.all([
+    api<List<Topic>>('/topics'),
+    api<List<Group>>('/consumer-groups'),
+    api<List<{ broker_id: number }>>('/brokers'),
+  ]);
+  const rows: TopicRow[] = await Promise.all(
+    topics.data.map(async (t) => {
+      const ps = await api<List<Partition>>(`/topics/${enc(t.topic_name)}/partitions`);
+      return {
+        ...t,
+        records: ps.data.reduce((n, p) => n + (p.high_watermark - p.log_start_offset), 0),
+        bytes: ps.data.reduce((n, p) => n + p.size_in_bytes, 0),
+      };
+    }),
+  );
+  const lags = await Promise.all(
+    groups.data.map((g) => api<LagSummary>(`/consumer-groups/${enc(g.consumer_group_id)}/lag-summary`).catch(() => undefined)),
+  );
+  return { topics: rows, groups: groups.data.map((g, i) => ({ ...g, lag: lags[i]?.total_lag })), brokers: brokers.data.length };
+}
+
+export function OverviewPage() {
+  const { data, error } = usePoll(loadOverview, 3000, []);
+  return (
+    <>
+      <h1 tabIndex={-1}>Overview</h1>
+      <ErrorLine error={error} />
+      {data && (
+        <>
+          <dl class="stats" aria-label="Cluster totals">
+            <Stat label="Topics" value={data.topics.length} />
+            <Stat label="Partitions" value={data.topics.reduce((n, t) => n + t.partitions_count, 0)} />
+            <Stat label="Records" value={data.topics.reduce((n, t) => n + t.records, 0)} />
+            <Stat label="Bytes stored" value={formatBytes(data.topics.reduce((n, t) => n + t.bytes, 0))} />
+            <Stat label="Consumer groups" value={data.groups.length} />
+            <Stat label="Replica stores" value={data.brokers} />
+          </dl>
+          <Section title="Topics" id="topics">
+            <Table caption="Topics" head={['Topic', 'Partitions', 'Replication', 'Records', 'Bytes stored']}>
+              {data.topics.map((t) => (
+                <tr key={t.topic_name}>
+                  <th scope="row">
+                    <a href={`#/topics/${enc(t.topic_name)}`}>{t.topic_name}</a>
+                  </th>
+                  <td>{t.partitions_count}</td>
+                  <td>{t.replication_factor}</td>
+                  <td>{t.records}</td>
+                  <td>{formatBytes(t.bytes)}</td>
+                </tr>
+              ))}
+            </Table>
+            {data.topics.length === 0 && <p>No topics yet.</p>}
+          </Section>
+          <Section title="Consumer groups" id="groups">
+            <Table caption="Consumer groups" head={['Group', 'State', 'Total lag']}>
+              {data.groups.map((g) => (
+                <tr key={g.consumer_group_id}>
+                  <th scope="row">
+                    <a href={`#/groups/${enc(g.consumer_group_id)}`}>{g.consumer_group_id}</a>
+                  </th>
+                  <td>{g.state}</td>
+                  <td>{g.lag ?? '–'}</td>
+                </tr>
+              ))}
+            </Table>
+            {data.groups.length === 0 && <p>No consumer groups yet.</p>}
+          </Section>
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,124 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, enc, type List, type Partition, type Topic, type TopicConfig } from '../api.js';
+import { formatBytes } from '../bytes.js';
+import { ErrorLine, LineChart, Section, Table } from '../components.js';
+import { usePoll, useSeries } from '../hooks.js';
+
+function ConfigRow({ topic, config, onSaved }: { topic: string; config: TopicConfig; onSaved: () => void }) {
+  const [value, setValue] = useState(config.value ?? '');
+  const [error, setError] = useState<Error>();
+  const [saved, setSaved] = useState('');
+  useEffect(() => setValue(config.value ?? ''), [config.value]);
+  const alter = async (operation: 'SET' | 'DELETE') => {
+    setError(undefined);
+    setSaved('');
+    try {
+      await api(`/topics/${enc(topic)}/configs:alter`, { method: 'POST', body: { data: [{ name: config.name, operation, ...(operation === 'SET' ? { value } : {}) }] } });
+      setSaved(operation === 'SET' ? 'Saved' : 'Reset to default');
+      onSaved();
+    } catch (e) {
+      setError(e as Error);
+    }
+  };
+  const id = `config-${config.name.replace(/\W/g, '-')}`;
+  return (
+    <tr>
+      <th scope="row">
+        <label for={id}>{config.name}</label>
+      </th>
+      <td>
+        <form
+          class="inline"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void alter('SET');
+          }}
+        >
+          <input id={id} value={value} onInput={(e) => setValue(e.currentTarget.value)} readOnly={config.is_read_only} aria-describedby={`${id}-status`} />
+          <button type="submit" disabled={config.is_read_only || value === (config.value ?? '')}>
+            Save
+          </button>
+          {!config.is_default && (
+            <button type="button" onClick={() => void alter('DELETE')}>
+              Reset
+            </button>
+          )}
+        </form>
+        <div id={`${id}-status`} aria-live="polite">
+          {saved && <span class="ok">{saved}</span>}
+          <ErrorLine error={error} />
+        </div>
+      </td>
+      <td>{config.is_default ? 'default' : config.source}</td>
+    </tr>
+  );
+}
+
+export function TopicPage({ topic }: { topic: string }) {
+  const t = usePoll(() => api<Topic>(`/topics/${enc(topic)}`), 0, [topic]);
+  const configs = usePoll(() => api<List<TopicConfig>>(`/topics/${enc(topic)}/configs`), 0, [topic]);
+  const partitions = usePoll(() => api<List<Partition>>(`/topics/${enc(topic)}/partitions`), 2000, [topic]);
+  const { series, push } = useSeries();
+  const last = useRef<{ at: number; hw: number } | undefined>(undefined);
+  useEffect(() => {
+    if (!partitions.data) return;
+    const at = Date.now();
+    const hw = partitions.data.data.reduce((n, p) => n + p.high_watermark, 0);
+    if (last.current) push(at / 1000, Math.round(((hw - last.current.hw) * 1000) / Math.max(1, at - last.current.at)));
+    last.current = { at, hw };
+  }, [partitions.data]);
+  return (
+    <>
+      <p class="crumbs">
+        <a href="#/">Overview</a> / topic
+      </p>
+      <h1 tabIndex={-1}>{topic}</h1>
+      <ErrorLine error={t.error} />
+      {t.data && (
+        <p>
+          {t.data.partitions_count} partitions, replication factor {t.data.replication_factor}.{' '}
+          <a href={`#/topics/${enc(topic)}/records`}>Browse and produce records</a>
+        </p>
+      )}
+      <Section title="Throughput" id="throughput">
+        <LineChart label="Records in" unit="records/s" data={series} />
+      </Section>
+      <Section title="Partitions" id="partitions">
+        <ErrorLine error={partitions.error} />
+        {partitions.data && (
+          <Table caption={`Partitions of ${topic}`} head={['Partition', 'Leader', 'Leader epoch', 'Replicas', 'ISR', 'Log start', 'Last stable', 'High watermark', 'Log end', 'Size', '']}>
+            {partitions.data.data.map((p) => (
+              <tr key={p.partition_id}>
+                <th scope="row">{p.partition_id}</th>
+                <td>{p.leader_id}</td>
+                <td>{p.leader_epoch}</td>
+                <td>{p.replica_ids.join(', ')}</td>
+                <td class={p.isr.length < p.replica_ids.length ? 'warn' : undefined}>{p.isr.join(', ')}</td>
+                <td>{p.log_start_offset}</td>
+                <td>{p.last_stable_offset}</td>
+                <td>{p.high_watermark}</td>
+                <td>{p.log_end_offset}</td>
+                <td>{formatBytes(p.size_in_bytes)}</td>
+                <td>
+                  <a href={`#/topics/${enc(topic)}/records?partition=${p.partition_id}&offset=${p.log_start_offset}`} aria-label={`Browse partition ${p.partition_id}`}>
+                    Browse
+                  </a>
+                </td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </Section>
+      <Section title="Configs" id="configs">
+        <ErrorLine error={configs.error} />
+        {configs.data && (
+          <Table caption={`Configs of ${topic}`} head={['Name', 'Value', 'Source']}>
+            {configs.data.data.map((c) => (
+              <ConfigRow key={c.name} topic={topic} config={c} onSaved={configs.reload} />
+            ))}
+          </Table>
+        )}
+      </Section>
+    </>
+  );
+}

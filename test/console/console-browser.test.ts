@@ -1,0 +1,276 @@
+/**
+ * The web console in a real browser: Debian's Chromium, headless, driven by playwright-core, against
+ * `src/server.ts` (memory backend) started here on a free port. Each page must show what the API
+ * answers; a record produced in the form appears in the browser; a group's lag appears and clears;
+ * an offset reset goes through its dry-run plan. Screenshots land in test-artifacts/console/
+ * (git-ignored). Without /usr/bin/chromium (.ci/run installs it) the suite skips, saying why.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = join(import.meta.dirname, '../..');
+const SHOTS = join(ROOT, 'test-artifacts', 'console');
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`console browser tests skipped: ${CHROMIUM} not found (apt-get install -y chromium; .ci/run does)`);
+
+let server: ChildProcess;
+let origin: string;
+let context: BrowserContext;
+let page: Page;
+let profile: string;
+const foreignRequests: string[] = [];
+const pageErrors: string[] = [];
+
+async function startServer(): Promise<{ proc: ChildProcess; url: string }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', '--port', '0', '--backend', 'memory', '--scheduler-interval-ms', '0'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: proc.stdout! });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('server did not start')), 20_000);
+    proc.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+    lines.on('line', (line) => {
+      const msg = JSON.parse(line) as { msg: string; url?: string };
+      if (msg.msg === 'listening') {
+        clearTimeout(timer);
+        resolve(msg.url!);
+      }
+    });
+  });
+  return { proc, url };
+}
+
+async function call(method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${origin}/v3/clusters/local${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+const produce = (topic: string, partition: number, values: string[]) =>
+  call('POST', `/topics/${topic}/records:batch`, {
+    entries: values.map((v, i) => ({ id: String(i), partition_id: partition, key: { type: 'STRING', data: `k-${v}` }, value: { type: 'STRING', data: v } })),
+  });
+
+/** The page's globals inside page.evaluate, which runs in the browser (the tests compile without the DOM library). */
+interface BrowserElement {
+  textContent: string | null;
+  outerHTML: string;
+  labels?: { length: number };
+  getAttribute(name: string): string | null;
+}
+interface BrowserGlobal {
+  document: { activeElement: BrowserElement | null; documentElement: { scrollWidth: number }; querySelectorAll(s: string): Iterable<BrowserElement> };
+}
+
+const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+
+/** The text of a stat card (Overview, group page) by its label. */
+const stat = (label: string) => page.locator('.stat', { has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) }).locator('dd');
+
+describe.skipIf(!hasChromium)('web console in Chromium', () => {
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    const started = await startServer();
+    server = started.proc;
+    origin = started.url;
+    profile = await mkdtemp(join(tmpdir(), 'console-chromium-'));
+    // A persistent context is how playwright takes a fresh --user-data-dir of our own.
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: 1280, height: 900 },
+    });
+    context.on('request', (r) => {
+      if (!r.url().startsWith(origin)) foreignRequests.push(r.url());
+    });
+    context.setDefaultTimeout(5000);
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+
+    await call('POST', '/topics', { topic_name: 'orders', partitions_count: 3 });
+    await call('POST', '/topics', { topic_name: 'audit', partitions_count: 1 });
+    await produce('orders', 0, ['a1', 'a2', 'a3', 'a4']);
+    await produce('orders', 1, ['b1', 'b2']);
+    await call('POST', '/topics/orders/records', { partition_id: 2, value: { type: 'JSON', data: { id: 7, item: 'book' } }, headers: [{ name: 'trace', value: Buffer.from('t-1').toString('base64') }] });
+    // An inactive group with committed offsets: lag 4 - 1 + 2 - 0 = 5.
+    await call('POST', '/consumer-groups/billing/offsets:commit', {
+      offsets: [
+        { topic_name: 'orders', partition_id: 0, offset: 1 },
+        { topic_name: 'orders', partition_id: 1, offset: 0 },
+      ],
+    });
+  }, 40_000);
+
+  afterAll(async () => {
+    await context?.close();
+    server?.kill('SIGKILL');
+    if (profile) await rm(profile, { recursive: true, force: true });
+  });
+
+  it('Overview shows the totals and lists the API answers', async () => {
+    await page.goto(`${origin}/console`);
+    await expect.poll(() => stat('Topics').textContent()).toBe('2');
+    const partitions = (await call('GET', '/topics/orders/partitions')).data as { high_watermark: number; log_start_offset: number; size_in_bytes: number }[];
+    const records = partitions.reduce((n, p) => n + p.high_watermark - p.log_start_offset, 0);
+    expect(records).toBe(7);
+    expect(await stat('Partitions').textContent()).toBe('4');
+    expect(await stat('Records').textContent()).toBe('7');
+    expect(await stat('Consumer groups').textContent()).toBe('1');
+    expect(await stat('Bytes stored').textContent()).toMatch(/\d+(\.\d)? (B|KiB)/);
+    const row = page.getByRole('row', { name: /orders/ });
+    await expect.poll(() => row.locator('td').allTextContents()).toEqual(['3', '1', '7', expect.stringMatching(/B/)]);
+    expect(await page.getByRole('row', { name: /billing/ }).locator('td').allTextContents()).toEqual(['EMPTY', '5']);
+    // Keyboard: the first Tab reaches the skip link; every form control has a label.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => (globalThis as unknown as BrowserGlobal).document.activeElement?.textContent)).toBe('Skip to content');
+    await shot('overview');
+  });
+
+  it('Topic shows partitions as the API does, edits a config, and shows Kafka\'s error on a bad value', async () => {
+    await page.goto(`${origin}/console/#/topics/orders`);
+    const table = page.getByRole('table', { name: 'Partitions of orders' });
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(3);
+    const api = (await call('GET', '/topics/orders/partitions')).data as { partition_id: number; leader_id: number; leader_epoch: number; replica_ids: number[]; isr: number[]; high_watermark: number; last_stable_offset: number; log_end_offset: number; log_start_offset: number }[];
+    for (const p of api) {
+      const cells = await table.locator('tbody tr').nth(p.partition_id).locator('th, td').allTextContents();
+      expect(cells.slice(0, 9)).toEqual([p.partition_id, p.leader_id, p.leader_epoch, p.replica_ids.join(', '), p.isr.join(', '), p.log_start_offset, p.last_stable_offset, p.high_watermark, p.log_end_offset].map(String));
+    }
+
+    const retention = page.getByLabel('retention.ms', { exact: true });
+    await retention.fill('soon');
+    await retention.press('Enter');
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toMatch(/^INVALID_CONFIG: .*retention\.ms/);
+    await retention.fill('3600000');
+    await retention.press('Enter');
+    const row = page.getByRole('row', { name: /^retention\.ms/ });
+    await expect.poll(() => row.getByText('Saved', { exact: true }).count()).toBe(1);
+    expect(await row.getByRole('alert').count()).toBe(0);
+    expect((await call('GET', '/topics/orders/configs/retention.ms')).value).toBe('3600000');
+
+    // The chart plots records/s between two polls of the high watermarks.
+    await produce('orders', 2, Array.from({ length: 40 }, (_, i) => `burst-${i}`));
+    await expect.poll(() => page.getByTestId('Records in-latest').textContent().then(Number), { timeout: 8000 }).toBeGreaterThan(0);
+    await shot('topic');
+  });
+
+  it('Records browses a partition as text, JSON and hex, from an offset or a time, and shows a produced record', async () => {
+    await page.goto(`${origin}/console/#/topics/orders/records?partition=2&offset=0`);
+    const table = page.getByRole('table', { name: 'Records of orders partition 2' });
+    const first = table.locator('tbody tr').first();
+    await expect.poll(() => first.locator('td').nth(2).textContent()).toBe('{"id":7,"item":"book"}');
+    expect(await first.locator('td').nth(3).textContent()).toBe('trace: t-1');
+    await page.getByRole('radio', { name: 'json' }).check();
+    expect(await first.locator('td').nth(2).textContent()).toBe('{\n  "id": 7,\n  "item": "book"\n}');
+    await page.getByRole('radio', { name: 'hex' }).check();
+    expect(await first.locator('td').nth(2).textContent()).toMatch(/^7b 22 69 64 22 3a 37/);
+    await page.getByRole('radio', { name: 'text' }).check();
+
+    // From a time: the offset endpoint (offset_type=timestamp) picks the first record at or after it.
+    await page.getByRole('region', { name: 'Browse' }).getByRole('combobox').selectOption('0');
+    await expect.poll(() => table.count()).toBe(0);
+    const t0 = page.getByRole('table', { name: 'Records of orders partition 0' });
+    await expect.poll(() => t0.locator('tbody tr').count()).toBe(4);
+    await page.getByRole('radio', { name: 'time' }).check();
+    await page.getByLabel('Time', { exact: true }).fill('2000-01-01T00:00:00');
+    await page.getByRole('button', { name: 'Fetch' }).click();
+    await expect.poll(() => t0.locator('tbody tr th').first().textContent()).toBe('0');
+
+    const form = page.getByRole('region', { name: 'Produce a record' });
+    await form.getByLabel('Partition').selectOption('0');
+    await form.getByLabel('Key (text, empty for none)').fill('browser-key');
+    await form.getByLabel('Value', { exact: true }).fill('hello from the browser');
+    await form.getByLabel('Headers (one name=value a line)').fill('source=console');
+    await form.getByRole('button', { name: 'Produce' }).click();
+    await expect.poll(() => form.getByText(/Produced to partition 0 at offset 4/).count()).toBe(1);
+    const produced = t0.getByRole('row', { name: /^4 / });
+    await expect.poll(() => produced.locator('td').allTextContents()).toEqual([expect.any(String), 'browser-key', 'hello from the browser', 'source: console']);
+    const back = await call('GET', '/topics/orders/partitions/0/records?offset=4&format=string');
+    expect(back.records[0]).toMatchObject({ offset: 4, key: { data: 'browser-key' }, value: { data: 'hello from the browser' } });
+    await shot('records');
+  });
+
+  it('Consumer group shows lag per partition; lag appears and clears; a reset runs through its dry-run plan', async () => {
+    await page.goto(`${origin}/console/#/groups/billing`);
+    const lagTable = page.getByRole('table', { name: 'Lag per partition' });
+    const lagOf = (p: number) => lagTable.locator('tbody tr').nth(p).locator('td').last().textContent();
+    const desc = await call('GET', '/consumer-groups/billing');
+    const expected = Object.fromEntries(desc.partitions.map((p: { partition_id: number; lag: number }) => [p.partition_id, String(p.lag)]));
+    await expect.poll(() => lagOf(0)).toBe(expected[0]);
+    expect(await lagOf(1)).toBe(expected[1]);
+    expect(await stat('State').textContent()).toBe('EMPTY');
+    // The log grew since the commit (the record produced from the browser): more lag.
+    await expect.poll(() => stat('Total lag').textContent()).toBe('6');
+    await produce('orders', 1, ['b3', 'b4']);
+    await expect.poll(() => stat('Total lag').textContent(), { timeout: 6000 }).toBe('8');
+    await call('POST', '/consumer-groups/billing/offsets:commit', {
+      offsets: [
+        { topic_name: 'orders', partition_id: 0, offset: 5 },
+        { topic_name: 'orders', partition_id: 1, offset: 4 },
+      ],
+    });
+    await expect.poll(() => stat('Total lag').textContent(), { timeout: 6000 }).toBe('0');
+    await expect.poll(() => page.getByTestId('Total lag-latest').textContent()).toBe('0');
+    await shot('group-lag');
+
+    const reset = page.getByRole('region', { name: 'Reset offsets' });
+    await reset.getByLabel('Strategy').selectOption('to-earliest');
+    await reset.getByRole('button', { name: 'Preview (dry run)' }).click();
+    const plan = page.getByRole('table', { name: /Planned reset/ });
+    await expect.poll(() => plan.locator('tbody tr').count()).toBe(2);
+    expect(await plan.locator('tbody tr').nth(0).locator('th, td').allTextContents()).toEqual(['orders', '0', '5', '0']);
+    expect(await plan.locator('tbody tr').nth(1).locator('th, td').allTextContents()).toEqual(['orders', '1', '4', '0']);
+    // A dry run changes nothing.
+    expect((await call('GET', '/consumer-groups/billing')).partitions.map((p: { committed_offset: number }) => p.committed_offset)).toEqual([5, 4]);
+    await shot('group-reset-plan');
+    await reset.getByRole('button', { name: 'Execute this reset' }).click();
+    await expect.poll(() => reset.getByRole('status').textContent()).toBe('Reset done: 2 partitions.');
+    expect((await call('GET', '/consumer-groups/billing')).partitions.map((p: { committed_offset: number }) => p.committed_offset)).toEqual([0, 0]);
+    await expect.poll(() => stat('Total lag').textContent(), { timeout: 6000 }).toBe('9');
+  });
+
+  it('shows a live group\'s members and assignment, and refuses its reset with Kafka\'s error', async () => {
+    const hb = await call('POST', '/consumer-groups/live/consumers:heartbeat', { subscribed_topic_names: ['audit'], client_id: 'console-test' });
+    await call('POST', '/consumer-groups/live/consumers:heartbeat', { member_id: hb.member_id, member_epoch: hb.member_epoch, subscribed_topic_names: ['audit'] });
+    await page.goto(`${origin}/console/#/groups/live`);
+    const members = page.getByRole('table', { name: 'Members and their assignment' });
+    await expect.poll(() => members.locator('tbody tr th').first().textContent()).toBe(hb.member_id);
+    expect(await members.locator('tbody tr td').allTextContents()).toEqual(['console-test', expect.any(String), 'audit', 'audit-0', expect.any(String)]);
+    const reset = page.getByRole('region', { name: 'Reset offsets' });
+    await reset.getByRole('button', { name: 'Preview (dry run)' }).click();
+    await expect.poll(() => reset.getByRole('alert').textContent()).toMatch(/^NON_EMPTY_GROUP: /);
+  });
+
+  it('fits a narrow screen, labels every control, and fetches nothing from outside', async () => {
+    await page.setViewportSize({ width: 360, height: 740 });
+    for (const [hash, name] of [
+      ['#/', 'narrow-overview'],
+      ['#/topics/orders/records?partition=0', 'narrow-records'],
+      ['#/groups/billing', 'narrow-group'],
+    ] as const) {
+      await page.goto(`${origin}/console/${hash}`);
+      await page.locator('main table').first().waitFor();
+      expect(await page.evaluate(() => (globalThis as unknown as BrowserGlobal).document.documentElement.scrollWidth), hash).toBeLessThanOrEqual(360);
+      const unlabelled = await page.evaluate(() =>
+        [...(globalThis as unknown as BrowserGlobal).document.querySelectorAll('input, select, textarea')].filter((el) => el.labels?.length === 0 && !el.getAttribute('aria-label')).map((el) => el.outerHTML),
+      );
+      expect(unlabelled, hash).toEqual([]);
+      await shot(name);
+    }
+    expect(foreignRequests).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
