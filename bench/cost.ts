@@ -4,11 +4,13 @@ import type { OperationCounts } from '../src/storage/counting-stores.js';
  * The AWS deployment's request-priced parts, us-east-1 list prices (on-demand, no free tier):
  * what one GB produced or consumed costs in requests, from the counts the bench measured. Storage
  * (S3 $0.023/GB-month, DynamoDB $0.25/GB-month) and data transfer are not per-request and are left out.
+ * Sources, read on 2026-12-03, are in docs/cost-model.md ("Prices used"); "not confirmed" marks a
+ * price the search could not find on a published page that day (the figure is the 2025 list price).
  */
 export const PRICES = {
-  /** S3 Standard PUT, COPY, POST, LIST per request ($0.005 per 1,000). */
+  /** S3 Standard PUT, COPY, POST, LIST per request ($0.005 per 1,000; not confirmed). */
   s3Put: 0.005 / 1000,
-  /** S3 Standard GET, SELECT, HEAD per request ($0.0004 per 1,000). DELETE is free. */
+  /** S3 Standard GET, SELECT, HEAD per request ($0.0004 per 1,000; third-party only). DELETE is free. */
   s3Get: 0.0004 / 1000,
   /** DynamoDB on-demand write request unit ($0.625 per million, since the November 2024 cut). */
   ddbWrite: 0.625 / 1e6,
@@ -16,10 +18,30 @@ export const PRICES = {
   ddbRead: 0.125 / 1e6,
   /** Lambda invocation ($0.20 per million). */
   lambdaRequest: 0.2 / 1e6,
-  /** Lambda arm64 compute per GB-second. */
+  /** Lambda arm64 compute per GB-second (not confirmed: the pricing page renders it client-side). */
   lambdaGbSecondArm: 0.0000133334,
-  /** API Gateway HTTP API request ($1.00 per million, first 300 million a month), metered per 512 KB. */
+  /** API Gateway HTTP API request ($1.00 per million, first 300 million a month), metered per 512 KB (not confirmed). */
   apiRequest: 1.0 / 1e6,
+} as const;
+
+/**
+ * Prices of what the per-request table leaves out (docs/cost-model.md models them per GiB):
+ * an S3 Express One Zone replica store, CloudWatch, and data transfer out to the internet.
+ */
+export const OTHER_PRICES = {
+  /** S3 Express One Zone, after the April 2025 cut (S3 FAQ): PUT and GET per request. */
+  s3ExpressPut: 0.00113 / 1000,
+  s3ExpressGet: 0.00003 / 1000,
+  /** S3 Express One Zone per GB (2^30 bytes) uploaded and retrieved, on every byte of every request. */
+  s3ExpressUploadPerGb: 0.0032,
+  s3ExpressRetrievalPerGb: 0.0006,
+  s3ExpressStoragePerGbMonth: 0.11,
+  /** CloudWatch custom metric per month, prorated by the hours with data (not confirmed). */
+  cloudWatchMetricMonth: 0.3,
+  /** CloudWatch Logs ingestion per GB (third-party only). */
+  cloudWatchLogsIngestPerGb: 0.5,
+  /** Data transfer out to the internet per GB, first 10 TB a month (third-party only). */
+  dataTransferOutPerGb: 0.09,
 } as const;
 
 export const GIB = 2 ** 30;
@@ -90,7 +112,7 @@ export function costPerGib(counts: OperationCounts, valueBytes: number, requests
   };
 }
 
-/** The idle-consumer side's prices (us-east-1 list, no free tier). */
+/** The idle-consumer side's prices (us-east-1 list, no free tier; sources in docs/cost-model.md, none confirmed on 2026-12-03 but MSK's from a third party). */
 export const IDLE_PRICES = {
   /** API Gateway WebSocket message, either way, metered per 32 KB ($1.00 per million, first billion). */
   webSocketMessage: 1.0 / 1e6,
@@ -100,7 +122,7 @@ export const IDLE_PRICES = {
   kinesisShardHour: 0.015,
   kinesisOnDemandStreamHour: 0.04,
   kinesisEfoConsumerShardHour: 0.015,
-  /** MSK Serverless cluster-hour and partition-hour. */
+  /** MSK Serverless cluster-hour and partition-hour (third-party figures). */
   mskServerlessClusterHour: 0.75,
   mskServerlessPartitionHour: 0.0015,
 } as const;
