@@ -69,7 +69,9 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/topics',
     'src/transactions',
   ],
-  'src/server.ts': ['src/compose.ts', 'src/config', 'src/http'],
+  // The Kafka protocol listener: a door beside http, over the same services (AppServices).
+  'src/kafka': ['src/config', 'src/groups', 'src/http', 'src/log', 'src/partition', 'src/timer', 'src/topics', 'src/wire'],
+  'src/server.ts': ['src/compose.ts', 'src/config', 'src/http', 'src/kafka'],
   // Lambda entries stay thin: the composition root, the HTTP app, configuration, and the storage
   // ports their instrumenting decorator wraps.
   functions: ['src/clock.ts', 'src/compose.ts', 'src/config', 'src/http', 'src/metrics.ts', 'src/push', 'src/storage'],

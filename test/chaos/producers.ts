@@ -10,6 +10,7 @@
  * killed server) never reached anyone and are not counted.
  */
 import { Kafka, type Producer } from '../../src/client/index.js';
+import { decodeTopicData } from '../../src/wire/produce-request.js';
 import { decodeRecordBatches } from '../../src/wire/record-batch.js';
 import type { Rng } from './rng.js';
 
@@ -68,6 +69,15 @@ export function roundRobin(origins: () => string[]): () => string {
 }
 
 const PRODUCE_PATH = /\/topics\/[^/]+\/partitions\/\d+\/records$/;
+/** The multi-partition produce: Kafka's ProduceRequest topic_data, every partition's batches. */
+const MULTI_PRODUCE_PATH = /^\/v3\/clusters\/[^/]+\/records$/;
+
+/** The record batches a produce request body carries, by its path. */
+function producedBatches(path: string, body: Uint8Array): Uint8Array[] {
+  if (PRODUCE_PATH.test(path)) return [body];
+  if (MULTI_PRODUCE_PATH.test(path)) return decodeTopicData(body).flatMap((t) => t.partitions.flatMap((p) => (p.records ? [p.records] : [])));
+  return [];
+}
 
 /** A fetch that sends each request to the next server and counts the records a produce carries. */
 function trackingFetch(next: () => string, ledger: Ledger): typeof globalThis.fetch {
@@ -77,8 +87,9 @@ function trackingFetch(next: () => string, ledger: Ledger): typeof globalThis.fe
     url.protocol = target.protocol;
     url.host = target.host;
     let carried: SentRecord[] = [];
-    if (init?.method === 'POST' && PRODUCE_PATH.test(url.pathname) && init.body instanceof Uint8Array) {
-      for (const b of decodeRecordBatches(init.body)) {
+    const bodies = init?.method === 'POST' && init.body instanceof Uint8Array ? producedBatches(url.pathname, init.body) : [];
+    if (bodies.length > 0) {
+      for (const b of bodies.flatMap((body) => decodeRecordBatches(body))) {
         for (const r of b.records) {
           const rec = r.value && ledger.records.get(Buffer.from(r.value).toString('utf8'));
           if (!rec) continue;

@@ -40,6 +40,7 @@ describe('the local stage on LocalStack\'s free plan', () => {
       expect(methods.map((m) => m.route).sort()).toEqual([
         'ANY /{proxy+}',
         'GET /v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records',
+        'POST /v3/clusters/{clusterId}/records',
         'POST /v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records',
         'POST /v3/clusters/{clusterId}/topics/{topicName}/{action}',
       ]);

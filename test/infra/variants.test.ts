@@ -143,6 +143,7 @@ describe('authorization and quotas', () => {
       const routeSettings = stage.Properties.RouteSettings as Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }>;
       expect(Object.keys(routeSettings).sort()).toEqual([
         'GET /v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records',
+        'POST /v3/clusters/{clusterId}/records',
         'POST /v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records',
         'POST /v3/clusters/{clusterId}/topics/{topicName}/{action}',
       ]);
