@@ -14,7 +14,7 @@ import { validateProducedBatches, type ProducedBatches } from '../log/produced-b
 import type { Topic } from '../topics/topics.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { parseAcks } from './acks.js';
-import { readBody } from './request.js';
+import { mediaType, readBody } from './request.js';
 
 /** One partition's answer, Kafka's PartitionProduceResponse (+ error name, last offset and duplicate). */
 export interface PartitionProduceResponse {
@@ -29,7 +29,6 @@ export interface PartitionProduceResponse {
   duplicate?: boolean;
 }
 
-const mediaType = (header: string | undefined) => header?.split(';')[0]!.trim().toLowerCase();
 
 /** A partition's error; anything but a KafkaError is ours and fails the request (a logged 500). */
 function failed(index: number, e: unknown): PartitionProduceResponse {

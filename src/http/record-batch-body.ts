@@ -3,14 +3,13 @@ import { KafkaError } from '../wire/errors.js';
 import type { BatchFetchResult } from '../log/partition-log.js';
 
 import { FETCH_HEADERS, formatAbortedTransactions, RECORD_BATCH_MEDIA_TYPE } from '../wire/protocol.js';
+import { mediaType } from './request.js';
 
 /*
  * Kafka's own record format over HTTP (wire/protocol.ts): it spares both sides the JSON (and
  * base64) round trip: the server checks the batches and stores them as they are.
  */
 export { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE };
-
-const mediaType = (header: string | undefined) => header?.split(';')[0]?.trim().toLowerCase();
 
 /** Produce bodies are record batches, sent as the product's media type or as plain octets. */
 export function requireRecordBatchBody(c: Context): void {

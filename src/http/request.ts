@@ -65,14 +65,16 @@ function readIncoming(incoming: IncomingMessage, declared: number, maxBytes: num
   });
 }
 
+/** The media type of a Content-Type or Accept value, without its parameters, lower-cased. */
+export const mediaType = (header: string | undefined) => header?.split(';')[0]?.trim().toLowerCase();
+
 /**
  * A body sent as something other than JSON is refused with 415, as Confluent's REST Proxy does. A
  * request without a Content-Type is taken as JSON (curl without -H, and API Gateway test calls).
  */
 export function requireJsonBody(c: Context<AppEnv>): void {
-  const type = c.req.header('content-type');
-  if (type === undefined) return;
-  const media = type.split(';')[0]!.trim().toLowerCase();
+  const media = mediaType(c.req.header('content-type'));
+  if (media === undefined) return;
   if (media === 'application/json' || media.endsWith('+json')) return;
   throw new KafkaError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${media} is not supported here; send application/json`);
 }
