@@ -37,11 +37,32 @@ import { costPerGib, diffCounts } from './cost.js';
 import { FORMATS, WIRE, type BodyFormat } from './formats.js';
 import { createClient, type ClientKind } from './http-client.js';
 import { RECORD_BYTES, type Acks, type FetchSample, type Job, type JobResult } from './load.js';
-import { forkedWorkers, inProcess, machineBusyMicros, procStats, REPO, sampleRss, startServer, type ChildServer, type LoadRunner } from './processes.js';
+import {
+  forkedWorkers,
+  inProcess,
+  machineBusyMicros,
+  procStats,
+  REPO,
+  sampleRss,
+  startServer,
+  type ChildServer,
+  type LoadRunner,
+} from './processes.js';
 import { summarize } from './profile-summary.js';
 import { render } from './render.js';
 import { fixed, int, ms, percentiles } from './report.js';
-import { errorText, sameCell, type Calibration, type Cell, type CeilingRow, type FetchRow, type LatencyRow, type LatencyRun, type ProduceRow, type Results } from './rows.js';
+import {
+  errorText,
+  sameCell,
+  type Calibration,
+  type Cell,
+  type CeilingRow,
+  type FetchRow,
+  type LatencyRow,
+  type LatencyRun,
+  type ProduceRow,
+  type Results,
+} from './rows.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -62,7 +83,8 @@ const QUICK = opts.quick!;
 const PROFILE = opts.profile as 'produce' | 'fetch' | undefined;
 if (PROFILE && PROFILE !== 'produce' && PROFILE !== 'fetch') throw new Error('--profile takes produce or fetch');
 const FORMAT_OPTION = opts.format ?? (PROFILE ? 'batch' : 'both');
-if (!['json', 'batch', 'both'].includes(FORMAT_OPTION) || (PROFILE && FORMAT_OPTION === 'both')) throw new Error('--format takes json, batch or both (--profile: json or batch)');
+if (!['json', 'batch', 'both'].includes(FORMAT_OPTION) || (PROFILE && FORMAT_OPTION === 'both'))
+  throw new Error('--format takes json, batch or both (--profile: json or batch)');
 /** Batch first: its matrix is the long one, and it runs on a fresh machine state. */
 const RUN_FORMATS: BodyFormat[] = FORMAT_OPTION === 'both' ? [...FORMATS] : [FORMAT_OPTION as BodyFormat];
 const WINDOW_MS = Number(opts['window-ms'] ?? (QUICK ? 1500 : 3000));
@@ -91,7 +113,11 @@ interface Measured {
 }
 
 /** Cores the machine spent on other work while `run` ran: busy time less the server's and the load generator's. */
-async function withOtherCpu<T>(pids: number[], run: () => Promise<T>, loadMicros: (t: T) => number): Promise<{ value: T; otherCpuCores: number }> {
+async function withOtherCpu<T>(
+  pids: number[],
+  run: () => Promise<T>,
+  loadMicros: (t: T) => number,
+): Promise<{ value: T; otherCpuCores: number }> {
   const busy0 = machineBusyMicros();
   const own0 = pids.reduce((n, pid) => n + procStats(pid).cpuMicros, 0);
   const t0 = performance.now();
@@ -120,7 +146,10 @@ async function main() {
   const profileDir = join(resultsDir, 'profiles');
   mkdirSync(resultsDir, { recursive: true });
   const ceilingDir = join(tmp, 'ceiling');
-  if (LOAD_AT_START > 0.5) log(`WARNING: the load average is ${fixed(LOAD_AT_START, 2)} before the bench starts; other work will skew the figures`);
+  if (LOAD_AT_START > 0.5)
+    log(
+      `WARNING: the load average is ${fixed(LOAD_AT_START, 2)} before the bench starts; other work will skew the figures`,
+    );
   log(
     `data in ${tmp}; ${QUICK ? 'quick' : PROFILE ? `profile ${PROFILE}` : 'full'} run, formats ${RUN_FORMATS.join(', ')}, ${WINDOW_MS} ms windows after ${WARMUP_MS} ms warm-up, ${PRODUCERS} producers`,
   );
@@ -134,11 +163,26 @@ async function main() {
     ...RUN_FORMATS.map((format) =>
       // The in-process maintenance scheduler (segment merge, retention, orphan GC) is off: it would
       // rewrite the cells' data at random moments. The bench measures the request path only.
-      startServer('src/server.ts', ['--port', '0', '--data-dir', join(tmp, `server-${format}`), '--replicas', '3', '--scheduler-interval-ms', '0', '--kafka-port', '0'], {
-        env: { BENCH_COUNTERS: COUNTERS ? '1' : '0', STORAGE_BACKEND: 'local' },
-        // One profile per thread (tsx's loader runs in a worker thread): the busiest is the server's.
-        nodeArgs: PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, profileRun)}`] : [],
-      }),
+      startServer(
+        'src/server.ts',
+        [
+          '--port',
+          '0',
+          '--data-dir',
+          join(tmp, `server-${format}`),
+          '--replicas',
+          '3',
+          '--scheduler-interval-ms',
+          '0',
+          '--kafka-port',
+          '0',
+        ],
+        {
+          env: { BENCH_COUNTERS: COUNTERS ? '1' : '0', STORAGE_BACKEND: 'local' },
+          // One profile per thread (tsx's loader runs in a worker thread): the busiest is the server's.
+          nodeArgs: PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, profileRun)}`] : [],
+        },
+      ),
     ),
   ]);
   const servers = new Map(RUN_FORMATS.map((f, i) => [f, started[i]!]));
@@ -158,7 +202,12 @@ async function main() {
     }
     const durationS = (finishedAt.getTime() - startedAt.getTime()) / 1000;
     console.log(`\nRun took ${fixed(durationS, 0)} s.`);
-    const path = opts.out ?? join(resultsDir, `bench-${startedAt.toISOString().replace(/[:.]/g, '-')}${QUICK ? '-quick' : PROFILE ? `-profile-${PROFILE}-${RUN_FORMATS[0]}` : ''}.json`);
+    const path =
+      opts.out ??
+      join(
+        resultsDir,
+        `bench-${startedAt.toISOString().replace(/[:.]/g, '-')}${QUICK ? '-quick' : PROFILE ? `-profile-${PROFILE}-${RUN_FORMATS[0]}` : ''}.json`,
+      );
     writeFileSync(path, JSON.stringify({ startedAt, durationS, ...out }, null, 2));
     console.log(`Results: ${path}`);
   } finally {
@@ -171,14 +220,40 @@ function session(server: ChildServer) {
   const admin = createClient('node-http', server.url, 2);
   const call = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) => {
     const r = await admin.send(method, path, body === undefined ? undefined : Buffer.from(JSON.stringify(body)));
-    return { status: r.status, body: r.body.byteLength > 0 ? (JSON.parse(r.body.toString('utf8')) as Record<string, unknown>) : {} };
+    return {
+      status: r.status,
+      body: r.body.byteLength > 0 ? (JSON.parse(r.body.toString('utf8')) as Record<string, unknown>) : {},
+    };
   };
   const noCounts = (): OperationCounts => {
-    const objects = { put: 0, putBytes: 0, get: 0, getBytes: 0, head: 0, list: 0, delete: 0, deletedKeys: 0, errors: 0 };
-    const metadata = { get: 0, getMisses: 0, query: 0, queryItems: 0, put: 0, conditionalPut: 0, delete: 0, conditionFailed: 0, errors: 0, readUnits: 0, writeUnits: 0 };
+    const objects = {
+      put: 0,
+      putBytes: 0,
+      get: 0,
+      getBytes: 0,
+      head: 0,
+      list: 0,
+      delete: 0,
+      deletedKeys: 0,
+      errors: 0,
+    };
+    const metadata = {
+      get: 0,
+      getMisses: 0,
+      query: 0,
+      queryItems: 0,
+      put: 0,
+      conditionalPut: 0,
+      delete: 0,
+      conditionFailed: 0,
+      errors: 0,
+      readUnits: 0,
+      writeUnits: 0,
+    };
     return { objects, perStore: [], metadata };
   };
-  const counters = async () => (COUNTERS ? ((await call('GET', '/debug/counters')).body as unknown as OperationCounts) : noCounts());
+  const counters = async () =>
+    COUNTERS ? ((await call('GET', '/debug/counters')).body as unknown as OperationCounts) : noCounts();
   let topicSeq = 0;
   return {
     server,
@@ -202,7 +277,11 @@ function session(server: ChildServer) {
       const before = await counters();
       const cpu0 = procStats(server.pid).cpuMicros;
       const rss = sampleRss(server.pid);
-      const { value: result, otherCpuCores } = await withOtherCpu([server.pid], () => runner.run(job), (r) => r.cpuMicros);
+      const { value: result, otherCpuCores } = await withOtherCpu(
+        [server.pid],
+        () => runner.run(job),
+        (r) => r.cpuMicros,
+      );
       const peakRssBytes = rss.stop();
       const serverCpuMicros = procStats(server.pid).cpuMicros - cpu0;
       return { result, counts: diffCounts(await counters(), before), serverCpuMicros, peakRssBytes, otherCpuCores };
@@ -211,7 +290,11 @@ function session(server: ChildServer) {
 }
 type Session = ReturnType<typeof session>;
 
-async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer | undefined, ceilingDir: string): Promise<Results | { mode: 'profile'; profile: string; format: BodyFormat }> {
+async function run(
+  servers: Map<BodyFormat, ChildServer>,
+  ceiling: ChildServer | undefined,
+  ceilingDir: string,
+): Promise<Results | { mode: 'profile'; profile: string; format: BodyFormat }> {
   const sessions = new Map([...servers].map(([f, s]) => [f, session(s)]));
   const first = sessions.get(RUN_FORMATS[0]!)!;
   const producePath = (format: BodyFormat, topic: string, acks: Acks) => WIRE[format].producePath(topic, acks);
@@ -221,13 +304,29 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
   // Does the server honour ?acks=? A server that parses it rejects acks=2; one that ignores it
   // appends. And does every format's produce answer 200 (the binary API is there)?
   const probe = await first.createTopic({ replicas: 1, minInsync: 1, partitions: 1 }, 'probe');
-  const probeReply = await first.admin.send('POST', atPartition(producePath('json', probe, '2' as Acks), 0), WIRE.json.produceBody(1));
-  const acks0Reply = await first.admin.send('POST', atPartition(producePath('json', probe, '0'), 0), WIRE.json.produceBody(1));
+  const probeReply = await first.admin.send(
+    'POST',
+    atPartition(producePath('json', probe, '2' as Acks), 0),
+    WIRE.json.produceBody(1),
+  );
+  const acks0Reply = await first.admin.send(
+    'POST',
+    atPartition(producePath('json', probe, '0'), 0),
+    WIRE.json.produceBody(1),
+  );
   const acksSupported = probeReply.status >= 400 && probeReply.status < 500;
-  log(`acks: ${acksSupported ? 'the server parses ?acks=' : `the server ignores ?acks= (acks=2 answered ${probeReply.status}); acks=0/1 rows run as acks=all`}; acks=0 answers ${acks0Reply.status}`);
+  log(
+    `acks: ${acksSupported ? 'the server parses ?acks=' : `the server ignores ?acks= (acks=2 answered ${probeReply.status}); acks=0/1 rows run as acks=all`}; acks=0 answers ${acks0Reply.status}`,
+  );
   for (const f of RUN_FORMATS) {
-    const reply = await first.admin.send('POST', atPartition(producePath(f, probe, 'all'), 0), WIRE[f].produceBody(1), WIRE[f].produceHeaders);
-    if (reply.status !== 200 && reply.status !== 207) throw new Error(`the ${f} produce answers ${reply.status}: ${reply.body.toString('utf8').slice(0, 300)}`);
+    const reply = await first.admin.send(
+      'POST',
+      atPartition(producePath(f, probe, 'all'), 0),
+      WIRE[f].produceBody(1),
+      WIRE[f].produceHeaders,
+    );
+    if (reply.status !== 200 && reply.status !== 207)
+      throw new Error(`the ${f} produce answers ${reply.status}: ${reply.body.toString('utf8').slice(0, 300)}`);
   }
   await first.deleteTopic(probe);
 
@@ -241,8 +340,24 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
     return bodyBytes.get(key)!;
   };
 
-  const produceCell = async (s: Session, cell: Cell, topic: string, r: LoadRunner = runner, c: ClientKind = client): Promise<ProduceRow> => {
-    const m = await s.measure(r, { ...base, base: s.server.url, client: c, format: cell.format, kind: 'produce', path: producePath(cell.format, topic, cell.acks), partitions: cell.partitions, batch: cell.batch, producers: PRODUCERS });
+  const produceCell = async (
+    s: Session,
+    cell: Cell,
+    topic: string,
+    r: LoadRunner = runner,
+    c: ClientKind = client,
+  ): Promise<ProduceRow> => {
+    const m = await s.measure(r, {
+      ...base,
+      base: s.server.url,
+      client: c,
+      format: cell.format,
+      kind: 'produce',
+      path: producePath(cell.format, topic, cell.acks),
+      partitions: cell.partitions,
+      batch: cell.batch,
+      producers: PRODUCERS,
+    });
     const w = m.result.window;
     const recordsPerSec = (w.records * 1000) / w.ms;
     const totalBytes = m.result.total.records * RECORD_BYTES;
@@ -267,8 +382,21 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
     };
   };
 
-  const fetchCell = async (s: Session, cell: Omit<Cell, 'acks'>, topic: string): Promise<{ row: FetchRow; sample?: FetchSample }> => {
-    const m = await s.measure(runner, { ...base, base: s.server.url, client, format: cell.format, kind: 'fetch', pathTemplate: fetchTemplate(cell.format, topic), partitions: cell.partitions, consumers: PRODUCERS });
+  const fetchCell = async (
+    s: Session,
+    cell: Omit<Cell, 'acks'>,
+    topic: string,
+  ): Promise<{ row: FetchRow; sample?: FetchSample }> => {
+    const m = await s.measure(runner, {
+      ...base,
+      base: s.server.url,
+      client,
+      format: cell.format,
+      kind: 'fetch',
+      pathTemplate: fetchTemplate(cell.format, topic),
+      partitions: cell.partitions,
+      consumers: PRODUCERS,
+    });
     const w = m.result.window;
     const recordsPerSec = (w.records * 1000) / w.ms;
     const responseBytes = w.bytesReceived / Math.max(1, w.requests);
@@ -287,7 +415,13 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
         loadCpuCores: m.result.cpuMicros / 1000 / m.result.total.ms,
         otherCpuCores: m.otherCpuCores,
         errors: m.result.errors,
-        perGib: costPerGib(m.counts, m.result.total.records * RECORD_BYTES, m.result.total.requests, responseBytes, m.serverCpuMicros / 1e6),
+        perGib: costPerGib(
+          m.counts,
+          m.result.total.records * RECORD_BYTES,
+          m.result.total.requests,
+          responseBytes,
+          m.serverCpuMicros / 1e6,
+        ),
         responseBytes,
         peakRssBytes: m.peakRssBytes,
       },
@@ -295,14 +429,36 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
     };
   };
 
-  const headlineOf = (format: BodyFormat): Cell => ({ format, acks: 'all', replicas: 1, minInsync: 1, partitions: 1, batch: 1000 });
+  const headlineOf = (format: BodyFormat): Cell => ({
+    format,
+    acks: 'all',
+    replicas: 1,
+    minInsync: 1,
+    partitions: 1,
+    batch: 1000,
+  });
 
   // Warm-up: JIT, SQLite and the page cache, on the headline cell.
   const warmUp = async (s: Session, format: BodyFormat) => {
     const t = await s.createTopic(headlineOf(format), 'warmup');
     const common = { ...base, base: s.server.url, client, format, warmupMs: 0 };
-    await runner.run({ ...common, kind: 'produce', path: producePath(format, t, 'all'), partitions: 1, batch: 1000, producers: PRODUCERS, durationMs: QUICK ? 1000 : 4000 });
-    await runner.run({ ...common, kind: 'fetch', pathTemplate: fetchTemplate(format, t), partitions: 1, consumers: PRODUCERS, durationMs: QUICK ? 500 : 1000 });
+    await runner.run({
+      ...common,
+      kind: 'produce',
+      path: producePath(format, t, 'all'),
+      partitions: 1,
+      batch: 1000,
+      producers: PRODUCERS,
+      durationMs: QUICK ? 1000 : 4000,
+    });
+    await runner.run({
+      ...common,
+      kind: 'fetch',
+      pathTemplate: fetchTemplate(format, t),
+      partitions: 1,
+      consumers: PRODUCERS,
+      durationMs: QUICK ? 500 : 1000,
+    });
     await s.deleteTopic(t);
   };
 
@@ -313,12 +469,38 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
     const common = { ...base, base: first.server.url, client, format };
     const long = { ...common, warmupMs: 0, durationMs: 20_000 };
     if (PROFILE === 'produce') {
-      const m = await first.measure(runner, { ...long, kind: 'produce', path: producePath(format, t, 'all'), partitions: 1, batch: 1000, producers: PRODUCERS });
-      console.log(`Profiled ${format} produce (acks=all, RF=1, 1 partition, batches of 1000): ${int((m.result.window.records * 1000) / m.result.window.ms)} records/s`);
+      const m = await first.measure(runner, {
+        ...long,
+        kind: 'produce',
+        path: producePath(format, t, 'all'),
+        partitions: 1,
+        batch: 1000,
+        producers: PRODUCERS,
+      });
+      console.log(
+        `Profiled ${format} produce (acks=all, RF=1, 1 partition, batches of 1000): ${int((m.result.window.records * 1000) / m.result.window.ms)} records/s`,
+      );
     } else {
-      await runner.run({ ...common, kind: 'produce', path: producePath(format, t, 'all'), partitions: 1, batch: 1000, producers: PRODUCERS, warmupMs: 0, durationMs: 3000 });
-      const m = await first.measure(runner, { ...long, kind: 'fetch', pathTemplate: fetchTemplate(format, t), partitions: 1, consumers: PRODUCERS });
-      console.log(`Profiled ${format} fetch (1 partition written in batches of 1000): ${int((m.result.window.records * 1000) / m.result.window.ms)} records/s`);
+      await runner.run({
+        ...common,
+        kind: 'produce',
+        path: producePath(format, t, 'all'),
+        partitions: 1,
+        batch: 1000,
+        producers: PRODUCERS,
+        warmupMs: 0,
+        durationMs: 3000,
+      });
+      const m = await first.measure(runner, {
+        ...long,
+        kind: 'fetch',
+        pathTemplate: fetchTemplate(format, t),
+        partitions: 1,
+        consumers: PRODUCERS,
+      });
+      console.log(
+        `Profiled ${format} fetch (1 partition written in batches of 1000): ${int((m.result.window.records * 1000) / m.result.window.ms)} records/s`,
+      );
     }
     first.admin.close();
     return { mode: 'profile', profile: PROFILE, format };
@@ -341,7 +523,12 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
       const t = await first.createTopic(headline, 'calibrate');
       const row = await produceCell(first, headline, t, o.runner, o.client);
       await first.deleteTopic(t);
-      calibration.push({ setup: o.setup, recordsPerSec: row.recordsPerSec, loadCpuCores: row.loadCpuCores, serverCpuCores: row.serverCpuCores });
+      calibration.push({
+        setup: o.setup,
+        recordsPerSec: row.recordsPerSec,
+        loadCpuCores: row.loadCpuCores,
+        serverCpuCores: row.serverCpuCores,
+      });
       log(`calibration: ${o.setup}: ${int(row.recordsPerSec)} records/s`);
       if (row.recordsPerSec > best) {
         best = row.recordsPerSec;
@@ -359,15 +546,26 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
   // the better of the two.
   const ceilings: CeilingRow[] = [];
   const clearCeiling = () => {
-    for (const f of readdirSync(ceilingDir)) if (!f.startsWith('fixture-')) rmSync(join(ceilingDir, f), { force: true });
+    for (const f of readdirSync(ceilingDir))
+      if (!f.startsWith('fixture-')) rmSync(join(ceilingDir, f), { force: true });
   };
   const ceilingMeasure = async (c: ChildServer, job: Job) => {
     flushPageCache();
     const cpu0 = procStats(c.pid).cpuMicros;
-    const { value: result, otherCpuCores } = await withOtherCpu([c.pid], () => runner.run(job), (r) => r.cpuMicros);
+    const { value: result, otherCpuCores } = await withOtherCpu(
+      [c.pid],
+      () => runner.run(job),
+      (r) => r.cpuMicros,
+    );
     clearCeiling();
     const rps = (result.window.records * 1000) / result.window.ms;
-    return { rps, latency: percentiles(result.latency), cpu: (procStats(c.pid).cpuMicros - cpu0) / 1000 / result.total.ms, load: result.cpuMicros / 1000 / result.total.ms, other: otherCpuCores };
+    return {
+      rps,
+      latency: percentiles(result.latency),
+      cpu: (procStats(c.pid).cpuMicros - cpu0) / 1000 / result.total.ms,
+      load: result.cpuMicros / 1000 / result.total.ms,
+      other: otherCpuCores,
+    };
   };
   const keepBest = (row: CeilingRow) => {
     const i = ceilings.findIndex((c) => c.format === row.format && c.kind === row.kind && c.batch === row.batch);
@@ -383,17 +581,56 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
     for (const format of RUN_FORMATS) {
       const job = { warmupMs: CEILING_WARMUP_MS, durationMs: CEILING_WINDOW_MS, base: ceiling.url, client, format };
       for (const batch of batchSizes) {
-        const m = await ceilingMeasure(ceiling, { ...job, kind: 'produce', path: '/produce', partitions: 1, batch, producers: PRODUCERS });
-        keepBest({ format, kind: 'produce', batch, recordsPerSec: m.rps, mbPerSec: mbPerSec(m.rps), latency: m.latency, serverCpuCores: m.cpu, loadCpuCores: m.load, otherCpuCores: m.other, runs: [m.rps] });
+        const m = await ceilingMeasure(ceiling, {
+          ...job,
+          kind: 'produce',
+          path: '/produce',
+          partitions: 1,
+          batch,
+          producers: PRODUCERS,
+        });
+        keepBest({
+          format,
+          kind: 'produce',
+          batch,
+          recordsPerSec: m.rps,
+          mbPerSec: mbPerSec(m.rps),
+          latency: m.latency,
+          serverCpuCores: m.cpu,
+          loadCpuCores: m.load,
+          otherCpuCores: m.other,
+          runs: [m.rps],
+        });
         log(`ceiling ${format} produce batch=${batch}: ${int(m.rps)} records/s`);
       }
       const sample = samples.get(format);
       if (sample) {
         const fixtureClient = createClient('node-http', ceiling.url, 1);
-        await fixtureClient.send('PUT', `/fixture/${format}`, Buffer.from(sample.body, 'base64'), { 'content-type': 'application/octet-stream', 'x-fixture-headers': JSON.stringify(sample.headers) });
+        await fixtureClient.send('PUT', `/fixture/${format}`, Buffer.from(sample.body, 'base64'), {
+          'content-type': 'application/octet-stream',
+          'x-fixture-headers': JSON.stringify(sample.headers),
+        });
         fixtureClient.close();
-        const m = await ceilingMeasure(ceiling, { ...job, kind: 'fetch', pathTemplate: `/fetch/${format}`, partitions: 1, consumers: PRODUCERS, fixedRecords: sample.records });
-        keepBest({ format, kind: 'fetch', batch: sample.records, recordsPerSec: m.rps, mbPerSec: mbPerSec(m.rps), latency: m.latency, serverCpuCores: m.cpu, loadCpuCores: m.load, otherCpuCores: m.other, runs: [m.rps] });
+        const m = await ceilingMeasure(ceiling, {
+          ...job,
+          kind: 'fetch',
+          pathTemplate: `/fetch/${format}`,
+          partitions: 1,
+          consumers: PRODUCERS,
+          fixedRecords: sample.records,
+        });
+        keepBest({
+          format,
+          kind: 'fetch',
+          batch: sample.records,
+          recordsPerSec: m.rps,
+          mbPerSec: mbPerSec(m.rps),
+          latency: m.latency,
+          serverCpuCores: m.cpu,
+          loadCpuCores: m.load,
+          otherCpuCores: m.other,
+          runs: [m.rps],
+        });
         log(`ceiling ${format} fetch (${sample.records} records per answer): ${int(m.rps)} records/s`);
       }
     }
@@ -404,7 +641,11 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
   // in the json format.
   // Quick mode keeps 12 partitions for batches of 1000 only, to stay under a minute.
   const headlineCells = (format: BodyFormat): Cell[] =>
-    [1, 12].flatMap((partitions) => batchSizes.filter((batch) => !QUICK || partitions === 1 || batch === 1000).map((batch) => ({ ...headlineOf(format), partitions, batch })));
+    [1, 12].flatMap((partitions) =>
+      batchSizes
+        .filter((batch) => !QUICK || partitions === 1 || batch === 1000)
+        .map((batch) => ({ ...headlineOf(format), partitions, batch })),
+    );
   const cellsOf = (format: BodyFormat): Cell[] => {
     if (QUICK || format === 'json') return headlineCells(format);
     const cells: Cell[] = [];
@@ -415,13 +656,17 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
     ];
     for (const [replicas, minInsync] of replication)
       for (const partitions of [1, 12])
-        for (const batch of batchSizes) for (const acks of ['all', '1', '0'] as Acks[]) cells.push({ format, acks, replicas, minInsync, partitions, batch });
+        for (const batch of batchSizes)
+          for (const acks of ['all', '1', '0'] as Acks[])
+            cells.push({ format, acks, replicas, minInsync, partitions, batch });
     return cells;
   };
   const fetchWanted = (c: Cell) => c.acks === 'all' && (!QUICK || c.batch === 1000);
   const latencyCellsOf = (format: BodyFormat): Cell[] => {
     const h = headlineOf(format);
-    return QUICK || format === 'json' ? [h] : [h, { ...h, batch: 100 }, { ...h, batch: 1 }, { ...h, replicas: 3, minInsync: 2 }];
+    return QUICK || format === 'json'
+      ? [h]
+      : [h, { ...h, batch: 100 }, { ...h, batch: 1 }, { ...h, replicas: 3, minInsync: 2 }];
   };
 
   const produced: ProduceRow[] = [];
@@ -438,12 +683,16 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
       const topic = await s.createTopic(cell, 'bench');
       const row = await produceCell(s, cell, topic);
       produced.push(row);
-      log(`${format} produce acks=${cell.acks} RF=${cell.replicas} min.insync=${cell.minInsync} P=${cell.partitions} batch=${cell.batch}: ${int(row.recordsPerSec)} records/s${errorText(row.errors)}`);
+      log(
+        `${format} produce acks=${cell.acks} RF=${cell.replicas} min.insync=${cell.minInsync} P=${cell.partitions} batch=${cell.batch}: ${int(row.recordsPerSec)} records/s${errorText(row.errors)}`,
+      );
       if (fetchWanted(cell)) {
         const { row: f, sample } = await fetchCell(s, cell, topic);
         fetched.push(f);
         if (cell.replicas === 1 && cell.partitions === 1 && cell.batch === 1000 && sample) samples.set(format, sample);
-        log(`${format} fetch RF=${cell.replicas} P=${cell.partitions} written in ${cell.batch}s: ${int(f.recordsPerSec)} records/s${errorText(f.errors)}`);
+        log(
+          `${format} fetch RF=${cell.replicas} P=${cell.partitions} written in ${cell.batch}s: ${int(f.recordsPerSec)} records/s${errorText(f.errors)}`,
+        );
       }
       await s.deleteTopic(topic);
     }
@@ -453,21 +702,26 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
       flushPageCache();
       const topic = await s.createTopic(cell, 'latency');
       const rss = sampleRss(s.server.pid);
-      const { value: result, otherCpuCores } = await withOtherCpu([s.server.pid], () => runner.run({
-        ...base,
-        base: s.server.url,
-        durationMs: LATENCY_WINDOW_MS,
-        client,
-        format,
-        kind: 'latency',
-        producePath: producePath(format, topic, cell.acks),
-        fetchPathTemplate: fetchTemplate(format, topic),
-        partitions: cell.partitions,
-        batch: cell.batch,
-        requestsPerSecond: recordsPerSec / cell.batch,
-        maxInFlight: 64,
-        consume,
-      }), (r) => r.cpuMicros);
+      const { value: result, otherCpuCores } = await withOtherCpu(
+        [s.server.pid],
+        () =>
+          runner.run({
+            ...base,
+            base: s.server.url,
+            durationMs: LATENCY_WINDOW_MS,
+            client,
+            format,
+            kind: 'latency',
+            producePath: producePath(format, topic, cell.acks),
+            fetchPathTemplate: fetchTemplate(format, topic),
+            partitions: cell.partitions,
+            batch: cell.batch,
+            requestsPerSecond: recordsPerSec / cell.batch,
+            maxInFlight: 64,
+            consume,
+          }),
+        (r) => r.cpuMicros,
+      );
       const peak = rss.stop();
       await s.deleteTopic(topic);
       return {
@@ -484,13 +738,22 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
     for (const cell of latencyCellsOf(format)) {
       const produceMax = produced.find((r) => sameCell(r, cell))?.recordsPerSec;
       if (!produceMax) continue;
-      const fetchMax = fetched.find((f) => f.format === format && f.replicas === cell.replicas && f.minInsync === cell.minInsync && f.partitions === cell.partitions && f.writtenInBatchesOf === cell.batch)?.recordsPerSec;
+      const fetchMax = fetched.find(
+        (f) =>
+          f.format === format &&
+          f.replicas === cell.replicas &&
+          f.minInsync === cell.minInsync &&
+          f.partitions === cell.partitions &&
+          f.writtenInBatchesOf === cell.batch,
+      )?.recordsPerSec;
       const produceOnly = await latencyRun(cell, produceMax / 2, false);
       const withConsumer = fetchMax ? await latencyRun(cell, 1 / (1 / produceMax + 1 / fetchMax) / 2, true) : undefined;
       latencies.push({ ...cell, produceOnly, ...(withConsumer ? { withConsumer } : {}) });
       log(
         `${format} latency batch=${cell.batch} RF=${cell.replicas}: produce p99 ${ms(produceOnly.produce.p99)} ms at ${int(produceOnly.offeredRecordsPerSec)} records/s` +
-          (withConsumer?.endToEnd ? `; end-to-end p99 ${ms(withConsumer.endToEnd.p99)} ms at ${int(withConsumer.offeredRecordsPerSec)} records/s` : ''),
+          (withConsumer?.endToEnd
+            ? `; end-to-end p99 ${ms(withConsumer.endToEnd.p99)} ms at ${int(withConsumer.offeredRecordsPerSec)} records/s`
+            : ''),
       );
     }
     if (format === 'batch' && !opts['no-client']) {
@@ -498,7 +761,13 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
       flushPageCache();
       clientRows.push(
         ...(await clientPathRows(
-          { url: s.server.url, serverPid: s.server.pid, createTopic: s.createTopic, deleteTopic: s.deleteTopic, counters: s.counters },
+          {
+            url: s.server.url,
+            serverPid: s.server.pid,
+            createTopic: s.createTopic,
+            deleteTopic: s.deleteTopic,
+            counters: s.counters,
+          },
           { records: QUICK ? CLIENT_RECORDS_QUICK : CLIENT_RECORDS, ...(QUICK ? {} : { fixedRateSeconds: 60 }), log },
         )),
       );
@@ -510,7 +779,14 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
   await measureCeilings(samples);
   runner.close();
 
-  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memoryBytes: totalmem(), node: process.version, platform: process.platform, loadAverageAtStart: LOAD_AT_START };
+  const machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? '?',
+    memoryBytes: totalmem(),
+    node: process.version,
+    platform: process.platform,
+    loadAverageAtStart: LOAD_AT_START,
+  };
   const settings = {
     formats: RUN_FORMATS,
     windowMs: WINDOW_MS,
@@ -519,14 +795,27 @@ async function run(servers: Map<BodyFormat, ChildServer>, ceiling: ChildServer |
     latencyWindowMs: LATENCY_WINDOW_MS,
     producers: PRODUCERS,
     recordBytes: RECORD_BYTES,
-    valueEncoding: 'json: STRING of 1024 ASCII characters; batch: the same 1024 bytes in a RecordBatch v2; keyless, one partition per request',
+    valueEncoding:
+      'json: STRING of 1024 ASCII characters; batch: the same 1024 bytes in a RecordBatch v2; keyless, one partition per request',
     fetchMaxBytes: FETCH_MAX_BYTES,
     fetchFormat: 'json: format=string; batch: Accept application/vnd.kafka.record-batch.v2',
-    backend: 'local (files + SQLite), 3 replica directories, fsync off, in-process scheduler off, one server process per format',
+    backend:
+      'local (files + SQLite), 3 replica directories, fsync off, in-process scheduler off, one server process per format',
     loadSetup,
     acksSupported,
   };
-  const results: Results = { mode: QUICK ? 'quick' : 'full', machine, settings, calibration, produce: produced, fetch: fetched, ceilings, latency: latencies, client: clientRows, peakRssBytes };
+  const results: Results = {
+    mode: QUICK ? 'quick' : 'full',
+    machine,
+    settings,
+    calibration,
+    produce: produced,
+    fetch: fetched,
+    ceilings,
+    latency: latencies,
+    client: clientRows,
+    peakRssBytes,
+  };
   console.log(render(results));
   return results;
 }

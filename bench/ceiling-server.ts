@@ -47,12 +47,17 @@ app.post('/produce', async (c) => {
 });
 app.put('/fixture/:name', async (c) => {
   await writeFile(fixture(c.req.param('name')), new Uint8Array(await c.req.arrayBuffer()));
-  fixtureHeaders.set(c.req.param('name'), JSON.parse(c.req.header('x-fixture-headers') ?? '{}') as Record<string, string>);
+  fixtureHeaders.set(
+    c.req.param('name'),
+    JSON.parse(c.req.header('x-fixture-headers') ?? '{}') as Record<string, string>,
+  );
   return c.body(null, 204);
 });
 // A new headers object per answer: Hono hands a single-header object to the response as is, and
 // @hono/node-server's response then changes it.
-app.get('/fetch/:name', async (c) => c.body(await readFile(fixture(c.req.param('name'))), 200, { ...fixtureHeaders.get(c.req.param('name')) }));
+app.get('/fetch/:name', async (c) =>
+  c.body(await readFile(fixture(c.req.param('name'))), 200, { ...fixtureHeaders.get(c.req.param('name')) }),
+);
 
 const server = serve({ fetch: app.fetch, port: Number(flags.port ?? 0), hostname: '127.0.0.1' }, (info) => {
   console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://127.0.0.1:${info.port}` }));

@@ -41,16 +41,24 @@ const CLI = join(REPO, 'src/cli/bin.mjs');
 
 function runCli(args: string[], timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: REPO, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (e, stdout, stderr) => {
-      if (e) reject(new Error(`kafka-log ${args.join(' ')}: ${e.message}\n${stderr.slice(-2000)}`));
-      else resolve(`${stdout}\n${stderr}`);
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: REPO, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+      (e, stdout, stderr) => {
+        if (e) reject(new Error(`kafka-log ${args.join(' ')}: ${e.message}\n${stderr.slice(-2000)}`));
+        else resolve(`${stdout}\n${stderr}`);
+      },
+    );
   });
 }
 
 /** The totals line: "N records sent|consumed, R records/sec (...), A ms avg latency, M ms max latency, P50 ms 50th, ..., P99 ms 99th, ...". */
 function parseTotals(output: string): { records: number; recordsPerSec: number; latencyMs: ClientRow['latencyMs'] } {
-  const line = output.split('\n').reverse().find((l) => /records (sent|consumed), [\d.]+ records\/sec/.test(l) && /99th/.test(l));
+  const line = output
+    .split('\n')
+    .reverse()
+    .find((l) => /records (sent|consumed), [\d.]+ records\/sec/.test(l) && /99th/.test(l));
   if (!line) throw new Error(`no totals line in:\n${output.slice(-2000)}`);
   const num = (re: RegExp) => Number(re.exec(line)?.[1] ?? NaN);
   return {
@@ -64,9 +72,18 @@ function parseTotals(output: string): { records: number; recordsPerSec: number; 
  * Produce with the client's defaults at P=1 and 12, RF=1 and 3, then consume what was written;
  * with `fixedRateSeconds`, a run at half the P=12 RF=1 maximum for the sustained p99.
  */
-export async function clientPathRows(s: ClientPathSession, options: { records: number; fixedRateSeconds?: number; log: (msg: string) => void }): Promise<ClientRow[]> {
+export async function clientPathRows(
+  s: ClientPathSession,
+  options: { records: number; fixedRateSeconds?: number; log: (msg: string) => void },
+): Promise<ClientRow[]> {
   const rows: ClientRow[] = [];
-  const measured = async (kind: ClientRow['kind'], partitions: number, replicas: number, args: string[], offered?: number) => {
+  const measured = async (
+    kind: ClientRow['kind'],
+    partitions: number,
+    replicas: number,
+    args: string[],
+    offered?: number,
+  ) => {
     const before = await s.counters();
     const cpu0 = procStats(s.serverPid).cpuMicros;
     const t0 = performance.now();
@@ -84,30 +101,70 @@ export async function clientPathRows(s: ClientPathSession, options: { records: n
       ...totals,
       ...(offered !== undefined ? { offeredRecordsPerSec: offered } : {}),
       // Over the run itself (the CLI's start-up, several seconds under tsx, is not load).
-      serverCpuCores: cpuMicros / 1000 / Math.min(wallMs, (totals.records / Math.max(1e-9, totals.recordsPerSec)) * 1000),
+      serverCpuCores:
+        cpuMicros / 1000 / Math.min(wallMs, (totals.records / Math.max(1e-9, totals.recordsPerSec)) * 1000),
       objectPutsPerMiBPerReplica: counts.objects.put / replicas / Math.max(1e-9, bytes / 2 ** 20),
       requests,
       writeUnitsPerRequest: counts.metadata.writeUnits / requests,
       perGib: costPerGib(counts, bytes, requests, bytes / requests, cpuMicros / 1e6),
     };
     rows.push(row);
-    options.log(`client ${kind} P=${partitions} RF=${replicas}: ${Math.round(row.recordsPerSec)} records/s, p99 ${row.latencyMs.p99} ms, ${row.objectPutsPerMiBPerReplica.toFixed(2)} PUT/MiB/replica`);
+    options.log(
+      `client ${kind} P=${partitions} RF=${replicas}: ${Math.round(row.recordsPerSec)} records/s, p99 ${row.latencyMs.p99} ms, ${row.objectPutsPerMiBPerReplica.toFixed(2)} PUT/MiB/replica`,
+    );
     return row;
   };
   let p12Max = 0;
   for (const replicas of [1, 3]) {
     for (const partitions of [1, 12]) {
       const topic = await s.createTopic({ replicas, minInsync: 1, partitions }, 'client');
-      const produce = await measured('produce', partitions, replicas, ['perf', 'produce', '--topic', topic, '--num-records', String(options.records), '--record-size', String(RECORD_BYTES), '--throughput', '-1']);
+      const produce = await measured('produce', partitions, replicas, [
+        'perf',
+        'produce',
+        '--topic',
+        topic,
+        '--num-records',
+        String(options.records),
+        '--record-size',
+        String(RECORD_BYTES),
+        '--throughput',
+        '-1',
+      ]);
       if (partitions === 12 && replicas === 1) p12Max = produce.recordsPerSec;
-      await measured('consume', partitions, replicas, ['perf', 'consume', '--topic', topic, '--messages', String(options.records), '--timeout', '60000']);
+      await measured('consume', partitions, replicas, [
+        'perf',
+        'consume',
+        '--topic',
+        topic,
+        '--messages',
+        String(options.records),
+        '--timeout',
+        '60000',
+      ]);
       await s.deleteTopic(topic);
     }
   }
   if (options.fixedRateSeconds && p12Max > 0) {
     const rate = Math.floor(p12Max / 2);
     const topic = await s.createTopic({ replicas: 1, minInsync: 1, partitions: 12 }, 'client-rate');
-    await measured('produce-fixed-rate', 12, 1, ['perf', 'produce', '--topic', topic, '--num-records', String(rate * options.fixedRateSeconds), '--record-size', String(RECORD_BYTES), '--throughput', String(rate)], rate);
+    await measured(
+      'produce-fixed-rate',
+      12,
+      1,
+      [
+        'perf',
+        'produce',
+        '--topic',
+        topic,
+        '--num-records',
+        String(rate * options.fixedRateSeconds),
+        '--record-size',
+        String(RECORD_BYTES),
+        '--throughput',
+        String(rate),
+      ],
+      rate,
+    );
     await s.deleteTopic(topic);
   }
   return rows;

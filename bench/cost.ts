@@ -68,13 +68,26 @@ export interface CostPerGib {
   apiRequests: number;
   /** Lambda GB-seconds if each invocation ran for the CPU time it took here at 1,769 MB (one vCPU): a lower bound. */
   lambdaGbSecondsLowerBound: number;
-  dollars: { s3: number; dynamodb: number; lambdaRequests: number; lambdaComputeLowerBound: number; apiGateway: number; total: number };
+  dollars: {
+    s3: number;
+    dynamodb: number;
+    lambdaRequests: number;
+    lambdaComputeLowerBound: number;
+    apiGateway: number;
+    total: number;
+  };
 }
 
 export function diffCounts(after: OperationCounts, before: OperationCounts): OperationCounts {
   const sub = <T extends object>(a: T, b: T): T =>
-    Object.fromEntries(Object.entries(a).map(([k, v]) => [k, (v as number) - ((b as Record<string, number>)[k] ?? 0)])) as T;
-  return { objects: sub(after.objects, before.objects), perStore: after.perStore.map((s, i) => sub(s, before.perStore[i]!)), metadata: sub(after.metadata, before.metadata) };
+    Object.fromEntries(
+      Object.entries(a).map(([k, v]) => [k, (v as number) - ((b as Record<string, number>)[k] ?? 0)]),
+    ) as T;
+  return {
+    objects: sub(after.objects, before.objects),
+    perStore: after.perStore.map((s, i) => sub(s, before.perStore[i]!)),
+    metadata: sub(after.metadata, before.metadata),
+  };
 }
 
 /**
@@ -82,7 +95,13 @@ export function diffCounts(after: OperationCounts, before: OperationCounts): Ope
  * @param requests HTTP requests in the same time, each `requestBytes` long on the metered side
  * @param serverCpuSeconds server CPU time in the same time
  */
-export function costPerGib(counts: OperationCounts, valueBytes: number, requests: number, meteredBytesPerRequest: number, serverCpuSeconds: number): CostPerGib {
+export function costPerGib(
+  counts: OperationCounts,
+  valueBytes: number,
+  requests: number,
+  meteredBytesPerRequest: number,
+  serverCpuSeconds: number,
+): CostPerGib {
   const per = GIB / Math.max(1, valueBytes);
   const o = counts.objects;
   const m = counts.metadata;
@@ -108,7 +127,14 @@ export function costPerGib(counts: OperationCounts, valueBytes: number, requests
     lambdaInvocations: requests * per,
     apiRequests,
     lambdaGbSecondsLowerBound: lambdaGbSeconds,
-    dollars: { s3, dynamodb, lambdaRequests, lambdaComputeLowerBound: lambdaCompute, apiGateway, total: s3 + dynamodb + lambdaRequests + lambdaCompute + apiGateway },
+    dollars: {
+      s3,
+      dynamodb,
+      lambdaRequests,
+      lambdaComputeLowerBound: lambdaCompute,
+      apiGateway,
+      total: s3 + dynamodb + lambdaRequests + lambdaCompute + apiGateway,
+    },
   };
 }
 
@@ -152,11 +178,27 @@ export function idleMemberCost(m: IdleMonth): { rows: IdleCostRow[]; total: numb
   const rows: IdleCostRow[] = [];
   for (const [fn, { count, gbSeconds }] of Object.entries(m.invocations)) {
     rows.push({ item: `Lambda ${fn}: invocations`, perMonth: fmt(count), dollars: count * PRICES.lambdaRequest });
-    rows.push({ item: `Lambda ${fn}: duration (GB-s)`, perMonth: fmt(gbSeconds), dollars: gbSeconds * PRICES.lambdaGbSecondArm });
+    rows.push({
+      item: `Lambda ${fn}: duration (GB-s)`,
+      perMonth: fmt(gbSeconds),
+      dollars: gbSeconds * PRICES.lambdaGbSecondArm,
+    });
   }
-  rows.push({ item: 'HTTP API requests', perMonth: fmt(m.httpApiRequests), dollars: m.httpApiRequests * PRICES.apiRequest });
-  rows.push({ item: 'WebSocket messages', perMonth: fmt(m.webSocketMessages), dollars: m.webSocketMessages * IDLE_PRICES.webSocketMessage });
-  rows.push({ item: 'WebSocket connection minutes', perMonth: fmt(m.webSocketConnectionMinutes), dollars: m.webSocketConnectionMinutes * IDLE_PRICES.webSocketConnectionMinute });
+  rows.push({
+    item: 'HTTP API requests',
+    perMonth: fmt(m.httpApiRequests),
+    dollars: m.httpApiRequests * PRICES.apiRequest,
+  });
+  rows.push({
+    item: 'WebSocket messages',
+    perMonth: fmt(m.webSocketMessages),
+    dollars: m.webSocketMessages * IDLE_PRICES.webSocketMessage,
+  });
+  rows.push({
+    item: 'WebSocket connection minutes',
+    perMonth: fmt(m.webSocketConnectionMinutes),
+    dollars: m.webSocketConnectionMinutes * IDLE_PRICES.webSocketConnectionMinute,
+  });
   rows.push({ item: 'DynamoDB read units', perMonth: fmt(m.readUnits), dollars: m.readUnits * PRICES.ddbRead });
   rows.push({ item: 'DynamoDB write units', perMonth: fmt(m.writeUnits), dollars: m.writeUnits * PRICES.ddbWrite });
   return { rows, total: rows.reduce((a, r) => a + r.dollars, 0) };
@@ -166,9 +208,25 @@ export function idleMemberCost(m: IdleMonth): { rows: IdleCostRow[]; total: numb
 export function idleAlternatives(partitions: number): IdleCostRow[] {
   const hours = SECONDS_PER_MONTH / 3600;
   return [
-    { item: `Kinesis provisioned, ${partitions} shards`, perMonth: `${partitions * hours} shard-hours`, dollars: partitions * hours * IDLE_PRICES.kinesisShardHour },
-    { item: `  + enhanced fan-out consumer`, perMonth: `${partitions * hours} consumer-shard-hours`, dollars: partitions * hours * IDLE_PRICES.kinesisEfoConsumerShardHour },
-    { item: 'Kinesis on-demand stream', perMonth: `${hours} stream-hours`, dollars: hours * IDLE_PRICES.kinesisOnDemandStreamHour },
-    { item: `MSK Serverless, ${partitions} partitions`, perMonth: `${hours} cluster-hours + ${partitions * hours} partition-hours`, dollars: hours * (IDLE_PRICES.mskServerlessClusterHour + partitions * IDLE_PRICES.mskServerlessPartitionHour) },
+    {
+      item: `Kinesis provisioned, ${partitions} shards`,
+      perMonth: `${partitions * hours} shard-hours`,
+      dollars: partitions * hours * IDLE_PRICES.kinesisShardHour,
+    },
+    {
+      item: `  + enhanced fan-out consumer`,
+      perMonth: `${partitions * hours} consumer-shard-hours`,
+      dollars: partitions * hours * IDLE_PRICES.kinesisEfoConsumerShardHour,
+    },
+    {
+      item: 'Kinesis on-demand stream',
+      perMonth: `${hours} stream-hours`,
+      dollars: hours * IDLE_PRICES.kinesisOnDemandStreamHour,
+    },
+    {
+      item: `MSK Serverless, ${partitions} partitions`,
+      perMonth: `${hours} cluster-hours + ${partitions * hours} partition-hours`,
+      dollars: hours * (IDLE_PRICES.mskServerlessClusterHour + partitions * IDLE_PRICES.mskServerlessPartitionHour),
+    },
   ];
 }

@@ -7,7 +7,16 @@
  *    Kafka's producer does), and the binary fetch (stored batches as they are, offsets in headers).
  */
 import { header, type Reply } from './http-client.js';
-import { batchBody, findBatchStamps, findStamps, lastIntField, produceBody, StampedBatchBodies, StampedBodies, type StampedPool } from './payload.js';
+import {
+  batchBody,
+  findBatchStamps,
+  findStamps,
+  lastIntField,
+  produceBody,
+  StampedBatchBodies,
+  StampedBodies,
+  type StampedPool,
+} from './payload.js';
 
 export type BodyFormat = 'json' | 'batch';
 export const FORMATS: readonly BodyFormat[] = ['batch', 'json'];
@@ -45,26 +54,39 @@ const intHeader = (reply: Reply, name: string) => {
 export const WIRE: Record<BodyFormat, WireFormat> = {
   json: {
     producePath: (topic, acks) => `${TOPICS}/${topic}/records:batch?acks=${acks}`,
-    fetchTemplate: (topic, maxBytes) => `${TOPICS}/${topic}/partitions/\${p}/records?offset=\${offset}&max_bytes=${maxBytes}&format=string`,
+    fetchTemplate: (topic, maxBytes) =>
+      `${TOPICS}/${topic}/partitions/\${p}/records?offset=\${offset}&max_bytes=${maxBytes}&format=string`,
     produceBody,
     stamped: (batch) => new StampedBodies(batch),
     // The load generator does not parse answers: it reads the fields from the end of the body.
-    position: (reply) => ({ next: lastIntField(reply.body, 'next_offset'), highWatermark: lastIntField(reply.body, 'high_watermark') }),
+    position: (reply) => ({
+      next: lastIntField(reply.body, 'next_offset'),
+      highWatermark: lastIntField(reply.body, 'high_watermark'),
+    }),
     stamps: (reply) => findStamps(reply.body),
     fetchContentType: 'application/json',
   },
   batch: {
     producePath: (topic, acks) => `${TOPICS}/${topic}/partitions/\${p}/records?acks=${acks}`,
-    fetchTemplate: (topic, maxBytes) => `${TOPICS}/${topic}/partitions/\${p}/records?offset=\${offset}&max_bytes=${maxBytes}`,
+    fetchTemplate: (topic, maxBytes) =>
+      `${TOPICS}/${topic}/partitions/\${p}/records?offset=\${offset}&max_bytes=${maxBytes}`,
     produceHeaders: { 'content-type': RECORD_BATCH_MEDIA_TYPE },
     fetchHeaders: { accept: RECORD_BATCH_MEDIA_TYPE },
     produceBody: batchBody,
     stamped: (batch) => new StampedBatchBodies(batch),
-    position: (reply) => ({ next: intHeader(reply, 'kafka-next-offset'), highWatermark: intHeader(reply, 'kafka-high-watermark') }),
+    position: (reply) => ({
+      next: intHeader(reply, 'kafka-next-offset'),
+      highWatermark: intHeader(reply, 'kafka-high-watermark'),
+    }),
     stamps: (reply, from) => findBatchStamps(reply.body, from),
     fetchContentType: RECORD_BATCH_MEDIA_TYPE,
   },
 };
 
 /** The headers of a fetch answer the ceiling replays with its fixture (the binary fetch answers its offsets in them). */
-export const FETCH_FIXTURE_HEADERS = ['content-type', 'kafka-next-offset', 'kafka-high-watermark', 'kafka-log-start-offset'];
+export const FETCH_FIXTURE_HEADERS = [
+  'content-type',
+  'kafka-next-offset',
+  'kafka-high-watermark',
+  'kafka-log-start-offset',
+];

@@ -24,7 +24,13 @@ export interface HttpClient {
    * keeps only the end of the answer: a consumer that reads its position from the end of a JSON
    * answer or from headers then neither holds nor copies megabytes per fetch (node:http only).
    */
-  send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: Buffer, headers?: Record<string, string>, keep?: 'all' | 'tail'): Promise<Reply>;
+  send(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    body?: Buffer,
+    headers?: Record<string, string>,
+    keep?: 'all' | 'tail',
+  ): Promise<Reply>;
   close(): void;
 }
 
@@ -63,7 +69,14 @@ function nodeHttpClient(base: string, connections: number): HttpClient {
               while (chunks.length > 1 && tailBytes - chunks[0]!.length >= 256) tailBytes -= chunks.shift()!.length;
             }
           });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), bytes, headers: res.headers }));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+              bytes,
+              headers: res.headers,
+            }),
+          );
           res.on('error', reject);
         });
         req.on('error', reject);

@@ -47,20 +47,30 @@ export interface IdleMeasurement {
 function countingFetch(counts: Map<string, number>): typeof globalThis.fetch {
   return (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
-    const route = `${init?.method ?? 'GET'} ${url.pathname.replace(/^\/v3\/clusters\/[^/]+/, '').replace(/\/topics\/[^/]+/, '/topics/{t}').replace(/\/partitions\/\d+/, '/partitions/{p}').replace(/\/consumer-groups\/[^/]+/, '/consumer-groups/{g}')}`;
+    const route = `${init?.method ?? 'GET'} ${url.pathname
+      .replace(/^\/v3\/clusters\/[^/]+/, '')
+      .replace(/\/topics\/[^/]+/, '/topics/{t}')
+      .replace(/\/partitions\/\d+/, '/partitions/{p}')
+      .replace(/\/consumer-groups\/[^/]+/, '/consumer-groups/{g}')}`;
     counts.set(route, (counts.get(route) ?? 0) + 1);
     return globalThis.fetch(input, init);
   };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'idle-bench-'));
-const server = await startServer('src/server.ts', ['--port', '0', '--data-dir', dir, '--scheduler-interval-ms', '0'], { env: { STORAGE_BACKEND: 'local' } });
+const server = await startServer('src/server.ts', ['--port', '0', '--data-dir', dir, '--scheduler-interval-ms', '0'], {
+  env: { STORAGE_BACKEND: 'local' },
+});
 try {
   const admin = new Kafka({ url: server.url }).admin();
   await admin.createTopics({ topics: [{ topic: 'idle', numPartitions: partitions }] });
   const counts = new Map<string, number>();
   const kafka = new Kafka({ url: server.url, fetch: countingFetch(counts), ...(push ? {} : { pushUrl: false }) });
-  const consumer = kafka.consumer({ groupId: 'idle-bench', autoOffsetReset: 'latest', ...(flags.before ? { fetchIdleBackoffMaxMs: 500 } : {}) });
+  const consumer = kafka.consumer({
+    groupId: 'idle-bench',
+    autoOffsetReset: 'latest',
+    ...(flags.before ? { fetchIdleBackoffMaxMs: 500 } : {}),
+  });
   const arrivals = new Map<string, number>();
   await consumer.subscribe({ topics: ['idle'] });
   await consumer.run({
@@ -69,7 +79,8 @@ try {
     },
   });
   // Settle: joined, assigned, positions known, every partition caught up once.
-  for (let i = 0; i < 100 && consumer.assignment().length < partitions; i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 100 && consumer.assignment().length < partitions; i++)
+    await new Promise((r) => setTimeout(r, 100));
   await new Promise((r) => setTimeout(r, 3000));
 
   counts.clear();
@@ -93,7 +104,8 @@ try {
     latencies.push((arrivals.get(key) ?? deadline) - acked);
   }
   latencies.sort((a, b) => a - b);
-  const q = (f: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.ceil(f * latencies.length) - 1)]! * 10) / 10;
+  const q = (f: number) =>
+    Math.round(latencies[Math.min(latencies.length - 1, Math.ceil(f * latencies.length) - 1)]! * 10) / 10;
   await producer.close();
   await consumer.close();
   const m: IdleMeasurement = {

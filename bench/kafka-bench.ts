@@ -32,7 +32,14 @@ async function freePort(): Promise<number> {
 
 async function waitForPort(port: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const ok = await new Promise<boolean>((r) => connect(port, '127.0.0.1').once('connect', function (this: import('node:net').Socket) { this.destroy(); r(true); }).once('error', () => r(false)));
+    const ok = await new Promise<boolean>((r) =>
+      connect(port, '127.0.0.1')
+        .once('connect', function (this: import('node:net').Socket) {
+          this.destroy();
+          r(true);
+        })
+        .once('error', () => r(false)),
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -51,11 +58,32 @@ interface Row {
 
 async function librdkafka(broker: string, topic: string): Promise<Row> {
   if (spawnSync(PYTHON, ['-c', 'import confluent_kafka']).status !== 0) {
-    return { client: 'librdkafka', records: 0, seconds: 0, recordsPerSecond: 0, mbPerSecond: 0, errors: 0, note: 'python3-confluent-kafka is not installed' };
+    return {
+      client: 'librdkafka',
+      records: 0,
+      seconds: 0,
+      recordsPerSecond: 0,
+      mbPerSecond: 0,
+      errors: 0,
+      note: 'python3-confluent-kafka is not installed',
+    };
   }
-  const { stdout } = await promisify(execFile)(PYTHON, [join(REPO, 'bench/kafka-producer.py'), broker, topic, String(PARTITIONS), String(RECORDS), String(SIZE)], { timeout: 600_000 });
-  const r = JSON.parse(stdout.trim().split('\n').at(-1)!) as { records: number; seconds: number; recordsPerSecond: number; errors: number };
-  return { client: 'librdkafka 2.0 (confluent-kafka-python)', ...r, mbPerSecond: (r.recordsPerSecond * SIZE) / 2 ** 20 };
+  const { stdout } = await promisify(execFile)(
+    PYTHON,
+    [join(REPO, 'bench/kafka-producer.py'), broker, topic, String(PARTITIONS), String(RECORDS), String(SIZE)],
+    { timeout: 600_000 },
+  );
+  const r = JSON.parse(stdout.trim().split('\n').at(-1)!) as {
+    records: number;
+    seconds: number;
+    recordsPerSecond: number;
+    errors: number;
+  };
+  return {
+    client: 'librdkafka 2.0 (confluent-kafka-python)',
+    ...r,
+    mbPerSecond: (r.recordsPerSecond * SIZE) / 2 ** 20,
+  };
 }
 
 async function kafkajs(broker: string, topic: string): Promise<Row> {
@@ -73,7 +101,12 @@ async function kafkajs(broker: string, topic: string): Promise<Row> {
           const start = next;
           next += batch;
           const partition = (start / batch) % PARTITIONS;
-          await producer.send({ topic, acks: -1, compression: CompressionTypes.None, messages: Array.from({ length: batch }, () => ({ value, partition })) });
+          await producer.send({
+            topic,
+            acks: -1,
+            compression: CompressionTypes.None,
+            messages: Array.from({ length: batch }, () => ({ value, partition })),
+          });
         }
       }),
     );
@@ -84,12 +117,28 @@ async function kafkajs(broker: string, topic: string): Promise<Row> {
   const seconds = (performance.now() - started) / 1000;
   await producer.disconnect();
   const recordsPerSecond = RECORDS / seconds;
-  return { client: `kafkajs 2.2.4 (${inFlight} sends of ${batch} in flight)`, records: RECORDS, seconds, recordsPerSecond, mbPerSecond: (recordsPerSecond * SIZE) / 2 ** 20, errors: 0 };
+  return {
+    client: `kafkajs 2.2.4 (${inFlight} sends of ${batch} in flight)`,
+    records: RECORDS,
+    seconds,
+    recordsPerSecond,
+    mbPerSecond: (recordsPerSecond * SIZE) / 2 ** 20,
+    errors: 0,
+  };
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'kafka-bench-'));
 const kafkaPort = await freePort();
-const server = await startServer('src/server.ts', ['--port', '0', '--data-dir', join(dir, 'data'), '--scheduler-interval-ms', '0', '--kafka-port', String(kafkaPort)]);
+const server = await startServer('src/server.ts', [
+  '--port',
+  '0',
+  '--data-dir',
+  join(dir, 'data'),
+  '--scheduler-interval-ms',
+  '0',
+  '--kafka-port',
+  String(kafkaPort),
+]);
 const load = loadavg()[0]!;
 const rows: Row[] = [];
 try {
@@ -97,7 +146,12 @@ try {
   const broker = `127.0.0.1:${kafkaPort}`;
   const admin = new Kafka({ brokers: [broker], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic: 'bench-rdkafka', numPartitions: PARTITIONS }, { topic: 'bench-kafkajs', numPartitions: PARTITIONS }] });
+  await admin.createTopics({
+    topics: [
+      { topic: 'bench-rdkafka', numPartitions: PARTITIONS },
+      { topic: 'bench-kafkajs', numPartitions: PARTITIONS },
+    ],
+  });
   await admin.disconnect();
   rows.push(await librdkafka(broker, 'bench-rdkafka'));
   rows.push(await kafkajs(broker, 'bench-kafkajs'));
@@ -107,10 +161,18 @@ try {
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-console.log(`Kafka listener, local backend (files + SQLite, fsync off), 1 replica store, scheduler off; ${RECORDS} records of ${SIZE} B, acks=all, ${PARTITIONS} partitions; ${cpus().length} cores, load average ${load.toFixed(2)} at start.\n`);
+console.log(
+  `Kafka listener, local backend (files + SQLite, fsync off), 1 replica store, scheduler off; ${RECORDS} records of ${SIZE} B, acks=all, ${PARTITIONS} partitions; ${cpus().length} cores, load average ${load.toFixed(2)} at start.\n`,
+);
 console.log('| client | records/s | MB/s | seconds | errors | note |\n| --- | ---: | ---: | ---: | ---: | --- |');
-for (const r of rows) console.log(`| ${r.client} | ${fmt(r.recordsPerSecond)} | ${r.mbPerSecond.toFixed(1)} | ${r.seconds.toFixed(2)} | ${r.errors} | ${r.note ?? ''} |`);
+for (const r of rows)
+  console.log(
+    `| ${r.client} | ${fmt(r.recordsPerSecond)} | ${r.mbPerSecond.toFixed(1)} | ${r.seconds.toFixed(2)} | ${r.errors} | ${r.note ?? ''} |`,
+  );
 mkdirSync(join(REPO, 'bench/results'), { recursive: true });
 const out = join(REPO, 'bench/results', `kafka-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-writeFileSync(out, JSON.stringify({ records: RECORDS, size: SIZE, partitions: PARTITIONS, loadAverage: load, rows }, null, 2));
+writeFileSync(
+  out,
+  JSON.stringify({ records: RECORDS, size: SIZE, partitions: PARTITIONS, loadAverage: load, rows }, null, 2),
+);
 console.log(`\n${out}`);

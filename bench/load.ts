@@ -96,7 +96,8 @@ export interface FetchSample {
 }
 
 const nowMicros = () => (performance.timeOrigin + performance.now()) * 1000;
-export const newHistogram = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
+export const newHistogram = () =>
+  hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
 
 class Window {
   readonly startedAt = performance.now();
@@ -141,7 +142,13 @@ class Window {
   result(cpuStart: NodeJS.CpuUsage, extra: Partial<JobResult> = {}): JobResult {
     const cpu = process.cpuUsage(cpuStart);
     return {
-      window: { ms: this.endAt - this.measureFrom, requests: this.requests, records: this.records, bytesSent: this.bytesSent, bytesReceived: this.bytesReceived },
+      window: {
+        ms: this.endAt - this.measureFrom,
+        requests: this.requests,
+        records: this.records,
+        bytesSent: this.bytesSent,
+        bytesReceived: this.bytesReceived,
+      },
       total: { ms: performance.now() - this.startedAt, requests: this.totalRequests, records: this.totalRecords },
       errors: this.errors,
       latency: hdr.encodeIntoCompressedBase64(this.latency),
@@ -157,7 +164,8 @@ function produceFailures(reply: Reply, batch: number): Record<string, number> | 
     if (reply.body.subarray(-16).toString('latin1').endsWith('"failures":[]}')) return undefined;
     const parsed = JSON.parse(reply.body.toString('utf8')) as { failures: { error?: string; error_code?: number }[] };
     const out: Record<string, number> = {};
-    for (const f of parsed.failures) out[f.error ?? String(f.error_code)] = (out[f.error ?? String(f.error_code)] ?? 0) + 1;
+    for (const f of parsed.failures)
+      out[f.error ?? String(f.error_code)] = (out[f.error ?? String(f.error_code)] ?? 0) + 1;
     return Object.keys(out).length > 0 ? out : undefined;
   }
   if (reply.status >= 200 && reply.status < 300) return undefined; // e.g. acks=0 answering 204
@@ -226,7 +234,13 @@ async function consume(job: FetchJob): Promise<JobResult> {
       let reply: Reply;
       try {
         // The whole answer only until a sample for the ceiling is taken.
-        reply = await client.send('GET', fetchPath(job.pathTemplate, p, offsets[p]!), undefined, wire.fetchHeaders, sample === undefined && job.fixedRecords === undefined ? 'all' : 'tail');
+        reply = await client.send(
+          'GET',
+          fetchPath(job.pathTemplate, p, offsets[p]!),
+          undefined,
+          wire.fetchHeaders,
+          sample === undefined && job.fixedRecords === undefined ? 'all' : 'tail',
+        );
       } catch (e) {
         w.error(`connection: ${(e as Error).message}`);
         await sleep(10);
@@ -283,7 +297,12 @@ async function latency(job: LatencyJob): Promise<JobResult> {
       const askedAt = performance.now();
       try {
         // A long poll where the server supports it (min_bytes / max_wait_ms); ignored otherwise.
-        reply = await client.send('GET', `${fetchPath(job.fetchPathTemplate, p, offset)}&min_bytes=1&max_wait_ms=500`, undefined, wire.fetchHeaders);
+        reply = await client.send(
+          'GET',
+          `${fetchPath(job.fetchPathTemplate, p, offset)}&min_bytes=1&max_wait_ms=500`,
+          undefined,
+          wire.fetchHeaders,
+        );
       } catch {
         await sleep(1);
         continue;
@@ -294,7 +313,8 @@ async function latency(job: LatencyJob): Promise<JobResult> {
         if (performance.now() - askedAt < 5) await sleep(1); // answered empty at once (no long poll): poll again in 1 ms
         continue;
       }
-      if (performance.now() >= w.measureFrom) for (const sentAt of wire.stamps(reply, offset)) e2e.recordValue(Math.max(1, Math.round(seenAt - sentAt)));
+      if (performance.now() >= w.measureFrom)
+        for (const sentAt of wire.stamps(reply, offset)) e2e.recordValue(Math.max(1, Math.round(seenAt - sentAt)));
       offset = next;
     }
   };
@@ -387,7 +407,11 @@ export function mergeResults(results: JobResult[]): JobResult {
       bytesSent: sum((r) => r.window.bytesSent),
       bytesReceived: sum((r) => r.window.bytesReceived),
     },
-    total: { ms: Math.max(...results.map((r) => r.total.ms)), requests: sum((r) => r.total.requests), records: sum((r) => r.total.records) },
+    total: {
+      ms: Math.max(...results.map((r) => r.total.ms)),
+      requests: sum((r) => r.total.requests),
+      records: sum((r) => r.total.records),
+    },
     errors,
     latency: hdr.encodeIntoCompressedBase64(latency),
     ...(results.some((r) => r.e2e) ? { e2e: hdr.encodeIntoCompressedBase64(e2e) } : {}),

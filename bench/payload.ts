@@ -35,7 +35,8 @@ export function produceBody(batch: number): Buffer {
 }
 
 const STAMP_LENGTH = 17; // `T` + 16 digits
-const stampBytes = (stampMicros: number) => Buffer.from(`T${String(Math.round(stampMicros)).padStart(16, '0')}`, 'latin1');
+const stampBytes = (stampMicros: number) =>
+  Buffer.from(`T${String(Math.round(stampMicros)).padStart(16, '0')}`, 'latin1');
 
 /**
  * Produce bodies whose first record carries its send time, for end-to-end latency: the value
@@ -108,7 +109,8 @@ const FILLER_BYTES = Buffer.from(FILLER, 'latin1');
 function batchOf(batch: number, first: Uint8Array = FILLER_BYTES): Buffer {
   const timestamp = Date.now();
   const records: LogRecord[] = [];
-  for (let i = 0; i < batch; i++) records.push({ key: null, value: i === 0 ? first : FILLER_BYTES, headers: [], timestamp });
+  for (let i = 0; i < batch; i++)
+    records.push({ key: null, value: i === 0 ? first : FILLER_BYTES, headers: [], timestamp });
   return asBuffer(encodeRecordBatch(records));
 }
 
@@ -184,7 +186,8 @@ export function findBatchStamps(body: Buffer, from: number): number[] {
     if (at + size > body.length) break;
     if (baseOffset >= from) {
       const v = firstValueAt(body, at);
-      if (v !== undefined && body[v] === 0x54 /* T */) out.push(Number(body.toString('latin1', v + 1, v + STAMP_LENGTH)));
+      if (v !== undefined && body[v] === 0x54 /* T */)
+        out.push(Number(body.toString('latin1', v + 1, v + STAMP_LENGTH)));
     }
     at += size;
   }

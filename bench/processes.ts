@@ -17,7 +17,11 @@ export interface ChildServer {
  * Starts a node server script as `npm start` does (`node --import tsx <script>`) and waits for
  * its `{"msg":"listening","url":...}` line. stderr is passed through.
  */
-export async function startServer(script: string, args: string[], options: { env?: Record<string, string>; nodeArgs?: string[] } = {}): Promise<ChildServer> {
+export async function startServer(
+  script: string,
+  args: string[],
+  options: { env?: Record<string, string>; nodeArgs?: string[] } = {},
+): Promise<ChildServer> {
   const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', script, ...args], {
     cwd: REPO,
     env: { ...process.env, ...options.env },
@@ -133,7 +137,11 @@ export const inProcess: LoadRunner = { description: 'in the bench process', run:
 export async function forkedWorkers(count: number): Promise<LoadRunner> {
   const workers = await Promise.all(
     Array.from({ length: count }, async () => {
-      const child = fork(join(REPO, 'bench/load-worker.ts'), [], { execArgv: ['--import', 'tsx'], cwd: REPO, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const child = fork(join(REPO, 'bench/load-worker.ts'), [], {
+        execArgv: ['--import', 'tsx'],
+        cwd: REPO,
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
       await new Promise<void>((resolve, reject) => {
         child.once('message', () => resolve());
         child.once('exit', (code) => reject(new Error(`load worker exited with ${code}`)));

@@ -39,7 +39,12 @@ function location(url: string, line: number): string {
   return line > 0 ? `${path}:${line + 1}` : path;
 }
 
-export function selfTimes(profile: CpuProfile): { busyMs: number; totalMs: number; idleMs: number; functions: SelfTime[] } {
+export function selfTimes(profile: CpuProfile): {
+  busyMs: number;
+  totalMs: number;
+  idleMs: number;
+  functions: SelfTime[];
+} {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const micros = new Map<number, number>();
   profile.samples.forEach((id, i) => micros.set(id, (micros.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
@@ -83,13 +88,17 @@ export function byFile(functions: SelfTime[]): { file: string; selfMs: number; o
  * Who calls the hottest functions: for each of the `top` heaviest functions, the nearest caller in
  * src/ (or the nearest named caller when no src/ frame is on the stack), with its share of the self time.
  */
-export function srcCallers(profile: CpuProfile, top = 8): { name: string; callers: { caller: string; selfMs: number }[] }[] {
+export function srcCallers(
+  profile: CpuProfile,
+  top = 8,
+): { name: string; callers: { caller: string; selfMs: number }[] }[] {
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const micros = new Map<number, number>();
   profile.samples.forEach((id, i) => micros.set(id, (micros.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
-  const label = (n: ProfileNode) => `${n.callFrame.functionName || '(anonymous)'} ${location(n.callFrame.url, n.callFrame.lineNumber)}`.trim();
+  const label = (n: ProfileNode) =>
+    `${n.callFrame.functionName || '(anonymous)'} ${location(n.callFrame.url, n.callFrame.lineNumber)}`.trim();
   const callerOf = (id: number): string => {
     let named: string | undefined;
     for (let p = parent.get(id); p !== undefined; p = parent.get(p)) {
@@ -110,7 +119,10 @@ export function srcCallers(profile: CpuProfile, top = 8): { name: string; caller
     }
     return {
       name: `${f.name} ${f.where}`.trim(),
-      callers: [...callers].map(([caller, us]) => ({ caller, selfMs: us / 1000 })).sort((a, b) => b.selfMs - a.selfMs).slice(0, 4),
+      callers: [...callers]
+        .map(([caller, us]) => ({ caller, selfMs: us / 1000 }))
+        .sort((a, b) => b.selfMs - a.selfMs)
+        .slice(0, 4),
     };
   });
 }

@@ -25,21 +25,63 @@ export function render(r: Results): string {
       `\nOther work on the machine ("other CPU" in the tables: busy time of the machine less the server's and the load generator's) used ${fixed(mean, 2)} cores on average during the produce and fetch cells, ${fixed(Math.max(...others), 2)} at most.`,
     );
   }
-  if (!s.acksSupported) out.push('\nNOTE: this server ignores ?acks= (acks=2 was accepted): acks=0 and acks=1 rows ran as acks=all and are marked "ignored".');
+  if (!s.acksSupported)
+    out.push(
+      '\nNOTE: this server ignores ?acks= (acks=2 was accepted): acks=0 and acks=1 rows ran as acks=all and are marked "ignored".',
+    );
   if (r.calibration.length > 0) {
     out.push(`\n## Load generator (headline cell, ${r.settings.formats[0]} format)\n`);
-    out.push(table(['setup', 'records/s', 'load CPU (cores)', 'server CPU (cores)'], r.calibration.map((c) => [c.setup, int(c.recordsPerSec), fixed(c.loadCpuCores, 2), fixed(c.serverCpuCores, 2)])));
+    out.push(
+      table(
+        ['setup', 'records/s', 'load CPU (cores)', 'server CPU (cores)'],
+        r.calibration.map((c) => [c.setup, int(c.recordsPerSec), fixed(c.loadCpuCores, 2), fixed(c.serverCpuCores, 2)]),
+      ),
+    );
   }
   const ceilingFor = (format: BodyFormat, kind: 'produce' | 'fetch', batch?: number) =>
     r.ceilings.find((c) => c.format === format && c.kind === kind && (batch === undefined || c.batch === batch));
   out.push('\n## Produce\n');
   out.push(
     table(
-      ['format', 'acks', 'RF', 'min.insync', 'partitions', 'batch', 'records/s', 'MB/s', 'p50 ms', 'p99 ms', 'server CPU', 'bench CPU', 'other CPU', 'of ceiling', 'notes'],
+      [
+        'format',
+        'acks',
+        'RF',
+        'min.insync',
+        'partitions',
+        'batch',
+        'records/s',
+        'MB/s',
+        'p50 ms',
+        'p99 ms',
+        'server CPU',
+        'bench CPU',
+        'other CPU',
+        'of ceiling',
+        'notes',
+      ],
       r.produce.map((p) => {
         const c = ceilingFor(p.format, 'produce', p.batch);
-        const notes = [p.acks !== 'all' && !s.acksSupported ? 'acks ignored' : '', errorText(p.errors).trim()].filter(Boolean).join(' ');
-        return [FORMAT_NAMES[p.format], p.acks, p.replicas, p.minInsync, p.partitions, p.batch, int(p.recordsPerSec), fixed(p.mbPerSec), ms(p.latency.p50), ms(p.latency.p99), fixed(p.serverCpuCores, 2), fixed(p.loadCpuCores, 2), fixed(p.otherCpuCores, 2), c ? pct(p.recordsPerSec / c.recordsPerSec) : '', notes];
+        const notes = [p.acks !== 'all' && !s.acksSupported ? 'acks ignored' : '', errorText(p.errors).trim()]
+          .filter(Boolean)
+          .join(' ');
+        return [
+          FORMAT_NAMES[p.format],
+          p.acks,
+          p.replicas,
+          p.minInsync,
+          p.partitions,
+          p.batch,
+          int(p.recordsPerSec),
+          fixed(p.mbPerSec),
+          ms(p.latency.p50),
+          ms(p.latency.p99),
+          fixed(p.serverCpuCores, 2),
+          fixed(p.loadCpuCores, 2),
+          fixed(p.otherCpuCores, 2),
+          c ? pct(p.recordsPerSec / c.recordsPerSec) : '',
+          notes,
+        ];
       }),
       ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
@@ -47,10 +89,42 @@ export function render(r: Results): string {
   out.push('\n## Fetch (reading back what the acks=all cell wrote)\n');
   out.push(
     table(
-      ['format', 'RF', 'min.insync', 'partitions', 'written in batches of', 'records/s', 'MB/s', 'p50 ms', 'p99 ms', 'server CPU', 'bench CPU', 'other CPU', 'answer KB', 'of ceiling', 'notes'],
+      [
+        'format',
+        'RF',
+        'min.insync',
+        'partitions',
+        'written in batches of',
+        'records/s',
+        'MB/s',
+        'p50 ms',
+        'p99 ms',
+        'server CPU',
+        'bench CPU',
+        'other CPU',
+        'answer KB',
+        'of ceiling',
+        'notes',
+      ],
       r.fetch.map((f) => {
         const fc = ceilingFor(f.format, 'fetch');
-        return [FORMAT_NAMES[f.format], f.replicas, f.minInsync, f.partitions, f.writtenInBatchesOf, int(f.recordsPerSec), fixed(f.mbPerSec), ms(f.latency.p50), ms(f.latency.p99), fixed(f.serverCpuCores, 2), fixed(f.loadCpuCores, 2), fixed(f.otherCpuCores, 2), int(f.responseBytes / 1000), fc ? pct(f.recordsPerSec / fc.recordsPerSec) : '', errorText(f.errors).trim()];
+        return [
+          FORMAT_NAMES[f.format],
+          f.replicas,
+          f.minInsync,
+          f.partitions,
+          f.writtenInBatchesOf,
+          int(f.recordsPerSec),
+          fixed(f.mbPerSec),
+          ms(f.latency.p50),
+          ms(f.latency.p99),
+          fixed(f.serverCpuCores, 2),
+          fixed(f.loadCpuCores, 2),
+          fixed(f.otherCpuCores, 2),
+          int(f.responseBytes / 1000),
+          fc ? pct(f.recordsPerSec / fc.recordsPerSec) : '',
+          errorText(f.errors).trim(),
+        ];
       }),
       ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
@@ -58,25 +132,88 @@ export function render(r: Results): string {
   if (r.client?.length) {
     // The raw cell of the same shape: batch format, acks=all, batches of 1000 (the client's default
     // request holds about that many 1 KiB records), same partitions and RF; fetches of what it wrote.
-    const rawProduce = (c: ClientRow) => r.produce.find((p) => p.format === 'batch' && p.acks === 'all' && p.replicas === c.replicas && p.minInsync === 1 && p.partitions === c.partitions && p.batch === 1000);
-    const rawFetch = (c: ClientRow) => r.fetch.find((f) => f.format === 'batch' && f.replicas === c.replicas && f.minInsync === 1 && f.partitions === c.partitions && f.writtenInBatchesOf === 1000);
-    out.push('\n## Client path (kafka-log perf with the client\'s defaults, batch server)\n');
+    const rawProduce = (c: ClientRow) =>
+      r.produce.find(
+        (p) =>
+          p.format === 'batch' &&
+          p.acks === 'all' &&
+          p.replicas === c.replicas &&
+          p.minInsync === 1 &&
+          p.partitions === c.partitions &&
+          p.batch === 1000,
+      );
+    const rawFetch = (c: ClientRow) =>
+      r.fetch.find(
+        (f) =>
+          f.format === 'batch' &&
+          f.replicas === c.replicas &&
+          f.minInsync === 1 &&
+          f.partitions === c.partitions &&
+          f.writtenInBatchesOf === 1000,
+      );
+    out.push("\n## Client path (kafka-log perf with the client's defaults, batch server)\n");
     out.push(
       table(
-        ['run', 'RF', 'partitions', 'records', 'records/s', 'p50 ms', 'p99 ms', 'server CPU', 'PUT/MiB/replica', 'WRU/request', '$/GiB', 'raw cell records/s', 'client/raw'],
+        [
+          'run',
+          'RF',
+          'partitions',
+          'records',
+          'records/s',
+          'p50 ms',
+          'p99 ms',
+          'server CPU',
+          'PUT/MiB/replica',
+          'WRU/request',
+          '$/GiB',
+          'raw cell records/s',
+          'client/raw',
+        ],
         r.client.map((c) => {
-          const raw = c.kind === 'consume' ? rawFetch(c)?.recordsPerSec : c.kind === 'produce' ? rawProduce(c)?.recordsPerSec : undefined;
+          const raw =
+            c.kind === 'consume'
+              ? rawFetch(c)?.recordsPerSec
+              : c.kind === 'produce'
+                ? rawProduce(c)?.recordsPerSec
+                : undefined;
           const name = c.kind === 'produce-fixed-rate' ? `produce at ${int(c.offeredRecordsPerSec ?? 0)}/s` : c.kind;
-          return [name, c.replicas, c.partitions, c.records, int(c.recordsPerSec), fixed(c.latencyMs.p50, 0), fixed(c.latencyMs.p99, 0), fixed(c.serverCpuCores, 2), c.kind === 'consume' ? '' : fixed(c.objectPutsPerMiBPerReplica, 2), c.kind === 'consume' ? '' : fixed(c.writeUnitsPerRequest, 1), fixed(c.perGib.dollars.total, 4), raw ? int(raw) : '', raw ? pct(c.recordsPerSec / raw) : ''];
+          return [
+            name,
+            c.replicas,
+            c.partitions,
+            c.records,
+            int(c.recordsPerSec),
+            fixed(c.latencyMs.p50, 0),
+            fixed(c.latencyMs.p99, 0),
+            fixed(c.serverCpuCores, 2),
+            c.kind === 'consume' ? '' : fixed(c.objectPutsPerMiBPerReplica, 2),
+            c.kind === 'consume' ? '' : fixed(c.writeUnitsPerRequest, 1),
+            fixed(c.perGib.dollars.total, 4),
+            raw ? int(raw) : '',
+            raw ? pct(c.recordsPerSec / raw) : '',
+          ];
         }),
         ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ),
     );
   }
-  out.push('\n## Machine ceiling (same requests, minimal Hono handler writing the body to a file / answering a stored fetch answer)\n');
+  out.push(
+    '\n## Machine ceiling (same requests, minimal Hono handler writing the body to a file / answering a stored fetch answer)\n',
+  );
   out.push(
     table(
-      ['format', 'traffic', 'records/s', 'MB/s', 'p50 ms', 'p99 ms', 'server CPU', 'bench CPU', 'other CPU', 'all runs (records/s)'],
+      [
+        'format',
+        'traffic',
+        'records/s',
+        'MB/s',
+        'p50 ms',
+        'p99 ms',
+        'server CPU',
+        'bench CPU',
+        'other CPU',
+        'all runs (records/s)',
+      ],
       r.ceilings.map((c) => [
         FORMAT_NAMES[c.format],
         c.kind === 'produce' ? `produce, batches of ${c.batch}` : `fetch, ${c.batch} records per answer`,
@@ -96,12 +233,38 @@ export function render(r: Results): string {
   const lat = (p: Percentiles | undefined) => (p ? [ms(p.p50), ms(p.p99), ms(p.p999), ms(p.max)] : ['', '', '', '']);
   out.push(
     table(
-      ['cell', 'load', 'offered rec/s', 'achieved rec/s', 'bench CPU', 'other CPU', 'produce p50', 'p99', 'p99.9', 'max', 'end-to-end p50', 'p99', 'p99.9', 'max', 'notes'],
+      [
+        'cell',
+        'load',
+        'offered rec/s',
+        'achieved rec/s',
+        'bench CPU',
+        'other CPU',
+        'produce p50',
+        'p99',
+        'p99.9',
+        'max',
+        'end-to-end p50',
+        'p99',
+        'p99.9',
+        'max',
+        'notes',
+      ],
       r.latency.flatMap((l) => {
         const cell = `${FORMAT_NAMES[l.format]} acks=${l.acks} RF=${l.replicas} min.insync=${l.minInsync} P=${l.partitions} batch=${l.batch}`;
         const runs: [string, LatencyRun][] = [['producers only', l.produceOnly]];
         if (l.withConsumer) runs.push(['producers + consumer', l.withConsumer]);
-        return runs.map(([load, x]) => [cell, load, int(x.offeredRecordsPerSec), int(x.achievedRecordsPerSec), fixed(x.loadCpuCores, 2), fixed(x.otherCpuCores, 2), ...lat(x.produce), ...lat(x.endToEnd), errorText(x.errors).trim()]);
+        return runs.map(([load, x]) => [
+          cell,
+          load,
+          int(x.offeredRecordsPerSec),
+          int(x.achievedRecordsPerSec),
+          fixed(x.loadCpuCores, 2),
+          fixed(x.otherCpuCores, 2),
+          ...lat(x.produce),
+          ...lat(x.endToEnd),
+          errorText(x.errors).trim(),
+        ]);
       }),
       ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
@@ -109,11 +272,35 @@ export function render(r: Results): string {
 
   out.push('\n## Storage requests and request cost per GiB of record values (us-east-1 list prices)\n');
   const costRows: { label: string; c: CostPerGib }[] = [];
-  for (const p of r.produce.filter((p) => p.acks === 'all')) costRows.push({ label: `${p.format} produce RF=${p.replicas} min.insync=${p.minInsync} P=${p.partitions} batch=${p.batch}`, c: p.perGib });
-  for (const f of r.fetch) costRows.push({ label: `${f.format} fetch RF=${f.replicas} min.insync=${f.minInsync} P=${f.partitions} (written in ${f.writtenInBatchesOf}s)`, c: f.perGib });
+  for (const p of r.produce.filter((p) => p.acks === 'all'))
+    costRows.push({
+      label: `${p.format} produce RF=${p.replicas} min.insync=${p.minInsync} P=${p.partitions} batch=${p.batch}`,
+      c: p.perGib,
+    });
+  for (const f of r.fetch)
+    costRows.push({
+      label: `${f.format} fetch RF=${f.replicas} min.insync=${f.minInsync} P=${f.partitions} (written in ${f.writtenInBatchesOf}s)`,
+      c: f.perGib,
+    });
   out.push(
     table(
-      ['traffic', 'S3 PUT', 'S3 GET', 'meta get', 'meta query', 'meta put', 'DDB RRU', 'DDB WRU', 'Lambda inv.', 'API req.', '$ S3', '$ DDB', '$ Lambda', '$ API GW', '$ total'],
+      [
+        'traffic',
+        'S3 PUT',
+        'S3 GET',
+        'meta get',
+        'meta query',
+        'meta put',
+        'DDB RRU',
+        'DDB WRU',
+        'Lambda inv.',
+        'API req.',
+        '$ S3',
+        '$ DDB',
+        '$ Lambda',
+        '$ API GW',
+        '$ total',
+      ],
       costRows.map(({ label, c }) => [
         label,
         int(c.s3Puts),
@@ -145,13 +332,28 @@ export function render(r: Results): string {
     table(
       ['phase', ...formats.map((f) => `${f}: peak RSS`)],
       [
-        ['produce matrix (closed loop, sampled every 100 ms)', ...formats.map((f) => peak(r.produce.filter((p) => p.format === f).map((p) => p.peakRssBytes)))],
-        ['fetch matrix (closed loop, sampled)', ...formats.map((f) => peak(r.fetch.filter((p) => p.format === f).map((p) => p.peakRssBytes)))],
+        [
+          'produce matrix (closed loop, sampled every 100 ms)',
+          ...formats.map((f) => peak(r.produce.filter((p) => p.format === f).map((p) => p.peakRssBytes))),
+        ],
+        [
+          'fetch matrix (closed loop, sampled)',
+          ...formats.map((f) => peak(r.fetch.filter((p) => p.format === f).map((p) => p.peakRssBytes))),
+        ],
         [
           'latency runs (open loop, up to 64 requests in flight, sampled)',
-          ...formats.map((f) => peak(r.latency.filter((l) => l.format === f).flatMap((l) => [l.produceOnly.peakRssBytes, l.withConsumer?.peakRssBytes ?? 0]))),
+          ...formats.map((f) =>
+            peak(
+              r.latency
+                .filter((l) => l.format === f)
+                .flatMap((l) => [l.produceOnly.peakRssBytes, l.withConsumer?.peakRssBytes ?? 0]),
+            ),
+          ),
         ],
-        ['whole run of the format (VmHWM)', ...formats.map((f) => (r.peakRssBytes[f] ? mib(r.peakRssBytes[f]) : 'n/a'))],
+        [
+          'whole run of the format (VmHWM)',
+          ...formats.map((f) => (r.peakRssBytes[f] ? mib(r.peakRssBytes[f]) : 'n/a')),
+        ],
       ],
       ['l', ...formats.map(() => 'r' as const)],
     ),
@@ -162,7 +364,14 @@ export function render(r: Results): string {
   out.push(
     table(
       ['target', 'goal', ...formats.flatMap((f) => [`${f}: measured`, 'met'])],
-      t.map((row) => [row.target, row.goal, ...formats.flatMap((f) => [row.measured[f] ?? 'n/a', row.met[f] === undefined ? '?' : row.met[f] ? 'yes' : 'NO'])]),
+      t.map((row) => [
+        row.target,
+        row.goal,
+        ...formats.flatMap((f) => [
+          row.measured[f] ?? 'n/a',
+          row.met[f] === undefined ? '?' : row.met[f] ? 'yes' : 'NO',
+        ]),
+      ]),
       ['l', 'l', ...formats.flatMap(() => ['r', 'l'] as const)],
     ),
   );
@@ -178,7 +387,8 @@ export interface TargetRow {
 
 /** The issue's targets, per format. */
 export function targets(r: Results): TargetRow[] {
-  const best = <T extends { recordsPerSec: number }>(rows: T[]): T | undefined => (rows.length === 0 ? undefined : rows.reduce((a, b) => (b.recordsPerSec > a.recordsPerSec ? b : a)));
+  const best = <T extends { recordsPerSec: number }>(rows: T[]): T | undefined =>
+    rows.length === 0 ? undefined : rows.reduce((a, b) => (b.recordsPerSec > a.recordsPerSec ? b : a));
   const rows: TargetRow[] = [
     { target: 'produce, 1 KiB, batches of 1000, acks=all, RF=1', goal: '>= 100,000 records/s', measured: {}, met: {} },
     { target: 'fetch of the same', goal: '>= 250,000 records/s', measured: {}, met: {} },
@@ -194,7 +404,9 @@ export function targets(r: Results): TargetRow[] {
     rows[i]!.met[f] = met;
   };
   for (const f of r.settings.formats) {
-    const hp = best(r.produce.filter((p) => p.format === f && p.acks === 'all' && p.replicas === 1 && p.batch === 1000));
+    const hp = best(
+      r.produce.filter((p) => p.format === f && p.acks === 'all' && p.replicas === 1 && p.batch === 1000),
+    );
     const hf = best(r.fetch.filter((x) => x.format === f && x.replicas === 1 && x.writtenInBatchesOf === 1000));
     const hl = r.latency.find((l) => l.format === f && l.acks === 'all' && l.replicas === 1 && l.batch === 1000);
     const pc = r.ceilings.find((c) => c.format === f && c.kind === 'produce' && c.batch === 1000);

@@ -45,7 +45,11 @@ export interface FetchRow extends Measurement {
   responseBytes: number;
 }
 
-export interface CeilingRow extends Pick<Measurement, 'recordsPerSec' | 'mbPerSec' | 'latency' | 'serverCpuCores' | 'loadCpuCores' | 'otherCpuCores'> {
+export interface CeilingRow
+  extends Pick<
+    Measurement,
+    'recordsPerSec' | 'mbPerSec' | 'latency' | 'serverCpuCores' | 'loadCpuCores' | 'otherCpuCores'
+  > {
   format: BodyFormat;
   kind: 'produce' | 'fetch';
   /** records/s of every run; the row shows the best. */
@@ -85,8 +89,23 @@ export interface Calibration {
 
 export interface Results {
   mode: string;
-  machine: { cpus: number; cpuModel: string; memoryBytes: number; node: string; platform: string; loadAverageAtStart: number };
-  settings: { windowMs: number; warmupMs: number; producers: number; loadSetup: string; acksSupported: boolean; formats: BodyFormat[]; [k: string]: unknown };
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    memoryBytes: number;
+    node: string;
+    platform: string;
+    loadAverageAtStart: number;
+  };
+  settings: {
+    windowMs: number;
+    warmupMs: number;
+    producers: number;
+    loadSetup: string;
+    acksSupported: boolean;
+    formats: BodyFormat[];
+    [k: string]: unknown;
+  };
   calibration: Calibration[];
   produce: ProduceRow[];
   fetch: FetchRow[];
@@ -99,5 +118,15 @@ export interface Results {
 }
 
 export const sameCell = (a: Cell, b: Cell) =>
-  a.format === b.format && a.acks === b.acks && a.replicas === b.replicas && a.minInsync === b.minInsync && a.partitions === b.partitions && a.batch === b.batch;
-export const errorText = (e: Record<string, number>) => (Object.keys(e).length > 0 ? ` (errors: ${Object.entries(e).map(([k, v]) => `${k} x${v}`).join(', ')})` : '');
+  a.format === b.format &&
+  a.acks === b.acks &&
+  a.replicas === b.replicas &&
+  a.minInsync === b.minInsync &&
+  a.partitions === b.partitions &&
+  a.batch === b.batch;
+export const errorText = (e: Record<string, number>) =>
+  Object.keys(e).length > 0
+    ? ` (errors: ${Object.entries(e)
+        .map(([k, v]) => `${k} x${v}`)
+        .join(', ')})`
+    : '';

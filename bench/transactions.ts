@@ -15,7 +15,9 @@ import { parseArgs } from 'node:util';
 import { Kafka, type Producer } from '../src/client/index.js';
 import { startServer } from './processes.js';
 
-const { values: opts } = parseArgs({ options: { 'window-ms': { type: 'string' }, producers: { type: 'string' }, batch: { type: 'string' } } });
+const { values: opts } = parseArgs({
+  options: { 'window-ms': { type: 'string' }, producers: { type: 'string' }, batch: { type: 'string' } },
+});
 const WINDOW_MS = Number(opts['window-ms'] ?? 5000);
 const PRODUCERS = Number(opts.producers ?? 4);
 const BATCH = Number(opts.batch ?? 1000);
@@ -32,7 +34,10 @@ interface Row {
 /** `perTransaction` 0: idempotent sends; n: transactions of n batches each. */
 async function measure(url: string, perTransaction: number, round = -1): Promise<Row> {
   const kafka = new Kafka({ url });
-  const kind = perTransaction === 0 ? 'idempotent' : `transactional, ${perTransaction} batch${perTransaction > 1 ? 'es' : ''} per transaction`;
+  const kind =
+    perTransaction === 0
+      ? 'idempotent'
+      : `transactional, ${perTransaction} batch${perTransaction > 1 ? 'es' : ''} per transaction`;
   const topic = `bench-${perTransaction}-${round}`;
   await kafka.admin().createTopics({ topics: [{ topic, numPartitions: PRODUCERS }] });
   const messages = (p: number) => Array.from({ length: BATCH }, () => ({ partition: p, value: VALUE }));
@@ -41,9 +46,14 @@ async function measure(url: string, perTransaction: number, round = -1): Promise
   const producers: Producer[] = [];
   const deadline = Date.now() + WINDOW_MS;
   const loop = async (p: number) => {
-    const producer = kafka.producer(perTransaction > 0 ? { transactionalId: `bench-${perTransaction}-${round}-${p}`, batchSize: 1 << 20, lingerMs: 0 } : { batchSize: 1 << 20, lingerMs: 0 });
+    const producer = kafka.producer(
+      perTransaction > 0
+        ? { transactionalId: `bench-${perTransaction}-${round}-${p}`, batchSize: 1 << 20, lingerMs: 0 }
+        : { batchSize: 1 << 20, lingerMs: 0 },
+    );
     producers.push(producer);
-    if (perTransaction > 0) await (await producer.transaction()).abort(); // init outside the window
+    if (perTransaction > 0)
+      await (await producer.transaction()).abort(); // init outside the window
     else await producer.connect();
     while (Date.now() < deadline) {
       const t0 = performance.now();
@@ -66,7 +76,9 @@ async function measure(url: string, perTransaction: number, round = -1): Promise
 }
 
 const dataDir = await mkdtemp(join(tmpdir(), 'bench-txn-'));
-const server = await startServer('src/server.ts', ['--port', '0', '--data-dir', dataDir], { env: { STORAGE_BACKEND: 'local', SCHEDULER_INTERVAL_MS: '0' } });
+const server = await startServer('src/server.ts', ['--port', '0', '--data-dir', dataDir], {
+  env: { STORAGE_BACKEND: 'local', SCHEDULER_INTERVAL_MS: '0' },
+});
 try {
   const rate = (r: Row) => r.records / r.seconds;
   // Two interleaved rounds (after a warm-up), the better of each kept: a shared machine's noise and
@@ -79,10 +91,14 @@ try {
       if (!rows[i] || rate(r) > rate(rows[i]!)) rows[i] = r;
     }
   }
-  console.log(`| produce, ${BATCH}-record batches, ${PRODUCERS} producers x 1 partition | records/s | vs idempotent | per batch p50 | p99 |`);
+  console.log(
+    `| produce, ${BATCH}-record batches, ${PRODUCERS} producers x 1 partition | records/s | vs idempotent | per batch p50 | p99 |`,
+  );
   console.log('| --- | --- | --- | --- | --- |');
   for (const r of rows) {
-    console.log(`| ${r.kind} | ${Math.round(rate(r)).toLocaleString('en')} | ${((100 * rate(r)) / rate(rows[0]!)).toFixed(0)}% | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms |`);
+    console.log(
+      `| ${r.kind} | ${Math.round(rate(r)).toLocaleString('en')} | ${((100 * rate(r)) / rate(rows[0]!)).toFixed(0)}% | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms |`,
+    );
   }
 } finally {
   await server.stop();

@@ -7,7 +7,13 @@
  * the request's principal is `User:<id>`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerResult, APIGatewaySimpleAuthorizerWithContextResult } from 'aws-lambda';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayRequestAuthorizerEvent,
+  APIGatewayRequestAuthorizerEventV2,
+  APIGatewaySimpleAuthorizerResult,
+  APIGatewaySimpleAuthorizerWithContextResult,
+} from 'aws-lambda';
 import { connectPolicy } from './websocket-policy.js';
 
 export interface AcceptedKey {
@@ -37,10 +43,16 @@ const keys = parseDigests(process.env.API_KEY_SHA256);
 type Result = APIGatewaySimpleAuthorizerResult | APIGatewaySimpleAuthorizerWithContextResult<{ apiKeyId: string }>;
 
 /** The HTTP API asks with a v2 event (simple answer); the push WebSocket API's $connect with a v1 event (IAM policy). */
-export const handler = async (event: APIGatewayRequestAuthorizerEventV2 | APIGatewayRequestAuthorizerEvent): Promise<Result | APIGatewayAuthorizerResult> => {
+export const handler = async (
+  event: APIGatewayRequestAuthorizerEventV2 | APIGatewayRequestAuthorizerEvent,
+): Promise<Result | APIGatewayAuthorizerResult> => {
   const headers = event.headers ?? {};
   const key = headers['x-api-key'] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === 'x-api-key')?.[1];
   const apiKeyId = acceptedKeyId(key, keys);
-  if ('methodArn' in event) return { ...connectPolicy(apiKeyId !== undefined, event.methodArn, apiKeyId ?? 'anonymous'), ...(apiKeyId !== undefined && { context: { apiKeyId } }) };
+  if ('methodArn' in event)
+    return {
+      ...connectPolicy(apiKeyId !== undefined, event.methodArn, apiKeyId ?? 'anonymous'),
+      ...(apiKeyId !== undefined && { context: { apiKeyId } }),
+    };
   return apiKeyId === undefined ? { isAuthorized: false } : { isAuthorized: true, context: { apiKeyId } };
 };

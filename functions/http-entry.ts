@@ -28,7 +28,8 @@ export function createHttpHandler(functionName: string, env: Record<string, stri
   const config = serverConfigFromEnv(env);
   const storage = instrumentStorage(createStorage(config.backend));
   const app = createApp(createServices(config, storage, systemClock, { metrics: scopeMetrics }), {
-    logError: (e, context) => log(telemetry, 'error', 'unhandled error', { ...context, error: e instanceof Error ? e.stack : String(e) }),
+    logError: (e, context) =>
+      log(telemetry, 'error', 'unhandled error', { ...context, error: e instanceof Error ? e.stack : String(e) }),
     audit: (msg, fields) => log(telemetry, 'warn', msg, fields),
     // On the scope, the principal rides on every log line of the request, the access line too.
     onPrincipal: (principal) => {

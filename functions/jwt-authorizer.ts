@@ -13,7 +13,9 @@ const audience = (process.env.JWT_AUDIENCE ?? '').split(',').filter(Boolean);
 let keys: Promise<JWTVerifyGetKey> | undefined;
 
 async function discoverKeys(): Promise<JWTVerifyGetKey> {
-  const res = await fetch(`${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(3000) });
+  const res = await fetch(`${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`, {
+    signal: AbortSignal.timeout(3000),
+  });
   if (!res.ok) throw new Error(`OpenID discovery at ${issuer} answered ${res.status}`);
   const { jwks_uri } = (await res.json()) as { jwks_uri?: string };
   if (!jwks_uri) throw new Error(`OpenID discovery at ${issuer} names no jwks_uri`);

@@ -42,7 +42,6 @@ export const METRIC_UNITS = {
 
 export type MetricName = keyof typeof METRIC_UNITS;
 
-
 /** What is known about the function a process runs as; one per cold start. */
 export interface Telemetry {
   /** The EMF namespace, e.g. `S3KafkaLog`. */

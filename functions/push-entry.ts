@@ -28,7 +28,11 @@ export function createPushHandler(env: Record<string, string | undefined>, stora
       return reply ? { statusCode: 200, body: JSON.stringify(reply) } : { statusCode: 200 };
     } catch (e) {
       const { status, body } = toErrorResponse(e);
-      if (status >= 500) log(telemetry, 'error', 'push subscribe failed', { connectionId, error: e instanceof Error ? e.stack : String(e) });
+      if (status >= 500)
+        log(telemetry, 'error', 'push subscribe failed', {
+          connectionId,
+          error: e instanceof Error ? e.stack : String(e),
+        });
       return { statusCode: 200, body: JSON.stringify({ type: 'error', error: body.error, message: body.message }) };
     }
   };

@@ -14,7 +14,16 @@ import { createServices, createStorage, runMaintenancePass, type Storage } from 
 import { serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
 import type { AppServices } from '../src/http/app-env.js';
 import { instrumentStorage } from './instrumented-storage.js';
-import { addMetric, inScope, log, Scope, scopeMetrics, telemetryFromEnv, type LogLevel, type Telemetry } from './observability.js';
+import {
+  addMetric,
+  inScope,
+  log,
+  Scope,
+  scopeMetrics,
+  telemetryFromEnv,
+  type LogLevel,
+  type Telemetry,
+} from './observability.js';
 
 export interface SchedulerDeps {
   config: ServerConfig;
@@ -34,7 +43,8 @@ export async function runScheduledPass(deps: SchedulerDeps): Promise<SchedulerRe
   return runMaintenancePass(deps.storage, deps.services, {
     deadline: deps.deadline,
     options: deps.config.scheduler.options,
-    log: ({ level, msg, ...fields }) => log(deps.telemetry, (level as LogLevel | undefined) ?? 'info', String(msg), fields),
+    log: ({ level, msg, ...fields }) =>
+      log(deps.telemetry, (level as LogLevel | undefined) ?? 'info', String(msg), fields),
   });
 }
 
@@ -46,19 +56,28 @@ const config = serverConfigFromEnv(process.env);
 const storage = instrumentStorage(createStorage(config.backend));
 const services = createServices(config, storage, systemClock, { metrics: scopeMetrics });
 
-export const handler = async (event: Partial<ScheduledEvent> | undefined, context: Context): Promise<SchedulerReport> => {
+export const handler = async (
+  event: Partial<ScheduledEvent> | undefined,
+  context: Context,
+): Promise<SchedulerReport> => {
   const scope = new Scope(context.awsRequestId, event?.time ? { scheduledAt: event.time } : {});
   return inScope(telemetry, scope, async () => {
     const started = systemClock.now();
     const deadline = started + Math.max(context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS, 0);
     try {
       const report = await runScheduledPass({ config, storage, services, deadline, telemetry });
-      addMetric('SchedulerWork', Object.values(report).reduce((n, v) => n + v, 0));
+      addMetric(
+        'SchedulerWork',
+        Object.values(report).reduce((n, v) => n + v, 0),
+      );
       log(telemetry, 'info', 'scheduler run', { durationMs: systemClock.now() - started, ...report });
       return report;
     } catch (e) {
       addMetric('SchedulerFailures');
-      log(telemetry, 'error', 'scheduler run failed', { durationMs: systemClock.now() - started, error: e instanceof Error ? e.stack : String(e) });
+      log(telemetry, 'error', 'scheduler run failed', {
+        durationMs: systemClock.now() - started,
+        error: e instanceof Error ? e.stack : String(e),
+      });
       throw e;
     }
   });

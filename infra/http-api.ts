@@ -6,10 +6,22 @@
  * Routes are added with addRoutes (HttpApi's `defaultIntegration` fails to synth here); the
  * admin function's `ANY /{proxy+}` plays the catch-all.
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { CfnStage, HttpApi, HttpMethod, LogGroupLogDestination, type HttpStage, type IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
-import { HttpIamAuthorizer, HttpJwtAuthorizer, HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import {
+  type CfnStage,
+  HttpApi,
+  HttpMethod,
+  LogGroupLogDestination,
+  type HttpStage,
+  type IHttpRouteAuthorizer,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  HttpIamAuthorizer,
+  HttpJwtAuthorizer,
+  HttpLambdaAuthorizer,
+  HttpLambdaResponseType,
+} from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -67,7 +79,10 @@ export class LogHttpApi extends Construct {
       createDefaultStage: false,
       defaultAuthorizer: authorizerFor(props.auth, props.authorizerFunction),
     });
-    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: props.logRetention, removalPolicy: props.removalPolicy });
+    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
     this.stage = this.api.addStage('DefaultStage', {
       stageName: '$default',
       autoDeploy: true,
@@ -77,17 +92,27 @@ export class LogHttpApi extends Construct {
     const integrations = new Map<HttpFunctionName, HttpLambdaIntegration>();
     const integration = (target: HttpFunctionName) => {
       let i = integrations.get(target);
-      if (!i) integrations.set(target, (i = new HttpLambdaIntegration(`${target}Integration`, props.functions[target])));
+      if (!i)
+        integrations.set(target, (i = new HttpLambdaIntegration(`${target}Integration`, props.functions[target])));
       return i;
     };
-    const routes = API_ROUTES.flatMap((route) => this.api.addRoutes({ path: route.path, methods: [HttpMethod[route.method]], integration: integration(route.target) }));
+    const routes = API_ROUTES.flatMap((route) =>
+      this.api.addRoutes({
+        path: route.path,
+        methods: [HttpMethod[route.method]],
+        integration: integration(route.target),
+      }),
+    );
     const data = props.dataRouteThrottle;
     if (data) {
       // A stage's route settings name routes that must exist first.
       for (const r of routes) this.stage.node.addDependency(r);
       // RouteSettings is untyped JSON in CloudFormation's schema: CDK passes it as written, so CloudFormation's own names.
       (this.stage.node.defaultChild as CfnStage).routeSettings = Object.fromEntries(
-        API_ROUTES.filter((r) => r.target !== 'admin').map((r) => [`${r.method} ${r.path}`, { ThrottlingRateLimit: data.rateLimit, ThrottlingBurstLimit: data.burstLimit }]),
+        API_ROUTES.filter((r) => r.target !== 'admin').map((r) => [
+          `${r.method} ${r.path}`,
+          { ThrottlingRateLimit: data.rateLimit, ThrottlingBurstLimit: data.burstLimit },
+        ]),
       );
     }
   }

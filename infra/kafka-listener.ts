@@ -5,7 +5,7 @@
  * state of their own: any task serves any partition and any group, as the Lambdas do (every change
  * is a conditional write). The scheduler stays the stack's Lambda. Costs: docs/cost-model.md.
  */
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -37,8 +37,13 @@ const TASK_PORT = 9092;
 
 /** Everything the listener does: produce, fetch, admin and groups (the union of the functions' grants). */
 const LISTENER_ACCESS: DataAccess = (() => {
-  const union = (pick: (a: DataAccess) => readonly string[]) => [...new Set(Object.values(DATA_ACCESS).flatMap(pick))].sort();
-  return { objectActions: union((a) => a.objectActions), bucketActions: union((a) => a.bucketActions), tableActions: union((a) => a.tableActions) };
+  const union = (pick: (a: DataAccess) => readonly string[]) =>
+    [...new Set(Object.values(DATA_ACCESS).flatMap(pick))].sort();
+  return {
+    objectActions: union((a) => a.objectActions),
+    bucketActions: union((a) => a.bucketActions),
+    tableActions: union((a) => a.tableActions),
+  };
 })();
 
 export class KafkaListener extends Construct {
@@ -52,12 +57,28 @@ export class KafkaListener extends Construct {
       maxAzs: 2,
       natGateways: 0,
       subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC }],
-      gatewayEndpoints: { S3: { service: ec2.GatewayVpcEndpointAwsService.S3 }, DynamoDB: { service: ec2.GatewayVpcEndpointAwsService.DYNAMODB } },
-      flowLogs: { all: { destination: ec2.FlowLogDestination.toCloudWatchLogs(new logs.LogGroup(this, 'FlowLogs', { retention: props.logRetention, removalPolicy: props.removalPolicy })) } },
+      gatewayEndpoints: {
+        S3: { service: ec2.GatewayVpcEndpointAwsService.S3 },
+        DynamoDB: { service: ec2.GatewayVpcEndpointAwsService.DYNAMODB },
+      },
+      flowLogs: {
+        all: {
+          destination: ec2.FlowLogDestination.toCloudWatchLogs(
+            new logs.LogGroup(this, 'FlowLogs', { retention: props.logRetention, removalPolicy: props.removalPolicy }),
+          ),
+        },
+      },
     });
     const cluster = new ecs.Cluster(this, 'Cluster', { vpc, containerInsightsV2: ecs.ContainerInsights.ENABLED });
 
-    const task = new ecs.FargateTaskDefinition(this, 'Task', { cpu: 1024, memoryLimitMiB: 2048, runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.ARM64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX } });
+    const task = new ecs.FargateTaskDefinition(this, 'Task', {
+      cpu: 1024,
+      memoryLimitMiB: 2048,
+      runtimePlatform: {
+        cpuArchitecture: ecs.CpuArchitecture.ARM64,
+        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
+      },
+    });
     task.addContainer('listener', {
       image: ecs.ContainerImage.fromAsset(join(import.meta.dirname, '..'), {
         file: 'infra/kafka-listener.Dockerfile',
@@ -77,12 +98,23 @@ export class KafkaListener extends Construct {
         // The HTTP API stays on API Gateway; inside the task it only answers on localhost.
         HOST: '127.0.0.1',
       },
-      logging: ecs.LogDrivers.awsLogs({ streamPrefix: 'kafka', logGroup: new logs.LogGroup(this, 'Logs', { retention: props.logRetention, removalPolicy: props.removalPolicy }) }),
+      logging: ecs.LogDrivers.awsLogs({
+        streamPrefix: 'kafka',
+        logGroup: new logs.LogGroup(this, 'Logs', {
+          retention: props.logRetention,
+          removalPolicy: props.removalPolicy,
+        }),
+      }),
     });
     props.stores.grant(task.taskRole, LISTENER_ACCESS);
-    task.taskRole.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...LISTENER_ACCESS.tableActions], resources: [props.table.tableArn] }));
+    task.taskRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: [...LISTENER_ACCESS.tableActions], resources: [props.table.tableArn] }),
+    );
 
-    const securityGroup = new ec2.SecurityGroup(this, 'TaskSecurityGroup', { vpc, description: 'Kafka listener tasks: the load balancer forwards client connections (client IPs preserved)' });
+    const securityGroup = new ec2.SecurityGroup(this, 'TaskSecurityGroup', {
+      vpc,
+      description: 'Kafka listener tasks: the load balancer forwards client connections (client IPs preserved)',
+    });
     securityGroup.addIngressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(TASK_PORT), 'Kafka clients through the NLB');
     this.service = new ecs.FargateService(this, 'Service', {
       cluster,
@@ -94,13 +126,25 @@ export class KafkaListener extends Construct {
       minHealthyPercent: 100,
     });
     const scaling = this.service.autoScaleTaskCount({ minCapacity: 1, maxCapacity: props.maxTasks });
-    scaling.scaleOnCpuUtilization('Cpu', { targetUtilizationPercent: 60, scaleInCooldown: Duration.minutes(5), scaleOutCooldown: Duration.minutes(1) });
+    scaling.scaleOnCpuUtilization('Cpu', {
+      targetUtilizationPercent: 60,
+      scaleInCooldown: Duration.minutes(5),
+      scaleOutCooldown: Duration.minutes(1),
+    });
 
-    this.loadBalancer = new elbv2.NetworkLoadBalancer(this, 'Nlb', { vpc, internetFacing: true, crossZoneEnabled: true });
+    this.loadBalancer = new elbv2.NetworkLoadBalancer(this, 'Nlb', {
+      vpc,
+      internetFacing: true,
+      crossZoneEnabled: true,
+    });
     const listener = this.loadBalancer.addListener('Tls', {
       port: KAFKA_TLS_PORT,
       protocol: elbv2.Protocol.TLS,
-      certificates: [elbv2.ListenerCertificate.fromCertificateManager(acm.Certificate.fromCertificateArn(this, 'Certificate', props.certificateArn))],
+      certificates: [
+        elbv2.ListenerCertificate.fromCertificateManager(
+          acm.Certificate.fromCertificateArn(this, 'Certificate', props.certificateArn),
+        ),
+      ],
       sslPolicy: elbv2.SslPolicy.TLS13_RES,
     });
     listener.addTargets('Tasks', {
@@ -112,12 +156,32 @@ export class KafkaListener extends Construct {
     });
 
     const why = (id: string, reason: string, at: Construct = this) => Validations.of(at).acknowledge({ id, reason });
-    why('AwsSolutions-ELB2', 'The NLB passes TLS connections through to the tasks; connection logs would duplicate the listener\'s own JSON logs at the cost of a bucket per stack.', this.loadBalancer);
-    why('AwsSolutions-EC23', 'Kafka clients connect from anywhere to the NLB, which preserves client IPs, so the tasks take port 9092 from any address; TLS ends at the NLB, SASL/PLAIN is the listener\'s.', securityGroup);
-    why('AwsSolutions-ECS2', 'The environment holds bucket and table names and the advertised host: configuration, no secret.', task);
-    why('AwsSolutions-IAM5[Resource::*]', 'The execution role pulls the image: ECR\'s GetAuthorizationToken takes no resource, so it is granted on * (as CDK grants it); the layer actions name the one repository.', task.obtainExecutionRole());
+    why(
+      'AwsSolutions-ELB2',
+      "The NLB passes TLS connections through to the tasks; connection logs would duplicate the listener's own JSON logs at the cost of a bucket per stack.",
+      this.loadBalancer,
+    );
+    why(
+      'AwsSolutions-EC23',
+      "Kafka clients connect from anywhere to the NLB, which preserves client IPs, so the tasks take port 9092 from any address; TLS ends at the NLB, SASL/PLAIN is the listener's.",
+      securityGroup,
+    );
+    why(
+      'AwsSolutions-ECS2',
+      'The environment holds bucket and table names and the advertised host: configuration, no secret.',
+      task,
+    );
+    why(
+      'AwsSolutions-IAM5[Resource::*]',
+      "The execution role pulls the image: ECR's GetAuthorizationToken takes no resource, so it is granted on * (as CDK grants it); the layer actions name the one repository.",
+      task.obtainExecutionRole(),
+    );
     for (const finding of props.stores.objectArnFindings()) {
-      why(finding, `Objects are created under fresh keys per request, so the listener's object actions (${LISTENER_ACCESS.objectActions.join(', ')}) name every key of the stack's own replica buckets (bucket/*) and nothing else.`, task.taskRole);
+      why(
+        finding,
+        `Objects are created under fresh keys per request, so the listener's object actions (${LISTENER_ACCESS.objectActions.join(', ')}) name every key of the stack's own replica buckets (bucket/*) and nothing else.`,
+        task.taskRole,
+      );
     }
   }
 }

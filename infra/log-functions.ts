@@ -11,7 +11,7 @@
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -34,7 +34,8 @@ export const BUNDLING: BundlingOptions = {
   // Everything is bundled but the SQLite adapter (src/compose.ts imports it dynamically, by this path).
   externalModules: ['*/storage/sqlite-metadata-store.js'],
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
-  banner: "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);",
+  banner:
+    "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);",
 };
 
 export type LogFunctionName = 'produce' | 'fetch' | 'admin' | 'push' | 'scheduler';
@@ -54,11 +55,27 @@ interface FunctionSpec {
  * while a consumer with a push connection is idle (its fetches ask for no server wait).
  */
 export const FUNCTION_SPECS: Readonly<Record<LogFunctionName, FunctionSpec>> = {
-  produce: { description: 'Produce: POST .../topics/{topic}/records[:batch]', memorySize: 1024, timeout: Duration.seconds(29) },
-  fetch: { description: 'Fetch: GET .../partitions/{partition}/records', memorySize: 1024, timeout: Duration.seconds(29) },
+  produce: {
+    description: 'Produce: POST .../topics/{topic}/records[:batch]',
+    memorySize: 1024,
+    timeout: Duration.seconds(29),
+  },
+  fetch: {
+    description: 'Fetch: GET .../partitions/{partition}/records',
+    memorySize: 1024,
+    timeout: Duration.seconds(29),
+  },
   admin: { description: 'Admin: topics, configs, partitions, offsets', memorySize: 512, timeout: Duration.seconds(29) },
-  push: { description: 'Push: the WebSocket API subscribe route (arms partitions)', memorySize: 256, timeout: Duration.seconds(10) },
-  scheduler: { description: 'Scheduled maintenance: timers, retention, compaction, orphan GC', memorySize: 1024, timeout: Duration.minutes(5) },
+  push: {
+    description: 'Push: the WebSocket API subscribe route (arms partitions)',
+    memorySize: 256,
+    timeout: Duration.seconds(10),
+  },
+  scheduler: {
+    description: 'Scheduled maintenance: timers, retention, compaction, orphan GC',
+    memorySize: 1024,
+    timeout: Duration.minutes(5),
+  },
 };
 
 export interface LogFunctionsProps {
@@ -80,8 +97,17 @@ export class LogFunctions extends Construct {
 
   constructor(scope: Construct, id: string, props: LogFunctionsProps) {
     super(scope, id);
-    const make = (name: string, entry: string, spec: FunctionSpec, environment: Record<string, string>, extra: Partial<lambda.FunctionProps> = {}) => {
-      const logGroup = new logs.LogGroup(this, `${name}Logs`, { retention: props.logRetention, removalPolicy: props.removalPolicy });
+    const make = (
+      name: string,
+      entry: string,
+      spec: FunctionSpec,
+      environment: Record<string, string>,
+      extra: Partial<lambda.FunctionProps> = {},
+    ) => {
+      const logGroup = new logs.LogGroup(this, `${name}Logs`, {
+        retention: props.logRetention,
+        removalPolicy: props.removalPolicy,
+      });
       const role = new iam.Role(this, `${name}Role`, {
         assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
         description: `${name} function: its log group and the data actions of infra/data-access.ts`,
@@ -107,7 +133,9 @@ export class LogFunctions extends Construct {
     const fn = (name: LogFunctionName, extra?: Partial<lambda.FunctionProps>) =>
       make(name[0]!.toUpperCase() + name.slice(1), `${name}.ts`, FUNCTION_SPECS[name], props.environment, {
         ...extra,
-        ...(props.reservedConcurrency?.[name] !== undefined && { reservedConcurrentExecutions: props.reservedConcurrency[name] }),
+        ...(props.reservedConcurrency?.[name] !== undefined && {
+          reservedConcurrentExecutions: props.reservedConcurrency[name],
+        }),
       });
     this.byName = {
       produce: fn('produce'),
@@ -121,7 +149,11 @@ export class LogFunctions extends Construct {
       this.authorizer = make(
         'ApiKeyAuthorizer',
         'api-key-authorizer.ts',
-        { description: 'API-key authorizer (x-api-key against SHA-256 digests)', memorySize: 256, timeout: Duration.seconds(5) },
+        {
+          description: 'API-key authorizer (x-api-key against SHA-256 digests)',
+          memorySize: 256,
+          timeout: Duration.seconds(5),
+        },
         { API_KEY_SHA256: props.apiKeyDigests.join(',') },
       );
     }
@@ -129,7 +161,11 @@ export class LogFunctions extends Construct {
       this.authorizer = make(
         'JwtAuthorizer',
         'jwt-authorizer.ts',
-        { description: 'Push API JWT authorizer (issuer, audience, signature by the issuer\'s JWKS)', memorySize: 256, timeout: Duration.seconds(5) },
+        {
+          description: "Push API JWT authorizer (issuer, audience, signature by the issuer's JWKS)",
+          memorySize: 256,
+          timeout: Duration.seconds(5),
+        },
         { JWT_ISSUER: props.jwt.issuer, JWT_AUDIENCE: props.jwt.audiences.join(',') },
       );
     }

@@ -2,7 +2,17 @@
  * One deployment: replica buckets, the metadata table, the functions, the HTTP API, the
  * scheduler's schedule, least-privilege grants, monitoring and the outputs a client needs.
  */
-import { Annotations, Aspects, CfnOutput, CfnResource, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import {
+  Annotations,
+  Aspects,
+  CfnOutput,
+  CfnResource,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  Validations,
+  type StackProps,
+} from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -26,7 +36,11 @@ export const METRICS_NAMESPACE = 'S3KafkaLog';
  * fields) inflates to about 1.5 MB for 1 KiB records (test/functions/request-counts.test.ts). Whatever
  * the records, a fetch answer keeps within MAX_RESPONSE_BYTES (src/http/answer-limit.ts).
  */
-export const LAMBDA_PAYLOAD_LIMITS = { MAX_REQUEST_BYTES: String(4 * 1024 * 1024), MAX_FETCH_BYTES: String(1024 * 1024), MAX_RESPONSE_BYTES: String(6_000_000) };
+export const LAMBDA_PAYLOAD_LIMITS = {
+  MAX_REQUEST_BYTES: String(4 * 1024 * 1024),
+  MAX_FETCH_BYTES: String(1024 * 1024),
+  MAX_RESPONSE_BYTES: String(6_000_000),
+};
 
 export interface LogStackProps extends StackProps {
   config: LogStackConfig;
@@ -64,7 +78,11 @@ export class LogStack extends Stack {
       removalPolicy,
     });
 
-    if (config.security.authorization && config.security.superUsers.length === 0 && !config.security.allowEveryoneIfNoAclFound) {
+    if (
+      config.security.authorization &&
+      config.security.superUsers.length === 0 &&
+      !config.security.allowEveryoneIfNoAclFound
+    ) {
       Annotations.of(this).addWarningV2(
         's3-kafka-log:no-super-users',
         'authorization is on and no superUsers are set: no principal can create the first ACL (set -c superUsers=User:<your IAM role ARN>)',
@@ -92,17 +110,22 @@ export class LogStack extends Stack {
       reservedConcurrency: config.reservedConcurrency,
     });
 
-    for (const [name, fn] of Object.entries(this.functions.byName) as [DataFunctionName, LogFunctions['byName'][DataFunctionName]][]) {
+    for (const [name, fn] of Object.entries(this.functions.byName) as [
+      DataFunctionName,
+      LogFunctions['byName'][DataFunctionName],
+    ][]) {
       const access = DATA_ACCESS[name];
       this.stores.grant(fn, access);
-      fn.addToRolePolicy(new iam.PolicyStatement({ actions: [...access.tableActions], resources: [this.table.tableArn] }));
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({ actions: [...access.tableActions], resources: [this.table.tableArn] }),
+      );
       if (access.objectActions.length > 0) {
         for (const id of this.stores.objectArnFindings()) {
           Validations.of(fn.role!).acknowledge({
             id,
             reason:
               `Objects are created under fresh keys per request, so object actions (${access.objectActions.join(', ')}) ` +
-              'name every key of the stack\'s own replica buckets (bucket/*) and nothing else.',
+              "name every key of the stack's own replica buckets (bucket/*) and nothing else.",
           });
         }
       }
@@ -148,7 +171,12 @@ export class LogStack extends Stack {
     new events.Rule(this, 'SchedulerSchedule', {
       description: `Runs scheduled maintenance every ${config.schedulerRateMinutes} minute(s)`,
       schedule: events.Schedule.rate(rate),
-      targets: [new targets.LambdaFunction(this.functions.byName.scheduler, { retryAttempts: 0, maxEventAge: Duration.seconds(Math.max(60, rate.toSeconds())) })],
+      targets: [
+        new targets.LambdaFunction(this.functions.byName.scheduler, {
+          retryAttempts: 0,
+          maxEventAge: Duration.seconds(Math.max(60, rate.toSeconds())),
+        }),
+      ],
     });
 
     this.monitoring = new Monitoring(this, 'Monitoring', {
@@ -168,18 +196,35 @@ export class LogStack extends Stack {
     if (runtime !== RUNTIME.name) {
       Aspects.of(this).add({
         visit: (node) => {
-          if (node instanceof CfnResource && node.cfnResourceType === 'AWS::Lambda::Function') node.addPropertyOverride('Runtime', runtime);
+          if (node instanceof CfnResource && node.cfnResourceType === 'AWS::Lambda::Function')
+            node.addPropertyOverride('Runtime', runtime);
         },
       });
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the v3 API (append v3/clusters)' });
-    if (this.pushApi) new CfnOutput(this, 'PushUrl', { value: this.pushApi.url, description: 'The consumers\' push WebSocket URL (the client\'s pushUrl)' });
-    new CfnOutput(this, 'ClusterId', { value: config.clusterId, description: 'The cluster id in /v3/clusters/{cluster_id}' });
-    new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'DynamoDB metadata table (TABLE_NAME)' });
-    new CfnOutput(this, 'BucketNames', { value: this.stores.bucketNames.join(','), description: 'Replica buckets in replica-id order (BUCKETS)' });
+    if (this.pushApi)
+      new CfnOutput(this, 'PushUrl', {
+        value: this.pushApi.url,
+        description: "The consumers' push WebSocket URL (the client's pushUrl)",
+      });
+    new CfnOutput(this, 'ClusterId', {
+      value: config.clusterId,
+      description: 'The cluster id in /v3/clusters/{cluster_id}',
+    });
+    new CfnOutput(this, 'TableName', {
+      value: this.table.tableName,
+      description: 'DynamoDB metadata table (TABLE_NAME)',
+    });
+    new CfnOutput(this, 'BucketNames', {
+      value: this.stores.bucketNames.join(','),
+      description: 'Replica buckets in replica-id order (BUCKETS)',
+    });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.alarmTopic.topicArn, description: 'Subscribe to get alarm notifications' });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.monitoring.alarmTopic.topicArn,
+      description: 'Subscribe to get alarm notifications',
+    });
 
     if (config.kafkaListener) {
       const kafka = new KafkaListener(this, 'KafkaListener', {
@@ -190,9 +235,14 @@ export class LogStack extends Stack {
         logRetention: config.logRetention,
         removalPolicy,
       });
-      new CfnOutput(this, 'KafkaBootstrap', { value: `${config.kafkaListener.hostName}:${KAFKA_TLS_PORT}`, description: 'bootstrap.servers for Kafka clients (security.protocol=SSL)' });
-      new CfnOutput(this, 'KafkaLoadBalancerDns', { value: kafka.loadBalancer.loadBalancerDnsName, description: 'Point kafkaHostName at this name (CNAME or alias)' });
+      new CfnOutput(this, 'KafkaBootstrap', {
+        value: `${config.kafkaListener.hostName}:${KAFKA_TLS_PORT}`,
+        description: 'bootstrap.servers for Kafka clients (security.protocol=SSL)',
+      });
+      new CfnOutput(this, 'KafkaLoadBalancerDns', {
+        value: kafka.loadBalancer.loadBalancerDnsName,
+        description: 'Point kafkaHostName at this name (CNAME or alias)',
+      });
     }
-
   }
 }

@@ -27,7 +27,10 @@ export interface MonitoringProps {
   alarmEmail?: string;
 }
 
-export type ApiMetrics = Record<'metricCount' | 'metricClientError' | 'metricServerError' | 'metricLatency', (props?: cw.MetricOptions) => cw.Metric>;
+export type ApiMetrics = Record<
+  'metricCount' | 'metricClientError' | 'metricServerError' | 'metricLatency',
+  (props?: cw.MetricOptions) => cw.Metric
+>;
 
 const FIVE_MINUTES = Duration.minutes(5);
 
@@ -105,33 +108,63 @@ export class Monitoring extends Construct {
     });
 
     const custom = (metricName: string, label: string, statistic = 'Sum') =>
-      new cw.Metric({ namespace: props.namespace, metricName, dimensionsMap: { Service: props.service }, statistic, label, period: Duration.minutes(1) });
+      new cw.Metric({
+        namespace: props.namespace,
+        metricName,
+        dimensionsMap: { Service: props.service },
+        statistic,
+        label,
+        period: Duration.minutes(1),
+      });
     const perFunction = (label: string, metric: (fn: IFunction) => cw.IMetric) =>
       new cw.GraphWidget({ title: label, width: 6, left: Object.values(all).map(metric) });
 
-    this.dashboard = new cw.Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName, defaultInterval: Duration.hours(3) });
+    this.dashboard = new cw.Dashboard(this, 'Dashboard', {
+      dashboardName: props.dashboardName,
+      defaultInterval: Duration.hours(3),
+    });
     this.dashboard.addWidgets(
       new cw.GraphWidget({
         title: 'API requests',
         width: 12,
         left: [props.api.metricCount({ statistic: 'Sum', label: 'requests' })],
-        right: [props.api.metricClientError({ statistic: 'Sum', label: '4xx' }), props.api.metricServerError({ statistic: 'Sum', label: '5xx' })],
+        right: [
+          props.api.metricClientError({ statistic: 'Sum', label: '4xx' }),
+          props.api.metricServerError({ statistic: 'Sum', label: '5xx' }),
+        ],
       }),
       new cw.GraphWidget({
         title: 'API latency (ms)',
         width: 12,
-        left: [props.api.metricLatency({ statistic: 'p50', label: 'p50' }), props.api.metricLatency({ statistic: 'p99', label: 'p99' })],
+        left: [
+          props.api.metricLatency({ statistic: 'p50', label: 'p50' }),
+          props.api.metricLatency({ statistic: 'p99', label: 'p99' }),
+        ],
       }),
     );
     this.dashboard.addWidgets(
-      new cw.GraphWidget({ title: 'Produce', width: 12, left: [custom('ProduceBytes', 'bytes')], right: [custom('ProduceRecords', 'records')] }),
-      new cw.GraphWidget({ title: 'Fetch', width: 12, left: [custom('FetchBytes', 'bytes')], right: [custom('FetchRecords', 'records')] }),
+      new cw.GraphWidget({
+        title: 'Produce',
+        width: 12,
+        left: [custom('ProduceBytes', 'bytes')],
+        right: [custom('ProduceRecords', 'records')],
+      }),
+      new cw.GraphWidget({
+        title: 'Fetch',
+        width: 12,
+        left: [custom('FetchBytes', 'bytes')],
+        right: [custom('FetchRecords', 'records')],
+      }),
     );
     this.dashboard.addWidgets(
       new cw.GraphWidget({
         title: 'Contention and replication',
         width: 12,
-        left: [custom('CommitRetries', 'commit retries'), custom('ConditionFailures', 'condition failures'), custom('IsrShrinks', 'ISR shrinks')],
+        left: [
+          custom('CommitRetries', 'commit retries'),
+          custom('ConditionFailures', 'condition failures'),
+          custom('IsrShrinks', 'ISR shrinks'),
+        ],
       }),
       new cw.GraphWidget({
         title: 'Storage requests',

@@ -29,7 +29,11 @@ export interface PushApiProps {
 }
 
 /** A mock integration that accepts the request (a $connect or ping that needs no function). */
-const accept = (id: string) => new WebSocketMockIntegration(id, { requestTemplates: { $default: '{"statusCode": 200}' }, templateSelectionExpression: '\\$default' });
+const accept = (id: string) =>
+  new WebSocketMockIntegration(id, {
+    requestTemplates: { $default: '{"statusCode": 200}' },
+    templateSelectionExpression: '\\$default',
+  });
 
 export class PushApi extends Construct {
   readonly api: WebSocketApi;
@@ -41,16 +45,23 @@ export class PushApi extends Construct {
       apiName: `${props.apiName}-push`,
       description: 'Push: consumers wait here for records instead of polling',
       routeSelectionExpression: '$request.body.action',
-      connectRouteOptions: { integration: accept('ConnectIntegration'), authorizer: authorizerFor(props.auth, props.authorizerFunction) },
+      connectRouteOptions: {
+        integration: accept('ConnectIntegration'),
+        authorizer: authorizerFor(props.auth, props.authorizerFunction),
+      },
     });
     const routes = [
-      this.api.addRoute('subscribe', { integration: new WebSocketLambdaIntegration('SubscribeIntegration', props.pushFunction), returnResponse: true }),
+      this.api.addRoute('subscribe', {
+        integration: new WebSocketLambdaIntegration('SubscribeIntegration', props.pushFunction),
+        returnResponse: true,
+      }),
       this.api.addRoute('ping', { integration: accept('PingIntegration') }),
     ];
     for (const route of routes) {
       Validations.of(route).acknowledge({
         id: 'AwsSolutions-APIG4',
-        reason: 'A WebSocket API authorizes on $connect only (IAM, or the Lambda authorizer); every later message travels on that authorized connection.',
+        reason:
+          'A WebSocket API authorizes on $connect only (IAM, or the Lambda authorizer); every later message travels on that authorized connection.',
       });
     }
     this.stage = new WebSocketStage(this, 'Stage', {
@@ -78,7 +89,8 @@ export class PushApi extends Construct {
     const stack = Stack.of(this);
     Validations.of(grantee.grantPrincipal as unknown as IConstruct).acknowledge({
       id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:${stack.region}:${stack.account}:<${stack.getLogicalId(this.api.node.defaultChild as CfnElement)}>/${this.stage.stageName}/*/@connections/*]`,
-      reason: 'Connection ids are made by API Gateway at connect time: the grant names every connection of this stage and nothing else.',
+      reason:
+        'Connection ids are made by API Gateway at connect time: the grant names every connection of this stage and nothing else.',
     });
   }
 }
@@ -86,7 +98,13 @@ export class PushApi extends Construct {
 function authorizerFor(auth: ApiAuth, authorizerFunction: IFunction | undefined): IWebSocketRouteAuthorizer {
   if (auth.mode === 'iam') return new WebSocketIamAuthorizer();
   if (!authorizerFunction) throw new Error(`authMode=${auth.mode} needs the authorizer function`);
-  return new WebSocketLambdaAuthorizer(auth.mode === 'apiKey' ? 'ApiKeyAuthorizer' : 'JwtAuthorizer', authorizerFunction, {
-    identitySource: [auth.mode === 'apiKey' ? 'route.request.header.x-api-key' : 'route.request.header.Authorization'],
-  });
+  return new WebSocketLambdaAuthorizer(
+    auth.mode === 'apiKey' ? 'ApiKeyAuthorizer' : 'JwtAuthorizer',
+    authorizerFunction,
+    {
+      identitySource: [
+        auth.mode === 'apiKey' ? 'route.request.header.x-api-key' : 'route.request.header.Authorization',
+      ],
+    },
+  );
 }

@@ -40,7 +40,9 @@ export class ReplicaStores extends Construct {
         minimumTLSVersion: 1.2,
         objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
         versioned: false,
-        lifecycleRules: [{ id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+        lifecycleRules: [
+          { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        ],
         removalPolicy,
         // Without this a non-empty bucket fails the stack deletion that retainData=false asks for.
         autoDeleteObjects: !props.retainData,
@@ -49,7 +51,7 @@ export class ReplicaStores extends Construct {
         id: 'AwsSolutions-S1',
         reason:
           'Server access logs would write a log object for every produce and fetch request, roughly doubling the request cost of ' +
-          'the log itself; API access logs (with caller identity and request id) and the functions\' JSON logs cover who did what.',
+          "the log itself; API access logs (with caller identity and request id) and the functions' JSON logs cover who did what.",
       });
       return bucket;
     });
@@ -58,9 +60,17 @@ export class ReplicaStores extends Construct {
       const bucket = new s3express.CfnDirectoryBucket(this, `ExpressStore-${azId}`, {
         dataRedundancy: 'SingleAvailabilityZone',
         locationName: azId,
-        bucketEncryption: { serverSideEncryptionConfiguration: [{ serverSideEncryptionByDefault: { sseAlgorithm: 'AES256' } }] },
+        bucketEncryption: {
+          serverSideEncryptionConfiguration: [{ serverSideEncryptionByDefault: { sseAlgorithm: 'AES256' } }],
+        },
         lifecycleConfiguration: {
-          rules: [{ id: 'abort-incomplete-multipart-uploads', status: 'Enabled', abortIncompleteMultipartUpload: { daysAfterInitiation: 1 } }],
+          rules: [
+            {
+              id: 'abort-incomplete-multipart-uploads',
+              status: 'Enabled',
+              abortIncompleteMultipartUpload: { daysAfterInitiation: 1 },
+            },
+          ],
         },
       });
       // Directory buckets always block public access; CloudFormation cannot empty them, so with
@@ -73,7 +83,14 @@ export class ReplicaStores extends Construct {
         policyDocument: {
           Version: '2012-10-17',
           Statement: [
-            { Sid: 'TlsOnly', Effect: 'Deny', Principal: '*', Action: 's3express:CreateSession', Resource: bucket.attrArn, Condition: { Bool: { 'aws:SecureTransport': 'false' } } },
+            {
+              Sid: 'TlsOnly',
+              Effect: 'Deny',
+              Principal: '*',
+              Action: 's3express:CreateSession',
+              Resource: bucket.attrArn,
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            },
           ],
         },
       });
@@ -93,11 +110,19 @@ export class ReplicaStores extends Construct {
     const statements: iam.PolicyStatement[] = [];
     if (this.buckets.length > 0 && access.objectActions.length > 0) {
       statements.push(
-        new iam.PolicyStatement({ actions: [...access.objectActions], resources: this.buckets.map((b) => b.arnForObjects('*')) }),
+        new iam.PolicyStatement({
+          actions: [...access.objectActions],
+          resources: this.buckets.map((b) => b.arnForObjects('*')),
+        }),
       );
     }
     if (this.buckets.length > 0 && access.bucketActions.length > 0) {
-      statements.push(new iam.PolicyStatement({ actions: [...access.bucketActions], resources: this.buckets.map((b) => b.bucketArn) }));
+      statements.push(
+        new iam.PolicyStatement({
+          actions: [...access.bucketActions],
+          resources: this.buckets.map((b) => b.bucketArn),
+        }),
+      );
     }
     if (this.directoryBuckets.length > 0) {
       const readOnly = [...access.objectActions, ...access.bucketActions].every((a) => READ_ACTIONS.has(a));
@@ -115,6 +140,8 @@ export class ReplicaStores extends Construct {
   /** cdk-nag's finding ids for the object-level grants (`bucket/*`), to acknowledge them. */
   objectArnFindings(): string[] {
     const stack = Stack.of(this);
-    return this.buckets.map((b) => `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(b.node.defaultChild as s3.CfnBucket)}.Arn>/*]`);
+    return this.buckets.map(
+      (b) => `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(b.node.defaultChild as s3.CfnBucket)}.Arn>/*]`,
+    );
   }
 }

@@ -8,7 +8,7 @@
  * and API keys of their own that would put the keys in the template, so only authMode=iam is
  * offered here (stack-config.ts refuses the others).
  */
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -31,7 +31,10 @@ export class LogRestApi extends Construct {
 
   constructor(scope: Construct, id: string, props: LogRestApiProps) {
     super(scope, id);
-    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: props.logRetention, removalPolicy: props.removalPolicy });
+    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
     this.api = new apigw.RestApi(this, 'Api', {
       restApiName: props.apiName,
       description: 'Kafka semantics over HTTPS (Confluent REST v3 paths) on S3 and DynamoDB (REST API front)',
@@ -58,21 +61,25 @@ export class LogRestApi extends Construct {
       const method = this.api.root.resourceForPath(route.path).addMethod(route.method, integration(route.target));
       Validations.of(method).acknowledge({
         id: 'AwsSolutions-COG4',
-        reason: 'Every method requires IAM (SigV4) authorization, as the HTTP API does; a Cognito user pool would be a second identity system.',
+        reason:
+          'Every method requires IAM (SigV4) authorization, as the HTTP API does; a Cognito user pool would be a second identity system.',
       });
     }
     Validations.of(this.api).acknowledge(
       {
         id: 'AwsSolutions-APIG2',
-        reason: 'The app validates every body itself and answers with Kafka error names; an API Gateway validator would answer the same mistakes in another shape.',
+        reason:
+          'The app validates every body itself and answers with Kafka error names; an API Gateway validator would answer the same mistakes in another shape.',
       },
       {
         id: 'AwsSolutions-APIG3',
-        reason: 'WAF is priced per request on top of the log; the stage is throttled, and a WAF web ACL can be attached to the stage without changing the stack.',
+        reason:
+          'WAF is priced per request on top of the log; the stage is throttled, and a WAF web ACL can be attached to the stage without changing the stack.',
       },
       {
         id: 'AwsSolutions-APIG6',
-        reason: 'JSON access logs (with request ids) are on; execution logs need an account-wide API Gateway CloudWatch role, which a stack should not set for its account.',
+        reason:
+          'JSON access logs (with request ids) are on; execution logs need an account-wide API Gateway CloudWatch role, which a stack should not set for its account.',
       },
     );
   }

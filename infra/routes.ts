@@ -19,8 +19,16 @@ export const API_ROUTES: readonly ApiRoute[] = [
   // function lacks (it reads and conditionally writes the topic item).
   { method: 'POST', path: '/v3/clusters/{clusterId}/topics/{topicName}/{action}', target: 'produce' },
   // Record batches (Kafka's bytes) are produced per partition, and fetched on the same path.
-  { method: 'POST', path: '/v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records', target: 'produce' },
-  { method: 'GET', path: '/v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records', target: 'fetch' },
+  {
+    method: 'POST',
+    path: '/v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records',
+    target: 'produce',
+  },
+  {
+    method: 'GET',
+    path: '/v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records',
+    target: 'fetch',
+  },
   // Kafka's ProduceRequest: many partitions' batches in one request. Its fetch counterpart,
   // `.../records:fetch`, has a ':' in its one segment (see above), so it stays on the greedy
   // route: the admin function has the reads and the index-repair write it makes, and 29 s for its

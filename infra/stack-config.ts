@@ -57,7 +57,12 @@ export interface LogStackConfig {
   logRetention: RetentionDays;
   throttle: { rateLimit: number; burstLimit: number };
   alarmEmail?: string;
-  security: { authorization: boolean; superUsers: string[]; allowEveryoneIfNoAclFound: boolean; principalClaim: string };
+  security: {
+    authorization: boolean;
+    superUsers: string[];
+    allowEveryoneIfNoAclFound: boolean;
+    principalClaim: string;
+  };
   /** Per-route throttle of the data routes (API Gateway's own, per stage, not per caller). */
   dataRouteThrottle?: { rateLimit: number; burstLimit: number };
   apiFlavor: ApiFlavor;
@@ -76,8 +81,15 @@ export function stackName(stage: string): string {
 const str = (v: unknown): string | undefined => (v === undefined || v === null || v === '' ? undefined : String(v));
 
 function list(v: unknown): string[] {
-  if (Array.isArray(v)) return v.map(String).map((s) => s.trim()).filter(Boolean);
-  return (str(v) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (Array.isArray(v))
+    return v
+      .map(String)
+      .map((s) => s.trim())
+      .filter(Boolean);
+  return (str(v) ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function bool(key: string, v: unknown, fallback: boolean): boolean {
@@ -90,7 +102,8 @@ function bool(key: string, v: unknown, fallback: boolean): boolean {
 function int(key: string, v: unknown, fallback: number, min: number, max: number): number {
   if (v === undefined || v === null || v === '') return fallback;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`Context ${key} must be an integer in [${min}, ${max}], got ${JSON.stringify(v)}`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new Error(`Context ${key} must be an integer in [${min}, ${max}], got ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -100,7 +113,9 @@ const RETENTION_DAYS = new Set<number>(Object.values(RetentionDays).filter((d): 
 function superUsers(v: unknown): string[] {
   const items = Array.isArray(v) ? v.map(String) : (str(v) ?? '').split(';');
   const out = items.map((s) => s.trim()).filter(Boolean);
-  for (const p of out) if (!/^[A-Za-z][A-Za-z0-9_-]*:.+$/.test(p)) throw new Error(`superUsers takes principals such as User:alice, got ${p}`);
+  for (const p of out)
+    if (!/^[A-Za-z][A-Za-z0-9_-]*:.+$/.test(p))
+      throw new Error(`superUsers takes principals such as User:alice, got ${p}`);
   return out;
 }
 
@@ -117,7 +132,9 @@ function reservedConcurrency(v: unknown): ReservedConcurrency {
   for (const part of list(raw)) {
     const [name, value] = part.split('=');
     if (!CONCURRENCY_FUNCTIONS.includes(name as (typeof CONCURRENCY_FUNCTIONS)[number])) {
-      throw new Error(`reservedConcurrency takes N or ${CONCURRENCY_FUNCTIONS.map((f) => `${f}=N`).join(',')}, got ${part}`);
+      throw new Error(
+        `reservedConcurrency takes N or ${CONCURRENCY_FUNCTIONS.map((f) => `${f}=N`).join(',')}, got ${part}`,
+      );
     }
     out[name as (typeof CONCURRENCY_FUNCTIONS)[number]] = int(`reservedConcurrency ${name}`, value, 0, 1, 10_000);
   }
@@ -126,7 +143,8 @@ function reservedConcurrency(v: unknown): ReservedConcurrency {
 
 export function stackConfig(context: Lookup): LogStackConfig {
   const stage = str(context('stage')) ?? 'dev';
-  if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) throw new Error(`Context stage must be lower-case letters, digits and '-', at most 20 characters: ${stage}`);
+  if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage))
+    throw new Error(`Context stage must be lower-case letters, digits and '-', at most 20 characters: ${stage}`);
   const retainData = bool('retainData', context('retainData'), true);
 
   const authMode = str(context('authMode')) ?? 'iam';
@@ -141,7 +159,9 @@ export function stackConfig(context: Lookup): LogStackConfig {
     // `id=hex` names a key's principal (User:id); a bare digest's id is its first 12 hex digits.
     const keyDigests = list(context('apiKeySha256')).map((d) => d.replace(/[0-9a-fA-F]{64}$/, (h) => h.toLowerCase()));
     if (keyDigests.length === 0 || keyDigests.some((d) => !/^(?:[A-Za-z0-9._@-]+=)?[0-9a-f]{64}$/.test(d))) {
-      throw new Error('authMode=apiKey needs apiKeySha256: comma-separated hex SHA-256 digests of the accepted keys (each optionally id=digest)');
+      throw new Error(
+        'authMode=apiKey needs apiKeySha256: comma-separated hex SHA-256 digests of the accepted keys (each optionally id=digest)',
+      );
     }
     auth = { mode: 'apiKey', keyDigests };
   } else throw new Error(`Context authMode must be iam, jwt or apiKey, got ${authMode}`);
@@ -157,16 +177,21 @@ export function stackConfig(context: Lookup): LogStackConfig {
   }
 
   const replicaStores = int('replicaStores', context('replicaStores'), 1, 0, 10);
-  if (replicaStores + expressOneZoneAzIds.length === 0) throw new Error('At least one replica store is needed: replicaStores or expressOneZoneAzIds');
+  if (replicaStores + expressOneZoneAzIds.length === 0)
+    throw new Error('At least one replica store is needed: replicaStores or expressOneZoneAzIds');
 
   const apiFlavor = str(context('apiFlavor')) ?? (stage === 'local' ? 'rest' : 'http');
-  if (apiFlavor !== 'http' && apiFlavor !== 'rest') throw new Error(`Context apiFlavor must be http or rest, got ${apiFlavor}`);
+  if (apiFlavor !== 'http' && apiFlavor !== 'rest')
+    throw new Error(`Context apiFlavor must be http or rest, got ${apiFlavor}`);
   if (apiFlavor === 'rest' && auth.mode !== 'iam') {
-    throw new Error(`apiFlavor=rest takes authMode=iam only (REST APIs have no JWT authorizer, and their API keys would sit in the template); got ${auth.mode}`);
+    throw new Error(
+      `apiFlavor=rest takes authMode=iam only (REST APIs have no JWT authorizer, and their API keys would sit in the template); got ${auth.mode}`,
+    );
   }
 
   const lambdaRuntime = str(context('lambdaRuntime')) ?? (stage === 'local' ? 'nodejs22.x' : 'nodejs24.x');
-  if (lambdaRuntime !== 'nodejs24.x' && lambdaRuntime !== 'nodejs22.x') throw new Error(`Context lambdaRuntime must be nodejs24.x or nodejs22.x, got ${lambdaRuntime}`);
+  if (lambdaRuntime !== 'nodejs24.x' && lambdaRuntime !== 'nodejs22.x')
+    throw new Error(`Context lambdaRuntime must be nodejs24.x or nodejs22.x, got ${lambdaRuntime}`);
 
   return {
     stage,
@@ -207,6 +232,15 @@ function kafkaListenerConfig(context: Lookup): Pick<LogStackConfig, 'kafkaListen
   if (!bool('kafkaListener', context('kafkaListener'), false)) return {};
   const certificateArn = str(context('kafkaCertificateArn'));
   const hostName = str(context('kafkaHostName'));
-  if (!certificateArn || !hostName) throw new Error('kafkaListener=true needs kafkaCertificateArn and kafkaHostName (the TLS certificate and the name clients connect to)');
-  return { kafkaListener: { certificateArn, hostName, maxTasks: int('kafkaListenerMaxTasks', context('kafkaListenerMaxTasks'), 4, 1, 100) } };
+  if (!certificateArn || !hostName)
+    throw new Error(
+      'kafkaListener=true needs kafkaCertificateArn and kafkaHostName (the TLS certificate and the name clients connect to)',
+    );
+  return {
+    kafkaListener: {
+      certificateArn,
+      hostName,
+      maxTasks: int('kafkaListenerMaxTasks', context('kafkaListenerMaxTasks'), 4, 1, 100),
+    },
+  };
 }

@@ -8,7 +8,13 @@ import type { AppServices } from './http/app-env.js';
 import { PartitionLog } from './log/partition-log.js';
 import { Partitioner } from './log/partitioner.js';
 import { TopicRegistry } from './topics/topics.js';
-import { runMaintenance, startSchedulerLoop, type SchedulerDeps, type SchedulerLoop, type SchedulerReport } from './maintenance/scheduler.js';
+import {
+  runMaintenance,
+  startSchedulerLoop,
+  type SchedulerDeps,
+  type SchedulerLoop,
+  type SchedulerReport,
+} from './maintenance/scheduler.js';
 import { ProducerIds } from './producer/producer-ids.js';
 import { DeferredMetadataStore, type ClosableMetadataStore } from './storage/deferred-metadata-store.js';
 import { createDynamoDbClient, DynamoDbMetadataStore } from './storage/dynamodb-metadata-store.js';
@@ -56,7 +62,11 @@ export function createStorage(backend: ServerConfig['backend']): Storage {
     case 'local':
       return localStorage(backend, new DeferredMetadataStore(openSqlite(backend)));
     case 'aws': {
-      const s3 = createS3Client({ region: backend.region, endpoint: backend.s3Endpoint, forcePathStyle: backend.s3Endpoint !== undefined });
+      const s3 = createS3Client({
+        region: backend.region,
+        endpoint: backend.s3Endpoint,
+        forcePathStyle: backend.s3Endpoint !== undefined,
+      });
       const ddb = createDynamoDbClient({ region: backend.region, endpoint: backend.dynamoDbEndpoint });
       return {
         metadata: new DynamoDbMetadataStore({ table: backend.table, client: ddb }),
@@ -104,10 +114,17 @@ export function createServices(
   options: { countOperations?: boolean; metrics?: Metrics } = {},
 ): AppServices {
   const metrics = options.metrics ?? noMetrics;
-  const counted = (options.countOperations ?? config.countOperations) ? countOperations(storage.metadata, storage.stores) : undefined;
+  const counted =
+    (options.countOperations ?? config.countOperations) ? countOperations(storage.metadata, storage.stores) : undefined;
   const { metadata, stores } = counted ?? storage;
   const topics = new TopicRegistry(metadata, clock, stores.length);
-  const log = new PartitionLog({ metadata, stores, clock, metrics, leadership: new ReplicaManager({ metadata, stores, clock, metrics }) });
+  const log = new PartitionLog({
+    metadata,
+    stores,
+    clock,
+    metrics,
+    leadership: new ReplicaManager({ metadata, stores, clock, metrics }),
+  });
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
   const timer = new SystemTimer();
   timer.startRealTime();
@@ -116,7 +133,9 @@ export function createServices(
   log.onAppend((topic, partition) => void fetchPurgatory.checkAndComplete(partitionWatchKey(topic, partition)));
   // Push: commits tell the consumers armed on the partition (API Gateway WebSocket, or a local server's socket).
   const subscriptions = new Subscriptions(metadata, clock);
-  const notifier = new PushNotifier(subscriptions, endpointPoster(config), (e) => console.error(JSON.stringify({ level: 'warn', msg: 'push notification failed', error: String(e) })));
+  const notifier = new PushNotifier(subscriptions, endpointPoster(config), (e) =>
+    console.error(JSON.stringify({ level: 'warn', msg: 'push notification failed', error: String(e) })),
+  );
   log.onAppend((topic, partition) => notifier.committed(topic, partition));
   return {
     clusterId: config.clusterId,
@@ -124,7 +143,14 @@ export function createServices(
     topics,
     log,
     groups,
-    transactions: createTransactionCoordinator({ metadata, clock, topics, log, config: config.transactions, checkMember: (g, m, gen, offsets) => groups.offsets.checkMember(g, m, gen, offsets) }),
+    transactions: createTransactionCoordinator({
+      metadata,
+      clock,
+      topics,
+      log,
+      config: config.transactions,
+      checkMember: (g, m, gen, offsets) => groups.offsets.checkMember(g, m, gen, offsets),
+    }),
     partitioner: new Partitioner(),
     producerIds: new ProducerIds(metadata),
     defaults: config.defaults,
@@ -147,7 +173,11 @@ function endpointPoster(config: ServerConfig): ConnectionPoster {
   return {
     post: (endpoint, connectionId, message) =>
       /^https:\/\/[^/]+\.execute-api\./.test(endpoint)
-        ? (aws ??= apiGatewayConnectionPoster(config.backend.kind === 'aws' ? config.backend.region : undefined)).post(endpoint, connectionId, message)
+        ? (aws ??= apiGatewayConnectionPoster(config.backend.kind === 'aws' ? config.backend.region : undefined)).post(
+            endpoint,
+            connectionId,
+            message,
+          )
         : local.post(endpoint, connectionId, message),
   };
 }
@@ -174,8 +204,16 @@ export function runMaintenancePass(
 }
 
 /** The local server's in-process scheduler (SCHEDULER_INTERVAL_MS): the scheduled function's pass, in a loop. */
-export function startInProcessScheduler(config: ServerConfig, storage: Storage, services: AppServices): SchedulerLoop | undefined {
+export function startInProcessScheduler(
+  config: ServerConfig,
+  storage: Storage,
+  services: AppServices,
+): SchedulerLoop | undefined {
   const { intervalMs, options } = config.scheduler;
   if (intervalMs <= 0) return undefined;
-  return startSchedulerLoop({ intervalMs, clock: services.clock, run: (deadline) => runMaintenancePass(storage, services, { deadline, options }) });
+  return startSchedulerLoop({
+    intervalMs,
+    clock: services.clock,
+    run: (deadline) => runMaintenancePass(storage, services, { deadline, options }),
+  });
 }

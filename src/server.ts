@@ -53,18 +53,38 @@ app.route('/', push.routes);
 const scheduler = startInProcessScheduler(config, storage, services);
 const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
   origin = `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${info.port}`;
-  console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://${hostname}:${info.port}`, backend: config.backend.kind, clusterId: config.clusterId, authorization: config.security.authorization }));
+  console.log(
+    JSON.stringify({
+      level: 'info',
+      msg: 'listening',
+      url: `http://${hostname}:${info.port}`,
+      backend: config.backend.kind,
+      clusterId: config.clusterId,
+      authorization: config.security.authorization,
+    }),
+  );
 });
 const { kafka } = config;
 // A taken port (say, a real Kafka on 9092) leaves the HTTP API serving; the error says why.
 const kafkaListener =
   kafka.port > 0
     ? await startKafkaListener({ services, classic: services.groups.classic, ...kafka }).catch((e: unknown) => {
-        console.log(JSON.stringify({ level: 'error', msg: 'kafka listener not started', port: kafka.port, error: String(e) }));
+        console.log(
+          JSON.stringify({ level: 'error', msg: 'kafka listener not started', port: kafka.port, error: String(e) }),
+        );
         return undefined;
       })
     : undefined;
-if (kafkaListener) console.log(JSON.stringify({ level: 'info', msg: 'kafka listening', host: kafka.host, port: kafkaListener.port, advertised: `${kafka.advertisedHost ?? kafka.host}:${kafka.advertisedPort ?? kafkaListener.port}` }));
+if (kafkaListener)
+  console.log(
+    JSON.stringify({
+      level: 'info',
+      msg: 'kafka listening',
+      host: kafka.host,
+      port: kafkaListener.port,
+      advertised: `${kafka.advertisedHost ?? kafka.host}:${kafka.advertisedPort ?? kafkaListener.port}`,
+    }),
+  );
 
 server.on('upgrade', (req, socket, head) => push.handleUpgrade(req, socket, head));
 

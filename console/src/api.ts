@@ -122,8 +122,22 @@ export interface TopicPartition {
 }
 
 export interface GroupDescription extends Group {
-  members: { consumer_id: string; client_id: string; member_epoch: number; subscribed_topic_names: string[]; last_heartbeat: string; assignment: TopicPartition[] }[];
-  partitions: (TopicPartition & { consumer_id: string | null; client_id: string | null; committed_offset: number | null; log_start_offset: number; log_end_offset: number; lag: number })[];
+  members: {
+    consumer_id: string;
+    client_id: string;
+    member_epoch: number;
+    subscribed_topic_names: string[];
+    last_heartbeat: string;
+    assignment: TopicPartition[];
+  }[];
+  partitions: (TopicPartition & {
+    consumer_id: string | null;
+    client_id: string | null;
+    committed_offset: number | null;
+    log_start_offset: number;
+    log_end_offset: number;
+    lag: number;
+  })[];
 }
 
 export interface LagSummary {

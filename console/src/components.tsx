@@ -73,7 +73,10 @@ export function LineChart({ label, data, unit }: { label: string; data: [number[
         axes: [{}, { size: 60 }],
         legend: { show: false },
         // A sliding two-minute window, and a y axis from 0: one sample is not a scale.
-        scales: { x: { time: true, range: (_u, _min, max) => [max - 120, max] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+        scales: {
+          x: { time: true, range: (_u, _min, max) => [max - 120, max] },
+          y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
+        },
       },
       [[], []],
       el,

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from './api.js';
+import type { ApiError } from './api.js';
 
 export interface Loaded<T> {
   data: T | undefined;

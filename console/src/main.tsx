@@ -56,7 +56,7 @@ function App() {
       <header>
         <span class="brand">s3-kafka-log</span>
         <nav aria-label="Main">
-          {link('#/', 'Overview', section === '' )}
+          {link('#/', 'Overview', section === '')}
           {link('#/groups', 'Consumer groups', section === 'groups')}
         </nav>
       </header>

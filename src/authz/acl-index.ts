@@ -5,7 +5,15 @@
  * the operation, for ALL, or for an operation that implies it (READ, WRITE, DELETE and ALTER imply
  * DESCRIBE; ALTER_CONFIGS implies DESCRIBE_CONFIGS) grants it.
  */
-import { patternMatches, WILDCARD_HOST, WILDCARD_PRINCIPAL, WILDCARD_RESOURCE, type AclBinding, type Operation, type ResourceType } from './acl.js';
+import {
+  patternMatches,
+  WILDCARD_HOST,
+  WILDCARD_PRINCIPAL,
+  WILDCARD_RESOURCE,
+  type AclBinding,
+  type Operation,
+  type ResourceType,
+} from './acl.js';
 
 export interface AuthorizerSettings {
   /** Kafka's super.users: principals allowed everything, whatever the ACLs say. */
@@ -37,7 +45,8 @@ interface TypeIndex {
 }
 
 const appliesTo = (acl: AclBinding, principal: string, host: string) =>
-  (acl.principal === principal || acl.principal === WILDCARD_PRINCIPAL) && (acl.host === WILDCARD_HOST || acl.host === host);
+  (acl.principal === principal || acl.principal === WILDCARD_PRINCIPAL) &&
+  (acl.host === WILDCARD_HOST || acl.host === host);
 
 /** An immutable set of ACLs, indexed by resource type and pattern for the decision. */
 export class AclIndex {
@@ -81,7 +90,8 @@ export class AclIndex {
     const matching = this.matching(r.resourceType, r.resourceName);
     if (matching.length === 0) return this.settings.allowEveryoneIfNoAclFound;
     const mine = matching.filter((a) => appliesTo(a, r.principal, r.host));
-    if (mine.some((a) => a.permission === 'DENY' && (a.operation === r.operation || a.operation === 'ALL'))) return false;
+    if (mine.some((a) => a.permission === 'DENY' && (a.operation === r.operation || a.operation === 'ALL')))
+      return false;
     const grants = IMPLIED_BY[r.operation] ?? [r.operation];
     return mine.some((a) => a.permission === 'ALLOW' && (a.operation === 'ALL' || grants.includes(a.operation)));
   }
@@ -110,7 +120,9 @@ export class AclIndex {
     if (denies.some((d) => d.patternType === 'LITERAL' && d.resourceName === WILDCARD_RESOURCE)) return false;
     const covered = (a: AclBinding) =>
       denies.some((d) =>
-        d.patternType === 'PREFIXED' ? a.resourceName.startsWith(d.resourceName) : a.patternType === 'LITERAL' && d.resourceName === a.resourceName,
+        d.patternType === 'PREFIXED'
+          ? a.resourceName.startsWith(d.resourceName)
+          : a.patternType === 'LITERAL' && d.resourceName === a.resourceName,
       );
     return mine.some((a) => a.permission === 'ALLOW' && !covered(a));
   }

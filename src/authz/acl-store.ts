@@ -11,7 +11,6 @@ import type { MetadataStore } from '../storage/ports.js';
 import { bindingKey, filterMatches, type AclBinding, type AclFilter } from './acl.js';
 import { AclIndex, type AuthorizerSettings } from './acl-index.js';
 
-
 export class AclStore {
   private cached: { at: number; index: Promise<AclIndex> } | undefined;
 

@@ -59,10 +59,18 @@ export interface AclFilter {
   permission?: Permission | 'ANY';
 }
 
-const oneOf = <T extends string>(values: readonly T[], raw: unknown, field: string, extra: readonly string[] = []): T => {
+const oneOf = <T extends string>(
+  values: readonly T[],
+  raw: unknown,
+  field: string,
+  extra: readonly string[] = [],
+): T => {
   const v = typeof raw === 'string' ? raw.toUpperCase() : raw;
   if (typeof v === 'string' && (values.includes(v as T) || extra.includes(v))) return v as T;
-  throw new KafkaError('INVALID_REQUEST', `${field} must be one of ${[...values, ...extra].join(', ')} (got ${JSON.stringify(raw)})`);
+  throw new KafkaError(
+    'INVALID_REQUEST',
+    `${field} must be one of ${[...values, ...extra].join(', ')} (got ${JSON.stringify(raw)})`,
+  );
 };
 
 /** A principal as Kafka writes it: `Type:name`, e.g. `User:alice`. */
@@ -85,10 +93,14 @@ export function validateBinding(raw: {
 }): AclBinding {
   const resourceType = oneOf(RESOURCE_TYPES, raw.resourceType, 'resource_type');
   const patternType = oneOf(PATTERN_TYPES, raw.patternType ?? 'LITERAL', 'pattern_type');
-  if (typeof raw.resourceName !== 'string' || raw.resourceName === '') throw new KafkaError('INVALID_REQUEST', 'resource_name is required');
+  if (typeof raw.resourceName !== 'string' || raw.resourceName === '')
+    throw new KafkaError('INVALID_REQUEST', 'resource_name is required');
   const resourceName = raw.resourceName;
   if (resourceType === 'CLUSTER' && resourceName !== CLUSTER_NAME) {
-    throw new KafkaError('INVALID_REQUEST', `The cluster resource is named ${CLUSTER_NAME} (got ${JSON.stringify(resourceName)})`);
+    throw new KafkaError(
+      'INVALID_REQUEST',
+      `The cluster resource is named ${CLUSTER_NAME} (got ${JSON.stringify(resourceName)})`,
+    );
   }
   if (patternType === 'PREFIXED' && resourceName === WILDCARD_RESOURCE) {
     throw new KafkaError('INVALID_REQUEST', "A PREFIXED pattern cannot be '*'; use LITERAL '*' for every resource");
@@ -134,13 +146,15 @@ export function filterMatches(f: AclFilter, b: AclBinding): boolean {
   if (f.principal !== undefined && f.principal !== b.principal) return false;
   if (f.host !== undefined && f.host !== b.host) return false;
   const pt = f.patternType ?? 'ANY';
-  if (pt === 'MATCH') return f.resourceName === undefined || patternMatches(b.patternType, b.resourceName, f.resourceName);
+  if (pt === 'MATCH')
+    return f.resourceName === undefined || patternMatches(b.patternType, b.resourceName, f.resourceName);
   if (pt !== 'ANY' && pt !== b.patternType) return false;
   return f.resourceName === undefined || f.resourceName === b.resourceName;
 }
 
 /** One stable key per distinct ACL: creating the same ACL twice stores it once, as Kafka does. */
 export function bindingKey(b: AclBinding): string {
-  return [b.resourceType, b.patternType, b.resourceName, b.principal, b.host, b.operation, b.permission].map(encodeURIComponent).join('|');
+  return [b.resourceType, b.patternType, b.resourceName, b.principal, b.host, b.operation, b.permission]
+    .map(encodeURIComponent)
+    .join('|');
 }
-

@@ -22,7 +22,12 @@ export interface Security {
 export function createSecurity(config: SecurityConfig, metadata: MetadataStore, clock: Clock): Security {
   return {
     authorization: config.authorization,
-    acls: new AclStore(metadata, clock, { superUsers: new Set(config.superUsers), allowEveryoneIfNoAclFound: config.allowEveryoneIfNoAclFound }, config.cacheMs),
+    acls: new AclStore(
+      metadata,
+      clock,
+      { superUsers: new Set(config.superUsers), allowEveryoneIfNoAclFound: config.allowEveryoneIfNoAclFound },
+      config.cacheMs,
+    ),
     quotas: new QuotaStore(metadata, clock, config.cacheMs),
     buckets: new QuotaBuckets(clock),
     principals: { claim: config.principalClaim, tokens: new Map(Object.entries(config.tokens)) },

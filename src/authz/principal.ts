@@ -47,7 +47,8 @@ export function gatewayPrincipal(rc: GatewayRequestContext | undefined, claim: s
   if (a.iam?.userArn) return user(iamPrincipalName(a.iam.userArn));
   const claimed = a.jwt?.claims?.[claim];
   if (typeof claimed === 'string' && claimed !== '') return user(claimed);
-  if (a.jwt) throw new KafkaError('SASL_AUTHENTICATION_FAILED', `The token has no ${claim} claim to name its principal`);
+  if (a.jwt)
+    throw new KafkaError('SASL_AUTHENTICATION_FAILED', `The token has no ${claim} claim to name its principal`);
   const keyId = a.lambda?.apiKeyId;
   if (typeof keyId === 'string' && keyId !== '') return user(keyId);
   return undefined;

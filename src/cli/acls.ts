@@ -16,11 +16,26 @@ export const ACLS_HELP = `Usage: kafka-log acls (--add | --remove | --list) [opt
   --principal P   (--list) only the ACLs of this principal
 ${CONNECTION_HELP}`;
 
-const OPERATIONS: readonly AclOperation[] = ['ALL', 'READ', 'WRITE', 'CREATE', 'DELETE', 'ALTER', 'DESCRIBE', 'CLUSTER_ACTION', 'DESCRIBE_CONFIGS', 'ALTER_CONFIGS', 'IDEMPOTENT_WRITE'];
+const OPERATIONS: readonly AclOperation[] = [
+  'ALL',
+  'READ',
+  'WRITE',
+  'CREATE',
+  'DELETE',
+  'ALTER',
+  'DESCRIBE',
+  'CLUSTER_ACTION',
+  'DESCRIBE_CONFIGS',
+  'ALTER_CONFIGS',
+  'IDEMPOTENT_WRITE',
+];
 
 /** kafka-acls.sh's `IdempotentWrite` (or `idempotent-write`, `IDEMPOTENT_WRITE`) -> Kafka's enum name. */
 export function operationName(raw: string): AclOperation {
-  const name = raw.replace(/([a-z])([A-Z])/g, '$1_$2').replace(/-/g, '_').toUpperCase();
+  const name = raw
+    .replace(/([a-z])([A-Z])/g, '$1_$2')
+    .replace(/-/g, '_')
+    .toUpperCase();
   if (!(OPERATIONS as readonly string[]).includes(name)) throw new UsageError(`Unknown operation ${raw}`);
   return name as AclOperation;
 }
@@ -31,8 +46,10 @@ interface Resource {
   name: string;
 }
 
-const describeResource = (type: string, name: string, pattern: string) => `ResourcePattern(resourceType=${type}, name=${name}, patternType=${pattern})`;
-const describeEntry = (a: AclEntry) => `(principal=${a.principal}, host=${a.host}, operation=${a.operation}, permissionType=${a.permissionType})`;
+const describeResource = (type: string, name: string, pattern: string) =>
+  `ResourcePattern(resourceType=${type}, name=${name}, patternType=${pattern})`;
+const describeEntry = (a: AclEntry) =>
+  `(principal=${a.principal}, host=${a.host}, operation=${a.operation}, permissionType=${a.permissionType})`;
 
 /** kafka-acls.sh's listing: the ACLs grouped under their resource pattern. */
 function printGrouped(ctx: Context, heading: string, acls: AclEntry[]): void {
@@ -72,9 +89,13 @@ export async function aclsCommand(argv: string[], ctx: Context): Promise<void> {
   if (values.help) return ctx.out(ACLS_HELP);
   const actions = [values.add, values.remove, values.list].filter(Boolean).length;
   if (actions !== 1) throw new UsageError('Give exactly one of --add, --remove or --list');
-  const pattern = (values['resource-pattern-type'] ?? (values.add ? 'literal' : values.list ? 'any' : 'literal')).toUpperCase() as Pattern;
-  if (!['LITERAL', 'PREFIXED', 'ANY', 'MATCH'].includes(pattern)) throw new UsageError('--resource-pattern-type must be literal, prefixed, any or match');
-  if (values.add && (pattern === 'ANY' || pattern === 'MATCH')) throw new UsageError('--add takes --resource-pattern-type literal or prefixed');
+  const pattern = (
+    values['resource-pattern-type'] ?? (values.add ? 'literal' : values.list ? 'any' : 'literal')
+  ).toUpperCase() as Pattern;
+  if (!['LITERAL', 'PREFIXED', 'ANY', 'MATCH'].includes(pattern))
+    throw new UsageError('--resource-pattern-type must be literal, prefixed, any or match');
+  if (values.add && (pattern === 'ANY' || pattern === 'MATCH'))
+    throw new UsageError('--add takes --resource-pattern-type literal or prefixed');
 
   const topics: Resource[] = (values.topic ?? []).map((name) => ({ type: 'TOPIC', name }));
   const groups: Resource[] = (values.group ?? []).map((name) => ({ type: 'GROUP', name }));
@@ -86,40 +107,70 @@ export async function aclsCommand(argv: string[], ctx: Context): Promise<void> {
 
   if (values.list) {
     const resources = [...topics, ...groups, ...others];
-    const filters: AclFilter[] = resources.length === 0 ? [{}] : resources.map((r) => ({ resourceType: r.type, resourceName: r.name, resourcePatternType: pattern }));
-    const acls = (await Promise.all(filters.map((f) => admin.describeAcls({ ...f, ...(values.principal ? { principal: values.principal } : {}) })))).flat();
+    const filters: AclFilter[] =
+      resources.length === 0
+        ? [{}]
+        : resources.map((r) => ({ resourceType: r.type, resourceName: r.name, resourcePatternType: pattern }));
+    const acls = (
+      await Promise.all(
+        filters.map((f) => admin.describeAcls({ ...f, ...(values.principal ? { principal: values.principal } : {}) })),
+      )
+    ).flat();
     return printGrouped(ctx, 'Current ACLs for resource', acls);
   }
 
   // Entries: (resource, operation) pairs, from --operation or the --producer / --consumer shorthands.
   const pairs: { resource: Resource; operation: AclOperation }[] = [];
   const ops = (values.operation ?? []).map(operationName);
-  for (const resource of [...topics, ...groups, ...others]) for (const operation of ops) pairs.push({ resource, operation });
+  for (const resource of [...topics, ...groups, ...others])
+    for (const operation of ops) pairs.push({ resource, operation });
   if (values.producer) {
     if (topics.length === 0) throw new UsageError('--producer needs --topic');
-    for (const resource of topics) for (const operation of ['WRITE', 'DESCRIBE', 'CREATE'] as const) pairs.push({ resource, operation });
-    if (values.idempotent) pairs.push({ resource: { type: 'CLUSTER', name: 'kafka-cluster' }, operation: 'IDEMPOTENT_WRITE' });
+    for (const resource of topics)
+      for (const operation of ['WRITE', 'DESCRIBE', 'CREATE'] as const) pairs.push({ resource, operation });
+    if (values.idempotent)
+      pairs.push({ resource: { type: 'CLUSTER', name: 'kafka-cluster' }, operation: 'IDEMPOTENT_WRITE' });
   }
   if (values.consumer) {
     if (topics.length === 0 || groups.length === 0) throw new UsageError('--consumer needs --topic and --group');
-    for (const resource of topics) for (const operation of ['READ', 'DESCRIBE'] as const) pairs.push({ resource, operation });
+    for (const resource of topics)
+      for (const operation of ['READ', 'DESCRIBE'] as const) pairs.push({ resource, operation });
     for (const resource of groups) pairs.push({ resource, operation: 'READ' });
   }
   const principals = [
-    ...(values['allow-principal'] ?? []).map((p) => ({ principal: p, permissionType: 'ALLOW' as const, hosts: values['allow-host'] ?? ['*'] })),
-    ...(values['deny-principal'] ?? []).map((p) => ({ principal: p, permissionType: 'DENY' as const, hosts: values['deny-host'] ?? ['*'] })),
+    ...(values['allow-principal'] ?? []).map((p) => ({
+      principal: p,
+      permissionType: 'ALLOW' as const,
+      hosts: values['allow-host'] ?? ['*'],
+    })),
+    ...(values['deny-principal'] ?? []).map((p) => ({
+      principal: p,
+      permissionType: 'DENY' as const,
+      hosts: values['deny-host'] ?? ['*'],
+    })),
   ];
   const entries: AclEntry[] = [];
   for (const { resource, operation } of pairs) {
     for (const p of principals) {
       for (const host of p.hosts) {
-        entries.push({ resourceType: resource.type, resourceName: resource.name, resourcePatternType: pattern as 'LITERAL' | 'PREFIXED', principal: p.principal, host, operation, permissionType: p.permissionType });
+        entries.push({
+          resourceType: resource.type,
+          resourceName: resource.name,
+          resourcePatternType: pattern as 'LITERAL' | 'PREFIXED',
+          principal: p.principal,
+          host,
+          operation,
+          permissionType: p.permissionType,
+        });
       }
     }
   }
 
   if (values.add) {
-    if (entries.length === 0) throw new UsageError('--add needs a resource, --operation (or --producer/--consumer) and --allow-principal or --deny-principal');
+    if (entries.length === 0)
+      throw new UsageError(
+        '--add needs a resource, --operation (or --producer/--consumer) and --allow-principal or --deny-principal',
+      );
     await admin.createAcls({ acl: entries });
     return printGrouped(ctx, 'Adding ACLs for resource', entries);
   }
@@ -130,7 +181,10 @@ export async function aclsCommand(argv: string[], ctx: Context): Promise<void> {
     principals.length === 0 && pairs.length === 0
       ? resources.map((r) => ({ resourceType: r.type, resourceName: r.name, resourcePatternType: pattern }))
       : entries.map((e) => ({ ...e, resourcePatternType: pattern }));
-  if (filters.length === 0) throw new UsageError('--remove takes a principal with --operation (those ACLs), or neither (every ACL of the resources)');
+  if (filters.length === 0)
+    throw new UsageError(
+      '--remove takes a principal with --operation (those ACLs), or neither (every ACL of the resources)',
+    );
   const removed = await admin.deleteAcls({ filters });
   return printGrouped(ctx, 'Removed ACLs for resource', removed);
 }

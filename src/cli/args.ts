@@ -50,7 +50,8 @@ export function parse<O extends Options>(argv: string[], options: O, unsupported
     const a = argv[i]!;
     const next = argv[i + 1];
     const name = a.startsWith('--') ? a.slice(2).split('=')[0]! : undefined;
-    if (name !== undefined && name in unsupported && !(name in all)) throw new UsageError(`--${name} is not supported: ${unsupported[name]}`);
+    if (name !== undefined && name in unsupported && !(name in all))
+      throw new UsageError(`--${name} is not supported: ${unsupported[name]}`);
     const spec = name !== undefined ? (all as Options)[name] : undefined;
     if (multi !== undefined && name === undefined && /^[^-=][^=]*=/.test(a)) {
       // `--producer-props a=1 b=2`: as Kafka's tools, several name=value after one flag.
@@ -117,9 +118,9 @@ const FILE_CONNECTION_KEYS: Record<string, keyof ConnectionValues> = {
   'bootstrap.servers': 'bootstrap-server',
   'request.timeout.ms': 'request-timeout-ms',
   'cluster.id': 'cluster-id',
-  'auth': 'auth',
-  'token': 'token',
-  'region': 'region',
+  auth: 'auth',
+  token: 'token',
+  region: 'region',
   'wire.format': 'wire-format',
 };
 
@@ -130,12 +131,15 @@ export function withFileConnection<V extends ConnectionValues>(values: V, file: 
     const v = file.get(key);
     if (v === undefined) continue;
     file.delete(key);
-    if (merged[flag] === undefined) (merged as Record<string, unknown>)[flag] = flag === 'bootstrap-server' ? v.split(',')[0]!.trim() : v;
+    if (merged[flag] === undefined)
+      (merged as Record<string, unknown>)[flag] = flag === 'bootstrap-server' ? v.split(',')[0]!.trim() : v;
   }
   return merged as V;
 }
 
-type ConnectionValues = { [K in keyof typeof CONNECTION_OPTIONS]?: (typeof CONNECTION_OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+type ConnectionValues = {
+  [K in keyof typeof CONNECTION_OPTIONS]?: (typeof CONNECTION_OPTIONS)[K]['type'] extends 'boolean' ? boolean : string;
+};
 
 /** The server's URL from --bootstrap-server, --url or KAFKA_LOG_URL. */
 export function serverUrl(values: ConnectionValues, env: NodeJS.ProcessEnv): string {
@@ -159,21 +163,25 @@ export function connect(values: ConnectionValues, env: NodeJS.ProcessEnv): Kafka
   const url = serverUrl(values, env);
   const auth = authConfig(values, env);
   const format = values['wire-format'] ?? env.KAFKA_LOG_WIRE_FORMAT ?? 'auto';
-  if (format !== 'auto' && format !== 'record-batch' && format !== 'json') throw new UsageError(`--wire-format must be auto, record-batch or json (got ${format})`);
+  if (format !== 'auto' && format !== 'record-batch' && format !== 'json')
+    throw new UsageError(`--wire-format must be auto, record-batch or json (got ${format})`);
   return new Kafka({
     format,
     url,
     auth,
     clientId: 'kafka-log-cli',
     ...(values['cluster-id'] ? { clusterId: values['cluster-id'] } : {}),
-    ...(values['request-timeout-ms'] ? { requestTimeoutMs: int(values['request-timeout-ms'], '--request-timeout-ms', 1) } : {}),
+    ...(values['request-timeout-ms']
+      ? { requestTimeoutMs: int(values['request-timeout-ms'], '--request-timeout-ms', 1) }
+      : {}),
   });
 }
 
 export function int(raw: string | undefined, flag: string, min = 0): number {
   if (raw === undefined) throw new UsageError(`${flag} is required`);
   const n = Number(raw);
-  if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} must be an integer >= ${min} (got ${raw})`);
+  if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < min)
+    throw new UsageError(`${flag} must be an integer >= ${min} (got ${raw})`);
   return n;
 }
 

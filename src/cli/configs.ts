@@ -32,7 +32,8 @@ export async function configsCommand(argv: string[], ctx: Context): Promise<void
     if (!type) throw new UsageError(`--entity-type must be users or clients (got ${t})`);
     return type;
   });
-  if (types.length === 0 || types.length > 2 || new Set(types).size !== types.length) throw new UsageError('--entity-type users, clients, or both once each');
+  if (types.length === 0 || types.length > 2 || new Set(types).size !== types.length)
+    throw new UsageError('--entity-type users, clients, or both once each');
   const names = values['entity-name'] ?? [];
   if (names.length > types.length) throw new UsageError('More --entity-name than --entity-type');
   const named = names.length === types.length || values['entity-default'];
@@ -48,16 +49,26 @@ export async function configsCommand(argv: string[], ctx: Context): Promise<void
       return part.entityName ?? (values['entity-default'] ? null : undefined);
     };
     const quotas = await admin.describeClientQuotas({ user: want('user'), clientId: want('client-id') });
-    const sameTypes = (q: { entity: QuotaEntityPart[] }) => q.entity.length === entity.length && entity.every((p) => q.entity.some((e) => e.entityType === p.entityType));
+    const sameTypes = (q: { entity: QuotaEntityPart[] }) =>
+      q.entity.length === entity.length && entity.every((p) => q.entity.some((e) => e.entityType === p.entityType));
     for (const q of quotas.filter(sameTypes)) {
-      const who = q.entity.map((e) => `${SHOWN[e.entityType]} ${e.entityName === null ? "'<default>'" : `'${e.entityName}'`}`).join(', ');
-      ctx.out(`Quota configs for ${who} are ${Object.entries(q.values).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+      const who = q.entity
+        .map((e) => `${SHOWN[e.entityType]} ${e.entityName === null ? "'<default>'" : `'${e.entityName}'`}`)
+        .join(', ');
+      ctx.out(
+        `Quota configs for ${who} are ${Object.entries(q.values)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', ')}`,
+      );
     }
     return;
   }
   if (!named) throw new UsageError('--alter needs --entity-name or --entity-default');
   const add = pairs(values['add-config']?.split(',').filter(Boolean), '--add-config');
-  const remove = (values['delete-config'] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const remove = (values['delete-config'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (add.size === 0 && remove.length === 0) throw new UsageError('--alter needs --add-config or --delete-config');
   const ops = [
     ...[...add].map(([key, raw]) => {
@@ -68,6 +79,8 @@ export async function configsCommand(argv: string[], ctx: Context): Promise<void
     ...remove.map((key) => ({ key: key as QuotaKey, remove: true })),
   ];
   await admin.alterClientQuotas([{ entity, ops }]);
-  const who = entity.map((e) => `${SHOWN[e.entityType]} ${e.entityName === null ? "'<default>'" : `'${e.entityName}'`}`).join(', ');
+  const who = entity
+    .map((e) => `${SHOWN[e.entityType]} ${e.entityName === null ? "'<default>'" : `'${e.entityName}'`}`)
+    .join(', ');
   ctx.out(`Completed updating config for ${who}.`);
 }

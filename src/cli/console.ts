@@ -33,7 +33,8 @@ export async function consoleCommand(argv: string[], ctx: Context): Promise<void
   const { values } = parse(argv, OPTIONS);
   if (values.help) return ctx.out(CONSOLE_HELP);
   const upstream = new URL(serverUrl(values, ctx.env));
-  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new UsageError(`--bootstrap-server must be an http(s) URL (got ${upstream.href})`);
+  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:')
+    throw new UsageError(`--bootstrap-server must be an http(s) URL (got ${upstream.href})`);
   const sign = createSigner(authConfig(values, ctx.env), ctx.env);
   const port = values.port === undefined ? 8081 : int(values.port, '--port');
   const host = values.host ?? '127.0.0.1';
@@ -45,26 +46,49 @@ export async function consoleCommand(argv: string[], ctx: Context): Promise<void
     // A web page elsewhere must not reach the API through this proxy with your credentials:
     // browsers name the page's origin on cross-origin requests, and a rebound DNS name shows as Host.
     if ((req.headers.origin !== undefined && req.headers.origin !== self) || !isLocalHost(req.headers.host, host)) {
-      return send(res, 403, { error_code: 40301, error: 'FORBIDDEN', message: 'Only the console served here may call the API through this proxy' });
+      return send(res, 403, {
+        error_code: 40301,
+        error: 'FORBIDDEN',
+        message: 'Only the console served here may call the API through this proxy',
+      });
     }
     if (url.pathname === '/' || url.pathname === '/console') {
       res.writeHead(308, { location: '/console/' });
       return res.end();
     }
     if (url.pathname.startsWith('/console/')) {
-      const asset = req.method === 'GET' || req.method === 'HEAD' ? consoleAsset(url.pathname.slice('/console/'.length)) : undefined;
-      if (!asset) return send(res, 404, { error_code: 40401, error: 'NOT_FOUND', message: `No console file ${url.pathname}` });
+      const asset =
+        req.method === 'GET' || req.method === 'HEAD'
+          ? consoleAsset(url.pathname.slice('/console/'.length))
+          : undefined;
+      if (!asset)
+        return send(res, 404, { error_code: 40401, error: 'NOT_FOUND', message: `No console file ${url.pathname}` });
       res.writeHead(200, { 'content-type': asset.type, 'cache-control': asset.cacheControl });
       return res.end(req.method === 'HEAD' ? undefined : asset.body);
     }
-    if (!PROXIED.test(url.pathname)) return send(res, 404, { error_code: 40401, error: 'NOT_FOUND', message: `No route for ${req.method} ${url.pathname}` });
+    if (!PROXIED.test(url.pathname))
+      return send(res, 404, {
+        error_code: 40401,
+        error: 'NOT_FOUND',
+        message: `No route for ${req.method} ${url.pathname}`,
+      });
 
     const body = await readBody(req);
     const target = new URL(`${prefix}${url.pathname}${url.search}`, upstream);
     const headers: Record<string, string> = {};
     for (const h of ['content-type', 'accept']) if (typeof req.headers[h] === 'string') headers[h] = req.headers[h];
-    const signed = await sign({ method: req.method ?? 'GET', url: target, headers, body: body.byteLength ? body : undefined });
-    const answer = await fetch(target, { method: req.method ?? 'GET', headers: signed, ...(body.byteLength ? { body } : {}), redirect: 'manual' });
+    const signed = await sign({
+      method: req.method ?? 'GET',
+      url: target,
+      headers,
+      body: body.byteLength ? body : undefined,
+    });
+    const answer = await fetch(target, {
+      method: req.method ?? 'GET',
+      headers: signed,
+      ...(body.byteLength ? { body } : {}),
+      redirect: 'manual',
+    });
     const out: Record<string, string> = {};
     for (const h of KEPT_RESPONSE_HEADERS) {
       const v = answer.headers.get(h);
@@ -81,7 +105,12 @@ export async function consoleCommand(argv: string[], ctx: Context): Promise<void
     handle(req, res).catch((e: unknown) => {
       // The upstream could not be reached or the request could not be signed: say which, briefly.
       const message = e instanceof Error ? e.message.split('\n')[0]! : String(e);
-      if (!res.headersSent) send(res, e instanceof PayloadTooLarge ? 413 : 502, { error_code: e instanceof PayloadTooLarge ? 41300 : 50201, error: e instanceof PayloadTooLarge ? 'PAYLOAD_TOO_LARGE' : 'UPSTREAM_ERROR', message });
+      if (!res.headersSent)
+        send(res, e instanceof PayloadTooLarge ? 413 : 502, {
+          error_code: e instanceof PayloadTooLarge ? 41300 : 50201,
+          error: e instanceof PayloadTooLarge ? 'PAYLOAD_TOO_LARGE' : 'UPSTREAM_ERROR',
+          message,
+        });
       else res.destroy();
     });
   });
@@ -90,7 +119,9 @@ export async function consoleCommand(argv: string[], ctx: Context): Promise<void
     server.listen(port, host, () => resolve());
   });
   const { port: bound } = server.address() as AddressInfo;
-  ctx.out(`Console at http://${host.includes(':') ? `[${host}]` : host}:${bound}/console/ for ${upstream.href} (Ctrl-C to stop)`);
+  ctx.out(
+    `Console at http://${host.includes(':') ? `[${host}]` : host}:${bound}/console/ for ${upstream.href} (Ctrl-C to stop)`,
+  );
   await new Promise<void>((resolve) => {
     if (ctx.signal.aborted) return resolve();
     ctx.signal.addEventListener('abort', () => resolve(), { once: true });

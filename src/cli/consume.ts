@@ -1,6 +1,18 @@
 /** `consume`: kafka-console-consumer.sh: in a group, by partition and offset, or every partition of a topic. */
 import type { Consumer, ConsumerRecord } from '../client/index.js';
-import { clientConfig, connect, int, optionalInt, pairs, parse, propertiesFile, required, UsageError, withFileConnection, CONNECTION_HELP } from './args.js';
+import {
+  clientConfig,
+  connect,
+  int,
+  optionalInt,
+  pairs,
+  parse,
+  propertiesFile,
+  required,
+  UsageError,
+  withFileConnection,
+  CONNECTION_HELP,
+} from './args.js';
 import type { Context } from './context.js';
 import { showBytes, type BytesFormat } from './format.js';
 
@@ -80,15 +92,19 @@ export async function consumeCommand(argv: string[], ctx: Context): Promise<void
   const nullLiteral = props.get('null.literal') ?? 'null';
   const keyFormat = (values['key-format'] ?? 'string') as BytesFormat;
   const valueFormat = (values['value-format'] ?? 'string') as BytesFormat;
-  if (!FORMATS.includes(keyFormat) || !FORMATS.includes(valueFormat)) throw new UsageError('--key-format and --value-format take string, base64 or hex');
+  if (!FORMATS.includes(keyFormat) || !FORMATS.includes(valueFormat))
+    throw new UsageError('--key-format and --value-format take string, base64 or hex');
   const isoTime = (values['timestamp-format'] ?? 'ms') === 'iso';
-  if (!['ms', 'iso'].includes(values['timestamp-format'] ?? 'ms')) throw new UsageError('--timestamp-format takes ms or iso');
+  if (!['ms', 'iso'].includes(values['timestamp-format'] ?? 'ms'))
+    throw new UsageError('--timestamp-format takes ms or iso');
   const maxMessages = optionalInt(values['max-messages'], '--max-messages', 1);
   const timeoutMs = optionalInt(values['timeout-ms'], '--timeout-ms', 1);
   const partition = optionalInt(values.partition, '--partition');
   if (values.offset !== undefined && partition === undefined) throw new UsageError('--offset needs --partition');
-  if (values.group !== undefined && partition !== undefined) throw new UsageError('--group and --partition cannot be used together');
-  if (values.group !== undefined && values.offset !== undefined) throw new UsageError('--group and --offset cannot be used together');
+  if (values.group !== undefined && partition !== undefined)
+    throw new UsageError('--group and --partition cannot be used together');
+  if (values.group !== undefined && values.offset !== undefined)
+    throw new UsageError('--group and --offset cannot be used together');
 
   const kafka = connect(values, ctx.env);
   const fromBeginning = values['from-beginning'] ?? false;
@@ -104,7 +120,9 @@ export async function consumeCommand(argv: string[], ctx: Context): Promise<void
     if (print.partition) cols.push(`Partition:${r.partition}`);
     if (print.offset) cols.push(`Offset:${r.offset}`);
     if (print.headers) {
-      const hs = Object.entries(r.headers).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((b) => `${k}:${b.toString('utf8')}`));
+      const hs = Object.entries(r.headers).flatMap(([k, v]) =>
+        (Array.isArray(v) ? v : [v]).map((b) => `${k}:${b.toString('utf8')}`),
+      );
       cols.push(hs.length > 0 ? hs.join(',') : 'NO_HEADERS');
     }
     const show = (b: Buffer | null, f: BytesFormat) => (b === null ? nullLiteral : showBytes(b, f));
@@ -115,7 +133,15 @@ export async function consumeCommand(argv: string[], ctx: Context): Promise<void
 
   let count = 0;
   try {
-    await start(consumer, kafka.admin({ retries: 2 }), topic, values.group !== undefined, partition, values.offset, fromBeginning);
+    await start(
+      consumer,
+      kafka.admin({ retries: 2 }),
+      topic,
+      values.group !== undefined,
+      partition,
+      values.offset,
+      fromBeginning,
+    );
     let lastRecordAt = Date.now();
     while (!ctx.signal.aborted) {
       const records = await consumer.poll({ timeoutMs: Math.min(1000, timeoutMs ?? 1000) });
@@ -131,7 +157,8 @@ export async function consumeCommand(argv: string[], ctx: Context): Promise<void
       if (take < records.length) {
         // Records beyond --max-messages were not shown: leave them for the next consumer of the group.
         const unshown = new Map<string, ConsumerRecord>();
-        for (const r of records.slice(take)) if (!unshown.has(`${r.topic}:${r.partition}`)) unshown.set(`${r.topic}:${r.partition}`, r);
+        for (const r of records.slice(take))
+          if (!unshown.has(`${r.topic}:${r.partition}`)) unshown.set(`${r.topic}:${r.partition}`, r);
         for (const r of unshown.values()) consumer.seek({ topic: r.topic, partition: r.partition, offset: r.offset });
       }
       if (maxMessages !== undefined && count >= maxMessages) break;
@@ -154,7 +181,8 @@ async function start(
   if (inGroup) return consumer.subscribe({ topics: [topic] });
   const d = await admin.describeTopic(topic); // also fails clearly on an unknown topic
   if (partition !== undefined) {
-    if (partition >= d.partitionCount) throw new UsageError(`Topic ${topic} has no partition ${partition} (it has ${d.partitionCount})`);
+    if (partition >= d.partitionCount)
+      throw new UsageError(`Topic ${topic} has no partition ${partition} (it has ${d.partitionCount})`);
     consumer.assign([{ topic, partition }]);
     const where = offset ?? (fromBeginning ? 'earliest' : 'latest');
     if (where === 'earliest') consumer.seekToBeginning([{ topic, partition }]);

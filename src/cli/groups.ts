@@ -1,6 +1,17 @@
 /** `groups list|describe|delete|reset-offsets`: what kafka-consumer-groups.sh does. */
 import type { ResetStrategy } from '../client/group-admin.js';
-import { action, connect, int, parse, propertiesFile, required, topicPartitions, UsageError, withFileConnection, CONNECTION_HELP } from './args.js';
+import {
+  action,
+  connect,
+  int,
+  parse,
+  propertiesFile,
+  required,
+  topicPartitions,
+  UsageError,
+  withFileConnection,
+  CONNECTION_HELP,
+} from './args.js';
 import type { Context } from './context.js';
 import { table } from './format.js';
 
@@ -68,18 +79,54 @@ export async function groupsCommand(argv: string[], ctx: Context): Promise<void>
         const d = await admin.describeGroup(id);
         ctx.out('');
         if (values.state) {
-          for (const line of table(['GROUP', 'COORDINATOR (ID)', 'ASSIGNMENT-STRATEGY', 'STATE', '#MEMBERS'], [[d.groupId, 'server (0)', d.assignor, d.state, d.members.length]])) ctx.out(line);
+          for (const line of table(
+            ['GROUP', 'COORDINATOR (ID)', 'ASSIGNMENT-STRATEGY', 'STATE', '#MEMBERS'],
+            [[d.groupId, 'server (0)', d.assignor, d.state, d.members.length]],
+          ))
+            ctx.out(line);
           continue;
         }
         if (d.members.length === 0) ctx.out(`Consumer group '${d.groupId}' has no active members.`);
         if (values.members) {
           if (d.members.length === 0) continue;
-          const rows = d.members.map((m) => [d.groupId, m.memberId, '-', m.clientId, m.assignment.length, m.assignment.map((a) => `${a.topic}(${a.partition})`).join(',')]);
-          for (const line of table(['GROUP', 'CONSUMER-ID', 'HOST', 'CLIENT-ID', '#PARTITIONS', 'ASSIGNMENT'], rows)) ctx.out(line);
+          const rows = d.members.map((m) => [
+            d.groupId,
+            m.memberId,
+            '-',
+            m.clientId,
+            m.assignment.length,
+            m.assignment.map((a) => `${a.topic}(${a.partition})`).join(','),
+          ]);
+          for (const line of table(['GROUP', 'CONSUMER-ID', 'HOST', 'CLIENT-ID', '#PARTITIONS', 'ASSIGNMENT'], rows))
+            ctx.out(line);
           continue;
         }
-        const rows = d.partitions.map((p) => [d.groupId, p.topic, p.partition, p.committedOffset, p.logEndOffset, p.lag, p.consumerId, p.consumerId ? '-' : null, p.clientId]);
-        for (const line of table(['GROUP', 'TOPIC', 'PARTITION', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', 'CONSUMER-ID', 'HOST', 'CLIENT-ID'], rows)) ctx.out(line);
+        const rows = d.partitions.map((p) => [
+          d.groupId,
+          p.topic,
+          p.partition,
+          p.committedOffset,
+          p.logEndOffset,
+          p.lag,
+          p.consumerId,
+          p.consumerId ? '-' : null,
+          p.clientId,
+        ]);
+        for (const line of table(
+          [
+            'GROUP',
+            'TOPIC',
+            'PARTITION',
+            'CURRENT-OFFSET',
+            'LOG-END-OFFSET',
+            'LAG',
+            'CONSUMER-ID',
+            'HOST',
+            'CLIENT-ID',
+          ],
+          rows,
+        ))
+          ctx.out(line);
       }
       return;
     }
@@ -93,18 +140,26 @@ export async function groupsCommand(argv: string[], ctx: Context): Promise<void>
       const groups = values.group ?? [];
       if (groups.length !== 1) throw new UsageError('reset-offsets needs one --group');
       const groupId = required(groups[0], '--group');
-      if (values['all-topics'] === (values.topic !== undefined)) throw new UsageError('reset-offsets needs exactly one of --all-topics or --topic');
+      if (values['all-topics'] === (values.topic !== undefined))
+        throw new UsageError('reset-offsets needs exactly one of --all-topics or --topic');
       if (values['dry-run'] && values.execute) throw new UsageError('--dry-run and --execute cannot be used together');
       const strategies: ResetStrategy[] = [];
       if (values['to-earliest']) strategies.push({ toEarliest: true });
       if (values['to-latest']) strategies.push({ toLatest: true });
       if (values['to-current']) strategies.push({ toCurrent: true });
       if (values['to-offset'] !== undefined) strategies.push({ toOffset: int(values['to-offset'], '--to-offset') });
-      if (values['shift-by'] !== undefined) strategies.push({ shiftBy: int(values['shift-by'], '--shift-by', Number.MIN_SAFE_INTEGER) });
+      if (values['shift-by'] !== undefined)
+        strategies.push({ shiftBy: int(values['shift-by'], '--shift-by', Number.MIN_SAFE_INTEGER) });
       if (values['to-datetime'] !== undefined) strategies.push({ toDatetime: values['to-datetime'] });
       if (values['by-duration'] !== undefined) strategies.push({ byDuration: values['by-duration'] });
-      if (strategies.length !== 1) throw new UsageError('reset-offsets needs exactly one reset strategy (--to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration)');
-      if (!values['dry-run'] && !values.execute) ctx.err('WARN: No action will be performed as the --execute option is missing (add --dry-run to silence this warning).');
+      if (strategies.length !== 1)
+        throw new UsageError(
+          'reset-offsets needs exactly one reset strategy (--to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration)',
+        );
+      if (!values['dry-run'] && !values.execute)
+        ctx.err(
+          'WARN: No action will be performed as the --execute option is missing (add --dry-run to silence this warning).',
+        );
       const plan = await admin.resetGroupOffsets({
         groupId,
         scope: values['all-topics'] ? { allTopics: true } : { topics: values.topic!.map(topicPartitions) },
@@ -116,7 +171,11 @@ export async function groupsCommand(argv: string[], ctx: Context): Promise<void>
         return;
       }
       ctx.out('');
-      for (const line of table(['GROUP', 'TOPIC', 'PARTITION', 'NEW-OFFSET'], plan.map((e) => [groupId, e.topic, e.partition, e.newOffset]))) ctx.out(line);
+      for (const line of table(
+        ['GROUP', 'TOPIC', 'PARTITION', 'NEW-OFFSET'],
+        plan.map((e) => [groupId, e.topic, e.partition, e.newOffset]),
+      ))
+        ctx.out(line);
       return;
     }
     default:

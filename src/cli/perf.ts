@@ -5,7 +5,19 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
-import { clientConfig, connect, int, optionalInt, pairs, parse, propertiesFile, required, UsageError, withFileConnection, CONNECTION_HELP } from './args.js';
+import {
+  clientConfig,
+  connect,
+  int,
+  optionalInt,
+  pairs,
+  parse,
+  propertiesFile,
+  required,
+  UsageError,
+  withFileConnection,
+  CONNECTION_HELP,
+} from './args.js';
 import type { Context } from './context.js';
 import { fixed, percentile } from './format.js';
 
@@ -136,9 +148,14 @@ function payloadsFromFile(path: string, delimiter: string): Buffer[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new UsageError(`cannot read --payload-file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new UsageError(
+      `cannot read --payload-file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
-  const payloads = text.split(delimiter.replace(/\\n/g, '\n').replace(/\\t/g, '\t')).filter((p) => p !== '').map((p) => Buffer.from(p));
+  const payloads = text
+    .split(delimiter.replace(/\\n/g, '\n').replace(/\\t/g, '\t'))
+    .filter((p) => p !== '')
+    .map((p) => Buffer.from(p));
   if (payloads.length === 0) throw new UsageError(`--payload-file ${path} has no payload`);
   return payloads;
 }
@@ -150,8 +167,12 @@ async function perfProduce(argv: string[], ctx: Context): Promise<void> {
   const values = withFileConnection(parsed, file);
   const topic = required(values.topic, '--topic');
   const numRecords = int(values['num-records'], '--num-records', 1);
-  if ((values['record-size'] === undefined) === (values['payload-file'] === undefined)) throw new UsageError('give one of --record-size or --payload-file');
-  const payloads = values['payload-file'] !== undefined ? payloadsFromFile(values['payload-file'], values['payload-delimiter'] ?? '\n') : undefined;
+  if ((values['record-size'] === undefined) === (values['payload-file'] === undefined))
+    throw new UsageError('give one of --record-size or --payload-file');
+  const payloads =
+    values['payload-file'] !== undefined
+      ? payloadsFromFile(values['payload-file'], values['payload-delimiter'] ?? '\n')
+      : undefined;
   const recordSize = payloads ? 0 : int(values['record-size'], '--record-size', 1);
   const throughput = values.throughput === undefined ? -1 : int(values.throughput, '--throughput', -1);
   const reportingMs = optionalInt(values['reporting-interval'], '--reporting-interval', 1) ?? 5000;
@@ -167,7 +188,10 @@ async function perfProduce(argv: string[], ctx: Context): Promise<void> {
   for (let i = 0; i < recordSize; i++) payload[i] = 65 + randomInt(26);
   const stats = new Stats('sent', ctx.out);
   const ticker = setInterval(() => stats.progress(), reportingMs);
-  const maxOutstanding = Math.max(1, Math.floor((32 * MB) / ((payloads ? Math.max(...payloads.map((p) => p.length)) : recordSize) + 64)));
+  const maxOutstanding = Math.max(
+    1,
+    Math.floor((32 * MB) / ((payloads ? Math.max(...payloads.map((p) => p.length)) : recordSize) + 64)),
+  );
   let outstanding = 0;
   let slot: (() => void) | undefined;
   let failures = 0;
@@ -179,18 +203,21 @@ async function perfProduce(argv: string[], ctx: Context): Promise<void> {
       const sentAt = performance.now();
       outstanding++;
       const value = payloads ? payloads[randomInt(payloads.length)]! : payload;
-      producer.send({ topic, messages: [{ value }] }).then(
-        () => stats.record(performance.now() - sentAt, value.length),
-        (e: Error) => {
-          failures++;
-          firstError ??= e;
-        },
-      ).finally(() => {
-        outstanding--;
-        const s = slot;
-        slot = undefined;
-        s?.();
-      });
+      producer
+        .send({ topic, messages: [{ value }] })
+        .then(
+          () => stats.record(performance.now() - sentAt, value.length),
+          (e: Error) => {
+            failures++;
+            firstError ??= e;
+          },
+        )
+        .finally(() => {
+          outstanding--;
+          const s = slot;
+          slot = undefined;
+          s?.();
+        });
       if (throughput > 0) {
         // ThroughputThrottler: stay at or under the target rate.
         const due = start + ((i + 1) * 1000) / throughput;
@@ -238,20 +265,26 @@ async function perfConsume(argv: string[], ctx: Context): Promise<void> {
   let assignedAt: number | undefined;
   let lastRecordAt = performance.now();
   try {
-    await consumer.subscribe({ topics: [topic], listener: { onPartitionsAssigned: () => void (assignedAt ??= performance.now()) } });
+    await consumer.subscribe({
+      topics: [topic],
+      listener: { onPartitionsAssigned: () => void (assignedAt ??= performance.now()) },
+    });
     while (stats.count < messages && !ctx.signal.aborted) {
       const records = await consumer.poll({ timeoutMs: Math.min(1000, timeoutMs) });
       const now = performance.now();
       if (records.length === 0) {
         if (now - lastRecordAt >= timeoutMs) {
-          ctx.err(`WARNING: Exiting before consuming the expected number of messages: timeout (${timeoutMs} ms) exceeded.`);
+          ctx.err(
+            `WARNING: Exiting before consuming the expected number of messages: timeout (${timeoutMs} ms) exceeded.`,
+          );
           break;
         }
         continue;
       }
       lastRecordAt = now;
       const wall = Date.now();
-      for (const r of records.slice(0, messages - stats.count)) stats.record(Math.max(0, wall - r.timestamp), (r.key?.length ?? 0) + (r.value?.length ?? 0));
+      for (const r of records.slice(0, messages - stats.count))
+        stats.record(Math.max(0, wall - r.timestamp), (r.key?.length ?? 0) + (r.value?.length ?? 0));
     }
   } finally {
     clearInterval(ticker);
@@ -262,9 +295,23 @@ async function perfConsume(argv: string[], ctx: Context): Promise<void> {
   const rebalanceMs = Math.round((assignedAt ?? end) - start);
   const fetchS = Math.max(1e-9, (end - (assignedAt ?? start)) / 1000);
   const mb = stats.bytes / MB;
-  if (!values['hide-header']) ctx.out('start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec');
+  if (!values['hide-header'])
+    ctx.out(
+      'start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec',
+    );
   ctx.out(
-    [javaTime(startWall), javaTime(startWall + (end - start)), fixed(mb, 4), fixed(mb / elapsedS, 4), stats.count, fixed(stats.count / elapsedS, 4), rebalanceMs, Math.round(fetchS * 1000), fixed(mb / fetchS, 4), fixed(stats.count / fetchS, 4)].join(', '),
+    [
+      javaTime(startWall),
+      javaTime(startWall + (end - start)),
+      fixed(mb, 4),
+      fixed(mb / elapsedS, 4),
+      stats.count,
+      fixed(stats.count / elapsedS, 4),
+      rebalanceMs,
+      Math.round(fetchS * 1000),
+      fixed(mb / fetchS, 4),
+      fixed(stats.count / fetchS, 4),
+    ].join(', '),
   );
   ctx.out(stats.summary(end - start));
 }

@@ -1,7 +1,18 @@
 /** `produce`: kafka-console-producer.sh: one record per stdin line. */
 import { createInterface } from 'node:readline';
 import type { Message, RecordMetadata } from '../client/index.js';
-import { clientConfig, connect, optionalInt, pairs, parse, propertiesFile, required, UsageError, withFileConnection, CONNECTION_HELP } from './args.js';
+import {
+  clientConfig,
+  connect,
+  optionalInt,
+  pairs,
+  parse,
+  propertiesFile,
+  required,
+  UsageError,
+  withFileConnection,
+  CONNECTION_HELP,
+} from './args.js';
 import type { Context } from './context.js';
 
 export const PRODUCE_HELP = `Usage: kafka-log produce --topic T [options] < lines
@@ -68,7 +79,8 @@ function toolConfigs(values: Record<string, string | boolean | string[] | undefi
   num('metadata-expiry-ms', 'metadataMaxAgeMs');
   const codec = values['compression-codec'] as string | undefined;
   if (codec !== undefined) {
-    if (codec !== 'none' && codec !== 'gzip') throw new UsageError(`--compression-codec takes none or gzip here (got ${codec})`);
+    if (codec !== 'none' && codec !== 'gzip')
+      throw new UsageError(`--compression-codec takes none or gzip here (got ${codec})`);
     out.compressionType = codec;
   }
   if (values.sync) out.lingerMs = 0;
@@ -94,7 +106,16 @@ export async function produceCommand(argv: string[], ctx: Context): Promise<void
   const staticHeaders = Object.fromEntries(pairs(values.header, '--header'));
   const partition = optionalInt(values.partition, '--partition');
   const acksFlag = values.acks ?? values['request-required-acks'];
-  const acks = acksFlag === undefined ? undefined : acksFlag === 'all' || acksFlag === '-1' ? 'all' : acksFlag === '1' ? 1 : acksFlag === '0' ? 0 : undefined;
+  const acks =
+    acksFlag === undefined
+      ? undefined
+      : acksFlag === 'all' || acksFlag === '-1'
+        ? 'all'
+        : acksFlag === '1'
+          ? 1
+          : acksFlag === '0'
+            ? 0
+            : undefined;
   if (acksFlag !== undefined && acks === undefined) throw new UsageError('--acks must be 0, 1, all or -1');
 
   const producer = connect(values, ctx.env).producer({
@@ -112,7 +133,8 @@ export async function produceCommand(argv: string[], ctx: Context): Promise<void
       for (const h of rest.slice(0, at).split(headersSeparator)) {
         if (h === '') continue;
         const k = h.indexOf(headersKeySeparator);
-        if (k < 0) throw new UsageError(`line ${n}: header ${JSON.stringify(h)} has no ${JSON.stringify(headersKeySeparator)}`);
+        if (k < 0)
+          throw new UsageError(`line ${n}: header ${JSON.stringify(h)} has no ${JSON.stringify(headersKeySeparator)}`);
         headers[h.slice(0, k)] = h.slice(k + headersKeySeparator.length);
       }
       rest = rest.slice(at + headersDelimiter.length);
@@ -120,13 +142,19 @@ export async function produceCommand(argv: string[], ctx: Context): Promise<void
     let key: string | null = null;
     if (parseKey) {
       const at = rest.indexOf(keySeparator);
-      if (at < 0) throw new UsageError(`line ${n}: no key separator ${JSON.stringify(keySeparator)} in ${JSON.stringify(line)}`);
+      if (at < 0)
+        throw new UsageError(`line ${n}: no key separator ${JSON.stringify(keySeparator)} in ${JSON.stringify(line)}`);
       key = rest.slice(0, at);
       rest = rest.slice(at + keySeparator.length);
       if (nullMarker !== undefined && key === nullMarker) key = null;
     }
     const value = nullMarker !== undefined && rest === nullMarker ? null : rest;
-    return { key, value, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(partition !== undefined ? { partition } : {}) };
+    return {
+      key,
+      value,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+      ...(partition !== undefined ? { partition } : {}),
+    };
   };
 
   let pending: Promise<RecordMetadata[]>[] = [];

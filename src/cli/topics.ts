@@ -1,6 +1,17 @@
 /** `topics create|list|describe|alter|delete`: what kafka-topics.sh (and kafka-configs.sh for topics) does. */
 import { KafkaClientError } from '../client/index.js';
-import { action, connect, optionalInt, pairs, parse, propertiesFile, required, UsageError, withFileConnection, CONNECTION_HELP } from './args.js';
+import {
+  action,
+  connect,
+  optionalInt,
+  pairs,
+  parse,
+  propertiesFile,
+  required,
+  UsageError,
+  withFileConnection,
+  CONNECTION_HELP,
+} from './args.js';
 import type { Context } from './context.js';
 import { table } from './format.js';
 
@@ -40,7 +51,8 @@ export const TOPICS_OPTIONS = {
 
 /** kafka-topics.sh options with no meaning here. */
 export const TOPICS_UNSUPPORTED = {
-  'replica-assignment': 'replicas are placed by store index (replica j of partition i is store (i + j) mod n); use --replication-factor',
+  'replica-assignment':
+    'replicas are placed by store index (replica j of partition i is store (i + j) mod n); use --replication-factor',
 } as const;
 
 export async function topicsCommand(argv: string[], ctx: Context): Promise<void> {
@@ -61,7 +73,14 @@ export async function topicsCommand(argv: string[], ctx: Context): Promise<void>
       const replicationFactor = optionalInt(values['replication-factor'], '--replication-factor', 1);
       const configEntries = [...pairs(values.config, '--config')].map(([name, value]) => ({ name, value }));
       const created = await admin.createTopics({
-        topics: [{ topic, ...(numPartitions ? { numPartitions } : {}), ...(replicationFactor ? { replicationFactor } : {}), configEntries }],
+        topics: [
+          {
+            topic,
+            ...(numPartitions ? { numPartitions } : {}),
+            ...(replicationFactor ? { replicationFactor } : {}),
+            configEntries,
+          },
+        ],
         validateOnly: values['validate-only'] ?? false,
       });
       if (!created) {
@@ -77,7 +96,11 @@ export async function topicsCommand(argv: string[], ctx: Context): Promise<void>
     case 'describe': {
       const names = values.topic ?? (await admin.listTopics());
       // As kafka-topics.sh: any of these filters shows only the partitions it selects.
-      const filtered = values['under-replicated-partitions'] || values['under-min-isr-partitions'] || values['at-min-isr-partitions'] || values['unavailable-partitions'];
+      const filtered =
+        values['under-replicated-partitions'] ||
+        values['under-min-isr-partitions'] ||
+        values['at-min-isr-partitions'] ||
+        values['unavailable-partitions'];
       for (const name of names) {
         const [d, configs] = await Promise.all([admin.describeTopic(name), admin.describeTopicConfigs(name)]);
         if (values['topic-id'] !== undefined && d.topicId !== values['topic-id']) continue;
@@ -93,11 +116,27 @@ export async function topicsCommand(argv: string[], ctx: Context): Promise<void>
             (values['unavailable-partitions'] && (p.leader === null || p.leader < 0 || p.isr.length === 0)),
         );
         if (filtered && selected.length === 0) continue;
-        if (!filtered) ctx.out(`Topic: ${d.name}\tTopicId: ${d.topicId}\tPartitionCount: ${d.partitionCount}\tReplicationFactor: ${d.replicationFactor}\tConfigs: ${overrides.join(',')}`);
+        if (!filtered)
+          ctx.out(
+            `Topic: ${d.name}\tTopicId: ${d.topicId}\tPartitionCount: ${d.partitionCount}\tReplicationFactor: ${d.replicationFactor}\tConfigs: ${overrides.join(',')}`,
+          );
         else ctx.out(`Topic: ${d.name}`);
         if (values['topics-with-overrides']) continue;
-        const rows = selected.map((p) => [p.partition, p.leader, p.replicas.join(','), p.isr.join(','), p.leaderEpoch, p.logStartOffset, p.highWatermark, p.logEndOffset]);
-        for (const line of table(['PARTITION', 'LEADER', 'REPLICAS', 'ISR', 'LEADER-EPOCH', 'LOG-START-OFFSET', 'HW', 'LEO'], rows)) ctx.out(`\t${line}`);
+        const rows = selected.map((p) => [
+          p.partition,
+          p.leader,
+          p.replicas.join(','),
+          p.isr.join(','),
+          p.leaderEpoch,
+          p.logStartOffset,
+          p.highWatermark,
+          p.logEndOffset,
+        ]);
+        for (const line of table(
+          ['PARTITION', 'LEADER', 'REPLICAS', 'ISR', 'LEADER-EPOCH', 'LOG-START-OFFSET', 'HW', 'LEO'],
+          rows,
+        ))
+          ctx.out(`\t${line}`);
       }
       return;
     }
@@ -109,7 +148,8 @@ export async function topicsCommand(argv: string[], ctx: Context): Promise<void>
       if (partitions === undefined && Object.keys(set).length === 0 && del.length === 0) {
         throw new UsageError('alter needs --partitions, --config or --delete-config');
       }
-      if (Object.keys(set).length > 0 || del.length > 0) await admin.alterTopicConfigs(topic, { set, delete: del }, values['validate-only'] ?? false);
+      if (Object.keys(set).length > 0 || del.length > 0)
+        await admin.alterTopicConfigs(topic, { set, delete: del }, values['validate-only'] ?? false);
       if (partitions !== undefined) await admin.createPartitions({ topicPartitions: [{ topic, count: partitions }] });
       return ctx.out(`Altered topic ${topic}.`);
     }
@@ -127,4 +167,3 @@ export async function topicsCommand(argv: string[], ctx: Context): Promise<void>
       throw new UsageError(`Unknown topics command ${sub}`);
   }
 }
-

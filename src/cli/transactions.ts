@@ -29,7 +29,8 @@ export async function transactionsCommand(argv: string[], ctx: Context): Promise
   switch (sub) {
     case 'list': {
       const rows = (await admin.listTransactions()).map((t) => [t.transactionalId, 0, t.producerId, t.state]);
-      for (const line of table(['TransactionalId', 'Coordinator', 'ProducerId', 'TransactionState'], rows)) ctx.out(line);
+      for (const line of table(['TransactionalId', 'Coordinator', 'ProducerId', 'TransactionState'], rows))
+        ctx.out(line);
       return;
     }
     case 'describe': {
@@ -47,18 +48,62 @@ export async function transactionsCommand(argv: string[], ctx: Context): Promise
         t!.transactionStartTime !== undefined ? now - t!.transactionStartTime : null,
         t!.partitions.map((p) => `${p.topic}-${p.partition}`).join(','),
       ];
-      for (const line of table(['CoordinatorId', 'TransactionalId', 'ProducerId', 'ProducerEpoch', 'TransactionState', 'TransactionTimeoutMs', 'CurrentTransactionStartTimeMs', 'TransactionDurationMs', 'TopicPartitions'], [row])) ctx.out(line);
+      for (const line of table(
+        [
+          'CoordinatorId',
+          'TransactionalId',
+          'ProducerId',
+          'ProducerEpoch',
+          'TransactionState',
+          'TransactionTimeoutMs',
+          'CurrentTransactionStartTimeMs',
+          'TransactionDurationMs',
+          'TopicPartitions',
+        ],
+        [row],
+      ))
+        ctx.out(line);
       return;
     }
     case 'find-hanging': {
-      const minutes = values['max-transaction-timeout'] === undefined ? 15 : int(values['max-transaction-timeout'], '--max-transaction-timeout');
-      const found = await admin.findHangingTransactions({ ...(values.topic ? { topic: values.topic } : {}), olderThanMs: minutes * 60_000 });
+      const minutes =
+        values['max-transaction-timeout'] === undefined
+          ? 15
+          : int(values['max-transaction-timeout'], '--max-transaction-timeout');
+      const found = await admin.findHangingTransactions({
+        ...(values.topic ? { topic: values.topic } : {}),
+        olderThanMs: minutes * 60_000,
+      });
       const partition = values.partition === undefined ? undefined : int(values.partition, '--partition');
       const now = Date.now();
       const rows = found
         .filter((h) => partition === undefined || h.partition === partition)
-        .map((h) => [h.topic, h.partition, h.producerId, h.producerEpoch, 0, h.startOffset, h.startTime, Math.round((now - h.startTime) / 60_000), h.transactionalId ?? null]);
-      for (const line of table(['Topic', 'Partition', 'ProducerId', 'ProducerEpoch', 'CoordinatorEpoch', 'StartOffset', 'LastTimestamp', 'Duration(min)', 'TransactionalId'], rows)) ctx.out(line);
+        .map((h) => [
+          h.topic,
+          h.partition,
+          h.producerId,
+          h.producerEpoch,
+          0,
+          h.startOffset,
+          h.startTime,
+          Math.round((now - h.startTime) / 60_000),
+          h.transactionalId ?? null,
+        ]);
+      for (const line of table(
+        [
+          'Topic',
+          'Partition',
+          'ProducerId',
+          'ProducerEpoch',
+          'CoordinatorEpoch',
+          'StartOffset',
+          'LastTimestamp',
+          'Duration(min)',
+          'TransactionalId',
+        ],
+        rows,
+      ))
+        ctx.out(line);
       return;
     }
     case 'abort': {
@@ -68,7 +113,9 @@ export async function transactionsCommand(argv: string[], ctx: Context): Promise
       let producerEpoch: number;
       if (values['start-offset'] !== undefined) {
         const start = int(values['start-offset'], '--start-offset');
-        const open = (await admin.findHangingTransactions({ topic, olderThanMs: 0 })).find((h) => h.partition === partition && h.startOffset === start);
+        const open = (await admin.findHangingTransactions({ topic, olderThanMs: 0 })).find(
+          (h) => h.partition === partition && h.startOffset === start,
+        );
         if (!open) throw new UsageError(`No open transaction starts at offset ${start} of ${topic}-${partition}`);
         ({ producerId, producerEpoch } = open);
       } else {
@@ -76,7 +123,11 @@ export async function transactionsCommand(argv: string[], ctx: Context): Promise
         producerEpoch = int(values['producer-epoch'], '--producer-epoch');
       }
       const r = await admin.abortTransaction({ topic, partition, producerId, producerEpoch });
-      ctx.out(r.markerWritten ? `Aborted the transaction of producer ${producerId} in ${topic}-${partition}` : `Producer ${producerId} has no open transaction in ${topic}-${partition}; nothing written`);
+      ctx.out(
+        r.markerWritten
+          ? `Aborted the transaction of producer ${producerId} in ${topic}-${partition}`
+          : `Producer ${producerId} has no open transaction in ${topic}-${partition}; nothing written`,
+      );
       return;
     }
     default:

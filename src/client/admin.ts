@@ -99,7 +99,17 @@ const toPartition = (p: WirePartition): PartitionDescription => ({
 
 export type AclResourceType = 'TOPIC' | 'GROUP' | 'CLUSTER' | 'TRANSACTIONAL_ID';
 export type AclOperation =
-  | 'ALL' | 'READ' | 'WRITE' | 'CREATE' | 'DELETE' | 'ALTER' | 'DESCRIBE' | 'CLUSTER_ACTION' | 'DESCRIBE_CONFIGS' | 'ALTER_CONFIGS' | 'IDEMPOTENT_WRITE';
+  | 'ALL'
+  | 'READ'
+  | 'WRITE'
+  | 'CREATE'
+  | 'DELETE'
+  | 'ALTER'
+  | 'DESCRIBE'
+  | 'CLUSTER_ACTION'
+  | 'DESCRIBE_CONFIGS'
+  | 'ALTER_CONFIGS'
+  | 'IDEMPOTENT_WRITE';
 
 /** One ACL (kafkajs's field names; Kafka's enum names as strings). */
 export interface AclEntry {
@@ -179,7 +189,11 @@ const aclQuery = (f: AclFilter) => ({
 export class Admin extends TransactionAdmin {
   constructor(transport: Transport, config: AdminConfig = {}) {
     super(transport, (fn) =>
-      retry(fn, { retries: config.retries ?? 5, initialBackoffMs: config.retryBackoffMs ?? 100, maxBackoffMs: config.retryBackoffMaxMs ?? 1000 }),
+      retry(fn, {
+        retries: config.retries ?? 5,
+        initialBackoffMs: config.retryBackoffMs ?? 100,
+        maxBackoffMs: config.retryBackoffMaxMs ?? 1000,
+      }),
     );
   }
 
@@ -197,7 +211,9 @@ export class Admin extends TransactionAdmin {
             body: {
               topic_name: t.topic,
               ...(t.numPartitions !== undefined && t.numPartitions !== -1 ? { partitions_count: t.numPartitions } : {}),
-              ...(t.replicationFactor !== undefined && t.replicationFactor !== -1 ? { replication_factor: t.replicationFactor } : {}),
+              ...(t.replicationFactor !== undefined && t.replicationFactor !== -1
+                ? { replication_factor: t.replicationFactor }
+                : {}),
               configs: (t.configEntries ?? []).map((c) => ({ name: c.name, value: c.value })),
               validate_only: options.validateOnly ?? false,
             },
@@ -220,7 +236,9 @@ export class Admin extends TransactionAdmin {
   async describeTopic(topic: string): Promise<TopicDescription> {
     const [t, parts] = await Promise.all([
       this.call(() => this.transport.request<WireTopic>('GET', `/topics/${enc(topic)}`, { topic })),
-      this.call(() => this.transport.request<{ data: WirePartition[] }>('GET', `/topics/${enc(topic)}/partitions`, { topic })),
+      this.call(() =>
+        this.transport.request<{ data: WirePartition[] }>('GET', `/topics/${enc(topic)}/partitions`, { topic }),
+      ),
     ]);
     return {
       name: t.body.topic_name,
@@ -238,18 +256,23 @@ export class Admin extends TransactionAdmin {
   }
 
   async deleteTopics(options: { topics: string[] }): Promise<void> {
-    for (const t of options.topics) await this.call(() => this.transport.request('DELETE', `/topics/${enc(t)}`, { topic: t }));
+    for (const t of options.topics)
+      await this.call(() => this.transport.request('DELETE', `/topics/${enc(t)}`, { topic: t }));
   }
 
   /** Grows topics to `count` partitions (Kafka never shrinks a topic). */
   async createPartitions(options: { topicPartitions: { topic: string; count: number }[] }): Promise<void> {
     for (const { topic, count } of options.topicPartitions) {
-      await this.call(() => this.transport.request('PATCH', `/topics/${enc(topic)}`, { body: { partitions_count: count }, topic }));
+      await this.call(() =>
+        this.transport.request('PATCH', `/topics/${enc(topic)}`, { body: { partitions_count: count }, topic }),
+      );
     }
   }
 
   async describeTopicConfigs(topic: string): Promise<ConfigEntry[]> {
-    const res = await this.call(() => this.transport.request<{ data: WireConfig[] }>('GET', `/topics/${enc(topic)}/configs`, { topic }));
+    const res = await this.call(() =>
+      this.transport.request<{ data: WireConfig[] }>('GET', `/topics/${enc(topic)}/configs`, { topic }),
+    );
     return res.body.data.map((c) => ({
       name: c.name,
       value: c.value,
@@ -261,20 +284,38 @@ export class Admin extends TransactionAdmin {
   }
 
   /** Sets and deletes (reverts to default) topic configs in one all-or-nothing change. */
-  async alterTopicConfigs(topic: string, changes: { set?: Record<string, string>; delete?: string[] }, validateOnly = false): Promise<void> {
+  async alterTopicConfigs(
+    topic: string,
+    changes: { set?: Record<string, string>; delete?: string[] },
+    validateOnly = false,
+  ): Promise<void> {
     const data = [
       ...Object.entries(changes.set ?? {}).map(([name, value]) => ({ name, value, operation: 'SET' as const })),
       ...(changes.delete ?? []).map((name) => ({ name, operation: 'DELETE' as const })),
     ];
     if (data.length === 0) return;
-    await this.call(() => this.transport.request('POST', `/topics/${enc(topic)}/configs:alter`, { body: { data, validate_only: validateOnly }, topic }));
+    await this.call(() =>
+      this.transport.request('POST', `/topics/${enc(topic)}/configs:alter`, {
+        body: { data, validate_only: validateOnly },
+        topic,
+      }),
+    );
   }
 
   /** Kafka's ListOffsets for one partition. */
-  async listOffset(topic: string, partition: number, spec: OffsetSpec): Promise<{ offset: number; timestamp: number | null }> {
-    const query = typeof spec === 'string' ? { offset_type: spec } : { offset_type: 'timestamp', timestamp: spec.timestamp };
+  async listOffset(
+    topic: string,
+    partition: number,
+    spec: OffsetSpec,
+  ): Promise<{ offset: number; timestamp: number | null }> {
+    const query =
+      typeof spec === 'string' ? { offset_type: spec } : { offset_type: 'timestamp', timestamp: spec.timestamp };
     const res = await this.call(() =>
-      this.transport.request<{ offset: number; timestamp: string | null }>('GET', `/topics/${enc(topic)}/partitions/${partition}/offset`, { query, topic, partition }),
+      this.transport.request<{ offset: number; timestamp: string | null }>(
+        'GET',
+        `/topics/${enc(topic)}/partitions/${partition}/offset`,
+        { query, topic, partition },
+      ),
     );
     return { offset: res.body.offset, timestamp: res.body.timestamp === null ? null : Date.parse(res.body.timestamp) };
   }
@@ -282,11 +323,19 @@ export class Admin extends TransactionAdmin {
   /** kafkajs's fetchTopicOffsets: log start offset and high watermark of every partition. */
   async fetchTopicOffsets(topic: string): Promise<PartitionOffsets[]> {
     const d = await this.describeTopic(topic);
-    return d.partitions.map((p) => ({ partition: p.partition, offset: p.highWatermark, high: p.highWatermark, low: p.logStartOffset }));
+    return d.partitions.map((p) => ({
+      partition: p.partition,
+      offset: p.highWatermark,
+      high: p.highWatermark,
+      low: p.logStartOffset,
+    }));
   }
 
   /** The first offset whose timestamp is >= `timestamp` per partition (the high watermark if none). */
-  async fetchTopicOffsetsByTimestamp(topic: string, timestamp: number): Promise<{ partition: number; offset: number }[]> {
+  async fetchTopicOffsetsByTimestamp(
+    topic: string,
+    timestamp: number,
+  ): Promise<{ partition: number; offset: number }[]> {
     const d = await this.describeTopic(topic);
     return Promise.all(
       d.partitions.map(async (p) => {
@@ -300,16 +349,23 @@ export class Admin extends TransactionAdmin {
    * Kafka's DeleteRecords: moves each partition's log start offset up to `offset` (-1 means the high
    * watermark). Resolves to the new low watermarks.
    */
-  async deleteTopicRecords(options: { topic: string; partitions: { partition: number; offset: number }[] }): Promise<{ partition: number; lowWatermark: number }[]> {
+  async deleteTopicRecords(options: {
+    topic: string;
+    partitions: { partition: number; offset: number }[];
+  }): Promise<{ partition: number; lowWatermark: number }[]> {
     const { topic } = options;
     return Promise.all(
       options.partitions.map(async ({ partition, offset }) => {
         const res = await this.call(() =>
-          this.transport.request<{ low_watermark?: number; log_start_offset?: number }>('POST', `/topics/${enc(topic)}/partitions/${partition}/records:delete`, {
-            body: { before_offset: offset },
-            topic,
-            partition,
-          }),
+          this.transport.request<{ low_watermark?: number; log_start_offset?: number }>(
+            'POST',
+            `/topics/${enc(topic)}/partitions/${partition}/records:delete`,
+            {
+              body: { before_offset: offset },
+              topic,
+              partition,
+            },
+          ),
         );
         return { partition, lowWatermark: res.body.low_watermark ?? res.body.log_start_offset ?? offset };
       }),
@@ -319,12 +375,16 @@ export class Admin extends TransactionAdmin {
   /** Kafka's CreateAcls: all or nothing; an ACL that exists already is left as it is. */
   async createAcls(options: { acl: AclEntry[] }): Promise<void> {
     if (options.acl.length === 0) return;
-    await this.call(() => this.transport.request('POST', '/acls:batch', { body: { data: options.acl.map(toWireAcl) } }));
+    await this.call(() =>
+      this.transport.request('POST', '/acls:batch', { body: { data: options.acl.map(toWireAcl) } }),
+    );
   }
 
   /** Kafka's DescribeAcls: the ACLs the filter matches. */
   async describeAcls(filter: AclFilter = {}): Promise<AclEntry[]> {
-    const res = await this.call(() => this.transport.request<{ data: WireAcl[] }>('GET', '/acls', { query: aclQuery(filter) }));
+    const res = await this.call(() =>
+      this.transport.request<{ data: WireAcl[] }>('GET', '/acls', { query: aclQuery(filter) }),
+    );
     return res.body.data.map(fromWireAcl);
   }
 
@@ -333,7 +393,9 @@ export class Admin extends TransactionAdmin {
     const deleted: AclEntry[] = [];
     for (const f of options.filters) {
       const res = await this.call(() =>
-        this.transport.request<{ data: WireAcl[] }>('DELETE', '/acls', { query: aclQuery({ ...f, resourceType: f.resourceType ?? 'ANY' }) }),
+        this.transport.request<{ data: WireAcl[] }>('DELETE', '/acls', {
+          query: aclQuery({ ...f, resourceType: f.resourceType ?? 'ANY' }),
+        }),
       );
       deleted.push(...res.body.data.map(fromWireAcl));
     }
@@ -341,19 +403,37 @@ export class Admin extends TransactionAdmin {
   }
 
   /** Kafka's DescribeClientQuotas; `user` / `clientId` filter (null: the default entity). */
-  async describeClientQuotas(filter: { user?: string | null; clientId?: string | null } = {}): Promise<ClientQuotaEntry[]> {
+  async describeClientQuotas(
+    filter: { user?: string | null; clientId?: string | null } = {},
+  ): Promise<ClientQuotaEntry[]> {
     const name = (v: string | null | undefined) => (v === null ? '<default>' : v);
     const res = await this.call(() =>
-      this.transport.request<{ data: { entity: { entity_type: 'user' | 'client-id'; entity_name: string | null }[]; values: ClientQuotaEntry['values'] }[] }>('GET', '/client-quotas', {
+      this.transport.request<{
+        data: {
+          entity: { entity_type: 'user' | 'client-id'; entity_name: string | null }[];
+          values: ClientQuotaEntry['values'];
+        }[];
+      }>('GET', '/client-quotas', {
         query: { user: name(filter.user), client_id: name(filter.clientId) },
       }),
     );
-    return res.body.data.map((q) => ({ entity: q.entity.map((e) => ({ entityType: e.entity_type, entityName: e.entity_name })), values: q.values }));
+    return res.body.data.map((q) => ({
+      entity: q.entity.map((e) => ({ entityType: e.entity_type, entityName: e.entity_name })),
+      values: q.values,
+    }));
   }
 
   /** Kafka's AlterClientQuotas: set (value) or remove quota keys per entity, all checked before any applies. */
-  async alterClientQuotas(entries: { entity: QuotaEntityPart[]; ops: { key: QuotaKey; value?: number; remove?: boolean }[] }[], validateOnly = false): Promise<void> {
-    const data = entries.map((e) => ({ entity: e.entity.map((p) => ({ entity_type: p.entityType, entity_name: p.entityName })), ops: e.ops }));
-    await this.call(() => this.transport.request('POST', '/client-quotas:alter', { body: { data, validate_only: validateOnly } }));
+  async alterClientQuotas(
+    entries: { entity: QuotaEntityPart[]; ops: { key: QuotaKey; value?: number; remove?: boolean }[] }[],
+    validateOnly = false,
+  ): Promise<void> {
+    const data = entries.map((e) => ({
+      entity: e.entity.map((p) => ({ entity_type: p.entityType, entity_name: p.entityName })),
+      ops: e.ops,
+    }));
+    await this.call(() =>
+      this.transport.request('POST', '/client-quotas:alter', { body: { data, validate_only: validateOnly } }),
+    );
   }
 }

@@ -61,11 +61,17 @@ export function regionFromHost(host: string): string | undefined {
   return /\.(?:execute-api|lambda-url)\.([a-z0-9-]+)\.(?:amazonaws\.com|on\.aws)$/.exec(host)?.[1];
 }
 
-export function createSigner(auth: AuthConfig | undefined, env: Record<string, string | undefined> = process.env): RequestSigner {
+export function createSigner(
+  auth: AuthConfig | undefined,
+  env: Record<string, string | undefined> = process.env,
+): RequestSigner {
   if (auth === undefined || auth.type === 'none') return async (req) => req.headers;
   if (auth.type === 'bearer') {
     const token = auth.token;
-    return async (req) => ({ ...req.headers, authorization: `Bearer ${typeof token === 'function' ? await token() : token}` });
+    return async (req) => ({
+      ...req.headers,
+      authorization: `Bearer ${typeof token === 'function' ? await token() : token}`,
+    });
   }
   let signer: Promise<(req: RequestToSign) => Promise<Record<string, string>>> | undefined;
   const load = async () => {

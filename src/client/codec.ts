@@ -59,7 +59,8 @@ export function toBuffer(v: Bytes | null | undefined): Buffer | null {
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 }
 
-const wireData = (b: Buffer | null): WireData | null => (b === null ? null : { type: 'BINARY', data: b.toString('base64') });
+const wireData = (b: Buffer | null): WireData | null =>
+  b === null ? null : { type: 'BINARY', data: b.toString('base64') };
 
 export function toTimestamp(t: Message['timestamp'], now: number): number {
   if (t === undefined) return now;
@@ -108,8 +109,16 @@ export function encodeMessage(m: Message, now: number): EncodedRecord {
 
 /** The record as an entry of a JSON records:batch request (without id and partition). */
 export function wireEntry(r: EncodedRecord): Omit<WireEntry, 'id' | 'partition_id'> {
-  const entry: Omit<WireEntry, 'id' | 'partition_id'> = { key: wireData(r.key), value: wireData(r.value), timestamp: new Date(r.timestamp).toISOString() };
-  if (r.headers.length > 0) entry.headers = r.headers.map((h) => ({ name: h.key, value: h.value === null ? null : h.value.toString('base64') }));
+  const entry: Omit<WireEntry, 'id' | 'partition_id'> = {
+    key: wireData(r.key),
+    value: wireData(r.value),
+    timestamp: new Date(r.timestamp).toISOString(),
+  };
+  if (r.headers.length > 0)
+    entry.headers = r.headers.map((h) => ({
+      name: h.key,
+      value: h.value === null ? null : h.value.toString('base64'),
+    }));
   return entry;
 }
 
@@ -137,5 +146,13 @@ export function decodeRecord(topic: string, r: WireRecord): ConsumerRecord {
     const prev = headers[h.name];
     headers[h.name] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }
-  return { topic, partition: r.partition_id, offset: r.offset, timestamp: Date.parse(r.timestamp), key: fromWireData(r.key), value: fromWireData(r.value), headers };
+  return {
+    topic,
+    partition: r.partition_id,
+    offset: r.offset,
+    timestamp: Date.parse(r.timestamp),
+    key: fromWireData(r.key),
+    value: fromWireData(r.value),
+    headers,
+  };
 }

@@ -118,10 +118,20 @@ function typeForStatus(status: number): string {
 }
 
 /** Builds the error for one error envelope (a whole response's, or one batch entry's). */
-export function errorFromBody(status: number, body: unknown, context: { topic?: string; partition?: number; throttleTimeMs?: number } = {}): KafkaProtocolError {
-  const b = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; message?: unknown; error_code?: unknown; Message?: unknown };
+export function errorFromBody(
+  status: number,
+  body: unknown,
+  context: { topic?: string; partition?: number; throttleTimeMs?: number } = {},
+): KafkaProtocolError {
+  const b = (typeof body === 'object' && body !== null ? body : {}) as {
+    error?: unknown;
+    message?: unknown;
+    error_code?: unknown;
+    Message?: unknown;
+  };
   const type = typeof b.error === 'string' && b.error !== '' ? b.error : typeForStatus(status);
-  const message = typeof b.message === 'string' ? b.message : typeof b.Message === 'string' ? b.Message : `HTTP ${status}`;
+  const message =
+    typeof b.message === 'string' ? b.message : typeof b.Message === 'string' ? b.Message : `HTTP ${status}`;
   // A name we know keeps its own retriability; otherwise the status decides (a gateway's 502/503/504/429).
   const known = type in ERRORS || type in CLIENT_ERRORS;
   return new KafkaProtocolError(type, message, {

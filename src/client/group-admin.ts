@@ -87,7 +87,13 @@ interface WireGroup {
 }
 
 interface WireDescription extends WireGroup {
-  members: { consumer_id: string; client_id: string; member_epoch: number; subscribed_topic_names: string[]; assignment: { topic_name: string; partition_id: number }[] }[];
+  members: {
+    consumer_id: string;
+    client_id: string;
+    member_epoch: number;
+    subscribed_topic_names: string[];
+    assignment: { topic_name: string; partition_id: number }[];
+  }[];
   partitions: {
     topic_name: string;
     partition_id: number;
@@ -100,7 +106,11 @@ interface WireDescription extends WireGroup {
   }[];
 }
 
-const listing = (g: WireGroup): GroupListing => ({ groupId: g.consumer_group_id, protocolType: g.is_simple ? '' : 'consumer', state: STATES[g.state] ?? g.state });
+const listing = (g: WireGroup): GroupListing => ({
+  groupId: g.consumer_group_id,
+  protocolType: g.is_simple ? '' : 'consumer',
+  state: STATES[g.state] ?? g.state,
+});
 
 function strategyBody(s: ResetStrategy): Record<string, unknown> {
   if ('toEarliest' in s) return { strategy: 'to-earliest' };
@@ -120,11 +130,15 @@ export class GroupAdmin {
 
   async listGroups(): Promise<{ groups: GroupListing[] }> {
     const res = await this.call(() => this.transport.request<{ data: WireGroup[] }>('GET', '/consumer-groups'));
-    return { groups: res.body.data.map(listing).sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0)) };
+    return {
+      groups: res.body.data.map(listing).sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0)),
+    };
   }
 
   async describeGroup(groupId: string): Promise<GroupDescription> {
-    const res = await this.call(() => this.transport.request<WireDescription>('GET', `/consumer-groups/${enc(groupId)}`));
+    const res = await this.call(() =>
+      this.transport.request<WireDescription>('GET', `/consumer-groups/${enc(groupId)}`),
+    );
     const g = res.body;
     return {
       ...listing(g),
@@ -162,48 +176,83 @@ export class GroupAdmin {
   }
 
   /** Committed offsets of a group (of some topics). */
-  async fetchOffsets(options: { groupId: string; topics?: string[] }): Promise<{ topic: string; partitions: { partition: number; offset: number; metadata: string | null }[] }[]> {
+  async fetchOffsets(options: {
+    groupId: string;
+    topics?: string[];
+  }): Promise<{ topic: string; partitions: { partition: number; offset: number; metadata: string | null }[] }[]> {
     const topics = options.topics ?? [undefined];
     const lists = await Promise.all(
       topics.map((t) =>
         this.call(() =>
-          this.transport.request<{ data: { topic_name: string; partition_id: number; committed_offset: number | null; offset_metadata: string | null }[] }>(
-            'GET',
-            `/consumer-groups/${enc(options.groupId)}/offsets`,
-            { query: { topic_name: t } },
-          ),
+          this.transport.request<{
+            data: {
+              topic_name: string;
+              partition_id: number;
+              committed_offset: number | null;
+              offset_metadata: string | null;
+            }[];
+          }>('GET', `/consumer-groups/${enc(options.groupId)}/offsets`, { query: { topic_name: t } }),
         ),
       ),
     );
     const byTopic = new Map<string, { partition: number; offset: number; metadata: string | null }[]>();
     for (const o of lists.flatMap((l) => l.body.data)) {
       if (o.committed_offset === null) continue;
-      byTopic.set(o.topic_name, [...(byTopic.get(o.topic_name) ?? []), { partition: o.partition_id, offset: o.committed_offset, metadata: o.offset_metadata }]);
+      byTopic.set(o.topic_name, [
+        ...(byTopic.get(o.topic_name) ?? []),
+        { partition: o.partition_id, offset: o.committed_offset, metadata: o.offset_metadata },
+      ]);
     }
-    return [...byTopic].map(([topic, partitions]) => ({ topic, partitions: partitions.sort((a, b) => a.partition - b.partition) }));
+    return [...byTopic].map(([topic, partitions]) => ({
+      topic,
+      partitions: partitions.sort((a, b) => a.partition - b.partition),
+    }));
   }
 
   /** Commits offsets for a group without members (kafkajs's setOffsets). */
-  async setOffsets(options: { groupId: string; topic: string; partitions: { partition: number; offset: number }[] }): Promise<void> {
+  async setOffsets(options: {
+    groupId: string;
+    topic: string;
+    partitions: { partition: number; offset: number }[];
+  }): Promise<void> {
     await this.call(() =>
       this.transport.request('POST', `/consumer-groups/${enc(options.groupId)}/offsets:commit`, {
-        body: { offsets: options.partitions.map((p) => ({ topic_name: options.topic, partition_id: p.partition, offset: p.offset })) },
+        body: {
+          offsets: options.partitions.map((p) => ({
+            topic_name: options.topic,
+            partition_id: p.partition,
+            offset: p.offset,
+          })),
+        },
       }),
     );
   }
 
   /** kafka-consumer-groups.sh --reset-offsets for an inactive group; returns the plan (written unless dryRun). */
   async resetGroupOffsets(options: ResetOffsetsOptions): Promise<ResetPlanEntry[]> {
-    const scope = 'allTopics' in options.scope ? { all_topics: true } : { topics: options.scope.topics.map((t) => ({ topic_name: t.topic, ...(t.partitions ? { partition_ids: t.partitions } : {}) })) };
+    const scope =
+      'allTopics' in options.scope
+        ? { all_topics: true }
+        : {
+            topics: options.scope.topics.map((t) => ({
+              topic_name: t.topic,
+              ...(t.partitions ? { partition_ids: t.partitions } : {}),
+            })),
+          };
     const res = await this.call(() =>
-      this.transport.request<{ data: { topic_name: string; partition_id: number; current_offset: number | null; new_offset: number }[] }>(
-        'POST',
-        `/consumer-groups/${enc(options.groupId)}/offsets:reset`,
-        { body: { ...strategyBody(options.strategy), ...scope, dry_run: options.dryRun ?? true } },
-      ),
+      this.transport.request<{
+        data: { topic_name: string; partition_id: number; current_offset: number | null; new_offset: number }[];
+      }>('POST', `/consumer-groups/${enc(options.groupId)}/offsets:reset`, {
+        body: { ...strategyBody(options.strategy), ...scope, dry_run: options.dryRun ?? true },
+      }),
     );
     return res.body.data
-      .map((e) => ({ topic: e.topic_name, partition: e.partition_id, currentOffset: e.current_offset, newOffset: e.new_offset }))
+      .map((e) => ({
+        topic: e.topic_name,
+        partition: e.partition_id,
+        currentOffset: e.current_offset,
+        newOffset: e.new_offset,
+      }))
       .sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
   }
 

@@ -6,7 +6,13 @@
 export { Kafka } from './kafka.js';
 export { RECORD_BATCH_MEDIA_TYPE, type ConnectionConfig, type WireFormat } from './transport.js';
 export type { AuthConfig, AwsCredentials } from './auth.js';
-export { Producer, type ProducerConfig, type ProducerRecordBatch, type RecordMetadata, type ProducerIdAndEpoch } from './producer/producer.js';
+export {
+  Producer,
+  type ProducerConfig,
+  type ProducerRecordBatch,
+  type RecordMetadata,
+  type ProducerIdAndEpoch,
+} from './producer/producer.js';
 export {
   Consumer,
   type ConsumerConfig,
@@ -34,8 +40,21 @@ export {
   type QuotaEntityPart,
   type QuotaKey,
 } from './admin.js';
-export type { GroupDescription, GroupListing, GroupOffsetLag, ResetOffsetsOptions, ResetPlanEntry } from './group-admin.js';
+export type {
+  GroupDescription,
+  GroupListing,
+  GroupOffsetLag,
+  ResetOffsetsOptions,
+  ResetPlanEntry,
+} from './group-admin.js';
 export type { Message, ConsumerRecord, MessageHeaders, Bytes } from './codec.js';
 export { DefaultPartitioner, type Partitioner } from './partitioner.js';
-export { KafkaClientError, KafkaProtocolError, KafkaConnectionError, KafkaTimeoutError, KafkaConfigError, isRetriable } from './errors.js';
+export {
+  KafkaClientError,
+  KafkaProtocolError,
+  KafkaConnectionError,
+  KafkaTimeoutError,
+  KafkaConfigError,
+  isRetriable,
+} from './errors.js';
 export { retry, backoffMs, type RetryOptions } from './retry.js';

@@ -30,7 +30,9 @@ export class Metadata {
     if (!p) {
       p = retry(
         async () => {
-          const res = await this.transport.request<{ partitions_count: number }>('GET', `/topics/${enc(topic)}`, { topic });
+          const res = await this.transport.request<{ partitions_count: number }>('GET', `/topics/${enc(topic)}`, {
+            topic,
+          });
           return res.body.partitions_count;
         },
         {

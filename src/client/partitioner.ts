@@ -2,7 +2,12 @@ import { partitionForKey } from '../wire/murmur2.js';
 import type { Message } from './codec.js';
 
 /** Picks a partition for a record that names none. */
-export type Partitioner = (args: { topic: string; partitionCount: number; key: Buffer | null; message: Message }) => number;
+export type Partitioner = (args: {
+  topic: string;
+  partitionCount: number;
+  key: Buffer | null;
+  message: Message;
+}) => number;
 
 /**
  * Kafka's built-in partitioner: murmur2(key) mod partitions for keyed records (the same function

@@ -5,7 +5,12 @@
  * the server stores, and verifies the CRC of every batch it reads, as a Kafka consumer does.
  */
 import { KafkaError } from '../wire/errors.js';
-import { CONTROL_FLAG_MASK, decodeRecordBatches, encodeRecordBatch, TRANSACTIONAL_FLAG_MASK } from '../wire/record-batch.js';
+import {
+  CONTROL_FLAG_MASK,
+  decodeRecordBatches,
+  encodeRecordBatch,
+  TRANSACTIONAL_FLAG_MASK,
+} from '../wire/record-batch.js';
 import type { AbortedRange } from '../wire/protocol.js';
 import type { ConsumerRecord, EncodedRecord } from './codec.js';
 import { KafkaClientError } from './errors.js';
@@ -35,7 +40,12 @@ export function encodeProducerBatch(
   try {
     // partitionLeaderEpoch -1, as a Kafka producer writes it (the broker sets it).
     const options = producer
-      ? { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: producer.baseSequence, transactional: producer.transactional === true }
+      ? {
+          producerId: producer.producerId,
+          producerEpoch: producer.producerEpoch,
+          baseSequence: producer.baseSequence,
+          transactional: producer.transactional === true,
+        }
       : {};
     return encodeRecordBatch(records as EncodedRecord[], { partitionLeaderEpoch: -1, compression, ...options });
   } catch (e) {
@@ -51,19 +61,35 @@ export function encodeProducerBatch(
  * Control records (transaction markers) are not handed out. Keys, values and header values are
  * views of `bytes`, not copies; a null header value becomes an empty Buffer, as on the JSON path.
  */
-export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition: number, fromOffset: number, aborted: AbortedRange[] = []): ConsumerRecord[] {
+export function decodeFetchedRecords(
+  bytes: Uint8Array,
+  topic: string,
+  partition: number,
+  fromOffset: number,
+  aborted: AbortedRange[] = [],
+): ConsumerRecord[] {
   let batches: ReturnType<typeof decodeRecordBatches>;
   try {
     batches = decodeRecordBatches(bytes);
   } catch (e) {
-    throw asClientError(e, 'CORRUPT_MESSAGE', { topic, partition }, `Record batch for ${topic}-${partition} fetched at offset ${fromOffset} is invalid: `);
+    throw asClientError(
+      e,
+      'CORRUPT_MESSAGE',
+      { topic, partition },
+      `Record batch for ${topic}-${partition} fetched at offset ${fromOffset} is invalid: `,
+    );
   }
   const out: ConsumerRecord[] = [];
   for (const batch of batches) {
     const { attributes, baseOffset, producerId } = batch.header;
     if ((attributes & CONTROL_FLAG_MASK) !== 0) continue;
     if (baseOffset + batch.header.lastOffsetDelta < fromOffset) continue;
-    if (aborted.length > 0 && (attributes & TRANSACTIONAL_FLAG_MASK) !== 0 && aborted.some((a) => a.producerId === producerId && baseOffset >= a.firstOffset && baseOffset <= a.lastOffset)) continue;
+    if (
+      aborted.length > 0 &&
+      (attributes & TRANSACTIONAL_FLAG_MASK) !== 0 &&
+      aborted.some((a) => a.producerId === producerId && baseOffset >= a.firstOffset && baseOffset <= a.lastOffset)
+    )
+      continue;
     for (const r of batch.records) {
       if (r.offset < fromOffset) continue;
       const headers: Record<string, Buffer | Buffer[]> = {};
@@ -72,7 +98,15 @@ export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition
         const prev = headers[h.key];
         headers[h.key] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
       }
-      out.push({ topic, partition, offset: r.offset, timestamp: r.timestamp, key: r.key === null ? null : view(r.key), value: r.value === null ? null : view(r.value), headers });
+      out.push({
+        topic,
+        partition,
+        offset: r.offset,
+        timestamp: r.timestamp,
+        key: r.key === null ? null : view(r.key),
+        value: r.value === null ? null : view(r.value),
+        headers,
+      });
     }
   }
   return out;
@@ -81,7 +115,12 @@ export function decodeFetchedRecords(bytes: Uint8Array, topic: string, partition
 const view = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
 /** The log module throws the server's KafkaError (or a RangeError); the client's callers expect its own errors. */
-function asClientError(e: unknown, fallback: string, context: { topic?: string; partition?: number }, prefix = ''): KafkaClientError {
+function asClientError(
+  e: unknown,
+  fallback: string,
+  context: { topic?: string; partition?: number },
+  prefix = '',
+): KafkaClientError {
   if (e instanceof KafkaClientError) return e;
   const type = e instanceof KafkaError ? e.errorName : fallback;
   // A corrupt batch is not cured by fetching it again: poll() raises it, as Kafka's consumer does.

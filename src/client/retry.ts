@@ -5,7 +5,12 @@ import { KafkaClientError, isRetriable } from './errors.js';
  * attempt n waits min(max, initial * 2^n), spread by +-20% so that clients retrying the same
  * failure do not arrive in lockstep.
  */
-export function backoffMs(attempt: number, initialMs: number, maxMs: number, random: () => number = Math.random): number {
+export function backoffMs(
+  attempt: number,
+  initialMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
   const exp = Math.min(maxMs, initialMs * 2 ** Math.min(attempt, 30));
   const jitter = 0.8 + random() * 0.4;
   return Math.max(0, Math.round(Math.min(maxMs, exp * jitter)));
@@ -45,11 +50,15 @@ export async function retry<T>(fn: (attempt: number) => Promise<T>, options: Ret
     } catch (e) {
       if (!retryIf(e) || attempt >= options.retries || options.signal?.aborted) throw e;
       // A throttled request waits out its throttle time, whatever the back-off says.
-      const wait = Math.max(backoffMs(attempt, options.initialBackoffMs, options.maxBackoffMs), e instanceof KafkaClientError ? (e.throttleTimeMs ?? 0) : 0);
+      const wait = Math.max(
+        backoffMs(attempt, options.initialBackoffMs, options.maxBackoffMs),
+        e instanceof KafkaClientError ? (e.throttleTimeMs ?? 0) : 0,
+      );
       if (options.deadline !== undefined && Date.now() + wait >= options.deadline) throw e;
       options.onRetry?.(e, attempt, wait);
       await sleep(wait, options.signal);
-      if (options.signal?.aborted) throw e instanceof KafkaClientError ? e : new KafkaClientError('ILLEGAL_STATE', 'aborted', { cause: e });
+      if (options.signal?.aborted)
+        throw e instanceof KafkaClientError ? e : new KafkaClientError('ILLEGAL_STATE', 'aborted', { cause: e });
     }
   }
 }

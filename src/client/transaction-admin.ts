@@ -51,17 +51,27 @@ const description = (t: WireTransaction): TransactionDescription => ({
 });
 
 export class TransactionAdmin extends GroupAdmin {
-  async listTransactions(filter: { states?: string[]; producerIds?: number[] } = {}): Promise<TransactionDescription[]> {
+  async listTransactions(
+    filter: { states?: string[]; producerIds?: number[] } = {},
+  ): Promise<TransactionDescription[]> {
     const query = new URLSearchParams();
     for (const s of filter.states ?? []) query.append('state', s);
     for (const p of filter.producerIds ?? []) query.append('producer_id', String(p));
     const qs = query.size > 0 ? `?${query}` : '';
     const res = await this.call(() => this.transport.request<{ data: WireTransaction[] }>('GET', `/transactions${qs}`));
-    return res.body.data.map(description).sort((a, b) => (a.transactionalId < b.transactionalId ? -1 : a.transactionalId > b.transactionalId ? 1 : 0));
+    return res.body.data
+      .map(description)
+      .sort((a, b) => (a.transactionalId < b.transactionalId ? -1 : a.transactionalId > b.transactionalId ? 1 : 0));
   }
 
   async describeTransactions(transactionalIds: string[]): Promise<TransactionDescription[]> {
-    return Promise.all(transactionalIds.map(async (id) => description((await this.call(() => this.transport.request<WireTransaction>('GET', `/transactions/${enc(id)}`))).body)));
+    return Promise.all(
+      transactionalIds.map(async (id) =>
+        description(
+          (await this.call(() => this.transport.request<WireTransaction>('GET', `/transactions/${enc(id)}`))).body,
+        ),
+      ),
+    );
   }
 
   /** Transactions open in partitions longer than `olderThanMs` that no coordinator will end (default transaction.max.timeout.ms). */
@@ -70,7 +80,16 @@ export class TransactionAdmin extends GroupAdmin {
     if (options.topic) query.set('topic', options.topic);
     if (options.olderThanMs !== undefined) query.set('older_than_ms', String(options.olderThanMs));
     const qs = query.size > 0 ? `?${query}` : '';
-    type Wire = { topic_name: string; partition_id: number; producer_id: number; producer_epoch: number; start_offset: number; start_time: string; transactional_id: string | null; coordinator_state: string | null };
+    type Wire = {
+      topic_name: string;
+      partition_id: number;
+      producer_id: number;
+      producer_epoch: number;
+      start_offset: number;
+      start_time: string;
+      transactional_id: string | null;
+      coordinator_state: string | null;
+    };
     const res = await this.call(() => this.transport.request<{ data: Wire[] }>('GET', `/transactions:hanging${qs}`));
     return res.body.data.map((h) => ({
       topic: h.topic_name,
@@ -85,13 +104,22 @@ export class TransactionAdmin extends GroupAdmin {
   }
 
   /** Writes an ABORT marker for the producer's open transaction in one partition (a hanging one). */
-  async abortTransaction(spec: { topic: string; partition: number; producerId: number; producerEpoch: number }): Promise<{ markerWritten: boolean }> {
+  async abortTransaction(spec: {
+    topic: string;
+    partition: number;
+    producerId: number;
+    producerEpoch: number;
+  }): Promise<{ markerWritten: boolean }> {
     const res = await this.call(() =>
-      this.transport.request<{ marker_written: boolean }>('POST', `/topics/${enc(spec.topic)}/partitions/${spec.partition}/transactions:abort`, {
-        body: { producer_id: spec.producerId, producer_epoch: spec.producerEpoch },
-        topic: spec.topic,
-        partition: spec.partition,
-      }),
+      this.transport.request<{ marker_written: boolean }>(
+        'POST',
+        `/topics/${enc(spec.topic)}/partitions/${spec.partition}/transactions:abort`,
+        {
+          body: { producer_id: spec.producerId, producer_epoch: spec.producerEpoch },
+          topic: spec.topic,
+          partition: spec.partition,
+        },
+      ),
     );
     return { markerWritten: res.body.marker_written };
   }

@@ -97,12 +97,17 @@ export class Transport {
     const m = CLUSTER_PATH.exec(trimmed);
     this.origin = m ? m[1]! : trimmed;
     if (m) this.clusterBase = Promise.resolve(trimmed);
-    else if (config.clusterId) this.clusterBase = Promise.resolve(`${this.origin}/v3/clusters/${enc(config.clusterId)}`);
+    else if (config.clusterId)
+      this.clusterBase = Promise.resolve(`${this.origin}/v3/clusters/${enc(config.clusterId)}`);
     this.requestTimeoutMs = config.requestTimeoutMs ?? 30_000;
     this.fetchImpl = config.fetch ?? globalThis.fetch;
     this.sign = createSigner(config.auth);
     const format = config.format ?? 'auto';
-    if (!['auto', 'record-batch', 'json'].includes(format)) throw new KafkaClientError('INVALID_CONFIG', `format must be 'auto', 'record-batch' or 'json' (got ${String(format)})`);
+    if (!['auto', 'record-batch', 'json'].includes(format))
+      throw new KafkaClientError(
+        'INVALID_CONFIG',
+        `format must be 'auto', 'record-batch' or 'json' (got ${String(format)})`,
+      );
   }
 
   /**
@@ -181,8 +186,13 @@ export class Transport {
       res = await this.fetchImpl(u, { method, headers: signed, body, signal });
       raw = Buffer.from(await res.arrayBuffer());
     } catch (e) {
-      if (options.signal?.aborted) throw new KafkaClientError('ABORTED', `${method} ${u.pathname} was aborted`, { ...context, cause: e });
-      if (timeout.aborted) throw new KafkaTimeoutError(`${method} ${u.pathname} got no answer within ${timeoutMs} ms`, { ...context, cause: e });
+      if (options.signal?.aborted)
+        throw new KafkaClientError('ABORTED', `${method} ${u.pathname} was aborted`, { ...context, cause: e });
+      if (timeout.aborted)
+        throw new KafkaTimeoutError(`${method} ${u.pathname} got no answer within ${timeoutMs} ms`, {
+          ...context,
+          cause: e,
+        });
       if (e instanceof KafkaClientError) throw e;
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
       const why = cause?.code ?? cause?.message ?? (e as Error).message;
@@ -203,8 +213,13 @@ export class Transport {
     }
     if (res.status >= 400) {
       // A quota's throttle time (x-throttle-time-ms, else Retry-After seconds): retries wait at least that long, as Kafka clients do.
-      const throttle = Number(res.headers.get('x-throttle-time-ms') ?? Number(res.headers.get('retry-after') ?? NaN) * 1000);
-      throw errorFromBody(res.status, parsed, { ...context, ...(Number.isFinite(throttle) && throttle > 0 ? { throttleTimeMs: throttle } : {}) });
+      const throttle = Number(
+        res.headers.get('x-throttle-time-ms') ?? Number(res.headers.get('retry-after') ?? NaN) * 1000,
+      );
+      throw errorFromBody(res.status, parsed, {
+        ...context,
+        ...(Number.isFinite(throttle) && throttle > 0 ? { throttleTimeMs: throttle } : {}),
+      });
     }
     return { status: res.status, body: parsed as T, headers: res.headers, contentType };
   }

@@ -18,7 +18,14 @@ export interface ServerConfig {
   /** Count storage operations and answer GET /debug/counters with them (the benchmark's BENCH_COUNTERS=1). */
   countOperations: boolean;
   /** The Kafka protocol listener (src/kafka); port 0 turns it off. */
-  kafka: { port: number; host: string; advertisedHost?: string; advertisedPort?: number; maxFrameBytes: number; autoCreateTopics: boolean };
+  kafka: {
+    port: number;
+    host: string;
+    advertisedHost?: string;
+    advertisedPort?: number;
+    maxFrameBytes: number;
+    autoCreateTopics: boolean;
+  };
   /** The transaction coordinator's bounds (Kafka's transaction.max.timeout.ms, transactional.id.expiration.ms). */
   transactions: { maxTimeoutMs?: number; idExpirationMs?: number };
   security: SecurityConfig;
@@ -47,7 +54,9 @@ const authFileSchema = z
     'super.users': z.union([z.string(), z.array(z.string())]).optional(),
     'allow.everyone.if.no.acl.found': z.boolean().optional(),
     'principal.claim': z.string().min(1).optional(),
-    tokens: z.record(z.string().min(1), z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*:.+$/, 'a principal is Type:name')).optional(),
+    tokens: z
+      .record(z.string().min(1), z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*:.+$/, 'a principal is Type:name'))
+      .optional(),
     'acl.cache.ms': z.number().int().nonnegative().optional(),
   })
   .strict();
@@ -69,7 +78,10 @@ function readAuthFile(path: string): z.infer<typeof authFileSchema> {
     throw new Error(`The auth config ${path} is not valid JSON`);
   }
   const parsed = authFileSchema.safeParse(json);
-  if (!parsed.success) throw new Error(`The auth config ${path} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(
+      `The auth config ${path} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
   return parsed.data;
 }
 
@@ -133,7 +145,10 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
   const e = envSchema.parse(env);
   let backend: ServerConfig['backend'];
   if (e.STORAGE_BACKEND === 'aws') {
-    const buckets = (e.BUCKETS ?? '').split(',').map((b) => b.trim()).filter(Boolean);
+    const buckets = (e.BUCKETS ?? '')
+      .split(',')
+      .map((b) => b.trim())
+      .filter(Boolean);
     if (buckets.length === 0 || !e.TABLE_NAME) throw new Error('STORAGE_BACKEND=aws needs BUCKETS and TABLE_NAME');
     backend = {
       kind: 'aws',
@@ -159,7 +174,9 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
       intervalMs: e.SCHEDULER_INTERVAL_MS,
       options: {
         ...(e.ORPHAN_GRACE_MS !== undefined ? { orphanGraceMs: e.ORPHAN_GRACE_MS } : {}),
-        ...(e.LOG_RETENTION_CHECK_INTERVAL_MS !== undefined ? { roundIntervalMs: e.LOG_RETENTION_CHECK_INTERVAL_MS } : {}),
+        ...(e.LOG_RETENTION_CHECK_INTERVAL_MS !== undefined
+          ? { roundIntervalMs: e.LOG_RETENTION_CHECK_INTERVAL_MS }
+          : {}),
       },
     },
     countOperations: e.BENCH_COUNTERS === '1' || e.BENCH_COUNTERS === 'true',
@@ -184,7 +201,8 @@ function securityConfig(e: z.infer<typeof envSchema>): SecurityConfig {
   return {
     authorization: bool(e.AUTHORIZATION) ?? file.authorization ?? false,
     superUsers: superUserList(e.SUPER_USERS) ?? superUserList(file['super.users']) ?? [],
-    allowEveryoneIfNoAclFound: bool(e.ALLOW_EVERYONE_IF_NO_ACL_FOUND) ?? file['allow.everyone.if.no.acl.found'] ?? false,
+    allowEveryoneIfNoAclFound:
+      bool(e.ALLOW_EVERYONE_IF_NO_ACL_FOUND) ?? file['allow.everyone.if.no.acl.found'] ?? false,
     principalClaim: e.PRINCIPAL_CLAIM ?? file['principal.claim'] ?? 'sub',
     tokens: file.tokens ?? {},
     cacheMs: e.ACL_CACHE_MS ?? file['acl.cache.ms'] ?? 5000,

@@ -70,7 +70,8 @@ export const isTopicConfigName = (name: string): name is TopicConfigName => Obje
 export function validateTopicConfig(name: string, value: string): void {
   if (!isTopicConfigName(name)) throw new KafkaError('INVALID_CONFIG', `Unknown topic config name: ${name}`);
   const def: ConfigDef = TOPIC_CONFIG_DEFS[name];
-  const bad = (why: string) => new KafkaError('INVALID_CONFIG', `Invalid value ${JSON.stringify(value)} for configuration ${name}: ${why}`);
+  const bad = (why: string) =>
+    new KafkaError('INVALID_CONFIG', `Invalid value ${JSON.stringify(value)} for configuration ${name}: ${why}`);
   if (typeof value !== 'string') throw bad('value must be a string');
   switch (def.kind) {
     case 'boolean':
@@ -78,7 +79,8 @@ export function validateTopicConfig(name: string, value: string): void {
       return;
     case 'string': {
       const items = def.list ? value.split(',').map((s) => s.trim()) : [value];
-      if (items.length === 0 || items.some((i) => !def.allowed?.includes(i))) throw bad(`expected one of ${def.allowed?.join(', ')}`);
+      if (items.length === 0 || items.some((i) => !def.allowed?.includes(i)))
+        throw bad(`expected one of ${def.allowed?.join(', ')}`);
       return;
     }
     default: {
@@ -96,7 +98,9 @@ export function validateTopicConfig(name: string, value: string): void {
 export function resolveTopicConfig(overrides: Record<string, string>): TopicConfig {
   const get = (name: TopicConfigName): string => overrides[name] ?? TOPIC_CONFIG_DEFS[name].default;
   const num = (name: TopicConfigName) => Math.min(Number(get(name)), Number.MAX_SAFE_INTEGER);
-  const policy = get('cleanup.policy').split(',').map((s) => s.trim());
+  const policy = get('cleanup.policy')
+    .split(',')
+    .map((s) => s.trim());
   return {
     cleanupPolicy: { delete: policy.includes('delete'), compact: policy.includes('compact') },
     retentionMs: num('retention.ms'),

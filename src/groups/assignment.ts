@@ -61,4 +61,5 @@ export function sameAssignment(a: Assignment, b: Assignment): boolean {
   return x.size === y.size && [...x].every((k) => y.has(k));
 }
 
-export const owns = (a: Assignment, topic: string, partition: number): boolean => a[topic]?.includes(partition) ?? false;
+export const owns = (a: Assignment, topic: string, partition: number): boolean =>
+  a[topic]?.includes(partition) ?? false;

@@ -43,11 +43,16 @@ const ALIASES: Record<string, AssignorName> = {
 
 export function parseAssignorName(name: string): AssignorName {
   const a = ALIASES[name.trim().toLowerCase()];
-  if (!a) throw new KafkaError('UNSUPPORTED_ASSIGNOR', `Unsupported assignor ${JSON.stringify(name)}: use range, roundrobin or sticky`);
+  if (!a)
+    throw new KafkaError(
+      'UNSUPPORTED_ASSIGNOR',
+      `Unsupported assignor ${JSON.stringify(name)}: use range, roundrobin or sticky`,
+    );
   return a;
 }
 
-const sortedMembers = (spec: AssignmentSpec) => [...spec.members].sort((a, b) => (a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0));
+const sortedMembers = (spec: AssignmentSpec) =>
+  [...spec.members].sort((a, b) => (a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0));
 
 /** Topics some member subscribes to that exist, sorted. */
 const subscribedTopics = (spec: AssignmentSpec) =>
@@ -133,7 +138,11 @@ export const stickyAssignor: Assignor = (spec) => {
   }
 
   const eligible = new Map<string, AssignorMember[]>();
-  for (const topic of subscribedTopics(spec)) eligible.set(topic, members.filter((m) => m.topics.includes(topic)));
+  for (const topic of subscribedTopics(spec))
+    eligible.set(
+      topic,
+      members.filter((m) => m.topics.includes(topic)),
+    );
   const leastLoaded = (topic: string, except?: string) => {
     let best: AssignorMember | undefined;
     for (const m of eligible.get(topic) ?? []) {

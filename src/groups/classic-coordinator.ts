@@ -12,7 +12,14 @@ import type { Clock } from '../clock.js';
 import { KafkaError } from '../wire/errors.js';
 import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
 import type { GroupCoordinator } from './coordinator.js';
-import { CLASSIC_GROUP_REGISTRY_PREFIX, CLASSIC_GROUP_SK, classicGroupRegistrySk, CLUSTER_PK, groupPk, OFFSET_PREFIX } from '../storage/key-layout.js';
+import {
+  CLASSIC_GROUP_REGISTRY_PREFIX,
+  CLASSIC_GROUP_SK,
+  classicGroupRegistrySk,
+  CLUSTER_PK,
+  groupPk,
+  OFFSET_PREFIX,
+} from '../storage/key-layout.js';
 import { validateGroupId } from './group-id.js';
 import type { GroupLimits } from './group-state.js';
 import {
@@ -28,7 +35,6 @@ import {
   type ClassicGroup,
   type ClassicMember,
 } from './classic-group.js';
-
 
 export interface JoinRequest {
   groupId: string;
@@ -78,7 +84,10 @@ export class ClassicGroupCoordinator {
     validateGroupId(req.groupId);
     const { minSessionTimeoutMs, maxSessionTimeoutMs } = this.deps.limits;
     if (req.sessionTimeoutMs < minSessionTimeoutMs || req.sessionTimeoutMs > maxSessionTimeoutMs) {
-      throw new KafkaError('INVALID_SESSION_TIMEOUT', `session.timeout.ms must be within [${minSessionTimeoutMs}, ${maxSessionTimeoutMs}]`);
+      throw new KafkaError(
+        'INVALID_SESSION_TIMEOUT',
+        `session.timeout.ms must be within [${minSessionTimeoutMs}, ${maxSessionTimeoutMs}]`,
+      );
     }
     if (req.memberId === '') {
       const memberId = `${req.clientId || 'member'}-${crypto.randomUUID()}`;
@@ -87,16 +96,27 @@ export class ClassicGroupCoordinator {
     }
     const snapshot = await this.deps.coordinator.find(req.groupId);
     if (snapshot && Object.keys(snapshot.group.members).length > 0) {
-      throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', `Group ${req.groupId} has members of the consumer (KIP-848) protocol`);
+      throw new KafkaError(
+        'INCONSISTENT_GROUP_PROTOCOL',
+        `Group ${req.groupId} has members of the consumer (KIP-848) protocol`,
+      );
     }
     const now = this.deps.clock.now();
     let startGeneration = 0;
     const immediate = await this.mutate(req.groupId, (g) => {
       checkJoinable(g, req.protocolType, req.protocols);
       const known = g.members[req.memberId];
-      const protocols = req.protocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata).toString('base64') }));
+      const protocols = req.protocols.map((p) => ({
+        name: p.name,
+        metadata: Buffer.from(p.metadata).toString('base64'),
+      }));
       startGeneration = g.generationId;
-      if (known && (g.state === 'CompletingRebalance' || g.state === 'Stable') && sameProtocols(known.protocols, protocols) && (g.state === 'CompletingRebalance' || g.leaderId !== req.memberId)) {
+      if (
+        known &&
+        (g.state === 'CompletingRebalance' || g.state === 'Stable') &&
+        sameProtocols(known.protocols, protocols) &&
+        (g.state === 'CompletingRebalance' || g.leaderId !== req.memberId)
+      ) {
         return { group: touch(g, req.memberId, now), result: answerOf(g, req.memberId) };
       }
       const member: ClassicMember = {
@@ -113,7 +133,10 @@ export class ClassicGroupCoordinator {
         joinGeneration: known?.joinGeneration ?? -1,
         assignment: known?.assignment ?? '',
       };
-      const next = prepareRebalance({ ...g, protocolType: req.protocolType, members: { ...g.members, [req.memberId]: member } }, now);
+      const next = prepareRebalance(
+        { ...g, protocolType: req.protocolType, members: { ...g.members, [req.memberId]: member } },
+        now,
+      );
       next.members[req.memberId] = member; // this member has rejoined, whatever the state was
       return { group: joinComplete(next, now) ? completeJoin(next) : next, result: undefined };
     });
@@ -121,24 +144,37 @@ export class ClassicGroupCoordinator {
     // The barrier: wait for the generation that includes this member.
     return this.waitFor(req.groupId, signal, (g) => {
       const m = g.members[req.memberId];
-      if (!m) throw new KafkaError('UNKNOWN_MEMBER_ID', `Member ${req.memberId} was removed from group ${req.groupId} before the rebalance completed`);
+      if (!m)
+        throw new KafkaError(
+          'UNKNOWN_MEMBER_ID',
+          `Member ${req.memberId} was removed from group ${req.groupId} before the rebalance completed`,
+        );
       return m.joinGeneration > startGeneration ? answerOf(g, req.memberId) : undefined;
     });
   }
 
-  async sync(groupId: string, generationId: number, memberId: string, assignments: { memberId: string; assignment: Uint8Array }[], signal?: AbortSignal): Promise<{ group: ClassicGroup; assignment: Buffer }> {
+  async sync(
+    groupId: string,
+    generationId: number,
+    memberId: string,
+    assignments: { memberId: string; assignment: Uint8Array }[],
+    signal?: AbortSignal,
+  ): Promise<{ group: ClassicGroup; assignment: Buffer }> {
     validateGroupId(groupId);
     const now = this.deps.clock.now();
     const read = (g: ClassicGroup) => {
       const m = checkGeneration(g, memberId, generationId);
-      if (g.state === 'PreparingRebalance') throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} is rebalancing`);
+      if (g.state === 'PreparingRebalance')
+        throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} is rebalancing`);
       return g.state === 'Stable' ? { group: g, assignment: Buffer.from(m.assignment, 'base64') } : undefined;
     };
     const done = await this.mutate(groupId, (g) => {
       const m = checkGeneration(g, memberId, generationId);
       if (g.state === 'CompletingRebalance' && g.leaderId === memberId) {
         const given = new Map(assignments.map((a) => [a.memberId, Buffer.from(a.assignment).toString('base64')]));
-        const members = Object.fromEntries(Object.entries(g.members).map(([id, x]) => [id, { ...x, assignment: given.get(id) ?? '' }]));
+        const members = Object.fromEntries(
+          Object.entries(g.members).map(([id, x]) => [id, { ...x, assignment: given.get(id) ?? '' }]),
+        );
         const next: ClassicGroup = touch({ ...g, members, state: 'Stable' }, memberId, now);
         return { group: next, result: { group: next, assignment: Buffer.from(given.get(memberId) ?? '', 'base64') } };
       }
@@ -152,7 +188,8 @@ export class ClassicGroupCoordinator {
     const now = this.deps.clock.now();
     await this.mutate(groupId, (g) => {
       checkGeneration(g, memberId, generationId);
-      if (g.state === 'PreparingRebalance') throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} is rebalancing: rejoin`);
+      if (g.state === 'PreparingRebalance')
+        throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} is rebalancing: rejoin`);
       return { group: touch(g, memberId, now), result: undefined };
     });
   }
@@ -163,8 +200,19 @@ export class ClassicGroupCoordinator {
     const now = this.deps.clock.now();
     return this.mutate(groupId, (g) => {
       const out = new Map<string, KafkaError | undefined>();
-      for (const id of memberIds) out.set(id, g.members[id] ? undefined : new KafkaError('UNKNOWN_MEMBER_ID', `Member ${id} is not in group ${groupId}`));
-      return { group: removeMembers(g, memberIds.filter((id) => g.members[id]), now), result: out };
+      for (const id of memberIds)
+        out.set(
+          id,
+          g.members[id] ? undefined : new KafkaError('UNKNOWN_MEMBER_ID', `Member ${id} is not in group ${groupId}`),
+        );
+      return {
+        group: removeMembers(
+          g,
+          memberIds.filter((id) => g.members[id]),
+          now,
+        ),
+        result: out,
+      };
     });
   }
 
@@ -179,11 +227,13 @@ export class ClassicGroupCoordinator {
     const item = await this.read(groupId);
     const g = item?.group;
     if (generationId < 0 && memberId === '') {
-      if (g && Object.keys(g.members).length > 0) throw new KafkaError('UNKNOWN_MEMBER_ID', `Group ${groupId} has members: commit as one of them`);
+      if (g && Object.keys(g.members).length > 0)
+        throw new KafkaError('UNKNOWN_MEMBER_ID', `Group ${groupId} has members: commit as one of them`);
       return -1;
     }
     checkGeneration(g, memberId, generationId);
-    if (g!.state === 'CompletingRebalance') throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} is completing a rebalance`);
+    if (g!.state === 'CompletingRebalance')
+      throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} is completing a rebalance`);
     return generationId;
   }
 
@@ -196,7 +246,9 @@ export class ClassicGroupCoordinator {
   }
 
   async list(): Promise<ClassicGroup[]> {
-    const items = await this.deps.metadata.query<{ groupId: string }>(CLUSTER_PK, { beginsWith: CLASSIC_GROUP_REGISTRY_PREFIX });
+    const items = await this.deps.metadata.query<{ groupId: string }>(CLUSTER_PK, {
+      beginsWith: CLASSIC_GROUP_REGISTRY_PREFIX,
+    });
     const groups = await Promise.all(items.map((i) => this.describe(i.value.groupId)));
     return groups.filter((g): g is ClassicGroup => g !== undefined);
   }
@@ -216,7 +268,8 @@ export class ClassicGroupCoordinator {
     try {
       await this.deps.metadata.delete(pk, CLASSIC_GROUP_SK, { ifVersion: item.version! });
     } catch (e) {
-      if (e instanceof ConditionFailedError) throw new KafkaError('NON_EMPTY_GROUP', `Group ${groupId} changed while being deleted`);
+      if (e instanceof ConditionFailedError)
+        throw new KafkaError('NON_EMPTY_GROUP', `Group ${groupId} changed while being deleted`);
       throw e;
     }
     await this.deps.metadata.delete(CLUSTER_PK, classicGroupRegistrySk(groupId));
@@ -232,7 +285,10 @@ export class ClassicGroupCoordinator {
    * Read, settle (expire sessions, close a finished join barrier), apply `change`, write with
    * `ifVersion`; retried when another writer got there first. Writes only when something changed.
    */
-  private async mutate<T>(groupId: string, change: (g: ClassicGroup) => { group: ClassicGroup; result: T }): Promise<T> {
+  private async mutate<T>(
+    groupId: string,
+    change: (g: ClassicGroup) => { group: ClassicGroup; result: T },
+  ): Promise<T> {
     for (let attempt = 0; attempt < 50; attempt++) {
       const item = (await this.read(groupId)) ?? { group: newClassicGroup(groupId) };
       const now = this.deps.clock.now();
@@ -270,14 +326,19 @@ export class ClassicGroupCoordinator {
   }
 
   /** Re-reads (and settles) the group on every local write and every pollMs until `ready` answers. */
-  private async waitFor<T>(groupId: string, signal: AbortSignal | undefined, ready: (g: ClassicGroup) => T | undefined): Promise<T> {
+  private async waitFor<T>(
+    groupId: string,
+    signal: AbortSignal | undefined,
+    ready: (g: ClassicGroup) => T | undefined,
+  ): Promise<T> {
     const started = this.deps.clock.now();
     const limit = this.deps.limits.maxSessionTimeoutMs;
     for (;;) {
       const answer = await this.mutate(groupId, (g) => ({ group: g, result: ready(g) }));
       if (answer !== undefined) return answer;
       if (signal?.aborted) throw new KafkaError('REQUEST_TIMED_OUT', 'The client went away');
-      if (this.deps.clock.now() - started > limit) throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} did not complete its rebalance`);
+      if (this.deps.clock.now() - started > limit)
+        throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} did not complete its rebalance`);
       await new Promise<void>((resolve) => {
         let set = this.wakers.get(groupId);
         if (!set) this.wakers.set(groupId, (set = new Set()));
@@ -320,7 +381,11 @@ function answerOf(g: ClassicGroup, memberId: string): JoinAnswer {
     members: leader
       ? Object.values(g.members)
           .filter((m) => m.joinGeneration === g.generationId)
-          .map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: Buffer.from(m.protocols.find((p) => p.name === g.protocolName)?.metadata ?? '', 'base64') }))
+          .map((m) => ({
+            memberId: m.memberId,
+            groupInstanceId: m.groupInstanceId,
+            metadata: Buffer.from(m.protocols.find((p) => p.name === g.protocolName)?.metadata ?? '', 'base64'),
+          }))
       : [],
   };
 }

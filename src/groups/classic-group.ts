@@ -63,14 +63,29 @@ export function expiredMembers(g: ClassicGroup, now: number): string[] {
 
 /** Starts (or keeps) a rebalance: every member must rejoin by the deadline. */
 export function prepareRebalance(g: ClassicGroup, now: number): ClassicGroup {
-  const members = Object.fromEntries(Object.entries(g.members).map(([id, m]) => [id, { ...m, rejoined: g.state === 'PreparingRebalance' ? m.rejoined : false }]));
-  if (Object.keys(members).length === 0) return { ...g, members, state: 'Empty', generationId: g.generationId + 1, leaderId: null, protocolName: null, rebalanceDeadline: undefined };
+  const members = Object.fromEntries(
+    Object.entries(g.members).map(([id, m]) => [
+      id,
+      { ...m, rejoined: g.state === 'PreparingRebalance' ? m.rejoined : false },
+    ]),
+  );
+  if (Object.keys(members).length === 0)
+    return {
+      ...g,
+      members,
+      state: 'Empty',
+      generationId: g.generationId + 1,
+      leaderId: null,
+      protocolName: null,
+      rebalanceDeadline: undefined,
+    };
   const timeout = Math.max(...Object.values(members).map((m) => m.rebalanceTimeoutMs));
   return {
     ...g,
     members,
     state: 'PreparingRebalance',
-    rebalanceDeadline: g.state === 'PreparingRebalance' && g.rebalanceDeadline !== undefined ? g.rebalanceDeadline : now + timeout,
+    rebalanceDeadline:
+      g.state === 'PreparingRebalance' && g.rebalanceDeadline !== undefined ? g.rebalanceDeadline : now + timeout,
   };
 }
 
@@ -92,17 +107,37 @@ export function completeJoin(g: ClassicGroup): ClassicGroup {
   const members = Object.fromEntries(Object.entries(g.members).filter(([, m]) => m.rejoined));
   const generationId = g.generationId + 1;
   const ids = Object.keys(members);
-  if (ids.length === 0) return { ...g, members: {}, state: 'Empty', generationId, leaderId: null, protocolName: null, rebalanceDeadline: undefined };
+  if (ids.length === 0)
+    return {
+      ...g,
+      members: {},
+      state: 'Empty',
+      generationId,
+      leaderId: null,
+      protocolName: null,
+      rebalanceDeadline: undefined,
+    };
   const protocolName = selectProtocol(Object.values(members));
   const leaderId = g.leaderId && members[g.leaderId] ? g.leaderId : ids[0]!;
   for (const id of ids) members[id] = { ...members[id]!, joinGeneration: generationId, assignment: '' };
-  return { ...g, members, state: 'CompletingRebalance', generationId, protocolName, leaderId, rebalanceDeadline: undefined };
+  return {
+    ...g,
+    members,
+    state: 'CompletingRebalance',
+    generationId,
+    protocolName,
+    leaderId,
+    rebalanceDeadline: undefined,
+  };
 }
 
 /** Kafka's vote: among the protocols every member supports, the one most members prefer most. */
 export function selectProtocol(members: ClassicMember[]): string {
-  const common = members[0]!.protocols.map((p) => p.name).filter((name) => members.every((m) => m.protocols.some((p) => p.name === name)));
-  if (common.length === 0) throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', 'The members of the group support no common protocol');
+  const common = members[0]!.protocols
+    .map((p) => p.name)
+    .filter((name) => members.every((m) => m.protocols.some((p) => p.name === name)));
+  if (common.length === 0)
+    throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', 'The members of the group support no common protocol');
   const votes = new Map(common.map((c) => [c, 0]));
   for (const m of members) {
     const first = m.protocols.find((p) => votes.has(p.name))!;
@@ -113,21 +148,30 @@ export function selectProtocol(members: ClassicMember[]): string {
 
 /** A member may join if its protocol type matches and it shares a protocol with the group. */
 export function checkJoinable(g: ClassicGroup, protocolType: string, protocols: { name: string }[]): void {
-  if (protocols.length === 0 || protocolType === '') throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', 'A member must name a protocol type and at least one protocol');
+  if (protocols.length === 0 || protocolType === '')
+    throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', 'A member must name a protocol type and at least one protocol');
   const others = Object.values(g.members);
   if (others.length === 0) return;
   if (g.protocolType !== null && g.protocolType !== protocolType) {
-    throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', `The group uses protocol type ${g.protocolType}, not ${protocolType}`);
+    throw new KafkaError(
+      'INCONSISTENT_GROUP_PROTOCOL',
+      `The group uses protocol type ${g.protocolType}, not ${protocolType}`,
+    );
   }
   const shared = protocols.some((p) => others.every((m) => m.protocols.some((q) => q.name === p.name)));
-  if (!shared) throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', 'The member supports none of the protocols the group uses');
+  if (!shared)
+    throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', 'The member supports none of the protocols the group uses');
 }
 
 /** The checks of SyncGroup, Heartbeat and OffsetCommit: a known member at the current generation. */
 export function checkGeneration(g: ClassicGroup | undefined, memberId: string, generationId: number): ClassicMember {
   const m = g?.members[memberId];
   if (!g || !m) throw new KafkaError('UNKNOWN_MEMBER_ID', `Member ${memberId} is not in group ${g?.groupId ?? ''}`);
-  if (generationId !== g.generationId) throw new KafkaError('ILLEGAL_GENERATION', `Generation ${generationId} is not the group's generation ${g.generationId}`);
+  if (generationId !== g.generationId)
+    throw new KafkaError(
+      'ILLEGAL_GENERATION',
+      `Generation ${generationId} is not the group's generation ${g.generationId}`,
+    );
   return m;
 }
 

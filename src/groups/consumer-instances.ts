@@ -6,7 +6,16 @@ import type { DecodedRecord } from '../wire/record-batch.js';
 import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
-import { assignmentKeys, minus, owns, parseTpKey, toPartitions, tpKey, type Assignment, type TopicPartition } from './assignment.js';
+import {
+  assignmentKeys,
+  minus,
+  owns,
+  parseTpKey,
+  toPartitions,
+  tpKey,
+  type Assignment,
+  type TopicPartition,
+} from './assignment.js';
 import type { GroupCoordinator, HeartbeatAnswer } from './coordinator.js';
 import { validateGroupId } from './group-id.js';
 import type { AutoOffsetReset, GroupOffsets, OffsetRecord } from './offsets.js';
@@ -52,7 +61,11 @@ export interface PolledRecord extends DecodedRecord {
 }
 
 /** Waits until `check()` holds or `timeoutMs` passes; woken early by appends to `keys` when it can be. */
-export type AwaitCondition = (options: { keys: string[]; timeoutMs: number; check: () => Promise<boolean> }) => Promise<boolean>;
+export type AwaitCondition = (options: {
+  keys: string[];
+  timeoutMs: number;
+  check: () => Promise<boolean>;
+}) => Promise<boolean>;
 
 export interface InstanceDeps {
   metadata: MetadataStore;
@@ -88,15 +101,21 @@ export interface AnswerBudget {
 export class ConsumerInstances {
   constructor(private readonly deps: InstanceDeps) {
     deps.coordinator.onMembersRemoved(async (groupId, members) => {
-      await Promise.all(members.filter((m) => m.instanceName !== undefined).map((m) => this.deps.metadata.delete(groupPk(groupId), instanceSk(m.instanceName!))));
+      await Promise.all(
+        members
+          .filter((m) => m.instanceName !== undefined)
+          .map((m) => this.deps.metadata.delete(groupPk(groupId), instanceSk(m.instanceName!))),
+      );
     });
   }
 
   async create(groupId: string, options: CreateInstanceOptions): Promise<InstanceRecord> {
     validateGroupId(groupId);
     const name = options.name ?? `rest-consumer-${randomUUID()}`;
-    if (!/^[A-Za-z0-9._-]{1,255}$/.test(name)) throw new KafkaError('INVALID_REQUEST', 'The consumer name may hold 1 to 255 of A-Z a-z 0-9 . _ -');
-    const exists = () => new KafkaError('CONSUMER_ALREADY_EXISTS', `Consumer ${name} already exists in group ${groupId}`);
+    if (!/^[A-Za-z0-9._-]{1,255}$/.test(name))
+      throw new KafkaError('INVALID_REQUEST', 'The consumer name may hold 1 to 255 of A-Z a-z 0-9 . _ -');
+    const exists = () =>
+      new KafkaError('CONSUMER_ALREADY_EXISTS', `Consumer ${name} already exists in group ${groupId}`);
     if (await this.deps.metadata.get(groupPk(groupId), instanceSk(name))) throw exists();
     const answer = await this.deps.coordinator.heartbeat(groupId, {
       memberId: '',
@@ -174,7 +193,11 @@ export class ConsumerInstances {
    * Fetches records from the instance's partitions from its positions, about `maxBytes` in all;
    * with nothing to return it waits up to `timeoutMs` for an append (long poll).
    */
-  async poll(groupId: string, name: string, options: { timeoutMs?: number; maxBytes: number; answer?: AnswerBudget }): Promise<{ format: InstanceFormat; records: PolledRecord[] }> {
+  async poll(
+    groupId: string,
+    name: string,
+    options: { timeoutMs?: number; maxBytes: number; answer?: AnswerBudget },
+  ): Promise<{ format: InstanceFormat; records: PolledRecord[] }> {
     const started = Date.now();
     let format: InstanceFormat = 'binary';
     const records = await this.update(groupId, name, async (inst) => {
@@ -186,7 +209,9 @@ export class ConsumerInstances {
       for (const tp of parts) {
         const key = tpKey(tp.topic, tp.partition);
         if (inst.positions[key] === undefined) {
-          inst.positions[key] = (await this.deps.offsets.position(groupId, topics.get(tp.topic)!, tp.partition, inst.autoOffsetReset)).offset;
+          inst.positions[key] = (
+            await this.deps.offsets.position(groupId, topics.get(tp.topic)!, tp.partition, inst.autoOffsetReset)
+          ).offset;
         }
       }
       const timeoutMs = Math.min(options.timeoutMs ?? inst.requestTimeoutMs, this.deps.maxPollWaitMs);
@@ -200,7 +225,13 @@ export class ConsumerInstances {
           }
           return false;
         };
-        if (await this.deps.awaitCondition({ keys: parts.map((tp) => partitionWatchKey(tp.topic, tp.partition)), timeoutMs: left, check: hasData })) {
+        if (
+          await this.deps.awaitCondition({
+            keys: parts.map((tp) => partitionWatchKey(tp.topic, tp.partition)),
+            timeoutMs: left,
+            check: hasData,
+          })
+        ) {
           out = await this.read(inst, parts, topics, options.maxBytes, options.answer);
         }
       }
@@ -211,7 +242,11 @@ export class ConsumerInstances {
   }
 
   /** Commits explicit offsets (REST Proxy v2 commits offset + 1: the offsets sent are the last consumed). */
-  async commit(groupId: string, name: string, offsets?: { topic: string; partition: number; offset: number; metadata?: string }[]): Promise<void> {
+  async commit(
+    groupId: string,
+    name: string,
+    offsets?: { topic: string; partition: number; offset: number; metadata?: string }[],
+  ): Promise<void> {
     const inst = (await this.load(groupId, name)).value;
     if (offsets === undefined || offsets.length === 0) {
       await this.update(groupId, name, async (i) => {
@@ -222,7 +257,12 @@ export class ConsumerInstances {
     await this.deps.offsets.commit(groupId, {
       memberId: inst.memberId,
       generation: inst.memberEpoch,
-      offsets: offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset + 1, ...(o.metadata === undefined ? {} : { metadata: o.metadata }) })),
+      offsets: offsets.map((o) => ({
+        topic: o.topic,
+        partition: o.partition,
+        offset: o.offset + 1,
+        ...(o.metadata === undefined ? {} : { metadata: o.metadata }),
+      })),
     });
   }
 
@@ -237,15 +277,23 @@ export class ConsumerInstances {
   }
 
   /** Seeks: explicit offsets, or the beginning / end of the given partitions (all assigned ones when empty). */
-  async seek(groupId: string, name: string, to: { offsets: { topic: string; partition: number; offset: number }[] } | { partitions: TopicPartition[]; end: boolean }): Promise<void> {
+  async seek(
+    groupId: string,
+    name: string,
+    to:
+      | { offsets: { topic: string; partition: number; offset: number }[] }
+      | { partitions: TopicPartition[]; end: boolean },
+  ): Promise<void> {
     await this.update(groupId, name, async (inst) => {
       const check = (tp: TopicPartition) => {
-        if (!owns(inst.assignment, tp.topic, tp.partition)) throw new KafkaError('INVALID_REQUEST', `No current assignment for partition ${tp.topic}-${tp.partition}`);
+        if (!owns(inst.assignment, tp.topic, tp.partition))
+          throw new KafkaError('INVALID_REQUEST', `No current assignment for partition ${tp.topic}-${tp.partition}`);
       };
       if ('offsets' in to) {
         for (const o of to.offsets) {
           check(o);
-          if (!Number.isSafeInteger(o.offset) || o.offset < 0) throw new KafkaError('INVALID_REQUEST', 'offset must be a non-negative integer');
+          if (!Number.isSafeInteger(o.offset) || o.offset < 0)
+            throw new KafkaError('INVALID_REQUEST', 'offset must be a non-negative integer');
           inst.positions[tpKey(o.topic, o.partition)] = o.offset;
         }
         return;
@@ -253,7 +301,11 @@ export class ConsumerInstances {
       const parts = to.partitions.length > 0 ? to.partitions : toPartitions(inst.assignment);
       for (const tp of parts) {
         check(tp);
-        const { offset } = await this.deps.log.listOffset(await this.deps.topics.get(tp.topic), tp.partition, to.end ? 'latest' : 'earliest');
+        const { offset } = await this.deps.log.listOffset(
+          await this.deps.topics.get(tp.topic),
+          tp.partition,
+          to.end ? 'latest' : 'earliest',
+        );
         inst.positions[tpKey(tp.topic, tp.partition)] = offset;
       }
     });
@@ -295,7 +347,8 @@ export class ConsumerInstances {
         return { write: inst, answer: () => ({ value }) };
       },
       // The same instance as this call left it: its write applied (a repeat found it).
-      recognise: (found, attempted) => (holdsWrite(found, attempted) && 'answer' in attempted ? attempted.answer(found) : undefined),
+      recognise: (found, attempted) =>
+        holdsWrite(found, attempted) && 'answer' in attempted ? attempted.answer(found) : undefined,
     });
     return result.value;
   }
@@ -334,7 +387,10 @@ export class ConsumerInstances {
       if (assignmentKeys(revoked).size > 0) {
         const keys = assignmentKeys(revoked);
         if (inst.autoCommit) {
-          await this.commitPositions(inst, Object.fromEntries(Object.entries(inst.positions).filter(([k]) => keys.has(k)))).catch(() => {});
+          await this.commitPositions(
+            inst,
+            Object.fromEntries(Object.entries(inst.positions).filter(([k]) => keys.has(k))),
+          ).catch(() => {});
         }
         for (const k of keys) {
           delete inst.positions[k];
@@ -369,7 +425,13 @@ export class ConsumerInstances {
     return out;
   }
 
-  private async read(inst: InstanceRecord, parts: TopicPartition[], topics: Map<string, Topic>, maxBytes: number, answer?: AnswerBudget): Promise<PolledRecord[]> {
+  private async read(
+    inst: InstanceRecord,
+    parts: TopicPartition[],
+    topics: Map<string, Topic>,
+    maxBytes: number,
+    answer?: AnswerBudget,
+  ): Promise<PolledRecord[]> {
     const out: PolledRecord[] = [];
     let bytes = 0;
     let answerBytes = 0;
@@ -395,7 +457,11 @@ export class ConsumerInstances {
         if (answer) {
           answerBytes += answer.sizeOf(r, inst.format);
           if (answerBytes > answer.limitBytes) {
-            if (out.length === 0) throw new KafkaError('MESSAGE_TOO_LARGE', `The record at offset ${r.offset} of ${tp.topic}-${tp.partition} takes more than this deployment can answer (${answer.limitBytes} bytes)`);
+            if (out.length === 0)
+              throw new KafkaError(
+                'MESSAGE_TOO_LARGE',
+                `The record at offset ${r.offset} of ${tp.topic}-${tp.partition} takes more than this deployment can answer (${answer.limitBytes} bytes)`,
+              );
             // The answer is full: this record and the rest come with the next poll.
             inst.positions[key] = r.offset;
             return out;

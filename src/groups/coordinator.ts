@@ -99,45 +99,61 @@ export class GroupCoordinator {
     const minted = `${req.clientId || 'consumer'}-${randomUUID()}`;
     const requestId = randomUUID();
     let memberId = req.memberId;
-    return (await this.mutate(groupId, async (existing, now) => {
-      if (existing?.deletingSince !== undefined) throw beingDeleted(groupId);
-      if (!existing && req.memberEpoch !== 0) {
-        throw new KafkaError('UNKNOWN_MEMBER_ID', `Group ${groupId} has no members; join with member_epoch 0`);
-      }
-      const g = existing ?? newGroup(groupId, now);
-      const own = req.memberId ? g.members[req.memberId] : undefined;
-      const topics = new Set(Object.values(g.members).flatMap((m) => (m === own ? [] : m.subscribedTopics)));
-      for (const t of req.subscribedTopics ?? own?.subscribedTopics ?? []) topics.add(t);
-      await Promise.all([...topics].filter((t) => !counts.has(t)).map(async (t) => counts.set(t, await this.partitionCount(t))));
+    return (
+      await this.mutate(
+        groupId,
+        async (existing, now) => {
+          if (existing?.deletingSince !== undefined) throw beingDeleted(groupId);
+          if (!existing && req.memberEpoch !== 0) {
+            throw new KafkaError('UNKNOWN_MEMBER_ID', `Group ${groupId} has no members; join with member_epoch 0`);
+          }
+          const g = existing ?? newGroup(groupId, now);
+          const own = req.memberId ? g.members[req.memberId] : undefined;
+          const topics = new Set(Object.values(g.members).flatMap((m) => (m === own ? [] : m.subscribedTopics)));
+          for (const t of req.subscribedTopics ?? own?.subscribedTopics ?? []) topics.add(t);
+          await Promise.all(
+            [...topics].filter((t) => !counts.has(t)).map(async (t) => counts.set(t, await this.partitionCount(t))),
+          );
 
-      const before = JSON.stringify(g);
-      const previousHeartbeat = own?.lastHeartbeat;
-      memberId = applyHeartbeat(g, req, {
-        now,
-        limits: this.limits,
-        partitionCounts: Object.fromEntries([...counts].filter(([, n]) => n !== undefined)) as Record<string, number>,
-        newMemberId: () => minted,
-      });
-      const member = g.members[memberId];
-      const answer = this.answerFor(g, memberId);
-      // A heartbeat that changes nothing but the heartbeat time is not written while that time is
-      // recent (within half a heartbeat interval): frequent callers (REST consumer polls) stay cheap.
-      // Session expiry allows for it (see `sessionDeadline`).
-      let write = true;
-      if (existing && member && previousHeartbeat !== undefined && now - previousHeartbeat < answer.heartbeatIntervalMs / 2) {
-        const unchanged = structuredClone(g);
-        unchanged.members[memberId]!.lastHeartbeat = previousHeartbeat;
-        write = JSON.stringify(unchanged) !== before;
-      }
-      if (!write) return { result: answer };
-      if (member) member.requestId = requestId;
-      return { result: answer, next: g };
-    }, (found) => {
-      // Our own write: the member carries this call's request id, or (a leave) is gone.
-      const m = found.members[memberId];
-      if (req.memberEpoch === -1) return m ? undefined : this.answerFor(found, memberId);
-      return m?.requestId === requestId ? this.answerFor(found, memberId) : undefined;
-    })).result;
+          const before = JSON.stringify(g);
+          const previousHeartbeat = own?.lastHeartbeat;
+          memberId = applyHeartbeat(g, req, {
+            now,
+            limits: this.limits,
+            partitionCounts: Object.fromEntries([...counts].filter(([, n]) => n !== undefined)) as Record<
+              string,
+              number
+            >,
+            newMemberId: () => minted,
+          });
+          const member = g.members[memberId];
+          const answer = this.answerFor(g, memberId);
+          // A heartbeat that changes nothing but the heartbeat time is not written while that time is
+          // recent (within half a heartbeat interval): frequent callers (REST consumer polls) stay cheap.
+          // Session expiry allows for it (see `sessionDeadline`).
+          let write = true;
+          if (
+            existing &&
+            member &&
+            previousHeartbeat !== undefined &&
+            now - previousHeartbeat < answer.heartbeatIntervalMs / 2
+          ) {
+            const unchanged = structuredClone(g);
+            unchanged.members[memberId]!.lastHeartbeat = previousHeartbeat;
+            write = JSON.stringify(unchanged) !== before;
+          }
+          if (!write) return { result: answer };
+          if (member) member.requestId = requestId;
+          return { result: answer, next: g };
+        },
+        (found) => {
+          // Our own write: the member carries this call's request id, or (a leave) is gone.
+          const m = found.members[memberId];
+          if (req.memberEpoch === -1) return m ? undefined : this.answerFor(found, memberId);
+          return m?.requestId === requestId ? this.answerFor(found, memberId) : undefined;
+        },
+      )
+    ).result;
   }
 
   private answerFor(g: GroupRecord, memberId: string): HeartbeatAnswer {
@@ -177,12 +193,14 @@ export class GroupCoordinator {
   /** Creates an empty group (as an offset commit to an unknown group does in Kafka); no-op if it exists. */
   async ensureExists(groupId: string): Promise<GroupRecord> {
     validateGroupId(groupId);
-    return (await this.mutate(groupId, async (g, now) => {
-      if (g?.deletingSince !== undefined) throw beingDeleted(groupId);
-      if (g) return { result: g };
-      const created = newGroup(groupId, now);
-      return { result: created, next: created };
-    })).result;
+    return (
+      await this.mutate(groupId, async (g, now) => {
+        if (g?.deletingSince !== undefined) throw beingDeleted(groupId);
+        if (g) return { result: g };
+        const created = newGroup(groupId, now);
+        return { result: created, next: created };
+      })
+    ).result;
   }
 
   /** All groups, from the registry (one query) and each group's item. */
@@ -203,7 +221,10 @@ export class GroupCoordinator {
       if (!g) throw new KafkaError('GROUP_ID_NOT_FOUND', `Group ${groupId} does not exist`);
       if (g.deletingSince !== undefined) return { result: undefined };
       if (Object.keys(g.members).length > 0) {
-        throw new KafkaError('NON_EMPTY_GROUP', `Group ${groupId} is not empty (state ${groupState(g)}); only an Empty group can be deleted`);
+        throw new KafkaError(
+          'NON_EMPTY_GROUP',
+          `Group ${groupId} is not empty (state ${groupState(g)}); only an Empty group can be deleted`,
+        );
       }
       g.deletingSince = now;
       return { result: undefined, next: g };
@@ -213,12 +234,15 @@ export class GroupCoordinator {
 
   async finishDelete(groupId: string, registryVersion?: number): Promise<void> {
     const item = await this.deps.metadata.get<GroupRecord>(groupPk(groupId), GROUP_META_SK);
-    if (item?.value.deletingSince !== undefined) await this.deps.metadata.delete(groupPk(groupId), GROUP_META_SK, { ifVersion: item.version });
+    if (item?.value.deletingSince !== undefined)
+      await this.deps.metadata.delete(groupPk(groupId), GROUP_META_SK, { ifVersion: item.version });
     if (registryVersion !== undefined) {
       // A group re-created meanwhile rewrote its registry item (new version): leave that one.
-      await this.deps.metadata.delete(CLUSTER_PK, groupRegistrySk(groupId), { ifVersion: registryVersion }).catch((e: unknown) => {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      });
+      await this.deps.metadata
+        .delete(CLUSTER_PK, groupRegistrySk(groupId), { ifVersion: registryVersion })
+        .catch((e: unknown) => {
+          if (!(e instanceof ConditionFailedError)) throw e;
+        });
     }
   }
 
@@ -227,7 +251,9 @@ export class GroupCoordinator {
    * revocation deadline) expired and arming each group's next timer. Safe to run concurrently and
    * repeatedly: every change is a conditional write.
    */
-  async expireSessions(now: number = this.deps.clock.now()): Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }> {
+  async expireSessions(
+    now: number = this.deps.clock.now(),
+  ): Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }> {
     let membersExpired = 0;
     const { fired, groups, failed } = await this.timers.fireDue(now, async (groupId) => {
       membersExpired += (await this.mutate(groupId, async () => ({ result: undefined }))).removed.length;
@@ -265,7 +291,10 @@ export class GroupCoordinator {
       pk,
       sk: GROUP_META_SK,
       attempts: MAX_ATTEMPTS,
-      giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent changes to group ${groupId}; retry` },
+      giveUp: {
+        errorName: 'COORDINATOR_NOT_AVAILABLE',
+        message: `Too many concurrent changes to group ${groupId}; retry`,
+      },
       decide: async (item) => {
         const now = this.deps.clock.now();
         const g = item ? structuredClone(item.value) : undefined;
@@ -282,8 +311,14 @@ export class GroupCoordinator {
         if (target.deletingSince === undefined) settle(target);
         target.state = groupState(target);
         await this.armTimer(groupId, target, now);
-        await fenceOffsets(this.deps.metadata, groupId, releasedPartitions(item?.value, target), (item?.version ?? 0) + 1);
-        if (!item) await this.deps.metadata.put(CLUSTER_PK, groupRegistrySk(groupId), { groupId, createdAt: target.createdAt });
+        await fenceOffsets(
+          this.deps.metadata,
+          groupId,
+          releasedPartitions(item?.value, target),
+          (item?.version ?? 0) + 1,
+        );
+        if (!item)
+          await this.deps.metadata.put(CLUSTER_PK, groupRegistrySk(groupId), { groupId, createdAt: target.createdAt });
         return { write: target, answer: () => result };
       },
       recognise: (found) => (found && recognise ? recognise(found.value) : undefined),
@@ -302,8 +337,12 @@ export class GroupCoordinator {
       metadata: this.deps.metadata,
       pk: groupPk(groupId),
       sk: GROUP_META_SK,
-      giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent changes to group ${groupId}; retry` },
-      decide: (item) => (item && item.version === version ? { write: item.value, answer: () => undefined } : { done: undefined }),
+      giveUp: {
+        errorName: 'COORDINATOR_NOT_AVAILABLE',
+        message: `Too many concurrent changes to group ${groupId}; retry`,
+      },
+      decide: (item) =>
+        item && item.version === version ? { write: item.value, answer: () => undefined } : { done: undefined },
     });
   }
 

@@ -60,8 +60,10 @@ export class GroupAdmin {
     const group = await this.deps.coordinator.get(groupId);
     const committed = await this.deps.offsets.committed(groupId);
     const keys = new Set(committed.map((r) => tpKey(r.topic, r.partition)));
-    for (const [topic, count] of Object.entries(group.topicPartitions)) for (let p = 0; p < count; p++) keys.add(tpKey(topic, p));
-    for (const m of Object.values(group.members)) for (const k of [...assignmentKeys(m.assigned), ...assignmentKeys(m.revoking)]) keys.add(k);
+    for (const [topic, count] of Object.entries(group.topicPartitions))
+      for (let p = 0; p < count; p++) keys.add(tpKey(topic, p));
+    for (const m of Object.values(group.members))
+      for (const k of [...assignmentKeys(m.assigned), ...assignmentKeys(m.revoking)]) keys.add(k);
     return { group, partitions: await this.lagsOf(group, [...keys], committed) };
   }
 
@@ -69,7 +71,11 @@ export class GroupAdmin {
   async lags(groupId: string): Promise<PartitionLag[]> {
     const group = await this.deps.coordinator.get(groupId);
     const committed = await this.deps.offsets.committed(groupId);
-    return this.lagsOf(group, committed.map((r) => tpKey(r.topic, r.partition)), committed);
+    return this.lagsOf(
+      group,
+      committed.map((r) => tpKey(r.topic, r.partition)),
+      committed,
+    );
   }
 
   async lagSummary(groupId: string): Promise<LagSummary> {
@@ -94,7 +100,12 @@ export class GroupAdmin {
     const byKey = new Map(committed.map((r) => [tpKey(r.topic, r.partition), r]));
     const topics = new Map<string, Topic | undefined>();
     for (const name of new Set(keys.map((k) => parseTpKey(k).topic))) {
-      topics.set(name, await this.deps.topics.get(name).catch((e: unknown) => (isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION') ? undefined : Promise.reject(e))));
+      topics.set(
+        name,
+        await this.deps.topics
+          .get(name)
+          .catch((e: unknown) => (isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION') ? undefined : Promise.reject(e))),
+      );
     }
     const rows = await Promise.all(
       keys.map(async (key): Promise<PartitionLag | undefined> => {

@@ -135,7 +135,8 @@ export function groupState(g: GroupRecord): GroupStateName {
   const members = Object.values(g.members);
   if (members.length === 0) return 'Empty';
   if (members.some((m) => !isEmptyAssignment(pendingOf(g, m).toRevoke))) return 'PreparingRebalance';
-  const settled = (m: MemberRecord) => m.memberEpoch === g.assignmentEpoch && sameAssignment(m.assigned, g.target[m.memberId] ?? {});
+  const settled = (m: MemberRecord) =>
+    m.memberEpoch === g.assignmentEpoch && sameAssignment(m.assigned, g.target[m.memberId] ?? {});
   return members.every(settled) ? 'Stable' : 'CompletingRebalance';
 }
 
@@ -143,14 +144,16 @@ export function groupState(g: GroupRecord): GroupStateName {
  * How long after the stored `lastHeartbeat` a heartbeat may have reached the coordinator unwritten:
  * one that changes nothing is not written within half a heartbeat interval of the stored one.
  */
-export const unwrittenHeartbeatMs = (m: Pick<MemberRecord, 'sessionTimeoutMs'>, limits: GroupLimits) => heartbeatIntervalOf(m, limits) / 2;
+export const unwrittenHeartbeatMs = (m: Pick<MemberRecord, 'sessionTimeoutMs'>, limits: GroupLimits) =>
+  heartbeatIntervalOf(m, limits) / 2;
 
 /**
  * When a member's session ends: session.timeout.ms after the last heartbeat that reached the
  * coordinator. The stored time may be older by up to `unwrittenHeartbeatMs`, so expiry waits that
  * much longer: never early, at most half an interval late.
  */
-export const sessionDeadline = (m: MemberRecord, limits: GroupLimits) => m.lastHeartbeat + m.sessionTimeoutMs + unwrittenHeartbeatMs(m, limits);
+export const sessionDeadline = (m: MemberRecord, limits: GroupLimits) =>
+  m.lastHeartbeat + m.sessionTimeoutMs + unwrittenHeartbeatMs(m, limits);
 
 /** The earliest moment a member must be removed: its session deadline or its revocation deadline. */
 export function nextDeadline(g: GroupRecord, limits: GroupLimits): number | undefined {
@@ -279,27 +282,36 @@ export function applyHeartbeat(g: GroupRecord, req: HeartbeatRequest, ctx: Heart
   }
 
   const sessionTimeoutMs = req.sessionTimeoutMs ?? member?.sessionTimeoutMs ?? limits.defaultSessionTimeoutMs;
-  if (!Number.isInteger(sessionTimeoutMs) || sessionTimeoutMs < limits.minSessionTimeoutMs || sessionTimeoutMs > limits.maxSessionTimeoutMs) {
+  if (
+    !Number.isInteger(sessionTimeoutMs) ||
+    sessionTimeoutMs < limits.minSessionTimeoutMs ||
+    sessionTimeoutMs > limits.maxSessionTimeoutMs
+  ) {
     throw new KafkaError(
       'INVALID_SESSION_TIMEOUT',
       `session.timeout.ms must be between group.min.session.timeout.ms (${limits.minSessionTimeoutMs}) and group.max.session.timeout.ms (${limits.maxSessionTimeoutMs})`,
     );
   }
   const rebalanceTimeoutMs = req.rebalanceTimeoutMs ?? member?.rebalanceTimeoutMs ?? limits.defaultRebalanceTimeoutMs;
-  if (!Number.isInteger(rebalanceTimeoutMs) || rebalanceTimeoutMs < 1) throw new KafkaError('INVALID_REQUEST', 'max.poll.interval.ms must be a positive integer');
+  if (!Number.isInteger(rebalanceTimeoutMs) || rebalanceTimeoutMs < 1)
+    throw new KafkaError('INVALID_REQUEST', 'max.poll.interval.ms must be a positive integer');
 
   if (!Number.isInteger(req.memberEpoch) || req.memberEpoch < -1) {
-    throw new KafkaError('INVALID_REQUEST', 'member_epoch must be 0 (join), -1 (leave) or the epoch last received (static membership is not supported)');
+    throw new KafkaError(
+      'INVALID_REQUEST',
+      'member_epoch must be 0 (join), -1 (leave) or the epoch last received (static membership is not supported)',
+    );
   }
   let bump = false;
   if (req.memberEpoch === 0) {
-    if (req.subscribedTopics === undefined) throw new KafkaError('INVALID_REQUEST', 'A joining member must send its subscribed topics');
+    if (req.subscribedTopics === undefined)
+      throw new KafkaError('INVALID_REQUEST', 'A joining member must send its subscribed topics');
     // A join, or a rejoin of a member that lost its state: it starts over, holding nothing.
     const memberId = req.memberId || ctx.newMemberId();
     member = {
       memberId,
       clientId: req.clientId ?? member?.clientId ?? '',
-      ...(req.instanceName ?? member?.instanceName ? { instanceName: req.instanceName ?? member?.instanceName } : {}),
+      ...((req.instanceName ?? member?.instanceName) ? { instanceName: req.instanceName ?? member?.instanceName } : {}),
       memberEpoch: 0,
       previousMemberEpoch: -1,
       subscribedTopics: [],
@@ -317,7 +329,9 @@ export function applyHeartbeat(g: GroupRecord, req: HeartbeatRequest, ctx: Heart
     if (!member) throw unknownMember(g.groupId, req.memberId);
     const owned = req.ownedPartitions;
     const lostAnswer =
-      req.memberEpoch === member.previousMemberEpoch && owned !== undefined && isEmptyAssignment(minus(owned, union(member.assigned, member.revoking)));
+      req.memberEpoch === member.previousMemberEpoch &&
+      owned !== undefined &&
+      isEmptyAssignment(minus(owned, union(member.assigned, member.revoking)));
     if (req.memberEpoch !== member.memberEpoch && !lostAnswer) {
       throw new KafkaError(
         'FENCED_MEMBER_EPOCH',
@@ -361,10 +375,14 @@ export function applyHeartbeat(g: GroupRecord, req: HeartbeatRequest, ctx: Heart
   return member.memberId;
 }
 
-const sortedRecord = (r: Record<string, number>) => Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : 1)));
+const sortedRecord = (r: Record<string, number>) =>
+  Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : 1)));
 
 export const unknownMember = (groupId: string, memberId: string) =>
-  new KafkaError('UNKNOWN_MEMBER_ID', `Member ${JSON.stringify(memberId)} is not a member of group ${groupId} (it may have expired); rejoin with epoch 0`);
+  new KafkaError(
+    'UNKNOWN_MEMBER_ID',
+    `Member ${JSON.stringify(memberId)} is not a member of group ${groupId} (it may have expired); rejoin with epoch 0`,
+  );
 
 /** Every partition held by some member, with its holder: the invariant checks of tests use it too. */
 export function holders(g: GroupRecord): Map<string, string[]> {
@@ -376,8 +394,9 @@ export function holders(g: GroupRecord): Map<string, string[]> {
 }
 
 export const ownerOf = (g: GroupRecord, topic: string, partition: number): MemberRecord | undefined =>
-  Object.values(g.members).find((m) => m.assigned[topic]?.includes(partition) || m.revoking[topic]?.includes(partition));
-
+  Object.values(g.members).find(
+    (m) => m.assigned[topic]?.includes(partition) || m.revoking[topic]?.includes(partition),
+  );
 
 /**
  * Partitions that some member holds (assigned or revoking) in `before` and no longer holds in

@@ -20,7 +20,12 @@ export interface GroupServices {
   offsets: GroupOffsets;
   admin: GroupAdmin;
   instances: ConsumerInstances;
-  resetOffsets(groupId: string, scope: ResetScope, strategy: ResetStrategy, dryRun: boolean): ReturnType<typeof resetOffsets>;
+  resetOffsets(
+    groupId: string,
+    scope: ResetScope,
+    strategy: ResetStrategy,
+    dryRun: boolean,
+  ): ReturnType<typeof resetOffsets>;
 }
 
 export interface GroupsOptions {
@@ -50,14 +55,19 @@ export function createGroups(
     instanceTimeoutMs: options.instanceTimeoutMs ?? 300_000,
     maxPollWaitMs: options.maxPollWaitMs ?? 30_000,
   });
-  const classic = new ClassicGroupCoordinator({ ...deps, coordinator, limits: { ...DEFAULT_GROUP_LIMITS, ...options.limits } });
+  const classic = new ClassicGroupCoordinator({
+    ...deps,
+    coordinator,
+    limits: { ...DEFAULT_GROUP_LIMITS, ...options.limits },
+  });
   return {
     coordinator,
     classic,
     offsets,
     admin,
     instances,
-    resetOffsets: (groupId, scope, strategy, dryRun) => resetOffsets({ ...deps, offsets }, groupId, scope, strategy, dryRun),
+    resetOffsets: (groupId, scope, strategy, dryRun) =>
+      resetOffsets({ ...deps, offsets }, groupId, scope, strategy, dryRun),
   };
 }
 

@@ -23,14 +23,22 @@ import type { OffsetRecord } from './offset-record.js';
  * A fence whose group write never landed (its writer crashed) stays above G until the next group
  * write; a commit meeting it writes the group item unchanged to move past it (see GroupOffsets).
  */
-export async function fenceOffsets(metadata: MetadataStore, groupId: string, partitions: TopicPartition[], fence: number): Promise<void> {
+export async function fenceOffsets(
+  metadata: MetadataStore,
+  groupId: string,
+  partitions: TopicPartition[],
+  fence: number,
+): Promise<void> {
   await Promise.all(
     partitions.map(({ topic, partition }) =>
       optimisticUpdate<OffsetRecord, undefined>({
         metadata,
         pk: groupPk(groupId),
         sk: offsetSk(topic, partition),
-        giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent commits to ${topic}-${partition} of group ${groupId}; retry` },
+        giveUp: {
+          errorName: 'COORDINATOR_NOT_AVAILABLE',
+          message: `Too many concurrent commits to ${topic}-${partition} of group ${groupId}; retry`,
+        },
         // Idempotent: a repeat (or a lost race) finds the fence raised and does nothing.
         decide: (item) => {
           if ((item?.value.fence ?? 0) >= fence) return { done: undefined };
@@ -42,4 +50,12 @@ export async function fenceOffsets(metadata: MetadataStore, groupId: string, par
 }
 
 /** An offset item that holds only a fence: no topic incarnation, so every reader skips it. */
-const placeholder = (topic: string, partition: number): OffsetRecord => ({ topic, partition, topicId: '', offset: -1, metadata: '', generation: -1, commitTimestamp: 0 });
+const placeholder = (topic: string, partition: number): OffsetRecord => ({
+  topic,
+  partition,
+  topicId: '',
+  offset: -1,
+  metadata: '',
+  generation: -1,
+  commitTimestamp: 0,
+});

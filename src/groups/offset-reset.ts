@@ -44,7 +44,13 @@ export interface ResetDeps {
  * A dry run computes and returns the plan without writing it. A group with members is refused
  * (NON_EMPTY_GROUP), as the tool refuses a group that is not inactive.
  */
-export async function resetOffsets(deps: ResetDeps, groupId: string, scope: ResetScope, strategy: ResetStrategy, dryRun: boolean): Promise<ResetPlanEntry[]> {
+export async function resetOffsets(
+  deps: ResetDeps,
+  groupId: string,
+  scope: ResetScope,
+  strategy: ResetStrategy,
+  dryRun: boolean,
+): Promise<ResetPlanEntry[]> {
   await deps.offsets.requireInactive(groupId, 'Assignments can be reset', !dryRun);
   const committed = new Map((await deps.offsets.committed(groupId)).map((r) => [tpKey(r.topic, r.partition), r]));
 
@@ -96,7 +102,10 @@ export async function resetOffsets(deps: ResetDeps, groupId: string, scope: Rese
           break;
         case 'shift-by':
           if (!current) {
-            throw new KafkaError('INVALID_REQUEST', `Cannot shift offset for partition ${topic.name}-${partition} since there is no current committed offset`);
+            throw new KafkaError(
+              'INVALID_REQUEST',
+              `Cannot shift offset for partition ${topic.name}-${partition} since there is no current committed offset`,
+            );
           }
           newOffset = clamp(current.offset + strategy.shiftBy);
           break;
@@ -113,15 +122,17 @@ export async function resetOffsets(deps: ResetDeps, groupId: string, scope: Rese
   plan.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
 
   if (!dryRun && plan.length > 0) {
-    const records = plan.map((e): OffsetRecord => ({
-      topic: e.topic,
-      partition: e.partition,
-      topicId: topicCache.get(e.topic)!.id,
-      offset: e.newOffset,
-      metadata: committed.get(tpKey(e.topic, e.partition))?.metadata ?? '',
-      generation: -1,
-      commitTimestamp: now,
-    }));
+    const records = plan.map(
+      (e): OffsetRecord => ({
+        topic: e.topic,
+        partition: e.partition,
+        topicId: topicCache.get(e.topic)!.id,
+        offset: e.newOffset,
+        metadata: committed.get(tpKey(e.topic, e.partition))?.metadata ?? '',
+        generation: -1,
+        commitTimestamp: now,
+      }),
+    );
     await deps.offsets.write(groupId, records);
   }
   return plan;
@@ -131,7 +142,10 @@ export async function resetOffsets(deps: ResetDeps, groupId: string, scope: Rese
 export function parseDuration(text: string): number {
   const m = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i.exec(text.trim());
   if (!m || text.trim().toUpperCase() === 'P' || /T$/i.test(text.trim())) {
-    throw new KafkaError('BAD_REQUEST', `Invalid duration ${JSON.stringify(text)}: use the ISO-8601 form PnDTnHnMnS, e.g. PT10M or P1DT2H`);
+    throw new KafkaError(
+      'BAD_REQUEST',
+      `Invalid duration ${JSON.stringify(text)}: use the ISO-8601 form PnDTnHnMnS, e.g. PT10M or P1DT2H`,
+    );
   }
   const [, d = '0', h = '0', min = '0', s = '0'] = m;
   return Math.round(((Number(d) * 24 + Number(h)) * 60 + Number(min)) * 60_000 + Number(s) * 1000);

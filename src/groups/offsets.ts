@@ -65,9 +65,16 @@ export class GroupOffsets {
     for (const o of req.offsets) {
       const t = topics.get(o.topic)!;
       requirePartition(t, o.partition);
-      if (!Number.isSafeInteger(o.offset) || o.offset < 0) throw new KafkaError('INVALID_REQUEST', `Offset ${o.offset} for ${o.topic}-${o.partition} must be a non-negative integer`);
+      if (!Number.isSafeInteger(o.offset) || o.offset < 0)
+        throw new KafkaError(
+          'INVALID_REQUEST',
+          `Offset ${o.offset} for ${o.topic}-${o.partition} must be a non-negative integer`,
+        );
       if (Buffer.byteLength(o.metadata ?? '', 'utf8') > MAX_OFFSET_METADATA_BYTES) {
-        throw new KafkaError('OFFSET_METADATA_TOO_LARGE', `Offset metadata for ${o.topic}-${o.partition} exceeds ${MAX_OFFSET_METADATA_BYTES} bytes`);
+        throw new KafkaError(
+          'OFFSET_METADATA_TOO_LARGE',
+          `Offset metadata for ${o.topic}-${o.partition} exceeds ${MAX_OFFSET_METADATA_BYTES} bytes`,
+        );
       }
     }
     const now = this.deps.clock.now();
@@ -90,7 +97,9 @@ export class GroupOffsets {
       return records;
     }
     // The offset items first, then the group: the order the fence argument needs.
-    const items = await Promise.all(req.offsets.map((o) => this.deps.metadata.get<OffsetRecord>(groupPk(groupId), offsetSk(o.topic, o.partition))));
+    const items = await Promise.all(
+      req.offsets.map((o) => this.deps.metadata.get<OffsetRecord>(groupPk(groupId), offsetSk(o.topic, o.partition))),
+    );
     const validated = await this.validate(groupId, memberId, req);
     return Promise.all(
       req.offsets.map(async (o, i) => {
@@ -99,7 +108,10 @@ export class GroupOffsets {
           pk: groupPk(groupId),
           sk: offsetSk(o.topic, o.partition),
           known: { item: items[i] },
-          giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent commits to ${o.topic}-${o.partition} of group ${groupId}; retry` },
+          giveUp: {
+            errorName: 'COORDINATOR_NOT_AVAILABLE',
+            message: `Too many concurrent commits to ${o.topic}-${o.partition} of group ${groupId}; retry`,
+          },
           decide: async (item, attempt) => {
             // A lost race re-validates: the group is read again after the offset item found.
             let group = attempt === 0 ? validated : await this.validate(groupId, memberId, req, [o]);
@@ -108,7 +120,10 @@ export class GroupOffsets {
               await this.deps.coordinator.advancePast(groupId, group.version);
               group = await this.validate(groupId, memberId, req, [o]);
             }
-            const next = { ...record(o, group.generation), ...(item?.value.fence !== undefined && { fence: item.value.fence }) };
+            const next = {
+              ...record(o, group.generation),
+              ...(item?.value.fence !== undefined && { fence: item.value.fence }),
+            };
             return { write: next, answer: () => next };
           },
           recognise: (found) => (found?.value.commitId === commitId ? found.value : undefined),
@@ -122,7 +137,12 @@ export class GroupOffsets {
    * KIP-447's check of a transactional offset commit: the member must be in the group at this
    * generation and own the partitions, as for its own commits; a zombie consumer is fenced.
    */
-  async checkMember(groupId: string, memberId: string, generation: number, offsets: OffsetCommitEntry[]): Promise<void> {
+  async checkMember(
+    groupId: string,
+    memberId: string,
+    generation: number,
+    offsets: OffsetCommitEntry[],
+  ): Promise<void> {
     const snap = await this.deps.coordinator.find(groupId);
     if (!snap || snap.group.deletingSince !== undefined) throw unknownMember(groupId, memberId);
     checkMemberCommit(snap.group, memberId, generation, offsets);
@@ -130,7 +150,12 @@ export class GroupOffsets {
 
   /** Writes offset records as they are (validation is the caller's); used by commit and reset. */
   /** The member holds every partition of `offsets` at its epoch, in the group as read now. */
-  private async validate(groupId: string, memberId: string, req: OffsetCommitRequest, offsets = req.offsets): Promise<{ version: number; generation: number }> {
+  private async validate(
+    groupId: string,
+    memberId: string,
+    req: OffsetCommitRequest,
+    offsets = req.offsets,
+  ): Promise<{ version: number; generation: number }> {
     const snap = await this.deps.coordinator.find(groupId);
     if (!snap || snap.group.deletingSince !== undefined) throw unknownMember(groupId, memberId);
     return { version: snap.version, generation: checkMemberCommit(snap.group, memberId, req.generation, offsets) };
@@ -154,10 +179,18 @@ export class GroupOffsets {
   /** Committed offsets of a group, optionally of one topic; offsets of deleted topics are left out. */
   async committed(groupId: string, topic?: string): Promise<OffsetRecord[]> {
     validateGroupId(groupId);
-    const items = await this.deps.metadata.query<OffsetRecord>(groupPk(groupId), { beginsWith: topic === undefined ? OFFSET_PREFIX : `${OFFSET_PREFIX}${topic}#` });
+    const items = await this.deps.metadata.query<OffsetRecord>(groupPk(groupId), {
+      beginsWith: topic === undefined ? OFFSET_PREFIX : `${OFFSET_PREFIX}${topic}#`,
+    });
     const ids = new Map<string, string | undefined>();
     for (const t of new Set(items.map((i) => i.value.topic))) {
-      ids.set(t, await this.deps.topics.get(t).then((x) => x.id, (e: unknown) => (isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION') ? undefined : Promise.reject(e))));
+      ids.set(
+        t,
+        await this.deps.topics.get(t).then(
+          (x) => x.id,
+          (e: unknown) => (isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION') ? undefined : Promise.reject(e)),
+        ),
+      );
     }
     return items
       .map((i) => i.value)
@@ -177,8 +210,16 @@ export class GroupOffsets {
    * NO_OFFSET_FOR_PARTITION (nothing committed) or OFFSET_OUT_OF_RANGE (committed offset outside
    * the log), as the Kafka consumer decides.
    */
-  async position(groupId: string, topic: Topic, partition: number, reset: AutoOffsetReset, known?: OffsetRecord | null, isolation: IsolationLevel = 'read_uncommitted'): Promise<Position> {
-    const committed = known === undefined ? await this.committedOffset(groupId, topic, partition) : (known ?? undefined);
+  async position(
+    groupId: string,
+    topic: Topic,
+    partition: number,
+    reset: AutoOffsetReset,
+    known?: OffsetRecord | null,
+    isolation: IsolationLevel = 'read_uncommitted',
+  ): Promise<Position> {
+    const committed =
+      known === undefined ? await this.committedOffset(groupId, topic, partition) : (known ?? undefined);
     const state = await this.deps.log.state(topic, partition);
     if (committed && committed.offset >= state.logStartOffset && committed.offset <= state.highWatermark) {
       return { offset: committed.offset, source: 'committed', committed };
@@ -190,10 +231,17 @@ export class GroupOffsets {
           `Committed offset ${committed.offset} of ${topic.name}-${partition} is outside [${state.logStartOffset}, ${state.highWatermark}] and auto.offset.reset is none`,
         );
       }
-      throw new KafkaError('NO_OFFSET_FOR_PARTITION', `Group ${groupId} has no committed offset for ${topic.name}-${partition} and auto.offset.reset is none`);
+      throw new KafkaError(
+        'NO_OFFSET_FOR_PARTITION',
+        `Group ${groupId} has no committed offset for ${topic.name}-${partition} and auto.offset.reset is none`,
+      );
     }
     const latest = isolation === 'read_committed' ? lastStableOffset(state) : state.highWatermark;
-    return { offset: reset === 'earliest' ? state.logStartOffset : latest, source: 'reset', ...(committed ? { committed } : {}) };
+    return {
+      offset: reset === 'earliest' ? state.logStartOffset : latest,
+      source: 'reset',
+      ...(committed ? { committed } : {}),
+    };
   }
 
   /**
@@ -203,10 +251,16 @@ export class GroupOffsets {
   async requireInactive(groupId: string, what: string, create = true): Promise<GroupRecord | undefined> {
     const snap = await this.deps.coordinator.find(groupId);
     if (snap && snap.group.deletingSince !== undefined) {
-      throw new KafkaError('COORDINATOR_NOT_AVAILABLE', `Group ${groupId} is being deleted; retry once the deletion completed`);
+      throw new KafkaError(
+        'COORDINATOR_NOT_AVAILABLE',
+        `Group ${groupId} is being deleted; retry once the deletion completed`,
+      );
     }
     if (snap && Object.keys(snap.group.members).length > 0) {
-      throw new KafkaError('NON_EMPTY_GROUP', `${what} only if the group '${groupId}' is inactive, but the current state is ${groupState(snap.group)}.`);
+      throw new KafkaError(
+        'NON_EMPTY_GROUP',
+        `${what} only if the group '${groupId}' is inactive, but the current state is ${groupState(snap.group)}.`,
+      );
     }
     if (snap || !create) return snap?.group;
     return this.deps.coordinator.ensureExists(groupId);
@@ -223,32 +277,56 @@ export class GroupOffsets {
  * A member's commit is accepted for partitions it holds (assigned, or still being revoked) at its
  * current epoch, as KIP-848 validates commits against the member epoch.
  */
-function checkMemberCommit(g: GroupRecord, memberId: string, generation: number | undefined, offsets: OffsetCommitEntry[]): number {
+function checkMemberCommit(
+  g: GroupRecord,
+  memberId: string,
+  generation: number | undefined,
+  offsets: OffsetCommitEntry[],
+): number {
   const m = g.members[memberId];
   if (!m) throw unknownMember(g.groupId, memberId);
   if (generation !== m.memberEpoch) {
-    throw new KafkaError('ILLEGAL_GENERATION', `Generation ${generation} of member ${memberId} is stale: the member is at generation ${m.memberEpoch}`);
+    throw new KafkaError(
+      'ILLEGAL_GENERATION',
+      `Generation ${generation} of member ${memberId} is stale: the member is at generation ${m.memberEpoch}`,
+    );
   }
   for (const o of offsets) {
     if (owns(m.assigned, o.topic, o.partition) || owns(m.revoking, o.topic, o.partition)) continue;
     if (owns(g.target[memberId] ?? {}, o.topic, o.partition)) {
-      throw new KafkaError('REBALANCE_IN_PROGRESS', `${o.topic}-${o.partition} is being moved to member ${memberId} but its previous owner has not released it yet`);
+      throw new KafkaError(
+        'REBALANCE_IN_PROGRESS',
+        `${o.topic}-${o.partition} is being moved to member ${memberId} but its previous owner has not released it yet`,
+      );
     }
-    throw new KafkaError('ILLEGAL_GENERATION', `Member ${memberId} does not own ${o.topic}-${o.partition} in generation ${m.memberEpoch}`);
+    throw new KafkaError(
+      'ILLEGAL_GENERATION',
+      `Member ${memberId} does not own ${o.topic}-${o.partition} in generation ${m.memberEpoch}`,
+    );
   }
   return m.memberEpoch;
 }
 
 /** GroupOffsets.write without a GroupOffsets (the transaction coordinator's commit writes offsets this way too). */
-export async function writeOffsetRecords(metadata: MetadataStore, groupId: string, records: OffsetRecord[]): Promise<void> {
+export async function writeOffsetRecords(
+  metadata: MetadataStore,
+  groupId: string,
+  records: OffsetRecord[],
+): Promise<void> {
   await Promise.all(
     records.map((r) =>
       optimisticUpdate<OffsetRecord, undefined>({
         metadata,
         pk: groupPk(groupId),
         sk: offsetSk(r.topic, r.partition),
-        giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent commits to ${r.topic}-${r.partition} of group ${groupId}; retry` },
-        decide: (item) => ({ write: { ...r, ...(item?.value.fence !== undefined && { fence: item.value.fence }) }, answer: () => undefined }),
+        giveUp: {
+          errorName: 'COORDINATOR_NOT_AVAILABLE',
+          message: `Too many concurrent commits to ${r.topic}-${r.partition} of group ${groupId}; retry`,
+        },
+        decide: (item) => ({
+          write: { ...r, ...(item?.value.fence !== undefined && { fence: item.value.fence }) },
+          answer: () => undefined,
+        }),
       }),
     ),
   );

@@ -51,7 +51,10 @@ export class SessionTimers {
    * and deletes the group's due items after it returned. A failing `fire` leaves its items for the
    * next scan. Returns how many timers were fired.
    */
-  async fireDue(now: number, fire: (groupId: string) => Promise<void>): Promise<{ fired: number; groups: string[]; failed: unknown[] }> {
+  async fireDue(
+    now: number,
+    fire: (groupId: string) => Promise<void>,
+  ): Promise<{ fired: number; groups: string[]; failed: unknown[] }> {
     const current = slotOf(now);
     const cursor = await this.metadata.get<{ slot: number }>(CURSOR_PK, CURSOR_SK);
     const from = Math.min(cursor?.value.slot ?? current - FIRST_SCAN_SLOTS, current);

@@ -74,7 +74,8 @@ export function aclRoutes(): Hono<AppEnv> {
 
   const created = async (c: Context<AppEnv>, bindings: AclBinding[]) => {
     await c.get('services').security.acls.create(bindings);
-    for (const acl of bindings) c.get('audit')('acl created', { audit: 'acl-created', principal: c.get('principal'), acl });
+    for (const acl of bindings)
+      c.get('audit')('acl created', { audit: 'acl-created', principal: c.get('principal'), acl });
     return c.body(null, 201);
   };
 
@@ -82,7 +83,13 @@ export function aclRoutes(): Hono<AppEnv> {
     await authorize(c, 'DESCRIBE', 'CLUSTER');
     const acls = await c.get('services').security.acls.list(filterOf(c));
     const r = c.get('resources');
-    return c.json(r.list('KafkaAclList', `${r.base}/acls${new URL(c.req.url).search}`, acls.map((b) => aclData(c, b))));
+    return c.json(
+      r.list(
+        'KafkaAclList',
+        `${r.base}/acls${new URL(c.req.url).search}`,
+        acls.map((b) => aclData(c, b)),
+      ),
+    );
   });
 
   app.post('/acls', async (c) => {
@@ -102,7 +109,8 @@ export function aclRoutes(): Hono<AppEnv> {
       throw new KafkaError('BAD_REQUEST', 'resource_type is required to delete ACLs (ANY matches every type)');
     }
     const deleted = await c.get('services').security.acls.delete(filterOf(c));
-    for (const acl of deleted) c.get('audit')('acl deleted', { audit: 'acl-deleted', principal: c.get('principal'), acl });
+    for (const acl of deleted)
+      c.get('audit')('acl deleted', { audit: 'acl-deleted', principal: c.get('principal'), acl });
     return c.json({ data: deleted.map((b) => aclData(c, b)) });
   });
 

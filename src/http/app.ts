@@ -30,8 +30,11 @@ export interface AppOptions {
 }
 
 const defaultLogError: NonNullable<AppOptions['logError']> = (e, ctx) =>
-  console.error(JSON.stringify({ level: 'error', msg: 'unhandled error', ...ctx, error: e instanceof Error ? e.stack : String(e) }));
-const defaultAudit: AuditSink = (msg, fields) => console.log(JSON.stringify({ timestamp: new Date().toISOString(), level: 'warn', msg, ...fields }));
+  console.error(
+    JSON.stringify({ level: 'error', msg: 'unhandled error', ...ctx, error: e instanceof Error ? e.stack : String(e) }),
+  );
+const defaultAudit: AuditSink = (msg, fields) =>
+  console.log(JSON.stringify({ timestamp: new Date().toISOString(), level: 'warn', msg, ...fields }));
 
 /** The Hono app, the same behind Lambda and the local node server. */
 export function createApp(services: AppServices, options: AppOptions = {}): Hono<AppEnv> {
@@ -49,7 +52,9 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
     }
     return c.json(body, status as 500);
   });
-  app.notFound((c) => c.json({ error_code: 40401, message: `No route for ${c.req.method} ${c.req.path}`, error: 'NOT_FOUND' }, 404));
+  app.notFound((c) =>
+    c.json({ error_code: 40401, message: `No route for ${c.req.method} ${c.req.path}`, error: 'NOT_FOUND' }, 404),
+  );
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.get('/openapi.json', (c) => c.json(openApiDocument));
@@ -57,7 +62,10 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   const { operationCounts } = services;
   if (operationCounts) app.get('/debug/counters', (c) => c.json(operationCounts()));
 
-  const secured = security(services, { audit: options.audit ?? defaultAudit, ...(options.onPrincipal ? { onPrincipal: options.onPrincipal } : {}) });
+  const secured = security(services, {
+    audit: options.audit ?? defaultAudit,
+    ...(options.onPrincipal ? { onPrincipal: options.onPrincipal } : {}),
+  });
   app.use('/v3/*', secured);
   app.use('/consumers/*', secured);
 
@@ -77,7 +85,10 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   const cluster = new Hono<AppEnv>();
   cluster.use('*', async (c, next) => {
     if (c.req.param('clusterId') !== services.clusterId) {
-      throw new KafkaError('NOT_FOUND', `Cluster ${c.req.param('clusterId')} not found; this endpoint serves ${services.clusterId}`);
+      throw new KafkaError(
+        'NOT_FOUND',
+        `Cluster ${c.req.param('clusterId')} not found; this endpoint serves ${services.clusterId}`,
+      );
     }
     await next();
   });

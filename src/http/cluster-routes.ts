@@ -15,7 +15,11 @@ export function clusterRoutes(): Hono<AppEnv> {
   const brokerIds = (services: AppServices) => Array.from({ length: services.topics.replicaStores }, (_, i) => i);
   const brokerParam = (services: AppServices, raw: string): number => {
     const id = partitionParam(raw);
-    if (id >= services.topics.replicaStores) throw new KafkaError('NOT_FOUND', `Broker ${id} not found; brokers are the replica stores 0..${services.topics.replicaStores - 1}`);
+    if (id >= services.topics.replicaStores)
+      throw new KafkaError(
+        'NOT_FOUND',
+        `Broker ${id} not found; brokers are the replica stores 0..${services.topics.replicaStores - 1}`,
+      );
     return id;
   };
   // What a broker-level config means here: the server's defaults for new topics.
@@ -26,10 +30,18 @@ export function clusterRoutes(): Hono<AppEnv> {
 
   app.get('/brokers', (c) => {
     const r = c.get('resources');
-    return c.json(r.list('KafkaBrokerList', `${r.base}/brokers`, brokerIds(c.get('services')).map((id) => r.broker(id))));
+    return c.json(
+      r.list(
+        'KafkaBrokerList',
+        `${r.base}/brokers`,
+        brokerIds(c.get('services')).map((id) => r.broker(id)),
+      ),
+    );
   });
 
-  app.get('/brokers/:broker', (c) => c.json(c.get('resources').broker(brokerParam(c.get('services'), c.req.param('broker')))));
+  app.get('/brokers/:broker', (c) =>
+    c.json(c.get('resources').broker(brokerParam(c.get('services'), c.req.param('broker')))),
+  );
 
   // Kafka's DescribeConfigs of a broker: DESCRIBE_CONFIGS on the cluster.
   app.get('/brokers/:broker/configs', async (c) => {
@@ -37,7 +49,13 @@ export function clusterRoutes(): Hono<AppEnv> {
     const services = c.get('services');
     const r = c.get('resources');
     const id = brokerParam(services, c.req.param('broker'));
-    return c.json(r.list('KafkaBrokerConfigList', `${r.base}/brokers/${id}/configs`, brokerConfigs(services).map(([n, v]) => r.brokerConfig(id, n, v))));
+    return c.json(
+      r.list(
+        'KafkaBrokerConfigList',
+        `${r.base}/brokers/${id}/configs`,
+        brokerConfigs(services).map(([n, v]) => r.brokerConfig(id, n, v)),
+      ),
+    );
   });
 
   app.get('/brokers/:broker/configs/:name', async (c) => {
@@ -79,7 +97,13 @@ export function clusterRoutes(): Hono<AppEnv> {
     const topic = await topics.get(c.req.param('topic'));
     const p = partitionParam(c.req.param('partition'));
     const s = await log.state(topic, p);
-    return c.json(r.list('KafkaReplicaList', `${r.base}/topics/${topic.name}/partitions/${p}/replicas`, s.replicas.map((b) => r.replica(topic, p, s, b))));
+    return c.json(
+      r.list(
+        'KafkaReplicaList',
+        `${r.base}/topics/${topic.name}/partitions/${p}/replicas`,
+        s.replicas.map((b) => r.replica(topic, p, s, b)),
+      ),
+    );
   });
 
   app.get('/topics/:topic/partitions/:partition/replicas/:broker', async (c) => {
@@ -89,7 +113,8 @@ export function clusterRoutes(): Hono<AppEnv> {
     const p = partitionParam(c.req.param('partition'));
     const b = partitionParam(c.req.param('broker'));
     const s = await log.state(topic, p);
-    if (!s.replicas.includes(b)) throw new KafkaError('NOT_FOUND', `Broker ${b} holds no replica of ${topic.name}-${p}`);
+    if (!s.replicas.includes(b))
+      throw new KafkaError('NOT_FOUND', `Broker ${b} holds no replica of ${topic.name}-${p}`);
     return c.json(c.get('resources').replica(topic, p, s, b));
   });
 
@@ -108,8 +133,12 @@ export function clusterRoutes(): Hono<AppEnv> {
     await authorize(c, 'DESCRIBE', 'CLUSTER');
     const topic = await c.get('services').topics.get(c.req.param('topic'));
     const p = partitionParam(c.req.param('partition'));
-    if (p >= topic.partitionCount) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p} of topic ${topic.name} does not exist`);
-    throw new KafkaError('NOT_FOUND', `No reassignment of ${topic.name}-${p} is in progress (replicas are placed at creation)`);
+    if (p >= topic.partitionCount)
+      throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p} of topic ${topic.name} does not exist`);
+    throw new KafkaError(
+      'NOT_FOUND',
+      `No reassignment of ${topic.name}-${p} is in progress (replicas are placed at creation)`,
+    );
   });
 
   return app;

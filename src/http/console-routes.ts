@@ -27,7 +27,8 @@ function serve(path: string): Response | undefined {
       'content-type': asset.type,
       'cache-control': asset.cacheControl,
       // The console loads only its own files and calls only this origin.
-      'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+      'content-security-policy':
+        "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
       'x-content-type-options': 'nosniff',
     },
   });

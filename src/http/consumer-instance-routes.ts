@@ -23,7 +23,9 @@ const createSchema = z.object({
 });
 const subscribeSchema = z.object({ topics: z.array(z.string()).optional(), topic_pattern: z.string().optional() });
 const tp = z.object({ topic: z.string(), partition: z.number().int().nonnegative() });
-const commitSchema = z.object({ offsets: z.array(tp.extend({ offset: z.number().int().nonnegative(), metadata: z.string().optional() })).optional() });
+const commitSchema = z.object({
+  offsets: z.array(tp.extend({ offset: z.number().int().nonnegative(), metadata: z.string().optional() })).optional(),
+});
 const partitionsSchema = z.object({ partitions: z.array(tp).default([]) });
 const seekSchema = z.object({ offsets: z.array(tp.extend({ offset: z.number().int().nonnegative() })) });
 
@@ -72,17 +74,25 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
     await authorize(c, 'READ', 'GROUP', c.req.param('group')!); // the instance joins the group
     const body = createSchema.parse(await optionalJson(c));
     const format = (body.format ?? 'binary').toLowerCase();
-    if (format !== 'binary' && format !== 'json') throw new KafkaError('INVALID_REQUEST', `format ${format} is not supported; use binary or json`);
+    if (format !== 'binary' && format !== 'json')
+      throw new KafkaError('INVALID_REQUEST', `format ${format} is not supported; use binary or json`);
     const reset = body['auto.offset.reset'];
     const inst = await instances().create(c.req.param('group'), {
       ...(body.name === undefined ? {} : { name: body.name }),
       format,
-      ...(reset === undefined ? {} : { autoOffsetReset: reset === 'smallest' ? 'earliest' : reset === 'largest' ? 'latest' : reset }),
+      ...(reset === undefined
+        ? {}
+        : { autoOffsetReset: reset === 'smallest' ? 'earliest' : reset === 'largest' ? 'latest' : reset }),
       ...(body['auto.commit.enable'] === undefined ? {} : { autoCommit: body['auto.commit.enable'] }),
-      ...(body['consumer.request.timeout.ms'] === undefined ? {} : { requestTimeoutMs: body['consumer.request.timeout.ms'] }),
+      ...(body['consumer.request.timeout.ms'] === undefined
+        ? {}
+        : { requestTimeoutMs: body['consumer.request.timeout.ms'] }),
     });
     const origin = new URL(c.req.url).origin;
-    return json(c, { instance_id: inst.name, base_uri: `${origin}/consumers/${encodeURIComponent(inst.groupId)}/instances/${inst.name}` });
+    return json(c, {
+      instance_id: inst.name,
+      base_uri: `${origin}/consumers/${encodeURIComponent(inst.groupId)}/instances/${inst.name}`,
+    });
   });
 
   app.delete('/:group/instances/:instance', async (c) => {
@@ -93,8 +103,10 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
 
   app.post('/:group/instances/:instance/subscription', async (c) => {
     const body = subscribeSchema.parse(await readJson(c));
-    if (body.topic_pattern !== undefined) throw new KafkaError('INVALID_REQUEST', 'topic_pattern subscriptions are not supported; list the topics');
-    if (!body.topics || body.topics.length === 0) throw new KafkaError('BAD_REQUEST', 'topics must list at least one topic');
+    if (body.topic_pattern !== undefined)
+      throw new KafkaError('INVALID_REQUEST', 'topic_pattern subscriptions are not supported; list the topics');
+    if (!body.topics || body.topics.length === 0)
+      throw new KafkaError('BAD_REQUEST', 'topics must list at least one topic');
     await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
     await authorizeAll(c, 'DESCRIBE', 'TOPIC', body.topics);
     await instances().subscribe(...ids(c), body.topics);
@@ -121,23 +133,48 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
   app.get('/:group/instances/:instance/records', async (c) => {
     // Fetch: READ on every topic the instance reads, checked on each poll so a revoked ACL applies at once.
     await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
-    if (services.security.authorization) await authorizeAll(c, 'READ', 'TOPIC', await instances().subscription(...ids(c)));
+    if (services.security.authorization)
+      await authorizeAll(c, 'READ', 'TOPIC', await instances().subscription(...ids(c)));
     const timeoutMs = queryInt(c.req.query('timeout'), 'timeout');
-    const maxBytes = Math.min(queryInt(c.req.query('max_bytes'), 'max_bytes') ?? services.limits.maxFetchBytes, services.limits.maxFetchBytes);
+    const maxBytes = Math.min(
+      queryInt(c.req.query('max_bytes'), 'max_bytes') ?? services.limits.maxFetchBytes,
+      services.limits.maxFetchBytes,
+    );
     // On Lambda (MAX_RESPONSE_BYTES) the answer stops at a record within the limit; the position follows.
     const { jsonBytes } = answerLimit(services.limits.maxResponseBytes);
-    const answer = jsonBytes === Infinity ? undefined : { limitBytes: jsonBytes, sizeOf: (r: PolledRecord, f: 'binary' | 'json') => jsonAnswerBytes(JSON.stringify(showRecord(r, f))) + 1 };
-    const { format, records } = await instances().poll(...ids(c), { ...(timeoutMs === undefined ? {} : { timeoutMs }), maxBytes: Math.max(1, maxBytes), ...(answer ? { answer } : {}) });
+    const answer =
+      jsonBytes === Infinity
+        ? undefined
+        : {
+            limitBytes: jsonBytes,
+            sizeOf: (r: PolledRecord, f: 'binary' | 'json') => jsonAnswerBytes(JSON.stringify(showRecord(r, f))) + 1,
+          };
+    const { format, records } = await instances().poll(...ids(c), {
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      maxBytes: Math.max(1, maxBytes),
+      ...(answer ? { answer } : {}),
+    });
     services.metrics.add('FetchRecords', records.length);
-    c.set('responseBytes', records.reduce((n, r) => n + (r.key?.byteLength ?? 0) + (r.value?.byteLength ?? 0), 0));
-    return json(c, records.map((r) => showRecord(r, format)));
+    c.set(
+      'responseBytes',
+      records.reduce((n, r) => n + (r.key?.byteLength ?? 0) + (r.value?.byteLength ?? 0), 0),
+    );
+    return json(
+      c,
+      records.map((r) => showRecord(r, format)),
+    );
   });
 
   app.post('/:group/instances/:instance/offsets', async (c) => {
     const body = commitSchema.parse(await optionalJson(c));
     await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
     if (services.security.authorization) {
-      await authorizeAll(c, 'READ', 'TOPIC', body.offsets ? body.offsets.map((o) => o.topic) : await instances().subscription(...ids(c)));
+      await authorizeAll(
+        c,
+        'READ',
+        'TOPIC',
+        body.offsets ? body.offsets.map((o) => o.topic) : await instances().subscription(...ids(c)),
+      );
     }
     await instances().commit(...ids(c), body.offsets);
     return c.body(null, 200);
@@ -147,14 +184,28 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
   app.get('/:group/instances/:instance/offsets', async (c) => {
     const topics = c.req.queries('topic') ?? [];
     const partitions = c.req.queries('partition') ?? [];
-    if (topics.length !== partitions.length) throw new KafkaError('BAD_REQUEST', 'topic and partition query parameters come in pairs');
-    const body = topics.length > 0
-      ? { partitions: topics.map((topic, i) => ({ topic, partition: queryInt(partitions[i], 'partition')! })) }
-      : partitionsSchema.parse(await optionalJson(c));
+    if (topics.length !== partitions.length)
+      throw new KafkaError('BAD_REQUEST', 'topic and partition query parameters come in pairs');
+    const body =
+      topics.length > 0
+        ? { partitions: topics.map((topic, i) => ({ topic, partition: queryInt(partitions[i], 'partition')! })) }
+        : partitionsSchema.parse(await optionalJson(c));
     await authorize(c, 'DESCRIBE', 'GROUP', c.req.param('group')!);
-    await authorizeAll(c, 'DESCRIBE', 'TOPIC', body.partitions.map((p) => p.topic));
+    await authorizeAll(
+      c,
+      'DESCRIBE',
+      'TOPIC',
+      body.partitions.map((p) => p.topic),
+    );
     const committed = await instances().committed(...ids(c), body.partitions);
-    return json(c, { offsets: committed.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset, metadata: o.metadata })) });
+    return json(c, {
+      offsets: committed.map((o) => ({
+        topic: o.topic,
+        partition: o.partition,
+        offset: o.offset,
+        metadata: o.metadata,
+      })),
+    });
   });
 
   app.post('/:group/instances/:instance/positions', async (c) => {
@@ -164,7 +215,10 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
     return c.body(null, 204);
   });
 
-  for (const [path, end] of [['beginning', false], ['end', true]] as const) {
+  for (const [path, end] of [
+    ['beginning', false],
+    ['end', true],
+  ] as const) {
     app.post(`/:group/instances/:instance/positions/${path}`, async (c) => {
       await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
       const body = partitionsSchema.parse(await optionalJson(c));

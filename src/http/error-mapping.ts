@@ -99,7 +99,14 @@ export function toErrorResponse(e: unknown): { status: number; body: ErrorBody }
   if (e instanceof ZodError) {
     const issue = e.issues[0];
     const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-    return { status: 400, body: { error_code: 40001, message: `Invalid request${where}: ${issue?.message ?? 'bad input'}`, error: 'BAD_REQUEST' } };
+    return {
+      status: 400,
+      body: {
+        error_code: 40001,
+        message: `Invalid request${where}: ${issue?.message ?? 'bad input'}`,
+        error: 'BAD_REQUEST',
+      },
+    };
   }
   return { status: 500, body: { error_code: 50001, message: 'Internal server error', error: 'UNKNOWN_SERVER_ERROR' } };
 }

@@ -31,7 +31,15 @@ export const fetchRequestSchema = z.object({
     .array(
       z.object({
         topic: z.string().min(1),
-        partitions: z.array(z.object({ partition: nonNegative, fetch_offset: nonNegative, partition_max_bytes: z.number().int().positive().optional() })).min(1),
+        partitions: z
+          .array(
+            z.object({
+              partition: nonNegative,
+              fetch_offset: nonNegative,
+              partition_max_bytes: z.number().int().positive().optional(),
+            }),
+          )
+          .min(1),
       }),
     )
     .min(1),
@@ -49,7 +57,12 @@ interface Planned {
 }
 
 /** Reads every planned partition that has a topic; the others keep their error. */
-async function readAll(services: AppServices, plan: Planned[], maxBytes: number, limitBytes: number): Promise<PartitionFetchOutcome[]> {
+async function readAll(
+  services: AppServices,
+  plan: Planned[],
+  maxBytes: number,
+  limitBytes: number,
+): Promise<PartitionFetchOutcome[]> {
   const fetches: PartitionFetch[] = [];
   const at: number[] = [];
   plan.forEach((p, i) => {
@@ -63,14 +76,20 @@ async function readAll(services: AppServices, plan: Planned[], maxBytes: number,
   return out;
 }
 
-const bytesOf = (outcomes: Awaited<ReturnType<typeof readAll>>) => outcomes.reduce((n, o) => n + (o.ok ? o.bytes : 0), 0);
+const bytesOf = (outcomes: Awaited<ReturnType<typeof readAll>>) =>
+  outcomes.reduce((n, o) => n + (o.ok ? o.bytes : 0), 0);
 
 /**
  * A partition's records as JSON texts, within what is left of the answer's room (`room.bytes`);
  * the next offset is the first record left out. A first record of the whole answer that alone
  * does not fit is MESSAGE_TOO_LARGE for its partition.
  */
-function shownRecords(o: Extract<PartitionFetchOutcome, { ok: true }>, p: Planned, format: OutputFormat, room: { bytes: number; shown: number }): { records: string[]; nextOffset: number } {
+function shownRecords(
+  o: Extract<PartitionFetchOutcome, { ok: true }>,
+  p: Planned,
+  format: OutputFormat,
+  room: { bytes: number; shown: number },
+): { records: string[]; nextOffset: number } {
   const records: string[] = [];
   for (const batch of decodeRecordBatches(o.batches)) {
     // Control batches (transaction markers) are never records to a reader.
@@ -81,7 +100,11 @@ function shownRecords(o: Extract<PartitionFetchOutcome, { ok: true }>, p: Planne
       if (room.bytes !== Infinity) {
         const cost = jsonAnswerBytes(text) + 1;
         if (cost > room.bytes) {
-          if (room.shown === 0) throw new KafkaError('MESSAGE_TOO_LARGE', `The record at offset ${r.offset} takes more than this deployment can answer as ${format} JSON; fetch it as record batches`);
+          if (room.shown === 0)
+            throw new KafkaError(
+              'MESSAGE_TOO_LARGE',
+              `The record at offset ${r.offset} takes more than this deployment can answer as ${format} JSON; fetch it as record batches`,
+            );
           return { records, nextOffset: r.offset };
         }
         room.bytes -= cost;
@@ -129,11 +152,21 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
       const meta = topics.get(t.topic)!;
       for (const p of t.partitions) {
         const key = `${t.topic}\0${p.partition}`;
-        if (seen.has(key)) throw new KafkaError('INVALID_REQUEST', `Partition ${t.topic}-${p.partition} appears twice in the request`);
+        if (seen.has(key))
+          throw new KafkaError('INVALID_REQUEST', `Partition ${t.topic}-${p.partition} appears twice in the request`);
         seen.add(key);
-        const entry: Planned = { topic: t.topic, partition: p.partition, offset: p.fetch_offset, maxBytes: Math.min(p.partition_max_bytes ?? maxBytes, limits.maxFetchBytes) };
+        const entry: Planned = {
+          topic: t.topic,
+          partition: p.partition,
+          offset: p.fetch_offset,
+          maxBytes: Math.min(p.partition_max_bytes ?? maxBytes, limits.maxFetchBytes),
+        };
         if (meta instanceof KafkaError) entry.error = meta;
-        else if (p.partition >= meta.partitionCount) entry.error = new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p.partition} of topic ${t.topic} does not exist`);
+        else if (p.partition >= meta.partitionCount)
+          entry.error = new KafkaError(
+            'UNKNOWN_TOPIC_OR_PARTITION',
+            `Partition ${p.partition} of topic ${t.topic} does not exist`,
+          );
         else entry.meta = meta;
         plan.push(entry);
       }
@@ -141,7 +174,10 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
 
     // Record batches travel base64 in the JSON answer: 4 bytes per 3 against the answer's room.
     // JSON records are bounded when shown, record by record.
-    const batchLimit = format === 'record-batch' ? Math.floor((Math.max(0, limit.jsonBytes - PARTITION_OVERHEAD * plan.length) * 3) / 4) : Infinity;
+    const batchLimit =
+      format === 'record-batch'
+        ? Math.floor((Math.max(0, limit.jsonBytes - PARTITION_OVERHEAD * plan.length) * 3) / 4)
+        : Infinity;
     const read = () => readAll(services, plan, maxBytes, batchLimit);
     let outcomes = await read();
     // As Kafka's DelayedFetch, an error in any partition answers at once.
@@ -160,7 +196,16 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
           signal,
           // One state read per partition per wake-up; the records are read again only when an HW (or start) moved.
           poll: async () => {
-            const states = await Promise.all(plan.map((p) => (p.meta ? services.log.state(p.meta, p.partition).then((s) => `${s.highWatermark}/${s.logStartOffset}`, () => 'x') : 'x')));
+            const states = await Promise.all(
+              plan.map((p) =>
+                p.meta
+                  ? services.log.state(p.meta, p.partition).then(
+                      (s) => `${s.highWatermark}/${s.logStartOffset}`,
+                      () => 'x',
+                    )
+                  : 'x',
+              ),
+            );
             const now = states.join(',');
             if (now === seenMarks) return undefined;
             const again = await read();
@@ -182,11 +227,32 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
       const p = plan[i]!;
       let answer: string;
       const failed = (e: KafkaError) =>
-        JSON.stringify({ partition_index: p.partition, error_code: e.code, error: e.errorName, error_message: e.message, high_watermark: -1, last_stable_offset: -1, log_start_offset: -1, next_offset: p.offset, records: [] });
+        JSON.stringify({
+          partition_index: p.partition,
+          error_code: e.code,
+          error: e.errorName,
+          error_message: e.message,
+          high_watermark: -1,
+          last_stable_offset: -1,
+          log_start_offset: -1,
+          next_offset: p.offset,
+          records: [],
+        });
       if (!o.ok) answer = failed(o.error);
       else {
-        const base = { partition_index: p.partition, error_code: 0, high_watermark: o.highWatermark, last_stable_offset: o.highWatermark, log_start_offset: o.logStartOffset };
-        if (format === 'record-batch') answer = JSON.stringify({ ...base, next_offset: o.nextOffset, records: Buffer.from(o.batches).toString('base64') });
+        const base = {
+          partition_index: p.partition,
+          error_code: 0,
+          high_watermark: o.highWatermark,
+          last_stable_offset: o.highWatermark,
+          log_start_offset: o.logStartOffset,
+        };
+        if (format === 'record-batch')
+          answer = JSON.stringify({
+            ...base,
+            next_offset: o.nextOffset,
+            records: Buffer.from(o.batches).toString('base64'),
+          });
         else {
           try {
             const shown = shownRecords(o, p, format, room);
@@ -202,7 +268,9 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
       if (!list) byTopic.set(p.topic, (list = []));
       list.push(answer);
     });
-    const responses = [...byTopic].map(([topic, partitions]) => `{"topic":${JSON.stringify(topic)},"partitions":[${partitions.join(',')}]}`);
+    const responses = [...byTopic].map(
+      ([topic, partitions]) => `{"topic":${JSON.stringify(topic)},"partitions":[${partitions.join(',')}]}`,
+    );
     const json = `{"kind":"KafkaFetchResponse","cluster_id":${JSON.stringify(services.clusterId)},"responses":[${responses.join(',')}]}`;
     return c.body(Buffer.from(json), 200, { 'Content-Type': 'application/json' });
   });

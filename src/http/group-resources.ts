@@ -15,7 +15,8 @@ const V3_STATE: Record<GroupStateName, string> = {
   Dead: 'DEAD',
 };
 
-const partitionList = (a: Assignment) => toPartitions(a).map((tp) => ({ topic_name: tp.topic, partition_id: tp.partition }));
+const partitionList = (a: Assignment) =>
+  toPartitions(a).map((tp) => ({ topic_name: tp.topic, partition_id: tp.partition }));
 const iso = (t: number) => new Date(t).toISOString();
 
 /** Builders of Confluent v3 consumer-group shapes (and this API's extensions, in the same style). */
@@ -106,7 +107,12 @@ export class GroupResources {
     const self = `${this.groupUrl(g.groupId)}/consumers/${encodeURIComponent(m.memberId)}/assignments/${topic}/partitions/${partition}`;
     return {
       kind: 'KafkaConsumerAssignment',
-      metadata: { self, resource_name: this.crn(`/consumer-group=${g.groupId}/consumer=${m.memberId}/assignment=${topic}/partition=${partition}`) },
+      metadata: {
+        self,
+        resource_name: this.crn(
+          `/consumer-group=${g.groupId}/consumer=${m.memberId}/assignment=${topic}/partition=${partition}`,
+        ),
+      },
       cluster_id: this.r.clusterId,
       consumer_group_id: g.groupId,
       consumer_id: m.memberId,
@@ -173,7 +179,9 @@ export class GroupResources {
       offset_metadata: r?.metadata ?? null,
       commit_timestamp: r ? iso(r.commitTimestamp) : null,
       generation_id: r?.generation ?? null,
-      ...(position ? { position: position.offset, position_source: position.source === 'committed' ? 'COMMITTED' : 'RESET' } : {}),
+      ...(position
+        ? { position: position.offset, position_source: position.source === 'committed' ? 'COMMITTED' : 'RESET' }
+        : {}),
     };
   }
 
@@ -200,7 +208,12 @@ export class GroupResources {
       consumer_group_id: groupId,
       strategy,
       dry_run: dryRun,
-      data: plan.map((e) => ({ topic_name: e.topic, partition_id: e.partition, current_offset: e.currentOffset, new_offset: e.newOffset })),
+      data: plan.map((e) => ({
+        topic_name: e.topic,
+        partition_id: e.partition,
+        current_offset: e.currentOffset,
+        new_offset: e.newOffset,
+      })),
     };
   }
 }

@@ -31,11 +31,21 @@ const commitSchema = z.object({
   offsets: z.array(partitionRef.extend({ offset: z.number().int(), metadata: z.string().optional() })).min(1),
 });
 
-const STRATEGIES = ['to-earliest', 'to-latest', 'to-current', 'to-offset', 'shift-by', 'to-datetime', 'by-duration'] as const;
+const STRATEGIES = [
+  'to-earliest',
+  'to-latest',
+  'to-current',
+  'to-offset',
+  'shift-by',
+  'to-datetime',
+  'by-duration',
+] as const;
 const resetSchema = z.object({
   strategy: z.enum(STRATEGIES),
   all_topics: z.boolean().optional(),
-  topics: z.array(z.object({ topic_name: z.string(), partition_ids: z.array(z.number().int().nonnegative()).optional() })).optional(),
+  topics: z
+    .array(z.object({ topic_name: z.string(), partition_ids: z.array(z.number().int().nonnegative()).optional() }))
+    .optional(),
   offset: z.number().int().optional(),
   shift_by: z.number().int().optional(),
   datetime: z.union([z.string(), z.number().int()]).optional(),
@@ -52,8 +62,14 @@ const res = (c: Context<AppEnv>) => new GroupResources(c.get('resources'));
 function parseDatetime(v: string | number): number {
   if (typeof v === 'number') return v;
   const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?)(Z|[+-]\d{2}:?\d{2})?$/i.exec(v.trim());
-  const ms = m ? Date.parse(m[1]! + (m[2] ? (m[2].length === 5 ? `${m[2].slice(0, 3)}:${m[2].slice(3)}` : m[2]) : 'Z')) : NaN;
-  if (Number.isNaN(ms)) throw new KafkaError('BAD_REQUEST', `Invalid datetime ${JSON.stringify(v)}: use YYYY-MM-DDTHH:mm:SS.sss with an optional zone, or epoch milliseconds`);
+  const ms = m
+    ? Date.parse(m[1]! + (m[2] ? (m[2].length === 5 ? `${m[2].slice(0, 3)}:${m[2].slice(3)}` : m[2]) : 'Z'))
+    : NaN;
+  if (Number.isNaN(ms))
+    throw new KafkaError(
+      'BAD_REQUEST',
+      `Invalid datetime ${JSON.stringify(v)}: use YYYY-MM-DDTHH:mm:SS.sss with an optional zone, or epoch milliseconds`,
+    );
   return ms;
 }
 
@@ -80,7 +96,10 @@ function resetStrategy(body: z.infer<typeof resetSchema>): ResetStrategy {
 
 /** A group's lags on the topics the caller may DESCRIBE (the others are not shown, as in OffsetFetch). */
 async function visibleLags(c: Context<AppEnv>, groupId: string) {
-  const [lags, visible] = await Promise.all([c.get('services').groups.admin.lags(groupId), allowedNames(c, 'DESCRIBE', 'TOPIC')]);
+  const [lags, visible] = await Promise.all([
+    c.get('services').groups.admin.lags(groupId),
+    allowedNames(c, 'DESCRIBE', 'TOPIC'),
+  ]);
   return lags.filter((l) => visible(l.topic));
 }
 
@@ -95,9 +114,19 @@ export function groupRoutes(): Hono<AppEnv> {
   app.get('/consumer-groups', async (c) => {
     const r = res(c);
     // Kafka's ListGroups: every group with DESCRIBE on the cluster, else those the caller may DESCRIBE.
-    const [groups, all, visible] = await Promise.all([c.get('services').groups.coordinator.list(), allowed(c, 'DESCRIBE', 'CLUSTER'), allowedNames(c, 'DESCRIBE', 'GROUP')]);
+    const [groups, all, visible] = await Promise.all([
+      c.get('services').groups.coordinator.list(),
+      allowed(c, 'DESCRIBE', 'CLUSTER'),
+      allowedNames(c, 'DESCRIBE', 'GROUP'),
+    ]);
     const shown = all ? groups : groups.filter((g) => visible(g.groupId));
-    return c.json(r.list('KafkaConsumerGroupList', `${c.get('resources').base}/consumer-groups`, shown.map((g) => r.group(g))));
+    return c.json(
+      r.list(
+        'KafkaConsumerGroupList',
+        `${c.get('resources').base}/consumer-groups`,
+        shown.map((g) => r.group(g)),
+      ),
+    );
   });
 
   app.get('/consumer-groups/:group', async (c) => {
@@ -128,7 +157,11 @@ export function groupRoutes(): Hono<AppEnv> {
       ...(body['max.poll.interval.ms'] === undefined ? {} : { rebalanceTimeoutMs: body['max.poll.interval.ms'] }),
       ...(body.owned_partitions === undefined
         ? {}
-        : { ownedPartitions: assignmentOf(body.owned_partitions.map((p) => ({ topic: p.topic_name, partition: p.partition_id }))) }),
+        : {
+            ownedPartitions: assignmentOf(
+              body.owned_partitions.map((p) => ({ topic: p.topic_name, partition: p.partition_id })),
+            ),
+          }),
     });
     return c.json(res(c).heartbeat(answer));
   });
@@ -137,13 +170,23 @@ export function groupRoutes(): Hono<AppEnv> {
     await authorize(c, 'DESCRIBE', 'GROUP', groupParam(c));
     const g = await c.get('services').groups.coordinator.get(groupParam(c));
     const r = res(c);
-    return c.json(r.list('KafkaConsumerList', `${r.groupUrl(g.groupId)}/consumers`, Object.values(g.members).map((m) => r.consumer(g, m))));
+    return c.json(
+      r.list(
+        'KafkaConsumerList',
+        `${r.groupUrl(g.groupId)}/consumers`,
+        Object.values(g.members).map((m) => r.consumer(g, m)),
+      ),
+    );
   });
 
   const member = async (c: Context<AppEnv>) => {
     const g = await c.get('services').groups.coordinator.get(groupParam(c));
     const m = g.members[c.req.param('consumer')!];
-    if (!m) throw new KafkaError('UNKNOWN_MEMBER_ID', `Consumer ${c.req.param('consumer')} is not a member of group ${g.groupId}`);
+    if (!m)
+      throw new KafkaError(
+        'UNKNOWN_MEMBER_ID',
+        `Consumer ${c.req.param('consumer')} is not a member of group ${g.groupId}`,
+      );
     return { g, m };
   };
 
@@ -165,7 +208,13 @@ export function groupRoutes(): Hono<AppEnv> {
     const { g, m } = await member(c);
     const r = res(c);
     const data = Object.entries(m.assigned).flatMap(([t, ps]) => ps.map((p) => r.assignment(g, m, t, p)));
-    return c.json(r.list('KafkaConsumerAssignmentList', `${r.groupUrl(g.groupId)}/consumers/${encodeURIComponent(m.memberId)}/assignments`, data));
+    return c.json(
+      r.list(
+        'KafkaConsumerAssignmentList',
+        `${r.groupUrl(g.groupId)}/consumers/${encodeURIComponent(m.memberId)}/assignments`,
+        data,
+      ),
+    );
   });
 
   app.get('/consumer-groups/:group/consumers/:consumer/assignments/:topic/partitions/:partition', async (c) => {
@@ -173,7 +222,8 @@ export function groupRoutes(): Hono<AppEnv> {
     const { g, m } = await member(c);
     const topic = c.req.param('topic');
     const p = partitionParam(c.req.param('partition'));
-    if (!owns(m.assigned, topic, p)) throw new KafkaError('NOT_FOUND', `Consumer ${m.memberId} is not assigned ${topic}-${p}`);
+    if (!owns(m.assigned, topic, p))
+      throw new KafkaError('NOT_FOUND', `Consumer ${m.memberId} is not assigned ${topic}-${p}`);
     return c.json(res(c).assignment(g, m, topic, p));
   });
 
@@ -183,7 +233,13 @@ export function groupRoutes(): Hono<AppEnv> {
     const g = await groups.coordinator.get(groupParam(c));
     const r = res(c);
     const lags = await visibleLags(c, g.groupId);
-    return c.json(r.list('KafkaConsumerLagList', `${r.groupUrl(g.groupId)}/lags`, lags.map((l) => r.lag(g, l))));
+    return c.json(
+      r.list(
+        'KafkaConsumerLagList',
+        `${r.groupUrl(g.groupId)}/lags`,
+        lags.map((l) => r.lag(g, l)),
+      ),
+    );
   });
 
   app.get('/consumer-groups/:group/lags/:topic/partitions/:partition', async (c) => {
@@ -193,7 +249,8 @@ export function groupRoutes(): Hono<AppEnv> {
     const g = await groups.coordinator.get(groupParam(c));
     const p = partitionParam(c.req.param('partition'));
     const lag = (await groups.admin.lags(g.groupId)).find((l) => l.topic === c.req.param('topic') && l.partition === p);
-    if (!lag) throw new KafkaError('NOT_FOUND', `Group ${g.groupId} has no committed offset for ${c.req.param('topic')}-${p}`);
+    if (!lag)
+      throw new KafkaError('NOT_FOUND', `Group ${g.groupId} has no committed offset for ${c.req.param('topic')}-${p}`);
     return c.json(res(c).lag(g, lag));
   });
 
@@ -219,10 +276,19 @@ export function groupRoutes(): Hono<AppEnv> {
     if (reset === undefined) {
       await groups.coordinator.get(groupId);
       const visible = await allowedNames(c, 'DESCRIBE', 'TOPIC');
-      const committed = (await groups.offsets.committed(groupId, topicName)).filter((o) => visible(o.topic) && (partition === undefined || o.partition === partition));
-      return c.json(r.list('KafkaConsumerGroupOffsetList', self, committed.map((o) => r.offset(groupId, o.topic, o.partition, o))));
+      const committed = (await groups.offsets.committed(groupId, topicName)).filter(
+        (o) => visible(o.topic) && (partition === undefined || o.partition === partition),
+      );
+      return c.json(
+        r.list(
+          'KafkaConsumerGroupOffsetList',
+          self,
+          committed.map((o) => r.offset(groupId, o.topic, o.partition, o)),
+        ),
+      );
     }
-    if (!AUTO_OFFSET_RESET.includes(reset)) throw new KafkaError('BAD_REQUEST', 'auto_offset_reset must be earliest, latest or none');
+    if (!AUTO_OFFSET_RESET.includes(reset))
+      throw new KafkaError('BAD_REQUEST', 'auto_offset_reset must be earliest, latest or none');
     if (topicName === undefined) throw new KafkaError('BAD_REQUEST', 'auto_offset_reset needs topic_name');
     const isolation = parseIsolation(c.req.query('isolation_level'));
     const topic = await topics.get(topicName);
@@ -246,7 +312,8 @@ export function groupRoutes(): Hono<AppEnv> {
     await authorize(c, 'DESCRIBE', 'TOPIC', topic);
     await groups.coordinator.get(groupId);
     const committed = (await groups.offsets.committed(groupId, topic)).find((o) => o.partition === partition);
-    if (!committed) throw new KafkaError('NOT_FOUND', `Group ${groupId} has no committed offset for ${topic}-${partition}`);
+    if (!committed)
+      throw new KafkaError('NOT_FOUND', `Group ${groupId} has no committed offset for ${topic}-${partition}`);
     return c.json(res(c).offset(groupId, topic, partition, committed));
   });
 
@@ -257,15 +324,31 @@ export function groupRoutes(): Hono<AppEnv> {
     const groupId = groupParam(c);
     // Kafka's OffsetCommit: READ on the group and on every topic.
     await authorize(c, 'READ', 'GROUP', groupId);
-    await authorizeAll(c, 'READ', 'TOPIC', body.offsets.map((o) => o.topic_name));
+    await authorizeAll(
+      c,
+      'READ',
+      'TOPIC',
+      body.offsets.map((o) => o.topic_name),
+    );
     const generation = body.generation_id ?? body.member_epoch;
     const records = await c.get('services').groups.offsets.commit(groupId, {
       ...(body.member_id === undefined ? {} : { memberId: body.member_id }),
       ...(generation === undefined ? {} : { generation }),
-      offsets: body.offsets.map((o) => ({ topic: o.topic_name, partition: o.partition_id, offset: o.offset, ...(o.metadata === undefined ? {} : { metadata: o.metadata }) })),
+      offsets: body.offsets.map((o) => ({
+        topic: o.topic_name,
+        partition: o.partition_id,
+        offset: o.offset,
+        ...(o.metadata === undefined ? {} : { metadata: o.metadata }),
+      })),
     });
     const r = res(c);
-    return c.json(r.list('KafkaConsumerGroupOffsetList', `${r.groupUrl(groupId)}/offsets`, records.map((o) => r.offset(groupId, o.topic, o.partition, o))));
+    return c.json(
+      r.list(
+        'KafkaConsumerGroupOffsetList',
+        `${r.groupUrl(groupId)}/offsets`,
+        records.map((o) => r.offset(groupId, o.topic, o.partition, o)),
+      ),
+    );
   });
 
   // Extension: kafka-consumer-groups.sh --reset-offsets, for an inactive group.
@@ -276,12 +359,19 @@ export function groupRoutes(): Hono<AppEnv> {
     }
     const scope: ResetScope = body.all_topics
       ? { allTopics: true }
-      : { topics: body.topics!.map((t) => ({ topic: t.topic_name, ...(t.partition_ids ? { partitions: t.partition_ids } : {}) })) };
+      : {
+          topics: body.topics!.map((t) => ({
+            topic: t.topic_name,
+            ...(t.partition_ids ? { partitions: t.partition_ids } : {}),
+          })),
+        };
     const dryRun = body.dry_run ?? false;
     const groupId = groupParam(c);
     // An offset reset is an OffsetCommit by an admin: READ on the group and on each topic it moves.
     await authorize(c, 'READ', 'GROUP', groupId);
-    const topicsMoved = body.all_topics ? (await c.get('services').groups.offsets.committed(groupId)).map((o) => o.topic) : body.topics!.map((t) => t.topic_name);
+    const topicsMoved = body.all_topics
+      ? (await c.get('services').groups.offsets.committed(groupId)).map((o) => o.topic)
+      : body.topics!.map((t) => t.topic_name);
     await authorizeAll(c, 'READ', 'TOPIC', topicsMoved);
     const plan = await c.get('services').groups.resetOffsets(groupId, scope, resetStrategy(body), dryRun);
     return c.json(res(c).resetPlan(groupId, body.strategy, dryRun, plan));

@@ -12,7 +12,8 @@ type Json = Record<string, unknown>;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: Json, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
-const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [String(s), json(ref('Error'), 'Error')]));
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [String(s), json(ref('Error'), 'Error')]));
 const param = (name: string, where: 'path' | 'query', schema: Json = { type: 'string' }, description?: string) => ({
   name,
   in: where,
@@ -32,7 +33,12 @@ const isolation = param(
   { enum: ['read_uncommitted', 'read_committed'], default: 'read_uncommitted' },
   "Kafka's isolation level: read_committed reads up to the last stable offset and leaves out aborted transactions (JSON), or answers their ranges in Kafka-Aborted-Transactions (record batches)",
 );
-const acks = param('acks', 'query', { enum: ['0', '1', 'all', '-1'], default: 'all' }, "Kafka's acks (extension): 0 answers before anything is durable (offset -1); 1 once the leader store has it; all once every in-sync replica store has it");
+const acks = param(
+  'acks',
+  'query',
+  { enum: ['0', '1', 'all', '-1'], default: 'all' },
+  "Kafka's acks (extension): 0 answers before anything is durable (offset -1); 1 once the leader store has it; all once every in-sync replica store has it",
+);
 
 const recordBatches = {
   schema: {
@@ -47,7 +53,8 @@ const intHeader = (description: string) => ({ schema: { type: 'integer' }, descr
 const dataSchema = {
   type: ['object', 'null'],
   properties: { type: { enum: ['BINARY', 'STRING', 'JSON'], default: 'JSON' }, data: {} },
-  description: 'BINARY data is base64; STRING is UTF-8 text; JSON is any JSON value. Absent or null data is a null key / value.',
+  description:
+    'BINARY data is base64; STRING is UTF-8 text; JSON is any JSON value. Absent or null data is a null key / value.',
 };
 
 const document = {
@@ -60,7 +67,11 @@ const document = {
   },
   servers: [
     { url: 'http://127.0.0.1:8080', description: '`npm start`: the embedded local backend' },
-    { url: 'https://{api_id}.execute-api.{region}.amazonaws.com', description: 'A deployed stage (the stack output ApiUrl)', variables: { api_id: { default: 'api-id' }, region: { default: 'us-east-1' } } },
+    {
+      url: 'https://{api_id}.execute-api.{region}.amazonaws.com',
+      description: 'A deployed stage (the stack output ApiUrl)',
+      variables: { api_id: { default: 'api-id' }, region: { default: 'us-east-1' } },
+    },
   ],
   // One of the deployment's auth modes (infra/stack-config.ts authMode); the local server takes a
   // bearer token from its auth config, or none. The principal each names: docs/security.md.
@@ -68,64 +79,140 @@ const document = {
   paths: {
     '/health': { get: { summary: 'Liveness', responses: { 200: json({ type: 'object' }) } } },
     '/v3/clusters': { get: { summary: 'List clusters', responses: { 200: json(ref('List')) } } },
-    '/v3/clusters/{cluster_id}': { get: { summary: 'Describe the cluster', parameters: [cluster], responses: { 200: json({ type: 'object' }), ...errors(404) } } },
+    '/v3/clusters/{cluster_id}': {
+      get: {
+        summary: 'Describe the cluster',
+        parameters: [cluster],
+        responses: { 200: json({ type: 'object' }), ...errors(404) },
+      },
+    },
     '/v3/clusters/{cluster_id}/topics': {
       get: { summary: 'List topics', parameters: [cluster], responses: { 200: json(ref('List')) } },
       post: {
         summary: 'Create a topic',
         parameters: [cluster],
         requestBody: body(ref('CreateTopic')),
-        responses: { 200: json(ref('Topic'), 'validate_only: what would be created; nothing is'), 201: json(ref('Topic'), 'Created'), ...errors(400, 404, 415) },
+        responses: {
+          200: json(ref('Topic'), 'validate_only: what would be created; nothing is'),
+          201: json(ref('Topic'), 'Created'),
+          ...errors(400, 404, 415),
+        },
       },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}': {
-      get: { summary: 'Describe a topic', parameters: [cluster, topic], responses: { 200: json(ref('Topic')), ...errors(404) } },
+      get: {
+        summary: 'Describe a topic',
+        parameters: [cluster, topic],
+        responses: { 200: json(ref('Topic')), ...errors(404) },
+      },
       patch: {
         summary: 'Grow the partition count',
         parameters: [cluster, topic],
-        requestBody: body({ type: 'object', required: ['partitions_count'], properties: { partitions_count: { type: 'integer' } } }),
+        requestBody: body({
+          type: 'object',
+          required: ['partitions_count'],
+          properties: { partitions_count: { type: 'integer' } },
+        }),
         responses: { 200: json(ref('Topic')), ...errors(400, 404) },
       },
-      delete: { summary: 'Delete a topic and its data', parameters: [cluster, topic], responses: { 204: { description: 'Deleted' }, ...errors(404) } },
+      delete: {
+        summary: 'Delete a topic and its data',
+        parameters: [cluster, topic],
+        responses: { 204: { description: 'Deleted' }, ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/topics/-/configs': {
-      get: { summary: "Every topic's configs", parameters: [cluster], responses: { 200: json(ref('List')), ...errors(404) } },
+      get: {
+        summary: "Every topic's configs",
+        parameters: [cluster],
+        responses: { 200: json(ref('List')), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/brokers': {
-      get: { summary: 'List brokers: one per replica store (broker i is store i; replica, leader and ISR ids are store indexes)', parameters: [cluster], responses: { 200: json(ref('List')), ...errors(404) } },
+      get: {
+        summary:
+          'List brokers: one per replica store (broker i is store i; replica, leader and ISR ids are store indexes)',
+        parameters: [cluster],
+        responses: { 200: json(ref('List')), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/brokers/{broker_id}': {
-      get: { summary: 'Describe a broker (no host or port: every function serves every partition)', parameters: [cluster, brokerId], responses: { 200: json({ type: 'object' }), ...errors(404) } },
+      get: {
+        summary: 'Describe a broker (no host or port: every function serves every partition)',
+        parameters: [cluster, brokerId],
+        responses: { 200: json({ type: 'object' }), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/brokers/{broker_id}/configs': {
-      get: { summary: "A broker's configs: the server's read-only defaults for new topics (num.partitions, default.replication.factor)", parameters: [cluster, brokerId], responses: { 200: json(ref('List')), ...errors(404) } },
+      get: {
+        summary:
+          "A broker's configs: the server's read-only defaults for new topics (num.partitions, default.replication.factor)",
+        parameters: [cluster, brokerId],
+        responses: { 200: json(ref('List')), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/brokers/{broker_id}/configs/{name}': {
-      get: { summary: 'Read one broker config', parameters: [cluster, brokerId, configName], responses: { 200: json({ type: 'object' }), ...errors(404) } },
+      get: {
+        summary: 'Read one broker config',
+        parameters: [cluster, brokerId, configName],
+        responses: { 200: json({ type: 'object' }), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/broker-configs': {
-      get: { summary: 'Every broker config of every broker', parameters: [cluster], responses: { 200: json(ref('List')), ...errors(404) } },
+      get: {
+        summary: 'Every broker config of every broker',
+        parameters: [cluster],
+        responses: { 200: json(ref('List')), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/brokers/{broker_id}/partition-replicas': {
-      get: { summary: 'The partition replicas a broker (store) holds', parameters: [cluster, brokerId], responses: { 200: json(ref('List')), ...errors(404) } },
+      get: {
+        summary: 'The partition replicas a broker (store) holds',
+        parameters: [cluster, brokerId],
+        responses: { 200: json(ref('List')), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/replicas': {
-      get: { summary: "A partition's replicas, with leader and in-sync flags", parameters: [cluster, topic, partition], responses: { 200: json(ref('List')), ...errors(404) } },
+      get: {
+        summary: "A partition's replicas, with leader and in-sync flags",
+        parameters: [cluster, topic, partition],
+        responses: { 200: json(ref('List')), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/replicas/{broker_id}': {
-      get: { summary: 'One replica of a partition', parameters: [cluster, topic, partition, brokerId], responses: { 200: json({ type: 'object' }), ...errors(404) } },
+      get: {
+        summary: 'One replica of a partition',
+        parameters: [cluster, topic, partition, brokerId],
+        responses: { 200: json({ type: 'object' }), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/topics/-/partitions/-/reassignment': {
-      get: { summary: 'Reassignments in progress: always none (replicas are placed when a partition is created)', parameters: [cluster], responses: { 200: json(ref('List')), ...errors(404) } },
+      get: {
+        summary: 'Reassignments in progress: always none (replicas are placed when a partition is created)',
+        parameters: [cluster],
+        responses: { 200: json(ref('List')), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/-/reassignment': {
-      get: { summary: "A topic's reassignments in progress: always none", parameters: [cluster, topic], responses: { 200: json(ref('List')), ...errors(404) } },
+      get: {
+        summary: "A topic's reassignments in progress: always none",
+        parameters: [cluster, topic],
+        responses: { 200: json(ref('List')), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/reassignment': {
-      get: { summary: "A partition's reassignment: 404, since none is ever in progress", parameters: [cluster, topic, partition], responses: { 200: json({ type: 'object' }, 'A reassignment in progress (never, here)'), ...errors(404) } },
+      get: {
+        summary: "A partition's reassignment: 404, since none is ever in progress",
+        parameters: [cluster, topic, partition],
+        responses: { 200: json({ type: 'object' }, 'A reassignment in progress (never, here)'), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/configs': {
-      get: { summary: 'List topic configs (Kafka names, defaults included)', parameters: [cluster, topic], responses: { 200: json(ref('List')), ...errors(404) } },
+      get: {
+        summary: 'List topic configs (Kafka names, defaults included)',
+        parameters: [cluster, topic],
+        responses: { 200: json(ref('List')), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/configs:alter': {
       post: {
@@ -134,7 +221,17 @@ const document = {
         requestBody: body({
           type: 'object',
           properties: {
-            data: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' }, operation: { enum: ['SET', 'DELETE'] } } } },
+            data: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  name: { type: 'string' },
+                  value: { type: 'string' },
+                  operation: { enum: ['SET', 'DELETE'] },
+                },
+              },
+            },
             validate_only: { type: 'boolean' },
           },
         }),
@@ -142,31 +239,61 @@ const document = {
       },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/configs/{name}': {
-      get: { summary: 'Read one config', parameters: [cluster, topic, configName], responses: { 200: json({ type: 'object' }), ...errors(404) } },
+      get: {
+        summary: 'Read one config',
+        parameters: [cluster, topic, configName],
+        responses: { 200: json({ type: 'object' }), ...errors(404) },
+      },
       put: {
         summary: 'Set one config',
         parameters: [cluster, topic, configName],
         requestBody: body({ type: 'object', properties: { value: { type: 'string' } } }),
         responses: { 204: { description: 'Set' }, ...errors(400, 404) },
       },
-      delete: { summary: 'Reset one config to its default', parameters: [cluster, topic, configName], responses: { 204: { description: 'Reset' }, ...errors(404) } },
+      delete: {
+        summary: 'Reset one config to its default',
+        parameters: [cluster, topic, configName],
+        responses: { 204: { description: 'Reset' }, ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions': {
-      get: { summary: 'List partitions with leader, ISR, HW, LEO', parameters: [cluster, topic], responses: { 200: json(ref('List')), ...errors(404) } },
+      get: {
+        summary: 'List partitions with leader, ISR, HW, LEO',
+        parameters: [cluster, topic],
+        responses: { 200: json(ref('List')), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}': {
-      get: { summary: 'Describe a partition', parameters: [cluster, topic, partition], responses: { 200: json(ref('Partition')), ...errors(404) } },
+      get: {
+        summary: 'Describe a partition',
+        parameters: [cluster, topic, partition],
+        responses: { 200: json(ref('Partition')), ...errors(404) },
+      },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offset': {
       get: {
-        summary: "A partition's earliest and latest offsets (Confluent's default, offset_type=earliest_and_latest); as an extension, Kafka's ListOffsets for earliest, latest, or the first offset at or after a timestamp",
+        summary:
+          "A partition's earliest and latest offsets (Confluent's default, offset_type=earliest_and_latest); as an extension, Kafka's ListOffsets for earliest, latest, or the first offset at or after a timestamp",
         parameters: [
           cluster,
           topic,
           partition,
-          param('offset_type', 'query', { enum: ['earliest_and_latest', 'earliest', 'latest', 'timestamp'], default: 'earliest_and_latest' }),
-          param('timestamp', 'query', { type: 'string' }, 'RFC 3339 date-time or epoch milliseconds (offset_type=timestamp)'),
-          param('isolation_level', 'query', { enum: ['read_uncommitted', 'read_committed'], default: 'read_uncommitted' }, 'latest is the last stable offset with read_committed'),
+          param('offset_type', 'query', {
+            enum: ['earliest_and_latest', 'earliest', 'latest', 'timestamp'],
+            default: 'earliest_and_latest',
+          }),
+          param(
+            'timestamp',
+            'query',
+            { type: 'string' },
+            'RFC 3339 date-time or epoch milliseconds (offset_type=timestamp)',
+          ),
+          param(
+            'isolation_level',
+            'query',
+            { enum: ['read_uncommitted', 'read_committed'], default: 'read_uncommitted' },
+            'latest is the last stable offset with read_committed',
+          ),
         ],
         responses: {
           200: json({
@@ -174,13 +301,25 @@ const document = {
               {
                 type: 'object',
                 required: ['kind', 'earliest_offset', 'latest_offset'],
-                properties: { kind: { const: 'KafkaPartitionWithOffsets' }, metadata: { type: 'object' }, cluster_id: { type: 'string' }, topic_name: { type: 'string' }, partition_id: { type: 'integer' }, earliest_offset: { type: 'integer', description: 'The log start offset' }, latest_offset: { type: 'integer', description: 'The high watermark' } },
+                properties: {
+                  kind: { const: 'KafkaPartitionWithOffsets' },
+                  metadata: { type: 'object' },
+                  cluster_id: { type: 'string' },
+                  topic_name: { type: 'string' },
+                  partition_id: { type: 'integer' },
+                  earliest_offset: { type: 'integer', description: 'The log start offset' },
+                  latest_offset: { type: 'integer', description: 'The high watermark' },
+                },
               },
               {
                 type: 'object',
                 required: ['kind', 'offset'],
                 description: 'Extension (offset_type earliest, latest or timestamp)',
-                properties: { kind: { const: 'KafkaPartitionOffset' }, offset: { type: 'integer', description: '-1 when no record is at or after the timestamp' }, timestamp: { type: ['string', 'null'] } },
+                properties: {
+                  kind: { const: 'KafkaPartitionOffset' },
+                  offset: { type: 'integer', description: '-1 when no record is at or after the timestamp' },
+                  timestamp: { type: ['string', 'null'] },
+                },
               },
             ],
           }),
@@ -190,7 +329,8 @@ const document = {
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/records': {
       post: {
-        summary: 'Produce one record, or (streaming mode) several records back to back in one body, with one delivery report each, in order',
+        summary:
+          'Produce one record, or (streaming mode) several records back to back in one body, with one delivery report each, in order',
         parameters: [cluster, topic, acks],
         requestBody: {
           required: true,
@@ -198,34 +338,69 @@ const document = {
           content: { 'application/json': { schema: ref('ProduceRecord') } },
         },
         responses: {
-          200: json(ref('ProduceResult'), 'The delivery report; in streaming mode one JSON object per record, one a line, each with its error_code (200, or the error of that record)'),
+          200: json(
+            ref('ProduceResult'),
+            'The delivery report; in streaming mode one JSON object per record, one a line, each with its error_code (200, or the error of that record)',
+          ),
           ...errors(400, 404, 413, 415, 503),
         },
       },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch': {
       post: {
-        summary: 'Produce many records in one request (one object write); bounded by the request size, not an entry count',
+        summary:
+          'Produce many records in one request (one object write); bounded by the request size, not an entry count',
         parameters: [cluster, topic, acks],
         requestBody: body({
           type: 'object',
           required: ['entries'],
           properties: {
-            entries: { type: 'array', items: { allOf: [ref('ProduceRecord'), { type: 'object', required: ['id'], properties: { id: { type: 'string' } } }] } },
-            producer_id: { type: 'integer', description: 'Idempotent producer (extension): from producers:init; needs producer_epoch, sequences and a partition_id on every entry' },
+            entries: {
+              type: 'array',
+              items: {
+                allOf: [
+                  ref('ProduceRecord'),
+                  { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+                ],
+              },
+            },
+            producer_id: {
+              type: 'integer',
+              description:
+                'Idempotent producer (extension): from producers:init; needs producer_epoch, sequences and a partition_id on every entry',
+            },
             producer_epoch: { type: 'integer' },
-            sequences: { type: 'array', items: { type: 'object', properties: { partition_id: { type: 'integer' }, base_sequence: { type: 'integer' } } } },
-            transactional_id: { type: 'string', description: "Transactional producer (extension): with producer_id, producer_epoch and sequences from transactions/{id}/init; the partitions join the id's transaction" },
+            sequences: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: { partition_id: { type: 'integer' }, base_sequence: { type: 'integer' } },
+              },
+            },
+            transactional_id: {
+              type: 'string',
+              description:
+                "Transactional producer (extension): with producer_id, producer_epoch and sequences from transactions/{id}/init; the partitions join the id's transaction",
+            },
           },
         }),
         responses: {
-          207: json({
-            type: 'object',
-            properties: {
-              successes: { type: 'array', items: { allOf: [ref('ProduceResult'), { properties: { id: { type: 'string' } } }] } },
-              failures: { type: 'array', items: { allOf: [ref('Error'), { properties: { id: { type: 'string' } } }] } },
+          207: json(
+            {
+              type: 'object',
+              properties: {
+                successes: {
+                  type: 'array',
+                  items: { allOf: [ref('ProduceResult'), { properties: { id: { type: 'string' } } }] },
+                },
+                failures: {
+                  type: 'array',
+                  items: { allOf: [ref('Error'), { properties: { id: { type: 'string' } } }] },
+                },
+              },
             },
-          }, 'Per-entry results'),
+            'Per-entry results',
+          ),
           ...errors(400, 404, 413),
         },
       },
@@ -239,10 +414,30 @@ const document = {
           topic,
           partition,
           param('offset', 'query', { type: 'integer', minimum: 0, default: 0 }),
-          param('max_bytes', 'query', { type: 'integer', minimum: 1 }, "Kafka's max bytes, at batch granularity: the answer starts at the stored batch holding `offset` (JSON: at that record) and takes whole batches within max_bytes, at least one. A deployment with MAX_RESPONSE_BYTES (Lambda: 6 MB) also keeps the answer within that, after base64 or JSON inflation: a JSON answer then stops at a record and `next_offset` goes on from there"),
-          param('format', 'query', { enum: ['binary', 'string', 'json'], default: 'binary' }, 'How keys and values are shown'),
-          param('min_bytes', 'query', { type: 'integer', minimum: 0, default: 0 }, "Kafka's fetch.min.bytes: wait until this many bytes are readable below the high watermark (with max_wait_ms)"),
-          param('max_wait_ms', 'query', { type: 'integer', minimum: 0, default: 0 }, "Kafka's fetch.max.wait.ms: the longest wait for min_bytes, bounded by the server (MAX_FETCH_WAIT_MS, 25 s); then whatever there is is returned, possibly nothing"),
+          param(
+            'max_bytes',
+            'query',
+            { type: 'integer', minimum: 1 },
+            "Kafka's max bytes, at batch granularity: the answer starts at the stored batch holding `offset` (JSON: at that record) and takes whole batches within max_bytes, at least one. A deployment with MAX_RESPONSE_BYTES (Lambda: 6 MB) also keeps the answer within that, after base64 or JSON inflation: a JSON answer then stops at a record and `next_offset` goes on from there",
+          ),
+          param(
+            'format',
+            'query',
+            { enum: ['binary', 'string', 'json'], default: 'binary' },
+            'How keys and values are shown',
+          ),
+          param(
+            'min_bytes',
+            'query',
+            { type: 'integer', minimum: 0, default: 0 },
+            "Kafka's fetch.min.bytes: wait until this many bytes are readable below the high watermark (with max_wait_ms)",
+          ),
+          param(
+            'max_wait_ms',
+            'query',
+            { type: 'integer', minimum: 0, default: 0 },
+            "Kafka's fetch.max.wait.ms: the longest wait for min_bytes, bounded by the server (MAX_FETCH_WAIT_MS, 25 s); then whatever there is is returned, possibly nothing",
+          ),
           isolation,
         ],
         responses: {
@@ -279,10 +474,25 @@ const document = {
         },
       },
       post: {
-        summary: "Produce Kafka record batches to one partition (Kafka's Produce for one partition): the batches are checked (CRC, offsets, sizes, keys of compacted topics) and stored as sent",
+        summary:
+          "Produce Kafka record batches to one partition (Kafka's Produce for one partition): the batches are checked (CRC, offsets, sizes, keys of compacted topics) and stored as sent",
         'x-extension': true,
-        parameters: [cluster, topic, partition, acks, param('transactional_id', 'query', { type: 'string' }, 'Required with (and only with) transactional batches: the producer must be the id\'s current one; the partition joins its transaction')],
-        requestBody: { required: true, content: { [RECORD_BATCH_MEDIA_TYPE]: recordBatches, 'application/octet-stream': recordBatches } },
+        parameters: [
+          cluster,
+          topic,
+          partition,
+          acks,
+          param(
+            'transactional_id',
+            'query',
+            { type: 'string' },
+            "Required with (and only with) transactional batches: the producer must be the id's current one; the partition joins its transaction",
+          ),
+        ],
+        requestBody: {
+          required: true,
+          content: { [RECORD_BATCH_MEDIA_TYPE]: recordBatches, 'application/octet-stream': recordBatches },
+        },
         responses: {
           200: json({
             type: 'object',
@@ -294,7 +504,10 @@ const document = {
               record_count: { type: 'integer' },
               log_append_time: { type: 'integer', description: 'Epoch ms when the topic uses LogAppendTime, else -1' },
               log_start_offset: { type: 'integer' },
-              duplicate: { type: 'boolean', description: "An idempotent producer's retry of a batch already appended: nothing was written" },
+              duplicate: {
+                type: 'boolean',
+                description: "An idempotent producer's retry of a batch already appended: nothing was written",
+              },
             },
           }),
           ...errors(400, 404, 409, 413, 415, 503),
@@ -303,7 +516,8 @@ const document = {
     },
     '/v3/clusters/{cluster_id}/records': {
       post: {
-        summary: "Kafka's ProduceRequest: the record batches of many partitions of one or several topics in one request; each topic's partitions are stored as one object (one PUT per replica)",
+        summary:
+          "Kafka's ProduceRequest: the record batches of many partitions of one or several topics in one request; each topic's partitions are stored as one object (one PUT per replica)",
         'x-extension': true,
         parameters: [cluster, acks],
         requestBody: {
@@ -314,7 +528,7 @@ const document = {
                 type: 'string',
                 format: 'binary',
                 description:
-                "Kafka's ProduceRequest `topic_data` field as the protocol lays it out (versions 3-8, big-endian): INT32 topic count; per topic an INT16 name length and the UTF-8 name, an INT32 partition count; per partition an INT32 index, an INT32 length and that many bytes of RecordBatch v2 (as for the one-partition produce). Every batch of a request carries the same producer id and epoch, or none. A malformed body or a partition named twice is INVALID_REQUEST (400) and nothing is written",
+                  "Kafka's ProduceRequest `topic_data` field as the protocol lays it out (versions 3-8, big-endian): INT32 topic count; per topic an INT16 name length and the UTF-8 name, an INT32 partition count; per partition an INT32 index, an INT32 length and that many bytes of RecordBatch v2 (as for the one-partition produce). Every batch of a request carries the same producer id and epoch, or none. A malformed body or a partition named twice is INVALID_REQUEST (400) and nothing is written",
               },
             },
           },
@@ -342,9 +556,16 @@ const document = {
                             error_message: { type: 'string' },
                             base_offset: { type: 'integer', description: '-1 with acks=0 or on error' },
                             last_offset: { type: 'integer' },
-                            log_append_time_ms: { type: 'integer', description: 'Epoch ms when the topic uses LogAppendTime, else -1' },
+                            log_append_time_ms: {
+                              type: 'integer',
+                              description: 'Epoch ms when the topic uses LogAppendTime, else -1',
+                            },
                             log_start_offset: { type: 'integer' },
-                            duplicate: { type: 'boolean', description: "An idempotent producer's retry of a batch already appended: nothing was written" },
+                            duplicate: {
+                              type: 'boolean',
+                              description:
+                                "An idempotent producer's retry of a batch already appended: nothing was written",
+                            },
                           },
                         },
                       },
@@ -361,17 +582,39 @@ const document = {
     },
     '/v3/clusters/{cluster_id}/records:fetch': {
       post: {
-        summary: "Kafka's FetchRequest: many partitions of one or several topics in one request, with a long poll across all of them; an object holding several of the partitions is read once",
+        summary:
+          "Kafka's FetchRequest: many partitions of one or several topics in one request, with a long poll across all of them; an object holding several of the partitions is read once",
         'x-extension': true,
         parameters: [cluster],
         requestBody: body({
           type: 'object',
           required: ['topics'],
           properties: {
-            max_wait_ms: { type: 'integer', minimum: 0, default: 0, description: "Kafka's fetch.max.wait.ms, bounded by MAX_FETCH_WAIT_MS: the longest wait for min_bytes" },
-            min_bytes: { type: 'integer', minimum: 0, default: 0, description: "Kafka's fetch.min.bytes, counted over all partitions; an append to any of them, or an error in any, answers" },
-            max_bytes: { type: 'integer', minimum: 1, description: "Kafka's fetch.max.bytes for the whole answer (bounded by MAX_FETCH_BYTES), in whole batches and partitions in the order given; only the first partition with data may pass it, by one batch" },
-            format: { enum: ['record-batch', 'binary', 'string', 'json'], default: 'record-batch', description: 'record-batch: each partition\'s stored batches, base64; otherwise a JSON record list showing keys and values so' },
+            max_wait_ms: {
+              type: 'integer',
+              minimum: 0,
+              default: 0,
+              description: "Kafka's fetch.max.wait.ms, bounded by MAX_FETCH_WAIT_MS: the longest wait for min_bytes",
+            },
+            min_bytes: {
+              type: 'integer',
+              minimum: 0,
+              default: 0,
+              description:
+                "Kafka's fetch.min.bytes, counted over all partitions; an append to any of them, or an error in any, answers",
+            },
+            max_bytes: {
+              type: 'integer',
+              minimum: 1,
+              description:
+                "Kafka's fetch.max.bytes for the whole answer (bounded by MAX_FETCH_BYTES), in whole batches and partitions in the order given; only the first partition with data may pass it, by one batch",
+            },
+            format: {
+              enum: ['record-batch', 'binary', 'string', 'json'],
+              default: 'record-batch',
+              description:
+                "record-batch: each partition's stored batches, base64; otherwise a JSON record list showing keys and values so",
+            },
             topics: {
               type: 'array',
               items: {
@@ -387,7 +630,11 @@ const document = {
                       properties: {
                         partition: { type: 'integer', minimum: 0 },
                         fetch_offset: { type: 'integer', minimum: 0 },
-                        partition_max_bytes: { type: 'integer', minimum: 1, description: "Kafka's max.partition.fetch.bytes; at batch granularity" },
+                        partition_max_bytes: {
+                          type: 'integer',
+                          minimum: 1,
+                          description: "Kafka's max.partition.fetch.bytes; at batch granularity",
+                        },
                       },
                     },
                   },
@@ -414,16 +661,31 @@ const document = {
                           type: 'object',
                           properties: {
                             partition_index: { type: 'integer' },
-                            error_code: { type: 'integer', description: "Kafka's error code, 0 for success (1 OFFSET_OUT_OF_RANGE, 3 UNKNOWN_TOPIC_OR_PARTITION, ...)" },
+                            error_code: {
+                              type: 'integer',
+                              description:
+                                "Kafka's error code, 0 for success (1 OFFSET_OUT_OF_RANGE, 3 UNKNOWN_TOPIC_OR_PARTITION, ...)",
+                            },
                             error: { type: 'string' },
                             error_message: { type: 'string' },
                             high_watermark: { type: 'integer' },
-                            last_stable_offset: { type: 'integer', description: 'The high watermark (no transactions)' },
+                            last_stable_offset: {
+                              type: 'integer',
+                              description: 'The high watermark (no transactions)',
+                            },
                             log_start_offset: { type: 'integer' },
-                            next_offset: { type: 'integer', description: 'Where to fetch next (past compaction gaps, or the first record a bounded JSON answer left out)' },
+                            next_offset: {
+                              type: 'integer',
+                              description:
+                                'Where to fetch next (past compaction gaps, or the first record a bounded JSON answer left out)',
+                            },
                             records: {
-                              description: 'record-batch: whole RecordBatch v2 bytes in base64 with absolute offsets, from the batch holding fetch_offset (skip its earlier records); else an array of records',
-                              oneOf: [{ type: 'string', contentEncoding: 'base64' }, { type: 'array', items: ref('Record') }],
+                              description:
+                                'record-batch: whole RecordBatch v2 bytes in base64 with absolute offsets, from the batch holding fetch_offset (skip its earlier records); else an array of records',
+                              oneOf: [
+                                { type: 'string', contentEncoding: 'base64' },
+                                { type: 'array', items: ref('Record') },
+                              ],
                             },
                           },
                         },
@@ -441,16 +703,34 @@ const document = {
     },
     '/v3/clusters/{cluster_id}/producers:init': {
       post: {
-        summary: "Kafka's InitProducerId: a new producer id at epoch 0, or the next epoch of an existing id (fencing the old one)",
+        summary:
+          "Kafka's InitProducerId: a new producer id at epoch 0, or the next epoch of an existing id (fencing the old one)",
         'x-extension': true,
         parameters: [cluster],
-        requestBody: { required: false, content: { 'application/json': { schema: { type: 'object', properties: { producer_id: { type: 'integer' }, producer_epoch: { type: 'integer' } } } } } },
-        responses: { 200: json({ type: 'object', properties: { producer_id: { type: 'integer' }, producer_epoch: { type: 'integer' } } }), ...errors(404, 409) },
+        requestBody: {
+          required: false,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                properties: { producer_id: { type: 'integer' }, producer_epoch: { type: 'integer' } },
+              },
+            },
+          },
+        },
+        responses: {
+          200: json({
+            type: 'object',
+            properties: { producer_id: { type: 'integer' }, producer_epoch: { type: 'integer' } },
+          }),
+          ...errors(404, 409),
+        },
       },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/replicas:sync': {
       post: {
-        summary: 'The replica catch-up step now: drop failed or lagging followers from the ISR, copy what followers miss, add caught-up ones back, elect if the leader store is down',
+        summary:
+          'The replica catch-up step now: drop failed or lagging followers from the ISR, copy what followers miss, add caught-up ones back, elect if the leader store is down',
         'x-extension': true,
         parameters: [cluster, topic],
         responses: { 200: json({ type: 'object' }), ...errors(404) },
@@ -458,12 +738,25 @@ const document = {
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records:delete': {
       post: {
-        summary: "Kafka's DeleteRecords: move the log start offset to before_offset (-1: the high watermark); the records below it are no longer readable, their storage is freed after file.delete.delay.ms",
+        summary:
+          "Kafka's DeleteRecords: move the log start offset to before_offset (-1: the high watermark); the records below it are no longer readable, their storage is freed after file.delete.delay.ms",
         'x-extension': true,
         parameters: [cluster, topic, partition],
-        requestBody: body({ type: 'object', required: ['before_offset'], properties: { before_offset: { type: 'integer', minimum: -1 } } }),
+        requestBody: body({
+          type: 'object',
+          required: ['before_offset'],
+          properties: { before_offset: { type: 'integer', minimum: -1 } },
+        }),
         responses: {
-          200: json({ type: 'object', properties: { kind: { const: 'KafkaDeleteRecordsResult' }, topic_name: { type: 'string' }, partition_id: { type: 'integer' }, low_watermark: { type: 'integer' } } }),
+          200: json({
+            type: 'object',
+            properties: {
+              kind: { const: 'KafkaDeleteRecordsResult' },
+              topic_name: { type: 'string' },
+              partition_id: { type: 'integer' },
+              low_watermark: { type: 'integer' },
+            },
+          }),
           ...errors(400, 404, 416),
         },
       },
@@ -478,12 +771,27 @@ const document = {
         type: 'apiKey',
         in: 'header',
         name: 'Authorization',
-        description: 'authMode=iam (the default): AWS Signature Version 4 for service execute-api, checked by API Gateway against IAM',
+        description:
+          'authMode=iam (the default): AWS Signature Version 4 for service execute-api, checked by API Gateway against IAM',
         'x-amazon-apigateway-authtype': 'awsSigv4',
       },
-      jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "authMode=jwt: a JWT from the configured issuer, with one of the configured audiences" },
-      apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'authMode=apiKey: a key whose SHA-256 digest the stack holds' },
-      bearer: { type: 'http', scheme: 'bearer', description: 'The local server with an auth config (AUTH_CONFIG): a token mapped to a principal' },
+      jwt: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description: 'authMode=jwt: a JWT from the configured issuer, with one of the configured audiences',
+      },
+      apiKey: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'x-api-key',
+        description: 'authMode=apiKey: a key whose SHA-256 digest the stack holds',
+      },
+      bearer: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'The local server with an auth config (AUTH_CONFIG): a token mapped to a principal',
+      },
     },
     schemas: {
       Error: {
@@ -494,7 +802,14 @@ const document = {
           error: { type: 'string', description: "Kafka's error name, e.g. OFFSET_OUT_OF_RANGE" },
         },
       },
-      List: { type: 'object', properties: { kind: { type: 'string' }, metadata: { type: 'object' }, data: { type: 'array', items: { type: 'object' } } } },
+      List: {
+        type: 'object',
+        properties: {
+          kind: { type: 'string' },
+          metadata: { type: 'object' },
+          data: { type: 'array', items: { type: 'object' } },
+        },
+      },
       CreateTopic: {
         type: 'object',
         required: ['topic_name'],
@@ -502,16 +817,35 @@ const document = {
           topic_name: { type: 'string', pattern: '^[a-zA-Z0-9._-]{1,249}$' },
           partitions_count: { type: 'integer', minimum: 1 },
           replication_factor: { type: 'integer', minimum: 1 },
-          configs: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } } },
+          configs: {
+            type: 'array',
+            items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } },
+          },
           validate_only: { type: 'boolean' },
           replicas_assignments: {
             type: 'array',
-            description: 'Taken when it is the placement by store index (replica j of partition i on store (i + j) mod n), else INVALID_REPLICA_ASSIGNMENT; instead of partitions_count and replication_factor',
-            items: { type: 'object', required: ['partition_id', 'broker_ids'], properties: { partition_id: { type: 'integer', minimum: 0 }, broker_ids: { type: 'array', items: { type: 'integer', minimum: 0 } } } },
+            description:
+              'Taken when it is the placement by store index (replica j of partition i on store (i + j) mod n), else INVALID_REPLICA_ASSIGNMENT; instead of partitions_count and replication_factor',
+            items: {
+              type: 'object',
+              required: ['partition_id', 'broker_ids'],
+              properties: {
+                partition_id: { type: 'integer', minimum: 0 },
+                broker_ids: { type: 'array', items: { type: 'integer', minimum: 0 } },
+              },
+            },
           },
         },
       },
-      Topic: { type: 'object', properties: { kind: { const: 'KafkaTopic' }, topic_name: { type: 'string' }, partitions_count: { type: 'integer' }, replication_factor: { type: 'integer' } } },
+      Topic: {
+        type: 'object',
+        properties: {
+          kind: { const: 'KafkaTopic' },
+          topic_name: { type: 'string' },
+          partitions_count: { type: 'integer' },
+          replication_factor: { type: 'integer' },
+        },
+      },
       Partition: {
         type: 'object',
         properties: {
@@ -522,7 +856,10 @@ const document = {
           isr: { type: 'array', items: { type: 'integer' } },
           log_start_offset: { type: 'integer' },
           high_watermark: { type: 'integer' },
-          last_stable_offset: { type: 'integer', description: 'The first offset of the oldest open transaction, else the high watermark' },
+          last_stable_offset: {
+            type: 'integer',
+            description: 'The first offset of the oldest open transaction, else the high watermark',
+          },
           log_end_offset: { type: 'integer' },
         },
       },
@@ -532,17 +869,36 @@ const document = {
           partition_id: { type: 'integer', description: 'Else murmur2(key) as Kafka, else sticky per request' },
           key: dataSchema,
           value: dataSchema,
-          headers: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: ['string', 'null'], description: 'base64' } } } },
+          headers: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { name: { type: 'string' }, value: { type: ['string', 'null'], description: 'base64' } },
+            },
+          },
           timestamp: { type: 'string', format: 'date-time' },
         },
       },
       ProduceResult: {
         type: 'object',
-        properties: { partition_id: { type: 'integer' }, offset: { type: 'integer' }, timestamp: { type: 'string' }, key: { type: ['object', 'null'] }, value: { type: ['object', 'null'] } },
+        properties: {
+          partition_id: { type: 'integer' },
+          offset: { type: 'integer' },
+          timestamp: { type: 'string' },
+          key: { type: ['object', 'null'] },
+          value: { type: ['object', 'null'] },
+        },
       },
       Record: {
         type: 'object',
-        properties: { partition_id: { type: 'integer' }, offset: { type: 'integer' }, timestamp: { type: 'string' }, key: dataSchema, value: dataSchema, headers: { type: 'array' } },
+        properties: {
+          partition_id: { type: 'integer' },
+          offset: { type: 'integer' },
+          timestamp: { type: 'string' },
+          key: dataSchema,
+          value: dataSchema,
+          headers: { type: 'array' },
+        },
       },
     } as Record<string, Json>,
   },
@@ -574,7 +930,8 @@ function v2MediaType(operation: Json): void {
   }
 }
 
-const GATEWAY_DENIED = (description: string) => json({ type: 'object', properties: { message: { type: 'string' } } }, description);
+const GATEWAY_DENIED = (description: string) =>
+  json({ type: 'object', properties: { message: { type: 'string' } } }, description);
 
 function finish(doc: typeof document): typeof document {
   const seen = new Set<string>();

@@ -29,11 +29,19 @@ export interface PartitionProduceResponse {
   duplicate?: boolean;
 }
 
-
 /** A partition's error; anything but a KafkaError is ours and fails the request (a logged 500). */
 function failed(index: number, e: unknown): PartitionProduceResponse {
   if (!(e instanceof KafkaError)) throw e;
-  return { index, error_code: e.code, error: e.errorName, error_message: e.message, base_offset: -1, last_offset: -1, log_append_time_ms: -1, log_start_offset: -1 };
+  return {
+    index,
+    error_code: e.code,
+    error: e.errorName,
+    error_message: e.message,
+    base_offset: -1,
+    last_offset: -1,
+    log_append_time_ms: -1,
+    log_start_offset: -1,
+  };
 }
 
 function answered(index: number, o: AppendOutcome): PartitionProduceResponse {
@@ -52,10 +60,16 @@ function answered(index: number, o: AppendOutcome): PartitionProduceResponse {
 
 /** Every batch of a request comes from one producer (or none): the idempotence check runs per request. */
 type Producer = ProducedBatches['producer'];
-const sameProducer = (a: Producer, b: Producer) => a?.producerId === b?.producerId && a?.producerEpoch === b?.producerEpoch;
+const sameProducer = (a: Producer, b: Producer) =>
+  a?.producerId === b?.producerId && a?.producerEpoch === b?.producerEpoch;
 
 /** Appends one topic's partitions of the request (one object); answers in request order. */
-async function produceTopic(services: AppServices, data: TopicData, acks: AppendOptions['acks'], requestProducer: { value: Producer; set: boolean }) {
+async function produceTopic(
+  services: AppServices,
+  data: TopicData,
+  acks: AppendOptions['acks'],
+  requestProducer: { value: Producer; set: boolean },
+) {
   let topic: Topic;
   try {
     topic = await services.topics.get(data.name);
@@ -69,14 +83,23 @@ async function produceTopic(services: AppServices, data: TopicData, acks: Append
   for (const p of data.partitions) {
     try {
       if (!Number.isInteger(p.index) || p.index < 0 || p.index >= topic.partitionCount) {
-        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p.index} of topic ${topic.name} does not exist`);
+        throw new KafkaError(
+          'UNKNOWN_TOPIC_OR_PARTITION',
+          `Partition ${p.index} of topic ${topic.name} does not exist`,
+        );
       }
       if (p.records === null) throw new KafkaError('INVALID_RECORD', `No records for ${topic.name}-${p.index}`);
       // Validated in place: the request body is this request's own buffer.
-      const batches = validateProducedBatches(p.records, { maxMessageBytes: topic.config.maxMessageBytes, requireKeys: topic.config.cleanupPolicy.compact });
+      const batches = validateProducedBatches(p.records, {
+        maxMessageBytes: topic.config.maxMessageBytes,
+        requireKeys: topic.config.cleanupPolicy.compact,
+      });
       if (!requestProducer.set) Object.assign(requestProducer, { value: batches.producer, set: true });
       if (!sameProducer(batches.producer, requestProducer.value)) {
-        throw new KafkaError('INVALID_RECORD', 'Every batch of a produce request must come from the same producer id and epoch (or none)');
+        throw new KafkaError(
+          'INVALID_RECORD',
+          'Every batch of a produce request must come from the same producer id and epoch (or none)',
+        );
       }
       if (batches.producer) {
         producer = batches.producer;
@@ -89,7 +112,8 @@ async function produceTopic(services: AppServices, data: TopicData, acks: Append
   }
   if (appends.length > 0) {
     const options: AppendOptions = { ...(acks !== undefined ? { acks } : {}) };
-    if (producer) options.producer = { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequences };
+    if (producer)
+      options.producer = { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequences };
     const outcomes = await services.log.append(topic, appends, options);
     for (const [partition, o] of outcomes) answers.set(partition, answered(partition, o));
   }
@@ -103,7 +127,10 @@ export function produceRequestRoutes(): Hono<AppEnv> {
     const services = c.get('services');
     const type = mediaType(c.req.header('content-type'));
     if (type !== PRODUCE_REQUEST_MEDIA_TYPE) {
-      throw new KafkaError('UNSUPPORTED_MEDIA_TYPE', `This endpoint takes Kafka's ProduceRequest topic_data: Content-Type ${PRODUCE_REQUEST_MEDIA_TYPE}`);
+      throw new KafkaError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `This endpoint takes Kafka's ProduceRequest topic_data: Content-Type ${PRODUCE_REQUEST_MEDIA_TYPE}`,
+      );
     }
     const acks = parseAcks(c.req.query('acks'));
     const topics = decodeTopicData(await readBody(c));
@@ -111,16 +138,25 @@ export function produceRequestRoutes(): Hono<AppEnv> {
     for (const t of topics) {
       for (const p of t.partitions) {
         const key = `${t.name}\0${p.index}`;
-        if (seen.has(key)) throw new KafkaError('INVALID_REQUEST', `Partition ${t.name}-${p.index} appears twice in the request`);
+        if (seen.has(key))
+          throw new KafkaError('INVALID_REQUEST', `Partition ${t.name}-${p.index} appears twice in the request`);
         seen.add(key);
       }
     }
     if (seen.size === 0) throw new KafkaError('INVALID_REQUEST', 'The request holds no partition');
     // Kafka's Produce needs WRITE on every topic of the request; the first one denied fails it whole.
-    await authorizeAll(c, 'WRITE', 'TOPIC', topics.map((t) => t.name));
+    await authorizeAll(
+      c,
+      'WRITE',
+      'TOPIC',
+      topics.map((t) => t.name),
+    );
     const requestProducer = { value: undefined as Producer, set: false };
     const responses = await Promise.all(
-      topics.map(async (t) => ({ name: t.name, partition_responses: await produceTopic(services, t, acks, requestProducer) })),
+      topics.map(async (t) => ({
+        name: t.name,
+        partition_responses: await produceTopic(services, t, acks, requestProducer),
+      })),
     );
     return c.json({ kind: 'KafkaProduceResponse', cluster_id: services.clusterId, responses });
   });

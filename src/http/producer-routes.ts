@@ -7,7 +7,10 @@ import { authorizeIdempotentWrite } from './security.js';
 const initSchema = z
   .object({ producer_id: z.number().int().nonnegative(), producer_epoch: z.number().int().nonnegative() })
   .partial()
-  .refine((b) => (b.producer_id === undefined) === (b.producer_epoch === undefined), 'producer_id and producer_epoch go together');
+  .refine(
+    (b) => (b.producer_id === undefined) === (b.producer_epoch === undefined),
+    'producer_id and producer_epoch go together',
+  );
 
 /**
  * Extension: Kafka's InitProducerId for idempotent producers (no REST API has it). Without a body
@@ -20,9 +23,17 @@ export function producerRoutes(): Hono<AppEnv> {
     await authorizeIdempotentWrite(c);
     const body = initSchema.parse(await readJson(c, { optional: true }));
     const { producerIds, clusterId } = c.get('services');
-    const existing = body.producer_id !== undefined ? { producerId: body.producer_id, producerEpoch: body.producer_epoch! } : undefined;
+    const existing =
+      body.producer_id !== undefined
+        ? { producerId: body.producer_id, producerEpoch: body.producer_epoch! }
+        : undefined;
     const { producerId, producerEpoch } = await producerIds.init(existing);
-    return c.json({ kind: 'KafkaProducerId', cluster_id: clusterId, producer_id: producerId, producer_epoch: producerEpoch });
+    return c.json({
+      kind: 'KafkaProducerId',
+      cluster_id: clusterId,
+      producer_id: producerId,
+      producer_epoch: producerEpoch,
+    });
   });
   return app;
 }

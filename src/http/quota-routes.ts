@@ -7,13 +7,18 @@ import { readJson } from './request.js';
 import { authorize } from './security.js';
 
 const ENTITY_TYPES = ['user', 'client-id'] as const;
-const entitySchema = z.array(z.object({ entity_type: z.enum(ENTITY_TYPES), entity_name: z.string().min(1).nullable() })).min(1).max(2);
+const entitySchema = z
+  .array(z.object({ entity_type: z.enum(ENTITY_TYPES), entity_name: z.string().min(1).nullable() }))
+  .min(1)
+  .max(2);
 const alterSchema = z.object({
   data: z
     .array(
       z.object({
         entity: entitySchema,
-        ops: z.array(z.object({ key: z.string(), value: z.number().optional(), remove: z.boolean().optional() })).min(1),
+        ops: z
+          .array(z.object({ key: z.string(), value: z.number().optional(), remove: z.boolean().optional() }))
+          .min(1),
       }),
     )
     .min(1),
@@ -31,7 +36,10 @@ function entityOf(parts: z.infer<typeof entitySchema>): QuotaEntity {
 
 const showQuota = (q: ClientQuota) => ({
   kind: 'KafkaClientQuota',
-  entity: ENTITY_TYPES.filter((t) => q.entity[t] !== undefined).map((t) => ({ entity_type: t, entity_name: q.entity[t] })),
+  entity: ENTITY_TYPES.filter((t) => q.entity[t] !== undefined).map((t) => ({
+    entity_type: t,
+    entity_name: q.entity[t],
+  })),
   values: q.values,
 });
 
@@ -51,9 +59,13 @@ export function quotaRoutes(): Hono<AppEnv> {
     await authorize(c, 'DESCRIBE_CONFIGS', 'CLUSTER');
     const user = c.req.query('user');
     const client = c.req.query('client_id');
-    const quotas = (await c.get('services').security.quotas.list()).filter((q) => matches(user, q.entity.user) && matches(client, q.entity['client-id']));
+    const quotas = (await c.get('services').security.quotas.list()).filter(
+      (q) => matches(user, q.entity.user) && matches(client, q.entity['client-id']),
+    );
     const r = c.get('resources');
-    return c.json(r.list('KafkaClientQuotaList', `${r.base}/client-quotas${new URL(c.req.url).search}`, quotas.map(showQuota)));
+    return c.json(
+      r.list('KafkaClientQuotaList', `${r.base}/client-quotas${new URL(c.req.url).search}`, quotas.map(showQuota)),
+    );
   });
 
   app.post('/client-quotas:alter', async (c) => {
@@ -75,7 +87,12 @@ export function quotaRoutes(): Hono<AppEnv> {
     const { quotas } = c.get('services').security;
     for (const ch of changes) {
       const after = await quotas.alter(ch.entity, ch.set, ch.remove);
-      c.get('audit')('client quota altered', { audit: 'quota-altered', principal: c.get('principal'), entity: ch.entity, values: after?.values ?? {} });
+      c.get('audit')('client quota altered', {
+        audit: 'quota-altered',
+        principal: c.get('principal'),
+        entity: ch.entity,
+        values: after?.values ?? {},
+      });
     }
     return c.body(null, 204);
   });

@@ -15,13 +15,21 @@ export { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE };
 export function requireRecordBatchBody(c: Context): void {
   const type = mediaType(c.req.header('content-type'));
   if (type !== RECORD_BATCH_MEDIA_TYPE && type !== 'application/octet-stream') {
-    throw new KafkaError('UNSUPPORTED_MEDIA_TYPE', `This endpoint takes Kafka record batches: Content-Type ${RECORD_BATCH_MEDIA_TYPE} (or application/octet-stream)`);
+    throw new KafkaError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `This endpoint takes Kafka record batches: Content-Type ${RECORD_BATCH_MEDIA_TYPE} (or application/octet-stream)`,
+    );
   }
 }
 
 /** Whether a fetch asks for record batches (Accept) rather than the JSON record list. */
 export function acceptsRecordBatches(c: Context): boolean {
-  return c.req.header('accept')?.split(',').some((t) => mediaType(t) === RECORD_BATCH_MEDIA_TYPE) ?? false;
+  return (
+    c.req
+      .header('accept')
+      ?.split(',')
+      .some((t) => mediaType(t) === RECORD_BATCH_MEDIA_TYPE) ?? false
+  );
 }
 
 export function recordBatchResponse(c: Context, result: BatchFetchResult): Response {
@@ -31,6 +39,8 @@ export function recordBatchResponse(c: Context, result: BatchFetchResult): Respo
     [FETCH_HEADERS.highWatermark]: String(result.highWatermark),
     [FETCH_HEADERS.logStartOffset]: String(result.logStartOffset),
     [FETCH_HEADERS.lastStableOffset]: String(result.lastStableOffset),
-    ...(result.abortedTransactions ? { [FETCH_HEADERS.abortedTransactions]: formatAbortedTransactions(result.abortedTransactions) } : {}),
+    ...(result.abortedTransactions
+      ? { [FETCH_HEADERS.abortedTransactions]: formatAbortedTransactions(result.abortedTransactions) }
+      : {}),
   });
 }

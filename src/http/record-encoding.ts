@@ -37,7 +37,10 @@ function decodeBase64(s: string, what: string): Uint8Array {
 }
 
 /** Encodes one key or value; returns null for an absent or null data (a null key, or a tombstone). */
-export function encodeData(d: z.infer<typeof dataSchema>, what: 'key' | 'value'): { bytes: Uint8Array | null; type: DataType } {
+export function encodeData(
+  d: z.infer<typeof dataSchema>,
+  what: 'key' | 'value',
+): { bytes: Uint8Array | null; type: DataType } {
   if (d === undefined || d === null) return { bytes: null, type: 'BINARY' };
   const type = (d.type ?? 'JSON').toUpperCase();
   if (SCHEMA_TYPES.includes(type) || SCHEMA_FIELDS.some((f) => f in d)) {
@@ -61,20 +64,29 @@ export function encodeData(d: z.infer<typeof dataSchema>, what: 'key' | 'value')
 export function parseTimestamp(ts: string | null | undefined, now: number): number {
   if (ts === undefined || ts === null) return now;
   // RFC 3339 date-time: a date, 'T', a time and a zone; Date.parse alone accepts too much.
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(ts)) throw new KafkaError('INVALID_TIMESTAMP', `timestamp ${JSON.stringify(ts)} is not an RFC 3339 date-time`);
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(ts))
+    throw new KafkaError('INVALID_TIMESTAMP', `timestamp ${JSON.stringify(ts)} is not an RFC 3339 date-time`);
   const ms = Date.parse(ts);
-  if (Number.isNaN(ms)) throw new KafkaError('INVALID_TIMESTAMP', `timestamp ${JSON.stringify(ts)} is not a valid date-time`);
+  if (Number.isNaN(ms))
+    throw new KafkaError('INVALID_TIMESTAMP', `timestamp ${JSON.stringify(ts)} is not a valid date-time`);
   return ms;
 }
 
-export function toLogRecord(body: ProduceRecordBody, now: number): { record: LogRecord; keyType: DataType; valueType: DataType } {
+export function toLogRecord(
+  body: ProduceRecordBody,
+  now: number,
+): { record: LogRecord; keyType: DataType; valueType: DataType } {
   const key = encodeData(body.key, 'key');
   const value = encodeData(body.value, 'value');
   const headers: RecordHeader[] = (body.headers ?? []).map((h, i) => ({
     key: h.name,
     value: h.value === undefined || h.value === null ? null : decodeBase64(h.value, `headers[${i}].value`),
   }));
-  return { record: { key: key.bytes, value: value.bytes, headers, timestamp: parseTimestamp(body.timestamp, now) }, keyType: key.type, valueType: value.type };
+  return {
+    record: { key: key.bytes, value: value.bytes, headers, timestamp: parseTimestamp(body.timestamp, now) },
+    keyType: key.type,
+    valueType: value.type,
+  };
 }
 
 /** How fetch shows a key or value: `format=binary` (default), `string` or `json`. */
@@ -101,6 +113,9 @@ export function showRecord(r: DecodedRecord, partition: number, format: OutputFo
     timestamp: new Date(r.timestamp).toISOString(),
     key: showData(r.key, format),
     value: showData(r.value, format),
-    headers: r.headers.map((h) => ({ name: h.key, value: h.value === null ? null : Buffer.from(h.value).toString('base64') })),
+    headers: r.headers.map((h) => ({
+      name: h.key,
+      value: h.value === null ? null : Buffer.from(h.value).toString('base64'),
+    })),
   };
 }

@@ -12,7 +12,14 @@ import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';
-import { produceRecordSchema, showRecord, toLogRecord, type DataType, type OutputFormat, type ProduceRecordBody } from './record-encoding.js';
+import {
+  produceRecordSchema,
+  showRecord,
+  toLogRecord,
+  type DataType,
+  type OutputFormat,
+  type ProduceRecordBody,
+} from './record-encoding.js';
 import { acceptsRecordBatches, recordBatchResponse, requireRecordBatchBody } from './record-batch-body.js';
 import { parseIsolation, partitionParam, queryInt, readBody, readJson, readJsonValues } from './request.js';
 import { authorize } from './security.js';
@@ -24,43 +31,72 @@ const batchSchema = z.object({
   // Extension: an idempotent producer's id, epoch and one base sequence per partition.
   producer_id: z.number().int().nonnegative().optional(),
   producer_epoch: z.number().int().nonnegative().optional(),
-  sequences: z.array(z.object({ partition_id: z.number().int().nonnegative(), base_sequence: z.number().int().nonnegative() })).optional(),
+  sequences: z
+    .array(z.object({ partition_id: z.number().int().nonnegative(), base_sequence: z.number().int().nonnegative() }))
+    .optional(),
   // Extension: a transactional producer's id (with producer_id, producer_epoch and sequences).
   transactional_id: z.string().min(1).optional(),
 });
 
-
 /** As Kafka's broker: a transactional produce must wait for every in-sync replica. */
 function requireAcksAll(acks: Acks | undefined): void {
-  if (acks !== undefined && acks !== 'all') throw new KafkaError('INVALID_REQUIRED_ACKS', 'A transactional produce needs acks=all');
+  if (acks !== undefined && acks !== 'all')
+    throw new KafkaError('INVALID_REQUIRED_ACKS', 'A transactional produce needs acks=all');
 }
 
 function producerOf(body: z.infer<typeof batchSchema>): AppendOptions['producer'] {
   const { producer_id: producerId, producer_epoch: producerEpoch, sequences } = body;
   if (producerId === undefined && producerEpoch === undefined && sequences === undefined) return undefined;
   if (producerId === undefined || producerEpoch === undefined || sequences === undefined) {
-    throw new KafkaError('INVALID_REQUEST', 'An idempotent batch needs producer_id, producer_epoch and sequences together');
+    throw new KafkaError(
+      'INVALID_REQUEST',
+      'An idempotent batch needs producer_id, producer_epoch and sequences together',
+    );
   }
   if (body.entries.some((e) => e.partition_id === undefined || e.partition_id === null)) {
-    throw new KafkaError('INVALID_REQUEST', 'Every entry of an idempotent batch needs an explicit partition_id (sequences are per partition)');
+    throw new KafkaError(
+      'INVALID_REQUEST',
+      'Every entry of an idempotent batch needs an explicit partition_id (sequences are per partition)',
+    );
   }
   return { producerId, producerEpoch, baseSequences: new Map(sequences.map((s) => [s.partition_id, s.base_sequence])) };
 }
 
 type EntryResult =
-  | { ok: true; partition: number; offset: number; timestamp: number; keyType: DataType; valueType: DataType; keySize: number | null; valueSize: number | null; duplicate?: boolean }
+  | {
+      ok: true;
+      partition: number;
+      offset: number;
+      timestamp: number;
+      keyType: DataType;
+      valueType: DataType;
+      keySize: number | null;
+      valueSize: number | null;
+      duplicate?: boolean;
+    }
   | { ok: false; status: number; body: ReturnType<typeof toErrorResponse>['body'] };
 
 /**
  * Produces a request's records: every record is encoded and placed on its partition, then all
  * partitions are appended as one request (one object). Results come back in entry order.
  */
-async function produce(services: AppServices, topic: Topic, bodies: ProduceRecordBody[], options: AppendOptions): Promise<EntryResult[]> {
+async function produce(
+  services: AppServices,
+  topic: Topic,
+  bodies: ProduceRecordBody[],
+  options: AppendOptions,
+): Promise<EntryResult[]> {
   const now = services.clock.now();
   const choose = services.partitioner.forRequest(topic.name, topic.partitionCount);
   const results: EntryResult[] = new Array(bodies.length);
   const byPartition = new Map<number, { records: LogRecord[]; entries: number[] }>();
-  const meta: { keyType: DataType; valueType: DataType; timestamp: number; keySize: number | null; valueSize: number | null }[] = [];
+  const meta: {
+    keyType: DataType;
+    valueType: DataType;
+    timestamp: number;
+    keySize: number | null;
+    valueSize: number | null;
+  }[] = [];
   bodies.forEach((body, i) => {
     try {
       const { record, keyType, valueType } = toLogRecord(body, now);
@@ -69,7 +105,13 @@ async function produce(services: AppServices, topic: Topic, bodies: ProduceRecor
         throw new KafkaError('INVALID_RECORD', `Compacted topic ${topic.name} cannot accept a record without a key`);
       }
       const partition = choose(record.key, body.partition_id ?? undefined);
-      meta[i] = { keyType, valueType, timestamp: record.timestamp, keySize: record.key?.byteLength ?? null, valueSize: record.value?.byteLength ?? null };
+      meta[i] = {
+        keyType,
+        valueType,
+        timestamp: record.timestamp,
+        keySize: record.key?.byteLength ?? null,
+        valueSize: record.value?.byteLength ?? null,
+      };
       let group = byPartition.get(partition);
       if (!group) {
         group = { records: [], entries: [] };
@@ -89,12 +131,21 @@ async function produce(services: AppServices, topic: Topic, bodies: ProduceRecor
       const failed = bodies.findIndex((b, i) => b.partition_id === partition && results[i] !== undefined);
       if (failed < 0) continue;
       const body = { ...(results[failed] as Extract<EntryResult, { ok: false }>).body };
-      for (const i of group.entries) results[i] = { ok: false, status: 400, body: { ...body, message: `Another record of this partition's idempotent batch was rejected: ${body.message}` } };
+      for (const i of group.entries)
+        results[i] = {
+          ok: false,
+          status: 400,
+          body: {
+            ...body,
+            message: `Another record of this partition's idempotent batch was rejected: ${body.message}`,
+          },
+        };
       byPartition.delete(partition);
     }
   }
   const appends = [...byPartition].map(([partition, g]) => ({ partition, records: g.records }));
-  const outcomes: Map<number, AppendOutcome> = appends.length > 0 ? await services.log.append(topic, appends, options) : new Map();
+  const outcomes: Map<number, AppendOutcome> =
+    appends.length > 0 ? await services.log.append(topic, appends, options) : new Map();
   for (const [partition, group] of byPartition) {
     const outcome = outcomes.get(partition)!;
     group.entries.forEach((i, k) => {
@@ -102,7 +153,14 @@ async function produce(services: AppServices, topic: Topic, bodies: ProduceRecor
         const m = meta[i]!;
         const timestamp = outcome.info.logAppendTime >= 0 ? outcome.info.logAppendTime : m.timestamp;
         const offset = outcome.info.baseOffset < 0 ? -1 : outcome.info.baseOffset + k; // acks=0: not known
-        results[i] = { ok: true, partition, offset, ...m, timestamp, ...(outcome.info.duplicate ? { duplicate: true } : {}) };
+        results[i] = {
+          ok: true,
+          partition,
+          offset,
+          ...m,
+          timestamp,
+          ...(outcome.info.duplicate ? { duplicate: true } : {}),
+        };
       } else {
         const { status, body } = toErrorResponse(outcome.error);
         results[i] = { ok: false, status, body };
@@ -117,7 +175,12 @@ async function produce(services: AppServices, topic: Topic, bodies: ProduceRecor
  * record that alone is over it is MESSAGE_TOO_LARGE, a bound the record-batch format does not
  * inflate), and the offset to fetch next: the first record left out, if any.
  */
-function showWithin(result: FetchResult, partition: number, format: OutputFormat, limitBytes: number): { shown: string[]; nextOffset: number } {
+function showWithin(
+  result: FetchResult,
+  partition: number,
+  format: OutputFormat,
+  limitBytes: number,
+): { shown: string[]; nextOffset: number } {
   const shown: string[] = [];
   let bytes = 0;
   for (const r of result.records) {
@@ -126,7 +189,10 @@ function showWithin(result: FetchResult, partition: number, format: OutputFormat
       bytes += jsonAnswerBytes(text) + 1;
       if (bytes > limitBytes) {
         if (shown.length > 0) return { shown, nextOffset: r.offset };
-        throw new KafkaError('MESSAGE_TOO_LARGE', `The record at offset ${r.offset} takes more than this deployment can answer (${limitBytes} bytes) as ${format} JSON; fetch it as record batches`);
+        throw new KafkaError(
+          'MESSAGE_TOO_LARGE',
+          `The record at offset ${r.offset} takes more than this deployment can answer (${limitBytes} bytes) as ${format} JSON; fetch it as record batches`,
+        );
       }
     }
     shown.push(text);
@@ -177,7 +243,9 @@ export function recordRoutes(): Hono<AppEnv> {
       return c.json({ error_code: 200, ...success(services.clusterId, topic.name, r) });
     }
     const iso = isoTimestamps();
-    const reports = results.map((r) => JSON.stringify(r.ok ? { error_code: 200, ...success(services.clusterId, topic.name, r, iso) } : r.body));
+    const reports = results.map((r) =>
+      JSON.stringify(r.ok ? { error_code: 200, ...success(services.clusterId, topic.name, r, iso) } : r.body),
+    );
     return c.body(`${reports.join('\n')}\n`, 200, { 'Content-Type': 'application/json' });
   });
 
@@ -187,17 +255,26 @@ export function recordRoutes(): Hono<AppEnv> {
     const services = c.get('services');
     const body = batchSchema.parse(await readJson(c));
     const ids = new Set(body.entries.map((e) => e.id));
-    if (ids.size !== body.entries.length) throw new KafkaError('BAD_REQUEST', 'Entry ids must be unique within a batch');
+    if (ids.size !== body.entries.length)
+      throw new KafkaError('BAD_REQUEST', 'Entry ids must be unique within a batch');
     const options: AppendOptions = { acks: parseAcks(c.req.query('acks')) };
     const producer = producerOf(body);
     if (producer) options.producer = producer;
     const topic = await services.topics.get(c.req.param('topic'));
     if (body.transactional_id !== undefined) {
-      if (!producer) throw new KafkaError('INVALID_REQUEST', 'A transactional batch needs producer_id, producer_epoch and sequences');
+      if (!producer)
+        throw new KafkaError(
+          'INVALID_REQUEST',
+          'A transactional batch needs producer_id, producer_epoch and sequences',
+        );
       requireAcksAll(options.acks);
       const partitions = [...new Set(body.entries.map((e) => e.partition_id!))].filter((p) => p < topic.partitionCount);
       await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', body.transactional_id);
-      await services.transactions.verifyProduce(body.transactional_id, producer, partitions.map((partition) => ({ topic: topic.name, partition })));
+      await services.transactions.verifyProduce(
+        body.transactional_id,
+        producer,
+        partitions.map((partition) => ({ topic: topic.name, partition })),
+      );
       producer.transactional = true;
     }
     const results = await produce(services, topic, body.entries, options);
@@ -223,22 +300,34 @@ export function recordRoutes(): Hono<AppEnv> {
     const partition = partitionParam(c.req.param('partition'));
     requirePartition(topic, partition);
     const { config } = topic;
-    const batches = validateProducedBatches(await readBody(c), { maxMessageBytes: config.maxMessageBytes, requireKeys: config.cleanupPolicy.compact });
+    const batches = validateProducedBatches(await readBody(c), {
+      maxMessageBytes: config.maxMessageBytes,
+      requireKeys: config.cleanupPolicy.compact,
+    });
     const options: AppendOptions = { acks };
     const transactionalId = c.req.query('transactional_id');
     if (batches.producer) {
       const { producerId, producerEpoch, baseSequence, transactional } = batches.producer;
-      options.producer = { producerId, producerEpoch, baseSequences: new Map([[partition, baseSequence]]), transactional };
+      options.producer = {
+        producerId,
+        producerEpoch,
+        baseSequences: new Map([[partition, baseSequence]]),
+        transactional,
+      };
     }
     // As Kafka's ProduceRequest: transactional batches come with the transactional id, and only they do.
     if ((transactionalId !== undefined) !== (batches.producer?.transactional === true)) {
-      throw new KafkaError('INVALID_REQUEST', 'Transactional batches need the transactional_id query parameter, and it takes only transactional batches');
+      throw new KafkaError(
+        'INVALID_REQUEST',
+        'Transactional batches need the transactional_id query parameter, and it takes only transactional batches',
+      );
     }
     if (transactionalId !== undefined) {
       requireAcksAll(acks);
       await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', transactionalId);
     }
-    if (transactionalId !== undefined) await services.transactions.verifyProduce(transactionalId, batches.producer!, [{ topic: topic.name, partition }]);
+    if (transactionalId !== undefined)
+      await services.transactions.verifyProduce(transactionalId, batches.producer!, [{ topic: topic.name, partition }]);
     const outcome = (await services.log.append(topic, [{ partition, batches }], options)).get(partition)!;
     if (!outcome.ok) throw outcome.error;
     const { info } = outcome;
@@ -265,16 +354,26 @@ export function recordRoutes(): Hono<AppEnv> {
     const topic = await services.topics.get(c.req.param('topic'));
     const partition = partitionParam(c.req.param('partition'));
     const offset = queryInt(c.req.query('offset'), 'offset') ?? 0;
-    const maxBytes = Math.min(queryInt(c.req.query('max_bytes'), 'max_bytes') ?? services.limits.maxFetchBytes, services.limits.maxFetchBytes);
+    const maxBytes = Math.min(
+      queryInt(c.req.query('max_bytes'), 'max_bytes') ?? services.limits.maxFetchBytes,
+      services.limits.maxFetchBytes,
+    );
     const minBytes = queryInt(c.req.query('min_bytes'), 'min_bytes') ?? 0;
-    const maxWaitMs = Math.min(queryInt(c.req.query('max_wait_ms'), 'max_wait_ms') ?? 0, services.limits.maxFetchWaitMs);
+    const maxWaitMs = Math.min(
+      queryInt(c.req.query('max_wait_ms'), 'max_wait_ms') ?? 0,
+      services.limits.maxFetchWaitMs,
+    );
     const format = (c.req.query('format') ?? 'binary') as OutputFormat;
-    if (!['binary', 'string', 'json'].includes(format)) throw new KafkaError('BAD_REQUEST', 'format must be binary, string or json');
+    if (!['binary', 'string', 'json'].includes(format))
+      throw new KafkaError('BAD_REQUEST', 'format must be binary, string or json');
     const isolation = parseIsolation(c.req.query('isolation_level'));
     const limit = answerLimit(services.limits.maxResponseBytes);
     const read = acceptsRecordBatches(c)
       ? async () => {
-          const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1), { isolation, limitBytes: limit.binaryBytes });
+          const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1), {
+            isolation,
+            limitBytes: limit.binaryBytes,
+          });
           return { ...r, bytes: r.batches.byteLength, count: r.recordCount };
         }
       : async () => {
@@ -284,7 +383,8 @@ export function recordRoutes(): Hono<AppEnv> {
     let result: Awaited<ReturnType<typeof read>> = await read();
     if (result.bytes < minBytes && maxWaitMs > 0) {
       // A read_committed fetch waits on the LSO (markers move it without moving the HW).
-      const mark = (s: { highWatermark: number; logStartOffset: number; lastStableOffset: number }) => `${s.highWatermark}/${s.logStartOffset}/${s.lastStableOffset}`;
+      const mark = (s: { highWatermark: number; logStartOffset: number; lastStableOffset: number }) =>
+        `${s.highWatermark}/${s.logStartOffset}/${s.lastStableOffset}`;
       let seen = mark(result);
       const signal = c.req.raw.signal;
       try {
@@ -330,9 +430,16 @@ export function recordRoutes(): Hono<AppEnv> {
     const body = deleteRecordsSchema.parse(await readJson(c));
     const topic = await services.topics.get(c.req.param('topic'));
     const partition = partitionParam(c.req.param('partition'));
-    const target = body.before_offset === -1 ? (await services.log.state(topic, partition)).highWatermark : body.before_offset;
+    const target =
+      body.before_offset === -1 ? (await services.log.state(topic, partition)).highWatermark : body.before_offset;
     const r = await services.log.advanceLogStartOffset(topic, partition, target);
-    return c.json({ kind: 'KafkaDeleteRecordsResult', cluster_id: services.clusterId, topic_name: topic.name, partition_id: partition, low_watermark: r.logStartOffset });
+    return c.json({
+      kind: 'KafkaDeleteRecordsResult',
+      cluster_id: services.clusterId,
+      topic_name: topic.name,
+      partition_id: partition,
+      low_watermark: r.logStartOffset,
+    });
   });
 
   // Extension: the replica catch-up step on demand (the scheduler runs it on every tick).

@@ -18,7 +18,8 @@ export function bodySizeLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
   };
 }
 
-const tooLarge = (maxBytes: number) => new KafkaError('PAYLOAD_TOO_LARGE', `The request body exceeds ${maxBytes} bytes`);
+const tooLarge = (maxBytes: number) =>
+  new KafkaError('PAYLOAD_TOO_LARGE', `The request body exceeds ${maxBytes} bytes`);
 
 /**
  * The request body as one Buffer. On the node server it is read straight from the socket: into a
@@ -49,17 +50,25 @@ function readIncoming(incoming: IncomingMessage, declared: number, maxBytes: num
       reject(e);
     };
     incoming.on('data', (chunk: Buffer) => {
-      if (at + chunk.length > (body ? declared : maxBytes)) return fail(body ? new KafkaError('BAD_REQUEST', 'The request body is longer than its Content-Length') : tooLarge(maxBytes));
+      if (at + chunk.length > (body ? declared : maxBytes))
+        return fail(
+          body
+            ? new KafkaError('BAD_REQUEST', 'The request body is longer than its Content-Length')
+            : tooLarge(maxBytes),
+        );
       if (body) chunk.copy(body, at);
       else chunks.push(chunk);
       at += chunk.length;
     });
     incoming.once('end', () => {
       if (!body) return resolve(Buffer.concat(chunks, at));
-      return at === declared ? resolve(body) : fail(new KafkaError('BAD_REQUEST', 'The request body is shorter than its Content-Length'));
+      return at === declared
+        ? resolve(body)
+        : fail(new KafkaError('BAD_REQUEST', 'The request body is shorter than its Content-Length'));
     });
     // The client went away mid-body: nobody will read the answer, and it is not our failure.
-    const gone = () => fail(new KafkaError('BAD_REQUEST', 'The client closed the connection before the body was complete'));
+    const gone = () =>
+      fail(new KafkaError('BAD_REQUEST', 'The client closed the connection before the body was complete'));
     incoming.once('error', gone);
     incoming.once('close', () => incoming.readableEnded || gone());
   });
@@ -100,7 +109,8 @@ export async function readJsonValues(c: Context<AppEnv>): Promise<unknown[]> {
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (inString) {
-      if (ch === 0x5c) i++; // backslash: skip the escaped character
+      if (ch === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (ch === 0x22) inString = false;
       continue;
     }
@@ -112,7 +122,8 @@ export async function readJsonValues(c: Context<AppEnv>): Promise<unknown[]> {
     } else if (ch === 0x7d || ch === 0x5d) {
       if (--depth < 0) break;
       if (depth === 0) values.push(parseJson(text.slice(start, i + 1)));
-    } else if (depth === 0 && ch > 0x20) throw new KafkaError('BAD_REQUEST', 'The request body is not a JSON object or a stream of them');
+    } else if (depth === 0 && ch > 0x20)
+      throw new KafkaError('BAD_REQUEST', 'The request body is not a JSON object or a stream of them');
   }
   if (depth !== 0 || inString) throw new KafkaError('BAD_REQUEST', 'The request body is not valid JSON');
   if (values.length === 0) throw new KafkaError('BAD_REQUEST', 'The request body is empty; a JSON body is required');
@@ -139,7 +150,8 @@ export async function readJson(c: Context<AppEnv>, options: { optional?: boolean
 
 const nonNegativeInt = (raw: string | undefined, what: string): number | undefined => {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new KafkaError('BAD_REQUEST', `${what} must be a non-negative integer`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+    throw new KafkaError('BAD_REQUEST', `${what} must be a non-negative integer`);
   return Number(raw);
 };
 
@@ -150,5 +162,8 @@ export const queryInt = nonNegativeInt;
 export function parseIsolation(raw: string | undefined): IsolationLevel {
   if (raw === undefined || raw === 'read_uncommitted') return 'read_uncommitted';
   if (raw === 'read_committed') return 'read_committed';
-  throw new KafkaError('BAD_REQUEST', `isolation_level must be read_uncommitted or read_committed (got ${JSON.stringify(raw)})`);
+  throw new KafkaError(
+    'BAD_REQUEST',
+    `isolation_level must be read_uncommitted or read_committed (got ${JSON.stringify(raw)})`,
+  );
 }

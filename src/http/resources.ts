@@ -54,7 +54,10 @@ export class Resources {
   brokerConfig(id: number, name: string, value: string) {
     return {
       kind: 'KafkaBrokerConfig',
-      metadata: { self: `${this.base}/brokers/${id}/configs/${name}`, resource_name: this.crn(`/broker=${id}/config=${name}`) },
+      metadata: {
+        self: `${this.base}/brokers/${id}/configs/${name}`,
+        resource_name: this.crn(`/broker=${id}/config=${name}`),
+      },
       cluster_id: this.clusterId,
       broker_id: id,
       name,
@@ -109,7 +112,10 @@ export class Resources {
     const value = override ?? TOPIC_CONFIG_DEFS[name].default;
     return {
       kind: 'KafkaTopicConfig',
-      metadata: { self: `${this.base}/topics/${t.name}/configs/${name}`, resource_name: this.crn(`/topic=${t.name}/config=${name}`) },
+      metadata: {
+        self: `${this.base}/topics/${t.name}/configs/${name}`,
+        resource_name: this.crn(`/topic=${t.name}/config=${name}`),
+      },
       cluster_id: this.clusterId,
       topic_name: t.name,
       name,

@@ -6,7 +6,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { CLUSTER_NAME, type Operation, type ResourceType } from '../authz/acl.js';
-import { ANONYMOUS, bearerPrincipal, gatewayPrincipal, principalName, type GatewayRequestContext } from '../authz/principal.js';
+import {
+  ANONYMOUS,
+  bearerPrincipal,
+  gatewayPrincipal,
+  principalName,
+  type GatewayRequestContext,
+} from '../authz/principal.js';
 import { KafkaError, type KafkaErrorName } from '../wire/errors.js';
 import type { AppliedQuota, QuotaKey } from '../quotas/client-quotas.js';
 import type { AppEnv, AppServices, AuditSink } from './app-env.js';
@@ -19,14 +25,17 @@ const DENIED: Record<ResourceType, KafkaErrorName> = {
 };
 
 /** Which byte-rate quota a request feeds, from its method and path (as API Gateway routes them). */
-const PRODUCE_PATH = /^\/v3\/clusters\/[^/]+\/(topics\/[^/]+\/(records|records:batch|partitions\/[^/]+\/records)|records)$/;
+const PRODUCE_PATH =
+  /^\/v3\/clusters\/[^/]+\/(topics\/[^/]+\/(records|records:batch|partitions\/[^/]+\/records)|records)$/;
 /** The multi-partition fetch is a POST. */
 const MULTI_FETCH_PATH = /^\/v3\/clusters\/[^/]+\/records:fetch$/;
-const FETCH_PATH = /^\/v3\/clusters\/[^/]+\/topics\/[^/]+\/partitions\/[^/]+\/records$|^\/consumers\/[^/]+\/instances\/[^/]+\/records$/;
+const FETCH_PATH =
+  /^\/v3\/clusters\/[^/]+\/topics\/[^/]+\/partitions\/[^/]+\/records$|^\/consumers\/[^/]+\/instances\/[^/]+\/records$/;
 
 function byteQuotaOf(method: string, path: string): QuotaKey | undefined {
   if (method === 'POST' && PRODUCE_PATH.test(path)) return 'producer_byte_rate';
-  if ((method === 'GET' && FETCH_PATH.test(path)) || (method === 'POST' && MULTI_FETCH_PATH.test(path))) return 'consumer_byte_rate';
+  if ((method === 'GET' && FETCH_PATH.test(path)) || (method === 'POST' && MULTI_FETCH_PATH.test(path)))
+    return 'consumer_byte_rate';
   return undefined;
 }
 
@@ -48,7 +57,10 @@ export function security(services: AppServices, options: SecurityOptions): Middl
     const env = (c.env ?? {}) as Bindings;
     // An IPv4 peer of a dual-stack socket reads ::ffff:a.b.c.d; ACLs name it a.b.c.d, as Kafka does.
     const rc = env.requestContext;
-    const host = (rc?.http?.sourceIp ?? rc?.identity?.sourceIp ?? env.incoming?.socket?.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+    const host = (rc?.http?.sourceIp ?? rc?.identity?.sourceIp ?? env.incoming?.socket?.remoteAddress ?? '').replace(
+      /^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/,
+      '',
+    );
     let principal: string;
     try {
       // Behind API Gateway only the authorizer's context counts: a header is the caller's to forge.
@@ -56,7 +68,13 @@ export function security(services: AppServices, options: SecurityOptions): Middl
         ? (gatewayPrincipal(env.requestContext, principals.claim) ?? ANONYMOUS)
         : bearerPrincipal(c.req.header('authorization'), principals.tokens);
     } catch (e) {
-      options.audit('authentication failed', { audit: 'denied', host, method: c.req.method, path: c.req.path, error: (e as Error).message });
+      options.audit('authentication failed', {
+        audit: 'denied',
+        host,
+        method: c.req.method,
+        path: c.req.path,
+        error: (e as Error).message,
+      });
       throw e;
     }
     const clientId = c.req.header('x-client-id') ?? c.req.header('user-agent') ?? '';
@@ -76,7 +94,8 @@ export function security(services: AppServices, options: SecurityOptions): Middl
     if (timeQuota) buckets.check('request_percentage', requestTime(timeQuota));
     const started = performance.now();
     await next();
-    if (byteQuota) buckets.record(byteQuota, (byteKey === 'producer_byte_rate' ? c.get('bodyBytes') : c.get('responseBytes')) ?? 0);
+    if (byteQuota)
+      buckets.record(byteQuota, (byteKey === 'producer_byte_rate' ? c.get('bodyBytes') : c.get('responseBytes')) ?? 0);
     if (timeQuota) buckets.record(requestTime(timeQuota), performance.now() - started);
   };
 }
@@ -89,7 +108,12 @@ export function security(services: AppServices, options: SecurityOptions): Middl
 const requestTime = (q: AppliedQuota): AppliedQuota => ({ rate: (q.rate / 100) * 1000, bucket: q.bucket });
 
 /** Whether the caller may do `operation` on the resource; no audit line (listings filter with it). */
-export async function allowed(c: Context<AppEnv>, operation: Operation, resourceType: ResourceType, resourceName = CLUSTER_NAME): Promise<boolean> {
+export async function allowed(
+  c: Context<AppEnv>,
+  operation: Operation,
+  resourceType: ResourceType,
+  resourceName = CLUSTER_NAME,
+): Promise<boolean> {
   const sec = c.get('services').security;
   if (!sec.authorization) return true;
   const index = await sec.acls.index();
@@ -97,7 +121,11 @@ export async function allowed(c: Context<AppEnv>, operation: Operation, resource
 }
 
 /** A predicate over resource names for filtering a listing: one ACL read, then synchronous checks. */
-export async function allowedNames(c: Context<AppEnv>, operation: Operation, resourceType: ResourceType): Promise<(name: string) => boolean> {
+export async function allowedNames(
+  c: Context<AppEnv>,
+  operation: Operation,
+  resourceType: ResourceType,
+): Promise<(name: string) => boolean> {
   const sec = c.get('services').security;
   if (!sec.authorization) return () => true;
   const index = await sec.acls.index();
@@ -106,13 +134,23 @@ export async function allowedNames(c: Context<AppEnv>, operation: Operation, res
 }
 
 /** Throws Kafka's *_AUTHORIZATION_FAILED (403) unless the caller may do `operation`; a denial is audited. */
-export async function authorize(c: Context<AppEnv>, operation: Operation, resourceType: ResourceType, resourceName = CLUSTER_NAME): Promise<void> {
+export async function authorize(
+  c: Context<AppEnv>,
+  operation: Operation,
+  resourceType: ResourceType,
+  resourceName = CLUSTER_NAME,
+): Promise<void> {
   if (await allowed(c, operation, resourceType, resourceName)) return;
   throw denied(c, operation, resourceType, resourceName);
 }
 
 /** Each name in turn (a request naming several topics fails on the first it may not use). */
-export async function authorizeAll(c: Context<AppEnv>, operation: Operation, resourceType: ResourceType, names: Iterable<string>): Promise<void> {
+export async function authorizeAll(
+  c: Context<AppEnv>,
+  operation: Operation,
+  resourceType: ResourceType,
+  names: Iterable<string>,
+): Promise<void> {
   const ok = await allowedNames(c, operation, resourceType);
   for (const name of new Set(names)) if (!ok(name)) throw denied(c, operation, resourceType, name);
 }
@@ -128,7 +166,12 @@ export async function authorizeIdempotentWrite(c: Context<AppEnv>): Promise<void
   throw denied(c, 'IDEMPOTENT_WRITE', 'CLUSTER', CLUSTER_NAME);
 }
 
-function denied(c: Context<AppEnv>, operation: Operation, resourceType: ResourceType, resourceName: string): KafkaError {
+function denied(
+  c: Context<AppEnv>,
+  operation: Operation,
+  resourceType: ResourceType,
+  resourceName: string,
+): KafkaError {
   const principal = c.get('principal');
   c.get('audit')('authorization denied', {
     audit: 'denied',
@@ -140,6 +183,7 @@ function denied(c: Context<AppEnv>, operation: Operation, resourceType: Resource
     method: c.req.method,
     path: c.req.path,
   });
-  const what = resourceType === 'CLUSTER' ? 'the cluster' : `${resourceType.toLowerCase().replace('_', ' ')} ${resourceName}`;
+  const what =
+    resourceType === 'CLUSTER' ? 'the cluster' : `${resourceType.toLowerCase().replace('_', ' ')} ${resourceName}`;
   return new KafkaError(DENIED[resourceType], `Principal ${principal} is not authorized to ${operation} ${what}`);
 }

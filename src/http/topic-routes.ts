@@ -15,11 +15,21 @@ const createTopicSchema = z.object({
   replication_factor: z.number().int().optional(),
   configs: z.array(z.object({ name: z.string(), value: z.string().nullable() })).optional(),
   validate_only: z.boolean().optional(),
-  replicas_assignments: z.array(z.object({ partition_id: z.number().int().nonnegative(), broker_ids: z.array(z.number().int().nonnegative()) })).optional(),
+  replicas_assignments: z
+    .array(
+      z.object({ partition_id: z.number().int().nonnegative(), broker_ids: z.array(z.number().int().nonnegative()) }),
+    )
+    .optional(),
 });
 const patchTopicSchema = z.object({ partitions_count: z.number().int() });
 const alterConfigsSchema = z.object({
-  data: z.array(z.object({ name: z.string(), value: z.string().nullable().optional(), operation: z.enum(['SET', 'DELETE']).optional() })),
+  data: z.array(
+    z.object({
+      name: z.string(),
+      value: z.string().nullable().optional(),
+      operation: z.enum(['SET', 'DELETE']).optional(),
+    }),
+  ),
   validate_only: z.boolean().optional(),
 });
 const putConfigSchema = z.object({ value: z.string() });
@@ -34,12 +44,19 @@ const configName = (name: string): TopicConfigName => {
  * index (replica j of partition i is store (i + j) mod n), so an assignment is taken only when it
  * is that placement, and refused with Kafka's INVALID_REPLICA_ASSIGNMENT otherwise, never ignored.
  */
-function replicasAssignments(body: z.infer<typeof createTopicSchema>, storeCount: number): { partitionCount: number; replicationFactor: number } {
+function replicasAssignments(
+  body: z.infer<typeof createTopicSchema>,
+  storeCount: number,
+): { partitionCount: number; replicationFactor: number } {
   const list = [...body.replicas_assignments!].sort((a, b) => a.partition_id - b.partition_id);
   if (body.partitions_count !== undefined || body.replication_factor !== undefined) {
-    throw new KafkaError('INVALID_REQUEST', 'Give either replicas_assignments or partitions_count/replication_factor, not both');
+    throw new KafkaError(
+      'INVALID_REQUEST',
+      'Give either replicas_assignments or partitions_count/replication_factor, not both',
+    );
   }
-  if (list.length === 0 || list.some((a, i) => a.partition_id !== i)) throw new KafkaError('INVALID_REPLICA_ASSIGNMENT', 'replicas_assignments must name partitions 0..n-1 once each');
+  if (list.length === 0 || list.some((a, i) => a.partition_id !== i))
+    throw new KafkaError('INVALID_REPLICA_ASSIGNMENT', 'replicas_assignments must name partitions 0..n-1 once each');
   const rf = list[0]!.broker_ids.length;
   for (const a of list) {
     const expected = assignReplicas(a.partition_id, rf, storeCount);
@@ -60,8 +77,17 @@ export function topicRoutes(): Hono<AppEnv> {
   app.get('/topics', async (c) => {
     const r = c.get('resources');
     // Kafka's Metadata: a topic the caller may not DESCRIBE is not there.
-    const [topics, visible] = await Promise.all([c.get('services').topics.list(), allowedNames(c, 'DESCRIBE', 'TOPIC')]);
-    return c.json(r.list('KafkaTopicList', `${r.base}/topics`, topics.filter((t) => visible(t.name)).map((t) => r.topic(t))));
+    const [topics, visible] = await Promise.all([
+      c.get('services').topics.list(),
+      allowedNames(c, 'DESCRIBE', 'TOPIC'),
+    ]);
+    return c.json(
+      r.list(
+        'KafkaTopicList',
+        `${r.base}/topics`,
+        topics.filter((t) => visible(t.name)).map((t) => r.topic(t)),
+      ),
+    );
   });
 
   app.post('/topics', async (c) => {
@@ -87,9 +113,18 @@ export function topicRoutes(): Hono<AppEnv> {
   app.get('/topics/-/configs', async (c) => {
     const r = c.get('resources');
     const names = Object.keys(TOPIC_CONFIG_DEFS) as TopicConfigName[];
-    const [all, visible] = await Promise.all([c.get('services').topics.list(), allowedNames(c, 'DESCRIBE_CONFIGS', 'TOPIC')]);
+    const [all, visible] = await Promise.all([
+      c.get('services').topics.list(),
+      allowedNames(c, 'DESCRIBE_CONFIGS', 'TOPIC'),
+    ]);
     const shown = all.filter((t) => visible(t.name));
-    return c.json(r.list('KafkaTopicConfigList', `${r.base}/topics/-/configs`, shown.flatMap((t) => names.map((n) => r.topicConfig(t, n)))));
+    return c.json(
+      r.list(
+        'KafkaTopicConfigList',
+        `${r.base}/topics/-/configs`,
+        shown.flatMap((t) => names.map((n) => r.topicConfig(t, n))),
+      ),
+    );
   });
 
   app.get('/topics/:topic', async (c) => {
@@ -118,7 +153,13 @@ export function topicRoutes(): Hono<AppEnv> {
     const r = c.get('resources');
     const topic = await c.get('services').topics.get(c.req.param('topic'));
     const names = Object.keys(TOPIC_CONFIG_DEFS) as TopicConfigName[];
-    return c.json(r.list('KafkaTopicConfigList', `${r.base}/topics/${topic.name}/configs`, names.map((n) => r.topicConfig(topic, n))));
+    return c.json(
+      r.list(
+        'KafkaTopicConfigList',
+        `${r.base}/topics/${topic.name}/configs`,
+        names.map((n) => r.topicConfig(topic, n)),
+      ),
+    );
   });
 
   // `configs:alter` is one path segment: Hono sees "configs:alter" as a literal.
@@ -128,7 +169,8 @@ export function topicRoutes(): Hono<AppEnv> {
     const changes: Record<string, string | null> = {};
     for (const d of body.data) {
       if (d.operation === 'DELETE') changes[d.name] = null;
-      else if (d.value === undefined || d.value === null) throw new KafkaError('INVALID_CONFIG', `A value is required to SET ${d.name}`);
+      else if (d.value === undefined || d.value === null)
+        throw new KafkaError('INVALID_CONFIG', `A value is required to SET ${d.name}`);
       else changes[d.name] = d.value;
     }
     await c.get('services').topics.alterConfigs(c.req.param('topic'), changes, body.validate_only);
@@ -161,7 +203,13 @@ export function topicRoutes(): Hono<AppEnv> {
     const topic = await topics.get(c.req.param('topic'));
     const ids = Array.from({ length: topic.partitionCount }, (_, p) => p);
     const states = await Promise.all(ids.map((p) => log.state(topic, p)));
-    return c.json(r.list('KafkaPartitionList', `${r.base}/topics/${topic.name}/partitions`, ids.map((p) => r.partition(topic, p, states[p]!))));
+    return c.json(
+      r.list(
+        'KafkaPartitionList',
+        `${r.base}/topics/${topic.name}/partitions`,
+        ids.map((p) => r.partition(topic, p, states[p]!)),
+      ),
+    );
   });
 
   app.get('/topics/:topic/partitions/:partition', async (c) => {
@@ -185,11 +233,17 @@ export function topicRoutes(): Hono<AppEnv> {
     // read_committed: latest is the last stable offset (Kafka's ListOffsets with isolation_level).
     const isolation = parseIsolation(c.req.query('isolation_level'));
     if (type === 'earliest_and_latest') {
-      const [earliest, latest] = await Promise.all([log.listOffset(topic, p, 'earliest'), log.listOffset(topic, p, 'latest', isolation)]);
+      const [earliest, latest] = await Promise.all([
+        log.listOffset(topic, p, 'earliest'),
+        log.listOffset(topic, p, 'latest', isolation),
+      ]);
       const self = `${r.base}/topics/${topic.name}/partitions/${p}/offset`;
       return c.json({
         kind: 'KafkaPartitionWithOffsets',
-        metadata: { self, resource_name: `crn:///kafka=${r.clusterId}/topic=${topic.name}/partition=${p}/offset_type=${type}` },
+        metadata: {
+          self,
+          resource_name: `crn:///kafka=${r.clusterId}/topic=${topic.name}/partition=${p}/offset_type=${type}`,
+        },
         cluster_id: r.clusterId,
         topic_name: topic.name,
         partition_id: p,
@@ -203,7 +257,8 @@ export function topicRoutes(): Hono<AppEnv> {
       const raw = c.req.query('timestamp');
       if (raw === undefined) throw new KafkaError('BAD_REQUEST', 'offset_type=timestamp needs a timestamp parameter');
       spec = { timestamp: /^-?\d+$/.test(raw) ? Number(raw) : parseTimestamp(raw, 0) };
-    } else throw new KafkaError('BAD_REQUEST', 'offset_type must be earliest_and_latest, earliest, latest or timestamp');
+    } else
+      throw new KafkaError('BAD_REQUEST', 'offset_type must be earliest_and_latest, earliest, latest or timestamp');
     const { offset, timestamp } = await log.listOffset(topic, p, spec, isolation);
     return c.json({
       kind: 'KafkaPartitionOffset',

@@ -1,7 +1,11 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../wire/errors.js';
-import { DEFAULT_TRANSACTION_TIMEOUT_MS, type TransactionRecord, type TransactionStatus } from '../transactions/index.js';
+import {
+  DEFAULT_TRANSACTION_TIMEOUT_MS,
+  type TransactionRecord,
+  type TransactionStatus,
+} from '../transactions/index.js';
 import type { AppEnv } from './app-env.js';
 import { partitionParam, queryInt, readJson } from './request.js';
 import { allowedNames, authorize, authorizeAll } from './security.js';
@@ -25,21 +29,54 @@ import { allowedNames, authorize, authorizeAll } from './security.js';
  * marker (WriteTxnMarkers).
  */
 
-const producerSchema = z.object({ producer_id: z.number().int().nonnegative(), producer_epoch: z.number().int().nonnegative() });
+const producerSchema = z.object({
+  producer_id: z.number().int().nonnegative(),
+  producer_epoch: z.number().int().nonnegative(),
+});
 const initSchema = z
-  .object({ transaction_timeout_ms: z.number().int().optional(), producer_id: z.number().int().nonnegative().optional(), producer_epoch: z.number().int().nonnegative().optional() })
-  .refine((b) => (b.producer_id === undefined) === (b.producer_epoch === undefined), 'producer_id and producer_epoch go together');
-const partitionsSchema = producerSchema.extend({ partitions: z.array(z.object({ topic_name: z.string().min(1), partition_id: z.number().int().nonnegative() })).min(1) });
+  .object({
+    transaction_timeout_ms: z.number().int().optional(),
+    producer_id: z.number().int().nonnegative().optional(),
+    producer_epoch: z.number().int().nonnegative().optional(),
+  })
+  .refine(
+    (b) => (b.producer_id === undefined) === (b.producer_epoch === undefined),
+    'producer_id and producer_epoch go together',
+  );
+const partitionsSchema = producerSchema.extend({
+  partitions: z.array(z.object({ topic_name: z.string().min(1), partition_id: z.number().int().nonnegative() })).min(1),
+});
 const offsetsSchema = producerSchema.extend({
   group_id: z.string(),
   // KIP-447: the consumer's member id and generation, checked as for its own commits.
   member_id: z.string().min(1).optional(),
   generation_id: z.number().int().optional(),
-  offsets: z.array(z.object({ topic_name: z.string().min(1), partition_id: z.number().int().nonnegative(), offset: z.number().int().nonnegative(), metadata: z.string().optional() })).default([]),
+  offsets: z
+    .array(
+      z.object({
+        topic_name: z.string().min(1),
+        partition_id: z.number().int().nonnegative(),
+        offset: z.number().int().nonnegative(),
+        metadata: z.string().optional(),
+      }),
+    )
+    .default([]),
 });
-const STATES: TransactionStatus[] = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort', 'Dead', 'PrepareEpochFence'];
+const STATES: TransactionStatus[] = [
+  'Empty',
+  'Ongoing',
+  'PrepareCommit',
+  'PrepareAbort',
+  'CompleteCommit',
+  'CompleteAbort',
+  'Dead',
+  'PrepareEpochFence',
+];
 
-const producerOf = (b: z.infer<typeof producerSchema>) => ({ producerId: b.producer_id, producerEpoch: b.producer_epoch });
+const producerOf = (b: z.infer<typeof producerSchema>) => ({
+  producerId: b.producer_id,
+  producerEpoch: b.producer_epoch,
+});
 
 function show(clusterId: string, r: TransactionRecord) {
   return {
@@ -63,11 +100,19 @@ export function transactionRoutes(): Hono<AppEnv> {
   app.get('/transactions', async (c) => {
     const { transactions, clusterId } = c.get('services');
     const states = c.req.queries('state');
-    for (const s of states ?? []) if (!STATES.includes(s as TransactionStatus)) throw new KafkaError('BAD_REQUEST', `Unknown transaction state ${s}`);
+    for (const s of states ?? [])
+      if (!STATES.includes(s as TransactionStatus))
+        throw new KafkaError('BAD_REQUEST', `Unknown transaction state ${s}`);
     const producerIds = c.req.queries('producer_id')?.map((p) => queryInt(p, 'producer_id')!);
-    const list = await transactions.list({ ...(states ? { states: states as TransactionStatus[] } : {}), ...(producerIds ? { producerIds } : {}) });
+    const list = await transactions.list({
+      ...(states ? { states: states as TransactionStatus[] } : {}),
+      ...(producerIds ? { producerIds } : {}),
+    });
     const visible = await allowedNames(c, 'DESCRIBE', 'TRANSACTIONAL_ID');
-    return c.json({ kind: 'KafkaTransactionList', data: list.filter((r) => visible(r.transactionalId)).map((r) => show(clusterId, r)) });
+    return c.json({
+      kind: 'KafkaTransactionList',
+      data: list.filter((r) => visible(r.transactionalId)).map((r) => show(clusterId, r)),
+    });
   });
 
   app.get('/transactions:hanging', async (c) => {
@@ -75,7 +120,10 @@ export function transactionRoutes(): Hono<AppEnv> {
     const { transactions, clusterId } = c.get('services');
     const topic = c.req.query('topic');
     const olderThanMs = queryInt(c.req.query('older_than_ms'), 'older_than_ms');
-    const hanging = await transactions.findHanging({ ...(topic ? { topic } : {}), ...(olderThanMs !== undefined ? { olderThanMs } : {}) });
+    const hanging = await transactions.findHanging({
+      ...(topic ? { topic } : {}),
+      ...(olderThanMs !== undefined ? { olderThanMs } : {}),
+    });
     return c.json({
       kind: 'KafkaHangingTransactionList',
       cluster_id: clusterId,
@@ -102,17 +150,39 @@ export function transactionRoutes(): Hono<AppEnv> {
     await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id'));
     const body = initSchema.parse(await readJson(c, { optional: true }));
     const { transactions, clusterId } = c.get('services');
-    const expected = body.producer_id !== undefined ? { producerId: body.producer_id, producerEpoch: body.producer_epoch! } : undefined;
-    const r = await transactions.init(c.req.param('id'), body.transaction_timeout_ms ?? DEFAULT_TRANSACTION_TIMEOUT_MS, expected);
-    return c.json({ kind: 'KafkaProducerId', cluster_id: clusterId, transactional_id: c.req.param('id'), producer_id: r.producerId, producer_epoch: r.producerEpoch });
+    const expected =
+      body.producer_id !== undefined
+        ? { producerId: body.producer_id, producerEpoch: body.producer_epoch! }
+        : undefined;
+    const r = await transactions.init(
+      c.req.param('id'),
+      body.transaction_timeout_ms ?? DEFAULT_TRANSACTION_TIMEOUT_MS,
+      expected,
+    );
+    return c.json({
+      kind: 'KafkaProducerId',
+      cluster_id: clusterId,
+      transactional_id: c.req.param('id'),
+      producer_id: r.producerId,
+      producer_epoch: r.producerEpoch,
+    });
   });
 
   app.post('/transactions/:id/partitions', async (c) => {
     await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', c.req.param('id'));
     const body = partitionsSchema.parse(await readJson(c));
-    await authorizeAll(c, 'WRITE', 'TOPIC', body.partitions.map((p) => p.topic_name));
+    await authorizeAll(
+      c,
+      'WRITE',
+      'TOPIC',
+      body.partitions.map((p) => p.topic_name),
+    );
     const { transactions, clusterId } = c.get('services');
-    const r = await transactions.addPartitions(c.req.param('id'), producerOf(body), body.partitions.map((p) => ({ topic: p.topic_name, partition: p.partition_id })));
+    const r = await transactions.addPartitions(
+      c.req.param('id'),
+      producerOf(body),
+      body.partitions.map((p) => ({ topic: p.topic_name, partition: p.partition_id })),
+    );
     return c.json(show(clusterId, r));
   });
 
@@ -121,9 +191,20 @@ export function transactionRoutes(): Hono<AppEnv> {
     const body = offsetsSchema.parse(await readJson(c));
     await authorize(c, 'READ', 'GROUP', body.group_id);
     const { transactions, clusterId } = c.get('services');
-    const offsets = body.offsets.map((o) => ({ topic: o.topic_name, partition: o.partition_id, offset: o.offset, metadata: o.metadata ?? '' }));
-    const member = body.member_id !== undefined ? { memberId: body.member_id, generation: body.generation_id ?? -1 } : undefined;
-    return c.json(show(clusterId, await transactions.commitOffsets(c.req.param('id'), producerOf(body), body.group_id, offsets, member)));
+    const offsets = body.offsets.map((o) => ({
+      topic: o.topic_name,
+      partition: o.partition_id,
+      offset: o.offset,
+      metadata: o.metadata ?? '',
+    }));
+    const member =
+      body.member_id !== undefined ? { memberId: body.member_id, generation: body.generation_id ?? -1 } : undefined;
+    return c.json(
+      show(
+        clusterId,
+        await transactions.commitOffsets(c.req.param('id'), producerOf(body), body.group_id, offsets, member),
+      ),
+    );
   });
 
   for (const action of ['commit', 'abort'] as const) {
@@ -141,7 +222,14 @@ export function transactionRoutes(): Hono<AppEnv> {
     const { transactions, clusterId } = c.get('services');
     const partition = partitionParam(c.req.param('partition'));
     const r = await transactions.abortInPartition(c.req.param('topic'), partition, producerOf(body));
-    return c.json({ kind: 'KafkaTransactionAbortResult', cluster_id: clusterId, topic_name: c.req.param('topic'), partition_id: partition, marker_written: r.written, marker_offset: r.written ? r.offset : null });
+    return c.json({
+      kind: 'KafkaTransactionAbortResult',
+      cluster_id: clusterId,
+      topic_name: c.req.param('topic'),
+      partition_id: partition,
+      marker_written: r.written,
+      marker_offset: r.written ? r.offset : null,
+    });
   });
 
   return app;

@@ -23,7 +23,13 @@ import { HANDLERS } from './dispatch.js';
 import { supportedApiKeys } from './handlers/cluster.js';
 import type { Broker, ConnectionState, RequestContext } from './handlers/context.js';
 import { decodeMessage, encodeMessage, ProtocolError, Reader, supports, Writer } from './protocol/codec.js';
-import { API_VERSIONS_KEY, finishRequestHeader, readRequestHeader, responseHeaderVersion, writeResponseHeader } from './protocol/headers.js';
+import {
+  API_VERSIONS_KEY,
+  finishRequestHeader,
+  readRequestHeader,
+  responseHeaderVersion,
+  writeResponseHeader,
+} from './protocol/headers.js';
 import { API_BY_KEY, ApiVersions, Produce, SaslAuthenticate, SaslHandshake } from './protocol/messages/index.js';
 import type { ApiSpec } from './protocol/schema.js';
 
@@ -73,7 +79,11 @@ export async function startKafkaListener(options: KafkaListenerOptions): Promise
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
-  const broker: Broker = { nodeId: 0, host: options.advertisedHost ?? options.host, port: options.advertisedPort ?? port };
+  const broker: Broker = {
+    nodeId: 0,
+    host: options.advertisedHost ?? options.host,
+    port: options.advertisedPort ?? port,
+  };
   return {
     port,
     close: () =>
@@ -84,7 +94,12 @@ export async function startKafkaListener(options: KafkaListenerOptions): Promise
   };
 }
 
-function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: Broker, log: (e: Record<string, unknown>) => void): void {
+function serveConnection(
+  socket: Socket,
+  options: KafkaListenerOptions,
+  broker: Broker,
+  log: (e: Record<string, unknown>) => void,
+): void {
   const abort = new AbortController();
   const connection: ConnectionState = { sasl: 'none' };
   const maxUnread = options.maxUnreadBytes ?? 16 * 1024 * 1024;
@@ -96,7 +111,13 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
   const close = (reason: string, detail?: unknown) => {
     if (closed) return;
     closed = true;
-    log({ level: 'warn', msg: 'kafka connection closed', reason, remote: socket.remoteAddress, ...(detail ? { detail: String(detail) } : {}) });
+    log({
+      level: 'warn',
+      msg: 'kafka connection closed',
+      reason,
+      remote: socket.remoteAddress,
+      ...(detail ? { detail: String(detail) } : {}),
+    });
     socket.destroy();
   };
   // Idle: nothing received or sent for that long while no request runs (a long poll is not idle).
@@ -157,7 +178,16 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
 
   type Parsed =
     | { kind: 'answer'; out: Buffer[] }
-    | { kind: 'run'; size: number; api: ApiSpec; version: number; correlationId: number; clientId: string; body: Record<string, unknown>; keys: Set<string> | null };
+    | {
+        kind: 'run';
+        size: number;
+        api: ApiSpec;
+        version: number;
+        correlationId: number;
+        clientId: string;
+        body: Record<string, unknown>;
+        keys: Set<string> | null;
+      };
   type Run = Extract<Parsed, { kind: 'run' }>;
   interface Slot {
     /** Produce's partitions: requests on disjoint partitions run side by side; null runs alone. */
@@ -218,7 +248,14 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
     running++;
     void HANDLERS.get(p.api.apiKey)!(ctxBase(p.clientId), p.body, p.version).then(
       (response) => {
-        if (response !== undefined) slot.out = encodeResponse(p.correlationId, responseHeaderVersion(p.api, p.version), p.api, p.version, response);
+        if (response !== undefined)
+          slot.out = encodeResponse(
+            p.correlationId,
+            responseHeaderVersion(p.api, p.version),
+            p.api,
+            p.version,
+            response,
+          );
         slot.done = true;
         running--;
         heldBytes -= p.size;
@@ -226,7 +263,14 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
         pump();
       },
       (e: unknown) => {
-        if (!closed) log({ level: 'error', msg: 'kafka handler failed', api: p.api.name, error: String(e), stack: e instanceof Error ? e.stack : undefined });
+        if (!closed)
+          log({
+            level: 'error',
+            msg: 'kafka handler failed',
+            api: p.api.name,
+            error: String(e),
+            stack: e instanceof Error ? e.stack : undefined,
+          });
         close('handler failed');
       },
     );
@@ -276,12 +320,16 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
     if (!api) return void close('unknown api key', header.apiKey);
     if (!supports(api.request, header.apiVersion)) {
       if (header.apiKey === API_VERSIONS_KEY) {
-        const out = encodeResponse(header.correlationId, 0, ApiVersions, 0, { errorCode: new KafkaError('UNSUPPORTED_VERSION', '').code, apiKeys: supportedApiKeys() });
+        const out = encodeResponse(header.correlationId, 0, ApiVersions, 0, {
+          errorCode: new KafkaError('UNSUPPORTED_VERSION', '').code,
+          apiKeys: supportedApiKeys(),
+        });
         return { kind: 'answer', out };
       }
       return void close('unsupported version', `${api.name} v${header.apiVersion}`);
     }
-    if (options.plainUsers && connection.sasl !== 'authenticated' && !PRE_AUTH_APIS.has(header.apiKey)) return void close('not authenticated', api.name);
+    if (options.plainUsers && connection.sasl !== 'authenticated' && !PRE_AUTH_APIS.has(header.apiKey))
+      return void close('not authenticated', api.name);
     let body;
     try {
       finishRequestHeader(api, header.apiVersion, r);
@@ -289,7 +337,16 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
     } catch (e) {
       return void close('malformed request', e instanceof ProtocolError ? e.message : e);
     }
-    return { kind: 'run', size: frame.byteLength, api, version: header.apiVersion, correlationId: header.correlationId, clientId: header.clientId ?? '', body, keys: partitionsOf(api, body) };
+    return {
+      kind: 'run',
+      size: frame.byteLength,
+      api,
+      version: header.apiVersion,
+      correlationId: header.correlationId,
+      clientId: header.clientId ?? '',
+      body,
+      keys: partitionsOf(api, body),
+    };
   };
 
   socket.on('data', (data: Buffer) => {
@@ -306,11 +363,18 @@ function serveConnection(socket: Socket, options: KafkaListenerOptions, broker: 
 function partitionsOf(api: ApiSpec, body: Record<string, unknown>): Set<string> | null {
   if (api.apiKey !== Produce.apiKey) return null;
   const keys = new Set<string>();
-  for (const t of body.topicData as { name: string; partitionData: { index: number }[] }[]) for (const p of t.partitionData) keys.add(`${t.name}\u0000${p.index}`);
+  for (const t of body.topicData as { name: string; partitionData: { index: number }[] }[])
+    for (const p of t.partitionData) keys.add(`${t.name}\u0000${p.index}`);
   return keys;
 }
 
-function encodeResponse(correlationId: number, headerVersion: 0 | 1, api: ApiSpec, version: number, body: Record<string, unknown>): Buffer[] {
+function encodeResponse(
+  correlationId: number,
+  headerVersion: 0 | 1,
+  api: ApiSpec,
+  version: number,
+  body: Record<string, unknown>,
+): Buffer[] {
   const w = new Writer();
   w.int32(0); // the size, set below
   writeResponseHeader(w, correlationId, headerVersion);

@@ -7,17 +7,49 @@ import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import { isAborted, OffsetIndex, type AbortedTransaction } from '../partition/offset-index.js';
-import { commitIdentity, commitToPartition, readPartitionState, stateFromItem, type CommitPlan, type CommitResult, type StateRead } from '../partition/partition-commit.js';
-import { lastStableOffset, type CommitRecord, type PartitionState, type ProducerBatch } from '../partition/partition-state.js';
-import { CONTROL_FLAG_MASK, decodeRecordBatch, decodeRecordBatches, LOG_OVERHEAD, readBatchHeader, setBaseOffset, setPartitionLeaderEpoch, TRANSACTIONAL_FLAG_MASK, type DecodedRecord } from '../wire/record-batch.js';
+import {
+  commitIdentity,
+  commitToPartition,
+  readPartitionState,
+  stateFromItem,
+  type CommitPlan,
+  type CommitResult,
+  type StateRead,
+} from '../partition/partition-commit.js';
+import {
+  lastStableOffset,
+  type CommitRecord,
+  type PartitionState,
+  type ProducerBatch,
+} from '../partition/partition-state.js';
+import {
+  CONTROL_FLAG_MASK,
+  decodeRecordBatch,
+  decodeRecordBatches,
+  LOG_OVERHEAD,
+  readBatchHeader,
+  setBaseOffset,
+  setPartitionLeaderEpoch,
+  TRANSACTIONAL_FLAG_MASK,
+  type DecodedRecord,
+} from '../wire/record-batch.js';
 import { encodeMarkerBatch } from '../wire/control-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
 import { requirePartition, type Topic, type TopicMeta } from '../topics/topics.js';
-import { ABORT_PREFIX, dataPrefix, INDEX_PREFIX, newRequestObjectKey, partitionPk, PRODUCER_META_SK, producerPk, segmentPrefix, STATE_SK } from '../storage/key-layout.js';
+import {
+  ABORT_PREFIX,
+  dataPrefix,
+  INDEX_PREFIX,
+  newRequestObjectKey,
+  partitionPk,
+  PRODUCER_META_SK,
+  producerPk,
+  segmentPrefix,
+  STATE_SK,
+} from '../storage/key-layout.js';
 import { noMetrics, type Metrics } from '../metrics.js';
 
 export type { PartitionAppend } from './request-object.js';
-
 
 export interface AppendOptions {
   acks?: Acks;
@@ -92,7 +124,9 @@ export interface PartitionFetch {
   maxBytes: number;
 }
 
-export type PartitionFetchOutcome = ({ ok: true } & BatchFetchResult & { bytes: number }) | { ok: false; error: KafkaError };
+export type PartitionFetchOutcome =
+  | ({ ok: true } & BatchFetchResult & { bytes: number })
+  | { ok: false; error: KafkaError };
 
 export type OffsetSpec = 'earliest' | 'latest' | { timestamp: number };
 
@@ -163,11 +197,22 @@ export class PartitionLog {
    * Appends each partition's records, answering per partition (Kafka's produce answers per
    * partition; one partition failing does not fail the others).
    */
-  async append(topic: Topic, appends: PartitionAppend[], options: AppendOptions = {}): Promise<Map<number, AppendOutcome>> {
+  async append(
+    topic: Topic,
+    appends: PartitionAppend[],
+    options: AppendOptions = {},
+  ): Promise<Map<number, AppendOutcome>> {
     const acks = options.acks ?? 'all';
     const now = this.deps.clock.now();
-    const request = buildRequestObject(topic, appends, now, options.producer?.transactional ? options.producer : undefined);
-    const outcomes = new Map<number, AppendOutcome>([...request.rejected].map(([p, error]) => [p, { ok: false, error }]));
+    const request = buildRequestObject(
+      topic,
+      appends,
+      now,
+      options.producer?.transactional ? options.producer : undefined,
+    );
+    const outcomes = new Map<number, AppendOutcome>(
+      [...request.rejected].map(([p, error]) => [p, { ok: false, error }]),
+    );
     if (request.runs.length === 0) return outcomes;
 
     if (acks === 0) {
@@ -175,7 +220,10 @@ export class PartitionLog {
       // acks=0 promises nothing (as Kafka's acks=0 promises nothing).
       this.track(this.appendRuns(topic, request, 1, options.producer, now));
       for (const run of request.runs) {
-        outcomes.set(run.partition, { ok: true, info: { partition: run.partition, baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 } });
+        outcomes.set(run.partition, {
+          ok: true,
+          info: { partition: run.partition, baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 },
+        });
       }
       return outcomes;
     }
@@ -183,12 +231,21 @@ export class PartitionLog {
     return outcomes;
   }
 
-  private async appendRuns(topic: Topic, request: RequestObject, acks: 1 | 'all', producer: AppendOptions['producer'], now: number): Promise<Map<number, AppendOutcome>> {
+  private async appendRuns(
+    topic: Topic,
+    request: RequestObject,
+    acks: 1 | 'all',
+    producer: AppendOptions['producer'],
+    now: number,
+  ): Promise<Map<number, AppendOutcome>> {
     const putOnce = this.putOncePerStore(request);
     if (producer && !producer.transactional) {
       const current = await this.producerEpochOf(producer.producerId);
       if (producer.producerEpoch < current) {
-        const error = new KafkaError('INVALID_PRODUCER_EPOCH', `Producer ${producer.producerId} epoch ${producer.producerEpoch} is fenced by epoch ${current}`);
+        const error = new KafkaError(
+          'INVALID_PRODUCER_EPOCH',
+          `Producer ${producer.producerId} epoch ${producer.producerEpoch} is fenced by epoch ${current}`,
+        );
         return new Map(request.runs.map((r) => [r.partition, { ok: false, error }]));
       }
     }
@@ -197,7 +254,10 @@ export class PartitionLog {
       request.runs.map(async (run) => {
         try {
           const batch = producer && this.producerBatch(producer, run);
-          outcomes.set(run.partition, await this.appendRun(topic, request, run, acks, batch ? { batch } : {}, putOnce, now));
+          outcomes.set(
+            run.partition,
+            await this.appendRun(topic, request, run, acks, batch ? { batch } : {}, putOnce, now),
+          );
         } catch (e) {
           outcomes.set(run.partition, { ok: false, error: asKafkaError(e) });
         }
@@ -218,14 +278,27 @@ export class PartitionLog {
     const { batch, marker } = kind;
     const p = run.partition;
     const pk = partitionPk(topic.name, p);
-    const info = (baseOffset: number, lastOffset: number, logStartOffset: number, duplicate = false): AppendOutcome => ({
+    const info = (
+      baseOffset: number,
+      lastOffset: number,
+      logStartOffset: number,
+      duplicate = false,
+    ): AppendOutcome => ({
       ok: true,
-      info: { partition: p, baseOffset, lastOffset, logAppendTime: topic.config.logAppendTime ? now : -1, logStartOffset, ...(duplicate ? { duplicate } : {}) },
+      info: {
+        partition: p,
+        baseOffset,
+        lastOffset,
+        logAppendTime: topic.config.logAppendTime ? now : -1,
+        logStartOffset,
+        ...(duplicate ? { duplicate } : {}),
+      },
     });
     for (let attempt = 0; ; attempt++) {
       const read = await this.readState(topic, p);
       const { state } = read;
-      if (state.isr.length === 0) throw new KafkaError('LEADER_NOT_AVAILABLE', `${topic.name}-${p} has no in-sync replica`);
+      if (state.isr.length === 0)
+        throw new KafkaError('LEADER_NOT_AVAILABLE', `${topic.name}-${p} has no in-sync replica`);
       const guard = batch ? this.sequenceGuard(topic, p, batch) : marker ? markerGuard(marker) : undefined;
       const early = guard && (await guard.resolve(state));
       if (early) return info(early.baseOffset, early.lastOffset, state.logStartOffset, true);
@@ -238,7 +311,11 @@ export class PartitionLog {
       const targets = acks === 'all' ? state.isr : [state.leader];
       const written = await Promise.all(targets.map(putOnce));
       if (!written[targets.indexOf(state.leader)]) {
-        if (attempt >= LEADERSHIP_RETRIES) throw new KafkaError('NOT_LEADER_OR_FOLLOWER', `The leader store of ${topic.name}-${p} is not accepting writes`);
+        if (attempt >= LEADERSHIP_RETRIES)
+          throw new KafkaError(
+            'NOT_LEADER_OR_FOLLOWER',
+            `The leader store of ${topic.name}-${p} is not accepting writes`,
+          );
         await this.replicas.electIfLeaderDown(topic, p, topic.config.uncleanLeaderElectionEnable);
         continue;
       }
@@ -250,7 +327,9 @@ export class PartitionLog {
           recordCount: run.recordCount,
           maxTimestamp: run.maxTimestamp,
           ...(batch ? { producer: batch } : {}),
-          ...(marker ? { marker: { type: marker.type, producerId: marker.producerId, producerEpoch: marker.producerEpoch } } : {}),
+          ...(marker
+            ? { marker: { type: marker.type, producerId: marker.producerId, producerEpoch: marker.producerEpoch } }
+            : {}),
         },
         leaderEpoch: state.leaderEpoch,
         holders: targets.filter((_, i) => written[i]),
@@ -262,14 +341,18 @@ export class PartitionLog {
         result = await this.serialized(pk, () => {
           // A commit queued behind this process's own earlier one starts from the state it left.
           const mine = this.lastWritten.get(pk);
-          const start = mine && mine.state.topicId === topic.id && (read.version === undefined || mine.version! > read.version) ? mine : read;
+          const start =
+            mine && mine.state.topicId === topic.id && (read.version === undefined || mine.version! > read.version)
+              ? mine
+              : read;
           return commitToPartition(this.commitDeps, topic, p, plan, start);
         });
       } catch (e) {
         if (e instanceof KafkaError && e.errorName === 'FENCED_LEADER_EPOCH' && attempt < LEADERSHIP_RETRIES) continue;
         throw e;
       }
-      if (result.kind === 'duplicate') return info(result.baseOffset, result.lastOffset, result.state.logStartOffset, true);
+      if (result.kind === 'duplicate')
+        return info(result.baseOffset, result.lastOffset, result.state.logStartOffset, true);
       const { entry } = result;
       this.lastWritten.set(pk, { state: result.state, version: result.version });
       if (result.indexed) this.indexed.set(pk, commitIdentity(entry));
@@ -280,12 +363,24 @@ export class PartitionLog {
       if (result.retries > 0) this.metrics.add('CommitRetries', result.retries);
       if (plan.failedFollowers.length > 0) {
         this.metrics.add('IsrShrinks', plan.failedFollowers.length);
-        this.log({ level: 'warn', msg: 'isr shrink', reason: 'follower write failed', topic: topic.name, partition: p, replicas: plan.failedFollowers });
+        this.log({
+          level: 'warn',
+          msg: 'isr shrink',
+          reason: 'follower write failed',
+          topic: topic.name,
+          partition: p,
+          replicas: plan.failedFollowers,
+        });
       }
       if (acks === 1) {
         const followers = result.state.replicas.filter((r) => r !== result.state.leader);
         // The follower copies may move the HW: tell the listeners again (long polls wait on the HW).
-        if (followers.length > 0) this.track(this.replicas.replicateToFollowers(topic, p, entry, request.body, followers).then(() => this.notifyAppend(topic.name, p)));
+        if (followers.length > 0)
+          this.track(
+            this.replicas
+              .replicateToFollowers(topic, p, entry, request.body, followers)
+              .then(() => this.notifyAppend(topic.name, p)),
+          );
       } else if (result.state.isr.length < topic.config.minInsyncReplicas) {
         throw new KafkaError(
           'NOT_ENOUGH_REPLICAS_AFTER_APPEND',
@@ -304,12 +399,29 @@ export class PartitionLog {
    * idempotent: with no open transaction of that producer (the marker landed before, its answer
    * lost; or the producer never wrote here) nothing is appended and the answer says so.
    */
-  async writeMarker(topic: Topic, partition: number, marker: MarkerRequest): Promise<{ written: boolean; offset: number }> {
+  async writeMarker(
+    topic: Topic,
+    partition: number,
+    marker: MarkerRequest,
+  ): Promise<{ written: boolean; offset: number }> {
     requirePartition(topic, partition);
     const now = this.deps.clock.now();
     const body = encodeMarkerBatch(marker, now);
-    const request: RequestObject = { key: newRequestObjectKey(topic.id, now), body, runs: [{ partition, start: 0, end: body.byteLength, recordCount: 1, maxTimestamp: now }], rejected: new Map() };
-    const outcome = await this.appendRun(topic, request, request.runs[0]!, 'all', { marker }, this.putOncePerStore(request), now);
+    const request: RequestObject = {
+      key: newRequestObjectKey(topic.id, now),
+      body,
+      runs: [{ partition, start: 0, end: body.byteLength, recordCount: 1, maxTimestamp: now }],
+      rejected: new Map(),
+    };
+    const outcome = await this.appendRun(
+      topic,
+      request,
+      request.runs[0]!,
+      'all',
+      { marker },
+      this.putOncePerStore(request),
+      now,
+    );
     if (!outcome.ok) throw outcome.error;
     return { written: !outcome.info.duplicate, offset: outcome.info.baseOffset };
   }
@@ -346,23 +458,40 @@ export class PartitionLog {
    * batches within `maxBytes` (at least one batch, so a consumer always progresses). Offsets
    * outside [logStartOffset, HW] are OFFSET_OUT_OF_RANGE, as in Kafka; offset = HW answers empty.
    */
-  async read(topic: TopicMeta, partition: number, offset: number, maxBytes: number, isolation: IsolationLevel = 'read_uncommitted'): Promise<FetchResult> {
+  async read(
+    topic: TopicMeta,
+    partition: number,
+    offset: number,
+    maxBytes: number,
+    isolation: IsolationLevel = 'read_uncommitted',
+  ): Promise<FetchResult> {
     const { state, loaded, upper } = await this.loadFrom(topic, partition, offset, maxBytes, isolation);
     const { batches, nextOffset, bytes } = selectBatches(loaded, offset, upper, maxBytes);
-    const aborted = isolation === 'read_committed' && batches.length > 0 ? await this.index.abortedTransactions(topic.name, partition, state, offset, upper) : [];
+    const aborted =
+      isolation === 'read_committed' && batches.length > 0
+        ? await this.index.abortedTransactions(topic.name, partition, state, offset, upper)
+        : [];
     const records: DecodedRecord[] = [];
     for (const b of batches) {
       const batch = decodeRecordBatch(b.data, b.at);
       const { attributes, producerId } = batch.header;
       // Control batches (transaction markers) are never records to a reader; read_committed leaves out aborted ones.
       if (attributes & CONTROL_FLAG_MASK) continue;
-      if (aborted.length > 0 && attributes & TRANSACTIONAL_FLAG_MASK && isAborted(aborted, producerId, b.base)) continue;
+      if (aborted.length > 0 && attributes & TRANSACTIONAL_FLAG_MASK && isAborted(aborted, producerId, b.base))
+        continue;
       for (const r of batch.records) {
         const at = b.entry.baseOffset + r.offset;
         if (at >= offset && at < upper) records.push({ ...r, offset: at });
       }
     }
-    return { records, nextOffset, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset, bytes, lastStableOffset: lastStableOffset(state) };
+    return {
+      records,
+      nextOffset,
+      highWatermark: state.highWatermark,
+      logStartOffset: state.logStartOffset,
+      bytes,
+      lastStableOffset: lastStableOffset(state),
+    };
   }
 
   /**
@@ -373,7 +502,13 @@ export class PartitionLog {
    * it is MESSAGE_TOO_LARGE rather than an answer the platform would drop. CRCs are not checked
    * here: the consumer checks them, as Kafka's consumer does.
    */
-  async readBatches(topic: TopicMeta, partition: number, offset: number, maxBytes: number, options: { isolation?: IsolationLevel; limitBytes?: number } = {}): Promise<BatchFetchResult> {
+  async readBatches(
+    topic: TopicMeta,
+    partition: number,
+    offset: number,
+    maxBytes: number,
+    options: { isolation?: IsolationLevel; limitBytes?: number } = {},
+  ): Promise<BatchFetchResult> {
     const isolation = options.isolation ?? 'read_uncommitted';
     const { state, loaded, upper } = await this.loadFrom(topic, partition, offset, maxBytes, isolation);
     const { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes, options.limitBytes);
@@ -384,9 +519,19 @@ export class PartitionLog {
       setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
     }
     const recordCount = batches.reduce((n, b) => n + readBatchHeader(b.data, b.at).recordCount, 0);
-    const result: BatchFetchResult = { batches: joinViews(spans(batches)), recordCount, nextOffset, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset, lastStableOffset: lastStableOffset(state) };
+    const result: BatchFetchResult = {
+      batches: joinViews(spans(batches)),
+      recordCount,
+      nextOffset,
+      highWatermark: state.highWatermark,
+      logStartOffset: state.logStartOffset,
+      lastStableOffset: lastStableOffset(state),
+    };
     if (isolation === 'read_committed') {
-      result.abortedTransactions = nextOffset > offset ? await this.index.abortedTransactions(topic.name, partition, state, offset, nextOffset) : [];
+      result.abortedTransactions =
+        nextOffset > offset
+          ? await this.index.abortedTransactions(topic.name, partition, state, offset, nextOffset)
+          : [];
     }
     return result;
   }
@@ -400,18 +545,27 @@ export class PartitionLog {
    * read once. A partition's error (unknown partition, offset out of range) is its answer alone.
    * The partitions must be distinct (the batches are patched in place).
    */
-  async readBatchesMany(fetches: PartitionFetch[], maxBytes: number, limitBytes = Infinity): Promise<PartitionFetchOutcome[]> {
+  async readBatchesMany(
+    fetches: PartitionFetch[],
+    maxBytes: number,
+    limitBytes = Infinity,
+  ): Promise<PartitionFetchOutcome[]> {
     const planned = await Promise.all(
       fetches.map(async (f) => {
         try {
           requirePartition(f.topic, f.partition);
-          return { ok: true as const, ...(await this.entriesAt(f.topic, f.partition, f.offset, Math.max(1, Math.min(f.maxBytes, maxBytes)))) };
+          return {
+            ok: true as const,
+            ...(await this.entriesAt(f.topic, f.partition, f.offset, Math.max(1, Math.min(f.maxBytes, maxBytes)))),
+          };
         } catch (e) {
           return { ok: false as const, error: asKafkaError(e) };
         }
       }),
     );
-    const loaded = await this.loadShared(planned.map((p) => (p.ok ? { state: p.state, entries: p.entries } : undefined)));
+    const loaded = await this.loadShared(
+      planned.map((p) => (p.ok ? { state: p.state, entries: p.entries } : undefined)),
+    );
     let used = 0;
     return planned.map((p, i): PartitionFetchOutcome => {
       if (!p.ok) return p;
@@ -419,8 +573,14 @@ export class PartitionLog {
       const { state } = p;
       const first = used === 0;
       const budget = Math.max(0, Math.min(f.maxBytes, maxBytes - used));
-      const base = { ok: true as const, highWatermark: state.highWatermark, logStartOffset: state.logStartOffset, lastStableOffset: lastStableOffset(state) };
-      if (!first && budget === 0) return { ...base, batches: new Uint8Array(0), recordCount: 0, nextOffset: f.offset, bytes: 0 };
+      const base = {
+        ok: true as const,
+        highWatermark: state.highWatermark,
+        logStartOffset: state.logStartOffset,
+        lastStableOffset: lastStableOffset(state),
+      };
+      if (!first && budget === 0)
+        return { ...base, batches: new Uint8Array(0), recordCount: 0, nextOffset: f.offset, bytes: 0 };
       let selected: ReturnType<typeof selectBatches>;
       try {
         selected = selectBatches(loaded[i]!, f.offset, state.highWatermark, budget, limitBytes - used, first);
@@ -433,12 +593,24 @@ export class PartitionLog {
       }
       used += selected.bytes;
       const recordCount = selected.batches.reduce((n, b) => n + readBatchHeader(b.data, b.at).recordCount, 0);
-      return { ...base, batches: joinViews(spans(selected.batches)), recordCount, nextOffset: selected.nextOffset, bytes: selected.bytes };
+      return {
+        ...base,
+        batches: joinViews(spans(selected.batches)),
+        recordCount,
+        nextOffset: selected.nextOffset,
+        bytes: selected.bytes,
+      };
     });
   }
 
   /** The partition's state and the index entries a fetch from `offset` reads; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
-  private async entriesAt(topic: TopicMeta, partition: number, offset: number, maxBytes: number, isolation: IsolationLevel = 'read_uncommitted') {
+  private async entriesAt(
+    topic: TopicMeta,
+    partition: number,
+    offset: number,
+    maxBytes: number,
+    isolation: IsolationLevel = 'read_uncommitted',
+  ) {
     const state = await this.state(topic, partition);
     const hw = state.highWatermark;
     // read_committed stops at the LSO; an offset between the LSO and the HW is valid and answers empty, as in Kafka.
@@ -449,7 +621,8 @@ export class PartitionLog {
         `Offset ${offset} is out of range for ${topic.name}-${partition}: the log holds [${state.logStartOffset}, ${hw})`,
       );
     }
-    const entries = offset >= upper ? [] : await this.index.entriesFrom(topic.name, partition, state, offset, upper, maxBytes);
+    const entries =
+      offset >= upper ? [] : await this.index.entriesFrom(topic.name, partition, state, offset, upper, maxBytes);
     return { state, entries, upper };
   }
 
@@ -457,13 +630,21 @@ export class PartitionLog {
    * The bytes of several partitions' entries, one GET per object and run of ranges close together
    * (a produce request lays its partitions end to end in one object), each entry a view into it.
    */
-  private async loadShared(plans: ({ state: PartitionState; entries: CommitRecord[] } | undefined)[]): Promise<{ entry: CommitRecord; data: Uint8Array }[][]> {
-    const byKey = new Map<string, { start: number; end: number; sources: number[]; users: { plan: number; k: number; entry: CommitRecord }[] }[]>();
+  private async loadShared(
+    plans: ({ state: PartitionState; entries: CommitRecord[] } | undefined)[],
+  ): Promise<{ entry: CommitRecord; data: Uint8Array }[][]> {
+    const byKey = new Map<
+      string,
+      { start: number; end: number; sources: number[]; users: { plan: number; k: number; entry: CommitRecord }[] }[]
+    >();
     plans.forEach((plan, i) => {
       if (!plan) return;
       const { state, entries } = plan;
       const lastOffset = entries.at(-1)?.lastOffset ?? 0;
-      const sources = [state.leader, ...state.isr.filter((r) => r !== state.leader && (state.replicaLeo[String(r)] ?? 0) > lastOffset)];
+      const sources = [
+        state.leader,
+        ...state.isr.filter((r) => r !== state.leader && (state.replicaLeo[String(r)] ?? 0) > lastOffset),
+      ];
       entries.forEach((entry, k) => {
         let runs = byKey.get(entry.objectKey);
         if (!runs) byKey.set(entry.objectKey, (runs = []));
@@ -488,7 +669,11 @@ export class PartitionLog {
           this.getFromAny(run.sources, key, { start: run.start, end: run.end }).then((bytes) => {
             // Entries of distinct partitions (or one partition's successive entries) never share
             // bytes, so each view is patched by one partition only.
-            for (const u of run.users) out[u.plan]![u.k] = { entry: u.entry, data: bytes.subarray(u.entry.start - run.start, u.entry.end - run.start) };
+            for (const u of run.users)
+              out[u.plan]![u.k] = {
+                entry: u.entry,
+                data: bytes.subarray(u.entry.start - run.start, u.entry.end - run.start),
+              };
           }),
         );
       }
@@ -498,7 +683,13 @@ export class PartitionLog {
   }
 
   /** Loads the index entries (and their bytes) a fetch from `offset` answers with; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
-  private async loadFrom(topic: TopicMeta, partition: number, offset: number, maxBytes: number, isolation: IsolationLevel) {
+  private async loadFrom(
+    topic: TopicMeta,
+    partition: number,
+    offset: number,
+    maxBytes: number,
+    isolation: IsolationLevel,
+  ) {
     const { state, entries, upper } = await this.entriesAt(topic, partition, offset, maxBytes, isolation);
     return { state, loaded: entries.length === 0 ? [] : await this.load(state, entries), upper };
   }
@@ -507,16 +698,30 @@ export class PartitionLog {
    * Kafka's ListOffsets: earliest = log start offset, latest = high watermark, by timestamp = the
    * first offset whose timestamp is >= t (offset -1 when there is none, as Kafka answers).
    */
-  async listOffset(topic: TopicMeta, partition: number, spec: OffsetSpec, isolation: IsolationLevel = 'read_uncommitted'): Promise<{ offset: number; timestamp: number }> {
+  async listOffset(
+    topic: TopicMeta,
+    partition: number,
+    spec: OffsetSpec,
+    isolation: IsolationLevel = 'read_uncommitted',
+  ): Promise<{ offset: number; timestamp: number }> {
     const state = await this.state(topic, partition);
     if (spec === 'earliest') return { offset: state.logStartOffset, timestamp: -1 };
-    if (spec === 'latest') return { offset: isolation === 'read_committed' ? lastStableOffset(state) : state.highWatermark, timestamp: -1 };
+    if (spec === 'latest')
+      return { offset: isolation === 'read_committed' ? lastStableOffset(state) : state.highWatermark, timestamp: -1 };
     const t = spec.timestamp;
-    for await (const entry of this.index.scan(topic.name, partition, topic.id, state.logStartOffset, state.highWatermark, (e) => withinEpoch(state.epochHistory, e))) {
+    for await (const entry of this.index.scan(
+      topic.name,
+      partition,
+      topic.id,
+      state.logStartOffset,
+      state.highWatermark,
+      (e) => withinEpoch(state.epochHistory, e),
+    )) {
       if (entry.maxTimestamp < t) continue;
       const [loaded] = await this.load(state, [entry]);
       for (const r of decodeEntry(entry, loaded!.data)) {
-        if (r.timestamp >= t && r.offset >= state.logStartOffset && r.offset < state.highWatermark) return { offset: r.offset, timestamp: r.timestamp };
+        if (r.timestamp >= t && r.offset >= state.logStartOffset && r.offset < state.highWatermark)
+          return { offset: r.offset, timestamp: r.timestamp };
       }
     }
     return { offset: -1, timestamp: -1 };
@@ -534,7 +739,11 @@ export class PartitionLog {
       const pk = partitionPk(topic.name, p);
       for (const prefix of [INDEX_PREFIX, ABORT_PREFIX]) {
         for (let after = prefix; ; ) {
-          const items = await this.deps.metadata.query<CommitRecord>(pk, { gt: after, beginsWith: prefix, limit: PAGE });
+          const items = await this.deps.metadata.query<CommitRecord>(pk, {
+            gt: after,
+            beginsWith: prefix,
+            limit: PAGE,
+          });
           const own = items.filter((i) => i.value.topicId === topic.id);
           await Promise.all(own.map((i) => this.deps.metadata.delete(pk, i.sk)));
           if (items.length < PAGE) break;
@@ -542,7 +751,8 @@ export class PartitionLog {
         }
       }
       const state = await this.deps.metadata.get<PartitionState>(pk, STATE_SK);
-      if (state?.value.topicId === topic.id) await this.deps.metadata.delete(pk, STATE_SK, { ifVersion: state.version }).catch(() => {});
+      if (state?.value.topicId === topic.id)
+        await this.deps.metadata.delete(pk, STATE_SK, { ifVersion: state.version }).catch(() => {});
       this.indexed.delete(pk);
       this.lastWritten.delete(pk);
     }
@@ -551,7 +761,9 @@ export class PartitionLog {
         // Request objects, and the per-partition segments maintenance rewrites them into.
         [dataPrefix(topic.id), segmentPrefix(topic.id)].map(async (prefix) => {
           for (let startAfter: string | undefined; ; ) {
-            const page = await store.list(prefix, startAfter === undefined ? {} : { startAfter }).catch(() => ({ objects: [], nextStartAfter: undefined }));
+            const page = await store
+              .list(prefix, startAfter === undefined ? {} : { startAfter })
+              .catch(() => ({ objects: [], nextStartAfter: undefined }));
             await store.delete(page.objects.map((o) => o.key)).catch(() => {});
             if (!page.nextStartAfter) return;
             startAfter = page.nextStartAfter;
@@ -568,7 +780,11 @@ export class PartitionLog {
    * the current log start offset nothing changes. sizeInBytes drops by the entries that fall
    * wholly below the new start; the entries and their objects are removed later by maintenance.
    */
-  async advanceLogStartOffset(topic: TopicMeta, partition: number, offset: number): Promise<{ logStartOffset: number; previous: number; bytesRemoved: number }> {
+  async advanceLogStartOffset(
+    topic: TopicMeta,
+    partition: number,
+    offset: number,
+  ): Promise<{ logStartOffset: number; previous: number; bytesRemoved: number }> {
     requirePartition(topic, partition);
     const pk = partitionPk(topic.name, partition);
     type Moved = { logStartOffset: number; previous: number; bytesRemoved: number };
@@ -577,7 +793,10 @@ export class PartitionLog {
       pk,
       sk: STATE_SK,
       attempts: 20,
-      giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Too much contention moving the log start offset of ${topic.name}-${partition}; retry` },
+      giveUp: {
+        errorName: 'KAFKA_STORAGE_ERROR',
+        message: `Too much contention moving the log start offset of ${topic.name}-${partition}; retry`,
+      },
       decide: async (item) => {
         const { state } = stateFromItem(item, topic, partition, this.deps.stores.length);
         if (!Number.isSafeInteger(offset) || offset < 0 || offset > state.highWatermark) {
@@ -590,16 +809,22 @@ export class PartitionLog {
         if (offset <= previous) return { done: { logStartOffset: previous, previous, bytesRemoved: 0 } };
         let bytesRemoved = 0;
         let next = previous;
-        for await (const e of this.index.scan(topic.name, partition, topic.id, previous, offset, (e) => withinEpoch(state.epochHistory, e))) {
+        for await (const e of this.index.scan(topic.name, partition, topic.id, previous, offset, (e) =>
+          withinEpoch(state.epochHistory, e),
+        )) {
           if (e.lastOffset < next) continue; // covered by an entry counted already
           if (e.lastOffset >= offset) break;
           bytesRemoved += e.end - e.start;
           next = e.lastOffset + 1;
         }
         const last = state.lastCommit;
-        if (last && last.topicId === topic.id && last.baseOffset >= next && last.lastOffset < offset) bytesRemoved += last.end - last.start;
+        if (last && last.topicId === topic.id && last.baseOffset >= next && last.lastOffset < offset)
+          bytesRemoved += last.end - last.start;
         const moved = { logStartOffset: offset, previous, bytesRemoved };
-        return { write: { ...state, logStartOffset: offset, sizeInBytes: Math.max(0, state.sizeInBytes - bytesRemoved) }, answer: () => moved };
+        return {
+          write: { ...state, logStartOffset: offset, sizeInBytes: Math.max(0, state.sizeInBytes - bytesRemoved) },
+          answer: () => moved,
+        };
       },
       // A repeat that applied leaves the log start offset where this call put it: the decision,
       // re-made on the item found, answers "nothing to do" with the same start offset.
@@ -611,7 +836,10 @@ export class PartitionLog {
    * Reads the byte ranges of index entries, one GET per run of adjacent ranges in one object, from
    * the leader's store, or from an in-sync follower that holds them if the leader's store fails.
    */
-  private async load(state: PartitionState, entries: CommitRecord[]): Promise<{ entry: CommitRecord; data: Uint8Array }[]> {
+  private async load(
+    state: PartitionState,
+    entries: CommitRecord[],
+  ): Promise<{ entry: CommitRecord; data: Uint8Array }[]> {
     const runs: { key: string; start: number; end: number; entries: CommitRecord[] }[] = [];
     for (const e of entries) {
       const run = runs.at(-1);
@@ -621,9 +849,14 @@ export class PartitionLog {
       } else runs.push({ key: e.objectKey, start: e.start, end: e.end, entries: [e] });
     }
     const lastOffset = entries.at(-1)?.lastOffset ?? 0;
-    const sources = [state.leader, ...state.isr.filter((r) => r !== state.leader && (state.replicaLeo[String(r)] ?? 0) > lastOffset)];
+    const sources = [
+      state.leader,
+      ...state.isr.filter((r) => r !== state.leader && (state.replicaLeo[String(r)] ?? 0) > lastOffset),
+    ];
     const loaded = await Promise.all(runs.map((r) => this.getFromAny(sources, r.key, { start: r.start, end: r.end })));
-    return runs.flatMap((r, i) => r.entries.map((entry) => ({ entry, data: loaded[i]!.subarray(entry.start - r.start, entry.end - r.start) })));
+    return runs.flatMap((r, i) =>
+      r.entries.map((entry) => ({ entry, data: loaded[i]!.subarray(entry.start - r.start, entry.end - r.start) })),
+    );
   }
 
   private async getFromAny(sources: number[], key: string, range: { start: number; end: number }): Promise<Uint8Array> {
@@ -635,7 +868,9 @@ export class PartitionLog {
         lastError = e;
       }
     }
-    throw new KafkaError('KAFKA_STORAGE_ERROR', 'No replica store could serve the read; retry later', { cause: lastError });
+    throw new KafkaError('KAFKA_STORAGE_ERROR', 'No replica store could serve the read; retry later', {
+      cause: lastError,
+    });
   }
 
   /** One PUT per store per request, shared by every partition that needs that store; resolves to whether it landed. */
@@ -672,7 +907,11 @@ export class PartitionLog {
 
   private producerBatch(producer: NonNullable<AppendOptions['producer']>, run: PartitionRun): ProducerBatch {
     const baseSequence = producer.baseSequences.get(run.partition);
-    if (baseSequence === undefined) throw new KafkaError('INVALID_REQUEST', `An idempotent request needs a base sequence for partition ${run.partition}`);
+    if (baseSequence === undefined)
+      throw new KafkaError(
+        'INVALID_REQUEST',
+        `An idempotent request needs a base sequence for partition ${run.partition}`,
+      );
     return {
       producerId: producer.producerId,
       producerEpoch: producer.producerEpoch,
@@ -684,7 +923,8 @@ export class PartitionLog {
 
   private async producerEpochOf(producerId: number): Promise<number> {
     const item = await this.deps.metadata.get<{ epoch: number }>(producerPk(producerId), PRODUCER_META_SK);
-    if (!item) throw new KafkaError('UNKNOWN_PRODUCER_ID', `Producer id ${producerId} is unknown; call producers:init first`);
+    if (!item)
+      throw new KafkaError('UNKNOWN_PRODUCER_ID', `Producer id ${producerId} is unknown; call producers:init first`);
     return item.value.epoch;
   }
 
@@ -696,7 +936,11 @@ export class PartitionLog {
     const check = (s: PartitionState) => {
       const c = checkSequence(producerIn(s, batch.producerId), batch);
       if (c.kind === 'duplicate') return c;
-      if (c.kind === 'older') throw new KafkaError('DUPLICATE_SEQUENCE_NUMBER', `Batch ${batch.baseSequence}..${batch.lastSequence} of producer ${batch.producerId} was already appended`);
+      if (c.kind === 'older')
+        throw new KafkaError(
+          'DUPLICATE_SEQUENCE_NUMBER',
+          `Batch ${batch.baseSequence}..${batch.lastSequence} of producer ${batch.producerId} was already appended`,
+        );
       return undefined;
     };
     const resolve = async (s: PartitionState) => {
@@ -717,7 +961,6 @@ export class PartitionLog {
     if (!s) throw new KafkaError('KAFKA_STORAGE_ERROR', `Replica store ${id} is not configured`);
     return s;
   }
-
 
   private notifyAppend(topic: string, partition: number): void {
     for (const l of this.listeners) l(topic, partition);
@@ -762,7 +1005,14 @@ interface SelectedBatch {
  * a consumer always progresses), never past `limitBytes`. Entries may be larger than the budget
  * (one produce request is one entry), so the bounds apply per batch, not per entry.
  */
-function selectBatches(loaded: { entry: CommitRecord; data: Uint8Array }[], offset: number, hw: number, maxBytes: number, limitBytes = Infinity, atLeastOne = true) {
+function selectBatches(
+  loaded: { entry: CommitRecord; data: Uint8Array }[],
+  offset: number,
+  hw: number,
+  maxBytes: number,
+  limitBytes = Infinity,
+  atLeastOne = true,
+) {
   const batches: SelectedBatch[] = [];
   let nextOffset = offset;
   let bytes = 0;
@@ -776,7 +1026,10 @@ function selectBatches(loaded: { entry: CommitRecord; data: Uint8Array }[], offs
       if (last >= offset) {
         if (bytes + size > limitBytes) {
           if (batches.length > 0 || !atLeastOne) return { batches, nextOffset, bytes };
-          throw new KafkaError('MESSAGE_TOO_LARGE', `The record batch at offset ${base} is ${size} bytes, more than this deployment can answer (${limitBytes}); fetch it in JSON`);
+          throw new KafkaError(
+            'MESSAGE_TOO_LARGE',
+            `The record batch at offset ${base} is ${size} bytes, more than this deployment can answer (${limitBytes}); fetch it in JSON`,
+          );
         }
         if ((batches.length > 0 || !atLeastOne) && bytes + size > maxBytes) return { batches, nextOffset, bytes };
         batches.push({ entry, data, at, size, base, last });
@@ -801,7 +1054,8 @@ function spans(batches: SelectedBatch[]): Uint8Array[] {
   while (i < batches.length) {
     const first = batches[i]!;
     let end = first.at + first.size;
-    while (i + 1 < batches.length && batches[i + 1]!.data === first.data && batches[i + 1]!.at === end) end += batches[++i]!.size;
+    while (i + 1 < batches.length && batches[i + 1]!.data === first.data && batches[i + 1]!.at === end)
+      end += batches[++i]!.size;
     out.push(first.data.subarray(first.at, end));
     i++;
   }
@@ -812,8 +1066,16 @@ function spans(batches: SelectedBatch[]): Uint8Array[] {
 function joinViews(parts: Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0]!;
   const first = parts[0];
-  const adjacent = parts.every((p, i) => i === 0 || (p.buffer === first!.buffer && p.byteOffset === parts[i - 1]!.byteOffset + parts[i - 1]!.byteLength));
-  if (first && adjacent) return new Uint8Array(first.buffer, first.byteOffset, parts.reduce((n, p) => n + p.byteLength, 0));
+  const adjacent = parts.every(
+    (p, i) =>
+      i === 0 || (p.buffer === first!.buffer && p.byteOffset === parts[i - 1]!.byteOffset + parts[i - 1]!.byteLength),
+  );
+  if (first && adjacent)
+    return new Uint8Array(
+      first.buffer,
+      first.byteOffset,
+      parts.reduce((n, p) => n + p.byteLength, 0),
+    );
   return Buffer.concat(parts);
 }
 

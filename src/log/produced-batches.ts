@@ -62,13 +62,22 @@ export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchR
     }
     const size = LOG_OVERHEAD + header.batchLength;
     const end = position + size;
-    if (end > bytes.byteLength) throw corrupt(`Truncated batch at byte ${position}: needs ${size} bytes, ${bytes.byteLength - position} present`);
-    if (size > rules.maxMessageBytes) throw new KafkaError('MESSAGE_TOO_LARGE', `The record batch at byte ${position} is ${size} bytes, larger than max.message.bytes (${rules.maxMessageBytes})`);
-    if (crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, end)) !== header.crc) throw corrupt(`CRC mismatch in the record batch at byte ${position}`);
+    if (end > bytes.byteLength)
+      throw corrupt(`Truncated batch at byte ${position}: needs ${size} bytes, ${bytes.byteLength - position} present`);
+    if (size > rules.maxMessageBytes)
+      throw new KafkaError(
+        'MESSAGE_TOO_LARGE',
+        `The record batch at byte ${position} is ${size} bytes, larger than max.message.bytes (${rules.maxMessageBytes})`,
+      );
+    if (crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, end)) !== header.crc)
+      throw corrupt(`CRC mismatch in the record batch at byte ${position}`);
     // Markers are the transaction coordinator's to write, never a producer's (as Kafka refuses them from clients).
-    if (header.attributes & CONTROL_FLAG_MASK) throw invalid('Control batches (transaction markers) cannot be produced');
+    if (header.attributes & CONTROL_FLAG_MASK)
+      throw invalid('Control batches (transaction markers) cannot be produced');
     if (header.recordCount <= 0 || header.lastOffsetDelta + 1 !== header.recordCount) {
-      throw invalid(`Inconsistent batch at byte ${position}: ${header.recordCount} records for offset deltas 0..${header.lastOffsetDelta}`);
+      throw invalid(
+        `Inconsistent batch at byte ${position}: ${header.recordCount} records for offset deltas 0..${header.lastOffsetDelta}`,
+      );
     }
     producer = checkProducer(header, producer, recordCount, position);
     const { min: batchMin, max: batchMax } = checkRecords(bytes, position, end, header, rules.requireKeys);
@@ -83,14 +92,25 @@ export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchR
 }
 
 /** All batches of a request share one producer (or none), and their sequences follow on. */
-function checkProducer(header: BatchHeader, before: ProducedBatches['producer'], recordsBefore: number, position: number): ProducedBatches['producer'] {
+function checkProducer(
+  header: BatchHeader,
+  before: ProducedBatches['producer'],
+  recordsBefore: number,
+  position: number,
+): ProducedBatches['producer'] {
   const idempotent = header.producerId >= 0;
   const transactional = (header.attributes & TRANSACTIONAL_FLAG_MASK) !== 0;
   if (transactional && !idempotent) throw invalid(`The transactional batch at byte ${position} has no producer id`);
   if (recordsBefore === 0) {
     if (!idempotent) return undefined;
-    if (header.producerEpoch < 0 || header.baseSequence < 0) throw invalid(`The batch of producer ${header.producerId} needs a producer epoch and a base sequence`);
-    return { producerId: header.producerId, producerEpoch: header.producerEpoch, baseSequence: header.baseSequence, transactional };
+    if (header.producerEpoch < 0 || header.baseSequence < 0)
+      throw invalid(`The batch of producer ${header.producerId} needs a producer epoch and a base sequence`);
+    return {
+      producerId: header.producerId,
+      producerEpoch: header.producerEpoch,
+      baseSequence: header.baseSequence,
+      transactional,
+    };
   }
   const same = before
     ? header.producerId === before.producerId &&
@@ -98,12 +118,19 @@ function checkProducer(header: BatchHeader, before: ProducedBatches['producer'],
       header.baseSequence === before.baseSequence + recordsBefore &&
       transactional === before.transactional
     : !idempotent;
-  if (!same) throw invalid(`The batch at byte ${position} does not continue the request's producer id, epoch and sequence`);
+  if (!same)
+    throw invalid(`The batch at byte ${position} does not continue the request's producer id, epoch and sequence`);
   return before;
 }
 
 /** Walks the records (inflated first, for gzip) without materialising them; returns their smallest and largest timestamps. */
-function checkRecords(bytes: Uint8Array, position: number, end: number, header: BatchHeader, requireKeys: boolean): { min: number; max: number } {
+function checkRecords(
+  bytes: Uint8Array,
+  position: number,
+  end: number,
+  header: BatchHeader,
+  requireKeys: boolean,
+): { min: number; max: number } {
   let min = Number.MAX_SAFE_INTEGER;
   let max = -1;
   try {
@@ -112,14 +139,20 @@ function checkRecords(bytes: Uint8Array, position: number, end: number, header: 
     for (let i = 0; i < header.recordCount; i++) {
       const length = readVarint(c);
       const recordEnd = c.pos + length;
-      if (length <= 0 || recordEnd > recordsEnd) throw corrupt(`Record ${i} of the batch at byte ${position} has an invalid length`);
+      if (length <= 0 || recordEnd > recordsEnd)
+        throw corrupt(`Record ${i} of the batch at byte ${position} has an invalid length`);
       c.end = recordEnd;
       c.pos++; // attributes
       const timestamp = header.baseTimestamp + readVarlong(c);
-      if (!Number.isSafeInteger(timestamp)) throw new KafkaError('INVALID_TIMESTAMP', `Record ${i} of the batch at byte ${position} has an invalid timestamp`);
+      if (!Number.isSafeInteger(timestamp))
+        throw new KafkaError(
+          'INVALID_TIMESTAMP',
+          `Record ${i} of the batch at byte ${position} has an invalid timestamp`,
+        );
       if (timestamp > max) max = timestamp;
       if (timestamp < min) min = timestamp;
-      if (readVarint(c) !== i) throw invalid(`Record ${i} of the batch at byte ${position} has offset delta other than ${i}`);
+      if (readVarint(c) !== i)
+        throw invalid(`Record ${i} of the batch at byte ${position} has offset delta other than ${i}`);
       const keyLength = readVarint(c);
       if (keyLength === -1 && requireKeys) throw invalid('A compacted topic cannot accept a record without a key');
       skip(c, keyLength);
@@ -132,7 +165,8 @@ function checkRecords(bytes: Uint8Array, position: number, end: number, header: 
         skip(c, keyBytes);
         skip(c, readVarint(c));
       }
-      if (c.pos !== recordEnd) throw corrupt(`Record ${i} of the batch at byte ${position} does not end where its length says`);
+      if (c.pos !== recordEnd)
+        throw corrupt(`Record ${i} of the batch at byte ${position} does not end where its length says`);
       c.end = recordsEnd;
     }
     if (c.pos !== recordsEnd) throw corrupt(`The batch at byte ${position} has bytes after its last record`);

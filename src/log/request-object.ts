@@ -1,12 +1,21 @@
 import { KafkaError } from '../wire/errors.js';
-import { encodeRecordBatch, LOG_OVERHEAD, readBatchHeader, recompressBatches, setLogAppendTime, type LogRecord } from '../wire/record-batch.js';
+import {
+  encodeRecordBatch,
+  LOG_OVERHEAD,
+  readBatchHeader,
+  recompressBatches,
+  setLogAppendTime,
+  type LogRecord,
+} from '../wire/record-batch.js';
 import type { ProducedBatches } from './produced-batches.js';
 import { checkRecordSize, chunkRecords } from '../wire/record-size.js';
 import { requirePartition, type Topic } from '../topics/topics.js';
 import { newRequestObjectKey } from '../storage/key-layout.js';
 
 /** A partition's records to append: records to encode, or batches a producer sent already encoded (and validated). */
-export type PartitionAppend = { partition: number; records: LogRecord[] } | { partition: number; batches: ProducedBatches };
+export type PartitionAppend =
+  | { partition: number; records: LogRecord[] }
+  | { partition: number; batches: ProducedBatches };
 
 /**
  * The producer fields the server writes into batches it encodes from JSON records: a transactional
@@ -41,7 +50,12 @@ export interface RequestObject {
  * stay within max.message.bytes), partition runs end to end. Batches carry offsets relative to
  * their run (0, n1, n1+n2, ...): absolute offsets are only assigned by the commit.
  */
-export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now: number, producer?: HeaderProducer): RequestObject {
+export function buildRequestObject(
+  topic: Topic,
+  appends: PartitionAppend[],
+  now: number,
+  producer?: HeaderProducer,
+): RequestObject {
   const rejected = new Map<number, KafkaError>();
   const encoded: { partition: number; batches: Uint8Array[]; recordCount: number; maxTimestamp: number }[] = [];
   for (const append of appends) {
@@ -52,14 +66,23 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
         const { recordCount, minTimestamp, maxTimestamp } = append.batches;
         checkTimestamps(topic, minTimestamp, maxTimestamp, now);
         // compression.type other than 'producer': batches compressed otherwise are encoded again.
-        const bytes = topic.config.compressionType === 'producer' ? append.batches.bytes : recompressBatches(append.batches.bytes, storedCompression(topic));
+        const bytes =
+          topic.config.compressionType === 'producer'
+            ? append.batches.bytes
+            : recompressBatches(append.batches.bytes, storedCompression(topic));
         if (bytes !== append.batches.bytes) checkBatchSizes(bytes, topic.config.maxMessageBytes);
         if (topic.config.logAppendTime) stampLogAppendTime(bytes, now);
-        encoded.push({ partition, batches: [bytes], recordCount, maxTimestamp: topic.config.logAppendTime ? now : maxTimestamp });
+        encoded.push({
+          partition,
+          batches: [bytes],
+          recordCount,
+          maxTimestamp: topic.config.logAppendTime ? now : maxTimestamp,
+        });
         continue;
       }
       const { records } = append;
-      if (records.length === 0) throw new KafkaError('INVALID_RECORD', 'A produce request for a partition must hold at least one record');
+      if (records.length === 0)
+        throw new KafkaError('INVALID_RECORD', 'A produce request for a partition must hold at least one record');
       let min = Number.MAX_SAFE_INTEGER;
       let max = Number.MIN_SAFE_INTEGER;
       for (const r of records) {
@@ -76,9 +99,21 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
       for (const chunk of chunkRecords(stamped, topic.config.maxMessageBytes)) {
         const header =
           producer && baseSequence !== undefined
-            ? { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: baseSequence + recordCount, transactional: producer.transactional === true }
+            ? {
+                producerId: producer.producerId,
+                producerEpoch: producer.producerEpoch,
+                baseSequence: baseSequence + recordCount,
+                transactional: producer.transactional === true,
+              }
             : {};
-        batches.push(encodeRecordBatch(chunk, { baseOffset: recordCount, logAppendTime, compression: storedCompression(topic), ...header }));
+        batches.push(
+          encodeRecordBatch(chunk, {
+            baseOffset: recordCount,
+            logAppendTime,
+            compression: storedCompression(topic),
+            ...header,
+          }),
+        );
         recordCount += chunk.length;
       }
       encoded.push({ partition, batches, recordCount, maxTimestamp: logAppendTime ? now : max });
@@ -109,7 +144,8 @@ export function buildRequestObject(topic: Topic, appends: PartitionAppend[], now
 }
 
 /** How batches the server encodes itself are compressed: gzip only when the topic asks for it. */
-export const storedCompression = (topic: Topic): 'none' | 'gzip' => (topic.config.compressionType === 'gzip' ? 'gzip' : 'none');
+export const storedCompression = (topic: Topic): 'none' | 'gzip' =>
+  topic.config.compressionType === 'gzip' ? 'gzip' : 'none';
 
 /**
  * Kafka's message.timestamp.before.max.ms / after.max.ms: a CreateTime timestamp too far before or
@@ -119,10 +155,16 @@ function checkTimestamps(topic: Topic, min: number, max: number, now: number): v
   const { logAppendTime, timestampBeforeMaxMs, timestampAfterMaxMs } = topic.config;
   if (logAppendTime) return; // the broker's time replaces them
   if (max > now + timestampAfterMaxMs) {
-    throw new KafkaError('INVALID_TIMESTAMP', `Timestamp ${max} of a record is more than message.timestamp.after.max.ms (${timestampAfterMaxMs}) after the broker's time ${now}`);
+    throw new KafkaError(
+      'INVALID_TIMESTAMP',
+      `Timestamp ${max} of a record is more than message.timestamp.after.max.ms (${timestampAfterMaxMs}) after the broker's time ${now}`,
+    );
   }
   if (min < now - timestampBeforeMaxMs) {
-    throw new KafkaError('INVALID_TIMESTAMP', `Timestamp ${min} of a record is more than message.timestamp.before.max.ms (${timestampBeforeMaxMs}) before the broker's time ${now}`);
+    throw new KafkaError(
+      'INVALID_TIMESTAMP',
+      `Timestamp ${min} of a record is more than message.timestamp.before.max.ms (${timestampBeforeMaxMs}) before the broker's time ${now}`,
+    );
   }
 }
 
@@ -131,7 +173,10 @@ function checkBatchSizes(bytes: Uint8Array, maxMessageBytes: number): void {
   for (let at = 0; at < bytes.byteLength; ) {
     const size = LOG_OVERHEAD + readBatchHeader(bytes, at).batchLength;
     if (size > maxMessageBytes) {
-      throw new KafkaError('MESSAGE_TOO_LARGE', `The record batch is ${size} bytes once stored as compression.type says, larger than max.message.bytes (${maxMessageBytes})`);
+      throw new KafkaError(
+        'MESSAGE_TOO_LARGE',
+        `The record batch is ${size} bytes once stored as compression.type says, larger than max.message.bytes (${maxMessageBytes})`,
+      );
     }
     at += size;
   }
@@ -139,5 +184,6 @@ function checkBatchSizes(bytes: Uint8Array, maxMessageBytes: number): void {
 
 /** Marks every batch LogAppendTime at `now` (message.timestamp.type=LogAppendTime), as Kafka's broker does. */
 function stampLogAppendTime(bytes: Uint8Array, now: number): void {
-  for (let at = 0; at < bytes.byteLength; at += LOG_OVERHEAD + readBatchHeader(bytes, at).batchLength) setLogAppendTime(bytes, at, now);
+  for (let at = 0; at < bytes.byteLength; at += LOG_OVERHEAD + readBatchHeader(bytes, at).batchLength)
+    setLogAppendTime(bytes, at, now);
 }

@@ -1,6 +1,15 @@
 import { isAborted, OffsetIndex, type AbortedTransaction } from '../partition/offset-index.js';
 import { lastStableOffset } from '../partition/partition-state.js';
-import { CONTROL_FLAG_MASK, decodeRecordBatches, encodeRecordBatch, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, setBaseOffset, TRANSACTIONAL_FLAG_MASK, type DecodedRecord } from '../wire/record-batch.js';
+import {
+  CONTROL_FLAG_MASK,
+  decodeRecordBatches,
+  encodeRecordBatch,
+  LOG_OVERHEAD,
+  RECORD_BATCH_OVERHEAD,
+  setBaseOffset,
+  TRANSACTIONAL_FLAG_MASK,
+  type DecodedRecord,
+} from '../wire/record-batch.js';
 import { storedCompression } from '../log/request-object.js';
 import { recordSizeUpperBound } from '../wire/record-size.js';
 import type { Topic } from '../topics/topics.js';
@@ -48,7 +57,6 @@ export interface CleanerCheckpoint {
   cleanings: { from: number; upTo: number; at: number; tombstones: number }[];
 }
 
-
 export interface CompactionOutcome {
   cleaned: boolean;
   reason?: 'dirty-ratio' | 'max-compaction-lag' | 'delete-horizon';
@@ -79,19 +87,43 @@ const LOAD_CHUNK = 16;
 
 const keyString = (key: Uint8Array) => Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
 
-export async function compactPartition(deps: CompactionDeps, view: PartitionView, topic: Topic): Promise<CompactionOutcome> {
+export async function compactPartition(
+  deps: CompactionDeps,
+  view: PartitionView,
+  topic: Topic,
+): Promise<CompactionOutcome> {
   const { now } = deps;
   const cfg = topic.config;
-  const outcome: CompactionOutcome = { cleaned: false, dirtyRatio: 0, recordsRemoved: 0, tombstonesRemoved: 0, entriesReplaced: 0, segmentsWritten: 0, bytesBefore: 0, bytesAfter: 0, conflicts: 0 };
+  const outcome: CompactionOutcome = {
+    cleaned: false,
+    dirtyRatio: 0,
+    recordsRemoved: 0,
+    tombstonesRemoved: 0,
+    entriesReplaced: 0,
+    segmentsWritten: 0,
+    bytesBefore: 0,
+    bytesAfter: 0,
+    conflicts: 0,
+  };
   const pk = partitionPk(topic.name, view.partition);
   const item = await deps.metadata.get<CleanerCheckpoint>(pk, CLEANER_SK);
-  const checkpoint: CleanerCheckpoint = item?.value.topicId === topic.id ? item.value : { topicId: topic.id, cleanedTo: 0, cleanings: [] };
+  const checkpoint: CleanerCheckpoint =
+    item?.value.topicId === topic.id ? item.value : { topicId: topic.id, cleanedTo: 0, cleanings: [] };
   // Open transactions may still commit or abort: the cleanable log ends before the LSO.
   const lso = lastStableOffset(view.state);
   let stableEnd = view.stableCount;
   while (stableEnd > 0 && view.entries[stableEnd - 1]!.entry.lastOffset >= lso) stableEnd--;
   const stable = view.entries.slice(0, stableEnd);
-  const aborted = stable.length > 0 ? await new OffsetIndex(deps.metadata).abortedTransactions(topic.name, view.partition, view.state, view.state.logStartOffset, stable.at(-1)!.entry.lastOffset + 1) : [];
+  const aborted =
+    stable.length > 0
+      ? await new OffsetIndex(deps.metadata).abortedTransactions(
+          topic.name,
+          view.partition,
+          view.state,
+          view.state.logStartOffset,
+          stable.at(-1)!.entry.lastOffset + 1,
+        )
+      : [];
   const firstDirty = Math.max(checkpoint.cleanedTo, view.state.logStartOffset);
 
   // Entries [0, dirtyStart) are clean, [dirtyStart, end) dirty and cleanable.
@@ -111,9 +143,13 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
   outcome.dirtyRatio = dirtyBytes / Math.max(1, cleanBytes + dirtyBytes);
   const hasDirty = dirtyStart < end;
   const ratioMet = hasDirty && outcome.dirtyRatio > cfg.minCleanableDirtyRatio;
-  const overdue = hasDirty && cfg.maxCompactionLagMs < Number.MAX_SAFE_INTEGER && stable[dirtyStart]!.entry.maxTimestamp < now - cfg.maxCompactionLagMs;
+  const overdue =
+    hasDirty &&
+    cfg.maxCompactionLagMs < Number.MAX_SAFE_INTEGER &&
+    stable[dirtyStart]!.entry.maxTimestamp < now - cfg.maxCompactionLagMs;
   // Tombstones kept by an earlier cleaning whose delete horizon passed: clean to drop them (KIP-534).
-  const horizonDue = dirtyStart > 0 && checkpoint.cleanings.some((c) => c.tombstones > 0 && c.at + cfg.deleteRetentionMs <= now);
+  const horizonDue =
+    dirtyStart > 0 && checkpoint.cleanings.some((c) => c.tombstones > 0 && c.at + cfg.deleteRetentionMs <= now);
   if (!ratioMet && !overdue && !horizonDue) return outcome;
   outcome.reason = ratioMet ? 'dirty-ratio' : overdue ? 'max-compaction-lag' : 'delete-horizon';
 
@@ -121,14 +157,22 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
   let mapped = dirtyStart;
   let mappedBytes = 0;
   const latest = new Map<string, number>();
-  while (mapped < end && (mapped === dirtyStart || mappedBytes + entryBytes(stable[mapped]!.entry) <= deps.maxCleanBytes)) {
+  while (
+    mapped < end &&
+    (mapped === dirtyStart || mappedBytes + entryBytes(stable[mapped]!.entry) <= deps.maxCleanBytes)
+  ) {
     const chunk = stable.slice(mapped, Math.min(end, mapped + LOAD_CHUNK));
-    const datas = await loadEntries(deps.stores, view.state, chunk.map((c) => c.entry));
+    const datas = await loadEntries(
+      deps.stores,
+      view.state,
+      chunk.map((c) => c.entry),
+    );
     let taken = 0;
     for (let k = 0; k < chunk.length; k++) {
       if (mapped + k > dirtyStart && mappedBytes + entryBytes(chunk[k]!.entry) > deps.maxCleanBytes) break;
       mappedBytes += entryBytes(chunk[k]!.entry);
-      for (const r of recordsOf(chunk[k]!, datas[k]!, aborted)) if (!isMarker(r) && r.key !== null) latest.set(keyString(r.key), r.offset);
+      for (const r of recordsOf(chunk[k]!, datas[k]!, aborted))
+        if (!isMarker(r) && r.key !== null) latest.set(keyString(r.key), r.offset);
       taken++;
     }
     mapped += taken;
@@ -142,7 +186,8 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
   outcome.to = upTo;
 
   /** The cleaning that first saw the record at `offset` (this one, for the dirty tail). */
-  const cleaningOf = (offset: number) => (offset >= firstDirty ? newCleaning : cleanings.find((x) => offset >= x.from && offset < x.upTo));
+  const cleaningOf = (offset: number) =>
+    offset >= firstDirty ? newCleaning : cleanings.find((x) => offset >= x.from && offset < x.upTo);
   const keep = (r: CleanedRecord): boolean => {
     if (isMarker(r)) {
       const cleaning = cleaningOf(r.offset);
@@ -188,9 +233,23 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
     if (run.length === 0) return;
     // A single entry that lost nothing stays as it is.
     if (dropped > 0 || run.length > 1) {
-      const batches = encodePiece(run[0]!.entry.baseOffset, run.at(-1)!.entry.lastOffset, kept, cfg.maxMessageBytes, storedCompression(topic));
-      const maxTimestamp = kept.length > 0 ? kept.reduce((m, r) => Math.max(m, isMarker(r) ? -1 : r.timestamp), -1) : undefined;
-      pieces.push({ replaced: run, entry: coverOf(run, topic, { recordCount: kept.length, ...(maxTimestamp !== undefined && maxTimestamp >= 0 ? { maxTimestamp } : {}) }), batches });
+      const batches = encodePiece(
+        run[0]!.entry.baseOffset,
+        run.at(-1)!.entry.lastOffset,
+        kept,
+        cfg.maxMessageBytes,
+        storedCompression(topic),
+      );
+      const maxTimestamp =
+        kept.length > 0 ? kept.reduce((m, r) => Math.max(m, isMarker(r) ? -1 : r.timestamp), -1) : undefined;
+      pieces.push({
+        replaced: run,
+        entry: coverOf(run, topic, {
+          recordCount: kept.length,
+          ...(maxTimestamp !== undefined && maxTimestamp >= 0 ? { maxTimestamp } : {}),
+        }),
+        batches,
+      });
       segmentSize += batches.reduce((n, b) => n + b.byteLength, 0);
       outcome.recordsRemoved += dropped;
     }
@@ -202,10 +261,15 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
   };
   for (let i = 0; i < cleanEnd; i += LOAD_CHUNK) {
     const chunk = stable.slice(i, Math.min(cleanEnd, i + LOAD_CHUNK));
-    const datas = await loadEntries(deps.stores, view.state, chunk.map((c) => c.entry));
+    const datas = await loadEntries(
+      deps.stores,
+      view.state,
+      chunk.map((c) => c.entry),
+    );
     for (let k = 0; k < chunk.length; k++) {
       const records = recordsOf(chunk[k]!, datas[k]!, aborted);
-      if (run.length > 0 && keptBytes > 0 && keptBytes + entryBytes(chunk[k]!.entry) > deps.entryBytes) await flushPiece();
+      if (run.length > 0 && keptBytes > 0 && keptBytes + entryBytes(chunk[k]!.entry) > deps.entryBytes)
+        await flushPiece();
       run.push(chunk[k]!);
       dropped += abortedCount(chunk[k]!, datas[k]!, aborted);
       for (const r of records) {
@@ -222,11 +286,15 @@ export async function compactPartition(deps: CompactionDeps, view: PartitionView
 
   if (outcome.conflicts === 0) {
     // A cleaning that keeps no tombstone is forgotten: its range is clean, nothing new enters it.
-    const kept = [...cleanings, ...(newCleaning ? [newCleaning] : [])].filter((c) => c.tombstones > 0 && c.upTo > view.state.logStartOffset);
+    const kept = [...cleanings, ...(newCleaning ? [newCleaning] : [])].filter(
+      (c) => c.tombstones > 0 && c.upTo > view.state.logStartOffset,
+    );
     const next: CleanerCheckpoint = { topicId: topic.id, cleanedTo: Math.max(firstDirty, upTo), cleanings: kept };
-    await deps.metadata.put(pk, CLEANER_SK, next, item ? { ifVersion: item.version } : { ifAbsent: true }).catch((e: unknown) => {
-      if (!(e instanceof ConditionFailedError)) throw e;
-    });
+    await deps.metadata
+      .put(pk, CLEANER_SK, next, item ? { ifVersion: item.version } : { ifAbsent: true })
+      .catch((e: unknown) => {
+        if (!(e instanceof ConditionFailedError)) throw e;
+      });
   }
   return outcome;
 }
@@ -264,7 +332,12 @@ function abortedCount(item: EntryItem, data: Uint8Array, aborted: AbortedTransac
   let n = 0;
   for (const batch of decodeRecordBatches(data)) {
     const { attributes, producerId } = batch.header;
-    if (!(attributes & CONTROL_FLAG_MASK) && attributes & TRANSACTIONAL_FLAG_MASK && isAborted(aborted, producerId, item.entry.baseOffset + batch.header.baseOffset)) n += batch.records.length;
+    if (
+      !(attributes & CONTROL_FLAG_MASK) &&
+      attributes & TRANSACTIONAL_FLAG_MASK &&
+      isAborted(aborted, producerId, item.entry.baseOffset + batch.header.baseOffset)
+    )
+      n += batch.records.length;
   }
   return n;
 }
@@ -275,7 +348,13 @@ function abortedCount(item: EntryItem, data: Uint8Array, aborted: AbortedTransac
  * batch spanning it (Kafka keeps empty batches for the same reason: the offsets they covered stay
  * accounted for).
  */
-function encodePiece(base: number, lastOffset: number, records: CleanedRecord[], maxMessageBytes: number, compression: 'none' | 'gzip'): Uint8Array[] {
+function encodePiece(
+  base: number,
+  lastOffset: number,
+  records: CleanedRecord[],
+  maxMessageBytes: number,
+  compression: 'none' | 'gzip',
+): Uint8Array[] {
   if (records.length === 0) return [encodeRecordBatch([], { baseOffset: 0, lastOffsetDelta: lastOffset - base })];
   const batches: Uint8Array[] = [];
   let chunk: DecodedRecord[] = [];
@@ -283,7 +362,13 @@ function encodePiece(base: number, lastOffset: number, records: CleanedRecord[],
   const flush = () => {
     if (chunk.length === 0) return;
     const first = chunk[0]!.offset;
-    batches.push(encodeRecordBatch(chunk, { baseOffset: first - base, offsetDeltas: chunk.map((r) => r.offset - first), compression }));
+    batches.push(
+      encodeRecordBatch(chunk, {
+        baseOffset: first - base,
+        offsetDeltas: chunk.map((r) => r.offset - first),
+        compression,
+      }),
+    );
     chunk = [];
     size = RECORD_BATCH_OVERHEAD;
   };

@@ -3,7 +3,14 @@ import type { CommitRecord, PartitionState } from '../partition/partition-state.
 import type { Topic } from '../topics/topics.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import type { DurableTimer, DurableTimers } from '../timer/durable-timers.js';
-import { dataPrefix, INDEX_PREFIX, objectWrittenAt, partitionPk, segmentPrefix, STATE_SK } from '../storage/key-layout.js';
+import {
+  dataPrefix,
+  INDEX_PREFIX,
+  objectWrittenAt,
+  partitionPk,
+  segmentPrefix,
+  STATE_SK,
+} from '../storage/key-layout.js';
 
 /**
  * Object garbage collection: a mark-and-sweep per topic, and the delayed deletion it schedules.
@@ -46,7 +53,12 @@ const sweepPk = (topicId: string) => `maint#${topicId}`;
 const KEYS_PER_TIMER = 200;
 
 /** Whether the topic's sweep is due (at most every max(interval, file.delete.delay.ms)). */
-export async function sweepDue(metadata: MetadataStore, topic: Topic, now: number, intervalMs: number): Promise<boolean> {
+export async function sweepDue(
+  metadata: MetadataStore,
+  topic: Topic,
+  now: number,
+  intervalMs: number,
+): Promise<boolean> {
   const last = await metadata.get<{ at: number }>(sweepPk(topic.id), SWEEP_SK);
   return !last || now - last.value.at >= Math.max(intervalMs, topic.config.fileDeleteDelayMs);
 }
@@ -98,16 +110,28 @@ export async function sweepTopic(
     const chunk = keys.slice(i, i + KEYS_PER_TIMER);
     const bytes = chunk.reduce((n, k) => n + found.get(k)!.size, 0);
     bytesScheduled += bytes;
-    const payload: DeleteObjectsPayload = { topic: topic.name, topicId: topic.id, keys: chunk, stores: chunk.map((k) => found.get(k)!.stores), bytes };
+    const payload: DeleteObjectsPayload = {
+      topic: topic.name,
+      topicId: topic.id,
+      keys: chunk,
+      stores: chunk.map((k) => found.get(k)!.stores),
+      bytes,
+    };
     const id = createHash('sha256').update(chunk.join('\n')).digest('hex').slice(0, 32);
-    await deps.timers.schedule({ kind: DELETE_OBJECTS_KIND, id, expiry: now + topic.config.fileDeleteDelayMs, payload }, now);
+    await deps.timers.schedule(
+      { kind: DELETE_OBJECTS_KIND, id, expiry: now + topic.config.fileDeleteDelayMs, payload },
+      now,
+    );
   }
   await metadata.put(sweepPk(topic.id), SWEEP_SK, { at: now });
   return { referenced: referenced.size, listed, scheduled: keys.length, bytesScheduled };
 }
 
 /** The `delete-objects` timer handler: idempotent deletes, one call per store. */
-export async function deleteObjects(stores: ObjectStore[], timer: DurableTimer): Promise<{ objects: number; bytes: number }> {
+export async function deleteObjects(
+  stores: ObjectStore[],
+  timer: DurableTimer,
+): Promise<{ objects: number; bytes: number }> {
   const payload = timer.payload as DeleteObjectsPayload;
   const byStore = new Map<number, string[]>();
   payload.keys.forEach((key, i) => {

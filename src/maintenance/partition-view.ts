@@ -53,8 +53,18 @@ export async function loadPartitionView(
   const { state, version } = await readPartitionState(metadata, topic, partition, storeCount);
   const pk = partitionPk(topic.name, partition);
   const accept = (e: CommitRecord) => e.topicId === topic.id && withinEpoch(state.epochHistory, e);
-  const floor = (await metadata.query<CommitRecord>(pk, { lte: indexSk(state.logStartOffset), gte: INDEX_PREFIX, reverse: true, limit: 4 })).find((i) => accept(i.value));
-  const items: EntryItem[] = floor && floor.value.lastOffset >= state.logStartOffset ? [{ sk: floor.sk, version: floor.version, entry: floor.value }] : [];
+  const floor = (
+    await metadata.query<CommitRecord>(pk, {
+      lte: indexSk(state.logStartOffset),
+      gte: INDEX_PREFIX,
+      reverse: true,
+      limit: 4,
+    })
+  ).find((i) => accept(i.value));
+  const items: EntryItem[] =
+    floor && floor.value.lastOffset >= state.logStartOffset
+      ? [{ sk: floor.sk, version: floor.version, entry: floor.value }]
+      : [];
   let after = indexSk(state.logStartOffset);
   for (;;) {
     const page = await metadata.query<CommitRecord>(pk, { gt: after, beginsWith: INDEX_PREFIX, limit: PAGE });
@@ -82,7 +92,8 @@ export async function loadPartitionView(
     next = e.lastOffset + 1;
   }
   const last = state.lastCommit;
-  const lastFills = last !== undefined && last.topicId === topic.id && last.baseOffset <= next && last.lastOffset >= next;
+  const lastFills =
+    last !== undefined && last.topicId === topic.id && last.baseOffset <= next && last.lastOffset >= next;
   const end = lastFills ? last.lastOffset + 1 : next;
   const gapAt = !overlapping && end < state.highWatermark ? end : undefined;
   return {
@@ -113,7 +124,9 @@ function stableCount(entries: EntryItem[], state: PartitionState, now: number, g
   let n = 0;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!.entry;
-    const successor = entries[i + 1]?.entry ?? (state.lastCommit && state.lastCommit.baseOffset > e.lastOffset ? state.lastCommit : undefined);
+    const successor =
+      entries[i + 1]?.entry ??
+      (state.lastCommit && state.lastCommit.baseOffset > e.lastOffset ? state.lastCommit : undefined);
     if (!successor || e.lastOffset >= state.highWatermark) break;
     if (state.lastCommit && state.lastCommit.baseOffset === e.baseOffset) break;
     const created = objectCreatedAt(successor.objectKey) ?? now;

@@ -32,7 +32,11 @@ export interface RetentionOutcome {
 }
 
 /** The log start offset retention.ms and retention.bytes call for, from a partition's view. */
-export function retentionTarget(view: PartitionView, topic: Topic, now: number): { target?: number; reason?: RetentionOutcome['reason'] } {
+export function retentionTarget(
+  view: PartitionView,
+  topic: Topic,
+  now: number,
+): { target?: number; reason?: RetentionOutcome['reason'] } {
   const { entries, state } = view;
   const { retentionMs, retentionBytes } = topic.config;
   let byTime: number | undefined;
@@ -57,11 +61,22 @@ export function retentionTarget(view: PartitionView, topic: Topic, now: number):
   return { target, reason };
 }
 
-export async function applyRetention(log: PartitionLog, view: PartitionView, topic: Topic, now: number): Promise<RetentionOutcome> {
+export async function applyRetention(
+  log: PartitionLog,
+  view: PartitionView,
+  topic: Topic,
+  now: number,
+): Promise<RetentionOutcome> {
   const { target, reason } = retentionTarget(view, topic, now);
   if (target === undefined) return { advanced: false, logStartOffset: view.state.logStartOffset, bytesRemoved: 0 };
   const r = await log.advanceLogStartOffset(topic, view.partition, target);
-  return { target, ...(reason ? { reason } : {}), advanced: r.logStartOffset > r.previous, logStartOffset: r.logStartOffset, bytesRemoved: r.bytesRemoved };
+  return {
+    target,
+    ...(reason ? { reason } : {}),
+    advanced: r.logStartOffset > r.previous,
+    logStartOffset: r.logStartOffset,
+    bytesRemoved: r.bytesRemoved,
+  };
 }
 
 /**
@@ -69,7 +84,13 @@ export async function applyRetention(log: PartitionLog, view: PartitionView, top
  * at the version read, so an entry rewritten meanwhile stays for the next pass). Entries of other
  * incarnations are the purge's. Returns how many went.
  */
-export async function removeEntriesBelowLogStart(metadata: MetadataStore, topic: Topic, partition: number, logStartOffset: number, limit = 1000): Promise<number> {
+export async function removeEntriesBelowLogStart(
+  metadata: MetadataStore,
+  topic: Topic,
+  partition: number,
+  logStartOffset: number,
+  limit = 1000,
+): Promise<number> {
   const pk = partitionPk(topic.name, partition);
   let removed = 0;
   let after = INDEX_PREFIX;
@@ -93,7 +114,12 @@ export async function removeEntriesBelowLogStart(metadata: MetadataStore, topic:
  * Deletes the aborted-transaction items whose ABORT marker lies below the log start offset: no
  * fetch reads that far back any more. Idempotent; returns how many went.
  */
-export async function removeAbortedBelowLogStart(metadata: MetadataStore, topic: Topic, partition: number, logStartOffset: number): Promise<number> {
+export async function removeAbortedBelowLogStart(
+  metadata: MetadataStore,
+  topic: Topic,
+  partition: number,
+  logStartOffset: number,
+): Promise<number> {
   const pk = partitionPk(topic.name, partition);
   const items = await metadata.query(pk, { gte: ABORT_PREFIX, lt: abortSk(logStartOffset), limit: 1000 });
   await Promise.all(items.map((i) => metadata.delete(pk, i.sk)));

@@ -50,7 +50,9 @@ export interface SchedulerDeps {
   partitionLog: PartitionLog;
   topics: TopicRegistry;
   /** The groups' session-expiry hook (GroupCoordinator.expireSessions); false: skip it. */
-  expireSessions: ((now: number) => Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }>) | false;
+  expireSessions:
+    | ((now: number) => Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }>)
+    | false;
   options?: Partial<MaintenanceOptions>;
   /** The process's transaction coordinator (its timers: transaction timeouts, id expiry); else one is made. */
   transactions?: TransactionCoordinator;
@@ -119,7 +121,9 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
   let lease: MetaItem<SchedulerItem> = acquired;
   const { topics, partitionLog } = deps;
   const timers = new DurableTimers(metadata, { slotMs: options.timerSlotMs });
-  const transactions = deps.transactions ?? createTransactionCoordinator({ metadata, clock, topics, log: partitionLog, timerSlotMs: options.timerSlotMs });
+  const transactions =
+    deps.transactions ??
+    createTransactionCoordinator({ metadata, clock, topics, log: partitionLog, timerSlotMs: options.timerSlotMs });
   const pastDeadline = () => clock.now() >= deps.deadline;
   try {
     // 1. The durable timers due now.
@@ -166,7 +170,11 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
     const ctx: UnitContext = { metadata, stores, clock, log, options, partitionLog, timers, add };
     const moveCursor = async (): Promise<boolean> => {
       const renewed = { ...lease.value, leaseUntil: clock.now() + ttl };
-      const moved = await writeLease(metadata, lease, t < all.length ? { ...renewed, cursor: { topic: all[t]!.name, unit } } : withoutCursor(renewed, clock.now()));
+      const moved = await writeLease(
+        metadata,
+        lease,
+        t < all.length ? { ...renewed, cursor: { topic: all[t]!.name, unit } } : withoutCursor(renewed, clock.now()),
+      );
       if (!moved) {
         add('leaseLost', 1);
         log({ level: 'warn', msg: 'scheduler lease lost; stopping' });
@@ -194,7 +202,13 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
       } catch (e) {
         // Logged and passed: it is retried next round, and does not block the others.
         add('unitFailures', 1);
-        log({ level: 'error', msg: 'maintenance failed', topic: topic.name, ...(unit < topic.partitionCount ? { partition: unit } : { step: 'sweep' }), error: e instanceof Error ? e.message : String(e) });
+        log({
+          level: 'error',
+          msg: 'maintenance failed',
+          topic: topic.name,
+          ...(unit < topic.partitionCount ? { partition: unit } : { step: 'sweep' }),
+          error: e instanceof Error ? e.message : String(e),
+        });
       }
       units++;
       add('unitsDone', 1);
@@ -204,7 +218,8 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
         unit = 0;
       }
       // The cursor (and the check that the lease is still ours) is written every few seconds, not per unit.
-      if (t < all.length && clock.now() - cursorWrittenAt >= options.cursorWriteIntervalMs && !(await moveCursor())) return report;
+      if (t < all.length && clock.now() - cursorWrittenAt >= options.cursorWriteIntervalMs && !(await moveCursor()))
+        return report;
     }
     add('roundsCompleted', 1);
     await moveCursor();
@@ -246,20 +261,34 @@ async function maintainPartition(ctx: UnitContext, topic: Topic, partition: numb
     if (r.advanced) {
       logStartOffset = r.logStartOffset;
       add('logStartOffsetAdvances', 1);
-      ctx.log({ level: 'info', msg: 'retention', ...at, reason: r.reason, logStartOffset: r.logStartOffset, bytesRemoved: r.bytesRemoved });
+      ctx.log({
+        level: 'info',
+        msg: 'retention',
+        ...at,
+        reason: r.reason,
+        logStartOffset: r.logStartOffset,
+        bytesRemoved: r.bytesRemoved,
+      });
     }
   }
   const removed = await removeEntriesBelowLogStart(metadata, topic, partition, logStartOffset);
   add('entriesRemovedByRetention', removed);
   // Only when entries went: an idle partition costs no extra query.
-  if (removed > 0) add('abortedTransactionsRemoved', await removeAbortedBelowLogStart(metadata, topic, partition, logStartOffset));
+  if (removed > 0)
+    add('abortedTransactionsRemoved', await removeAbortedBelowLogStart(metadata, topic, partition, logStartOffset));
   if (removed > 0 || logStartOffset !== view.state.logStartOffset) view = await load();
   add('coveredEntriesRemoved', await deleteCovered(metadata, view));
   if (view.gapAt !== undefined) {
     // Every offset below the HW was committed, so an entry is missing: readers fail there
     // (KAFKA_STORAGE_ERROR) rather than answer empty. Nothing is rewritten around a hole.
     add('indexGaps', 1);
-    ctx.log({ level: 'error', msg: 'index entry missing below the high watermark; partition left as it is', ...at, offset: view.gapAt, highWatermark: view.state.highWatermark });
+    ctx.log({
+      level: 'error',
+      msg: 'index entry missing below the high watermark; partition left as it is',
+      ...at,
+      offset: view.gapAt,
+      highWatermark: view.state.highWatermark,
+    });
     return;
   }
   if (view.overlapping) {
@@ -268,24 +297,65 @@ async function maintainPartition(ctx: UnitContext, topic: Topic, partition: numb
     return;
   }
   if (topic.config.cleanupPolicy.compact) {
-    const c = await compactPartition({ metadata, stores, now: clock.now(), entryBytes: options.entryBytes, maxSegmentBytes: options.maxSegmentBytes, maxCleanBytes: options.maxCleanBytes }, view, topic);
+    const c = await compactPartition(
+      {
+        metadata,
+        stores,
+        now: clock.now(),
+        entryBytes: options.entryBytes,
+        maxSegmentBytes: options.maxSegmentBytes,
+        maxCleanBytes: options.maxCleanBytes,
+      },
+      view,
+      topic,
+    );
     if (c.cleaned) {
       add('compactions', 1);
       add('recordsCompactedAway', c.recordsRemoved);
       add('tombstonesRemoved', c.tombstonesRemoved);
       add('segmentsWritten', c.segmentsWritten);
       add('swapConflicts', c.conflicts);
-      ctx.log({ level: 'info', msg: 'compaction', ...at, reason: c.reason, dirtyRatio: Number(c.dirtyRatio.toFixed(3)), from: c.from, to: c.to, recordsRemoved: c.recordsRemoved, tombstonesRemoved: c.tombstonesRemoved, bytesBefore: c.bytesBefore, bytesAfter: c.bytesAfter });
+      ctx.log({
+        level: 'info',
+        msg: 'compaction',
+        ...at,
+        reason: c.reason,
+        dirtyRatio: Number(c.dirtyRatio.toFixed(3)),
+        from: c.from,
+        to: c.to,
+        recordsRemoved: c.recordsRemoved,
+        tombstonesRemoved: c.tombstonesRemoved,
+        bytesBefore: c.bytesBefore,
+        bytesAfter: c.bytesAfter,
+      });
       await adjustSize(metadata, view, stores.length, c.bytesAfter - c.bytesBefore);
       view = await load();
     }
   }
-  const m = await mergeSegments({ metadata, stores, now: clock.now(), entryBytes: options.entryBytes, maxSegmentBytes: options.maxSegmentBytes, mergeMinEntries: options.mergeMinEntries }, view, topic);
+  const m = await mergeSegments(
+    {
+      metadata,
+      stores,
+      now: clock.now(),
+      entryBytes: options.entryBytes,
+      maxSegmentBytes: options.maxSegmentBytes,
+      mergeMinEntries: options.mergeMinEntries,
+    },
+    view,
+    topic,
+  );
   if (m.segmentsWritten > 0) {
     add('segmentsWritten', m.segmentsWritten);
     add('entriesMerged', m.entriesReplaced);
     add('swapConflicts', m.conflicts);
-    ctx.log({ level: 'info', msg: 'segment merge', ...at, segments: m.segmentsWritten, entriesReplaced: m.entriesReplaced, bytes: m.bytesCopied });
+    ctx.log({
+      level: 'info',
+      msg: 'segment merge',
+      ...at,
+      segments: m.segmentsWritten,
+      entriesReplaced: m.entriesReplaced,
+      bytes: m.bytesCopied,
+    });
   }
 }
 
@@ -293,11 +363,22 @@ async function maintainPartition(ctx: UnitContext, topic: Topic, partition: numb
 async function maintainTopic(ctx: UnitContext, topic: Topic): Promise<void> {
   const now = ctx.clock.now();
   if (!(await sweepDue(ctx.metadata, topic, now, ctx.options.sweepIntervalMs))) return;
-  const r = await sweepTopic({ metadata: ctx.metadata, stores: ctx.stores, timers: ctx.timers, now, graceMs: ctx.options.orphanGraceMs }, topic);
+  const r = await sweepTopic(
+    { metadata: ctx.metadata, stores: ctx.stores, timers: ctx.timers, now, graceMs: ctx.options.orphanGraceMs },
+    topic,
+  );
   ctx.add('sweeps', 1);
   ctx.add('objectsScheduledForDeletion', r.scheduled);
   ctx.add('bytesScheduledForDeletion', r.bytesScheduled);
-  if (r.scheduled > 0) ctx.log({ level: 'info', msg: 'objects scheduled for deletion', topic: topic.name, objects: r.scheduled, bytes: r.bytesScheduled, deleteAt: now + topic.config.fileDeleteDelayMs });
+  if (r.scheduled > 0)
+    ctx.log({
+      level: 'info',
+      msg: 'objects scheduled for deletion',
+      topic: topic.name,
+      objects: r.scheduled,
+      bytes: r.bytesScheduled,
+      deleteAt: now + topic.config.fileDeleteDelayMs,
+    });
 }
 
 /**
@@ -305,14 +386,22 @@ async function maintainTopic(ctx: UnitContext, topic: Topic): Promise<void> {
  * A delta applied twice would be wrong: a repeat that finds exactly what it wrote is taken as done
  * (one that finds a later append on top re-applies it; sizeInBytes is an estimate for retention).
  */
-async function adjustSize(metadata: MetadataStore, view: PartitionView, storeCount: number, delta: number): Promise<void> {
+async function adjustSize(
+  metadata: MetadataStore,
+  view: PartitionView,
+  storeCount: number,
+  delta: number,
+): Promise<void> {
   if (delta === 0) return;
   await optimisticUpdate<PartitionState, true>({
     metadata,
     pk: partitionPk(view.topic.name, view.partition),
     sk: STATE_SK,
     attempts: 20,
-    giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Too much contention adjusting the size of ${view.topic.name}-${view.partition}` },
+    giveUp: {
+      errorName: 'KAFKA_STORAGE_ERROR',
+      message: `Too much contention adjusting the size of ${view.topic.name}-${view.partition}`,
+    },
     decide: (item) => {
       const { state } = stateFromItem(item, view.topic, view.partition, storeCount);
       if (state.topicId !== view.state.topicId) return { done: true };
@@ -326,7 +415,13 @@ async function adjustSize(metadata: MetadataStore, view: PartitionView, storeCou
  * Takes the lease unless another holder's is live (or a live one of this holder belongs to a run still
  * going on in this process). A write that applied but whose answer was lost is recognised by its run.
  */
-async function acquireLease(metadata: MetadataStore, holder: string, run: string, now: number, until: number): Promise<MetaItem<SchedulerItem> | undefined> {
+async function acquireLease(
+  metadata: MetadataStore,
+  holder: string,
+  run: string,
+  now: number,
+  until: number,
+): Promise<MetaItem<SchedulerItem> | undefined> {
   const { result } = await optimisticUpdate<SchedulerItem, MetaItem<SchedulerItem> | undefined>({
     metadata,
     pk: LEASE_PK,
@@ -335,7 +430,11 @@ async function acquireLease(metadata: MetadataStore, holder: string, run: string
     giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: 'The scheduler lease is contended; skipping this pass' },
     decide: (item) => {
       const live = item !== undefined && item.value.leaseUntil > now;
-      if (live && (item.value.holder !== holder || (item.value.run !== undefined && runsInProgress.has(item.value.run)))) return { done: undefined };
+      if (
+        live &&
+        (item.value.holder !== holder || (item.value.run !== undefined && runsInProgress.has(item.value.run)))
+      )
+        return { done: undefined };
       const value: SchedulerItem = { rounds: 0, ...item?.value, holder, run, leaseUntil: until };
       return { write: value, answer: (written) => written };
     },
@@ -348,7 +447,11 @@ async function acquireLease(metadata: MetadataStore, holder: string, run: string
  * Writes the lease item while it is still this run's (undefined: lost to another run). A repeat of
  * a write that applied finds exactly what it wrote, and is taken as done.
  */
-async function writeLease(metadata: MetadataStore, lease: MetaItem<SchedulerItem>, value: SchedulerItem): Promise<MetaItem<SchedulerItem> | undefined> {
+async function writeLease(
+  metadata: MetadataStore,
+  lease: MetaItem<SchedulerItem>,
+  value: SchedulerItem,
+): Promise<MetaItem<SchedulerItem> | undefined> {
   const { result } = await optimisticUpdate<SchedulerItem, MetaItem<SchedulerItem> | undefined>({
     metadata,
     pk: LEASE_PK,
@@ -356,7 +459,10 @@ async function writeLease(metadata: MetadataStore, lease: MetaItem<SchedulerItem
     known: { item: lease },
     attempts: 4,
     giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: 'The scheduler lease is contended' },
-    decide: (item) => (item && item.value.holder === lease.value.holder && item.value.run === lease.value.run ? { write: value, answer: (written) => written } : { done: undefined }),
+    decide: (item) =>
+      item && item.value.holder === lease.value.holder && item.value.run === lease.value.run
+        ? { write: value, answer: (written) => written }
+        : { done: undefined },
     recognise: (found, attempted) => (holdsWrite(found, attempted) ? found : undefined),
   });
   return result;
@@ -388,7 +494,16 @@ export function startSchedulerLoop(options: {
   let stopped = false;
   let handle: ReturnType<typeof setTimeout> | undefined;
   let current: Promise<unknown> = Promise.resolve();
-  const onError = options.onError ?? ((e) => console.error(JSON.stringify({ level: 'error', msg: 'scheduler run failed', error: e instanceof Error ? e.stack : String(e) })));
+  const onError =
+    options.onError ??
+    ((e) =>
+      console.error(
+        JSON.stringify({
+          level: 'error',
+          msg: 'scheduler run failed',
+          error: e instanceof Error ? e.stack : String(e),
+        }),
+      ));
   const tick = () => {
     handle = undefined;
     if (stopped) return;

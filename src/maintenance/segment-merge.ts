@@ -49,7 +49,14 @@ export async function mergeSegments(deps: MergeDeps, view: PartitionView, topic:
     const flush = () => {
       if (run.length === 0) return;
       const base = run[0]!.item.entry.baseOffset;
-      pieces.push({ replaced: run.map((r) => r.item), entry: coverOf(run.map((r) => r.item), topic), batches: run.map((r) => rebase(r.data, r.item.entry.baseOffset - base)) });
+      pieces.push({
+        replaced: run.map((r) => r.item),
+        entry: coverOf(
+          run.map((r) => r.item),
+          topic,
+        ),
+        batches: run.map((r) => rebase(r.data, r.item.entry.baseOffset - base)),
+      });
       run = [];
       runBytes = 0;
     };
@@ -89,7 +96,11 @@ function planGroups(stable: EntryItem[], limit: number, segmentMs: number, deps:
     }
     const size = entryBytes(item.entry);
     const spanStart = group[0]?.entry.maxTimestamp;
-    if (group.length > 0 && (bytes + size > limit || (spanStart !== undefined && item.entry.maxTimestamp - spanStart > segmentMs))) close(true);
+    if (
+      group.length > 0 &&
+      (bytes + size > limit || (spanStart !== undefined && item.entry.maxTimestamp - spanStart > segmentMs))
+    )
+      close(true);
     group.push(item);
     bytes += size;
   }

@@ -49,7 +49,11 @@ export interface SegmentOutcome {
 }
 
 /** Loads the bytes of entries (one GET per adjacent range of one object), from the leader or an in-sync follower. */
-export async function loadEntries(stores: ObjectStore[], state: PartitionState, entries: CommitRecord[]): Promise<Uint8Array[]> {
+export async function loadEntries(
+  stores: ObjectStore[],
+  state: PartitionState,
+  entries: CommitRecord[],
+): Promise<Uint8Array[]> {
   const runs: { key: string; start: number; end: number; members: number[] }[] = [];
   entries.forEach((e, i) => {
     const run = runs.at(-1);
@@ -72,7 +76,12 @@ export async function loadEntries(stores: ObjectStore[], state: PartitionState, 
   return out;
 }
 
-async function getFromAny(stores: ObjectStore[], sources: number[], key: string, range: { start: number; end: number }): Promise<Uint8Array> {
+async function getFromAny(
+  stores: ObjectStore[],
+  sources: number[],
+  key: string,
+  range: { start: number; end: number },
+): Promise<Uint8Array> {
   let lastError: unknown;
   for (const r of sources) {
     const store = stores[r];
@@ -112,7 +121,14 @@ export async function writeSegment(
     located.push({ ...piece.entry, objectKey: key, start, end: pos, stores: [] });
   }
   const stores = await putToReplicas(deps.stores, state, key, body);
-  const outcome: SegmentOutcome = { swapped: 0, conflicts: 0, replacedEntries: 0, bytesBefore: 0, bytesAfter: 0, objectKey: key };
+  const outcome: SegmentOutcome = {
+    swapped: 0,
+    conflicts: 0,
+    replacedEntries: 0,
+    bytesBefore: 0,
+    bytesAfter: 0,
+    objectKey: key,
+  };
   const current = await readPartitionState(deps.metadata, topic, partition, deps.stores.length);
   if (current.state.leaderEpoch !== state.leaderEpoch || current.state.topicId !== state.topicId) {
     outcome.conflicts = pieces.length;
@@ -147,14 +163,20 @@ export async function writeSegment(
 }
 
 /** The leader and every in-sync follower must take the object; other replicas get it if they can. */
-async function putToReplicas(stores: ObjectStore[], state: PartitionState, key: string, body: Uint8Array): Promise<number[]> {
+async function putToReplicas(
+  stores: ObjectStore[],
+  state: PartitionState,
+  key: string,
+  body: Uint8Array,
+): Promise<number[]> {
   const required = new Set([state.leader, ...state.isr]);
   const results = await Promise.all(
     state.replicas.map((r) =>
       stores[r]!.put(key, body).then(
         () => true,
         (e: unknown) => {
-          if (required.has(r)) throw new KafkaError('KAFKA_STORAGE_ERROR', `Writing segment ${key} to replica ${r} failed`, { cause: e });
+          if (required.has(r))
+            throw new KafkaError('KAFKA_STORAGE_ERROR', `Writing segment ${key} to replica ${r} failed`, { cause: e });
           return false;
         },
       ),
@@ -164,7 +186,11 @@ async function putToReplicas(stores: ObjectStore[], state: PartitionState, key: 
 }
 
 /** A covering entry's fields from the run it replaces (location filled in by writeSegment). */
-export function coverOf(replaced: EntryItem[], topic: TopicMeta, overrides: Partial<Piece['entry']> = {}): Piece['entry'] {
+export function coverOf(
+  replaced: EntryItem[],
+  topic: TopicMeta,
+  overrides: Partial<Piece['entry']> = {},
+): Piece['entry'] {
   const first = replaced[0]!.entry;
   const last = replaced.at(-1)!.entry;
   return {

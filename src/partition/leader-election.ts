@@ -15,7 +15,11 @@ export interface Election {
  * the history records where it starts (the new leader's log end); every replica is truncated to
  * the end offset of the epoch it last followed, as the history says. Undefined: no candidate.
  */
-export function electLeader(s: PartitionState, isLive: (replica: number) => boolean, uncleanAllowed: boolean): Election | undefined {
+export function electLeader(
+  s: PartitionState,
+  isLive: (replica: number) => boolean,
+  uncleanAllowed: boolean,
+): Election | undefined {
   const inOrder = (rs: number[]) => s.replicas.filter((r) => rs.includes(r) && r !== s.leader && isLive(r));
   let candidates = inOrder(s.isr);
   let unclean = false;

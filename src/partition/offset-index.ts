@@ -44,7 +44,12 @@ export interface ScanPaging {
 
 /** The same commit: incarnation, epoch, object, range and offsets (a segment rewrite is another commit). */
 export const sameCommit = (a: CommitRecord, b: CommitRecord) =>
-  a.topicId === b.topicId && a.leaderEpoch === b.leaderEpoch && a.objectKey === b.objectKey && a.start === b.start && a.end === b.end && a.baseOffset === b.baseOffset;
+  a.topicId === b.topicId &&
+  a.leaderEpoch === b.leaderEpoch &&
+  a.objectKey === b.objectKey &&
+  a.start === b.start &&
+  a.end === b.end &&
+  a.baseOffset === b.baseOffset;
 
 /** Page size of a scan with no byte budget (it reads on until the caller stops). */
 const UNBUDGETED_PAGE = 64;
@@ -71,11 +76,29 @@ export class OffsetIndex {
    * The aborted transactions whose records may lie in [from, to), in first-offset order: the abort
    * items from `from` on, and the last commit if it is an ABORT whose items may not have landed yet.
    */
-  async abortedTransactions(topic: string, partition: number, state: PartitionState, from: number, to: number): Promise<AbortedTransaction[]> {
-    const items = await this.metadata.query<AbortedTransaction>(partitionPk(topic, partition), { gte: abortSk(from), lt: `${ABORT_PREFIX}~`, limit: MAX_ABORTED_PER_FETCH });
-    const out = items.map((i) => i.value).filter((a) => a.topicId === state.topicId && a.firstOffset < to && withinEpochOffset(state, a.lastOffset));
+  async abortedTransactions(
+    topic: string,
+    partition: number,
+    state: PartitionState,
+    from: number,
+    to: number,
+  ): Promise<AbortedTransaction[]> {
+    const items = await this.metadata.query<AbortedTransaction>(partitionPk(topic, partition), {
+      gte: abortSk(from),
+      lt: `${ABORT_PREFIX}~`,
+      limit: MAX_ABORTED_PER_FETCH,
+    });
+    const out = items
+      .map((i) => i.value)
+      .filter((a) => a.topicId === state.topicId && a.firstOffset < to && withinEpochOffset(state, a.lastOffset));
     const last = state.lastCommit;
-    if (last?.control?.type === 'ABORT' && last.topicId === state.topicId && last.baseOffset >= from && last.control.firstOffset < to && !out.some((a) => a.lastOffset === last.baseOffset)) {
+    if (
+      last?.control?.type === 'ABORT' &&
+      last.topicId === state.topicId &&
+      last.baseOffset >= from &&
+      last.control.firstOffset < to &&
+      !out.some((a) => a.lastOffset === last.baseOffset)
+    ) {
       out.push(abortedOf(last));
     }
     return out.sort((a, b) => a.firstOffset - b.firstOffset);
@@ -98,13 +121,31 @@ export class OffsetIndex {
    * step 4, docs/architecture.md). A missing entry below `to` that the last commit cannot fill is KAFKA_STORAGE_ERROR
    * when nothing before it can be answered: never an empty answer below the high watermark.
    */
-  async entriesFrom(topic: string, partition: number, state: PartitionState, from: number, to: number, maxBytes: number): Promise<CommitRecord[]> {
+  async entriesFrom(
+    topic: string,
+    partition: number,
+    state: PartitionState,
+    from: number,
+    to: number,
+    maxBytes: number,
+  ): Promise<CommitRecord[]> {
     const out: CommitRecord[] = [];
     let next = from;
     let bytes = 0;
     const last = state.lastCommit;
-    const paging: ScanPaging = { maxBytes, ...(last && last.end > last.start && { entryBytes: last.end - last.start }) };
-    for await (const e of this.scan(topic, partition, state.topicId, from, to, (e) => withinEpoch(state.epochHistory, e), paging)) {
+    const paging: ScanPaging = {
+      maxBytes,
+      ...(last && last.end > last.start && { entryBytes: last.end - last.start }),
+    };
+    for await (const e of this.scan(
+      topic,
+      partition,
+      state.topicId,
+      from,
+      to,
+      (e) => withinEpoch(state.epochHistory, e),
+      paging,
+    )) {
       if (e.lastOffset < next) continue; // covered already (e.g. old entries a segment swap replaced)
       if (e.baseOffset > next) break; // a gap: only the last commit may be missing, handled below
       if (out.length > 0 && bytes + (e.end - e.start) > maxBytes) return out; // whole entries within the budget, past it only the first
@@ -179,7 +220,8 @@ export class OffsetIndex {
 
 /** The page sizes of one scan; see `OffsetIndex.scan`. */
 function pageSizer({ maxBytes, entryBytes }: ScanPaging) {
-  if (maxBytes === undefined) return { first: UNBUDGETED_PAGE, saw: (_: CommitRecord) => {}, next: () => UNBUDGETED_PAGE };
+  if (maxBytes === undefined)
+    return { first: UNBUDGETED_PAGE, saw: (_: CommitRecord) => {}, next: () => UNBUDGETED_PAGE };
   const clamp = (n: number) => Math.min(Math.max(Math.ceil(n), MIN_PAGE), MAX_PAGE);
   let entries = 0;
   let bytes = 0;
@@ -198,7 +240,12 @@ function pageSizer({ maxBytes, entryBytes }: ScanPaging) {
 }
 
 function abortedOf(entry: CommitRecord): AbortedTransaction {
-  return { topicId: entry.topicId, producerId: entry.control!.producerId, firstOffset: entry.control!.firstOffset, lastOffset: entry.baseOffset };
+  return {
+    topicId: entry.topicId,
+    producerId: entry.control!.producerId,
+    firstOffset: entry.control!.firstOffset,
+    lastOffset: entry.baseOffset,
+  };
 }
 
 /** An abort item above the log end (left by a truncated leader epoch) no longer applies. */

@@ -67,14 +67,27 @@ export interface StateRead {
  * Reads the partition state item; a missing item, or one left by a deleted topic of the same name,
  * reads as the initial state (keeping the stale item's version so the first write replaces it).
  */
-export async function readPartitionState(metadata: MetadataStore, topic: TopicMeta, partition: number, storeCount: number): Promise<StateRead> {
+export async function readPartitionState(
+  metadata: MetadataStore,
+  topic: TopicMeta,
+  partition: number,
+  storeCount: number,
+): Promise<StateRead> {
   const item = await metadata.get<PartitionState>(partitionPk(topic.name, partition), STATE_SK);
   return stateFromItem(item, topic, partition, storeCount);
 }
 
-export function stateFromItem(item: MetaItem<PartitionState> | undefined, topic: TopicMeta, partition: number, storeCount: number): StateRead {
+export function stateFromItem(
+  item: MetaItem<PartitionState> | undefined,
+  topic: TopicMeta,
+  partition: number,
+  storeCount: number,
+): StateRead {
   if (item && item.value.topicId === topic.id) return { state: item.value, version: item.version };
-  return { state: initialPartitionState(topic.id, partition, topic.replicationFactor, storeCount), version: item?.version };
+  return {
+    state: initialPartitionState(topic.id, partition, topic.replicationFactor, storeCount),
+    version: item?.version,
+  };
 }
 
 export interface CommitDeps {
@@ -98,7 +111,8 @@ export const commitToken = (c: { objectKey: string; start: number }) =>
   `${c.objectKey.slice(Math.max(c.objectKey.lastIndexOf('-'), c.objectKey.lastIndexOf('/')) + 1)}@${c.start}`;
 
 /** What identifies one commit for the index-repair note: epoch, object, range and offset. */
-export const commitIdentity = (c: CommitRecord) => `${c.leaderEpoch}|${c.objectKey}|${c.start}|${c.end}|${c.baseOffset}`;
+export const commitIdentity = (c: CommitRecord) =>
+  `${c.leaderEpoch}|${c.objectKey}|${c.start}|${c.end}|${c.baseOffset}`;
 
 /**
  * Step 3 and 4 of the commit protocol (docs/architecture.md): assign the next offsets with one
@@ -120,25 +134,41 @@ export const commitIdentity = (c: CommitRecord) => `${c.leaderEpoch}|${c.objectK
  * write, the next writer (or reader) finds the index entry missing and writes it from that pointer
  * before the pointer is overwritten, so a committed batch is never unreachable.
  */
-export async function commitToPartition(deps: CommitDeps, topic: TopicMeta, partition: number, plan: CommitPlan, read?: StateRead): Promise<CommitResult> {
+export async function commitToPartition(
+  deps: CommitDeps,
+  topic: TopicMeta,
+  partition: number,
+  plan: CommitPlan,
+  read?: StateRead,
+): Promise<CommitResult> {
   const pk = partitionPk(topic.name, partition);
   const start = read ?? (await readPartitionState(deps.metadata, topic, partition, deps.storeCount));
   const token = commitToken(plan.pending);
   /** The version the current attempt writes over. */
   let basedOn: number | undefined;
-  type Step = Extract<CommitResult, { kind: 'duplicate' }> | { kind: 'committed'; entry: CommitRecord; item: MetaItem<PartitionState> };
+  type Step =
+    | Extract<CommitResult, { kind: 'duplicate' }>
+    | { kind: 'committed'; entry: CommitRecord; item: MetaItem<PartitionState> };
   const outcome = await optimisticUpdate<PartitionState, Step>({
     metadata: deps.metadata,
     pk,
     sk: STATE_SK,
-    known: { item: start.version === undefined ? undefined : { pk, sk: STATE_SK, version: start.version, value: start.state } },
+    known: {
+      item: start.version === undefined ? undefined : { pk, sk: STATE_SK, version: start.version, value: start.state },
+    },
     attempts: 64,
-    giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Too much contention committing to ${topic.name}-${partition}; nothing was appended, retry` },
+    giveUp: {
+      errorName: 'KAFKA_STORAGE_ERROR',
+      message: `Too much contention committing to ${topic.name}-${partition}; nothing was appended, retry`,
+    },
     decide: async (item) => {
       basedOn = item?.version;
       const { state } = stateFromItem(item, topic, partition, deps.storeCount);
       if (state.leaderEpoch !== plan.leaderEpoch) {
-        throw new KafkaError('FENCED_LEADER_EPOCH', `Leader epoch ${plan.leaderEpoch} of ${topic.name}-${partition} is stale; the current epoch is ${state.leaderEpoch}`);
+        throw new KafkaError(
+          'FENCED_LEADER_EPOCH',
+          `Leader epoch ${plan.leaderEpoch} of ${topic.name}-${partition} is stale; the current epoch is ${state.leaderEpoch}`,
+        );
       }
       const duplicate = plan.guard?.(state);
       if (duplicate) return { done: { kind: 'duplicate', ...duplicate, state } };
@@ -158,7 +188,12 @@ export async function commitToPartition(deps: CommitDeps, topic: TopicMeta, part
       // may have rotated out of `recentCommits`. Had it applied, the next commit would have written
       // its index entry (the repair of step 4) before moving `lastCommit` on: the entry at our base
       // offset tells.
-      if (retried && basedOn !== undefined && found.version - basedOn >= RECENT_COMMITS && (await deps.index.holds(topic.name, partition, entry))) {
+      if (
+        retried &&
+        basedOn !== undefined &&
+        found.version - basedOn >= RECENT_COMMITS &&
+        (await deps.index.holds(topic.name, partition, entry))
+      ) {
         return { kind: 'committed', entry, item: found };
       }
       return undefined;
@@ -172,12 +207,26 @@ export async function commitToPartition(deps: CommitDeps, topic: TopicMeta, part
     () => true,
     () => false,
   );
-  return { kind: 'committed', entry: step.entry, state: step.item.value, version: step.item.version, retries: outcome.retries, indexed };
+  return {
+    kind: 'committed',
+    entry: step.entry,
+    state: step.item.value,
+    version: step.item.version,
+    retries: outcome.retries,
+    indexed,
+  };
 }
 
-const carriesToken = (s: PartitionState, token: string) => (s.lastCommit !== undefined && commitToken(s.lastCommit) === token) || (s.recentCommits ?? []).includes(token);
+const carriesToken = (s: PartitionState, token: string) =>
+  (s.lastCommit !== undefined && commitToken(s.lastCommit) === token) || (s.recentCommits ?? []).includes(token);
 
-function nextState(state: PartitionState, topicId: string, plan: CommitPlan, token: string, now: number): PartitionState {
+function nextState(
+  state: PartitionState,
+  topicId: string,
+  plan: CommitPlan,
+  token: string,
+  now: number,
+): PartitionState {
   const { pending } = plan;
   const shrunk = shrinkIsr(state, plan.failedFollowers);
   const baseOffset = logEndOffset(shrunk);
@@ -210,12 +259,18 @@ function nextState(state: PartitionState, topicId: string, plan: CommitPlan, tok
     sizeInBytes: shrunk.sizeInBytes + (pending.end - pending.start),
     lastCommit: entry,
     recentCommits: [...(shrunk.recentCommits ?? []).filter((t) => t !== token), token].slice(-RECENT_COMMITS),
-    ...(pending.producer ? { pids: recordProducerBatch(shrunk, pending.producer, baseOffset, entry.lastOffset, now), producers: undefined } : {}),
+    ...(pending.producer
+      ? { pids: recordProducerBatch(shrunk, pending.producer, baseOffset, entry.lastOffset, now), producers: undefined }
+      : {}),
   };
   if (pending.producer?.transactional) {
     const id = String(pending.producer.producerId);
     // The transaction's first batch here opens it; later ones only extend it.
-    if (!shrunk.openTxns?.[id]) next.openTxns = { ...shrunk.openTxns, [id]: { producerEpoch: pending.producer.producerEpoch, firstOffset: baseOffset, startedAt: now } };
+    if (!shrunk.openTxns?.[id])
+      next.openTxns = {
+        ...shrunk.openTxns,
+        [id]: { producerEpoch: pending.producer.producerEpoch, firstOffset: baseOffset, startedAt: now },
+      };
   }
   if (pending.marker) applyMarker(next, entry, pending.marker, now);
   next.highWatermark = computeHighWatermark(next);
@@ -228,14 +283,27 @@ function nextState(state: PartitionState, topicId: string, plan: CommitPlan, tok
  * out producer) also moves the producer's epoch here, so a zombie's late batch is fenced by the
  * partition itself (INVALID_PRODUCER_EPOCH), not only by the coordinator.
  */
-function applyMarker(next: PartitionState, entry: CommitRecord, marker: NonNullable<PendingCommit['marker']>, now: number): void {
+function applyMarker(
+  next: PartitionState,
+  entry: CommitRecord,
+  marker: NonNullable<PendingCommit['marker']>,
+  now: number,
+): void {
   const id = String(marker.producerId);
   const open: OpenTransaction | undefined = next.openTxns?.[id];
   const { [id]: _closed, ...rest } = next.openTxns ?? {};
   next.openTxns = rest;
-  entry.control = { type: marker.type, producerId: marker.producerId, producerEpoch: marker.producerEpoch, firstOffset: open?.firstOffset ?? entry.baseOffset };
+  entry.control = {
+    type: marker.type,
+    producerId: marker.producerId,
+    producerEpoch: marker.producerEpoch,
+    firstOffset: open?.firstOffset ?? entry.baseOffset,
+  };
   const last: ProducerEntry | undefined = next.producers?.[id];
   if (last && last.producerEpoch < marker.producerEpoch) {
-    next.producers = { ...next.producers, [id]: { ...last, producerEpoch: marker.producerEpoch, baseSequence: -1, lastSequence: -1, updatedAt: now } };
+    next.producers = {
+      ...next.producers,
+      [id]: { ...last, producerEpoch: marker.producerEpoch, baseSequence: -1, lastSequence: -1, updatedAt: now },
+    };
   }
 }

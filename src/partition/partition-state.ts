@@ -100,7 +100,12 @@ export function assignReplicas(partition: number, replicationFactor: number, sto
   return Array.from({ length: replicationFactor }, (_, j) => (partition + j) % storeCount);
 }
 
-export function initialPartitionState(topicId: string, partition: number, replicationFactor: number, storeCount: number): PartitionState {
+export function initialPartitionState(
+  topicId: string,
+  partition: number,
+  replicationFactor: number,
+  storeCount: number,
+): PartitionState {
   const replicas = assignReplicas(partition, replicationFactor, storeCount);
   return {
     topicId,
@@ -127,7 +132,8 @@ export function computeHighWatermark(s: PartitionState): number {
 /** Kafka's first unstable offset: the first offset of the oldest open transaction, if any. */
 export function firstUnstableOffset(s: PartitionState): number | undefined {
   let first: number | undefined;
-  for (const t of Object.values(s.openTxns ?? {})) if (first === undefined || t.firstOffset < first) first = t.firstOffset;
+  for (const t of Object.values(s.openTxns ?? {}))
+    if (first === undefined || t.firstOffset < first) first = t.firstOffset;
   return first;
 }
 

@@ -22,27 +22,42 @@ export const PRODUCER_ID_EXPIRATION_MS = 86_400_000;
 /** Bound on producers tracked in one partition state item (keeps the item small). */
 export const MAX_PRODUCERS_PER_PARTITION = 500;
 
-export type SequenceCheck = { kind: 'append' } | { kind: 'duplicate'; baseOffset: number; lastOffset: number } | { kind: 'older' };
+export type SequenceCheck =
+  | { kind: 'append' }
+  | { kind: 'duplicate'; baseOffset: number; lastOffset: number }
+  | { kind: 'older' };
 
 /**
  * What the partition state knows of a producer: its epoch and last sequence always; the last
  * batch's first sequence and offsets only for the most recent producers (see packProducers).
  */
-export type ProducerSequence = Pick<ProducerEntry, 'producerId' | 'producerEpoch' | 'lastSequence' | 'updatedAt'> & Partial<Pick<ProducerEntry, 'baseSequence' | 'baseOffset' | 'lastOffset'>>;
+export type ProducerSequence = Pick<ProducerEntry, 'producerId' | 'producerEpoch' | 'lastSequence' | 'updatedAt'> &
+  Partial<Pick<ProducerEntry, 'baseSequence' | 'baseOffset' | 'lastOffset'>>;
 
 /** Decides what an incoming batch is, given the producer's last batch in this partition. */
 export function checkSequence(last: ProducerSequence | undefined, batch: ProducerBatch): SequenceCheck {
   const where = `producer ${batch.producerId} epoch ${batch.producerEpoch}`;
   if (last && batch.producerEpoch < last.producerEpoch) {
-    throw new KafkaError('INVALID_PRODUCER_EPOCH', `${where} is fenced: epoch ${last.producerEpoch} has written to this partition`);
+    throw new KafkaError(
+      'INVALID_PRODUCER_EPOCH',
+      `${where} is fenced: epoch ${last.producerEpoch} has written to this partition`,
+    );
   }
   if (!last || batch.producerEpoch > last.producerEpoch) {
     if (batch.baseSequence !== 0) {
-      throw new KafkaError('OUT_OF_ORDER_SEQUENCE_NUMBER', `${where}: the first batch of an epoch must have sequence 0, got ${batch.baseSequence}`);
+      throw new KafkaError(
+        'OUT_OF_ORDER_SEQUENCE_NUMBER',
+        `${where}: the first batch of an epoch must have sequence 0, got ${batch.baseSequence}`,
+      );
     }
     return { kind: 'append' };
   }
-  if (batch.baseSequence === last.baseSequence && batch.lastSequence === last.lastSequence && last.baseOffset !== undefined && last.lastOffset !== undefined) {
+  if (
+    batch.baseSequence === last.baseSequence &&
+    batch.lastSequence === last.lastSequence &&
+    last.baseOffset !== undefined &&
+    last.lastOffset !== undefined
+  ) {
     return { kind: 'duplicate', baseOffset: last.baseOffset, lastOffset: last.lastOffset };
   }
   if (batch.baseSequence === last.lastSequence + 1) return { kind: 'append' };
@@ -83,8 +98,14 @@ export function unpackProducers(table: ProducerTable | undefined): ProducerSeque
   for (const e of table.slice(bar + 1).split(';')) {
     if (e === '') continue;
     const f = e.split('.').map(n36);
-    const entry: ProducerSequence = { producerId: f[0]!, producerEpoch: f[1]!, lastSequence: f[2]!, updatedAt: newest - f[3]! * 1000 };
-    if (f.length === 7) Object.assign(entry, { baseSequence: f[2]! - f[4]!, lastOffset: f[5]!, baseOffset: f[5]! - f[6]! });
+    const entry: ProducerSequence = {
+      producerId: f[0]!,
+      producerEpoch: f[1]!,
+      lastSequence: f[2]!,
+      updatedAt: newest - f[3]! * 1000,
+    };
+    if (f.length === 7)
+      Object.assign(entry, { baseSequence: f[2]! - f[4]!, lastOffset: f[5]!, baseOffset: f[5]! - f[6]! });
     out.push(entry);
   }
   return out;
@@ -95,14 +116,18 @@ export function packProducers(entries: ProducerSequence[]): ProducerTable {
   const newest = Math.floor(Math.max(0, ...entries.map((e) => e.updatedAt)) / 1000);
   const parts = entries.map((e, i) => {
     const short = `${b36(e.producerId)}.${b36(e.producerEpoch)}.${b36(e.lastSequence)}.${b36(Math.max(0, newest - Math.floor(e.updatedAt / 1000)))}`;
-    if (i >= RECENT_FULL || e.baseSequence === undefined || e.baseOffset === undefined || e.lastOffset === undefined) return short;
+    if (i >= RECENT_FULL || e.baseSequence === undefined || e.baseOffset === undefined || e.lastOffset === undefined)
+      return short;
     return `${short}.${b36(e.lastSequence - e.baseSequence)}.${b36(e.lastOffset)}.${b36(e.lastOffset - e.baseOffset)}`;
   });
   return `${b36(newest)}|${parts.join(';')}`;
 }
 
 /** One producer's entry in a partition state: the packed table, or the JSON map states written before it. */
-export function producerIn(state: { pids?: ProducerTable; producers?: Record<string, ProducerEntry> }, producerId: number): ProducerSequence | undefined {
+export function producerIn(
+  state: { pids?: ProducerTable; producers?: Record<string, ProducerEntry> },
+  producerId: number,
+): ProducerSequence | undefined {
   if (state.pids !== undefined) return unpackProducers(state.pids).find((e) => e.producerId === producerId);
   return state.producers?.[String(producerId)];
 }
@@ -116,9 +141,14 @@ export function recordProducerBatch(
   now: number,
 ): ProducerTable {
   const before = state.pids !== undefined ? unpackProducers(state.pids) : Object.values(state.producers ?? {});
-  const others = before.filter((e) => e.producerId !== batch.producerId && now - e.updatedAt < PRODUCER_ID_EXPIRATION_MS);
+  const others = before.filter(
+    (e) => e.producerId !== batch.producerId && now - e.updatedAt < PRODUCER_ID_EXPIRATION_MS,
+  );
   others.sort((a, b) => b.updatedAt - a.updatedAt);
-  return packProducers([{ ...batch, baseOffset, lastOffset, updatedAt: now }, ...others.slice(0, MAX_PRODUCERS_PER_PARTITION - 1)]);
+  return packProducers([
+    { ...batch, baseOffset, lastOffset, updatedAt: now },
+    ...others.slice(0, MAX_PRODUCERS_PER_PARTITION - 1),
+  ]);
 }
 
 interface ProducerPartitionItem {
@@ -126,15 +156,23 @@ interface ProducerPartitionItem {
   batches: { baseSequence: number; lastSequence: number; baseOffset: number; lastOffset: number }[];
 }
 
-
 export class ProducerBatchLog {
   constructor(private readonly metadata: MetadataStore) {}
 
   /** The original offsets of an older duplicate batch, if it is among the last five. */
-  async findDuplicate(topic: string, partition: number, batch: ProducerBatch): Promise<{ baseOffset: number; lastOffset: number } | undefined> {
-    const item = await this.metadata.get<ProducerPartitionItem>(producerPk(batch.producerId), producerPartitionSk(topic, partition));
+  async findDuplicate(
+    topic: string,
+    partition: number,
+    batch: ProducerBatch,
+  ): Promise<{ baseOffset: number; lastOffset: number } | undefined> {
+    const item = await this.metadata.get<ProducerPartitionItem>(
+      producerPk(batch.producerId),
+      producerPartitionSk(topic, partition),
+    );
     if (!item || item.value.producerEpoch !== batch.producerEpoch) return undefined;
-    return item.value.batches.find((b) => b.baseSequence === batch.baseSequence && b.lastSequence === batch.lastSequence);
+    return item.value.batches.find(
+      (b) => b.baseSequence === batch.baseSequence && b.lastSequence === batch.lastSequence,
+    );
   }
 
   /**
@@ -142,16 +180,28 @@ export class ProducerBatchLog {
    * same batch again is harmless, so a repeat after an ambiguous outcome needs no recognition. Best
    * effort: the partition state's producer entry is what sequence checks rely on first.
    */
-  async record(topic: string, partition: number, batch: ProducerBatch, baseOffset: number, lastOffset: number): Promise<void> {
+  async record(
+    topic: string,
+    partition: number,
+    batch: ProducerBatch,
+    baseOffset: number,
+    lastOffset: number,
+  ): Promise<void> {
     await optimisticUpdate<ProducerPartitionItem, undefined>({
       metadata: this.metadata,
       pk: producerPk(batch.producerId),
       sk: producerPartitionSk(topic, partition),
       attempts: 5,
-      giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent appends of producer ${batch.producerId} to ${topic}-${partition}` },
+      giveUp: {
+        errorName: 'COORDINATOR_NOT_AVAILABLE',
+        message: `Too many concurrent appends of producer ${batch.producerId} to ${topic}-${partition}`,
+      },
       decide: (item) => {
         const prior = item && item.value.producerEpoch === batch.producerEpoch ? item.value.batches : [];
-        const batches = [...prior.filter((b) => b.baseSequence !== batch.baseSequence), { baseSequence: batch.baseSequence, lastSequence: batch.lastSequence, baseOffset, lastOffset }]
+        const batches = [
+          ...prior.filter((b) => b.baseSequence !== batch.baseSequence),
+          { baseSequence: batch.baseSequence, lastSequence: batch.lastSequence, baseOffset, lastOffset },
+        ]
           .sort((a, b) => a.baseSequence - b.baseSequence)
           .slice(-BATCHES_KEPT);
         return { write: { producerEpoch: batch.producerEpoch, batches }, answer: () => undefined };

@@ -39,18 +39,25 @@ export class ProducerIds {
         pk,
         sk,
         attempts: 1,
-        giveUp: { errorName: 'INVALID_PRODUCER_EPOCH', message: `Producer ${existing.producerId} was re-initialised concurrently` },
+        giveUp: {
+          errorName: 'INVALID_PRODUCER_EPOCH',
+          message: `Producer ${existing.producerId} was re-initialised concurrently`,
+        },
         decide: (item) => {
           if (!item) throw new KafkaError('UNKNOWN_PRODUCER_ID', `Producer id ${existing.producerId} is unknown`);
           if (item.value.epoch !== existing.producerEpoch) {
-            throw new KafkaError('INVALID_PRODUCER_EPOCH', `Producer ${existing.producerId} has epoch ${item.value.epoch}, not ${existing.producerEpoch}`);
+            throw new KafkaError(
+              'INVALID_PRODUCER_EPOCH',
+              `Producer ${existing.producerId} has epoch ${item.value.epoch}, not ${existing.producerEpoch}`,
+            );
           }
           // Epoch exhausted: a fresh id, as Kafka does.
           if (item.value.epoch >= MAX_EPOCH) return { done: 'exhausted' };
           const epoch = item.value.epoch + 1;
           return { write: { epoch, by }, answer: () => ({ producerId: existing.producerId, producerEpoch: epoch }) };
         },
-        recognise: (found) => (found?.value.by === by ? { producerId: existing.producerId, producerEpoch: found.value.epoch } : undefined),
+        recognise: (found) =>
+          found?.value.by === by ? { producerId: existing.producerId, producerEpoch: found.value.epoch } : undefined,
       });
       if (bumped.result !== 'exhausted') return bumped.result;
     }
@@ -73,7 +80,8 @@ export class ProducerIds {
   async currentEpoch(producerId: number): Promise<number> {
     const { pk, sk } = metaKey(producerId);
     const item = await this.metadata.get<ProducerMeta>(pk, sk);
-    if (!item) throw new KafkaError('UNKNOWN_PRODUCER_ID', `Producer id ${producerId} is unknown; call producers:init first`);
+    if (!item)
+      throw new KafkaError('UNKNOWN_PRODUCER_ID', `Producer id ${producerId} is unknown; call producers:init first`);
     return item.value.epoch;
   }
 

@@ -5,7 +5,10 @@
  */
 import type { ConnectionPoster } from './ports.js';
 
-export function httpConnectionPoster(fetchImpl: typeof globalThis.fetch = globalThis.fetch, timeoutMs = 2000): ConnectionPoster {
+export function httpConnectionPoster(
+  fetchImpl: typeof globalThis.fetch = globalThis.fetch,
+  timeoutMs = 2000,
+): ConnectionPoster {
   return {
     async post(endpoint, connectionId, message) {
       const res = await fetchImpl(`${endpoint.replace(/\/+$/, '')}/@connections/${encodeURIComponent(connectionId)}`, {

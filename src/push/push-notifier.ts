@@ -11,7 +11,11 @@
 import type { ConnectionPoster } from './ports.js';
 import type { Subscriptions } from './subscriptions.js';
 
-export type PushMessage = { type: 'ready'; topic: string; partitions: { partition: number; high_watermark?: number }[] };
+export type PushMessage = {
+  type: 'ready';
+  topic: string;
+  partitions: { partition: number; high_watermark?: number }[];
+};
 
 export class PushNotifier {
   private readonly touched = new Map<string, Set<number>>();

@@ -37,22 +37,48 @@ export function parseClientMessage(text: string): SubscribeMessage | { action: '
     typeof o.topic === 'string' &&
     Array.isArray(o.partitions) &&
     o.partitions.length <= 10_000 &&
-    o.partitions.every((p) => Number.isSafeInteger(p?.partition) && p.partition >= 0 && Number.isSafeInteger(p.offset) && p.offset >= 0);
-  if (!ok) throw new KafkaError('INVALID_REQUEST', 'Expected {"action":"subscribe","topic":...,"partitions":[{"partition":n,"offset":n}]} or {"action":"ping"}');
+    o.partitions.every(
+      (p) => Number.isSafeInteger(p?.partition) && p.partition >= 0 && Number.isSafeInteger(p.offset) && p.offset >= 0,
+    );
+  if (!ok)
+    throw new KafkaError(
+      'INVALID_REQUEST',
+      'Expected {"action":"subscribe","topic":...,"partitions":[{"partition":n,"offset":n}]} or {"action":"ping"}',
+    );
   return { action: 'subscribe', topic: o.topic!, partitions: o.partitions! };
 }
 
 /** Arms, checks, and returns the answer for the connection: the partitions with records past the offset, if any. */
-export async function handleSubscribe(deps: SubscribeDeps, endpoint: string, connectionId: string, m: SubscribeMessage): Promise<PushMessage | undefined> {
+export async function handleSubscribe(
+  deps: SubscribeDeps,
+  endpoint: string,
+  connectionId: string,
+  m: SubscribeMessage,
+): Promise<PushMessage | undefined> {
   const topic = await deps.topics.get(m.topic);
   for (const p of m.partitions) {
-    if (p.partition >= topic.partitionCount) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p.partition} of topic ${topic.name} does not exist`);
+    if (p.partition >= topic.partitionCount)
+      throw new KafkaError(
+        'UNKNOWN_TOPIC_OR_PARTITION',
+        `Partition ${p.partition} of topic ${topic.name} does not exist`,
+      );
   }
   await deps.subscriptions.arm(topic.name, endpoint, connectionId, m.partitions);
-  const states = await Promise.all(m.partitions.map(async (p) => ({ ...p, hw: (await deps.log.state(topic, p.partition)).highWatermark })));
+  const states = await Promise.all(
+    m.partitions.map(async (p) => ({ ...p, hw: (await deps.log.state(topic, p.partition)).highWatermark })),
+  );
   const ready = states.filter((s) => s.hw > s.offset);
   if (ready.length === 0) return undefined;
   // Answered here: arm only the rest, so that a commit does not tell these twice.
-  await deps.subscriptions.arm(topic.name, endpoint, connectionId, states.filter((s) => s.hw <= s.offset));
-  return { type: 'ready', topic: topic.name, partitions: ready.map((r) => ({ partition: r.partition, high_watermark: r.hw })) };
+  await deps.subscriptions.arm(
+    topic.name,
+    endpoint,
+    connectionId,
+    states.filter((s) => s.hw <= s.offset),
+  );
+  return {
+    type: 'ready',
+    topic: topic.name,
+    partitions: ready.map((r) => ({ partition: r.partition, high_watermark: r.hw })),
+  };
 }

@@ -26,23 +26,27 @@ export interface ClientQuota {
   values: Partial<Record<QuotaKey, number>>;
 }
 
-
 export const isQuotaKey = (k: string): k is QuotaKey => (QUOTA_KEYS as readonly string[]).includes(k);
 
 export function entityKey(e: QuotaEntity): string {
-  const part = (type: keyof QuotaEntity) => (e[type] === undefined ? [] : [`${type}=${e[type] === null ? '<default>' : encodeURIComponent(e[type]!)}`]);
+  const part = (type: keyof QuotaEntity) =>
+    e[type] === undefined ? [] : [`${type}=${e[type] === null ? '<default>' : encodeURIComponent(e[type]!)}`];
   return [...part('user'), ...part('client-id')].join(',');
 }
 
 export function validateEntity(e: QuotaEntity): QuotaEntity {
-  if (e.user === undefined && e['client-id'] === undefined) throw new KafkaError('INVALID_REQUEST', 'A quota entity names a user, a client-id or both');
-  for (const v of [e.user, e['client-id']]) if (v === '') throw new KafkaError('INVALID_REQUEST', 'An entity name is non-empty (null for the default)');
+  if (e.user === undefined && e['client-id'] === undefined)
+    throw new KafkaError('INVALID_REQUEST', 'A quota entity names a user, a client-id or both');
+  for (const v of [e.user, e['client-id']])
+    if (v === '') throw new KafkaError('INVALID_REQUEST', 'An entity name is non-empty (null for the default)');
   return e;
 }
 
 export function validateQuotaValue(key: string, value: unknown): number {
-  if (!isQuotaKey(key)) throw new KafkaError('INVALID_REQUEST', `Unknown quota ${key}; known: ${QUOTA_KEYS.join(', ')}`);
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new KafkaError('INVALID_REQUEST', `${key} must be a positive number`);
+  if (!isQuotaKey(key))
+    throw new KafkaError('INVALID_REQUEST', `Unknown quota ${key}; known: ${QUOTA_KEYS.join(', ')}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new KafkaError('INVALID_REQUEST', `${key} must be a positive number`);
   return value;
 }
 
@@ -130,7 +134,11 @@ export class QuotaStore {
    * deleted. Setting a value is idempotent, so a write that applied with its answer lost is
    * recognised by its value and not applied twice.
    */
-  async alter(entity: QuotaEntity, set: Partial<Record<QuotaKey, number>>, remove: QuotaKey[]): Promise<ClientQuota | undefined> {
+  async alter(
+    entity: QuotaEntity,
+    set: Partial<Record<QuotaKey, number>>,
+    remove: QuotaKey[],
+  ): Promise<ClientQuota | undefined> {
     validateEntity(entity);
     try {
       const { result } = await optimisticUpdate<ClientQuota, ClientQuota | undefined>({
@@ -144,7 +152,10 @@ export class QuotaStore {
           return current ? { remove: true, answer: () => undefined } : { done: undefined };
         },
         recognise: (found, attempted) => (holdsWrite(found, attempted) ? found.value : undefined),
-        giveUp: { errorName: 'REQUEST_TIMED_OUT', message: `Too many concurrent changes to the quotas of ${entityKey(entity)}; retry` },
+        giveUp: {
+          errorName: 'REQUEST_TIMED_OUT',
+          message: `Too many concurrent changes to the quotas of ${entityKey(entity)}; retry`,
+        },
       });
       return result;
     } finally {

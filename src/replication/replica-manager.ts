@@ -65,7 +65,10 @@ export class ReplicaManager implements Leadership {
     const live = new Map(await Promise.all(state.replicas.map(async (r) => [r, await this.isLive(r)] as const)));
     const election = electLeader(state, (r) => live.get(r) === true, uncleanAllowed);
     if (!election) {
-      throw new KafkaError('LEADER_NOT_AVAILABLE', `No live in-sync replica can lead ${topic.name}-${partition}; retry when a store is back`);
+      throw new KafkaError(
+        'LEADER_NOT_AVAILABLE',
+        `No live in-sync replica can lead ${topic.name}-${partition}; retry when a store is back`,
+      );
     }
     // One write: if anything else changed the state meanwhile (another election, an append), the
     // decision is stale and the caller goes on with the state as it now is. Our own election, found
@@ -77,11 +80,16 @@ export class ReplicaManager implements Leadership {
       sk: STATE_SK,
       known: { item: version === undefined ? undefined : { pk, sk: STATE_SK, version, value: state } },
       attempts: 2,
-      giveUp: { errorName: 'LEADER_NOT_AVAILABLE', message: `${topic.name}-${partition} changed during the election; retry` },
-      decide: (_, attempt) => (attempt === 0 ? { write: election.state, answer: (written) => written.value } : { done: undefined }),
+      giveUp: {
+        errorName: 'LEADER_NOT_AVAILABLE',
+        message: `${topic.name}-${partition} changed during the election; retry`,
+      },
+      decide: (_, attempt) =>
+        attempt === 0 ? { write: election.state, answer: (written) => written.value } : { done: undefined },
       recognise: (found, attempted) => (holdsWrite(found, attempted) ? found.value : undefined),
     });
-    if (elected.result === undefined) return stateFromItem(elected.item, topic, partition, this.deps.stores.length).state;
+    if (elected.result === undefined)
+      return stateFromItem(elected.item, topic, partition, this.deps.stores.length).state;
     this.deps.log({
       level: election.unclean ? 'warn' : 'info',
       msg: election.unclean ? 'unclean leader election: acknowledged records may be lost' : 'leader elected',
@@ -90,7 +98,9 @@ export class ReplicaManager implements Leadership {
       leader: election.state.leader,
       previousLeader: state.leader,
       leaderEpoch: election.state.leaderEpoch,
-      ...(election.lostFrom !== undefined ? { lostFromOffset: election.lostFrom, previousHighWatermark: state.highWatermark } : {}),
+      ...(election.lostFrom !== undefined
+        ? { lostFromOffset: election.lostFrom, previousHighWatermark: state.highWatermark }
+        : {}),
     });
     return election.state;
   }
@@ -99,7 +109,13 @@ export class ReplicaManager implements Leadership {
    * acks=0/1: the follower copies happen after the producer has its answer. A follower whose copy
    * fails leaves the ISR; one that succeeds advances its LEO (and so maybe the HW).
    */
-  async replicateToFollowers(topic: TopicMeta, partition: number, entry: CommitRecord, body: Uint8Array, followers: number[]): Promise<void> {
+  async replicateToFollowers(
+    topic: TopicMeta,
+    partition: number,
+    entry: CommitRecord,
+    body: Uint8Array,
+    followers: number[],
+  ): Promise<void> {
     const results = await Promise.all(
       followers.map((r) =>
         this.deps.stores[r]!.put(entry.objectKey, body).then(
@@ -112,12 +128,21 @@ export class ReplicaManager implements Leadership {
     const failed = followers.filter((_, i) => !results[i]);
     await this.update(topic, partition, entry.leaderEpoch, (s) => {
       let next = shrinkIsr(s, failed);
-      for (const r of ok) if ((next.replicaLeo[String(r)] ?? 0) >= entry.baseOffset) next = followerReached(next, r, entry.lastOffset + 1, this.deps.clock.now());
+      for (const r of ok)
+        if ((next.replicaLeo[String(r)] ?? 0) >= entry.baseOffset)
+          next = followerReached(next, r, entry.lastOffset + 1, this.deps.clock.now());
       return next;
     });
     if (failed.length > 0) {
       this.deps.metrics.add('IsrShrinks', failed.length);
-      this.deps.log({ level: 'warn', msg: 'isr shrink', reason: 'follower write failed', topic: topic.name, partition, replicas: failed });
+      this.deps.log({
+        level: 'warn',
+        msg: 'isr shrink',
+        reason: 'follower write failed',
+        topic: topic.name,
+        partition,
+        replicas: failed,
+      });
     }
   }
 
@@ -142,7 +167,14 @@ export class ReplicaManager implements Leadership {
       state = (await this.update(topic, partition, state.leaderEpoch, (s) => shrinkIsr(s, out))) ?? state;
       report.removedFromIsr.push(...out);
       this.deps.metrics.add('IsrShrinks', out.length);
-      this.deps.log({ level: 'warn', msg: 'isr shrink', reason: down.length ? 'store down' : 'lagging', topic: topic.name, partition, replicas: out });
+      this.deps.log({
+        level: 'warn',
+        msg: 'isr shrink',
+        reason: down.length ? 'store down' : 'lagging',
+        topic: topic.name,
+        partition,
+        replicas: out,
+      });
     }
 
     const leo = logEndOffset(state);
@@ -156,13 +188,22 @@ export class ReplicaManager implements Leadership {
         continue; // the follower (or the leader) failed mid-copy: try again next round
       }
       const before = state.isr.includes(r);
-      const next = await this.update(topic, partition, state.leaderEpoch, (s) => followerReached(s, r, leo, this.deps.clock.now()));
+      const next = await this.update(topic, partition, state.leaderEpoch, (s) =>
+        followerReached(s, r, leo, this.deps.clock.now()),
+      );
       if (next) {
         state = next;
         report.caughtUp.push(r);
         if (!before && next.isr.includes(r)) {
           report.addedToIsr.push(r);
-          this.deps.log({ level: 'info', msg: 'isr expand', topic: topic.name, partition, replica: r, leaderEpoch: next.leaderEpoch });
+          this.deps.log({
+            level: 'info',
+            msg: 'isr expand',
+            topic: topic.name,
+            partition,
+            replica: r,
+            leaderEpoch: next.leaderEpoch,
+          });
         }
       }
     }
@@ -170,12 +211,21 @@ export class ReplicaManager implements Leadership {
   }
 
   /** Copies the objects behind offsets [from, to) from the leader's store to replica r's. */
-  private async copyRange(topic: TopicMeta, partition: number, state: PartitionState, r: number, from: number, to: number): Promise<number> {
+  private async copyRange(
+    topic: TopicMeta,
+    partition: number,
+    state: PartitionState,
+    r: number,
+    from: number,
+    to: number,
+  ): Promise<number> {
     const leader = this.deps.stores[state.leader]!;
     const follower = this.deps.stores[r]!;
     const done = new Set<string>();
     let copied = 0;
-    for await (const entry of this.deps.index.scan(topic.name, partition, topic.id, from, to, (e) => withinEpoch(state.epochHistory, e))) {
+    for await (const entry of this.deps.index.scan(topic.name, partition, topic.id, from, to, (e) =>
+      withinEpoch(state.epochHistory, e),
+    )) {
       if (done.has(entry.objectKey)) continue;
       done.add(entry.objectKey);
       if (await follower.head(entry.objectKey)) continue;
@@ -198,7 +248,12 @@ export class ReplicaManager implements Leadership {
    * Read-modify-write of the partition state under the epoch the caller acted in: if the epoch
    * moved on, the change no longer applies and nothing is written (undefined).
    */
-  private async update(topic: TopicMeta, partition: number, epoch: number, change: (s: PartitionState) => PartitionState): Promise<PartitionState | undefined> {
+  private async update(
+    topic: TopicMeta,
+    partition: number,
+    epoch: number,
+    change: (s: PartitionState) => PartitionState,
+  ): Promise<PartitionState | undefined> {
     const { result } = await optimisticUpdate<PartitionState, PartitionState | undefined>({
       metadata: this.deps.metadata,
       pk: partitionPk(topic.name, partition),
@@ -216,5 +271,4 @@ export class ReplicaManager implements Leadership {
     });
     return result;
   }
-
 }

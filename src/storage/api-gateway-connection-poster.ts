@@ -2,10 +2,16 @@
  * The ConnectionPoster on AWS: API Gateway's management API (PostToConnection) on the WebSocket
  * stage that holds the connection. One SDK client per endpoint, created on first use.
  */
-import { ApiGatewayManagementApiClient, GoneException, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import {
+  ApiGatewayManagementApiClient,
+  GoneException,
+  PostToConnectionCommand,
+} from '@aws-sdk/client-apigatewaymanagementapi';
 
 /** src/push/ports.ts's ConnectionPoster (structurally: storage sits below push in the module map). */
-export function apiGatewayConnectionPoster(region?: string): { post(endpoint: string, connectionId: string, message: string): Promise<'delivered' | 'gone'> } {
+export function apiGatewayConnectionPoster(region?: string): {
+  post(endpoint: string, connectionId: string, message: string): Promise<'delivered' | 'gone'>;
+} {
   const clients = new Map<string, ApiGatewayManagementApiClient>();
   const clientFor = (endpoint: string) => {
     let c = clients.get(endpoint);
@@ -18,7 +24,9 @@ export function apiGatewayConnectionPoster(region?: string): { post(endpoint: st
   return {
     async post(endpoint, connectionId, message) {
       try {
-        await clientFor(endpoint).send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from(message) }));
+        await clientFor(endpoint).send(
+          new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from(message) }),
+        );
         return 'delivered';
       } catch (e) {
         if (e instanceof GoneException) return 'gone';

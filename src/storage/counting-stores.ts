@@ -51,7 +51,17 @@ export interface OperationCounts {
   metadata: MetadataStoreCounts;
 }
 
-const zeroObjectCounts = (): ObjectStoreCounts => ({ put: 0, putBytes: 0, get: 0, getBytes: 0, head: 0, list: 0, delete: 0, deletedKeys: 0, errors: 0 });
+const zeroObjectCounts = (): ObjectStoreCounts => ({
+  put: 0,
+  putBytes: 0,
+  get: 0,
+  getBytes: 0,
+  head: 0,
+  list: 0,
+  delete: 0,
+  deletedKeys: 0,
+  errors: 0,
+});
 const zeroMetadataCounts = (): MetadataStoreCounts => ({
   get: 0,
   getMisses: 0,

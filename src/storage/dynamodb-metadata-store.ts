@@ -163,7 +163,10 @@ export class DynamoDbMetadataStore implements MetadataStore {
    * which may see a later write than the one that failed the condition: callers retry either way.
    */
   private async conditionFailure(err: unknown, pk: string, sk: string): Promise<unknown> {
-    if (!(err instanceof ConditionalCheckFailedException) && (err as Error | undefined)?.name !== 'ConditionalCheckFailedException') {
+    if (
+      !(err instanceof ConditionalCheckFailedException) &&
+      (err as Error | undefined)?.name !== 'ConditionalCheckFailedException'
+    ) {
       return err;
     }
     const found = (err as ConditionalCheckFailedException).Item;

@@ -3,7 +3,14 @@ import { constants as fsConstants, type Dirent } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { compareKeys } from './key-order.js';
-import { listLimit, ObjectNotFoundError, type ByteRange, type ObjectInfo, type ObjectPage, type ObjectStore } from './ports.js';
+import {
+  listLimit,
+  ObjectNotFoundError,
+  type ByteRange,
+  type ObjectInfo,
+  type ObjectPage,
+  type ObjectStore,
+} from './ports.js';
 
 export interface LocalObjectStoreOptions {
   /**
@@ -245,7 +252,10 @@ function encodeSegment(segment: string): string {
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]!;
     const ch = String.fromCharCode(b);
-    out += b < 0x80 && SAFE_BYTE.test(ch) && !(i === 0 && ch === '.') ? ch : '%' + b.toString(16).toUpperCase().padStart(2, '0');
+    out +=
+      b < 0x80 && SAFE_BYTE.test(ch) && !(i === 0 && ch === '.')
+        ? ch
+        : '%' + b.toString(16).toUpperCase().padStart(2, '0');
   }
   return out;
 }

@@ -28,7 +28,8 @@ export class MemoryMetadataStore implements MetadataStore {
   async put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>> {
     let part = this.partitions.get(pk);
     const current = part?.get(sk);
-    if (!conditionHolds(current, condition)) throw new ConditionFailedError(pk, sk, current && structuredClone(current));
+    if (!conditionHolds(current, condition))
+      throw new ConditionFailedError(pk, sk, current && structuredClone(current));
     const item: MetaItem<T> = { pk, sk, version: (current?.version ?? 0) + 1, value: structuredClone(value) };
     if (!part) this.partitions.set(pk, (part = new Map()));
     part.set(sk, item);
@@ -38,7 +39,8 @@ export class MemoryMetadataStore implements MetadataStore {
   async delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void> {
     const part = this.partitions.get(pk);
     const current = part?.get(sk);
-    if (!conditionHolds(current, condition)) throw new ConditionFailedError(pk, sk, current && structuredClone(current));
+    if (!conditionHolds(current, condition))
+      throw new ConditionFailedError(pk, sk, current && structuredClone(current));
     part?.delete(sk);
   }
 }

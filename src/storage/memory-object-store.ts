@@ -1,5 +1,12 @@
 import { compareKeys } from './key-order.js';
-import { listLimit, ObjectNotFoundError, type ByteRange, type ObjectInfo, type ObjectPage, type ObjectStore } from './ports.js';
+import {
+  listLimit,
+  ObjectNotFoundError,
+  type ByteRange,
+  type ObjectInfo,
+  type ObjectPage,
+  type ObjectStore,
+} from './ports.js';
 
 /** Objects in a Map: for unit tests and as the reference engine of the contract suite. */
 export class MemoryObjectStore implements ObjectStore {

@@ -42,7 +42,11 @@ export interface OptimisticUpdate<T, R> {
    * (its token), else undefined. `found` is undefined when the item is gone (a removal that applied).
    * `retried`: the store sent the write more than once, so it may have applied (else it did not).
    */
-  recognise?(found: MetaItem<T> | undefined, attempted: Decision<T, R>, retried: boolean): R | undefined | Promise<R | undefined>;
+  recognise?(
+    found: MetaItem<T> | undefined,
+    attempted: Decision<T, R>,
+    retried: boolean,
+  ): R | undefined | Promise<R | undefined>;
   /** Conditional writes tried before giving up (default 16). */
   attempts?: number;
   /** Back-off bounds between retries in ms (default 2 ms doubling up to 100 ms, full jitter). */
@@ -77,7 +81,12 @@ export async function optimisticUpdate<T, R>(op: OptimisticUpdate<T, R>): Promis
         if (item) await op.metadata.delete(op.pk, op.sk, { ifVersion: item.version });
         return { result: decision.answer(), item: undefined, retries: attempt, how: 'written' };
       }
-      const written = await op.metadata.put(op.pk, op.sk, decision.write, item ? { ifVersion: item.version } : { ifAbsent: true });
+      const written = await op.metadata.put(
+        op.pk,
+        op.sk,
+        decision.write,
+        item ? { ifVersion: item.version } : { ifAbsent: true },
+      );
       return { result: decision.answer(written), item: written, retries: attempt, how: 'written' };
     } catch (e) {
       if (!(e instanceof ConditionFailedError)) throw e;

@@ -118,12 +118,16 @@ export class ObjectNotFoundError extends Error {
 /** The `limit` of an ObjectStore `list` page, checked: a whole number, 0 or more (default 1000). */
 export function listLimit(limit: number | undefined): number {
   if (limit === undefined) return 1000;
-  if (!Number.isInteger(limit) || limit < 0) throw new RangeError(`list limit must be a whole number >= 0, got ${limit}`);
+  if (!Number.isInteger(limit) || limit < 0)
+    throw new RangeError(`list limit must be a whole number >= 0, got ${limit}`);
   return limit;
 }
 
 /** Checks a condition against the current item; shared by the adapters that evaluate it in-process. */
-export function conditionHolds(current: MetaItem | undefined, condition?: WriteCondition | { ifVersion: number }): boolean {
+export function conditionHolds(
+  current: MetaItem | undefined,
+  condition?: WriteCondition | { ifVersion: number },
+): boolean {
   if (!condition) return true;
   if ('ifAbsent' in condition) return current === undefined;
   return current !== undefined && current.version === condition.ifVersion;

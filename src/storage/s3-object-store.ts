@@ -7,7 +7,14 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
-import { listLimit, ObjectNotFoundError, type ByteRange, type ObjectInfo, type ObjectPage, type ObjectStore } from './ports.js';
+import {
+  listLimit,
+  ObjectNotFoundError,
+  type ByteRange,
+  type ObjectInfo,
+  type ObjectPage,
+  type ObjectStore,
+} from './ports.js';
 
 export interface S3ObjectStoreOptions {
   bucket: string;
@@ -99,7 +106,9 @@ export class S3ObjectStore implements ObjectStore {
           Prefix: prefix,
           MaxKeys: Math.min(limit - objects.length, S3_BATCH),
           // StartAfter only counts on the first request; the token carries the position after.
-          ...(continuationToken ? { ContinuationToken: continuationToken } : page.startAfter !== undefined && { StartAfter: page.startAfter }),
+          ...(continuationToken
+            ? { ContinuationToken: continuationToken }
+            : page.startAfter !== undefined && { StartAfter: page.startAfter }),
         }),
       );
       for (const o of res.Contents ?? []) {
@@ -109,7 +118,10 @@ export class S3ObjectStore implements ObjectStore {
       truncated = res.IsTruncated === true;
       continuationToken = res.NextContinuationToken;
     } while (truncated && continuationToken && objects.length < limit);
-    if (this.directoryBucket) return truncated && continuationToken ? { objects, nextStartAfter: TOKEN_CURSOR + continuationToken } : { objects };
+    if (this.directoryBucket)
+      return truncated && continuationToken
+        ? { objects, nextStartAfter: TOKEN_CURSOR + continuationToken }
+        : { objects };
     const last = objects.at(-1);
     return truncated && last ? { objects, nextStartAfter: last.key } : { objects };
   }

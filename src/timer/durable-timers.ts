@@ -89,14 +89,23 @@ export class DurableTimers {
 
   /** Stores a timer (idempotent). `now` places an already-due timer in the current slot. */
   async schedule<P>(timer: DurableTimer<P>, now: number): Promise<void> {
-    if (timer.id.includes('#') || timer.kind.includes('#')) throw new RangeError('timer kinds and ids may not contain "#"');
-    await this.metadata.put(timerPk(this.slotOf(Math.max(timer.expiry, now))), durableTimerSk(timer.expiry, timer.kind, timer.id), timer);
+    if (timer.id.includes('#') || timer.kind.includes('#'))
+      throw new RangeError('timer kinds and ids may not contain "#"');
+    await this.metadata.put(
+      timerPk(this.slotOf(Math.max(timer.expiry, now))),
+      durableTimerSk(timer.expiry, timer.kind, timer.id),
+      timer,
+    );
   }
 
   /** Removes a pending timer; a missing one is fine. */
   async cancel(timer: Pick<DurableTimer, 'kind' | 'id' | 'expiry'>, now: number): Promise<void> {
     const sk = durableTimerSk(timer.expiry, timer.kind, timer.id);
-    await Promise.all([...new Set([this.slotOf(timer.expiry), this.slotOf(Math.max(timer.expiry, now))])].map((slot) => this.metadata.delete(timerPk(slot), sk)));
+    await Promise.all(
+      [...new Set([this.slotOf(timer.expiry), this.slotOf(Math.max(timer.expiry, now))])].map((slot) =>
+        this.metadata.delete(timerPk(slot), sk),
+      ),
+    );
   }
 
   /** Pending timers of the given kinds in slots [fromSlot, toSlot] (for tests and diagnostics). */
@@ -115,7 +124,11 @@ export class DurableTimers {
    * `deadline` (a clock reading, checked between timers through `clock`). Advances the checkpoint
    * to the slot it finished (the current slot at most).
    */
-  async fireDue(now: number, handlers: Record<string, TimerHandler>, options: { deadline?: number; clock?: { now(): number } } = {}): Promise<FireReport> {
+  async fireDue(
+    now: number,
+    handlers: Record<string, TimerHandler>,
+    options: { deadline?: number; clock?: { now(): number } } = {},
+  ): Promise<FireReport> {
     const report: FireReport = { fired: 0, failed: 0, byKind: {}, errors: [], incomplete: false };
     const current = this.slotOf(now);
     const cursor = await this.metadata.get<{ slot: number }>(CURSOR_PK, CURSOR_SK);
@@ -145,7 +158,12 @@ export class DurableTimers {
     return report;
   }
 
-  private async fireOne(item: MetaItem<DurableTimer>, handler: TimerHandler, now: number, report: FireReport): Promise<void> {
+  private async fireOne(
+    item: MetaItem<DurableTimer>,
+    handler: TimerHandler,
+    now: number,
+    report: FireReport,
+  ): Promise<void> {
     const timer = item.value;
     try {
       await handler(timer);

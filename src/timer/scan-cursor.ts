@@ -6,7 +6,13 @@ import type { MetadataStore, MetaItem } from '../storage/ports.js';
  * it meanwhile, that scan's cursor stands (both scans covered the slots up to theirs; a later one
  * rescans at worst). A repeat of a write that applied finds its own slot and is done as well.
  */
-export async function moveCursor(metadata: MetadataStore, pk: string, sk: string, read: MetaItem<{ slot: number }> | undefined, slot: number): Promise<void> {
+export async function moveCursor(
+  metadata: MetadataStore,
+  pk: string,
+  sk: string,
+  read: MetaItem<{ slot: number }> | undefined,
+  slot: number,
+): Promise<void> {
   await optimisticUpdate<{ slot: number }, undefined>({
     metadata,
     pk,

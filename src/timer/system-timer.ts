@@ -3,7 +3,6 @@ import { BinaryHeap } from './binary-heap.js';
 import { TimerTaskEntry } from './timer-task-list.js';
 import { TimingWheel } from './timing-wheel.js';
 
-
 export type TimerTaskState = 'pending' | 'fired' | 'cancelled';
 
 /** A handle on a scheduled callback. */

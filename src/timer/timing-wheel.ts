@@ -91,7 +91,8 @@ export class TimingWheel<E extends TimerTaskEntry = TimerTaskEntry> {
 
   constructor(options: TimingWheelOptions) {
     const { tickMs, wheelSize, startMs } = options;
-    if (!Number.isSafeInteger(tickMs) || tickMs < 1) throw new RangeError(`tickMs must be a positive integer, got ${tickMs}`);
+    if (!Number.isSafeInteger(tickMs) || tickMs < 1)
+      throw new RangeError(`tickMs must be a positive integer, got ${tickMs}`);
     if (!Number.isSafeInteger(wheelSize) || wheelSize < 2) {
       throw new RangeError(`wheelSize must be an integer >= 2, got ${wheelSize}`);
     }

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { isTopicConfigName, resolveTopicConfig, validateTopicConfig, type TopicConfig } from '../config/topic-configs.js';
+import {
+  isTopicConfigName,
+  resolveTopicConfig,
+  validateTopicConfig,
+  type TopicConfig,
+} from '../config/topic-configs.js';
 import { KafkaError } from '../wire/errors.js';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
@@ -41,7 +46,8 @@ const LEGAL = /^[a-zA-Z0-9._-]+$/;
 
 /** Kafka's topic name rules (org.apache.kafka.common.internals.Topic.validate). */
 export function validateTopicName(name: unknown): asserts name is string {
-  const bad = (why: string) => new KafkaError('INVALID_TOPIC_EXCEPTION', `Invalid topic name ${JSON.stringify(name)}: ${why}`);
+  const bad = (why: string) =>
+    new KafkaError('INVALID_TOPIC_EXCEPTION', `Invalid topic name ${JSON.stringify(name)}: ${why}`);
   if (typeof name !== 'string' || name.length === 0) throw bad('the name is empty');
   if (name === '.' || name === '..') throw bad('"." and ".." are not allowed');
   if (name.length > 249) throw bad('longer than 249 characters');
@@ -50,7 +56,10 @@ export function validateTopicName(name: unknown): asserts name is string {
 
 function validatePartitions(count: unknown): asserts count is number {
   if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > MAX_PARTITIONS) {
-    throw new KafkaError('INVALID_PARTITIONS', `Number of partitions must be an integer between 1 and ${MAX_PARTITIONS}`);
+    throw new KafkaError(
+      'INVALID_PARTITIONS',
+      `Number of partitions must be an integer between 1 and ${MAX_PARTITIONS}`,
+    );
   }
 }
 
@@ -90,7 +99,10 @@ export class TopicRegistry {
     for (const [k, v] of Object.entries(configs)) validateTopicConfig(k, v);
     const minIsr = Number(configs['min.insync.replicas'] ?? 1);
     if (minIsr > rf) {
-      throw new KafkaError('INVALID_CONFIG', `min.insync.replicas (${minIsr}) cannot exceed the replication factor (${rf})`);
+      throw new KafkaError(
+        'INVALID_CONFIG',
+        `min.insync.replicas (${minIsr}) cannot exceed the replication factor (${rf})`,
+      );
     }
     const meta: TopicMeta = {
       id: randomUUID(),
@@ -143,7 +155,10 @@ export class TopicRegistry {
       }
       const minIsr = Number(configs['min.insync.replicas'] ?? 1);
       if (minIsr > t.replicationFactor) {
-        throw new KafkaError('INVALID_CONFIG', `min.insync.replicas (${minIsr}) cannot exceed the replication factor (${t.replicationFactor})`);
+        throw new KafkaError(
+          'INVALID_CONFIG',
+          `min.insync.replicas (${minIsr}) cannot exceed the replication factor (${t.replicationFactor})`,
+        );
       }
       return { ...t, configs };
     });
@@ -154,7 +169,10 @@ export class TopicRegistry {
     validatePartitions(newCount);
     return this.update(name, validateOnly, (t) => {
       if (newCount <= t.partitionCount) {
-        throw new KafkaError('INVALID_PARTITIONS', `Topic currently has ${t.partitionCount} partitions, which is higher than or equal to the requested ${newCount}.`);
+        throw new KafkaError(
+          'INVALID_PARTITIONS',
+          `Topic currently has ${t.partitionCount} partitions, which is higher than or equal to the requested ${newCount}.`,
+        );
       }
       return { ...t, partitionCount: newCount };
     });
@@ -167,7 +185,10 @@ export class TopicRegistry {
       metadata: this.metadata,
       pk: PK,
       sk: sk(name),
-      giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent changes to topic ${name}; retry` },
+      giveUp: {
+        errorName: 'COORDINATOR_NOT_AVAILABLE',
+        message: `Too many concurrent changes to topic ${name}; retry`,
+      },
       decide: (item) => {
         if (!item) throw unknownTopic(name);
         const topic = toTopic(item);
@@ -186,7 +207,10 @@ export class TopicRegistry {
       metadata: this.metadata,
       pk: PK,
       sk: sk(name),
-      giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too many concurrent changes to topic ${name}; retry` },
+      giveUp: {
+        errorName: 'COORDINATOR_NOT_AVAILABLE',
+        message: `Too many concurrent changes to topic ${name}; retry`,
+      },
       decide: (item) => {
         if (!item) throw unknownTopic(name);
         const next = change(item.value);
@@ -199,5 +223,6 @@ export class TopicRegistry {
   }
 }
 
-const unknownTopic = (name: string) => new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `This server does not host this topic: ${name}`);
+const unknownTopic = (name: string) =>
+  new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `This server does not host this topic: ${name}`);
 const exists = (name: string) => new KafkaError('TOPIC_ALREADY_EXISTS', `Topic '${name}' already exists.`);

@@ -7,7 +7,13 @@ import type { MetadataStore } from '../storage/ports.js';
 import { DurableTimers } from '../timer/durable-timers.js';
 import { TransactionCoordinator, type TransactionConfig, type TransactionDeps } from './transaction-coordinator.js';
 
-export { TransactionCoordinator, TXN_TIMEOUT_KIND, TXN_EXPIRY_KIND, DEFAULT_TRANSACTION_TIMEOUT_MS, type TransactionConfig } from './transaction-coordinator.js';
+export {
+  TransactionCoordinator,
+  TXN_TIMEOUT_KIND,
+  TXN_EXPIRY_KIND,
+  DEFAULT_TRANSACTION_TIMEOUT_MS,
+  type TransactionConfig,
+} from './transaction-coordinator.js';
 export type { TransactionRecord, TransactionStatus } from './transaction-state.js';
 
 /**

@@ -63,7 +63,12 @@ export interface TransactionDeps {
   /** Writes committed offsets to a group (GroupOffsets.write). */
   writeOffsets: (groupId: string, records: OffsetRecord[]) => Promise<void>;
   /** KIP-447: checks the consumer's member id and generation (GroupOffsets.checkMember); absent, none is checked. */
-  checkMember?: (groupId: string, memberId: string, generation: number, offsets: { topic: string; partition: number; offset: number }[]) => Promise<void>;
+  checkMember?: (
+    groupId: string,
+    memberId: string,
+    generation: number,
+    offsets: { topic: string; partition: number; offset: number }[],
+  ) => Promise<void>;
   timers: DurableTimers;
   config?: Partial<TransactionConfig>;
 }
@@ -104,7 +109,10 @@ export class TransactionCoordinator {
   async init(transactionalId: string, timeoutMs: number, expected?: ProducerRef): Promise<ProducerRef> {
     validateTransactionalId(transactionalId);
     if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > this.config.maxTimeoutMs) {
-      throw new KafkaError('INVALID_TRANSACTION_TIMEOUT', `transaction.timeout.ms must be between 1 and transaction.max.timeout.ms (${this.config.maxTimeoutMs}), got ${timeoutMs}`);
+      throw new KafkaError(
+        'INVALID_TRANSACTION_TIMEOUT',
+        `transaction.timeout.ms must be between 1 and transaction.max.timeout.ms (${this.config.maxTimeoutMs}), got ${timeoutMs}`,
+      );
     }
     let item = await this.read(transactionalId);
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
@@ -133,8 +141,15 @@ export class TransactionCoordinator {
         continue;
       }
       const rec = item.value;
-      if (expected && (expected.producerId !== rec.producerId || (expected.producerEpoch !== rec.producerEpoch && expected.producerEpoch !== rec.lastProducerEpoch))) {
-        throw new KafkaError('PRODUCER_FENCED', `Producer ${expected.producerId} epoch ${expected.producerEpoch} no longer owns transactional id ${transactionalId}`);
+      if (
+        expected &&
+        (expected.producerId !== rec.producerId ||
+          (expected.producerEpoch !== rec.producerEpoch && expected.producerEpoch !== rec.lastProducerEpoch))
+      ) {
+        throw new KafkaError(
+          'PRODUCER_FENCED',
+          `Producer ${expected.producerId} epoch ${expected.producerEpoch} no longer owns transactional id ${transactionalId}`,
+        );
       }
       if (isPrepare(rec.state)) {
         item = await this.finish(item);
@@ -150,7 +165,15 @@ export class TransactionCoordinator {
       if (rec.producerEpoch >= MAX_PRODUCER_EPOCH - 1) {
         // Epoch exhausted: a fresh producer id, as Kafka does.
         const { producerId } = await this.deps.producerIds.init();
-        next = { ...rec, producerId, producerEpoch: 0, lastProducerEpoch: -1, timeoutMs, state: 'Empty', updatedAt: now };
+        next = {
+          ...rec,
+          producerId,
+          producerEpoch: 0,
+          lastProducerEpoch: -1,
+          timeoutMs,
+          state: 'Empty',
+          updatedAt: now,
+        };
       } else next = { ...fence(rec, now), timeoutMs, state: 'Empty' };
       const written = await this.write(next, item.version);
       if (written.ok) return { producerId: next.producerId, producerEpoch: next.producerEpoch };
@@ -170,11 +193,18 @@ export class TransactionCoordinator {
   }
 
   /** Kafka's AddPartitionsToTxn (optional here: the first produce to a partition adds it). */
-  async addPartitions(transactionalId: string, producer: ProducerRef, partitions: TxnPartition[]): Promise<TransactionRecord> {
+  async addPartitions(
+    transactionalId: string,
+    producer: ProducerRef,
+    partitions: TxnPartition[],
+  ): Promise<TransactionRecord> {
     for (const p of partitions) {
       const topic = await this.deps.topics.get(p.topic);
       if (!Number.isInteger(p.partition) || p.partition < 0 || p.partition >= topic.partitionCount) {
-        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p.partition} of topic ${p.topic} does not exist`);
+        throw new KafkaError(
+          'UNKNOWN_TOPIC_OR_PARTITION',
+          `Partition ${p.partition} of topic ${p.topic} does not exist`,
+        );
       }
     }
     return this.joinTransaction(transactionalId, producer, { partitions });
@@ -196,14 +226,28 @@ export class TransactionCoordinator {
     for (const o of offsets) {
       const topic = await this.deps.topics.get(o.topic);
       if (!Number.isInteger(o.partition) || o.partition < 0 || o.partition >= topic.partitionCount) {
-        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${o.partition} of topic ${o.topic} does not exist`);
+        throw new KafkaError(
+          'UNKNOWN_TOPIC_OR_PARTITION',
+          `Partition ${o.partition} of topic ${o.topic} does not exist`,
+        );
       }
-      if (!Number.isSafeInteger(o.offset) || o.offset < 0) throw new KafkaError('INVALID_REQUEST', `Offset ${o.offset} for ${o.topic}-${o.partition} must be a non-negative integer`);
-      if (Buffer.byteLength(o.metadata, 'utf8') > 4096) throw new KafkaError('OFFSET_METADATA_TOO_LARGE', `Offset metadata for ${o.topic}-${o.partition} exceeds 4096 bytes`);
+      if (!Number.isSafeInteger(o.offset) || o.offset < 0)
+        throw new KafkaError(
+          'INVALID_REQUEST',
+          `Offset ${o.offset} for ${o.topic}-${o.partition} must be a non-negative integer`,
+        );
+      if (Buffer.byteLength(o.metadata, 'utf8') > 4096)
+        throw new KafkaError(
+          'OFFSET_METADATA_TOO_LARGE',
+          `Offset metadata for ${o.topic}-${o.partition} exceeds 4096 bytes`,
+        );
     }
-    if (member && this.deps.checkMember) await this.deps.checkMember(groupId, member.memberId, member.generation, offsets);
+    if (member && this.deps.checkMember)
+      await this.deps.checkMember(groupId, member.memberId, member.generation, offsets);
     const pending = offsets.map((o) => ({ ...o, groupId }));
-    return this.joinTransaction(transactionalId, producer, { groups: [groupId] }, 'PRODUCER_FENCED', (rec, now) => mergeOffsets(rec, pending, now));
+    return this.joinTransaction(transactionalId, producer, { groups: [groupId] }, 'PRODUCER_FENCED', (rec, now) =>
+      mergeOffsets(rec, pending, now),
+    );
   }
 
   /** Kafka's EndTxn, carried through to Complete* before it answers (see the module comment). */
@@ -222,7 +266,11 @@ export class TransactionCoordinator {
       else if (rec.state === 'Ongoing') {
         const written = await this.write(prepareEnd(rec, commit, this.deps.clock.now()), item.version);
         next = written.ok ? await this.finish(written.item) : written.current;
-      } else throw new KafkaError('INVALID_TXN_STATE', `Cannot ${commit ? 'commit' : 'abort'} transactional id ${transactionalId}: its transaction is ${rec.state}`);
+      } else
+        throw new KafkaError(
+          'INVALID_TXN_STATE',
+          `Cannot ${commit ? 'commit' : 'abort'} transactional id ${transactionalId}: its transaction is ${rec.state}`,
+        );
       if (!next) throw new KafkaError('TRANSACTIONAL_ID_NOT_FOUND', `Transactional id ${transactionalId} is unknown`);
       item = next;
     }
@@ -239,7 +287,11 @@ export class TransactionCoordinator {
     const recs = await Promise.all(ids.map((i) => this.read(i.value.transactionalId)));
     return recs
       .flatMap((r) => (r ? [r.value] : []))
-      .filter((r) => (!filter.states || filter.states.includes(r.state)) && (!filter.producerIds || filter.producerIds.includes(r.producerId)));
+      .filter(
+        (r) =>
+          (!filter.states || filter.states.includes(r.state)) &&
+          (!filter.producerIds || filter.producerIds.includes(r.producerId)),
+      );
   }
 
   /**
@@ -259,7 +311,11 @@ export class TransactionCoordinator {
         for (const [id, open] of Object.entries(state.openTxns ?? {})) {
           if (now - open.startedAt < olderThan) continue;
           const rec = byProducer.get(Number(id));
-          const listed = rec && rec.state === 'Ongoing' && rec.producerEpoch === open.producerEpoch && rec.partitions.some((x) => x.topic === topic.name && x.partition === p);
+          const listed =
+            rec &&
+            rec.state === 'Ongoing' &&
+            rec.producerEpoch === open.producerEpoch &&
+            rec.partitions.some((x) => x.topic === topic.name && x.partition === p);
           if (listed) continue;
           out.push({
             topic: topic.name,
@@ -277,9 +333,18 @@ export class TransactionCoordinator {
   }
 
   /** kafka-transactions.sh abort: an ABORT marker for a (hanging) transaction in one partition. */
-  async abortInPartition(topicName: string, partition: number, producer: ProducerRef): Promise<{ written: boolean; offset: number }> {
+  async abortInPartition(
+    topicName: string,
+    partition: number,
+    producer: ProducerRef,
+  ): Promise<{ written: boolean; offset: number }> {
     const topic = await this.deps.topics.get(topicName);
-    return this.deps.log.writeMarker(topic, partition, { type: 'ABORT', producerId: producer.producerId, producerEpoch: producer.producerEpoch, coordinatorEpoch: 0 });
+    return this.deps.log.writeMarker(topic, partition, {
+      type: 'ABORT',
+      producerId: producer.producerId,
+      producerEpoch: producer.producerEpoch,
+      coordinatorEpoch: 0,
+    });
   }
 
   /**
@@ -377,9 +442,16 @@ export class TransactionCoordinator {
     const commit = rec.state === 'PrepareCommit';
     await Promise.all(
       rec.partitions.map(async (p) => {
-        const topic = await this.deps.topics.get(p.topic).catch((e: unknown) => (isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION') ? undefined : Promise.reject(e)));
+        const topic = await this.deps.topics
+          .get(p.topic)
+          .catch((e: unknown) => (isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION') ? undefined : Promise.reject(e)));
         if (!topic) return; // deleted with the transaction open: nothing left to mark
-        await this.deps.log.writeMarker(topic, p.partition, { type: commit ? 'COMMIT' : 'ABORT', producerId: rec.producerId, producerEpoch: rec.producerEpoch, coordinatorEpoch: 0 });
+        await this.deps.log.writeMarker(topic, p.partition, {
+          type: commit ? 'COMMIT' : 'ABORT',
+          producerId: rec.producerId,
+          producerEpoch: rec.producerEpoch,
+          coordinatorEpoch: 0,
+        });
       }),
     );
     if (commit && rec.offsets.length > 0) await this.materialiseOffsets(rec);
@@ -394,19 +466,38 @@ export class TransactionCoordinator {
       const topic = await this.deps.topics.get(o.topic).catch(() => undefined);
       if (!topic) continue;
       const list = byGroup.get(o.groupId) ?? [];
-      list.push({ topic: o.topic, partition: o.partition, topicId: topic.id, offset: o.offset, metadata: o.metadata, generation: -1, commitTimestamp: now });
+      list.push({
+        topic: o.topic,
+        partition: o.partition,
+        topicId: topic.id,
+        offset: o.offset,
+        metadata: o.metadata,
+        generation: -1,
+        commitTimestamp: now,
+      });
       byGroup.set(o.groupId, list);
     }
     await Promise.all([...byGroup].map(([g, records]) => this.deps.writeOffsets(g, records)));
   }
 
   private scheduleTimeout(transactionalId: string, expiry: number, now: number): Promise<void> {
-    return this.deps.timers.schedule({ kind: TXN_TIMEOUT_KIND, id: timerId(transactionalId), expiry, payload: { transactionalId } }, now);
+    return this.deps.timers.schedule(
+      { kind: TXN_TIMEOUT_KIND, id: timerId(transactionalId), expiry, payload: { transactionalId } },
+      now,
+    );
   }
 
   private scheduleExpiry(transactionalId: string, from: number): Promise<void> {
     const now = this.deps.clock.now();
-    return this.deps.timers.schedule({ kind: TXN_EXPIRY_KIND, id: timerId(transactionalId), expiry: from + this.config.idExpirationMs, payload: { transactionalId } }, now);
+    return this.deps.timers.schedule(
+      {
+        kind: TXN_EXPIRY_KIND,
+        id: timerId(transactionalId),
+        expiry: from + this.config.idExpirationMs,
+        payload: { transactionalId },
+      },
+      now,
+    );
   }
 
   private read(transactionalId: string): Promise<MetaItem<TransactionRecord> | undefined> {
@@ -416,16 +507,27 @@ export class TransactionCoordinator {
   private async require(transactionalId: string): Promise<MetaItem<TransactionRecord>> {
     validateTransactionalId(transactionalId);
     const item = await this.read(transactionalId);
-    if (!item) throw new KafkaError('TRANSACTIONAL_ID_NOT_FOUND', `Transactional id ${transactionalId} is unknown; init it first`);
+    if (!item)
+      throw new KafkaError(
+        'TRANSACTIONAL_ID_NOT_FOUND',
+        `Transactional id ${transactionalId} is unknown; init it first`,
+      );
     return item;
   }
 
   private async write(
     rec: TransactionRecord,
     version: number | undefined,
-  ): Promise<{ ok: true; item: MetaItem<TransactionRecord> } | { ok: false; current: MetaItem<TransactionRecord> | undefined }> {
+  ): Promise<
+    { ok: true; item: MetaItem<TransactionRecord> } | { ok: false; current: MetaItem<TransactionRecord> | undefined }
+  > {
     try {
-      const item = await this.deps.metadata.put(txnPk(rec.transactionalId), TXN_SK, rec, version === undefined ? { ifAbsent: true } : { ifVersion: version });
+      const item = await this.deps.metadata.put(
+        txnPk(rec.transactionalId),
+        TXN_SK,
+        rec,
+        version === undefined ? { ifAbsent: true } : { ifVersion: version },
+      );
       return { ok: true, item };
     } catch (e) {
       if (!(e instanceof ConditionFailedError)) throw e;
@@ -440,4 +542,5 @@ function validateTransactionalId(id: string): void {
   }
 }
 
-const contention = (id: string) => new KafkaError('CONCURRENT_TRANSACTIONS', `Too much contention on transactional id ${id}; retry`);
+const contention = (id: string) =>
+  new KafkaError('CONCURRENT_TRANSACTIONS', `Too much contention on transactional id ${id}; retry`);

@@ -13,7 +13,15 @@
  */
 import { KafkaError } from '../wire/errors.js';
 
-export type TransactionStatus = 'Empty' | 'Ongoing' | 'PrepareCommit' | 'PrepareAbort' | 'CompleteCommit' | 'CompleteAbort' | 'Dead' | 'PrepareEpochFence';
+export type TransactionStatus =
+  | 'Empty'
+  | 'Ongoing'
+  | 'PrepareCommit'
+  | 'PrepareAbort'
+  | 'CompleteCommit'
+  | 'CompleteAbort'
+  | 'Dead'
+  | 'PrepareEpochFence';
 
 export interface TxnPartition {
   topic: string;
@@ -46,7 +54,6 @@ export interface TransactionRecord {
   updatedAt: number;
 }
 
-
 /** Kafka's producer epoch is a signed 16-bit value; at the last one the coordinator takes a fresh producer id. */
 export const MAX_PRODUCER_EPOCH = 32_767;
 
@@ -59,32 +66,61 @@ export const samePartition = (a: TxnPartition, b: TxnPartition) => a.topic === b
  * The producer (id, epoch) a request carries must be the transactional.id's current one. An older
  * epoch is a zombie: PRODUCER_FENCED (INVALID_PRODUCER_EPOCH on produce, as Kafka's broker answers).
  */
-export function checkProducer(rec: TransactionRecord, producerId: number, producerEpoch: number, fenced: 'PRODUCER_FENCED' | 'INVALID_PRODUCER_EPOCH' = 'PRODUCER_FENCED'): void {
+export function checkProducer(
+  rec: TransactionRecord,
+  producerId: number,
+  producerEpoch: number,
+  fenced: 'PRODUCER_FENCED' | 'INVALID_PRODUCER_EPOCH' = 'PRODUCER_FENCED',
+): void {
   if (rec.producerId !== producerId) {
-    throw new KafkaError('INVALID_PRODUCER_ID_MAPPING', `Transactional id ${rec.transactionalId} belongs to producer ${rec.producerId}, not ${producerId}`);
+    throw new KafkaError(
+      'INVALID_PRODUCER_ID_MAPPING',
+      `Transactional id ${rec.transactionalId} belongs to producer ${rec.producerId}, not ${producerId}`,
+    );
   }
   if (producerEpoch !== rec.producerEpoch) {
-    throw new KafkaError(fenced, `Producer ${producerId} epoch ${producerEpoch} of transactional id ${rec.transactionalId} is fenced: the current epoch is ${rec.producerEpoch}`);
+    throw new KafkaError(
+      fenced,
+      `Producer ${producerId} epoch ${producerEpoch} of transactional id ${rec.transactionalId} is fenced: the current epoch is ${rec.producerEpoch}`,
+    );
   }
 }
 
 /** Partitions and groups join the transaction; the first one starts it. */
-export function join(rec: TransactionRecord, add: { partitions?: TxnPartition[]; groups?: string[] }, now: number): TransactionRecord {
+export function join(
+  rec: TransactionRecord,
+  add: { partitions?: TxnPartition[]; groups?: string[] },
+  now: number,
+): TransactionRecord {
   if (isPrepare(rec.state)) {
-    throw new KafkaError('CONCURRENT_TRANSACTIONS', `Transactional id ${rec.transactionalId} is completing its last transaction (${rec.state}); retry`);
+    throw new KafkaError(
+      'CONCURRENT_TRANSACTIONS',
+      `Transactional id ${rec.transactionalId} is completing its last transaction (${rec.state}); retry`,
+    );
   }
   const starting = rec.state !== 'Ongoing';
   const partitions = starting ? [] : [...rec.partitions];
   for (const p of add.partitions ?? []) if (!partitions.some((q) => samePartition(p, q))) partitions.push(p);
   const groups = starting ? [] : [...rec.groups];
   for (const g of add.groups ?? []) if (!groups.includes(g)) groups.push(g);
-  return { ...rec, state: 'Ongoing', partitions, groups, offsets: starting ? [] : rec.offsets, startedAt: starting ? now : rec.startedAt, updatedAt: now };
+  return {
+    ...rec,
+    state: 'Ongoing',
+    partitions,
+    groups,
+    offsets: starting ? [] : rec.offsets,
+    startedAt: starting ? now : rec.startedAt,
+    updatedAt: now,
+  };
 }
 
 /** Whether joining would change nothing (the common case of a produce to a partition already in the transaction). */
 export function joined(rec: TransactionRecord, add: { partitions?: TxnPartition[]; groups?: string[] }): boolean {
   if (rec.state !== 'Ongoing') return false;
-  return (add.partitions ?? []).every((p) => rec.partitions.some((q) => samePartition(p, q))) && (add.groups ?? []).every((g) => rec.groups.includes(g));
+  return (
+    (add.partitions ?? []).every((p) => rec.partitions.some((q) => samePartition(p, q))) &&
+    (add.groups ?? []).every((g) => rec.groups.includes(g))
+  );
 }
 
 /** EndTxn: Ongoing moves to Prepare*, which is persisted before any marker is written. */
@@ -94,7 +130,15 @@ export function prepareEnd(rec: TransactionRecord, commit: boolean, now: number)
 
 /** Every marker and offset of a Prepare* is written: the transaction is over. */
 export function completeEnd(rec: TransactionRecord, now: number): TransactionRecord {
-  return { ...rec, state: rec.state === 'PrepareCommit' ? 'CompleteCommit' : 'CompleteAbort', partitions: [], groups: [], offsets: [], startedAt: -1, updatedAt: now };
+  return {
+    ...rec,
+    state: rec.state === 'PrepareCommit' ? 'CompleteCommit' : 'CompleteAbort',
+    partitions: [],
+    groups: [],
+    offsets: [],
+    startedAt: -1,
+    updatedAt: now,
+  };
 }
 
 /**
@@ -108,6 +152,11 @@ export function fence(rec: TransactionRecord, now: number): TransactionRecord {
 
 /** The offsets with this commit's replacing any earlier one for the same group and partition. */
 export function mergeOffsets(rec: TransactionRecord, offsets: PendingOffset[], now: number): TransactionRecord {
-  const same = (a: PendingOffset, b: PendingOffset) => a.groupId === b.groupId && a.topic === b.topic && a.partition === b.partition;
-  return { ...rec, offsets: [...rec.offsets.filter((o) => !offsets.some((n) => same(o, n))), ...offsets], updatedAt: now };
+  const same = (a: PendingOffset, b: PendingOffset) =>
+    a.groupId === b.groupId && a.topic === b.topic && a.partition === b.partition;
+  return {
+    ...rec,
+    offsets: [...rec.offsets.filter((o) => !offsets.some((n) => same(o, n))), ...offsets],
+    updatedAt: now,
+  };
 }

@@ -42,7 +42,10 @@ export function decodeMarker(batch: DecodedBatch): Marker {
   }
   const key = new DataView(record.key.buffer, record.key.byteOffset, record.key.byteLength);
   const type = key.getInt16(2);
-  const value = record.value && record.value.byteLength >= 6 ? new DataView(record.value.buffer, record.value.byteOffset, record.value.byteLength) : undefined;
+  const value =
+    record.value && record.value.byteLength >= 6
+      ? new DataView(record.value.buffer, record.value.byteOffset, record.value.byteLength)
+      : undefined;
   return {
     type: type === CONTROL_TYPE.COMMIT ? 'COMMIT' : 'ABORT',
     producerId: batch.header.producerId,

@@ -32,13 +32,16 @@ export interface AbortedRange {
  * per transaction, comma-separated, in first-offset order. lastOffset, the ABORT marker's offset, is
  * more than Kafka sends: the consumer filters without having to see the marker.
  */
-export const formatAbortedTransactions = (aborted: readonly AbortedRange[]): string => aborted.map((a) => `${a.producerId}:${a.firstOffset}:${a.lastOffset}`).join(',');
+export const formatAbortedTransactions = (aborted: readonly AbortedRange[]): string =>
+  aborted.map((a) => `${a.producerId}:${a.firstOffset}:${a.lastOffset}`).join(',');
 
 export function parseAbortedTransactions(header: string | null): AbortedRange[] {
   if (!header) return [];
   return header.split(',').flatMap((part) => {
     const [producerId, firstOffset, lastOffset] = part.split(':').map(Number);
-    return [producerId, firstOffset, lastOffset].every((n) => Number.isSafeInteger(n)) ? [{ producerId: producerId!, firstOffset: firstOffset!, lastOffset: lastOffset! }] : [];
+    return [producerId, firstOffset, lastOffset].every((n) => Number.isSafeInteger(n))
+      ? [{ producerId: producerId!, firstOffset: firstOffset!, lastOffset: lastOffset! }]
+      : [];
   });
 }
 

@@ -37,7 +37,15 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { KafkaError } from './errors.js';
 import { crc32c } from './crc32c.js';
-import { type ByteCursor, readVarint, readVarlong, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from './varint.js';
+import {
+  type ByteCursor,
+  readVarint,
+  readVarlong,
+  sizeOfVarint,
+  sizeOfVarlong,
+  writeVarint,
+  writeVarlong,
+} from './varint.js';
 
 export interface RecordHeader {
   key: string;
@@ -253,7 +261,8 @@ function copyBytes(out: Uint8Array, pos: number, src: Uint8Array): number {
  */
 export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOptions = {}): Uint8Array {
   const count = records.length;
-  if (count === 0 && options.lastOffsetDelta === undefined) throw new KafkaError('INVALID_RECORD', 'a record batch needs at least one record');
+  if (count === 0 && options.lastOffsetDelta === undefined)
+    throw new KafkaError('INVALID_RECORD', 'a record batch needs at least one record');
   const deltas = options.offsetDeltas;
   if (deltas !== undefined) checkOffsetDeltas(deltas, count);
   const lastRecordDelta = count === 0 ? 0 : deltas !== undefined ? deltas[count - 1]! : count - 1;
@@ -321,7 +330,10 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
   view.setInt32(BATCH_LENGTH_OFFSET, total - LOG_OVERHEAD);
   view.setInt32(PARTITION_LEADER_EPOCH_OFFSET, partitionLeaderEpoch);
   out[MAGIC_OFFSET] = CURRENT_MAGIC;
-  const attributes = (options.logAppendTime === true ? TIMESTAMP_TYPE_MASK : 0) | (options.transactional === true ? TRANSACTIONAL_FLAG_MASK : 0) | (options.control === true ? CONTROL_FLAG_MASK : 0);
+  const attributes =
+    (options.logAppendTime === true ? TIMESTAMP_TYPE_MASK : 0) |
+    (options.transactional === true ? TRANSACTIONAL_FLAG_MASK : 0) |
+    (options.control === true ? CONTROL_FLAG_MASK : 0);
   view.setInt16(ATTRIBUTES_OFFSET, attributes);
   view.setInt32(LAST_OFFSET_DELTA_OFFSET, lastOffsetDelta);
   writeInt64(view, BASE_TIMESTAMP_OFFSET, baseTimestamp);
@@ -390,7 +402,8 @@ function checkOffsetDeltas(deltas: ArrayLike<number>, count: number): void {
   let previous = -1;
   for (let i = 0; i < count; i++) {
     const d = deltas[i]!;
-    if (!Number.isInteger(d) || d <= previous || d > INT32_MAX) throw new RangeError(`offsetDeltas must be strictly increasing integers in [0, ${INT32_MAX}]`);
+    if (!Number.isInteger(d) || d <= previous || d > INT32_MAX)
+      throw new RangeError(`offsetDeltas must be strictly increasing integers in [0, ${INT32_MAX}]`);
     previous = d;
   }
 }
@@ -463,14 +476,21 @@ export function recordsCursor(bytes: Uint8Array, position: number, end: number, 
   const start = position + RECORD_BATCH_OVERHEAD;
   if (codec === CODEC.none) return { bytes, pos: start, end };
   if (codec !== CODEC.gzip) {
-    throw new KafkaError('UNSUPPORTED_COMPRESSION_TYPE', `${CODEC_NAMES[codec] ?? `codec ${codec}`} record batches are not supported; send them uncompressed or gzip-compressed`);
+    throw new KafkaError(
+      'UNSUPPORTED_COMPRESSION_TYPE',
+      `${CODEC_NAMES[codec] ?? `codec ${codec}`} record batches are not supported; send them uncompressed or gzip-compressed`,
+    );
   }
   let inflated: Buffer;
   try {
     inflated = gunzipSync(bytes.subarray(start, end), { maxOutputLength: MAX_INFLATED_RECORDS_BYTES });
   } catch (e) {
     const tooLarge = (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
-    throw corrupt(tooLarge ? `the gzip records of the batch at position ${position} inflate past ${MAX_INFLATED_RECORDS_BYTES} bytes` : `the gzip records of the batch at position ${position} do not inflate`);
+    throw corrupt(
+      tooLarge
+        ? `the gzip records of the batch at position ${position} inflate past ${MAX_INFLATED_RECORDS_BYTES} bytes`
+        : `the gzip records of the batch at position ${position} do not inflate`,
+    );
   }
   return { bytes: inflated, pos: 0, end: inflated.byteLength };
 }
@@ -489,7 +509,9 @@ export function decodeRecordBatch(bytes: Uint8Array, position = 0): DecodedBatch
   const sizeInBytes = LOG_OVERHEAD + header.batchLength;
   const end = position + sizeInBytes;
   if (end > bytes.length) {
-    throw corrupt(`truncated batch at position ${position}: needs ${sizeInBytes} bytes, ${bytes.length - position} present`);
+    throw corrupt(
+      `truncated batch at position ${position}: needs ${sizeInBytes} bytes, ${bytes.length - position} present`,
+    );
   }
   const crc = crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, end));
   if (crc !== header.crc) {
@@ -530,7 +552,8 @@ export function decodeRecordBatch(bytes: Uint8Array, position = 0): DecodedBatch
     if (!Number.isSafeInteger(timestamp)) throw corrupt(`record ${i} timestamp is outside the safe integer range`);
     records.push({ key, value, headers, timestamp, offset: baseOffset + offsetDelta });
   }
-  if (c.pos !== recordsEnd) throw corrupt(`${recordsEnd - c.pos} bytes after the last record of the batch at position ${position}`);
+  if (c.pos !== recordsEnd)
+    throw corrupt(`${recordsEnd - c.pos} bytes after the last record of the batch at position ${position}`);
   return { header, records, sizeInBytes };
 }
 

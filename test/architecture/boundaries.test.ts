@@ -30,10 +30,28 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/groups': ['src/clock.ts', 'src/log', 'src/partition', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
   // Push subscriptions and the commit notifier (its ConnectionPoster adapters: src/storage for AWS, its own for HTTP).
   'src/push': ['src/clock.ts', 'src/log', 'src/storage', 'src/topics', 'src/wire'],
-  'src/transactions': ['src/clock.ts', 'src/groups', 'src/log', 'src/producer', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
+  'src/transactions': [
+    'src/clock.ts',
+    'src/groups',
+    'src/log',
+    'src/producer',
+    'src/storage',
+    'src/timer',
+    'src/topics',
+    'src/wire',
+  ],
   'src/quotas': ['src/clock.ts', 'src/storage', 'src/wire'],
   'src/authz': ['src/clock.ts', 'src/config', 'src/quotas', 'src/storage', 'src/wire'],
-  'src/maintenance': ['src/clock.ts', 'src/log', 'src/partition', 'src/storage', 'src/timer', 'src/topics', 'src/transactions', 'src/wire'],
+  'src/maintenance': [
+    'src/clock.ts',
+    'src/log',
+    'src/partition',
+    'src/storage',
+    'src/timer',
+    'src/topics',
+    'src/transactions',
+    'src/wire',
+  ],
   'src/http': [
     'src/authz',
     'src/clock.ts',
@@ -70,7 +88,16 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/transactions',
   ],
   // The Kafka protocol listener: a door beside http, over the same services (AppServices).
-  'src/kafka': ['src/config', 'src/groups', 'src/http', 'src/log', 'src/partition', 'src/timer', 'src/topics', 'src/wire'],
+  'src/kafka': [
+    'src/config',
+    'src/groups',
+    'src/http',
+    'src/log',
+    'src/partition',
+    'src/timer',
+    'src/topics',
+    'src/wire',
+  ],
   'src/server.ts': ['src/compose.ts', 'src/config', 'src/http', 'src/kafka'],
   // Lambda entries stay thin: the composition root, the HTTP app, configuration, and the storage
   // ports their instrumenting decorator wraps.

@@ -15,10 +15,19 @@ const acl = (a: Partial<AclBinding> & Pick<AclBinding, 'resourceType' | 'resourc
 });
 
 const index = (acls: AclBinding[], settings: { superUsers?: string[]; allowEveryoneIfNoAclFound?: boolean } = {}) =>
-  new AclIndex(acls, { superUsers: new Set(settings.superUsers ?? []), allowEveryoneIfNoAclFound: settings.allowEveryoneIfNoAclFound ?? false });
+  new AclIndex(acls, {
+    superUsers: new Set(settings.superUsers ?? []),
+    allowEveryoneIfNoAclFound: settings.allowEveryoneIfNoAclFound ?? false,
+  });
 
-const ask = (i: AclIndex, principal: string, operation: AclBinding['operation'], resourceType: AclBinding['resourceType'], resourceName: string, host = '10.0.0.1') =>
-  i.authorize({ principal, host, operation, resourceType, resourceName });
+const ask = (
+  i: AclIndex,
+  principal: string,
+  operation: AclBinding['operation'],
+  resourceType: AclBinding['resourceType'],
+  resourceName: string,
+  host = '10.0.0.1',
+) => i.authorize({ principal, host, operation, resourceType, resourceName });
 
 describe('the ACL decision', () => {
   it('denies what no ACL allows, allows what one does, for the named principal only', () => {
@@ -32,7 +41,13 @@ describe('the ACL decision', () => {
 
   it('DENY wins over ALLOW, whichever pattern each has', () => {
     const i = index([
-      acl({ resourceType: 'TOPIC', resourceName: 'pay', patternType: 'PREFIXED', operation: 'ALL', principal: 'User:*' }),
+      acl({
+        resourceType: 'TOPIC',
+        resourceName: 'pay',
+        patternType: 'PREFIXED',
+        operation: 'ALL',
+        principal: 'User:*',
+      }),
       acl({ resourceType: 'TOPIC', resourceName: 'payments', operation: 'READ', permission: 'DENY' }),
     ]);
     expect(ask(i, 'User:alice', 'READ', 'TOPIC', 'payments')).toBe(false);
@@ -40,7 +55,10 @@ describe('the ACL decision', () => {
     expect(ask(i, 'User:alice', 'READ', 'TOPIC', 'payouts')).toBe(true);
     expect(ask(i, 'User:bob', 'READ', 'TOPIC', 'payments')).toBe(true);
     // A DENY of ALL denies every operation.
-    const all = index([acl({ resourceType: 'GROUP', resourceName: '*', operation: 'ALL' }), acl({ resourceType: 'GROUP', resourceName: 'g', operation: 'ALL', permission: 'DENY' })]);
+    const all = index([
+      acl({ resourceType: 'GROUP', resourceName: '*', operation: 'ALL' }),
+      acl({ resourceType: 'GROUP', resourceName: 'g', operation: 'ALL', permission: 'DENY' }),
+    ]);
     expect(ask(all, 'User:alice', 'DESCRIBE', 'GROUP', 'g')).toBe(false);
     expect(ask(all, 'User:alice', 'DESCRIBE', 'GROUP', 'h')).toBe(true);
   });
@@ -59,27 +77,68 @@ describe('the ACL decision', () => {
 
   it("Kafka's implied operations: READ, WRITE, DELETE, ALTER imply DESCRIBE; ALTER_CONFIGS implies DESCRIBE_CONFIGS; not the other way", () => {
     for (const op of ['READ', 'WRITE', 'DELETE', 'ALTER'] as const) {
-      expect(ask(index([acl({ resourceType: 'TOPIC', resourceName: 't', operation: op })]), 'User:alice', 'DESCRIBE', 'TOPIC', 't')).toBe(true);
+      expect(
+        ask(
+          index([acl({ resourceType: 'TOPIC', resourceName: 't', operation: op })]),
+          'User:alice',
+          'DESCRIBE',
+          'TOPIC',
+          't',
+        ),
+      ).toBe(true);
     }
-    expect(ask(index([acl({ resourceType: 'TOPIC', resourceName: 't', operation: 'CREATE' })]), 'User:alice', 'DESCRIBE', 'TOPIC', 't')).toBe(false);
+    expect(
+      ask(
+        index([acl({ resourceType: 'TOPIC', resourceName: 't', operation: 'CREATE' })]),
+        'User:alice',
+        'DESCRIBE',
+        'TOPIC',
+        't',
+      ),
+    ).toBe(false);
     const configs = index([acl({ resourceType: 'TOPIC', resourceName: 't', operation: 'ALTER_CONFIGS' })]);
     expect(ask(configs, 'User:alice', 'DESCRIBE_CONFIGS', 'TOPIC', 't')).toBe(true);
     expect(ask(configs, 'User:alice', 'DESCRIBE', 'TOPIC', 't')).toBe(false);
-    expect(ask(index([acl({ resourceType: 'TOPIC', resourceName: 't', operation: 'DESCRIBE' })]), 'User:alice', 'READ', 'TOPIC', 't')).toBe(false);
+    expect(
+      ask(
+        index([acl({ resourceType: 'TOPIC', resourceName: 't', operation: 'DESCRIBE' })]),
+        'User:alice',
+        'READ',
+        'TOPIC',
+        't',
+      ),
+    ).toBe(false);
     // A DENY of READ does not take DESCRIBE away from an ALLOW of DESCRIBE.
-    const mixed = index([acl({ resourceType: 'TOPIC', resourceName: 't', operation: 'DESCRIBE' }), acl({ resourceType: 'TOPIC', resourceName: 't', operation: 'READ', permission: 'DENY' })]);
+    const mixed = index([
+      acl({ resourceType: 'TOPIC', resourceName: 't', operation: 'DESCRIBE' }),
+      acl({ resourceType: 'TOPIC', resourceName: 't', operation: 'READ', permission: 'DENY' }),
+    ]);
     expect(ask(mixed, 'User:alice', 'DESCRIBE', 'TOPIC', 't')).toBe(true);
-    expect(ask(index([acl({ resourceType: 'CLUSTER', resourceName: 'kafka-cluster', operation: 'ALL' })]), 'User:alice', 'IDEMPOTENT_WRITE', 'CLUSTER', 'kafka-cluster')).toBe(true);
+    expect(
+      ask(
+        index([acl({ resourceType: 'CLUSTER', resourceName: 'kafka-cluster', operation: 'ALL' })]),
+        'User:alice',
+        'IDEMPOTENT_WRITE',
+        'CLUSTER',
+        'kafka-cluster',
+      ),
+    ).toBe(true);
   });
 
   it('super users may do anything, even against a DENY', () => {
-    const i = index([acl({ resourceType: 'TOPIC', resourceName: '*', operation: 'ALL', permission: 'DENY', principal: 'User:*' })], { superUsers: ['User:admin'] });
+    const i = index(
+      [acl({ resourceType: 'TOPIC', resourceName: '*', operation: 'ALL', permission: 'DENY', principal: 'User:*' })],
+      { superUsers: ['User:admin'] },
+    );
     expect(ask(i, 'User:admin', 'DELETE', 'TOPIC', 't')).toBe(true);
     expect(ask(i, 'User:alice', 'DESCRIBE', 'TOPIC', 't')).toBe(false);
   });
 
   it('allow.everyone.if.no.acl.found allows a resource no ACL names, whoever asks, and only that', () => {
-    const i = index([acl({ resourceType: 'TOPIC', resourceName: 'private', operation: 'READ', principal: 'User:bob' })], { allowEveryoneIfNoAclFound: true });
+    const i = index(
+      [acl({ resourceType: 'TOPIC', resourceName: 'private', operation: 'READ', principal: 'User:bob' })],
+      { allowEveryoneIfNoAclFound: true },
+    );
     expect(ask(i, 'User:alice', 'WRITE', 'TOPIC', 'open')).toBe(true);
     expect(ask(i, 'User:alice', 'READ', 'TOPIC', 'private')).toBe(false);
     expect(ask(index([]), 'User:alice', 'WRITE', 'TOPIC', 'open')).toBe(false);
@@ -92,11 +151,31 @@ describe('the ACL decision', () => {
   });
 
   it('authorizeAny (KIP-679): WRITE on some topic not covered by a DENY', () => {
-    expect(index([acl({ resourceType: 'TOPIC', resourceName: 'a', operation: 'WRITE' })]).authorizeAny('User:alice', 'h', 'WRITE', 'TOPIC')).toBe(true);
-    expect(index([acl({ resourceType: 'TOPIC', resourceName: 'a', operation: 'READ' })]).authorizeAny('User:alice', 'h', 'WRITE', 'TOPIC')).toBe(false);
+    expect(
+      index([acl({ resourceType: 'TOPIC', resourceName: 'a', operation: 'WRITE' })]).authorizeAny(
+        'User:alice',
+        'h',
+        'WRITE',
+        'TOPIC',
+      ),
+    ).toBe(true);
+    expect(
+      index([acl({ resourceType: 'TOPIC', resourceName: 'a', operation: 'READ' })]).authorizeAny(
+        'User:alice',
+        'h',
+        'WRITE',
+        'TOPIC',
+      ),
+    ).toBe(false);
     const covered = index([
       acl({ resourceType: 'TOPIC', resourceName: 'team.a', operation: 'WRITE' }),
-      acl({ resourceType: 'TOPIC', resourceName: 'team.', patternType: 'PREFIXED', operation: 'WRITE', permission: 'DENY' }),
+      acl({
+        resourceType: 'TOPIC',
+        resourceName: 'team.',
+        patternType: 'PREFIXED',
+        operation: 'WRITE',
+        permission: 'DENY',
+      }),
     ]);
     expect(covered.authorizeAny('User:alice', 'h', 'WRITE', 'TOPIC')).toBe(false);
   });
@@ -104,10 +183,30 @@ describe('the ACL decision', () => {
 
 describe('ACL validation and filters', () => {
   it('normalises case and host, rejects what Kafka rejects', () => {
-    expect(validateBinding({ resourceType: 'topic', resourceName: 't', principal: 'User:a', operation: 'read', permission: 'allow' })).toEqual({
-      resourceType: 'TOPIC', resourceName: 't', patternType: 'LITERAL', principal: 'User:a', host: '*', operation: 'READ', permission: 'ALLOW',
+    expect(
+      validateBinding({
+        resourceType: 'topic',
+        resourceName: 't',
+        principal: 'User:a',
+        operation: 'read',
+        permission: 'allow',
+      }),
+    ).toEqual({
+      resourceType: 'TOPIC',
+      resourceName: 't',
+      patternType: 'LITERAL',
+      principal: 'User:a',
+      host: '*',
+      operation: 'READ',
+      permission: 'ALLOW',
     });
-    const bad = { resourceType: 'TOPIC', resourceName: 't', principal: 'User:a', operation: 'READ', permission: 'ALLOW' };
+    const bad = {
+      resourceType: 'TOPIC',
+      resourceName: 't',
+      principal: 'User:a',
+      operation: 'READ',
+      permission: 'ALLOW',
+    };
     expect(() => validateBinding({ ...bad, operation: 'ANY' })).toThrow(/operation/);
     expect(() => validateBinding({ ...bad, principal: 'alice' })).toThrow(/Type:name/);
     expect(() => validateBinding({ ...bad, resourceType: 'CLUSTER' })).toThrow(/kafka-cluster/);
@@ -122,22 +221,34 @@ describe('ACL validation and filters', () => {
       acl({ resourceType: 'TOPIC', resourceName: 'ord', patternType: 'PREFIXED', operation: 'READ' }),
       acl({ resourceType: 'TOPIC', resourceName: 'other', operation: 'READ' }),
     ];
-    expect(acls.filter((a) => filterMatches({ resourceType: 'TOPIC', resourceName: 'orders', patternType: 'MATCH' }, a)).map((a) => a.resourceName)).toEqual(['orders', '*', 'ord']);
+    expect(
+      acls
+        .filter((a) => filterMatches({ resourceType: 'TOPIC', resourceName: 'orders', patternType: 'MATCH' }, a))
+        .map((a) => a.resourceName),
+    ).toEqual(['orders', '*', 'ord']);
     expect(acls.filter((a) => filterMatches({ resourceName: 'ord', patternType: 'ANY' }, a))).toHaveLength(1);
   });
 });
 
 describe('principals from the API Gateway request context', () => {
   it('IAM callers by ARN, an assumed role by its role; JWT by the claim; API keys by id', () => {
-    expect(iamPrincipalName('arn:aws:sts::111122223333:assumed-role/Reader/i-0abc')).toBe('arn:aws:iam::111122223333:role/Reader');
+    expect(iamPrincipalName('arn:aws:sts::111122223333:assumed-role/Reader/i-0abc')).toBe(
+      'arn:aws:iam::111122223333:role/Reader',
+    );
     expect(iamPrincipalName('arn:aws:iam::111122223333:user/alice')).toBe('arn:aws:iam::111122223333:user/alice');
-    expect(gatewayPrincipal({ authorizer: { iam: { userArn: 'arn:aws:iam::111122223333:user/alice' } } }, 'sub')).toBe('User:arn:aws:iam::111122223333:user/alice');
-    expect(gatewayPrincipal({ authorizer: { jwt: { claims: { sub: 's-1', email: 'a@x' } } } }, 'email')).toBe('User:a@x');
+    expect(gatewayPrincipal({ authorizer: { iam: { userArn: 'arn:aws:iam::111122223333:user/alice' } } }, 'sub')).toBe(
+      'User:arn:aws:iam::111122223333:user/alice',
+    );
+    expect(gatewayPrincipal({ authorizer: { jwt: { claims: { sub: 's-1', email: 'a@x' } } } }, 'email')).toBe(
+      'User:a@x',
+    );
     expect(() => gatewayPrincipal({ authorizer: { jwt: { claims: { sub: 's-1' } } } }, 'email')).toThrow(/email claim/);
     expect(gatewayPrincipal({ authorizer: { lambda: { apiKeyId: 'ci' } } }, 'sub')).toBe('User:ci');
     expect(gatewayPrincipal({}, 'sub')).toBeUndefined();
     // A REST API (v1) with IAM auth puts the caller in identity.
-    expect(gatewayPrincipal({ identity: { userArn: 'arn:aws:sts::111122223333:assumed-role/W/s' } }, 'sub')).toBe('User:arn:aws:iam::111122223333:role/W');
+    expect(gatewayPrincipal({ identity: { userArn: 'arn:aws:sts::111122223333:assumed-role/W/s' } }, 'sub')).toBe(
+      'User:arn:aws:iam::111122223333:role/W',
+    );
     expect(gatewayPrincipal({ authorizer: null, identity: { userArn: null } }, 'sub')).toBeUndefined();
   });
 });
@@ -156,7 +267,9 @@ describe('client quota resolution', () => {
     expect(q.resolve('bob', 'web').producer_byte_rate?.rate).toBe(10);
     expect(q.resolve('bob', 'web').request_percentage?.rate).toBe(50);
     // The default user quota is each user's own, not shared.
-    expect(q.resolve('bob', 'x').producer_byte_rate!.bucket).not.toBe(q.resolve('carol', 'x').producer_byte_rate!.bucket);
+    expect(q.resolve('bob', 'x').producer_byte_rate!.bucket).not.toBe(
+      q.resolve('carol', 'x').producer_byte_rate!.bucket,
+    );
     expect(new QuotaIndex([]).resolve('alice', '')).toEqual({});
   });
 });
@@ -185,6 +298,8 @@ describe('quota buckets', () => {
     now = 100_000;
     buckets.record(q, 1500);
     expect(() => buckets.check('producer_byte_rate', q)).toThrow(ThrottledError);
-    expect(() => buckets.check('producer_byte_rate', { ...q, bucket: 'producer_byte_rate\u0000user=bob' })).not.toThrow();
+    expect(() =>
+      buckets.check('producer_byte_rate', { ...q, bucket: 'producer_byte_rate\u0000user=bob' }),
+    ).not.toThrow();
   });
 });

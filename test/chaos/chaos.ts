@@ -23,7 +23,8 @@ const { values } = parseArgs({
   },
 });
 
-const names = values.scenario === 'all' ? SCENARIOS.map((s) => s.name) : values.scenario.split(',').map((s) => s.trim());
+const names =
+  values.scenario === 'all' ? SCENARIOS.map((s) => s.name) : values.scenario.split(',').map((s) => s.trim());
 const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
 if (unknown.length > 0) {
   console.error(`unknown scenario(s) ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
@@ -35,7 +36,14 @@ const seed = Number(values.seed);
 for (const [i, name] of names.entries()) {
   const scenario = SCENARIOS.find((s) => s.name === name)!;
   console.log(`== ${name} (seed ${seed + i}): ${scenario.description}`);
-  const r = await runScenario({ scenario, seed: seed + i, durationMs: Number(values.duration) * 1000, servers: Number(values.servers), groupMembers: Number(values.members), log: (l) => console.log(l) });
+  const r = await runScenario({
+    scenario,
+    seed: seed + i,
+    durationMs: Number(values.duration) * 1000,
+    servers: Number(values.servers),
+    groupMembers: Number(values.members),
+    log: (l) => console.log(l),
+  });
   results.push(r);
   for (const v of r.violations) console.log(`  VIOLATION ${v}`);
 }
@@ -43,5 +51,7 @@ console.log('');
 console.log(formatSummary(results));
 if (values.json) console.log(JSON.stringify(results, null, 2));
 const failed = results.filter((r) => r.violations.length > 0);
-console.log(failed.length === 0 ? '\nno violations' : `\n${failed.length} of ${results.length} scenario(s) violated an invariant`);
+console.log(
+  failed.length === 0 ? '\nno violations' : `\n${failed.length} of ${results.length} scenario(s) violated an invariant`,
+);
 process.exit(failed.length === 0 ? 0 : 1);

@@ -49,7 +49,15 @@ export async function startFaultProxy(target: string, rng: Rng, rates: FaultRate
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   let pausedUntil = 0;
   let resume: Promise<void> = Promise.resolve();
-  const stats: FaultProxy['stats'] = { requests: 0, applyThenDrop: 0, error: 0, reset: 0, delay: 0, paused: 0, slow: 0 };
+  const stats: FaultProxy['stats'] = {
+    requests: 0,
+    applyThenDrop: 0,
+    error: 0,
+    reset: 0,
+    delay: 0,
+    paused: 0,
+    slow: 0,
+  };
   const proxy: FaultProxy = {
     endpoint: '',
     rates: { ...rates },
@@ -96,7 +104,11 @@ export async function startFaultProxy(target: string, rng: Rng, rates: FaultRate
       // The body shape each SDK reads its error code from; both take these as retryable.
       const isS3 = !req.headers['x-amz-target'];
       res.writeHead(status, { 'content-type': isS3 ? 'application/xml' : 'application/x-amz-json-1.0' });
-      res.end(isS3 ? `<Error><Code>${status === 500 ? 'InternalError' : 'ServiceUnavailable'}</Code><Message>injected</Message></Error>` : JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'injected' }));
+      res.end(
+        isS3
+          ? `<Error><Code>${status === 500 ? 'InternalError' : 'ServiceUnavailable'}</Code><Message>injected</Message></Error>`
+          : JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'injected' }),
+      );
       return;
     }
     if (roll < (edge += r.reset)) {
@@ -119,7 +131,10 @@ export async function startFaultProxy(target: string, rng: Rng, rates: FaultRate
     res.end(answer.body);
   }
 
-  function forward(req: http.IncomingMessage, body: Buffer): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  function forward(
+    req: http.IncomingMessage,
+    body: Buffer,
+  ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
     return new Promise((resolve, reject) => {
       const headers = { ...req.headers, host: upstream.host };
       const out = http.request(

@@ -57,8 +57,26 @@ export interface GroupLog {
   committed: { sentAt: number; offsets: Map<number, number> }[];
 }
 
-export function startGroupMembers(opts: { count: number; topic: string; groupId: string; servers: () => string[]; clusterId: string; rng: Rng }): { log: GroupLog; stop(): Promise<void> } {
-  const log: GroupLog = { topic: opts.topic, groupId: opts.groupId, ownerships: [], commits: [], joins: 0, leaves: 0, stalls: 0, known: new Set(), listed: new Set(), committed: [] };
+export function startGroupMembers(opts: {
+  count: number;
+  topic: string;
+  groupId: string;
+  servers: () => string[];
+  clusterId: string;
+  rng: Rng;
+}): { log: GroupLog; stop(): Promise<void> } {
+  const log: GroupLog = {
+    topic: opts.topic,
+    groupId: opts.groupId,
+    ownerships: [],
+    commits: [],
+    joins: 0,
+    leaves: 0,
+    stalls: 0,
+    known: new Set(),
+    listed: new Set(),
+    committed: [],
+  };
   let stopping = false;
   let nextOffset = 1;
   const members = Array.from({ length: opts.count }, (_, i) => runMember(i));
@@ -69,12 +87,20 @@ export function startGroupMembers(opts: { count: number; topic: string; groupId:
       try {
         const group = `${next()}/v3/clusters/${opts.clusterId}/consumer-groups/${opts.groupId}`;
         const res = await fetch(`${group}/consumers`, { signal: AbortSignal.timeout(5000) });
-        if (res.status === 200) for (const m of ((await res.json()) as { data: { consumer_id: string }[] }).data) log.listed.add(m.consumer_id);
+        if (res.status === 200)
+          for (const m of ((await res.json()) as { data: { consumer_id: string }[] }).data)
+            log.listed.add(m.consumer_id);
         const sentAt = Date.now();
         const off = await fetch(`${group}/offsets?topic_name=${opts.topic}`, { signal: AbortSignal.timeout(5000) });
         if (off.status === 200) {
-          const data = ((await off.json()) as { data: { partition_id: number; committed_offset: number | null }[] }).data;
-          log.committed.push({ sentAt, offsets: new Map(data.filter((d) => d.committed_offset !== null).map((d) => [d.partition_id, d.committed_offset!])) });
+          const data = ((await off.json()) as { data: { partition_id: number; committed_offset: number | null }[] })
+            .data;
+          log.committed.push({
+            sentAt,
+            offsets: new Map(
+              data.filter((d) => d.committed_offset !== null).map((d) => [d.partition_id, d.committed_offset!]),
+            ),
+          });
         }
       } catch {
         // a fault or a killed server: the next sample
@@ -84,7 +110,11 @@ export function startGroupMembers(opts: { count: number; topic: string; groupId:
 
   async function runMember(index: number): Promise<void> {
     const rng = opts.rng.fork(`member-${index}`);
-    const transport = new Transport({ url: `http://127.0.0.1:1/v3/clusters/${opts.clusterId}`, requestTimeoutMs: 10_000, fetch: rerouting(roundRobin(opts.servers)) });
+    const transport = new Transport({
+      url: `http://127.0.0.1:1/v3/clusters/${opts.clusterId}`,
+      requestTimeoutMs: 10_000,
+      fetch: rerouting(roundRobin(opts.servers)),
+    });
     const group = new GroupClient(transport, opts.groupId);
     let incarnation = 0;
     while (!stopping) {
@@ -106,7 +136,9 @@ export function startGroupMembers(opts: { count: number; topic: string; groupId:
           const a = await group.heartbeat({
             memberId,
             memberEpoch: epoch,
-            ...(epoch === 0 ? { subscribedTopics: [opts.topic], sessionTimeoutMs: SESSION_TIMEOUT_MS, rebalanceTimeoutMs: 30_000 } : {}),
+            ...(epoch === 0
+              ? { subscribedTopics: [opts.topic], sessionTimeoutMs: SESSION_TIMEOUT_MS, rebalanceTimeoutMs: 30_000 }
+              : {}),
             ownedPartitions: { [opts.topic]: [...held.keys()].sort((x, y) => x - y) },
           });
           const now = Date.now();
@@ -126,29 +158,56 @@ export function startGroupMembers(opts: { count: number; topic: string; groupId:
             const o = held.get(p);
             if (o) o.epoch = epoch;
             else {
-              const own: Ownership = { member: memberId, partition: p, epoch, requestedAt: sent, acquiredBy: now, releasedNotBefore: Infinity };
+              const own: Ownership = {
+                member: memberId,
+                partition: p,
+                epoch,
+                requestedAt: sent,
+                acquiredBy: now,
+                releasedNotBefore: Infinity,
+              };
               held.set(p, own);
               log.ownerships.push(own);
             }
           }
           return 'ok';
         } catch (e) {
-          if (e instanceof KafkaClientError && ['UNKNOWN_MEMBER_ID', 'FENCED_MEMBER_EPOCH'].includes(e.type)) return 'fenced';
+          if (e instanceof KafkaClientError && ['UNKNOWN_MEMBER_ID', 'FENCED_MEMBER_EPOCH'].includes(e.type))
+            return 'fenced';
           return 'error';
         }
       };
       const commit = async (zombie: boolean) => {
         const parts = [...held.keys()];
         if (parts.length === 0 || !memberId) return;
-        const offsets = parts.map((p) => ({ topic: opts.topic, partition: p, offset: nextOffset++, metadata: `${memberId}|${incarnation}` }));
+        const offsets = parts.map((p) => ({
+          topic: opts.topic,
+          partition: p,
+          offset: nextOffset++,
+          metadata: `${memberId}|${incarnation}`,
+        }));
         const sentAt = Date.now();
-        const entries: CommitLog[] = offsets.map((o) => ({ id: `${memberId}#${o.offset}`, member: memberId, epoch, partition: o.partition, offset: o.offset, held: held.get(o.partition)!, sentAt, answeredAt: 0, result: 'unknown', zombie }));
+        const entries: CommitLog[] = offsets.map((o) => ({
+          id: `${memberId}#${o.offset}`,
+          member: memberId,
+          epoch,
+          partition: o.partition,
+          offset: o.offset,
+          held: held.get(o.partition)!,
+          sentAt,
+          answeredAt: 0,
+          result: 'unknown',
+          zombie,
+        }));
         log.commits.push(...entries);
         let result = '200';
         try {
           await group.commit(memberId, epoch, offsets);
         } catch (e) {
-          result = e instanceof KafkaClientError && !(e.type === 'NETWORK_EXCEPTION' || e.type === 'REQUEST_TIMED_OUT') ? e.type : 'unknown';
+          result =
+            e instanceof KafkaClientError && !(e.type === 'NETWORK_EXCEPTION' || e.type === 'REQUEST_TIMED_OUT')
+              ? e.type
+              : 'unknown';
         }
         const answeredAt = Date.now();
         for (const c of entries) Object.assign(c, { answeredAt, result });
@@ -228,8 +287,18 @@ export interface GroupFindings {
   ghostMembers: string[];
 }
 
-export function checkGroup(log: GroupLog, finalCommitted: Map<number, { offset: number; metadata: string }>): GroupFindings {
-  const f: GroupFindings = { commitsAccepted: 0, zombieCommitsRejected: 0, twoOwners: [], staleCommitsAccepted: [], staleCommitsLanded: [], ghostMembers: [...log.listed].filter((id) => !log.known.has(id)) };
+export function checkGroup(
+  log: GroupLog,
+  finalCommitted: Map<number, { offset: number; metadata: string }>,
+): GroupFindings {
+  const f: GroupFindings = {
+    commitsAccepted: 0,
+    zombieCommitsRejected: 0,
+    twoOwners: [],
+    staleCommitsAccepted: [],
+    staleCommitsLanded: [],
+    ghostMembers: [...log.listed].filter((id) => !log.known.has(id)),
+  };
   const byPartition = new Map<number, Ownership[]>();
   for (const o of log.ownerships) byPartition.set(o.partition, [...(byPartition.get(o.partition) ?? []), o]);
   for (const [p, list] of byPartition) {
@@ -239,33 +308,52 @@ export function checkGroup(log: GroupLog, finalCommitted: Map<number, { offset: 
         const b = list[j]!;
         if (a.member === b.member) continue;
         const overlap = Math.min(a.releasedNotBefore, b.releasedNotBefore) - Math.max(a.acquiredBy, b.acquiredBy);
-        if (overlap > 0) f.twoOwners.push(`p${p}: ${a.member}@${a.epoch} and ${b.member}@${b.epoch} for ${overlap === Infinity ? 'ever' : `${overlap} ms`}`);
+        if (overlap > 0)
+          f.twoOwners.push(
+            `p${p}: ${a.member}@${a.epoch} and ${b.member}@${b.epoch} for ${overlap === Infinity ? 'ever' : `${overlap} ms`}`,
+          );
       }
     }
   }
   // Another member surely given the partition after this commit's member was (granted no earlier
   // than it asked, the other no later than its answer came) means the commit's member had lost it.
   const takenOver = (c: CommitLog, before: number) =>
-    (byPartition.get(c.partition) ?? []).find((o) => o.member !== c.member && o.requestedAt > c.held.acquiredBy && o.acquiredBy < before);
+    (byPartition.get(c.partition) ?? []).find(
+      (o) => o.member !== c.member && o.requestedAt > c.held.acquiredBy && o.acquiredBy < before,
+    );
   const accepted = log.commits.filter((c) => c.result === '200');
   for (const c of log.commits) {
     if (c.result === '200') f.commitsAccepted++;
     else if (c.zombie) f.zombieCommitsRejected++;
     const by = c.result === '200' ? takenOver(c, c.sentAt) : undefined;
-    if (by) f.staleCommitsAccepted.push(`p${c.partition} offset ${c.offset} by ${c.member}@${c.epoch}${c.zombie ? ' (zombie)' : ''}, after ${by.member} was given it`);
+    if (by)
+      f.staleCommitsAccepted.push(
+        `p${c.partition} offset ${c.offset} by ${c.member}@${c.epoch}${c.zombie ? ' (zombie)' : ''}, after ${by.member} was given it`,
+      );
   }
   // A committed offset read at some time is a commit that an accepted commit by a later owner,
   // answered before that read, should have overwritten: it landed after its member lost the partition.
-  const reads = [...log.committed, { sentAt: Infinity, offsets: new Map([...finalCommitted].map(([p, c]) => [p, c.offset])) }];
+  const reads = [
+    ...log.committed,
+    { sentAt: Infinity, offsets: new Map([...finalCommitted].map(([p, c]) => [p, c.offset])) },
+  ];
   const reported = new Set<number>();
   for (const read of reads) {
     for (const [p, offset] of read.offsets) {
       const x = log.commits.find((c) => c.partition === p && c.offset === offset);
       if (!x || reported.has(offset)) continue;
-      const later = accepted.find((y) => y.partition === p && y.member !== x.member && y.held.requestedAt > x.held.acquiredBy && y.answeredAt < read.sentAt);
+      const later = accepted.find(
+        (y) =>
+          y.partition === p &&
+          y.member !== x.member &&
+          y.held.requestedAt > x.held.acquiredBy &&
+          y.answeredAt < read.sentAt,
+      );
       if (!later) continue;
       reported.add(offset);
-      f.staleCommitsLanded.push(`p${p}: committed ${offset} by ${x.member}@${x.epoch} read over ${later.offset} by later owner ${later.member}${read.sentAt === Infinity ? ' at the end' : ''}`);
+      f.staleCommitsLanded.push(
+        `p${p}: committed ${offset} by ${x.member}@${x.epoch} read over ${later.offset} by later owner ${later.member}${read.sentAt === Infinity ? ' at the end' : ''}`,
+      );
     }
   }
   return f;

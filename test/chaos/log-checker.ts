@@ -55,20 +55,40 @@ export interface LogFindings {
   partitions: string[];
 }
 
-export async function readPartition(origin: string, clusterId: string, topic: string, partition: number): Promise<PartitionRead> {
+export async function readPartition(
+  origin: string,
+  clusterId: string,
+  topic: string,
+  partition: number,
+): Promise<PartitionRead> {
   const base = `${origin}/v3/clusters/${clusterId}/topics/${topic}/partitions/${partition}/records`;
-  const out: PartitionRead = { topic, partition, highWatermark: 0, logStartOffset: 0, records: new Map(), unreachable: [] };
+  const out: PartitionRead = {
+    topic,
+    partition,
+    highWatermark: 0,
+    logStartOffset: 0,
+    records: new Map(),
+    unreachable: [],
+  };
   let offset = 0;
   for (let guard = 0; guard < 100_000; guard++) {
-    const res = await fetch(`${base}?offset=${offset}&format=string&max_bytes=1048576`, { signal: AbortSignal.timeout(15_000) });
+    const res = await fetch(`${base}?offset=${offset}&format=string&max_bytes=1048576`, {
+      signal: AbortSignal.timeout(15_000),
+    });
     if (res.status === 416 && offset === 0) {
       // Below the log start: start there.
       const body = (await res.json()) as { log_start_offset?: number };
       offset = body.log_start_offset ?? 0;
       continue;
     }
-    if (res.status !== 200) throw new Error(`fetch ${topic}-${partition} at ${offset}: ${res.status} ${await res.text()}`);
-    const body = (await res.json()) as { records: { offset: number; value: { data: string } | null }[]; next_offset: number; high_watermark: number; log_start_offset: number };
+    if (res.status !== 200)
+      throw new Error(`fetch ${topic}-${partition} at ${offset}: ${res.status} ${await res.text()}`);
+    const body = (await res.json()) as {
+      records: { offset: number; value: { data: string } | null }[];
+      next_offset: number;
+      high_watermark: number;
+      log_start_offset: number;
+    };
     out.highWatermark = body.high_watermark;
     out.logStartOffset = body.log_start_offset;
     if (offset === 0 && body.log_start_offset > 0) offset = body.log_start_offset;
@@ -117,7 +137,8 @@ export function checkLog(ledger: Ledger, reads: PartitionRead[]): LogFindings {
     f.recordsRead += read.records.size;
     for (const o of read.unreachable) f.unreachableBelowHw.push(`${tp}@${o}`);
     const unreachable = new Set(read.unreachable);
-    for (let o = read.logStartOffset; o < read.highWatermark; o++) if (!read.records.has(o) && !unreachable.has(o)) f.gaps.push(`${tp}@${o}`);
+    for (let o = read.logStartOffset; o < read.highWatermark; o++)
+      if (!read.records.has(o) && !unreachable.has(o)) f.gaps.push(`${tp}@${o}`);
     for (const [offset, value] of read.records) {
       const list = found.get(value) ?? [];
       list.push({ topic: read.topic, partition: read.partition, offset });
@@ -134,10 +155,15 @@ export function checkLog(ledger: Ledger, reads: PartitionRead[]): LogFindings {
       f.acked++;
       const hw = hwOf.get(`${r.topic}-${r.partition}`) ?? 0;
       if (where.length === 0 && (r.offset ?? 0) >= hw) {
-        if (r.acks === 'all') f.ackedAboveHwAll.push(`${r.value} (acked ${r.topic}-${r.partition}@${r.offset}, HW ${hw})`);
+        if (r.acks === 'all')
+          f.ackedAboveHwAll.push(`${r.value} (acked ${r.topic}-${r.partition}@${r.offset}, HW ${hw})`);
         else f.ackedAboveHwOne++;
       } else if (where.length === 0) f.lost.push(`${r.value} (acked ${r.topic}-${r.partition}@${r.offset})`);
-      else if (r.offset !== undefined && r.offset >= 0 && !where.some((w) => w.partition === r.partition && w.offset === r.offset)) {
+      else if (
+        r.offset !== undefined &&
+        r.offset >= 0 &&
+        !where.some((w) => w.partition === r.partition && w.offset === r.offset)
+      ) {
         f.moved.push(`${r.value} acked @${r.offset}, found @${where.map((w) => w.offset).join(',')}`);
       }
     } else {
@@ -145,7 +171,8 @@ export function checkLog(ledger: Ledger, reads: PartitionRead[]): LogFindings {
       if (where.length > 0) f.failedButPresent++;
     }
     // A request appends its records at most once: more copies than requests is the server's doing.
-    if (where.length > Math.max(1, r.requests)) f.serverDuplicates.push(`${r.value} x${where.length} from ${r.requests} request(s)`);
+    if (where.length > Math.max(1, r.requests))
+      f.serverDuplicates.push(`${r.value} x${where.length} from ${r.requests} request(s)`);
     const key = `${r.producer}|${r.seq}`;
     const entry = copiesBySend.get(key) ?? { records: [], copies: 0 };
     entry.records.push(r);
@@ -154,8 +181,12 @@ export function checkLog(ledger: Ledger, reads: PartitionRead[]): LogFindings {
   }
   for (const read of reads) {
     let maxAcked = -1;
-    for (const r of ledger.records.values()) if (r.outcome === 'acked' && r.topic === read.topic && r.partition === read.partition) maxAcked = Math.max(maxAcked, r.offset ?? -1);
-    f.partitions.push(`${read.topic}-${read.partition}: start ${read.logStartOffset} hw ${read.highWatermark} read ${read.records.size} max acked ${maxAcked}`);
+    for (const r of ledger.records.values())
+      if (r.outcome === 'acked' && r.topic === read.topic && r.partition === read.partition)
+        maxAcked = Math.max(maxAcked, r.offset ?? -1);
+    f.partitions.push(
+      `${read.topic}-${read.partition}: start ${read.logStartOffset} hw ${read.highWatermark} read ${read.records.size} max acked ${maxAcked}`,
+    );
   }
   for (const [key, { records, copies }] of copiesBySend) {
     if (copies <= 1) continue;
@@ -166,13 +197,17 @@ export function checkLog(ledger: Ledger, reads: PartitionRead[]): LogFindings {
       // docs/client.md: a record in doubt when the producer bumps its epoch (KIP-360) is resent under the new epoch.
       const detail = `${key} x${copies} at ${r.topic}-${r.partition}@${at}, sent as ${(r.sentAs ?? []).join(' ')}`;
       (epochs.size > 1 ? f.idempotentBumpDuplicates : f.idempotentDuplicates).push(detail);
-    }
-    else {
+    } else {
       // What the server alone added is counted above; the rest is the client's retries.
-      const serverExtra = records.reduce((n, r) => n + Math.max(0, (found.get(r.value)?.length ?? 0) - Math.max(1, r.requests)), 0);
+      const serverExtra = records.reduce(
+        (n, r) => n + Math.max(0, (found.get(r.value)?.length ?? 0) - Math.max(1, r.requests)),
+        0,
+      );
       f.clientRetryDuplicates += copies - 1 - serverExtra;
       if (copies - 1 - serverExtra > 0 && f.clientRetryExamples.length < 5) {
-        f.clientRetryExamples.push(`${key} x${copies}: ${records.map((r) => `attempt ${r.attempt} ${r.outcome}${r.error ? ` (${r.error})` : ''} in ${r.requests} request(s)`).join(', ')}`);
+        f.clientRetryExamples.push(
+          `${key} x${copies}: ${records.map((r) => `attempt ${r.attempt} ${r.outcome}${r.error ? ` (${r.error})` : ''} in ${r.requests} request(s)`).join(', ')}`,
+        );
       }
     }
   }
@@ -188,7 +223,10 @@ export function checkLog(ledger: Ledger, reads: PartitionRead[]): LogFindings {
       const prev = lastSeq.get(v.producer);
       if (prev !== undefined && v.seq < prev) {
         const kind = ledger.records.get(read.records.get(offset)!)?.kind;
-        if (kind === 'idempotent') f.reorderedIdempotent.push(`${read.topic}-${read.partition}@${offset} ${v.producer} seq ${v.seq} after ${prev}`);
+        if (kind === 'idempotent')
+          f.reorderedIdempotent.push(
+            `${read.topic}-${read.partition}@${offset} ${v.producer} seq ${v.seq} after ${prev}`,
+          );
         else f.reorderedPlain++;
       }
       lastSeq.set(v.producer, Math.max(prev ?? -1, v.seq));

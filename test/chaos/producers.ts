@@ -75,7 +75,8 @@ const MULTI_PRODUCE_PATH = /^\/v3\/clusters\/[^/]+\/records$/;
 /** The record batches a produce request body carries, by its path. */
 function producedBatches(path: string, body: Uint8Array): Uint8Array[] {
   if (PRODUCE_PATH.test(path)) return [body];
-  if (MULTI_PRODUCE_PATH.test(path)) return decodeTopicData(body).flatMap((t) => t.partitions.flatMap((p) => (p.records ? [p.records] : [])));
+  if (MULTI_PRODUCE_PATH.test(path))
+    return decodeTopicData(body).flatMap((t) => t.partitions.flatMap((p) => (p.records ? [p.records] : [])));
   return [];
 }
 
@@ -87,7 +88,8 @@ function trackingFetch(next: () => string, ledger: Ledger): typeof globalThis.fe
     url.protocol = target.protocol;
     url.host = target.host;
     let carried: SentRecord[] = [];
-    const bodies = init?.method === 'POST' && init.body instanceof Uint8Array ? producedBatches(url.pathname, init.body) : [];
+    const bodies =
+      init?.method === 'POST' && init.body instanceof Uint8Array ? producedBatches(url.pathname, init.body) : [];
     if (bodies.length > 0) {
       for (const b of bodies.flatMap((body) => decodeRecordBatches(body))) {
         for (const r of b.records) {
@@ -117,9 +119,19 @@ export interface Workload {
 }
 
 /** Runs every producer until `stop()`, which waits (bounded) for what is in flight. */
-export function startProducers(specs: ProducerSpec[], servers: () => string[], ledger: Ledger, rng: Rng, clusterId: string): Workload {
+export function startProducers(
+  specs: ProducerSpec[],
+  servers: () => string[],
+  ledger: Ledger,
+  rng: Rng,
+  clusterId: string,
+): Workload {
   let stopping = false;
-  const loops = specs.map((spec) => (spec.kind === 'json' ? jsonProducer(spec, servers, ledger, rng.fork(spec.id), clusterId, () => stopping) : clientProducer(spec, servers, ledger, rng.fork(spec.id), clusterId, () => stopping)));
+  const loops = specs.map((spec) =>
+    spec.kind === 'json'
+      ? jsonProducer(spec, servers, ledger, rng.fork(spec.id), clusterId, () => stopping)
+      : clientProducer(spec, servers, ledger, rng.fork(spec.id), clusterId, () => stopping),
+  );
   return {
     async stop() {
       stopping = true;
@@ -128,8 +140,20 @@ export function startProducers(specs: ProducerSpec[], servers: () => string[], l
   };
 }
 
-async function clientProducer(spec: ProducerSpec, servers: () => string[], ledger: Ledger, rng: Rng, clusterId: string, stopping: () => boolean): Promise<void> {
-  const kafka = new Kafka({ url: `http://127.0.0.1:1/v3/clusters/${clusterId}`, format: 'record-batch', requestTimeoutMs: 10_000, fetch: trackingFetch(roundRobin(servers), ledger) });
+async function clientProducer(
+  spec: ProducerSpec,
+  servers: () => string[],
+  ledger: Ledger,
+  rng: Rng,
+  clusterId: string,
+  stopping: () => boolean,
+): Promise<void> {
+  const kafka = new Kafka({
+    url: `http://127.0.0.1:1/v3/clusters/${clusterId}`,
+    format: 'record-batch',
+    requestTimeoutMs: 10_000,
+    fetch: trackingFetch(roundRobin(servers), ledger),
+  });
   const producer: Producer = kafka.producer({
     acks: spec.acks,
     enableIdempotence: spec.kind === 'idempotent',
@@ -145,10 +169,22 @@ async function clientProducer(spec: ProducerSpec, servers: () => string[], ledge
     const partition = rng.int(0, spec.partitions - 1);
     const records = Array.from({ length: rng.int(1, 4) }, () => {
       const s = seq++;
-      return ledger.add({ producer: spec.id, kind: spec.kind, topic: spec.topic, acks: spec.acks, partition, seq: s, attempt: 0, value: valueOf(spec.id, s, 0) });
+      return ledger.add({
+        producer: spec.id,
+        kind: spec.kind,
+        topic: spec.topic,
+        acks: spec.acks,
+        partition,
+        seq: s,
+        attempt: 0,
+        value: valueOf(spec.id, s, 0),
+      });
     });
     const p = producer.send({ topic: spec.topic, messages: records.map((r) => ({ partition, value: r.value })) }).then(
-      (mds) => mds.forEach((md, i) => Object.assign(records[i]!, { outcome: 'acked', offset: md.offset, partition: md.partition })),
+      (mds) =>
+        mds.forEach((md, i) =>
+          Object.assign(records[i]!, { outcome: 'acked', offset: md.offset, partition: md.partition }),
+        ),
       (e: Error) => records.forEach((r) => Object.assign(r, { outcome: 'failed', error: e.message.slice(0, 160) })),
     );
     inFlight.add(p);
@@ -161,30 +197,60 @@ async function clientProducer(spec: ProducerSpec, servers: () => string[], ledge
 }
 
 /** Plain JSON produce (records:batch) with the suite's own retry loop; a retry is a new attempt value. */
-async function jsonProducer(spec: ProducerSpec, servers: () => string[], ledger: Ledger, rng: Rng, clusterId: string, stopping: () => boolean): Promise<void> {
+async function jsonProducer(
+  spec: ProducerSpec,
+  servers: () => string[],
+  ledger: Ledger,
+  rng: Rng,
+  clusterId: string,
+  stopping: () => boolean,
+): Promise<void> {
   const next = roundRobin(servers);
   let seq = 0;
   while (!stopping()) {
     const partition = rng.int(0, spec.partitions - 1);
     let pending = Array.from({ length: rng.int(1, 4) }, () => seq++);
     for (let attempt = 1; pending.length > 0 && attempt <= 6; attempt++) {
-      const recs = pending.map((s) => ledger.add({ producer: spec.id, kind: 'json', topic: spec.topic, acks: spec.acks, partition, seq: s, attempt, value: valueOf(spec.id, s, attempt) }));
+      const recs = pending.map((s) =>
+        ledger.add({
+          producer: spec.id,
+          kind: 'json',
+          topic: spec.topic,
+          acks: spec.acks,
+          partition,
+          seq: s,
+          attempt,
+          value: valueOf(spec.id, s, attempt),
+        }),
+      );
       recs.forEach((r) => r.requests++);
-      const entries = recs.map((r) => ({ id: r.value, partition_id: partition, value: { type: 'STRING', data: r.value } }));
+      const entries = recs.map((r) => ({
+        id: r.value,
+        partition_id: partition,
+        value: { type: 'STRING', data: r.value },
+      }));
       let retry: number[] = [];
       try {
-        const res = await fetch(`${next()}/v3/clusters/${clusterId}/topics/${spec.topic}/records:batch?acks=${spec.acks === 'all' ? 'all' : '1'}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ entries }),
-          signal: AbortSignal.timeout(10_000),
-        });
-        const body = (await res.json().catch(() => undefined)) as { successes?: { id: string; offset: number }[]; failures?: { id: string }[] } | undefined;
+        const res = await fetch(
+          `${next()}/v3/clusters/${clusterId}/topics/${spec.topic}/records:batch?acks=${spec.acks === 'all' ? 'all' : '1'}`,
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ entries }),
+            signal: AbortSignal.timeout(10_000),
+          },
+        );
+        const body = (await res.json().catch(() => undefined)) as
+          | { successes?: { id: string; offset: number }[]; failures?: { id: string }[] }
+          | undefined;
         if (res.status !== 207 || !body?.successes) {
-          recs.forEach((r) => Object.assign(r, { outcome: 'failed', error: `HTTP ${res.status} ${JSON.stringify(body).slice(0, 120)}` }));
+          recs.forEach((r) =>
+            Object.assign(r, { outcome: 'failed', error: `HTTP ${res.status} ${JSON.stringify(body).slice(0, 120)}` }),
+          );
           retry = pending;
         } else {
-          for (const s of body.successes) Object.assign(ledger.records.get(s.id)!, { outcome: 'acked', offset: s.offset });
+          for (const s of body.successes)
+            Object.assign(ledger.records.get(s.id)!, { outcome: 'acked', offset: s.offset });
           for (const f of body.failures ?? []) {
             const r = ledger.records.get(f.id)!;
             Object.assign(r, { outcome: 'failed', error: JSON.stringify(f).slice(0, 160) });
@@ -192,7 +258,12 @@ async function jsonProducer(spec: ProducerSpec, servers: () => string[], ledger:
           }
         }
       } catch (e) {
-        recs.forEach((r) => Object.assign(r, { outcome: 'failed', error: String((e as { cause?: { code?: string } }).cause?.code ?? (e as Error).name) }));
+        recs.forEach((r) =>
+          Object.assign(r, {
+            outcome: 'failed',
+            error: String((e as { cause?: { code?: string } }).cause?.code ?? (e as Error).name),
+          }),
+        );
         if ((e as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED') recs.forEach((r) => r.requests--);
         retry = pending;
       }

@@ -26,10 +26,38 @@ const ambiguous: FaultRates = { applyThenDrop: 0.04, error: 0.02, reset: 0.01, d
 const light: FaultRates = { applyThenDrop: 0.01, error: 0.01, reset: 0.005, delay: 0.05, maxDelayMs: 300 };
 
 export const SCENARIOS: Scenario[] = [
-  { name: 'ddb-ambiguous', description: 'DynamoDB answers lost after the write applied, 500/503, resets, delays', dynamodb: ambiguous, s3: none, kills: false, pauses: false },
-  { name: 's3-faults', description: 'S3 answers lost after the put, 500/503, resets, delays', dynamodb: none, s3: ambiguous, kills: false, pauses: false },
-  { name: 'kills', description: 'SIGKILL of a server every 1.5-4 s, restarted 0.5-2 s later', dynamodb: none, s3: none, kills: true, pauses: false },
-  { name: 'pauses', description: 'DynamoDB or S3 stops answering for 0.5-2.5 s every 3-8 s', dynamodb: none, s3: none, kills: false, pauses: true },
+  {
+    name: 'ddb-ambiguous',
+    description: 'DynamoDB answers lost after the write applied, 500/503, resets, delays',
+    dynamodb: ambiguous,
+    s3: none,
+    kills: false,
+    pauses: false,
+  },
+  {
+    name: 's3-faults',
+    description: 'S3 answers lost after the put, 500/503, resets, delays',
+    dynamodb: none,
+    s3: ambiguous,
+    kills: false,
+    pauses: false,
+  },
+  {
+    name: 'kills',
+    description: 'SIGKILL of a server every 1.5-4 s, restarted 0.5-2 s later',
+    dynamodb: none,
+    s3: none,
+    kills: true,
+    pauses: false,
+  },
+  {
+    name: 'pauses',
+    description: 'DynamoDB or S3 stops answering for 0.5-2.5 s every 3-8 s',
+    dynamodb: none,
+    s3: none,
+    kills: false,
+    pauses: true,
+  },
   {
     name: 'slow-commits',
     description: 'half the offset-commit writes to DynamoDB held 1-3 s (validated, then written late)',
@@ -38,7 +66,14 @@ export const SCENARIOS: Scenario[] = [
     kills: false,
     pauses: false,
   },
-  { name: 'mixed', description: 'all of the above at once, at lower rates', dynamodb: light, s3: light, kills: true, pauses: true },
+  {
+    name: 'mixed',
+    description: 'all of the above at once, at lower rates',
+    dynamodb: light,
+    s3: light,
+    kills: true,
+    pauses: true,
+  },
 ];
 
 export interface ScenarioOptions {
@@ -125,7 +160,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     // Warm every server (module loading, first SDK connections) so a cold start is not the first fault.
     await Promise.all(
       f.origins().map(async (origin) => {
-        for (const t of TOPICS) await fetch(`${origin}/v3/clusters/${CLUSTER}/topics/${t.name}/partitions/0/records?offset=0`);
+        for (const t of TOPICS)
+          await fetch(`${origin}/v3/clusters/${CLUSTER}/topics/${t.name}/partitions/0/records?offset=0`);
       }),
     );
 
@@ -135,7 +171,14 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     };
     const ledger = new Ledger();
     const producers = startProducers(PRODUCERS, f.origins, ledger, rng.fork('producers'), CLUSTER);
-    const members = startGroupMembers({ count: o.groupMembers, topic: GROUP_TOPIC.name, groupId: `chaos-${o.seed}`, servers: f.origins, clusterId: CLUSTER, rng: rng.fork('group') });
+    const members = startGroupMembers({
+      count: o.groupMembers,
+      topic: GROUP_TOPIC.name,
+      groupId: `chaos-${o.seed}`,
+      servers: f.origins,
+      clusterId: CLUSTER,
+      rng: rng.fork('group'),
+    });
 
     ddbProxy.rates = { ...o.scenario.dynamodb };
     s3Proxy.rates = { ...o.scenario.s3 };
@@ -162,11 +205,14 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     for (let round = 0; round < rounds; round++) {
       await sleep(round === 0 ? 2500 : 3000);
       const reads = [];
-      for (const t of TOPICS) for (let p = 0; p < t.partitions; p++) reads.push(await readPartition(live()[0]!, CLUSTER, t.name, p));
+      for (const t of TOPICS)
+        for (let p = 0; p < t.partitions; p++) reads.push(await readPartition(live()[0]!, CLUSTER, t.name, p));
       log = checkLog(ledger, reads);
       const open = log.lost.length + log.unreachableBelowHw.length + log.ackedAboveHwAll.length + log.ackedAboveHwOne;
       if (open === 0 || round === rounds - 1) break;
-      say(`[${o.scenario.name}] after settle round ${round}: ${log.lost.length} lost, ${log.ackedAboveHwAll.length + log.ackedAboveHwOne} acked above the HW, ${log.unreachableBelowHw.length} unreachable; reading again`);
+      say(
+        `[${o.scenario.name}] after settle round ${round}: ${log.lost.length} lost, ${log.ackedAboveHwAll.length + log.ackedAboveHwOne} acked above the HW, ${log.unreachableBelowHw.length} unreachable; reading again`,
+      );
     }
     const committed = await readCommitted(live()[0]!, `chaos-${o.seed}`);
     const group = checkGroup(members.log, committed);
@@ -178,7 +224,12 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       kills,
       pauses,
       faults: { dynamodb: { ...ddbProxy.stats }, s3: { ...s3Proxy.stats } },
-      groupActivity: { joins: members.log.joins, leaves: members.log.leaves, stalls: members.log.stalls, commits: members.log.commits.length },
+      groupActivity: {
+        joins: members.log.joins,
+        leaves: members.log.leaves,
+        stalls: members.log.stalls,
+        commits: members.log.commits.length,
+      },
       violations: [],
     };
     result.violations = violationsOf(result);
@@ -196,7 +247,12 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
             replicaLeo: st.replicaLeo,
             highWatermark: st.highWatermark,
             epochHistory: st.epochHistory,
-            lastCommit: st.lastCommit && { baseOffset: st.lastCommit.baseOffset, lastOffset: st.lastCommit.lastOffset, leaderEpoch: st.lastCommit.leaderEpoch, stores: st.lastCommit.stores },
+            lastCommit: st.lastCommit && {
+              baseOffset: st.lastCommit.baseOffset,
+              lastOffset: st.lastCommit.lastOffset,
+              leaderEpoch: st.lastCommit.leaderEpoch,
+              stores: st.lastCommit.stores,
+            },
             lastCaughtUpMs: st.lastCaughtUpMs,
           };
         }
@@ -214,7 +270,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
 function violationsOf(r: Pick<ScenarioResult, 'log' | 'group'>): string[] {
   const v: string[] = [];
   const add = (name: string, items: string[]) => {
-    if (items.length > 0) v.push(`${name}: ${items.length} (${items.slice(0, 3).join('; ')}${items.length > 3 ? '; ...' : ''})`);
+    if (items.length > 0)
+      v.push(`${name}: ${items.length} (${items.slice(0, 3).join('; ')}${items.length > 3 ? '; ...' : ''})`);
   };
   add('lost', r.log.lost);
   add('acks=all acked above HW', r.log.ackedAboveHwAll);
@@ -257,11 +314,20 @@ async function pauseLoop(proxies: FaultProxy[], rng: Rng, until: number, counted
   }
 }
 
-async function readCommitted(origin: string, groupId: string): Promise<Map<number, { offset: number; metadata: string }>> {
-  const res = await fetch(`${origin}/v3/clusters/${CLUSTER}/consumer-groups/${groupId}/offsets?topic_name=${GROUP_TOPIC.name}`);
+async function readCommitted(
+  origin: string,
+  groupId: string,
+): Promise<Map<number, { offset: number; metadata: string }>> {
+  const res = await fetch(
+    `${origin}/v3/clusters/${CLUSTER}/consumer-groups/${groupId}/offsets?topic_name=${GROUP_TOPIC.name}`,
+  );
   const out = new Map<number, { offset: number; metadata: string }>();
   if (res.status !== 200) return out;
-  const body = (await res.json()) as { data: { partition_id: number; committed_offset: number | null; offset_metadata: string | null }[] };
-  for (const d of body.data) if (d.committed_offset !== null) out.set(d.partition_id, { offset: d.committed_offset, metadata: d.offset_metadata ?? '' });
+  const body = (await res.json()) as {
+    data: { partition_id: number; committed_offset: number | null; offset_metadata: string | null }[];
+  };
+  for (const d of body.data)
+    if (d.committed_offset !== null)
+      out.set(d.partition_id, { offset: d.committed_offset, metadata: d.offset_metadata ?? '' });
   return out;
 }

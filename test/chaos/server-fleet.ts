@@ -36,11 +36,15 @@ export interface Fleet {
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const slots: ServerSlot[] = [];
   const launch = async (slot: ServerSlot, port: number) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', '--backend', 'aws', '--port', String(port), '--host', '127.0.0.1'], {
-      cwd: ROOT,
-      env: cleanEnv(options.env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/server.ts', '--backend', 'aws', '--port', String(port), '--host', '127.0.0.1'],
+      {
+        cwd: ROOT,
+        env: cleanEnv(options.env),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     slot.proc = proc;
     createInterface({ input: proc.stderr! }).on('line', (l) => {
       slot.stderr.push(l);
@@ -48,7 +52,10 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     });
     const lines = createInterface({ input: proc.stdout! });
     const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server ${slot.index} did not start: ${slot.stderr.join('\n')}`)), 30_000);
+      const timer = setTimeout(
+        () => reject(new Error(`server ${slot.index} did not start: ${slot.stderr.join('\n')}`)),
+        30_000,
+      );
       proc.once('exit', (code) => {
         clearTimeout(timer);
         reject(new Error(`server ${slot.index} exited with ${code}: ${slot.stderr.join('\n')}`));

@@ -29,11 +29,14 @@ const COLUMNS: [string, (r: ScenarioResult) => string | number][] = [
   ['s3 faults', (r) => faultCount(r.faults.s3)],
 ];
 
-const faultCount = (s: ScenarioResult['faults']['s3']) => `${s.applyThenDrop}/${s.error}/${s.reset}/${s.delay + s.slow}`;
+const faultCount = (s: ScenarioResult['faults']['s3']) =>
+  `${s.applyThenDrop}/${s.error}/${s.reset}/${s.delay + s.slow}`;
 
 /** A fixed-width table, one row per scenario. Fault columns: apply-then-drop/error/reset/delay (slow writes included). */
 export function formatSummary(results: ScenarioResult[]): string {
   const rows = [COLUMNS.map(([h]) => h), ...results.map((r) => COLUMNS.map(([, f]) => String(f(r))))];
   const widths = COLUMNS.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return rows.map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')).join('\n');
+  return rows
+    .map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '))
+    .join('\n');
 }

@@ -40,26 +40,39 @@ beforeAll(async () => {
           const body = req.method === 'GET' ? '' : await req.clone().text();
           seen.push({ method: req.method, url, headers: req.headers, body });
           if (!url.pathname.startsWith('/stage/')) return new Response('not under the stage', { status: 404 });
-          return app.fetch(new Request(new URL(url.pathname.slice('/stage'.length) + url.search, url), { method: req.method, headers: req.headers, ...(body ? { body } : {}) }));
+          return app.fetch(
+            new Request(new URL(url.pathname.slice('/stage'.length) + url.search, url), {
+              method: req.method,
+              headers: req.headers,
+              ...(body ? { body } : {}),
+            }),
+          );
         },
       },
       (info) => resolve(info.port),
     );
   });
-  const env = { AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey, AWS_REGION: 'eu-west-1' };
+  const env = {
+    AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
+    AWS_REGION: 'eu-west-1',
+  };
   Object.assign(process.env, env); // the credential chain reads the process environment
   const started = new Promise<string>((resolve) => {
-    running = main(['console', '--bootstrap-server', `http://127.0.0.1:${port}/stage`, '--auth', 'sigv4', '--port', '0'], {
-      out: (line) => {
-        output.push(line);
-        const m = /^Console at (http:\/\/[^ ]+)\/console\//.exec(line);
-        if (m) resolve(m[1]!);
+    running = main(
+      ['console', '--bootstrap-server', `http://127.0.0.1:${port}/stage`, '--auth', 'sigv4', '--port', '0'],
+      {
+        out: (line) => {
+          output.push(line);
+          const m = /^Console at (http:\/\/[^ ]+)\/console\//.exec(line);
+          if (m) resolve(m[1]!);
+        },
+        err: (line) => output.push(line),
+        stdin: new PassThrough(),
+        env: { ...process.env, ...env },
+        signal: abort.signal,
       },
-      err: (line) => output.push(line),
-      stdin: new PassThrough(),
-      env: { ...process.env, ...env },
-      signal: abort.signal,
-    });
+    );
   });
   proxy = await started;
 });
@@ -102,7 +115,16 @@ async function expectedAuthorization(s: Seen): Promise<string> {
     query[k] = v;
   });
   const signed = await signer.sign(
-    { method: s.method, protocol: 'http:', hostname: s.url.hostname, port: Number(s.url.port), path: s.url.pathname, query, headers, ...(s.body ? { body: s.body } : {}) },
+    {
+      method: s.method,
+      protocol: 'http:',
+      hostname: s.url.hostname,
+      port: Number(s.url.port),
+      path: s.url.pathname,
+      query,
+      headers,
+      ...(s.body ? { body: s.body } : {}),
+    },
     { signingDate: date },
   );
   return String(signed.headers.authorization);
@@ -132,7 +154,9 @@ describe('kafka-log console', () => {
     expect(created.status).toBe(201);
     const post = seen.at(-1)!;
     expect(post.url.pathname).toBe('/stage/v3/clusters/local/topics');
-    expect(post.headers.get('authorization')).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDCONSOLETEST\/\d{8}\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=[^,]*host[^,]*, Signature=[0-9a-f]{64}$/);
+    expect(post.headers.get('authorization')).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDCONSOLETEST\/\d{8}\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=[^,]*host[^,]*, Signature=[0-9a-f]{64}$/,
+    );
     expect(post.headers.get('authorization')).toBe(await expectedAuthorization(post));
 
     const listed = await fetch(`${proxy}/v3/clusters/local/topics/via-proxy/partitions?x=1`);
@@ -150,17 +174,29 @@ describe('kafka-log console', () => {
 
   it('refuses calls from another origin or host name, and passes nothing but the API on', async () => {
     const before = seen.length;
-    const cross = await fetch(`${proxy}/v3/clusters/local/topics`, { method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/json' }, body: '{}' });
+    const cross = await fetch(`${proxy}/v3/clusters/local/topics`, {
+      method: 'POST',
+      headers: { origin: 'https://evil.example', 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(cross.status).toBe(403);
     expect(await cross.json()).toMatchObject({ error: 'FORBIDDEN' });
     const { port } = new URL(proxy);
     const rebound = await new Promise<number>((resolve, reject) => {
       // fetch() will not send a Host of our own choosing; node:http will.
       import('node:http').then(({ request }) => {
-        const r = request({ host: '127.0.0.1', port: Number(port), path: '/v3/clusters', headers: { host: `attacker.example:${port}` } }, (res) => {
-          res.resume();
-          resolve(res.statusCode!);
-        });
+        const r = request(
+          {
+            host: '127.0.0.1',
+            port: Number(port),
+            path: '/v3/clusters',
+            headers: { host: `attacker.example:${port}` },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          },
+        );
         r.on('error', reject);
         r.end();
       });
@@ -171,9 +207,17 @@ describe('kafka-log console', () => {
   });
 
   it('prints where it listens, and a usage error for a bad URL', async () => {
-    expect(output[0]).toMatch(/^Console at http:\/\/127\.0\.0\.1:\d+\/console\/ for http:\/\/127\.0\.0\.1:\d+\/stage \(Ctrl-C to stop\)$/);
+    expect(output[0]).toMatch(
+      /^Console at http:\/\/127\.0\.0\.1:\d+\/console\/ for http:\/\/127\.0\.0\.1:\d+\/stage \(Ctrl-C to stop\)$/,
+    );
     const err: string[] = [];
-    const code = await main(['console', '--bootstrap-server', 'ftp://x'], { out: () => {}, err: (l) => err.push(l), stdin: new PassThrough(), env: {}, signal: abort.signal });
+    const code = await main(['console', '--bootstrap-server', 'ftp://x'], {
+      out: () => {},
+      err: (l) => err.push(l),
+      stdin: new PassThrough(),
+      env: {},
+      signal: abort.signal,
+    });
     expect(code).toBe(2);
     expect(err).toEqual(['Error: --bootstrap-server must be an http(s) URL (got ftp://x/) (see --help)']);
   });

@@ -20,7 +20,11 @@ describe('consumer against the local server', () => {
 
   async function produce(topic: string, n: number, from = 0) {
     const producer = kafka.producer({ lingerMs: 5 });
-    await Promise.all(Array.from({ length: n }, (_, i) => producer.send({ topic, messages: [{ key: `k${(from + i) % 13}`, value: `v${from + i}` }] })));
+    await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        producer.send({ topic, messages: [{ key: `k${(from + i) % 13}`, value: `v${from + i}` }] }),
+      ),
+    );
     await producer.close();
   }
 
@@ -54,7 +58,10 @@ describe('consumer against the local server', () => {
     const a = await start('a');
     const b = await start('b');
     const total = () => seen.a.length + seen.b.length;
-    await until('the first 400 records and a split', () => total() >= 400 && a.assignment().length === 2 && b.assignment().length === 2);
+    await until(
+      'the first 400 records and a split',
+      () => total() >= 400 && a.assignment().length === 2 && b.assignment().length === 2,
+    );
     expect(sortTps([...a.assignment(), ...b.assignment()])).toEqual(['orders-0', 'orders-1', 'orders-2', 'orders-3']);
 
     const aPartitions = sortTps(a.assignment());
@@ -93,10 +100,20 @@ describe('consumer against the local server', () => {
   it('after a consumer stops without committing its tail, the next one repeats exactly that tail', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'tail', numPartitions: 2 }] });
     const producer = kafka.producer();
-    for (const p of [0, 1]) await producer.send({ topic: 'tail', messages: Array.from({ length: 50 }, (_, i) => ({ value: `p${p}-${i}`, partition: p })) });
+    for (const p of [0, 1])
+      await producer.send({
+        topic: 'tail',
+        messages: Array.from({ length: 50 }, (_, i) => ({ value: `p${p}-${i}`, partition: p })),
+      });
     await producer.close();
 
-    const first = kafka.consumer({ groupId: 'tail-group', autoOffsetReset: 'earliest', enableAutoCommit: false, maxPollRecords: 30, ...fast });
+    const first = kafka.consumer({
+      groupId: 'tail-group',
+      autoOffsetReset: 'earliest',
+      enableAutoCommit: false,
+      maxPollRecords: 30,
+      ...fast,
+    });
     await first.subscribe({ topics: ['tail'] });
     const firstSeen: ConsumerRecord[] = [];
     while (firstSeen.length < 100) firstSeen.push(...(await first.poll({ timeoutMs: 1000 })));
@@ -106,7 +123,10 @@ describe('consumer against the local server', () => {
       { topic: 'tail', partition: 0, offset: 20 },
       { topic: 'tail', partition: 1, offset: 35 },
     ]);
-    expect((await first.committed()).map((o) => [o.partition, o.offset]).sort()).toEqual([[0, 20], [1, 35]]);
+    expect((await first.committed()).map((o) => [o.partition, o.offset]).sort()).toEqual([
+      [0, 20],
+      [1, 35],
+    ]);
     await first.close();
 
     const second = kafka.consumer({ groupId: 'tail-group', autoOffsetReset: 'earliest', ...fast });
@@ -117,17 +137,34 @@ describe('consumer against the local server', () => {
       return again.length >= 45;
     });
     expect((await second.poll({ timeoutMs: 300 })).length).toBe(0);
-    expect(again.map(key).sort()).toEqual([...Array.from({ length: 30 }, (_, i) => `0@${20 + i}`), ...Array.from({ length: 15 }, (_, i) => `1@${35 + i}`)].sort());
+    expect(again.map(key).sort()).toEqual(
+      [
+        ...Array.from({ length: 30 }, (_, i) => `0@${20 + i}`),
+        ...Array.from({ length: 15 }, (_, i) => `1@${35 + i}`),
+      ].sort(),
+    );
     await second.close();
   }, 30_000);
 
   it('assign, seek, pause/resume, position, max.poll.records and commits without a group membership', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'manual', numPartitions: 2 }] });
     const producer = kafka.producer();
-    await producer.send({ topic: 'manual', messages: Array.from({ length: 20 }, (_, i) => ({ value: `m${i}`, partition: i % 2 })) });
+    await producer.send({
+      topic: 'manual',
+      messages: Array.from({ length: 20 }, (_, i) => ({ value: `m${i}`, partition: i % 2 })),
+    });
     await producer.close();
-    const c: Consumer = kafka.consumer({ groupId: 'manual-group', autoOffsetReset: 'earliest', maxPollRecords: 4, enableAutoCommit: false, fetchMaxWaitMs: 50 });
-    c.assign([{ topic: 'manual', partition: 0 }, { topic: 'manual', partition: 1 }]);
+    const c: Consumer = kafka.consumer({
+      groupId: 'manual-group',
+      autoOffsetReset: 'earliest',
+      maxPollRecords: 4,
+      enableAutoCommit: false,
+      fetchMaxWaitMs: 50,
+    });
+    c.assign([
+      { topic: 'manual', partition: 0 },
+      { topic: 'manual', partition: 1 },
+    ]);
     expect(await c.position({ topic: 'manual', partition: 1 })).toBe(0);
     const batch = await c.poll();
     expect(batch.length).toBeLessThanOrEqual(4);
@@ -149,7 +186,10 @@ describe('consumer against the local server', () => {
       return (await c.position({ topic: 'manual', partition: 0 })) === 10;
     });
     await new Promise<void>((resolve, reject) => c.commitAsync(undefined, (e) => (e ? reject(e) : resolve())));
-    expect((await c.committed()).map((o) => [o.partition, o.offset]).sort()).toEqual([[0, 10], [1, 10]]);
+    expect((await c.committed()).map((o) => [o.partition, o.offset]).sort()).toEqual([
+      [0, 10],
+      [1, 10],
+    ]);
     c.seekToBeginning([{ topic: 'manual', partition: 0 }]);
     expect(await c.position({ topic: 'manual', partition: 0 })).toBe(0);
     await c.close();
@@ -158,7 +198,13 @@ describe('consumer against the local server', () => {
   it('eachBatch with a failing handler redelivers the failed records', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'retry', numPartitions: 1 }] });
     await produce('retry', 10);
-    const c = kafka.consumer({ groupId: 'retry-group', autoOffsetReset: 'earliest', ...fast, retryBackoffMs: 10, logger: () => {} });
+    const c = kafka.consumer({
+      groupId: 'retry-group',
+      autoOffsetReset: 'earliest',
+      ...fast,
+      retryBackoffMs: 10,
+      logger: () => {},
+    });
     await c.subscribe({ topics: ['retry'] });
     const processed: number[] = [];
     let failed = false;

@@ -5,18 +5,26 @@ import { flakyProxy, isProduce } from './support/flaky-proxy.js';
 import { startServer, stopServer, tempDir, type LocalServer } from './support/server.js';
 
 /** Every record of a topic, partition by partition, as `value` strings in offset order. */
-async function readAll(kafka: Kafka, topic: string): Promise<Map<number, { offset: number; key: string | null; value: string }[]>> {
+async function readAll(
+  kafka: Kafka,
+  topic: string,
+): Promise<Map<number, { offset: number; key: string | null; value: string }[]>> {
   const admin = kafka.admin();
   const d = await admin.describeTopic(topic);
   const consumer = kafka.consumer({ autoOffsetReset: 'earliest', maxPollRecords: 10_000 });
   consumer.assign(d.partitions.map((p) => ({ topic, partition: p.partition })));
-  const out = new Map<number, { offset: number; key: string | null; value: string }[]>(d.partitions.map((p) => [p.partition, []]));
+  const out = new Map<number, { offset: number; key: string | null; value: string }[]>(
+    d.partitions.map((p) => [p.partition, []]),
+  );
   const total = d.partitions.reduce((n, p) => n + p.highWatermark, 0);
   let seen = 0;
   while (seen < total) {
     const records = await consumer.poll({ timeoutMs: 2000 });
     if (records.length === 0) break;
-    for (const r of records) out.get(r.partition)!.push({ offset: r.offset, key: r.key?.toString() ?? null, value: r.value?.toString() ?? "<null>" });
+    for (const r of records)
+      out
+        .get(r.partition)!
+        .push({ offset: r.offset, key: r.key?.toString() ?? null, value: r.value?.toString() ?? '<null>' });
     seen += records.length;
   }
   await consumer.close();
@@ -38,11 +46,16 @@ describe('producer against the local server', () => {
     await dir.remove();
   });
 
-  it('places keyed records with the server\'s murmur2 partitioner, batches them, and resolves offsets in order', async () => {
+  it("places keyed records with the server's murmur2 partitioner, batches them, and resolves offsets in order", async () => {
     const admin = kafka.admin();
     await admin.createTopics({ topics: [{ topic: 'keyed', numPartitions: 4 }] });
     const producer = kafka.producer({ lingerMs: 20 });
-    const sends = Array.from({ length: 200 }, (_, i) => producer.send({ topic: 'keyed', messages: [{ key: `user-${i % 17}`, value: `v${i}`, headers: { n: String(i) } }] }));
+    const sends = Array.from({ length: 200 }, (_, i) =>
+      producer.send({
+        topic: 'keyed',
+        messages: [{ key: `user-${i % 17}`, value: `v${i}`, headers: { n: String(i) } }],
+      }),
+    );
     const results = (await Promise.all(sends)).map(([m]) => m!);
     results.forEach((m, i) => expect(m.partition).toBe(partitionForKey(Buffer.from(`user-${i % 17}`), 4)));
     // Offsets grow by one per partition in send order: batching and pipelining kept the order.
@@ -54,16 +67,24 @@ describe('producer against the local server', () => {
     expect(producer.idempotent).toBe(true);
     expect(producer.producerIdentity?.producerId).toBeGreaterThanOrEqual(0);
     const log = await readAll(kafka, 'keyed');
-    for (const [p, records] of log) expect(records.map((r) => r.value)).toEqual(results.flatMap((m, i) => (m.partition === p ? [`v${i}`] : [])));
+    for (const [p, records] of log)
+      expect(records.map((r) => r.value)).toEqual(results.flatMap((m, i) => (m.partition === p ? [`v${i}`] : [])));
     await producer.close();
   });
 
-  it('sends a send() call\'s messages together, honours explicit partitions, acks 0/1 and flush', async () => {
+  it("sends a send() call's messages together, honours explicit partitions, acks 0/1 and flush", async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'acks', numPartitions: 2 }] });
     for (const acks of [1, 0] as const) {
       const producer = kafka.producer({ acks, lingerMs: 1000 });
       expect(producer.idempotent).toBe(false);
-      const pending = producer.send({ topic: 'acks', messages: [{ value: 'a', partition: 1 }, { value: 'b', partition: 1 }, { value: null, key: 'k', partition: 0 }] });
+      const pending = producer.send({
+        topic: 'acks',
+        messages: [
+          { value: 'a', partition: 1 },
+          { value: 'b', partition: 1 },
+          { value: null, key: 'k', partition: 0 },
+        ],
+      });
       const t0 = Date.now();
       await producer.flush(); // does not wait for linger.ms
       expect(Date.now() - t0).toBeLessThan(900);
@@ -74,7 +95,8 @@ describe('producer against the local server', () => {
       await producer.close();
     }
     // acks=0 is answered before the write: wait for it to land.
-    for (let i = 0; i < 100 && (await kafka.admin().describeTopic('acks')).partitions[1]!.highWatermark < 4; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && (await kafka.admin().describeTopic('acks')).partitions[1]!.highWatermark < 4; i++)
+      await new Promise((r) => setTimeout(r, 20));
     const log = await readAll(kafka, 'acks');
     expect(log.get(1)!.map((r) => r.value)).toEqual(['a', 'b', 'a', 'b']);
   });
@@ -85,22 +107,39 @@ describe('producer against the local server', () => {
     expect(e).toBeInstanceOf(KafkaClientError);
     expect(e).toMatchObject({ type: 'UNKNOWN_TOPIC_OR_PARTITION', status: 404 });
     await kafka.admin().createTopics({ topics: [{ topic: 'small', numPartitions: 1 }] });
-    await expect(producer.send({ topic: 'small', messages: [{ value: 'x', partition: 3 }] })).rejects.toMatchObject({ type: 'UNKNOWN_TOPIC_OR_PARTITION', retriable: false });
+    await expect(producer.send({ topic: 'small', messages: [{ value: 'x', partition: 3 }] })).rejects.toMatchObject({
+      type: 'UNKNOWN_TOPIC_OR_PARTITION',
+      retriable: false,
+    });
     expect(() => kafka.producer({ acks: 1, enableIdempotence: true })).toThrow(/requires acks='all'/);
     await producer.close();
-    await expect(producer.send({ topic: 'small', messages: [{ value: 'x' }] })).rejects.toMatchObject({ type: 'ILLEGAL_STATE' });
+    await expect(producer.send({ topic: 'small', messages: [{ value: 'x' }] })).rejects.toMatchObject({
+      type: 'ILLEGAL_STATE',
+    });
   });
 
   it('applies buffer.memory back-pressure: send() waits, then times out after max.block.ms', async () => {
     // Nothing answers on this port: batches stay unacknowledged and hold their memory.
     const dead = new Kafka({ url: 'http://127.0.0.1:9', requestTimeoutMs: 1000 });
-    const producer = dead.producer({ bufferMemory: 1000, maxBlockMs: 200, enableIdempotence: false, deliveryTimeoutMs: 1500, requestTimeoutMs: 1000, lingerMs: 0 });
+    const producer = dead.producer({
+      bufferMemory: 1000,
+      maxBlockMs: 200,
+      enableIdempotence: false,
+      deliveryTimeoutMs: 1500,
+      requestTimeoutMs: 1000,
+      lingerMs: 0,
+    });
     // Metadata cannot be fetched either: the producer's metadata view is primed through the cache.
-    (producer as unknown as { metadata: { counts: Map<string, unknown> } }).metadata.counts.set('t', { count: 1, at: Date.now() });
+    (producer as unknown as { metadata: { counts: Map<string, unknown> } }).metadata.counts.set('t', {
+      count: 1,
+      at: Date.now(),
+    });
     const first = producer.send({ topic: 't', messages: [{ value: Buffer.alloc(700) }] });
     first.catch(() => {});
     const t0 = Date.now();
-    const second = await producer.send({ topic: 't', messages: [{ value: Buffer.alloc(700) }] }).catch((e: unknown) => e);
+    const second = await producer
+      .send({ topic: 't', messages: [{ value: Buffer.alloc(700) }] })
+      .catch((e: unknown) => e);
     expect(second).toMatchObject({ type: 'REQUEST_TIMED_OUT' });
     expect((second as Error).message).toMatch(/buffer.memory/);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(190);
@@ -113,9 +152,15 @@ describe('producer against the local server', () => {
     let n = 0;
     const proxy = await flakyProxy(server!.origin, (req) => isProduce(req) && ++n % 3 === 0);
     try {
-      const producer = new Kafka({ url: proxy.origin }).producer({ lingerMs: 2, batchSize: 512, retryBackoffMs: 10, retryBackoffMaxMs: 50 });
+      const producer = new Kafka({ url: proxy.origin }).producer({
+        lingerMs: 2,
+        batchSize: 512,
+        retryBackoffMs: 10,
+        retryBackoffMaxMs: 50,
+      });
       const sends: Promise<RecordMetadata[]>[] = [];
-      for (let i = 0; i < 600; i++) sends.push(producer.send({ topic: 'lost-acks', messages: [{ key: `k${i % 7}`, value: `m${i}` }] }));
+      for (let i = 0; i < 600; i++)
+        sends.push(producer.send({ topic: 'lost-acks', messages: [{ key: `k${i % 7}`, value: `m${i}` }] }));
       const acked = (await Promise.all(sends)).map(([m]) => m!);
       await producer.close();
       expect(proxy.dropped()).toBeGreaterThan(3);
@@ -138,8 +183,17 @@ describe('producer against the local server', () => {
     let n = 0;
     const proxy = await flakyProxy(server!.origin, (req) => isProduce(req) && ++n % 3 === 0);
     try {
-      const producer = new Kafka({ url: proxy.origin }).producer({ enableIdempotence: false, lingerMs: 2, batchSize: 512, retryBackoffMs: 10 });
-      await Promise.all(Array.from({ length: 100 }, (_, i) => producer.send({ topic: 'lost-acks-plain', messages: [{ value: `m${i}` }] })));
+      const producer = new Kafka({ url: proxy.origin }).producer({
+        enableIdempotence: false,
+        lingerMs: 2,
+        batchSize: 512,
+        retryBackoffMs: 10,
+      });
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          producer.send({ topic: 'lost-acks-plain', messages: [{ value: `m${i}` }] }),
+        ),
+      );
       await producer.close();
       const values = [...(await readAll(kafka, 'lost-acks-plain')).values()].flat().map((r) => r.value);
       expect(new Set(values).size).toBe(100);
@@ -151,14 +205,22 @@ describe('producer against the local server', () => {
 
   it('idempotence: a server killed mid-load and restarted keeps every record exactly once, in order', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'restart', numPartitions: 2 }] });
-    const producer = kafka.producer({ lingerMs: 5, retryBackoffMs: 50, retryBackoffMaxMs: 300, requestTimeoutMs: 3000 });
+    const producer = kafka.producer({
+      lingerMs: 5,
+      retryBackoffMs: 50,
+      retryBackoffMaxMs: 300,
+      requestTimeoutMs: 3000,
+    });
     const sends: Promise<RecordMetadata[]>[] = [];
     let acked = 0;
     const total = 1500;
     const load = (async () => {
       for (let i = 0; i < total; i++) {
         const p = producer.send({ topic: 'restart', messages: [{ key: `k${i % 5}`, value: `r${i}` }] });
-        p.then(() => acked++, () => {});
+        p.then(
+          () => acked++,
+          () => {},
+        );
         sends.push(p);
         if (i % 50 === 49) await new Promise((r) => setTimeout(r, 5));
       }
@@ -187,10 +249,18 @@ describe('producer against the local server', () => {
     const identity = old.producerIdentity!;
     const restarted = kafka.producer({ producerId: identity });
     await restarted.connect();
-    expect(restarted.producerIdentity).toEqual({ producerId: identity.producerId, producerEpoch: identity.producerEpoch + 1 });
+    expect(restarted.producerIdentity).toEqual({
+      producerId: identity.producerId,
+      producerEpoch: identity.producerEpoch + 1,
+    });
     await restarted.send({ topic: 'fenced', messages: [{ value: 'after' }] });
-    await expect(old.send({ topic: 'fenced', messages: [{ value: 'zombie' }] })).rejects.toMatchObject({ type: 'INVALID_PRODUCER_EPOCH', retriable: false });
-    await expect(old.send({ topic: 'fenced', messages: [{ value: 'zombie' }] })).rejects.toMatchObject({ type: 'INVALID_PRODUCER_EPOCH' });
+    await expect(old.send({ topic: 'fenced', messages: [{ value: 'zombie' }] })).rejects.toMatchObject({
+      type: 'INVALID_PRODUCER_EPOCH',
+      retriable: false,
+    });
+    await expect(old.send({ topic: 'fenced', messages: [{ value: 'zombie' }] })).rejects.toMatchObject({
+      type: 'INVALID_PRODUCER_EPOCH',
+    });
     await restarted.close();
     await old.close();
     expect([...(await readAll(kafka, 'fenced')).values()].flat().map((r) => r.value)).toEqual(['before', 'after']);

@@ -30,8 +30,16 @@ describe('push across server processes', () => {
     dir = await tempDir('client-push-');
     const env = { SCHEDULER_INTERVAL_MS: '0' };
     consumerSide = await startServer(dir.path, 0, env);
-    [producerSide, lossy] = await Promise.all([startServer(dir.path, 0, env), startServer(dir.path, 0, { ...env, PUSH_ENDPOINT: 'http://127.0.0.1:9' })]);
-    await new Kafka({ url: producerSide.origin }).admin().createTopics({ topics: [{ topic: 'pushed', numPartitions: 12 }, { topic: 'lost', numPartitions: 3 }] });
+    [producerSide, lossy] = await Promise.all([
+      startServer(dir.path, 0, env),
+      startServer(dir.path, 0, { ...env, PUSH_ENDPOINT: 'http://127.0.0.1:9' }),
+    ]);
+    await new Kafka({ url: producerSide.origin }).admin().createTopics({
+      topics: [
+        { topic: 'pushed', numPartitions: 12 },
+        { topic: 'lost', numPartitions: 3 },
+      ],
+    });
   }, 60_000);
   afterAll(async () => {
     await Promise.all(consumers.map((c) => c.close().catch(() => {})));
@@ -45,7 +53,13 @@ describe('push across server processes', () => {
       if (String(input instanceof Request ? input.url : input).includes('/records')) fetches.n++;
       return globalThis.fetch(input, init);
     };
-    const consumer = new Kafka({ url: server.origin, fetch: counting }).consumer({ groupId: `g-${topic}`, autoOffsetReset: 'latest', pushRecheckIntervalMs, pushFallbackPollMs: 120_000, heartbeatIntervalMs: 1000 });
+    const consumer = new Kafka({ url: server.origin, fetch: counting }).consumer({
+      groupId: `g-${topic}`,
+      autoOffsetReset: 'latest',
+      pushRecheckIntervalMs,
+      pushFallbackPollMs: 120_000,
+      heartbeatIntervalMs: 1000,
+    });
     consumers.push(consumer);
     await consumer.subscribe({ topics: [topic] });
     await consumer.run({ eachMessage: async ({ message }) => void seen.push(message.value!.toString()) });
@@ -73,7 +87,11 @@ describe('push across server processes', () => {
     await new Promise((r) => setTimeout(r, 2000));
     expect(fetches.n - idleFrom).toBe(0);
     await producer.close();
-    expect(seen.sort()).toEqual(Array.from({ length: 3 }, (_, r) => Array.from({ length: 12 }, (_, p) => `r${r}-p${p}`)).flat().sort());
+    expect(seen.sort()).toEqual(
+      Array.from({ length: 3 }, (_, r) => Array.from({ length: 12 }, (_, p) => `r${r}-p${p}`))
+        .flat()
+        .sort(),
+    );
   }, 60_000);
 
   it('a lost notification is caught by the periodic re-check: nothing is missed', async () => {
@@ -99,7 +117,10 @@ describe('push across server processes', () => {
       const warnings: string[] = [];
       const admin = new Kafka({ url: producerSide.origin }).admin();
       await admin.createTopics({ topics: [{ topic: 'polled', numPartitions: 2 }] });
-      const consumer = new Kafka({ url: consumerSide.origin, pushUrl: `ws://127.0.0.1:${(refusing.address() as AddressInfo).port}/push` }).consumer({
+      const consumer = new Kafka({
+        url: consumerSide.origin,
+        pushUrl: `ws://127.0.0.1:${(refusing.address() as AddressInfo).port}/push`,
+      }).consumer({
         groupId: 'g-polled',
         autoOffsetReset: 'latest',
         fetchIdleBackoffMaxMs: 800,

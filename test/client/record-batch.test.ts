@@ -1,7 +1,16 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kafka, KafkaClientError, KafkaProtocolError, RECORD_BATCH_MEDIA_TYPE, type ConsumerRecord, type Message, type RecordMetadata, type WireFormat } from '../../src/client/index.js';
+import {
+  Kafka,
+  KafkaClientError,
+  KafkaProtocolError,
+  RECORD_BATCH_MEDIA_TYPE,
+  type ConsumerRecord,
+  type Message,
+  type RecordMetadata,
+  type WireFormat,
+} from '../../src/client/index.js';
 import { decodeFetchedRecords } from '../../src/client/record-batches.js';
 import { RECORD_BATCH_MEDIA_TYPE as SERVER_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
 import { decodeRecordBatches, encodeRecordBatch, readBatchHeader } from '../../src/wire/record-batch.js';
@@ -28,7 +37,9 @@ const partitionProduces = (log: ProxiedRequest[]): (ProxiedRequest & { partition
     const one = /\/partitions\/(\d+)\/records(\?|$)/.exec(e.url);
     if (one) return [{ ...e, partition: Number(one[1]) }];
     if (!isMultiPartitionProduce(e.url)) return [];
-    return decodeTopicData(e.body).flatMap((t) => t.partitions.map((p) => ({ ...e, partition: p.index, body: Buffer.from(p.records!) })));
+    return decodeTopicData(e.body).flatMap((t) =>
+      t.partitions.map((p) => ({ ...e, partition: p.index, body: Buffer.from(p.records!) })),
+    );
   });
 const partitionOf = (e: { partition: number }) => e.partition;
 
@@ -48,7 +59,13 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
   });
 
   /** Every record of one partition from `from`, read by a consumer of the given format. */
-  async function readPartition(topic: string, partition: number, format: WireFormat, from = 0, via = kafka): Promise<ConsumerRecord[]> {
+  async function readPartition(
+    topic: string,
+    partition: number,
+    format: WireFormat,
+    from = 0,
+    via = kafka,
+  ): Promise<ConsumerRecord[]> {
     const hw = (await kafka.admin().describeTopic(topic)).partitions[partition]!.highWatermark;
     const consumer = via.consumer({ format, maxPollRecords: 10_000, fetchMaxWaitMs: 50 });
     consumer.assign([{ topic, partition }]);
@@ -74,13 +91,27 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       const via = new Kafka({ url: p.origin });
       const producer = via.producer({ format: 'record-batch', lingerMs: 50 });
       const messages: Message[] = [
-        { key: 'k0', value: 'v0', headers: { a: '1', ключ: Buffer.from([0, 255]), multi: ['x', 'y'] }, timestamp: 1_700_000_000_000, partition: 1 },
+        {
+          key: 'k0',
+          value: 'v0',
+          headers: { a: '1', ключ: Buffer.from([0, 255]), multi: ['x', 'y'] },
+          timestamp: 1_700_000_000_000,
+          partition: 1,
+        },
         { key: null, value: null, timestamp: 1_700_000_000_005, partition: 1 }, // a tombstone without a key
-        { key: Buffer.from([0, 1, 2, 255]), value: Buffer.alloc(0), timestamp: new Date(1_600_000_000_000), partition: 1 }, // earlier than the batch's first
+        {
+          key: Buffer.from([0, 1, 2, 255]),
+          value: Buffer.alloc(0),
+          timestamp: new Date(1_600_000_000_000),
+          partition: 1,
+        }, // earlier than the batch's first
         { key: 'k3', value: Buffer.alloc(5000, 7), headers: { empty: '' }, timestamp: '1700000000009', partition: 1 },
       ];
       const before = Date.now();
-      const md = await producer.send({ topic: 'trip', messages: [...messages, { key: 'now', value: 'default timestamp', partition: 1 }] });
+      const md = await producer.send({
+        topic: 'trip',
+        messages: [...messages, { key: 'now', value: 'default timestamp', partition: 1 }],
+      });
       const after = Date.now();
       expect(md.slice(0, 4)).toEqual([
         { topic: 'trip', partition: 1, offset: 0, timestamp: 1_700_000_000_000 },
@@ -95,19 +126,52 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       // One request, holding partition 1 only, whose records are one RecordBatch v2 with the producer's id in its header.
       const [sent, ...more] = partitionProduces(p.log);
       expect(more).toEqual([]);
-      expect(sent).toMatchObject({ url: expect.stringMatching(/\/v3\/clusters\/[^/]+\/records\?acks=all$/), contentType: PRODUCE_REQUEST_MEDIA_TYPE, status: 200, partition: 1 });
+      expect(sent).toMatchObject({
+        url: expect.stringMatching(/\/v3\/clusters\/[^/]+\/records\?acks=all$/),
+        contentType: PRODUCE_REQUEST_MEDIA_TYPE,
+        status: 200,
+        partition: 1,
+      });
       const [batch, ...others] = decodeRecordBatches(sent!.body);
       expect(others).toEqual([]);
-      expect(batch!.header).toMatchObject({ baseOffset: 0, recordCount: 5, producerId: producer.producerIdentity!.producerId, producerEpoch: producer.producerIdentity!.producerEpoch, baseSequence: 0 });
+      expect(batch!.header).toMatchObject({
+        baseOffset: 0,
+        recordCount: 5,
+        producerId: producer.producerIdentity!.producerId,
+        producerEpoch: producer.producerIdentity!.producerEpoch,
+        baseSequence: 0,
+      });
       expect(p.log.some((e) => e.url.includes('records:batch'))).toBe(false);
       await producer.close();
 
       const expected = [
-        { offset: 0, timestamp: 1_700_000_000_000, key: hex(Buffer.from('k0')), value: hex(Buffer.from('v0')), headers: { a: [hex(Buffer.from('1'))], ключ: ['00ff'], multi: [hex(Buffer.from('x')), hex(Buffer.from('y'))] } },
+        {
+          offset: 0,
+          timestamp: 1_700_000_000_000,
+          key: hex(Buffer.from('k0')),
+          value: hex(Buffer.from('v0')),
+          headers: {
+            a: [hex(Buffer.from('1'))],
+            ключ: ['00ff'],
+            multi: [hex(Buffer.from('x')), hex(Buffer.from('y'))],
+          },
+        },
         { offset: 1, timestamp: 1_700_000_000_005, key: null, value: null, headers: {} },
         { offset: 2, timestamp: 1_600_000_000_000, key: '000102ff', value: '', headers: {} },
-        { offset: 3, timestamp: 1_700_000_000_009, key: hex(Buffer.from('k3')), value: hex(Buffer.alloc(5000, 7)), headers: { empty: [''] } },
-        { offset: 4, timestamp: md[4]!.timestamp, key: hex(Buffer.from('now')), value: hex(Buffer.from('default timestamp')), headers: {} },
+        {
+          offset: 3,
+          timestamp: 1_700_000_000_009,
+          key: hex(Buffer.from('k3')),
+          value: hex(Buffer.alloc(5000, 7)),
+          headers: { empty: [''] },
+        },
+        {
+          offset: 4,
+          timestamp: md[4]!.timestamp,
+          key: hex(Buffer.from('now')),
+          value: hex(Buffer.from('default timestamp')),
+          headers: {},
+        },
       ];
       const asBatches = await readPartition('trip', 1, 'record-batch', 0, via);
       expect(asBatches.map(shape)).toEqual(expected);
@@ -116,9 +180,17 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       // The consumer fetches with Kafka's FetchRequest over all its partitions, asking for batches.
       const fetches = p.log.filter((e) => e.method === 'POST' && e.url.includes('/records:fetch'));
       expect(fetches.length).toBeGreaterThan(0);
-      const asked = fetches.map((e) => JSON.parse(e.body.toString()) as { format: string; topics: { topic: string; partitions: { partition: number }[] }[] });
+      const asked = fetches.map(
+        (e) =>
+          JSON.parse(e.body.toString()) as {
+            format: string;
+            topics: { topic: string; partitions: { partition: number }[] }[];
+          },
+      );
       expect(asked.every((b) => b.format === 'record-batch')).toBe(true);
-      expect(asked.some((b) => b.topics.some((t) => t.topic === 'trip' && t.partitions.some((x) => x.partition === 1)))).toBe(true);
+      expect(
+        asked.some((b) => b.topics.some((t) => t.topic === 'trip' && t.partitions.some((x) => x.partition === 1))),
+      ).toBe(true);
       // (A long poll still open when the consumer closed has no answer.)
       const answered = fetches.filter((e) => e.status !== undefined);
       expect(answered.length).toBeGreaterThan(0);
@@ -134,35 +206,58 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     }
   });
 
-  it('sends a multi-partition send as one request holding every partition\'s batch', async () => {
+  it("sends a multi-partition send as one request holding every partition's batch", async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'fan', numPartitions: 4 }] });
     const p = await proxy(server!.origin, { delayMs: (req) => (isProduce(req) ? 150 : 0) });
     try {
       const producer = new Kafka({ url: p.origin }).producer({ lingerMs: 20 });
       await producer.connect();
-      const md = await producer.send({ topic: 'fan', messages: Array.from({ length: 12 }, (_, i) => ({ value: `m${i}`, partition: i % 4 })) });
-      expect(md.map((m) => [m.partition, m.offset])).toEqual(Array.from({ length: 12 }, (_, i) => [i % 4, Math.floor(i / 4)]));
+      const md = await producer.send({
+        topic: 'fan',
+        messages: Array.from({ length: 12 }, (_, i) => ({ value: `m${i}`, partition: i % 4 })),
+      });
+      expect(md.map((m) => [m.partition, m.offset])).toEqual(
+        Array.from({ length: 12 }, (_, i) => [i % 4, Math.floor(i / 4)]),
+      );
       await producer.close();
       const produces = partitionProduces(p.log);
       expect(produces.map(partitionOf).sort()).toEqual([0, 1, 2, 3]);
       // One request (one object on the server) for the four partitions.
       expect(p.log.filter((e) => isProduce(e))).toHaveLength(1);
       expect(produces.every((e) => e.contentType === PRODUCE_REQUEST_MEDIA_TYPE)).toBe(true);
-      for (let part = 0; part < 4; part++) expect(decodeRecordBatches(produces.find((e) => partitionOf(e) === part)!.body)[0]!.records.length).toBe(3);
+      for (let part = 0; part < 4; part++)
+        expect(decodeRecordBatches(produces.find((e) => partitionOf(e) === part)!.body)[0]!.records.length).toBe(3);
     } finally {
       await p.close();
     }
   });
 
   it('reports the log append time of a LogAppendTime topic in the metadata and the records', async () => {
-    await kafka.admin().createTopics({ topics: [{ topic: 'stamped', numPartitions: 1, configEntries: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] }] });
+    await kafka.admin().createTopics({
+      topics: [
+        {
+          topic: 'stamped',
+          numPartitions: 1,
+          configEntries: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }],
+        },
+      ],
+    });
     const producer = kafka.producer();
     const before = Date.now();
-    const md = await producer.send({ topic: 'stamped', messages: [{ value: 'a', timestamp: 5 }, { value: 'b', timestamp: 6 }] });
+    const md = await producer.send({
+      topic: 'stamped',
+      messages: [
+        { value: 'a', timestamp: 5 },
+        { value: 'b', timestamp: 6 },
+      ],
+    });
     await producer.close();
     expect(md[0]!.timestamp).toBeGreaterThanOrEqual(before);
     expect(md.map((m) => m.timestamp)).toEqual([md[0]!.timestamp, md[0]!.timestamp]);
-    expect((await readPartition('stamped', 0, 'record-batch')).map((r) => r.timestamp)).toEqual([md[0]!.timestamp, md[0]!.timestamp]);
+    expect((await readPartition('stamped', 0, 'record-batch')).map((r) => r.timestamp)).toEqual([
+      md[0]!.timestamp,
+      md[0]!.timestamp,
+    ]);
   });
 
   it('idempotence: batches carry the producer id, epoch and sequences; lost answers are resent as the same bytes and written once', async () => {
@@ -170,9 +265,15 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     let n = 0;
     const p = await proxy(server!.origin, { dropResponse: (req) => isProduce(req) && ++n % 3 === 0 });
     try {
-      const producer = new Kafka({ url: p.origin }).producer({ lingerMs: 2, batchSize: 400, retryBackoffMs: 10, retryBackoffMaxMs: 50 });
+      const producer = new Kafka({ url: p.origin }).producer({
+        lingerMs: 2,
+        batchSize: 400,
+        retryBackoffMs: 10,
+        retryBackoffMaxMs: 50,
+      });
       const sends: Promise<RecordMetadata[]>[] = [];
-      for (let i = 0; i < 400; i++) sends.push(producer.send({ topic: 'once', messages: [{ key: `k${i % 7}`, value: `m${i}` }] }));
+      for (let i = 0; i < 400; i++)
+        sends.push(producer.send({ topic: 'once', messages: [{ key: `k${i % 7}`, value: `m${i}` }] }));
       const acked = (await Promise.all(sends)).map(([m]) => m!);
       const { producerId, producerEpoch } = producer.producerIdentity!;
       await producer.close();
@@ -192,7 +293,10 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       }
       for (let part = 0; part < 3; part++) {
         // Per partition, the sequences follow on from 0 with no gap.
-        const batches = [...bySequence].filter(([k]) => k.startsWith(`${part}/`)).map(([, body]) => readBatchHeader(body)).sort((a, b) => a.baseSequence - b.baseSequence);
+        const batches = [...bySequence]
+          .filter(([k]) => k.startsWith(`${part}/`))
+          .map(([, body]) => readBatchHeader(body))
+          .sort((a, b) => a.baseSequence - b.baseSequence);
         let next = 0;
         for (const h of batches) {
           expect(h.baseSequence).toBe(next);
@@ -234,13 +338,18 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       const sent = partitionProduces(p.log);
       expect(sent.length).toBeGreaterThan(0);
       for (const e of sent) expect(readBatchHeader(e.body).attributes & 0x07).toBe(1); // gzip
-      expect(sent.reduce((n, e) => n + e.body.byteLength, 0)).toBeLessThan(messages.reduce((n, m) => n + m.value.length, 0) / 5);
+      expect(sent.reduce((n, e) => n + e.body.byteLength, 0)).toBeLessThan(
+        messages.reduce((n, m) => n + m.value.length, 0) / 5,
+      );
     } finally {
       await p.close();
     }
     for (const format of ['record-batch', 'json'] as const) {
       const read = await readPartition('zipped', 0, format);
-      expect(read.map((r) => [r.offset, r.key!.toString(), r.value!.toString()]), format).toEqual(Array.from({ length: 50 }, (_, i) => [i, `k${i}`, `value ${i} `.repeat(40)]));
+      expect(
+        read.map((r) => [r.offset, r.key!.toString(), r.value!.toString()]),
+        format,
+      ).toEqual(Array.from({ length: 50 }, (_, i) => [i, `k${i}`, `value ${i} `.repeat(40)]));
     }
     expect(() => kafka.producer({ compressionType: 'lz4' as 'gzip' })).toThrow(/compressionType/);
   });
@@ -252,7 +361,10 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     await producer.send({ topic: 'skip', messages: [{ value: 'r10' }] });
     await producer.close();
     // What the consumer gets from the server for offset 4: the first batch, from offset 0.
-    const raw = await kafka.transport.request<Buffer>('GET', '/topics/skip/partitions/0/records', { query: { offset: 4 }, accept: RECORD_BATCH_MEDIA_TYPE });
+    const raw = await kafka.transport.request<Buffer>('GET', '/topics/skip/partitions/0/records', {
+      query: { offset: 4 },
+      accept: RECORD_BATCH_MEDIA_TYPE,
+    });
     expect(Buffer.isBuffer(raw.body)).toBe(true);
     expect(raw.headers.get('kafka-next-offset')).toBe('11');
     expect(decodeRecordBatches(raw.body).map((b) => [b.header.baseOffset, b.header.recordCount])).toEqual([
@@ -273,7 +385,11 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
   it('decoding skips records below the offset across compaction gaps and rejects corrupt bytes', () => {
     const rec = (v: string) => ({ key: Buffer.from(v), value: Buffer.from(v), headers: [], timestamp: 1000 });
     // A compacted batch: offsets 100, 103, 107 kept of 100..109; then a batch from 110.
-    const compacted = encodeRecordBatch([rec('a'), rec('b'), rec('c')], { baseOffset: 100, offsetDeltas: [0, 3, 7], lastOffsetDelta: 9 });
+    const compacted = encodeRecordBatch([rec('a'), rec('b'), rec('c')], {
+      baseOffset: 100,
+      offsetDeltas: [0, 3, 7],
+      lastOffsetDelta: 9,
+    });
     const next = encodeRecordBatch([rec('d')], { baseOffset: 110 });
     const bytes = Buffer.concat([compacted, next]);
     expect(decodeFetchedRecords(bytes, 't', 0, 101).map((r) => [r.offset, r.value!.toString()])).toEqual([
@@ -308,22 +424,42 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     });
     const producer = kafka.producer({ format: 'record-batch' });
     // A compacted topic refuses a record without a key: INVALID_RECORD, not retried (a partition's error in the answer, no HTTP status of its own).
-    const invalid = await producer.send({ topic: 'keys-only', messages: [{ value: 'no key' }] }).catch((x: unknown) => x);
+    const invalid = await producer
+      .send({ topic: 'keys-only', messages: [{ value: 'no key' }] })
+      .catch((x: unknown) => x);
     expect(invalid).toBeInstanceOf(KafkaProtocolError);
-    expect(invalid).toMatchObject({ type: 'INVALID_RECORD', code: 87, retriable: false, topic: 'keys-only', partition: 0 });
+    expect(invalid).toMatchObject({
+      type: 'INVALID_RECORD',
+      code: 87,
+      retriable: false,
+      topic: 'keys-only',
+      partition: 0,
+    });
     expect((await producer.send({ topic: 'keys-only', messages: [{ key: 'k', value: 'v' }] }))[0]!.offset).toBe(0); // the producer carries on
 
     // max.message.bytes bounds a batch: one record over it fails; a batch over it is split and resent.
-    await expect(producer.send({ topic: 'small-batches', messages: [{ value: Buffer.alloc(2000) }] })).rejects.toMatchObject({ type: 'MESSAGE_TOO_LARGE', retriable: false });
-    const md = await producer.send({ topic: 'small-batches', messages: Array.from({ length: 8 }, (_, i) => ({ value: Buffer.alloc(300, i) })) });
+    await expect(
+      producer.send({ topic: 'small-batches', messages: [{ value: Buffer.alloc(2000) }] }),
+    ).rejects.toMatchObject({ type: 'MESSAGE_TOO_LARGE', retriable: false });
+    const md = await producer.send({
+      topic: 'small-batches',
+      messages: Array.from({ length: 8 }, (_, i) => ({ value: Buffer.alloc(300, i) })),
+    });
     expect(md.map((m) => m.offset)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-    expect((await readPartition('small-batches', 0, 'record-batch')).map((r) => r.value![0])).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect((await readPartition('small-batches', 0, 'record-batch')).map((r) => r.value![0])).toEqual([
+      0, 1, 2, 3, 4, 5, 6, 7,
+    ]);
     await producer.close();
 
     // Bad bytes: CORRUPT_MESSAGE with the server's status.
     const good = encodeRecordBatch([{ key: null, value: Buffer.from('x'), headers: [], timestamp: 1 }]);
     good[good.length - 1] = good[good.length - 1]! ^ 0xff;
-    await expect(kafka.transport.request('POST', '/topics/keys-only/partitions/0/records', { bytes: good, contentType: RECORD_BATCH_MEDIA_TYPE })).rejects.toMatchObject({
+    await expect(
+      kafka.transport.request('POST', '/topics/keys-only/partitions/0/records', {
+        bytes: good,
+        contentType: RECORD_BATCH_MEDIA_TYPE,
+      }),
+    ).rejects.toMatchObject({
       type: 'CORRUPT_MESSAGE',
       status: 400,
       errorCode: 40002,
@@ -334,7 +470,11 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     strict.assign([{ topic: 'small-batches', partition: 0 }]);
     strict.seek({ topic: 'small-batches', partition: 0, offset: 50 });
     let raised: unknown;
-    for (let i = 0; i < 10 && raised === undefined; i++) raised = await strict.poll({ timeoutMs: 500 }).then(() => undefined, (x: unknown) => x);
+    for (let i = 0; i < 10 && raised === undefined; i++)
+      raised = await strict.poll({ timeoutMs: 500 }).then(
+        () => undefined,
+        (x: unknown) => x,
+      );
     expect(raised).toMatchObject({ type: 'OFFSET_OUT_OF_RANGE', topic: 'small-batches', partition: 0 });
     await strict.close();
     const resetting = kafka.consumer({ autoOffsetReset: 'earliest', format: 'record-batch', fetchMaxWaitMs: 50 });
@@ -380,7 +520,11 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     consumer.assign([{ topic: 'rot', partition: 0 }]);
     consumer.seek({ topic: 'rot', partition: 0, offset: 0 });
     let raised: unknown;
-    for (let i = 0; i < 10 && raised === undefined; i++) raised = await consumer.poll({ timeoutMs: 500 }).then(() => undefined, (x: unknown) => x);
+    for (let i = 0; i < 10 && raised === undefined; i++)
+      raised = await consumer.poll({ timeoutMs: 500 }).then(
+        () => undefined,
+        (x: unknown) => x,
+      );
     expect(raised).toBeInstanceOf(KafkaClientError);
     expect(raised).toMatchObject({ type: 'CORRUPT_MESSAGE', topic: 'rot', partition: 0, retriable: false });
     expect(await consumer.position({ topic: 'rot', partition: 0 })).toBe(0); // nothing handed out past the bad batch
@@ -392,8 +536,16 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     // An older server: no POST .../partitions/{p}/records route, and fetches answered in JSON whatever the Accept header says.
     const p = await proxy(server!.origin, {
       legacy: (req) => {
-        if (req.method === 'POST' && (/\/partitions\/\d+\/records(\?|$)/.test(req.url!) || isMultiPartitionProduce(req.url!))) {
-          return { answer: { status: 404, body: { error_code: 40401, message: `No route for POST ${req.url}`, error: 'NOT_FOUND' } } };
+        if (
+          req.method === 'POST' &&
+          (/\/partitions\/\d+\/records(\?|$)/.test(req.url!) || isMultiPartitionProduce(req.url!))
+        ) {
+          return {
+            answer: {
+              status: 404,
+              body: { error_code: 40401, message: `No route for POST ${req.url}`, error: 'NOT_FOUND' },
+            },
+          };
         }
         if (req.method === 'GET') return { dropHeaders: ['accept'] };
         return undefined;
@@ -402,11 +554,20 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     try {
       const old = new Kafka({ url: p.origin });
       const strict = old.producer({ format: 'record-batch' });
-      await expect(strict.send({ topic: 'legacy', messages: [{ value: 'x', partition: 0 }] })).rejects.toMatchObject({ type: 'NOT_FOUND', status: 404 });
+      await expect(strict.send({ topic: 'legacy', messages: [{ value: 'x', partition: 0 }] })).rejects.toMatchObject({
+        type: 'NOT_FOUND',
+        status: 404,
+      });
       await strict.close();
 
       const producer = old.producer({ lingerMs: 1 });
-      const first = await producer.send({ topic: 'legacy', messages: [{ key: 'a', value: 'v0', headers: { h: 'x' }, partition: 0 }, { value: null, partition: 1 }] });
+      const first = await producer.send({
+        topic: 'legacy',
+        messages: [
+          { key: 'a', value: 'v0', headers: { h: 'x' }, partition: 0 },
+          { value: null, partition: 1 },
+        ],
+      });
       const second = await producer.send({ topic: 'legacy', messages: [{ value: 'v1', partition: 0 }] });
       await producer.close();
       expect([...first, ...second].map((m) => [m.partition, m.offset])).toEqual([
@@ -424,7 +585,9 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       expect(old.transport.recordBatchSupport).toBe('unsupported');
 
       const records = await readPartition('legacy', 0, 'auto', 0, new Kafka({ url: p.origin }));
-      expect(records.map((r) => [r.offset, r.key?.toString() ?? null, r.value!.toString(), r.headers.h?.toString()])).toEqual([
+      expect(
+        records.map((r) => [r.offset, r.key?.toString() ?? null, r.value!.toString(), r.headers.h?.toString()]),
+      ).toEqual([
         [0, 'a', 'v0', 'x'],
         [1, null, 'v1', undefined],
       ]);

@@ -39,17 +39,41 @@ describe('client building blocks', () => {
     expect([ok, calls]).toEqual(['up', 3]);
     calls = 0;
     const fatal = new KafkaClientError('INVALID_CONFIG', 'no');
-    await expect(retry(async () => { calls++; throw fatal; }, { retries: 5, initialBackoffMs: 1, maxBackoffMs: 2 })).rejects.toBe(fatal);
+    await expect(
+      retry(
+        async () => {
+          calls++;
+          throw fatal;
+        },
+        { retries: 5, initialBackoffMs: 1, maxBackoffMs: 2 },
+      ),
+    ).rejects.toBe(fatal);
     expect(calls).toBe(1);
   });
 
   it('maps error envelopes to typed errors with Kafka names and retriability', () => {
-    expect(errorFromBody(404, { error_code: 40403, message: 'no such topic', error: 'UNKNOWN_TOPIC_OR_PARTITION' })).toMatchObject({
-      type: 'UNKNOWN_TOPIC_OR_PARTITION', code: 3, retriable: true, status: 404, errorCode: 40403, message: 'no such topic',
+    expect(
+      errorFromBody(404, { error_code: 40403, message: 'no such topic', error: 'UNKNOWN_TOPIC_OR_PARTITION' }),
+    ).toMatchObject({
+      type: 'UNKNOWN_TOPIC_OR_PARTITION',
+      code: 3,
+      retriable: true,
+      status: 404,
+      errorCode: 40403,
+      message: 'no such topic',
     });
-    expect(errorFromBody(409, { error: 'OUT_OF_ORDER_SEQUENCE_NUMBER', message: 'x' })).toMatchObject({ code: 45, retriable: false });
-    expect(errorFromBody(403, { message: 'Forbidden' })).toMatchObject({ type: 'CLUSTER_AUTHORIZATION_FAILED', retriable: false });
-    expect(errorFromBody(503, { message: 'Service Unavailable' })).toMatchObject({ type: 'NETWORK_EXCEPTION', retriable: true });
+    expect(errorFromBody(409, { error: 'OUT_OF_ORDER_SEQUENCE_NUMBER', message: 'x' })).toMatchObject({
+      code: 45,
+      retriable: false,
+    });
+    expect(errorFromBody(403, { message: 'Forbidden' })).toMatchObject({
+      type: 'CLUSTER_AUTHORIZATION_FAILED',
+      retriable: false,
+    });
+    expect(errorFromBody(503, { message: 'Service Unavailable' })).toMatchObject({
+      type: 'NETWORK_EXCEPTION',
+      retriable: true,
+    });
     expect(errorFromBody(429, undefined)).toMatchObject({ type: 'THROTTLING_QUOTA_EXCEEDED', retriable: true });
     expect(regionFromHost('abc123.execute-api.eu-west-1.amazonaws.com')).toBe('eu-west-1');
     expect(regionFromHost('xyz.lambda-url.us-east-2.on.aws')).toBe('us-east-2');
@@ -72,38 +96,65 @@ describe('transport authentication', () => {
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
   it('discovers the cluster id and sends a bearer token', async () => {
-    const t = new Transport({ url: origin, auth: { type: 'bearer', token: async () => 'secret-token' }, clientId: 'tests' });
+    const t = new Transport({
+      url: origin,
+      auth: { type: 'bearer', token: async () => 'secret-token' },
+      clientId: 'tests',
+    });
     await t.request('GET', '/topics');
     expect(await t.clusterId()).toBe('c-1');
-    expect(seen.at(-1)).toMatchObject({ url: '/v3/clusters/c-1/topics', headers: { authorization: 'Bearer secret-token', 'user-agent': 'tests' } });
+    expect(seen.at(-1)).toMatchObject({
+      url: '/v3/clusters/c-1/topics',
+      headers: { authorization: 'Bearer secret-token', 'user-agent': 'tests' },
+    });
   });
 
   it('signs requests with SigV4 (static credentials here; the AWS credential chain by default)', async () => {
     const t = new Transport({
       url: `${origin}/v3/clusters/c-1`,
-      auth: { type: 'sigv4', region: 'eu-west-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'tok' } },
+      auth: {
+        type: 'sigv4',
+        region: 'eu-west-1',
+        credentials: {
+          accessKeyId: 'AKIDEXAMPLE',
+          secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+          sessionToken: 'tok',
+        },
+      },
     });
     await t.request('POST', '/topics/x/records:batch', { body: { entries: [] }, query: { acks: 'all' } });
     const h = seen.at(-1)!.headers;
-    expect(h.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=[a-z0-9;-]*host[a-z0-9;-]*, Signature=[0-9a-f]{64}$/);
+    expect(h.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=[a-z0-9;-]*host[a-z0-9;-]*, Signature=[0-9a-f]{64}$/,
+    );
     expect(h['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
     expect(h['x-amz-security-token']).toBe('tok');
     expect(h['x-amz-content-sha256'] ?? 'unsigned-or-hashed').toBeTruthy();
     // A binary body (a record batch) is signed too.
-    await t.request('POST', '/topics/x/partitions/0/records', { bytes: new Uint8Array([0, 1, 2, 255]), contentType: 'application/vnd.kafka.record-batch.v2' });
+    await t.request('POST', '/topics/x/partitions/0/records', {
+      bytes: new Uint8Array([0, 1, 2, 255]),
+      contentType: 'application/vnd.kafka.record-batch.v2',
+    });
     const b = seen.at(-1)!.headers;
-    expect(b.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=[a-z0-9;-]*content-type[a-z0-9;-]*, Signature=[0-9a-f]{64}$/);
+    expect(b.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=[a-z0-9;-]*content-type[a-z0-9;-]*, Signature=[0-9a-f]{64}$/,
+    );
     expect(b['content-type']).toBe('application/vnd.kafka.record-batch.v2');
   });
 
   it('reports a refused connection as a retriable KafkaConnectionError, a slow one as a timeout', async () => {
-    const refused = await new Transport({ url: 'http://127.0.0.1:9/v3/clusters/x' }).request('GET', '/topics').catch((e: unknown) => e);
+    const refused = await new Transport({ url: 'http://127.0.0.1:9/v3/clusters/x' })
+      .request('GET', '/topics')
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(KafkaConnectionError);
     expect(refused).toMatchObject({ type: 'NETWORK_EXCEPTION', retriable: true });
     const slow = createServer(() => {});
     await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/v3/clusters/x`;
-    await expect(new Transport({ url, requestTimeoutMs: 100 }).request('GET', '/topics')).rejects.toMatchObject({ type: 'REQUEST_TIMED_OUT', retriable: true });
+    await expect(new Transport({ url, requestTimeoutMs: 100 }).request('GET', '/topics')).rejects.toMatchObject({
+      type: 'REQUEST_TIMED_OUT',
+      retriable: true,
+    });
     slow.closeAllConnections();
     slow.close();
   });

@@ -12,7 +12,9 @@ const ROOT = join(import.meta.dirname, '../..');
 
 describe('console assets', () => {
   it('are the current build of console/', async () => {
-    const run = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'console/build.ts', '--check'], { cwd: ROOT }).then(
+    const run = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'console/build.ts', '--check'], {
+      cwd: ROOT,
+    }).then(
       () => ({ code: 0, stderr: '' }),
       (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
     );
@@ -24,7 +26,8 @@ describe('console assets', () => {
     expect(page).toMatchObject({ type: 'text/html; charset=utf-8', cacheControl: 'no-cache' });
     const links = [...page.body.matchAll(/(?:src|href)="\.\/([^"]+)"/g)].map((m) => m[1]!);
     expect(links.map((l) => l.replace(/-[\w-]+\./, '.'))).toEqual(['assets/index.js', 'assets/index.css']);
-    for (const l of links) expect(consoleAsset(l)).toMatchObject({ cacheControl: 'public, max-age=31536000, immutable' });
+    for (const l of links)
+      expect(consoleAsset(l)).toMatchObject({ cacheControl: 'public, max-age=31536000, immutable' });
     expect(consoleAsset('assets/missing.js')).toBeUndefined();
     expect(consoleAsset('../package.json')).toBeUndefined();
     // Nothing is fetched from elsewhere: no absolute URL to another host in the built files.

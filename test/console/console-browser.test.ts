@@ -18,7 +18,8 @@ const CHROMIUM = '/usr/bin/chromium';
 const ROOT = join(import.meta.dirname, '../..');
 const SHOTS = join(ROOT, 'test-artifacts', 'console');
 const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`console browser tests skipped: ${CHROMIUM} not found (apt-get install -y chromium; .ci/run does)`);
+if (!hasChromium)
+  console.warn(`console browser tests skipped: ${CHROMIUM} not found (apt-get install -y chromium; .ci/run does)`);
 
 let server: ChildProcess;
 let origin: string;
@@ -29,10 +30,14 @@ const foreignRequests: string[] = [];
 const pageErrors: string[] = [];
 
 async function startServer(): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', '--port', '0', '--backend', 'memory', '--scheduler-interval-ms', '0'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/server.ts', '--port', '0', '--backend', 'memory', '--scheduler-interval-ms', '0'],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const lines = createInterface({ input: proc.stdout! });
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server did not start')), 20_000);
@@ -61,7 +66,12 @@ async function call(method: string, path: string, body?: unknown): Promise<any> 
 
 const produce = (topic: string, partition: number, values: string[]) =>
   call('POST', `/topics/${topic}/records:batch`, {
-    entries: values.map((v, i) => ({ id: String(i), partition_id: partition, key: { type: 'STRING', data: `k-${v}` }, value: { type: 'STRING', data: v } })),
+    entries: values.map((v, i) => ({
+      id: String(i),
+      partition_id: partition,
+      key: { type: 'STRING', data: `k-${v}` },
+      value: { type: 'STRING', data: v },
+    })),
   });
 
 /** The page's globals inside page.evaluate, which runs in the browser (the tests compile without the DOM library). */
@@ -72,13 +82,18 @@ interface BrowserElement {
   getAttribute(name: string): string | null;
 }
 interface BrowserGlobal {
-  document: { activeElement: BrowserElement | null; documentElement: { scrollWidth: number }; querySelectorAll(s: string): Iterable<BrowserElement> };
+  document: {
+    activeElement: BrowserElement | null;
+    documentElement: { scrollWidth: number };
+    querySelectorAll(s: string): Iterable<BrowserElement>;
+  };
 }
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
 /** The text of a stat card (Overview, group page) by its label. */
-const stat = (label: string) => page.locator('.stat', { has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) }).locator('dd');
+const stat = (label: string) =>
+  page.locator('.stat', { has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) }).locator('dd');
 
 describe.skipIf(!hasChromium)('web console in Chromium', () => {
   beforeAll(async () => {
@@ -91,7 +106,16 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       viewport: { width: 1280, height: 900 },
     });
     context.on('request', (r) => {
@@ -105,7 +129,11 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await call('POST', '/topics', { topic_name: 'audit', partitions_count: 1 });
     await produce('orders', 0, ['a1', 'a2', 'a3', 'a4']);
     await produce('orders', 1, ['b1', 'b2']);
-    await call('POST', '/topics/orders/records', { partition_id: 2, value: { type: 'JSON', data: { id: 7, item: 'book' } }, headers: [{ name: 'trace', value: Buffer.from('t-1').toString('base64') }] });
+    await call('POST', '/topics/orders/records', {
+      partition_id: 2,
+      value: { type: 'JSON', data: { id: 7, item: 'book' } },
+      headers: [{ name: 'trace', value: Buffer.from('t-1').toString('base64') }],
+    });
     // An inactive group with committed offsets: lag 4 - 1 + 2 - 0 = 5.
     await call('POST', '/consumer-groups/billing/offsets:commit', {
       offsets: [
@@ -124,7 +152,11 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
   it('Overview shows the totals and lists the API answers', async () => {
     await page.goto(`${origin}/console`);
     await expect.poll(() => stat('Topics').textContent()).toBe('2');
-    const partitions = (await call('GET', '/topics/orders/partitions')).data as { high_watermark: number; log_start_offset: number; size_in_bytes: number }[];
+    const partitions = (await call('GET', '/topics/orders/partitions')).data as {
+      high_watermark: number;
+      log_start_offset: number;
+      size_in_bytes: number;
+    }[];
     const records = partitions.reduce((n, p) => n + p.high_watermark - p.log_start_offset, 0);
     expect(records).toBe(7);
     expect(await stat('Partitions').textContent()).toBe('4');
@@ -133,21 +165,50 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     expect(await stat('Bytes stored').textContent()).toMatch(/\d+(\.\d)? (B|KiB)/);
     const row = page.getByRole('row', { name: /orders/ });
     await expect.poll(() => row.locator('td').allTextContents()).toEqual(['3', '1', '7', expect.stringMatching(/B/)]);
-    expect(await page.getByRole('row', { name: /billing/ }).locator('td').allTextContents()).toEqual(['EMPTY', '5']);
+    expect(
+      await page
+        .getByRole('row', { name: /billing/ })
+        .locator('td')
+        .allTextContents(),
+    ).toEqual(['EMPTY', '5']);
     // Keyboard: the first Tab reaches the skip link; every form control has a label.
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => (globalThis as unknown as BrowserGlobal).document.activeElement?.textContent)).toBe('Skip to content');
+    expect(
+      await page.evaluate(() => (globalThis as unknown as BrowserGlobal).document.activeElement?.textContent),
+    ).toBe('Skip to content');
     await shot('overview');
   });
 
-  it('Topic shows partitions as the API does, edits a config, and shows Kafka\'s error on a bad value', async () => {
+  it("Topic shows partitions as the API does, edits a config, and shows Kafka's error on a bad value", async () => {
     await page.goto(`${origin}/console/#/topics/orders`);
     const table = page.getByRole('table', { name: 'Partitions of orders' });
     await expect.poll(() => table.locator('tbody tr').count()).toBe(3);
-    const api = (await call('GET', '/topics/orders/partitions')).data as { partition_id: number; leader_id: number; leader_epoch: number; replica_ids: number[]; isr: number[]; high_watermark: number; last_stable_offset: number; log_end_offset: number; log_start_offset: number }[];
+    const api = (await call('GET', '/topics/orders/partitions')).data as {
+      partition_id: number;
+      leader_id: number;
+      leader_epoch: number;
+      replica_ids: number[];
+      isr: number[];
+      high_watermark: number;
+      last_stable_offset: number;
+      log_end_offset: number;
+      log_start_offset: number;
+    }[];
     for (const p of api) {
       const cells = await table.locator('tbody tr').nth(p.partition_id).locator('th, td').allTextContents();
-      expect(cells.slice(0, 9)).toEqual([p.partition_id, p.leader_id, p.leader_epoch, p.replica_ids.join(', '), p.isr.join(', '), p.log_start_offset, p.last_stable_offset, p.high_watermark, p.log_end_offset].map(String));
+      expect(cells.slice(0, 9)).toEqual(
+        [
+          p.partition_id,
+          p.leader_id,
+          p.leader_epoch,
+          p.replica_ids.join(', '),
+          p.isr.join(', '),
+          p.log_start_offset,
+          p.last_stable_offset,
+          p.high_watermark,
+          p.log_end_offset,
+        ].map(String),
+      );
     }
 
     const retention = page.getByLabel('retention.ms', { exact: true });
@@ -162,8 +223,14 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     expect((await call('GET', '/topics/orders/configs/retention.ms')).value).toBe('3600000');
 
     // The chart plots records/s between two polls of the high watermarks.
-    await produce('orders', 2, Array.from({ length: 40 }, (_, i) => `burst-${i}`));
-    await expect.poll(() => page.getByTestId('Records in-latest').textContent().then(Number), { timeout: 8000 }).toBeGreaterThan(0);
+    await produce(
+      'orders',
+      2,
+      Array.from({ length: 40 }, (_, i) => `burst-${i}`),
+    );
+    await expect
+      .poll(() => page.getByTestId('Records in-latest').textContent().then(Number), { timeout: 8000 })
+      .toBeGreaterThan(0);
     await shot('topic');
   });
 
@@ -197,9 +264,15 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await form.getByRole('button', { name: 'Produce' }).click();
     await expect.poll(() => form.getByText(/Produced to partition 0 at offset 4/).count()).toBe(1);
     const produced = t0.getByRole('row', { name: /^4 / });
-    await expect.poll(() => produced.locator('td').allTextContents()).toEqual([expect.any(String), 'browser-key', 'hello from the browser', 'source: console']);
+    await expect
+      .poll(() => produced.locator('td').allTextContents())
+      .toEqual([expect.any(String), 'browser-key', 'hello from the browser', 'source: console']);
     const back = await call('GET', '/topics/orders/partitions/0/records?offset=4&format=string');
-    expect(back.records[0]).toMatchObject({ offset: 4, key: { data: 'browser-key' }, value: { data: 'hello from the browser' } });
+    expect(back.records[0]).toMatchObject({
+      offset: 4,
+      key: { data: 'browser-key' },
+      value: { data: 'hello from the browser' },
+    });
     await shot('records');
   });
 
@@ -208,7 +281,9 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     const lagTable = page.getByRole('table', { name: 'Lag per partition' });
     const lagOf = (p: number) => lagTable.locator('tbody tr').nth(p).locator('td').last().textContent();
     const desc = await call('GET', '/consumer-groups/billing');
-    const expected = Object.fromEntries(desc.partitions.map((p: { partition_id: number; lag: number }) => [p.partition_id, String(p.lag)]));
+    const expected = Object.fromEntries(
+      desc.partitions.map((p: { partition_id: number; lag: number }) => [p.partition_id, String(p.lag)]),
+    );
     await expect.poll(() => lagOf(0)).toBe(expected[0]);
     expect(await lagOf(1)).toBe(expected[1]);
     expect(await stat('State').textContent()).toBe('EMPTY');
@@ -231,24 +306,55 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await reset.getByRole('button', { name: 'Preview (dry run)' }).click();
     const plan = page.getByRole('table', { name: /Planned reset/ });
     await expect.poll(() => plan.locator('tbody tr').count()).toBe(2);
-    expect(await plan.locator('tbody tr').nth(0).locator('th, td').allTextContents()).toEqual(['orders', '0', '5', '0']);
-    expect(await plan.locator('tbody tr').nth(1).locator('th, td').allTextContents()).toEqual(['orders', '1', '4', '0']);
+    expect(await plan.locator('tbody tr').nth(0).locator('th, td').allTextContents()).toEqual([
+      'orders',
+      '0',
+      '5',
+      '0',
+    ]);
+    expect(await plan.locator('tbody tr').nth(1).locator('th, td').allTextContents()).toEqual([
+      'orders',
+      '1',
+      '4',
+      '0',
+    ]);
     // A dry run changes nothing.
-    expect((await call('GET', '/consumer-groups/billing')).partitions.map((p: { committed_offset: number }) => p.committed_offset)).toEqual([5, 4]);
+    expect(
+      (await call('GET', '/consumer-groups/billing')).partitions.map(
+        (p: { committed_offset: number }) => p.committed_offset,
+      ),
+    ).toEqual([5, 4]);
     await shot('group-reset-plan');
     await reset.getByRole('button', { name: 'Execute this reset' }).click();
     await expect.poll(() => reset.getByRole('status').textContent()).toBe('Reset done: 2 partitions.');
-    expect((await call('GET', '/consumer-groups/billing')).partitions.map((p: { committed_offset: number }) => p.committed_offset)).toEqual([0, 0]);
+    expect(
+      (await call('GET', '/consumer-groups/billing')).partitions.map(
+        (p: { committed_offset: number }) => p.committed_offset,
+      ),
+    ).toEqual([0, 0]);
     await expect.poll(() => stat('Total lag').textContent(), { timeout: 6000 }).toBe('9');
   });
 
-  it('shows a live group\'s members and assignment, and refuses its reset with Kafka\'s error', async () => {
-    const hb = await call('POST', '/consumer-groups/live/consumers:heartbeat', { subscribed_topic_names: ['audit'], client_id: 'console-test' });
-    await call('POST', '/consumer-groups/live/consumers:heartbeat', { member_id: hb.member_id, member_epoch: hb.member_epoch, subscribed_topic_names: ['audit'] });
+  it("shows a live group's members and assignment, and refuses its reset with Kafka's error", async () => {
+    const hb = await call('POST', '/consumer-groups/live/consumers:heartbeat', {
+      subscribed_topic_names: ['audit'],
+      client_id: 'console-test',
+    });
+    await call('POST', '/consumer-groups/live/consumers:heartbeat', {
+      member_id: hb.member_id,
+      member_epoch: hb.member_epoch,
+      subscribed_topic_names: ['audit'],
+    });
     await page.goto(`${origin}/console/#/groups/live`);
     const members = page.getByRole('table', { name: 'Members and their assignment' });
     await expect.poll(() => members.locator('tbody tr th').first().textContent()).toBe(hb.member_id);
-    expect(await members.locator('tbody tr td').allTextContents()).toEqual(['console-test', expect.any(String), 'audit', 'audit-0', expect.any(String)]);
+    expect(await members.locator('tbody tr td').allTextContents()).toEqual([
+      'console-test',
+      expect.any(String),
+      'audit',
+      'audit-0',
+      expect.any(String),
+    ]);
     const reset = page.getByRole('region', { name: 'Reset offsets' });
     await reset.getByRole('button', { name: 'Preview (dry run)' }).click();
     await expect.poll(() => reset.getByRole('alert').textContent()).toMatch(/^NON_EMPTY_GROUP: /);
@@ -263,9 +369,14 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     ] as const) {
       await page.goto(`${origin}/console/${hash}`);
       await page.locator('main table').first().waitFor();
-      expect(await page.evaluate(() => (globalThis as unknown as BrowserGlobal).document.documentElement.scrollWidth), hash).toBeLessThanOrEqual(360);
+      expect(
+        await page.evaluate(() => (globalThis as unknown as BrowserGlobal).document.documentElement.scrollWidth),
+        hash,
+      ).toBeLessThanOrEqual(360);
       const unlabelled = await page.evaluate(() =>
-        [...(globalThis as unknown as BrowserGlobal).document.querySelectorAll('input, select, textarea')].filter((el) => el.labels?.length === 0 && !el.getAttribute('aria-label')).map((el) => el.outerHTML),
+        [...(globalThis as unknown as BrowserGlobal).document.querySelectorAll('input, select, textarea')]
+          .filter((el) => el.labels?.length === 0 && !el.getAttribute('aria-label'))
+          .map((el) => el.outerHTML),
       );
       expect(unlabelled, hash).toEqual([]);
       await shot(name);

@@ -7,11 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** Starts `src/server.ts` as `npm start` would, on a free port, and waits for its "listening" line. */
 async function startServer(dataDir: string): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', '--port', '0', '--data-dir', dataDir, '--kafka-port', '0'], {
-    cwd: join(import.meta.dirname, '../..'),
-    env: { ...process.env, STORAGE_BACKEND: 'local' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/server.ts', '--port', '0', '--data-dir', dataDir, '--kafka-port', '0'],
+    {
+      cwd: join(import.meta.dirname, '../..'),
+      env: { ...process.env, STORAGE_BACKEND: 'local' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const lines = createInterface({ input: proc.stdout! });
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server did not start')), 20_000);
@@ -28,7 +32,11 @@ async function startServer(dataDir: string): Promise<{ proc: ChildProcess; url: 
 }
 
 const send = async (method: string, url: string, body?: unknown) => {
-  const res = await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
 };
 
@@ -46,13 +54,19 @@ describe('local server (npm start) over HTTP', () => {
 
   it('keeps every acknowledged record across a SIGKILL mid-load and a restart', async () => {
     server = await startServer(dataDir);
-    expect((await send('POST', `${server.url}/topics`, { topic_name: 'durable', partitions_count: 3 })).status).toBe(201);
+    expect((await send('POST', `${server.url}/topics`, { topic_name: 'durable', partitions_count: 3 })).status).toBe(
+      201,
+    );
 
     const acked = new Map<string, { partition: number; offset: number }>();
     let stop = false;
     const producer = async (id: number) => {
       for (let round = 0; !stop; round++) {
-        const entries = Array.from({ length: 50 }, (_, i) => ({ id: `${id}-${round}-${i}`, key: { type: 'STRING', data: `k${i}` }, value: { type: 'STRING', data: `${id}-${round}-${i}` } }));
+        const entries = Array.from({ length: 50 }, (_, i) => ({
+          id: `${id}-${round}-${i}`,
+          key: { type: 'STRING', data: `k${i}` },
+          value: { type: 'STRING', data: `${id}-${round}-${i}` },
+        }));
         try {
           const res = await send('POST', `${server!.url}/topics/durable/records:batch`, { entries });
           for (const s of res.body.successes) acked.set(s.id, { partition: s.partition_id, offset: s.offset });
@@ -73,7 +87,10 @@ describe('local server (npm start) over HTTP', () => {
     for (let p = 0; p < 3; p++) {
       let offset = 0;
       for (;;) {
-        const res = await send('GET', `${server.url}/topics/durable/partitions/${p}/records?offset=${offset}&format=string`);
+        const res = await send(
+          'GET',
+          `${server.url}/topics/durable/partitions/${p}/records?offset=${offset}&format=string`,
+        );
         expect(res.status).toBe(200);
         for (const r of res.body.records) {
           expect(seen.has(r.value.data)).toBe(false); // exactly once
@@ -86,7 +103,10 @@ describe('local server (npm start) over HTTP', () => {
     for (const [value, where] of acked) expect(seen.get(value)).toEqual(where);
 
     // The restarted server keeps appending after the surviving offsets.
-    const after = await send('POST', `${server.url}/topics/durable/records`, { partition_id: 0, value: { type: 'STRING', data: 'after' } });
+    const after = await send('POST', `${server.url}/topics/durable/records`, {
+      partition_id: 0,
+      value: { type: 'STRING', data: 'after' },
+    });
     const hw0 = [...seen.values()].filter((s) => s.partition === 0).length;
     expect(after.body.offset).toBeGreaterThanOrEqual(hw0);
   }, 60_000);

@@ -14,7 +14,17 @@ const ADMIN_ROLE = 'arn:aws:iam::111122223333:role/Admin';
 const BASE = '/v3/clusters/test';
 
 type Authorizer = Record<string, unknown> | undefined;
-const iam = (userArn: string): Authorizer => ({ iam: { userArn, accountId: '111122223333', accessKey: 'AKIA', callerId: 'x', principalOrgId: null, userId: 'x', cognitoIdentity: null } });
+const iam = (userArn: string): Authorizer => ({
+  iam: {
+    userArn,
+    accountId: '111122223333',
+    accessKey: 'AKIA',
+    callerId: 'x',
+    principalOrgId: null,
+    userId: 'x',
+    cognitoIdentity: null,
+  },
+});
 const jwt = (claims: Record<string, unknown>): Authorizer => ({ jwt: { claims, scopes: null } });
 const apiKey = (apiKeyId: string): Authorizer => ({ lambda: { apiKeyId } });
 
@@ -53,12 +63,19 @@ beforeAll(() => {
     lines.push(...String(chunk).split('\n').filter(Boolean));
     return true;
   });
-  handler = createHttpHandler('admin', { STORAGE_BACKEND: 'memory', CLUSTER_ID: 'test', AUTHORIZATION: 'true', SUPER_USERS: `User:${ADMIN_ROLE}` }) as never;
+  handler = createHttpHandler('admin', {
+    STORAGE_BACKEND: 'memory',
+    CLUSTER_ID: 'test',
+    AUTHORIZATION: 'true',
+    SUPER_USERS: `User:${ADMIN_ROLE}`,
+  }) as never;
 });
 afterAll(() => vi.restoreAllMocks());
 
 async function call(method: string, path: string, authorizer: Authorizer, body?: unknown) {
-  const res = await handler(event(method, `${BASE}/${path}`, authorizer, body), { awsRequestId: `req-${n + 1}` } as Context);
+  const res = await handler(event(method, `${BASE}/${path}`, authorizer, body), {
+    awsRequestId: `req-${n + 1}`,
+  } as Context);
   return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined };
 }
 
@@ -69,9 +86,22 @@ describe('principals and ACLs through the Lambda adapter', () => {
     const admin = iam('arn:aws:sts::111122223333:assumed-role/Admin/session-1');
     expect((await call('POST', 'topics', admin, { topic_name: 'orders' })).status).toBe(201);
     expect(logged('request').at(-1)).toMatchObject({ principal: `User:${ADMIN_ROLE}`, status: 201, method: 'POST' });
-    const acl = { resource_type: 'TOPIC', resource_name: 'orders', pattern_type: 'LITERAL', principal: 'User:alice-sub', host: '*', operation: 'WRITE', permission: 'ALLOW' };
+    const acl = {
+      resource_type: 'TOPIC',
+      resource_name: 'orders',
+      pattern_type: 'LITERAL',
+      principal: 'User:alice-sub',
+      host: '*',
+      operation: 'WRITE',
+      permission: 'ALLOW',
+    };
     expect((await call('POST', 'acls', admin, acl)).status).toBe(201);
-    expect(logged('acl created').at(-1)).toMatchObject({ level: 'warn', principal: `User:${ADMIN_ROLE}`, acl: { principal: 'User:alice-sub' }, function: 'admin' });
+    expect(logged('acl created').at(-1)).toMatchObject({
+      level: 'warn',
+      principal: `User:${ADMIN_ROLE}`,
+      acl: { principal: 'User:alice-sub' },
+      function: 'admin',
+    });
   });
 
   it('a JWT caller is its sub claim: allowed what its ACLs allow, denied the rest with an audit line', async () => {
@@ -90,12 +120,16 @@ describe('principals and ACLs through the Lambda adapter', () => {
     });
     expect(logged('request').at(-1)).toMatchObject({ principal: 'User:alice-sub', status: 403 });
     // A listing shows alice only what she may DESCRIBE (WRITE implies it).
-    expect((await call('GET', 'topics', alice)).body.data.map((t: { topic_name: string }) => t.topic_name)).toEqual(['orders']);
+    expect((await call('GET', 'topics', alice)).body.data.map((t: { topic_name: string }) => t.topic_name)).toEqual([
+      'orders',
+    ]);
   });
 
   it('another IAM user and an API key holder hold no ACL: denied; no authorizer context is anonymous', async () => {
     expect((await call('GET', 'topics/orders', iam('arn:aws:iam::111122223333:user/bob'))).status).toBe(403);
-    expect(logged('authorization denied').at(-1)).toMatchObject({ principal: 'User:arn:aws:iam::111122223333:user/bob' });
+    expect(logged('authorization denied').at(-1)).toMatchObject({
+      principal: 'User:arn:aws:iam::111122223333:user/bob',
+    });
     expect((await call('GET', 'topics/orders', apiKey('ci'))).status).toBe(403);
     expect(logged('authorization denied').at(-1)).toMatchObject({ principal: 'User:ci' });
     expect((await call('GET', 'topics', undefined)).body.data).toEqual([]);
@@ -104,7 +138,10 @@ describe('principals and ACLs through the Lambda adapter', () => {
 
   it('a forged principal header is ignored behind API Gateway', async () => {
     const res = await handler(
-      { ...event('GET', `${BASE}/topics/orders`, jwt({ sub: 'mallory' })), headers: { host: 'api.example.com', authorization: 'Bearer admin', 'x-principal': `User:${ADMIN_ROLE}` } },
+      {
+        ...event('GET', `${BASE}/topics/orders`, jwt({ sub: 'mallory' })),
+        headers: { host: 'api.example.com', authorization: 'Bearer admin', 'x-principal': `User:${ADMIN_ROLE}` },
+      },
       { awsRequestId: 'forged' } as Context,
     );
     expect(res.statusCode).toBe(403);

@@ -13,7 +13,11 @@ import { decodeRecordBatches, encodeRecordBatch, type LogRecord } from '../../sr
 
 const LAMBDA_RESPONSE_LIMIT = 6_000_000;
 const BATCH_TYPE = 'application/vnd.kafka.record-batch.v2';
-type Result = Exclude<APIGatewayProxyResultV2, string> & { body: string; statusCode: number; headers: Record<string, string> };
+type Result = Exclude<APIGatewayProxyResultV2, string> & {
+  body: string;
+  statusCode: number;
+  headers: Record<string, string>;
+};
 
 let handler: ReturnType<typeof createHttpHandler>;
 let invocation = 0;
@@ -23,7 +27,11 @@ beforeAll(() => {
 });
 afterAll(() => vi.restoreAllMocks());
 
-async function invoke(method: string, path: string, options: { query?: string; body?: Uint8Array | string; headers?: Record<string, string> } = {}) {
+async function invoke(
+  method: string,
+  path: string,
+  options: { query?: string; body?: Uint8Array | string; headers?: Record<string, string> } = {},
+) {
   const body = options.body;
   const binary = body instanceof Uint8Array;
   const event = {
@@ -31,8 +39,15 @@ async function invoke(method: string, path: string, options: { query?: string; b
     routeKey: '$default',
     rawPath: path.startsWith('/') ? path : `/v3/clusters/c/${path}`,
     rawQueryString: options.query ?? '',
-    headers: { host: 'abc.execute-api.us-east-1.amazonaws.com', 'content-type': binary ? BATCH_TYPE : 'application/json', ...options.headers },
-    requestContext: { http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'vitest' }, requestId: `r${++invocation}` },
+    headers: {
+      host: 'abc.execute-api.us-east-1.amazonaws.com',
+      'content-type': binary ? BATCH_TYPE : 'application/json',
+      ...options.headers,
+    },
+    requestContext: {
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'vitest' },
+      requestId: `r${++invocation}`,
+    },
     ...(body !== undefined && { body: binary ? Buffer.from(body).toString('base64') : body }),
     isBase64Encoded: binary,
   } as unknown as Parameters<typeof handler>[0];
@@ -43,7 +58,11 @@ async function invoke(method: string, path: string, options: { query?: string; b
 
 async function createTopic(name: string, configs: Record<string, string> = {}) {
   const { result } = await invoke('POST', 'topics', {
-    body: JSON.stringify({ topic_name: name, partitions_count: 1, configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }),
+    body: JSON.stringify({
+      topic_name: name,
+      partitions_count: 1,
+      configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })),
+    }),
   });
   expect(result.statusCode).toBe(201);
 }
@@ -51,7 +70,8 @@ async function createTopic(name: string, configs: Record<string, string> = {}) {
 /** Batches of `perBatch` records (offsets relative to the request), end to end in one body. */
 function requestBody(records: LogRecord[], perBatch: number, compression: 'none' | 'gzip' = 'none'): Uint8Array {
   const batches: Uint8Array[] = [];
-  for (let i = 0; i < records.length; i += perBatch) batches.push(encodeRecordBatch(records.slice(i, i + perBatch), { baseOffset: i, compression }));
+  for (let i = 0; i < records.length; i += perBatch)
+    batches.push(encodeRecordBatch(records.slice(i, i + perBatch), { baseOffset: i, compression }));
   return Buffer.concat(batches);
 }
 
@@ -108,7 +128,12 @@ describe('fetch answers on the Lambda path stay within 6 MB, and a consumer gets
   it('one request of 30,000 records of 100 bytes, fetched with max_bytes=1000: one stored batch per answer', async () => {
     await createTopic('small');
     const value = Buffer.alloc(100, 'x');
-    const records = Array.from({ length: 30_000 }, (_, i) => ({ key: null, value, headers: [], timestamp: Date.now() + i }));
+    const records = Array.from({ length: 30_000 }, (_, i) => ({
+      key: null,
+      value,
+      headers: [],
+      timestamp: Date.now() + i,
+    }));
     const { last_offset } = await produce('small', requestBody(records, 7_500)); // 4 batches of ~830 KB
     expect(last_offset).toBe(29_999);
     const json = await consumeAll('small', 'json', 1000, 30_000);
@@ -121,7 +146,12 @@ describe('fetch answers on the Lambda path stay within 6 MB, and a consumer gets
   it('gzip batches that inflate to tens of MB of JSON: the JSON answer stops within the limit and the next fetch goes on inside the batch', async () => {
     await createTopic('zipped', { 'compression.type': 'gzip' });
     const value = Buffer.alloc(100, 'z');
-    const records = Array.from({ length: 60_000 }, (_, i) => ({ key: null, value, headers: [], timestamp: Date.now() + i }));
+    const records = Array.from({ length: 60_000 }, (_, i) => ({
+      key: null,
+      value,
+      headers: [],
+      timestamp: Date.now() + i,
+    }));
     const body = requestBody(records, 30_000, 'gzip');
     expect(body.byteLength).toBeLessThan(400_000); // two batches, each inflating to 3.4 MB of records
     await produce('zipped', body);
@@ -136,7 +166,12 @@ describe('fetch answers on the Lambda path stay within 6 MB, and a consumer gets
     await createTopic('large', { 'max.message.bytes': String(4 * 1024 * 1024) });
     const single = [{ key: null, value: Buffer.alloc(4 * 1024 * 1024 - 200, 1), headers: [], timestamp: Date.now() }];
     await produce('large', requestBody(single, 1));
-    const many = Array.from({ length: 2 * 1024 }, (_, i) => ({ key: null, value: Buffer.alloc(1000, i), headers: [], timestamp: Date.now() }));
+    const many = Array.from({ length: 2 * 1024 }, (_, i) => ({
+      key: null,
+      value: Buffer.alloc(1000, i),
+      headers: [],
+      timestamp: Date.now(),
+    }));
     await produce('large', requestBody(many, many.length)); // one batch of ~2 MiB of 1 KB records
     const end = 1 + many.length;
     const batches = await consumeAll('large', 'batches', 1024 * 1024, end);
@@ -149,15 +184,40 @@ describe('fetch answers on the Lambda path stay within 6 MB, and a consumer gets
   it('the REST v2 consumer instance poll stops at a record within the limit, and the next poll goes on from there', async () => {
     await createTopic('v2zip', { 'compression.type': 'gzip' });
     const value = Buffer.alloc(100, 'v');
-    await produce('v2zip', requestBody(Array.from({ length: 40_000 }, (_, i) => ({ key: null, value, headers: [], timestamp: Date.now() + i })), 40_000, 'gzip'));
+    await produce(
+      'v2zip',
+      requestBody(
+        Array.from({ length: 40_000 }, (_, i) => ({ key: null, value, headers: [], timestamp: Date.now() + i })),
+        40_000,
+        'gzip',
+      ),
+    );
     const v2 = { 'content-type': 'application/vnd.kafka.v2+json' };
-    const created = await invoke('POST', '/consumers/g', { body: JSON.stringify({ name: 'c1', format: 'binary', 'auto.offset.reset': 'earliest', 'auto.commit.enable': 'false' }), headers: v2 });
+    const created = await invoke('POST', '/consumers/g', {
+      body: JSON.stringify({
+        name: 'c1',
+        format: 'binary',
+        'auto.offset.reset': 'earliest',
+        'auto.commit.enable': 'false',
+      }),
+      headers: v2,
+    });
     expect(created.result.statusCode, created.result.body).toBe(200);
-    expect((await invoke('POST', '/consumers/g/instances/c1/subscription', { body: JSON.stringify({ topics: ['v2zip'] }), headers: v2 })).result.statusCode).toBe(204);
+    expect(
+      (
+        await invoke('POST', '/consumers/g/instances/c1/subscription', {
+          body: JSON.stringify({ topics: ['v2zip'] }),
+          headers: v2,
+        })
+      ).result.statusCode,
+    ).toBe(204);
     const seen: number[] = [];
     let polls = 0;
     while (seen.length < 40_000 && polls < 20) {
-      const { result, invocationBytes } = await invoke('GET', '/consumers/g/instances/c1/records', { query: 'timeout=0', headers: { accept: 'application/vnd.kafka.binary.v2+json' } });
+      const { result, invocationBytes } = await invoke('GET', '/consumers/g/instances/c1/records', {
+        query: 'timeout=0',
+        headers: { accept: 'application/vnd.kafka.binary.v2+json' },
+      });
       expect(result.statusCode, result.body.slice(0, 300)).toBe(200);
       expect(invocationBytes).toBeLessThanOrEqual(LAMBDA_RESPONSE_LIMIT);
       seen.push(...(JSON.parse(result.body) as { offset: number }[]).map((r) => r.offset));

@@ -13,7 +13,13 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LogFunctionName } from '../../infra/log-functions.js';
 import { routeFor } from '../../infra/routes.js';
 import { decodeRecordBatches, encodeRecordBatch } from '../../src/wire/record-batch.js';
-import { startDynalite, startS3rver, TEST_CREDENTIALS, type DynaliteHandle, type S3rverHandle } from '../support/emulators.js';
+import {
+  startDynalite,
+  startS3rver,
+  TEST_CREDENTIALS,
+  type DynaliteHandle,
+  type S3rverHandle,
+} from '../support/emulators.js';
 import { synthStack, type Synthesized } from '../infra/synth.js';
 
 type Handler = (event: unknown, context: Context) => Promise<any>;
@@ -39,13 +45,18 @@ let lines: string[] = [];
  */
 const NATIVE_IMPORT = `data:text/javascript,${encodeURIComponent('export default (url) => import(url);')}`;
 async function nativeImport(url: string): Promise<{ handler: Handler }> {
-  const { default: load } = (await import(/* @vite-ignore */ NATIVE_IMPORT)) as { default: (u: string) => Promise<{ handler: Handler }> };
+  const { default: load } = (await import(/* @vite-ignore */ NATIVE_IMPORT)) as {
+    default: (u: string) => Promise<{ handler: Handler }>;
+  };
   return load(url);
 }
 
 beforeAll(async () => {
   let t = performance.now();
-  synth = synthStack({ authMode: 'apiKey', apiKeySha256: createHash('sha256').update(API_KEY).digest('hex') }, { cfnValidation: false });
+  synth = synthStack(
+    { authMode: 'apiKey', apiKeySha256: createHash('sha256').update(API_KEY).digest('hex') },
+    { cfnValidation: false },
+  );
   timings.synthWithBundlingMs = performance.now() - t;
   [s3, ddb] = await Promise.all([startS3rver(), startDynalite()]);
   Object.assign(process.env, {
@@ -63,7 +74,8 @@ beforeAll(async () => {
   });
   // The authorizer's environment as the template gives it (it holds the key's digest, not the key).
   const authorizerId = synth.stack.getLogicalId(synth.stack.functions.authorizer!.node.defaultChild as any);
-  process.env.API_KEY_SHA256 = synth.template.toJSON().Resources[authorizerId].Properties.Environment.Variables.API_KEY_SHA256;
+  process.env.API_KEY_SHA256 =
+    synth.template.toJSON().Resources[authorizerId].Properties.Environment.Variables.API_KEY_SHA256;
   vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     lines.push(...String(chunk).split('\n').filter(Boolean));
     return true;
@@ -86,7 +98,12 @@ afterAll(async () => {
   process.env = savedEnv;
   await Promise.all([s3?.stop(), ddb?.stop()]);
   synth?.cleanup();
-  console.log('bundle test timings', Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(v)])), 'bundle bytes', bundleBytes);
+  console.log(
+    'bundle test timings',
+    Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(v)])),
+    'bundle bytes',
+    bundleBytes,
+  );
 });
 
 let invocation = 0;
@@ -109,7 +126,11 @@ function lambdaContext(functionName: string): Context {
 }
 
 /** An HTTP API payload 2.0 event, as API Gateway sends it for this route. */
-function apiEvent(method: string, path: string, options: { query?: string; body?: unknown; headers?: Record<string, string> } = {}): APIGatewayProxyEventV2 {
+function apiEvent(
+  method: string,
+  path: string,
+  options: { query?: string; body?: unknown; headers?: Record<string, string> } = {},
+): APIGatewayProxyEventV2 {
   const route = routeFor(method, path)!;
   const routeKey = `${route.method} ${route.path}`;
   const query = options.query ?? '';
@@ -148,7 +169,10 @@ async function invoke(method: string, path: string, options: Parameters<typeof a
   lines = [];
   const context = lambdaContext(target);
   const started = performance.now();
-  const result = (await handlers[target](apiEvent(method, path, options), context)) as APIGatewayProxyStructuredResultV2;
+  const result = (await handlers[target](
+    apiEvent(method, path, options),
+    context,
+  )) as APIGatewayProxyStructuredResultV2;
   timings[`${target} ${method}`] = performance.now() - started;
   const logs = lines.map((l) => JSON.parse(l) as Record<string, any>);
   return {
@@ -156,7 +180,9 @@ async function invoke(method: string, path: string, options: Parameters<typeof a
     requestId: context.awsRequestId,
     status: result.statusCode,
     headers: result.headers ?? {},
-    body: result.body ? JSON.parse(result.isBase64Encoded ? Buffer.from(result.body, 'base64').toString() : result.body) : undefined,
+    body: result.body
+      ? JSON.parse(result.isBase64Encoded ? Buffer.from(result.body, 'base64').toString() : result.body)
+      : undefined,
     logs,
     emf: logs.find((l) => l._aws),
   };
@@ -165,7 +191,8 @@ async function invoke(method: string, path: string, options: Parameters<typeof a
 describe('bundles', () => {
   it('are self-contained ESM bundles of modest size', () => {
     for (const [name, bytes] of Object.entries(bundleBytes)) expect(bytes, name).toBeLessThan(3 * 1024 * 1024);
-    for (const name of ['produce', 'fetch', 'admin', 'scheduler', 'authorizer'] as const) expect(typeof handlers[name]).toBe('function');
+    for (const name of ['produce', 'fetch', 'admin', 'scheduler', 'authorizer'] as const)
+      expect(typeof handlers[name]).toBe('function');
   });
 
   it('leave the embedded backend out: the SQLite adapter is a dynamic import, never bundled', () => {
@@ -216,7 +243,15 @@ describe('admin, produce and fetch bundles, end to end on s3rver and dynalite', 
     });
     expect(res.emf!.ProduceBytes).toBeGreaterThan(300);
     const metricNames = res.emf!._aws.CloudWatchMetrics[0].Metrics.map((m: { Name: string }) => m.Name);
-    expect(metricNames).toEqual(expect.arrayContaining(['ProduceRecords', 'ProduceBytes', 'S3WriteRequests', 'DynamoDbReadRequests', 'DynamoDbWriteRequests']));
+    expect(metricNames).toEqual(
+      expect.arrayContaining([
+        'ProduceRecords',
+        'ProduceBytes',
+        'S3WriteRequests',
+        'DynamoDbReadRequests',
+        'DynamoDbWriteRequests',
+      ]),
+    );
   });
 
   it('fetch reads the records back from S3 through the index', async () => {
@@ -233,34 +268,60 @@ describe('admin, produce and fetch bundles, end to end on s3rver and dynalite', 
   });
 
   it('produce also takes a single record', async () => {
-    const res = await invoke('POST', `${BASE}/topics/events/records`, { body: { value: { type: 'JSON', data: { n: 4 } } } });
+    const res = await invoke('POST', `${BASE}/topics/events/records`, {
+      body: { value: { type: 'JSON', data: { n: 4 } } },
+    });
     expect(res).toMatchObject({ target: 'produce', status: 200, body: { offset: 3 } });
     expect(res.emf).toMatchObject({ ProduceRecords: 1 });
   });
 
   it('record batches cross API Gateway as base64 both ways: produce takes one, fetch answers the stored bytes', async () => {
-    const batch = encodeRecordBatch([{ key: Buffer.from('k'), value: Buffer.from([0, 255, 1]), headers: [], timestamp: 1_700_000_000_000 }]);
+    const batch = encodeRecordBatch([
+      { key: Buffer.from('k'), value: Buffer.from([0, 255, 1]), headers: [], timestamp: 1_700_000_000_000 },
+    ]);
     const path = `${BASE}/topics/events/partitions/0/records`;
     const produced = apiEvent('POST', path, { headers: { 'content-type': 'application/vnd.kafka.record-batch.v2' } });
     const emf = () => lines.map((l) => JSON.parse(l) as Record<string, any>).find((l) => l._aws);
     lines = [];
-    const produceResult = (await handlers.produce({ ...produced, body: Buffer.from(batch).toString('base64'), isBase64Encoded: true }, lambdaContext('produce'))) as APIGatewayProxyStructuredResultV2;
+    const produceResult = (await handlers.produce(
+      { ...produced, body: Buffer.from(batch).toString('base64'), isBase64Encoded: true },
+      lambdaContext('produce'),
+    )) as APIGatewayProxyStructuredResultV2;
     expect(produceResult.statusCode).toBe(200);
-    expect(JSON.parse(produceResult.body!)).toMatchObject({ kind: 'KafkaProduceResult', base_offset: 4, last_offset: 4 });
+    expect(JSON.parse(produceResult.body!)).toMatchObject({
+      kind: 'KafkaProduceResult',
+      base_offset: 4,
+      last_offset: 4,
+    });
     // The record-batch produce publishes its records and bytes, as the JSON produce does.
     expect(emf()).toMatchObject({ function: 'produce', ProduceRecords: 1, ProduceBytes: batch.byteLength });
 
     lines = [];
-    const fetched = (await handlers.fetch(apiEvent('GET', path, { query: 'offset=4', headers: { accept: 'application/vnd.kafka.record-batch.v2' } }), lambdaContext('fetch'))) as APIGatewayProxyStructuredResultV2;
-    expect(fetched).toMatchObject({ statusCode: 200, isBase64Encoded: true, headers: { 'kafka-next-offset': '5', 'kafka-high-watermark': '5' } });
+    const fetched = (await handlers.fetch(
+      apiEvent('GET', path, { query: 'offset=4', headers: { accept: 'application/vnd.kafka.record-batch.v2' } }),
+      lambdaContext('fetch'),
+    )) as APIGatewayProxyStructuredResultV2;
+    expect(fetched).toMatchObject({
+      statusCode: 200,
+      isBase64Encoded: true,
+      headers: { 'kafka-next-offset': '5', 'kafka-high-watermark': '5' },
+    });
     const [back] = decodeRecordBatches(Buffer.from(fetched.body!, 'base64'));
-    expect(back!.records.map((r) => [r.offset, Buffer.from(r.key!).toString(), [...r.value!]])).toEqual([[4, 'k', [0, 255, 1]]]);
+    expect(back!.records.map((r) => [r.offset, Buffer.from(r.key!).toString(), [...r.value!]])).toEqual([
+      [4, 'k', [0, 255, 1]],
+    ]);
     // So does the binary fetch: the records and bytes it answered with.
-    expect(emf()).toMatchObject({ function: 'fetch', FetchRecords: 1, FetchBytes: Buffer.from(fetched.body!, 'base64').byteLength });
+    expect(emf()).toMatchObject({
+      function: 'fetch',
+      FetchRecords: 1,
+      FetchBytes: Buffer.from(fetched.body!, 'base64').byteLength,
+    });
   });
 
   it('behind a REST API (payload 1.0, the local stage), produce takes a base64 batch and fetch answers one', async () => {
-    expect((await invoke('POST', `${BASE}/topics`, { body: { topic_name: 'rest', partitions_count: 1 } })).status).toBe(201);
+    expect((await invoke('POST', `${BASE}/topics`, { body: { topic_name: 'rest', partitions_count: 1 } })).status).toBe(
+      201,
+    );
     const path = `${BASE}/topics/rest/partitions/0/records`;
     const v1 = (method: string, headers: Record<string, string>, extra: Record<string, unknown> = {}) => ({
       version: '1.0',
@@ -273,20 +334,39 @@ describe('admin, produce and fetch bundles, end to end on s3rver and dynalite', 
       multiValueQueryStringParameters: null,
       pathParameters: null,
       stageVariables: null,
-      requestContext: { accountId: '123456789012', apiId: 'abc123', httpMethod: method, path: `/local${path}`, stage: 'local', requestId: 'rest-request', resourcePath: routeFor(method, path)!.path, identity: { sourceIp: '203.0.113.7' } },
+      requestContext: {
+        accountId: '123456789012',
+        apiId: 'abc123',
+        httpMethod: method,
+        path: `/local${path}`,
+        stage: 'local',
+        requestId: 'rest-request',
+        resourcePath: routeFor(method, path)!.path,
+        identity: { sourceIp: '203.0.113.7' },
+      },
       body: null,
       isBase64Encoded: false,
       ...extra,
     });
-    const batch = encodeRecordBatch([{ key: null, value: Buffer.from('via-rest'), headers: [], timestamp: 1_700_000_000_000 }]);
+    const batch = encodeRecordBatch([
+      { key: null, value: Buffer.from('via-rest'), headers: [], timestamp: 1_700_000_000_000 },
+    ]);
     const produced = (await handlers.produce(
-      v1('POST', { 'content-type': 'application/vnd.kafka.record-batch.v2' }, { body: Buffer.from(batch).toString('base64'), isBase64Encoded: true }) as never,
+      v1(
+        'POST',
+        { 'content-type': 'application/vnd.kafka.record-batch.v2' },
+        { body: Buffer.from(batch).toString('base64'), isBase64Encoded: true },
+      ) as never,
       lambdaContext('produce'),
     )) as APIGatewayProxyStructuredResultV2;
     expect(produced.statusCode).toBe(200);
     const offset = JSON.parse(produced.body!).base_offset as number;
     const fetched = (await handlers.fetch(
-      v1('GET', { accept: 'application/vnd.kafka.record-batch.v2' }, { queryStringParameters: { offset: String(offset) } }) as never,
+      v1(
+        'GET',
+        { accept: 'application/vnd.kafka.record-batch.v2' },
+        { queryStringParameters: { offset: String(offset) } },
+      ) as never,
       lambdaContext('fetch'),
     )) as APIGatewayProxyStructuredResultV2;
     expect(fetched).toMatchObject({ statusCode: 200, isBase64Encoded: true });
@@ -294,9 +374,11 @@ describe('admin, produce and fetch bundles, end to end on s3rver and dynalite', 
     expect(back!.records.map((r) => [r.offset, Buffer.from(r.value!).toString()])).toEqual([[offset, 'via-rest']]);
   });
 
-  it('admin answers health, list offsets, and the app\'s own 404 and error envelope', async () => {
+  it("admin answers health, list offsets, and the app's own 404 and error envelope", async () => {
     expect(await invoke('GET', '/health')).toMatchObject({ target: 'admin', status: 200, body: { status: 'ok' } });
-    expect(await invoke('GET', `${BASE}/topics/events/partitions/0/offset`, { query: 'offset_type=latest' })).toMatchObject({
+    expect(
+      await invoke('GET', `${BASE}/topics/events/partitions/0/offset`, { query: 'offset_type=latest' }),
+    ).toMatchObject({
       status: 200,
       body: { offset: 5 },
     });
@@ -309,8 +391,12 @@ describe('admin bundle serves the web console', () => {
   it('answers the page and its script from the bundle itself, with their types', async () => {
     expect(routeFor('GET', '/console/')!.target).toBe('admin');
     const get = async (path: string) =>
-      (await handlers.admin(apiEvent('GET', path, { headers: { accept: 'text/html' } }), lambdaContext('admin'))) as APIGatewayProxyStructuredResultV2;
-    const text = (r: APIGatewayProxyStructuredResultV2) => (r.isBase64Encoded ? Buffer.from(r.body!, 'base64').toString() : r.body!);
+      (await handlers.admin(
+        apiEvent('GET', path, { headers: { accept: 'text/html' } }),
+        lambdaContext('admin'),
+      )) as APIGatewayProxyStructuredResultV2;
+    const text = (r: APIGatewayProxyStructuredResultV2) =>
+      r.isBase64Encoded ? Buffer.from(r.body!, 'base64').toString() : r.body!;
     const page = await get('/console/');
     expect(page).toMatchObject({ statusCode: 200, headers: { 'content-type': 'text/html; charset=utf-8' } });
     const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(text(page))![1]!;
@@ -325,19 +411,45 @@ describe('scheduler bundle', () => {
   it('runs one pass on a scheduled event and logs it with the request id', async () => {
     lines = [];
     const context = lambdaContext('scheduler');
-    const event = { version: '0', id: 'e1', 'detail-type': 'Scheduled Event', source: 'aws.events', time: '2025-12-02T10:00:00Z', detail: {} };
+    const event = {
+      version: '0',
+      id: 'e1',
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      time: '2025-12-02T10:00:00Z',
+      detail: {},
+    };
     const report = await handlers.scheduler(event, context);
     expect(report).toEqual(expect.any(Object));
     const logs = lines.map((l) => JSON.parse(l));
-    expect(logs).toContainEqual(expect.objectContaining({ function: 'scheduler', msg: 'scheduler run', requestId: context.awsRequestId, scheduledAt: event.time }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        function: 'scheduler',
+        msg: 'scheduler run',
+        requestId: context.awsRequestId,
+        scheduledAt: event.time,
+      }),
+    );
   });
 });
 
 describe('API-key authorizer bundle', () => {
   const authorize = (key?: string) =>
-    handlers.authorizer({ type: 'REQUEST', version: '2.0', routeKey: 'GET /health', rawPath: '/health', headers: key ? { 'x-api-key': key } : {} }, lambdaContext('authorizer'));
+    handlers.authorizer(
+      {
+        type: 'REQUEST',
+        version: '2.0',
+        routeKey: 'GET /health',
+        rawPath: '/health',
+        headers: key ? { 'x-api-key': key } : {},
+      },
+      lambdaContext('authorizer'),
+    );
   it('accepts the key whose digest the stack holds, and nothing else', async () => {
-    expect(await authorize(API_KEY)).toEqual({ isAuthorized: true, context: { apiKeyId: `apikey-${createHash('sha256').update(API_KEY).digest('hex').slice(0, 12)}` } });
+    expect(await authorize(API_KEY)).toEqual({
+      isAuthorized: true,
+      context: { apiKeyId: `apikey-${createHash('sha256').update(API_KEY).digest('hex').slice(0, 12)}` },
+    });
     expect(await authorize(`${API_KEY}x`)).toEqual({ isAuthorized: false });
     expect(await authorize()).toEqual({ isAuthorized: false });
   });

@@ -14,7 +14,8 @@ import { RECORD_BATCH_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
 import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../src/wire/produce-request.js';
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 
-const wru = (calls: StorageCall[]) => calls.reduce((n, c) => n + (c.op === 'UpdateItem' ? Math.max(1, Math.ceil(c.itemBytes / 1024)) : 0), 0);
+const wru = (calls: StorageCall[]) =>
+  calls.reduce((n, c) => n + (c.op === 'UpdateItem' ? Math.max(1, Math.ceil(c.itemBytes / 1024)) : 0), 0);
 
 function setup() {
   const calls: StorageCall[] = [];
@@ -22,13 +23,23 @@ function setup() {
   const storage = instrumentStorage(createStorage(config.backend), (c) => calls.push(c));
   const app = createApp(createServices(config, storage), { logError: () => {} });
   const call = async (method: string, path: string, body?: unknown) => {
-    const res = await app.request(`/v3/clusters/c/${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await app.request(`/v3/clusters/c/${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return (await res.json()) as Record<string, any>;
   };
   return { calls, app, call };
 }
 
-const records = (n: number) => Array.from({ length: n }, (_, i) => ({ key: null, value: Buffer.alloc(1024, i), headers: [], timestamp: Date.now() }));
+const records = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    key: null,
+    value: Buffer.alloc(1024, i),
+    headers: [],
+    timestamp: Date.now(),
+  }));
 
 describe('write units per commit', () => {
   it.each([1, 10, 100])('one partition, %i active idempotent producers', async (producers) => {
@@ -44,15 +55,27 @@ describe('write units per commit', () => {
     for (let round = 0; round < 2; round++) {
       for (const p of ids) {
         calls.length = 0;
-        const body = encodeRecordBatch(records(16), { partitionLeaderEpoch: -1, producerId: p.producerId, producerEpoch: p.producerEpoch, baseSequence: p.seq });
-        const res = await app.request('/v3/clusters/c/topics/t/partitions/0/records', { method: 'POST', headers: { 'content-type': RECORD_BATCH_MEDIA_TYPE }, body });
+        const body = encodeRecordBatch(records(16), {
+          partitionLeaderEpoch: -1,
+          producerId: p.producerId,
+          producerEpoch: p.producerEpoch,
+          baseSequence: p.seq,
+        });
+        const res = await app.request('/v3/clusters/c/topics/t/partitions/0/records', {
+          method: 'POST',
+          headers: { 'content-type': RECORD_BATCH_MEDIA_TYPE },
+          body,
+        });
         expect(res.status).toBe(200);
         p.seq += 16;
         await new Promise((r) => setImmediate(r)); // the producer item is written after the answer
         last = wru(calls);
       }
     }
-    const state = calls.find((c) => c.op === 'UpdateItem' && c.sk === 'state') as Extract<StorageCall, { op: 'UpdateItem' }>;
+    const state = calls.find((c) => c.op === 'UpdateItem' && c.sk === 'state') as Extract<
+      StorageCall,
+      { op: 'UpdateItem' }
+    >;
     console.log(JSON.stringify({ producers, wruPerCommit: last, stateBytes: state.itemBytes }));
     // State, index entry and producer item. The state's packed producer table grows by ~10 bytes
     // per producer (~30 for the 8 most recent): 2 WRU at 100 producers (it was 15 as JSON objects).
@@ -64,10 +87,23 @@ describe('write units per commit', () => {
   it('one request over 12 partitions', async () => {
     const { calls, app, call } = setup();
     await call('POST', 'topics', { topic_name: 't', partitions_count: 12 });
-    const body = () => encodeTopicData([{ name: 't', partitions: Array.from({ length: 12 }, (_, p) => ({ index: p, records: encodeRecordBatch(records(8), { partitionLeaderEpoch: -1 }) })) }]);
+    const body = () =>
+      encodeTopicData([
+        {
+          name: 't',
+          partitions: Array.from({ length: 12 }, (_, p) => ({
+            index: p,
+            records: encodeRecordBatch(records(8), { partitionLeaderEpoch: -1 }),
+          })),
+        },
+      ]);
     for (let i = 0; i < 2; i++) {
       calls.length = 0;
-      const res = await app.request('/v3/clusters/c/records', { method: 'POST', headers: { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE }, body: body() });
+      const res = await app.request('/v3/clusters/c/records', {
+        method: 'POST',
+        headers: { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE },
+        body: body(),
+      });
       expect(res.status).toBe(200);
     }
     const puts = calls.filter((c) => c.op === 'PutObject').length;

@@ -30,7 +30,14 @@ const tempDir = async () => {
 describe('SQLite is loaded only for the local backend', () => {
   it('memory and aws leave better-sqlite3 unloaded; local loads it, by createStorage or openStorage', async () => {
     createStorage({ kind: 'memory', replicaStores: 1 }).close();
-    const aws = await openStorage({ kind: 'aws', region: 'us-east-1', buckets: ['b'], table: 't', s3Endpoint: 'http://127.0.0.1:1', dynamoDbEndpoint: 'http://127.0.0.1:1' });
+    const aws = await openStorage({
+      kind: 'aws',
+      region: 'us-east-1',
+      buckets: ['b'],
+      table: 't',
+      s3Endpoint: 'http://127.0.0.1:1',
+      dynamoDbEndpoint: 'http://127.0.0.1:1',
+    });
     aws.close();
     expect(sqlite.loads).toBe(0);
 
@@ -60,7 +67,9 @@ describe('SQLite is loaded only for the local backend', () => {
 describe('maintenance knobs in the typed server config', () => {
   it('reads ORPHAN_GRACE_MS and LOG_RETENTION_CHECK_INTERVAL_MS into the scheduler options, leaving defaults to src/maintenance', () => {
     expect(serverConfigFromEnv({}).scheduler.options).toEqual({});
-    expect(serverConfigFromEnv({ ORPHAN_GRACE_MS: '60000', LOG_RETENTION_CHECK_INTERVAL_MS: '1000' }).scheduler.options).toEqual({ orphanGraceMs: 60_000, roundIntervalMs: 1000 });
+    expect(
+      serverConfigFromEnv({ ORPHAN_GRACE_MS: '60000', LOG_RETENTION_CHECK_INTERVAL_MS: '1000' }).scheduler.options,
+    ).toEqual({ orphanGraceMs: 60_000, roundIntervalMs: 1000 });
     expect(() => serverConfigFromEnv({ LOG_RETENTION_CHECK_INTERVAL_MS: '-1' })).toThrow();
   });
 });

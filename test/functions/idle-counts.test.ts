@@ -21,7 +21,14 @@ import { Kafka, type Consumer } from '../../src/client/index.js';
 import { createServices, createStorage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import { createApp } from '../../src/http/app.js';
-import { HTTP_API_HOST, httpApiFetch, webSocketApi, type HttpHandler, type Invocation, type WebSocketApi } from '../support/api-gateway.js';
+import {
+  HTTP_API_HOST,
+  httpApiFetch,
+  webSocketApi,
+  type HttpHandler,
+  type Invocation,
+  type WebSocketApi,
+} from '../support/api-gateway.js';
 
 const WINDOW_MS = 15_000;
 const SCALE = 40;
@@ -34,7 +41,10 @@ const base = createStorage(config.backend);
 const calls = new Map<string, StorageCall[]>();
 const storageOf = (fn: string) => instrumentStorage(base, (c) => calls.get(fn)?.push(c));
 const handlers = Object.fromEntries(
-  (['produce', 'fetch', 'admin'] as HttpFunctionName[]).map((fn) => [fn, handle(createApp(createServices(config, storageOf(fn)), { logError: () => {} })) as unknown as HttpHandler]),
+  (['produce', 'fetch', 'admin'] as HttpFunctionName[]).map((fn) => [
+    fn,
+    handle(createApp(createServices(config, storageOf(fn)), { logError: () => {} })) as unknown as HttpHandler,
+  ]),
 ) as Record<HttpFunctionName, HttpHandler>;
 
 let invocations: Invocation[] = [];
@@ -44,7 +54,12 @@ let kafka: Kafka;
 
 beforeAll(async () => {
   ws = await webSocketApi(createPushHandler(env, storageOf('push')), (i) => invocations.push(i));
-  kafka = new Kafka({ url: `https://${HTTP_API_HOST}`, clusterId: 'c', fetch: httpApiFetch(handlers, (i) => invocations.push(i)), pushUrl: ws.url });
+  kafka = new Kafka({
+    url: `https://${HTTP_API_HOST}`,
+    clusterId: 'c',
+    fetch: httpApiFetch(handlers, (i) => invocations.push(i)),
+    pushUrl: ws.url,
+  });
   await kafka.admin().createTopics({ topics: [{ topic: 'idle', numPartitions: 12 }] });
 });
 afterAll(async () => {
@@ -55,7 +70,12 @@ afterAll(async () => {
 describe('an idle consumer member through the Lambda adapter', () => {
   it('holds no function while it waits, and costs per month what the table says', async () => {
     // Auto commit soon, so that its one commit of the initial positions comes before the window.
-    consumer = kafka.consumer({ groupId: 'idle', autoCommitIntervalMs: 1000, pushRecheckIntervalMs: 120_000 / SCALE, pushFallbackPollMs: 600_000 / SCALE });
+    consumer = kafka.consumer({
+      groupId: 'idle',
+      autoCommitIntervalMs: 1000,
+      pushRecheckIntervalMs: 120_000 / SCALE,
+      pushFallbackPollMs: 600_000 / SCALE,
+    });
     await consumer.subscribe({ topics: ['idle'] });
     await consumer.run({ eachMessage: async () => {} });
     const until = async (cond: () => boolean) => {
@@ -76,7 +96,8 @@ describe('an idle consumer member through the Lambda adapter', () => {
     for (const fn of ['produce', 'fetch', 'admin', 'push']) calls.delete(fn);
 
     const byRoute = new Map<string, Invocation[]>();
-    for (const i of inWindow) byRoute.set(`${i.fn} ${i.routeKey}`, [...(byRoute.get(`${i.fn} ${i.routeKey}`) ?? []), i]);
+    for (const i of inWindow)
+      byRoute.set(`${i.fn} ${i.routeKey}`, [...(byRoute.get(`${i.fn} ${i.routeKey}`) ?? []), i]);
     // The multi-partition fetch (records:fetch) is served by the admin function's catch-all route.
     const isFetch = (i: Invocation) => i.fn === 'fetch' || (i.path ?? '').endsWith('/records:fetch');
     const heartbeats = inWindow.filter((i) => i.fn === 'admin' && !isFetch(i));
@@ -99,11 +120,19 @@ describe('an idle consumer member through the Lambda adapter', () => {
       let wru = 0;
       for (const c of windowCalls.get(fn) ?? []) {
         if (c.op === 'GetItem' || c.op === 'Query') rru += Math.max(1, Math.ceil(c.itemBytes / 4096));
-        else if (c.op === 'UpdateItem' || c.op === 'DeleteItem') wru += c.op === 'UpdateItem' ? Math.max(1, Math.ceil(c.itemBytes / 1024)) : 1;
+        else if (c.op === 'UpdateItem' || c.op === 'DeleteItem')
+          wru += c.op === 'UpdateItem' ? Math.max(1, Math.ceil(c.itemBytes / 1024)) : 1;
       }
       return { rru, wru, calls: windowCalls.get(fn)?.length ?? 0 };
     };
-    const month: IdleMonth = { invocations: {}, httpApiRequests: 0, webSocketMessages: 0, webSocketConnectionMinutes: SECONDS_PER_MONTH / 60, readUnits: 0, writeUnits: 0 };
+    const month: IdleMonth = {
+      invocations: {},
+      httpApiRequests: 0,
+      webSocketMessages: 0,
+      webSocketConnectionMinutes: SECONDS_PER_MONTH / 60,
+      readUnits: 0,
+      writeUnits: 0,
+    };
     for (const fn of ['admin', 'fetch', 'push'] as const) {
       const list = inWindow.filter((i) => i.fn === fn);
       const u = units(fn);
@@ -130,7 +159,13 @@ describe('an idle consumer member through the Lambda adapter', () => {
     ].join('\n');
     console.log(table);
     // Everything but the heartbeats (the waiting itself) is within the issue's budget ($0.50 a member).
-    const waiting = idleMemberCost({ ...month, invocations: { fetch: month.invocations.fetch!, push: month.invocations.push! }, httpApiRequests: month.invocations.fetch!.count, readUnits: month.readUnits - units('admin').rru * scaleOf('admin'), writeUnits: month.writeUnits - units('admin').wru * scaleOf('admin') });
+    const waiting = idleMemberCost({
+      ...month,
+      invocations: { fetch: month.invocations.fetch!, push: month.invocations.push! },
+      httpApiRequests: month.invocations.fetch!.count,
+      readUnits: month.readUnits - units('admin').rru * scaleOf('admin'),
+      writeUnits: month.writeUnits - units('admin').wru * scaleOf('admin'),
+    });
     expect(waiting.total).toBeLessThan(0.25);
     expect(cost.total).toBeLessThan(5);
   }, 60_000);

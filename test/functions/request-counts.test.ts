@@ -59,14 +59,26 @@ async function measure(batchBytes: number) {
   const request = async (method: string, path: string, body?: unknown) => {
     const text = body === undefined ? undefined : JSON.stringify(body);
     calls.length = 0;
-    const res = await app.request(`/v3/clusters/c/${path}`, { method, headers: { 'content-type': 'application/json' }, body: text });
+    const res = await app.request(`/v3/clusters/c/${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: text,
+    });
     const json = (await res.json()) as { records: unknown[]; next_offset: number };
-    return { status: res.status, json, counts: tally(calls, text ? Buffer.byteLength(text) : 0), responseBytes: JSON.stringify(json).length };
+    return {
+      status: res.status,
+      json,
+      counts: tally(calls, text ? Buffer.byteLength(text) : 0),
+      responseBytes: JSON.stringify(json).length,
+    };
   };
   expect((await request('POST', 'topics', { topic_name: 't', partitions_count: 1 })).status).toBe(201);
 
   const value = Buffer.alloc(RECORD, 7).toString('base64');
-  const entries = Array.from({ length: batchBytes / RECORD }, (_, i) => ({ id: String(i), value: { type: 'BINARY', data: value } }));
+  const entries = Array.from({ length: batchBytes / RECORD }, (_, i) => ({
+    id: String(i),
+    value: { type: 'BINARY', data: value },
+  }));
   const produces: Counts[] = [];
   // Enough requests for several fetches' worth of data, at least 4 MiB.
   const requests = Math.max(4, Math.ceil((4 * MiB) / batchBytes));
@@ -104,7 +116,13 @@ describe('storage requests per produce and fetch request (one partition, replica
     const full = fetches.slice(0, -1);
     const batchesPerFetch = Math.max(1, Math.floor(MiB / storedBytes));
     if (storedBytes < MAX_MESSAGE_BYTES) {
-      for (const f of full) expect(f).toMatchObject({ s3Get: batchesPerFetch, ddbGet: 2, ddbQuery: 2, records: batchesPerFetch * recordsPerBatch });
+      for (const f of full)
+        expect(f).toMatchObject({
+          s3Get: batchesPerFetch,
+          ddbGet: 2,
+          ddbQuery: 2,
+          records: batchesPerFetch * recordsPerBatch,
+        });
     } else {
       // A request over max.message.bytes is stored as several batches, and a fetch keeps to
       // max_bytes per batch (Kafka's granularity), so it takes one batch of the request at a time.

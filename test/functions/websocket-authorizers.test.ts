@@ -10,8 +10,10 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const METHOD_ARN = 'arn:aws:execute-api:us-east-1:123456789012:ws123/push/$connect';
-const connectEvent = (headers: Record<string, string>) => ({ type: 'REQUEST', methodArn: METHOD_ARN, headers }) as unknown as APIGatewayRequestAuthorizerEvent;
-const effect = (r: APIGatewayAuthorizerResult) => (r.policyDocument.Statement[0] as { Effect: string; Resource: string }).Effect;
+const connectEvent = (headers: Record<string, string>) =>
+  ({ type: 'REQUEST', methodArn: METHOD_ARN, headers }) as unknown as APIGatewayRequestAuthorizerEvent;
+const effect = (r: APIGatewayAuthorizerResult) =>
+  (r.policyDocument.Statement[0] as { Effect: string; Resource: string }).Effect;
 
 let issuerServer: Server;
 let issuer: string;
@@ -25,7 +27,8 @@ beforeAll(async () => {
   const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
   issuerServer = createServer((req, res) => {
     res.setHeader('content-type', 'application/json');
-    if (req.url === '/.well-known/openid-configuration') res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
+    if (req.url === '/.well-known/openid-configuration')
+      res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
     else if (req.url === '/jwks') res.end(JSON.stringify({ keys: [jwk] }));
     else res.writeHead(404).end();
   });
@@ -50,7 +53,7 @@ const token = (claims: { aud?: string; iss?: string; exp?: string }) =>
     .sign(privateKey);
 
 describe('push API authorizers', () => {
-  it('JWT: allows $connect with a valid bearer token of the issuer and an audience, as the token\'s subject', async () => {
+  it("JWT: allows $connect with a valid bearer token of the issuer and an audience, as the token's subject", async () => {
     const r = await jwtHandler(connectEvent({ Authorization: `Bearer ${await token({})}` }));
     expect(effect(r)).toBe('Allow');
     expect(r.principalId).toBe('consumer-7');
@@ -59,7 +62,12 @@ describe('push API authorizers', () => {
 
   it('JWT: denies no token, another audience, another issuer, an expired token and a forged signature', async () => {
     const other = await generateKeyPair('RS256');
-    const forged = await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(issuer).setAudience('log-clients').setExpirationTime('5m').sign(other.privateKey);
+    const forged = await new SignJWT({})
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+      .setIssuer(issuer)
+      .setAudience('log-clients')
+      .setExpirationTime('5m')
+      .sign(other.privateKey);
     for (const headers of <Record<string, string>[]>[
       {},
       { Authorization: `Bearer ${await token({ aud: 'someone-else' })}` },
@@ -72,8 +80,14 @@ describe('push API authorizers', () => {
   });
 
   it('API key: the WebSocket $connect (v1 event) gets a policy, the HTTP API (v2 event) a simple answer', async () => {
-    expect(effect((await apiKeyHandler(connectEvent({ 'x-api-key': '123' }))) as APIGatewayAuthorizerResult)).toBe('Allow');
-    expect(effect((await apiKeyHandler(connectEvent({ 'x-api-key': 'nope' }))) as APIGatewayAuthorizerResult)).toBe('Deny');
-    expect(await apiKeyHandler({ type: 'REQUEST', version: '2.0', routeArn: 'arn', headers: { 'x-api-key': '123' } })).toMatchObject({ isAuthorized: true });
+    expect(effect((await apiKeyHandler(connectEvent({ 'x-api-key': '123' }))) as APIGatewayAuthorizerResult)).toBe(
+      'Allow',
+    );
+    expect(effect((await apiKeyHandler(connectEvent({ 'x-api-key': 'nope' }))) as APIGatewayAuthorizerResult)).toBe(
+      'Deny',
+    );
+    expect(
+      await apiKeyHandler({ type: 'REQUEST', version: '2.0', routeArn: 'arn', headers: { 'x-api-key': '123' } }),
+    ).toMatchObject({ isAuthorized: true });
   });
 });

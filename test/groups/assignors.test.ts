@@ -1,9 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { assignmentKeys, countOf, type Assignment } from '../../src/groups/assignment.js';
-import { ASSIGNORS, parseAssignorName, rangeAssignor, roundRobinAssignor, stickyAssignor, type AssignmentSpec } from '../../src/groups/assignors.js';
+import {
+  ASSIGNORS,
+  parseAssignorName,
+  rangeAssignor,
+  roundRobinAssignor,
+  stickyAssignor,
+  type AssignmentSpec,
+} from '../../src/groups/assignors.js';
 
-const counts = (t: Record<string, Assignment>) => Object.keys(t).sort().map((m) => countOf(t[m]!));
+const counts = (t: Record<string, Assignment>) =>
+  Object.keys(t)
+    .sort()
+    .map((m) => countOf(t[m]!));
 const members = (n: number, topics: string[]) => Array.from({ length: n }, (_, i) => ({ memberId: `m${i}`, topics }));
 
 describe('assignors', () => {
@@ -21,7 +31,10 @@ describe('assignors', () => {
     const t = roundRobinAssignor({ members: members(3, ['a', 'b']), partitionCounts: { a: 3, b: 3 }, previous: {} });
     expect(t).toEqual({ m0: { a: [0], b: [0] }, m1: { a: [1], b: [1] }, m2: { a: [2], b: [2] } });
     const mixed = roundRobinAssignor({
-      members: [{ memberId: 'x', topics: ['a'] }, { memberId: 'y', topics: ['a', 'b'] }],
+      members: [
+        { memberId: 'x', topics: ['a'] },
+        { memberId: 'y', topics: ['a', 'b'] },
+      ],
       partitionCounts: { a: 2, b: 2 },
       previous: {},
     });
@@ -33,12 +46,14 @@ describe('assignors', () => {
     const t = stickyAssignor({ members: members(4, ['t']), partitionCounts: { t: 12 }, previous });
     expect(counts(t)).toEqual([3, 3, 3, 3]);
     let kept = 0;
-    for (const m of ['m0', 'm1', 'm2']) for (const k of assignmentKeys(t[m]!)) if (assignmentKeys(previous[m as 'm0']).has(k)) kept++;
+    for (const m of ['m0', 'm1', 'm2'])
+      for (const k of assignmentKeys(t[m]!)) if (assignmentKeys(previous[m as 'm0']).has(k)) kept++;
     expect(kept).toBe(9); // only 3 partitions moved, all to the new member
     // A member leaving: its partitions spread, nobody else loses any.
     const after = stickyAssignor({ members: members(2, ['t']), partitionCounts: { t: 12 }, previous });
     expect(counts(after)).toEqual([6, 6]);
-    for (const m of ['m0', 'm1'] as const) for (const k of assignmentKeys(previous[m])) expect(assignmentKeys(after[m]!).has(k)).toBe(true);
+    for (const m of ['m0', 'm1'] as const)
+      for (const k of assignmentKeys(previous[m])) expect(assignmentKeys(after[m]!).has(k)).toBe(true);
   });
 
   it('parses the names clients use and rejects others with UNSUPPORTED_ASSIGNOR', () => {
@@ -51,11 +66,17 @@ describe('assignors', () => {
   const specArb = fc
     .record({
       topics: fc.dictionary(fc.constantFrom('a', 'b', 'c'), fc.integer({ min: 0, max: 12 })),
-      members: fc.uniqueArray(fc.record({ memberId: fc.string({ minLength: 1, maxLength: 4 }), topics: fc.subarray(['a', 'b', 'c', 'missing']) }), {
-        minLength: 1,
-        maxLength: 6,
-        selector: (m) => m.memberId,
-      }),
+      members: fc.uniqueArray(
+        fc.record({
+          memberId: fc.string({ minLength: 1, maxLength: 4 }),
+          topics: fc.subarray(['a', 'b', 'c', 'missing']),
+        }),
+        {
+          minLength: 1,
+          maxLength: 6,
+          selector: (m) => m.memberId,
+        },
+      ),
       previousSeed: fc.integer(),
     })
     .map(({ topics, members, previousSeed }): AssignmentSpec => {
@@ -88,7 +109,8 @@ describe('assignors', () => {
           }
           const expected = new Set<string>();
           for (const [topic, n] of Object.entries(spec.partitionCounts)) {
-            if (spec.members.some((m) => m.topics.includes(topic))) for (let p = 0; p < n; p++) expected.add(`${topic}#${p}`);
+            if (spec.members.some((m) => m.topics.includes(topic)))
+              for (let p = 0; p < n; p++) expected.add(`${topic}#${p}`);
           }
           expect([...seen].sort()).toEqual([...expected].sort());
         }),

@@ -26,7 +26,8 @@ function setup() {
 
 /** The join barrier is open once the joining member's write landed. */
 async function preparing(c: ReturnType<typeof setup>['a']) {
-  for (let i = 0; i < 200 && (await c.describe('g'))?.state !== 'PreparingRebalance'; i++) await new Promise((r) => setTimeout(r, 5));
+  for (let i = 0; i < 200 && (await c.describe('g'))?.state !== 'PreparingRebalance'; i++)
+    await new Promise((r) => setTimeout(r, 5));
 }
 
 const join = (memberId: string, extra: Partial<JoinRequest> = {}): JoinRequest => ({
@@ -44,7 +45,7 @@ const join = (memberId: string, extra: Partial<JoinRequest> = {}): JoinRequest =
 });
 
 describe('the classic group coordinator', () => {
-  it('completes a rebalance whose members joined through two processes, and hands out the leader\'s assignment', async () => {
+  it("completes a rebalance whose members joined through two processes, and hands out the leader's assignment", async () => {
     const { a, b } = setup();
     const first = await a.join(join('m1'));
     expect(first).toMatchObject({ generationId: 1, leaderId: 'm1', protocolName: 'range' });
@@ -96,12 +97,18 @@ describe('the classic group coordinator', () => {
     await expect(a.heartbeat('g', 'm2', 2)).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));
   });
 
-  it('answers the protocol\'s errors', async () => {
+  it("answers the protocol's errors", async () => {
     const { a } = setup();
-    await expect(a.join(join('', { requireKnownMemberId: true }))).rejects.toSatisfy((e) => isKafkaError(e, 'MEMBER_ID_REQUIRED'));
-    await expect(a.join(join('m1', { sessionTimeoutMs: 10 }))).rejects.toSatisfy((e) => isKafkaError(e, 'INVALID_SESSION_TIMEOUT'));
+    await expect(a.join(join('', { requireKnownMemberId: true }))).rejects.toSatisfy((e) =>
+      isKafkaError(e, 'MEMBER_ID_REQUIRED'),
+    );
+    await expect(a.join(join('m1', { sessionTimeoutMs: 10 }))).rejects.toSatisfy((e) =>
+      isKafkaError(e, 'INVALID_SESSION_TIMEOUT'),
+    );
     await a.join(join('m1'));
-    await expect(a.join(join('m9', { protocols: [{ name: 'roundrobin', metadata: Buffer.alloc(0) }] }))).rejects.toSatisfy((e) => isKafkaError(e, 'INCONSISTENT_GROUP_PROTOCOL'));
+    await expect(
+      a.join(join('m9', { protocols: [{ name: 'roundrobin', metadata: Buffer.alloc(0) }] })),
+    ).rejects.toSatisfy((e) => isKafkaError(e, 'INCONSISTENT_GROUP_PROTOCOL'));
     await expect(a.sync('g', 1, 'nobody', [])).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));
     await expect(a.checkCommit('g', 'm1', 1)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS')); // awaiting the leader's sync
     await expect(a.checkCommit('g', '', -1)).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));

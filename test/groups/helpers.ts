@@ -19,11 +19,24 @@ export const keys = (ps: Partition[]) => ps.map((p) => `${p.topic_name}-${p.part
 export function groupApp(options: { storage?: Storage; clock?: ReturnType<typeof manualClock> } = {}) {
   const clock = options.clock ?? manualClock();
   const t = testApp({ clock, ...(options.storage ? { storage: options.storage } : {}) });
-  const heartbeat = (group: string, body: Record<string, unknown>) => t.call('POST', `consumer-groups/${group}/consumers:heartbeat`, body);
+  const heartbeat = (group: string, body: Record<string, unknown>) =>
+    t.call('POST', `consumer-groups/${group}/consumers:heartbeat`, body);
   const join = async (group: string, topics: string[], extra: Record<string, unknown> = {}) => {
-    const res = await heartbeat(group, { member_id: '', member_epoch: 0, subscribed_topic_names: topics, 'session.timeout.ms': 10_000, ...extra });
+    const res = await heartbeat(group, {
+      member_id: '',
+      member_epoch: 0,
+      subscribed_topic_names: topics,
+      'session.timeout.ms': 10_000,
+      ...extra,
+    });
     if (res.status !== 200) throw new Error(`join failed: ${JSON.stringify(res.body)}`);
-    return res.body as { member_id: string; member_epoch: number; assignment: Partition[]; pending_assignment: Partition[]; state: string };
+    return res.body as {
+      member_id: string;
+      member_epoch: number;
+      assignment: Partition[];
+      pending_assignment: Partition[];
+      state: string;
+    };
   };
   const createTopic = async (name: string, partitions: number) => {
     const res = await t.call('POST', 'topics', { topic_name: name, partitions_count: partitions });

@@ -61,7 +61,9 @@ describe('a group write whose answer was lost and which the SDK retried', () => 
       const { storage, stop } = await backend.start();
       try {
         const metadata = new FaultyMetadataStore(storage.metadata);
-        await joinTwiceThroughLostAnswers(metadata, () => metadata.faults.fail('put', { when: 'retried', match: (k) => k === 'group#g|meta' }));
+        await joinTwiceThroughLostAnswers(metadata, () =>
+          metadata.faults.fail('put', { when: 'retried', match: (k) => k === 'group#g|meta' }),
+        );
         expect(metadata.faults.injected).toBe(4);
       } finally {
         await stop();

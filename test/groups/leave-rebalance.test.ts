@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { applyHeartbeat, DEFAULT_GROUP_LIMITS, groupState, newGroup, type GroupRecord } from '../../src/groups/group-state.js';
+import {
+  applyHeartbeat,
+  DEFAULT_GROUP_LIMITS,
+  groupState,
+  newGroup,
+  type GroupRecord,
+} from '../../src/groups/group-state.js';
 import { groupApp, keys } from './helpers.js';
 import { GROUP_META_SK, groupPk } from '../../src/storage/key-layout.js';
 
@@ -18,7 +24,10 @@ describe('a member leaving a Stable group', () => {
     const g = groupApp();
     await g.createTopic('a', 5);
     await g.createTopic('b', 3);
-    const ms = [await g.join('grp', ['a'], opts), await g.join('grp', ['a'], opts)].map((j) => ({ id: j.member_id, epoch: j.member_epoch }));
+    const ms = [await g.join('grp', ['a'], opts), await g.join('grp', ['a'], opts)].map((j) => ({
+      id: j.member_id,
+      epoch: j.member_epoch,
+    }));
     const beat = async (m: { id: string; epoch: number }) => {
       const res = await g.heartbeat('grp', { member_id: m.id, member_epoch: m.epoch });
       expect(res.status, JSON.stringify(res.body)).toBe(200);

@@ -13,12 +13,23 @@ type Action =
 
 const topicsArb = fc.subarray(['a', 'b'], { minLength: 1 });
 const actionArb: fc.Arbitrary<Action> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('join' as const), topics: topicsArb, session: fc.constantFrom(6_000, 10_000, 20_000), rebalance: fc.constantFrom(7_000, 300_000) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('join' as const),
+      topics: topicsArb,
+      session: fc.constantFrom(6_000, 10_000, 20_000),
+      rebalance: fc.constantFrom(7_000, 300_000),
+    }),
+  },
   { weight: 8, arbitrary: fc.record({ kind: fc.constant('beat' as const), who: fc.nat(), explicit: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('leave' as const), who: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('silence' as const), who: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('resubscribe' as const), who: fc.nat(), topics: topicsArb }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 8_000 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 8_000 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('tick' as const) }) },
 );
 
@@ -44,11 +55,18 @@ describe('consumer group invariants under random joins, leaves, silences and exp
         const check = async () => {
           const d = await g.describe('grp');
           if (d.error) return; // not created yet
-          const held = d.members.flatMap((m: { assignment: Partition[]; revoking: Partition[] }) => [...keys(m.assignment), ...keys(m.revoking)]);
+          const held = d.members.flatMap((m: { assignment: Partition[]; revoking: Partition[] }) => [
+            ...keys(m.assignment),
+            ...keys(m.revoking),
+          ]);
           expect(new Set(held).size, `a partition has two owners: ${JSON.stringify(d.members)}`).toBe(held.length);
           if (d.state === 'STABLE') {
-            const subscribed = new Set<string>(d.members.flatMap((m: { subscribed_topic_names: string[] }) => m.subscribed_topic_names));
-            const expected = [...subscribed].flatMap((t) => Array.from({ length: t === 'a' ? 5 : 3 }, (_, p) => `${t}-${p}`));
+            const subscribed = new Set<string>(
+              d.members.flatMap((m: { subscribed_topic_names: string[] }) => m.subscribed_topic_names),
+            );
+            const expected = [...subscribed].flatMap((t) =>
+              Array.from({ length: t === 'a' ? 5 : 3 }, (_, p) => `${t}-${p}`),
+            );
             expect(held.sort()).toEqual(expected.sort());
           }
           // What each member was last told it may consume is what the coordinator says it holds.
@@ -79,8 +97,18 @@ describe('consumer group invariants under random joins, leaves, silences and exp
           const pick = (who: number) => (live().length > 0 ? live()[who % live().length] : undefined);
           switch (action.kind) {
             case 'join': {
-              const a = await g.join('grp', action.topics, { 'session.timeout.ms': action.session, 'max.poll.interval.ms': action.rebalance });
-              sims.push({ id: a.member_id, epoch: a.member_epoch, assignment: a.assignment, topics: action.topics, silent: false, gone: false });
+              const a = await g.join('grp', action.topics, {
+                'session.timeout.ms': action.session,
+                'max.poll.interval.ms': action.rebalance,
+              });
+              sims.push({
+                id: a.member_id,
+                epoch: a.member_epoch,
+                assignment: a.assignment,
+                topics: action.topics,
+                silent: false,
+                gone: false,
+              });
               break;
             }
             case 'beat': {

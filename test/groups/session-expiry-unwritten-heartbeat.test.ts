@@ -27,7 +27,12 @@ describe.each(allBackends)('session expiry after an unwritten heartbeat on $name
     const topics = new TopicRegistry(storage.metadata, clock, 1);
     await topics.create({ name: 't', partitionCount: 1, replicationFactor: 1 });
     const coordinator = new GroupCoordinator({ metadata: storage.metadata, clock, topics });
-    const a = await coordinator.heartbeat('g', { memberId: '', memberEpoch: 0, subscribedTopics: ['t'], sessionTimeoutMs: SESSION });
+    const a = await coordinator.heartbeat('g', {
+      memberId: '',
+      memberEpoch: 0,
+      subscribedTopics: ['t'],
+      sessionTimeoutMs: SESSION,
+    });
     const stored = clock.now();
     clock.advance(1_400);
     await coordinator.heartbeat('g', { memberId: a.memberId, memberEpoch: a.memberEpoch });

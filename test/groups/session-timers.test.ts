@@ -14,7 +14,9 @@ describe('durable session timers', () => {
     await timers.register('g2', T0 + 5 * 60_000);
     await timers.register('g3', T0 + 2 * 3_600_000);
     // Another kind of timer in the same slot is left alone.
-    await metadata.put(timerPk(slotOf(T0 + 10_000)), `${String(T0 + 1).padStart(13, '0')}#other`, { kind: 'segment-delete' });
+    await metadata.put(timerPk(slotOf(T0 + 10_000)), `${String(T0 + 1).padStart(13, '0')}#other`, {
+      kind: 'segment-delete',
+    });
 
     const fired: string[] = [];
     const fire = async (g: string) => void fired.push(g);
@@ -26,7 +28,9 @@ describe('durable session timers', () => {
     fired.length = 0;
     expect(await timers.fireDue(T0 + 3 * 3_600_000, fire)).toMatchObject({ fired: 2 });
     expect(fired).toEqual(['g2', 'g3']);
-    expect((await metadata.query(timerPk(slotOf(T0 + 10_000)))).map((i) => i.sk)).toEqual([`${String(T0 + 1).padStart(13, '0')}#other`]);
+    expect((await metadata.query(timerPk(slotOf(T0 + 10_000)))).map((i) => i.sk)).toEqual([
+      `${String(T0 + 1).padStart(13, '0')}#other`,
+    ]);
   });
 
   it('keeps the timers of a group whose expiry failed, and retries them on the next tick', async () => {

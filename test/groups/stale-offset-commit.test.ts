@@ -27,7 +27,13 @@ describe.each(allBackends)('an offset commit that lands after its member lost th
     const topics = new TopicRegistry(metadata, clock, 1);
     await topics.create({ name: 't', partitionCount: 1, replicationFactor: 1 });
     const stores = started.storage.stores;
-    const log = new PartitionLog({ metadata, stores, clock, log: () => {}, leadership: new ReplicaManager({ metadata, stores, clock, log: () => {} }) });
+    const log = new PartitionLog({
+      metadata,
+      stores,
+      clock,
+      log: () => {},
+      leadership: new ReplicaManager({ metadata, stores, clock, log: () => {} }),
+    });
     const timer = new SystemTimer();
     timer.startRealTime(); // as createServices does: the consumer-poll purgatory runs on it
     groups = createGroups({ metadata, clock, topics, log, timer });
@@ -40,23 +46,43 @@ describe.each(allBackends)('an offset commit that lands after its member lost th
     expect(a.assignment).toEqual({ t: [0] });
     // A's commit is validated, then its write is held.
     const held = metadata.faults.gate('put', (k) => k === 'group#g|off#t#0');
-    const stale = offsets.commit('g', { memberId: a.memberId, generation: a.memberEpoch, offsets: [{ topic: 't', partition: 0, offset: 100 }] });
+    const stale = offsets.commit('g', {
+      memberId: a.memberId,
+      generation: a.memberEpoch,
+      offsets: [{ topic: 't', partition: 0, offset: 100 }],
+    });
     await held.reached;
     await coordinator.leave('g', a.memberId);
     const b = await coordinator.heartbeat('g', { memberId: '', memberEpoch: 0, subscribedTopics: ['t'] });
     expect(b.assignment).toEqual({ t: [0] });
-    await offsets.commit('g', { memberId: b.memberId, generation: b.memberEpoch, offsets: [{ topic: 't', partition: 0, offset: 7 }] });
+    await offsets.commit('g', {
+      memberId: b.memberId,
+      generation: b.memberEpoch,
+      offsets: [{ topic: 't', partition: 0, offset: 7 }],
+    });
     held.release();
-    await expect(stale).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID') || isKafkaError(e, 'ILLEGAL_GENERATION'));
-    expect((await offsets.committed('g')).map((r) => [r.partition, r.offset, r.generation])).toEqual([[0, 7, b.memberEpoch]]);
+    await expect(stale).rejects.toSatisfy(
+      (e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID') || isKafkaError(e, 'ILLEGAL_GENERATION'),
+    );
+    expect((await offsets.committed('g')).map((r) => [r.partition, r.offset, r.generation])).toEqual([
+      [0, 7, b.memberEpoch],
+    ]);
   });
 
   it('is refused when it lands before the new owner commits anything', async () => {
     const { coordinator, offsets } = groups;
     const a = await coordinator.heartbeat('g', { memberId: '', memberEpoch: 0, subscribedTopics: ['t'] });
-    await offsets.commit('g', { memberId: a.memberId, generation: a.memberEpoch, offsets: [{ topic: 't', partition: 0, offset: 5 }] });
+    await offsets.commit('g', {
+      memberId: a.memberId,
+      generation: a.memberEpoch,
+      offsets: [{ topic: 't', partition: 0, offset: 5 }],
+    });
     const held = metadata.faults.gate('put', (k) => k === 'group#g|off#t#0');
-    const stale = offsets.commit('g', { memberId: a.memberId, generation: a.memberEpoch, offsets: [{ topic: 't', partition: 0, offset: 100 }] });
+    const stale = offsets.commit('g', {
+      memberId: a.memberId,
+      generation: a.memberEpoch,
+      offsets: [{ topic: 't', partition: 0, offset: 100 }],
+    });
     await held.reached;
     await coordinator.leave('g', a.memberId);
     await coordinator.heartbeat('g', { memberId: '', memberEpoch: 0, subscribedTopics: ['t'] });

@@ -16,7 +16,10 @@ describe('HTTP API (Confluent v3 shapes)', () => {
   it('lists and describes the cluster; an unknown cluster is 404', async () => {
     const list = await call('GET', '/v3/clusters');
     expect(list.status).toBe(200);
-    expect(list.body).toMatchObject({ kind: 'KafkaClusterList', data: [{ kind: 'KafkaCluster', cluster_id: 'local' }] });
+    expect(list.body).toMatchObject({
+      kind: 'KafkaClusterList',
+      data: [{ kind: 'KafkaCluster', cluster_id: 'local' }],
+    });
     expect((await call('GET', '/v3/clusters/local')).body.topics.related).toMatch(/\/v3\/clusters\/local\/topics$/);
     expect(await call('GET', '/v3/clusters/other/topics')).toMatchObject({ status: 404, body: { error_code: 40401 } });
   });
@@ -24,44 +27,104 @@ describe('HTTP API (Confluent v3 shapes)', () => {
   it('creates (201), lists, describes, grows and deletes (204) topics', async () => {
     const created = await createTopic('orders', 3, [{ name: 'cleanup.policy', value: 'delete' }]);
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ kind: 'KafkaTopic', topic_name: 'orders', partitions_count: 3, replication_factor: 1 });
+    expect(created.body).toMatchObject({
+      kind: 'KafkaTopic',
+      topic_name: 'orders',
+      partitions_count: 3,
+      replication_factor: 1,
+    });
     expect(created.body.metadata.self).toMatch(/\/topics\/orders$/);
-    expect((await call('GET', 'topics')).body.data.map((t: { topic_name: string }) => t.topic_name)).toEqual(['orders']);
+    expect((await call('GET', 'topics')).body.data.map((t: { topic_name: string }) => t.topic_name)).toEqual([
+      'orders',
+    ]);
     expect((await call('GET', 'topics/orders')).body.partitions_count).toBe(3);
-    expect(await call('PATCH', 'topics/orders', { partitions_count: 5 })).toMatchObject({ status: 200, body: { partitions_count: 5 } });
-    expect(await call('PATCH', 'topics/orders', { partitions_count: 2 })).toMatchObject({ status: 400, body: { error: 'INVALID_PARTITIONS' } });
+    expect(await call('PATCH', 'topics/orders', { partitions_count: 5 })).toMatchObject({
+      status: 200,
+      body: { partitions_count: 5 },
+    });
+    expect(await call('PATCH', 'topics/orders', { partitions_count: 2 })).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_PARTITIONS' },
+    });
     expect((await call('DELETE', 'topics/orders')).status).toBe(204);
-    expect(await call('GET', 'topics/orders')).toMatchObject({ status: 404, body: { error_code: 40403, error: 'UNKNOWN_TOPIC_OR_PARTITION' } });
+    expect(await call('GET', 'topics/orders')).toMatchObject({
+      status: 404,
+      body: { error_code: 40403, error: 'UNKNOWN_TOPIC_OR_PARTITION' },
+    });
   });
 
   it('rejects duplicate topics, bad names, bad partition counts and bad configs with 400/40002', async () => {
     await createTopic('dup');
-    expect(await createTopic('dup')).toMatchObject({ status: 400, body: { error_code: 40002, error: 'TOPIC_ALREADY_EXISTS' } });
+    expect(await createTopic('dup')).toMatchObject({
+      status: 400,
+      body: { error_code: 40002, error: 'TOPIC_ALREADY_EXISTS' },
+    });
     for (const name of ['', '.', '..', 'has space', 'x'.repeat(250), 'slash/no']) {
-      expect(await createTopic(name)).toMatchObject({ status: 400, body: { error_code: 40002, error: 'INVALID_TOPIC_EXCEPTION' } });
+      expect(await createTopic(name)).toMatchObject({
+        status: 400,
+        body: { error_code: 40002, error: 'INVALID_TOPIC_EXCEPTION' },
+      });
     }
     expect(await createTopic('x'.repeat(249))).toMatchObject({ status: 201 });
     expect(await createTopic('zero', 0)).toMatchObject({ status: 400, body: { error: 'INVALID_PARTITIONS' } });
-    expect(await createTopic('badcfg', 1, [{ name: 'retention.ms', value: 'soon' }])).toMatchObject({ status: 400, body: { error_code: 40002, error: 'INVALID_CONFIG' } });
-    expect(await createTopic('unknowncfg', 1, [{ name: 'no.such.config', value: '1' }])).toMatchObject({ status: 400, body: { error: 'INVALID_CONFIG' } });
-    expect(await call('POST', 'topics', { topic_name: 'rf', replication_factor: 3 })).toMatchObject({ status: 400, body: { error: 'INVALID_REPLICATION_FACTOR' } });
+    expect(await createTopic('badcfg', 1, [{ name: 'retention.ms', value: 'soon' }])).toMatchObject({
+      status: 400,
+      body: { error_code: 40002, error: 'INVALID_CONFIG' },
+    });
+    expect(await createTopic('unknowncfg', 1, [{ name: 'no.such.config', value: '1' }])).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_CONFIG' },
+    });
+    expect(await call('POST', 'topics', { topic_name: 'rf', replication_factor: 3 })).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_REPLICATION_FACTOR' },
+    });
     // Nothing of the rejected requests was created.
-    expect((await call('GET', 'topics')).body.data.map((t: { topic_name: string }) => t.topic_name).sort()).toEqual(['dup', 'x'.repeat(249)]);
+    expect((await call('GET', 'topics')).body.data.map((t: { topic_name: string }) => t.topic_name).sort()).toEqual([
+      'dup',
+      'x'.repeat(249),
+    ]);
   });
 
   it('lists, alters, reads, sets and resets topic configs', async () => {
     await createTopic('cfg');
     const list = await call('GET', 'topics/cfg/configs');
     const retention = list.body.data.find((c: { name: string }) => c.name === 'retention.ms');
-    expect(retention).toMatchObject({ kind: 'KafkaTopicConfig', value: '604800000', is_default: true, source: 'DEFAULT_CONFIG' });
-    expect((await call('POST', 'topics/cfg/configs:alter', { data: [{ name: 'retention.ms', value: '1000' }, { name: 'cleanup.policy', value: 'compact' }] })).status).toBe(204);
-    expect((await call('GET', 'topics/cfg/configs/retention.ms')).body).toMatchObject({ value: '1000', is_default: false, source: 'DYNAMIC_TOPIC_CONFIG' });
+    expect(retention).toMatchObject({
+      kind: 'KafkaTopicConfig',
+      value: '604800000',
+      is_default: true,
+      source: 'DEFAULT_CONFIG',
+    });
+    expect(
+      (
+        await call('POST', 'topics/cfg/configs:alter', {
+          data: [
+            { name: 'retention.ms', value: '1000' },
+            { name: 'cleanup.policy', value: 'compact' },
+          ],
+        })
+      ).status,
+    ).toBe(204);
+    expect((await call('GET', 'topics/cfg/configs/retention.ms')).body).toMatchObject({
+      value: '1000',
+      is_default: false,
+      source: 'DYNAMIC_TOPIC_CONFIG',
+    });
     expect((await call('PUT', 'topics/cfg/configs/retention.ms', { value: '2000' })).status).toBe(204);
     expect((await call('GET', 'topics/cfg/configs/retention.ms')).body.value).toBe('2000');
     expect((await call('DELETE', 'topics/cfg/configs/retention.ms')).status).toBe(204);
-    expect((await call('GET', 'topics/cfg/configs/retention.ms')).body).toMatchObject({ value: '604800000', is_default: true });
+    expect((await call('GET', 'topics/cfg/configs/retention.ms')).body).toMatchObject({
+      value: '604800000',
+      is_default: true,
+    });
     // All or nothing: one bad entry leaves the others unapplied.
-    const bad = await call('POST', 'topics/cfg/configs:alter', { data: [{ name: 'retention.ms', value: '5' }, { name: 'segment.bytes', value: '-3' }] });
+    const bad = await call('POST', 'topics/cfg/configs:alter', {
+      data: [
+        { name: 'retention.ms', value: '5' },
+        { name: 'segment.bytes', value: '-3' },
+      ],
+    });
     expect(bad).toMatchObject({ status: 400, body: { error: 'INVALID_CONFIG' } });
     expect((await call('GET', 'topics/cfg/configs/retention.ms')).body.value).toBe('604800000');
     expect(await call('GET', 'topics/cfg/configs/nope')).toMatchObject({ status: 404 });
@@ -77,7 +140,14 @@ describe('HTTP API (Confluent v3 shapes)', () => {
     });
     expect(res).toMatchObject({
       status: 200,
-      body: { error_code: 200, topic_name: 'one', partition_id: 0, offset: 0, timestamp: '2024-01-02T03:04:05.006Z', key: { type: 'STRING', size: 2 } },
+      body: {
+        error_code: 200,
+        topic_name: 'one',
+        partition_id: 0,
+        offset: 0,
+        timestamp: '2024-01-02T03:04:05.006Z',
+        key: { type: 'STRING', size: 2 },
+      },
     });
     const fetched = await call('GET', 'topics/one/partitions/0/records?offset=0&format=json');
     expect(fetched.body).toMatchObject({ next_offset: 1, high_watermark: 1, log_start_offset: 0 });
@@ -98,7 +168,11 @@ describe('HTTP API (Confluent v3 shapes)', () => {
   it('answers a batch with 207, per-entry successes and failures, and appends only the good ones', async () => {
     await createTopic('batch', 4);
     const entries = [
-      ...Array.from({ length: 1500 }, (_, i) => ({ id: `ok${i}`, key: { type: 'STRING', data: `key-${i % 7}` }, value: { type: 'STRING', data: `v${i}` } })),
+      ...Array.from({ length: 1500 }, (_, i) => ({
+        id: `ok${i}`,
+        key: { type: 'STRING', data: `key-${i % 7}` },
+        value: { type: 'STRING', data: `v${i}` },
+      })),
       { id: 'badpart', partition_id: 9, value: { type: 'STRING', data: 'x' } },
       { id: 'badb64', value: { type: 'BINARY', data: '***' } },
       { id: 'avro', value: { type: 'AVRO', data: {} } },
@@ -107,7 +181,9 @@ describe('HTTP API (Confluent v3 shapes)', () => {
     const res = await call('POST', 'topics/batch/records:batch', { entries });
     expect(res.status).toBe(207);
     expect(res.body.successes).toHaveLength(1500);
-    expect(Object.fromEntries(res.body.failures.map((f: { id: string; error_code: number }) => [f.id, f.error_code]))).toEqual({
+    expect(
+      Object.fromEntries(res.body.failures.map((f: { id: string; error_code: number }) => [f.id, f.error_code])),
+    ).toEqual({
       badpart: 40403,
       badb64: 40001,
       avro: 40001,
@@ -122,7 +198,9 @@ describe('HTTP API (Confluent v3 shapes)', () => {
     for (let p = 0; p < 4; p++) total += (await call('GET', `topics/batch/partitions/${p}`)).body.high_watermark;
     expect(total).toBe(1500);
     // Offsets within a partition follow entry order.
-    const p0 = res.body.successes.filter((s: { partition_id: number }) => s.partition_id === 0).map((s: { offset: number }) => s.offset);
+    const p0 = res.body.successes
+      .filter((s: { partition_id: number }) => s.partition_id === 0)
+      .map((s: { offset: number }) => s.offset);
     expect(p0).toEqual(p0.map((_: number, i: number) => i));
   });
 
@@ -130,7 +208,9 @@ describe('HTTP API (Confluent v3 shapes)', () => {
     await createTopic('sticky', 3);
     const parts = new Set<number>();
     for (let i = 0; i < 3; i++) {
-      const res = await call('POST', 'topics/sticky/records:batch', { entries: [1, 2, 3].map((j) => ({ id: String(j), value: { data: j } })) });
+      const res = await call('POST', 'topics/sticky/records:batch', {
+        entries: [1, 2, 3].map((j) => ({ id: String(j), value: { data: j } })),
+      });
       const ps = new Set(res.body.successes.map((s: { partition_id: number }) => s.partition_id));
       expect(ps.size).toBe(1);
       parts.add([...ps][0] as number);
@@ -140,19 +220,40 @@ describe('HTTP API (Confluent v3 shapes)', () => {
 
   it('maps errors to Confluent statuses and codes, without stack traces', async () => {
     await createTopic('errs', 1, [{ name: 'max.message.bytes', value: '1000' }]);
-    expect(await call('POST', 'topics/nope/records', { value: { data: 1 } })).toMatchObject({ status: 404, body: { error_code: 40403 } });
-    expect(await call('POST', 'topics/errs/records', '{"value": ')).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST' } });
-    expect(await call('POST', 'topics/errs/records', { value: { type: 'STRING', data: 'x'.repeat(2000) } })).toMatchObject({
+    expect(await call('POST', 'topics/nope/records', { value: { data: 1 } })).toMatchObject({
+      status: 404,
+      body: { error_code: 40403 },
+    });
+    expect(await call('POST', 'topics/errs/records', '{"value": ')).toMatchObject({
+      status: 400,
+      body: { error: 'BAD_REQUEST' },
+    });
+    expect(
+      await call('POST', 'topics/errs/records', { value: { type: 'STRING', data: 'x'.repeat(2000) } }),
+    ).toMatchObject({
       status: 413,
       body: { error: 'MESSAGE_TOO_LARGE' },
     });
-    expect(await call('POST', 'topics/errs/records', { value: { data: 1 }, timestamp: 'yesterday' })).toMatchObject({ status: 400, body: { error: 'INVALID_TIMESTAMP' } });
-    expect(await call('GET', 'topics/errs/partitions/0/records?offset=3')).toMatchObject({ status: 416, body: { error: 'OFFSET_OUT_OF_RANGE' } });
+    expect(await call('POST', 'topics/errs/records', { value: { data: 1 }, timestamp: 'yesterday' })).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_TIMESTAMP' },
+    });
+    expect(await call('GET', 'topics/errs/partitions/0/records?offset=3')).toMatchObject({
+      status: 416,
+      body: { error: 'OFFSET_OUT_OF_RANGE' },
+    });
     expect(await call('GET', 'topics/errs/partitions/x/records')).toMatchObject({ status: 400 });
     expect(await call('GET', 'topics/errs/partitions/1')).toMatchObject({ status: 404, body: { error_code: 40403 } });
-    const huge = await call('POST', 'topics/errs/records:batch', { entries: [{ id: '1', value: { data: 'y'.repeat(300_000) } }] });
+    const huge = await call('POST', 'topics/errs/records:batch', {
+      entries: [{ id: '1', value: { data: 'y'.repeat(300_000) } }],
+    });
     expect(huge).toMatchObject({ status: 413, body: { error_code: 41300 } });
-    const dupIds = await call('POST', 'topics/errs/records:batch', { entries: [{ id: '1', value: { data: 1 } }, { id: '1', value: { data: 2 } }] });
+    const dupIds = await call('POST', 'topics/errs/records:batch', {
+      entries: [
+        { id: '1', value: { data: 1 } },
+        { id: '1', value: { data: 2 } },
+      ],
+    });
     expect(dupIds.status).toBe(400);
     for (const r of [huge, dupIds]) expect(JSON.stringify(r.body)).not.toMatch(/at .*\.ts/);
     // None of the rejected produce requests appended anything.
@@ -184,9 +285,15 @@ describe('HTTP API (Confluent v3 shapes)', () => {
     }
     expect((await call('GET', 'topics/lo/partitions/0/offset?offset_type=earliest')).body.offset).toBe(0);
     expect((await call('GET', 'topics/lo/partitions/0/offset?offset_type=latest')).body.offset).toBe(3);
-    const byTime = await call('GET', 'topics/lo/partitions/0/offset?offset_type=timestamp&timestamp=2024-01-01T12:00:00Z');
+    const byTime = await call(
+      'GET',
+      'topics/lo/partitions/0/offset?offset_type=timestamp&timestamp=2024-01-01T12:00:00Z',
+    );
     expect(byTime.body).toMatchObject({ offset: 1, timestamp: '2024-01-02T00:00:00.000Z' });
-    const byMs = await call('GET', `topics/lo/partitions/0/offset?offset_type=timestamp&timestamp=${Date.parse('2024-01-04T00:00:00Z')}`);
+    const byMs = await call(
+      'GET',
+      `topics/lo/partitions/0/offset?offset_type=timestamp&timestamp=${Date.parse('2024-01-04T00:00:00Z')}`,
+    );
     expect(byMs.body).toMatchObject({ offset: -1, timestamp: null });
   });
 

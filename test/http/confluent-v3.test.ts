@@ -8,13 +8,30 @@ describe('Confluent v3 shapes', () => {
   it("answers partition offsets in Confluent's shape by default, ListOffsets on request", async () => {
     const { call } = testApp();
     await call('POST', 'topics', { topic_name: 't', partitions_count: 1 });
-    await call('POST', 'topics/t/records:batch', { entries: [{ id: '1', value: { type: 'STRING', data: 'a' } }, { id: '2', value: { type: 'STRING', data: 'b' } }] });
+    await call('POST', 'topics/t/records:batch', {
+      entries: [
+        { id: '1', value: { type: 'STRING', data: 'a' } },
+        { id: '2', value: { type: 'STRING', data: 'b' } },
+      ],
+    });
     const both = await call('GET', 'topics/t/partitions/0/offset');
     expect(both.status).toBe(200);
-    expect(both.body).toMatchObject({ kind: 'KafkaPartitionWithOffsets', cluster_id: 'local', topic_name: 't', partition_id: 0, earliest_offset: 0, latest_offset: 2 });
+    expect(both.body).toMatchObject({
+      kind: 'KafkaPartitionWithOffsets',
+      cluster_id: 'local',
+      topic_name: 't',
+      partition_id: 0,
+      earliest_offset: 0,
+      latest_offset: 2,
+    });
     expect(both.body.metadata.self).toMatch(/\/v3\/clusters\/local\/topics\/t\/partitions\/0\/offset$/);
-    expect((await call('GET', 'topics/t/partitions/0/offset?offset_type=earliest_and_latest')).body.latest_offset).toBe(2);
-    expect((await call('GET', 'topics/t/partitions/0/offset?offset_type=latest')).body).toMatchObject({ kind: 'KafkaPartitionOffset', offset: 2 });
+    expect((await call('GET', 'topics/t/partitions/0/offset?offset_type=earliest_and_latest')).body.latest_offset).toBe(
+      2,
+    );
+    expect((await call('GET', 'topics/t/partitions/0/offset?offset_type=latest')).body).toMatchObject({
+      kind: 'KafkaPartitionOffset',
+      offset: 2,
+    });
     expect((await call('GET', 'topics/t/partitions/0/offset?offset_type=newest')).status).toBe(400);
   });
 
@@ -53,7 +70,10 @@ describe('Confluent v3 shapes', () => {
     });
     expect(ok.status).toBe(201);
     expect(ok.body).toMatchObject({ partitions_count: 3, replication_factor: 2 });
-    const bad = await call('POST', 'topics', { topic_name: 'q', replicas_assignments: [{ partition_id: 0, broker_ids: [2, 1] }] });
+    const bad = await call('POST', 'topics', {
+      topic_name: 'q',
+      replicas_assignments: [{ partition_id: 0, broker_ids: [2, 1] }],
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe('INVALID_REPLICA_ASSIGNMENT');
     expect(bad.body.message).toContain('[0, 1]');
@@ -72,10 +92,14 @@ describe('Confluent v3 shapes', () => {
   it('produces a stream of records in one body, one delivery report each, in order', async () => {
     const { app, call } = testApp();
     await call('POST', 'topics', { topic_name: 's', partitions_count: 1 });
-    const body = '{"value":{"type":"STRING","data":"a"}}\n{"value":{"type":"STRING","data":"b}{"}}{"partition_id":9,"value":{"type":"STRING","data":"c"}}';
+    const body =
+      '{"value":{"type":"STRING","data":"a"}}\n{"value":{"type":"STRING","data":"b}{"}}{"partition_id":9,"value":{"type":"STRING","data":"c"}}';
     const res = await app.request(`${BASE}/topics/s/records`, { method: 'POST', headers: json, body });
     expect(res.status).toBe(200);
-    const reports = (await res.text()).trim().split('\n').map((l) => JSON.parse(l));
+    const reports = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(reports.map((r) => [r.error_code, r.offset ?? r.error])).toEqual([
       [200, 0],
       [200, 1],
@@ -88,7 +112,11 @@ describe('Confluent v3 shapes', () => {
   it('refuses a JSON body sent as text/plain with 415, and writes nothing', async () => {
     const { app, call } = testApp();
     await call('POST', 'topics', { topic_name: 'p' });
-    const res = await app.request(`${BASE}/topics/p/records`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"value":{"data":1}}' });
+    const res = await app.request(`${BASE}/topics/p/records`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: '{"value":{"data":1}}',
+    });
     expect(res.status).toBe(415);
     expect(((await res.json()) as { error: string }).error).toBe('UNSUPPORTED_MEDIA_TYPE');
     expect((await call('GET', 'topics/p/partitions/0/offset')).body.latest_offset).toBe(0);
@@ -108,8 +136,16 @@ describe('Confluent v3 shapes', () => {
     await call('POST', 'topics', { topic_name: 'l', partitions_count: 2, replication_factor: 2 });
     await call('POST', 'topics/l/records', { value: { data: 1 } });
     const hb = await call('POST', 'consumer-groups/lg/consumers:heartbeat', { subscribed_topic_names: ['l'] });
-    await call('POST', 'consumer-groups/lg/consumers:heartbeat', { member_id: hb.body.member_id, member_epoch: hb.body.member_epoch, subscribed_topic_names: ['l'] });
-    await call('POST', 'consumer-groups/lg/offsets:commit', { member_id: hb.body.member_id, member_epoch: hb.body.member_epoch, offsets: [{ topic_name: 'l', partition_id: 0, offset: 1 }] });
+    await call('POST', 'consumer-groups/lg/consumers:heartbeat', {
+      member_id: hb.body.member_id,
+      member_epoch: hb.body.member_epoch,
+      subscribed_topic_names: ['l'],
+    });
+    await call('POST', 'consumer-groups/lg/offsets:commit', {
+      member_id: hb.body.member_id,
+      member_epoch: hb.body.member_epoch,
+      offsets: [{ topic_name: 'l', partition_id: 0, offset: 1 }],
+    });
 
     const seen = new Set<string>();
     const missing: string[] = [];
@@ -123,7 +159,10 @@ describe('Confluent v3 shapes', () => {
       }
     };
     // Offsets have no link from the group (v3 has no offsets resource): start there too.
-    const queue = ['http://localhost/v3/clusters/local', 'http://localhost/v3/clusters/local/consumer-groups/lg/offsets'];
+    const queue = [
+      'http://localhost/v3/clusters/local',
+      'http://localhost/v3/clusters/local/consumer-groups/lg/offsets',
+    ];
     while (queue.length > 0 && seen.size < 400) {
       const url = queue.shift()!;
       if (seen.has(url)) continue;
@@ -139,8 +178,18 @@ describe('Confluent v3 shapes', () => {
       queue.push(...found.filter((u) => !seen.has(u)));
     }
     expect(missing).toEqual([]);
-    for (const part of ['/brokers/0', '/brokers/1/configs', '/broker-configs', '/topics/l/partitions/0/replicas', '/consumer-groups/lg/offsets/l/partitions/0', '/topics/-/partitions/-/reassignment']) {
-      expect([...seen].some((u) => u.endsWith(part)), part).toBe(true);
+    for (const part of [
+      '/brokers/0',
+      '/brokers/1/configs',
+      '/broker-configs',
+      '/topics/l/partitions/0/replicas',
+      '/consumer-groups/lg/offsets/l/partitions/0',
+      '/topics/-/partitions/-/reassignment',
+    ]) {
+      expect(
+        [...seen].some((u) => u.endsWith(part)),
+        part,
+      ).toBe(true);
     }
   });
 });

@@ -11,7 +11,11 @@ import type { ObjectStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
 import { BASE, testApp } from '../support/test-app.js';
 
-const batch = (values: string[]) => encodeRecordBatch(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [], timestamp: Date.now() })), { partitionLeaderEpoch: -1 });
+const batch = (values: string[]) =>
+  encodeRecordBatch(
+    values.map((v) => ({ key: null, value: Buffer.from(v), headers: [], timestamp: Date.now() })),
+    { partitionLeaderEpoch: -1 },
+  );
 
 interface FetchedPartition {
   partition_index: number;
@@ -27,7 +31,10 @@ interface FetchedPartition {
 function counting(store: ObjectStore, gets: Map<string, number>): ObjectStore {
   return new Proxy(store, {
     get(target, prop, receiver) {
-      if (prop === 'get') return (key: string, range?: { start: number; end: number }) => (gets.set(key, (gets.get(key) ?? 0) + 1), target.get(key, range));
+      if (prop === 'get')
+        return (key: string, range?: { start: number; end: number }) => (
+          gets.set(key, (gets.get(key) ?? 0) + 1), target.get(key, range)
+        );
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },
@@ -42,39 +49,84 @@ describe.each(allBackends)('multi-partition fetch on $name', (backend) => {
   beforeAll(async () => {
     const started = await backend.start();
     stop = started.stop;
-    t = testApp({ storage: { ...started.storage, stores: started.storage.stores.map((s) => counting(s, gets)) }, env: { MAX_FETCH_WAIT_MS: '5000' } });
+    t = testApp({
+      storage: { ...started.storage, stores: started.storage.stores.map((s) => counting(s, gets)) },
+      env: { MAX_FETCH_WAIT_MS: '5000' },
+    });
     expect((await t.call('POST', 'topics', { topic_name: 'a', partitions_count: 3 })).status).toBe(201);
     expect((await t.call('POST', 'topics', { topic_name: 'b', partitions_count: 1 })).status).toBe(201);
   }, 30_000);
   afterAll(() => stop());
 
   const produce = async (topics: TopicData[]) => {
-    const res = await t.app.request(`${BASE}/records`, { method: 'POST', headers: { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE }, body: encodeTopicData(topics) });
+    const res = await t.app.request(`${BASE}/records`, {
+      method: 'POST',
+      headers: { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE },
+      body: encodeTopicData(topics),
+    });
     expect(res.status).toBe(200);
   };
   const fetch = async (body: unknown) => {
-    const res = await t.app.request(`${BASE}/records:fetch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await t.app.request(`${BASE}/records:fetch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const json = (await res.json()) as { responses: { topic: string; partitions: FetchedPartition[] }[] };
-    const of = (topic: string, p: number) => json.responses.find((r) => r.topic === topic)!.partitions.find((x) => x.partition_index === p)!;
+    const of = (topic: string, p: number) =>
+      json.responses.find((r) => r.topic === topic)!.partitions.find((x) => x.partition_index === p)!;
     const values = (topic: string, p: number) => {
       const records = of(topic, p).records as string;
-      return decodeRecordBatches(Buffer.from(records, 'base64')).flatMap((b) => b.records.map((r) => [r.offset, Buffer.from(r.value!).toString()]));
+      return decodeRecordBatches(Buffer.from(records, 'base64')).flatMap((b) =>
+        b.records.map((r) => [r.offset, Buffer.from(r.value!).toString()]),
+      );
     };
     return { status: res.status, json, of, values };
   };
-  const at = (topic: string, partitions: [number, number, number?][]) => ({ topic, partitions: partitions.map(([partition, fetch_offset, partition_max_bytes]) => ({ partition, fetch_offset, ...(partition_max_bytes ? { partition_max_bytes } : {}) })) });
+  const at = (topic: string, partitions: [number, number, number?][]) => ({
+    topic,
+    partitions: partitions.map(([partition, fetch_offset, partition_max_bytes]) => ({
+      partition,
+      fetch_offset,
+      ...(partition_max_bytes ? { partition_max_bytes } : {}),
+    })),
+  });
 
   it('answers every partition of the request, errors per partition, reading a shared object once', async () => {
     await produce([
-      { name: 'a', partitions: [{ index: 0, records: batch(['a0-0', 'a0-1', 'a0-2']) }, { index: 1, records: batch(['a1-0', 'a1-1']) }] },
+      {
+        name: 'a',
+        partitions: [
+          { index: 0, records: batch(['a0-0', 'a0-1', 'a0-2']) },
+          { index: 1, records: batch(['a1-0', 'a1-1']) },
+        ],
+      },
       { name: 'b', partitions: [{ index: 0, records: batch(['b0-0']) }] },
     ]);
     gets.clear();
-    const r = await fetch({ topics: [at('a', [[0, 1], [1, 0], [2, 0], [9, 0]]), at('b', [[0, 5]]), at('nope', [[0, 0]])] });
+    const r = await fetch({
+      topics: [
+        at('a', [
+          [0, 1],
+          [1, 0],
+          [2, 0],
+          [9, 0],
+        ]),
+        at('b', [[0, 5]]),
+        at('nope', [[0, 0]]),
+      ],
+    });
     expect(r.status).toBe(200);
-    expect(r.values('a', 0)).toEqual([[0, 'a0-0'], [1, 'a0-1'], [2, 'a0-2']]); // the batch holding offset 1, whole
+    expect(r.values('a', 0)).toEqual([
+      [0, 'a0-0'],
+      [1, 'a0-1'],
+      [2, 'a0-2'],
+    ]); // the batch holding offset 1, whole
     expect(r.of('a', 0)).toMatchObject({ error_code: 0, high_watermark: 3, next_offset: 3 });
-    expect(r.values('a', 1)).toEqual([[0, 'a1-0'], [1, 'a1-1']]);
+    expect(r.values('a', 1)).toEqual([
+      [0, 'a1-0'],
+      [1, 'a1-1'],
+    ]);
     expect(r.of('a', 2)).toMatchObject({ error_code: 0, high_watermark: 0, next_offset: 0, records: '' });
     expect(r.of('a', 9)).toMatchObject({ error: 'UNKNOWN_TOPIC_OR_PARTITION', error_code: 3 });
     expect(r.of('b', 0)).toMatchObject({ error: 'OFFSET_OUT_OF_RANGE', error_code: 1 });
@@ -82,34 +134,96 @@ describe.each(allBackends)('multi-partition fetch on $name', (backend) => {
     // a-0 and a-1 lie in one object: one GET for both.
     expect([...gets.values()]).toEqual([1]);
     const json = await fetch({ format: 'string', topics: [at('a', [[0, 1]])] });
-    expect((json.of('a', 0).records as { offset: number; value: { data: string } }[]).map((x) => [x.offset, x.value.data])).toEqual([[1, 'a0-1'], [2, 'a0-2']]);
-    const twice = await fetch({ topics: [at('a', [[0, 0], [0, 1]])] });
+    expect(
+      (json.of('a', 0).records as { offset: number; value: { data: string } }[]).map((x) => [x.offset, x.value.data]),
+    ).toEqual([
+      [1, 'a0-1'],
+      [2, 'a0-2'],
+    ]);
+    const twice = await fetch({
+      topics: [
+        at('a', [
+          [0, 0],
+          [0, 1],
+        ]),
+      ],
+    });
     expect(twice.status).toBe(400);
   });
 
   it('keeps to max bytes per partition and per request, at batch granularity (one batch at least, in the first partition with data)', async () => {
     const big = (tag: string) => batch([tag.padEnd(1000, '.')]); // ~1.1 KB per batch
-    for (const k of [0, 1, 2]) await produce([{ name: 'a', partitions: [{ index: 1, records: big(`a1-${k}`) }, { index: 2, records: big(`a2-${k}`) }] }]);
+    for (const k of [0, 1, 2])
+      await produce([
+        {
+          name: 'a',
+          partitions: [
+            { index: 1, records: big(`a1-${k}`) },
+            { index: 2, records: big(`a2-${k}`) },
+          ],
+        },
+      ]);
     const size = batch(['x'.padEnd(1000, '.')]).byteLength;
     // Per partition: 1.5 batches of room is one batch.
-    const perPartition = await fetch({ topics: [at('a', [[1, 2, Math.floor(size * 1.5)], [2, 0, Math.floor(size * 1.5)]])] });
+    const perPartition = await fetch({
+      topics: [
+        at('a', [
+          [1, 2, Math.floor(size * 1.5)],
+          [2, 0, Math.floor(size * 1.5)],
+        ]),
+      ],
+    });
     expect(perPartition.values('a', 1).map(([o]) => o)).toEqual([2]);
     expect(perPartition.values('a', 2).map(([o]) => o)).toEqual([0]);
     expect(perPartition.of('a', 2).next_offset).toBe(1);
     // Per request: 2.5 batches over both partitions: two from a-1, none from a-2.
-    const perRequest = await fetch({ max_bytes: Math.floor(size * 2.5), topics: [at('a', [[1, 2], [2, 0]])] });
+    const perRequest = await fetch({
+      max_bytes: Math.floor(size * 2.5),
+      topics: [
+        at('a', [
+          [1, 2],
+          [2, 0],
+        ]),
+      ],
+    });
     expect(perRequest.values('a', 1).map(([o]) => o)).toEqual([2, 3]);
     expect(perRequest.of('a', 2)).toMatchObject({ error_code: 0, records: '', next_offset: 0, high_watermark: 3 });
     // A first batch larger than both limits still comes back alone.
-    const tiny = await fetch({ max_bytes: 10, topics: [at('a', [[2, 0, 10], [1, 2, 10]])] });
+    const tiny = await fetch({
+      max_bytes: 10,
+      topics: [
+        at('a', [
+          [2, 0, 10],
+          [1, 2, 10],
+        ]),
+      ],
+    });
     expect(tiny.values('a', 2).map(([o]) => o)).toEqual([0]);
     expect(tiny.of('a', 1).records).toBe('');
   });
 
   it('long-polls over several partitions: an append to any of them answers, else max_wait_ms', async () => {
-    const ends = await fetch({ topics: [at('a', [[0, 0], [2, 0]]), at('b', [[0, 0]])] });
+    const ends = await fetch({
+      topics: [
+        at('a', [
+          [0, 0],
+          [2, 0],
+        ]),
+        at('b', [[0, 0]]),
+      ],
+    });
     const hw = (topic: string, p: number) => ends.of(topic, p).high_watermark;
-    const request = { min_bytes: 1, max_wait_ms: 4000, topics: [at('a', [[0, hw('a', 0)], [2, hw('a', 2)]]), at('b', [[0, hw('b', 0)]])] };
+    const request = {
+      min_bytes: 1,
+      max_wait_ms: 4000,
+      topics: [
+        at('a', [
+          [0, hw('a', 0)],
+          [2, hw('a', 2)],
+        ]),
+        at('b', [[0, hw('b', 0)]]),
+      ],
+    };
     const started = Date.now();
     const waiting = fetch(request);
     await new Promise((r) => setTimeout(r, 150));

@@ -22,12 +22,24 @@ describe('consumer groups across a server restart (local backend: SQLite + files
     await g1.produce('t', 0, 4);
     await g1.produce('t', 1, 4);
     const m = await g1.join('g', ['t'], { 'session.timeout.ms': 60_000 });
-    expect((await g1.call('POST', 'consumer-groups/g/offsets:commit', {
-      member_id: m.member_id,
-      generation_id: m.member_epoch,
-      offsets: [{ topic_name: 't', partition_id: 0, offset: 3, metadata: 'kept' }],
-    })).status).toBe(200);
-    expect((await g1.call('POST', '/consumers/v2g', { name: 'c', 'auto.offset.reset': 'earliest', 'auto.commit.enable': 'false' })).status).toBe(200);
+    expect(
+      (
+        await g1.call('POST', 'consumer-groups/g/offsets:commit', {
+          member_id: m.member_id,
+          generation_id: m.member_epoch,
+          offsets: [{ topic_name: 't', partition_id: 0, offset: 3, metadata: 'kept' }],
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await g1.call('POST', '/consumers/v2g', {
+          name: 'c',
+          'auto.offset.reset': 'earliest',
+          'auto.commit.enable': 'false',
+        })
+      ).status,
+    ).toBe(200);
     await g1.call('POST', '/consumers/v2g/instances/c/subscription', { topics: ['t'] });
     expect((await g1.call('GET', '/consumers/v2g/instances/c/records?timeout=0')).body).toHaveLength(8);
     await g1.call('POST', '/consumers/v2g/instances/c/offsets', { offsets: [{ topic: 't', partition: 1, offset: 1 }] });
@@ -43,14 +55,30 @@ describe('consumer groups across a server restart (local backend: SQLite + files
       expect(after.partitions).toEqual(before.partitions);
       expect(after.partitions[0]).toMatchObject({ committed_offset: 3, log_end_offset: 4, lag: 1 });
       // The member carries on with the generation it had.
-      expect(await g2.heartbeat('g', { member_id: m.member_id, member_epoch: m.member_epoch })).toMatchObject({ status: 200, body: { member_epoch: m.member_epoch } });
-      expect((await g2.call('GET', 'consumer-groups/g/offsets')).body.data[0]).toMatchObject({ committed_offset: 3, offset_metadata: 'kept' });
+      expect(await g2.heartbeat('g', { member_id: m.member_id, member_epoch: m.member_epoch })).toMatchObject({
+        status: 200,
+        body: { member_epoch: m.member_epoch },
+      });
+      expect((await g2.call('GET', 'consumer-groups/g/offsets')).body.data[0]).toMatchObject({
+        committed_offset: 3,
+        offset_metadata: 'kept',
+      });
       // The v2 instance survives too: its positions continue where they were.
       expect((await g2.call('GET', '/consumers/v2g/instances/c/records?timeout=0')).body).toEqual([]);
       await g2.produce('t', 1, 1);
-      expect((await g2.call('GET', '/consumers/v2g/instances/c/records?timeout=0')).body.map((r: { offset: number }) => r.offset)).toEqual([4]);
-      expect((await g2.call('GET', '/consumers/v2g/instances/c/offsets?topic=t&partition=1')).body.offsets[0].offset).toBe(2);
-      expect((await g2.call('GET', 'consumer-groups')).body.data.map((x: { consumer_group_id: string }) => x.consumer_group_id)).toEqual(['g', 'v2g']);
+      expect(
+        (await g2.call('GET', '/consumers/v2g/instances/c/records?timeout=0')).body.map(
+          (r: { offset: number }) => r.offset,
+        ),
+      ).toEqual([4]);
+      expect(
+        (await g2.call('GET', '/consumers/v2g/instances/c/offsets?topic=t&partition=1')).body.offsets[0].offset,
+      ).toBe(2);
+      expect(
+        (await g2.call('GET', 'consumer-groups')).body.data.map(
+          (x: { consumer_group_id: string }) => x.consumer_group_id,
+        ),
+      ).toEqual(['g', 'v2g']);
     } finally {
       second.close();
     }

@@ -9,7 +9,12 @@ describe('REST Proxy v2 consumer instances', () => {
     await g.createTopic('t', partitions);
     const v2 = (method: string, path: string, body?: unknown) => g.call(method, `/consumers/${path}`, body);
     const create = async (group: string, body: Record<string, unknown> = {}) => {
-      const res = await v2('POST', group, { format: 'binary', 'auto.offset.reset': 'earliest', 'auto.commit.enable': 'false', ...body });
+      const res = await v2('POST', group, {
+        format: 'binary',
+        'auto.offset.reset': 'earliest',
+        'auto.commit.enable': 'false',
+        ...body,
+      });
       expect(res.status).toBe(200);
       return res.body as { instance_id: string; base_uri: string };
     };
@@ -22,10 +27,18 @@ describe('REST Proxy v2 consumer instances', () => {
     await g.produce('t', 1, 2);
     const inst = await create('g', { name: 'c1' });
     expect(inst).toEqual({ instance_id: 'c1', base_uri: 'http://localhost/consumers/g/instances/c1' });
-    expect(await v2('POST', 'g', { name: 'c1' })).toMatchObject({ status: 409, body: { error: 'CONSUMER_ALREADY_EXISTS', error_code: 40902 } });
+    expect(await v2('POST', 'g', { name: 'c1' })).toMatchObject({
+      status: 409,
+      body: { error: 'CONSUMER_ALREADY_EXISTS', error_code: 40902 },
+    });
     expect((await v2('POST', 'g/instances/c1/subscription', { topics: ['t'] })).status).toBe(204);
     expect((await v2('GET', 'g/instances/c1/subscription')).body).toEqual({ topics: ['t'] });
-    expect((await v2('GET', 'g/instances/c1/assignments')).body).toEqual({ partitions: [{ topic: 't', partition: 0 }, { topic: 't', partition: 1 }] });
+    expect((await v2('GET', 'g/instances/c1/assignments')).body).toEqual({
+      partitions: [
+        { topic: 't', partition: 0 },
+        { topic: 't', partition: 1 },
+      ],
+    });
 
     const polled = await v2('GET', 'g/instances/c1/records?timeout=0');
     expect(polled.status).toBe(200);
@@ -33,16 +46,25 @@ describe('REST Proxy v2 consumer instances', () => {
     expect(polled.body).toContainEqual({ topic: 't', key: null, value: b64('v0'), partition: 0, offset: 0 });
     expect((await v2('GET', 'g/instances/c1/records?timeout=0')).body).toEqual([]); // positions moved on
 
-    expect((await v2('POST', 'g/instances/c1/offsets', { offsets: [{ topic: 't', partition: 0, offset: 1 }] })).status).toBe(200);
+    expect(
+      (await v2('POST', 'g/instances/c1/offsets', { offsets: [{ topic: 't', partition: 0, offset: 1 }] })).status,
+    ).toBe(200);
     expect((await v2('GET', 'g/instances/c1/offsets?topic=t&partition=0')).body).toEqual({
       offsets: [{ topic: 't', partition: 0, offset: 2, metadata: '' }],
     });
     // No body: commit every position (the next offsets to read).
     expect((await v2('POST', 'g/instances/c1/offsets')).status).toBe(200);
-    expect((await g.call('GET', 'consumer-groups/g/offsets')).body.data.map((d: { committed_offset: number }) => d.committed_offset)).toEqual([3, 2]);
+    expect(
+      (await g.call('GET', 'consumer-groups/g/offsets')).body.data.map(
+        (d: { committed_offset: number }) => d.committed_offset,
+      ),
+    ).toEqual([3, 2]);
 
     expect((await v2('DELETE', 'g/instances/c1')).status).toBe(204);
-    expect(await v2('GET', 'g/instances/c1/records')).toMatchObject({ status: 404, body: { error: 'UNKNOWN_MEMBER_ID' } });
+    expect(await v2('GET', 'g/instances/c1/records')).toMatchObject({
+      status: 404,
+      body: { error: 'UNKNOWN_MEMBER_ID' },
+    });
     expect((await g.describe('g')).state).toBe('EMPTY');
   });
 
@@ -55,7 +77,10 @@ describe('REST Proxy v2 consumer instances', () => {
     await create('g', { name: 'b', 'auto.commit.enable': 'true' });
     await v2('POST', 'g/instances/b/subscription', { topics: ['t'] });
     // Heartbeats run on every call; after a few polls each instance owns one partition.
-    const seen = new Map<string, number[]>([['a', []], ['b', []]]);
+    const seen = new Map<string, number[]>([
+      ['a', []],
+      ['b', []],
+    ]);
     for (let i = 0; i < 4; i++) {
       for (const name of ['a', 'b']) {
         const res = await v2('GET', `g/instances/${name}/records?timeout=0`);
@@ -77,7 +102,8 @@ describe('REST Proxy v2 consumer instances', () => {
     await v2('GET', 'g/instances/a/records?timeout=0'); // reads the new record and...
     await v2('DELETE', 'g/instances/a'); // ...auto-commits it on the way out
     const rest: number[] = [];
-    for (let i = 0; i < 3; i++) rest.push(...(await v2('GET', 'g/instances/b/records?timeout=0')).body.map((r: { offset: number }) => r.offset));
+    for (let i = 0; i < 3; i++)
+      rest.push(...(await v2('GET', 'g/instances/b/records?timeout=0')).body.map((r: { offset: number }) => r.offset));
     expect(rest).toEqual([]);
     expect((await v2('GET', 'g/instances/b/assignments')).body.partitions).toHaveLength(2);
   });
@@ -106,26 +132,44 @@ describe('REST Proxy v2 consumer instances', () => {
     await v2('POST', 'g1/instances/late/subscription', { topics: ['t'] });
     expect((await v2('GET', 'g1/instances/late/records?timeout=0')).body).toEqual([]);
     await g.produce('t', 0, 1);
-    expect((await v2('GET', 'g1/instances/late/records?timeout=0')).body.map((r: { offset: number }) => r.offset)).toEqual([3]);
+    expect(
+      (await v2('GET', 'g1/instances/late/records?timeout=0')).body.map((r: { offset: number }) => r.offset),
+    ).toEqual([3]);
 
     await create('g2', { name: 'strict', 'auto.offset.reset': 'none' });
     await v2('POST', 'g2/instances/strict/subscription', { topics: ['t'] });
-    expect(await v2('GET', 'g2/instances/strict/records?timeout=0')).toMatchObject({ status: 416, body: { error: 'NO_OFFSET_FOR_PARTITION' } });
+    expect(await v2('GET', 'g2/instances/strict/records?timeout=0')).toMatchObject({
+      status: 416,
+      body: { error: 'NO_OFFSET_FOR_PARTITION' },
+    });
   });
 
   it('seeks to offsets, the beginning and the end; json format decodes values', async () => {
     const { g, v2, create } = await setup(1);
-    for (let i = 0; i < 3; i++) await g.call('POST', 'topics/t/records', { partition_id: 0, value: { type: 'JSON', data: { n: i } } });
+    for (let i = 0; i < 3; i++)
+      await g.call('POST', 'topics/t/records', { partition_id: 0, value: { type: 'JSON', data: { n: i } } });
     await create('g', { name: 'j', format: 'json' });
     await v2('POST', 'g/instances/j/subscription', { topics: ['t'] });
-    expect((await v2('GET', 'g/instances/j/records?timeout=0')).body.map((r: { value: unknown }) => r.value)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
-    expect((await v2('POST', 'g/instances/j/positions', { offsets: [{ topic: 't', partition: 0, offset: 1 }] })).status).toBe(204);
-    expect((await v2('GET', 'g/instances/j/records?timeout=0')).body.map((r: { offset: number }) => r.offset)).toEqual([1, 2]);
-    expect((await v2('POST', 'g/instances/j/positions/beginning', { partitions: [{ topic: 't', partition: 0 }] })).status).toBe(204);
+    expect((await v2('GET', 'g/instances/j/records?timeout=0')).body.map((r: { value: unknown }) => r.value)).toEqual([
+      { n: 0 },
+      { n: 1 },
+      { n: 2 },
+    ]);
+    expect(
+      (await v2('POST', 'g/instances/j/positions', { offsets: [{ topic: 't', partition: 0, offset: 1 }] })).status,
+    ).toBe(204);
+    expect((await v2('GET', 'g/instances/j/records?timeout=0')).body.map((r: { offset: number }) => r.offset)).toEqual([
+      1, 2,
+    ]);
+    expect(
+      (await v2('POST', 'g/instances/j/positions/beginning', { partitions: [{ topic: 't', partition: 0 }] })).status,
+    ).toBe(204);
     expect((await v2('GET', 'g/instances/j/records?timeout=0')).body).toHaveLength(3);
     expect((await v2('POST', 'g/instances/j/positions/end', { partitions: [] })).status).toBe(204);
     expect((await v2('GET', 'g/instances/j/records?timeout=0')).body).toEqual([]);
-    expect(await v2('POST', 'g/instances/j/positions', { offsets: [{ topic: 'other', partition: 0, offset: 1 }] })).toMatchObject({ status: 400 });
+    expect(
+      await v2('POST', 'g/instances/j/positions', { offsets: [{ topic: 'other', partition: 0, offset: 1 }] }),
+    ).toMatchObject({ status: 400 });
     expect(await v2('POST', 'g', { format: 'avro' })).toMatchObject({ status: 400 });
   });
 
@@ -136,7 +180,10 @@ describe('REST Proxy v2 consumer instances', () => {
     g.clock.advance(302_500); // consumer.instance.timeout.ms and half a heartbeat interval (5 s)
     expect((await g.services.groups.coordinator.expireSessions()).membersExpired).toBe(1);
     expect(await g.storage.metadata.get('group#g', 'inst#idle')).toBeUndefined();
-    expect(await v2('GET', 'g/instances/idle/records?timeout=0')).toMatchObject({ status: 404, body: { error: 'UNKNOWN_MEMBER_ID' } });
+    expect(await v2('GET', 'g/instances/idle/records?timeout=0')).toMatchObject({
+      status: 404,
+      body: { error: 'UNKNOWN_MEMBER_ID' },
+    });
     expect((await g.describe('g')).state).toBe('EMPTY');
   });
 });

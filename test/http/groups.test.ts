@@ -20,7 +20,13 @@ async function settle(g: ReturnType<typeof groupApp>, group: string, members: Me
   throw new Error('group did not stabilize');
 }
 
-async function joinAll(g: ReturnType<typeof groupApp>, group: string, n: number, topics: string[], extra: (i: number) => Record<string, unknown> = () => ({})) {
+async function joinAll(
+  g: ReturnType<typeof groupApp>,
+  group: string,
+  n: number,
+  topics: string[],
+  extra: (i: number) => Record<string, unknown> = () => ({}),
+) {
   const members: Member[] = [];
   for (let i = 0; i < n; i++) {
     const a = await g.join(group, topics, { client_id: `c${i}`, ...extra(i) });
@@ -46,7 +52,13 @@ describe('consumer groups over HTTP', () => {
     expectDisjointCover(members, all('orders', 10));
     expect(members.map((m) => m.assignment.length).sort()).toEqual([3, 3, 4]);
     const d = await g.describe('g1');
-    expect(d).toMatchObject({ kind: 'KafkaConsumerGroup', consumer_group_id: 'g1', state: 'STABLE', is_simple: false, partition_assignor: 'range' });
+    expect(d).toMatchObject({
+      kind: 'KafkaConsumerGroup',
+      consumer_group_id: 'g1',
+      state: 'STABLE',
+      is_simple: false,
+      partition_assignor: 'range',
+    });
     expect(d.members).toHaveLength(3);
     expect(d.partitions).toHaveLength(10);
     expect(d.group_epoch).toBe(d.assignment_epoch);
@@ -74,14 +86,19 @@ describe('consumer groups over HTTP', () => {
     expect(Object.keys(after.members).sort()).toEqual([a.id, b.id].sort());
     expect(['PreparingRebalance', 'CompletingRebalance']).toContain(after.state); // range may move survivors' partitions too
     // The target already gives c's partitions to the survivors; they take them on their next heartbeat.
-    const targets = Object.values(after.target).flatMap((t) => Object.entries(t).flatMap(([topic, ps]) => ps.map((p) => `${topic}-${p}`)));
+    const targets = Object.values(after.target).flatMap((t) =>
+      Object.entries(t).flatMap(([topic, ps]) => ps.map((p) => `${topic}-${p}`)),
+    );
     expect(targets.sort()).toEqual(all('orders', 10).sort());
 
     await settle(g, 'g1', [a, b]);
     expectDisjointCover([a, b], all('orders', 10));
     for (const k of owned) expect([...keys(a.assignment), ...keys(b.assignment)]).toContain(k);
     // The expired member is told so if it comes back.
-    expect(await g.heartbeat('g1', { member_id: c.id, member_epoch: c.epoch })).toMatchObject({ status: 404, body: { error: 'UNKNOWN_MEMBER_ID' } });
+    expect(await g.heartbeat('g1', { member_id: c.id, member_epoch: c.epoch })).toMatchObject({
+      status: 404,
+      body: { error: 'UNKNOWN_MEMBER_ID' },
+    });
   });
 
   it('also expires lazily on any access, and re-arms the timer of a group still in use', async () => {
@@ -126,11 +143,17 @@ describe('consumer groups over HTTP', () => {
     expect(a1.member_epoch).toBe(a.member_epoch);
     const d = await g.describe('g');
     const movingId = Number(moving[1]!.split('-')[1]);
-    expect(d.partitions.find((p: { partition_id: number }) => p.partition_id === movingId).consumer_id).toBe(a.member_id);
+    expect(d.partitions.find((p: { partition_id: number }) => p.partition_id === movingId).consumer_id).toBe(
+      a.member_id,
+    );
     // Still held (revoking): b's heartbeat does not get them.
-    expect((await g.heartbeat('g', { member_id: b.member_id, member_epoch: b.member_epoch })).body.assignment).toEqual([]);
+    expect((await g.heartbeat('g', { member_id: b.member_id, member_epoch: b.member_epoch })).body.assignment).toEqual(
+      [],
+    );
     // a acknowledges (explicitly, listing what it still owns) and moves to the new epoch.
-    const a2 = (await g.heartbeat('g', { member_id: a.member_id, member_epoch: a1.member_epoch, owned_partitions: a1.assignment })).body;
+    const a2 = (
+      await g.heartbeat('g', { member_id: a.member_id, member_epoch: a1.member_epoch, owned_partitions: a1.assignment })
+    ).body;
     expect(a2.member_epoch).toBe(b.member_epoch);
     const b2 = (await g.heartbeat('g', { member_id: b.member_id, member_epoch: b.member_epoch })).body;
     expect(keys(b2.assignment)).toEqual(moving);
@@ -143,47 +166,84 @@ describe('consumer groups over HTTP', () => {
     const a = await g.join('g', ['t']);
     const commit = (body: Record<string, unknown>) => g.call('POST', 'consumer-groups/g/offsets:commit', body);
     const offsets = (p: number, offset = 5) => [{ topic_name: 't', partition_id: p, offset, metadata: 'm' }];
-    expect(await commit({ member_id: a.member_id, generation_id: a.member_epoch, offsets: offsets(0) })).toMatchObject({ status: 200 });
+    expect(await commit({ member_id: a.member_id, generation_id: a.member_epoch, offsets: offsets(0) })).toMatchObject({
+      status: 200,
+    });
 
     const b = await g.join('g', ['t']);
     const a1 = (await g.heartbeat('g', { member_id: a.member_id, member_epoch: a.member_epoch })).body; // revoke one partition
     const kept = a1.assignment[0].partition_id as number;
     const moved = 1 - kept;
     await g.heartbeat('g', { member_id: a.member_id, member_epoch: a1.member_epoch }); // ack, new epoch
-    const now = (await g.describe('g')).members.find((m: { consumer_id: string }) => m.consumer_id === a.member_id).member_epoch;
+    const now = (await g.describe('g')).members.find(
+      (m: { consumer_id: string }) => m.consumer_id === a.member_id,
+    ).member_epoch;
     expect(now).toBeGreaterThan(a.member_epoch);
     // The old generation is stale now.
-    expect(await commit({ member_id: a.member_id, generation_id: a.member_epoch, offsets: offsets(kept) })).toMatchObject({
+    expect(
+      await commit({ member_id: a.member_id, generation_id: a.member_epoch, offsets: offsets(kept) }),
+    ).toMatchObject({
       status: 409,
       body: { error: 'ILLEGAL_GENERATION', error_code: 40901 },
     });
     expect((await commit({ member_id: a.member_id, generation_id: now, offsets: offsets(kept) })).status).toBe(200);
     // The moved partition belongs to b now: a may no longer commit it, and b may not commit a's.
-    expect((await commit({ member_id: a.member_id, generation_id: now, offsets: offsets(moved) })).body.error).toBe('ILLEGAL_GENERATION');
+    expect((await commit({ member_id: a.member_id, generation_id: now, offsets: offsets(moved) })).body.error).toBe(
+      'ILLEGAL_GENERATION',
+    );
     // b has not heartbeated since the partition was released: it is pending, so the rebalance is in progress.
-    expect((await commit({ member_id: b.member_id, generation_id: b.member_epoch, offsets: offsets(moved) })).body.error).toBe('REBALANCE_IN_PROGRESS');
-    expect((await commit({ member_id: b.member_id, generation_id: b.member_epoch, offsets: offsets(kept) })).body.error).toBe('ILLEGAL_GENERATION');
-    expect(await commit({ member_id: 'nobody', generation_id: 1, offsets: offsets(0) })).toMatchObject({ status: 404, body: { error: 'UNKNOWN_MEMBER_ID' } });
+    expect(
+      (await commit({ member_id: b.member_id, generation_id: b.member_epoch, offsets: offsets(moved) })).body.error,
+    ).toBe('REBALANCE_IN_PROGRESS');
+    expect(
+      (await commit({ member_id: b.member_id, generation_id: b.member_epoch, offsets: offsets(kept) })).body.error,
+    ).toBe('ILLEGAL_GENERATION');
+    expect(await commit({ member_id: 'nobody', generation_id: 1, offsets: offsets(0) })).toMatchObject({
+      status: 404,
+      body: { error: 'UNKNOWN_MEMBER_ID' },
+    });
     // An administrator cannot commit for an active group.
     expect(await commit({ offsets: offsets(0) })).toMatchObject({ status: 409, body: { error: 'NON_EMPTY_GROUP' } });
-    expect(await commit({ member_id: a.member_id, generation_id: now, offsets: [{ topic_name: 't', partition_id: 9, offset: 1 }] })).toMatchObject({
+    expect(
+      await commit({
+        member_id: a.member_id,
+        generation_id: now,
+        offsets: [{ topic_name: 't', partition_id: 9, offset: 1 }],
+      }),
+    ).toMatchObject({
       status: 404,
       body: { error: 'UNKNOWN_TOPIC_OR_PARTITION' },
     });
 
     // Heartbeat errors.
-    expect(await g.heartbeat('g', { member_id: a.member_id, member_epoch: 99 })).toMatchObject({ status: 409, body: { error: 'FENCED_MEMBER_EPOCH' } });
-    expect(await g.heartbeat('g', { member_id: 'ghost', member_epoch: 3 })).toMatchObject({ status: 404, body: { error: 'UNKNOWN_MEMBER_ID' } });
-    expect(await g.heartbeat('g', { member_epoch: 0, subscribed_topic_names: ['t'], 'session.timeout.ms': 100 })).toMatchObject({
+    expect(await g.heartbeat('g', { member_id: a.member_id, member_epoch: 99 })).toMatchObject({
+      status: 409,
+      body: { error: 'FENCED_MEMBER_EPOCH' },
+    });
+    expect(await g.heartbeat('g', { member_id: 'ghost', member_epoch: 3 })).toMatchObject({
+      status: 404,
+      body: { error: 'UNKNOWN_MEMBER_ID' },
+    });
+    expect(
+      await g.heartbeat('g', { member_epoch: 0, subscribed_topic_names: ['t'], 'session.timeout.ms': 100 }),
+    ).toMatchObject({
       status: 400,
       body: { error: 'INVALID_SESSION_TIMEOUT' },
     });
-    expect(await g.heartbeat('g', { member_epoch: 0, subscribed_topic_names: ['t'], assignor: 'magic' })).toMatchObject({
-      status: 400,
-      body: { error: 'UNSUPPORTED_ASSIGNOR' },
+    expect(await g.heartbeat('g', { member_epoch: 0, subscribed_topic_names: ['t'], assignor: 'magic' })).toMatchObject(
+      {
+        status: 400,
+        body: { error: 'UNSUPPORTED_ASSIGNOR' },
+      },
+    );
+    expect(await g.heartbeat('other', { member_id: 'x', member_epoch: 2 })).toMatchObject({
+      status: 404,
+      body: { error: 'UNKNOWN_MEMBER_ID' },
     });
-    expect(await g.heartbeat('other', { member_id: 'x', member_epoch: 2 })).toMatchObject({ status: 404, body: { error: 'UNKNOWN_MEMBER_ID' } });
-    expect(await g.call('GET', 'consumer-groups/nope')).toMatchObject({ status: 404, body: { error: 'GROUP_ID_NOT_FOUND', error_code: 40406 } });
+    expect(await g.call('GET', 'consumer-groups/nope')).toMatchObject({
+      status: 404,
+      body: { error: 'GROUP_ID_NOT_FOUND', error_code: 40406 },
+    });
     // A fenced member rejoins with epoch 0 under its id and starts over.
     const re = await g.heartbeat('g', { member_id: a.member_id, member_epoch: 0, subscribed_topic_names: ['t'] });
     expect(re).toMatchObject({ status: 200, body: { member_id: a.member_id } });
@@ -194,17 +254,35 @@ describe('consumer groups over HTTP', () => {
     await g.createTopic('t', 3);
     const a = await g.join('g', ['t']);
     const b = await g.join('g', ['t']);
-    await g.call('POST', 'consumer-groups/g/offsets:commit', { member_id: a.member_id, generation_id: a.member_epoch, offsets: [{ topic_name: 't', partition_id: 0, offset: 1 }] });
-    expect(await g.call('DELETE', 'consumer-groups/g')).toMatchObject({ status: 409, body: { error: 'NON_EMPTY_GROUP' } });
+    await g.call('POST', 'consumer-groups/g/offsets:commit', {
+      member_id: a.member_id,
+      generation_id: a.member_epoch,
+      offsets: [{ topic_name: 't', partition_id: 0, offset: 1 }],
+    });
+    expect(await g.call('DELETE', 'consumer-groups/g')).toMatchObject({
+      status: 409,
+      body: { error: 'NON_EMPTY_GROUP' },
+    });
     expect((await g.call('DELETE', `consumer-groups/g/consumers/${a.member_id}`)).status).toBe(204);
-    expect(await g.heartbeat('g', { member_id: b.member_id, member_epoch: -1 })).toMatchObject({ status: 200, body: { member_epoch: -1 } });
+    expect(await g.heartbeat('g', { member_id: b.member_id, member_epoch: -1 })).toMatchObject({
+      status: 200,
+      body: { member_epoch: -1 },
+    });
     expect((await g.describe('g')).state).toBe('EMPTY');
-    expect((await g.call('GET', 'consumer-groups')).body.data.map((x: { consumer_group_id: string }) => x.consumer_group_id)).toEqual(['g']);
+    expect(
+      (await g.call('GET', 'consumer-groups')).body.data.map((x: { consumer_group_id: string }) => x.consumer_group_id),
+    ).toEqual(['g']);
     expect((await g.call('DELETE', 'consumer-groups/g')).status).toBe(204);
-    expect(await g.call('GET', 'consumer-groups/g')).toMatchObject({ status: 404, body: { error: 'GROUP_ID_NOT_FOUND' } });
+    expect(await g.call('GET', 'consumer-groups/g')).toMatchObject({
+      status: 404,
+      body: { error: 'GROUP_ID_NOT_FOUND' },
+    });
     expect((await g.call('GET', 'consumer-groups')).body.data).toEqual([]);
     expect(await g.storage.metadata.query('group#g')).toEqual([]);
-    expect(await g.call('DELETE', 'consumer-groups/g')).toMatchObject({ status: 404, body: { error: 'GROUP_ID_NOT_FOUND' } });
+    expect(await g.call('DELETE', 'consumer-groups/g')).toMatchObject({
+      status: 404,
+      body: { error: 'GROUP_ID_NOT_FOUND' },
+    });
   });
 
   it('describes committed offset, HW and lag per partition; lists consumers, assignments, lags and the lag summary', async () => {
@@ -220,19 +298,57 @@ describe('consumer groups over HTTP', () => {
     });
     const d = await g.describe('g');
     expect(d.partitions).toEqual([
-      { topic_name: 't', partition_id: 0, consumer_id: a.member_id, client_id: 'app-1', committed_offset: 3, log_start_offset: 0, log_end_offset: 10, lag: 7 },
-      { topic_name: 't', partition_id: 1, consumer_id: a.member_id, client_id: 'app-1', committed_offset: null, log_start_offset: 0, log_end_offset: 4, lag: null },
+      {
+        topic_name: 't',
+        partition_id: 0,
+        consumer_id: a.member_id,
+        client_id: 'app-1',
+        committed_offset: 3,
+        log_start_offset: 0,
+        log_end_offset: 10,
+        lag: 7,
+      },
+      {
+        topic_name: 't',
+        partition_id: 1,
+        consumer_id: a.member_id,
+        client_id: 'app-1',
+        committed_offset: null,
+        log_start_offset: 0,
+        log_end_offset: 4,
+        lag: null,
+      },
     ]);
     const consumers = (await g.call('GET', 'consumer-groups/g/consumers')).body;
-    expect(consumers).toMatchObject({ kind: 'KafkaConsumerList', data: [{ kind: 'KafkaConsumer', consumer_id: a.member_id, client_id: 'app-1', consumer_group_id: 'g' }] });
-    expect((await g.call('GET', `consumer-groups/g/consumers/${a.member_id}`)).body.assignments.related).toMatch(/\/assignments$/);
+    expect(consumers).toMatchObject({
+      kind: 'KafkaConsumerList',
+      data: [{ kind: 'KafkaConsumer', consumer_id: a.member_id, client_id: 'app-1', consumer_group_id: 'g' }],
+    });
+    expect((await g.call('GET', `consumer-groups/g/consumers/${a.member_id}`)).body.assignments.related).toMatch(
+      /\/assignments$/,
+    );
     const assignments = (await g.call('GET', `consumer-groups/g/consumers/${a.member_id}/assignments`)).body;
-    expect(assignments.data.map((x: { topic_name: string; partition_id: number }) => `${x.topic_name}-${x.partition_id}`)).toEqual(['t-0', 't-1']);
-    expect((await g.call('GET', `consumer-groups/g/consumers/${a.member_id}/assignments/t/partitions/1`)).body).toMatchObject({ kind: 'KafkaConsumerAssignment', partition_id: 1 });
+    expect(
+      assignments.data.map((x: { topic_name: string; partition_id: number }) => `${x.topic_name}-${x.partition_id}`),
+    ).toEqual(['t-0', 't-1']);
+    expect(
+      (await g.call('GET', `consumer-groups/g/consumers/${a.member_id}/assignments/t/partitions/1`)).body,
+    ).toMatchObject({ kind: 'KafkaConsumerAssignment', partition_id: 1 });
     const lags = (await g.call('GET', 'consumer-groups/g/lags')).body;
     expect(lags).toMatchObject({
       kind: 'KafkaConsumerLagList',
-      data: [{ kind: 'KafkaConsumerLag', topic_name: 't', partition_id: 0, current_offset: 3, log_end_offset: 10, lag: 7, consumer_id: a.member_id, client_id: 'app-1' }],
+      data: [
+        {
+          kind: 'KafkaConsumerLag',
+          topic_name: 't',
+          partition_id: 0,
+          current_offset: 3,
+          log_end_offset: 10,
+          lag: 7,
+          consumer_id: a.member_id,
+          client_id: 'app-1',
+        },
+      ],
     });
     expect((await g.call('GET', 'consumer-groups/g/lags/t/partitions/0')).body.lag).toBe(7);
     expect((await g.call('GET', 'consumer-groups/g/lag-summary')).body).toMatchObject({
@@ -247,9 +363,20 @@ describe('consumer groups over HTTP', () => {
     const offsets = (await g.call('GET', 'consumer-groups/g/offsets')).body;
     expect(offsets).toMatchObject({
       kind: 'KafkaConsumerGroupOffsetList',
-      data: [{ topic_name: 't', partition_id: 0, committed_offset: 3, offset_metadata: 'hello', generation_id: a.member_epoch }],
+      data: [
+        {
+          topic_name: 't',
+          partition_id: 0,
+          committed_offset: 3,
+          offset_metadata: 'hello',
+          generation_id: a.member_epoch,
+        },
+      ],
     });
-    expect((await g.call('GET', 'consumer-groups')).body).toMatchObject({ kind: 'KafkaConsumerGroupList', data: [{ consumer_group_id: 'g', state: 'STABLE' }] });
+    expect((await g.call('GET', 'consumer-groups')).body).toMatchObject({
+      kind: 'KafkaConsumerGroupList',
+      data: [{ consumer_group_id: 'g', state: 'STABLE' }],
+    });
   });
 
   it('resolves start positions with auto.offset.reset earliest, latest and none', async () => {
@@ -261,18 +388,32 @@ describe('consumer groups over HTTP', () => {
       g.call('POST', 'consumer-groups/g/offsets:commit', { offsets: [{ topic_name: 't', partition_id: p, offset }] });
     expect((await commit(0, 2)).status).toBe(200); // admin commit creates the (simple) group
     expect((await g.describe('g')).is_simple).toBe(true);
-    const positions = async (reset: string) => g.call('GET', `consumer-groups/g/offsets?topic_name=t&auto_offset_reset=${reset}`);
-    expect((await positions('earliest')).body.data.map((d: { position: number; position_source: string }) => [d.position, d.position_source])).toEqual([
+    const positions = async (reset: string) =>
+      g.call('GET', `consumer-groups/g/offsets?topic_name=t&auto_offset_reset=${reset}`);
+    expect(
+      (await positions('earliest')).body.data.map((d: { position: number; position_source: string }) => [
+        d.position,
+        d.position_source,
+      ]),
+    ).toEqual([
       [2, 'COMMITTED'],
       [0, 'RESET'],
     ]);
     expect((await positions('latest')).body.data.map((d: { position: number }) => d.position)).toEqual([2, 5]);
     expect(await positions('none')).toMatchObject({ status: 416, body: { error: 'NO_OFFSET_FOR_PARTITION' } });
-    expect((await g.call('GET', 'consumer-groups/g/offsets?topic_name=t&partition_id=0&auto_offset_reset=none')).body.data[0].position).toBe(2);
+    expect(
+      (await g.call('GET', 'consumer-groups/g/offsets?topic_name=t&partition_id=0&auto_offset_reset=none')).body.data[0]
+        .position,
+    ).toBe(2);
     // A committed offset beyond the log is not valid: reset applies, or none fails with OFFSET_OUT_OF_RANGE.
     await commit(1, 50);
-    expect((await g.call('GET', 'consumer-groups/g/offsets?topic_name=t&partition_id=1&auto_offset_reset=none')).body.error).toBe('OFFSET_OUT_OF_RANGE');
-    expect((await g.call('GET', 'consumer-groups/g/offsets?topic_name=t&partition_id=1&auto_offset_reset=earliest')).body.data[0]).toMatchObject({
+    expect(
+      (await g.call('GET', 'consumer-groups/g/offsets?topic_name=t&partition_id=1&auto_offset_reset=none')).body.error,
+    ).toBe('OFFSET_OUT_OF_RANGE');
+    expect(
+      (await g.call('GET', 'consumer-groups/g/offsets?topic_name=t&partition_id=1&auto_offset_reset=earliest')).body
+        .data[0],
+    ).toMatchObject({
       committed_offset: 50,
       position: 0,
       position_source: 'RESET',
@@ -284,7 +425,12 @@ describe('consumer groups over HTTP', () => {
     await g.createTopic('t', 6);
     const members = await joinAll(g, 'rr', 2, ['t'], () => ({ assignor: 'roundrobin' }));
     expect((await g.describe('rr')).partition_assignor).toBe('roundrobin');
-    expect(members.map((m) => keys(m.assignment))).toEqual(expect.arrayContaining([['t-0', 't-2', 't-4'], ['t-1', 't-3', 't-5']]));
+    expect(members.map((m) => keys(m.assignment))).toEqual(
+      expect.arrayContaining([
+        ['t-0', 't-2', 't-4'],
+        ['t-1', 't-3', 't-5'],
+      ]),
+    );
 
     const sticky = await joinAll(g, 'st', 3, ['t'], () => ({ assignor: 'cooperative-sticky' }));
     expect((await g.describe('st')).partition_assignor).toBe('sticky');

@@ -23,7 +23,9 @@ describe('long-poll fetch (min_bytes / max_wait_ms)', () => {
   });
 
   const fetch = (query: string, init: RequestInit = {}) =>
-    Promise.resolve(t.app.request(`${BASE}/topics/lp/partitions/0/records?format=string&${query}`, init)).then(async (r) => ({ status: r.status, body: r.status === 200 ? ((await r.json()) as RecordList) : undefined }));
+    Promise.resolve(t.app.request(`${BASE}/topics/lp/partitions/0/records?format=string&${query}`, init)).then(
+      async (r) => ({ status: r.status, body: r.status === 200 ? ((await r.json()) as RecordList) : undefined }),
+    );
 
   it('returns as soon as a produce arrives; reports the wake-up latency', async () => {
     // Wake-up latency: from the append's commit (the log's append listeners run) to the fetch's answer.
@@ -46,7 +48,13 @@ describe('long-poll fetch (min_bytes / max_wait_ms)', () => {
     latencies.sort((a, b) => a - b);
     const p50 = latencies[10]!;
     const max = latencies.at(-1)!;
-    console.log(JSON.stringify({ msg: 'long-poll wake-up latency, commit to answer (ms)', p50: +p50.toFixed(2), max: +max.toFixed(2) }));
+    console.log(
+      JSON.stringify({
+        msg: 'long-poll wake-up latency, commit to answer (ms)',
+        p50: +p50.toFixed(2),
+        max: +max.toFixed(2),
+      }),
+    );
     expect(max).toBeLessThan(200);
     expect(t.services.fetchPurgatory.delayed).toBe(0);
   });
@@ -65,7 +73,9 @@ describe('long-poll fetch (min_bytes / max_wait_ms)', () => {
     const bounded = testApp({ env: { MAX_FETCH_WAIT_MS: '100' } });
     await bounded.call('POST', 'topics', { topic_name: 'b', partitions_count: 1 });
     started = performance.now();
-    expect((await bounded.call('GET', 'topics/b/partitions/0/records?offset=0&min_bytes=1&max_wait_ms=60000')).body.records).toEqual([]);
+    expect(
+      (await bounded.call('GET', 'topics/b/partitions/0/records?offset=0&min_bytes=1&max_wait_ms=60000')).body.records,
+    ).toEqual([]);
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
@@ -100,16 +110,32 @@ describe('long-poll fetch (min_bytes / max_wait_ms)', () => {
     const reader = createApp(createServices(config, storage), { logError: () => {} });
     const writer = createApp(createServices(config, storage), { logError: () => {} });
     const json = { 'content-type': 'application/json' };
-    await writer.request(`${BASE}/topics`, { method: 'POST', headers: json, body: JSON.stringify({ topic_name: 'x', partitions_count: 1 }) });
+    await writer.request(`${BASE}/topics`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ topic_name: 'x', partitions_count: 1 }),
+    });
     const started = performance.now();
-    const pending = Promise.resolve(reader.request(`${BASE}/topics/x/partitions/0/records?min_bytes=1&max_wait_ms=2500&format=string`)).then((r) => r.json() as Promise<RecordList>);
+    const pending = Promise.resolve(
+      reader.request(`${BASE}/topics/x/partitions/0/records?min_bytes=1&max_wait_ms=2500&format=string`),
+    ).then((r) => r.json() as Promise<RecordList>);
     await new Promise((r) => setTimeout(r, 100));
-    await writer.request(`${BASE}/topics/x/records`, { method: 'POST', headers: json, body: JSON.stringify({ value: { type: 'STRING', data: 'remote' } }) });
+    await writer.request(`${BASE}/topics/x/records`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ value: { type: 'STRING', data: 'remote' } }),
+    });
     const acked = performance.now();
     const body = await pending;
     expect(body.records.map((r) => r.value.data)).toEqual(['remote']);
     const latency = performance.now() - acked;
-    console.log(JSON.stringify({ msg: 'long-poll wake-up latency across processes (ms)', latency: +latency.toFixed(1), totalWait: +(performance.now() - started).toFixed(1) }));
+    console.log(
+      JSON.stringify({
+        msg: 'long-poll wake-up latency across processes (ms)',
+        latency: +latency.toFixed(1),
+        totalWait: +(performance.now() - started).toFixed(1),
+      }),
+    );
     expect(latency).toBeLessThan(1500); // the re-check back-off is 50 ms doubling to 1 s
   });
 });
@@ -123,15 +149,34 @@ describe('DeleteRecords over HTTP', () => {
       status: 200,
       body: { kind: 'KafkaDeleteRecordsResult', topic_name: 'd', partition_id: 0, low_watermark: 3 },
     });
-    expect(await call('GET', 'topics/d/partitions/0/records?offset=2')).toMatchObject({ status: 416, body: { error: 'OFFSET_OUT_OF_RANGE' } });
-    expect((await call('GET', 'topics/d/partitions/0/records?offset=3')).body).toMatchObject({ log_start_offset: 3, next_offset: 5 });
+    expect(await call('GET', 'topics/d/partitions/0/records?offset=2')).toMatchObject({
+      status: 416,
+      body: { error: 'OFFSET_OUT_OF_RANGE' },
+    });
+    expect((await call('GET', 'topics/d/partitions/0/records?offset=3')).body).toMatchObject({
+      log_start_offset: 3,
+      next_offset: 5,
+    });
     expect((await call('GET', 'topics/d/partitions/0/offset?offset_type=earliest')).body).toMatchObject({ offset: 3 });
     // Never backwards; never past the high watermark; -1 means the high watermark.
-    expect((await call('POST', 'topics/d/partitions/0/records:delete', { before_offset: 1 })).body.low_watermark).toBe(3);
-    expect(await call('POST', 'topics/d/partitions/0/records:delete', { before_offset: 6 })).toMatchObject({ status: 416, body: { error: 'OFFSET_OUT_OF_RANGE' } });
-    expect((await call('POST', 'topics/d/partitions/0/records:delete', { before_offset: -1 })).body.low_watermark).toBe(5);
-    expect(await call('POST', 'topics/d/partitions/0/records:delete', { before_offset: 'x' })).toMatchObject({ status: 400 });
-    expect(await call('POST', 'topics/d/partitions/9/records:delete', { before_offset: 0 })).toMatchObject({ status: 404 });
-    expect(await call('POST', 'topics/nope/partitions/0/records:delete', { before_offset: 0 })).toMatchObject({ status: 404 });
+    expect((await call('POST', 'topics/d/partitions/0/records:delete', { before_offset: 1 })).body.low_watermark).toBe(
+      3,
+    );
+    expect(await call('POST', 'topics/d/partitions/0/records:delete', { before_offset: 6 })).toMatchObject({
+      status: 416,
+      body: { error: 'OFFSET_OUT_OF_RANGE' },
+    });
+    expect((await call('POST', 'topics/d/partitions/0/records:delete', { before_offset: -1 })).body.low_watermark).toBe(
+      5,
+    );
+    expect(await call('POST', 'topics/d/partitions/0/records:delete', { before_offset: 'x' })).toMatchObject({
+      status: 400,
+    });
+    expect(await call('POST', 'topics/d/partitions/9/records:delete', { before_offset: 0 })).toMatchObject({
+      status: 404,
+    });
+    expect(await call('POST', 'topics/nope/partitions/0/records:delete', { before_offset: 0 })).toMatchObject({
+      status: 404,
+    });
   });
 });

@@ -20,12 +20,19 @@ describe('the OpenAPI document', () => {
   it("passes Redocly's recommended rules with no error and no warning", async () => {
     // The package is private and has no licence to name: the one rule turned off.
     const config = await createConfig({ extends: ['recommended'], rules: { 'info-license': 'off' } });
-    const problems = await lintFromString({ source: JSON.stringify(await served()), absoluteRef: 'openapi.json', config });
+    const problems = await lintFromString({
+      source: JSON.stringify(await served()),
+      absoluteRef: 'openapi.json',
+      config,
+    });
     expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).toEqual([]);
   });
 
   it('names every operation, uniquely, and offers every auth mode of the deployment and the local bearer tokens', async () => {
-    const doc = (await served()) as { paths: Record<string, Record<string, { operationId?: string }>>; components: { securitySchemes: object } };
+    const doc = (await served()) as {
+      paths: Record<string, Record<string, { operationId?: string }>>;
+      components: { securitySchemes: object };
+    };
     const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
     expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
@@ -33,13 +40,19 @@ describe('the OpenAPI document', () => {
   });
 
   it('documents the v2 consumer answers in their own media type', async () => {
-    const doc = (await served()) as { paths: Record<string, Record<string, { responses: Record<string, { content?: object }> }>> };
+    const doc = (await served()) as {
+      paths: Record<string, Record<string, { responses: Record<string, { content?: object }> }>>;
+    };
     const created = doc.paths['/consumers/{group_name}']!.post!.responses['200']!.content!;
     expect(Object.keys(created)).toEqual(['application/vnd.kafka.v2+json']);
   });
 
   it('derives an operationId from the method and the literal path segments', () => {
-    expect(operationIdFor('post', '/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch')).toBe('postClustersTopicsRecordsBatch');
-    expect(operationIdFor('get', '/consumers/{group_name}/instances/{instance}/positions/beginning')).toBe('getConsumersInstancesPositionsBeginning');
+    expect(operationIdFor('post', '/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch')).toBe(
+      'postClustersTopicsRecordsBatch',
+    );
+    expect(operationIdFor('get', '/consumers/{group_name}/instances/{instance}/positions/beginning')).toBe(
+      'getConsumersInstancesPositionsBeginning',
+    );
   });
 });

@@ -42,14 +42,27 @@ describe.each(allBackends)('multi-partition produce on $name', (backend) => {
   afterAll(() => stop());
 
   const produce = async (topics: TopicData[], query = '') => {
-    const res = await t.app.request(`${BASE}/records${query}`, { method: 'POST', headers: { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE }, body: encodeTopicData(topics) });
+    const res = await t.app.request(`${BASE}/records${query}`, {
+      method: 'POST',
+      headers: { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE },
+      body: encodeTopicData(topics),
+    });
     const body = (await res.json()) as { responses: { name: string; partition_responses: PartitionAnswer[] }[] };
-    return { status: res.status, body, of: (topic: string, p: number) => body.responses.find((r) => r.name === topic)!.partition_responses.find((r) => r.index === p)! };
+    return {
+      status: res.status,
+      body,
+      of: (topic: string, p: number) =>
+        body.responses.find((r) => r.name === topic)!.partition_responses.find((r) => r.index === p)!,
+    };
   };
   const values = async (topic: string, p: number) => {
-    const res = await t.app.request(`${BASE}/topics/${topic}/partitions/${p}/records?offset=0`, { headers: { accept: RECORD_BATCH_MEDIA_TYPE } });
+    const res = await t.app.request(`${BASE}/topics/${topic}/partitions/${p}/records?offset=0`, {
+      headers: { accept: RECORD_BATCH_MEDIA_TYPE },
+    });
     expect(res.status).toBe(200);
-    return decodeRecordBatches(new Uint8Array(await res.arrayBuffer())).flatMap((b) => b.records.map((r) => Buffer.from(r.value!).toString()));
+    return decodeRecordBatches(new Uint8Array(await res.arrayBuffer())).flatMap((b) =>
+      b.records.map((r) => Buffer.from(r.value!).toString()),
+    );
   };
   const objectsOf = async (topic: string) => {
     const meta = (await t.storage.metadata.get<{ id: string }>('cluster', `topic#${topic}`))!.value;
@@ -62,8 +75,21 @@ describe.each(allBackends)('multi-partition produce on $name', (backend) => {
     const corrupt = batch(['x']);
     corrupt[corrupt.byteLength - 1]! ^= 0xff;
     const r = await produce([
-      { name: 'a', partitions: [{ index: 0, records: batch(['a0-0', 'a0-1']) }, { index: 2, records: batch(['a2-0']) }, { index: 7, records: batch(['no']) }] },
-      { name: 'b', partitions: [{ index: 1, records: batch(['b1-0']) }, { index: 0, records: corrupt }] },
+      {
+        name: 'a',
+        partitions: [
+          { index: 0, records: batch(['a0-0', 'a0-1']) },
+          { index: 2, records: batch(['a2-0']) },
+          { index: 7, records: batch(['no']) },
+        ],
+      },
+      {
+        name: 'b',
+        partitions: [
+          { index: 1, records: batch(['b1-0']) },
+          { index: 0, records: corrupt },
+        ],
+      },
       { name: 'nope', partitions: [{ index: 0, records: batch(['no']) }] },
     ]);
     expect(r.status).toBe(200);
@@ -74,7 +100,11 @@ describe.each(allBackends)('multi-partition produce on $name', (backend) => {
     expect(r.of('b', 0)).toMatchObject({ error_code: 2, error: 'CORRUPT_MESSAGE' });
     expect(r.of('nope', 0)).toMatchObject({ error_code: 3, error: 'UNKNOWN_TOPIC_OR_PARTITION' });
     // The answer lists partitions in the request's order.
-    expect(r.body.responses.map((t) => [t.name, t.partition_responses.map((p) => p.index)])).toEqual([['a', [0, 2, 7]], ['b', [1, 0]], ['nope', [0]]]);
+    expect(r.body.responses.map((t) => [t.name, t.partition_responses.map((p) => p.index)])).toEqual([
+      ['a', [0, 2, 7]],
+      ['b', [1, 0]],
+      ['nope', [0]],
+    ]);
     expect(await values('a', 0)).toEqual(['a0-0', 'a0-1']);
     expect(await values('a', 2)).toEqual(['a2-0']);
     expect(await values('b', 1)).toEqual(['b1-0']);
@@ -83,12 +113,28 @@ describe.each(allBackends)('multi-partition produce on $name', (backend) => {
   });
 
   it('refuses a malformed body, a partition named twice and another media type as a whole, writing nothing', async () => {
-    const bad = await t.app.request(`${BASE}/records`, { method: 'POST', headers: { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE }, body: new Uint8Array([0, 0, 0, 1, 0]) });
+    const bad = await t.app.request(`${BASE}/records`, {
+      method: 'POST',
+      headers: { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE },
+      body: new Uint8Array([0, 0, 0, 1, 0]),
+    });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: 'INVALID_REQUEST' });
-    const twice = await produce([{ name: 'a', partitions: [{ index: 1, records: batch(['x']) }, { index: 1, records: batch(['y']) }] }]);
+    const twice = await produce([
+      {
+        name: 'a',
+        partitions: [
+          { index: 1, records: batch(['x']) },
+          { index: 1, records: batch(['y']) },
+        ],
+      },
+    ]);
     expect(twice.status).toBe(400);
-    const json = await t.app.request(`${BASE}/records`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const json = await t.app.request(`${BASE}/records`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(json.status).toBe(415);
     expect(await values('a', 1)).toEqual([]);
   });
@@ -98,7 +144,13 @@ describe.each(allBackends)('multi-partition produce on $name', (backend) => {
     const { body: id } = await t.call('POST', 'producers:init', {});
     const producer = { producerId: id.producer_id as number, producerEpoch: id.producer_epoch as number };
     const request = (seq: number, tag: string): TopicData[] => [
-      { name: 'idem', partitions: [0, 1, 2].map((p) => ({ index: p, records: batch([`${tag}-${p}-a`, `${tag}-${p}-b`], { ...producer, baseSequence: seq }) })) },
+      {
+        name: 'idem',
+        partitions: [0, 1, 2].map((p) => ({
+          index: p,
+          records: batch([`${tag}-${p}-a`, `${tag}-${p}-b`], { ...producer, baseSequence: seq }),
+        })),
+      },
     ];
     // Partition 1's commit fails before it lands; partition 2's lands but its answer is lost.
     metadata.faults.fail('put', { when: 'before', match: (k) => k === `${partitionPk('idem', 1)}|${STATE_SK}` });
@@ -114,11 +166,19 @@ describe.each(allBackends)('multi-partition produce on $name', (backend) => {
     expect(again.of('idem', 1).duplicate).toBeUndefined();
     expect(again.of('idem', 2)).toMatchObject({ error_code: 0, base_offset: 0, last_offset: 1, duplicate: true });
     const next = await produce(request(2, 'r2'));
-    for (const p of [0, 1, 2]) expect(next.of('idem', p)).toMatchObject({ error_code: 0, base_offset: 2, last_offset: 3 });
-    for (const p of [0, 1, 2]) expect(await values('idem', p)).toEqual([`r1-${p}-a`, `r1-${p}-b`, `r2-${p}-a`, `r2-${p}-b`]);
+    for (const p of [0, 1, 2])
+      expect(next.of('idem', p)).toMatchObject({ error_code: 0, base_offset: 2, last_offset: 3 });
+    for (const p of [0, 1, 2])
+      expect(await values('idem', p)).toEqual([`r1-${p}-a`, `r1-${p}-b`, `r2-${p}-a`, `r2-${p}-b`]);
     // A sequence gap in one partition fails that partition only.
     const gap = await produce([
-      { name: 'idem', partitions: [{ index: 0, records: batch(['g'], { ...producer, baseSequence: 9 }) }, { index: 1, records: batch(['ok'], { ...producer, baseSequence: 4 }) }] },
+      {
+        name: 'idem',
+        partitions: [
+          { index: 0, records: batch(['g'], { ...producer, baseSequence: 9 }) },
+          { index: 1, records: batch(['ok'], { ...producer, baseSequence: 4 }) },
+        ],
+      },
     ]);
     expect(gap.of('idem', 0)).toMatchObject({ error: 'OUT_OF_ORDER_SEQUENCE_NUMBER' });
     expect(gap.of('idem', 1)).toMatchObject({ error_code: 0, base_offset: 4 });
@@ -130,12 +190,18 @@ describe.each(allBackends)('multi-partition produce on $name', (backend) => {
       const { body } = await t.call('POST', 'producers:init', {});
       ids.push({ producerId: body.producer_id as number, producerEpoch: body.producer_epoch as number });
     }
-    const send = (p: (typeof ids)[0], seq: number, tag: string) => produce([{ name: 'many', partitions: [{ index: 0, records: batch([tag], { ...p, baseSequence: seq }) }] }]);
+    const send = (p: (typeof ids)[0], seq: number, tag: string) =>
+      produce([{ name: 'many', partitions: [{ index: 0, records: batch([tag], { ...p, baseSequence: seq }) }] }]);
     const first = await send(ids[0]!, 0, 'p0-a');
-    for (const [i, p] of ids.slice(1).entries()) expect((await send(p, 0, `p${i + 1}-a`)).of('many', 0).error_code).toBe(0);
+    for (const [i, p] of ids.slice(1).entries())
+      expect((await send(p, 0, `p${i + 1}-a`)).of('many', 0).error_code).toBe(0);
     await t.services.log.idle(); // producer items are written after the answer
     const retry = await send(ids[0]!, 0, 'p0-a');
-    expect(retry.of('many', 0)).toMatchObject({ error_code: 0, duplicate: true, base_offset: first.of('many', 0).base_offset });
+    expect(retry.of('many', 0)).toMatchObject({
+      error_code: 0,
+      duplicate: true,
+      base_offset: first.of('many', 0).base_offset,
+    });
     expect((await send(ids[0]!, 1, 'p0-b')).of('many', 0)).toMatchObject({ error_code: 0, base_offset: ids.length });
     expect(await values('many', 0)).toEqual([...ids.map((_, i) => `p${i}-a`), 'p0-b']);
   });

@@ -17,13 +17,19 @@ import {
 import { BASE, testApp } from '../support/test-app.js';
 
 const text = (s: string | null) => (s === null ? null : Buffer.from(s));
-const record = (value: string | null, key: string | null = null, timestamp = 1_700_000_000_000, headers: LogRecord['headers'] = []): LogRecord => ({
+const record = (
+  value: string | null,
+  key: string | null = null,
+  timestamp = 1_700_000_000_000,
+  headers: LogRecord['headers'] = [],
+): LogRecord => ({
   key: text(key),
   value: text(value),
   headers,
   timestamp,
 });
-const batch = (records: LogRecord[], options: EncodeBatchOptions = {}) => encodeRecordBatch(records, { partitionLeaderEpoch: -1, ...options });
+const batch = (records: LogRecord[], options: EncodeBatchOptions = {}) =>
+  encodeRecordBatch(records, { partitionLeaderEpoch: -1, ...options });
 const shown = (bytes: Uint8Array | null) => (bytes === null ? null : Buffer.from(bytes).toString());
 
 describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
@@ -35,7 +41,12 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
   const createTopic = (name: string, partitions = 1, configs: { name: string; value: string }[] = []) =>
     t.call('POST', 'topics', { topic_name: name, partitions_count: partitions, configs });
 
-  const produce = async (topic: string, partition: number, body: Uint8Array, options: { query?: string; contentType?: string } = {}) => {
+  const produce = async (
+    topic: string,
+    partition: number,
+    body: Uint8Array,
+    options: { query?: string; contentType?: string } = {},
+  ) => {
     const res = await t.app.request(`${BASE}/topics/${topic}/partitions/${partition}/records${options.query ?? ''}`, {
       method: 'POST',
       headers: { 'content-type': options.contentType ?? RECORD_BATCH_MEDIA_TYPE },
@@ -45,7 +56,9 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
   };
 
   const fetchBatches = async (topic: string, partition: number, query: string) => {
-    const res = await t.app.request(`${BASE}/topics/${topic}/partitions/${partition}/records?${query}`, { headers: { accept: RECORD_BATCH_MEDIA_TYPE } });
+    const res = await t.app.request(`${BASE}/topics/${topic}/partitions/${partition}/records?${query}`, {
+      headers: { accept: RECORD_BATCH_MEDIA_TYPE },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe(RECORD_BATCH_MEDIA_TYPE);
     const bytes = new Uint8Array(await res.arrayBuffer());
@@ -58,15 +71,32 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     };
   };
 
-  const highWatermark = async (topic: string) => (await t.call('GET', `topics/${topic}/partitions/0/records?offset=0`)).body.high_watermark;
+  const highWatermark = async (topic: string) =>
+    (await t.call('GET', `topics/${topic}/partitions/0/records?offset=0`)).body.high_watermark;
 
   it('appends batches as sent and fetches them back whole, with absolute offsets and the leader epoch', async () => {
     await createTopic('bytes');
-    const first = [record('v0', 'k0', 1_700_000_000_000, [{ key: 'h', value: text('hv') }, { key: 'empty', value: null }]), record(null, 'k1', 1_700_000_000_005), record('v2')];
+    const first = [
+      record('v0', 'k0', 1_700_000_000_000, [
+        { key: 'h', value: text('hv') },
+        { key: 'empty', value: null },
+      ]),
+      record(null, 'k1', 1_700_000_000_005),
+      record('v2'),
+    ];
     const answer = await produce('bytes', 0, batch(first));
     expect(answer).toMatchObject({
       status: 200,
-      body: { kind: 'KafkaProduceResult', topic_name: 'bytes', partition_id: 0, base_offset: 0, last_offset: 2, record_count: 3, log_append_time: -1, log_start_offset: 0 },
+      body: {
+        kind: 'KafkaProduceResult',
+        topic_name: 'bytes',
+        partition_id: 0,
+        base_offset: 0,
+        last_offset: 2,
+        record_count: 3,
+        log_append_time: -1,
+        log_start_offset: 0,
+      },
     });
     // Two batches in one request: offsets follow on.
     const two = new Uint8Array([...batch([record('v3')]), ...batch([record('v4'), record('v5')])]);
@@ -74,7 +104,9 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
 
     const fetched = await fetchBatches('bytes', 0, 'offset=0');
     expect(fetched).toMatchObject({ nextOffset: 6, highWatermark: 6, logStartOffset: 0 });
-    expect(fetched.batches.map((b) => [b.header.baseOffset, b.header.recordCount, b.header.partitionLeaderEpoch])).toEqual([
+    expect(
+      fetched.batches.map((b) => [b.header.baseOffset, b.header.recordCount, b.header.partitionLeaderEpoch]),
+    ).toEqual([
       [0, 3, 0],
       [3, 1, 0],
       [4, 2, 0],
@@ -94,7 +126,12 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     ]);
     // The JSON fetch reads the same log.
     const json = await t.call('GET', 'topics/bytes/partitions/0/records?offset=1&format=string');
-    expect(json.body.records.map((r: { offset: number; value: { data: string } | null }) => [r.offset, r.value?.data ?? null])).toEqual([
+    expect(
+      json.body.records.map((r: { offset: number; value: { data: string } | null }) => [
+        r.offset,
+        r.value?.data ?? null,
+      ]),
+    ).toEqual([
       [1, null],
       [2, 'v2'],
       [3, 'v3'],
@@ -110,11 +147,15 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     const fetched = await fetchBatches('mid', 0, 'offset=1&max_bytes=1');
     expect(fetched.batches.map((b) => b.header.baseOffset)).toEqual([0]); // max_bytes: at least one batch, no more
     expect(fetched.nextOffset).toBe(3);
-    expect((await fetchBatches('mid', 0, 'offset=3')).batches.flatMap((b) => b.records.map((r) => shown(r.value)))).toEqual(['d']);
+    expect(
+      (await fetchBatches('mid', 0, 'offset=3')).batches.flatMap((b) => b.records.map((r) => shown(r.value))),
+    ).toEqual(['d']);
     const atEnd = await fetchBatches('mid', 0, 'offset=4');
     expect(atEnd).toMatchObject({ nextOffset: 4, highWatermark: 4 });
     expect(atEnd.bytes.byteLength).toBe(0);
-    const outOfRange = await t.app.request(`${BASE}/topics/mid/partitions/0/records?offset=5`, { headers: { accept: RECORD_BATCH_MEDIA_TYPE } });
+    const outOfRange = await t.app.request(`${BASE}/topics/mid/partitions/0/records?offset=5`, {
+      headers: { accept: RECORD_BATCH_MEDIA_TYPE },
+    });
     expect(outOfRange.status).toBe(416);
     expect(await outOfRange.json()).toMatchObject({ error: 'OFFSET_OUT_OF_RANGE' });
   });
@@ -124,32 +165,67 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     const good = batch([record('x'), record('y')]);
     const flipped = good.slice();
     flipped[flipped.length - 1] = flipped[flipped.length - 1]! ^ 0xff;
-    expect(await produce('strict', 0, flipped)).toMatchObject({ status: 400, body: { error: 'CORRUPT_MESSAGE', error_code: 40002 } });
-    expect(await produce('strict', 0, good.subarray(0, good.length - 3))).toMatchObject({ status: 400, body: { error: 'CORRUPT_MESSAGE' } });
-    expect(await produce('strict', 0, new Uint8Array([...good, 1, 2, 3]))).toMatchObject({ status: 400, body: { error: 'CORRUPT_MESSAGE' } });
-    expect(await produce('strict', 0, new Uint8Array(0))).toMatchObject({ status: 400, body: { error: 'INVALID_RECORD' } });
-    // lastOffsetDelta says 5 records, the batch holds 2.
-    expect(await produce('strict', 0, batch([record('x'), record('y')], { lastOffsetDelta: 4 }))).toMatchObject({ status: 400, body: { error: 'INVALID_RECORD' } });
-    expect(await produce('strict', 0, batch([record('x'), record('y')], { offsetDeltas: [1, 2], lastOffsetDelta: 2 }))).toMatchObject({
+    expect(await produce('strict', 0, flipped)).toMatchObject({
+      status: 400,
+      body: { error: 'CORRUPT_MESSAGE', error_code: 40002 },
+    });
+    expect(await produce('strict', 0, good.subarray(0, good.length - 3))).toMatchObject({
+      status: 400,
+      body: { error: 'CORRUPT_MESSAGE' },
+    });
+    expect(await produce('strict', 0, new Uint8Array([...good, 1, 2, 3]))).toMatchObject({
+      status: 400,
+      body: { error: 'CORRUPT_MESSAGE' },
+    });
+    expect(await produce('strict', 0, new Uint8Array(0))).toMatchObject({
       status: 400,
       body: { error: 'INVALID_RECORD' },
     });
-    expect(await produce('strict', 0, batch([record('x'.repeat(3000))]))).toMatchObject({ status: 413, body: { error: 'MESSAGE_TOO_LARGE' } });
+    // lastOffsetDelta says 5 records, the batch holds 2.
+    expect(await produce('strict', 0, batch([record('x'), record('y')], { lastOffsetDelta: 4 }))).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_RECORD' },
+    });
+    expect(
+      await produce('strict', 0, batch([record('x'), record('y')], { offsetDeltas: [1, 2], lastOffsetDelta: 2 })),
+    ).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_RECORD' },
+    });
+    expect(await produce('strict', 0, batch([record('x'.repeat(3000))]))).toMatchObject({
+      status: 413,
+      body: { error: 'MESSAGE_TOO_LARGE' },
+    });
     const tampered = good.slice();
     tampered[22] = 1; // attributes low byte (gzip) changed after the CRC was computed
     expect(await produce('strict', 0, tampered)).toMatchObject({ status: 400, body: { error: 'CORRUPT_MESSAGE' } });
-    expect(await produce('strict', 0, good, { contentType: 'application/json' })).toMatchObject({ status: 415, body: { error: 'UNSUPPORTED_MEDIA_TYPE' } });
-    expect(await produce('strict', 1, good)).toMatchObject({ status: 404, body: { error: 'UNKNOWN_TOPIC_OR_PARTITION' } });
-    expect(await produce('strict', 0, good, { query: '?acks=2' })).toMatchObject({ status: 400, body: { error: 'INVALID_REQUIRED_ACKS' } });
+    expect(await produce('strict', 0, good, { contentType: 'application/json' })).toMatchObject({
+      status: 415,
+      body: { error: 'UNSUPPORTED_MEDIA_TYPE' },
+    });
+    expect(await produce('strict', 1, good)).toMatchObject({
+      status: 404,
+      body: { error: 'UNKNOWN_TOPIC_OR_PARTITION' },
+    });
+    expect(await produce('strict', 0, good, { query: '?acks=2' })).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_REQUIRED_ACKS' },
+    });
     expect(await highWatermark('strict')).toBe(0);
-    expect(await produce('strict', 0, good, { contentType: 'application/octet-stream' })).toMatchObject({ status: 200, body: { base_offset: 0 } });
+    expect(await produce('strict', 0, good, { contentType: 'application/octet-stream' })).toMatchObject({
+      status: 200,
+      body: { base_offset: 0 },
+    });
     expect(await highWatermark('strict')).toBe(1 + 1);
   });
 
   it('takes gzip batches and keeps them compressed; refuses the other codecs and gzip that does not inflate', async () => {
     await createTopic('zip');
     const values = ['a'.repeat(5000), 'b'.repeat(5000), 'c'.repeat(5000)];
-    const gzip = batch(values.map((v, i) => record(v, `k${i}`)), { compression: 'gzip' });
+    const gzip = batch(
+      values.map((v, i) => record(v, `k${i}`)),
+      { compression: 'gzip' },
+    );
     expect(gzip.byteLength).toBeLessThan(500); // what travels and is stored
     expect(await produce('zip', 0, gzip)).toMatchObject({ status: 200, body: { base_offset: 0, last_offset: 2 } });
     const fetched = await fetchBatches('zip', 0, 'offset=0');
@@ -168,8 +244,14 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
       setMaxTimestamp(out, 0, readBatchHeader(out).maxTimestamp); // recomputes the CRC over the changed attributes
       return out;
     };
-    expect(await produce('zip', 0, withCodec(gzip, CODEC.lz4))).toMatchObject({ status: 400, body: { error: 'UNSUPPORTED_COMPRESSION_TYPE' } });
-    expect(await produce('zip', 0, withCodec(batch([record('plain')]), CODEC.gzip))).toMatchObject({ status: 400, body: { error: 'CORRUPT_MESSAGE' } });
+    expect(await produce('zip', 0, withCodec(gzip, CODEC.lz4))).toMatchObject({
+      status: 400,
+      body: { error: 'UNSUPPORTED_COMPRESSION_TYPE' },
+    });
+    expect(await produce('zip', 0, withCodec(batch([record('plain')]), CODEC.gzip))).toMatchObject({
+      status: 400,
+      body: { error: 'CORRUPT_MESSAGE' },
+    });
     // A bomb: a few KiB of gzip inflating past the bound.
     const header = batch([record('x')]).subarray(0, 61);
     const payload = gzipSync(Buffer.alloc(MAX_INFLATED_RECORDS_BYTES + 1));
@@ -183,14 +265,19 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
   it('compression.type: gzip stores every batch compressed, uncompressed stores none, producer keeps what was sent', async () => {
     await createTopic('gz', 1, [{ name: 'compression.type', value: 'gzip' }]);
     const { producer_id: producerId, producer_epoch: producerEpoch } = (await t.call('POST', 'producers:init')).body;
-    await t.call('POST', 'topics/gz/records:batch', { entries: [{ id: 'j', partition_id: 0, value: { type: 'STRING', data: 'json '.repeat(200) } }] });
+    await t.call('POST', 'topics/gz/records:batch', {
+      entries: [{ id: 'j', partition_id: 0, value: { type: 'STRING', data: 'json '.repeat(200) } }],
+    });
     const plain = batch([record('bytes '.repeat(200), 'k')], { producerId, producerEpoch, baseSequence: 0 });
     expect(await produce('gz', 0, plain)).toMatchObject({ status: 200, body: { base_offset: 1 } });
     const stored = await fetchBatches('gz', 0, 'offset=0');
     expect(stored.batches.map((b) => b.header.attributes & CODEC_MASK)).toEqual([CODEC.gzip, CODEC.gzip]);
     expect(stored.bytes.byteLength).toBeLessThan(400);
     expect(stored.batches[1]!.header).toMatchObject({ producerId, producerEpoch, baseSequence: 0, baseOffset: 1 });
-    expect(stored.batches.flatMap((b) => b.records.map((r) => shown(r.value)))).toEqual(['json '.repeat(200), 'bytes '.repeat(200)]);
+    expect(stored.batches.flatMap((b) => b.records.map((r) => shown(r.value)))).toEqual([
+      'json '.repeat(200),
+      'bytes '.repeat(200),
+    ]);
     // The producer's retry is still recognised as a duplicate.
     expect(await produce('gz', 0, plain)).toMatchObject({ status: 200, body: { base_offset: 1, duplicate: true } });
 
@@ -200,19 +287,35 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     ]);
     expect(await produce('plain', 0, batch([record('v')], { compression: 'gzip' }))).toMatchObject({ status: 200 });
     // Small compressed, too large once inflated for this topic: refused, as Kafka refuses it.
-    expect(await produce('plain', 0, batch([record('z'.repeat(5000))], { compression: 'gzip' }))).toMatchObject({ status: 413, body: { error: 'MESSAGE_TOO_LARGE' } });
-    expect((await fetchBatches('plain', 0, 'offset=0')).batches.map((b) => [b.header.attributes & CODEC_MASK, shown(b.records[0]!.value)])).toEqual([[CODEC.none, 'v']]);
+    expect(await produce('plain', 0, batch([record('z'.repeat(5000))], { compression: 'gzip' }))).toMatchObject({
+      status: 413,
+      body: { error: 'MESSAGE_TOO_LARGE' },
+    });
+    expect(
+      (await fetchBatches('plain', 0, 'offset=0')).batches.map((b) => [
+        b.header.attributes & CODEC_MASK,
+        shown(b.records[0]!.value),
+      ]),
+    ).toEqual([[CODEC.none, 'v']]);
 
     await createTopic('as-sent');
     await produce('as-sent', 0, batch([record('a')], { compression: 'gzip' }));
     await produce('as-sent', 0, batch([record('b')]));
-    expect((await fetchBatches('as-sent', 0, 'offset=0')).batches.map((b) => b.header.attributes & CODEC_MASK)).toEqual([CODEC.gzip, CODEC.none]);
-    expect(await createTopic('lz4', 1, [{ name: 'compression.type', value: 'lz4' }])).toMatchObject({ status: 400, body: { error: 'INVALID_CONFIG' } });
+    expect((await fetchBatches('as-sent', 0, 'offset=0')).batches.map((b) => b.header.attributes & CODEC_MASK)).toEqual(
+      [CODEC.gzip, CODEC.none],
+    );
+    expect(await createTopic('lz4', 1, [{ name: 'compression.type', value: 'lz4' }])).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_CONFIG' },
+    });
   });
 
   it('needs keys on a compacted topic', async () => {
     await createTopic('compact', 1, [{ name: 'cleanup.policy', value: 'compact' }]);
-    expect(await produce('compact', 0, batch([record('v', 'k'), record('v')]))).toMatchObject({ status: 400, body: { error: 'INVALID_RECORD' } });
+    expect(await produce('compact', 0, batch([record('v', 'k'), record('v')]))).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_RECORD' },
+    });
     expect(await produce('compact', 0, batch([record('v', 'k')]))).toMatchObject({ status: 200 });
   });
 
@@ -223,7 +326,10 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     expect(answer.body.log_append_time).toBeGreaterThanOrEqual(before);
     const [stamped] = (await fetchBatches('appended', 0, 'offset=0')).batches;
     expect(stamped!.header.maxTimestamp).toBe(answer.body.log_append_time);
-    expect(stamped!.records.map((r) => r.timestamp)).toEqual([answer.body.log_append_time, answer.body.log_append_time]);
+    expect(stamped!.records.map((r) => r.timestamp)).toEqual([
+      answer.body.log_append_time,
+      answer.body.log_append_time,
+    ]);
 
     await createTopic('created');
     const wrong = batch([record('a', null, 100), record('b', null, 300), record('c', null, 200)]);
@@ -237,9 +343,14 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     await createTopic('clock');
     const hour = 3_600_000;
     const future = new Date(Date.now() + 2 * hour).toISOString();
-    const json = await t.call('POST', 'topics/clock/records:batch', { entries: [{ id: 'a', value: { data: 1 }, timestamp: future }] });
+    const json = await t.call('POST', 'topics/clock/records:batch', {
+      entries: [{ id: 'a', value: { data: 1 }, timestamp: future }],
+    });
     expect(json.body.failures).toMatchObject([{ id: 'a', error: 'INVALID_TIMESTAMP' }]);
-    expect(await produce('clock', 0, batch([record('x', null, Date.now() + 2 * hour)]))).toMatchObject({ status: 400, body: { error: 'INVALID_TIMESTAMP' } });
+    expect(await produce('clock', 0, batch([record('x', null, Date.now() + 2 * hour)]))).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_TIMESTAMP' },
+    });
     expect(await produce('clock', 0, batch([record('x', null, Date.now() + hour / 2)]))).toMatchObject({ status: 200 });
     expect(await produce('clock', 0, batch([record('old', null, 5)]))).toMatchObject({ status: 200 }); // before.max.ms: unbounded by default
     expect(await highWatermark('clock')).toBe(2);
@@ -248,29 +359,55 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
       { name: 'message.timestamp.before.max.ms', value: '60000' },
       { name: 'message.timestamp.after.max.ms', value: '9223372036854775807' },
     ]);
-    expect(await produce('strict-clock', 0, batch([record('old', null, Date.now() - 120_000)]))).toMatchObject({ status: 400, body: { error: 'INVALID_TIMESTAMP' } });
-    expect(await produce('strict-clock', 0, batch([record('far', null, Date.now() + 1000 * hour)]))).toMatchObject({ status: 200 });
+    expect(await produce('strict-clock', 0, batch([record('old', null, Date.now() - 120_000)]))).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_TIMESTAMP' },
+    });
+    expect(await produce('strict-clock', 0, batch([record('far', null, Date.now() + 1000 * hour)]))).toMatchObject({
+      status: 200,
+    });
 
     await createTopic('append-clock', 1, [{ name: 'message.timestamp.type', value: 'LogAppendTime' }]);
-    expect(await produce('append-clock', 0, batch([record('any', null, Date.now() + 1000 * hour)]))).toMatchObject({ status: 200 });
+    expect(await produce('append-clock', 0, batch([record('any', null, Date.now() + 1000 * hour)]))).toMatchObject({
+      status: 200,
+    });
   });
 
   it('de-duplicates an idempotent producer by the producer id, epoch and sequence in the batch header', async () => {
     await createTopic('once');
     const { producer_id: producerId, producer_epoch: producerEpoch } = (await t.call('POST', 'producers:init')).body;
-    const idempotent = (values: string[], baseSequence: number, epoch = producerEpoch) => batch(values.map((v) => record(v)), { producerId, producerEpoch: epoch, baseSequence });
-    expect((await produce('once', 0, idempotent(['a', 'b'], 0))).body).toMatchObject({ base_offset: 0, last_offset: 1 });
+    const idempotent = (values: string[], baseSequence: number, epoch = producerEpoch) =>
+      batch(
+        values.map((v) => record(v)),
+        { producerId, producerEpoch: epoch, baseSequence },
+      );
+    expect((await produce('once', 0, idempotent(['a', 'b'], 0))).body).toMatchObject({
+      base_offset: 0,
+      last_offset: 1,
+    });
     const retry = await produce('once', 0, idempotent(['a', 'b'], 0));
     expect(retry).toMatchObject({ status: 200, body: { base_offset: 0, last_offset: 1, duplicate: true } });
-    expect(await produce('once', 0, idempotent(['d'], 5))).toMatchObject({ status: 409, body: { error: 'OUT_OF_ORDER_SEQUENCE_NUMBER' } });
+    expect(await produce('once', 0, idempotent(['d'], 5))).toMatchObject({
+      status: 409,
+      body: { error: 'OUT_OF_ORDER_SEQUENCE_NUMBER' },
+    });
     expect((await produce('once', 0, idempotent(['c'], 2))).body).toMatchObject({ base_offset: 2 });
     await t.call('POST', 'producers:init', { producer_id: producerId, producer_epoch: producerEpoch });
-    expect(await produce('once', 0, idempotent(['e'], 3))).toMatchObject({ status: 409, body: { error: 'INVALID_PRODUCER_EPOCH' } });
+    expect(await produce('once', 0, idempotent(['e'], 3))).toMatchObject({
+      status: 409,
+      body: { error: 'INVALID_PRODUCER_EPOCH' },
+    });
     // Two batches of one request must continue one another's sequence.
-    const gap = new Uint8Array([...idempotent(['f'], 0, producerEpoch + 1), ...idempotent(['g'], 5, producerEpoch + 1)]);
+    const gap = new Uint8Array([
+      ...idempotent(['f'], 0, producerEpoch + 1),
+      ...idempotent(['g'], 5, producerEpoch + 1),
+    ]);
     expect(await produce('once', 0, gap)).toMatchObject({ status: 400, body: { error: 'INVALID_RECORD' } });
     expect(await highWatermark('once')).toBe(3);
-    const stored = (await fetchBatches('once', 0, 'offset=0')).batches.map((b) => [b.header.producerId, b.header.baseSequence]);
+    const stored = (await fetchBatches('once', 0, 'offset=0')).batches.map((b) => [
+      b.header.producerId,
+      b.header.baseSequence,
+    ]);
     expect(stored).toEqual([
       [producerId, 0],
       [producerId, 2],
@@ -279,7 +416,10 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
 
   it('answers acks=0 before the offsets are known, and appends after', async () => {
     await createTopic('fire');
-    expect((await produce('fire', 0, batch([record('x')]), { query: '?acks=0' })).body).toMatchObject({ base_offset: -1, last_offset: -1 });
+    expect((await produce('fire', 0, batch([record('x')]), { query: '?acks=0' })).body).toMatchObject({
+      base_offset: -1,
+      last_offset: -1,
+    });
     await t.services.log.idle();
     expect(await highWatermark('fire')).toBe(1);
   });
@@ -311,33 +451,69 @@ describe('request bodies on the node server', () => {
     server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
     await new Promise((r) => server.once('listening', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}${BASE}`;
-    await fetch(`${base}/topics`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ topic_name: 'wire' }) });
+    await fetch(`${base}/topics`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ topic_name: 'wire' }),
+    });
   });
   afterEach(() => new Promise((r) => server.close(r)));
 
-  const entries = (values: string[]) => JSON.stringify({ entries: values.map((v, i) => ({ id: i, value: { type: 'STRING', data: v } })) });
+  const entries = (values: string[]) =>
+    JSON.stringify({ entries: values.map((v, i) => ({ id: i, value: { type: 'STRING', data: v } })) });
 
   it('reads JSON with a Content-Length, chunked JSON, non-ASCII text and record batches', async () => {
-    const sized = await fetch(`${base}/topics/wire/records:batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: entries(['a', 'b']) });
+    const sized = await fetch(`${base}/topics/wire/records:batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: entries(['a', 'b']),
+    });
     expect(sized.status).toBe(207);
     const stream = new Blob([entries(['é ü 日本 🎉'])]).stream(); // a stream body goes out chunked, without a length
-    const chunked = await fetch(`${base}/topics/wire/records:batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    const chunked = await fetch(`${base}/topics/wire/records:batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     expect(chunked.status).toBe(207);
-    const bytes = await fetch(`${base}/topics/wire/partitions/0/records`, { method: 'POST', headers: { 'content-type': RECORD_BATCH_MEDIA_TYPE }, body: batch([record('raw')]) });
+    const bytes = await fetch(`${base}/topics/wire/partitions/0/records`, {
+      method: 'POST',
+      headers: { 'content-type': RECORD_BATCH_MEDIA_TYPE },
+      body: batch([record('raw')]),
+    });
     expect(await bytes.json()).toMatchObject({ base_offset: 3 });
-    const all = (await (await fetch(`${base}/topics/wire/partitions/0/records?offset=0&format=string`)).json()) as { records: { value: { data: string } }[] };
+    const all = (await (await fetch(`${base}/topics/wire/partitions/0/records?offset=0&format=string`)).json()) as {
+      records: { value: { data: string } }[];
+    };
     expect(all.records.map((r: { value: { data: string } }) => r.value.data)).toEqual(['a', 'b', 'é ü 日本 🎉', 'raw']);
   });
 
   it('refuses a body over the limit with 413 and appends nothing', async () => {
-    const big = await fetch(`${base}/topics/wire/partitions/0/records`, { method: 'POST', headers: { 'content-type': RECORD_BATCH_MEDIA_TYPE }, body: batch([record('x'.repeat(150_000))]) });
+    const big = await fetch(`${base}/topics/wire/partitions/0/records`, {
+      method: 'POST',
+      headers: { 'content-type': RECORD_BATCH_MEDIA_TYPE },
+      body: batch([record('x'.repeat(150_000))]),
+    });
     expect(big.status).toBe(413);
-    const json = await fetch(`${base}/topics/wire/records:batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: entries(['y'.repeat(150_000)]) });
+    const json = await fetch(`${base}/topics/wire/records:batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: entries(['y'.repeat(150_000)]),
+    });
     expect(json.status).toBe(413);
     const stream = new Blob([entries(['z'.repeat(150_000)])]).stream(); // no Content-Length: counted while read
-    const chunked = await fetch(`${base}/topics/wire/records:batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    const chunked = await fetch(`${base}/topics/wire/records:batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     expect(chunked.status).toBe(413);
     expect(await chunked.json()).toMatchObject({ error: 'PAYLOAD_TOO_LARGE', error_code: 41300 });
-    expect(((await (await fetch(`${base}/topics/wire/partitions/0/records?offset=0`)).json()) as { high_watermark: number }).high_watermark).toBe(0);
+    expect(
+      ((await (await fetch(`${base}/topics/wire/partitions/0/records?offset=0`)).json()) as { high_watermark: number })
+        .high_watermark,
+    ).toBe(0);
   });
 });

@@ -25,13 +25,30 @@ const calls: Record<HttpFunctionName | 'push', StorageCall[]> = { produce: [], f
 const base = createStorage({ kind: 'memory', replicaStores: 1 });
 const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', CLUSTER_ID: 'local' });
 const apps = Object.fromEntries(
-  NAMES.map((name) => [name, createApp(createServices(config, instrumentStorage(base, (c) => calls[name].push(c))), { logError: () => {} })]),
+  NAMES.map((name) => [
+    name,
+    createApp(
+      createServices(
+        config,
+        instrumentStorage(base, (c) => calls[name].push(c)),
+      ),
+      { logError: () => {} },
+    ),
+  ]),
 ) as Record<HttpFunctionName, ReturnType<typeof createApp>>;
 
 // The push function's subscribe route (functions/push-entry.ts), over the same storage.
-const pushServices = createServices(config, instrumentStorage(base, (c) => calls.push.push(c)));
+const pushServices = createServices(
+  config,
+  instrumentStorage(base, (c) => calls.push.push(c)),
+);
 const subscribe = (partitions: { partition: number; offset: number }[]) =>
-  handleSubscribe({ subscriptions: pushServices.push.subscriptions, topics: pushServices.topics, log: pushServices.log }, 'http://127.0.0.1:9', 'conn-1', { action: 'subscribe', topic: 'orders', partitions });
+  handleSubscribe(
+    { subscriptions: pushServices.push.subscriptions, topics: pushServices.topics, log: pushServices.log },
+    'http://127.0.0.1:9',
+    'conn-1',
+    { action: 'subscribe', topic: 'orders', partitions },
+  );
 
 async function call(method: string, path: string, body?: unknown) {
   const url = `${BASE}/${path}`;
@@ -39,7 +56,13 @@ async function call(method: string, path: string, body?: unknown) {
   const bytes = body instanceof Uint8Array;
   const res = await apps[target].request(url, {
     method,
-    headers: { 'content-type': bytes ? (path === 'records' ? PRODUCE_REQUEST_MEDIA_TYPE : RECORD_BATCH_MEDIA_TYPE) : 'application/json' },
+    headers: {
+      'content-type': bytes
+        ? path === 'records'
+          ? PRODUCE_REQUEST_MEDIA_TYPE
+          : RECORD_BATCH_MEDIA_TYPE
+        : 'application/json',
+    },
     ...(body !== undefined && { body: bytes ? body : JSON.stringify(body) }),
   });
   const text = await res.text();
@@ -60,28 +83,74 @@ beforeAll(async () => {
     ['GET', 'topics/orders/configs', undefined, 'admin', 200],
     ['GET', 'topics/orders/partitions', undefined, 'admin', 200],
     ['POST', 'topics/orders/records', { partition_id: 0, value: { data: { n: 1 } } }, 'produce', 200],
-    ['POST', 'topics/orders/records:batch', { entries: [1, 2, 3].map((n) => ({ id: String(n), partition_id: 0, value: { data: { n } } })) }, 'produce', 207],
-    ['POST', 'topics/orders/partitions/1/records', encodeRecordBatch([{ key: null, value: new Uint8Array([1]), headers: [], timestamp: 0 }]), 'produce', 200],
+    [
+      'POST',
+      'topics/orders/records:batch',
+      { entries: [1, 2, 3].map((n) => ({ id: String(n), partition_id: 0, value: { data: { n } } })) },
+      'produce',
+      207,
+    ],
+    [
+      'POST',
+      'topics/orders/partitions/1/records',
+      encodeRecordBatch([{ key: null, value: new Uint8Array([1]), headers: [], timestamp: 0 }]),
+      'produce',
+      200,
+    ],
     // The one non-produce POST the produce route takes (see infra/routes.ts).
     ['POST', 'topics/orders/configs:alter', { data: [{ name: 'retention.ms', value: '86400000' }] }, 'produce', 204],
     ['GET', 'topics/orders/partitions/0/records?offset=0', undefined, 'fetch', 200],
     // Kafka's ProduceRequest (topic_data) and FetchRequest (on partition 1: partition 0's last commit is the repair case below).
-    ['POST', 'records', encodeTopicData([{ name: 'orders', partitions: [1].map((index) => ({ index, records: encodeRecordBatch([{ key: null, value: new Uint8Array([2]), headers: [], timestamp: 0 }]) })) }]), 'produce', 200],
-    ['POST', 'records:fetch', { topics: [{ topic: 'orders', partitions: [{ partition: 1, fetch_offset: 0 }] }] }, 'admin', 200],
+    [
+      'POST',
+      'records',
+      encodeTopicData([
+        {
+          name: 'orders',
+          partitions: [1].map((index) => ({
+            index,
+            records: encodeRecordBatch([{ key: null, value: new Uint8Array([2]), headers: [], timestamp: 0 }]),
+          })),
+        },
+      ]),
+      'produce',
+      200,
+    ],
+    [
+      'POST',
+      'records:fetch',
+      { topics: [{ topic: 'orders', partitions: [{ partition: 1, fetch_offset: 0 }] }] },
+      'admin',
+      200,
+    ],
     ['GET', 'topics/orders/partitions/0/offset?offset_type=timestamp&timestamp=0', undefined, 'admin', 200],
   ];
   const run = async (list: typeof steps) => {
     for (const [method, path, body, target, status] of list) {
       const res = await call(method, path, body);
-      expect({ step: `${method} ${path}`, target: res.target, status: res.status }).toEqual({ step: `${method} ${path}`, target, status });
+      expect({ step: `${method} ${path}`, target: res.target, status: res.status }).toEqual({
+        step: `${method} ${path}`,
+        target,
+        status,
+      });
     }
   };
   await run(steps.slice(0, 7));
   // Push: arm partition 1 (waiting), then partition 0 past its HW (answered at once, so only 1 stays armed).
   expect(await subscribe([{ partition: 1, offset: 1 }])).toBeUndefined();
-  expect(await subscribe([{ partition: 0, offset: 0 }, { partition: 1, offset: 1 }])).toMatchObject({ partitions: [{ partition: 0 }] });
+  expect(
+    await subscribe([
+      { partition: 0, offset: 0 },
+      { partition: 1, offset: 1 },
+    ]),
+  ).toMatchObject({ partitions: [{ partition: 0 }] });
   // A subscription whose TTL passed: the next produce to the topic removes it.
-  await base.metadata.put(subscriptionPk('orders'), 'conn#gone', { endpoint: 'http://127.0.0.1:9', connectionId: 'gone', armed: { '0': 0 }, expiresAt: 0 });
+  await base.metadata.put(subscriptionPk('orders'), 'conn#gone', {
+    endpoint: 'http://127.0.0.1:9',
+    connectionId: 'gone',
+    armed: { '0': 0 },
+    expiresAt: 0,
+  });
   await run(steps.slice(7));
   expect(await base.metadata.get(subscriptionPk('orders'), 'conn#gone')).toBeUndefined();
   await subscribe([]); // disarms all
@@ -91,7 +160,7 @@ beforeAll(async () => {
   expect(await call('DELETE', 'topics/orders')).toMatchObject({ target: 'admin', status: 204 });
 });
 
-describe('each function\'s IAM data actions match the calls its routes make', () => {
+describe("each function's IAM data actions match the calls its routes make", () => {
   it.each([...NAMES, 'push' as const])('%s: every call is allowed', (name) => {
     expect(calls[name].length).toBeGreaterThan(0);
     const allowed = granted(name);
@@ -103,7 +172,7 @@ describe('each function\'s IAM data actions match the calls its routes make', ()
     expect([...granted(name)].filter((a) => !used(name).has(a))).toEqual([]);
   });
 
-  it('calls stay within the stack\'s stores (replica ids only)', () => {
+  it("calls stay within the stack's stores (replica ids only)", () => {
     for (const name of NAMES) for (const c of calls[name]) if (c.port === 'object') expect(c.store).toBe(0);
   });
 });

@@ -4,20 +4,32 @@ import { describe, expect, it } from 'vitest';
 import { stackConfig } from '../../infra/stack-config.js';
 import { synthStack } from './synth.js';
 
-const context = { kafkaListener: 'true', kafkaCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc', kafkaHostName: 'kafka.example.com' };
+const context = {
+  kafkaListener: 'true',
+  kafkaCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
+  kafkaHostName: 'kafka.example.com',
+};
 
 describe('the Kafka listener service', () => {
   it('is off by default, and needs a certificate and a host name when on', () => {
     expect(stackConfig(() => undefined).kafkaListener).toBeUndefined();
     expect(() => stackConfig((k) => ({ kafkaListener: 'true' })[k])).toThrow(/kafkaCertificateArn and kafkaHostName/);
-    expect(stackConfig((k) => (context as Record<string, string>)[k]).kafkaListener).toEqual({ certificateArn: context.kafkaCertificateArn, hostName: 'kafka.example.com', maxTasks: 4 });
+    expect(stackConfig((k) => (context as Record<string, string>)[k]).kafkaListener).toEqual({
+      certificateArn: context.kafkaCertificateArn,
+      hostName: 'kafka.example.com',
+      maxTasks: 4,
+    });
   });
 
   it('runs Fargate tasks on the aws backend behind a TLS listener, scaling on CPU, with no unacknowledged cdk-nag finding', () => {
     const s = synthStack(context, { bundle: false, cfnValidation: false, nag: true });
     try {
       const t = s.template;
-      t.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', { Port: 9094, Protocol: 'TLS', Certificates: [{ CertificateArn: context.kafkaCertificateArn }] });
+      t.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', {
+        Port: 9094,
+        Protocol: 'TLS',
+        Certificates: [{ CertificateArn: context.kafkaCertificateArn }],
+      });
       t.hasResourceProperties('AWS::ECS::TaskDefinition', {
         ContainerDefinitions: [
           Match.objectLike({
@@ -31,7 +43,10 @@ describe('the Kafka listener service', () => {
         ],
       });
       t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
-        TargetTrackingScalingPolicyConfiguration: Match.objectLike({ TargetValue: 60, PredefinedMetricSpecification: { PredefinedMetricType: 'ECSServiceAverageCPUUtilization' } }),
+        TargetTrackingScalingPolicyConfiguration: Match.objectLike({
+          TargetValue: 60,
+          PredefinedMetricSpecification: { PredefinedMetricType: 'ECSServiceAverageCPUUtilization' },
+        }),
       });
       t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MinCapacity: 1, MaxCapacity: 4 });
       t.resourceCountIs('AWS::EC2::NatGateway', 0);

@@ -7,14 +7,18 @@ import { describe, expect, it } from 'vitest';
 import { LOCALSTACK_FREE_PLAN_RESOURCE_TYPES } from '../../infra/localstack-free-plan.js';
 import { synthStack } from './synth.js';
 
-describe('the local stage on LocalStack\'s free plan', () => {
+describe("the local stage on LocalStack's free plan", () => {
   it('uses only resource types of the free plan, with a REST API in front', () => {
     const s = synthStack({ stage: 'local', retainData: 'false' }, { bundle: false, cfnValidation: false });
     try {
-      const types = new Set(Object.values(s.template.toJSON().Resources as Record<string, { Type: string }>).map((r) => r.Type));
+      const types = new Set(
+        Object.values(s.template.toJSON().Resources as Record<string, { Type: string }>).map((r) => r.Type),
+      );
       expect([...types].filter((t) => !LOCALSTACK_FREE_PLAN_RESOURCE_TYPES.has(t)).sort()).toEqual([]);
       expect(types.has('AWS::ApiGateway::RestApi')).toBe(true);
-      const runtimes = Object.values(s.template.findResources('AWS::Lambda::Function')).map((f) => f.Properties.Runtime);
+      const runtimes = Object.values(s.template.findResources('AWS::Lambda::Function')).map(
+        (f) => f.Properties.Runtime,
+      );
       expect(new Set(runtimes)).toEqual(new Set(['nodejs22.x']));
     } finally {
       s.cleanup();
@@ -25,7 +29,10 @@ describe('the local stage on LocalStack\'s free plan', () => {
     const s = synthStack({ stage: 'local', retainData: 'false' }, { bundle: false, cfnValidation: false });
     try {
       const api = Object.values(s.template.findResources('AWS::ApiGateway::RestApi'))[0]!;
-      expect(api.Properties.BinaryMediaTypes).toEqual(['application/vnd.kafka.record-batch.v2', 'application/octet-stream']);
+      expect(api.Properties.BinaryMediaTypes).toEqual([
+        'application/vnd.kafka.record-batch.v2',
+        'application/octet-stream',
+      ]);
       const resources = s.template.findResources('AWS::ApiGateway::Resource');
       const pathOf = (id: string): string => {
         const r = resources[id];
@@ -51,8 +58,11 @@ describe('the local stage on LocalStack\'s free plan', () => {
   });
 
   it('refuses an auth mode the REST API cannot carry', () => {
-    expect(() => synthStack({ stage: 'local', authMode: 'jwt', jwtIssuer: 'https://i.example.com', jwtAudience: 'a' }, { bundle: false, cfnValidation: false })).toThrow(
-      /apiFlavor=rest takes authMode=iam only/,
-    );
+    expect(() =>
+      synthStack(
+        { stage: 'local', authMode: 'jwt', jwtIssuer: 'https://i.example.com', jwtAudience: 'a' },
+        { bundle: false, cfnValidation: false },
+      ),
+    ).toThrow(/apiFlavor=rest takes authMode=iam only/);
   });
 });

@@ -20,19 +20,23 @@ describe('cdk-nag AwsSolutions', () => {
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
     app.synth();
   };
-  it('control: an unacknowledged finding fails the synth', () => expect(() => control(false)).toThrow(/server access logs/));
+  it('control: an unacknowledged finding fails the synth', () =>
+    expect(() => control(false)).toThrow(/server access logs/));
   it('control: the acknowledged finding does not', () => expect(() => control(true)).not.toThrow());
 
   it.each([
     ['defaults', {}],
-    ['everything on: 2 buckets + 2 directory buckets, API key, data not retained, alarm email', {
-      replicaStores: 2,
-      expressOneZoneAzIds: 'use1-az4,use1-az6',
-      authMode: 'apiKey',
-      apiKeySha256: 'b'.repeat(64),
-      retainData: false,
-      alarmEmail: 'ops@example.com',
-    }],
+    [
+      'everything on: 2 buckets + 2 directory buckets, API key, data not retained, alarm email',
+      {
+        replicaStores: 2,
+        expressOneZoneAzIds: 'use1-az4,use1-az6',
+        authMode: 'apiKey',
+        apiKeySha256: 'b'.repeat(64),
+        retainData: false,
+        alarmEmail: 'ops@example.com',
+      },
+    ],
     ['JWT', { authMode: 'jwt', jwtIssuer: 'https://issuer.example.com', jwtAudience: 'clients' }],
     ['the local stage: REST API, nodejs22.x, data not retained', { stage: 'local', retainData: false }],
   ])('no unacknowledged findings: %s', (_name, context) => {

@@ -22,7 +22,9 @@ function withStack(context: Record<string, unknown>, check: (s: Synthesized) => 
 
 const routes = (s: Synthesized) => {
   const apiId = logicalId(s.stack, s.stack.pushApi!.api);
-  return Object.values(s.template.findResources('AWS::ApiGatewayV2::Route')).filter((r) => r.Properties.ApiId.Ref === apiId);
+  return Object.values(s.template.findResources('AWS::ApiGatewayV2::Route')).filter(
+    (r) => r.Properties.ApiId.Ref === apiId,
+  );
 };
 const integrationOf = (s: Synthesized, route: { Properties: { Target: { 'Fn::Join': [string, unknown[]] } } }) => {
   const id = (route.Properties.Target['Fn::Join'][1][1] as { Ref: string }).Ref;
@@ -32,7 +34,10 @@ const integrationOf = (s: Synthesized, route: { Properties: { Target: { 'Fn::Joi
 describe('push API', () => {
   it('IAM mode: a WebSocket API whose $connect takes SigV4 (as the HTTP API), mock $connect and ping, subscribe on the push function', () => {
     withStack({}, (s) => {
-      s.template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'WEBSOCKET', RouteSelectionExpression: '$request.body.action' });
+      s.template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+        ProtocolType: 'WEBSOCKET',
+        RouteSelectionExpression: '$request.body.action',
+      });
       const byKey = Object.fromEntries(routes(s).map((r) => [r.Properties.RouteKey, r]));
       expect(Object.keys(byKey).sort()).toEqual(['$connect', 'ping', 'subscribe']);
       expect(byKey.$connect!.Properties.AuthorizationType).toBe('AWS_IAM');
@@ -44,15 +49,21 @@ describe('push API', () => {
       expect(byKey.subscribe!.Properties.RouteResponseSelectionExpression).toBe('$default');
       // The HTTP API is IAM too: the same mode on both.
       const httpApiId = logicalId(s.stack, (s.stack.api as LogHttpApi).api);
-      const httpRoutes = Object.values(s.template.findResources('AWS::ApiGatewayV2::Route')).filter((r) => r.Properties.ApiId.Ref === httpApiId);
+      const httpRoutes = Object.values(s.template.findResources('AWS::ApiGatewayV2::Route')).filter(
+        (r) => r.Properties.ApiId.Ref === httpApiId,
+      );
       expect(new Set(httpRoutes.map((r) => r.Properties.AuthorizationType))).toEqual(new Set(['AWS_IAM']));
       // The stage is throttled like the HTTP API, and the URL is an output.
-      s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: 'push', AutoDeploy: true, DefaultRouteSettings: Match.objectLike({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 }) });
+      s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        StageName: 'push',
+        AutoDeploy: true,
+        DefaultRouteSettings: Match.objectLike({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 }),
+      });
       expect(s.template.toJSON().Outputs.PushUrl).toBeDefined();
     });
   });
 
-  it('the produce function may post to the stage\'s connections, and the push function is sized for its small job', () => {
+  it("the produce function may post to the stage's connections, and the push function is sized for its small job", () => {
     withStack({}, (s) => {
       const roleId = logicalId(s.stack, s.stack.functions.byName.produce.role as never);
       const statements = Object.values(s.template.findResources('AWS::IAM::Policy'))
@@ -60,7 +71,10 @@ describe('push API', () => {
         .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
       const manage = statements.find((st) => [st.Action].flat().includes('execute-api:ManageConnections'));
       expect(JSON.stringify(manage?.Resource)).toContain('/push/*/@connections/*');
-      s.template.hasResourceProperties('AWS::Lambda::Function', { Description: Match.stringLikeRegexp('^Push:'), MemorySize: 256 });
+      s.template.hasResourceProperties('AWS::Lambda::Function', {
+        Description: Match.stringLikeRegexp('^Push:'),
+        MemorySize: 256,
+      });
     });
   });
 
@@ -86,7 +100,9 @@ describe('push API', () => {
         IdentitySource: ['route.request.header.Authorization'],
       });
       s.template.hasResourceProperties('AWS::Lambda::Function', {
-        Environment: { Variables: Match.objectLike({ JWT_ISSUER: 'https://issuer.example.com', JWT_AUDIENCE: 'log-clients' }) },
+        Environment: {
+          Variables: Match.objectLike({ JWT_ISSUER: 'https://issuer.example.com', JWT_AUDIENCE: 'log-clients' }),
+        },
       });
     });
   });

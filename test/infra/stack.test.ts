@@ -13,7 +13,12 @@ import { FUNCTION_SPECS } from '../../infra/log-functions.js';
 import { API_ROUTES } from '../../infra/routes.js';
 import { logicalId, synthStack, type Synthesized } from './synth.js';
 
-type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
+type Resource = {
+  Type: string;
+  Properties: Record<string, any>;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+};
 
 const FUNCTIONS: DataFunctionName[] = ['produce', 'fetch', 'admin', 'push', 'scheduler'];
 
@@ -55,7 +60,10 @@ describe('replica buckets', () => {
         IgnorePublicAcls: true,
         RestrictPublicBuckets: true,
       });
-      expect(bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
+      expect(
+        bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault
+          .SSEAlgorithm,
+      ).toBe('AES256');
       expect(bucket.Properties.OwnershipControls.Rules[0].ObjectOwnership).toBe('BucketOwnerEnforced');
       expect(bucket.Properties.LifecycleConfiguration.Rules).toContainEqual(
         expect.objectContaining({ Status: 'Enabled', AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
@@ -65,10 +73,18 @@ describe('replica buckets', () => {
     expect(policies).toHaveLength(1);
     const statements = policies[0]!.Properties.PolicyDocument.Statement as any[];
     expect(statements).toContainEqual(
-      expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      expect.objectContaining({
+        Effect: 'Deny',
+        Action: 's3:*',
+        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+      }),
     );
     expect(statements).toContainEqual(
-      expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } } }),
+      expect.objectContaining({
+        Effect: 'Deny',
+        Action: 's3:*',
+        Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } },
+      }),
     );
   });
 });
@@ -118,12 +134,14 @@ describe('functions', () => {
     expect(resources(s.template, 'AWS::Logs::LogGroup')[logGroupId]!.Properties.RetentionInDays).toBe(30);
   });
 
-  it('the HTTP functions stop before API Gateway\'s 30 s integration limit', () => {
-    for (const name of ['produce', 'fetch', 'admin'] as const) expect(FUNCTION_SPECS[name].timeout.toSeconds()).toBeLessThan(30);
+  it("the HTTP functions stop before API Gateway's 30 s integration limit", () => {
+    for (const name of ['produce', 'fetch', 'admin'] as const)
+      expect(FUNCTION_SPECS[name].timeout.toSeconds()).toBeLessThan(30);
   });
 
   it('roles carry no managed policies (no AWSLambdaBasicExecutionRole on every log group)', () => {
-    for (const role of Object.values(resources(s.template, 'AWS::IAM::Role'))) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    for (const role of Object.values(resources(s.template, 'AWS::IAM::Role')))
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
   });
 });
 
@@ -136,7 +154,8 @@ describe('least-privilege IAM', () => {
     return policies.flatMap((p) => p.Properties.PolicyDocument.Statement as any[]);
   };
   const list = <T>(v: T | T[]) => (Array.isArray(v) ? v : [v]);
-  const dataActions = (statement: any) => list<string>(statement.Action).filter((a) => /^(s3|s3express|dynamodb):/.test(a));
+  const dataActions = (statement: any) =>
+    list<string>(statement.Action).filter((a) => /^(s3|s3express|dynamodb):/.test(a));
 
   it.each(FUNCTIONS)('%s gets exactly its data actions of infra/data-access.ts', (name) => {
     const granted = policyOf(name).flatMap(dataActions).sort();
@@ -144,7 +163,7 @@ describe('least-privilege IAM', () => {
     expect(granted).toEqual([...access.objectActions, ...access.bucketActions, ...access.tableActions].sort());
   });
 
-  it.each(FUNCTIONS)('%s: data actions name only the stack\'s own bucket and table, never *', (name) => {
+  it.each(FUNCTIONS)("%s: data actions name only the stack's own bucket and table, never *", (name) => {
     const bucketId = logicalId(s.stack, s.stack.stores.buckets[0]!);
     const tableId = logicalId(s.stack, s.stack.table);
     for (const statement of policyOf(name)) {
@@ -153,14 +172,16 @@ describe('least-privilege IAM', () => {
       expect(statement.Effect).toBe('Allow');
       for (const resource of list<any>(statement.Resource)) {
         expect(resource).not.toBe('*');
-        if (actions.every((a) => a.startsWith('dynamodb:'))) expect(resource).toEqual({ 'Fn::GetAtt': [tableId, 'Arn'] });
-        else if (actions.every((a) => a === 's3:ListBucket')) expect(resource).toEqual({ 'Fn::GetAtt': [bucketId, 'Arn'] });
+        if (actions.every((a) => a.startsWith('dynamodb:')))
+          expect(resource).toEqual({ 'Fn::GetAtt': [tableId, 'Arn'] });
+        else if (actions.every((a) => a === 's3:ListBucket'))
+          expect(resource).toEqual({ 'Fn::GetAtt': [bucketId, 'Arn'] });
         else expect(resource).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/*']] });
       }
     }
   });
 
-  it('log permissions are on the function\'s own log group', () => {
+  it("log permissions are on the function's own log group", () => {
     for (const name of FUNCTIONS) {
       const logStatements = policyOf(name).filter((st) => list<string>(st.Action).some((a) => a.startsWith('logs:')));
       expect(logStatements).toHaveLength(1);
@@ -171,7 +192,9 @@ describe('least-privilege IAM', () => {
 
 describe('HTTP API', () => {
   const integrationTarget = (routeKey: string) => {
-    const route = Object.values(ofHttpApi(s.template, 'AWS::ApiGatewayV2::Route')).find((r) => r.Properties.RouteKey === routeKey)!;
+    const route = Object.values(ofHttpApi(s.template, 'AWS::ApiGatewayV2::Route')).find(
+      (r) => r.Properties.RouteKey === routeKey,
+    )!;
     const integrationId = (route.Properties.Target['Fn::Join'][1][1] as { Ref: string }).Ref;
     const integration = resources(s.template, 'AWS::ApiGatewayV2::Integration')[integrationId]!;
     return integration.Properties.IntegrationUri['Fn::GetAtt'][0] as string;
@@ -179,7 +202,9 @@ describe('HTTP API', () => {
 
   it('has exactly the routes of infra/routes.ts, each to its function, all SigV4 (AWS_IAM)', () => {
     const routes = Object.values(ofHttpApi(s.template, 'AWS::ApiGatewayV2::Route'));
-    expect(routes.map((r) => r.Properties.RouteKey).sort()).toEqual(API_ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+    expect(routes.map((r) => r.Properties.RouteKey).sort()).toEqual(
+      API_ROUTES.map((r) => `${r.method} ${r.path}`).sort(),
+    );
     for (const route of routes) expect(route.Properties.AuthorizationType).toBe('AWS_IAM');
     for (const route of API_ROUTES) expect(integrationTarget(`${route.method} ${route.path}`)).toBe(fnId(route.target));
   });
@@ -195,7 +220,10 @@ describe('HTTP API', () => {
       StageName: '$default',
       AutoDeploy: true,
       DefaultRouteSettings: { ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 },
-      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('"requestId":"\\$context.requestId"') },
+      AccessLogSettings: {
+        DestinationArn: Match.anyValue(),
+        Format: Match.stringLikeRegexp('"requestId":"\\$context.requestId"'),
+      },
     });
   });
 });
@@ -206,7 +234,10 @@ describe('schedule', () => {
     expect(rules).toHaveLength(1);
     expect(rules[0]!.Properties.ScheduleExpression).toBe('rate(1 minute)');
     expect(rules[0]!.Properties.Targets).toEqual([
-      expect.objectContaining({ Arn: { 'Fn::GetAtt': [fnId('scheduler'), 'Arn'] }, RetryPolicy: expect.objectContaining({ MaximumRetryAttempts: 0 }) }),
+      expect.objectContaining({
+        Arn: { 'Fn::GetAtt': [fnId('scheduler'), 'Arn'] },
+        RetryPolicy: expect.objectContaining({ MaximumRetryAttempts: 0 }),
+      }),
     ]);
     s.template.hasResourceProperties('AWS::Lambda::Permission', {
       Principal: 'events.amazonaws.com',
@@ -233,7 +264,9 @@ describe('observability', () => {
 describe('outputs', () => {
   it('give the API URL, cluster id, table and bucket names', () => {
     const outputs = s.template.findOutputs('*');
-    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'ClusterId', 'TableName', 'BucketNames', 'DashboardName', 'AlarmTopicArn']));
+    expect(Object.keys(outputs)).toEqual(
+      expect.arrayContaining(['ApiUrl', 'ClusterId', 'TableName', 'BucketNames', 'DashboardName', 'AlarmTopicArn']),
+    );
     expect(outputs.TableName!.Value).toEqual({ Ref: logicalId(s.stack, s.stack.table) });
     expect(outputs.BucketNames!.Value).toEqual({ Ref: logicalId(s.stack, s.stack.stores.buckets[0]!) });
   });
@@ -241,7 +274,9 @@ describe('outputs', () => {
 
 describe('CloudFormation schema validation (aws-cdk-lib built-in, offline)', () => {
   it('reports nothing for the template', () => {
-    const report = JSON.parse(readFileSync(join(s.outdir, 'validation-report.json'), 'utf8')) as { pluginReports: { violations?: unknown[] }[] };
+    const report = JSON.parse(readFileSync(join(s.outdir, 'validation-report.json'), 'utf8')) as {
+      pluginReports: { violations?: unknown[] }[];
+    };
     expect(report.pluginReports.flatMap((r) => r.violations ?? [])).toEqual([]);
   });
 });

@@ -36,7 +36,10 @@ export function synthStack(context: Record<string, unknown> = {}, options: Synth
     context: { stage: 'test', ...context, ...(options.bundle === false && { 'aws:cdk:bundling-stacks': [] }) },
   });
   const config = stackConfig((key) => app.node.tryGetContext(key));
-  const stack = new LogStack(app, stackName(config.stage), { config, env: { account: '123456789012', region: 'us-east-1' } });
+  const stack = new LogStack(app, stackName(config.stage), {
+    config,
+    env: { account: '123456789012', region: 'us-east-1' },
+  });
   if (options.nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   app.synth();
   return {

@@ -11,12 +11,17 @@ import { logicalId, synthStack } from './synth.js';
 const quick = { bundle: false, cfnValidation: false } as const;
 /** The HTTP API's routes (the push WebSocket API's are checked in push-api.test.ts). */
 const httpRoutes = (s: ReturnType<typeof synthStack>) =>
-  Object.values(s.template.findResources('AWS::ApiGatewayV2::Route')).filter((r) => r.Properties.ApiId.Ref === logicalId(s.stack, (s.stack.api as LogHttpApi).api));
+  Object.values(s.template.findResources('AWS::ApiGatewayV2::Route')).filter(
+    (r) => r.Properties.ApiId.Ref === logicalId(s.stack, (s.stack.api as LogHttpApi).api),
+  );
 const DIGEST = 'a'.repeat(64);
 
 describe('authorization modes', () => {
   it('jwt: a JWT authorizer with the issuer and audience on every route', () => {
-    const s = synthStack({ authMode: 'jwt', jwtIssuer: 'https://issuer.example.com', jwtAudience: 'log-clients,admins' }, quick);
+    const s = synthStack(
+      { authMode: 'jwt', jwtIssuer: 'https://issuer.example.com', jwtAudience: 'log-clients,admins' },
+      quick,
+    );
     try {
       s.template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
         AuthorizerType: 'JWT',
@@ -70,20 +75,26 @@ describe('replica stores', () => {
       for (const d of dirs) {
         expect(d.Properties).toMatchObject({
           DataRedundancy: 'SingleAvailabilityZone',
-          LifecycleConfiguration: { Rules: [expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } })] },
+          LifecycleConfiguration: {
+            Rules: [expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } })],
+          },
         });
         expect(d.DeletionPolicy).toBe('Retain');
       }
       const bucketRefs = s.stack.stores.buckets.map((b) => ({ Ref: logicalId(s.stack, b) }));
       const dirRefs = s.stack.stores.directoryBuckets.map((d) => ({ Ref: s.stack.getLogicalId(d) }));
       const env = Object.values(s.template.findResources('AWS::Lambda::Function'))[0]!.Properties.Environment.Variables;
-      expect(env.BUCKETS).toEqual({ 'Fn::Join': ['', [bucketRefs[0], ',', bucketRefs[1], ',', bucketRefs[2], ',', dirRefs[0], ',', dirRefs[1]]] });
+      expect(env.BUCKETS).toEqual({
+        'Fn::Join': ['', [bucketRefs[0], ',', bucketRefs[1], ',', bucketRefs[2], ',', dirRefs[0], ',', dirRefs[1]]],
+      });
       s.template.hasResourceProperties('AWS::IAM::Policy', {
         PolicyDocument: {
           Statement: Match.arrayWith([
             Match.objectLike({
               Action: 's3express:CreateSession',
-              Resource: s.stack.stores.directoryBuckets.map((d) => ({ 'Fn::GetAtt': [s.stack.getLogicalId(d), 'Arn'] })),
+              Resource: s.stack.stores.directoryBuckets.map((d) => ({
+                'Fn::GetAtt': [s.stack.getLogicalId(d), 'Arn'],
+              })),
             }),
           ]),
         },
@@ -110,7 +121,8 @@ describe('replica stores', () => {
     const s = synthStack({ deletionProtection: false }, quick);
     try {
       s.template.hasResourceProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
-      for (const r of Object.values(s.template.findResources('AWS::DynamoDB::Table'))) expect(r.DeletionPolicy).toBe('Retain');
+      for (const r of Object.values(s.template.findResources('AWS::DynamoDB::Table')))
+        expect(r.DeletionPolicy).toBe('Retain');
     } finally {
       s.cleanup();
     }
@@ -119,11 +131,16 @@ describe('replica stores', () => {
 
 describe('scheduler rate and alarm subscription', () => {
   it('rate, email subscription, stage name and cluster id come from context', () => {
-    const s = synthStack({ stage: 'prod', clusterId: 'main', schedulerRateMinutes: 5, alarmEmail: 'ops@example.com' }, quick);
+    const s = synthStack(
+      { stage: 'prod', clusterId: 'main', schedulerRateMinutes: 5, alarmEmail: 'ops@example.com' },
+      quick,
+    );
     try {
       s.template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
       s.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
-      s.template.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ CLUSTER_ID: 'main', SERVICE_NAME: 'S3KafkaLog-prod' }) } });
+      s.template.hasResourceProperties('AWS::Lambda::Function', {
+        Environment: { Variables: Match.objectLike({ CLUSTER_ID: 'main', SERVICE_NAME: 'S3KafkaLog-prod' }) },
+      });
       expect(s.stack.stackName).toBe('S3KafkaLog-prod');
     } finally {
       s.cleanup();
@@ -133,23 +150,46 @@ describe('scheduler rate and alarm subscription', () => {
 
 describe('authorization and quotas', () => {
   it('ACLs on by default with the super users, allow-everyone and claim in every function; the data routes throttled on request', () => {
-    const s = synthStack({ superUsers: 'User:arn:aws:iam::111122223333:role/Admin;User:ops', principalClaim: 'email', quotaRate: 50, quotaBurst: 80 }, quick);
+    const s = synthStack(
+      {
+        superUsers: 'User:arn:aws:iam::111122223333:role/Admin;User:ops',
+        principalClaim: 'email',
+        quotaRate: 50,
+        quotaBurst: 80,
+      },
+      quick,
+    );
     try {
       for (const fn of Object.values(s.stack.functions.byName)) {
-        const env = s.template.toJSON().Resources[s.stack.getLogicalId(fn.node.defaultChild as never)].Properties.Environment.Variables;
-        expect(env).toMatchObject({ AUTHORIZATION: 'true', SUPER_USERS: 'User:arn:aws:iam::111122223333:role/Admin;User:ops', ALLOW_EVERYONE_IF_NO_ACL_FOUND: 'false', PRINCIPAL_CLAIM: 'email' });
+        const env =
+          s.template.toJSON().Resources[s.stack.getLogicalId(fn.node.defaultChild as never)].Properties.Environment
+            .Variables;
+        expect(env).toMatchObject({
+          AUTHORIZATION: 'true',
+          SUPER_USERS: 'User:arn:aws:iam::111122223333:role/Admin;User:ops',
+          ALLOW_EVERYONE_IF_NO_ACL_FOUND: 'false',
+          PRINCIPAL_CLAIM: 'email',
+        });
       }
-      const stage = Object.values(s.template.findResources('AWS::ApiGatewayV2::Stage')).find((st) => st.Properties.StageName === '$default')!;
-      const routeSettings = stage.Properties.RouteSettings as Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }>;
+      const stage = Object.values(s.template.findResources('AWS::ApiGatewayV2::Stage')).find(
+        (st) => st.Properties.StageName === '$default',
+      )!;
+      const routeSettings = stage.Properties.RouteSettings as Record<
+        string,
+        { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }
+      >;
       expect(Object.keys(routeSettings).sort()).toEqual([
         'GET /v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records',
         'POST /v3/clusters/{clusterId}/records',
         'POST /v3/clusters/{clusterId}/topics/{topicName}/partitions/{partitionId}/records',
         'POST /v3/clusters/{clusterId}/topics/{topicName}/{action}',
       ]);
-      for (const r of Object.values(routeSettings)) expect(r).toEqual({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 });
+      for (const r of Object.values(routeSettings))
+        expect(r).toEqual({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 });
       const httpApiId = logicalId(s.stack, (s.stack.api as LogHttpApi).api);
-      const routeIds = Object.entries(s.template.findResources('AWS::ApiGatewayV2::Route')).filter(([, r]) => r.Properties.ApiId.Ref === httpApiId).map(([id]) => id);
+      const routeIds = Object.entries(s.template.findResources('AWS::ApiGatewayV2::Route'))
+        .filter(([, r]) => r.Properties.ApiId.Ref === httpApiId)
+        .map(([id]) => id);
       expect(stage.DependsOn).toEqual(expect.arrayContaining(routeIds));
     } finally {
       s.cleanup();
@@ -158,11 +198,19 @@ describe('authorization and quotas', () => {
 
   it('stage settings parse: authorization off, principals checked', () => {
     const ctx = (values: Record<string, unknown>) => (key: string) => values[key];
-    expect(stackConfig(ctx({ authorization: 'false' })).security).toEqual({ authorization: false, superUsers: [], allowEveryoneIfNoAclFound: false, principalClaim: 'sub' });
+    expect(stackConfig(ctx({ authorization: 'false' })).security).toEqual({
+      authorization: false,
+      superUsers: [],
+      allowEveryoneIfNoAclFound: false,
+      principalClaim: 'sub',
+    });
     expect(stackConfig(ctx({ superUsers: ['User:a', 'User:b'] })).security.superUsers).toEqual(['User:a', 'User:b']);
     expect(stackConfig(ctx({ stage: 'local' })).security.authorization).toBe(false);
     expect(() => stackConfig(ctx({ superUsers: 'alice' }))).toThrow(/superUsers/);
-    expect(stackConfig(ctx({ authMode: 'apiKey', apiKeySha256: `ci=${DIGEST.toUpperCase()}` })).auth).toEqual({ mode: 'apiKey', keyDigests: [`ci=${DIGEST}`] });
+    expect(stackConfig(ctx({ authMode: 'apiKey', apiKeySha256: `ci=${DIGEST.toUpperCase()}` })).auth).toEqual({
+      mode: 'apiKey',
+      keyDigests: [`ci=${DIGEST}`],
+    });
   });
 });
 
@@ -207,10 +255,21 @@ describe('S3 Express least privilege and reserved concurrency', () => {
           .filter((st) => st.Action === 's3express:CreateSession');
       };
       const { fetch, produce, scheduler } = s.stack.functions.byName;
-      expect(sessionStatements(fetch).map((st) => st.Condition)).toEqual([{ StringEquals: { 's3express:SessionMode': 'ReadOnly' } }]);
-      for (const fn of [produce, scheduler]) expect(sessionStatements(fn).map((st) => st.Condition)).toEqual([undefined]);
+      expect(sessionStatements(fetch).map((st) => st.Condition)).toEqual([
+        { StringEquals: { 's3express:SessionMode': 'ReadOnly' } },
+      ]);
+      for (const fn of [produce, scheduler])
+        expect(sessionStatements(fn).map((st) => st.Condition)).toEqual([undefined]);
       s.template.hasResourceProperties('AWS::S3Express::BucketPolicy', {
-        PolicyDocument: { Statement: [Match.objectLike({ Effect: 'Deny', Action: 's3express:CreateSession', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })] },
+        PolicyDocument: {
+          Statement: [
+            Match.objectLike({
+              Effect: 'Deny',
+              Action: 's3express:CreateSession',
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
+          ],
+        },
       });
     } finally {
       s.cleanup();
@@ -221,12 +280,24 @@ describe('S3 Express least privilege and reserved concurrency', () => {
     const named = synthStack({ reservedConcurrency: 'produce=50,fetch=20' }, quick);
     try {
       const byName = named.stack.functions.byName;
-      const reserved = (fn: object) => named.template.toJSON().Resources[logicalId(named.stack, fn as any)].Properties.ReservedConcurrentExecutions;
-      expect([reserved(byName.produce), reserved(byName.fetch), reserved(byName.admin), reserved(byName.scheduler)]).toEqual([50, 20, undefined, undefined]);
+      const reserved = (fn: object) =>
+        named.template.toJSON().Resources[logicalId(named.stack, fn as any)].Properties.ReservedConcurrentExecutions;
+      expect([
+        reserved(byName.produce),
+        reserved(byName.fetch),
+        reserved(byName.admin),
+        reserved(byName.scheduler),
+      ]).toEqual([50, 20, undefined, undefined]);
     } finally {
       named.cleanup();
     }
-    expect(stackConfig((k) => ({ reservedConcurrency: '100' })[k]).reservedConcurrency).toEqual({ produce: 100, fetch: 100, admin: 100 });
-    expect(() => stackConfig((k) => ({ reservedConcurrency: 'writer=5' })[k])).toThrow(/reservedConcurrency takes N or produce=N/);
+    expect(stackConfig((k) => ({ reservedConcurrency: '100' })[k]).reservedConcurrency).toEqual({
+      produce: 100,
+      fetch: 100,
+      admin: 100,
+    });
+    expect(() => stackConfig((k) => ({ reservedConcurrency: 'writer=5' })[k])).toThrow(
+      /reservedConcurrency takes N or produce=N/,
+    );
   });
 });

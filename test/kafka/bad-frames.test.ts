@@ -116,7 +116,8 @@ describe('bad frames', () => {
     await new Promise((r) => setTimeout(r, 200));
     await bystanderAnswers();
     greedy.socket.resume();
-    for (let i = 0; i < 400; i++) expect(decodeResponse(ApiVersions, 2, (await greedy.readFrame())!).correlationId).toBe(i);
+    for (let i = 0; i < 400; i++)
+      expect(decodeResponse(ApiVersions, 2, (await greedy.readFrame())!).correlationId).toBe(i);
     greedy.close();
     bystander.close();
   });
@@ -125,7 +126,9 @@ describe('bad frames', () => {
 describe('errors inside well-formed requests', () => {
   it('answers a produce per partition: an unknown partition and a corrupt batch fail alone', async () => {
     const c = await RawClient.open(s.broker);
-    const batch = Buffer.from(encodeRecordBatch([{ key: null, value: Buffer.from('ok'), headers: [], timestamp: Date.now() }]));
+    const batch = Buffer.from(
+      encodeRecordBatch([{ key: null, value: Buffer.from('ok'), headers: [], timestamp: Date.now() }]),
+    );
     const corrupt = Buffer.from(batch);
     corrupt[corrupt.byteLength - 1]! ^= 0xff;
     const r = await c.request(Produce, 7, {
@@ -133,7 +136,14 @@ describe('errors inside well-formed requests', () => {
       acks: -1,
       timeoutMs: 1000,
       topicData: [
-        { name: 'bf', partitionData: [{ index: 0, records: batch }, { index: 1, records: corrupt }, { index: 9, records: batch }] },
+        {
+          name: 'bf',
+          partitionData: [
+            { index: 0, records: batch },
+            { index: 1, records: corrupt },
+            { index: 9, records: batch },
+          ],
+        },
         { name: 'nope', partitionData: [{ index: 0, records: batch }] },
       ],
     });
@@ -145,25 +155,46 @@ describe('errors inside well-formed requests', () => {
 });
 
 describe('pipelined requests', () => {
-  it('appends one partition\'s batches in the order sent and answers in order, running other partitions alongside', async () => {
+  it("appends one partition's batches in the order sent and answers in order, running other partitions alongside", async () => {
     await s.services.topics.create({ name: 'pipe', partitionCount: 3, replicationFactor: 1 });
     const c = await RawClient.open(s.broker);
     const frames = Array.from({ length: 30 }, (_, i) =>
-      c.frame(Produce, 7, {
-        transactionalId: null,
-        acks: -1,
-        timeoutMs: 1000,
-        topicData: [{ name: 'pipe', partitionData: [{ index: i % 3, records: Buffer.from(encodeRecordBatch([{ key: null, value: Buffer.from(`p${i}`), headers: [], timestamp: Date.now() }])) }] }],
-      }, 1000 + i),
+      c.frame(
+        Produce,
+        7,
+        {
+          transactionalId: null,
+          acks: -1,
+          timeoutMs: 1000,
+          topicData: [
+            {
+              name: 'pipe',
+              partitionData: [
+                {
+                  index: i % 3,
+                  records: Buffer.from(
+                    encodeRecordBatch([{ key: null, value: Buffer.from(`p${i}`), headers: [], timestamp: Date.now() }]),
+                  ),
+                },
+              ],
+            },
+          ],
+        },
+        1000 + i,
+      ),
     );
     c.write(Buffer.concat(frames));
     const answers = [];
     for (let i = 0; i < 30; i++) answers.push(decodeResponse(Produce, 7, (await c.readFrame())!));
     expect(answers.map((a) => a.correlationId)).toEqual(frames.map((_, i) => 1000 + i));
-    expect(answers.map((a) => a.body.responses[0].partitionResponses[0].baseOffset)).toEqual(frames.map((_, i) => Math.floor(i / 3)));
+    expect(answers.map((a) => a.body.responses[0].partitionResponses[0].baseOffset)).toEqual(
+      frames.map((_, i) => Math.floor(i / 3)),
+    );
     const topic = await s.services.topics.get('pipe');
     for (let p = 0; p < 3; p++) {
-      const values = (await s.services.log.read(topic, p, 0, 1 << 20)).records.map((r) => Buffer.from(r.value!).toString());
+      const values = (await s.services.log.read(topic, p, 0, 1 << 20)).records.map((r) =>
+        Buffer.from(r.value!).toString(),
+      );
       expect(values).toEqual(Array.from({ length: 10 }, (_, k) => `p${k * 3 + p}`));
     }
     c.close();
@@ -181,16 +212,27 @@ describe('SASL/PLAIN', () => {
 
   it('closes an unauthenticated connection that asks for anything but ApiVersions and SASL', async () => {
     const c = await RawClient.open(secured.broker);
-    expect((await c.request(ApiVersions, 3, { clientSoftwareName: 'x', clientSoftwareVersion: '1' })).body.errorCode).toBe(0);
+    expect(
+      (await c.request(ApiVersions, 3, { clientSoftwareName: 'x', clientSoftwareVersion: '1' })).body.errorCode,
+    ).toBe(0);
     c.write(c.frame(Metadata, 1, { topics: null }));
     expect(await c.waitClosed()).toBe(true);
   });
 
   it('refuses a wrong password and serves kafkajs with the right one', async () => {
-    const bad = new Kafka({ brokers: [secured.broker], logLevel: logLevel.NOTHING, retry: { retries: 0 }, sasl: { mechanism: 'plain', username: 'alice', password: 'wrong' } });
+    const bad = new Kafka({
+      brokers: [secured.broker],
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 0 },
+      sasl: { mechanism: 'plain', username: 'alice', password: 'wrong' },
+    });
     const badAdmin = bad.admin();
     await expect(badAdmin.connect()).rejects.toThrow(/SASL|authentication/i);
-    const good = new Kafka({ brokers: [secured.broker], logLevel: logLevel.NOTHING, sasl: { mechanism: 'plain', username: 'alice', password: 'secret' } });
+    const good = new Kafka({
+      brokers: [secured.broker],
+      logLevel: logLevel.NOTHING,
+      sasl: { mechanism: 'plain', username: 'alice', password: 'secret' },
+    });
     const admin = good.admin();
     await admin.connect();
     await admin.createTopics({ topics: [{ topic: 'sasl-topic', numPartitions: 1 }] });

@@ -14,7 +14,12 @@ let s: TestKafkaServer;
 let kafka: Kafka;
 beforeAll(async () => {
   s = await startKafkaServer();
-  kafka = new Kafka({ brokers: [s.broker], clientId: 'kafkajs-test', logLevel: logLevel.NOTHING, retry: { retries: 8, initialRetryTime: 50 } });
+  kafka = new Kafka({
+    brokers: [s.broker],
+    clientId: 'kafkajs-test',
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 8, initialRetryTime: 50 },
+  });
 });
 afterAll(async () => {
   await s?.close();
@@ -38,7 +43,11 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 
 }
 
 async function http(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${s.http}/${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(`${s.http}/${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
   return { status: res.status, body: (await res.json()) as any };
 }
 
@@ -49,7 +58,11 @@ describe('produce', () => {
     const producer = kafka.producer();
     await producer.connect();
     for (const acks of [1, -1]) {
-      const [r] = await producer.send({ topic: 'acks', acks, messages: [{ partition: 0, key: 'k', value: `acks=${acks}` }] });
+      const [r] = await producer.send({
+        topic: 'acks',
+        acks,
+        messages: [{ partition: 0, key: 'k', value: `acks=${acks}` }],
+      });
       expect(r).toMatchObject({ errorCode: 0, partition: 0 });
     }
     // acks=0 has no answer: the records land after it.
@@ -59,13 +72,26 @@ describe('produce', () => {
 
     const idempotent = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await idempotent.connect();
-    for (let i = 0; i < 5; i++) await idempotent.send({ topic: 'acks', messages: [{ partition: 1, value: `i${i}` }, { partition: 1, value: `j${i}` }] });
+    for (let i = 0; i < 5; i++)
+      await idempotent.send({
+        topic: 'acks',
+        messages: [
+          { partition: 1, value: `i${i}` },
+          { partition: 1, value: `j${i}` },
+        ],
+      });
     await idempotent.disconnect();
     const read = await s.services.log.read(topic, 1, 0, 1 << 20);
-    expect(read.records.map((r) => Buffer.from(r.value!).toString())).toEqual([0, 1, 2, 3, 4].flatMap((i) => [`i${i}`, `j${i}`]));
+    expect(read.records.map((r) => Buffer.from(r.value!).toString())).toEqual(
+      [0, 1, 2, 3, 4].flatMap((i) => [`i${i}`, `j${i}`]),
+    );
     // The batches carried the producer id InitProducerId gave, and its sequences were checked.
-    expect(unpackProducers((await s.services.log.state(topic, 1)).pids)).toEqual([expect.objectContaining({ baseSequence: 8, lastSequence: 9 })]);
-    const values = (await s.services.log.read(topic, 0, 0, 1 << 20)).records.map((r) => Buffer.from(r.value!).toString());
+    expect(unpackProducers((await s.services.log.state(topic, 1)).pids)).toEqual([
+      expect.objectContaining({ baseSequence: 8, lastSequence: 9 }),
+    ]);
+    const values = (await s.services.log.read(topic, 0, 0, 1 << 20)).records.map((r) =>
+      Buffer.from(r.value!).toString(),
+    );
     expect(values).toEqual(['acks=1', 'acks=-1', 'acks=0']);
   });
 });
@@ -81,13 +107,18 @@ describe('consumer groups', () => {
       c.on(c.events.GROUP_JOIN, (e) => assignments.set(name, e.payload.memberAssignment['grouped'] ?? []));
       await c.connect();
       await c.subscribe({ topic: 'grouped', fromBeginning: true });
-      await c.run({ eachMessage: async ({ message }: EachMessagePayload) => void seen.set(message.value!.toString(), name) });
+      await c.run({
+        eachMessage: async ({ message }: EachMessagePayload) => void seen.set(message.value!.toString(), name),
+      });
       consumers.push(c);
       return c;
     };
     const covered = (names: string[]) => {
       const all = names.flatMap((n) => assignments.get(n) ?? []).sort();
-      return names.every((n) => (assignments.get(n) ?? []).length > 0) && JSON.stringify(all) === JSON.stringify([0, 1, 2, 3, 4, 5]);
+      return (
+        names.every((n) => (assignments.get(n) ?? []).length > 0) &&
+        JSON.stringify(all) === JSON.stringify([0, 1, 2, 3, 4, 5])
+      );
     };
     await start('a');
     await until('a holds every partition', () => covered(['a']));
@@ -97,7 +128,10 @@ describe('consumer groups', () => {
 
     const producer = kafka.producer();
     await producer.connect();
-    await producer.send({ topic: 'grouped', messages: Array.from({ length: 60 }, (_, i) => ({ value: `m${i}`, partition: i % 6 })) });
+    await producer.send({
+      topic: 'grouped',
+      messages: Array.from({ length: 60 }, (_, i) => ({ value: `m${i}`, partition: i % 6 })),
+    });
     await until('all 60 consumed', () => seen.size === 60);
     expect(new Set(seen.values())).toEqual(new Set(['a', 'b', 'c']));
 
@@ -105,8 +139,13 @@ describe('consumer groups', () => {
     await leaving.disconnect();
     assignments.delete('c');
     await until('a and b take c partitions', () => covered(['a', 'b']), 30_000);
-    await producer.send({ topic: 'grouped', messages: Array.from({ length: 12 }, (_, i) => ({ value: `n${i}`, partition: i % 6 })) });
-    await until('the 12 later records consumed by a and b', () => [...Array(12).keys()].every((i) => ['a', 'b'].includes(seen.get(`n${i}`) ?? '')));
+    await producer.send({
+      topic: 'grouped',
+      messages: Array.from({ length: 12 }, (_, i) => ({ value: `n${i}`, partition: i % 6 })),
+    });
+    await until('the 12 later records consumed by a and b', () =>
+      [...Array(12).keys()].every((i) => ['a', 'b'].includes(seen.get(`n${i}`) ?? '')),
+    );
     await producer.disconnect();
     await Promise.all(consumers.map((c) => c.disconnect()));
     const described = await http('GET', 'consumer-groups/three');
@@ -124,7 +163,10 @@ describe('consumer groups', () => {
       const c = kafka.consumer({ groupId: 'resumer', ...fast });
       await c.connect();
       await c.subscribe({ topic: 'resume', fromBeginning: true });
-      await c.run({ autoCommitThreshold: 1, eachMessage: async ({ message }) => void got.push(message.value!.toString()) });
+      await c.run({
+        autoCommitThreshold: 1,
+        eachMessage: async ({ message }) => void got.push(message.value!.toString()),
+      });
       if (seekTo !== undefined) c.seek({ topic: 'resume', partition: 0, offset: seekTo });
       await until(`${count} records`, () => got.length >= count);
       await c.commitOffsets([]);
@@ -133,7 +175,9 @@ describe('consumer groups', () => {
     };
     expect(await consume(10)).toEqual(Array.from({ length: 10 }, (_, i) => `r${i}`));
     const offsets = await http('GET', 'consumer-groups/resumer/offsets');
-    expect(offsets.body.data).toEqual([expect.objectContaining({ topic_name: 'resume', partition_id: 0, committed_offset: 10 })]);
+    expect(offsets.body.data).toEqual([
+      expect.objectContaining({ topic_name: 'resume', partition_id: 0, committed_offset: 10 }),
+    ]);
 
     await producer.send({ topic: 'resume', messages: [{ value: 'r10' }, { value: 'r11' }] });
     expect(await consume(2)).toEqual(['r10', 'r11']);
@@ -142,7 +186,9 @@ describe('consumer groups', () => {
     await producer.disconnect();
 
     // An offset committed over HTTP (group without members) is where a Kafka consumer starts.
-    const committed = await http('POST', 'consumer-groups/resumer/offsets:commit', { offsets: [{ topic_name: 'resume', partition_id: 0, offset: 11 }] });
+    const committed = await http('POST', 'consumer-groups/resumer/offsets:commit', {
+      offsets: [{ topic_name: 'resume', partition_id: 0, offset: 11 }],
+    });
     expect(committed.status).toBe(200);
     expect(await consume(1)).toEqual(['r11']);
   }, 60_000);
@@ -167,7 +213,14 @@ describe('the HTTP API and the Kafka listener share the log', () => {
     const c = kafka.consumer({ groupId: 'sharer', ...fast });
     await c.connect();
     await c.subscribe({ topic: 'shared', fromBeginning: true });
-    await c.run({ eachMessage: async ({ message }) => void got.push({ key: message.key?.toString() ?? null, value: message.value!.toString(), offset: message.offset }) });
+    await c.run({
+      eachMessage: async ({ message }) =>
+        void got.push({
+          key: message.key?.toString() ?? null,
+          value: message.value!.toString(),
+          offset: message.offset,
+        }),
+    });
     await until('3 records', () => got.length === 3);
     await c.disconnect();
     expect(got).toEqual([
@@ -176,7 +229,13 @@ describe('the HTTP API and the Kafka listener share the log', () => {
       { key: 'k2', value: 'from-kafka', offset: '2' },
     ]);
     const fetched = await http('GET', 'topics/shared/partitions/0/records?offset=2&format=string');
-    expect(fetched.body.records).toEqual([expect.objectContaining({ offset: 2, key: { type: 'STRING', data: 'k2' }, value: { type: 'STRING', data: 'from-kafka' } })]);
+    expect(fetched.body.records).toEqual([
+      expect.objectContaining({
+        offset: 2,
+        key: { type: 'STRING', data: 'k2' },
+        value: { type: 'STRING', data: 'from-kafka' },
+      }),
+    ]);
   });
 
   it('a long-poll fetch is answered as soon as an HTTP produce lands', async () => {
@@ -199,18 +258,33 @@ describe('admin', () => {
   it('creates, describes, alters, grows, deletes topics; lists, describes and deletes groups', async () => {
     const admin = kafka.admin();
     await admin.connect();
-    expect(await admin.createTopics({ topics: [{ topic: 'adm', numPartitions: 2, configEntries: [{ name: 'retention.ms', value: '3600000' }] }] })).toBe(true);
+    expect(
+      await admin.createTopics({
+        topics: [{ topic: 'adm', numPartitions: 2, configEntries: [{ name: 'retention.ms', value: '3600000' }] }],
+      }),
+    ).toBe(true);
     expect(await admin.createTopics({ topics: [{ topic: 'adm', numPartitions: 2 }] })).toBe(false); // already exists
-    await expect(admin.createTopics({ topics: [{ topic: 'bad name!', numPartitions: 1 }] })).rejects.toMatchObject({ errors: [expect.objectContaining({ type: 'INVALID_TOPIC_EXCEPTION' })] });
+    await expect(admin.createTopics({ topics: [{ topic: 'bad name!', numPartitions: 1 }] })).rejects.toMatchObject({
+      errors: [expect.objectContaining({ type: 'INVALID_TOPIC_EXCEPTION' })],
+    });
     expect(await admin.listTopics()).toContain('adm');
     const meta = await admin.fetchTopicMetadata({ topics: ['adm'] });
     expect(meta.topics[0]!.partitions.map((p) => p.partitionId).sort()).toEqual([0, 1]);
 
     const configs = await admin.describeConfigs({ resources: [{ type: 2, name: 'adm' }], includeSynonyms: false });
     const entries = configs.resources[0]!.configEntries;
-    expect(entries.find((e) => e.configName === 'retention.ms')).toMatchObject({ configValue: '3600000', isDefault: false });
-    expect(entries.find((e) => e.configName === 'cleanup.policy')).toMatchObject({ configValue: 'delete', isDefault: true });
-    await admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name: 'adm', configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }] });
+    expect(entries.find((e) => e.configName === 'retention.ms')).toMatchObject({
+      configValue: '3600000',
+      isDefault: false,
+    });
+    expect(entries.find((e) => e.configName === 'cleanup.policy')).toMatchObject({
+      configValue: 'delete',
+      isDefault: true,
+    });
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [{ type: 2, name: 'adm', configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }],
+    });
     expect((await s.services.topics.get('adm')).configs).toEqual({ 'cleanup.policy': 'compact' });
 
     await admin.createPartitions({ topicPartitions: [{ topic: 'adm', count: 4 }] });
@@ -218,14 +292,25 @@ describe('admin', () => {
 
     const producer = kafka.producer();
     await producer.connect();
-    await producer.send({ topic: 'adm', messages: Array.from({ length: 5 }, (_, i) => ({ key: `k${i}`, value: 'v', partition: 0 })) });
+    await producer.send({
+      topic: 'adm',
+      messages: Array.from({ length: 5 }, (_, i) => ({ key: `k${i}`, value: 'v', partition: 0 })),
+    });
     await producer.disconnect();
-    expect((await admin.fetchTopicOffsets('adm')).find((p) => p.partition === 0)).toMatchObject({ low: '0', high: '5' });
+    expect((await admin.fetchTopicOffsets('adm')).find((p) => p.partition === 0)).toMatchObject({
+      low: '0',
+      high: '5',
+    });
     await admin.deleteTopicRecords({ topic: 'adm', partitions: [{ partition: 0, offset: '3' }] });
-    expect((await admin.fetchTopicOffsets('adm')).find((p) => p.partition === 0)).toMatchObject({ low: '3', high: '5' });
+    expect((await admin.fetchTopicOffsets('adm')).find((p) => p.partition === 0)).toMatchObject({
+      low: '3',
+      high: '5',
+    });
 
     await admin.setOffsets({ groupId: 'adm-group', topic: 'adm', partitions: [{ partition: 0, offset: '4' }] });
-    expect(await admin.fetchOffsets({ groupId: 'adm-group', topics: ['adm'] })).toEqual([{ topic: 'adm', partitions: expect.arrayContaining([{ partition: 0, offset: '4', metadata: null }]) }]);
+    expect(await admin.fetchOffsets({ groupId: 'adm-group', topics: ['adm'] })).toEqual([
+      { topic: 'adm', partitions: expect.arrayContaining([{ partition: 0, offset: '4', metadata: null }]) },
+    ]);
     expect((await admin.listGroups()).groups.map((g) => g.groupId)).toContain('adm-group');
     const described = await admin.describeGroups(['adm-group']);
     expect(described.groups[0]).toMatchObject({ groupId: 'adm-group', members: [] });

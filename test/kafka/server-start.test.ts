@@ -12,7 +12,10 @@ describe('configuration', () => {
   it('defaults to 127.0.0.1:9092; 0 turns the listener off; the advertised listener may carry a port', () => {
     expect(serverConfigFromEnv({}).kafka).toMatchObject({ port: 9092, host: '127.0.0.1', autoCreateTopics: true });
     expect(serverConfigFromEnv({ KAFKA_PORT: '0' }).kafka.port).toBe(0);
-    expect(serverConfigFromEnv({ KAFKA_ADVERTISED_HOST: 'kafka.example.com:9094' }).kafka).toMatchObject({ advertisedHost: 'kafka.example.com', advertisedPort: 9094 });
+    expect(serverConfigFromEnv({ KAFKA_ADVERTISED_HOST: 'kafka.example.com:9094' }).kafka).toMatchObject({
+      advertisedHost: 'kafka.example.com',
+      advertisedPort: 9094,
+    });
     expect(serverConfigFromEnv({ KAFKA_ADVERTISED_HOST: '[::1]' }).kafka).toMatchObject({ advertisedHost: '::1' });
     expect(() => serverConfigFromEnv({ KAFKA_PORT: '70000' })).toThrow();
   });
@@ -38,11 +41,27 @@ describe('npm start', () => {
     const dir = await tempDir('kafka-start-');
     dirs.push(dir);
     const kafkaPort = await freePort();
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', '--port', '0', '--data-dir', dir.path, '--kafka-port', String(kafkaPort), '--kafka-advertised-listener', `localhost:${kafkaPort}`], {
-      cwd: ROOT,
-      env: { ...process.env, STORAGE_BACKEND: 'local', SCHEDULER_INTERVAL_MS: '0' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const proc = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/server.ts',
+        '--port',
+        '0',
+        '--data-dir',
+        dir.path,
+        '--kafka-port',
+        String(kafkaPort),
+        '--kafka-advertised-listener',
+        `localhost:${kafkaPort}`,
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, STORAGE_BACKEND: 'local', SCHEDULER_INTERVAL_MS: '0' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     server = { proc, origin: '', port: 0, dataDir: dir.path };
     const lines = createInterface({ input: proc.stdout! });
     const started = await new Promise<{ port: number; advertised: string }>((resolve, reject) => {
@@ -55,10 +74,25 @@ describe('npm start', () => {
         }
       });
     });
-    expect(started).toEqual({ level: 'info', msg: 'kafka listening', host: '127.0.0.1', port: kafkaPort, advertised: `localhost:${kafkaPort}` });
+    expect(started).toEqual({
+      level: 'info',
+      msg: 'kafka listening',
+      host: '127.0.0.1',
+      port: kafkaPort,
+      advertised: `localhost:${kafkaPort}`,
+    });
     const c = await RawClient.open(`127.0.0.1:${kafkaPort}`);
-    const meta = await c.request(Metadata, 9, { topics: null, allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
-    expect(meta.body).toMatchObject({ brokers: [{ nodeId: 0, host: 'localhost', port: kafkaPort, rack: null }], clusterId: 'local', controllerId: 0, topics: [] });
+    const meta = await c.request(Metadata, 9, {
+      topics: null,
+      allowAutoTopicCreation: false,
+      includeTopicAuthorizedOperations: false,
+    });
+    expect(meta.body).toMatchObject({
+      brokers: [{ nodeId: 0, host: 'localhost', port: kafkaPort, rack: null }],
+      clusterId: 'local',
+      controllerId: 0,
+      topics: [],
+    });
     c.close();
   }, 30_000);
 });

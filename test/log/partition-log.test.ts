@@ -24,7 +24,13 @@ describe.each(allBackends)('partition log on $name', (backend) => {
   let stop: () => Promise<void>;
   let topics: TopicRegistry;
   let log: PartitionLog;
-  const newLog = (metadata: MetadataStore) => new PartitionLog({ metadata, stores: storage.stores, clock, leadership: new ReplicaManager({ metadata, stores: storage.stores, clock }) });
+  const newLog = (metadata: MetadataStore) =>
+    new PartitionLog({
+      metadata,
+      stores: storage.stores,
+      clock,
+      leadership: new ReplicaManager({ metadata, stores: storage.stores, clock }),
+    });
   let n = 0;
   const newTopic = (partitions = 1, configs: Record<string, string> = {}) =>
     topics.create({ name: `t${n++}`, partitionCount: partitions, replicationFactor: 1, configs });
@@ -47,7 +53,10 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     expect(out.get(0)).toMatchObject({ ok: true, info: { baseOffset: 0, lastOffset: 1 } });
     expect(out.get(2)).toMatchObject({ ok: true, info: { baseOffset: 0, lastOffset: 0 } });
     const p0 = await log.read(topic, 0, 0, 1 << 20);
-    expect(p0.records.map((r) => [r.offset, text(r.value)])).toEqual([[0, 'a0'], [1, 'a1']]);
+    expect(p0.records.map((r) => [r.offset, text(r.value)])).toEqual([
+      [0, 'a0'],
+      [1, 'a1'],
+    ]);
     expect(p0).toMatchObject({ nextOffset: 2, highWatermark: 2, logStartOffset: 0 });
     expect((await log.read(topic, 2, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual(['c0']);
     expect((await log.read(topic, 1, 0, 1 << 20)).records).toEqual([]);
@@ -61,7 +70,9 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     await Promise.all(
       Array.from({ length: 30 }, async (_, i) => {
         const values = [0, 1, 2].map((j) => `w${i}-${j}`);
-        const out = (await writers[i % writers.length]!.append(topic, [{ partition: 0, records: values.map((v) => rec(v)) }])).get(0)!;
+        const out = (
+          await writers[i % writers.length]!.append(topic, [{ partition: 0, records: values.map((v) => rec(v)) }])
+        ).get(0)!;
         if (!out.ok) throw out.error;
         values.forEach((value, j) => acked.push({ value, offset: out.info.baseOffset + j }));
       }),
@@ -178,7 +189,12 @@ describe.each(allBackends)('partition log on $name', (backend) => {
       }
     }
     const store = new OnePerPage(storage.stores[0]!);
-    const stuck = new PartitionLog({ metadata: storage.metadata, stores: [store], clock, leadership: new ReplicaManager({ metadata: storage.metadata, stores: [store], clock }) });
+    const stuck = new PartitionLog({
+      metadata: storage.metadata,
+      stores: [store],
+      clock,
+      leadership: new ReplicaManager({ metadata: storage.metadata, stores: [store], clock }),
+    });
     const topic = await topics.create({ name: 'undeletable', partitionCount: 1, replicationFactor: 1 });
     for (const v of ['a', 'b', 'c']) await stuck.append(topic, [{ partition: 0, records: [rec(v)] }]);
     store.faults.fail('delete', { times: Number.POSITIVE_INFINITY });

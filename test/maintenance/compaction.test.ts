@@ -13,7 +13,11 @@ import { partitionPk } from '../../src/storage/key-layout.js';
 
 const T0 = 1_700_000_000_000;
 const DELETE_RETENTION = 1000;
-const COMPACT = { 'cleanup.policy': 'compact', 'min.cleanable.dirty.ratio': '0', 'delete.retention.ms': String(DELETE_RETENTION) };
+const COMPACT = {
+  'cleanup.policy': 'compact',
+  'min.cleanable.dirty.ratio': '0',
+  'delete.retention.ms': String(DELETE_RETENTION),
+};
 /** Small entries and segments, so a pass writes several of each. */
 const SMALL = { entryBytes: 300, maxSegmentBytes: 900 };
 
@@ -55,7 +59,10 @@ class Model {
   }
 
   private async produceGzip(records: ReturnType<typeof rec>[]): Promise<number> {
-    const batches = validateProducedBatches(encodeRecordBatch(records, { compression: 'gzip' }), { maxMessageBytes: this.topic.config.maxMessageBytes, requireKeys: true });
+    const batches = validateProducedBatches(encodeRecordBatch(records, { compression: 'gzip' }), {
+      maxMessageBytes: this.topic.config.maxMessageBytes,
+      requireKeys: true,
+    });
     const out = (await this.h.log.append(this.topic, [{ partition: 0, batches }])).get(0)!;
     if (!out.ok) throw out.error;
     return out.info.baseOffset;
@@ -66,7 +73,9 @@ class Model {
     const report = await this.h.run();
     // Every entry but the newest (the active segment) was cleanable.
     const cleanedTo = this.entryBases.at(-1) ?? 0;
-    for (const r of this.all) if (r.value === null && r.offset < cleanedTo && !this.firstSeen.has(r.offset)) this.firstSeen.set(r.offset, this.h.clock.now());
+    for (const r of this.all)
+      if (r.value === null && r.offset < cleanedTo && !this.firstSeen.has(r.offset))
+        this.firstSeen.set(r.offset, this.h.clock.now());
     const expected = reference(this.all, cleanedTo, this.firstSeen, this.h.clock.now());
     const actual = (await this.h.readAll(this.topic)).map(({ offset, key, value }) => ({ offset, key: key!, value }));
     expect(actual).toEqual(expected);
@@ -77,23 +86,40 @@ class Model {
 describe('compaction against a reference model (memory)', () => {
   it('keeps the latest record per key, drops tombstones after delete.retention.ms, never moves an offset (plain and gzip batches, any compression.type)', async () => {
     const keys = fc.constantFrom('a', 'b', 'c', 'd', 'e');
-    const record = fc.record({ key: keys, value: fc.option(fc.string({ minLength: 1, maxLength: 30 }), { nil: null, freq: 4 }) });
+    const record = fc.record({
+      key: keys,
+      value: fc.option(fc.string({ minLength: 1, maxLength: 30 }), { nil: null, freq: 4 }),
+    });
     const step = fc.oneof(
-      { weight: 3, arbitrary: fc.record({ kind: fc.constant('produce' as const), batch: fc.array(record, { minLength: 1, maxLength: 4 }), gzip: fc.boolean() }) },
-      { weight: 1, arbitrary: fc.record({ kind: fc.constant('pass' as const), advance: fc.integer({ min: 1, max: 1500 }) }) },
+      {
+        weight: 3,
+        arbitrary: fc.record({
+          kind: fc.constant('produce' as const),
+          batch: fc.array(record, { minLength: 1, maxLength: 4 }),
+          gzip: fc.boolean(),
+        }),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.record({ kind: fc.constant('pass' as const), advance: fc.integer({ min: 1, max: 1500 }) }),
+      },
     );
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), fc.constantFrom('producer', 'gzip', 'uncompressed'), async (steps, compression) => {
-        const storage = createStorage({ kind: 'memory', replicaStores: 1 });
-        const h = harness(storage, new TestClock(T0), SMALL);
-        const model = new Model(h, await h.topic({ ...COMPACT, 'compression.type': compression }));
-        for (const s of steps) {
-          if (s.kind === 'produce') await model.produce(s.batch, s.gzip);
-          else await model.pass(s.advance);
-        }
-        await model.pass(1);
-        await model.pass(DELETE_RETENTION); // every tombstone seen so far is past its horizon now
-      }),
+      fc.asyncProperty(
+        fc.array(step, { minLength: 1, maxLength: 25 }),
+        fc.constantFrom('producer', 'gzip', 'uncompressed'),
+        async (steps, compression) => {
+          const storage = createStorage({ kind: 'memory', replicaStores: 1 });
+          const h = harness(storage, new TestClock(T0), SMALL);
+          const model = new Model(h, await h.topic({ ...COMPACT, 'compression.type': compression }));
+          for (const s of steps) {
+            if (s.kind === 'produce') await model.produce(s.batch, s.gzip);
+            else await model.pass(s.advance);
+          }
+          await model.pass(1);
+          await model.pass(DELETE_RETENTION); // every tombstone seen so far is past its horizon now
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -111,7 +137,11 @@ describe.each(allBackends)('compaction on $name', (backend) => {
     const h = harness(storage, new TestClock(T0), SMALL);
     const topic = await h.topic({ ...COMPACT, 'file.delete.delay.ms': '0' });
     const model = new Model(h, topic);
-    for (let i = 0; i < 12; i++) await model.produce([{ key: `k${i % 3}`, value: `v${i}` }, { key: `x${i % 2}`, value: i === 10 ? null : `w${i}` }]);
+    for (let i = 0; i < 12; i++)
+      await model.produce([
+        { key: `k${i % 3}`, value: `v${i}` },
+        { key: `x${i % 2}`, value: i === 10 ? null : `w${i}` },
+      ]);
     await model.produce([{ key: 'k0', value: null }]);
     await model.produce([{ key: 'tail', value: 'active' }]);
     const first = await model.pass(1);
@@ -127,13 +157,25 @@ describe.each(allBackends)('compaction on $name', (backend) => {
     await h.run();
     h.clock.advance(1);
     await h.run();
-    const referenced = new Set((await storage.metadata.query<CommitRecord>(partitionPk(topic.name, 0), { beginsWith: 'idx#' })).map((i) => i.value.objectKey));
+    const referenced = new Set(
+      (await storage.metadata.query<CommitRecord>(partitionPk(topic.name, 0), { beginsWith: 'idx#' })).map(
+        (i) => i.value.objectKey,
+      ),
+    );
     const state = await h.log.state(topic, 0);
     referenced.add(state.lastCommit!.objectKey);
-    const stored = [...(await listKeys(storage.stores[0]!, `data/${topic.id}/`)), ...(await listKeys(storage.stores[0]!, `segments/${topic.id}/`))];
+    const stored = [
+      ...(await listKeys(storage.stores[0]!, `data/${topic.id}/`)),
+      ...(await listKeys(storage.stores[0]!, `segments/${topic.id}/`)),
+    ];
     expect(stored.sort()).toEqual([...referenced].sort());
     expect(stored.some((k) => k.startsWith('segments/'))).toBe(true);
-    expect(state.sizeInBytes).toBe((await storage.metadata.query<CommitRecord>(partitionPk(topic.name, 0), { beginsWith: 'idx#' })).reduce((n, i) => n + i.value.end - i.value.start, 0));
+    expect(state.sizeInBytes).toBe(
+      (await storage.metadata.query<CommitRecord>(partitionPk(topic.name, 0), { beginsWith: 'idx#' })).reduce(
+        (n, i) => n + i.value.end - i.value.start,
+        0,
+      ),
+    );
   });
 
   it('a produce racing a compaction loses nothing', async () => {
@@ -189,7 +231,12 @@ describe('compaction triggers and guards (memory)', () => {
 
   it('respects min.cleanable.dirty.ratio, min.compaction.lag.ms and max.compaction.lag.ms', async () => {
     const h = harness(storage, new TestClock(T0), SMALL);
-    const topic = await h.topic({ 'cleanup.policy': 'compact', 'min.cleanable.dirty.ratio': '0.99', 'min.compaction.lag.ms': '10000', 'max.compaction.lag.ms': '60000' });
+    const topic = await h.topic({
+      'cleanup.policy': 'compact',
+      'min.cleanable.dirty.ratio': '0.99',
+      'min.compaction.lag.ms': '10000',
+      'max.compaction.lag.ms': '60000',
+    });
     for (let i = 0; i < 6; i++) {
       h.clock.advance(1);
       await h.produce(topic, [rec('k', `v${i}`, h.clock.now())]);
@@ -215,10 +262,21 @@ describe('compaction triggers and guards (memory)', () => {
 
   it('rejects records without a key on compacted topics (INVALID_RECORD)', async () => {
     const { call } = testApp();
-    await call('POST', 'topics', { topic_name: 'c', partitions_count: 1, configs: [{ name: 'cleanup.policy', value: 'compact' }] });
+    await call('POST', 'topics', {
+      topic_name: 'c',
+      partitions_count: 1,
+      configs: [{ name: 'cleanup.policy', value: 'compact' }],
+    });
     const r = await call('POST', 'topics/c/records', { value: { type: 'STRING', data: 'no key' } });
     expect(r).toMatchObject({ status: 400, body: { error: 'INVALID_RECORD' } });
-    expect((await call('POST', 'topics/c/records', { key: { type: 'STRING', data: 'k' }, value: { type: 'STRING', data: 'v' } })).status).toBe(200);
+    expect(
+      (
+        await call('POST', 'topics/c/records', {
+          key: { type: 'STRING', data: 'k' },
+          value: { type: 'STRING', data: 'v' },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('gives up a swap when an entry changed under it, and loses nothing', async () => {

@@ -32,11 +32,22 @@ export const rec = (key: string | null, value: string | null, timestamp: number)
 export const text = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b).toString());
 
 /** Test defaults: no grace (the clock is ours), sweeps and rounds whenever asked, merges only when asked. */
-export const TEST_OPTIONS: Partial<MaintenanceOptions> = { orphanGraceMs: 0, sweepIntervalMs: 0, roundIntervalMs: 0, mergeMinEntries: 1_000_000 };
+export const TEST_OPTIONS: Partial<MaintenanceOptions> = {
+  orphanGraceMs: 0,
+  sweepIntervalMs: 0,
+  roundIntervalMs: 0,
+  mergeMinEntries: 1_000_000,
+};
 
 export function harness(storage: Storage, clock: TestClock, options: Partial<MaintenanceOptions> = {}) {
   const topics = new TopicRegistry(storage.metadata, clock, storage.stores.length);
-  const log = new PartitionLog({ metadata: storage.metadata, stores: storage.stores, clock, log: () => {}, leadership: new ReplicaManager({ metadata: storage.metadata, stores: storage.stores, clock, log: () => {} }) });
+  const log = new PartitionLog({
+    metadata: storage.metadata,
+    stores: storage.stores,
+    clock,
+    log: () => {},
+    leadership: new ReplicaManager({ metadata: storage.metadata, stores: storage.stores, clock, log: () => {} }),
+  });
   const events: Record<string, unknown>[] = [];
   let n = 0;
   const h = {
@@ -45,7 +56,12 @@ export function harness(storage: Storage, clock: TestClock, options: Partial<Mai
     events,
     clock,
     async topic(configs: Record<string, string> = {}, partitions = 1): Promise<Topic> {
-      return topics.create({ name: `t${n++}-${Math.random().toString(36).slice(2, 8)}`, partitionCount: partitions, replicationFactor: 1, configs });
+      return topics.create({
+        name: `t${n++}-${Math.random().toString(36).slice(2, 8)}`,
+        partitionCount: partitions,
+        replicationFactor: 1,
+        configs,
+      });
     },
     /** One produce request to one partition; returns its base offset. */
     async produce(topic: Topic, records: LogRecord[], partition = 0): Promise<number> {
@@ -62,7 +78,14 @@ export function harness(storage: Storage, clock: TestClock, options: Partial<Mai
       const out: { offset: number; key: string | null; value: string | null; timestamp: number }[] = [];
       for (let offset = state.logStartOffset; offset < state.highWatermark; ) {
         const r = await log.read(topic, partition, offset, 1 << 20);
-        out.push(...r.records.map((x) => ({ offset: x.offset, key: text(x.key), value: text(x.value), timestamp: x.timestamp })));
+        out.push(
+          ...r.records.map((x) => ({
+            offset: x.offset,
+            key: text(x.key),
+            value: text(x.value),
+            timestamp: x.timestamp,
+          })),
+        );
         if (r.nextOffset <= offset) throw new Error(`fetch made no progress at ${offset}`);
         offset = r.nextOffset;
       }
@@ -72,7 +95,9 @@ export function harness(storage: Storage, clock: TestClock, options: Partial<Mai
       for (let offset = state.logStartOffset; offset < state.highWatermark; ) {
         const r = await log.readBatches(topic, partition, offset, 1 << 20);
         for (const batch of decodeRecordBatches(r.batches)) {
-          for (const x of batch.records) if (x.offset >= offset) viaBatches.push({ offset: x.offset, key: text(x.key), value: text(x.value), timestamp: x.timestamp });
+          for (const x of batch.records)
+            if (x.offset >= offset)
+              viaBatches.push({ offset: x.offset, key: text(x.key), value: text(x.value), timestamp: x.timestamp });
         }
         if (r.nextOffset <= offset) throw new Error(`record-batch fetch made no progress at ${offset}`);
         offset = r.nextOffset;

@@ -18,7 +18,11 @@ describe.each(allBackends)('retention on $name', (backend) => {
   afterEach(() => stop());
 
   /** Five one-record requests at T0, T0+100, ..., one object each; returns their object keys in offset order. */
-  async function fiveObjects(h: ReturnType<typeof harness>, configs: Record<string, string>, timestamps = [0, 100, 200, 300, 400]) {
+  async function fiveObjects(
+    h: ReturnType<typeof harness>,
+    configs: Record<string, string>,
+    timestamps = [0, 100, 200, 300, 400],
+  ) {
     const topic = await h.topic(configs);
     for (let i = 0; i < 5; i++) {
       h.clock.t = T0 + i * 100;
@@ -31,10 +35,18 @@ describe.each(allBackends)('retention on $name', (backend) => {
   it('retention.ms: moves the log start offset past the expired entries, deletes exactly their objects after file.delete.delay.ms', async () => {
     const h = harness(storage, new TestClock(T0));
     // The last two records carry later timestamps: retention goes by record time, not append time.
-    const { topic, keys } = await fiveObjects(h, { 'retention.ms': '1000', 'file.delete.delay.ms': '5000' }, [0, 100, 200, 60_000, 60_100]);
+    const { topic, keys } = await fiveObjects(
+      h,
+      { 'retention.ms': '1000', 'file.delete.delay.ms': '5000' },
+      [0, 100, 200, 60_000, 60_100],
+    );
     h.clock.t = T0 + 1250; // records at T0, T0+100, T0+200 are older than now - retention.ms
     const first = await h.run();
-    expect(first).toMatchObject({ logStartOffsetAdvances: 1, entriesRemovedByRetention: 3, objectsScheduledForDeletion: 3 });
+    expect(first).toMatchObject({
+      logStartOffsetAdvances: 1,
+      entriesRemovedByRetention: 3,
+      objectsScheduledForDeletion: 3,
+    });
     const state = await h.log.state(topic, 0);
     expect(state).toMatchObject({ logStartOffset: 3, highWatermark: 5 });
     // Below the log start offset is out of range at once; the rest reads as before.
@@ -83,7 +95,9 @@ describe.each(allBackends)('retention on $name', (backend) => {
   it('DeleteRecords: advances the log start offset (never past the HW, never backwards); storage is freed by the scheduler', async () => {
     const h = harness(storage, new TestClock(T0));
     const { topic, keys } = await fiveObjects(h, { 'file.delete.delay.ms': '1000' });
-    await expect(h.log.advanceLogStartOffset(topic, 0, 6)).rejects.toSatisfy((e) => isKafkaError(e, 'OFFSET_OUT_OF_RANGE'));
+    await expect(h.log.advanceLogStartOffset(topic, 0, 6)).rejects.toSatisfy((e) =>
+      isKafkaError(e, 'OFFSET_OUT_OF_RANGE'),
+    );
     expect(await h.log.advanceLogStartOffset(topic, 0, 2)).toMatchObject({ logStartOffset: 2, previous: 0 });
     // Mid-entry is fine (records of an entry straddling it are simply not returned).
     expect(await h.log.advanceLogStartOffset(topic, 0, 1)).toMatchObject({ logStartOffset: 2 });

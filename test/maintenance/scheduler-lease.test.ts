@@ -26,7 +26,11 @@ describe('the scheduler lease', () => {
     const client = createDynamoDbClient(dynamoDbClientOptions(ddb.endpoint));
     const dropper = installAnswerDropper(client);
     try {
-      const storage: Storage = { metadata: new DynamoDbMetadataStore({ table: ddb.table, client }), stores: [new MemoryObjectStore()], close: () => {} };
+      const storage: Storage = {
+        metadata: new DynamoDbMetadataStore({ table: ddb.table, client }),
+        stores: [new MemoryObjectStore()],
+        close: () => {},
+      };
       const h = harness(storage, new TestClock(T0));
       await h.topic();
       dropper.drop({ command: 'UpdateItemCommand', match: (k) => k.pk === 'cluster' && k.sk === 'scheduler' });

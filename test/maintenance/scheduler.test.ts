@@ -16,7 +16,12 @@ const T0 = 1_700_000_000_000;
 async function nineUnits(h: ReturnType<typeof harness>) {
   const topics: Topic[] = [];
   for (let i = 0; i < 3; i++) {
-    const topic = await h.topics.create({ name: `topic-${i}`, partitionCount: 2, replicationFactor: 1, configs: { 'retention.ms': '1000' } });
+    const topic = await h.topics.create({
+      name: `topic-${i}`,
+      partitionCount: 2,
+      replicationFactor: 1,
+      configs: { 'retention.ms': '1000' },
+    });
     for (const p of [0, 1]) {
       await h.produce(topic, [rec(null, 'old', T0 - 10_000)], p);
       await h.produce(topic, [rec(null, 'new', T0 + 1_000_000)], p);
@@ -25,7 +30,8 @@ async function nineUnits(h: ReturnType<typeof harness>) {
   }
   const done = async () => {
     const out: string[] = [];
-    for (const t of topics) for (const p of [0, 1]) if ((await h.log.state(t, p)).logStartOffset === 1) out.push(`${t.name}/${p}`);
+    for (const t of topics)
+      for (const p of [0, 1]) if ((await h.log.state(t, p)).logStartOffset === 1) out.push(`${t.name}/${p}`);
     return out;
   };
   return { topics, done };
@@ -44,10 +50,14 @@ describe('scheduler', () => {
     // passes it during topic-2/0 (its third unit, after topic-1's sweep); no fourth unit starts.
     let units = 0;
     const clock = { now: () => h.clock.now() + (units >= 2 ? 10_000 : 0) };
-    const second = await h.run({ clock, deadline: h.clock.now() + 5_000, log: (e) => {
-      if (e.msg === 'retention') units++;
-      h.events.push(e);
-    } });
+    const second = await h.run({
+      clock,
+      deadline: h.clock.now() + 5_000,
+      log: (e) => {
+        if (e.msg === 'retention') units++;
+        h.events.push(e);
+      },
+    });
     expect(second).toMatchObject({ unitsDone: 3, incomplete: 1 });
     expect(await h.run()).toMatchObject({ unitsDone: 2, roundsCompleted: 1 });
     expect(advances()).toEqual(['topic-0/0', 'topic-0/1', 'topic-1/0', 'topic-1/1', 'topic-2/0', 'topic-2/1']);
@@ -63,14 +73,18 @@ describe('scheduler', () => {
     // The first run dies after its second unit: its lease (written here as it would be left) stays.
     const dying = h.run({ maxUnits: 2, runId: 'dead', deadline: T0 + 60_000 });
     await dying;
-    await storage.metadata.put('cluster', 'scheduler', { ...(await storage.metadata.get<Record<string, unknown>>('cluster', 'scheduler'))!.value, holder: 'dead', leaseUntil: T0 + 60_000 });
+    await storage.metadata.put('cluster', 'scheduler', {
+      ...(await storage.metadata.get<Record<string, unknown>>('cluster', 'scheduler'))!.value,
+      holder: 'dead',
+      leaseUntil: T0 + 60_000,
+    });
     expect(await h.run({ runId: 'other' })).toEqual({ leaseHeld: 1 });
     h.clock.t = T0 + 60_000;
     expect(await h.run({ runId: 'other' })).toMatchObject({ unitsDone: 7, roundsCompleted: 1 });
     expect(await done()).toHaveLength(6);
   });
 
-  it('fires due durable timers, calls the groups\' session expiry, and logs one structured line per pass', async () => {
+  it("fires due durable timers, calls the groups' session expiry, and logs one structured line per pass", async () => {
     const storage = createStorage({ kind: 'memory', replicaStores: 1 });
     const h = harness(storage, new TestClock(T0));
     const timers = new DurableTimers(storage.metadata);
@@ -85,7 +99,13 @@ describe('scheduler', () => {
     expect(line).toMatchObject({ level: 'info', timersFired: 1, membersExpired: 3, durationMs: expect.any(Number) });
     // The composition root's pass expires sessions through the process's own group coordinator.
     const services = createServices(serverConfigFromEnv({}), storage, h.clock);
-    expect(await runMaintenancePass(storage, services, { deadline: T0 + 1000, log: () => {}, options: { orphanGraceMs: 0, roundIntervalMs: 0 } })).toMatchObject({ roundsCompleted: 1 });
+    expect(
+      await runMaintenancePass(storage, services, {
+        deadline: T0 + 1000,
+        log: () => {},
+        options: { orphanGraceMs: 0, roundIntervalMs: 0 },
+      }),
+    ).toMatchObject({ roundsCompleted: 1 });
   });
 
   it('starts a round at most every roundIntervalMs (log.retention.check.interval.ms); the runs between only fire timers', async () => {

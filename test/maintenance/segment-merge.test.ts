@@ -40,7 +40,10 @@ describe.each(allBackends)('segment merge and orphan GC on $name', (backend) => 
     // 30 requests, each writing one object shared by both partitions.
     for (let i = 0; i < 30; i++) {
       h.clock.advance(10);
-      const out = await h.log.append(topic, [0, 1].map((p) => ({ partition: p, records: [rec(`k${i}`, `p${p}-v${i}`, h.clock.now())] })));
+      const out = await h.log.append(
+        topic,
+        [0, 1].map((p) => ({ partition: p, records: [rec(`k${i}`, `p${p}-v${i}`, h.clock.now())] })),
+      );
       expect([...out.values()].every((o) => o.ok)).toBe(true);
     }
     const before = [await h.readAll(topic, 0), await h.readAll(topic, 1)];
@@ -79,7 +82,10 @@ describe.each(allBackends)('segment merge and orphan GC on $name', (backend) => 
     // entries to merge, partition 1 (five stable entries) not yet.
     for (let i = 0; i < 12; i++) {
       h.clock.advance(10);
-      await h.log.append(topic, (i < 6 ? [0, 1] : [0]).map((p) => ({ partition: p, records: [rec(null, `p${p}-v${i}`, h.clock.now())] })));
+      await h.log.append(
+        topic,
+        (i < 6 ? [0, 1] : [0]).map((p) => ({ partition: p, records: [rec(null, `p${p}-v${i}`, h.clock.now())] })),
+      );
     }
     expect(await listKeys(storage.stores[0]!, `data/${topic.id}/`)).toHaveLength(12);
     h.clock.advance(1);
@@ -146,7 +152,8 @@ describe('the index swap, step by step (memory)', () => {
     check = async () => {
       for (let offset = 0; offset < 24; offset++) {
         const first = (await h.log.read(topic, 0, offset, 1)).records[0];
-        if (first?.offset !== offset || text(first.value) !== expected[offset]!.value) wrong.push(`step ${checks}: offset ${offset} read ${first?.offset}`);
+        if (first?.offset !== offset || text(first.value) !== expected[offset]!.value)
+          wrong.push(`step ${checks}: offset ${offset} read ${first?.offset}`);
       }
     };
     h.clock.advance(1);

@@ -19,15 +19,34 @@ import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
 
 const clock = { now: () => Date.now() };
-const rec = (value: string): LogRecord => ({ key: null, value: Buffer.from(value), headers: [], timestamp: 1_700_000_000_000 });
+const rec = (value: string): LogRecord => ({
+  key: null,
+  value: Buffer.from(value),
+  headers: [],
+  timestamp: 1_700_000_000_000,
+});
 
 const newLog = (metadata: MetadataStore, stores: ObjectStore[]) =>
-  new PartitionLog({ metadata, stores, clock, log: () => {}, leadership: new ReplicaManager({ metadata, stores, clock, log: () => {} }) });
+  new PartitionLog({
+    metadata,
+    stores,
+    clock,
+    log: () => {},
+    leadership: new ReplicaManager({ metadata, stores, clock, log: () => {} }),
+  });
 
 /** Produces 'first', then 'second' with its state write's answer lost once; checks the log and the answer. */
-async function produceThroughLostAnswer(metadata: MetadataStore, stores: ObjectStore[], loseNextStateAnswer: () => void) {
+async function produceThroughLostAnswer(
+  metadata: MetadataStore,
+  stores: ObjectStore[],
+  loseNextStateAnswer: () => void,
+) {
   const topics = new TopicRegistry(metadata, clock, stores.length);
-  const topic = await topics.create({ name: `t-${Math.random().toString(36).slice(2)}`, partitionCount: 1, replicationFactor: 1 });
+  const topic = await topics.create({
+    name: `t-${Math.random().toString(36).slice(2)}`,
+    partitionCount: 1,
+    replicationFactor: 1,
+  });
   const log = newLog(metadata, stores);
   const first = (await log.append(topic, [{ partition: 0, records: [rec('first')] }])).get(0)!;
   expect(first).toMatchObject({ ok: true, info: { baseOffset: 0 } });
@@ -85,7 +104,10 @@ describe('a partition commit whose answer was lost and which the SDK retried', (
       try {
         const metadata = new FaultyMetadataStore(storage.metadata);
         await produceThroughLostAnswer(metadata, storage.stores, () =>
-          metadata.faults.fail('put', { when: 'retried', match: (k) => k.startsWith('part#') && k.endsWith(`|${STATE_SK}`) }),
+          metadata.faults.fail('put', {
+            when: 'retried',
+            match: (k) => k.startsWith('part#') && k.endsWith(`|${STATE_SK}`),
+          }),
         );
         expect(metadata.faults.injected).toBe(1);
       } finally {
@@ -102,9 +124,14 @@ describe('a partition commit whose answer was lost and which the SDK retried', (
       const topic = await topics.create({ name: 'behind', partitionCount: 1, replicationFactor: 1 });
       const mine = newLog(metadata, storage.stores);
       const other = newLog(storage.metadata, storage.stores);
-      const appendBy = async (log: PartitionLog, value: string) => (await log.append(topic, [{ partition: 0, records: [rec(value)] }])).get(0)!;
+      const appendBy = async (log: PartitionLog, value: string) =>
+        (await log.append(topic, [{ partition: 0, records: [rec(value)] }])).get(0)!;
       const isState = (k: string) => k.endsWith(`|${STATE_SK}`);
-      metadata.faults.fail('put', { when: 'retried', match: isState, between: async () => void (await appendBy(other, 'other')) });
+      metadata.faults.fail('put', {
+        when: 'retried',
+        match: isState,
+        between: async () => void (await appendBy(other, 'other')),
+      });
       expect(await appendBy(mine, 'mine')).toMatchObject({ ok: true, info: { baseOffset: 0 } });
       metadata.faults.fail('put', {
         when: 'retried',

@@ -17,10 +17,21 @@ import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 
 const clock = { now: () => Date.now() };
-const rec = (value: string): LogRecord => ({ key: null, value: Buffer.from(value), headers: [], timestamp: Date.now() });
+const rec = (value: string): LogRecord => ({
+  key: null,
+  value: Buffer.from(value),
+  headers: [],
+  timestamp: Date.now(),
+});
 const quiet = () => {};
 const newLog = (metadata: MetadataStore, stores: ObjectStore[]) =>
-  new PartitionLog({ metadata, stores, clock, log: quiet, leadership: new ReplicaManager({ metadata, stores, clock, log: quiet }) });
+  new PartitionLog({
+    metadata,
+    stores,
+    clock,
+    log: quiet,
+    leadership: new ReplicaManager({ metadata, stores, clock, log: quiet }),
+  });
 
 describe.each(allBackends)('index repair across a leader epoch change on $name', (backend) => {
   let stop: () => Promise<void>;
@@ -41,7 +52,12 @@ describe.each(allBackends)('index repair across a leader epoch change on $name',
     a = newLog(metaA, stores);
     b = newLog(metaB, stores);
     const topics = new TopicRegistry(started.storage.metadata, clock, 2);
-    topic = await topics.create({ name: 'trunc', partitionCount: 1, replicationFactor: 2, configs: { 'unclean.leader.election.enable': 'true' } });
+    topic = await topics.create({
+      name: 'trunc',
+      partitionCount: 1,
+      replicationFactor: 2,
+      configs: { 'unclean.leader.election.enable': 'true' },
+    });
   });
   afterEach(async () => {
     await Promise.all([a.idle(), b.idle()]);
@@ -79,14 +95,23 @@ describe.each(allBackends)('index repair across a leader epoch change on $name',
     expect(metaA.faults.injected).toBe(1);
     expect(await append(b, 'c', 1)).toBe(2);
     const read = await readAll(newLog(metaB, stores));
-    expect(read).toEqual({ values: [[0, 'a'], [1, 'b'], [2, 'c']], highWatermark: 3 });
+    expect(read).toEqual({
+      values: [
+        [0, 'a'],
+        [1, 'b'],
+        [2, 'c'],
+      ],
+      highWatermark: 3,
+    });
   });
 
   it('fails loudly, never with a silent empty answer, when an entry below the HW is missing', async () => {
     for (const v of ['a', 'b', 'c']) await append(b, v, 'all');
     await metaB.delete(partitionPk('trunc', 0), indexSk(1));
     const read = b.read(topic, 0, 1, 1 << 20);
-    await expect(read).rejects.toSatisfy((e) => isKafkaError(e, 'KAFKA_STORAGE_ERROR') && /offset 1/.test((e as Error).message));
+    await expect(read).rejects.toSatisfy(
+      (e) => isKafkaError(e, 'KAFKA_STORAGE_ERROR') && /offset 1/.test((e as Error).message),
+    );
     // What lies before the gap is still served, up to the gap.
     expect((await b.read(topic, 0, 0, 1 << 20)).records.map((r) => r.offset)).toEqual([0]);
     // A maintenance pass reports it as an error and rewrites nothing around it.

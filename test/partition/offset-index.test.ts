@@ -14,7 +14,12 @@ const TOPIC_ID = 'id-1';
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-const commit = (baseOffset: number, recordCount: number, bytes: number, extra: Partial<CommitRecord> = {}): CommitRecord => ({
+const commit = (
+  baseOffset: number,
+  recordCount: number,
+  bytes: number,
+  extra: Partial<CommitRecord> = {},
+): CommitRecord => ({
   topicId: TOPIC_ID,
   baseOffset,
   lastOffset: baseOffset + recordCount - 1,
@@ -35,20 +40,35 @@ async function partition(store: MetadataStore, sizes: number[]): Promise<Partiti
   for (const c of commits) await index.put(TOPIC, 0, c);
   const state = initialPartitionState(TOPIC_ID, 0, 1, 1);
   const end = commits.length * 10;
-  return { ...state, highWatermark: end, replicaLeo: { '0': end }, ...(commits.length > 0 && { lastCommit: commits.at(-1)! }) };
+  return {
+    ...state,
+    highWatermark: end,
+    replicaLeo: { '0': end },
+    ...(commits.length > 0 && { lastCommit: commits.at(-1)! }),
+  };
 }
 
 /**
  * entriesFrom as it was with fixed 64-entry pages: the reference the sized pages must agree with.
  * Where it answers nothing below `to`, entriesFrom now fails (KAFKA_STORAGE_ERROR) instead.
  */
-async function referenceEntriesFrom(store: MetadataStore, state: PartitionState, from: number, to: number, maxBytes: number): Promise<CommitRecord[]> {
+async function referenceEntriesFrom(
+  store: MetadataStore,
+  state: PartitionState,
+  from: number,
+  to: number,
+  maxBytes: number,
+): Promise<CommitRecord[]> {
   const pk = partitionPk(TOPIC, 0);
   const own = (e: CommitRecord) => e.topicId === state.topicId && withinEpoch(state.epochHistory, e);
   const all: CommitRecord[] = [];
-  const floor = (await store.query<CommitRecord>(pk, { lte: indexSk(from), gte: 'idx#', reverse: true, limit: 4 })).map((i) => i.value).find(own);
+  const floor = (await store.query<CommitRecord>(pk, { lte: indexSk(from), gte: 'idx#', reverse: true, limit: 4 }))
+    .map((i) => i.value)
+    .find(own);
   if (floor && floor.lastOffset >= from) all.push(floor);
-  all.push(...(await store.query<CommitRecord>(pk, { gt: indexSk(from), lt: indexSk(to) })).map((i) => i.value).filter(own));
+  all.push(
+    ...(await store.query<CommitRecord>(pk, { gt: indexSk(from), lt: indexSk(to) })).map((i) => i.value).filter(own),
+  );
   const out: CommitRecord[] = [];
   let next = from;
   let bytes = 0;
@@ -62,14 +82,25 @@ async function referenceEntriesFrom(store: MetadataStore, state: PartitionState,
     if (next >= to || bytes >= maxBytes) return out;
   }
   const last = state.lastCommit;
-  if (next < to && last && last.topicId === state.topicId && last.baseOffset <= next && last.lastOffset >= next && (out.length === 0 || bytes + last.end - last.start <= maxBytes)) out.push(last);
+  if (
+    next < to &&
+    last &&
+    last.topicId === state.topicId &&
+    last.baseOffset <= next &&
+    last.lastOffset >= next &&
+    (out.length === 0 || bytes + last.end - last.start <= maxBytes)
+  )
+    out.push(last);
   return out;
 }
 
 describe('OffsetIndex.entriesFrom paging', () => {
   it('reads a handful of index entries for a 1 MiB fetch over a long partition, not 64', async () => {
     const inner = new MemoryMetadataStore();
-    const state = await partition(inner, Array.from({ length: 2000 }, () => 512 * KiB));
+    const state = await partition(
+      inner,
+      Array.from({ length: 2000 }, () => 512 * KiB),
+    );
     const counting = new CountingMetadataStore(inner);
     const entries = await new OffsetIndex(counting).entriesFrom(TOPIC, 0, state, 10_005, state.highWatermark, MiB);
     expect(entries.map((e) => e.baseOffset)).toEqual([10_000, 10_010]);
@@ -94,10 +125,14 @@ describe('OffsetIndex.entriesFrom paging', () => {
 
   it('pages by 64 when the scan has no byte budget, as before', async () => {
     const inner = new MemoryMetadataStore();
-    const state = await partition(inner, Array.from({ length: 200 }, () => KiB));
+    const state = await partition(
+      inner,
+      Array.from({ length: 200 }, () => KiB),
+    );
     const counting = new CountingMetadataStore(inner);
     const seen: number[] = [];
-    for await (const e of new OffsetIndex(counting).scan(TOPIC, 0, TOPIC_ID, 0, state.highWatermark)) seen.push(e.baseOffset);
+    for await (const e of new OffsetIndex(counting).scan(TOPIC, 0, TOPIC_ID, 0, state.highWatermark))
+      seen.push(e.baseOffset);
     expect(seen).toEqual(Array.from({ length: 200 }, (_, i) => i * 10));
     expect(counting.counts.query).toBe(1 + Math.ceil(199 / 64)); // the floor, then pages of 64
   });
@@ -105,7 +140,11 @@ describe('OffsetIndex.entriesFrom paging', () => {
   it('returns what fixed 64-entry pages returned, for any sizes, with stale, foreign, truncated and missing entries', async () => {
     const entry = fc.record({
       recordCount: fc.integer({ min: 1, max: 20 }),
-      bytes: fc.oneof(fc.integer({ min: 1, max: 4 * KiB }), fc.integer({ min: 64 * KiB, max: 2 * MiB }), fc.constant(0)),
+      bytes: fc.oneof(
+        fc.integer({ min: 1, max: 4 * KiB }),
+        fc.integer({ min: 64 * KiB, max: 2 * MiB }),
+        fc.constant(0),
+      ),
       kind: fc.constantFrom('own', 'own', 'own', 'foreign', 'stale', 'truncated'),
     });
     await fc.assert(
@@ -134,14 +173,18 @@ describe('OffsetIndex.entriesFrom paging', () => {
           const state: PartitionState = {
             ...initialPartitionState(TOPIC_ID, 0, 1, 1),
             // Epoch 1 started at 0; epoch 0's entries are a truncated tail.
-            epochHistory: [{ epoch: 0, startOffset: 0 }, { epoch: 1, startOffset: 0 }],
+            epochHistory: [
+              { epoch: 0, startOffset: 0 },
+              { epoch: 1, startOffset: 0 },
+            ],
             highWatermark: offset,
             ...(withLastCommit && last && { lastCommit: last }),
           };
           const from = Math.min(Math.floor(at * offset), Math.max(offset - 1, 0));
           const expected = await referenceEntriesFrom(store, state, from, offset, maxBytes);
           const actual = new OffsetIndex(store).entriesFrom(TOPIC, 0, state, from, offset, maxBytes);
-          if (expected.length === 0 && from < offset) await expect(actual).rejects.toSatisfy((e) => isKafkaError(e, 'KAFKA_STORAGE_ERROR'));
+          if (expected.length === 0 && from < offset)
+            await expect(actual).rejects.toSatisfy((e) => isKafkaError(e, 'KAFKA_STORAGE_ERROR'));
           else expect(await actual).toEqual(expected);
         },
       ),

@@ -11,7 +11,8 @@ import { testApp } from '../support/test-app.js';
 
 let server: Server;
 let endpoint: string;
-const posts: { connectionId: string; body: { type: string; topic: string; partitions: { partition: number }[] } }[] = [];
+const posts: { connectionId: string; body: { type: string; topic: string; partitions: { partition: number }[] } }[] =
+  [];
 /** The status @connections answers per connection id (200 by default). */
 const answers = new Map<string, number>();
 
@@ -38,20 +39,32 @@ beforeEach(() => {
 async function setup() {
   const t = testApp();
   expect((await t.call('POST', 'topics', { topic_name: 'orders', partitions_count: 3 })).status).toBe(201);
-  const produce = async (partition: number) => expect((await t.call('POST', 'topics/orders/records', { partition_id: partition, value: { data: 1 } })).status).toBe(200);
+  const produce = async (partition: number) =>
+    expect(
+      (await t.call('POST', 'topics/orders/records', { partition_id: partition, value: { data: 1 } })).status,
+    ).toBe(200);
   const deps = { subscriptions: t.services.push.subscriptions, topics: t.services.topics, log: t.services.log };
   const subscribe = (connectionId: string, partitions: { partition: number; offset: number }[]) =>
     handleSubscribe(deps, endpoint, connectionId, { action: 'subscribe', topic: 'orders', partitions });
-  const armed = async (connectionId: string) => (await t.storage.metadata.get<{ armed: Record<string, number> }>(subscriptionPk('orders'), `conn#${connectionId}`))?.value.armed;
+  const armed = async (connectionId: string) =>
+    (await t.storage.metadata.get<{ armed: Record<string, number> }>(subscriptionPk('orders'), `conn#${connectionId}`))
+      ?.value.armed;
   return { ...t, produce, subscribe, armed };
 }
 
 describe('push subscriptions', () => {
   it('a commit tells the connection armed on its partition once, and disarms only that partition', async () => {
     const t = await setup();
-    expect(await t.subscribe('c1', [{ partition: 0, offset: 0 }, { partition: 1, offset: 0 }])).toBeUndefined();
+    expect(
+      await t.subscribe('c1', [
+        { partition: 0, offset: 0 },
+        { partition: 1, offset: 0 },
+      ]),
+    ).toBeUndefined();
     await t.produce(0);
-    expect(posts).toEqual([{ connectionId: 'c1', body: { type: 'ready', topic: 'orders', partitions: [{ partition: 0 }] } }]);
+    expect(posts).toEqual([
+      { connectionId: 'c1', body: { type: 'ready', topic: 'orders', partitions: [{ partition: 0 }] } },
+    ]);
     expect(await t.armed('c1')).toEqual({ '1': 0 });
     await t.produce(0); // no longer armed there: nothing sent
     await t.produce(2); // never armed
@@ -64,7 +77,12 @@ describe('push subscriptions', () => {
   it('an arm at an offset below the high watermark is answered at once and not kept (a commit before the arm is not missed)', async () => {
     const t = await setup();
     await t.produce(0);
-    expect(await t.subscribe('c1', [{ partition: 0, offset: 0 }, { partition: 1, offset: 0 }])).toEqual({ type: 'ready', topic: 'orders', partitions: [{ partition: 0, high_watermark: 1 }] });
+    expect(
+      await t.subscribe('c1', [
+        { partition: 0, offset: 0 },
+        { partition: 1, offset: 0 },
+      ]),
+    ).toEqual({ type: 'ready', topic: 'orders', partitions: [{ partition: 0, high_watermark: 1 }] });
     expect(await t.armed('c1')).toEqual({ '1': 0 });
   });
 
@@ -85,7 +103,9 @@ describe('push subscriptions', () => {
 
   it('refuses a malformed arm with a Kafka error and stores nothing', async () => {
     const t = await setup();
-    await expect(t.subscribe('c1', [{ partition: 3, offset: 0 }])).rejects.toMatchObject({ errorName: 'UNKNOWN_TOPIC_OR_PARTITION' });
+    await expect(t.subscribe('c1', [{ partition: 3, offset: 0 }])).rejects.toMatchObject({
+      errorName: 'UNKNOWN_TOPIC_OR_PARTITION',
+    });
     expect(await t.armed('c1')).toBeUndefined();
   });
 });

@@ -41,14 +41,22 @@ describe('acks=all and the high watermark', () => {
     const { call, services } = testApp({ storage });
     release = () => stores[1]!.release();
     await call('POST', 'topics', { topic_name: 't', partitions_count: 1, replication_factor: 2 });
-    const batch = (tag: string) => ({ entries: Array.from({ length: 10 }, (_, i) => ({ id: `${tag}${i}`, partition_id: 0, value: { type: 'STRING', data: `${tag}${i}` } })) });
+    const batch = (tag: string) => ({
+      entries: Array.from({ length: 10 }, (_, i) => ({
+        id: `${tag}${i}`,
+        partition_id: 0,
+        value: { type: 'STRING', data: `${tag}${i}` },
+      })),
+    });
 
     stores[1]!.holdNextPut(); // the acks=1 copy to the follower never happens (yet)
     expect((await call('POST', 'topics/t/records:batch?acks=1', batch('a'))).body.failures).toEqual([]);
     await stores[1]!.reached;
     const acked = await call('POST', 'topics/t/records:batch?acks=all', batch('b'));
     expect(acked.body.failures).toEqual([]);
-    expect(acked.body.successes.map((s: { offset: number }) => s.offset)).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+    expect(acked.body.successes.map((s: { offset: number }) => s.offset)).toEqual([
+      10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+    ]);
     const state = (await call('GET', 'topics/t/partitions/0')).body;
     expect(state).toMatchObject({ isr: [0, 1], high_watermark: 20 });
     expect(state.replica_log_end_offsets).toEqual([

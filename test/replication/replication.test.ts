@@ -16,7 +16,11 @@ function cluster(options: { clock?: { now(): number } } = {}) {
 }
 
 const entries = (n: number, tag: string, partition = 0) =>
-  Array.from({ length: n }, (_, i) => ({ id: `${tag}-${i}`, partition_id: partition, value: { type: 'STRING', data: `${tag}-${i}` } }));
+  Array.from({ length: n }, (_, i) => ({
+    id: `${tag}-${i}`,
+    partition_id: partition,
+    value: { type: 'STRING', data: `${tag}-${i}` },
+  }));
 
 describe('replication over storage replicas', () => {
   let c: ReturnType<typeof cluster>;
@@ -25,8 +29,10 @@ describe('replication over storage replicas', () => {
   });
   afterEach(() => c.services.log.idle());
 
-  const describePartition = async (topic: string, p = 0) => (await c.call('GET', `topics/${topic}/partitions/${p}`)).body;
-  const produce = (topic: string, body: unknown, acks = 'all') => c.call('POST', `topics/${topic}/records:batch?acks=${acks}`, body);
+  const describePartition = async (topic: string, p = 0) =>
+    (await c.call('GET', `topics/${topic}/partitions/${p}`)).body;
+  const produce = (topic: string, body: unknown, acks = 'all') =>
+    c.call('POST', `topics/${topic}/records:batch?acks=${acks}`, body);
 
   it('rejects a replication factor above the number of stores', async () => {
     const res = await c.call('POST', 'topics', { topic_name: 'rf4', partitions_count: 1, replication_factor: 4 });
@@ -35,7 +41,9 @@ describe('replication over storage replicas', () => {
 
   it('places replica j of partition i on store (i + j) mod n', async () => {
     await c.call('POST', 'topics', { topic_name: 'placed', partitions_count: 3, replication_factor: 2 });
-    const parts = (await c.call('GET', 'topics/placed/partitions')).body.data.map((p: { replica_ids: number[]; leader_id: number }) => [p.leader_id, p.replica_ids]);
+    const parts = (await c.call('GET', 'topics/placed/partitions')).body.data.map(
+      (p: { replica_ids: number[]; leader_id: number }) => [p.leader_id, p.replica_ids],
+    );
     expect(parts).toEqual([
       [0, [0, 1]],
       [1, [1, 2]],
@@ -44,7 +52,12 @@ describe('replication over storage replicas', () => {
   });
 
   it('RF=3, min.insync=2, acks=all: one store down shrinks the ISR, two stop writes, reads go on, recovery grows the ISR', async () => {
-    await c.call('POST', 'topics', { topic_name: 'seed', partitions_count: 1, replication_factor: 3, configs: [{ name: 'min.insync.replicas', value: '2' }] });
+    await c.call('POST', 'topics', {
+      topic_name: 'seed',
+      partitions_count: 1,
+      replication_factor: 3,
+      configs: [{ name: 'min.insync.replicas', value: '2' }],
+    });
     let ok = 0;
     for (let i = 0; i < 5; i++) {
       const r = await produce('seed', { entries: entries(10, `a${i}`) });
@@ -116,7 +129,10 @@ describe('replication over storage replicas', () => {
     expect(r.body.successes.map((s: { offset: number }) => s.offset)).toEqual([-1, -1, -1]);
     await c.services.log.idle();
     expect(await describePartition('zero')).toMatchObject({ high_watermark: 3 });
-    expect(await produce('zero', { entries: entries(1, 'q') }, '2')).toMatchObject({ status: 400, body: { error: 'INVALID_REQUIRED_ACKS' } });
+    expect(await produce('zero', { entries: entries(1, 'q') }, '2')).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_REQUIRED_ACKS' },
+    });
   });
 
   it('elects a new leader when the leader store fails, bumps the epoch and fences the old epoch; the old leader comes back truncated', async () => {
@@ -140,10 +156,21 @@ describe('replication over storage replicas', () => {
     // A writer still holding epoch 0 is fenced.
     const topic = await c.services.topics.get('elect');
     const stale = commitToPartition(
-      { metadata: c.metadata, index: c.services.log.index, storeCount: 3, now: () => Date.now(), isIndexed: () => false },
+      {
+        metadata: c.metadata,
+        index: c.services.log.index,
+        storeCount: 3,
+        now: () => Date.now(),
+        isIndexed: () => false,
+      },
       topic,
       0,
-      { pending: { objectKey: 'data/x', start: 0, end: 1, recordCount: 1, maxTimestamp: 0 }, leaderEpoch: 0, holders: [0], failedFollowers: [] },
+      {
+        pending: { objectKey: 'data/x', start: 0, end: 1, recordCount: 1, maxTimestamp: 0 },
+        leaderEpoch: 0,
+        holders: [0],
+        failedFollowers: [],
+      },
     );
     await expect(stale).rejects.toSatisfy((e) => isKafkaError(e, 'FENCED_LEADER_EPOCH'));
 
@@ -179,7 +206,9 @@ describe('replication over storage replicas', () => {
     c.stores[0]!.faults.down = false;
     await c.call('POST', 'topics/trunc/replicas:sync');
     const all = await c.call('GET', 'topics/trunc/partitions/0/records?offset=0&format=string');
-    expect(all.body.records.map((x: { value: { data: string } }) => x.value.data)).toEqual([...entries(4, 't0'), ...entries(2, 't1')].map((e) => e.value.data));
+    expect(all.body.records.map((x: { value: { data: string } }) => x.value.data)).toEqual(
+      [...entries(4, 't0'), ...entries(2, 't1')].map((e) => e.value.data),
+    );
     expect((await describePartition('trunc')).replica_log_end_offsets).toEqual([
       { replica_id: 0, log_end_offset: 6 },
       { replica_id: 1, log_end_offset: 6 },
@@ -231,7 +260,9 @@ describe('idempotent producer over HTTP', () => {
       entries: entries(n, tag, partition),
     });
   const values = async (p = 0) =>
-    (await c.call('GET', `topics/idem/partitions/${p}/records?offset=0&format=string`)).body.records.map((r: { value: { data: string } }) => r.value.data);
+    (await c.call('GET', `topics/idem/partitions/${p}/records?offset=0&format=string`)).body.records.map(
+      (r: { value: { data: string } }) => r.value.data,
+    );
 
   it('allocates producer ids and bumps epochs', async () => {
     const a = await init();
@@ -239,8 +270,12 @@ describe('idempotent producer over HTTP', () => {
     expect(a).toMatchObject({ producer_id: 0, producer_epoch: 0 });
     expect(b.producer_id).toBe(1);
     expect(await init({ producer_id: 0, producer_epoch: 0 })).toMatchObject({ producer_id: 0, producer_epoch: 1 });
-    expect((await c.call('POST', 'producers:init', { producer_id: 0, producer_epoch: 0 })).body.error).toBe('INVALID_PRODUCER_EPOCH');
-    expect((await c.call('POST', 'producers:init', { producer_id: 99, producer_epoch: 0 })).body.error).toBe('UNKNOWN_PRODUCER_ID');
+    expect((await c.call('POST', 'producers:init', { producer_id: 0, producer_epoch: 0 })).body.error).toBe(
+      'INVALID_PRODUCER_EPOCH',
+    );
+    expect((await c.call('POST', 'producers:init', { producer_id: 99, producer_epoch: 0 })).body.error).toBe(
+      'UNKNOWN_PRODUCER_ID',
+    );
   });
 
   it('answers a retried batch with its original offsets and appends it once', async () => {
@@ -249,9 +284,13 @@ describe('idempotent producer over HTTP', () => {
     const second = await send(pid, 0, 3, 'b');
     const retryLast = await send(pid, 0, 3, 'b');
     const retryOlder = await send(pid, 0, 0, 'a');
-    expect(retryLast.body.successes.map((s: { offset: number }) => s.offset)).toEqual(second.body.successes.map((s: { offset: number }) => s.offset));
+    expect(retryLast.body.successes.map((s: { offset: number }) => s.offset)).toEqual(
+      second.body.successes.map((s: { offset: number }) => s.offset),
+    );
     expect(retryLast.body.successes[0].duplicate).toBe(true);
-    expect(retryOlder.body.successes.map((s: { offset: number }) => s.offset)).toEqual(first.body.successes.map((s: { offset: number }) => s.offset));
+    expect(retryOlder.body.successes.map((s: { offset: number }) => s.offset)).toEqual(
+      first.body.successes.map((s: { offset: number }) => s.offset),
+    );
     expect(await values()).toEqual(['a-0', 'a-1', 'a-2', 'b-0', 'b-1', 'b-2']);
   });
 
@@ -261,15 +300,24 @@ describe('idempotent producer over HTTP', () => {
     expect((await send(pid, 0, 7, 'gap')).body.failures[0]).toMatchObject({ error: 'OUT_OF_ORDER_SEQUENCE_NUMBER' });
     await init({ producer_id: pid, producer_epoch: 0 });
     expect((await send(pid, 0, 3, 'zombie')).body.failures[0]).toMatchObject({ error: 'INVALID_PRODUCER_EPOCH' });
-    expect((await send(pid, 1, 5, 'new-epoch-must-start-at-0')).body.failures[0]).toMatchObject({ error: 'OUT_OF_ORDER_SEQUENCE_NUMBER' });
+    expect((await send(pid, 1, 5, 'new-epoch-must-start-at-0')).body.failures[0]).toMatchObject({
+      error: 'OUT_OF_ORDER_SEQUENCE_NUMBER',
+    });
     expect((await send(pid, 1, 0, 'n')).body.successes).toHaveLength(3);
     expect(await values()).toEqual(['a-0', 'a-1', 'a-2', 'n-0', 'n-1', 'n-2']);
   });
 
   it('needs explicit partitions and all three fields together', async () => {
-    const res = await c.call('POST', 'topics/idem/records:batch', { producer_id: 0, producer_epoch: 0, sequences: [], entries: [{ id: '1', value: { data: 1 } }] });
+    const res = await c.call('POST', 'topics/idem/records:batch', {
+      producer_id: 0,
+      producer_epoch: 0,
+      sequences: [],
+      entries: [{ id: '1', value: { data: 1 } }],
+    });
     expect(res).toMatchObject({ status: 400, body: { error: 'INVALID_REQUEST' } });
-    expect((await c.call('POST', 'topics/idem/records:batch', { producer_id: 0, entries: entries(1, 'x') })).status).toBe(400);
+    expect(
+      (await c.call('POST', 'topics/idem/records:batch', { producer_id: 0, entries: entries(1, 'x') })).status,
+    ).toBe(400);
   });
 
   it('retries after an ambiguous failure: zero duplicates with idempotence, duplicates without', async () => {

@@ -39,7 +39,11 @@ describe('DynamoDbMetadataStore requests', () => {
     await store.put('p', 's', 'x', { ifVersion: 3 });
     const inputs = sent.map((s) => s.input as unknown as UpdateItemCommandInput);
     expect(inputs.map((i) => i.UpdateExpression)).toEqual(Array(3).fill('SET #value = :value ADD #version :one'));
-    expect(inputs.map((i) => i.ConditionExpression)).toEqual([undefined, 'attribute_not_exists(pk)', '#version = :expected']);
+    expect(inputs.map((i) => i.ConditionExpression)).toEqual([
+      undefined,
+      'attribute_not_exists(pk)',
+      '#version = :expected',
+    ]);
     expect(inputs[2]!.ExpressionAttributeValues![':expected']).toEqual({ N: '3' });
     expect(inputs.every((i) => i.ReturnValues === 'ALL_NEW')).toBe(true);
     expect(inputs.map((i) => i.ReturnValuesOnConditionCheckFailure)).toEqual([undefined, 'ALL_OLD', 'ALL_OLD']);
@@ -58,7 +62,9 @@ describe('DynamoDbMetadataStore requests', () => {
 
   it('reads the item consistently when the failure carries none', async () => {
     const { client, sent } = stubClient((name) =>
-      name === 'GetItemCommand' ? { Item: item(2, 'now') } : new ConditionalCheckFailedException({ message: 'failed', $metadata: {} }),
+      name === 'GetItemCommand'
+        ? { Item: item(2, 'now') }
+        : new ConditionalCheckFailedException({ message: 'failed', $metadata: {} }),
     );
     const store = new DynamoDbMetadataStore({ table: 't', client });
     const err = await store.delete('p', 's', { ifVersion: 1 }).catch((e: unknown) => e);

@@ -22,6 +22,9 @@ describe('compareKeys (S3 key order)', () => {
       fc.string({ unit: 'grapheme', maxLength: 1 }),
     );
     const key = fc.array(char, { maxLength: 6 }).map((cs) => cs.join(''));
-    fc.assert(fc.property(key, key, (a, b) => sign(compareKeys(a, b)) === sign(utf8Order(a, b))), { numRuns: 2000 });
+    fc.assert(
+      fc.property(key, key, (a, b) => sign(compareKeys(a, b)) === sign(utf8Order(a, b))),
+      { numRuns: 2000 },
+    );
   });
 });

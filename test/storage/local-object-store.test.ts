@@ -34,8 +34,27 @@ describe('LocalObjectStore specifics', () => {
   });
 
   it('keeps hostile keys inside the directory, each one distinct', async () => {
-    const keys = ['../escape', '../../etc/passwd', '/abs/path', 'a/../../b', '..', '.', '', 'a//b', 'a/', '.hidden',
-      'a\\..\\b', 'a%2Fb', 'a+', 'a+/b', '%', 'a/b', 'a', 'nul\u0000byte', 'ü/€'];
+    const keys = [
+      '../escape',
+      '../../etc/passwd',
+      '/abs/path',
+      'a/../../b',
+      '..',
+      '.',
+      '',
+      'a//b',
+      'a/',
+      '.hidden',
+      'a\\..\\b',
+      'a%2Fb',
+      'a+',
+      'a+/b',
+      '%',
+      'a/b',
+      'a',
+      'nul\u0000byte',
+      'ü/€',
+    ];
     for (const [i, key] of keys.entries()) await store.put(key, Uint8Array.of(i));
     for (const [i, key] of keys.entries()) expect(await store.get(key)).toEqual(Uint8Array.of(i));
     expect((await store.list('')).objects.map((o) => o.key)).toEqual([...keys].sort());

@@ -49,7 +49,12 @@ export function metadataStoreContract(name: string, setup: () => Promise<Metadat
     });
 
     it('puts ifAbsent: succeeds on a missing item, fails on an existing one with the item', async () => {
-      expect(await store.put('p', 's', 'first', { ifAbsent: true })).toEqual({ pk: 'p', sk: 's', version: 1, value: 'first' });
+      expect(await store.put('p', 's', 'first', { ifAbsent: true })).toEqual({
+        pk: 'p',
+        sk: 's',
+        version: 1,
+        value: 'first',
+      });
       const stored = await store.get('p', 's');
       const err = await conditionFailure(store.put('p', 's', 'second', { ifAbsent: true }));
       expect(err).toMatchObject({ pk: 'p', sk: 's' });
@@ -113,7 +118,7 @@ export function metadataStoreContract(name: string, setup: () => Promise<Metadat
         null,
         [],
         {},
-        { 'key with spaces': 1, 'ключ': 2, '': 3 },
+        { 'key with spaces': 1, ключ: 2, '': 3 },
       ];
       for (const [i, value] of values.entries()) {
         const sk = `v${pad(i)}`;
@@ -184,8 +189,12 @@ export function metadataStoreContract(name: string, setup: () => Promise<Metadat
         expect(await q({ gt: 'off#00050', lte: 'off#00050' })).toEqual([]);
         expect(await q({ gte: 'off#00090', lt: 'off#00010' })).toEqual([]);
         // Redundant bounds: the tightest wins.
-        expect(await q({ gte: 'off#00020', gt: 'off#00040', lte: 'off#00100', lt: 'off#00070' })).toEqual(sks.slice(5, 7));
-        expect(await q({ gte: 'off#00040', gt: 'off#00040', lte: 'off#00070', lt: 'off#00070' })).toEqual(sks.slice(5, 7));
+        expect(await q({ gte: 'off#00020', gt: 'off#00040', lte: 'off#00100', lt: 'off#00070' })).toEqual(
+          sks.slice(5, 7),
+        );
+        expect(await q({ gte: 'off#00040', gt: 'off#00040', lte: 'off#00070', lt: 'off#00070' })).toEqual(
+          sks.slice(5, 7),
+        );
       });
 
       it('selects by beginsWith, alone and with bounds', async () => {
@@ -265,7 +274,9 @@ export function metadataStoreContract(name: string, setup: () => Promise<Metadat
       expect(all.map((i) => i.sk)).toEqual(sks);
       expect(all.every((i) => i.value.padding.length === padding.length && i.value.sk === i.sk)).toBe(true);
       expect((await store.query('paged', { limit: 140 })).map((i) => i.sk)).toEqual(sks.slice(0, 140));
-      expect((await store.query('paged', { reverse: true, limit: 130 })).map((i) => i.sk)).toEqual([...sks].reverse().slice(0, 130));
+      expect((await store.query('paged', { reverse: true, limit: 130 })).map((i) => i.sk)).toEqual(
+        [...sks].reverse().slice(0, 130),
+      );
       expect((await store.query('paged', { gt: sks[5], lt: sks[145] })).map((i) => i.sk)).toEqual(sks.slice(6, 145));
     });
   });

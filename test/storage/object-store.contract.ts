@@ -10,7 +10,11 @@ const bytes = (...values: number[]) => Uint8Array.from(values);
 const text = (s: string) => new TextEncoder().encode(s);
 
 /** Every page of a listing, following `nextStartAfter`. */
-async function listAll(store: ObjectStore, prefix: string, limit: number): Promise<{ pages: ObjectInfo[][]; keys: string[] }> {
+async function listAll(
+  store: ObjectStore,
+  prefix: string,
+  limit: number,
+): Promise<{ pages: ObjectInfo[][]; keys: string[] }> {
   const pages: ObjectInfo[][] = [];
   let startAfter: string | undefined;
   for (;;) {
@@ -54,7 +58,7 @@ export function objectStoreContract(name: string, setup: () => Promise<ObjectSto
       expect(await store.get('bin/empty')).toEqual(new Uint8Array(0));
     });
 
-    it('returns a copy the caller may mutate, and keeps none of the caller\'s buffer', async () => {
+    it("returns a copy the caller may mutate, and keeps none of the caller's buffer", async () => {
       const body = bytes(1, 2, 3);
       await store.put('k', body);
       body[0] = 99;
@@ -138,8 +142,17 @@ export function objectStoreContract(name: string, setup: () => Promise<ObjectSto
     });
 
     it('lists in lexicographic key order, whatever the write order', async () => {
-      const keys = ['seg/00000000000000000100.log', 'seg/00000000000000000000.log', 'seg/00000000000000000099.log',
-        'seg/00000000000000000100.idx', 'seg/00000000000000000010.log', 'seg/A', 'seg/B', 'seg/a', 'seg/_'];
+      const keys = [
+        'seg/00000000000000000100.log',
+        'seg/00000000000000000000.log',
+        'seg/00000000000000000099.log',
+        'seg/00000000000000000100.idx',
+        'seg/00000000000000000010.log',
+        'seg/A',
+        'seg/B',
+        'seg/a',
+        'seg/_',
+      ];
       for (const k of keys) await store.put(k, bytes(0));
       expect((await store.list('seg/')).objects.map((o) => o.key)).toEqual([...keys].sort());
     });
@@ -156,12 +169,32 @@ export function objectStoreContract(name: string, setup: () => Promise<ObjectSto
     it('orders keys above U+FFFF by their UTF-8 bytes, as S3 does, not by UTF-16 code units', async () => {
       // JavaScript's < puts U+1F600 (a surrogate pair, 0xD83D 0xDE00) before U+E000..U+FFFD; in
       // UTF-8 (F0 9F 98 80) it comes after them (EE 80 80 .. EF BF BD), and S3 lists in that order.
-      const keys = ['u/\u{1F600}', 'u/\uFFFD', 'u/\u{10000}x', 'u/z', 'u/\uE000', 'u/\uFFFDa', 'u/\u{1F600}/in', 'u/\uFFFD/in'];
+      const keys = [
+        'u/\u{1F600}',
+        'u/\uFFFD',
+        'u/\u{10000}x',
+        'u/z',
+        'u/\uE000',
+        'u/\uFFFDa',
+        'u/\u{1F600}/in',
+        'u/\uFFFD/in',
+      ];
       for (const k of keys) await store.put(k, bytes(0));
-      const expected = ['u/z', 'u/\uE000', 'u/\uFFFD', 'u/\uFFFD/in', 'u/\uFFFDa', 'u/\u{10000}x', 'u/\u{1F600}', 'u/\u{1F600}/in'];
+      const expected = [
+        'u/z',
+        'u/\uE000',
+        'u/\uFFFD',
+        'u/\uFFFD/in',
+        'u/\uFFFDa',
+        'u/\u{10000}x',
+        'u/\u{1F600}',
+        'u/\u{1F600}/in',
+      ];
       expect((await store.list('u/')).objects.map((o) => o.key)).toEqual(expected);
       expect((await listAll(store, 'u/', 3)).keys).toEqual(expected);
-      expect((await store.list('u/', { startAfter: 'u/\uFFFDa' })).objects.map((o) => o.key)).toEqual(expected.slice(5));
+      expect((await store.list('u/', { startAfter: 'u/\uFFFDa' })).objects.map((o) => o.key)).toEqual(
+        expected.slice(5),
+      );
       // A startAfter that is no key: U+FFFF sorts after every BMP key and before every astral one.
       expect((await store.list('u/', { startAfter: 'u/\uFFFF' })).objects.map((o) => o.key)).toEqual(expected.slice(5));
       expect((await store.list('u/', { startAfter: 'u/\u{1F600}/in' })).objects).toEqual([]);
@@ -194,10 +227,19 @@ export function objectStoreContract(name: string, setup: () => Promise<ObjectSto
       const { pages: tens } = await listAll(store, 'p/', 10);
       expect(tens.map((p) => p.length)).toEqual([10, 10, 10]);
 
-      expect((await store.list('p/', { startAfter: 'p/0027' })).objects.map((o) => o.key)).toEqual(['p/0028', 'p/0029']);
+      expect((await store.list('p/', { startAfter: 'p/0027' })).objects.map((o) => o.key)).toEqual([
+        'p/0028',
+        'p/0029',
+      ]);
       // startAfter need not be an existing key, nor inside the prefix.
-      expect((await store.list('p/', { startAfter: 'p/0027x', limit: 5 })).objects.map((o) => o.key)).toEqual(['p/0028', 'p/0029']);
-      expect((await store.list('p/', { startAfter: 'a', limit: 2 })).objects.map((o) => o.key)).toEqual(['p/0000', 'p/0001']);
+      expect((await store.list('p/', { startAfter: 'p/0027x', limit: 5 })).objects.map((o) => o.key)).toEqual([
+        'p/0028',
+        'p/0029',
+      ]);
+      expect((await store.list('p/', { startAfter: 'a', limit: 2 })).objects.map((o) => o.key)).toEqual([
+        'p/0000',
+        'p/0001',
+      ]);
       expect((await store.list('p/', { startAfter: 'p/0029' })).objects).toEqual([]);
       expect((await store.list('p/', { startAfter: 'z' })).objects).toEqual([]);
       expect((await store.list('p/')).objects).toHaveLength(30); // default limit is 1000

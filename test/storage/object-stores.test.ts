@@ -18,7 +18,10 @@ objectStoreContract('local filesystem', async () => {
 
 objectStoreContract('local filesystem, fsync', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'local-object-store-'));
-  return { store: new LocalObjectStore(join(dir, 'not/yet/created'), { fsync: true }), teardown: () => rm(dir, { recursive: true, force: true }) };
+  return {
+    store: new LocalObjectStore(join(dir, 'not/yet/created'), { fsync: true }),
+    teardown: () => rm(dir, { recursive: true, force: true }),
+  };
 });
 
 let s3: S3rverHandle | undefined;

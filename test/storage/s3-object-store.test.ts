@@ -19,7 +19,8 @@ function stubClient(answer: (name: string, input: Record<string, unknown>) => un
   return { client, sent };
 }
 
-const s3Error = (name: string, status: number) => Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } });
+const s3Error = (name: string, status: number) =>
+  Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } });
 const body = (bytes: number[]) => ({ transformToByteArray: async () => Uint8Array.from(bytes) });
 
 describe('S3ObjectStore requests', () => {
@@ -78,7 +79,11 @@ describe('S3ObjectStore requests', () => {
     const { client, sent } = stubClient((_, input) => {
       const from = input.ContinuationToken === undefined ? 0 : Number(input.ContinuationToken);
       const next = from + (input.MaxKeys as number);
-      return { Contents: keys.slice(from, next).map((Key) => ({ Key, Size: 1 })), IsTruncated: next < keys.length, ...(next < keys.length && { NextContinuationToken: String(next) }) };
+      return {
+        Contents: keys.slice(from, next).map((Key) => ({ Key, Size: 1 })),
+        IsTruncated: next < keys.length,
+        ...(next < keys.length && { NextContinuationToken: String(next) }),
+      };
     });
     const store = new S3ObjectStore({ bucket: 'logs--use1-az4--x-s3', client });
     const first = await store.list('k/', { limit: 1000 });
@@ -101,7 +106,9 @@ describe('S3ObjectStore requests', () => {
     expect(sent).toHaveLength(3);
 
     const denied = stubClient(() => ({ Errors: [{ Key: 'k/1', Code: 'AccessDenied', Message: 'no' }] }));
-    await expect(new S3ObjectStore({ bucket: 'b', client: denied.client }).delete(['k/1'])).rejects.toThrow(/AccessDenied/);
+    await expect(new S3ObjectStore({ bucket: 'b', client: denied.client }).delete(['k/1'])).rejects.toThrow(
+      /AccessDenied/,
+    );
   });
 
   it('creates clients that checksum only when required', async () => {
@@ -125,7 +132,8 @@ describe('s3rver 3.7 deviations from S3, unpatched', () => {
   afterAll(async () => {
     await raw?.stop();
   });
-  const put = (Key: string, Body: Uint8Array) => raw.client.send(new PutObjectCommand({ Bucket: raw.bucket, Key, Body }));
+  const put = (Key: string, Body: Uint8Array) =>
+    raw.client.send(new PutObjectCommand({ Bucket: raw.bucket, Key, Body }));
 
   it('lists by walking its directories: a/b before a (S3: a < a-b < a/b)', async () => {
     for (const key of ['x/a', 'x/a-b', 'x/a/b']) await put(key, Uint8Array.of(1));
@@ -157,7 +165,8 @@ describe('directory-bucket paging against s3rver', () => {
 
   it('reads every key once, page by page, with the cursor a page hands back', async () => {
     const keys = Array.from({ length: 25 }, (_, i) => `d/${String(i).padStart(3, '0')}`);
-    for (const key of keys) await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: Uint8Array.of(1) }));
+    for (const key of keys)
+      await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: Uint8Array.of(1) }));
     const store = new S3ObjectStore({ bucket: s3.bucket, client: s3.client, directoryBucket: true });
     const seen: string[] = [];
     let cursor: string | undefined;

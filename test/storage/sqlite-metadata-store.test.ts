@@ -30,7 +30,8 @@ describe('SqliteMetadataStore specifics', () => {
   });
 
   it('syncs only with fsync (synchronous FULL); without it never (OFF), as the object files', () => {
-    const synchronous = (store: SqliteMetadataStore) => (store as unknown as { db: Database.Database }).db.pragma('synchronous', { simple: true });
+    const synchronous = (store: SqliteMetadataStore) =>
+      (store as unknown as { db: Database.Database }).db.pragma('synchronous', { simple: true });
     const plain = new SqliteMetadataStore(path);
     const durable = new SqliteMetadataStore(path, { fsync: true });
     try {

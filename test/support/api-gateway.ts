@@ -6,11 +6,19 @@
  * and `ping` are mocks, as in the stack). Every invocation is reported with its wall time.
  */
 import type { AddressInfo } from 'node:net';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
+import type {
+  APIGatewayProxyEventV2,
+  APIGatewayProxyStructuredResultV2,
+  APIGatewayProxyWebsocketEventV2,
+  Context,
+} from 'aws-lambda';
 import { WebSocketServer } from 'ws';
 import { routeFor, type HttpFunctionName } from '../../infra/routes.js';
 
-export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+export type HttpHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 export type PushHandler = (event: APIGatewayProxyWebsocketEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
 export interface Invocation {
@@ -39,7 +47,10 @@ const context = (functionName: string): Context => ({
 export const HTTP_API_HOST = 'abc123.execute-api.us-east-1.amazonaws.com';
 
 /** A fetch that API Gateway's HTTP API would answer by invoking these handlers. */
-export function httpApiFetch(handlers: Record<HttpFunctionName, HttpHandler>, onInvoke: (i: Invocation) => void): typeof globalThis.fetch {
+export function httpApiFetch(
+  handlers: Record<HttpFunctionName, HttpHandler>,
+  onInvoke: (i: Invocation) => void,
+): typeof globalThis.fetch {
   return async (input, init) => {
     const req = new Request(input, init);
     const url = new URL(req.url);
@@ -60,7 +71,13 @@ export function httpApiFetch(handlers: Record<HttpFunctionName, HttpHandler>, on
         apiId: 'abc123',
         domainName: HTTP_API_HOST,
         domainPrefix: 'abc123',
-        http: { method: req.method, path: url.pathname, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'vitest' },
+        http: {
+          method: req.method,
+          path: url.pathname,
+          protocol: 'HTTP/1.1',
+          sourceIp: '203.0.113.7',
+          userAgent: 'vitest',
+        },
         requestId: 'a',
         routeKey,
         stage: '$default',
@@ -73,8 +90,12 @@ export function httpApiFetch(handlers: Record<HttpFunctionName, HttpHandler>, on
     const started = performance.now();
     const result = await handlers[route.target](event, context(route.target));
     onInvoke({ fn: route.target, routeKey, path: url.pathname, ms: performance.now() - started });
-    const bytes = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
-    return new Response(result.statusCode === 204 ? null : bytes, { status: result.statusCode ?? 200, headers: result.headers as Record<string, string> });
+    const bytes =
+      result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+    return new Response(result.statusCode === 204 ? null : bytes, {
+      status: result.statusCode ?? 200,
+      headers: result.headers as Record<string, string>,
+    });
   };
 }
 
@@ -94,10 +115,11 @@ export async function webSocketApi(push: PushHandler, onInvoke: (i: Invocation) 
     url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/push`,
     messages: new Map(),
     connects: 0,
-    close: () => new Promise((r) => {
-      for (const c of wss.clients) c.terminate();
-      wss.close(() => r());
-    }),
+    close: () =>
+      new Promise((r) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close(() => r());
+      }),
   };
   let ids = 0;
   wss.on('connection', (ws) => {
@@ -112,7 +134,14 @@ export async function webSocketApi(push: PushHandler, onInvoke: (i: Invocation) 
       api.messages.set(action, (api.messages.get(action) ?? 0) + 1);
       if (action !== 'subscribe') return;
       const event = {
-        requestContext: { routeKey: 'subscribe', connectionId, domainName: 'ws123.execute-api.us-east-1.amazonaws.com', stage: 'push', apiId: 'ws123', eventType: 'MESSAGE' },
+        requestContext: {
+          routeKey: 'subscribe',
+          connectionId,
+          domainName: 'ws123.execute-api.us-east-1.amazonaws.com',
+          stage: 'push',
+          apiId: 'ws123',
+          eventType: 'MESSAGE',
+        },
         body: text,
         isBase64Encoded: false,
       } as unknown as APIGatewayProxyWebsocketEventV2;

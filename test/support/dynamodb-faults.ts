@@ -44,7 +44,10 @@ export function installAnswerDropper(client: DynamoDBClient): AnswerDropper {
       const result = await next(args);
       if (rule) {
         dropped++;
-        throw Object.assign(new Error(`injected: ${command} ${key.pk}/${key.sk} applied, connection reset before the answer`), { code: 'ECONNRESET' });
+        throw Object.assign(
+          new Error(`injected: ${command} ${key.pk}/${key.sk} applied, connection reset before the answer`),
+          { code: 'ECONNRESET' },
+        );
       }
       return result;
     },

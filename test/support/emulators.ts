@@ -110,7 +110,10 @@ export async function startS3rver(options: StartS3rverOptions = {}): Promise<S3r
 
 /** The part of s3rver's FilesystemStore (lib/stores/filesystem.js) the patches below replace. */
 interface S3rverStore {
-  listObjects(bucket: string, options: S3rverListOptions): Promise<{ objects: { key: string }[]; commonPrefixes: string[]; isTruncated: boolean }>;
+  listObjects(
+    bucket: string,
+    options: S3rverListOptions,
+  ): Promise<{ objects: { key: string }[]; commonPrefixes: string[]; isTruncated: boolean }>;
   getObject(bucket: string, key: string, options?: { start?: number; end?: number }): Promise<S3rverObject | null>;
 }
 
@@ -201,8 +204,12 @@ function allowSingleDes(): void {
   const patched = crypto as { createCipheriv: unknown; createDecipheriv: unknown };
   patched.createCipheriv = (algorithm: string, key: crypto.CipherKey, iv: crypto.BinaryLike | null, options?: never) =>
     createCipheriv(...asTripleDes(algorithm, key), iv, options);
-  patched.createDecipheriv = (algorithm: string, key: crypto.CipherKey, iv: crypto.BinaryLike | null, options?: never) =>
-    createDecipheriv(...asTripleDes(algorithm, key), iv, options);
+  patched.createDecipheriv = (
+    algorithm: string,
+    key: crypto.CipherKey,
+    iv: crypto.BinaryLike | null,
+    options?: never,
+  ) => createDecipheriv(...asTripleDes(algorithm, key), iv, options);
 }
 
 export async function startDynalite(): Promise<DynaliteHandle> {

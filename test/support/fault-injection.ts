@@ -5,7 +5,15 @@
  * ('retried': what the AWS SDK does when an answer is lost, so the caller sees the outcome of the
  * repeat, e.g. a failed condition against its own write), or be delayed.
  */
-import { ConditionFailedError, type ByteRange, type MetadataStore, type MetaItem, type ObjectStore, type QueryOptions, type WriteCondition } from '../../src/storage/ports.js';
+import {
+  ConditionFailedError,
+  type ByteRange,
+  type MetadataStore,
+  type MetaItem,
+  type ObjectStore,
+  type QueryOptions,
+  type WriteCondition,
+} from '../../src/storage/ports.js';
 
 export class InjectedFault extends Error {
   constructor(what: string) {
@@ -15,7 +23,13 @@ export class InjectedFault extends Error {
 }
 
 type When = 'before' | 'after' | 'retried';
-type Rule<Op extends string> = { op: Op; when: When; times: number; match?: (arg: string) => boolean; between?: () => Promise<void> };
+type Rule<Op extends string> = {
+  op: Op;
+  when: When;
+  times: number;
+  match?: (arg: string) => boolean;
+  between?: () => Promise<void>;
+};
 
 class Faults<Op extends string> {
   down = false;
@@ -25,7 +39,10 @@ class Faults<Op extends string> {
 
   /** Fails the next `times` calls of `op` (whose key matches), before or after the call takes effect. */
   /** `between` (with 'retried'): what else happens between the call and its repeat (another writer's commit). */
-  fail(op: Op, options: { when?: When; times?: number; match?: (key: string) => boolean; between?: () => Promise<void> } = {}): void {
+  fail(
+    op: Op,
+    options: { when?: When; times?: number; match?: (key: string) => boolean; between?: () => Promise<void> } = {},
+  ): void {
     this.rules.push({
       op,
       when: options.when ?? 'before',

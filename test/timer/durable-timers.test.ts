@@ -24,12 +24,21 @@ describe.each(allBackends)('durable timers on $name', (backend) => {
   };
 
   it('fires each due timer once, in expiry order, never early, and removes it', async () => {
-    for (const [id, at] of [['c', 3 * MIN + 5], ['a', 10], ['b', MIN + 1], ['later', 10 * MIN]] as const) {
+    for (const [id, at] of [
+      ['c', 3 * MIN + 5],
+      ['a', 10],
+      ['b', MIN + 1],
+      ['later', 10 * MIN],
+    ] as const) {
       await timers.schedule({ kind: 'test', id, expiry: T0 + at, payload: { id } }, T0);
     }
     const { fired, handlers } = collect();
     expect(await timers.fireDue(T0 + 9, handlers)).toMatchObject({ fired: 0 });
-    expect(await timers.fireDue(T0 + 3 * MIN + 5, handlers)).toMatchObject({ fired: 3, byKind: { test: 3 }, incomplete: false });
+    expect(await timers.fireDue(T0 + 3 * MIN + 5, handlers)).toMatchObject({
+      fired: 3,
+      byKind: { test: 3 },
+      incomplete: false,
+    });
     expect(fired.map((t) => t.id)).toEqual(['a', 'b', 'c']);
     expect(await timers.fireDue(T0 + 9 * MIN, handlers)).toMatchObject({ fired: 0 });
     expect(await timers.fireDue(T0 + 10 * MIN, handlers)).toMatchObject({ fired: 1 });
@@ -41,7 +50,15 @@ describe.each(allBackends)('durable timers on $name', (backend) => {
     await timers.schedule({ kind: 'test', id: 'x', expiry: T0 + 100, payload: 1 }, T0);
     await timers.schedule({ kind: 'test', id: 'x', expiry: T0 + 100, payload: 1 }, T0);
     // The first tick's delete fails (the process died right after the handler).
-    const failing: MetadataStore = { ...storage.metadata, get: storage.metadata.get.bind(storage.metadata), query: storage.metadata.query.bind(storage.metadata), put: storage.metadata.put.bind(storage.metadata), delete: async () => { throw new Error('crash'); } };
+    const failing: MetadataStore = {
+      ...storage.metadata,
+      get: storage.metadata.get.bind(storage.metadata),
+      query: storage.metadata.query.bind(storage.metadata),
+      put: storage.metadata.put.bind(storage.metadata),
+      delete: async () => {
+        throw new Error('crash');
+      },
+    };
     const { fired, handlers } = collect();
     await expect(new DurableTimers(failing).fireDue(T0 + 200, handlers)).rejects.toThrow('crash');
     expect(await timers.fireDue(T0 + 200, handlers)).toMatchObject({ fired: 1 });
@@ -73,10 +90,18 @@ describe.each(allBackends)('durable timers on $name', (backend) => {
     await timers.schedule({ kind: 'test', id: 'late', expiry: T0 + MIN, payload: null }, T0 + 5 * MIN + 1);
     expect(await timers.fireDue(T0 + 5 * MIN + 2, handlers)).toMatchObject({ fired: 1 });
     // Many due timers, a deadline that passes after two of them.
-    for (let i = 0; i < 5; i++) await timers.schedule({ kind: 'test', id: `d${i}`, expiry: T0 + 6 * MIN + i, payload: null }, T0);
+    for (let i = 0; i < 5; i++)
+      await timers.schedule({ kind: 'test', id: `d${i}`, expiry: T0 + 6 * MIN + i, payload: null }, T0);
     let clock = T0 + 7 * MIN;
-    const slow = { test: async (t: DurableTimer) => { fired.push(t); clock += 1000; } };
-    expect(await timers.fireDue(T0 + 7 * MIN, slow, { deadline: T0 + 7 * MIN + 2000, clock: { now: () => clock } })).toMatchObject({ fired: 2, incomplete: true });
+    const slow = {
+      test: async (t: DurableTimer) => {
+        fired.push(t);
+        clock += 1000;
+      },
+    };
+    expect(
+      await timers.fireDue(T0 + 7 * MIN, slow, { deadline: T0 + 7 * MIN + 2000, clock: { now: () => clock } }),
+    ).toMatchObject({ fired: 2, incomplete: true });
     expect(await timers.fireDue(T0 + 8 * MIN, handlers)).toMatchObject({ fired: 3 });
     expect(fired.map((t) => t.id)).toEqual(['late', 'd0', 'd1', 'd2', 'd3', 'd4']);
   });

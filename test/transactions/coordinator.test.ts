@@ -9,18 +9,30 @@ describe('transactions over HTTP', () => {
   it('shows a transaction to read_committed only once committed, never an aborted one; LSO in describe and list-offsets', async () => {
     const t = await setup();
     const p = await t.init('tx-a');
-    expect((await t.call('POST', 'topics/out/records', { partition_id: 0, value: { type: 'STRING', data: 'plain-0' } })).status).toBe(200);
+    expect(
+      (await t.call('POST', 'topics/out/records', { partition_id: 0, value: { type: 'STRING', data: 'plain-0' } }))
+        .status,
+    ).toBe(200);
     expect((await t.produce('tx-a', p, 0, ['a1', 'a2'])).body.successes).toHaveLength(2);
-    expect((await t.call('POST', 'topics/out/records', { partition_id: 0, value: { type: 'STRING', data: 'plain-1' } })).status).toBe(200);
+    expect(
+      (await t.call('POST', 'topics/out/records', { partition_id: 0, value: { type: 'STRING', data: 'plain-1' } }))
+        .status,
+    ).toBe(200);
 
     // Open: read_committed stops at the LSO (the transaction's first offset), read_uncommitted does not.
     expect((await t.fetchValues(0, 'read_committed')).values).toEqual(['plain-0']);
     expect((await t.fetchValues(0, 'read_uncommitted')).values).toEqual(['plain-0', 'a1', 'a2', 'plain-1']);
     const part = await t.call('GET', 'topics/out/partitions/0');
     expect(part.body).toMatchObject({ high_watermark: 4, last_stable_offset: 1 });
-    expect((await t.call('GET', 'topics/out/partitions/0/offset?offset_type=latest&isolation_level=read_committed')).body.offset).toBe(1);
+    expect(
+      (await t.call('GET', 'topics/out/partitions/0/offset?offset_type=latest&isolation_level=read_committed')).body
+        .offset,
+    ).toBe(1);
     expect((await t.call('GET', 'topics/out/partitions/0/offset?offset_type=latest')).body.offset).toBe(4);
-    expect((await t.call('GET', 'transactions/tx-a')).body).toMatchObject({ state: 'Ongoing', partitions: [{ topic_name: 'out', partition_id: 0 }] });
+    expect((await t.call('GET', 'transactions/tx-a')).body).toMatchObject({
+      state: 'Ongoing',
+      partitions: [{ topic_name: 'out', partition_id: 0 }],
+    });
 
     const c = await t.call('POST', 'transactions/tx-a/commit', p);
     expect(c.status).toBe(200);
@@ -28,7 +40,10 @@ describe('transactions over HTTP', () => {
     // The marker takes offset 4; nobody sees it as a record.
     expect((await t.fetchValues(0, 'read_committed')).values).toEqual(['plain-0', 'a1', 'a2', 'plain-1']);
     expect((await t.fetchValues(0, 'read_uncommitted')).values).toEqual(['plain-0', 'a1', 'a2', 'plain-1']);
-    expect((await t.call('GET', 'topics/out/partitions/0')).body).toMatchObject({ high_watermark: 5, last_stable_offset: 5 });
+    expect((await t.call('GET', 'topics/out/partitions/0')).body).toMatchObject({
+      high_watermark: 5,
+      last_stable_offset: 5,
+    });
     // A retried commit (its answer lost) is answered again, not refused.
     expect((await t.call('POST', 'transactions/tx-a/commit', p)).status).toBe(200);
 
@@ -39,9 +54,18 @@ describe('transactions over HTTP', () => {
     expect((await t.call('POST', 'transactions/tx-a/commit', p)).body.state).toBe('CompleteCommit');
     expect((await t.fetchValues(0, 'read_committed')).values).toEqual(['plain-0', 'a1', 'a2', 'plain-1', 'c1']);
     expect((await t.fetchValues(0, 'read_uncommitted')).values).toEqual(['plain-0', 'a1', 'a2', 'plain-1', 'b1', 'c1']);
-    expect((await t.call('GET', 'transactions?state=CompleteCommit')).body.data.map((x: { transactional_id: string }) => x.transactional_id)).toEqual(['tx-a']);
+    expect(
+      (await t.call('GET', 'transactions?state=CompleteCommit')).body.data.map(
+        (x: { transactional_id: string }) => x.transactional_id,
+      ),
+    ).toEqual(['tx-a']);
     // A transactional produce waits for every in-sync replica, as Kafka requires.
-    const acks1 = await t.call('POST', 'topics/out/records:batch?acks=1', { transactional_id: 'tx-a', ...p, sequences: [{ partition_id: 0, base_sequence: 3 }], entries: [{ id: '0', partition_id: 0, value: { type: 'STRING', data: 'x' } }] });
+    const acks1 = await t.call('POST', 'topics/out/records:batch?acks=1', {
+      transactional_id: 'tx-a',
+      ...p,
+      sequences: [{ partition_id: 0, base_sequence: 3 }],
+      entries: [{ id: '0', partition_id: 0, value: { type: 'STRING', data: 'x' } }],
+    });
     expect(acks1.status).toBe(400);
     expect(acks1.body.error).toBe('INVALID_REQUIRED_ACKS');
   });
@@ -82,9 +106,21 @@ describe('transactions over HTTP', () => {
     await t.produce('tx-t', p, 0, ['hanging']);
     expect((await t.call('GET', 'topics/out/partitions/0')).body.last_stable_offset).toBe(0);
     clock.advance(1500);
-    const report = await runMaintenance({ expireSessions: false, storage: t.storage, clock, deadline: clock.now() + 10_000, partitionLog: t.services.log, topics: t.services.topics, transactions: t.services.transactions, log: () => {} });
+    const report = await runMaintenance({
+      expireSessions: false,
+      storage: t.storage,
+      clock,
+      deadline: clock.now() + 10_000,
+      partitionLog: t.services.log,
+      topics: t.services.topics,
+      transactions: t.services.transactions,
+      log: () => {},
+    });
     expect(report.timersFired).toBeGreaterThanOrEqual(1);
-    expect((await t.call('GET', 'topics/out/partitions/0')).body).toMatchObject({ high_watermark: 2, last_stable_offset: 2 });
+    expect((await t.call('GET', 'topics/out/partitions/0')).body).toMatchObject({
+      high_watermark: 2,
+      last_stable_offset: 2,
+    });
     expect((await t.fetchValues(0, 'read_committed')).values).toEqual([]);
     const d = (await t.call('GET', 'transactions/tx-t')).body;
     expect(d.state).toBe('CompleteAbort');
@@ -98,7 +134,11 @@ describe('transactions over HTTP', () => {
     const p = await t.init('tx-d', 1000);
     await t.produce('tx-d', p, 0, ['d1']);
     await t.produce('tx-d', p, 1, ['d2']);
-    await t.call('POST', 'transactions/tx-d/offsets', { ...p, group_id: 'g', offsets: [{ topic_name: 'out', partition_id: 0, offset: 7 }] });
+    await t.call('POST', 'transactions/tx-d/offsets', {
+      ...p,
+      group_id: 'g',
+      offsets: [{ topic_name: 'out', partition_id: 0, offset: 7 }],
+    });
     const log = t.services.log;
     const original = log.writeMarker.bind(log);
     let calls = 0;
@@ -112,7 +152,16 @@ describe('transactions over HTTP', () => {
     // Offsets are not visible before the commit completes.
     expect(await t.services.groups.offsets.committed('g')).toEqual([]);
     clock.advance(1500);
-    await runMaintenance({ expireSessions: false, storage: t.storage, clock, deadline: clock.now() + 10_000, partitionLog: log, topics: t.services.topics, transactions: t.services.transactions, log: () => {} });
+    await runMaintenance({
+      expireSessions: false,
+      storage: t.storage,
+      clock,
+      deadline: clock.now() + 10_000,
+      partitionLog: log,
+      topics: t.services.topics,
+      transactions: t.services.transactions,
+      log: () => {},
+    });
     expect((await t.call('GET', 'transactions/tx-d')).body.state).toBe('CompleteCommit');
     expect((await t.fetchValues(0, 'read_committed')).values).toEqual(['d1']);
     expect((await t.fetchValues(1, 'read_committed')).values).toEqual(['d2']);
@@ -128,16 +177,28 @@ describe('transactions over HTTP', () => {
     const batch = (values: string[], baseSequence: number) =>
       encodeRecordBatch(
         values.map((v) => ({ key: null, value: Buffer.from(v), headers: [], timestamp: Date.now() })),
-        { producerId: p.producer_id, producerEpoch: p.producer_epoch, baseSequence, transactional: true, partitionLeaderEpoch: -1 },
+        {
+          producerId: p.producer_id,
+          producerEpoch: p.producer_epoch,
+          baseSequence,
+          transactional: true,
+          partitionLeaderEpoch: -1,
+        },
       );
     const post = (bytes: Uint8Array, query = '?transactional_id=tx-b') =>
-      t.app.request(`${BASE}/topics/out/partitions/0/records${query}`, { method: 'POST', headers: { 'content-type': 'application/vnd.kafka.record-batch.v2' }, body: bytes });
+      t.app.request(`${BASE}/topics/out/partitions/0/records${query}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/vnd.kafka.record-batch.v2' },
+        body: bytes,
+      });
     expect((await post(batch(['x'], 0), '')).status).toBe(400); // transactional batches need the id
     expect((await post(batch(['x1', 'x2'], 0))).status).toBe(200);
     expect((await t.call('POST', 'transactions/tx-b/abort', p)).status).toBe(200);
     expect((await post(batch(['y1'], 2))).status).toBe(200);
     expect((await t.call('POST', 'transactions/tx-b/commit', p)).status).toBe(200);
-    const res = await t.app.request(`${BASE}/topics/out/partitions/0/records?offset=0&isolation_level=read_committed`, { headers: { accept: 'application/vnd.kafka.record-batch.v2' } });
+    const res = await t.app.request(`${BASE}/topics/out/partitions/0/records?offset=0&isolation_level=read_committed`, {
+      headers: { accept: 'application/vnd.kafka.record-batch.v2' },
+    });
     expect(res.headers.get('kafka-aborted-transactions')).toBe(`${p.producer_id}:0:2`);
     expect(res.headers.get('kafka-last-stable-offset')).toBe('5');
     const body = new Uint8Array(await res.arrayBuffer());
@@ -149,7 +210,9 @@ describe('transactions over HTTP', () => {
     }
     expect(kinds).toEqual(['0:data', '2:control', '3:data', '4:control']);
     // Kafka's markers: key (version 0, type ABORT 0 / COMMIT 1), value (version 0, coordinator epoch).
-    const markers = decodeRecordBatches(body).filter((b) => b.header.attributes & 0x20).map(decodeMarker);
+    const markers = decodeRecordBatches(body)
+      .filter((b) => b.header.attributes & 0x20)
+      .map(decodeMarker);
     expect(markers).toEqual([
       { type: 'ABORT', producerId: p.producer_id, producerEpoch: p.producer_epoch, coordinatorEpoch: 0 },
       { type: 'COMMIT', producerId: p.producer_id, producerEpoch: p.producer_epoch, coordinatorEpoch: 0 },

@@ -10,7 +10,13 @@ import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka } from '../../src/client/index.js';
 import { ROOT, startServer, stopServer, tempDir, type LocalServer } from '../client/support/server.js';
-import { startDynalite, startS3rver, TEST_CREDENTIALS, type DynaliteHandle, type S3rverHandle } from '../support/emulators.js';
+import {
+  startDynalite,
+  startS3rver,
+  TEST_CREDENTIALS,
+  type DynaliteHandle,
+  type S3rverHandle,
+} from '../support/emulators.js';
 
 const INPUTS = 120;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -41,7 +47,11 @@ async function kill(proc: ChildProcess): Promise<void> {
   await exited;
 }
 
-async function readCommitted(origin: string, isolationLevel: 'read_committed' | 'read_uncommitted', until: number): Promise<string[]> {
+async function readCommitted(
+  origin: string,
+  isolationLevel: 'read_committed' | 'read_uncommitted',
+  until: number,
+): Promise<string[]> {
   const consumer = new Kafka({ url: origin }).consumer({ isolationLevel, fetchMaxWaitMs: 50 });
   consumer.assign([{ topic: 'out', partition: 0 }]);
   consumer.seekToBeginning();
@@ -61,9 +71,17 @@ async function runPipeline(start: (port?: number) => Promise<LocalServer>, kills
   let server = await start();
   const kafka = new Kafka({ url: server.origin });
   const admin = kafka.admin();
-  await admin.createTopics({ topics: [{ topic: 'in', numPartitions: 1 }, { topic: 'out', numPartitions: 1 }] });
+  await admin.createTopics({
+    topics: [
+      { topic: 'in', numPartitions: 1 },
+      { topic: 'out', numPartitions: 1 },
+    ],
+  });
   const input = kafka.producer();
-  await input.send({ topic: 'in', messages: Array.from({ length: INPUTS }, (_, i) => ({ partition: 0, value: `v${i}` })) });
+  await input.send({
+    topic: 'in',
+    messages: Array.from({ length: INPUTS }, (_, i) => ({ partition: 0, value: `v${i}` })),
+  });
   await input.close();
 
   let killed = 0;
@@ -107,7 +125,15 @@ describe('exactly-once consume-transform-produce through SIGKILLs', () => {
     const dir = await tempDir('eos-worker-');
     cleanups.push(dir.remove);
     workerBundle = join(dir.path, 'eos-worker.mjs');
-    await build({ entryPoints: [join(import.meta.dirname, 'support/eos-worker.ts')], outfile: workerBundle, bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'silent' });
+    await build({
+      entryPoints: [join(import.meta.dirname, 'support/eos-worker.ts')],
+      outfile: workerBundle,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      logLevel: 'silent',
+    });
   });
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c();
@@ -121,7 +147,10 @@ describe('exactly-once consume-transform-produce through SIGKILLs', () => {
 
   it('on the S3/DynamoDB adapters (s3rver + dynalite)', async () => {
     const [s3, ddb]: [S3rverHandle, DynaliteHandle] = await Promise.all([startS3rver(), startDynalite()]);
-    cleanups.push(() => s3.stop(), () => ddb.stop());
+    cleanups.push(
+      () => s3.stop(),
+      () => ddb.stop(),
+    );
     const dir = await tempDir('eos-aws-');
     cleanups.push(dir.remove);
     const env = {

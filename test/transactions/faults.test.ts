@@ -12,7 +12,11 @@ import { setup } from './helpers.js';
 
 const FAULTS: { name: string; op: 'put' | 'get'; match: (key: string) => boolean }[] = [
   { name: 'the transaction item write', op: 'put', match: (k) => k.startsWith('txn#') },
-  { name: "the marker's partition state write", op: 'put', match: (k) => k.endsWith('|state') && k.startsWith('part#') },
+  {
+    name: "the marker's partition state write",
+    op: 'put',
+    match: (k) => k.endsWith('|state') && k.startsWith('part#'),
+  },
   { name: "the marker's index entry", op: 'put', match: (k) => k.includes('|idx#') },
   { name: 'the offset write', op: 'put', match: (k) => k.includes('|off#') },
   { name: 'the timeout timer', op: 'put', match: (k) => k.startsWith('timer#') },
@@ -41,7 +45,13 @@ describe('transactions under ambiguous storage outcomes', () => {
         const produced = await retried(() => t.produce('f', p, 0, ['r1', 'r2']));
         expect(produced.status).toBe(207);
         metadata.faults.fail(fault.op, { when, times: 1, match: fault.match });
-        const offsets = await retried(() => t.call('POST', 'transactions/f/offsets', { ...p, group_id: 'g', offsets: [{ topic_name: 'in', partition_id: 0, offset: 2 }] }));
+        const offsets = await retried(() =>
+          t.call('POST', 'transactions/f/offsets', {
+            ...p,
+            group_id: 'g',
+            offsets: [{ topic_name: 'in', partition_id: 0, offset: 2 }],
+          }),
+        );
         expect(offsets.status).toBe(200);
         metadata.faults.fail(fault.op, { when, times: 1, match: fault.match });
         const commit = await retried(() => t.call('POST', 'transactions/f/commit', p));
@@ -54,7 +64,10 @@ describe('transactions under ambiguous storage outcomes', () => {
         const topic = await t.services.topics.get('out');
         const batches = decodeRecordBatches((await t.services.log.readBatches(topic, 0, 0, 1 << 20)).batches);
         expect(batches.filter((b) => b.header.attributes & CONTROL_FLAG_MASK)).toHaveLength(1);
-        expect((await t.call('GET', 'topics/out/partitions/0')).body).toMatchObject({ high_watermark: 3, last_stable_offset: 3 });
+        expect((await t.call('GET', 'topics/out/partitions/0')).body).toMatchObject({
+          high_watermark: 3,
+          last_stable_offset: 3,
+        });
         expect((await t.services.groups.offsets.committed('g')).map((o) => o.offset)).toEqual([2]);
       });
     }

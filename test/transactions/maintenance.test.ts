@@ -8,14 +8,29 @@ const OPTIONS = { orphanGraceMs: 0, sweepIntervalMs: 0, roundIntervalMs: 0, merg
 type Harness = Awaited<ReturnType<typeof setup>>;
 
 async function maintain(t: Harness, clock: { now(): number }) {
-  return runMaintenance({ expireSessions: false, storage: t.storage, clock, deadline: clock.now() + 60_000, partitionLog: t.services.log, topics: t.services.topics, transactions: t.services.transactions, options: OPTIONS, log: () => {} });
+  return runMaintenance({
+    expireSessions: false,
+    storage: t.storage,
+    clock,
+    deadline: clock.now() + 60_000,
+    partitionLog: t.services.log,
+    topics: t.services.topics,
+    transactions: t.services.transactions,
+    options: OPTIONS,
+    log: () => {},
+  });
 }
 
 /** read_committed from the log start, as (offset, key, value). */
 async function committedView(t: Harness) {
   const state = await t.services.log.state(await t.services.topics.get('out'), 0);
-  const r = await t.call('GET', `topics/out/partitions/0/records?offset=${state.logStartOffset}&format=string&isolation_level=read_committed&max_bytes=8388608`);
-  return (r.body.records as { offset: number; key: { data: string } | null; value: { data: string } }[]).map((x) => `${x.offset}:${x.key?.data ?? ''}=${x.value.data}`);
+  const r = await t.call(
+    'GET',
+    `topics/out/partitions/0/records?offset=${state.logStartOffset}&format=string&isolation_level=read_committed&max_bytes=8388608`,
+  );
+  return (r.body.records as { offset: number; key: { data: string } | null; value: { data: string } }[]).map(
+    (x) => `${x.offset}:${x.key?.data ?? ''}=${x.value.data}`,
+  );
 }
 
 /** Committed and aborted transactions interleaved with plain records, each its own entry. */
@@ -31,7 +46,15 @@ async function fill(t: Harness, clock: { advance(ms: number): number }, keys: (i
     clock.advance(1);
     expect((await t.call('POST', 'transactions/m/abort', p)).status).toBe(200);
     clock.advance(1);
-    expect((await t.call('POST', 'topics/out/records', { partition_id: 0, key: { type: 'STRING', data: keys(i, 'p') }, value: { type: 'STRING', data: `p${i}` } })).status).toBe(200);
+    expect(
+      (
+        await t.call('POST', 'topics/out/records', {
+          partition_id: 0,
+          key: { type: 'STRING', data: keys(i, 'p') },
+          value: { type: 'STRING', data: `p${i}` },
+        })
+      ).status,
+    ).toBe(200);
   }
 }
 
@@ -81,7 +104,9 @@ describe('maintenance keeps read_committed answers', () => {
       const topic = await t.services.topics.get('out');
       const r = await t.services.log.readBatches(topic, 0, 0, 8 << 20);
       const batches = decodeRecordBatches(r.batches);
-      const aborted = batches.flatMap((b) => b.records.map((x) => Buffer.from(x.value ?? []).toString())).filter((v) => v.startsWith('a'));
+      const aborted = batches
+        .flatMap((b) => b.records.map((x) => Buffer.from(x.value ?? []).toString()))
+        .filter((v) => v.startsWith('a'));
       return { markers: batches.filter((b) => b.header.attributes & CONTROL_FLAG_MASK).length, aborted };
     };
     const kept = await markers();

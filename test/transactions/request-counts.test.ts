@@ -14,19 +14,31 @@ function counted() {
   const services = createServices(config, createStorage(config.backend), undefined, { countOperations: true });
   const app = createApp(services, { logError: () => {} });
   const call = async (method: string, path: string, body?: unknown) => {
-    const res = await app.request(`${BASE}/${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await app.request(`${BASE}/${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     expect(res.status).toBeLessThan(300);
     return res.json() as Promise<any>;
   };
   const snapshot = () => {
     const c = services.operationCounts!();
-    return { s3Put: c.objects.put, get: c.metadata.get, query: c.metadata.query, put: c.metadata.put, delete: c.metadata.delete };
+    return {
+      s3Put: c.objects.put,
+      get: c.metadata.get,
+      query: c.metadata.query,
+      put: c.metadata.put,
+      delete: c.metadata.delete,
+    };
   };
-  const diff = (a: ReturnType<typeof snapshot>, b: ReturnType<typeof snapshot>) => Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v - a[k as keyof typeof a]]));
+  const diff = (a: ReturnType<typeof snapshot>, b: ReturnType<typeof snapshot>) =>
+    Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v - a[k as keyof typeof a]]));
   return { call, snapshot, diff };
 }
 
-const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ id: String(i), partition_id: 0, value: { type: 'STRING', data: `v${i}` } }));
+const entries = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ id: String(i), partition_id: 0, value: { type: 'STRING', data: `v${i}` } }));
 
 describe('storage requests per transaction', () => {
   it('one partition, 1000 records in one produce, offsets, commit', async () => {
@@ -35,15 +47,30 @@ describe('storage requests per transaction', () => {
     await t.call('POST', 'topics', { topic_name: 'in', partitions_count: 1 });
     const idempotent = await t.call('POST', 'producers:init');
     const plainBefore = t.snapshot();
-    await t.call('POST', 'topics/out/records:batch', { ...idempotent, sequences: [{ partition_id: 0, base_sequence: 0 }], entries: entries(1000) });
+    await t.call('POST', 'topics/out/records:batch', {
+      ...idempotent,
+      sequences: [{ partition_id: 0, base_sequence: 0 }],
+      entries: entries(1000),
+    });
     const plain = t.diff(plainBefore, t.snapshot());
 
     const p = await t.call('POST', 'transactions/eos/init');
     const before = t.snapshot();
-    await t.call('POST', 'topics/out/records:batch', { transactional_id: 'eos', producer_id: p.producer_id, producer_epoch: p.producer_epoch, sequences: [{ partition_id: 0, base_sequence: 0 }], entries: entries(1000) });
+    await t.call('POST', 'topics/out/records:batch', {
+      transactional_id: 'eos',
+      producer_id: p.producer_id,
+      producer_epoch: p.producer_epoch,
+      sequences: [{ partition_id: 0, base_sequence: 0 }],
+      entries: entries(1000),
+    });
     const produce = t.diff(before, t.snapshot());
     const beforeOffsets = t.snapshot();
-    await t.call('POST', 'transactions/eos/offsets', { producer_id: p.producer_id, producer_epoch: p.producer_epoch, group_id: 'g', offsets: [{ topic_name: 'in', partition_id: 0, offset: 1000 }] });
+    await t.call('POST', 'transactions/eos/offsets', {
+      producer_id: p.producer_id,
+      producer_epoch: p.producer_epoch,
+      group_id: 'g',
+      offsets: [{ topic_name: 'in', partition_id: 0, offset: 1000 }],
+    });
     const offsets = t.diff(beforeOffsets, t.snapshot());
     const beforeCommit = t.snapshot();
     await t.call('POST', 'transactions/eos/commit', { producer_id: p.producer_id, producer_epoch: p.producer_epoch });

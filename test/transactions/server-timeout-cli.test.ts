@@ -23,11 +23,21 @@ let url = '';
 async function cli(...args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(args, { out: (l) => out.push(l), err: (l) => err.push(l), stdin: Readable.from([]), env: { KAFKA_LOG_URL: url }, signal: new AbortController().signal });
+  const code = await main(args, {
+    out: (l) => out.push(l),
+    err: (l) => err.push(l),
+    stdin: Readable.from([]),
+    env: { KAFKA_LOG_URL: url },
+    signal: new AbortController().signal,
+  });
   return { code, out, err };
 }
 
-const partition = async (topic: string, p: number) => (await fetch(`${url}/v3/clusters/local/topics/${topic}/partitions/${p}`)).json() as Promise<{ high_watermark: number; last_stable_offset: number }>;
+const partition = async (topic: string, p: number) =>
+  (await fetch(`${url}/v3/clusters/local/topics/${topic}/partitions/${p}`)).json() as Promise<{
+    high_watermark: number;
+    last_stable_offset: number;
+  }>;
 
 beforeAll(async () => {
   const app = createApp(services, { logError: () => {} });
@@ -64,7 +74,8 @@ describe('transactions on a running server', () => {
     consumer.assign([{ topic: 'tx', partition: 0 }]);
     consumer.seekToBeginning();
     const seen: string[] = [];
-    for (let i = 0; i < 10 && seen.length < 1; i++) seen.push(...(await consumer.poll({ timeoutMs: 200 })).map((r) => r.value!.toString()));
+    for (let i = 0; i < 10 && seen.length < 1; i++)
+      seen.push(...(await consumer.poll({ timeoutMs: 200 })).map((r) => r.value!.toString()));
     expect(seen).toEqual(['committed']);
     await Promise.all([consumer.close(), producer.close(), next.close()]);
   });
@@ -77,7 +88,9 @@ describe('transactions on a running server', () => {
     await zt.send({ topic: 'zombie', messages: [{ partition: 0, value: 'from the zombie' }] });
     const successor = kafka.producer({ transactionalId: 'zz' });
     const st = await successor.transaction(); // fences the zombie and aborts its open transaction
-    await expect(zt.send({ topic: 'zombie', messages: [{ partition: 0, value: 'late' }] })).rejects.toMatchObject({ type: 'PRODUCER_FENCED' });
+    await expect(zt.send({ topic: 'zombie', messages: [{ partition: 0, value: 'late' }] })).rejects.toMatchObject({
+      type: 'PRODUCER_FENCED',
+    });
     await expect(zt.commit()).rejects.toMatchObject({ type: 'PRODUCER_FENCED' });
     await st.send({ topic: 'zombie', messages: [{ partition: 0, value: 'from the successor' }] });
     await st.commit();
@@ -85,7 +98,8 @@ describe('transactions on a running server', () => {
     consumer.assign([{ topic: 'zombie', partition: 0 }]);
     consumer.seekToBeginning();
     const seen: string[] = [];
-    for (let i = 0; i < 10 && seen.length < 1; i++) seen.push(...(await consumer.poll({ timeoutMs: 100 })).map((r) => r.value!.toString()));
+    for (let i = 0; i < 10 && seen.length < 1; i++)
+      seen.push(...(await consumer.poll({ timeoutMs: 100 })).map((r) => r.value!.toString()));
     expect(seen).toEqual(['from the successor']);
     await Promise.all([consumer.close(), zombie.close().catch(() => {}), successor.close()]);
   });
@@ -97,7 +111,11 @@ describe('transactions on a running server', () => {
     const txn = await producer.transaction();
     await txn.send({ topic: 'reset', messages: [{ partition: 0, value: 'in flight' }] });
     for (const groupId of ['reset-group', undefined]) {
-      const consumer = kafka.consumer({ ...(groupId ? { groupId } : {}), isolationLevel: 'read_committed', autoOffsetReset: 'latest' });
+      const consumer = kafka.consumer({
+        ...(groupId ? { groupId } : {}),
+        isolationLevel: 'read_committed',
+        autoOffsetReset: 'latest',
+      });
       consumer.assign([{ topic: 'reset', partition: 0 }]);
       expect(await consumer.position({ topic: 'reset', partition: 0 })).toBe(0); // the HW is 1
       await consumer.close();
@@ -116,14 +134,30 @@ describe('transactions on a running server', () => {
     const producer = kafka.producer({ transactionalId: 'k447-tx' });
     const txn = await producer.transaction();
     const topics = [{ topic: 'k447', partitions: [{ partition: 0, offset: 0 }] }];
-    await expect(txn.sendOffsets({ consumerGroupId: 'g447', topics, consumer: { groupMetadata: () => ({ memberId: 'a-zombie', generationId: 1 }) } })).rejects.toMatchObject({ type: 'UNKNOWN_MEMBER_ID' });
+    await expect(
+      txn.sendOffsets({
+        consumerGroupId: 'g447',
+        topics,
+        consumer: { groupMetadata: () => ({ memberId: 'a-zombie', generationId: 1 }) },
+      }),
+    ).rejects.toMatchObject({ type: 'UNKNOWN_MEMBER_ID' });
     const { memberId, generationId } = consumer.groupMetadata();
-    await expect(txn.sendOffsets({ consumerGroupId: 'g447', topics, consumer: { groupMetadata: () => ({ memberId, generationId: generationId - 1 }) } })).rejects.toMatchObject({ type: 'ILLEGAL_GENERATION' });
+    await expect(
+      txn.sendOffsets({
+        consumerGroupId: 'g447',
+        topics,
+        consumer: { groupMetadata: () => ({ memberId, generationId: generationId - 1 }) },
+      }),
+    ).rejects.toMatchObject({ type: 'ILLEGAL_GENERATION' });
     // A refused offset commit leaves the transaction abort-only, as in Kafka.
     await expect(txn.commit()).rejects.toMatchObject({ type: 'ILLEGAL_STATE' });
     await txn.abort();
     const next = await producer.transaction();
-    await next.sendOffsets({ consumerGroupId: 'g447', topics: [{ topic: 'k447', partitions: [{ partition: 0, offset: 0 }] }], consumer });
+    await next.sendOffsets({
+      consumerGroupId: 'g447',
+      topics: [{ topic: 'k447', partitions: [{ partition: 0, offset: 0 }] }],
+      consumer,
+    });
     await next.commit();
     expect(await consumer.committed()).toEqual([{ topic: 'k447', partition: 0, offset: 0 }]);
     await Promise.all([consumer.close(), producer.close()]);
@@ -157,9 +191,12 @@ describe('transactions on a running server', () => {
         consumer.assign([{ topic: 'mixed', partition: 0 }]);
         consumer.seekToBeginning();
         const seen: string[] = [];
-        for (let i = 0; i < 20 && seen.length < (isolationLevel === 'read_committed' ? 4 : 6); i++) seen.push(...(await consumer.poll({ timeoutMs: 100 })).map((r) => r.value!.toString()));
+        for (let i = 0; i < 20 && seen.length < (isolationLevel === 'read_committed' ? 4 : 6); i++)
+          seen.push(...(await consumer.poll({ timeoutMs: 100 })).map((r) => r.value!.toString()));
         await consumer.close();
-        expect(seen, `${format} ${isolationLevel}`).toEqual(isolationLevel === 'read_committed' ? ['a1', 'p1', 'a2', 'b3'] : ['a1', 'b1', 'p1', 'a2', 'b2', 'b3']);
+        expect(seen, `${format} ${isolationLevel}`).toEqual(
+          isolationLevel === 'read_committed' ? ['a1', 'p1', 'a2', 'b3'] : ['a1', 'b1', 'p1', 'a2', 'b2', 'b3'],
+        );
       }
     }
     await Promise.all([a.close(), b.close(), plain.close()]);
@@ -176,13 +213,21 @@ describe('transactions on a running server', () => {
     const described = await cli('transactions', 'describe', '--transactional-id', 'cli-tx');
     expect(described.out[1]).toMatch(/cli-tx.*Ongoing.*60000.*tx-1/);
     // An open transaction the coordinator lists is not hanging.
-    expect((await cli('transactions', 'find-hanging', '--topic', 'tx', '--max-transaction-timeout', '0')).out).toHaveLength(1);
+    expect(
+      (await cli('transactions', 'find-hanging', '--topic', 'tx', '--max-transaction-timeout', '0')).out,
+    ).toHaveLength(1);
     await txn.commit();
 
     // A hanging one: a transactional batch in a partition that no coordinator knows of (a producer
     // whose coordinator state is gone), as KIP-890 describes them.
     const topic = await services.topics.get('tx');
-    const out = (await services.log.append(topic, [{ partition: 1, records: [{ key: null, value: Buffer.from('hanging'), headers: [], timestamp: Date.now() }] }], { producer: { producerId: 9999, producerEpoch: 3, baseSequences: new Map([[1, 0]]), transactional: true } })).get(1)!;
+    const out = (
+      await services.log.append(
+        topic,
+        [{ partition: 1, records: [{ key: null, value: Buffer.from('hanging'), headers: [], timestamp: Date.now() }] }],
+        { producer: { producerId: 9999, producerEpoch: 3, baseSequences: new Map([[1, 0]]), transactional: true } },
+      )
+    ).get(1)!;
     expect(out.ok).toBe(true);
     const hanging = await cli('transactions', 'find-hanging', '--topic', 'tx', '--max-transaction-timeout', '0');
     expect(hanging.out).toHaveLength(2);
@@ -192,10 +237,29 @@ describe('transactions on a running server', () => {
     const aborted = await cli('transactions', 'abort', '--topic', 'tx', '--partition', '1', '--start-offset', '2');
     expect(aborted).toMatchObject({ code: 0, out: ['Aborted the transaction of producer 9999 in tx-1'] });
     expect(await partition('tx', 1)).toMatchObject({ high_watermark: 4, last_stable_offset: 4 });
-    expect((await cli('transactions', 'find-hanging', '--topic', 'tx', '--max-transaction-timeout', '0')).out).toHaveLength(1);
+    expect(
+      (await cli('transactions', 'find-hanging', '--topic', 'tx', '--max-transaction-timeout', '0')).out,
+    ).toHaveLength(1);
     // Aborting again writes nothing.
-    expect((await cli('transactions', 'abort', '--topic', 'tx', '--partition', '1', '--producer-id', '9999', '--producer-epoch', '3')).out[0]).toMatch(/nothing written/);
-    expect((await cli('transactions', 'describe', '--transactional-id', 'nope')).err[0]).toMatch(/TRANSACTIONAL_ID_NOT_FOUND/);
+    expect(
+      (
+        await cli(
+          'transactions',
+          'abort',
+          '--topic',
+          'tx',
+          '--partition',
+          '1',
+          '--producer-id',
+          '9999',
+          '--producer-epoch',
+          '3',
+        )
+      ).out[0],
+    ).toMatch(/nothing written/);
+    expect((await cli('transactions', 'describe', '--transactional-id', 'nope')).err[0]).toMatch(
+      /TRANSACTIONAL_ID_NOT_FOUND/,
+    );
     await producer.close();
   });
 });

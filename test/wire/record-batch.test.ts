@@ -84,8 +84,22 @@ describe('varint / varlong', () => {
   });
 
   it('round-trips varlongs over the safe integer range with matching sizes', () => {
-    const edges = [0, -1, 2 ** 30 - 1, -(2 ** 30), 2 ** 30, -(2 ** 30) - 1, 2 ** 52 - 1, -(2 ** 52) + 1, 2 ** 52, -(2 ** 52)];
-    const values = fc.oneof(fc.constantFrom(...edges, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER), fc.maxSafeInteger());
+    const edges = [
+      0,
+      -1,
+      2 ** 30 - 1,
+      -(2 ** 30),
+      2 ** 30,
+      -(2 ** 30) - 1,
+      2 ** 52 - 1,
+      -(2 ** 52) + 1,
+      2 ** 52,
+      -(2 ** 52),
+    ];
+    const values = fc.oneof(
+      fc.constantFrom(...edges, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER),
+      fc.maxSafeInteger(),
+    );
     fc.assert(
       fc.property(values, (v) => {
         const b = new Uint8Array(10);
@@ -123,37 +137,93 @@ describe('encodeRecordBatch: byte-exact against the published RecordBatch v2 lay
   // prettier-ignore
   const expected = Uint8Array.of(
     // ---- batch header (61 bytes) ----
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, // baseOffset int64 = 5
-    0x00, 0x00, 0x00, 0x49,                         // batchLength int32 = 73 (85 total - 12)
-    0x00, 0x00, 0x00, 0x03,                         // partitionLeaderEpoch int32 = 3
-    0x02,                                           // magic int8 = 2
-    0x7f, 0x22, 0x54, 0x5b,                         // crc uint32: CRC-32C of bytes 21..84, from an independent bitwise CRC
-    0x00, 0x00,                                     // attributes int16 = 0 (no compression, CreateTime)
-    0x00, 0x00, 0x00, 0x01,                         // lastOffsetDelta int32 = 1
-    0x00, 0x00, 0x01, 0x8b, 0xcf, 0xe5, 0x68, 0x00, // baseTimestamp int64 = t0 (first record)
-    0x00, 0x00, 0x01, 0x8b, 0xcf, 0xe5, 0x68, 0x00, // maxTimestamp int64 = t0 (second record is older)
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, // producerId int64 = 7
-    0x00, 0x01,                                     // producerEpoch int16 = 1
-    0x00, 0x00, 0x00, 0x0a,                         // baseSequence int32 = 10
-    0x00, 0x00, 0x00, 0x02,                         // recordCount int32 = 2
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x05, // baseOffset int64 = 5
+    0x00,
+    0x00,
+    0x00,
+    0x49, // batchLength int32 = 73 (85 total - 12)
+    0x00,
+    0x00,
+    0x00,
+    0x03, // partitionLeaderEpoch int32 = 3
+    0x02, // magic int8 = 2
+    0x7f,
+    0x22,
+    0x54,
+    0x5b, // crc uint32: CRC-32C of bytes 21..84, from an independent bitwise CRC
+    0x00,
+    0x00, // attributes int16 = 0 (no compression, CreateTime)
+    0x00,
+    0x00,
+    0x00,
+    0x01, // lastOffsetDelta int32 = 1
+    0x00,
+    0x00,
+    0x01,
+    0x8b,
+    0xcf,
+    0xe5,
+    0x68,
+    0x00, // baseTimestamp int64 = t0 (first record)
+    0x00,
+    0x00,
+    0x01,
+    0x8b,
+    0xcf,
+    0xe5,
+    0x68,
+    0x00, // maxTimestamp int64 = t0 (second record is older)
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x07, // producerId int64 = 7
+    0x00,
+    0x01, // producerEpoch int16 = 1
+    0x00,
+    0x00,
+    0x00,
+    0x0a, // baseSequence int32 = 10
+    0x00,
+    0x00,
+    0x00,
+    0x02, // recordCount int32 = 2
     // ---- record 0 (15 bytes) ----
-    0x1c,                                           // length varint = 14 (zigzag 28)
-    0x00,                                           // attributes int8 = 0
-    0x00,                                           // timestampDelta varlong = 0
-    0x00,                                           // offsetDelta varint = 0
-    0x04, 0x6b, 0x31,                               // keyLength varint = 2, key "k1"
-    0x04, 0x76, 0x31,                               // valueLength varint = 2, value "v1"
-    0x02,                                           // header count varint = 1
-    0x02, 0x68,                                     //   header keyLength varint = 1, key "h"
-    0x02, 0x78,                                     //   header valueLength varint = 1, value "x"
+    0x1c, // length varint = 14 (zigzag 28)
+    0x00, // attributes int8 = 0
+    0x00, // timestampDelta varlong = 0
+    0x00, // offsetDelta varint = 0
+    0x04,
+    0x6b,
+    0x31, // keyLength varint = 2, key "k1"
+    0x04,
+    0x76,
+    0x31, // valueLength varint = 2, value "v1"
+    0x02, // header count varint = 1
+    0x02,
+    0x68, //   header keyLength varint = 1, key "h"
+    0x02,
+    0x78, //   header valueLength varint = 1, value "x"
     // ---- record 1 (9 bytes) ----
-    0x10,                                           // length varint = 8 (zigzag 16)
-    0x00,                                           // attributes int8 = 0
-    0x01,                                           // timestampDelta varlong = -1 (zigzag 1)
-    0x02,                                           // offsetDelta varint = 1
-    0x01,                                           // keyLength varint = -1: null key
-    0x04, 0x68, 0x69,                               // valueLength varint = 2, value "hi"
-    0x00,                                           // header count varint = 0
+    0x10, // length varint = 8 (zigzag 16)
+    0x00, // attributes int8 = 0
+    0x01, // timestampDelta varlong = -1 (zigzag 1)
+    0x02, // offsetDelta varint = 1
+    0x01, // keyLength varint = -1: null key
+    0x04,
+    0x68,
+    0x69, // valueLength varint = 2, value "hi"
+    0x00, // header count varint = 0
   );
 
   it('encodes exactly the hand-written bytes', () => {
@@ -219,7 +289,10 @@ const bytesArb = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 1000, max: 300_000 }).map((n) => new Uint8Array(n).fill(n & 0xff)) },
 );
 const nullable = <T>(a: fc.Arbitrary<T>): fc.Arbitrary<T | null> => fc.option(a, { nil: null, freq: 4 });
-const headerArb = fc.record({ key: fc.string({ unit: 'binary', maxLength: 12 }), value: nullable(fc.uint8Array({ maxLength: 20 })) });
+const headerArb = fc.record({
+  key: fc.string({ unit: 'binary', maxLength: 12 }),
+  value: nullable(fc.uint8Array({ maxLength: 20 })),
+});
 const timestampArb = fc.oneof(
   fc.integer({ min: 1_600_000_000_000, max: 1_600_000_100_000 }), // close together: small deltas either way
   fc.integer({ min: -1, max: 1 }),
@@ -244,7 +317,8 @@ const optionsArb: fc.Arbitrary<Options> = fc.record({
  * Records with bytes as hex strings: deep equality over large typed arrays element by element is far
  * too slow for property runs, while Buffer's hex conversion is native.
  */
-const hex = (b: Uint8Array | null): string | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex'));
+const hex = (b: Uint8Array | null): string | null =>
+  b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
 const normalize = (r: LogRecord & { offset?: number }) => ({
   key: hex(r.key),
   value: hex(r.value),
@@ -256,7 +330,9 @@ const normalize = (r: LogRecord & { offset?: number }) => ({
 /** The records a decode must return for `records` encoded with `logAppendTime` at `baseOffset`. */
 function expectedRecords(records: LogRecord[], baseOffset: number, logAppendTime: boolean) {
   const max = Math.max(...records.map((r) => r.timestamp));
-  return records.map((r, i) => normalize({ ...r, timestamp: logAppendTime ? max : r.timestamp, offset: baseOffset + i }));
+  return records.map((r, i) =>
+    normalize({ ...r, timestamp: logAppendTime ? max : r.timestamp, offset: baseOffset + i }),
+  );
 }
 
 interface Options {
@@ -307,7 +383,12 @@ describe('record batch round trips (property-based)', () => {
         const bytes = encodeRecordBatch(records, { ...o, compression: 'gzip' });
         const gzip = decodeRecordBatch(bytes);
         expect(gzip.header.attributes).toBe(plain.header.attributes | 1);
-        expect({ ...gzip.header, attributes: 0, crc: 0, batchLength: 0 }).toEqual({ ...plain.header, attributes: 0, crc: 0, batchLength: 0 });
+        expect({ ...gzip.header, attributes: 0, crc: 0, batchLength: 0 }).toEqual({
+          ...plain.header,
+          attributes: 0,
+          crc: 0,
+          batchLength: 0,
+        });
         expect(gzip.records.map(normalize)).toEqual(plain.records.map(normalize));
         expect(gunzipSync(bytes.subarray(61)).byteLength).toBe(plain.sizeInBytes - 61);
       }),
@@ -318,7 +399,10 @@ describe('record batch round trips (property-based)', () => {
   it('decodes a concatenation of batches, at any position', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.array(recordArb, { minLength: 1, maxLength: 5 }), optionsArb), { minLength: 1, maxLength: 5 }),
+        fc.array(fc.tuple(fc.array(recordArb, { minLength: 1, maxLength: 5 }), optionsArb), {
+          minLength: 1,
+          maxLength: 5,
+        }),
         fc.nat({ max: 9 }),
         (specs, skew) => {
           const encoded = specs.map(([records, o]) => encodeRecordBatch(records, o));
@@ -374,7 +458,9 @@ describe('record batch round trips (property-based)', () => {
   });
 
   it('encodes lone surrogates in header keys as U+FFFD, like TextEncoder', () => {
-    const bytes = encodeRecordBatch([{ key: null, value: null, headers: [{ key: 'a\ud800b', value: null }], timestamp: 0 }]);
+    const bytes = encodeRecordBatch([
+      { key: null, value: null, headers: [{ key: 'a\ud800b', value: null }], timestamp: 0 },
+    ]);
     expect(decodeRecordBatch(bytes).records[0]!.headers[0]!.key).toBe('a\ufffdb');
   });
 });
@@ -384,7 +470,12 @@ describe('record batch round trips (property-based)', () => {
 describe('corruption is never data', () => {
   const small = encodeRecordBatch(
     [
-      { key: utf8('key'), value: utf8('value'), headers: [{ key: 'h1', value: utf8('v') }], timestamp: 1_700_000_000_000 },
+      {
+        key: utf8('key'),
+        value: utf8('value'),
+        headers: [{ key: 'h1', value: utf8('v') }],
+        timestamp: 1_700_000_000_000,
+      },
       { key: null, value: utf8('second'), headers: [{ key: 'h2', value: null }], timestamp: 1_700_000_000_042 },
     ],
     { baseOffset: 100, partitionLeaderEpoch: 2, producerId: 9, producerEpoch: 0, baseSequence: 0 },
@@ -430,14 +521,19 @@ describe('corruption is never data', () => {
       const other = small.slice();
       other[22] = codec;
       fixCrc(other);
-      expect(() => decodeRecordBatch(other)).toThrow(expect.objectContaining({ errorName: 'UNSUPPORTED_COMPRESSION_TYPE' }));
+      expect(() => decodeRecordBatch(other)).toThrow(
+        expect.objectContaining({ errorName: 'UNSUPPORTED_COMPRESSION_TYPE' }),
+      );
     }
   });
 
   it('malformed records behind a valid CRC throw CORRUPT_MESSAGE and nothing else', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({ min: 23, max: small.length - 1 }), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 3 }),
+        fc.array(fc.tuple(fc.integer({ min: 23, max: small.length - 1 }), fc.integer({ min: 1, max: 255 })), {
+          minLength: 1,
+          maxLength: 3,
+        }),
         (edits) => {
           const copy = small.slice();
           for (const [pos, mask] of edits) copy[pos]! ^= mask;
@@ -456,7 +552,12 @@ describe('corruption is never data', () => {
 
 describe('encode input checks', () => {
   it('rejects an empty batch and invalid timestamps as INVALID_RECORD', () => {
-    expect(isKafkaError(thrown(() => encodeRecordBatch([])), 'INVALID_RECORD')).toBe(true);
+    expect(
+      isKafkaError(
+        thrown(() => encodeRecordBatch([])),
+        'INVALID_RECORD',
+      ),
+    ).toBe(true);
     const bad = (timestamp: number) => () => encodeRecordBatch([{ key: null, value: null, headers: [], timestamp }]);
     expect(isKafkaError(thrown(bad(1.5)), 'INVALID_RECORD')).toBe(true);
     expect(isKafkaError(thrown(bad(Number.NaN)), 'INVALID_RECORD')).toBe(true);

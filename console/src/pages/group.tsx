@@ -21,7 +21,14 @@ function Reset({ group, topics, onDone }: { group: string; topics: string[]; onD
   const [plan, setPlan] = useState<ResetPlan>();
   const [done, setDone] = useState<ResetPlan>();
   const [error, setError] = useState<Error>();
-  const needs = strategy === 'to-offset' || strategy === 'shift-by' ? 'number' : strategy === 'to-datetime' ? 'datetime' : strategy === 'by-duration' ? 'duration' : undefined;
+  const needs =
+    strategy === 'to-offset' || strategy === 'shift-by'
+      ? 'number'
+      : strategy === 'to-datetime'
+        ? 'datetime'
+        : strategy === 'by-duration'
+          ? 'duration'
+          : undefined;
   const body = (dryRun: boolean) => ({
     strategy,
     ...(topic === '' ? { all_topics: true } : { topics: [{ topic_name: topic }] }),
@@ -34,7 +41,10 @@ function Reset({ group, topics, onDone }: { group: string; topics: string[]; onD
   const send = async (dryRun: boolean) => {
     setError(undefined);
     try {
-      const r = await api<ResetPlan>(`/consumer-groups/${enc(group)}/offsets:reset`, { method: 'POST', body: body(dryRun) });
+      const r = await api<ResetPlan>(`/consumer-groups/${enc(group)}/offsets:reset`, {
+        method: 'POST',
+        body: body(dryRun),
+      });
       if (dryRun) {
         setPlan(r);
         setDone(undefined);
@@ -83,11 +93,23 @@ function Reset({ group, topics, onDone }: { group: string; topics: string[]; onD
         </label>
         {needs && (
           <label>
-            {needs === 'number' ? (strategy === 'to-offset' ? 'Offset' : 'Shift by') : needs === 'datetime' ? 'Date and time' : 'Duration'}
+            {needs === 'number'
+              ? strategy === 'to-offset'
+                ? 'Offset'
+                : 'Shift by'
+              : needs === 'datetime'
+                ? 'Date and time'
+                : 'Duration'}
             {needs === 'number' ? (
               <input type="number" value={arg} required onInput={(e) => setArg(e.currentTarget.value)} />
             ) : needs === 'datetime' ? (
-              <input type="datetime-local" step={1} value={arg} required onInput={(e) => setArg(e.currentTarget.value)} />
+              <input
+                type="datetime-local"
+                step={1}
+                value={arg}
+                required
+                onInput={(e) => setArg(e.currentTarget.value)}
+              />
             ) : (
               <input type="text" value={arg} required onInput={(e) => setArg(e.currentTarget.value)} />
             )}
@@ -98,7 +120,10 @@ function Reset({ group, topics, onDone }: { group: string; topics: string[]; onD
       <ErrorLine error={error} />
       {shown && (
         <>
-          <Table caption={plan ? 'Planned reset (dry run: nothing changed yet)' : 'Offsets reset'} head={['Topic', 'Partition', 'Current offset', 'New offset']}>
+          <Table
+            caption={plan ? 'Planned reset (dry run: nothing changed yet)' : 'Offsets reset'}
+            head={['Topic', 'Partition', 'Current offset', 'New offset']}
+          >
             {shown.data.map((e) => (
               <tr key={`${e.topic_name}-${e.partition_id}`}>
                 <th scope="row">{e.topic_name}</th>
@@ -127,7 +152,11 @@ export function GroupPage({ group }: { group: string }) {
   const d = usePoll(() => api<GroupDescription>(`/consumer-groups/${enc(group)}`), 2000, [group]);
   const { series, push } = useSeries();
   useEffect(() => {
-    if (d.data) push(Date.now() / 1000, d.data.partitions.reduce((n, p) => n + p.lag, 0));
+    if (d.data)
+      push(
+        Date.now() / 1000,
+        d.data.partitions.reduce((n, p) => n + p.lag, 0),
+      );
   }, [d.data]);
   const g = d.data;
   const topics = [...new Set(g?.partitions.map((p) => p.topic_name) ?? [])];
@@ -148,7 +177,10 @@ export function GroupPage({ group }: { group: string }) {
           </dl>
           <Section title="Lag" id="lag">
             <LineChart label="Total lag" unit="records" data={series} />
-            <Table caption="Lag per partition" head={['Topic', 'Partition', 'Owner', 'Committed offset', 'Log end', 'Lag']}>
+            <Table
+              caption="Lag per partition"
+              head={['Topic', 'Partition', 'Owner', 'Committed offset', 'Log end', 'Lag']}
+            >
               {g.partitions.map((p) => (
                 <tr key={`${p.topic_name}-${p.partition_id}`}>
                   <th scope="row">
@@ -167,7 +199,10 @@ export function GroupPage({ group }: { group: string }) {
             {g.members.length === 0 ? (
               <p>No members.</p>
             ) : (
-              <Table caption="Members and their assignment" head={['Member', 'Client', 'Epoch', 'Subscribed', 'Assigned partitions', 'Last heartbeat']}>
+              <Table
+                caption="Members and their assignment"
+                head={['Member', 'Client', 'Epoch', 'Subscribed', 'Assigned partitions', 'Last heartbeat']}
+              >
                 {g.members.map((m) => (
                   <tr key={m.consumer_id}>
                     <th scope="row">

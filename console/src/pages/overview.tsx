@@ -25,9 +25,15 @@ async function loadOverview() {
     }),
   );
   const lags = await Promise.all(
-    groups.data.map((g) => api<LagSummary>(`/consumer-groups/${enc(g.consumer_group_id)}/lag-summary`).catch(() => undefined)),
+    groups.data.map((g) =>
+      api<LagSummary>(`/consumer-groups/${enc(g.consumer_group_id)}/lag-summary`).catch(() => undefined),
+    ),
   );
-  return { topics: rows, groups: groups.data.map((g, i) => ({ ...g, lag: lags[i]?.total_lag })), brokers: brokers.data.length };
+  return {
+    topics: rows,
+    groups: groups.data.map((g, i) => ({ ...g, lag: lags[i]?.total_lag })),
+    brokers: brokers.data.length,
+  };
 }
 
 export function OverviewPage() {

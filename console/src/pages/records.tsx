@@ -4,7 +4,8 @@ import { base64ToBytes, show, utf8ToBase64, type View } from '../bytes.js';
 import { ErrorLine, Section, Table } from '../components.js';
 import { usePoll } from '../hooks.js';
 
-const bytesOf = (d: Data | null): Uint8Array | null => (d === null || d.data === null ? null : base64ToBytes(String(d.data)));
+const bytesOf = (d: Data | null): Uint8Array | null =>
+  d === null || d.data === null ? null : base64ToBytes(String(d.data));
 
 function Browse({ topic, partitions, initial }: { topic: string; partitions: number; initial: URLSearchParams }) {
   const [partition, setPartition] = useState(Number(initial.get('partition') ?? 0));
@@ -21,7 +22,11 @@ function Browse({ topic, partitions, initial }: { topic: string; partitions: num
     setError(undefined);
     try {
       // format=binary: the bytes as they are, shown here as text, JSON or hex without a second fetch.
-      setList(await api<RecordList>(`/topics/${enc(topic)}/partitions/${partition}/records?offset=${start}&max_bytes=65536&format=binary`));
+      setList(
+        await api<RecordList>(
+          `/topics/${enc(topic)}/partitions/${partition}/records?offset=${start}&max_bytes=65536&format=binary`,
+        ),
+      );
       setOffset(String(start));
     } catch (e) {
       setError(e as Error);
@@ -34,7 +39,9 @@ function Browse({ topic, partitions, initial }: { topic: string; partitions: num
     try {
       const ms = new Date(time).getTime();
       if (Number.isNaN(ms)) throw new Error('Give a date and time');
-      const found = await api<{ offset: number | null }>(`/topics/${enc(topic)}/partitions/${partition}/offset?offset_type=timestamp&timestamp=${ms}`);
+      const found = await api<{ offset: number | null }>(
+        `/topics/${enc(topic)}/partitions/${partition}/offset?offset_type=timestamp&timestamp=${ms}`,
+      );
       if (found.offset === null || found.offset < 0) {
         setList(undefined);
         throw new Error('No record at or after that time');
@@ -109,9 +116,13 @@ function Browse({ topic, partitions, initial }: { topic: string; partitions: num
       {list && (
         <>
           <p aria-live="polite">
-            Partition {partition}: log start {list.log_start_offset}, high watermark {list.high_watermark}; {list.records.length} records shown.
+            Partition {partition}: log start {list.log_start_offset}, high watermark {list.high_watermark};{' '}
+            {list.records.length} records shown.
           </p>
-          <Table caption={`Records of ${topic} partition ${partition}`} head={['Offset', 'Timestamp', 'Key', 'Value', 'Headers']}>
+          <Table
+            caption={`Records of ${topic} partition ${partition}`}
+            head={['Offset', 'Timestamp', 'Key', 'Value', 'Headers']}
+          >
             {list.records.map((r) => (
               <tr key={r.offset}>
                 <th scope="row">{r.offset}</th>
@@ -125,7 +136,10 @@ function Browse({ topic, partitions, initial }: { topic: string; partitions: num
                 <td>
                   {r.headers.map((h, i) => (
                     <div key={i}>
-                      <code>{h.name}</code>: <code>{show(h.value === null ? null : base64ToBytes(h.value), view === 'json' ? 'text' : view)}</code>
+                      <code>{h.name}</code>:{' '}
+                      <code>
+                        {show(h.value === null ? null : base64ToBytes(h.value), view === 'json' ? 'text' : view)}
+                      </code>
                     </div>
                   ))}
                 </td>

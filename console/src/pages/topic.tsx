@@ -13,7 +13,10 @@ function ConfigRow({ topic, config, onSaved }: { topic: string; config: TopicCon
     setError(undefined);
     setSaved('');
     try {
-      await api(`/topics/${enc(topic)}/configs:alter`, { method: 'POST', body: { data: [{ name: config.name, operation, ...(operation === 'SET' ? { value } : {}) }] } });
+      await api(`/topics/${enc(topic)}/configs:alter`, {
+        method: 'POST',
+        body: { data: [{ name: config.name, operation, ...(operation === 'SET' ? { value } : {}) }] },
+      });
       setSaved(operation === 'SET' ? 'Saved' : 'Reset to default');
       onSaved();
     } catch (e) {
@@ -34,7 +37,13 @@ function ConfigRow({ topic, config, onSaved }: { topic: string; config: TopicCon
             void alter('SET');
           }}
         >
-          <input id={id} value={value} onInput={(e) => setValue(e.currentTarget.value)} readOnly={config.is_read_only} aria-describedby={`${id}-status`} />
+          <input
+            id={id}
+            value={value}
+            onInput={(e) => setValue(e.currentTarget.value)}
+            readOnly={config.is_read_only}
+            aria-describedby={`${id}-status`}
+          />
           <button type="submit" disabled={config.is_read_only || value === (config.value ?? '')}>
             Save
           </button>
@@ -86,7 +95,22 @@ export function TopicPage({ topic }: { topic: string }) {
       <Section title="Partitions" id="partitions">
         <ErrorLine error={partitions.error} />
         {partitions.data && (
-          <Table caption={`Partitions of ${topic}`} head={['Partition', 'Leader', 'Leader epoch', 'Replicas', 'ISR', 'Log start', 'Last stable', 'High watermark', 'Log end', 'Size', '']}>
+          <Table
+            caption={`Partitions of ${topic}`}
+            head={[
+              'Partition',
+              'Leader',
+              'Leader epoch',
+              'Replicas',
+              'ISR',
+              'Log start',
+              'Last stable',
+              'High watermark',
+              'Log end',
+              'Size',
+              '',
+            ]}
+          >
             {partitions.data.data.map((p) => (
               <tr key={p.partition_id}>
                 <th scope="row">{p.partition_id}</th>
@@ -100,7 +124,10 @@ export function TopicPage({ topic }: { topic: string }) {
                 <td>{p.log_end_offset}</td>
                 <td>{formatBytes(p.size_in_bytes)}</td>
                 <td>
-                  <a href={`#/topics/${enc(topic)}/records?partition=${p.partition_id}&offset=${p.log_start_offset}`} aria-label={`Browse partition ${p.partition_id}`}>
+                  <a
+                    href={`#/topics/${enc(topic)}/records?partition=${p.partition_id}&offset=${p.log_start_offset}`}
+                    aria-label={`Browse partition ${p.partition_id}`}
+                  >
                     Browse
                   </a>
                 </td>

@@ -16,7 +16,13 @@ import { createIdleBackoff } from './idle-backoff.js';
 import { GroupClient, type Assignment } from './group-client.js';
 import { GroupMembership } from './group-membership.js';
 import { runLoop, type ConsumerRunConfig } from './run-loop.js';
-import { SubscriptionState, tpKey, type TopicPartitionState, type TopicPartition, type TopicPartitionOffset } from './subscription-state.js';
+import {
+  SubscriptionState,
+  tpKey,
+  type TopicPartitionState,
+  type TopicPartition,
+  type TopicPartitionOffset,
+} from './subscription-state.js';
 
 export type { TopicPartition, TopicPartitionOffset } from './subscription-state.js';
 export type { Batch, ConsumerRunConfig, EachBatchPayload, EachMessagePayload } from './run-loop.js';
@@ -92,7 +98,8 @@ const toAssignment = (tps: TopicPartition[]): Assignment => {
   for (const t of Object.keys(out)) out[t]!.sort((a, b) => a - b);
   return out;
 };
-const fromAssignment = (a: Assignment): TopicPartition[] => Object.entries(a).flatMap(([topic, ps]) => ps.map((partition) => ({ topic, partition })));
+const fromAssignment = (a: Assignment): TopicPartition[] =>
+  Object.entries(a).flatMap(([topic, ps]) => ps.map((partition) => ({ topic, partition })));
 
 export class Consumer {
   private readonly subs = new SubscriptionState();
@@ -100,7 +107,13 @@ export class Consumer {
   private readonly idle: ReturnType<typeof createIdleBackoff>;
   private readonly group: GroupClient | undefined;
   private readonly membership: GroupMembership | undefined;
-  private readonly c: Required<Omit<ConsumerConfig, 'groupId' | 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'logger' | 'format' | 'fetchMaxBytes'>> & Pick<ConsumerConfig, 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'format' | 'fetchMaxBytes'>;
+  private readonly c: Required<
+    Omit<
+      ConsumerConfig,
+      'groupId' | 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'logger' | 'format' | 'fetchMaxBytes'
+    >
+  > &
+    Pick<ConsumerConfig, 'heartbeatIntervalMs' | 'groupRemoteAssignor' | 'format' | 'fetchMaxBytes'>;
   private readonly log: NonNullable<ConsumerConfig['logger']>;
   private mode: 'none' | 'subscribe' | 'assign' = 'none';
   private listener: RebalanceListener = {};
@@ -141,10 +154,17 @@ export class Consumer {
       requestTimeoutMs: config.requestTimeoutMs ?? transport.requestTimeoutMs,
     };
     if (this.c.maxPollRecords < 1) throw new KafkaConfigError('maxPollRecords must be at least 1');
-    if (this.c.format !== undefined && !['auto', 'record-batch', 'json'].includes(this.c.format)) throw new KafkaConfigError(`format must be 'auto', 'record-batch' or 'json' (got ${String(this.c.format)})`);
+    if (this.c.format !== undefined && !['auto', 'record-batch', 'json'].includes(this.c.format))
+      throw new KafkaConfigError(`format must be 'auto', 'record-batch' or 'json' (got ${String(this.c.format)})`);
     this.log = config.logger ?? LOG;
     this.idle = createIdleBackoff(transport, this.subs, this.c, () => this.fetcher.notify(), this.log);
-    this.fetcher = new Fetcher(transport, this.subs, { ...this.c, requestTimeoutMs: this.c.requestTimeoutMs }, (s, e) => this.outOfRange(s, e), this.idle.idle);
+    this.fetcher = new Fetcher(
+      transport,
+      this.subs,
+      { ...this.c, requestTimeoutMs: this.c.requestTimeoutMs },
+      (s, e) => this.outOfRange(s, e),
+      this.idle.idle,
+    );
     if (config.groupId !== undefined) {
       if (config.groupId === '') throw new KafkaConfigError('groupId must not be empty');
       this.group = new GroupClient(transport, config.groupId);
@@ -176,7 +196,11 @@ export class Consumer {
 
   /** Java's groupMetadata(): what a transactional producer's sendOffsets passes for KIP-447's check. */
   groupMetadata(): { groupId: string | undefined; memberId: string; generationId: number } {
-    return { groupId: this.group?.groupId, memberId: this.membership?.memberId ?? '', generationId: this.membership?.memberEpoch ?? -1 };
+    return {
+      groupId: this.group?.groupId,
+      memberId: this.membership?.memberId ?? '',
+      generationId: this.membership?.memberEpoch ?? -1,
+    };
   }
 
   /** kafkajs compatibility: nothing to open over HTTP. */
@@ -186,10 +210,19 @@ export class Consumer {
    * Joins the group subscribed to `topics` (kafkajs: `{ topics, fromBeginning }`; fromBeginning
    * means auto.offset.reset=earliest). The assignment arrives in a later poll().
    */
-  async subscribe(options: { topics?: string[]; topic?: string; fromBeginning?: boolean; listener?: RebalanceListener }): Promise<void> {
+  async subscribe(options: {
+    topics?: string[];
+    topic?: string;
+    fromBeginning?: boolean;
+    listener?: RebalanceListener;
+  }): Promise<void> {
     this.assertOpen();
     if (!this.membership) throw new KafkaConfigError('subscribe() needs a groupId; use assign() without one');
-    if (this.mode === 'assign') throw new KafkaClientError('ILLEGAL_STATE', 'Subscription to topics and manual assignment are mutually exclusive');
+    if (this.mode === 'assign')
+      throw new KafkaClientError(
+        'ILLEGAL_STATE',
+        'Subscription to topics and manual assignment are mutually exclusive',
+      );
     const topics = [...(options.topics ?? []), ...(options.topic ? [options.topic] : [])];
     if (topics.length === 0) throw new KafkaConfigError('subscribe() needs at least one topic');
     this.mode = 'subscribe';
@@ -202,7 +235,11 @@ export class Consumer {
   /** Takes these partitions, outside any group membership (a group id, if set, is used for commits). */
   assign(partitions: TopicPartition[]): void {
     this.assertOpen();
-    if (this.mode === 'subscribe') throw new KafkaClientError('ILLEGAL_STATE', 'Subscription to topics and manual assignment are mutually exclusive');
+    if (this.mode === 'subscribe')
+      throw new KafkaClientError(
+        'ILLEGAL_STATE',
+        'Subscription to topics and manual assignment are mutually exclusive',
+      );
     this.mode = 'assign';
     const keep = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
     for (const tp of this.subs.list()) if (!keep.has(tpKey(tp.topic, tp.partition))) this.subs.remove(tp);
@@ -249,11 +286,18 @@ export class Consumer {
   }
 
   paused(): TopicPartition[] {
-    return this.subs.states().filter((s) => s.paused).map((s) => ({ topic: s.topic, partition: s.partition }));
+    return this.subs
+      .states()
+      .filter((s) => s.paused)
+      .map((s) => ({ topic: s.topic, partition: s.partition }));
   }
 
   private matching(topics: { topic: string; partitions?: number[] }[]): TopicPartitionState[] {
-    return this.subs.states().filter((s) => topics.some((t) => t.topic === s.topic && (t.partitions === undefined || t.partitions.includes(s.partition))));
+    return this.subs
+      .states()
+      .filter((s) =>
+        topics.some((t) => t.topic === s.topic && (t.partitions === undefined || t.partitions.includes(s.partition))),
+      );
   }
 
   /**
@@ -262,7 +306,11 @@ export class Consumer {
    */
   async poll(options: { timeoutMs?: number } = {}): Promise<ConsumerRecord[]> {
     this.assertOpen();
-    if (this.polling) throw new KafkaClientError('ILLEGAL_STATE', 'poll() is already running (the consumer is not safe for concurrent polls)');
+    if (this.polling)
+      throw new KafkaClientError(
+        'ILLEGAL_STATE',
+        'poll() is already running (the consumer is not safe for concurrent polls)',
+      );
     this.polling = true;
     try {
       const deadline = Date.now() + (options.timeoutMs ?? 1000);
@@ -281,7 +329,7 @@ export class Consumer {
         const nextBackoff = this.fetcher.sendFetches();
         if (records.length > 0) return records;
         const now = Date.now();
-        if (now >= deadline || this.closed || !this.running && this.runLoop !== undefined) return [];
+        if (now >= deadline || this.closed || (!this.running && this.runLoop !== undefined)) return [];
         await this.fetcher.waitForActivity(Math.min(deadline, nextBackoff) - now);
       }
     } finally {
@@ -296,7 +344,8 @@ export class Consumer {
     if (m.lost) {
       const lost = this.subs.list();
       for (const tp of lost) this.subs.remove(tp);
-      if (lost.length > 0) await this.callListener(this.listener.onPartitionsLost ? 'onPartitionsLost' : 'onPartitionsRevoked', lost);
+      if (lost.length > 0)
+        await this.callListener(this.listener.onPartitionsLost ? 'onPartitionsLost' : 'onPartitionsRevoked', lost);
       m.rejoin();
       return;
     }
@@ -304,7 +353,10 @@ export class Consumer {
     const target = new Set(fromAssignment(m.target).map((tp) => tpKey(tp.topic, tp.partition)));
     const revoked = this.subs.list().filter((tp) => !target.has(tpKey(tp.topic, tp.partition)));
     if (revoked.length > 0) {
-      if (this.c.enableAutoCommit) await this.commitPositions(revoked).catch((e: unknown) => this.log('warn', 'commit before revocation failed', { error: String(e) }));
+      if (this.c.enableAutoCommit)
+        await this.commitPositions(revoked).catch((e: unknown) =>
+          this.log('warn', 'commit before revocation failed', { error: String(e) }),
+        );
       for (const tp of revoked) this.subs.remove(tp);
       await this.callListener('onPartitionsRevoked', revoked);
       m.heartbeatNow(); // tells the coordinator they are released
@@ -357,12 +409,23 @@ export class Consumer {
       if (s.reset === undefined || (this.group && s.reset === 'committed')) continue;
       const how = s.reset === 'committed' ? policy : s.reset;
       if (how === 'none') {
-        throw new KafkaClientError('NO_OFFSET_FOR_PARTITION', `No position for ${s.topic}-${s.partition} and auto.offset.reset is none`, { topic: s.topic, partition: s.partition });
+        throw new KafkaClientError(
+          'NO_OFFSET_FOR_PARTITION',
+          `No position for ${s.topic}-${s.partition} and auto.offset.reset is none`,
+          { topic: s.topic, partition: s.partition },
+        );
       }
       const epoch = s.epoch;
       tasks.push(
         this.transport
-          .request<{ offset: number }>('GET', `/topics/${enc(s.topic)}/partitions/${s.partition}/offset`, { query: { offset_type: how, ...(this.c.isolationLevel === 'read_committed' ? { isolation_level: 'read_committed' } : {}) }, topic: s.topic, partition: s.partition })
+          .request<{ offset: number }>('GET', `/topics/${enc(s.topic)}/partitions/${s.partition}/offset`, {
+            query: {
+              offset_type: how,
+              ...(this.c.isolationLevel === 'read_committed' ? { isolation_level: 'read_committed' } : {}),
+            },
+            topic: s.topic,
+            partition: s.partition,
+          })
           .then((res) => {
             if (s.epoch === epoch && s.reset !== undefined) s.seek(res.body.offset);
           }),
@@ -379,14 +442,21 @@ export class Consumer {
       this.fetcher.pendingError = e;
       return;
     }
-    this.log('warn', `fetch position ${s.position} is out of range for ${s.topic}-${s.partition}; resetting to ${policy}`);
+    this.log(
+      'warn',
+      `fetch position ${s.position} is out of range for ${s.topic}-${s.partition}; resetting to ${policy}`,
+    );
     s.requestReset(policy);
   }
 
   /** The consumed positions of assigned partitions (what auto commit commits). */
   private positions(tps?: TopicPartition[]): TopicPartitionOffset[] {
-    const states = tps ? tps.map((tp) => this.subs.get(tp.topic, tp.partition)).filter((s): s is TopicPartitionState => s !== undefined) : this.subs.states();
-    return states.filter((s) => s.position !== undefined && s.reset === undefined && s.position !== s.committed).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position! }));
+    const states = tps
+      ? tps.map((tp) => this.subs.get(tp.topic, tp.partition)).filter((s): s is TopicPartitionState => s !== undefined)
+      : this.subs.states();
+    return states
+      .filter((s) => s.position !== undefined && s.reset === undefined && s.position !== s.committed)
+      .map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position! }));
   }
 
   private commitPositions(tps?: TopicPartition[]): Promise<void> {
@@ -442,7 +512,10 @@ export class Consumer {
   }
 
   /** Like commitSync without waiting; the callback gets the outcome. */
-  commitAsync(offsets?: TopicPartitionOffset[], callback?: (e: Error | undefined, offsets: TopicPartitionOffset[]) => void): void {
+  commitAsync(
+    offsets?: TopicPartitionOffset[],
+    callback?: (e: Error | undefined, offsets: TopicPartitionOffset[]) => void,
+  ): void {
     const list = offsets ?? this.positions();
     if (list.length === 0) return callback?.(undefined, list);
     this.commit(list).then(

@@ -62,12 +62,20 @@ interface WireFetchResponse {
  * error (the server unreachable, a bad request) rejects; a partition's error is in its answer,
  * including CORRUPT_MESSAGE for a batch that fails its CRC.
  */
-export async function fetchPartitions(transport: Transport, request: FetchPartitionsRequest, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<FetchedPartition[]> {
+export async function fetchPartitions(
+  transport: Transport,
+  request: FetchPartitionsRequest,
+  options: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<FetchedPartition[]> {
   const topics = new Map<string, { partition: number; fetch_offset: number; partition_max_bytes?: number }[]>();
   for (const p of request.partitions) {
     let list = topics.get(p.topic);
     if (!list) topics.set(p.topic, (list = []));
-    list.push({ partition: p.partition, fetch_offset: p.offset, ...(p.maxBytes !== undefined ? { partition_max_bytes: p.maxBytes } : {}) });
+    list.push({
+      partition: p.partition,
+      fetch_offset: p.offset,
+      ...(p.maxBytes !== undefined ? { partition_max_bytes: p.maxBytes } : {}),
+    });
   }
   const format = request.format ?? 'record-batch';
   const res = await transport.request<WireFetchResponse>('POST', '/records:fetch', {
@@ -87,13 +95,29 @@ export async function fetchPartitions(transport: Transport, request: FetchPartit
     const { topic, partition, offset } = asked;
     const a = answers.get(`${topic}\0${partition}`);
     if (!a) {
-      const error = errorFromBody(500, { error: 'UNKNOWN_SERVER_ERROR', message: `The fetch answer left out ${topic}-${partition}` }, { topic, partition });
+      const error = errorFromBody(
+        500,
+        { error: 'UNKNOWN_SERVER_ERROR', message: `The fetch answer left out ${topic}-${partition}` },
+        { topic, partition },
+      );
       return { topic, partition, error, records: [], nextOffset: offset, highWatermark: -1, logStartOffset: -1 };
     }
     if (a.error_code !== 0) {
       // A partition's error inside a 200 answer: no HTTP status of its own.
-      const error = new KafkaProtocolError(a.error ?? 'UNKNOWN_SERVER_ERROR', a.error_message ?? `error ${a.error_code}`, { topic, partition });
-      return { topic, partition, error, records: [], nextOffset: offset, highWatermark: a.high_watermark, logStartOffset: a.log_start_offset };
+      const error = new KafkaProtocolError(
+        a.error ?? 'UNKNOWN_SERVER_ERROR',
+        a.error_message ?? `error ${a.error_code}`,
+        { topic, partition },
+      );
+      return {
+        topic,
+        partition,
+        error,
+        records: [],
+        nextOffset: offset,
+        highWatermark: a.high_watermark,
+        logStartOffset: a.log_start_offset,
+      };
     }
     const offsets = { nextOffset: a.next_offset, highWatermark: a.high_watermark, logStartOffset: a.log_start_offset };
     try {

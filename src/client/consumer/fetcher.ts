@@ -102,7 +102,8 @@ export class Fetcher {
       ready.push(s);
     }
     // read_committed fetches go per partition: those answer the LSO and the aborted transactions.
-    if (this.multiFetch === 'unsupported' || this.config.isolationLevel === 'read_committed') for (const s of ready) this.fetch(s);
+    if (this.multiFetch === 'unsupported' || this.config.isolationLevel === 'read_committed')
+      for (const s of ready) this.fetch(s);
     else if (ready.length > 0 && !this.multiInFlight) this.fetchMany(ready);
     return next;
   }
@@ -120,7 +121,12 @@ export class Fetcher {
     fetchPartitions(
       this.transport,
       {
-        partitions: sent.map(({ s, offset }) => ({ topic: s.topic, partition: s.partition, offset, maxBytes: this.config.maxPartitionFetchBytes })),
+        partitions: sent.map(({ s, offset }) => ({
+          topic: s.topic,
+          partition: s.partition,
+          offset,
+          maxBytes: this.config.maxPartitionFetchBytes,
+        })),
         ...(this.config.fetchMaxBytes !== undefined ? { maxBytes: this.config.fetchMaxBytes } : {}),
         minBytes: this.config.fetchMinBytes,
         maxWaitMs: this.idle?.maxWaitMs() ?? this.config.fetchMaxWaitMs,
@@ -138,7 +144,12 @@ export class Fetcher {
           });
         },
         (e: unknown) => {
-          if (this.multiFetch === 'unknown' && e instanceof KafkaClientError && e.type === 'NOT_FOUND' && e.status === 404) {
+          if (
+            this.multiFetch === 'unknown' &&
+            e instanceof KafkaClientError &&
+            e.type === 'NOT_FOUND' &&
+            e.status === 404
+          ) {
             // No such route: a server from before the multi-partition fetch. Per partition from now on.
             this.multiFetch = 'unsupported';
             for (const { s } of sent) s.fetching = false;
@@ -175,12 +186,15 @@ export class Fetcher {
   private failed(s: TopicPartitionState, epoch: number, e: unknown): void {
     s.fetching = false;
     if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
-    const err = e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
+    const err =
+      e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
     if (err.type === 'ABORTED') return;
     if (err.type === 'OFFSET_OUT_OF_RANGE') return this.onOutOfRange(s, err);
     const n = (this.errorsByPartition.get(s) ?? 0) + 1;
     this.errorsByPartition.set(s, n);
-    s.nextFetchAt = Date.now() + Math.max(backoffMs(n - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs), err.throttleTimeMs ?? 0);
+    s.nextFetchAt =
+      Date.now() +
+      Math.max(backoffMs(n - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs), err.throttleTimeMs ?? 0);
     if (!err.retriable) this.pendingError = err;
   }
 
@@ -220,10 +234,21 @@ export class Fetcher {
    * offsets in the Kafka-* headers) or from the JSON record list. A server that answers a
    * record-batch fetch with JSON has no record-batch API: with format 'auto' it is remembered.
    */
-  private parse(res: Response<WireRecordList | Buffer>, s: TopicPartitionState, offset: number, asked: boolean): Fetched {
+  private parse(
+    res: Response<WireRecordList | Buffer>,
+    s: TopicPartitionState,
+    offset: number,
+    asked: boolean,
+  ): Fetched {
     if (Buffer.isBuffer(res.body)) {
       this.transport.recordBatchSupport = 'supported';
-      const records = decodeFetchedRecords(res.body, s.topic, s.partition, offset, parseAbortedTransactions(res.headers.get(FETCH_HEADERS.abortedTransactions)));
+      const records = decodeFetchedRecords(
+        res.body,
+        s.topic,
+        s.partition,
+        offset,
+        parseAbortedTransactions(res.headers.get(FETCH_HEADERS.abortedTransactions)),
+      );
       const header = (name: string, fallback: number) => {
         const v = res.headers.get(name);
         const n = v === null ? NaN : Number(v);
@@ -231,9 +256,15 @@ export class Fetcher {
       };
       const last = records.at(-1);
       const nextOffset = header(FETCH_HEADERS.nextOffset, last ? last.offset + 1 : offset);
-      return { records, nextOffset, highWatermark: header(FETCH_HEADERS.highWatermark, s.highWatermark ?? nextOffset), logStartOffset: header(FETCH_HEADERS.logStartOffset, s.logStartOffset ?? 0) };
+      return {
+        records,
+        nextOffset,
+        highWatermark: header(FETCH_HEADERS.highWatermark, s.highWatermark ?? nextOffset),
+        logStartOffset: header(FETCH_HEADERS.logStartOffset, s.logStartOffset ?? 0),
+      };
     }
-    if (asked && (this.config.format ?? this.transport.format) === 'auto') this.transport.recordBatchSupport = 'unsupported';
+    if (asked && (this.config.format ?? this.transport.format) === 'auto')
+      this.transport.recordBatchSupport = 'unsupported';
     const body = res.body;
     return {
       records: body.records.filter((r) => r.offset >= offset).map((r) => decodeRecord(s.topic, r)),

@@ -38,7 +38,8 @@ const fromWire = (a: WireAssignment | undefined): Assignment => {
   for (const t of Object.keys(out)) out[t]!.sort((x, y) => x - y);
   return out;
 };
-const toWire = (a: Assignment): WireAssignment => Object.entries(a).flatMap(([topic_name, ps]) => ps.map((partition_id) => ({ topic_name, partition_id })));
+const toWire = (a: Assignment): WireAssignment =>
+  Object.entries(a).flatMap(([topic_name, ps]) => ps.map((partition_id) => ({ topic_name, partition_id })));
 
 interface WireOffset {
   topic_name: string;
@@ -83,9 +84,18 @@ export class GroupClient {
     };
   }
 
-  async commit(memberId: string | undefined, generation: number | undefined, offsets: TopicPartitionOffset[]): Promise<void> {
+  async commit(
+    memberId: string | undefined,
+    generation: number | undefined,
+    offsets: TopicPartitionOffset[],
+  ): Promise<void> {
     const body: Record<string, unknown> = {
-      offsets: offsets.map((o) => ({ topic_name: o.topic, partition_id: o.partition, offset: o.offset, ...(o.metadata !== undefined ? { metadata: o.metadata } : {}) })),
+      offsets: offsets.map((o) => ({
+        topic_name: o.topic,
+        partition_id: o.partition,
+        offset: o.offset,
+        ...(o.metadata !== undefined ? { metadata: o.metadata } : {}),
+      })),
     };
     if (memberId) {
       body.member_id = memberId;
@@ -100,7 +110,9 @@ export class GroupClient {
     try {
       const topics = partitions ? [...new Set(partitions.map((p) => p.topic))] : [undefined];
       const lists = await Promise.all(
-        topics.map((t) => this.transport.request<{ data: WireOffset[] }>('GET', `${this.path}/offsets`, { query: { topic_name: t } })),
+        topics.map((t) =>
+          this.transport.request<{ data: WireOffset[] }>('GET', `${this.path}/offsets`, { query: { topic_name: t } }),
+        ),
       );
       data = lists.flatMap((l) => l.body.data);
     } catch (e) {
@@ -110,18 +122,37 @@ export class GroupClient {
     const want = partitions ? new Set(partitions.map((p) => `${p.topic}\u0000${p.partition}`)) : undefined;
     return data
       .filter((o) => o.committed_offset !== null && (!want || want.has(`${o.topic_name}\u0000${o.partition_id}`)))
-      .map((o) => ({ topic: o.topic_name, partition: o.partition_id, offset: o.committed_offset!, ...(o.offset_metadata ? { metadata: o.offset_metadata } : {}) }));
+      .map((o) => ({
+        topic: o.topic_name,
+        partition: o.partition_id,
+        offset: o.committed_offset!,
+        ...(o.offset_metadata ? { metadata: o.offset_metadata } : {}),
+      }));
   }
 
   /**
    * Where a consumer of the group starts on each partition of a topic: the committed offset when it
    * is within the log, else by auto.offset.reset (the server decides, in one call per topic).
    */
-  async positions(topic: string, reset: 'earliest' | 'latest' | 'none', partition?: number, readCommitted = false): Promise<{ partition: number; offset: number; committed: number | null }[]> {
+  async positions(
+    topic: string,
+    reset: 'earliest' | 'latest' | 'none',
+    partition?: number,
+    readCommitted = false,
+  ): Promise<{ partition: number; offset: number; committed: number | null }[]> {
     const res = await this.transport.request<{ data: WireOffset[] }>('GET', `${this.path}/offsets`, {
-      query: { topic_name: topic, auto_offset_reset: reset, partition_id: partition, ...(readCommitted ? { isolation_level: 'read_committed' } : {}) },
+      query: {
+        topic_name: topic,
+        auto_offset_reset: reset,
+        partition_id: partition,
+        ...(readCommitted ? { isolation_level: 'read_committed' } : {}),
+      },
       topic,
     });
-    return res.body.data.map((o) => ({ partition: o.partition_id, offset: o.position!, committed: o.committed_offset }));
+    return res.body.data.map((o) => ({
+      partition: o.partition_id,
+      offset: o.position!,
+      committed: o.committed_offset,
+    }));
   }
 }

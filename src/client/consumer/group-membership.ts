@@ -150,13 +150,17 @@ export class GroupMembership {
       if (this.stopped) return;
       if (withSubscription) this.sendSubscription = false;
       this.failures = 0;
-      this.intervalMs = Math.max(1, Math.min(res.heartbeatIntervalMs || 3000, this.config.heartbeatIntervalMs ?? Infinity));
+      this.intervalMs = Math.max(
+        1,
+        Math.min(res.heartbeatIntervalMs || 3000, this.config.heartbeatIntervalMs ?? Infinity),
+      );
       this.target = res.assignment;
       this.onChange();
       this.schedule(this.intervalMs);
     } catch (e) {
       if (this.stopped) return;
-      const err = e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
+      const err =
+        e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
       if (LOST.has(err.type)) {
         this.lost = true;
         this.target = {};
@@ -164,7 +168,13 @@ export class GroupMembership {
         return;
       }
       if (err.retriable) {
-        this.schedule(backoffMs(this.failures++, this.config.retryBackoffMs, Math.min(this.config.retryBackoffMaxMs, this.intervalMs)));
+        this.schedule(
+          backoffMs(
+            this.failures++,
+            this.config.retryBackoffMs,
+            Math.min(this.config.retryBackoffMaxMs, this.intervalMs),
+          ),
+        );
         return;
       }
       this.error = err;

@@ -56,7 +56,10 @@ export class IdleBackoff {
   pollDelayMs(n: number): number {
     const { fetchMaxWaitMs, fetchIdleBackoffMaxMs } = this.config;
     if (n <= 1) return fetchMaxWaitMs;
-    return Math.max(fetchMaxWaitMs, Math.min(fetchIdleBackoffMaxMs, Math.max(fetchMaxWaitMs, 100) * 2 ** Math.min(n - 1, 30)));
+    return Math.max(
+      fetchMaxWaitMs,
+      Math.min(fetchIdleBackoffMaxMs, Math.max(fetchMaxWaitMs, 100) * 2 ** Math.min(n - 1, 30)),
+    );
   }
 }
 

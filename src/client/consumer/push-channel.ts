@@ -126,12 +126,15 @@ export class PushChannel {
       // A new connection has a new id: everything armed is armed again.
       for (const topic of this.armed.keys()) this.dirty.add(topic);
       this.flush();
-      this.keepalive = setInterval(() => {
-        if (ws.readyState !== ws.OPEN) return;
-        if (this.armed.size === 0) ws.send(JSON.stringify({ action: 'ping' }));
-        for (const topic of this.armed.keys()) this.dirty.add(topic);
-        this.flush();
-      }, Math.min(this.recheckMs, MAX_SILENCE_MS));
+      this.keepalive = setInterval(
+        () => {
+          if (ws.readyState !== ws.OPEN) return;
+          if (this.armed.size === 0) ws.send(JSON.stringify({ action: 'ping' }));
+          for (const topic of this.armed.keys()) this.dirty.add(topic);
+          this.flush();
+        },
+        Math.min(this.recheckMs, MAX_SILENCE_MS),
+      );
       this.keepalive.unref();
       this.events.onConnectionChange(true);
     });
@@ -157,9 +160,13 @@ export class PushChannel {
     const refused = this.refused;
     this.refused = 0;
     if (this.failures === 0 && (error !== undefined || refused)) {
-      this.events.log('warn', 'push connection failed; polling instead', { url: this.url, ...(refused ? { status: refused } : { error: String(error) }) });
+      this.events.log('warn', 'push connection failed; polling instead', {
+        url: this.url,
+        ...(refused ? { status: refused } : { error: String(error) }),
+      });
     }
-    const wait = refused >= 400 && refused < 500 ? REFUSED_RETRY_MS : backoffMs(this.failures, RECONNECT_MIN_MS, RECONNECT_MAX_MS);
+    const wait =
+      refused >= 400 && refused < 500 ? REFUSED_RETRY_MS : backoffMs(this.failures, RECONNECT_MIN_MS, RECONNECT_MAX_MS);
     this.failures++;
     this.reconnect = setTimeout(() => {
       this.reconnect = undefined;

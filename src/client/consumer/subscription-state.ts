@@ -59,7 +59,13 @@ export class TopicPartitionState {
   }
 
   get fetchable(): boolean {
-    return !this.paused && this.position !== undefined && this.reset === undefined && !this.fetching && this.buffered === undefined;
+    return (
+      !this.paused &&
+      this.position !== undefined &&
+      this.reset === undefined &&
+      !this.fetching &&
+      this.buffered === undefined
+    );
   }
 }
 

@@ -6,7 +6,12 @@ import { KafkaClientError, KafkaTimeoutError } from '../errors.js';
  */
 export class BufferPool {
   private available: number;
-  private readonly waiters: { bytes: number; resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout }[] = [];
+  private readonly waiters: {
+    bytes: number;
+    resolve: () => void;
+    reject: (e: Error) => void;
+    timer: NodeJS.Timeout;
+  }[] = [];
 
   constructor(readonly totalBytes: number) {
     this.available = totalBytes;
@@ -25,7 +30,12 @@ export class BufferPool {
 
   reserve(bytes: number, maxBlockMs: number): Promise<void> {
     if (bytes > this.totalBytes) {
-      return Promise.reject(new KafkaClientError('BUFFER_EXHAUSTED', `A record of ${bytes} bytes is larger than buffer.memory (${this.totalBytes})`));
+      return Promise.reject(
+        new KafkaClientError(
+          'BUFFER_EXHAUSTED',
+          `A record of ${bytes} bytes is larger than buffer.memory (${this.totalBytes})`,
+        ),
+      );
     }
     if (this.tryReserve(bytes)) return Promise.resolve();
     return new Promise((resolve, reject) => {
@@ -35,7 +45,11 @@ export class BufferPool {
         reject,
         timer: setTimeout(() => {
           this.waiters.splice(this.waiters.indexOf(waiter), 1);
-          reject(new KafkaTimeoutError(`Failed to allocate ${bytes} bytes within max.block.ms (${maxBlockMs} ms): buffer.memory is full`));
+          reject(
+            new KafkaTimeoutError(
+              `Failed to allocate ${bytes} bytes within max.block.ms (${maxBlockMs} ms): buffer.memory is full`,
+            ),
+          );
           this.grant();
         }, maxBlockMs),
       };

@@ -82,7 +82,9 @@ export interface ProducerConfig {
 
 export type { ProducerRecordBatch } from './transaction.js';
 
-type ResolvedConfig = Required<Omit<ProducerConfig, 'partitioner' | 'producerId' | 'acks' | 'enableIdempotence' | 'format' | 'transactionalId'>> & {
+type ResolvedConfig = Required<
+  Omit<ProducerConfig, 'partitioner' | 'producerId' | 'acks' | 'enableIdempotence' | 'format' | 'transactionalId'>
+> & {
   acks: Acks;
   idempotent: boolean;
   format: WireFormat | undefined;
@@ -91,17 +93,23 @@ type ResolvedConfig = Required<Omit<ProducerConfig, 'partitioner' | 'producerId'
 
 export function resolveProducerConfig(c: ProducerConfig, requestTimeoutMs: number): ResolvedConfig {
   const acks: Acks = c.acks === undefined || c.acks === 'all' || c.acks === -1 ? 'all' : c.acks;
-  if (![0, 1, 'all'].includes(acks)) throw new KafkaConfigError(`acks must be 0, 1, -1 or 'all' (got ${String(c.acks)})`);
-  if (c.enableIdempotence === true && acks !== 'all') throw new KafkaConfigError("enableIdempotence requires acks='all'");
+  if (![0, 1, 'all'].includes(acks))
+    throw new KafkaConfigError(`acks must be 0, 1, -1 or 'all' (got ${String(c.acks)})`);
+  if (c.enableIdempotence === true && acks !== 'all')
+    throw new KafkaConfigError("enableIdempotence requires acks='all'");
   if (c.transactionalId !== undefined) {
     if (c.transactionalId === '') throw new KafkaConfigError('transactionalId must not be empty');
-    if (c.enableIdempotence === false || acks !== 'all') throw new KafkaConfigError("A transactional producer is idempotent: it needs acks='all' and enableIdempotence");
+    if (c.enableIdempotence === false || acks !== 'all')
+      throw new KafkaConfigError("A transactional producer is idempotent: it needs acks='all' and enableIdempotence");
   }
   const idempotent = c.enableIdempotence ?? acks === 'all';
   const maxInFlight = c.maxInFlightRequestsPerConnection ?? 5;
-  if (idempotent && maxInFlight > 5) throw new KafkaConfigError('maxInFlightRequestsPerConnection must be at most 5 with idempotence');
-  if (c.compressionType !== undefined && !['none', 'gzip'].includes(c.compressionType)) throw new KafkaConfigError(`compressionType must be 'none' or 'gzip' (got ${String(c.compressionType)})`);
-  if (c.format !== undefined && !['auto', 'record-batch', 'json'].includes(c.format)) throw new KafkaConfigError(`format must be 'auto', 'record-batch' or 'json' (got ${String(c.format)})`);
+  if (idempotent && maxInFlight > 5)
+    throw new KafkaConfigError('maxInFlightRequestsPerConnection must be at most 5 with idempotence');
+  if (c.compressionType !== undefined && !['none', 'gzip'].includes(c.compressionType))
+    throw new KafkaConfigError(`compressionType must be 'none' or 'gzip' (got ${String(c.compressionType)})`);
+  if (c.format !== undefined && !['auto', 'record-batch', 'json'].includes(c.format))
+    throw new KafkaConfigError(`format must be 'auto', 'record-batch' or 'json' (got ${String(c.format)})`);
   const r: ResolvedConfig = {
     acks,
     idempotent,
@@ -146,7 +154,10 @@ export class Producer {
   constructor(transport: Transport, config: ProducerConfig = {}) {
     this.config = resolveProducerConfig(config, transport.requestTimeoutMs);
     this.transport = transport;
-    this.metadata = new Metadata(transport, this.config.metadataMaxAgeMs, { initialMs: this.config.retryBackoffMs, maxMs: this.config.retryBackoffMaxMs });
+    this.metadata = new Metadata(transport, this.config.metadataMaxAgeMs, {
+      initialMs: this.config.retryBackoffMs,
+      maxMs: this.config.retryBackoffMaxMs,
+    });
     this.accumulator = new RecordAccumulator(this.config.batchSize);
     this.pool = new BufferPool(this.config.bufferMemory);
     this.partitioner = new DefaultPartitioner(this.config.batchSize);
@@ -166,7 +177,14 @@ export class Producer {
       compressionType: this.config.compressionType,
       ...(this.config.format ? { format: this.config.format } : {}),
       ...(config.producerId ? { initialProducerId: config.producerId } : {}),
-      ...(this.config.transactionalId ? { transactional: { transactionalId: this.config.transactionalId, transactionTimeoutMs: this.config.transactionTimeoutMs } } : {}),
+      ...(this.config.transactionalId
+        ? {
+            transactional: {
+              transactionalId: this.config.transactionalId,
+              transactionTimeoutMs: this.config.transactionTimeoutMs,
+            },
+          }
+        : {}),
     });
   }
 
@@ -179,9 +197,9 @@ export class Producer {
     this.assertOpen();
     const transactionalId = this.config.transactionalId;
     if (!transactionalId) throw new KafkaConfigError('transaction() needs a producer with a transactionalId');
-    if (this.activeTransaction) throw new KafkaClientError('ILLEGAL_STATE', 'There is already an ongoing transaction for this producer');
+    if (this.activeTransaction)
+      throw new KafkaClientError('ILLEGAL_STATE', 'There is already an ongoing transaction for this producer');
     await this.sender.initProducerId();
-    const self = this;
     const t = new Transaction({
       transport: this.transport,
       transactionalId,
@@ -190,9 +208,14 @@ export class Producer {
       flush: () => this.flush(),
       fence: (e) => this.sender.setFatal(e),
       ended: () => {
-        if (self.activeTransaction === t) self.activeTransaction = undefined;
+        if (this.activeTransaction === t) this.activeTransaction = undefined;
       },
-      retryOptions: () => ({ retries: this.config.retries, initialBackoffMs: this.config.retryBackoffMs, maxBackoffMs: this.config.retryBackoffMaxMs, deadline: Date.now() + this.config.deliveryTimeoutMs }),
+      retryOptions: () => ({
+        retries: this.config.retries,
+        initialBackoffMs: this.config.retryBackoffMs,
+        maxBackoffMs: this.config.retryBackoffMaxMs,
+        deadline: Date.now() + this.config.deliveryTimeoutMs,
+      }),
     });
     this.activeTransaction = t;
     return t;
@@ -219,7 +242,12 @@ export class Producer {
    */
   send(record: ProducerRecordBatch): Promise<RecordMetadata[]> {
     if (this.config.transactionalId) {
-      return Promise.reject(new KafkaClientError('ILLEGAL_STATE', 'A transactional producer sends inside a transaction: use producer.transaction() and its send()'));
+      return Promise.reject(
+        new KafkaClientError(
+          'ILLEGAL_STATE',
+          'A transactional producer sends inside a transaction: use producer.transaction() and its send()',
+        ),
+      );
     }
     return this.sendRecords(record);
   }
@@ -293,23 +321,43 @@ export class Producer {
     const { topic, messages } = record;
     const deadline = Date.now() + this.config.maxBlockMs;
     const count = this.metadata.cached(topic);
-    if (count === undefined) return this.metadata.partitionCount(topic, deadline).then((n) => this.appendFrom(topic, messages, 0, n, deadline, results));
+    if (count === undefined)
+      return this.metadata
+        .partitionCount(topic, deadline)
+        .then((n) => this.appendFrom(topic, messages, 0, n, deadline, results));
     return this.appendFrom(topic, messages, 0, count, deadline, results);
   }
 
-  private appendFrom(topic: string, messages: Message[], from: number, partitionCount: number, deadline: number, results: Promise<RecordMetadata>[]): void | Promise<void> {
+  private appendFrom(
+    topic: string,
+    messages: Message[],
+    from: number,
+    partitionCount: number,
+    deadline: number,
+    results: Promise<RecordMetadata>[],
+  ): void | Promise<void> {
     for (let i = from; i < messages.length; i++) {
       const m = messages[i]!;
       const rec = encodeMessage(m, Date.now());
       // The request a lone record would make: a RecordBatch, or a JSON entry.
-      const requestBytes = this.transport.useRecordBatches(this.config.format) ? RECORD_BATCH_OVERHEAD + rec.sizeInBytes : rec.wireBytes;
+      const requestBytes = this.transport.useRecordBatches(this.config.format)
+        ? RECORD_BATCH_OVERHEAD + rec.sizeInBytes
+        : rec.wireBytes;
       if (requestBytes > this.config.maxRequestSize) {
-        throw new KafkaClientError('MESSAGE_TOO_LARGE', `The message is ${requestBytes} bytes when encoded, more than maxRequestSize (${this.config.maxRequestSize})`, { topic });
+        throw new KafkaClientError(
+          'MESSAGE_TOO_LARGE',
+          `The message is ${requestBytes} bytes when encoded, more than maxRequestSize (${this.config.maxRequestSize})`,
+          { topic },
+        );
       }
       let partition: number;
       if (m.partition !== undefined) {
         if (!Number.isInteger(m.partition) || m.partition < 0 || m.partition >= partitionCount) {
-          throw new KafkaClientError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${m.partition} of topic ${topic} does not exist (it has ${partitionCount})`, { topic, partition: m.partition, retriable: false });
+          throw new KafkaClientError(
+            'UNKNOWN_TOPIC_OR_PARTITION',
+            `Partition ${m.partition} of topic ${topic} does not exist (it has ${partitionCount})`,
+            { topic, partition: m.partition, retriable: false },
+          );
         }
         partition = m.partition;
       } else if (this.custom) partition = this.custom({ topic, partitionCount, key: rec.key, message: m });
@@ -325,10 +373,18 @@ export class Producer {
     }
   }
 
-  private appendOne(topic: string, partition: number, rec: PendingRecord['rec'], m: Message, partitionCount: number, results: Promise<RecordMetadata>[]): void {
+  private appendOne(
+    topic: string,
+    partition: number,
+    rec: PendingRecord['rec'],
+    m: Message,
+    partitionCount: number,
+    results: Promise<RecordMetadata>[],
+  ): void {
     const p = new Promise<RecordMetadata>((resolve, reject) => {
       this.accumulator.append(topic, partition, { rec, resolve, reject }, Date.now());
-      if (m.partition === undefined && rec.key === null && !this.custom) this.partitioner.onAppend(topic, partition, partitionCount, rec.sizeInBytes);
+      if (m.partition === undefined && rec.key === null && !this.custom)
+        this.partitioner.onAppend(topic, partition, partitionCount, rec.sizeInBytes);
       // The sender sends full batches at once and sleeps until the linger deadline of the others.
       this.sender.wakeup();
     });

@@ -46,16 +46,32 @@ export class ProducerBatch {
   complete(offsets: (number | undefined)[], logAppendTimes?: (number | undefined)[]): void {
     this.records.forEach((r, i) => {
       const ts = logAppendTimes?.[i];
-      r.resolve({ topic: this.topic, partition: this.partition, offset: offsets[i] ?? -1, timestamp: ts ?? r.rec.timestamp });
+      r.resolve({
+        topic: this.topic,
+        partition: this.partition,
+        offset: offsets[i] ?? -1,
+        timestamp: ts ?? r.rec.timestamp,
+      });
     });
     this.settle();
   }
 
   /** Some records written, some failed (a partially accepted request). */
-  settleEach(offsets: (number | undefined)[], timestamps: (number | undefined)[] | undefined, errors: (Error | undefined)[], fallback: Error): void {
+  settleEach(
+    offsets: (number | undefined)[],
+    timestamps: (number | undefined)[] | undefined,
+    errors: (Error | undefined)[],
+    fallback: Error,
+  ): void {
     this.records.forEach((r, i) => {
       const offset = offsets[i];
-      if (offset !== undefined) r.resolve({ topic: this.topic, partition: this.partition, offset, timestamp: timestamps?.[i] ?? r.rec.timestamp });
+      if (offset !== undefined)
+        r.resolve({
+          topic: this.topic,
+          partition: this.partition,
+          offset,
+          timestamp: timestamps?.[i] ?? r.rec.timestamp,
+        });
       else r.reject(errors[i] ?? fallback);
     });
     this.settle();
@@ -105,7 +121,12 @@ export class PartitionQueue {
   /** Puts a failed batch back in sequence order ahead of every batch not yet sent. */
   requeue(b: ProducerBatch): void {
     let i = 0;
-    while (i < this.batches.length && this.batches[i]!.closed && (this.batches[i]!.baseSequence ?? 0) < (b.baseSequence ?? 0)) i++;
+    while (
+      i < this.batches.length &&
+      this.batches[i]!.closed &&
+      (this.batches[i]!.baseSequence ?? 0) < (b.baseSequence ?? 0)
+    )
+      i++;
     this.batches.splice(i, 0, b);
   }
 

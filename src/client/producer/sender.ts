@@ -97,7 +97,8 @@ interface WireBatchResponse {
   failures?: { id: string; error_code?: number; message?: string; error?: string }[];
 }
 
-const asClientError = (e: unknown) => (e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e }));
+const asClientError = (e: unknown) =>
+  e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
 
 const SEQUENCE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID']);
 const FENCED = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED']);
@@ -170,10 +171,16 @@ export class Sender {
     this.wakeup();
     const all = Promise.all([...this.accumulator.incomplete()].map((b) => b.done));
     let t: NodeJS.Timeout | undefined;
-    const expired = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (t = setTimeout(() => r(true), timeoutMs)))]);
+    const expired = await Promise.race([
+      all.then(() => false),
+      new Promise<boolean>((r) => (t = setTimeout(() => r(true), timeoutMs))),
+    ]);
     clearTimeout(t);
     if (expired) {
-      this.fatal = new KafkaClientError('ILLEGAL_STATE', `The producer closed with records still unacknowledged after ${timeoutMs} ms`);
+      this.fatal = new KafkaClientError(
+        'ILLEGAL_STATE',
+        `The producer closed with records still unacknowledged after ${timeoutMs} ms`,
+      );
       this.abort(this.fatal);
     }
     this.clearTimer();
@@ -197,11 +204,14 @@ export class Sender {
     if (at >= this.timerAt) return;
     this.clearTimer();
     this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.timerAt = Infinity;
-      this.run();
-    }, Math.max(0, at - now));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.timerAt = Infinity;
+        this.run();
+      },
+      Math.max(0, at - now),
+    );
   }
 
   private ensureIdentity(): Promise<void> {
@@ -210,15 +220,24 @@ export class Sender {
         const body = this.identity ?? (this.config.initialProducerId ? this.config.initialProducerId : undefined);
         const txn = this.config.transactional;
         // A transactional id's init fences its previous producer and ends what it left open.
-        const res = await this.transport.request<{ producer_id: number; producer_epoch: number }>('POST', txn ? `/transactions/${enc(txn.transactionalId)}/init` : '/producers:init', {
-          body: {
-            ...(body ? { producer_id: body.producerId, producer_epoch: body.producerEpoch } : {}),
-            ...(txn ? { transaction_timeout_ms: txn.transactionTimeoutMs } : {}),
+        const res = await this.transport.request<{ producer_id: number; producer_epoch: number }>(
+          'POST',
+          txn ? `/transactions/${enc(txn.transactionalId)}/init` : '/producers:init',
+          {
+            body: {
+              ...(body ? { producer_id: body.producerId, producer_epoch: body.producerEpoch } : {}),
+              ...(txn ? { transaction_timeout_ms: txn.transactionTimeoutMs } : {}),
+            },
           },
-        });
+        );
         return { producerId: res.body.producer_id, producerEpoch: res.body.producer_epoch };
       },
-      { retries: this.config.retries, initialBackoffMs: this.config.retryBackoffMs, maxBackoffMs: this.config.retryBackoffMaxMs, deadline: Date.now() + this.config.deliveryTimeoutMs },
+      {
+        retries: this.config.retries,
+        initialBackoffMs: this.config.retryBackoffMs,
+        maxBackoffMs: this.config.retryBackoffMaxMs,
+        deadline: Date.now() + this.config.deliveryTimeoutMs,
+      },
     ).then(
       (id) => {
         this.identity = id;
@@ -227,7 +246,8 @@ export class Sender {
       },
       (e) => {
         this.identityTask = undefined;
-        this.fatal = e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
+        this.fatal =
+          e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
         this.abort(this.fatal);
         throw this.fatal;
       },
@@ -266,7 +286,10 @@ export class Sender {
     const byTopic = new Map<string, ProducerBatch[][]>();
     // A transactional producer names its transaction per partition request (transactional_id), so it
     // sends one partition a request.
-    const multi = this.transport.useRecordBatches(this.config.format) && this.multiPartition !== 'unsupported' && !this.config.transactional;
+    const multi =
+      this.transport.useRecordBatches(this.config.format) &&
+      this.multiPartition !== 'unsupported' &&
+      !this.config.transactional;
     // With requests of many partitions, a ready batch makes every partition's head go with it (as
     // Kafka's sender drains all partitions of a ready node), and so does a request's worth of bytes.
     let anyReady = this.flushing > 0 || this.closing;
@@ -276,7 +299,13 @@ export class Sender {
         const head = q.batches[0];
         if (!head || !this.canSend(q, 0, now)) continue;
         waiting += head.wireBytes;
-        if (head.closed || head.sizeInBytes >= this.config.batchSize || q.batches.length > 1 || now - head.createdMs >= this.config.lingerMs || waiting >= this.config.maxRequestSize) {
+        if (
+          head.closed ||
+          head.sizeInBytes >= this.config.batchSize ||
+          q.batches.length > 1 ||
+          now - head.createdMs >= this.config.lingerMs ||
+          waiting >= this.config.maxRequestSize
+        ) {
           anyReady = true;
           break;
         }
@@ -290,7 +319,12 @@ export class Sender {
           if (head.retryAtMs > now) nextWake = Math.min(nextWake, head.retryAtMs);
           break;
         }
-        const ready = anyReady || head.closed || head.sizeInBytes >= this.config.batchSize || q.batches.length > 1 || now - head.createdMs >= this.config.lingerMs;
+        const ready =
+          anyReady ||
+          head.closed ||
+          head.sizeInBytes >= this.config.batchSize ||
+          q.batches.length > 1 ||
+          now - head.createdMs >= this.config.lingerMs;
         if (!ready) {
           nextWake = Math.min(nextWake, head.createdMs + this.config.lingerMs);
           break;
@@ -375,7 +409,14 @@ export class Sender {
         }
         q.batches.splice(i, 1);
         if (b.baseSequence !== undefined) this.needsEpochBump = true;
-        this.failBatch(b, new KafkaClientError('REQUEST_TIMED_OUT', `Expiring ${b.records.length} record(s) for ${b.topic}-${b.partition}: ${now - b.createdMs} ms has passed since batch creation (delivery.timeout.ms)`, { retriable: true, topic: b.topic, partition: b.partition }));
+        this.failBatch(
+          b,
+          new KafkaClientError(
+            'REQUEST_TIMED_OUT',
+            `Expiring ${b.records.length} record(s) for ${b.topic}-${b.partition}: ${now - b.createdMs} ms has passed since batch creation (delivery.timeout.ms)`,
+            { retriable: true, topic: b.topic, partition: b.partition },
+          ),
+        );
       }
     }
   }
@@ -392,7 +433,8 @@ export class Sender {
       .then(
         (results) => results.forEach((r, i) => this.handle(queues[i]!, batches[i]!, r)),
         (e) => {
-          const error = e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
+          const error =
+            e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
           batches.forEach((b, i) => this.handle(queues[i]!, b, { error }));
         },
       )
@@ -433,22 +475,45 @@ export class Sender {
         timeoutMs: this.config.requestTimeoutMs,
       });
     } catch (e) {
-      if (this.multiPartition === 'unknown' && e instanceof KafkaClientError && e.type === 'NOT_FOUND' && e.status === 404) {
+      if (
+        this.multiPartition === 'unknown' &&
+        e instanceof KafkaClientError &&
+        e.type === 'NOT_FOUND' &&
+        e.status === 404
+      ) {
         this.multiPartition = 'unsupported';
-        return Promise.all(batches.map(async (b) => (await this.produceRecordBatch(b.topic, b).catch((x: unknown) => [{ error: asClientError(x) }]))[0]!));
+        return Promise.all(
+          batches.map(
+            async (b) =>
+              (await this.produceRecordBatch(b.topic, b).catch((x: unknown) => [{ error: asClientError(x) }]))[0]!,
+          ),
+        );
       }
       throw e;
     }
     this.multiPartition = 'supported';
     this.transport.recordBatchSupport = 'supported';
     const answers = new Map<string, WirePartitionResponse>();
-    for (const t of res.body.responses ?? []) for (const p of t.partition_responses ?? []) answers.set(`${t.name}\0${p.index}`, p);
+    for (const t of res.body.responses ?? [])
+      for (const p of t.partition_responses ?? []) answers.set(`${t.name}\0${p.index}`, p);
     return batches.map((b): BatchResult => {
       const a = answers.get(`${b.topic}\0${b.partition}`);
-      if (!a) return { error: new KafkaClientError('UNKNOWN_SERVER_ERROR', `The produce answer left out ${b.topic}-${b.partition}`, { topic: b.topic, partition: b.partition, retriable: true }) };
+      if (!a)
+        return {
+          error: new KafkaClientError('UNKNOWN_SERVER_ERROR', `The produce answer left out ${b.topic}-${b.partition}`, {
+            topic: b.topic,
+            partition: b.partition,
+            retriable: true,
+          }),
+        };
       if (a.error_code !== 0) {
         // A partition's error inside a 200 answer: no HTTP status of its own.
-        return { error: new KafkaProtocolError(a.error ?? 'UNKNOWN_SERVER_ERROR', a.error_message ?? `error ${a.error_code}`, { topic: b.topic, partition: b.partition }) };
+        return {
+          error: new KafkaProtocolError(a.error ?? 'UNKNOWN_SERVER_ERROR', a.error_message ?? `error ${a.error_code}`, {
+            topic: b.topic,
+            partition: b.partition,
+          }),
+        };
       }
       return this.resultOf(b, a.base_offset, a.log_append_time_ms);
     });
@@ -456,7 +521,10 @@ export class Sender {
 
   /** A batch's RecordBatch v2 bytes, with the producer's id, epoch and the batch's sequence when idempotent. */
   private encode(b: ProducerBatch): Uint8Array {
-    const producer = this.config.idempotent && this.identity && b.baseSequence !== undefined ? { ...this.identity, baseSequence: b.baseSequence } : undefined;
+    const producer =
+      this.config.idempotent && this.identity && b.baseSequence !== undefined
+        ? { ...this.identity, baseSequence: b.baseSequence }
+        : undefined;
     return encodeProducerBatch(
       b.records.map((r) => r.rec),
       producer && this.config.transactional ? { ...producer, transactional: true } : producer,
@@ -470,7 +538,8 @@ export class Sender {
     const n = b.records.length;
     const offsets: (number | undefined)[] = new Array(n);
     if (typeof baseOffset === 'number' && baseOffset >= 0) for (let i = 0; i < n; i++) offsets[i] = baseOffset + i;
-    const timestamps = typeof logAppendTime === 'number' && logAppendTime >= 0 ? new Array<number>(n).fill(logAppendTime) : undefined;
+    const timestamps =
+      typeof logAppendTime === 'number' && logAppendTime >= 0 ? new Array<number>(n).fill(logAppendTime) : undefined;
     return { offsets, ...(timestamps ? { timestamps } : {}) };
   }
 
@@ -484,16 +553,24 @@ export class Sender {
     const bytes = this.encode(b);
     let res;
     try {
-      res = await this.transport.request<WireProduceResult>('POST', `/topics/${enc(topic)}/partitions/${b.partition}/records`, {
-        query: { acks: this.config.acks, ...(txn ? { transactional_id: txn.transactionalId } : {}) },
-        bytes,
-        contentType: RECORD_BATCH_MEDIA_TYPE,
-        topic,
-        partition: b.partition,
-        timeoutMs: this.config.requestTimeoutMs,
-      });
+      res = await this.transport.request<WireProduceResult>(
+        'POST',
+        `/topics/${enc(topic)}/partitions/${b.partition}/records`,
+        {
+          query: { acks: this.config.acks, ...(txn ? { transactional_id: txn.transactionalId } : {}) },
+          bytes,
+          contentType: RECORD_BATCH_MEDIA_TYPE,
+          topic,
+          partition: b.partition,
+          timeoutMs: this.config.requestTimeoutMs,
+        },
+      );
     } catch (e) {
-      if ((this.config.format ?? this.transport.format) === 'auto' && e instanceof KafkaClientError && ((e.type === 'NOT_FOUND' && e.status === 404) || e.type === 'UNSUPPORTED_MEDIA_TYPE')) {
+      if (
+        (this.config.format ?? this.transport.format) === 'auto' &&
+        e instanceof KafkaClientError &&
+        ((e.type === 'NOT_FOUND' && e.status === 404) || e.type === 'UNSUPPORTED_MEDIA_TYPE')
+      ) {
         this.transport.recordBatchSupport = 'unsupported';
         return this.produceJson(topic, [b]);
       }
@@ -505,7 +582,9 @@ export class Sender {
 
   private async produceJson(topic: string, batches: ProducerBatch[]): Promise<BatchResult[]> {
     const entries: WireEntry[] = [];
-    batches.forEach((b, bi) => b.records.forEach((r, ri) => entries.push({ id: `${bi}.${ri}`, partition_id: b.partition, ...wireEntry(r.rec) })));
+    batches.forEach((b, bi) =>
+      b.records.forEach((r, ri) => entries.push({ id: `${bi}.${ri}`, partition_id: b.partition, ...wireEntry(r.rec) })),
+    );
     const body: Record<string, unknown> = { entries };
     if (this.config.idempotent && this.identity) {
       body.producer_id = this.identity.producerId;
@@ -513,13 +592,20 @@ export class Sender {
       body.sequences = batches.map((b) => ({ partition_id: b.partition, base_sequence: b.baseSequence }));
       if (this.config.transactional) body.transactional_id = this.config.transactional.transactionalId;
     }
-    const res = await this.transport.request<WireBatchResponse | undefined>('POST', `/topics/${enc(topic)}/records:batch`, {
-      query: { acks: this.config.acks },
-      body,
-      topic,
-      timeoutMs: this.config.requestTimeoutMs,
-    });
-    const results: BatchResult[] = batches.map((b) => ({ offsets: new Array(b.records.length), timestamps: new Array(b.records.length) }));
+    const res = await this.transport.request<WireBatchResponse | undefined>(
+      'POST',
+      `/topics/${enc(topic)}/records:batch`,
+      {
+        query: { acks: this.config.acks },
+        body,
+        topic,
+        timeoutMs: this.config.requestTimeoutMs,
+      },
+    );
+    const results: BatchResult[] = batches.map((b) => ({
+      offsets: new Array(b.records.length),
+      timestamps: new Array(b.records.length),
+    }));
     const at = (id: string) => {
       const [bi, ri] = id.split('.').map(Number) as [number, number];
       return { r: results[bi], ri, b: batches[bi] };
@@ -569,7 +655,11 @@ export class Sender {
     if (this.config.idempotent && FENCED.has(e.type)) {
       // A transactional producer reports Kafka's ProducerFencedException, whichever of the two the server sent.
       const type = this.config.transactional ? 'PRODUCER_FENCED' : e.type;
-      this.fatal ??= new KafkaProtocolError(type, `The producer was fenced: another producer took over producer id ${this.identity?.producerId} (${e.message})`, { status: e.status, topic: b.topic, partition: b.partition });
+      this.fatal ??= new KafkaProtocolError(
+        type,
+        `The producer was fenced: another producer took over producer id ${this.identity?.producerId} (${e.message})`,
+        { status: e.status, topic: b.topic, partition: b.partition },
+      );
       this.failBatch(b, this.fatal);
       return this.abort(this.fatal);
     }
@@ -587,7 +677,10 @@ export class Sender {
     if (e.type === 'UNKNOWN_TOPIC_OR_PARTITION') this.metadata.invalidate(b.topic);
     const now = Date.now();
     // A quota's throttle time is waited out in full (Kafka's throttle_time_ms).
-    const wait = Math.max(backoffMs(b.attempts - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs), e.throttleTimeMs ?? 0);
+    const wait = Math.max(
+      backoffMs(b.attempts - 1, this.config.retryBackoffMs, this.config.retryBackoffMaxMs),
+      e.throttleTimeMs ?? 0,
+    );
     const inTime = now + wait - b.createdMs < this.config.deliveryTimeoutMs;
     // A batch that got no answer on its last try may still have been written: with idempotence the
     // server tells on retry; without it Kafka accepts the possible duplicate too.

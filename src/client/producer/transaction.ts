@@ -79,7 +79,12 @@ export class Transaction {
       group_id: offsets.consumerGroupId,
       ...(member && member.memberId !== '' ? { member_id: member.memberId, generation_id: member.generationId } : {}),
       offsets: offsets.topics.flatMap((t) =>
-        t.partitions.map((p) => ({ topic_name: t.topic, partition_id: p.partition, offset: Number(p.offset), ...(p.metadata !== undefined ? { metadata: p.metadata } : {}) })),
+        t.partitions.map((p) => ({
+          topic_name: t.topic,
+          partition_id: p.partition,
+          offset: Number(p.offset),
+          ...(p.metadata !== undefined ? { metadata: p.metadata } : {}),
+        })),
       ),
     };
     await this.request('offsets', body).catch((e: unknown) => {
@@ -97,7 +102,11 @@ export class Transaction {
       // A fenced producer stays fenced: commit reports that, as Kafka's commitTransaction does.
       if (this.failed instanceof KafkaClientError && this.failed.type === 'PRODUCER_FENCED') throw this.failed;
       if (this.failed) {
-        throw new KafkaClientError('ILLEGAL_STATE', `The transaction cannot commit: a send failed (${String((this.failed as Error).message ?? this.failed)}); abort it`, { cause: this.failed });
+        throw new KafkaClientError(
+          'ILLEGAL_STATE',
+          `The transaction cannot commit: a send failed (${String((this.failed as Error).message ?? this.failed)}); abort it`,
+          { cause: this.failed },
+        );
       }
       if (this.touched) await this.request('commit', {});
       this.state = 'done';
@@ -134,7 +143,11 @@ export class Transaction {
       );
     } catch (e) {
       if (e instanceof KafkaClientError && FENCED.has(e.type)) {
-        const fenced = new KafkaClientError('PRODUCER_FENCED', `The producer was fenced: another producer took over transactional id ${this.host.transactionalId} (${e.message})`, { cause: e });
+        const fenced = new KafkaClientError(
+          'PRODUCER_FENCED',
+          `The producer was fenced: another producer took over transactional id ${this.host.transactionalId} (${e.message})`,
+          { cause: e },
+        );
         this.host.fence(fenced);
         throw fenced;
       }
@@ -143,6 +156,7 @@ export class Transaction {
   }
 
   private assertOpen(): void {
-    if (this.state !== 'open') throw new KafkaClientError('ILLEGAL_STATE', `The transaction is ${this.state === 'done' ? 'over' : this.state}`);
+    if (this.state !== 'open')
+      throw new KafkaClientError('ILLEGAL_STATE', `The transaction is ${this.state === 'done' ? 'over' : this.state}`);
   }
 }

@@ -12,22 +12,49 @@ const DEFAULT_CONFIG = 5;
 
 export const createTopics: Handler = async (ctx, req) => {
   const topics = await Promise.all(
-    req.topics.map(async (t: { name: string; numPartitions: number; replicationFactor: number; assignments: unknown[]; configs: { name: string; value: string | null }[] }) => {
-      try {
-        if (t.assignments.length > 0) throw new KafkaError('INVALID_REPLICA_ASSIGNMENT', 'Replica assignments are not supported: replicas are placed by the server');
-        const configs = Object.fromEntries(t.configs.filter((c) => c.value !== null).map((c) => [c.name, c.value!]));
-        const topic = await ctx.services.topics.create({
-          name: t.name,
-          partitionCount: t.numPartitions === -1 ? ctx.services.defaults.partitions : t.numPartitions,
-          replicationFactor: t.replicationFactor === -1 ? ctx.services.defaults.replicationFactor : t.replicationFactor,
-          configs,
-          validateOnly: req.validateOnly,
-        });
-        return { name: t.name, errorCode: 0, errorMessage: null, numPartitions: topic.partitionCount, replicationFactor: topic.replicationFactor, configs: describeTopicConfigs(topic.configs) };
-      } catch (e) {
-        return { name: t.name, errorCode: errorCodeOf(ctx, e), errorMessage: errorMessageOf(e), numPartitions: -1, replicationFactor: -1, configs: null };
-      }
-    }),
+    req.topics.map(
+      async (t: {
+        name: string;
+        numPartitions: number;
+        replicationFactor: number;
+        assignments: unknown[];
+        configs: { name: string; value: string | null }[];
+      }) => {
+        try {
+          if (t.assignments.length > 0)
+            throw new KafkaError(
+              'INVALID_REPLICA_ASSIGNMENT',
+              'Replica assignments are not supported: replicas are placed by the server',
+            );
+          const configs = Object.fromEntries(t.configs.filter((c) => c.value !== null).map((c) => [c.name, c.value!]));
+          const topic = await ctx.services.topics.create({
+            name: t.name,
+            partitionCount: t.numPartitions === -1 ? ctx.services.defaults.partitions : t.numPartitions,
+            replicationFactor:
+              t.replicationFactor === -1 ? ctx.services.defaults.replicationFactor : t.replicationFactor,
+            configs,
+            validateOnly: req.validateOnly,
+          });
+          return {
+            name: t.name,
+            errorCode: 0,
+            errorMessage: null,
+            numPartitions: topic.partitionCount,
+            replicationFactor: topic.replicationFactor,
+            configs: describeTopicConfigs(topic.configs),
+          };
+        } catch (e) {
+          return {
+            name: t.name,
+            errorCode: errorCodeOf(ctx, e),
+            errorMessage: errorMessageOf(e),
+            numPartitions: -1,
+            replicationFactor: -1,
+            configs: null,
+          };
+        }
+      },
+    ),
   );
   return { throttleTimeMs: 0, topics };
 };
@@ -51,7 +78,11 @@ export const createPartitions: Handler = async (ctx, req) => {
   const results = await Promise.all(
     req.topics.map(async (t: { name: string; count: number; assignments: unknown[] | null }) => {
       try {
-        if (t.assignments !== null) throw new KafkaError('INVALID_REPLICA_ASSIGNMENT', 'Replica assignments are not supported: replicas are placed by the server');
+        if (t.assignments !== null)
+          throw new KafkaError(
+            'INVALID_REPLICA_ASSIGNMENT',
+            'Replica assignments are not supported: replicas are placed by the server',
+          );
         await ctx.services.topics.addPartitions(t.name, t.count, req.validateOnly);
         return { name: t.name, errorCode: 0, errorMessage: null };
       } catch (e) {
@@ -68,17 +99,32 @@ function describeTopicConfigs(overrides: Record<string, string>, keys?: string[]
     const set = Object.hasOwn(overrides, name);
     const value = set ? overrides[name]! : TOPIC_CONFIG_DEFS[name].default;
     const source = set ? DYNAMIC_TOPIC_CONFIG : DEFAULT_CONFIG;
-    return { name, value, readOnly: false, isDefault: !set, configSource: source, isSensitive: false, synonyms: [] as { name: string; value: string; source: number }[] };
+    return {
+      name,
+      value,
+      readOnly: false,
+      isDefault: !set,
+      configSource: source,
+      isSensitive: false,
+      synonyms: [] as { name: string; value: string; source: number }[],
+    };
   });
 }
 
 export const describeConfigs: Handler = async (ctx, req) => {
   const results = await Promise.all(
     req.resources.map(async (r: { resourceType: number; resourceName: string; configurationKeys: string[] | null }) => {
-      const base = { errorCode: 0, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName, configs: [] as unknown[] };
+      const base = {
+        errorCode: 0,
+        errorMessage: null,
+        resourceType: r.resourceType,
+        resourceName: r.resourceName,
+        configs: [] as unknown[],
+      };
       try {
         if (r.resourceType === BROKER) return base; // no broker configs are settable here
-        if (r.resourceType !== TOPIC) throw new KafkaError('INVALID_REQUEST', `Resource type ${r.resourceType} has no configs here`);
+        if (r.resourceType !== TOPIC)
+          throw new KafkaError('INVALID_REQUEST', `Resource type ${r.resourceType} has no configs here`);
         const topic = await ctx.services.topics.get(r.resourceName);
         const configs = describeTopicConfigs(topic.configs, r.configurationKeys).map((c) => ({
           ...c,
@@ -108,17 +154,30 @@ export const incrementalAlterConfigs: Handler = async (ctx, req) =>
     const topic = await ctx.services.topics.get(name);
     const changes: Record<string, string | null> = {};
     for (const c of configs) {
-      const current = (changes[c.name] ?? topic.configs[c.name] ?? (TOPIC_CONFIG_DEFS as Record<string, { default: string }>)[c.name]?.default ?? '').split(',').filter(Boolean);
+      const current = (
+        changes[c.name] ??
+        topic.configs[c.name] ??
+        (TOPIC_CONFIG_DEFS as Record<string, { default: string }>)[c.name]?.default ??
+        ''
+      )
+        .split(',')
+        .filter(Boolean);
       if (c.configOperation === 0) changes[c.name] = c.value;
       else if (c.configOperation === 1) changes[c.name] = null;
-      else if (c.configOperation === 2) changes[c.name] = [...new Set([...current, ...(c.value ?? '').split(',')])].join(',');
-      else if (c.configOperation === 3) changes[c.name] = current.filter((v) => !(c.value ?? '').split(',').includes(v)).join(',');
+      else if (c.configOperation === 2)
+        changes[c.name] = [...new Set([...current, ...(c.value ?? '').split(',')])].join(',');
+      else if (c.configOperation === 3)
+        changes[c.name] = current.filter((v) => !(c.value ?? '').split(',').includes(v)).join(',');
       else throw new KafkaError('INVALID_REQUEST', `Unknown config operation ${c.configOperation}`);
     }
     await ctx.services.topics.alterConfigs(name, changes, req.validateOnly);
   });
 
-async function alter<C>(ctx: RequestContext, req: { resources: { resourceType: number; resourceName: string; configs: C }[] }, apply: (name: string, configs: C) => Promise<void>) {
+async function alter<C>(
+  ctx: RequestContext,
+  req: { resources: { resourceType: number; resourceName: string; configs: C }[] },
+  apply: (name: string, configs: C) => Promise<void>,
+) {
   const responses = await Promise.all(
     req.resources.map(async (r) => {
       try {
@@ -126,7 +185,12 @@ async function alter<C>(ctx: RequestContext, req: { resources: { resourceType: n
         await apply(r.resourceName, r.configs);
         return { errorCode: 0, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName };
       } catch (e) {
-        return { errorCode: errorCodeOf(ctx, e), errorMessage: errorMessageOf(e), resourceType: r.resourceType, resourceName: r.resourceName };
+        return {
+          errorCode: errorCodeOf(ctx, e),
+          errorMessage: errorMessageOf(e),
+          resourceType: r.resourceType,
+          resourceName: r.resourceName,
+        };
       }
     }),
   );

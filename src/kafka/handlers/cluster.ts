@@ -33,7 +33,13 @@ export const metadata: Handler = async (ctx, req, version) => {
       if (!topic) return { errorCode: errorCodeOf(ctx, error), name, isInternal: false, partitions: [] };
       const partitions = await Promise.all(
         Array.from({ length: topic.partitionCount }, async (_, p) => {
-          const base = { partitionIndex: p, leaderId: ctx.broker.nodeId, replicaNodes: [ctx.broker.nodeId], isrNodes: [ctx.broker.nodeId], offlineReplicas: [] };
+          const base = {
+            partitionIndex: p,
+            leaderId: ctx.broker.nodeId,
+            replicaNodes: [ctx.broker.nodeId],
+            isrNodes: [ctx.broker.nodeId],
+            offlineReplicas: [],
+          };
           try {
             const s = await log.state(topic, p);
             return { ...base, errorCode: s.isr.length === 0 ? 5 : 0, leaderEpoch: s.leaderEpoch };
@@ -65,15 +71,22 @@ export const describeCluster: Handler = async (ctx) => ({
 });
 
 export const saslHandshake: Handler = async (ctx, req) => {
-  if (req.mechanism !== 'PLAIN') return { errorCode: new KafkaError('UNSUPPORTED_SASL_MECHANISM', '').code, mechanisms: ['PLAIN'] };
+  if (req.mechanism !== 'PLAIN')
+    return { errorCode: new KafkaError('UNSUPPORTED_SASL_MECHANISM', '').code, mechanisms: ['PLAIN'] };
   ctx.connection.sasl = 'handshaken';
   return { errorCode: 0, mechanisms: ['PLAIN'] };
 };
 
 /** PLAIN (RFC 4616): authzid NUL authcid NUL password. */
 export const saslAuthenticate: Handler = async (ctx, req) => {
-  const fail = (e: KafkaError) => ({ errorCode: e.code, errorMessage: e.message, authBytes: Buffer.alloc(0), sessionLifetimeMs: 0 });
-  if (ctx.connection.sasl !== 'handshaken') return fail(new KafkaError('ILLEGAL_SASL_STATE', 'SaslAuthenticate must follow a SaslHandshake'));
+  const fail = (e: KafkaError) => ({
+    errorCode: e.code,
+    errorMessage: e.message,
+    authBytes: Buffer.alloc(0),
+    sessionLifetimeMs: 0,
+  });
+  if (ctx.connection.sasl !== 'handshaken')
+    return fail(new KafkaError('ILLEGAL_SASL_STATE', 'SaslAuthenticate must follow a SaslHandshake'));
   const parts = Buffer.from(req.authBytes).toString('utf8').split('\u0000');
   if (parts.length !== 3) return fail(new KafkaError('SASL_AUTHENTICATION_FAILED', 'Malformed PLAIN credentials'));
   const [, user, password] = parts as [string, string, string];

@@ -39,13 +39,22 @@ export type Handler = (ctx: RequestContext, req: Body, version: number) => Promi
 /** Kafka's error code for a failure; anything that is not a KafkaError is logged and UNKNOWN_SERVER_ERROR. */
 export function errorCodeOf(ctx: RequestContext, e: unknown): number {
   if (e instanceof KafkaError) return e.code;
-  ctx.log({ level: 'error', msg: 'kafka request failed', error: String(e), stack: e instanceof Error ? e.stack : undefined });
+  ctx.log({
+    level: 'error',
+    msg: 'kafka request failed',
+    error: String(e),
+    stack: e instanceof Error ? e.stack : undefined,
+  });
   return -1;
 }
 
 export const errorMessageOf = (e: unknown): string => (e instanceof KafkaError ? e.message : 'Unexpected server error');
 
 /** Per-item work in parallel, each failure turned into its own error code (Kafka answers per partition). */
-export async function settle<T, R>(items: readonly T[], run: (item: T) => Promise<R>, onError: (item: T, e: unknown) => R): Promise<R[]> {
+export async function settle<T, R>(
+  items: readonly T[],
+  run: (item: T) => Promise<R>,
+  onError: (item: T, e: unknown) => R,
+): Promise<R[]> {
   return Promise.all(items.map((i) => run(i).catch((e: unknown) => onError(i, e))));
 }

@@ -51,7 +51,12 @@ const errorData = (ctx: RequestContext, partition: number, e: unknown): Partitio
 export const fetch: Handler = async (ctx, req) => {
   const { services } = ctx;
   if (req.sessionId !== 0) {
-    return { throttleTimeMs: 0, errorCode: new KafkaError('FETCH_SESSION_ID_NOT_FOUND', '').code, sessionId: 0, responses: [] };
+    return {
+      throttleTimeMs: 0,
+      errorCode: new KafkaError('FETCH_SESSION_ID_NOT_FOUND', '').code,
+      sessionId: 0,
+      responses: [],
+    };
   }
   const wanted: Wanted[] = await Promise.all(
     req.topics.map(async (t: { topic: string; partitions: FetchPartition[] }) => {
@@ -75,11 +80,19 @@ export const fetch: Handler = async (ctx, req) => {
           w.partitions.map(async (p): Promise<PartitionData> => {
             if (!w.resolved) return errorData(ctx, p.partition, w.error);
             try {
-              const r = await services.log.readBatches(w.resolved, p.partition, p.fetchOffset, Math.max(1, Math.min(p.partitionMaxBytes, maxBytes)), { isolation });
+              const r = await services.log.readBatches(
+                w.resolved,
+                p.partition,
+                p.fetchOffset,
+                Math.max(1, Math.min(p.partitionMaxBytes, maxBytes)),
+                { isolation },
+              );
               return {
                 ...emptyData(p.partition, r.highWatermark, r.logStartOffset),
                 lastStableOffset: r.lastStableOffset,
-                abortedTransactions: r.abortedTransactions ? r.abortedTransactions.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset })) : null,
+                abortedTransactions: r.abortedTransactions
+                  ? r.abortedTransactions.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset }))
+                  : null,
                 records: r.batches,
               };
             } catch (e) {
@@ -107,7 +120,9 @@ export const fetch: Handler = async (ctx, req) => {
   let result = await readAll();
   const maxWaitMs = Math.min(req.maxWaitMs, services.limits.maxFetchWaitMs);
   if (result.bytes < req.minBytes && maxWaitMs > 0) {
-    const targets = wanted.flatMap((w) => (w.resolved ? w.partitions.map((p) => ({ topic: w.resolved!, partition: p.partition })) : []));
+    const targets = wanted.flatMap((w) =>
+      w.resolved ? w.partitions.map((p) => ({ topic: w.resolved!, partition: p.partition })) : [],
+    );
     if (targets.length > 0) {
       let seen = result.seen;
       result = await delayedFetch({
@@ -119,7 +134,14 @@ export const fetch: Handler = async (ctx, req) => {
         signal: ctx.signal,
         // One state read per partition per wake-up; the records are read again only when a HW moved.
         poll: async () => {
-          const hws = await Promise.all(targets.map((t) => services.log.state(t.topic, t.partition).then((s) => s.highWatermark, () => -1)));
+          const hws = await Promise.all(
+            targets.map((t) =>
+              services.log.state(t.topic, t.partition).then(
+                (s) => s.highWatermark,
+                () => -1,
+              ),
+            ),
+          );
           if (hws.every((hw, i) => hw === seen[i])) return undefined;
           const next = await readAll();
           seen = next.seen;
@@ -135,5 +157,14 @@ export const fetch: Handler = async (ctx, req) => {
 };
 
 function emptyData(partition: number, highWatermark: number, logStartOffset: number): PartitionData {
-  return { partitionIndex: partition, errorCode: 0, highWatermark, lastStableOffset: highWatermark, logStartOffset, abortedTransactions: null, preferredReadReplica: -1, records: new Uint8Array(0) };
+  return {
+    partitionIndex: partition,
+    errorCode: 0,
+    highWatermark,
+    lastStableOffset: highWatermark,
+    logStartOffset,
+    abortedTransactions: null,
+    preferredReadReplica: -1,
+    records: new Uint8Array(0),
+  };
 }

@@ -11,12 +11,19 @@ type CommitPartition = { partitionIndex: number; committedOffset: number; commit
 
 export const offsetCommit: Handler = async (ctx, req) => {
   const topicsIn = req.topics as { name: string; partitions: CommitPartition[] }[];
-  const all = (code: number) => ({ throttleTimeMs: 0, topics: topicsIn.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })) });
+  const all = (code: number) => ({
+    throttleTimeMs: 0,
+    topics: topicsIn.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })),
+    })),
+  });
   let generation: number;
   try {
     generation = await ctx.classic.checkCommit(req.groupId, req.memberId, req.generationIdOrMemberEpoch);
     // A commit without a member: the HTTP API's group may not have members either (and is created, so HTTP sees the offsets).
-    if (generation < 0) await ctx.services.groups.offsets.requireInactive(req.groupId, 'Offsets can be committed without a member id');
+    if (generation < 0)
+      await ctx.services.groups.offsets.requireInactive(req.groupId, 'Offsets can be committed without a member id');
   } catch (e) {
     return all(errorCodeOf(ctx, e));
   }
@@ -35,10 +42,23 @@ export const offsetCommit: Handler = async (ctx, req) => {
       for (const p of t.partitions) {
         try {
           if (!topic) throw topicError;
-          if (p.partitionIndex < 0 || p.partitionIndex >= topic.partitionCount) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p.partitionIndex} of ${t.name} does not exist`);
+          if (p.partitionIndex < 0 || p.partitionIndex >= topic.partitionCount)
+            throw new KafkaError(
+              'UNKNOWN_TOPIC_OR_PARTITION',
+              `Partition ${p.partitionIndex} of ${t.name} does not exist`,
+            );
           if (p.committedOffset < 0) throw new KafkaError('INVALID_REQUEST', `Offset ${p.committedOffset} is negative`);
-          if (Buffer.byteLength(p.committedMetadata ?? '') > MAX_OFFSET_METADATA_BYTES) throw new KafkaError('OFFSET_METADATA_TOO_LARGE', 'Offset metadata too large');
-          records.push({ topic: t.name, partition: p.partitionIndex, topicId: topic.id, offset: p.committedOffset, metadata: p.committedMetadata ?? '', generation, commitTimestamp: now });
+          if (Buffer.byteLength(p.committedMetadata ?? '') > MAX_OFFSET_METADATA_BYTES)
+            throw new KafkaError('OFFSET_METADATA_TOO_LARGE', 'Offset metadata too large');
+          records.push({
+            topic: t.name,
+            partition: p.partitionIndex,
+            topicId: topic.id,
+            offset: p.committedOffset,
+            metadata: p.committedMetadata ?? '',
+            generation,
+            commitTimestamp: now,
+          });
         } catch (e) {
           errors.set(`${t.name}#${p.partitionIndex}`, errorCodeOf(ctx, e));
         }
@@ -53,7 +73,13 @@ export const offsetCommit: Handler = async (ctx, req) => {
   }
   return {
     throttleTimeMs: 0,
-    topics: topicsIn.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: errors.get(`${t.name}#${p.partitionIndex}`) ?? 0 })) })),
+    topics: topicsIn.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((p) => ({
+        partitionIndex: p.partitionIndex,
+        errorCode: errors.get(`${t.name}#${p.partitionIndex}`) ?? 0,
+      })),
+    })),
   };
 };
 
@@ -63,13 +89,22 @@ export const offsetFetch: Handler = async (ctx, req) => {
     const byKey = new Map(committed.map((r) => [`${r.topic}#${r.partition}`, r]));
     const wanted: { name: string; partitionIndexes: number[] }[] =
       req.topics === null
-        ? [...new Set(committed.map((r) => r.topic))].map((name) => ({ name, partitionIndexes: committed.filter((r) => r.topic === name).map((r) => r.partition) }))
+        ? [...new Set(committed.map((r) => r.topic))].map((name) => ({
+            name,
+            partitionIndexes: committed.filter((r) => r.topic === name).map((r) => r.partition),
+          }))
         : req.topics;
     const topics = wanted.map((t) => ({
       name: t.name,
       partitions: t.partitionIndexes.map((p) => {
         const r = byKey.get(`${t.name}#${p}`);
-        return { partitionIndex: p, committedOffset: r ? r.offset : -1, committedLeaderEpoch: -1, metadata: r ? r.metadata : '', errorCode: 0 };
+        return {
+          partitionIndex: p,
+          committedOffset: r ? r.offset : -1,
+          committedLeaderEpoch: -1,
+          metadata: r ? r.metadata : '',
+          errorCode: 0,
+        };
       }),
     }));
     return { throttleTimeMs: 0, topics, errorCode: 0 };
@@ -87,7 +122,11 @@ export const offsetDelete: Handler = async (ctx, req) => {
         name: t.name,
         partitions: await Promise.all(
           t.partitions.map(async (p) => {
-            if (subscribed.has(t.name)) return { partitionIndex: p.partitionIndex, errorCode: new KafkaError('GROUP_SUBSCRIBED_TO_TOPIC', '').code };
+            if (subscribed.has(t.name))
+              return {
+                partitionIndex: p.partitionIndex,
+                errorCode: new KafkaError('GROUP_SUBSCRIBED_TO_TOPIC', '').code,
+              };
             await ctx.services.groups.offsets.delete(req.groupId, t.name, p.partitionIndex);
             return { partitionIndex: p.partitionIndex, errorCode: 0 };
           }),

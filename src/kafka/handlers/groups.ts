@@ -11,7 +11,8 @@ import { errorCodeOf, type Handler, type RequestContext } from './context.js';
 export const findCoordinator: Handler = async (ctx, req, version) => {
   const answer = (key: string, keyType: number) => {
     // Transactions do not exist yet: there is no transaction coordinator.
-    const error = keyType === 0 ? undefined : new KafkaError('COORDINATOR_NOT_AVAILABLE', 'There is no transaction coordinator');
+    const error =
+      keyType === 0 ? undefined : new KafkaError('COORDINATOR_NOT_AVAILABLE', 'There is no transaction coordinator');
     return {
       key,
       nodeId: error ? -1 : ctx.broker.nodeId,
@@ -21,7 +22,8 @@ export const findCoordinator: Handler = async (ctx, req, version) => {
       errorMessage: error ? error.message : null,
     };
   };
-  if (version >= 4) return { throttleTimeMs: 0, coordinators: (req.coordinatorKeys as string[]).map((k) => answer(k, req.keyType)) };
+  if (version >= 4)
+    return { throttleTimeMs: 0, coordinators: (req.coordinatorKeys as string[]).map((k) => answer(k, req.keyType)) };
   return { throttleTimeMs: 0, ...answer(req.key, req.keyType) };
 };
 
@@ -42,19 +44,55 @@ export const joinGroup: Handler = async (ctx, req, version) => {
       },
       ctx.signal,
     );
-    return { throttleTimeMs: 0, errorCode: 0, generationId: a.generationId, protocolType: a.protocolType, protocolName: a.protocolName ?? '', leader: a.leaderId, memberId: a.memberId, members: a.members };
+    return {
+      throttleTimeMs: 0,
+      errorCode: 0,
+      generationId: a.generationId,
+      protocolType: a.protocolType,
+      protocolName: a.protocolName ?? '',
+      leader: a.leaderId,
+      memberId: a.memberId,
+      members: a.members,
+    };
   } catch (e) {
     const memberId = e instanceof MemberIdRequired ? e.memberId : req.memberId;
-    return { throttleTimeMs: 0, errorCode: errorCodeOf(ctx, e), generationId: -1, protocolType: null, protocolName: version >= 7 ? null : '', leader: '', memberId, members: [] };
+    return {
+      throttleTimeMs: 0,
+      errorCode: errorCodeOf(ctx, e),
+      generationId: -1,
+      protocolType: null,
+      protocolName: version >= 7 ? null : '',
+      leader: '',
+      memberId,
+      members: [],
+    };
   }
 };
 
 export const syncGroup: Handler = async (ctx, req) => {
   try {
-    const { group, assignment } = await ctx.classic.sync(req.groupId, req.generationId, req.memberId, req.assignments, ctx.signal);
-    return { throttleTimeMs: 0, errorCode: 0, protocolType: group.protocolType, protocolName: group.protocolName, assignment };
+    const { group, assignment } = await ctx.classic.sync(
+      req.groupId,
+      req.generationId,
+      req.memberId,
+      req.assignments,
+      ctx.signal,
+    );
+    return {
+      throttleTimeMs: 0,
+      errorCode: 0,
+      protocolType: group.protocolType,
+      protocolName: group.protocolName,
+      assignment,
+    };
   } catch (e) {
-    return { throttleTimeMs: 0, errorCode: errorCodeOf(ctx, e), protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
+    return {
+      throttleTimeMs: 0,
+      errorCode: errorCodeOf(ctx, e),
+      protocolType: null,
+      protocolName: null,
+      assignment: Buffer.alloc(0),
+    };
   }
 };
 
@@ -71,7 +109,11 @@ export const leaveGroup: Handler = async (ctx, req, version) => {
   const ids: string[] = version >= 3 ? req.members.map((m: { memberId: string }) => m.memberId) : [req.memberId];
   try {
     const results = await ctx.classic.leave(req.groupId, ids);
-    const members = ids.map((id, i) => ({ memberId: id, groupInstanceId: version >= 3 ? req.members[i].groupInstanceId : null, errorCode: results.get(id)?.code ?? 0 }));
+    const members = ids.map((id, i) => ({
+      memberId: id,
+      groupInstanceId: version >= 3 ? req.members[i].groupInstanceId : null,
+      errorCode: results.get(id)?.code ?? 0,
+    }));
     // Before v3 there is one member: its error is the request's.
     return { throttleTimeMs: 0, errorCode: version >= 3 ? 0 : members[0]!.errorCode, members };
   } catch (e) {
@@ -82,7 +124,15 @@ export const leaveGroup: Handler = async (ctx, req, version) => {
 export const describeGroups: Handler = async (ctx, req) => {
   const groups = await Promise.all(
     (req.groups as string[]).map(async (groupId) => {
-      const base = { errorCode: 0, groupId, groupState: 'Dead', protocolType: '', protocolData: '', members: [] as unknown[], authorizedOperations: -2147483648 };
+      const base = {
+        errorCode: 0,
+        groupId,
+        groupState: 'Dead',
+        protocolType: '',
+        protocolData: '',
+        members: [] as unknown[],
+        authorizedOperations: -2147483648,
+      };
       try {
         const g = await ctx.classic.describe(groupId);
         if (g) return { ...base, ...describeClassic(g) };
@@ -94,7 +144,14 @@ export const describeGroups: Handler = async (ctx, req) => {
           groupState: g848.state,
           protocolType: g848.protocolType,
           protocolData: g848.assignor,
-          members: Object.values(g848.members).map((m) => ({ memberId: m.memberId, groupInstanceId: null, clientId: m.clientId, clientHost: '', memberMetadata: Buffer.alloc(0), memberAssignment: Buffer.alloc(0) })),
+          members: Object.values(g848.members).map((m) => ({
+            memberId: m.memberId,
+            groupInstanceId: null,
+            clientId: m.clientId,
+            clientHost: '',
+            memberMetadata: Buffer.alloc(0),
+            memberAssignment: Buffer.alloc(0),
+          })),
         };
       } catch (e) {
         return { ...base, errorCode: errorCodeOf(ctx, e) };
@@ -115,7 +172,9 @@ function describeClassic(g: ClassicGroup) {
       groupInstanceId: m.groupInstanceId,
       clientId: m.clientId,
       clientHost: m.clientHost,
-      memberMetadata: stable ? Buffer.from(m.protocols.find((p) => p.name === g.protocolName)?.metadata ?? '', 'base64') : Buffer.alloc(0),
+      memberMetadata: stable
+        ? Buffer.from(m.protocols.find((p) => p.name === g.protocolName)?.metadata ?? '', 'base64')
+        : Buffer.alloc(0),
       memberAssignment: stable ? Buffer.from(m.assignment, 'base64') : Buffer.alloc(0),
     })),
   };
@@ -125,8 +184,10 @@ export const listGroups: Handler = async (ctx, req) => {
   try {
     const [classic, others] = await Promise.all([ctx.classic.list(), ctx.services.groups.coordinator.list()]);
     const out = new Map<string, { groupId: string; protocolType: string; groupState: string }>();
-    for (const g of others) out.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType, groupState: g.state });
-    for (const g of classic) out.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state });
+    for (const g of others)
+      out.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType, groupState: g.state });
+    for (const g of classic)
+      out.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state });
     const filter = new Set<string>((req.statesFilter as string[]).map((s) => s.toLowerCase()));
     const groups = [...out.values()].filter((g) => filter.size === 0 || filter.has(g.groupState.toLowerCase()));
     return { throttleTimeMs: 0, errorCode: 0, groups };

@@ -22,7 +22,14 @@ async function perPartition<P extends { partitionIndex?: number; partition?: num
         const code = errorCodeOf(ctx, e);
         return { name: t.name, partitions: t.partitions.map((p) => onError(p, code)) };
       }
-      return { name: t.name, partitions: await settle(t.partitions, (p) => run(topic, p), (p, e) => onError(p, errorCodeOf(ctx, e))) };
+      return {
+        name: t.name,
+        partitions: await settle(
+          t.partitions,
+          (p) => run(topic, p),
+          (p, e) => onError(p, errorCodeOf(ctx, e)),
+        ),
+      };
     }),
   );
 }
@@ -31,7 +38,8 @@ async function perPartition<P extends { partitionIndex?: number; partition?: num
 function specOf(timestamp: number): OffsetSpec {
   if (timestamp === -1) return 'latest';
   if (timestamp === -2) return 'earliest';
-  if (timestamp < 0) throw new KafkaError('UNSUPPORTED_VERSION', `ListOffsets timestamp ${timestamp} needs a newer version`);
+  if (timestamp < 0)
+    throw new KafkaError('UNSUPPORTED_VERSION', `ListOffsets timestamp ${timestamp} needs a newer version`);
   return { timestamp };
 }
 
@@ -42,9 +50,23 @@ export const listOffsets: Handler = async (ctx, req) => {
     req.topics as { name: string; partitions: P[] }[],
     async (topic, p: P) => {
       const r = await ctx.services.log.listOffset(topic, p.partitionIndex, specOf(p.timestamp));
-      return { partitionIndex: p.partitionIndex, errorCode: 0, oldStyleOffsets: r.offset >= 0 ? [r.offset] : [], timestamp: r.timestamp, offset: r.offset, leaderEpoch: -1 };
+      return {
+        partitionIndex: p.partitionIndex,
+        errorCode: 0,
+        oldStyleOffsets: r.offset >= 0 ? [r.offset] : [],
+        timestamp: r.timestamp,
+        offset: r.offset,
+        leaderEpoch: -1,
+      };
     },
-    (p, errorCode) => ({ partitionIndex: p.partitionIndex, errorCode, oldStyleOffsets: [], timestamp: -1, offset: -1, leaderEpoch: -1 }),
+    (p, errorCode) => ({
+      partitionIndex: p.partitionIndex,
+      errorCode,
+      oldStyleOffsets: [],
+      timestamp: -1,
+      offset: -1,
+      leaderEpoch: -1,
+    }),
   );
   return { throttleTimeMs: 0, topics };
 };
@@ -56,12 +78,19 @@ export const offsetForLeaderEpoch: Handler = async (ctx, req) => {
     (req.topics as { topic: string; partitions: P[] }[]).map((t) => ({ name: t.topic, partitions: t.partitions })),
     async (topic, p: P) => {
       const s = await ctx.services.log.state(topic, p.partition);
-      if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < s.leaderEpoch) throw new KafkaError('FENCED_LEADER_EPOCH', 'stale leader epoch');
-      if (p.currentLeaderEpoch > s.leaderEpoch) throw new KafkaError('UNKNOWN_LEADER_EPOCH', 'leader epoch not known yet');
+      if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < s.leaderEpoch)
+        throw new KafkaError('FENCED_LEADER_EPOCH', 'stale leader epoch');
+      if (p.currentLeaderEpoch > s.leaderEpoch)
+        throw new KafkaError('UNKNOWN_LEADER_EPOCH', 'leader epoch not known yet');
       // The largest epoch at or below the requested one, and where it ends (Kafka's endOffsetFor).
       const epoch = s.epochHistory.filter((e) => e.epoch <= p.leaderEpoch).at(-1);
       if (!epoch) return { errorCode: 0, partition: p.partition, leaderEpoch: -1, endOffset: -1 };
-      return { errorCode: 0, partition: p.partition, leaderEpoch: epoch.epoch, endOffset: endOffsetFor(s.epochHistory, epoch.epoch, logEndOffset(s)) };
+      return {
+        errorCode: 0,
+        partition: p.partition,
+        leaderEpoch: epoch.epoch,
+        endOffset: endOffsetFor(s.epochHistory, epoch.epoch, logEndOffset(s)),
+      };
     },
     (p, errorCode) => ({ errorCode, partition: p.partition, leaderEpoch: -1, endOffset: -1 }),
   );
@@ -86,7 +115,8 @@ export const deleteRecords: Handler = async (ctx, req) => {
 export const initProducerId: Handler = async (ctx, req) => {
   try {
     // Transactions do not exist yet: only idempotent producers get an id.
-    if (req.transactionalId !== null) throw new KafkaError('INVALID_REQUEST', 'Transactional producers are not supported; use an idempotent producer');
+    if (req.transactionalId !== null)
+      throw new KafkaError('INVALID_REQUEST', 'Transactional producers are not supported; use an idempotent producer');
     const existing = req.producerId >= 0 ? { producerId: req.producerId, producerEpoch: req.producerEpoch } : undefined;
     const r = await ctx.services.producerIds.init(existing);
     return { throttleTimeMs: 0, errorCode: 0, producerId: r.producerId, producerEpoch: r.producerEpoch };

@@ -47,7 +47,8 @@ export const produce: Handler = async (ctx, req) => {
   }
   const responses = await Promise.all(
     req.topicData.map(async (t: { name: string; partitionData: { index: number; records: Buffer | null }[] }) => {
-      if (acks === undefined) return { name: t.name, partitionResponses: t.partitionData.map((p) => failed(ctx, p.index, acksError)) };
+      if (acks === undefined)
+        return { name: t.name, partitionResponses: t.partitionData.map((p) => failed(ctx, p.index, acksError)) };
       let topic: Topic;
       try {
         topic = await ctx.services.topics.get(t.name);
@@ -61,17 +62,32 @@ export const produce: Handler = async (ctx, req) => {
   return { responses, throttleTimeMs: 0 };
 };
 
-async function produceTopic(ctx: RequestContext, topic: Topic, partitions: { index: number; records: Buffer | null }[], acks: Acks): Promise<PartitionAnswer[]> {
+async function produceTopic(
+  ctx: RequestContext,
+  topic: Topic,
+  partitions: { index: number; records: Buffer | null }[],
+  acks: Acks,
+): Promise<PartitionAnswer[]> {
   const answers = new Map<number, PartitionAnswer>();
   // Appends grouped by producer: one idempotent producer's id and epoch per append call.
-  const groups = new Map<string, { producer?: ProducedBatches['producer']; appends: { partition: number; batches: ProducedBatches }[] }>();
+  const groups = new Map<
+    string,
+    { producer?: ProducedBatches['producer']; appends: { partition: number; batches: ProducedBatches }[] }
+  >();
   for (const p of partitions) {
     try {
-      if (answers.has(p.index)) throw new KafkaError('INVALID_REQUEST', `Partition ${p.index} appears twice in the request`);
+      if (answers.has(p.index))
+        throw new KafkaError('INVALID_REQUEST', `Partition ${p.index} appears twice in the request`);
       if (!Number.isInteger(p.index) || p.index < 0 || p.index >= topic.partitionCount) {
-        throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p.index} of topic ${topic.name} does not exist`);
+        throw new KafkaError(
+          'UNKNOWN_TOPIC_OR_PARTITION',
+          `Partition ${p.index} of topic ${topic.name} does not exist`,
+        );
       }
-      const batches = validateProducedBatches(p.records ?? new Uint8Array(0), { maxMessageBytes: topic.config.maxMessageBytes, requireKeys: topic.config.cleanupPolicy.compact });
+      const batches = validateProducedBatches(p.records ?? new Uint8Array(0), {
+        maxMessageBytes: topic.config.maxMessageBytes,
+        requireKeys: topic.config.cleanupPolicy.compact,
+      });
       const key = batches.producer ? `${batches.producer.producerId}:${batches.producer.producerEpoch}` : '';
       let g = groups.get(key);
       if (!g) groups.set(key, (g = { ...(batches.producer ? { producer: batches.producer } : {}), appends: [] }));
@@ -86,7 +102,11 @@ async function produceTopic(ctx: RequestContext, topic: Topic, partitions: { ind
       const options: AppendOptions = { acks };
       if (g.producer) {
         const { producerId, producerEpoch } = g.producer;
-        options.producer = { producerId, producerEpoch, baseSequences: new Map(g.appends.map((a) => [a.partition, a.batches.producer!.baseSequence])) };
+        options.producer = {
+          producerId,
+          producerEpoch,
+          baseSequences: new Map(g.appends.map((a) => [a.partition, a.batches.producer!.baseSequence])),
+        };
       }
       try {
         const outcomes = await ctx.services.log.append(topic, g.appends, options);
@@ -94,7 +114,15 @@ async function produceTopic(ctx: RequestContext, topic: Topic, partitions: { ind
           answers.set(
             partition,
             o.ok
-              ? { index: partition, errorCode: 0, baseOffset: o.info.baseOffset, logAppendTimeMs: o.info.logAppendTime, logStartOffset: o.info.logStartOffset, recordErrors: [], errorMessage: null }
+              ? {
+                  index: partition,
+                  errorCode: 0,
+                  baseOffset: o.info.baseOffset,
+                  logAppendTimeMs: o.info.logAppendTime,
+                  logStartOffset: o.info.logStartOffset,
+                  recordErrors: [],
+                  errorMessage: null,
+                }
               : failed(ctx, partition, o.error),
           );
         }

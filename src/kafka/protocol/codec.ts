@@ -30,7 +30,8 @@ export class Reader {
 
   private need(n: number): number {
     const at = this.pos;
-    if (n < 0 || at + n > this.end) throw new ProtocolError(`Truncated message: needs ${n} bytes at ${at}, ${this.end - at} left`);
+    if (n < 0 || at + n > this.end)
+      throw new ProtocolError(`Truncated message: needs ${n} bytes at ${at}, ${this.end - at} left`);
     this.pos += n;
     return at;
   }
@@ -191,7 +192,8 @@ function defaultsOf(fields: Field[], version: number): Record<string, Value> {
   return out;
 }
 
-const isTagged = (f: Field, version: number) => f.tag !== undefined && inVersions(f.taggedVersions ?? f.versions, version);
+const isTagged = (f: Field, version: number) =>
+  f.tag !== undefined && inVersions(f.taggedVersions ?? f.versions, version);
 
 export function decodeMessage(spec: MessageSpec, version: number, r: Reader): Record<string, Value> {
   return readStruct(spec.fields, version, isFlexible(spec, version), r);
@@ -226,7 +228,13 @@ function readStruct(fields: Field[], version: number, flexible: boolean, r: Read
   return out;
 }
 
-function writeStruct(fields: Field[], version: number, flexible: boolean, value: Record<string, Value>, w: Writer): void {
+function writeStruct(
+  fields: Field[],
+  version: number,
+  flexible: boolean,
+  value: Record<string, Value>,
+  w: Writer,
+): void {
   const tagged: Field[] = [];
   for (const f of fields) {
     if (!inVersions(f.versions, version)) continue;
@@ -284,11 +292,22 @@ function readField(f: Field, type: FieldType, version: number, flexible: boolean
   if (n > r.remaining) throw new ProtocolError(`Array ${f.name} claims ${n} elements with ${r.remaining} bytes left`);
   const out: Value[] = new Array(n);
   const item = type.array;
-  for (let i = 0; i < n; i++) out[i] = typeof item === 'string' ? readPrimitive(f, item, version, flexible, r, false) : readStruct(item, version, flexible, r);
+  for (let i = 0; i < n; i++)
+    out[i] =
+      typeof item === 'string'
+        ? readPrimitive(f, item, version, flexible, r, false)
+        : readStruct(item, version, flexible, r);
   return out;
 }
 
-function readPrimitive(f: Field, type: Primitive, version: number, flexible: boolean, r: Reader, mayBeNull = true): Value {
+function readPrimitive(
+  f: Field,
+  type: Primitive,
+  version: number,
+  flexible: boolean,
+  r: Reader,
+  mayBeNull = true,
+): Value {
   switch (type) {
     case 'int8':
       return r.int8();
@@ -309,7 +328,8 @@ function readPrimitive(f: Field, type: Primitive, version: number, flexible: boo
     case 'string': {
       const n = length(r, flexible, false);
       if (n < 0) {
-        if (!mayBeNull || !nullable(f, version)) throw new ProtocolError(`Field ${f.name} is not nullable in version ${version}`);
+        if (!mayBeNull || !nullable(f, version))
+          throw new ProtocolError(`Field ${f.name} is not nullable in version ${version}`);
         return null;
       }
       return r.bytesOf(n).toString('utf8');
@@ -318,7 +338,8 @@ function readPrimitive(f: Field, type: Primitive, version: number, flexible: boo
     case 'records': {
       const n = length(r, flexible, true);
       if (n < 0) {
-        if (!mayBeNull || !nullable(f, version)) throw new ProtocolError(`Field ${f.name} is not nullable in version ${version}`);
+        if (!mayBeNull || !nullable(f, version))
+          throw new ProtocolError(`Field ${f.name} is not nullable in version ${version}`);
         return null;
       }
       return r.bytesOf(n);
@@ -354,7 +375,15 @@ function writeField(f: Field, type: FieldType, version: number, flexible: boolea
   }
 }
 
-function writePrimitive(f: Field, type: Primitive, version: number, flexible: boolean, v: Value, w: Writer, mayBeNull = true): void {
+function writePrimitive(
+  f: Field,
+  type: Primitive,
+  version: number,
+  flexible: boolean,
+  v: Value,
+  w: Writer,
+  mayBeNull = true,
+): void {
   switch (type) {
     case 'int8':
       return w.int8(v);
@@ -376,7 +405,8 @@ function writePrimitive(f: Field, type: Primitive, version: number, flexible: bo
     case 'bytes':
     case 'records': {
       if (v === null || v === undefined) {
-        if (!mayBeNull || !nullable(f, version)) throw new Error(`Field ${f.name} is not nullable in version ${version}`);
+        if (!mayBeNull || !nullable(f, version))
+          throw new Error(`Field ${f.name} is not nullable in version ${version}`);
         return writeLength(w, -1, flexible, type !== 'string');
       }
       const bytes = type === 'string' ? Buffer.from(v as string, 'utf8') : (v as Uint8Array);

@@ -4,7 +4,7 @@
  * have v0 (correlation id) or v1 (+ tagged fields). ApiVersions answers always use header v0, so a
  * client that does not know the broker's versions yet can read the answer.
  */
-import { isFlexible, ProtocolError, Reader, Writer } from './codec.js';
+import { isFlexible, ProtocolError, type Reader, type Writer } from './codec.js';
 import type { ApiSpec } from './schema.js';
 
 export const API_VERSIONS_KEY = 18;

@@ -9,7 +9,18 @@
 /** Kafka's version range syntax: "3+", "2-4", "5", or "none". */
 export type Versions = string;
 
-export type Primitive = 'int8' | 'int16' | 'int32' | 'int64' | 'uint16' | 'float64' | 'bool' | 'string' | 'bytes' | 'records' | 'uuid';
+export type Primitive =
+  | 'int8'
+  | 'int16'
+  | 'int32'
+  | 'int64'
+  | 'uint16'
+  | 'float64'
+  | 'bool'
+  | 'string'
+  | 'bytes'
+  | 'records'
+  | 'uuid';
 
 export type FieldType = Primitive | { array: Primitive | Field[] } | { struct: Field[] };
 
@@ -55,7 +66,8 @@ export function parseVersions(v: Versions): VersionRange {
     const [a, b] = v.split('-');
     r = { min: Number(a), max: Number(b) };
   } else r = { min: Number(v), max: Number(v) };
-  if (!Number.isInteger(r.min) || (r.max !== Number.MAX_SAFE_INTEGER && !Number.isInteger(r.max))) throw new Error(`Bad version range ${v}`);
+  if (!Number.isInteger(r.min) || (r.max !== Number.MAX_SAFE_INTEGER && !Number.isInteger(r.max)))
+    throw new Error(`Bad version range ${v}`);
   cache.set(v, r);
   return r;
 }
@@ -67,7 +79,17 @@ export const inVersions = (v: Versions | undefined, version: number): boolean =>
 };
 
 /** Shorthands that keep the definitions close to the JSON specs they follow. */
-export const f = (name: string, type: FieldType, versions: Versions, extra: Omit<Field, 'name' | 'type' | 'versions'> = {}): Field => ({ name, type, versions, ...extra });
+export const f = (
+  name: string,
+  type: FieldType,
+  versions: Versions,
+  extra: Omit<Field, 'name' | 'type' | 'versions'> = {},
+): Field => ({ name, type, versions, ...extra });
 export const arrayOf = (item: Primitive | Field[]): FieldType => ({ array: item });
 export const structOf = (fields: Field[]): FieldType => ({ struct: fields });
-export const message = (name: string, validVersions: Versions, flexibleVersions: Versions, fields: Field[]): MessageSpec => ({ name, validVersions, flexibleVersions, fields });
+export const message = (
+  name: string,
+  validVersions: Versions,
+  flexibleVersions: Versions,
+  fields: Field[],
+): MessageSpec => ({ name, validVersions, flexibleVersions, fields });

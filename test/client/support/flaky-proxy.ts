@@ -3,7 +3,10 @@ import type { AddressInfo } from 'node:net';
 
 /** Whether a request is a produce request, in any format (records:batch, a partition's record batch, or many partitions' topic_data). */
 export const isProduce = (req: { method?: string | undefined; url?: string | undefined }): boolean =>
-  req.method === 'POST' && (req.url!.includes('/records:batch') || /\/partitions\/\d+\/records(\?|$)/.test(req.url!) || isMultiPartitionProduce(req.url!));
+  req.method === 'POST' &&
+  (req.url!.includes('/records:batch') ||
+    /\/partitions\/\d+\/records(\?|$)/.test(req.url!) ||
+    isMultiPartitionProduce(req.url!));
 
 /** `POST /v3/clusters/{c}/records`: the batches of many partitions in Kafka's topic_data. */
 export const isMultiPartitionProduce = (url: string): boolean => /\/v3\/clusters\/[^/]+\/records(\?|$)/.test(url);
@@ -32,7 +35,9 @@ export interface ProxyOptions {
    * Stands for an older server: answer the request itself (a status and a JSON body) instead of
    * forwarding it, or forward it with some headers removed.
    */
-  legacy?: (req: IncomingMessage) => { answer: { status: number; body: unknown } } | { dropHeaders: string[] } | undefined;
+  legacy?: (
+    req: IncomingMessage,
+  ) => { answer: { status: number; body: unknown } } | { dropHeaders: string[] } | undefined;
 }
 
 /**
@@ -41,7 +46,10 @@ export interface ProxyOptions {
  * that lacks an API. Bodies (JSON or RecordBatch bytes) and answers pass through byte for byte, with
  * their content type and the Kafka-* headers. Every request is logged.
  */
-export async function proxy(upstream: string, options: ProxyOptions = {}): Promise<{ origin: string; log: ProxiedRequest[]; dropped: () => number; close: () => Promise<void> }> {
+export async function proxy(
+  upstream: string,
+  options: ProxyOptions = {},
+): Promise<{ origin: string; log: ProxiedRequest[]; dropped: () => number; close: () => Promise<void> }> {
   const log: ProxiedRequest[] = [];
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -74,9 +82,18 @@ export async function proxy(upstream: string, options: ProxyOptions = {}): Promi
       }
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) {
-        if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k) && !legacy?.dropHeaders.includes(k)) headers[k] = v;
+        if (
+          typeof v === 'string' &&
+          !['host', 'content-length', 'connection'].includes(k) &&
+          !legacy?.dropHeaders.includes(k)
+        )
+          headers[k] = v;
       }
-      const up = await fetch(`${upstream}${req.url}`, { method: req.method, headers, body: body.length === 0 ? undefined : body });
+      const up = await fetch(`${upstream}${req.url}`, {
+        method: req.method,
+        headers,
+        body: body.length === 0 ? undefined : body,
+      });
       const answer = Buffer.from(await up.arrayBuffer());
       entry.status = up.status;
       entry.answerType = up.headers.get('content-type');

@@ -16,11 +16,15 @@ export interface LocalServer {
 
 /** Starts `src/server.ts` (as `npm start` does) on a data dir and a port (0: any free one). */
 export async function startServer(dataDir: string, port = 0, env: Record<string, string> = {}): Promise<LocalServer> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', '--port', String(port), '--data-dir', dataDir, '--kafka-port', '0'], {
-    cwd: ROOT,
-    env: { ...process.env, STORAGE_BACKEND: 'local', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/server.ts', '--port', String(port), '--data-dir', dataDir, '--kafka-port', '0'],
+    {
+      cwd: ROOT,
+      env: { ...process.env, STORAGE_BACKEND: 'local', ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const lines = createInterface({ input: proc.stdout! });
   const origin = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server did not start')), 20_000);

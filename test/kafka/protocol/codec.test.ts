@@ -6,10 +6,24 @@
  */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { decodeMessage, defaultOf, encodeMessage, isFlexible, ProtocolError, Reader, Writer } from '../../../src/kafka/protocol/codec.js';
+import {
+  decodeMessage,
+  defaultOf,
+  encodeMessage,
+  isFlexible,
+  ProtocolError,
+  Reader,
+  Writer,
+} from '../../../src/kafka/protocol/codec.js';
 import { HANDLERS } from '../../../src/kafka/dispatch.js';
 import { APIS, API_BY_KEY } from '../../../src/kafka/protocol/messages/index.js';
-import { inVersions, parseVersions, type Field, type FieldType, type MessageSpec } from '../../../src/kafka/protocol/schema.js';
+import {
+  inVersions,
+  parseVersions,
+  type Field,
+  type FieldType,
+  type MessageSpec,
+} from '../../../src/kafka/protocol/schema.js';
 
 const require = createRequire(import.meta.url);
 
@@ -27,7 +41,9 @@ function sample(fields: Field[], version: number, seed: number): Record<string, 
 function sampleOf(type: FieldType, version: number, seed: number): unknown {
   if (typeof type === 'object') {
     if ('struct' in type) return sample(type.struct, version, seed);
-    return [0, 1].map((k) => (typeof type.array === 'string' ? sampleOf(type.array, version, seed + k) : sample(type.array, version, seed + k)));
+    return [0, 1].map((k) =>
+      typeof type.array === 'string' ? sampleOf(type.array, version, seed + k) : sample(type.array, version, seed + k),
+    );
   }
   switch (type) {
     case 'int8':
@@ -104,8 +120,13 @@ describe('the flexible encoding', () => {
   });
 
   it('rejects truncated bytes and impossible lengths with a ProtocolError', () => {
-    const bytes = roundTrip(spec, 3, { errorCode: 0, apiKeys: [{ apiKey: 1, minVersion: 0, maxVersion: 12 }], throttleTimeMs: 0 }).bytes;
-    for (let n = 0; n < bytes.byteLength; n++) expect(() => decodeMessage(spec, 3, new Reader(bytes.subarray(0, n)))).toThrow(ProtocolError);
+    const bytes = roundTrip(spec, 3, {
+      errorCode: 0,
+      apiKeys: [{ apiKey: 1, minVersion: 0, maxVersion: 12 }],
+      throttleTimeMs: 0,
+    }).bytes;
+    for (let n = 0; n < bytes.byteLength; n++)
+      expect(() => decodeMessage(spec, 3, new Reader(bytes.subarray(0, n)))).toThrow(ProtocolError);
     // A non-flexible array claiming 2^31-1 elements in 4 bytes.
     expect(() => decodeMessage(spec, 0, new Reader(Buffer.from([0, 0, 0x7f, 0xff, 0xff, 0xff])))).toThrow(/claims/);
     expect(isFlexible(spec, 2)).toBe(false);
@@ -113,23 +134,91 @@ describe('the flexible encoding', () => {
 });
 
 // kafkajs's request modules: protocol({ version })(args) -> { request: { encode }, response: { decode } }.
-const kafkajs = (name: string) => require(`kafkajs/src/protocol/requests/${name}/index.js`) as { versions: string[]; protocol: (o: { version: number }) => (args?: unknown) => { request: { apiKey: number; encode: () => Promise<{ buffer: Buffer }> }; response: { decode: (b: Buffer) => Promise<Record<string, unknown>> } } };
+const kafkajs = (name: string) =>
+  require(`kafkajs/src/protocol/requests/${name}/index.js`) as {
+    versions: string[];
+    protocol: (o: { version: number }) => (args?: unknown) => {
+      request: { apiKey: number; encode: () => Promise<{ buffer: Buffer }> };
+      response: { decode: (b: Buffer) => Promise<Record<string, unknown>> };
+    };
+  };
 
 /** kafkajs arguments per API (its own names), for the requests. */
 const REQUEST_ARGS: Record<string, unknown> = {
   apiVersions: undefined,
   metadata: { topics: ['a', 'b'], allowAutoTopicCreation: false },
-  produce: { acks: -1, timeout: 3000, topicData: [{ topic: 'a', partitions: [{ partition: 1, messages: [{ key: 'k', value: 'v', timestamp: '1700000000000' }] }] }], transactionalId: null, producerId: 5, producerEpoch: 1 },
-  fetch: { replicaId: -1, maxWaitTime: 500, minBytes: 1, maxBytes: 1048576, isolationLevel: 1, sessionId: 0, sessionEpoch: -1, rackId: 'r', topics: [{ topic: 'a', partitions: [{ partition: 2, fetchOffset: '42', maxBytes: 65536, currentLeaderEpoch: 3, logStartOffset: '0' }] }], forgottenTopics: [] },
-  listOffsets: { replicaId: -1, isolationLevel: 1, topics: [{ topic: 'a', partitions: [{ partition: 0, timestamp: -2 }] }] },
+  produce: {
+    acks: -1,
+    timeout: 3000,
+    topicData: [
+      { topic: 'a', partitions: [{ partition: 1, messages: [{ key: 'k', value: 'v', timestamp: '1700000000000' }] }] },
+    ],
+    transactionalId: null,
+    producerId: 5,
+    producerEpoch: 1,
+  },
+  fetch: {
+    replicaId: -1,
+    maxWaitTime: 500,
+    minBytes: 1,
+    maxBytes: 1048576,
+    isolationLevel: 1,
+    sessionId: 0,
+    sessionEpoch: -1,
+    rackId: 'r',
+    topics: [
+      {
+        topic: 'a',
+        partitions: [{ partition: 2, fetchOffset: '42', maxBytes: 65536, currentLeaderEpoch: 3, logStartOffset: '0' }],
+      },
+    ],
+    forgottenTopics: [],
+  },
+  listOffsets: {
+    replicaId: -1,
+    isolationLevel: 1,
+    topics: [{ topic: 'a', partitions: [{ partition: 0, timestamp: -2 }] }],
+  },
   findCoordinator: { groupId: 'g', coordinatorType: 0 },
-  joinGroup: { groupId: 'g', sessionTimeout: 30000, rebalanceTimeout: 60000, memberId: 'm', groupInstanceId: null, protocolType: 'consumer', groupProtocols: [{ name: 'range', metadata: Buffer.from([1, 2, 3]) }] },
-  syncGroup: { groupId: 'g', generationId: 4, memberId: 'm', groupInstanceId: null, groupAssignment: [{ memberId: 'm', memberAssignment: Buffer.from([9, 9]) }] },
+  joinGroup: {
+    groupId: 'g',
+    sessionTimeout: 30000,
+    rebalanceTimeout: 60000,
+    memberId: 'm',
+    groupInstanceId: null,
+    protocolType: 'consumer',
+    groupProtocols: [{ name: 'range', metadata: Buffer.from([1, 2, 3]) }],
+  },
+  syncGroup: {
+    groupId: 'g',
+    generationId: 4,
+    memberId: 'm',
+    groupInstanceId: null,
+    groupAssignment: [{ memberId: 'm', memberAssignment: Buffer.from([9, 9]) }],
+  },
   heartbeat: { groupId: 'g', groupGenerationId: 4, memberId: 'm', groupInstanceId: null },
   leaveGroup: { groupId: 'g', memberId: 'm', groupInstanceId: null },
-  offsetCommit: { groupId: 'g', groupGenerationId: 4, memberId: 'm', retentionTime: -1, topics: [{ topic: 'a', partitions: [{ partition: 0, offset: '17', metadata: 'meta' }] }] },
+  offsetCommit: {
+    groupId: 'g',
+    groupGenerationId: 4,
+    memberId: 'm',
+    retentionTime: -1,
+    topics: [{ topic: 'a', partitions: [{ partition: 0, offset: '17', metadata: 'meta' }] }],
+  },
   offsetFetch: { groupId: 'g', topics: [{ topic: 'a', partitions: [{ partition: 0 }, { partition: 1 }] }] },
-  createTopics: { topics: [{ topic: 'a', numPartitions: 3, replicationFactor: 1, replicaAssignment: [], configEntries: [{ name: 'retention.ms', value: '1000' }] }], validateOnly: false, timeout: 5000 },
+  createTopics: {
+    topics: [
+      {
+        topic: 'a',
+        numPartitions: 3,
+        replicationFactor: 1,
+        replicaAssignment: [],
+        configEntries: [{ name: 'retention.ms', value: '1000' }],
+      },
+    ],
+    validateOnly: false,
+    timeout: 5000,
+  },
   deleteTopics: { topics: ['a', 'b'], timeout: 5000 },
   describeConfigs: { resources: [{ type: 2, name: 'a', configNames: ['retention.ms'] }], includeSynonyms: true },
   initProducerId: { transactionalId: null, transactionTimeout: 5000 },
@@ -138,7 +227,10 @@ const REQUEST_ARGS: Record<string, unknown> = {
   deleteGroups: ['g', 'h'],
   deleteRecords: { topics: [{ topic: 'a', partitions: [{ partition: 0, offset: '5' }] }], timeout: 5000 },
   createPartitions: { topicPartitions: [{ topic: 'a', count: 6 }], validateOnly: false, timeout: 5000 },
-  alterConfigs: { resources: [{ type: 2, name: 'a', configEntries: [{ name: 'retention.ms', value: '1000' }] }], validateOnly: false },
+  alterConfigs: {
+    resources: [{ type: 2, name: 'a', configEntries: [{ name: 'retention.ms', value: '1000' }] }],
+    validateOnly: false,
+  },
   // kafkajs's SASL mechanisms hand over the bytes already length-prefixed.
   saslAuthenticate: { authBytes: Buffer.concat([Buffer.from([0, 0, 0, 10]), Buffer.from('\0user\0pass')]) },
   saslHandshake: { mechanism: 'PLAIN' },
@@ -167,7 +259,11 @@ describe('the definitions agree with kafkajs', () => {
   }
 
   /** Responses we write, with what kafkajs must read from them (its own field names). */
-  const responses: { name: string; value: Record<string, unknown>; expect: (decoded: Record<string, any>, version: number) => void }[] = [
+  const responses: {
+    name: string;
+    value: Record<string, unknown>;
+    expect: (decoded: Record<string, any>, version: number) => void;
+  }[] = [
     {
       name: 'apiVersions',
       value: { errorCode: 0, apiKeys: [{ apiKey: 0, minVersion: 3, maxVersion: 9 }], throttleTimeMs: 0 },
@@ -179,27 +275,93 @@ describe('the definitions agree with kafkajs', () => {
         brokers: [{ nodeId: 0, host: 'h', port: 9092, rack: null }],
         clusterId: 'c',
         controllerId: 0,
-        topics: [{ errorCode: 0, name: 't', isInternal: false, partitions: [{ errorCode: 0, partitionIndex: 2, leaderId: 0, leaderEpoch: 4, replicaNodes: [0], isrNodes: [0], offlineReplicas: [] }] }],
+        topics: [
+          {
+            errorCode: 0,
+            name: 't',
+            isInternal: false,
+            partitions: [
+              {
+                errorCode: 0,
+                partitionIndex: 2,
+                leaderId: 0,
+                leaderEpoch: 4,
+                replicaNodes: [0],
+                isrNodes: [0],
+                offlineReplicas: [],
+              },
+            ],
+          },
+        ],
       },
       expect: (d) => {
         expect(d.brokers).toEqual([expect.objectContaining({ nodeId: 0, host: 'h', port: 9092 })]);
-        expect(d.topicMetadata[0]).toMatchObject({ topic: 't', partitionMetadata: [{ partitionId: 2, leader: 0, replicas: [0], isr: [0] }] });
+        expect(d.topicMetadata[0]).toMatchObject({
+          topic: 't',
+          partitionMetadata: [{ partitionId: 2, leader: 0, replicas: [0], isr: [0] }],
+        });
       },
     },
     {
       name: 'produce',
-      value: { responses: [{ name: 't', partitionResponses: [{ index: 1, errorCode: 0, baseOffset: 42, logAppendTimeMs: -1, logStartOffset: 0 }] }], throttleTimeMs: 0 },
-      expect: (d) => expect(d.topics[0]).toMatchObject({ topicName: 't', partitions: [{ partition: 1, errorCode: 0, baseOffset: '42' }] }),
+      value: {
+        responses: [
+          {
+            name: 't',
+            partitionResponses: [{ index: 1, errorCode: 0, baseOffset: 42, logAppendTimeMs: -1, logStartOffset: 0 }],
+          },
+        ],
+        throttleTimeMs: 0,
+      },
+      expect: (d) =>
+        expect(d.topics[0]).toMatchObject({
+          topicName: 't',
+          partitions: [{ partition: 1, errorCode: 0, baseOffset: '42' }],
+        }),
     },
     {
       name: 'fetch',
-      value: { errorCode: 0, sessionId: 0, responses: [{ topic: 't', partitions: [{ partitionIndex: 0, errorCode: 0, highWatermark: 10, lastStableOffset: 10, logStartOffset: 0, abortedTransactions: null, preferredReadReplica: -1, records: Buffer.alloc(0) }] }] },
-      expect: (d) => expect(d.responses[0]).toMatchObject({ topicName: 't', partitions: [{ partition: 0, errorCode: 0, highWatermark: '10', messages: [] }] }),
+      value: {
+        errorCode: 0,
+        sessionId: 0,
+        responses: [
+          {
+            topic: 't',
+            partitions: [
+              {
+                partitionIndex: 0,
+                errorCode: 0,
+                highWatermark: 10,
+                lastStableOffset: 10,
+                logStartOffset: 0,
+                abortedTransactions: null,
+                preferredReadReplica: -1,
+                records: Buffer.alloc(0),
+              },
+            ],
+          },
+        ],
+      },
+      expect: (d) =>
+        expect(d.responses[0]).toMatchObject({
+          topicName: 't',
+          partitions: [{ partition: 0, errorCode: 0, highWatermark: '10', messages: [] }],
+        }),
     },
     {
       name: 'listOffsets',
-      value: { topics: [{ name: 't', partitions: [{ partitionIndex: 0, errorCode: 0, oldStyleOffsets: [7], timestamp: -1, offset: 7 }] }] },
-      expect: (d, v) => expect(d.responses[0].partitions[0]).toMatchObject(v === 0 ? { partition: 0, offsets: ['7'] } : { partition: 0, offset: '7' }),
+      value: {
+        topics: [
+          {
+            name: 't',
+            partitions: [{ partitionIndex: 0, errorCode: 0, oldStyleOffsets: [7], timestamp: -1, offset: 7 }],
+          },
+        ],
+      },
+      expect: (d, v) =>
+        expect(d.responses[0].partitions[0]).toMatchObject(
+          v === 0 ? { partition: 0, offsets: ['7'] } : { partition: 0, offset: '7' },
+        ),
     },
     {
       name: 'findCoordinator',
@@ -208,14 +370,35 @@ describe('the definitions agree with kafkajs', () => {
     },
     {
       name: 'joinGroup',
-      value: { errorCode: 0, generationId: 3, protocolName: 'range', leader: 'm1', memberId: 'm1', members: [{ memberId: 'm1', groupInstanceId: null, metadata: Buffer.from([1]) }] },
-      expect: (d) => expect(d).toMatchObject({ generationId: 3, groupProtocol: 'range', leaderId: 'm1', memberId: 'm1', members: [{ memberId: 'm1', memberMetadata: Buffer.from([1]) }] }),
+      value: {
+        errorCode: 0,
+        generationId: 3,
+        protocolName: 'range',
+        leader: 'm1',
+        memberId: 'm1',
+        members: [{ memberId: 'm1', groupInstanceId: null, metadata: Buffer.from([1]) }],
+      },
+      expect: (d) =>
+        expect(d).toMatchObject({
+          generationId: 3,
+          groupProtocol: 'range',
+          leaderId: 'm1',
+          memberId: 'm1',
+          members: [{ memberId: 'm1', memberMetadata: Buffer.from([1]) }],
+        }),
     },
-    { name: 'syncGroup', value: { errorCode: 0, assignment: Buffer.from([5, 6]) }, expect: (d) => expect(d.memberAssignment).toEqual(Buffer.from([5, 6])) },
+    {
+      name: 'syncGroup',
+      value: { errorCode: 0, assignment: Buffer.from([5, 6]) },
+      expect: (d) => expect(d.memberAssignment).toEqual(Buffer.from([5, 6])),
+    },
     { name: 'heartbeat', value: { errorCode: 0 }, expect: (d) => expect(d.errorCode).toBe(0) },
     {
       name: 'offsetFetch',
-      value: { topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 12, metadata: '', errorCode: 0 }] }], errorCode: 0 },
+      value: {
+        topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 12, metadata: '', errorCode: 0 }] }],
+        errorCode: 0,
+      },
       expect: (d) => expect(d.responses[0]).toMatchObject({ topic: 't', partitions: [{ partition: 0, offset: '12' }] }),
     },
     {
@@ -232,10 +415,30 @@ describe('the definitions agree with kafkajs', () => {
       name: 'describeConfigs',
       value: {
         results: [
-          { errorCode: 0, errorMessage: null, resourceType: 2, resourceName: 't', configs: [{ name: 'retention.ms', value: '5', readOnly: false, isDefault: false, configSource: 1, isSensitive: false, synonyms: [] }] },
+          {
+            errorCode: 0,
+            errorMessage: null,
+            resourceType: 2,
+            resourceName: 't',
+            configs: [
+              {
+                name: 'retention.ms',
+                value: '5',
+                readOnly: false,
+                isDefault: false,
+                configSource: 1,
+                isSensitive: false,
+                synonyms: [],
+              },
+            ],
+          },
         ],
       },
-      expect: (d) => expect(d.resources[0]).toMatchObject({ resourceName: 't', configEntries: [{ configName: 'retention.ms', configValue: '5' }] }),
+      expect: (d) =>
+        expect(d.resources[0]).toMatchObject({
+          resourceName: 't',
+          configEntries: [{ configName: 'retention.ms', configValue: '5' }],
+        }),
     },
     {
       name: 'initProducerId',
@@ -244,8 +447,33 @@ describe('the definitions agree with kafkajs', () => {
     },
     {
       name: 'describeGroups',
-      value: { groups: [{ errorCode: 0, groupId: 'g', groupState: 'Stable', protocolType: 'consumer', protocolData: 'range', members: [{ memberId: 'm', clientId: 'c', clientHost: '/h', memberMetadata: Buffer.alloc(0), memberAssignment: Buffer.alloc(0) }] }] },
-      expect: (d) => expect(d.groups[0]).toMatchObject({ groupId: 'g', state: 'Stable', protocol: 'range', members: [{ memberId: 'm', clientId: 'c' }] }),
+      value: {
+        groups: [
+          {
+            errorCode: 0,
+            groupId: 'g',
+            groupState: 'Stable',
+            protocolType: 'consumer',
+            protocolData: 'range',
+            members: [
+              {
+                memberId: 'm',
+                clientId: 'c',
+                clientHost: '/h',
+                memberMetadata: Buffer.alloc(0),
+                memberAssignment: Buffer.alloc(0),
+              },
+            ],
+          },
+        ],
+      },
+      expect: (d) =>
+        expect(d.groups[0]).toMatchObject({
+          groupId: 'g',
+          state: 'Stable',
+          protocol: 'range',
+          members: [{ memberId: 'm', clientId: 'c' }],
+        }),
     },
     {
       name: 'listGroups',

@@ -17,7 +17,10 @@ export interface TestKafkaServer {
 }
 
 /** The HTTP API and the Kafka listener over one set of services (memory backend), both on port 0. */
-export async function startKafkaServer(options: Partial<KafkaListenerOptions> = {}, env: Record<string, string> = {}): Promise<TestKafkaServer> {
+export async function startKafkaServer(
+  options: Partial<KafkaListenerOptions> = {},
+  env: Record<string, string> = {},
+): Promise<TestKafkaServer> {
   const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', SCHEDULER_INTERVAL_MS: '0', ...env });
   const storage = createStorage(config.backend);
   const services = createServices(config, storage);
@@ -33,7 +36,9 @@ export async function startKafkaServer(options: Partial<KafkaListenerOptions> = 
   });
   const app = createApp(services, { logError: () => {} });
   const http = await new Promise<{ server: ServerType; port: number }>((resolve) => {
-    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve({ server, port: info.port }));
+    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
+      resolve({ server, port: info.port }),
+    );
   });
   return {
     services,

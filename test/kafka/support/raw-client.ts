@@ -73,7 +73,11 @@ export class RawClient {
     }
   }
 
-  async request(api: ApiSpec, version: number, body: Record<string, unknown>): Promise<{ correlationId: number; body: Record<string, any> }> {
+  async request(
+    api: ApiSpec,
+    version: number,
+    body: Record<string, unknown>,
+  ): Promise<{ correlationId: number; body: Record<string, any> }> {
     this.write(this.frame(api, version, body));
     const f = await this.readFrame();
     if (!f) throw new Error('connection closed');

@@ -9,8 +9,23 @@ import { Kafka } from '../../../src/client/index.js';
 
 const [url, transactionalId, group] = process.argv.slice(2) as [string, string, string];
 const kafka = new Kafka({ url });
-const producer = kafka.producer({ transactionalId, transactionTimeoutMs: 10_000, lingerMs: 0, retryBackoffMs: 50, retryBackoffMaxMs: 300 });
-const consumer = kafka.consumer({ groupId: group, isolationLevel: 'read_committed', enableAutoCommit: false, autoOffsetReset: 'earliest', maxPollRecords: 10, retryBackoffMs: 50, retryBackoffMaxMs: 300, fetchMaxWaitMs: 100 });
+const producer = kafka.producer({
+  transactionalId,
+  transactionTimeoutMs: 10_000,
+  lingerMs: 0,
+  retryBackoffMs: 50,
+  retryBackoffMaxMs: 300,
+});
+const consumer = kafka.consumer({
+  groupId: group,
+  isolationLevel: 'read_committed',
+  enableAutoCommit: false,
+  autoOffsetReset: 'earliest',
+  maxPollRecords: 10,
+  retryBackoffMs: 50,
+  retryBackoffMaxMs: 300,
+  fetchMaxWaitMs: 100,
+});
 
 // The first transaction() is Kafka's initTransactions: the previous incarnation's open transaction
 // is aborted before this one reads the group's committed offsets.
@@ -19,10 +34,16 @@ consumer.assign([{ topic: 'in', partition: 0 }]);
 for (;;) {
   const records = await consumer.poll({ timeoutMs: 200 });
   if (records.length === 0) continue;
-  await txn.send({ topic: 'out', messages: records.map((r) => ({ partition: 0, key: r.key, value: `out-${r.value!.toString()}` })) });
+  await txn.send({
+    topic: 'out',
+    messages: records.map((r) => ({ partition: 0, key: r.key, value: `out-${r.value!.toString()}` })),
+  });
   // Widen the window in which a kill lands with the transaction open.
   await new Promise((r) => setTimeout(r, 20 + Math.random() * 40));
-  await txn.sendOffsets({ consumerGroupId: group, topics: [{ topic: 'in', partitions: [{ partition: 0, offset: records.at(-1)!.offset + 1 }] }] });
+  await txn.sendOffsets({
+    consumerGroupId: group,
+    topics: [{ topic: 'in', partitions: [{ partition: 0, offset: records.at(-1)!.offset + 1 }] }],
+  });
   await txn.commit();
   process.stdout.write(`${JSON.stringify({ committed: records.at(-1)!.offset + 1 })}\n`);
   txn = await producer.transaction();

@@ -1,7 +1,8 @@
 /** Topic administration: CreateTopics, DeleteTopics, CreatePartitions and the config APIs. */
 import { arrayOf, f, message, type ApiSpec } from '../schema.js';
 
-const nullableString = (name: string, versions: string) => f(name, 'string', versions, { nullableVersions: versions, default: null });
+const nullableString = (name: string, versions: string) =>
+  f(name, 'string', versions, { nullableVersions: versions, default: null });
 
 export const CreateTopics: ApiSpec = {
   apiKey: 19,
@@ -14,7 +15,11 @@ export const CreateTopics: ApiSpec = {
         f('numPartitions', 'int32', '0+'),
         f('replicationFactor', 'int16', '0+'),
         f('assignments', arrayOf([f('partitionIndex', 'int32', '0+'), f('brokerIds', arrayOf('int32'), '0+')]), '0+'),
-        f('configs', arrayOf([f('name', 'string', '0+'), f('value', 'string', '0+', { nullableVersions: '0+' })]), '0+'),
+        f(
+          'configs',
+          arrayOf([f('name', 'string', '0+'), f('value', 'string', '0+', { nullableVersions: '0+' })]),
+          '0+',
+        ),
       ]),
       '0+',
     ),
@@ -53,21 +58,39 @@ export const CreateTopics: ApiSpec = {
 export const DeleteTopics: ApiSpec = {
   apiKey: 20,
   name: 'DeleteTopics',
-  request: message('DeleteTopicsRequest', '0-4', '4+', [f('topicNames', arrayOf('string'), '0+'), f('timeoutMs', 'int32', '0+')]),
-  response: message('DeleteTopicsResponse', '0-4', '4+', [f('throttleTimeMs', 'int32', '1+'), f('responses', arrayOf([f('name', 'string', '0+'), f('errorCode', 'int16', '0+')]), '0+')]),
+  request: message('DeleteTopicsRequest', '0-4', '4+', [
+    f('topicNames', arrayOf('string'), '0+'),
+    f('timeoutMs', 'int32', '0+'),
+  ]),
+  response: message('DeleteTopicsResponse', '0-4', '4+', [
+    f('throttleTimeMs', 'int32', '1+'),
+    f('responses', arrayOf([f('name', 'string', '0+'), f('errorCode', 'int16', '0+')]), '0+'),
+  ]),
 };
 
 export const CreatePartitions: ApiSpec = {
   apiKey: 37,
   name: 'CreatePartitions',
   request: message('CreatePartitionsRequest', '0-2', '2+', [
-    f('topics', arrayOf([f('name', 'string', '0+'), f('count', 'int32', '0+'), f('assignments', arrayOf([f('brokerIds', arrayOf('int32'), '0+')]), '0+', { nullableVersions: '0+' })]), '0+'),
+    f(
+      'topics',
+      arrayOf([
+        f('name', 'string', '0+'),
+        f('count', 'int32', '0+'),
+        f('assignments', arrayOf([f('brokerIds', arrayOf('int32'), '0+')]), '0+', { nullableVersions: '0+' }),
+      ]),
+      '0+',
+    ),
     f('timeoutMs', 'int32', '0+'),
     f('validateOnly', 'bool', '0+'),
   ]),
   response: message('CreatePartitionsResponse', '0-2', '2+', [
     f('throttleTimeMs', 'int32', '0+'),
-    f('results', arrayOf([f('name', 'string', '0+'), f('errorCode', 'int16', '0+'), nullableString('errorMessage', '0+')]), '0+'),
+    f(
+      'results',
+      arrayOf([f('name', 'string', '0+'), f('errorCode', 'int16', '0+'), nullableString('errorMessage', '0+')]),
+      '0+',
+    ),
   ]),
 };
 
@@ -75,7 +98,15 @@ export const DescribeConfigs: ApiSpec = {
   apiKey: 32,
   name: 'DescribeConfigs',
   request: message('DescribeConfigsRequest', '0-2', 'none', [
-    f('resources', arrayOf([f('resourceType', 'int8', '0+'), f('resourceName', 'string', '0+'), f('configurationKeys', arrayOf('string'), '0+', { nullableVersions: '0+' })]), '0+'),
+    f(
+      'resources',
+      arrayOf([
+        f('resourceType', 'int8', '0+'),
+        f('resourceName', 'string', '0+'),
+        f('configurationKeys', arrayOf('string'), '0+', { nullableVersions: '0+' }),
+      ]),
+      '0+',
+    ),
     f('includeSynonyms', 'bool', '1+'),
   ]),
   response: message('DescribeConfigsResponse', '0-2', 'none', [
@@ -96,7 +127,15 @@ export const DescribeConfigs: ApiSpec = {
             f('isDefault', 'bool', '0'),
             f('configSource', 'int8', '1+', { default: -1 }),
             f('isSensitive', 'bool', '0+'),
-            f('synonyms', arrayOf([f('name', 'string', '1+'), f('value', 'string', '1+', { nullableVersions: '0+' }), f('source', 'int8', '1+')]), '1+'),
+            f(
+              'synonyms',
+              arrayOf([
+                f('name', 'string', '1+'),
+                f('value', 'string', '1+', { nullableVersions: '0+' }),
+                f('source', 'int8', '1+'),
+              ]),
+              '1+',
+            ),
           ]),
           '0+',
         ),
@@ -106,16 +145,36 @@ export const DescribeConfigs: ApiSpec = {
   ]),
 };
 
-const alterResult = [f('errorCode', 'int16', '0+'), nullableString('errorMessage', '0+'), f('resourceType', 'int8', '0+'), f('resourceName', 'string', '0+')];
+const alterResult = [
+  f('errorCode', 'int16', '0+'),
+  nullableString('errorMessage', '0+'),
+  f('resourceType', 'int8', '0+'),
+  f('resourceName', 'string', '0+'),
+];
 
 export const AlterConfigs: ApiSpec = {
   apiKey: 33,
   name: 'AlterConfigs',
   request: message('AlterConfigsRequest', '0-2', '2+', [
-    f('resources', arrayOf([f('resourceType', 'int8', '0+'), f('resourceName', 'string', '0+'), f('configs', arrayOf([f('name', 'string', '0+'), f('value', 'string', '0+', { nullableVersions: '0+' })]), '0+')]), '0+'),
+    f(
+      'resources',
+      arrayOf([
+        f('resourceType', 'int8', '0+'),
+        f('resourceName', 'string', '0+'),
+        f(
+          'configs',
+          arrayOf([f('name', 'string', '0+'), f('value', 'string', '0+', { nullableVersions: '0+' })]),
+          '0+',
+        ),
+      ]),
+      '0+',
+    ),
     f('validateOnly', 'bool', '0+'),
   ]),
-  response: message('AlterConfigsResponse', '0-2', '2+', [f('throttleTimeMs', 'int32', '0+'), f('responses', arrayOf(alterResult), '0+')]),
+  response: message('AlterConfigsResponse', '0-2', '2+', [
+    f('throttleTimeMs', 'int32', '0+'),
+    f('responses', arrayOf(alterResult), '0+'),
+  ]),
 };
 
 export const IncrementalAlterConfigs: ApiSpec = {
@@ -127,11 +186,22 @@ export const IncrementalAlterConfigs: ApiSpec = {
       arrayOf([
         f('resourceType', 'int8', '0+'),
         f('resourceName', 'string', '0+'),
-        f('configs', arrayOf([f('name', 'string', '0+'), f('configOperation', 'int8', '0+'), f('value', 'string', '0+', { nullableVersions: '0+' })]), '0+'),
+        f(
+          'configs',
+          arrayOf([
+            f('name', 'string', '0+'),
+            f('configOperation', 'int8', '0+'),
+            f('value', 'string', '0+', { nullableVersions: '0+' }),
+          ]),
+          '0+',
+        ),
       ]),
       '0+',
     ),
     f('validateOnly', 'bool', '0+'),
   ]),
-  response: message('IncrementalAlterConfigsResponse', '0-1', '1+', [f('throttleTimeMs', 'int32', '0+'), f('responses', arrayOf(alterResult), '0+')]),
+  response: message('IncrementalAlterConfigsResponse', '0-1', '1+', [
+    f('throttleTimeMs', 'int32', '0+'),
+    f('responses', arrayOf(alterResult), '0+'),
+  ]),
 };

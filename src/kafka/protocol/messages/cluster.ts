@@ -10,11 +10,25 @@ export const ApiVersions: ApiSpec = {
   ]),
   response: message('ApiVersionsResponse', '0-3', '3+', [
     f('errorCode', 'int16', '0+'),
-    f('apiKeys', arrayOf([f('apiKey', 'int16', '0+'), f('minVersion', 'int16', '0+'), f('maxVersion', 'int16', '0+')]), '0+'),
+    f(
+      'apiKeys',
+      arrayOf([f('apiKey', 'int16', '0+'), f('minVersion', 'int16', '0+'), f('maxVersion', 'int16', '0+')]),
+      '0+',
+    ),
     f('throttleTimeMs', 'int32', '1+'),
-    f('supportedFeatures', arrayOf([f('name', 'string', '3+'), f('minVersion', 'int16', '3+'), f('maxVersion', 'int16', '3+')]), '3+', { tag: 0, taggedVersions: '3+' }),
+    f(
+      'supportedFeatures',
+      arrayOf([f('name', 'string', '3+'), f('minVersion', 'int16', '3+'), f('maxVersion', 'int16', '3+')]),
+      '3+',
+      { tag: 0, taggedVersions: '3+' },
+    ),
     f('finalizedFeaturesEpoch', 'int64', '3+', { tag: 1, taggedVersions: '3+', default: -1 }),
-    f('finalizedFeatures', arrayOf([f('name', 'string', '3+'), f('maxVersionLevel', 'int16', '3+'), f('minVersionLevel', 'int16', '3+')]), '3+', { tag: 2, taggedVersions: '3+' }),
+    f(
+      'finalizedFeatures',
+      arrayOf([f('name', 'string', '3+'), f('maxVersionLevel', 'int16', '3+'), f('minVersionLevel', 'int16', '3+')]),
+      '3+',
+      { tag: 2, taggedVersions: '3+' },
+    ),
   ]),
 };
 
@@ -96,7 +110,10 @@ export const SaslHandshake: ApiSpec = {
   apiKey: 17,
   name: 'SaslHandshake',
   request: message('SaslHandshakeRequest', '1', 'none', [f('mechanism', 'string', '0+')]),
-  response: message('SaslHandshakeResponse', '1', 'none', [f('errorCode', 'int16', '0+'), f('mechanisms', arrayOf('string'), '0+')]),
+  response: message('SaslHandshakeResponse', '1', 'none', [
+    f('errorCode', 'int16', '0+'),
+    f('mechanisms', arrayOf('string'), '0+'),
+  ]),
 };
 
 export const SaslAuthenticate: ApiSpec = {

@@ -1,12 +1,17 @@
 /** The classic group protocol (FindCoordinator .. LeaveGroup), group admin, and committed offsets. */
 import { arrayOf, f, message, type ApiSpec } from '../schema.js';
 
-const nullableString = (name: string, versions: string) => f(name, 'string', versions, { nullableVersions: versions, default: null });
+const nullableString = (name: string, versions: string) =>
+  f(name, 'string', versions, { nullableVersions: versions, default: null });
 
 export const FindCoordinator: ApiSpec = {
   apiKey: 10,
   name: 'FindCoordinator',
-  request: message('FindCoordinatorRequest', '0-4', '3+', [f('key', 'string', '0-3'), f('keyType', 'int8', '1+'), f('coordinatorKeys', arrayOf('string'), '4+')]),
+  request: message('FindCoordinatorRequest', '0-4', '3+', [
+    f('key', 'string', '0-3'),
+    f('keyType', 'int8', '1+'),
+    f('coordinatorKeys', arrayOf('string'), '4+'),
+  ]),
   response: message('FindCoordinatorResponse', '0-4', '3+', [
     f('throttleTimeMs', 'int32', '1+'),
     f('errorCode', 'int16', '0-3'),
@@ -16,7 +21,14 @@ export const FindCoordinator: ApiSpec = {
     f('port', 'int32', '0-3'),
     f(
       'coordinators',
-      arrayOf([f('key', 'string', '4+'), f('nodeId', 'int32', '4+'), f('host', 'string', '4+'), f('port', 'int32', '4+'), f('errorCode', 'int16', '4+'), nullableString('errorMessage', '4+')]),
+      arrayOf([
+        f('key', 'string', '4+'),
+        f('nodeId', 'int32', '4+'),
+        f('host', 'string', '4+'),
+        f('port', 'int32', '4+'),
+        f('errorCode', 'int16', '4+'),
+        nullableString('errorMessage', '4+'),
+      ]),
       '4+',
     ),
   ]),
@@ -42,15 +54,27 @@ export const JoinGroup: ApiSpec = {
     f('protocolName', 'string', '0+', { nullableVersions: '7+' }),
     f('leader', 'string', '0+'),
     f('memberId', 'string', '0+'),
-    f('members', arrayOf([f('memberId', 'string', '0+'), nullableString('groupInstanceId', '5+'), f('metadata', 'bytes', '0+')]), '0+'),
+    f(
+      'members',
+      arrayOf([f('memberId', 'string', '0+'), nullableString('groupInstanceId', '5+'), f('metadata', 'bytes', '0+')]),
+      '0+',
+    ),
   ]),
 };
 
 export const Heartbeat: ApiSpec = {
   apiKey: 12,
   name: 'Heartbeat',
-  request: message('HeartbeatRequest', '0-4', '4+', [f('groupId', 'string', '0+'), f('generationId', 'int32', '0+'), f('memberId', 'string', '0+'), nullableString('groupInstanceId', '3+')]),
-  response: message('HeartbeatResponse', '0-4', '4+', [f('throttleTimeMs', 'int32', '1+'), f('errorCode', 'int16', '0+')]),
+  request: message('HeartbeatRequest', '0-4', '4+', [
+    f('groupId', 'string', '0+'),
+    f('generationId', 'int32', '0+'),
+    f('memberId', 'string', '0+'),
+    nullableString('groupInstanceId', '3+'),
+  ]),
+  response: message('HeartbeatResponse', '0-4', '4+', [
+    f('throttleTimeMs', 'int32', '1+'),
+    f('errorCode', 'int16', '0+'),
+  ]),
 };
 
 export const LeaveGroup: ApiSpec = {
@@ -64,7 +88,11 @@ export const LeaveGroup: ApiSpec = {
   response: message('LeaveGroupResponse', '0-4', '4+', [
     f('throttleTimeMs', 'int32', '1+'),
     f('errorCode', 'int16', '0+'),
-    f('members', arrayOf([f('memberId', 'string', '3+'), nullableString('groupInstanceId', '3+'), f('errorCode', 'int16', '3+')]), '3+'),
+    f(
+      'members',
+      arrayOf([f('memberId', 'string', '3+'), nullableString('groupInstanceId', '3+'), f('errorCode', 'int16', '3+')]),
+      '3+',
+    ),
   ]),
 };
 
@@ -92,7 +120,10 @@ export const SyncGroup: ApiSpec = {
 export const DescribeGroups: ApiSpec = {
   apiKey: 15,
   name: 'DescribeGroups',
-  request: message('DescribeGroupsRequest', '0-5', '5+', [f('groups', arrayOf('string'), '0+'), f('includeAuthorizedOperations', 'bool', '3+')]),
+  request: message('DescribeGroupsRequest', '0-5', '5+', [
+    f('groups', arrayOf('string'), '0+'),
+    f('includeAuthorizedOperations', 'bool', '3+'),
+  ]),
   response: message('DescribeGroupsResponse', '0-5', '5+', [
     f('throttleTimeMs', 'int32', '1+'),
     f(
@@ -129,7 +160,11 @@ export const ListGroups: ApiSpec = {
   response: message('ListGroupsResponse', '0-4', '3+', [
     f('throttleTimeMs', 'int32', '1+'),
     f('errorCode', 'int16', '0+'),
-    f('groups', arrayOf([f('groupId', 'string', '0+'), f('protocolType', 'string', '0+'), f('groupState', 'string', '4+')]), '0+'),
+    f(
+      'groups',
+      arrayOf([f('groupId', 'string', '0+'), f('protocolType', 'string', '0+'), f('groupState', 'string', '4+')]),
+      '0+',
+    ),
   ]),
 };
 
@@ -137,7 +172,10 @@ export const DeleteGroups: ApiSpec = {
   apiKey: 42,
   name: 'DeleteGroups',
   request: message('DeleteGroupsRequest', '0-2', '2+', [f('groupsNames', arrayOf('string'), '0+')]),
-  response: message('DeleteGroupsResponse', '0-2', '2+', [f('throttleTimeMs', 'int32', '0+'), f('results', arrayOf([f('groupId', 'string', '0+'), f('errorCode', 'int16', '0+')]), '0+')]),
+  response: message('DeleteGroupsResponse', '0-2', '2+', [
+    f('throttleTimeMs', 'int32', '0+'),
+    f('results', arrayOf([f('groupId', 'string', '0+'), f('errorCode', 'int16', '0+')]), '0+'),
+  ]),
 };
 
 export const OffsetCommit: ApiSpec = {
@@ -170,7 +208,14 @@ export const OffsetCommit: ApiSpec = {
   ]),
   response: message('OffsetCommitResponse', '0-8', '8+', [
     f('throttleTimeMs', 'int32', '3+'),
-    f('topics', arrayOf([f('name', 'string', '0+'), f('partitions', arrayOf([f('partitionIndex', 'int32', '0+'), f('errorCode', 'int16', '0+')]), '0+')]), '0+'),
+    f(
+      'topics',
+      arrayOf([
+        f('name', 'string', '0+'),
+        f('partitions', arrayOf([f('partitionIndex', 'int32', '0+'), f('errorCode', 'int16', '0+')]), '0+'),
+      ]),
+      '0+',
+    ),
   ]),
 };
 
@@ -179,7 +224,9 @@ export const OffsetFetch: ApiSpec = {
   name: 'OffsetFetch',
   request: message('OffsetFetchRequest', '0-7', '6+', [
     f('groupId', 'string', '0+'),
-    f('topics', arrayOf([f('name', 'string', '0+'), f('partitionIndexes', arrayOf('int32'), '0+')]), '0+', { nullableVersions: '2+' }),
+    f('topics', arrayOf([f('name', 'string', '0+'), f('partitionIndexes', arrayOf('int32'), '0+')]), '0+', {
+      nullableVersions: '2+',
+    }),
     f('requireStable', 'bool', '7+'),
   ]),
   response: message('OffsetFetchResponse', '0-7', '6+', [
@@ -209,10 +256,24 @@ export const OffsetFetch: ApiSpec = {
 export const OffsetDelete: ApiSpec = {
   apiKey: 47,
   name: 'OffsetDelete',
-  request: message('OffsetDeleteRequest', '0', 'none', [f('groupId', 'string', '0+'), f('topics', arrayOf([f('name', 'string', '0+'), f('partitions', arrayOf([f('partitionIndex', 'int32', '0+')]), '0+')]), '0+')]),
+  request: message('OffsetDeleteRequest', '0', 'none', [
+    f('groupId', 'string', '0+'),
+    f(
+      'topics',
+      arrayOf([f('name', 'string', '0+'), f('partitions', arrayOf([f('partitionIndex', 'int32', '0+')]), '0+')]),
+      '0+',
+    ),
+  ]),
   response: message('OffsetDeleteResponse', '0', 'none', [
     f('errorCode', 'int16', '0+'),
     f('throttleTimeMs', 'int32', '0+'),
-    f('topics', arrayOf([f('name', 'string', '0+'), f('partitions', arrayOf([f('partitionIndex', 'int32', '0+'), f('errorCode', 'int16', '0+')]), '0+')]), '0+'),
+    f(
+      'topics',
+      arrayOf([
+        f('name', 'string', '0+'),
+        f('partitions', arrayOf([f('partitionIndex', 'int32', '0+'), f('errorCode', 'int16', '0+')]), '0+'),
+      ]),
+      '0+',
+    ),
   ]),
 };

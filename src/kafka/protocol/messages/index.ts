@@ -1,8 +1,27 @@
 /** Every API this listener speaks, by key. ApiVersions answers from this table. */
 import type { ApiSpec } from '../schema.js';
-import { AlterConfigs, CreatePartitions, CreateTopics, DeleteTopics, DescribeConfigs, IncrementalAlterConfigs } from './admin.js';
+import {
+  AlterConfigs,
+  CreatePartitions,
+  CreateTopics,
+  DeleteTopics,
+  DescribeConfigs,
+  IncrementalAlterConfigs,
+} from './admin.js';
 import { ApiVersions, DescribeCluster, Metadata, SaslAuthenticate, SaslHandshake } from './cluster.js';
-import { DeleteGroups, DescribeGroups, FindCoordinator, Heartbeat, JoinGroup, LeaveGroup, ListGroups, OffsetCommit, OffsetDelete, OffsetFetch, SyncGroup } from './groups.js';
+import {
+  DeleteGroups,
+  DescribeGroups,
+  FindCoordinator,
+  Heartbeat,
+  JoinGroup,
+  LeaveGroup,
+  ListGroups,
+  OffsetCommit,
+  OffsetDelete,
+  OffsetFetch,
+  SyncGroup,
+} from './groups.js';
 import { DeleteRecords, Fetch, InitProducerId, ListOffsets, OffsetForLeaderEpoch, Produce } from './records.js';
 
 export const APIS: readonly ApiSpec[] = [

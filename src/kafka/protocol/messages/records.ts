@@ -8,7 +8,18 @@ export const Produce: ApiSpec = {
     f('transactionalId', 'string', '3+', { nullableVersions: '0+', default: null }),
     f('acks', 'int16', '0+'),
     f('timeoutMs', 'int32', '0+'),
-    f('topicData', arrayOf([f('name', 'string', '0+'), f('partitionData', arrayOf([f('index', 'int32', '0+'), f('records', 'records', '0+', { nullableVersions: '0+' })]), '0+')]), '0+'),
+    f(
+      'topicData',
+      arrayOf([
+        f('name', 'string', '0+'),
+        f(
+          'partitionData',
+          arrayOf([f('index', 'int32', '0+'), f('records', 'records', '0+', { nullableVersions: '0+' })]),
+          '0+',
+        ),
+      ]),
+      '0+',
+    ),
   ]),
   response: message('ProduceResponse', '3-9', '9+', [
     f(
@@ -23,7 +34,14 @@ export const Produce: ApiSpec = {
             f('baseOffset', 'int64', '0+'),
             f('logAppendTimeMs', 'int64', '2+', { default: -1 }),
             f('logStartOffset', 'int64', '5+', { default: -1 }),
-            f('recordErrors', arrayOf([f('batchIndex', 'int32', '8+'), f('batchIndexErrorMessage', 'string', '8+', { nullableVersions: '8+', default: null })]), '8+'),
+            f(
+              'recordErrors',
+              arrayOf([
+                f('batchIndex', 'int32', '8+'),
+                f('batchIndexErrorMessage', 'string', '8+', { nullableVersions: '8+', default: null }),
+              ]),
+              '8+',
+            ),
             f('errorMessage', 'string', '8+', { nullableVersions: '8+', default: null }),
           ]),
           '0+',
@@ -85,10 +103,31 @@ export const Fetch: ApiSpec = {
             f('highWatermark', 'int64', '0+'),
             f('lastStableOffset', 'int64', '4+', { default: -1 }),
             f('logStartOffset', 'int64', '5+', { default: -1 }),
-            f('divergingEpoch', structOf([f('epoch', 'int32', '12+', { default: -1 }), f('endOffset', 'int64', '12+', { default: -1 })]), '12+', { tag: 0, taggedVersions: '12+' }),
-            f('currentLeader', structOf([f('leaderId', 'int32', '12+', { default: -1 }), f('leaderEpoch', 'int32', '12+', { default: -1 })]), '12+', { tag: 1, taggedVersions: '12+' }),
-            f('snapshotId', structOf([f('endOffset', 'int64', '0+', { default: -1 }), f('epoch', 'int32', '0+', { default: -1 })]), '12+', { tag: 2, taggedVersions: '12+' }),
-            f('abortedTransactions', arrayOf([f('producerId', 'int64', '4+'), f('firstOffset', 'int64', '4+')]), '4+', { nullableVersions: '4+', default: null }),
+            f(
+              'divergingEpoch',
+              structOf([f('epoch', 'int32', '12+', { default: -1 }), f('endOffset', 'int64', '12+', { default: -1 })]),
+              '12+',
+              { tag: 0, taggedVersions: '12+' },
+            ),
+            f(
+              'currentLeader',
+              structOf([
+                f('leaderId', 'int32', '12+', { default: -1 }),
+                f('leaderEpoch', 'int32', '12+', { default: -1 }),
+              ]),
+              '12+',
+              { tag: 1, taggedVersions: '12+' },
+            ),
+            f(
+              'snapshotId',
+              structOf([f('endOffset', 'int64', '0+', { default: -1 }), f('epoch', 'int32', '0+', { default: -1 })]),
+              '12+',
+              { tag: 2, taggedVersions: '12+' },
+            ),
+            f('abortedTransactions', arrayOf([f('producerId', 'int64', '4+'), f('firstOffset', 'int64', '4+')]), '4+', {
+              nullableVersions: '4+',
+              default: null,
+            }),
             f('preferredReadReplica', 'int32', '11+', { default: -1 }),
             f('records', 'records', '0+', { nullableVersions: '0+' }),
           ]),
@@ -157,7 +196,15 @@ export const OffsetForLeaderEpoch: ApiSpec = {
       'topics',
       arrayOf([
         f('topic', 'string', '0+'),
-        f('partitions', arrayOf([f('partition', 'int32', '0+'), f('currentLeaderEpoch', 'int32', '2+', { default: -1 }), f('leaderEpoch', 'int32', '0+')]), '0+'),
+        f(
+          'partitions',
+          arrayOf([
+            f('partition', 'int32', '0+'),
+            f('currentLeaderEpoch', 'int32', '2+', { default: -1 }),
+            f('leaderEpoch', 'int32', '0+'),
+          ]),
+          '0+',
+        ),
       ]),
       '0+',
     ),
@@ -168,7 +215,16 @@ export const OffsetForLeaderEpoch: ApiSpec = {
       'topics',
       arrayOf([
         f('topic', 'string', '0+'),
-        f('partitions', arrayOf([f('errorCode', 'int16', '0+'), f('partition', 'int32', '0+'), f('leaderEpoch', 'int32', '1+', { default: -1 }), f('endOffset', 'int64', '0+', { default: -1 })]), '0+'),
+        f(
+          'partitions',
+          arrayOf([
+            f('errorCode', 'int16', '0+'),
+            f('partition', 'int32', '0+'),
+            f('leaderEpoch', 'int32', '1+', { default: -1 }),
+            f('endOffset', 'int64', '0+', { default: -1 }),
+          ]),
+          '0+',
+        ),
       ]),
       '0+',
     ),
@@ -179,12 +235,34 @@ export const DeleteRecords: ApiSpec = {
   apiKey: 21,
   name: 'DeleteRecords',
   request: message('DeleteRecordsRequest', '0-2', '2+', [
-    f('topics', arrayOf([f('name', 'string', '0+'), f('partitions', arrayOf([f('partitionIndex', 'int32', '0+'), f('offset', 'int64', '0+')]), '0+')]), '0+'),
+    f(
+      'topics',
+      arrayOf([
+        f('name', 'string', '0+'),
+        f('partitions', arrayOf([f('partitionIndex', 'int32', '0+'), f('offset', 'int64', '0+')]), '0+'),
+      ]),
+      '0+',
+    ),
     f('timeoutMs', 'int32', '0+'),
   ]),
   response: message('DeleteRecordsResponse', '0-2', '2+', [
     f('throttleTimeMs', 'int32', '0+'),
-    f('topics', arrayOf([f('name', 'string', '0+'), f('partitions', arrayOf([f('partitionIndex', 'int32', '0+'), f('lowWatermark', 'int64', '0+'), f('errorCode', 'int16', '0+')]), '0+')]), '0+'),
+    f(
+      'topics',
+      arrayOf([
+        f('name', 'string', '0+'),
+        f(
+          'partitions',
+          arrayOf([
+            f('partitionIndex', 'int32', '0+'),
+            f('lowWatermark', 'int64', '0+'),
+            f('errorCode', 'int16', '0+'),
+          ]),
+          '0+',
+        ),
+      ]),
+      '0+',
+    ),
   ]),
 };
 
