@@ -82,7 +82,6 @@ export const instanceSk = (name: string) => `${INSTANCE_PREFIX}${name}`;
 export const timerPk = (slot: number) => `timer#${slot}`;
 export const timerSkPrefix = (expiry: number) => pad13(expiry);
 export const durableTimerSk = (expiry: number, kind: string, id: string) => `${pad13(expiry)}#${kind}#${id}`;
-export const sessionTimerSk = (expiry: number, groupId: string) => `${pad13(expiry)}#group#${groupId}`;
 
 // Objects. Both kinds carry their creation time on the writer's clock, which the orphan sweep and
 // the stability rule read (S3's LastModified is the store's clock, not ours).
