@@ -12,7 +12,7 @@ import { KafkaError } from '../wire/errors.js';
 import type { PartitionFetch, PartitionFetchOutcome } from '../log/partition-log.js';
 import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../wire/record-batch.js';
 import { authorizeAll } from './security.js';
-import type { Topic } from '../topics/topics.js';
+import { unknownPartition, type Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import type { AppEnv, AppServices } from './app-env.js';
@@ -162,12 +162,11 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
           maxBytes: Math.min(p.partition_max_bytes ?? maxBytes, limits.maxFetchBytes),
         };
         if (meta instanceof KafkaError) entry.error = meta;
-        else if (p.partition >= meta.partitionCount)
-          entry.error = new KafkaError(
-            'UNKNOWN_TOPIC_OR_PARTITION',
-            `Partition ${p.partition} of topic ${t.topic} does not exist`,
-          );
-        else entry.meta = meta;
+        else {
+          const unknown = unknownPartition(meta, p.partition);
+          if (unknown) entry.error = unknown;
+          else entry.meta = meta;
+        }
         plan.push(entry);
       }
     }

@@ -11,7 +11,7 @@ import type { AppendOptions, AppendOutcome, PartitionAppend } from '../log/parti
 import { decodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../wire/produce-request.js';
 import { authorizeAll } from './security.js';
 import { validateProducedBatches, type ProducedBatches } from '../log/produced-batches.js';
-import type { Topic } from '../topics/topics.js';
+import { requirePartition, type Topic } from '../topics/topics.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { parseAcks } from './acks.js';
 import { mediaType, readBody } from './request.js';
@@ -82,12 +82,7 @@ async function produceTopic(
   let producer: Producer;
   for (const p of data.partitions) {
     try {
-      if (!Number.isInteger(p.index) || p.index < 0 || p.index >= topic.partitionCount) {
-        throw new KafkaError(
-          'UNKNOWN_TOPIC_OR_PARTITION',
-          `Partition ${p.index} of topic ${topic.name} does not exist`,
-        );
-      }
+      requirePartition(topic, p.index);
       if (p.records === null) throw new KafkaError('INVALID_RECORD', `No records for ${topic.name}-${p.index}`);
       // Validated in place: the request body is this request's own buffer.
       const batches = validateProducedBatches(p.records, {

@@ -18,7 +18,7 @@ import type { Clock } from '../clock.js';
 import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { OffsetRecord } from '../groups/offsets.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import type { TopicRegistry } from '../topics/topics.js';
+import { requirePartition, type TopicRegistry } from '../topics/topics.js';
 import type { ProducerIds } from '../producer/producer-ids.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import type { DurableTimer, DurableTimers } from '../timer/durable-timers.js';
@@ -199,13 +199,7 @@ export class TransactionCoordinator {
     partitions: TxnPartition[],
   ): Promise<TransactionRecord> {
     for (const p of partitions) {
-      const topic = await this.deps.topics.get(p.topic);
-      if (!Number.isInteger(p.partition) || p.partition < 0 || p.partition >= topic.partitionCount) {
-        throw new KafkaError(
-          'UNKNOWN_TOPIC_OR_PARTITION',
-          `Partition ${p.partition} of topic ${p.topic} does not exist`,
-        );
-      }
+      requirePartition(await this.deps.topics.get(p.topic), p.partition);
     }
     return this.joinTransaction(transactionalId, producer, { partitions });
   }
@@ -225,12 +219,7 @@ export class TransactionCoordinator {
     if (groupId === '') throw new KafkaError('INVALID_GROUP_ID', 'The group id must not be empty');
     for (const o of offsets) {
       const topic = await this.deps.topics.get(o.topic);
-      if (!Number.isInteger(o.partition) || o.partition < 0 || o.partition >= topic.partitionCount) {
-        throw new KafkaError(
-          'UNKNOWN_TOPIC_OR_PARTITION',
-          `Partition ${o.partition} of topic ${o.topic} does not exist`,
-        );
-      }
+      requirePartition(topic, o.partition);
       if (!Number.isSafeInteger(o.offset) || o.offset < 0)
         throw new KafkaError(
           'INVALID_REQUEST',
