@@ -5,13 +5,12 @@ import {
   decodeRecordBatches,
   encodeRecordBatch,
   LOG_OVERHEAD,
-  RECORD_BATCH_OVERHEAD,
   setBaseOffset,
   TRANSACTIONAL_FLAG_MASK,
   type DecodedRecord,
 } from '../wire/record-batch.js';
 import { storedCompression } from '../log/request-object.js';
-import { recordSizeUpperBound } from '../wire/record-size.js';
+import { chunkRecords, recordSizeUpperBound } from '../wire/record-size.js';
 import type { Topic } from '../topics/topics.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
 import { entryBytes, type EntryItem, type PartitionView } from './partition-view.js';
@@ -357,20 +356,20 @@ function encodePiece(
 ): Uint8Array[] {
   if (records.length === 0) return [encodeRecordBatch([], { baseOffset: 0, lastOffsetDelta: lastOffset - base })];
   const batches: Uint8Array[] = [];
-  let chunk: DecodedRecord[] = [];
-  let size = RECORD_BATCH_OVERHEAD;
+  // The records between two markers, cut into batches as a produce cuts them.
+  let run: DecodedRecord[] = [];
   const flush = () => {
-    if (chunk.length === 0) return;
-    const first = chunk[0]!.offset;
-    batches.push(
-      encodeRecordBatch(chunk, {
-        baseOffset: first - base,
-        offsetDeltas: chunk.map((r) => r.offset - first),
-        compression,
-      }),
-    );
-    chunk = [];
-    size = RECORD_BATCH_OVERHEAD;
+    for (const chunk of chunkRecords(run, maxMessageBytes)) {
+      const first = chunk[0]!.offset;
+      batches.push(
+        encodeRecordBatch(chunk, {
+          baseOffset: first - base,
+          offsetDeltas: chunk.map((r) => r.offset - first),
+          compression,
+        }),
+      );
+    }
+    run = [];
   };
   for (const r of records) {
     if (isMarker(r)) {
@@ -379,10 +378,7 @@ function encodePiece(
       batches.push(r.marker);
       continue;
     }
-    const n = recordSizeUpperBound(r);
-    if (chunk.length > 0 && size + n > maxMessageBytes) flush();
-    chunk.push(r);
-    size += n;
+    run.push(r);
   }
   flush();
   return batches;
