@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import { moveCursor } from './scan-cursor.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import { CLUSTER_PK, durableTimerSk, timerCursorSk, timerPk, timerSkPrefix } from '../storage/key-layout.js';
@@ -137,7 +138,7 @@ export class DurableTimers {
   async fireDue(
     now: number,
     handlers: Record<string, TimerHandler>,
-    options: { deadline?: number; clock?: { now(): number }; checkpoint?: boolean } = {},
+    options: { deadline?: number; clock?: Clock; checkpoint?: boolean } = {},
   ): Promise<FireReport> {
     const report: FireReport = { fired: 0, failed: 0, byKind: {}, errors: [], counts: {}, incomplete: false };
     const current = this.slotOf(now);
