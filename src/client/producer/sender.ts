@@ -426,6 +426,7 @@ export class Sender {
     const queues = batches.map((b) => this.accumulator.queue(b.topic, b.partition));
     batches.forEach((b, i) => {
       b.attempts++;
+      b.sentBehindUnacked = queues[i]!.hasEarlierUnacked(b);
       queues[i]!.inFlight.push(b);
     });
     this.inFlightRequests++;
@@ -669,10 +670,12 @@ export class Sender {
     }
     let retriable = isRetriable(e);
     if (this.config.idempotent && SEQUENCE_ERRORS.has(e.type)) {
-      // Out of order behind an earlier batch still being retried: requeue behind it. Otherwise a
-      // gap nothing explains: the batch is retried after the epoch bump gives it a fresh sequence.
+      // Out of order behind an earlier batch that is (or was, when this one left) unacknowledged:
+      // requeue behind it. Otherwise a gap nothing explains: the batch is retried after the epoch
+      // bump gives it a fresh sequence.
       retriable = true;
-      if (e.type === 'UNKNOWN_PRODUCER_ID' || !q.hasEarlierUnacked(b)) this.needsEpochBump = true;
+      if (e.type === 'UNKNOWN_PRODUCER_ID' || !(b.sentBehindUnacked || q.hasEarlierUnacked(b)))
+        this.needsEpochBump = true;
     }
     if (e.type === 'UNKNOWN_TOPIC_OR_PARTITION') this.metadata.invalidate(b.topic);
     const now = Date.now();
