@@ -216,6 +216,41 @@ describe('producer against the local server', () => {
     }
   });
 
+  it('idempotence: before an epoch bump, a batch whose answer was lost is resent as it was, so it is written once', async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'bumped', numPartitions: 2 }] });
+    // Request 1 (partition 0) is written but its answer is lost; request 2 (partition 1) is
+    // answered UNKNOWN_PRODUCER_ID, so the producer must bump its epoch (KIP-360).
+    let n = 0;
+    const order = new WeakMap<object, number>();
+    const nth = (req: object) => {
+      if (!order.has(req)) order.set(req, isProduce(req as never) ? ++n : 0);
+      return order.get(req)!;
+    };
+    const p = await proxy(server!.origin, {
+      delayMs: (req) => (nth(req) === 1 ? 200 : 0),
+      dropResponse: (req) => nth(req) === 1,
+      legacy: (req) =>
+        nth(req) === 2
+          ? { answer: { status: 400, body: { error_code: 59, error: 'UNKNOWN_PRODUCER_ID', message: 'lost' } } }
+          : undefined,
+    });
+    try {
+      const producer = new Kafka({ url: p.origin }).producer({ lingerMs: 0, retryBackoffMs: 10 });
+      const first = producer.send({ topic: 'bumped', messages: [{ value: 'a', partition: 0 }] });
+      await until(() => n >= 1);
+      const second = producer.send({ topic: 'bumped', messages: [{ value: 'b', partition: 1 }] });
+      const epoch = producer.producerIdentity!.producerEpoch;
+      await Promise.all([first, second]);
+      expect(producer.producerIdentity!.producerEpoch).toBe(epoch + 1);
+      await producer.close();
+      const log = await readAll(kafka, 'bumped');
+      expect(log.get(0)!.map((r) => r.value)).toEqual(['a']);
+      expect(log.get(1)!.map((r) => r.value)).toEqual(['b']);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('without idempotence the same lost responses do duplicate records (the control case)', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'lost-acks-plain', numPartitions: 1 }] });
     let n = 0;

@@ -33,6 +33,8 @@ export class ProducerBatch {
    * has come back since: an out-of-order answer then is no gap.
    */
   sentBehindUnacked = false;
+  /** Its last send got no answer (a lost connection, a timeout, a gateway's 502/504): it may be written. */
+  outcomeUnknown = false;
   private settle!: () => void;
   /** Resolves once every record was acknowledged or failed. */
   readonly done = new Promise<void>((r) => (this.settle = r));
