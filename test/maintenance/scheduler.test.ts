@@ -96,11 +96,12 @@ describe('scheduler', () => {
     const line = h.events.find((e) => e.msg === 'scheduler pass');
     expect(line).toMatchObject({ level: 'info', timersFired: 1, durationMs: expect.any(Number) });
     // The composition root's pass fires the session timers of the process's own group coordinator:
-    // a member whose heartbeats stopped is removed with no request reaching its group.
+    // a member whose heartbeats stopped is removed with no request reaching its group (a group id
+    // with '#', which a timer id may not hold: the coordinator encodes it).
     const services = createServices(serverConfigFromEnv({}), storage, h.clock);
     await services.topics.create({ name: 'joined', partitionCount: 1, replicationFactor: 1 });
     const { coordinator } = services.groups;
-    await coordinator.heartbeat('g', {
+    await coordinator.heartbeat('billing#eu', {
       memberId: '',
       memberEpoch: 0,
       subscribedTopics: ['joined'],
@@ -114,7 +115,7 @@ describe('scheduler', () => {
         options: { orphanGraceMs: 0, roundIntervalMs: 0 },
       }),
     ).toMatchObject({ timersFired: 1, membersExpired: 1, roundsCompleted: 1 });
-    const stored = await storage.metadata.get<{ members: object }>('group#g', 'meta');
+    const stored = await storage.metadata.get<{ members: object }>('group#billing#eu', 'meta');
     expect(stored?.value.members).toEqual({});
   });
 
