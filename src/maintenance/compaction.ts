@@ -12,7 +12,8 @@ import {
 import { storedCompression } from '../log/request-object.js';
 import { chunkRecords, recordSizeUpperBound } from '../wire/record-size.js';
 import type { Topic } from '../topics/topics.js';
-import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
+import type { MetadataStore, ObjectStore } from '../storage/ports.js';
+import { writeIfUnchanged } from '../storage/optimistic-update.js';
 import { entryBytes, type EntryItem, type PartitionView } from './partition-view.js';
 import { coverOf, loadEntries, writeSegment, type Piece } from './segment-writer.js';
 import { CLEANER_SK, partitionPk } from '../storage/key-layout.js';
@@ -289,11 +290,8 @@ export async function compactPartition(
       (c) => c.tombstones > 0 && c.upTo > view.state.logStartOffset,
     );
     const next: CleanerCheckpoint = { topicId: topic.id, cleanedTo: Math.max(firstDirty, upTo), cleanings: kept };
-    await deps.metadata
-      .put(pk, CLEANER_SK, next, item ? { ifVersion: item.version } : { ifAbsent: true })
-      .catch((e: unknown) => {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      });
+    // A checkpoint another cleaner moved meanwhile stays as it is: this range is cleaned again.
+    await writeIfUnchanged(deps.metadata, { pk, sk: CLEANER_SK, item }, { write: next });
   }
   return outcome;
 }
