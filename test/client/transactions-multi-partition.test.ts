@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, type ConsumerRecord } from '../../src/client/index.js';
 import { proxy, type ProxiedRequest } from './support/flaky-proxy.js';
-import { startServer, stopServer, tempDir, type LocalServer } from './support/server.js';
+import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 const PARTITIONS = [0, 1, 2];
 
