@@ -4,19 +4,33 @@ import { logEndOffset } from '../../partition/partition-state.js';
 import type { OffsetSpec } from '../../log/partition-log.js';
 import type { Topic } from '../../topics/topics.js';
 import { endOffsetFor } from '../../partition/epoch-history.js';
+import type { Operation } from '../../authz/acl.js';
+import { authorize, authorizeIdempotentWrite, deniedAmong } from './access.js';
 import { errorCodeOf, settle, type Handler, type RequestContext } from './context.js';
 
-/** Resolves each named topic once; a missing one fails its partitions, not the request. */
+/**
+ * Resolves each named topic once, after checking the operation on it; a denied or missing one
+ * fails its partitions, not the request.
+ */
 async function perPartition<P extends { partitionIndex?: number; partition?: number }, R>(
   ctx: RequestContext,
+  operation: Operation,
   topics: { name: string; partitions: P[] }[],
   run: (topic: Topic, p: P) => Promise<R>,
   onError: (p: P, code: number) => R,
 ): Promise<{ name: string; partitions: R[] }[]> {
+  const deniedTopics = await deniedAmong(
+    ctx,
+    operation,
+    'TOPIC',
+    topics.map((t) => t.name),
+  );
   return Promise.all(
     topics.map(async (t) => {
       let topic: Topic;
       try {
+        const refused = deniedTopics.get(t.name);
+        if (refused) throw refused;
         topic = await ctx.services.topics.get(t.name);
       } catch (e) {
         const code = errorCodeOf(ctx, e);
@@ -47,6 +61,7 @@ export const listOffsets: Handler = async (ctx, req) => {
   type P = { partitionIndex: number; timestamp: number };
   const topics = await perPartition(
     ctx,
+    'DESCRIBE',
     req.topics as { name: string; partitions: P[] }[],
     async (topic, p: P) => {
       const r = await ctx.services.log.listOffset(topic, p.partitionIndex, specOf(p.timestamp));
@@ -75,6 +90,7 @@ export const offsetForLeaderEpoch: Handler = async (ctx, req) => {
   type P = { partition: number; currentLeaderEpoch: number; leaderEpoch: number };
   const topics = await perPartition(
     ctx,
+    'DESCRIBE',
     (req.topics as { topic: string; partitions: P[] }[]).map((t) => ({ name: t.topic, partitions: t.partitions })),
     async (topic, p: P) => {
       const s = await ctx.services.log.state(topic, p.partition);
@@ -101,6 +117,7 @@ export const deleteRecords: Handler = async (ctx, req) => {
   type P = { partitionIndex: number; offset: number };
   const topics = await perPartition(
     ctx,
+    'DELETE',
     req.topics as { name: string; partitions: P[] }[],
     async (topic, p: P) => {
       const target = p.offset === -1 ? (await ctx.services.log.state(topic, p.partitionIndex)).highWatermark : p.offset;
@@ -112,12 +129,20 @@ export const deleteRecords: Handler = async (ctx, req) => {
   return { throttleTimeMs: 0, topics };
 };
 
+/**
+ * An idempotent producer's id (ProducerIds), or with a transactional id the transaction
+ * coordinator's init: it finishes or aborts what the id's previous producer left and bumps the
+ * epoch, fencing it. KIP-360: a producer that names its current id and epoch gets the next epoch.
+ */
 export const initProducerId: Handler = async (ctx, req) => {
   try {
-    // Transactions do not exist yet: only idempotent producers get an id.
-    if (req.transactionalId !== null)
-      throw new KafkaError('INVALID_REQUEST', 'Transactional producers are not supported; use an idempotent producer');
     const existing = req.producerId >= 0 ? { producerId: req.producerId, producerEpoch: req.producerEpoch } : undefined;
+    if (req.transactionalId !== null) {
+      await authorize(ctx, 'WRITE', 'TRANSACTIONAL_ID', req.transactionalId);
+      const r = await ctx.services.transactions.init(req.transactionalId, req.transactionTimeoutMs, existing);
+      return { throttleTimeMs: 0, errorCode: 0, producerId: r.producerId, producerEpoch: r.producerEpoch };
+    }
+    await authorizeIdempotentWrite(ctx);
     const r = await ctx.services.producerIds.init(existing);
     return { throttleTimeMs: 0, errorCode: 0, producerId: r.producerId, producerEpoch: r.producerEpoch };
   } catch (e) {

@@ -8,6 +8,7 @@ import type { AppendOptions } from '../../log/partition-log.js';
 import type { Acks } from '../../wire/protocol.js';
 import { validateProducedBatches, type ProducedBatches } from '../../log/produced-batches.js';
 import type { Topic } from '../../topics/topics.js';
+import { deniedAmong } from './access.js';
 import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
 
 interface PartitionAnswer {
@@ -45,10 +46,18 @@ export const produce: Handler = async (ctx, req) => {
   } catch (e) {
     acksError = e;
   }
+  const topicData = req.topicData as { name: string; partitionData: { index: number; records: Buffer | null }[] }[];
+  const deniedTopics = await deniedAmong(
+    ctx,
+    'WRITE',
+    'TOPIC',
+    topicData.map((t) => t.name),
+  );
   const responses = await Promise.all(
-    req.topicData.map(async (t: { name: string; partitionData: { index: number; records: Buffer | null }[] }) => {
-      if (acks === undefined)
-        return { name: t.name, partitionResponses: t.partitionData.map((p) => failed(ctx, p.index, acksError)) };
+    topicData.map(async (t) => {
+      const refused = acks === undefined ? acksError : deniedTopics.get(t.name);
+      if (acks === undefined || refused)
+        return { name: t.name, partitionResponses: t.partitionData.map((p) => failed(ctx, p.index, refused)) };
       let topic: Topic;
       try {
         topic = await ctx.services.topics.get(t.name);

@@ -109,8 +109,8 @@ export const DescribeCluster: ApiSpec = {
 export const SaslHandshake: ApiSpec = {
   apiKey: 17,
   name: 'SaslHandshake',
-  request: message('SaslHandshakeRequest', '1', 'none', [f('mechanism', 'string', '0+')]),
-  response: message('SaslHandshakeResponse', '1', 'none', [
+  request: message('SaslHandshakeRequest', '0-1', 'none', [f('mechanism', 'string', '0+')]),
+  response: message('SaslHandshakeResponse', '0-1', 'none', [
     f('errorCode', 'int16', '0+'),
     f('mechanisms', arrayOf('string'), '0+'),
   ]),
