@@ -335,7 +335,7 @@ function serveConnection(
   const parse = (frame: Buffer): Parsed | undefined => {
     if (rawTokenNext) return rawToken(frame);
     const r = new Reader(frame);
-    let header;
+    let header: ReturnType<typeof readRequestHeader>;
     try {
       header = readRequestHeader(r);
     } catch (e) {
@@ -355,7 +355,7 @@ function serveConnection(
     }
     if (saslRequired && connection.sasl !== 'authenticated' && !PRE_AUTH_APIS.has(header.apiKey))
       return void close('not authenticated', api.name);
-    let body;
+    let body: Record<string, unknown>;
     try {
       finishRequestHeader(api, header.apiVersion, r);
       body = decodeMessage(api.request, header.apiVersion, r);

@@ -38,6 +38,10 @@ beforeAll(async () => {
     allow('User:alice', 'TOPIC', 'paid', 'WRITE'),
     allow('User:alice', 'TOPIC', 'paid', 'READ'),
     allow('User:alice', 'GROUP', 'billing', 'READ'),
+    allow('User:alice', 'TRANSACTIONAL_ID', 'alice-tx', 'WRITE'),
+    // Alice finds the coordinators of these (FindCoordinator checks DESCRIBE), and may not use them.
+    allow('User:alice', 'GROUP', 'other', 'DESCRIBE'),
+    allow('User:alice', 'TRANSACTIONAL_ID', 'not-alices', 'DESCRIBE'),
     allow('User:bob', 'TOPIC', 'paid', 'DESCRIBE'),
     allow('User:bob', 'GROUP', 'billing', 'DESCRIBE'),
   ]);
@@ -51,7 +55,7 @@ const client = (username: string, password = USERS[username as keyof typeof USER
     brokers: [s.broker],
     clientId: `sasl-${username}`,
     logLevel: logLevel.NOTHING,
-    retry: { retries: 0 },
+    retry: { retries: 2, initialRetryTime: 50 },
     sasl: { mechanism: 'plain', username, password },
   });
 
@@ -170,6 +174,40 @@ describe('ACLs on the listener', () => {
     // InitProducerId without IDEMPOTENT_WRITE on the cluster or WRITE on any topic.
     await expect(bobIdempotent.connect()).rejects.toMatchObject({ type: 'CLUSTER_AUTHORIZATION_FAILED' });
   }, 40_000);
+
+  it('kafkajs: a transaction needs WRITE on its id, and its offsets READ on the group', async () => {
+    const alice = client('alice');
+    const producer = alice.producer({
+      transactionalId: 'alice-tx',
+      idempotent: true,
+      maxInFlightRequests: 1,
+      retry: { retries: 2 },
+    });
+    await producer.connect();
+    const t = await producer.transaction();
+    await t.send({ topic: 'paid', messages: [{ partition: 0, value: 'in-tx' }] });
+    await t.sendOffsets({
+      consumerGroupId: 'billing',
+      topics: [{ topic: 'paid', partitions: [{ partition: 1, offset: '1' }] }],
+    });
+    await expect(
+      t.sendOffsets({
+        consumerGroupId: 'other',
+        topics: [{ topic: 'paid', partitions: [{ partition: 1, offset: '1' }] }],
+      }),
+    ).rejects.toMatchObject({ type: 'GROUP_AUTHORIZATION_FAILED' });
+    await t.abort();
+    await producer.disconnect();
+    const other = alice.producer({
+      transactionalId: 'not-alices',
+      idempotent: true,
+      maxInFlightRequests: 1,
+      retry: { retries: 2 },
+    });
+    await other.connect();
+    await expect(other.transaction()).rejects.toMatchObject({ type: 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED' });
+    await other.disconnect();
+  }, 30_000);
 
   it('answers each API with the error Kafka gives for the resource it checks', async () => {
     const { c } = await rawAs('bob');

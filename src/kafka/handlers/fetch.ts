@@ -16,6 +16,7 @@ import { errorCodeOf, type Handler, type RequestContext } from './context.js';
 
 interface FetchPartition {
   partition: number;
+  currentLeaderEpoch: number;
   fetchOffset: number;
   partitionMaxBytes: number;
 }
@@ -95,7 +96,7 @@ export const fetch: Handler = async (ctx, req) => {
                 p.partition,
                 p.fetchOffset,
                 Math.max(1, Math.min(p.partitionMaxBytes, maxBytes)),
-                { isolation },
+                { isolation, currentLeaderEpoch: p.currentLeaderEpoch },
               );
               return {
                 ...emptyData(p.partition, r.highWatermark, r.logStartOffset),

@@ -3,9 +3,10 @@ import { KafkaError } from '../../wire/errors.js';
 import { logEndOffset } from '../../partition/partition-state.js';
 import type { OffsetSpec } from '../../log/partition-log.js';
 import type { Topic } from '../../topics/topics.js';
-import { endOffsetFor } from '../../partition/epoch-history.js';
+import { checkCurrentLeaderEpoch, epochEndOffset } from '../../partition/epoch-history.js';
 import type { Operation } from '../../authz/acl.js';
 import { authorize, authorizeIdempotentWrite, deniedAmong } from './access.js';
+import { txnErrorCode } from './transactions.js';
 import { errorCodeOf, settle, type Handler, type RequestContext } from './context.js';
 
 /**
@@ -94,18 +95,11 @@ export const offsetForLeaderEpoch: Handler = async (ctx, req) => {
     (req.topics as { topic: string; partitions: P[] }[]).map((t) => ({ name: t.topic, partitions: t.partitions })),
     async (topic, p: P) => {
       const s = await ctx.services.log.state(topic, p.partition);
-      if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < s.leaderEpoch)
-        throw new KafkaError('FENCED_LEADER_EPOCH', 'stale leader epoch');
-      if (p.currentLeaderEpoch > s.leaderEpoch)
-        throw new KafkaError('UNKNOWN_LEADER_EPOCH', 'leader epoch not known yet');
-      // The largest epoch at or below the requested one, and where it ends (Kafka's endOffsetFor).
-      const epoch = s.epochHistory.filter((e) => e.epoch <= p.leaderEpoch).at(-1);
-      if (!epoch) return { errorCode: 0, partition: p.partition, leaderEpoch: -1, endOffset: -1 };
+      checkCurrentLeaderEpoch(p.currentLeaderEpoch, s.leaderEpoch, `${topic.name}-${p.partition}`);
       return {
         errorCode: 0,
         partition: p.partition,
-        leaderEpoch: epoch.epoch,
-        endOffset: endOffsetFor(s.epochHistory, epoch.epoch, logEndOffset(s)),
+        ...epochEndOffset(s.epochHistory, p.leaderEpoch, logEndOffset(s)),
       };
     },
     (p, errorCode) => ({ errorCode, partition: p.partition, leaderEpoch: -1, endOffset: -1 }),
@@ -134,7 +128,7 @@ export const deleteRecords: Handler = async (ctx, req) => {
  * coordinator's init: it finishes or aborts what the id's previous producer left and bumps the
  * epoch, fencing it. KIP-360: a producer that names its current id and epoch gets the next epoch.
  */
-export const initProducerId: Handler = async (ctx, req) => {
+export const initProducerId: Handler = async (ctx, req, version) => {
   try {
     const existing = req.producerId >= 0 ? { producerId: req.producerId, producerEpoch: req.producerEpoch } : undefined;
     if (req.transactionalId !== null) {
@@ -146,6 +140,11 @@ export const initProducerId: Handler = async (ctx, req) => {
     const r = await ctx.services.producerIds.init(existing);
     return { throttleTimeMs: 0, errorCode: 0, producerId: r.producerId, producerEpoch: r.producerEpoch };
   } catch (e) {
-    return { throttleTimeMs: 0, errorCode: errorCodeOf(ctx, e), producerId: -1, producerEpoch: -1 };
+    return {
+      throttleTimeMs: 0,
+      errorCode: txnErrorCode(ctx, 'InitProducerId', version, e),
+      producerId: -1,
+      producerEpoch: -1,
+    };
   }
 };

@@ -23,6 +23,7 @@ import {
   SyncGroup,
 } from './groups.js';
 import { DeleteRecords, Fetch, InitProducerId, ListOffsets, OffsetForLeaderEpoch, Produce } from './records.js';
+import { AddOffsetsToTxn, AddPartitionsToTxn, EndTxn, TxnOffsetCommit } from './transactions.js';
 
 export const APIS: readonly ApiSpec[] = [
   Produce,
@@ -45,6 +46,10 @@ export const APIS: readonly ApiSpec[] = [
   DeleteRecords,
   InitProducerId,
   OffsetForLeaderEpoch,
+  AddPartitionsToTxn,
+  AddOffsetsToTxn,
+  EndTxn,
+  TxnOffsetCommit,
   DescribeConfigs,
   AlterConfigs,
   SaslAuthenticate,
@@ -61,3 +66,4 @@ export * from './admin.js';
 export * from './cluster.js';
 export * from './groups.js';
 export * from './records.js';
+export * from './transactions.js';
