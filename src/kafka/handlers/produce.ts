@@ -94,9 +94,10 @@ async function produceTopic(
     string,
     { producer?: ProducedBatches['producer']; appends: { partition: number; batches: ProducedBatches }[] }
   >();
+  const seen = new Set<number>();
   for (const p of partitions) {
     try {
-      if (answers.has(p.index))
+      if (seen.has(p.index))
         throw new KafkaError('INVALID_REQUEST', `Partition ${p.index} appears twice in the request`);
       if (!Number.isInteger(p.index) || p.index < 0 || p.index >= topic.partitionCount) {
         throw new KafkaError(
@@ -123,10 +124,10 @@ async function produceTopic(
         groups.set(key, g);
       }
       g.appends.push({ partition: p.index, batches });
-      answers.set(p.index, failed(ctx, p.index, new KafkaError('REQUEST_TIMED_OUT', 'not appended')));
     } catch (e) {
       answers.set(p.index, failed(ctx, p.index, e));
     }
+    seen.add(p.index);
   }
   await Promise.all(
     [...groups.values()].map(async (g) => {
@@ -171,5 +172,8 @@ async function produceTopic(
       }
     }),
   );
-  return partitions.map((p) => answers.get(p.index)!);
+  // Every partition has its answer by now; the fallback (an Error, with its stack) is only built if one has none.
+  return partitions.map(
+    (p) => answers.get(p.index) ?? failed(ctx, p.index, new KafkaError('REQUEST_TIMED_OUT', 'not appended')),
+  );
 }
