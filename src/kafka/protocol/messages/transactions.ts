@@ -4,7 +4,14 @@
  * form, KIP-890, and the later versions of the others differ only in what KIP-890 clients expect).
  */
 import { f, message, type ApiSpec } from '../schema.js';
-import { partitionResult, producerIdAndEpoch, throttleThenError, throttleTimeMs, topicsOf } from './fragments.js';
+import {
+  memberIdentity,
+  partitionResult,
+  producerIdAndEpoch,
+  throttleThenError,
+  throttleTimeMs,
+  topicsOf,
+} from './fragments.js';
 
 export const AddPartitionsToTxn: ApiSpec = {
   apiKey: 24,
@@ -13,16 +20,14 @@ export const AddPartitionsToTxn: ApiSpec = {
     f('v3AndBelowTransactionalId', 'string', '0-3'),
     f('v3AndBelowProducerId', 'int64', '0-3'),
     f('v3AndBelowProducerEpoch', 'int16', '0-3'),
-    topicsOf('v3AndBelowTopics', 'partitions', 'int32', '0-3'),
+    topicsOf('v3AndBelowTopics', 'int32', { versions: '0-3' }),
   ]),
   response: message('AddPartitionsToTxnResponse', '0-3', '3+', [
     throttleTimeMs(),
-    topicsOf(
-      'resultsByTopicV3AndBelow',
-      'resultsByPartition',
-      [f('partitionIndex', 'int32', '0+'), f('partitionErrorCode', 'int16', '0+')],
-      '0-3',
-    ),
+    topicsOf('resultsByTopicV3AndBelow', [f('partitionIndex', 'int32', '0+'), f('partitionErrorCode', 'int16', '0+')], {
+      partitionsField: 'resultsByPartition',
+      versions: '0-3',
+    }),
   ]),
 };
 
@@ -56,17 +61,13 @@ export const TxnOffsetCommit: ApiSpec = {
     f('groupId', 'string', '0+'),
     ...producerIdAndEpoch(),
     f('generationId', 'int32', '3+', { default: -1 }),
-    f('memberId', 'string', '3+', { default: '' }),
-    f('groupInstanceId', 'string', '3+', { nullableVersions: '3+', default: null }),
-    topicsOf('topics', 'partitions', [
+    ...memberIdentity('3+', '3+'),
+    topicsOf('topics', [
       f('partitionIndex', 'int32', '0+'),
       f('committedOffset', 'int64', '0+'),
       f('committedLeaderEpoch', 'int32', '2+', { default: -1 }),
       f('committedMetadata', 'string', '0+', { nullableVersions: '0+' }),
     ]),
   ]),
-  response: message('TxnOffsetCommitResponse', '0-3', '3+', [
-    throttleTimeMs(),
-    topicsOf('topics', 'partitions', partitionResult()),
-  ]),
+  response: message('TxnOffsetCommitResponse', '0-3', '3+', [throttleTimeMs(), topicsOf('topics', partitionResult())]),
 };
