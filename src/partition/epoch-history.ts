@@ -64,6 +64,13 @@ export function checkCurrentLeaderEpoch(currentLeaderEpoch: number, leaderEpoch:
     );
 }
 
+/** The epoch under which `offset` was written: the last entry starting at or before it (-1 before the history). */
+export function epochAt(history: EpochEntry[], offset: number): number {
+  let epoch = -1;
+  for (const e of history) if (e.startOffset <= offset) epoch = e.epoch;
+  return epoch;
+}
+
 /** A committed run of offsets belongs to the log only if it ends before its epoch did. */
 export function withinEpoch(history: EpochEntry[], entry: { leaderEpoch: number; lastOffset: number }): boolean {
   return entry.lastOffset < endOffsetFor(history, entry.leaderEpoch, Number.MAX_SAFE_INTEGER);

@@ -53,7 +53,22 @@ const epochOf = async (currentLeaderEpoch: number, leaderEpoch: number) =>
     })
   ).body.topics[0].partitions[0];
 
+const listLatest = async (currentLeaderEpoch: number) =>
+  (
+    await c.request(m.ListOffsets, 6, {
+      replicaId: -1,
+      isolationLevel: 0,
+      topics: [{ name: 'epochs', partitions: [{ partitionIndex: 0, currentLeaderEpoch, timestamp: -1 }] }],
+    })
+  ).body.topics[0].partitions[0];
+
 describe('current leader epoch', () => {
+  it("ListOffsets answers the epoch of the offset, and checks the client's", async () => {
+    const leaderEpoch = (await s.services.log.state(await s.services.topics.get('epochs'), 0)).leaderEpoch;
+    expect(await listLatest(leaderEpoch)).toMatchObject({ errorCode: 0, offset: 3, leaderEpoch });
+    expect((await listLatest(leaderEpoch + 1)).errorCode).toBe(ERRORS.UNKNOWN_LEADER_EPOCH.code);
+  });
+
   it('Fetch serves the current epoch and no epoch, and answers a newer one UNKNOWN_LEADER_EPOCH', async () => {
     const leaderEpoch = (await s.services.log.state(await s.services.topics.get('epochs'), 0)).leaderEpoch;
     for (const current of [leaderEpoch, -1]) {

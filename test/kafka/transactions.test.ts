@@ -106,6 +106,17 @@ describe('kafkajs transactions', () => {
       ).body.responses[0].partitions[0];
     const open = await fetchAt(1);
     expect(open.lastStableOffset).toBeLessThan(open.highWatermark);
+    // ListOffsets latest, read_committed: the last stable offset, where such a consumer starts.
+    const latest = async (isolationLevel: number) =>
+      (
+        await c.request(m.ListOffsets, 6, {
+          replicaId: -1,
+          isolationLevel,
+          topics: [{ name: 'tx-out', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1 }] }],
+        })
+      ).body.topics[0].partitions[0].offset;
+    expect(await latest(1)).toBe(open.lastStableOffset);
+    expect(await latest(0)).toBe(open.highWatermark);
     expect(open.abortedTransactions).toHaveLength(1); // the aborted one
     await t4.commit();
     const done = await fetchAt(1);

@@ -1,6 +1,6 @@
 /** Kafka's OffsetForLeaderEpoch answer and KIP-320's current-leader-epoch check, over an epoch history. */
 import { describe, expect, it } from 'vitest';
-import { checkCurrentLeaderEpoch, epochEndOffset } from '../../src/partition/epoch-history.js';
+import { checkCurrentLeaderEpoch, epochAt, epochEndOffset } from '../../src/partition/epoch-history.js';
 import { isKafkaError } from '../../src/wire/errors.js';
 
 // Epoch 2 led from offset 10, epoch 5 from 40 (epochs 3 and 4 never appended), epoch 7 from 90.
@@ -27,6 +27,12 @@ describe('epochEndOffset', () => {
     expect(epochEndOffset(history, 8, LEO)).toEqual({ leaderEpoch: -1, endOffset: -1 });
     expect(epochEndOffset(history, -1, LEO)).toEqual({ leaderEpoch: -1, endOffset: -1 });
     expect(epochEndOffset([], 0, LEO)).toEqual({ leaderEpoch: -1, endOffset: -1 });
+  });
+});
+
+describe('epochAt', () => {
+  it('is the epoch whose leader wrote the offset, -1 before the history', () => {
+    expect([5, 10, 39, 40, 89, 90, 200].map((o) => epochAt(history, o))).toEqual([-1, 2, 2, 5, 5, 7, 7]);
   });
 });
 

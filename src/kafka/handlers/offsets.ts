@@ -1,9 +1,9 @@
 /** ListOffsets, OffsetForLeaderEpoch, DeleteRecords and InitProducerId. */
 import { KafkaError } from '../../wire/errors.js';
 import { logEndOffset } from '../../partition/partition-state.js';
-import type { OffsetSpec } from '../../log/partition-log.js';
+import type { IsolationLevel, OffsetSpec } from '../../log/partition-log.js';
 import type { Topic } from '../../topics/topics.js';
-import { checkCurrentLeaderEpoch, epochEndOffset } from '../../partition/epoch-history.js';
+import { checkCurrentLeaderEpoch, epochAt, epochEndOffset } from '../../partition/epoch-history.js';
 import type { Operation } from '../../authz/acl.js';
 import { authorize, authorizeIdempotentWrite, deniedAmong } from './access.js';
 import { txnErrorCode } from './transactions.js';
@@ -58,21 +58,30 @@ function specOf(timestamp: number): OffsetSpec {
   return { timestamp };
 }
 
+/**
+ * The offset with the leader epoch it was written under (the current epoch for latest, as Kafka),
+ * after checking the client's current leader epoch; read_committed's latest is the last stable
+ * offset.
+ */
 export const listOffsets: Handler = async (ctx, req) => {
-  type P = { partitionIndex: number; timestamp: number };
+  type P = { partitionIndex: number; timestamp: number; currentLeaderEpoch: number };
+  const isolation: IsolationLevel = req.isolationLevel === 1 ? 'read_committed' : 'read_uncommitted';
   const topics = await perPartition(
     ctx,
     'DESCRIBE',
     req.topics as { name: string; partitions: P[] }[],
     async (topic, p: P) => {
-      const r = await ctx.services.log.listOffset(topic, p.partitionIndex, specOf(p.timestamp));
+      const s = await ctx.services.log.state(topic, p.partitionIndex);
+      checkCurrentLeaderEpoch(p.currentLeaderEpoch, s.leaderEpoch, `${topic.name}-${p.partitionIndex}`);
+      const spec = specOf(p.timestamp);
+      const r = await ctx.services.log.listOffset(topic, p.partitionIndex, spec, isolation);
       return {
         partitionIndex: p.partitionIndex,
         errorCode: 0,
         oldStyleOffsets: r.offset >= 0 ? [r.offset] : [],
         timestamp: r.timestamp,
         offset: r.offset,
-        leaderEpoch: -1,
+        leaderEpoch: r.offset < 0 ? -1 : spec === 'latest' ? s.leaderEpoch : epochAt(s.epochHistory, r.offset),
       };
     },
     (p, errorCode) => ({
