@@ -215,6 +215,9 @@ function serveConnection(
   /** Read, not started yet (waiting for a partition or for exclusivity), in request order. */
   const waiting: { p: Run; slot: Slot }[] = [];
   let running = 0;
+  /** Partitions of the produce requests running (a count each), and whether a request that runs alone is running. */
+  const runningKeys = new Map<string, number>();
+  let runningAlone = false;
   let heldBytes = 0; // frames of requests read and not finished
   let draining = false;
 
@@ -239,7 +242,8 @@ function serveConnection(
         }
         return;
       }
-      const busy = slots.some((s) => s.started && !s.done && (s.keys === null || overlaps(s.keys, p.keys!)));
+      let busy = runningAlone;
+      for (const k of p.keys) if (runningKeys.has(k)) busy = true;
       if (!busy && !overlaps(p.keys, blocked)) {
         waiting.splice(i, 1);
         start(p, slot);
@@ -269,6 +273,8 @@ function serveConnection(
   const start = (p: Run, slot: Slot) => {
     slot.started = true;
     running++;
+    if (p.keys === null) runningAlone = true;
+    else for (const k of p.keys) runningKeys.set(k, (runningKeys.get(k) ?? 0) + 1);
     void HANDLERS.get(p.api.apiKey)!(ctxBase(p.clientId), p.body, p.version).then(
       (response) => {
         if (response !== undefined)
@@ -282,6 +288,13 @@ function serveConnection(
         slot.done = true;
         if (connection.closeAfterAnswer) slot.last = true;
         running--;
+        if (p.keys === null) runningAlone = false;
+        else
+          for (const k of p.keys) {
+            const n = runningKeys.get(k)! - 1;
+            if (n === 0) runningKeys.delete(k);
+            else runningKeys.set(k, n);
+          }
         heldBytes -= p.size;
         flush();
         pump();
