@@ -36,7 +36,7 @@ export interface RequestContext {
   log: (event: Record<string, unknown>) => void;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: decoded bodies are checked by the message definitions, not by types
+// biome-ignore lint/suspicious/noExplicitAny: decoded message bodies are typed by the message definitions at run time
 type Body = any;
 
 /** Answers one request (already decoded); undefined sends nothing (Produce with acks=0). */
