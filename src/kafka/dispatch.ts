@@ -1,6 +1,7 @@
 /** Which handler answers which API. */
 import * as admin from './handlers/admin.js';
 import * as cluster from './handlers/cluster.js';
+import { consumerGroupHeartbeat } from './handlers/consumer-groups.js';
 import type { Handler } from './handlers/context.js';
 import { fetch } from './handlers/fetch.js';
 import * as groupOffsets from './handlers/group-offsets.js';
@@ -43,4 +44,5 @@ export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
   [m.IncrementalAlterConfigs.apiKey, admin.incrementalAlterConfigs],
   [m.OffsetDelete.apiKey, groupOffsets.offsetDelete],
   [m.DescribeCluster.apiKey, cluster.describeCluster],
+  [m.ConsumerGroupHeartbeat.apiKey, consumerGroupHeartbeat],
 ]);

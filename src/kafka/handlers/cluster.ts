@@ -5,6 +5,7 @@ import { parseVersions } from '../protocol/schema.js';
 import { APIS } from '../protocol/messages/index.js';
 import { plainPrincipal } from '../../authz/principal.js';
 import { allowed, allowedNames, denied } from './access.js';
+import { byTopicId, topicIdBytes, topicIdString, ZERO_UUID } from './topic-ids.js';
 import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
 
 /** The versions this listener speaks: exactly those of the definitions (ApiVersions tells the truth). */
@@ -22,22 +23,46 @@ export const metadata: Handler = async (ctx, req, version) => {
   const all = req.topics === null || (version === 0 && req.topics.length === 0);
   // DESCRIBE per topic: every topic lists only those allowed; a named one denied says so, whether it exists or not.
   const mayDescribe = await allowedNames(ctx, 'DESCRIBE', 'TOPIC');
-  const found: { name: string; topic?: Topic; error?: unknown }[] = all
+  // v10+: a topic may be named by id (its name null); an unknown id is UNKNOWN_TOPIC_ID.
+  const byId =
+    !all && req.topics.some((t: { name: string | null }) => t.name === null)
+      ? byTopicId(await registry.list())
+      : undefined;
+  type Wanted = { name: string | null; topicId?: Uint8Array; topic?: Topic; error?: unknown };
+  const found: Wanted[] = all
     ? (await registry.list()).filter((t) => mayDescribe(t.name)).map((t) => ({ name: t.name, topic: t }))
     : await Promise.all(
-        req.topics.map(({ name }: { name: string }) =>
-          (mayDescribe(name)
-            ? topicFor(ctx, name, req.allowAutoTopicCreation)
-            : Promise.reject(denied(ctx, 'DESCRIBE', 'TOPIC', name))
+        req.topics.map(({ name, topicId }: { name: string | null; topicId: Uint8Array }): Promise<Wanted> => {
+          if (name === null) {
+            const topic = byId!.get(topicIdString(topicId));
+            if (!topic || !mayDescribe(topic.name))
+              return Promise.resolve({
+                name: null,
+                topicId,
+                error: new KafkaError('UNKNOWN_TOPIC_ID', 'This server does not host this topic ID'),
+              });
+            return Promise.resolve({ name: topic.name, topic });
+          }
+          return (
+            mayDescribe(name)
+              ? topicFor(ctx, name, req.allowAutoTopicCreation)
+              : Promise.reject(denied(ctx, 'DESCRIBE', 'TOPIC', name))
           ).then(
             (topic) => ({ name, topic }),
             (error: unknown) => ({ name, error }),
-          ),
-        ),
+          );
+        }),
       );
   const topics = await Promise.all(
-    found.map(async ({ name, topic, error }) => {
-      if (!topic) return { errorCode: errorCodeOf(ctx, error), name, isInternal: false, partitions: [] };
+    found.map(async ({ name, topicId, topic, error }) => {
+      if (!topic)
+        return {
+          errorCode: errorCodeOf(ctx, error),
+          name: name ?? (version >= 12 ? null : ''), // a null name is only written from v12
+          topicId: topicId ?? ZERO_UUID,
+          isInternal: false,
+          partitions: [],
+        };
       const partitions = await Promise.all(
         Array.from({ length: topic.partitionCount }, async (_, p) => {
           const base = {
@@ -55,7 +80,14 @@ export const metadata: Handler = async (ctx, req, version) => {
           }
         }),
       );
-      return { errorCode: 0, name, isInternal: false, partitions, topicAuthorizedOperations: -2147483648 };
+      return {
+        errorCode: 0,
+        name,
+        topicId: topicIdBytes(topic.id),
+        isInternal: false,
+        partitions,
+        topicAuthorizedOperations: -2147483648,
+      };
     }),
   );
   return {

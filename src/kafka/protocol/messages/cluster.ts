@@ -44,13 +44,15 @@ export const ApiVersions: ApiSpec = {
 export const Metadata: ApiSpec = {
   apiKey: 3,
   name: 'Metadata',
-  request: message('MetadataRequest', '0-9', '9+', [
-    f('topics', arrayOf([f('name', 'string', '0+')]), '0+', { nullableVersions: '1+' }),
+  request: message('MetadataRequest', '0-12', '9+', [
+    f('topics', arrayOf([f('topicId', 'uuid', '10+'), f('name', 'string', '0+', { nullableVersions: '10+' })]), '0+', {
+      nullableVersions: '1+',
+    }),
     f('allowAutoTopicCreation', 'bool', '4+', { default: true }),
     f('includeClusterAuthorizedOperations', 'bool', '8-10'),
     f('includeTopicAuthorizedOperations', 'bool', '8+'),
   ]),
-  response: message('MetadataResponse', '0-9', '9+', [
+  response: message('MetadataResponse', '0-12', '9+', [
     throttleTimeMs('3+'),
     f('brokers', arrayOf(broker('nodeId', '1+')), '0+'),
     nullableString('clusterId', '2+'),
@@ -59,7 +61,8 @@ export const Metadata: ApiSpec = {
       'topics',
       arrayOf([
         errorCode(),
-        f('name', 'string', '0+'),
+        f('name', 'string', '0+', { nullableVersions: '12+' }),
+        f('topicId', 'uuid', '10+'),
         f('isInternal', 'bool', '1+'),
         f(
           'partitions',

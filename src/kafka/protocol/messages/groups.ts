@@ -165,6 +165,37 @@ export const DeleteGroups: ApiSpec = {
   ]),
 };
 
+/** A topic id's partitions, as KIP-848 names topics. */
+const topicIdPartitions = [f('topicId', 'uuid', '0+'), f('partitions', arrayOf('int32'), '0+')];
+
+/** KIP-848: the server-side consumer group protocol. */
+export const ConsumerGroupHeartbeat: ApiSpec = {
+  apiKey: 68,
+  name: 'ConsumerGroupHeartbeat',
+  request: message('ConsumerGroupHeartbeatRequest', '0', '0+', [
+    f('groupId', 'string', '0+'),
+    f('memberId', 'string', '0+'),
+    f('memberEpoch', 'int32', '0+'),
+    nullableString('instanceId', '0+'),
+    nullableString('rackId', '0+'),
+    f('rebalanceTimeoutMs', 'int32', '0+', { default: -1 }),
+    f('subscribedTopicNames', arrayOf('string'), '0+', { nullableVersions: '0+', default: null }),
+    nullableString('serverAssignor', '0+'),
+    f('topicPartitions', arrayOf(topicIdPartitions), '0+', { nullableVersions: '0+', default: null }),
+  ]),
+  response: message('ConsumerGroupHeartbeatResponse', '0', '0+', [
+    ...throttleThenError(),
+    errorMessage(),
+    nullableString('memberId', '0+'),
+    f('memberEpoch', 'int32', '0+'),
+    f('heartbeatIntervalMs', 'int32', '0+'),
+    f('assignment', { struct: [f('topicPartitions', arrayOf(topicIdPartitions), '0+')] }, '0+', {
+      nullableVersions: '0+',
+      default: null,
+    }),
+  ]),
+};
+
 export const OffsetCommit: ApiSpec = {
   apiKey: 8,
   name: 'OffsetCommit',

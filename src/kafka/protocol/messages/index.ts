@@ -10,6 +10,7 @@ import {
 } from './admin.js';
 import { ApiVersions, DescribeCluster, Metadata, SaslAuthenticate, SaslHandshake } from './cluster.js';
 import {
+  ConsumerGroupHeartbeat,
   DeleteGroups,
   DescribeGroups,
   FindCoordinator,
@@ -58,6 +59,7 @@ export const APIS: readonly ApiSpec[] = [
   IncrementalAlterConfigs,
   OffsetDelete,
   DescribeCluster,
+  ConsumerGroupHeartbeat,
 ];
 
 export const API_BY_KEY: ReadonlyMap<number, ApiSpec> = new Map(APIS.map((a) => [a.apiKey, a]));
