@@ -289,6 +289,50 @@ describe('ACLs on the listener', () => {
     const groups = (await c.request(m.ListGroups, 4, { statesFilter: [] })).body;
     expect(groups.groups.map((g: any) => g.groupId)).toEqual(['billing']); // alice's group; only DESCRIBE-able ones
     c.close();
+
+    // Alice's transaction APIs: her id, but a topic she may not write and a group she may not read.
+    const { c: a } = await rawAs('alice');
+    const aliceInit = (
+      await a.request(m.InitProducerId, 4, { transactionalId: 'alice-tx', transactionTimeoutMs: 60_000 })
+    ).body;
+    expect(aliceInit.errorCode).toBe(0);
+    const producer = { producerId: aliceInit.producerId, producerEpoch: aliceInit.producerEpoch };
+    const added = (
+      await a.request(m.AddPartitionsToTxn, 3, {
+        v3AndBelowTransactionalId: 'alice-tx',
+        v3AndBelowProducerId: producer.producerId,
+        v3AndBelowProducerEpoch: producer.producerEpoch,
+        v3AndBelowTopics: [
+          { name: 'paid', partitions: [0] },
+          { name: 'secret', partitions: [0] },
+        ],
+      })
+    ).body;
+    expect(
+      added.resultsByTopicV3AndBelow.map((t: any) => [t.name, t.resultsByPartition[0].partitionErrorCode]),
+    ).toEqual([
+      ['paid', code('OPERATION_NOT_ATTEMPTED')],
+      ['secret', code('TOPIC_AUTHORIZATION_FAILED')],
+    ]);
+    const offsets = (
+      await a.request(m.AddOffsetsToTxn, 3, { transactionalId: 'alice-tx', ...producer, groupId: 'other' })
+    ).body;
+    expect(offsets.errorCode).toBe(code('GROUP_AUTHORIZATION_FAILED'));
+    const txnCommit = (
+      await a.request(m.TxnOffsetCommit, 3, {
+        transactionalId: 'alice-tx',
+        groupId: 'billing',
+        ...producer,
+        topics: [{ name: 'secret', partitions: [{ partitionIndex: 0, committedOffset: 1, committedMetadata: null }] }],
+      })
+    ).body;
+    expect(txnCommit.topics[0].partitions[0].errorCode).toBe(code('TOPIC_AUTHORIZATION_FAILED'));
+    const notHers = (await a.request(m.EndTxn, 3, { transactionalId: 'not-alices', ...producer, committed: true }))
+      .body;
+    expect(notHers.errorCode).toBe(code('TRANSACTIONAL_ID_AUTHORIZATION_FAILED'));
+    a.close();
+    expect((await s.services.transactions.describe('alice-tx')).partitions).toEqual([]); // nothing joined
+
     expect(s.logs.some((l) => l.audit === 'denied' && l.principal === 'User:bob' && l.operation === 'READ')).toBe(true);
     expect(await s.services.topics.get('paid')).toBeDefined(); // nothing was changed by a refused request
   });
