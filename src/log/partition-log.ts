@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Acks } from '../wire/protocol.js';
 import { KafkaError } from '../wire/errors.js';
 import { checkSequence, producerIn } from '../partition/producer-state.js';
-import { withinEpoch } from '../partition/epoch-history.js';
+import { checkCurrentLeaderEpoch, withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
@@ -504,10 +504,17 @@ export class PartitionLog {
     partition: number,
     offset: number,
     maxBytes: number,
-    options: { isolation?: IsolationLevel; limitBytes?: number } = {},
+    options: { isolation?: IsolationLevel; limitBytes?: number; currentLeaderEpoch?: number } = {},
   ): Promise<BatchFetchResult> {
     const isolation = options.isolation ?? 'read_uncommitted';
-    const { state, loaded, upper } = await this.loadFrom(topic, partition, offset, maxBytes, isolation);
+    const { state, loaded, upper } = await this.loadFrom(
+      topic,
+      partition,
+      offset,
+      maxBytes,
+      isolation,
+      options.currentLeaderEpoch ?? -1,
+    );
     const { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes, options.limitBytes);
     // Patched in place: the store handed over bytes of our own (ObjectStore.get), and the stored
     // object keeps its offsets relative to the entry.
@@ -636,8 +643,11 @@ export class PartitionLog {
     offset: number,
     maxBytes: number,
     isolation: IsolationLevel = 'read_uncommitted',
+    currentLeaderEpoch = -1,
   ) {
     const state = await this.state(topic, partition);
+    // The client's leader epoch first, as Kafka: a stale client refreshes its metadata before its offsets mean anything.
+    checkCurrentLeaderEpoch(currentLeaderEpoch, state.leaderEpoch, `${topic.name}-${partition}`);
     const hw = state.highWatermark;
     // read_committed stops at the LSO; an offset between the LSO and the HW is valid and answers empty, as in Kafka.
     const upper = isolation === 'read_committed' ? lastStableOffset(state) : hw;
@@ -718,8 +728,16 @@ export class PartitionLog {
     offset: number,
     maxBytes: number,
     isolation: IsolationLevel,
+    currentLeaderEpoch = -1,
   ) {
-    const { state, entries, upper } = await this.entriesAt(topic, partition, offset, maxBytes, isolation);
+    const { state, entries, upper } = await this.entriesAt(
+      topic,
+      partition,
+      offset,
+      maxBytes,
+      isolation,
+      currentLeaderEpoch,
+    );
     return { state, loaded: entries.length === 0 ? [] : await this.load(state, entries), upper };
   }
 
