@@ -16,6 +16,7 @@ import {
   nextDeadline,
   releasedPartitions,
   settle,
+  unwrittenHeartbeatMs,
   type GroupLimits,
   type GroupRecord,
   type GroupStateName,
@@ -111,9 +112,16 @@ export class GroupCoordinator {
           const own = req.memberId ? g.members[req.memberId] : undefined;
           const topics = new Set(Object.values(g.members).flatMap((m) => (m === own ? [] : m.subscribedTopics)));
           for (const t of req.subscribedTopics ?? own?.subscribedTopics ?? []) topics.add(t);
-          await Promise.all(
-            [...topics].filter((t) => !counts.has(t)).map(async (t) => counts.set(t, await this.partitionCount(t))),
-          );
+          if (own && quietHeartbeat(own, req, now, this.limits)) {
+            // A liveness heartbeat inside the unwritten span reads no topic: the group's stored
+            // partition counts stand, and a change to them is seen by the next written heartbeat,
+            // as a change to the member's liveness is (so within a third of the session timeout).
+            for (const t of topics) counts.set(t, g.topicPartitions[t]);
+          } else {
+            await Promise.all(
+              [...topics].filter((t) => !counts.has(t)).map(async (t) => counts.set(t, await this.partitionCount(t))),
+            );
+          }
 
           const before = JSON.stringify(g);
           const previousHeartbeat = own?.lastHeartbeat;
@@ -128,15 +136,16 @@ export class GroupCoordinator {
           });
           const member = g.members[memberId];
           const answer = this.answerFor(g, memberId);
-          // A heartbeat that changes nothing but the heartbeat time is not written while that time is
-          // recent (within half a heartbeat interval): frequent callers (REST consumer polls) stay cheap.
-          // Session expiry allows for it (see `sessionDeadline`).
+          // A heartbeat that changes nothing but the heartbeat time is not written while the stored
+          // time is recent (within `unwrittenHeartbeatMs`, a third of the session timeout at most): an idle
+          // member costs one write per third of its session, and frequent callers (REST consumer
+          // polls) stay cheap. Session expiry allows for it (see `sessionDeadline`).
           let write = true;
           if (
             existing &&
             member &&
             previousHeartbeat !== undefined &&
-            now - previousHeartbeat < answer.heartbeatIntervalMs / 2
+            now - previousHeartbeat < unwrittenHeartbeatMs(member, this.limits)
           ) {
             const unchanged = structuredClone(g);
             unchanged.members[memberId]!.lastHeartbeat = previousHeartbeat;
@@ -364,6 +373,18 @@ export class GroupCoordinator {
       }
     }
   }
+}
+
+/**
+ * A heartbeat that can only confirm liveness, and will not be written: an existing member at its
+ * epoch, subscriptions and assignor as stored, and its stored heartbeat within the unwritten span.
+ */
+function quietHeartbeat(m: MemberRecord, req: HeartbeatRequest, now: number, limits: GroupLimits): boolean {
+  if (req.memberEpoch !== m.memberEpoch || now - m.lastHeartbeat >= unwrittenHeartbeatMs(m, limits)) return false;
+  if (req.assignor !== undefined && req.assignor !== m.assignor) return false;
+  if (req.sessionTimeoutMs !== undefined && req.sessionTimeoutMs !== m.sessionTimeoutMs) return false;
+  if (req.subscribedTopics === undefined) return true;
+  return [...new Set(req.subscribedTopics)].sort().join(',') === m.subscribedTopics.join(',');
 }
 
 const beingDeleted = (groupId: string) =>

@@ -73,9 +73,9 @@ describe('consumer groups over HTTP', () => {
     expect(owned.length).toBeGreaterThan(0);
 
     // No request at all reaches the group: only the clock moves and the scheduler ticks. Expiry comes
-    // half a heartbeat interval (10 s / 3 / 2 here) after the session timeout: a heartbeat that soon
-    // after the stored one may have reached the coordinator unwritten.
-    g.clock.advance(12_000);
+    // a third of the session (10 s / 3 here) after the session timeout: a heartbeat that soon after
+    // the stored one may have reached the coordinator unwritten.
+    g.clock.advance(14_000);
     const raw = async () => (await g.storage.metadata.get<GroupRecord>('group#g1', 'meta'))!.value;
     expect(Object.keys((await raw()).members)).toHaveLength(3);
     const timers = await g.storage.metadata.query(timerPk(slotOf(g.clock.now())));
@@ -105,7 +105,7 @@ describe('consumer groups over HTTP', () => {
     const g = groupApp();
     await g.createTopic('t', 2);
     const [a, b] = await joinAll(g, 'g', 2, ['t'], (i) => ({ 'session.timeout.ms': i === 0 ? 6_000 : 30_000 }));
-    g.clock.advance(7_000);
+    g.clock.advance(8_000); // a's session (6 s) and its unwritten span (a third: 2 s)
     const d = await g.describe('g');
     expect(d.members.map((m: { consumer_id: string }) => m.consumer_id)).toEqual([b!.id]);
     expect(d.state).toBe('COMPLETING_REBALANCE');
@@ -118,7 +118,7 @@ describe('consumer groups over HTTP', () => {
       b!.epoch = (await g.describe('g')).members[0].member_epoch;
     }
     expect((await g.describe('g')).members).toHaveLength(1);
-    g.clock.advance(32_500); // the session timeout and half a heartbeat interval (5 s)
+    g.clock.advance(40_000); // the session timeout (30 s) and its unwritten span (a third: 10 s)
 
     expect((await g.services.groups.coordinator.expireSessions()).membersExpired).toBe(1);
     expect(await g.describe('g')).toMatchObject({ state: 'EMPTY', members: [] });
