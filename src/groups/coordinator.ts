@@ -319,7 +319,13 @@ export class GroupCoordinator {
         // Every write leaves the target assignment at the group epoch (settle is idempotent).
         if (target.deletingSince === undefined) settle(target);
         target.state = groupState(target);
-        await this.armTimer(groupId, target, now);
+        // A due timer on a group with everyone alive (whether the scheduler fired it or a request
+        // came first) is re-armed a session timeout past the earliest deadline: live members'
+        // deadlines keep moving, so a timer at the deadline itself would fire (and write three
+        // items) on every scheduler tick for as long as the group lives. Only a group nobody
+        // accesses is swept up to that much later; any access expires its members on time (lazily,
+        // above).
+        await this.armTimer(groupId, target, now, timerDue && removed.length === 0);
         await fenceOffsets(
           this.deps.metadata,
           groupId,
@@ -355,13 +361,20 @@ export class GroupCoordinator {
     });
   }
 
-  /** Puts a timer item for the group's earliest deadline unless an earlier, still pending one exists. */
-  private async armTimer(groupId: string, g: GroupRecord, now: number): Promise<void> {
+  /**
+   * Keeps a timer item pending at most one session timeout (the members' shortest) after the
+   * group's earliest deadline: a pending one within that stands; otherwise one is put at the
+   * earliest deadline (with `later`, a session timeout after it).
+   */
+  private async armTimer(groupId: string, g: GroupRecord, now: number, later = false): Promise<void> {
     if (g.timerAt !== undefined && g.timerAt <= now) delete g.timerAt;
-    const deadline = nextDeadline(g, this.limits);
-    if (deadline === undefined || (g.timerAt !== undefined && g.timerAt <= deadline)) return;
-    await this.timers.register(groupId, deadline);
-    g.timerAt = deadline;
+    const earliest = nextDeadline(g, this.limits);
+    if (earliest === undefined) return;
+    const slack = Math.min(...Object.values(g.members).map((m) => m.sessionTimeoutMs));
+    if (g.timerAt !== undefined && g.timerAt <= earliest + slack) return;
+    const at = later ? earliest + slack : earliest;
+    await this.timers.register(groupId, at);
+    g.timerAt = at;
   }
 
   private async notifyRemoved(groupId: string, removed: MemberRecord[]): Promise<void> {

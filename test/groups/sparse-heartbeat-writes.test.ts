@@ -115,3 +115,45 @@ describe('sparse heartbeat writes', () => {
     expect(assignment).toEqual({ t: [0, 1, 2] });
   });
 });
+
+describe('the session timer of a live group', () => {
+  it('fires about once per two session timeouts, not on every scheduler tick, and still sweeps a member that stops', async () => {
+    const calls: StorageCall[] = [];
+    const storage = observeStorage(createStorage({ kind: 'memory', replicaStores: 1 }), (c) => calls.push(c));
+    const clock = manualClock();
+    const topics = new TopicRegistry(storage.metadata, clock, 1);
+    await topics.create({ name: 't', partitionCount: 2, replicationFactor: 1 });
+    const coordinator = new GroupCoordinator({ metadata: storage.metadata, clock, topics });
+    const a = await coordinator.heartbeat('g', {
+      memberId: '',
+      memberEpoch: 0,
+      subscribedTopics: ['t'],
+      sessionTimeoutMs: SESSION,
+    });
+    let fired = 0;
+    // Ten minutes of heartbeats every 5 s, the scheduler ticking every minute.
+    for (let t = 1; t <= 120; t++) {
+      clock.advance(INTERVAL);
+      await coordinator.heartbeat('g', { memberId: a.memberId, memberEpoch: a.memberEpoch });
+      if (t % 12 === 0) {
+        const r = await coordinator.expireSessions();
+        expect(r.membersExpired).toBe(0);
+        fired += r.timersFired;
+      }
+    }
+    const timerPuts = calls.filter((c) => c.op === 'UpdateItem' && c.pk.startsWith('timer#')).length;
+    expect(fired).toBeGreaterThan(0);
+    expect(fired).toBeLessThanOrEqual(6); // at the deadline it would be all ten ticks
+    expect(timerPuts).toBeLessThanOrEqual(fired + 1); // heartbeats do not re-arm it
+    // The member stops: a tick sweeps it within the session, its unwritten span and one more session.
+    const last = clock.now();
+    let swept = false;
+    while (!swept && clock.now() < last + SESSION + SESSION / 3 + SESSION + 60_000) {
+      clock.advance(60_000);
+      swept = (await coordinator.expireSessions()).membersExpired === 1;
+    }
+    expect(swept).toBe(true);
+    const raw = await storage.metadata.get<{ members: object }>('group#g', 'meta');
+    expect(raw!.value.members).toEqual({});
+  });
+});

@@ -22,7 +22,7 @@ export type HttpHandler = (
 export type PushHandler = (event: APIGatewayProxyWebsocketEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
 export interface Invocation {
-  fn: HttpFunctionName | 'push';
+  fn: HttpFunctionName | 'push' | 'heartbeat';
   routeKey: string;
   /** The request path (HTTP API invocations): what the catch-all route was asked for. */
   path?: string;
@@ -45,17 +45,27 @@ const context = (functionName: string): Context => ({
 });
 
 export const HTTP_API_HOST = 'abc123.execute-api.us-east-1.amazonaws.com';
+/** The heartbeat function's URL (a Lambda function URL: the same payload 2.0 event, route `$default`). */
+export const HEARTBEAT_URL_HOST = 'hb456.lambda-url.us-east-1.on.aws';
 
-/** A fetch that API Gateway's HTTP API would answer by invoking these handlers. */
+/**
+ * A fetch that API Gateway's HTTP API would answer by invoking these handlers; requests to
+ * HEARTBEAT_URL_HOST go to `heartbeat` as its function URL would pass them (no API Gateway).
+ */
 export function httpApiFetch(
   handlers: Record<HttpFunctionName, HttpHandler>,
   onInvoke: (i: Invocation) => void,
+  heartbeat?: HttpHandler,
 ): typeof globalThis.fetch {
   return async (input, init) => {
     const req = new Request(input, init);
     const url = new URL(req.url);
-    const route = routeFor(req.method, url.pathname)!;
-    const routeKey = `${route.method} ${route.path}`;
+    const viaUrl = heartbeat !== undefined && url.host === HEARTBEAT_URL_HOST;
+    const host = viaUrl ? HEARTBEAT_URL_HOST : HTTP_API_HOST;
+    const route = viaUrl
+      ? { method: 'ANY', path: '$default', target: 'heartbeat' as const }
+      : routeFor(req.method, url.pathname)!;
+    const routeKey = viaUrl ? '$default' : `${route.method} ${route.path}`;
     const body = req.body ? Buffer.from(await req.arrayBuffer()) : undefined;
     const headers = Object.fromEntries(req.headers);
     const textual = (headers['content-type'] ?? '').includes('json');
@@ -64,13 +74,13 @@ export function httpApiFetch(
       routeKey,
       rawPath: url.pathname,
       rawQueryString: url.search.slice(1),
-      headers: { ...headers, host: HTTP_API_HOST, 'x-forwarded-proto': 'https' },
+      headers: { ...headers, host, 'x-forwarded-proto': 'https' },
       ...(url.search && { queryStringParameters: Object.fromEntries(url.searchParams) }),
       requestContext: {
         accountId: '123456789012',
-        apiId: 'abc123',
-        domainName: HTTP_API_HOST,
-        domainPrefix: 'abc123',
+        apiId: viaUrl ? 'hb456' : 'abc123',
+        domainName: host,
+        domainPrefix: viaUrl ? 'hb456' : 'abc123',
         http: {
           method: req.method,
           path: url.pathname,
@@ -88,7 +98,8 @@ export function httpApiFetch(
       isBase64Encoded: !!body && !textual,
     };
     const started = performance.now();
-    const result = await handlers[route.target](event, context(route.target));
+    const handler = route.target === 'heartbeat' ? heartbeat! : handlers[route.target];
+    const result = await handler(event, context(route.target));
     onInvoke({ fn: route.target, routeKey, path: url.pathname, ms: performance.now() - started });
     const bytes =
       result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
