@@ -38,9 +38,9 @@ import {
 
 const WINDOW_MS = 15_000;
 const SCALE = 100;
-/** Billed duration per invocation: the in-process time plus DynamoDB round trips, which the memory backend does not have. */
+/** Billed duration per invocation: its CPU time plus DynamoDB round trips, which the memory backend does not have. */
 const MS_PER_DYNAMODB_CALL = 8;
-/** A Lambda function has one vCPU at 1,769 MB and a share of one below: in-process time, measured on a whole core, stretches by that much. */
+/** A Lambda function has one vCPU at 1,769 MB and a share of one below: CPU time, measured on a whole core, stretches by that much. */
 const cpuStretch = (memoryMb: number) => Math.max(1, 1769 / memoryMb);
 /** Lambda's own START, END and REPORT lines per invocation (estimated, as in docs/cost-model.md). */
 const PLATFORM_LOG_BYTES = 300;
@@ -191,7 +191,7 @@ describe('an idle consumer member through the Lambda adapter', () => {
       const list = inWindow.filter((i) => i.fn === fn);
       const u = units(fn);
       const memory = FUNCTION_SPECS[fn].memorySize;
-      const ms = list.reduce((a, i) => a + Math.ceil(i.ms * cpuStretch(memory)), 0) + u.calls * MS_PER_DYNAMODB_CALL;
+      const ms = list.reduce((a, i) => a + Math.ceil(i.cpuMs * cpuStretch(memory)), 0) + u.calls * MS_PER_DYNAMODB_CALL;
       month.invocations[fn] = {
         count: list.length * scaleOf(fn),
         gbSeconds: ((ms * memory) / 1024 / 1000) * scaleOf(fn),
