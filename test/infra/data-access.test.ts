@@ -68,7 +68,12 @@ const heartbeat = async (body: unknown) => {
 
 const subscribe = (partitions: { partition: number; offset: number }[]) =>
   handleSubscribe(
-    { subscriptions: pushServices.push.subscriptions, topics: pushServices.topics, log: pushServices.log },
+    {
+      subscriptions: pushServices.push.subscriptions,
+      topics: pushServices.topics,
+      log: pushServices.log,
+      authorizeRead: async () => {},
+    },
     'http://127.0.0.1:9',
     'conn-1',
     { action: 'subscribe', topic: 'orders', partitions },
