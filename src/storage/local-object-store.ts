@@ -141,7 +141,7 @@ export class LocalObjectStore implements ObjectStore {
       for (const entry of await readEntries(dirPath)) {
         if (found.length >= wanted) return;
         if (entry.isDirectory) {
-          const sub = keyPrefix + entry.segment + '/';
+          const sub = `${keyPrefix + entry.segment}/`;
           if (!sub.startsWith(prefix) && !prefix.startsWith(sub)) continue;
           if (startAfter !== undefined && compareKeys(sub, startAfter) < 0 && !startAfter.startsWith(sub)) continue;
           await walk(join(dirPath, entry.name), sub);
@@ -238,7 +238,7 @@ async function readEntries(dirPath: string): Promise<Entry[]> {
     if (isDirectory !== d.name.endsWith(DIR_SUFFIX) || !(isDirectory || d.isFile())) continue;
     const segment = decodeSegment(isDirectory ? d.name.slice(0, -DIR_SUFFIX.length) : d.name);
     if (segment === undefined) continue; // not a name this store wrote
-    entries.push({ name: d.name, segment, isDirectory, sortKey: isDirectory ? segment + '/' : segment });
+    entries.push({ name: d.name, segment, isDirectory, sortKey: isDirectory ? `${segment}/` : segment });
   }
   return entries.sort((a, b) => compareKeys(a.sortKey, b.sortKey));
 }
@@ -255,7 +255,7 @@ function encodeSegment(segment: string): string {
     out +=
       b < 0x80 && SAFE_BYTE.test(ch) && !(i === 0 && ch === '.')
         ? ch
-        : '%' + b.toString(16).toUpperCase().padStart(2, '0');
+        : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return out;
 }
