@@ -76,6 +76,10 @@ export class LogStack extends Stack {
       partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
       sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      // Items written with an expiry (push subscriptions) carry it in `ttl` (TTL_ATTRIBUTE of the
+      // DynamoDB adapter); DynamoDB deletes them some time after, at no write cost. Readers skip
+      // expired items before that.
+      timeToLiveAttribute: 'ttl',
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: config.deletionProtection,
       removalPolicy,

@@ -12,6 +12,7 @@ import { DATA_ACCESS, type DataFunctionName } from '../../infra/data-access.js';
 import { FUNCTION_SPECS } from '../../infra/log-functions.js';
 import { API_ROUTES } from '../../infra/routes.js';
 import { logicalId, synthStack, type Synthesized } from './synth.js';
+import { TTL_ATTRIBUTE } from '../../src/storage/dynamodb-metadata-store.js';
 
 type Resource = {
   Type: string;
@@ -121,6 +122,11 @@ describe('metadata table', () => {
         { AttributeName: 'sk', KeyType: 'RANGE' },
       ],
     });
+  });
+
+  it("has TTL on the attribute the DynamoDB adapter writes an item's expiry to", () => {
+    const table = Object.values(resources(s.template, 'AWS::DynamoDB::Table'))[0]!;
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: TTL_ATTRIBUTE, Enabled: true });
   });
 });
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handleSubscribe } from '../../src/push/subscribe-handler.js';
 import { gatewayPushSubscribeDeps, pushSubscribeDeps } from '../../src/http/push-socket.js';
-import { subscriptionPk } from '../../src/push/subscriptions.js';
+import { SUBSCRIPTION_TTL_MS, subscriptionPk } from '../../src/push/subscriptions.js';
 import { testApp } from '../support/test-app.js';
 
 let server: Server;
@@ -37,8 +37,8 @@ beforeEach(() => {
   answers.clear();
 });
 
-async function setup() {
-  const t = testApp();
+async function setup(options: { clock?: { now(): number } } = {}) {
+  const t = testApp(options);
   expect((await t.call('POST', 'topics', { topic_name: 'orders', partitions_count: 3 })).status).toBe(201);
   const produce = async (partition: number) =>
     expect(
@@ -108,6 +108,40 @@ describe('push subscriptions', () => {
       errorName: 'UNKNOWN_TOPIC_OR_PARTITION',
     });
     expect(await t.armed('c1')).toBeUndefined();
+  });
+});
+
+describe('push subscription expiry', () => {
+  it('an expired subscription that TTL has not deleted yet is not listed, not told, and removed by the produce that finds it', async () => {
+    let now = Date.UTC(2026, 11, 3);
+    const t = await setup({ clock: { now: () => now } });
+    await t.subscribe('old', [{ partition: 0, offset: 0 }]);
+    const item = await t.storage.metadata.get<{ expiresAt: number }>(subscriptionPk('orders'), 'conn#old');
+    expect(item!.value.expiresAt).toBe(now + SUBSCRIPTION_TTL_MS);
+    now += SUBSCRIPTION_TTL_MS;
+    expect(await t.services.push.subscriptions.list('orders')).toEqual([]);
+    await t.subscribe('new', [{ partition: 0, offset: 0 }]);
+    await t.produce(0);
+    expect(posts.map((p) => p.connectionId)).toEqual(['new']);
+    expect(await t.armed('old')).toBeUndefined();
+  });
+
+  it('every write of a subscription gives the store its expiry (DynamoDB TTL deletes it at no cost)', async () => {
+    const expiries: (number | undefined)[] = [];
+    const t = await setup();
+    const put = t.storage.metadata.put.bind(t.storage.metadata);
+    t.storage.metadata.put = (pk, sk, value, condition, options) => {
+      if (pk === subscriptionPk('orders')) expiries.push(options?.expiresAt);
+      return put(pk, sk, value, condition, options);
+    };
+    await t.subscribe('c1', [
+      { partition: 0, offset: 0 },
+      { partition: 1, offset: 0 },
+    ]);
+    await t.produce(0); // disarms partition 0: a conditional put of the rest
+    const item = await t.storage.metadata.get<{ expiresAt: number }>(subscriptionPk('orders'), 'conn#c1');
+    expect(expiries).toHaveLength(2);
+    expect(expiries).toEqual([item!.value.expiresAt, item!.value.expiresAt]);
   });
 });
 
