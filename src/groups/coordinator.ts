@@ -77,6 +77,7 @@ export class GroupCoordinator {
   readonly limits: GroupLimits;
   readonly timers: SessionTimers;
   private readonly listeners = new Set<MembersRemovedListener>();
+  private readonly timerListeners = new Set<(groupId: string) => Promise<number>>();
 
   constructor(private readonly deps: CoordinatorDeps) {
     this.limits = { ...DEFAULT_GROUP_LIMITS, ...deps.limits };
@@ -86,6 +87,15 @@ export class GroupCoordinator {
   onMembersRemoved(listener: MembersRemovedListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Told each group whose session timer fires, after this coordinator settled its own item: the
+   * classic coordinator settles the group's classic item (the same timers serve both protocols).
+   * Answers how many members it removed.
+   */
+  onSessionTimer(listener: (groupId: string) => Promise<number>): void {
+    this.timerListeners.add(listener);
   }
 
   /**
@@ -266,6 +276,7 @@ export class GroupCoordinator {
     let membersExpired = 0;
     const { fired, groups, failed } = await this.timers.fireDue(now, async (groupId) => {
       membersExpired += (await this.mutate(groupId, async () => ({ result: undefined }))).removed.length;
+      for (const l of this.timerListeners) membersExpired += await l(groupId);
     });
     if (failed.length > 0) throw new AggregateError(failed, `${failed.length} groups failed their session expiry`);
     return { timersFired: fired, groupsChecked: groups.length, membersExpired };
