@@ -177,8 +177,10 @@ export class LogStack extends Stack {
     // An idle member heartbeats every 5 s: on the HTTP API that is $0.52 a month in requests alone.
     // A function URL has no request charge. It authenticates with IAM (SigV4, service `lambda`),
     // as the HTTP API does by default; it has no JWT or Lambda authorizer, so in those modes
-    // heartbeats stay on the API (the same route reaches the admin function there).
-    if (config.auth.mode === 'iam') {
+    // heartbeats stay on the API (the same route reaches the admin function there). Like the push
+    // API, only with apiFlavor=http: the REST flavor is for LocalStack's free plan, which has the
+    // resource types of infra/localstack-free-plan.ts only.
+    if (config.auth.mode === 'iam' && config.apiFlavor === 'http') {
       this.heartbeatUrl = heartbeat.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
       new CfnOutput(this, 'HeartbeatUrl', {
         value: this.heartbeatUrl.url,
