@@ -164,6 +164,8 @@ export interface IdleMonth {
   webSocketConnectionMinutes: number;
   readUnits: number;
   writeUnits: number;
+  /** CloudWatch Logs ingested: the functions' lines and Lambda's own per invocation. */
+  logBytes?: number;
 }
 
 export interface IdleCostRow {
@@ -201,6 +203,12 @@ export function idleMemberCost(m: IdleMonth): { rows: IdleCostRow[]; total: numb
   });
   rows.push({ item: 'DynamoDB read units', perMonth: fmt(m.readUnits), dollars: m.readUnits * PRICES.ddbRead });
   rows.push({ item: 'DynamoDB write units', perMonth: fmt(m.writeUnits), dollars: m.writeUnits * PRICES.ddbWrite });
+  if (m.logBytes !== undefined)
+    rows.push({
+      item: 'CloudWatch Logs ingestion (MB)',
+      perMonth: fmt(m.logBytes / 1e6),
+      dollars: (m.logBytes / 1e9) * OTHER_PRICES.cloudWatchLogsIngestPerGb,
+    });
   return { rows, total: rows.reduce((a, r) => a + r.dollars, 0) };
 }
 

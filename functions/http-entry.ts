@@ -15,15 +15,36 @@ import { createApp } from '../src/http/app.js';
 import { instrumentStorage } from './instrumented-storage.js';
 import { currentScope, log, observe, scopeMetrics, telemetryFromEnv, type Telemetry } from './observability.js';
 
-/** Wraps an app in the observability middleware without changing its routes, errors or 404s. */
-export function observedApp<E extends Env>(app: Hono<E>, t: Telemetry): Hono {
+/**
+ * Wraps an app in the observability middleware without changing its routes, errors or 404s.
+ * `only`: the one method and path this function serves (a function URL reaches the function with
+ * any path; API Gateway's routes do that choosing for the others); any other request is NOT_FOUND.
+ */
+export function observedApp<E extends Env>(app: Hono<E>, t: Telemetry, only?: { method: string; path: RegExp }): Hono {
   const outer = new Hono();
   outer.use('*', observe(t));
-  outer.all('*', (c) => app.fetch(c.req.raw, c.env as E['Bindings']));
+  outer.all('*', (c) => {
+    if (only && (c.req.method !== only.method || !only.path.test(c.req.path)))
+      return c.json(
+        { error_code: 40401, message: `No route for ${c.req.method} ${c.req.path} here`, error: 'NOT_FOUND' },
+        404,
+      );
+    return app.fetch(c.req.raw, c.env as E['Bindings']);
+  });
   return outer;
 }
 
-export function createHttpHandler(functionName: string, env: Record<string, string | undefined>) {
+/** The group heartbeat route, which the heartbeat function serves alone (behind its function URL). */
+export const HEARTBEAT_ROUTE = {
+  method: 'POST',
+  path: /^\/v3\/clusters\/[^/]+\/consumer-groups\/[^/]+\/consumers:heartbeat$/,
+};
+
+export function createHttpHandler(
+  functionName: string,
+  env: Record<string, string | undefined>,
+  only?: { method: string; path: RegExp },
+) {
   const telemetry = telemetryFromEnv(env, functionName);
   const config = serverConfigFromEnv(env);
   const storage = instrumentStorage(createStorage(config.backend));
@@ -37,5 +58,5 @@ export function createHttpHandler(functionName: string, env: Record<string, stri
       if (scope) scope.fields.principal = principal;
     },
   });
-  return handle(observedApp(app, telemetry));
+  return handle(observedApp(app, telemetry, only));
 }

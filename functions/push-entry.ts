@@ -10,6 +10,7 @@ import { createServices, createStorage, type Storage } from '../src/compose.js';
 import { serverConfigFromEnv } from '../src/config/server-config.js';
 import { toErrorResponse } from '../src/http/error-mapping.js';
 import { handleSubscribe, parseClientMessage } from '../src/push/subscribe-handler.js';
+import { gatewayPushSubscribeDeps } from '../src/http/push-socket.js';
 import { instrumentStorage } from './instrumented-storage.js';
 import { log, telemetryFromEnv } from './observability.js';
 
@@ -18,9 +19,11 @@ export function createPushHandler(env: Record<string, string | undefined>, stora
   const telemetry = telemetryFromEnv(env, 'push');
   const config = serverConfigFromEnv(env);
   const services = createServices(config, storage ?? instrumentStorage(createStorage(config.backend)));
-  const deps = { subscriptions: services.push.subscriptions, topics: services.topics, log: services.log };
   return async (event: APIGatewayProxyWebsocketEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const { connectionId, domainName, stage } = event.requestContext;
+    const deps = gatewayPushSubscribeDeps(services, event.requestContext, (msg, fields) =>
+      log(telemetry, 'warn', msg, { connectionId, ...fields }),
+    );
     try {
       const m = parseClientMessage(event.body ?? '');
       if (m.action === 'ping') return { statusCode: 200 };

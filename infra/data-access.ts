@@ -4,7 +4,7 @@
  * function's routes with instrumented storage and checks that each call it makes is allowed here
  * and that nothing here goes unused (test/infra/data-access.test.ts).
  */
-export type DataFunctionName = 'produce' | 'fetch' | 'admin' | 'push' | 'scheduler';
+export type DataFunctionName = 'produce' | 'fetch' | 'admin' | 'push' | 'heartbeat' | 'scheduler';
 
 export interface DataAccess {
   /** On the objects of every replica bucket (`arn:aws:s3:::bucket/*`). */
@@ -35,6 +35,15 @@ export const DATA_ACCESS: Readonly<Record<DataFunctionName, DataAccess>> = {
     objectActions: [],
     bucketActions: [],
     tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+  },
+  // Group heartbeats: the group item (and its registry item on the first join), topic items,
+  // session timers, the offset fence of partitions a member gives up; the ACL and quota sets.
+  // No DeleteItem: a REST consumer instance whose member a heartbeat expires is left to be found
+  // stale (the removal listener is best effort).
+  heartbeat: {
+    objectActions: [],
+    bucketActions: [],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
   },
   // Topics and configs (items), list offsets by time (object reads), topic deletion (purge).
   admin: {

@@ -17,6 +17,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { DATA_ACCESS, type DataFunctionName } from './data-access.js';
 import { LogHttpApi } from './http-api.js';
@@ -54,6 +55,8 @@ export class LogStack extends Stack {
   readonly api: LogHttpApi | LogRestApi;
   /** Where idle consumers wait (API Gateway v2 WebSocket): with apiFlavor=http only. */
   readonly pushApi?: PushApi;
+  /** The heartbeat function's URL (authMode=iam): group heartbeats without an API Gateway request. */
+  readonly heartbeatUrl?: lambda.FunctionUrl;
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: LogStackProps) {
@@ -73,6 +76,10 @@ export class LogStack extends Stack {
       partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
       sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      // Items written with an expiry (push subscriptions) carry it in `ttl` (TTL_ATTRIBUTE of the
+      // DynamoDB adapter); DynamoDB deletes them some time after, at no write cost. Readers skip
+      // expired items before that.
+      timeToLiveAttribute: 'ttl',
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: config.deletionProtection,
       removalPolicy,
@@ -131,7 +138,7 @@ export class LogStack extends Stack {
       }
     }
 
-    const { scheduler, ...httpFunctions } = this.functions.byName;
+    const { scheduler, heartbeat, ...httpFunctions } = this.functions.byName;
     this.api =
       config.apiFlavor === 'rest'
         ? new LogRestApi(this, 'Rest', {
@@ -167,6 +174,20 @@ export class LogStack extends Stack {
       this.pushApi.grantPost(this.functions.byName.produce);
     }
 
+    // An idle member heartbeats every 5 s: on the HTTP API that is $0.52 a month in requests alone.
+    // A function URL has no request charge. It authenticates with IAM (SigV4, service `lambda`),
+    // as the HTTP API does by default; it has no JWT or Lambda authorizer, so in those modes
+    // heartbeats stay on the API (the same route reaches the admin function there). Like the push
+    // API, only with apiFlavor=http: the REST flavor is for LocalStack's free plan, which has the
+    // resource types of infra/localstack-free-plan.ts only.
+    if (config.auth.mode === 'iam' && config.apiFlavor === 'http') {
+      this.heartbeatUrl = heartbeat.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
+      new CfnOutput(this, 'HeartbeatUrl', {
+        value: this.heartbeatUrl.url,
+        description: "Where consumers send group heartbeats (the client's heartbeatUrl)",
+      });
+    }
+
     const rate = Duration.minutes(config.schedulerRateMinutes);
     new events.Rule(this, 'SchedulerSchedule', {
       description: `Runs scheduled maintenance every ${config.schedulerRateMinutes} minute(s)`,
@@ -183,7 +204,11 @@ export class LogStack extends Stack {
       dashboardName: this.stackName,
       namespace: METRICS_NAMESPACE,
       service: this.stackName,
-      functions: { ...httpFunctions, ...(this.functions.authorizer && { authorizer: this.functions.authorizer }) },
+      functions: {
+        ...httpFunctions,
+        ...(this.heartbeatUrl && { heartbeat }),
+        ...(this.functions.authorizer && { authorizer: this.functions.authorizer }),
+      },
       scheduler,
       schedulerRateMinutes: config.schedulerRateMinutes,
       api: this.api instanceof LogRestApi ? this.api.api : this.api.stage,

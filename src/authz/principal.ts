@@ -57,6 +57,24 @@ export function gatewayPrincipal(rc: GatewayRequestContext | undefined, claim: s
   return undefined;
 }
 
+/**
+ * The principal of a WebSocket API message (the push API): IAM-authorized connections carry the
+ * caller in `identity`; the $connect Lambda authorizers (functions/*-authorizer.ts) name it as the
+ * policy's principalId (the JWT's sub, the API key's id), which API Gateway passes on to every
+ * route of the connection.
+ */
+export function webSocketPrincipal(rc: {
+  identity?: { userArn?: string | null } | null;
+  authorizer?: { principalId?: unknown; apiKeyId?: unknown } | null;
+}): string {
+  if (rc.identity?.userArn) return user(iamPrincipalName(rc.identity.userArn));
+  const a = rc.authorizer;
+  if (typeof a?.apiKeyId === 'string' && a.apiKeyId !== '') return user(a.apiKeyId);
+  if (typeof a?.principalId === 'string' && a.principalId !== '' && a.principalId !== 'consumer')
+    return user(a.principalId);
+  return ANONYMOUS;
+}
+
 /** The local server's principal for an Authorization header. */
 export function bearerPrincipal(authorization: string | undefined, tokens: ReadonlyMap<string, string>): string {
   if (tokens.size === 0 || authorization === undefined) return ANONYMOUS;

@@ -35,6 +35,13 @@ export interface ConnectionConfig {
    * the server's origin (`ws://` for `http://`), which the local server serves.
    */
   pushUrl?: string | false;
+  /**
+   * Where consumer-group heartbeats go, when not to `url`: the deployed stack's `HeartbeatUrl`
+   * output (a Lambda function URL, `https://....lambda-url.{region}.on.aws`), which serves the
+   * heartbeat route alone and costs no API Gateway request (docs/cost-model.md). SigV4 auth signs
+   * for it with service `lambda`.
+   */
+  heartbeatUrl?: string;
 }
 
 export type WireFormat = 'auto' | 'record-batch' | 'json';
@@ -159,6 +166,14 @@ export class Transport {
 
   async clusterId(): Promise<string> {
     return decodeURIComponent(CLUSTER_PATH.exec(await this.base())![2]!);
+  }
+
+  /** A heartbeat under the cluster's path: at `heartbeatUrl` when configured, else like `request`. */
+  async heartbeatRequest<T>(method: string, path: string, options: RequestOptions = {}): Promise<Response<T>> {
+    const at = this.config.heartbeatUrl;
+    if (!at) return this.request<T>(method, path, options);
+    const clusterPath = new URL(await this.base()).pathname;
+    return this.send<T>(method, `${at.replace(/\/+$/, '')}${clusterPath}${path}`, options);
   }
 
   /** A request under the cluster's base (`path` starts with `/`). Throws on any status >= 400. */

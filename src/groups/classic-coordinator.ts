@@ -24,6 +24,7 @@ import {
 import { validateGroupId } from './group-id.js';
 import type { GroupLimits } from './group-state.js';
 import {
+  classicDeadline,
   checkGeneration,
   checkJoinable,
   completeJoin,
@@ -79,6 +80,9 @@ export class ClassicGroupCoordinator {
 
   constructor(private readonly deps: ClassicDeps) {
     this.pollMs = deps.pollMs ?? 200;
+    // The scheduler's session timers are the KIP-848 coordinator's; a fired one settles this
+    // group's classic item too, so a member that stops is removed without anyone touching the group.
+    deps.coordinator.onSessionTimer((groupId) => this.sweep(groupId));
   }
 
   async join(req: JoinRequest, signal?: AbortSignal): Promise<JoinAnswer> {
@@ -277,6 +281,46 @@ export class ClassicGroupCoordinator {
     return true;
   }
 
+  /**
+   * A session timer fired: removes the members whose session expired (and closes a join barrier
+   * past its deadline), as Kafka's coordinator does on its heartbeat timers, and arms the next
+   * timer. Returns how many members it removed.
+   */
+  async sweep(groupId: string): Promise<number> {
+    const item = await this.read(groupId);
+    if (!item) return 0;
+    let removed = 0;
+    await this.mutate(groupId, (g) => {
+      removed = Object.keys(item.group.members).length - Object.keys(g.members).length;
+      // A due timer is re-armed (written) even when nobody expired: else none would stay pending.
+      const due = g.timerAt !== undefined && g.timerAt <= this.deps.clock.now();
+      return { group: due ? { ...g } : g, result: undefined };
+    });
+    return Math.max(0, removed);
+  }
+
+  /**
+   * Keeps a session timer pending at most one session timeout (the members' shortest) after the
+   * group's first deadline, as the KIP-848 coordinator does (coordinator.ts, armTimer): every
+   * classic heartbeat writes the item, and registering a timer on each would be a second write
+   * per heartbeat. A due timer is re-armed that session past the deadline, so a live group's timer
+   * does not fire on every scheduler tick; a group nobody accesses is swept up to that much later.
+   */
+  private async armTimer(groupId: string, g: ClassicGroup): Promise<ClassicGroup> {
+    const now = this.deps.clock.now();
+    const deadline = classicDeadline(g);
+    if (deadline === undefined) {
+      const { timerAt: _, ...rest } = g;
+      return rest;
+    }
+    const due = g.timerAt !== undefined && g.timerAt <= now;
+    const slack = Math.min(...Object.values(g.members).map((m) => m.sessionTimeoutMs));
+    if (g.timerAt !== undefined && !due && g.timerAt <= deadline + slack) return g;
+    const at = due ? deadline + slack : deadline;
+    await this.deps.coordinator.armSessionTimer(groupId, at);
+    return { ...g, timerAt: at };
+  }
+
   private async read(groupId: string): Promise<Item | undefined> {
     const item = await this.deps.metadata.get<ClassicGroup>(groupPk(groupId), CLASSIC_GROUP_SK);
     return item && { group: item.value, version: item.version };
@@ -310,8 +354,8 @@ export class ClassicGroupCoordinator {
         } catch (e) {
           // The refusal stands; what settling found is kept if it still applies (best effort).
           if (item && g !== stored)
-            await this.deps.metadata
-              .put(pk, CLASSIC_GROUP_SK, g, { ifVersion: item.version })
+            await this.armTimer(groupId, g)
+              .then((armed) => this.deps.metadata.put(pk, CLASSIC_GROUP_SK, armed, { ifVersion: item.version }))
               .then(() => this.wake(groupId))
               .catch(() => {});
           throw e;
@@ -322,7 +366,8 @@ export class ClassicGroupCoordinator {
           await this.deps.coordinator.ensureExists(groupId);
           await this.deps.metadata.put(CLUSTER_PK, classicGroupRegistrySk(groupId), { groupId });
         }
-        return { write: out.group, answer: () => out.result };
+        // The timer first, then the item that records it: a crash leaves a spurious timer, never a missing one.
+        return { write: await this.armTimer(groupId, out.group), answer: () => out.result };
       },
     });
     if (how === 'written') this.wake(groupId);

@@ -42,6 +42,8 @@ export interface ClassicGroup {
   members: Record<string, ClassicMember>;
   /** When PreparingRebalance gives up on members that did not rejoin. */
   rebalanceDeadline?: number;
+  /** The session timer registered for this group (session-timers.ts), as the KIP-848 item keeps it. */
+  timerAt?: number;
 }
 
 export const newClassicGroup = (groupId: string): ClassicGroup => ({
@@ -53,6 +55,20 @@ export const newClassicGroup = (groupId: string): ClassicGroup => ({
   leaderId: null,
   members: {},
 });
+
+/**
+ * The first moment something in the group runs out: a member's session (it expires once its
+ * session timeout has passed, so just after) or the join barrier's deadline. Undefined: nothing to
+ * time (no members).
+ */
+export function classicDeadline(g: ClassicGroup): number | undefined {
+  let min = g.rebalanceDeadline;
+  for (const m of Object.values(g.members)) {
+    const d = m.lastHeartbeat + m.sessionTimeoutMs + 1;
+    if (min === undefined || d < min) min = d;
+  }
+  return Object.keys(g.members).length === 0 ? undefined : min;
+}
 
 /** Members whose session ran out, except those waiting at the join barrier (as Kafka keeps them). */
 export function expiredMembers(g: ClassicGroup, now: number): string[] {

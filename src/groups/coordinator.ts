@@ -16,6 +16,7 @@ import {
   nextDeadline,
   releasedPartitions,
   settle,
+  unwrittenHeartbeatMs,
   type GroupLimits,
   type GroupRecord,
   type GroupStateName,
@@ -92,6 +93,7 @@ export class GroupCoordinator {
   readonly limits: GroupLimits;
   readonly timers: DurableTimers;
   private readonly listeners = new Set<MembersRemovedListener>();
+  private readonly timerListeners = new Set<(groupId: string) => Promise<number>>();
 
   constructor(private readonly deps: CoordinatorDeps) {
     this.limits = { ...DEFAULT_GROUP_LIMITS, ...deps.limits };
@@ -101,6 +103,15 @@ export class GroupCoordinator {
   onMembersRemoved(listener: MembersRemovedListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Told each group whose session timer fires, after this coordinator settled its own item: the
+   * classic coordinator settles the group's classic item (the same timers serve both protocols).
+   * Answers how many members it removed.
+   */
+  onSessionTimer(listener: (groupId: string) => Promise<number>): void {
+    this.timerListeners.add(listener);
   }
 
   /**
@@ -127,9 +138,16 @@ export class GroupCoordinator {
           const own = req.memberId ? g.members[req.memberId] : undefined;
           const topics = new Set(Object.values(g.members).flatMap((m) => (m === own ? [] : m.subscribedTopics)));
           for (const t of req.subscribedTopics ?? own?.subscribedTopics ?? []) topics.add(t);
-          await Promise.all(
-            [...topics].filter((t) => !counts.has(t)).map(async (t) => counts.set(t, await this.partitionCount(t))),
-          );
+          if (own && quietHeartbeat(own, req, now, this.limits)) {
+            // A liveness heartbeat inside the unwritten span reads no topic: the group's stored
+            // partition counts stand, and a change to them is seen by the next written heartbeat,
+            // as a change to the member's liveness is (so within a third of the session timeout).
+            for (const t of topics) counts.set(t, g.topicPartitions[t]);
+          } else {
+            await Promise.all(
+              [...topics].filter((t) => !counts.has(t)).map(async (t) => counts.set(t, await this.partitionCount(t))),
+            );
+          }
 
           const before = JSON.stringify(g);
           const previousHeartbeat = own?.lastHeartbeat;
@@ -144,15 +162,16 @@ export class GroupCoordinator {
           });
           const member = g.members[memberId];
           const answer = this.answerFor(g, memberId);
-          // A heartbeat that changes nothing but the heartbeat time is not written while that time is
-          // recent (within half a heartbeat interval): frequent callers (REST consumer polls) stay cheap.
-          // Session expiry allows for it (see `sessionDeadline`).
+          // A heartbeat that changes nothing but the heartbeat time is not written while the stored
+          // time is recent (within `unwrittenHeartbeatMs`, a third of the session timeout at most): an idle
+          // member costs one write per third of its session, and frequent callers (REST consumer
+          // polls) stay cheap. Session expiry allows for it (see `sessionDeadline`).
           let write = true;
           if (
             existing &&
             member &&
             previousHeartbeat !== undefined &&
-            now - previousHeartbeat < answer.heartbeatIntervalMs / 2
+            now - previousHeartbeat < unwrittenHeartbeatMs(member, this.limits)
           ) {
             const unchanged = structuredClone(g);
             unchanged.members[memberId]!.lastHeartbeat = previousHeartbeat;
@@ -273,6 +292,7 @@ export class GroupCoordinator {
       [SESSION_TIMER_KIND]: async (timer, count) => {
         const { groupId } = timer.payload as SessionTimerPayload;
         count('membersExpired', (await this.mutate(groupId, async () => ({ result: undefined }))).removed.length);
+        for (const l of this.timerListeners) count('membersExpired', await l(groupId));
       },
     };
   }
@@ -349,7 +369,13 @@ export class GroupCoordinator {
         // Every write leaves the target assignment at the group epoch (settle is idempotent).
         if (target.deletingSince === undefined) settle(target);
         target.state = groupState(target);
-        await this.armTimer(groupId, target, now);
+        // A due timer on a group with everyone alive (whether the scheduler fired it or a request
+        // came first) is re-armed a session timeout past the earliest deadline: live members'
+        // deadlines keep moving, so a timer at the deadline itself would fire (and write three
+        // items) on every scheduler tick for as long as the group lives. Only a group nobody
+        // accesses is swept up to that much later; any access expires its members on time (lazily,
+        // above).
+        await this.armTimer(groupId, target, now, timerDue && removed.length === 0);
         await fenceOffsets(
           this.deps.metadata,
           groupId,
@@ -385,19 +411,31 @@ export class GroupCoordinator {
     });
   }
 
-  /** Puts a timer item for the group's earliest deadline unless an earlier, still pending one exists. */
-  private async armTimer(groupId: string, g: GroupRecord, now: number): Promise<void> {
-    if (g.timerAt !== undefined && g.timerAt <= now) delete g.timerAt;
-    const deadline = nextDeadline(g, this.limits);
-    if (deadline === undefined || (g.timerAt !== undefined && g.timerAt <= deadline)) return;
+  /**
+   * Keeps a timer item pending at most one session timeout (the members' shortest) after the
+   * group's earliest deadline: a pending one within that stands; otherwise one is put at the
+   * earliest deadline (with `later`, a session timeout after it).
+   */
+  /** Schedules the group's session timer (kind `group-session`) at `at`; the classic coordinator's too. */
+  async armSessionTimer(groupId: string, at: number, now: number = this.deps.clock.now()): Promise<void> {
     const timer: DurableTimer<SessionTimerPayload> = {
       kind: SESSION_TIMER_KIND,
       id: encodeURIComponent(groupId),
-      expiry: deadline,
+      expiry: at,
       payload: { groupId },
     };
     await this.timers.schedule(timer, now);
-    g.timerAt = deadline;
+  }
+
+  private async armTimer(groupId: string, g: GroupRecord, now: number, later = false): Promise<void> {
+    if (g.timerAt !== undefined && g.timerAt <= now) delete g.timerAt;
+    const earliest = nextDeadline(g, this.limits);
+    if (earliest === undefined) return;
+    const slack = Math.min(...Object.values(g.members).map((m) => m.sessionTimeoutMs));
+    if (g.timerAt !== undefined && g.timerAt <= earliest + slack) return;
+    const at = later ? earliest + slack : earliest;
+    await this.armSessionTimer(groupId, at, now);
+    g.timerAt = at;
   }
 
   private async notifyRemoved(groupId: string, removed: MemberRecord[]): Promise<void> {
@@ -409,6 +447,18 @@ export class GroupCoordinator {
       }
     }
   }
+}
+
+/**
+ * A heartbeat that can only confirm liveness, and will not be written: an existing member at its
+ * epoch, subscriptions and assignor as stored, and its stored heartbeat within the unwritten span.
+ */
+function quietHeartbeat(m: MemberRecord, req: HeartbeatRequest, now: number, limits: GroupLimits): boolean {
+  if (req.memberEpoch !== m.memberEpoch || now - m.lastHeartbeat >= unwrittenHeartbeatMs(m, limits)) return false;
+  if (req.assignor !== undefined && req.assignor !== m.assignor) return false;
+  if (req.sessionTimeoutMs !== undefined && req.sessionTimeoutMs !== m.sessionTimeoutMs) return false;
+  if (req.subscribedTopics === undefined) return true;
+  return [...new Set(req.subscribedTopics)].sort().join(',') === m.subscribedTopics.join(',');
 }
 
 const beingDeleted = (groupId: string) =>

@@ -7,6 +7,8 @@ import type { GroupCoordinator } from './coordinator.js';
 import { ownerOf, type GroupRecord, type MemberRecord } from './group-state.js';
 import type { GroupOffsets, OffsetRecord } from './offsets.js';
 import { groupPk, INSTANCE_PREFIX, OFFSET_PREFIX } from '../storage/key-layout.js';
+import type { ClassicGroup } from './classic-group.js';
+import { classicGroupView } from './classic-view.js';
 
 /** One partition of a group as kafka-consumer-groups.sh --describe shows it. */
 export interface PartitionLag {
@@ -26,6 +28,8 @@ export interface GroupDescription {
   group: GroupRecord;
   /** Partitions of the subscribed topics and partitions with committed offsets, in order. */
   partitions: PartitionLag[];
+  /** Set for a group of Kafka's classic protocol (its members joined through the Kafka listener). */
+  classic?: { assignor: string };
 }
 
 /** The largest and the total lag of some partitions' lags. */
@@ -50,6 +54,8 @@ export interface AdminDeps {
   log: PartitionLog;
   coordinator: GroupCoordinator;
   offsets: GroupOffsets;
+  /** The classic protocol's groups (classic-coordinator.ts), described in their own terms. */
+  classic?: { describe(groupId: string): Promise<ClassicGroup | undefined> };
 }
 
 /** Read-mostly administration of groups: describe with lag, lags, delete. */
@@ -57,6 +63,15 @@ export class GroupAdmin {
   constructor(private readonly deps: AdminDeps) {}
 
   async describe(groupId: string): Promise<GroupDescription> {
+    // A classic group's members are in its classic item; its KIP-848 item stays empty.
+    const classic = await this.deps.classic?.describe(groupId);
+    if (classic && Object.keys(classic.members).length > 0) {
+      const { group, assignor } = classicGroupView(classic);
+      const committed = await this.deps.offsets.committed(groupId);
+      const keys = new Set(committed.map((r) => tpKey(r.topic, r.partition)));
+      for (const m of Object.values(group.members)) for (const k of assignmentKeys(m.assigned)) keys.add(k);
+      return { group, partitions: await this.lagsOf(group, [...keys], committed), classic: { assignor } };
+    }
     const group = await this.deps.coordinator.get(groupId);
     const committed = await this.deps.offsets.committed(groupId);
     const keys = new Set(committed.map((r) => tpKey(r.topic, r.partition)));

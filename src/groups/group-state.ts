@@ -142,15 +142,21 @@ export function groupState(g: GroupRecord): GroupStateName {
 
 /**
  * How long after the stored `lastHeartbeat` a heartbeat may have reached the coordinator unwritten:
- * one that changes nothing is not written within half a heartbeat interval of the stored one.
+ * a heartbeat that changes nothing but the member's liveness is not written while the stored time
+ * is younger than this: a third of session.timeout.ms, and at most three heartbeat intervals. At
+ * Kafka's defaults (5 s heartbeats, a 45 s session) one heartbeat in three is written, which is
+ * most of what an idle member costs; a REST consumer instance (a 5 minute session, a heartbeat per
+ * poll) is written every 15 s.
  */
 export const unwrittenHeartbeatMs = (m: Pick<MemberRecord, 'sessionTimeoutMs'>, limits: GroupLimits) =>
-  heartbeatIntervalOf(m, limits) / 2;
+  Math.min(Math.floor(m.sessionTimeoutMs / 3), 3 * heartbeatIntervalOf(m, limits));
 
 /**
  * When a member's session ends: session.timeout.ms after the last heartbeat that reached the
- * coordinator. The stored time may be older by up to `unwrittenHeartbeatMs`, so expiry waits that
- * much longer: never early, at most half an interval late.
+ * coordinator. Only the coordinator that answered an unwritten heartbeat saw it, and the stored
+ * time may be older by up to `unwrittenHeartbeatMs`; so expiry waits that much longer. Never early
+ * (a live member is never removed), and late by at most the unwritten span (the most when a member
+ * dies right after a written heartbeat). Exact expiry would take one durable write per heartbeat.
  */
 export const sessionDeadline = (m: MemberRecord, limits: GroupLimits) =>
   m.lastHeartbeat + m.sessionTimeoutMs + unwrittenHeartbeatMs(m, limits);

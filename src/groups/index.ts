@@ -46,7 +46,7 @@ export function createGroups(
 ): GroupServices {
   const coordinator = new GroupCoordinator({ ...deps, ...(options.limits ? { limits: options.limits } : {}) });
   const offsets = new GroupOffsets({ ...deps, coordinator });
-  const admin = new GroupAdmin({ ...deps, coordinator, offsets });
+
   const instances = new ConsumerInstances({
     ...deps,
     coordinator,
@@ -60,6 +60,7 @@ export function createGroups(
     coordinator,
     limits: { ...DEFAULT_GROUP_LIMITS, ...options.limits },
   });
+  const admin = new GroupAdmin({ ...deps, coordinator, offsets, classic });
   return {
     coordinator,
     classic,

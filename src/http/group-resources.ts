@@ -36,7 +36,8 @@ export class GroupResources {
   }
 
   /** KafkaConsumerGroup, plus the group and assignment epochs. */
-  group(g: GroupRecord) {
+  /** `classic`: a group of Kafka's classic protocol (client-side assignment), with the protocol its members chose. */
+  group(g: GroupRecord, classic?: { assignor: string }) {
     const self = this.groupUrl(g.groupId);
     return {
       kind: 'KafkaConsumerGroup',
@@ -45,10 +46,10 @@ export class GroupResources {
       consumer_group_id: g.groupId,
       is_simple: g.protocolType === '',
       // Kafka's group types: members here use the server-side assignment of KIP-848 ('CONSUMER');
-      // a group with offsets only (no protocol) is a simple, 'CLASSIC' one.
-      type: g.protocolType === '' ? 'CLASSIC' : 'CONSUMER',
+      // a group with offsets only (no protocol), or of the classic protocol, is a 'CLASSIC' one.
+      type: g.protocolType === '' || classic ? 'CLASSIC' : 'CONSUMER',
       is_mixed_consumer_group: false,
-      partition_assignor: g.protocolType === '' ? '' : g.assignor,
+      partition_assignor: classic ? classic.assignor : g.protocolType === '' ? '' : g.assignor,
       state: V3_STATE[g.state],
       coordinator: { related: `${this.r.base}/brokers/0` },
       consumers: { related: `${self}/consumers` },
@@ -59,9 +60,9 @@ export class GroupResources {
   }
 
   /** Extension of a single group's description: members and per-partition offsets, HW and lag. */
-  description(g: GroupRecord, partitions: PartitionLag[]) {
+  description(g: GroupRecord, partitions: PartitionLag[], classic?: { assignor: string }) {
     return {
-      ...this.group(g),
+      ...this.group(g, classic),
       members: Object.values(g.members).map((m) => ({
         consumer_id: m.memberId,
         client_id: m.clientId,

@@ -131,8 +131,8 @@ export function groupRoutes(): Hono<AppEnv> {
 
   app.get('/consumer-groups/:group', async (c) => {
     await authorize(c, 'DESCRIBE', 'GROUP', groupParam(c));
-    const { group, partitions } = await c.get('services').groups.admin.describe(groupParam(c));
-    return c.json(res(c).description(group, partitions));
+    const { group, partitions, classic } = await c.get('services').groups.admin.describe(groupParam(c));
+    return c.json(res(c).description(group, partitions, classic));
   });
 
   app.delete('/consumer-groups/:group', async (c) => {

@@ -12,7 +12,9 @@ import { Hono } from 'hono';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { toErrorResponse } from './error-mapping.js';
 import type { AppServices } from './app-env.js';
-import { handleSubscribe, parseClientMessage } from '../push/subscribe-handler.js';
+import { handleSubscribe, parseClientMessage, type SubscribeDeps } from '../push/subscribe-handler.js';
+import { bearerPrincipal, webSocketPrincipal } from '../authz/principal.js';
+import { KafkaError } from '../wire/errors.js';
 
 export const PUSH_PATH = '/v3/push';
 
@@ -23,13 +25,62 @@ export interface PushSocket {
   close(): void;
 }
 
+/**
+ * What a push connection's principal may subscribe to: READ on the topic, as a fetch checks
+ * (docs/security.md); a denial is audited like the HTTP routes' denials.
+ */
+export function pushSubscribeDeps(
+  services: AppServices,
+  principal: string,
+  host: string,
+  audit: (msg: string, fields: Record<string, unknown>) => void = () => {},
+): SubscribeDeps {
+  return {
+    subscriptions: services.push.subscriptions,
+    topics: services.topics,
+    log: services.log,
+    async authorizeRead(topic) {
+      const sec = services.security;
+      if (!sec.authorization) return;
+      const index = await sec.acls.index();
+      if (index.authorize({ principal, host, operation: 'READ', resourceType: 'TOPIC', resourceName: topic })) return;
+      audit('authorization denied', {
+        audit: 'denied',
+        principal,
+        host,
+        operation: 'READ',
+        resourceType: 'TOPIC',
+        resourceName: topic,
+        action: 'push subscribe',
+      });
+      throw new KafkaError(
+        'TOPIC_AUTHORIZATION_FAILED',
+        `Principal ${principal} is not authorized to READ topic ${topic}`,
+      );
+    },
+  };
+}
+
+/** The same, for a message of the deployed WebSocket API: its principal from the request context. */
+export function gatewayPushSubscribeDeps(
+  services: AppServices,
+  requestContext: object,
+  audit?: (msg: string, fields: Record<string, unknown>) => void,
+): SubscribeDeps {
+  const rc = requestContext as Parameters<typeof webSocketPrincipal>[0] & { identity?: { sourceIp?: string } | null };
+  return pushSubscribeDeps(services, webSocketPrincipal(rc), rc.identity?.sourceIp ?? '', audit);
+}
+
 /** `endpoint()`: this server's origin as other processes reach it (fixed once it listens). */
 export function pushSocket(services: AppServices, endpoint: () => string): PushSocket {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
   const connections = new Map<string, WebSocket>();
-  const deps = { subscriptions: services.push.subscriptions, topics: services.topics, log: services.log };
 
-  wss.on('connection', (ws) => {
+  wss.on('connection', (ws, req: IncomingMessage) => {
+    // The upgrade was authenticated in handleUpgrade; the principal holds for the connection.
+    const principal = bearerPrincipal(req.headers.authorization, services.security.principals.tokens);
+    const host = (req.socket.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+    const deps = pushSubscribeDeps(services, principal, host);
     const id = randomBytes(12).toString('base64url');
     connections.set(id, ws);
     ws.on('close', () => connections.delete(id));
@@ -61,6 +112,13 @@ export function pushSocket(services: AppServices, endpoint: () => string): PushS
     handleUpgrade(req, socket, head) {
       if (new URL(req.url ?? '/', 'http://x').pathname !== PUSH_PATH) {
         socket.destroy();
+        return;
+      }
+      try {
+        bearerPrincipal(req.headers.authorization, services.security.principals.tokens);
+      } catch {
+        // SASL_AUTHENTICATION_FAILED: as the HTTP routes answer an unknown token.
+        socket.end('HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));

@@ -55,11 +55,12 @@ export class PushNotifier {
   }
 
   private async notifyTopic(topic: string, partitions: Set<number>): Promise<void> {
-    const items = await this.subscriptions.list(topic);
+    const { live, expired } = await this.subscriptions.listAll(topic);
     // Settled one by one: a failed post must not end the round (and the answer) before the others are sent.
-    const outcomes = await Promise.allSettled(
-      items.map(async (item) => {
-        if (this.subscriptions.expired(item)) return this.subscriptions.remove(item);
+    const outcomes = await Promise.allSettled([
+      // Where the store has no TTL (locally), or it has not come yet: whoever finds them removes them.
+      ...expired.map((item) => this.subscriptions.remove(item)),
+      ...live.map(async (item) => {
         const ready = [...partitions].filter((p) => item.value.armed[String(p)] !== undefined);
         if (ready.length === 0) return;
         const message: PushMessage = { type: 'ready', topic, partitions: ready.map((partition) => ({ partition })) };
@@ -67,7 +68,7 @@ export class PushNotifier {
         if (outcome === 'gone') return this.subscriptions.remove(item);
         await this.subscriptions.disarm(item, ready);
       }),
-    );
+    ]);
     for (const o of outcomes) if (o.status === 'rejected') this.onError(o.reason);
   }
 }

@@ -20,6 +20,11 @@ export interface SubscribeDeps {
   subscriptions: Subscriptions;
   topics: TopicRegistry;
   log: PartitionLog;
+  /**
+   * Throws TOPIC_AUTHORIZATION_FAILED unless the connection's principal may READ the topic, as a
+   * fetch would: a subscription tells when records arrive, so it needs what reading them needs.
+   */
+  authorizeRead(topic: string): Promise<void>;
 }
 
 /** Parses a client's message; a malformed one is INVALID_REQUEST (the connection stays open). */
@@ -55,6 +60,7 @@ export async function handleSubscribe(
   connectionId: string,
   m: SubscribeMessage,
 ): Promise<PushMessage | undefined> {
+  await deps.authorizeRead(m.topic);
   const topic = await deps.topics.get(m.topic);
   for (const p of m.partitions) requirePartition(topic, p.partition);
   await deps.subscriptions.arm(topic.name, endpoint, connectionId, m.partitions);

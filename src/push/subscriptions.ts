@@ -6,6 +6,10 @@
  * An arm is one-shot per partition: the notifier removes a partition it told about, and the
  * consumer arms it again once it has caught up and found nothing more. So a busy partition costs
  * no notifications, and an idle consumer costs one write per wake-up.
+ *
+ * Every write carries the item's expiry (`expiresAt`, also as the store's expiry: DynamoDB's TTL
+ * deletes the items of connections that went away without a produce to tell them). TTL deletes
+ * within days, not at the time, so readers skip an expired item themselves.
  */
 import type { Clock } from '../clock.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
@@ -43,12 +47,23 @@ export class Subscriptions {
     const armed: Record<string, number> = {};
     for (const p of partitions) armed[String(p.partition)] = p.offset;
     const value: Subscription = { endpoint, connectionId, armed, expiresAt: this.clock.now() + SUBSCRIPTION_TTL_MS };
-    await this.metadata.put(subscriptionPk(topic), connectionSk(connectionId), value);
+    await this.metadata.put(subscriptionPk(topic), connectionSk(connectionId), value, undefined, {
+      expiresAt: value.expiresAt,
+    });
   }
 
-  /** The live subscriptions of a topic (one strongly consistent query). */
+  /** The live subscriptions of a topic (one strongly consistent query): expired ones are left out. */
   async list(topic: string): Promise<MetaItem<Subscription>[]> {
-    return this.metadata.query<Subscription>(subscriptionPk(topic), { beginsWith: 'conn#' });
+    return (await this.listAll(topic)).live;
+  }
+
+  /** The topic's subscriptions, live and expired (not deleted yet: TTL runs late, and only on DynamoDB). */
+  async listAll(topic: string): Promise<{ live: MetaItem<Subscription>[]; expired: MetaItem<Subscription>[] }> {
+    const items = await this.metadata.query<Subscription>(subscriptionPk(topic), { beginsWith: 'conn#' });
+    const live: MetaItem<Subscription>[] = [];
+    const expired: MetaItem<Subscription>[] = [];
+    for (const item of items) (this.expired(item) ? expired : live).push(item);
+    return { live, expired };
   }
 
   expired(item: MetaItem<Subscription>): boolean {
@@ -64,7 +79,14 @@ export class Subscriptions {
     for (const p of partitions) delete armed[String(p)];
     try {
       if (Object.keys(armed).length === 0) await this.metadata.delete(item.pk, item.sk, { ifVersion: item.version });
-      else await this.metadata.put(item.pk, item.sk, { ...item.value, armed }, { ifVersion: item.version });
+      else
+        await this.metadata.put(
+          item.pk,
+          item.sk,
+          { ...item.value, armed },
+          { ifVersion: item.version },
+          { expiresAt: item.value.expiresAt },
+        );
     } catch (e) {
       if (!(e instanceof ConditionFailedError)) throw e;
     }

@@ -1,4 +1,4 @@
-import type { MetadataStore, MetaItem, QueryOptions, WriteCondition } from './ports.js';
+import type { MetadataStore, MetaItem, PutOptions, QueryOptions, WriteCondition } from './ports.js';
 
 /** A metadata store that holds a connection (SQLite): `close()` releases it. */
 export interface ClosableMetadataStore extends MetadataStore {
@@ -34,8 +34,14 @@ export class DeferredMetadataStore implements ClosableMetadataStore {
     return (this.store ?? (await this.opening)).query<T>(pk, options);
   }
 
-  async put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>> {
-    return (this.store ?? (await this.opening)).put(pk, sk, value, condition);
+  async put<T>(
+    pk: string,
+    sk: string,
+    value: T,
+    condition?: WriteCondition,
+    options?: PutOptions,
+  ): Promise<MetaItem<T>> {
+    return (this.store ?? (await this.opening)).put(pk, sk, value, condition, options);
   }
 
   async delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void> {

@@ -18,6 +18,7 @@ import {
   type MetadataStore,
   type MetaItem,
   type QueryOptions,
+  type PutOptions,
   type WriteCondition,
 } from './ports.js';
 import { sortKeyInterval } from './sort-key-range.js';
@@ -42,7 +43,11 @@ type Item = Record<string, AttributeValue>;
  */
 const ITEM_IS_ABSENT = 'attribute_not_exists(pk)';
 const VERSION_IS_EXPECTED = '#version = :expected';
-const SET_VALUE_AND_BUMP_VERSION = 'SET #value = :value ADD #version :one';
+const SET_VALUE_AND_BUMP_VERSION = 'SET #value = :value REMOVE #ttl ADD #version :one';
+/** With PutOptions.expiresAt: the TTL attribute too (epoch seconds, as DynamoDB's TTL reads it); without, none. */
+const SET_VALUE_AND_EXPIRY = 'SET #value = :value, #ttl = :ttl ADD #version :one';
+/** The table's TTL attribute (infra/log-stack.ts): DynamoDB deletes an item some time after it. */
+export const TTL_ATTRIBUTE = 'ttl';
 
 /** Items in one DynamoDB table with the key schema (pk S HASH, sk S RANGE). */
 export class DynamoDbMetadataStore implements MetadataStore {
@@ -107,8 +112,15 @@ export class DynamoDbMetadataStore implements MetadataStore {
     return items;
   }
 
-  async put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>> {
+  async put<T>(
+    pk: string,
+    sk: string,
+    value: T,
+    condition?: WriteCondition,
+    options?: PutOptions,
+  ): Promise<MetaItem<T>> {
     const values: Item = { ':value': { S: JSON.stringify(value) ?? 'null' }, ':one': { N: '1' } };
+    if (options?.expiresAt !== undefined) values[':ttl'] = { N: String(Math.ceil(options.expiresAt / 1000)) };
     let conditionExpression: string | undefined;
     if (condition && 'ifAbsent' in condition) {
       conditionExpression = ITEM_IS_ABSENT;
@@ -121,8 +133,8 @@ export class DynamoDbMetadataStore implements MetadataStore {
         new UpdateItemCommand({
           TableName: this.table,
           Key: key(pk, sk),
-          UpdateExpression: SET_VALUE_AND_BUMP_VERSION,
-          ExpressionAttributeNames: { '#value': 'value', '#version': 'version' },
+          UpdateExpression: options?.expiresAt !== undefined ? SET_VALUE_AND_EXPIRY : SET_VALUE_AND_BUMP_VERSION,
+          ExpressionAttributeNames: { '#value': 'value', '#version': 'version', '#ttl': TTL_ATTRIBUTE },
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
           ...(conditionExpression && {

@@ -14,6 +14,7 @@ import {
   type ObjectPage,
   type ObjectStore,
   type QueryOptions,
+  type PutOptions,
   type WriteCondition,
 } from './ports.js';
 
@@ -185,10 +186,16 @@ export class ObservedMetadataStore implements MetadataStore {
     }
   }
 
-  async put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>> {
+  async put<T>(
+    pk: string,
+    sk: string,
+    value: T,
+    condition?: WriteCondition,
+    options?: PutOptions,
+  ): Promise<MetaItem<T>> {
     const conditional = condition !== undefined;
     try {
-      const item = await this.inner.put(pk, sk, value, condition);
+      const item = await this.inner.put(pk, sk, value, condition, options);
       this.report({
         port: 'metadata',
         op: 'UpdateItem',

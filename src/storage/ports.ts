@@ -60,6 +60,15 @@ export interface MetaItem<T = unknown> {
 /** A write condition: the item must not exist, or must exist at exactly this version. */
 export type WriteCondition = { ifAbsent: true } | { ifVersion: number };
 
+export interface PutOptions {
+  /**
+   * Epoch ms after which the item is of no use: the store may delete it any time after (DynamoDB's
+   * TTL, on the table's `ttl` attribute, within days; the other adapters keep it). Readers must
+   * ignore an expired item themselves. A put without it clears an earlier one.
+   */
+  expiresAt?: number;
+}
+
 export interface QueryOptions {
   /** Sort-key bounds, all inclusive/exclusive as named; combine freely. */
   gte?: string;
@@ -86,7 +95,7 @@ export interface MetadataStore {
    * write is unconditional (the version still increments). A failed condition throws
    * `ConditionFailedError` carrying the item as found, so callers can retry without a re-read.
    */
-  put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>>;
+  put<T>(pk: string, sk: string, value: T, condition?: WriteCondition, options?: PutOptions): Promise<MetaItem<T>>;
   /** Deleting a missing item without a condition is not an error. */
   delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IdleBackoff } from '../../src/client/consumer/idle-backoff.js';
+import type { PushChannel } from '../../src/client/consumer/push-channel.js';
 import { TopicPartitionState } from '../../src/client/consumer/subscription-state.js';
 
 describe('idle back-off (no push connection)', () => {
@@ -29,5 +30,33 @@ describe('idle back-off (no push connection)', () => {
     const idle = new IdleBackoff({ ...config, fetchIdleBackoffMaxMs: 500 }, undefined);
     const s = new TopicPartitionState('t', 0);
     expect(Array.from({ length: 4 }, () => idle.onEmpty(s, 0, 0))).toEqual([500, 500, 500, 500]);
+  });
+});
+
+describe('idle back-off with a push connection', () => {
+  const config = { fetchMaxWaitMs: 500, fetchIdleBackoffMaxMs: 4000, pushFallbackPollMs: 30_000 };
+  /** A connected channel as the back-off sees it: it records the arms. */
+  const channel = () => {
+    const armed: string[] = [];
+    const push = {
+      connected: true,
+      arm: (t: string, p: number, o: number) => armed.push(`${t}/${p}@${o}`),
+      disarm: () => {},
+    } as unknown as PushChannel;
+    return { push, armed };
+  };
+
+  it('arms the partition, asks for no server wait, and gives the partitions that went idle together one fallback deadline', () => {
+    const { push, armed } = channel();
+    const idle = new IdleBackoff(config, push);
+    const states = Array.from({ length: 12 }, (_, p) => new TopicPartitionState('t', p));
+    const now = Date.now();
+    const deadlines = states.map((s) => idle.onEmpty(s, now, 5));
+    expect(armed).toHaveLength(12);
+    expect(idle.maxWaitMs()).toBe(0);
+    // One deadline for all twelve: their fallback is one multi-partition fetch, not twelve.
+    expect(new Set(deadlines).size).toBe(1);
+    expect(deadlines[0]! - now).toBeGreaterThanOrEqual(0.9 * 30_000 - 50);
+    expect(deadlines[0]! - now).toBeLessThanOrEqual(1.1 * 30_000 + 50);
   });
 });

@@ -119,3 +119,35 @@ describe('the classic group coordinator', () => {
     expect(await a.list()).toEqual([]);
   });
 });
+
+describe('classic session expiry by the scheduler', () => {
+  it('removes a member whose heartbeats stop when its session timer fires, with no request to the group', async () => {
+    let now = 1_000_000;
+    const clock: Clock = { now: () => now };
+    const storage = { metadata: new MemoryMetadataStore(), stores: [new MemoryObjectStore('m')], close: () => {} };
+    const services = createServices(serverConfigFromEnv({ STORAGE_BACKEND: 'memory' }), storage, clock);
+    const { classic, coordinator } = services.groups;
+    await classic.join(join('m1'));
+    await classic.sync('g', 1, 'm1', [{ memberId: 'm1', assignment: Buffer.from('all') }]);
+    const raw = async () =>
+      (await storage.metadata.get<{ members: Record<string, unknown>; state: string }>('group#g', 'classic'))!.value;
+    // Heartbeats for a minute, the scheduler ticking every 10 s: nobody expires.
+    for (let i = 0; i < 20; i++) {
+      now += 3000;
+      await classic.heartbeat('g', 'm1', 1);
+      if (i % 3 === 2) expect((await coordinator.expireSessions()).membersExpired).toBe(0);
+    }
+    // It stops. Nothing but the scheduler touches the group: it is removed within its session
+    // (6 s) and the timer's slack (one session more), and the stored group is Empty.
+    const last = now;
+    let expired = 0;
+    while (expired === 0 && now < last + 30_000) {
+      now += 1000;
+      expired = (await coordinator.expireSessions()).membersExpired;
+    }
+    expect(expired).toBe(1);
+    expect(now - last).toBeGreaterThan(6000);
+    expect(now - last).toBeLessThanOrEqual(6000 + 6000 + 1000);
+    expect(await raw()).toMatchObject({ members: {}, state: 'Empty' });
+  });
+});

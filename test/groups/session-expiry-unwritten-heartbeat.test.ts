@@ -11,7 +11,7 @@ import type { Storage } from '../../src/compose.js';
 import { allBackends } from '../support/backends.js';
 import { manualClock } from './helpers.js';
 
-const SESSION = 9_000; // heartbeat interval 3 s, so heartbeats within 1.5 s are not written
+const SESSION = 9_000; // heartbeat interval 3 s, so heartbeats within 3 s (a third of the session) are not written
 const INTERVAL = 3_000;
 
 describe.each(allBackends)('session expiry after an unwritten heartbeat on $name', (backend) => {

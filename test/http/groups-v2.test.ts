@@ -177,7 +177,7 @@ describe('REST Proxy v2 consumer instances', () => {
     const { g, v2, create } = await setup(1);
     await create('g', { name: 'idle' });
     await v2('POST', 'g/instances/idle/subscription', { topics: ['t'] });
-    g.clock.advance(302_500); // consumer.instance.timeout.ms and half a heartbeat interval (5 s)
+    g.clock.advance(315_000); // consumer.instance.timeout.ms and its unwritten span (three 5 s heartbeat intervals)
     expect((await g.services.groups.coordinator.expireSessions()).membersExpired).toBe(1);
     expect(await g.storage.metadata.get('group#g', 'inst#idle')).toBeUndefined();
     expect(await v2('GET', 'g/instances/idle/records?timeout=0')).toMatchObject({

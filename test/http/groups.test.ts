@@ -73,9 +73,9 @@ describe('consumer groups over HTTP', () => {
     expect(owned.length).toBeGreaterThan(0);
 
     // No request at all reaches the group: only the clock moves and the scheduler ticks. Expiry comes
-    // half a heartbeat interval (10 s / 3 / 2 here) after the session timeout: a heartbeat that soon
-    // after the stored one may have reached the coordinator unwritten.
-    g.clock.advance(12_000);
+    // a third of the session (10 s / 3 here) after the session timeout: a heartbeat that soon after
+    // the stored one may have reached the coordinator unwritten.
+    g.clock.advance(14_000);
     const raw = async () => (await g.storage.metadata.get<GroupRecord>('group#g1', 'meta'))!.value;
     expect(Object.keys((await raw()).members)).toHaveLength(3);
     const timers = await new DurableTimers(g.storage.metadata).pending(g.clock.now(), g.clock.now(), [
@@ -107,7 +107,7 @@ describe('consumer groups over HTTP', () => {
     const g = groupApp();
     await g.createTopic('t', 2);
     const [a, b] = await joinAll(g, 'g', 2, ['t'], (i) => ({ 'session.timeout.ms': i === 0 ? 6_000 : 30_000 }));
-    g.clock.advance(7_000);
+    g.clock.advance(8_000); // a's session (6 s) and its unwritten span (a third: 2 s)
     const d = await g.describe('g');
     expect(d.members.map((m: { consumer_id: string }) => m.consumer_id)).toEqual([b!.id]);
     expect(d.state).toBe('COMPLETING_REBALANCE');
@@ -120,7 +120,11 @@ describe('consumer groups over HTTP', () => {
       b!.epoch = (await g.describe('g')).members[0].member_epoch;
     }
     expect((await g.describe('g')).members).toHaveLength(1);
-    g.clock.advance(32_500); // the session timeout and half a heartbeat interval (5 s)
+    // The session timeout (30 s) and its unwritten span (a third: 10 s); and since the timer was
+    // re-armed while b was alive, up to one session timeout more for a group nobody accesses.
+    g.clock.advance(40_000);
+    expect((await g.storage.metadata.get<GroupRecord>('group#g', 'meta'))!.value.members).toHaveProperty(b!.id);
+    g.clock.advance(30_000);
 
     expect((await g.services.groups.coordinator.expireSessions()).membersExpired).toBe(1);
     expect(await g.describe('g')).toMatchObject({ state: 'EMPTY', members: [] });

@@ -8,6 +8,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { IAM_ACTION_FOR_CALL, DATA_ACCESS } from '../../infra/data-access.js';
 import { routeFor, type HttpFunctionName } from '../../infra/routes.js';
 import { instrumentStorage } from '../../functions/instrumented-storage.js';
+import { HEARTBEAT_ROUTE, observedApp } from '../../functions/http-entry.js';
+import { HEARTBEAT_ENVIRONMENT } from '../../infra/log-functions.js';
 import type { StorageCall } from '../../src/storage/observed-stores.js';
 import { createServices, createStorage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
@@ -21,7 +23,8 @@ import { subscriptionPk } from '../../src/push/subscriptions.js';
 
 const NAMES: HttpFunctionName[] = ['produce', 'fetch', 'admin'];
 const BASE = '/v3/clusters/local';
-const calls: Record<HttpFunctionName | 'push', StorageCall[]> = { produce: [], fetch: [], admin: [], push: [] };
+type Fn = HttpFunctionName | 'push' | 'heartbeat';
+const calls: Record<Fn, StorageCall[]> = { produce: [], fetch: [], admin: [], push: [], heartbeat: [] };
 const base = createStorage({ kind: 'memory', replicaStores: 1 });
 const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', CLUSTER_ID: 'local' });
 const apps = Object.fromEntries(
@@ -42,9 +45,35 @@ const pushServices = createServices(
   config,
   instrumentStorage(base, (c) => calls.push.push(c)),
 );
+// The heartbeat function (functions/heartbeat.ts: the heartbeat route alone, behind its function URL).
+const heartbeatApp = observedApp(
+  createApp(
+    createServices(
+      serverConfigFromEnv({ STORAGE_BACKEND: 'memory', CLUSTER_ID: 'local', ...HEARTBEAT_ENVIRONMENT }),
+      instrumentStorage(base, (c) => calls.heartbeat.push(c)),
+    ),
+    { logError: () => {} },
+  ),
+  { namespace: 'n', service: 's', functionName: 'heartbeat', write: () => {}, now: () => Date.now() },
+  HEARTBEAT_ROUTE,
+);
+const heartbeat = async (body: unknown) => {
+  const res = await heartbeatApp.request(`${BASE}/consumer-groups/g/consumers:heartbeat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as { member_id: string; member_epoch: number } };
+};
+
 const subscribe = (partitions: { partition: number; offset: number }[]) =>
   handleSubscribe(
-    { subscriptions: pushServices.push.subscriptions, topics: pushServices.topics, log: pushServices.log },
+    {
+      subscriptions: pushServices.push.subscriptions,
+      topics: pushServices.topics,
+      log: pushServices.log,
+      authorizeRead: async () => {},
+    },
     'http://127.0.0.1:9',
     'conn-1',
     { action: 'subscribe', topic: 'orders', partitions },
@@ -69,8 +98,8 @@ async function call(method: string, path: string, body?: unknown) {
   return { target, status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-const used = (name: HttpFunctionName | 'push') => new Set(calls[name].map((c) => IAM_ACTION_FOR_CALL[c.op]!));
-const granted = (name: HttpFunctionName | 'push') => {
+const used = (name: Fn) => new Set(calls[name].map((c) => IAM_ACTION_FOR_CALL[c.op]!));
+const granted = (name: Fn) => {
   const a = DATA_ACCESS[name];
   return new Set([...a.objectActions, ...a.bucketActions, ...a.tableActions]);
 };
@@ -152,6 +181,15 @@ beforeAll(async () => {
     expiresAt: 0,
   });
   await run(steps.slice(7));
+  // A member joins (registry, group item, session timer), heartbeats and leaves.
+  const joined = await heartbeat({ member_id: '', member_epoch: 0, subscribed_topic_names: ['orders'] });
+  expect(joined.status).toBe(200);
+  expect((await heartbeat({ member_id: joined.body.member_id, member_epoch: joined.body.member_epoch })).status).toBe(
+    200,
+  );
+  expect((await heartbeat({ member_id: joined.body.member_id, member_epoch: -1 })).status).toBe(200);
+  // Nothing else is served there.
+  expect((await heartbeatApp.request(`${BASE}/topics`)).status).toBe(404);
   expect(await base.metadata.get(subscriptionPk('orders'), 'conn#gone')).toBeUndefined();
   await subscribe([]); // disarms all
   // A writer that died between its state write and its index write: the next fetch repairs the index.
@@ -161,14 +199,14 @@ beforeAll(async () => {
 });
 
 describe("each function's IAM data actions match the calls its routes make", () => {
-  it.each([...NAMES, 'push' as const])('%s: every call is allowed', (name) => {
+  it.each([...NAMES, 'push' as const, 'heartbeat' as const])('%s: every call is allowed', (name) => {
     expect(calls[name].length).toBeGreaterThan(0);
     const allowed = granted(name);
     const denied = calls[name].filter((c) => !allowed.has(IAM_ACTION_FOR_CALL[c.op]!)).map((c) => c.op);
     expect(denied).toEqual([]);
   });
 
-  it.each([...NAMES, 'push' as const])('%s: every granted action is used', (name) => {
+  it.each([...NAMES, 'push' as const, 'heartbeat' as const])('%s: every granted action is used', (name) => {
     expect([...granted(name)].filter((a) => !used(name).has(a))).toEqual([]);
   });
 

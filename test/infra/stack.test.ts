@@ -12,6 +12,7 @@ import { DATA_ACCESS, type DataFunctionName } from '../../infra/data-access.js';
 import { FUNCTION_SPECS } from '../../infra/log-functions.js';
 import { API_ROUTES } from '../../infra/routes.js';
 import { logicalId, synthStack, type Synthesized } from './synth.js';
+import { TTL_ATTRIBUTE } from '../../src/storage/dynamodb-metadata-store.js';
 
 type Resource = {
   Type: string;
@@ -41,9 +42,26 @@ const ofHttpApi = (t: Template, type: string) => {
 };
 
 describe('synth', () => {
-  it('bundles the five functions with the local esbuild in seconds', () => {
+  it('bundles the six functions with the local esbuild in seconds', () => {
     console.log(`synth with bundling: ${Math.round(synthMs)} ms`);
-    expect(Object.keys(resources(s.template, 'AWS::Lambda::Function'))).toHaveLength(5);
+    expect(Object.keys(resources(s.template, 'AWS::Lambda::Function'))).toHaveLength(6);
+  });
+
+  it('serves group heartbeats from a 128 MB function behind an IAM-authenticated function URL, logging warnings only', () => {
+    s.template.resourceCountIs('AWS::Lambda::Url', 1);
+    s.template.hasResourceProperties('AWS::Lambda::Url', {
+      AuthType: 'AWS_IAM',
+      TargetFunctionArn: { 'Fn::GetAtt': [fnId('heartbeat'), 'Arn'] },
+    });
+    const fn = resources(s.template, 'AWS::Lambda::Function')[fnId('heartbeat')]!;
+    expect(fn.Properties.MemorySize).toBe(128);
+    expect(fn.Properties.LoggingConfig).toMatchObject({
+      LogFormat: 'JSON',
+      ApplicationLogLevel: 'WARN',
+      SystemLogLevel: 'WARN',
+    });
+    expect(fn.Properties.Environment.Variables.ACL_CACHE_MS).toBe('30000');
+    expect(s.template.findOutputs('HeartbeatUrl')).toHaveProperty('HeartbeatUrl');
   });
 });
 
@@ -104,6 +122,11 @@ describe('metadata table', () => {
         { AttributeName: 'sk', KeyType: 'RANGE' },
       ],
     });
+  });
+
+  it("has TTL on the attribute the DynamoDB adapter writes an item's expiry to", () => {
+    const table = Object.values(resources(s.template, 'AWS::DynamoDB::Table'))[0]!;
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: TTL_ATTRIBUTE, Enabled: true });
   });
 });
 
@@ -252,8 +275,8 @@ describe('observability', () => {
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
     const names = alarms.map((a) => `${a.Properties.Namespace}/${a.Properties.MetricName}`);
-    expect(names.filter((n) => n === 'AWS/Lambda/Errors')).toHaveLength(5); // produce, fetch, admin, push + scheduler failures
-    expect(names.filter((n) => n === 'AWS/Lambda/Throttles')).toHaveLength(5);
+    expect(names.filter((n) => n === 'AWS/Lambda/Errors')).toHaveLength(6); // produce, fetch, admin, push, heartbeat + scheduler failures
+    expect(names.filter((n) => n === 'AWS/Lambda/Throttles')).toHaveLength(6);
     expect(names).toContain('AWS/ApiGateway/5xx');
     expect(names).toContain('AWS/Lambda/Invocations'); // the scheduler stopped running
     const topicId = logicalId(s.stack, s.stack.monitoring.alarmTopic);

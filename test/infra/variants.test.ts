@@ -31,6 +31,9 @@ describe('authorization modes', () => {
       for (const route of httpRoutes(s)) {
         expect(route.Properties.AuthorizationType).toBe('JWT');
       }
+      // A function URL has no JWT authorizer: heartbeats stay on the API, and there is no URL to reach.
+      s.template.resourceCountIs('AWS::Lambda::Url', 0);
+      expect(s.template.findOutputs('HeartbeatUrl')).toEqual({});
     } finally {
       s.cleanup();
     }

@@ -6,7 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handleSubscribe } from '../../src/push/subscribe-handler.js';
-import { subscriptionPk } from '../../src/push/subscriptions.js';
+import { gatewayPushSubscribeDeps, pushSubscribeDeps } from '../../src/http/push-socket.js';
+import { SUBSCRIPTION_TTL_MS, subscriptionPk } from '../../src/push/subscriptions.js';
 import { testApp } from '../support/test-app.js';
 
 let server: Server;
@@ -36,14 +37,14 @@ beforeEach(() => {
   answers.clear();
 });
 
-async function setup() {
-  const t = testApp();
+async function setup(options: { clock?: { now(): number } } = {}) {
+  const t = testApp(options);
   expect((await t.call('POST', 'topics', { topic_name: 'orders', partitions_count: 3 })).status).toBe(201);
   const produce = async (partition: number) =>
     expect(
       (await t.call('POST', 'topics/orders/records', { partition_id: partition, value: { data: 1 } })).status,
     ).toBe(200);
-  const deps = { subscriptions: t.services.push.subscriptions, topics: t.services.topics, log: t.services.log };
+  const deps = pushSubscribeDeps(t.services, 'User:ANONYMOUS', '127.0.0.1');
   const subscribe = (connectionId: string, partitions: { partition: number; offset: number }[]) =>
     handleSubscribe(deps, endpoint, connectionId, { action: 'subscribe', topic: 'orders', partitions });
   const armed = async (connectionId: string) =>
@@ -107,5 +108,113 @@ describe('push subscriptions', () => {
       errorName: 'UNKNOWN_TOPIC_OR_PARTITION',
     });
     expect(await t.armed('c1')).toBeUndefined();
+  });
+});
+
+describe('push subscription expiry', () => {
+  it('an expired subscription that TTL has not deleted yet is not listed, not told, and removed by the produce that finds it', async () => {
+    let now = Date.UTC(2026, 11, 3);
+    const t = await setup({ clock: { now: () => now } });
+    await t.subscribe('old', [{ partition: 0, offset: 0 }]);
+    const item = await t.storage.metadata.get<{ expiresAt: number }>(subscriptionPk('orders'), 'conn#old');
+    expect(item!.value.expiresAt).toBe(now + SUBSCRIPTION_TTL_MS);
+    now += SUBSCRIPTION_TTL_MS;
+    expect(await t.services.push.subscriptions.list('orders')).toEqual([]);
+    await t.subscribe('new', [{ partition: 0, offset: 0 }]);
+    await t.produce(0);
+    expect(posts.map((p) => p.connectionId)).toEqual(['new']);
+    expect(await t.armed('old')).toBeUndefined();
+  });
+
+  it('every write of a subscription gives the store its expiry (DynamoDB TTL deletes it at no cost)', async () => {
+    const expiries: (number | undefined)[] = [];
+    const t = await setup();
+    const put = t.storage.metadata.put.bind(t.storage.metadata);
+    t.storage.metadata.put = (pk, sk, value, condition, options) => {
+      if (pk === subscriptionPk('orders')) expiries.push(options?.expiresAt);
+      return put(pk, sk, value, condition, options);
+    };
+    await t.subscribe('c1', [
+      { partition: 0, offset: 0 },
+      { partition: 1, offset: 0 },
+    ]);
+    await t.produce(0); // disarms partition 0: a conditional put of the rest
+    const item = await t.storage.metadata.get<{ expiresAt: number }>(subscriptionPk('orders'), 'conn#c1');
+    expect(expiries).toHaveLength(2);
+    expect(expiries).toEqual([item!.value.expiresAt, item!.value.expiresAt]);
+  });
+});
+
+describe('push subscribe authorization', () => {
+  it('a principal without READ on the topic cannot subscribe (TOPIC_AUTHORIZATION_FAILED, nothing armed); with READ it can', async () => {
+    const t = testApp({ env: { AUTHORIZATION: 'true', SUPER_USERS: 'User:admin' } });
+    await t.services.topics.create({ name: 'orders', partitionCount: 3, replicationFactor: 1 });
+    await t.services.security.acls.create([
+      {
+        resourceType: 'TOPIC',
+        resourceName: 'orders',
+        patternType: 'LITERAL',
+        principal: 'User:alice',
+        host: '*',
+        operation: 'READ',
+        permission: 'ALLOW',
+      },
+    ]);
+    const audit: Record<string, unknown>[] = [];
+    const as = (principal: string) =>
+      pushSubscribeDeps(t.services, principal, '203.0.113.7', (msg, fields) => audit.push({ msg, ...fields }));
+    const arm = (principal: string, connectionId: string) =>
+      handleSubscribe(as(principal), endpoint, connectionId, {
+        action: 'subscribe',
+        topic: 'orders',
+        partitions: [{ partition: 0, offset: 0 }],
+      });
+    const armed = (connectionId: string) => t.storage.metadata.get(subscriptionPk('orders'), `conn#${connectionId}`);
+
+    await expect(arm('User:bob', 'bob-conn')).rejects.toMatchObject({ errorName: 'TOPIC_AUTHORIZATION_FAILED' });
+    expect(await armed('bob-conn')).toBeUndefined();
+    expect(audit).toMatchObject([
+      { audit: 'denied', principal: 'User:bob', operation: 'READ', resourceName: 'orders' },
+    ]);
+    // An unknown topic is refused the same way (no hint that it does not exist), as a fetch is.
+    await expect(
+      handleSubscribe(as('User:bob'), endpoint, 'bob-conn', { action: 'subscribe', topic: 'secret', partitions: [] }),
+    ).rejects.toMatchObject({ errorName: 'TOPIC_AUTHORIZATION_FAILED' });
+
+    expect(await arm('User:alice', 'alice-conn')).toBeUndefined();
+    expect(await armed('alice-conn')).toMatchObject({ value: { armed: { '0': 0 } } });
+  });
+
+  it('the WebSocket API message names its principal as the $connect authorizer did', async () => {
+    const t = testApp({ env: { AUTHORIZATION: 'true' } });
+    await t.services.topics.create({ name: 'orders', partitionCount: 1, replicationFactor: 1 });
+    await t.services.security.acls.create([
+      {
+        resourceType: 'TOPIC',
+        resourceName: 'orders',
+        patternType: 'LITERAL',
+        principal: 'User:arn:aws:iam::123456789012:role/Reader',
+        host: '*',
+        operation: 'READ',
+        permission: 'ALLOW',
+      },
+    ]);
+    const arm = (requestContext: object) =>
+      handleSubscribe(gatewayPushSubscribeDeps(t.services, requestContext), endpoint, 'c', {
+        action: 'subscribe',
+        topic: 'orders',
+        partitions: [{ partition: 0, offset: 0 }],
+      });
+    // IAM ($connect signed by an assumed role): named by its role, as the HTTP API does.
+    expect(
+      await arm({ identity: { userArn: 'arn:aws:sts::123456789012:assumed-role/Reader/i-0abc', sourceIp: '1.2.3.4' } }),
+    ).toBeUndefined();
+    // A JWT authorizer's principalId (the token's sub), or an API key's id: no ACL for them here.
+    await expect(arm({ authorizer: { principalId: 'alice' } })).rejects.toMatchObject({
+      errorName: 'TOPIC_AUTHORIZATION_FAILED',
+    });
+    await expect(arm({ authorizer: { principalId: 'k1', apiKeyId: 'k1' } })).rejects.toMatchObject({
+      errorName: 'TOPIC_AUTHORIZATION_FAILED',
+    });
   });
 });

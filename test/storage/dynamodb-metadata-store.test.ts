@@ -31,14 +31,16 @@ const item = (version: number, value: unknown) => ({
 });
 
 describe('DynamoDbMetadataStore requests', () => {
-  it('writes SET value ADD version, with the named condition', async () => {
+  it('writes SET value ADD version (and REMOVE the expiry), with the named condition', async () => {
     const { client, sent } = stubClient(() => ({ Attributes: item(4, 'x') }));
     const store = new DynamoDbMetadataStore({ table: 't', client });
     await store.put('p', 's', 'x');
     await store.put('p', 's', 'x', { ifAbsent: true });
     await store.put('p', 's', 'x', { ifVersion: 3 });
     const inputs = sent.map((s) => s.input as unknown as UpdateItemCommandInput);
-    expect(inputs.map((i) => i.UpdateExpression)).toEqual(Array(3).fill('SET #value = :value ADD #version :one'));
+    expect(inputs.map((i) => i.UpdateExpression)).toEqual(
+      Array(3).fill('SET #value = :value REMOVE #ttl ADD #version :one'),
+    );
     expect(inputs.map((i) => i.ConditionExpression)).toEqual([
       undefined,
       'attribute_not_exists(pk)',

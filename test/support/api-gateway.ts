@@ -22,12 +22,19 @@ export type HttpHandler = (
 export type PushHandler = (event: APIGatewayProxyWebsocketEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
 export interface Invocation {
-  fn: HttpFunctionName | 'push';
+  fn: HttpFunctionName | 'push' | 'heartbeat';
   routeKey: string;
   /** The request path (HTTP API invocations): what the catch-all route was asked for. */
   path?: string;
   ms: number;
+  /** The process's CPU time during the invocation (unlike `ms`, not stretched by other processes on a loaded machine). */
+  cpuMs: number;
 }
+
+const cpuMsSince = (start: NodeJS.CpuUsage) => {
+  const u = process.cpuUsage(start);
+  return (u.user + u.system) / 1000;
+};
 
 const context = (functionName: string): Context => ({
   awsRequestId: 'r',
@@ -45,17 +52,27 @@ const context = (functionName: string): Context => ({
 });
 
 export const HTTP_API_HOST = 'abc123.execute-api.us-east-1.amazonaws.com';
+/** The heartbeat function's URL (a Lambda function URL: the same payload 2.0 event, route `$default`). */
+export const HEARTBEAT_URL_HOST = 'hb456.lambda-url.us-east-1.on.aws';
 
-/** A fetch that API Gateway's HTTP API would answer by invoking these handlers. */
+/**
+ * A fetch that API Gateway's HTTP API would answer by invoking these handlers; requests to
+ * HEARTBEAT_URL_HOST go to `heartbeat` as its function URL would pass them (no API Gateway).
+ */
 export function httpApiFetch(
   handlers: Record<HttpFunctionName, HttpHandler>,
   onInvoke: (i: Invocation) => void,
+  heartbeat?: HttpHandler,
 ): typeof globalThis.fetch {
   return async (input, init) => {
     const req = new Request(input, init);
     const url = new URL(req.url);
-    const route = routeFor(req.method, url.pathname)!;
-    const routeKey = `${route.method} ${route.path}`;
+    const viaUrl = heartbeat !== undefined && url.host === HEARTBEAT_URL_HOST;
+    const host = viaUrl ? HEARTBEAT_URL_HOST : HTTP_API_HOST;
+    const route = viaUrl
+      ? { method: 'ANY', path: '$default', target: 'heartbeat' as const }
+      : routeFor(req.method, url.pathname)!;
+    const routeKey = viaUrl ? '$default' : `${route.method} ${route.path}`;
     const body = req.body ? Buffer.from(await req.arrayBuffer()) : undefined;
     const headers = Object.fromEntries(req.headers);
     const textual = (headers['content-type'] ?? '').includes('json');
@@ -64,13 +81,13 @@ export function httpApiFetch(
       routeKey,
       rawPath: url.pathname,
       rawQueryString: url.search.slice(1),
-      headers: { ...headers, host: HTTP_API_HOST, 'x-forwarded-proto': 'https' },
+      headers: { ...headers, host, 'x-forwarded-proto': 'https' },
       ...(url.search && { queryStringParameters: Object.fromEntries(url.searchParams) }),
       requestContext: {
         accountId: '123456789012',
-        apiId: 'abc123',
-        domainName: HTTP_API_HOST,
-        domainPrefix: 'abc123',
+        apiId: viaUrl ? 'hb456' : 'abc123',
+        domainName: host,
+        domainPrefix: viaUrl ? 'hb456' : 'abc123',
         http: {
           method: req.method,
           path: url.pathname,
@@ -88,8 +105,16 @@ export function httpApiFetch(
       isBase64Encoded: !!body && !textual,
     };
     const started = performance.now();
-    const result = await handlers[route.target](event, context(route.target));
-    onInvoke({ fn: route.target, routeKey, path: url.pathname, ms: performance.now() - started });
+    const cpu = process.cpuUsage();
+    const handler = route.target === 'heartbeat' ? heartbeat! : handlers[route.target];
+    const result = await handler(event, context(route.target));
+    onInvoke({
+      fn: route.target,
+      routeKey,
+      path: url.pathname,
+      ms: performance.now() - started,
+      cpuMs: cpuMsSince(cpu),
+    });
     const bytes =
       result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
     return new Response(result.statusCode === 204 ? null : bytes, {
@@ -146,8 +171,9 @@ export async function webSocketApi(push: PushHandler, onInvoke: (i: Invocation) 
         isBase64Encoded: false,
       } as unknown as APIGatewayProxyWebsocketEventV2;
       const started = performance.now();
+      const cpu = process.cpuUsage();
       void push(event).then((res) => {
-        onInvoke({ fn: 'push', routeKey: 'subscribe', ms: performance.now() - started });
+        onInvoke({ fn: 'push', routeKey: 'subscribe', ms: performance.now() - started, cpuMs: cpuMsSince(cpu) });
         if (res.body) ws.send(res.body);
       });
     });

@@ -12,6 +12,7 @@ import {
   type MetaItem,
   type ObjectStore,
   type QueryOptions,
+  type PutOptions,
   type WriteCondition,
 } from '../../src/storage/ports.js';
 
@@ -141,8 +142,8 @@ export class FaultyMetadataStore implements MetadataStore {
   query<T>(pk: string, options?: QueryOptions): Promise<MetaItem<T>[]> {
     return this.faults.run('metadata', 'query', pk, () => this.inner.query<T>(pk, options));
   }
-  put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>> {
-    return this.faults.run('metadata', 'put', `${pk}|${sk}`, () => this.inner.put(pk, sk, value, condition));
+  put<T>(pk: string, sk: string, value: T, condition?: WriteCondition, options?: PutOptions): Promise<MetaItem<T>> {
+    return this.faults.run('metadata', 'put', `${pk}|${sk}`, () => this.inner.put(pk, sk, value, condition, options));
   }
   delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void> {
     return this.faults.run('metadata', 'delete', `${pk}|${sk}`, () => this.inner.delete(pk, sk, condition));

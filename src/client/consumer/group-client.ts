@@ -68,7 +68,7 @@ export class GroupClient {
     if (req.sessionTimeoutMs !== undefined) body['session.timeout.ms'] = req.sessionTimeoutMs;
     if (req.rebalanceTimeoutMs !== undefined) body['max.poll.interval.ms'] = req.rebalanceTimeoutMs;
     if (req.ownedPartitions !== undefined) body.owned_partitions = toWire(req.ownedPartitions);
-    const res = await this.transport.request<{
+    const res = await this.transport.heartbeatRequest<{
       member_id: string;
       member_epoch: number;
       heartbeat_interval_ms: number;

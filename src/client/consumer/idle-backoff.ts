@@ -24,6 +24,12 @@ export interface IdleBackoffConfig {
 export class IdleBackoff {
   /** Consecutive empty answers per partition. */
   private readonly empties = new WeakMap<TopicPartitionState, number>();
+  /**
+   * The fallback fetch's deadline, shared by every partition armed before it is half gone: the
+   * partitions of one multi-partition answer (or of answers close together) fall due together and
+   * are fetched in one request, instead of one request each at their own jittered time.
+   */
+  private fallbackAt: number | undefined;
 
   constructor(
     private readonly config: IdleBackoffConfig,
@@ -47,9 +53,17 @@ export class IdleBackoff {
     this.empties.set(s, n);
     if (this.push) {
       this.push.arm(s.topic, s.partition, offset);
-      if (this.push.connected) return Date.now() + this.config.pushFallbackPollMs * (0.9 + Math.random() * 0.2);
+      if (this.push.connected) return this.fallbackDeadline(Date.now());
     }
     return started + this.pollDelayMs(n);
+  }
+
+  /** Jittered (0.9-1.1), so that consumers started together do not fetch together. */
+  private fallbackDeadline(now: number): number {
+    const period = this.config.pushFallbackPollMs;
+    if (this.fallbackAt === undefined || this.fallbackAt - now < period / 2)
+      this.fallbackAt = now + period * (0.9 + Math.random() * 0.2);
+    return this.fallbackAt;
   }
 
   /** From the start of the n-th consecutive empty fetch to the next one. */
