@@ -92,7 +92,15 @@ function localStorage(backend: LocalBackend, metadata: ClosableMetadataStore): S
     { length: backend.replicaStores },
     (_, i) => new LocalObjectStore(join(backend.dataDir, `store-${i}`), { fsync: backend.fsync }),
   );
-  return { metadata, stores, close: () => metadata.close() };
+  return {
+    metadata,
+    stores,
+    close: () => {
+      metadata.close();
+      // Seals each store's open pack (so its deleted objects can be reclaimed) and closes its index.
+      for (const store of stores) void store.close().catch(() => {});
+    },
+  };
 }
 
 async function openSqlite(backend: LocalBackend): Promise<ClosableMetadataStore> {
@@ -171,14 +179,11 @@ function endpointPoster(config: ServerConfig): ConnectionPoster {
   const local = httpConnectionPoster();
   let aws: ConnectionPoster | undefined;
   return {
-    post: (endpoint, connectionId, message) =>
-      /^https:\/\/[^/]+\.execute-api\./.test(endpoint)
-        ? (aws ??= apiGatewayConnectionPoster(config.backend.kind === 'aws' ? config.backend.region : undefined)).post(
-            endpoint,
-            connectionId,
-            message,
-          )
-        : local.post(endpoint, connectionId, message),
+    post: (endpoint, connectionId, message) => {
+      if (!/^https:\/\/[^/]+\.execute-api\./.test(endpoint)) return local.post(endpoint, connectionId, message);
+      aws ??= apiGatewayConnectionPoster(config.backend.kind === 'aws' ? config.backend.region : undefined);
+      return aws.post(endpoint, connectionId, message);
+    },
   };
 }
 
