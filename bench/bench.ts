@@ -304,7 +304,6 @@ async function run(
   const first = sessions.get(RUN_FORMATS[0]!)!;
   const producePath = (format: BodyFormat, topic: string, acks: Acks) => WIRE[format].producePath(topic, acks);
   const fetchTemplate = (format: BodyFormat, topic: string) => WIRE[format].fetchTemplate(topic, FETCH_MAX_BYTES);
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: the placeholder WIRE's path templates hold, not a template literal
   const atPartition = (path: string, p: number) => path.replace('${p}', String(p));
 
   // Does the server honour ?acks=? A server that parses it rejects acks=2; one that ignores it

@@ -179,11 +179,14 @@ function endpointPoster(config: ServerConfig): ConnectionPoster {
   const local = httpConnectionPoster();
   let aws: ConnectionPoster | undefined;
   return {
-    post: (endpoint, connectionId, message) => {
-      if (!/^https:\/\/[^/]+\.execute-api\./.test(endpoint)) return local.post(endpoint, connectionId, message);
-      aws ??= apiGatewayConnectionPoster(config.backend.kind === 'aws' ? config.backend.region : undefined);
-      return aws.post(endpoint, connectionId, message);
-    },
+    post: (endpoint, connectionId, message) =>
+      /^https:\/\/[^/]+\.execute-api\./.test(endpoint)
+        ? (aws ??= apiGatewayConnectionPoster(config.backend.kind === 'aws' ? config.backend.region : undefined)).post(
+            endpoint,
+            connectionId,
+            message,
+          )
+        : local.post(endpoint, connectionId, message),
   };
 }
 

@@ -87,7 +87,7 @@ function toolConfigs(values: Record<string, string | boolean | string[] | undefi
   return out;
 }
 
-const unescape = (s: string) => s.replace(/\\t/g, '\t').replace(/\\n/g, '\n');
+const unescapeText = (s: string) => s.replace(/\\t/g, '\t').replace(/\\n/g, '\n');
 
 export async function produceCommand(argv: string[], ctx: Context): Promise<void> {
   const parsed = parse(argv, PRODUCE_OPTIONS, PRODUCE_UNSUPPORTED).values;
@@ -96,10 +96,10 @@ export async function produceCommand(argv: string[], ctx: Context): Promise<void
   const values = withFileConnection(parsed, file);
   const topic = required(values.topic, '--topic');
   const props = pairs(values.property, '--property');
-  const keySeparator = unescape(values['key-separator'] ?? props.get('key.separator') ?? '\t');
+  const keySeparator = unescapeText(values['key-separator'] ?? props.get('key.separator') ?? '\t');
   const parseKey = values['key-separator'] !== undefined || props.get('parse.key') === 'true';
   const parseHeaders = props.get('parse.headers') === 'true';
-  const headersDelimiter = unescape(props.get('headers.delimiter') ?? '\t');
+  const headersDelimiter = unescapeText(props.get('headers.delimiter') ?? '\t');
   const headersSeparator = props.get('headers.separator') ?? ',';
   const headersKeySeparator = props.get('headers.key.separator') ?? ':';
   const nullMarker = props.get('null.marker');

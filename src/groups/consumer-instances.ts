@@ -186,7 +186,12 @@ export class ConsumerInstances {
   }
 
   async assignments(groupId: string, name: string): Promise<TopicPartition[]> {
-    return toPartitions(await this.update(groupId, name, async (inst) => (await this.sync(inst), inst.assignment)));
+    return toPartitions(
+      await this.update(groupId, name, async (inst) => {
+        await this.sync(inst);
+        return inst.assignment;
+      }),
+    );
   }
 
   /**

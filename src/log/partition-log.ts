@@ -943,8 +943,17 @@ export class PartitionLog {
         );
       return undefined;
     };
+    // Before the commit, on a state read moments ago: a duplicate is known for sure (sequences only
+    // move on), a gap is not (the batch before may be committing right now), so that is left to
+    // the check inside the commit.
     const resolve = async (s: PartitionState) => {
-      const c = checkSequence(producerIn(s, batch.producerId), batch);
+      let c: ReturnType<typeof checkSequence>;
+      try {
+        c = checkSequence(producerIn(s, batch.producerId), batch);
+      } catch (e) {
+        if (e instanceof KafkaError && e.errorName === 'OUT_OF_ORDER_SEQUENCE_NUMBER') return undefined;
+        throw e;
+      }
       if (c.kind === 'duplicate') return c;
       if (c.kind === 'older') {
         const found = await this.producerBatches.findDuplicate(topic.name, partition, batch);

@@ -1,5 +1,5 @@
 import { KafkaError } from '../wire/errors.js';
-import { recordProducerBatch } from './producer-state.js';
+import { packProducers, recordProducerBatch, unpackProducers } from './producer-state.js';
 import { shrinkIsr } from './isr.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
@@ -56,6 +56,9 @@ export type CommitResult =
       indexed: boolean;
     }
   | { kind: 'duplicate'; baseOffset: number; lastOffset: number; state: PartitionState };
+
+/** The guard refused the state the caller had read, which may be stale: decide again on a fresh read. */
+const STALE = { kind: 'stale' } as const;
 
 export interface StateRead {
   state: PartitionState;
@@ -148,7 +151,8 @@ export async function commitToPartition(
   let basedOn: number | undefined;
   type Step =
     | Extract<CommitResult, { kind: 'duplicate' }>
-    | { kind: 'committed'; entry: CommitRecord; item: MetaItem<PartitionState> };
+    | { kind: 'committed'; entry: CommitRecord; item: MetaItem<PartitionState> }
+    | typeof STALE;
   const outcome = await optimisticUpdate<PartitionState, Step>({
     metadata: deps.metadata,
     pk,
@@ -161,7 +165,7 @@ export async function commitToPartition(
       errorName: 'KAFKA_STORAGE_ERROR',
       message: `Too much contention committing to ${topic.name}-${partition}; nothing was appended, retry`,
     },
-    decide: async (item) => {
+    decide: async (item, attempt) => {
       basedOn = item?.version;
       const { state } = stateFromItem(item, topic, partition, deps.storeCount);
       if (state.leaderEpoch !== plan.leaderEpoch) {
@@ -170,7 +174,16 @@ export async function commitToPartition(
           `Leader epoch ${plan.leaderEpoch} of ${topic.name}-${partition} is stale; the current epoch is ${state.leaderEpoch}`,
         );
       }
-      const duplicate = plan.guard?.(state);
+      let duplicate: ReturnType<NonNullable<CommitPlan['guard']>>;
+      try {
+        duplicate = plan.guard?.(state);
+      } catch (e) {
+        // The caller's read may predate a commit that landed since (often this process's own,
+        // a moment ago): an out-of-order sequence there may be in order now. Only a state the
+        // store has just returned can refuse a batch.
+        if (read && attempt === 0) return { done: STALE };
+        throw e;
+      }
       if (duplicate) return { done: { kind: 'duplicate', ...duplicate, state } };
       const last = state.lastCommit;
       if (last && last.topicId === topic.id && !deps.isIndexed(pk, last)) {
@@ -200,6 +213,7 @@ export async function commitToPartition(
     },
   });
   const step = outcome.result;
+  if (step.kind === 'stale') return commitToPartition(deps, topic, partition, plan);
   if (step.kind === 'duplicate') return step;
   // Committed from here on: a failed index write is repaired from `lastCommit`, so it does not
   // turn an appended batch into an error the producer would retry (and duplicate).
@@ -299,6 +313,21 @@ function applyMarker(
     producerEpoch: marker.producerEpoch,
     firstOffset: open?.firstOffset ?? entry.baseOffset,
   };
+  if (next.pids !== undefined) {
+    const table = unpackProducers(next.pids);
+    const last = table.find((e) => e.producerId === marker.producerId);
+    if (last && last.producerEpoch < marker.producerEpoch) {
+      // The entry's sequences belong to the old epoch: the new one starts at 0.
+      const bumped = {
+        producerId: last.producerId,
+        producerEpoch: marker.producerEpoch,
+        lastSequence: -1,
+        updatedAt: now,
+      };
+      next.pids = packProducers([bumped, ...table.filter((e) => e !== last)]);
+    }
+    return;
+  }
   const last: ProducerEntry | undefined = next.producers?.[id];
   if (last && last.producerEpoch < marker.producerEpoch) {
     next.producers = {

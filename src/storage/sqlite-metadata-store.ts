@@ -151,10 +151,7 @@ export class SqliteMetadataStore implements MetadataStore {
   /** Prepared statements by SQL text; queries have at most a few dozen shapes. */
   private statement(sql: string): Database.Statement {
     let s = this.statements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.statements.set(sql, s);
-    }
+    if (!s) this.statements.set(sql, (s = this.db.prepare(sql)));
     return s;
   }
 }

@@ -16,12 +16,12 @@ import { runScenario, SCENARIOS } from './run-scenario.js';
 const ISSUE_12_FIXED = true;
 
 /**
- * Switch to true once this, found by this suite and not in issue 12's list, is fixed too: an
- * idempotent producer's record appended twice, once under each of two producer epochs (the client
- * resent it after a KIP-360 epoch bump). The other finding of the suite, acks=all answered while a
+ * True since this, found by this suite and not in issue 12's list, was fixed: an idempotent
+ * producer's record appended twice, once under each of two producer epochs (the client resent it
+ * after a KIP-360 epoch bump). The other finding of the suite, acks=all answered while a
  * follower in the ISR lacked the batch, is fixed and always asserted.
  */
-const FOUND_BY_SUITE_FIXED = false;
+const FOUND_BY_SUITE_FIXED = true;
 
 describe('fault suite (short run)', () => {
   it('loses no acknowledged record and leaves no gap, moved or reordered record under faults', async () => {

@@ -52,7 +52,7 @@ export class Ledger {
   }
 }
 
-export const valueOf = (producer: string, seq: number, attempt: number) => `chaos|${producer}|${seq}|${attempt}`;
+export const chaosValue = (producer: string, seq: number, attempt: number) => `chaos|${producer}|${seq}|${attempt}`;
 
 export function parseValue(v: string): { producer: string; seq: number; attempt: number } | undefined {
   const m = /^chaos\|([^|]+)\|(\d+)\|(\d+)$/.exec(v);
@@ -177,7 +177,7 @@ async function clientProducer(
         partition,
         seq: s,
         attempt: 0,
-        value: valueOf(spec.id, s, 0),
+        value: chaosValue(spec.id, s, 0),
       });
     });
     const p = producer.send({ topic: spec.topic, messages: records.map((r) => ({ partition, value: r.value })) }).then(
@@ -220,7 +220,7 @@ async function jsonProducer(
           partition,
           seq: s,
           attempt,
-          value: valueOf(spec.id, s, attempt),
+          value: chaosValue(spec.id, s, attempt),
         }),
       );
       recs.forEach((r) => r.requests++);

@@ -18,11 +18,12 @@ describe('consumer against the local server', () => {
   let kafka: Kafka;
   const fast = { heartbeatIntervalMs: 100, autoCommitIntervalMs: 200, fetchMaxWaitMs: 100, sessionTimeoutMs: 6000 };
 
+  // Keys k0..k15: murmur2 spreads them over all four partitions (k0..k12 would leave partition 3 empty).
   async function produce(topic: string, n: number, from = 0) {
     const producer = kafka.producer({ lingerMs: 5 });
     await Promise.all(
       Array.from({ length: n }, (_, i) =>
-        producer.send({ topic, messages: [{ key: `k${(from + i) % 13}`, value: `v${from + i}` }] }),
+        producer.send({ topic, messages: [{ key: `k${(from + i) % 16}`, value: `v${from + i}` }] }),
       ),
     );
     await producer.close();

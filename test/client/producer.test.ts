@@ -1,8 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, KafkaClientError, type RecordMetadata } from '../../src/client/index.js';
 import { partitionForKey } from '../../src/wire/murmur2.js';
-import { flakyProxy, isProduce } from './support/flaky-proxy.js';
+import { flakyProxy, isProduce, proxy } from './support/flaky-proxy.js';
 import { startServer, stopServer, tempDir, type LocalServer } from './support/server.js';
+
+const until = async (cond: () => boolean, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
 
 /** Every record of a topic, partition by partition, as `value` strings in offset order. */
 async function readAll(
@@ -175,6 +183,71 @@ describe('producer against the local server', () => {
       }
     } finally {
       await proxy.close();
+    }
+  });
+
+  it('idempotence: a batch that overtook the one before it is resent behind it, with no epoch bump', async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'overtaken', numPartitions: 1 }] });
+    // The first request reaches the server late; the second gets there first (out of order, as
+    // it is) but its answer comes back after the first one's success.
+    let n = 0;
+    const order = new WeakMap<object, number>();
+    const nth = (req: object) => {
+      if (!order.has(req)) order.set(req, isProduce(req as never) ? ++n : 0);
+      return order.get(req)!;
+    };
+    const p = await proxy(server!.origin, {
+      delayMs: (req) => (nth(req) === 1 ? 150 : 0),
+      answerDelayMs: (req) => (nth(req) === 2 ? 400 : 0),
+    });
+    try {
+      const producer = new Kafka({ url: p.origin }).producer({ lingerMs: 0, retryBackoffMs: 10 });
+      const first = producer.send({ topic: 'overtaken', messages: [{ value: 'a' }] });
+      await until(() => n >= 1);
+      const second = producer.send({ topic: 'overtaken', messages: [{ value: 'b' }] });
+      const identity = producer.producerIdentity!;
+      const [[ma], [mb]] = await Promise.all([first, second]);
+      expect([ma!.offset, mb!.offset]).toEqual([0, 1]);
+      expect(producer.producerIdentity).toEqual(identity); // no KIP-360 bump: nothing was missing
+      await producer.close();
+      expect([...(await readAll(kafka, 'overtaken')).values()].flat().map((r) => r.value)).toEqual(['a', 'b']);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('idempotence: before an epoch bump, a batch whose answer was lost is resent as it was, so it is written once', async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'bumped', numPartitions: 2 }] });
+    // Request 1 (partition 0) is written but its answer is lost; request 2 (partition 1) is
+    // answered UNKNOWN_PRODUCER_ID, so the producer must bump its epoch (KIP-360).
+    let n = 0;
+    const order = new WeakMap<object, number>();
+    const nth = (req: object) => {
+      if (!order.has(req)) order.set(req, isProduce(req as never) ? ++n : 0);
+      return order.get(req)!;
+    };
+    const p = await proxy(server!.origin, {
+      delayMs: (req) => (nth(req) === 1 ? 200 : 0),
+      dropResponse: (req) => nth(req) === 1,
+      legacy: (req) =>
+        nth(req) === 2
+          ? { answer: { status: 400, body: { error_code: 59, error: 'UNKNOWN_PRODUCER_ID', message: 'lost' } } }
+          : undefined,
+    });
+    try {
+      const producer = new Kafka({ url: p.origin }).producer({ lingerMs: 0, retryBackoffMs: 10 });
+      const first = producer.send({ topic: 'bumped', messages: [{ value: 'a', partition: 0 }] });
+      await until(() => n >= 1);
+      const second = producer.send({ topic: 'bumped', messages: [{ value: 'b', partition: 1 }] });
+      const epoch = producer.producerIdentity!.producerEpoch;
+      await Promise.all([first, second]);
+      expect(producer.producerIdentity!.producerEpoch).toBe(epoch + 1);
+      await producer.close();
+      const log = await readAll(kafka, 'bumped');
+      expect(log.get(0)!.map((r) => r.value)).toEqual(['a']);
+      expect(log.get(1)!.map((r) => r.value)).toEqual(['b']);
+    } finally {
+      await p.close();
     }
   });
 

@@ -32,9 +32,10 @@ function counting(store: ObjectStore, gets: Map<string, number>): ObjectStore {
   return new Proxy(store, {
     get(target, prop, receiver) {
       if (prop === 'get')
-        return (key: string, range?: { start: number; end: number }) => (
-          gets.set(key, (gets.get(key) ?? 0) + 1), target.get(key, range)
-        );
+        return (key: string, range?: { start: number; end: number }) => {
+          gets.set(key, (gets.get(key) ?? 0) + 1);
+          return target.get(key, range);
+        };
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },

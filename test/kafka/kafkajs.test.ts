@@ -104,7 +104,7 @@ describe('consumer groups', () => {
     const consumers: Consumer[] = [];
     const start = async (name: string) => {
       const c = kafka.consumer({ groupId: 'three', ...fast });
-      c.on(c.events.GROUP_JOIN, (e) => assignments.set(name, e.payload.memberAssignment['grouped'] ?? []));
+      c.on(c.events.GROUP_JOIN, (e) => assignments.set(name, e.payload.memberAssignment.grouped ?? []));
       await c.connect();
       await c.subscribe({ topic: 'grouped', fromBeginning: true });
       await c.run({

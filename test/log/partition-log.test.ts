@@ -9,6 +9,7 @@ import type { MetadataStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
 import { FaultyObjectStore } from '../support/fault-injection.js';
 import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
+import { ProducerIds } from '../../src/producer/producer-ids.js';
 
 const clock = { now: () => Date.now() };
 const rec = (value: string, timestamp = 1_700_000_000_000, key: string | null = null): LogRecord => ({
@@ -91,6 +92,68 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     for (const a of acked) expect(byOffset.get(a.offset)).toBe(a.value);
     // Records of one request stay contiguous and in order.
     expect((await log.state(topic, 0)).highWatermark).toBe(90);
+  });
+
+  it('appends an idempotent batch whose predecessor another writer committed while it was being written', async () => {
+    const topic = await newTopic(1);
+    const producer = await new ProducerIds(storage.metadata).init();
+    const withSequence = (baseSequence: number) => ({
+      producer: { ...producer, baseSequences: new Map([[0, baseSequence]]) },
+    });
+    // Writer 2 (another Lambda) reads the state, then its object write waits until writer 1 has
+    // committed the batch before it: the state writer 2 read is stale by the time it commits.
+    let entered!: () => void;
+    const inPut = new Promise<void>((r) => (entered = r));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const gated = storage.stores.map((s) =>
+      Object.assign(Object.create(s) as typeof s, {
+        put: async (key: string, body: Uint8Array) => {
+          entered();
+          await gate;
+          return s.put(key, body);
+        },
+      }),
+    );
+    const second = new PartitionLog({
+      metadata: storage.metadata,
+      stores: gated,
+      clock,
+      leadership: new ReplicaManager({ metadata: storage.metadata, stores: gated, clock }),
+    });
+    const b = second.append(topic, [{ partition: 0, records: [rec('b')] }], withSequence(1));
+    await Promise.race([inPut, b]); // before the fix, b was refused here, out of order, without a write
+    const a = (await log.append(topic, [{ partition: 0, records: [rec('a')] }], withSequence(0))).get(0)!;
+    expect(a).toMatchObject({ ok: true, info: { baseOffset: 0 } });
+    release();
+    expect((await b).get(0)).toMatchObject({ ok: true, info: { baseOffset: 1 } });
+    expect((await log.read(topic, 0, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual(['a', 'b']);
+  });
+
+  it("fences a transactional producer's old epoch once an abort marker of a newer epoch has landed", async () => {
+    const topic = await newTopic(1);
+    const txn = (producerEpoch: number, baseSequence: number) => ({
+      producer: {
+        producerId: 7_000_001,
+        producerEpoch,
+        baseSequences: new Map([[0, baseSequence]]),
+        transactional: true,
+      },
+    });
+    expect((await log.append(topic, [{ partition: 0, records: [rec('t1')] }], txn(0, 0))).get(0)).toMatchObject({
+      ok: true,
+    });
+    // The coordinator timed the transaction out: it bumped the epoch and aborted with epoch 1.
+    expect(
+      await log.writeMarker(topic, 0, { type: 'ABORT', producerId: 7_000_001, producerEpoch: 1, coordinatorEpoch: 0 }),
+    ).toMatchObject({ written: true });
+    const zombie = (await log.append(topic, [{ partition: 0, records: [rec('late')] }], txn(0, 1))).get(0)!;
+    expect(zombie).toMatchObject({ ok: false, error: { errorName: 'INVALID_PRODUCER_EPOCH' } });
+    // The new epoch starts again at sequence 0.
+    expect((await log.append(topic, [{ partition: 0, records: [rec('t2')] }], txn(1, 0))).get(0)).toMatchObject({
+      ok: true,
+      info: { baseOffset: 2 },
+    });
   });
 
   it('bounds a read by max bytes but always returns at least one batch', async () => {

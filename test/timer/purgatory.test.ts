@@ -260,7 +260,10 @@ describe('Purgatory.awaitCondition', () => {
     const waiting = purgatory.awaitCondition({
       keys: ['p0'],
       timeoutMs: 5_000,
-      check: async () => (checks++, hw > 0),
+      check: async () => {
+        checks++;
+        return hw > 0;
+      },
       recheckBackoffMs: false,
     });
     await flush();
@@ -280,7 +283,10 @@ describe('Purgatory.awaitCondition', () => {
     const waiting = purgatory.awaitCondition({
       keys: ['p0'],
       timeoutMs: 10_000,
-      check: async () => (checkedAt.push(clock.now()), hw > 0),
+      check: async () => {
+        checkedAt.push(clock.now());
+        return hw > 0;
+      },
       recheckBackoffMs: { initial: 50, max: 400 },
     });
     await runUntil(timer, clock, 2_000);
@@ -315,7 +321,10 @@ describe('Purgatory.awaitCondition', () => {
     const waiting = purgatory.awaitCondition({
       keys: ['p0'],
       timeoutMs: 5_000,
-      check: async () => (checks++, false),
+      check: async () => {
+        checks++;
+        return false;
+      },
       signal: controller.signal,
     });
     await runUntil(timer, clock, 60);
@@ -335,7 +344,10 @@ describe('Purgatory.awaitCondition', () => {
     const waiting = purgatory.awaitCondition({
       keys: ['p0'],
       timeoutMs: 5_000,
-      check: async () => (checks++, true),
+      check: async () => {
+        checks++;
+        return true;
+      },
       signal: AbortSignal.abort(),
     });
     await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });

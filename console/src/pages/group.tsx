@@ -92,6 +92,7 @@ function Reset({ group, topics, onDone }: { group: string; topics: string[]; onD
           </select>
         </label>
         {needs && (
+          // biome-ignore lint/a11y/noLabelWithoutControl: the input is inside the label, chosen by the strategy
           <label>
             {needs === 'number'
               ? strategy === 'to-offset'

@@ -27,6 +27,14 @@ export class ProducerBatch {
   closed = false;
   /** The idempotent producer's sequence of the first record, fixed at first send, kept on retry. */
   baseSequence: number | undefined;
+  /**
+   * Whether an earlier batch of the partition was unacknowledged when this one was last sent. Requests
+   * run side by side, so the server may have seen this one first even if the earlier one's answer
+   * has come back since: an out-of-order answer then is no gap.
+   */
+  sentBehindUnacked = false;
+  /** Its last send got no answer (a lost connection, a timeout, a gateway's 502/504): it may be written. */
+  outcomeUnknown = false;
   private settle!: () => void;
   /** Resolves once every record was acknowledged or failed. */
   readonly done = new Promise<void>((r) => (this.settle = r));

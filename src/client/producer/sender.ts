@@ -16,6 +16,8 @@
  * A sequence gap nothing explains (a batch failed for good or expired after taking a sequence,
  * UNKNOWN_PRODUCER_ID) is repaired as KIP-360 does: wait for in-flight requests, bump the epoch
  * with `producers:init {producer_id, producer_epoch}`, restart every partition's sequences at 0.
+ * Before the bump, a batch whose last send got no answer is resent under the old epoch until the
+ * server says whether it has it: with fresh sequences it would be written a second time.
  * INVALID_PRODUCER_EPOCH means another instance took over the id: the producer is fenced for good.
  */
 import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../wire/produce-request.js';
@@ -264,7 +266,10 @@ export class Sender {
         for (const q of this.accumulator.queues.values()) {
           q.nextSequence = 0;
           q.retrying = false;
-          for (const b of q.batches) b.baseSequence = undefined;
+          for (const b of q.batches) {
+            b.baseSequence = undefined;
+            b.outcomeUnknown = false;
+          }
         }
         this.wakeup();
       })
@@ -280,8 +285,12 @@ export class Sender {
         if (!this.accumulator.isEmpty) this.ensureIdentity().catch(() => {});
         return;
       }
-      if (this.needsEpochBump) return this.bumpEpoch();
     }
+    // An epoch bump is due: first the batches at a partition's head that may have been written are
+    // resent as they were (what stands behind a batch the server lacks cannot be written either).
+    const resolving = this.needsEpochBump;
+    if (resolving && ![...this.accumulator.queues.values()].some((q) => q.batches[0]?.outcomeUnknown))
+      return this.bumpEpoch();
     let nextWake = Infinity;
     const byTopic = new Map<string, ProducerBatch[][]>();
     // A transactional producer names its transaction per partition request (transactional_id), so it
@@ -313,6 +322,7 @@ export class Sender {
     }
     for (const q of this.accumulator.queues.values()) {
       const drained: ProducerBatch[] = [];
+      if (resolving && !q.batches[0]?.outcomeUnknown) continue;
       while (q.batches.length > 0) {
         const head = q.batches[0]!;
         if (!this.canSend(q, drained.length, now)) {
@@ -337,7 +347,7 @@ export class Sender {
         }
         drained.push(head);
         // One batch per partition per drain when requests carry many partitions (more leave in the next).
-        if (multi) break;
+        if (multi || resolving) break;
       }
       if (drained.length === 0) continue;
       let rounds = byTopic.get(q.topic);
@@ -426,6 +436,7 @@ export class Sender {
     const queues = batches.map((b) => this.accumulator.queue(b.topic, b.partition));
     batches.forEach((b, i) => {
       b.attempts++;
+      b.sentBehindUnacked = queues[i]!.hasEarlierUnacked(b);
       queues[i]!.inFlight.push(b);
     });
     this.inFlightRequests++;
@@ -631,6 +642,7 @@ export class Sender {
     const i = q.inFlight.indexOf(b);
     if (i >= 0) q.inFlight.splice(i, 1);
     const e = r.error;
+    b.outcomeUnknown = e !== undefined && (e.status === undefined || e.status === 502 || e.status === 504);
     if (!e) {
       this.complete(b, r);
       this.maybeEndRetry(q);
@@ -669,10 +681,12 @@ export class Sender {
     }
     let retriable = isRetriable(e);
     if (this.config.idempotent && SEQUENCE_ERRORS.has(e.type)) {
-      // Out of order behind an earlier batch still being retried: requeue behind it. Otherwise a
-      // gap nothing explains: the batch is retried after the epoch bump gives it a fresh sequence.
+      // Out of order behind an earlier batch that is (or was, when this one left) unacknowledged:
+      // requeue behind it. Otherwise a gap nothing explains: the batch is retried after the epoch
+      // bump gives it a fresh sequence.
       retriable = true;
-      if (e.type === 'UNKNOWN_PRODUCER_ID' || !q.hasEarlierUnacked(b)) this.needsEpochBump = true;
+      if (e.type === 'UNKNOWN_PRODUCER_ID' || !(b.sentBehindUnacked || q.hasEarlierUnacked(b)))
+        this.needsEpochBump = true;
     }
     if (e.type === 'UNKNOWN_TOPIC_OR_PARTITION') this.metadata.invalidate(b.topic);
     const now = Date.now();

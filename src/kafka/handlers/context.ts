@@ -31,7 +31,8 @@ export interface RequestContext {
   log: (event: Record<string, unknown>) => void;
 }
 
-type Body = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: decoded message bodies are typed by the message definitions at run time
+type Body = any;
 
 /** Answers one request (already decoded); undefined sends nothing (Produce with acks=0). */
 export type Handler = (ctx: RequestContext, req: Body, version: number) => Promise<Body | undefined>;

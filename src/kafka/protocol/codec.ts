@@ -157,7 +157,8 @@ export function supports(spec: MessageSpec, version: number): boolean {
   return inVersions(spec.validVersions, version);
 }
 
-type Value = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a field's value is typed by its definition at run time
+type Value = any;
 
 /** The value of a field absent from a version: its declared default, else the type's zero. */
 export function defaultOf(field: Field, version: number): Value {

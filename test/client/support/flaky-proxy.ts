@@ -31,6 +31,8 @@ export interface ProxyOptions {
   dropResponse?: (req: IncomingMessage, body: Buffer) => boolean;
   /** Hold matching requests this long before forwarding them (to observe concurrency). */
   delayMs?: (req: IncomingMessage) => number;
+  /** Hold the answer of matching requests this long before passing it on (answers out of order). */
+  answerDelayMs?: (req: IncomingMessage) => number;
   /**
    * Stands for an older server: answer the request itself (a status and a JSON body) instead of
    * forwarding it, or forward it with some headers removed.
@@ -70,6 +72,7 @@ export async function proxy(
     log.push(entry);
     try {
       const delay = options.delayMs?.(req) ?? 0;
+      const answerDelay = options.answerDelayMs?.(req) ?? 0;
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
       const legacy = options.legacy?.(req);
       if (legacy && 'answer' in legacy) {
@@ -95,6 +98,7 @@ export async function proxy(
         body: body.length === 0 ? undefined : body,
       });
       const answer = Buffer.from(await up.arrayBuffer());
+      if (answerDelay > 0) await new Promise((r) => setTimeout(r, answerDelay));
       entry.status = up.status;
       entry.answerType = up.headers.get('content-type');
       entry.endedAt = Date.now();
