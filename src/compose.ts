@@ -125,7 +125,8 @@ export function createServices(
   const counted =
     (options.countOperations ?? config.countOperations) ? countOperations(storage.metadata, storage.stores) : undefined;
   const { metadata, stores } = counted ?? storage;
-  const topics = new TopicRegistry(metadata, clock, stores.length);
+  const maxAgeMs = config.topics?.metadataMaxAgeMs;
+  const topics = new TopicRegistry(metadata, clock, stores.length, maxAgeMs !== undefined ? { maxAgeMs } : {});
   const log = new PartitionLog({
     metadata,
     stores,

@@ -102,12 +102,14 @@ export const TOPIC_METADATA_MAX_AGE_MS = 1000;
  * How long a deleted topic's name stays taken: the cache age plus a margin for clock skew
  * between processes, so a cached topic always expires before the name can get a new id.
  */
-export const TOPIC_DELETION_HOLD_MS = TOPIC_METADATA_MAX_AGE_MS + 2000;
+/** The clock skew between processes the hold allows for. */
+const CLOCK_SKEW_MARGIN_MS = 2000;
+export const TOPIC_DELETION_HOLD_MS = TOPIC_METADATA_MAX_AGE_MS + CLOCK_SKEW_MARGIN_MS;
 
 export interface TopicRegistryOptions {
   /** How long a topic read is served from the cache (0: read every time). */
   maxAgeMs?: number;
-  /** How long a deleted topic's name stays taken (must exceed every process's `maxAgeMs`, with clock skew). */
+  /** How long a deleted topic's name stays taken (must exceed every process's `maxAgeMs`, with clock skew; default `maxAgeMs` + 2 s). */
   deletionHoldMs?: number;
 }
 
@@ -133,7 +135,7 @@ export class TopicRegistry {
     options: TopicRegistryOptions = {},
   ) {
     this.maxAgeMs = options.maxAgeMs ?? TOPIC_METADATA_MAX_AGE_MS;
-    this.deletionHoldMs = options.deletionHoldMs ?? TOPIC_DELETION_HOLD_MS;
+    this.deletionHoldMs = options.deletionHoldMs ?? this.maxAgeMs + CLOCK_SKEW_MARGIN_MS;
   }
 
   async create(req: CreateTopicRequest): Promise<Topic> {
