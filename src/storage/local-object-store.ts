@@ -275,7 +275,8 @@ export class LocalObjectStore implements ObjectStore {
     if (this.active === pack) this.active = undefined;
     if (pack.retired) return;
     pack.retired = true;
-    if (pack.inflight === 0) void this.seal(pack);
+    // A seal that fails (a busy index) leaves the pack open: the next writer seals it once it is stale.
+    if (pack.inflight === 0) void this.seal(pack).catch(() => {});
   }
 
   private async seal(pack: ActivePack): Promise<void> {
