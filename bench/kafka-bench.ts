@@ -4,6 +4,7 @@
  * librdkafka (python3-confluent-kafka, one producer) and kafkajs (in this process, several sends
  * in flight), 1 KiB values, acks=all, 12 partitions. `npm run bench` measures the HTTP client on
  * the same server. Prints a markdown table and writes bench/results/kafka-<time>.json.
+ * `--only librdkafka|kafkajs` runs one client; `--profile` writes the server's CPU profile.
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -16,7 +17,15 @@ import { promisify } from 'node:util';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import { REPO, startServer } from './processes.js';
 
-const { values: opts } = parseArgs({ options: { records: { type: 'string' } } });
+const { values: opts } = parseArgs({
+  options: {
+    records: { type: 'string' },
+    /** Only one client (librdkafka or kafkajs), for a shorter run. */
+    only: { type: 'string' },
+    /** Writes the server's V8 CPU profile to bench/results/profiles (read it with bench/profile-summary.ts). */
+    profile: { type: 'boolean' },
+  },
+});
 const RECORDS = Number(opts.records ?? 300_000);
 const PARTITIONS = 12;
 const SIZE = 1024;
@@ -129,16 +138,11 @@ async function kafkajs(broker: string, topic: string): Promise<Row> {
 
 const dir = await mkdtemp(join(tmpdir(), 'kafka-bench-'));
 const kafkaPort = await freePort();
-const server = await startServer('src/server.ts', [
-  '--port',
-  '0',
-  '--data-dir',
-  join(dir, 'data'),
-  '--scheduler-interval-ms',
-  '0',
-  '--kafka-port',
-  String(kafkaPort),
-]);
+const server = await startServer(
+  'src/server.ts',
+  ['--port', '0', '--data-dir', join(dir, 'data'), '--scheduler-interval-ms', '0', '--kafka-port', String(kafkaPort)],
+  opts.profile ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', join(REPO, 'bench/results/profiles')] } : {},
+);
 const load = loadavg()[0]!;
 const rows: Row[] = [];
 try {
@@ -153,8 +157,8 @@ try {
     ],
   });
   await admin.disconnect();
-  rows.push(await librdkafka(broker, 'bench-rdkafka'));
-  rows.push(await kafkajs(broker, 'bench-kafkajs'));
+  if (opts.only !== 'kafkajs') rows.push(await librdkafka(broker, 'bench-rdkafka'));
+  if (opts.only !== 'librdkafka') rows.push(await kafkajs(broker, 'bench-kafkajs'));
 } finally {
   await server.stop();
   await rm(dir, { recursive: true, force: true });

@@ -180,14 +180,11 @@ function endpointPoster(config: ServerConfig): ConnectionPoster {
   const local = httpConnectionPoster();
   let aws: ConnectionPoster | undefined;
   return {
-    post: (endpoint, connectionId, message) =>
-      /^https:\/\/[^/]+\.execute-api\./.test(endpoint)
-        ? (aws ??= apiGatewayConnectionPoster(config.backend.kind === 'aws' ? config.backend.region : undefined)).post(
-            endpoint,
-            connectionId,
-            message,
-          )
-        : local.post(endpoint, connectionId, message),
+    post: (endpoint, connectionId, message) => {
+      if (!/^https:\/\/[^/]+\.execute-api\./.test(endpoint)) return local.post(endpoint, connectionId, message);
+      aws ??= apiGatewayConnectionPoster(config.backend.kind === 'aws' ? config.backend.region : undefined);
+      return aws.post(endpoint, connectionId, message);
+    },
   };
 }
 
@@ -206,7 +203,7 @@ export function runMaintenancePass(
     clock: services.clock,
     partitionLog: services.log,
     topics: services.topics,
-    expireSessions: (now) => services.groups.coordinator.expireSessions(now),
+    timerHandlers: services.groups.coordinator.timerHandlers(),
     transactions: services.transactions,
     ...pass,
   });

@@ -28,6 +28,56 @@ export function Section({ title, children, id }: { title: string; children: Comp
   );
 }
 
+/** A form that stays on the page: submitting runs `onSubmit` instead of navigating. */
+export function Form({
+  class: className,
+  onSubmit,
+  children,
+}: {
+  class: string;
+  onSubmit: () => unknown;
+  children: ComponentChildren;
+}) {
+  return (
+    <form
+      class={className}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void onSubmit();
+      }}
+    >
+      {children}
+    </form>
+  );
+}
+
+/** A labelled choice of a topic's partitions; `any` names a first option with the value ''. */
+export function PartitionSelect({
+  partitions,
+  value,
+  onChange,
+  any,
+}: {
+  partitions: number;
+  value: string | number;
+  onChange: (value: string) => void;
+  any?: string;
+}) {
+  return (
+    <label>
+      Partition
+      <select value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        {any !== undefined && <option value="">{any}</option>}
+        {Array.from({ length: partitions }, (_, p) => (
+          <option value={p} key={p}>
+            {p}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 /** A table that scrolls sideways on its own on a narrow screen, instead of the whole page. */
 export function Table({ caption, head, children }: { caption: string; head: string[]; children: ComponentChildren }) {
   return (

@@ -30,6 +30,10 @@ export function createSecurity(config: SecurityConfig, metadata: MetadataStore, 
     ),
     quotas: new QuotaStore(metadata, clock, config.cacheMs),
     buckets: new QuotaBuckets(clock),
-    principals: { claim: config.principalClaim, tokens: new Map(Object.entries(config.tokens)) },
+    principals: {
+      claim: config.principalClaim,
+      tokens: new Map(Object.entries(config.tokens)),
+      plainUsers: new Map(Object.entries(config.plainUsers)),
+    },
   };
 }

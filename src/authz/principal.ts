@@ -5,6 +5,7 @@
  * maps bearer tokens to principals from its auth config; without a token (or without any token
  * configured) the caller is `User:ANONYMOUS`, as Kafka names an unauthenticated client.
  */
+import { timingSafeEqual } from 'node:crypto';
 import { KafkaError } from '../wire/errors.js';
 
 export const ANONYMOUS = 'User:ANONYMOUS';
@@ -26,6 +27,8 @@ export interface PrincipalOptions {
   claim: string;
   /** Local mode: bearer token -> principal. Empty: every local caller is anonymous. */
   tokens: ReadonlyMap<string, string>;
+  /** The Kafka listener's SASL/PLAIN users: user -> password. Empty: the listener asks for no SASL. */
+  plainUsers: ReadonlyMap<string, string>;
 }
 
 const user = (name: string) => `User:${name}`;
@@ -65,3 +68,32 @@ export function bearerPrincipal(authorization: string | undefined, tokens: Reado
 
 /** A principal's name without its type (`User:alice` -> `alice`): what Kafka's user quotas name. */
 export const principalName = (principal: string): string => principal.slice(principal.indexOf(':') + 1);
+
+/**
+ * SASL/PLAIN (RFC 4616: `authzid NUL authcid NUL password`) as Kafka's PlainSaslServer checks it:
+ * the user's password must match, and an authorization id, when given, must be the user. The
+ * principal is `User:<user>`, the name ACLs give.
+ */
+export function plainPrincipal(authBytes: Uint8Array, users: ReadonlyMap<string, string>): string {
+  const parts = Buffer.from(authBytes).toString('utf8').split('\u0000');
+  if (parts.length !== 3 || parts[1] === '' || parts[2] === '')
+    throw new KafkaError(
+      'SASL_AUTHENTICATION_FAILED',
+      'Invalid SASL/PLAIN response: expected authzid NUL user NUL password',
+    );
+  const [authzid, name, password] = parts as [string, string, string];
+  if (authzid !== '' && authzid !== name)
+    throw new KafkaError(
+      'SASL_AUTHENTICATION_FAILED',
+      'Authentication failed: Client requested an authorization id that is different from username',
+    );
+  const expected = users.get(name);
+  // Compared in constant time, so the answer's timing says nothing about the password.
+  const given = Buffer.from(password, 'utf8');
+  const ok =
+    expected !== undefined &&
+    given.byteLength === Buffer.byteLength(expected) &&
+    timingSafeEqual(given, Buffer.from(expected, 'utf8'));
+  if (!ok) throw new KafkaError('SASL_AUTHENTICATION_FAILED', 'Authentication failed: Invalid username or password');
+  return user(name);
+}

@@ -45,6 +45,8 @@ export interface SecurityConfig {
   principalClaim: string;
   /** Local mode: bearer token -> principal (`User:alice`). */
   tokens: Record<string, string>;
+  /** The Kafka listener's SASL/PLAIN users (user -> password; principal `User:<user>`); none: no SASL required. */
+  plainUsers: Record<string, string>;
   /** How long a process keeps the ACLs and quotas it read (default 5000 ms). */
   cacheMs: number;
 }
@@ -60,6 +62,8 @@ const authFileSchema = z
       .record(z.string().min(1), z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*:.+$/, 'a principal is Type:name'))
       .optional(),
     'acl.cache.ms': z.number().int().nonnegative().optional(),
+    /** As the user_<name>="<password>" entries of Kafka's PlainLoginModule JAAS config. */
+    'sasl.plain.users': z.record(z.string().min(1), z.string().min(1)).optional(),
   })
   .strict();
 
@@ -213,6 +217,7 @@ function securityConfig(e: z.infer<typeof envSchema>): SecurityConfig {
       bool(e.ALLOW_EVERYONE_IF_NO_ACL_FOUND) ?? file['allow.everyone.if.no.acl.found'] ?? false,
     principalClaim: e.PRINCIPAL_CLAIM ?? file['principal.claim'] ?? 'sub',
     tokens: file.tokens ?? {},
+    plainUsers: file['sasl.plain.users'] ?? {},
     cacheMs: e.ACL_CACHE_MS ?? file['acl.cache.ms'] ?? 5000,
   };
 }

@@ -10,6 +10,7 @@
  */
 import type { Clock } from '../clock.js';
 import { KafkaError } from '../wire/errors.js';
+import { optimisticUpdate } from '../storage/optimistic-update.js';
 import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
 import type { GroupCoordinator } from './coordinator.js';
 import {
@@ -283,45 +284,52 @@ export class ClassicGroupCoordinator {
 
   /**
    * Read, settle (expire sessions, close a finished join barrier), apply `change`, write with
-   * `ifVersion`; retried when another writer got there first. Writes only when something changed.
+   * `ifVersion` (one `optimisticUpdate`); decided again on the item found when another writer got
+   * there first. Writes only when something changed. No write of it carries a token, so a write
+   * whose answer was lost is decided again like a lost race (as before this used the helper).
    */
   private async mutate<T>(
     groupId: string,
     change: (g: ClassicGroup) => { group: ClassicGroup; result: T },
   ): Promise<T> {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const item = (await this.read(groupId)) ?? { group: newClassicGroup(groupId) };
-      const now = this.deps.clock.now();
-      let g = item.group;
-      g = removeMembers(g, expiredMembers(g, now), now);
-      if (joinComplete(g, now)) g = completeJoin(g);
-      const settled = g !== item.group;
-      let out: { group: ClassicGroup; result: T };
-      try {
-        out = change(g);
-      } catch (e) {
-        if (settled) await this.write(groupId, item, g).catch(() => {});
-        throw e;
-      }
-      if (out.group === item.group && item.version !== undefined) return out.result;
-      try {
-        await this.write(groupId, item, out.group);
-        return out.result;
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      }
-    }
-    throw new KafkaError('COORDINATOR_NOT_AVAILABLE', `Too much contention on group ${groupId}; retry`);
+    const pk = groupPk(groupId);
+    const { result, how } = await optimisticUpdate<ClassicGroup, T>({
+      metadata: this.deps.metadata,
+      pk,
+      sk: CLASSIC_GROUP_SK,
+      attempts: 50,
+      giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too much contention on group ${groupId}; retry` },
+      decide: async (item) => {
+        const stored = item?.value ?? newClassicGroup(groupId);
+        const now = this.deps.clock.now();
+        let g = removeMembers(stored, expiredMembers(stored, now), now);
+        if (joinComplete(g, now)) g = completeJoin(g);
+        let out: { group: ClassicGroup; result: T };
+        try {
+          out = change(g);
+        } catch (e) {
+          // The refusal stands; what settling found is kept if it still applies (best effort).
+          if (item && g !== stored)
+            await this.deps.metadata
+              .put(pk, CLASSIC_GROUP_SK, g, { ifVersion: item.version })
+              .then(() => this.wake(groupId))
+              .catch(() => {});
+          throw e;
+        }
+        if (item && out.group === stored) return { done: out.result };
+        if (!item) {
+          // The KIP-848 group item too (empty): the HTTP API finds the group and its committed offsets.
+          await this.deps.coordinator.ensureExists(groupId);
+          await this.deps.metadata.put(CLUSTER_PK, classicGroupRegistrySk(groupId), { groupId });
+        }
+        return { write: out.group, answer: () => out.result };
+      },
+    });
+    if (how === 'written') this.wake(groupId);
+    return result;
   }
 
-  private async write(groupId: string, item: Item, group: ClassicGroup): Promise<void> {
-    const pk = groupPk(groupId);
-    if (item.version === undefined) {
-      // The KIP-848 group item too (empty): the HTTP API finds the group and its committed offsets.
-      await this.deps.coordinator.ensureExists(groupId);
-      await this.deps.metadata.put(CLUSTER_PK, classicGroupRegistrySk(groupId), { groupId });
-      await this.deps.metadata.put(pk, CLASSIC_GROUP_SK, group, { ifAbsent: true });
-    } else await this.deps.metadata.put(pk, CLASSIC_GROUP_SK, group, { ifVersion: item.version });
+  private wake(groupId: string): void {
     for (const wake of this.wakers.get(groupId) ?? []) wake();
   }
 

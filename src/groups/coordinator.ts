@@ -23,7 +23,7 @@ import {
   type MemberRecord,
 } from './group-state.js';
 import { fenceOffsets } from './offset-fence.js';
-import { SessionTimers } from './session-timers.js';
+import { DurableTimers, type DurableTimer, type TimerHandler } from '../timer/durable-timers.js';
 import { CLUSTER_PK, GROUP_META_SK, GROUP_REGISTRY_PREFIX, groupPk, groupRegistrySk } from '../storage/key-layout.js';
 
 export interface CoordinatorDeps {
@@ -31,6 +31,15 @@ export interface CoordinatorDeps {
   clock: Clock;
   topics: TopicRegistry;
   limits?: Partial<GroupLimits>;
+}
+
+/**
+ * The durable timer kind of a group's next deadline (a session timeout or a revocation deadline);
+ * id: the group id, URI-encoded (timer ids may not contain '#').
+ */
+export const SESSION_TIMER_KIND = 'group-session';
+interface SessionTimerPayload {
+  groupId: string;
 }
 
 /** The answer to a heartbeat: who the member is, its generation and what it may consume. */
@@ -69,17 +78,24 @@ const MAX_ATTEMPTS = 64;
  * Kafka's group coordinator over the metadata store: membership through heartbeats, server-side
  * assignment and session expiry (see group-state.ts for the protocol). Every change is one
  * conditional write of the group item, retried with the item the failed condition returned. Any
- * access first removes members whose session has expired (lazy expiry); `expireSessions` does it for
- * groups nobody accesses, driven by durable timers.
+ * access first removes members whose session has expired (lazy expiry).
+ *
+ * Groups nobody accesses are expired by a durable timer (kind `group-session`, fired by the
+ * scheduler's scan through `timerHandlers`). A write that leaves the group with members and no
+ * pending timer (or only a later one) first schedules a timer for its earliest deadline, then
+ * records `timerAt` in the group item, in that order, so a crash leaves at worst a spurious timer,
+ * never a missing one. Heartbeats push deadlines later without touching the timer: when it fires,
+ * the group is loaded, whoever is overdue is removed and the next deadline armed. So a steadily
+ * heartbeating group costs about one timer write per session timeout, not one per heartbeat.
  */
 export class GroupCoordinator {
   readonly limits: GroupLimits;
-  readonly timers: SessionTimers;
+  readonly timers: DurableTimers;
   private readonly listeners = new Set<MembersRemovedListener>();
 
   constructor(private readonly deps: CoordinatorDeps) {
     this.limits = { ...DEFAULT_GROUP_LIMITS, ...deps.limits };
-    this.timers = new SessionTimers(deps.metadata);
+    this.timers = new DurableTimers(deps.metadata);
   }
 
   onMembersRemoved(listener: MembersRemovedListener): () => void {
@@ -247,19 +263,42 @@ export class GroupCoordinator {
   }
 
   /**
-   * The scheduler's hook: fires the session timers due at `now`, removing members whose session (or
-   * revocation deadline) expired and arming each group's next timer. Safe to run concurrently and
-   * repeatedly: every change is a conditional write.
+   * The handler of the session timers, for the scheduler's scan of every durable timer kind: loads
+   * the group, which removes the members whose session (or revocation deadline) expired and arms the
+   * group's next timer. Safe to run concurrently and repeatedly: every change is a conditional write.
+   * It counts `membersExpired`.
+   */
+  timerHandlers(): Record<string, TimerHandler> {
+    return {
+      [SESSION_TIMER_KIND]: async (timer, count) => {
+        const { groupId } = timer.payload as SessionTimerPayload;
+        count('membersExpired', (await this.mutate(groupId, async () => ({ result: undefined }))).removed.length);
+      },
+    };
+  }
+
+  /**
+   * Fires the session timers due at `now` at once, for a process or a test without the scheduler.
+   * It leaves the timer checkpoint alone: that belongs to the scheduler's scan of every kind.
    */
   async expireSessions(
     now: number = this.deps.clock.now(),
   ): Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }> {
-    let membersExpired = 0;
-    const { fired, groups, failed } = await this.timers.fireDue(now, async (groupId) => {
-      membersExpired += (await this.mutate(groupId, async () => ({ result: undefined }))).removed.length;
-    });
-    if (failed.length > 0) throw new AggregateError(failed, `${failed.length} groups failed their session expiry`);
-    return { timersFired: fired, groupsChecked: groups.length, membersExpired };
+    const groups = new Set<string>();
+    const handler = this.timerHandlers()[SESSION_TIMER_KIND]!;
+    const report = await this.timers.fireDue(
+      now,
+      {
+        [SESSION_TIMER_KIND]: async (timer, count) => {
+          groups.add((timer.payload as SessionTimerPayload).groupId);
+          await handler(timer, count);
+        },
+      },
+      { checkpoint: false },
+    );
+    if (report.errors.length > 0)
+      throw new AggregateError(report.errors, `${report.errors.length} groups failed their session expiry`);
+    return { timersFired: report.fired, groupsChecked: groups.size, membersExpired: report.counts.membersExpired ?? 0 };
   }
 
   private async partitionCount(topic: string): Promise<number | undefined> {
@@ -351,7 +390,13 @@ export class GroupCoordinator {
     if (g.timerAt !== undefined && g.timerAt <= now) delete g.timerAt;
     const deadline = nextDeadline(g, this.limits);
     if (deadline === undefined || (g.timerAt !== undefined && g.timerAt <= deadline)) return;
-    await this.timers.register(groupId, deadline);
+    const timer: DurableTimer<SessionTimerPayload> = {
+      kind: SESSION_TIMER_KIND,
+      id: encodeURIComponent(groupId),
+      expiry: deadline,
+      payload: { groupId },
+    };
+    await this.timers.schedule(timer, now);
     g.timerAt = deadline;
   }
 

@@ -71,7 +71,7 @@ export interface GroupRecord {
   members: Record<string, MemberRecord>;
   /** Target assignment by member id, at `assignmentEpoch`. */
   target: Record<string, Assignment>;
-  /** The earliest session timer registered for this group (see session-timers.ts). */
+  /** The earliest session timer scheduled for this group (see GroupCoordinator). */
   timerAt?: number;
   /** Set when a delete began: the group is Dead until its items are gone. */
   deletingSince?: number;

@@ -37,8 +37,8 @@ export interface GroupsOptions {
 }
 
 /**
- * Builds the consumer-group services over the storage ports. The scheduler calls
- * `coordinator.expireSessions(now)` on every tick to remove members whose session expired.
+ * Builds the consumer-group services over the storage ports. Members whose session expired are
+ * removed by durable timers the scheduler fires through `coordinator.timerHandlers()`.
  */
 export function createGroups(
   deps: { metadata: MetadataStore; clock: Clock; topics: TopicRegistry; log: PartitionLog; timer: Timer },

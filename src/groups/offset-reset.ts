@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { KafkaError } from '../wire/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import type { Topic, TopicRegistry } from '../topics/topics.js';
+import { requirePartition, type Topic, type TopicRegistry } from '../topics/topics.js';
 import { tpKey } from './assignment.js';
 import type { GroupOffsets, OffsetRecord } from './offsets.js';
 
@@ -68,9 +68,7 @@ export async function resetOffsets(
       const topic = await topicOf(name);
       const ids = partitions ?? Array.from({ length: topic.partitionCount }, (_, p) => p);
       for (const p of ids) {
-        if (!Number.isInteger(p) || p < 0 || p >= topic.partitionCount) {
-          throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p} of topic ${name} does not exist`);
-        }
+        requirePartition(topic, p);
         targets.push({ topic, partition: p });
       }
     }

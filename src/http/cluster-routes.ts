@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { KafkaError } from '../wire/errors.js';
 import type { AppEnv, AppServices } from './app-env.js';
+import { requirePartition } from '../topics/topics.js';
 import { partitionParam } from './request.js';
 import { allowedNames, authorize } from './security.js';
 
@@ -133,8 +134,7 @@ export function clusterRoutes(): Hono<AppEnv> {
     await authorize(c, 'DESCRIBE', 'CLUSTER');
     const topic = await c.get('services').topics.get(c.req.param('topic'));
     const p = partitionParam(c.req.param('partition'));
-    if (p >= topic.partitionCount)
-      throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${p} of topic ${topic.name} does not exist`);
+    requirePartition(topic, p);
     throw new KafkaError(
       'NOT_FOUND',
       `No reassignment of ${topic.name}-${p} is in progress (replicas are placed at creation)`,

@@ -3,16 +3,20 @@
  * partitions of one or several topics in one request: an offset and max bytes per partition, max
  * bytes for the request, and min bytes and max wait across all of them (a long poll that any of
  * the partitions can complete). The answer is Kafka's FetchResponse in JSON: per partition its
- * error, high watermark, log start offset, the offset to fetch next, and its records, as stored
- * batches in base64 (the default) or as a JSON record list.
+ * error, high watermark, last stable offset, log start offset, the offset to fetch next, and its
+ * records, as stored batches in base64 (the default) or as a JSON record list. With
+ * `isolation_level` read_committed (Kafka's FetchRequest field) every partition is read up to its
+ * last stable offset and answers its aborted transactions, as the per-partition fetch does.
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../wire/errors.js';
-import type { PartitionFetch, PartitionFetchOutcome } from '../log/partition-log.js';
-import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../wire/record-batch.js';
+import type { IsolationLevel, PartitionFetch, PartitionFetchOutcome } from '../log/partition-log.js';
+import { isAborted } from '../partition/offset-index.js';
+import { lastStableOffset } from '../partition/partition-state.js';
+import { CONTROL_FLAG_MASK, decodeRecordBatches, TRANSACTIONAL_FLAG_MASK } from '../wire/record-batch.js';
 import { authorizeAll } from './security.js';
-import type { Topic } from '../topics/topics.js';
+import { unknownPartition, type Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import type { AppEnv, AppServices } from './app-env.js';
@@ -27,6 +31,11 @@ export const fetchRequestSchema = z.object({
   min_bytes: nonNegative.default(0),
   max_bytes: z.number().int().positive().optional(),
   format: z.enum(['record-batch', 'binary', 'string', 'json']).default('record-batch'),
+  /** Kafka's int8 (0, 1) or its name. */
+  isolation_level: z
+    .union([z.enum(['read_uncommitted', 'read_committed']), z.literal(0), z.literal(1)])
+    .default('read_uncommitted')
+    .transform((v): IsolationLevel => (v === 1 || v === 'read_committed' ? 'read_committed' : 'read_uncommitted')),
   topics: z
     .array(
       z.object({
@@ -62,6 +71,7 @@ async function readAll(
   plan: Planned[],
   maxBytes: number,
   limitBytes: number,
+  isolation: IsolationLevel,
 ): Promise<PartitionFetchOutcome[]> {
   const fetches: PartitionFetch[] = [];
   const at: number[] = [];
@@ -70,7 +80,7 @@ async function readAll(
     at.push(i);
     fetches.push({ topic: p.meta, partition: p.partition, offset: p.offset, maxBytes: p.maxBytes });
   });
-  const read = fetches.length > 0 ? await services.log.readBatchesMany(fetches, maxBytes, limitBytes) : [];
+  const read = fetches.length > 0 ? await services.log.readBatchesMany(fetches, maxBytes, limitBytes, isolation) : [];
   const out: PartitionFetchOutcome[] = plan.map((p) => ({ ok: false, error: p.error! }));
   at.forEach((i, k) => (out[i] = read[k]!));
   return out;
@@ -91,11 +101,18 @@ function shownRecords(
   room: { bytes: number; shown: number },
 ): { records: string[]; nextOffset: number } {
   const records: string[] = [];
+  const aborted = o.abortedTransactions ?? [];
+  // read_committed answers end at the last stable offset, read_uncommitted at the high watermark.
+  const upper = o.abortedTransactions ? o.lastStableOffset : o.highWatermark;
   for (const batch of decodeRecordBatches(o.batches)) {
-    // Control batches (transaction markers) are never records to a reader.
-    if (batch.header.attributes & CONTROL_FLAG_MASK) continue;
+    const { attributes, producerId, baseOffset } = batch.header;
+    // Control batches (transaction markers) are never records to a reader; read_committed leaves
+    // out the batches of aborted transactions, as the per-partition fetch does.
+    if (attributes & CONTROL_FLAG_MASK) continue;
+    if (aborted.length > 0 && attributes & TRANSACTIONAL_FLAG_MASK && isAborted(aborted, producerId, baseOffset))
+      continue;
     for (const r of batch.records) {
-      if (r.offset < p.offset || r.offset >= o.highWatermark) continue;
+      if (r.offset < p.offset || r.offset >= upper) continue;
       const text = JSON.stringify(showRecord(r, p.partition, format));
       if (room.bytes !== Infinity) {
         const cost = jsonAnswerBytes(text) + 1;
@@ -162,12 +179,11 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
           maxBytes: Math.min(p.partition_max_bytes ?? maxBytes, limits.maxFetchBytes),
         };
         if (meta instanceof KafkaError) entry.error = meta;
-        else if (p.partition >= meta.partitionCount)
-          entry.error = new KafkaError(
-            'UNKNOWN_TOPIC_OR_PARTITION',
-            `Partition ${p.partition} of topic ${t.topic} does not exist`,
-          );
-        else entry.meta = meta;
+        else {
+          const unknown = unknownPartition(meta, p.partition);
+          if (unknown) entry.error = unknown;
+          else entry.meta = meta;
+        }
         plan.push(entry);
       }
     }
@@ -178,11 +194,13 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
       format === 'record-batch'
         ? Math.floor((Math.max(0, limit.jsonBytes - PARTITION_OVERHEAD * plan.length) * 3) / 4)
         : Infinity;
-    const read = () => readAll(services, plan, maxBytes, batchLimit);
+    const read = () => readAll(services, plan, maxBytes, batchLimit, body.isolation_level);
     let outcomes = await read();
     // As Kafka's DelayedFetch, an error in any partition answers at once.
     if (bytesOf(outcomes) < body.min_bytes && maxWaitMs > 0 && outcomes.every((o) => o.ok)) {
-      const marks = () => outcomes.map((o) => (o.ok ? `${o.highWatermark}/${o.logStartOffset}` : 'x')).join(',');
+      // The LSO too: a marker moves it (and read_committed answers) without a new high watermark.
+      const marks = () =>
+        outcomes.map((o) => (o.ok ? `${o.highWatermark}/${o.logStartOffset}/${o.lastStableOffset}` : 'x')).join(',');
       let seenMarks = marks();
       const watched = plan.filter((p) => p.meta).map((p) => partitionWatchKey(p.topic, p.partition));
       const signal = c.req.raw.signal;
@@ -200,7 +218,7 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
               plan.map((p) =>
                 p.meta
                   ? services.log.state(p.meta, p.partition).then(
-                      (s) => `${s.highWatermark}/${s.logStartOffset}`,
+                      (s) => `${s.highWatermark}/${s.logStartOffset}/${lastStableOffset(s)}`,
                       () => 'x',
                     )
                   : 'x',
@@ -244,8 +262,15 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
           partition_index: p.partition,
           error_code: 0,
           high_watermark: o.highWatermark,
-          last_stable_offset: o.highWatermark,
+          last_stable_offset: o.lastStableOffset,
           log_start_offset: o.logStartOffset,
+          ...(o.abortedTransactions && {
+            aborted_transactions: o.abortedTransactions.map((a) => ({
+              producer_id: a.producerId,
+              first_offset: a.firstOffset,
+              last_offset: a.lastOffset,
+            })),
+          }),
         };
         if (format === 'record-batch')
           answer = JSON.stringify({

@@ -519,7 +519,16 @@ const document = {
         summary:
           "Kafka's ProduceRequest: the record batches of many partitions of one or several topics in one request; each topic's partitions are stored as one object (one PUT per replica)",
         'x-extension': true,
-        parameters: [cluster, acks],
+        parameters: [
+          cluster,
+          acks,
+          param(
+            'transactional_id',
+            'query',
+            { type: 'string' },
+            "Kafka's ProduceRequest transactional_id: required with (and only with) transactional batches (a partition that breaks this is INVALID_REQUEST); the producer must be the id's current one, and every partition of the request joins its transaction before anything is appended (else each partition answers that error)",
+          ),
+        ],
         requestBody: {
           required: true,
           content: {
@@ -615,6 +624,12 @@ const document = {
               description:
                 "record-batch: each partition's stored batches, base64; otherwise a JSON record list showing keys and values so",
             },
+            isolation_level: {
+              enum: ['read_uncommitted', 'read_committed', 0, 1],
+              default: 'read_uncommitted',
+              description:
+                "Kafka's isolation_level (0 = read_uncommitted, 1 = read_committed): read_committed reads each partition up to its last stable offset and answers its aborted transactions; a JSON record list leaves their records out",
+            },
             topics: {
               type: 'array',
               items: {
@@ -671,13 +686,27 @@ const document = {
                             high_watermark: { type: 'integer' },
                             last_stable_offset: {
                               type: 'integer',
-                              description: 'The high watermark (no transactions)',
+                              description:
+                                "Kafka's last stable offset: the first offset of the oldest open transaction, or the high watermark",
                             },
                             log_start_offset: { type: 'integer' },
                             next_offset: {
                               type: 'integer',
                               description:
                                 'Where to fetch next (past compaction gaps, or the first record a bounded JSON answer left out)',
+                            },
+                            aborted_transactions: {
+                              type: 'array',
+                              description:
+                                "read_committed only (Kafka's aborted_transactions): the aborted transactions with records among the answer's batches; a consumer leaves out the producer's transactional batches from first_offset to the ABORT marker at last_offset",
+                              items: {
+                                type: 'object',
+                                properties: {
+                                  producer_id: { type: 'integer' },
+                                  first_offset: { type: 'integer' },
+                                  last_offset: { type: 'integer' },
+                                },
+                              },
                             },
                             records: {
                               description:

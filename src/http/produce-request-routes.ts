@@ -3,17 +3,19 @@
  * Kafka's `topic_data` (src/wire/produce-request.ts) carries the record batches of many partitions
  * of one or several topics in one request. Each topic's partitions are stored as one object (one
  * PUT per replica) and committed per partition; the answer is Kafka's ProduceResponse in JSON,
- * with an error per partition: one partition's failure does not fail the others.
+ * with an error per partition: one partition's failure does not fail the others. A transactional
+ * producer's request names its transactional id (`?transactional_id=`, Kafka's ProduceRequest
+ * field), and every partition of it joins the transaction before anything is appended.
  */
 import { Hono, type Context } from 'hono';
 import { KafkaError } from '../wire/errors.js';
 import type { AppendOptions, AppendOutcome, PartitionAppend } from '../log/partition-log.js';
 import { decodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../wire/produce-request.js';
-import { authorizeAll } from './security.js';
+import { authorize, authorizeAll } from './security.js';
 import { validateProducedBatches, type ProducedBatches } from '../log/produced-batches.js';
-import type { Topic } from '../topics/topics.js';
+import { requirePartition, type Topic } from '../topics/topics.js';
 import type { AppEnv, AppServices } from './app-env.js';
-import { parseAcks } from './acks.js';
+import { parseAcks, requireAcksAll } from './acks.js';
 import { mediaType, readBody } from './request.js';
 
 /** One partition's answer, Kafka's PartitionProduceResponse (+ error name, last offset and duplicate). */
@@ -63,37 +65,56 @@ type Producer = ProducedBatches['producer'];
 const sameProducer = (a: Producer, b: Producer) =>
   a?.producerId === b?.producerId && a?.producerEpoch === b?.producerEpoch;
 
-/** Appends one topic's partitions of the request (one object); answers in request order. */
-async function produceTopic(
+/** One topic of the request, validated: what to append, and the partitions answered already. */
+interface PreparedTopic {
+  data: TopicData;
+  topic?: Topic;
+  answers: Map<number, PartitionProduceResponse>;
+  appends: PartitionAppend[];
+  baseSequences: Map<number, number>;
+  producer: Producer;
+}
+
+/**
+ * Validates one topic's partitions. As Kafka's ProduceRequest, transactional batches come with
+ * the request's transactional_id and only they do: a partition that breaks this fails alone.
+ */
+async function prepareTopic(
   services: AppServices,
   data: TopicData,
-  acks: AppendOptions['acks'],
   requestProducer: { value: Producer; set: boolean },
-) {
+  transactional: boolean,
+): Promise<PreparedTopic> {
+  const prepared: PreparedTopic = {
+    data,
+    answers: new Map(),
+    appends: [],
+    baseSequences: new Map(),
+    producer: undefined,
+  };
   let topic: Topic;
   try {
     topic = await services.topics.get(data.name);
   } catch (e) {
-    return data.partitions.map((p) => failed(p.index, e));
+    for (const p of data.partitions) prepared.answers.set(p.index, failed(p.index, e));
+    return prepared;
   }
-  const answers = new Map<number, PartitionProduceResponse>();
-  const appends: PartitionAppend[] = [];
-  const baseSequences = new Map<number, number>();
-  let producer: Producer;
+  prepared.topic = topic;
   for (const p of data.partitions) {
     try {
-      if (!Number.isInteger(p.index) || p.index < 0 || p.index >= topic.partitionCount) {
-        throw new KafkaError(
-          'UNKNOWN_TOPIC_OR_PARTITION',
-          `Partition ${p.index} of topic ${topic.name} does not exist`,
-        );
-      }
+      requirePartition(topic, p.index);
       if (p.records === null) throw new KafkaError('INVALID_RECORD', `No records for ${topic.name}-${p.index}`);
       // Validated in place: the request body is this request's own buffer.
       const batches = validateProducedBatches(p.records, {
         maxMessageBytes: topic.config.maxMessageBytes,
         requireKeys: topic.config.cleanupPolicy.compact,
       });
+      if ((batches.producer?.transactional === true) !== transactional) {
+        throw new KafkaError(
+          'INVALID_REQUEST',
+          'Transactional batches need the transactional_id query parameter, and it takes only transactional batches',
+        );
+      }
       if (!requestProducer.set) Object.assign(requestProducer, { value: batches.producer, set: true });
       if (!sameProducer(batches.producer, requestProducer.value)) {
         throw new KafkaError(
@@ -102,22 +123,33 @@ async function produceTopic(
         );
       }
       if (batches.producer) {
-        producer = batches.producer;
-        baseSequences.set(p.index, batches.producer.baseSequence);
+        prepared.producer = batches.producer;
+        prepared.baseSequences.set(p.index, batches.producer.baseSequence);
       }
-      appends.push({ partition: p.index, batches });
+      prepared.appends.push({ partition: p.index, batches });
     } catch (e) {
-      answers.set(p.index, failed(p.index, e));
+      prepared.answers.set(p.index, failed(p.index, e));
     }
   }
-  if (appends.length > 0) {
+  return prepared;
+}
+
+/** Appends one prepared topic (one object); answers in request order. */
+async function appendTopic(services: AppServices, t: PreparedTopic, acks: AppendOptions['acks']) {
+  const { topic, producer, appends, answers } = t;
+  if (topic && appends.length > 0) {
     const options: AppendOptions = { ...(acks !== undefined ? { acks } : {}) };
     if (producer)
-      options.producer = { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequences };
+      options.producer = {
+        producerId: producer.producerId,
+        producerEpoch: producer.producerEpoch,
+        baseSequences: t.baseSequences,
+        ...(producer.transactional ? { transactional: true } : {}),
+      };
     const outcomes = await services.log.append(topic, appends, options);
     for (const [partition, o] of outcomes) answers.set(partition, answered(partition, o));
   }
-  return data.partitions.map((p) => answers.get(p.index)!);
+  return t.data.partitions.map((p) => answers.get(p.index)!);
 }
 
 export function produceRequestRoutes(): Hono<AppEnv> {
@@ -151,12 +183,34 @@ export function produceRequestRoutes(): Hono<AppEnv> {
       'TOPIC',
       topics.map((t) => t.name),
     );
+    const transactionalId = c.req.query('transactional_id');
+    if (transactionalId !== undefined) {
+      requireAcksAll(acks);
+      await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', transactionalId);
+    }
     const requestProducer = { value: undefined as Producer, set: false };
+    const prepared = await Promise.all(
+      topics.map((t) => prepareTopic(services, t, requestProducer, transactionalId !== undefined)),
+    );
+    const producer = prepared.find((t) => t.producer)?.producer;
+    if (transactionalId !== undefined && producer) {
+      // KIP-890's check before anything is appended: the producer is the id's current one, and
+      // every partition of the request joins its transaction (one conditional write at most).
+      const partitions = prepared.flatMap((t) =>
+        t.appends.map((a) => ({ topic: t.data.name, partition: a.partition })),
+      );
+      try {
+        await services.transactions.verifyProduce(transactionalId, producer, partitions);
+      } catch (e) {
+        if (!(e instanceof KafkaError)) throw e;
+        for (const t of prepared) {
+          for (const a of t.appends) t.answers.set(a.partition, failed(a.partition, e));
+          t.appends = [];
+        }
+      }
+    }
     const responses = await Promise.all(
-      topics.map(async (t) => ({
-        name: t.name,
-        partition_responses: await produceTopic(services, t, acks, requestProducer),
-      })),
+      prepared.map(async (t) => ({ name: t.data.name, partition_responses: await appendTopic(services, t, acks) })),
     );
     return c.json({ kind: 'KafkaProduceResponse', cluster_id: services.clusterId, responses });
   });

@@ -2,8 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import type { AppendOptions, AppendOutcome, FetchResult } from '../log/partition-log.js';
-import type { Acks } from '../wire/protocol.js';
-import { parseAcks } from './acks.js';
+import { parseAcks, requireAcksAll } from './acks.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
 import type { LogRecord } from '../wire/record-batch.js';
 import { lastStableOffset } from '../partition/partition-state.js';
@@ -39,11 +38,6 @@ const batchSchema = z.object({
 });
 
 /** As Kafka's broker: a transactional produce must wait for every in-sync replica. */
-function requireAcksAll(acks: Acks | undefined): void {
-  if (acks !== undefined && acks !== 'all')
-    throw new KafkaError('INVALID_REQUIRED_ACKS', 'A transactional produce needs acks=all');
-}
-
 function producerOf(body: z.infer<typeof batchSchema>): AppendOptions['producer'] {
   const { producer_id: producerId, producer_epoch: producerEpoch, sequences } = body;
   if (producerId === undefined && producerEpoch === undefined && sequences === undefined) return undefined;

@@ -1,12 +1,14 @@
 /** Which handler answers which API. */
 import * as admin from './handlers/admin.js';
 import * as cluster from './handlers/cluster.js';
+import { consumerGroupHeartbeat } from './handlers/consumer-groups.js';
 import type { Handler } from './handlers/context.js';
 import { fetch } from './handlers/fetch.js';
 import * as groupOffsets from './handlers/group-offsets.js';
 import * as groups from './handlers/groups.js';
 import * as offsets from './handlers/offsets.js';
 import { produce } from './handlers/produce.js';
+import * as txn from './handlers/transactions.js';
 import * as m from './protocol/messages/index.js';
 
 export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
@@ -30,6 +32,10 @@ export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
   [m.DeleteRecords.apiKey, offsets.deleteRecords],
   [m.InitProducerId.apiKey, offsets.initProducerId],
   [m.OffsetForLeaderEpoch.apiKey, offsets.offsetForLeaderEpoch],
+  [m.AddPartitionsToTxn.apiKey, txn.addPartitionsToTxn],
+  [m.AddOffsetsToTxn.apiKey, txn.addOffsetsToTxn],
+  [m.EndTxn.apiKey, txn.endTxn],
+  [m.TxnOffsetCommit.apiKey, txn.txnOffsetCommit],
   [m.DescribeConfigs.apiKey, admin.describeConfigs],
   [m.AlterConfigs.apiKey, admin.alterConfigs],
   [m.SaslAuthenticate.apiKey, cluster.saslAuthenticate],
@@ -38,4 +44,5 @@ export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
   [m.IncrementalAlterConfigs.apiKey, admin.incrementalAlterConfigs],
   [m.OffsetDelete.apiKey, groupOffsets.offsetDelete],
   [m.DescribeCluster.apiKey, cluster.describeCluster],
+  [m.ConsumerGroupHeartbeat.apiKey, consumerGroupHeartbeat],
 ]);

@@ -16,6 +16,7 @@
  * the supported versions, so a client can downgrade. Nothing a connection sends affects another.
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import { ANONYMOUS, plainPrincipal } from '../authz/principal.js';
 import { KafkaError } from '../wire/errors.js';
 import type { ClassicGroupCoordinator } from '../groups/classic-coordinator.js';
 import type { AppServices } from '../http/app-env.js';
@@ -51,7 +52,10 @@ export interface KafkaListenerOptions {
   /** Bytes of the requests one connection has read and not answered (one request always may be read). */
   maxInFlightBytes?: number;
   autoCreateTopics?: boolean;
-  /** SASL/PLAIN users; when set, a connection must authenticate before anything but ApiVersions and SASL. */
+  /**
+   * SASL/PLAIN users (by default the auth config's `sasl.plain.users`); when there are any, a
+   * connection must authenticate before anything but ApiVersions and SASL.
+   */
   plainUsers?: ReadonlyMap<string, string>;
   log?: (event: Record<string, unknown>) => void;
 }
@@ -101,12 +105,19 @@ function serveConnection(
   log: (e: Record<string, unknown>) => void,
 ): void {
   const abort = new AbortController();
-  const connection: ConnectionState = { sasl: 'none' };
+  const plainUsers = options.plainUsers ?? options.services.security.principals.plainUsers;
+  const saslRequired = plainUsers.size > 0;
+  const connection: ConnectionState = {
+    sasl: 'none',
+    principal: ANONYMOUS,
+    host: (socket.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, ''),
+  };
   const maxUnread = options.maxUnreadBytes ?? 16 * 1024 * 1024;
   const maxInFlightBytes = options.maxInFlightBytes ?? 64 * 1024 * 1024;
   const chunks: Buffer[] = [];
   let buffered = 0;
   let closed = false;
+  let rawTokenNext = false;
 
   const close = (reason: string, detail?: unknown) => {
     if (closed) return;
@@ -138,7 +149,7 @@ function serveConnection(
     clientHost: socket.remoteAddress ?? '',
     signal: abort.signal,
     connection,
-    ...(options.plainUsers ? { plainUsers: options.plainUsers } : {}),
+    ...(saslRequired ? { plainUsers } : {}),
     autoCreateTopics: options.autoCreateTopics ?? true,
     log,
   });
@@ -148,7 +159,8 @@ function serveConnection(
     if (buffered < 4) return undefined;
     if (chunks[0]!.byteLength < 4) chunks.splice(0, chunks.length, Buffer.concat(chunks));
     const size = chunks[0]!.readInt32BE(0);
-    if (size < 8 || size > options.maxFrameBytes) {
+    // A raw SASL token (after SaslHandshake v0) has no request header.
+    if (size < (rawTokenNext ? 0 : 8) || size > options.maxFrameBytes) {
       close('bad frame size', `${size} bytes (limit ${options.maxFrameBytes})`);
       return undefined;
     }
@@ -195,12 +207,17 @@ function serveConnection(
     started: boolean;
     done: boolean;
     out?: Buffer[];
+    /** The connection's last answer: it is closed once this is written. */
+    last?: boolean;
   }
   /** Every request read and not yet answered, in request order: answers leave in this order. */
   const slots: Slot[] = [];
   /** Read, not started yet (waiting for a partition or for exclusivity), in request order. */
   const waiting: { p: Run; slot: Slot }[] = [];
   let running = 0;
+  /** Partitions of the produce requests running (a count each), and whether a request that runs alone is running. */
+  const runningKeys = new Map<string, number>();
+  let runningAlone = false;
   let heldBytes = 0; // frames of requests read and not finished
   let draining = false;
 
@@ -225,7 +242,8 @@ function serveConnection(
         }
         return;
       }
-      const busy = slots.some((s) => s.started && !s.done && (s.keys === null || overlaps(s.keys, p.keys!)));
+      let busy = runningAlone;
+      for (const k of p.keys) if (runningKeys.has(k)) busy = true;
       if (!busy && !overlaps(p.keys, blocked)) {
         waiting.splice(i, 1);
         start(p, slot);
@@ -239,13 +257,24 @@ function serveConnection(
   const flush = () => {
     if (closed) return;
     socket.cork();
-    while (slots[0]?.done) for (const b of slots.shift()!.out ?? []) socket.write(b);
+    while (slots[0]?.done) {
+      const slot = slots.shift()!;
+      for (const b of slot.out ?? []) socket.write(b);
+      if (slot.last) {
+        closed = true;
+        socket.uncork();
+        socket.end(); // after the answer: a failed authentication ends the connection, as Kafka does
+        return;
+      }
+    }
     socket.uncork();
   };
 
   const start = (p: Run, slot: Slot) => {
     slot.started = true;
     running++;
+    if (p.keys === null) runningAlone = true;
+    else for (const k of p.keys) runningKeys.set(k, (runningKeys.get(k) ?? 0) + 1);
     void HANDLERS.get(p.api.apiKey)!(ctxBase(p.clientId), p.body, p.version).then(
       (response) => {
         if (response !== undefined)
@@ -257,7 +286,15 @@ function serveConnection(
             response,
           );
         slot.done = true;
+        if (connection.closeAfterAnswer) slot.last = true;
         running--;
+        if (p.keys === null) runningAlone = false;
+        else
+          for (const k of p.keys) {
+            const n = runningKeys.get(k)! - 1;
+            if (n === 0) runningKeys.delete(k);
+            else runningKeys.set(k, n);
+          }
         heldBytes -= p.size;
         flush();
         pump();
@@ -309,8 +346,9 @@ function serveConnection(
   };
 
   const parse = (frame: Buffer): Parsed | undefined => {
+    if (rawTokenNext) return rawToken(frame);
     const r = new Reader(frame);
-    let header;
+    let header: ReturnType<typeof readRequestHeader>;
     try {
       header = readRequestHeader(r);
     } catch (e) {
@@ -328,15 +366,18 @@ function serveConnection(
       }
       return void close('unsupported version', `${api.name} v${header.apiVersion}`);
     }
-    if (options.plainUsers && connection.sasl !== 'authenticated' && !PRE_AUTH_APIS.has(header.apiKey))
+    if (saslRequired && connection.sasl !== 'authenticated' && !PRE_AUTH_APIS.has(header.apiKey))
       return void close('not authenticated', api.name);
-    let body;
+    let body: Record<string, unknown>;
     try {
       finishRequestHeader(api, header.apiVersion, r);
       body = decodeMessage(api.request, header.apiVersion, r);
     } catch (e) {
       return void close('malformed request', e instanceof ProtocolError ? e.message : e);
     }
+    // SaslHandshake v0: the token that follows is a bare frame, not a SaslAuthenticate request.
+    if (api === SaslHandshake && header.apiVersion === 0 && saslRequired && connection.sasl === 'none')
+      rawTokenNext = body.mechanism === 'PLAIN';
     return {
       kind: 'run',
       size: frame.byteLength,
@@ -347,6 +388,21 @@ function serveConnection(
       body,
       keys: partitionsOf(api, body),
     };
+  };
+
+  /**
+   * SASL/PLAIN after a v0 handshake (Kafka's pre-KIP-152 form): the token is answered with an
+   * empty frame when it is right; a wrong one closes the connection, as Kafka does.
+   */
+  const rawToken = (frame: Buffer): Parsed | undefined => {
+    rawTokenNext = false;
+    try {
+      connection.principal = plainPrincipal(frame, plainUsers);
+    } catch (e) {
+      return void close('authentication failed', e instanceof Error ? e.message : e);
+    }
+    connection.sasl = 'authenticated';
+    return { kind: 'answer', out: [Buffer.alloc(4)] };
   };
 
   socket.on('data', (data: Buffer) => {

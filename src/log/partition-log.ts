@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Acks } from '../wire/protocol.js';
 import { KafkaError } from '../wire/errors.js';
-import { checkSequence, ProducerBatchLog, producerIn } from '../partition/producer-state.js';
-import { withinEpoch } from '../partition/epoch-history.js';
+import { checkSequence, producerIn } from '../partition/producer-state.js';
+import { checkCurrentLeaderEpoch, withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
@@ -153,7 +153,6 @@ const LEADERSHIP_RETRIES = 3;
 export class PartitionLog {
   readonly index: OffsetIndex;
   readonly replicas: Leadership;
-  private readonly producerBatches: ProducerBatchLog;
   /** Per-partition tail of in-process commits, so this process's writers queue instead of racing. */
   private readonly commitQueues = new Map<string, Promise<unknown>>();
   /** The partition state this process last wrote, per partition. */
@@ -173,7 +172,6 @@ export class PartitionLog {
   constructor(private readonly deps: LogDeps) {
     this.metrics = deps.metrics ?? noMetrics;
     this.index = new OffsetIndex(deps.metadata);
-    this.producerBatches = new ProducerBatchLog(deps.metadata);
     this.replicas = deps.leadership;
   }
 
@@ -356,7 +354,6 @@ export class PartitionLog {
       const { entry } = result;
       this.lastWritten.set(pk, { state: result.state, version: result.version });
       if (result.indexed) this.indexed.set(pk, commitIdentity(entry));
-      if (batch) this.track(this.producerBatches.record(topic.name, p, batch, entry.baseOffset, entry.lastOffset));
       this.notifyAppend(topic.name, p);
       this.metrics.add('ProduceRecords', run.recordCount);
       this.metrics.add('ProduceBytes', run.end - run.start);
@@ -507,10 +504,17 @@ export class PartitionLog {
     partition: number,
     offset: number,
     maxBytes: number,
-    options: { isolation?: IsolationLevel; limitBytes?: number } = {},
+    options: { isolation?: IsolationLevel; limitBytes?: number; currentLeaderEpoch?: number } = {},
   ): Promise<BatchFetchResult> {
     const isolation = options.isolation ?? 'read_uncommitted';
-    const { state, loaded, upper } = await this.loadFrom(topic, partition, offset, maxBytes, isolation);
+    const { state, loaded, upper } = await this.loadFrom(
+      topic,
+      partition,
+      offset,
+      maxBytes,
+      isolation,
+      options.currentLeaderEpoch ?? -1,
+    );
     const { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes, options.limitBytes);
     // Patched in place: the store handed over bytes of our own (ObjectStore.get), and the stored
     // object keeps its offsets relative to the entry.
@@ -543,12 +547,15 @@ export class PartitionLog {
    * Kafka); never past `limitBytes` in all. The index lookups run in parallel, and the byte ranges
    * are read per object: an object holding several of the partitions (one produce request) is
    * read once. A partition's error (unknown partition, offset out of range) is its answer alone.
-   * The partitions must be distinct (the batches are patched in place).
+   * The partitions must be distinct (the batches are patched in place). read_committed reads each
+   * partition up to its last stable offset and answers its aborted transactions, as
+   * {@link readBatches} does.
    */
   async readBatchesMany(
     fetches: PartitionFetch[],
     maxBytes: number,
     limitBytes = Infinity,
+    isolation: IsolationLevel = 'read_uncommitted',
   ): Promise<PartitionFetchOutcome[]> {
     const planned = await Promise.all(
       fetches.map(async (f) => {
@@ -556,7 +563,13 @@ export class PartitionLog {
           requirePartition(f.topic, f.partition);
           return {
             ok: true as const,
-            ...(await this.entriesAt(f.topic, f.partition, f.offset, Math.max(1, Math.min(f.maxBytes, maxBytes)))),
+            ...(await this.entriesAt(
+              f.topic,
+              f.partition,
+              f.offset,
+              Math.max(1, Math.min(f.maxBytes, maxBytes)),
+              isolation,
+            )),
           };
         } catch (e) {
           return { ok: false as const, error: asKafkaError(e) };
@@ -567,7 +580,7 @@ export class PartitionLog {
       planned.map((p) => (p.ok ? { state: p.state, entries: p.entries } : undefined)),
     );
     let used = 0;
-    return planned.map((p, i): PartitionFetchOutcome => {
+    const answers = planned.map((p, i): PartitionFetchOutcome => {
       if (!p.ok) return p;
       const f = fetches[i]!;
       const { state } = p;
@@ -583,7 +596,7 @@ export class PartitionLog {
         return { ...base, batches: new Uint8Array(0), recordCount: 0, nextOffset: f.offset, bytes: 0 };
       let selected: ReturnType<typeof selectBatches>;
       try {
-        selected = selectBatches(loaded[i]!, f.offset, state.highWatermark, budget, limitBytes - used, first);
+        selected = selectBatches(loaded[i]!, f.offset, p.upper, budget, limitBytes - used, first);
       } catch (e) {
         return { ok: false, error: asKafkaError(e) };
       }
@@ -601,6 +614,26 @@ export class PartitionLog {
         bytes: selected.bytes,
       };
     });
+    if (isolation === 'read_committed') {
+      // As Kafka's read_committed fetch: the aborted transactions with records among each
+      // partition's batches, for the consumer to leave out (the partitions' lookups in parallel).
+      await Promise.all(
+        answers.map(async (a, i) => {
+          if (!a.ok) return;
+          const f = fetches[i]!;
+          const { state } = planned[i] as Extract<(typeof planned)[number], { ok: true }>;
+          try {
+            a.abortedTransactions =
+              a.nextOffset > f.offset
+                ? await this.index.abortedTransactions(f.topic.name, f.partition, state, f.offset, a.nextOffset)
+                : [];
+          } catch (e) {
+            answers[i] = { ok: false, error: asKafkaError(e) };
+          }
+        }),
+      );
+    }
+    return answers;
   }
 
   /** The partition's state and the index entries a fetch from `offset` reads; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
@@ -610,8 +643,11 @@ export class PartitionLog {
     offset: number,
     maxBytes: number,
     isolation: IsolationLevel = 'read_uncommitted',
+    currentLeaderEpoch = -1,
   ) {
     const state = await this.state(topic, partition);
+    // The client's leader epoch first, as Kafka: a stale client refreshes its metadata before its offsets mean anything.
+    checkCurrentLeaderEpoch(currentLeaderEpoch, state.leaderEpoch, `${topic.name}-${partition}`);
     const hw = state.highWatermark;
     // read_committed stops at the LSO; an offset between the LSO and the HW is valid and answers empty, as in Kafka.
     const upper = isolation === 'read_committed' ? lastStableOffset(state) : hw;
@@ -647,7 +683,10 @@ export class PartitionLog {
       ];
       entries.forEach((entry, k) => {
         let runs = byKey.get(entry.objectKey);
-        if (!runs) byKey.set(entry.objectKey, (runs = []));
+        if (!runs) {
+          runs = [];
+          byKey.set(entry.objectKey, runs);
+        }
         runs.push({ start: entry.start, end: entry.end, sources, users: [{ plan: i, k, entry }] });
       });
     });
@@ -689,8 +728,16 @@ export class PartitionLog {
     offset: number,
     maxBytes: number,
     isolation: IsolationLevel,
+    currentLeaderEpoch = -1,
   ) {
-    const { state, entries, upper } = await this.entriesAt(topic, partition, offset, maxBytes, isolation);
+    const { state, entries, upper } = await this.entriesAt(
+      topic,
+      partition,
+      offset,
+      maxBytes,
+      isolation,
+      currentLeaderEpoch,
+    );
     return { state, loaded: entries.length === 0 ? [] : await this.load(state, entries), upper };
   }
 
@@ -929,8 +976,8 @@ export class PartitionLog {
   }
 
   /**
-   * The idempotence check as two steps: `resolve` may read the producer item to find an older
-   * duplicate's offsets; `check` runs inside the commit against each state it writes over.
+   * The idempotence check as two steps: `resolve` may search the index for an older duplicate's
+   * offsets; `check` runs inside the commit against each state it writes over.
    */
   private sequenceGuard(topic: TopicMeta, partition: number, batch: ProducerBatch) {
     const check = (s: PartitionState) => {
@@ -956,7 +1003,7 @@ export class PartitionLog {
       }
       if (c.kind === 'duplicate') return c;
       if (c.kind === 'older') {
-        const found = await this.producerBatches.findDuplicate(topic.name, partition, batch);
+        const found = await this.index.findProducerBatch(topic.name, partition, s, batch);
         if (found) return found;
         check(s); // throws DUPLICATE_SEQUENCE_NUMBER
       }

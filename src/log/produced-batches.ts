@@ -1,22 +1,22 @@
 /**
  * Validation of record batches a producer sends as bytes (Kafka's LogValidator for v2 batches from
- * a client, uncompressed or gzip): the batches are checked in place and kept as they are, so a produce does
- * not decode and re-encode what the producer already encoded.
+ * a client, uncompressed or gzip): the batches are checked in place and kept as they are, so a
+ * produce does not decode and re-encode what the producer already encoded. The wire format (CRC,
+ * framing, the record grammar) is src/wire's `readCheckedBatch` and `walkRecords`; what is here
+ * is the broker's rules over it.
  */
 import { KafkaError } from '../wire/errors.js';
-import { crc32c } from '../wire/crc32c.js';
 import {
-  ATTRIBUTES_OFFSET,
   CONTROL_FLAG_MASK,
-  LOG_OVERHEAD,
-  readBatchHeader,
-  recordsCursor,
+  readCheckedBatch,
   setBaseOffset,
   setMaxTimestamp,
   TRANSACTIONAL_FLAG_MASK,
+  walkRecords,
   type BatchHeader,
+  type RecordFields,
+  type RecordVisitor,
 } from '../wire/record-batch.js';
-import { readVarint, readVarlong, type ByteCursor } from '../wire/varint.js';
 
 /** Batches ready to append: offsets relative to the run (0, n1, n1 + n2, ...), as encodeRecordBatch would lay them out. */
 export interface ProducedBatches {
@@ -54,23 +54,12 @@ export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchR
   let maxTimestamp = -1;
   let producer: ProducedBatches['producer'];
   while (position < bytes.byteLength) {
-    let header: BatchHeader;
-    try {
-      header = readBatchHeader(bytes, position);
-    } catch (e) {
-      throw e instanceof KafkaError ? corrupt(e.message) : e;
-    }
-    const size = LOG_OVERHEAD + header.batchLength;
-    const end = position + size;
-    if (end > bytes.byteLength)
-      throw corrupt(`Truncated batch at byte ${position}: needs ${size} bytes, ${bytes.byteLength - position} present`);
+    const { header, size } = asCallers(() => readCheckedBatch(bytes, position));
     if (size > rules.maxMessageBytes)
       throw new KafkaError(
         'MESSAGE_TOO_LARGE',
         `The record batch at byte ${position} is ${size} bytes, larger than max.message.bytes (${rules.maxMessageBytes})`,
       );
-    if (crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, end)) !== header.crc)
-      throw corrupt(`CRC mismatch in the record batch at byte ${position}`);
     // Markers are the transaction coordinator's to write, never a producer's (as Kafka refuses them from clients).
     if (header.attributes & CONTROL_FLAG_MASK)
       throw invalid('Control batches (transaction markers) cannot be produced');
@@ -80,13 +69,13 @@ export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchR
       );
     }
     producer = checkProducer(header, producer, recordCount, position);
-    const { min: batchMin, max: batchMax } = checkRecords(bytes, position, end, header, rules.requireKeys);
+    const { min: batchMin, max: batchMax } = checkRecords(bytes, position, position + size, header, rules.requireKeys);
     if (batchMax !== header.maxTimestamp) setMaxTimestamp(bytes, position, batchMax);
     setBaseOffset(bytes, position, recordCount);
     minTimestamp = Math.min(minTimestamp, batchMin);
     maxTimestamp = Math.max(maxTimestamp, batchMax);
     recordCount += header.recordCount;
-    position = end;
+    position += size;
   }
   return { bytes, recordCount, minTimestamp, maxTimestamp, ...(producer ? { producer } : {}) };
 }
@@ -123,7 +112,10 @@ function checkProducer(
   return before;
 }
 
-/** Walks the records (inflated first, for gzip) without materialising them; returns their smallest and largest timestamps. */
+/**
+ * The records' rules (the wire walker checks their framing): offset deltas 0, 1, 2, ..., safe
+ * timestamps, keys where the topic is compacted. Returns the smallest and largest timestamps.
+ */
 function checkRecords(
   bytes: Uint8Array,
   position: number,
@@ -131,54 +123,43 @@ function checkRecords(
   header: BatchHeader,
   requireKeys: boolean,
 ): { min: number; max: number } {
-  let min = Number.MAX_SAFE_INTEGER;
-  let max = -1;
+  const rules = new RecordRules(header, position, requireKeys);
+  asCallers(() => walkRecords(bytes, position, end, header, rules));
+  return { min: rules.min, max: rules.max };
+}
+
+/** The visitor of `checkRecords`: a class, so the walk's calls stay monomorphic on the produce path. */
+class RecordRules implements RecordVisitor {
+  min = Number.MAX_SAFE_INTEGER;
+  max = -1;
+
+  constructor(
+    private readonly batch: BatchHeader,
+    private readonly position: number,
+    private readonly requireKeys: boolean,
+  ) {}
+
+  record(f: RecordFields): void {
+    const timestamp = this.batch.baseTimestamp + f.timestampDelta;
+    if (!Number.isSafeInteger(timestamp))
+      throw new KafkaError(
+        'INVALID_TIMESTAMP',
+        `Record ${f.index} of the batch at byte ${this.position} has an invalid timestamp`,
+      );
+    if (timestamp > this.max) this.max = timestamp;
+    if (timestamp < this.min) this.min = timestamp;
+    if (f.offsetDelta !== f.index)
+      throw invalid(`Record ${f.index} of the batch at byte ${this.position} has offset delta other than ${f.index}`);
+    if (f.keyLength === -1 && this.requireKeys) throw invalid('A compacted topic cannot accept a record without a key');
+  }
+}
+
+/** Runs `read`, marking the bytes' corruption it finds as the producer's (fromCaller), not the server's. */
+function asCallers<T>(read: () => T): T {
   try {
-    const c = recordsCursor(bytes, position, end, header.attributes);
-    const recordsEnd = c.end;
-    for (let i = 0; i < header.recordCount; i++) {
-      const length = readVarint(c);
-      const recordEnd = c.pos + length;
-      if (length <= 0 || recordEnd > recordsEnd)
-        throw corrupt(`Record ${i} of the batch at byte ${position} has an invalid length`);
-      c.end = recordEnd;
-      c.pos++; // attributes
-      const timestamp = header.baseTimestamp + readVarlong(c);
-      if (!Number.isSafeInteger(timestamp))
-        throw new KafkaError(
-          'INVALID_TIMESTAMP',
-          `Record ${i} of the batch at byte ${position} has an invalid timestamp`,
-        );
-      if (timestamp > max) max = timestamp;
-      if (timestamp < min) min = timestamp;
-      if (readVarint(c) !== i)
-        throw invalid(`Record ${i} of the batch at byte ${position} has offset delta other than ${i}`);
-      const keyLength = readVarint(c);
-      if (keyLength === -1 && requireKeys) throw invalid('A compacted topic cannot accept a record without a key');
-      skip(c, keyLength);
-      skip(c, readVarint(c)); // value
-      const headers = readVarint(c);
-      if (headers < 0) throw corrupt(`Record ${i} of the batch at byte ${position} has a negative header count`);
-      for (let h = 0; h < headers; h++) {
-        const keyBytes = readVarint(c);
-        if (keyBytes < 0) throw corrupt(`Record ${i} of the batch at byte ${position} has a header without a key`);
-        skip(c, keyBytes);
-        skip(c, readVarint(c));
-      }
-      if (c.pos !== recordEnd)
-        throw corrupt(`Record ${i} of the batch at byte ${position} does not end where its length says`);
-      c.end = recordsEnd;
-    }
-    if (c.pos !== recordsEnd) throw corrupt(`The batch at byte ${position} has bytes after its last record`);
+    return read();
   } catch (e) {
     if (e instanceof KafkaError && e.errorName === 'CORRUPT_MESSAGE' && !e.fromCaller) throw corrupt(e.message);
     throw e;
   }
-  return { min, max };
-}
-
-function skip(c: ByteCursor, length: number): void {
-  if (length === -1) return;
-  if (length < 0 || length > c.end - c.pos) throw corrupt(`A field length ${length} runs past its record`);
-  c.pos += length;
 }

@@ -5,15 +5,15 @@ import {
   decodeRecordBatches,
   encodeRecordBatch,
   LOG_OVERHEAD,
-  RECORD_BATCH_OVERHEAD,
   setBaseOffset,
   TRANSACTIONAL_FLAG_MASK,
   type DecodedRecord,
 } from '../wire/record-batch.js';
 import { storedCompression } from '../log/request-object.js';
-import { recordSizeUpperBound } from '../wire/record-size.js';
+import { chunkRecords, recordSizeUpperBound } from '../wire/record-size.js';
 import type { Topic } from '../topics/topics.js';
-import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
+import type { MetadataStore, ObjectStore } from '../storage/ports.js';
+import { writeIfUnchanged } from '../storage/optimistic-update.js';
 import { entryBytes, type EntryItem, type PartitionView } from './partition-view.js';
 import { coverOf, loadEntries, writeSegment, type Piece } from './segment-writer.js';
 import { CLEANER_SK, partitionPk } from '../storage/key-layout.js';
@@ -290,11 +290,8 @@ export async function compactPartition(
       (c) => c.tombstones > 0 && c.upTo > view.state.logStartOffset,
     );
     const next: CleanerCheckpoint = { topicId: topic.id, cleanedTo: Math.max(firstDirty, upTo), cleanings: kept };
-    await deps.metadata
-      .put(pk, CLEANER_SK, next, item ? { ifVersion: item.version } : { ifAbsent: true })
-      .catch((e: unknown) => {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      });
+    // A checkpoint another cleaner moved meanwhile stays as it is: this range is cleaned again.
+    await writeIfUnchanged(deps.metadata, { pk, sk: CLEANER_SK, item }, { write: next });
   }
   return outcome;
 }
@@ -357,20 +354,20 @@ function encodePiece(
 ): Uint8Array[] {
   if (records.length === 0) return [encodeRecordBatch([], { baseOffset: 0, lastOffsetDelta: lastOffset - base })];
   const batches: Uint8Array[] = [];
-  let chunk: DecodedRecord[] = [];
-  let size = RECORD_BATCH_OVERHEAD;
+  // The records between two markers, cut into batches as a produce cuts them.
+  let run: DecodedRecord[] = [];
   const flush = () => {
-    if (chunk.length === 0) return;
-    const first = chunk[0]!.offset;
-    batches.push(
-      encodeRecordBatch(chunk, {
-        baseOffset: first - base,
-        offsetDeltas: chunk.map((r) => r.offset - first),
-        compression,
-      }),
-    );
-    chunk = [];
-    size = RECORD_BATCH_OVERHEAD;
+    for (const chunk of chunkRecords(run, maxMessageBytes)) {
+      const first = chunk[0]!.offset;
+      batches.push(
+        encodeRecordBatch(chunk, {
+          baseOffset: first - base,
+          offsetDeltas: chunk.map((r) => r.offset - first),
+          compression,
+        }),
+      );
+    }
+    run = [];
   };
   for (const r of records) {
     if (isMarker(r)) {
@@ -379,10 +376,7 @@ function encodePiece(
       batches.push(r.marker);
       continue;
     }
-    const n = recordSizeUpperBound(r);
-    if (chunk.length > 0 && size + n > maxMessageBytes) flush();
-    chunk.push(r);
-    size += n;
+    run.push(r);
   }
   flush();
   return batches;

@@ -1,7 +1,8 @@
 import type { PartitionLog } from '../log/partition-log.js';
 import type { CommitRecord } from '../partition/partition-state.js';
 import type { Topic } from '../topics/topics.js';
-import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
+import type { MetadataStore } from '../storage/ports.js';
+import { writeIfUnchanged } from '../storage/optimistic-update.js';
 import { entryBytes, type PartitionView } from './partition-view.js';
 import { ABORT_PREFIX, abortSk, INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
 
@@ -98,12 +99,7 @@ export async function removeEntriesBelowLogStart(
     const page = await metadata.query<CommitRecord>(pk, { gt: after, lt: indexSk(logStartOffset), limit: 100 });
     for (const item of page) {
       if (item.value.topicId !== topic.id || item.value.lastOffset >= logStartOffset) continue;
-      try {
-        await metadata.delete(pk, item.sk, { ifVersion: item.version });
-        removed++;
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      }
+      if (await writeIfUnchanged(metadata, { pk, sk: item.sk, item }, { remove: true })) removed++;
     }
     if (page.length < 100 || removed >= limit) return removed;
     after = page.at(-1)!.sk;

@@ -19,10 +19,10 @@ import { deleteCovered } from './segment-writer.js';
 import { CLUSTER_PK, partitionPk, SCHEDULER_LEASE_SK, STATE_SK } from '../storage/key-layout.js';
 
 /**
- * The scheduler: one run advances the durable timer wheel (firing every due timer), expires group
- * sessions, then works through the maintenance of every partition of every topic (replica
- * catch-up, retention, compaction, segment merge) and each topic's object sweep, until its
- * deadline. It is what functions/scheduler.ts runs on every scheduled invocation and what the local
+ * The scheduler: one run advances the durable timer wheel (firing every due timer: object
+ * deletions, transaction timeouts, group session deadlines), then works through the maintenance
+ * of every partition of every topic (replica catch-up, retention, compaction, segment merge) and
+ * each topic's object sweep, until its deadline. It is what functions/scheduler.ts runs on every scheduled invocation and what the local
  * server runs in-process every SCHEDULER_INTERVAL_MS.
  *
  * One item (pk `cluster`, sk `scheduler`) is both a lease and the cursor of the work:
@@ -35,8 +35,8 @@ import { CLUSTER_PK, partitionPk, SCHEDULER_LEASE_SK, STATE_SK } from '../storag
  * dies, on the first unit after its last cursor write: the next run resumes there, so no unit is
  * skipped and only the units since are done again (every unit is idempotent). When the last topic
  * is done the round is complete; the next round starts from the first topic roundIntervalMs later
- * (Kafka's log.retention.check.interval.ms), and the runs in between only fire timers and expire
- * sessions, so an idle deployment's partitions are read once per interval, not once per run.
+ * (Kafka's log.retention.check.interval.ms), and the runs in between only fire timers, so an idle
+ * deployment's partitions are read once per interval, not once per run.
  *
  * Units: for a topic with n partitions, units 0..n-1 maintain partition p, unit n sweeps its objects.
  */
@@ -49,14 +49,10 @@ export interface SchedulerDeps {
   /** The process's partition log and topic registry, from the composition root (src/compose.ts). */
   partitionLog: PartitionLog;
   topics: TopicRegistry;
-  /** The groups' session-expiry hook (GroupCoordinator.expireSessions); false: skip it. */
-  expireSessions:
-    | ((now: number) => Promise<{ timersFired: number; groupsChecked: number; membersExpired: number }>)
-    | false;
   options?: Partial<MaintenanceOptions>;
   /** The process's transaction coordinator (its timers: transaction timeouts, id expiry); else one is made. */
   transactions?: TransactionCoordinator;
-  /** More durable timer kinds to fire. */
+  /** More durable timer kinds to fire (the composition root passes the groups' session timers). */
   timerHandlers?: Record<string, TimerHandler>;
   /** Structured log lines; default one JSON line each on stdout. */
   log?: (event: Record<string, unknown>) => void;
@@ -142,21 +138,10 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
     );
     add('timersFired', fired.fired);
     add('timerFailures', fired.failed);
+    for (const [name, n] of Object.entries(fired.counts)) add(name, n);
     for (const e of fired.errors) log({ level: 'error', msg: 'durable timer failed; rescheduled', error: String(e) });
 
-    // 2. Group sessions (their own timers, see src/groups/session-timers.ts).
-    if (deps.expireSessions !== false && !pastDeadline()) {
-      try {
-        const r = await deps.expireSessions(clock.now());
-        add('sessionTimersFired', r.timersFired);
-        add('membersExpired', r.membersExpired);
-      } catch (e) {
-        add('sessionExpiryFailures', 1);
-        log({ level: 'error', msg: 'group session expiry failed', error: String(e) });
-      }
-    }
-
-    // 3. Maintenance units, from the cursor; a new round only when one is due.
+    // 2. Maintenance units, from the cursor; a new round only when one is due.
     const cursor = lease.value.cursor;
     const roundDoneAt = lease.value.roundDoneAt;
     if (!cursor && roundDoneAt !== undefined && clock.now() < roundDoneAt + options.roundIntervalMs) return report;

@@ -2,7 +2,8 @@ import { KafkaError } from '../wire/errors.js';
 import { readPartitionState } from '../partition/partition-commit.js';
 import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
 import type { TopicMeta } from '../topics/topics.js';
-import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
+import type { MetadataStore, MetaItem, ObjectStore } from '../storage/ports.js';
+import { writeIfUnchanged } from '../storage/optimistic-update.js';
 import type { EntryItem, PartitionView } from './partition-view.js';
 import { newSegmentKey, partitionPk } from '../storage/key-layout.js';
 
@@ -19,6 +20,10 @@ import { newSegmentKey, partitionPk } from '../storage/key-layout.js';
  *      version read (`ifVersion`): a concurrent writer that touched it makes the swap give up;
  *   2. delete the run's other items in offset order, each at the version read, stopping at the
  *      first one that changed (the rest are left to the next pass).
+ *
+ * Each is one conditional write through `writeIfUnchanged` (storage/optimistic-update.ts): never
+ * retried against a newer version, but a write the store sent twice (its first answer lost) is
+ * recognised as applied rather than taken for a conflict.
  *
  * Between 1 and 2 the old entries are still there, but wholly covered: readers skip them (see
  * OffsetIndex.entriesFrom), and the next pass deletes them. Deleting in offset order keeps every
@@ -139,20 +144,19 @@ export async function writeSegment(
     const piece = pieces[i]!;
     const entry = { ...located[i]!, stores };
     const [head, ...rest] = piece.replaced;
-    try {
-      await deps.metadata.put(pk, head!.sk, entry, { ifVersion: head!.version });
-    } catch (e) {
-      if (!(e instanceof ConditionFailedError)) throw e;
+    if (
+      !(await writeIfUnchanged<CommitRecord>(
+        deps.metadata,
+        { pk, sk: head!.sk, item: asItem(pk, head!) },
+        { write: entry },
+      ))
+    ) {
       outcome.conflicts++;
       continue;
     }
     for (const r of rest) {
-      try {
-        await deps.metadata.delete(pk, r.sk, { ifVersion: r.version });
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e;
-        break; // changed under us: it and the ones after it stay covered, removed next pass
-      }
+      // Changed under us: it and the ones after it stay covered, removed next pass.
+      if (!(await writeIfUnchanged(deps.metadata, { pk, sk: r.sk, item: asItem(pk, r) }, { remove: true }))) break;
     }
     outcome.swapped++;
     outcome.replacedEntries += piece.replaced.length;
@@ -204,18 +208,20 @@ export function coverOf(
   };
 }
 
+const asItem = (pk: string, e: EntryItem): MetaItem<CommitRecord> => ({
+  pk,
+  sk: e.sk,
+  version: e.version,
+  value: e.entry,
+});
+
 /** Deletes leftover entries an interrupted swap left covered, in offset order (see above). */
 export async function deleteCovered(metadata: MetadataStore, view: PartitionView): Promise<number> {
   const pk = partitionPk(view.topic.name, view.partition);
   let n = 0;
   for (const c of view.covered) {
-    try {
-      await metadata.delete(pk, c.sk, { ifVersion: c.version });
-      n++;
-    } catch (e) {
-      if (!(e instanceof ConditionFailedError)) throw e;
-      break;
-    }
+    if (!(await writeIfUnchanged(metadata, { pk, sk: c.sk, item: asItem(pk, c) }, { remove: true }))) break;
+    n++;
   }
   return n;
 }

@@ -1,7 +1,7 @@
 import { KafkaError } from '../wire/errors.js';
 import { withinEpoch } from './epoch-history.js';
 import type { MetadataStore } from '../storage/ports.js';
-import type { CommitRecord, PartitionState } from './partition-state.js';
+import { logEndOffset, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
 import { ABORT_PREFIX, abortSk, INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
 
 /**
@@ -57,6 +57,13 @@ const UNBUDGETED_PAGE = 64;
 const MIN_PAGE = 2;
 const FIRST_PAGE_UNKNOWN_SIZE = 8;
 const MAX_PAGE = 256;
+/**
+ * Entries an older duplicate's original is looked for in, newest first. Kafka keeps five batches
+ * per producer; an idempotent producer has at most five in flight, so its original is among the
+ * last commits unless hundreds of other commits landed between it and its retry.
+ */
+const DUPLICATE_LOOKBACK = 256;
+const DUPLICATE_PAGE = 32;
 
 export class OffsetIndex {
   constructor(private readonly metadata: MetadataStore) {}
@@ -102,6 +109,57 @@ export class OffsetIndex {
       out.push(abortedOf(last));
     }
     return out.sort((a, b) => a.firstOffset - b.firstOffset);
+  }
+
+  /**
+   * The offsets of an idempotent producer's batch already in the log (a retry of an older batch
+   * than its last): the index entries carry each commit's producer and sequence range, so the
+   * newest entries of the current epoch are searched, back to the producer's previous batch (the
+   * original is not older than that) or DUPLICATE_LOOKBACK entries. Undefined when not found: the
+   * caller answers DUPLICATE_SEQUENCE_NUMBER (appended before, offsets unknown), as Kafka does
+   * past its five batches. Reads only: this is what lets a commit write no producer item.
+   */
+  async findProducerBatch(
+    topic: string,
+    partition: number,
+    state: PartitionState,
+    batch: ProducerBatch,
+  ): Promise<{ baseOffset: number; lastOffset: number } | undefined> {
+    const pk = partitionPk(topic, partition);
+    const own = (e: CommitRecord) => e.topicId === state.topicId && withinEpoch(state.epochHistory, e);
+    /** 'found', 'past' (an earlier batch of the producer: stop) or undefined (go on). */
+    const look = (e: CommitRecord) => {
+      const p = e.producer;
+      if (!p || p.producerId !== batch.producerId || !own(e)) return undefined;
+      if (
+        p.producerEpoch === batch.producerEpoch &&
+        p.baseSequence === batch.baseSequence &&
+        p.lastSequence === batch.lastSequence
+      )
+        return 'found';
+      return p.producerEpoch < batch.producerEpoch || p.lastSequence < batch.baseSequence ? 'past' : undefined;
+    };
+    const found = (e: CommitRecord) => ({ baseOffset: e.baseOffset, lastOffset: e.lastOffset });
+    const last = state.lastCommit;
+    if (last && look(last) === 'found') return found(last);
+    let below = indexSk(logEndOffset(state));
+    for (let seen = 0; seen < DUPLICATE_LOOKBACK; ) {
+      const page = await this.metadata.query<CommitRecord>(pk, {
+        lt: below,
+        gte: INDEX_PREFIX,
+        reverse: true,
+        limit: DUPLICATE_PAGE,
+      });
+      for (const item of page) {
+        const seenAs = look(item.value);
+        if (seenAs === 'found') return found(item.value);
+        if (seenAs === 'past') return undefined;
+      }
+      if (page.length < DUPLICATE_PAGE) return undefined;
+      below = page.at(-1)!.sk;
+      seen += page.length;
+    }
+    return undefined;
   }
 
   /**

@@ -1,22 +1,18 @@
 import { KafkaError } from '../wire/errors.js';
 import type { ProducerBatch, ProducerEntry } from './partition-state.js';
-import { optimisticUpdate } from '../storage/optimistic-update.js';
-import type { MetadataStore } from '../storage/ports.js';
-import { producerPartitionSk, producerPk } from '../storage/key-layout.js';
 
 /**
  * Idempotent producer state per partition, as Kafka's ProducerStateManager keeps it.
  *
- * Two places hold it. The partition state item keeps each producer's LAST batch, written in the
- * same conditional write as the append, so the sequence check and the append are atomic: a retry
- * of the last batch (the usual case) is recognised without any other read. The producer item
- * (pk `pid#{id}`, sk `part#{topic}#{p}`) keeps the last five batches with their offsets, written
- * after the append, so an older duplicate (up to five in flight) is answered with its original
- * offsets too.
+ * The partition state item keeps each producer's LAST batch, written in the same conditional
+ * write as the append, so the sequence check and the append are atomic: a retry of the last batch
+ * (the usual case) is recognised without any other read. An older duplicate (up to five in flight)
+ * is answered with its original offsets from the offset index, whose entries carry the producer
+ * and sequence range of each commit (OffsetIndex.findProducerBatch): no write beyond the commit's
+ * own (versions before wrote a producer item, pk `pid#{id}` sk `part#{topic}#{p}`, with the last
+ * five batches after each append: one more write per partition per request).
  */
 
-/** Kafka keeps the sequences of the last five batches per producer and partition. */
-export const BATCHES_KEPT = 5;
 /** Producers idle longer than this leave the partition state (Kafka's producer.id.expiration.ms). */
 export const PRODUCER_ID_EXPIRATION_MS = 86_400_000;
 /** Bound on producers tracked in one partition state item (keeps the item small). */
@@ -61,7 +57,7 @@ export function checkSequence(last: ProducerSequence | undefined, batch: Produce
     return { kind: 'duplicate', baseOffset: last.baseOffset, lastOffset: last.lastOffset };
   }
   if (batch.baseSequence === last.lastSequence + 1) return { kind: 'append' };
-  // A retry of the last batch of a producer kept without offsets lands here too: the producer item answers it.
+  // A retry of the last batch of a producer kept without offsets lands here too: the index answers it.
   if (batch.lastSequence <= last.lastSequence) return { kind: 'older' };
   throw new KafkaError(
     'OUT_OF_ORDER_SEQUENCE_NUMBER',
@@ -75,7 +71,7 @@ export function checkSequence(last: ProducerSequence | undefined, batch: Produce
  * commit). Packed, the RECENT_FULL most recent producers keep their last batch whole (a retry
  * of it, the usual duplicate, is answered with its offsets at once) in ~30 bytes, and the others
  * keep what the sequence check needs (epoch, last sequence, age) in ~15; a retry of their last
- * batch is answered from the producer item (or DUPLICATE_SEQUENCE_NUMBER if it is behind), never
+ * batch is answered from the offset index (or DUPLICATE_SEQUENCE_NUMBER if it is behind), never
  * appended twice.
  *
  *   table  := base36(newest updatedAt in s) "|" entry (";" entry)*
@@ -149,63 +145,4 @@ export function recordProducerBatch(
     { ...batch, baseOffset, lastOffset, updatedAt: now },
     ...others.slice(0, MAX_PRODUCERS_PER_PARTITION - 1),
   ]);
-}
-
-interface ProducerPartitionItem {
-  producerEpoch: number;
-  batches: { baseSequence: number; lastSequence: number; baseOffset: number; lastOffset: number }[];
-}
-
-export class ProducerBatchLog {
-  constructor(private readonly metadata: MetadataStore) {}
-
-  /** The original offsets of an older duplicate batch, if it is among the last five. */
-  async findDuplicate(
-    topic: string,
-    partition: number,
-    batch: ProducerBatch,
-  ): Promise<{ baseOffset: number; lastOffset: number } | undefined> {
-    const item = await this.metadata.get<ProducerPartitionItem>(
-      producerPk(batch.producerId),
-      producerPartitionSk(topic, partition),
-    );
-    if (!item || item.value.producerEpoch !== batch.producerEpoch) return undefined;
-    return item.value.batches.find(
-      (b) => b.baseSequence === batch.baseSequence && b.lastSequence === batch.lastSequence,
-    );
-  }
-
-  /**
-   * Adds an appended batch to the producer item (conditional; a lost race is retried). Adding the
-   * same batch again is harmless, so a repeat after an ambiguous outcome needs no recognition. Best
-   * effort: the partition state's producer entry is what sequence checks rely on first.
-   */
-  async record(
-    topic: string,
-    partition: number,
-    batch: ProducerBatch,
-    baseOffset: number,
-    lastOffset: number,
-  ): Promise<void> {
-    await optimisticUpdate<ProducerPartitionItem, undefined>({
-      metadata: this.metadata,
-      pk: producerPk(batch.producerId),
-      sk: producerPartitionSk(topic, partition),
-      attempts: 5,
-      giveUp: {
-        errorName: 'COORDINATOR_NOT_AVAILABLE',
-        message: `Too many concurrent appends of producer ${batch.producerId} to ${topic}-${partition}`,
-      },
-      decide: (item) => {
-        const prior = item && item.value.producerEpoch === batch.producerEpoch ? item.value.batches : [];
-        const batches = [
-          ...prior.filter((b) => b.baseSequence !== batch.baseSequence),
-          { baseSequence: batch.baseSequence, lastSequence: batch.lastSequence, baseOffset, lastOffset },
-        ]
-          .sort((a, b) => a.baseSequence - b.baseSequence)
-          .slice(-BATCHES_KEPT);
-        return { write: { producerEpoch: batch.producerEpoch, batches }, answer: () => undefined };
-      },
-    });
-  }
 }

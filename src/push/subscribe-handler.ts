@@ -6,7 +6,7 @@
  */
 import { KafkaError } from '../wire/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import type { TopicRegistry } from '../topics/topics.js';
+import { requirePartition, type TopicRegistry } from '../topics/topics.js';
 import type { PushMessage } from './push-notifier.js';
 import type { Subscriptions } from './subscriptions.js';
 
@@ -56,13 +56,7 @@ export async function handleSubscribe(
   m: SubscribeMessage,
 ): Promise<PushMessage | undefined> {
   const topic = await deps.topics.get(m.topic);
-  for (const p of m.partitions) {
-    if (p.partition >= topic.partitionCount)
-      throw new KafkaError(
-        'UNKNOWN_TOPIC_OR_PARTITION',
-        `Partition ${p.partition} of topic ${topic.name} does not exist`,
-      );
-  }
+  for (const p of m.partitions) requirePartition(topic, p.partition);
   await deps.subscriptions.arm(topic.name, endpoint, connectionId, m.partitions);
   const states = await Promise.all(
     m.partitions.map(async (p) => ({ ...p, hw: (await deps.log.state(topic, p.partition)).highWatermark })),

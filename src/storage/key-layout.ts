@@ -9,7 +9,7 @@
  * pk `part#{topic}#{p}`             sk `state` (the partition state: the commit point),
  *                                   `idx#{baseOffset}` (the offset index), `cleaner` (compaction's checkpoint),
  *                                   `abort#{markerOffset}` (the aborted-transactions index)
- * pk `pid#{producerId}`             sk `meta` (the producer's epoch), `part#{topic}#{p}` (its last batches there)
+ * pk `pid#{producerId}`             sk `meta` (the producer's epoch)
  * pk `group#{id}`                   sk `meta`, `classic` (the classic protocol's group), `off#{topic}#{p}`
  *                                   (committed offsets), `inst#{name}` (v2 consumer instances)
  * pk `timer#{slot}`                 sk `{expiry}#{kind}#{id}` (durable timers)
@@ -77,7 +77,6 @@ export const TXN_REGISTRY_PK = 'txn-ids';
 // One idempotent producer.
 export const producerPk = (producerId: number) => `pid#${producerId}`;
 export const PRODUCER_META_SK = 'meta';
-export const producerPartitionSk = partitionPk;
 
 // One consumer group.
 export const groupPk = (groupId: string) => `group#${groupId}`;
@@ -92,7 +91,6 @@ export const instanceSk = (name: string) => `${INSTANCE_PREFIX}${name}`;
 export const timerPk = (slot: number) => `timer#${slot}`;
 export const timerSkPrefix = (expiry: number) => pad13(expiry);
 export const durableTimerSk = (expiry: number, kind: string, id: string) => `${pad13(expiry)}#${kind}#${id}`;
-export const sessionTimerSk = (expiry: number, groupId: string) => `${pad13(expiry)}#group#${groupId}`;
 
 // Objects. Both kinds carry their creation time on the writer's clock, which the orphan sweep and
 // the stability rule read (S3's LastModified is the store's clock, not ours).

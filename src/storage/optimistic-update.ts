@@ -110,3 +110,37 @@ function jitteredDelay(n: number, { baseMs, maxMs }: { baseMs: number; maxMs: nu
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * One conditional write over an item as the caller read it, never retried against a newer
+ * version (maintenance's swaps: a concurrent change means "leave it to the next pass"), but exact
+ * under an ambiguous outcome: a write the store sent twice is recognised as applied (a put by the
+ * value it wrote, a removal by the item being gone). Resolves to whether the change is in place.
+ */
+export async function writeIfUnchanged<T>(
+  metadata: MetadataStore,
+  /** The item as read; undefined: known to be absent (the write creates it). */
+  at: { pk: string; sk: string; item: MetaItem<T> | undefined },
+  change: { write: T } | { remove: true },
+): Promise<boolean> {
+  const { result } = await optimisticUpdate<T, boolean>({
+    metadata,
+    pk: at.pk,
+    sk: at.sk,
+    known: { item: at.item },
+    attempts: 2,
+    decide: (_, attempt) =>
+      attempt > 0
+        ? { done: false } // changed under us
+        : 'remove' in change
+          ? { remove: true, answer: () => true }
+          : { write: change.write, answer: () => true },
+    recognise: (found, attempted, retried) => {
+      if (!retried) return undefined;
+      if ('remove' in attempted) return found === undefined ? true : undefined;
+      return holdsWrite(found, attempted) ? true : undefined;
+    },
+    giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Unreachable: ${at.pk} / ${at.sk}` },
+  });
+  return result;
+}

@@ -1,11 +1,13 @@
+import type { Clock } from '../clock.js';
 import { moveCursor } from './scan-cursor.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import { CLUSTER_PK, durableTimerSk, timerCursorSk, timerPk, timerSkPrefix } from '../storage/key-layout.js';
 
 /**
  * Durable timers: delayed operations that must fire with no request in flight (delayed deletion
- * of objects after file.delete.delay.ms, retries of maintenance work), kept in the metadata store
- * as the slots of a one-level timing wheel (the timer items of src/storage/key-layout.ts):
+ * of objects after file.delete.delay.ms, transaction timeouts, the end of a group member's
+ * session), kept in the metadata store as the slots of a one-level timing wheel (the timer items
+ * of src/storage/key-layout.ts):
  *
  *   pk `timer#{slot}`, slot = floor(expiry / slotMs)    sk `{expiry, 13 digits}#{kind}#{id}`
  *
@@ -23,8 +25,11 @@ import { CLUSTER_PK, durableTimerSk, timerCursorSk, timerPk, timerSkPrefix } fro
  * failing handler does not hold the checkpoint back: the timer is moved to a later slot with an
  * exponential back-off (attempt count in the item) and the error is reported.
  *
- * Group session timers (src/groups/session-timers.ts) share the slots with their own kind and
- * cursor; a scan skips every kind it has no handler for, and never deletes those items.
+ * Every kind shares the slots and the one checkpoint: object deletions (src/maintenance), transaction
+ * timeouts and transactional-id expiry (src/transactions), group session deadlines (src/groups). A
+ * scan skips every kind it has no handler for and never deletes those items, so the scan that moves
+ * the checkpoint (the scheduler's) must be given the handlers of every kind; a caller that fires
+ * only some kinds passes `checkpoint: false`.
  */
 
 export interface DurableTimer<P = unknown> {
@@ -37,10 +42,14 @@ export interface DurableTimer<P = unknown> {
   attempts?: number;
 }
 
-export type TimerHandler = (timer: DurableTimer) => Promise<void>;
+/**
+ * Runs one due timer; `count` adds to the scan's `counts` (what the handler did, e.g. members
+ * expired), which the scheduler reports.
+ */
+export type TimerHandler = (timer: DurableTimer, count: (name: string, n: number) => void) => Promise<void>;
 
 export interface DurableTimerOptions {
-  /** Width of one slot (default 60 s, the slots group session timers use). */
+  /** Width of one slot (default 60 s). */
   slotMs?: number;
   /** Without a checkpoint, how many past slots the first scan covers (default 60). */
   firstScanSlots?: number;
@@ -58,6 +67,8 @@ export interface FireReport {
   byKind: Record<string, number>;
   /** Errors of failed handlers (the timers were rescheduled). */
   errors: unknown[];
+  /** What the handlers counted. */
+  counts: Record<string, number>;
   /** The tick stopped at the deadline before every due timer ran. */
   incomplete: boolean;
 }
@@ -122,14 +133,14 @@ export class DurableTimers {
   /**
    * One tick: fires every timer of a handled kind due at `now`, in slot and expiry order, until
    * `deadline` (a clock reading, checked between timers through `clock`). Advances the checkpoint
-   * to the slot it finished (the current slot at most).
+   * to the slot it finished (the current slot at most), unless `checkpoint` is false.
    */
   async fireDue(
     now: number,
     handlers: Record<string, TimerHandler>,
-    options: { deadline?: number; clock?: { now(): number } } = {},
+    options: { deadline?: number; clock?: Clock; checkpoint?: boolean } = {},
   ): Promise<FireReport> {
-    const report: FireReport = { fired: 0, failed: 0, byKind: {}, errors: [], incomplete: false };
+    const report: FireReport = { fired: 0, failed: 0, byKind: {}, errors: [], counts: {}, incomplete: false };
     const current = this.slotOf(now);
     const cursor = await this.metadata.get<{ slot: number }>(CURSOR_PK, CURSOR_SK);
     const from = Math.min(cursor ? cursor.value.slot - 1 : current - this.firstScanSlots, current);
@@ -152,7 +163,11 @@ export class DurableTimers {
     }
     if (reached < current) report.incomplete = true;
     const checkpoint = Math.max(reached, from);
-    if (checkpoint !== cursor?.value.slot && checkpoint >= (cursor?.value.slot ?? -Infinity)) {
+    if (
+      options.checkpoint !== false &&
+      checkpoint !== cursor?.value.slot &&
+      checkpoint >= (cursor?.value.slot ?? -Infinity)
+    ) {
       await moveCursor(this.metadata, CURSOR_PK, CURSOR_SK, cursor, checkpoint);
     }
     return report;
@@ -165,8 +180,11 @@ export class DurableTimers {
     report: FireReport,
   ): Promise<void> {
     const timer = item.value;
+    const count = (name: string, n: number) => {
+      if (n !== 0) report.counts[name] = (report.counts[name] ?? 0) + n;
+    };
     try {
-      await handler(timer);
+      await handler(timer, count);
     } catch (error) {
       report.failed++;
       report.errors.push(error);

@@ -28,9 +28,17 @@ export interface TopicMeta {
 
 /** UNKNOWN_TOPIC_OR_PARTITION unless `partition` is one of the topic's partitions. */
 export function requirePartition(topic: Pick<TopicMeta, 'name' | 'partitionCount'>, partition: number): void {
-  if (!Number.isInteger(partition) || partition < 0 || partition >= topic.partitionCount) {
-    throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
-  }
+  const unknown = unknownPartition(topic, partition);
+  if (unknown) throw unknown;
+}
+
+/** The error `requirePartition` throws, for a caller that answers it per partition; else undefined. */
+export function unknownPartition(
+  topic: Pick<TopicMeta, 'name' | 'partitionCount'>,
+  partition: number,
+): KafkaError | undefined {
+  if (Number.isInteger(partition) && partition >= 0 && partition < topic.partitionCount) return undefined;
+  return new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of topic ${topic.name} does not exist`);
 }
 
 export interface Topic extends TopicMeta {

@@ -18,9 +18,10 @@ import type { Clock } from '../clock.js';
 import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { OffsetRecord } from '../groups/offsets.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import type { TopicRegistry } from '../topics/topics.js';
+import { requirePartition, type TopicRegistry } from '../topics/topics.js';
 import type { ProducerIds } from '../producer/producer-ids.js';
-import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+import type { MetadataStore, MetaItem } from '../storage/ports.js';
+import { holdsWrite, optimisticUpdate, type Decision, type UpdateOutcome } from '../storage/optimistic-update.js';
 import type { DurableTimer, DurableTimers } from '../timer/durable-timers.js';
 import { TXN_REGISTRY_PK, TXN_STATE_SK as TXN_SK, txnPk } from '../storage/key-layout.js';
 import {
@@ -114,70 +115,68 @@ export class TransactionCoordinator {
         `transaction.timeout.ms must be between 1 and transaction.max.timeout.ms (${this.config.maxTimeoutMs}), got ${timeoutMs}`,
       );
     }
+    type Step = { ref: ProducerRef } | { finish: MetaItem<TransactionRecord> };
     let item = await this.read(transactionalId);
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const now = this.deps.clock.now();
-      if (!item) {
-        const { producerId } = await this.deps.producerIds.init();
-        const rec: TransactionRecord = {
-          transactionalId,
-          producerId,
-          producerEpoch: 0,
-          lastProducerEpoch: -1,
-          timeoutMs,
-          state: 'Empty',
-          partitions: [],
-          groups: [],
-          offsets: [],
-          startedAt: -1,
-          updatedAt: now,
-        };
-        // Registry and expiry timer first: an id whose item write fails is found and expired anyway.
-        await this.deps.metadata.put(TXN_REGISTRY_PK, transactionalId, { transactionalId });
-        await this.scheduleExpiry(transactionalId, now);
-        const written = await this.write(rec, undefined);
-        if (written.ok) return { producerId, producerEpoch: 0 };
-        item = written.current;
-        continue;
-      }
-      const rec = item.value;
-      if (
-        expected &&
-        (expected.producerId !== rec.producerId ||
-          (expected.producerEpoch !== rec.producerEpoch && expected.producerEpoch !== rec.lastProducerEpoch))
-      ) {
-        throw new KafkaError(
-          'PRODUCER_FENCED',
-          `Producer ${expected.producerId} epoch ${expected.producerEpoch} no longer owns transactional id ${transactionalId}`,
-        );
-      }
-      if (isPrepare(rec.state)) {
-        item = await this.finish(item);
-        continue;
-      }
-      if (rec.state === 'Ongoing') {
+    // Each round is one update of the item; a Prepare* (left, or made by fencing an open
+    // transaction) is carried to Complete* between rounds.
+    for (let round = 0; round < ATTEMPTS; round++) {
+      const { result } = await this.update<Step>(transactionalId, item, async (item) => {
+        const now = this.deps.clock.now();
+        if (!item) {
+          const { producerId } = await this.deps.producerIds.init();
+          const rec: TransactionRecord = {
+            transactionalId,
+            producerId,
+            producerEpoch: 0,
+            lastProducerEpoch: -1,
+            timeoutMs,
+            state: 'Empty',
+            partitions: [],
+            groups: [],
+            offsets: [],
+            startedAt: -1,
+            updatedAt: now,
+          };
+          // Registry and expiry timer first: an id whose item write fails is found and expired anyway.
+          await this.deps.metadata.put(TXN_REGISTRY_PK, transactionalId, { transactionalId });
+          await this.scheduleExpiry(transactionalId, now);
+          return { write: rec, answer: () => ({ ref: { producerId, producerEpoch: 0 } }) };
+        }
+        const rec = item.value;
+        if (
+          expected &&
+          (expected.producerId !== rec.producerId ||
+            (expected.producerEpoch !== rec.producerEpoch && expected.producerEpoch !== rec.lastProducerEpoch))
+        ) {
+          throw new KafkaError(
+            'PRODUCER_FENCED',
+            `Producer ${expected.producerId} epoch ${expected.producerEpoch} no longer owns transactional id ${transactionalId}`,
+          );
+        }
+        if (isPrepare(rec.state)) return { done: { finish: item } };
         // The previous producer left a transaction open: fence it, abort under the new epoch.
-        const written = await this.write(fence(rec, now), item.version);
-        item = written.ok ? await this.finish(written.item) : written.current;
-        continue;
-      }
-      let next: TransactionRecord;
-      if (rec.producerEpoch >= MAX_PRODUCER_EPOCH - 1) {
-        // Epoch exhausted: a fresh producer id, as Kafka does.
-        const { producerId } = await this.deps.producerIds.init();
-        next = {
-          ...rec,
-          producerId,
-          producerEpoch: 0,
-          lastProducerEpoch: -1,
-          timeoutMs,
-          state: 'Empty',
-          updatedAt: now,
+        if (rec.state === 'Ongoing') return { write: fence(rec, now), answer: (w) => ({ finish: w }) };
+        let next: TransactionRecord;
+        if (rec.producerEpoch >= MAX_PRODUCER_EPOCH - 1) {
+          // Epoch exhausted: a fresh producer id, as Kafka does.
+          const { producerId } = await this.deps.producerIds.init();
+          next = {
+            ...rec,
+            producerId,
+            producerEpoch: 0,
+            lastProducerEpoch: -1,
+            timeoutMs,
+            state: 'Empty',
+            updatedAt: now,
+          };
+        } else next = { ...fence(rec, now), timeoutMs, state: 'Empty' };
+        return {
+          write: next,
+          answer: () => ({ ref: { producerId: next.producerId, producerEpoch: next.producerEpoch } }),
         };
-      } else next = { ...fence(rec, now), timeoutMs, state: 'Empty' };
-      const written = await this.write(next, item.version);
-      if (written.ok) return { producerId: next.producerId, producerEpoch: next.producerEpoch };
-      item = written.current;
+      });
+      if ('ref' in result) return result.ref;
+      item = await this.finish(result.finish);
     }
     throw contention(transactionalId);
   }
@@ -199,13 +198,7 @@ export class TransactionCoordinator {
     partitions: TxnPartition[],
   ): Promise<TransactionRecord> {
     for (const p of partitions) {
-      const topic = await this.deps.topics.get(p.topic);
-      if (!Number.isInteger(p.partition) || p.partition < 0 || p.partition >= topic.partitionCount) {
-        throw new KafkaError(
-          'UNKNOWN_TOPIC_OR_PARTITION',
-          `Partition ${p.partition} of topic ${p.topic} does not exist`,
-        );
-      }
+      requirePartition(await this.deps.topics.get(p.topic), p.partition);
     }
     return this.joinTransaction(transactionalId, producer, { partitions });
   }
@@ -225,12 +218,7 @@ export class TransactionCoordinator {
     if (groupId === '') throw new KafkaError('INVALID_GROUP_ID', 'The group id must not be empty');
     for (const o of offsets) {
       const topic = await this.deps.topics.get(o.topic);
-      if (!Number.isInteger(o.partition) || o.partition < 0 || o.partition >= topic.partitionCount) {
-        throw new KafkaError(
-          'UNKNOWN_TOPIC_OR_PARTITION',
-          `Partition ${o.partition} of topic ${o.topic} does not exist`,
-        );
-      }
+      requirePartition(topic, o.partition);
       if (!Number.isSafeInteger(o.offset) || o.offset < 0)
         throw new KafkaError(
           'INVALID_REQUEST',
@@ -252,27 +240,29 @@ export class TransactionCoordinator {
 
   /** Kafka's EndTxn, carried through to Complete* before it answers (see the module comment). */
   async end(transactionalId: string, producer: ProducerRef, commit: boolean): Promise<TransactionRecord> {
-    let item = await this.require(transactionalId);
+    let item: MetaItem<TransactionRecord> | undefined = await this.require(transactionalId);
     const want: TransactionStatus = commit ? 'PrepareCommit' : 'PrepareAbort';
     const done: TransactionStatus = commit ? 'CompleteCommit' : 'CompleteAbort';
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const rec = item.value;
-      checkProducer(rec, producer.producerId, producer.producerEpoch);
-      if (rec.state === done) return rec; // a retry of an end whose answer was lost
-      // Nothing open to abort (the client could not know whether its first produce joined): a no-op.
-      if (!commit && isComplete(rec.state)) return rec;
-      let next: MetaItem<TransactionRecord> | undefined;
-      if (rec.state === want) next = await this.finish(item);
-      else if (rec.state === 'Ongoing') {
-        const written = await this.write(prepareEnd(rec, commit, this.deps.clock.now()), item.version);
-        next = written.ok ? await this.finish(written.item) : written.current;
-      } else
+    type Step = { ended: TransactionRecord } | { finish: MetaItem<TransactionRecord> };
+    for (let round = 0; round < ATTEMPTS; round++) {
+      const { result } = await this.update<Step>(transactionalId, item, (item) => {
+        if (!item) throw new KafkaError('TRANSACTIONAL_ID_NOT_FOUND', `Transactional id ${transactionalId} is unknown`);
+        const rec = item.value;
+        checkProducer(rec, producer.producerId, producer.producerEpoch);
+        if (rec.state === done) return { done: { ended: rec } }; // a retry of an end whose answer was lost
+        // Nothing open to abort (the client could not know whether its first produce joined): a no-op.
+        if (!commit && isComplete(rec.state)) return { done: { ended: rec } };
+        if (rec.state === want) return { done: { finish: item } };
+        if (rec.state === 'Ongoing')
+          return { write: prepareEnd(rec, commit, this.deps.clock.now()), answer: (w) => ({ finish: w }) };
         throw new KafkaError(
           'INVALID_TXN_STATE',
           `Cannot ${commit ? 'commit' : 'abort'} transactional id ${transactionalId}: its transaction is ${rec.state}`,
         );
-      if (!next) throw new KafkaError('TRANSACTIONAL_ID_NOT_FOUND', `Transactional id ${transactionalId} is unknown`);
-      item = next;
+      });
+      if ('ended' in result) return result.ended;
+      item = await this.finish(result.finish);
+      if (!item) throw new KafkaError('TRANSACTIONAL_ID_NOT_FOUND', `Transactional id ${transactionalId} is unknown`);
     }
     throw contention(transactionalId);
   }
@@ -353,28 +343,26 @@ export class TransactionCoordinator {
    */
   async onTimeout(timer: DurableTimer): Promise<void> {
     const { transactionalId } = timer.payload as { transactionalId: string };
+    type Step = 'nothing' | { rescheduleAt: number } | { finish: MetaItem<TransactionRecord> };
     let item = await this.read(transactionalId);
-    for (let attempt = 0; item && attempt < ATTEMPTS; attempt++) {
-      const rec = item.value;
-      const now = this.deps.clock.now();
-      if (isPrepare(rec.state)) {
-        item = await this.finish(item);
-        continue;
-      }
-      if (rec.state !== 'Ongoing') return;
-      const due = rec.startedAt + rec.timeoutMs;
-      if (due > now) {
+    for (let round = 0; item && round < ATTEMPTS; round++) {
+      const { result } = await this.update<Step>(transactionalId, item, (item) => {
+        if (!item) return { done: 'nothing' };
+        const rec = item.value;
+        const now = this.deps.clock.now();
+        if (isPrepare(rec.state)) return { done: { finish: item } };
+        if (rec.state !== 'Ongoing') return { done: 'nothing' };
+        const due = rec.startedAt + rec.timeoutMs;
         // Another transaction (its own timer exists), or a clock behind the scheduler's.
-        await this.scheduleTimeout(transactionalId, due, now);
+        if (due > now) return { done: { rescheduleAt: due } };
+        return { write: fence(rec, now), answer: (w) => ({ finish: w }) };
+      });
+      if (result === 'nothing') return;
+      if ('rescheduleAt' in result) {
+        await this.scheduleTimeout(transactionalId, result.rescheduleAt, this.deps.clock.now());
         return;
       }
-      const written = await this.write(fence(rec, now), item.version);
-      if (!written.ok) {
-        item = written.current;
-        continue;
-      }
-      await this.finish(written.item);
-      return;
+      item = await this.finish(result.finish);
     }
   }
 
@@ -382,22 +370,20 @@ export class TransactionCoordinator {
   async onIdExpiry(timer: DurableTimer): Promise<void> {
     const { transactionalId } = timer.payload as { transactionalId: string };
     const item = await this.read(transactionalId);
-    const now = this.deps.clock.now();
-    if (!item) {
-      await this.deps.metadata.delete(TXN_REGISTRY_PK, transactionalId);
-      return;
-    }
-    const due = item.value.updatedAt + this.config.idExpirationMs;
-    if (!isComplete(item.value.state) || due > now) {
-      await this.scheduleExpiry(transactionalId, Math.max(due, now + 1) - this.config.idExpirationMs);
-      return;
-    }
-    try {
-      await this.deps.metadata.delete(txnPk(transactionalId), TXN_SK, { ifVersion: item.version });
-    } catch (e) {
-      if (!(e instanceof ConditionFailedError)) throw e;
-      await this.scheduleExpiry(transactionalId, now); // used meanwhile: look again later
-      return;
+    if (item) {
+      const { result } = await this.update<'removed' | { expireFrom: number }>(transactionalId, item, (item) => {
+        if (!item) return { done: 'removed' }; // gone (a repeat of this removal, or another's)
+        const now = this.deps.clock.now();
+        const due = item.value.updatedAt + this.config.idExpirationMs;
+        // In use (again): look again when it may be due.
+        if (!isComplete(item.value.state) || due > now)
+          return { done: { expireFrom: Math.max(due, now + 1) - this.config.idExpirationMs } };
+        return { remove: true, answer: () => 'removed' as const };
+      });
+      if (result !== 'removed') {
+        await this.scheduleExpiry(transactionalId, result.expireFrom);
+        return;
+      }
     }
     await this.deps.metadata.delete(TXN_REGISTRY_PK, transactionalId);
   }
@@ -415,22 +401,20 @@ export class TransactionCoordinator {
     fenced: 'PRODUCER_FENCED' | 'INVALID_PRODUCER_EPOCH' = 'PRODUCER_FENCED',
     also?: (rec: TransactionRecord, now: number) => TransactionRecord,
   ): Promise<TransactionRecord> {
-    let item = await this.require(transactionalId);
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const item = await this.require(transactionalId);
+    const { result } = await this.update<TransactionRecord>(transactionalId, item, async (item) => {
+      if (!item) throw contention(transactionalId);
       const rec = item.value;
       checkProducer(rec, producer.producerId, producer.producerEpoch, fenced);
-      if (joined(rec, add) && !also) return rec;
+      if (joined(rec, add) && !also) return { done: rec };
       const now = this.deps.clock.now();
       let next = join(rec, add, now);
       if (also) next = also(next, now);
       // The timeout timer goes first: a transaction is never open without one.
       if (rec.state !== 'Ongoing') await this.scheduleTimeout(transactionalId, now + rec.timeoutMs, now);
-      const written = await this.write(next, item.version);
-      if (written.ok) return written.item.value;
-      if (!written.current) break;
-      item = written.current;
-    }
-    throw contention(transactionalId);
+      return { write: next, answer: (w) => w.value };
+    });
+    return result;
   }
 
   /**
@@ -455,8 +439,16 @@ export class TransactionCoordinator {
       }),
     );
     if (commit && rec.offsets.length > 0) await this.materialiseOffsets(rec);
-    const written = await this.write(completeEnd(rec, this.deps.clock.now()), item.version);
-    return written.ok ? written.item : written.current;
+    // Complete* over the Prepare* finished here; if another process completed it (or moved on)
+    // meanwhile, the item as it is.
+    const same = (r: TransactionRecord) =>
+      r.state === rec.state && r.producerId === rec.producerId && r.producerEpoch === rec.producerEpoch;
+    const outcome = await this.update<boolean>(rec.transactionalId, item, (found) =>
+      found && same(found.value)
+        ? { write: completeEnd(found.value, this.deps.clock.now()), answer: () => true }
+        : { done: false },
+    );
+    return outcome.item;
   }
 
   private async materialiseOffsets(rec: TransactionRecord): Promise<void> {
@@ -515,24 +507,31 @@ export class TransactionCoordinator {
     return item;
   }
 
-  private async write(
-    rec: TransactionRecord,
-    version: number | undefined,
-  ): Promise<
-    { ok: true; item: MetaItem<TransactionRecord> } | { ok: false; current: MetaItem<TransactionRecord> | undefined }
-  > {
-    try {
-      const item = await this.deps.metadata.put(
-        txnPk(rec.transactionalId),
-        TXN_SK,
-        rec,
-        version === undefined ? { ifAbsent: true } : { ifVersion: version },
-      );
-      return { ok: true, item };
-    } catch (e) {
-      if (!(e instanceof ConditionFailedError)) throw e;
-      return { ok: false, current: e.current as MetaItem<TransactionRecord> | undefined };
-    }
+  /**
+   * One read-modify-write of the id's item (optimisticUpdate): decided again on the item a lost
+   * race found, and a repeat of this call's own write (its answer lost) recognised by its value.
+   */
+  private update<R>(
+    transactionalId: string,
+    item: MetaItem<TransactionRecord> | undefined,
+    decide: (
+      item: MetaItem<TransactionRecord> | undefined,
+    ) => Decision<TransactionRecord, R> | Promise<Decision<TransactionRecord, R>>,
+  ): Promise<UpdateOutcome<TransactionRecord, R>> {
+    return optimisticUpdate<TransactionRecord, R>({
+      metadata: this.deps.metadata,
+      pk: txnPk(transactionalId),
+      sk: TXN_SK,
+      known: { item },
+      attempts: ATTEMPTS,
+      giveUp: {
+        errorName: 'CONCURRENT_TRANSACTIONS',
+        message: `Too much contention on transactional id ${transactionalId}; retry`,
+      },
+      decide,
+      recognise: (found, attempted) =>
+        holdsWrite(found, attempted) && 'write' in attempted ? attempted.answer(found) : undefined,
+    });
   }
 }
 

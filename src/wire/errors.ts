@@ -76,6 +76,8 @@ export const ERRORS = {
   FETCH_SESSION_ID_NOT_FOUND: { code: 70, retriable: true },
   MEMBER_ID_REQUIRED: { code: 79, retriable: false },
   GROUP_SUBSCRIBED_TO_TOPIC: { code: 86, retriable: false },
+  OPERATION_NOT_ATTEMPTED: { code: 55, retriable: false },
+  UNKNOWN_TOPIC_ID: { code: 100, retriable: true },
   /** Not a Kafka protocol error: the consumer's NoOffsetForPartitionException (auto.offset.reset=none). */
   NO_OFFSET_FOR_PARTITION: { code: -1, retriable: false },
   /** Not a Kafka protocol error: REST Proxy v2's "consumer instance already exists" (HTTP 409). */

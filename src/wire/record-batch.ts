@@ -449,16 +449,6 @@ export function readBatchHeader(bytes: Uint8Array, position = 0): BatchHeader {
   };
 }
 
-/** Reads a length-prefixed byte field (-1 = null) as a view into the cursor's bytes. */
-function readNullableBytes(c: ByteCursor, what: string): Uint8Array | null {
-  const length = readVarint(c);
-  if (length === -1) return null;
-  if (length < 0 || length > c.end - c.pos) throw corrupt(`invalid ${what} length ${length}`);
-  const start = c.pos;
-  c.pos = start + length;
-  return c.bytes.subarray(start, c.pos);
-}
-
 /** Kafka's compression codec ids (attributes bits 0-2); gzip is the one this product reads and writes. */
 export const CODEC = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as const;
 const CODEC_NAMES = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
@@ -496,6 +486,126 @@ export function recordsCursor(bytes: Uint8Array, position: number, end: number, 
 }
 
 /**
+ * Reads the header of the batch at `position` and verifies the batch: it lies within `bytes` and
+ * its CRC-32C matches, otherwise CORRUPT_MESSAGE. Returns the header and the batch's size.
+ */
+export function readCheckedBatch(bytes: Uint8Array, position = 0): { header: BatchHeader; size: number } {
+  const header = readBatchHeader(bytes, position);
+  const size = LOG_OVERHEAD + header.batchLength;
+  const end = position + size;
+  if (end > bytes.length) {
+    throw corrupt(`truncated batch at position ${position}: needs ${size} bytes, ${bytes.length - position} present`);
+  }
+  const crc = crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, end));
+  if (crc !== header.crc) {
+    throw corrupt(`CRC mismatch in batch at position ${position}: stored ${header.crc}, computed ${crc}`);
+  }
+  return { header, size };
+}
+
+/**
+ * Where one record's fields are, as {@link walkRecords} found them: offsets into `bytes` (the
+ * batch's bytes, or its records inflated), nothing copied. A walk fills one object for every record
+ * of the batch: take what you keep during the visit.
+ */
+export interface RecordFields {
+  bytes: Uint8Array;
+  /** The record's place in its batch, from 0. */
+  index: number;
+  timestampDelta: number;
+  offsetDelta: number;
+  keyStart: number;
+  /** -1: a null key. */
+  keyLength: number;
+  valueStart: number;
+  /** -1: a null value. */
+  valueLength: number;
+  headerCount: number;
+}
+
+export interface RecordVisitor {
+  /** Each header of a record, before `record` is called for that record; valueLength -1 is null. */
+  header?(bytes: Uint8Array, keyStart: number, keyLength: number, valueStart: number, valueLength: number): void;
+  record(fields: RecordFields): void;
+}
+
+/**
+ * The allocation-free record walker, the one reader of the record grammar: walks the records of
+ * the batch at [position, end) (its header read, its CRC checked), inflated first for gzip, and
+ * hands the visitor where each record's fields are. It checks the framing only (every length within
+ * its record, every record within the batch, no bytes left over) and throws CORRUPT_MESSAGE where it
+ * fails, UNSUPPORTED_COMPRESSION_TYPE for codecs other than gzip. What the fields must hold (offsets,
+ * keys, timestamps) is the caller's rule: the decoder's, or the produce validator's.
+ */
+export function walkRecords(
+  bytes: Uint8Array,
+  position: number,
+  end: number,
+  header: BatchHeader,
+  visitor: RecordVisitor,
+): void {
+  if (header.recordCount < 0) throw corrupt(`negative record count ${header.recordCount}`);
+  const c = recordsCursor(bytes, position, end, header.attributes);
+  const recordsEnd = c.end;
+  const fields: RecordFields = {
+    bytes: c.bytes,
+    index: 0,
+    timestampDelta: 0,
+    offsetDelta: 0,
+    keyStart: 0,
+    keyLength: -1,
+    valueStart: 0,
+    valueLength: -1,
+    headerCount: 0,
+  };
+  for (let i = 0; i < header.recordCount; i++) {
+    const length = readVarint(c);
+    if (length <= 0 || length > recordsEnd - c.pos) throw corrupt(`invalid length ${length} of record ${i}`);
+    const recordEnd = c.pos + length;
+    c.end = recordEnd;
+    c.pos++; // record attributes: unused in v2
+    fields.index = i;
+    fields.timestampDelta = readVarlong(c);
+    fields.offsetDelta = readVarint(c);
+    fields.keyLength = nullableLength(c, 'key');
+    fields.keyStart = c.pos;
+    if (fields.keyLength > 0) c.pos += fields.keyLength;
+    fields.valueLength = nullableLength(c, 'value');
+    fields.valueStart = c.pos;
+    if (fields.valueLength > 0) c.pos += fields.valueLength;
+    const headerCount = readVarint(c);
+    if (headerCount < 0 || headerCount > recordEnd - c.pos) throw corrupt(`invalid header count ${headerCount}`);
+    fields.headerCount = headerCount;
+    for (let j = 0; j < headerCount; j++) {
+      const keyLength = readVarint(c);
+      if (keyLength < 0 || keyLength > recordEnd - c.pos) throw corrupt(`invalid header key length ${keyLength}`);
+      const keyStart = c.pos;
+      c.pos += keyLength;
+      const valueLength = nullableLength(c, 'header value');
+      const valueStart = c.pos;
+      if (valueLength > 0) c.pos += valueLength;
+      visitor.header?.(c.bytes, keyStart, keyLength, valueStart, valueLength);
+    }
+    if (c.pos !== recordEnd) throw corrupt(`record ${i} has ${recordEnd - c.pos} unread bytes`);
+    c.end = recordsEnd;
+    visitor.record(fields);
+  }
+  if (c.pos !== recordsEnd)
+    throw corrupt(`${recordsEnd - c.pos} bytes after the last record of the batch at position ${position}`);
+}
+
+/** The length of a nullable byte field (-1 = null), which must fit what is left of the record. */
+function nullableLength(c: ByteCursor, what: string): number {
+  const length = readVarint(c);
+  if (length < -1 || length > c.end - c.pos) throw corrupt(`invalid ${what} length ${length}`);
+  return length;
+}
+
+/** A nullable field as a view into the walked bytes. */
+const viewOf = (bytes: Uint8Array, start: number, length: number): Uint8Array | null =>
+  length === -1 ? null : bytes.subarray(start, start + length);
+
+/**
  * Decodes and verifies the batch at `position`: its CRC-32C must match and every record must parse
  * exactly within the batch (inflated first, for gzip), otherwise CORRUPT_MESSAGE.
  *
@@ -505,56 +615,42 @@ export function recordsCursor(bytes: Uint8Array, position: number, end: number, 
  * For a LogAppendTime batch every record's timestamp is the batch's maxTimestamp, as Kafka reports it.
  */
 export function decodeRecordBatch(bytes: Uint8Array, position = 0): DecodedBatch {
-  const header = readBatchHeader(bytes, position);
-  const sizeInBytes = LOG_OVERHEAD + header.batchLength;
-  const end = position + sizeInBytes;
-  if (end > bytes.length) {
-    throw corrupt(
-      `truncated batch at position ${position}: needs ${sizeInBytes} bytes, ${bytes.length - position} present`,
-    );
-  }
-  const crc = crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, end));
-  if (crc !== header.crc) {
-    throw corrupt(`CRC mismatch in batch at position ${position}: stored ${header.crc}, computed ${crc}`);
-  }
-  const recordCount = header.recordCount;
-  if (recordCount < 0) throw corrupt(`negative record count ${recordCount}`);
+  const { header, size: sizeInBytes } = readCheckedBatch(bytes, position);
+  const decoder = new RecordDecoder(header);
+  walkRecords(bytes, position, position + sizeInBytes, header, decoder);
+  return { header, records: decoder.records, sizeInBytes };
+}
 
-  const { baseOffset, baseTimestamp, maxTimestamp } = header;
-  const logAppendTime = (header.attributes & TIMESTAMP_TYPE_MASK) !== 0;
-  const records: DecodedRecord[] = [];
-  const c = recordsCursor(bytes, position, end, header.attributes);
-  const recordsEnd = c.end;
-  for (let i = 0; i < recordCount; i++) {
-    const length = readVarint(c);
-    if (length < 0 || length > recordsEnd - c.pos) throw corrupt(`invalid length ${length} of record ${i}`);
-    const recordEnd = c.pos + length;
-    c.end = recordEnd;
-    if (c.pos >= recordEnd) throw corrupt(`truncated record ${i}`);
-    c.pos++; // record attributes: unused in v2
-    const timestampDelta = readVarlong(c);
-    const offsetDelta = readVarint(c);
-    const key = readNullableBytes(c, 'key');
-    const value = readNullableBytes(c, 'value');
-    const headerCount = readVarint(c);
-    if (headerCount < 0 || headerCount > recordEnd - c.pos) throw corrupt(`invalid header count ${headerCount}`);
-    const headers: RecordHeader[] = [];
-    for (let j = 0; j < headerCount; j++) {
-      const keyLength = readVarint(c);
-      if (keyLength < 0 || keyLength > recordEnd - c.pos) throw corrupt(`invalid header key length ${keyLength}`);
-      const headerKey = readUtf8(c.bytes, c.pos, c.pos + keyLength);
-      c.pos += keyLength;
-      headers.push({ key: headerKey, value: readNullableBytes(c, 'header value') });
-    }
-    if (c.pos !== recordEnd) throw corrupt(`record ${i} has ${recordEnd - c.pos} unread bytes`);
-    c.end = recordsEnd;
-    const timestamp = logAppendTime ? maxTimestamp : baseTimestamp + timestampDelta;
-    if (!Number.isSafeInteger(timestamp)) throw corrupt(`record ${i} timestamp is outside the safe integer range`);
-    records.push({ key, value, headers, timestamp, offset: baseOffset + offsetDelta });
+/** The decoder's visitor: a class, so the walk's calls stay monomorphic on the fetch path. */
+class RecordDecoder implements RecordVisitor {
+  readonly records: DecodedRecord[] = [];
+  private headers: RecordHeader[] = [];
+  private readonly logAppendTime: boolean;
+
+  constructor(private readonly batch: BatchHeader) {
+    this.logAppendTime = (batch.attributes & TIMESTAMP_TYPE_MASK) !== 0;
   }
-  if (c.pos !== recordsEnd)
-    throw corrupt(`${recordsEnd - c.pos} bytes after the last record of the batch at position ${position}`);
-  return { header, records, sizeInBytes };
+
+  header(bytes: Uint8Array, keyStart: number, keyLength: number, valueStart: number, valueLength: number): void {
+    this.headers.push({
+      key: readUtf8(bytes, keyStart, keyStart + keyLength),
+      value: viewOf(bytes, valueStart, valueLength),
+    });
+  }
+
+  record(f: RecordFields): void {
+    const timestamp = this.logAppendTime ? this.batch.maxTimestamp : this.batch.baseTimestamp + f.timestampDelta;
+    if (!Number.isSafeInteger(timestamp))
+      throw corrupt(`record ${f.index} timestamp is outside the safe integer range`);
+    this.records.push({
+      key: viewOf(f.bytes, f.keyStart, f.keyLength),
+      value: viewOf(f.bytes, f.valueStart, f.valueLength),
+      headers: this.headers,
+      timestamp,
+      offset: this.batch.baseOffset + f.offsetDelta,
+    });
+    this.headers = [];
+  }
 }
 
 /**

@@ -89,6 +89,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   ],
   // The Kafka protocol listener: a door beside http, over the same services (AppServices).
   'src/kafka': [
+    'src/authz',
     'src/config',
     'src/groups',
     'src/http',
@@ -96,6 +97,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/partition',
     'src/timer',
     'src/topics',
+    'src/transactions',
     'src/wire',
   ],
   'src/server.ts': ['src/compose.ts', 'src/config', 'src/http', 'src/kafka'],

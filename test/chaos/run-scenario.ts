@@ -266,27 +266,39 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   }
 }
 
-/** The invariants, each with its findings; a non-empty list fails the run. */
+/** The fields of findings that list counterexamples. */
+type Lists<T> = { [K in keyof T]: T[K] extends string[] ? K : never }[keyof T];
+
+/** The invariants, by the findings that hold each one's counterexamples; any of them fails the run. */
+const LOG_INVARIANTS: [Lists<LogFindings>, string][] = [
+  ['lost', 'lost'],
+  ['ackedAboveHwAll', 'acks=all acked above HW'],
+  ['serverDuplicates', 'server-side duplicates'],
+  ['idempotentDuplicates', 'idempotent duplicates'],
+  ['idempotentBumpDuplicates', 'idempotent duplicates across an epoch bump'],
+  ['gaps', 'gaps'],
+  ['unreachableBelowHw', 'unreachable below HW'],
+  ['moved', 'moved'],
+  ['reorderedIdempotent', 'reordered (idempotent)'],
+];
+const GROUP_INVARIANTS: [Lists<GroupFindings>, string][] = [
+  ['twoOwners', 'two owners'],
+  ['staleCommitsAccepted', 'stale commits accepted'],
+  ['staleCommitsLanded', 'stale commits landed'],
+  ['ghostMembers', 'ghost members'],
+];
+
+/** One line per invariant with counterexamples: how many, and the first three. */
 function violationsOf(r: Pick<ScenarioResult, 'log' | 'group'>): string[] {
-  const v: string[] = [];
-  const add = (name: string, items: string[]) => {
-    if (items.length > 0)
-      v.push(`${name}: ${items.length} (${items.slice(0, 3).join('; ')}${items.length > 3 ? '; ...' : ''})`);
-  };
-  add('lost', r.log.lost);
-  add('acks=all acked above HW', r.log.ackedAboveHwAll);
-  add('server-side duplicates', r.log.serverDuplicates);
-  add('idempotent duplicates', r.log.idempotentDuplicates);
-  add('idempotent duplicates across an epoch bump', r.log.idempotentBumpDuplicates);
-  add('gaps', r.log.gaps);
-  add('unreachable below HW', r.log.unreachableBelowHw);
-  add('moved', r.log.moved);
-  add('reordered (idempotent)', r.log.reorderedIdempotent);
-  add('two owners', r.group.twoOwners);
-  add('stale commits accepted', r.group.staleCommitsAccepted);
-  add('stale commits landed', r.group.staleCommitsLanded);
-  add('ghost members', r.group.ghostMembers);
-  return v;
+  const found = [
+    ...LOG_INVARIANTS.map(([field, name]) => [name, r.log[field]] as const),
+    ...GROUP_INVARIANTS.map(([field, name]) => [name, r.group[field]] as const),
+  ];
+  return found.flatMap(([name, items]) =>
+    items.length > 0
+      ? [`${name}: ${items.length} (${items.slice(0, 3).join('; ')}${items.length > 3 ? '; ...' : ''})`]
+      : [],
+  );
 }
 
 async function killLoop(f: Fleet, rng: Rng, until: number, counted: () => void): Promise<void> {

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, startServer, stopServer, tempDir, type LocalServer } from '../client/support/server.js';
+import { ROOT, startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 interface Run {
   code: number;

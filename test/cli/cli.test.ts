@@ -5,7 +5,7 @@ import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionForKey } from '../../src/wire/murmur2.js';
 import { isProduce, proxy } from '../client/support/flaky-proxy.js';
-import { ROOT, startServer, stopServer, tempDir, type LocalServer } from '../client/support/server.js';
+import { ROOT, startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 interface Run {
   code: number;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, KafkaClientError } from '../../src/client/index.js';
-import { startServer, stopServer, tempDir, type LocalServer } from './support/server.js';
+import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 describe('admin client against the local server', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;

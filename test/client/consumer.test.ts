@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, type Consumer, type ConsumerRecord, type TopicPartition } from '../../src/client/index.js';
-import { startServer, stopServer, tempDir, type LocalServer } from './support/server.js';
+import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 const until = async (what: string, cond: () => boolean | Promise<boolean>, ms = 15_000) => {
   const end = Date.now() + ms;

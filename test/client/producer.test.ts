@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, KafkaClientError, type RecordMetadata } from '../../src/client/index.js';
 import { partitionForKey } from '../../src/wire/murmur2.js';
 import { flakyProxy, isProduce, proxy } from './support/flaky-proxy.js';
-import { startServer, stopServer, tempDir, type LocalServer } from './support/server.js';
+import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 const until = async (cond: () => boolean, ms = 10_000) => {
   const end = Date.now() + ms;

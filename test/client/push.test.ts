@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, type Consumer } from '../../src/client/index.js';
-import { startServer, stopServer, tempDir, type LocalServer } from './support/server.js';
+import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 const until = async (what: string, cond: () => boolean, ms: number) => {
   const end = Date.now() + ms;

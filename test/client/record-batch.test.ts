@@ -16,7 +16,7 @@ import { RECORD_BATCH_MEDIA_TYPE as SERVER_MEDIA_TYPE } from '../../src/http/rec
 import { decodeRecordBatches, encodeRecordBatch, readBatchHeader } from '../../src/wire/record-batch.js';
 import { decodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../src/wire/produce-request.js';
 import { isMultiPartitionProduce, isProduce, proxy, type ProxiedRequest } from './support/flaky-proxy.js';
-import { startServer, stopServer, tempDir, type LocalServer } from './support/server.js';
+import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 const hex = (b: Buffer | null) => (b === null ? null : b.toString('hex'));
 /** A consumed record in comparable form. */

@@ -5,14 +5,13 @@
  * an offset reset goes through its dry-run plan. Screenshots land in test-artifacts/console/
  * (git-ignored). Without /usr/bin/chromium (.ci/run installs it) the suite skips, saying why.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = join(import.meta.dirname, '../..');
@@ -21,37 +20,14 @@ const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium)
   console.warn(`console browser tests skipped: ${CHROMIUM} not found (apt-get install -y chromium; .ci/run does)`);
 
-let server: ChildProcess;
+let server: LocalServer | undefined;
+let dataDir: { path: string; remove: () => Promise<void> } | undefined;
 let origin: string;
 let context: BrowserContext;
 let page: Page;
 let profile: string;
 const foreignRequests: string[] = [];
 const pageErrors: string[] = [];
-
-async function startServer(): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/server.ts', '--port', '0', '--backend', 'memory', '--scheduler-interval-ms', '0'],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const lines = createInterface({ input: proc.stdout! });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('server did not start')), 20_000);
-    proc.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-    lines.on('line', (line) => {
-      const msg = JSON.parse(line) as { msg: string; url?: string };
-      if (msg.msg === 'listening') {
-        clearTimeout(timer);
-        resolve(msg.url!);
-      }
-    });
-  });
-  return { proc, url };
-}
 
 async function call(method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(`${origin}/v3/clusters/local${path}`, {
@@ -98,9 +74,9 @@ const stat = (label: string) =>
 describe.skipIf(!hasChromium)('web console in Chromium', () => {
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    const started = await startServer();
-    server = started.proc;
-    origin = started.url;
+    dataDir = await tempDir('console-server-');
+    server = await startServer(dataDir.path, 0, { STORAGE_BACKEND: 'memory', SCHEDULER_INTERVAL_MS: '0' });
+    origin = server.origin;
     profile = await mkdtemp(join(tmpdir(), 'console-chromium-'));
     // A persistent context is how playwright takes a fresh --user-data-dir of our own.
     context = await chromium.launchPersistentContext(profile, {
@@ -145,7 +121,8 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
 
   afterAll(async () => {
     await context?.close();
-    server?.kill('SIGKILL');
+    await stopServer(server);
+    await dataDir?.remove();
     if (profile) await rm(profile, { recursive: true, force: true });
   });
 

@@ -1,34 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer as startLocalServer, tempDir, type LocalServer } from '../support/local-server.js';
 
-/** Starts `src/server.ts` as `npm start` would, on a free port, and waits for its "listening" line. */
-async function startServer(dataDir: string): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/server.ts', '--port', '0', '--data-dir', dataDir, '--kafka-port', '0'],
-    {
-      cwd: join(import.meta.dirname, '../..'),
-      env: { ...process.env, STORAGE_BACKEND: 'local' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const lines = createInterface({ input: proc.stdout! });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('server did not start')), 20_000);
-    proc.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-    lines.on('line', (line) => {
-      const msg = JSON.parse(line) as { msg: string; url?: string };
-      if (msg.msg === 'listening') {
-        clearTimeout(timer);
-        resolve(msg.url!);
-      }
-    });
-  });
-  return { proc, url: `${url}/v3/clusters/local` };
+/** Starts `src/server.ts` as `npm start` would; `url` is its cluster's REST base. */
+async function startServer(dataDir: string): Promise<{ proc: LocalServer['proc']; url: string }> {
+  const { proc, origin } = await startLocalServer(dataDir);
+  return { proc, url: `${origin}/v3/clusters/local` };
 }
 
 const send = async (method: string, url: string, body?: unknown) => {
@@ -41,19 +17,19 @@ const send = async (method: string, url: string, body?: unknown) => {
 };
 
 describe('local server (npm start) over HTTP', () => {
-  let dataDir: string;
-  let server: { proc: ChildProcess; url: string } | undefined;
+  let dataDir: { path: string; remove: () => Promise<void> };
+  let server: { proc: LocalServer['proc']; url: string } | undefined;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'log-e2e-'));
+    dataDir = await tempDir('log-e2e-');
   });
   afterAll(async () => {
     server?.proc.kill('SIGKILL');
-    await rm(dataDir, { recursive: true, force: true });
+    await dataDir.remove();
   });
 
   it('keeps every acknowledged record across a SIGKILL mid-load and a restart', async () => {
-    server = await startServer(dataDir);
+    server = await startServer(dataDir.path);
     expect((await send('POST', `${server.url}/topics`, { topic_name: 'durable', partitions_count: 3 })).status).toBe(
       201,
     );
@@ -82,7 +58,7 @@ describe('local server (npm start) over HTTP', () => {
     await load;
     expect(acked.size).toBeGreaterThanOrEqual(2000);
 
-    server = await startServer(dataDir);
+    server = await startServer(dataDir.path);
     const seen = new Map<string, { partition: number; offset: number }>();
     for (let p = 0; p < 3; p++) {
       let offset = 0;

@@ -2,19 +2,25 @@
  * The multi-partition fetch (`POST /v3/clusters/{c}/records:fetch`, Kafka's FetchRequest) on the
  * three backends: answers per partition with their errors, one object read once for the
  * partitions it holds, max bytes per partition and per request, and a long poll over several
- * partitions that an append to any of them completes.
+ * partitions that an append to any of them completes; read_committed over a transactional
+ * multi-partition produce (LSO, aborted transactions) as Kafka's FetchRequest isolation_level.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../../src/wire/produce-request.js';
-import { decodeRecordBatches, encodeRecordBatch } from '../../src/wire/record-batch.js';
+import {
+  CONTROL_FLAG_MASK,
+  decodeRecordBatches,
+  encodeRecordBatch,
+  type EncodeBatchOptions,
+} from '../../src/wire/record-batch.js';
 import type { ObjectStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
 import { BASE, testApp } from '../support/test-app.js';
 
-const batch = (values: string[]) =>
+const batch = (values: string[], options: EncodeBatchOptions = {}) =>
   encodeRecordBatch(
     values.map((v) => ({ key: null, value: Buffer.from(v), headers: [], timestamp: Date.now() })),
-    { partitionLeaderEpoch: -1 },
+    { partitionLeaderEpoch: -1, ...options },
   );
 
 interface FetchedPartition {
@@ -22,9 +28,11 @@ interface FetchedPartition {
   error_code: number;
   error?: string;
   high_watermark: number;
+  last_stable_offset: number;
   log_start_offset: number;
   next_offset: number;
   records: string | { offset: number; value: { data: string } }[];
+  aborted_transactions?: { producer_id: number; first_offset: number; last_offset: number }[];
 }
 
 /** Counts GETs per object key. */
@@ -59,13 +67,17 @@ describe.each(allBackends)('multi-partition fetch on $name', (backend) => {
   }, 30_000);
   afterAll(() => stop());
 
-  const produce = async (topics: TopicData[]) => {
-    const res = await t.app.request(`${BASE}/records`, {
+  const produce = async (topics: TopicData[], query = '') => {
+    const res = await t.app.request(`${BASE}/records${query}`, {
       method: 'POST',
       headers: { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE },
       body: encodeTopicData(topics),
     });
     expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      responses: { name: string; partition_responses: { index: number; error_code: number; error?: string }[] }[];
+    };
+    return body.responses.flatMap((r) => r.partition_responses.map((p) => ({ topic: r.name, ...p })));
   };
   const fetch = async (body: unknown) => {
     const res = await t.app.request(`${BASE}/records:fetch`, {
@@ -237,5 +249,85 @@ describe.each(allBackends)('multi-partition fetch on $name', (backend) => {
     const quiet = await fetch({ ...request, max_wait_ms: 300, topics: [at('a', [[0, hw('a', 0)]])] });
     expect(Date.now() - quietStart).toBeGreaterThanOrEqual(250);
     expect(quiet.of('a', 0)).toMatchObject({ error_code: 0, records: '' });
+  });
+  it('read_committed over a transactional multi-partition produce: up to the LSO while open, aborted records left out, committed ones read', async () => {
+    expect((await t.call('POST', 'topics', { topic_name: 'tx', partitions_count: 2 })).status).toBe(201);
+    const init = await t.call('POST', 'transactions/tx-rc/init', { transaction_timeout_ms: 60_000 });
+    expect(init.status).toBe(200);
+    const producer = { producerId: init.body.producer_id as number, producerEpoch: init.body.producer_epoch as number };
+    const ref = { producer_id: producer.producerId, producer_epoch: producer.producerEpoch };
+    const txn = (seq: number, tag: string): TopicData[] => [
+      {
+        name: 'tx',
+        partitions: [0, 1].map((p) => ({
+          index: p,
+          records: batch([`${tag}${p}`], { ...producer, baseSequence: seq, transactional: true }),
+        })),
+      },
+    ];
+    const both = (isolation_level: string | number, format = 'string') =>
+      fetch({
+        isolation_level,
+        format,
+        topics: [
+          at('tx', [
+            [0, 0],
+            [1, 0],
+          ]),
+        ],
+      });
+    const shown = (r: Awaited<ReturnType<typeof both>>, p: number) =>
+      (r.of('tx', p).records as { value: { data: string } }[]).map((x) => x.value.data);
+
+    // Transactional batches need the transactional id, and it takes only transactional batches.
+    expect((await produce(txn(0, 'x'))).map((p) => p.error)).toEqual(['INVALID_REQUEST', 'INVALID_REQUEST']);
+    expect(
+      (
+        await produce(
+          [{ name: 'tx', partitions: [{ index: 0, records: batch(['plain']) }] }],
+          '?transactional_id=tx-rc',
+        )
+      )[0],
+    ).toMatchObject({ error: 'INVALID_REQUEST' });
+
+    // An open transaction over both partitions: read_committed stops at its first offset.
+    expect((await produce(txn(0, 'a'), '?transactional_id=tx-rc')).map((p) => p.error_code)).toEqual([0, 0]);
+    await produce([{ name: 'tx', partitions: [{ index: 1, records: batch(['p1']) }] }]);
+    const open = await both('read_committed');
+    expect(open.of('tx', 0)).toMatchObject({ high_watermark: 1, last_stable_offset: 0, next_offset: 0 });
+    expect(shown(open, 0)).toEqual([]);
+    expect(open.of('tx', 1)).toMatchObject({ high_watermark: 2, last_stable_offset: 0 });
+    expect(shown(await both('read_uncommitted'), 1)).toEqual(['a1', 'p1']);
+
+    expect((await t.call('POST', 'transactions/tx-rc/abort', ref)).status).toBe(200);
+    expect((await produce(txn(1, 'c'), '?transactional_id=tx-rc')).map((p) => p.error_code)).toEqual([0, 0]);
+    expect((await t.call('POST', 'transactions/tx-rc/commit', ref)).status).toBe(200);
+
+    // Kafka's int8 and the name alike; markers are never records, the aborted batches are left out.
+    for (const level of ['read_committed', 1]) {
+      const done = await both(level);
+      expect(shown(done, 0)).toEqual(['c0']);
+      expect(shown(done, 1)).toEqual(['p1', 'c1']);
+      for (const p of [0, 1]) {
+        const a = done.of('tx', p);
+        expect(a.last_stable_offset).toBe(a.high_watermark);
+        expect(a.next_offset).toBe(a.high_watermark);
+      }
+    }
+    expect(shown(await both('read_uncommitted'), 0)).toEqual(['a0', 'c0']);
+
+    // Record batches: the aborted transaction comes with them, for the consumer to leave out.
+    const batches = await both('read_committed', 'record-batch');
+    expect(batches.of('tx', 0).aborted_transactions).toEqual([
+      { producer_id: producer.producerId, first_offset: 0, last_offset: 1 },
+    ]);
+    expect(batches.of('tx', 1).aborted_transactions).toEqual([
+      { producer_id: producer.producerId, first_offset: 0, last_offset: 2 },
+    ]);
+    const decoded = decodeRecordBatches(Buffer.from(batches.of('tx', 0).records as string, 'base64'));
+    expect(decoded.filter((b) => b.header.attributes & CONTROL_FLAG_MASK)).toHaveLength(2);
+    // read_uncommitted answers no aborted transactions at all, as Kafka's (null there).
+    expect((await both('read_uncommitted', 'record-batch')).of('tx', 0).aborted_transactions).toBeUndefined();
+    expect((await both('serializable')).status).toBe(400);
   });
 });

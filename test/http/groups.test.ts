@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { GroupRecord } from '../../src/groups/group-state.js';
-import { slotOf } from '../../src/groups/session-timers.js';
+import { SESSION_TIMER_KIND } from '../../src/groups/coordinator.js';
 import { groupApp, keys, type Partition } from '../groups/helpers.js';
-import { timerPk } from '../../src/storage/key-layout.js';
+import { DurableTimers } from '../../src/timer/durable-timers.js';
 
 type Member = { id: string; epoch: number; assignment: Partition[] };
 
@@ -78,8 +78,10 @@ describe('consumer groups over HTTP', () => {
     g.clock.advance(12_000);
     const raw = async () => (await g.storage.metadata.get<GroupRecord>('group#g1', 'meta'))!.value;
     expect(Object.keys((await raw()).members)).toHaveLength(3);
-    const timers = await g.storage.metadata.query(timerPk(slotOf(g.clock.now())));
-    expect(timers.some((t) => (t.value as { groupId?: string }).groupId === 'g1')).toBe(true);
+    const timers = await new DurableTimers(g.storage.metadata).pending(g.clock.now(), g.clock.now(), [
+      SESSION_TIMER_KIND,
+    ]);
+    expect(timers.some((t) => (t.payload as { groupId: string }).groupId === 'g1')).toBe(true);
     const report = await g.services.groups.coordinator.expireSessions();
     expect(report.membersExpired).toBe(1);
     const after = await raw();

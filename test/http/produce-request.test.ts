@@ -183,7 +183,7 @@ describe.each(allBackends)('multi-partition produce on $name', (backend) => {
     expect(gap.of('idem', 0)).toMatchObject({ error: 'OUT_OF_ORDER_SEQUENCE_NUMBER' });
     expect(gap.of('idem', 1)).toMatchObject({ error_code: 0, base_offset: 4 });
   });
-  it('a producer past the most recent ones (kept short in the state) resending its last batch gets its offsets from the producer item, once', async () => {
+  it('a producer past the most recent ones (kept short in the state) resending its last batch gets its offsets from the index, once', async () => {
     expect((await t.call('POST', 'topics', { topic_name: 'many', partitions_count: 1 })).status).toBe(201);
     const ids: { producerId: number; producerEpoch: number }[] = [];
     for (let i = 0; i < RECENT_FULL + 2; i++) {
@@ -195,7 +195,6 @@ describe.each(allBackends)('multi-partition produce on $name', (backend) => {
     const first = await send(ids[0]!, 0, 'p0-a');
     for (const [i, p] of ids.slice(1).entries())
       expect((await send(p, 0, `p${i + 1}-a`)).of('many', 0).error_code).toBe(0);
-    await t.services.log.idle(); // producer items are written after the answer
     const retry = await send(ids[0]!, 0, 'p0-a');
     expect(retry.of('many', 0)).toMatchObject({
       error_code: 0,
@@ -204,5 +203,32 @@ describe.each(allBackends)('multi-partition produce on $name', (backend) => {
     });
     expect((await send(ids[0]!, 1, 'p0-b')).of('many', 0)).toMatchObject({ error_code: 0, base_offset: ids.length });
     expect(await values('many', 0)).toEqual([...ids.map((_, i) => `p${i}-a`), 'p0-b']);
+  });
+
+  it('a retry of an older batch (five in flight) is answered with its offsets from the index; one behind its predecessor is DUPLICATE_SEQUENCE_NUMBER; the commits write no producer item', async () => {
+    expect((await t.call('POST', 'topics', { topic_name: 'older', partitions_count: 2 })).status).toBe(201);
+    const { body: id } = await t.call('POST', 'producers:init', {});
+    const producer = { producerId: id.producer_id as number, producerEpoch: id.producer_epoch as number };
+    const { body: other } = await t.call('POST', 'producers:init', {});
+    const otherProducer = { producerId: other.producer_id as number, producerEpoch: other.producer_epoch as number };
+    const send = (p: typeof producer, part: number, seq: number, tags: string[]) =>
+      produce([{ name: 'older', partitions: [{ index: part, records: batch(tags, { ...p, baseSequence: seq }) }] }]);
+    const firsts = [];
+    for (let i = 0; i < 5; i++) {
+      firsts.push((await send(producer, 0, i * 2, [`a${i}`, `b${i}`])).of('older', 0));
+      await send(otherProducer, 0, i, [`o${i}`]); // other producers' commits in between
+    }
+    for (let i = 0; i < 4; i++) {
+      const retry = (await send(producer, 0, i * 2, [`a${i}`, `b${i}`])).of('older', 0);
+      expect(retry).toMatchObject({ error_code: 0, duplicate: true, base_offset: firsts[i]!.base_offset });
+      expect(retry.last_offset).toBe(firsts[i]!.last_offset);
+    }
+    // The same sequences cut differently were never a batch of the log: appended before, offsets unknown.
+    expect((await send(producer, 0, 1, ['x'])).of('older', 0)).toMatchObject({ error: 'DUPLICATE_SEQUENCE_NUMBER' });
+    expect(await values('older', 0)).toHaveLength(15);
+    const producerItems = await t.storage.metadata.query(`pid#${producer.producerId}`);
+    expect(producerItems.map((i) => i.sk)).toEqual(['meta']);
+    // Another partition knows nothing of these batches: a retry there is out of order.
+    expect((await send(producer, 1, 2, ['c'])).of('older', 1)).toMatchObject({ error: 'OUT_OF_ORDER_SEQUENCE_NUMBER' });
   });
 });

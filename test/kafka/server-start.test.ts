@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import { Metadata } from '../../src/kafka/protocol/messages/index.js';
-import { ROOT, stopServer, tempDir, type LocalServer } from '../client/support/server.js';
+import { ROOT, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 import { RawClient } from './support/raw-client.js';
 
 describe('configuration', () => {

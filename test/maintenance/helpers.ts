@@ -112,7 +112,6 @@ export function harness(storage: Storage, clock: TestClock, options: Partial<Mai
         deadline: clock.now() + 3_600_000,
         partitionLog: log,
         topics,
-        expireSessions: false,
         options: { ...TEST_OPTIONS, ...options },
         log: (e) => events.push(e),
         ...extra,

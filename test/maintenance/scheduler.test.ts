@@ -84,28 +84,39 @@ describe('scheduler', () => {
     expect(await done()).toHaveLength(6);
   });
 
-  it("fires due durable timers, calls the groups' session expiry, and logs one structured line per pass", async () => {
+  it("fires due durable timers, the groups' session timers among them, and logs one structured line per pass", async () => {
     const storage = createStorage({ kind: 'memory', replicaStores: 1 });
     const h = harness(storage, new TestClock(T0));
     const timers = new DurableTimers(storage.metadata);
     await timers.schedule({ kind: 'probe', id: 'p1', expiry: T0 - 5, payload: 42 }, T0);
     const probe = vi.fn(async () => {});
-    const expireSessions = vi.fn(async () => ({ timersFired: 2, groupsChecked: 1, membersExpired: 3 }));
-    const report = await h.run({ timerHandlers: { probe }, expireSessions });
-    expect(probe).toHaveBeenCalledWith(expect.objectContaining({ id: 'p1', payload: 42 }));
-    expect(expireSessions).toHaveBeenCalledWith(T0);
-    expect(report).toMatchObject({ timersFired: 1, sessionTimersFired: 2, membersExpired: 3, roundsCompleted: 1 });
+    const report = await h.run({ timerHandlers: { probe } });
+    expect(probe).toHaveBeenCalledWith(expect.objectContaining({ id: 'p1', payload: 42 }), expect.any(Function));
+    expect(report).toMatchObject({ timersFired: 1, roundsCompleted: 1 });
     const line = h.events.find((e) => e.msg === 'scheduler pass');
-    expect(line).toMatchObject({ level: 'info', timersFired: 1, membersExpired: 3, durationMs: expect.any(Number) });
-    // The composition root's pass expires sessions through the process's own group coordinator.
+    expect(line).toMatchObject({ level: 'info', timersFired: 1, durationMs: expect.any(Number) });
+    // The composition root's pass fires the session timers of the process's own group coordinator:
+    // a member whose heartbeats stopped is removed with no request reaching its group (a group id
+    // with '#', which a timer id may not hold: the coordinator encodes it).
     const services = createServices(serverConfigFromEnv({}), storage, h.clock);
+    await services.topics.create({ name: 'joined', partitionCount: 1, replicationFactor: 1 });
+    const { coordinator } = services.groups;
+    await coordinator.heartbeat('billing#eu', {
+      memberId: '',
+      memberEpoch: 0,
+      subscribedTopics: ['joined'],
+      sessionTimeoutMs: 10_000,
+    });
+    h.clock.advance(60_000);
     expect(
       await runMaintenancePass(storage, services, {
-        deadline: T0 + 1000,
+        deadline: h.clock.now() + 1000,
         log: () => {},
         options: { orphanGraceMs: 0, roundIntervalMs: 0 },
       }),
-    ).toMatchObject({ roundsCompleted: 1 });
+    ).toMatchObject({ timersFired: 1, membersExpired: 1, roundsCompleted: 1 });
+    const stored = await storage.metadata.get<{ members: object }>('group#billing#eu', 'meta');
+    expect(stored?.value.members).toEqual({});
   });
 
   it('starts a round at most every roundIntervalMs (log.retention.check.interval.ms); the runs between only fire timers', async () => {

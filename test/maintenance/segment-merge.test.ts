@@ -3,6 +3,7 @@ import { createStorage, type Storage } from '../../src/compose.js';
 import type { CommitRecord } from '../../src/partition/partition-state.js';
 import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
+import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { harness, listKeys, rec, TestClock, text } from './helpers.js';
 import { newRequestObjectKey, partitionPk } from '../../src/storage/key-layout.js';
 
@@ -73,6 +74,33 @@ describe.each(allBackends)('segment merge and orphan GC on $name', (backend) => 
     expect(await listKeys(storage.stores[0]!, `data/${topic.id}/`)).toEqual([dataKeys.at(-1)]);
     expect(await listKeys(storage.stores[0]!, `segments/${topic.id}/`)).toHaveLength(2);
     expect([await h.readAll(topic, 0), await h.readAll(topic, 1)]).toEqual(before);
+  });
+
+  it('a swap whose writes the store sent twice (answers lost) is taken as done: no conflict, nothing left covered', async () => {
+    const metadata = new FaultyMetadataStore(storage.metadata);
+    const h = harness({ ...storage, metadata }, new TestClock(T0), { mergeMinEntries: 8, entryBytes: 2048 });
+    const topic = await h.topic({}, 1);
+    for (let i = 0; i < 12; i++) {
+      h.clock.advance(10);
+      await h.produce(topic, [rec(`k${i}`, `v${i}`, h.clock.now())]);
+    }
+    const before = await h.readAll(topic);
+    const isIndex = (k: string) => k.startsWith(`${partitionPk(topic.name, 0)}|idx#`);
+    // The covering put over the first entry, and the first delete of a replaced one: applied, then repeated.
+    metadata.faults.fail('put', { when: 'retried', match: isIndex });
+    metadata.faults.fail('delete', { when: 'retried', match: isIndex });
+    h.clock.advance(1);
+    const report = await h.run();
+    expect(metadata.faults.injected).toBe(2);
+    expect(report).toMatchObject({ segmentsWritten: 1, entriesMerged: 11 });
+    expect(report.swapConflicts ?? 0).toBe(0);
+    // One covering entry and the active one: every replaced entry went in the same pass.
+    const index = await storage.metadata.query<CommitRecord>(partitionPk(topic.name, 0), { beginsWith: 'idx#' });
+    expect(index.map((i) => [i.value.baseOffset, i.value.lastOffset])).toEqual([
+      [0, 10],
+      [11, 11],
+    ]);
+    expect(await h.readAll(topic)).toEqual(before);
   });
 
   it('keeps a shared object while another partition still references it', async () => {

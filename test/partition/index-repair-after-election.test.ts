@@ -122,7 +122,6 @@ describe.each(allBackends)('index repair across a leader epoch change on $name',
       deadline: Date.now() + 60_000,
       partitionLog: b,
       topics: new TopicRegistry(metaB, clock, 2),
-      expireSessions: false,
       log: (e: Record<string, unknown>) => void events.push(e),
     });
     expect(report).toMatchObject({ indexGaps: 1 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js';
-import { holdsWrite, optimisticUpdate } from '../../src/storage/optimistic-update.js';
+import { holdsWrite, optimisticUpdate, writeIfUnchanged } from '../../src/storage/optimistic-update.js';
 import { isKafkaError } from '../../src/wire/errors.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 
@@ -66,5 +66,36 @@ describe('optimisticUpdate', () => {
       recognise: (found) => (found === undefined ? 'removed' : undefined),
     });
     expect(outcome).toMatchObject({ result: 'removed', how: 'recognised' });
+  });
+});
+
+describe('writeIfUnchanged (maintenance swaps: one conditional write, no retry)', () => {
+  it('writes or removes the item at the version read; a changed item is left as it is', async () => {
+    const metadata = new MemoryMetadataStore();
+    const read = await metadata.put('p', 'a', { n: 1 });
+    expect(await writeIfUnchanged(metadata, { pk: 'p', sk: 'a', item: read }, { write: { n: 2 } })).toBe(true);
+    expect((await metadata.get('p', 'a'))!.value).toEqual({ n: 2 });
+    // `read` is stale now: the write gives up, and nothing changes.
+    expect(await writeIfUnchanged(metadata, { pk: 'p', sk: 'a', item: read }, { write: { n: 3 } })).toBe(false);
+    expect(await writeIfUnchanged(metadata, { pk: 'p', sk: 'a', item: read }, { remove: true })).toBe(false);
+    expect((await metadata.get('p', 'a'))!.value).toEqual({ n: 2 });
+    expect(await writeIfUnchanged(metadata, { pk: 'p', sk: 'new', item: undefined }, { write: { n: 1 } })).toBe(true);
+    // Known absent, but created meanwhile: left alone.
+    expect(await writeIfUnchanged(metadata, { pk: 'p', sk: 'new', item: undefined }, { write: { n: 9 } })).toBe(false);
+    expect((await metadata.get('p', 'new'))!.value).toEqual({ n: 1 });
+  });
+
+  it('takes a write or removal the store sent twice (its first answer lost) as applied, not as a conflict', async () => {
+    const metadata = new FaultyMetadataStore(new MemoryMetadataStore());
+    const a = await metadata.put<{ n: number; token?: string }>('p', 'a', { n: 1 });
+    const b = await metadata.put('p', 'b', { n: 1 });
+    metadata.faults.fail('put', { when: 'retried' });
+    expect(await writeIfUnchanged(metadata, { pk: 'p', sk: 'a', item: a }, { write: { n: 2, token: 'x' } })).toBe(true);
+    expect((await metadata.get('p', 'a'))!).toMatchObject({ version: a.version + 1, value: { n: 2, token: 'x' } });
+    metadata.faults.fail('delete', { when: 'retried' });
+    expect(await writeIfUnchanged(metadata, { pk: 'p', sk: 'b', item: b }, { remove: true })).toBe(true);
+    expect(await metadata.get('p', 'b')).toBeUndefined();
+    // Gone before, without a repeat: not this call's removal.
+    expect(await writeIfUnchanged(metadata, { pk: 'p', sk: 'b', item: b }, { remove: true })).toBe(false);
   });
 });

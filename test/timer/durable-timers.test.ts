@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
-import { SessionTimers } from '../../src/groups/session-timers.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
 import { DurableTimers, type DurableTimer } from '../../src/timer/durable-timers.js';
 import { allBackends } from '../support/backends.js';
@@ -106,15 +105,23 @@ describe.each(allBackends)('durable timers on $name', (backend) => {
     expect(fired.map((t) => t.id)).toEqual(['late', 'd0', 'd1', 'd2', 'd3', 'd4']);
   });
 
-  it('shares the slots with group session timers without touching them', async () => {
-    const sessions = new SessionTimers(storage.metadata);
-    await sessions.register('g1', T0 + 100);
+  it('leaves the kinds it has no handler for; a scan with checkpoint false leaves the checkpoint', async () => {
+    await timers.schedule({ kind: 'other', id: 'theirs', expiry: T0 + 100, payload: null }, T0);
     await timers.schedule({ kind: 'test', id: 'mine', expiry: T0 + 100, payload: null }, T0);
     const { fired, handlers } = collect();
-    expect(await timers.fireDue(T0 + MIN, handlers)).toMatchObject({ fired: 1 });
+    // Ten slots later, a scan of one kind only: had it moved the checkpoint, the next scan would
+    // start nine slots past the other kind's timer.
+    expect(await timers.fireDue(T0 + 10 * MIN, handlers, { checkpoint: false })).toMatchObject({ fired: 1 });
     expect(fired.map((t) => t.id)).toEqual(['mine']);
-    const groups: string[] = [];
-    expect(await sessions.fireDue(T0 + MIN, async (g) => void groups.push(g))).toMatchObject({ fired: 1 });
-    expect(groups).toEqual(['g1']);
+    expect((await timers.pending(T0, T0 + MIN)).map((t) => t.id)).toEqual(['theirs']);
+    const every = {
+      ...handlers,
+      other: async (t: DurableTimer, count: (name: string, n: number) => void) => {
+        fired.push(t);
+        count('othersSeen', 1);
+      },
+    };
+    expect(await timers.fireDue(T0 + 10 * MIN, every)).toMatchObject({ fired: 1, counts: { othersSeen: 1 } });
+    expect(fired.map((t) => t.id)).toEqual(['mine', 'theirs']);
   });
 });

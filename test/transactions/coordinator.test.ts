@@ -107,7 +107,6 @@ describe('transactions over HTTP', () => {
     expect((await t.call('GET', 'topics/out/partitions/0')).body.last_stable_offset).toBe(0);
     clock.advance(1500);
     const report = await runMaintenance({
-      expireSessions: false,
       storage: t.storage,
       clock,
       deadline: clock.now() + 10_000,
@@ -153,7 +152,6 @@ describe('transactions over HTTP', () => {
     expect(await t.services.groups.offsets.committed('g')).toEqual([]);
     clock.advance(1500);
     await runMaintenance({
-      expireSessions: false,
       storage: t.storage,
       clock,
       deadline: clock.now() + 10_000,

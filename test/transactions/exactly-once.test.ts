@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka } from '../../src/client/index.js';
-import { ROOT, startServer, stopServer, tempDir, type LocalServer } from '../client/support/server.js';
+import { ROOT, startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 import {
   startDynalite,
   startS3rver,

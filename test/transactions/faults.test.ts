@@ -72,4 +72,25 @@ describe('transactions under ambiguous storage outcomes', () => {
       });
     }
   }
+
+  it('every transaction item write repeated by the store after it applied is answered once: no second epoch bump, one transaction', async () => {
+    const inner = createStorage({ kind: 'memory', replicaStores: 1 });
+    const metadata = new FaultyMetadataStore(inner.metadata);
+    const t = await setup({ storage: { metadata, stores: inner.stores, close: () => {} } });
+    const txnWrite = (k: string) => k.startsWith('txn#');
+    // The create: the repeat of an applied put-if-absent finds the item it wrote.
+    metadata.faults.fail('put', { when: 'retried', match: txnWrite });
+    const p = await t.init('r');
+    expect(p.producer_epoch).toBe(0);
+    // An epoch bump, a join, the Prepare and the Complete writes, each repeated once.
+    metadata.faults.fail('put', { when: 'retried', match: txnWrite });
+    const bumped = await t.init('r');
+    expect(bumped).toEqual({ producer_id: p.producer_id, producer_epoch: 1 });
+    metadata.faults.fail('put', { when: 'retried', match: txnWrite, times: 3 });
+    expect((await t.produce('r', bumped, 0, ['x'])).body.failures).toEqual([]);
+    const commit = await t.call('POST', 'transactions/r/commit', bumped);
+    expect(commit).toMatchObject({ status: 200, body: { state: 'CompleteCommit', producer_epoch: 1 } });
+    expect(metadata.faults.injected).toBe(5);
+    expect((await t.fetchValues(0, 'read_committed')).values).toEqual(['x']);
+  });
 });

@@ -9,7 +9,6 @@ type Harness = Awaited<ReturnType<typeof setup>>;
 
 async function maintain(t: Harness, clock: { now(): number }) {
   return runMaintenance({
-    expireSessions: false,
     storage: t.storage,
     clock,
     deadline: clock.now() + 60_000,

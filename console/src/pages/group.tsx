@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, enc, type GroupDescription, type ResetPlan } from '../api.js';
-import { ErrorLine, LineChart, Section, Stat, Table } from '../components.js';
+import { ErrorLine, Form, LineChart, Section, Stat, Table } from '../components.js';
 import { usePoll, useSeries } from '../hooks.js';
 
 const STRATEGIES = [
@@ -63,13 +63,7 @@ function Reset({ group, topics, onDone }: { group: string; topics: string[]; onD
   return (
     <Section title="Reset offsets" id="reset">
       <p>The group must have no members. Preview the plan (a dry run), then execute it.</p>
-      <form
-        class="controls"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void send(true);
-        }}
-      >
+      <Form class="controls" onSubmit={() => send(true)}>
         <label>
           Strategy
           <select value={strategy} onChange={(e) => setStrategy(e.currentTarget.value as Strategy)}>
@@ -117,7 +111,7 @@ function Reset({ group, topics, onDone }: { group: string; topics: string[]; onD
           </label>
         )}
         <button type="submit">Preview (dry run)</button>
-      </form>
+      </Form>
       <ErrorLine error={error} />
       {shown && (
         <>

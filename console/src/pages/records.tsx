@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, enc, type Data, type RecordList, type Topic } from '../api.js';
 import { base64ToBytes, show, utf8ToBase64, type View } from '../bytes.js';
-import { ErrorLine, Section, Table } from '../components.js';
+import { ErrorLine, Form, PartitionSelect, Section, Table } from '../components.js';
 import { usePoll } from '../hooks.js';
 
 const bytesOf = (d: Data | null): Uint8Array | null =>
@@ -63,23 +63,8 @@ function Browse({ topic, partitions, initial }: { topic: string; partitions: num
 
   return (
     <Section title="Browse" id="browse">
-      <form
-        class="controls"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void submit();
-        }}
-      >
-        <label>
-          Partition
-          <select value={partition} onChange={(e) => setPartition(Number(e.currentTarget.value))}>
-            {Array.from({ length: partitions }, (_, p) => (
-              <option value={p} key={p}>
-                {p}
-              </option>
-            ))}
-          </select>
-        </label>
+      <Form class="controls" onSubmit={submit}>
+        <PartitionSelect partitions={partitions} value={partition} onChange={(v) => setPartition(Number(v))} />
         <fieldset>
           <legend>From</legend>
           <label>
@@ -111,7 +96,7 @@ function Browse({ topic, partitions, initial }: { topic: string; partitions: num
             </label>
           ))}
         </fieldset>
-      </form>
+      </Form>
       <ErrorLine error={error} />
       {list && (
         <>
@@ -202,24 +187,8 @@ function Produce({ topic, partitions }: { topic: string; partitions: number }) {
   };
   return (
     <Section title="Produce a record" id="produce">
-      <form
-        class="stack"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void submit();
-        }}
-      >
-        <label>
-          Partition
-          <select value={partition} onChange={(e) => setPartition(e.currentTarget.value)}>
-            <option value="">by key (or any)</option>
-            {Array.from({ length: partitions }, (_, p) => (
-              <option value={p} key={p}>
-                {p}
-              </option>
-            ))}
-          </select>
-        </label>
+      <Form class="stack" onSubmit={submit}>
+        <PartitionSelect partitions={partitions} value={partition} onChange={setPartition} any="by key (or any)" />
         <label>
           Key (text, empty for none)
           <input value={key} onInput={(e) => setKey(e.currentTarget.value)} />
@@ -242,7 +211,7 @@ function Produce({ topic, partitions }: { topic: string; partitions: number }) {
         <div>
           <button type="submit">Produce</button>
         </div>
-      </form>
+      </Form>
       <div aria-live="polite">{result && <p class="ok">{result}</p>}</div>
       <ErrorLine error={error} />
     </Section>

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, enc, type List, type Partition, type Topic, type TopicConfig } from '../api.js';
 import { formatBytes } from '../bytes.js';
-import { ErrorLine, LineChart, Section, Table } from '../components.js';
+import { ErrorLine, Form, LineChart, Section, Table } from '../components.js';
 import { usePoll, useSeries } from '../hooks.js';
 
 function ConfigRow({ topic, config, onSaved }: { topic: string; config: TopicConfig; onSaved: () => void }) {
@@ -30,13 +30,7 @@ function ConfigRow({ topic, config, onSaved }: { topic: string; config: TopicCon
         <label for={id}>{config.name}</label>
       </th>
       <td>
-        <form
-          class="inline"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void alter('SET');
-          }}
-        >
+        <Form class="inline" onSubmit={() => alter('SET')}>
           <input
             id={id}
             value={value}
@@ -52,7 +46,7 @@ function ConfigRow({ topic, config, onSaved }: { topic: string; config: TopicCon
               Reset
             </button>
           )}
-        </form>
+        </Form>
         <div id={`${id}-status`} aria-live="polite">
           {saved && <span class="ok">{saved}</span>}
           <ErrorLine error={error} />

@@ -101,9 +101,7 @@ export class Fetcher {
       }
       ready.push(s);
     }
-    // read_committed fetches go per partition: those answer the LSO and the aborted transactions.
-    if (this.multiFetch === 'unsupported' || this.config.isolationLevel === 'read_committed')
-      for (const s of ready) this.fetch(s);
+    if (this.multiFetch === 'unsupported') for (const s of ready) this.fetch(s);
     else if (ready.length > 0 && !this.multiInFlight) this.fetchMany(ready);
     return next;
   }
@@ -131,6 +129,7 @@ export class Fetcher {
         minBytes: this.config.fetchMinBytes,
         maxWaitMs: this.idle?.maxWaitMs() ?? this.config.fetchMaxWaitMs,
         format: batches ? 'record-batch' : 'json',
+        isolationLevel: this.config.isolationLevel,
       },
       { signal: this.abort.signal, timeoutMs: this.config.requestTimeoutMs },
     )
@@ -147,10 +146,10 @@ export class Fetcher {
           if (
             this.multiFetch === 'unknown' &&
             e instanceof KafkaClientError &&
-            e.type === 'NOT_FOUND' &&
-            e.status === 404
+            ((e.type === 'NOT_FOUND' && e.status === 404) || e.type === 'UNSUPPORTED_VERSION')
           ) {
-            // No such route: a server from before the multi-partition fetch. Per partition from now on.
+            // No such route (a server from before the multi-partition fetch), or one without its
+            // isolation level for a read_committed consumer. Per partition from now on.
             this.multiFetch = 'unsupported';
             for (const { s } of sent) s.fetching = false;
             return;

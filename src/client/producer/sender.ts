@@ -293,12 +293,7 @@ export class Sender {
       return this.bumpEpoch();
     let nextWake = Infinity;
     const byTopic = new Map<string, ProducerBatch[][]>();
-    // A transactional producer names its transaction per partition request (transactional_id), so it
-    // sends one partition a request.
-    const multi =
-      this.transport.useRecordBatches(this.config.format) &&
-      this.multiPartition !== 'unsupported' &&
-      !this.config.transactional;
+    const multi = this.transport.useRecordBatches(this.config.format) && this.multiPartition !== 'unsupported';
     // With requests of many partitions, a ready batch makes every partition's head go with it (as
     // Kafka's sender drains all partitions of a ready node), and so does a request's worth of bytes.
     let anyReady = this.flushing > 0 || this.closing;
@@ -458,7 +453,7 @@ export class Sender {
   private produce(batches: ProducerBatch[]): Promise<BatchResult[]> {
     const topic = batches[0]!.topic;
     if (!this.transport.useRecordBatches(this.config.format)) return this.produceJson(topic, batches);
-    if (this.multiPartition !== 'unsupported' && !this.config.transactional) return this.produceTopicData(batches);
+    if (this.multiPartition !== 'unsupported') return this.produceTopicData(batches);
     return this.produceRecordBatch(topic, batches[0]!);
   }
 
@@ -479,8 +474,10 @@ export class Sender {
     }
     let res;
     try {
+      const txn = this.config.transactional;
       res = await this.transport.request<WireProduceResponse>('POST', '/records', {
-        query: { acks: this.config.acks },
+        // A transactional producer's request names its transaction, as Kafka's ProduceRequest does.
+        query: { acks: this.config.acks, ...(txn ? { transactional_id: txn.transactionalId } : {}) },
         bytes: encodeTopicData([...topics].map(([name, partitions]) => ({ name, partitions }))),
         contentType: PRODUCE_REQUEST_MEDIA_TYPE,
         timeoutMs: this.config.requestTimeoutMs,

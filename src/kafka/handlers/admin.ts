@@ -1,6 +1,7 @@
 /** CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs. */
 import { TOPIC_CONFIG_DEFS, type TopicConfigName } from '../../config/topic-configs.js';
 import { KafkaError } from '../../wire/errors.js';
+import { allowed, authorize } from './access.js';
 import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
 
 /** Kafka's resource types: 2 = topic, 4 = broker. */
@@ -21,6 +22,8 @@ export const createTopics: Handler = async (ctx, req) => {
         configs: { name: string; value: string | null }[];
       }) => {
         try {
+          // CREATE on the cluster, or on the topic (Kafka's CreateTopics).
+          if (!(await allowed(ctx, 'CREATE', 'CLUSTER'))) await authorize(ctx, 'CREATE', 'TOPIC', t.name);
           if (t.assignments.length > 0)
             throw new KafkaError(
               'INVALID_REPLICA_ASSIGNMENT',
@@ -63,6 +66,7 @@ export const deleteTopics: Handler = async (ctx, req) => {
   const responses = await Promise.all(
     (req.topicNames as string[]).map(async (name) => {
       try {
+        await authorize(ctx, 'DELETE', 'TOPIC', name);
         const topic = await ctx.services.topics.delete(name);
         await ctx.services.log.purge(topic);
         return { name, errorCode: 0 };
@@ -78,6 +82,7 @@ export const createPartitions: Handler = async (ctx, req) => {
   const results = await Promise.all(
     req.topics.map(async (t: { name: string; count: number; assignments: unknown[] | null }) => {
       try {
+        await authorize(ctx, 'ALTER', 'TOPIC', t.name);
         if (t.assignments !== null)
           throw new KafkaError(
             'INVALID_REPLICA_ASSIGNMENT',
@@ -122,9 +127,13 @@ export const describeConfigs: Handler = async (ctx, req) => {
         configs: [] as unknown[],
       };
       try {
-        if (r.resourceType === BROKER) return base; // no broker configs are settable here
+        if (r.resourceType === BROKER) {
+          await authorize(ctx, 'DESCRIBE_CONFIGS', 'CLUSTER');
+          return base; // no broker configs are settable here
+        }
         if (r.resourceType !== TOPIC)
           throw new KafkaError('INVALID_REQUEST', `Resource type ${r.resourceType} has no configs here`);
+        await authorize(ctx, 'DESCRIBE_CONFIGS', 'TOPIC', r.resourceName);
         const topic = await ctx.services.topics.get(r.resourceName);
         const configs = describeTopicConfigs(topic.configs, r.configurationKeys).map((c) => ({
           ...c,
@@ -182,6 +191,7 @@ async function alter<C>(
     req.resources.map(async (r) => {
       try {
         if (r.resourceType !== TOPIC) throw new KafkaError('INVALID_REQUEST', 'Only topic configs can be altered');
+        await authorize(ctx, 'ALTER_CONFIGS', 'TOPIC', r.resourceName);
         await apply(r.resourceName, r.configs);
         return { errorCode: 0, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName };
       } catch (e) {

@@ -3,7 +3,10 @@ import { KafkaError, isKafkaError } from '../../wire/errors.js';
 import type { Topic } from '../../topics/topics.js';
 import { parseVersions } from '../protocol/schema.js';
 import { APIS } from '../protocol/messages/index.js';
-import { errorCodeOf, type Handler, type RequestContext } from './context.js';
+import { plainPrincipal } from '../../authz/principal.js';
+import { allowed, allowedNames, denied } from './access.js';
+import { byTopicId, topicIdBytes, topicIdString, ZERO_UUID } from './topic-ids.js';
+import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
 
 /** The versions this listener speaks: exactly those of the definitions (ApiVersions tells the truth). */
 export const supportedApiKeys = () =>
@@ -18,19 +21,48 @@ export const metadata: Handler = async (ctx, req, version) => {
   const { topics: registry, log } = ctx.services;
   // v0: an empty list means every topic; v1+: null means every topic, empty means none.
   const all = req.topics === null || (version === 0 && req.topics.length === 0);
-  const found: { name: string; topic?: Topic; error?: unknown }[] = all
-    ? (await registry.list()).map((t) => ({ name: t.name, topic: t }))
+  // DESCRIBE per topic: every topic lists only those allowed; a named one denied says so, whether it exists or not.
+  const mayDescribe = await allowedNames(ctx, 'DESCRIBE', 'TOPIC');
+  // v10+: a topic may be named by id (its name null); an unknown id is UNKNOWN_TOPIC_ID.
+  const byId =
+    !all && req.topics.some((t: { name: string | null }) => t.name === null)
+      ? byTopicId(await registry.list())
+      : undefined;
+  type Wanted = { name: string | null; topicId?: Uint8Array; topic?: Topic; error?: unknown };
+  const found: Wanted[] = all
+    ? (await registry.list()).filter((t) => mayDescribe(t.name)).map((t) => ({ name: t.name, topic: t }))
     : await Promise.all(
-        req.topics.map(({ name }: { name: string }) =>
-          topicFor(ctx, name, req.allowAutoTopicCreation).then(
+        req.topics.map(({ name, topicId }: { name: string | null; topicId: Uint8Array }): Promise<Wanted> => {
+          if (name === null) {
+            const topic = byId!.get(topicIdString(topicId));
+            if (!topic || !mayDescribe(topic.name))
+              return Promise.resolve({
+                name: null,
+                topicId,
+                error: new KafkaError('UNKNOWN_TOPIC_ID', 'This server does not host this topic ID'),
+              });
+            return Promise.resolve({ name: topic.name, topic });
+          }
+          return (
+            mayDescribe(name)
+              ? topicFor(ctx, name, req.allowAutoTopicCreation)
+              : Promise.reject(denied(ctx, 'DESCRIBE', 'TOPIC', name))
+          ).then(
             (topic) => ({ name, topic }),
             (error: unknown) => ({ name, error }),
-          ),
-        ),
+          );
+        }),
       );
   const topics = await Promise.all(
-    found.map(async ({ name, topic, error }) => {
-      if (!topic) return { errorCode: errorCodeOf(ctx, error), name, isInternal: false, partitions: [] };
+    found.map(async ({ name, topicId, topic, error }) => {
+      if (!topic)
+        return {
+          errorCode: errorCodeOf(ctx, error),
+          name: name ?? (version >= 12 ? null : ''), // a null name is only written from v12
+          topicId: topicId ?? ZERO_UUID,
+          isInternal: false,
+          partitions: [],
+        };
       const partitions = await Promise.all(
         Array.from({ length: topic.partitionCount }, async (_, p) => {
           const base = {
@@ -48,7 +80,14 @@ export const metadata: Handler = async (ctx, req, version) => {
           }
         }),
       );
-      return { errorCode: 0, name, isInternal: false, partitions, topicAuthorizedOperations: -2147483648 };
+      return {
+        errorCode: 0,
+        name,
+        topicId: topicIdBytes(topic.id),
+        isInternal: false,
+        partitions,
+        topicAuthorizedOperations: -2147483648,
+      };
     }),
   );
   return {
@@ -71,13 +110,16 @@ export const describeCluster: Handler = async (ctx) => ({
 });
 
 export const saslHandshake: Handler = async (ctx, req) => {
-  if (req.mechanism !== 'PLAIN')
-    return { errorCode: new KafkaError('UNSUPPORTED_SASL_MECHANISM', '').code, mechanisms: ['PLAIN'] };
+  // No users configured: the listener is PLAINTEXT, with no mechanism enabled.
+  const mechanisms = ctx.plainUsers ? ['PLAIN'] : [];
+  if (ctx.connection.sasl !== 'none') return { errorCode: new KafkaError('ILLEGAL_SASL_STATE', '').code, mechanisms };
+  if (!mechanisms.includes(req.mechanism))
+    return { errorCode: new KafkaError('UNSUPPORTED_SASL_MECHANISM', '').code, mechanisms };
   ctx.connection.sasl = 'handshaken';
-  return { errorCode: 0, mechanisms: ['PLAIN'] };
+  return { errorCode: 0, mechanisms };
 };
 
-/** PLAIN (RFC 4616): authzid NUL authcid NUL password. */
+/** PLAIN: a wrong user or password is answered SASL_AUTHENTICATION_FAILED and the connection closed, as Kafka does. */
 export const saslAuthenticate: Handler = async (ctx, req) => {
   const fail = (e: KafkaError) => ({
     errorCode: e.code,
@@ -85,17 +127,24 @@ export const saslAuthenticate: Handler = async (ctx, req) => {
     authBytes: Buffer.alloc(0),
     sessionLifetimeMs: 0,
   });
-  if (ctx.connection.sasl !== 'handshaken')
+  if (ctx.connection.sasl !== 'handshaken' || !ctx.plainUsers) {
+    ctx.connection.closeAfterAnswer = true;
     return fail(new KafkaError('ILLEGAL_SASL_STATE', 'SaslAuthenticate must follow a SaslHandshake'));
-  const parts = Buffer.from(req.authBytes).toString('utf8').split('\u0000');
-  if (parts.length !== 3) return fail(new KafkaError('SASL_AUTHENTICATION_FAILED', 'Malformed PLAIN credentials'));
-  const [, user, password] = parts as [string, string, string];
-  const expected = ctx.plainUsers?.get(user);
-  if (ctx.plainUsers && (expected === undefined || expected !== password)) {
-    return fail(new KafkaError('SASL_AUTHENTICATION_FAILED', 'Authentication failed: invalid username or password'));
+  }
+  try {
+    ctx.connection.principal = plainPrincipal(req.authBytes, ctx.plainUsers);
+  } catch (e) {
+    ctx.connection.closeAfterAnswer = true;
+    ctx.log({
+      level: 'warn',
+      msg: 'authentication failed',
+      audit: 'denied',
+      host: ctx.connection.host,
+      error: errorMessageOf(e),
+    });
+    return fail(e instanceof KafkaError ? e : new KafkaError('SASL_AUTHENTICATION_FAILED', 'Authentication failed'));
   }
   ctx.connection.sasl = 'authenticated';
-  ctx.connection.principal = user;
   return { errorCode: 0, errorMessage: null, authBytes: Buffer.alloc(0), sessionLifetimeMs: 0 };
 };
 
@@ -105,6 +154,8 @@ async function topicFor(ctx: RequestContext, name: string, allowAutoCreate: bool
     return await ctx.services.topics.get(name);
   } catch (e) {
     if (!allowAutoCreate || !ctx.autoCreateTopics || !isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION')) throw e;
+    // As CreateTopics: CREATE on the cluster or on the topic; without it the topic stays unknown.
+    if (!(await allowed(ctx, 'CREATE', 'CLUSTER')) && !(await allowed(ctx, 'CREATE', 'TOPIC', name))) throw e;
     const { partitions, replicationFactor } = ctx.services.defaults;
     return ctx.services.topics.create({ name, partitionCount: partitions, replicationFactor }).catch((err: unknown) => {
       if (isKafkaError(err, 'TOPIC_ALREADY_EXISTS')) return ctx.services.topics.get(name);

@@ -12,7 +12,12 @@ export interface Broker {
 export interface ConnectionState {
   /** SASL: 'none' until a handshake, then 'handshaken', then 'authenticated'. */
   sasl: 'none' | 'handshaken' | 'authenticated';
-  principal?: string;
+  /** Who the connection is, for ACLs: `User:<SASL user>`, or User:ANONYMOUS without SASL. */
+  principal: string;
+  /** The peer's address as ACLs name hosts (an IPv4 peer of a dual-stack socket without its ::ffff:). */
+  host: string;
+  /** Set by a handler whose answer must be the connection's last (a failed authentication, as Kafka closes it). */
+  closeAfterAnswer?: boolean;
 }
 
 export interface RequestContext {
@@ -24,7 +29,7 @@ export interface RequestContext {
   /** Aborted when the connection closes: long polls and join barriers stop waiting. */
   signal: AbortSignal;
   connection: ConnectionState;
-  /** SASL/PLAIN users (user -> password); undefined: any user is accepted. */
+  /** SASL/PLAIN users (user -> password); undefined: the listener offers no SASL mechanism. */
   plainUsers?: ReadonlyMap<string, string>;
   /** Kafka's auto.create.topics.enable. */
   autoCreateTopics: boolean;

@@ -11,10 +11,12 @@ import { KafkaError } from '../../wire/errors.js';
 import type { IsolationLevel } from '../../log/partition-log.js';
 import type { Topic } from '../../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../../timer/delayed-fetch.js';
+import { deniedAmong } from './access.js';
 import { errorCodeOf, type Handler, type RequestContext } from './context.js';
 
 interface FetchPartition {
   partition: number;
+  currentLeaderEpoch: number;
   fetchOffset: number;
   partitionMaxBytes: number;
 }
@@ -58,8 +60,17 @@ export const fetch: Handler = async (ctx, req) => {
       responses: [],
     };
   }
+  const topicsIn = req.topics as { topic: string; partitions: FetchPartition[] }[];
+  const deniedTopics = await deniedAmong(
+    ctx,
+    'READ',
+    'TOPIC',
+    topicsIn.map((t) => t.topic),
+  );
   const wanted: Wanted[] = await Promise.all(
-    req.topics.map(async (t: { topic: string; partitions: FetchPartition[] }) => {
+    topicsIn.map(async (t) => {
+      const refused = deniedTopics.get(t.topic);
+      if (refused) return { topic: t.topic, error: refused, partitions: t.partitions };
       try {
         return { topic: t.topic, resolved: await services.topics.get(t.topic), partitions: t.partitions };
       } catch (error) {
@@ -85,7 +96,7 @@ export const fetch: Handler = async (ctx, req) => {
                 p.partition,
                 p.fetchOffset,
                 Math.max(1, Math.min(p.partitionMaxBytes, maxBytes)),
-                { isolation },
+                { isolation, currentLeaderEpoch: p.currentLeaderEpoch },
               );
               return {
                 ...emptyData(p.partition, r.highWatermark, r.logStartOffset),

@@ -5,6 +5,7 @@
 import { KafkaError } from '../../wire/errors.js';
 import { MAX_OFFSET_METADATA_BYTES, type OffsetRecord } from '../../groups/offsets.js';
 import type { Topic } from '../../topics/topics.js';
+import { allowedNames, authorize, deniedAmong } from './access.js';
 import { errorCodeOf, type Handler, type RequestContext } from './context.js';
 
 type CommitPartition = { partitionIndex: number; committedOffset: number; committedMetadata: string | null };
@@ -19,7 +20,15 @@ export const offsetCommit: Handler = async (ctx, req) => {
     })),
   });
   let generation: number;
+  let deniedTopics: Map<string, KafkaError>;
   try {
+    await authorize(ctx, 'READ', 'GROUP', req.groupId);
+    deniedTopics = await deniedAmong(
+      ctx,
+      'READ',
+      'TOPIC',
+      topicsIn.map((t) => t.name),
+    );
     generation = await ctx.classic.checkCommit(req.groupId, req.memberId, req.generationIdOrMemberEpoch);
     // A commit without a member: the HTTP API's group may not have members either (and is created, so HTTP sees the offsets).
     if (generation < 0)
@@ -35,6 +44,8 @@ export const offsetCommit: Handler = async (ctx, req) => {
       let topic: Topic | undefined;
       let topicError: unknown;
       try {
+        const refused = deniedTopics.get(t.name);
+        if (refused) throw refused;
         topic = await ctx.services.topics.get(t.name);
       } catch (e) {
         topicError = e;
@@ -85,11 +96,15 @@ export const offsetCommit: Handler = async (ctx, req) => {
 
 export const offsetFetch: Handler = async (ctx, req) => {
   try {
+    await authorize(ctx, 'DESCRIBE', 'GROUP', req.groupId);
     const committed = await ctx.services.groups.offsets.committed(req.groupId);
     const byKey = new Map(committed.map((r) => [`${r.topic}#${r.partition}`, r]));
+    // DESCRIBE per topic: all of the group's offsets lists the allowed topics; a named one denied says so.
+    const mayDescribe = await allowedNames(ctx, 'DESCRIBE', 'TOPIC');
+    const deniedCode = new KafkaError('TOPIC_AUTHORIZATION_FAILED', '').code;
     const wanted: { name: string; partitionIndexes: number[] }[] =
       req.topics === null
-        ? [...new Set(committed.map((r) => r.topic))].map((name) => ({
+        ? [...new Set(committed.map((r) => r.topic))].filter(mayDescribe).map((name) => ({
             name,
             partitionIndexes: committed.filter((r) => r.topic === name).map((r) => r.partition),
           }))
@@ -97,6 +112,14 @@ export const offsetFetch: Handler = async (ctx, req) => {
     const topics = wanted.map((t) => ({
       name: t.name,
       partitions: t.partitionIndexes.map((p) => {
+        if (!mayDescribe(t.name))
+          return {
+            partitionIndex: p,
+            committedOffset: -1,
+            committedLeaderEpoch: -1,
+            metadata: '',
+            errorCode: deniedCode,
+          };
         const r = byKey.get(`${t.name}#${p}`);
         return {
           partitionIndex: p,
@@ -116,12 +139,21 @@ export const offsetFetch: Handler = async (ctx, req) => {
 export const offsetDelete: Handler = async (ctx, req) => {
   const topicsIn = req.topics as { name: string; partitions: { partitionIndex: number }[] }[];
   try {
+    await authorize(ctx, 'DELETE', 'GROUP', req.groupId);
+    const deniedTopics = await deniedAmong(
+      ctx,
+      'READ',
+      'TOPIC',
+      topicsIn.map((t) => t.name),
+    );
     const subscribed = await subscribedTopics(ctx, req.groupId);
     const topics = await Promise.all(
       topicsIn.map(async (t) => ({
         name: t.name,
         partitions: await Promise.all(
           t.partitions.map(async (p) => {
+            const refused = deniedTopics.get(t.name);
+            if (refused) return { partitionIndex: p.partitionIndex, errorCode: refused.code };
             if (subscribed.has(t.name))
               return {
                 partitionIndex: p.partitionIndex,

@@ -6,13 +6,23 @@
 import { KafkaError, isKafkaError } from '../../wire/errors.js';
 import { MemberIdRequired } from '../../groups/classic-coordinator.js';
 import type { ClassicGroup } from '../../groups/classic-group.js';
+import { allowed, allowedNames, authorize, denied } from './access.js';
 import { errorCodeOf, type Handler, type RequestContext } from './context.js';
 
+/**
+ * This listener is every coordinator: of groups (key type 0) and of transactional ids (1), whose
+ * state is in the table, so any listener serves any of them. DESCRIBE on the group or id is checked.
+ */
 export const findCoordinator: Handler = async (ctx, req, version) => {
-  const answer = (key: string, keyType: number) => {
-    // Transactions do not exist yet: there is no transaction coordinator.
-    const error =
-      keyType === 0 ? undefined : new KafkaError('COORDINATOR_NOT_AVAILABLE', 'There is no transaction coordinator');
+  const keyType = req.keyType as number;
+  const answer = async (key: string) => {
+    let error: KafkaError | undefined;
+    if (keyType === 0) {
+      if (!(await allowed(ctx, 'DESCRIBE', 'GROUP', key))) error = denied(ctx, 'DESCRIBE', 'GROUP', key);
+    } else if (keyType === 1) {
+      if (!(await allowed(ctx, 'DESCRIBE', 'TRANSACTIONAL_ID', key)))
+        error = denied(ctx, 'DESCRIBE', 'TRANSACTIONAL_ID', key);
+    } else error = new KafkaError('INVALID_REQUEST', `Unknown coordinator key type ${keyType}`);
     return {
       key,
       nodeId: error ? -1 : ctx.broker.nodeId,
@@ -23,12 +33,13 @@ export const findCoordinator: Handler = async (ctx, req, version) => {
     };
   };
   if (version >= 4)
-    return { throttleTimeMs: 0, coordinators: (req.coordinatorKeys as string[]).map((k) => answer(k, req.keyType)) };
-  return { throttleTimeMs: 0, ...answer(req.key, req.keyType) };
+    return { throttleTimeMs: 0, coordinators: await Promise.all((req.coordinatorKeys as string[]).map(answer)) };
+  return { throttleTimeMs: 0, ...(await answer(req.key)) };
 };
 
 export const joinGroup: Handler = async (ctx, req, version) => {
   try {
+    await authorize(ctx, 'READ', 'GROUP', req.groupId);
     const a = await ctx.classic.join(
       {
         groupId: req.groupId,
@@ -71,6 +82,7 @@ export const joinGroup: Handler = async (ctx, req, version) => {
 
 export const syncGroup: Handler = async (ctx, req) => {
   try {
+    await authorize(ctx, 'READ', 'GROUP', req.groupId);
     const { group, assignment } = await ctx.classic.sync(
       req.groupId,
       req.generationId,
@@ -98,6 +110,7 @@ export const syncGroup: Handler = async (ctx, req) => {
 
 export const heartbeat: Handler = async (ctx, req) => {
   try {
+    await authorize(ctx, 'READ', 'GROUP', req.groupId);
     await ctx.classic.heartbeat(req.groupId, req.memberId, req.generationId);
     return { throttleTimeMs: 0, errorCode: 0 };
   } catch (e) {
@@ -108,6 +121,7 @@ export const heartbeat: Handler = async (ctx, req) => {
 export const leaveGroup: Handler = async (ctx, req, version) => {
   const ids: string[] = version >= 3 ? req.members.map((m: { memberId: string }) => m.memberId) : [req.memberId];
   try {
+    await authorize(ctx, 'READ', 'GROUP', req.groupId);
     const results = await ctx.classic.leave(req.groupId, ids);
     const members = ids.map((id, i) => ({
       memberId: id,
@@ -134,6 +148,7 @@ export const describeGroups: Handler = async (ctx, req) => {
         authorizedOperations: -2147483648,
       };
       try {
+        await authorize(ctx, 'DESCRIBE', 'GROUP', groupId);
         const g = await ctx.classic.describe(groupId);
         if (g) return { ...base, ...describeClassic(g) };
         const snap = await ctx.services.groups.coordinator.find(groupId);
@@ -189,7 +204,13 @@ export const listGroups: Handler = async (ctx, req) => {
     for (const g of classic)
       out.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state });
     const filter = new Set<string>((req.statesFilter as string[]).map((s) => s.toLowerCase()));
-    const groups = [...out.values()].filter((g) => filter.size === 0 || filter.has(g.groupState.toLowerCase()));
+    // Every group with DESCRIBE on the cluster, else those the connection may DESCRIBE (Kafka's ListGroups).
+    const mayDescribe = (await allowed(ctx, 'DESCRIBE', 'CLUSTER'))
+      ? () => true
+      : await allowedNames(ctx, 'DESCRIBE', 'GROUP');
+    const groups = [...out.values()].filter(
+      (g) => mayDescribe(g.groupId) && (filter.size === 0 || filter.has(g.groupState.toLowerCase())),
+    );
     return { throttleTimeMs: 0, errorCode: 0, groups };
   } catch (e) {
     return { throttleTimeMs: 0, errorCode: errorCodeOf(ctx, e), groups: [] };
@@ -200,6 +221,7 @@ export const deleteGroups: Handler = async (ctx, req) => {
   const results = await Promise.all(
     (req.groupsNames as string[]).map(async (groupId) => {
       try {
+        await authorize(ctx, 'DELETE', 'GROUP', groupId);
         await deleteGroup(ctx, groupId);
         return { groupId, errorCode: 0 };
       } catch (e) {

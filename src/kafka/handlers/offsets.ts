@@ -1,22 +1,37 @@
 /** ListOffsets, OffsetForLeaderEpoch, DeleteRecords and InitProducerId. */
 import { KafkaError } from '../../wire/errors.js';
 import { logEndOffset } from '../../partition/partition-state.js';
-import type { OffsetSpec } from '../../log/partition-log.js';
+import type { IsolationLevel, OffsetSpec } from '../../log/partition-log.js';
 import type { Topic } from '../../topics/topics.js';
-import { endOffsetFor } from '../../partition/epoch-history.js';
+import { checkCurrentLeaderEpoch, epochAt, epochEndOffset } from '../../partition/epoch-history.js';
+import type { Operation } from '../../authz/acl.js';
+import { authorize, authorizeIdempotentWrite, deniedAmong } from './access.js';
+import { txnErrorCode } from './transactions.js';
 import { errorCodeOf, settle, type Handler, type RequestContext } from './context.js';
 
-/** Resolves each named topic once; a missing one fails its partitions, not the request. */
+/**
+ * Resolves each named topic once, after checking the operation on it; a denied or missing one
+ * fails its partitions, not the request.
+ */
 async function perPartition<P extends { partitionIndex?: number; partition?: number }, R>(
   ctx: RequestContext,
+  operation: Operation,
   topics: { name: string; partitions: P[] }[],
   run: (topic: Topic, p: P) => Promise<R>,
   onError: (p: P, code: number) => R,
 ): Promise<{ name: string; partitions: R[] }[]> {
+  const deniedTopics = await deniedAmong(
+    ctx,
+    operation,
+    'TOPIC',
+    topics.map((t) => t.name),
+  );
   return Promise.all(
     topics.map(async (t) => {
       let topic: Topic;
       try {
+        const refused = deniedTopics.get(t.name);
+        if (refused) throw refused;
         topic = await ctx.services.topics.get(t.name);
       } catch (e) {
         const code = errorCodeOf(ctx, e);
@@ -43,20 +58,30 @@ function specOf(timestamp: number): OffsetSpec {
   return { timestamp };
 }
 
+/**
+ * The offset with the leader epoch it was written under (the current epoch for latest, as Kafka),
+ * after checking the client's current leader epoch; read_committed's latest is the last stable
+ * offset.
+ */
 export const listOffsets: Handler = async (ctx, req) => {
-  type P = { partitionIndex: number; timestamp: number };
+  type P = { partitionIndex: number; timestamp: number; currentLeaderEpoch: number };
+  const isolation: IsolationLevel = req.isolationLevel === 1 ? 'read_committed' : 'read_uncommitted';
   const topics = await perPartition(
     ctx,
+    'DESCRIBE',
     req.topics as { name: string; partitions: P[] }[],
     async (topic, p: P) => {
-      const r = await ctx.services.log.listOffset(topic, p.partitionIndex, specOf(p.timestamp));
+      const s = await ctx.services.log.state(topic, p.partitionIndex);
+      checkCurrentLeaderEpoch(p.currentLeaderEpoch, s.leaderEpoch, `${topic.name}-${p.partitionIndex}`);
+      const spec = specOf(p.timestamp);
+      const r = await ctx.services.log.listOffset(topic, p.partitionIndex, spec, isolation);
       return {
         partitionIndex: p.partitionIndex,
         errorCode: 0,
         oldStyleOffsets: r.offset >= 0 ? [r.offset] : [],
         timestamp: r.timestamp,
         offset: r.offset,
-        leaderEpoch: -1,
+        leaderEpoch: r.offset < 0 ? -1 : spec === 'latest' ? s.leaderEpoch : epochAt(s.epochHistory, r.offset),
       };
     },
     (p, errorCode) => ({
@@ -75,21 +100,15 @@ export const offsetForLeaderEpoch: Handler = async (ctx, req) => {
   type P = { partition: number; currentLeaderEpoch: number; leaderEpoch: number };
   const topics = await perPartition(
     ctx,
+    'DESCRIBE',
     (req.topics as { topic: string; partitions: P[] }[]).map((t) => ({ name: t.topic, partitions: t.partitions })),
     async (topic, p: P) => {
       const s = await ctx.services.log.state(topic, p.partition);
-      if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < s.leaderEpoch)
-        throw new KafkaError('FENCED_LEADER_EPOCH', 'stale leader epoch');
-      if (p.currentLeaderEpoch > s.leaderEpoch)
-        throw new KafkaError('UNKNOWN_LEADER_EPOCH', 'leader epoch not known yet');
-      // The largest epoch at or below the requested one, and where it ends (Kafka's endOffsetFor).
-      const epoch = s.epochHistory.filter((e) => e.epoch <= p.leaderEpoch).at(-1);
-      if (!epoch) return { errorCode: 0, partition: p.partition, leaderEpoch: -1, endOffset: -1 };
+      checkCurrentLeaderEpoch(p.currentLeaderEpoch, s.leaderEpoch, `${topic.name}-${p.partition}`);
       return {
         errorCode: 0,
         partition: p.partition,
-        leaderEpoch: epoch.epoch,
-        endOffset: endOffsetFor(s.epochHistory, epoch.epoch, logEndOffset(s)),
+        ...epochEndOffset(s.epochHistory, p.leaderEpoch, logEndOffset(s)),
       };
     },
     (p, errorCode) => ({ errorCode, partition: p.partition, leaderEpoch: -1, endOffset: -1 }),
@@ -101,6 +120,7 @@ export const deleteRecords: Handler = async (ctx, req) => {
   type P = { partitionIndex: number; offset: number };
   const topics = await perPartition(
     ctx,
+    'DELETE',
     req.topics as { name: string; partitions: P[] }[],
     async (topic, p: P) => {
       const target = p.offset === -1 ? (await ctx.services.log.state(topic, p.partitionIndex)).highWatermark : p.offset;
@@ -112,15 +132,28 @@ export const deleteRecords: Handler = async (ctx, req) => {
   return { throttleTimeMs: 0, topics };
 };
 
-export const initProducerId: Handler = async (ctx, req) => {
+/**
+ * An idempotent producer's id (ProducerIds), or with a transactional id the transaction
+ * coordinator's init: it finishes or aborts what the id's previous producer left and bumps the
+ * epoch, fencing it. KIP-360: a producer that names its current id and epoch gets the next epoch.
+ */
+export const initProducerId: Handler = async (ctx, req, version) => {
   try {
-    // Transactions do not exist yet: only idempotent producers get an id.
-    if (req.transactionalId !== null)
-      throw new KafkaError('INVALID_REQUEST', 'Transactional producers are not supported; use an idempotent producer');
     const existing = req.producerId >= 0 ? { producerId: req.producerId, producerEpoch: req.producerEpoch } : undefined;
+    if (req.transactionalId !== null) {
+      await authorize(ctx, 'WRITE', 'TRANSACTIONAL_ID', req.transactionalId);
+      const r = await ctx.services.transactions.init(req.transactionalId, req.transactionTimeoutMs, existing);
+      return { throttleTimeMs: 0, errorCode: 0, producerId: r.producerId, producerEpoch: r.producerEpoch };
+    }
+    await authorizeIdempotentWrite(ctx);
     const r = await ctx.services.producerIds.init(existing);
     return { throttleTimeMs: 0, errorCode: 0, producerId: r.producerId, producerEpoch: r.producerEpoch };
   } catch (e) {
-    return { throttleTimeMs: 0, errorCode: errorCodeOf(ctx, e), producerId: -1, producerEpoch: -1 };
+    return {
+      throttleTimeMs: 0,
+      errorCode: txnErrorCode(ctx, 'InitProducerId', version, e),
+      producerId: -1,
+      producerEpoch: -1,
+    };
   }
 };

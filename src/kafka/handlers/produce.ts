@@ -8,6 +8,7 @@ import type { AppendOptions } from '../../log/partition-log.js';
 import type { Acks } from '../../wire/protocol.js';
 import { validateProducedBatches, type ProducedBatches } from '../../log/produced-batches.js';
 import type { Topic } from '../../topics/topics.js';
+import { authorize, deniedAmong } from './access.js';
 import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
 
 interface PartitionAnswer {
@@ -40,22 +41,40 @@ function acksOf(raw: number): Acks {
 export const produce: Handler = async (ctx, req) => {
   let acks: Acks | undefined;
   let acksError: unknown;
+  const transactionalId = req.transactionalId as string | null;
   try {
     acks = acksOf(req.acks);
+    // As Kafka's broker: a transactional produce waits for every in-sync replica, and needs WRITE on its id.
+    if (transactionalId !== null) {
+      if (acks !== 'all') throw new KafkaError('INVALID_REQUIRED_ACKS', 'A transactional produce needs acks=-1');
+      await authorize(ctx, 'WRITE', 'TRANSACTIONAL_ID', transactionalId);
+    }
   } catch (e) {
+    acks = undefined;
     acksError = e;
   }
+  const topicData = req.topicData as { name: string; partitionData: { index: number; records: Buffer | null }[] }[];
+  const deniedTopics = await deniedAmong(
+    ctx,
+    'WRITE',
+    'TOPIC',
+    topicData.map((t) => t.name),
+  );
   const responses = await Promise.all(
-    req.topicData.map(async (t: { name: string; partitionData: { index: number; records: Buffer | null }[] }) => {
-      if (acks === undefined)
-        return { name: t.name, partitionResponses: t.partitionData.map((p) => failed(ctx, p.index, acksError)) };
+    topicData.map(async (t) => {
+      const refused = acks === undefined ? acksError : deniedTopics.get(t.name);
+      if (acks === undefined || refused)
+        return { name: t.name, partitionResponses: t.partitionData.map((p) => failed(ctx, p.index, refused)) };
       let topic: Topic;
       try {
         topic = await ctx.services.topics.get(t.name);
       } catch (e) {
         return { name: t.name, partitionResponses: t.partitionData.map((p) => failed(ctx, p.index, e)) };
       }
-      return { name: t.name, partitionResponses: await produceTopic(ctx, topic, t.partitionData, acks) };
+      return {
+        name: t.name,
+        partitionResponses: await produceTopic(ctx, topic, t.partitionData, acks, transactionalId),
+      };
     }),
   );
   if (acks === 0) return undefined;
@@ -67,6 +86,7 @@ async function produceTopic(
   topic: Topic,
   partitions: { index: number; records: Buffer | null }[],
   acks: Acks,
+  transactionalId: string | null,
 ): Promise<PartitionAnswer[]> {
   const answers = new Map<number, PartitionAnswer>();
   // Appends grouped by producer: one idempotent producer's id and epoch per append call.
@@ -74,9 +94,10 @@ async function produceTopic(
     string,
     { producer?: ProducedBatches['producer']; appends: { partition: number; batches: ProducedBatches }[] }
   >();
+  const seen = new Set<number>();
   for (const p of partitions) {
     try {
-      if (answers.has(p.index))
+      if (seen.has(p.index))
         throw new KafkaError('INVALID_REQUEST', `Partition ${p.index} appears twice in the request`);
       if (!Number.isInteger(p.index) || p.index < 0 || p.index >= topic.partitionCount) {
         throw new KafkaError(
@@ -88,14 +109,25 @@ async function produceTopic(
         maxMessageBytes: topic.config.maxMessageBytes,
         requireKeys: topic.config.cleanupPolicy.compact,
       });
+      // As Kafka's ProduceRequest: transactional batches come with a transactional id, and only they do.
+      if ((transactionalId !== null) !== (batches.producer?.transactional === true))
+        throw new KafkaError(
+          'INVALID_RECORD',
+          transactionalId === null
+            ? 'A transactional batch needs the request to carry its transactional id'
+            : 'A request with a transactional id takes only transactional batches',
+        );
       const key = batches.producer ? `${batches.producer.producerId}:${batches.producer.producerEpoch}` : '';
       let g = groups.get(key);
-      if (!g) groups.set(key, (g = { ...(batches.producer ? { producer: batches.producer } : {}), appends: [] }));
+      if (!g) {
+        g = { ...(batches.producer ? { producer: batches.producer } : {}), appends: [] };
+        groups.set(key, g);
+      }
       g.appends.push({ partition: p.index, batches });
-      answers.set(p.index, failed(ctx, p.index, new KafkaError('REQUEST_TIMED_OUT', 'not appended')));
     } catch (e) {
       answers.set(p.index, failed(ctx, p.index, e));
     }
+    seen.add(p.index);
   }
   await Promise.all(
     [...groups.values()].map(async (g) => {
@@ -109,6 +141,15 @@ async function produceTopic(
         };
       }
       try {
+        if (transactionalId !== null && g.producer) {
+          // KIP-890's check: the producer is the id's current one and the partitions are in its transaction.
+          await ctx.services.transactions.verifyProduce(
+            transactionalId,
+            g.producer,
+            g.appends.map((a) => ({ topic: topic.name, partition: a.partition })),
+          );
+          options.producer!.transactional = true;
+        }
         const outcomes = await ctx.services.log.append(topic, g.appends, options);
         for (const [partition, o] of outcomes) {
           answers.set(
@@ -131,5 +172,8 @@ async function produceTopic(
       }
     }),
   );
-  return partitions.map((p) => answers.get(p.index)!);
+  // Every partition has its answer by now; the fallback (an Error, with its stack) is only built if one has none.
+  return partitions.map(
+    (p) => answers.get(p.index) ?? failed(ctx, p.index, new KafkaError('REQUEST_TIMED_OUT', 'not appended')),
+  );
 }

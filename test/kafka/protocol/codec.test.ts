@@ -234,6 +234,21 @@ const REQUEST_ARGS: Record<string, unknown> = {
   // kafkajs's SASL mechanisms hand over the bytes already length-prefixed.
   saslAuthenticate: { authBytes: Buffer.concat([Buffer.from([0, 0, 0, 10]), Buffer.from('\0user\0pass')]) },
   saslHandshake: { mechanism: 'PLAIN' },
+  addPartitionsToTxn: {
+    transactionalId: 'tx',
+    producerId: '7',
+    producerEpoch: 2,
+    topics: [{ topic: 'a', partitions: [0, 1] }],
+  },
+  addOffsetsToTxn: { transactionalId: 'tx', producerId: '7', producerEpoch: 2, groupId: 'g' },
+  endTxn: { transactionalId: 'tx', producerId: '7', producerEpoch: 2, transactionResult: true },
+  txnOffsetCommit: {
+    transactionalId: 'tx',
+    groupId: 'g',
+    producerId: '7',
+    producerEpoch: 2,
+    topics: [{ topic: 'a', partitions: [{ partition: 0, offset: '5', metadata: null }] }],
+  },
 };
 
 describe('the definitions agree with kafkajs', () => {

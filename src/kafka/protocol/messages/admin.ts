@@ -1,8 +1,9 @@
 /** Topic administration: CreateTopics, DeleteTopics, CreatePartitions and the config APIs. */
 import { arrayOf, f, message, type ApiSpec } from '../schema.js';
+import { configEntry, configResource, errorCode, errorMessage, namedResult, throttleTimeMs } from './fragments.js';
 
-const nullableString = (name: string, versions: string) =>
-  f(name, 'string', versions, { nullableVersions: versions, default: null });
+/** A config resource's result: error code and message, then the resource. */
+const alterResult = [errorCode(), errorMessage(), ...configResource];
 
 export const CreateTopics: ApiSpec = {
   apiKey: 19,
@@ -15,11 +16,7 @@ export const CreateTopics: ApiSpec = {
         f('numPartitions', 'int32', '0+'),
         f('replicationFactor', 'int16', '0+'),
         f('assignments', arrayOf([f('partitionIndex', 'int32', '0+'), f('brokerIds', arrayOf('int32'), '0+')]), '0+'),
-        f(
-          'configs',
-          arrayOf([f('name', 'string', '0+'), f('value', 'string', '0+', { nullableVersions: '0+' })]),
-          '0+',
-        ),
+        f('configs', arrayOf(configEntry()), '0+'),
       ]),
       '0+',
     ),
@@ -27,21 +24,18 @@ export const CreateTopics: ApiSpec = {
     f('validateOnly', 'bool', '1+'),
   ]),
   response: message('CreateTopicsResponse', '0-5', '5+', [
-    f('throttleTimeMs', 'int32', '2+'),
+    throttleTimeMs('2+'),
     f(
       'topics',
       arrayOf([
-        f('name', 'string', '0+'),
-        f('errorCode', 'int16', '0+'),
-        nullableString('errorMessage', '1+'),
+        ...namedResult('name', '1+'),
         f('topicConfigErrorCode', 'int16', '5+', { tag: 0, taggedVersions: '5+' }),
         f('numPartitions', 'int32', '5+', { default: -1 }),
         f('replicationFactor', 'int16', '5+', { default: -1 }),
         f(
           'configs',
           arrayOf([
-            f('name', 'string', '5+'),
-            f('value', 'string', '5+', { nullableVersions: '5+' }),
+            ...configEntry('5+'),
             f('readOnly', 'bool', '5+'),
             f('configSource', 'int8', '5+', { default: -1 }),
             f('isSensitive', 'bool', '5+'),
@@ -63,8 +57,8 @@ export const DeleteTopics: ApiSpec = {
     f('timeoutMs', 'int32', '0+'),
   ]),
   response: message('DeleteTopicsResponse', '0-4', '4+', [
-    f('throttleTimeMs', 'int32', '1+'),
-    f('responses', arrayOf([f('name', 'string', '0+'), f('errorCode', 'int16', '0+')]), '0+'),
+    throttleTimeMs('1+'),
+    f('responses', arrayOf(namedResult('name')), '0+'),
   ]),
 };
 
@@ -85,12 +79,8 @@ export const CreatePartitions: ApiSpec = {
     f('validateOnly', 'bool', '0+'),
   ]),
   response: message('CreatePartitionsResponse', '0-2', '2+', [
-    f('throttleTimeMs', 'int32', '0+'),
-    f(
-      'results',
-      arrayOf([f('name', 'string', '0+'), f('errorCode', 'int16', '0+'), nullableString('errorMessage', '0+')]),
-      '0+',
-    ),
+    throttleTimeMs(),
+    f('results', arrayOf(namedResult('name', '0+')), '0+'),
   ]),
 };
 
@@ -100,42 +90,26 @@ export const DescribeConfigs: ApiSpec = {
   request: message('DescribeConfigsRequest', '0-2', 'none', [
     f(
       'resources',
-      arrayOf([
-        f('resourceType', 'int8', '0+'),
-        f('resourceName', 'string', '0+'),
-        f('configurationKeys', arrayOf('string'), '0+', { nullableVersions: '0+' }),
-      ]),
+      arrayOf([...configResource, f('configurationKeys', arrayOf('string'), '0+', { nullableVersions: '0+' })]),
       '0+',
     ),
     f('includeSynonyms', 'bool', '1+'),
   ]),
   response: message('DescribeConfigsResponse', '0-2', 'none', [
-    f('throttleTimeMs', 'int32', '0+'),
+    throttleTimeMs(),
     f(
       'results',
       arrayOf([
-        f('errorCode', 'int16', '0+'),
-        nullableString('errorMessage', '0+'),
-        f('resourceType', 'int8', '0+'),
-        f('resourceName', 'string', '0+'),
+        ...alterResult,
         f(
           'configs',
           arrayOf([
-            f('name', 'string', '0+'),
-            f('value', 'string', '0+', { nullableVersions: '0+' }),
+            ...configEntry(),
             f('readOnly', 'bool', '0+'),
             f('isDefault', 'bool', '0'),
             f('configSource', 'int8', '1+', { default: -1 }),
             f('isSensitive', 'bool', '0+'),
-            f(
-              'synonyms',
-              arrayOf([
-                f('name', 'string', '1+'),
-                f('value', 'string', '1+', { nullableVersions: '0+' }),
-                f('source', 'int8', '1+'),
-              ]),
-              '1+',
-            ),
+            f('synonyms', arrayOf([...configEntry('1+', '0+'), f('source', 'int8', '1+')]), '1+'),
           ]),
           '0+',
         ),
@@ -145,34 +119,15 @@ export const DescribeConfigs: ApiSpec = {
   ]),
 };
 
-const alterResult = [
-  f('errorCode', 'int16', '0+'),
-  nullableString('errorMessage', '0+'),
-  f('resourceType', 'int8', '0+'),
-  f('resourceName', 'string', '0+'),
-];
-
 export const AlterConfigs: ApiSpec = {
   apiKey: 33,
   name: 'AlterConfigs',
   request: message('AlterConfigsRequest', '0-2', '2+', [
-    f(
-      'resources',
-      arrayOf([
-        f('resourceType', 'int8', '0+'),
-        f('resourceName', 'string', '0+'),
-        f(
-          'configs',
-          arrayOf([f('name', 'string', '0+'), f('value', 'string', '0+', { nullableVersions: '0+' })]),
-          '0+',
-        ),
-      ]),
-      '0+',
-    ),
+    f('resources', arrayOf([...configResource, f('configs', arrayOf(configEntry()), '0+')]), '0+'),
     f('validateOnly', 'bool', '0+'),
   ]),
   response: message('AlterConfigsResponse', '0-2', '2+', [
-    f('throttleTimeMs', 'int32', '0+'),
+    throttleTimeMs(),
     f('responses', arrayOf(alterResult), '0+'),
   ]),
 };
@@ -184,8 +139,7 @@ export const IncrementalAlterConfigs: ApiSpec = {
     f(
       'resources',
       arrayOf([
-        f('resourceType', 'int8', '0+'),
-        f('resourceName', 'string', '0+'),
+        ...configResource,
         f(
           'configs',
           arrayOf([
@@ -201,7 +155,7 @@ export const IncrementalAlterConfigs: ApiSpec = {
     f('validateOnly', 'bool', '0+'),
   ]),
   response: message('IncrementalAlterConfigsResponse', '0-1', '1+', [
-    f('throttleTimeMs', 'int32', '0+'),
+    throttleTimeMs(),
     f('responses', arrayOf(alterResult), '0+'),
   ]),
 };

@@ -1,5 +1,14 @@
 /** ApiVersions, Metadata, DescribeCluster and the SASL handshake. */
 import { arrayOf, f, message, type ApiSpec } from '../schema.js';
+import { errorCode, errorMessage, nullableString, throttleThenError, throttleTimeMs } from './fragments.js';
+
+/** A broker's id, host, port and rack (nullable from `rackVersions`). */
+const broker = (idField: string, rackVersions: string) => [
+  f(idField, 'int32', '0+'),
+  f('host', 'string', '0+'),
+  f('port', 'int32', '0+'),
+  nullableString('rack', rackVersions),
+];
 
 export const ApiVersions: ApiSpec = {
   apiKey: 18,
@@ -35,36 +44,30 @@ export const ApiVersions: ApiSpec = {
 export const Metadata: ApiSpec = {
   apiKey: 3,
   name: 'Metadata',
-  request: message('MetadataRequest', '0-9', '9+', [
-    f('topics', arrayOf([f('name', 'string', '0+')]), '0+', { nullableVersions: '1+' }),
+  request: message('MetadataRequest', '0-12', '9+', [
+    f('topics', arrayOf([f('topicId', 'uuid', '10+'), f('name', 'string', '0+', { nullableVersions: '10+' })]), '0+', {
+      nullableVersions: '1+',
+    }),
     f('allowAutoTopicCreation', 'bool', '4+', { default: true }),
     f('includeClusterAuthorizedOperations', 'bool', '8-10'),
     f('includeTopicAuthorizedOperations', 'bool', '8+'),
   ]),
-  response: message('MetadataResponse', '0-9', '9+', [
-    f('throttleTimeMs', 'int32', '3+'),
-    f(
-      'brokers',
-      arrayOf([
-        f('nodeId', 'int32', '0+'),
-        f('host', 'string', '0+'),
-        f('port', 'int32', '0+'),
-        f('rack', 'string', '1+', { nullableVersions: '1+', default: null }),
-      ]),
-      '0+',
-    ),
-    f('clusterId', 'string', '2+', { nullableVersions: '2+', default: null }),
+  response: message('MetadataResponse', '0-12', '9+', [
+    throttleTimeMs('3+'),
+    f('brokers', arrayOf(broker('nodeId', '1+')), '0+'),
+    nullableString('clusterId', '2+'),
     f('controllerId', 'int32', '1+', { default: -1 }),
     f(
       'topics',
       arrayOf([
-        f('errorCode', 'int16', '0+'),
-        f('name', 'string', '0+'),
+        errorCode(),
+        f('name', 'string', '0+', { nullableVersions: '12+' }),
+        f('topicId', 'uuid', '10+'),
         f('isInternal', 'bool', '1+'),
         f(
           'partitions',
           arrayOf([
-            f('errorCode', 'int16', '0+'),
+            errorCode(),
             f('partitionIndex', 'int32', '0+'),
             f('leaderId', 'int32', '0+'),
             f('leaderEpoch', 'int32', '7+', { default: -1 }),
@@ -87,21 +90,11 @@ export const DescribeCluster: ApiSpec = {
   name: 'DescribeCluster',
   request: message('DescribeClusterRequest', '0', '0+', [f('includeClusterAuthorizedOperations', 'bool', '0+')]),
   response: message('DescribeClusterResponse', '0', '0+', [
-    f('throttleTimeMs', 'int32', '0+'),
-    f('errorCode', 'int16', '0+'),
-    f('errorMessage', 'string', '0+', { nullableVersions: '0+', default: null }),
+    ...throttleThenError(),
+    errorMessage(),
     f('clusterId', 'string', '0+'),
     f('controllerId', 'int32', '0+', { default: -1 }),
-    f(
-      'brokers',
-      arrayOf([
-        f('brokerId', 'int32', '0+'),
-        f('host', 'string', '0+'),
-        f('port', 'int32', '0+'),
-        f('rack', 'string', '0+', { nullableVersions: '0+', default: null }),
-      ]),
-      '0+',
-    ),
+    f('brokers', arrayOf(broker('brokerId', '0+')), '0+'),
     f('clusterAuthorizedOperations', 'int32', '0+', { default: -2147483648 }),
   ]),
 };
@@ -109,11 +102,8 @@ export const DescribeCluster: ApiSpec = {
 export const SaslHandshake: ApiSpec = {
   apiKey: 17,
   name: 'SaslHandshake',
-  request: message('SaslHandshakeRequest', '1', 'none', [f('mechanism', 'string', '0+')]),
-  response: message('SaslHandshakeResponse', '1', 'none', [
-    f('errorCode', 'int16', '0+'),
-    f('mechanisms', arrayOf('string'), '0+'),
-  ]),
+  request: message('SaslHandshakeRequest', '0-1', 'none', [f('mechanism', 'string', '0+')]),
+  response: message('SaslHandshakeResponse', '0-1', 'none', [errorCode(), f('mechanisms', arrayOf('string'), '0+')]),
 };
 
 export const SaslAuthenticate: ApiSpec = {
@@ -121,8 +111,8 @@ export const SaslAuthenticate: ApiSpec = {
   name: 'SaslAuthenticate',
   request: message('SaslAuthenticateRequest', '0-2', '2+', [f('authBytes', 'bytes', '0+')]),
   response: message('SaslAuthenticateResponse', '0-2', '2+', [
-    f('errorCode', 'int16', '0+'),
-    f('errorMessage', 'string', '0+', { nullableVersions: '0+', default: null }),
+    errorCode(),
+    errorMessage(),
     f('authBytes', 'bytes', '0+'),
     f('sessionLifetimeMs', 'int64', '1+'),
   ]),

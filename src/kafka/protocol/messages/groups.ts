@@ -1,8 +1,23 @@
 /** The classic group protocol (FindCoordinator .. LeaveGroup), group admin, and committed offsets. */
 import { arrayOf, f, message, type ApiSpec } from '../schema.js';
+import {
+  errorCode,
+  errorMessage,
+  memberIdentity,
+  namedResult,
+  nullableString,
+  partitionResult,
+  throttleThenError,
+  throttleTimeMs,
+  topicsOf,
+} from './fragments.js';
 
-const nullableString = (name: string, versions: string) =>
-  f(name, 'string', versions, { nullableVersions: versions, default: null });
+/** Where a coordinator is: node id, host and port. */
+const coordinatorAt = (versions: string) => [
+  f('nodeId', 'int32', versions),
+  f('host', 'string', versions),
+  f('port', 'int32', versions),
+];
 
 export const FindCoordinator: ApiSpec = {
   apiKey: 10,
@@ -13,22 +28,12 @@ export const FindCoordinator: ApiSpec = {
     f('coordinatorKeys', arrayOf('string'), '4+'),
   ]),
   response: message('FindCoordinatorResponse', '0-4', '3+', [
-    f('throttleTimeMs', 'int32', '1+'),
-    f('errorCode', 'int16', '0-3'),
-    nullableString('errorMessage', '1-3'),
-    f('nodeId', 'int32', '0-3'),
-    f('host', 'string', '0-3'),
-    f('port', 'int32', '0-3'),
+    ...throttleThenError('1+', '0-3'),
+    errorMessage('1-3'),
+    ...coordinatorAt('0-3'),
     f(
       'coordinators',
-      arrayOf([
-        f('key', 'string', '4+'),
-        f('nodeId', 'int32', '4+'),
-        f('host', 'string', '4+'),
-        f('port', 'int32', '4+'),
-        f('errorCode', 'int16', '4+'),
-        nullableString('errorMessage', '4+'),
-      ]),
+      arrayOf([f('key', 'string', '4+'), ...coordinatorAt('4+'), errorCode('4+'), errorMessage('4+')]),
       '4+',
     ),
   ]),
@@ -41,40 +46,33 @@ export const JoinGroup: ApiSpec = {
     f('groupId', 'string', '0+'),
     f('sessionTimeoutMs', 'int32', '0+'),
     f('rebalanceTimeoutMs', 'int32', '1+', { default: -1 }),
-    f('memberId', 'string', '0+'),
-    nullableString('groupInstanceId', '5+'),
+    ...memberIdentity('5+'),
     f('protocolType', 'string', '0+'),
     f('protocols', arrayOf([f('name', 'string', '0+'), f('metadata', 'bytes', '0+')]), '0+'),
   ]),
   response: message('JoinGroupResponse', '0-7', '6+', [
-    f('throttleTimeMs', 'int32', '2+'),
-    f('errorCode', 'int16', '0+'),
+    ...throttleThenError('2+'),
     f('generationId', 'int32', '0+', { default: -1 }),
     nullableString('protocolType', '7+'),
     f('protocolName', 'string', '0+', { nullableVersions: '7+' }),
     f('leader', 'string', '0+'),
     f('memberId', 'string', '0+'),
-    f(
-      'members',
-      arrayOf([f('memberId', 'string', '0+'), nullableString('groupInstanceId', '5+'), f('metadata', 'bytes', '0+')]),
-      '0+',
-    ),
+    f('members', arrayOf([...memberIdentity('5+'), f('metadata', 'bytes', '0+')]), '0+'),
   ]),
 };
+
+/** groupId, generationId, memberId, groupInstanceId: who a Heartbeat or SyncGroup is from. */
+const memberOfGeneration = (instanceVersions: string) => [
+  f('groupId', 'string', '0+'),
+  f('generationId', 'int32', '0+'),
+  ...memberIdentity(instanceVersions),
+];
 
 export const Heartbeat: ApiSpec = {
   apiKey: 12,
   name: 'Heartbeat',
-  request: message('HeartbeatRequest', '0-4', '4+', [
-    f('groupId', 'string', '0+'),
-    f('generationId', 'int32', '0+'),
-    f('memberId', 'string', '0+'),
-    nullableString('groupInstanceId', '3+'),
-  ]),
-  response: message('HeartbeatResponse', '0-4', '4+', [
-    f('throttleTimeMs', 'int32', '1+'),
-    f('errorCode', 'int16', '0+'),
-  ]),
+  request: message('HeartbeatRequest', '0-4', '4+', memberOfGeneration('3+')),
+  response: message('HeartbeatResponse', '0-4', '4+', throttleThenError('1+')),
 };
 
 export const LeaveGroup: ApiSpec = {
@@ -83,16 +81,11 @@ export const LeaveGroup: ApiSpec = {
   request: message('LeaveGroupRequest', '0-4', '4+', [
     f('groupId', 'string', '0+'),
     f('memberId', 'string', '0-2'),
-    f('members', arrayOf([f('memberId', 'string', '3+'), nullableString('groupInstanceId', '3+')]), '3+'),
+    f('members', arrayOf(memberIdentity('3+', '3+')), '3+'),
   ]),
   response: message('LeaveGroupResponse', '0-4', '4+', [
-    f('throttleTimeMs', 'int32', '1+'),
-    f('errorCode', 'int16', '0+'),
-    f(
-      'members',
-      arrayOf([f('memberId', 'string', '3+'), nullableString('groupInstanceId', '3+'), f('errorCode', 'int16', '3+')]),
-      '3+',
-    ),
+    ...throttleThenError('1+'),
+    f('members', arrayOf([...memberIdentity('3+', '3+'), errorCode('3+')]), '3+'),
   ]),
 };
 
@@ -100,17 +93,13 @@ export const SyncGroup: ApiSpec = {
   apiKey: 14,
   name: 'SyncGroup',
   request: message('SyncGroupRequest', '0-5', '4+', [
-    f('groupId', 'string', '0+'),
-    f('generationId', 'int32', '0+'),
-    f('memberId', 'string', '0+'),
-    nullableString('groupInstanceId', '3+'),
+    ...memberOfGeneration('3+'),
     nullableString('protocolType', '5+'),
     nullableString('protocolName', '5+'),
     f('assignments', arrayOf([f('memberId', 'string', '0+'), f('assignment', 'bytes', '0+')]), '0+'),
   ]),
   response: message('SyncGroupResponse', '0-5', '4+', [
-    f('throttleTimeMs', 'int32', '1+'),
-    f('errorCode', 'int16', '0+'),
+    ...throttleThenError('1+'),
     nullableString('protocolType', '5+'),
     nullableString('protocolName', '5+'),
     f('assignment', 'bytes', '0+'),
@@ -125,11 +114,11 @@ export const DescribeGroups: ApiSpec = {
     f('includeAuthorizedOperations', 'bool', '3+'),
   ]),
   response: message('DescribeGroupsResponse', '0-5', '5+', [
-    f('throttleTimeMs', 'int32', '1+'),
+    throttleTimeMs('1+'),
     f(
       'groups',
       arrayOf([
-        f('errorCode', 'int16', '0+'),
+        errorCode(),
         f('groupId', 'string', '0+'),
         f('groupState', 'string', '0+'),
         f('protocolType', 'string', '0+'),
@@ -137,8 +126,7 @@ export const DescribeGroups: ApiSpec = {
         f(
           'members',
           arrayOf([
-            f('memberId', 'string', '0+'),
-            nullableString('groupInstanceId', '4+'),
+            ...memberIdentity('4+'),
             f('clientId', 'string', '0+'),
             f('clientHost', 'string', '0+'),
             f('memberMetadata', 'bytes', '0+'),
@@ -158,8 +146,7 @@ export const ListGroups: ApiSpec = {
   name: 'ListGroups',
   request: message('ListGroupsRequest', '0-4', '3+', [f('statesFilter', arrayOf('string'), '4+')]),
   response: message('ListGroupsResponse', '0-4', '3+', [
-    f('throttleTimeMs', 'int32', '1+'),
-    f('errorCode', 'int16', '0+'),
+    ...throttleThenError('1+'),
     f(
       'groups',
       arrayOf([f('groupId', 'string', '0+'), f('protocolType', 'string', '0+'), f('groupState', 'string', '4+')]),
@@ -173,8 +160,39 @@ export const DeleteGroups: ApiSpec = {
   name: 'DeleteGroups',
   request: message('DeleteGroupsRequest', '0-2', '2+', [f('groupsNames', arrayOf('string'), '0+')]),
   response: message('DeleteGroupsResponse', '0-2', '2+', [
-    f('throttleTimeMs', 'int32', '0+'),
-    f('results', arrayOf([f('groupId', 'string', '0+'), f('errorCode', 'int16', '0+')]), '0+'),
+    throttleTimeMs(),
+    f('results', arrayOf(namedResult('groupId')), '0+'),
+  ]),
+};
+
+/** A topic id's partitions, as KIP-848 names topics. */
+const topicIdPartitions = [f('topicId', 'uuid', '0+'), f('partitions', arrayOf('int32'), '0+')];
+
+/** KIP-848: the server-side consumer group protocol. */
+export const ConsumerGroupHeartbeat: ApiSpec = {
+  apiKey: 68,
+  name: 'ConsumerGroupHeartbeat',
+  request: message('ConsumerGroupHeartbeatRequest', '0', '0+', [
+    f('groupId', 'string', '0+'),
+    f('memberId', 'string', '0+'),
+    f('memberEpoch', 'int32', '0+'),
+    nullableString('instanceId', '0+'),
+    nullableString('rackId', '0+'),
+    f('rebalanceTimeoutMs', 'int32', '0+', { default: -1 }),
+    f('subscribedTopicNames', arrayOf('string'), '0+', { nullableVersions: '0+', default: null }),
+    nullableString('serverAssignor', '0+'),
+    f('topicPartitions', arrayOf(topicIdPartitions), '0+', { nullableVersions: '0+', default: null }),
+  ]),
+  response: message('ConsumerGroupHeartbeatResponse', '0', '0+', [
+    ...throttleThenError(),
+    errorMessage(),
+    nullableString('memberId', '0+'),
+    f('memberEpoch', 'int32', '0+'),
+    f('heartbeatIntervalMs', 'int32', '0+'),
+    f('assignment', { struct: [f('topicPartitions', arrayOf(topicIdPartitions), '0+')] }, '0+', {
+      nullableVersions: '0+',
+      default: null,
+    }),
   ]),
 };
 
@@ -184,39 +202,17 @@ export const OffsetCommit: ApiSpec = {
   request: message('OffsetCommitRequest', '0-8', '8+', [
     f('groupId', 'string', '0+'),
     f('generationIdOrMemberEpoch', 'int32', '1+', { default: -1 }),
-    f('memberId', 'string', '1+'),
-    nullableString('groupInstanceId', '7+'),
+    ...memberIdentity('7+', '1+'),
     f('retentionTimeMs', 'int64', '2-4', { default: -1 }),
-    f(
-      'topics',
-      arrayOf([
-        f('name', 'string', '0+'),
-        f(
-          'partitions',
-          arrayOf([
-            f('partitionIndex', 'int32', '0+'),
-            f('committedOffset', 'int64', '0+'),
-            f('committedLeaderEpoch', 'int32', '6+', { default: -1 }),
-            f('commitTimestamp', 'int64', '1', { default: -1 }),
-            f('committedMetadata', 'string', '0+', { nullableVersions: '0+' }),
-          ]),
-          '0+',
-        ),
-      ]),
-      '0+',
-    ),
+    topicsOf('topics', [
+      f('partitionIndex', 'int32', '0+'),
+      f('committedOffset', 'int64', '0+'),
+      f('committedLeaderEpoch', 'int32', '6+', { default: -1 }),
+      f('commitTimestamp', 'int64', '1', { default: -1 }),
+      f('committedMetadata', 'string', '0+', { nullableVersions: '0+' }),
+    ]),
   ]),
-  response: message('OffsetCommitResponse', '0-8', '8+', [
-    f('throttleTimeMs', 'int32', '3+'),
-    f(
-      'topics',
-      arrayOf([
-        f('name', 'string', '0+'),
-        f('partitions', arrayOf([f('partitionIndex', 'int32', '0+'), f('errorCode', 'int16', '0+')]), '0+'),
-      ]),
-      '0+',
-    ),
-  ]),
+  response: message('OffsetCommitResponse', '0-8', '8+', [throttleTimeMs('3+'), topicsOf('topics', partitionResult())]),
 };
 
 export const OffsetFetch: ApiSpec = {
@@ -224,32 +220,19 @@ export const OffsetFetch: ApiSpec = {
   name: 'OffsetFetch',
   request: message('OffsetFetchRequest', '0-7', '6+', [
     f('groupId', 'string', '0+'),
-    f('topics', arrayOf([f('name', 'string', '0+'), f('partitionIndexes', arrayOf('int32'), '0+')]), '0+', {
-      nullableVersions: '2+',
-    }),
+    topicsOf('topics', 'int32', { partitionsField: 'partitionIndexes', nullableVersions: '2+' }),
     f('requireStable', 'bool', '7+'),
   ]),
   response: message('OffsetFetchResponse', '0-7', '6+', [
-    f('throttleTimeMs', 'int32', '3+'),
-    f(
-      'topics',
-      arrayOf([
-        f('name', 'string', '0+'),
-        f(
-          'partitions',
-          arrayOf([
-            f('partitionIndex', 'int32', '0+'),
-            f('committedOffset', 'int64', '0+'),
-            f('committedLeaderEpoch', 'int32', '5+', { default: -1 }),
-            f('metadata', 'string', '0+', { nullableVersions: '0+' }),
-            f('errorCode', 'int16', '0+'),
-          ]),
-          '0+',
-        ),
-      ]),
-      '0+',
-    ),
-    f('errorCode', 'int16', '2+'),
+    throttleTimeMs('3+'),
+    topicsOf('topics', [
+      f('partitionIndex', 'int32', '0+'),
+      f('committedOffset', 'int64', '0+'),
+      f('committedLeaderEpoch', 'int32', '5+', { default: -1 }),
+      f('metadata', 'string', '0+', { nullableVersions: '0+' }),
+      errorCode(),
+    ]),
+    errorCode('2+'),
   ]),
 };
 
@@ -258,22 +241,11 @@ export const OffsetDelete: ApiSpec = {
   name: 'OffsetDelete',
   request: message('OffsetDeleteRequest', '0', 'none', [
     f('groupId', 'string', '0+'),
-    f(
-      'topics',
-      arrayOf([f('name', 'string', '0+'), f('partitions', arrayOf([f('partitionIndex', 'int32', '0+')]), '0+')]),
-      '0+',
-    ),
+    topicsOf('topics', [f('partitionIndex', 'int32', '0+')]),
   ]),
   response: message('OffsetDeleteResponse', '0', 'none', [
-    f('errorCode', 'int16', '0+'),
-    f('throttleTimeMs', 'int32', '0+'),
-    f(
-      'topics',
-      arrayOf([
-        f('name', 'string', '0+'),
-        f('partitions', arrayOf([f('partitionIndex', 'int32', '0+'), f('errorCode', 'int16', '0+')]), '0+'),
-      ]),
-      '0+',
-    ),
+    errorCode(),
+    throttleTimeMs(),
+    topicsOf('topics', partitionResult()),
   ]),
 };

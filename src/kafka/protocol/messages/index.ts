@@ -10,6 +10,7 @@ import {
 } from './admin.js';
 import { ApiVersions, DescribeCluster, Metadata, SaslAuthenticate, SaslHandshake } from './cluster.js';
 import {
+  ConsumerGroupHeartbeat,
   DeleteGroups,
   DescribeGroups,
   FindCoordinator,
@@ -23,6 +24,7 @@ import {
   SyncGroup,
 } from './groups.js';
 import { DeleteRecords, Fetch, InitProducerId, ListOffsets, OffsetForLeaderEpoch, Produce } from './records.js';
+import { AddOffsetsToTxn, AddPartitionsToTxn, EndTxn, TxnOffsetCommit } from './transactions.js';
 
 export const APIS: readonly ApiSpec[] = [
   Produce,
@@ -45,6 +47,10 @@ export const APIS: readonly ApiSpec[] = [
   DeleteRecords,
   InitProducerId,
   OffsetForLeaderEpoch,
+  AddPartitionsToTxn,
+  AddOffsetsToTxn,
+  EndTxn,
+  TxnOffsetCommit,
   DescribeConfigs,
   AlterConfigs,
   SaslAuthenticate,
@@ -53,6 +59,7 @@ export const APIS: readonly ApiSpec[] = [
   IncrementalAlterConfigs,
   OffsetDelete,
   DescribeCluster,
+  ConsumerGroupHeartbeat,
 ];
 
 export const API_BY_KEY: ReadonlyMap<number, ApiSpec> = new Map(APIS.map((a) => [a.apiKey, a]));
@@ -61,3 +68,4 @@ export * from './admin.js';
 export * from './cluster.js';
 export * from './groups.js';
 export * from './records.js';
+export * from './transactions.js';

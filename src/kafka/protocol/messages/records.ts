@@ -1,5 +1,13 @@
 /** Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, DeleteRecords, InitProducerId. */
 import { arrayOf, f, message, structOf, type ApiSpec } from '../schema.js';
+import {
+  errorCode,
+  nullableString,
+  partitionResult,
+  throttleThenError,
+  throttleTimeMs,
+  topicsOf,
+} from './fragments.js';
 
 export const Produce: ApiSpec = {
   apiKey: 0,
@@ -8,48 +16,29 @@ export const Produce: ApiSpec = {
     f('transactionalId', 'string', '3+', { nullableVersions: '0+', default: null }),
     f('acks', 'int16', '0+'),
     f('timeoutMs', 'int32', '0+'),
-    f(
-      'topicData',
-      arrayOf([
-        f('name', 'string', '0+'),
-        f(
-          'partitionData',
-          arrayOf([f('index', 'int32', '0+'), f('records', 'records', '0+', { nullableVersions: '0+' })]),
-          '0+',
-        ),
-      ]),
-      '0+',
-    ),
+    topicsOf('topicData', [f('index', 'int32', '0+'), f('records', 'records', '0+', { nullableVersions: '0+' })], {
+      partitionsField: 'partitionData',
+    }),
   ]),
   response: message('ProduceResponse', '3-9', '9+', [
-    f(
+    topicsOf(
       'responses',
-      arrayOf([
-        f('name', 'string', '0+'),
+      [
+        f('index', 'int32', '0+'),
+        errorCode(),
+        f('baseOffset', 'int64', '0+'),
+        f('logAppendTimeMs', 'int64', '2+', { default: -1 }),
+        f('logStartOffset', 'int64', '5+', { default: -1 }),
         f(
-          'partitionResponses',
-          arrayOf([
-            f('index', 'int32', '0+'),
-            f('errorCode', 'int16', '0+'),
-            f('baseOffset', 'int64', '0+'),
-            f('logAppendTimeMs', 'int64', '2+', { default: -1 }),
-            f('logStartOffset', 'int64', '5+', { default: -1 }),
-            f(
-              'recordErrors',
-              arrayOf([
-                f('batchIndex', 'int32', '8+'),
-                f('batchIndexErrorMessage', 'string', '8+', { nullableVersions: '8+', default: null }),
-              ]),
-              '8+',
-            ),
-            f('errorMessage', 'string', '8+', { nullableVersions: '8+', default: null }),
-          ]),
-          '0+',
+          'recordErrors',
+          arrayOf([f('batchIndex', 'int32', '8+'), nullableString('batchIndexErrorMessage', '8+')]),
+          '8+',
         ),
-      ]),
-      '0+',
+        nullableString('errorMessage', '8+'),
+      ],
+      { partitionsField: 'partitionResponses' },
     ),
-    f('throttleTimeMs', 'int32', '1+'),
+    throttleTimeMs('1+'),
   ]),
 };
 
@@ -65,76 +54,57 @@ export const Fetch: ApiSpec = {
     f('isolationLevel', 'int8', '4+'),
     f('sessionId', 'int32', '7+'),
     f('sessionEpoch', 'int32', '7+', { default: -1 }),
-    f(
+    topicsOf(
       'topics',
-      arrayOf([
-        f('topic', 'string', '0+'),
-        f(
-          'partitions',
-          arrayOf([
-            f('partition', 'int32', '0+'),
-            f('currentLeaderEpoch', 'int32', '9+', { default: -1 }),
-            f('fetchOffset', 'int64', '0+'),
-            f('lastFetchedEpoch', 'int32', '12+', { default: -1 }),
-            f('logStartOffset', 'int64', '5+', { default: -1 }),
-            f('partitionMaxBytes', 'int32', '0+'),
-          ]),
-          '0+',
-        ),
-      ]),
-      '0+',
+      [
+        f('partition', 'int32', '0+'),
+        f('currentLeaderEpoch', 'int32', '9+', { default: -1 }),
+        f('fetchOffset', 'int64', '0+'),
+        f('lastFetchedEpoch', 'int32', '12+', { default: -1 }),
+        f('logStartOffset', 'int64', '5+', { default: -1 }),
+        f('partitionMaxBytes', 'int32', '0+'),
+      ],
+      { topic: 'topic' },
     ),
     f('forgottenTopicsData', arrayOf([f('topic', 'string', '7+'), f('partitions', arrayOf('int32'), '7+')]), '7+'),
     f('rackId', 'string', '11+'),
   ]),
   response: message('FetchResponse', '4-12', '12+', [
-    f('throttleTimeMs', 'int32', '1+'),
-    f('errorCode', 'int16', '7+'),
+    ...throttleThenError('1+', '7+'),
     f('sessionId', 'int32', '7+'),
-    f(
+    topicsOf(
       'responses',
-      arrayOf([
-        f('topic', 'string', '0+'),
+      [
+        ...partitionResult(),
+        f('highWatermark', 'int64', '0+'),
+        f('lastStableOffset', 'int64', '4+', { default: -1 }),
+        f('logStartOffset', 'int64', '5+', { default: -1 }),
         f(
-          'partitions',
-          arrayOf([
-            f('partitionIndex', 'int32', '0+'),
-            f('errorCode', 'int16', '0+'),
-            f('highWatermark', 'int64', '0+'),
-            f('lastStableOffset', 'int64', '4+', { default: -1 }),
-            f('logStartOffset', 'int64', '5+', { default: -1 }),
-            f(
-              'divergingEpoch',
-              structOf([f('epoch', 'int32', '12+', { default: -1 }), f('endOffset', 'int64', '12+', { default: -1 })]),
-              '12+',
-              { tag: 0, taggedVersions: '12+' },
-            ),
-            f(
-              'currentLeader',
-              structOf([
-                f('leaderId', 'int32', '12+', { default: -1 }),
-                f('leaderEpoch', 'int32', '12+', { default: -1 }),
-              ]),
-              '12+',
-              { tag: 1, taggedVersions: '12+' },
-            ),
-            f(
-              'snapshotId',
-              structOf([f('endOffset', 'int64', '0+', { default: -1 }), f('epoch', 'int32', '0+', { default: -1 })]),
-              '12+',
-              { tag: 2, taggedVersions: '12+' },
-            ),
-            f('abortedTransactions', arrayOf([f('producerId', 'int64', '4+'), f('firstOffset', 'int64', '4+')]), '4+', {
-              nullableVersions: '4+',
-              default: null,
-            }),
-            f('preferredReadReplica', 'int32', '11+', { default: -1 }),
-            f('records', 'records', '0+', { nullableVersions: '0+' }),
-          ]),
-          '0+',
+          'divergingEpoch',
+          structOf([f('epoch', 'int32', '12+', { default: -1 }), f('endOffset', 'int64', '12+', { default: -1 })]),
+          '12+',
+          { tag: 0, taggedVersions: '12+' },
         ),
-      ]),
-      '0+',
+        f(
+          'currentLeader',
+          structOf([f('leaderId', 'int32', '12+', { default: -1 }), f('leaderEpoch', 'int32', '12+', { default: -1 })]),
+          '12+',
+          { tag: 1, taggedVersions: '12+' },
+        ),
+        f(
+          'snapshotId',
+          structOf([f('endOffset', 'int64', '0+', { default: -1 }), f('epoch', 'int32', '0+', { default: -1 })]),
+          '12+',
+          { tag: 2, taggedVersions: '12+' },
+        ),
+        f('abortedTransactions', arrayOf([f('producerId', 'int64', '4+'), f('firstOffset', 'int64', '4+')]), '4+', {
+          nullableVersions: '4+',
+          default: null,
+        }),
+        f('preferredReadReplica', 'int32', '11+', { default: -1 }),
+        f('records', 'records', '0+', { nullableVersions: '0+' }),
+      ],
+      { topic: 'topic' },
     ),
   ]),
 };
@@ -145,44 +115,23 @@ export const ListOffsets: ApiSpec = {
   request: message('ListOffsetsRequest', '0-6', '6+', [
     f('replicaId', 'int32', '0+'),
     f('isolationLevel', 'int8', '2+'),
-    f(
-      'topics',
-      arrayOf([
-        f('name', 'string', '0+'),
-        f(
-          'partitions',
-          arrayOf([
-            f('partitionIndex', 'int32', '0+'),
-            f('currentLeaderEpoch', 'int32', '4+', { default: -1 }),
-            f('timestamp', 'int64', '0+'),
-            f('maxNumOffsets', 'int32', '0', { default: 1 }),
-          ]),
-          '0+',
-        ),
-      ]),
-      '0+',
-    ),
+    topicsOf('topics', [
+      f('partitionIndex', 'int32', '0+'),
+      f('currentLeaderEpoch', 'int32', '4+', { default: -1 }),
+      f('timestamp', 'int64', '0+'),
+      f('maxNumOffsets', 'int32', '0', { default: 1 }),
+    ]),
   ]),
   response: message('ListOffsetsResponse', '0-6', '6+', [
-    f('throttleTimeMs', 'int32', '2+'),
-    f(
+    throttleTimeMs('2+'),
+    topicsOf(
       'topics',
-      arrayOf([
-        f('name', 'string', '0+'),
-        f(
-          'partitions',
-          arrayOf([
-            f('partitionIndex', 'int32', '0+'),
-            f('errorCode', 'int16', '0+'),
-            f('oldStyleOffsets', arrayOf('int64'), '0'),
-            f('timestamp', 'int64', '1+', { default: -1 }),
-            f('offset', 'int64', '1+', { default: -1 }),
-            f('leaderEpoch', 'int32', '4+', { default: -1 }),
-          ]),
-          '0+',
-        ),
-      ]),
-      '0+',
+      partitionResult(
+        f('oldStyleOffsets', arrayOf('int64'), '0'),
+        f('timestamp', 'int64', '1+', { default: -1 }),
+        f('offset', 'int64', '1+', { default: -1 }),
+        f('leaderEpoch', 'int32', '4+', { default: -1 }),
+      ),
     ),
   ]),
 };
@@ -192,41 +141,27 @@ export const OffsetForLeaderEpoch: ApiSpec = {
   name: 'OffsetForLeaderEpoch',
   request: message('OffsetForLeaderEpochRequest', '0-4', '4+', [
     f('replicaId', 'int32', '3+', { default: -2 }),
-    f(
+    topicsOf(
       'topics',
-      arrayOf([
-        f('topic', 'string', '0+'),
-        f(
-          'partitions',
-          arrayOf([
-            f('partition', 'int32', '0+'),
-            f('currentLeaderEpoch', 'int32', '2+', { default: -1 }),
-            f('leaderEpoch', 'int32', '0+'),
-          ]),
-          '0+',
-        ),
-      ]),
-      '0+',
+      [
+        f('partition', 'int32', '0+'),
+        f('currentLeaderEpoch', 'int32', '2+', { default: -1 }),
+        f('leaderEpoch', 'int32', '0+'),
+      ],
+      { topic: 'topic' },
     ),
   ]),
   response: message('OffsetForLeaderEpochResponse', '0-4', '4+', [
-    f('throttleTimeMs', 'int32', '2+'),
-    f(
+    throttleTimeMs('2+'),
+    topicsOf(
       'topics',
-      arrayOf([
-        f('topic', 'string', '0+'),
-        f(
-          'partitions',
-          arrayOf([
-            f('errorCode', 'int16', '0+'),
-            f('partition', 'int32', '0+'),
-            f('leaderEpoch', 'int32', '1+', { default: -1 }),
-            f('endOffset', 'int64', '0+', { default: -1 }),
-          ]),
-          '0+',
-        ),
-      ]),
-      '0+',
+      [
+        errorCode(),
+        f('partition', 'int32', '0+'),
+        f('leaderEpoch', 'int32', '1+', { default: -1 }),
+        f('endOffset', 'int64', '0+', { default: -1 }),
+      ],
+      { topic: 'topic' },
     ),
   ]),
 };
@@ -235,34 +170,12 @@ export const DeleteRecords: ApiSpec = {
   apiKey: 21,
   name: 'DeleteRecords',
   request: message('DeleteRecordsRequest', '0-2', '2+', [
-    f(
-      'topics',
-      arrayOf([
-        f('name', 'string', '0+'),
-        f('partitions', arrayOf([f('partitionIndex', 'int32', '0+'), f('offset', 'int64', '0+')]), '0+'),
-      ]),
-      '0+',
-    ),
+    topicsOf('topics', [f('partitionIndex', 'int32', '0+'), f('offset', 'int64', '0+')]),
     f('timeoutMs', 'int32', '0+'),
   ]),
   response: message('DeleteRecordsResponse', '0-2', '2+', [
-    f('throttleTimeMs', 'int32', '0+'),
-    f(
-      'topics',
-      arrayOf([
-        f('name', 'string', '0+'),
-        f(
-          'partitions',
-          arrayOf([
-            f('partitionIndex', 'int32', '0+'),
-            f('lowWatermark', 'int64', '0+'),
-            f('errorCode', 'int16', '0+'),
-          ]),
-          '0+',
-        ),
-      ]),
-      '0+',
-    ),
+    throttleTimeMs(),
+    topicsOf('topics', [f('partitionIndex', 'int32', '0+'), f('lowWatermark', 'int64', '0+'), errorCode()]),
   ]),
 };
 
@@ -276,8 +189,7 @@ export const InitProducerId: ApiSpec = {
     f('producerEpoch', 'int16', '3+', { default: -1 }),
   ]),
   response: message('InitProducerIdResponse', '0-4', '2+', [
-    f('throttleTimeMs', 'int32', '0+'),
-    f('errorCode', 'int16', '0+'),
+    ...throttleThenError(),
     f('producerId', 'int64', '0+', { default: -1 }),
     f('producerEpoch', 'int16', '0+'),
   ]),

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export const ROOT = join(import.meta.dirname, '../../..');
+export const ROOT = join(import.meta.dirname, '../..');
 
 export interface LocalServer {
   proc: ChildProcess;
@@ -14,7 +14,12 @@ export interface LocalServer {
   dataDir: string;
 }
 
-/** Starts `src/server.ts` (as `npm start` does) on a data dir and a port (0: any free one). */
+/**
+ * Starts `src/server.ts` (as `npm start` does) on a data dir and a port (0: any free one), with the
+ * Kafka listener off, and waits for its "listening" line. `env` overrides the backend and the rest
+ * (e.g. `STORAGE_BACKEND: 'memory'`, `SCHEDULER_INTERVAL_MS: '0'`). The one way every test that
+ * needs a real server process starts one.
+ */
 export async function startServer(dataDir: string, port = 0, env: Record<string, string> = {}): Promise<LocalServer> {
   const proc = spawn(
     process.execPath,
