@@ -19,6 +19,8 @@
  *   --client node-http|fetch         HTTP client of the load generator (default node-http; auto measures)
  *   --profile produce|fetch          run only the headline cell of --format for 20 s with the server
  *                                     under --cpu-prof, then print its top self-time functions
+ *   --profile-batch N                records per produce request of the profile (default 1000; 1 profiles
+ *                                     the fixed cost of a request)
  *   --out FILE           where to write the JSON (default bench/results/bench-<time>.json)
  *   --no-counters        run the server without the counting store wrappers (no request counts or cost)
  *   --no-client          skip the client path (kafka-log perf produce/consume with the client's defaults
@@ -73,6 +75,7 @@ const { values: opts } = parseArgs({
     load: { type: 'string' },
     client: { type: 'string' },
     profile: { type: 'string' },
+    'profile-batch': { type: 'string' },
     out: { type: 'string' },
     'no-counters': { type: 'boolean', default: false },
     'no-client': { type: 'boolean', default: false },
@@ -81,6 +84,8 @@ const { values: opts } = parseArgs({
 const COUNTERS = !opts['no-counters'];
 const QUICK = opts.quick!;
 const PROFILE = opts.profile as 'produce' | 'fetch' | undefined;
+const PROFILE_BATCH = Number(opts['profile-batch'] ?? 1000);
+if (!Number.isInteger(PROFILE_BATCH) || PROFILE_BATCH < 1) throw new Error('--profile-batch takes a whole number >= 1');
 if (PROFILE && PROFILE !== 'produce' && PROFILE !== 'fetch') throw new Error('--profile takes produce or fetch');
 const FORMAT_OPTION = opts.format ?? (PROFILE ? 'batch' : 'both');
 if (!['json', 'batch', 'both'].includes(FORMAT_OPTION) || (PROFILE && FORMAT_OPTION === 'both'))
@@ -474,11 +479,11 @@ async function run(
         kind: 'produce',
         path: producePath(format, t, 'all'),
         partitions: 1,
-        batch: 1000,
+        batch: PROFILE_BATCH,
         producers: PRODUCERS,
       });
       console.log(
-        `Profiled ${format} produce (acks=all, RF=1, 1 partition, batches of 1000): ${int((m.result.window.records * 1000) / m.result.window.ms)} records/s`,
+        `Profiled ${format} produce (acks=all, RF=1, 1 partition, batches of ${PROFILE_BATCH}): ${int((m.result.window.records * 1000) / m.result.window.ms)} records/s`,
       );
     } else {
       await runner.run({
@@ -486,7 +491,7 @@ async function run(
         kind: 'produce',
         path: producePath(format, t, 'all'),
         partitions: 1,
-        batch: 1000,
+        batch: PROFILE_BATCH,
         producers: PRODUCERS,
         warmupMs: 0,
         durationMs: 3000,
@@ -499,7 +504,7 @@ async function run(
         consumers: PRODUCERS,
       });
       console.log(
-        `Profiled ${format} fetch (1 partition written in batches of 1000): ${int((m.result.window.records * 1000) / m.result.window.ms)} records/s`,
+        `Profiled ${format} fetch (1 partition written in batches of ${PROFILE_BATCH}): ${int((m.result.window.records * 1000) / m.result.window.ms)} records/s`,
       );
     }
     first.admin.close();

@@ -5,8 +5,9 @@
  * Docker), arm64, on the newest Node runtime, with its own role and log group.
  *
  * Bundles are self-contained ESM (the AWS SDK is bundled too, so the SDK version is the one the
- * tests ran, not whatever the runtime ships). The embedded backend's SQLite adapter, which
- * src/compose.ts imports only when that backend is picked, stays out: its better-sqlite3 is a
+ * tests ran, not whatever the runtime ships). The embedded backend's SQLite adapters (metadata,
+ * which src/compose.ts imports only when that backend is picked, and the local object store's pack
+ * index, imported when such a store is first used) stay out: their better-sqlite3 is a
  * native module, useless in Lambda. Picking the local backend there fails with module not found.
  */
 import { dirname, join } from 'node:path';
@@ -31,8 +32,9 @@ export const BUNDLING: BundlingOptions = {
   sourceMap: true,
   sourcesContent: false,
   bundleAwsSDK: true,
-  // Everything is bundled but the SQLite adapter (src/compose.ts imports it dynamically, by this path).
-  externalModules: ['*/storage/sqlite-metadata-store.js'],
+  // Everything is bundled but the SQLite adapters (src/compose.ts and src/storage/local-object-store.ts
+  // import them dynamically, by these paths).
+  externalModules: ['*/storage/sqlite-metadata-store.js', '*/sqlite-pack-index.js'],
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
   banner:
     "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);",

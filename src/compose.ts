@@ -92,7 +92,15 @@ function localStorage(backend: LocalBackend, metadata: ClosableMetadataStore): S
     { length: backend.replicaStores },
     (_, i) => new LocalObjectStore(join(backend.dataDir, `store-${i}`), { fsync: backend.fsync }),
   );
-  return { metadata, stores, close: () => metadata.close() };
+  return {
+    metadata,
+    stores,
+    close: () => {
+      metadata.close();
+      // Seals each store's open pack (so its deleted objects can be reclaimed) and closes its index.
+      for (const store of stores) void store.close().catch(() => {});
+    },
+  };
 }
 
 async function openSqlite(backend: LocalBackend): Promise<ClosableMetadataStore> {
@@ -117,7 +125,8 @@ export function createServices(
   const counted =
     (options.countOperations ?? config.countOperations) ? countOperations(storage.metadata, storage.stores) : undefined;
   const { metadata, stores } = counted ?? storage;
-  const topics = new TopicRegistry(metadata, clock, stores.length);
+  const maxAgeMs = config.topics?.metadataMaxAgeMs;
+  const topics = new TopicRegistry(metadata, clock, stores.length, maxAgeMs !== undefined ? { maxAgeMs } : {});
   const log = new PartitionLog({
     metadata,
     stores,

@@ -28,6 +28,8 @@ export interface ServerConfig {
   };
   /** The transaction coordinator's bounds (Kafka's transaction.max.timeout.ms, transactional.id.expiration.ms). */
   transactions: { maxTimeoutMs?: number; idExpirationMs?: number };
+  /** The topic cache (src/topics/topics.ts): how long a topic read is served; the same in every process. */
+  topics: { metadataMaxAgeMs?: number };
   security: SecurityConfig;
 }
 
@@ -123,6 +125,11 @@ const envSchema = z.object({
   TRANSACTION_MAX_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
   /** Kafka's transactional.id.expiration.ms (default 7 days). */
   TRANSACTIONAL_ID_EXPIRATION_MS: z.coerce.number().int().positive().optional(),
+  /**
+   * How long a process serves a topic from its cache (default 1000); a deleted topic's name stays
+   * taken this long plus 2 s. Every process on the same storage must use the same value.
+   */
+  TOPIC_METADATA_MAX_AGE_MS: z.coerce.number().int().nonnegative().optional(),
   /** `npm run bench` sets 1 to read request counts from GET /debug/counters. */
   BENCH_COUNTERS: z.enum(['0', '1', 'false', 'true']).default('0'),
   /** The Kafka protocol listener's port (0: off) and host (by default the HTTP host). */
@@ -195,6 +202,7 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
       ...(e.TRANSACTION_MAX_TIMEOUT_MS !== undefined ? { maxTimeoutMs: e.TRANSACTION_MAX_TIMEOUT_MS } : {}),
       ...(e.TRANSACTIONAL_ID_EXPIRATION_MS !== undefined ? { idExpirationMs: e.TRANSACTIONAL_ID_EXPIRATION_MS } : {}),
     },
+    topics: e.TOPIC_METADATA_MAX_AGE_MS !== undefined ? { metadataMaxAgeMs: e.TOPIC_METADATA_MAX_AGE_MS } : {},
     security: securityConfig(e),
   };
 }

@@ -43,27 +43,33 @@ function readIncoming(incoming: IncomingMessage, declared: number, maxBytes: num
   const sized = Number.isSafeInteger(declared) && declared >= 0;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const body = sized ? Buffer.allocUnsafe(declared) : undefined;
+    // Allocated at the first chunk, unless that chunk is the whole body: then it is the body, uncopied
+    // (a small request's body arrives in one chunk).
+    let body: Buffer | undefined;
     let at = 0;
     const fail = (e: KafkaError) => {
       incoming.removeAllListeners('data');
       reject(e);
     };
     incoming.on('data', (chunk: Buffer) => {
-      if (at + chunk.length > (body ? declared : maxBytes))
+      if (at + chunk.length > (sized ? declared : maxBytes))
         return fail(
-          body
+          sized
             ? new KafkaError('BAD_REQUEST', 'The request body is longer than its Content-Length')
             : tooLarge(maxBytes),
         );
-      if (body) chunk.copy(body, at);
-      else chunks.push(chunk);
+      if (!sized) chunks.push(chunk);
+      else if (at === 0 && chunk.length === declared) body = chunk;
+      else {
+        body ??= Buffer.allocUnsafe(declared);
+        chunk.copy(body, at);
+      }
       at += chunk.length;
     });
     incoming.once('end', () => {
-      if (!body) return resolve(Buffer.concat(chunks, at));
+      if (!sized) return resolve(Buffer.concat(chunks, at));
       return at === declared
-        ? resolve(body)
+        ? resolve(body ?? Buffer.alloc(0))
         : fail(new KafkaError('BAD_REQUEST', 'The request body is shorter than its Content-Length'));
     });
     // The client went away mid-body: nobody will read the answer, and it is not our failure.

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { constants as fsConstants, type Dirent } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { compareKeys } from './key-order.js';
+import { constants as fsConstants, readSync, writeSync } from 'node:fs';
+import { mkdir, open, readdir, unlink, type FileHandle } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { importLegacyFiles } from './legacy-object-files.js';
 import {
   listLimit,
   ObjectNotFoundError,
@@ -11,277 +10,485 @@ import {
   type ObjectPage,
   type ObjectStore,
 } from './ports.js';
+import type { PackLocation, RemovedPacks, SqlitePackIndex } from './sqlite-pack-index.js';
 
 export interface LocalObjectStoreOptions {
   /**
-   * fsync each object and its directory before `put` resolves, so an acknowledged write survives
-   * a power loss, not only a process crash. Off by default (a rename is already atomic).
+   * fsync each object before `put` resolves (and SQLite with synchronous=FULL), so an acknowledged
+   * write survives a power loss, not only a process crash.
    */
   fsync?: boolean;
+  /** A writer starts a new pack file past this size (default 64 MiB; an object is never split). */
+  packBytes?: number;
+  /** ... or past this age (default 10 minutes), so a quiet store's deleted objects are reclaimed too. */
+  packMaxAgeMs?: number;
+  /** A sealed pack less than half live is rewritten once this many of its bytes are dead (default 8 MiB). */
+  minRepackBytes?: number;
 }
 
-/** Temp file names: unique per process (a random prefix) and per write (a counter), without a random draw per put. */
-const TEMP_PREFIX = randomBytes(6).toString('hex');
-let tempCounter = 0;
+const MiB = 2 ** 20;
+const INDEX_FILE = 'objects.sqlite';
+const PACK_DIR = 'packs';
+/** Open pack files kept for reads. */
+const MAX_OPEN_PACKS = 64;
+
+interface ActivePack {
+  id: number;
+  handle: FileHandle;
+  /** Where the next object goes: offsets are handed out before the bytes are written. */
+  end: number;
+  created: number;
+  /** Writes handed an offset whose row is not committed yet: the pack is sealed only after them. */
+  inflight: number;
+  retired: boolean;
+}
 
 /**
- * Objects as files under one directory, for the single-machine mode and for tests.
+ * Objects in pack files under one directory, for the single-machine mode and for tests.
  *
- * Layout: a key is split on '/', and each segment becomes one path component:
- *  - bytes outside `[A-Za-z0-9._-]`, and a leading '.', are percent-encoded (`%2F`-style), so no
- *    segment can be '.', '..' or contain a separator, and a key can never escape the directory;
- *  - a segment that continues the key is a directory named `<segment>+` ('+' never survives
- *    encoding), so the keys `a` and `a/b` can coexist as the file `a` and the file `a+/b`;
- *  - an empty segment (`a//b`, `a/`) is the lone name `%`, which encoding never produces either.
- * So `data/t1/00000000000000000042.log` is stored at `data+/t1+/00000000000000000042.log`.
- * Names starting with '.' are never produced by encoding: they are in-flight temp files, and
- * `list` skips them.
+ * A put appends the body to this process's open pack file (one positional write, no file
+ * created, renamed or closed per object: on the project's ext4 VM that was 1.25 ms of mostly
+ * kernel time per object, against 40 us for the append) and then inserts the object's row (pack,
+ * offset, size) in the directory's SQLite index (src/storage/sqlite-pack-index.ts). The row is the
+ * commit point: a process dying mid-append leaves bytes no row points at, never a torn object,
+ * and never touches the bytes of another object (each write has its own reserved range).
  *
- * Writes go to a temp file in the target directory and are renamed into place, so readers see
- * a whole object or none. Deleting the last object of a directory removes the directory.
+ * Several processes may share the directory: each appends to packs of its own (ids from the
+ * index), and every lookup goes through the index, so a put, get or delete in one is seen by the
+ * next call in any other. A writer seals its pack when it is full or old; a sealed pack whose
+ * objects are all deleted is removed (row and file). Deletes that leave a sealed pack mostly dead
+ * move its live objects to the current pack, so an object kept long (a compacted segment, a
+ * topic with long retention) does not keep megabytes of deleted neighbours on disk. A pack left
+ * open by a process that died is sealed by the next writer once it is twice the maximum age.
  *
- * Limits: a segment is bounded by the file system's name length (255 bytes on most, after
- * encoding), and on a case-insensitive file system keys differing only in case collide.
+ * The index is opened on first use, importing better-sqlite3 (a native module) only then: the Lambda
+ * bundles, which never pick this backend, leave it out (infra/log-functions.ts). A directory
+ * written by the earlier one-file-per-object layout is imported into packs when first opened.
  */
 export class LocalObjectStore implements ObjectStore {
   readonly name: string;
   private readonly root: string;
+  private readonly packDir: string;
   private readonly fsync: boolean;
-  /** Directories this store has made (one per topic and hour, say): put skips their mkdir. */
-  private readonly madeDirectories = new Set<string>();
+  private readonly packBytes: number;
+  private readonly packMaxAgeMs: number;
+  private readonly minRepackBytes: number;
+  /** Set once the store is open (reads and writes go ahead without awaiting anything). */
+  private index: SqlitePackIndex | undefined;
+  /** Set before that, for the writes of the import of a legacy directory. */
+  private writeIndex: SqlitePackIndex | undefined;
+  private opening: Promise<SqlitePackIndex> | undefined;
+  private active: ActivePack | undefined;
+  private rotating: Promise<void> | undefined;
+  private readonly handles: PackHandles;
+  /** Packs queued for rewriting, and the tail of that queue (one rewrite at a time). */
+  private readonly repackQueued = new Set<number>();
+  private repackTail: Promise<void> = Promise.resolve();
+  private closing = false;
+  private closed = false;
 
   constructor(dir: string, options: LocalObjectStoreOptions = {}) {
     this.root = resolve(dir);
     this.name = this.root;
+    this.packDir = join(this.root, PACK_DIR);
     this.fsync = options.fsync ?? false;
+    this.packBytes = options.packBytes ?? 64 * MiB;
+    this.packMaxAgeMs = options.packMaxAgeMs ?? 10 * 60_000;
+    this.minRepackBytes = options.minRepackBytes ?? 8 * MiB;
+    this.handles = new PackHandles((id) => this.packPath(id));
   }
 
   async put(key: string, body: Uint8Array): Promise<void> {
-    const path = this.pathOf(key);
-    const dir = dirname(path);
-    const temp = join(dir, `.tmp-${TEMP_PREFIX}-${++tempCounter}`);
-    // A concurrent delete may prune an (empty) directory of the path before the temp file is
-    // in it: retry. Once the temp file exists, its directory is not empty and stays.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        // Directories made before are assumed to be there; a pruned one fails the write with ENOENT.
-        if (!this.madeDirectories.has(dir)) {
-          await mkdir(dir, { recursive: true });
-          this.madeDirectories.add(dir);
-        }
-        await this.writeFile(temp, body);
-        break;
-      } catch (err) {
-        this.madeDirectories.delete(dir);
-        if (errorCode(err) !== 'ENOENT' || attempt >= 10) {
-          await rm(temp, { force: true });
-          throw err;
-        }
-      }
-    }
-    try {
-      await rename(temp, path);
-    } catch (err) {
-      await rm(temp, { force: true });
-      throw err;
-    }
-    if (this.fsync) await syncDirectory(dir);
+    const modified = Date.now();
+    const index = this.index ?? (await this.open());
+    await this.append(body, (location) => index.commitPut(key, { ...location, modified }));
   }
 
   async get(key: string, range?: ByteRange): Promise<Uint8Array> {
-    let handle;
-    try {
-      handle = await open(this.pathOf(key), fsConstants.O_RDONLY);
-    } catch (err) {
-      if (isMissing(err)) throw new ObjectNotFoundError(key);
-      throw err;
+    const index = this.index ?? (await this.open());
+    // A pack can go between the lookup and the open (a rewrite moved the object, or it was
+    // deleted): look again, and the row says where the object is now, or that it is gone.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const at = index.lookup(key);
+      if (!at) throw new ObjectNotFoundError(key);
+      const start = Math.min(Math.max(range?.start ?? 0, 0), at.size);
+      const end = Math.min(Math.max(range?.end ?? at.size, start), at.size);
+      const bytes = await this.readAt(at, start, end);
+      if (bytes) return bytes;
     }
-    try {
-      // A bounded range needs no stat: a read past the end comes back short, which is the clipping.
-      const size = range?.end === undefined ? (await handle.stat()).size : Number.MAX_SAFE_INTEGER;
-      const start = Math.min(Math.max(range?.start ?? 0, 0), size);
-      const end = Math.min(Math.max(range?.end ?? size, start), size);
-      const unfilled = Buffer.allocUnsafe(end - start); // no zeroing: filled below, and what the read leaves is cut off
-      const out = new Uint8Array(unfilled.buffer, unfilled.byteOffset, unfilled.byteLength);
-      let filled = 0;
-      while (filled < out.byteLength) {
-        const { bytesRead } = await handle.read(out, filled, out.byteLength - filled, start + filled);
-        if (bytesRead === 0) break; // the end of the file (a clipped range)
-        filled += bytesRead;
-      }
-      return filled === out.byteLength ? out : out.subarray(0, filled);
-    } finally {
-      await handle.close();
-    }
+    throw new Error(`the pack file holding ${key} is missing from ${this.packDir}`);
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
-    try {
-      const s = await stat(this.pathOf(key));
-      return s.isFile() ? { key, size: s.size, lastModified: Math.floor(s.mtimeMs) } : undefined;
-    } catch (err) {
-      if (isMissing(err)) return undefined;
-      throw err;
-    }
+    const index = this.index ?? (await this.open());
+    const at = index.lookup(key);
+    return at && { key, size: at.size, lastModified: at.modified };
   }
 
-  /**
-   * Walks the tree depth first in key order (S3's: UTF-8 bytes, see `compareKeys`). At each level a file sorts by its segment and a
-   * directory by its segment plus '/', which is exactly where its keys fall among the siblings'
-   * (no segment contains '/'). Subtrees that cannot hold a key matching the prefix, or a key
-   * after `startAfter`, are skipped without being read.
-   */
   async list(prefix: string, page: { startAfter?: string; limit?: number } = {}): Promise<ObjectPage> {
     const limit = listLimit(page.limit);
-    const startAfter = page.startAfter;
-    const found: string[] = [];
-    const wanted = limit + 1; // one extra tells whether there is a next page
-
-    const walk = async (dirPath: string, keyPrefix: string): Promise<void> => {
-      for (const entry of await readEntries(dirPath)) {
-        if (found.length >= wanted) return;
-        if (entry.isDirectory) {
-          const sub = `${keyPrefix + entry.segment}/`;
-          if (!sub.startsWith(prefix) && !prefix.startsWith(sub)) continue;
-          if (startAfter !== undefined && compareKeys(sub, startAfter) < 0 && !startAfter.startsWith(sub)) continue;
-          await walk(join(dirPath, entry.name), sub);
-        } else {
-          const key = keyPrefix + entry.segment;
-          if (!key.startsWith(prefix)) continue;
-          if (startAfter !== undefined && compareKeys(key, startAfter) <= 0) continue;
-          found.push(key);
-        }
-      }
-    };
-    await walk(this.root, '');
-
-    const keys = found.slice(0, limit);
-    const objects: ObjectInfo[] = [];
-    for (const key of keys) {
-      const info = await this.head(key); // undefined when deleted since the walk
-      if (info) objects.push(info);
-    }
-    const more = found.length > limit && keys.length > 0;
-    return more ? { objects, nextStartAfter: keys.at(-1)! } : { objects };
+    if (limit === 0) return { objects: [] };
+    const index = this.index ?? (await this.open());
+    const upper = prefixUpperBound(prefix);
+    const rows = index.list(
+      {
+        ...(prefix !== '' && { lower: prefix }),
+        ...(upper !== undefined && { upper }),
+        ...(page.startAfter !== undefined && { startAfter: page.startAfter }),
+      },
+      limit + 1, // one extra tells whether there is a next page
+    );
+    const objects = rows.slice(0, limit).map((r) => ({ key: r.key, size: r.size, lastModified: r.modified }));
+    return rows.length > limit ? { objects, nextStartAfter: objects.at(-1)!.key } : { objects };
   }
 
   async delete(keys: string[]): Promise<void> {
-    for (const key of keys) {
-      const path = this.pathOf(key);
+    if (keys.length === 0) return;
+    const index = this.index ?? (await this.open());
+    const { removed, sparse } = index.delete(keys, this.minRepackBytes);
+    await this.removePacks(removed);
+    for (const pack of sparse) this.queueRepack(pack);
+  }
+
+  /** Finishes rewrites in flight, seals this process's pack and closes the index (the store is unusable after). */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true; // no more rewrites are queued; those queued finish first
+    await this.repackTail;
+    this.closed = true;
+    await this.rotating;
+    await this.opening?.catch(() => undefined);
+    const last = this.active;
+    if (last) {
+      this.active = undefined;
+      last.retired = true;
+      if (last.inflight === 0) await this.seal(last);
+    }
+    await this.handles.closeAll();
+    this.writeIndex?.close();
+    this.writeIndex = undefined;
+    this.index = undefined;
+  }
+
+  private packPath(id: number): string {
+    return join(this.packDir, `${String(id).padStart(10, '0')}.pack`);
+  }
+
+  private open(): Promise<SqlitePackIndex> {
+    if (this.closed) return Promise.reject(new Error(`object store ${this.name} is closed`));
+    this.opening ??= (async () => {
+      await mkdir(this.packDir, { recursive: true });
+      const { SqlitePackIndex } = await import('./sqlite-pack-index.js');
+      const index = new SqlitePackIndex(join(this.root, INDEX_FILE), { fsync: this.fsync });
       try {
-        await unlink(path);
+        await this.removePacks(index.sealStale(Date.now() - 2 * this.packMaxAgeMs));
+        await this.removeOrphanFiles(index);
+        this.writeIndex = index;
+        await importLegacyFiles(
+          this.root,
+          new Set([PACK_DIR, INDEX_FILE, `${INDEX_FILE}-wal`, `${INDEX_FILE}-shm`]),
+          (key, body, modified) => this.append(body, (location) => index.commitPut(key, { ...location, modified })),
+        );
+        this.index = index;
       } catch (err) {
-        if (isMissing(err)) continue;
+        this.writeIndex = undefined;
+        index.close();
         throw err;
       }
-      await this.pruneEmptyDirectories(dirname(path));
-    }
+      return index;
+    })();
+    this.opening.catch(() => {
+      this.opening = undefined; // a failed open (a full disk, a locked database) is tried again by the next call
+    });
+    return this.opening;
   }
 
-  /** The file path of a key; see the class comment for the encoding. */
-  private pathOf(key: string): string {
-    const segments = key.split('/');
-    const file = encodeSegment(segments.pop()!);
-    return join(this.root, ...segments.map((s) => encodeSegment(s) + DIR_SUFFIX), file);
-  }
-
-  private async writeFile(path: string, body: Uint8Array): Promise<void> {
-    const handle = await open(path, 'wx');
-    try {
-      let written = 0;
-      while (written < body.byteLength) {
-        const { bytesWritten } = await handle.write(body, written, body.byteLength - written);
-        written += bytesWritten;
-      }
-      if (this.fsync) await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  }
-
-  /** Removes now-empty directories from `dir` up to (not including) the root. */
-  private async pruneEmptyDirectories(dir: string): Promise<void> {
-    while (dir.length > this.root.length && dir.startsWith(this.root)) {
+  /**
+   * Writes `body` at a reserved range of the current pack, then runs `commit` (one index
+   * transaction) for it. A commit that finds the pack gone (removed as stale while this process was
+   * paused) is retried in a new pack.
+   */
+  private async append(
+    body: Uint8Array,
+    commit: (at: Omit<PackLocation, 'modified'>) => RemovedPacks | undefined,
+  ): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const pack = await this.packFor(body.byteLength);
+      const offset = pack.end;
+      pack.end += body.byteLength;
+      pack.inflight++;
+      let removed: RemovedPacks | undefined;
       try {
-        await rmdir(dir);
-      } catch {
-        return; // not empty (ENOTEMPTY/EEXIST), already gone, or not ours to remove
+        await writeAt(pack.handle, body, offset);
+        if (this.fsync && body.byteLength > 0) await pack.handle.datasync();
+        removed = commit({ pack: pack.id, offset, size: body.byteLength });
+      } catch (err) {
+        this.retire(pack); // an I/O error may recur on this file; the next write starts another
+        throw err;
+      } finally {
+        pack.inflight--;
+        if (pack.retired && pack.inflight === 0) await this.seal(pack);
       }
-      dir = dirname(dir);
+      if (removed) return this.removePacks(removed);
+      this.retire(pack);
+      if (attempt >= 3) throw new Error(`object store ${this.name}: pack ${pack.id} was removed under its writer`);
+    }
+  }
+
+  /** The pack the next `size` bytes go to: the current one unless it is full or old. */
+  private async packFor(size: number): Promise<ActivePack> {
+    for (;;) {
+      const current = this.active;
+      // A new pack takes its first object whatever its size and age (so a huge object, or a
+      // maximum age of 0, still makes progress).
+      if (
+        current &&
+        !current.retired &&
+        (current.end === 0 ||
+          (current.end + size <= this.packBytes && Date.now() - current.created < this.packMaxAgeMs))
+      )
+        return current;
+      if (!this.rotating) {
+        if (current) this.retire(current);
+        this.rotating = this.startPack().finally(() => {
+          this.rotating = undefined;
+        });
+      }
+      await this.rotating;
+    }
+  }
+
+  private async startPack(): Promise<void> {
+    const index = this.writeIndex!;
+    const now = Date.now();
+    const id = index.newPack(now);
+    const handle = await open(this.packPath(id), 'wx+');
+    if (this.fsync) await syncDirectory(this.packDir);
+    this.handles.pin(id, handle);
+    this.active = { id, handle, end: 0, created: now, inflight: 0, retired: false };
+    // Every new pack is also the moment to seal the packs of writers that died.
+    await this.removePacks(index.sealStale(now - 2 * this.packMaxAgeMs));
+  }
+
+  /** No more writes go to `pack`; it is sealed once the writes in flight are committed. */
+  private retire(pack: ActivePack): void {
+    if (this.active === pack) this.active = undefined;
+    if (pack.retired) return;
+    pack.retired = true;
+    // A seal that fails (a busy index) leaves the pack open: the next writer seals it once it is stale.
+    if (pack.inflight === 0) void this.seal(pack).catch(() => {});
+  }
+
+  private async seal(pack: ActivePack): Promise<void> {
+    this.handles.unpin(pack.id);
+    const index = this.writeIndex;
+    if (!index) return;
+    await this.removePacks(index.seal(pack.id, pack.end));
+  }
+
+  private async removePacks(ids: RemovedPacks): Promise<void> {
+    for (const id of ids) {
+      await this.handles.forget(id);
+      await unlink(this.packPath(id)).catch((err: unknown) => {
+        if (errorCode(err) !== 'ENOENT') throw err;
+      });
+    }
+  }
+
+  /** Pack files without a row: left by a process that died between a removal's commit and its unlink. */
+  private async removeOrphanFiles(index: SqlitePackIndex): Promise<void> {
+    const names = await readdir(this.packDir);
+    const known = index.packIds(); // read after the listing: a file seen there has its row by now, unless removed
+    const orphans = names
+      .map((name) => /^(\d+)\.pack$/.exec(name))
+      .filter((m): m is RegExpExecArray => m !== null && !known.has(Number(m[1])))
+      .map((m) => Number(m[1]));
+    await this.removePacks(orphans);
+  }
+
+  /** The bytes `[start, end)` of the object at `at`; undefined when its pack file is gone. */
+  private async readAt(at: PackLocation, start: number, end: number): Promise<Uint8Array | undefined> {
+    if (end === start) return new Uint8Array(0);
+    const handle = await this.handles.acquire(at.pack);
+    if (!handle) return undefined;
+    try {
+      const unfilled = Buffer.allocUnsafe(end - start); // no zeroing: every byte is read below
+      const out = new Uint8Array(unfilled.buffer, unfilled.byteOffset, unfilled.byteLength);
+      if (!(await readAt(handle, out, at.offset + start)))
+        throw new Error(`pack ${at.pack} in ${this.packDir} is shorter than its index says`);
+      return out;
+    } finally {
+      this.handles.release(at.pack);
+    }
+  }
+
+  private queueRepack(pack: number): void {
+    if (this.repackQueued.has(pack) || this.closing) return;
+    this.repackQueued.add(pack);
+    this.repackTail = this.repackTail
+      .then(() => this.repack(pack))
+      .catch(() => {}) // a rewrite is an optimisation: on failure the pack stays as it is
+      .finally(() => this.repackQueued.delete(pack));
+  }
+
+  /** Copies the live objects of a sealed pack into the current one; the pack goes with its last object. */
+  private async repack(pack: number): Promise<void> {
+    const index = this.index;
+    if (!index) return;
+    for (const from of index.objectsIn(pack)) {
+      const bytes = await this.readAt(from, 0, from.size);
+      if (!bytes) return; // removed meanwhile
+      await this.append(bytes, (to) => {
+        const moved = index.move(from.key, from, { ...to, modified: from.modified });
+        return moved?.removed;
+      });
     }
   }
 }
 
-const DIR_SUFFIX = '+';
-const EMPTY_SEGMENT = '%';
+/**
+ * Open pack files for reads, shared by concurrent gets and closed least recently used first; a
+ * handle in use is never closed under its reader. The writer's pack is pinned (its own read/write
+ * handle serves reads).
+ */
+class PackHandles {
+  private readonly open = new Map<
+    number,
+    { handle: Promise<FileHandle | undefined>; refs: number; pinned: boolean; gone: boolean }
+  >();
 
-interface Entry {
-  name: string;
-  segment: string;
-  isDirectory: boolean;
-  /** Where the entry's keys sort among its siblings'. */
-  sortKey: string;
-}
+  constructor(private readonly pathOf: (id: number) => string) {}
 
-async function readEntries(dirPath: string): Promise<Entry[]> {
-  let dirents: Dirent[];
-  try {
-    dirents = await readdir(dirPath, { withFileTypes: true });
-  } catch (err) {
-    if (isMissing(err)) return [];
-    throw err;
+  pin(id: number, handle: FileHandle): void {
+    this.open.set(id, { handle: Promise.resolve(handle), refs: 0, pinned: true, gone: false });
   }
-  const entries: Entry[] = [];
-  for (const d of dirents) {
-    if (d.name.startsWith('.')) continue; // temp files
-    const isDirectory = d.isDirectory();
-    if (isDirectory !== d.name.endsWith(DIR_SUFFIX) || !(isDirectory || d.isFile())) continue;
-    const segment = decodeSegment(isDirectory ? d.name.slice(0, -DIR_SUFFIX.length) : d.name);
-    if (segment === undefined) continue; // not a name this store wrote
-    entries.push({ name: d.name, segment, isDirectory, sortKey: isDirectory ? `${segment}/` : segment });
+
+  unpin(id: number): void {
+    const e = this.open.get(id);
+    if (e) e.pinned = false;
+    void this.trim();
   }
-  return entries.sort((a, b) => compareKeys(a.sortKey, b.sortKey));
-}
 
-const SAFE_BYTE = /^[A-Za-z0-9._-]$/;
-
-function encodeSegment(segment: string): string {
-  if (segment === '') return EMPTY_SEGMENT;
-  let out = '';
-  const bytes = new TextEncoder().encode(segment);
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    const ch = String.fromCharCode(b);
-    out +=
-      b < 0x80 && SAFE_BYTE.test(ch) && !(i === 0 && ch === '.')
-        ? ch
-        : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
-}
-
-function decodeSegment(name: string): string | undefined {
-  if (name === EMPTY_SEGMENT) return '';
-  if (name === '') return undefined;
-  const bytes: number[] = [];
-  for (let i = 0; i < name.length; i++) {
-    const ch = name[i]!;
-    if (ch === '%') {
-      const hex = name.slice(i + 1, i + 3);
-      if (!/^[0-9A-F]{2}$/.test(hex)) return undefined;
-      bytes.push(parseInt(hex, 16));
-      i += 2;
-    } else if (SAFE_BYTE.test(ch)) {
-      bytes.push(ch.charCodeAt(0));
-    } else {
+  async acquire(id: number): Promise<FileHandle | undefined> {
+    let e = this.open.get(id);
+    if (!e) {
+      e = {
+        handle: open(this.pathOf(id), fsConstants.O_RDONLY).catch((err: unknown) => {
+          if (errorCode(err) === 'ENOENT') return undefined;
+          throw err;
+        }),
+        refs: 0,
+        pinned: false,
+        gone: false,
+      };
+      this.open.set(id, e);
+    }
+    // Most recently used last: Map order is insertion order.
+    this.open.delete(id);
+    this.open.set(id, e);
+    e.refs++;
+    let handle: FileHandle | undefined;
+    try {
+      handle = await e.handle;
+    } catch (err) {
+      e.refs--;
+      if (this.open.get(id) === e) this.open.delete(id);
+      throw err;
+    }
+    if (!handle) {
+      e.refs--;
+      if (this.open.get(id) === e) this.open.delete(id); // the next lookup may find it elsewhere
       return undefined;
     }
+    return handle;
   }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bytes));
-  } catch {
-    return undefined;
+
+  release(id: number): void {
+    const e = this.open.get(id);
+    if (e) e.refs--;
+    void this.trim();
   }
+
+  /** The pack was removed: close its handle once no reader holds it. */
+  async forget(id: number): Promise<void> {
+    const e = this.open.get(id);
+    if (!e) return;
+    e.gone = true;
+    e.pinned = false;
+    await this.trim();
+  }
+
+  async closeAll(): Promise<void> {
+    const entries = [...this.open.values()];
+    this.open.clear();
+    await Promise.all(entries.map(async (e) => (await e.handle.catch(() => undefined))?.close()));
+  }
+
+  private async trim(): Promise<void> {
+    let excess = this.open.size - MAX_OPEN_PACKS;
+    const closing: Promise<void>[] = [];
+    for (const [id, e] of this.open) {
+      if (e.refs > 0 || e.pinned) continue;
+      if (!e.gone && excess <= 0) continue;
+      this.open.delete(id);
+      excess--;
+      closing.push(e.handle.then((h) => h?.close()).catch(() => {}));
+    }
+    await Promise.all(closing);
+  }
+}
+
+/**
+ * Bodies up to this size are written and read with one synchronous call on the main thread: a
+ * positional write of a few KiB into the page cache takes microseconds, less than handing it to
+ * libuv's thread pool and back (the main thread's share of an asynchronous write was ~100 us per
+ * 1-record produce), and the index commit right after is synchronous anyway. Larger bodies go
+ * through the pool, so copying megabytes never holds up the event loop.
+ */
+const SYNC_IO_BYTES = 64 * 1024;
+
+async function writeAt(handle: FileHandle, body: Uint8Array, position: number): Promise<void> {
+  let written = 0;
+  if (body.byteLength <= SYNC_IO_BYTES) {
+    while (written < body.byteLength)
+      written += writeSync(handle.fd, body, written, body.byteLength - written, position + written);
+    return;
+  }
+  while (written < body.byteLength) {
+    const { bytesWritten } = await handle.write(body, written, body.byteLength - written, position + written);
+    written += bytesWritten;
+  }
+}
+
+/** Fills `out` from `position`; false when the file ends first. */
+async function readAt(handle: FileHandle, out: Uint8Array, position: number): Promise<boolean> {
+  let filled = 0;
+  while (filled < out.byteLength) {
+    const bytesRead =
+      out.byteLength <= SYNC_IO_BYTES
+        ? readSync(handle.fd, out, filled, out.byteLength - filled, position + filled)
+        : (await handle.read(out, filled, out.byteLength - filled, position + filled)).bytesRead;
+    if (bytesRead === 0) return false;
+    filled += bytesRead;
+  }
+  return true;
+}
+
+/**
+ * The least string above every key that starts with `prefix`, in code point (UTF-8 byte) order:
+ * the prefix with its last code point incremented (past U+10FFFF, the one before it). Undefined
+ * when no key is above them all (the empty prefix).
+ */
+export function prefixUpperBound(prefix: string): string | undefined {
+  const points = Array.from(prefix, (c) => c.codePointAt(0)!);
+  while (points.length > 0) {
+    const last = points.pop()!;
+    if (last < 0x10ffff) {
+      points.push(last === 0xd7ff ? 0xe000 : last + 1);
+      return String.fromCodePoint(...points);
+    }
+  }
+  return undefined;
 }
 
 async function syncDirectory(dir: string): Promise<void> {
@@ -295,10 +502,4 @@ async function syncDirectory(dir: string): Promise<void> {
 
 function errorCode(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : undefined;
-}
-
-/** ENOENT, or ENOTDIR when a path component is a file: either way the object is not there. */
-function isMissing(err: unknown): boolean {
-  const code = errorCode(err);
-  return code === 'ENOENT' || code === 'ENOTDIR';
 }

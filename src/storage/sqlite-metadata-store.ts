@@ -27,6 +27,10 @@ interface Row {
 export class SqliteMetadataStore implements MetadataStore {
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
+  /** Built once: making a transaction function per write was 3% of a small produce request. */
+  private readonly putTransaction: Database.Transaction<
+    (pk: string, sk: string, json: string, condition: WriteCondition | undefined) => number
+  >;
 
   /**
    * `path` is a database file (created when missing) or ':memory:'. `fsync` (the local backend's
@@ -47,6 +51,9 @@ export class SqliteMetadataStore implements MetadataStore {
       value TEXT NOT NULL,
       PRIMARY KEY (pk, sk)
     ) WITHOUT ROWID`);
+    this.putTransaction = this.db.transaction((pk: string, sk: string, json: string, c: WriteCondition | undefined) =>
+      this.putRow(pk, sk, json, c),
+    );
   }
 
   async get<T>(pk: string, sk: string): Promise<MetaItem<T> | undefined> {
@@ -81,33 +88,35 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>> {
     const json = JSON.stringify(value) ?? 'null';
-    return this.db
-      .transaction((): MetaItem<T> => {
-        let row: { version: number } | undefined;
-        if (!condition) {
-          row = this.statement(
-            `INSERT INTO items (pk, sk, version, value) VALUES (?, ?, 1, ?)
+    const version = this.putTransaction.immediate(pk, sk, json, condition);
+    // Parse back rather than return `value`: callers get the JSON round trip, like a read.
+    return { pk, sk, version, value: JSON.parse(json) as T };
+  }
+
+  /** One conditional write, in the transaction `putTransaction` runs it in; answers the new version. */
+  private putRow(pk: string, sk: string, json: string, condition: WriteCondition | undefined): number {
+    let row: { version: number } | undefined;
+    if (!condition) {
+      row = this.statement(
+        `INSERT INTO items (pk, sk, version, value) VALUES (?, ?, 1, ?)
              ON CONFLICT (pk, sk) DO UPDATE SET version = version + 1, value = excluded.value
              RETURNING version`,
-          ).get(pk, sk, json) as { version: number };
-        } else if ('ifAbsent' in condition) {
-          row = this.statement(
-            `INSERT INTO items (pk, sk, version, value) VALUES (?, ?, 1, ?)
+      ).get(pk, sk, json) as { version: number };
+    } else if ('ifAbsent' in condition) {
+      row = this.statement(
+        `INSERT INTO items (pk, sk, version, value) VALUES (?, ?, 1, ?)
              ON CONFLICT (pk, sk) DO NOTHING
              RETURNING version`,
-          ).get(pk, sk, json) as { version: number } | undefined;
-        } else {
-          row = this.statement(
-            `UPDATE items SET version = version + 1, value = ?
+      ).get(pk, sk, json) as { version: number } | undefined;
+    } else {
+      row = this.statement(
+        `UPDATE items SET version = version + 1, value = ?
              WHERE pk = ? AND sk = ? AND version = ?
              RETURNING version`,
-          ).get(json, pk, sk, condition.ifVersion) as { version: number } | undefined;
-        }
-        if (!row) throw new ConditionFailedError(pk, sk, this.read(pk, sk));
-        // Parse back rather than return `value`: callers get the JSON round trip, like a read.
-        return { pk, sk, version: row.version, value: JSON.parse(json) as T };
-      })
-      .immediate();
+      ).get(json, pk, sk, condition.ifVersion) as { version: number } | undefined;
+    }
+    if (!row) throw new ConditionFailedError(pk, sk, this.read(pk, sk));
+    return row.version;
   }
 
   async delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void> {

@@ -71,11 +71,55 @@ function validatePartitions(count: unknown): asserts count is number {
   }
 }
 
-const toTopic = (item: MetaItem<TopicMeta>): Topic => ({
-  ...item.value,
-  config: resolveTopicConfig(item.value.configs),
-  version: item.version,
-});
+/**
+ * What a delete leaves of a topic item: the name stays taken for `deletionHoldMs`, as Kafka
+ * answers TOPIC_ALREADY_EXISTS while a topic is marked for deletion. That hold is what makes the
+ * topic cache safe: no new incarnation of the name can exist while another process may still
+ * serve the old one from its cache.
+ */
+interface TopicTombstone {
+  deleted: true;
+  id: string;
+  name: string;
+  deletedAt: number;
+}
+
+type StoredTopic = TopicMeta | TopicTombstone;
+
+const isTombstone = (v: StoredTopic): v is TopicTombstone => (v as TopicTombstone).deleted === true;
+
+/** Shared by every caller of a cached topic, so frozen: nobody may change what the others read. */
+const toTopic = (item: MetaItem<StoredTopic>): Topic => {
+  const meta = item.value as TopicMeta;
+  return Object.freeze({
+    ...meta,
+    configs: Object.freeze({ ...meta.configs }),
+    config: Object.freeze(resolveTopicConfig(meta.configs)),
+    version: item.version,
+  });
+};
+
+/**
+ * Kafka brokers serve produce and fetch from metadata propagated to them, not from a read per
+ * request. This cache keeps a topic that long after reading it; within the process every change
+ * through the registry replaces or drops the entry at once, so only changes made by other
+ * processes (other Lambdas) are seen up to this late: a config change or added partitions.
+ */
+export const TOPIC_METADATA_MAX_AGE_MS = 1000;
+/**
+ * How long a deleted topic's name stays taken: the cache age plus a margin for clock skew
+ * between processes, so a cached topic always expires before the name can get a new id.
+ */
+/** The clock skew between processes the hold allows for. */
+const CLOCK_SKEW_MARGIN_MS = 2000;
+export const TOPIC_DELETION_HOLD_MS = TOPIC_METADATA_MAX_AGE_MS + CLOCK_SKEW_MARGIN_MS;
+
+export interface TopicRegistryOptions {
+  /** How long a topic read is served from the cache (0: read every time). */
+  maxAgeMs?: number;
+  /** How long a deleted topic's name stays taken (must exceed every process's `maxAgeMs`, with clock skew; default `maxAgeMs` + 2 s). */
+  deletionHoldMs?: number;
+}
 
 export interface CreateTopicRequest {
   name: string;
@@ -86,12 +130,21 @@ export interface CreateTopicRequest {
 }
 
 export class TopicRegistry {
+  private readonly maxAgeMs: number;
+  private readonly deletionHoldMs: number;
+  /** Topics read, by name, with when they were read (this clock's time). */
+  private readonly cache = new Map<string, { topic: Topic; readAt: number }>();
+
   constructor(
     private readonly metadata: MetadataStore,
     private readonly clock: Clock,
     /** How many replica stores exist: replication.factor cannot exceed it. */
     readonly replicaStores: number,
-  ) {}
+    options: TopicRegistryOptions = {},
+  ) {
+    this.maxAgeMs = options.maxAgeMs ?? TOPIC_METADATA_MAX_AGE_MS;
+    this.deletionHoldMs = options.deletionHoldMs ?? this.maxAgeMs + CLOCK_SKEW_MARGIN_MS;
+  }
 
   async create(req: CreateTopicRequest): Promise<Topic> {
     validateTopicName(req.name);
@@ -120,32 +173,66 @@ export class TopicRegistry {
       configs,
       createdAt: this.clock.now(),
     };
+    // A name is free when it has no item, or a tombstone older than the deletion hold.
+    const requireFree = (item: MetaItem<StoredTopic> | undefined): void => {
+      if (!item) return;
+      if (!isTombstone(item.value)) throw exists(req.name);
+      if (this.clock.now() - item.value.deletedAt < this.deletionHoldMs) throw markedForDeletion(req.name);
+    };
     if (req.validateOnly) {
-      if (await this.metadata.get(PK, sk(req.name))) throw exists(req.name);
+      requireFree(await this.metadata.get<StoredTopic>(PK, sk(req.name)));
       return { ...meta, config: resolveTopicConfig(configs), version: 0 };
     }
-    // The topic id is the token: a create whose answer was lost finds its own incarnation.
-    const { result } = await optimisticUpdate<TopicMeta, Topic>({
+    // The topic id is the token: a create whose answer was lost finds its own incarnation. The first
+    // write assumes no item (IF absent); over an old tombstone the second writes IF its version.
+    const { result } = await optimisticUpdate<StoredTopic, Topic>({
       metadata: this.metadata,
       pk: PK,
       sk: sk(req.name),
       known: { item: undefined },
-      attempts: 1,
+      attempts: 3,
       giveUp: { errorName: 'TOPIC_ALREADY_EXISTS', message: `Topic '${req.name}' already exists.` },
-      decide: () => ({ write: meta, answer: toTopic }),
-      recognise: (found) => (found?.value.id === meta.id ? toTopic(found) : undefined),
+      decide: (item) => {
+        requireFree(item);
+        return { write: meta, answer: toTopic };
+      },
+      recognise: (found) => (found?.value.id === meta.id && !isTombstone(found.value) ? toTopic(found) : undefined),
     });
+    this.remember(result);
     return result;
   }
 
+  /** The topic, from the cache when it was read less than `maxAgeMs` ago (see TOPIC_METADATA_MAX_AGE_MS). */
   async get(name: string): Promise<Topic> {
-    const item = await this.metadata.get<TopicMeta>(PK, sk(name));
-    if (!item) throw unknownTopic(name);
-    return toTopic(item);
+    const cached = this.cache.get(name);
+    if (cached && this.clock.now() - cached.readAt < this.maxAgeMs) return cached.topic;
+    const readAt = this.clock.now();
+    const item = await this.metadata.get<StoredTopic>(PK, sk(name));
+    if (!item || isTombstone(item.value)) {
+      this.cache.delete(name);
+      throw unknownTopic(name);
+    }
+    const topic = toTopic(item);
+    this.remember(topic, readAt);
+    return topic;
   }
 
+  /** Every topic, read now (listings are admin traffic: not cached, but they refresh the cache). */
   async list(): Promise<Topic[]> {
-    return (await this.metadata.query<TopicMeta>(PK, { beginsWith: TOPIC_PREFIX })).map(toTopic);
+    const readAt = this.clock.now();
+    const items = await this.metadata.query<StoredTopic>(PK, { beginsWith: TOPIC_PREFIX });
+    const topics: Topic[] = [];
+    for (const item of items) {
+      if (!isTombstone(item.value)) {
+        const topic = toTopic(item);
+        this.remember(topic, readAt);
+        topics.push(topic);
+      } else if (readAt - item.value.deletedAt >= this.deletionHoldMs) {
+        // A tombstone past its hold is no longer needed; a create may take the name meanwhile (then the condition fails).
+        await this.metadata.delete(item.pk, item.sk, { ifVersion: item.version }).catch(() => {});
+      }
+    }
+    return topics;
   }
 
   /** Applies set (value) and delete (null) operations to the overrides, all or nothing. */
@@ -186,10 +273,14 @@ export class TopicRegistry {
     });
   }
 
-  /** Removes the topic item (the one write that makes the topic gone); data cleanup is the caller's. */
+  /**
+   * Replaces the topic item with its tombstone (the one write that makes the topic gone; the name
+   * stays taken for the deletion hold); data cleanup is the caller's.
+   */
   async delete(name: string): Promise<Topic> {
     let deleted: Topic | undefined;
-    const { result } = await optimisticUpdate<TopicMeta, Topic>({
+    this.cache.delete(name);
+    const { result } = await optimisticUpdate<StoredTopic, Topic>({
       metadata: this.metadata,
       pk: PK,
       sk: sk(name),
@@ -198,20 +289,22 @@ export class TopicRegistry {
         message: `Too many concurrent changes to topic ${name}; retry`,
       },
       decide: (item) => {
-        if (!item) throw unknownTopic(name);
+        if (!item || isTombstone(item.value)) throw unknownTopic(name);
         const topic = toTopic(item);
         deleted = topic;
-        return { remove: true, answer: () => topic };
+        const tombstone: TopicTombstone = { deleted: true, id: topic.id, name, deletedAt: this.clock.now() };
+        return { write: tombstone, answer: () => topic };
       },
-      // Gone after our delete: it applied (a repeat found nothing to delete).
-      recognise: (found) => (found === undefined ? deleted : undefined),
+      // Our own tombstone after a lost answer: the delete applied.
+      recognise: (found) => (found && isTombstone(found.value) && found.value.id === deleted?.id ? deleted : undefined),
     });
+    this.cache.delete(name);
     return result;
   }
 
   /** Read-modify-write of the topic item with an optimistic version check, retried on conflict. */
   private async update(name: string, validateOnly: boolean, change: (t: TopicMeta) => TopicMeta): Promise<Topic> {
-    const { result } = await optimisticUpdate<TopicMeta, Topic>({
+    const { result } = await optimisticUpdate<StoredTopic, Topic>({
       metadata: this.metadata,
       pk: PK,
       sk: sk(name),
@@ -220,17 +313,28 @@ export class TopicRegistry {
         message: `Too many concurrent changes to topic ${name}; retry`,
       },
       decide: (item) => {
-        if (!item) throw unknownTopic(name);
+        if (!item || isTombstone(item.value)) throw unknownTopic(name);
         const next = change(item.value);
         if (validateOnly) return { done: { ...next, config: resolveTopicConfig(next.configs), version: item.version } };
         return { write: next, answer: toTopic };
       },
       recognise: (found, attempted) => (holdsWrite(found, attempted) ? toTopic(found) : undefined),
     });
+    if (!validateOnly) this.remember(result);
     return result;
+  }
+
+  private remember(topic: Topic, readAt = this.clock.now()): void {
+    if (this.maxAgeMs <= 0) return;
+    const held = this.cache.get(topic.name);
+    // A slower read must not replace a newer version of the same incarnation.
+    if (held && held.topic.id === topic.id && held.topic.version > topic.version) return;
+    this.cache.set(topic.name, { topic, readAt });
   }
 }
 
 const unknownTopic = (name: string) =>
   new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `This server does not host this topic: ${name}`);
 const exists = (name: string) => new KafkaError('TOPIC_ALREADY_EXISTS', `Topic '${name}' already exists.`);
+const markedForDeletion = (name: string) =>
+  new KafkaError('TOPIC_ALREADY_EXISTS', `Topic '${name}' is marked for deletion; retry in a few seconds.`);

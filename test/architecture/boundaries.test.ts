@@ -136,8 +136,8 @@ const PACKAGE_OWNERS: { packages: RegExp; why: string; files: RegExp }[] = [
   },
   {
     packages: /^better-sqlite3$/,
-    why: 'the embedded metadata adapter',
-    files: /^src\/storage\/sqlite-metadata-store\.ts$/,
+    why: 'the embedded metadata adapter and the local object store index',
+    files: /^src\/storage\/sqlite-(metadata-store|pack-index)\.ts$/,
   },
 ];
 

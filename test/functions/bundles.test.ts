@@ -200,8 +200,11 @@ describe('bundles', () => {
       const text = bundleText[name];
       // src/compose.ts imports the adapter only for the local backend; the bundle keeps that import as is.
       expect(text, name).toMatch(/import\(["']\.\/storage\/sqlite-metadata-store\.js["']\)/);
-      // Neither the adapter (its table definition) nor better-sqlite3 (its native binding's name) is inside.
+      // So does the local object store for its pack index.
+      expect(text, name).toMatch(/import\(["']\.\/sqlite-pack-index\.js["']\)/);
+      // Neither adapter (their table definitions) nor better-sqlite3 (its native binding's name) is inside.
       expect(text, name).not.toContain('CREATE TABLE IF NOT EXISTS items');
+      expect(text, name).not.toContain('CREATE TABLE IF NOT EXISTS packs');
       expect(text, name).not.toMatch(/better[-_]sqlite3/);
     }
   });

@@ -4,7 +4,7 @@ import { isKafkaError } from '../../src/wire/errors.js';
 import { PartitionLog } from '../../src/log/partition-log.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import type { LogRecord } from '../../src/wire/record-batch.js';
-import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
+import { TOPIC_DELETION_HOLD_MS, TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
 import { FaultyObjectStore } from '../support/fault-injection.js';
@@ -75,7 +75,9 @@ describe.each(allBackends)('partition log on $name', (backend) => {
           await writers[i % writers.length]!.append(topic, [{ partition: 0, records: values.map((v) => rec(v)) }])
         ).get(0)!;
         if (!out.ok) throw out.error;
-        values.forEach((value, j) => acked.push({ value, offset: out.info.baseOffset + j }));
+        values.forEach((value, j) => {
+          acked.push({ value, offset: out.info.baseOffset + j });
+        });
       }),
     );
     const read: { value: string | null; offset: number }[] = [];
@@ -235,7 +237,9 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     const first = await topics.create({ name: 'reused', partitionCount: 1, replicationFactor: 1 });
     await log.append(first, [{ partition: 0, records: [rec('old-1'), rec('old-2')] }]);
     await log.purge(await topics.delete('reused'));
-    const second: Topic = await topics.create({ name: 'reused', partitionCount: 1, replicationFactor: 1 });
+    // The name is taken while the topic is marked for deletion (TOPIC_DELETION_HOLD_MS): re-created after that.
+    const later = new TopicRegistry(storage.metadata, { now: () => Date.now() + TOPIC_DELETION_HOLD_MS }, 1);
+    const second: Topic = await later.create({ name: 'reused', partitionCount: 1, replicationFactor: 1 });
     expect(second.id).not.toBe(first.id);
     expect((await log.state(second, 0)).highWatermark).toBe(0);
     await log.append(second, [{ partition: 0, records: [rec('new')] }]);

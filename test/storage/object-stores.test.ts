@@ -13,14 +13,38 @@ objectStoreContract('memory', async () => ({ store: new MemoryObjectStore(), tea
 
 objectStoreContract('local filesystem', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'local-object-store-'));
-  return { store: new LocalObjectStore(dir), teardown: () => rm(dir, { recursive: true, force: true }) };
+  const store = new LocalObjectStore(dir);
+  return {
+    store,
+    teardown: async () => {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+// Tiny packs and rewrites: every few puts start a new pack, and deletes move objects between them.
+objectStoreContract('local filesystem, small packs', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'local-object-store-'));
+  const store = new LocalObjectStore(dir, { packBytes: 64, minRepackBytes: 1 });
+  return {
+    store,
+    teardown: async () => {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 });
 
 objectStoreContract('local filesystem, fsync', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'local-object-store-'));
+  const store = new LocalObjectStore(join(dir, 'not/yet/created'), { fsync: true });
   return {
-    store: new LocalObjectStore(join(dir, 'not/yet/created'), { fsync: true }),
-    teardown: () => rm(dir, { recursive: true, force: true }),
+    store,
+    teardown: async () => {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
   };
 });
 
