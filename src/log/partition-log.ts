@@ -336,14 +336,17 @@ export class PartitionLog {
       };
       let result: CommitResult;
       try {
-        result = await this.serialized(pk, () => {
+        result = await this.serialized(pk, async () => {
           // A commit queued behind this process's own earlier one starts from the state it left.
           const mine = this.lastWritten.get(pk);
           const start =
             mine && mine.state.topicId === topic.id && (read.version === undefined || mine.version! > read.version)
               ? mine
               : read;
-          return commitToPartition(this.commitDeps, topic, p, plan, start);
+          const r = await commitToPartition(this.commitDeps, topic, p, plan, start);
+          // Noted before the queue moves on, so the next commit in it starts from this state.
+          if (r.kind === 'committed') this.lastWritten.set(pk, { state: r.state, version: r.version });
+          return r;
         });
       } catch (e) {
         if (e instanceof KafkaError && e.errorName === 'FENCED_LEADER_EPOCH' && attempt < LEADERSHIP_RETRIES) continue;
@@ -352,7 +355,6 @@ export class PartitionLog {
       if (result.kind === 'duplicate')
         return info(result.baseOffset, result.lastOffset, result.state.logStartOffset, true);
       const { entry } = result;
-      this.lastWritten.set(pk, { state: result.state, version: result.version });
       if (result.indexed) this.indexed.set(pk, commitIdentity(entry));
       this.notifyAppend(topic.name, p);
       this.metrics.add('ProduceRecords', run.recordCount);

@@ -15,7 +15,7 @@ import {
   type ProducerEntry,
 } from './partition-state.js';
 import type { TopicMeta } from '../topics/topics.js';
-import { partitionPk, STATE_SK } from '../storage/key-layout.js';
+import { CLUSTER_PK, partitionPk, STATE_SK, topicSk } from '../storage/key-layout.js';
 
 /** What a commit needs to know about the batches it makes visible. */
 export interface PendingCommit {
@@ -64,6 +64,8 @@ export interface StateRead {
   state: PartitionState;
   /** Absent when no item exists yet. */
   version?: number;
+  /** The item found is another topic incarnation's (one deleted, or one that took the name since). */
+  otherTopic?: true;
 }
 
 /**
@@ -90,6 +92,7 @@ export function stateFromItem(
   return {
     state: initialPartitionState(topic.id, partition, topic.replicationFactor, storeCount),
     version: item?.version,
+    ...(item ? { otherTopic: true as const } : {}),
   };
 }
 
@@ -167,6 +170,15 @@ export async function commitToPartition(
     },
     decide: async (item, attempt) => {
       basedOn = item?.version;
+      const foreign = attempt === 0 && start.otherTopic ? true : item !== undefined && item.value.topicId !== topic.id;
+      if (foreign && !(await isCurrentTopic(deps.metadata, topic))) {
+        // The item is another incarnation's: this writer's topic was deleted (and the name taken
+        // again) after it read the topic. Writing over it would reset the new topic's partition.
+        throw new KafkaError(
+          'UNKNOWN_TOPIC_OR_PARTITION',
+          `Topic ${topic.name} was deleted while this request was writing to it; nothing was appended`,
+        );
+      }
       const { state } = stateFromItem(item, topic, partition, deps.storeCount);
       if (state.leaderEpoch !== plan.leaderEpoch) {
         throw new KafkaError(
@@ -229,6 +241,12 @@ export async function commitToPartition(
     retries: outcome.retries,
     indexed,
   };
+}
+
+/** Whether the topic item names this incarnation (id) and is not a deletion's tombstone. */
+async function isCurrentTopic(metadata: MetadataStore, topic: TopicMeta): Promise<boolean> {
+  const item = await metadata.get<{ id?: string; deleted?: boolean }>(CLUSTER_PK, topicSk(topic.name));
+  return item !== undefined && item.value.deleted !== true && item.value.id === topic.id;
 }
 
 const carriesToken = (s: PartitionState, token: string) =>

@@ -156,6 +156,41 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     });
   });
 
+  it('commits concurrent appends of one process to one partition without losing a race to itself', async () => {
+    const topic = await newTopic(1);
+    let retries = 0;
+    const counted = new PartitionLog({
+      metadata: storage.metadata,
+      stores: storage.stores,
+      clock,
+      leadership: new ReplicaManager({ metadata: storage.metadata, stores: storage.stores, clock }),
+      metrics: { add: (name, n) => void (name === 'CommitRetries' && (retries += n)) },
+    });
+    const outs = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => counted.append(topic, [{ partition: 0, records: [rec(`c${i}`)] }])),
+    );
+    expect(outs.map((o) => o.get(0)!.ok)).toEqual(Array(16).fill(true));
+    // Each commit queued behind the process's own previous one starts from the state it left.
+    expect(retries).toBe(0);
+  });
+
+  it('refuses a writer holding a deleted topic instead of resetting the partition of the topic that took its name', async () => {
+    const registry = new TopicRegistry(storage.metadata, clock, storage.stores.length, { deletionHoldMs: 0 });
+    const name = `reborn${n++}`;
+    const old = await registry.create({ name, partitionCount: 1, replicationFactor: 1, configs: {} });
+    await registry.delete(name);
+    const reborn = await registry.create({ name, partitionCount: 1, replicationFactor: 1, configs: {} });
+    expect((await log.append(reborn, [{ partition: 0, records: [rec('new-0'), rec('new-1')] }])).get(0)).toMatchObject({
+      ok: true,
+    });
+    // A writer that read the old topic before its deletion.
+    const stale = (await log.append(old, [{ partition: 0, records: [rec('from-the-old-topic')] }])).get(0)!;
+    expect(stale).toMatchObject({ ok: false, error: { errorName: 'UNKNOWN_TOPIC_OR_PARTITION' } });
+    const read = await log.read(reborn, 0, 0, 1 << 20);
+    expect(read.records.map((r) => text(r.value))).toEqual(['new-0', 'new-1']);
+    expect(read.highWatermark).toBe(2);
+  });
+
   it('bounds a read by max bytes but always returns at least one batch', async () => {
     const topic = await newTopic(1);
     for (let i = 0; i < 5; i++) await log.append(topic, [{ partition: 0, records: [rec('x'.repeat(200) + i)] }]);
