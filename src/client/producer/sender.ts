@@ -2,7 +2,7 @@
  * The sender (Kafka's Sender + the idempotent half of TransactionManager): drains ready batches
  * from the accumulator and sends them, as RecordBatch v2 bytes (one request for every partition
  * with a batch, of every topic, up to max.request.size, as Kafka sends one ProduceRequest per
- * broker; once a batch is ready, every partition's head batch goes with it) or as JSON
+ * broker; once a batch is ready, the other partitions' head batches go with it where they fit) or as JSON
  * records:batch requests (one request per topic holding at most one batch per partition), and
  * handles every answer per partition.
  *
@@ -26,7 +26,7 @@ import type { Metadata } from '../metadata.js';
 import { backoffMs, retry } from '../retry.js';
 import { enc, RECORD_BATCH_MEDIA_TYPE, type Transport, type WireFormat } from '../transport.js';
 import { wireEntry, type WireEntry } from '../codec.js';
-import { encodeProducerBatch } from '../record-batches.js';
+import { encodeProducerBatch, RECORD_BATCH_OVERHEAD } from '../record-batches.js';
 import type { BufferPool } from './buffer-pool.js';
 import type { PartitionQueue, ProducerBatch, RecordAccumulator } from './record-accumulator.js';
 import type { Acks } from '../../wire/protocol.js';
@@ -101,6 +101,9 @@ interface WireBatchResponse {
 
 const asClientError = (e: unknown) =>
   e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
+
+/** A batch's size in a multi-partition request: its RecordBatch and the partition's framing (index, length). */
+const batchBytes = (b: ProducerBatch) => RECORD_BATCH_OVERHEAD + b.sizeInBytes + 8;
 
 const SEQUENCE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID']);
 const FENCED = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED']);
@@ -294,27 +297,8 @@ export class Sender {
     let nextWake = Infinity;
     const byTopic = new Map<string, ProducerBatch[][]>();
     const multi = this.transport.useRecordBatches(this.config.format) && this.multiPartition !== 'unsupported';
-    // With requests of many partitions, a ready batch makes every partition's head go with it (as
-    // Kafka's sender drains all partitions of a ready node), and so does a request's worth of bytes.
-    let anyReady = this.flushing > 0 || this.closing;
-    if (multi && !anyReady) {
-      let waiting = 0;
-      for (const q of this.accumulator.queues.values()) {
-        const head = q.batches[0];
-        if (!head || !this.canSend(q, 0, now)) continue;
-        waiting += head.wireBytes;
-        if (
-          head.closed ||
-          head.sizeInBytes >= this.config.batchSize ||
-          q.batches.length > 1 ||
-          now - head.createdMs >= this.config.lingerMs ||
-          waiting >= this.config.maxRequestSize
-        ) {
-          anyReady = true;
-          break;
-        }
-      }
-    }
+    if (multi) return this.drainAll(now, resolving);
+    const anyReady = this.flushing > 0 || this.closing;
     for (const q of this.accumulator.queues.values()) {
       const drained: ProducerBatch[] = [];
       if (resolving && !q.batches[0]?.outcomeUnknown) continue;
@@ -324,49 +308,17 @@ export class Sender {
           if (head.retryAtMs > now) nextWake = Math.min(nextWake, head.retryAtMs);
           break;
         }
-        const ready =
-          anyReady ||
-          head.closed ||
-          head.sizeInBytes >= this.config.batchSize ||
-          q.batches.length > 1 ||
-          now - head.createdMs >= this.config.lingerMs;
-        if (!ready) {
+        if (!anyReady && !this.isReady(q, head, now)) {
           nextWake = Math.min(nextWake, head.createdMs + this.config.lingerMs);
           break;
         }
-        q.batches.shift();
-        head.closed = true;
-        if (this.config.idempotent && head.baseSequence === undefined) {
-          head.baseSequence = q.nextSequence;
-          q.nextSequence += head.records.length;
-        }
-        drained.push(head);
-        // One batch per partition per drain when requests carry many partitions (more leave in the next).
-        if (multi || resolving) break;
+        drained.push(this.take(q));
+        if (resolving) break;
       }
       if (drained.length === 0) continue;
       let rounds = byTopic.get(q.topic);
       if (!rounds) byTopic.set(q.topic, (rounds = []));
       drained.forEach((b, i) => (rounds[i] ??= []).push(b));
-    }
-    if (multi) {
-      // Every topic's ready batches in requests of up to max.request.size (Kafka's one ProduceRequest per broker).
-      let request: ProducerBatch[] = [];
-      let bytes = 0;
-      for (const rounds of byTopic.values()) {
-        for (const b of rounds[0] ?? []) {
-          if (request.length > 0 && bytes + b.wireBytes > this.config.maxRequestSize) {
-            this.dispatch(request);
-            request = [];
-            bytes = 0;
-          }
-          request.push(b);
-          bytes += b.wireBytes;
-        }
-      }
-      if (request.length > 0) this.dispatch(request);
-      if (nextWake !== Infinity) this.scheduleAt(nextWake, now);
-      return;
     }
     const perPartition = this.transport.useRecordBatches(this.config.format);
     for (const rounds of byTopic.values()) {
@@ -393,6 +345,76 @@ export class Sender {
         if (request.length > 0) this.dispatch(request);
       }
     }
+    if (nextWake !== Infinity) this.scheduleAt(nextWake, now);
+  }
+
+  /** Whether a head batch is due on its own: full, lingered long enough, or behind it another waits. */
+  private isReady(q: PartitionQueue, head: ProducerBatch, now: number): boolean {
+    return (
+      head.closed ||
+      head.sizeInBytes >= this.config.batchSize ||
+      q.batches.length > 1 ||
+      now - head.createdMs >= this.config.lingerMs
+    );
+  }
+
+  /** Takes the queue's head for sending: closed to new records, its sequence fixed (idempotence). */
+  private take(q: PartitionQueue): ProducerBatch {
+    const head = q.batches.shift()!;
+    head.closed = true;
+    if (this.config.idempotent && head.baseSequence === undefined) {
+      head.baseSequence = q.nextSequence;
+      q.nextSequence += head.records.length;
+    }
+    return head;
+  }
+
+  /**
+   * Requests of many partitions and topics (Kafka's one ProduceRequest per broker), one batch per
+   * partition, up to max.request.size each. The heads that are due go first; the others join only
+   * where they fit in the last request, as Kafka drains a ready node's other partitions: a head that
+   * is not due never makes a request of its own, so ~1 MiB requests stay one object each.
+   */
+  private drainAll(now: number, resolving: boolean): void {
+    let nextWake = Infinity;
+    const all = this.flushing > 0 || this.closing;
+    const due: [PartitionQueue, ProducerBatch][] = [];
+    const extra: [PartitionQueue, ProducerBatch][] = [];
+    let extraBytes = 0;
+    for (const q of this.accumulator.queues.values()) {
+      const head = q.batches[0];
+      if (!head || (resolving && !head.outcomeUnknown)) continue;
+      if (!this.canSend(q, 0, now)) {
+        if (head.retryAtMs > now) nextWake = Math.min(nextWake, head.retryAtMs);
+        continue;
+      }
+      if (all || this.isReady(q, head, now)) due.push([q, head]);
+      else if (!resolving) {
+        extra.push([q, head]);
+        extraBytes += batchBytes(head);
+      }
+    }
+    // Small heads that together fill a request are due as a request.
+    if (due.length === 0 && extraBytes >= this.config.maxRequestSize) due.push(...extra.splice(0));
+    let request: ProducerBatch[] = [];
+    let bytes = 0;
+    const send = () => {
+      if (request.length > 0) this.dispatch(request);
+      request = [];
+      bytes = 0;
+    };
+    for (const [q, head] of due) {
+      if (request.length > 0 && bytes + batchBytes(head) > this.config.maxRequestSize) send();
+      request.push(this.take(q));
+      bytes += batchBytes(head);
+    }
+    for (const [q, head] of extra) {
+      if (request.length > 0 && bytes + batchBytes(head) <= this.config.maxRequestSize) {
+        request.push(this.take(q));
+        bytes += batchBytes(head);
+      } else nextWake = Math.min(nextWake, head.createdMs + this.config.lingerMs);
+    }
+    send();
     if (nextWake !== Infinity) this.scheduleAt(nextWake, now);
   }
 
