@@ -2,11 +2,11 @@ import type { Clock } from '../clock.js';
 import type { Acks } from '../wire/protocol.js';
 import { KafkaError } from '../wire/errors.js';
 import { checkSequence, producerIn } from '../partition/producer-state.js';
-import { checkCurrentLeaderEpoch, withinEpoch } from '../partition/epoch-history.js';
+import { withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
-import { isAborted, OffsetIndex, type AbortedTransaction } from '../partition/offset-index.js';
+import { OffsetIndex } from '../partition/offset-index.js';
 import {
   commitIdentity,
   commitToPartition,
@@ -16,23 +16,7 @@ import {
   type CommitResult,
   type StateRead,
 } from '../partition/partition-commit.js';
-import {
-  lastStableOffset,
-  type CommitRecord,
-  type PartitionState,
-  type ProducerBatch,
-} from '../partition/partition-state.js';
-import {
-  CONTROL_FLAG_MASK,
-  decodeRecordBatch,
-  decodeRecordBatches,
-  LOG_OVERHEAD,
-  readBatchHeader,
-  setBaseOffset,
-  setPartitionLeaderEpoch,
-  TRANSACTIONAL_FLAG_MASK,
-  type DecodedRecord,
-} from '../wire/record-batch.js';
+import type { CommitRecord, PartitionState, ProducerBatch } from '../partition/partition-state.js';
 import { encodeMarkerBatch } from '../wire/control-batch.js';
 import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
 import { requirePartition, type Topic, type TopicMeta } from '../topics/topics.js';
@@ -48,8 +32,27 @@ import {
   STATE_SK,
 } from '../storage/key-layout.js';
 import { noMetrics, type Metrics } from '../metrics.js';
+import {
+  asKafkaError,
+  PartitionReader,
+  type BatchFetchResult,
+  type FetchResult,
+  type IsolationLevel,
+  type OffsetSpec,
+  type PartitionFetch,
+  type PartitionFetchOutcome,
+} from './partition-reader.js';
 
 export type { PartitionAppend } from './request-object.js';
+export type {
+  BatchFetchResult,
+  FetchResult,
+  IsolationLevel,
+  OffsetSpec,
+  PartitionFetch,
+  PartitionFetchOutcome,
+} from './partition-reader.js';
+export { asKafkaError } from './partition-reader.js';
 
 export interface AppendOptions {
   acks?: Acks;
@@ -60,9 +63,6 @@ export interface AppendOptions {
    */
   producer?: { producerId: number; producerEpoch: number; baseSequences: Map<number, number>; transactional?: boolean };
 }
-
-/** read_uncommitted reads up to the high watermark; read_committed up to the last stable offset, without aborted records. */
-export type IsolationLevel = 'read_uncommitted' | 'read_committed';
 
 /** What a transaction marker says (Kafka's WriteTxnMarkers entry for one partition). */
 export interface MarkerRequest {
@@ -87,49 +87,6 @@ export interface AppendInfo {
 
 export type AppendOutcome = { ok: true; info: AppendInfo } | { ok: false; error: KafkaError };
 
-export interface FetchResult {
-  records: DecodedRecord[];
-  /** The offset to fetch next: one past the last record returned, or the requested offset. */
-  nextOffset: number;
-  highWatermark: number;
-  logStartOffset: number;
-  /** Bytes of record batches read to answer (Kafka's fetch size accounting). */
-  bytes: number;
-  lastStableOffset: number;
-}
-
-/** A fetch answered with stored batches (Kafka's Fetch response records field). */
-export interface BatchFetchResult {
-  /** Whole v2 batches with absolute offsets; empty when nothing below the HW is left from the offset. */
-  batches: Uint8Array;
-  /** Records in those batches (the first may start before the offset asked for). */
-  recordCount: number;
-  nextOffset: number;
-  highWatermark: number;
-  logStartOffset: number;
-  lastStableOffset: number;
-  /**
-   * read_committed only: the aborted transactions with records among the batches (Kafka's
-   * FetchResponse aborted_transactions, with the marker offset too), for the consumer to filter.
-   */
-  abortedTransactions?: AbortedTransaction[];
-}
-
-/** One partition of a multi-partition fetch. */
-export interface PartitionFetch {
-  topic: TopicMeta;
-  partition: number;
-  offset: number;
-  /** Kafka's partition_max_bytes. */
-  maxBytes: number;
-}
-
-export type PartitionFetchOutcome =
-  | ({ ok: true } & BatchFetchResult & { bytes: number })
-  | { ok: false; error: KafkaError };
-
-export type OffsetSpec = 'earliest' | 'latest' | { timestamp: number };
-
 export interface LogDeps {
   metadata: MetadataStore;
   /** The replica stores; a partition's replicas are indexes into this list. */
@@ -147,8 +104,9 @@ const LEADERSHIP_RETRIES = 3;
 
 /**
  * The partitioned log: appends (the commit protocol of docs/architecture.md, with Kafka's acks over replica
- * stores), reads by offset, list-offsets. One produce request becomes one object (written to each
- * store that needs it) holding every touched partition's batches.
+ * stores); reads by offset and list-offsets are delegated to a PartitionReader (partition-reader.ts). One
+ * produce request becomes one object (written to each store that needs it) holding every touched
+ * partition's batches.
  */
 export class PartitionLog {
   readonly index: OffsetIndex;
@@ -168,11 +126,18 @@ export class PartitionLog {
   private readonly background = new Set<Promise<unknown>>();
 
   private readonly metrics: Metrics;
+  /** The read path (reads by offset, Fetch over many partitions, list-offsets). */
+  private readonly reader: PartitionReader;
 
   constructor(private readonly deps: LogDeps) {
     this.metrics = deps.metrics ?? noMetrics;
     this.index = new OffsetIndex(deps.metadata);
     this.replicas = deps.leadership;
+    this.reader = new PartitionReader({
+      index: this.index,
+      state: (topic, partition) => this.state(topic, partition),
+      store: (id) => this.store(id),
+    });
   }
 
   /** Called after every successful append (the purgatory's checkAndComplete hook). */
@@ -453,327 +418,48 @@ export class PartitionLog {
   }
 
   /**
-   * Records from `offset` (the first one at or after it) up to the high watermark, in whole stored
-   * batches within `maxBytes` (at least one batch, so a consumer always progresses). Offsets
-   * outside [logStartOffset, HW] are OFFSET_OUT_OF_RANGE, as in Kafka; offset = HW answers empty.
+   * Records from `offset` up to the high watermark, in whole stored batches within `maxBytes`
+   * ({@link PartitionReader.read}).
    */
-  async read(
+  read(
     topic: TopicMeta,
     partition: number,
     offset: number,
     maxBytes: number,
     isolation: IsolationLevel = 'read_uncommitted',
   ): Promise<FetchResult> {
-    const { state, loaded, upper } = await this.loadFrom(topic, partition, offset, maxBytes, isolation);
-    const { batches, nextOffset, bytes } = selectBatches(loaded, offset, upper, maxBytes);
-    const aborted =
-      isolation === 'read_committed' && batches.length > 0
-        ? await this.index.abortedTransactions(topic.name, partition, state, offset, upper)
-        : [];
-    const records: DecodedRecord[] = [];
-    for (const b of batches) {
-      const batch = decodeRecordBatch(b.data, b.at);
-      const { attributes, producerId } = batch.header;
-      // Control batches (transaction markers) are never records to a reader; read_committed leaves out aborted ones.
-      if (attributes & CONTROL_FLAG_MASK) continue;
-      if (aborted.length > 0 && attributes & TRANSACTIONAL_FLAG_MASK && isAborted(aborted, producerId, b.base))
-        continue;
-      for (const r of batch.records) {
-        const at = b.entry.baseOffset + r.offset;
-        if (at >= offset && at < upper) records.push({ ...r, offset: at });
-      }
-    }
-    return {
-      records,
-      nextOffset,
-      highWatermark: state.highWatermark,
-      logStartOffset: state.logStartOffset,
-      bytes,
-      lastStableOffset: lastStableOffset(state),
-    };
+    return this.reader.read(topic, partition, offset, maxBytes, isolation);
   }
 
-  /**
-   * The same range as {@link read}, as Kafka's Fetch sends it: the stored batches, whole and not
-   * decoded, in one buffer, with absolute base offsets and their leader epochs set, from the batch
-   * holding `offset` (the consumer skips the records of it below the offset). `limitBytes` is a
-   * hard bound (what a platform can answer, e.g. Lambda's 6 MB after base64): a first batch over
-   * it is MESSAGE_TOO_LARGE rather than an answer the platform would drop. CRCs are not checked
-   * here: the consumer checks them, as Kafka's consumer does.
-   */
-  async readBatches(
+  /** The same range as {@link read}, as Kafka's Fetch sends it ({@link PartitionReader.readBatches}). */
+  readBatches(
     topic: TopicMeta,
     partition: number,
     offset: number,
     maxBytes: number,
     options: { isolation?: IsolationLevel; limitBytes?: number; currentLeaderEpoch?: number } = {},
   ): Promise<BatchFetchResult> {
-    const isolation = options.isolation ?? 'read_uncommitted';
-    const { state, loaded, upper } = await this.loadFrom(
-      topic,
-      partition,
-      offset,
-      maxBytes,
-      isolation,
-      options.currentLeaderEpoch ?? -1,
-    );
-    const { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes, options.limitBytes);
-    // Patched in place: the store handed over bytes of our own (ObjectStore.get), and the stored
-    // object keeps its offsets relative to the entry.
-    for (const b of batches) {
-      setBaseOffset(b.data, b.at, b.base);
-      setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
-    }
-    const recordCount = batches.reduce((n, b) => n + readBatchHeader(b.data, b.at).recordCount, 0);
-    const result: BatchFetchResult = {
-      batches: joinViews(spans(batches)),
-      recordCount,
-      nextOffset,
-      highWatermark: state.highWatermark,
-      logStartOffset: state.logStartOffset,
-      lastStableOffset: lastStableOffset(state),
-    };
-    if (isolation === 'read_committed') {
-      result.abortedTransactions =
-        nextOffset > offset
-          ? await this.index.abortedTransactions(topic.name, partition, state, offset, nextOffset)
-          : [];
-    }
-    return result;
+    return this.reader.readBatches(topic, partition, offset, maxBytes, options);
   }
 
-  /**
-   * Kafka's Fetch over many partitions: each partition's stored batches from its offset, as
-   * {@link readBatches}, within its own `maxBytes` and, across partitions in the order given, the
-   * request's `maxBytes` (only the first partition with data may exceed it, by one batch, as in
-   * Kafka); never past `limitBytes` in all. The index lookups run in parallel, and the byte ranges
-   * are read per object: an object holding several of the partitions (one produce request) is
-   * read once. A partition's error (unknown partition, offset out of range) is its answer alone.
-   * The partitions must be distinct (the batches are patched in place). read_committed reads each
-   * partition up to its last stable offset and answers its aborted transactions, as
-   * {@link readBatches} does.
-   */
-  async readBatchesMany(
+  /** Kafka's Fetch over many partitions ({@link PartitionReader.readBatchesMany}). */
+  readBatchesMany(
     fetches: PartitionFetch[],
     maxBytes: number,
     limitBytes = Infinity,
     isolation: IsolationLevel = 'read_uncommitted',
   ): Promise<PartitionFetchOutcome[]> {
-    const planned = await Promise.all(
-      fetches.map(async (f) => {
-        try {
-          requirePartition(f.topic, f.partition);
-          return {
-            ok: true as const,
-            ...(await this.entriesAt(
-              f.topic,
-              f.partition,
-              f.offset,
-              Math.max(1, Math.min(f.maxBytes, maxBytes)),
-              isolation,
-            )),
-          };
-        } catch (e) {
-          return { ok: false as const, error: asKafkaError(e) };
-        }
-      }),
-    );
-    const loaded = await this.loadShared(
-      planned.map((p) => (p.ok ? { state: p.state, entries: p.entries } : undefined)),
-    );
-    let used = 0;
-    const answers = planned.map((p, i): PartitionFetchOutcome => {
-      if (!p.ok) return p;
-      const f = fetches[i]!;
-      const { state } = p;
-      const first = used === 0;
-      const budget = Math.max(0, Math.min(f.maxBytes, maxBytes - used));
-      const base = {
-        ok: true as const,
-        highWatermark: state.highWatermark,
-        logStartOffset: state.logStartOffset,
-        lastStableOffset: lastStableOffset(state),
-      };
-      if (!first && budget === 0)
-        return { ...base, batches: new Uint8Array(0), recordCount: 0, nextOffset: f.offset, bytes: 0 };
-      let selected: ReturnType<typeof selectBatches>;
-      try {
-        selected = selectBatches(loaded[i]!, f.offset, p.upper, budget, limitBytes - used, first);
-      } catch (e) {
-        return { ok: false, error: asKafkaError(e) };
-      }
-      for (const b of selected.batches) {
-        setBaseOffset(b.data, b.at, b.base);
-        setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
-      }
-      used += selected.bytes;
-      const recordCount = selected.batches.reduce((n, b) => n + readBatchHeader(b.data, b.at).recordCount, 0);
-      return {
-        ...base,
-        batches: joinViews(spans(selected.batches)),
-        recordCount,
-        nextOffset: selected.nextOffset,
-        bytes: selected.bytes,
-      };
-    });
-    if (isolation === 'read_committed') {
-      // As Kafka's read_committed fetch: the aborted transactions with records among each
-      // partition's batches, for the consumer to leave out (the partitions' lookups in parallel).
-      await Promise.all(
-        answers.map(async (a, i) => {
-          if (!a.ok) return;
-          const f = fetches[i]!;
-          const { state } = planned[i] as Extract<(typeof planned)[number], { ok: true }>;
-          try {
-            a.abortedTransactions =
-              a.nextOffset > f.offset
-                ? await this.index.abortedTransactions(f.topic.name, f.partition, state, f.offset, a.nextOffset)
-                : [];
-          } catch (e) {
-            answers[i] = { ok: false, error: asKafkaError(e) };
-          }
-        }),
-      );
-    }
-    return answers;
+    return this.reader.readBatchesMany(fetches, maxBytes, limitBytes, isolation);
   }
 
-  /** The partition's state and the index entries a fetch from `offset` reads; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
-  private async entriesAt(
-    topic: TopicMeta,
-    partition: number,
-    offset: number,
-    maxBytes: number,
-    isolation: IsolationLevel = 'read_uncommitted',
-    currentLeaderEpoch = -1,
-  ) {
-    const state = await this.state(topic, partition);
-    // The client's leader epoch first, as Kafka: a stale client refreshes its metadata before its offsets mean anything.
-    checkCurrentLeaderEpoch(currentLeaderEpoch, state.leaderEpoch, `${topic.name}-${partition}`);
-    const hw = state.highWatermark;
-    // read_committed stops at the LSO; an offset between the LSO and the HW is valid and answers empty, as in Kafka.
-    const upper = isolation === 'read_committed' ? lastStableOffset(state) : hw;
-    if (!Number.isSafeInteger(offset) || offset < state.logStartOffset || offset > hw) {
-      throw new KafkaError(
-        'OFFSET_OUT_OF_RANGE',
-        `Offset ${offset} is out of range for ${topic.name}-${partition}: the log holds [${state.logStartOffset}, ${hw})`,
-      );
-    }
-    const entries =
-      offset >= upper ? [] : await this.index.entriesFrom(topic.name, partition, state, offset, upper, maxBytes);
-    return { state, entries, upper };
-  }
-
-  /**
-   * The bytes of several partitions' entries, one GET per object and run of ranges close together
-   * (a produce request lays its partitions end to end in one object), each entry a view into it.
-   */
-  private async loadShared(
-    plans: ({ state: PartitionState; entries: CommitRecord[] } | undefined)[],
-  ): Promise<{ entry: CommitRecord; data: Uint8Array }[][]> {
-    const byKey = new Map<
-      string,
-      { start: number; end: number; sources: number[]; users: { plan: number; k: number; entry: CommitRecord }[] }[]
-    >();
-    plans.forEach((plan, i) => {
-      if (!plan) return;
-      const { state, entries } = plan;
-      const lastOffset = entries.at(-1)?.lastOffset ?? 0;
-      const sources = [
-        state.leader,
-        ...state.isr.filter((r) => r !== state.leader && (state.replicaLeo[String(r)] ?? 0) > lastOffset),
-      ];
-      entries.forEach((entry, k) => {
-        let runs = byKey.get(entry.objectKey);
-        if (!runs) {
-          runs = [];
-          byKey.set(entry.objectKey, runs);
-        }
-        runs.push({ start: entry.start, end: entry.end, sources, users: [{ plan: i, k, entry }] });
-      });
-    });
-    const out = plans.map((p) => new Array<{ entry: CommitRecord; data: Uint8Array }>(p?.entries.length ?? 0));
-    const reads: Promise<void>[] = [];
-    for (const [key, ranges] of byKey) {
-      ranges.sort((a, b) => a.start - b.start);
-      const merged: typeof ranges = [];
-      for (const r of ranges) {
-        const last = merged.at(-1);
-        // Close ranges are read as one: a GET costs more than the bytes between them.
-        if (last && r.start <= last.end + SHARED_READ_GAP) {
-          last.end = Math.max(last.end, r.end);
-          last.users.push(...r.users);
-        } else merged.push({ ...r, users: [...r.users] });
-      }
-      for (const run of merged) {
-        reads.push(
-          this.getFromAny(run.sources, key, { start: run.start, end: run.end }).then((bytes) => {
-            // Entries of distinct partitions (or one partition's successive entries) never share
-            // bytes, so each view is patched by one partition only.
-            for (const u of run.users)
-              out[u.plan]![u.k] = {
-                entry: u.entry,
-                data: bytes.subarray(u.entry.start - run.start, u.entry.end - run.start),
-              };
-          }),
-        );
-      }
-    }
-    await Promise.all(reads);
-    return out;
-  }
-
-  /** Loads the index entries (and their bytes) a fetch from `offset` answers with; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
-  private async loadFrom(
-    topic: TopicMeta,
-    partition: number,
-    offset: number,
-    maxBytes: number,
-    isolation: IsolationLevel,
-    currentLeaderEpoch = -1,
-  ) {
-    const { state, entries, upper } = await this.entriesAt(
-      topic,
-      partition,
-      offset,
-      maxBytes,
-      isolation,
-      currentLeaderEpoch,
-    );
-    return { state, loaded: entries.length === 0 ? [] : await this.load(state, entries), upper };
-  }
-
-  /**
-   * Kafka's ListOffsets: earliest = log start offset, latest = high watermark, by timestamp = the
-   * first offset whose timestamp is >= t (offset -1 when there is none, as Kafka answers).
-   */
-  async listOffset(
+  /** Kafka's ListOffsets ({@link PartitionReader.listOffset}). */
+  listOffset(
     topic: TopicMeta,
     partition: number,
     spec: OffsetSpec,
     isolation: IsolationLevel = 'read_uncommitted',
   ): Promise<{ offset: number; timestamp: number }> {
-    const state = await this.state(topic, partition);
-    if (spec === 'earliest') return { offset: state.logStartOffset, timestamp: -1 };
-    if (spec === 'latest')
-      return { offset: isolation === 'read_committed' ? lastStableOffset(state) : state.highWatermark, timestamp: -1 };
-    const t = spec.timestamp;
-    for await (const entry of this.index.scan(
-      topic.name,
-      partition,
-      topic.id,
-      state.logStartOffset,
-      state.highWatermark,
-      (e) => withinEpoch(state.epochHistory, e),
-    )) {
-      if (entry.maxTimestamp < t) continue;
-      const [loaded] = await this.load(state, [entry]);
-      for (const r of decodeEntry(entry, loaded!.data)) {
-        if (r.timestamp >= t && r.offset >= state.logStartOffset && r.offset < state.highWatermark)
-          return { offset: r.offset, timestamp: r.timestamp };
-      }
-    }
-    return { offset: -1, timestamp: -1 };
+    return this.reader.listOffset(topic, partition, spec, isolation);
   }
 
   /**
@@ -879,47 +565,6 @@ export class PartitionLog {
       // re-made on the item found, answers "nothing to do" with the same start offset.
     });
     return result;
-  }
-
-  /**
-   * Reads the byte ranges of index entries, one GET per run of adjacent ranges in one object, from
-   * the leader's store, or from an in-sync follower that holds them if the leader's store fails.
-   */
-  private async load(
-    state: PartitionState,
-    entries: CommitRecord[],
-  ): Promise<{ entry: CommitRecord; data: Uint8Array }[]> {
-    const runs: { key: string; start: number; end: number; entries: CommitRecord[] }[] = [];
-    for (const e of entries) {
-      const run = runs.at(-1);
-      if (run && run.key === e.objectKey && run.end === e.start) {
-        run.end = e.end;
-        run.entries.push(e);
-      } else runs.push({ key: e.objectKey, start: e.start, end: e.end, entries: [e] });
-    }
-    const lastOffset = entries.at(-1)?.lastOffset ?? 0;
-    const sources = [
-      state.leader,
-      ...state.isr.filter((r) => r !== state.leader && (state.replicaLeo[String(r)] ?? 0) > lastOffset),
-    ];
-    const loaded = await Promise.all(runs.map((r) => this.getFromAny(sources, r.key, { start: r.start, end: r.end })));
-    return runs.flatMap((r, i) =>
-      r.entries.map((entry) => ({ entry, data: loaded[i]!.subarray(entry.start - r.start, entry.end - r.start) })),
-    );
-  }
-
-  private async getFromAny(sources: number[], key: string, range: { start: number; end: number }): Promise<Uint8Array> {
-    let lastError: unknown;
-    for (const r of sources) {
-      try {
-        return await this.store(r).get(key, range);
-      } catch (e) {
-        lastError = e;
-      }
-    }
-    throw new KafkaError('KAFKA_STORAGE_ERROR', 'No replica store could serve the read; retry later', {
-      cause: lastError,
-    });
   }
 
   /** One PUT per store per request, shared by every partition that needs that store; resolves to whether it landed. */
@@ -1047,113 +692,6 @@ export class PartitionLog {
   }
 }
 
-/** A stored batch a fetch answers with: where it lies in the loaded bytes, and its absolute offsets. */
-interface SelectedBatch {
-  entry: CommitRecord;
-  data: Uint8Array;
-  at: number;
-  size: number;
-  base: number;
-  last: number;
-}
-
-/**
- * Kafka's fetch bounds over the loaded entries: batches from the one holding `offset`, below the
- * HW, whole, as many as fit in `maxBytes` (at least one, however large, as Kafka answers so that
- * a consumer always progresses), never past `limitBytes`. Entries may be larger than the budget
- * (one produce request is one entry), so the bounds apply per batch, not per entry.
- */
-function selectBatches(
-  loaded: { entry: CommitRecord; data: Uint8Array }[],
-  offset: number,
-  hw: number,
-  maxBytes: number,
-  limitBytes = Infinity,
-  atLeastOne = true,
-) {
-  const batches: SelectedBatch[] = [];
-  let nextOffset = offset;
-  let bytes = 0;
-  for (const { entry, data } of loaded) {
-    for (let at = 0; at < data.byteLength; ) {
-      const header = readBatchHeader(data, at);
-      const size = LOG_OVERHEAD + header.batchLength;
-      const base = entry.baseOffset + header.baseOffset;
-      const last = base + header.lastOffsetDelta;
-      if (last >= hw) return { batches, nextOffset, bytes };
-      if (last >= offset) {
-        if (bytes + size > limitBytes) {
-          if (batches.length > 0 || !atLeastOne) return { batches, nextOffset, bytes };
-          throw new KafkaError(
-            'MESSAGE_TOO_LARGE',
-            `The record batch at offset ${base} is ${size} bytes, more than this deployment can answer (${limitBytes}); fetch it in JSON`,
-          );
-        }
-        if ((batches.length > 0 || !atLeastOne) && bytes + size > maxBytes) return { batches, nextOffset, bytes };
-        batches.push({ entry, data, at, size, base, last });
-        bytes += size;
-        nextOffset = last + 1;
-      }
-      at += size;
-    }
-    // A compacted entry may end in removed records: the next fetch starts after the entry.
-    nextOffset = Math.max(nextOffset, Math.min(hw, entry.lastOffset + 1));
-  }
-  return { batches, nextOffset, bytes };
-}
-
-/** Reads of one object closer than this are merged into one GET. */
-const SHARED_READ_GAP = 256 * 1024;
-
-/** The selected batches as byte spans, one per run of batches lying end to end in one buffer. */
-function spans(batches: SelectedBatch[]): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  let i = 0;
-  while (i < batches.length) {
-    const first = batches[i]!;
-    let end = first.at + first.size;
-    while (i + 1 < batches.length && batches[i + 1]!.data === first.data && batches[i + 1]!.at === end)
-      end += batches[++i]!.size;
-    out.push(first.data.subarray(first.at, end));
-    i++;
-  }
-  return out;
-}
-
-/** The parts as one array: a view when they lie end to end in one buffer (entries read by one GET), else a copy. */
-function joinViews(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const first = parts[0];
-  const adjacent = parts.every(
-    (p, i) =>
-      i === 0 || (p.buffer === first!.buffer && p.byteOffset === parts[i - 1]!.byteOffset + parts[i - 1]!.byteLength),
-  );
-  if (first && adjacent)
-    return new Uint8Array(
-      first.buffer,
-      first.byteOffset,
-      parts.reduce((n, p) => n + p.byteLength, 0),
-    );
-  return Buffer.concat(parts);
-}
-
-/**
- * A committed run's records with absolute offsets (batches carry offsets relative to the run).
- * Control batches (transaction markers) are never records to a reader; the batches of `aborted`
- * transactions are left out (read_committed).
- */
-function decodeEntry(entry: CommitRecord, data: Uint8Array, aborted: AbortedTransaction[] = []): DecodedRecord[] {
-  const out: DecodedRecord[] = [];
-  for (const batch of decodeRecordBatches(data)) {
-    const { attributes, producerId } = batch.header;
-    if (attributes & CONTROL_FLAG_MASK) continue;
-    const base = entry.baseOffset + batch.header.baseOffset;
-    if (aborted.length > 0 && attributes & TRANSACTIONAL_FLAG_MASK && isAborted(aborted, producerId, base)) continue;
-    for (const r of batch.records) out.push({ ...r, offset: entry.baseOffset + r.offset });
-  }
-  return out;
-}
-
 /** A marker's guard: nothing to write when the producer has no open transaction of its epoch or older here. */
 function markerGuard(marker: MarkerRequest) {
   const check = (s: PartitionState) => {
@@ -1161,9 +699,4 @@ function markerGuard(marker: MarkerRequest) {
     return !open || open.producerEpoch > marker.producerEpoch ? { baseOffset: -1, lastOffset: -1 } : undefined;
   };
   return { check, resolve: async (s: PartitionState) => check(s) };
-}
-
-export function asKafkaError(e: unknown): KafkaError {
-  if (e instanceof KafkaError) return e;
-  return new KafkaError('KAFKA_STORAGE_ERROR', 'The storage layer failed; the request may be retried', { cause: e });
 }
