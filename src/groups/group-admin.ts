@@ -55,12 +55,27 @@ export interface AdminDeps {
   coordinator: GroupCoordinator;
   offsets: GroupOffsets;
   /** The classic protocol's groups (classic-coordinator.ts), described in their own terms. */
-  classic?: { describe(groupId: string): Promise<ClassicGroup | undefined> };
+  classic?: {
+    describe(groupId: string): Promise<ClassicGroup | undefined>;
+    list(): Promise<ClassicGroup[]>;
+  };
 }
 
 /** Read-mostly administration of groups: describe with lag, lags, delete. */
 export class GroupAdmin {
   constructor(private readonly deps: AdminDeps) {}
+
+  /** Every group; one of the classic protocol with members is shown from its classic item, as `describe` does. */
+  async list(): Promise<Pick<GroupDescription, 'group' | 'classic'>[]> {
+    const [groups, classic] = await Promise.all([this.deps.coordinator.list(), this.deps.classic?.list() ?? []]);
+    const withMembers = new Map(classic.filter((g) => Object.keys(g.members).length > 0).map((g) => [g.groupId, g]));
+    return groups.map((group) => {
+      const c = withMembers.get(group.groupId);
+      if (!c) return { group };
+      const view = classicGroupView(c);
+      return { group: view.group, classic: { assignor: view.assignor } };
+    });
+  }
 
   async describe(groupId: string): Promise<GroupDescription> {
     // A classic group's members are in its classic item; its KIP-848 item stays empty.

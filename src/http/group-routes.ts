@@ -115,16 +115,16 @@ export function groupRoutes(): Hono<AppEnv> {
     const r = res(c);
     // Kafka's ListGroups: every group with DESCRIBE on the cluster, else those the caller may DESCRIBE.
     const [groups, all, visible] = await Promise.all([
-      c.get('services').groups.coordinator.list(),
+      c.get('services').groups.admin.list(),
       allowed(c, 'DESCRIBE', 'CLUSTER'),
       allowedNames(c, 'DESCRIBE', 'GROUP'),
     ]);
-    const shown = all ? groups : groups.filter((g) => visible(g.groupId));
+    const shown = all ? groups : groups.filter((g) => visible(g.group.groupId));
     return c.json(
       r.list(
         'KafkaConsumerGroupList',
         `${c.get('resources').base}/consumer-groups`,
-        shown.map((g) => r.group(g)),
+        shown.map((g) => r.group(g.group, g.classic)),
       ),
     );
   });

@@ -77,6 +77,14 @@ describe('a classic group over HTTP', () => {
       [1, 'm1'],
     ]);
 
+    // The list shows it so too.
+    const listed = (await g.call('GET', 'consumer-groups')).body.data;
+    expect(listed.find((x: { consumer_group_id: string }) => x.consumer_group_id === 'kcat')).toMatchObject({
+      state: 'STABLE',
+      type: 'CLASSIC',
+      partition_assignor: 'range',
+    });
+
     // Once its member leaves, the group is Empty again.
     await classic.leave('kcat', ['m1']);
     expect((await g.describe('kcat')).state).toBe('EMPTY');
