@@ -33,7 +33,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { OperationCounts } from '../src/storage/counting-stores.js';
+import { type OperationCounts, zeroMetadataCounts, zeroObjectCounts } from '../src/storage/counting-stores.js';
 import { clientPathRows, type ClientRow } from './client-path.js';
 import { costPerGib, diffCounts } from './cost.js';
 import { FORMATS, WIRE, type BodyFormat } from './formats.js';
@@ -230,33 +230,11 @@ function session(server: ChildServer) {
       body: r.body.byteLength > 0 ? (JSON.parse(r.body.toString('utf8')) as Record<string, unknown>) : {},
     };
   };
-  const noCounts = (): OperationCounts => {
-    const objects = {
-      put: 0,
-      putBytes: 0,
-      get: 0,
-      getBytes: 0,
-      head: 0,
-      list: 0,
-      delete: 0,
-      deletedKeys: 0,
-      errors: 0,
-    };
-    const metadata = {
-      get: 0,
-      getMisses: 0,
-      query: 0,
-      queryItems: 0,
-      put: 0,
-      conditionalPut: 0,
-      delete: 0,
-      conditionFailed: 0,
-      errors: 0,
-      readUnits: 0,
-      writeUnits: 0,
-    };
-    return { objects, perStore: [], metadata };
-  };
+  const noCounts = (): OperationCounts => ({
+    objects: zeroObjectCounts(),
+    perStore: [],
+    metadata: zeroMetadataCounts(),
+  });
   const counters = async () =>
     COUNTERS ? ((await call('GET', '/debug/counters')).body as unknown as OperationCounts) : noCounts();
   let topicSeq = 0;

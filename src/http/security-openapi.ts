@@ -2,6 +2,8 @@
  * OpenAPI paths of the ACL admin (Confluent v3's /acls paths and shapes) and of client quotas
  * (an extension), merged into openapi.ts.
  */
+import { OPERATIONS, PATTERN_TYPES, PERMISSIONS, RESOURCE_TYPES } from '../authz/acl.js';
+
 type Json = Record<string, unknown>;
 
 const json = (schema: Json, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
@@ -22,24 +24,11 @@ const query = (name: string, schema: Json, description?: string) => ({
 const body = (schema: Json) => ({ required: true, content: { 'application/json': { schema } } });
 const cluster = { name: 'cluster_id', in: 'path', required: true, schema: { type: 'string' } };
 
-const resourceType = { enum: ['TOPIC', 'GROUP', 'CLUSTER', 'TRANSACTIONAL_ID'] };
-const patternType = { enum: ['LITERAL', 'PREFIXED'] };
-const operation = {
-  enum: [
-    'ALL',
-    'READ',
-    'WRITE',
-    'CREATE',
-    'DELETE',
-    'ALTER',
-    'DESCRIBE',
-    'CLUSTER_ACTION',
-    'DESCRIBE_CONFIGS',
-    'ALTER_CONFIGS',
-    'IDEMPOTENT_WRITE',
-  ],
-};
-const permission = { enum: ['ALLOW', 'DENY'] };
+// The ACL model's own value lists, so the document cannot drift from what the server accepts.
+const resourceType = { enum: [...RESOURCE_TYPES] };
+const patternType = { enum: [...PATTERN_TYPES] };
+const operation = { enum: [...OPERATIONS] };
+const permission = { enum: [...PERMISSIONS] };
 
 const createAcl = obj(
   {

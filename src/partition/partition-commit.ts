@@ -14,8 +14,8 @@ import {
   type ProducerBatch,
   type ProducerEntry,
 } from './partition-state.js';
-import type { TopicMeta } from '../topics/topics.js';
-import { CLUSTER_PK, partitionPk, STATE_SK, topicSk } from '../storage/key-layout.js';
+import { isCurrentTopic, type TopicMeta } from '../topics/topics.js';
+import { partitionPk, STATE_SK } from '../storage/key-layout.js';
 
 /** What a commit needs to know about the batches it makes visible. */
 export interface PendingCommit {
@@ -170,7 +170,9 @@ export async function commitToPartition(
     },
     decide: async (item, attempt) => {
       basedOn = item?.version;
-      const foreign = attempt === 0 && start.otherTopic ? true : item !== undefined && item.value.topicId !== topic.id;
+      // On the first attempt `item` is the caller's read, already turned into this topic's state.
+      const foreign =
+        (attempt === 0 && start.otherTopic === true) || (item !== undefined && item.value.topicId !== topic.id);
       if (foreign && !(await isCurrentTopic(deps.metadata, topic))) {
         // The item is another incarnation's: this writer's topic was deleted (and the name taken
         // again) after it read the topic. Writing over it would reset the new topic's partition.
@@ -241,12 +243,6 @@ export async function commitToPartition(
     retries: outcome.retries,
     indexed,
   };
-}
-
-/** Whether the topic item names this incarnation (id) and is not a deletion's tombstone. */
-async function isCurrentTopic(metadata: MetadataStore, topic: TopicMeta): Promise<boolean> {
-  const item = await metadata.get<{ id?: string; deleted?: boolean }>(CLUSTER_PK, topicSk(topic.name));
-  return item !== undefined && item.value.deleted !== true && item.value.id === topic.id;
 }
 
 const carriesToken = (s: PartitionState, token: string) =>

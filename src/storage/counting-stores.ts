@@ -51,7 +51,7 @@ export interface OperationCounts {
   metadata: MetadataStoreCounts;
 }
 
-const zeroObjectCounts = (): ObjectStoreCounts => ({
+export const zeroObjectCounts = (): ObjectStoreCounts => ({
   put: 0,
   putBytes: 0,
   get: 0,
@@ -62,7 +62,7 @@ const zeroObjectCounts = (): ObjectStoreCounts => ({
   deletedKeys: 0,
   errors: 0,
 });
-const zeroMetadataCounts = (): MetadataStoreCounts => ({
+export const zeroMetadataCounts = (): MetadataStoreCounts => ({
   get: 0,
   getMisses: 0,
   query: 0,

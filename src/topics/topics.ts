@@ -88,6 +88,12 @@ type StoredTopic = TopicMeta | TopicTombstone;
 
 const isTombstone = (v: StoredTopic): v is TopicTombstone => (v as TopicTombstone).deleted === true;
 
+/** Whether the stored topic item is this incarnation (its id), read now, past any cache, and not a deletion's tombstone. */
+export async function isCurrentTopic(metadata: MetadataStore, topic: TopicMeta): Promise<boolean> {
+  const item = await metadata.get<StoredTopic>(PK, sk(topic.name));
+  return item !== undefined && !isTombstone(item.value) && item.value.id === topic.id;
+}
+
 /** Shared by every caller of a cached topic, so frozen: nobody may change what the others read. */
 const toTopic = (item: MetaItem<StoredTopic>): Topic => {
   const meta = item.value as TopicMeta;
