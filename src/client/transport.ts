@@ -6,6 +6,7 @@
 import { createSigner, type AuthConfig, type RequestSigner } from './auth.js';
 import { KafkaClientError, KafkaConnectionError, KafkaTimeoutError, errorFromBody } from './errors.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../wire/protocol.js';
+import { FETCH_RESPONSE_MEDIA_TYPE } from '../wire/fetch-response.js';
 
 export interface ConnectionConfig {
   /** The server: `http://127.0.0.1:8080`, a deployed API's URL, or a full `.../v3/clusters/{id}`. */
@@ -47,6 +48,9 @@ export interface ConnectionConfig {
 export type WireFormat = 'auto' | 'record-batch' | 'json';
 
 export { RECORD_BATCH_MEDIA_TYPE };
+
+/** Answers handed to the caller as bytes. */
+const BINARY_TYPES = new Set([RECORD_BATCH_MEDIA_TYPE, FETCH_RESPONSE_MEDIA_TYPE, 'application/octet-stream']);
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -214,7 +218,7 @@ export class Transport {
       throw new KafkaConnectionError(`${method} ${u.origin}${u.pathname} failed: ${why}`, { ...context, cause: e });
     }
     const contentType = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    if (res.status < 400 && (contentType === RECORD_BATCH_MEDIA_TYPE || contentType === 'application/octet-stream')) {
+    if (res.status < 400 && BINARY_TYPES.has(contentType)) {
       return { status: res.status, body: raw as T, headers: res.headers, contentType };
     }
     const text = raw.toString('utf8');

@@ -4,11 +4,13 @@
  * bytes for the request, and min bytes and max wait across all of them (a long poll that any of
  * the partitions can complete). The answer is Kafka's FetchResponse in JSON: per partition its
  * error, high watermark, last stable offset, log start offset, the offset to fetch next, and its
- * records, as stored batches in base64 (the default) or as a JSON record list. With
+ * records, as stored batches in base64 (the default) or as a JSON record list. With `Accept:
+ * application/vnd.kafka.fetch-response` and the record-batch format the same answer is binary
+ * (wire/fetch-response.ts): no JSON, no base64. With
  * `isolation_level` read_committed (Kafka's FetchRequest field) every partition is read up to its
  * last stable offset and answers its aborted transactions, as the per-partition fetch does.
  */
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import type { IsolationLevel, PartitionFetch, PartitionFetchOutcome } from '../log/partition-log.js';
@@ -22,6 +24,13 @@ import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { showRecord, type OutputFormat } from './record-encoding.js';
 import { readJson } from './request.js';
+import { accepts } from './record-batch-body.js';
+import {
+  encodeFetchResponse,
+  FETCH_RESPONSE_MEDIA_TYPE,
+  FETCH_RESPONSE_PARTITION_BYTES,
+  type FetchResponseTopic,
+} from '../wire/fetch-response.js';
 
 const nonNegative = z.number().int().nonnegative();
 
@@ -136,6 +145,50 @@ function shownRecords(
 /** What one partition's answer costs besides its records (field names and numbers). */
 const PARTITION_OVERHEAD = 256;
 
+/** The binary answer's bytes besides the records (topic names, each partition's fixed fields, a message each). */
+const binaryOverhead = (plan: Planned[]) =>
+  plan.reduce((n, p) => n + 6 + Buffer.byteLength(p.topic) + FETCH_RESPONSE_PARTITION_BYTES + 256, 4);
+
+/** The answer as Kafka's FetchResponse `responses`, binary (wire/fetch-response.ts). */
+function binaryAnswer(c: Context<AppEnv>, plan: Planned[], outcomes: PartitionFetchOutcome[]): Response {
+  const byTopic = new Map<string, FetchResponseTopic>();
+  outcomes.forEach((o, i) => {
+    const p = plan[i]!;
+    let t = byTopic.get(p.topic);
+    if (!t) byTopic.set(p.topic, (t = { topic: p.topic, partitions: [] }));
+    t.partitions.push(
+      o.ok
+        ? {
+            partitionIndex: p.partition,
+            errorCode: 0,
+            error: null,
+            errorMessage: null,
+            highWatermark: o.highWatermark,
+            lastStableOffset: o.lastStableOffset,
+            logStartOffset: o.logStartOffset,
+            nextOffset: o.nextOffset,
+            abortedTransactions: o.abortedTransactions ?? null,
+            records: o.batches,
+          }
+        : {
+            partitionIndex: p.partition,
+            errorCode: o.error.code,
+            error: o.error.errorName,
+            errorMessage: o.error.message,
+            highWatermark: -1,
+            lastStableOffset: -1,
+            logStartOffset: -1,
+            nextOffset: p.offset,
+            abortedTransactions: null,
+            records: null,
+          },
+    );
+  });
+  return c.body(encodeFetchResponse([...byTopic.values()]) as Uint8Array<ArrayBuffer>, 200, {
+    'Content-Type': FETCH_RESPONSE_MEDIA_TYPE,
+  });
+}
+
 export function fetchRequestRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
@@ -147,6 +200,7 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
     const maxWaitMs = Math.min(body.max_wait_ms, limits.maxFetchWaitMs);
     const limit = answerLimit(limits.maxResponseBytes);
     const format: FetchFormat = body.format;
+    const binary = format === 'record-batch' && accepts(c, FETCH_RESPONSE_MEDIA_TYPE);
 
     const seen = new Set<string>();
     const names = [...new Set(body.topics.map((t) => t.topic))];
@@ -190,8 +244,10 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
 
     // Record batches travel base64 in the JSON answer: 4 bytes per 3 against the answer's room.
     // JSON records are bounded when shown, record by record.
-    const batchLimit =
-      format === 'record-batch'
+    // Binary answers are bounded like any binary body (the envelope's base64 is in binaryBytes).
+    const batchLimit = binary
+      ? Math.max(0, limit.binaryBytes - binaryOverhead(plan))
+      : format === 'record-batch'
         ? Math.floor((Math.max(0, limit.jsonBytes - PARTITION_OVERHEAD * plan.length) * 3) / 4)
         : Infinity;
     const read = () => readAll(services, plan, maxBytes, batchLimit, body.isolation_level);
@@ -238,6 +294,8 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
         return c.body(null, 204); // the client has gone; nobody reads this
       }
     }
+
+    if (binary) return binaryAnswer(c, plan, outcomes);
 
     const room = { bytes: limit.jsonBytes - PARTITION_OVERHEAD * plan.length, shown: 0 };
     const byTopic = new Map<string, string[]>();

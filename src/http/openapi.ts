@@ -5,6 +5,7 @@
 import { groupPaths } from './group-openapi.js';
 import { transactionPaths } from './transaction-openapi.js';
 import { PRODUCE_REQUEST_MEDIA_TYPE } from '../wire/produce-request.js';
+import { FETCH_RESPONSE_MEDIA_TYPE } from '../wire/fetch-response.js';
 import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
 import { securityPaths } from './security-openapi.js';
 
@@ -12,6 +13,15 @@ type Json = Record<string, unknown>;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: Json, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
+/** The multi-partition fetch's binary answer beside its JSON one (wire/fetch-response.ts has the layout). */
+const withBinaryFetchResponse = (r: ReturnType<typeof json>) => ({
+  ...r,
+  description: `${r.description}. With Accept: ${FETCH_RESPONSE_MEDIA_TYPE} and format record-batch, the same answer binary: Kafka's FetchResponse responses (the v5-v10 layout, big-endian) with next_offset after log_start_offset, the error's name and message after error_code and last_offset in each aborted transaction; records are the stored batches as they are`,
+  content: {
+    ...r.content,
+    [FETCH_RESPONSE_MEDIA_TYPE]: { schema: { type: 'string', format: 'binary' } },
+  },
+});
 const errors = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [String(s), json(ref('Error'), 'Error')]));
 const param = (name: string, where: 'path' | 'query', schema: Json = { type: 'string' }, description?: string) => ({
@@ -659,62 +669,64 @@ const document = {
           },
         }),
         responses: {
-          200: json(
-            {
-              type: 'object',
-              properties: {
-                kind: { const: 'KafkaFetchResponse' },
-                responses: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    properties: {
-                      topic: { type: 'string' },
-                      partitions: {
-                        type: 'array',
-                        items: {
-                          type: 'object',
-                          properties: {
-                            partition_index: { type: 'integer' },
-                            error_code: {
-                              type: 'integer',
-                              description:
-                                "Kafka's error code, 0 for success (1 OFFSET_OUT_OF_RANGE, 3 UNKNOWN_TOPIC_OR_PARTITION, ...)",
-                            },
-                            error: { type: 'string' },
-                            error_message: { type: 'string' },
-                            high_watermark: { type: 'integer' },
-                            last_stable_offset: {
-                              type: 'integer',
-                              description:
-                                "Kafka's last stable offset: the first offset of the oldest open transaction, or the high watermark",
-                            },
-                            log_start_offset: { type: 'integer' },
-                            next_offset: {
-                              type: 'integer',
-                              description:
-                                'Where to fetch next (past compaction gaps, or the first record a bounded JSON answer left out)',
-                            },
-                            aborted_transactions: {
-                              type: 'array',
-                              description:
-                                "read_committed only (Kafka's aborted_transactions): the aborted transactions with records among the answer's batches; a consumer leaves out the producer's transactional batches from first_offset to the ABORT marker at last_offset",
-                              items: {
-                                type: 'object',
-                                properties: {
-                                  producer_id: { type: 'integer' },
-                                  first_offset: { type: 'integer' },
-                                  last_offset: { type: 'integer' },
+          200: withBinaryFetchResponse(
+            json(
+              {
+                type: 'object',
+                properties: {
+                  kind: { const: 'KafkaFetchResponse' },
+                  responses: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      properties: {
+                        topic: { type: 'string' },
+                        partitions: {
+                          type: 'array',
+                          items: {
+                            type: 'object',
+                            properties: {
+                              partition_index: { type: 'integer' },
+                              error_code: {
+                                type: 'integer',
+                                description:
+                                  "Kafka's error code, 0 for success (1 OFFSET_OUT_OF_RANGE, 3 UNKNOWN_TOPIC_OR_PARTITION, ...)",
+                              },
+                              error: { type: 'string' },
+                              error_message: { type: 'string' },
+                              high_watermark: { type: 'integer' },
+                              last_stable_offset: {
+                                type: 'integer',
+                                description:
+                                  "Kafka's last stable offset: the first offset of the oldest open transaction, or the high watermark",
+                              },
+                              log_start_offset: { type: 'integer' },
+                              next_offset: {
+                                type: 'integer',
+                                description:
+                                  'Where to fetch next (past compaction gaps, or the first record a bounded JSON answer left out)',
+                              },
+                              aborted_transactions: {
+                                type: 'array',
+                                description:
+                                  "read_committed only (Kafka's aborted_transactions): the aborted transactions with records among the answer's batches; a consumer leaves out the producer's transactional batches from first_offset to the ABORT marker at last_offset",
+                                items: {
+                                  type: 'object',
+                                  properties: {
+                                    producer_id: { type: 'integer' },
+                                    first_offset: { type: 'integer' },
+                                    last_offset: { type: 'integer' },
+                                  },
                                 },
                               },
-                            },
-                            records: {
-                              description:
-                                'record-batch: whole RecordBatch v2 bytes in base64 with absolute offsets, from the batch holding fetch_offset (skip its earlier records); else an array of records',
-                              oneOf: [
-                                { type: 'string', contentEncoding: 'base64' },
-                                { type: 'array', items: ref('Record') },
-                              ],
+                              records: {
+                                description:
+                                  'record-batch: whole RecordBatch v2 bytes in base64 with absolute offsets, from the batch holding fetch_offset (skip its earlier records); else an array of records',
+                                oneOf: [
+                                  { type: 'string', contentEncoding: 'base64' },
+                                  { type: 'array', items: ref('Record') },
+                                ],
+                              },
                             },
                           },
                         },
@@ -723,8 +735,8 @@ const document = {
                   },
                 },
               },
-            },
-            "Kafka's FetchResponse in JSON, topics and partitions in the request's order",
+              "Kafka's FetchResponse in JSON, topics and partitions in the request's order",
+            ),
           ),
           ...errors(400),
         },

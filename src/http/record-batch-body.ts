@@ -22,15 +22,17 @@ export function requireRecordBatchBody(c: Context): void {
   }
 }
 
-/** Whether a fetch asks for record batches (Accept) rather than the JSON record list. */
-export function acceptsRecordBatches(c: Context): boolean {
+/** Whether the request's Accept names `type` (e.g. record batches rather than the JSON record list). */
+export function accepts(c: Context, type: string): boolean {
   return (
     c.req
       .header('accept')
       ?.split(',')
-      .some((t) => mediaType(t) === RECORD_BATCH_MEDIA_TYPE) ?? false
+      .some((t) => mediaType(t) === type) ?? false
   );
 }
+
+export const acceptsRecordBatches = (c: Context): boolean => accepts(c, RECORD_BATCH_MEDIA_TYPE);
 
 export function recordBatchResponse(c: Context, result: BatchFetchResult): Response {
   return c.body(result.batches as Uint8Array<ArrayBuffer>, 200, {

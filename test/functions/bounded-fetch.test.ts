@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHttpHandler } from '../../functions/http-entry.js';
 import { LAMBDA_PAYLOAD_LIMITS } from '../../infra/log-stack.js';
 import { decodeRecordBatches, encodeRecordBatch, type LogRecord } from '../../src/wire/record-batch.js';
+import { decodeFetchResponse, FETCH_RESPONSE_MEDIA_TYPE } from '../../src/wire/fetch-response.js';
 
 const LAMBDA_RESPONSE_LIMIT = 6_000_000;
 const BATCH_TYPE = 'application/vnd.kafka.record-batch.v2';
@@ -56,11 +57,11 @@ async function invoke(
   return { result, invocationBytes: Buffer.byteLength(JSON.stringify(result)) };
 }
 
-async function createTopic(name: string, configs: Record<string, string> = {}) {
+async function createTopic(name: string, configs: Record<string, string> = {}, partitions = 1) {
   const { result } = await invoke('POST', 'topics', {
     body: JSON.stringify({
       topic_name: name,
-      partitions_count: 1,
+      partitions_count: partitions,
       configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })),
     }),
   });
@@ -75,9 +76,9 @@ function requestBody(records: LogRecord[], perBatch: number, compression: 'none'
   return Buffer.concat(batches);
 }
 
-async function produce(topic: string, body: Uint8Array) {
+async function produce(topic: string, body: Uint8Array, partition = 0) {
   expect(body.byteLength).toBeLessThanOrEqual(4 * 1024 * 1024);
-  const { result } = await invoke('POST', `topics/${topic}/partitions/0/records`, { body });
+  const { result } = await invoke('POST', `topics/${topic}/partitions/${partition}/records`, { body });
   expect(result.statusCode, result.body).toBe(200);
   return JSON.parse(result.body) as { base_offset: number; last_offset: number };
 }
@@ -180,6 +181,65 @@ describe('fetch answers on the Lambda path stay within 6 MB, and a consumer gets
     const json = await consumeAll('large', 'json', 1024 * 1024, end);
     expect(json.fetches).toBe(2); // the ~4 MiB record alone (5.6 MB of JSON), then the 2 MiB batch
   });
+
+  it.each(['binary', 'json'] as const)(
+    'a multi-partition fetch (%s answer) over three partitions of 2.5 MB batches stays within the limit and reads all',
+    async (answer) => {
+      const topic = `spread-${answer}`;
+      await createTopic(topic, { 'max.message.bytes': String(4 * 1024 * 1024) }, 3);
+      const perPartition = 2500;
+      for (const partition of [0, 1, 2]) {
+        const records = Array.from({ length: perPartition }, (_, i) => ({
+          key: null,
+          value: Buffer.alloc(1000, partition * 10 + (i % 10)),
+          headers: [],
+          timestamp: Date.now(),
+        }));
+        await produce(topic, requestBody(records, 500), partition);
+      }
+      const offsets = [0, 0, 0];
+      let fetches = 0;
+      while (offsets.some((o) => o < perPartition)) {
+        // The same app serves every function (API Gateway routes records:fetch to the admin one).
+        const { result, invocationBytes } = await invoke('POST', 'records:fetch', {
+          body: JSON.stringify({
+            topics: [{ topic, partitions: offsets.map((fetch_offset, partition) => ({ partition, fetch_offset })) }],
+          }),
+          headers: answer === 'binary' ? { accept: FETCH_RESPONSE_MEDIA_TYPE } : {},
+        });
+        expect(result.statusCode, result.body.slice(0, 300)).toBe(200);
+        expect(invocationBytes).toBeLessThanOrEqual(LAMBDA_RESPONSE_LIMIT);
+        const partitions =
+          answer === 'binary'
+            ? decodeFetchResponse(Buffer.from(result.body, 'base64'))[0]!.partitions.map((p) => ({
+                index: p.partitionIndex,
+                next: p.nextOffset,
+                bytes: p.records ?? new Uint8Array(0),
+              }))
+            : (
+                JSON.parse(result.body) as {
+                  responses: { partitions: { partition_index: number; next_offset: number; records: string }[] }[];
+                }
+              ).responses[0]!.partitions.map((p) => ({
+                index: p.partition_index,
+                next: p.next_offset,
+                bytes: Buffer.from(p.records, 'base64'),
+              }));
+        expect(result.isBase64Encoded).toBe(answer === 'binary');
+        let progressed = false;
+        for (const p of partitions) {
+          const got = decodeRecordBatches(p.bytes).flatMap((b) => b.records.map((r) => r.offset));
+          if (got.length > 0) expect(got[0]).toBe(offsets[p.index]); // batches of 500 start at the offset asked for
+          if (p.next > offsets[p.index]!) progressed = true;
+          offsets[p.index] = p.next;
+        }
+        expect(progressed).toBe(true);
+        fetches++;
+      }
+      // 7.5 MB in all: more than one answer can carry.
+      expect(fetches).toBeGreaterThan(1);
+    },
+  );
 
   it('the REST v2 consumer instance poll stops at a record within the limit, and the next poll goes on from there', async () => {
     await createTopic('v2zip', { 'compression.type': 'gzip' });

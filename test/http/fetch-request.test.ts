@@ -14,6 +14,7 @@ import {
   type EncodeBatchOptions,
 } from '../../src/wire/record-batch.js';
 import type { ObjectStore } from '../../src/storage/ports.js';
+import { decodeFetchResponse, FETCH_RESPONSE_MEDIA_TYPE } from '../../src/wire/fetch-response.js';
 import { allBackends } from '../support/backends.js';
 import { BASE, testApp } from '../support/test-app.js';
 
@@ -162,6 +163,52 @@ describe.each(allBackends)('multi-partition fetch on $name', (backend) => {
       ],
     });
     expect(twice.status).toBe(400);
+  });
+
+  it('answers the same fetch in binary (Kafka-framed) with Accept: application/vnd.kafka.fetch-response', async () => {
+    const body = {
+      topics: [
+        at('a', [
+          [0, 1],
+          [1, 0],
+          [2, 0],
+          [9, 0],
+        ]),
+        at('nope', [[0, 0]]),
+      ],
+    };
+    const json = await fetch(body);
+    const res = await t.app.request(`${BASE}/records:fetch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: `${FETCH_RESPONSE_MEDIA_TYPE}, application/json` },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe(FETCH_RESPONSE_MEDIA_TYPE);
+    const binary = decodeFetchResponse(new Uint8Array(await res.arrayBuffer()));
+    expect(binary.map((x) => x.topic)).toEqual(['a', 'nope']);
+    for (const topic of binary)
+      for (const p of topic.partitions) {
+        const j = json.of(topic.topic, p.partitionIndex);
+        expect({
+          error_code: p.errorCode,
+          error: p.error ?? undefined,
+          high_watermark: p.highWatermark,
+          log_start_offset: p.logStartOffset,
+          next_offset: p.nextOffset,
+        }).toEqual({
+          error_code: j.error_code,
+          error: j.error,
+          high_watermark: j.high_watermark,
+          log_start_offset: j.log_start_offset,
+          next_offset: j.next_offset,
+        });
+        if (p.errorCode !== 0) expect(p.records).toBeNull();
+        else expect(Buffer.from(p.records!).toString('base64')).toBe(j.records);
+        expect(p.abortedTransactions).toBeNull(); // read_uncommitted
+      }
+    expect(binary[0]!.partitions[0]!.records!.byteLength).toBeGreaterThan(0);
+    expect(binary[1]!.partitions[0]).toMatchObject({ error: 'UNKNOWN_TOPIC_OR_PARTITION', errorCode: 3 });
   });
 
   it('keeps to max bytes per partition and per request, at batch granularity (one batch at least, in the first partition with data)', async () => {

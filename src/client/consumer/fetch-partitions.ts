@@ -7,6 +7,7 @@ import { decodeRecord, type ConsumerRecord, type WireRecord } from '../codec.js'
 import { errorFromBody, KafkaClientError, KafkaProtocolError } from '../errors.js';
 import { decodeFetchedRecords } from '../record-batches.js';
 import type { Transport } from '../transport.js';
+import { decodeFetchResponse, FETCH_RESPONSE_MEDIA_TYPE } from '../../wire/fetch-response.js';
 
 export interface PartitionToFetch {
   topic: string;
@@ -58,7 +59,8 @@ interface WirePartition {
   last_stable_offset?: number;
   log_start_offset: number;
   next_offset: number;
-  records: string | WireRecord[];
+  /** base64 record batches, the JSON record list, or (binary answer) the batches themselves. */
+  records: string | WireRecord[] | Uint8Array | null;
   /** read_committed: the aborted transactions among the batches (the server leaves them out of JSON records). */
   aborted_transactions?: { producer_id: number; first_offset: number; last_offset: number }[];
 }
@@ -88,7 +90,9 @@ export async function fetchPartitions(
     });
   }
   const format = request.format ?? 'record-batch';
-  const res = await transport.request<WireFetchResponse>('POST', '/records:fetch', {
+  const res = await transport.request<WireFetchResponse | Buffer>('POST', '/records:fetch', {
+    // The binary answer where the server has it (a JSON one, base64 inside, where it does not).
+    ...(format === 'record-batch' ? { accept: `${FETCH_RESPONSE_MEDIA_TYPE}, application/json` } : {}),
     body: {
       ...(request.maxBytes !== undefined ? { max_bytes: request.maxBytes } : {}),
       min_bytes: request.minBytes ?? 0,
@@ -101,7 +105,8 @@ export async function fetchPartitions(
     ...(options.signal ? { signal: options.signal } : {}),
   });
   const answers = new Map<string, WirePartition>();
-  for (const t of res.body.responses) for (const p of t.partitions) answers.set(`${t.topic}\0${p.partition_index}`, p);
+  for (const t of responsesOf(res.body))
+    for (const p of t.partitions) answers.set(`${t.topic}\0${p.partition_index}`, p);
   if (request.isolationLevel === 'read_committed')
     for (const p of answers.values())
       if (p.error_code === 0 && p.aborted_transactions === undefined)
@@ -160,12 +165,15 @@ export async function fetchPartitions(
       lastOffset: t.last_offset,
     }));
     try {
+      const batches = typeof a.records === 'string' ? Buffer.from(a.records, 'base64') : a.records;
       const records =
-        typeof a.records === 'string'
-          ? a.records === ''
-            ? []
-            : decodeFetchedRecords(Buffer.from(a.records, 'base64'), topic, partition, offset, aborted)
-          : a.records.filter((r) => r.offset >= offset).map((r) => decodeRecord(topic, r));
+        batches === null
+          ? []
+          : batches instanceof Uint8Array
+            ? batches.byteLength === 0
+              ? []
+              : decodeFetchedRecords(batches, topic, partition, offset, aborted)
+            : batches.filter((r) => r.offset >= offset).map((r) => decodeRecord(topic, r));
       return { topic, partition, records, ...offsets };
     } catch (e) {
       // A batch that fails its CRC is that partition's error (CORRUPT_MESSAGE), as Kafka's consumer raises it.
@@ -173,4 +181,34 @@ export async function fetchPartitions(
       return { topic, partition, error: e, records: [], ...offsets, nextOffset: offset };
     }
   });
+}
+
+/** The answer's topics in the JSON shape, from the JSON answer or the binary one. */
+function responsesOf(body: WireFetchResponse | Buffer): WireFetchResponse['responses'] {
+  if (!Buffer.isBuffer(body)) return body.responses;
+  return decodeFetchResponse(body).map((t) => ({
+    topic: t.topic,
+    partitions: t.partitions.map(
+      (p): WirePartition => ({
+        partition_index: p.partitionIndex,
+        error_code: p.errorCode,
+        ...(p.error !== null ? { error: p.error } : {}),
+        ...(p.errorMessage !== null ? { error_message: p.errorMessage } : {}),
+        high_watermark: p.highWatermark,
+        last_stable_offset: p.lastStableOffset,
+        log_start_offset: p.logStartOffset,
+        next_offset: p.nextOffset,
+        records: p.records,
+        ...(p.abortedTransactions !== null
+          ? {
+              aborted_transactions: p.abortedTransactions.map((x) => ({
+                producer_id: x.producerId,
+                first_offset: x.firstOffset,
+                last_offset: x.lastOffset,
+              })),
+            }
+          : {}),
+      }),
+    ),
+  }));
 }
