@@ -196,6 +196,50 @@ describe('consumer against the local server', () => {
     await c.close();
   });
 
+  it('fetches the next answer while the application works through this one, and a seek drops what was fetched ahead', async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'ahead', numPartitions: 1 }] });
+    const producer = kafka.producer();
+    for (
+      let b = 0;
+      b < 4;
+      b++ // four stored requests of 10 records: one answer each at a small max.partition.fetch.bytes
+    )
+      await producer.send({
+        topic: 'ahead',
+        messages: Array.from({ length: 10 }, (_, i) => ({ value: `m${b * 10 + i}` })),
+      });
+    await producer.close();
+    const fetched: number[] = [];
+    const counting: typeof fetch = async (url, init) => {
+      if (String(url).endsWith('/records:fetch'))
+        fetched.push(JSON.parse(String(init?.body)).topics[0].partitions[0].fetch_offset);
+      return fetch(url, init);
+    };
+    const c = new Kafka({ url: server.origin, fetch: counting }).consumer({
+      groupId: 'ahead-group',
+      autoOffsetReset: 'earliest',
+      maxPollRecords: 2,
+      maxPartitionFetchBytes: 1,
+      enableAutoCommit: false,
+      fetchMaxWaitMs: 50,
+    });
+    c.assign([{ topic: 'ahead', partition: 0 }]);
+    let first: ConsumerRecord[] = [];
+    await until('the first records', async () => (first = await c.poll({ timeoutMs: 200 })).length > 0);
+    expect(first.map((r) => r.offset)).toEqual([0, 1]);
+    // The answer after the one in hand is asked for before the application has finished this one.
+    await until('a fetch ahead', () => fetched.includes(10));
+    expect(fetched.filter((o) => o === 20)).toEqual([]); // one answer ahead, no more
+    c.seek({ topic: 'ahead', partition: 0, offset: 25 });
+    const got: ConsumerRecord[] = [];
+    await until('the records after the seek', async () => {
+      got.push(...(await c.poll({ timeoutMs: 200 })));
+      return got.length >= 15;
+    });
+    expect(got.map((r) => r.offset)).toEqual(Array.from({ length: 15 }, (_, i) => 25 + i));
+    await c.close();
+  });
+
   it('eachBatch with a failing handler redelivers the failed records', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'retry', numPartitions: 1 }] });
     await produce('retry', 10);

@@ -111,7 +111,7 @@ export class Fetcher {
   private multiInFlight = false;
 
   private fetchMany(states: TopicPartitionState[]): void {
-    const sent = states.map((s) => ({ s, epoch: s.epoch, offset: s.position! }));
+    const sent = states.map((s) => ({ s, epoch: s.epoch, offset: s.fetchOffset! }));
     const started = Date.now();
     const batches = this.transport.useRecordBatches(this.config.format);
     for (const { s } of sent) s.fetching = true;
@@ -172,7 +172,10 @@ export class Fetcher {
     s.logStartOffset = body.logStartOffset;
     const records = body.records;
     if (records.length > 0 || body.nextOffset > offset) {
-      s.buffered = { records, index: 0, nextOffset: body.nextOffset, epoch };
+      const answer = { records, index: 0, nextOffset: body.nextOffset, epoch };
+      // A prefetch lines up behind the answer in hand (drain() moves it up).
+      if (s.buffered?.epoch === epoch && s.buffered.nextOffset === offset) s.prefetched = answer;
+      else s.buffered = answer;
       this.idle?.onData(s);
     } else {
       // Nothing new. A server that long-polls already waited; one that does not answers at
@@ -199,7 +202,7 @@ export class Fetcher {
 
   private fetch(s: TopicPartitionState): void {
     const epoch = s.epoch;
-    const offset = s.position!;
+    const offset = s.fetchOffset!;
     const started = Date.now();
     const batches = this.transport.useRecordBatches(this.config.format);
     const maxWaitMs = this.idle?.maxWaitMs() ?? this.config.fetchMaxWaitMs;
@@ -302,7 +305,9 @@ export class Fetcher {
       }
       if (b.index >= b.records.length) {
         if (b.nextOffset > s.position!) s.position = b.nextOffset;
-        s.buffered = undefined;
+        s.buffered = s.prefetched?.epoch === s.epoch ? s.prefetched : undefined;
+        s.prefetched = undefined;
+        if (s.buffered) k--; // the same partition again, from the prefetched answer
       }
     }
     return out;

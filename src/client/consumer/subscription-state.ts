@@ -32,6 +32,12 @@ export class TopicPartitionState {
   /** Bumped by every seek, revocation or reset: fetches started before are dropped. */
   epoch = 0;
   buffered: BufferedFetch | undefined;
+  /**
+   * The answer after `buffered`, fetched while the application works through it (from its
+   * nextOffset): one answer in hand and one in flight per partition, so that the server reads the
+   * next while the client decodes and hands out this one.
+   */
+  prefetched: BufferedFetch | undefined;
   fetching = false;
   /** Earliest time of the next fetch (back-off after an empty answer or an error). */
   nextFetchAt = 0;
@@ -48,14 +54,20 @@ export class TopicPartitionState {
   seek(offset: number): void {
     this.position = offset;
     this.reset = undefined;
-    this.buffered = undefined;
+    this.buffered = this.prefetched = undefined;
     this.epoch++;
   }
 
   requestReset(how: TopicPartitionState['reset']): void {
     this.reset = how;
-    this.buffered = undefined;
+    this.buffered = this.prefetched = undefined;
     this.epoch++;
+  }
+
+  /** Where the next fetch starts: after the buffered answer, else at the position. */
+  get fetchOffset(): number | undefined {
+    const b = this.buffered;
+    return b !== undefined && b.epoch === this.epoch ? b.nextOffset : this.position;
   }
 
   get fetchable(): boolean {
@@ -64,7 +76,7 @@ export class TopicPartitionState {
       this.position !== undefined &&
       this.reset === undefined &&
       !this.fetching &&
-      this.buffered === undefined
+      this.prefetched === undefined
     );
   }
 }
