@@ -38,6 +38,16 @@ export class DefaultPartitioner {
     if (s.bytes >= this.batchSize) this.switch(topic, partitionCount, partition);
   }
 
+  /** Whether records already went to the topic's sticky partition (since the last switch). */
+  stuck(topic: string): boolean {
+    return (this.sticky.get(topic)?.bytes ?? 0) > 0;
+  }
+
+  /** The sticky partition's batch is full or gone: switch now, before a record starts a new batch there. */
+  onNewBatch(topic: string, partitionCount: number, previous: number): number {
+    return this.switch(topic, partitionCount, previous);
+  }
+
   private switch(topic: string, partitionCount: number, previous: number): number {
     let next = Math.floor(this.random() * partitionCount);
     if (partitionCount > 1 && next === previous) next = (next + 1) % partitionCount;

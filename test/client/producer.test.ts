@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, KafkaClientError, type RecordMetadata } from '../../src/client/index.js';
+import { encodeMessage } from '../../src/client/codec.js';
 import { partitionForKey } from '../../src/wire/murmur2.js';
 import { flakyProxy, isProduce, proxy } from './support/flaky-proxy.js';
 import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
@@ -52,6 +53,26 @@ describe('producer against the local server', () => {
   afterAll(async () => {
     await stopServer(server);
     await dir.remove();
+  });
+
+  it('moves keyless records to the next sticky partition when a batch is full, so no stub batch follows it', async () => {
+    const admin = kafka.admin();
+    await admin.createTopics({ topics: [{ topic: 'sticky', numPartitions: 4 }] });
+    const value = 'x'.repeat(200);
+    const size = encodeMessage({ value }, Date.now()).sizeInBytes;
+    // Room for exactly 10 records; the partitioner's byte count reaches batch.size only at the 11th.
+    const producer = kafka.producer({ batchSize: 10 * size + Math.floor(size / 2), lingerMs: 30_000 });
+    const sends = Array.from({ length: 35 }, () => producer.send({ topic: 'sticky', messages: [{ value }] }));
+    // The three full batches leave at once (not at linger.ms): each is due as soon as it is full.
+    const full = (await Promise.all(sends.slice(0, 30))).map(([m]) => m!);
+    const counts = new Map<number, number>();
+    for (const m of full) counts.set(m.partition, (counts.get(m.partition) ?? 0) + 1);
+    // Each stint on a partition is one whole batch, with no 11th record left behind as a stub.
+    for (const n of counts.values()) expect(n % 10).toBe(0);
+    await producer.flush();
+    const rest = (await Promise.all(sends.slice(30))).map(([m]) => m!);
+    expect(new Set(rest.map((m) => m.partition)).size).toBe(1);
+    await producer.close();
   });
 
   it("places keyed records with the server's murmur2 partitioner, batches them, and resolves offsets in order", async () => {

@@ -24,7 +24,7 @@ export type { ProducerIdAndEpoch } from './sender.js';
  * ms for more. Kafka's own 16384 / 5 are accepted and cost about 64 requests per MiB.
  */
 export const DEFAULT_BATCH_SIZE = 1_000_000;
-export const DEFAULT_LINGER_MS = 20;
+export const DEFAULT_LINGER_MS = 50;
 
 /** Kafka's producer configs under camelCase names (batch.size is batchSize, and so on). */
 export interface ProducerConfig {
@@ -361,7 +361,18 @@ export class Producer {
         }
         partition = m.partition;
       } else if (this.custom) partition = this.custom({ topic, partitionCount, key: rec.key, message: m });
-      else partition = this.partitioner.partition(topic, partitionCount, rec.key);
+      else {
+        partition = this.partitioner.partition(topic, partitionCount, rec.key);
+        // Kafka's abortOnNewBatch (KIP-480): a keyless record that would start a new batch on its
+        // sticky partition (the last one full, or drained at linger.ms) moves on to the next sticky
+        // partition instead, so no stub of a few records follows a batch into a request of its own.
+        if (
+          rec.key === null &&
+          this.partitioner.stuck(topic) &&
+          this.accumulator.startsBatch(topic, partition, rec.sizeInBytes)
+        )
+          partition = this.partitioner.onNewBatch(topic, partitionCount, partition);
+      }
       if (!this.pool.tryReserve(rec.sizeInBytes)) {
         // Wait for memory, then carry on with this message and the rest.
         return this.pool.reserve(rec.sizeInBytes, Math.max(0, deadline - Date.now())).then(() => {

@@ -25,6 +25,8 @@ export class ProducerBatch {
   retryAtMs = 0;
   /** Set when the batch is drained for its first send: no more records join it. */
   closed = false;
+  /** Set when the next record would not fit (Kafka's isFull): it is due now, and no record joins it. */
+  full = false;
   /** The idempotent producer's sequence of the first record, fixed at first send, kept on retry. */
   baseSequence: number | undefined;
   /**
@@ -162,11 +164,27 @@ export class RecordAccumulator {
     return q;
   }
 
+  /**
+   * Whether a record of `bytes` would start a new batch: none open (none yet, or drained), or the
+   * open one too full for it. A batch found too full is marked full: it is due at once.
+   */
+  startsBatch(topic: string, partition: number, bytes: number): boolean {
+    const last = this.queues.get(`${topic}\u0000${partition}`)?.batches.at(-1);
+    if (last === undefined || last.closed || last.full) return true;
+    if (last.records.length > 0 && last.sizeInBytes + bytes > this.batchSize) last.full = true;
+    return last.full;
+  }
+
   /** Appends to the partition's open batch (or a new one); tells whether a batch is ready by size. */
   append(topic: string, partition: number, r: PendingRecord, now: number): { batch: ProducerBatch; full: boolean } {
     const q = this.queue(topic, partition);
     let last = q.batches.at(-1);
-    if (!last || last.closed || (last.records.length > 0 && last.sizeInBytes + r.rec.sizeInBytes > this.batchSize)) {
+    if (
+      !last ||
+      last.closed ||
+      last.full ||
+      (last.records.length > 0 && last.sizeInBytes + r.rec.sizeInBytes > this.batchSize)
+    ) {
       last = new ProducerBatch(topic, partition, now);
       q.batches.push(last);
     }

@@ -352,6 +352,7 @@ export class Sender {
   private isReady(q: PartitionQueue, head: ProducerBatch, now: number): boolean {
     return (
       head.closed ||
+      head.full ||
       head.sizeInBytes >= this.config.batchSize ||
       q.batches.length > 1 ||
       now - head.createdMs >= this.config.lingerMs
@@ -450,6 +451,10 @@ export class Sender {
 
   /** Batches of one topic (JSON), of one partition, or of many partitions and topics (topic_data). */
   private dispatch(batches: ProducerBatch[]): void {
+    if (process.env.DBG_DISPATCH)
+      process.stderr.write(
+        `DISPATCH ${Date.now() % 100000} n=${batches.length} ${batches.map((b) => `${b.partition}:${b.records.length}:${Date.now() - b.createdMs}`).join(' ')}\n`,
+      );
     const queues = batches.map((b) => this.accumulator.queue(b.topic, b.partition));
     batches.forEach((b, i) => {
       b.attempts++;
