@@ -7,6 +7,7 @@ import { createSigner, type AuthConfig, type RequestSigner } from './auth.js';
 import { KafkaClientError, KafkaConnectionError, KafkaTimeoutError, errorFromBody } from './errors.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../wire/protocol.js';
 import { FETCH_RESPONSE_MEDIA_TYPE } from '../wire/fetch-response.js';
+import { type Exchange, type Exchanger, fetchExchanger, nodeExchanger } from './http-exchange.js';
 
 export interface ConnectionConfig {
   /** The server: `http://127.0.0.1:8080`, a deployed API's URL, or a full `.../v3/clusters/{id}`. */
@@ -49,6 +50,8 @@ export type WireFormat = 'auto' | 'record-batch' | 'json';
 
 export { RECORD_BATCH_MEDIA_TYPE };
 
+const isParts = (b: unknown): b is readonly Uint8Array[] => Array.isArray(b);
+
 /** Answers handed to the caller as bytes. */
 const BINARY_TYPES = new Set([RECORD_BATCH_MEDIA_TYPE, FETCH_RESPONSE_MEDIA_TYPE, 'application/octet-stream']);
 
@@ -58,8 +61,8 @@ export interface RequestOptions {
   query?: Query;
   /** A JSON body. */
   body?: unknown;
-  /** A binary body (instead of `body`), sent with `contentType`. */
-  bytes?: Uint8Array;
+  /** A binary body (instead of `body`), sent with `contentType`; parts are sent one after the other, not copied together. */
+  bytes?: Uint8Array | readonly Uint8Array[];
   contentType?: string;
   /** The Accept header (default application/json). A binary answer's body is a Buffer. */
   accept?: string;
@@ -90,7 +93,7 @@ export const enc = encodeURIComponent;
 export class Transport {
   readonly requestTimeoutMs: number;
   private readonly origin: string;
-  private readonly fetchImpl: typeof globalThis.fetch;
+  private readonly exchange: Exchanger;
   private readonly sign: RequestSigner;
   private clusterBase: Promise<string> | undefined;
   /** What the server told about the record-batch API (shared by the producers and consumers of this connection). */
@@ -111,7 +114,7 @@ export class Transport {
     else if (config.clusterId)
       this.clusterBase = Promise.resolve(`${this.origin}/v3/clusters/${enc(config.clusterId)}`);
     this.requestTimeoutMs = config.requestTimeoutMs ?? 30_000;
-    this.fetchImpl = config.fetch ?? globalThis.fetch;
+    this.exchange = config.fetch ? fetchExchanger(config.fetch) : nodeExchanger();
     this.sign = createSigner(config.auth);
     const format = config.format ?? 'auto';
     if (!['auto', 'record-batch', 'json'].includes(format))
@@ -189,6 +192,8 @@ export class Transport {
     const u = new URL(url);
     for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
     const body = options.bytes ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+    // Only a signature over the body (SigV4) needs it in one piece.
+    const whole = isParts(body) && this.config.auth?.type === 'sigv4' ? Buffer.concat(body) : body;
     const headers: Record<string, string> = { accept: options.accept ?? 'application/json', ...this.config.headers };
     if (options.bytes !== undefined) headers['content-type'] = options.contentType ?? 'application/octet-stream';
     else if (body !== undefined) headers['content-type'] = 'application/json';
@@ -198,12 +203,15 @@ export class Transport {
     const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
-    let res: globalThis.Response;
-    let raw: Buffer;
+    let res: Exchange;
     try {
-      const signed = await this.sign({ method, url: u, headers, body });
-      res = await this.fetchImpl(u, { method, headers: signed, body, signal });
-      raw = Buffer.from(await res.arrayBuffer());
+      const signed = await this.sign({ method, url: u, headers, body: isParts(whole) ? undefined : whole });
+      res = await this.exchange(u, {
+        method,
+        headers: signed,
+        ...(whole !== undefined ? { body: whole } : {}),
+        signal,
+      });
     } catch (e) {
       if (options.signal?.aborted)
         throw new KafkaClientError('ABORTED', `${method} ${u.pathname} was aborted`, { ...context, cause: e });
@@ -219,9 +227,9 @@ export class Transport {
     }
     const contentType = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if (res.status < 400 && BINARY_TYPES.has(contentType)) {
-      return { status: res.status, body: raw as T, headers: res.headers, contentType };
+      return { status: res.status, body: res.body as T, headers: res.headers, contentType };
     }
-    const text = raw.toString('utf8');
+    const text = res.body.toString('utf8');
     let parsed: unknown;
     if (text !== '') {
       try {

@@ -26,7 +26,7 @@ import { showRecord, type OutputFormat } from './record-encoding.js';
 import { readJson } from './request.js';
 import { accepts } from './record-batch-body.js';
 import {
-  encodeFetchResponse,
+  encodeFetchResponseParts,
   FETCH_RESPONSE_MEDIA_TYPE,
   FETCH_RESPONSE_PARTITION_BYTES,
   type FetchResponseTopic,
@@ -184,8 +184,17 @@ function binaryAnswer(c: Context<AppEnv>, plan: Planned[], outcomes: PartitionFe
           },
     );
   });
-  return c.body(encodeFetchResponse([...byTopic.values()]) as Uint8Array<ArrayBuffer>, 200, {
+  // Written part by part: the records go out as the views they were read into, not copied into one buffer.
+  const parts = encodeFetchResponseParts([...byTopic.values()]);
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const part of parts) controller.enqueue(part);
+      controller.close();
+    },
+  });
+  return c.body(body, 200, {
     'Content-Type': FETCH_RESPONSE_MEDIA_TYPE,
+    'Content-Length': String(parts.reduce((n, p) => n + p.byteLength, 0)),
   });
 }
 

@@ -52,62 +52,69 @@ export interface FetchResponseTopic {
 /** The fixed bytes of one partition besides its message, aborted transactions and records. */
 export const FETCH_RESPONSE_PARTITION_BYTES = 4 + 2 + 2 + 2 + 8 * 4 + 4 + 4;
 
-export function encodeFetchResponse(topics: readonly FetchResponseTopic[]): Buffer {
-  const names = topics.map((t) => Buffer.from(t.topic, 'utf8'));
-  const utf8 = (s: string | null) => (s === null ? null : Buffer.from(s, 'utf8'));
-  const texts = topics.map((t) => t.partitions.map((p) => [utf8(p.error), utf8(p.errorMessage)] as const));
-  let size = 4;
-  topics.forEach((t, i) => {
-    size += 2 + names[i]!.byteLength + 4;
-    t.partitions.forEach((p, k) => {
-      const [error, message] = texts[i]![k]!;
-      size += FETCH_RESPONSE_PARTITION_BYTES + (error?.byteLength ?? 0) + (message?.byteLength ?? 0);
-      size += 24 * (p.abortedTransactions?.length ?? 0) + (p.records?.byteLength ?? 0);
-    });
-  });
-  const out = Buffer.allocUnsafe(size);
-  let at = out.writeInt32BE(topics.length, 0);
-  const int64 = (n: number) => (at = out.writeBigInt64BE(BigInt(n), at));
-  const string = (b: Buffer | null) => {
-    if (b === null) at = out.writeInt16BE(-1, at);
-    else {
-      at = out.writeInt16BE(b.byteLength, at);
-      at += b.copy(out, at);
-    }
+/**
+ * The answer as parts to write one after the other: the fields in a few small buffers, the records
+ * as the views they came in (no copy of the batches, which are most of the bytes).
+ */
+export function encodeFetchResponseParts(topics: readonly FetchResponseTopic[]): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  let head: Buffer;
+  let at: number;
+  const fields = (bytes: number) => {
+    head = Buffer.allocUnsafe(bytes);
+    at = 0;
+    parts.push(head);
   };
-  topics.forEach((t, i) => {
-    at = out.writeInt16BE(names[i]!.byteLength, at);
-    at += names[i]!.copy(out, at);
-    at = out.writeInt32BE(t.partitions.length, at);
-    t.partitions.forEach((p, k) => {
-      at = out.writeInt32BE(p.partitionIndex, at);
-      at = out.writeInt16BE(p.errorCode, at);
-      const [error, message] = texts[i]![k]!;
+  const int16 = (n: number) => (at = head.writeInt16BE(n, at));
+  const int32 = (n: number) => (at = head.writeInt32BE(n, at));
+  const int64 = (n: number) => (at = head.writeBigInt64BE(BigInt(n), at));
+  const string = (b: Buffer | null) => {
+    if (b === null) return int16(-1);
+    int16(b.byteLength);
+    at += b.copy(head, at);
+  };
+  const utf8 = (s: string | null) => (s === null ? null : Buffer.from(s, 'utf8'));
+  fields(4);
+  int32(topics.length);
+  for (const t of topics) {
+    const name = Buffer.from(t.topic, 'utf8');
+    fields(2 + name.byteLength + 4);
+    string(name);
+    int32(t.partitions.length);
+    for (const p of t.partitions) {
+      const error = utf8(p.error);
+      const message = utf8(p.errorMessage);
+      const aborted = p.abortedTransactions;
+      fields(
+        FETCH_RESPONSE_PARTITION_BYTES +
+          (error?.byteLength ?? 0) +
+          (message?.byteLength ?? 0) +
+          24 * (aborted?.length ?? 0),
+      );
+      int32(p.partitionIndex);
+      int16(p.errorCode);
       string(error);
       string(message);
       int64(p.highWatermark);
       int64(p.lastStableOffset);
       int64(p.logStartOffset);
       int64(p.nextOffset);
-      if (p.abortedTransactions === null) at = out.writeInt32BE(-1, at);
-      else {
-        at = out.writeInt32BE(p.abortedTransactions.length, at);
-        for (const a of p.abortedTransactions) {
-          int64(a.producerId);
-          int64(a.firstOffset);
-          int64(a.lastOffset);
-        }
+      int32(aborted === null ? -1 : aborted.length);
+      for (const a of aborted ?? []) {
+        int64(a.producerId);
+        int64(a.firstOffset);
+        int64(a.lastOffset);
       }
-      if (p.records === null) at = out.writeInt32BE(-1, at);
-      else {
-        at = out.writeInt32BE(p.records.byteLength, at);
-        out.set(p.records, at);
-        at += p.records.byteLength;
-      }
-    });
-  });
-  return out;
+      int32(p.records === null ? -1 : p.records.byteLength);
+      if (p.records !== null && p.records.byteLength > 0) parts.push(p.records);
+    }
+  }
+  return parts;
 }
+
+/** The answer in one buffer. */
+export const encodeFetchResponse = (topics: readonly FetchResponseTopic[]): Buffer =>
+  Buffer.concat(encodeFetchResponseParts(topics));
 
 const invalid = (message: string) => new KafkaError('CORRUPT_MESSAGE', `Malformed fetch response: ${message}`);
 

@@ -29,31 +29,33 @@ export const PRODUCE_REQUEST_MEDIA_TYPE = 'application/vnd.kafka.produce-request
 
 const invalid = (message: string) => new KafkaError('INVALID_REQUEST', `Malformed topic_data: ${message}`);
 
-export function encodeTopicData(topics: readonly TopicData[]): Uint8Array {
-  const names = topics.map((t) => Buffer.from(t.name, 'utf8'));
-  let size = 4;
-  topics.forEach((t, i) => {
-    size += 2 + names[i]!.byteLength + 4;
-    for (const p of t.partitions) size += 8 + (p.records?.byteLength ?? 0);
-  });
-  const out = Buffer.allocUnsafe(size);
-  let at = out.writeInt32BE(topics.length, 0);
-  topics.forEach((t, i) => {
-    at = out.writeInt16BE(names[i]!.byteLength, at);
-    at += names[i]!.copy(out, at);
-    at = out.writeInt32BE(t.partitions.length, at);
+/** `topic_data` as parts to write one after the other: the fields in small buffers, the batches as they are (no copy). */
+export function encodeTopicDataParts(topics: readonly TopicData[]): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  const count = Buffer.allocUnsafe(4);
+  count.writeInt32BE(topics.length, 0);
+  parts.push(count);
+  for (const t of topics) {
+    const name = Buffer.from(t.name, 'utf8');
+    const head = Buffer.allocUnsafe(2 + name.byteLength + 4);
+    let at = head.writeInt16BE(name.byteLength, 0);
+    at += name.copy(head, at);
+    head.writeInt32BE(t.partitions.length, at);
+    parts.push(head);
     for (const p of t.partitions) {
-      at = out.writeInt32BE(p.index, at);
-      if (p.records === null) at = out.writeInt32BE(-1, at);
-      else {
-        at = out.writeInt32BE(p.records.byteLength, at);
-        out.set(p.records, at);
-        at += p.records.byteLength;
-      }
+      const fields = Buffer.allocUnsafe(8);
+      fields.writeInt32BE(p.index, 0);
+      fields.writeInt32BE(p.records === null ? -1 : p.records.byteLength, 4);
+      parts.push(fields);
+      if (p.records !== null && p.records.byteLength > 0) parts.push(p.records);
     }
-  });
-  return out;
+  }
+  return parts;
 }
+
+/** `topic_data` in one buffer. */
+export const encodeTopicData = (topics: readonly TopicData[]): Uint8Array =>
+  Buffer.concat(encodeTopicDataParts(topics));
 
 /** Decodes `topic_data`; records are views into `bytes`. INVALID_REQUEST for anything malformed or left over. */
 export function decodeTopicData(bytes: Uint8Array): TopicData[] {

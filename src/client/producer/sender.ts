@@ -20,7 +20,7 @@
  * server says whether it has it: with fresh sequences it would be written a second time.
  * INVALID_PRODUCER_EPOCH means another instance took over the id: the producer is fenced for good.
  */
-import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../wire/produce-request.js';
+import { encodeTopicDataParts, PRODUCE_REQUEST_MEDIA_TYPE } from '../../wire/produce-request.js';
 import { KafkaClientError, KafkaProtocolError, errorFromBody, isRetriable } from '../errors.js';
 import type { Metadata } from '../metadata.js';
 import { backoffMs, retry } from '../retry.js';
@@ -505,7 +505,7 @@ export class Sender {
       res = await this.transport.request<WireProduceResponse>('POST', '/records', {
         // A transactional producer's request names its transaction, as Kafka's ProduceRequest does.
         query: { acks: this.config.acks, ...(txn ? { transactional_id: txn.transactionalId } : {}) },
-        bytes: encodeTopicData([...topics].map(([name, partitions]) => ({ name, partitions }))),
+        bytes: encodeTopicDataParts([...topics].map(([name, partitions]) => ({ name, partitions }))),
         contentType: PRODUCE_REQUEST_MEDIA_TYPE,
         timeoutMs: this.config.requestTimeoutMs,
       });
