@@ -88,14 +88,19 @@ export interface EncodedRecord {
 
 const b64 = (n: number) => 4 * Math.ceil(n / 3);
 
+/** The headers of every record sent without any: one array, never written to. */
+const NO_HEADERS: EncodedRecord['headers'] = Object.freeze([]) as unknown as EncodedRecord['headers'];
+
 export function encodeMessage(m: Message, now: number): EncodedRecord {
   const key = toBuffer(m.key);
   const value = toBuffer(m.value);
   const timestamp = toTimestamp(m.timestamp, now);
   let size = 21 + (key?.length ?? 0) + (value?.length ?? 0);
   let wire = 120 + b64(key?.length ?? 0) + b64(value?.length ?? 0);
+  if (m.headers === undefined)
+    return { key, value, headers: NO_HEADERS, timestamp, sizeInBytes: size, wireBytes: wire };
   const headers: EncodedRecord['headers'] = [];
-  for (const [name, raw] of Object.entries(m.headers ?? {})) {
+  for (const [name, raw] of Object.entries(m.headers)) {
     if (raw === undefined) continue;
     for (const v of Array.isArray(raw) ? raw : [raw]) {
       const b = toBuffer(v)!;

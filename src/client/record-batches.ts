@@ -6,10 +6,15 @@
  */
 import { KafkaError } from '../wire/errors.js';
 import {
+  type BatchHeader,
   CONTROL_FLAG_MASK,
-  decodeRecordBatches,
   encodeRecordBatch,
+  readCheckedBatch,
+  type RecordFields,
+  type RecordVisitor,
+  TIMESTAMP_TYPE_MASK,
   TRANSACTIONAL_FLAG_MASK,
+  walkRecords,
 } from '../wire/record-batch.js';
 import type { AbortedRange } from '../wire/protocol.js';
 import type { ConsumerRecord, EncodedRecord } from './codec.js';
@@ -68,9 +73,30 @@ export function decodeFetchedRecords(
   fromOffset: number,
   aborted: AbortedRange[] = [],
 ): ConsumerRecord[] {
-  let batches: ReturnType<typeof decodeRecordBatches>;
+  const out: ConsumerRecord[] = [];
+  let position = 0;
   try {
-    batches = decodeRecordBatches(bytes);
+    while (position < bytes.length) {
+      const { header, size } = readCheckedBatch(bytes, position);
+      const { attributes, baseOffset, producerId } = header;
+      const skip =
+        (attributes & CONTROL_FLAG_MASK) !== 0 ||
+        baseOffset + header.lastOffsetDelta < fromOffset ||
+        (aborted.length > 0 &&
+          (attributes & TRANSACTIONAL_FLAG_MASK) !== 0 &&
+          aborted.some(
+            (a) => a.producerId === producerId && baseOffset >= a.firstOffset && baseOffset <= a.lastOffset,
+          ));
+      if (!skip)
+        walkRecords(
+          bytes,
+          position,
+          position + size,
+          header,
+          new ConsumerRecordMaker(header, topic, partition, fromOffset, out),
+        );
+      position += size;
+    }
   } catch (e) {
     throw asClientError(
       e,
@@ -79,40 +105,57 @@ export function decodeFetchedRecords(
       `Record batch for ${topic}-${partition} fetched at offset ${fromOffset} is invalid: `,
     );
   }
-  const out: ConsumerRecord[] = [];
-  for (const batch of batches) {
-    const { attributes, baseOffset, producerId } = batch.header;
-    if ((attributes & CONTROL_FLAG_MASK) !== 0) continue;
-    if (baseOffset + batch.header.lastOffsetDelta < fromOffset) continue;
-    if (
-      aborted.length > 0 &&
-      (attributes & TRANSACTIONAL_FLAG_MASK) !== 0 &&
-      aborted.some((a) => a.producerId === producerId && baseOffset >= a.firstOffset && baseOffset <= a.lastOffset)
-    )
-      continue;
-    for (const r of batch.records) {
-      if (r.offset < fromOffset) continue;
-      const headers: Record<string, Buffer | Buffer[]> = {};
-      for (const h of r.headers) {
-        const v = h.value === null ? Buffer.alloc(0) : view(h.value);
-        const prev = headers[h.key];
-        headers[h.key] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
-      }
-      out.push({
-        topic,
-        partition,
-        offset: r.offset,
-        timestamp: r.timestamp,
-        key: r.key === null ? null : view(r.key),
-        value: r.value === null ? null : view(r.value),
-        headers,
-      });
-    }
-  }
   return out;
 }
 
-const view = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+/**
+ * The walk's visitor that makes each record as the consumer hands it out, and nothing else: keys,
+ * values and header values are Buffers over the answer's memory (no copies, no intermediate record).
+ */
+class ConsumerRecordMaker implements RecordVisitor {
+  private headers: Record<string, Buffer | Buffer[]> = {};
+  private readonly logAppendTime: boolean;
+
+  constructor(
+    private readonly batch: BatchHeader,
+    private readonly topic: string,
+    private readonly partition: number,
+    private readonly fromOffset: number,
+    private readonly out: ConsumerRecord[],
+  ) {
+    this.logAppendTime = (batch.attributes & TIMESTAMP_TYPE_MASK) !== 0;
+  }
+
+  header(bytes: Uint8Array, keyStart: number, keyLength: number, valueStart: number, valueLength: number): void {
+    const name = Buffer.from(bytes.buffer, bytes.byteOffset + keyStart, keyLength).toString('utf8');
+    // A null header value becomes an empty Buffer, as on the JSON path.
+    const v = valueLength < 0 ? Buffer.alloc(0) : view(bytes, valueStart, valueLength);
+    const prev = this.headers[name];
+    this.headers[name] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+
+  record(f: RecordFields): void {
+    const headers = this.headers;
+    this.headers = {};
+    const offset = this.batch.baseOffset + f.offsetDelta;
+    if (offset < this.fromOffset) return;
+    const timestamp = this.logAppendTime ? this.batch.maxTimestamp : this.batch.baseTimestamp + f.timestampDelta;
+    if (!Number.isSafeInteger(timestamp))
+      throw new KafkaError('CORRUPT_MESSAGE', `record ${f.index} timestamp is outside the safe integer range`);
+    this.out.push({
+      topic: this.topic,
+      partition: this.partition,
+      offset,
+      timestamp,
+      key: f.keyLength < 0 ? null : view(f.bytes, f.keyStart, f.keyLength),
+      value: f.valueLength < 0 ? null : view(f.bytes, f.valueStart, f.valueLength),
+      headers,
+    });
+  }
+}
+
+const view = (b: Uint8Array, start: number, length: number): Buffer =>
+  Buffer.from(b.buffer, b.byteOffset + start, length);
 
 /** The log module throws the server's KafkaError (or a RangeError); the client's callers expect its own errors. */
 function asClientError(

@@ -11,7 +11,7 @@ import { DefaultPartitioner, type Partitioner } from '../partitioner.js';
 import { RECORD_BATCH_OVERHEAD } from '../record-batches.js';
 import type { Transport, WireFormat } from '../transport.js';
 import { BufferPool } from './buffer-pool.js';
-import { RecordAccumulator, type PendingRecord, type RecordMetadata } from './record-accumulator.js';
+import { RecordAccumulator, SendResult, type PendingRecord, type RecordMetadata } from './record-accumulator.js';
 import { Sender, type Acks, type ProducerIdAndEpoch } from './sender.js';
 import { Transaction, type ProducerRecordBatch } from './transaction.js';
 
@@ -258,9 +258,12 @@ export class Producer {
     } catch (e) {
       return Promise.reject(e);
     }
-    const results: Promise<RecordMetadata>[] = [];
-    const appended = this.enqueue(() => this.appendAll(record, results));
-    return appended.then(() => Promise.all(results));
+    const result = new SendResult(record.messages.length);
+    this.enqueue(
+      () => this.appendAll(record, result),
+      (e) => result.fail(e as Error),
+    );
+    return result.promise;
   }
 
   /** kafkajs's sendBatch: several topics at once. */
@@ -294,38 +297,45 @@ export class Producer {
     if (fatal) throw fatal;
   }
 
-  /** Runs appends one after another; runs at once (synchronously) when nothing is queued ahead. */
-  private enqueue(task: () => void | Promise<void>): Promise<void> {
+  /**
+   * Runs appends one after another; runs at once (synchronously) when nothing is queued ahead.
+   * A failed append goes to `onError`.
+   */
+  private enqueue(task: () => void | Promise<void>, onError: (e: unknown) => void): void {
     if (this.appendsPending === 0) {
       let r: void | Promise<void>;
       try {
         r = task();
       } catch (e) {
-        return Promise.reject(e);
+        return onError(e);
       }
-      if (!(r instanceof Promise)) return Promise.resolve();
-      return this.track(r);
+      if (r instanceof Promise) this.track(r, onError);
+      return;
     }
-    return this.track(this.appendTail.then(task, task));
+    this.track(this.appendTail.then(task, task), onError);
   }
 
-  private track(p: Promise<void>): Promise<void> {
+  private track(p: Promise<void>, onError: (e: unknown) => void): void {
     this.appendsPending++;
-    const done = p.finally(() => this.appendsPending--);
-    this.appendTail = done.catch(() => {});
-    return done;
+    this.appendTail = p.then(
+      () => void this.appendsPending--,
+      (e: unknown) => {
+        this.appendsPending--;
+        onError(e);
+      },
+    );
   }
 
   /** Appends every message of a send, synchronously when metadata is cached and memory free. */
-  private appendAll(record: ProducerRecordBatch, results: Promise<RecordMetadata>[]): void | Promise<void> {
+  private appendAll(record: ProducerRecordBatch, result: SendResult): void | Promise<void> {
     const { topic, messages } = record;
     const deadline = Date.now() + this.config.maxBlockMs;
     const count = this.metadata.cached(topic);
     if (count === undefined)
       return this.metadata
         .partitionCount(topic, deadline)
-        .then((n) => this.appendFrom(topic, messages, 0, n, deadline, results));
-    return this.appendFrom(topic, messages, 0, count, deadline, results);
+        .then((n) => this.appendFrom(topic, messages, 0, n, deadline, result));
+    return this.appendFrom(topic, messages, 0, count, deadline, result);
   }
 
   private appendFrom(
@@ -334,7 +344,7 @@ export class Producer {
     from: number,
     partitionCount: number,
     deadline: number,
-    results: Promise<RecordMetadata>[],
+    result: SendResult,
   ): void | Promise<void> {
     for (let i = from; i < messages.length; i++) {
       const m = messages[i]!;
@@ -376,30 +386,19 @@ export class Producer {
       if (!this.pool.tryReserve(rec.sizeInBytes)) {
         // Wait for memory, then carry on with this message and the rest.
         return this.pool.reserve(rec.sizeInBytes, Math.max(0, deadline - Date.now())).then(() => {
-          this.appendOne(topic, partition, rec, m, partitionCount, results);
-          return this.appendFrom(topic, messages, i + 1, partitionCount, deadline, results);
+          this.appendOne(topic, partition, { rec, result, index: i }, m, partitionCount);
+          return this.appendFrom(topic, messages, i + 1, partitionCount, deadline, result);
         });
       }
-      this.appendOne(topic, partition, rec, m, partitionCount, results);
+      this.appendOne(topic, partition, { rec, result, index: i }, m, partitionCount);
     }
   }
 
-  private appendOne(
-    topic: string,
-    partition: number,
-    rec: PendingRecord['rec'],
-    m: Message,
-    partitionCount: number,
-    results: Promise<RecordMetadata>[],
-  ): void {
-    const p = new Promise<RecordMetadata>((resolve, reject) => {
-      this.accumulator.append(topic, partition, { rec, resolve, reject }, Date.now());
-      if (m.partition === undefined && rec.key === null && !this.custom)
-        this.partitioner.onAppend(topic, partition, partitionCount, rec.sizeInBytes);
-      // The sender sends full batches at once and sleeps until the linger deadline of the others.
-      this.sender.wakeup();
-    });
-    p.catch(() => {}); // observed through send()'s Promise.all; a sibling's failure must not go unhandled
-    results.push(p);
+  private appendOne(topic: string, partition: number, r: PendingRecord, m: Message, partitionCount: number): void {
+    this.accumulator.append(topic, partition, r, Date.now());
+    if (m.partition === undefined && r.rec.key === null && !this.custom)
+      this.partitioner.onAppend(topic, partition, partitionCount, r.rec.sizeInBytes);
+    // The sender sends full batches at once and sleeps until the linger deadline of the others.
+    this.sender.wakeup();
   }
 }

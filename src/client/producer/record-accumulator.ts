@@ -9,10 +9,46 @@ export interface RecordMetadata {
   timestamp: number;
 }
 
+/**
+ * What one send() waits for: the metadata of each of its records. Its promise resolves once every
+ * record is acknowledged and rejects at the first failure (as Promise.all would over one promise per
+ * record, without a promise and two closures per record kept alive until the acknowledgement).
+ */
+export class SendResult {
+  readonly promise: Promise<RecordMetadata[]>;
+  private readonly metadata: RecordMetadata[];
+  private remaining: number;
+  private resolve!: (m: RecordMetadata[]) => void;
+  private reject!: (e: Error) => void;
+
+  constructor(count: number) {
+    this.metadata = new Array<RecordMetadata>(count);
+    this.remaining = count;
+    this.promise = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    if (count === 0) this.resolve(this.metadata);
+  }
+
+  ack(index: number, m: RecordMetadata): void {
+    this.metadata[index] = m;
+    if (--this.remaining === 0) this.resolve(this.metadata);
+  }
+
+  /** The first failure settles it; later ones (and acknowledgements) change nothing. */
+  fail(e: Error): void {
+    this.remaining = -1;
+    this.reject(e);
+  }
+}
+
+/** A record in a batch, and where its outcome goes. */
 export interface PendingRecord {
   rec: EncodedRecord;
-  resolve: (m: RecordMetadata) => void;
-  reject: (e: Error) => void;
+  result: SendResult;
+  /** The record's place in its send(). */
+  index: number;
 }
 
 /** Records for one partition sent (and retried) together, as Kafka's ProducerBatch. */
@@ -56,7 +92,7 @@ export class ProducerBatch {
   complete(offsets: (number | undefined)[], logAppendTimes?: (number | undefined)[]): void {
     this.records.forEach((r, i) => {
       const ts = logAppendTimes?.[i];
-      r.resolve({
+      r.result.ack(r.index, {
         topic: this.topic,
         partition: this.partition,
         offset: offsets[i] ?? -1,
@@ -76,19 +112,19 @@ export class ProducerBatch {
     this.records.forEach((r, i) => {
       const offset = offsets[i];
       if (offset !== undefined)
-        r.resolve({
+        r.result.ack(r.index, {
           topic: this.topic,
           partition: this.partition,
           offset,
           timestamp: timestamps?.[i] ?? r.rec.timestamp,
         });
-      else r.reject(errors[i] ?? fallback);
+      else r.result.fail(errors[i] ?? fallback);
     });
     this.settle();
   }
 
   fail(e: Error): void {
-    for (const r of this.records) r.reject(e);
+    for (const r of this.records) r.result.fail(e);
     this.settle();
   }
 
@@ -154,13 +190,20 @@ export class PartitionQueue {
  */
 export class RecordAccumulator {
   readonly queues = new Map<string, PartitionQueue>();
+  /** The same queues by topic and partition: found per record without building a key. */
+  private readonly byTopic = new Map<string, PartitionQueue[]>();
 
   constructor(readonly batchSize: number) {}
 
   queue(topic: string, partition: number): PartitionQueue {
-    const key = `${topic}\u0000${partition}`;
-    let q = this.queues.get(key);
-    if (!q) this.queues.set(key, (q = new PartitionQueue(topic, partition)));
+    let topicQueues = this.byTopic.get(topic);
+    if (!topicQueues) this.byTopic.set(topic, (topicQueues = []));
+    let q = topicQueues[partition];
+    if (!q) {
+      q = new PartitionQueue(topic, partition);
+      topicQueues[partition] = q;
+      this.queues.set(`${topic}\u0000${partition}`, q);
+    }
     return q;
   }
 
@@ -169,7 +212,7 @@ export class RecordAccumulator {
    * open one too full for it. A batch found too full is marked full: it is due at once.
    */
   startsBatch(topic: string, partition: number, bytes: number): boolean {
-    const last = this.queues.get(`${topic}\u0000${partition}`)?.batches.at(-1);
+    const last = this.byTopic.get(topic)?.[partition]?.batches.at(-1);
     if (last === undefined || last.closed || last.full) return true;
     if (last.records.length > 0 && last.sizeInBytes + bytes > this.batchSize) last.full = true;
     return last.full;
