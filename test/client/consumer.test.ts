@@ -240,6 +240,45 @@ describe('consumer against the local server', () => {
     await c.close();
   });
 
+  it('asks for the next answer as soon as one arrives, without waiting for the next poll()', async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'eager', numPartitions: 1 }] });
+    const producer = kafka.producer();
+    for (let b = 0; b < 4; b++)
+      await producer.send({
+        topic: 'eager',
+        messages: Array.from({ length: 10 }, (_, i) => ({ value: `m${b * 10 + i}` })),
+      });
+    await producer.close();
+    const fetched: number[] = [];
+    const counting: typeof fetch = async (url, init) => {
+      if (String(url).endsWith('/records:fetch'))
+        fetched.push(JSON.parse(String(init?.body)).topics[0].partitions[0].fetch_offset);
+      return fetch(url, init);
+    };
+    const c = new Kafka({ url: server.origin, fetch: counting }).consumer({
+      groupId: 'eager-group',
+      autoOffsetReset: 'earliest',
+      maxPartitionFetchBytes: 1, // one stored request of 10 records per answer
+      enableAutoCommit: false,
+      fetchMaxWaitMs: 50,
+    });
+    c.assign([{ topic: 'eager', partition: 0 }]);
+    let first: ConsumerRecord[] = [];
+    await until('the first answer', async () => (first = await c.poll({ timeoutMs: 200 })).length > 0);
+    expect(first.map((r) => r.offset)).toEqual(Array.from({ length: 10 }, (_, i) => i));
+    // No poll() from here: the answer at 10 arrives while the application works, and the fetch
+    // after it leaves from its end at once (the server reads it while the client decodes).
+    await until('the fetch after the next answer', () => fetched.includes(20));
+    expect(fetched.filter((o) => o === 30)).toEqual([]); // one answer in hand, one in flight, no more
+    const rest: ConsumerRecord[] = [];
+    await until('the rest', async () => {
+      rest.push(...(await c.poll({ timeoutMs: 200 })));
+      return rest.length >= 30;
+    });
+    expect(rest.map((r) => r.offset)).toEqual(Array.from({ length: 30 }, (_, i) => 10 + i));
+    await c.close();
+  });
+
   it('eachBatch with a failing handler redelivers the failed records', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'retry', numPartitions: 1 }] });
     await produce('retry', 10);

@@ -328,6 +328,7 @@ export class Consumer {
         const records = this.fetcher.drain(this.c.maxPollRecords);
         const nextBackoff = this.fetcher.sendFetches();
         if (records.length > 0) return records;
+        if (this.fetcher.pendingError) continue; // found while decoding: raised above
         const now = Date.now();
         if (now >= deadline || this.closed || (!this.running && this.runLoop !== undefined)) return [];
         await this.fetcher.waitForActivity(Math.min(deadline, nextBackoff) - now);

@@ -9,6 +9,14 @@ import { decodeFetchedRecords } from '../record-batches.js';
 import type { Transport } from '../transport.js';
 import { decodeFetchResponse, FETCH_RESPONSE_MEDIA_TYPE } from '../../wire/fetch-response.js';
 
+const NONE = (): ConsumerRecord[] => [];
+
+/** Decodes once, on the first call. */
+function once(decode: () => ConsumerRecord[]): () => ConsumerRecord[] {
+  let records: ConsumerRecord[] | undefined;
+  return () => (records ??= decode());
+}
+
 export interface PartitionToFetch {
   topic: string;
   partition: number;
@@ -40,8 +48,14 @@ export interface FetchedPartition {
   partition: number;
   /** The partition's own error (OFFSET_OUT_OF_RANGE, UNKNOWN_TOPIC_OR_PARTITION, ...); the others are answered. */
   error?: KafkaClientError;
-  /** Records at or after the offset asked for. */
-  records: ConsumerRecord[];
+  /**
+   * Records at or after the offset asked for. Record batches are checked (CRC: CORRUPT_MESSAGE is
+   * thrown here) and decoded when first asked for, as Kafka's consumer decodes a completed fetch
+   * when poll() reaches it: the next fetch need not wait for this one's decoding.
+   */
+  records: () => ConsumerRecord[];
+  /** Whether the answer carried any records (before they are decoded). */
+  hasRecords: boolean;
   /** Where to fetch next. */
   nextOffset: number;
   highWatermark: number;
@@ -71,8 +85,8 @@ interface WireFetchResponse {
 
 /**
  * Sends one fetch for all `request.partitions` (distinct) and answers in their order. A request
- * error (the server unreachable, a bad request) rejects; a partition's error is in its answer,
- * including CORRUPT_MESSAGE for a batch that fails its CRC.
+ * error (the server unreachable, a bad request) rejects; a partition's error is in its answer, but
+ * a batch that fails its CRC throws CORRUPT_MESSAGE from that partition's `records()`.
  */
 export async function fetchPartitions(
   transport: Transport,
@@ -128,7 +142,8 @@ export async function fetchPartitions(
         topic,
         partition,
         error,
-        records: [],
+        records: NONE,
+        hasRecords: false,
         nextOffset: offset,
         highWatermark: -1,
         logStartOffset: -1,
@@ -146,7 +161,8 @@ export async function fetchPartitions(
         topic,
         partition,
         error,
-        records: [],
+        records: NONE,
+        hasRecords: false,
         nextOffset: offset,
         highWatermark: a.high_watermark,
         logStartOffset: a.log_start_offset,
@@ -164,22 +180,19 @@ export async function fetchPartitions(
       firstOffset: t.first_offset,
       lastOffset: t.last_offset,
     }));
-    try {
-      const batches = typeof a.records === 'string' ? Buffer.from(a.records, 'base64') : a.records;
-      const records =
-        batches === null
-          ? []
-          : batches instanceof Uint8Array
-            ? batches.byteLength === 0
-              ? []
-              : decodeFetchedRecords(batches, topic, partition, offset, aborted)
-            : batches.filter((r) => r.offset >= offset).map((r) => decodeRecord(topic, r));
-      return { topic, partition, records, ...offsets };
-    } catch (e) {
-      // A batch that fails its CRC is that partition's error (CORRUPT_MESSAGE), as Kafka's consumer raises it.
-      if (!(e instanceof KafkaClientError)) throw e;
-      return { topic, partition, error: e, records: [], ...offsets, nextOffset: offset };
-    }
+    const batches = typeof a.records === 'string' ? Buffer.from(a.records, 'base64') : a.records;
+    if (batches === null || (batches instanceof Uint8Array && batches.byteLength === 0))
+      return { topic, partition, records: NONE, hasRecords: false, ...offsets };
+    if (batches instanceof Uint8Array)
+      return {
+        topic,
+        partition,
+        records: once(() => decodeFetchedRecords(batches, topic, partition, offset, aborted)),
+        hasRecords: true,
+        ...offsets,
+      };
+    const records = batches.filter((r) => r.offset >= offset).map((r) => decodeRecord(topic, r));
+    return { topic, partition, records: () => records, hasRecords: records.length > 0, ...offsets };
   });
 }
 

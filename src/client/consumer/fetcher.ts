@@ -32,7 +32,9 @@ export interface FetcherConfig {
 
 /** A fetch answer, whichever format it came in. */
 interface Fetched {
-  records: ConsumerRecord[];
+  /** Decoded (and checked) on the first call. */
+  records: () => ConsumerRecord[];
+  hasRecords: boolean;
   nextOffset: number;
   highWatermark: number;
   logStartOffset: number;
@@ -159,6 +161,9 @@ export class Fetcher {
       )
       .finally(() => {
         this.multiInFlight = false;
+        // The next fetch leaves now, from the ends of the answers in hand, so that the server reads
+        // it while the application decodes and works through these.
+        if (!this.abort.signal.aborted) this.sendFetches();
         this.notify();
       });
   }
@@ -170,9 +175,8 @@ export class Fetcher {
     this.errorsByPartition.delete(s);
     s.highWatermark = body.highWatermark;
     s.logStartOffset = body.logStartOffset;
-    const records = body.records;
-    if (records.length > 0 || body.nextOffset > offset) {
-      const answer = { records, index: 0, nextOffset: body.nextOffset, epoch };
+    if (body.hasRecords || body.nextOffset > offset) {
+      const answer = { decode: body.records, records: undefined, index: 0, nextOffset: body.nextOffset, epoch };
       // A prefetch lines up behind the answer in hand (drain() moves it up).
       if (s.buffered?.epoch === epoch && s.buffered.nextOffset === offset) s.prefetched = answer;
       else s.buffered = answer;
@@ -251,6 +255,7 @@ export class Fetcher {
         offset,
         parseAbortedTransactions(res.headers.get(FETCH_HEADERS.abortedTransactions)),
       );
+      const decoded = () => records;
       const header = (name: string, fallback: number) => {
         const v = res.headers.get(name);
         const n = v === null ? NaN : Number(v);
@@ -259,7 +264,8 @@ export class Fetcher {
       const last = records.at(-1);
       const nextOffset = header(FETCH_HEADERS.nextOffset, last ? last.offset + 1 : offset);
       return {
-        records,
+        records: decoded,
+        hasRecords: records.length > 0,
         nextOffset,
         highWatermark: header(FETCH_HEADERS.highWatermark, s.highWatermark ?? nextOffset),
         logStartOffset: header(FETCH_HEADERS.logStartOffset, s.logStartOffset ?? 0),
@@ -268,8 +274,10 @@ export class Fetcher {
     if (asked && (this.config.format ?? this.transport.format) === 'auto')
       this.transport.recordBatchSupport = 'unsupported';
     const body = res.body;
+    const records = body.records.filter((r) => r.offset >= offset).map((r) => decodeRecord(s.topic, r));
     return {
-      records: body.records.filter((r) => r.offset >= offset).map((r) => decodeRecord(s.topic, r)),
+      records: () => records,
+      hasRecords: records.length > 0,
       nextOffset: body.next_offset,
       highWatermark: body.high_watermark,
       logStartOffset: body.log_start_offset,
@@ -297,13 +305,27 @@ export class Fetcher {
         s.buffered = undefined;
         continue;
       }
-      while (b.index < b.records.length && out.length < max) {
-        const r = b.records[b.index++]!;
+      let records = b.records;
+      if (records === undefined) {
+        try {
+          records = b.records = b.decode();
+        } catch (e) {
+          // A corrupt batch: poll() raises it, the position stays, and what was fetched after it
+          // (the prefetch, a fetch in flight) is dropped, as after a seek to the same place.
+          s.buffered = s.prefetched = undefined;
+          s.epoch++;
+          this.pendingError ??=
+            e instanceof KafkaClientError ? e : new KafkaClientError('CORRUPT_MESSAGE', String(e), { cause: e });
+          continue;
+        }
+      }
+      while (b.index < records.length && out.length < max) {
+        const r = records[b.index++]!;
         if (r.offset < s.position!) continue;
         out.push(r);
         s.position = r.offset + 1;
       }
-      if (b.index >= b.records.length) {
+      if (b.index >= records.length) {
         if (b.nextOffset > s.position!) s.position = b.nextOffset;
         s.buffered = s.prefetched?.epoch === s.epoch ? s.prefetched : undefined;
         s.prefetched = undefined;

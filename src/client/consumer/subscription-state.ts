@@ -15,7 +15,9 @@ export const tpKey = (topic: string, partition: number): string => `${topic}\u00
 
 /** A completed fetch waiting to be handed out by poll(). */
 export interface BufferedFetch {
-  records: ConsumerRecord[];
+  /** The answer's records, decoded (and checked) when drain() first reaches them. */
+  decode: () => ConsumerRecord[];
+  records: ConsumerRecord[] | undefined;
   index: number;
   nextOffset: number;
   /** The partition's epoch when the fetch started: a seek in between makes it stale. */
