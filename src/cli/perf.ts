@@ -194,6 +194,12 @@ async function perfProduce(argv: string[], ctx: Context): Promise<void> {
   );
   let outstanding = 0;
   let slot: (() => void) | undefined;
+  const settled = () => {
+    outstanding--;
+    const s = slot;
+    slot = undefined;
+    s?.();
+  };
   let failures = 0;
   let firstError: Error | undefined;
   const start = performance.now();
@@ -203,21 +209,18 @@ async function perfProduce(argv: string[], ctx: Context): Promise<void> {
       const sentAt = performance.now();
       outstanding++;
       const value = payloads ? payloads[randomInt(payloads.length)]! : payload;
-      producer
-        .send({ topic, messages: [{ value }] })
-        .then(
-          () => stats.record(performance.now() - sentAt, value.length),
-          (e: Error) => {
-            failures++;
-            firstError ??= e;
-          },
-        )
-        .finally(() => {
-          outstanding--;
-          const s = slot;
-          slot = undefined;
-          s?.();
-        });
+      // One callback per record, as the Java tool's PerfCallback.
+      producer.send({ topic, messages: [{ value }] }).then(
+        () => {
+          stats.record(performance.now() - sentAt, value.length);
+          settled();
+        },
+        (e: Error) => {
+          failures++;
+          firstError ??= e;
+          settled();
+        },
+      );
       if (throughput > 0) {
         // ThroughputThrottler: stay at or under the target rate.
         const due = start + ((i + 1) * 1000) / throughput;
