@@ -102,7 +102,8 @@ const PRODUCERS = Number(opts.producers ?? 4);
 const FETCH_MAX_BYTES = 1024 * 1024;
 /** Records per client-path run (kafka-log perf produce --num-records): a few seconds each. */
 const CLIENT_RECORDS = 300_000;
-const CLIENT_RECORDS_QUICK = 60_000;
+/** Quick runs: enough that the CLI's first second (metadata, producer id, the JIT) is not most of the figure. */
+const CLIENT_RECORDS_QUICK = 150_000;
 const MiB = 2 ** 20;
 
 /** kafka-producer-perf-test's MB/sec: record bytes / 2^20 per second. */
