@@ -33,7 +33,12 @@ async function committerOf(ctx: RequestContext, req: Body, version: number): Pro
       return { kind: 'consumer', memberId, memberEpoch: req.generationIdOrMemberEpoch };
     }
   }
-  const generation = await ctx.classic.checkCommit(req.groupId, memberId, req.generationIdOrMemberEpoch);
+  const generation = await ctx.classic.checkCommit(
+    req.groupId,
+    memberId,
+    req.generationIdOrMemberEpoch,
+    req.groupInstanceId ?? null,
+  );
   // A commit without a member: the HTTP API's group may not have members either (and is created, so HTTP sees the offsets).
   if (generation < 0)
     await ctx.services.groups.offsets.requireInactive(req.groupId, 'Offsets can be committed without a member id');
