@@ -160,6 +160,8 @@ describe('OffsetCommit v9 and OffsetFetch v8-v9 (KIP-848 member epochs)', () => 
     expect(await commit(9, as(a.memberEpoch, 'ghost'))).toBe(ERRORS.UNKNOWN_MEMBER_ID.code);
     // Kafka: a member of the consumer protocol commits with v9 or later.
     expect(await commit(8, as(a.memberEpoch))).toBe(ERRORS.UNSUPPORTED_VERSION.code);
+    // A commit without a member, to a group with members.
+    expect(await commit(9, as(-1, ''))).toBe(ERRORS.UNKNOWN_MEMBER_ID.code);
     // Nothing of those landed.
     expect(await s.services.groups.offsets.committed('kip-stale')).toEqual([]);
 

@@ -2,7 +2,7 @@
  * OffsetCommit, OffsetFetch and OffsetDelete on the groups' committed-offset items, the ones the
  * HTTP API reads and writes: a commit over Kafka is seen over HTTP and the reverse.
  */
-import { KafkaError } from '../../wire/errors.js';
+import { isKafkaError, KafkaError } from '../../wire/errors.js';
 import { MAX_OFFSET_METADATA_BYTES, type OffsetRecord } from '../../groups/offsets.js';
 import type { Topic } from '../../topics/topics.js';
 import { allowedNames, authorize, deniedAmong } from './access.js';
@@ -16,32 +16,41 @@ type CommitPartition = { partitionIndex: number; committedOffset: number; commit
 /**
  * Whose commit this is: a classic member (or none, generation -1), checked by the classic
  * coordinator, or a KIP-848 member of the HTTP API's coordinator, which commits with its member
- * epoch from v9 (Kafka answers an older version UNSUPPORTED_VERSION for such a member).
+ * epoch from v9 (Kafka answers an older version UNSUPPORTED_VERSION for such a member). The
+ * classic group is read first, the KIP-848 group only for a member id the classic one lacks.
  */
 type Committer = { kind: 'classic'; generation: number } | { kind: 'consumer'; memberId: string; memberEpoch: number };
 
 async function committerOf(ctx: RequestContext, req: Body, version: number): Promise<Committer> {
   const memberId = req.memberId as string;
-  if (memberId !== '') {
+  let generation: number;
+  try {
+    generation = await ctx.classic.checkCommit(
+      req.groupId,
+      memberId,
+      req.generationIdOrMemberEpoch,
+      req.groupInstanceId ?? null,
+    );
+  } catch (e) {
+    if (memberId === '' || !isKafkaError(e, 'UNKNOWN_MEMBER_ID')) throw e;
     const snap = await ctx.services.groups.coordinator.find(req.groupId);
-    if (snap?.group.members[memberId]) {
-      if (version < 9)
-        throw new KafkaError(
-          'UNSUPPORTED_VERSION',
-          'OffsetCommit version 9 or above must be used by members using the consumer group protocol',
-        );
-      return { kind: 'consumer', memberId, memberEpoch: req.generationIdOrMemberEpoch };
-    }
+    if (!snap?.group.members[memberId]) throw e;
+    if (version < 9)
+      throw new KafkaError(
+        'UNSUPPORTED_VERSION',
+        'OffsetCommit version 9 or above must be used by members using the consumer group protocol',
+      );
+    return { kind: 'consumer', memberId, memberEpoch: req.generationIdOrMemberEpoch };
   }
-  const generation = await ctx.classic.checkCommit(
-    req.groupId,
-    memberId,
-    req.generationIdOrMemberEpoch,
-    req.groupInstanceId ?? null,
-  );
-  // A commit without a member: the HTTP API's group may not have members either (and is created, so HTTP sees the offsets).
+  // A commit without a member: the HTTP API's group may not have members either (and is created,
+  // so HTTP sees the offsets). Kafka answers one to a group with members UNKNOWN_MEMBER_ID.
   if (generation < 0)
-    await ctx.services.groups.offsets.requireInactive(req.groupId, 'Offsets can be committed without a member id');
+    await ctx.services.groups.offsets
+      .requireInactive(req.groupId, 'Offsets can be committed without a member id')
+      .catch((e: unknown) => {
+        if (!isKafkaError(e, 'NON_EMPTY_GROUP')) throw e;
+        throw new KafkaError('UNKNOWN_MEMBER_ID', `Group ${req.groupId} has members: commit as one of them`);
+      });
   return { kind: 'classic', generation };
 }
 
