@@ -74,8 +74,9 @@ export const fetch: Handler = async (ctx, req, version) => {
   const wanted: Wanted[] = await Promise.all(
     topicsIn.map(async (t): Promise<Wanted> => {
       if (t.error) return t;
+      // A refused topic is not read, whether named or found by id (resolved already).
       const refused = deniedTopics.get(t.topic);
-      if (refused) return { ...t, error: refused };
+      if (refused) return { ...t, resolved: undefined, error: refused };
       try {
         return { ...t, resolved: t.resolved ?? (await services.topics.get(t.topic)) };
       } catch (error) {
@@ -94,7 +95,7 @@ export const fetch: Handler = async (ctx, req, version) => {
       wanted.map((w) =>
         Promise.all(
           w.partitions.map(async (p): Promise<PartitionData> => {
-            if (!w.resolved) return errorData(ctx, p.partition, w.error);
+            if (!w.resolved || w.error) return errorData(ctx, p.partition, w.error);
             try {
               const r = await services.log.readBatches(
                 w.resolved,
