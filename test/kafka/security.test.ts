@@ -248,6 +248,31 @@ describe('ACLs on the listener', () => {
     c.close();
   });
 
+  it("OffsetFetch v8: each group's DESCRIBE checked apart, each topic's too", async () => {
+    const { c } = await rawAs('bob');
+    const groups = (
+      await c.request(m.OffsetFetch, 8, {
+        groups: ['billing', 'other'].map((groupId) => ({
+          groupId,
+          topics: [
+            { name: 'paid', partitionIndexes: [0] },
+            { name: 'secret', partitionIndexes: [0] },
+          ],
+        })),
+        requireStable: false,
+      })
+    ).body.groups;
+    expect(groups.map((g: any) => [g.groupId, g.errorCode])).toEqual([
+      ['billing', 0],
+      ['other', code('GROUP_AUTHORIZATION_FAILED')],
+    ]);
+    expect(groups[0].topics.map((t: any) => t.partitions[0].errorCode)).toEqual([
+      0,
+      code('TOPIC_AUTHORIZATION_FAILED'),
+    ]);
+    c.close();
+  });
+
   it('answers each API with the error Kafka gives for the resource it checks', async () => {
     const { c } = await rawAs('bob');
     const fetchBody = {
