@@ -171,6 +171,8 @@ describe.skipIf(!hasConfluentKafka)(
         const idOf = (g: typeof settled, instance: string) =>
           Object.values(g.members).find((x) => x.groupInstanceId === instance)?.memberId;
         const oldB = idOf(settled, 'b')!;
+        expect(oldB).toEqual(expect.any(String)); // librdkafka joined with its instance id
+        expect(idOf(settled, 'a')).toEqual(expect.any(String));
         const bPartitions = b.assigned;
         await b.waitFor((e) => e.event === 'committed' && e.partitions!.length === 2);
         const aEvents = a.events.length;
@@ -183,6 +185,7 @@ describe.skipIf(!hasConfluentKafka)(
         await b2.waitFor((e) => e.event === 'committed');
         const after = (await s.services.groups.classic.describe(group))!;
         expect(after).toMatchObject({ state: 'Stable', generationId: settled.generationId });
+        expect(idOf(after, 'b')).toEqual(expect.any(String));
         expect(idOf(after, 'b')).not.toBe(oldB);
         expect(idOf(after, 'a')).toBe(idOf(settled, 'a'));
         // a heartbeats on (every 300 ms) through the restart and after: no rebalance reaches it.
