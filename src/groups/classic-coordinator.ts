@@ -34,9 +34,8 @@ import {
   newClassicGroup,
   prepareRebalance,
   removeMembers,
-  replaceStaticMember,
+  restartStaticMember,
   sameProtocols,
-  selectProtocol,
   staticMemberId,
   type ClassicGroup,
   type ClassicMember,
@@ -130,7 +129,11 @@ export class ClassicGroupCoordinator {
             'FENCED_INSTANCE_ID',
             `Instance ${req.groupInstanceId} is member ${instanceHolder} now, not ${req.memberId}`,
           );
-        return this.restartStatic(g, instanceHolder, memberOf(req, protocols, now, undefined), now);
+        const restart = restartStaticMember(g, instanceHolder, memberOf(req, protocols, now, undefined), now);
+        // Without a rebalance the answer names the leader as it was: a restarted leader does not
+        // assign again (a Stable group would not hand it out), it syncs and gets its old assignment.
+        const answer = { ...answerOf(restart.group, req.memberId), leaderId: g.leaderId ?? '', members: [] };
+        return { group: restart.group, result: restart.rebalance ? undefined : answer };
       }
       if (
         known &&
@@ -335,32 +338,6 @@ export class ClassicGroupCoordinator {
       return { group: due ? { ...g } : g, result: undefined };
     });
     return Math.max(0, removed);
-  }
-
-  /**
-   * A static member restarted (Kafka's updateStaticMemberAndRebalance): the new member id takes the
-   * old one's place. In a Stable group whose protocol stays the same that is all: no rebalance, and
-   * the answer names the group's leader as it was, so a restarted leader does not assign again (a
-   * Stable group would not hand a new assignment out); SyncGroup then gives it its old assignment.
-   * While the group awaits the leader's assignment, or when the protocol would change, the group
-   * rebalances; during a rebalance the new member has simply rejoined.
-   */
-  private restartStatic(
-    g: ClassicGroup,
-    oldMemberId: string,
-    member: ClassicMember,
-    now: number,
-  ): { group: ClassicGroup; result: JoinAnswer | undefined } {
-    const replaced = replaceStaticMember(g, oldMemberId, member);
-    if (g.state === 'Stable' && selectProtocol(Object.values(replaced.members)) === g.protocolName) {
-      return {
-        group: touch(replaced, member.memberId, now),
-        result: { ...answerOf(replaced, member.memberId), leaderId: g.leaderId ?? '', members: [] },
-      };
-    }
-    const next = prepareRebalance(replaced, now);
-    next.members[member.memberId] = { ...next.members[member.memberId]!, rejoined: true, lastHeartbeat: now };
-    return { group: joinComplete(next, now) ? completeJoin(next) : next, result: undefined };
   }
 
   /**

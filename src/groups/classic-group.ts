@@ -246,5 +246,25 @@ export function replaceStaticMember(g: ClassicGroup, oldMemberId: string, member
   return { ...g, members, leaderId: g.leaderId === oldMemberId ? member.memberId : g.leaderId };
 }
 
+/**
+ * A static member restarted (Kafka's updateStaticMemberAndRebalance): the new member takes the old
+ * one's place. In a Stable group whose protocol stays the same that is all, no rebalance (the
+ * member is answered at once). While the group awaits the leader's assignment, or when the
+ * protocol would change, the group rebalances; during a rebalance the new member has rejoined.
+ */
+export function restartStaticMember(
+  g: ClassicGroup,
+  oldMemberId: string,
+  member: ClassicMember,
+  now: number,
+): { group: ClassicGroup; rebalance: boolean } {
+  const replaced = replaceStaticMember(g, oldMemberId, member);
+  if (g.state === 'Stable' && selectProtocol(Object.values(replaced.members)) === g.protocolName)
+    return { group: replaced, rebalance: false };
+  const next = prepareRebalance(replaced, now);
+  next.members[member.memberId] = { ...next.members[member.memberId]!, rejoined: true, lastHeartbeat: now };
+  return { group: joinComplete(next, now) ? completeJoin(next) : next, rebalance: true };
+}
+
 export const sameProtocols = (a: ClassicMember['protocols'], b: ClassicMember['protocols']) =>
   a.length === b.length && a.every((p, i) => p.name === b[i]!.name && p.metadata === b[i]!.metadata);

@@ -7,6 +7,7 @@ import {
   type ClassicMember,
   newClassicGroup,
   replaceStaticMember,
+  restartStaticMember,
   staticMemberId,
 } from '../../src/groups/classic-group.js';
 import { isKafkaError } from '../../src/wire/errors.js';
@@ -73,5 +74,38 @@ describe('static members', () => {
     expect(h.leaderId).toBe('dyn');
     // An old id that is gone already changes nothing.
     expect(replaceStaticMember(stable(), 'ghost', member('new', 'i1'))).toEqual(stable());
+  });
+
+  it('a restart in a Stable group with the same protocol is no rebalance; otherwise the group rebalances', () => {
+    const quiet = restartStaticMember(stable(), 'old', member('new', 'i1', { lastHeartbeat: 50 }), 50);
+    expect(quiet.rebalance).toBe(false);
+    expect(quiet.group).toMatchObject({ state: 'Stable', generationId: 3, leaderId: 'new' });
+
+    // The restarted member supports only another protocol: the group's choice would change.
+    const other = [{ name: 'roundrobin', metadata: '' }];
+    const changed = restartStaticMember(
+      {
+        ...stable(),
+        members: { old: member('old', 'i1', { protocols: [...other, { name: 'range', metadata: '' }] }) },
+      },
+      'old',
+      member('new', 'i1', { protocols: other }),
+      50,
+    );
+    expect(changed.rebalance).toBe(true);
+    // It was the only member and has rejoined: the barrier closes at once, a new generation opens.
+    expect(changed.group).toMatchObject({ state: 'CompletingRebalance', generationId: 4, protocolName: 'roundrobin' });
+
+    // Awaiting the leader's assignment: a rebalance; the other member must rejoin first.
+    const completing = restartStaticMember(
+      { ...stable(), state: 'CompletingRebalance' },
+      'old',
+      member('new', 'i1'),
+      50,
+    );
+    expect(completing.rebalance).toBe(true);
+    expect(completing.group.state).toBe('PreparingRebalance');
+    expect(completing.group.members.new!.rejoined).toBe(true);
+    expect(completing.group.members.dyn!.rejoined).toBe(false);
   });
 });
