@@ -1,8 +1,9 @@
 /**
  * `npm run bench:kafka [-- --records N]`: producers through the Kafka protocol listener of the
  * local server (src/server.ts on the embedded backend in a temporary directory, scheduler off):
- * librdkafka (python3-confluent-kafka, one producer) and kafkajs (in this process, several sends
- * in flight), 1 KiB values, acks=all, 12 partitions. `npm run bench` measures the HTTP client on
+ * librdkafka (python3-confluent-kafka, one producer; two rows: tuned for throughput, and with
+ * librdkafka's own defaults and keyless records, what a user who configures nothing gets) and
+ * kafkajs (in this process, several sends in flight), 1 KiB values, acks=all, 12 partitions. `npm run bench` measures the HTTP client on
  * the same server. Prints a markdown table and writes bench/results/kafka-<time>.json.
  * `--only librdkafka|kafkajs` runs one client; `--profile` writes the server's CPU profile.
  */
@@ -65,10 +66,17 @@ interface Row {
   note?: string;
 }
 
-async function librdkafka(broker: string, topic: string): Promise<Row> {
+/** How the librdkafka producer is configured (bench/kafka-producer.py). */
+const LIBRDKAFKA_MODES = {
+  tuned: 'librdkafka 2.0 (confluent-kafka-python), tuned: linger.ms 10, batch.size 1 MB, record i to partition i % 12',
+  defaults:
+    "librdkafka 2.0 (confluent-kafka-python), librdkafka's defaults: linger.ms 5, keyless records, default partitioner",
+} as const;
+
+async function librdkafka(broker: string, topic: string, mode: keyof typeof LIBRDKAFKA_MODES): Promise<Row> {
   if (spawnSync(PYTHON, ['-c', 'import confluent_kafka']).status !== 0) {
     return {
-      client: 'librdkafka',
+      client: `librdkafka (${mode})`,
       records: 0,
       seconds: 0,
       recordsPerSecond: 0,
@@ -79,7 +87,7 @@ async function librdkafka(broker: string, topic: string): Promise<Row> {
   }
   const { stdout } = await promisify(execFile)(
     PYTHON,
-    [join(REPO, 'bench/kafka-producer.py'), broker, topic, String(PARTITIONS), String(RECORDS), String(SIZE)],
+    [join(REPO, 'bench/kafka-producer.py'), broker, topic, String(PARTITIONS), String(RECORDS), String(SIZE), mode],
     { timeout: 600_000 },
   );
   const r = JSON.parse(stdout.trim().split('\n').at(-1)!) as {
@@ -87,11 +95,16 @@ async function librdkafka(broker: string, topic: string): Promise<Row> {
     seconds: number;
     recordsPerSecond: number;
     errors: number;
+    partitionsUsed: number;
   };
   return {
-    client: 'librdkafka 2.0 (confluent-kafka-python)',
-    ...r,
+    client: LIBRDKAFKA_MODES[mode],
+    records: r.records,
+    seconds: r.seconds,
+    recordsPerSecond: r.recordsPerSecond,
+    errors: r.errors,
     mbPerSecond: (r.recordsPerSecond * SIZE) / 2 ** 20,
+    note: `records went to ${r.partitionsUsed} of ${PARTITIONS} partitions`,
   };
 }
 
@@ -153,11 +166,15 @@ try {
   await admin.createTopics({
     topics: [
       { topic: 'bench-rdkafka', numPartitions: PARTITIONS },
+      { topic: 'bench-rdkafka-defaults', numPartitions: PARTITIONS },
       { topic: 'bench-kafkajs', numPartitions: PARTITIONS },
     ],
   });
   await admin.disconnect();
-  if (opts.only !== 'kafkajs') rows.push(await librdkafka(broker, 'bench-rdkafka'));
+  if (opts.only !== 'kafkajs') {
+    rows.push(await librdkafka(broker, 'bench-rdkafka', 'tuned'));
+    rows.push(await librdkafka(broker, 'bench-rdkafka-defaults', 'defaults'));
+  }
   if (opts.only !== 'librdkafka') rows.push(await kafkajs(broker, 'bench-kafkajs'));
 } finally {
   await server.stop();

@@ -27,13 +27,16 @@ import {
   classicDeadline,
   checkGeneration,
   checkJoinable,
+  checkStaticMember,
   completeJoin,
   expiredMembers,
   joinComplete,
   newClassicGroup,
   prepareRebalance,
   removeMembers,
+  restartStaticMember,
   sameProtocols,
+  staticMemberId,
   type ClassicGroup,
   type ClassicMember,
 } from './classic-group.js';
@@ -94,9 +97,12 @@ export class ClassicGroupCoordinator {
         `session.timeout.ms must be within [${minSessionTimeoutMs}, ${maxSessionTimeoutMs}]`,
       );
     }
-    if (req.memberId === '') {
+    // A new member: a dynamic one is told its id and asked to join again with it (v4+); a static
+    // one (KIP-345) joins at once, and takes the place of a member with its instance id.
+    const isNew = req.memberId === '';
+    if (isNew) {
       const memberId = `${req.clientId || 'member'}-${crypto.randomUUID()}`;
-      if (req.requireKnownMemberId) throw new MemberIdRequired(memberId);
+      if (req.requireKnownMemberId && req.groupInstanceId === null) throw new MemberIdRequired(memberId);
       req = { ...req, memberId };
     }
     const snapshot = await this.deps.coordinator.find(req.groupId);
@@ -116,6 +122,19 @@ export class ClassicGroupCoordinator {
         metadata: Buffer.from(p.metadata).toString('base64'),
       }));
       startGeneration = g.generationId;
+      const instanceHolder = req.groupInstanceId === null ? undefined : staticMemberId(g, req.groupInstanceId);
+      if (instanceHolder !== undefined && instanceHolder !== req.memberId) {
+        if (!isNew)
+          throw new KafkaError(
+            'FENCED_INSTANCE_ID',
+            `Instance ${req.groupInstanceId} is member ${instanceHolder} now, not ${req.memberId}`,
+          );
+        const restart = restartStaticMember(g, instanceHolder, memberOf(req, protocols, now, undefined), now);
+        // Without a rebalance the answer names the leader as it was: a restarted leader does not
+        // assign again (a Stable group would not hand it out), it syncs and gets its old assignment.
+        const answer = { ...answerOf(restart.group, req.memberId), leaderId: g.leaderId ?? '', members: [] };
+        return { group: restart.group, result: restart.rebalance ? undefined : answer };
+      }
       if (
         known &&
         (g.state === 'CompletingRebalance' || g.state === 'Stable') &&
@@ -124,20 +143,7 @@ export class ClassicGroupCoordinator {
       ) {
         return { group: touch(g, req.memberId, now), result: answerOf(g, req.memberId) };
       }
-      const member: ClassicMember = {
-        memberId: req.memberId,
-        groupInstanceId: req.groupInstanceId,
-        clientId: req.clientId,
-        clientHost: req.clientHost,
-        sessionTimeoutMs: req.sessionTimeoutMs,
-        rebalanceTimeoutMs: req.rebalanceTimeoutMs > 0 ? req.rebalanceTimeoutMs : req.sessionTimeoutMs,
-        protocolType: req.protocolType,
-        protocols,
-        lastHeartbeat: now,
-        rejoined: true,
-        joinGeneration: known?.joinGeneration ?? -1,
-        assignment: known?.assignment ?? '',
-      };
+      const member = memberOf(req, protocols, now, known);
       const next = prepareRebalance(
         { ...g, protocolType: req.protocolType, members: { ...g.members, [req.memberId]: member } },
         now,
@@ -149,11 +155,13 @@ export class ClassicGroupCoordinator {
     // The barrier: wait for the generation that includes this member.
     return this.waitFor(req.groupId, signal, (g) => {
       const m = g.members[req.memberId];
-      if (!m)
+      if (!m) {
+        checkStaticMember(g, req.memberId, req.groupInstanceId); // replaced by a restarted instance: fenced
         throw new KafkaError(
           'UNKNOWN_MEMBER_ID',
           `Member ${req.memberId} was removed from group ${req.groupId} before the rebalance completed`,
         );
+      }
       return m.joinGeneration > startGeneration ? answerOf(g, req.memberId) : undefined;
     });
   }
@@ -164,17 +172,18 @@ export class ClassicGroupCoordinator {
     memberId: string,
     assignments: { memberId: string; assignment: Uint8Array }[],
     signal?: AbortSignal,
+    groupInstanceId: string | null = null,
   ): Promise<{ group: ClassicGroup; assignment: Buffer }> {
     validateGroupId(groupId);
     const now = this.deps.clock.now();
     const read = (g: ClassicGroup) => {
-      const m = checkGeneration(g, memberId, generationId);
+      const m = checkGeneration(g, memberId, generationId, groupInstanceId);
       if (g.state === 'PreparingRebalance')
         throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} is rebalancing`);
       return g.state === 'Stable' ? { group: g, assignment: Buffer.from(m.assignment, 'base64') } : undefined;
     };
     const done = await this.mutate(groupId, (g) => {
-      const m = checkGeneration(g, memberId, generationId);
+      const m = checkGeneration(g, memberId, generationId, groupInstanceId);
       if (g.state === 'CompletingRebalance' && g.leaderId === memberId) {
         const given = new Map(assignments.map((a) => [a.memberId, Buffer.from(a.assignment).toString('base64')]));
         const members = Object.fromEntries(
@@ -188,11 +197,16 @@ export class ClassicGroupCoordinator {
     return done ?? this.waitFor(groupId, signal, read);
   }
 
-  async heartbeat(groupId: string, memberId: string, generationId: number): Promise<void> {
+  async heartbeat(
+    groupId: string,
+    memberId: string,
+    generationId: number,
+    groupInstanceId: string | null = null,
+  ): Promise<void> {
     validateGroupId(groupId);
     const now = this.deps.clock.now();
     await this.mutate(groupId, (g) => {
-      checkGeneration(g, memberId, generationId);
+      checkGeneration(g, memberId, generationId, groupInstanceId);
       if (g.state === 'PreparingRebalance')
         throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} is rebalancing: rejoin`);
       return { group: touch(g, memberId, now), result: undefined };
@@ -201,23 +215,45 @@ export class ClassicGroupCoordinator {
 
   /** Removes members; answers per member (UNKNOWN_MEMBER_ID for one not in the group). */
   async leave(groupId: string, memberIds: string[]): Promise<Map<string, KafkaError | undefined>> {
+    const results = await this.leaveMembers(
+      groupId,
+      memberIds.map((memberId) => ({ memberId, groupInstanceId: null })),
+    );
+    return new Map(memberIds.map((id, i) => [id, results[i]]));
+  }
+
+  /**
+   * LeaveGroup v3+'s batch: each member by its id, or a static one by its instance id (with its
+   * member id, or none: an admin's removeMembersFromConsumerGroup). Answers per member, in order:
+   * UNKNOWN_MEMBER_ID for one not in the group, FENCED_INSTANCE_ID for an instance id that another
+   * member id holds now. One write removes them all, and the group rebalances.
+   */
+  async leaveMembers(
+    groupId: string,
+    members: { memberId: string; groupInstanceId: string | null }[],
+  ): Promise<(KafkaError | undefined)[]> {
     validateGroupId(groupId);
     const now = this.deps.clock.now();
     return this.mutate(groupId, (g) => {
-      const out = new Map<string, KafkaError | undefined>();
-      for (const id of memberIds)
-        out.set(
-          id,
-          g.members[id] ? undefined : new KafkaError('UNKNOWN_MEMBER_ID', `Member ${id} is not in group ${groupId}`),
-        );
-      return {
-        group: removeMembers(
-          g,
-          memberIds.filter((id) => g.members[id]),
-          now,
-        ),
-        result: out,
-      };
+      const leaving = new Set<string>();
+      const results = members.map(({ memberId, groupInstanceId }) => {
+        try {
+          if (groupInstanceId === null) {
+            if (!g.members[memberId])
+              throw new KafkaError('UNKNOWN_MEMBER_ID', `Member ${memberId} is not in group ${groupId}`);
+            leaving.add(memberId);
+          } else {
+            const holder = staticMemberId(g, groupInstanceId);
+            checkStaticMember(g, memberId === '' && holder !== undefined ? holder : memberId, groupInstanceId);
+            leaving.add(holder!);
+          }
+          return undefined;
+        } catch (e) {
+          if (e instanceof KafkaError) return e;
+          throw e;
+        }
+      });
+      return { group: removeMembers(g, [...leaving], now), result: results };
     });
   }
 
@@ -227,7 +263,12 @@ export class ClassicGroupCoordinator {
    * during PreparingRebalance are allowed, so members can commit before they rejoin).
    * Without a member (generation -1) the group must have no classic members.
    */
-  async checkCommit(groupId: string, memberId: string, generationId: number): Promise<number> {
+  async checkCommit(
+    groupId: string,
+    memberId: string,
+    generationId: number,
+    groupInstanceId: string | null = null,
+  ): Promise<number> {
     validateGroupId(groupId);
     const item = await this.read(groupId);
     const g = item?.group;
@@ -236,7 +277,7 @@ export class ClassicGroupCoordinator {
         throw new KafkaError('UNKNOWN_MEMBER_ID', `Group ${groupId} has members: commit as one of them`);
       return -1;
     }
-    checkGeneration(g, memberId, generationId);
+    checkGeneration(g, memberId, generationId, groupInstanceId);
     if (g!.state === 'CompletingRebalance')
       throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} is completing a rebalance`);
     return generationId;
@@ -440,5 +481,28 @@ function answerOf(g: ClassicGroup, memberId: string): JoinAnswer {
             metadata: Buffer.from(m.protocols.find((p) => p.name === g.protocolName)?.metadata ?? '', 'base64'),
           }))
       : [],
+  };
+}
+
+/** The member a JoinGroup describes (a known member keeps its generation and assignment). */
+function memberOf(
+  req: JoinRequest,
+  protocols: ClassicMember['protocols'],
+  now: number,
+  known: ClassicMember | undefined,
+): ClassicMember {
+  return {
+    memberId: req.memberId,
+    groupInstanceId: req.groupInstanceId,
+    clientId: req.clientId,
+    clientHost: req.clientHost,
+    sessionTimeoutMs: req.sessionTimeoutMs,
+    rebalanceTimeoutMs: req.rebalanceTimeoutMs > 0 ? req.rebalanceTimeoutMs : req.sessionTimeoutMs,
+    protocolType: req.protocolType,
+    protocols,
+    lastHeartbeat: now,
+    rejoined: true,
+    joinGeneration: known?.joinGeneration ?? -1,
+    assignment: known?.assignment ?? '',
   };
 }

@@ -179,8 +179,17 @@ export function checkJoinable(g: ClassicGroup, protocolType: string, protocols: 
     throw new KafkaError('INCONSISTENT_GROUP_PROTOCOL', 'The member supports none of the protocols the group uses');
 }
 
-/** The checks of SyncGroup, Heartbeat and OffsetCommit: a known member at the current generation. */
-export function checkGeneration(g: ClassicGroup | undefined, memberId: string, generationId: number): ClassicMember {
+/**
+ * The checks of SyncGroup, Heartbeat and OffsetCommit: the static instance (when named), then a
+ * known member at the current generation.
+ */
+export function checkGeneration(
+  g: ClassicGroup | undefined,
+  memberId: string,
+  generationId: number,
+  groupInstanceId: string | null = null,
+): ClassicMember {
+  checkStaticMember(g, memberId, groupInstanceId);
   const m = g?.members[memberId];
   if (!g || !m) throw new KafkaError('UNKNOWN_MEMBER_ID', `Member ${memberId} is not in group ${g?.groupId ?? ''}`);
   if (generationId !== g.generationId)
@@ -189,6 +198,72 @@ export function checkGeneration(g: ClassicGroup | undefined, memberId: string, g
       `Generation ${generationId} is not the group's generation ${g.generationId}`,
     );
   return m;
+}
+
+/** The member id a static instance id (KIP-345's group.instance.id) maps to in the group, if any. */
+export function staticMemberId(g: ClassicGroup | undefined, groupInstanceId: string): string | undefined {
+  if (!g) return undefined;
+  for (const m of Object.values(g.members)) if (m.groupInstanceId === groupInstanceId) return m.memberId;
+  return undefined;
+}
+
+/**
+ * Kafka's check of a request that names a static instance: the instance must be in the group
+ * (UNKNOWN_MEMBER_ID), under this member id. Another member id with the instance is the member a
+ * restart replaced, a zombie: FENCED_INSTANCE_ID. A request without an instance id is not checked.
+ */
+export function checkStaticMember(g: ClassicGroup | undefined, memberId: string, groupInstanceId: string | null): void {
+  if (groupInstanceId === null) return;
+  const current = staticMemberId(g, groupInstanceId);
+  if (current === undefined)
+    throw new KafkaError(
+      'UNKNOWN_MEMBER_ID',
+      `No member of group ${g?.groupId ?? ''} has the instance id ${groupInstanceId}`,
+    );
+  if (current !== memberId)
+    throw new KafkaError(
+      'FENCED_INSTANCE_ID',
+      `Instance ${groupInstanceId} is member ${current} now, not ${memberId}: a newer instance replaced it`,
+    );
+}
+
+/**
+ * A static member restarted: it joined with its instance id and no member id. The new member takes
+ * the old one's place (its generation, its assignment, the leadership if it held it); the old member
+ * id is gone, and requests still using it are fenced (Kafka's replaceStaticMember).
+ */
+export function replaceStaticMember(g: ClassicGroup, oldMemberId: string, member: ClassicMember): ClassicGroup {
+  const old = g.members[oldMemberId];
+  if (!old) return g;
+  const members = { ...g.members };
+  delete members[oldMemberId];
+  members[member.memberId] = {
+    ...member,
+    joinGeneration: old.joinGeneration,
+    assignment: old.assignment,
+    rejoined: old.rejoined,
+  };
+  return { ...g, members, leaderId: g.leaderId === oldMemberId ? member.memberId : g.leaderId };
+}
+
+/**
+ * A static member restarted (Kafka's updateStaticMemberAndRebalance): the new member takes the old
+ * one's place. In a Stable group whose protocol stays the same that is all, no rebalance (the
+ * member is answered at once). While the group awaits the leader's assignment, or when the
+ * protocol would change, the group rebalances; during a rebalance the new member has rejoined.
+ */
+export function restartStaticMember(
+  g: ClassicGroup,
+  oldMemberId: string,
+  member: ClassicMember,
+  now: number,
+): { group: ClassicGroup; rebalance: boolean } {
+  const replaced = replaceStaticMember(g, oldMemberId, member);
+  if (g.state === 'Stable' && selectProtocol(Object.values(replaced.members)) === g.protocolName)
+    return { group: replaced, rebalance: false };
+  const next = prepareRebalance(replaced, now);
+  next.members[member.memberId] = { ...next.members[member.memberId]!, rejoined: true, lastHeartbeat: now };
+  return { group: joinComplete(next, now) ? completeJoin(next) : next, rebalance: true };
 }
 
 export const sameProtocols = (a: ClassicMember['protocols'], b: ClassicMember['protocols']) =>

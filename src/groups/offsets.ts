@@ -27,6 +27,11 @@ export interface OffsetCommitRequest {
   memberId?: string;
   generation?: number;
   offsets: OffsetCommitEntry[];
+  /**
+   * What a commit at an epoch other than the member's is answered: ILLEGAL_GENERATION (the HTTP
+   * API's answer, the default) or STALE_MEMBER_EPOCH (Kafka's OffsetCommit v9+ for a KIP-848 member).
+   */
+  staleEpoch?: 'ILLEGAL_GENERATION' | 'STALE_MEMBER_EPOCH';
 }
 
 /** auto.offset.reset: where a consumer starts when it has no valid committed offset. */
@@ -158,7 +163,10 @@ export class GroupOffsets {
   ): Promise<{ version: number; generation: number }> {
     const snap = await this.deps.coordinator.find(groupId);
     if (!snap || snap.group.deletingSince !== undefined) throw unknownMember(groupId, memberId);
-    return { version: snap.version, generation: checkMemberCommit(snap.group, memberId, req.generation, offsets) };
+    return {
+      version: snap.version,
+      generation: checkMemberCommit(snap.group, memberId, req.generation, offsets, req.staleEpoch),
+    };
   }
 
   /**
@@ -282,12 +290,13 @@ function checkMemberCommit(
   memberId: string,
   generation: number | undefined,
   offsets: OffsetCommitEntry[],
+  staleEpoch: 'ILLEGAL_GENERATION' | 'STALE_MEMBER_EPOCH' = 'ILLEGAL_GENERATION',
 ): number {
   const m = g.members[memberId];
   if (!m) throw unknownMember(g.groupId, memberId);
   if (generation !== m.memberEpoch) {
     throw new KafkaError(
-      'ILLEGAL_GENERATION',
+      staleEpoch,
       `Generation ${generation} of member ${memberId} is stale: the member is at generation ${m.memberEpoch}`,
     );
   }

@@ -67,6 +67,8 @@ const HTTP_ERRORS: Record<KafkaErrorName, { status: number; restCode: number }> 
   GROUP_SUBSCRIBED_TO_TOPIC: { status: 409, restCode: 40912 },
   OPERATION_NOT_ATTEMPTED: { status: 400, restCode: 40002 },
   UNKNOWN_TOPIC_ID: { status: 404, restCode: 40403 },
+  FENCED_INSTANCE_ID: { status: 409, restCode: 40909 },
+  STALE_MEMBER_EPOCH: { status: 409, restCode: 40909 },
   NO_OFFSET_FOR_PARTITION: { status: 416, restCode: 41602 },
   CONSUMER_ALREADY_EXISTS: { status: 409, restCode: 40902 },
   BAD_REQUEST: { status: 400, restCode: 40001 },

@@ -223,6 +223,24 @@ export class TopicRegistry {
     return topic;
   }
 
+  /**
+   * Topics by id (Kafka's topic ids: Fetch v13+ names topics only so), from the cache as `get`
+   * serves them; any id not cached reads the listing once (which refreshes the cache). An id no
+   * topic has is absent from the answer. Ids are compared in lower case.
+   */
+  async getByIds(ids: readonly string[]): Promise<Map<string, Topic>> {
+    const now = this.clock.now();
+    const out = new Map<string, Topic>();
+    const wanted = new Set(ids.map((id) => id.toLowerCase()));
+    for (const c of this.cache.values()) {
+      const id = c.topic.id.toLowerCase();
+      if (wanted.has(id) && now - c.readAt < this.maxAgeMs) out.set(id, c.topic);
+    }
+    if (out.size < wanted.size)
+      for (const t of await this.list()) if (wanted.has(t.id.toLowerCase())) out.set(t.id.toLowerCase(), t);
+    return out;
+  }
+
   /** Every topic, read now (listings are admin traffic: not cached, but they refresh the cache). */
   async list(): Promise<Topic[]> {
     const readAt = this.clock.now();

@@ -78,6 +78,8 @@ export const ERRORS = {
   GROUP_SUBSCRIBED_TO_TOPIC: { code: 86, retriable: false },
   OPERATION_NOT_ATTEMPTED: { code: 55, retriable: false },
   UNKNOWN_TOPIC_ID: { code: 100, retriable: true },
+  FENCED_INSTANCE_ID: { code: 82, retriable: false },
+  STALE_MEMBER_EPOCH: { code: 113, retriable: false },
   /** Not a Kafka protocol error: the consumer's NoOffsetForPartitionException (auto.offset.reset=none). */
   NO_OFFSET_FOR_PARTITION: { code: -1, retriable: false },
   /** Not a Kafka protocol error: REST Proxy v2's "consumer instance already exists" (HTTP 409). */

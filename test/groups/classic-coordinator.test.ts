@@ -120,6 +120,91 @@ describe('the classic group coordinator', () => {
   });
 });
 
+describe('static membership (KIP-345)', () => {
+  const fenced = (e: unknown) => isKafkaError(e, 'FENCED_INSTANCE_ID');
+  /** Two static members, i1 (the leader, p0) and i2 (p1), Stable at generation 2. */
+  async function stableTwo(c: ReturnType<typeof setup>['a']) {
+    const s1 = await c.join(join('', { groupInstanceId: 'i1', requireKnownMemberId: true }));
+    expect(s1.memberId).not.toBe(''); // a static member is not asked to join again (MEMBER_ID_REQUIRED)
+    await c.sync('g', 1, s1.memberId, [{ memberId: s1.memberId, assignment: Buffer.from('p0 p1') }], undefined, 'i1');
+    const second = c.join(join('', { groupInstanceId: 'i2', requireKnownMemberId: true }));
+    await preparing(c);
+    await c.join(join(s1.memberId, { groupInstanceId: 'i1' }));
+    const s2 = await second;
+    const follower = c.sync('g', 2, s2.memberId, [], undefined, 'i2');
+    await c.sync(
+      'g',
+      2,
+      s1.memberId,
+      [
+        { memberId: s1.memberId, assignment: Buffer.from('p0') },
+        { memberId: s2.memberId, assignment: Buffer.from('p1') },
+      ],
+      undefined,
+      'i1',
+    );
+    expect((await follower).assignment.toString()).toBe('p1');
+    return { s1, s2 };
+  }
+
+  it('a restarted member takes its old place with no rebalance; its old member id is fenced', async () => {
+    const { a, b } = setup();
+    const { s1, s2 } = await stableTwo(a);
+    // i2 restarts (no LeaveGroup, as a static member does not send one) and joins through the other process.
+    const restarted = await b.join(join('', { groupInstanceId: 'i2', requireKnownMemberId: true }));
+    expect(restarted.memberId).not.toBe(s2.memberId);
+    expect(restarted).toMatchObject({ generationId: 2, leaderId: s1.memberId, members: [] });
+    expect((await b.sync('g', 2, restarted.memberId, [], undefined, 'i2')).assignment.toString()).toBe('p1');
+    const g = (await a.describe('g'))!;
+    expect(g).toMatchObject({ state: 'Stable', generationId: 2, leaderId: s1.memberId });
+    expect(Object.keys(g.members).sort()).toEqual([s1.memberId, restarted.memberId].sort());
+    await a.heartbeat('g', s1.memberId, 2, 'i1'); // the other member sees no rebalance
+    await a.heartbeat('g', restarted.memberId, 2, 'i2');
+
+    // The old instance, a zombie: fenced wherever it names its instance id, unknown where it does not.
+    await expect(a.heartbeat('g', s2.memberId, 2, 'i2')).rejects.toSatisfy(fenced);
+    await expect(a.sync('g', 2, s2.memberId, [], undefined, 'i2')).rejects.toSatisfy(fenced);
+    await expect(a.checkCommit('g', s2.memberId, 2, 'i2')).rejects.toSatisfy(fenced);
+    await expect(a.join(join(s2.memberId, { groupInstanceId: 'i2' }))).rejects.toSatisfy(fenced);
+    await expect(a.heartbeat('g', s2.memberId, 2)).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));
+    expect((await a.describe('g'))!.generationId).toBe(2);
+  });
+
+  it('a restarted leader is answered as a follower, and the group keeps its generation', async () => {
+    const { a } = setup();
+    const { s1 } = await stableTwo(a);
+    const restarted = await a.join(join('', { groupInstanceId: 'i1', requireKnownMemberId: true }));
+    // The old leader id: the restarted member does not assign again in a Stable group.
+    expect(restarted).toMatchObject({ generationId: 2, leaderId: s1.memberId, members: [] });
+    expect((await a.sync('g', 2, restarted.memberId, [], undefined, 'i1')).assignment.toString()).toBe('p0');
+    expect((await a.describe('g'))!).toMatchObject({ state: 'Stable', generationId: 2, leaderId: restarted.memberId });
+  });
+
+  it('a restart while the group awaits the assignment rebalances', async () => {
+    const { a } = setup();
+    const s1 = await a.join(join('', { groupInstanceId: 'i1', requireKnownMemberId: true }));
+    expect((await a.describe('g'))!.state).toBe('CompletingRebalance');
+    const restarted = await a.join(join('', { groupInstanceId: 'i1', requireKnownMemberId: true }));
+    expect(restarted).toMatchObject({ generationId: 2, leaderId: restarted.memberId });
+    expect(restarted.members.map((m) => [m.memberId, m.groupInstanceId])).toEqual([[restarted.memberId, 'i1']]);
+    await expect(a.sync('g', 1, s1.memberId, [], undefined, 'i1')).rejects.toSatisfy(fenced);
+  });
+
+  it('LeaveGroup removes static members by instance id, and answers each member', async () => {
+    const { a } = setup();
+    const { s1, s2 } = await stableTwo(a);
+    const results = await a.leaveMembers('g', [
+      { memberId: 'zombie', groupInstanceId: 'i1' },
+      { memberId: '', groupInstanceId: 'i2' },
+      { memberId: '', groupInstanceId: 'nobody' },
+      { memberId: s1.memberId, groupInstanceId: null },
+    ]);
+    expect(results.map((e) => e?.errorName)).toEqual(['FENCED_INSTANCE_ID', undefined, 'UNKNOWN_MEMBER_ID', undefined]);
+    expect((await a.describe('g'))!.members).toEqual({});
+    await expect(a.heartbeat('g', s2.memberId, 2, 'i2')).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));
+  });
+});
+
 describe('classic session expiry by the scheduler', () => {
   it('removes a member whose heartbeats stop when its session timer fires, with no request to the group', async () => {
     let now = 1_000_000;

@@ -101,3 +101,120 @@ describe('ConsumerGroupHeartbeat', () => {
     expect(bad.errorCode).toBe(ERRORS.UNSUPPORTED_ASSIGNOR.code);
   });
 });
+
+describe('OffsetCommit v9 and OffsetFetch v8-v9 (KIP-848 member epochs)', () => {
+  const join = async (groupId: string) => {
+    const a = await beat({ groupId, memberId: '', memberEpoch: 0, subscribedTopicNames: ['kip'] });
+    expect(a.errorCode).toBe(0);
+    expect(partitionsOf(a).sort()).toEqual([0, 1, 2, 3]);
+    return a as { memberId: string; memberEpoch: number };
+  };
+  const commit = async (version: number, body: Record<string, unknown>, offset = 5) =>
+    (
+      await c.request(m.OffsetCommit, version, {
+        groupInstanceId: null,
+        topics: [{ name: 'kip', partitions: [{ partitionIndex: 0, committedOffset: offset, committedMetadata: 'm' }] }],
+        ...body,
+      })
+    ).body.topics[0].partitions[0].errorCode as number;
+  const fetchGroups = async (groups: Record<string, unknown>[], version = 9) =>
+    (
+      await c.request(m.OffsetFetch, version, {
+        groups: groups.map((g) => ({ memberId: null, memberEpoch: -1, topics: null, ...g })),
+        requireStable: false,
+      })
+    ).body.groups as { groupId: string; errorCode: number; topics: { name: string; partitions: any[] }[] }[];
+
+  it('a member commits with its member id and epoch, and fetches its offsets naming itself', async () => {
+    const a = await join('kip-commit');
+    expect(
+      await commit(9, { groupId: 'kip-commit', memberId: a.memberId, generationIdOrMemberEpoch: a.memberEpoch }),
+    ).toBe(0);
+    const [g] = await fetchGroups([
+      {
+        groupId: 'kip-commit',
+        memberId: a.memberId,
+        memberEpoch: a.memberEpoch,
+        topics: [{ name: 'kip', partitionIndexes: [0, 1] }],
+      },
+    ]);
+    expect(g).toMatchObject({ groupId: 'kip-commit', errorCode: 0 });
+    expect(g!.topics[0]!.partitions).toEqual([
+      { partitionIndex: 0, committedOffset: 5, committedLeaderEpoch: -1, metadata: 'm', errorCode: 0 },
+      { partitionIndex: 1, committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: 0 },
+    ]);
+    // The same offsets the HTTP API reads.
+    const committed = await s.services.groups.offsets.committed('kip-commit');
+    expect(committed.map((o) => [o.partition, o.offset, o.generation])).toEqual([[0, 5, a.memberEpoch]]);
+  });
+
+  it('answers a stale epoch STALE_MEMBER_EPOCH, an unknown member UNKNOWN_MEMBER_ID, an old version UNSUPPORTED_VERSION', async () => {
+    const a = await join('kip-stale');
+    const as = (epoch: number, memberId = a.memberId) => ({
+      groupId: 'kip-stale',
+      memberId,
+      generationIdOrMemberEpoch: epoch,
+    });
+    expect(await commit(9, as(a.memberEpoch + 1))).toBe(ERRORS.STALE_MEMBER_EPOCH.code);
+    expect(await commit(9, as(a.memberEpoch - 1))).toBe(ERRORS.STALE_MEMBER_EPOCH.code);
+    expect(await commit(9, as(a.memberEpoch, 'ghost'))).toBe(ERRORS.UNKNOWN_MEMBER_ID.code);
+    // Kafka: a member of the consumer protocol commits with v9 or later.
+    expect(await commit(8, as(a.memberEpoch))).toBe(ERRORS.UNSUPPORTED_VERSION.code);
+    // A commit without a member, to a group with members.
+    expect(await commit(9, as(-1, ''))).toBe(ERRORS.UNKNOWN_MEMBER_ID.code);
+    // Nothing of those landed.
+    expect(await s.services.groups.offsets.committed('kip-stale')).toEqual([]);
+
+    const fetched = await fetchGroups([
+      { groupId: 'kip-stale', memberId: a.memberId, memberEpoch: a.memberEpoch + 1 },
+      { groupId: 'kip-stale', memberId: 'ghost', memberEpoch: 1 },
+      { groupId: 'kip-stale', memberId: a.memberId, memberEpoch: a.memberEpoch },
+      { groupId: 'kip-stale' }, // no member named: an admin's fetch
+    ]);
+    expect(fetched.map((g) => g.errorCode)).toEqual([
+      ERRORS.STALE_MEMBER_EPOCH.code,
+      ERRORS.UNKNOWN_MEMBER_ID.code,
+      0,
+      0,
+    ]);
+    expect(fetched[0]!.topics).toEqual([]);
+
+    // The member leaves: its id is unknown from then on.
+    await beat({ groupId: 'kip-stale', memberId: a.memberId, memberEpoch: -1 });
+    expect(await commit(9, as(a.memberEpoch))).toBe(ERRORS.UNKNOWN_MEMBER_ID.code);
+  });
+
+  it("v8 fetches several groups' offsets in one request; a classic simple commit with v9 still works", async () => {
+    for (const [groupId, offset] of [
+      ['kip-batch-a', 3],
+      ['kip-batch-b', 7],
+    ] as const)
+      expect(await commit(9, { groupId, memberId: '', generationIdOrMemberEpoch: -1 }, offset)).toBe(0);
+    const groups = await fetchGroups(
+      [
+        { groupId: 'kip-batch-a' },
+        { groupId: 'kip-batch-b', topics: [{ name: 'kip', partitionIndexes: [0] }] },
+        { groupId: 'kip-none' },
+      ],
+      8,
+    );
+    expect(
+      groups.map((g) => [
+        g.groupId,
+        g.errorCode,
+        g.topics.map((t) => [t.name, t.partitions.map((p) => p.committedOffset)]),
+      ]),
+    ).toEqual([
+      ['kip-batch-a', 0, [['kip', [3]]]],
+      ['kip-batch-b', 0, [['kip', [7]]]],
+      ['kip-none', 0, []],
+    ]);
+  });
+
+  it('ApiVersions offers OffsetCommit 0-9 and OffsetFetch 0-9', async () => {
+    const keys = (await c.request(m.ApiVersions, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' })).body
+      .apiKeys as { apiKey: number; minVersion: number; maxVersion: number }[];
+    expect(keys.find((k) => k.apiKey === 8)).toMatchObject({ minVersion: 0, maxVersion: 9 });
+    expect(keys.find((k) => k.apiKey === 9)).toMatchObject({ minVersion: 0, maxVersion: 9 });
+  });
+});

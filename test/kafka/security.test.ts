@@ -209,6 +209,70 @@ describe('ACLs on the listener', () => {
     await other.disconnect();
   }, 30_000);
 
+  it('Fetch by topic id: READ on the topic the id names; an unknown id is UNKNOWN_TOPIC_ID', async () => {
+    const { c } = await rawAs('alice');
+    const ids = new Map<string, Buffer>();
+    for (const name of ['paid', 'secret'])
+      ids.set(name, Buffer.from((await s.services.topics.get(name)).id.replace(/-/g, ''), 'hex'));
+    const fetched = (
+      await c.request(m.Fetch, 13, {
+        replicaId: -1,
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: 1 << 20,
+        isolationLevel: 0,
+        sessionId: 0,
+        sessionEpoch: -1,
+        topics: [ids.get('paid')!, ids.get('secret')!, Buffer.alloc(16, 9)].map((topicId) => ({
+          topicId,
+          partitions: [
+            {
+              partition: 0,
+              currentLeaderEpoch: -1,
+              fetchOffset: 0,
+              lastFetchedEpoch: -1,
+              logStartOffset: -1,
+              partitionMaxBytes: 1024,
+            },
+          ],
+        })),
+        forgottenTopicsData: [],
+        rackId: '',
+      })
+    ).body;
+    expect(fetched.responses.map((t: any) => t.partitions[0].errorCode)).toEqual([
+      0,
+      code('TOPIC_AUTHORIZATION_FAILED'),
+      code('UNKNOWN_TOPIC_ID'),
+    ]);
+    c.close();
+  });
+
+  it("OffsetFetch v8: each group's DESCRIBE checked apart, each topic's too", async () => {
+    const { c } = await rawAs('bob');
+    const groups = (
+      await c.request(m.OffsetFetch, 8, {
+        groups: ['billing', 'other'].map((groupId) => ({
+          groupId,
+          topics: [
+            { name: 'paid', partitionIndexes: [0] },
+            { name: 'secret', partitionIndexes: [0] },
+          ],
+        })),
+        requireStable: false,
+      })
+    ).body.groups;
+    expect(groups.map((g: any) => [g.groupId, g.errorCode])).toEqual([
+      ['billing', 0],
+      ['other', code('GROUP_AUTHORIZATION_FAILED')],
+    ]);
+    expect(groups[0].topics.map((t: any) => t.partitions[0].errorCode)).toEqual([
+      0,
+      code('TOPIC_AUTHORIZATION_FAILED'),
+    ]);
+    c.close();
+  });
+
   it('answers each API with the error Kafka gives for the resource it checks', async () => {
     const { c } = await rawAs('bob');
     const fetchBody = {

@@ -10,13 +10,17 @@ function twoProcesses() {
   const clock = { now: () => now };
   const metadata = new FaultyMetadataStore(new MemoryMetadataStore());
   let reads = 0;
+  let queries = 0;
   const counting = {
     ...metadata,
     get: <T>(pk: string, sk: string) => {
       reads++;
       return metadata.get<T>(pk, sk);
     },
-    query: metadata.query.bind(metadata),
+    query: <T>(...args: Parameters<typeof metadata.query>) => {
+      queries++;
+      return metadata.query<T>(...args);
+    },
     put: metadata.put.bind(metadata),
     delete: metadata.delete.bind(metadata),
   };
@@ -28,6 +32,7 @@ function twoProcesses() {
       now += ms;
     },
     reads: () => reads,
+    queries: () => queries,
   };
 }
 
@@ -43,6 +48,23 @@ describe('the topic metadata cache', () => {
     advance(TOPIC_METADATA_MAX_AGE_MS);
     await a.get('t');
     expect(reads()).toBe(2);
+  });
+
+  it('finds topics by id from the cache, reading the listing only for an id it does not hold', async () => {
+    const { a, b, advance, reads, queries } = twoProcesses();
+    const t = await create(b, 't');
+    const u = await create(b, 'u');
+    expect([...(await a.getByIds([t.id, u.id.toUpperCase(), 'no-such-id'])).values()].map((x) => x.name)).toEqual([
+      't',
+      'u',
+    ]);
+    expect(queries()).toBe(1);
+    for (let i = 0; i < 50; i++) expect((await a.getByIds([t.id])).get(t.id)?.name).toBe('t');
+    expect(queries()).toBe(1); // served from the cache, as `get` is
+    expect(reads()).toBe(0);
+    advance(TOPIC_METADATA_MAX_AGE_MS);
+    await a.getByIds([t.id]);
+    expect(queries()).toBe(2);
   });
 
   it("sees another process's config change and added partitions within the max age, its own at once", async () => {

@@ -3,7 +3,8 @@
  * (src/groups/coordinator.ts): the server assigns, and the member learns its partitions in the
  * heartbeat's answer. Topics are named by id on the wire (Metadata v10+ gives the ids); the
  * coordinator works by name. READ on the group and DESCRIBE on every subscribed topic, as Kafka.
- * A static member's instance id and its rack are accepted and not used (no static membership).
+ * A static member's instance id and its rack are accepted and not used (static membership is the
+ * classic protocol's only: classic-coordinator.ts).
  */
 import { assignmentOf } from '../../groups/assignment.js';
 import { parseAssignorName } from '../../groups/assignors.js';

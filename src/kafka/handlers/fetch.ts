@@ -5,7 +5,8 @@
  * process's appends at once and re-checked on the purgatory's back-off for other processes'.
  * read_committed reads up to the last stable offset and lists the aborted transactions among the
  * batches, for the consumer to filter. There are no fetch sessions (KIP-227): a session id of 0
- * tells clients to send full requests.
+ * tells clients to send full requests. From v13 topics are named by id, in the request and the
+ * answer (KIP-516): an id no topic has is UNKNOWN_TOPIC_ID, and the client refreshes its metadata.
  */
 import { KafkaError } from '../../wire/errors.js';
 import type { IsolationLevel } from '../../log/partition-log.js';
@@ -13,6 +14,7 @@ import type { Topic } from '../../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../../timer/delayed-fetch.js';
 import { deniedAmong } from './access.js';
 import { errorCodeOf, type Handler, type RequestContext } from './context.js';
+import { topicIdString } from './topic-ids.js';
 
 interface FetchPartition {
   partition: number;
@@ -23,6 +25,8 @@ interface FetchPartition {
 
 interface Wanted {
   topic: string;
+  /** v13+: the id the request named the topic by, echoed in the answer. */
+  topicId?: Uint8Array;
   resolved?: Topic;
   error?: unknown;
   partitions: FetchPartition[];
@@ -50,7 +54,7 @@ const errorData = (ctx: RequestContext, partition: number, e: unknown): Partitio
   records: null,
 });
 
-export const fetch: Handler = async (ctx, req) => {
+export const fetch: Handler = async (ctx, req, version) => {
   const { services } = ctx;
   if (req.sessionId !== 0) {
     return {
@@ -60,21 +64,23 @@ export const fetch: Handler = async (ctx, req) => {
       responses: [],
     };
   }
-  const topicsIn = req.topics as { topic: string; partitions: FetchPartition[] }[];
+  const topicsIn = await namedTopics(ctx, req.topics, version);
   const deniedTopics = await deniedAmong(
     ctx,
     'READ',
     'TOPIC',
-    topicsIn.map((t) => t.topic),
+    topicsIn.flatMap((t) => (t.error ? [] : [t.topic])),
   );
   const wanted: Wanted[] = await Promise.all(
-    topicsIn.map(async (t) => {
+    topicsIn.map(async (t): Promise<Wanted> => {
+      if (t.error) return t;
+      // A refused topic is not read, whether named or found by id (resolved already).
       const refused = deniedTopics.get(t.topic);
-      if (refused) return { topic: t.topic, error: refused, partitions: t.partitions };
+      if (refused) return { ...t, resolved: undefined, error: refused };
       try {
-        return { topic: t.topic, resolved: await services.topics.get(t.topic), partitions: t.partitions };
+        return { ...t, resolved: t.resolved ?? (await services.topics.get(t.topic)) };
       } catch (error) {
-        return { topic: t.topic, error, partitions: t.partitions };
+        return { ...t, error };
       }
     }),
   );
@@ -89,7 +95,7 @@ export const fetch: Handler = async (ctx, req) => {
       wanted.map((w) =>
         Promise.all(
           w.partitions.map(async (p): Promise<PartitionData> => {
-            if (!w.resolved) return errorData(ctx, p.partition, w.error);
+            if (!w.resolved || w.error) return errorData(ctx, p.partition, w.error);
             try {
               const r = await services.log.readBatches(
                 w.resolved,
@@ -117,6 +123,7 @@ export const fetch: Handler = async (ctx, req) => {
     const seen: number[] = [];
     const responses = wanted.map((w, i) => ({
       topic: w.topic,
+      topicId: w.topicId,
       partitions: reads[i]!.map((d) => {
         if (w.resolved) seen.push(d.highWatermark);
         const size = d.records?.byteLength ?? 0;
@@ -178,4 +185,34 @@ function emptyData(partition: number, highWatermark: number, logStartOffset: num
     preferredReadReplica: -1,
     records: new Uint8Array(0),
   };
+}
+
+/**
+ * The request's topics with their names: as given up to v12; from v13 by id, resolved through the
+ * registry (one listing at most, for ids it has not cached), an unknown id UNKNOWN_TOPIC_ID.
+ */
+async function namedTopics(
+  ctx: RequestContext,
+  topics: { topic: string; topicId: Uint8Array; partitions: FetchPartition[] }[],
+  version: number,
+): Promise<Wanted[]> {
+  if (version < 13) return topics.map((t) => ({ topic: t.topic, partitions: t.partitions }));
+  let byId: Map<string, Topic>;
+  try {
+    byId = await ctx.services.topics.getByIds(topics.map((t) => topicIdString(t.topicId)));
+  } catch (error) {
+    return topics.map((t) => ({ topic: '', topicId: t.topicId, error, partitions: t.partitions }));
+  }
+  return topics.map((t) => {
+    const id = topicIdString(t.topicId);
+    const topic = byId.get(id);
+    return topic
+      ? { topic: topic.name, topicId: t.topicId, resolved: topic, partitions: t.partitions }
+      : {
+          topic: '',
+          topicId: t.topicId,
+          error: new KafkaError('UNKNOWN_TOPIC_ID', `No topic has the id ${id}`),
+          partitions: t.partitions,
+        };
+  });
 }

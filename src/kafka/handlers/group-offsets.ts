@@ -2,15 +2,59 @@
  * OffsetCommit, OffsetFetch and OffsetDelete on the groups' committed-offset items, the ones the
  * HTTP API reads and writes: a commit over Kafka is seen over HTTP and the reverse.
  */
-import { KafkaError } from '../../wire/errors.js';
+import { isKafkaError, KafkaError } from '../../wire/errors.js';
 import { MAX_OFFSET_METADATA_BYTES, type OffsetRecord } from '../../groups/offsets.js';
 import type { Topic } from '../../topics/topics.js';
 import { allowedNames, authorize, deniedAmong } from './access.js';
 import { errorCodeOf, type Handler, type RequestContext } from './context.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: decoded message bodies are typed by the message definitions at run time
+type Body = any;
+
 type CommitPartition = { partitionIndex: number; committedOffset: number; committedMetadata: string | null };
 
-export const offsetCommit: Handler = async (ctx, req) => {
+/**
+ * Whose commit this is: a classic member (or none, generation -1), checked by the classic
+ * coordinator, or a KIP-848 member of the HTTP API's coordinator, which commits with its member
+ * epoch from v9 (Kafka answers an older version UNSUPPORTED_VERSION for such a member). The
+ * classic group is read first, the KIP-848 group only for a member id the classic one lacks.
+ */
+type Committer = { kind: 'classic'; generation: number } | { kind: 'consumer'; memberId: string; memberEpoch: number };
+
+async function committerOf(ctx: RequestContext, req: Body, version: number): Promise<Committer> {
+  const memberId = req.memberId as string;
+  let generation: number;
+  try {
+    generation = await ctx.classic.checkCommit(
+      req.groupId,
+      memberId,
+      req.generationIdOrMemberEpoch,
+      req.groupInstanceId ?? null,
+    );
+  } catch (e) {
+    if (memberId === '' || !isKafkaError(e, 'UNKNOWN_MEMBER_ID')) throw e;
+    const snap = await ctx.services.groups.coordinator.find(req.groupId);
+    if (!snap?.group.members[memberId]) throw e;
+    if (version < 9)
+      throw new KafkaError(
+        'UNSUPPORTED_VERSION',
+        'OffsetCommit version 9 or above must be used by members using the consumer group protocol',
+      );
+    return { kind: 'consumer', memberId, memberEpoch: req.generationIdOrMemberEpoch };
+  }
+  // A commit without a member: the HTTP API's group may not have members either (and is created,
+  // so HTTP sees the offsets). Kafka answers one to a group with members UNKNOWN_MEMBER_ID.
+  if (generation < 0)
+    await ctx.services.groups.offsets
+      .requireInactive(req.groupId, 'Offsets can be committed without a member id')
+      .catch((e: unknown) => {
+        if (!isKafkaError(e, 'NON_EMPTY_GROUP')) throw e;
+        throw new KafkaError('UNKNOWN_MEMBER_ID', `Group ${req.groupId} has members: commit as one of them`);
+      });
+  return { kind: 'classic', generation };
+}
+
+export const offsetCommit: Handler = async (ctx, req, version) => {
   const topicsIn = req.topics as { name: string; partitions: CommitPartition[] }[];
   const all = (code: number) => ({
     throttleTimeMs: 0,
@@ -19,7 +63,7 @@ export const offsetCommit: Handler = async (ctx, req) => {
       partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })),
     })),
   });
-  let generation: number;
+  let committer: Committer;
   let deniedTopics: Map<string, KafkaError>;
   try {
     await authorize(ctx, 'READ', 'GROUP', req.groupId);
@@ -29,10 +73,7 @@ export const offsetCommit: Handler = async (ctx, req) => {
       'TOPIC',
       topicsIn.map((t) => t.name),
     );
-    generation = await ctx.classic.checkCommit(req.groupId, req.memberId, req.generationIdOrMemberEpoch);
-    // A commit without a member: the HTTP API's group may not have members either (and is created, so HTTP sees the offsets).
-    if (generation < 0)
-      await ctx.services.groups.offsets.requireInactive(req.groupId, 'Offsets can be committed without a member id');
+    committer = await committerOf(ctx, req, version);
   } catch (e) {
     return all(errorCodeOf(ctx, e));
   }
@@ -67,7 +108,7 @@ export const offsetCommit: Handler = async (ctx, req) => {
             topicId: topic.id,
             offset: p.committedOffset,
             metadata: p.committedMetadata ?? '',
-            generation,
+            generation: committer.kind === 'classic' ? committer.generation : committer.memberEpoch,
             commitTimestamp: now,
           });
         } catch (e) {
@@ -77,7 +118,20 @@ export const offsetCommit: Handler = async (ctx, req) => {
     }),
   );
   try {
-    await ctx.services.groups.offsets.write(req.groupId, records);
+    if (committer.kind === 'classic') await ctx.services.groups.offsets.write(req.groupId, records);
+    // The KIP-848 commit is the HTTP API's: fenced by the group item, for partitions the member holds.
+    else if (records.length > 0)
+      await ctx.services.groups.offsets.commit(req.groupId, {
+        memberId: committer.memberId,
+        generation: committer.memberEpoch,
+        staleEpoch: 'STALE_MEMBER_EPOCH',
+        offsets: records.map((r) => ({
+          topic: r.topic,
+          partition: r.partition,
+          offset: r.offset,
+          metadata: r.metadata,
+        })),
+      });
   } catch (e) {
     const code = errorCodeOf(ctx, e);
     for (const r of records) errors.set(`${r.topic}#${r.partition}`, code);
@@ -94,21 +148,30 @@ export const offsetCommit: Handler = async (ctx, req) => {
   };
 };
 
-export const offsetFetch: Handler = async (ctx, req) => {
+type FetchTopics = { name: string; partitionIndexes: number[] }[] | null;
+
+/** One group's committed offsets, as OffsetFetch answers them (up to v7 the whole answer, from v8 one of its groups). */
+async function fetchGroupOffsets(
+  ctx: RequestContext,
+  groupId: string,
+  topicsIn: FetchTopics,
+  member: { memberId: string | null; memberEpoch: number },
+) {
   try {
-    await authorize(ctx, 'DESCRIBE', 'GROUP', req.groupId);
-    const committed = await ctx.services.groups.offsets.committed(req.groupId);
+    await authorize(ctx, 'DESCRIBE', 'GROUP', groupId);
+    await checkFetchingMember(ctx, groupId, member.memberId, member.memberEpoch);
+    const committed = await ctx.services.groups.offsets.committed(groupId);
     const byKey = new Map(committed.map((r) => [`${r.topic}#${r.partition}`, r]));
     // DESCRIBE per topic: all of the group's offsets lists the allowed topics; a named one denied says so.
     const mayDescribe = await allowedNames(ctx, 'DESCRIBE', 'TOPIC');
     const deniedCode = new KafkaError('TOPIC_AUTHORIZATION_FAILED', '').code;
     const wanted: { name: string; partitionIndexes: number[] }[] =
-      req.topics === null
+      topicsIn === null
         ? [...new Set(committed.map((r) => r.topic))].filter(mayDescribe).map((name) => ({
             name,
             partitionIndexes: committed.filter((r) => r.topic === name).map((r) => r.partition),
           }))
-        : req.topics;
+        : topicsIn;
     const topics = wanted.map((t) => ({
       name: t.name,
       partitions: t.partitionIndexes.map((p) => {
@@ -130,10 +193,52 @@ export const offsetFetch: Handler = async (ctx, req) => {
         };
       }),
     }));
-    return { throttleTimeMs: 0, topics, errorCode: 0 };
+    return { topics, errorCode: 0 };
   } catch (e) {
-    return { throttleTimeMs: 0, topics: [], errorCode: errorCodeOf(ctx, e) };
+    return { topics: [], errorCode: errorCodeOf(ctx, e) };
   }
+}
+
+/**
+ * OffsetFetch v9's member check (KIP-848): a fetch naming a member (or an epoch) must come from a
+ * member of the group at its current epoch: UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH. Kafka does not
+ * check classic members here, and a group that does not exist has no offsets to protect.
+ */
+async function checkFetchingMember(
+  ctx: RequestContext,
+  groupId: string,
+  memberId: string | null,
+  memberEpoch: number,
+): Promise<void> {
+  if (memberId === null && memberEpoch < 0) return;
+  const classic = await ctx.classic.describe(groupId);
+  if (classic && Object.keys(classic.members).length > 0) return;
+  const snap = await ctx.services.groups.coordinator.find(groupId);
+  if (!snap) return;
+  const m = snap.group.members[memberId ?? ''];
+  if (!m) throw new KafkaError('UNKNOWN_MEMBER_ID', `Member ${memberId} is not in group ${groupId}`);
+  if (m.memberEpoch !== memberEpoch)
+    throw new KafkaError(
+      'STALE_MEMBER_EPOCH',
+      `Epoch ${memberEpoch} of member ${memberId} is stale: the member is at epoch ${m.memberEpoch}`,
+    );
+}
+
+export const offsetFetch: Handler = async (ctx, req, version) => {
+  if (version < 8) {
+    const one = await fetchGroupOffsets(ctx, req.groupId, req.topics, { memberId: null, memberEpoch: -1 });
+    return { throttleTimeMs: 0, ...one };
+  }
+  const groupsIn = req.groups as {
+    groupId: string;
+    memberId: string | null;
+    memberEpoch: number;
+    topics: FetchTopics;
+  }[];
+  const groups = await Promise.all(
+    groupsIn.map(async (g) => ({ groupId: g.groupId, ...(await fetchGroupOffsets(ctx, g.groupId, g.topics, g)) })),
+  );
+  return { throttleTimeMs: 0, groups };
 };
 
 export const offsetDelete: Handler = async (ctx, req) => {

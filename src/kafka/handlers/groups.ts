@@ -89,6 +89,7 @@ export const syncGroup: Handler = async (ctx, req) => {
       req.memberId,
       req.assignments,
       ctx.signal,
+      req.groupInstanceId,
     );
     return {
       throttleTimeMs: 0,
@@ -111,22 +112,24 @@ export const syncGroup: Handler = async (ctx, req) => {
 export const heartbeat: Handler = async (ctx, req) => {
   try {
     await authorize(ctx, 'READ', 'GROUP', req.groupId);
-    await ctx.classic.heartbeat(req.groupId, req.memberId, req.generationId);
+    await ctx.classic.heartbeat(req.groupId, req.memberId, req.generationId, req.groupInstanceId);
     return { throttleTimeMs: 0, errorCode: 0 };
   } catch (e) {
     return { throttleTimeMs: 0, errorCode: errorCodeOf(ctx, e) };
   }
 };
 
+/** LeaveGroup: from v3 a batch of members, each by member id or static instance id (KIP-345). */
 export const leaveGroup: Handler = async (ctx, req, version) => {
-  const ids: string[] = version >= 3 ? req.members.map((m: { memberId: string }) => m.memberId) : [req.memberId];
+  const leaving: { memberId: string; groupInstanceId: string | null }[] =
+    version >= 3 ? req.members : [{ memberId: req.memberId, groupInstanceId: null }];
   try {
     await authorize(ctx, 'READ', 'GROUP', req.groupId);
-    const results = await ctx.classic.leave(req.groupId, ids);
-    const members = ids.map((id, i) => ({
-      memberId: id,
-      groupInstanceId: version >= 3 ? req.members[i].groupInstanceId : null,
-      errorCode: results.get(id)?.code ?? 0,
+    const results = await ctx.classic.leaveMembers(req.groupId, leaving);
+    const members = leaving.map((m, i) => ({
+      memberId: m.memberId,
+      groupInstanceId: m.groupInstanceId,
+      errorCode: results[i]?.code ?? 0,
     }));
     // Before v3 there is one member: its error is the request's.
     return { throttleTimeMs: 0, errorCode: version >= 3 ? 0 : members[0]!.errorCode, members };

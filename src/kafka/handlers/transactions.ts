@@ -125,7 +125,7 @@ export const txnOffsetCommit: Handler = async (ctx, req, version) => {
     let member: { memberId: string; generation: number } | undefined;
     if (req.generationId >= 0 || req.memberId !== '') {
       if (await ctx.classic.describe(req.groupId))
-        await ctx.classic.checkCommit(req.groupId, req.memberId, req.generationId);
+        await ctx.classic.checkCommit(req.groupId, req.memberId, req.generationId, req.groupInstanceId);
       else member = { memberId: req.memberId, generation: req.generationId };
     }
     await ctx.services.transactions.commitOffsets(

@@ -196,10 +196,14 @@ export const ConsumerGroupHeartbeat: ApiSpec = {
   ]),
 };
 
+/**
+ * v9 is the first version a KIP-848 member commits with: the body is v8's, and the generation
+ * field carries the member epoch (STALE_MEMBER_EPOCH when it is not the member's).
+ */
 export const OffsetCommit: ApiSpec = {
   apiKey: 8,
   name: 'OffsetCommit',
-  request: message('OffsetCommitRequest', '0-8', '8+', [
+  request: message('OffsetCommitRequest', '0-9', '8+', [
     f('groupId', 'string', '0+'),
     f('generationIdOrMemberEpoch', 'int32', '1+', { default: -1 }),
     ...memberIdentity('7+', '1+'),
@@ -212,27 +216,49 @@ export const OffsetCommit: ApiSpec = {
       f('committedMetadata', 'string', '0+', { nullableVersions: '0+' }),
     ]),
   ]),
-  response: message('OffsetCommitResponse', '0-8', '8+', [throttleTimeMs('3+'), topicsOf('topics', partitionResult())]),
+  response: message('OffsetCommitResponse', '0-9', '8+', [throttleTimeMs('3+'), topicsOf('topics', partitionResult())]),
 };
 
+/** A committed offset as OffsetFetch answers it (per partition, up to v7 and inside each group from v8). */
+const fetchedOffset = [
+  f('partitionIndex', 'int32', '0+'),
+  f('committedOffset', 'int64', '0+'),
+  f('committedLeaderEpoch', 'int32', '5+', { default: -1 }),
+  f('metadata', 'string', '0+', { nullableVersions: '0+' }),
+  errorCode(),
+];
+
+/**
+ * v8 asks for many groups at once (the group id and topics move into `groups`); v9 adds the
+ * KIP-848 member id and epoch, checked when given.
+ */
 export const OffsetFetch: ApiSpec = {
   apiKey: 9,
   name: 'OffsetFetch',
-  request: message('OffsetFetchRequest', '0-7', '6+', [
-    f('groupId', 'string', '0+'),
-    topicsOf('topics', 'int32', { partitionsField: 'partitionIndexes', nullableVersions: '2+' }),
+  request: message('OffsetFetchRequest', '0-9', '6+', [
+    f('groupId', 'string', '0-7'),
+    topicsOf('topics', 'int32', { partitionsField: 'partitionIndexes', versions: '0-7', nullableVersions: '2-7' }),
+    f(
+      'groups',
+      arrayOf([
+        f('groupId', 'string', '8+'),
+        nullableString('memberId', '9+'),
+        f('memberEpoch', 'int32', '9+', { default: -1 }),
+        topicsOf('topics', 'int32', { partitionsField: 'partitionIndexes', versions: '8+', nullableVersions: '8+' }),
+      ]),
+      '8+',
+    ),
     f('requireStable', 'bool', '7+'),
   ]),
-  response: message('OffsetFetchResponse', '0-7', '6+', [
+  response: message('OffsetFetchResponse', '0-9', '6+', [
     throttleTimeMs('3+'),
-    topicsOf('topics', [
-      f('partitionIndex', 'int32', '0+'),
-      f('committedOffset', 'int64', '0+'),
-      f('committedLeaderEpoch', 'int32', '5+', { default: -1 }),
-      f('metadata', 'string', '0+', { nullableVersions: '0+' }),
-      errorCode(),
-    ]),
-    errorCode('2+'),
+    topicsOf('topics', fetchedOffset, { versions: '0-7' }),
+    errorCode('2-7'),
+    f(
+      'groups',
+      arrayOf([f('groupId', 'string', '8+'), topicsOf('topics', fetchedOffset, { versions: '8+' }), errorCode('8+')]),
+      '8+',
+    ),
   ]),
 };
 

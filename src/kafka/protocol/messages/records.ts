@@ -42,69 +42,116 @@ export const Produce: ApiSpec = {
   ]),
 };
 
+/**
+ * v13 names topics by id (KIP-516) in the request, the forgotten topics and the answer; v14 is
+ * v13 (tiered storage's error); v15 moves a follower's id into the tagged ReplicaState (KIP-903);
+ * v16 adds the tagged NodeEndpoints of new leaders (KIP-951); v17 the tagged replica directory id
+ * (KIP-853). Fields of followers are read and not used: this listener's fetchers are consumers.
+ */
 export const Fetch: ApiSpec = {
   apiKey: 1,
   name: 'Fetch',
-  request: message('FetchRequest', '4-12', '12+', [
+  request: message('FetchRequest', '4-17', '12+', [
     f('clusterId', 'string', '12+', { nullableVersions: '12+', default: null, tag: 0, taggedVersions: '12+' }),
-    f('replicaId', 'int32', '0+', { default: -1 }),
+    f('replicaId', 'int32', '0-14', { default: -1 }),
+    f(
+      'replicaState',
+      structOf([f('replicaId', 'int32', '15+', { default: -1 }), f('replicaEpoch', 'int64', '15+', { default: -1 })]),
+      '15+',
+      { tag: 1, taggedVersions: '15+' },
+    ),
     f('maxWaitMs', 'int32', '0+'),
     f('minBytes', 'int32', '0+'),
     f('maxBytes', 'int32', '3+', { default: 0x7fffffff }),
     f('isolationLevel', 'int8', '4+'),
     f('sessionId', 'int32', '7+'),
     f('sessionEpoch', 'int32', '7+', { default: -1 }),
-    topicsOf(
+    f(
       'topics',
-      [
-        f('partition', 'int32', '0+'),
-        f('currentLeaderEpoch', 'int32', '9+', { default: -1 }),
-        f('fetchOffset', 'int64', '0+'),
-        f('lastFetchedEpoch', 'int32', '12+', { default: -1 }),
-        f('logStartOffset', 'int64', '5+', { default: -1 }),
-        f('partitionMaxBytes', 'int32', '0+'),
-      ],
-      { topic: 'topic' },
+      arrayOf([
+        f('topic', 'string', '0-12'),
+        f('topicId', 'uuid', '13+'),
+        f(
+          'partitions',
+          arrayOf([
+            f('partition', 'int32', '0+'),
+            f('currentLeaderEpoch', 'int32', '9+', { default: -1 }),
+            f('fetchOffset', 'int64', '0+'),
+            f('lastFetchedEpoch', 'int32', '12+', { default: -1 }),
+            f('logStartOffset', 'int64', '5+', { default: -1 }),
+            f('partitionMaxBytes', 'int32', '0+'),
+            f('replicaDirectoryId', 'uuid', '17+', { tag: 0, taggedVersions: '17+' }),
+          ]),
+          '0+',
+        ),
+      ]),
+      '0+',
     ),
-    f('forgottenTopicsData', arrayOf([f('topic', 'string', '7+'), f('partitions', arrayOf('int32'), '7+')]), '7+'),
+    f(
+      'forgottenTopicsData',
+      arrayOf([f('topic', 'string', '7-12'), f('topicId', 'uuid', '13+'), f('partitions', arrayOf('int32'), '7+')]),
+      '7+',
+    ),
     f('rackId', 'string', '11+'),
   ]),
-  response: message('FetchResponse', '4-12', '12+', [
+  response: message('FetchResponse', '4-17', '12+', [
     ...throttleThenError('1+', '7+'),
     f('sessionId', 'int32', '7+'),
-    topicsOf(
+    f(
       'responses',
-      [
-        ...partitionResult(),
-        f('highWatermark', 'int64', '0+'),
-        f('lastStableOffset', 'int64', '4+', { default: -1 }),
-        f('logStartOffset', 'int64', '5+', { default: -1 }),
+      arrayOf([
+        f('topic', 'string', '0-12'),
+        f('topicId', 'uuid', '13+'),
         f(
-          'divergingEpoch',
-          structOf([f('epoch', 'int32', '12+', { default: -1 }), f('endOffset', 'int64', '12+', { default: -1 })]),
-          '12+',
-          { tag: 0, taggedVersions: '12+' },
+          'partitions',
+          arrayOf([
+            ...partitionResult(),
+            f('highWatermark', 'int64', '0+'),
+            f('lastStableOffset', 'int64', '4+', { default: -1 }),
+            f('logStartOffset', 'int64', '5+', { default: -1 }),
+            f(
+              'divergingEpoch',
+              structOf([f('epoch', 'int32', '12+', { default: -1 }), f('endOffset', 'int64', '12+', { default: -1 })]),
+              '12+',
+              { tag: 0, taggedVersions: '12+' },
+            ),
+            f(
+              'currentLeader',
+              structOf([
+                f('leaderId', 'int32', '12+', { default: -1 }),
+                f('leaderEpoch', 'int32', '12+', { default: -1 }),
+              ]),
+              '12+',
+              { tag: 1, taggedVersions: '12+' },
+            ),
+            f(
+              'snapshotId',
+              structOf([f('endOffset', 'int64', '0+', { default: -1 }), f('epoch', 'int32', '0+', { default: -1 })]),
+              '12+',
+              { tag: 2, taggedVersions: '12+' },
+            ),
+            f('abortedTransactions', arrayOf([f('producerId', 'int64', '4+'), f('firstOffset', 'int64', '4+')]), '4+', {
+              nullableVersions: '4+',
+              default: null,
+            }),
+            f('preferredReadReplica', 'int32', '11+', { default: -1 }),
+            f('records', 'records', '0+', { nullableVersions: '0+' }),
+          ]),
+          '0+',
         ),
-        f(
-          'currentLeader',
-          structOf([f('leaderId', 'int32', '12+', { default: -1 }), f('leaderEpoch', 'int32', '12+', { default: -1 })]),
-          '12+',
-          { tag: 1, taggedVersions: '12+' },
-        ),
-        f(
-          'snapshotId',
-          structOf([f('endOffset', 'int64', '0+', { default: -1 }), f('epoch', 'int32', '0+', { default: -1 })]),
-          '12+',
-          { tag: 2, taggedVersions: '12+' },
-        ),
-        f('abortedTransactions', arrayOf([f('producerId', 'int64', '4+'), f('firstOffset', 'int64', '4+')]), '4+', {
-          nullableVersions: '4+',
-          default: null,
-        }),
-        f('preferredReadReplica', 'int32', '11+', { default: -1 }),
-        f('records', 'records', '0+', { nullableVersions: '0+' }),
-      ],
-      { topic: 'topic' },
+      ]),
+      '0+',
+    ),
+    f(
+      'nodeEndpoints',
+      arrayOf([
+        f('nodeId', 'int32', '16+'),
+        f('host', 'string', '16+'),
+        f('port', 'int32', '16+'),
+        nullableString('rack', '16+'),
+      ]),
+      '16+',
+      { tag: 0, taggedVersions: '16+' },
     ),
   ]),
 };
