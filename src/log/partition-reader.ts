@@ -15,6 +15,7 @@ import {
   type DecodedRecord,
 } from '../wire/record-batch.js';
 import { requirePartition, type TopicMeta } from '../topics/topics.js';
+import { fitAnswer, type RoomBatch } from './aborted-room.js';
 
 /** read_uncommitted reads up to the high watermark; read_committed up to the last stable offset, without aborted records. */
 export type IsolationLevel = 'read_uncommitted' | 'read_committed';
@@ -177,13 +178,16 @@ export class PartitionReader {
    * read once. A partition's error (unknown partition, offset out of range) is its answer alone.
    * The partitions must be distinct (the batches are patched in place). read_committed reads each
    * partition up to its last stable offset and answers its aborted transactions, as
-   * {@link readBatches} does.
+   * {@link readBatches} does; with `abortedCost` (what one listed transaction takes, in batch bytes)
+   * the lists count against `limitBytes` too, and the last partitions give back whole batches until
+   * the answer fits (aborted-room.ts).
    */
   async readBatchesMany(
     fetches: PartitionFetch[],
     maxBytes: number,
     limitBytes = Infinity,
     isolation: IsolationLevel = 'read_uncommitted',
+    abortedCost?: (a: AbortedTransaction) => number,
   ): Promise<PartitionFetchOutcome[]> {
     const planned = await Promise.all(
       fetches.map(async (f) => {
@@ -208,60 +212,58 @@ export class PartitionReader {
       planned.map((p) => (p.ok ? { state: p.state, entries: p.entries } : undefined)),
     );
     let used = 0;
-    const answers = planned.map((p, i): PartitionFetchOutcome => {
+    const chosen = planned.map((p, i): ChosenAnswer | { ok: false; error: KafkaError } => {
       if (!p.ok) return p;
       const f = fetches[i]!;
-      const { state } = p;
       const first = used === 0;
       const budget = Math.max(0, Math.min(f.maxBytes, maxBytes - used));
-      const base = {
-        ok: true as const,
-        highWatermark: state.highWatermark,
-        logStartOffset: state.logStartOffset,
-        lastStableOffset: lastStableOffset(state),
-      };
-      if (!first && budget === 0)
-        return { ...base, batches: new Uint8Array(0), recordCount: 0, nextOffset: f.offset, bytes: 0 };
-      let selected: ReturnType<typeof selectBatches>;
+      if (!first && budget === 0) return { ok: true, state: p.state, batches: [], nextOffset: f.offset };
       try {
-        selected = selectBatches(loaded[i]!, f.offset, p.upper, budget, limitBytes - used, first);
+        const selected = selectBatches(loaded[i]!, f.offset, p.upper, budget, limitBytes - used, first);
+        used += selected.bytes;
+        return { ok: true, state: p.state, batches: selected.batches, nextOffset: selected.nextOffset };
       } catch (e) {
         return { ok: false, error: asKafkaError(e) };
       }
-      for (const b of selected.batches) {
-        setBaseOffset(b.data, b.at, b.base);
-        setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
-      }
-      used += selected.bytes;
-      const recordCount = selected.batches.reduce((n, b) => n + readBatchHeader(b.data, b.at).recordCount, 0);
-      return {
-        ...base,
-        batches: joinViews(spans(selected.batches)),
-        recordCount,
-        nextOffset: selected.nextOffset,
-        bytes: selected.bytes,
-      };
     });
     if (isolation === 'read_committed') {
       // As Kafka's read_committed fetch: the aborted transactions with records among each
       // partition's batches, for the consumer to leave out (the partitions' lookups in parallel).
       await Promise.all(
-        answers.map(async (a, i) => {
-          if (!a.ok) return;
+        chosen.map(async (c, i) => {
+          if (!c.ok) return;
           const f = fetches[i]!;
-          const { state } = planned[i] as Extract<(typeof planned)[number], { ok: true }>;
           try {
-            a.abortedTransactions =
-              a.nextOffset > f.offset
-                ? await this.deps.index.abortedTransactions(f.topic.name, f.partition, state, f.offset, a.nextOffset)
+            c.aborted =
+              c.nextOffset > f.offset
+                ? await this.deps.index.abortedTransactions(f.topic.name, f.partition, c.state, f.offset, c.nextOffset)
                 : [];
           } catch (e) {
-            answers[i] = { ok: false, error: asKafkaError(e) };
+            chosen[i] = { ok: false, error: asKafkaError(e) };
           }
         }),
       );
+      if (abortedCost) fitWithAborted(chosen, fetches, limitBytes, abortedCost);
     }
-    return answers;
+    return chosen.map((c): PartitionFetchOutcome => {
+      if (!c.ok) return c;
+      for (const b of c.batches) {
+        setBaseOffset(b.data, b.at, b.base);
+        setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
+      }
+      const { state } = c;
+      return {
+        ok: true,
+        highWatermark: state.highWatermark,
+        logStartOffset: state.logStartOffset,
+        lastStableOffset: lastStableOffset(state),
+        batches: joinViews(spans(c.batches)),
+        recordCount: c.batches.reduce((n, b) => n + readBatchHeader(b.data, b.at).recordCount, 0),
+        nextOffset: c.nextOffset,
+        bytes: c.batches.reduce((n, b) => n + b.size, 0),
+        ...(c.aborted && { abortedTransactions: c.aborted }),
+      };
+    });
   }
 
   /** The partition's state and the index entries a fetch from `offset` reads; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
@@ -445,13 +447,10 @@ export class PartitionReader {
 }
 
 /** A stored batch a fetch answers with: where it lies in the loaded bytes, and its absolute offsets. */
-interface SelectedBatch {
+interface SelectedBatch extends RoomBatch {
   entry: CommitRecord;
   data: Uint8Array;
   at: number;
-  size: number;
-  base: number;
-  last: number;
 }
 
 /**
@@ -487,7 +486,16 @@ function selectBatches(
           );
         }
         if ((batches.length > 0 || !atLeastOne) && bytes + size > maxBytes) return { batches, nextOffset, bytes };
-        batches.push({ entry, data, at, size, base, last });
+        batches.push({
+          entry,
+          data,
+          at,
+          size,
+          base,
+          last,
+          producerId: header.producerId,
+          transactional: (header.attributes & TRANSACTIONAL_FLAG_MASK) !== 0,
+        });
         bytes += size;
         nextOffset = last + 1;
       }
@@ -497,6 +505,56 @@ function selectBatches(
     nextOffset = Math.max(nextOffset, Math.min(hw, entry.lastOffset + 1));
   }
   return { batches, nextOffset, bytes };
+}
+
+/** A partition's answer of a multi-partition fetch, before its batches are patched and joined. */
+interface ChosenAnswer {
+  ok: true;
+  state: PartitionState;
+  batches: SelectedBatch[];
+  nextOffset: number;
+  aborted?: AbortedTransaction[];
+}
+
+/**
+ * The multi-partition answer within `limitBytes` with its aborted transactions counted (each at
+ * `abortedCost`, in the units of the batches' bytes): the partitions in the order given keep what
+ * fits, the first that does not fit gives back whole batches from its end, and every partition
+ * after it answers no records (its next offset the fetch offset, its list empty), as Kafka leaves
+ * out what a full response cannot carry. The first partition with data keeps one batch at least.
+ */
+function fitWithAborted(
+  chosen: (ChosenAnswer | { ok: false })[],
+  fetches: PartitionFetch[],
+  limitBytes: number,
+  abortedCost: (a: AbortedTransaction) => number,
+): void {
+  let room = limitBytes;
+  let full = false;
+  let data = false;
+  chosen.forEach((c, i) => {
+    if (!c.ok) return;
+    const offset = fetches[i]!.offset;
+    if (full) {
+      c.batches = [];
+      c.nextOffset = offset;
+      c.aborted = [];
+      return;
+    }
+    const fitted = fitAnswer(
+      { batches: c.batches, nextOffset: c.nextOffset, aborted: c.aborted ?? [] },
+      offset,
+      room,
+      { batch: (b) => b.size, aborted: abortedCost },
+      !data,
+    );
+    if (fitted.batches.length < c.batches.length || fitted.nextOffset !== c.nextOffset) full = true;
+    room -= fitted.cost;
+    data ||= fitted.batches.length > 0;
+    c.batches = fitted.batches;
+    c.nextOffset = fitted.nextOffset;
+    c.aborted = fitted.aborted;
+  });
 }
 
 /** Reads of one object closer than this are merged into one GET. */
