@@ -15,7 +15,7 @@ import {
   type DecodedRecord,
 } from '../wire/record-batch.js';
 import { requirePartition, type TopicMeta } from '../topics/topics.js';
-import { fitAnswer, type RoomBatch } from './aborted-room.js';
+import { type AbortedRoom, fitAnswer, type RoomBatch } from './aborted-room.js';
 
 /** read_uncommitted reads up to the high watermark; read_committed up to the last stable offset, without aborted records. */
 export type IsolationLevel = 'read_uncommitted' | 'read_committed';
@@ -125,15 +125,23 @@ export class PartitionReader {
    * decoded, in one buffer, with absolute base offsets and their leader epochs set, from the batch
    * holding `offset` (the consumer skips the records of it below the offset). `limitBytes` is a
    * hard bound (what a platform can answer, e.g. Lambda's 6 MB after base64): a first batch over
-   * it is MESSAGE_TOO_LARGE rather than an answer the platform would drop. CRCs are not checked
-   * here: the consumer checks them, as Kafka's consumer does.
+   * it is MESSAGE_TOO_LARGE rather than an answer the platform would drop. read_committed with an
+   * `abortedRoom` answers fewer batches when the aborted transactions overlapping them would not fit
+   * that room (aborted-room.ts). CRCs are not checked here: the consumer checks them, as Kafka's
+   * consumer does.
    */
   async readBatches(
     topic: TopicMeta,
     partition: number,
     offset: number,
     maxBytes: number,
-    options: { isolation?: IsolationLevel; limitBytes?: number; currentLeaderEpoch?: number } = {},
+    options: {
+      isolation?: IsolationLevel;
+      limitBytes?: number;
+      currentLeaderEpoch?: number;
+      /** read_committed: the room the aborted transactions travel in apart from the batches (a header). */
+      abortedRoom?: AbortedRoom;
+    } = {},
   ): Promise<BatchFetchResult> {
     const isolation = options.isolation ?? 'read_uncommitted';
     const { state, loaded, upper } = await this.loadFrom(
@@ -144,7 +152,26 @@ export class PartitionReader {
       isolation,
       options.currentLeaderEpoch ?? -1,
     );
-    const { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes, options.limitBytes);
+    let { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes, options.limitBytes);
+    let aborted: AbortedTransaction[] | undefined;
+    if (isolation === 'read_committed') {
+      aborted =
+        nextOffset > offset
+          ? await this.deps.index.abortedTransactions(topic.name, partition, state, offset, nextOffset)
+          : [];
+      if (options.abortedRoom) {
+        // The list has a room of its own: the batches cost it nothing, only the list they make.
+        const { cost } = options.abortedRoom;
+        const fitted = fitAnswer(
+          { batches, nextOffset, aborted },
+          offset,
+          options.abortedRoom.bytes,
+          { batch: () => 0, aborted: cost },
+          true,
+        );
+        ({ batches, nextOffset, aborted } = fitted);
+      }
+    }
     // Patched in place: the store handed over bytes of our own (ObjectStore.get), and the stored
     // object keeps its offsets relative to the entry.
     for (const b of batches) {
@@ -160,12 +187,7 @@ export class PartitionReader {
       logStartOffset: state.logStartOffset,
       lastStableOffset: lastStableOffset(state),
     };
-    if (isolation === 'read_committed') {
-      result.abortedTransactions =
-        nextOffset > offset
-          ? await this.deps.index.abortedTransactions(topic.name, partition, state, offset, nextOffset)
-          : [];
-    }
+    if (aborted) result.abortedTransactions = aborted;
     return result;
   }
 

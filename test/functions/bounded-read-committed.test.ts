@@ -14,7 +14,7 @@ import { createHttpHandler } from '../../functions/http-entry.js';
 import { LAMBDA_PAYLOAD_LIMITS } from '../../infra/log-stack.js';
 import { decodeMarker } from '../../src/wire/control-batch.js';
 import { decodeFetchResponse, FETCH_RESPONSE_MEDIA_TYPE } from '../../src/wire/fetch-response.js';
-import type { AbortedRange } from '../../src/wire/protocol.js';
+import { type AbortedRange, parseAbortedTransactions } from '../../src/wire/protocol.js';
 import {
   CONTROL_FLAG_MASK,
   decodeRecordBatches,
@@ -23,7 +23,11 @@ import {
 } from '../../src/wire/record-batch.js';
 
 const LAMBDA_RESPONSE_LIMIT = 6_000_000;
+/** API Gateway's "total combined size of request line and header values" (HTTP API) / "of all header values" (REST API). */
+const API_GATEWAY_HEADER_LIMIT = 10_240;
 const BATCH_TYPE = 'application/vnd.kafka.record-batch.v2';
+/** Hundreds of transactions take thousands of invocations: seconds on a shared machine. */
+const SETUP_TIMEOUT = 120_000;
 type Result = Exclude<APIGatewayProxyResultV2, string> & {
   body: string;
   statusCode: number;
@@ -291,19 +295,23 @@ function parseAnswer(result: Result, answer: Answer): AnsweredPartition[] {
 }
 
 describe('read_committed answers on the Lambda path count their aborted transactions', () => {
-  it('records:fetch as JSON records: 400 aborted transactions in one partition beside gzip batches inflating past the limit', async () => {
-    const handler = lambda();
-    await createTopic(handler, 'mixed', 2, { 'compression.type': 'gzip' });
-    await transactions(handler, 'mixed', [0], 400, 50);
-    await produceBatches(handler, 'mixed', 1, 2, 30_000, 100, 'gzip'); // each batch ~7.7 MB of JSON records
-    const partitions = [await survey(handler, 'mixed', 0), await survey(handler, 'mixed', 1)];
-    expect(partitions[0]!.aborted).toHaveLength(392);
-    expect(partitions[0]!.committed).toHaveLength(8);
-    const { fetches, largest, listed } = await consumeAll(handler, 'mixed', partitions, 'json-records');
-    expect(fetches).toBeGreaterThan(2);
-    expect(largest).toBeGreaterThan(LAMBDA_RESPONSE_LIMIT * 0.9);
-    expect(listed).toBe(392); // each aborted transaction listed once: the answers follow on from each other
-  });
+  it(
+    'records:fetch as JSON records: 400 aborted transactions in one partition beside gzip batches inflating past the limit',
+    async () => {
+      const handler = lambda();
+      await createTopic(handler, 'mixed', 2, { 'compression.type': 'gzip' });
+      await transactions(handler, 'mixed', [0], 400, 50);
+      await produceBatches(handler, 'mixed', 1, 2, 30_000, 100, 'gzip'); // each batch ~7.7 MB of JSON records
+      const partitions = [await survey(handler, 'mixed', 0), await survey(handler, 'mixed', 1)];
+      expect(partitions[0]!.aborted).toHaveLength(392);
+      expect(partitions[0]!.committed).toHaveLength(8);
+      const { fetches, largest, listed } = await consumeAll(handler, 'mixed', partitions, 'json-records');
+      expect(fetches).toBeGreaterThan(2);
+      expect(largest).toBeGreaterThan(LAMBDA_RESPONSE_LIMIT * 0.9);
+      expect(listed).toBe(392); // each aborted transaction listed once: the answers follow on from each other
+    },
+    SETUP_TIMEOUT,
+  );
 
   it.each(['binary', 'base64'] as const)(
     'records:fetch of stored batches (%s answer) over 8 partitions, each with 400 aborted transactions and 600 KB after them',
@@ -321,5 +329,47 @@ describe('read_committed answers on the Lambda path count their aborted transact
       expect(largest).toBeGreaterThan(LAMBDA_RESPONSE_LIMIT * 0.95);
       expect(listed).toBe(396 * all.length);
     },
+    SETUP_TIMEOUT,
+  );
+
+  it(
+    'the per-partition record-batch fetch: Kafka-Aborted-Transactions keeps within API Gateway’s header bound over 1,100 aborted transactions',
+    async () => {
+      const handler = lambda();
+      await createTopic(handler, 'long', 1);
+      await transactions(handler, 'long', [0], 1_100, 50);
+      const partition = await survey(handler, 'long', 0);
+      expect(partition.aborted).toHaveLength(1_078);
+      let offset = 0;
+      let fetches = 0;
+      const seen: number[] = [];
+      let listed = 0;
+      while (offset < partition.end) {
+        const { result, invocationBytes } = await invoke(handler, 'GET', 'topics/long/partitions/0/records', {
+          query: `offset=${offset}&isolation_level=read_committed`,
+          headers: { accept: BATCH_TYPE },
+        });
+        expect(result.statusCode, result.body.slice(0, 300)).toBe(200);
+        expect(invocationBytes).toBeLessThanOrEqual(LAMBDA_RESPONSE_LIMIT);
+        const headerBytes = Object.entries(result.headers).reduce(
+          (n, [k, v]) => n + k.length + String(v).length + 4,
+          0,
+        );
+        expect(headerBytes).toBeLessThanOrEqual(API_GATEWAY_HEADER_LIMIT);
+        const next = Number(result.headers['kafka-next-offset']);
+        const aborted = parseAbortedTransactions(result.headers['kafka-aborted-transactions'] ?? null);
+        expect(aborted).toEqual(overlapping(partition.aborted, offset, next));
+        listed += aborted.length;
+        const got = committedOffsets(Buffer.from(result.body, 'base64'), offset, aborted);
+        expect(next).toBeGreaterThan(offset);
+        seen.push(...got.filter((o) => o < next));
+        offset = next;
+        fetches++;
+      }
+      expect(seen).toEqual(partition.committed);
+      expect(fetches).toBeGreaterThan(1); // 1 MiB of small batches fits one answer; their list does not fit the header
+      expect(listed).toBe(1_078);
+    },
+    SETUP_TIMEOUT,
   );
 });
