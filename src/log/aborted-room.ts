@@ -95,3 +95,29 @@ export function fitAnswer<B extends RoomBatch>(
     );
   return { batches: [first], nextOffset: first.last + 1, aborted: list, cost: cost.batch(first) + listCost(list) };
 }
+
+/**
+ * A multi-partition answer within `room`: the partitions in the order given keep what fits, the
+ * first that does not fit gives back whole batches from its end, and every partition after it
+ * answers no records (its next offset the fetch offset, its list empty), as Kafka leaves out what
+ * a full response cannot carry. The first partition with data keeps one batch at least
+ * ({@link fitAnswer}). Undefined entries (partitions answered with an error) are skipped.
+ */
+export function fitInOrder<B extends RoomBatch>(
+  partitions: ({ fetchOffset: number; answer: RoomAnswer<B> } | undefined)[],
+  room: number,
+  cost: { batch: (b: B) => number; aborted: (a: AbortedTransaction) => number },
+): (RoomAnswer<B> | undefined)[] {
+  let left = room;
+  let full = false;
+  let data = false;
+  return partitions.map((p) => {
+    if (!p) return undefined;
+    if (full) return { batches: [], nextOffset: p.fetchOffset, aborted: [] };
+    const { cost: spent, ...fitted } = fitAnswer(p.answer, p.fetchOffset, left, cost, !data);
+    if (fitted.batches.length < p.answer.batches.length || fitted.nextOffset !== p.answer.nextOffset) full = true;
+    left -= spent;
+    data ||= fitted.batches.length > 0;
+    return fitted;
+  });
+}

@@ -15,7 +15,7 @@ import {
   type DecodedRecord,
 } from '../wire/record-batch.js';
 import { requirePartition, type TopicMeta } from '../topics/topics.js';
-import { type AbortedRoom, fitAnswer, type RoomBatch } from './aborted-room.js';
+import { type AbortedRoom, fitAnswer, fitInOrder, type RoomBatch } from './aborted-room.js';
 
 /** read_uncommitted reads up to the high watermark; read_committed up to the last stable offset, without aborted records. */
 export type IsolationLevel = 'read_uncommitted' | 'read_committed';
@@ -265,7 +265,28 @@ export class PartitionReader {
           }
         }),
       );
-      if (abortedCost) fitWithAborted(chosen, fetches, limitBytes, abortedCost);
+      if (abortedCost) {
+        // The lists count against the same room as the batches (aborted-room.ts).
+        const fitted = fitInOrder(
+          chosen.map((c, i) =>
+            c.ok
+              ? {
+                  fetchOffset: fetches[i]!.offset,
+                  answer: { batches: c.batches, nextOffset: c.nextOffset, aborted: c.aborted ?? [] },
+                }
+              : undefined,
+          ),
+          limitBytes,
+          { batch: (b) => b.size, aborted: abortedCost },
+        );
+        chosen.forEach((c, i) => {
+          const f = fitted[i];
+          if (!c.ok || !f) return;
+          c.batches = f.batches;
+          c.nextOffset = f.nextOffset;
+          c.aborted = f.aborted;
+        });
+      }
     }
     return chosen.map((c): PartitionFetchOutcome => {
       if (!c.ok) return c;
@@ -536,47 +557,6 @@ interface ChosenAnswer {
   batches: SelectedBatch[];
   nextOffset: number;
   aborted?: AbortedTransaction[];
-}
-
-/**
- * The multi-partition answer within `limitBytes` with its aborted transactions counted (each at
- * `abortedCost`, in the units of the batches' bytes): the partitions in the order given keep what
- * fits, the first that does not fit gives back whole batches from its end, and every partition
- * after it answers no records (its next offset the fetch offset, its list empty), as Kafka leaves
- * out what a full response cannot carry. The first partition with data keeps one batch at least.
- */
-function fitWithAborted(
-  chosen: (ChosenAnswer | { ok: false })[],
-  fetches: PartitionFetch[],
-  limitBytes: number,
-  abortedCost: (a: AbortedTransaction) => number,
-): void {
-  let room = limitBytes;
-  let full = false;
-  let data = false;
-  chosen.forEach((c, i) => {
-    if (!c.ok) return;
-    const offset = fetches[i]!.offset;
-    if (full) {
-      c.batches = [];
-      c.nextOffset = offset;
-      c.aborted = [];
-      return;
-    }
-    const fitted = fitAnswer(
-      { batches: c.batches, nextOffset: c.nextOffset, aborted: c.aborted ?? [] },
-      offset,
-      room,
-      { batch: (b) => b.size, aborted: abortedCost },
-      !data,
-    );
-    if (fitted.batches.length < c.batches.length || fitted.nextOffset !== c.nextOffset) full = true;
-    room -= fitted.cost;
-    data ||= fitted.batches.length > 0;
-    c.batches = fitted.batches;
-    c.nextOffset = fitted.nextOffset;
-    c.aborted = fitted.aborted;
-  });
 }
 
 /** Reads of one object closer than this are merged into one GET. */

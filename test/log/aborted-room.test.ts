@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fitAnswer, type RoomBatch } from '../../src/log/aborted-room.js';
+import { fitAnswer, fitInOrder, type RoomBatch } from '../../src/log/aborted-room.js';
 import type { AbortedTransaction } from '../../src/partition/offset-index.js';
 
 /** Batches of 10 offsets and 100 bytes from offset 0; producer 7 is transactional in every other one. */
@@ -75,5 +75,26 @@ describe('fitAnswer: a read_committed answer within its room, aborted transactio
       aborted: aborted.slice(0, 2),
       cost: 60,
     });
+  });
+});
+
+describe('fitInOrder: the partitions of one answer share its room in the order given', () => {
+  const partition = { fetchOffset: 0, answer: { batches, nextOffset: 50, aborted } }; // 620 in all
+
+  it('the first partition that does not fit gives back batches from its end; those after it answer nothing', () => {
+    const fitted = fitInOrder([partition, undefined, partition, partition], 620 + 489, cost);
+    expect(fitted[0]).toEqual(partition.answer);
+    expect(fitted[1]).toBeUndefined(); // a partition answered with an error
+    expect(fitted[2]).toMatchObject({ batches: batches.slice(0, 3), nextOffset: 30, aborted: aborted.slice(0, 3) });
+    // Room is left for a batch of the last partition, but the answer is full from the third on.
+    expect(fitted[3]).toEqual({ batches: [], nextOffset: 0, aborted: [] });
+  });
+
+  it('the first partition with data keeps one batch however little room there is; a later one does not', () => {
+    const empty = { fetchOffset: 50, answer: { batches: [], nextOffset: 50, aborted: [] } };
+    const fitted = fitInOrder([empty, partition, partition], 10, cost);
+    expect(fitted[0]).toEqual(empty.answer);
+    expect(fitted[1]).toMatchObject({ batches: batches.slice(0, 1), nextOffset: 10, aborted: [txn(7, 0, 10)] });
+    expect(fitted[2]).toEqual({ batches: [], nextOffset: 0, aborted: [] });
   });
 });
