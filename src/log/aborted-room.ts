@@ -121,3 +121,21 @@ export function fitInOrder<B extends RoomBatch>(
     return fitted;
   });
 }
+
+/**
+ * The answer cut to end before `completeBelow`, where its aborted list stops being known whole
+ * (OffsetIndex.abortedTransactionsRead): the batches lying wholly below it, and the list of those.
+ * The batch holding the fetch offset lies below it (the list's read starts at the fetch offset and
+ * ends at a marker, a batch of its own), so the answer still progresses; it is kept in any case.
+ */
+export function endBefore<B extends RoomBatch>(
+  answer: RoomAnswer<B>,
+  fetchOffset: number,
+  completeBelow: number,
+): RoomAnswer<B> {
+  if (answer.nextOffset <= completeBelow) return answer;
+  let kept = answer.batches.filter((b) => b.last < completeBelow);
+  if (kept.length === 0 && answer.batches.length > 0) kept = answer.batches.slice(0, 1);
+  const nextOffset = kept.length > 0 ? kept.at(-1)!.last + 1 : Math.max(fetchOffset, completeBelow);
+  return { batches: kept, nextOffset, aborted: answer.aborted.filter((a) => a.firstOffset < nextOffset) };
+}

@@ -15,7 +15,7 @@ import {
   type DecodedRecord,
 } from '../wire/record-batch.js';
 import { requirePartition, type TopicMeta } from '../topics/topics.js';
-import { type AbortedRoom, fitAnswer, fitInOrder, type RoomBatch } from './aborted-room.js';
+import { type AbortedRoom, endBefore, fitAnswer, fitInOrder, type RoomBatch } from './aborted-room.js';
 
 /** read_uncommitted reads up to the high watermark; read_committed up to the last stable offset, without aborted records. */
 export type IsolationLevel = 'read_uncommitted' | 'read_committed';
@@ -92,11 +92,17 @@ export class PartitionReader {
     isolation: IsolationLevel = 'read_uncommitted',
   ): Promise<FetchResult> {
     const { state, loaded, upper } = await this.loadFrom(topic, partition, offset, maxBytes, isolation);
-    const { batches, nextOffset, bytes } = selectBatches(loaded, offset, upper, maxBytes);
-    const aborted =
-      isolation === 'read_committed' && batches.length > 0
-        ? await this.deps.index.abortedTransactions(topic.name, partition, state, offset, upper)
-        : [];
+    let { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes);
+    let aborted: AbortedTransaction[] = [];
+    if (isolation === 'read_committed' && batches.length > 0) {
+      const read = await this.deps.index.abortedTransactionsRead(topic.name, partition, state, offset, nextOffset);
+      ({ batches, nextOffset, aborted } = endBefore(
+        { batches, nextOffset, aborted: read.aborted },
+        offset,
+        read.completeBelow,
+      ));
+    }
+    const bytes = batches.reduce((n, b) => n + b.size, 0);
     const records: DecodedRecord[] = [];
     for (const b of batches) {
       const batch = decodeRecordBatch(b.data, b.at);
@@ -155,10 +161,15 @@ export class PartitionReader {
     let { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes, options.limitBytes);
     let aborted: AbortedTransaction[] | undefined;
     if (isolation === 'read_committed') {
-      aborted =
-        nextOffset > offset
-          ? await this.deps.index.abortedTransactions(topic.name, partition, state, offset, nextOffset)
-          : [];
+      aborted = [];
+      if (nextOffset > offset) {
+        const read = await this.deps.index.abortedTransactionsRead(topic.name, partition, state, offset, nextOffset);
+        ({ batches, nextOffset, aborted } = endBefore(
+          { batches, nextOffset, aborted: read.aborted },
+          offset,
+          read.completeBelow,
+        ));
+      }
       if (options.abortedRoom) {
         // The list has a room of its own: the batches cost it nothing, only the list they make.
         const { cost } = options.abortedRoom;
@@ -256,10 +267,20 @@ export class PartitionReader {
           if (!c.ok) return;
           const f = fetches[i]!;
           try {
-            c.aborted =
-              c.nextOffset > f.offset
-                ? await this.deps.index.abortedTransactions(f.topic.name, f.partition, c.state, f.offset, c.nextOffset)
-                : [];
+            c.aborted = [];
+            if (c.nextOffset <= f.offset) return;
+            const { aborted, completeBelow } = await this.deps.index.abortedTransactionsRead(
+              f.topic.name,
+              f.partition,
+              c.state,
+              f.offset,
+              c.nextOffset,
+            );
+            // Never past where the list read is whole: the next fetch goes on from there.
+            const whole = endBefore({ batches: c.batches, nextOffset: c.nextOffset, aborted }, f.offset, completeBelow);
+            c.batches = whole.batches;
+            c.nextOffset = whole.nextOffset;
+            c.aborted = whole.aborted;
           } catch (e) {
             chosen[i] = { ok: false, error: asKafkaError(e) };
           }

@@ -369,6 +369,25 @@ describe('read_committed answers on the Lambda path count their aborted transact
       expect(seen).toEqual(partition.committed);
       expect(fetches).toBeGreaterThan(1); // 1 MiB of small batches fits one answer; their list does not fit the header
       expect(listed).toBe(1_078);
+      // More aborted transactions than one fetch reads of the index (1000): a records:fetch answer
+      // ends where the list read is known whole, and the next fetch goes on from there.
+      for (const answer of ['binary', 'base64'] as const) {
+        const many = await consumeAll(handler, 'long', [partition], answer);
+        expect(many.listed).toBe(1_078);
+        expect(many.fetches).toBeGreaterThan(1);
+      }
+      // The JSON record list, with the aborted records left out by the server, likewise.
+      const shown: number[] = [];
+      for (let at = 0; at < partition.end; ) {
+        const { result } = await invoke(handler, 'GET', 'topics/long/partitions/0/records', {
+          query: `offset=${at}&isolation_level=read_committed`,
+        });
+        const body = JSON.parse(result.body) as { records: { offset: number }[]; next_offset: number };
+        expect(body.next_offset).toBeGreaterThan(at);
+        shown.push(...body.records.map((r) => r.offset));
+        at = body.next_offset;
+      }
+      expect(shown).toEqual(partition.committed);
     },
     SETUP_TIMEOUT,
   );

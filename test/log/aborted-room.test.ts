@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fitAnswer, fitInOrder, type RoomBatch } from '../../src/log/aborted-room.js';
+import { endBefore, fitAnswer, fitInOrder, type RoomBatch } from '../../src/log/aborted-room.js';
 import type { AbortedTransaction } from '../../src/partition/offset-index.js';
 
 /** Batches of 10 offsets and 100 bytes from offset 0; producer 7 is transactional in every other one. */
@@ -96,5 +96,16 @@ describe('fitInOrder: the partitions of one answer share its room in the order g
     expect(fitted[0]).toEqual(empty.answer);
     expect(fitted[1]).toMatchObject({ batches: batches.slice(0, 1), nextOffset: 10, aborted: [txn(7, 0, 10)] });
     expect(fitted[2]).toEqual({ batches: [], nextOffset: 0, aborted: [] });
+  });
+});
+
+describe('endBefore: an answer no further than its aborted list is known whole', () => {
+  it('keeps the batches wholly below the bound and the transactions overlapping them', () => {
+    expect(endBefore({ batches, nextOffset: 50, aborted }, 3, 31)).toEqual({
+      batches: batches.slice(0, 3),
+      nextOffset: 30,
+      aborted: aborted.slice(0, 3),
+    });
+    expect(endBefore({ batches, nextOffset: 50, aborted }, 3, 50)).toEqual({ batches, nextOffset: 50, aborted });
   });
 });
