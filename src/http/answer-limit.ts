@@ -21,6 +21,16 @@ export function answerLimit(maxResponseBytes: number | undefined): AnswerLimit {
   return { binaryBytes: Math.floor((room * 3) / 4), jsonBytes: room };
 }
 
+/**
+ * Room for a record-batch fetch's Kafka-Aborted-Transactions header, on every deployment. API
+ * Gateway bounds headers at 10,240 bytes (the HTTP API's "total combined size of request line and
+ * header values", the REST API's "total combined size of all header values"; AWS lists them as
+ * request quotas and names no larger bound for the answer, so the answer keeps to them too), and
+ * Node's HTTP client refuses more than 16 KiB of headers. The answer's other headers (its type,
+ * four offsets, and those API Gateway adds) take well under 2 KiB.
+ */
+export const ABORTED_HEADER_BYTES = 8 * 1024;
+
 /** What JSON text costs inside the envelope: its UTF-8 bytes, plus one escape per quote and backslash. */
 export function jsonAnswerBytes(text: string): number {
   let escapes = 0;

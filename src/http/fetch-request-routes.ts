@@ -14,7 +14,7 @@ import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import type { IsolationLevel, PartitionFetch, PartitionFetchOutcome } from '../log/partition-log.js';
-import { isAborted } from '../partition/offset-index.js';
+import { type AbortedTransaction, isAborted } from '../partition/offset-index.js';
 import { lastStableOffset } from '../partition/partition-state.js';
 import { CONTROL_FLAG_MASK, decodeRecordBatches, TRANSACTIONAL_FLAG_MASK } from '../wire/record-batch.js';
 import { authorizeAll } from './security.js';
@@ -27,6 +27,7 @@ import { readJson } from './request.js';
 import { accepts } from './record-batch-body.js';
 import {
   encodeFetchResponseParts,
+  FETCH_RESPONSE_ABORTED_BYTES,
   FETCH_RESPONSE_MEDIA_TYPE,
   FETCH_RESPONSE_PARTITION_BYTES,
   type FetchResponseTopic,
@@ -81,6 +82,7 @@ async function readAll(
   maxBytes: number,
   limitBytes: number,
   isolation: IsolationLevel,
+  abortedCost?: (a: AbortedTransaction) => number,
 ): Promise<PartitionFetchOutcome[]> {
   const fetches: PartitionFetch[] = [];
   const at: number[] = [];
@@ -89,7 +91,8 @@ async function readAll(
     at.push(i);
     fetches.push({ topic: p.meta, partition: p.partition, offset: p.offset, maxBytes: p.maxBytes });
   });
-  const read = fetches.length > 0 ? await services.log.readBatchesMany(fetches, maxBytes, limitBytes, isolation) : [];
+  const read =
+    fetches.length > 0 ? await services.log.readBatchesMany(fetches, maxBytes, limitBytes, isolation, abortedCost) : [];
   const out: PartitionFetchOutcome[] = plan.map((p) => ({ ok: false, error: p.error! }));
   at.forEach((i, k) => (out[i] = read[k]!));
   return out;
@@ -142,8 +145,16 @@ function shownRecords(
   return { records, nextOffset: o.nextOffset };
 }
 
-/** What one partition's answer costs besides its records (field names and numbers). */
+/** What one partition's answer costs besides its records and aborted transactions (field names and numbers). */
 const PARTITION_OVERHEAD = 256;
+
+/** An aborted transaction as the JSON answer lists it (Kafka's field names). */
+const abortedJson = (a: AbortedTransaction): string =>
+  JSON.stringify({ producer_id: a.producerId, first_offset: a.firstOffset, last_offset: a.lastOffset });
+
+/** What a JSON answer's aborted transactions cost of its room: each entry and a comma. */
+const abortedJsonBytes = (list: readonly AbortedTransaction[] | undefined): number =>
+  (list ?? []).reduce((n, a) => n + jsonAnswerBytes(abortedJson(a)) + 1, 0);
 
 /** The binary answer's bytes besides the records (topic names, each partition's fixed fields, a message each). */
 const binaryOverhead = (plan: Planned[]) =>
@@ -259,7 +270,15 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
       : format === 'record-batch'
         ? Math.floor((Math.max(0, limit.jsonBytes - PARTITION_OVERHEAD * plan.length) * 3) / 4)
         : Infinity;
-    const read = () => readAll(services, plan, maxBytes, batchLimit, body.isolation_level);
+    // read_committed: each partition's aborted transactions count against the same room, in batch
+    // bytes (binary: their fields; JSON: their text, which base64 batches would take 4 bytes per 3 of).
+    // A JSON record list's are counted when its records are shown.
+    const abortedCost = binary
+      ? () => FETCH_RESPONSE_ABORTED_BYTES
+      : format === 'record-batch'
+        ? (a: AbortedTransaction) => ((jsonAnswerBytes(abortedJson(a)) + 1) * 3) / 4
+        : undefined;
+    const read = () => readAll(services, plan, maxBytes, batchLimit, body.isolation_level, abortedCost);
     let outcomes = await read();
     // As Kafka's DelayedFetch, an error in any partition answers at once.
     if (bytesOf(outcomes) < body.min_bytes && maxWaitMs > 0 && outcomes.every((o) => o.ok)) {
@@ -325,34 +344,34 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
         });
       if (!o.ok) answer = failed(o.error);
       else {
-        const base = {
-          partition_index: p.partition,
-          error_code: 0,
-          high_watermark: o.highWatermark,
-          last_stable_offset: o.lastStableOffset,
-          log_start_offset: o.logStartOffset,
-          ...(o.abortedTransactions && {
-            aborted_transactions: o.abortedTransactions.map((a) => ({
-              producer_id: a.producerId,
-              first_offset: a.firstOffset,
-              last_offset: a.lastOffset,
-            })),
-          }),
-        };
+        const base = (aborted: readonly AbortedTransaction[] | undefined, nextOffset: number) =>
+          `{"partition_index":${p.partition},"error_code":0,"high_watermark":${o.highWatermark},` +
+          `"last_stable_offset":${o.lastStableOffset},"log_start_offset":${o.logStartOffset},` +
+          (aborted ? `"aborted_transactions":[${aborted.map(abortedJson).join(',')}],` : '') +
+          `"next_offset":${nextOffset}`;
+        const listed = o.abortedTransactions;
         if (format === 'record-batch')
-          answer = JSON.stringify({
-            ...base,
-            next_offset: o.nextOffset,
-            records: Buffer.from(o.batches).toString('base64'),
-          });
+          answer = `${base(listed, o.nextOffset)},"records":${JSON.stringify(Buffer.from(o.batches).toString('base64'))}}`;
         else {
-          try {
-            const shown = shownRecords(o, p, format, room);
-            // The records are JSON texts already: spliced in, not parsed and written again.
-            answer = `${JSON.stringify({ ...base, next_offset: shown.nextOffset }).slice(0, -1)},"records":[${shown.records.join(',')}]}`;
-          } catch (e) {
-            if (!(e instanceof KafkaError)) throw e;
-            answer = failed(e);
+          // The aborted transactions take their room before the records: the whole list read (an
+          // upper bound of the list of the records shown), then what the records shown leave of it
+          // is given back. A list that does not fit answers no records, from the fetch offset.
+          const reserved = room.bytes === Infinity ? 0 : abortedJsonBytes(listed);
+          if (reserved > room.bytes) answer = `${base(listed && [], p.offset)},"records":[]}`;
+          else {
+            room.bytes -= reserved;
+            try {
+              const shown = shownRecords(o, p, format, room);
+              const kept =
+                listed && (shown.nextOffset > p.offset ? listed.filter((a) => a.firstOffset < shown.nextOffset) : []);
+              room.bytes += reserved - (reserved > 0 ? abortedJsonBytes(kept) : 0);
+              // The records are JSON texts already: spliced in, not parsed and written again.
+              answer = `${base(kept, shown.nextOffset)},"records":[${shown.records.join(',')}]}`;
+            } catch (e) {
+              if (!(e instanceof KafkaError)) throw e;
+              room.bytes += reserved;
+              answer = failed(e);
+            }
           }
         }
       }

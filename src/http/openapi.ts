@@ -461,7 +461,7 @@ const document = {
               [FETCH_HEADERS.abortedTransactions]: {
                 schema: { type: 'string' },
                 description:
-                  'read_committed record-batch answers: the aborted transactions among the batches, `producerId:firstOffset:lastOffset` comma-separated (lastOffset is the ABORT marker). Leave out transactional batches of that producer whose base offset is in [firstOffset, lastOffset]',
+                  'read_committed record-batch answers: the aborted transactions among the batches, `producerId:firstOffset:lastOffset` comma-separated (lastOffset is the ABORT marker). Leave out transactional batches of that producer whose base offset is in [firstOffset, lastOffset]. The header keeps within 8 KiB (API Gateway bounds headers at 10,240 bytes): the answer has fewer batches when their list would pass it',
               },
             },
             content: {

@@ -2,7 +2,12 @@ import type { Context } from 'hono';
 import { KafkaError } from '../wire/errors.js';
 import type { BatchFetchResult } from '../log/partition-log.js';
 
-import { FETCH_HEADERS, formatAbortedTransactions, RECORD_BATCH_MEDIA_TYPE } from '../wire/protocol.js';
+import {
+  type AbortedRange,
+  FETCH_HEADERS,
+  formatAbortedTransactions,
+  RECORD_BATCH_MEDIA_TYPE,
+} from '../wire/protocol.js';
 import { mediaType } from './request.js';
 
 /*
@@ -33,6 +38,9 @@ export function accepts(c: Context, type: string): boolean {
 }
 
 export const acceptsRecordBatches = (c: Context): boolean => accepts(c, RECORD_BATCH_MEDIA_TYPE);
+
+/** What one aborted transaction takes of the Kafka-Aborted-Transactions header: its entry and a comma. */
+export const abortedHeaderCost = (a: AbortedRange): number => formatAbortedTransactions([a]).length + 1;
 
 export function recordBatchResponse(c: Context, result: BatchFetchResult): Response {
   return c.body(result.batches as Uint8Array<ArrayBuffer>, 200, {

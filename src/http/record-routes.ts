@@ -8,7 +8,7 @@ import type { LogRecord } from '../wire/record-batch.js';
 import { lastStableOffset } from '../partition/partition-state.js';
 import { requirePartition, type Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
-import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
+import { ABORTED_HEADER_BYTES, answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import type { AppEnv, AppServices } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';
 import {
@@ -19,7 +19,12 @@ import {
   type OutputFormat,
   type ProduceRecordBody,
 } from './record-encoding.js';
-import { acceptsRecordBatches, recordBatchResponse, requireRecordBatchBody } from './record-batch-body.js';
+import {
+  abortedHeaderCost,
+  acceptsRecordBatches,
+  recordBatchResponse,
+  requireRecordBatchBody,
+} from './record-batch-body.js';
 import { parseIsolation, partitionParam, queryInt, readBody, readJson, readJsonValues } from './request.js';
 import { authorize } from './security.js';
 
@@ -364,9 +369,11 @@ export function recordRoutes(): Hono<AppEnv> {
     const limit = answerLimit(services.limits.maxResponseBytes);
     const read = acceptsRecordBatches(c)
       ? async () => {
+          // The aborted transactions travel in a header: fewer batches when their list would not fit it.
           const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1), {
             isolation,
             limitBytes: limit.binaryBytes,
+            abortedRoom: { bytes: ABORTED_HEADER_BYTES, cost: abortedHeaderCost },
           });
           return { ...r, bytes: r.batches.byteLength, count: r.recordCount };
         }

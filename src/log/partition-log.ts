@@ -6,7 +6,7 @@ import { withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
-import { OffsetIndex } from '../partition/offset-index.js';
+import { type AbortedTransaction, OffsetIndex } from '../partition/offset-index.js';
 import {
   commitIdentity,
   commitToPartition,
@@ -437,7 +437,7 @@ export class PartitionLog {
     partition: number,
     offset: number,
     maxBytes: number,
-    options: { isolation?: IsolationLevel; limitBytes?: number; currentLeaderEpoch?: number } = {},
+    options: Parameters<PartitionReader['readBatches']>[4] = {},
   ): Promise<BatchFetchResult> {
     return this.reader.readBatches(topic, partition, offset, maxBytes, options);
   }
@@ -448,8 +448,9 @@ export class PartitionLog {
     maxBytes: number,
     limitBytes = Infinity,
     isolation: IsolationLevel = 'read_uncommitted',
+    abortedCost?: (a: AbortedTransaction) => number,
   ): Promise<PartitionFetchOutcome[]> {
-    return this.reader.readBatchesMany(fetches, maxBytes, limitBytes, isolation);
+    return this.reader.readBatchesMany(fetches, maxBytes, limitBytes, isolation, abortedCost);
   }
 
   /** Kafka's ListOffsets ({@link PartitionReader.listOffset}). */

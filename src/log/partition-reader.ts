@@ -15,6 +15,7 @@ import {
   type DecodedRecord,
 } from '../wire/record-batch.js';
 import { requirePartition, type TopicMeta } from '../topics/topics.js';
+import { type AbortedRoom, endBefore, fitAnswer, fitInOrder, type RoomBatch } from './aborted-room.js';
 
 /** read_uncommitted reads up to the high watermark; read_committed up to the last stable offset, without aborted records. */
 export type IsolationLevel = 'read_uncommitted' | 'read_committed';
@@ -91,11 +92,17 @@ export class PartitionReader {
     isolation: IsolationLevel = 'read_uncommitted',
   ): Promise<FetchResult> {
     const { state, loaded, upper } = await this.loadFrom(topic, partition, offset, maxBytes, isolation);
-    const { batches, nextOffset, bytes } = selectBatches(loaded, offset, upper, maxBytes);
-    const aborted =
-      isolation === 'read_committed' && batches.length > 0
-        ? await this.deps.index.abortedTransactions(topic.name, partition, state, offset, upper)
-        : [];
+    let { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes);
+    let aborted: AbortedTransaction[] = [];
+    if (isolation === 'read_committed' && batches.length > 0) {
+      const read = await this.deps.index.abortedTransactionsRead(topic.name, partition, state, offset, nextOffset);
+      ({ batches, nextOffset, aborted } = endBefore(
+        { batches, nextOffset, aborted: read.aborted },
+        offset,
+        read.completeBelow,
+      ));
+    }
+    const bytes = batches.reduce((n, b) => n + b.size, 0);
     const records: DecodedRecord[] = [];
     for (const b of batches) {
       const batch = decodeRecordBatch(b.data, b.at);
@@ -124,15 +131,23 @@ export class PartitionReader {
    * decoded, in one buffer, with absolute base offsets and their leader epochs set, from the batch
    * holding `offset` (the consumer skips the records of it below the offset). `limitBytes` is a
    * hard bound (what a platform can answer, e.g. Lambda's 6 MB after base64): a first batch over
-   * it is MESSAGE_TOO_LARGE rather than an answer the platform would drop. CRCs are not checked
-   * here: the consumer checks them, as Kafka's consumer does.
+   * it is MESSAGE_TOO_LARGE rather than an answer the platform would drop. read_committed with an
+   * `abortedRoom` answers fewer batches when the aborted transactions overlapping them would not fit
+   * that room (aborted-room.ts). CRCs are not checked here: the consumer checks them, as Kafka's
+   * consumer does.
    */
   async readBatches(
     topic: TopicMeta,
     partition: number,
     offset: number,
     maxBytes: number,
-    options: { isolation?: IsolationLevel; limitBytes?: number; currentLeaderEpoch?: number } = {},
+    options: {
+      isolation?: IsolationLevel;
+      limitBytes?: number;
+      currentLeaderEpoch?: number;
+      /** read_committed: the room the aborted transactions travel in apart from the batches (a header). */
+      abortedRoom?: AbortedRoom;
+    } = {},
   ): Promise<BatchFetchResult> {
     const isolation = options.isolation ?? 'read_uncommitted';
     const { state, loaded, upper } = await this.loadFrom(
@@ -143,7 +158,31 @@ export class PartitionReader {
       isolation,
       options.currentLeaderEpoch ?? -1,
     );
-    const { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes, options.limitBytes);
+    let { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes, options.limitBytes);
+    let aborted: AbortedTransaction[] | undefined;
+    if (isolation === 'read_committed') {
+      aborted = [];
+      if (nextOffset > offset) {
+        const read = await this.deps.index.abortedTransactionsRead(topic.name, partition, state, offset, nextOffset);
+        ({ batches, nextOffset, aborted } = endBefore(
+          { batches, nextOffset, aborted: read.aborted },
+          offset,
+          read.completeBelow,
+        ));
+      }
+      if (options.abortedRoom) {
+        // The list has a room of its own: the batches cost it nothing, only the list they make.
+        const { cost } = options.abortedRoom;
+        const fitted = fitAnswer(
+          { batches, nextOffset, aborted },
+          offset,
+          options.abortedRoom.bytes,
+          { batch: () => 0, aborted: cost },
+          true,
+        );
+        ({ batches, nextOffset, aborted } = fitted);
+      }
+    }
     // Patched in place: the store handed over bytes of our own (ObjectStore.get), and the stored
     // object keeps its offsets relative to the entry.
     for (const b of batches) {
@@ -159,12 +198,7 @@ export class PartitionReader {
       logStartOffset: state.logStartOffset,
       lastStableOffset: lastStableOffset(state),
     };
-    if (isolation === 'read_committed') {
-      result.abortedTransactions =
-        nextOffset > offset
-          ? await this.deps.index.abortedTransactions(topic.name, partition, state, offset, nextOffset)
-          : [];
-    }
+    if (aborted) result.abortedTransactions = aborted;
     return result;
   }
 
@@ -177,13 +211,16 @@ export class PartitionReader {
    * read once. A partition's error (unknown partition, offset out of range) is its answer alone.
    * The partitions must be distinct (the batches are patched in place). read_committed reads each
    * partition up to its last stable offset and answers its aborted transactions, as
-   * {@link readBatches} does.
+   * {@link readBatches} does; with `abortedCost` (what one listed transaction takes, in batch bytes)
+   * the lists count against `limitBytes` too, and the last partitions give back whole batches until
+   * the answer fits (aborted-room.ts).
    */
   async readBatchesMany(
     fetches: PartitionFetch[],
     maxBytes: number,
     limitBytes = Infinity,
     isolation: IsolationLevel = 'read_uncommitted',
+    abortedCost?: (a: AbortedTransaction) => number,
   ): Promise<PartitionFetchOutcome[]> {
     const planned = await Promise.all(
       fetches.map(async (f) => {
@@ -208,60 +245,89 @@ export class PartitionReader {
       planned.map((p) => (p.ok ? { state: p.state, entries: p.entries } : undefined)),
     );
     let used = 0;
-    const answers = planned.map((p, i): PartitionFetchOutcome => {
+    const chosen = planned.map((p, i): ChosenAnswer | { ok: false; error: KafkaError } => {
       if (!p.ok) return p;
       const f = fetches[i]!;
-      const { state } = p;
       const first = used === 0;
       const budget = Math.max(0, Math.min(f.maxBytes, maxBytes - used));
-      const base = {
-        ok: true as const,
-        highWatermark: state.highWatermark,
-        logStartOffset: state.logStartOffset,
-        lastStableOffset: lastStableOffset(state),
-      };
-      if (!first && budget === 0)
-        return { ...base, batches: new Uint8Array(0), recordCount: 0, nextOffset: f.offset, bytes: 0 };
-      let selected: ReturnType<typeof selectBatches>;
+      if (!first && budget === 0) return { ok: true, state: p.state, batches: [], nextOffset: f.offset };
       try {
-        selected = selectBatches(loaded[i]!, f.offset, p.upper, budget, limitBytes - used, first);
+        const selected = selectBatches(loaded[i]!, f.offset, p.upper, budget, limitBytes - used, first);
+        used += selected.bytes;
+        return { ok: true, state: p.state, batches: selected.batches, nextOffset: selected.nextOffset };
       } catch (e) {
         return { ok: false, error: asKafkaError(e) };
       }
-      for (const b of selected.batches) {
-        setBaseOffset(b.data, b.at, b.base);
-        setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
-      }
-      used += selected.bytes;
-      const recordCount = selected.batches.reduce((n, b) => n + readBatchHeader(b.data, b.at).recordCount, 0);
-      return {
-        ...base,
-        batches: joinViews(spans(selected.batches)),
-        recordCount,
-        nextOffset: selected.nextOffset,
-        bytes: selected.bytes,
-      };
     });
     if (isolation === 'read_committed') {
       // As Kafka's read_committed fetch: the aborted transactions with records among each
       // partition's batches, for the consumer to leave out (the partitions' lookups in parallel).
       await Promise.all(
-        answers.map(async (a, i) => {
-          if (!a.ok) return;
+        chosen.map(async (c, i) => {
+          if (!c.ok) return;
           const f = fetches[i]!;
-          const { state } = planned[i] as Extract<(typeof planned)[number], { ok: true }>;
           try {
-            a.abortedTransactions =
-              a.nextOffset > f.offset
-                ? await this.deps.index.abortedTransactions(f.topic.name, f.partition, state, f.offset, a.nextOffset)
-                : [];
+            c.aborted = [];
+            if (c.nextOffset <= f.offset) return;
+            const { aborted, completeBelow } = await this.deps.index.abortedTransactionsRead(
+              f.topic.name,
+              f.partition,
+              c.state,
+              f.offset,
+              c.nextOffset,
+            );
+            // Never past where the list read is whole: the next fetch goes on from there.
+            const whole = endBefore({ batches: c.batches, nextOffset: c.nextOffset, aborted }, f.offset, completeBelow);
+            c.batches = whole.batches;
+            c.nextOffset = whole.nextOffset;
+            c.aborted = whole.aborted;
           } catch (e) {
-            answers[i] = { ok: false, error: asKafkaError(e) };
+            chosen[i] = { ok: false, error: asKafkaError(e) };
           }
         }),
       );
+      if (abortedCost) {
+        // The lists count against the same room as the batches (aborted-room.ts).
+        const fitted = fitInOrder(
+          chosen.map((c, i) =>
+            c.ok
+              ? {
+                  fetchOffset: fetches[i]!.offset,
+                  answer: { batches: c.batches, nextOffset: c.nextOffset, aborted: c.aborted ?? [] },
+                }
+              : undefined,
+          ),
+          limitBytes,
+          { batch: (b) => b.size, aborted: abortedCost },
+        );
+        chosen.forEach((c, i) => {
+          const f = fitted[i];
+          if (!c.ok || !f) return;
+          c.batches = f.batches;
+          c.nextOffset = f.nextOffset;
+          c.aborted = f.aborted;
+        });
+      }
     }
-    return answers;
+    return chosen.map((c): PartitionFetchOutcome => {
+      if (!c.ok) return c;
+      for (const b of c.batches) {
+        setBaseOffset(b.data, b.at, b.base);
+        setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
+      }
+      const { state } = c;
+      return {
+        ok: true,
+        highWatermark: state.highWatermark,
+        logStartOffset: state.logStartOffset,
+        lastStableOffset: lastStableOffset(state),
+        batches: joinViews(spans(c.batches)),
+        recordCount: c.batches.reduce((n, b) => n + readBatchHeader(b.data, b.at).recordCount, 0),
+        nextOffset: c.nextOffset,
+        bytes: c.batches.reduce((n, b) => n + b.size, 0),
+        ...(c.aborted && { abortedTransactions: c.aborted }),
+      };
+    });
   }
 
   /** The partition's state and the index entries a fetch from `offset` reads; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
@@ -445,13 +511,10 @@ export class PartitionReader {
 }
 
 /** A stored batch a fetch answers with: where it lies in the loaded bytes, and its absolute offsets. */
-interface SelectedBatch {
+interface SelectedBatch extends RoomBatch {
   entry: CommitRecord;
   data: Uint8Array;
   at: number;
-  size: number;
-  base: number;
-  last: number;
 }
 
 /**
@@ -487,7 +550,16 @@ function selectBatches(
           );
         }
         if ((batches.length > 0 || !atLeastOne) && bytes + size > maxBytes) return { batches, nextOffset, bytes };
-        batches.push({ entry, data, at, size, base, last });
+        batches.push({
+          entry,
+          data,
+          at,
+          size,
+          base,
+          last,
+          producerId: header.producerId,
+          transactional: (header.attributes & TRANSACTIONAL_FLAG_MASK) !== 0,
+        });
         bytes += size;
         nextOffset = last + 1;
       }
@@ -497,6 +569,15 @@ function selectBatches(
     nextOffset = Math.max(nextOffset, Math.min(hw, entry.lastOffset + 1));
   }
   return { batches, nextOffset, bytes };
+}
+
+/** A partition's answer of a multi-partition fetch, before its batches are patched and joined. */
+interface ChosenAnswer {
+  ok: true;
+  state: PartitionState;
+  batches: SelectedBatch[];
+  nextOffset: number;
+  aborted?: AbortedTransaction[];
 }
 
 /** Reads of one object closer than this are merged into one GET. */

@@ -82,6 +82,8 @@ export class OffsetIndex {
   /**
    * The aborted transactions whose records may lie in [from, to), in first-offset order: the abort
    * items from `from` on, and the last commit if it is an ABORT whose items may not have landed yet.
+   * At most MAX_ABORTED_PER_FETCH items are read: see {@link abortedTransactionsRead} for where
+   * the list is known whole.
    */
   async abortedTransactions(
     topic: string,
@@ -90,11 +92,30 @@ export class OffsetIndex {
     from: number,
     to: number,
   ): Promise<AbortedTransaction[]> {
+    return (await this.abortedTransactionsRead(topic, partition, state, from, to)).aborted;
+  }
+
+  /**
+   * {@link abortedTransactions} with `completeBelow`: the list holds every aborted transaction
+   * overlapping [from, completeBelow). That is `to` when fewer than MAX_ABORTED_PER_FETCH items were
+   * read; when the read stopped there, the items (in marker order) end at a marker M, and those past
+   * it are unread, so the list is whole below M + 1 (up to a transaction left open across more than
+   * that many later aborts: Kafka bounds that case with each abort's last stable offset, which the
+   * items do not keep). A reader answers no further than `completeBelow` and goes on from there.
+   */
+  async abortedTransactionsRead(
+    topic: string,
+    partition: number,
+    state: PartitionState,
+    from: number,
+    to: number,
+  ): Promise<{ aborted: AbortedTransaction[]; completeBelow: number }> {
     const items = await this.metadata.query<AbortedTransaction>(partitionPk(topic, partition), {
       gte: abortSk(from),
       lt: `${ABORT_PREFIX}~`,
       limit: MAX_ABORTED_PER_FETCH,
     });
+    const completeBelow = items.length < MAX_ABORTED_PER_FETCH ? to : Math.min(to, items.at(-1)!.value.lastOffset + 1);
     const out = items
       .map((i) => i.value)
       .filter((a) => a.topicId === state.topicId && a.firstOffset < to && withinEpochOffset(state, a.lastOffset));
@@ -108,7 +129,7 @@ export class OffsetIndex {
     ) {
       out.push(abortedOf(last));
     }
-    return out.sort((a, b) => a.firstOffset - b.firstOffset);
+    return { aborted: out.sort((a, b) => a.firstOffset - b.firstOffset), completeBelow };
   }
 
   /**

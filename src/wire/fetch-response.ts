@@ -52,6 +52,9 @@ export interface FetchResponseTopic {
 /** The fixed bytes of one partition besides its message, aborted transactions and records. */
 export const FETCH_RESPONSE_PARTITION_BYTES = 4 + 2 + 2 + 2 + 8 * 4 + 4 + 4;
 
+/** The bytes of one aborted transaction in a partition's aborted_transactions. */
+export const FETCH_RESPONSE_ABORTED_BYTES = 8 * 3;
+
 /**
  * The answer as parts to write one after the other: the fields in a few small buffers, the records
  * as the views they came in (no copy of the batches, which are most of the bytes).
@@ -89,7 +92,7 @@ export function encodeFetchResponseParts(topics: readonly FetchResponseTopic[]):
         FETCH_RESPONSE_PARTITION_BYTES +
           (error?.byteLength ?? 0) +
           (message?.byteLength ?? 0) +
-          24 * (aborted?.length ?? 0),
+          FETCH_RESPONSE_ABORTED_BYTES * (aborted?.length ?? 0),
       );
       int32(p.partitionIndex);
       int16(p.errorCode);
