@@ -48,6 +48,11 @@ export class DeferredMetadataStore implements ClosableMetadataStore {
     return (this.store ?? (await this.opening)).delete(pk, sk, condition);
   }
 
+  /** Unknown until the store is open. */
+  changeStamp(pk: string): string | undefined {
+    return this.store?.changeStamp?.(pk);
+  }
+
   close(): void {
     this.closed = true;
     this.store?.close();

@@ -7,10 +7,17 @@ import {
   type QueryOptions,
   type WriteCondition,
 } from './ports.js';
+import { ChangeCounters } from './change-counters.js';
 
 /** Items in nested Maps; values are deep-copied so callers never share state with the store. */
 export class MemoryMetadataStore implements MetadataStore {
   private readonly partitions = new Map<string, Map<string, MetaItem>>();
+  /** One store per process: every change goes through here, so counting them is the whole stamp. */
+  private readonly changes = new ChangeCounters();
+
+  changeStamp(pk: string): string {
+    return String(this.changes.of(pk));
+  }
 
   async get<T>(pk: string, sk: string): Promise<MetaItem<T> | undefined> {
     const item = this.partitions.get(pk)?.get(sk);
@@ -33,6 +40,7 @@ export class MemoryMetadataStore implements MetadataStore {
     const item: MetaItem<T> = { pk, sk, version: (current?.version ?? 0) + 1, value: structuredClone(value) };
     if (!part) this.partitions.set(pk, (part = new Map()));
     part.set(sk, item);
+    this.changes.bump(pk);
     return structuredClone(item);
   }
 
@@ -41,6 +49,6 @@ export class MemoryMetadataStore implements MetadataStore {
     const current = part?.get(sk);
     if (!conditionHolds(current, condition))
       throw new ConditionFailedError(pk, sk, current && structuredClone(current));
-    part?.delete(sk);
+    if (part?.delete(sk)) this.changes.bump(pk);
   }
 }

@@ -168,6 +168,11 @@ export class ObservedMetadataStore implements MetadataStore {
     }
   }
 
+  /** Not a storage request: nothing to report. */
+  changeStamp(pk: string): string | undefined {
+    return this.inner.changeStamp?.(pk);
+  }
+
   async query<T = unknown>(pk: string, options?: QueryOptions): Promise<MetaItem<T>[]> {
     try {
       const items = await this.inner.query<T>(pk, options);

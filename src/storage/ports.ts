@@ -98,6 +98,15 @@ export interface MetadataStore {
   put<T>(pk: string, sk: string, value: T, condition?: WriteCondition, options?: PutOptions): Promise<MetaItem<T>>;
   /** Deleting a missing item without a condition is not an error. */
   delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void>;
+  /**
+   * Optional: a stamp of the items of `pk` that moves whenever one of them may have been written or
+   * deleted since it was taken, by anyone (another caller of this instance, another connection,
+   * another process). Equal stamps taken at two moments mean no such change landed in between, so
+   * a caller may keep what it read of `pk` meanwhile (it may also move with no change: that costs a
+   * read, never a stale answer). Take it *before* the read it guards. Undefined, or left out by
+   * adapters that cannot tell cheaply (DynamoDB): the caller reads every time.
+   */
+  changeStamp?(pk: string): string | undefined;
 }
 
 export class ConditionFailedError extends Error {

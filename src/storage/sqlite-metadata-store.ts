@@ -7,6 +7,7 @@ import {
   type WriteCondition,
 } from './ports.js';
 import { sortKeyInterval } from './sort-key-range.js';
+import { ChangeCounters } from './change-counters.js';
 
 interface Row {
   pk: string;
@@ -40,6 +41,10 @@ export class SqliteMetadataStore implements MetadataStore {
    * WAL checkpoint, and on ext4 a sync waits for every dirty page the objects left: stalls of
    * hundreds of milliseconds under heavy produce, with the event loop blocked.)
    */
+  /** Writes through this connection, per partition key (other connections move `data_version`). */
+  private readonly changes = new ChangeCounters();
+  private readonly dataVersion: Database.Statement<[], number>;
+
   constructor(path: string, options: { fsync?: boolean } = {}) {
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL'); // ':memory:' stays in 'memory' mode, which is fine
@@ -51,6 +56,7 @@ export class SqliteMetadataStore implements MetadataStore {
       value TEXT NOT NULL,
       PRIMARY KEY (pk, sk)
     ) WITHOUT ROWID`);
+    this.dataVersion = this.db.prepare<[], number>('PRAGMA data_version').pluck();
     this.putTransaction = this.db.transaction((pk: string, sk: string, json: string, c: WriteCondition | undefined) =>
       this.putRow(pk, sk, json, c),
     );
@@ -58,6 +64,15 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async get<T>(pk: string, sk: string): Promise<MetaItem<T> | undefined> {
     return this.read<T>(pk, sk);
+  }
+
+  /**
+   * SQLite's `data_version` moves when another connection (another process sharing the file, or
+   * another instance) commits; this connection's own writes are counted per key. Every write here
+   * is synchronous, so a write and its count land together: no reader sees one without the other.
+   */
+  changeStamp(pk: string): string {
+    return `${this.dataVersion.get()}.${this.changes.of(pk)}`;
   }
 
   async query<T>(pk: string, o: QueryOptions = {}): Promise<MetaItem<T>[]> {
@@ -89,6 +104,7 @@ export class SqliteMetadataStore implements MetadataStore {
   async put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>> {
     const json = JSON.stringify(value) ?? 'null';
     const version = this.putTransaction.immediate(pk, sk, json, condition);
+    this.changes.bump(pk);
     // Parse back rather than return `value`: callers get the JSON round trip, like a read.
     return { pk, sk, version, value: JSON.parse(json) as T };
   }
@@ -122,6 +138,7 @@ export class SqliteMetadataStore implements MetadataStore {
   async delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void> {
     if (!condition) {
       this.statement('DELETE FROM items WHERE pk = ? AND sk = ?').run(pk, sk);
+      this.changes.bump(pk);
       return;
     }
     this.db
@@ -134,6 +151,7 @@ export class SqliteMetadataStore implements MetadataStore {
         if (changes === 0) throw new ConditionFailedError(pk, sk, this.read(pk, sk));
       })
       .immediate();
+    this.changes.bump(pk);
   }
 
   close(): void {

@@ -35,6 +35,26 @@ export function metadataStoreContract(name: string, setup: () => Promise<Metadat
       teardown = undefined;
     });
 
+    it('a change stamp, where the adapter has one, moves with every write or delete under its key, and only then', async () => {
+      if (!store.changeStamp) return; // optional: DynamoDB has none, and callers then read every time
+      const at = (pk: string) => store.changeStamp!(pk);
+      const before = at('p');
+      await store.get('p', 's');
+      await store.query('p');
+      expect(at('p')).toBe(before);
+      await store.put('p', 's', 1);
+      const put = at('p');
+      expect(put).not.toBe(before);
+      await store.put('p', 's', 2, { ifVersion: 1 });
+      const updated = at('p');
+      expect(updated).not.toBe(put);
+      await store.delete('p', 's', { ifVersion: 2 });
+      expect(at('p')).not.toBe(updated);
+      const other = at('q');
+      await store.put('q', 's', 1);
+      expect(at('q')).not.toBe(other);
+    });
+
     it('gets undefined for a missing item', async () => {
       expect(await store.get('p', 's')).toBeUndefined();
       await store.put('p', 'other', 1);
