@@ -55,6 +55,15 @@ export function metadataStoreContract(name: string, setup: () => Promise<Metadat
       expect(at('q')).not.toBe(other);
     });
 
+    it('queries a prefix ending in U+10FFFF (no upper bound exists: the prefix is checked per key)', async () => {
+      const prefix = 'a\u{10ffff}';
+      for (const sk of [`${prefix}x`, prefix, 'a', 'b', `a\uffff`]) await store.put('p', sk, sk);
+      expect((await store.query('p', { beginsWith: prefix })).map((i) => i.sk)).toEqual([prefix, `${prefix}x`]);
+      expect((await store.query('p', { beginsWith: prefix, reverse: true, limit: 1 })).map((i) => i.sk)).toEqual([
+        `${prefix}x`,
+      ]);
+    });
+
     it('gets undefined for a missing item', async () => {
       expect(await store.get('p', 's')).toBeUndefined();
       await store.put('p', 'other', 1);
