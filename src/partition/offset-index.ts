@@ -1,6 +1,6 @@
 import { KafkaError } from '../wire/errors.js';
 import { withinEpoch } from './epoch-history.js';
-import type { MetadataStore } from '../storage/ports.js';
+import type { AlongsideItem, MetadataStore } from '../storage/ports.js';
 import { logEndOffset, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
 import { ABORT_PREFIX, abortSk, INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
 
@@ -42,6 +42,18 @@ export interface ScanPaging {
   entryBytes?: number;
 }
 
+/**
+ * The items `OffsetIndex.put` writes for a commit, in its order (an ABORT marker's
+ * aborted-transaction item first), in the partition's key: what a commit writes alongside the
+ * partition state where the store writes both at once.
+ */
+export function indexItems(entry: CommitRecord): AlongsideItem[] {
+  const entryItem = { sk: indexSk(entry.baseOffset), value: entry };
+  return entry.control?.type === 'ABORT'
+    ? [{ sk: abortSk(entry.baseOffset), value: abortedOf(entry) }, entryItem]
+    : [entryItem];
+}
+
 /** The same commit: incarnation, epoch, object, range and offsets (a segment rewrite is another commit). */
 export const sameCommit = (a: CommitRecord, b: CommitRecord) =>
   a.topicId === b.topicId &&
@@ -75,8 +87,7 @@ export class OffsetIndex {
    */
   async put(topic: string, partition: number, entry: CommitRecord): Promise<void> {
     const pk = partitionPk(topic, partition);
-    if (entry.control?.type === 'ABORT') await this.metadata.put(pk, abortSk(entry.baseOffset), abortedOf(entry));
-    await this.metadata.put(pk, indexSk(entry.baseOffset), entry);
+    for (const item of indexItems(entry)) await this.metadata.put(pk, item.sk, item.value);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { MetadataStore, MetaItem, PutOptions, QueryOptions, WriteCondition } from './ports.js';
+import type { AlongsideItem, MetadataStore, MetaItem, PutOptions, QueryOptions, WriteCondition } from './ports.js';
 
 /** A metadata store that holds a connection (SQLite): `close()` releases it. */
 export interface ClosableMetadataStore extends MetadataStore {
@@ -42,6 +42,19 @@ export class DeferredMetadataStore implements ClosableMetadataStore {
     options?: PutOptions,
   ): Promise<MetaItem<T>> {
     return (this.store ?? (await this.opening)).put(pk, sk, value, condition, options);
+  }
+
+  /** The store it opens is SQLite's, which has `putAll`. */
+  async putAll<T>(
+    pk: string,
+    sk: string,
+    value: T,
+    condition: WriteCondition | undefined,
+    alongside: AlongsideItem[],
+  ): Promise<MetaItem<T>> {
+    const store = this.store ?? (await this.opening);
+    if (!store.putAll) throw new Error('The deferred metadata store opened a store without putAll');
+    return store.putAll(pk, sk, value, condition, alongside);
   }
 
   async delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void> {

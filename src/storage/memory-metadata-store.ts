@@ -2,6 +2,7 @@ import {
   ConditionFailedError,
   conditionHolds,
   skMatches,
+  type AlongsideItem,
   type MetadataStore,
   type MetaItem,
   type QueryOptions,
@@ -33,6 +34,23 @@ export class MemoryMetadataStore implements MetadataStore {
   }
 
   async put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>> {
+    return this.putNow(pk, sk, value, condition);
+  }
+
+  /** Synchronous: no other call runs between the first item and the rest. */
+  async putAll<T>(
+    pk: string,
+    sk: string,
+    value: T,
+    condition: WriteCondition | undefined,
+    alongside: AlongsideItem[],
+  ): Promise<MetaItem<T>> {
+    const item = this.putNow(pk, sk, value, condition);
+    for (const a of alongside) this.putNow(pk, a.sk, a.value, undefined);
+    return item;
+  }
+
+  private putNow<T>(pk: string, sk: string, value: T, condition: WriteCondition | undefined): MetaItem<T> {
     let part = this.partitions.get(pk);
     const current = part?.get(sk);
     if (!conditionHolds(current, condition))

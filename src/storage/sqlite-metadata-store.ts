@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import {
   ConditionFailedError,
+  type AlongsideItem,
   type MetadataStore,
   type MetaItem,
   type QueryOptions,
@@ -46,6 +47,9 @@ export class SqliteMetadataStore implements MetadataStore {
   /** Writes through this connection, per partition key (other connections move `data_version`). */
   private readonly changes = new ChangeCounters();
   private readonly dataVersion: Database.Statement<[], number>;
+  private readonly putAllTransaction: Database.Transaction<
+    (pk: string, sk: string, json: string, condition: WriteCondition | undefined, rest: [string, string][]) => number
+  >;
 
   constructor(path: string, options: { fsync?: boolean } = {}) {
     this.db = new Database(path);
@@ -59,6 +63,14 @@ export class SqliteMetadataStore implements MetadataStore {
       PRIMARY KEY (pk, sk)
     ) WITHOUT ROWID`);
     this.dataVersion = this.db.prepare<[], number>('PRAGMA data_version').pluck();
+    this.putAllTransaction = this.db.transaction(
+      (pk: string, sk: string, json: string, c: WriteCondition | undefined, rest: [string, string][]) => {
+        // A failed condition throws out of the transaction, which then rolls back: nothing is written.
+        const version = this.putRow(pk, sk, json, c);
+        for (const [restSk, restJson] of rest) this.putRow(pk, restSk, restJson, undefined);
+        return version;
+      },
+    );
     this.putTransaction = this.db.transaction((pk: string, sk: string, json: string, c: WriteCondition | undefined) =>
       this.putRow(pk, sk, json, c),
     );
@@ -112,6 +124,21 @@ export class SqliteMetadataStore implements MetadataStore {
     const version = this.putTransaction.immediate(pk, sk, json, condition);
     this.changes.bump(pk);
     // Parse back rather than return `value`: callers get the JSON round trip, like a read.
+    return { pk, sk, version, value: JSON.parse(json) as T };
+  }
+
+  /** One IMMEDIATE transaction for all the items: one WAL commit instead of one per item. */
+  async putAll<T>(
+    pk: string,
+    sk: string,
+    value: T,
+    condition: WriteCondition | undefined,
+    alongside: AlongsideItem[],
+  ): Promise<MetaItem<T>> {
+    const json = JSON.stringify(value) ?? 'null';
+    const rest = alongside.map((a): [string, string] => [a.sk, JSON.stringify(a.value) ?? 'null']);
+    const version = this.putAllTransaction.immediate(pk, sk, json, condition, rest);
+    this.changes.bump(pk);
     return { pk, sk, version, value: JSON.parse(json) as T };
   }
 

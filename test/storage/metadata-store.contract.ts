@@ -64,6 +64,30 @@ export function metadataStoreContract(name: string, setup: () => Promise<Metadat
       ]);
     });
 
+    it('putAll, where the adapter has it, writes every item when the condition holds and none when it fails', async () => {
+      if (!store.putAll) return; // optional: DynamoDB has none, and callers then write the items one by one
+      await store.put('p', 's', 1);
+      const written = await store.putAll('p', 's', 2, { ifVersion: 1 }, [
+        { sk: 'a', value: 'x' },
+        { sk: 'b', value: { y: 1 } },
+      ]);
+      expect(written).toEqual({ pk: 'p', sk: 's', version: 2, value: 2 });
+      expect((await store.query('p')).map((i) => [i.sk, i.value])).toEqual([
+        ['a', 'x'],
+        ['b', { y: 1 }],
+        ['s', 2],
+      ]);
+      const failed = await conditionFailure(store.putAll('p', 's', 3, { ifVersion: 1 }, [{ sk: 'c', value: 1 }]));
+      expect(failed.current).toMatchObject({ version: 2, value: 2 });
+      expect(await store.get('p', 'c')).toBeUndefined();
+      await conditionFailure(store.putAll('p', 's', 3, { ifAbsent: true }, [{ sk: 'c', value: 1 }]));
+      expect(await store.get('p', 'c')).toBeUndefined();
+      expect(await store.putAll('p', 'new', 1, { ifAbsent: true }, [{ sk: 'b', value: 'again' }])).toMatchObject({
+        version: 1,
+      });
+      expect(await store.get('p', 'b')).toMatchObject({ version: 2, value: 'again' });
+    });
+
     it('gets undefined for a missing item', async () => {
       expect(await store.get('p', 's')).toBeUndefined();
       await store.put('p', 'other', 1);
