@@ -63,6 +63,8 @@ export const sameCommit = (a: CommitRecord, b: CommitRecord) =>
   a.end === b.end &&
   a.baseOffset === b.baseOffset;
 
+/** Entries below a scan's start searched for its own floor entry when the nearest is not. */
+const FLOOR_LOOKBACK = 4;
 /** Page size of a scan with no byte budget (it reads on until the caller stops). */
 const UNBUDGETED_PAGE = 64;
 /** Bounds of a budgeted scan's pages; the first is the budget over the expected entry size. */
@@ -264,10 +266,15 @@ export class OffsetIndex {
     const own = (e: CommitRecord) => e.topicId === topicId && accept(e);
     const sizer = pageSizer(paging);
     let limit = sizer.first;
-    const [floorItems, first] = await Promise.all([
-      this.metadata.query<CommitRecord>(pk, { lte: indexSk(from), gte: INDEX_PREFIX, reverse: true, limit: 4 }),
+    const floorQuery = (n: number) =>
+      this.metadata.query<CommitRecord>(pk, { lte: indexSk(from), gte: INDEX_PREFIX, reverse: true, limit: n });
+    const [nearest, first] = await Promise.all([
+      floorQuery(1),
       this.metadata.query<CommitRecord>(pk, { gt: indexSk(from), lt: indexSk(to), limit }),
     ]);
+    // The nearest entry is nearly always this incarnation's own; if not (an older incarnation's or
+    // a truncated epoch's), the own one is looked for among the nearest few.
+    const floorItems = nearest[0] && !own(nearest[0].value) ? await floorQuery(FLOOR_LOOKBACK) : nearest;
     const floor = floorItems.map((i) => i.value).find(own);
     if (floor && floor.lastOffset >= from) {
       sizer.saw(floor);
