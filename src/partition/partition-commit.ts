@@ -207,7 +207,7 @@ export async function commitToPartition(
       const next = nextState(state, topic.id, plan, token, deps.now());
       return {
         write: next,
-        // Step 4 in the same write where the store can (SQLite, memory): the entry lands with the state.
+        // Step 4 in the same write where the store can (SQLite): the entry lands with the state.
         ...(together ? { alongside: indexItems(next.lastCommit!) } : {}),
         answer: (item) => ({ kind: 'committed', entry: next.lastCommit!, item }),
       };

@@ -2,23 +2,19 @@ import {
   ConditionFailedError,
   conditionHolds,
   skMatches,
-  type AlongsideItem,
   type MetadataStore,
   type MetaItem,
   type QueryOptions,
   type WriteCondition,
 } from './ports.js';
-import { ChangeCounters } from './change-counters.js';
 
-/** Items in nested Maps; values are deep-copied so callers never share state with the store. */
+/**
+ * Items in nested Maps; values are deep-copied so callers never share state with the store. It
+ * stands in for DynamoDB in tests (its request counts model the AWS costs), so it has neither of
+ * the embedded adapters' optional `putAll` and `changeStamp`: callers take DynamoDB's paths here.
+ */
 export class MemoryMetadataStore implements MetadataStore {
   private readonly partitions = new Map<string, Map<string, MetaItem>>();
-  /** One store per process: every change goes through here, so counting them is the whole stamp. */
-  private readonly changes = new ChangeCounters();
-
-  changeStamp(pk: string): string {
-    return String(this.changes.of(pk));
-  }
 
   async get<T>(pk: string, sk: string): Promise<MetaItem<T> | undefined> {
     const item = this.partitions.get(pk)?.get(sk);
@@ -34,23 +30,6 @@ export class MemoryMetadataStore implements MetadataStore {
   }
 
   async put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>> {
-    return this.putNow(pk, sk, value, condition);
-  }
-
-  /** Synchronous: no other call runs between the first item and the rest. */
-  async putAll<T>(
-    pk: string,
-    sk: string,
-    value: T,
-    condition: WriteCondition | undefined,
-    alongside: AlongsideItem[],
-  ): Promise<MetaItem<T>> {
-    const item = this.putNow(pk, sk, value, condition);
-    for (const a of alongside) this.putNow(pk, a.sk, a.value, undefined);
-    return item;
-  }
-
-  private putNow<T>(pk: string, sk: string, value: T, condition: WriteCondition | undefined): MetaItem<T> {
     let part = this.partitions.get(pk);
     const current = part?.get(sk);
     if (!conditionHolds(current, condition))
@@ -58,7 +37,6 @@ export class MemoryMetadataStore implements MetadataStore {
     const item: MetaItem<T> = { pk, sk, version: (current?.version ?? 0) + 1, value: structuredClone(value) };
     if (!part) this.partitions.set(pk, (part = new Map()));
     part.set(sk, item);
-    this.changes.bump(pk);
     return structuredClone(item);
   }
 
@@ -67,6 +45,6 @@ export class MemoryMetadataStore implements MetadataStore {
     const current = part?.get(sk);
     if (!conditionHolds(current, condition))
       throw new ConditionFailedError(pk, sk, current && structuredClone(current));
-    if (part?.delete(sk)) this.changes.bump(pk);
+    part?.delete(sk);
   }
 }

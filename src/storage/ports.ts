@@ -107,9 +107,10 @@ export interface MetadataStore {
   /**
    * Optional: `put` of one item under its condition and, only if that applies, of `alongside`
    * items of the same partition key (unconditional, no expiry), as one atomic write: all or
-   * nothing. Answers the first item as `put` does. The embedded adapters have it (one SQLite
-   * transaction instead of several); DynamoDB leaves it out (TransactWriteItems costs twice the
-   * write units), and callers then write the items one by one.
+   * nothing. Answers the first item as `put` does. The SQLite adapter has it (one transaction
+   * instead of several); DynamoDB leaves it out (TransactWriteItems costs twice the write units),
+   * as does the memory store that stands in for it in tests, and callers then write the items one
+   * by one.
    */
   putAll?<T>(
     pk: string,
@@ -124,7 +125,8 @@ export interface MetadataStore {
    * another process). Equal stamps taken at two moments mean no such change landed in between, so
    * a caller may keep what it read of `pk` meanwhile (it may also move with no change: that costs a
    * read, never a stale answer). Take it *before* the read it guards. Undefined, or left out by
-   * adapters that cannot tell cheaply (DynamoDB): the caller reads every time.
+   * adapters that cannot tell cheaply (DynamoDB, and the memory store that stands in for it in
+   * tests): the caller reads every time.
    */
   changeStamp?(pk: string): string | undefined;
 }

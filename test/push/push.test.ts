@@ -116,7 +116,7 @@ describe('push subscriptions', () => {
   });
 });
 
-describe('push with change stamps: a topic nobody waits on is not queried per commit', () => {
+describe('push with change stamps (local backend): a topic nobody waits on is not queried per commit', () => {
   /** Counts the queries of the topic's subscriptions. */
   function countListings(t: Awaited<ReturnType<typeof setup>>) {
     const counted = { n: 0 };
@@ -128,8 +128,33 @@ describe('push with change stamps: a topic nobody waits on is not queried per co
     return counted;
   }
 
-  it('lists once while nobody is armed, and an arm of this process is still told at the next commit', async () => {
+  /** A local backend (SQLite, which has change stamps) in a directory of its own, and how to drop it. */
+  async function localStore() {
+    const dataDir = await mkdtemp(join(tmpdir(), 'push-stamps-'));
+    const backend = { kind: 'local' as const, dataDir, replicaStores: 1, fsync: false };
+    return { backend, open: () => openStorage(backend), remove: () => rm(dataDir, { recursive: true, force: true }) };
+  }
+
+  it('the memory store, standing in for DynamoDB, has no stamps: it is queried on every commit', async () => {
     const t = await setup();
+    const listings = countListings(t);
+    await t.produce(0);
+    await t.produce(0);
+    expect(listings.n).toBe(2);
+  });
+
+  it('lists once while nobody is armed, and an arm of this process is still told at the next commit', async () => {
+    const local = await localStore();
+    const storage = await local.open();
+    try {
+      await listOnceThenTell(await setup({ storage }));
+    } finally {
+      storage.close();
+      await local.remove();
+    }
+  });
+
+  async function listOnceThenTell(t: Awaited<ReturnType<typeof setup>>) {
     const listings = countListings(t);
     await t.produce(0);
     await t.produce(1);
@@ -144,12 +169,11 @@ describe('push with change stamps: a topic nobody waits on is not queried per co
     await t.produce(0);
     expect(listings.n).toBe(3);
     expect(posts).toHaveLength(1);
-  });
+  }
 
   it('a commit in one process tells a connection armed through another process sharing the local store', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'push-two-processes-'));
-    const backend = { kind: 'local' as const, dataDir, replicaStores: 1, fsync: false };
-    const [a, b] = [await openStorage(backend), await openStorage(backend)];
+    const local = await localStore();
+    const [a, b] = [await local.open(), await local.open()];
     try {
       const producer = await setup({ storage: a });
       const consumerSide = await setup({ storage: b, createTopic: false });
@@ -164,7 +188,7 @@ describe('push with change stamps: a topic nobody waits on is not queried per co
     } finally {
       a.close();
       b.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await local.remove();
     }
   });
 });
