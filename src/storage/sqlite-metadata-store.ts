@@ -35,6 +35,12 @@ export class SqliteMetadataStore implements MetadataStore {
   private readonly putTransaction: Database.Transaction<
     (pk: string, sk: string, json: string, condition: WriteCondition | undefined) => number
   >;
+  /** Writes through this connection, per partition key (other connections move `data_version`). */
+  private readonly changes = new ChangeCounters();
+  private readonly dataVersion: Database.Statement<[], number>;
+  private readonly putAllTransaction: Database.Transaction<
+    (pk: string, sk: string, json: string, condition: WriteCondition | undefined, rest: [string, string][]) => number
+  >;
 
   /**
    * `path` is a database file (created when missing) or ':memory:'. `fsync` (the local backend's
@@ -44,13 +50,6 @@ export class SqliteMetadataStore implements MetadataStore {
    * WAL checkpoint, and on ext4 a sync waits for every dirty page the objects left: stalls of
    * hundreds of milliseconds under heavy produce, with the event loop blocked.)
    */
-  /** Writes through this connection, per partition key (other connections move `data_version`). */
-  private readonly changes = new ChangeCounters();
-  private readonly dataVersion: Database.Statement<[], number>;
-  private readonly putAllTransaction: Database.Transaction<
-    (pk: string, sk: string, json: string, condition: WriteCondition | undefined, rest: [string, string][]) => number
-  >;
-
   constructor(path: string, options: { fsync?: boolean } = {}) {
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL'); // ':memory:' stays in 'memory' mode, which is fine
@@ -109,7 +108,7 @@ export class SqliteMetadataStore implements MetadataStore {
       params.push(o.beginsWith!, o.beginsWith!);
     }
     shape += o.reverse ? 'd' : 'a';
-    // A whole-number limit goes into the SQL text (one statement per limit in use, a few dozen):
+    // A whole-number limit goes into the SQL text (one statement per limit in use, at most a few hundred):
     // bound as a parameter, it made a query of a few rows take twice as long.
     const inline = o.limit !== undefined && Number.isSafeInteger(o.limit) && o.limit > 0;
     if (inline) shape += o.limit;
