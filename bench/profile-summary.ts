@@ -1,8 +1,9 @@
 /**
  * Self time per function of a V8 CPU profile (`node --cpu-prof`), heaviest first.
  *   npx tsx bench/profile-summary.ts bench/results/profiles/CPU.*.cpuprofile [top=20]
+ * With several files (one per thread), the largest is summarized.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REPO } from './processes.js';
@@ -150,10 +151,16 @@ export function summarize(path: string, top = 20): string {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const [path, top] = process.argv.slice(2);
+  // `prof/CPU.*.cpuprofile` expands to one file per thread (tsx's loader runs in a worker with a
+  // profile of its own): every argument but a trailing number is a profile, and the largest is the
+  // busiest thread's, the one summarized (as bench.ts picks it).
+  const args = process.argv.slice(2);
+  const top = args.length > 1 && /^\d+$/.test(args.at(-1)!) ? Number(args.pop()) : 20;
+  const [path, ...others] = args.sort((a, b) => statSync(b).size - statSync(a).size);
   if (!path) {
-    console.error('usage: tsx bench/profile-summary.ts FILE.cpuprofile [top]');
+    console.error('usage: tsx bench/profile-summary.ts FILE.cpuprofile... [top]');
     process.exit(2);
   }
-  console.log(summarize(path, Number(top ?? 20)));
+  console.log(summarize(path, top));
+  if (others.length > 0) console.log(`(Smaller profiles not summarized: ${others.join(', ')})`);
 }

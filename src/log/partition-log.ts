@@ -309,8 +309,12 @@ export class PartitionLog {
               ? mine
               : read;
           const r = await commitToPartition(this.commitDeps, topic, p, plan, start);
-          // Noted before the queue moves on, so the next commit in it starts from this state.
-          if (r.kind === 'committed') this.lastWritten.set(pk, { state: r.state, version: r.version });
+          // Noted before the queue moves on, so the next commit in it starts from this state, and
+          // knows this entry is written (else it would read the index to see whether to repair it).
+          if (r.kind === 'committed') {
+            this.lastWritten.set(pk, { state: r.state, version: r.version });
+            if (r.indexed) this.indexed.set(pk, commitIdentity(r.entry));
+          }
           return r;
         });
       } catch (e) {
@@ -320,7 +324,6 @@ export class PartitionLog {
       if (result.kind === 'duplicate')
         return info(result.baseOffset, result.lastOffset, result.state.logStartOffset, true);
       const { entry } = result;
-      if (result.indexed) this.indexed.set(pk, commitIdentity(entry));
       this.notifyAppend(topic.name, p);
       this.metrics.add('ProduceRecords', run.recordCount);
       this.metrics.add('ProduceBytes', run.end - run.start);

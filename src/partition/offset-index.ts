@@ -1,6 +1,6 @@
 import { KafkaError } from '../wire/errors.js';
 import { withinEpoch } from './epoch-history.js';
-import type { MetadataStore } from '../storage/ports.js';
+import type { AlongsideItem, MetadataStore } from '../storage/ports.js';
 import { logEndOffset, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
 import { ABORT_PREFIX, abortSk, INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
 
@@ -42,6 +42,18 @@ export interface ScanPaging {
   entryBytes?: number;
 }
 
+/**
+ * The items `OffsetIndex.put` writes for a commit, in its order (an ABORT marker's
+ * aborted-transaction item first), in the partition's key: what a commit writes alongside the
+ * partition state where the store writes both at once.
+ */
+export function indexItems(entry: CommitRecord): AlongsideItem[] {
+  const entryItem = { sk: indexSk(entry.baseOffset), value: entry };
+  return entry.control?.type === 'ABORT'
+    ? [{ sk: abortSk(entry.baseOffset), value: abortedOf(entry) }, entryItem]
+    : [entryItem];
+}
+
 /** The same commit: incarnation, epoch, object, range and offsets (a segment rewrite is another commit). */
 export const sameCommit = (a: CommitRecord, b: CommitRecord) =>
   a.topicId === b.topicId &&
@@ -51,6 +63,8 @@ export const sameCommit = (a: CommitRecord, b: CommitRecord) =>
   a.end === b.end &&
   a.baseOffset === b.baseOffset;
 
+/** Entries below a scan's start searched for its own floor entry when the nearest is not. */
+const FLOOR_LOOKBACK = 4;
 /** Page size of a scan with no byte budget (it reads on until the caller stops). */
 const UNBUDGETED_PAGE = 64;
 /** Bounds of a budgeted scan's pages; the first is the budget over the expected entry size. */
@@ -75,8 +89,7 @@ export class OffsetIndex {
    */
   async put(topic: string, partition: number, entry: CommitRecord): Promise<void> {
     const pk = partitionPk(topic, partition);
-    if (entry.control?.type === 'ABORT') await this.metadata.put(pk, abortSk(entry.baseOffset), abortedOf(entry));
-    await this.metadata.put(pk, indexSk(entry.baseOffset), entry);
+    for (const item of indexItems(entry)) await this.metadata.put(pk, item.sk, item.value);
   }
 
   /**
@@ -274,10 +287,15 @@ export class OffsetIndex {
     const own = (e: CommitRecord) => e.topicId === topicId && accept(e);
     const sizer = pageSizer(paging);
     let limit = sizer.first;
-    const [floorItems, first] = await Promise.all([
-      this.metadata.query<CommitRecord>(pk, { lte: indexSk(from), gte: INDEX_PREFIX, reverse: true, limit: 4 }),
+    const floorQuery = (n: number) =>
+      this.metadata.query<CommitRecord>(pk, { lte: indexSk(from), gte: INDEX_PREFIX, reverse: true, limit: n });
+    const [nearest, first] = await Promise.all([
+      floorQuery(1),
       this.metadata.query<CommitRecord>(pk, { gt: indexSk(from), lt: indexSk(to), limit }),
     ]);
+    // The nearest entry is nearly always this incarnation's own; if not (an older incarnation's or
+    // a truncated epoch's), the own one is looked for among the nearest few.
+    const floorItems = nearest[0] && !own(nearest[0].value) ? await floorQuery(FLOOR_LOOKBACK) : nearest;
     const floor = floorItems.map((i) => i.value).find(own);
     if (floor && floor.lastOffset >= from) {
       sizer.saw(floor);

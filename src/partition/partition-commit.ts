@@ -3,7 +3,7 @@ import { packProducers, recordProducerBatch, unpackProducers } from './producer-
 import { shrinkIsr } from './isr.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
-import type { OffsetIndex } from './offset-index.js';
+import { indexItems, type OffsetIndex } from './offset-index.js';
 import {
   computeHighWatermark,
   initialPartitionState,
@@ -150,6 +150,7 @@ export async function commitToPartition(
   const pk = partitionPk(topic.name, partition);
   const start = read ?? (await readPartitionState(deps.metadata, topic, partition, deps.storeCount));
   const token = commitToken(plan.pending);
+  const together = deps.metadata.putAll !== undefined;
   /** The version the current attempt writes over. */
   let basedOn: number | undefined;
   type Step =
@@ -204,7 +205,12 @@ export async function commitToPartition(
         if (!(await deps.index.holds(topic.name, partition, last))) await deps.index.put(topic.name, partition, last);
       }
       const next = nextState(state, topic.id, plan, token, deps.now());
-      return { write: next, answer: (item) => ({ kind: 'committed', entry: next.lastCommit!, item }) };
+      return {
+        write: next,
+        // Step 4 in the same write where the store can (SQLite): the entry lands with the state.
+        ...(together ? { alongside: indexItems(next.lastCommit!) } : {}),
+        answer: (item) => ({ kind: 'committed', entry: next.lastCommit!, item }),
+      };
     },
     recognise: async (found, attempted, retried) => {
       if (!found || !('write' in attempted) || found.value.topicId !== topic.id) return undefined;
@@ -230,11 +236,16 @@ export async function commitToPartition(
   if (step.kind === 'stale') return commitToPartition(deps, topic, partition, plan);
   if (step.kind === 'duplicate') return step;
   // Committed from here on: a failed index write is repaired from `lastCommit`, so it does not
-  // turn an appended batch into an error the producer would retry (and duplicate).
-  const indexed = await deps.index.put(topic.name, partition, step.entry).then(
-    () => true,
-    () => false,
-  );
+  // turn an appended batch into an error the producer would retry (and duplicate). Written with
+  // the state already, unless the write was recognised after an ambiguous outcome (then the
+  // entry is written again: it is the same entry).
+  const indexed =
+    together && outcome.how === 'written'
+      ? true
+      : await deps.index.put(topic.name, partition, step.entry).then(
+          () => true,
+          () => false,
+        );
   return {
     kind: 'committed',
     entry: step.entry,

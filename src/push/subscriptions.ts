@@ -5,7 +5,8 @@
  *
  * An arm is one-shot per partition: the notifier removes a partition it told about, and the
  * consumer arms it again once it has caught up and found nothing more. So a busy partition costs
- * no notifications, and an idle consumer costs one write per wake-up.
+ * no notifications, and an idle consumer costs one write per wake-up. A topic nobody is armed on
+ * costs no query per commit where the store has change stamps (the local backend; see `none`).
  *
  * Every write carries the item's expiry (`expiresAt`, also as the store's expiry: DynamoDB's TTL
  * deletes the items of connections that went away without a produce to tell them). TTL deletes
@@ -36,6 +37,14 @@ export const subscriptionPk = (topic: string) => `push#${topic}`;
 const connectionSk = (connectionId: string) => `conn#${connectionId}`;
 
 export class Subscriptions {
+  /**
+   * Topics whose last query found no subscription at all, with the store's change stamp of their
+   * items taken before that query. Every commit lists its topic's subscriptions, and most topics
+   * have none: while the stamp stands (no arm since, by this process or any other), the answer is
+   * still "none" and the query is skipped. Stores without stamps (DynamoDB) are queried every time.
+   */
+  private readonly none = new Map<string, string>();
+
   constructor(
     private readonly metadata: MetadataStore,
     private readonly clock: Clock,
@@ -59,7 +68,13 @@ export class Subscriptions {
 
   /** The topic's subscriptions, live and expired (not deleted yet: TTL runs late, and only on DynamoDB). */
   async listAll(topic: string): Promise<{ live: MetaItem<Subscription>[]; expired: MetaItem<Subscription>[] }> {
-    const items = await this.metadata.query<Subscription>(subscriptionPk(topic), { beginsWith: 'conn#' });
+    const pk = subscriptionPk(topic);
+    // Taken before the query: an arm that lands after it moves the stamp, one before it is read.
+    const stamp = this.metadata.changeStamp?.(pk);
+    if (stamp !== undefined && this.none.get(topic) === stamp) return { live: [], expired: [] };
+    const items = await this.metadata.query<Subscription>(pk, { beginsWith: 'conn#' });
+    if (stamp !== undefined && items.length === 0) this.none.set(topic, stamp);
+    else this.none.delete(topic);
     const live: MetaItem<Subscription>[] = [];
     const expired: MetaItem<Subscription>[] = [];
     for (const item of items) (this.expired(item) ? expired : live).push(item);

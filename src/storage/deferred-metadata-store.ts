@@ -1,4 +1,4 @@
-import type { MetadataStore, MetaItem, PutOptions, QueryOptions, WriteCondition } from './ports.js';
+import type { AlongsideItem, MetadataStore, MetaItem, PutOptions, QueryOptions, WriteCondition } from './ports.js';
 
 /** A metadata store that holds a connection (SQLite): `close()` releases it. */
 export interface ClosableMetadataStore extends MetadataStore {
@@ -44,8 +44,26 @@ export class DeferredMetadataStore implements ClosableMetadataStore {
     return (this.store ?? (await this.opening)).put(pk, sk, value, condition, options);
   }
 
+  /** The store it opens is SQLite's, which has `putAll`. */
+  async putAll<T>(
+    pk: string,
+    sk: string,
+    value: T,
+    condition: WriteCondition | undefined,
+    alongside: AlongsideItem[],
+  ): Promise<MetaItem<T>> {
+    const store = this.store ?? (await this.opening);
+    if (!store.putAll) throw new Error('The deferred metadata store opened a store without putAll');
+    return store.putAll(pk, sk, value, condition, alongside);
+  }
+
   async delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void> {
     return (this.store ?? (await this.opening)).delete(pk, sk, condition);
+  }
+
+  /** Unknown until the store is open. */
+  changeStamp(pk: string): string | undefined {
+    return this.store?.changeStamp?.(pk);
   }
 
   close(): void {

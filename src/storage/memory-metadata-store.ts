@@ -8,7 +8,11 @@ import {
   type WriteCondition,
 } from './ports.js';
 
-/** Items in nested Maps; values are deep-copied so callers never share state with the store. */
+/**
+ * Items in nested Maps; values are deep-copied so callers never share state with the store. It
+ * stands in for DynamoDB in tests (its request counts model the AWS costs), so it has neither of
+ * the embedded adapters' optional `putAll` and `changeStamp`: callers take DynamoDB's paths here.
+ */
 export class MemoryMetadataStore implements MetadataStore {
   private readonly partitions = new Map<string, Map<string, MetaItem>>();
 

@@ -7,6 +7,7 @@
  */
 import {
   ConditionFailedError,
+  type AlongsideItem,
   type ByteRange,
   type MetadataStore,
   type MetaItem,
@@ -144,10 +145,39 @@ export class ObservedObjectStore implements ObjectStore {
 }
 
 export class ObservedMetadataStore implements MetadataStore {
+  /** Present when the inner store has it: each item is reported as the write it would be alone. */
+  readonly putAll?: MetadataStore['putAll'];
+
   constructor(
     private readonly inner: MetadataStore,
     private readonly report: StorageListener,
-  ) {}
+  ) {
+    const putAll = inner.putAll?.bind(inner);
+    if (putAll) {
+      this.putAll = async <T>(
+        pk: string,
+        sk: string,
+        value: T,
+        condition: WriteCondition | undefined,
+        alongside: AlongsideItem[],
+      ): Promise<MetaItem<T>> => {
+        const item = await this.observePut(pk, sk, value, condition, () => putAll(pk, sk, value, condition, alongside));
+        for (const a of alongside) {
+          this.report({
+            port: 'metadata',
+            op: 'UpdateItem',
+            pk,
+            sk: a.sk,
+            itemBytes: itemBytes(pk, a.sk, 1, a.value),
+            conditional: false,
+            conditionFailed: false,
+            failed: false,
+          });
+        }
+        return item;
+      };
+    }
+  }
 
   async get<T = unknown>(pk: string, sk: string): Promise<MetaItem<T> | undefined> {
     try {
@@ -166,6 +196,11 @@ export class ObservedMetadataStore implements MetadataStore {
       this.report({ port: 'metadata', op: 'GetItem', pk, sk, found: false, itemBytes: 0, failed: isFailure(e) });
       throw e;
     }
+  }
+
+  /** Not a storage request: nothing to report. */
+  changeStamp(pk: string): string | undefined {
+    return this.inner.changeStamp?.(pk);
   }
 
   async query<T = unknown>(pk: string, options?: QueryOptions): Promise<MetaItem<T>[]> {
@@ -193,9 +228,19 @@ export class ObservedMetadataStore implements MetadataStore {
     condition?: WriteCondition,
     options?: PutOptions,
   ): Promise<MetaItem<T>> {
+    return this.observePut(pk, sk, value, condition, () => this.inner.put(pk, sk, value, condition, options));
+  }
+
+  private async observePut<T>(
+    pk: string,
+    sk: string,
+    value: T,
+    condition: WriteCondition | undefined,
+    write: () => Promise<MetaItem<T>>,
+  ): Promise<MetaItem<T>> {
     const conditional = condition !== undefined;
     try {
-      const item = await this.inner.put(pk, sk, value, condition, options);
+      const item = await write();
       this.report({
         port: 'metadata',
         op: 'UpdateItem',

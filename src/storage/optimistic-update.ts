@@ -1,5 +1,5 @@
 import { KafkaError, type KafkaErrorName } from '../wire/errors.js';
-import { ConditionFailedError, type MetadataStore, type MetaItem } from './ports.js';
+import { ConditionFailedError, type AlongsideItem, type MetadataStore, type MetaItem } from './ports.js';
 
 /**
  * The one read-modify-conditional-write loop of the product. Every change to an item that others
@@ -22,8 +22,12 @@ import { ConditionFailedError, type MetadataStore, type MetaItem } from './ports
  * from a lost race and would be applied twice.
  */
 export type Decision<T, R> =
-  /** Write `value` over the item decided on; `answer` builds the result from the stored item. */
-  | { write: T; answer: (written: MetaItem<T>) => R }
+  /**
+   * Write `value` over the item decided on; `answer` builds the result from the stored item.
+   * `alongside`: items of the same partition key written in the same atomic write, only if it
+   * applies (`MetadataStore.putAll`; the caller offers them only to a store that has it).
+   */
+  | { write: T; alongside?: AlongsideItem[]; answer: (written: MetaItem<T>) => R }
   /** Delete the item decided on (conditional on its version). */
   | { remove: true; answer: () => R }
   /** Nothing to write: the answer as it is. */
@@ -81,12 +85,10 @@ export async function optimisticUpdate<T, R>(op: OptimisticUpdate<T, R>): Promis
         if (item) await op.metadata.delete(op.pk, op.sk, { ifVersion: item.version });
         return { result: decision.answer(), item: undefined, retries: attempt, how: 'written' };
       }
-      const written = await op.metadata.put(
-        op.pk,
-        op.sk,
-        decision.write,
-        item ? { ifVersion: item.version } : { ifAbsent: true },
-      );
+      const condition = item ? { ifVersion: item.version } : { ifAbsent: true as const };
+      const written = decision.alongside
+        ? await putAll(op.metadata)(op.pk, op.sk, decision.write, condition, decision.alongside)
+        : await op.metadata.put(op.pk, op.sk, decision.write, condition);
       return { result: decision.answer(written), item: written, retries: attempt, how: 'written' };
     } catch (e) {
       if (!(e instanceof ConditionFailedError)) throw e;
@@ -97,6 +99,11 @@ export async function optimisticUpdate<T, R>(op: OptimisticUpdate<T, R>): Promis
     }
   }
   throw new KafkaError(op.giveUp.errorName, op.giveUp.message);
+}
+
+function putAll(metadata: MetadataStore): NonNullable<MetadataStore['putAll']> {
+  if (!metadata.putAll) throw new Error('Items alongside a write need a store with putAll');
+  return metadata.putAll.bind(metadata);
 }
 
 /** Recognition by value: the item found holds exactly what this operation wrote (its value carries a unique token). */

@@ -60,6 +60,12 @@ export interface MetaItem<T = unknown> {
 /** A write condition: the item must not exist, or must exist at exactly this version. */
 export type WriteCondition = { ifAbsent: true } | { ifVersion: number };
 
+/** An item written with another one by `MetadataStore.putAll`, in the same partition key. */
+export interface AlongsideItem {
+  sk: string;
+  value: unknown;
+}
+
 export interface PutOptions {
   /**
    * Epoch ms after which the item is of no use: the store may delete it any time after (DynamoDB's
@@ -98,6 +104,31 @@ export interface MetadataStore {
   put<T>(pk: string, sk: string, value: T, condition?: WriteCondition, options?: PutOptions): Promise<MetaItem<T>>;
   /** Deleting a missing item without a condition is not an error. */
   delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void>;
+  /**
+   * Optional: `put` of one item under its condition and, only if that applies, of `alongside`
+   * items of the same partition key (unconditional, no expiry), as one atomic write: all or
+   * nothing. Answers the first item as `put` does. The SQLite adapter has it (one transaction
+   * instead of several); DynamoDB leaves it out (TransactWriteItems costs twice the write units),
+   * as does the memory store that stands in for it in tests, and callers then write the items one
+   * by one.
+   */
+  putAll?<T>(
+    pk: string,
+    sk: string,
+    value: T,
+    condition: WriteCondition | undefined,
+    alongside: AlongsideItem[],
+  ): Promise<MetaItem<T>>;
+  /**
+   * Optional: a stamp of the items of `pk` that moves whenever one of them may have been written or
+   * deleted since it was taken, by anyone (another caller of this instance, another connection,
+   * another process). Equal stamps taken at two moments mean no such change landed in between, so
+   * a caller may keep what it read of `pk` meanwhile (it may also move with no change: that costs a
+   * read, never a stale answer). Take it *before* the read it guards. Undefined, or left out by
+   * adapters that cannot tell cheaply (DynamoDB, and the memory store that stands in for it in
+   * tests): the caller reads every time.
+   */
+  changeStamp?(pk: string): string | undefined;
 }
 
 export class ConditionFailedError extends Error {

@@ -73,8 +73,25 @@ export function prefixEnd(prefix: string): string | undefined {
   return chars.join('') + String.fromCodePoint(cp);
 }
 
-/** Compares two strings by their UTF-8 bytes, as S3, DynamoDB and SQLite do. */
+/**
+ * Compares two strings by their UTF-8 bytes, as S3, DynamoDB and SQLite do, without encoding them
+ * (it runs for every bound of every query). UTF-8 byte order is code-point order, which is UTF-16
+ * code-unit order except that surrogates (U+D800..U+DFFF, the halves of code points above U+FFFF)
+ * must sort after U+E000..U+FFFF: at the first differing unit, if both are at or above U+D800, the
+ * surrogates move up by 0x2000 and U+E000..U+FFFF down by 0x800.
+ */
 export function compareUtf8(a: string, b: string): number {
   if (a === b) return 0;
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x < 0xe000 ? x + 0x2000 : x - 0x800;
+      y = y < 0xe000 ? y + 0x2000 : y - 0x800;
+    }
+    return x < y ? -1 : 1;
+  }
+  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
 }

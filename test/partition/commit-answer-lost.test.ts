@@ -98,23 +98,26 @@ describe('a partition commit whose answer was lost and which the SDK retried', (
     }
   });
 
-  for (const backend of [memoryBackend, localBackend]) {
-    it(`is committed once on ${backend.name} (the write applied, then sent again)`, async () => {
-      const { storage, stop } = await backend.start();
-      try {
-        const metadata = new FaultyMetadataStore(storage.metadata);
-        await produceThroughLostAnswer(metadata, storage.stores, () =>
-          metadata.faults.fail('put', {
-            when: 'retried',
-            match: (k) => k.startsWith('part#') && k.endsWith(`|${STATE_SK}`),
-          }),
-        );
-        expect(metadata.faults.injected).toBe(1);
-      } finally {
-        await stop();
-      }
-    });
-  }
+  // With putAll the index entry is written in the state's own write (SQLite); the fault then
+  // takes both, and the repeat that fails against them is recognised the same way.
+  for (const backend of [memoryBackend, localBackend])
+    for (const putAll of backend === localBackend ? [false, true] : [false]) {
+      it(`is committed once on ${backend.name} (the write applied, then sent again${putAll ? '; state and index entry in one write' : ''})`, async () => {
+        const { storage, stop } = await backend.start();
+        try {
+          const metadata = new FaultyMetadataStore(storage.metadata, { putAll });
+          await produceThroughLostAnswer(metadata, storage.stores, () =>
+            metadata.faults.fail('put', {
+              when: 'retried',
+              match: (k) => k.startsWith('part#') && k.endsWith(`|${STATE_SK}`),
+            }),
+          );
+          expect(metadata.faults.injected).toBe(1);
+        } finally {
+          await stop();
+        }
+      });
+    }
 
   it('is recognised behind commits of other writers that landed before the repeat, by its token or (past eight) by its index entry', async () => {
     const { storage, stop } = await memoryBackend.start();

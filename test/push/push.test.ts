@@ -2,12 +2,16 @@
  * Push subscriptions and the commit notifier, in-process over the memory backend, posting through
  * the real HTTP ConnectionPoster to a small server that plays API Gateway's @connections API.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handleSubscribe } from '../../src/push/subscribe-handler.js';
 import { gatewayPushSubscribeDeps, pushSubscribeDeps } from '../../src/http/push-socket.js';
 import { SUBSCRIPTION_TTL_MS, subscriptionPk } from '../../src/push/subscriptions.js';
+import { openStorage } from '../../src/compose.js';
 import { testApp } from '../support/test-app.js';
 
 let server: Server;
@@ -37,9 +41,10 @@ beforeEach(() => {
   answers.clear();
 });
 
-async function setup(options: { clock?: { now(): number } } = {}) {
+async function setup(options: Parameters<typeof testApp>[0] & { createTopic?: boolean } = {}) {
   const t = testApp(options);
-  expect((await t.call('POST', 'topics', { topic_name: 'orders', partitions_count: 3 })).status).toBe(201);
+  if (options.createTopic !== false)
+    expect((await t.call('POST', 'topics', { topic_name: 'orders', partitions_count: 3 })).status).toBe(201);
   const produce = async (partition: number) =>
     expect(
       (await t.call('POST', 'topics/orders/records', { partition_id: partition, value: { data: 1 } })).status,
@@ -108,6 +113,83 @@ describe('push subscriptions', () => {
       errorName: 'UNKNOWN_TOPIC_OR_PARTITION',
     });
     expect(await t.armed('c1')).toBeUndefined();
+  });
+});
+
+describe('push with change stamps (local backend): a topic nobody waits on is not queried per commit', () => {
+  /** Counts the queries of the topic's subscriptions. */
+  function countListings(t: Awaited<ReturnType<typeof setup>>) {
+    const counted = { n: 0 };
+    const query = t.storage.metadata.query.bind(t.storage.metadata);
+    t.storage.metadata.query = (pk, o) => {
+      if (pk === subscriptionPk('orders')) counted.n++;
+      return query(pk, o);
+    };
+    return counted;
+  }
+
+  /** A local backend (SQLite, which has change stamps) in a directory of its own, and how to drop it. */
+  async function localStore() {
+    const dataDir = await mkdtemp(join(tmpdir(), 'push-stamps-'));
+    const backend = { kind: 'local' as const, dataDir, replicaStores: 1, fsync: false };
+    return { backend, open: () => openStorage(backend), remove: () => rm(dataDir, { recursive: true, force: true }) };
+  }
+
+  it('the memory store, standing in for DynamoDB, has no stamps: it is queried on every commit', async () => {
+    const t = await setup();
+    const listings = countListings(t);
+    await t.produce(0);
+    await t.produce(0);
+    expect(listings.n).toBe(2);
+  });
+
+  it('lists once while nobody is armed, and an arm of this process is still told at the next commit', async () => {
+    const local = await localStore();
+    const storage = await local.open();
+    try {
+      await listOnceThenTell(await setup({ storage }));
+    } finally {
+      storage.close();
+      await local.remove();
+    }
+  });
+
+  async function listOnceThenTell(t: Awaited<ReturnType<typeof setup>>) {
+    const listings = countListings(t);
+    await t.produce(0);
+    await t.produce(1);
+    await t.produce(0);
+    expect(listings.n).toBe(1);
+    expect(await t.subscribe('c1', [{ partition: 0, offset: 3 }])).toBeUndefined();
+    await t.produce(0);
+    expect(posts.map((p) => [p.connectionId, p.body.partitions])).toEqual([['c1', [{ partition: 0 }]]]);
+    expect(listings.n).toBe(2);
+    // The post disarmed the last partition, so the item went: one listing finds that, then none again.
+    await t.produce(0);
+    await t.produce(0);
+    expect(listings.n).toBe(3);
+    expect(posts).toHaveLength(1);
+  }
+
+  it('a commit in one process tells a connection armed through another process sharing the local store', async () => {
+    const local = await localStore();
+    const [a, b] = [await local.open(), await local.open()];
+    try {
+      const producer = await setup({ storage: a });
+      const consumerSide = await setup({ storage: b, createTopic: false });
+      const listings = countListings(producer);
+      await producer.produce(0);
+      await producer.produce(0); // nobody armed: listed once, then known empty
+      expect(listings.n).toBe(1);
+      expect(await consumerSide.subscribe('c2', [{ partition: 0, offset: 2 }])).toBeUndefined();
+      await producer.produce(0);
+      expect(posts.map((p) => [p.connectionId, p.body.partitions])).toEqual([['c2', [{ partition: 0 }]]]);
+      expect(await consumerSide.armed('c2')).toBeUndefined();
+    } finally {
+      a.close();
+      b.close();
+      await local.remove();
+    }
   });
 });
 

@@ -35,6 +35,59 @@ export function metadataStoreContract(name: string, setup: () => Promise<Metadat
       teardown = undefined;
     });
 
+    it('a change stamp, where the adapter has one, moves with every write or delete under its key, and only then', async () => {
+      if (!store.changeStamp) return; // optional: DynamoDB has none, and callers then read every time
+      const at = (pk: string) => store.changeStamp!(pk);
+      const before = at('p');
+      await store.get('p', 's');
+      await store.query('p');
+      expect(at('p')).toBe(before);
+      await store.put('p', 's', 1);
+      const put = at('p');
+      expect(put).not.toBe(before);
+      await store.put('p', 's', 2, { ifVersion: 1 });
+      const updated = at('p');
+      expect(updated).not.toBe(put);
+      await store.delete('p', 's', { ifVersion: 2 });
+      expect(at('p')).not.toBe(updated);
+      const other = at('q');
+      await store.put('q', 's', 1);
+      expect(at('q')).not.toBe(other);
+    });
+
+    it('queries a prefix ending in U+10FFFF (no upper bound exists: the prefix is checked per key)', async () => {
+      const prefix = 'a\u{10ffff}';
+      for (const sk of [`${prefix}x`, prefix, 'a', 'b', `a\uffff`]) await store.put('p', sk, sk);
+      expect((await store.query('p', { beginsWith: prefix })).map((i) => i.sk)).toEqual([prefix, `${prefix}x`]);
+      expect((await store.query('p', { beginsWith: prefix, reverse: true, limit: 1 })).map((i) => i.sk)).toEqual([
+        `${prefix}x`,
+      ]);
+    });
+
+    it('putAll, where the adapter has it, writes every item when the condition holds and none when it fails', async () => {
+      if (!store.putAll) return; // optional: DynamoDB has none, and callers then write the items one by one
+      await store.put('p', 's', 1);
+      const written = await store.putAll('p', 's', 2, { ifVersion: 1 }, [
+        { sk: 'a', value: 'x' },
+        { sk: 'b', value: { y: 1 } },
+      ]);
+      expect(written).toEqual({ pk: 'p', sk: 's', version: 2, value: 2 });
+      expect((await store.query('p')).map((i) => [i.sk, i.value])).toEqual([
+        ['a', 'x'],
+        ['b', { y: 1 }],
+        ['s', 2],
+      ]);
+      const failed = await conditionFailure(store.putAll('p', 's', 3, { ifVersion: 1 }, [{ sk: 'c', value: 1 }]));
+      expect(failed.current).toMatchObject({ version: 2, value: 2 });
+      expect(await store.get('p', 'c')).toBeUndefined();
+      await conditionFailure(store.putAll('p', 's', 3, { ifAbsent: true }, [{ sk: 'c', value: 1 }]));
+      expect(await store.get('p', 'c')).toBeUndefined();
+      expect(await store.putAll('p', 'new', 1, { ifAbsent: true }, [{ sk: 'b', value: 'again' }])).toMatchObject({
+        version: 1,
+      });
+      expect(await store.get('p', 'b')).toMatchObject({ version: 2, value: 'again' });
+    });
+
     it('gets undefined for a missing item', async () => {
       expect(await store.get('p', 's')).toBeUndefined();
       await store.put('p', 'other', 1);

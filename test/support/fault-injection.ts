@@ -7,6 +7,7 @@
  */
 import {
   ConditionFailedError,
+  type AlongsideItem,
   type ByteRange,
   type MetadataStore,
   type MetaItem,
@@ -132,10 +133,29 @@ export class FaultyObjectStore implements ObjectStore {
   }
 }
 
-/** Keys for matching are `pk|sk`. */
+/**
+ * Keys for matching are `pk|sk`. With `putAll` (and an inner store that has it) the store offers
+ * `putAll` too, under the faults of `put`, keyed by its first item: a fault takes the whole write.
+ */
 export class FaultyMetadataStore implements MetadataStore {
   readonly faults = new Faults<'get' | 'query' | 'put' | 'delete'>();
-  constructor(private readonly inner: MetadataStore) {}
+  readonly putAll?: MetadataStore['putAll'];
+  constructor(
+    private readonly inner: MetadataStore,
+    options: { putAll?: boolean } = {},
+  ) {
+    const putAll = options.putAll ? inner.putAll?.bind(inner) : undefined;
+    if (options.putAll && !putAll) throw new Error('putAll asked of a store without it');
+    if (putAll)
+      this.putAll = <T>(
+        pk: string,
+        sk: string,
+        value: T,
+        condition: WriteCondition | undefined,
+        alongside: AlongsideItem[],
+      ): Promise<MetaItem<T>> =>
+        this.faults.run('metadata', 'put', `${pk}|${sk}`, () => putAll(pk, sk, value, condition, alongside));
+  }
   get<T>(pk: string, sk: string): Promise<MetaItem<T> | undefined> {
     return this.faults.run('metadata', 'get', `${pk}|${sk}`, () => this.inner.get<T>(pk, sk));
   }
