@@ -3,9 +3,10 @@
  * Hono handler on the same node server (@hono/node-server) with none of our code in between.
  *  - POST /produce reads the request body (JSON or RecordBatch bytes alike) straight from the
  *    socket into one buffer, as src/http/request.ts does (the web Request's body stream costs
- *    several times more, which made the ceiling slower than the server), writes it to a new file
- *    (as our object store writes one object per produce request, without the temp-file rename)
- *    and answers a small JSON.
+ *    several times more, which made the ceiling slower than the server), appends it to one open
+ *    file (as the local object store appends each object to a pack file, without the pack's index
+ *    row; a new file per request, as the store once wrote them, made the ceiling slower than the
+ *    server for small requests) and answers a small JSON.
  *  - GET /fetch/:name reads a fixture file (a real fetch answer of our server, uploaded by the
  *    bench to PUT /fixture/:name with its headers as JSON in x-fixture-headers) and answers it as
  *    is, with the same headers: for the binary fetch, the content-type and the Kafka-* offsets.
@@ -14,7 +15,7 @@
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { mkdirSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { open, readFile, writeFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -38,11 +39,11 @@ function readBody(incoming: IncomingMessage, length: number): Promise<Buffer> {
   });
 }
 
-let seq = 0;
+const pack = await open(join(dir, `${process.pid}.pack`), 'a');
 const app = new Hono<{ Bindings: { incoming: IncomingMessage } }>();
 app.post('/produce', async (c) => {
   const body = await readBody(c.env.incoming, Number(c.req.header('content-length')));
-  await writeFile(join(dir, `${process.pid}-${seq++}`), body);
+  await pack.write(body);
   return c.json({ ok: true, bytes: body.byteLength });
 });
 app.put('/fixture/:name', async (c) => {

@@ -198,7 +198,7 @@ export function render(r: Results): string {
     );
   }
   out.push(
-    '\n## Machine ceiling (same requests, minimal Hono handler writing the body to a file / answering a stored fetch answer)\n',
+    '\n## Machine ceiling (same requests, minimal Hono handler appending the body to a file / answering a stored fetch answer)\n',
   );
   out.push(
     table(
