@@ -1,6 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Storage } from '../../src/compose.js';
 import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../../src/wire/record-batch.js';
 import { runMaintenance } from '../../src/maintenance/scheduler.js';
+import { allBackends } from '../support/backends.js';
 import { manualClock, setup } from './helpers.js';
 
 const OPTIONS = { orphanGraceMs: 0, sweepIntervalMs: 0, roundIntervalMs: 0, mergeMinEntries: 2 };
@@ -117,5 +119,80 @@ describe('maintenance keeps read_committed answers', () => {
     expect(again.compactions).toBe(1);
     expect(await committedView(t)).toEqual(before);
     expect((await markers()).markers).toBeLessThanOrEqual(1); // only the last commit (never cleaned) may keep its marker
+  });
+});
+
+/** Every record of partition 0 from its log start on, as `offset:key=value`, following next_offset to the end. */
+async function readWhole(t: Harness, isolation: 'read_committed' | 'read_uncommitted') {
+  const out: string[] = [];
+  const state = await t.services.log.state(await t.services.topics.get('out'), 0);
+  for (let offset = state.logStartOffset; ; ) {
+    const r = await t.call(
+      'GET',
+      `topics/out/partitions/0/records?offset=${offset}&format=string&isolation_level=${isolation}&max_bytes=8388608`,
+    );
+    expect(r.status).toBe(200);
+    const records = r.body.records as { offset: number; key: { data: string } | null; value: { data: string } }[];
+    out.push(...records.map((x) => `${x.offset}:${x.key?.data ?? ''}=${x.value.data}`));
+    const end = isolation === 'read_committed' ? r.body.last_stable_offset : r.body.high_watermark;
+    if (r.body.next_offset >= end) return out;
+    expect(r.body.next_offset).toBeGreaterThan(offset);
+    offset = r.body.next_offset;
+  }
+}
+
+/** Past the 1,000 aborted transactions one read of the aborted-transactions index returns. */
+const TRANSACTIONS = 1260;
+/** Every sixth transaction commits: 1,050 abort. */
+const committedAt = (n: number) => n % 6 === 5;
+
+describe.each(allBackends)('compaction past 1,000 aborted transactions on $name', (backend) => {
+  let storage: Storage;
+  let stop: () => Promise<void>;
+  beforeEach(async () => {
+    ({ storage, stop } = await backend.start());
+  });
+  afterEach(() => stop());
+
+  it('leaves the latest committed record per key and no aborted record', { timeout: 300_000 }, async () => {
+    const clock = manualClock(1_700_000_000_000);
+    const configs = [
+      { name: 'cleanup.policy', value: 'compact' },
+      { name: 'min.cleanable.dirty.ratio', value: '0' },
+      { name: 'delete.retention.ms', value: '1000' },
+    ];
+    const t = await setup({ clock, storage, topicConfigs: { configs } });
+    const p = await t.init('m');
+    // Seven keys shared by committed and aborted transactions (an aborted value must never shadow a
+    // committed one), and keys only aborted transactions ever wrote (they must vanish).
+    for (let n = 0; n < TRANSACTIONS; n++) {
+      clock.advance(1);
+      const committed = committedAt(n);
+      const values = committed ? [`c${n}`] : [`a${n}`, `a${n}-only`];
+      const keys = committed ? [`k${n % 7}`] : [`k${n % 7}`, `only-${n}`];
+      expect((await t.produce('m', p, 0, values, keys)).status).toBe(207);
+      clock.advance(1);
+      expect((await t.call('POST', `transactions/m/${committed ? 'commit' : 'abort'}`, p)).status).toBe(200);
+    }
+    clock.advance(1);
+    const committedBefore = await readWhole(t, 'read_committed');
+    expect(committedBefore).toHaveLength(TRANSACTIONS / 6);
+    expect(committedBefore.every((r) => r.includes('=c'))).toBe(true);
+
+    // Kafka's cleaner: the latest committed record of each key; aborted records gone.
+    const latest = new Map<string, string>();
+    for (const r of committedBefore) latest.set(r.slice(r.indexOf(':') + 1, r.indexOf('=')), r);
+    const expected = committedBefore.filter((r) => latest.get(r.slice(r.indexOf(':') + 1, r.indexOf('='))) === r);
+    expect(expected).toHaveLength(7);
+
+    const report = await maintain(t, clock);
+    expect(report.compactions).toBe(1);
+    expect(await readWhole(t, 'read_committed')).toEqual(expected);
+    expect(await readWhole(t, 'read_uncommitted')).toEqual(expected);
+    // A further pass (delete.retention.ms later: the markers go) changes nothing readers see.
+    clock.advance(2000);
+    await maintain(t, clock);
+    expect(await readWhole(t, 'read_committed')).toEqual(expected);
+    expect(await readWhole(t, 'read_uncommitted')).toEqual(expected);
   });
 });
