@@ -82,26 +82,12 @@ export class OffsetIndex {
   /**
    * The aborted transactions whose records may lie in [from, to), in first-offset order: the abort
    * items from `from` on, and the last commit if it is an ABORT whose items may not have landed yet.
-   * At most MAX_ABORTED_PER_FETCH items are read: see {@link abortedTransactionsRead} for where
-   * the list is known whole.
-   */
-  async abortedTransactions(
-    topic: string,
-    partition: number,
-    state: PartitionState,
-    from: number,
-    to: number,
-  ): Promise<AbortedTransaction[]> {
-    return (await this.abortedTransactionsRead(topic, partition, state, from, to)).aborted;
-  }
-
-  /**
-   * {@link abortedTransactions} with `completeBelow`: the list holds every aborted transaction
-   * overlapping [from, completeBelow). That is `to` when fewer than MAX_ABORTED_PER_FETCH items were
-   * read; when the read stopped there, the items (in marker order) end at a marker M, and those past
-   * it are unread, so the list is whole below M + 1 (up to a transaction left open across more than
-   * that many later aborts: Kafka bounds that case with each abort's last stable offset, which the
-   * items do not keep). A reader answers no further than `completeBelow` and goes on from there.
+   * At most MAX_ABORTED_PER_FETCH items are read, so the list is known whole only below
+   * `completeBelow`: `to` when fewer items were read; when the read stopped there, the items (in
+   * marker order) end at a marker M, and those past it are unread, so the list is whole below M + 1
+   * (up to a transaction left open across more than that many later aborts: Kafka bounds that case
+   * with each abort's last stable offset, which the items do not keep). A reader answers no further
+   * than `completeBelow` and goes on from there; a rewrite reads {@link collectAbortedTransactions}.
    */
   async abortedTransactionsRead(
     topic: string,
