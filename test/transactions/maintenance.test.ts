@@ -3,6 +3,7 @@ import type { Storage } from '../../src/compose.js';
 import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../../src/wire/record-batch.js';
 import { runMaintenance } from '../../src/maintenance/scheduler.js';
 import { allBackends } from '../support/backends.js';
+import { ABORT_PREFIX, abortSk, partitionPk } from '../../src/storage/key-layout.js';
 import { manualClock, setup } from './helpers.js';
 
 const OPTIONS = { orphanGraceMs: 0, sweepIntervalMs: 0, roundIntervalMs: 0, mergeMinEntries: 2 };
@@ -194,5 +195,35 @@ describe.each(allBackends)('compaction past 1,000 aborted transactions on $name'
     await maintain(t, clock);
     expect(await readWhole(t, 'read_committed')).toEqual(expected);
     expect(await readWhole(t, 'read_uncommitted')).toEqual(expected);
+  });
+});
+
+describe('retention past 1,000 aborted transactions (memory)', () => {
+  it('removes every abort item below the log start, however few entries held them', async () => {
+    const clock = manualClock(1_700_000_000_000);
+    const t = await setup({ clock });
+    const p = await t.init('m');
+    for (let n = 0; n < TRANSACTIONS; n++) {
+      clock.advance(1);
+      expect((await t.produce('m', p, 0, [`v${n}`])).status).toBe(207);
+      clock.advance(1);
+      expect((await t.call('POST', `transactions/m/${committedAt(n) ? 'commit' : 'abort'}`, p)).status).toBe(200);
+    }
+    clock.advance(1);
+    // Segment merge packs the 2,520 entries into a few: 1,050 ABORT markers among them.
+    expect((await maintain(t, clock)).segmentsWritten).toBeGreaterThan(0);
+    const topic = await t.services.topics.get('out');
+    const pk = partitionPk(topic.name, 0);
+    const abortItems = async (below: number) =>
+      (await t.storage.metadata.query(pk, { gte: ABORT_PREFIX, lt: abortSk(below) })).length;
+    const { highWatermark } = await t.services.log.state(topic, 0);
+    expect(await abortItems(highWatermark)).toBe(TRANSACTIONS - TRANSACTIONS / 6);
+
+    const deleted = await t.call('POST', 'topics/out/partitions/0/records:delete', { before_offset: -1 });
+    expect(deleted.body.low_watermark).toBe(highWatermark);
+    clock.advance(1);
+    await maintain(t, clock);
+    await maintain(t, clock);
+    expect(await abortItems(highWatermark)).toBe(0);
   });
 });
