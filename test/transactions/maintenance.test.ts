@@ -166,35 +166,50 @@ describe.each(allBackends)('compaction past 1,000 aborted transactions on $name'
     const p = await t.init('m');
     // Seven keys shared by committed and aborted transactions (an aborted value must never shadow a
     // committed one), and keys only aborted transactions ever wrote (they must vanish).
-    for (let n = 0; n < TRANSACTIONS; n++) {
+    const transactions = async (from: number, to: number) => {
+      for (let n = from; n < to; n++) {
+        clock.advance(1);
+        const committed = committedAt(n);
+        const values = committed ? [`c${n}`] : [`a${n}`, `a${n}-only`];
+        const keys = committed ? [`k${n % 7}`] : [`k${n % 7}`, `only-${n}`];
+        expect((await t.produce('m', p, 0, values, keys)).status).toBe(207);
+        clock.advance(1);
+        expect((await t.call('POST', `transactions/m/${committed ? 'commit' : 'abort'}`, p)).status).toBe(200);
+      }
       clock.advance(1);
-      const committed = committedAt(n);
-      const values = committed ? [`c${n}`] : [`a${n}`, `a${n}-only`];
-      const keys = committed ? [`k${n % 7}`] : [`k${n % 7}`, `only-${n}`];
-      expect((await t.produce('m', p, 0, values, keys)).status).toBe(207);
-      clock.advance(1);
-      expect((await t.call('POST', `transactions/m/${committed ? 'commit' : 'abort'}`, p)).status).toBe(200);
-    }
-    clock.advance(1);
+    };
+    /** Kafka's cleaner: the latest committed record of each key; aborted records gone. */
+    const latestPerKey = (committed: string[]) => {
+      const keyOf = (r: string) => r.slice(r.indexOf(':') + 1, r.indexOf('='));
+      const latest = new Map(committed.map((r) => [keyOf(r), r]));
+      return committed.filter((r) => latest.get(keyOf(r)) === r);
+    };
+
+    await transactions(0, TRANSACTIONS);
     const committedBefore = await readWhole(t, 'read_committed');
     expect(committedBefore).toHaveLength(TRANSACTIONS / 6);
     expect(committedBefore.every((r) => r.includes('=c'))).toBe(true);
-
-    // Kafka's cleaner: the latest committed record of each key; aborted records gone.
-    const latest = new Map<string, string>();
-    for (const r of committedBefore) latest.set(r.slice(r.indexOf(':') + 1, r.indexOf('=')), r);
-    const expected = committedBefore.filter((r) => latest.get(r.slice(r.indexOf(':') + 1, r.indexOf('='))) === r);
+    const expected = latestPerKey(committedBefore);
     expect(expected).toHaveLength(7);
 
-    const report = await maintain(t, clock);
-    expect(report.compactions).toBe(1);
+    expect((await maintain(t, clock)).compactions).toBe(1);
     expect(await readWhole(t, 'read_committed')).toEqual(expected);
     expect(await readWhole(t, 'read_uncommitted')).toEqual(expected);
+
+    // More transactions after a clean head that holds the 1,050 aborts: cleaned as well.
+    await transactions(TRANSACTIONS, TRANSACTIONS + 24);
+    const committedAfter = await readWhole(t, 'read_committed');
+    expect(committedAfter).toHaveLength(7 + 4);
+    const expectedAfter = latestPerKey(committedAfter);
+    expect((await maintain(t, clock)).compactions).toBe(1);
+    expect(await readWhole(t, 'read_committed')).toEqual(expectedAfter);
+    expect(await readWhole(t, 'read_uncommitted')).toEqual(expectedAfter);
+
     // A further pass (delete.retention.ms later: the markers go) changes nothing readers see.
     clock.advance(2000);
     await maintain(t, clock);
-    expect(await readWhole(t, 'read_committed')).toEqual(expected);
-    expect(await readWhole(t, 'read_uncommitted')).toEqual(expected);
+    expect(await readWhole(t, 'read_committed')).toEqual(expectedAfter);
+    expect(await readWhole(t, 'read_uncommitted')).toEqual(expectedAfter);
   });
 });
 
