@@ -39,8 +39,9 @@ import { CLEANER_SK, partitionPk } from '../storage/key-layout.js';
  *   tombstone in [from, upTo) may go once at + delete.retention.ms has passed. Records of pruned
  *   cleanings are past their horizon by construction.
  * - Transactions, as Kafka's cleaner treats them: nothing at or past the last stable offset is
- *   cleaned; the records of aborted transactions are removed (and never shadow a committed value
- *   of their key); committed transactional records are compacted as any other. A transaction
+ *   cleaned; the records of aborted transactions (the range's list read whole, paged) are removed
+ *   (and never shadow a committed value of their key); committed transactional records are
+ *   compacted as any other. A transaction
  *   marker is kept, as its own control batch, for delete.retention.ms after the cleaning that first
  *   saw it (as a tombstone is), then removed: readers need no marker (the LSO and the aborted
  *   transactions index live in the metadata).
