@@ -1,4 +1,4 @@
-import { isAborted, OffsetIndex, type AbortedTransaction } from '../partition/offset-index.js';
+import { OffsetIndex, type AbortedTransaction } from '../partition/offset-index.js';
 import { lastStableOffset } from '../partition/partition-state.js';
 import {
   CONTROL_FLAG_MASK,
@@ -39,8 +39,9 @@ import { CLEANER_SK, partitionPk } from '../storage/key-layout.js';
  *   tombstone in [from, upTo) may go once at + delete.retention.ms has passed. Records of pruned
  *   cleanings are past their horizon by construction.
  * - Transactions, as Kafka's cleaner treats them: nothing at or past the last stable offset is
- *   cleaned; the records of aborted transactions are removed (and never shadow a committed value
- *   of their key); committed transactional records are compacted as any other. A transaction
+ *   cleaned; the records of aborted transactions (the range's list read whole, paged) are removed
+ *   (and never shadow a committed value of their key); committed transactional records are
+ *   compacted as any other. A transaction
  *   marker is kept, as its own control batch, for delete.retention.ms after the cleaning that first
  *   saw it (as a tombstone is), then removed: readers need no marker (the LSO and the aborted
  *   transactions index live in the metadata).
@@ -114,16 +115,18 @@ export async function compactPartition(
   let stableEnd = view.stableCount;
   while (stableEnd > 0 && view.entries[stableEnd - 1]!.entry.lastOffset >= lso) stableEnd--;
   const stable = view.entries.slice(0, stableEnd);
-  const aborted =
+  // Every aborted transaction of the range, whole: one left out would be cleaned as committed.
+  const aborted = abortedLookup(
     stable.length > 0
-      ? await new OffsetIndex(deps.metadata).abortedTransactions(
+      ? await new OffsetIndex(deps.metadata).collectAbortedTransactions(
           topic.name,
           view.partition,
           view.state,
           view.state.logStartOffset,
           stable.at(-1)!.entry.lastOffset + 1,
         )
-      : [];
+      : [],
+  );
   const firstDirty = Math.max(checkpoint.cleanedTo, view.state.logStartOffset);
 
   // Entries [0, dirtyStart) are clean, [dirtyStart, end) dirty and cleanable.
@@ -306,8 +309,41 @@ type CleanedRecord = DecodedRecord | KeptMarker;
 
 const isMarker = (r: CleanedRecord): r is KeptMarker => 'marker' in r;
 
+/** Whether a transactional batch of a producer starting at an offset belongs to an aborted transaction. */
+type AbortedLookup = ((producerId: number, offset: number) => boolean) & { none: boolean };
+
+/**
+ * `isAborted` over a cleaning's aborted transactions, which may be thousands, for every
+ * transactional batch of its range: per producer, the transactions in first-offset order with the
+ * highest last offset so far; a batch is aborted iff one starting at or before it ends at or after
+ * it, found by binary search.
+ */
+function abortedLookup(aborted: readonly AbortedTransaction[]): AbortedLookup {
+  const byProducer = new Map<number, { firstOffsets: number[]; maxLast: number[] }>();
+  const sorted = [...aborted].sort((a, b) => a.firstOffset - b.firstOffset);
+  for (const a of sorted) {
+    let p = byProducer.get(a.producerId);
+    if (!p) byProducer.set(a.producerId, (p = { firstOffsets: [], maxLast: [] }));
+    p.firstOffsets.push(a.firstOffset);
+    p.maxLast.push(Math.max(a.lastOffset, p.maxLast.at(-1) ?? -1));
+  }
+  const lookup = (producerId: number, offset: number) => {
+    const p = byProducer.get(producerId);
+    if (!p) return false;
+    let lo = 0; // becomes the number of transactions starting at or before `offset`
+    let hi = p.firstOffsets.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (p.firstOffsets[mid]! <= offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo > 0 && p.maxLast[lo - 1]! >= offset;
+  };
+  return Object.assign(lookup, { none: aborted.length === 0 });
+}
+
 /** An entry's records with absolute offsets, without aborted transactions' batches; markers as whole batches. */
-function recordsOf(item: EntryItem, data: Uint8Array, aborted: AbortedTransaction[]): CleanedRecord[] {
+function recordsOf(item: EntryItem, data: Uint8Array, isAborted: AbortedLookup): CleanedRecord[] {
   const out: CleanedRecord[] = [];
   let at = 0;
   for (const batch of decodeRecordBatches(data)) {
@@ -315,7 +351,7 @@ function recordsOf(item: EntryItem, data: Uint8Array, aborted: AbortedTransactio
     const base = item.entry.baseOffset + batch.header.baseOffset;
     const size = LOG_OVERHEAD + batch.header.batchLength;
     if (attributes & CONTROL_FLAG_MASK) out.push({ marker: data.slice(at, at + size), offset: base });
-    else if (!(attributes & TRANSACTIONAL_FLAG_MASK && isAborted(aborted, producerId, base))) {
+    else if (!(attributes & TRANSACTIONAL_FLAG_MASK && isAborted(producerId, base))) {
       for (const r of batch.records) out.push({ ...r, offset: item.entry.baseOffset + r.offset });
     }
     at += size;
@@ -324,15 +360,15 @@ function recordsOf(item: EntryItem, data: Uint8Array, aborted: AbortedTransactio
 }
 
 /** How many records of an entry belong to aborted transactions (all removed by the cleaning). */
-function abortedCount(item: EntryItem, data: Uint8Array, aborted: AbortedTransaction[]): number {
-  if (aborted.length === 0) return 0;
+function abortedCount(item: EntryItem, data: Uint8Array, isAborted: AbortedLookup): number {
+  if (isAborted.none) return 0;
   let n = 0;
   for (const batch of decodeRecordBatches(data)) {
     const { attributes, producerId } = batch.header;
     if (
       !(attributes & CONTROL_FLAG_MASK) &&
       attributes & TRANSACTIONAL_FLAG_MASK &&
-      isAborted(aborted, producerId, item.entry.baseOffset + batch.header.baseOffset)
+      isAborted(producerId, item.entry.baseOffset + batch.header.baseOffset)
     )
       n += batch.records.length;
   }

@@ -106,9 +106,15 @@ export async function removeEntriesBelowLogStart(
   }
 }
 
+/** Abort items deleted per query (and at once). */
+const ABORT_PAGE = 1000;
+
 /**
  * Deletes the aborted-transaction items whose ABORT marker lies below the log start offset: no
- * fetch reads that far back any more. Idempotent; returns how many went.
+ * fetch reads that far back any more. All of them, page by page: the caller runs this only in a
+ * pass that removed entries, and one entry (a merged segment) can hold thousands of markers, so
+ * items left for a later pass would stay until the log start moves again. Idempotent; returns how
+ * many went.
  */
 export async function removeAbortedBelowLogStart(
   metadata: MetadataStore,
@@ -117,7 +123,11 @@ export async function removeAbortedBelowLogStart(
   logStartOffset: number,
 ): Promise<number> {
   const pk = partitionPk(topic.name, partition);
-  const items = await metadata.query(pk, { gte: ABORT_PREFIX, lt: abortSk(logStartOffset), limit: 1000 });
-  await Promise.all(items.map((i) => metadata.delete(pk, i.sk)));
-  return items.length;
+  let removed = 0;
+  for (;;) {
+    const items = await metadata.query(pk, { gte: ABORT_PREFIX, lt: abortSk(logStartOffset), limit: ABORT_PAGE });
+    await Promise.all(items.map((i) => metadata.delete(pk, i.sk)));
+    removed += items.length;
+    if (items.length < ABORT_PAGE) return removed;
+  }
 }

@@ -95,26 +95,12 @@ export class OffsetIndex {
   /**
    * The aborted transactions whose records may lie in [from, to), in first-offset order: the abort
    * items from `from` on, and the last commit if it is an ABORT whose items may not have landed yet.
-   * At most MAX_ABORTED_PER_FETCH items are read: see {@link abortedTransactionsRead} for where
-   * the list is known whole.
-   */
-  async abortedTransactions(
-    topic: string,
-    partition: number,
-    state: PartitionState,
-    from: number,
-    to: number,
-  ): Promise<AbortedTransaction[]> {
-    return (await this.abortedTransactionsRead(topic, partition, state, from, to)).aborted;
-  }
-
-  /**
-   * {@link abortedTransactions} with `completeBelow`: the list holds every aborted transaction
-   * overlapping [from, completeBelow). That is `to` when fewer than MAX_ABORTED_PER_FETCH items were
-   * read; when the read stopped there, the items (in marker order) end at a marker M, and those past
-   * it are unread, so the list is whole below M + 1 (up to a transaction left open across more than
-   * that many later aborts: Kafka bounds that case with each abort's last stable offset, which the
-   * items do not keep). A reader answers no further than `completeBelow` and goes on from there.
+   * At most MAX_ABORTED_PER_FETCH items are read, so the list is known whole only below
+   * `completeBelow`: `to` when fewer items were read; when the read stopped there, the items (in
+   * marker order) end at a marker M, and those past it are unread, so the list is whole below M + 1
+   * (up to a transaction left open across more than that many later aborts: Kafka bounds that case
+   * with each abort's last stable offset, which the items do not keep). A reader answers no further
+   * than `completeBelow` and goes on from there; a rewrite reads {@link collectAbortedTransactions}.
    */
   async abortedTransactionsRead(
     topic: string,
@@ -123,26 +109,42 @@ export class OffsetIndex {
     from: number,
     to: number,
   ): Promise<{ aborted: AbortedTransaction[]; completeBelow: number }> {
-    const items = await this.metadata.query<AbortedTransaction>(partitionPk(topic, partition), {
-      gte: abortSk(from),
+    const items = await this.abortItems(topic, partition, { gte: abortSk(from) });
+    const completeBelow = items.length < MAX_ABORTED_PER_FETCH ? to : Math.min(to, items.at(-1)!.value.lastOffset + 1);
+    const out = items.map((i) => i.value).filter((a) => overlaps(state, a, to));
+    return { aborted: withPendingAbort(state, out, from, to), completeBelow };
+  }
+
+  /**
+   * Every aborted transaction whose records may lie in [from, to), whole: the abort items are read
+   * MAX_ABORTED_PER_FETCH at a time until the last page (Kafka's collectAbortedTransactions, which
+   * its cleaner calls over the whole range it cleans). For a rewrite of [from, to), which has no
+   * `completeBelow` to stop at: a transaction missing from its list would be taken for committed.
+   * Holds one item per aborted transaction from `from` on.
+   */
+  async collectAbortedTransactions(
+    topic: string,
+    partition: number,
+    state: PartitionState,
+    from: number,
+    to: number,
+  ): Promise<AbortedTransaction[]> {
+    const out: AbortedTransaction[] = [];
+    for (let after: { gte: string } | { gt: string } = { gte: abortSk(from) }; ; ) {
+      const items = await this.abortItems(topic, partition, after);
+      for (const i of items) if (overlaps(state, i.value, to)) out.push(i.value);
+      if (items.length < MAX_ABORTED_PER_FETCH) return withPendingAbort(state, out, from, to);
+      after = { gt: items.at(-1)!.sk };
+    }
+  }
+
+  /** One page of abort items in marker order, from a sort-key bound on. */
+  private abortItems(topic: string, partition: number, from: { gte: string } | { gt: string }) {
+    return this.metadata.query<AbortedTransaction>(partitionPk(topic, partition), {
+      ...from,
       lt: `${ABORT_PREFIX}~`,
       limit: MAX_ABORTED_PER_FETCH,
     });
-    const completeBelow = items.length < MAX_ABORTED_PER_FETCH ? to : Math.min(to, items.at(-1)!.value.lastOffset + 1);
-    const out = items
-      .map((i) => i.value)
-      .filter((a) => a.topicId === state.topicId && a.firstOffset < to && withinEpochOffset(state, a.lastOffset));
-    const last = state.lastCommit;
-    if (
-      last?.control?.type === 'ABORT' &&
-      last.topicId === state.topicId &&
-      last.baseOffset >= from &&
-      last.control.firstOffset < to &&
-      !out.some((a) => a.lastOffset === last.baseOffset)
-    ) {
-      out.push(abortedOf(last));
-    }
-    return { aborted: out.sort((a, b) => a.firstOffset - b.firstOffset), completeBelow };
   }
 
   /**
@@ -343,6 +345,34 @@ function abortedOf(entry: CommitRecord): AbortedTransaction {
     firstOffset: entry.control!.firstOffset,
     lastOffset: entry.baseOffset,
   };
+}
+
+/** Whether an abort item read from a fetch's offset on may cover records below `to`, in this incarnation and epoch. */
+function overlaps(state: PartitionState, a: AbortedTransaction, to: number): boolean {
+  return a.topicId === state.topicId && a.firstOffset < to && withinEpochOffset(state, a.lastOffset);
+}
+
+/**
+ * `listed` (abort items from `from` on) with the last commit if it is an ABORT whose item may not
+ * have landed yet, in first-offset order.
+ */
+function withPendingAbort(
+  state: PartitionState,
+  listed: AbortedTransaction[],
+  from: number,
+  to: number,
+): AbortedTransaction[] {
+  const last = state.lastCommit;
+  if (
+    last?.control?.type === 'ABORT' &&
+    last.topicId === state.topicId &&
+    last.baseOffset >= from &&
+    last.control.firstOffset < to &&
+    !listed.some((a) => a.lastOffset === last.baseOffset)
+  ) {
+    listed.push(abortedOf(last));
+  }
+  return listed.sort((a, b) => a.firstOffset - b.firstOffset);
 }
 
 /** An abort item above the log end (left by a truncated leader epoch) no longer applies. */

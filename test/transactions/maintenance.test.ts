@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Storage } from '../../src/compose.js';
 import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../../src/wire/record-batch.js';
 import { runMaintenance } from '../../src/maintenance/scheduler.js';
+import { allBackends } from '../support/backends.js';
+import { ABORT_PREFIX, abortSk, partitionPk } from '../../src/storage/key-layout.js';
 import { manualClock, setup } from './helpers.js';
 
 const OPTIONS = { orphanGraceMs: 0, sweepIntervalMs: 0, roundIntervalMs: 0, mergeMinEntries: 2 };
@@ -117,5 +120,125 @@ describe('maintenance keeps read_committed answers', () => {
     expect(again.compactions).toBe(1);
     expect(await committedView(t)).toEqual(before);
     expect((await markers()).markers).toBeLessThanOrEqual(1); // only the last commit (never cleaned) may keep its marker
+  });
+});
+
+/** Every record of partition 0 from its log start on, as `offset:key=value`, following next_offset to the end. */
+async function readWhole(t: Harness, isolation: 'read_committed' | 'read_uncommitted') {
+  const out: string[] = [];
+  const state = await t.services.log.state(await t.services.topics.get('out'), 0);
+  for (let offset = state.logStartOffset; ; ) {
+    const r = await t.call(
+      'GET',
+      `topics/out/partitions/0/records?offset=${offset}&format=string&isolation_level=${isolation}&max_bytes=8388608`,
+    );
+    expect(r.status).toBe(200);
+    const records = r.body.records as { offset: number; key: { data: string } | null; value: { data: string } }[];
+    out.push(...records.map((x) => `${x.offset}:${x.key?.data ?? ''}=${x.value.data}`));
+    const end = isolation === 'read_committed' ? r.body.last_stable_offset : r.body.high_watermark;
+    if (r.body.next_offset >= end) return out;
+    expect(r.body.next_offset).toBeGreaterThan(offset);
+    offset = r.body.next_offset;
+  }
+}
+
+/** Past the 1,000 aborted transactions one read of the aborted-transactions index returns. */
+const TRANSACTIONS = 1260;
+/** Every sixth transaction commits: 1,050 abort. */
+const committedAt = (n: number) => n % 6 === 5;
+
+describe.each(allBackends)('compaction past 1,000 aborted transactions on $name', (backend) => {
+  let storage: Storage;
+  let stop: () => Promise<void>;
+  beforeEach(async () => {
+    ({ storage, stop } = await backend.start());
+  });
+  afterEach(() => stop());
+
+  it('leaves the latest committed record per key and no aborted record', { timeout: 300_000 }, async () => {
+    const clock = manualClock(1_700_000_000_000);
+    const configs = [
+      { name: 'cleanup.policy', value: 'compact' },
+      { name: 'min.cleanable.dirty.ratio', value: '0' },
+      { name: 'delete.retention.ms', value: '1000' },
+    ];
+    const t = await setup({ clock, storage, topicConfigs: { configs } });
+    const p = await t.init('m');
+    // Seven keys shared by committed and aborted transactions (an aborted value must never shadow a
+    // committed one), and keys only aborted transactions ever wrote (they must vanish).
+    const transactions = async (from: number, to: number) => {
+      for (let n = from; n < to; n++) {
+        clock.advance(1);
+        const committed = committedAt(n);
+        const values = committed ? [`c${n}`] : [`a${n}`, `a${n}-only`];
+        const keys = committed ? [`k${n % 7}`] : [`k${n % 7}`, `only-${n}`];
+        expect((await t.produce('m', p, 0, values, keys)).status).toBe(207);
+        clock.advance(1);
+        expect((await t.call('POST', `transactions/m/${committed ? 'commit' : 'abort'}`, p)).status).toBe(200);
+      }
+      clock.advance(1);
+    };
+    /** Kafka's cleaner: the latest committed record of each key; aborted records gone. */
+    const latestPerKey = (committed: string[]) => {
+      const keyOf = (r: string) => r.slice(r.indexOf(':') + 1, r.indexOf('='));
+      const latest = new Map(committed.map((r) => [keyOf(r), r]));
+      return committed.filter((r) => latest.get(keyOf(r)) === r);
+    };
+
+    await transactions(0, TRANSACTIONS);
+    const committedBefore = await readWhole(t, 'read_committed');
+    expect(committedBefore).toHaveLength(TRANSACTIONS / 6);
+    expect(committedBefore.every((r) => r.includes('=c'))).toBe(true);
+    const expected = latestPerKey(committedBefore);
+    expect(expected).toHaveLength(7);
+
+    expect((await maintain(t, clock)).compactions).toBe(1);
+    expect(await readWhole(t, 'read_committed')).toEqual(expected);
+    expect(await readWhole(t, 'read_uncommitted')).toEqual(expected);
+
+    // More transactions after a clean head that holds the 1,050 aborts: cleaned as well.
+    await transactions(TRANSACTIONS, TRANSACTIONS + 24);
+    const committedAfter = await readWhole(t, 'read_committed');
+    expect(committedAfter).toHaveLength(7 + 4);
+    const expectedAfter = latestPerKey(committedAfter);
+    expect((await maintain(t, clock)).compactions).toBe(1);
+    expect(await readWhole(t, 'read_committed')).toEqual(expectedAfter);
+    expect(await readWhole(t, 'read_uncommitted')).toEqual(expectedAfter);
+
+    // A further pass (delete.retention.ms later: the markers go) changes nothing readers see.
+    clock.advance(2000);
+    await maintain(t, clock);
+    expect(await readWhole(t, 'read_committed')).toEqual(expectedAfter);
+    expect(await readWhole(t, 'read_uncommitted')).toEqual(expectedAfter);
+  });
+});
+
+describe('retention past 1,000 aborted transactions (memory)', () => {
+  it('removes every abort item below the log start, however few entries held them', async () => {
+    const clock = manualClock(1_700_000_000_000);
+    const t = await setup({ clock });
+    const p = await t.init('m');
+    for (let n = 0; n < TRANSACTIONS; n++) {
+      clock.advance(1);
+      expect((await t.produce('m', p, 0, [`v${n}`])).status).toBe(207);
+      clock.advance(1);
+      expect((await t.call('POST', `transactions/m/${committedAt(n) ? 'commit' : 'abort'}`, p)).status).toBe(200);
+    }
+    clock.advance(1);
+    // Segment merge packs the 2,520 entries into a few: 1,050 ABORT markers among them.
+    expect((await maintain(t, clock)).segmentsWritten).toBeGreaterThan(0);
+    const topic = await t.services.topics.get('out');
+    const pk = partitionPk(topic.name, 0);
+    const abortItems = async (below: number) =>
+      (await t.storage.metadata.query(pk, { gte: ABORT_PREFIX, lt: abortSk(below) })).length;
+    const { highWatermark } = await t.services.log.state(topic, 0);
+    expect(await abortItems(highWatermark)).toBe(TRANSACTIONS - TRANSACTIONS / 6);
+
+    const deleted = await t.call('POST', 'topics/out/partitions/0/records:delete', { before_offset: -1 });
+    expect(deleted.body.low_watermark).toBe(highWatermark);
+    clock.advance(1);
+    await maintain(t, clock);
+    await maintain(t, clock);
+    expect(await abortItems(highWatermark)).toBe(0);
   });
 });
