@@ -132,6 +132,7 @@ export function createServices(
     stores,
     clock,
     metrics,
+    maxBackgroundBytes: config.limits.maxBackgroundBytes,
     leadership: new ReplicaManager({ metadata, stores, clock, metrics }),
   });
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.

@@ -97,6 +97,13 @@ export interface LogDeps {
   /** Where appends report records, bytes, commit retries and ISR shrinks (default: nowhere). */
   metrics?: Metrics;
   log?: (event: Record<string, unknown>) => void;
+  /**
+   * Bytes of request objects held by work that outlives its answer (acks=0 appends, acks=1
+   * follower copies). Past it an acks=0 answer waits for room and an acks=1 answer waits for its
+   * copies, as a Kafka broker stops reading a connection whose requests pile up: a slow follower
+   * store or a fast acks=0 producer cannot grow the process without bound. Default 64 MiB.
+   */
+  maxBackgroundBytes?: number;
 }
 
 /** Leadership can move while an append is in flight; it is retried this often within one request. */
@@ -124,6 +131,9 @@ export class PartitionLog {
   private readonly listeners = new Set<(topic: string, partition: number) => void>();
   /** Work that outlives the request (acks=0 appends, acks=1 follower copies). */
   private readonly background = new Set<Promise<unknown>>();
+  /** Bytes of request objects that work holds (each task counts the whole object it writes). */
+  private backgroundBytes = 0;
+  private readonly maxBackgroundBytes: number;
 
   private readonly metrics: Metrics;
   /** The read path (reads by offset, Fetch over many partitions, list-offsets). */
@@ -131,6 +141,7 @@ export class PartitionLog {
 
   constructor(private readonly deps: LogDeps) {
     this.metrics = deps.metrics ?? noMetrics;
+    this.maxBackgroundBytes = deps.maxBackgroundBytes ?? 64 * 1024 * 1024;
     this.index = new OffsetIndex(deps.metadata);
     this.replicas = deps.leadership;
     this.reader = new PartitionReader({
@@ -180,8 +191,10 @@ export class PartitionLog {
 
     if (acks === 0) {
       // Answer first, append after: on Lambda the function may be frozen once it has answered, so
-      // acks=0 promises nothing (as Kafka's acks=0 promises nothing).
-      this.track(this.appendRuns(topic, request, 1, options.producer, now));
+      // acks=0 promises nothing (as Kafka's acks=0 promises nothing). Unless the work already held
+      // is at its bound: then the answer waits for room.
+      await this.backgroundRoom();
+      this.track(this.appendRuns(topic, request, 1, options.producer, now), request.body.byteLength);
       for (const run of request.runs) {
         outcomes.set(run.partition, {
           ok: true,
@@ -342,12 +355,14 @@ export class PartitionLog {
       if (acks === 1) {
         const followers = result.state.replicas.filter((r) => r !== result.state.leader);
         // The follower copies may move the HW: tell the listeners again (long polls wait on the HW).
-        if (followers.length > 0)
-          this.track(
-            this.replicas
-              .replicateToFollowers(topic, p, entry, request.body, followers)
-              .then(() => this.notifyAppend(topic.name, p)),
-          );
+        if (followers.length > 0) {
+          const copies = this.replicas
+            .replicateToFollowers(topic, p, entry, request.body, followers)
+            .then(() => this.notifyAppend(topic.name, p));
+          // Past the bound the answer waits for its copies (a failed copy is the follower's, not the append's).
+          if (this.backgroundBytes >= this.maxBackgroundBytes) await this.settled(copies);
+          else this.track(copies, request.body.byteLength);
+        }
       } else if (result.state.isr.length < topic.config.minInsyncReplicas) {
         throw new KafkaError(
           'NOT_ENOUGH_REPLICAS_AFTER_APPEND',
@@ -677,10 +692,32 @@ export class PartitionLog {
     (this.deps.log ?? ((e) => console.log(JSON.stringify(e))))(event);
   }
 
-  private track(p: Promise<unknown>): void {
-    const t = p.catch((e) => this.log({ level: 'error', msg: 'background work failed', error: String(e) }));
+  /** Bytes of request objects held by work that outlived its answer (at most about the bound plus one request). */
+  get heldBackgroundBytes(): number {
+    return this.backgroundBytes;
+  }
+
+  private settled(p: Promise<unknown>): Promise<void> {
+    return p.then(
+      () => {},
+      (e) => this.log({ level: 'error', msg: 'background work failed', error: String(e) }),
+    );
+  }
+
+  private track(p: Promise<unknown>, bytes: number): void {
+    const t = this.settled(p);
     this.background.add(t);
-    void t.finally(() => this.background.delete(t));
+    this.backgroundBytes += bytes;
+    void t.finally(() => {
+      this.background.delete(t);
+      this.backgroundBytes -= bytes;
+    });
+  }
+
+  /** Waits while the work held is at its bound. */
+  private async backgroundRoom(): Promise<void> {
+    while (this.backgroundBytes >= this.maxBackgroundBytes && this.background.size > 0)
+      await Promise.race(this.background);
   }
 
   private async serialized<T>(key: string, fn: () => Promise<T>): Promise<T> {

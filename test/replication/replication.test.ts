@@ -6,12 +6,16 @@ import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injecti
 import { testApp } from '../support/test-app.js';
 
 /** Three replica stores (and the metadata store) behind fault injection, served over HTTP. */
-function cluster(options: { clock?: { now(): number } } = {}) {
+function cluster(options: { clock?: { now(): number }; env?: Record<string, string> } = {}) {
   const inner = createStorage({ kind: 'memory', replicaStores: 3 });
   const stores = inner.stores.map((s) => new FaultyObjectStore(s));
   const metadata = new FaultyMetadataStore(inner.metadata);
   const storage: Storage = { metadata, stores, close: () => {} };
-  const app = testApp({ storage, ...(options.clock ? { clock: options.clock } : {}) });
+  const app = testApp({
+    storage,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.env ? { env: options.env } : {}),
+  });
   return { ...app, stores, metadata };
 }
 
@@ -342,5 +346,42 @@ describe('idempotent producer over HTTP', () => {
     const plain = await values(1);
     expect(plain.length).toBe(24); // every batch twice: the failed-looking first try was appended
     expect(new Set(plain).size).toBe(12);
+  });
+});
+
+describe('work that outlives its answer is bounded (MAX_BACKGROUND_BYTES)', () => {
+  // Any work held is at the bound: the second request meets it.
+  const bounded = () => cluster({ env: { MAX_BACKGROUND_BYTES: '1' } });
+  const records = (tag: string) => ({ entries: entries(10, tag) });
+
+  it('acks=1: past the bound the answer waits for its follower copies', async () => {
+    const c = bounded();
+    await c.call('POST', 'topics', { topic_name: 'slow', partitions_count: 1, replication_factor: 3 });
+    c.stores[1]!.faults.delayMs = 150;
+    c.stores[2]!.faults.delayMs = 150;
+    expect((await c.call('POST', 'topics/slow/records:batch?acks=1', records('a'))).body.failures).toEqual([]);
+    expect(c.services.log.heldBackgroundBytes).toBeGreaterThan(0); // the first one's copies run on
+    expect((await c.call('POST', 'topics/slow/records:batch?acks=1', records('b'))).body.failures).toEqual([]);
+    const p = (await c.call('GET', 'topics/slow/partitions/0')).body;
+    expect(p.replica_log_end_offsets).toEqual([
+      { replica_id: 0, log_end_offset: 20 },
+      { replica_id: 1, log_end_offset: 20 },
+      { replica_id: 2, log_end_offset: 20 },
+    ]);
+    await c.services.log.idle();
+    expect(c.services.log.heldBackgroundBytes).toBe(0);
+  });
+
+  it('acks=0: past the bound the answer waits until the earlier append is done', async () => {
+    const c = bounded();
+    await c.call('POST', 'topics', { topic_name: 'fast', partitions_count: 1 });
+    c.stores[0]!.faults.delayMs = 150;
+    await c.call('POST', 'topics/fast/records:batch?acks=0', records('a'));
+    expect(c.services.log.heldBackgroundBytes).toBeGreaterThan(0);
+    await c.call('POST', 'topics/fast/records:batch?acks=0', records('b'));
+    // The first append finished before the second was answered; the second's runs on, alone.
+    expect((await c.call('GET', 'topics/fast/partitions/0')).body.high_watermark).toBeGreaterThanOrEqual(10);
+    await c.services.log.idle();
+    expect((await c.call('GET', 'topics/fast/partitions/0')).body.high_watermark).toBe(20);
   });
 });
