@@ -196,18 +196,15 @@ describe('consumer against the local server', () => {
     await c.close();
   });
 
-  it('fetches the next answer while the application works through this one, and a seek drops what was fetched ahead', async () => {
-    await kafka.admin().createTopics({ topics: [{ topic: 'ahead', numPartitions: 1 }] });
+  /**
+   * A one-partition topic of four stored requests of 10 records (one answer each at a small
+   * max.partition.fetch.bytes), and a client that notes the offset of every multi-partition fetch.
+   */
+  async function fourAnswers(topic: string): Promise<{ fetched: number[]; counted: Kafka }> {
+    await kafka.admin().createTopics({ topics: [{ topic, numPartitions: 1 }] });
     const producer = kafka.producer();
-    for (
-      let b = 0;
-      b < 4;
-      b++ // four stored requests of 10 records: one answer each at a small max.partition.fetch.bytes
-    )
-      await producer.send({
-        topic: 'ahead',
-        messages: Array.from({ length: 10 }, (_, i) => ({ value: `m${b * 10 + i}` })),
-      });
+    for (let b = 0; b < 4; b++)
+      await producer.send({ topic, messages: Array.from({ length: 10 }, (_, i) => ({ value: `m${b * 10 + i}` })) });
     await producer.close();
     const fetched: number[] = [];
     const counting: typeof fetch = async (url, init) => {
@@ -215,7 +212,12 @@ describe('consumer against the local server', () => {
         fetched.push(JSON.parse(String(init?.body)).topics[0].partitions[0].fetch_offset);
       return fetch(url, init);
     };
-    const c = new Kafka({ url: server.origin, fetch: counting }).consumer({
+    return { fetched, counted: new Kafka({ url: server.origin, fetch: counting }) };
+  }
+
+  it('fetches the next answer while the application works through this one, and a seek drops what was fetched ahead', async () => {
+    const { fetched, counted } = await fourAnswers('ahead');
+    const c = counted.consumer({
       groupId: 'ahead-group',
       autoOffsetReset: 'earliest',
       maxPollRecords: 2,
@@ -241,21 +243,8 @@ describe('consumer against the local server', () => {
   });
 
   it('asks for the next answer as soon as one arrives, without waiting for the next poll()', async () => {
-    await kafka.admin().createTopics({ topics: [{ topic: 'eager', numPartitions: 1 }] });
-    const producer = kafka.producer();
-    for (let b = 0; b < 4; b++)
-      await producer.send({
-        topic: 'eager',
-        messages: Array.from({ length: 10 }, (_, i) => ({ value: `m${b * 10 + i}` })),
-      });
-    await producer.close();
-    const fetched: number[] = [];
-    const counting: typeof fetch = async (url, init) => {
-      if (String(url).endsWith('/records:fetch'))
-        fetched.push(JSON.parse(String(init?.body)).topics[0].partitions[0].fetch_offset);
-      return fetch(url, init);
-    };
-    const c = new Kafka({ url: server.origin, fetch: counting }).consumer({
+    const { fetched, counted } = await fourAnswers('eager');
+    const c = counted.consumer({
       groupId: 'eager-group',
       autoOffsetReset: 'earliest',
       maxPartitionFetchBytes: 1, // one stored request of 10 records per answer
