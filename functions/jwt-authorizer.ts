@@ -2,7 +2,9 @@
  * The push WebSocket API's authorizer in JWT mode (API Gateway's WebSocket APIs have no JWT
  * authorizer, unlike the HTTP API). It checks what the HTTP API's JWT authorizer checks: a
  * `Bearer` token signed by a key of the issuer's JWKS (from its OpenID discovery document), with
- * that issuer, one of the audiences, and valid times.
+ * that issuer, one of the audiences, and valid times. The connection's principal is the token's
+ * PRINCIPAL_CLAIM (default `sub`), the claim the HTTP API's requests are named by; a token without
+ * it is denied, as the HTTP API refuses it.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
@@ -32,7 +34,9 @@ export const handler = async (event: APIGatewayRequestAuthorizerEvent): Promise<
       throw e;
     });
     const { payload } = await jwtVerify(token, await keys, { issuer, audience });
-    return connectPolicy(true, event.methodArn, payload.sub ?? 'consumer');
+    const principal = payload[process.env.PRINCIPAL_CLAIM || 'sub'];
+    if (typeof principal !== 'string' || principal === '') return connectPolicy(false, event.methodArn);
+    return connectPolicy(true, event.methodArn, principal);
   } catch {
     return connectPolicy(false, event.methodArn);
   }

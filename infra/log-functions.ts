@@ -102,8 +102,8 @@ export interface LogFunctionsProps {
   removalPolicy: RemovalPolicy;
   /** SHA-256 digests of the accepted API keys; the authorizer exists only when given. */
   apiKeyDigests?: string[];
-  /** For auth mode jwt: the push API's authorizer checks tokens of this issuer and audiences. */
-  jwt?: { issuer: string; audiences: string[] };
+  /** For auth mode jwt: the push API's authorizer checks tokens of this issuer and audiences, named by this claim. */
+  jwt?: { issuer: string; audiences: string[]; principalClaim: string };
   /** Reserved concurrency per function, where set. */
   reservedConcurrency?: Partial<Record<LogFunctionName, number>>;
 }
@@ -192,7 +192,11 @@ export class LogFunctions extends Construct {
           memorySize: 256,
           timeout: Duration.seconds(5),
         },
-        { JWT_ISSUER: props.jwt.issuer, JWT_AUDIENCE: props.jwt.audiences.join(',') },
+        {
+          JWT_ISSUER: props.jwt.issuer,
+          JWT_AUDIENCE: props.jwt.audiences.join(','),
+          PRINCIPAL_CLAIM: props.jwt.principalClaim,
+        },
       );
     }
   }

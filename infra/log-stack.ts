@@ -113,7 +113,13 @@ export class LogStack extends Stack {
       logRetention: config.logRetention,
       removalPolicy,
       ...(config.auth.mode === 'apiKey' && { apiKeyDigests: config.auth.keyDigests }),
-      ...(config.auth.mode === 'jwt' && { jwt: { issuer: config.auth.issuer, audiences: config.auth.audiences } }),
+      ...(config.auth.mode === 'jwt' && {
+        jwt: {
+          issuer: config.auth.issuer,
+          audiences: config.auth.audiences,
+          principalClaim: config.security.principalClaim,
+        },
+      }),
       reservedConcurrency: config.reservedConcurrency,
     });
 

@@ -60,7 +60,7 @@ export function gatewayPrincipal(rc: GatewayRequestContext | undefined, claim: s
 /**
  * The principal of a WebSocket API message (the push API): IAM-authorized connections carry the
  * caller in `identity`; the $connect Lambda authorizers (functions/*-authorizer.ts) name it as the
- * policy's principalId (the JWT's sub, the API key's id), which API Gateway passes on to every
+ * policy's principalId (the JWT's PRINCIPAL_CLAIM, the API key's id), which API Gateway passes on to every
  * route of the connection.
  */
 export function webSocketPrincipal(rc: {

@@ -60,6 +60,26 @@ describe('push API authorizers', () => {
     expect(r.policyDocument.Statement[0]).toMatchObject({ Action: 'execute-api:Invoke', Resource: METHOD_ARN });
   });
 
+  it('JWT: names the connection by PRINCIPAL_CLAIM, as the HTTP API names requests, and denies a token without it', async () => {
+    const signed = (claims: Record<string, string>) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+        .setSubject('consumer-7')
+        .setIssuer(issuer)
+        .setAudience('log-clients')
+        .setExpirationTime('5m')
+        .sign(privateKey);
+    process.env.PRINCIPAL_CLAIM = 'client_id';
+    try {
+      const named = await jwtHandler(connectEvent({ Authorization: `Bearer ${await signed({ client_id: 'svc-9' })}` }));
+      expect(effect(named)).toBe('Allow');
+      expect(named.principalId).toBe('svc-9');
+      expect(effect(await jwtHandler(connectEvent({ Authorization: `Bearer ${await signed({})}` })))).toBe('Deny');
+    } finally {
+      delete process.env.PRINCIPAL_CLAIM;
+    }
+  });
+
   it('JWT: denies no token, another audience, another issuer, an expired token and a forged signature', async () => {
     const other = await generateKeyPair('RS256');
     const forged = await new SignJWT({})
