@@ -218,3 +218,48 @@ describe('OffsetCommit v9 and OffsetFetch v8-v9 (KIP-848 member epochs)', () => 
     expect(keys.find((k) => k.apiKey === 9)).toMatchObject({ minVersion: 0, maxVersion: 9 });
   });
 });
+
+describe('ConsumerGroupHeartbeat storage reads', () => {
+  it('a member heartbeating with what it owns reads no listing of all topics (the topic cache answers)', async () => {
+    const counted = await startKafkaServer({}, { BENCH_COUNTERS: '1' });
+    const raw = await RawClient.open(counted.broker);
+    try {
+      await counted.services.topics.create({ name: 'kip-cheap', partitionCount: 2, replicationFactor: 1 });
+      const id = Buffer.from(
+        (await raw.request(m.Metadata, 12, { topics: [{ name: 'kip-cheap' }] })).body.topics[0].topicId,
+      );
+      const heartbeat = async (body: Record<string, unknown>) =>
+        (
+          await raw.request(m.ConsumerGroupHeartbeat, 0, {
+            groupId: 'kip-cheap-group',
+            instanceId: null,
+            rackId: null,
+            rebalanceTimeoutMs: 10_000,
+            subscribedTopicNames: null,
+            serverAssignor: null,
+            topicPartitions: null,
+            ...body,
+          })
+        ).body;
+      const joined = await heartbeat({ memberId: 'm-cheap', memberEpoch: 0, subscribedTopicNames: ['kip-cheap'] });
+      expect(joined.errorCode).toBe(0);
+      let epoch = joined.memberEpoch as number;
+      const queries = () => counted.services.operationCounts!().metadata.query;
+      const before = queries();
+      for (let i = 0; i < 5; i++) {
+        const a = await heartbeat({
+          memberId: 'm-cheap',
+          memberEpoch: epoch,
+          topicPartitions: [{ topicId: id, partitions: [0, 1] }],
+        });
+        expect(a.errorCode).toBe(0);
+        expect(a.assignment.topicPartitions.map((tp: { topicId: Buffer }) => Buffer.from(tp.topicId))).toEqual([id]);
+        epoch = a.memberEpoch;
+      }
+      expect(queries() - before).toBe(0); // a listing per heartbeat was five
+    } finally {
+      raw.close();
+      await counted.close();
+    }
+  });
+});

@@ -8,9 +8,10 @@
  */
 import { assignmentOf } from '../../groups/assignment.js';
 import { parseAssignorName } from '../../groups/assignors.js';
+import { isKafkaError } from '../../wire/errors.js';
 import { authorize, deniedAmong } from './access.js';
 import { errorCodeOf, errorMessageOf, type Handler } from './context.js';
-import { byTopicId, topicIdBytes, topicIdString } from './topic-ids.js';
+import { topicIdBytes, topicIdString } from './topic-ids.js';
 
 type TopicIdPartitions = { topicId: Uint8Array; partitions: number[] };
 
@@ -23,9 +24,10 @@ export const consumerGroupHeartbeat: Handler = async (ctx, req) => {
       const first = refused.values().next();
       if (!first.done) throw first.value;
     }
-    const topics = await ctx.services.topics.list();
-    const byId = byTopicId(topics);
+    const registry = ctx.services.topics;
     const owned = req.topicPartitions as TopicIdPartitions[] | null;
+    // From the topic cache, as every heartbeat asks: no listing of all topics per heartbeat.
+    const byId = owned ? await registry.getByIds(owned.map((tp) => topicIdString(tp.topicId))) : new Map();
     const a = await ctx.services.groups.coordinator.heartbeat(req.groupId, {
       memberId: req.memberId,
       memberEpoch: req.memberEpoch,
@@ -45,7 +47,15 @@ export const consumerGroupHeartbeat: Handler = async (ctx, req) => {
             ),
           }),
     });
-    const idOf = new Map(topics.map((t) => [t.name, t.id]));
+    const idOf = new Map<string, string>();
+    for (const name of Object.keys(a.assignment)) {
+      // A topic deleted since is no longer assigned.
+      const topic = await registry.get(name).catch((e: unknown) => {
+        if (isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION')) return undefined;
+        throw e;
+      });
+      if (topic) idOf.set(name, topic.id);
+    }
     return {
       throttleTimeMs: 0,
       errorCode: 0,
