@@ -37,6 +37,7 @@ import {
   restartStaticMember,
   sameProtocols,
   staticMemberId,
+  unwrittenHeartbeatMs,
   type ClassicGroup,
   type ClassicMember,
 } from './classic-group.js';
@@ -209,6 +210,10 @@ export class ClassicGroupCoordinator {
       checkGeneration(g, memberId, generationId, groupInstanceId);
       if (g.state === 'PreparingRebalance')
         throw new KafkaError('REBALANCE_IN_PROGRESS', `Group ${groupId} is rebalancing: rejoin`);
+      // Still read every time (a rebalance started elsewhere is answered at once), but written
+      // only once the stored heartbeat is a third of the session old (expiry allows for it).
+      const m = g.members[memberId];
+      if (m && now - m.lastHeartbeat < unwrittenHeartbeatMs(m)) return { group: g, result: undefined };
       return { group: touch(g, memberId, now), result: undefined };
     });
   }
@@ -342,9 +347,9 @@ export class ClassicGroupCoordinator {
 
   /**
    * Keeps a session timer pending at most one session timeout (the members' shortest) after the
-   * group's first deadline, as the KIP-848 coordinator does (coordinator.ts, armTimer): every
-   * classic heartbeat writes the item, and registering a timer on each would be a second write
-   * per heartbeat. A due timer is re-armed that session past the deadline, so a live group's timer
+   * group's first deadline, as the KIP-848 coordinator does (coordinator.ts, armTimer): classic
+   * heartbeats write the item (once per third of a session), and registering a timer on each
+   * would be a second write. A due timer is re-armed that session past the deadline, so a live group's timer
    * does not fire on every scheduler tick; a group nobody accesses is swept up to that much later.
    */
   private async armTimer(groupId: string, g: ClassicGroup): Promise<ClassicGroup> {

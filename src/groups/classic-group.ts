@@ -57,6 +57,22 @@ export const newClassicGroup = (groupId: string): ClassicGroup => ({
 });
 
 /**
+ * How long a member's heartbeat may go unwritten: a heartbeat that only says "alive" is written
+ * once the stored one is this old (a third of the session), so a member costs one write per third
+ * of its session, not one per heartbeat interval. A join, a sync, a leave or a generation change is
+ * written at once.
+ */
+export const unwrittenHeartbeatMs = (m: Pick<ClassicMember, 'sessionTimeoutMs'>): number =>
+  Math.floor(m.sessionTimeoutMs / 3);
+
+/**
+ * When a member's session ends: its session timeout after the stored heartbeat, plus the time a
+ * later heartbeat may have gone unwritten. Never early (never before the session timeout has
+ * passed since the member's last heartbeat), at most a third of the session late.
+ */
+const sessionEnd = (m: ClassicMember): number => m.lastHeartbeat + m.sessionTimeoutMs + unwrittenHeartbeatMs(m);
+
+/**
  * The first moment something in the group runs out: a member's session (it expires once its
  * session timeout has passed, so just after) or the join barrier's deadline. Undefined: nothing to
  * time (no members).
@@ -64,7 +80,7 @@ export const newClassicGroup = (groupId: string): ClassicGroup => ({
 export function classicDeadline(g: ClassicGroup): number | undefined {
   let min = g.rebalanceDeadline;
   for (const m of Object.values(g.members)) {
-    const d = m.lastHeartbeat + m.sessionTimeoutMs + 1;
+    const d = sessionEnd(m) + 1;
     if (min === undefined || d < min) min = d;
   }
   return Object.keys(g.members).length === 0 ? undefined : min;
@@ -73,7 +89,7 @@ export function classicDeadline(g: ClassicGroup): number | undefined {
 /** Members whose session ran out, except those waiting at the join barrier (as Kafka keeps them). */
 export function expiredMembers(g: ClassicGroup, now: number): string[] {
   return Object.values(g.members)
-    .filter((m) => !(g.state === 'PreparingRebalance' && m.rejoined) && m.lastHeartbeat + m.sessionTimeoutMs < now)
+    .filter((m) => !(g.state === 'PreparingRebalance' && m.rejoined) && sessionEnd(m) < now)
     .map((m) => m.memberId);
 }
 

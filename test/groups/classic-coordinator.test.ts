@@ -91,7 +91,7 @@ describe('the classic group coordinator', () => {
     await a.sync('g', 2, 'm1', []);
     advance(4000);
     await a.heartbeat('g', 'm1', 2);
-    advance(4000); // m2 silent for 8 s > 6 s
+    advance(4500); // m2 silent for 8.5 s: past its 6 s session and the 2 s its heartbeat may go unwritten
     await expect(a.heartbeat('g', 'm1', 2)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS'));
     expect(Object.keys((await a.describe('g'))!.members)).toEqual(['m1']);
     await expect(a.heartbeat('g', 'm2', 2)).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));
@@ -234,5 +234,49 @@ describe('classic session expiry by the scheduler', () => {
     expect(now - last).toBeGreaterThan(6000);
     expect(now - last).toBeLessThanOrEqual(6000 + 6000 + 1000);
     expect(await raw()).toMatchObject({ members: {}, state: 'Empty' });
+  });
+});
+
+describe('classic heartbeats are written sparsely', () => {
+  const setup = async () => {
+    let now = 2_000_000;
+    const clock: Clock = { now: () => now };
+    const storage = { metadata: new MemoryMetadataStore(), stores: [new MemoryObjectStore('m')], close: () => {} };
+    const services = createServices(serverConfigFromEnv({ STORAGE_BACKEND: 'memory' }), storage, clock);
+    const { classic, coordinator } = services.groups;
+    await classic.join(join('m1')); // session 6 s: a heartbeat goes unwritten up to 2 s
+    await classic.sync('g', 1, 'm1', [{ memberId: 'm1', assignment: Buffer.from('all') }]);
+    const version = async () => (await storage.metadata.get('group#g', 'classic'))!.version;
+    return { classic, coordinator, version, advance: (ms: number) => (now += ms), at: () => now };
+  };
+
+  it('a live member is written once per third of its session, not on every heartbeat', async () => {
+    const { classic, version, advance } = await setup();
+    const before = await version();
+    for (let i = 0; i < 20; i++) {
+      advance(300);
+      await classic.heartbeat('g', 'm1', 1);
+    }
+    // 6 s of heartbeats every 300 ms: written once the stored one is 2 s old (at 2.1 and 4.2 s),
+    // so two writes, not twenty.
+    expect((await version()) - before).toBe(2);
+  });
+
+  it('never expires a member before its session has passed since its last heartbeat, written or not', async () => {
+    const { classic, coordinator, advance, at } = await setup();
+    advance(1000);
+    await classic.heartbeat('g', 'm1', 1); // unwritten: the stored one is 1 s old
+    advance(900);
+    await classic.heartbeat('g', 'm1', 1); // unwritten too: its last heartbeat is now
+    const last = at();
+    let expired = 0;
+    while (expired === 0 && at() < last + 30_000) {
+      advance(250);
+      expired = (await coordinator.expireSessions()).membersExpired;
+      if (at() - last <= 6000) expect(expired).toBe(0);
+    }
+    expect(expired).toBe(1);
+    // At most a third of the session late, plus the timer's slack (one session) and a step.
+    expect(at() - last).toBeLessThanOrEqual(6000 + 2000 + 6000 + 250);
   });
 });
