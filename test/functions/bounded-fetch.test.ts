@@ -5,57 +5,29 @@
  * the limit, and 4 MiB bodies. Everything goes through the fetch function's handler
  * (functions/http-entry.ts, hono's aws-lambda adapter) with the stack's limits.
  */
-import type { APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHttpHandler } from '../../functions/http-entry.js';
 import { LAMBDA_PAYLOAD_LIMITS } from '../../infra/log-stack.js';
+import { RECORD_BATCH_MEDIA_TYPE } from '../../src/wire/protocol.js';
+import { invokeHttpFunction } from '../support/api-gateway.js';
 import { decodeRecordBatches, encodeRecordBatch, type LogRecord } from '../../src/wire/record-batch.js';
 import { decodeFetchResponse, FETCH_RESPONSE_MEDIA_TYPE } from '../../src/wire/fetch-response.js';
 
 const LAMBDA_RESPONSE_LIMIT = 6_000_000;
-const BATCH_TYPE = 'application/vnd.kafka.record-batch.v2';
-type Result = Exclude<APIGatewayProxyResultV2, string> & {
-  body: string;
-  statusCode: number;
-  headers: Record<string, string>;
-};
+const BATCH_TYPE = RECORD_BATCH_MEDIA_TYPE;
 
 let handler: ReturnType<typeof createHttpHandler>;
-let invocation = 0;
 beforeAll(() => {
   vi.spyOn(process.stdout, 'write').mockImplementation(() => true); // the functions' JSON log lines
   handler = createHttpHandler('fetch', { STORAGE_BACKEND: 'memory', CLUSTER_ID: 'c', ...LAMBDA_PAYLOAD_LIMITS });
 });
 afterAll(() => vi.restoreAllMocks());
 
-async function invoke(
+const invoke = (
   method: string,
   path: string,
-  options: { query?: string; body?: Uint8Array | string; headers?: Record<string, string> } = {},
-) {
-  const body = options.body;
-  const binary = body instanceof Uint8Array;
-  const event = {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path.startsWith('/') ? path : `/v3/clusters/c/${path}`,
-    rawQueryString: options.query ?? '',
-    headers: {
-      host: 'abc.execute-api.us-east-1.amazonaws.com',
-      'content-type': binary ? BATCH_TYPE : 'application/json',
-      ...options.headers,
-    },
-    requestContext: {
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'vitest' },
-      requestId: `r${++invocation}`,
-    },
-    ...(body !== undefined && { body: binary ? Buffer.from(body).toString('base64') : body }),
-    isBase64Encoded: binary,
-  } as unknown as Parameters<typeof handler>[0];
-  const result = (await handler(event, { awsRequestId: `r${invocation}`, functionName: 'fetch' } as Context)) as Result;
-  // What Lambda carries back to API Gateway: the serialised invocation result.
-  return { result, invocationBytes: Buffer.byteLength(JSON.stringify(result)) };
-}
+  options?: { query?: string; body?: Uint8Array | string; headers?: Record<string, string> },
+) => invokeHttpFunction(handler, method, path.startsWith('/') ? path : `/v3/clusters/c/${path}`, options);
 
 async function createTopic(name: string, configs: Record<string, string> = {}, partitions = 1) {
   const { result } = await invoke('POST', 'topics', {

@@ -8,13 +8,13 @@
  * (Kafka's aborted_transactions: marker at or after the fetch offset, first offset below the next).
  * Everything goes through the functions' handler (functions/http-entry.ts) as bounded-fetch.test.ts does.
  */
-import type { APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHttpHandler } from '../../functions/http-entry.js';
 import { LAMBDA_PAYLOAD_LIMITS } from '../../infra/log-stack.js';
+import { type HttpFunctionResult, invokeHttpFunction } from '../support/api-gateway.js';
 import { decodeMarker } from '../../src/wire/control-batch.js';
 import { decodeFetchResponse, FETCH_RESPONSE_MEDIA_TYPE } from '../../src/wire/fetch-response.js';
-import { type AbortedRange, parseAbortedTransactions } from '../../src/wire/protocol.js';
+import { type AbortedRange, parseAbortedTransactions, RECORD_BATCH_MEDIA_TYPE } from '../../src/wire/protocol.js';
 import {
   CONTROL_FLAG_MASK,
   decodeRecordBatches,
@@ -25,17 +25,11 @@ import {
 const LAMBDA_RESPONSE_LIMIT = 6_000_000;
 /** API Gateway's "total combined size of request line and header values" (HTTP API) / "of all header values" (REST API). */
 const API_GATEWAY_HEADER_LIMIT = 10_240;
-const BATCH_TYPE = 'application/vnd.kafka.record-batch.v2';
+const BATCH_TYPE = RECORD_BATCH_MEDIA_TYPE;
 /** Hundreds of transactions take thousands of invocations: seconds on a shared machine. */
 const SETUP_TIMEOUT = 120_000;
-type Result = Exclude<APIGatewayProxyResultV2, string> & {
-  body: string;
-  statusCode: number;
-  headers: Record<string, string>;
-};
 type Handler = ReturnType<typeof createHttpHandler>;
 
-let invocation = 0;
 beforeAll(() => {
   vi.spyOn(process.stdout, 'write').mockImplementation(() => true); // the functions' JSON log lines
 });
@@ -44,35 +38,12 @@ afterAll(() => vi.restoreAllMocks());
 const lambda = (env: Record<string, string> = {}) =>
   createHttpHandler('fetch', { STORAGE_BACKEND: 'memory', CLUSTER_ID: 'c', ...LAMBDA_PAYLOAD_LIMITS, ...env });
 
-async function invoke(
+const invoke = (
   handler: Handler,
   method: string,
   path: string,
-  options: { query?: string; body?: Uint8Array | string; headers?: Record<string, string> } = {},
-) {
-  const body = options.body;
-  const binary = body instanceof Uint8Array;
-  const event = {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: `/v3/clusters/c/${path}`,
-    rawQueryString: options.query ?? '',
-    headers: {
-      host: 'abc.execute-api.us-east-1.amazonaws.com',
-      'content-type': binary ? BATCH_TYPE : 'application/json',
-      ...options.headers,
-    },
-    requestContext: {
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'vitest' },
-      requestId: `r${++invocation}`,
-    },
-    ...(body !== undefined && { body: binary ? Buffer.from(body).toString('base64') : body }),
-    isBase64Encoded: binary,
-  } as unknown as Parameters<Handler>[0];
-  const result = (await handler(event, { awsRequestId: `r${invocation}`, functionName: 'fetch' } as Context)) as Result;
-  // What Lambda carries back to API Gateway: the serialised invocation result.
-  return { result, invocationBytes: Buffer.byteLength(JSON.stringify(result)) };
-}
+  options?: { query?: string; body?: Uint8Array | string; headers?: Record<string, string> },
+) => invokeHttpFunction(handler, method, `/v3/clusters/c/${path}`, options);
 
 async function call(handler: Handler, method: string, path: string, body?: unknown) {
   const { result } = await invoke(handler, method, path, body === undefined ? {} : { body: JSON.stringify(body) });
@@ -258,7 +229,7 @@ interface AnsweredPartition {
   records?: number[];
 }
 
-function parseAnswer(result: Result, answer: Answer): AnsweredPartition[] {
+function parseAnswer(result: HttpFunctionResult, answer: Answer): AnsweredPartition[] {
   if (answer === 'binary') {
     expect(result.isBase64Encoded).toBe(true);
     return decodeFetchResponse(Buffer.from(result.body, 'base64'))[0]!.partitions.map((p) => ({

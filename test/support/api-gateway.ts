@@ -14,6 +14,7 @@ import type {
 } from 'aws-lambda';
 import { WebSocketServer } from 'ws';
 import { routeFor, type HttpFunctionName } from '../../infra/routes.js';
+import { RECORD_BATCH_MEDIA_TYPE } from '../../src/wire/protocol.js';
 
 export type HttpHandler = (
   event: APIGatewayProxyEventV2,
@@ -179,4 +180,51 @@ export async function webSocketApi(push: PushHandler, onInvoke: (i: Invocation) 
     });
   });
   return api;
+}
+
+/** A function's answer as the tests read it: always a structured result with a string body. */
+export type HttpFunctionResult = APIGatewayProxyStructuredResultV2 & {
+  body: string;
+  statusCode: number;
+  headers: Record<string, string>;
+};
+
+let invocations = 0;
+
+/**
+ * One payload 2.0 invocation of an HTTP function, as API Gateway's catch-all route makes it (a
+ * binary body as RecordBatch bytes, base64-encoded), with the size of the serialised result Lambda
+ * carries back (what its 6 MB response bound applies to).
+ */
+export async function invokeHttpFunction(
+  handler: (event: never, context: Context) => Promise<unknown>,
+  method: string,
+  rawPath: string,
+  options: { query?: string; body?: Uint8Array | string; headers?: Record<string, string> } = {},
+): Promise<{ result: HttpFunctionResult; invocationBytes: number }> {
+  const body = options.body;
+  const binary = body instanceof Uint8Array;
+  const requestId = `r${++invocations}`;
+  const event = {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath,
+    rawQueryString: options.query ?? '',
+    headers: {
+      host: 'abc.execute-api.us-east-1.amazonaws.com',
+      'content-type': binary ? RECORD_BATCH_MEDIA_TYPE : 'application/json',
+      ...options.headers,
+    },
+    requestContext: {
+      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'vitest' },
+      requestId,
+    },
+    ...(body !== undefined && { body: binary ? Buffer.from(body).toString('base64') : body }),
+    isBase64Encoded: binary,
+  } as never;
+  const result = (await handler(event, {
+    awsRequestId: requestId,
+    functionName: 'fetch',
+  } as Context)) as HttpFunctionResult;
+  return { result, invocationBytes: Buffer.byteLength(JSON.stringify(result)) };
 }
