@@ -22,10 +22,10 @@ afterAll(async () => {
   await s?.close();
 });
 
-const beat = async (body: Record<string, unknown>) =>
+const beat = async (body: Record<string, unknown>, client = c, groupId = 'kip-group') =>
   (
-    await c.request(m.ConsumerGroupHeartbeat, 0, {
-      groupId: 'kip-group',
+    await client.request(m.ConsumerGroupHeartbeat, 0, {
+      groupId,
       instanceId: null,
       rackId: null,
       rebalanceTimeoutMs: 10_000,
@@ -228,19 +228,7 @@ describe('ConsumerGroupHeartbeat storage reads', () => {
       const id = Buffer.from(
         (await raw.request(m.Metadata, 12, { topics: [{ name: 'kip-cheap' }] })).body.topics[0].topicId,
       );
-      const heartbeat = async (body: Record<string, unknown>) =>
-        (
-          await raw.request(m.ConsumerGroupHeartbeat, 0, {
-            groupId: 'kip-cheap-group',
-            instanceId: null,
-            rackId: null,
-            rebalanceTimeoutMs: 10_000,
-            subscribedTopicNames: null,
-            serverAssignor: null,
-            topicPartitions: null,
-            ...body,
-          })
-        ).body;
+      const heartbeat = (body: Record<string, unknown>) => beat(body, raw, 'kip-cheap-group');
       const joined = await heartbeat({ memberId: 'm-cheap', memberEpoch: 0, subscribedTopicNames: ['kip-cheap'] });
       expect(joined.errorCode).toBe(0);
       let epoch = joined.memberEpoch as number;

@@ -8,7 +8,7 @@ import * as m from '../../src/kafka/protocol/messages/index.js';
 import { decodeRecordBatches } from '../../src/wire/record-batch.js';
 import { ERRORS } from '../../src/wire/errors.js';
 import { startKafkaServer, type TestKafkaServer } from './support/kafka-server.js';
-import { RawClient } from './support/raw-client.js';
+import { fetchPartition, fetchRequest, RawClient } from './support/raw-client.js';
 
 let s: TestKafkaServer;
 let c: RawClient;
@@ -34,33 +34,13 @@ afterAll(async () => {
 const topicIdOf = async (name: string): Promise<Buffer> =>
   Buffer.from((await c.request(m.Metadata, 12, { topics: [{ name }] })).body.topics[0].topicId);
 
-const partition = (p: number, fetchOffset = 0) => ({
-  partition: p,
-  currentLeaderEpoch: -1,
-  fetchOffset,
-  lastFetchedEpoch: -1,
-  logStartOffset: -1,
-  partitionMaxBytes: 1 << 20,
-});
+const partition = (p: number, fetchOffset = 0) => fetchPartition(p, fetchOffset);
 
 const fetchById = async (
   version: number,
   topics: { topicId: Buffer; partitions: ReturnType<typeof partition>[] }[],
   wait: { maxWaitMs: number; minBytes: number } = { maxWaitMs: 0, minBytes: 0 },
-) =>
-  (
-    await c.request(m.Fetch, version, {
-      replicaId: -1,
-      ...wait,
-      maxBytes: 1 << 20,
-      isolationLevel: 0,
-      sessionId: 0,
-      sessionEpoch: -1,
-      topics,
-      forgottenTopicsData: [],
-      rackId: '',
-    })
-  ).body;
+) => (await c.request(m.Fetch, version, fetchRequest(topics, wait))).body;
 
 const values = (records: Uint8Array) =>
   decodeRecordBatches(records).flatMap((b) => b.records.map((r) => Buffer.from(r.value!).toString()));
@@ -152,20 +132,7 @@ describe('Fetch by topic id', () => {
   });
 
   it('v12 still names topics, and ApiVersions offers Fetch 4-17', async () => {
-    const answer = (
-      await c.request(m.Fetch, 12, {
-        replicaId: -1,
-        maxWaitMs: 0,
-        minBytes: 0,
-        maxBytes: 1 << 20,
-        isolationLevel: 0,
-        sessionId: 0,
-        sessionEpoch: -1,
-        topics: [{ topic: 'ids', partitions: [partition(0)] }],
-        forgottenTopicsData: [],
-        rackId: '',
-      })
-    ).body;
+    const answer = (await c.request(m.Fetch, 12, fetchRequest([{ topic: 'ids', partitions: [partition(0)] }]))).body;
     expect(answer.responses[0]).toMatchObject({ topic: 'ids', partitions: [{ errorCode: 0, highWatermark: 3 }] });
     const keys = (await c.request(m.ApiVersions, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' })).body
       .apiKeys as { apiKey: number; minVersion: number; maxVersion: number }[];

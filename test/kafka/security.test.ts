@@ -15,7 +15,7 @@ import { validateBinding } from '../../src/authz/acl.js';
 import * as m from '../../src/kafka/protocol/messages/index.js';
 import { ERRORS } from '../../src/wire/errors.js';
 import { startKafkaServer, type TestKafkaServer } from './support/kafka-server.js';
-import { RawClient } from './support/raw-client.js';
+import { fetchPartition, fetchRequest, RawClient } from './support/raw-client.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const run = promisify(execFile);
@@ -215,30 +215,16 @@ describe('ACLs on the listener', () => {
     for (const name of ['paid', 'secret'])
       ids.set(name, Buffer.from((await s.services.topics.get(name)).id.replace(/-/g, ''), 'hex'));
     const fetched = (
-      await c.request(m.Fetch, 13, {
-        replicaId: -1,
-        maxWaitMs: 0,
-        minBytes: 0,
-        maxBytes: 1 << 20,
-        isolationLevel: 0,
-        sessionId: 0,
-        sessionEpoch: -1,
-        topics: [ids.get('paid')!, ids.get('secret')!, Buffer.alloc(16, 9)].map((topicId) => ({
-          topicId,
-          partitions: [
-            {
-              partition: 0,
-              currentLeaderEpoch: -1,
-              fetchOffset: 0,
-              lastFetchedEpoch: -1,
-              logStartOffset: -1,
-              partitionMaxBytes: 1024,
-            },
-          ],
-        })),
-        forgottenTopicsData: [],
-        rackId: '',
-      })
+      await c.request(
+        m.Fetch,
+        13,
+        fetchRequest(
+          [ids.get('paid')!, ids.get('secret')!, Buffer.alloc(16, 9)].map((topicId) => ({
+            topicId,
+            partitions: [fetchPartition(0, 0, 1024)],
+          })),
+        ),
+      )
     ).body;
     expect(fetched.responses.map((t: any) => t.partitions[0].errorCode)).toEqual([
       0,

@@ -101,3 +101,28 @@ export function decodeResponse(api: ApiSpec, version: number, frame: Buffer) {
   if (responseHeaderVersion(api, version) === 1) r.uvarint(); // no tagged fields sent
   return { correlationId, body: decodeMessage(api.response, version, r) as Record<string, any> };
 }
+
+/** One partition of a Fetch request, as a plain consumer asks for it (no leader epochs known). */
+export const fetchPartition = (partition: number, fetchOffset = 0, partitionMaxBytes = 1 << 20) => ({
+  partition,
+  currentLeaderEpoch: -1,
+  fetchOffset,
+  lastFetchedEpoch: -1,
+  logStartOffset: -1,
+  partitionMaxBytes,
+});
+
+/** A Fetch request around `topics`: no session, read_uncommitted, no wait unless `fields` say so. */
+export const fetchRequest = (topics: unknown[], fields: Record<string, unknown> = {}) => ({
+  replicaId: -1,
+  maxWaitMs: 0,
+  minBytes: 0,
+  maxBytes: 1 << 20,
+  isolationLevel: 0,
+  sessionId: 0,
+  sessionEpoch: -1,
+  topics,
+  forgottenTopicsData: [],
+  rackId: '',
+  ...fields,
+});
