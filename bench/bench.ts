@@ -751,6 +751,19 @@ async function run(
             createTopic: s.createTopic,
             deleteTopic: s.deleteTopic,
             counters: s.counters,
+            rawConsume: async (topic, partitions) => {
+              const m = await s.measure(runner, {
+                ...base,
+                base: s.server.url,
+                client,
+                format: 'batch',
+                kind: 'fetch',
+                pathTemplate: fetchTemplate('batch', topic),
+                partitions,
+                consumers: 1,
+              });
+              return (m.result.window.records * 1000) / m.result.window.ms;
+            },
           },
           { records: QUICK ? CLIENT_RECORDS_QUICK : CLIENT_RECORDS, ...(QUICK ? {} : { fixedRateSeconds: 60 }), log },
         )),

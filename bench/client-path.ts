@@ -21,6 +21,8 @@ export interface ClientRow {
   latencyMs: { p50: number; p99: number; max: number };
   /** Offered rate of a fixed-rate run (kafka-log perf --throughput). */
   offeredRecordsPerSec?: number;
+  /** Consume: one raw consumer reading the same topic in a closed loop (the same shape as `perf consume`). */
+  rawRecordsPerSec?: number;
   serverCpuCores: number;
   objectPutsPerMiBPerReplica: number;
   /** Produce requests as the server saw them: one object PUT per replica each. */
@@ -35,6 +37,8 @@ interface ClientPathSession {
   createTopic: (cell: { replicas: number; minInsync: number; partitions: number }, prefix: string) => Promise<string>;
   deleteTopic: (name: string) => Promise<void>;
   counters: () => Promise<OperationCounts>;
+  /** Records/s of one raw consumer (pre-built GETs, no decoding) reading `topic` in a closed loop. */
+  rawConsume: (topic: string, partitions: number) => Promise<number>;
 }
 
 const CLI = join(REPO, 'src/cli/bin.mjs');
@@ -131,7 +135,7 @@ export async function clientPathRows(
         '-1',
       ]);
       if (partitions === 12 && replicas === 1) p12Max = produce.recordsPerSec;
-      await measured('consume', partitions, replicas, [
+      const consumed = await measured('consume', partitions, replicas, [
         'perf',
         'consume',
         '--topic',
@@ -141,6 +145,10 @@ export async function clientPathRows(
         '--timeout',
         '60000',
       ]);
+      consumed.rawRecordsPerSec = await s.rawConsume(topic, partitions);
+      options.log(
+        `raw consume (1 consumer) P=${partitions} RF=${replicas}: ${Math.round(consumed.rawRecordsPerSec)} records/s`,
+      );
       await s.deleteTopic(topic);
     }
   }

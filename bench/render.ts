@@ -130,8 +130,9 @@ export function render(r: Results): string {
     ),
   );
   if (r.client?.length) {
-    // The raw cell of the same shape: batch format, acks=all, batches of 1000 (the client's default
-    // request holds about that many 1 KiB records), same partitions and RF; fetches of what it wrote.
+    // The raw cell of the same shape. Produce: batch format, acks=all, batches of 1000 (the client's
+    // default request holds about that many 1 KiB records), same partitions and RF. Consume: one raw
+    // consumer reading the topic `perf consume` read (the fetch matrix's cells run 4 consumers).
     const rawProduce = (c: ClientRow) =>
       r.produce.find(
         (p) =>
@@ -172,7 +173,7 @@ export function render(r: Results): string {
         r.client.map((c) => {
           const raw =
             c.kind === 'consume'
-              ? rawFetch(c)?.recordsPerSec
+              ? (c.rawRecordsPerSec ?? rawFetch(c)?.recordsPerSec)
               : c.kind === 'produce'
                 ? rawProduce(c)?.recordsPerSec
                 : undefined;
