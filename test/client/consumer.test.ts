@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, type Consumer, type ConsumerRecord, type TopicPartition } from '../../src/client/index.js';
 import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
+import { startArrivalProxy } from '../support/arrival-proxy.js';
 
 const until = async (what: string, cond: () => boolean | Promise<boolean>, ms = 15_000) => {
   const end = Date.now() + ms;
@@ -266,6 +267,33 @@ describe('consumer against the local server', () => {
     });
     expect(rest.map((r) => r.offset)).toEqual(Array.from({ length: 30 }, (_, i) => 10 + i));
     await c.close();
+  });
+
+  it('puts the next fetch on the wire before poll() returns, so the server reads it while the application works', async () => {
+    await fourAnswers('wire');
+    const proxy = await startArrivalProxy(server.origin);
+    try {
+      const c = new Kafka({ url: proxy.origin }).consumer({
+        groupId: 'wire-group',
+        autoOffsetReset: 'earliest',
+        maxPartitionFetchBytes: 1, // one stored request of 10 records per answer
+        enableAutoCommit: false,
+        fetchMaxWaitMs: 50,
+      });
+      c.assign([{ topic: 'wire', partition: 0 }]);
+      let first: ConsumerRecord[] = [];
+      await until('the first answer', async () => (first = await c.poll({ timeoutMs: 200 })).length > 0);
+      expect(first.map((r) => r.offset)).toEqual(Array.from({ length: 10 }, (_, i) => i));
+      // The application works through the records without yielding to the event loop.
+      const workedUntil = Date.now() + 500;
+      while (Date.now() < workedUntil);
+      await until('the fetch at 10', () => proxy.fetchOffsets().some((f) => f.offset === 10));
+      const during = proxy.fetchOffsets().filter((f) => f.at < workedUntil);
+      expect(during.map((f) => f.offset)).toEqual([0, 10]);
+      await c.close();
+    } finally {
+      proxy.stop();
+    }
   });
 
   it('eachBatch with a failing handler redelivers the failed records', async () => {

@@ -325,8 +325,10 @@ export class Consumer {
           if (this.membership) this.membership.error = undefined;
           throw e;
         }
+        await this.fetcher.flushSent(); // sent when an answer arrived: out before this one is decoded
         const records = this.fetcher.drain(this.c.maxPollRecords);
         const nextBackoff = this.fetcher.sendFetches();
+        await this.fetcher.flushSent(); // out before the application works through these records
         if (records.length > 0) return records;
         if (this.fetcher.pendingError) continue; // found while decoding: raised above
         const now = Date.now();

@@ -111,6 +111,21 @@ export class Fetcher {
   /** Whether the server has `records:fetch`: unknown until the first one tells. */
   private multiFetch: 'unknown' | 'supported' | 'unsupported' = 'unknown';
   private multiInFlight = false;
+  /** A fetch was sent since the last flushSent(). */
+  private unflushed = false;
+
+  /**
+   * Lets the fetches sent since the last call leave. node:http writes a request from a nextTick,
+   * which runs only once the promise chain it was sent from ends: from poll(), that chain goes on
+   * through the decoding of the answer in hand and the application's handling of its records, so
+   * the next answer would be asked for only after all of them (measured: 1.5 ms late per 1 MiB
+   * answer at one partition).
+   */
+  async flushSent(): Promise<void> {
+    if (!this.unflushed) return;
+    this.unflushed = false;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 
   private fetchMany(states: TopicPartitionState[]): void {
     const sent = states.map((s) => ({ s, epoch: s.epoch, offset: s.fetchOffset! }));
@@ -118,6 +133,7 @@ export class Fetcher {
     const batches = this.transport.useRecordBatches(this.config.format);
     for (const { s } of sent) s.fetching = true;
     this.multiInFlight = true;
+    this.unflushed = true;
     fetchPartitions(
       this.transport,
       {
@@ -211,6 +227,7 @@ export class Fetcher {
     const batches = this.transport.useRecordBatches(this.config.format);
     const maxWaitMs = this.idle?.maxWaitMs() ?? this.config.fetchMaxWaitMs;
     s.fetching = true;
+    this.unflushed = true;
     this.transport
       .request<WireRecordList | Buffer>('GET', `/topics/${enc(s.topic)}/partitions/${s.partition}/records`, {
         query: {
