@@ -21,6 +21,8 @@ export interface ClientRow {
   latencyMs: { p50: number; p99: number; max: number };
   /** Offered rate of a fixed-rate run (kafka-log perf --throughput). */
   offeredRecordsPerSec?: number;
+  /** A fixed-rate run: latency after its first seconds (--warmup-records), the sustained figure. */
+  steadyLatencyMs?: ClientRow['latencyMs'];
   /** Consume: one raw consumer reading the same topic in a closed loop (the same shape as `perf consume`). */
   rawRecordsPerSec?: number;
   serverCpuCores: number;
@@ -42,6 +44,12 @@ interface ClientPathSession {
 }
 
 const CLI = join(REPO, 'src/cli/bin.mjs');
+/**
+ * The fixed-rate run's first seconds, before its `fixedRateSeconds`: a new client process starts
+ * cold (its JIT), and its first second or two answer in hundreds of milliseconds while it catches
+ * up. Reported apart (Kafka's --warmup-records), so that the p99 is the sustained one.
+ */
+const FIXED_RATE_WARMUP_SECONDS = 5;
 
 function runCli(args: string[], timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -57,13 +65,25 @@ function runCli(args: string[], timeoutMs: number): Promise<string> {
   });
 }
 
-/** The totals line: "N records sent|consumed, R records/sec (...), A ms avg latency, M ms max latency, P50 ms 50th, ..., P99 ms 99th, ...". */
-function parseTotals(output: string): { records: number; recordsPerSec: number; latencyMs: ClientRow['latencyMs'] } {
+/**
+ * The totals line: "N records sent|consumed, R records/sec (...), A ms avg latency, M ms max latency,
+ * P50 ms 50th, ..., P99 ms 99th, ..."; with `steady`, the line after it for the records after the
+ * warm-up ("... (steady state)").
+ */
+function parseTotals(
+  output: string,
+  steady = false,
+): { records: number; recordsPerSec: number; latencyMs: ClientRow['latencyMs'] } {
   const line = output
     .split('\n')
     .reverse()
-    .find((l) => /records (sent|consumed), [\d.]+ records\/sec/.test(l) && /99th/.test(l));
-  if (!line) throw new Error(`no totals line in:\n${output.slice(-2000)}`);
+    .find(
+      (l) =>
+        /records (sent|consumed), [\d.]+ records\/sec/.test(l) &&
+        /99th/.test(l) &&
+        l.endsWith('(steady state)') === steady,
+    );
+  if (!line) throw new Error(`no ${steady ? 'steady-state ' : ''}totals line in:\n${output.slice(-2000)}`);
   const num = (re: RegExp) => Number(re.exec(line)?.[1] ?? NaN);
   return {
     records: num(/^(\d+) records/),
@@ -96,6 +116,7 @@ export async function clientPathRows(
     const counts = diffCounts(await s.counters(), before);
     const cpuMicros = procStats(s.serverPid).cpuMicros - cpu0;
     const totals = parseTotals(out);
+    const steady = args.includes('--warmup-records') ? parseTotals(out, true).latencyMs : undefined;
     const bytes = totals.records * RECORD_BYTES;
     const requests = kind === 'consume' ? Math.max(1, counts.objects.get) : Math.max(1, counts.objects.put / replicas);
     const row: ClientRow = {
@@ -104,6 +125,7 @@ export async function clientPathRows(
       replicas,
       ...totals,
       ...(offered !== undefined ? { offeredRecordsPerSec: offered } : {}),
+      ...(steady ? { steadyLatencyMs: steady } : {}),
       // Over the run itself (the CLI's start-up, several seconds under tsx, is not load).
       serverCpuCores:
         cpuMicros / 1000 / Math.min(wallMs, (totals.records / Math.max(1e-9, totals.recordsPerSec)) * 1000),
@@ -165,11 +187,13 @@ export async function clientPathRows(
         '--topic',
         topic,
         '--num-records',
-        String(rate * options.fixedRateSeconds),
+        String(rate * (FIXED_RATE_WARMUP_SECONDS + options.fixedRateSeconds)),
         '--record-size',
         String(RECORD_BYTES),
         '--throughput',
         String(rate),
+        '--warmup-records',
+        String(rate * FIXED_RATE_WARMUP_SECONDS),
       ],
       rate,
     );

@@ -153,6 +153,10 @@ export function render(r: Results): string {
           f.writtenInBatchesOf === 1000,
       );
     out.push("\n## Client path (kafka-log perf with the client's defaults, batch server)\n");
+    if (r.client.some((c) => c.steadyLatencyMs))
+      out.push(
+        'The fixed-rate row gives its latency over the whole run / after its warm-up seconds (`--warmup-records`).\n',
+      );
     out.push(
       table(
         [
@@ -184,8 +188,13 @@ export function render(r: Results): string {
             c.partitions,
             c.records,
             int(c.recordsPerSec),
-            fixed(c.latencyMs.p50, 0),
-            fixed(c.latencyMs.p99, 0),
+            // A fixed-rate run: the whole run, then after its warm-up seconds (the sustained figure).
+            c.steadyLatencyMs
+              ? `${fixed(c.latencyMs.p50, 0)} / ${fixed(c.steadyLatencyMs.p50, 0)}`
+              : fixed(c.latencyMs.p50, 0),
+            c.steadyLatencyMs
+              ? `${fixed(c.latencyMs.p99, 0)} / ${fixed(c.steadyLatencyMs.p99, 0)}`
+              : fixed(c.latencyMs.p99, 0),
             fixed(c.serverCpuCores, 2),
             c.kind === 'consume' ? '' : fixed(c.objectPutsPerMiBPerReplica, 2),
             c.kind === 'consume' ? '' : fixed(c.writeUnitsPerRequest, 1),

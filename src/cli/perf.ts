@@ -23,12 +23,13 @@ import { fixed, percentile } from './format.js';
 
 export const PERF_HELP = `Usage: kafka-log perf <produce|consume> [options]
   produce --topic T --num-records N (--record-size BYTES | --payload-file F [--payload-delimiter D (\\n)])
-          [--throughput RECORDS_PER_SEC (-1: no cap)] [--acks 0|1|all]
+          [--throughput RECORDS_PER_SEC (-1: no cap)] [--acks 0|1|all] [--warmup-records N (0)]
           [--producer-props k=v [k=v ...]] [--producer.config FILE] [--reporting-interval MS (5000)]
   consume --topic T --messages N [--group G] [--from-latest] [--timeout MS (10000)] [--fetch-size BYTES]
           [--consumer-props k=v [k=v ...]] [--consumer.config FILE] [--reporting-interval MS (5000)]
           [--hide-header] [--show-detailed-stats (progress lines are always shown)]
 Latency: produce, send() to acknowledgement; consume, arrival minus the record's timestamp.
+--warmup-records: after the totals, a second line for the records after the first N (steady state).
 ${CONNECTION_HELP}`;
 
 const MB = 1024 * 1024;
@@ -110,6 +111,7 @@ export const PERF_PRODUCE_OPTIONS = {
   'producer-props': { type: 'string', multiple: true },
   'producer.config': { type: 'string' },
   'reporting-interval': { type: 'string' },
+  'warmup-records': { type: 'string' },
 } as const;
 
 /** kafka-producer-perf-test.sh options with no meaning here. */
@@ -176,6 +178,8 @@ async function perfProduce(argv: string[], ctx: Context): Promise<void> {
   const recordSize = payloads ? 0 : int(values['record-size'], '--record-size', 1);
   const throughput = values.throughput === undefined ? -1 : int(values.throughput, '--throughput', -1);
   const reportingMs = optionalInt(values['reporting-interval'], '--reporting-interval', 1) ?? 5000;
+  const warmupRecords = optionalInt(values['warmup-records'], '--warmup-records', 0) ?? 0;
+  if (warmupRecords >= numRecords) throw new UsageError('--warmup-records must be less than --num-records');
   // As the Java tool: --producer-props win over --producer.config.
   const props = { ...clientConfig(file), ...clientConfig(pairs(values['producer-props'], '--producer-props')) };
   if (values.acks !== undefined) {
@@ -187,6 +191,8 @@ async function perfProduce(argv: string[], ctx: Context): Promise<void> {
   const payload = Buffer.alloc(recordSize);
   for (let i = 0; i < recordSize; i++) payload[i] = 65 + randomInt(26);
   const stats = new Stats('sent', ctx.out);
+  // As the Java tool's --warmup-records (KIP-1052): the first N records count in the totals only.
+  let steady: { stats: Stats; start: number } | undefined;
   const ticker = setInterval(() => stats.progress(), reportingMs);
   const maxOutstanding = Math.max(
     1,
@@ -209,10 +215,14 @@ async function perfProduce(argv: string[], ctx: Context): Promise<void> {
       const sentAt = performance.now();
       outstanding++;
       const value = payloads ? payloads[randomInt(payloads.length)]! : payload;
+      if (warmupRecords > 0 && i === warmupRecords) steady = { stats: new Stats('sent', ctx.out), start: sentAt };
+      const steadyStats = steady?.stats;
       // One callback per record, as the Java tool's PerfCallback.
       producer.send({ topic, messages: [{ value }] }).then(
         () => {
-          stats.record(performance.now() - sentAt, value.length);
+          const latencyMs = performance.now() - sentAt;
+          stats.record(latencyMs, value.length);
+          steadyStats?.record(latencyMs, value.length);
           settled();
         },
         (e: Error) => {
@@ -234,7 +244,9 @@ async function perfProduce(argv: string[], ctx: Context): Promise<void> {
     clearInterval(ticker);
     await producer.close({ timeoutMs: 30_000 }).catch(() => {});
   }
-  ctx.out(stats.summary(performance.now() - start));
+  const end = performance.now();
+  ctx.out(stats.summary(end - start));
+  if (steady) ctx.out(`${steady.stats.summary(end - steady.start)} (steady state)`);
   if (firstError) throw new Error(`${failures} of ${numRecords} records failed; the first: ${firstError.message}`);
 }
 

@@ -430,6 +430,19 @@ describe('kafka-log CLI against the local server', () => {
     expect(consumed.out.at(-1)).toMatch(
       /^600 records consumed, \d+\.\d{6} records\/sec \(\d+\.\d\d MB\/sec\), .* ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99\.9th\.$/,
     );
+
+    // --warmup-records (Kafka's KIP-1052): the totals, then the records after the warm-up alone.
+    const warm = ['perf', 'produce', '--topic', 'perf', '--num-records', '300', '--record-size', '100'];
+    const warmed = await cli([...warm, '--warmup-records', '100']);
+    expect(warmed.code).toBe(0);
+    expect(warmed.out.at(-2)).toMatch(/^300 records sent, \d+\.\d{6} records\/sec .* \d+ ms 99\.9th\.$/);
+    expect(warmed.out.at(-1)).toMatch(
+      /^200 records sent, \d+\.\d{6} records\/sec \(\d+\.\d\d MB\/sec\), .* \d+ ms 99th, \d+ ms 99\.9th\. \(steady state\)$/,
+    );
+    expect(await cli([...warm, '--warmup-records', '300'])).toMatchObject({
+      code: 2,
+      err: [expect.stringContaining('--warmup-records must be less than --num-records')],
+    });
   }, 30_000);
 
   it('prints one clear error line and exits non-zero when the server is unreachable', async () => {

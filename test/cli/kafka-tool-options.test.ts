@@ -180,6 +180,7 @@ const TOOLS: Tool[] = [
       'transaction-duration-ms',
       'record-size',
       'payload-file',
+      'warmup-records',
     ],
   },
   {
