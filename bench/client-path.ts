@@ -136,7 +136,10 @@ export async function clientPathRows(
     };
     rows.push(row);
     options.log(
-      `client ${kind} P=${partitions} RF=${replicas}: ${Math.round(row.recordsPerSec)} records/s, p99 ${row.latencyMs.p99} ms, ${row.objectPutsPerMiBPerReplica.toFixed(2)} PUT/MiB/replica`,
+      `client ${kind} P=${partitions} RF=${replicas}: ${Math.round(row.recordsPerSec)} records/s, p99 ${row.latencyMs.p99} ms, ${row.objectPutsPerMiBPerReplica.toFixed(2)} PUT/MiB/replica` +
+        (counts.objects.put > 0
+          ? ` (objects of ${Math.round(counts.objects.putBytes / counts.objects.put / 1024)} KiB)`
+          : ''),
     );
     return row;
   };
