@@ -451,10 +451,6 @@ export class Sender {
 
   /** Batches of one topic (JSON), of one partition, or of many partitions and topics (topic_data). */
   private dispatch(batches: ProducerBatch[]): void {
-    if (process.env.DBG_DISPATCH)
-      process.stderr.write(
-        `DISPATCH ${Date.now() % 100000} n=${batches.length} ${batches.map((b) => `${b.partition}:${b.records.length}:${Date.now() - b.createdMs}`).join(' ')}\n`,
-      );
     const queues = batches.map((b) => this.accumulator.queue(b.topic, b.partition));
     batches.forEach((b, i) => {
       b.attempts++;
