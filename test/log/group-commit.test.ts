@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
+import type { Metrics } from '../../src/metrics.js';
 import {
   PartitionLog,
   type AppendOptions,
@@ -31,13 +32,14 @@ const rec = (value: string): LogRecord => ({
 const text = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b).toString());
 const isData = (key: string) => key.startsWith('data/');
 
-const newLog = (metadata: MetadataStore, stores: ObjectStore[]) =>
+const newLog = (metadata: MetadataStore, stores: ObjectStore[], metrics?: Metrics) =>
   new PartitionLog({
     metadata,
     stores,
     clock,
     log: () => {},
     leadership: new ReplicaManager({ metadata, stores, clock, log: () => {} }),
+    ...(metrics ? { metrics } : {}),
   });
 
 /**
@@ -147,6 +149,35 @@ describe.each(allBackends)('group commit on $name', (backend) => {
     expect(await indexEntries(storage.metadata, topic)).toHaveLength(2);
     await expectAnsweredAndRead(newLog(storage.metadata, storage.stores), topic, group, outs, 1);
     expect((await log.state(topic, 0)).highWatermark).toBe(1 + group.reduce((k, m) => k + m.values.length, 0));
+  });
+
+  it('answers a group whose index write was lost, and repairs its one entry on read', async () => {
+    // Without putAll, so that the index entry is a write of its own on every backend.
+    const metadata = new FaultyMetadataStore(storage.metadata);
+    const log = newLog(metadata, storage.stores);
+    const topic = await newTopic();
+    metadata.faults.fail('put', { match: (k) => k.startsWith(`${partitionPk(topic.name, 0)}|${INDEX_PREFIX}`) });
+    const group = members('unindexed', 4);
+    const outs = await appendTogether(log, topic, group);
+    expect(metadata.faults.injected).toBe(1);
+    expect(await indexEntries(storage.metadata, topic)).toHaveLength(0);
+    await expectAnsweredAndRead(newLog(storage.metadata, storage.stores), topic, group, outs, 0);
+    expect(await indexEntries(storage.metadata, topic)).toHaveLength(1);
+  });
+
+  it('shrinks the ISR once for a group whose object write failed on a follower, and answers every member', async () => {
+    const stores = storage.stores.map((s) => new FaultyObjectStore(s));
+    let shrinks = 0;
+    const log = newLog(storage.metadata, stores, { add: (name, k) => void (name === 'IsrShrinks' && (shrinks += k)) });
+    const topic = await newTopic(2);
+    stores[1]!.faults.fail('put', { match: isData });
+    const group = members('shrunk', 4);
+    const outs = await appendTogether(log, topic, group, { acks: 'all' });
+    expect(stores[1]!.faults.injected).toBe(1);
+    expect(shrinks).toBe(1);
+    expect(await log.state(topic, 0)).toMatchObject({ isr: [0], highWatermark: 7 }); // 1 + 2 + 3 + 1 records
+    expect(await indexEntries(storage.metadata, topic)).toHaveLength(1);
+    await expectAnsweredAndRead(log, topic, group, outs, 0);
   });
 
   it("fails every member with the same retriable error when the group's object write fails, and leaves nothing readable", async () => {
