@@ -31,7 +31,7 @@ interface Group<T, R> {
  */
 export class AppendGroups<T, R> {
   private readonly open = new Map<string, Group<T, R>>();
-  /** Per key, the last group started: the next one waits for it. */
+  /** Per key, the commit of the last group opened: the next one waits for it (unless it fills up first). */
   private readonly tails = new Map<string, Promise<void>>();
 
   constructor(
@@ -44,8 +44,11 @@ export class AppendGroups<T, R> {
   join(key: string, member: T): Promise<R> {
     const bytes = this.sizeOf(member);
     let group = this.open.get(key);
-    if (group && group.bytes + bytes > this.bounds.maxBytes) group.full();
-    if (!group || this.open.get(key) !== group) group = this.start(key);
+    if (group && group.bytes + bytes > this.bounds.maxBytes) {
+      group.full();
+      group = undefined;
+    }
+    group ??= this.start(key);
     const answer = new Promise<R>((resolve, reject) => group.answers.push({ resolve, reject }));
     group.members.push(member);
     group.bytes += bytes;

@@ -134,7 +134,8 @@ interface GroupMember {
  * The partitioned log: appends (the commit protocol of docs/architecture.md, with Kafka's acks over replica
  * stores); reads by offset and list-offsets are delegated to a PartitionReader (partition-reader.ts). One
  * produce request becomes one object (written to each store that needs it) holding every touched
- * partition's batches.
+ * partition's batches, or, for a single-partition append without a producer, a share of one
+ * group's object (append-groups.ts).
  */
 export class PartitionLog {
   readonly index: OffsetIndex;

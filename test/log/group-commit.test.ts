@@ -95,12 +95,12 @@ async function expectAnsweredAndRead(
   expect(sorted[0]!.baseOffset).toBe(from);
   for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.baseOffset).toBe(sorted[i - 1]!.lastOffset + 1);
   const total = group.reduce((n, m) => n + m.values.length, 0);
-  const read = await log.read(topic, 0, from, 1 << 20);
+  const read = await log.read(topic, 0, from, 1 << 24);
   expect(read.records.map((r) => r.offset)).toEqual(Array.from({ length: total }, (_, i) => from + i));
   const byOffset = new Map(read.records.map((r) => [r.offset, text(r.value)]));
   infos.forEach((info, i) => group[i]!.values.forEach((v, j) => expect(byOffset.get(info.baseOffset + j)).toBe(v)));
   // The record-batch fetch answers the same offsets (the stored base offsets are the group's).
-  const batches = await log.readBatches(topic, 0, from, 1 << 20);
+  const batches = await log.readBatches(topic, 0, from, 1 << 24);
   expect(batches).toMatchObject({ recordCount: total, nextOffset: from + total });
 }
 
@@ -134,6 +134,27 @@ describe.each(allBackends)('group commit on $name', (backend) => {
     expect(stateWrites).toHaveLength(1);
     expect(await indexEntries(storage.metadata, topic)).toHaveLength(1);
     await expectAnsweredAndRead(log, topic, group, outs, 0);
+  });
+
+  it('starts a new group where a member would pass 1 MiB or 256 members', async () => {
+    const calls: StorageCall[] = [];
+    const observed = observeStorage(storage, (c) => calls.push(c));
+    const log = newLog(observed.metadata, observed.stores);
+    const topic = await newTopic();
+    const objectPuts = () => calls.filter((c) => c.op === 'PutObject' && isData(c.key)).length;
+    const large = ['x', 'y', 'z'].map((v) => ({
+      values: [v.repeat(600_000)],
+      append: { partition: 0, records: [rec(v.repeat(600_000))] },
+    }));
+    await expectAnsweredAndRead(log, topic, large, await appendTogether(log, topic, large), 0);
+    expect(objectPuts()).toBe(3);
+    const many = members('many', 260).map((m) => ({
+      values: m.values.slice(0, 1),
+      append: { partition: 0, records: [rec(m.values[0]!)] },
+    }));
+    calls.length = 0;
+    await expectAnsweredAndRead(log, topic, many, await appendTogether(log, topic, many), 3);
+    expect(objectPuts()).toBe(2);
   });
 
   it('recognises a group whose state write applied and whose answer was lost, once, by its token', async () => {
