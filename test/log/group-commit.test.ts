@@ -136,6 +136,20 @@ describe.each(allBackends)('group commit on $name', (backend) => {
     await expectAnsweredAndRead(log, topic, group, outs, 0);
   });
 
+  it('commits acks=0 appends that arrive together as one, after their answers', async () => {
+    const calls: StorageCall[] = [];
+    const observed = observeStorage(storage, (c) => calls.push(c));
+    const log = newLog(observed.metadata, observed.stores);
+    const topic = await newTopic();
+    const group = members('fire', 6);
+    const outs = await appendTogether(log, topic, group, { acks: 0 });
+    expect(outs.every((o) => o.ok && o.info.baseOffset === -1)).toBe(true);
+    await log.idle();
+    expect(calls.filter((c) => c.op === 'PutObject' && isData(c.key))).toHaveLength(1);
+    const read = await log.read(topic, 0, 0, 1 << 24);
+    expect(read.records.map((r) => text(r.value)).sort()).toEqual(group.flatMap((m) => m.values).sort());
+  });
+
   it('starts a new group where a member would pass 1 MiB or 256 members', async () => {
     const calls: StorageCall[] = [];
     const observed = observeStorage(storage, (c) => calls.push(c));
