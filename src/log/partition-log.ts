@@ -18,7 +18,14 @@ import {
 } from '../partition/partition-commit.js';
 import type { CommitRecord, PartitionState, ProducerBatch } from '../partition/partition-state.js';
 import { encodeMarkerBatch } from '../wire/control-batch.js';
-import { buildRequestObject, type PartitionAppend, type PartitionRun, type RequestObject } from './request-object.js';
+import {
+  buildRequestObject,
+  joinRequestObjects,
+  type PartitionAppend,
+  type PartitionRun,
+  type RequestObject,
+} from './request-object.js';
+import { AppendGroups } from './append-groups.js';
 import { requirePartition, type Topic, type TopicMeta } from '../topics/topics.js';
 import {
   ABORT_PREFIX,
@@ -110,10 +117,25 @@ export interface LogDeps {
 const LEADERSHIP_RETRIES = 3;
 
 /**
+ * Bounds of a group commit: its object is copied together from its members', so past a few
+ * requests' worth of bytes a member gains nothing from joining.
+ */
+const GROUP_BOUNDS = { maxBytes: 1024 * 1024, maxMembers: 256 };
+
+/** A single-partition append without a producer, waiting to commit with others of its partition. */
+interface GroupMember {
+  topic: Topic;
+  request: RequestObject;
+  acks: 1 | 'all';
+  now: number;
+}
+
+/**
  * The partitioned log: appends (the commit protocol of docs/architecture.md, with Kafka's acks over replica
  * stores); reads by offset and list-offsets are delegated to a PartitionReader (partition-reader.ts). One
  * produce request becomes one object (written to each store that needs it) holding every touched
- * partition's batches.
+ * partition's batches, or, for a single-partition append without a producer, a share of one
+ * group's object (append-groups.ts).
  */
 export class PartitionLog {
   readonly index: OffsetIndex;
@@ -138,6 +160,11 @@ export class PartitionLog {
   private readonly metrics: Metrics;
   /** The read path (reads by offset, Fetch over many partitions, list-offsets). */
   private readonly reader: PartitionReader;
+  private readonly groups = new AppendGroups<GroupMember, AppendOutcome>(
+    GROUP_BOUNDS,
+    (m) => m.request.body.byteLength,
+    (members) => this.commitGroup(members),
+  );
 
   constructor(private readonly deps: LogDeps) {
     this.metrics = deps.metrics ?? noMetrics;
@@ -214,6 +241,13 @@ export class PartitionLog {
     producer: AppendOptions['producer'],
     now: number,
   ): Promise<Map<number, AppendOutcome>> {
+    // Group commit: only single-partition appends without a producer for now. The state records
+    // one producer batch per commit, and a multi-partition request is already one object.
+    if (!producer && request.runs.length === 1) {
+      const { partition } = request.runs[0]!;
+      const key = `${partitionPk(topic.name, partition)}|${topic.id}|${acks}`;
+      return new Map([[partition, await this.groups.join(key, { topic, request, acks, now })]]);
+    }
     const putOnce = this.putOncePerStore(request);
     if (producer && !producer.transactional) {
       const current = await this.producerEpochOf(producer.producerId);
@@ -373,6 +407,46 @@ export class PartitionLog {
       }
       return info(entry.baseOffset, entry.lastOffset, result.state.logStartOffset);
     }
+  }
+
+  /**
+   * One commit for a group of appends to one partition (same topic incarnation, same acks): one
+   * object, one conditional state write, one index entry. Each member is answered with its own
+   * offsets within the group's; a failure of the group fails every member alike, as a failed log
+   * append fails every batch of it in Kafka.
+   */
+  private async commitGroup(members: GroupMember[]): Promise<AppendOutcome[]> {
+    const [{ topic, acks, now }] = members as [GroupMember];
+    const { object, firstOffsets } =
+      members.length === 1
+        ? { object: members[0]!.request, firstOffsets: [0] }
+        : joinRequestObjects(
+            topic.id,
+            members.map((m) => m.request),
+            now,
+          );
+    const run = object.runs[0]!;
+    let outcome: AppendOutcome;
+    try {
+      outcome = await this.appendRun(topic, object, run, acks, {}, this.putOncePerStore(object), now);
+    } catch (e) {
+      outcome = { ok: false, error: asKafkaError(e) };
+    }
+    if (!outcome.ok) return members.map(() => outcome);
+    const { info } = outcome;
+    return members.map((m, i) => {
+      const baseOffset = info.baseOffset + firstOffsets[i]!;
+      return {
+        ok: true,
+        info: {
+          ...info,
+          baseOffset,
+          lastOffset: baseOffset + m.request.runs[0]!.recordCount - 1,
+          // Each member's batches were stamped with its own time (request-object.ts).
+          logAppendTime: topic.config.logAppendTime ? m.now : -1,
+        },
+      };
+    });
   }
 
   /**

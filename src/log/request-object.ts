@@ -4,6 +4,7 @@ import {
   LOG_OVERHEAD,
   readBatchHeader,
   recompressBatches,
+  setBaseOffset,
   setLogAppendTime,
   type LogRecord,
 } from '../wire/record-batch.js';
@@ -143,6 +144,48 @@ export function buildRequestObject(
     runs.push({ partition: p.partition, start, end: pos, recordCount: p.recordCount, maxTimestamp: p.maxTimestamp });
   }
   return { key, body, runs, rejected };
+}
+
+/**
+ * Lays single-partition request objects of one partition out as one object, for a group commit:
+ * their runs back to back in one run, each batch's base offset moved from its own run's numbering
+ * to the group run's (the base offset is outside the CRC). `firstOffsets[i]` is where part i's
+ * records start in the group run. The parts' own bytes are not changed.
+ */
+export function joinRequestObjects(
+  topicId: string,
+  parts: RequestObject[],
+  now: number,
+): { object: RequestObject; firstOffsets: number[] } {
+  const runs = parts.map((p) => p.runs[0]!);
+  const body = new Uint8Array(runs.reduce((n, r) => n + r.end - r.start, 0));
+  const firstOffsets: number[] = [];
+  let pos = 0;
+  let recordCount = 0;
+  let maxTimestamp = Number.MIN_SAFE_INTEGER;
+  for (const [i, run] of runs.entries()) {
+    const start = pos;
+    body.set(parts[i]!.body.subarray(run.start, run.end), pos);
+    pos += run.end - run.start;
+    for (let at = start; at < pos; ) {
+      const header = readBatchHeader(body, at);
+      setBaseOffset(body, at, header.baseOffset + recordCount);
+      at += LOG_OVERHEAD + header.batchLength;
+    }
+    firstOffsets.push(recordCount);
+    recordCount += run.recordCount;
+    maxTimestamp = Math.max(maxTimestamp, run.maxTimestamp);
+  }
+  const partition = runs[0]!.partition;
+  return {
+    object: {
+      key: newRequestObjectKey(topicId, now),
+      body,
+      runs: [{ partition, start: 0, end: pos, recordCount, maxTimestamp }],
+      rejected: new Map(),
+    },
+    firstOffsets,
+  };
 }
 
 /**
