@@ -117,10 +117,12 @@ export interface LogDeps {
 const LEADERSHIP_RETRIES = 3;
 
 /**
- * Bounds of a group commit: its object is copied together from its members', so past a few
- * requests' worth of bytes a member gains nothing from joining.
+ * Bounds of a group commit. A group waits for its partition's previous group to finish, object
+ * write included (an S3 PUT takes tens of milliseconds), so a request of 64 KiB or more, whose own
+ * object write and commit are already well shared by its records, commits at once, its object
+ * written alongside the others' as without groups. Small requests gather behind a slow one.
  */
-const GROUP_BOUNDS = { maxBytes: 1024 * 1024, maxMembers: 256 };
+const GROUP_BOUNDS = { maxBytes: 64 * 1024, maxMembers: 256 };
 
 /** A single-partition append without a producer, waiting to commit with others of its partition. */
 interface GroupMember {

@@ -150,18 +150,19 @@ describe.each(allBackends)('group commit on $name', (backend) => {
     expect(read.records.map((r) => text(r.value)).sort()).toEqual(group.flatMap((m) => m.values).sort());
   });
 
-  it('starts a new group where a member would pass 1 MiB or 256 members', async () => {
+  it('starts a new group where a member would pass 64 KiB or 256 members', async () => {
     const calls: StorageCall[] = [];
     const observed = observeStorage(storage, (c) => calls.push(c));
     const log = newLog(observed.metadata, observed.stores);
     const topic = await newTopic();
     const objectPuts = () => calls.filter((c) => c.op === 'PutObject' && isData(c.key)).length;
+    // Two of 30,000 bytes share a group; the third would pass 64 KiB and starts another.
     const large = ['x', 'y', 'z'].map((v) => ({
-      values: [v.repeat(600_000)],
-      append: { partition: 0, records: [rec(v.repeat(600_000))] },
+      values: [v.repeat(30_000)],
+      append: { partition: 0, records: [rec(v.repeat(30_000))] },
     }));
     await expectAnsweredAndRead(log, topic, large, await appendTogether(log, topic, large), 0);
-    expect(objectPuts()).toBe(3);
+    expect(objectPuts()).toBe(2);
     const many = members('many', 260).map((m) => ({
       values: m.values.slice(0, 1),
       append: { partition: 0, records: [rec(m.values[0]!)] },
@@ -169,6 +170,22 @@ describe.each(allBackends)('group commit on $name', (backend) => {
     calls.length = 0;
     await expectAnsweredAndRead(log, topic, many, await appendTogether(log, topic, many), 3);
     expect(objectPuts()).toBe(2);
+  });
+
+  it("writes the object of a request of 64 KiB or more at once, not behind a slow group's", async () => {
+    const stores = storage.stores.map((s) => new FaultyObjectStore(s));
+    const log = newLog(storage.metadata, stores);
+    const topic = await newTopic();
+    const slow = stores[0]!.faults.gate('put', isData); // an S3 PUT that takes its time
+    const first = log.append(topic, [{ partition: 0, records: [rec('a'.repeat(70_000))] }]);
+    await slow.reached;
+    const second = stores[0]!.faults.gate('put', isData);
+    const next = log.append(topic, [{ partition: 0, records: [rec('b'.repeat(70_000))] }]);
+    await second.reached; // written alongside the first, as without groups
+    second.release();
+    slow.release();
+    const outs = [(await first).get(0)!, (await next).get(0)!];
+    expect(outs.map((o) => o.ok && o.info.baseOffset).sort()).toEqual([0, 1]);
   });
 
   it('recognises a group whose state write applied and whose answer was lost, once, by its token', async () => {
