@@ -260,8 +260,8 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     ]);
   });
 
-  it('a partition whose batch is not due joins a ready request where it fits, and never sends a request of its own', async () => {
-    await kafka.admin().createTopics({ topics: [{ topic: 'fill', numPartitions: 3 }] });
+  it('a partition whose batch is not due joins a ready request where it fits once it has waited half of linger.ms, and never sends a request of its own', async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'fill', numPartitions: 4 }] });
     const p = await proxy(server!.origin);
     try {
       // A record over batch.size is a batch of its own, due at once; a small one waits out linger.ms.
@@ -271,18 +271,23 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
         lingerMs: 1_000,
       });
       const small = producer.send({ topic: 'fill', messages: [{ value: 'small', partition: 1 }] });
+      await new Promise((r) => setTimeout(r, 600));
+      const fresh = producer.send({ topic: 'fill', messages: [{ value: 'fresh', partition: 3 }] });
       await producer.send({ topic: 'fill', messages: [{ value: 'x'.repeat(2_000), partition: 0 }] });
-      // Partition 1's batch, not due, went with partition 0's: one request.
+      // Partition 1's batch, not due but 600 ms old, went with partition 0's: one request.
+      // Partition 3's, begun just now, stays to fill up (it would leave a stub) until its linger.
       expect(partitionProduces(p.log).map(partitionOf).sort()).toEqual([0, 1]);
       expect(p.log.filter((e) => isProduce(e))).toHaveLength(1);
-      await small;
+      await Promise.all([small, fresh]);
+      expect(partitionProduces(p.log).map(partitionOf).sort()).toEqual([0, 1, 3]);
+      expect(p.log.filter((e) => isProduce(e))).toHaveLength(2);
       // Beside a batch that fills the request, partition 2's does not fit: it waits for its linger.
       const late = producer.send({ topic: 'fill', messages: [{ value: 'late', partition: 2 }] });
       await producer.send({ topic: 'fill', messages: [{ value: 'y'.repeat(2_500), partition: 0 }] });
       expect(partitionProduces(p.log).filter((e) => e.partition === 2)).toEqual([]);
       await late;
       expect(partitionProduces(p.log).filter((e) => e.partition === 2)).toHaveLength(1);
-      expect(p.log.filter((e) => isProduce(e))).toHaveLength(3);
+      expect(p.log.filter((e) => isProduce(e))).toHaveLength(4);
       await producer.close();
     } finally {
       await p.close();

@@ -373,8 +373,9 @@ export class Sender {
   /**
    * Requests of many partitions and topics (Kafka's one ProduceRequest per broker), one batch per
    * partition, up to max.request.size each. The heads that are due go first; the others join only
-   * where they fit in the last request, as Kafka drains a ready node's other partitions: a head that
-   * is not due never makes a request of its own, so ~1 MiB requests stay one object each.
+   * where they fit in the last request and have waited half of linger.ms, as Kafka drains a ready
+   * node's other partitions: a head that is not due never makes a request of its own, so ~1 MiB
+   * requests stay one object each.
    */
   private drainAll(now: number, resolving: boolean): void {
     let nextWake = Infinity;
@@ -410,7 +411,13 @@ export class Sender {
       bytes += batchBytes(head);
     }
     for (const [q, head] of extra) {
-      if (request.length > 0 && bytes + batchBytes(head) <= this.config.maxRequestSize) {
+      // A batch begun less than half of linger.ms ago stays to fill up. Sent now it would leave a
+      // stub: with keyless records, the sticky partitioner's next partition, one record old,
+      // beside every full batch; a commit of its own, and where that partition is kept in another
+      // store than the request's others, one more PUT of the whole object (Kafka drains only the
+      // ready broker's partitions).
+      const waited = now - head.createdMs >= this.config.lingerMs / 2;
+      if (waited && request.length > 0 && bytes + batchBytes(head) <= this.config.maxRequestSize) {
         request.push(this.take(q));
         bytes += batchBytes(head);
       } else nextWake = Math.min(nextWake, head.createdMs + this.config.lingerMs);
