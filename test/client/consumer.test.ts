@@ -216,6 +216,22 @@ describe('consumer against the local server', () => {
     return { fetched, counted: new Kafka({ url: server.origin, fetch: counting }) };
   }
 
+  /** A consumer of a fourAnswers topic, one answer (10 records) at a time, once poll() handed out the first. */
+  async function afterFirstAnswer(via: Kafka, topic: string): Promise<Consumer> {
+    const c = via.consumer({
+      groupId: `${topic}-group`,
+      autoOffsetReset: 'earliest',
+      maxPartitionFetchBytes: 1, // one stored request of 10 records per answer
+      enableAutoCommit: false,
+      fetchMaxWaitMs: 50,
+    });
+    c.assign([{ topic, partition: 0 }]);
+    let first: ConsumerRecord[] = [];
+    await until('the first answer', async () => (first = await c.poll({ timeoutMs: 200 })).length > 0);
+    expect(first.map((r) => r.offset)).toEqual(Array.from({ length: 10 }, (_, i) => i));
+    return c;
+  }
+
   it('fetches the next answer while the application works through this one, and a seek drops what was fetched ahead', async () => {
     const { fetched, counted } = await fourAnswers('ahead');
     const c = counted.consumer({
@@ -245,17 +261,7 @@ describe('consumer against the local server', () => {
 
   it('asks for the next answer as soon as one arrives, without waiting for the next poll()', async () => {
     const { fetched, counted } = await fourAnswers('eager');
-    const c = counted.consumer({
-      groupId: 'eager-group',
-      autoOffsetReset: 'earliest',
-      maxPartitionFetchBytes: 1, // one stored request of 10 records per answer
-      enableAutoCommit: false,
-      fetchMaxWaitMs: 50,
-    });
-    c.assign([{ topic: 'eager', partition: 0 }]);
-    let first: ConsumerRecord[] = [];
-    await until('the first answer', async () => (first = await c.poll({ timeoutMs: 200 })).length > 0);
-    expect(first.map((r) => r.offset)).toEqual(Array.from({ length: 10 }, (_, i) => i));
+    const c = await afterFirstAnswer(counted, 'eager');
     // No poll() from here: the answer at 10 arrives while the application works, and the fetch
     // after it leaves from its end at once (the server reads it while the client decodes).
     await until('the fetch after the next answer', () => fetched.includes(20));
@@ -273,17 +279,7 @@ describe('consumer against the local server', () => {
     await fourAnswers('wire');
     const proxy = await startArrivalProxy(server.origin);
     try {
-      const c = new Kafka({ url: proxy.origin }).consumer({
-        groupId: 'wire-group',
-        autoOffsetReset: 'earliest',
-        maxPartitionFetchBytes: 1, // one stored request of 10 records per answer
-        enableAutoCommit: false,
-        fetchMaxWaitMs: 50,
-      });
-      c.assign([{ topic: 'wire', partition: 0 }]);
-      let first: ConsumerRecord[] = [];
-      await until('the first answer', async () => (first = await c.poll({ timeoutMs: 200 })).length > 0);
-      expect(first.map((r) => r.offset)).toEqual(Array.from({ length: 10 }, (_, i) => i));
+      const c = await afterFirstAnswer(new Kafka({ url: proxy.origin }), 'wire');
       // The application works through the records without yielding to the event loop.
       const workedUntil = Date.now() + 500;
       while (Date.now() < workedUntil);

@@ -5,42 +5,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
-import type { Metrics } from '../../src/metrics.js';
-import {
-  PartitionLog,
-  type AppendOptions,
-  type AppendOutcome,
-  type PartitionAppend,
-} from '../../src/log/partition-log.js';
+import type { PartitionLog, AppendOptions, AppendOutcome, PartitionAppend } from '../../src/log/partition-log.js';
 import { validateProducedBatches } from '../../src/log/produced-batches.js';
-import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import { INDEX_PREFIX, partitionPk, STATE_SK } from '../../src/storage/key-layout.js';
 import { observeStorage, type StorageCall } from '../../src/storage/observed-stores.js';
-import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
+import type { MetadataStore } from '../../src/storage/ports.js';
 import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
-import { encodeRecordBatch, type LogRecord } from '../../src/wire/record-batch.js';
+import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
+import { clock, newLog, rec } from '../support/partition-logs.js';
 
-const clock = { now: () => Date.now() };
-const rec = (value: string): LogRecord => ({
-  key: null,
-  value: Buffer.from(value),
-  headers: [],
-  timestamp: Date.now(),
-});
 const text = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b).toString());
 const isData = (key: string) => key.startsWith('data/');
-
-const newLog = (metadata: MetadataStore, stores: ObjectStore[], metrics?: Metrics) =>
-  new PartitionLog({
-    metadata,
-    stores,
-    clock,
-    log: () => {},
-    leadership: new ReplicaManager({ metadata, stores, clock, log: () => {} }),
-    ...(metrics ? { metrics } : {}),
-  });
 
 /**
  * Member i's values: `${tag}${i}-0`, ... (1 to 3 records); every other member as a record batch

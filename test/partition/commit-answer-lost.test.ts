@@ -4,10 +4,9 @@
  * not as a lost race that commits the same object range again at new offsets.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PartitionLog } from '../../src/log/partition-log.js';
+import type { PartitionLog } from '../../src/log/partition-log.js';
 import { STATE_SK } from '../../src/storage/key-layout.js';
 import type { LogRecord } from '../../src/wire/record-batch.js';
-import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import { TopicRegistry } from '../../src/topics/topics.js';
 import { DynamoDbMetadataStore } from '../../src/storage/dynamodb-metadata-store.js';
 import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
@@ -17,23 +16,14 @@ import { createDynamoDbClient } from '../../src/storage/dynamodb-metadata-store.
 import { dynamoDbClientOptions, startDynalite, type DynaliteHandle } from '../support/emulators.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
+import { clock, newLog } from '../support/partition-logs.js';
 
-const clock = { now: () => Date.now() };
 const rec = (value: string): LogRecord => ({
   key: null,
   value: Buffer.from(value),
   headers: [],
   timestamp: 1_700_000_000_000,
 });
-
-const newLog = (metadata: MetadataStore, stores: ObjectStore[]) =>
-  new PartitionLog({
-    metadata,
-    stores,
-    clock,
-    log: () => {},
-    leadership: new ReplicaManager({ metadata, stores, clock, log: () => {} }),
-  });
 
 /** Produces 'first', then 'second' with its state write's answer lost once; checks the log and the answer. */
 async function produceThroughLostAnswer(

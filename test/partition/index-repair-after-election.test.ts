@@ -6,32 +6,13 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isKafkaError } from '../../src/wire/errors.js';
-import { PartitionLog } from '../../src/log/partition-log.js';
+import type { PartitionLog } from '../../src/log/partition-log.js';
 import { runMaintenance } from '../../src/maintenance/scheduler.js';
 import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
-import { ReplicaManager } from '../../src/replication/replica-manager.js';
-import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
-import type { LogRecord } from '../../src/wire/record-batch.js';
 import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
-
-const clock = { now: () => Date.now() };
-const rec = (value: string): LogRecord => ({
-  key: null,
-  value: Buffer.from(value),
-  headers: [],
-  timestamp: Date.now(),
-});
-const quiet = () => {};
-const newLog = (metadata: MetadataStore, stores: ObjectStore[]) =>
-  new PartitionLog({
-    metadata,
-    stores,
-    clock,
-    log: quiet,
-    leadership: new ReplicaManager({ metadata, stores, clock, log: quiet }),
-  });
+import { clock, newLog, rec } from '../support/partition-logs.js';
 
 describe.each(allBackends)('index repair across a leader epoch change on $name', (backend) => {
   let stop: () => Promise<void>;
