@@ -125,8 +125,9 @@ export function fitInOrder<B extends RoomBatch>(
 /**
  * The answer cut to end before `completeBelow`, where its aborted list stops being known whole
  * (OffsetIndex.abortedTransactionsRead): the batches lying wholly below it, and the list of those.
- * The batch holding the fetch offset lies below it (the list's read starts at the fetch offset and
- * ends at a marker, a batch of its own), so the answer still progresses; it is kept in any case.
+ * The first batch is kept in any case, so the answer still progresses: the index is read until
+ * `completeBelow` passes the fetch offset, so the batch holding that offset starts below it, and
+ * every transaction the batch may belong to (begun at or before its start) is listed.
  */
 export function endBefore<B extends RoomBatch>(
   answer: RoomAnswer<B>,

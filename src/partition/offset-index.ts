@@ -11,9 +11,10 @@ import { ABORT_PREFIX, abortSk, INDEX_PREFIX, indexSk, partitionPk } from '../st
 
 /**
  * The aborted-transactions index (Kafka's .txnindex): one item per ABORT marker (sk
- * `abort#{marker offset}`), holding the producer and the transaction's first offset. A
- * read_committed fetch of [from, to) needs the aborted transactions whose range meets it: markers
- * at or after `from` whose first offset is below `to`, so one query from `from` on.
+ * `abort#{marker offset}`), holding the producer, the transaction's first offset and the last
+ * stable offset once it was aborted. A read_committed fetch of [from, to) needs the aborted
+ * transactions whose range meets it: markers at or after `from` whose first offset is below `to`,
+ * so one query from `from` on.
  */
 export interface AbortedTransaction {
   topicId: string;
@@ -21,6 +22,12 @@ export interface AbortedTransaction {
   firstOffset: number;
   /** The offset of the ABORT marker. */
   lastOffset: number;
+}
+
+/** An abort item's value. */
+interface AbortItem extends AbortedTransaction {
+  /** The ABORT marker's `lastStableOffset` (TransactionMarkerInfo); absent on items written before it was kept. */
+  lastStableOffset?: number;
 }
 
 /** Whether a transactional batch of `producerId` starting at `offset` belongs to an aborted transaction. */
@@ -95,12 +102,15 @@ export class OffsetIndex {
   /**
    * The aborted transactions whose records may lie in [from, to), in first-offset order: the abort
    * items from `from` on, and the last commit if it is an ABORT whose items may not have landed yet.
-   * At most MAX_ABORTED_PER_FETCH items are read, so the list is known whole only below
-   * `completeBelow`: `to` when fewer items were read; when the read stopped there, the items (in
-   * marker order) end at a marker M, and those past it are unread, so the list is whole below M + 1
-   * (up to a transaction left open across more than that many later aborts: Kafka bounds that case
-   * with each abort's last stable offset, which the items do not keep). A reader answers no further
-   * than `completeBelow` and goes on from there; a rewrite reads {@link collectAbortedTransactions}.
+   * Items are read MAX_ABORTED_PER_FETCH at a time in marker order, and the list is known whole only
+   * below `completeBelow`: `to` once the items end. Past a full page, a transaction aborted later
+   * began after the last item's marker or was still open then, so it starts at or after that item's
+   * last stable offset (Kafka bounds its transaction-index scan the same way); the list is whole
+   * below it (below the marker + 1 for items written before the offset was kept, which misses a
+   * transaction left open across a page of later aborts). A transaction open since before `from`
+   * holds that bound back, so pages are read until it passes `from`: the batch holding `from` then
+   * starts below it, and every answer progresses. A reader answers no further than `completeBelow`
+   * and goes on from there; a rewrite reads {@link collectAbortedTransactions}.
    */
   async abortedTransactionsRead(
     topic: string,
@@ -109,10 +119,7 @@ export class OffsetIndex {
     from: number,
     to: number,
   ): Promise<{ aborted: AbortedTransaction[]; completeBelow: number }> {
-    const items = await this.abortItems(topic, partition, { gte: abortSk(from) });
-    const completeBelow = items.length < MAX_ABORTED_PER_FETCH ? to : Math.min(to, items.at(-1)!.value.lastOffset + 1);
-    const out = items.map((i) => i.value).filter((a) => overlaps(state, a, to));
-    return { aborted: withPendingAbort(state, out, from, to), completeBelow };
+    return this.readAborted(topic, partition, state, from, to, (completeBelow) => completeBelow > from);
   }
 
   /**
@@ -129,18 +136,35 @@ export class OffsetIndex {
     from: number,
     to: number,
   ): Promise<AbortedTransaction[]> {
+    return (await this.readAborted(topic, partition, state, from, to, () => false)).aborted;
+  }
+
+  /**
+   * The abort items from `from` on that overlap [from, to), with the pending abort, page by page
+   * until the items end or `enough` takes where the list read so far is known whole.
+   */
+  private async readAborted(
+    topic: string,
+    partition: number,
+    state: PartitionState,
+    from: number,
+    to: number,
+    enough: (completeBelow: number) => boolean,
+  ): Promise<{ aborted: AbortedTransaction[]; completeBelow: number }> {
     const out: AbortedTransaction[] = [];
     for (let after: { gte: string } | { gt: string } = { gte: abortSk(from) }; ; ) {
       const items = await this.abortItems(topic, partition, after);
       for (const i of items) if (overlaps(state, i.value, to)) out.push(i.value);
-      if (items.length < MAX_ABORTED_PER_FETCH) return withPendingAbort(state, out, from, to);
+      const ended = items.length < MAX_ABORTED_PER_FETCH;
+      const completeBelow = ended ? to : Math.min(to, wholeBelow(state, items.at(-1)!.value));
+      if (ended || enough(completeBelow)) return { aborted: withPendingAbort(state, out, from, to), completeBelow };
       after = { gt: items.at(-1)!.sk };
     }
   }
 
   /** One page of abort items in marker order, from a sort-key bound on. */
   private abortItems(topic: string, partition: number, from: { gte: string } | { gt: string }) {
-    return this.metadata.query<AbortedTransaction>(partitionPk(topic, partition), {
+    return this.metadata.query<AbortItem>(partitionPk(topic, partition), {
       ...from,
       lt: `${ABORT_PREFIX}~`,
       limit: MAX_ABORTED_PER_FETCH,
@@ -338,13 +362,25 @@ function pageSizer({ maxBytes, entryBytes }: ScanPaging) {
   };
 }
 
-function abortedOf(entry: CommitRecord): AbortedTransaction {
+function abortedOf(entry: CommitRecord): AbortItem {
+  const { producerId, firstOffset, lastStableOffset } = entry.control!;
   return {
     topicId: entry.topicId,
-    producerId: entry.control!.producerId,
-    firstOffset: entry.control!.firstOffset,
+    producerId,
+    firstOffset,
     lastOffset: entry.baseOffset,
+    ...(lastStableOffset !== undefined && { lastStableOffset }),
   };
+}
+
+/**
+ * Below which offset every transaction aborted after the item `last` (read in marker order) starts.
+ * Another topic incarnation's item (left by an unfinished purge) says nothing of this one's.
+ */
+function wholeBelow(state: PartitionState, last: AbortItem): number {
+  return last.topicId === state.topicId && last.lastStableOffset !== undefined
+    ? last.lastStableOffset
+    : last.lastOffset + 1;
 }
 
 /** Whether an abort item read from a fetch's offset on may cover records below `to`, in this incarnation and epoch. */

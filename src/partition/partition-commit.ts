@@ -6,6 +6,7 @@ import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import { indexItems, type OffsetIndex } from './offset-index.js';
 import {
   computeHighWatermark,
+  firstUnstableOffset,
   initialPartitionState,
   logEndOffset,
   type CommitRecord,
@@ -337,6 +338,12 @@ function applyMarker(
     producerId: marker.producerId,
     producerEpoch: marker.producerEpoch,
     firstOffset: open?.firstOffset ?? entry.baseOffset,
+    // Kafka's AbortedTxn lastStableOffset: the oldest transaction still open, else past the marker
+    // (any transaction begun later starts there). Kept on the commit record, which the abort item
+    // is rebuilt from on repair, so it is computed once, from the state this commit is made on.
+    ...(marker.type === 'ABORT' && {
+      lastStableOffset: Math.min(firstUnstableOffset(next) ?? Infinity, entry.baseOffset + 1),
+    }),
   };
   if (next.pids !== undefined) {
     const table = unpackProducers(next.pids);

@@ -33,6 +33,14 @@ export interface TransactionMarkerInfo {
   producerEpoch: number;
   /** The first offset of the transaction in this partition. */
   firstOffset: number;
+  /**
+   * ABORT markers: Kafka's AbortedTxn lastStableOffset, the first offset of the oldest other
+   * transaction still open once the marker landed, or the marker offset + 1 (not capped by the high
+   * watermark, unlike the partition's LSO). Every transaction aborted later starts at or after it,
+   * which is what bounds a read of the aborted-transactions index in marker order
+   * (OffsetIndex.abortedTransactionsRead). Absent on markers written before it was kept.
+   */
+  lastStableOffset?: number;
 }
 
 /** A transaction with records in this partition and no marker yet (Kafka's ongoing transactions). */
