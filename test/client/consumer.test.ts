@@ -292,6 +292,35 @@ describe('consumer against the local server', () => {
     }
   });
 
+  it("shares one fetch's max bytes among its partitions: none is starved or left to wait while others have records", async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'fair', numPartitions: 4 }] });
+    const producer = kafka.producer({ lingerMs: 0 });
+    for (let i = 0; i < 10; i++)
+      for (let p = 0; p < 4; p++)
+        await producer.send({ topic: 'fair', messages: [{ value: `p${p}-${i}-${'x'.repeat(1000)}`, partition: p }] });
+    await producer.close();
+    // Each answer holds one batch: the first partition asked for with records takes it all.
+    const c = kafka.consumer({
+      autoOffsetReset: 'earliest',
+      maxPartitionFetchBytes: 1,
+      fetchMaxBytes: 1,
+    });
+    c.assign([0, 1, 2, 3].map((partition) => ({ topic: 'fair', partition })));
+    const got: ConsumerRecord[] = [];
+    await until('all forty', async () => {
+      got.push(...(await c.poll({ timeoutMs: 200 })));
+      return got.length >= 40;
+    });
+    await c.close();
+    // Partitions take turns (KIP-74's rotation), from the first answers on: one that answered empty
+    // while others took the bytes is asked again at once, not after an idle wait.
+    expect(new Set(got.slice(0, 8).map((r) => r.partition)).size).toBe(4);
+    for (let p = 0; p < 4; p++)
+      expect(got.filter((r) => r.partition === p).map((r) => r.offset)).toEqual(
+        Array.from({ length: 10 }, (_, i) => i),
+      );
+  });
+
   it('eachBatch with a failing handler redelivers the failed records', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'retry', numPartitions: 1 }] });
     await produce('retry', 10);

@@ -38,6 +38,8 @@ interface Fetched {
   nextOffset: number;
   highWatermark: number;
   logStartOffset: number;
+  /** Where a read_committed consumer's readable records end (the high watermark when unknown). */
+  lastStableOffset?: number;
 }
 
 interface WireRecordList {
@@ -104,9 +106,16 @@ export class Fetcher {
       ready.push(s);
     }
     if (this.multiFetch === 'unsupported') for (const s of ready) this.fetch(s);
-    else if (ready.length > 0 && !this.multiInFlight) this.fetchMany(ready);
+    else if (ready.length > 0 && !this.multiInFlight) {
+      // The server fills the answer's fetch.max.bytes in the order asked: each request starts one
+      // partition further on (KIP-74), so that no partition is always last and starved.
+      const k = this.fetchRotation++ % ready.length;
+      this.fetchMany([...ready.slice(k), ...ready.slice(0, k)]);
+    }
     return next;
   }
+
+  private fetchRotation = 0;
 
   /** Whether the server has `records:fetch`: unknown until the first one tells. */
   private multiFetch: 'unknown' | 'supported' | 'unsupported' = 'unknown';
@@ -154,10 +163,11 @@ export class Fetcher {
       .then(
         (answers) => {
           this.multiFetch = 'supported';
+          const filled = answers.some((a) => !a.error && a.hasRecords);
           answers.forEach((a, i) => {
             const { s, epoch, offset } = sent[i]!;
             if (a.error) this.failed(s, epoch, a.error);
-            else this.answered(s, epoch, offset, started, a);
+            else this.answered(s, epoch, offset, started, a, filled);
           });
         },
         (e: unknown) => {
@@ -184,19 +194,34 @@ export class Fetcher {
       });
   }
 
-  /** One partition's fetch answer: buffered for poll(), or nothing new (then wait out fetch.max.wait.ms). */
-  private answered(s: TopicPartitionState, epoch: number, offset: number, started: number, body: Fetched): void {
+  /**
+   * One partition's fetch answer: buffered for poll(), or nothing new (then wait out
+   * fetch.max.wait.ms). `filled`: other partitions of the same answer brought records.
+   */
+  private answered(
+    s: TopicPartitionState,
+    epoch: number,
+    offset: number,
+    started: number,
+    body: Fetched,
+    filled = false,
+  ): void {
     s.fetching = false;
     if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
     this.errorsByPartition.delete(s);
     s.highWatermark = body.highWatermark;
     s.logStartOffset = body.logStartOffset;
+    const readableEnd = this.config.isolationLevel === 'read_committed' ? body.lastStableOffset : body.highWatermark;
     if (body.hasRecords || body.nextOffset > offset) {
       const answer = { decode: body.records, records: undefined, index: 0, nextOffset: body.nextOffset, epoch };
       // A prefetch lines up behind the answer in hand (drain() moves it up).
       if (s.buffered?.epoch === epoch && s.buffered.nextOffset === offset) s.prefetched = answer;
       else s.buffered = answer;
       this.idle?.onData(s);
+    } else if (filled && readableEnd !== undefined && readableEnd > offset) {
+      // Records are there, but the answer's fetch.max.bytes went to the partitions before this
+      // one: it goes in the next request at once, not after an idle wait.
+      s.nextFetchAt = 0;
     } else {
       // Nothing new. A server that long-polls already waited; one that does not answers at
       // once: wait out the rest of fetch.max.wait.ms rather than spin (longer while idle).
