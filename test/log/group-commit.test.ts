@@ -89,6 +89,14 @@ describe.each(allBackends)('group commit on $name', (backend) => {
   const newTopic = (replicationFactor = 1) =>
     topics.create({ name: `g${n++}`, partitionCount: 1, replicationFactor, configs: {} });
 
+  /** A log over the backend's stores whose every storage call is kept, and its data object puts counted. */
+  const observedLog = () => {
+    const calls: StorageCall[] = [];
+    const observed = observeStorage(storage, (c) => calls.push(c));
+    const objectPuts = () => calls.filter((c) => c.op === 'PutObject' && isData(c.key)).length;
+    return { calls, log: newLog(observed.metadata, observed.stores), objectPuts };
+  };
+
   beforeAll(async () => {
     ({ storage, stop } = await backend.start(2));
     topics = new TopicRegistry(storage.metadata, clock, storage.stores.length);
@@ -96,43 +104,35 @@ describe.each(allBackends)('group commit on $name', (backend) => {
   afterAll(() => stop());
 
   it('commits appends that arrive together as one object, one state write and one index entry, each answered with its own offsets', async () => {
-    const calls: StorageCall[] = [];
-    const observed = observeStorage(storage, (c) => calls.push(c));
-    const log = newLog(observed.metadata, observed.stores);
+    const { calls, log, objectPuts } = observedLog();
     const topic = await newTopic();
     const group = members('m', 8);
     calls.length = 0;
     const outs = await appendTogether(log, topic, group);
-    const objectPuts = calls.filter((c) => c.op === 'PutObject' && isData(c.key));
     const stateWrites = calls.filter(
       (c) => c.op === 'UpdateItem' && c.sk === STATE_SK && c.pk === partitionPk(topic.name, 0) && !c.conditionFailed,
     );
-    expect(objectPuts).toHaveLength(1);
+    expect(objectPuts()).toBe(1);
     expect(stateWrites).toHaveLength(1);
     expect(await indexEntries(storage.metadata, topic)).toHaveLength(1);
     await expectAnsweredAndRead(log, topic, group, outs, 0);
   });
 
   it('commits acks=0 appends that arrive together as one, after their answers', async () => {
-    const calls: StorageCall[] = [];
-    const observed = observeStorage(storage, (c) => calls.push(c));
-    const log = newLog(observed.metadata, observed.stores);
+    const { log, objectPuts } = observedLog();
     const topic = await newTopic();
     const group = members('fire', 6);
     const outs = await appendTogether(log, topic, group, { acks: 0 });
     expect(outs.every((o) => o.ok && o.info.baseOffset === -1)).toBe(true);
     await log.idle();
-    expect(calls.filter((c) => c.op === 'PutObject' && isData(c.key))).toHaveLength(1);
+    expect(objectPuts()).toBe(1);
     const read = await log.read(topic, 0, 0, 1 << 24);
     expect(read.records.map((r) => text(r.value)).sort()).toEqual(group.flatMap((m) => m.values).sort());
   });
 
   it('starts a new group where a member would pass 64 KiB or 256 members', async () => {
-    const calls: StorageCall[] = [];
-    const observed = observeStorage(storage, (c) => calls.push(c));
-    const log = newLog(observed.metadata, observed.stores);
+    const { calls, log, objectPuts } = observedLog();
     const topic = await newTopic();
-    const objectPuts = () => calls.filter((c) => c.op === 'PutObject' && isData(c.key)).length;
     // Two of 30,000 bytes share a group; the third would pass 64 KiB and starts another.
     const large = ['x', 'y', 'z'].map((v) => ({
       values: [v.repeat(30_000)],
