@@ -147,6 +147,29 @@ describe('producer against the local server', () => {
     });
   });
 
+  it('keeps up to max.in.flight requests in flight for one busy partition, in sequence order', async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'one-busy', numPartitions: 1 }] });
+    // Produce requests are held at the proxy: whatever the producer sends before the first answer is
+    // what one wake-up of its sender sent.
+    const held = await proxy(server!.origin, { delayMs: (req) => (isProduce(req) ? 400 : 0) });
+    try {
+      const producer = new Kafka({ url: held.origin }).producer({ batchSize: 2000, lingerMs: 1000 });
+      await producer.connect();
+      await kafka.admin().describeTopic('one-busy');
+      const sends = Array.from({ length: 40 }, (_, i) =>
+        producer.send({ topic: 'one-busy', messages: [{ value: Buffer.alloc(500, i) }] }),
+      );
+      await until(() => held.log.filter(isProduce).length >= 5, 350).catch(() => {});
+      await new Promise((r) => setTimeout(r, 50));
+      expect(held.log.filter(isProduce).length).toBe(5);
+      const acked = (await Promise.all(sends)).map(([m]) => m!.offset);
+      expect(acked).toEqual(acked.map((_, i) => i));
+      await producer.close();
+    } finally {
+      await held.close();
+    }
+  });
+
   it('applies buffer.memory back-pressure: send() waits, then times out after max.block.ms', async () => {
     // Nothing answers on this port: batches stay unacknowledged and hold their memory.
     const dead = new Kafka({ url: 'http://127.0.0.1:9', requestTimeoutMs: 1000 });

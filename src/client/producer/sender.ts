@@ -378,6 +378,21 @@ export class Sender {
    * requests stay one object each.
    */
   private drainAll(now: number, resolving: boolean): void {
+    // A request takes one batch per partition, so one pass sends a partition's head only: passes
+    // repeat while they send due batches, up to max.in.flight per partition (Kafka's sender loop
+    // drains again at once). One pass per wake-up left a lone busy partition with a request or two
+    // in flight, waking only as answers came back.
+    let nextWake = Infinity;
+    for (let sent = true; sent && !resolving; ) {
+      const pass = this.drainPass(now, resolving);
+      sent = pass.sent;
+      nextWake = Math.min(nextWake, pass.nextWake);
+    }
+    if (resolving) nextWake = this.drainPass(now, resolving).nextWake;
+    if (nextWake !== Infinity) this.scheduleAt(nextWake, now);
+  }
+
+  private drainPass(now: number, resolving: boolean): { sent: boolean; nextWake: number } {
     let nextWake = Infinity;
     const all = this.flushing > 0 || this.closing;
     const due: [PartitionQueue, ProducerBatch][] = [];
@@ -423,7 +438,7 @@ export class Sender {
       } else nextWake = Math.min(nextWake, head.createdMs + this.config.lingerMs);
     }
     send();
-    if (nextWake !== Infinity) this.scheduleAt(nextWake, now);
+    return { sent: due.length > 0, nextWake };
   }
 
   /** Whether the queue's head may leave now, with `drained` of its batches already taken this round. */
