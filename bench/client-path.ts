@@ -23,7 +23,11 @@ export interface ClientRow {
   offeredRecordsPerSec?: number;
   /** A fixed-rate run: latency after its first seconds (--warmup-records), the sustained figure. */
   steadyLatencyMs?: ClientRow['latencyMs'];
-  /** Consume: one raw consumer reading the same topic in a closed loop (the same shape as `perf consume`). */
+  /**
+   * The raw cell of the same shape, measured right after this run: produce, the matrix's cell (4
+   * producers of pre-built 1000-record batches, acks=all) on a new topic with the same partitions
+   * and RF; consume, one raw consumer reading the same topic in a closed loop (as `perf consume`).
+   */
   rawRecordsPerSec?: number;
   serverCpuCores: number;
   objectPutsPerMiBPerReplica: number;
@@ -41,6 +45,10 @@ interface ClientPathSession {
   counters: () => Promise<OperationCounts>;
   /** Records/s of one raw consumer (pre-built GETs, no decoding) reading `topic` in a closed loop. */
   rawConsume: (topic: string, partitions: number) => Promise<number>;
+  /** Records/s of the raw produce cell (4 producers, pre-built 1000-record batches, acks=all) on a new topic. */
+  rawProduce: (cell: { replicas: number; partitions: number }) => Promise<number>;
+  /** Before each produce run: the page cache as the raw cells find it (bench.ts's flushPageCache). */
+  flushPageCache: () => void;
 }
 
 const CLI = join(REPO, 'src/cli/bin.mjs');
@@ -147,6 +155,7 @@ export async function clientPathRows(
   for (const replicas of [1, 3]) {
     for (const partitions of [1, 12]) {
       const topic = await s.createTopic({ replicas, minInsync: 1, partitions }, 'client');
+      s.flushPageCache();
       const produce = await measured('produce', partitions, replicas, [
         'perf',
         'produce',
@@ -160,6 +169,13 @@ export async function clientPathRows(
         '-1',
       ]);
       if (partitions === 12 && replicas === 1) p12Max = produce.recordsPerSec;
+      // Beside the client run, not minutes away in the matrix: on this VM rates drift by 2x within
+      // a run, so only neighbours make a ratio.
+      s.flushPageCache();
+      produce.rawRecordsPerSec = await s.rawProduce({ replicas, partitions });
+      options.log(
+        `raw produce (4 producers, batches of 1000) P=${partitions} RF=${replicas}: ${Math.round(produce.rawRecordsPerSec)} records/s`,
+      );
       const consumed = await measured('consume', partitions, replicas, [
         'perf',
         'consume',
@@ -180,6 +196,7 @@ export async function clientPathRows(
   if (options.fixedRateSeconds && p12Max > 0) {
     const rate = Math.floor(p12Max / 2);
     const topic = await s.createTopic({ replicas: 1, minInsync: 1, partitions: 12 }, 'client-rate');
+    s.flushPageCache();
     await measured(
       'produce-fixed-rate',
       12,

@@ -130,8 +130,9 @@ export function render(r: Results): string {
     ),
   );
   if (r.client?.length) {
-    // The raw cell of the same shape. Produce: batch format, acks=all, batches of 1000 (the client's
-    // default request holds about that many 1 KiB records), same partitions and RF. Consume: one raw
+    // The raw cell of the same shape, measured beside the client run (rawRecordsPerSec); in results
+    // from before that, produce: the matrix's batch cell, acks=all, batches of 1000 (the client's
+    // default request holds about that many 1 KiB records), same partitions and RF; consume: one raw
     // consumer reading the topic `perf consume` read (the fetch matrix's cells run 4 consumers).
     const rawProduce = (c: ClientRow) =>
       r.produce.find(
@@ -179,7 +180,7 @@ export function render(r: Results): string {
             c.kind === 'consume'
               ? (c.rawRecordsPerSec ?? rawFetch(c)?.recordsPerSec)
               : c.kind === 'produce'
-                ? rawProduce(c)?.recordsPerSec
+                ? (c.rawRecordsPerSec ?? rawProduce(c)?.recordsPerSec)
                 : undefined;
           const name = c.kind === 'produce-fixed-rate' ? `produce at ${int(c.offeredRecordsPerSec ?? 0)}/s` : c.kind;
           return [
