@@ -247,7 +247,9 @@ export class PartitionLog {
     // one producer batch per commit, and a multi-partition request is already one object.
     if (!producer && request.runs.length === 1) {
       const { partition } = request.runs[0]!;
-      const key = `${partitionPk(topic.name, partition)}|${topic.id}|${acks}`;
+      // The group commits under its first member's topic: members must share its configs (the
+      // version changes with them), or one would be answered, and stamped, by another's.
+      const key = `${partitionPk(topic.name, partition)}|${topic.id}|${topic.version}|${acks}`;
       return new Map([[partition, await this.groups.join(key, { topic, request, acks, now })]]);
     }
     const putOnce = this.putOncePerStore(request);
@@ -412,10 +414,10 @@ export class PartitionLog {
   }
 
   /**
-   * One commit for a group of appends to one partition (same topic incarnation, same acks): one
-   * object, one conditional state write, one index entry. Each member is answered with its own
-   * offsets within the group's; a failure of the group fails every member alike, as a failed log
-   * append fails every batch of it in Kafka.
+   * One commit for a group of appends to one partition (same topic incarnation and configs, same
+   * acks): one object, one conditional state write, one index entry. Each member is answered with
+   * its own offsets within the group's; a failure of the group fails every member alike, as a
+   * failed log append fails every batch of it in Kafka.
    */
   private async commitGroup(members: GroupMember[]): Promise<AppendOutcome[]> {
     const [{ topic, acks, now }] = members as [GroupMember];

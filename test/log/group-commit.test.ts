@@ -118,6 +118,23 @@ describe.each(allBackends)('group commit on $name', (backend) => {
     await expectAnsweredAndRead(log, topic, group, outs, 0);
   });
 
+  it("keeps appends made under another version of the topic's configs out of each other's group", async () => {
+    const { calls, log, objectPuts } = observedLog();
+    const topic = await newTopic();
+    calls.length = 0;
+    // As a request that read the topic after `message.timestamp.type` was altered would see it.
+    const altered: Topic = { ...topic, version: topic.version + 1, config: { ...topic.config, logAppendTime: true } };
+    const [plain, stamped] = members('v', 2);
+    const [a, b] = await Promise.all([
+      log.append(topic, [plain!.append]).then((o) => o.get(0)!),
+      log.append(altered, [stamped!.append]).then((o) => o.get(0)!),
+    ]);
+    if (!a!.ok || !b!.ok) throw new Error('an append failed');
+    expect(a.info.logAppendTime).toBe(-1);
+    expect(b.info.logAppendTime).toBeGreaterThan(0);
+    expect(objectPuts()).toBe(2);
+  });
+
   it('commits acks=0 appends that arrive together as one, after their answers', async () => {
     const { log, objectPuts } = observedLog();
     const topic = await newTopic();
