@@ -381,18 +381,19 @@ export class Sender {
     // A request takes one batch per partition, so one pass sends a partition's head only: passes
     // repeat while they send due batches, up to max.in.flight per partition (Kafka's sender loop
     // drains again at once). One pass per wake-up left a lone busy partition with a request or two
-    // in flight, waking only as answers came back.
-    let nextWake = Infinity;
-    for (let sent = true; sent && !resolving; ) {
-      const pass = this.drainPass(now, resolving);
-      sent = pass.sent;
+    // in flight, waking only as answers came back. Heads that are not due join the first pass's
+    // requests only, as they did with one pass: each that joins may cost its request's object a
+    // PUT to one more store.
+    let pass = this.drainPass(now, resolving, true);
+    let nextWake = pass.nextWake;
+    while (pass.sent && !resolving) {
+      pass = this.drainPass(now, resolving, false);
       nextWake = Math.min(nextWake, pass.nextWake);
     }
-    if (resolving) nextWake = this.drainPass(now, resolving).nextWake;
     if (nextWake !== Infinity) this.scheduleAt(nextWake, now);
   }
 
-  private drainPass(now: number, resolving: boolean): { sent: boolean; nextWake: number } {
+  private drainPass(now: number, resolving: boolean, withExtras: boolean): { sent: boolean; nextWake: number } {
     let nextWake = Infinity;
     const all = this.flushing > 0 || this.closing;
     const due: [PartitionQueue, ProducerBatch][] = [];
@@ -412,7 +413,7 @@ export class Sender {
       }
     }
     // Small heads that together fill a request are due as a request.
-    if (due.length === 0 && extraBytes >= this.config.maxRequestSize) due.push(...extra.splice(0));
+    if (withExtras && due.length === 0 && extraBytes >= this.config.maxRequestSize) due.push(...extra.splice(0));
     let request: ProducerBatch[] = [];
     let bytes = 0;
     const send = () => {
@@ -432,7 +433,7 @@ export class Sender {
       // store than the request's others, one more PUT of the whole object (Kafka drains only the
       // ready broker's partitions).
       const waited = now - head.createdMs >= this.config.lingerMs / 2;
-      if (waited && request.length > 0 && bytes + batchBytes(head) <= this.config.maxRequestSize) {
+      if (withExtras && waited && request.length > 0 && bytes + batchBytes(head) <= this.config.maxRequestSize) {
         request.push(this.take(q));
         bytes += batchBytes(head);
       } else nextWake = Math.min(nextWake, head.createdMs + this.config.lingerMs);
