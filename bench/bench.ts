@@ -757,6 +757,14 @@ async function run(
     }
     if (format === 'batch' && !opts['no-client']) {
       // The path users take, on the same server: the library and `kafka-log perf` with defaults.
+      const clientCeiling = await startServer('bench/ceiling-server.ts', [
+        '--port',
+        '0',
+        '--data-dir',
+        `${ceilingDir}-client`,
+        '--upstream',
+        s.server.url,
+      ]);
       clientRows.push(
         ...(await clientPathRows(
           {
@@ -765,6 +773,7 @@ async function run(
             createTopic: s.createTopic,
             deleteTopic: s.deleteTopic,
             counters: s.counters,
+            clientCeilingUrl: clientCeiling.url,
             flushPageCache,
             rawProduce: async ({ replicas, partitions }) => {
               const cell: Cell = { ...headlineOf('batch'), replicas, partitions };
@@ -790,6 +799,7 @@ async function run(
           { records: QUICK ? CLIENT_RECORDS_QUICK : CLIENT_RECORDS, ...(QUICK ? {} : { fixedRateSeconds: 60 }), log },
         )),
       );
+      await clientCeiling.stop();
     }
     peakRssBytes[format] = procStats(s.server.pid).peakRssBytes;
     s.admin.close();

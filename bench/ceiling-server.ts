@@ -10,6 +10,11 @@
  *  - GET /fetch/:name reads a fixture file (a real fetch answer of our server, uploaded by the
  *    bench to PUT /fixture/:name with its headers as JSON in x-fixture-headers) and answers it as
  *    is, with the same headers: for the binary fetch, the content-type and the Kafka-* offsets.
+ *  - With `--upstream URL` (the client path's ceiling): Kafka's multi-partition produce, `POST
+ *    /v3/clusters/:cluster/records`, is answered here as the server answers it (offsets counted per
+ *    partition from the batch headers), after the same body read and pack append; every other
+ *    request (metadata, producer ids) goes to the real server at URL. `kafka-log perf produce`
+ *    against it measures the client with next to no server work behind it.
  * Started with `--port 0 --data-dir DIR`, it prints the same "listening" line as src/server.ts.
  */
 import { serve } from '@hono/node-server';
@@ -19,8 +24,12 @@ import { open, readFile, writeFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { decodeTopicData } from '../src/wire/produce-request.js';
+import { LOG_OVERHEAD, readBatchHeader } from '../src/wire/record-batch.js';
 
-const { values: flags } = parseArgs({ options: { port: { type: 'string' }, 'data-dir': { type: 'string' } } });
+const { values: flags } = parseArgs({
+  options: { port: { type: 'string' }, 'data-dir': { type: 'string' }, upstream: { type: 'string' } },
+});
 const dir = flags['data-dir'] ?? '.ceiling';
 mkdirSync(dir, { recursive: true });
 const fixture = (name: string) => join(dir, `fixture-${name.replace(/[^a-z0-9]/gi, '')}`);
@@ -59,6 +68,45 @@ app.put('/fixture/:name', async (c) => {
 app.get('/fetch/:name', async (c) =>
   c.body(await readFile(fixture(c.req.param('name'))), 200, { ...fixtureHeaders.get(c.req.param('name')) }),
 );
+
+const upstream = flags.upstream;
+if (upstream) {
+  const logEndOffsets = new Map<string, number>();
+  app.post('/v3/clusters/:cluster/records', async (c) => {
+    const body = await readBody(c.env.incoming, Number(c.req.header('content-length')));
+    await pack.write(body);
+    const responses = decodeTopicData(body).map((t) => ({
+      name: t.name,
+      partition_responses: t.partitions.map(({ index, records }) => {
+        const key = `${t.name}\0${index}`;
+        const baseOffset = logEndOffsets.get(key) ?? 0;
+        let next = baseOffset;
+        for (let at = 0; records && at < records.byteLength; ) {
+          const header = readBatchHeader(records, at);
+          next += header.lastOffsetDelta + 1;
+          at += LOG_OVERHEAD + header.batchLength;
+        }
+        logEndOffsets.set(key, next);
+        return { index, error_code: 0, base_offset: baseOffset, log_append_time_ms: -1, log_start_offset: 0 };
+      }),
+    }));
+    return c.json({ kind: 'KafkaProduceResponse', cluster_id: c.req.param('cluster'), responses });
+  });
+  app.all('*', async (c) => {
+    const url = new URL(c.req.url);
+    const headers = new Headers(c.req.raw.headers);
+    for (const h of ['host', 'connection', 'content-length']) headers.delete(h);
+    const hasBody = c.req.method !== 'GET' && c.req.method !== 'HEAD';
+    const res = await fetch(`${upstream}${url.pathname}${url.search}`, {
+      method: c.req.method,
+      headers,
+      ...(hasBody ? { body: await c.req.arrayBuffer() } : {}),
+    });
+    const answer = new Headers(res.headers);
+    for (const h of ['content-encoding', 'content-length', 'transfer-encoding', 'connection']) answer.delete(h);
+    return new Response(await res.arrayBuffer(), { status: res.status, headers: answer });
+  });
+}
 
 const server = serve({ fetch: app.fetch, port: Number(flags.port ?? 0), hostname: '127.0.0.1' }, (info) => {
   console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://127.0.0.1:${info.port}` }));

@@ -29,6 +29,11 @@ export interface ClientRow {
    * and RF; consume, one raw consumer reading the same topic in a closed loop (as `perf consume`).
    */
   rawRecordsPerSec?: number;
+  /**
+   * Produce: the same `perf produce` against bench/ceiling-server.ts with --upstream, which answers
+   * the produce requests without storing them: what the client does with next to no server work.
+   */
+  clientAloneRecordsPerSec?: number;
   serverCpuCores: number;
   objectPutsPerMiBPerReplica: number;
   /** Produce requests as the server saw them: one object PUT per replica each. */
@@ -47,6 +52,8 @@ interface ClientPathSession {
   rawConsume: (topic: string, partitions: number) => Promise<number>;
   /** Records/s of the raw produce cell (4 producers, pre-built 1000-record batches, acks=all) on a new topic. */
   rawProduce: (cell: { replicas: number; partitions: number }) => Promise<number>;
+  /** bench/ceiling-server.ts with --upstream at this server: produce answered without storage. */
+  clientCeilingUrl?: string;
   /** Before each produce run: the page cache as the raw cells find it (bench.ts's flushPageCache). */
   flushPageCache: () => void;
 }
@@ -156,7 +163,7 @@ export async function clientPathRows(
     for (const partitions of [1, 12]) {
       const topic = await s.createTopic({ replicas, minInsync: 1, partitions }, 'client');
       s.flushPageCache();
-      const produce = await measured('produce', partitions, replicas, [
+      const perfProduce = [
         'perf',
         'produce',
         '--topic',
@@ -167,7 +174,8 @@ export async function clientPathRows(
         String(RECORD_BYTES),
         '--throughput',
         '-1',
-      ]);
+      ];
+      const produce = await measured('produce', partitions, replicas, perfProduce);
       if (partitions === 12 && replicas === 1) p12Max = produce.recordsPerSec;
       // Beside the client run, not minutes away in the matrix: on this VM rates drift by 2x within
       // a run, so only neighbours make a ratio.
@@ -176,6 +184,13 @@ export async function clientPathRows(
       options.log(
         `raw produce (4 producers, batches of 1000) P=${partitions} RF=${replicas}: ${Math.round(produce.rawRecordsPerSec)} records/s`,
       );
+      if (s.clientCeilingUrl && replicas === 1) {
+        const alone = parseTotals(await runCli([...perfProduce, '--bootstrap-server', s.clientCeilingUrl], 600_000));
+        produce.clientAloneRecordsPerSec = alone.recordsPerSec;
+        options.log(
+          `client alone (produce answered without storage) P=${partitions}: ${Math.round(alone.recordsPerSec)} records/s`,
+        );
+      }
       const consumed = await measured('consume', partitions, replicas, [
         'perf',
         'consume',

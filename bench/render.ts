@@ -174,6 +174,8 @@ export function render(r: Results): string {
           '$/GiB',
           'raw cell records/s',
           'client/raw',
+          'client alone records/s',
+          'alone/raw',
         ],
         r.client.map((c) => {
           const raw =
@@ -202,9 +204,11 @@ export function render(r: Results): string {
             fixed(c.perGib.dollars.total, 4),
             raw ? int(raw) : '',
             raw ? pct(c.recordsPerSec / raw) : '',
+            c.clientAloneRecordsPerSec ? int(c.clientAloneRecordsPerSec) : '',
+            raw && c.clientAloneRecordsPerSec ? pct(c.clientAloneRecordsPerSec / raw) : '',
           ];
         }),
-        ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ),
     );
   }
