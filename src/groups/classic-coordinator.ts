@@ -98,20 +98,28 @@ export class ClassicGroupCoordinator {
         `session.timeout.ms must be within [${minSessionTimeoutMs}, ${maxSessionTimeoutMs}]`,
       );
     }
-    // A new member: a dynamic one is told its id and asked to join again with it (v4+); a static
-    // one (KIP-345) joins at once, and takes the place of a member with its instance id.
-    const isNew = req.memberId === '';
-    if (isNew) {
-      const memberId = `${req.clientId || 'member'}-${crypto.randomUUID()}`;
-      if (req.requireKnownMemberId && req.groupInstanceId === null) throw new MemberIdRequired(memberId);
-      req = { ...req, memberId };
-    }
     const snapshot = await this.deps.coordinator.find(req.groupId);
     if (snapshot && Object.keys(snapshot.group.members).length > 0) {
       throw new KafkaError(
         'INCONSISTENT_GROUP_PROTOCOL',
         `Group ${req.groupId} has members of the consumer (KIP-848) protocol`,
       );
+    }
+    // A new member: a dynamic one is told its id and asked to join again with it (v4+); a static
+    // one (KIP-345) joins at once, and takes the place of a member with its instance id.
+    const isNew = req.memberId === '';
+    if (isNew) {
+      const memberId = `${req.clientId || 'member'}-${crypto.randomUUID()}`;
+      if (req.requireKnownMemberId && req.groupInstanceId === null) {
+        // Noted as pending first, so that the join with it is told apart from a stale member's.
+        const now = this.deps.clock.now();
+        await this.mutate(req.groupId, (g) => ({
+          group: { ...g, pendingMembers: { ...livePending(g, now), [memberId]: now + req.sessionTimeoutMs } },
+          result: undefined,
+        }));
+        throw new MemberIdRequired(memberId);
+      }
+      req = { ...req, memberId };
     }
     const now = this.deps.clock.now();
     let startGeneration = 0;
@@ -135,6 +143,18 @@ export class ClassicGroupCoordinator {
         // assign again (a Stable group would not hand it out), it syncs and gets its old assignment.
         const answer = { ...answerOf(restart.group, req.memberId), leaderId: g.leaderId ?? '', members: [] };
         return { group: restart.group, result: restart.rebalance ? undefined : answer };
+      }
+      // As Kafka: a member id the group neither has nor handed out (a member removed when its
+      // session expired, say) must join again without one, and learn that it lost its partitions.
+      const pending = !isNew && (g.pendingMembers?.[req.memberId] ?? 0) > now;
+      if (!isNew && !known && !pending)
+        throw new KafkaError(
+          'UNKNOWN_MEMBER_ID',
+          `Member ${req.memberId} is not a member of group ${req.groupId}: join with an empty member id`,
+        );
+      if (g.pendingMembers && Object.keys(g.pendingMembers).length > 0) {
+        const { [req.memberId]: _joined, ...others } = livePending(g, now);
+        g = { ...g, pendingMembers: others };
       }
       if (
         known &&
@@ -461,6 +481,11 @@ export class MemberIdRequired extends KafkaError {
   constructor(readonly memberId: string) {
     super('MEMBER_ID_REQUIRED', 'Join again with the member id given');
   }
+}
+
+/** The pending member ids whose time has not passed. */
+function livePending(g: ClassicGroup, now: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(g.pendingMembers ?? {}).filter(([, until]) => until > now));
 }
 
 function touch(g: ClassicGroup, memberId: string, now: number): ClassicGroup {

@@ -44,6 +44,12 @@ export interface ClassicGroup {
   rebalanceDeadline?: number;
   /** The session timer registered for this group (session-timers.ts), as the KIP-848 item keeps it. */
   timerAt?: number;
+  /**
+   * Member ids handed out with MEMBER_ID_REQUIRED and not yet joined with, each until its session
+   * timeout has passed (Kafka's pending members): the only ids a join may bring that the group
+   * does not know.
+   */
+  pendingMembers?: Record<string, number>;
 }
 
 export const newClassicGroup = (groupId: string): ClassicGroup => ({

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import { createServices } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
-import type { JoinRequest } from '../../src/groups/classic-coordinator.js';
+import { MemberIdRequired, type JoinRequest } from '../../src/groups/classic-coordinator.js';
 import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
 import { isKafkaError } from '../../src/wire/errors.js';
@@ -44,57 +44,74 @@ const join = (memberId: string, extra: Partial<JoinRequest> = {}): JoinRequest =
   ...extra,
 });
 
+type Classic = ReturnType<typeof setup>['a'];
+
+/** A member id the group handed out (JoinGroup v4+: MEMBER_ID_REQUIRED), for a join to bring. */
+async function handedOut(c: Classic, name: string, groupId = 'g'): Promise<string> {
+  const e = await c
+    .join({ ...join('', { clientId: name, requireKnownMemberId: true }), groupId })
+    .catch((x: unknown) => x);
+  if (!(e instanceof MemberIdRequired)) throw new Error(`expected MEMBER_ID_REQUIRED, got ${String(e)}`);
+  return e.memberId;
+}
+
 describe('the classic group coordinator', () => {
   it("completes a rebalance whose members joined through two processes, and hands out the leader's assignment", async () => {
     const { a, b } = setup();
-    const first = await a.join(join('m1'));
-    expect(first).toMatchObject({ generationId: 1, leaderId: 'm1', protocolName: 'range' });
-    await a.sync('g', 1, 'm1', [{ memberId: 'm1', assignment: Buffer.from('all') }]);
+    const [m1, m2] = [await handedOut(a, 'm1'), await handedOut(b, 'm2')];
+    const first = await a.join(join(m1));
+    expect(first).toMatchObject({ generationId: 1, leaderId: m1, protocolName: 'range' });
+    await a.sync('g', 1, m1, [{ memberId: m1, assignment: Buffer.from('all') }]);
     // m2 joins through b: the group rebalances; m1 learns it from its heartbeat and rejoins through a.
-    const second = b.join(join('m2'));
+    const second = b.join(join(m2));
     await preparing(a);
-    await expect(a.heartbeat('g', 'm1', 1)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS'));
-    const rejoin = await a.join(join('m1'));
-    const m2 = await second;
+    await expect(a.heartbeat('g', m1, 1)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS'));
+    const rejoin = await a.join(join(m1));
+    const joined2 = await second;
     expect(rejoin.generationId).toBe(2);
-    expect(m2.generationId).toBe(2);
-    expect(rejoin.members.map((m) => m.memberId).sort()).toEqual(['m1', 'm2']); // m1 stays the leader
-    expect(m2.members).toEqual([]);
-    const followerSync = b.sync('g', 2, 'm2', []);
-    await a.sync('g', 2, 'm1', [
-      { memberId: 'm1', assignment: Buffer.from('p0') },
-      { memberId: 'm2', assignment: Buffer.from('p1') },
+    expect(joined2.generationId).toBe(2);
+    expect(rejoin.members.map((m) => m.memberId).sort()).toEqual([m1, m2].sort()); // m1 stays the leader
+    expect(joined2.members).toEqual([]);
+    const followerSync = b.sync('g', 2, m2, []);
+    await a.sync('g', 2, m1, [
+      { memberId: m1, assignment: Buffer.from('p0') },
+      { memberId: m2, assignment: Buffer.from('p1') },
     ]);
     expect((await followerSync).assignment.toString()).toBe('p1');
-    await expect(b.heartbeat('g', 'm2', 1)).rejects.toSatisfy((e) => isKafkaError(e, 'ILLEGAL_GENERATION'));
-    await b.heartbeat('g', 'm2', 2);
-    expect(await a.checkCommit('g', 'm2', 2)).toBe(2);
+    await expect(b.heartbeat('g', m2, 1)).rejects.toSatisfy((e) => isKafkaError(e, 'ILLEGAL_GENERATION'));
+    await b.heartbeat('g', m2, 2);
+    expect(await a.checkCommit('g', m2, 2)).toBe(2);
   });
 
   it('a join whose write took effect but whose answer was lost is retried into the same single member', async () => {
     const { a, metadata } = setup();
+    const m1 = await handedOut(a, 'm1');
     metadata.faults.fail('put', { when: 'after', match: (k) => k === 'group#g|classic' });
-    await expect(a.join(join('m1'))).rejects.toThrow(/injected/);
-    const retried = await a.join(join('m1'));
-    expect(retried).toMatchObject({ generationId: 1, leaderId: 'm1' });
-    expect(Object.keys((await a.describe('g'))!.members)).toEqual(['m1']);
+    await expect(a.join(join(m1))).rejects.toThrow(/injected/);
+    const retried = await a.join(join(m1));
+    expect(retried).toMatchObject({ generationId: 1, leaderId: m1 });
+    expect(Object.keys((await a.describe('g'))!.members)).toEqual([m1]);
   });
 
   it('removes a member whose session expired, and rebalances the others', async () => {
     const { a, advance } = setup();
-    await a.join(join('m1'));
-    const m2 = a.join(join('m2'));
+    const [m1, m2] = [await handedOut(a, 'm1'), await handedOut(a, 'm2')];
+    await a.join(join(m1));
+    const second = a.join(join(m2));
     await preparing(a);
-    await expect(a.heartbeat('g', 'm1', 1)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS'));
-    await a.join(join('m1'));
-    await m2;
-    await a.sync('g', 2, 'm1', []);
+    await expect(a.heartbeat('g', m1, 1)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS'));
+    await a.join(join(m1));
+    await second;
+    await a.sync('g', 2, m1, []);
     advance(4000);
-    await a.heartbeat('g', 'm1', 2);
+    await a.heartbeat('g', m1, 2);
     advance(4500); // m2 silent for 8.5 s: past its 6 s session and the 2 s its heartbeat may go unwritten
-    await expect(a.heartbeat('g', 'm1', 2)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS'));
-    expect(Object.keys((await a.describe('g'))!.members)).toEqual(['m1']);
-    await expect(a.heartbeat('g', 'm2', 2)).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));
+    await expect(a.heartbeat('g', m1, 2)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS'));
+    expect(Object.keys((await a.describe('g'))!.members)).toEqual([m1]);
+    await expect(a.heartbeat('g', m2, 2)).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));
+    // Its join with the old id is refused too: it must join again without one (and so learn that
+    // its partitions were lost).
+    await expect(a.join(join(m2))).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));
   });
 
   it("answers the protocol's errors", async () => {
@@ -105,18 +122,42 @@ describe('the classic group coordinator', () => {
     await expect(a.join(join('m1', { sessionTimeoutMs: 10 }))).rejects.toSatisfy((e) =>
       isKafkaError(e, 'INVALID_SESSION_TIMEOUT'),
     );
-    await a.join(join('m1'));
+    const [m1, m9] = [await handedOut(a, 'm1'), await handedOut(a, 'm9')];
+    await a.join(join(m1));
     await expect(
-      a.join(join('m9', { protocols: [{ name: 'roundrobin', metadata: Buffer.alloc(0) }] })),
+      a.join(join(m9, { protocols: [{ name: 'roundrobin', metadata: Buffer.alloc(0) }] })),
     ).rejects.toSatisfy((e) => isKafkaError(e, 'INCONSISTENT_GROUP_PROTOCOL'));
     await expect(a.sync('g', 1, 'nobody', [])).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));
-    await expect(a.checkCommit('g', 'm1', 1)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS')); // awaiting the leader's sync
+    await expect(a.checkCommit('g', m1, 1)).rejects.toSatisfy((e) => isKafkaError(e, 'REBALANCE_IN_PROGRESS')); // awaiting the leader's sync
     await expect(a.checkCommit('g', '', -1)).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_MEMBER_ID'));
     await expect(a.delete('g')).rejects.toSatisfy((e) => isKafkaError(e, 'NON_EMPTY_GROUP'));
-    expect((await a.leave('g', ['m1', 'ghost'])).get('ghost')?.errorName).toBe('UNKNOWN_MEMBER_ID');
+    expect((await a.leave('g', [m1, 'ghost'])).get('ghost')?.errorName).toBe('UNKNOWN_MEMBER_ID');
     expect((await a.describe('g'))!.state).toBe('Empty');
     expect(await a.delete('g')).toBe(true);
     expect(await a.list()).toEqual([]);
+  });
+
+  it('takes a member id only from the group: a handed-out one once, within its session timeout', async () => {
+    const { a, b, advance } = setup();
+    const unknown = (e: unknown) => isKafkaError(e, 'UNKNOWN_MEMBER_ID');
+    // An id nobody handed out, in a new group and in a live one (v0-3 joins too).
+    await expect(a.join(join('made-up'))).rejects.toSatisfy(unknown);
+    const m1 = await handedOut(a, 'm1');
+    expect(await b.join(join(m1))).toMatchObject({ memberId: m1, leaderId: m1 }); // through the other process
+    await expect(a.join(join('made-up'))).rejects.toSatisfy(unknown);
+    // A handed-out id not used within its session timeout (6 s) is gone, and another group's is not this one's.
+    const late = await handedOut(a, 'late');
+    const elsewhere = await handedOut(a, 'x', 'other');
+    advance(6001);
+    await a.heartbeat('g', m1, 1).catch(() => {});
+    await expect(a.join(join(late))).rejects.toSatisfy(unknown);
+    await expect(a.join(join(elsewhere))).rejects.toSatisfy(unknown);
+    // A member that left joins again only without its id.
+    await a.leave('g', [m1]);
+    await expect(a.join(join(m1))).rejects.toSatisfy(unknown);
+    // A hand-out drops the ones whose time passed: the group item does not grow with them.
+    const next = await handedOut(a, 'next');
+    expect(Object.keys((await a.describe('g'))!.pendingMembers ?? {})).toEqual([next]);
   });
 });
 
@@ -212,14 +253,15 @@ describe('classic session expiry by the scheduler', () => {
     const storage = { metadata: new MemoryMetadataStore(), stores: [new MemoryObjectStore('m')], close: () => {} };
     const services = createServices(serverConfigFromEnv({ STORAGE_BACKEND: 'memory' }), storage, clock);
     const { classic, coordinator } = services.groups;
-    await classic.join(join('m1'));
-    await classic.sync('g', 1, 'm1', [{ memberId: 'm1', assignment: Buffer.from('all') }]);
+    const m1 = await handedOut(classic, 'm1');
+    await classic.join(join(m1));
+    await classic.sync('g', 1, m1, [{ memberId: m1, assignment: Buffer.from('all') }]);
     const raw = async () =>
       (await storage.metadata.get<{ members: Record<string, unknown>; state: string }>('group#g', 'classic'))!.value;
     // Heartbeats for a minute, the scheduler ticking every 10 s: nobody expires.
     for (let i = 0; i < 20; i++) {
       now += 3000;
-      await classic.heartbeat('g', 'm1', 1);
+      await classic.heartbeat('g', m1, 1);
       if (i % 3 === 2) expect((await coordinator.expireSessions()).membersExpired).toBe(0);
     }
     // It stops. Nothing but the scheduler touches the group: it is removed within its session
@@ -244,18 +286,19 @@ describe('classic heartbeats are written sparsely', () => {
     const storage = { metadata: new MemoryMetadataStore(), stores: [new MemoryObjectStore('m')], close: () => {} };
     const services = createServices(serverConfigFromEnv({ STORAGE_BACKEND: 'memory' }), storage, clock);
     const { classic, coordinator } = services.groups;
-    await classic.join(join('m1')); // session 6 s: a heartbeat goes unwritten up to 2 s
-    await classic.sync('g', 1, 'm1', [{ memberId: 'm1', assignment: Buffer.from('all') }]);
+    const m1 = await handedOut(classic, 'm1');
+    await classic.join(join(m1)); // session 6 s: a heartbeat goes unwritten up to 2 s
+    await classic.sync('g', 1, m1, [{ memberId: m1, assignment: Buffer.from('all') }]);
     const version = async () => (await storage.metadata.get('group#g', 'classic'))!.version;
-    return { classic, coordinator, version, advance: (ms: number) => (now += ms), at: () => now };
+    return { classic, coordinator, m1, version, advance: (ms: number) => (now += ms), at: () => now };
   };
 
   it('a live member is written once per third of its session, not on every heartbeat', async () => {
-    const { classic, version, advance } = await setup();
+    const { classic, m1, version, advance } = await setup();
     const before = await version();
     for (let i = 0; i < 20; i++) {
       advance(300);
-      await classic.heartbeat('g', 'm1', 1);
+      await classic.heartbeat('g', m1, 1);
     }
     // 6 s of heartbeats every 300 ms: written once the stored one is 2 s old (at 2.1 and 4.2 s),
     // so two writes, not twenty.
@@ -263,11 +306,11 @@ describe('classic heartbeats are written sparsely', () => {
   });
 
   it('never expires a member before its session has passed since its last heartbeat, written or not', async () => {
-    const { classic, coordinator, advance, at } = await setup();
+    const { classic, coordinator, m1, advance, at } = await setup();
     advance(1000);
-    await classic.heartbeat('g', 'm1', 1); // unwritten: the stored one is 1 s old
+    await classic.heartbeat('g', m1, 1); // unwritten: the stored one is 1 s old
     advance(900);
-    await classic.heartbeat('g', 'm1', 1); // unwritten too: its last heartbeat is now
+    await classic.heartbeat('g', m1, 1); // unwritten too: its last heartbeat is now
     const last = at();
     let expired = 0;
     while (expired === 0 && at() < last + 30_000) {

@@ -36,7 +36,7 @@ describe('a classic group over HTTP', () => {
     const classic = g.services.groups.classic;
     const joined = await classic.join({
       groupId: 'kcat',
-      memberId: 'm1',
+      memberId: '', // v0-3: the id is given at once
       groupInstanceId: null,
       clientId: 'rdkafka',
       clientHost: '/127.0.0.1',
@@ -46,9 +46,8 @@ describe('a classic group over HTTP', () => {
       protocols: [{ name: 'range', metadata: subscription(['orders']) }],
       requireKnownMemberId: false,
     });
-    await classic.sync('kcat', joined.generationId, 'm1', [
-      { memberId: 'm1', assignment: assignment({ orders: [0, 1] }) },
-    ]);
+    const m1 = joined.memberId;
+    await classic.sync('kcat', joined.generationId, m1, [{ memberId: m1, assignment: assignment({ orders: [0, 1] }) }]);
 
     const d = await g.describe('kcat');
     expect(d).toMatchObject({
@@ -59,7 +58,7 @@ describe('a classic group over HTTP', () => {
       partition_assignor: 'range',
       members: [
         {
-          consumer_id: 'm1',
+          consumer_id: m1,
           client_id: 'rdkafka',
           member_epoch: joined.generationId,
           subscribed_topic_names: ['orders'],
@@ -73,8 +72,8 @@ describe('a classic group over HTTP', () => {
     expect(
       d.partitions.map((p: { partition_id: number; consumer_id: string }) => [p.partition_id, p.consumer_id]),
     ).toEqual([
-      [0, 'm1'],
-      [1, 'm1'],
+      [0, m1],
+      [1, m1],
     ]);
 
     // The list shows it so too.
@@ -86,7 +85,7 @@ describe('a classic group over HTTP', () => {
     });
 
     // Once its member leaves, the group is Empty again.
-    await classic.leave('kcat', ['m1']);
+    await classic.leave('kcat', [m1]);
     expect((await g.describe('kcat')).state).toBe('EMPTY');
   });
 });
