@@ -37,7 +37,7 @@ import {
   restartStaticMember,
   sameProtocols,
   staticMemberId,
-  unwrittenHeartbeatMs,
+  classicUnwrittenHeartbeatMs,
   type ClassicGroup,
   type ClassicMember,
 } from './classic-group.js';
@@ -233,7 +233,7 @@ export class ClassicGroupCoordinator {
       // Still read every time (a rebalance started elsewhere is answered at once), but written
       // only once the stored heartbeat is a third of the session old (expiry allows for it).
       const m = g.members[memberId];
-      if (m && now - m.lastHeartbeat < unwrittenHeartbeatMs(m)) return { group: g, result: undefined };
+      if (m && now - m.lastHeartbeat < classicUnwrittenHeartbeatMs(m)) return { group: g, result: undefined };
       return { group: touch(g, memberId, now), result: undefined };
     });
   }

@@ -68,7 +68,7 @@ export const newClassicGroup = (groupId: string): ClassicGroup => ({
  * of its session, not one per heartbeat interval. A join, a sync, a leave or a generation change is
  * written at once.
  */
-export const unwrittenHeartbeatMs = (m: Pick<ClassicMember, 'sessionTimeoutMs'>): number =>
+export const classicUnwrittenHeartbeatMs = (m: Pick<ClassicMember, 'sessionTimeoutMs'>): number =>
   Math.floor(m.sessionTimeoutMs / 3);
 
 /**
@@ -76,7 +76,7 @@ export const unwrittenHeartbeatMs = (m: Pick<ClassicMember, 'sessionTimeoutMs'>)
  * later heartbeat may have gone unwritten. Never early (never before the session timeout has
  * passed since the member's last heartbeat), at most a third of the session late.
  */
-const sessionEnd = (m: ClassicMember): number => m.lastHeartbeat + m.sessionTimeoutMs + unwrittenHeartbeatMs(m);
+const sessionEnd = (m: ClassicMember): number => m.lastHeartbeat + m.sessionTimeoutMs + classicUnwrittenHeartbeatMs(m);
 
 /**
  * The first moment something in the group runs out: a member's session (it expires once its
