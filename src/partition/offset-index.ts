@@ -28,6 +28,8 @@ export interface AbortedTransaction {
 interface AbortItem extends AbortedTransaction {
   /** The ABORT marker's `lastStableOffset` (TransactionMarkerInfo); absent on items written before it was kept. */
   lastStableOffset?: number;
+  /** The leader epoch the marker was committed in; absent on items written before it was kept. */
+  leaderEpoch?: number;
 }
 
 /** Whether a transactional batch of `producerId` starting at `offset` belongs to an aborted transaction. */
@@ -370,6 +372,7 @@ function abortedOf(entry: CommitRecord): AbortItem {
     firstOffset,
     lastOffset: entry.baseOffset,
     ...(lastStableOffset !== undefined && { lastStableOffset }),
+    leaderEpoch: entry.leaderEpoch,
   };
 }
 
@@ -383,9 +386,18 @@ function wholeBelow(state: PartitionState, last: AbortItem): number {
     : last.lastOffset + 1;
 }
 
-/** Whether an abort item read from a fetch's offset on may cover records below `to`, in this incarnation and epoch. */
-function overlaps(state: PartitionState, a: AbortedTransaction, to: number): boolean {
-  return a.topicId === state.topicId && a.firstOffset < to && withinEpochOffset(state, a.lastOffset);
+/**
+ * Whether an abort item read from a fetch's offset on may cover records below `to`, in this
+ * incarnation and epoch. A marker its epoch's truncation removed stays out even once the log has
+ * grown past its offset again (with other records, maybe the same producer's next transaction);
+ * an item without its epoch can only be checked against the log end.
+ */
+function overlaps(state: PartitionState, a: AbortItem, to: number): boolean {
+  if (a.topicId !== state.topicId || a.firstOffset >= to || !withinEpochOffset(state, a.lastOffset)) return false;
+  return (
+    a.leaderEpoch === undefined ||
+    withinEpoch(state.epochHistory, { leaderEpoch: a.leaderEpoch, lastOffset: a.lastOffset })
+  );
 }
 
 /**

@@ -193,3 +193,32 @@ describe('OffsetIndex.entriesFrom paging', () => {
     );
   });
 });
+
+describe('OffsetIndex aborted transactions', () => {
+  const abort = (markerOffset: number, firstOffset: number, leaderEpoch: number): CommitRecord =>
+    commit(markerOffset, 1, 100, {
+      leaderEpoch,
+      control: { type: 'ABORT', producerId: 7, producerEpoch: 0, firstOffset },
+    });
+
+  it("leaves out an abort whose marker its epoch's truncation removed, once the log has grown past it again", async () => {
+    const store = new MemoryMetadataStore();
+    const index = new OffsetIndex(store);
+    // Epoch 0 aborted producer 7's transaction at 100; an election truncated epoch 0 at 95, and
+    // epoch 1 wrote on to 200 (producer 7's next transaction among it). Epoch 1 aborts one at 150.
+    await index.put(TOPIC, 0, abort(100, 90, 0));
+    await index.put(TOPIC, 0, abort(150, 140, 1));
+    const state: PartitionState = {
+      ...initialPartitionState(TOPIC_ID, 0, 1, 1),
+      epochHistory: [
+        { epoch: 0, startOffset: 0 },
+        { epoch: 1, startOffset: 95 },
+      ],
+      leaderEpoch: 1,
+      highWatermark: 200,
+      replicaLeo: { '0': 200 },
+    };
+    const aborted = await index.collectAbortedTransactions(TOPIC, 0, state, 0, 200);
+    expect(aborted.map((a) => [a.firstOffset, a.lastOffset])).toEqual([[140, 150]]);
+  });
+});

@@ -207,6 +207,7 @@ describe.each(allBackends)('the abort item of an ABORT commit whose index writes
       firstOffset: 1,
       lastOffset: offset,
       lastStableOffset: 0,
+      leaderEpoch: 0,
     });
   });
 });
