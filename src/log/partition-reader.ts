@@ -241,6 +241,21 @@ export class PartitionReader {
         }
       }),
     );
+    // The answer fills max_bytes partition by partition in the order asked (below): entries that
+    // start past what is left of it are not read. They were, only to be dropped: twelve
+    // partitions asked for 4 MiB each read 48 MiB of objects for an 8 MiB answer. The entry that
+    // crosses the end is read (its first batches may fit), so at most one entry more is read than
+    // the answer holds, and the answer is what it was.
+    let room = Math.min(maxBytes, limitBytes);
+    for (const p of planned) {
+      if (!p.ok) continue;
+      const past = p.entries.findIndex((e) => {
+        if (room <= 0) return true;
+        room -= e.end - e.start;
+        return false;
+      });
+      if (past >= 0) p.entries = p.entries.slice(0, past);
+    }
     const loaded = await this.loadShared(
       planned.map((p) => (p.ok ? { state: p.state, entries: p.entries } : undefined)),
     );

@@ -262,6 +262,42 @@ describe.each(allBackends)('multi-partition fetch on $name', (backend) => {
     expect(tiny.of('a', 1).records).toBe('');
   });
 
+  it("reads no object of the partitions that the request's max bytes has no room left for", async () => {
+    expect((await t.call('POST', 'topics', { topic_name: 'c', partitions_count: 3 })).status).toBe(201);
+    const value = (p: number) => `c${p}`.padEnd(1000, '.');
+    // One request, and so one object, per partition.
+    for (const p of [0, 1, 2]) await produce([{ name: 'c', partitions: [{ index: p, records: batch([value(p)]) }] }]);
+    const size = batch([value(0)]).byteLength;
+    gets.clear();
+    const one = await fetch({
+      max_bytes: Math.floor(size * 1.5),
+      topics: [
+        at('c', [
+          [0, 0, 4 * size],
+          [1, 0, 4 * size],
+          [2, 0, 4 * size],
+        ]),
+      ],
+    });
+    expect(one.values('c', 0)).toEqual([[0, value(0)]]);
+    for (const p of [1, 2]) expect(one.of('c', p)).toMatchObject({ error_code: 0, records: '', next_offset: 0 });
+    // c-1's object is read (half a batch of room was left when its entry began), c-2's is not.
+    expect([...gets.values()].reduce((n, k) => n + k, 0)).toBe(2);
+    // With room for all three, each object is read once.
+    gets.clear();
+    const all = await fetch({
+      topics: [
+        at('c', [
+          [0, 0],
+          [1, 0],
+          [2, 0],
+        ]),
+      ],
+    });
+    for (const p of [0, 1, 2]) expect(all.values('c', p)).toEqual([[0, value(p)]]);
+    expect([...gets.values()].reduce((n, k) => n + k, 0)).toBe(3);
+  });
+
   it('long-polls over several partitions: an append to any of them answers, else max_wait_ms', async () => {
     const ends = await fetch({
       topics: [
