@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, type Consumer, type ConsumerRecord, type TopicPartition } from '../../src/client/index.js';
 import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 import { startArrivalProxy } from '../support/arrival-proxy.js';
+import { proxy } from './support/flaky-proxy.js';
 
 const until = async (what: string, cond: () => boolean | Promise<boolean>, ms = 15_000) => {
   const end = Date.now() + ms;
@@ -290,6 +291,31 @@ describe('consumer against the local server', () => {
     } finally {
       proxy.stop();
     }
+  });
+
+  it("asks each partition for 4 MiB by default, and for Kafka's 1 MiB when configured so", async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'sized', numPartitions: 1 }] });
+    const producer = kafka.producer();
+    await producer.send({ topic: 'sized', messages: [{ value: 'x' }] });
+    await producer.close();
+    // A proxy per consumer: one's fetch still in flight at its close must not count as the next one's.
+    const asked = async (config: { maxPartitionFetchBytes?: number }) => {
+      const logged = await proxy(server.origin);
+      try {
+        const c = new Kafka({ url: logged.origin }).consumer(config);
+        c.assign([{ topic: 'sized', partition: 0 }]);
+        c.seek({ topic: 'sized', partition: 0, offset: 0 });
+        await until('a record', async () => (await c.poll({ timeoutMs: 200 })).length > 0);
+        await c.close();
+        const fetch = logged.log.find((r) => r.url.endsWith('/records:fetch'))!;
+        return (JSON.parse(fetch.body.toString()) as { topics: { partitions: { partition_max_bytes: number }[] }[] })
+          .topics[0]!.partitions[0]!.partition_max_bytes;
+      } finally {
+        await logged.close();
+      }
+    };
+    expect(await asked({})).toBe(4 * 1024 * 1024);
+    expect(await asked({ maxPartitionFetchBytes: 1_048_576 })).toBe(1_048_576);
   });
 
   it("shares one fetch's max bytes among its partitions: none is starved or left to wait while others have records", async () => {

@@ -50,7 +50,7 @@ export interface ConsumerConfig {
   fetchMinBytes?: number;
   /** Default 500. */
   fetchMaxWaitMs?: number;
-  /** Default 1 MiB. */
+  /** Default 4 MiB (DEFAULT_MAX_PARTITION_FETCH_BYTES; Kafka's is 1 MiB). */
   maxPartitionFetchBytes?: number;
   /** Polling while idle: consecutive empty fetches back off from fetchMaxWaitMs up to this (default 2000). */
   fetchIdleBackoffMaxMs?: number;
@@ -88,6 +88,14 @@ export interface RebalanceListener {
   /** Lost without a chance to commit (membership fenced); defaults to onPartitionsRevoked. */
   onPartitionsLost?(partitions: TopicPartition[]): void | Promise<void>;
 }
+
+/**
+ * max.partition.fetch.bytes, four times Kafka's: each fetch is an HTTP request (a Lambda invocation
+ * on AWS), and a partition read 1 MiB at a time waits a round trip per MiB (perf consume P=1 read
+ * 193-220k records/s at 1 MiB, 274-476k at 4 MiB in the same runs). fetchMaxBytes still bounds
+ * the whole answer, and on Lambda the server keeps it within the 6 MB response limit.
+ */
+export const DEFAULT_MAX_PARTITION_FETCH_BYTES = 4 * 1024 * 1024;
 
 const LOG = (level: 'warn' | 'error', message: string, extra?: Record<string, unknown>) =>
   console.error(JSON.stringify({ level, msg: message, ...extra }));
@@ -140,7 +148,7 @@ export class Consumer {
       maxPollRecords: config.maxPollRecords ?? 500,
       fetchMinBytes: config.fetchMinBytes ?? 1,
       fetchMaxWaitMs: config.fetchMaxWaitMs ?? 500,
-      maxPartitionFetchBytes: config.maxPartitionFetchBytes ?? 1_048_576,
+      maxPartitionFetchBytes: config.maxPartitionFetchBytes ?? DEFAULT_MAX_PARTITION_FETCH_BYTES,
       fetchIdleBackoffMaxMs: config.fetchIdleBackoffMaxMs ?? 2000,
       push: config.push ?? true,
       pushRecheckIntervalMs: config.pushRecheckIntervalMs ?? 300_000,
