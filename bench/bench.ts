@@ -34,6 +34,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type OperationCounts, zeroMetadataCounts, zeroObjectCounts } from '../src/storage/counting-stores.js';
+import { DEFAULT_MAX_PARTITION_FETCH_BYTES } from '../src/client/consumer/consumer.js';
 import { clientPathRows, type ClientRow } from './client-path.js';
 import { costPerGib, diffCounts } from './cost.js';
 import { FORMATS, WIRE, type BodyFormat } from './formats.js';
@@ -789,7 +790,8 @@ async function run(
                 client,
                 format: 'batch',
                 kind: 'fetch',
-                pathTemplate: fetchTemplate('batch', topic),
+                // As much per request as `perf consume` asks of a partition by default.
+                pathTemplate: WIRE.batch.fetchTemplate(topic, DEFAULT_MAX_PARTITION_FETCH_BYTES),
                 partitions,
                 consumers: 1,
               });

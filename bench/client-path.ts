@@ -26,7 +26,8 @@ export interface ClientRow {
   /**
    * The raw cell of the same shape, measured right after this run: produce, the matrix's cell (4
    * producers of pre-built 1000-record batches, acks=all) on a new topic with the same partitions
-   * and RF; consume, one raw consumer reading the same topic in a closed loop (as `perf consume`).
+   * and RF; consume, one raw consumer reading the same topic in a closed loop (as `perf consume`),
+   * asking as much of a partition per request as the client does by default (4 MiB).
    */
   rawRecordsPerSec?: number;
   /**
