@@ -178,20 +178,6 @@ export async function clientPathRows(
       ];
       const produce = await measured('produce', partitions, replicas, perfProduce);
       if (partitions === 12 && replicas === 1) p12Max = produce.recordsPerSec;
-      // Beside the client run, not minutes away in the matrix: on this VM rates drift by 2x within
-      // a run, so only neighbours make a ratio.
-      s.flushPageCache();
-      produce.rawRecordsPerSec = await s.rawProduce({ replicas, partitions });
-      options.log(
-        `raw produce (4 producers, batches of 1000) P=${partitions} RF=${replicas}: ${Math.round(produce.rawRecordsPerSec)} records/s`,
-      );
-      if (s.clientCeilingUrl && replicas === 1) {
-        const alone = parseTotals(await runCli([...perfProduce, '--bootstrap-server', s.clientCeilingUrl], 600_000));
-        produce.clientAloneRecordsPerSec = alone.recordsPerSec;
-        options.log(
-          `client alone (produce answered without storage) P=${partitions}: ${Math.round(alone.recordsPerSec)} records/s`,
-        );
-      }
       const consumed = await measured('consume', partitions, replicas, [
         'perf',
         'consume',
@@ -206,6 +192,21 @@ export async function clientPathRows(
       options.log(
         `raw consume (1 consumer) P=${partitions} RF=${replicas}: ${Math.round(consumed.rawRecordsPerSec)} records/s`,
       );
+      // Beside the client run, not minutes away in the matrix: on this VM rates drift by 2x within
+      // a run, so only neighbours make a ratio. After the consume: the page cache is dropped first,
+      // and the consume reads what the client wrote from the cache, as a consumer close behind does.
+      s.flushPageCache();
+      produce.rawRecordsPerSec = await s.rawProduce({ replicas, partitions });
+      options.log(
+        `raw produce (4 producers, batches of 1000) P=${partitions} RF=${replicas}: ${Math.round(produce.rawRecordsPerSec)} records/s`,
+      );
+      if (s.clientCeilingUrl && replicas === 1) {
+        const alone = parseTotals(await runCli([...perfProduce, '--bootstrap-server', s.clientCeilingUrl], 600_000));
+        produce.clientAloneRecordsPerSec = alone.recordsPerSec;
+        options.log(
+          `client alone (produce answered without storage) P=${partitions}: ${Math.round(alone.recordsPerSec)} records/s`,
+        );
+      }
       await s.deleteTopic(topic);
     }
   }
