@@ -245,7 +245,8 @@ export class PartitionReader {
     // start past what is left of it are not read. They were, only to be dropped: twelve
     // partitions asked for 4 MiB each read 48 MiB of objects for an 8 MiB answer. The entry that
     // crosses the end is read (its first batches may fit), so at most one entry more is read than
-    // the answer holds, and the answer is what it was.
+    // the answer holds. An entry counts whole, batches below the fetch offset included, so an
+    // answer may come out a little shorter than before, never longer.
     let room = Math.min(maxBytes, limitBytes);
     for (const p of planned) {
       if (!p.ok) continue;
