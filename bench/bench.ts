@@ -134,6 +134,9 @@ async function withOtherCpu<T>(
   return { value, otherCpuCores: Math.max(0, other / 1000 / (performance.now() - t0)) };
 }
 
+/** Whether the page cache can be dropped here: unknown until the first try. */
+let dropCaches: boolean | undefined;
+
 /**
  * Flushes dirty pages before a cell, so a cell does not pay for the previous cells' writeback: with
  * gigabytes of dirty page cache, this VM's disk stalls file operations for up to a second. Then,
@@ -153,7 +156,6 @@ const flushPageCache = () => {
     log('cannot drop the page cache (not root, or /proc/sys is read-only): figures depend on what earlier cells wrote');
   }
 };
-let dropCaches: boolean | undefined;
 
 /** The 1-minute load average before the bench started: other work on the machine skews every figure. */
 const LOAD_AT_START = loadavg()[0]!;

@@ -146,14 +146,15 @@ export class ClassicGroupCoordinator {
       }
       // As Kafka: a member id the group neither has nor handed out (a member removed when its
       // session expired, say) must join again without one, and learn that it lost its partitions.
-      const pending = !isNew && (g.pendingMembers?.[req.memberId] ?? 0) > now;
+      // (Expired pending ids are dropped at the next hand-out.)
+      const pending = (g.pendingMembers?.[req.memberId] ?? 0) > now;
       if (!isNew && !known && !pending)
         throw new KafkaError(
           'UNKNOWN_MEMBER_ID',
           `Member ${req.memberId} is not a member of group ${req.groupId}: join with an empty member id`,
         );
-      if (g.pendingMembers && Object.keys(g.pendingMembers).length > 0) {
-        const { [req.memberId]: _joined, ...others } = livePending(g, now);
+      if (pending) {
+        const { [req.memberId]: _joined, ...others } = g.pendingMembers!;
         g = { ...g, pendingMembers: others };
       }
       if (
