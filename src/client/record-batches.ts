@@ -41,6 +41,8 @@ export function encodeProducerBatch(
   producer?: BatchProducer,
   context: { topic?: string; partition?: number } = {},
   compression: 'none' | 'gzip' = 'none',
+  /** Where the batch is written (new memory by default); see EncodeBatchOptions.allocate. */
+  allocate?: (bytes: number) => Uint8Array,
 ): Uint8Array {
   try {
     // partitionLeaderEpoch -1, as a Kafka producer writes it (the broker sets it).
@@ -52,7 +54,12 @@ export function encodeProducerBatch(
           transactional: producer.transactional === true,
         }
       : {};
-    return encodeRecordBatch(records as EncodedRecord[], { partitionLeaderEpoch: -1, compression, ...options });
+    return encodeRecordBatch(records as EncodedRecord[], {
+      partitionLeaderEpoch: -1,
+      compression,
+      ...options,
+      ...(allocate ? { allocate } : {}),
+    });
   } catch (e) {
     throw asClientError(e, 'INVALID_RECORD', context);
   }

@@ -120,6 +120,11 @@ export interface EncodeBatchOptions {
    * record list is allowed: Kafka's empty batch, which keeps a cleaned range's last offset.
    */
   lastOffsetDelta?: number;
+  /**
+   * Where an uncompressed batch is written: memory of exactly the size asked (default: new memory),
+   * for a caller that reuses its buffers. A compressed batch is always new memory.
+   */
+  allocate?: (bytes: number) => Uint8Array;
 }
 
 /** The fixed header of a v2 batch (Kafka's RECORD_BATCH_OVERHEAD): a batch takes this plus its records. */
@@ -324,7 +329,8 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
   if (total - LOG_OVERHEAD > INT32_MAX) throw new KafkaError('RECORD_LIST_TOO_LARGE', 'record batch too large');
 
   // Pass 2: header, then records.
-  const out = new Uint8Array(total);
+  const out =
+    options.allocate !== undefined && options.compression !== 'gzip' ? options.allocate(total) : new Uint8Array(total);
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   writeInt64(view, BASE_OFFSET_OFFSET, baseOffset);
   view.setInt32(BATCH_LENGTH_OFFSET, total - LOG_OVERHEAD);

@@ -295,6 +295,40 @@ describe('producer against the local server', () => {
     }
   });
 
+  it('batches over 64 KiB go out in memory reused from earlier requests and arrive intact, retries too', async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'reused-memory', numPartitions: 3 }] });
+    let n = 0;
+    const proxy = await flakyProxy(server!.origin, (req) => isProduce(req) && ++n % 4 === 0);
+    try {
+      const producer = new Kafka({ url: proxy.origin }).producer({
+        lingerMs: 5,
+        batchSize: 200_000,
+        // One batch per request: a drain sends several requests at once, before any is written out.
+        maxRequestSize: 250_000,
+        retryBackoffMs: 10,
+        retryBackoffMaxMs: 50,
+      });
+      // Each value differs in every byte from the others around it, so a batch written over by a
+      // later one (memory given back too early) would not read back as sent.
+      const value = (i: number) => `${i}:`.padEnd(10_000, String.fromCharCode(97 + (i % 26)));
+      const sends: Promise<RecordMetadata[]>[] = [];
+      for (let i = 0; i < 300; i++) {
+        sends.push(producer.send({ topic: 'reused-memory', messages: [{ key: `k${i % 3}`, value: value(i) }] }));
+        if (i % 50 === 49) await Promise.all(sends);
+      }
+      await Promise.all(sends);
+      await producer.close();
+      expect(proxy.dropped()).toBeGreaterThan(1);
+      // A batch altered on its way would fail its CRC at the server (CORRUPT_MESSAGE, then a retry).
+      const corrupt = proxy.log.filter((e) => isProduce(e) && e.answer?.toString().includes('CORRUPT_MESSAGE'));
+      expect(corrupt.length).toBe(0);
+      const values = [...(await readAll(kafka, 'reused-memory')).values()].flat().map((r) => r.value);
+      expect(values.sort()).toEqual(Array.from({ length: 300 }, (_, i) => value(i)).sort());
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('without idempotence the same lost responses do duplicate records (the control case)', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'lost-acks-plain', numPartitions: 1 }] });
     let n = 0;

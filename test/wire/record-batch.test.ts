@@ -376,6 +376,20 @@ describe('record batch round trips (property-based)', () => {
     );
   });
 
+  it('a batch written into memory given by allocate (here full of old bytes) is the same bytes', () => {
+    fc.assert(
+      fc.property(fc.array(recordArb, { minLength: 1, maxLength: 30 }), optionsArb, (records, o) => {
+        let dirty: Uint8Array | undefined;
+        const allocate = (n: number) => (dirty = new Uint8Array(n + 3).fill(0xa5)).subarray(3);
+        const bytes = encodeRecordBatch(records, { ...o, allocate });
+        expect(bytes.buffer).toBe(dirty!.buffer);
+        expect(bytes.byteOffset).toBe(3);
+        expect(Buffer.from(bytes).equals(encodeRecordBatch(records, o))).toBe(true);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('gzip batches decode to the same records, with codec 1 set and only the records compressed', () => {
     fc.assert(
       fc.property(fc.array(recordArb, { minLength: 1, maxLength: 30 }), optionsArb, (records, o) => {

@@ -27,6 +27,7 @@ import { backoffMs, retry } from '../retry.js';
 import { enc, RECORD_BATCH_MEDIA_TYPE, type Transport, type WireFormat } from '../transport.js';
 import { wireEntry, type WireEntry } from '../codec.js';
 import { encodeProducerBatch, RECORD_BATCH_OVERHEAD } from '../record-batches.js';
+import { BatchBuffers } from './batch-buffers.js';
 import type { BufferPool } from './buffer-pool.js';
 import type { PartitionQueue, ProducerBatch, RecordAccumulator } from './record-accumulator.js';
 import type { Acks } from '../../wire/protocol.js';
@@ -126,7 +127,12 @@ export class Sender {
     private readonly pool: BufferPool,
     private readonly metadata: Metadata,
     private readonly config: SenderConfig,
-  ) {}
+  ) {
+    this.buffers = new BatchBuffers(pool.totalBytes);
+  }
+
+  /** Memory of encoded batches, reused from one request to the next. */
+  private readonly buffers: BatchBuffers;
 
   get producerIdentity(): ProducerIdAndEpoch | undefined {
     return this.identity;
@@ -513,10 +519,11 @@ export class Sender {
    */
   private async produceTopicData(batches: ProducerBatch[]): Promise<BatchResult[]> {
     const topics = new Map<string, { index: number; records: Uint8Array }[]>();
+    const held: Uint8Array[] = [];
     for (const b of batches) {
       let list = topics.get(b.topic);
       if (!list) topics.set(b.topic, (list = []));
-      list.push({ index: b.partition, records: this.encode(b) });
+      list.push({ index: b.partition, records: this.encode(b, held) });
     }
     let res;
     try {
@@ -544,6 +551,8 @@ export class Sender {
         );
       }
       throw e;
+    } finally {
+      this.releaseAll(held);
     }
     this.multiPartition = 'supported';
     this.transport.recordBatchSupport = 'supported';
@@ -573,8 +582,11 @@ export class Sender {
     });
   }
 
-  /** A batch's RecordBatch v2 bytes, with the producer's id, epoch and the batch's sequence when idempotent. */
-  private encode(b: ProducerBatch): Uint8Array {
+  /**
+   * A batch's RecordBatch v2 bytes, with the producer's id, epoch and the batch's sequence when
+   * idempotent; in reused memory, added to `held`, when the caller gives it back after the request.
+   */
+  private encode(b: ProducerBatch, held?: Uint8Array[]): Uint8Array {
     const producer =
       this.config.idempotent && this.identity && b.baseSequence !== undefined
         ? { ...this.identity, baseSequence: b.baseSequence }
@@ -584,7 +596,23 @@ export class Sender {
       producer && this.config.transactional ? { ...producer, transactional: true } : producer,
       { topic: b.topic, partition: b.partition },
       this.config.compressionType,
+      held && ((n) => this.hold(n, held)),
     );
+  }
+
+  private hold(bytes: number, held: Uint8Array[]): Uint8Array {
+    const b = this.buffers.take(bytes);
+    held.push(b);
+    return b;
+  }
+
+  /**
+   * Once a request has its answer (or failed), its batches' memory goes back. An answer can come
+   * before the whole body was written (a server refusing it early): the rest of that body may then
+   * go out altered, to a server that has answered and discards it.
+   */
+  private releaseAll(held: Uint8Array[]): void {
+    for (const b of held) this.buffers.release(b);
   }
 
   /** Offsets (and LogAppendTime timestamps) of a batch appended at `baseOffset` (-1 with acks=0). */
@@ -604,7 +632,8 @@ export class Sender {
    */
   private async produceRecordBatch(topic: string, b: ProducerBatch): Promise<BatchResult[]> {
     const txn = this.config.transactional;
-    const bytes = this.encode(b);
+    const held: Uint8Array[] = [];
+    const bytes = this.encode(b, held);
     let res;
     try {
       res = await this.transport.request<WireProduceResult>(
@@ -629,6 +658,8 @@ export class Sender {
         return this.produceJson(topic, [b]);
       }
       throw e;
+    } finally {
+      this.releaseAll(held);
     }
     this.transport.recordBatchSupport = 'supported';
     return [this.resultOf(b, res.body.base_offset, res.body.log_append_time)];

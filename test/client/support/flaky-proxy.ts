@@ -21,6 +21,8 @@ export interface ProxiedRequest {
   status: number | undefined;
   /** The answer's content type. */
   answerType: string | null;
+  /** The server's answer (also when the proxy dropped it). */
+  answer?: Buffer;
   startedAt: number;
   endedAt: number;
   dropped: boolean;
@@ -100,6 +102,7 @@ export async function proxy(
       const answer = Buffer.from(await up.arrayBuffer());
       if (answerDelay > 0) await new Promise((r) => setTimeout(r, answerDelay));
       entry.status = up.status;
+      entry.answer = answer;
       entry.answerType = up.headers.get('content-type');
       entry.endedAt = Date.now();
       if (options.dropResponse?.(req, body)) {
