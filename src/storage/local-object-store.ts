@@ -41,23 +41,7 @@ interface ActivePack {
   /** Writes handed an offset whose row is not committed yet: the pack is sealed only after them. */
   inflight: number;
   retired: boolean;
-  /** Bytes written since the pack's last flush to disk was started (see WRITEBACK_BYTES). */
-  unflushed: number;
-  /** The flush under way, if any: one at a time per pack. */
-  flushing: Promise<void> | undefined;
 }
-
-/**
- * Without fsync, every this many bytes appended to a pack its flush to disk is started in the
- * background (a datasync in libuv's thread pool; no put waits for it). Left to the kernel, dirty
- * pack pages piled up to gigabytes and were written back in bursts; ext4 (data=ordered) then held
- * every journal commit until those pages were on disk, and a write of a few bytes to an index's
- * WAL on the main thread waited with it: 0.4-0.8 s, seen with strace, during a fixed-rate produce
- * at 129 MB/s into a server holding an earlier run's data (steady-state p99 225 ms; 25-36 ms with
- * this). Every 8 MiB cost a fifth of the closed-loop produce rate (each flush a journal commit);
- * at 32 MiB the cost was within the machine's noise.
- */
-const WRITEBACK_BYTES = 32 * MiB;
 
 /**
  * Objects in pack files under one directory, for the single-machine mode and for tests.
@@ -237,7 +221,6 @@ export class LocalObjectStore implements ObjectStore {
       try {
         await writeAt(pack.handle, body, offset);
         if (this.fsync && body.byteLength > 0) await pack.handle.datasync();
-        else this.flushInBackground(pack, body.byteLength);
         removed = commit({ pack: pack.id, offset, size: body.byteLength });
       } catch (err) {
         this.retire(pack); // an I/O error may recur on this file; the next write starts another
@@ -250,21 +233,6 @@ export class LocalObjectStore implements ObjectStore {
       this.retire(pack);
       if (attempt >= 3) throw new Error(`object store ${this.name}: pack ${pack.id} was removed under its writer`);
     }
-  }
-
-  /** Counts `written` bytes of `pack` and starts its flush when WRITEBACK_BYTES are unflushed. */
-  private flushInBackground(pack: ActivePack, written: number): void {
-    pack.unflushed += written;
-    if (pack.unflushed < WRITEBACK_BYTES || pack.flushing) return;
-    pack.unflushed = 0;
-    // A failed flush loses nothing a put promised (without fsync, durability is the kernel's);
-    // the same error comes back to the next write of the file, if it is the disk's.
-    pack.flushing = pack.handle
-      .datasync()
-      .catch(() => {})
-      .finally(() => {
-        pack.flushing = undefined;
-      });
   }
 
   /** The pack the next `size` bytes go to: the current one unless it is full or old. */
@@ -297,7 +265,7 @@ export class LocalObjectStore implements ObjectStore {
     const handle = await open(this.packPath(id), 'wx+');
     if (this.fsync) await syncDirectory(this.packDir);
     this.handles.pin(id, handle);
-    this.active = { id, handle, end: 0, created: now, inflight: 0, retired: false, unflushed: 0, flushing: undefined };
+    this.active = { id, handle, end: 0, created: now, inflight: 0, retired: false };
     // Every new pack is also the moment to seal the packs of writers that died.
     await this.removePacks(index.sealStale(now - 2 * this.packMaxAgeMs));
   }
