@@ -118,7 +118,12 @@ export class PushChannel {
     } catch (e) {
       return this.scheduleReconnect(e);
     }
-    if (this.closed) return void ws.terminate();
+    if (this.closed) {
+      // Closed while the socket was being made: ws reports the aborted handshake as an 'error'
+      // event, which with no listener would be thrown out of the process.
+      ws.on('error', () => {});
+      return void ws.terminate();
+    }
     this.ws = ws;
     ws.on('open', () => {
       this.open = true;
