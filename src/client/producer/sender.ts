@@ -584,9 +584,9 @@ export class Sender {
 
   /**
    * A batch's RecordBatch v2 bytes, with the producer's id, epoch and the batch's sequence when
-   * idempotent; in reused memory, added to `held`, when the caller gives it back after the request.
+   * idempotent, in reused memory that is added to `held`: the caller gives it back after the request.
    */
-  private encode(b: ProducerBatch, held?: Uint8Array[]): Uint8Array {
+  private encode(b: ProducerBatch, held: Uint8Array[]): Uint8Array {
     const producer =
       this.config.idempotent && this.identity && b.baseSequence !== undefined
         ? { ...this.identity, baseSequence: b.baseSequence }
@@ -596,14 +596,12 @@ export class Sender {
       producer && this.config.transactional ? { ...producer, transactional: true } : producer,
       { topic: b.topic, partition: b.partition },
       this.config.compressionType,
-      held && ((n) => this.hold(n, held)),
+      (n) => {
+        const memory = this.buffers.take(n);
+        held.push(memory);
+        return memory;
+      },
     );
-  }
-
-  private hold(bytes: number, held: Uint8Array[]): Uint8Array {
-    const b = this.buffers.take(bytes);
-    held.push(b);
-    return b;
   }
 
   /**
