@@ -41,6 +41,7 @@ const HTTP_ERRORS: Record<KafkaErrorName, { status: number; restCode: number }> 
   INVALID_PRODUCER_ID_MAPPING: { status: 409, restCode: 40911 },
   INVALID_TRANSACTION_TIMEOUT: { status: 400, restCode: 40002 },
   CONCURRENT_TRANSACTIONS: { status: 409, restCode: 40912 },
+  UNSTABLE_OFFSET_COMMIT: { status: 409, restCode: 40914 },
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED: { status: 403, restCode: 40301 },
   KAFKA_STORAGE_ERROR: { status: 503, restCode: 50306 },
   SASL_AUTHENTICATION_FAILED: { status: 401, restCode: 40101 },

@@ -224,12 +224,17 @@ export const groupPaths: Record<string, Json> = {
           { enum: ['read_uncommitted', 'read_committed'] },
           'With auto_offset_reset=latest: read_committed starts at the last stable offset',
         ),
+        query(
+          'require_stable',
+          { type: 'boolean' },
+          "Kafka's require_stable (KIP-447): while a transaction not yet complete holds offsets of the group for a partition asked for, 409 UNSTABLE_OFFSET_COMMIT (retriable)",
+        ),
       ],
       responses: {
         200: json(
           obj({ kind: { const: 'KafkaConsumerGroupOffsetList' }, data: { type: 'array', items: offsetEntry } }),
         ),
-        ...errors(400, 404, 416),
+        ...errors(400, 404, 409, 416),
       },
     },
   },

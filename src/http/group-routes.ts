@@ -273,6 +273,25 @@ export function groupRoutes(): Hono<AppEnv> {
     // Kafka's OffsetFetch: DESCRIBE on the group; a named topic needs DESCRIBE, unnamed ones are filtered.
     await authorize(c, 'DESCRIBE', 'GROUP', groupId);
     if (topicName !== undefined) await authorize(c, 'DESCRIBE', 'TOPIC', topicName);
+    const requireStable = c.req.query('require_stable');
+    if (requireStable !== undefined && requireStable !== 'true' && requireStable !== 'false')
+      throw new KafkaError('BAD_REQUEST', 'require_stable must be true or false');
+    if (requireStable === 'true') {
+      // KIP-447 (a read_committed consumer asks so): offsets an open transaction is about to commit
+      // are not answered until it ends; the caller retries.
+      const unstable = [...(await c.get('services').transactions.unstableOffsets(groupId))].filter((k) => {
+        const at = k.lastIndexOf('#');
+        return (
+          (topicName === undefined || k.slice(0, at) === topicName) &&
+          (partition === undefined || Number(k.slice(at + 1)) === partition)
+        );
+      });
+      if (unstable.length > 0)
+        throw new KafkaError(
+          'UNSTABLE_OFFSET_COMMIT',
+          `Group ${groupId} has offsets in a transaction not yet complete for ${unstable.join(', ')}; retry`,
+        );
+    }
     if (reset === undefined) {
       await groups.coordinator.get(groupId);
       const visible = await allowedNames(c, 'DESCRIBE', 'TOPIC');

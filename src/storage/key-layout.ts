@@ -15,6 +15,7 @@
  * pk `timer#{slot}`                 sk `{expiry}#{kind}#{id}` (durable timers)
  * pk `txn#{transactionalId}`        sk `state` (the transaction coordinator's state of the id)
  * pk `txn-ids`                      sk `{transactionalId}` (the registry of transactional ids)
+ * pk `txn-offsets#{groupId}`        sk `{transactionalId}` (a transaction may hold offsets of the group)
  * pk `acl`                          sk the ACL's fields, URI-encoded and joined by `|` (one item per ACL)
  * pk `quota`                        sk `user={name}`, `client-id={id}`, both joined by `,` (`<default>` for a default)
  *
@@ -73,6 +74,8 @@ export const abortSk = (markerOffset: number) => `${ABORT_PREFIX}${pad20(markerO
 export const txnPk = (transactionalId: string) => `txn#${transactionalId}`;
 export const TXN_STATE_SK = 'state';
 export const TXN_REGISTRY_PK = 'txn-ids';
+/** The transactions that may hold offsets of a group (src/transactions/pending-offsets.ts), one item each. */
+export const pendingOffsetsPk = (groupId: string) => `txn-offsets#${groupId}`;
 
 // One idempotent producer.
 export const producerPk = (producerId: number) => `pid#${producerId}`;

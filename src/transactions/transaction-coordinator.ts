@@ -24,6 +24,7 @@ import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import { holdsWrite, optimisticUpdate, type Decision, type UpdateOutcome } from '../storage/optimistic-update.js';
 import type { DurableTimer, DurableTimers } from '../timer/durable-timers.js';
 import { TXN_REGISTRY_PK, TXN_STATE_SK as TXN_SK, txnPk } from '../storage/key-layout.js';
+import { clearPendingOffsets, markPendingOffsets, unstableOffsets } from './pending-offsets.js';
 import {
   checkProducer,
   completeEnd,
@@ -238,6 +239,14 @@ export class TransactionCoordinator {
     );
   }
 
+  /**
+   * KIP-447: the partitions (`topic#partition`) of `groupId` whose offsets wait in a transaction
+   * not yet complete. OffsetFetch with require_stable answers them UNSTABLE_OFFSET_COMMIT.
+   */
+  unstableOffsets(groupId: string): Promise<Set<string>> {
+    return unstableOffsets(this.deps.metadata, groupId);
+  }
+
   /** Kafka's EndTxn, carried through to Complete* before it answers (see the module comment). */
   async end(transactionalId: string, producer: ProducerRef, commit: boolean): Promise<TransactionRecord> {
     let item: MetaItem<TransactionRecord> | undefined = await this.require(transactionalId);
@@ -410,8 +419,10 @@ export class TransactionCoordinator {
       const now = this.deps.clock.now();
       let next = join(rec, add, now);
       if (also) next = also(next, now);
-      // The timeout timer goes first: a transaction is never open without one.
+      // The timeout timer goes first: a transaction is never open without one. Likewise the
+      // groups' markers: no offset is pending where require_stable readers do not look.
       if (rec.state !== 'Ongoing') await this.scheduleTimeout(transactionalId, now + rec.timeoutMs, now);
+      if (add.groups) await markPendingOffsets(this.deps.metadata, add.groups, transactionalId, item.version);
       return { write: next, answer: (w) => w.value };
     });
     return result;
@@ -448,6 +459,12 @@ export class TransactionCoordinator {
         ? { write: completeEnd(found.value, this.deps.clock.now()), answer: () => true }
         : { done: false },
     );
+    if (outcome.result && rec.groups.length > 0 && outcome.item) {
+      // Tidying only: a marker left behind costs a require_stable reader one read of this item.
+      await clearPendingOffsets(this.deps.metadata, rec.groups, rec.transactionalId, outcome.item.version).catch(
+        () => {},
+      );
+    }
     return outcome.item;
   }
 

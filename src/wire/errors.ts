@@ -64,6 +64,7 @@ export const ERRORS = {
   OFFSET_NOT_AVAILABLE: { code: 78, retriable: true },
   UNSUPPORTED_COMPRESSION_TYPE: { code: 76, retriable: false },
   INVALID_RECORD: { code: 87, retriable: false },
+  UNSTABLE_OFFSET_COMMIT: { code: 88, retriable: true },
   THROTTLING_QUOTA_EXCEEDED: { code: 89, retriable: true },
   FENCED_MEMBER_EPOCH: { code: 110, retriable: false },
   UNSUPPORTED_ASSIGNOR: { code: 112, retriable: false },

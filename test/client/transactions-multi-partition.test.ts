@@ -123,4 +123,46 @@ describe('transactions over the multi-partition requests', () => {
       await older.close();
     }
   });
+
+  it('a read_committed consumer waits for a transaction holding its group offset, then starts where it committed (KIP-447)', async () => {
+    const kafka = new Kafka({ url: server.origin });
+    await kafka.admin().createTopics({ topics: [{ topic: 'txs', numPartitions: 1 }] });
+    const plain = kafka.producer();
+    await plain.send({ topic: 'txs', messages: Array.from({ length: 10 }, (_, i) => ({ value: `r${i}` })) });
+    await plain.close();
+    const producer = kafka.producer({ transactionalId: 'txs-writer' });
+    const commitOffset = async (offset: number, commit: boolean) => {
+      const t = await producer.transaction();
+      await t.sendOffsets({
+        consumerGroupId: 'txs-g',
+        topics: [{ topic: 'txs', partitions: [{ partition: 0, offset }] }],
+      });
+      if (commit) await t.commit();
+      return t;
+    };
+    await commitOffset(2, true);
+    const open = await commitOffset(6, false);
+    const firstOffset = async (isolationLevel: 'read_committed' | 'read_uncommitted', until: number) => {
+      const consumer = kafka.consumer({ groupId: 'txs-g', isolationLevel, retryBackoffMs: 50, fetchMaxWaitMs: 50 });
+      consumer.assign([{ topic: 'txs', partition: 0 }]);
+      try {
+        while (Date.now() < until) {
+          const records = await consumer.poll({ timeoutMs: 100 });
+          if (records.length > 0) return records[0]!.offset;
+        }
+        return undefined;
+      } finally {
+        await consumer.close();
+      }
+    };
+    // read_uncommitted takes the committed offset as it stands; read_committed gets nothing while
+    // the transaction is open, rather than records the transaction is about to mark as processed.
+    expect(await firstOffset('read_uncommitted', Date.now() + 5_000)).toBe(2);
+    expect(await firstOffset('read_committed', Date.now() + 600)).toBeUndefined();
+    const waiting = firstOffset('read_committed', Date.now() + 10_000);
+    await new Promise((r) => setTimeout(r, 300));
+    await open.commit();
+    expect(await waiting).toBe(6);
+    await producer.close();
+  });
 });

@@ -125,6 +125,57 @@ describe('kafkajs transactions', () => {
     await producer.disconnect();
   }, 60_000);
 
+  it('OffsetFetch with requireStable answers UNSTABLE_OFFSET_COMMIT while sendOffsets waits in a transaction (KIP-447)', async () => {
+    await s.services.topics.create({ name: 'tx-stable', partitionCount: 2, replicationFactor: 1 });
+    const producer = kafka.producer({ transactionalId: 'kjs-stable', maxInFlightRequests: 1, idempotent: true });
+    await producer.connect();
+    const c = await RawClient.open(s.broker);
+    const partitionIndexes = [0, 1];
+    const v7 = async (requireStable: boolean) =>
+      (
+        await c.request(m.OffsetFetch, 7, {
+          groupId: 'kjs-stable-g',
+          topics: [{ name: 'tx-stable', partitionIndexes }],
+          requireStable,
+        })
+      ).body.topics[0].partitions.map((p: { committedOffset: number; errorCode: number }) => [
+        p.committedOffset,
+        p.errorCode,
+      ]);
+    const v8 = async () =>
+      (
+        await c.request(m.OffsetFetch, 8, {
+          groups: [{ groupId: 'kjs-stable-g', topics: [{ name: 'tx-stable', partitionIndexes }] }],
+          requireStable: true,
+        })
+      ).body.groups[0].topics[0].partitions.map((p: { errorCode: number }) => p.errorCode);
+    try {
+      const t = await producer.transaction();
+      await t.send({ topic: 'tx-stable', messages: [{ partition: 0, value: 'x' }] });
+      await t.sendOffsets({
+        consumerGroupId: 'kjs-stable-g',
+        topics: [{ topic: 'tx-stable', partitions: [{ partition: 0, offset: '4' }] }],
+      });
+      expect(await v7(true)).toEqual([
+        [-1, 88],
+        [-1, 0],
+      ]);
+      expect(await v8()).toEqual([88, 0]);
+      expect(await v7(false)).toEqual([
+        [-1, 0],
+        [-1, 0],
+      ]);
+      await t.commit();
+      expect(await v7(true)).toEqual([
+        [4, 0],
+        [-1, 0],
+      ]);
+    } finally {
+      c.close();
+      await producer.disconnect();
+    }
+  }, 60_000);
+
   it('a second producer of the same transactional id fences the first and aborts its open transaction', async () => {
     await s.services.topics.create({ name: 'tx-fence', partitionCount: 1, replicationFactor: 1 });
     const first = kafka.producer({ transactionalId: 'kjs-fence', maxInFlightRequests: 1, idempotent: true });

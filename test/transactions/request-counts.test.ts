@@ -84,9 +84,11 @@ describe('storage requests per transaction', () => {
     // The first transactional produce to a partition: the transaction item read replaces the producer
     // epoch's; + its timeout timer and its Ongoing write (a later produce to the same partition: 0 more writes).
     expect(produce).toEqual({ s3Put: 1, get: 2, query: 1, put: 4, delete: 0 });
-    // Offsets: the transaction item read + write (the partition is checked against the cached topic).
-    expect(offsets).toEqual({ s3Put: 0, get: 1, query: 0, put: 1, delete: 0 });
-    // Commit: PrepareCommit, one marker (object PUT, state, index entry), the group's offset (read, then written over its version), CompleteCommit.
-    expect(commit).toEqual({ s3Put: 1, get: 3, query: 1, put: 5, delete: 0 }); // the topics from the cache
+    // Offsets: the transaction item read + write (the partition is checked against the cached topic),
+    // and before the write the group's pending-offsets marker (KIP-447's require_stable looks there).
+    expect(offsets).toEqual({ s3Put: 0, get: 1, query: 0, put: 2, delete: 0 });
+    // Commit: PrepareCommit, one marker (object PUT, state, index entry), the group's offset (read, then
+    // written over its version), CompleteCommit, then the group's pending-offsets marker (read, deleted).
+    expect(commit).toEqual({ s3Put: 1, get: 4, query: 1, put: 5, delete: 1 }); // the topics from the cache
   });
 });

@@ -8,7 +8,7 @@
  * earlier poll()s returned, every auto.commit.interval.ms, before a revocation and on close.
  */
 import type { ConsumerRecord } from '../codec.js';
-import { KafkaClientError, KafkaConfigError } from '../errors.js';
+import { KafkaClientError, KafkaConfigError, KafkaTimeoutError } from '../errors.js';
 import { backoffMs, sleep } from '../retry.js';
 import { enc, type Transport, type WireFormat } from '../transport.js';
 import { Fetcher } from './fetcher.js';
@@ -132,6 +132,8 @@ export class Consumer {
   private runLoop: Promise<void> | undefined;
   private closed = false;
   private polling = false;
+  /** Until when group positions are not asked for again: the last answer was UNSTABLE_OFFSET_COMMIT. */
+  private unstableUntil = 0;
 
   constructor(
     private readonly transport: Transport,
@@ -259,10 +261,22 @@ export class Consumer {
     return this.subs.list();
   }
 
-  /** Where the next poll() continues on a partition (initialising it first if needed). */
+  /**
+   * Where the next poll() continues on a partition (initialising it first if needed; waiting, up to
+   * request.timeout.ms, while a transaction is about to commit its offset).
+   */
   async position(tp: TopicPartition): Promise<number> {
     const s = this.subs.require(tp.topic, tp.partition);
-    if (s.reset !== undefined) await this.initPositions([s]);
+    const deadline = Date.now() + this.c.requestTimeoutMs;
+    while (s.reset !== undefined) {
+      await this.initPositions([s]);
+      if (s.reset === undefined) break;
+      if (Date.now() >= deadline)
+        throw new KafkaTimeoutError(
+          `No stable position for ${tp.topic}-${tp.partition} in ${this.c.requestTimeoutMs} ms`,
+        );
+      await sleep(this.c.retryBackoffMs);
+    }
     return s.position!;
   }
 
@@ -326,7 +340,7 @@ export class Consumer {
         await this.reconcile();
         await this.maybeAutoCommit();
         const uninitialised = this.subs.states().filter((s) => s.reset !== undefined);
-        if (uninitialised.length > 0) await this.initPositions(uninitialised);
+        if (uninitialised.length > 0 && Date.now() >= this.unstableUntil) await this.initPositions(uninitialised);
         const e = this.fetcher.pendingError ?? this.membership?.error;
         if (e) {
           this.fetcher.pendingError = undefined;
@@ -341,7 +355,8 @@ export class Consumer {
         if (this.fetcher.pendingError) continue; // found while decoding: raised above
         const now = Date.now();
         if (now >= deadline || this.closed || (!this.running && this.runLoop !== undefined)) return [];
-        await this.fetcher.waitForActivity(Math.min(deadline, nextBackoff) - now);
+        const retryPositions = this.unstableUntil > now ? this.unstableUntil : Infinity;
+        await this.fetcher.waitForActivity(Math.min(deadline, nextBackoff, retryPositions) - now);
       }
     } finally {
       this.polling = false;
@@ -411,10 +426,17 @@ export class Consumer {
           if (row.committed !== null) s.committed = row.committed;
         }
       };
+      // A transaction is about to commit offsets of these partitions (KIP-447): poll() asks again
+      // after retry.backoff.ms, their positions still unset, as Kafka's consumer does.
+      const unstable = (e: unknown) => {
+        if (!(e instanceof KafkaClientError && e.type === 'UNSTABLE_OFFSET_COMMIT')) throw e;
+        this.unstableUntil = Date.now() + this.c.retryBackoffMs;
+      };
       // With `none`, only our partitions may fail for lack of an offset: ask partition by partition.
       if (policy === 'none' || list.length === 1) {
-        for (const s of list) tasks.push(this.group!.positions(topic, policy, s.partition, readCommitted).then(apply));
-      } else tasks.push(this.group!.positions(topic, policy, undefined, readCommitted).then(apply));
+        for (const s of list)
+          tasks.push(this.group!.positions(topic, policy, s.partition, readCommitted).then(apply, unstable));
+      } else tasks.push(this.group!.positions(topic, policy, undefined, readCommitted).then(apply, unstable));
     }
     for (const s of states) {
       if (s.reset === undefined || (this.group && s.reset === 'committed')) continue;

@@ -145,7 +145,9 @@ export class GroupClient {
         topic_name: topic,
         auto_offset_reset: reset,
         partition_id: partition,
-        ...(readCommitted ? { isolation_level: 'read_committed' } : {}),
+        // KIP-447: a read_committed consumer does not start from an offset a transaction is about
+        // to move: the server answers UNSTABLE_OFFSET_COMMIT until it ends.
+        ...(readCommitted ? { isolation_level: 'read_committed', require_stable: true } : {}),
       },
       topic,
     });

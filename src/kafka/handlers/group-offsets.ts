@@ -150,17 +150,24 @@ export const offsetCommit: Handler = async (ctx, req, version) => {
 
 type FetchTopics = { name: string; partitionIndexes: number[] }[] | null;
 
-/** One group's committed offsets, as OffsetFetch answers them (up to v7 the whole answer, from v8 one of its groups). */
+/**
+ * One group's committed offsets, as OffsetFetch answers them (up to v7 the whole answer, from v8
+ * one of its groups). With requireStable (KIP-447, v7+), a partition whose offset waits in a
+ * transaction not yet complete is answered UNSTABLE_OFFSET_COMMIT, and the consumer retries.
+ */
 async function fetchGroupOffsets(
   ctx: RequestContext,
   groupId: string,
   topicsIn: FetchTopics,
   member: { memberId: string | null; memberEpoch: number },
+  requireStable: boolean,
 ) {
   try {
     await authorize(ctx, 'DESCRIBE', 'GROUP', groupId);
     await checkFetchingMember(ctx, groupId, member.memberId, member.memberEpoch);
     const committed = await ctx.services.groups.offsets.committed(groupId);
+    const unstable = requireStable ? await ctx.services.transactions.unstableOffsets(groupId) : undefined;
+    const unstableCode = new KafkaError('UNSTABLE_OFFSET_COMMIT', '').code;
     const byKey = new Map(committed.map((r) => [`${r.topic}#${r.partition}`, r]));
     // DESCRIBE per topic: all of the group's offsets lists the allowed topics; a named one denied says so.
     const mayDescribe = await allowedNames(ctx, 'DESCRIBE', 'TOPIC');
@@ -182,6 +189,14 @@ async function fetchGroupOffsets(
             committedLeaderEpoch: -1,
             metadata: '',
             errorCode: deniedCode,
+          };
+        if (unstable?.has(`${t.name}#${p}`))
+          return {
+            partitionIndex: p,
+            committedOffset: -1,
+            committedLeaderEpoch: -1,
+            metadata: '',
+            errorCode: unstableCode,
           };
         const r = byKey.get(`${t.name}#${p}`);
         return {
@@ -226,7 +241,13 @@ async function checkFetchingMember(
 
 export const offsetFetch: Handler = async (ctx, req, version) => {
   if (version < 8) {
-    const one = await fetchGroupOffsets(ctx, req.groupId, req.topics, { memberId: null, memberEpoch: -1 });
+    const one = await fetchGroupOffsets(
+      ctx,
+      req.groupId,
+      req.topics,
+      { memberId: null, memberEpoch: -1 },
+      version >= 7 && req.requireStable === true,
+    );
     return { throttleTimeMs: 0, ...one };
   }
   const groupsIn = req.groups as {
@@ -236,7 +257,10 @@ export const offsetFetch: Handler = async (ctx, req, version) => {
     topics: FetchTopics;
   }[];
   const groups = await Promise.all(
-    groupsIn.map(async (g) => ({ groupId: g.groupId, ...(await fetchGroupOffsets(ctx, g.groupId, g.topics, g)) })),
+    groupsIn.map(async (g) => ({
+      groupId: g.groupId,
+      ...(await fetchGroupOffsets(ctx, g.groupId, g.topics, g, req.requireStable === true)),
+    })),
   );
   return { throttleTimeMs: 0, groups };
 };
