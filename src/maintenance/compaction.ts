@@ -17,6 +17,7 @@ import { writeIfUnchanged } from '../storage/optimistic-update.js';
 import { entryBytes, type EntryItem, type PartitionView } from './partition-view.js';
 import { coverOf, loadEntries, writeSegment, type Piece } from './segment-writer.js';
 import { CLEANER_SK, partitionPk } from '../storage/key-layout.js';
+import { removeAbortedBelow } from './retention.js';
 
 /**
  * Log compaction for cleanup.policy=compact (and compact,delete), after Kafka's LogCleaner:
@@ -44,7 +45,8 @@ import { CLEANER_SK, partitionPk } from '../storage/key-layout.js';
  *   compacted as any other. A transaction
  *   marker is kept, as its own control batch, for delete.retention.ms after the cleaning that first
  *   saw it (as a tombstone is), then removed: readers need no marker (the LSO and the aborted
- *   transactions index live in the metadata).
+ *   transactions index live in the metadata). The index's items of the transactions a cleaning
+ *   removed go with the next cleaning past the grace time.
  * - The output is swapped in piece by piece (segment-writer.ts), conditionally, so a concurrent
  *   produce is never lost; the checkpoint moves after the swap, so a pass that dies in between is
  *   redone (cleaning is idempotent).
@@ -56,6 +58,8 @@ export interface CleanerCheckpoint {
   cleanedTo: number;
   /** The cleanings whose tombstones are still kept: range, time, and how many tombstones it kept. */
   cleanings: { from: number; upTo: number; at: number; tombstones: number }[];
+  /** When `cleanedTo` was written (absent in checkpoints from before it was kept). */
+  at?: number;
 }
 
 export interface CompactionOutcome {
@@ -72,6 +76,8 @@ export interface CompactionOutcome {
   bytesBefore: number;
   bytesAfter: number;
   conflicts: number;
+  /** Aborted-transaction items removed below an earlier cleaning's end. */
+  abortedRemoved: number;
 }
 
 export interface CompactionDeps {
@@ -81,6 +87,8 @@ export interface CompactionDeps {
   entryBytes: number;
   maxSegmentBytes: number;
   maxCleanBytes: number;
+  /** How long an object no entry points at is kept (orphanGraceMs): a reader may still be reading it. */
+  graceMs: number;
 }
 
 /** Entries loaded per round trip (bounded memory: about LOAD_CHUNK * entryBytes). */
@@ -105,6 +113,7 @@ export async function compactPartition(
     bytesBefore: 0,
     bytesAfter: 0,
     conflicts: 0,
+    abortedRemoved: 0,
   };
   const pk = partitionPk(topic.name, view.partition);
   const item = await deps.metadata.get<CleanerCheckpoint>(pk, CLEANER_SK);
@@ -292,10 +301,22 @@ export async function compactPartition(
     const kept = [...cleanings, ...(newCleaning ? [newCleaning] : [])].filter(
       (c) => c.tombstones > 0 && c.upTo > view.state.logStartOffset,
     );
-    const next: CleanerCheckpoint = { topicId: topic.id, cleanedTo: Math.max(firstDirty, upTo), cleanings: kept };
+    const next: CleanerCheckpoint = {
+      topicId: topic.id,
+      cleanedTo: Math.max(firstDirty, upTo),
+      cleanings: kept,
+      at: now,
+    };
     // A checkpoint another cleaner moved meanwhile stays as it is: this range is cleaned again.
     await writeIfUnchanged(deps.metadata, { pk, sk: CLEANER_SK, item }, { write: next });
   }
+  // The cleaning that wrote the checkpoint found here removed every aborted record below its
+  // cleanedTo, and a reader that read the index before it has had graceMs (the old objects' time)
+  // to finish: the abort items of those transactions serve no read any more. Without this, a
+  // topic with no retention (compact only) keeps one item per aborted transaction for ever, and
+  // every cleaning reads them all.
+  if (item?.value.topicId === topic.id && checkpoint.at !== undefined && checkpoint.at + deps.graceMs <= now)
+    outcome.abortedRemoved = await removeAbortedBelow(deps.metadata, topic, view.partition, checkpoint.cleanedTo);
   return outcome;
 }
 

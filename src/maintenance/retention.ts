@@ -110,22 +110,22 @@ export async function removeEntriesBelowLogStart(
 const ABORT_PAGE = 1000;
 
 /**
- * Deletes the aborted-transaction items whose ABORT marker lies below the log start offset: no
- * fetch reads that far back any more. All of them, page by page: the caller runs this only in a
- * pass that removed entries, and one entry (a merged segment) can hold thousands of markers, so
- * items left for a later pass would stay until the log start moves again. Idempotent; returns how
- * many went.
+ * Deletes the aborted-transaction items whose ABORT marker lies below `offset`: the log start
+ * (no fetch reads that far back any more), or where compaction removed the aborted records. All of
+ * them, page by page: the callers run this only in a pass that removed entries or cleaned, and one
+ * entry (a merged segment) can hold thousands of markers, so items left for a later pass would
+ * stay until the bound moves again. Idempotent; returns how many went.
  */
-export async function removeAbortedBelowLogStart(
+export async function removeAbortedBelow(
   metadata: MetadataStore,
   topic: Topic,
   partition: number,
-  logStartOffset: number,
+  offset: number,
 ): Promise<number> {
   const pk = partitionPk(topic.name, partition);
   let removed = 0;
   for (;;) {
-    const items = await metadata.query(pk, { gte: ABORT_PREFIX, lt: abortSk(logStartOffset), limit: ABORT_PAGE });
+    const items = await metadata.query(pk, { gte: ABORT_PREFIX, lt: abortSk(offset), limit: ABORT_PAGE });
     await Promise.all(items.map((i) => metadata.delete(pk, i.sk)));
     removed += items.length;
     if (items.length < ABORT_PAGE) return removed;

@@ -13,7 +13,7 @@ import { compactPartition } from './compaction.js';
 import { maintenanceOptions, type MaintenanceOptions } from './maintenance-options.js';
 import { DELETE_OBJECTS_KIND, deleteObjects, sweepDue, sweepTopic } from './object-gc.js';
 import { loadPartitionView, type PartitionView } from './partition-view.js';
-import { applyRetention, removeAbortedBelowLogStart, removeEntriesBelowLogStart } from './retention.js';
+import { applyRetention, removeAbortedBelow, removeEntriesBelowLogStart } from './retention.js';
 import { mergeSegments } from './segment-merge.js';
 import { deleteCovered } from './segment-writer.js';
 import { CLUSTER_PK, partitionPk, SCHEDULER_LEASE_SK, STATE_SK } from '../storage/key-layout.js';
@@ -260,7 +260,7 @@ async function maintainPartition(ctx: UnitContext, topic: Topic, partition: numb
   add('entriesRemovedByRetention', removed);
   // Only when entries went: an idle partition costs no extra query.
   if (removed > 0)
-    add('abortedTransactionsRemoved', await removeAbortedBelowLogStart(metadata, topic, partition, logStartOffset));
+    add('abortedTransactionsRemoved', await removeAbortedBelow(metadata, topic, partition, logStartOffset));
   if (removed > 0 || logStartOffset !== view.state.logStartOffset) view = await load();
   add('coveredEntriesRemoved', await deleteCovered(metadata, view));
   if (view.gapAt !== undefined) {
@@ -290,6 +290,7 @@ async function maintainPartition(ctx: UnitContext, topic: Topic, partition: numb
         entryBytes: options.entryBytes,
         maxSegmentBytes: options.maxSegmentBytes,
         maxCleanBytes: options.maxCleanBytes,
+        graceMs: options.orphanGraceMs,
       },
       view,
       topic,
@@ -300,6 +301,7 @@ async function maintainPartition(ctx: UnitContext, topic: Topic, partition: numb
       add('tombstonesRemoved', c.tombstonesRemoved);
       add('segmentsWritten', c.segmentsWritten);
       add('swapConflicts', c.conflicts);
+      add('abortedTransactionsRemoved', c.abortedRemoved);
       ctx.log({
         level: 'info',
         msg: 'compaction',

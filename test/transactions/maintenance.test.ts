@@ -3,7 +3,7 @@ import type { Storage } from '../../src/compose.js';
 import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../../src/wire/record-batch.js';
 import { runMaintenance } from '../../src/maintenance/scheduler.js';
 import { allBackends } from '../support/backends.js';
-import { ABORT_PREFIX, abortSk, partitionPk } from '../../src/storage/key-layout.js';
+import { ABORT_PREFIX, abortSk, CLEANER_SK, partitionPk } from '../../src/storage/key-layout.js';
 import { manualClock, setup } from './helpers.js';
 
 const OPTIONS = { orphanGraceMs: 0, sweepIntervalMs: 0, roundIntervalMs: 0, mergeMinEntries: 2 };
@@ -115,11 +115,24 @@ describe('maintenance keeps read_committed answers', () => {
     expect(kept.aborted).toEqual([]); // read_uncommitted no longer sees them either
     expect(kept.markers).toBeGreaterThan(0); // markers stay for delete.retention.ms
 
+    const topic = await t.services.topics.get('out');
+    const pk = partitionPk(topic.name, 0);
+    const abortItems = async (below: number) =>
+      (await t.storage.metadata.query(pk, { gte: ABORT_PREFIX, lt: abortSk(below) })).length;
+    const cleanedTo = (await t.storage.metadata.get<{ cleanedTo: number }>(pk, CLEANER_SK))!.value.cleanedTo;
+    const cleanedAway = await abortItems(cleanedTo); // aborted transactions this cleaning removed
+    expect(cleanedAway).toBeGreaterThanOrEqual(5);
+
     clock.advance(2000);
     const again = await maintain(t, clock);
     expect(again.compactions).toBe(1);
     expect(await committedView(t)).toEqual(before);
     expect((await markers()).markers).toBeLessThanOrEqual(1); // only the last commit (never cleaned) may keep its marker
+    // The first cleaning removed the aborted records: their abort items go with the next one (a
+    // compact-only topic has no retention to take them), and no aborted record comes back.
+    expect(again.abortedTransactionsRemoved).toBe(cleanedAway);
+    expect(await abortItems(cleanedTo)).toBe(0);
+    expect((await markers()).aborted).toEqual([]);
   });
 });
 
