@@ -250,12 +250,13 @@ export class PartitionReader {
     let room = Math.min(maxBytes, limitBytes);
     for (const p of planned) {
       if (!p.ok) continue;
-      const past = p.entries.findIndex((e) => {
-        if (room <= 0) return true;
+      let keep = 0;
+      for (const e of p.entries) {
+        if (room <= 0) break;
         room -= e.end - e.start;
-        return false;
-      });
-      if (past >= 0) p.entries = p.entries.slice(0, past);
+        keep++;
+      }
+      if (keep < p.entries.length) p.entries = p.entries.slice(0, keep);
     }
     const loaded = await this.loadShared(
       planned.map((p) => (p.ok ? { state: p.state, entries: p.entries } : undefined)),
