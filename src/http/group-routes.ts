@@ -293,11 +293,12 @@ export function groupRoutes(): Hono<AppEnv> {
         );
     }
     if (reset === undefined) {
-      await groups.coordinator.get(groupId);
+      const all = await groups.offsets.committed(groupId, topicName);
+      // A group that only has offsets (committed by a transaction, or by a client outside any
+      // membership) exists, as Kafka's Empty group does; one with neither is GROUP_ID_NOT_FOUND.
+      if (all.length === 0) await groups.coordinator.get(groupId);
       const visible = await allowedNames(c, 'DESCRIBE', 'TOPIC');
-      const committed = (await groups.offsets.committed(groupId, topicName)).filter(
-        (o) => visible(o.topic) && (partition === undefined || o.partition === partition),
-      );
+      const committed = all.filter((o) => visible(o.topic) && (partition === undefined || o.partition === partition));
       return c.json(
         r.list(
           'KafkaConsumerGroupOffsetList',
@@ -329,10 +330,11 @@ export function groupRoutes(): Hono<AppEnv> {
     const partition = partitionParam(c.req.param('partition'));
     await authorize(c, 'DESCRIBE', 'GROUP', groupId);
     await authorize(c, 'DESCRIBE', 'TOPIC', topic);
-    await groups.coordinator.get(groupId);
     const committed = (await groups.offsets.committed(groupId, topic)).find((o) => o.partition === partition);
-    if (!committed)
+    if (!committed) {
+      await groups.coordinator.get(groupId); // GROUP_ID_NOT_FOUND first, as the list does
       throw new KafkaError('NOT_FOUND', `Group ${groupId} has no committed offset for ${topic}-${partition}`);
+    }
     return c.json(res(c).offset(groupId, topic, partition, committed));
   });
 

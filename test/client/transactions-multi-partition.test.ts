@@ -143,7 +143,13 @@ describe('transactions over the multi-partition requests', () => {
     await commitOffset(2, true);
     const open = await commitOffset(6, false);
     const firstOffset = async (isolationLevel: 'read_committed' | 'read_uncommitted', until: number) => {
-      const consumer = kafka.consumer({ groupId: 'txs-g', isolationLevel, retryBackoffMs: 50, fetchMaxWaitMs: 50 });
+      const consumer = kafka.consumer({
+        groupId: 'txs-g',
+        isolationLevel,
+        enableAutoCommit: false,
+        retryBackoffMs: 50,
+        fetchMaxWaitMs: 50,
+      });
       consumer.assign([{ topic: 'txs', partition: 0 }]);
       try {
         while (Date.now() < until) {
@@ -159,10 +165,17 @@ describe('transactions over the multi-partition requests', () => {
     // the transaction is open, rather than records the transaction is about to mark as processed.
     expect(await firstOffset('read_uncommitted', Date.now() + 5_000)).toBe(2);
     expect(await firstOffset('read_committed', Date.now() + 600)).toBeUndefined();
+    // committed() likewise: read_uncommitted answers at once, read_committed once the transaction ends.
+    const tp = [{ topic: 'txs', partition: 0 }];
+    const uncommitted = kafka.consumer({ groupId: 'txs-g' });
+    const committedOnly = kafka.consumer({ groupId: 'txs-g', isolationLevel: 'read_committed', retryBackoffMs: 50 });
+    expect((await uncommitted.committed(tp)).map((o) => o.offset)).toEqual([2]);
+    const stable = committedOnly.committed(tp);
     const waiting = firstOffset('read_committed', Date.now() + 10_000);
     await new Promise((r) => setTimeout(r, 300));
     await open.commit();
     expect(await waiting).toBe(6);
-    await producer.close();
+    expect((await stable).map((o) => o.offset)).toEqual([6]);
+    await Promise.all([uncommitted.close(), committedOnly.close(), producer.close()]);
   });
 });

@@ -562,10 +562,24 @@ export class Consumer {
     return this.commitSync(offsets);
   }
 
-  /** The group's committed offsets for these partitions (the assigned ones by default). */
+  /**
+   * The group's committed offsets for these partitions (the assigned ones by default). A
+   * read_committed consumer asks for stable ones (KIP-447), as Kafka's does: while a transaction
+   * holds one of them, it asks again every retryBackoffMs, up to requestTimeoutMs.
+   */
   async committed(tps: TopicPartition[] = this.subs.list()): Promise<TopicPartitionOffset[]> {
-    if (!this.group) throw new KafkaConfigError('Committed offsets need a groupId');
-    return this.group.committed(tps);
+    const group = this.group;
+    if (!group) throw new KafkaConfigError('Committed offsets need a groupId');
+    if (this.c.isolationLevel !== 'read_committed') return group.committed(tps);
+    const deadline = Date.now() + this.c.requestTimeoutMs;
+    for (;;) {
+      try {
+        return await group.committed(tps, true);
+      } catch (e) {
+        if (!(e instanceof KafkaClientError && e.type === 'UNSTABLE_OFFSET_COMMIT') || Date.now() >= deadline) throw e;
+      }
+      await sleep(this.c.retryBackoffMs);
+    }
   }
 
   /**

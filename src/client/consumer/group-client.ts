@@ -104,14 +104,19 @@ export class GroupClient {
     await this.transport.request('POST', `${this.path}/offsets:commit`, { body });
   }
 
-  /** Committed offsets (all, or of some partitions); a partition without one is left out. */
-  async committed(partitions?: TopicPartition[]): Promise<TopicPartitionOffset[]> {
+  /**
+   * Committed offsets (all, or of some partitions); a partition without one is left out. With
+   * `requireStable`, UNSTABLE_OFFSET_COMMIT while a transaction holds one of the topics' offsets.
+   */
+  async committed(partitions?: TopicPartition[], requireStable = false): Promise<TopicPartitionOffset[]> {
     let data: WireOffset[];
     try {
       const topics = partitions ? [...new Set(partitions.map((p) => p.topic))] : [undefined];
       const lists = await Promise.all(
         topics.map((t) =>
-          this.transport.request<{ data: WireOffset[] }>('GET', `${this.path}/offsets`, { query: { topic_name: t } }),
+          this.transport.request<{ data: WireOffset[] }>('GET', `${this.path}/offsets`, {
+            query: { topic_name: t, ...(requireStable ? { require_stable: true } : {}) },
+          }),
         ),
       );
       data = lists.flatMap((l) => l.body.data);
