@@ -14,8 +14,7 @@
  * one. Once the transaction is complete, the coordinator deletes the markers of its groups that
  * name an older version than the completing write, each on condition of the marker's own version:
  * a marker put again meanwhile, for the id's next transaction, names a newer item version and stays.
- * A marker left by a process that died costs a reader one read until the id next completes a
- * transaction with that group.
+ * A marker left by a process that died is deleted by the next reader that finds it stale.
  */
 import type { MetadataStore } from '../storage/ports.js';
 import { ConditionFailedError } from '../storage/ports.js';
@@ -57,7 +56,11 @@ export async function clearPendingOffsets(
   );
 }
 
-/** The partitions (`topic#partition`) of `groupId` with offsets in a transaction not yet complete. */
+/**
+ * The partitions (`topic#partition`) of `groupId` with offsets in a transaction not yet complete.
+ * A marker found stale (its transaction complete since, or its id gone) is deleted on the way, by
+ * the coordinator's rule, so one left by a crash costs readers a read only until the next one.
+ */
 export async function unstableOffsets(metadata: MetadataStore, groupId: string): Promise<Set<string>> {
   const unstable = new Set<string>();
   const markers = await metadata.query<Marker>(pendingOffsetsPk(groupId));
@@ -66,8 +69,11 @@ export async function unstableOffsets(metadata: MetadataStore, groupId: string):
       const txn = await metadata.get<TransactionRecord>(txnPk(m.sk), TXN_STATE_SK);
       const state = txn?.value.state;
       // Complete (or Empty): committed to the group, or dropped. Prepare*: decided, not yet written.
-      if (state !== 'Ongoing' && state !== 'PrepareCommit' && state !== 'PrepareAbort') return;
-      for (const o of txn!.value.offsets) if (o.groupId === groupId) unstable.add(`${o.topic}#${o.partition}`);
+      if (state === 'Ongoing' || state === 'PrepareCommit' || state === 'PrepareAbort') {
+        for (const o of txn!.value.offsets) if (o.groupId === groupId) unstable.add(`${o.topic}#${o.partition}`);
+      } else if (!txn || m.value.afterVersion < txn.version) {
+        await metadata.delete(m.pk, m.sk, { ifVersion: m.version }).catch(() => {}); // tidying only
+      }
     }),
   );
   return unstable;

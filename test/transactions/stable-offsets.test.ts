@@ -61,18 +61,38 @@ describe('stable offsets (KIP-447)', () => {
     expect((await stable('require_stable=yes')).status).toBe(400);
   });
 
-  it('keeps the marker of the next transaction when the previous one completes, and ignores a stale one', async () => {
+  it('keeps the marker of the next transaction when the previous one completes', async () => {
     const metadata = new MemoryMetadataStore();
     // A marker put for a write over item version 5 (the id's next transaction), then the previous
     // transaction's completion at version 5 tidies up: the marker is not older, so it stays.
     await markPendingOffsets(metadata, ['g'], 'tx', 5);
     await clearPendingOffsets(metadata, ['g'], 'tx', 5);
     expect(await metadata.query(pendingOffsetsPk('g'))).toHaveLength(1);
-    // Left by a process that died before the offsets were written: no transaction item holds any,
-    // so nothing is unstable (the item is the truth, the marker only says where to look).
-    expect(await unstableOffsets(metadata, 'g')).toEqual(new Set());
     // The transaction that wrote over version 5 completes at 8: now it goes.
     await clearPendingOffsets(metadata, ['g'], 'tx', 8);
+    expect(await metadata.query(pendingOffsetsPk('g'))).toEqual([]);
+  });
+
+  it('answers from the transaction item, not the marker, and a reader deletes a stale marker', async () => {
+    const t = await setup();
+    const p = await t.init('tx');
+    const metadata = t.storage.metadata;
+    // Left by a process that died after the marker, before the offsets reached the item: nothing
+    // is pending (the item is the truth), and the reader tidies the marker away.
+    await markPendingOffsets(metadata, ['g'], 'tx', 0);
+    expect(await unstableOffsets(metadata, 'g')).toEqual(new Set());
+    expect(await metadata.query(pendingOffsetsPk('g'))).toEqual([]);
+    // Left by a process that died after its transaction completed: the same.
+    await t.call('POST', 'transactions/tx/offsets', {
+      ...p,
+      group_id: 'g',
+      offsets: [{ topic_name: 'out', partition_id: 1, offset: 5 }],
+    });
+    const marker = (await metadata.query<{ afterVersion: number }>(pendingOffsetsPk('g')))[0]!;
+    expect(await unstableOffsets(metadata, 'g')).toEqual(new Set(['out#1']));
+    expect((await t.call('POST', 'transactions/tx/commit', p)).status).toBe(200);
+    await metadata.put(marker.pk, marker.sk, marker.value); // as if the coordinator's tidying was lost
+    expect(await unstableOffsets(metadata, 'g')).toEqual(new Set());
     expect(await metadata.query(pendingOffsetsPk('g'))).toEqual([]);
   });
 });
