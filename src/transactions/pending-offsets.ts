@@ -16,10 +16,9 @@
  * a marker put again meanwhile, for the id's next transaction, names a newer item version and stays.
  * A marker left by a process that died is deleted by the next reader that finds it stale.
  */
-import type { MetadataStore } from '../storage/ports.js';
-import { ConditionFailedError } from '../storage/ports.js';
+import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import { pendingOffsetsPk, TXN_STATE_SK, txnPk } from '../storage/key-layout.js';
-import type { TransactionRecord } from './transaction-state.js';
+import { isComplete, type TransactionRecord } from './transaction-state.js';
 
 interface Marker {
   /** The version of the transaction item the offsets' conditional write was conditioned on. */
@@ -48,10 +47,7 @@ export async function clearPendingOffsets(
   await Promise.all(
     groups.map(async (g) => {
       const marker = await metadata.get<Marker>(pendingOffsetsPk(g), transactionalId);
-      if (!marker || marker.value.afterVersion >= completedVersion) return;
-      await metadata.delete(marker.pk, marker.sk, { ifVersion: marker.version }).catch((e: unknown) => {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      });
+      if (marker && marker.value.afterVersion < completedVersion) await forget(metadata, marker);
     }),
   );
 }
@@ -67,14 +63,20 @@ export async function unstableOffsets(metadata: MetadataStore, groupId: string):
   await Promise.all(
     markers.map(async (m) => {
       const txn = await metadata.get<TransactionRecord>(txnPk(m.sk), TXN_STATE_SK);
-      const state = txn?.value.state;
       // Complete (or Empty): committed to the group, or dropped. Prepare*: decided, not yet written.
-      if (state === 'Ongoing' || state === 'PrepareCommit' || state === 'PrepareAbort') {
-        for (const o of txn!.value.offsets) if (o.groupId === groupId) unstable.add(`${o.topic}#${o.partition}`);
+      if (txn && !isComplete(txn.value.state)) {
+        for (const o of txn.value.offsets) if (o.groupId === groupId) unstable.add(`${o.topic}#${o.partition}`);
       } else if (!txn || m.value.afterVersion < txn.version) {
-        await metadata.delete(m.pk, m.sk, { ifVersion: m.version }).catch(() => {}); // tidying only
+        await forget(metadata, m).catch(() => {}); // tidying only
       }
     }),
   );
   return unstable;
+}
+
+/** Deletes the marker as it was read: one put again since (a newer transaction's) stays. */
+async function forget(metadata: MetadataStore, marker: MetaItem<Marker>): Promise<void> {
+  await metadata.delete(marker.pk, marker.sk, { ifVersion: marker.version }).catch((e: unknown) => {
+    if (!(e instanceof ConditionFailedError)) throw e;
+  });
 }
