@@ -296,7 +296,8 @@ export function groupRoutes(): Hono<AppEnv> {
       const all = await groups.offsets.committed(groupId, topicName);
       // A group that only has offsets (committed by a transaction, or by a client outside any
       // membership) exists, as Kafka's Empty group does; one with neither is GROUP_ID_NOT_FOUND.
-      if (all.length === 0) await groups.coordinator.get(groupId);
+      if (all.length === 0 && (topicName === undefined || (await groups.offsets.committed(groupId)).length === 0))
+        await groups.coordinator.get(groupId);
       const visible = await allowedNames(c, 'DESCRIBE', 'TOPIC');
       const committed = all.filter((o) => visible(o.topic) && (partition === undefined || o.partition === partition));
       return c.json(

@@ -95,4 +95,23 @@ describe('stable offsets (KIP-447)', () => {
     expect(await unstableOffsets(metadata, 'g')).toEqual(new Set());
     expect(await metadata.query(pendingOffsetsPk('g'))).toEqual([]);
   });
+
+  it("a group whose offsets came only from a transaction exists, as Kafka's Empty group", async () => {
+    const t = await setup();
+    expect((await t.call('POST', 'topics', { topic_name: 'other', partitions_count: 1 })).status).toBe(201);
+    const p = await t.init('tx');
+    await t.call('POST', 'transactions/tx/offsets', {
+      ...p,
+      group_id: 'tg',
+      offsets: [{ topic_name: 'out', partition_id: 1, offset: 4 }],
+    });
+    expect((await t.call('POST', 'transactions/tx/commit', p)).status).toBe(200);
+    const list = await t.call('GET', 'consumer-groups/tg/offsets');
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((o: { committed_offset: number }) => o.committed_offset)).toEqual([4]);
+    expect((await t.call('GET', 'consumer-groups/tg/offsets/out/partitions/1')).body.committed_offset).toBe(4);
+    const elsewhere = await t.call('GET', 'consumer-groups/tg/offsets?topic_name=other');
+    expect([elsewhere.status, elsewhere.body.data]).toEqual([200, []]);
+    expect((await t.call('GET', 'consumer-groups/nobody/offsets')).body.error).toBe('GROUP_ID_NOT_FOUND');
+  });
 });
