@@ -329,6 +329,46 @@ describe('producer against the local server', () => {
     }
   });
 
+  it('with the default batchSize a full batch fills one 1 MiB request and the server takes it as sent', async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'full-batches', numPartitions: 1 }] });
+    const front = await proxy(server!.origin);
+    try {
+      const producer = new Kafka({ url: front.origin }).producer();
+      // Keys, headers and timestamps years apart: the records whose varints the size estimate
+      // knows least well. 3 MiB of them, all to one partition.
+      const sends: Promise<RecordMetadata[]>[] = [];
+      for (let i = 0; i < 3000; i++) {
+        sends.push(
+          producer.send({
+            topic: 'full-batches',
+            messages: [
+              {
+                key: `key-${i}`,
+                value: 'v'.repeat(900 + (i % 200)),
+                headers: { h: `${i}` },
+                timestamp: String(1_000_000_000_000 + (i % 2 ? 1 : -1) * i * 86_400_000),
+              },
+            ],
+          }),
+        );
+      }
+      await Promise.all(sends);
+      await producer.close();
+      const produces = front.log.filter(isProduce);
+      // Every batch fit max.message.bytes: none was refused as too large and split again.
+      expect(produces.filter((e) => e.status !== 200)).toEqual([]);
+      // Each request but the last carried one full batch, just under 1 MiB.
+      expect(produces.length).toBeGreaterThan(2);
+      for (const e of produces.slice(0, -1)) {
+        expect(e.body.byteLength).toBeGreaterThan(1_040_000);
+        expect(e.body.byteLength).toBeLessThanOrEqual(1_048_576);
+      }
+      expect((await readAll(kafka, 'full-batches')).get(0)).toHaveLength(3000);
+    } finally {
+      await front.close();
+    }
+  });
+
   it('without idempotence the same lost responses do duplicate records (the control case)', async () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'lost-acks-plain', numPartitions: 1 }] });
     let n = 0;
