@@ -9,7 +9,7 @@
  */
 import type { ConsumerRecord } from '../codec.js';
 import { KafkaClientError, KafkaConfigError, KafkaTimeoutError } from '../errors.js';
-import { backoffMs, sleep } from '../retry.js';
+import { backoffMs, retry, sleep } from '../retry.js';
 import { enc, type Transport, type WireFormat } from '../transport.js';
 import { Fetcher } from './fetcher.js';
 import { createIdleBackoff } from './idle-backoff.js';
@@ -429,7 +429,7 @@ export class Consumer {
       // A transaction is about to commit offsets of these partitions (KIP-447): poll() asks again
       // after retry.backoff.ms, their positions still unset, as Kafka's consumer does.
       const unstable = (e: unknown) => {
-        if (!(e instanceof KafkaClientError && e.type === 'UNSTABLE_OFFSET_COMMIT')) throw e;
+        if (!isUnstable(e)) throw e;
         this.unstableUntil = Date.now() + this.c.retryBackoffMs;
       };
       // With `none`, only our partitions may fail for lack of an offset: ask partition by partition.
@@ -571,15 +571,13 @@ export class Consumer {
     const group = this.group;
     if (!group) throw new KafkaConfigError('Committed offsets need a groupId');
     if (this.c.isolationLevel !== 'read_committed') return group.committed(tps);
-    const deadline = Date.now() + this.c.requestTimeoutMs;
-    for (;;) {
-      try {
-        return await group.committed(tps, true);
-      } catch (e) {
-        if (!(e instanceof KafkaClientError && e.type === 'UNSTABLE_OFFSET_COMMIT') || Date.now() >= deadline) throw e;
-      }
-      await sleep(this.c.retryBackoffMs);
-    }
+    return retry(() => group.committed(tps, true), {
+      retries: Number.MAX_SAFE_INTEGER,
+      initialBackoffMs: this.c.retryBackoffMs,
+      maxBackoffMs: this.c.retryBackoffMs,
+      deadline: Date.now() + this.c.requestTimeoutMs,
+      retryIf: isUnstable,
+    });
   }
 
   /**
@@ -646,3 +644,6 @@ export class Consumer {
     if (this.closed) throw new KafkaClientError('ILLEGAL_STATE', 'The consumer is closed');
   }
 }
+
+/** KIP-447: a transaction is about to commit the offset asked for; asking again later gets it. */
+const isUnstable = (e: unknown): boolean => e instanceof KafkaClientError && e.type === 'UNSTABLE_OFFSET_COMMIT';
