@@ -14,6 +14,7 @@ import {
   type Operation,
   type ResourceType,
 } from './acl.js';
+import { principalMatchKey } from './principal.js';
 
 export interface AuthorizerSettings {
   /** Kafka's super.users: principals allowed everything, whatever the ACLs say. */
@@ -44,8 +45,9 @@ interface TypeIndex {
   all: AclBinding[];
 }
 
-const appliesTo = (acl: AclBinding, principal: string, host: string) =>
-  (acl.principal === principal || acl.principal === WILDCARD_PRINCIPAL) &&
+/** `principalKey` is the asker's principalMatchKey: a role matches ACLs naming it with or without its path. */
+const appliesTo = (acl: AclBinding, principalKey: string, host: string) =>
+  (acl.principal === WILDCARD_PRINCIPAL || principalMatchKey(acl.principal) === principalKey) &&
   (acl.host === WILDCARD_HOST || acl.host === host);
 
 /** An immutable set of ACLs, indexed by resource type and pattern for the decision. */
@@ -53,11 +55,14 @@ export class AclIndex {
   private readonly byType = new Map<ResourceType, TypeIndex>();
   /** Decisions already made against this set: the hot path (every produce) is one map lookup. */
   private readonly decisions = new Map<string, boolean>();
+  /** The super users in the form principals are compared in. */
+  private readonly superUsers: ReadonlySet<string>;
 
   constructor(
     readonly acls: readonly AclBinding[],
     private readonly settings: AuthorizerSettings,
   ) {
+    this.superUsers = new Set([...settings.superUsers].map(principalMatchKey));
     for (const acl of acls) {
       let t = this.byType.get(acl.resourceType);
       if (!t) {
@@ -86,10 +91,11 @@ export class AclIndex {
   }
 
   private decide(r: AccessRequest): boolean {
-    if (this.settings.superUsers.has(r.principal)) return true;
+    const principalKey = principalMatchKey(r.principal);
+    if (this.superUsers.has(principalKey)) return true;
     const matching = this.matching(r.resourceType, r.resourceName);
     if (matching.length === 0) return this.settings.allowEveryoneIfNoAclFound;
-    const mine = matching.filter((a) => appliesTo(a, r.principal, r.host));
+    const mine = matching.filter((a) => appliesTo(a, principalKey, r.host));
     if (mine.some((a) => a.permission === 'DENY' && (a.operation === r.operation || a.operation === 'ALL')))
       return false;
     const grants = IMPLIED_BY[r.operation] ?? [r.operation];
@@ -112,10 +118,11 @@ export class AclIndex {
    * transactional id asks this for WRITE on TOPIC.
    */
   authorizeAny(principal: string, host: string, op: Operation, type: ResourceType): boolean {
-    if (this.settings.superUsers.has(principal)) return true;
+    const principalKey = principalMatchKey(principal);
+    if (this.superUsers.has(principalKey)) return true;
     const all = this.byType.get(type)?.all ?? [];
     if (all.length === 0) return this.settings.allowEveryoneIfNoAclFound;
-    const mine = all.filter((a) => appliesTo(a, principal, host) && (a.operation === op || a.operation === 'ALL'));
+    const mine = all.filter((a) => appliesTo(a, principalKey, host) && (a.operation === op || a.operation === 'ALL'));
     const denies = mine.filter((a) => a.permission === 'DENY');
     if (denies.some((d) => d.patternType === 'LITERAL' && d.resourceName === WILDCARD_RESOURCE)) return false;
     const covered = (a: AclBinding) =>

@@ -4,6 +4,7 @@
  * filter has the same fields with ANY (and MATCH for the pattern type) as wildcards.
  */
 import { KafkaError } from '../wire/errors.js';
+import { samePrincipal } from './principal.js';
 
 export const RESOURCE_TYPES = ['TOPIC', 'GROUP', 'CLUSTER', 'TRANSACTIONAL_ID'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
@@ -143,7 +144,7 @@ export function filterMatches(f: AclFilter, b: AclBinding): boolean {
   if (f.resourceType !== undefined && f.resourceType !== 'ANY' && f.resourceType !== b.resourceType) return false;
   if (f.operation !== undefined && f.operation !== 'ANY' && f.operation !== b.operation) return false;
   if (f.permission !== undefined && f.permission !== 'ANY' && f.permission !== b.permission) return false;
-  if (f.principal !== undefined && f.principal !== b.principal) return false;
+  if (f.principal !== undefined && !samePrincipal(f.principal, b.principal)) return false;
   if (f.host !== undefined && f.host !== b.host) return false;
   const pt = f.patternType ?? 'ANY';
   if (pt === 'MATCH')

@@ -43,6 +43,22 @@ export function iamPrincipalName(arn: string): string {
   return m ? `arn:${m[1]}:iam::${m[2]}:role/${m[3]}` : arn;
 }
 
+/**
+ * The form in which principals are compared. An IAM role's ARN carries its path (every IAM Identity
+ * Center role lives under `role/aws-reserved/sso.amazonaws.com/`), but STS drops the path from its
+ * sessions' ARNs, so the principal of a request never has it. Role names are unique in an account
+ * whatever their path, so a role is compared by partition, account and name: an ACL or a super
+ * user may name it with or without its path, and either form matches its sessions.
+ */
+export function principalMatchKey(principal: string): string {
+  const m = /^User:arn:(aws[a-z-]*):iam::(\d{12}):role\/(?:.*\/)?([^/]+)$/.exec(principal);
+  return m ? `User:arn:${m[1]}:iam::${m[2]}:role/${m[3]}` : principal;
+}
+
+/** Whether two principals name the same caller (a role with or without its path). */
+export const samePrincipal = (a: string, b: string): boolean =>
+  a === b || principalMatchKey(a) === principalMatchKey(b);
+
 /** The principal API Gateway's authorizer vouched for, or undefined when there is none. */
 export function gatewayPrincipal(rc: GatewayRequestContext | undefined, claim: string): string | undefined {
   const a = rc?.authorizer;

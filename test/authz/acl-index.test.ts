@@ -253,6 +253,45 @@ describe('principals from the API Gateway request context', () => {
   });
 });
 
+describe('a role with a path (IAM Identity Center) and the ARN of its sessions', () => {
+  const SSO_ROLE = 'arn:aws:iam::111122223333:role/aws-reserved/sso.amazonaws.com/eu-west-1/AWSReservedSSO_Admin_0123';
+  // STS drops the path: this is the principal every request of the role's sessions carries.
+  const session = `User:${iamPrincipalName('arn:aws:sts::111122223333:assumed-role/AWSReservedSSO_Admin_0123/alice@example.com')}`;
+
+  it('a super user named with the role path is its sessions; another account or role is not', () => {
+    const i = index([], { superUsers: [`User:${SSO_ROLE}`] });
+    expect(ask(i, session, 'ALTER', 'CLUSTER', 'kafka-cluster')).toBe(true);
+    expect(i.authorizeAny(session, '10.0.0.1', 'WRITE', 'TOPIC')).toBe(true);
+    expect(
+      ask(i, 'User:arn:aws:iam::444455556666:role/AWSReservedSSO_Admin_0123', 'ALTER', 'CLUSTER', 'kafka-cluster'),
+    ).toBe(false);
+    expect(
+      ask(i, 'User:arn:aws:iam::111122223333:role/AWSReservedSSO_Other', 'ALTER', 'CLUSTER', 'kafka-cluster'),
+    ).toBe(false);
+    // Only roles lose their path: an IAM user's path is part of what it is compared by.
+    const users = index([], { superUsers: ['User:arn:aws:iam::111122223333:user/ops/alice'] });
+    expect(ask(users, 'User:arn:aws:iam::111122223333:user/alice', 'ALTER', 'CLUSTER', 'kafka-cluster')).toBe(false);
+  });
+
+  it('an ACL naming the role with or without its path applies to its sessions, and a filter finds both', () => {
+    const withPath = acl({
+      resourceType: 'TOPIC',
+      resourceName: 'orders',
+      operation: 'READ',
+      principal: `User:${SSO_ROLE}`,
+    });
+    const withoutPath = acl({ resourceType: 'TOPIC', resourceName: 'audit', operation: 'WRITE', principal: session });
+    const i = index([withPath, withoutPath]);
+    expect(ask(i, session, 'READ', 'TOPIC', 'orders')).toBe(true);
+    expect(ask(i, session, 'WRITE', 'TOPIC', 'audit')).toBe(true);
+    expect(ask(i, session, 'WRITE', 'TOPIC', 'orders')).toBe(false);
+    const deny = index([withPath, { ...withPath, permission: 'DENY', principal: session }]);
+    expect(ask(deny, session, 'READ', 'TOPIC', 'orders')).toBe(false);
+    expect([withPath, withoutPath].filter((a) => filterMatches({ principal: session }, a))).toHaveLength(2);
+    expect([withPath, withoutPath].filter((a) => filterMatches({ principal: `User:${SSO_ROLE}` }, a))).toHaveLength(2);
+  });
+});
+
 describe('client quota resolution', () => {
   it("takes the most specific entity per key, in Kafka's order, with per-caller buckets at default levels", () => {
     const q = new QuotaIndex([

@@ -12,6 +12,8 @@ import { createHttpHandler } from '../../functions/http-entry.js';
 
 const ADMIN_ROLE = 'arn:aws:iam::111122223333:role/Admin';
 const BASE = '/v3/clusters/test';
+// An IAM Identity Center role: its ARN has a path, the ARN of its sessions does not.
+const SSO_ROLE = 'arn:aws:iam::111122223333:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Admin_0123';
 
 type Authorizer = Record<string, unknown> | undefined;
 const iam = (userArn: string): Authorizer => ({
@@ -67,7 +69,7 @@ beforeAll(() => {
     STORAGE_BACKEND: 'memory',
     CLUSTER_ID: 'test',
     AUTHORIZATION: 'true',
-    SUPER_USERS: `User:${ADMIN_ROLE}`,
+    SUPER_USERS: `User:${ADMIN_ROLE};User:${SSO_ROLE}`,
   }) as never;
 });
 afterAll(() => vi.restoreAllMocks());
@@ -101,6 +103,23 @@ describe('principals and ACLs through the Lambda adapter', () => {
       principal: `User:${ADMIN_ROLE}`,
       acl: { principal: 'User:alice-sub' },
       function: 'admin',
+    });
+  });
+
+  it('a role with a path named as a super user (IAM Identity Center) may create the first ACL', async () => {
+    const operator = iam('arn:aws:sts::111122223333:assumed-role/AWSReservedSSO_Admin_0123/ops@example.com');
+    const acl = {
+      resource_type: 'TOPIC',
+      resource_name: 'sso-audit',
+      pattern_type: 'LITERAL',
+      principal: 'User:auditor',
+      host: '*',
+      operation: 'READ',
+      permission: 'ALLOW',
+    };
+    expect((await call('POST', 'acls', operator, acl)).status).toBe(201);
+    expect(logged('acl created').at(-1)).toMatchObject({
+      principal: 'User:arn:aws:iam::111122223333:role/AWSReservedSSO_Admin_0123',
     });
   });
 
