@@ -9,7 +9,7 @@
 import { Hono, type Env } from 'hono';
 import { handle } from 'hono/aws-lambda';
 import { systemClock } from '../src/clock.js';
-import { createServices, createStorage } from '../src/compose.js';
+import { createServices, createStorage, settleBackgroundWork, type Storage } from '../src/compose.js';
 import { serverConfigFromEnv } from '../src/config/server-config.js';
 import { createApp } from '../src/http/app.js';
 import { instrumentStorage } from './instrumented-storage.js';
@@ -40,15 +40,19 @@ export const HEARTBEAT_ROUTE = {
   path: /^\/v3\/clusters\/[^/]+\/consumer-groups\/[^/]+\/consumers:heartbeat$/,
 };
 
+/** `storage`: the environment's (instrumented for metrics) unless given. */
 export function createHttpHandler(
   functionName: string,
   env: Record<string, string | undefined>,
   only?: { method: string; path: RegExp },
+  storage?: Storage,
 ) {
   const telemetry = telemetryFromEnv(env, functionName);
   const config = serverConfigFromEnv(env);
-  const storage = instrumentStorage(createStorage(config.backend));
-  const app = createApp(createServices(config, storage, systemClock, { metrics: scopeMetrics }), {
+  const services = createServices(config, storage ?? instrumentStorage(createStorage(config.backend)), systemClock, {
+    metrics: scopeMetrics,
+  });
+  const app = createApp(services, {
     logError: (e, context) =>
       log(telemetry, 'error', 'unhandled error', { ...context, error: e instanceof Error ? e.stack : String(e) }),
     audit: (msg, fields) => log(telemetry, 'warn', msg, fields),
@@ -58,5 +62,13 @@ export function createHttpHandler(
       if (scope) scope.fields.principal = principal;
     },
   });
-  return handle(observedApp(app, telemetry, only));
+  // Nothing runs once the handler returns (the environment is frozen): what the answer left
+  // running (acks=0 appends, acks=1 follower copies) is finished first, in the invocation's scope.
+  const settled = new Hono();
+  settled.all('*', async (c) => {
+    const answer = await app.fetch(c.req.raw, c.env);
+    await settleBackgroundWork(services);
+    return answer;
+  });
+  return handle(observedApp(settled, telemetry, only));
 }

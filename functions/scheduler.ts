@@ -10,7 +10,13 @@
  */
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { systemClock } from '../src/clock.js';
-import { createServices, createStorage, runMaintenancePass, type Storage } from '../src/compose.js';
+import {
+  createServices,
+  createStorage,
+  runMaintenancePass,
+  settleBackgroundWork,
+  type Storage,
+} from '../src/compose.js';
 import { serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
 import type { AppServices } from '../src/http/app-env.js';
 import { instrumentStorage } from './instrumented-storage.js';
@@ -66,6 +72,7 @@ export const handler = async (
     const deadline = started + Math.max(context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS, 0);
     try {
       const report = await runScheduledPass({ config, storage, services, deadline, telemetry });
+      await settleBackgroundWork(services); // nothing runs once the handler returns
       addMetric(
         'SchedulerWork',
         Object.values(report).reduce((n, v) => n + v, 0),

@@ -174,6 +174,18 @@ export function createServices(
 }
 
 /**
+ * Finishes the work that earlier answers left running: acks=0 appends, acks=1 follower copies, and
+ * the push notifications of what they commit. On Lambda the execution environment is frozen once
+ * the handler returns, and work left running then happens minutes later or never (followers drop
+ * out of the ISR): the Lambda entries call this before they return. The local server does not, so
+ * its acks=0 and acks=1 answers come before that work, as Kafka's do.
+ */
+export async function settleBackgroundWork(services: Pick<AppServices, 'log' | 'push'>): Promise<void> {
+  await services.log.idle();
+  await services.push.notifier.settle();
+}
+
+/**
  * Posts to a push connection where its endpoint says: API Gateway's management API for a WebSocket
  * stage (https), a local server's `@connections` route otherwise. The SDK client is made on first use.
  */

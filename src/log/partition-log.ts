@@ -219,9 +219,9 @@ export class PartitionLog {
     if (request.runs.length === 0) return outcomes;
 
     if (acks === 0) {
-      // Answer first, append after: on Lambda the function may be frozen once it has answered, so
-      // acks=0 promises nothing (as Kafka's acks=0 promises nothing). Unless the work already held
-      // is at its bound: then the answer waits for room.
+      // Answer first, append after (acks=0 promises nothing, as Kafka's), unless the work already
+      // held is at its bound: then the answer waits for room. The Lambda entries finish this work
+      // before their handler returns (settleBackgroundWork in src/compose.ts).
       await this.backgroundRoom();
       this.track(this.appendRuns(topic, request, 1, options.producer, now), request.body.byteLength);
       for (const run of request.runs) {
