@@ -2,6 +2,12 @@
  * Produce: the record batches are checked in place (validateProducedBatches) and appended as sent,
  * one append (one object) per topic and producer, through the same PartitionLog as the HTTP
  * record-batch produce. acks=0 sends no answer, as Kafka does.
+ *
+ * Versions 0-2 carry magic 0/1 message sets, which Kafka 4.0 no longer takes (KIP-896). They are
+ * listed in ApiVersions for librdkafka's sake (see the Produce definition) and every partition of
+ * such a request is answered UNSUPPORTED_VERSION, so the client can say why; Kafka 4.0 itself
+ * closes the connection there. With acks=0 there is no answer to carry the error: the connection
+ * is closed after it, as Kafka does for a failed acks=0 produce.
  */
 import { KafkaError } from '../../wire/errors.js';
 import type { AppendOptions } from '../../log/partition-log.js';
@@ -38,7 +44,11 @@ function acksOf(raw: number): Acks {
   throw new KafkaError('INVALID_REQUIRED_ACKS', `acks must be 0, 1 or -1 (got ${raw})`);
 }
 
-export const produce: Handler = async (ctx, req) => {
+/** The first Produce version with RecordBatch v2 (magic 2): the oldest this listener appends. */
+export const MIN_PRODUCE_VERSION = 3;
+
+export const produce: Handler = async (ctx, req, version) => {
+  if (version < MIN_PRODUCE_VERSION) return refuseOldVersion(ctx, req, version);
   let acks: Acks | undefined;
   let acksError: unknown;
   const transactionalId = req.transactionalId as string | null;
@@ -80,6 +90,25 @@ export const produce: Handler = async (ctx, req) => {
   if (acks === 0) return undefined;
   return { responses, throttleTimeMs: 0 };
 };
+
+function refuseOldVersion(ctx: RequestContext, req: Record<string, any>, version: number) {
+  if (req.acks === 0) {
+    ctx.connection.closeAfterAnswer = true;
+    return undefined;
+  }
+  const error = new KafkaError(
+    'UNSUPPORTED_VERSION',
+    `Produce v${version} (message format v0/v1) is not supported; this broker takes Produce v${MIN_PRODUCE_VERSION}+ (record batches v2)`,
+  );
+  const topicData = req.topicData as { name: string; partitionData: { index: number }[] }[];
+  return {
+    responses: topicData.map((t) => ({
+      name: t.name,
+      partitionResponses: t.partitionData.map((p) => failed(ctx, p.index, error)),
+    })),
+    throttleTimeMs: 0,
+  };
+}
 
 async function produceTopic(
   ctx: RequestContext,

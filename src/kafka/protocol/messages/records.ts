@@ -9,10 +9,15 @@ import {
   topicsOf,
 } from './fragments.js';
 
+/**
+ * Versions 0-2 (magic 0 and 1 message sets) are defined only to be answered UNSUPPORTED_VERSION,
+ * as Kafka 4.0 advertises them (KIP-896, KAFKA-18659): librdkafka keys gzip, snappy and lz4 on
+ * Produce v0-2 being listed and sends uncompressed, silently, to a broker that lists v3+ only.
+ */
 export const Produce: ApiSpec = {
   apiKey: 0,
   name: 'Produce',
-  request: message('ProduceRequest', '3-9', '9+', [
+  request: message('ProduceRequest', '0-9', '9+', [
     f('transactionalId', 'string', '3+', { nullableVersions: '0+', default: null }),
     f('acks', 'int16', '0+'),
     f('timeoutMs', 'int32', '0+'),
@@ -20,7 +25,7 @@ export const Produce: ApiSpec = {
       partitionsField: 'partitionData',
     }),
   ]),
-  response: message('ProduceResponse', '3-9', '9+', [
+  response: message('ProduceResponse', '0-9', '9+', [
     topicsOf(
       'responses',
       [
