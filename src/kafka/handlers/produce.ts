@@ -91,7 +91,7 @@ export const produce: Handler = async (ctx, req, version) => {
   return { responses, throttleTimeMs: 0 };
 };
 
-function refuseOldVersion(ctx: RequestContext, req: Record<string, any>, version: number) {
+function refuseOldVersion(ctx: RequestContext, req: { acks: number; topicData: unknown }, version: number) {
   if (req.acks === 0) {
     ctx.connection.closeAfterAnswer = true;
     return undefined;
