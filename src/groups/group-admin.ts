@@ -6,6 +6,7 @@ import { assignmentKeys, parseTpKey, tpKey } from './assignment.js';
 import type { GroupCoordinator } from './coordinator.js';
 import { ownerOf, type GroupRecord, type MemberRecord } from './group-state.js';
 import type { GroupOffsets, OffsetRecord } from './offsets.js';
+import { hasPosition } from './offset-record.js';
 import { groupPk, INSTANCE_PREFIX, OFFSET_PREFIX } from '../storage/key-layout.js';
 import type { ClassicGroup } from './classic-group.js';
 import { classicGroupView } from './classic-view.js';
@@ -152,7 +153,7 @@ export class GroupAdmin {
           ...(c ? { committed: c } : {}),
           logStartOffset: state.logStartOffset,
           logEndOffset: state.highWatermark,
-          lag: c ? Math.max(0, state.highWatermark - c.offset) : null,
+          lag: hasPosition(c) ? Math.max(0, state.highWatermark - c.offset) : null,
         };
       }),
     );

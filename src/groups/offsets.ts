@@ -5,7 +5,7 @@ import type { IsolationLevel, PartitionLog } from '../log/partition-log.js';
 import { lastStableOffset } from '../partition/partition-state.js';
 import { requirePartition, type Topic, type TopicRegistry } from '../topics/topics.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
-import type { OffsetRecord } from './offset-record.js';
+import { hasPosition, type OffsetRecord } from './offset-record.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { owns } from './assignment.js';
 import type { GroupCoordinator } from './coordinator.js';
@@ -70,11 +70,9 @@ export class GroupOffsets {
     for (const o of req.offsets) {
       const t = topics.get(o.topic)!;
       requirePartition(t, o.partition);
-      if (!Number.isSafeInteger(o.offset) || o.offset < 0)
-        throw new KafkaError(
-          'INVALID_REQUEST',
-          `Offset ${o.offset} for ${o.topic}-${o.partition} must be a non-negative integer`,
-        );
+      // Negative offsets are stored as they come, as Kafka stores them (see OffsetRecord.offset).
+      if (!Number.isSafeInteger(o.offset))
+        throw new KafkaError('INVALID_REQUEST', `Offset ${o.offset} for ${o.topic}-${o.partition} must be an integer`);
       if (Buffer.byteLength(o.metadata ?? '', 'utf8') > MAX_OFFSET_METADATA_BYTES) {
         throw new KafkaError(
           'OFFSET_METADATA_TOO_LARGE',
@@ -215,8 +213,8 @@ export class GroupOffsets {
    * Where a consumer of the group starts on a partition: the committed offset when it lies within
    * [log start offset, high watermark], else per auto.offset.reset: earliest = log start offset,
    * latest = high watermark (the last stable offset for a read_committed consumer), none =
-   * NO_OFFSET_FOR_PARTITION (nothing committed) or OFFSET_OUT_OF_RANGE (committed offset outside
-   * the log), as the Kafka consumer decides.
+   * NO_OFFSET_FOR_PARTITION (nothing committed, or a negative offset, which consumers read as
+   * none) or OFFSET_OUT_OF_RANGE (committed offset outside the log), as the Kafka consumer decides.
    */
   async position(
     groupId: string,
@@ -233,7 +231,7 @@ export class GroupOffsets {
       return { offset: committed.offset, source: 'committed', committed };
     }
     if (reset === 'none') {
-      if (committed) {
+      if (hasPosition(committed)) {
         throw new KafkaError(
           'OFFSET_OUT_OF_RANGE',
           `Committed offset ${committed.offset} of ${topic.name}-${partition} is outside [${state.logStartOffset}, ${state.highWatermark}] and auto.offset.reset is none`,

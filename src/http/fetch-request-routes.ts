@@ -295,6 +295,7 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
           minBytes: body.min_bytes,
           maxWaitMs,
           initial: { outcomes, bytes: bytesOf(outcomes) },
+          answersNow: (r) => r.outcomes.some((o) => !o.ok),
           signal,
           // One state read per partition per wake-up; the records are read again only when an HW (or start) moved.
           poll: async () => {

@@ -18,6 +18,11 @@ export interface DelayedFetchOptions<R extends { bytes: number }> {
    * (e.g. OFFSET_OUT_OF_RANGE once retention passed the fetch offset): the wait then rejects.
    */
   poll: () => Promise<R | undefined>;
+  /**
+   * A read that answers whatever its bytes: as Kafka's DelayedFetch, one where a partition failed
+   * (e.g. its offset passed the log end after a truncation) is answered at once.
+   */
+  answersNow?: (read: R) => boolean;
   /** The client went away: stop waiting (rejects with the signal's reason). */
   signal?: AbortSignal;
 }
@@ -31,8 +36,9 @@ export interface DelayedFetchOptions<R extends { bytes: number }> {
  */
 export async function delayedFetch<R extends { bytes: number }>(options: DelayedFetchOptions<R>): Promise<R> {
   const { purgatory, keys, minBytes, maxWaitMs, poll, signal } = options;
+  const done = (read: R) => read.bytes >= minBytes || (options.answersNow?.(read) ?? false);
   let latest = options.initial;
-  if (latest.bytes >= minBytes || maxWaitMs <= 0) return latest;
+  if (done(latest) || maxWaitMs <= 0) return latest;
   await purgatory.awaitCondition({
     keys,
     timeoutMs: maxWaitMs,
@@ -41,7 +47,7 @@ export async function delayedFetch<R extends { bytes: number }>(options: Delayed
       const read = await poll();
       if (read === undefined) return false;
       latest = read;
-      return read.bytes >= minBytes;
+      return done(read);
     },
   });
   return latest;

@@ -120,24 +120,28 @@ export const fetch: Handler = async (ctx, req, version) => {
       ),
     );
     let bytes = 0;
+    let failed = false;
     const seen: number[] = [];
     const responses = wanted.map((w, i) => ({
       topic: w.topic,
       topicId: w.topicId,
       partitions: reads[i]!.map((d) => {
         if (w.resolved) seen.push(d.highWatermark);
+        if (d.errorCode !== 0) failed = true;
         const size = d.records?.byteLength ?? 0;
         if (size > 0 && bytes > 0 && bytes + size > maxBytes) return { ...d, records: new Uint8Array(0) };
         bytes += size;
         return d;
       }),
     }));
-    return { responses, bytes, seen };
+    return { responses, bytes, seen, failed };
   };
 
   let result = await readAll();
   const maxWaitMs = Math.min(req.maxWaitMs, services.limits.maxFetchWaitMs);
-  if (result.bytes < req.minBytes && maxWaitMs > 0) {
+  // As Kafka's ReplicaManager.fetchMessages, an error in any partition (OFFSET_OUT_OF_RANGE past
+  // the log end, an unknown topic, ...) answers at once: the client acts on it instead of waiting.
+  if (result.bytes < req.minBytes && maxWaitMs > 0 && !result.failed) {
     const targets = wanted.flatMap((w) =>
       w.resolved ? w.partitions.map((p) => ({ topic: w.resolved!, partition: p.partition })) : [],
     );
@@ -149,6 +153,7 @@ export const fetch: Handler = async (ctx, req, version) => {
         minBytes: req.minBytes,
         maxWaitMs,
         initial: result,
+        answersNow: (r) => r.failed,
         signal: ctx.signal,
         // One state read per partition per wake-up; the records are read again only when a HW moved.
         poll: async () => {

@@ -99,7 +99,6 @@ export const offsetCommit: Handler = async (ctx, req, version) => {
               'UNKNOWN_TOPIC_OR_PARTITION',
               `Partition ${p.partitionIndex} of ${t.name} does not exist`,
             );
-          if (p.committedOffset < 0) throw new KafkaError('INVALID_REQUEST', `Offset ${p.committedOffset} is negative`);
           if (Buffer.byteLength(p.committedMetadata ?? '') > MAX_OFFSET_METADATA_BYTES)
             throw new KafkaError('OFFSET_METADATA_TOO_LARGE', 'Offset metadata too large');
           records.push({
