@@ -255,7 +255,7 @@ export class TransactionCoordinator {
     type Step = { ended: TransactionRecord } | { finish: MetaItem<TransactionRecord> };
     for (let round = 0; round < ATTEMPTS; round++) {
       const { result } = await this.update<Step>(transactionalId, item, (item) => {
-        if (!item) throw new KafkaError('TRANSACTIONAL_ID_NOT_FOUND', `Transactional id ${transactionalId} is unknown`);
+        if (!item) throw unknownTransactionalId(transactionalId, 'INVALID_PRODUCER_ID_MAPPING');
         const rec = item.value;
         checkProducer(rec, producer.producerId, producer.producerEpoch);
         if (rec.state === done) return { done: { ended: rec } }; // a retry of an end whose answer was lost
@@ -271,13 +271,13 @@ export class TransactionCoordinator {
       });
       if ('ended' in result) return result.ended;
       item = await this.finish(result.finish);
-      if (!item) throw new KafkaError('TRANSACTIONAL_ID_NOT_FOUND', `Transactional id ${transactionalId} is unknown`);
+      if (!item) throw unknownTransactionalId(transactionalId, 'INVALID_PRODUCER_ID_MAPPING');
     }
     throw contention(transactionalId);
   }
 
   async describe(transactionalId: string): Promise<TransactionRecord> {
-    return (await this.require(transactionalId)).value;
+    return (await this.require(transactionalId, 'TRANSACTIONAL_ID_NOT_FOUND')).value;
   }
 
   /** Kafka's ListTransactions: every id, optionally of some states or producer ids. */
@@ -513,14 +513,19 @@ export class TransactionCoordinator {
     return this.deps.metadata.get<TransactionRecord>(txnPk(transactionalId), TXN_SK);
   }
 
-  private async require(transactionalId: string): Promise<MetaItem<TransactionRecord>> {
+  /**
+   * The id's item. An unknown id is TRANSACTIONAL_ID_NOT_FOUND for a describe, and for what a
+   * producer sends (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, a transactional produce)
+   * INVALID_PRODUCER_ID_MAPPING, as Kafka's TransactionCoordinator answers a producer id that maps
+   * to no transaction.
+   */
+  private async require(
+    transactionalId: string,
+    unknown: 'TRANSACTIONAL_ID_NOT_FOUND' | 'INVALID_PRODUCER_ID_MAPPING' = 'INVALID_PRODUCER_ID_MAPPING',
+  ): Promise<MetaItem<TransactionRecord>> {
     validateTransactionalId(transactionalId);
     const item = await this.read(transactionalId);
-    if (!item)
-      throw new KafkaError(
-        'TRANSACTIONAL_ID_NOT_FOUND',
-        `Transactional id ${transactionalId} is unknown; init it first`,
-      );
+    if (!item) throw unknownTransactionalId(transactionalId, unknown);
     return item;
   }
 
@@ -560,3 +565,8 @@ function validateTransactionalId(id: string): void {
 
 const contention = (id: string) =>
   new KafkaError('CONCURRENT_TRANSACTIONS', `Too much contention on transactional id ${id}; retry`);
+
+const unknownTransactionalId = (
+  transactionalId: string,
+  name: 'TRANSACTIONAL_ID_NOT_FOUND' | 'INVALID_PRODUCER_ID_MAPPING',
+) => new KafkaError(name, `Transactional id ${transactionalId} is unknown; init it first (InitProducerId)`);

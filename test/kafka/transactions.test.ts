@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as m from '../../src/kafka/protocol/messages/index.js';
+import { ERRORS } from '../../src/wire/errors.js';
 import { startKafkaServer, type TestKafkaServer } from './support/kafka-server.js';
 import { RawClient } from './support/raw-client.js';
 
@@ -194,6 +195,32 @@ describe('kafkajs transactions', () => {
     await first.disconnect().catch(() => {});
     await second.disconnect();
   }, 40_000);
+
+  it('an unknown transactional id is INVALID_PRODUCER_ID_MAPPING on AddPartitionsToTxn, AddOffsetsToTxn and EndTxn, as Kafka', async () => {
+    await s.services.topics.create({ name: 'no-txn', partitionCount: 1, replicationFactor: 1 });
+    const c = await RawClient.open(s.broker);
+    const mapping = ERRORS.INVALID_PRODUCER_ID_MAPPING.code;
+    try {
+      const producer = { transactionalId: 'never-initialised', producerId: 4242, producerEpoch: 0 };
+      const added = await c.request(m.AddPartitionsToTxn, 3, {
+        v3AndBelowTransactionalId: producer.transactionalId,
+        v3AndBelowProducerId: producer.producerId,
+        v3AndBelowProducerEpoch: producer.producerEpoch,
+        v3AndBelowTopics: [{ name: 'no-txn', partitions: [0] }],
+      });
+      expect(added.body.resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode).toBe(mapping);
+      const offsets = await c.request(m.AddOffsetsToTxn, 3, { ...producer, groupId: 'g' });
+      expect(offsets.body.errorCode).toBe(mapping);
+      const ended = await c.request(m.EndTxn, 3, { ...producer, committed: true });
+      expect(ended.body.errorCode).toBe(mapping);
+    } finally {
+      c.close();
+    }
+    // DescribeTransactions' answer stays TRANSACTIONAL_ID_NOT_FOUND (the HTTP API's describe).
+    expect(((await (await fetch(`${s.http}/transactions/never-initialised`)).json()) as any).error).toBe(
+      'TRANSACTIONAL_ID_NOT_FOUND',
+    );
+  });
 
   it('HTTP sees the transaction the listener ran', async () => {
     const res = await fetch(`${s.http}/transactions/kjs-tx`);

@@ -96,7 +96,10 @@ describe('transactions over HTTP', () => {
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('INVALID_TRANSACTION_TIMEOUT');
     expect((await t.call('GET', 'transactions/nope')).body.error).toBe('TRANSACTIONAL_ID_NOT_FOUND');
-    expect((await t.call('POST', 'transactions/nope/commit', { producer_id: 1, producer_epoch: 0 })).status).toBe(404);
+    // A producer's call with an id that maps to no transaction: Kafka's INVALID_PRODUCER_ID_MAPPING.
+    const ended = await t.call('POST', 'transactions/nope/commit', { producer_id: 1, producer_epoch: 0 });
+    expect(ended.status).toBe(409);
+    expect(ended.body.error).toBe('INVALID_PRODUCER_ID_MAPPING');
   });
 
   it('aborts a transaction open past transaction.timeout.ms from the scheduler alone; the LSO moves', async () => {
