@@ -8,6 +8,7 @@ import type { MetadataStore } from '../storage/ports.js';
 import { QuotaStore } from '../quotas/client-quotas.js';
 import { QuotaBuckets } from '../quotas/throttle.js';
 import { AclStore } from './acl-store.js';
+import { ScramCredentialStore } from './scram-store.js';
 import type { PrincipalOptions } from './principal.js';
 
 export interface Security {
@@ -17,6 +18,8 @@ export interface Security {
   quotas: QuotaStore;
   buckets: QuotaBuckets;
   principals: PrincipalOptions;
+  /** SCRAM credentials (hashed, as Kafka stores them) for the Kafka listener's SASL/SCRAM. */
+  scram: ScramCredentialStore;
 }
 
 export function createSecurity(config: SecurityConfig, metadata: MetadataStore, clock: Clock): Security {
@@ -34,6 +37,8 @@ export function createSecurity(config: SecurityConfig, metadata: MetadataStore, 
       claim: config.principalClaim,
       tokens: new Map(Object.entries(config.tokens)),
       plainUsers: new Map(Object.entries(config.plainUsers)),
+      saslMechanisms: config.saslMechanisms,
     },
+    scram: new ScramCredentialStore(metadata),
   };
 }

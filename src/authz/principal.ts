@@ -27,8 +27,10 @@ export interface PrincipalOptions {
   claim: string;
   /** Local mode: bearer token -> principal. Empty: every local caller is anonymous. */
   tokens: ReadonlyMap<string, string>;
-  /** The Kafka listener's SASL/PLAIN users: user -> password. Empty: the listener asks for no SASL. */
+  /** The Kafka listener's SASL/PLAIN users: user -> password. */
   plainUsers: ReadonlyMap<string, string>;
+  /** The Kafka listener's sasl.enabled.mechanisms; empty: it asks for no SASL. */
+  saslMechanisms: readonly string[];
 }
 
 const user = (name: string) => `User:${name}`;

@@ -32,12 +32,29 @@ export interface ServerConfig {
     advertisedPort?: number;
     maxFrameBytes: number;
     autoCreateTopics: boolean;
+    /** TLS on the listener (SSL, or SASL_SSL with SASL mechanisms enabled); absent: plain TCP. */
+    tls?: ListenerTls;
   };
   /** The transaction coordinator's bounds (Kafka's transaction.max.timeout.ms, transactional.id.expiration.ms). */
   transactions: { maxTimeoutMs?: number; idExpirationMs?: number };
   /** The topic cache (src/topics/topics.ts): how long a topic read is served; the same in every process. */
   topics: { metadataMaxAgeMs?: number };
   security: SecurityConfig;
+}
+
+/** The listener's TLS, with Kafka's ssl.* settings (PEM text, as ssl.keystore.type=PEM takes it). */
+export interface ListenerTls {
+  /** ssl.keystore.certificate.chain: the server's certificate, then its intermediates. */
+  certificateChain: string;
+  /** ssl.keystore.key (unencrypted PEM, or encrypted with ssl.key.password). */
+  key: string;
+  keyPassword?: string;
+  /** ssl.truststore.certificates: the CAs a client certificate must chain to (default: Node's public roots). */
+  trustedCertificates?: string;
+  /** ssl.client.auth */
+  clientAuth: 'none' | 'requested' | 'required';
+  /** ssl.principal.mapping.rules (default DEFAULT); the listener refuses to start with a bad rule. */
+  principalMappingRules: string;
 }
 
 /** Principals, ACLs and quotas (docs/security.md). */
@@ -52,11 +69,23 @@ export interface SecurityConfig {
   principalClaim: string;
   /** Local mode: bearer token -> principal (`User:alice`). */
   tokens: Record<string, string>;
-  /** The Kafka listener's SASL/PLAIN users (user -> password; principal `User:<user>`); none: no SASL required. */
+  /** The Kafka listener's SASL/PLAIN users (user -> password; principal `User:<user>`). */
   plainUsers: Record<string, string>;
+  /**
+   * Kafka's sasl.enabled.mechanisms on the listener: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512. Empty: no
+   * SASL (PLAINTEXT or SSL). Default: PLAIN when there are PLAIN users, else none.
+   */
+  saslMechanisms: SaslMechanism[];
   /** How long a process keeps the ACLs and quotas it read (default 5000 ms). */
   cacheMs: number;
 }
+
+export const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
+export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
+const CLIENT_AUTH = ['none', 'requested', 'required'] as const;
+
+/** A list as Kafka writes one (comma-separated), or a JSON list. */
+const listOf = (v: string | string[]) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean);
 
 /** The auth config file (AUTH_CONFIG / --auth-config), JSON with Kafka's property names. */
 const authFileSchema = z
@@ -71,6 +100,14 @@ const authFileSchema = z
     'acl.cache.ms': z.number().int().nonnegative().optional(),
     /** As the user_<name>="<password>" entries of Kafka's PlainLoginModule JAAS config. */
     'sasl.plain.users': z.record(z.string().min(1), z.string().min(1)).optional(),
+    'sasl.enabled.mechanisms': z.union([z.string(), z.array(z.string())]).optional(),
+    /** PEM text, as Kafka's ssl.keystore.type=PEM takes them inline. */
+    'ssl.keystore.certificate.chain': z.string().min(1).optional(),
+    'ssl.keystore.key': z.string().min(1).optional(),
+    'ssl.key.password': z.string().optional(),
+    'ssl.truststore.certificates': z.string().min(1).optional(),
+    'ssl.client.auth': z.enum(CLIENT_AUTH).optional(),
+    'ssl.principal.mapping.rules': z.string().optional(),
   })
   .strict();
 
@@ -159,10 +196,27 @@ const envSchema = z.object({
   ALLOW_EVERYONE_IF_NO_ACL_FOUND: z.enum(['true', 'false']).optional(),
   PRINCIPAL_CLAIM: z.string().min(1).optional(),
   ACL_CACHE_MS: z.coerce.number().int().nonnegative().optional(),
+  /** Kafka's sasl.enabled.mechanisms (comma-separated): PLAIN, SCRAM-SHA-256, SCRAM-SHA-512. */
+  KAFKA_SASL_ENABLED_MECHANISMS: z.string().optional(),
+  /** The listener's TLS: PEM text (a container's secrets arrive so), or the files holding it. */
+  KAFKA_SSL_CERTIFICATE: z.string().optional(),
+  KAFKA_SSL_CERTIFICATE_FILE: z.string().optional(),
+  KAFKA_SSL_KEY: z.string().optional(),
+  KAFKA_SSL_KEY_FILE: z.string().optional(),
+  KAFKA_SSL_KEY_PASSWORD: z.string().optional(),
+  KAFKA_SSL_TRUSTSTORE_CERTIFICATES: z.string().optional(),
+  KAFKA_SSL_TRUSTSTORE_FILE: z.string().optional(),
+  /** Kafka's ssl.client.auth: none, requested or required (mutual TLS). */
+  KAFKA_SSL_CLIENT_AUTH: z.enum(CLIENT_AUTH).optional(),
+  /** Kafka's ssl.principal.mapping.rules. */
+  KAFKA_SSL_PRINCIPAL_MAPPING_RULES: z.string().optional(),
 });
+
+type AuthFile = z.infer<typeof authFileSchema>;
 
 export function serverConfigFromEnv(env: Record<string, string | undefined>): ServerConfig {
   const e = envSchema.parse(env);
+  const file: AuthFile = e.AUTH_CONFIG ? readAuthFile(e.AUTH_CONFIG) : {};
   let backend: ServerConfig['backend'];
   if (e.STORAGE_BACKEND === 'aws') {
     const buckets = (e.BUCKETS ?? '')
@@ -207,18 +261,18 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
       ...advertised(e.KAFKA_ADVERTISED_HOST),
       maxFrameBytes: e.KAFKA_MAX_FRAME_BYTES,
       autoCreateTopics: e.KAFKA_AUTO_CREATE_TOPICS === 'true',
+      ...listenerTls(e, file),
     },
     transactions: {
       ...(e.TRANSACTION_MAX_TIMEOUT_MS !== undefined ? { maxTimeoutMs: e.TRANSACTION_MAX_TIMEOUT_MS } : {}),
       ...(e.TRANSACTIONAL_ID_EXPIRATION_MS !== undefined ? { idExpirationMs: e.TRANSACTIONAL_ID_EXPIRATION_MS } : {}),
     },
     topics: e.TOPIC_METADATA_MAX_AGE_MS !== undefined ? { metadataMaxAgeMs: e.TOPIC_METADATA_MAX_AGE_MS } : {},
-    security: securityConfig(e),
+    security: securityConfig(e, file),
   };
 }
 
-function securityConfig(e: z.infer<typeof envSchema>): SecurityConfig {
-  const file = e.AUTH_CONFIG ? readAuthFile(e.AUTH_CONFIG) : {};
+function securityConfig(e: z.infer<typeof envSchema>, file: AuthFile): SecurityConfig {
   const bool = (v: 'true' | 'false' | undefined) => (v === undefined ? undefined : v === 'true');
   return {
     authorization: bool(e.AUTHORIZATION) ?? file.authorization ?? false,
@@ -228,7 +282,69 @@ function securityConfig(e: z.infer<typeof envSchema>): SecurityConfig {
     principalClaim: e.PRINCIPAL_CLAIM ?? file['principal.claim'] ?? 'sub',
     tokens: file.tokens ?? {},
     plainUsers: file['sasl.plain.users'] ?? {},
+    saslMechanisms: saslMechanisms(e, file),
     cacheMs: e.ACL_CACHE_MS ?? file['acl.cache.ms'] ?? 5000,
+  };
+}
+
+function saslMechanisms(e: z.infer<typeof envSchema>, file: AuthFile): SaslMechanism[] {
+  const raw = e.KAFKA_SASL_ENABLED_MECHANISMS ?? file['sasl.enabled.mechanisms'];
+  const plainUsers = Object.keys(file['sasl.plain.users'] ?? {}).length > 0;
+  if (raw === undefined) return plainUsers ? ['PLAIN'] : [];
+  const list = listOf(raw);
+  for (const m of list)
+    if (!(SASL_MECHANISMS as readonly string[]).includes(m))
+      throw new Error(`sasl.enabled.mechanisms: ${m} is not one of ${SASL_MECHANISMS.join(', ')}`);
+  if (list.includes('PLAIN') && !plainUsers)
+    throw new Error('sasl.enabled.mechanisms has PLAIN, but the auth config has no sasl.plain.users');
+  return [...new Set(list)] as SaslMechanism[];
+}
+
+/** PEM from the environment's text or file, else the auth config's text. */
+function pem(text: string | undefined, file: string | undefined, fromAuthFile: string | undefined, what: string) {
+  if (text) return text;
+  if (file) {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new Error(`Cannot read the ${what} ${file}: ${(err as Error).message}`);
+    }
+  }
+  return fromAuthFile;
+}
+
+function listenerTls(e: z.infer<typeof envSchema>, file: AuthFile): { tls?: ListenerTls } {
+  const certificateChain = pem(
+    e.KAFKA_SSL_CERTIFICATE,
+    e.KAFKA_SSL_CERTIFICATE_FILE,
+    file['ssl.keystore.certificate.chain'],
+    'certificate',
+  );
+  const key = pem(e.KAFKA_SSL_KEY, e.KAFKA_SSL_KEY_FILE, file['ssl.keystore.key'], 'private key');
+  const trusted = pem(
+    e.KAFKA_SSL_TRUSTSTORE_CERTIFICATES,
+    e.KAFKA_SSL_TRUSTSTORE_FILE,
+    file['ssl.truststore.certificates'],
+    'truststore',
+  );
+  const clientAuth = e.KAFKA_SSL_CLIENT_AUTH ?? file['ssl.client.auth'] ?? 'none';
+  if (!certificateChain && !key) {
+    if (clientAuth !== 'none' || trusted)
+      throw new Error("ssl.client.auth and the truststore need the listener's certificate and key");
+    return {};
+  }
+  if (!certificateChain || !key) throw new Error('TLS on the Kafka listener needs both a certificate and its key');
+  const keyPassword = e.KAFKA_SSL_KEY_PASSWORD ?? file['ssl.key.password'];
+  const principalMappingRules = e.KAFKA_SSL_PRINCIPAL_MAPPING_RULES ?? file['ssl.principal.mapping.rules'] ?? 'DEFAULT';
+  return {
+    tls: {
+      certificateChain,
+      key,
+      ...(keyPassword ? { keyPassword } : {}),
+      ...(trusted ? { trustedCertificates: trusted } : {}),
+      clientAuth,
+      principalMappingRules,
+    },
   };
 }
 

@@ -8,6 +8,8 @@ import * as groupOffsets from './handlers/group-offsets.js';
 import * as groups from './handlers/groups.js';
 import * as offsets from './handlers/offsets.js';
 import { produce } from './handlers/produce.js';
+import * as sasl from './handlers/sasl.js';
+import * as scram from './handlers/scram-credentials.js';
 import * as txn from './handlers/transactions.js';
 import * as m from './protocol/messages/index.js';
 
@@ -25,7 +27,7 @@ export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
   [m.SyncGroup.apiKey, groups.syncGroup],
   [m.DescribeGroups.apiKey, groups.describeGroups],
   [m.ListGroups.apiKey, groups.listGroups],
-  [m.SaslHandshake.apiKey, cluster.saslHandshake],
+  [m.SaslHandshake.apiKey, sasl.saslHandshake],
   [m.ApiVersions.apiKey, cluster.apiVersions],
   [m.CreateTopics.apiKey, admin.createTopics],
   [m.DeleteTopics.apiKey, admin.deleteTopics],
@@ -38,11 +40,13 @@ export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
   [m.TxnOffsetCommit.apiKey, txn.txnOffsetCommit],
   [m.DescribeConfigs.apiKey, admin.describeConfigs],
   [m.AlterConfigs.apiKey, admin.alterConfigs],
-  [m.SaslAuthenticate.apiKey, cluster.saslAuthenticate],
+  [m.SaslAuthenticate.apiKey, sasl.saslAuthenticate],
   [m.CreatePartitions.apiKey, admin.createPartitions],
   [m.DeleteGroups.apiKey, groups.deleteGroups],
   [m.IncrementalAlterConfigs.apiKey, admin.incrementalAlterConfigs],
   [m.OffsetDelete.apiKey, groupOffsets.offsetDelete],
   [m.DescribeCluster.apiKey, cluster.describeCluster],
   [m.ConsumerGroupHeartbeat.apiKey, consumerGroupHeartbeat],
+  [m.DescribeUserScramCredentials.apiKey, scram.describeUserScramCredentials],
+  [m.AlterUserScramCredentials.apiKey, scram.alterUserScramCredentials],
 ]);

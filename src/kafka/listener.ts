@@ -17,10 +17,12 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { ANONYMOUS, plainPrincipal } from '../authz/principal.js';
+import type { ListenerTls } from '../config/server-config.js';
 import { KafkaError } from '../wire/errors.js';
 import type { ClassicGroupCoordinator } from '../groups/classic-coordinator.js';
 import type { AppServices } from '../http/app-env.js';
 import { HANDLERS } from './dispatch.js';
+import { createTlsListener } from './tls-listener.js';
 import { supportedApiKeys } from './handlers/cluster.js';
 import type { Broker, ConnectionState, RequestContext } from './handlers/context.js';
 import { decodeMessage, encodeMessage, ProtocolError, Reader, supports, Writer } from './protocol/codec.js';
@@ -53,10 +55,15 @@ export interface KafkaListenerOptions {
   maxInFlightBytes?: number;
   autoCreateTopics?: boolean;
   /**
-   * SASL/PLAIN users (by default the auth config's `sasl.plain.users`); when there are any, a
-   * connection must authenticate before anything but ApiVersions and SASL.
+   * SASL/PLAIN users (by default the auth config's `sasl.plain.users`); given here without
+   * `saslMechanisms`, they enable PLAIN. With any mechanism enabled, a connection must
+   * authenticate before anything but ApiVersions and SASL.
    */
   plainUsers?: ReadonlyMap<string, string>;
+  /** sasl.enabled.mechanisms (by default the auth config's); any: a connection must authenticate. */
+  saslMechanisms?: readonly string[];
+  /** TLS (SSL, or SASL_SSL with mechanisms), with client certificates as ssl.client.auth asks. */
+  tls?: ListenerTls;
   log?: (event: Record<string, unknown>) => void;
 }
 
@@ -72,11 +79,17 @@ const MAX_PIPELINED = 64;
 export async function startKafkaListener(options: KafkaListenerOptions): Promise<KafkaListener> {
   const log = options.log ?? ((e) => console.log(JSON.stringify(e)));
   const sockets = new Set<Socket>();
-  const server: Server = createServer({ noDelay: true }, (socket) => {
+  const accept = (socket: Socket, principal?: string) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
-    serveConnection(socket, options, broker, log);
-  });
+    serveConnection(socket, options, broker, log, principal);
+  };
+  const server: Server = options.tls
+    ? createTlsListener(options.tls, log, (socket, principal) => {
+        socket.setNoDelay(true);
+        accept(socket, principal);
+      })
+    : createServer({ noDelay: true }, (socket) => accept(socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -103,13 +116,19 @@ function serveConnection(
   options: KafkaListenerOptions,
   broker: Broker,
   log: (e: Record<string, unknown>) => void,
+  /** The TLS client certificate's principal, when one was presented. */
+  certificatePrincipal?: string,
 ): void {
   const abort = new AbortController();
-  const plainUsers = options.plainUsers ?? options.services.security.principals.plainUsers;
-  const saslRequired = plainUsers.size > 0;
+  const { principals } = options.services.security;
+  const plainUsers = options.plainUsers ?? principals.plainUsers;
+  // Users given to the listener itself (tests) enable PLAIN, as the auth config's do by default.
+  const saslMechanisms =
+    options.saslMechanisms ?? (options.plainUsers ? (plainUsers.size > 0 ? ['PLAIN'] : []) : principals.saslMechanisms);
+  const saslRequired = saslMechanisms.length > 0;
   const connection: ConnectionState = {
     sasl: 'none',
-    principal: ANONYMOUS,
+    principal: certificatePrincipal ?? ANONYMOUS,
     host: (socket.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, ''),
   };
   const maxUnread = options.maxUnreadBytes ?? 16 * 1024 * 1024;
@@ -149,7 +168,8 @@ function serveConnection(
     clientHost: socket.remoteAddress ?? '',
     signal: abort.signal,
     connection,
-    ...(saslRequired ? { plainUsers } : {}),
+    saslMechanisms,
+    ...(saslMechanisms.includes('PLAIN') ? { plainUsers } : {}),
     autoCreateTopics: options.autoCreateTopics ?? true,
     log,
   });

@@ -18,6 +18,7 @@
  * pk `txn-offsets#{groupId}`        sk `{transactionalId}` (a transaction may hold offsets of the group)
  * pk `acl`                          sk the ACL's fields, URI-encoded and joined by `|` (one item per ACL)
  * pk `quota`                        sk `user={name}`, `client-id={id}`, both joined by `,` (`<default>` for a default)
+ * pk `scram`                        sk `{user, URI-encoded}|{mechanism}` (a user's SCRAM credential, hashed as Kafka stores it)
  *
  * objects `data/{topicId}/{ms}-{hex}` (one produce request) and
  * `segments/{topicId}/{partition}/{baseOffset}-{ms}-{hex}` (maintenance's per-partition segments).
@@ -59,6 +60,8 @@ export const timerCursorSk = (kind: string) => `timer-cursor#${kind}`;
 // Access control: each set is one query.
 export const ACL_PK = 'acl';
 export const QUOTA_PK = 'quota';
+export const SCRAM_PK = 'scram';
+export const scramSk = (user: string, mechanism: string) => `${encodeURIComponent(user)}|${mechanism}`;
 
 // One partition.
 export const PARTITION_PREFIX = 'part#';

@@ -81,6 +81,9 @@ export const ERRORS = {
   UNKNOWN_TOPIC_ID: { code: 100, retriable: true },
   FENCED_INSTANCE_ID: { code: 82, retriable: false },
   STALE_MEMBER_EPOCH: { code: 113, retriable: false },
+  RESOURCE_NOT_FOUND: { code: 91, retriable: false },
+  DUPLICATE_RESOURCE: { code: 92, retriable: false },
+  UNACCEPTABLE_CREDENTIAL: { code: 93, retriable: false },
   /** Not a Kafka protocol error: the consumer's NoOffsetForPartitionException (auto.offset.reset=none). */
   NO_OFFSET_FOR_PARTITION: { code: -1, retriable: false },
   /** Not a Kafka protocol error: REST Proxy v2's "consumer instance already exists" (HTTP 409). */

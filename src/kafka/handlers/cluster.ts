@@ -1,12 +1,11 @@
-/** ApiVersions, Metadata, DescribeCluster, SaslHandshake and SaslAuthenticate (PLAIN). */
+/** ApiVersions, Metadata and DescribeCluster. */
 import { KafkaError, isKafkaError } from '../../wire/errors.js';
 import type { Topic } from '../../topics/topics.js';
 import { parseVersions } from '../protocol/schema.js';
 import { APIS } from '../protocol/messages/index.js';
-import { plainPrincipal } from '../../authz/principal.js';
 import { allowed, allowedNames, denied } from './access.js';
 import { byTopicId, topicIdBytes, topicIdString, ZERO_UUID } from './topic-ids.js';
-import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
+import { errorCodeOf, type Handler, type RequestContext } from './context.js';
 
 /** The versions this listener speaks: exactly those of the definitions (ApiVersions tells the truth). */
 export const supportedApiKeys = () =>
@@ -108,45 +107,6 @@ export const describeCluster: Handler = async (ctx) => ({
   brokers: [{ brokerId: ctx.broker.nodeId, host: ctx.broker.host, port: ctx.broker.port, rack: null }],
   clusterAuthorizedOperations: -2147483648,
 });
-
-export const saslHandshake: Handler = async (ctx, req) => {
-  // No users configured: the listener is PLAINTEXT, with no mechanism enabled.
-  const mechanisms = ctx.plainUsers ? ['PLAIN'] : [];
-  if (ctx.connection.sasl !== 'none') return { errorCode: new KafkaError('ILLEGAL_SASL_STATE', '').code, mechanisms };
-  if (!mechanisms.includes(req.mechanism))
-    return { errorCode: new KafkaError('UNSUPPORTED_SASL_MECHANISM', '').code, mechanisms };
-  ctx.connection.sasl = 'handshaken';
-  return { errorCode: 0, mechanisms };
-};
-
-/** PLAIN: a wrong user or password is answered SASL_AUTHENTICATION_FAILED and the connection closed, as Kafka does. */
-export const saslAuthenticate: Handler = async (ctx, req) => {
-  const fail = (e: KafkaError) => ({
-    errorCode: e.code,
-    errorMessage: e.message,
-    authBytes: Buffer.alloc(0),
-    sessionLifetimeMs: 0,
-  });
-  if (ctx.connection.sasl !== 'handshaken' || !ctx.plainUsers) {
-    ctx.connection.closeAfterAnswer = true;
-    return fail(new KafkaError('ILLEGAL_SASL_STATE', 'SaslAuthenticate must follow a SaslHandshake'));
-  }
-  try {
-    ctx.connection.principal = plainPrincipal(req.authBytes, ctx.plainUsers);
-  } catch (e) {
-    ctx.connection.closeAfterAnswer = true;
-    ctx.log({
-      level: 'warn',
-      msg: 'authentication failed',
-      audit: 'denied',
-      host: ctx.connection.host,
-      error: errorMessageOf(e),
-    });
-    return fail(e instanceof KafkaError ? e : new KafkaError('SASL_AUTHENTICATION_FAILED', 'Authentication failed'));
-  }
-  ctx.connection.sasl = 'authenticated';
-  return { errorCode: 0, errorMessage: null, authBytes: Buffer.alloc(0), sessionLifetimeMs: 0 };
-};
 
 /** Kafka's auto.create.topics.enable: a Metadata request may create a topic it names, with the defaults. */
 async function topicFor(ctx: RequestContext, name: string, allowAutoCreate: boolean): Promise<Topic> {

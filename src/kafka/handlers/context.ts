@@ -1,6 +1,7 @@
 import { KafkaError } from '../../wire/errors.js';
 import type { ClassicGroupCoordinator } from '../../groups/classic-coordinator.js';
 import type { AppServices } from '../../http/app-env.js';
+import type { ScramServer } from '../../authz/scram.js';
 
 /** What Metadata and FindCoordinator tell clients: this listener, the one broker. */
 export interface Broker {
@@ -12,7 +13,14 @@ export interface Broker {
 export interface ConnectionState {
   /** SASL: 'none' until a handshake, then 'handshaken', then 'authenticated'. */
   sasl: 'none' | 'handshaken' | 'authenticated';
-  /** Who the connection is, for ACLs: `User:<SASL user>`, or User:ANONYMOUS without SASL. */
+  /** The mechanism the handshake chose. */
+  mechanism?: string;
+  /** A SCRAM exchange under way (between its two SaslAuthenticate rounds). */
+  scram?: ScramServer;
+  /**
+   * Who the connection is, for ACLs: `User:<SASL user>`; without SASL the TLS client certificate's
+   * mapped subject, else User:ANONYMOUS.
+   */
   principal: string;
   /** The peer's address as ACLs name hosts (an IPv4 peer of a dual-stack socket without its ::ffff:). */
   host: string;
@@ -29,7 +37,9 @@ export interface RequestContext {
   /** Aborted when the connection closes: long polls and join barriers stop waiting. */
   signal: AbortSignal;
   connection: ConnectionState;
-  /** SASL/PLAIN users (user -> password); undefined: the listener offers no SASL mechanism. */
+  /** The SASL mechanisms the listener enables (sasl.enabled.mechanisms); empty: no SASL. */
+  saslMechanisms: readonly string[];
+  /** SASL/PLAIN users (user -> password), when PLAIN is enabled. */
   plainUsers?: ReadonlyMap<string, string>;
   /** Kafka's auto.create.topics.enable. */
   autoCreateTopics: boolean;

@@ -3,10 +3,13 @@ import { createServices, createStorage } from '../../../src/compose.js';
 import { serverConfigFromEnv } from '../../../src/config/server-config.js';
 import type { AppServices } from '../../../src/http/app-env.js';
 import { createApp } from '../../../src/http/app.js';
+import type { MetadataStore } from '../../../src/storage/ports.js';
 import { startKafkaListener, type KafkaListener, type KafkaListenerOptions } from '../../../src/kafka/listener.js';
 
 export interface TestKafkaServer {
   services: AppServices;
+  /** The metadata store under the services, to check what is stored. */
+  metadata: MetadataStore;
   kafka: KafkaListener;
   /** `127.0.0.1:{port}` of the Kafka listener. */
   broker: string;
@@ -31,6 +34,7 @@ export async function startKafkaServer(
     host: '127.0.0.1',
     port: 0,
     maxFrameBytes: config.kafka.maxFrameBytes,
+    ...(config.kafka.tls ? { tls: config.kafka.tls } : {}),
     log: (e) => logs.push(e),
     ...options,
   });
@@ -42,6 +46,7 @@ export async function startKafkaServer(
   });
   return {
     services,
+    metadata: storage.metadata,
     kafka,
     broker: `127.0.0.1:${kafka.port}`,
     http: `http://127.0.0.1:${http.port}/v3/clusters/local`,

@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { decodeMessage, encodeMessage, Reader, Writer } from '../../../src/kafka/protocol/codec.js';
 import { responseHeaderVersion, writeRequestHeader } from '../../../src/kafka/protocol/headers.js';
 import type { ApiSpec } from '../../../src/kafka/protocol/schema.js';
@@ -22,10 +23,11 @@ export class RawClient {
     socket.on('error', () => {});
   }
 
-  static async open(broker: string): Promise<RawClient> {
+  /** A plain connection, or a TLS one with `tls` (its handshake done before this resolves). */
+  static async open(broker: string, tls?: ConnectionOptions): Promise<RawClient> {
     const [host, port] = broker.split(':');
-    const socket = connect(Number(port), host!);
-    await new Promise((r, j) => socket.once('connect', r).once('error', j));
+    const socket = tls ? connectTls({ ...tls, port: Number(port), host: host! }) : connect(Number(port), host!);
+    await new Promise((r, j) => socket.once(tls ? 'secureConnect' : 'connect', r).once('error', j));
     return new RawClient(socket);
   }
 

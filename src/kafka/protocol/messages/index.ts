@@ -24,6 +24,7 @@ import {
   SyncGroup,
 } from './groups.js';
 import { DeleteRecords, Fetch, InitProducerId, ListOffsets, OffsetForLeaderEpoch, Produce } from './records.js';
+import { AlterUserScramCredentials, DescribeUserScramCredentials } from './scram.js';
 import { AddOffsetsToTxn, AddPartitionsToTxn, EndTxn, TxnOffsetCommit } from './transactions.js';
 
 export const APIS: readonly ApiSpec[] = [
@@ -60,6 +61,8 @@ export const APIS: readonly ApiSpec[] = [
   OffsetDelete,
   DescribeCluster,
   ConsumerGroupHeartbeat,
+  DescribeUserScramCredentials,
+  AlterUserScramCredentials,
 ];
 
 export const API_BY_KEY: ReadonlyMap<number, ApiSpec> = new Map(APIS.map((a) => [a.apiKey, a]));
@@ -68,4 +71,5 @@ export * from './admin.js';
 export * from './cluster.js';
 export * from './groups.js';
 export * from './records.js';
+export * from './scram.js';
 export * from './transactions.js';
