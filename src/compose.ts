@@ -16,6 +16,7 @@ import {
   type SchedulerReport,
 } from './maintenance/scheduler.js';
 import { ProducerIds } from './producer/producer-ids.js';
+import { FormatCheckedMetadataStore, FormatCheckedObjectStore } from './storage/format-checked-stores.js';
 import { DeferredMetadataStore, type ClosableMetadataStore } from './storage/deferred-metadata-store.js';
 import { createDynamoDbClient, DynamoDbMetadataStore } from './storage/dynamodb-metadata-store.js';
 import { LocalObjectStore } from './storage/local-object-store.js';
@@ -52,6 +53,22 @@ export interface Storage {
  * `openStorage` to have it open (or fail) before anything else runs.
  */
 export function createStorage(backend: ServerConfig['backend']): Storage {
+  return checkFormats(engines(backend));
+}
+
+/**
+ * Every storage this process opens refuses items and objects in formats newer than it reads
+ * (src/storage/formats.ts), the same for every backend.
+ */
+function checkFormats(storage: Storage): Storage {
+  return {
+    metadata: new FormatCheckedMetadataStore(storage.metadata),
+    stores: storage.stores.map((s) => new FormatCheckedObjectStore(s)),
+    close: () => storage.close(),
+  };
+}
+
+function engines(backend: ServerConfig['backend']): Storage {
   switch (backend.kind) {
     case 'memory':
       return {
@@ -82,7 +99,9 @@ export function createStorage(backend: ServerConfig['backend']): Storage {
 
 /** `createStorage`, with the local backend's SQLite database open (or its error thrown) on return. */
 export async function openStorage(backend: ServerConfig['backend']): Promise<Storage> {
-  return backend.kind === 'local' ? localStorage(backend, await openSqlite(backend)) : createStorage(backend);
+  return backend.kind === 'local'
+    ? checkFormats(localStorage(backend, await openSqlite(backend)))
+    : createStorage(backend);
 }
 
 type LocalBackend = Extract<ServerConfig['backend'], { kind: 'local' }>;

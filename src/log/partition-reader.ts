@@ -1,4 +1,5 @@
 import { KafkaError } from '../wire/errors.js';
+import { UnknownFormatError } from '../storage/formats.js';
 import type { ObjectStore } from '../storage/ports.js';
 import { checkCurrentLeaderEpoch, withinEpoch } from '../partition/epoch-history.js';
 import { isAborted, type AbortedTransaction, type OffsetIndex } from '../partition/offset-index.js';
@@ -518,6 +519,8 @@ export class PartitionReader {
       try {
         return await this.deps.store(r).get(key, range);
       } catch (e) {
+        // Every replica holds the same format: a newer one than this code reads is the answer.
+        if (e instanceof UnknownFormatError) throw e;
         lastError = e;
       }
     }

@@ -1,4 +1,5 @@
 import { KafkaError } from '../wire/errors.js';
+import { UnknownFormatError } from '../storage/formats.js';
 import { readPartitionState } from '../partition/partition-commit.js';
 import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
 import type { TopicMeta } from '../topics/topics.js';
@@ -94,6 +95,8 @@ async function getFromAny(
     try {
       return await store.get(key, range);
     } catch (e) {
+      // Every replica holds the same format: a newer one than this code reads is the answer.
+      if (e instanceof UnknownFormatError) throw e;
       lastError = e;
     }
   }

@@ -106,8 +106,10 @@ export const newRequestObjectKey = (topicId: string, now: number) => `${dataPref
 export const newSegmentKey = (topicId: string, partition: number, baseOffset: number, now: number) =>
   `${segmentPrefix(topicId)}${partition}/${pad20(baseOffset)}-${pad13(now)}-${suffix()}`;
 
-const DATA_KEY = /^data\/[^/]+\/(\d{13})-[0-9a-f]+$/;
-const SEGMENT_KEY = /^segments\/[^/]+\/\d+\/\d{20}-(\d{13})-[0-9a-f]+$/;
+// A key may end in a format version (`.v2`, src/storage/formats.ts): the sweep and the stability
+// rule read the time of every format, so objects of a newer format are never taken for strangers.
+const DATA_KEY = /^data\/[^/]+\/(\d{13})-[0-9a-f]+(?:\.v\d+)?$/;
+const SEGMENT_KEY = /^segments\/[^/]+\/\d+\/\d{20}-(\d{13})-[0-9a-f]+(?:\.v\d+)?$/;
 
 /**
  * When the object was written, for the stability rule: a request object's time, or -Infinity for

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { requireFileFormat } from './sqlite-format.js';
 import {
   ConditionFailedError,
   type AlongsideItem,
@@ -52,6 +53,7 @@ export class SqliteMetadataStore implements MetadataStore {
    */
   constructor(path: string, options: { fsync?: boolean } = {}) {
     this.db = new Database(path);
+    requireFileFormat(this.db, 'metadata-file', path);
     this.db.pragma('journal_mode = WAL'); // ':memory:' stays in 'memory' mode, which is fine
     this.db.pragma(options.fsync ? 'synchronous = FULL' : 'synchronous = OFF');
     this.db.exec(`CREATE TABLE IF NOT EXISTS items (

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { requireFileFormat } from './sqlite-format.js';
 
 /** Where an object's bytes are: `size` bytes from `offset` in pack file `pack`. */
 export interface PackLocation {
@@ -42,6 +43,7 @@ export class SqlitePackIndex {
 
   constructor(path: string, options: { fsync?: boolean } = {}) {
     this.db = new Database(path, { timeout: 10_000 });
+    requireFileFormat(this.db, 'pack-index', path);
     this.db.pragma('journal_mode = WAL');
     // As the metadata store: without FSYNC a commit survives a crash of the process (the OS has
     // it), not of the machine, and the main thread never waits for a sync.

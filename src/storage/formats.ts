@@ -1,0 +1,182 @@
+/**
+ * Every stored format, its version, and the rule a reader applies (docs/formats.md is the prose of
+ * this table). Each format has a version; the format v0.1.0 wrote is version 1 and carries no
+ * marker, so nothing stored before versions existed changes, and items and objects keep their size:
+ *
+ *  - an item (DynamoDB, SQLite or memory) carries a later version as the field `fv` of its value;
+ *  - an object (request object, segment) carries it in its key, as the suffix `.v{n}`;
+ *  - a SQLite file of the local backend (its metadata and its pack index) in `PRAGMA user_version`.
+ *
+ * A reader that meets a version above the one it knows refuses the item or object with
+ * `UnknownFormatError`, naming the format and the version it would need, instead of misreading
+ * it; it reads every version from 1 up to the one it knows. A writer writes the version the
+ * cluster's feature level allows (src/storage/feature-level.ts), never more.
+ */
+import { KafkaError } from '../wire/errors.js';
+
+/** The field of an item's value that holds its format version when it is above 1. */
+export const ITEM_FORMAT_FIELD = 'fv';
+
+/**
+ * The formats, each with the newest version this code reads and writes. A version above 1 is
+ * listed with the feature level that must be reached before it is written (see `FEATURE_LEVELS`).
+ */
+export const FORMATS = {
+  // Objects.
+  'request-object': { version: 1, what: 'request object (data/{topicId}/...)' },
+  segment: { version: 1, what: 'segment (segments/{topicId}/{partition}/...)' },
+  'pack-index': { version: 1, what: 'local pack index (objects.sqlite)' },
+  'metadata-file': { version: 1, what: 'local metadata file (metadata.sqlite)' },
+  // Items.
+  topic: { version: 1, what: 'topic item with its configs (cluster / topic#)' },
+  'group-registry': { version: 1, what: 'group registry item (cluster / group#, cgroup#)' },
+  'producer-id-block': { version: 1, what: 'producer-id sequence (cluster / producer-id-seq)' },
+  'scheduler-lease': { version: 1, what: 'scheduler lease (cluster / scheduler)' },
+  'timer-cursor': { version: 1, what: 'timer cursor (cluster / timer-cursor#)' },
+  'feature-level': { version: 1, what: 'cluster feature level (cluster / feature-level)' },
+  'process-registration': { version: 1, what: 'process registration (cluster / process#)' },
+  'partition-state': { version: 1, what: 'partition state (part# / state)' },
+  'offset-index': { version: 1, what: 'offset index entry (part# / idx#)' },
+  'cleaner-checkpoint': { version: 1, what: 'cleaner checkpoint (part# / cleaner)' },
+  'aborted-index': { version: 1, what: 'aborted-transaction entry (part# / abort#)' },
+  producer: { version: 1, what: 'idempotent producer (pid# / meta)' },
+  group: { version: 1, what: 'consumer group with its members (group# / meta)' },
+  'classic-group': { version: 1, what: 'classic group with its members (group# / classic)' },
+  offsets: { version: 1, what: 'committed offset (group# / off#)' },
+  'consumer-instance': { version: 1, what: 'v2 consumer instance (group# / inst#)' },
+  'durable-timer': { version: 1, what: 'durable timer (timer#)' },
+  transaction: { version: 1, what: 'transaction state (txn# / state)' },
+  'transaction-registry': { version: 1, what: 'transactional-id registry (txn-ids)' },
+  'pending-offsets': { version: 1, what: 'pending transactional offsets marker (txn-offsets#)' },
+  acl: { version: 1, what: 'ACL (acl)' },
+  quota: { version: 1, what: 'client quota (quota)' },
+  'push-subscription': { version: 1, what: 'push subscription (push#)' },
+  'sweep-checkpoint': { version: 1, what: 'object sweep checkpoint (maint#)' },
+  other: { version: 1, what: 'item' },
+} as const satisfies Record<string, { version: number; what: string }>;
+
+export type FormatName = keyof typeof FORMATS;
+
+/**
+ * The cluster feature levels (Kafka's metadata.version): what each level lets writers use. Level 1
+ * is v0.1.0's formats. A new format version that older code cannot read is added here with a new
+ * level, and written only once the cluster's level reaches it.
+ */
+export const FEATURE_LEVELS: readonly { level: number; formats: Partial<Record<FormatName, number>> }[] = [
+  { level: 1, formats: {} },
+];
+
+/** The newest feature level this code knows (and can run at). */
+export const SUPPORTED_FEATURE_LEVEL = Math.max(...FEATURE_LEVELS.map((l) => l.level));
+
+/**
+ * The version a writer uses for `format` at the cluster's feature level: the newest the level
+ * allows, 1 when no level names it. `levels` is the table (a parameter for the tests).
+ */
+export function writeVersion(format: FormatName, level: number, levels = FEATURE_LEVELS): number {
+  let version = 1;
+  for (const l of levels) if (l.level <= level) version = Math.max(version, l.formats[format] ?? 1);
+  return version;
+}
+
+/**
+ * A stored item or object in a format version newer than this code reads. Retriable: during a
+ * deploy another process may run code that reads it; after a rollback past the feature level it
+ * stays refused until the newer release runs again (docs/deploy.md).
+ */
+export class UnknownFormatError extends KafkaError {
+  constructor(
+    readonly format: FormatName,
+    readonly found: number,
+    readonly where: string,
+    readonly known: number = FORMATS[format].version,
+  ) {
+    super(
+      'KAFKA_STORAGE_ERROR',
+      `The stored ${FORMATS[format].what} at ${where} is format version ${found}; this code reads ${format} up to version ${known}. Run a release that reads ${format} version ${found} (docs/formats.md)`,
+    );
+  }
+}
+
+/** Refuses a version above what this code reads for `format`. */
+export function requireReadable(format: FormatName, found: number, where: string): void {
+  if (found > FORMATS[format].version) throw new UnknownFormatError(format, found, where);
+}
+
+const CLUSTER_SK_FORMATS: [string, FormatName][] = [
+  ['topic#', 'topic'],
+  ['group#', 'group-registry'],
+  ['cgroup#', 'group-registry'],
+  ['producer-id-seq', 'producer-id-block'],
+  ['scheduler', 'scheduler-lease'],
+  ['timer-cursor#', 'timer-cursor'],
+  ['feature-level', 'feature-level'],
+  ['process#', 'process-registration'],
+];
+const PARTITION_SK_FORMATS: [string, FormatName][] = [
+  ['state', 'partition-state'],
+  ['idx#', 'offset-index'],
+  ['cleaner', 'cleaner-checkpoint'],
+  ['abort#', 'aborted-index'],
+];
+const GROUP_SK_FORMATS: [string, FormatName][] = [
+  ['meta', 'group'],
+  ['classic', 'classic-group'],
+  ['off#', 'offsets'],
+  ['inst#', 'consumer-instance'],
+];
+const PK_FORMATS: [string, FormatName][] = [
+  ['pid#', 'producer'],
+  ['timer#', 'durable-timer'],
+  ['txn#', 'transaction'],
+  ['txn-ids', 'transaction-registry'],
+  ['txn-offsets#', 'pending-offsets'],
+  ['acl', 'acl'],
+  ['quota', 'quota'],
+  ['push#', 'push-subscription'],
+  ['maint#', 'sweep-checkpoint'],
+];
+
+const bySk = (table: [string, FormatName][], sk: string): FormatName =>
+  table.find(([prefix]) => sk.startsWith(prefix))?.[1] ?? 'other';
+
+/** Which format an item of (pk, sk) is (src/storage/key-layout.ts has the layout). */
+export function itemFormat(pk: string, sk: string): FormatName {
+  if (pk === 'cluster') return bySk(CLUSTER_SK_FORMATS, sk);
+  if (pk.startsWith('part#')) return bySk(PARTITION_SK_FORMATS, sk);
+  if (pk.startsWith('group#')) return bySk(GROUP_SK_FORMATS, sk);
+  return PK_FORMATS.find(([prefix]) => pk === prefix || pk.startsWith(prefix))?.[1] ?? 'other';
+}
+
+/** An item's format version: its value's `fv`, 1 when absent (every item v0.1.0 wrote). */
+export function itemFormatVersion(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 1;
+  const v = (value as Record<string, unknown>)[ITEM_FORMAT_FIELD];
+  return typeof v === 'number' ? v : 1;
+}
+
+/** Refuses an item in a format newer than this code reads; answers it unchanged otherwise. */
+export function checkItem<T extends { pk: string; sk: string; value: unknown }>(item: T): T {
+  const found = itemFormatVersion(item.value);
+  if (found > 1) requireReadable(itemFormat(item.pk, item.sk), found, `${item.pk} / ${item.sk}`);
+  return item;
+}
+
+const OBJECT_VERSION_SUFFIX = /\.v(\d+)$/;
+
+/** An object key's format version: its `.v{n}` suffix, 1 without one (every object v0.1.0 wrote). */
+export function objectFormatVersion(key: string): number {
+  const m = OBJECT_VERSION_SUFFIX.exec(key);
+  return m ? Number(m[1]) : 1;
+}
+
+/** The key of an object written in format `version` (version 1 keys have no suffix). */
+export function withObjectFormat(key: string, version: number): string {
+  return version > 1 ? `${key}.v${version}` : key;
+}
+
+/** Refuses an object key of a format newer than this code reads. */
+export function checkObjectKey(key: string): void {
+  const found = objectFormatVersion(key);
+  if (found > 1) requireReadable(key.startsWith('segments/') ? 'segment' : 'request-object', found, key);
+}

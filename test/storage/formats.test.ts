@@ -1,0 +1,164 @@
+/**
+ * Stored formats carry their version (src/storage/formats.ts): a reader meets a version newer than
+ * it knows with a clear error naming the format and the version it needs, never a misread, on every
+ * path (items, objects, the local backend's SQLite files), and writers pick the version the
+ * cluster's feature level allows.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStorage } from '../../src/compose.js';
+import type { CommitRecord, PartitionState } from '../../src/partition/partition-state.js';
+import {
+  FORMATS,
+  itemFormat,
+  objectFormatVersion,
+  UnknownFormatError,
+  withObjectFormat,
+  writeVersion,
+} from '../../src/storage/formats.js';
+import * as keys from '../../src/storage/key-layout.js';
+import { testApp } from '../support/test-app.js';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+async function appWithOneRecord() {
+  const t = testApp();
+  expect((await t.call('POST', 'topics', { topic_name: 'f', partitions_count: 1 })).status).toBe(201);
+  expect((await t.call('POST', 'topics/f/records', { value: { type: 'STRING', data: 'v1 record' } })).status).toBe(200);
+  return t;
+}
+
+describe('a reader meets a newer format', () => {
+  it('refuses a partition state item of a newer version, naming the format and the version it needs', async () => {
+    const t = await appWithOneRecord();
+    const pk = keys.partitionPk('f', 0);
+    const state = (await t.storage.metadata.get<PartitionState>(pk, keys.STATE_SK))!;
+    await t.storage.metadata.put(pk, keys.STATE_SK, { ...state.value, fv: 2 }, { ifVersion: state.version });
+
+    const read = await t.call('GET', 'topics/f/partitions/0/records?offset=0');
+    expect(read.status).toBe(503);
+    expect(read.body.error).toBe('KAFKA_STORAGE_ERROR');
+    expect(read.body.message).toContain(`${pk} / state is format version 2`);
+    expect(read.body.message).toContain('reads partition-state up to version 1');
+    const write = await t.call('POST', 'topics/f/records', { value: { type: 'STRING', data: 'not written' } });
+    expect(write.status).toBe(503);
+    expect(write.body.message).toContain('format version 2');
+  });
+
+  it('refuses an object whose key says a newer version, before reading its bytes as batches', async () => {
+    const t = await appWithOneRecord();
+    const pk = keys.partitionPk('f', 0);
+    const [entry] = await t.storage.metadata.query<CommitRecord>(pk, { beginsWith: keys.INDEX_PREFIX });
+    const newer = withObjectFormat(entry!.value.objectKey, 3);
+    await t.storage.stores[0]!.put(newer, await t.storage.stores[0]!.get(entry!.value.objectKey));
+    await t.storage.metadata.put(pk, entry!.sk, { ...entry!.value, objectKey: newer });
+
+    const read = await t.call('GET', 'topics/f/partitions/0/records?offset=0');
+    expect(read.status).toBe(503);
+    expect(read.body.message).toContain(`${newer} is format version 3`);
+    expect(read.body.message).toContain('reads request-object up to version 1');
+  });
+
+  it('refuses a failed condition’s item of a newer version too (the writer would retry from it)', async () => {
+    const t = testApp();
+    await t.storage.metadata.put('acl', 'x', { fv: 9 });
+    const error = await t.storage.metadata.put('acl', 'x', {}, { ifAbsent: true }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnknownFormatError);
+    expect((error as UnknownFormatError).found).toBe(9);
+  });
+
+  it.each([
+    ['metadata.sqlite', 'metadata-file'],
+    [join('store-0', 'objects.sqlite'), 'pack-index'],
+  ])('refuses to open a local %s of a newer version', async (file, format) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'formats-'));
+    dirs.push(dataDir);
+    mkdirSync(join(dataDir, 'store-0'), { recursive: true });
+    const db = new Database(join(dataDir, file));
+    db.pragma('user_version = 2');
+    db.close();
+    const opened = openStorage({ kind: 'local', dataDir, replicaStores: 1, fsync: false });
+    if (format === 'metadata-file')
+      await expect(opened).rejects.toThrow(/is format version 2; this code reads metadata-file up to version 1/);
+    else {
+      // The pack index opens on the store's first use.
+      const storage = await opened;
+      await expect(storage.stores[0]!.get('data/x/1')).rejects.toThrow(
+        /is format version 2; this code reads pack-index up to version 1/,
+      );
+      storage.close();
+    }
+  });
+
+  it('reads version 1 (no marker) and older-than-newest versions as before', async () => {
+    const t = await appWithOneRecord();
+    await t.storage.metadata.put('acl', 'one', { fv: 1, x: 1 });
+    expect((await t.storage.metadata.get('acl', 'one'))!.value).toEqual({ fv: 1, x: 1 });
+    const read = await t.call('GET', 'topics/f/partitions/0/records?offset=0');
+    expect(read.status).toBe(200);
+    expect(read.body.records).toHaveLength(1);
+  });
+});
+
+describe('the format table', () => {
+  it('names a format for every kind of item the key layout has', () => {
+    const items: [string, string][] = [
+      [keys.CLUSTER_PK, keys.topicSk('t')],
+      [keys.CLUSTER_PK, keys.groupRegistrySk('g')],
+      [keys.CLUSTER_PK, keys.classicGroupRegistrySk('g')],
+      [keys.CLUSTER_PK, keys.PRODUCER_ID_SEQ_SK],
+      [keys.CLUSTER_PK, keys.SCHEDULER_LEASE_SK],
+      [keys.CLUSTER_PK, keys.timerCursorSk('k')],
+      [keys.partitionPk('t', 0), keys.STATE_SK],
+      [keys.partitionPk('t', 0), keys.indexSk(5)],
+      [keys.partitionPk('t', 0), keys.CLEANER_SK],
+      [keys.partitionPk('t', 0), keys.abortSk(5)],
+      [keys.producerPk(7), keys.PRODUCER_META_SK],
+      [keys.groupPk('g'), keys.GROUP_META_SK],
+      [keys.groupPk('g'), keys.CLASSIC_GROUP_SK],
+      [keys.groupPk('g'), keys.offsetSk('t', 0)],
+      [keys.groupPk('g'), keys.instanceSk('i')],
+      [keys.timerPk(3), keys.durableTimerSk(1, 'k', 'i')],
+      [keys.txnPk('x'), keys.TXN_STATE_SK],
+      [keys.TXN_REGISTRY_PK, 'x'],
+      [keys.pendingOffsetsPk('g'), 'x'],
+      [keys.ACL_PK, 'a|b'],
+      [keys.QUOTA_PK, 'user=a'],
+    ];
+    const formats = items.map(([pk, sk]) => itemFormat(pk, sk));
+    expect(formats).not.toContain('other');
+    expect(new Set(formats).size).toBe(20); // only the two group registries share one format
+    for (const f of formats) expect(FORMATS[f].version).toBeGreaterThanOrEqual(1);
+  });
+
+  it('keeps the objects’ times readable whatever their version', () => {
+    const key = keys.newRequestObjectKey('topic-id', 1234);
+    const segment = keys.newSegmentKey('topic-id', 0, 10, 1234);
+    expect(objectFormatVersion(key)).toBe(1);
+    expect(objectFormatVersion(withObjectFormat(key, 2))).toBe(2);
+    expect(keys.objectWrittenAt(withObjectFormat(key, 2))).toBe(1234);
+    expect(keys.objectWrittenAt(withObjectFormat(segment, 2))).toBe(1234);
+    expect(keys.isSegmentKey(withObjectFormat(segment, 4))).toBe(true);
+  });
+
+  it('writes a newer version only once the feature level that introduces it is reached', () => {
+    const levels = [
+      { level: 1, formats: {} },
+      { level: 2, formats: { 'partition-state': 2 } },
+      { level: 3, formats: { 'partition-state': 3, segment: 2 } },
+    ] as const;
+    expect(writeVersion('partition-state', 1, levels)).toBe(1);
+    expect(writeVersion('partition-state', 2, levels)).toBe(2);
+    expect(writeVersion('segment', 2, levels)).toBe(1);
+    expect(writeVersion('segment', 3, levels)).toBe(2);
+    expect(writeVersion('partition-state', 9, levels)).toBe(3);
+    expect(writeVersion('acl', 3, levels)).toBe(1);
+  });
+});
