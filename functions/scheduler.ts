@@ -59,7 +59,7 @@ const SAFETY_MARGIN_MS = 15_000;
 
 const telemetry = telemetryFromEnv(process.env, 'scheduler');
 const config = serverConfigFromEnv(process.env);
-const storage = instrumentStorage(createStorage(config.backend));
+const storage = instrumentStorage(createStorage(config.backend, 'scheduler'));
 const services = createServices(config, storage, systemClock, { metrics: scopeMetrics });
 
 export const handler = async (

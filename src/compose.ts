@@ -25,6 +25,7 @@ import { MemoryObjectStore } from './storage/memory-object-store.js';
 import type { MetadataStore, ObjectStore } from './storage/ports.js';
 import { countOperations } from './storage/counting-stores.js';
 import { createS3Client, S3ObjectStore } from './storage/s3-object-store.js';
+import { SDK_TIMEOUTS, type SdkWorkload } from './storage/sdk-timeouts.js';
 import { httpConnectionPoster } from './push/http-connection-poster.js';
 import type { ConnectionPoster } from './push/ports.js';
 import { PushNotifier } from './push/push-notifier.js';
@@ -44,7 +45,8 @@ export interface Storage {
 }
 
 /**
- * The only place that picks storage engines from configuration.
+ * The only place that picks storage engines from configuration. `workload` picks the AWS SDK
+ * clients' timeouts (src/storage/sdk-timeouts.ts): the scheduler's reads are larger.
  *
  * The embedded backend's SQLite adapter is imported only when that backend is picked: its
  * better-sqlite3 is a native module, which the Lambda bundles leave out (infra/log-functions.ts
@@ -52,8 +54,8 @@ export interface Storage {
  * backend's metadata store opens in the background and its first calls wait for it; use
  * `openStorage` to have it open (or fail) before anything else runs.
  */
-export function createStorage(backend: ServerConfig['backend']): Storage {
-  return checkFormats(engines(backend));
+export function createStorage(backend: ServerConfig['backend'], workload: SdkWorkload = 'request'): Storage {
+  return checkFormats(engines(backend, workload));
 }
 
 /**
@@ -68,7 +70,7 @@ function checkFormats(storage: Storage): Storage {
   };
 }
 
-function engines(backend: ServerConfig['backend']): Storage {
+function engines(backend: ServerConfig['backend'], workload: SdkWorkload): Storage {
   switch (backend.kind) {
     case 'memory':
       return {
@@ -79,15 +81,23 @@ function engines(backend: ServerConfig['backend']): Storage {
     case 'local':
       return localStorage(backend, new DeferredMetadataStore(openSqlite(backend)));
     case 'aws': {
+      const timeouts = SDK_TIMEOUTS[workload];
       const s3 = createS3Client({
+        timeouts: timeouts.s3,
         region: backend.region,
         endpoint: backend.s3Endpoint,
         forcePathStyle: backend.s3Endpoint !== undefined,
       });
-      const ddb = createDynamoDbClient({ region: backend.region, endpoint: backend.dynamoDbEndpoint });
+      const ddb = createDynamoDbClient({
+        timeouts: timeouts.dynamodb,
+        region: backend.region,
+        endpoint: backend.dynamoDbEndpoint,
+      });
       return {
         metadata: new DynamoDbMetadataStore({ table: backend.table, client: ddb }),
-        stores: backend.buckets.map((bucket) => new S3ObjectStore({ bucket, client: s3 })),
+        stores: backend.buckets.map(
+          (bucket) => new S3ObjectStore({ bucket, client: s3, readAttempts: timeouts.s3.maxAttempts }),
+        ),
         close: () => {
           s3.destroy();
           ddb.destroy();

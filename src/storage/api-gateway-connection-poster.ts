@@ -7,6 +7,7 @@ import {
   GoneException,
   PostToConnectionCommand,
 } from '@aws-sdk/client-apigatewaymanagementapi';
+import { SDK_TIMEOUTS, sdkClientTimeouts } from './sdk-timeouts.js';
 
 /** src/push/ports.ts's ConnectionPoster (structurally: storage sits below push in the module map). */
 export function apiGatewayConnectionPoster(region?: string): {
@@ -16,7 +17,13 @@ export function apiGatewayConnectionPoster(region?: string): {
   const clientFor = (endpoint: string) => {
     let c = clients.get(endpoint);
     if (!c) {
-      c = new ApiGatewayManagementApiClient({ endpoint, ...(region ? { region } : {}), maxAttempts: 2 });
+      // A small message to an API answering in milliseconds: DynamoDB's timeouts, with 2 attempts
+      // (a lost notification costs a consumer a fallback poll, not data).
+      c = new ApiGatewayManagementApiClient({
+        ...sdkClientTimeouts({ ...SDK_TIMEOUTS.request.dynamodb, maxAttempts: 2 }),
+        endpoint,
+        ...(region ? { region } : {}),
+      });
       clients.set(endpoint, c);
     }
     return c;

@@ -22,6 +22,7 @@ import {
   type WriteCondition,
 } from './ports.js';
 import { sortKeyInterval } from './sort-key-range.js';
+import { SDK_TIMEOUTS, sdkClientTimeouts, type SdkTimeouts } from './sdk-timeouts.js';
 
 export interface DynamoDbMetadataStoreOptions {
   table: string;
@@ -193,10 +194,13 @@ export interface CreateDynamoDbClientOptions {
   endpoint?: string;
   region?: string;
   credentials?: DynamoDBClientConfig['credentials'];
+  /** Default: the request-serving functions' (sdk-timeouts.ts). */
+  timeouts?: SdkTimeouts;
 }
 
 export function createDynamoDbClient(options: CreateDynamoDbClientOptions = {}): DynamoDBClient {
   return new DynamoDBClient({
+    ...sdkClientTimeouts(options.timeouts ?? SDK_TIMEOUTS.request.dynamodb),
     ...(options.endpoint !== undefined && { endpoint: options.endpoint }),
     ...(options.region !== undefined && { region: options.region }),
     ...(options.credentials !== undefined && { credentials: options.credentials }),

@@ -15,6 +15,7 @@ import {
   type ObjectPage,
   type ObjectStore,
 } from './ports.js';
+import { SDK_TIMEOUTS, sdkClientTimeouts, type SdkTimeouts } from './sdk-timeouts.js';
 
 export interface S3ObjectStoreOptions {
   bucket: string;
@@ -25,6 +26,8 @@ export interface S3ObjectStoreOptions {
    * page's cursor is the continuation token instead of the last key.
    */
   directoryBucket?: boolean;
+  /** Times a GET's body is read before its failure is the caller's (default: the SDK's attempts, sdk-timeouts.ts). */
+  readAttempts?: number;
 }
 
 /** Marks a cursor that is a continuation token (directory buckets), not a key. */
@@ -39,12 +42,14 @@ export class S3ObjectStore implements ObjectStore {
   private readonly bucket: string;
   private readonly client: S3Client;
   private readonly directoryBucket: boolean;
+  private readonly readAttempts: number;
 
-  constructor({ bucket, client, directoryBucket }: S3ObjectStoreOptions) {
+  constructor({ bucket, client, directoryBucket, readAttempts }: S3ObjectStoreOptions) {
     this.bucket = bucket;
     this.client = client;
     this.name = bucket;
     this.directoryBucket = directoryBucket ?? bucket.endsWith('--x-s3');
+    this.readAttempts = readAttempts ?? SDK_TIMEOUTS.request.s3.maxAttempts;
   }
 
   async put(key: string, body: Uint8Array): Promise<void> {
@@ -59,8 +64,24 @@ export class S3ObjectStore implements ObjectStore {
       if (!(await this.head(key))) throw new ObjectNotFoundError(key);
       return new Uint8Array(0);
     }
+    // The SDK retries a call until its answer's headers have come; the body is read here, after
+    // that. A body that stalls (the socket timeout, sdk-timeouts.ts) or breaks off is asked for again.
+    for (let attempt = 1; ; attempt++) {
+      const res = await this.getObject(key, range);
+      if (!res) return new Uint8Array(0);
+      try {
+        const body = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
+        return range ? clipToRange(body, range, res.ContentRange) : body;
+      } catch (err) {
+        if (attempt >= this.readAttempts) throw err;
+      }
+    }
+  }
+
+  /** The GetObject answer, or undefined for a range that starts at or past the object's end. */
+  private async getObject(key: string, range: ByteRange | undefined) {
     try {
-      const res = await this.client.send(
+      return await this.client.send(
         new GetObjectCommand({
           Bucket: this.bucket,
           Key: key,
@@ -68,13 +89,11 @@ export class S3ObjectStore implements ObjectStore {
           ...(range && { Range: `bytes=${Math.max(range.start, 0)}-${range.end - 1}` }),
         }),
       );
-      const body = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
-      return range ? clipToRange(body, range, res.ContentRange) : body;
     } catch (err) {
       if (isNotFound(err)) throw new ObjectNotFoundError(key);
       // A range starting at or past the end (including any range of an empty object): the object
       // exists (a missing one answers NoSuchKey), and the clipped range is empty.
-      if (errorName(err) === 'InvalidRange' || httpStatus(err) === 416) return new Uint8Array(0);
+      if (errorName(err) === 'InvalidRange' || httpStatus(err) === 416) return undefined;
       throw err;
     }
   }
@@ -154,6 +173,8 @@ export interface CreateS3ClientOptions {
   /** Bucket in the path rather than the host name; most emulators need it. */
   forcePathStyle?: boolean;
   credentials?: S3ClientConfig['credentials'];
+  /** Default: the request-serving functions' (sdk-timeouts.ts). */
+  timeouts?: SdkTimeouts;
 }
 
 /**
@@ -163,6 +184,7 @@ export interface CreateS3ClientOptions {
  */
 export function createS3Client(options: CreateS3ClientOptions = {}): S3Client {
   return new S3Client({
+    ...sdkClientTimeouts(options.timeouts ?? SDK_TIMEOUTS.request.s3),
     ...(options.endpoint !== undefined && { endpoint: options.endpoint }),
     ...(options.region !== undefined && { region: options.region }),
     ...(options.forcePathStyle !== undefined && { forcePathStyle: options.forcePathStyle }),
