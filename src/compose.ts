@@ -167,7 +167,10 @@ export function createServices(
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
   const timer = new SystemTimer();
   timer.startRealTime();
-  const groups = createGroups({ metadata, clock, topics, log, timer });
+  const groups = createGroups(
+    { metadata, clock, topics, log, timer },
+    { limits: { initialRebalanceDelayMs: config.groups.initialRebalanceDelayMs } },
+  );
   const fetchPurgatory = new Purgatory({ timer, name: 'Fetch', onError: () => {} });
   log.onAppend((topic, partition) => void fetchPurgatory.checkAndComplete(partitionWatchKey(topic, partition)));
   // Push: commits tell the consumers armed on the partition (API Gateway WebSocket, or a local server's socket).

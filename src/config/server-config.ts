@@ -39,6 +39,8 @@ export interface ServerConfig {
   transactions: { maxTimeoutMs?: number; idExpirationMs?: number };
   /** The topic cache (src/topics/topics.ts): how long a topic read is served; the same in every process. */
   topics: { metadataMaxAgeMs?: number };
+  /** Kafka's group.initial.rebalance.delay.ms: the first join of an Empty classic group waits this long for others. */
+  groups: { initialRebalanceDelayMs: number };
   security: SecurityConfig;
 }
 
@@ -176,6 +178,8 @@ const envSchema = z.object({
    * taken this long plus 2 s. Every process on the same storage must use the same value.
    */
   TOPIC_METADATA_MAX_AGE_MS: z.coerce.number().int().nonnegative().optional(),
+  /** Kafka's group.initial.rebalance.delay.ms (default 3000; 0: the first member's join completes at once). */
+  GROUP_INITIAL_REBALANCE_DELAY_MS: z.coerce.number().int().nonnegative().default(3000),
   /** `npm run bench` sets 1 to read request counts from GET /debug/counters. */
   BENCH_COUNTERS: z.enum(['0', '1', 'false', 'true']).default('0'),
   /** The Kafka protocol listener's port (0: off) and host (by default the HTTP host). */
@@ -268,6 +272,7 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
       ...(e.TRANSACTIONAL_ID_EXPIRATION_MS !== undefined ? { idExpirationMs: e.TRANSACTIONAL_ID_EXPIRATION_MS } : {}),
     },
     topics: e.TOPIC_METADATA_MAX_AGE_MS !== undefined ? { metadataMaxAgeMs: e.TOPIC_METADATA_MAX_AGE_MS } : {},
+    groups: { initialRebalanceDelayMs: e.GROUP_INITIAL_REBALANCE_DELAY_MS },
     security: securityConfig(e, file),
   };
 }

@@ -29,6 +29,7 @@ import {
   checkJoinable,
   checkStaticMember,
   completeJoin,
+  delayInitialJoin,
   expiredMembers,
   joinComplete,
   newClassicGroup,
@@ -171,7 +172,8 @@ export class ClassicGroupCoordinator {
         now,
       );
       next.members[req.memberId] = member; // this member has rejoined, whatever the state was
-      return { group: joinComplete(next, now) ? completeJoin(next) : next, result: undefined };
+      const delayed = delayInitialJoin(g, next, !known, now, this.deps.limits.initialRebalanceDelayMs);
+      return { group: joinComplete(delayed, now) ? completeJoin(delayed) : delayed, result: undefined };
     });
     if (immediate) return immediate;
     // The barrier: wait for the generation that includes this member.

@@ -7,7 +7,9 @@
  * CompletingRebalance (a new generation; the leader computes the assignment) -> Stable (SyncGroup
  * from the leader stored the assignment) -> PreparingRebalance on any membership change.
  * The barrier completes when every member has rejoined, or at the rebalance deadline, when the
- * members that did not rejoin are removed (Kafka's DelayedJoin).
+ * members that did not rejoin are removed (Kafka's DelayedJoin). The first join of an Empty group
+ * also waits group.initial.rebalance.delay.ms (Kafka's InitialDelayedJoin), so that consumers
+ * started together share the first generation instead of one taking every partition.
  */
 import { KafkaError } from '../wire/errors.js';
 
@@ -42,6 +44,12 @@ export interface ClassicGroup {
   members: Record<string, ClassicMember>;
   /** When PreparingRebalance gives up on members that did not rejoin. */
   rebalanceDeadline?: number;
+  /**
+   * The first rebalance of an Empty group completes no earlier than this (Kafka's
+   * InitialDelayedJoin): group.initial.rebalance.delay.ms after the last new member joined, at
+   * most until the rebalance deadline.
+   */
+  initialDelayUntil?: number;
   /** The session timer registered for this group (session-timers.ts), as the KIP-848 item keeps it. */
   timerAt?: number;
   /**
@@ -116,6 +124,7 @@ export function prepareRebalance(g: ClassicGroup, now: number): ClassicGroup {
       leaderId: null,
       protocolName: null,
       rebalanceDeadline: undefined,
+      initialDelayUntil: undefined,
     };
   const timeout = Math.max(...Object.values(members).map((m) => m.rebalanceTimeoutMs));
   return {
@@ -134,10 +143,34 @@ export function removeMembers(g: ClassicGroup, ids: string[], now: number): Clas
   return prepareRebalance({ ...g, members, leaderId: g.leaderId && members[g.leaderId] ? g.leaderId : null }, now);
 }
 
-/** The barrier is done when every member rejoined, or the deadline passed. */
+/**
+ * Kafka's InitialDelayedJoin: a member joined, turning `before` into `after`. When that opened the
+ * first rebalance of an Empty group, the barrier stays open `delayMs`; a new member joining while it
+ * is open keeps it open `delayMs` more. Never past the rebalance deadline. (Kafka extends in steps
+ * of the delay; here the delay runs from the last new member, the same bound on the wait.)
+ */
+export function delayInitialJoin(
+  before: ClassicGroup,
+  after: ClassicGroup,
+  newMember: boolean,
+  now: number,
+  delayMs: number,
+): ClassicGroup {
+  if (delayMs <= 0 || after.state !== 'PreparingRebalance' || after.rebalanceDeadline === undefined) return after;
+  const opening = before.state === 'Empty';
+  if (!opening && !(newMember && after.initialDelayUntil !== undefined)) return after;
+  return { ...after, initialDelayUntil: Math.min(now + delayMs, after.rebalanceDeadline) };
+}
+
+/**
+ * The barrier is done when every member rejoined (and the initial delay is over), or the deadline
+ * passed.
+ */
 export function joinComplete(g: ClassicGroup, now: number): boolean {
   if (g.state !== 'PreparingRebalance') return false;
-  return Object.values(g.members).every((m) => m.rejoined) || now >= (g.rebalanceDeadline ?? 0);
+  if (now >= (g.rebalanceDeadline ?? 0)) return true;
+  if (g.initialDelayUntil !== undefined && now < g.initialDelayUntil) return false;
+  return Object.values(g.members).every((m) => m.rejoined);
 }
 
 /** Closes the barrier: drops who did not rejoin, picks protocol and leader, opens a new generation. */
@@ -154,6 +187,7 @@ export function completeJoin(g: ClassicGroup): ClassicGroup {
       leaderId: null,
       protocolName: null,
       rebalanceDeadline: undefined,
+      initialDelayUntil: undefined,
     };
   const protocolName = selectProtocol(Object.values(members));
   const leaderId = g.leaderId && members[g.leaderId] ? g.leaderId : ids[0]!;
@@ -166,6 +200,7 @@ export function completeJoin(g: ClassicGroup): ClassicGroup {
     protocolName,
     leaderId,
     rebalanceDeadline: undefined,
+    initialDelayUntil: undefined,
   };
 }
 

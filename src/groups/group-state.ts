@@ -90,6 +90,8 @@ export interface GroupLimits {
   heartbeatIntervalMs: number;
   defaultSessionTimeoutMs: number;
   defaultRebalanceTimeoutMs: number;
+  /** group.initial.rebalance.delay.ms (Kafka: 3000): how long the first join of an Empty classic group waits for others. */
+  initialRebalanceDelayMs: number;
 }
 
 export const DEFAULT_GROUP_LIMITS: GroupLimits = {
@@ -98,6 +100,7 @@ export const DEFAULT_GROUP_LIMITS: GroupLimits = {
   heartbeatIntervalMs: 5_000,
   defaultSessionTimeoutMs: 45_000,
   defaultRebalanceTimeoutMs: 300_000,
+  initialRebalanceDelayMs: 3_000,
 };
 
 export function newGroup(groupId: string, now: number): GroupRecord {

@@ -12,12 +12,15 @@ import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
 import { isKafkaError } from '../../src/wire/errors.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 
-function setup() {
+function setup(initialRebalanceDelayMs = 0) {
   let now = 1_000_000;
   const clock: Clock = { now: () => now };
   const metadata = new FaultyMetadataStore(new MemoryMetadataStore());
   const storage = { metadata, stores: [new MemoryObjectStore('m')], close: () => {} };
-  const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory' });
+  const config = serverConfigFromEnv({
+    STORAGE_BACKEND: 'memory',
+    GROUP_INITIAL_REBALANCE_DELAY_MS: String(initialRebalanceDelayMs),
+  });
   // Two processes over one table: neither sees the other's in-memory wake-ups, only the items.
   const a = createServices(config, storage, clock).groups.classic;
   const b = createServices(config, storage, clock).groups.classic;
@@ -81,6 +84,35 @@ describe('the classic group coordinator', () => {
     await expect(b.heartbeat('g', m2, 1)).rejects.toSatisfy((e) => isKafkaError(e, 'ILLEGAL_GENERATION'));
     await b.heartbeat('g', m2, 2);
     expect(await a.checkCommit('g', m2, 2)).toBe(2);
+  });
+
+  it('the first join of an Empty group waits group.initial.rebalance.delay.ms, longer for each new member', async () => {
+    const { a, b, advance } = setup(3000);
+    const [m1, m2] = [await handedOut(a, 'm1'), await handedOut(b, 'm2')];
+    let answered = 0;
+    const first = a.join(join(m1)).finally(() => answered++);
+    await preparing(a);
+    advance(1000);
+    const second = b.join(join(m2)).finally(() => answered++);
+    await new Promise((r) => setTimeout(r, 50));
+    advance(2500); // 3.5 s after m1, 2.5 s after m2: every member is in, but m2's delay runs
+    await new Promise((r) => setTimeout(r, 600)); // a few of the waiters' re-reads
+    expect(answered).toBe(0);
+    expect((await a.describe('g'))!.state).toBe('PreparingRebalance');
+    advance(600);
+    const [j1, j2] = await Promise.all([first, second]);
+    // One generation with both: the first member did not take every partition alone.
+    expect(j1.generationId).toBe(1);
+    expect(j2.generationId).toBe(1);
+    const leader = j1.leaderId === m1 ? j1 : j2;
+    expect(leader.members.map((m) => m.memberId).sort()).toEqual([m1, m2].sort());
+    // A rebalance of a group that is not Empty is not delayed: all rejoined, it completes at once.
+    await a.sync('g', 1, leader.memberId, []);
+    const m3 = await handedOut(a, 'm3');
+    const third = a.join(join(m3));
+    await preparing(a);
+    const [r1, r2, j3] = await Promise.all([a.join(join(m1)), b.join(join(m2)), third]);
+    expect([r1.generationId, r2.generationId, j3.generationId]).toEqual([2, 2, 2]);
   });
 
   it('a join whose write took effect but whose answer was lost is retried into the same single member', async () => {
@@ -251,7 +283,11 @@ describe('classic session expiry by the scheduler', () => {
     let now = 1_000_000;
     const clock: Clock = { now: () => now };
     const storage = { metadata: new MemoryMetadataStore(), stores: [new MemoryObjectStore('m')], close: () => {} };
-    const services = createServices(serverConfigFromEnv({ STORAGE_BACKEND: 'memory' }), storage, clock);
+    const services = createServices(
+      serverConfigFromEnv({ STORAGE_BACKEND: 'memory', GROUP_INITIAL_REBALANCE_DELAY_MS: '0' }),
+      storage,
+      clock,
+    );
     const { classic, coordinator } = services.groups;
     const m1 = await handedOut(classic, 'm1');
     await classic.join(join(m1));
@@ -284,7 +320,11 @@ describe('classic heartbeats are written sparsely', () => {
     let now = 2_000_000;
     const clock: Clock = { now: () => now };
     const storage = { metadata: new MemoryMetadataStore(), stores: [new MemoryObjectStore('m')], close: () => {} };
-    const services = createServices(serverConfigFromEnv({ STORAGE_BACKEND: 'memory' }), storage, clock);
+    const services = createServices(
+      serverConfigFromEnv({ STORAGE_BACKEND: 'memory', GROUP_INITIAL_REBALANCE_DELAY_MS: '0' }),
+      storage,
+      clock,
+    );
     const { classic, coordinator } = services.groups;
     const m1 = await handedOut(classic, 'm1');
     await classic.join(join(m1)); // session 6 s: a heartbeat goes unwritten up to 2 s

@@ -5,9 +5,16 @@ import type { Clock } from '../../src/clock.js';
 
 export const BASE = '/v3/clusters/local';
 
-/** The HTTP app over a given storage (memory by default), driven through `app.request()`. */
+/**
+ * The HTTP app over a given storage (memory by default), driven through `app.request()`. A classic
+ * group's first join completes at once (group.initial.rebalance.delay.ms 0) unless `env` says otherwise.
+ */
 export function testApp(options: { storage?: Storage; clock?: Clock; env?: Record<string, string> } = {}) {
-  const config: ServerConfig = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', ...options.env });
+  const config: ServerConfig = serverConfigFromEnv({
+    STORAGE_BACKEND: 'memory',
+    GROUP_INITIAL_REBALANCE_DELAY_MS: '0',
+    ...options.env,
+  });
   const storage = options.storage ?? createStorage(config.backend);
   const services = createServices(config, storage, options.clock);
   const app = createApp(services, { logError: () => {} });

@@ -19,12 +19,21 @@ export interface TestKafkaServer {
   close(): Promise<void>;
 }
 
-/** The HTTP API and the Kafka listener over one set of services (memory backend), both on port 0. */
+/**
+ * The HTTP API and the Kafka listener over one set of services (memory backend), both on port 0.
+ * Classic groups complete their first join at once (group.initial.rebalance.delay.ms 0) unless
+ * `env` says otherwise: tests of one consumer need not wait Kafka's 3 s.
+ */
 export async function startKafkaServer(
   options: Partial<KafkaListenerOptions> = {},
   env: Record<string, string> = {},
 ): Promise<TestKafkaServer> {
-  const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', SCHEDULER_INTERVAL_MS: '0', ...env });
+  const config = serverConfigFromEnv({
+    STORAGE_BACKEND: 'memory',
+    SCHEDULER_INTERVAL_MS: '0',
+    GROUP_INITIAL_REBALANCE_DELAY_MS: '0',
+    ...env,
+  });
   const storage = createStorage(config.backend);
   const services = createServices(config, storage);
   const logs: Record<string, unknown>[] = [];
