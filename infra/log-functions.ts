@@ -41,6 +41,33 @@ export const BUNDLING: BundlingOptions = {
 };
 
 export type LogFunctionName = 'produce' | 'fetch' | 'admin' | 'push' | 'heartbeat' | 'scheduler';
+export type BundleName = LogFunctionName | 'apiKeyAuthorizer' | 'jwtAuthorizer';
+
+/** Each function's entry point in functions/: its own, so its bundle holds only what it serves. */
+export const FUNCTION_ENTRIES: Readonly<Record<BundleName, string>> = {
+  produce: 'produce.ts',
+  fetch: 'fetch.ts',
+  admin: 'admin.ts',
+  push: 'push.ts',
+  heartbeat: 'heartbeat.ts',
+  scheduler: 'scheduler.ts',
+  apiKeyAuthorizer: 'api-key-authorizer.ts',
+  jwtAuthorizer: 'jwt-authorizer.ts',
+};
+
+/**
+ * The functions that load their source map at start (`--enable-source-maps`): their error stacks
+ * name the TypeScript files and lines. Loading the map costs every cold start of a function
+ * 10-40 ms (parsing it) and makes every stack that is read slower; the per-request functions
+ * (produce, fetch, push, heartbeat, the authorizers) skip it, and their stacks point into the
+ * minified bundle, which the map beside it in the asset resolves (docs/deploy.md).
+ */
+export function sourceMapsEnabled(name: BundleName): boolean {
+  return name === 'admin' || name === 'scheduler';
+}
+
+const sourceMapOptions = (name: BundleName): Record<string, string> =>
+  sourceMapsEnabled(name) ? { NODE_OPTIONS: '--enable-source-maps' } : {};
 
 interface FunctionSpec {
   description: string;
@@ -116,7 +143,7 @@ export class LogFunctions extends Construct {
     super(scope, id);
     const make = (
       name: string,
-      entry: string,
+      bundle: BundleName,
       spec: FunctionSpec,
       environment: Record<string, string>,
       extra: Partial<lambda.FunctionProps> = {},
@@ -131,7 +158,7 @@ export class LogFunctions extends Construct {
       });
       logGroup.grantWrite(role);
       return new NodejsFunction(this, name, {
-        entry: join(REPO_ROOT, 'functions', entry),
+        entry: join(REPO_ROOT, 'functions', FUNCTION_ENTRIES[bundle]),
         handler: 'handler',
         projectRoot: REPO_ROOT,
         depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
@@ -143,12 +170,12 @@ export class LogFunctions extends Construct {
         description: spec.description,
         memorySize: spec.memorySize,
         timeout: spec.timeout,
-        environment: { ...environment, NODE_OPTIONS: '--enable-source-maps' },
+        environment: { ...environment, ...sourceMapOptions(bundle) },
         ...extra,
       });
     };
     const fn = (name: LogFunctionName, extra?: Partial<lambda.FunctionProps>) =>
-      make(name[0]!.toUpperCase() + name.slice(1), `${name}.ts`, FUNCTION_SPECS[name], props.environment, {
+      make(name[0]!.toUpperCase() + name.slice(1), name, FUNCTION_SPECS[name], props.environment, {
         ...extra,
         ...(props.reservedConcurrency?.[name] !== undefined && {
           reservedConcurrentExecutions: props.reservedConcurrency[name],
@@ -163,7 +190,7 @@ export class LogFunctions extends Construct {
       // logs at WARN): a heartbeat's access line, EMF line and START/REPORT lines are ~0.8 KB, as
       // much a month ($0.22 per idle member) as the rest of its heartbeats' cost.
       heartbeat: fn('heartbeat', {
-        environment: { ...props.environment, ...HEARTBEAT_ENVIRONMENT, NODE_OPTIONS: '--enable-source-maps' },
+        environment: { ...props.environment, ...HEARTBEAT_ENVIRONMENT, ...sourceMapOptions('heartbeat') },
         loggingFormat: lambda.LoggingFormat.JSON,
         applicationLogLevelV2: lambda.ApplicationLogLevel.WARN,
         systemLogLevelV2: lambda.SystemLogLevel.WARN,
@@ -174,7 +201,7 @@ export class LogFunctions extends Construct {
     if (props.apiKeyDigests) {
       this.authorizer = make(
         'ApiKeyAuthorizer',
-        'api-key-authorizer.ts',
+        'apiKeyAuthorizer',
         {
           description: 'API-key authorizer (x-api-key against SHA-256 digests)',
           memorySize: 256,
@@ -186,7 +213,7 @@ export class LogFunctions extends Construct {
     if (props.jwt) {
       this.authorizer = make(
         'JwtAuthorizer',
-        'jwt-authorizer.ts',
+        'jwtAuthorizer',
         {
           description: "Push API JWT authorizer (issuer, audience, signature by the issuer's JWKS)",
           memorySize: 256,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The server's own configuration, resolved once (from the environment and flags) in the entry

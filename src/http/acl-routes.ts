@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { validateBinding, validateFilter, type AclBinding } from '../authz/acl.js';
 import { KafkaError } from '../wire/errors.js';
 import type { AppEnv } from './app-env.js';

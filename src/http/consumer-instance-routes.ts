@@ -1,6 +1,6 @@
 import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import type { PolledRecord } from '../groups/consumer-instances.js';
 import type { AppEnv, AppServices } from './app-env.js';

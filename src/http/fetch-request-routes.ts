@@ -11,7 +11,7 @@
  * last stable offset and answers its aborted transactions, as the per-partition fetch does.
  */
 import { type Context, Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import type { IsolationLevel, PartitionFetch, PartitionFetchOutcome } from '../log/partition-log.js';
 import { type AbortedTransaction, isAborted } from '../partition/offset-index.js';

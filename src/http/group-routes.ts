@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import { assignmentOf, owns } from '../groups/assignment.js';
 import { summarizeLags } from '../groups/group-admin.js';

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AppEnv } from './app-env.js';
 import { readJson } from './request.js';
 import { authorizeIdempotentWrite } from './security.js';

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import { validateQuotaValue, type ClientQuota, type QuotaEntity, type QuotaKey } from '../quotas/client-quotas.js';
 import type { AppEnv } from './app-env.js';

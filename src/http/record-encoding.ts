@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import type { DecodedRecord, LogRecord, RecordHeader } from '../wire/record-batch.js';
 

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import type { AppendOptions, AppendOutcome, FetchResult } from '../log/partition-log.js';
 import { parseAcks, requireAcksAll } from './acks.js';

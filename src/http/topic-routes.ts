@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isTopicConfigName, TOPIC_CONFIG_DEFS, type TopicConfigName } from '../config/topic-configs.js';
 import { KafkaError } from '../wire/errors.js';
 import type { OffsetSpec } from '../log/partition-log.js';

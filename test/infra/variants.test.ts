@@ -51,7 +51,7 @@ describe('authorization modes', () => {
       });
       s.template.hasResourceProperties('AWS::Lambda::Function', {
         Architectures: ['arm64'],
-        Environment: { Variables: { API_KEY_SHA256: DIGEST, NODE_OPTIONS: '--enable-source-maps' } },
+        Environment: { Variables: { API_KEY_SHA256: DIGEST } },
       });
       for (const route of httpRoutes(s)) {
         expect(route.Properties.AuthorizationType).toBe('CUSTOM');
