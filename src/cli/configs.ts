@@ -1,5 +1,5 @@
-/** `configs --entity-type users|clients (--describe | --alter)`: kafka-configs.sh's client quotas. */
-import type { QuotaEntityPart, QuotaKey } from '../client/index.js';
+/** `configs --entity-type users|clients (--describe | --alter)`: kafka-configs.sh's client quotas and users' SCRAM credentials. */
+import type { QuotaEntityPart, QuotaKey, ScramCredentialAlteration, ScramMechanism } from '../client/index.js';
 import { connect, pairs, parse, UsageError, CONNECTION_HELP } from './args.js';
 import type { Context } from './context.js';
 
@@ -9,8 +9,10 @@ export const CONFIGS_HELP = `Usage: kafka-log configs --entity-type users|client
   --entity-name N               the user (principal name without User:) or client id
   --entity-default              the default entity of the type(s) without a name
   --alter --add-config producer_byte_rate=1048576,consumer_byte_rate=2097152,request_percentage=50
-          --delete-config producer_byte_rate[,...]
-  --describe                    the quotas set (all of the type(s) when no name is given)
+          --add-config 'SCRAM-SHA-512=[iterations=8192,password=alice-secret]'   (a user's SCRAM
+                                credential; salted and hashed here, the password is not sent)
+          --delete-config producer_byte_rate[,...],SCRAM-SHA-512
+  --describe                    the quotas set, and users' SCRAM mechanisms (all of the type(s) when no name is given)
 ${CONNECTION_HELP}`;
 
 const TYPES: Record<string, QuotaEntityPart['entityType']> = { users: 'user', clients: 'client-id' };
@@ -51,6 +53,16 @@ export async function configsCommand(argv: string[], ctx: Context): Promise<void
     const quotas = await admin.describeClientQuotas({ user: want('user'), clientId: want('client-id') });
     const sameTypes = (q: { entity: QuotaEntityPart[] }) =>
       q.entity.length === entity.length && entity.every((p) => q.entity.some((e) => e.entityType === p.entityType));
+    const scram =
+      entity.length === 1 && entity[0]!.entityType === 'user' && !values['entity-default']
+        ? await admin.describeUserScramCredentials(names.length > 0 ? names : undefined)
+        : [];
+    for (const u of scram.filter((d) => !d.error && d.credentials.length > 0))
+      ctx.out(
+        `SCRAM credential configs for user-principal '${u.user}' are ${u.credentials
+          .map((c) => `${c.mechanism}=iterations=${c.iterations}`)
+          .join(', ')}`,
+      );
     for (const q of quotas.filter(sameTypes)) {
       const who = q.entity
         .map((e) => `${SHOWN[e.entityType]} ${e.entityName === null ? "'<default>'" : `'${e.entityName}'`}`)
@@ -64,23 +76,82 @@ export async function configsCommand(argv: string[], ctx: Context): Promise<void
     return;
   }
   if (!named) throw new UsageError('--alter needs --entity-name or --entity-default');
-  const add = pairs(values['add-config']?.split(',').filter(Boolean), '--add-config');
-  const remove = (values['delete-config'] ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const add = pairs(splitConfigs(values['add-config'] ?? ''), '--add-config');
+  const remove = splitConfigs(values['delete-config'] ?? '');
   if (add.size === 0 && remove.length === 0) throw new UsageError('--alter needs --add-config or --delete-config');
+  const scram = scramAlterations(entity, add, remove);
+  for (const k of SCRAM_MECHANISMS) add.delete(k);
+  const quotaRemove = remove.filter((k) => !(SCRAM_MECHANISMS as readonly string[]).includes(k));
+  // One call per alteration: Kafka refuses a user altered twice in one request.
+  for (const a of scram) {
+    const [result] = await admin.alterUserScramCredentials([a]);
+    if (result?.error) throw result.error;
+  }
+  if (add.size === 0 && quotaRemove.length === 0)
+    return ctx.out(`Completed updating config for user-principal '${entity[0]!.entityName}'.`);
   const ops = [
     ...[...add].map(([key, raw]) => {
       const value = Number(raw);
       if (!Number.isFinite(value) || value <= 0) throw new UsageError(`${key} must be a positive number (got ${raw})`);
       return { key: key as QuotaKey, value };
     }),
-    ...remove.map((key) => ({ key: key as QuotaKey, remove: true })),
+    ...quotaRemove.map((key) => ({ key: key as QuotaKey, remove: true })),
   ];
   await admin.alterClientQuotas([{ entity, ops }]);
   const who = entity
     .map((e) => `${SHOWN[e.entityType]} ${e.entityName === null ? "'<default>'" : `'${e.entityName}'`}`)
     .join(', ');
   ctx.out(`Completed updating config for ${who}.`);
+}
+
+const SCRAM_MECHANISMS = ['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
+
+/** Comma-separated entries, a comma inside [...] kept (`SCRAM-SHA-256=[iterations=8192,password=p]`). */
+function splitConfigs(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let at = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const ch = text[i];
+    if (ch === '[') depth++;
+    else if (ch === ']') depth = Math.max(0, depth - 1);
+    else if (i === text.length || (ch === ',' && depth === 0)) {
+      const item = text.slice(at, i).trim();
+      if (item) out.push(item);
+      at = i + 1;
+    }
+  }
+  return out;
+}
+
+/** kafka-configs.sh's SCRAM entries for one named user: `MECH=[iterations=N,password=P]` to add, `MECH` to delete. */
+function scramAlterations(
+  entity: QuotaEntityPart[],
+  add: Map<string, string>,
+  remove: string[],
+): ScramCredentialAlteration[] {
+  const isScram = (k: string): k is ScramMechanism => (SCRAM_MECHANISMS as readonly string[]).includes(k);
+  const adds = [...add].filter(([k]) => isScram(k));
+  const deletes = remove.filter(isScram);
+  if (adds.length === 0 && deletes.length === 0) return [];
+  const user = entity.length === 1 && entity[0]!.entityType === 'user' ? entity[0]!.entityName : null;
+  if (!user) throw new UsageError('SCRAM credentials are set for one user: --entity-type users --entity-name NAME');
+  return [
+    ...adds.map(([mechanism, raw]) => {
+      const m = /^\[(.*)\]$/.exec(raw.trim());
+      const props = pairs(m ? splitConfigs(m[1]!) : [], mechanism);
+      const password = props.get('password');
+      if (!m || !password) throw new UsageError(`${mechanism} takes [iterations=N,password=P] (iterations optional)`);
+      const iterations = props.has('iterations') ? Number(props.get('iterations')) : undefined;
+      if (iterations !== undefined && !Number.isInteger(iterations))
+        throw new UsageError(`${mechanism} iterations must be a whole number`);
+      return {
+        user,
+        mechanism: mechanism as ScramMechanism,
+        password,
+        ...(iterations !== undefined ? { iterations } : {}),
+      };
+    }),
+    ...deletes.map((mechanism) => ({ user, mechanism, delete: true as const })),
+  ];
 }

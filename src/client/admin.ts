@@ -2,7 +2,8 @@
  * The admin client (Kafka's Admin / kafkajs's admin): topics, configs, partitions, offsets, records
  * and consumer groups over the server's Confluent v3 paths and their v3-style extensions.
  */
-import { KafkaClientError } from './errors.js';
+import { pbkdf2Sync, randomBytes } from 'node:crypto';
+import { errorFromBody, KafkaClientError } from './errors.js';
 import { TransactionAdmin } from './transaction-admin.js';
 import { retry } from './retry.js';
 import { enc, type Transport } from './transport.js';
@@ -140,6 +141,33 @@ export interface QuotaEntityPart {
   entityType: 'user' | 'client-id';
   entityName: string | null;
 }
+
+export type ScramMechanism = 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+
+/** Kafka's UserScramCredentialUpsertion (with the password, salted here) or UserScramCredentialDeletion. */
+export type ScramCredentialAlteration =
+  | {
+      user: string;
+      mechanism: ScramMechanism;
+      password: string /** default 4096, as kafka-configs.sh */;
+      iterations?: number;
+    }
+  | { user: string; mechanism: ScramMechanism; delete: true };
+
+export interface UserScramCredentials {
+  user: string;
+  credentials: { mechanism: ScramMechanism; iterations: number }[];
+  /** RESOURCE_NOT_FOUND for a named user without credentials. */
+  error?: KafkaClientError;
+}
+
+const SCRAM_HASH: Record<ScramMechanism, { hash: string; bytes: number }> = {
+  'SCRAM-SHA-256': { hash: 'sha256', bytes: 32 },
+  'SCRAM-SHA-512': { hash: 'sha512', bytes: 64 },
+};
+
+type WireUserError = { error?: unknown };
+const userError = (e: WireUserError) => (e.error ? { error: errorFromBody(400, e.error) } : {});
 
 export interface ClientQuotaEntry {
   entity: QuotaEntityPart[];
@@ -435,5 +463,48 @@ export class Admin extends TransactionAdmin {
     await this.call(() =>
       this.transport.request('POST', '/client-quotas:alter', { body: { data, validate_only: validateOnly } }),
     );
+  }
+
+  /** Kafka's DescribeUserScramCredentials: every user with a credential, or the named ones. */
+  async describeUserScramCredentials(users?: string[]): Promise<UserScramCredentials[]> {
+    const res = await this.call(() =>
+      this.transport.request<{ data: (UserScramCredentials & WireUserError)[] }>('GET', '/user-scram-credentials', {
+        query: { user: users },
+      }),
+    );
+    return res.body.data.map((d) => ({ user: d.user, credentials: d.credentials, ...userError(d) }));
+  }
+
+  /**
+   * Kafka's AlterUserScramCredentials. As Kafka's admin client, the password is salted and
+   * hashed here (PBKDF2, a fresh salt): the server never sees it. Answered per user, as Kafka
+   * does (a user altered twice in one call is DUPLICATE_RESOURCE: one call per mechanism).
+   */
+  async alterUserScramCredentials(
+    alterations: ScramCredentialAlteration[],
+  ): Promise<{ user: string; error?: KafkaClientError }[]> {
+    const deletions = alterations.flatMap((a) => ('delete' in a ? [{ user: a.user, mechanism: a.mechanism }] : []));
+    const upsertions = alterations.flatMap((a) => {
+      if ('delete' in a) return [];
+      const iterations = a.iterations ?? 4096;
+      const salt = randomBytes(32);
+      const h = SCRAM_HASH[a.mechanism] ?? SCRAM_HASH['SCRAM-SHA-512']; // an unknown mechanism is the server's to refuse
+      const salted = pbkdf2Sync(Buffer.from(a.password, 'utf8'), salt, iterations, h.bytes, h.hash);
+      return [
+        {
+          user: a.user,
+          mechanism: a.mechanism,
+          iterations,
+          salt: salt.toString('base64'),
+          salted_password: salted.toString('base64'),
+        },
+      ];
+    });
+    const res = await this.call(() =>
+      this.transport.request<{ data: ({ user: string } & WireUserError)[] }>('POST', '/user-scram-credentials:alter', {
+        body: { deletions, upsertions },
+      }),
+    );
+    return res.body.data.map((d) => ({ user: d.user, ...userError(d) }));
   }
 }

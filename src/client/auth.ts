@@ -89,8 +89,12 @@ export function createSigner(
       const key = `${region}/${service}`;
       let s = cache.get(key);
       if (!s) cache.set(key, (s = new SignatureV4({ service, region, credentials: credentials!, sha256: Sha256 })));
-      const query: Record<string, string> = {};
-      req.url.searchParams.forEach((v, k) => (query[k] = v));
+      // A repeated parameter is signed with all its values, as it is sent.
+      const query: Record<string, string | string[]> = {};
+      for (const k of new Set(req.url.searchParams.keys())) {
+        const all = req.url.searchParams.getAll(k);
+        query[k] = all.length === 1 ? all[0]! : all;
+      }
       const signed = await s.sign({
         method: req.method,
         protocol: req.url.protocol,

@@ -39,6 +39,9 @@ export {
   type ClientQuotaEntry,
   type QuotaEntityPart,
   type QuotaKey,
+  type ScramCredentialAlteration,
+  type ScramMechanism,
+  type UserScramCredentials,
 } from './admin.js';
 export type {
   GroupDescription,

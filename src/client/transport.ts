@@ -55,7 +55,8 @@ const isParts = (b: unknown): b is readonly Uint8Array[] => Array.isArray(b);
 /** Answers handed to the caller as bytes. */
 const BINARY_TYPES = new Set([RECORD_BATCH_MEDIA_TYPE, FETCH_RESPONSE_MEDIA_TYPE, 'application/octet-stream']);
 
-export type Query = Record<string, string | number | boolean | undefined>;
+/** A list repeats its parameter (`user=a&user=b`). */
+export type Query = Record<string, string | number | boolean | readonly string[] | undefined>;
 
 export interface RequestOptions {
   query?: Query;
@@ -190,7 +191,10 @@ export class Transport {
 
   private async send<T>(method: string, url: string, options: RequestOptions): Promise<Response<T>> {
     const u = new URL(url);
-    for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(options.query ?? {})) {
+      if (Array.isArray(v)) for (const item of v) u.searchParams.append(k, item);
+      else if (v !== undefined) u.searchParams.set(k, String(v));
+    }
     const body = options.bytes ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
     // Only a signature over the body (SigV4) needs it in one piece.
     const whole = isParts(body) && this.config.auth?.type === 'sigv4' ? Buffer.concat(body) : body;

@@ -13,6 +13,7 @@ import { openApiDocument } from './openapi.js';
 import { produceRequestRoutes } from './produce-request-routes.js';
 import { producerRoutes } from './producer-routes.js';
 import { quotaRoutes } from './quota-routes.js';
+import { scramRoutes } from './scram-routes.js';
 import { recordRoutes } from './record-routes.js';
 import { bodySizeLimit } from './request.js';
 import { Resources } from './resources.js';
@@ -103,6 +104,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   cluster.route('/', groupRoutes());
   cluster.route('/', aclRoutes());
   cluster.route('/', quotaRoutes());
+  cluster.route('/', scramRoutes());
   v3.route('/:clusterId', cluster);
   app.route('/v3/clusters', v3);
   app.route('/consumers', consumerInstanceRoutes(services));

@@ -1,8 +1,9 @@
 /**
- * OpenAPI paths of the ACL admin (Confluent v3's /acls paths and shapes) and of client quotas
- * (an extension), merged into openapi.ts.
+ * OpenAPI paths of the ACL admin (Confluent v3's /acls paths and shapes), of client quotas and of
+ * SCRAM credentials (extensions), merged into openapi.ts.
  */
 import { OPERATIONS, PATTERN_TYPES, PERMISSIONS, RESOURCE_TYPES } from '../authz/acl.js';
+import { SCRAM_MECHANISMS } from '../authz/scram.js';
 
 type Json = Record<string, unknown>;
 
@@ -29,6 +30,9 @@ const resourceType = { enum: [...RESOURCE_TYPES] };
 const patternType = { enum: [...PATTERN_TYPES] };
 const operation = { enum: [...OPERATIONS] };
 const permission = { enum: [...PERMISSIONS] };
+const scramMechanism = { enum: [...SCRAM_MECHANISMS] };
+/** A per-user failure: the error envelope of one user's entry. */
+const userError = { $ref: '#/components/schemas/Error' };
 
 const createAcl = obj(
   {
@@ -132,6 +136,83 @@ export const securityPaths: Record<string, Json> = {
           }),
         ),
         ...errors(403),
+      },
+    },
+  },
+  '/v3/clusters/{cluster_id}/user-scram-credentials': {
+    get: {
+      summary: "Kafka's DescribeUserScramCredentials (DESCRIBE on the cluster): mechanisms and iterations per user",
+      'x-extension': true,
+      parameters: [
+        cluster,
+        {
+          ...query('user', { type: 'array', items: { type: 'string' } }, 'repeat for several; absent: every user'),
+          explode: true,
+        },
+      ],
+      responses: {
+        200: json(
+          obj({
+            kind: { const: 'KafkaUserScramCredentialList' },
+            data: {
+              type: 'array',
+              items: obj(
+                {
+                  user: { type: 'string' },
+                  credentials: {
+                    type: 'array',
+                    items: obj({ mechanism: scramMechanism, iterations: { type: 'integer' } }, [
+                      'mechanism',
+                      'iterations',
+                    ]),
+                  },
+                  error: userError,
+                },
+                ['user', 'credentials'],
+              ),
+            },
+          }),
+        ),
+        ...errors(403),
+      },
+    },
+  },
+  '/v3/clusters/{cluster_id}/user-scram-credentials:alter': {
+    post: {
+      summary:
+        "Kafka's AlterUserScramCredentials (ALTER on the cluster): the salt and salted password, never the password; answered per user",
+      'x-extension': true,
+      parameters: [cluster],
+      requestBody: body(
+        obj({
+          deletions: {
+            type: 'array',
+            items: obj({ user: { type: 'string' }, mechanism: scramMechanism }, ['user', 'mechanism']),
+          },
+          upsertions: {
+            type: 'array',
+            items: obj(
+              {
+                user: { type: 'string' },
+                mechanism: scramMechanism,
+                iterations: { type: 'integer', minimum: 4096, maximum: 16384 },
+                salt: { type: 'string', contentEncoding: 'base64' },
+                salted_password: {
+                  type: 'string',
+                  contentEncoding: 'base64',
+                  description: "Hi(password, salt, iterations): PBKDF2 with the mechanism's HMAC",
+                },
+              },
+              ['user', 'mechanism', 'iterations', 'salt', 'salted_password'],
+            ),
+          },
+        }),
+      ),
+      responses: {
+        200: json(
+          obj({ data: { type: 'array', items: obj({ user: { type: 'string' }, error: userError }, ['user']) } }),
+        ),
+        ...errors(400, 403),
       },
     },
   },

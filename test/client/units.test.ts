@@ -140,6 +140,10 @@ describe('transport authentication', () => {
       /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=[a-z0-9;-]*content-type[a-z0-9;-]*, Signature=[0-9a-f]{64}$/,
     );
     expect(b['content-type']).toBe('application/vnd.kafka.record-batch.v2');
+    // A repeated query parameter is sent, and signed, with every value.
+    await t.request('GET', '/user-scram-credentials', { query: { user: ['alice', 'bob'] } });
+    expect(seen.at(-1)!.url).toBe('/v3/clusters/c-1/user-scram-credentials?user=alice&user=bob');
+    expect(seen.at(-1)!.headers.authorization).toMatch(/Signature=[0-9a-f]{64}$/);
   });
 
   it('reports a refused connection as a retriable KafkaConnectionError, a slow one as a timeout', async () => {

@@ -397,6 +397,20 @@ const TOPIC_CASES: Case[] = [
     denied: 'CLUSTER_AUTHORIZATION_FAILED',
     ok: 204,
   },
+  {
+    name: 'DescribeUserScramCredentials: DESCRIBE on the cluster',
+    grants: [['CLUSTER', 'kafka-cluster', 'DESCRIBE']],
+    request: (a) => a('GET', 'user-scram-credentials'),
+    denied: 'CLUSTER_AUTHORIZATION_FAILED',
+    ok: 200,
+  },
+  {
+    name: 'AlterUserScramCredentials: ALTER on the cluster',
+    grants: [['CLUSTER', 'kafka-cluster', 'ALTER']],
+    request: (a) => a('POST', 'user-scram-credentials:alter', { deletions: [], upsertions: [] }),
+    denied: 'CLUSTER_AUTHORIZATION_FAILED',
+    ok: 200,
+  },
 ];
 
 const GROUP_CASES: Case[] = [

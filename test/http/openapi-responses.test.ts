@@ -274,6 +274,14 @@ describe('every operation answers as the OpenAPI document says', () => {
       ],
     });
     await call('GET', `${B}/client-quotas?user=alice`);
+    const salt = Buffer.alloc(16, 1).toString('base64');
+    await call('POST', `${B}/user-scram-credentials:alter`, {
+      upsertions: [
+        { user: 'alice', mechanism: 'SCRAM-SHA-256', iterations: 4096, salt, salted_password: salt },
+        { user: 'bob', mechanism: 'SCRAM-SHA-256', iterations: 10, salt, salted_password: salt },
+      ],
+    });
+    await call('GET', `${B}/user-scram-credentials?user=alice&user=nobody`);
 
     await call('DELETE', `${B}/topics/o`);
 

@@ -13,7 +13,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Kafka, logLevel, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Readable } from 'node:stream';
 import { validateBinding } from '../../src/authz/acl.js';
+import { main } from '../../src/cli/main.js';
 import * as m from '../../src/kafka/protocol/messages/index.js';
 import { SCRAM_PK } from '../../src/storage/key-layout.js';
 import { ERRORS } from '../../src/wire/errors.js';
@@ -47,6 +49,7 @@ beforeAll(async () => {
       'super.users': 'User:admin',
       'sasl.plain.users': { admin: 'admin-secret' },
       'sasl.enabled.mechanisms': 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
+      tokens: { 'admin-token': 'User:admin', 'bob-token': 'User:bob' },
     }),
   );
   const tlsEnv = { KAFKA_SSL_CERTIFICATE_FILE: certs.server.certFile, KAFKA_SSL_KEY_FILE: certs.server.keyFile };
@@ -319,6 +322,70 @@ describe.skipIf(!hasOpenssl)(hasOpenssl ? 'SASL_SSL' : 'SASL_SSL (openssl is not
     });
     await expect(carol.admin().connect()).rejects.toMatchObject({ name: 'KafkaJSSASLAuthenticationError' });
   });
+});
+
+describe.skipIf(!hasOpenssl)(hasOpenssl ? 'kafka-log configs' : 'kafka-log configs (no openssl: skipped)', () => {
+  /** The CLI in-process, against the HTTP API beside the listener. */
+  const cli = async (token: string, ...argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const env = { KAFKA_LOG_URL: new URL(sasl.http).origin, KAFKA_LOG_TOKEN: token };
+    const code = await main(argv, {
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+      env,
+      stdin: Readable.from([]),
+      signal: new AbortController().signal,
+    });
+    return { code, out, err };
+  };
+  const user = ['configs', '--entity-type', 'users', '--entity-name', 'dora'];
+
+  it("sets a user's SCRAM credentials as kafka-configs.sh does; kafkajs then authenticates with them over TLS", async () => {
+    expect(
+      await cli(
+        'admin-token',
+        ...user,
+        '--alter',
+        '--add-config',
+        'SCRAM-SHA-256=[iterations=8192,password=dora-secret],SCRAM-SHA-512=[password=dora-secret]',
+      ),
+    ).toEqual({ code: 0, out: ["Completed updating config for user-principal 'dora'."], err: [] });
+    expect((await cli('admin-token', ...user, '--describe')).out).toEqual([
+      "SCRAM credential configs for user-principal 'dora' are SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096",
+    ]);
+    for (const mechanism of ['scram-sha-256', 'scram-sha-512'] as const) {
+      const admin = kafkajs({
+        ssl: tlsTo(),
+        sasl: { mechanism, username: 'dora', password: 'dora-secret' } as SASLOptions,
+      }).admin();
+      await admin.connect();
+      await admin.disconnect();
+    }
+    // Not the admin: CLUSTER_AUTHORIZATION_FAILED; bad input: the controller's error, nothing written.
+    expect(await cli('bob-token', ...user, '--describe')).toMatchObject({
+      code: 1,
+      err: [expect.stringMatching(/CLUSTER_AUTHORIZATION_FAILED/)],
+    });
+    expect(
+      await cli('admin-token', ...user, '--alter', '--add-config', 'SCRAM-SHA-256=[iterations=100,password=x]'),
+    ).toMatchObject({
+      code: 1,
+      err: [expect.stringMatching(/UNACCEPTABLE_CREDENTIAL: Too few iterations/)],
+    });
+    expect(
+      await cli('admin-token', ...user, '--alter', '--add-config', 'SCRAM-SHA-256=[iterations=8192]'),
+    ).toMatchObject({ code: 2 });
+    expect((await cli('admin-token', ...user, '--alter', '--delete-config', 'SCRAM-SHA-512')).code).toBe(0);
+    expect((await cli('admin-token', ...user, '--describe')).out).toEqual([
+      "SCRAM credential configs for user-principal 'dora' are SCRAM-SHA-256=iterations=8192",
+    ]);
+    const gone = kafkajs({
+      ssl: tlsTo(),
+      sasl: { mechanism: 'scram-sha-512', username: 'dora', password: 'dora-secret' },
+    });
+    await expect(gone.admin().connect()).rejects.toMatchObject({ name: 'KafkaJSSASLAuthenticationError' });
+  }, 30_000);
 });
 
 describe.skipIf(!hasOpenssl)(hasOpenssl ? 'mutual TLS' : 'mutual TLS (openssl is not installed: skipped)', () => {
