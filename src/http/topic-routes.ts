@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
-import { isTopicConfigName, TOPIC_CONFIG_DEFS, type TopicConfigName } from '../config/topic-configs.js';
+import { describedTopicConfigNames, isTopicConfigName, type TopicConfigName } from '../config/topic-configs.js';
 import { KafkaError } from '../wire/errors.js';
 import type { OffsetSpec } from '../log/partition-log.js';
 import { assignReplicas } from '../partition/partition-state.js';
@@ -112,7 +112,6 @@ export function topicRoutes(): Hono<AppEnv> {
   // Every topic's configs at once (Confluent's `topics/-/configs`); before `/topics/:topic/configs`.
   app.get('/topics/-/configs', async (c) => {
     const r = c.get('resources');
-    const names = Object.keys(TOPIC_CONFIG_DEFS) as TopicConfigName[];
     const [all, visible] = await Promise.all([
       c.get('services').topics.list(),
       allowedNames(c, 'DESCRIBE_CONFIGS', 'TOPIC'),
@@ -122,7 +121,7 @@ export function topicRoutes(): Hono<AppEnv> {
       r.list(
         'KafkaTopicConfigList',
         `${r.base}/topics/-/configs`,
-        shown.flatMap((t) => names.map((n) => r.topicConfig(t, n))),
+        shown.flatMap((t) => describedTopicConfigNames(t.configs).map((n) => r.topicConfig(t, n))),
       ),
     );
   });
@@ -152,12 +151,11 @@ export function topicRoutes(): Hono<AppEnv> {
     await authorize(c, 'DESCRIBE_CONFIGS', 'TOPIC', c.req.param('topic'));
     const r = c.get('resources');
     const topic = await c.get('services').topics.get(c.req.param('topic'));
-    const names = Object.keys(TOPIC_CONFIG_DEFS) as TopicConfigName[];
     return c.json(
       r.list(
         'KafkaTopicConfigList',
         `${r.base}/topics/${topic.name}/configs`,
-        names.map((n) => r.topicConfig(topic, n)),
+        describedTopicConfigNames(topic.configs).map((n) => r.topicConfig(topic, n)),
       ),
     );
   });

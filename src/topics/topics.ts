@@ -4,6 +4,7 @@ import {
   isTopicConfigName,
   resolveTopicConfig,
   validateTopicConfig,
+  validateTopicConfigSet,
   type TopicConfig,
 } from '../config/topic-configs.js';
 import { KafkaError } from '../wire/errors.js';
@@ -164,6 +165,7 @@ export class TopicRegistry {
     }
     const configs = { ...(req.configs ?? {}) };
     for (const [k, v] of Object.entries(configs)) validateTopicConfig(k, v);
+    validateTopicConfigSet(configs);
     const minIsr = Number(configs['min.insync.replicas'] ?? 1);
     if (minIsr > rf) {
       throw new KafkaError(
@@ -272,6 +274,7 @@ export class TopicRegistry {
         if (v === null) delete configs[k];
         else configs[k] = v;
       }
+      validateTopicConfigSet(configs);
       const minIsr = Number(configs['min.insync.replicas'] ?? 1);
       if (minIsr > t.replicationFactor) {
         throw new KafkaError(

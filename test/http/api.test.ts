@@ -130,6 +130,34 @@ describe('HTTP API (Confluent v3 shapes)', () => {
     expect(await call('GET', 'topics/cfg/configs/nope')).toMatchObject({ status: 404 });
   });
 
+  it('accepts every standard Kafka topic config, describes it with its source, and applies 3.x timestamp bounds', async () => {
+    const created = await createTopic('manifest', 1, [
+      { name: 'segment.jitter.ms', value: '60000' },
+      { name: 'flush.messages', value: '10000' },
+      { name: 'remote.storage.enable', value: 'false' },
+      { name: 'message.timestamp.difference.max.ms', value: '60000' },
+    ]);
+    expect(created.status).toBe(201);
+    const configs = new Map(
+      (await call('GET', 'topics/manifest/configs')).body.data.map((c: { name: string }) => [c.name, c]),
+    );
+    expect(configs.get('segment.jitter.ms')).toMatchObject({ value: '60000', source: 'DYNAMIC_TOPIC_CONFIG' });
+    expect(configs.get('flush.ms')).toMatchObject({ value: '9223372036854775807', source: 'DEFAULT_CONFIG' });
+    expect(configs.get('message.timestamp.difference.max.ms')).toMatchObject({ value: '60000' });
+    expect(configs.has('message.format.version')).toBe(false); // removed in Kafka 4.0, not set here
+    // Kafka 3.x's difference bounds a timestamp in the past too (before.max.ms is not set).
+    const old = new Date(Date.now() - 3_600_000).toISOString();
+    expect(await call('POST', 'topics/manifest/records', { value: { data: 1 }, timestamp: old })).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_TIMESTAMP' },
+    });
+    expect((await call('POST', 'topics/manifest/records', { value: { data: 1 } })).status).toBe(200);
+    expect(await createTopic('jitter', 1, [{ name: 'segment.jitter.ms', value: '-1' }])).toMatchObject({
+      status: 400,
+      body: { error: 'INVALID_CONFIG' },
+    });
+  });
+
   it('produces one record and reads it back with key, value, headers and timestamp', async () => {
     await createTopic('one', 1);
     const res = await call('POST', 'topics/one/records', {

@@ -1,5 +1,5 @@
 /** CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs. */
-import { TOPIC_CONFIG_DEFS, type TopicConfigName } from '../../config/topic-configs.js';
+import { describedTopicConfigNames, TOPIC_CONFIG_DEFS } from '../../config/topic-configs.js';
 import { KafkaError } from '../../wire/errors.js';
 import { allowed, authorize } from './access.js';
 import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
@@ -99,7 +99,7 @@ export const createPartitions: Handler = async (ctx, req) => {
 };
 
 function describeTopicConfigs(overrides: Record<string, string>, keys?: string[] | null) {
-  const names = (Object.keys(TOPIC_CONFIG_DEFS) as TopicConfigName[]).filter((n) => !keys || keys.includes(n));
+  const names = describedTopicConfigNames(overrides).filter((n) => !keys || keys.includes(n));
   return names.map((name) => {
     const set = Object.hasOwn(overrides, name);
     const value = set ? overrides[name]! : TOPIC_CONFIG_DEFS[name].default;
