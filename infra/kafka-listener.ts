@@ -1,7 +1,10 @@
 /**
  * The Kafka protocol listener as an optional stateless service (`-c kafkaListener=true`): Fargate
  * tasks running src/server.ts on the aws backend (the stack's buckets and table), behind a Network
- * Load Balancer that terminates TLS with the given ACM certificate, scaling on CPU. Tasks keep no
+ * Load Balancer, scaling on CPU. TLS ends at the NLB (an ACM certificate), or at the tasks (PEM from
+ * a Secrets Manager secret, given to the container as secret environment variables; the NLB passes
+ * TCP through), which is what mutual TLS needs: an NLB TLS listener asks for no client certificate.
+ * SASL/SCRAM credentials are the table's, so any task authenticates any user. Tasks keep no
  * state of their own: any task serves any partition and any group, as the Lambdas do (every change
  * is a conditional write). The scheduler stays the stack's Lambda. Costs: docs/cost-model.md.
  */
@@ -14,16 +17,20 @@ import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import { DATA_ACCESS, type DataAccess } from './data-access.js';
+import type { KafkaListenerTls } from './stack-config.js';
 import type { ReplicaStores } from './replica-stores.js';
 
 export interface KafkaListenerProps {
   stores: ReplicaStores;
   table: dynamodb.Table;
   clusterId: string;
-  certificateArn: string;
+  tls: KafkaListenerTls;
+  /** sasl.enabled.mechanisms (SCRAM): a connection must authenticate. */
+  saslMechanisms: readonly string[];
   /** The name clients use (the certificate's); Metadata advertises it. Point it at the NLB (CNAME). */
   hostName: string;
   maxTasks: number;
@@ -31,7 +38,7 @@ export interface KafkaListenerProps {
   removalPolicy: RemovalPolicy;
 }
 
-/** The port clients connect to (TLS, on the load balancer); tasks listen on 9092 in plain TCP. */
+/** The port clients connect to (TLS, on the load balancer or passed through to the tasks); tasks listen on 9092. */
 export const KAFKA_TLS_PORT = 9094;
 const TASK_PORT = 9092;
 
@@ -71,6 +78,9 @@ export class KafkaListener extends Construct {
     });
     const cluster = new ecs.Cluster(this, 'Cluster', { vpc, containerInsightsV2: ecs.ContainerInsights.ENABLED });
 
+    const { tls } = props;
+    const secret =
+      tls.at === 'task' ? secretsmanager.Secret.fromSecretCompleteArn(this, 'TlsSecret', tls.secretArn) : undefined;
     const task = new ecs.FargateTaskDefinition(this, 'Task', {
       cpu: 1024,
       memoryLimitMiB: 2048,
@@ -97,7 +107,27 @@ export class KafkaListener extends Construct {
         KAFKA_ADVERTISED_HOST: `${props.hostName}:${KAFKA_TLS_PORT}`,
         // The HTTP API stays on API Gateway; inside the task it only answers on localhost.
         HOST: '127.0.0.1',
+        ...(props.saslMechanisms.length > 0 ? { KAFKA_SASL_ENABLED_MECHANISMS: props.saslMechanisms.join(',') } : {}),
+        ...(tls.at === 'task'
+          ? {
+              KAFKA_SSL_CLIENT_AUTH: tls.clientAuth,
+              ...(tls.principalMappingRules ? { KAFKA_SSL_PRINCIPAL_MAPPING_RULES: tls.principalMappingRules } : {}),
+            }
+          : {}),
       },
+      // The certificate and key (and the CAs of client certificates) reach the process as
+      // environment variables ECS reads from the secret at start; the execution role may read it.
+      ...(secret
+        ? {
+            secrets: {
+              KAFKA_SSL_CERTIFICATE: ecs.Secret.fromSecretsManager(secret, 'certificate'),
+              KAFKA_SSL_KEY: ecs.Secret.fromSecretsManager(secret, 'key'),
+              ...(tls.at === 'task' && tls.clientAuth !== 'none'
+                ? { KAFKA_SSL_TRUSTSTORE_CERTIFICATES: ecs.Secret.fromSecretsManager(secret, 'truststore') }
+                : {}),
+            },
+          }
+        : {}),
       logging: ecs.LogDrivers.awsLogs({
         streamPrefix: 'kafka',
         logGroup: new logs.LogGroup(this, 'Logs', {
@@ -137,16 +167,21 @@ export class KafkaListener extends Construct {
       internetFacing: true,
       crossZoneEnabled: true,
     });
-    const listener = this.loadBalancer.addListener('Tls', {
-      port: KAFKA_TLS_PORT,
-      protocol: elbv2.Protocol.TLS,
-      certificates: [
-        elbv2.ListenerCertificate.fromCertificateManager(
-          acm.Certificate.fromCertificateArn(this, 'Certificate', props.certificateArn),
-        ),
-      ],
-      sslPolicy: elbv2.SslPolicy.TLS13_RES,
-    });
+    const listener = this.loadBalancer.addListener(
+      'Tls',
+      tls.at === 'nlb'
+        ? {
+            port: KAFKA_TLS_PORT,
+            protocol: elbv2.Protocol.TLS,
+            certificates: [
+              elbv2.ListenerCertificate.fromCertificateManager(
+                acm.Certificate.fromCertificateArn(this, 'Certificate', tls.certificateArn),
+              ),
+            ],
+            sslPolicy: elbv2.SslPolicy.TLS13_RES,
+          }
+        : { port: KAFKA_TLS_PORT, protocol: elbv2.Protocol.TCP }, // TLS (and client certificates) at the tasks
+    );
     listener.addTargets('Tasks', {
       port: TASK_PORT,
       protocol: elbv2.Protocol.TCP,
@@ -163,12 +198,12 @@ export class KafkaListener extends Construct {
     );
     why(
       'AwsSolutions-EC23',
-      "Kafka clients connect from anywhere to the NLB, which preserves client IPs, so the tasks take port 9092 from any address; TLS ends at the NLB, SASL/PLAIN is the listener's.",
+      "Kafka clients connect from anywhere to the NLB, which preserves client IPs, so the tasks take port 9092 from any address; TLS ends at the NLB or at the tasks, SASL/SCRAM and mutual TLS are the listener's.",
       securityGroup,
     );
     why(
       'AwsSolutions-ECS2',
-      'The environment holds bucket and table names and the advertised host: configuration, no secret.',
+      'The environment holds bucket and table names, the advertised host and TLS settings: configuration; the TLS key comes from Secrets Manager as an ECS secret.',
       task,
     );
     why(

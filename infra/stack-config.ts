@@ -29,8 +29,13 @@
  *   reservedConcurrency   reserved concurrency per function: a number for every HTTP function,
  *                         or produce=N,fetch=N,admin=N,scheduler=N (a ceiling that keeps one
  *                         stage from taking the account's whole concurrency)         none
- *   kafkaListener         the Kafka protocol listener on Fargate behind a TLS NLB  false
- *   kafkaCertificateArn   its ACM certificate (required with kafkaListener)
+ *   kafkaListener         the Kafka protocol listener on Fargate behind an NLB    false
+ *   kafkaCertificateArn   its ACM certificate: TLS ends at the NLB (this, or kafkaTlsSecretArn)
+ *   kafkaTlsSecretArn     a Secrets Manager secret (JSON: certificate, key, truststore for
+ *                         mutual TLS): TLS ends at the tasks, the NLB passes TCP through
+ *   kafkaClientAuth       none | requested | required (mutual TLS; needs kafkaTlsSecretArn)  none
+ *   kafkaPrincipalMappingRules  ssl.principal.mapping.rules for client certificates      DEFAULT
+ *   kafkaSaslMechanisms   SCRAM-SHA-256,SCRAM-SHA-512 (credentials in the table)   none
  *   kafkaHostName         the name clients connect to, the certificate's (required with kafkaListener)
  *   kafkaListenerMaxTasks the most tasks CPU scaling starts                    4
  */
@@ -68,7 +73,20 @@ export interface LogStackConfig {
   apiFlavor: ApiFlavor;
   lambdaRuntime: 'nodejs24.x' | 'nodejs22.x';
   reservedConcurrency: ReservedConcurrency;
-  kafkaListener?: { certificateArn: string; hostName: string; maxTasks: number };
+  kafkaListener?: KafkaListenerConfig;
+}
+
+/** Where the listener's TLS ends: at the NLB (an ACM certificate), or at the tasks (a secret's PEM, mutual TLS possible). */
+export type KafkaListenerTls =
+  | { at: 'nlb'; certificateArn: string }
+  | { at: 'task'; secretArn: string; clientAuth: 'none' | 'requested' | 'required'; principalMappingRules?: string };
+
+export interface KafkaListenerConfig {
+  tls: KafkaListenerTls;
+  hostName: string;
+  maxTasks: number;
+  /** sasl.enabled.mechanisms: SCRAM only (PLAIN's users live in a file the task does not have). */
+  saslMechanisms: string[];
 }
 
 type Lookup = (key: string) => unknown;
@@ -231,16 +249,40 @@ export function stackConfig(context: Lookup): LogStackConfig {
 function kafkaListenerConfig(context: Lookup): Pick<LogStackConfig, 'kafkaListener'> {
   if (!bool('kafkaListener', context('kafkaListener'), false)) return {};
   const certificateArn = str(context('kafkaCertificateArn'));
+  const secretArn = str(context('kafkaTlsSecretArn'));
   const hostName = str(context('kafkaHostName'));
-  if (!certificateArn || !hostName)
+  if ((!certificateArn && !secretArn) || !hostName)
     throw new Error(
-      'kafkaListener=true needs kafkaCertificateArn and kafkaHostName (the TLS certificate and the name clients connect to)',
+      'kafkaListener=true needs kafkaCertificateArn (or kafkaTlsSecretArn) and kafkaHostName (the TLS certificate and the name clients connect to)',
     );
+  if (certificateArn && secretArn)
+    throw new Error('Give kafkaCertificateArn (TLS at the NLB) or kafkaTlsSecretArn (TLS at the tasks), not both');
+  if (secretArn && !/^arn:aws[a-z-]*:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6}$/.test(secretArn))
+    throw new Error(
+      `kafkaTlsSecretArn must be a secret's complete ARN (with its 6-character suffix), got ${secretArn}`,
+    );
+  const clientAuth = str(context('kafkaClientAuth')) ?? 'none';
+  if (clientAuth !== 'none' && clientAuth !== 'requested' && clientAuth !== 'required')
+    throw new Error(`Context kafkaClientAuth must be none, requested or required, got ${clientAuth}`);
+  if (clientAuth !== 'none' && !secretArn)
+    throw new Error(
+      'kafkaClientAuth (mutual TLS) needs kafkaTlsSecretArn: an NLB TLS listener does not ask for client certificates',
+    );
+  const rules = str(context('kafkaPrincipalMappingRules'));
+  const saslMechanisms = list(context('kafkaSaslMechanisms'));
+  for (const m of saslMechanisms)
+    if (m !== 'SCRAM-SHA-256' && m !== 'SCRAM-SHA-512')
+      throw new Error(
+        `Context kafkaSaslMechanisms takes SCRAM-SHA-256 and SCRAM-SHA-512 (PLAIN's users are a local auth config file), got ${m}`,
+      );
   return {
     kafkaListener: {
-      certificateArn,
+      tls: secretArn
+        ? { at: 'task', secretArn, clientAuth, ...(rules ? { principalMappingRules: rules } : {}) }
+        : { at: 'nlb', certificateArn: certificateArn! },
       hostName,
       maxTasks: int('kafkaListenerMaxTasks', context('kafkaListenerMaxTasks'), 4, 1, 100),
+      saslMechanisms,
     },
   };
 }

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { stackConfig } from '../../infra/stack-config.js';
 import { synthStack } from './synth.js';
 
+const SECRET = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:kafka-tls-AbCdEf';
 const context = {
   kafkaListener: 'true',
   kafkaCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
@@ -13,13 +14,82 @@ const context = {
 describe('the Kafka listener service', () => {
   it('is off by default, and needs a certificate and a host name when on', () => {
     expect(stackConfig(() => undefined).kafkaListener).toBeUndefined();
-    expect(() => stackConfig((k) => ({ kafkaListener: 'true' })[k])).toThrow(/kafkaCertificateArn and kafkaHostName/);
+    expect(() => stackConfig((k) => ({ kafkaListener: 'true' })[k])).toThrow(
+      /kafkaCertificateArn \(or kafkaTlsSecretArn\) and kafkaHostName/,
+    );
     expect(stackConfig((k) => (context as Record<string, string>)[k]).kafkaListener).toEqual({
-      certificateArn: context.kafkaCertificateArn,
+      tls: { at: 'nlb', certificateArn: context.kafkaCertificateArn },
       hostName: 'kafka.example.com',
       maxTasks: 4,
+      saslMechanisms: [],
     });
+    const of = (extra: Record<string, string>) => () =>
+      stackConfig((k) => ({ ...context, kafkaCertificateArn: undefined, ...extra })[k]).kafkaListener;
+    expect(
+      of({ kafkaTlsSecretArn: SECRET, kafkaClientAuth: 'required', kafkaSaslMechanisms: 'SCRAM-SHA-512' })(),
+    ).toEqual({
+      tls: { at: 'task', secretArn: SECRET, clientAuth: 'required' },
+      hostName: 'kafka.example.com',
+      maxTasks: 4,
+      saslMechanisms: ['SCRAM-SHA-512'],
+    });
+    expect(of({ kafkaCertificateArn: context.kafkaCertificateArn, kafkaClientAuth: 'required' })).toThrow(
+      /needs kafkaTlsSecretArn/,
+    );
+    expect(of({ kafkaTlsSecretArn: SECRET, kafkaCertificateArn: context.kafkaCertificateArn })).toThrow(/not both/);
+    expect(of({ kafkaTlsSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:kafka-tls' })).toThrow(
+      /complete ARN/,
+    );
+    expect(of({ kafkaTlsSecretArn: SECRET, kafkaSaslMechanisms: 'PLAIN' })).toThrow(/SCRAM-SHA-256 and SCRAM-SHA-512/);
   });
+
+  it('with kafkaTlsSecretArn: TLS at the tasks from the secret (mutual TLS, SCRAM), the NLB passing TCP through', () => {
+    const s = synthStack(
+      {
+        ...context,
+        kafkaCertificateArn: '',
+        kafkaTlsSecretArn: SECRET,
+        kafkaClientAuth: 'required',
+        kafkaPrincipalMappingRules: 'RULE:^CN=([^,]+),.*$/$1/L,DEFAULT',
+        kafkaSaslMechanisms: 'SCRAM-SHA-512,SCRAM-SHA-256',
+      },
+      { bundle: false, cfnValidation: false, nag: true },
+    );
+    try {
+      const t = s.template;
+      t.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', { Port: 9094, Protocol: 'TCP' });
+      const secret = (field: string) => `${SECRET}:${field}::`;
+      t.hasResourceProperties('AWS::ECS::TaskDefinition', {
+        ContainerDefinitions: [
+          Match.objectLike({
+            Environment: Match.arrayWith([
+              { Name: 'KAFKA_SASL_ENABLED_MECHANISMS', Value: 'SCRAM-SHA-512,SCRAM-SHA-256' },
+              { Name: 'KAFKA_SSL_CLIENT_AUTH', Value: 'required' },
+              { Name: 'KAFKA_SSL_PRINCIPAL_MAPPING_RULES', Value: 'RULE:^CN=([^,]+),.*$/$1/L,DEFAULT' },
+            ]),
+            Secrets: [
+              { Name: 'KAFKA_SSL_CERTIFICATE', ValueFrom: secret('certificate') },
+              { Name: 'KAFKA_SSL_KEY', ValueFrom: secret('key') },
+              { Name: 'KAFKA_SSL_TRUSTSTORE_CERTIFICATES', ValueFrom: secret('truststore') },
+            ],
+          }),
+        ],
+      });
+      // The execution role reads the secret (ECS fetches it before the container starts).
+      t.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+              Resource: SECRET,
+            }),
+          ]),
+        },
+      });
+    } finally {
+      s.cleanup();
+    }
+  }, 60_000);
 
   it('runs Fargate tasks on the aws backend behind a TLS listener, scaling on CPU, with no unacknowledged cdk-nag finding', () => {
     const s = synthStack(context, { bundle: false, cfnValidation: false, nag: true });

@@ -431,6 +431,27 @@ describe.skipIf(!hasOpenssl)(hasOpenssl ? 'mutual TLS' : 'mutual TLS (openssl is
   });
 });
 
+describe.skipIf(!hasOpenssl)(hasOpenssl ? 'TLS settings' : 'TLS settings (no openssl: skipped)', () => {
+  it('refuse at start what cannot work: a key without its certificate, a bad mapping rule, PLAIN without users', async () => {
+    const env = { KAFKA_SSL_CERTIFICATE_FILE: certs.server.certFile, KAFKA_SSL_KEY_FILE: certs.server.keyFile };
+    await expect(startKafkaServer({}, { KAFKA_SSL_KEY_FILE: certs.server.keyFile })).rejects.toThrow(
+      /both a certificate and its key/,
+    );
+    await expect(startKafkaServer({}, { ...env, KAFKA_SSL_PRINCIPAL_MAPPING_RULES: 'RULE:x' })).rejects.toThrow(
+      /Invalid rule/,
+    );
+    await expect(startKafkaServer({}, { KAFKA_SSL_CLIENT_AUTH: 'required' })).rejects.toThrow(
+      /need the listener's certificate/,
+    );
+    await expect(startKafkaServer({}, { KAFKA_SASL_ENABLED_MECHANISMS: 'PLAIN' })).rejects.toThrow(
+      /no sasl.plain.users/,
+    );
+    await expect(startKafkaServer({}, { KAFKA_SASL_ENABLED_MECHANISMS: 'GSSAPI' })).rejects.toThrow(
+      /GSSAPI is not one of/,
+    );
+  });
+});
+
 describe.skipIf(!hasOpenssl || !hasKcat)(
   hasKcat
     ? 'kcat (librdkafka) over SASL_SSL with SCRAM-SHA-512'
