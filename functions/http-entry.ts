@@ -66,6 +66,10 @@ export function createHttpHandler(
   // running (acks=0 appends, acks=1 follower copies) is finished first, in the invocation's scope.
   const settled = new Hono();
   settled.all('*', async (c) => {
+    // The release this function runs, for the feature level's raise (one write per quarter hour).
+    await services.features.keepRegistered(functionName, systemClock.now(), (e) =>
+      log(telemetry, 'warn', 'process registration failed', { error: String(e) }),
+    );
     const answer = await app.fetch(c.req.raw, c.env);
     await settleBackgroundWork(services);
     return answer;

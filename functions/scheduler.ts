@@ -71,6 +71,9 @@ export const handler = async (
     const started = systemClock.now();
     const deadline = started + Math.max(context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS, 0);
     try {
+      await services.features.keepRegistered('scheduler', started, (e) =>
+        log(telemetry, 'warn', 'process registration failed', { error: String(e) }),
+      );
       const report = await runScheduledPass({ config, storage, services, deadline, telemetry });
       await settleBackgroundWork(services); // nothing runs once the handler returns
       addMetric(

@@ -37,6 +37,7 @@ import { createTransactionCoordinator } from './transactions/index.js';
 import { SystemTimer } from './timer/system-timer.js';
 import { ReplicaManager } from './replication/replica-manager.js';
 import { noMetrics, type Metrics } from './metrics.js';
+import { FeatureLevels } from './storage/feature-level.js';
 
 export interface Storage {
   metadata: MetadataStore;
@@ -201,6 +202,7 @@ export function createServices(
     metrics,
     push: { subscriptions, notifier },
     security: createSecurity(config.security, metadata, clock),
+    features: new FeatureLevels(metadata),
     ...(counted ? { operationCounts: counted.snapshot } : {}),
   };
 }

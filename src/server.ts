@@ -49,6 +49,13 @@ const app = createApp(services);
 let origin = '';
 const push = pushSocket(services, () => process.env.PUSH_ENDPOINT ?? origin);
 app.route('/', push.routes);
+// This process's release and feature level, for the feature level's raise (docs/deploy.md), kept fresh.
+const register = () =>
+  services.features.keepRegistered('local-server', Date.now(), (e) =>
+    console.log(JSON.stringify({ level: 'warn', msg: 'process registration failed', error: String(e) })),
+  );
+await register();
+setInterval(register, services.features.refreshMs).unref();
 // Timers, retention, compaction, segment merge and orphan GC, every SCHEDULER_INTERVAL_MS.
 const scheduler = startInProcessScheduler(config, storage, services);
 const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
@@ -59,6 +66,7 @@ const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
       msg: 'listening',
       url: `http://${hostname}:${info.port}`,
       backend: config.backend.kind,
+      release: services.features.release,
       clusterId: config.clusterId,
       authorization: config.security.authorization,
     }),

@@ -1,5 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { api } from './api.js';
 import { GroupPage } from './pages/group.js';
 import { GroupsPage } from './pages/groups.js';
 import { OverviewPage } from './pages/overview.js';
@@ -34,8 +35,21 @@ function Page({ hash }: { hash: string }) {
   return <OverviewPage />;
 }
 
+/** The release the server runs (the cluster resource's `version`), shown beside the name. */
+function useRelease(): string | undefined {
+  const [release, setRelease] = useState<string>();
+  useEffect(() => {
+    api<{ version?: string }>('').then(
+      (c) => setRelease(c.version),
+      () => {},
+    );
+  }, []);
+  return release;
+}
+
 function App() {
   const hash = useHash();
+  const release = useRelease();
   const section = route(hash).parts[0] ?? '';
   const first = useRef(true);
   useEffect(() => {
@@ -63,6 +77,7 @@ function App() {
       </a>
       <header>
         <span class="brand">s3-kafka-log</span>
+        {release && <span class="release">{release}</span>}
         <nav aria-label="Main">
           {link('#/', 'Overview', section === '')}
           {link('#/groups', 'Consumer groups', section === 'groups')}

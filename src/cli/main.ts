@@ -11,12 +11,13 @@
  *   kafka-log console --bootstrap-server https://abc.execute-api.eu-west-1.amazonaws.com --auth sigv4
  * Errors print one line to stderr and exit non-zero (2 for a usage mistake, 1 otherwise).
  */
-import { KafkaClientError } from '../client/index.js';
+import { KafkaClientError, RELEASE } from '../client/index.js';
 import { aclsCommand } from './acls.js';
 import { UsageError, CONNECTION_HELP } from './args.js';
 import { configsCommand } from './configs.js';
 import { consoleCommand } from './console.js';
 import { consumeCommand } from './consume.js';
+import { featuresCommand } from './features.js';
 import type { Context } from './context.js';
 import { groupsCommand } from './groups.js';
 import { perfCommand } from './perf.js';
@@ -34,6 +35,8 @@ const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help
   acls     --add | --remove | --list                            (kafka-acls.sh)
   configs  --entity-type users|clients --alter | --describe     (kafka-configs.sh, client quotas)
   console  the web console, calls signed (--auth sigv4)         (as kubectl proxy)
+  features describe | upgrade --feature-level N                 (kafka-features.sh)
+  --version  the release of kafka-log
 ${CONNECTION_HELP}`;
 
 const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> = {
@@ -46,11 +49,16 @@ const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> 
   acls: aclsCommand,
   configs: configsCommand,
   console: consoleCommand,
+  features: featuresCommand,
 };
 
 /** Runs one command line; resolves to the exit code. */
 export async function main(argv: string[], ctx: Context): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === '--version' || command === '-V' || command === 'version') {
+    ctx.out(`kafka-log ${RELEASE}`);
+    return 0;
+  }
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     ctx.out(HELP);
     return command === undefined ? 2 : 0;

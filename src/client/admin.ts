@@ -214,6 +214,35 @@ const aclQuery = (f: AclFilter) => ({
   permission: f.permissionType,
 });
 
+export interface FeatureLevelDescription {
+  release: string;
+  featureLevel: number;
+  supportedFeatureLevel: number;
+  finalizableFeatureLevel: number;
+  processes: { role: string; release: string; supportedFeatureLevel: number; lastSeen: string }[];
+}
+
+interface WireFeatures {
+  release: string;
+  feature_level: number;
+  supported_feature_level: number;
+  finalizable_feature_level: number;
+  processes: { role: string; release: string; supported_feature_level: number; last_seen: string }[];
+}
+
+const features = (w: WireFeatures): FeatureLevelDescription => ({
+  release: w.release,
+  featureLevel: w.feature_level,
+  supportedFeatureLevel: w.supported_feature_level,
+  finalizableFeatureLevel: w.finalizable_feature_level,
+  processes: w.processes.map((p) => ({
+    role: p.role,
+    release: p.release,
+    supportedFeatureLevel: p.supported_feature_level,
+    lastSeen: p.last_seen,
+  })),
+});
+
 export class Admin extends TransactionAdmin {
   constructor(transport: Transport, config: AdminConfig = {}) {
     super(transport, (fn) =>
@@ -406,6 +435,23 @@ export class Admin extends TransactionAdmin {
     await this.call(() =>
       this.transport.request('POST', '/acls:batch', { body: { data: options.acl.map(toWireAcl) } }),
     );
+  }
+
+  /**
+   * Kafka's DescribeFeatures for metadata.version: the cluster's feature level, what the answering
+   * process supports, what every running process supports, and their releases.
+   */
+  async describeFeatures(): Promise<FeatureLevelDescription> {
+    const res = await this.call(() => this.transport.request<WireFeatures>('GET', '/features'));
+    return features(res.body);
+  }
+
+  /** Kafka's UpdateFeatures (upgrade only): raises the cluster's feature level. */
+  async raiseFeatureLevel(level: number): Promise<FeatureLevelDescription> {
+    const res = await this.call(() =>
+      this.transport.request<WireFeatures>('POST', '/features:raise', { body: { feature_level: level } }),
+    );
+    return features(res.body);
   }
 
   /** Kafka's DescribeAcls: the ACLs the filter matches. */

@@ -37,6 +37,7 @@ export {
   type AclOperation,
   type AclResourceType,
   type ClientQuotaEntry,
+  type FeatureLevelDescription,
   type QuotaEntityPart,
   type QuotaKey,
   type ScramCredentialAlteration,
@@ -61,3 +62,4 @@ export {
   isRetriable,
 } from './errors.js';
 export { retry, backoffMs, type RetryOptions } from './retry.js';
+export { RELEASE } from '../wire/release.js';

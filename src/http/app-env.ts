@@ -6,6 +6,7 @@ import type { TopicRegistry } from '../topics/topics.js';
 import type { ProducerIds } from '../producer/producer-ids.js';
 import type { Clock } from '../clock.js';
 import type { OperationCounts } from '../storage/counting-stores.js';
+import type { FeatureLevels } from '../storage/feature-level.js';
 import type { PushNotifier } from '../push/push-notifier.js';
 import type { Subscriptions } from '../push/subscriptions.js';
 import type { Purgatory } from '../timer/purgatory.js';
@@ -35,6 +36,8 @@ export interface AppServices {
   push: { subscriptions: Subscriptions; notifier: PushNotifier };
   /** Principals, ACLs and quotas. */
   security: Security;
+  /** The cluster's feature level and this process's registration (src/storage/feature-level.ts). */
+  features: FeatureLevels;
   /** Storage operation counts, when the composition root wrapped the stores in counters (the benchmark). */
   operationCounts?: () => OperationCounts;
 }

@@ -14,6 +14,7 @@ import { produceRequestRoutes } from './produce-request-routes.js';
 import { producerRoutes } from './producer-routes.js';
 import { quotaRoutes } from './quota-routes.js';
 import { scramRoutes } from './scram-routes.js';
+import { featureRoutes } from './feature-routes.js';
 import { recordRoutes } from './record-routes.js';
 import { bodySizeLimit } from './request.js';
 import { Resources } from './resources.js';
@@ -105,6 +106,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Hono
   cluster.route('/', aclRoutes());
   cluster.route('/', quotaRoutes());
   cluster.route('/', scramRoutes());
+  cluster.route('/', featureRoutes());
   v3.route('/:clusterId', cluster);
   app.route('/v3/clusters', v3);
   app.route('/consumers', consumerInstanceRoutes(services));

@@ -1,3 +1,4 @@
+import { RELEASE } from '../wire/release.js';
 import { TOPIC_CONFIG_DEFS, type TopicConfigName } from '../config/topic-configs.js';
 import { lastStableOffset, type PartitionState } from '../partition/partition-state.js';
 import type { Topic } from '../topics/topics.js';
@@ -29,6 +30,9 @@ export class Resources {
       consumer_groups: { related: `${b}/consumer-groups` },
       topics: { related: `${b}/topics` },
       partition_reassignments: { related: `${b}/topics/-/partitions/-/reassignment` },
+      // Extension: the release the answering process runs, and its feature level resource.
+      version: RELEASE,
+      features: { related: `${b}/features` },
     };
   }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { autoRaiseFeatureLevel } from '../storage/feature-level.js';
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.js';
 import { stateFromItem } from '../partition/partition-commit.js';
@@ -140,6 +141,13 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
     add('timerFailures', fired.failed);
     for (const [name, n] of Object.entries(fired.counts)) add(name, n);
     for (const e of fired.errors) log({ level: 'error', msg: 'durable timer failed; rescheduled', error: String(e) });
+
+    // 1b. The feature level: raised once every running process has supported a higher one long enough.
+    const raised = await autoRaiseFeatureLevel(metadata, clock.now());
+    if (raised !== undefined) {
+      add('featureLevelRaised', 1);
+      log({ level: 'info', msg: 'feature level raised', featureLevel: raised });
+    }
 
     // 2. Maintenance units, from the cursor; a new round only when one is due.
     const cursor = lease.value.cursor;

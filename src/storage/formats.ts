@@ -50,6 +50,7 @@ export const FORMATS = {
   'pending-offsets': { version: 1, what: 'pending transactional offsets marker (txn-offsets#)' },
   acl: { version: 1, what: 'ACL (acl)' },
   quota: { version: 1, what: 'client quota (quota)' },
+  'scram-credential': { version: 1, what: 'SCRAM credential (scram)' },
   'push-subscription': { version: 1, what: 'push subscription (push#)' },
   'sweep-checkpoint': { version: 1, what: 'object sweep checkpoint (maint#)' },
   other: { version: 1, what: 'item' },
@@ -133,6 +134,7 @@ const PK_FORMATS: [string, FormatName][] = [
   ['txn-offsets#', 'pending-offsets'],
   ['acl', 'acl'],
   ['quota', 'quota'],
+  ['scram', 'scram-credential'],
   ['push#', 'push-subscription'],
   ['maint#', 'sweep-checkpoint'],
 ];

@@ -5,7 +5,8 @@
  *
  * pk `cluster`                      sk `topic#{name}` (a topic), `group#{id}` (the group registry),
  *                                   `cgroup#{id}` (the classic group registry),
- *                                   `producer-id-seq`, `scheduler` (the lease), `timer-cursor#{kind}`
+ *                                   `producer-id-seq`, `scheduler` (the lease), `timer-cursor#{kind}`,
+ *                                   `feature-level` (src/storage/feature-level.ts), `process#{id}` (a running process)
  * pk `part#{topic}#{p}`             sk `state` (the partition state: the commit point),
  *                                   `idx#{baseOffset}` (the offset index), `cleaner` (compaction's checkpoint),
  *                                   `abort#{markerOffset}` (the aborted-transactions index)
@@ -56,6 +57,9 @@ export const classicGroupRegistrySk = (groupId: string) => `${CLASSIC_GROUP_REGI
 export const PRODUCER_ID_SEQ_SK = 'producer-id-seq';
 export const SCHEDULER_LEASE_SK = 'scheduler';
 export const timerCursorSk = (kind: string) => `timer-cursor#${kind}`;
+export const FEATURE_LEVEL_SK = 'feature-level';
+export const PROCESS_PREFIX = 'process#';
+export const processSk = (id: string) => `${PROCESS_PREFIX}${id}`;
 
 // Access control: each set is one query.
 export const ACL_PK = 'acl';

@@ -225,7 +225,8 @@ describe('admin, produce and fetch bundles, end to end on s3rver and dynalite', 
       path: `${BASE}/topics`,
       status: 201,
     });
-    expect(res.emf).toMatchObject({ DynamoDbWriteRequests: 1, requestId: res.requestId });
+    // The topic, and the environment's process registration at its first invocation (docs/deploy.md).
+    expect(res.emf).toMatchObject({ DynamoDbWriteRequests: 2, requestId: res.requestId });
   });
 
   it('produce appends a batch: one object PUT, offsets back, produce metrics as EMF', async () => {
