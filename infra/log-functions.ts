@@ -17,6 +17,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import { ZSTD_FALLBACK_PACKAGES } from '../src/wire/compression/zstd.js';
 import { Construct } from 'constructs';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -33,8 +34,10 @@ export const BUNDLING: BundlingOptions = {
   sourcesContent: false,
   bundleAwsSDK: true,
   // Everything is bundled but the SQLite adapters (src/compose.ts and src/storage/local-object-store.ts
-  // import them dynamically, by these paths).
-  externalModules: ['*/storage/sqlite-metadata-store.js', '*/sqlite-pack-index.js'],
+  // import them dynamically, by these paths) and the zstd fallback for Node without zlib's zstd,
+  // which the Node 24 runtime never loads (src/wire/compression/zstd.ts). snappy and lz4 are pure
+  // JavaScript, bundled like the rest: the same bytes run on x86_64 and arm64.
+  externalModules: ['*/storage/sqlite-metadata-store.js', '*/sqlite-pack-index.js', ...ZSTD_FALLBACK_PACKAGES],
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
   banner:
     "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);",

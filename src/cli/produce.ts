@@ -1,6 +1,6 @@
 /** `produce`: kafka-console-producer.sh: one record per stdin line. */
 import { createInterface } from 'node:readline';
-import type { Message, RecordMetadata } from '../client/index.js';
+import { COMPRESSION_TYPES, type Message, type RecordMetadata } from '../client/index.js';
 import {
   clientConfig,
   connect,
@@ -25,7 +25,7 @@ export const PRODUCE_HELP = `Usage: kafka-log produce --topic T [options] < line
   --linger-ms N  --batch-size N  --producer-property k=v (Kafka producer configs, e.g. enable.idempotence=false)
   --print-metadata        print TOPIC-PARTITION@OFFSET for every record, in input order
   kafka-console-producer.sh's own names work too: --producer.config FILE, --request-required-acks,
-  --compression-codec none|gzip, --timeout MS (linger), --sync, --message-send-max-retries N,
+  --compression-codec none|gzip|snappy|lz4|zstd, --timeout MS (linger), --sync, --message-send-max-retries N,
   --retry-backoff-ms N, --max-block-ms N, --max-memory-bytes N, --max-partition-memory-bytes N,
   --metadata-expiry-ms N
 ${CONNECTION_HELP}`;
@@ -79,8 +79,8 @@ function toolConfigs(values: Record<string, string | boolean | string[] | undefi
   num('metadata-expiry-ms', 'metadataMaxAgeMs');
   const codec = values['compression-codec'] as string | undefined;
   if (codec !== undefined) {
-    if (codec !== 'none' && codec !== 'gzip')
-      throw new UsageError(`--compression-codec takes none or gzip here (got ${codec})`);
+    if (!(COMPRESSION_TYPES as readonly string[]).includes(codec))
+      throw new UsageError(`--compression-codec takes ${COMPRESSION_TYPES.join(', ')} (got ${codec})`);
     out.compressionType = codec;
   }
   if (values.sync) out.lingerMs = 0;

@@ -17,6 +17,7 @@ import {
   walkRecords,
 } from '../wire/record-batch.js';
 import type { AbortedRange } from '../wire/protocol.js';
+import type { CompressionType } from '../wire/compression/index.js';
 import type { ConsumerRecord, EncodedRecord } from './codec.js';
 import { KafkaClientError } from './errors.js';
 
@@ -40,7 +41,7 @@ export function encodeProducerBatch(
   records: readonly EncodedRecord[],
   producer?: BatchProducer,
   context: { topic?: string; partition?: number } = {},
-  compression: 'none' | 'gzip' = 'none',
+  compression: { type: CompressionType; level?: number } = { type: 'none' },
   /** Where the batch is written (new memory by default); see EncodeBatchOptions.allocate. */
   allocate?: (bytes: number) => Uint8Array,
 ): Uint8Array {
@@ -56,7 +57,8 @@ export function encodeProducerBatch(
       : {};
     return encodeRecordBatch(records as EncodedRecord[], {
       partitionLeaderEpoch: -1,
-      compression,
+      compression: compression.type,
+      ...(compression.level === undefined ? {} : { compressionLevel: compression.level }),
       ...options,
       ...(allocate ? { allocate } : {}),
     });

@@ -1,4 +1,5 @@
 import { KafkaError } from '../wire/errors.js';
+import type { CompressionType } from '../wire/compression/index.js';
 
 /**
  * Every topic-level config Kafka has, under Kafka's names, with Kafka's types, defaults and valid
@@ -63,9 +64,13 @@ export const TOPIC_CONFIG_DEFS = {
   'message.timestamp.type': { kind: 'string', default: 'CreateTime', allowed: ['CreateTime', 'LogAppendTime'] },
   // How far a CreateTime timestamp may lie before or after the broker's clock (Kafka 3.6+; 4.0's
   // defaults): a timestamp from the future would keep its records from ever expiring by retention.ms.
-  // Kafka's compression of stored batches: 'producer' keeps what the producer sent; gzip is the
-  // only codec this product writes (snappy, lz4 and zstd need what Node 20 lacks).
-  'compression.type': { kind: 'string', default: 'producer', allowed: ['producer', 'uncompressed', 'gzip'] },
+  // Kafka's compression of stored batches: 'producer' keeps what the producer sent; any other
+  // value re-encodes batches that differ (src/wire/compression/).
+  'compression.type': {
+    kind: 'string',
+    default: 'producer',
+    allowed: ['producer', 'uncompressed', 'gzip', 'snappy', 'lz4', 'zstd'],
+  },
   'message.timestamp.before.max.ms': { kind: 'long', default: LONG_MAX, min: 0 },
   'message.timestamp.after.max.ms': { kind: 'long', default: '3600000', min: 0 },
   // KIP-390's levels of the codec compression.type names (Kafka's CompressionType ranges).
@@ -114,7 +119,7 @@ export interface TopicConfig {
   logAppendTime: boolean;
   timestampBeforeMaxMs: number;
   timestampAfterMaxMs: number;
-  compressionType: 'producer' | 'uncompressed' | 'gzip';
+  compressionType: 'producer' | 'uncompressed' | Exclude<CompressionType, 'none'>;
 }
 
 export const isTopicConfigName = (name: string): name is TopicConfigName => Object.hasOwn(TOPIC_CONFIG_DEFS, name);

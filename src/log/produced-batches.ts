@@ -1,6 +1,6 @@
 /**
  * Validation of record batches a producer sends as bytes (Kafka's LogValidator for v2 batches from
- * a client, uncompressed or gzip): the batches are checked in place and kept as they are, so a
+ * a client, uncompressed or compressed with any of Kafka's codecs): the batches are checked in place and kept as they are, so a
  * produce does not decode and re-encode what the producer already encoded. The wire format (CRC,
  * framing, the record grammar) is src/wire's `readCheckedBatch` and `walkRecords`; what is here
  * is the broker's rules over it.
@@ -42,8 +42,8 @@ const invalid = (message: string) => new KafkaError('INVALID_RECORD', message);
  * the broker owns: base offsets (relative to the run), and a max timestamp that does not match the
  * records (then the CRC), as Kafka corrects it (LogAppendTime topics are stamped at append time, by
  * the request object). Throws CORRUPT_MESSAGE (bad CRC, truncated or malformed bytes), INVALID_RECORD (inconsistent offsets, a missing key on a compacted topic, control
- * batches), UNSUPPORTED_COMPRESSION_TYPE (snappy, lz4, zstd: gzip and uncompressed
- * batches are taken, and stored compressed as sent), or MESSAGE_TOO_LARGE (a batch above
+ * batches), UNSUPPORTED_COMPRESSION_TYPE (a codec id Kafka does not have; compressed batches are
+ * inflated to be checked, bounded, and stored compressed as sent), or MESSAGE_TOO_LARGE (a batch above
  * max.message.bytes); nothing is appended then.
  */
 export function validateProducedBatches(bytes: Uint8Array, rules: ProducedBatchRules): ProducedBatches {

@@ -6,6 +6,7 @@ import {
   recompressBatches,
   setBaseOffset,
   setLogAppendTime,
+  type CompressionType,
   type LogRecord,
 } from '../wire/record-batch.js';
 import type { ProducedBatches } from './produced-batches.js';
@@ -236,9 +237,11 @@ function spanInPlace(
   return { body, runs };
 }
 
-/** How batches the server encodes itself are compressed: gzip only when the topic asks for it. */
-export const storedCompression = (topic: Topic): 'none' | 'gzip' =>
-  topic.config.compressionType === 'gzip' ? 'gzip' : 'none';
+/** How batches the server encodes itself are compressed: as the topic's compression.type says, none for 'producer'. */
+export const storedCompression = (topic: Topic): CompressionType => {
+  const type = topic.config.compressionType;
+  return type === 'producer' || type === 'uncompressed' ? 'none' : type;
+};
 
 /**
  * Kafka's message.timestamp.before.max.ms / after.max.ms: a CreateTime timestamp too far before or

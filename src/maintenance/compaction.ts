@@ -8,6 +8,7 @@ import {
   setBaseOffset,
   TRANSACTIONAL_FLAG_MASK,
   type DecodedRecord,
+  type CompressionType,
 } from '../wire/record-batch.js';
 import { storedCompression } from '../log/request-object.js';
 import { chunkRecords, recordSizeUpperBound } from '../wire/record-size.js';
@@ -407,7 +408,7 @@ function encodePiece(
   lastOffset: number,
   records: CleanedRecord[],
   maxMessageBytes: number,
-  compression: 'none' | 'gzip',
+  compression: CompressionType,
 ): Uint8Array[] {
   if (records.length === 0) return [encodeRecordBatch([], { baseOffset: 0, lastOffsetDelta: lastOffset - base })];
   const batches: Uint8Array[] = [];

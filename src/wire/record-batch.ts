@@ -1,7 +1,8 @@
 /**
  * Kafka RecordBatch v2 (magic 2), the byte format of every segment (after Kafka's
- * `DefaultRecordBatch` / `DefaultRecord`). Uncompressed or gzip-compressed records (codec 1:
- * the records after the header as one gzip stream, as Kafka writes them); the other codecs are refused.
+ * `DefaultRecordBatch` / `DefaultRecord`). Uncompressed or compressed records: with a codec
+ * (gzip, snappy, lz4, zstd: ./compression/) the records after the header are one compressed
+ * stream, as Kafka writes them.
  *
  * Batch layout, big-endian, offsets from the batch start:
  * ```
@@ -34,7 +35,14 @@
  * Offsets and timestamps are JS numbers; int64 fields outside the safe integer range are rejected as
  * corrupt on read and with a RangeError on write.
  */
-import { gunzipSync, gzipSync } from 'node:zlib';
+import {
+  CODEC,
+  CodecError,
+  type CompressionType,
+  compress,
+  compressionTypeOf,
+  decompress,
+} from './compression/index.js';
 import { KafkaError } from './errors.js';
 import { crc32c } from './crc32c.js';
 import {
@@ -109,7 +117,9 @@ export interface EncodeBatchOptions {
   /** Sets the control attribute bit (a transaction marker, see src/transactions/control-batch.ts). */
   control?: boolean;
   /** Compresses the records (Kafka's compression.type); default 'none'. */
-  compression?: 'none' | 'gzip';
+  compression?: CompressionType;
+  /** The codec's level where it takes one (gzip, zstd: ./compression/); default the codec's. */
+  compressionLevel?: number;
   /**
    * Offset delta of each record (default: record i gets i). Strictly increasing and >= 0: a
    * compacted batch keeps each kept record's original offset, with gaps where records were removed.
@@ -329,8 +339,9 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
   if (total - LOG_OVERHEAD > INT32_MAX) throw new KafkaError('RECORD_LIST_TOO_LARGE', 'record batch too large');
 
   // Pass 2: header, then records.
+  const compressed = options.compression === 'none' ? undefined : options.compression;
   const out =
-    options.allocate !== undefined && options.compression !== 'gzip' ? options.allocate(total) : new Uint8Array(total);
+    options.allocate !== undefined && compressed === undefined ? options.allocate(total) : new Uint8Array(total);
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   writeInt64(view, BASE_OFFSET_OFFSET, baseOffset);
   view.setInt32(BATCH_LENGTH_OFFSET, total - LOG_OVERHEAD);
@@ -385,20 +396,24 @@ export function encodeRecordBatch(records: LogRecord[], options: EncodeBatchOpti
     }
   }
   if (pos !== total) throw new Error(`record batch size mismatch: wrote ${pos} of ${total} bytes`);
-  if (options.compression === 'gzip') return gzipBatch(out);
+  if (compressed !== undefined) return compressBatch(out, compressed, options.compressionLevel);
   view.setUint32(CRC_OFFSET, crc32c(out.subarray(ATTRIBUTES_OFFSET)));
   return out;
 }
 
-/** The same batch with its records gzip-compressed: the header copied, the codec and length set, a new CRC. */
-function gzipBatch(plain: Uint8Array): Uint8Array {
-  const compressed = gzipSync(plain.subarray(RECORD_BATCH_OVERHEAD));
+/** The same batch with its records compressed: the header copied, the codec and length set, a new CRC. */
+function compressBatch(
+  plain: Uint8Array,
+  type: Exclude<CompressionType, 'none'>,
+  level: number | undefined,
+): Uint8Array {
+  const compressed = compress(type, plain.subarray(RECORD_BATCH_OVERHEAD), level);
   const out = new Uint8Array(RECORD_BATCH_OVERHEAD + compressed.byteLength);
   out.set(plain.subarray(0, RECORD_BATCH_OVERHEAD));
   out.set(compressed, RECORD_BATCH_OVERHEAD);
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   view.setInt32(BATCH_LENGTH_OFFSET, out.byteLength - LOG_OVERHEAD);
-  view.setInt16(ATTRIBUTES_OFFSET, view.getInt16(ATTRIBUTES_OFFSET) | CODEC.gzip);
+  view.setInt16(ATTRIBUTES_OFFSET, view.getInt16(ATTRIBUTES_OFFSET) | CODEC[type]);
   view.setUint32(CRC_OFFSET, crc32c(out.subarray(ATTRIBUTES_OFFSET)));
   return out;
 }
@@ -455,37 +470,35 @@ export function readBatchHeader(bytes: Uint8Array, position = 0): BatchHeader {
   };
 }
 
-/** Kafka's compression codec ids (attributes bits 0-2); gzip is the one this product reads and writes. */
-export const CODEC = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as const;
-const CODEC_NAMES = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
+export { CODEC, type CompressionType } from './compression/index.js';
 
 /** A compressed batch may inflate to at most this much: a bound against decompression bombs. */
 export const MAX_INFLATED_RECORDS_BYTES = 64 * 1024 * 1024;
 
 /**
  * A cursor over the records of the batch at [position, end): the bytes after the header, or, for
- * a gzip batch, those bytes inflated (CORRUPT_MESSAGE if they do not inflate, or inflate past
- * {@link MAX_INFLATED_RECORDS_BYTES}). snappy, lz4 and zstd are UNSUPPORTED_COMPRESSION_TYPE.
+ * a compressed batch, those bytes inflated (CORRUPT_MESSAGE if they do not inflate, or inflate past
+ * {@link MAX_INFLATED_RECORDS_BYTES}; UNSUPPORTED_COMPRESSION_TYPE for a codec id Kafka does not have).
  */
 export function recordsCursor(bytes: Uint8Array, position: number, end: number, attributes: number): ByteCursor {
   const codec = attributes & COMPRESSION_CODEC_MASK;
   const start = position + RECORD_BATCH_OVERHEAD;
   if (codec === CODEC.none) return { bytes, pos: start, end };
-  if (codec !== CODEC.gzip) {
+  const type = compressionTypeOf(codec);
+  if (type === undefined)
     throw new KafkaError(
       'UNSUPPORTED_COMPRESSION_TYPE',
-      `${CODEC_NAMES[codec] ?? `codec ${codec}`} record batches are not supported; send them uncompressed or gzip-compressed`,
+      `compression codec ${codec} of the batch at position ${position} does not exist`,
     );
-  }
-  let inflated: Buffer;
+  let inflated: Uint8Array;
   try {
-    inflated = gunzipSync(bytes.subarray(start, end), { maxOutputLength: MAX_INFLATED_RECORDS_BYTES });
+    inflated = decompress(codec, bytes.subarray(start, end), MAX_INFLATED_RECORDS_BYTES);
   } catch (e) {
-    const tooLarge = (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
+    if (!(e instanceof CodecError)) throw e;
     throw corrupt(
-      tooLarge
-        ? `the gzip records of the batch at position ${position} inflate past ${MAX_INFLATED_RECORDS_BYTES} bytes`
-        : `the gzip records of the batch at position ${position} do not inflate`,
+      e.tooLarge
+        ? `the ${type} records of the batch at position ${position} inflate past ${MAX_INFLATED_RECORDS_BYTES} bytes`
+        : `the ${type} records of the batch at position ${position} do not inflate (${e.message})`,
     );
   }
   return { bytes: inflated, pos: 0, end: inflated.byteLength };
@@ -537,10 +550,10 @@ export interface RecordVisitor {
 
 /**
  * The allocation-free record walker, the one reader of the record grammar: walks the records of
- * the batch at [position, end) (its header read, its CRC checked), inflated first for gzip, and
+ * the batch at [position, end) (its header read, its CRC checked), inflated first if compressed, and
  * hands the visitor where each record's fields are. It checks the framing only (every length within
  * its record, every record within the batch, no bytes left over) and throws CORRUPT_MESSAGE where it
- * fails, UNSUPPORTED_COMPRESSION_TYPE for codecs other than gzip. What the fields must hold (offsets,
+ * fails, UNSUPPORTED_COMPRESSION_TYPE for a codec id that does not exist. What the fields must hold (offsets,
  * keys, timestamps) is the caller's rule: the decoder's, or the produce validator's.
  */
 export function walkRecords(
@@ -613,7 +626,7 @@ const viewOf = (bytes: Uint8Array, start: number, length: number): Uint8Array | 
 
 /**
  * Decodes and verifies the batch at `position`: its CRC-32C must match and every record must parse
- * exactly within the batch (inflated first, for gzip), otherwise CORRUPT_MESSAGE.
+ * exactly within the batch (inflated first, if compressed), otherwise CORRUPT_MESSAGE.
  *
  * Aliasing: returned keys, values and header values are `subarray` views of `bytes`, not copies. They
  * stay valid as long as `bytes` is not modified; copy them (`slice()`) before reusing the buffer.
@@ -716,8 +729,8 @@ function resealCrc(bytes: Uint8Array, position: number, view: DataView): void {
  * compression.type when it differs from the producer's): a batch already so is kept as it is, any
  * other is decoded and encoded again with the same header fields and offsets.
  */
-export function recompressBatches(bytes: Uint8Array, compression: 'none' | 'gzip'): Uint8Array {
-  const wanted = compression === 'gzip' ? CODEC.gzip : CODEC.none;
+export function recompressBatches(bytes: Uint8Array, compression: CompressionType, level?: number): Uint8Array {
+  const wanted = CODEC[compression];
   const out: Uint8Array[] = [];
   let changed = false;
   for (let at = 0; at < bytes.byteLength; ) {
@@ -739,6 +752,7 @@ export function recompressBatches(bytes: Uint8Array, compression: 'none' | 'gzip
           offsetDeltas: records.map((r) => r.offset - header.baseOffset),
           lastOffsetDelta: header.lastOffsetDelta,
           compression,
+          ...(level === undefined ? {} : { compressionLevel: level }),
         }),
       );
       changed = true;

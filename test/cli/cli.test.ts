@@ -1,8 +1,12 @@
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ZSTD_FALLBACK_PACKAGES } from '../../src/wire/compression/zstd.js';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CODEC, decodeRecordBatches } from '../../src/wire/record-batch.js';
 import { partitionForKey } from '../../src/wire/murmur2.js';
 import { isProduce, proxy } from '../client/support/flaky-proxy.js';
 import { ROOT, startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
@@ -68,6 +72,18 @@ describe('kafka-log CLI against the local server', () => {
         format: 'esm',
         target: 'node20',
         external: ['@smithy/*', '@aws-sdk/*'],
+        // Node 20's zstd fallback stays a package of the repo's node_modules, imported by its path.
+        plugins: [
+          {
+            name: 'zstd-fallback',
+            setup: (b) =>
+              b.onResolve({ filter: /./ }, (a) =>
+                ZSTD_FALLBACK_PACKAGES.includes(a.path)
+                  ? { path: pathToFileURL(createRequire(import.meta.url).resolve(a.path)).href, external: true }
+                  : undefined,
+              ),
+          },
+        ],
         logLevel: 'silent',
         banner: {
           js: "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);",
@@ -145,6 +161,50 @@ describe('kafka-log CLI against the local server', () => {
       out: [],
       err: ["Error: Unknown option '--no-such-flag' (see --help)"],
     });
+  });
+
+  it.each([
+    ['gzip', []],
+    ['snappy', []],
+    ['lz4', []],
+    ['zstd', ['--producer-property', 'compression.zstd.level=7']],
+  ])('produce --compression-codec %s: stored compressed so, consumed as sent', async (codec, extra) => {
+    const topic = `codec-${codec}`;
+    await cli(['topics', 'create', '--topic', topic, '--partitions', '1']);
+    const input = Array.from({ length: 20 }, (_, i) => `k${i}:${'payload '.repeat(20)}${i}`).join('\n');
+    const produced = await cli(
+      [
+        'produce',
+        '--topic',
+        topic,
+        '--key-separator',
+        ':',
+        '--compression-codec',
+        codec,
+        '--linger-ms',
+        '50',
+        ...extra,
+      ],
+      `${input}\n`,
+    );
+    expect(produced).toMatchObject({ code: 0, err: [] });
+    const raw = await fetch(`${server.origin}/v3/clusters/local/topics/${topic}/partitions/0/records?offset=0`, {
+      headers: { accept: 'application/vnd.kafka.record-batch.v2' },
+    });
+    const batches = decodeRecordBatches(new Uint8Array(await raw.arrayBuffer()));
+    expect(batches.map((b) => b.header.attributes & 0x07)).toEqual(batches.map(() => CODEC[codec as 'gzip']));
+    const consumed = await cli([
+      'consume',
+      '--topic',
+      topic,
+      '--from-beginning',
+      '--print-key',
+      '--max-messages',
+      '20',
+      '--timeout-ms',
+      '5000',
+    ]);
+    expect(consumed.out).toEqual(input.split('\n').map((l) => l.replace(':', '\t')));
   });
 
   it('produce from stdin lines with keys and headers; consume from the beginning, by partition and offset', async () => {

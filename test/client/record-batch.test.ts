@@ -13,7 +13,7 @@ import {
 } from '../../src/client/index.js';
 import { decodeFetchedRecords } from '../../src/client/record-batches.js';
 import { RECORD_BATCH_MEDIA_TYPE as SERVER_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
-import { decodeRecordBatches, encodeRecordBatch, readBatchHeader } from '../../src/wire/record-batch.js';
+import { CODEC, decodeRecordBatches, encodeRecordBatch, readBatchHeader } from '../../src/wire/record-batch.js';
 import { decodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../src/wire/produce-request.js';
 import { isMultiPartitionProduce, isProduce, proxy, type ProxiedRequest } from './support/flaky-proxy.js';
 import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
@@ -361,31 +361,45 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
     }
   });
 
-  it("compressionType 'gzip' sends gzip batches, the server stores them so, and consumers of both formats read them", async () => {
-    await kafka.admin().createTopics({ topics: [{ topic: 'zipped', numPartitions: 1 }] });
-    const p = await proxy(server!.origin);
-    try {
-      const producer = new Kafka({ url: p.origin }).producer({ compressionType: 'gzip', lingerMs: 20 });
-      const messages = Array.from({ length: 50 }, (_, i) => ({ key: `k${i}`, value: `value ${i} `.repeat(40) }));
-      await producer.send({ topic: 'zipped', messages });
-      await producer.close();
-      const sent = partitionProduces(p.log);
-      expect(sent.length).toBeGreaterThan(0);
-      for (const e of sent) expect(readBatchHeader(e.body).attributes & 0x07).toBe(1); // gzip
-      expect(sent.reduce((n, e) => n + e.body.byteLength, 0)).toBeLessThan(
-        messages.reduce((n, m) => n + m.value.length, 0) / 5,
-      );
-    } finally {
-      await p.close();
-    }
-    for (const format of ['record-batch', 'json'] as const) {
-      const read = await readPartition('zipped', 0, format);
-      expect(
-        read.map((r) => [r.offset, r.key!.toString(), r.value!.toString()]),
-        format,
-      ).toEqual(Array.from({ length: 50 }, (_, i) => [i, `k${i}`, `value ${i} `.repeat(40)]));
-    }
-    expect(() => kafka.producer({ compressionType: 'lz4' as 'gzip' })).toThrow(/compressionType/);
+  it.each([
+    ['gzip', { compressionGzipLevel: 9 }],
+    ['snappy', {}],
+    ['lz4', {}],
+    ['zstd', { compressionZstdLevel: 10 }],
+  ] as const)(
+    "compressionType '%s' sends such batches, the server stores them so, and consumers of both formats read them",
+    async (codec, level) => {
+      const topic = `zipped-${codec}`;
+      await kafka.admin().createTopics({ topics: [{ topic, numPartitions: 1 }] });
+      const p = await proxy(server!.origin);
+      try {
+        const producer = new Kafka({ url: p.origin }).producer({ compressionType: codec, ...level, lingerMs: 20 });
+        const messages = Array.from({ length: 50 }, (_, i) => ({ key: `k${i}`, value: `value ${i} `.repeat(40) }));
+        await producer.send({ topic, messages });
+        await producer.close();
+        const sent = partitionProduces(p.log);
+        expect(sent.length).toBeGreaterThan(0);
+        for (const e of sent) expect(readBatchHeader(e.body).attributes & 0x07).toBe(CODEC[codec]);
+        expect(sent.reduce((n, e) => n + e.body.byteLength, 0)).toBeLessThan(
+          messages.reduce((n, m) => n + m.value.length, 0) / 5,
+        );
+      } finally {
+        await p.close();
+      }
+      for (const format of ['record-batch', 'json'] as const) {
+        const read = await readPartition(topic, 0, format);
+        expect(
+          read.map((r) => [r.offset, r.key!.toString(), r.value!.toString()]),
+          format,
+        ).toEqual(Array.from({ length: 50 }, (_, i) => [i, `k${i}`, `value ${i} `.repeat(40)]));
+      }
+    },
+  );
+
+  it("refuses a codec Kafka does not have, and a level out of Kafka's range", () => {
+    expect(() => kafka.producer({ compressionType: 'brotli' as 'gzip' })).toThrow(/compressionType/);
+    expect(() => kafka.producer({ compressionType: 'gzip', compressionGzipLevel: 10 })).toThrow(/compressionGzipLevel/);
+    expect(() => kafka.producer({ compressionType: 'zstd', compressionZstdLevel: 23 })).toThrow(/compressionZstdLevel/);
   });
 
   it('fetching inside a batch: the server answers the whole batch, the consumer skips the records below its position', async () => {

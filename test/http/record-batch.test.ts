@@ -219,7 +219,7 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     expect(await highWatermark('strict')).toBe(1 + 1);
   });
 
-  it('takes gzip batches and keeps them compressed; refuses the other codecs and gzip that does not inflate', async () => {
+  it('takes gzip batches and keeps them compressed; refuses an unknown codec and records that do not inflate', async () => {
     await createTopic('zip');
     const values = ['a'.repeat(5000), 'b'.repeat(5000), 'c'.repeat(5000)];
     const gzip = batch(
@@ -244,10 +244,15 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
       setMaxTimestamp(out, 0, readBatchHeader(out).maxTimestamp); // recomputes the CRC over the changed attributes
       return out;
     };
-    expect(await produce('zip', 0, withCodec(gzip, CODEC.lz4))).toMatchObject({
+    expect(await produce('zip', 0, withCodec(gzip, 5))).toMatchObject({
       status: 400,
       body: { error: 'UNSUPPORTED_COMPRESSION_TYPE' },
     });
+    for (const codec of [CODEC.snappy, CODEC.lz4, CODEC.zstd])
+      expect(await produce('zip', 0, withCodec(gzip, codec))).toMatchObject({
+        status: 400,
+        body: { error: 'CORRUPT_MESSAGE' },
+      });
     expect(await produce('zip', 0, withCodec(batch([record('plain')]), CODEC.gzip))).toMatchObject({
       status: 400,
       body: { error: 'CORRUPT_MESSAGE' },
@@ -304,11 +309,47 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
     expect((await fetchBatches('as-sent', 0, 'offset=0')).batches.map((b) => b.header.attributes & CODEC_MASK)).toEqual(
       [CODEC.gzip, CODEC.none],
     );
-    expect(await createTopic('lz4', 1, [{ name: 'compression.type', value: 'lz4' }])).toMatchObject({
+    expect(await createTopic('brotli', 1, [{ name: 'compression.type', value: 'brotli' }])).toMatchObject({
       status: 400,
       body: { error: 'INVALID_CONFIG' },
     });
   });
+
+  it.each(['snappy', 'lz4', 'zstd'] as const)(
+    'takes %s batches, keeps them compressed, serves them as JSON; compression.type=%s re-encodes others',
+    async (codec) => {
+      const values = ['a'.repeat(5000), 'b'.repeat(5000), 'c'.repeat(5000)];
+      const sent = batch(
+        values.map((v, i) => record(v, `k${i}`)),
+        { compression: codec },
+      );
+      expect(sent.byteLength).toBeLessThan(1000);
+      await createTopic(`sent-${codec}`);
+      expect(await produce(`sent-${codec}`, 0, sent)).toMatchObject({ status: 200, body: { last_offset: 2 } });
+      const fetched = await fetchBatches(`sent-${codec}`, 0, 'offset=0');
+      expect(fetched.bytes.byteLength).toBe(sent.byteLength);
+      expect(fetched.batches[0]!.header.attributes & CODEC_MASK).toBe(CODEC[codec]);
+      const json = await t.call('GET', `topics/sent-${codec}/partitions/0/records?offset=1&format=string`);
+      expect(
+        json.body.records.map((r: { key: { data: string }; value: { data: string } }) => [r.key.data, r.value.data]),
+      ).toEqual([
+        ['k1', values[1]],
+        ['k2', values[2]],
+      ]);
+
+      await createTopic(`stored-${codec}`, 1, [{ name: 'compression.type', value: codec }]);
+      await t.call('POST', `topics/stored-${codec}/records:batch`, {
+        entries: [{ id: 'j', partition_id: 0, value: { type: 'STRING', data: 'json '.repeat(200) } }],
+      });
+      await produce(`stored-${codec}`, 0, batch([record('gzip '.repeat(200))], { compression: 'gzip' }));
+      const stored = await fetchBatches(`stored-${codec}`, 0, 'offset=0');
+      expect(stored.batches.map((b) => b.header.attributes & CODEC_MASK)).toEqual([CODEC[codec], CODEC[codec]]);
+      expect(stored.batches.flatMap((b) => b.records.map((r) => shown(r.value)))).toEqual([
+        'json '.repeat(200),
+        'gzip '.repeat(200),
+      ]);
+    },
+  );
 
   it('needs keys on a compacted topic', async () => {
     await createTopic('compact', 1, [{ name: 'cleanup.policy', value: 'compact' }]);

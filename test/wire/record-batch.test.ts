@@ -522,16 +522,18 @@ describe('corruption is never data', () => {
     expectCorrupt(() => setBaseOffset(small.slice(0, 40), 0, 1));
   });
 
-  it('a wrong magic, or a gzip flag on records that do not inflate, is CORRUPT_MESSAGE even with a valid CRC; other codecs are UNSUPPORTED_COMPRESSION_TYPE', () => {
+  it('a wrong magic, or a codec flag on records that do not inflate, is CORRUPT_MESSAGE even with a valid CRC; codec ids past 4 are UNSUPPORTED_COMPRESSION_TYPE', () => {
     const magic1 = small.slice();
     magic1[16] = 1;
     expectCorrupt(() => readBatchHeader(magic1));
     expectCorrupt(() => setPartitionLeaderEpoch(magic1, 0, 1));
-    const gzip = small.slice();
-    gzip[22] = 0x01; // attributes low byte: compression codec 1
-    fixCrc(gzip);
-    expectCorrupt(() => decodeRecordBatch(gzip));
-    for (const codec of [2, 3, 4]) {
+    for (const codec of [1, 2, 3, 4]) {
+      const flagged = small.slice();
+      flagged[22] = codec; // attributes low byte: the compression codec
+      fixCrc(flagged);
+      expectCorrupt(() => decodeRecordBatch(flagged));
+    }
+    for (const codec of [5, 6, 7]) {
       const other = small.slice();
       other[22] = codec;
       fixCrc(other);

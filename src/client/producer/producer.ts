@@ -10,6 +10,7 @@ import { Metadata } from '../metadata.js';
 import { DefaultPartitioner, type Partitioner } from '../partitioner.js';
 import { RECORD_BATCH_OVERHEAD } from '../record-batches.js';
 import type { Transport, WireFormat } from '../transport.js';
+import { COMPRESSION_LEVELS, COMPRESSION_TYPES, type CompressionType } from '../../wire/compression/index.js';
 import { BufferPool } from './buffer-pool.js';
 import { RecordAccumulator, SendResult, type PendingRecord, type RecordMetadata } from './record-accumulator.js';
 import { Sender, type Acks, type ProducerIdAndEpoch } from './sender.js';
@@ -53,10 +54,15 @@ export interface ProducerConfig {
    */
   format?: WireFormat;
   /**
-   * Kafka's compression.type for record batches: 'none' (default) or 'gzip' (the batch's records
-   * travel and are stored gzip-compressed; consumers inflate them). JSON requests are not compressed.
+   * Kafka's compression.type for record batches: 'none' (default), 'gzip', 'snappy', 'lz4' or
+   * 'zstd' (the batch's records travel and are stored compressed; consumers inflate them). JSON
+   * requests are not compressed.
    */
-  compressionType?: 'none' | 'gzip';
+  compressionType?: CompressionType;
+  /** Kafka's compression.gzip.level: 1 (fastest) to 9 (smallest); default 6, zlib's (Kafka's -1). */
+  compressionGzipLevel?: number;
+  /** Kafka's compression.zstd.level: -131072 (fastest) to 22 (smallest); default 3. */
+  compressionZstdLevel?: number;
   /** Retries of a retriable failure (default 2147483647, bounded by deliveryTimeoutMs). */
   retries?: number;
   retryBackoffMs?: number;
@@ -109,8 +115,16 @@ export function resolveProducerConfig(c: ProducerConfig, requestTimeoutMs: numbe
   const maxInFlight = c.maxInFlightRequestsPerConnection ?? 5;
   if (idempotent && maxInFlight > 5)
     throw new KafkaConfigError('maxInFlightRequestsPerConnection must be at most 5 with idempotence');
-  if (c.compressionType !== undefined && !['none', 'gzip'].includes(c.compressionType))
-    throw new KafkaConfigError(`compressionType must be 'none' or 'gzip' (got ${String(c.compressionType)})`);
+  if (c.compressionType !== undefined && !COMPRESSION_TYPES.includes(c.compressionType))
+    throw new KafkaConfigError(
+      `compressionType must be one of ${COMPRESSION_TYPES.join(', ')} (got ${String(c.compressionType)})`,
+    );
+  const level = (name: string, value: number | undefined, range: { min: number; max: number; default: number }) => {
+    if (value === undefined) return range.default;
+    if (!Number.isInteger(value) || value < range.min || value > range.max)
+      throw new KafkaConfigError(`${name} must be an integer in [${range.min}, ${range.max}] (got ${String(value)})`);
+    return value;
+  };
   if (c.format !== undefined && !['auto', 'record-batch', 'json'].includes(c.format))
     throw new KafkaConfigError(`format must be 'auto', 'record-batch' or 'json' (got ${String(c.format)})`);
   const r: ResolvedConfig = {
@@ -120,6 +134,8 @@ export function resolveProducerConfig(c: ProducerConfig, requestTimeoutMs: numbe
     transactionalId: c.transactionalId,
     transactionTimeoutMs: c.transactionTimeoutMs ?? 60_000,
     compressionType: c.compressionType ?? 'none',
+    compressionGzipLevel: level('compressionGzipLevel', c.compressionGzipLevel, COMPRESSION_LEVELS.gzip!),
+    compressionZstdLevel: level('compressionZstdLevel', c.compressionZstdLevel, COMPRESSION_LEVELS.zstd!),
     batchSize: c.batchSize ?? DEFAULT_BATCH_SIZE,
     lingerMs: c.lingerMs ?? DEFAULT_LINGER_MS,
     bufferMemory: c.bufferMemory ?? 33_554_432,
@@ -177,7 +193,15 @@ export class Producer {
       requestTimeoutMs: this.config.requestTimeoutMs,
       deliveryTimeoutMs: this.config.deliveryTimeoutMs,
       maxInFlight: this.config.maxInFlightRequestsPerConnection,
-      compressionType: this.config.compressionType,
+      compression: {
+        type: this.config.compressionType,
+        level:
+          this.config.compressionType === 'gzip'
+            ? this.config.compressionGzipLevel
+            : this.config.compressionType === 'zstd'
+              ? this.config.compressionZstdLevel
+              : undefined,
+      },
       ...(this.config.format ? { format: this.config.format } : {}),
       ...(config.producerId ? { initialProducerId: config.producerId } : {}),
       ...(this.config.transactionalId

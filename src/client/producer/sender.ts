@@ -31,6 +31,7 @@ import { BatchBuffers } from './batch-buffers.js';
 import type { BufferPool } from './buffer-pool.js';
 import type { PartitionQueue, ProducerBatch, RecordAccumulator } from './record-accumulator.js';
 import type { Acks } from '../../wire/protocol.js';
+import type { CompressionType } from '../../wire/compression/index.js';
 
 export type { Acks };
 
@@ -46,8 +47,8 @@ export interface SenderConfig {
   requestTimeoutMs: number;
   deliveryTimeoutMs: number;
   maxInFlight: number;
-  /** Compression of record batches (Kafka's compression.type). */
-  compressionType: 'none' | 'gzip';
+  /** Compression of record batches (Kafka's compression.type), at the codec's level where it has one. */
+  compression: { type: CompressionType; level?: number };
   /** How batches travel (the connection's format when unset). */
   format?: WireFormat;
   /** Resume (and fence) a previous incarnation's producer id: its epoch is bumped on init. */
@@ -595,7 +596,7 @@ export class Sender {
       b.records.map((r) => r.rec),
       producer && this.config.transactional ? { ...producer, transactional: true } : producer,
       { topic: b.topic, partition: b.partition },
-      this.config.compressionType,
+      this.config.compression,
       (n) => {
         const memory = this.buffers.take(n);
         held.push(memory);
