@@ -7,9 +7,11 @@
  * (20 here) loads a fallback once, at import: fzstd (pure JavaScript, streaming, so the output is
  * bounded as it is produced) to decompress and @bokuweb/zstd-wasm (the reference libzstd built to
  * WebAssembly) to compress. The Lambda bundles leave both out (infra/log-functions.ts): their
- * runtime never loads them.
+ * runtime never loads them. Where neither is there (a bundle run on old Node), zstd batches are
+ * UNSUPPORTED_COMPRESSION_TYPE, saying what is missing; every other codec works.
  */
 import * as zlib from 'node:zlib';
+import { KafkaError } from '../errors.js';
 import { CodecError } from './errors.js';
 
 /**
@@ -74,9 +76,21 @@ async function fallbackEngine(): Promise<ZstdEngine> {
   };
 }
 
+function missingEngine(reason: unknown): ZstdEngine {
+  const refuse = (): never => {
+    throw new KafkaError(
+      'UNSUPPORTED_COMPRESSION_TYPE',
+      `zstd needs Node 22.15+ (node:zlib's zstd) or the packages ${ZSTD_FALLBACK_PACKAGES.join(' and ')} (${String(reason)})`,
+    );
+  };
+  return { name: 'none', compress: refuse, decompress: refuse };
+}
+
 const native = zlib as unknown as Partial<NodeZstd>;
 const engine: ZstdEngine =
-  typeof native.zstdCompressSync === 'function' ? nodeEngine(native as NodeZstd) : await fallbackEngine();
+  typeof native.zstdCompressSync === 'function'
+    ? nodeEngine(native as NodeZstd)
+    : await fallbackEngine().catch(missingEngine);
 
 /** Which implementation this process uses (for the docs' and the tests' sake). */
 export const ZSTD_ENGINE = engine.name;
