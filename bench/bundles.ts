@@ -1,10 +1,12 @@
 /**
  * `npm run bench:bundles [-- --ref main] [-- --runs 9]`: each Lambda function's bundle as the stack
  * builds it (infra/bundling.ts: the NodejsFunction's esbuild options), its size and its source
- * map's, and its cold import: a fresh `node` that imports it once, timed from before the import()
- * to after it (the module's top level included, so the composition a cold start runs), with and
- * without `--enable-source-maps`, and the process's RSS after it. Median of --runs processes per
- * cell, the functions interleaved so load on the machine spreads over all of them.
+ * map's, and its cold import: a fresh `node` that imports it once, with and without
+ * `--enable-source-maps`, and the process's RSS after it. The import is timed as the CPU time
+ * (user + system, all threads) the process spent from before the import() to after it, the
+ * module's top level included (the composition a cold start runs): on a shared machine wall time
+ * measures the neighbours; on an idle one the two agree within a few ms. Median of --runs
+ * processes per cell, the functions interleaved so load on the machine spreads over all of them.
  *
  * --ref builds the same entry points from another commit too (its tree, extracted to a temporary
  * directory beside this repository's node_modules) and prints before and after side by side.
@@ -62,7 +64,7 @@ async function buildAll(root: string, out: string): Promise<Record<BundleName, s
 }
 
 function importOnce(file: string, maps: boolean): { ms: number; rssMb: number } {
-  const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); const ms = performance.now() - t; process.stdout.write(JSON.stringify({ ms, rssMb: process.memoryUsage().rss / 1048576 })); process.exit(0);`;
+  const script = `const t = process.cpuUsage(); await import(${JSON.stringify(pathToFileURL(file).href)}); const u = process.cpuUsage(t); const ms = (u.user + u.system) / 1000; process.stdout.write(JSON.stringify({ ms, rssMb: process.memoryUsage().rss / 1048576 })); process.exit(0);`;
   const args = ['--no-warnings', ...(maps ? ['--enable-source-maps'] : []), '--input-type=module', '-e', script];
   return JSON.parse(execFileSync(process.execPath, args, { env: ENV, encoding: 'utf8' }));
 }
@@ -123,7 +125,7 @@ try {
   console.log('');
   if (before) {
     console.log(
-      '| function | bundle before | bundle after | map before | map after | import before (maps on) | import after (as deployed) | after / before | RSS before | RSS after |',
+      '| function | bundle before | bundle after | map before | map after | import CPU before (maps on) | import CPU after (as deployed) | after / before | RSS before | RSS after |',
     );
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const name of NAMES) {
@@ -136,7 +138,7 @@ try {
     }
   } else {
     console.log(
-      '| function | bundle | map | import | import with --enable-source-maps | maps on when deployed | RSS after import |',
+      '| function | bundle | map | import CPU | import CPU with --enable-source-maps | maps on when deployed | RSS after import |',
     );
     console.log('|---|---|---|---|---|---|---|');
     for (const name of NAMES) {

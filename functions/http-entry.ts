@@ -3,15 +3,17 @@
  * environment, the storage adapters it names (instrumented for metrics), the Hono app, the
  * observability middleware around it, and hono/aws-lambda's adapter. Called once per cold start.
  *
- * The three functions serve the same app; API Gateway's routes decide which one a path reaches
- * (infra/routes.ts), so each can be sized and permitted for its own traffic.
+ * Each function serves the routes API Gateway sends it (infra/routes.ts), so each can be sized and
+ * permitted for its own traffic, and each builds its app from those route modules only
+ * (functions/*-routes.ts; admin: all of them), so its bundle holds nothing the others need.
  */
 import { Hono, type Env } from 'hono';
 import { handle } from 'hono/aws-lambda';
 import { systemClock } from '../src/clock.js';
 import { createServices, createStorage, settleBackgroundWork, type Storage } from '../src/compose.js';
 import { serverConfigFromEnv } from '../src/config/server-config.js';
-import { createApp } from '../src/http/app.js';
+import type { AppRoutes } from '../src/http/app.js';
+import { createRoutedApp } from '../src/http/routed-app.js';
 import { instrumentStorage } from './instrumented-storage.js';
 import { currentScope, log, observe, scopeMetrics, telemetryFromEnv, type Telemetry } from './observability.js';
 
@@ -40,10 +42,11 @@ export const HEARTBEAT_ROUTE = {
   path: /^\/v3\/clusters\/[^/]+\/consumer-groups\/[^/]+\/consumers:heartbeat$/,
 };
 
-/** `storage`: the environment's (instrumented for metrics) unless given. */
+/** `routes`: what the function serves; `storage`: the environment's (instrumented for metrics) unless given. */
 export function createHttpHandler(
   functionName: string,
   env: Record<string, string | undefined>,
+  routes: AppRoutes,
   only?: { method: string; path: RegExp },
   storage?: Storage,
 ) {
@@ -52,16 +55,20 @@ export function createHttpHandler(
   const services = createServices(config, storage ?? instrumentStorage(createStorage(config.backend)), systemClock, {
     metrics: scopeMetrics,
   });
-  const app = createApp(services, {
-    logError: (e, context) =>
-      log(telemetry, 'error', 'unhandled error', { ...context, error: e instanceof Error ? e.stack : String(e) }),
-    audit: (msg, fields) => log(telemetry, 'warn', msg, fields),
-    // On the scope, the principal rides on every log line of the request, the access line too.
-    onPrincipal: (principal) => {
-      const scope = currentScope();
-      if (scope) scope.fields.principal = principal;
+  const app = createRoutedApp(
+    services,
+    {
+      logError: (e, context) =>
+        log(telemetry, 'error', 'unhandled error', { ...context, error: e instanceof Error ? e.stack : String(e) }),
+      audit: (msg, fields) => log(telemetry, 'warn', msg, fields),
+      // On the scope, the principal rides on every log line of the request, the access line too.
+      onPrincipal: (principal) => {
+        const scope = currentScope();
+        if (scope) scope.fields.principal = principal;
+      },
     },
-  });
+    routes,
+  );
   // Nothing runs once the handler returns (the environment is frozen): what the answer left
   // running (acks=0 appends, acks=1 follower copies) is finished first, in the invocation's scope.
   const settled = new Hono();

@@ -1,114 +1,53 @@
-import { Hono } from 'hono';
-import { ThrottledError } from '../quotas/throttle.js';
-import { KafkaError } from '../wire/errors.js';
+import type { Hono } from 'hono';
 import { aclRoutes } from './acl-routes.js';
-import type { AppEnv, AppServices, AuditSink } from './app-env.js';
+import type { AppEnv, AppServices } from './app-env.js';
 import { clusterRoutes } from './cluster-routes.js';
 import { consoleRoutes } from './console-routes.js';
 import { consumerInstanceRoutes } from './consumer-instance-routes.js';
-import { toErrorResponse } from './error-mapping.js';
 import { fetchRequestRoutes } from './fetch-request-routes.js';
 import { groupRoutes } from './group-routes.js';
 import { openApiDocument } from './openapi.js';
 import { produceRequestRoutes } from './produce-request-routes.js';
 import { producerRoutes } from './producer-routes.js';
 import { quotaRoutes } from './quota-routes.js';
-import { scramRoutes } from './scram-routes.js';
 import { featureRoutes } from './feature-routes.js';
 import { recordRoutes } from './record-routes.js';
-import { bodySizeLimit } from './request.js';
-import { Resources } from './resources.js';
-import { security } from './security.js';
+import { scramRoutes } from './scram-routes.js';
+import { type AppOptions, type AppRoutes, createRoutedApp } from './routed-app.js';
 import { topicRoutes } from './topic-routes.js';
 import { transactionRoutes } from './transaction-routes.js';
 
-export interface AppOptions {
-  /** Where unexpected errors are reported (the caller only ever sees a generic 500). */
-  logError?: (e: unknown, context: { method: string; path: string }) => void;
-  /** Where denied requests and ACL changes are logged (default: a JSON line on stdout). */
-  audit?: AuditSink;
-  /** Told each request's principal (the Lambda entry puts it on the request's log lines). */
-  onPrincipal?: (principal: string) => void;
-}
+export type { AppOptions, AppRoutes } from './routed-app.js';
 
-const defaultLogError: NonNullable<AppOptions['logError']> = (e, ctx) =>
-  console.error(
-    JSON.stringify({ level: 'error', msg: 'unhandled error', ...ctx, error: e instanceof Error ? e.stack : String(e) }),
-  );
-const defaultAudit: AuditSink = (msg, fields) =>
-  console.log(JSON.stringify({ timestamp: new Date().toISOString(), level: 'warn', msg, ...fields }));
+/** Every route: what the local server and the admin function (API Gateway's default route) serve. */
+export const ALL_ROUTES: AppRoutes = {
+  open: (app, services) => {
+    app.get('/health', (c) => c.json({ status: 'ok' }));
+    app.get('/openapi.json', (c) => c.json(openApiDocument));
+    app.route('/console', consoleRoutes());
+    const { operationCounts } = services;
+    if (operationCounts) app.get('/debug/counters', (c) => c.json(operationCounts()));
+  },
+  cluster: [
+    clusterRoutes,
+    topicRoutes,
+    recordRoutes,
+    produceRequestRoutes,
+    fetchRequestRoutes,
+    producerRoutes,
+    transactionRoutes,
+    groupRoutes,
+    aclRoutes,
+    quotaRoutes,
+    scramRoutes,
+    featureRoutes,
+  ],
+  secured: (app, services) => {
+    app.route('/consumers', consumerInstanceRoutes(services));
+  },
+};
 
-/** The Hono app, the same behind Lambda and the local node server. */
+/** The Hono app with every route, the same behind Lambda (the admin function) and the local node server. */
 export function createApp(services: AppServices, options: AppOptions = {}): Hono<AppEnv> {
-  const logError = options.logError ?? defaultLogError;
-  const app = new Hono<AppEnv>();
-
-  app.onError((e, c) => {
-    const { status, body } = toErrorResponse(e);
-    if (status >= 500 && !(e instanceof KafkaError)) logError(e, { method: c.req.method, path: c.req.path });
-    if (e instanceof ThrottledError) {
-      // Retry-After counts whole seconds; the header in milliseconds is Kafka's throttle_time_ms.
-      c.header('Retry-After', String(Math.max(1, Math.ceil(e.throttleTimeMs / 1000))));
-      c.header('x-throttle-time-ms', String(e.throttleTimeMs));
-      return c.json({ ...body, throttle_time_ms: e.throttleTimeMs }, 429);
-    }
-    return c.json(body, status as 500);
-  });
-  app.notFound((c) =>
-    c.json({ error_code: 40401, message: `No route for ${c.req.method} ${c.req.path}`, error: 'NOT_FOUND' }, 404),
-  );
-
-  app.get('/health', (c) => c.json({ status: 'ok' }));
-  app.get('/openapi.json', (c) => c.json(openApiDocument));
-  app.route('/console', consoleRoutes());
-  const { operationCounts } = services;
-  if (operationCounts) app.get('/debug/counters', (c) => c.json(operationCounts()));
-
-  const secured = security(services, {
-    audit: options.audit ?? defaultAudit,
-    ...(options.onPrincipal ? { onPrincipal: options.onPrincipal } : {}),
-  });
-  app.use('/v3/*', secured);
-  app.use('/consumers/*', secured);
-
-  const v3 = new Hono<AppEnv>();
-  v3.use('*', bodySizeLimit(services.limits.maxRequestBytes));
-  v3.use('*', async (c, next) => {
-    c.set('services', services);
-    c.set('resources', new Resources(new URL(c.req.url).origin, services.clusterId));
-    await next();
-    // Push notifications of this request's commits go out before the answer: a Lambda may be frozen after it.
-    await services.push.notifier.settle();
-  });
-  v3.get('/', (c) => {
-    const r = c.get('resources');
-    return c.json(r.list('KafkaClusterList', `${r.origin}/v3/clusters`, [r.cluster()]));
-  });
-  const cluster = new Hono<AppEnv>();
-  cluster.use('*', async (c, next) => {
-    if (c.req.param('clusterId') !== services.clusterId) {
-      throw new KafkaError(
-        'NOT_FOUND',
-        `Cluster ${c.req.param('clusterId')} not found; this endpoint serves ${services.clusterId}`,
-      );
-    }
-    await next();
-  });
-  cluster.get('/', (c) => c.json(c.get('resources').cluster()));
-  cluster.route('/', clusterRoutes());
-  cluster.route('/', topicRoutes());
-  cluster.route('/', recordRoutes());
-  cluster.route('/', produceRequestRoutes());
-  cluster.route('/', fetchRequestRoutes());
-  cluster.route('/', producerRoutes());
-  cluster.route('/', transactionRoutes());
-  cluster.route('/', groupRoutes());
-  cluster.route('/', aclRoutes());
-  cluster.route('/', quotaRoutes());
-  cluster.route('/', scramRoutes());
-  cluster.route('/', featureRoutes());
-  v3.route('/:clusterId', cluster);
-  app.route('/v3/clusters', v3);
-  app.route('/consumers', consumerInstanceRoutes(services));
-  return app;
+  return createRoutedApp(services, options, ALL_ROUTES);
 }

@@ -9,6 +9,7 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { acceptedKeyId, parseDigests } from '../../functions/api-key-authorizer.js';
 import { createHttpHandler } from '../../functions/http-entry.js';
+import { ALL_ROUTES } from '../../src/http/app.js';
 
 const ADMIN_ROLE = 'arn:aws:iam::111122223333:role/Admin';
 const BASE = '/v3/clusters/test';
@@ -65,12 +66,16 @@ beforeAll(() => {
     lines.push(...String(chunk).split('\n').filter(Boolean));
     return true;
   });
-  handler = createHttpHandler('admin', {
-    STORAGE_BACKEND: 'memory',
-    CLUSTER_ID: 'test',
-    AUTHORIZATION: 'true',
-    SUPER_USERS: `User:${ADMIN_ROLE};User:${SSO_ROLE}`,
-  }) as never;
+  handler = createHttpHandler(
+    'admin',
+    {
+      STORAGE_BACKEND: 'memory',
+      CLUSTER_ID: 'test',
+      AUTHORIZATION: 'true',
+      SUPER_USERS: `User:${ADMIN_ROLE};User:${SSO_ROLE}`,
+    },
+    ALL_ROUTES,
+  ) as never;
 });
 afterAll(() => vi.restoreAllMocks());
 

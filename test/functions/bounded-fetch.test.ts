@@ -7,6 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHttpHandler } from '../../functions/http-entry.js';
+// One handler for every path (topics, records:fetch, consumers): the admin function's routes.
+import { ALL_ROUTES } from '../../src/http/app.js';
 import { LAMBDA_PAYLOAD_LIMITS } from '../../infra/log-stack.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../src/wire/protocol.js';
 import { invokeHttpFunction } from '../support/api-gateway.js';
@@ -19,7 +21,11 @@ const BATCH_TYPE = RECORD_BATCH_MEDIA_TYPE;
 let handler: ReturnType<typeof createHttpHandler>;
 beforeAll(() => {
   vi.spyOn(process.stdout, 'write').mockImplementation(() => true); // the functions' JSON log lines
-  handler = createHttpHandler('fetch', { STORAGE_BACKEND: 'memory', CLUSTER_ID: 'c', ...LAMBDA_PAYLOAD_LIMITS });
+  handler = createHttpHandler(
+    'fetch',
+    { STORAGE_BACKEND: 'memory', CLUSTER_ID: 'c', ...LAMBDA_PAYLOAD_LIMITS },
+    ALL_ROUTES,
+  );
 });
 afterAll(() => vi.restoreAllMocks());
 

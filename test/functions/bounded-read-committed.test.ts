@@ -10,6 +10,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHttpHandler } from '../../functions/http-entry.js';
+// One handler for every path (topics, transactions, records:fetch): the admin function's routes.
+import { ALL_ROUTES } from '../../src/http/app.js';
 import { LAMBDA_PAYLOAD_LIMITS } from '../../infra/log-stack.js';
 import { type HttpFunctionResult, invokeHttpFunction } from '../support/api-gateway.js';
 import { decodeMarker } from '../../src/wire/control-batch.js';
@@ -36,7 +38,11 @@ beforeAll(() => {
 afterAll(() => vi.restoreAllMocks());
 
 const lambda = (env: Record<string, string> = {}) =>
-  createHttpHandler('fetch', { STORAGE_BACKEND: 'memory', CLUSTER_ID: 'c', ...LAMBDA_PAYLOAD_LIMITS, ...env });
+  createHttpHandler(
+    'fetch',
+    { STORAGE_BACKEND: 'memory', CLUSTER_ID: 'c', ...LAMBDA_PAYLOAD_LIMITS, ...env },
+    ALL_ROUTES,
+  );
 
 const invoke = (
   handler: Handler,

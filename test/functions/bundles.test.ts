@@ -4,12 +4,15 @@
  * invoked with API Gateway v2 events and a scheduled event, end to end against s3rver and
  * dynalite through the real S3 and DynamoDB adapters.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { build, type Metafile } from 'esbuild';
+import { esbuildOptions } from '../../infra/bundling.js';
 import type { LogFunctionName } from '../../infra/log-functions.js';
 import { routeFor } from '../../infra/routes.js';
 import { ZSTD_ENGINE } from '../../src/wire/compression/index.js';
@@ -38,6 +41,9 @@ const bundleBytes = {} as Record<BundleName, number>;
 const bundleText = {} as Record<BundleName, string>;
 const savedEnv = { ...process.env };
 const timings: Record<string, number> = {};
+/** What infra/bundling.ts builds for each function, and esbuild's account of which files went in. */
+const rebuilt = {} as Record<BundleName, { text: string; inputs: Metafile['outputs'][string]['inputs'] }>;
+const rebuildDir = mkdtempSync(join(tmpdir(), 'bundles-rebuild-'));
 let lines: string[] = [];
 
 /**
@@ -92,6 +98,12 @@ beforeAll(async () => {
     handlers[name] = (await nativeImport(pathToFileURL(file).href)).handler;
   }
   timings.importBundlesMs = performance.now() - t;
+  for (const name of Object.keys(functions) as BundleName[]) {
+    const options = esbuildOptions(name === 'authorizer' ? 'apiKeyAuthorizer' : name, join(rebuildDir, name));
+    const { metafile } = await build({ ...options, metafile: true });
+    const output = Object.values(metafile.outputs).find((o) => o.entryPoint)!;
+    rebuilt[name] = { text: readFileSync(options.outfile, 'utf8'), inputs: output.inputs };
+  }
 }, 180_000);
 
 afterAll(async () => {
@@ -99,6 +111,7 @@ afterAll(async () => {
   process.env = savedEnv;
   await Promise.all([s3?.stop(), ddb?.stop()]);
   synth?.cleanup();
+  rmSync(rebuildDir, { recursive: true, force: true });
   console.log(
     'bundle test timings',
     Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(v)])),
@@ -194,6 +207,61 @@ describe('bundles', () => {
     for (const [name, bytes] of Object.entries(bundleBytes)) expect(bytes, name).toBeLessThan(3 * 1024 * 1024);
     for (const name of ['produce', 'fetch', 'admin', 'scheduler', 'authorizer'] as const)
       expect(typeof handlers[name]).toBe('function');
+  });
+
+  it('are what infra/bundling.ts builds (so the bench and the tests below measure the deployed code)', () => {
+    for (const name of Object.keys(bundleText) as BundleName[])
+      expect(rebuilt[name].text === bundleText[name], name).toBe(true);
+  });
+
+  /** The files of the repository (node_modules aside) whose code is in a bundle. */
+  const sources = (name: BundleName) =>
+    Object.entries(rebuilt[name].inputs)
+      .filter(([file, input]) => input.bytesInOutput > 0 && !file.startsWith('node_modules/'))
+      .map(([file]) => file);
+  const routeModules = (name: BundleName) => sources(name).filter((f) => /^src\/http\/[a-z-]+-routes\.ts$/.test(f));
+
+  it('hold only the route modules of the routes API Gateway sends them (infra/routes.ts)', () => {
+    expect(routeModules('produce').sort()).toEqual([
+      'src/http/produce-request-routes.ts',
+      'src/http/record-routes.ts',
+      'src/http/topic-routes.ts',
+    ]);
+    expect(routeModules('fetch')).toEqual(['src/http/record-routes.ts']);
+    expect(routeModules('heartbeat')).toEqual(['src/http/group-routes.ts']);
+    for (const name of ['push', 'scheduler', 'authorizer'] as const) expect(routeModules(name), name).toEqual([]);
+    // The default route's function serves them all.
+    expect(routeModules('admin')).toEqual(
+      expect.arrayContaining([
+        'src/http/acl-routes.ts',
+        'src/http/consumer-instance-routes.ts',
+        'src/http/fetch-request-routes.ts',
+        'src/http/group-routes.ts',
+        'src/http/transaction-routes.ts',
+      ]),
+    );
+  });
+
+  it('leave the web console and the OpenAPI document to the admin function', () => {
+    const adminOnly = (f: string) => f.startsWith('src/console/') || /^src\/http\/[a-z-]*openapi\.ts$/.test(f);
+    for (const name of ['produce', 'fetch', 'heartbeat', 'push', 'scheduler', 'authorizer'] as const)
+      expect(sources(name).filter(adminOnly), name).toEqual([]);
+    expect(sources('admin')).toEqual(
+      expect.arrayContaining(['src/console/assets.generated.ts', 'src/http/openapi.ts']),
+    );
+  });
+
+  it("hold zod's schemas but not its translations (zod is imported by namespace, so esbuild drops what is unused)", () => {
+    for (const name of ['produce', 'fetch', 'admin', 'heartbeat'] as const) {
+      const zod = Object.entries(rebuilt[name].inputs).filter(
+        ([file, input]) => file.startsWith('node_modules/zod/') && input.bytesInOutput > 0,
+      );
+      expect(zod.length, name).toBeGreaterThan(0);
+      expect(
+        zod.map(([file]) => file).filter((f) => f.includes('/locales/') && !f.endsWith('/en.js')),
+        name,
+      ).toEqual([]);
+    }
   });
 
   it('leave the embedded backend out: the SQLite adapter is a dynamic import, never bundled', () => {
