@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { alterScramCredentials, describeScramCredentials } from '../authz/scram-admin.js';
 import type { KafkaError } from '../wire/errors.js';
 import type { AppEnv } from './app-env.js';
