@@ -96,7 +96,13 @@ export function addMetric(name: MetricName, value = 1): void {
 }
 
 /** The product's instrumentation seam (src/metrics.ts), listened to by the current invocation's scope. */
-export const scopeMetrics: Metrics = { add: (name, value) => addMetric(name, value) };
+export const scopeMetrics: Metrics = {
+  // The listener's and the self-hosted server's metrics (connections, pools) never arise in a function.
+  add: (name, value) => {
+    if (name in METRIC_UNITS) addMetric(name as MetricName, value);
+  },
+  gauge: () => {},
+};
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 

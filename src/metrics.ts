@@ -15,10 +15,67 @@ export type MetricName =
   /** Commits that lost the conditional write of the partition state to another writer and retried. */
   | 'CommitRetries'
   /** Replicas removed from an ISR. */
-  | 'IsrShrinks';
+  | 'IsrShrinks'
+  /** Kafka listener connections refused (all causes), and by cause: the limit each met (src/limits). */
+  | 'KafkaConnectionsRefused'
+  | 'KafkaConnectionsRefusedMaxConnections'
+  | 'KafkaConnectionsRefusedMaxConnectionsPerIp'
+  | 'KafkaConnectionsRefusedCreationRate'
+  /** Connections closed for a frame above sasl.server.max.receive.size before they authenticated. */
+  | 'KafkaConnectionsRefusedSaslReceiveSize'
+  /** SASL authentications that failed (answered after connection.failed.authentication.delay.ms). */
+  | 'KafkaFailedAuthentications'
+  /** Self-hosted HTTP: connections over its cap, requests answered 503 for want of body memory, slow senders cut off. */
+  | 'HttpConnectionsRefused'
+  | 'HttpRequestsRefused'
+  | 'HttpRequestTimeouts';
+
+/** Levels rather than counts: what a host publishes is the latest value and the highest since the last. */
+export type GaugeName =
+  /** Kafka listener connections open. */
+  | 'KafkaConnections'
+  /** Bytes of the Kafka listener's memory pool (queued.max.request.bytes) held by requests. */
+  | 'KafkaMemoryPoolUsedBytes'
+  /** Bytes of the self-hosted HTTP server's request-body pool held by requests. */
+  | 'HttpMemoryPoolUsedBytes';
 
 export interface Metrics {
   add(name: MetricName, value: number): void;
+  gauge(name: GaugeName, value: number): void;
 }
 
-export const noMetrics: Metrics = { add: () => {} };
+export const noMetrics: Metrics = { add: () => {}, gauge: () => {} };
+
+/**
+ * Metrics of a long-running process (the self-hosted server, the Fargate listener): counters are
+ * summed and each gauge keeps the highest value it reached until {@link drain}, which the host
+ * calls on a timer to publish (the peak is what a limit is judged by).
+ */
+export class IntervalMetrics implements Metrics {
+  readonly #counters = new Map<MetricName, number>();
+  readonly #gauges = new Map<GaugeName, { latest: number; max: number }>();
+
+  add(name: MetricName, value: number): void {
+    this.#counters.set(name, (this.#counters.get(name) ?? 0) + value);
+  }
+
+  gauge(name: GaugeName, value: number): void {
+    const g = this.#gauges.get(name);
+    if (g) {
+      g.latest = value;
+      g.max = Math.max(g.max, value);
+    } else this.#gauges.set(name, { latest: value, max: value });
+  }
+
+  /** The non-zero counters since the last drain and each gauge's peak; the gauges start again from their latest value. */
+  drain(): Partial<Record<MetricName | GaugeName, number>> {
+    const out: Partial<Record<MetricName | GaugeName, number>> = {};
+    for (const [name, value] of this.#counters) if (value !== 0) out[name] = value;
+    this.#counters.clear();
+    for (const [name, g] of this.#gauges) {
+      if (g.max !== 0) out[name] = g.max;
+      g.max = g.latest;
+    }
+    return out;
+  }
+}

@@ -5,14 +5,19 @@
  *   --scheduler-interval-ms 30000 (0: no in-process scheduler)
  *   --kafka-port 9092 (0: no Kafka protocol listener) --kafka-advertised-listener host[:port]
  *   --auth-config auth.json (bearer tokens, super.users, authorization: docs/security.md)
+ * The bounds against hostile clients (connection caps, memory pools, timeouts) are the environment's:
+ * docs/security.md and the README's configuration table.
  */
 import { serve } from '@hono/node-server';
 import { parseArgs } from 'node:util';
 import { createServices, openStorage, startInProcessScheduler } from './compose.js';
 import { serverConfigFromEnv } from './config/server-config.js';
 import { createApp } from './http/app.js';
+import { withBodyPool } from './http/body-pool.js';
 import { startKafkaListener } from './kafka/listener.js';
 import { pushSocket } from './http/push-socket.js';
+import { MemoryPool } from './limits/memory-pool.js';
+import { IntervalMetrics } from './metrics.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -42,7 +47,8 @@ const port = Number(flags.port ?? process.env.PORT ?? 8080);
 const hostname = flags.host ?? process.env.HOST ?? '127.0.0.1';
 
 const storage = await openStorage(config.backend); // a SQLite problem fails here, at startup
-const services = createServices(config, storage);
+const metrics = new IntervalMetrics();
+const services = createServices(config, storage, undefined, { metrics });
 const app = createApp(services);
 // Push (ws://host:port/v3/push): other processes post to this one's connections at its origin,
 // or at PUSH_ENDPOINT when they reach it under another address.
@@ -58,7 +64,20 @@ await register();
 setInterval(register, services.features.refreshMs).unref();
 // Timers, retention, compaction, segment merge and orphan GC, every SCHEDULER_INTERVAL_MS.
 const scheduler = startInProcessScheduler(config, storage, services);
-const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
+const { http } = config;
+const bodyPool = new MemoryPool(http.queuedMaxRequestBytes, (used) => metrics.gauge('HttpMemoryPoolUsedBytes', used));
+const fetch = withBodyPool(app.fetch, bodyPool, {
+  maxRequestBytes: config.limits.maxRequestBytes,
+  waitMs: http.poolWaitMs,
+  metrics,
+});
+const serverOptions = {
+  headersTimeout: http.headersTimeoutMs,
+  requestTimeout: http.requestTimeoutMs,
+  // How often node checks the two timeouts (its default, 30 s, would let a slow sender run over by that much).
+  connectionsCheckingInterval: Math.min(1000, http.headersTimeoutMs),
+};
+const server = serve({ fetch, port, hostname, serverOptions }, (info) => {
   origin = `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${info.port}`;
   console.log(
     JSON.stringify({
@@ -72,16 +91,34 @@ const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
     }),
   );
 });
+server.maxConnections = http.maxConnections;
+server.on('drop', () => metrics.add('HttpConnectionsRefused', 1));
+// node's own answer to a request that broke a timeout or could not be parsed, counted.
+server.on('clientError', (e: NodeJS.ErrnoException, socket) => {
+  const timedOut = e.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  if (timedOut) metrics.add('HttpRequestTimeouts', 1);
+  if (socket.writable && socket.bytesWritten === 0)
+    socket.end(
+      timedOut
+        ? 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n'
+        : e.code === 'HPE_HEADER_OVERFLOW'
+          ? 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n'
+          : 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n',
+    );
+  socket.destroy();
+});
 const { kafka } = config;
 // A taken port (say, a real Kafka on 9092) leaves the HTTP API serving; the error says why.
 const kafkaListener =
   kafka.port > 0
-    ? await startKafkaListener({ services, classic: services.groups.classic, ...kafka }).catch((e: unknown) => {
-        console.log(
-          JSON.stringify({ level: 'error', msg: 'kafka listener not started', port: kafka.port, error: String(e) }),
-        );
-        return undefined;
-      })
+    ? await startKafkaListener({ services, classic: services.groups.classic, ...kafka, metrics }).catch(
+        (e: unknown) => {
+          console.log(
+            JSON.stringify({ level: 'error', msg: 'kafka listener not started', port: kafka.port, error: String(e) }),
+          );
+          return undefined;
+        },
+      )
     : undefined;
 if (kafkaListener)
   console.log(
@@ -95,6 +132,34 @@ if (kafkaListener)
   );
 
 server.on('upgrade', (req, socket, head) => push.handleUpgrade(req, socket, head));
+
+// The metrics as one CloudWatch EMF line per interval (Service dimension, as the functions' own).
+const emfTimer =
+  config.metrics.intervalMs > 0
+    ? setInterval(() => {
+        const values = metrics.drain();
+        const names = Object.keys(values);
+        if (names.length === 0) return;
+        const { namespace, service } = config.metrics;
+        process.stdout.write(
+          `${JSON.stringify({
+            _aws: {
+              Timestamp: Date.now(),
+              CloudWatchMetrics: [
+                {
+                  Namespace: namespace,
+                  Dimensions: [['Service']],
+                  Metrics: names.map((n) => ({ Name: n, Unit: n.endsWith('Bytes') ? 'Bytes' : 'Count' })),
+                },
+              ],
+            },
+            Service: service,
+            ...values,
+          })}\n`,
+        );
+      }, config.metrics.intervalMs)
+    : undefined;
+emfTimer?.unref();
 
 function shutdown(signal: string) {
   console.log(JSON.stringify({ level: 'info', msg: 'shutting down', signal }));

@@ -34,7 +34,15 @@ export interface ServerConfig {
     autoCreateTopics: boolean;
     /** TLS on the listener (SSL, or SASL_SSL with SASL mechanisms enabled); absent: plain TCP. */
     tls?: ListenerTls;
+    limits: KafkaLimits;
   };
+  /** The self-hosted HTTP server's bounds (src/server.ts; on Lambda, API Gateway's apply). */
+  http: HttpLimits;
+  /**
+   * How the self-hosted server publishes its metrics (src/metrics.ts): every `intervalMs` one
+   * CloudWatch EMF line on stdout (the Fargate listener's log driver carries it to CloudWatch); 0: none.
+   */
+  metrics: { intervalMs: number; namespace: string; service: string };
   /** The transaction coordinator's bounds (Kafka's transaction.max.timeout.ms, transactional.id.expiration.ms). */
   transactions: { maxTimeoutMs?: number; idExpirationMs?: number };
   /** The topic cache (src/topics/topics.ts): how long a topic read is served; the same in every process. */
@@ -57,6 +65,42 @@ export interface ListenerTls {
   clientAuth: 'none' | 'requested' | 'required';
   /** ssl.principal.mapping.rules (default DEFAULT); the listener refuses to start with a bad rule. */
   principalMappingRules: string;
+}
+
+/**
+ * The Kafka listener's bounds across connections, with Kafka's names (docs/security.md says which
+ * attack each stops). The defaults fit a small task: about 1 GB for the pool, the connections'
+ * own buffers and the process.
+ */
+export interface KafkaLimits {
+  /** sasl.server.max.receive.size: the largest frame before SASL authentication (default 512 KiB, as Kafka). */
+  saslServerMaxReceiveSize: number;
+  /** queued.max.request.bytes: the pool of request bytes read and not answered, shared by all connections. */
+  queuedMaxRequestBytes: number;
+  /** max.connections */
+  maxConnections: number;
+  /** max.connections.per.ip */
+  maxConnectionsPerIp: number;
+  /** max.connections.per.ip.overrides: address -> limit. */
+  maxConnectionsPerIpOverrides: ReadonlyMap<string, number>;
+  /** max.connection.creation.rate: new connections a second. */
+  maxConnectionCreationRate: number;
+  /** connection.failed.authentication.delay.ms */
+  failedAuthenticationDelayMs: number;
+}
+
+/** The self-hosted HTTP server's bounds against slow and greedy clients. */
+export interface HttpLimits {
+  /** Request-body bytes in flight across all requests (the pool); a request waits for room, then is answered 503. */
+  queuedMaxRequestBytes: number;
+  /** How long a request waits for pool room before its 503 (with Retry-After). */
+  poolWaitMs: number;
+  /** node's server.headersTimeout: the whole header must arrive within this. */
+  headersTimeoutMs: number;
+  /** node's server.requestTimeout: the whole request, body included, must arrive within this. */
+  requestTimeoutMs: number;
+  /** node's server.maxConnections: connections beyond are dropped. */
+  maxConnections: number;
 }
 
 /** Principals, ACLs and quotas (docs/security.md). */
@@ -192,6 +236,30 @@ const envSchema = z.object({
   KAFKA_MAX_FRAME_BYTES: int(100 * 1024 * 1024),
   /** Kafka's auto.create.topics.enable. */
   KAFKA_AUTO_CREATE_TOPICS: z.enum(['true', 'false']).default('true'),
+  /** Kafka's sasl.server.max.receive.size (its default). */
+  KAFKA_SASL_SERVER_MAX_RECEIVE_SIZE: int(512 * 1024),
+  /** Kafka's queued.max.request.bytes (Kafka: unbounded). */
+  KAFKA_QUEUED_MAX_REQUEST_BYTES: int(256 * 1024 * 1024),
+  /** Kafka's max.connections (Kafka: unbounded). */
+  KAFKA_MAX_CONNECTIONS: int(1000),
+  /** Kafka's max.connections.per.ip (Kafka: unbounded); 0 with overrides admits only the addresses they name. */
+  KAFKA_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().nonnegative().default(100),
+  /** Kafka's max.connections.per.ip.overrides: `address:limit,...`. */
+  KAFKA_MAX_CONNECTIONS_PER_IP_OVERRIDES: z.string().default(''),
+  /** Kafka's max.connection.creation.rate, a second (Kafka: unbounded). */
+  KAFKA_MAX_CONNECTION_CREATION_RATE: int(100),
+  /** Kafka's connection.failed.authentication.delay.ms (its default). */
+  KAFKA_CONNECTION_FAILED_AUTHENTICATION_DELAY_MS: z.coerce.number().int().nonnegative().default(100),
+  /** The self-hosted HTTP server's request-body pool, its wait, its timeouts and its connection cap. */
+  HTTP_QUEUED_MAX_REQUEST_BYTES: int(128 * 1024 * 1024),
+  HTTP_POOL_WAIT_MS: z.coerce.number().int().nonnegative().default(5000),
+  HTTP_HEADERS_TIMEOUT_MS: int(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: int(60_000),
+  HTTP_MAX_CONNECTIONS: int(1000),
+  /** How often the self-hosted server writes its metrics as an EMF line (0: never), under the functions' namespace and Service. */
+  METRICS_INTERVAL_MS: z.coerce.number().int().nonnegative().default(0),
+  METRICS_NAMESPACE: z.string().min(1).default('S3KafkaLog'),
+  SERVICE_NAME: z.string().min(1).default('s3-kafka-log'),
   /** A JSON auth config file: tokens, super.users, authorization (docs/security.md). */
   AUTH_CONFIG: z.string().optional(),
   /** These override the file's. */
@@ -266,7 +334,24 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
       maxFrameBytes: e.KAFKA_MAX_FRAME_BYTES,
       autoCreateTopics: e.KAFKA_AUTO_CREATE_TOPICS === 'true',
       ...listenerTls(e, file),
+      limits: {
+        saslServerMaxReceiveSize: e.KAFKA_SASL_SERVER_MAX_RECEIVE_SIZE,
+        queuedMaxRequestBytes: e.KAFKA_QUEUED_MAX_REQUEST_BYTES,
+        maxConnections: e.KAFKA_MAX_CONNECTIONS,
+        maxConnectionsPerIp: e.KAFKA_MAX_CONNECTIONS_PER_IP,
+        maxConnectionsPerIpOverrides: parsePerIpOverrides(e.KAFKA_MAX_CONNECTIONS_PER_IP_OVERRIDES),
+        maxConnectionCreationRate: e.KAFKA_MAX_CONNECTION_CREATION_RATE,
+        failedAuthenticationDelayMs: e.KAFKA_CONNECTION_FAILED_AUTHENTICATION_DELAY_MS,
+      },
     },
+    http: {
+      queuedMaxRequestBytes: e.HTTP_QUEUED_MAX_REQUEST_BYTES,
+      poolWaitMs: e.HTTP_POOL_WAIT_MS,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+    },
+    metrics: { intervalMs: e.METRICS_INTERVAL_MS, namespace: e.METRICS_NAMESPACE, service: e.SERVICE_NAME },
     transactions: {
       ...(e.TRANSACTION_MAX_TIMEOUT_MS !== undefined ? { maxTimeoutMs: e.TRANSACTION_MAX_TIMEOUT_MS } : {}),
       ...(e.TRANSACTIONAL_ID_EXPIRATION_MS !== undefined ? { idExpirationMs: e.TRANSACTIONAL_ID_EXPIRATION_MS } : {}),
@@ -351,6 +436,25 @@ function listenerTls(e: z.infer<typeof envSchema>, file: AuthFile): { tls?: List
       principalMappingRules,
     },
   };
+}
+
+/**
+ * max.connections.per.ip.overrides as Kafka writes it: `address:limit` pairs separated by commas
+ * (`10.0.0.5:200,::1:50`; the limit follows the last colon, so IPv6 addresses need no brackets).
+ * Kafka also takes host names; here only addresses, as connections arrive by address.
+ */
+export function parsePerIpOverrides(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const entry of text.split(',').map((s) => s.trim())) {
+    if (!entry) continue;
+    const at = entry.lastIndexOf(':');
+    const limit = Number(entry.slice(at + 1));
+    const ip = entry.slice(0, at).replace(/^\[|\]$/g, '');
+    if (at <= 0 || entry.slice(at + 1) === '' || !Number.isSafeInteger(limit) || limit < 0)
+      throw new Error(`max.connections.per.ip.overrides: "${entry}" is not address:limit`);
+    out.set(ip, limit);
+  }
+  return out;
 }
 
 /** `host` or `host:port` (a bracketed IPv6 address may carry a port too). */

@@ -8,16 +8,23 @@
  * page cache, would cap a connection at one append's latency); any other request runs alone,
  * after the ones before it. A partition's batches are appended in the order they were sent, which
  * idempotent producers' sequences need. Memory per connection is
- * bounded: a frame above maxFrameBytes closes the connection, requests read and not answered are
- * bounded in count and bytes, one frame at most is buffered beyond them, and nothing new is read
- * while the client is slow to read answers.
+ * bounded: a frame above maxFrameBytes (before SASL authentication: sasl.server.max.receive.size)
+ * closes the connection, requests read and not answered are bounded in count and bytes, little is
+ * read beyond the frame being received, and nothing new is read while the client is slow to read
+ * answers. Across connections (`limits`, docs/security.md): each frame's bytes are taken from one
+ * memory pool (queued.max.request.bytes) before it is read and given back once it is answered, and
+ * a connection stops reading while the pool has no room; connections are capped in total, per
+ * address and in creation rate; a failed authentication is answered after a delay.
  * Frames that do not parse, unknown API keys and unsupported versions close the connection, as
  * Kafka does; ApiVersions of an unsupported version is answered in v0 with UNSUPPORTED_VERSION and
  * the supported versions, so a client can downgrade. Nothing a connection sends affects another.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { ANONYMOUS, plainPrincipal } from '../authz/principal.js';
-import type { ListenerTls } from '../config/server-config.js';
+import type { KafkaLimits, ListenerTls } from '../config/server-config.js';
+import { ConnectionQuotas, peerAddress, type RefusalCause } from '../limits/connection-quotas.js';
+import { MemoryPool } from '../limits/memory-pool.js';
+import { type MetricName, type Metrics, noMetrics } from '../metrics.js';
 import { KafkaError } from '../wire/errors.js';
 import type { ClassicGroupCoordinator } from '../groups/classic-coordinator.js';
 import type { AppServices } from '../http/app-env.js';
@@ -64,6 +71,10 @@ export interface KafkaListenerOptions {
   saslMechanisms?: readonly string[];
   /** TLS (SSL, or SASL_SSL with mechanisms), with client certificates as ssl.client.auth asks. */
   tls?: ListenerTls;
+  /** The bounds across connections (docs/security.md); without them only each connection's own apply. */
+  limits?: KafkaLimits;
+  /** Connections, pool use, refusals by cause. */
+  metrics?: Metrics;
   log?: (event: Record<string, unknown>) => void;
 }
 
@@ -75,14 +86,57 @@ export interface KafkaListener {
 const PRE_AUTH_APIS = new Set([ApiVersions.apiKey, SaslHandshake.apiKey, SaslAuthenticate.apiKey]);
 /** Requests of one connection read ahead and not yet answered (produce ones run at once on disjoint partitions). */
 const MAX_PIPELINED = 64;
+/**
+ * What a connection reads beyond the frame it has memory for (the next frame's header, pipelined
+ * small requests): past it the connection stops reading.
+ */
+const READ_AHEAD_BYTES = 64 * 1024;
+/**
+ * Request bytes a connection may hold whatever the pool's state: handshakes, heartbeats, fetches and
+ * commits go on while large produce requests wait for room. Per connection, so the pool's
+ * overdraft is at most this times max.connections.
+ */
+const UNPOOLED_BYTES = 64 * 1024;
+
+const REFUSED_METRIC: Record<RefusalCause, MetricName> = {
+  'max.connections': 'KafkaConnectionsRefusedMaxConnections',
+  'max.connections.per.ip': 'KafkaConnectionsRefusedMaxConnectionsPerIp',
+  'max.connection.creation.rate': 'KafkaConnectionsRefusedCreationRate',
+};
+
+/** What the connections of one listener share: the memory pool and the connection counts. */
+interface Shared {
+  pool: MemoryPool | undefined;
+  metrics: Metrics;
+  /** How long a failed authentication's answer (and the close after it) waits. */
+  failedAuthenticationDelayMs: number;
+  /** The frame size a connection may send before it has authenticated (when SASL is on). */
+  preAuthMaxFrameBytes: number;
+}
 
 export async function startKafkaListener(options: KafkaListenerOptions): Promise<KafkaListener> {
   const log = options.log ?? ((e) => console.log(JSON.stringify(e)));
+  const metrics = options.metrics ?? noMetrics;
+  const { limits } = options;
+  if (limits && limits.queuedMaxRequestBytes < options.maxFrameBytes)
+    throw new Error(
+      `queued.max.request.bytes (${limits.queuedMaxRequestBytes}) must be at least socket.request.max.bytes (${options.maxFrameBytes}), or the largest request could never be read`,
+    );
+  const shared: Shared = {
+    pool:
+      limits && new MemoryPool(limits.queuedMaxRequestBytes, (used) => metrics.gauge('KafkaMemoryPoolUsedBytes', used)),
+    metrics,
+    failedAuthenticationDelayMs: limits?.failedAuthenticationDelayMs ?? 0,
+    preAuthMaxFrameBytes: Math.min(options.maxFrameBytes, limits?.saslServerMaxReceiveSize ?? options.maxFrameBytes),
+  };
+  const quotas = limits && new ConnectionQuotas(limits);
   const sockets = new Set<Socket>();
+  let open = 0; // TCP connections admitted and not closed (TLS handshakes under way included)
   const accept = (socket: Socket, principal?: string) => {
+    if (socket.destroyed) return; // refused below, or gone during the TLS handshake
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
-    serveConnection(socket, options, broker, log, principal);
+    serveConnection(socket, options, broker, shared, log, principal);
   };
   const server: Server = options.tls
     ? createTlsListener(options.tls, log, (socket, principal) => {
@@ -90,6 +144,25 @@ export async function startKafkaListener(options: KafkaListenerOptions): Promise
         accept(socket, principal);
       })
     : createServer({ noDelay: true }, (socket) => accept(socket));
+  // Admission on the TCP connection, before anything else (a TLS handshake included) runs for it.
+  server.prependListener('connection', (socket: Socket) => {
+    const ip = peerAddress(socket.remoteAddress);
+    const refused = quotas?.tryOpen(ip);
+    if (refused) {
+      metrics.add('KafkaConnectionsRefused', 1);
+      metrics.add(REFUSED_METRIC[refused], 1);
+      socket.on('error', () => {});
+      socket.destroy();
+      return;
+    }
+    open++;
+    metrics.gauge('KafkaConnections', open);
+    socket.on('close', () => {
+      open--;
+      quotas?.close(ip);
+      metrics.gauge('KafkaConnections', open);
+    });
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -115,6 +188,7 @@ function serveConnection(
   socket: Socket,
   options: KafkaListenerOptions,
   broker: Broker,
+  shared: Shared,
   log: (e: Record<string, unknown>) => void,
   /** The TLS client certificate's principal, when one was presented. */
   certificatePrincipal?: string,
@@ -129,7 +203,7 @@ function serveConnection(
   const connection: ConnectionState = {
     sasl: 'none',
     principal: certificatePrincipal ?? ANONYMOUS,
-    host: (socket.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, ''),
+    host: peerAddress(socket.remoteAddress),
   };
   const maxUnread = options.maxUnreadBytes ?? 16 * 1024 * 1024;
   const maxInFlightBytes = options.maxInFlightBytes ?? 64 * 1024 * 1024;
@@ -137,6 +211,19 @@ function serveConnection(
   let buffered = 0;
   let closed = false;
   let rawTokenNext = false;
+  const { pool } = shared;
+  /** Pool bytes this connection holds: the frame being read (once its header is) and the requests not yet answered. */
+  let pooled = 0;
+  /** The size of the frame being read, once its bytes are taken from the pool; 0 before. */
+  let frameReserved = 0;
+  let stopWaitingForPool: (() => void) | undefined;
+  /** A failed authentication's answer is waiting out its delay: nothing more is read. */
+  let closing = false;
+  const givePooled = (bytes: number) => {
+    const n = Math.min(bytes, pooled);
+    pooled -= n;
+    pool?.release(n);
+  };
 
   const close = (reason: string, detail?: unknown) => {
     if (closed) return;
@@ -157,6 +244,8 @@ function serveConnection(
   socket.on('close', () => {
     closed = true;
     abort.abort();
+    stopWaitingForPool?.();
+    givePooled(pooled);
   });
   socket.on('error', () => {}); // 'close' follows
 
@@ -174,19 +263,52 @@ function serveConnection(
     log,
   });
 
+  /**
+   * Takes a frame's bytes from the pool before it is read: within the connection's unpooled
+   * allowance always; else if they fit (before authentication, only in the lower half of the pool,
+   * so unauthenticated connections never hold what authenticated ones need). When they do not,
+   * the connection waits for memory to be given back.
+   */
+  const reserve = (size: number): boolean => {
+    if (pool) {
+      const ceiling = preAuth() ? pool.capacity / 2 : pool.capacity;
+      if (pooled + size <= UNPOOLED_BYTES) pool.allocate(size);
+      else if (!pool.tryAllocate(size, ceiling)) {
+        stopWaitingForPool ??= pool.whenReleased(() => {
+          if (!closed) pump();
+          return closed || frameReserved > 0;
+        });
+        return false;
+      }
+    }
+    stopWaitingForPool?.();
+    stopWaitingForPool = undefined;
+    pooled += size;
+    frameReserved = size;
+    return true;
+  };
+  const preAuth = () => saslRequired && connection.sasl !== 'authenticated';
+
   /** The next complete frame, or undefined; closes the connection on a bad size. Copies only a frame split across chunks. */
   const nextFrame = (): Buffer | undefined => {
     if (buffered < 4) return undefined;
     if (chunks[0]!.byteLength < 4) chunks.splice(0, chunks.length, Buffer.concat(chunks));
     const size = chunks[0]!.readInt32BE(0);
+    const limit = preAuth() ? shared.preAuthMaxFrameBytes : options.maxFrameBytes;
     // A raw SASL token (after SaslHandshake v0) has no request header.
-    if (size < (rawTokenNext ? 0 : 8) || size > options.maxFrameBytes) {
-      close('bad frame size', `${size} bytes (limit ${options.maxFrameBytes})`);
+    if (size < (rawTokenNext ? 0 : 8) || size > limit) {
+      if (size > limit && limit < options.maxFrameBytes) {
+        shared.metrics.add('KafkaConnectionsRefused', 1);
+        shared.metrics.add('KafkaConnectionsRefusedSaslReceiveSize', 1);
+        close('sasl.server.max.receive.size', `${size} bytes before authentication (limit ${limit})`);
+      } else close('bad frame size', `${size} bytes (limit ${limit})`);
       return undefined;
     }
+    if (frameReserved === 0 && !reserve(size)) return undefined;
     const total = 4 + size;
     if (buffered < total) return undefined;
     buffered -= total;
+    frameReserved = 0;
     const first = chunks[0]!;
     if (first.byteLength >= total) {
       if (first.byteLength === total) chunks.shift();
@@ -229,6 +351,8 @@ function serveConnection(
     out?: Buffer[];
     /** The connection's last answer: it is closed once this is written. */
     last?: boolean;
+    /** A last answer waits out connection.failed.authentication.delay.ms. */
+    delay?: 'running' | 'over';
   }
   /** Every request read and not yet answered, in request order: answers leave in this order. */
   const slots: Slot[] = [];
@@ -274,11 +398,36 @@ function serveConnection(
     }
   };
 
+  /**
+   * A failed authentication is answered (or, without an answer to send, the connection closed) only
+   * after connection.failed.authentication.delay.ms, reading nothing meanwhile: a client guessing
+   * passwords, or one retrying with stale ones, gets one try per delay per connection.
+   */
+  const afterFailedAuthentication = (then: () => void) => {
+    shared.metrics.add('KafkaFailedAuthentications', 1);
+    closing = true;
+    flow();
+    if (shared.failedAuthenticationDelayMs > 0) setTimeout(then, shared.failedAuthenticationDelayMs);
+    else then();
+  };
+
   const flush = () => {
     if (closed) return;
     socket.cork();
     while (slots[0]?.done) {
-      const slot = slots.shift()!;
+      const slot = slots[0];
+      if (slot.last && slot.delay !== 'over') {
+        socket.uncork();
+        if (slot.delay === undefined) {
+          slot.delay = 'running';
+          afterFailedAuthentication(() => {
+            slot.delay = 'over';
+            flush();
+          });
+        }
+        return;
+      }
+      slots.shift();
       for (const b of slot.out ?? []) socket.write(b);
       if (slot.last) {
         closed = true;
@@ -316,6 +465,7 @@ function serveConnection(
             else runningKeys.set(k, n);
           }
         heldBytes -= p.size;
+        givePooled(p.size);
         flush();
         pump();
       },
@@ -351,8 +501,8 @@ function serveConnection(
       if (!frame) break;
       const p = parse(frame);
       if (!p) return; // closed
-      if (socket.isPaused() && buffered <= options.maxFrameBytes) socket.resume();
       if (p.kind === 'answer') {
+        givePooled(frame.byteLength);
         slots.push({ keys: null, started: true, done: true, out: p.out });
         flush();
         continue;
@@ -363,6 +513,18 @@ function serveConnection(
       waiting.push({ p, slot });
     }
     if (!closed) startReady();
+    flow();
+  };
+
+  /**
+   * Reads while what is buffered is the frame the connection has memory for plus a little read-ahead;
+   * stops beyond (requests not taken yet, a frame waiting for the pool, a delayed close).
+   */
+  const flow = () => {
+    if (closed) return;
+    const read = !closing && buffered <= (frameReserved > 0 ? frameReserved + 4 : 0) + READ_AHEAD_BYTES;
+    if (read && socket.isPaused()) socket.resume();
+    else if (!read && !socket.isPaused()) socket.pause();
   };
 
   const parse = (frame: Buffer): Parsed | undefined => {
@@ -419,7 +581,8 @@ function serveConnection(
     try {
       connection.principal = plainPrincipal(frame, plainUsers);
     } catch (e) {
-      return void close('authentication failed', e instanceof Error ? e.message : e);
+      const detail = e instanceof Error ? e.message : e;
+      return void afterFailedAuthentication(() => close('authentication failed', detail));
     }
     connection.sasl = 'authenticated';
     return { kind: 'answer', out: [Buffer.alloc(4)] };
@@ -429,8 +592,6 @@ function serveConnection(
     if (closed) return;
     chunks.push(data);
     buffered += data.byteLength;
-    // Bounded: beyond the requests running, at most one frame is read ahead.
-    if (buffered > options.maxFrameBytes + 4) socket.pause();
     pump();
   });
 }

@@ -44,8 +44,11 @@ export function createTlsListener(
       accept(socket, `User:${name}`);
     },
   );
-  server.on('tlsClientError', (e, socket) =>
-    log({ level: 'warn', msg: 'kafka tls handshake failed', remote: socket.remoteAddress, error: e.message }),
-  );
+  server.on('tlsClientError', (e: NodeJS.ErrnoException, socket) => {
+    // A connection gone before its handshake ended: the client left, or the listener refused it
+    // (max.connections and the like, counted there); a line each would let a flood fill the log.
+    if (e.code === 'ECONNRESET') return;
+    log({ level: 'warn', msg: 'kafka tls handshake failed', remote: socket.remoteAddress, error: e.message });
+  });
   return server;
 }

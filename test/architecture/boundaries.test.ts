@@ -16,6 +16,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/wire': [],
   'src/clock.ts': [],
   'src/metrics.ts': [],
+  // Bounds shared by the Kafka listener and the self-hosted HTTP server: the memory pool, connection quotas.
+  'src/limits': [],
   // The optimistic-update helper gives up with one typed KafkaError.
   'src/storage': ['src/wire'],
   // The built web console, as data (console/ is its source).
@@ -55,6 +57,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/http': [
     'src/authz',
     'src/clock.ts',
+    'src/limits',
     'src/metrics.ts',
     'src/config',
     'src/console',
@@ -93,14 +96,16 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/config',
     'src/groups',
     'src/http',
+    'src/limits',
     'src/log',
+    'src/metrics.ts',
     'src/partition',
     'src/timer',
     'src/topics',
     'src/transactions',
     'src/wire',
   ],
-  'src/server.ts': ['src/compose.ts', 'src/config', 'src/http', 'src/kafka'],
+  'src/server.ts': ['src/compose.ts', 'src/config', 'src/http', 'src/kafka', 'src/limits', 'src/metrics.ts'],
   // Lambda entries stay thin: the composition root, the HTTP app, configuration, and the storage
   // ports their instrumenting decorator wraps.
   functions: ['src/clock.ts', 'src/compose.ts', 'src/config', 'src/http', 'src/metrics.ts', 'src/push', 'src/storage'],

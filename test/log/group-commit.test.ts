@@ -214,7 +214,10 @@ describe.each(allBackends)('group commit on $name', (backend) => {
   it('shrinks the ISR once for a group whose object write failed on a follower, and answers every member', async () => {
     const stores = storage.stores.map((s) => new FaultyObjectStore(s));
     let shrinks = 0;
-    const log = newLog(storage.metadata, stores, { add: (name, k) => void (name === 'IsrShrinks' && (shrinks += k)) });
+    const log = newLog(storage.metadata, stores, {
+      add: (name, k) => void (name === 'IsrShrinks' && (shrinks += k)),
+      gauge: () => {},
+    });
     const topic = await newTopic(2);
     stores[1]!.faults.fail('put', { match: isData });
     const group = members('shrunk', 4);

@@ -175,7 +175,7 @@ describe.each(allBackends)('partition log on $name', (backend) => {
       stores: storage.stores,
       clock,
       leadership: new ReplicaManager({ metadata: storage.metadata, stores: storage.stores, clock }),
-      metrics: { add: (name, n) => void (name === 'CommitRetries' && (retries += n)) },
+      metrics: { add: (name, n) => void (name === 'CommitRetries' && (retries += n)), gauge: () => {} },
     });
     const outs = await Promise.all(
       Array.from({ length: 16 }, (_, i) => counted.append(topic, [{ partition: 0, records: [rec(`c${i}`)] }])),

@@ -23,10 +23,14 @@ export class RawClient {
     socket.on('error', () => {});
   }
 
-  /** A plain connection, or a TLS one with `tls` (its handshake done before this resolves). */
-  static async open(broker: string, tls?: ConnectionOptions): Promise<RawClient> {
+  /**
+   * A plain connection, or a TLS one with `tls` (its handshake done before this resolves);
+   * `localAddress` (say 127.0.0.2) makes it come from another loopback address.
+   */
+  static async open(broker: string, tls?: ConnectionOptions, localAddress?: string): Promise<RawClient> {
     const [host, port] = broker.split(':');
-    const socket = tls ? connectTls({ ...tls, port: Number(port), host: host! }) : connect(Number(port), host!);
+    const at = { port: Number(port), host: host!, ...(localAddress ? { localAddress } : {}) };
+    const socket = tls ? connectTls({ ...tls, ...at }) : connect(at);
     await new Promise((r, j) => socket.once(tls ? 'secureConnect' : 'connect', r).once('error', j));
     return new RawClient(socket);
   }
