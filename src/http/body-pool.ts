@@ -19,6 +19,12 @@ export interface BodyPoolOptions {
   metrics: Metrics;
 }
 
+/**
+ * A body this small never waits: small requests (commits, small produces, consumer calls) go on
+ * while large ones queue. At most this times the connection cap beyond the pool.
+ */
+const UNPOOLED_BODY_BYTES = 64 * 1024;
+
 type Fetch<E> = (request: Request, env: E) => Response | Promise<Response>;
 
 export function withBodyPool<E>(fetch: Fetch<E>, pool: MemoryPool, options: BodyPoolOptions): Fetch<E> {
@@ -29,7 +35,9 @@ export function withBodyPool<E>(fetch: Fetch<E>, pool: MemoryPool, options: Body
   return async (request, env) => {
     const bytes = bodyBytes(request, options.maxRequestBytes);
     if (bytes === 0) return fetch(request, env);
-    if (!(await pool.acquire(bytes, options.waitMs, request.signal))) {
+    if (bytes <= UNPOOLED_BODY_BYTES) pool.allocate(bytes);
+    // Not request.signal: on the node server, touching it builds a web Request that starts reading the body.
+    else if (!(await pool.acquire(bytes, options.waitMs))) {
       options.metrics.add('HttpRequestsRefused', 1);
       return noRoom(options.waitMs);
     }
