@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSecurity } from './authz/index.js';
 import { systemClock, type Clock } from './clock.js';
+import { brokerConfigs } from './config/broker-configs.js';
 import type { ServerConfig } from './config/server-config.js';
 import { createGroups } from './groups/index.js';
 import type { AppServices } from './http/app-env.js';
@@ -38,6 +39,7 @@ import { SystemTimer } from './timer/system-timer.js';
 import { ReplicaManager } from './replication/replica-manager.js';
 import { noMetrics, type Metrics } from './metrics.js';
 import { FeatureLevels } from './storage/feature-level.js';
+import { DEFAULT_MAINTENANCE_OPTIONS } from './maintenance/maintenance-options.js';
 
 export interface Storage {
   metadata: MetadataStore;
@@ -180,20 +182,21 @@ export function createServices(
     console.error(JSON.stringify({ level: 'warn', msg: 'push notification failed', error: String(e) })),
   );
   log.onAppend((topic, partition) => notifier.committed(topic, partition));
+  const transactions = createTransactionCoordinator({
+    metadata,
+    clock,
+    topics,
+    log,
+    config: config.transactions,
+    checkMember: (g, m, gen, offsets) => groups.offsets.checkMember(g, m, gen, offsets),
+  });
   return {
     clusterId: config.clusterId,
     clock,
     topics,
     log,
     groups,
-    transactions: createTransactionCoordinator({
-      metadata,
-      clock,
-      topics,
-      log,
-      config: config.transactions,
-      checkMember: (g, m, gen, offsets) => groups.offsets.checkMember(g, m, gen, offsets),
-    }),
+    transactions,
     partitioner: new Partitioner(),
     producerIds: new ProducerIds(metadata),
     defaults: config.defaults,
@@ -203,6 +206,18 @@ export function createServices(
     push: { subscriptions, notifier },
     security: createSecurity(config.security, metadata, clock),
     features: new FeatureLevels(metadata),
+    brokerConfigs: brokerConfigs({
+      numPartitions: config.defaults.partitions,
+      defaultReplicationFactor: config.defaults.replicationFactor,
+      autoCreateTopicsEnable: config.kafka.autoCreateTopics,
+      socketRequestMaxBytes: config.kafka.maxFrameBytes,
+      retentionCheckIntervalMs: config.scheduler.options.roundIntervalMs ?? DEFAULT_MAINTENANCE_OPTIONS.roundIntervalMs,
+      groupInitialRebalanceDelayMs: groups.coordinator.limits.initialRebalanceDelayMs,
+      groupMinSessionTimeoutMs: groups.coordinator.limits.minSessionTimeoutMs,
+      groupMaxSessionTimeoutMs: groups.coordinator.limits.maxSessionTimeoutMs,
+      transactionMaxTimeoutMs: transactions.config.maxTimeoutMs,
+      transactionalIdExpirationMs: transactions.config.idExpirationMs,
+    }),
     ...(counted ? { operationCounts: counted.snapshot } : {}),
   };
 }

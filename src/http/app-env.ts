@@ -1,4 +1,5 @@
 import type { Security } from '../authz/index.js';
+import type { BrokerConfig } from '../config/broker-configs.js';
 import type { GroupServices } from '../groups/index.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { Partitioner } from '../log/partitioner.js';
@@ -38,6 +39,8 @@ export interface AppServices {
   security: Security;
   /** The cluster's feature level and this process's registration (src/storage/feature-level.ts). */
   features: FeatureLevels;
+  /** What DescribeConfigs answers for a broker: the values this server applies (src/config/broker-configs.ts). */
+  brokerConfigs: readonly BrokerConfig[];
   /** Storage operation counts, when the composition root wrapped the stores in counters (the benchmark). */
   operationCounts?: () => OperationCounts;
 }

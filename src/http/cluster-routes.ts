@@ -23,11 +23,6 @@ export function clusterRoutes(): Hono<AppEnv> {
       );
     return id;
   };
-  // What a broker-level config means here: the server's defaults for new topics.
-  const brokerConfigs = (services: AppServices): [string, string][] => [
-    ['num.partitions', String(services.defaults.partitions)],
-    ['default.replication.factor', String(services.defaults.replicationFactor)],
-  ];
 
   app.get('/brokers', (c) => {
     const r = c.get('resources');
@@ -54,7 +49,7 @@ export function clusterRoutes(): Hono<AppEnv> {
       r.list(
         'KafkaBrokerConfigList',
         `${r.base}/brokers/${id}/configs`,
-        brokerConfigs(services).map(([n, v]) => r.brokerConfig(id, n, v)),
+        services.brokerConfigs.map((b) => r.brokerConfig(id, b)),
       ),
     );
   });
@@ -63,16 +58,16 @@ export function clusterRoutes(): Hono<AppEnv> {
     await authorize(c, 'DESCRIBE_CONFIGS', 'CLUSTER');
     const services = c.get('services');
     const id = brokerParam(services, c.req.param('broker'));
-    const config = brokerConfigs(services).find(([n]) => n === c.req.param('name'));
+    const config = services.brokerConfigs.find((b) => b.name === c.req.param('name'));
     if (!config) throw new KafkaError('NOT_FOUND', `Config ${c.req.param('name')} not found`);
-    return c.json(c.get('resources').brokerConfig(id, config[0], config[1]));
+    return c.json(c.get('resources').brokerConfig(id, config));
   });
 
   app.get('/broker-configs', async (c) => {
     await authorize(c, 'DESCRIBE_CONFIGS', 'CLUSTER');
     const services = c.get('services');
     const r = c.get('resources');
-    const data = brokerIds(services).flatMap((id) => brokerConfigs(services).map(([n, v]) => r.brokerConfig(id, n, v)));
+    const data = brokerIds(services).flatMap((id) => services.brokerConfigs.map((b) => r.brokerConfig(id, b)));
     return c.json(r.list('KafkaBrokerConfigList', `${r.base}/broker-configs`, data));
   });
 

@@ -1,4 +1,5 @@
 import { RELEASE } from '../wire/release.js';
+import type { BrokerConfig } from '../config/broker-configs.js';
 import { TOPIC_CONFIG_DEFS, type TopicConfigName } from '../config/topic-configs.js';
 import { lastStableOffset, type PartitionState } from '../partition/partition-state.js';
 import type { Topic } from '../topics/topics.js';
@@ -55,7 +56,8 @@ export class Resources {
     };
   }
 
-  brokerConfig(id: number, name: string, value: string) {
+  /** A broker config (read-only: the server's configuration, or a fixed topic default). */
+  brokerConfig(id: number, { name, value, source }: BrokerConfig) {
     return {
       kind: 'KafkaBrokerConfig',
       metadata: {
@@ -66,11 +68,11 @@ export class Resources {
       broker_id: id,
       name,
       value,
-      is_default: false,
+      is_default: source === 'DEFAULT_CONFIG',
       is_read_only: true,
       is_sensitive: false,
-      source: 'STATIC_BROKER_CONFIG',
-      synonyms: [{ name, value, source: 'STATIC_BROKER_CONFIG' }],
+      source,
+      synonyms: [{ name, value, source }],
     };
   }
 

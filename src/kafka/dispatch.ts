@@ -1,4 +1,5 @@
 /** Which handler answers which API. */
+import * as acls from './handlers/acls.js';
 import * as admin from './handlers/admin.js';
 import * as cluster from './handlers/cluster.js';
 import { consumerGroupHeartbeat } from './handlers/consumer-groups.js';
@@ -38,6 +39,9 @@ export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
   [m.AddOffsetsToTxn.apiKey, txn.addOffsetsToTxn],
   [m.EndTxn.apiKey, txn.endTxn],
   [m.TxnOffsetCommit.apiKey, txn.txnOffsetCommit],
+  [m.DescribeAcls.apiKey, acls.describeAcls],
+  [m.CreateAcls.apiKey, acls.createAcls],
+  [m.DeleteAcls.apiKey, acls.deleteAcls],
   [m.DescribeConfigs.apiKey, admin.describeConfigs],
   [m.AlterConfigs.apiKey, admin.alterConfigs],
   [m.SaslAuthenticate.apiKey, sasl.saslAuthenticate],

@@ -1,8 +1,17 @@
 /**
  * kafkajs's admin client on what tools and Terraform-style manifests set and read: every standard
- * Kafka topic config accepted and described with its source (over the listener and HTTP alike).
+ * Kafka topic config accepted and described with its source (over the listener and HTTP alike),
+ * the broker's configs as the server applies them, and ACLs over the store the HTTP API uses.
  */
-import { Kafka, logLevel } from 'kafkajs';
+import {
+  AclOperationTypes,
+  AclPermissionTypes,
+  AclResourceTypes,
+  ConfigResourceTypes,
+  Kafka,
+  logLevel,
+  ResourcePatternTypes,
+} from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKafkaServer, type TestKafkaServer } from './support/kafka-server.js';
 
@@ -112,6 +121,158 @@ describe('topic configs', () => {
         ).rejects.toMatchObject({ errors: [expect.objectContaining({ type: 'INVALID_CONFIG' })] });
       }
       expect(await admin.listTopics()).not.toContain('refused');
+    });
+  });
+});
+
+describe('broker configs', () => {
+  it('DescribeConfigs of the broker answers the values the server applies, with their sources', async () => {
+    const [broker] = await withAdmin(
+      async (admin) =>
+        (
+          await admin.describeConfigs({
+            resources: [{ type: ConfigResourceTypes.BROKER, name: '0' }],
+            includeSynonyms: false,
+          })
+        ).resources,
+    );
+    expect(broker!.errorCode).toBe(0);
+    const byName = new Map(broker!.configEntries.map((e) => [e.configName, e]));
+    expect(byName.get('log.retention.ms')).toMatchObject({ configValue: '604800000', readOnly: true, isDefault: true });
+    expect(byName.get('message.max.bytes')).toMatchObject({ configValue: '1048588', configSource: DEFAULT_CONFIG });
+    expect(byName.get('auto.create.topics.enable')).toMatchObject({ configValue: 'true', configSource: 4 });
+    expect(byName.get('num.partitions')).toMatchObject({ configValue: '1', readOnly: true });
+    expect(byName.get('group.initial.rebalance.delay.ms')).toMatchObject({ configValue: '0' }); // the test server's
+    // Only the asked names; the same values over HTTP (Confluent's broker configs).
+    const [some] = await withAdmin(
+      async (admin) =>
+        (
+          await admin.describeConfigs({
+            resources: [{ type: ConfigResourceTypes.BROKER, name: '0', configNames: ['message.max.bytes'] }],
+            includeSynonyms: false,
+          })
+        ).resources,
+    );
+    expect(some!.configEntries.map((e) => e.configName)).toEqual(['message.max.bytes']);
+    const http = (await (await fetch(`${s.http}/brokers/0/configs/log.retention.ms`)).json()) as any;
+    expect(http).toMatchObject({ value: '604800000', source: 'DEFAULT_CONFIG', is_read_only: true });
+  });
+});
+
+describe('ACLs', () => {
+  it('createAcls, describeAcls and deleteAcls over the listener, on the ACL store the HTTP API uses', async () => {
+    await withAdmin(async (admin) => {
+      await admin.createAcls({
+        acl: [
+          {
+            resourceType: AclResourceTypes.TOPIC,
+            resourceName: 'orders',
+            resourcePatternType: ResourcePatternTypes.LITERAL,
+            principal: 'User:alice',
+            host: '*',
+            operation: AclOperationTypes.READ,
+            permissionType: AclPermissionTypes.ALLOW,
+          },
+          {
+            resourceType: AclResourceTypes.GROUP,
+            resourceName: 'billing-',
+            resourcePatternType: ResourcePatternTypes.PREFIXED,
+            principal: 'User:alice',
+            host: '*',
+            operation: AclOperationTypes.READ,
+            permissionType: AclPermissionTypes.ALLOW,
+          },
+        ],
+      });
+      // Over HTTP, as kafka-acls.sh users list them.
+      const listed = (await (await fetch(`${s.http}/acls?principal=User:alice`)).json()) as any;
+      expect(
+        listed.data.map((a: any) => `${a.resource_type}:${a.pattern_type}:${a.resource_name}:${a.operation}`).sort(),
+      ).toEqual(['GROUP:PREFIXED:billing-:READ', 'TOPIC:LITERAL:orders:READ']);
+      // One created over HTTP is described over Kafka.
+      const posted = await fetch(`${s.http}/acls`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          resource_type: 'TOPIC',
+          resource_name: 'orders',
+          principal: 'User:bob',
+          operation: 'WRITE',
+          permission: 'DENY',
+        }),
+      });
+      expect(posted.status).toBe(201);
+      const described = await admin.describeAcls({
+        resourceType: AclResourceTypes.TOPIC,
+        resourceName: 'orders',
+        resourcePatternType: ResourcePatternTypes.LITERAL,
+        operation: AclOperationTypes.ANY,
+        permissionType: AclPermissionTypes.ANY,
+      });
+      expect(described.resources).toHaveLength(1);
+      expect(described.resources[0]).toMatchObject({ resourceType: AclResourceTypes.TOPIC, resourceName: 'orders' });
+      expect(described.resources[0]!.acls.map((a) => [a.principal, a.operation, a.permissionType]).sort()).toEqual([
+        ['User:alice', AclOperationTypes.READ, AclPermissionTypes.ALLOW],
+        ['User:bob', AclOperationTypes.WRITE, AclPermissionTypes.DENY],
+      ]);
+      // MATCH finds the prefixed pattern that applies to a group name.
+      const matching = await admin.describeAcls({
+        resourceType: AclResourceTypes.GROUP,
+        resourceName: 'billing-eu',
+        resourcePatternType: ResourcePatternTypes.MATCH,
+        operation: AclOperationTypes.ANY,
+        permissionType: AclPermissionTypes.ANY,
+      });
+      expect(matching.resources).toMatchObject([
+        { resourceName: 'billing-', resourcePatternType: ResourcePatternTypes.PREFIXED },
+      ]);
+
+      const deleted = await admin.deleteAcls({
+        filters: [
+          {
+            resourceType: AclResourceTypes.ANY,
+            resourcePatternType: ResourcePatternTypes.ANY,
+            principal: 'User:alice',
+            operation: AclOperationTypes.ANY,
+            permissionType: AclPermissionTypes.ANY,
+          },
+        ],
+      });
+      expect(deleted.filterResponses[0]!.errorCode).toBe(0);
+      expect(deleted.filterResponses[0]!.matchingAcls).toHaveLength(2);
+      expect((await s.services.security.acls.list()).map((a) => a.principal)).toEqual(['User:bob']);
+    });
+  });
+
+  it('refuses an invalid ACL by itself, creating the valid ones of the request', async () => {
+    await withAdmin(async (admin) => {
+      await expect(
+        admin.createAcls({
+          acl: [
+            {
+              resourceType: AclResourceTypes.CLUSTER,
+              resourceName: 'not-the-cluster',
+              resourcePatternType: ResourcePatternTypes.LITERAL,
+              principal: 'User:carol',
+              host: '*',
+              operation: AclOperationTypes.ALTER,
+              permissionType: AclPermissionTypes.ALLOW,
+            },
+            {
+              resourceType: AclResourceTypes.TRANSACTIONAL_ID,
+              resourceName: 'tx-',
+              resourcePatternType: ResourcePatternTypes.PREFIXED,
+              principal: 'User:carol',
+              host: '*',
+              operation: AclOperationTypes.WRITE,
+              permissionType: AclPermissionTypes.ALLOW,
+            },
+          ],
+        }),
+      ).rejects.toMatchObject({ type: 'INVALID_REQUEST' });
+      expect(await s.services.security.acls.list({ principal: 'User:carol' })).toEqual([
+        expect.objectContaining({ resourceType: 'TRANSACTIONAL_ID', resourceName: 'tx-', operation: 'WRITE' }),
+      ]);
     });
   });
 });

@@ -7,8 +7,9 @@ import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from '
 /** Kafka's resource types: 2 = topic, 4 = broker. */
 const TOPIC = 2;
 const BROKER = 4;
-/** Kafka's config sources: 1 = topic override, 5 = default. */
+/** Kafka's config sources: 1 = topic override, 4 = the broker's static configuration, 5 = default. */
 const DYNAMIC_TOPIC_CONFIG = 1;
+const STATIC_BROKER_CONFIG = 4;
 const DEFAULT_CONFIG = 5;
 
 export const createTopics: Handler = async (ctx, req) => {
@@ -116,6 +117,30 @@ function describeTopicConfigs(overrides: Record<string, string>, keys?: string[]
   });
 }
 
+/**
+ * This broker's configs (named by its node id), the values the server applies; an empty name asks
+ * for the cluster-wide dynamic defaults, of which there are none (every config is read-only).
+ */
+function describeBrokerConfigs(ctx: RequestContext, name: string, keys: string[] | null, includeSynonyms: boolean) {
+  if (name === '') return [];
+  if (name !== String(ctx.broker.nodeId))
+    throw new KafkaError('INVALID_REQUEST', `Unexpected broker id, expected ${ctx.broker.nodeId} but received ${name}`);
+  return ctx.services.brokerConfigs
+    .filter((c) => !keys || keys.includes(c.name))
+    .map((c) => {
+      const configSource = c.source === 'DEFAULT_CONFIG' ? DEFAULT_CONFIG : STATIC_BROKER_CONFIG;
+      return {
+        name: c.name,
+        value: c.value,
+        readOnly: true,
+        isDefault: c.source === 'DEFAULT_CONFIG',
+        configSource,
+        isSensitive: false,
+        synonyms: includeSynonyms ? [{ name: c.name, value: c.value, source: configSource }] : [],
+      };
+    });
+}
+
 export const describeConfigs: Handler = async (ctx, req) => {
   const results = await Promise.all(
     req.resources.map(async (r: { resourceType: number; resourceName: string; configurationKeys: string[] | null }) => {
@@ -129,7 +154,10 @@ export const describeConfigs: Handler = async (ctx, req) => {
       try {
         if (r.resourceType === BROKER) {
           await authorize(ctx, 'DESCRIBE_CONFIGS', 'CLUSTER');
-          return base; // no broker configs are settable here
+          return {
+            ...base,
+            configs: describeBrokerConfigs(ctx, r.resourceName, r.configurationKeys, req.includeSynonyms),
+          };
         }
         if (r.resourceType !== TOPIC)
           throw new KafkaError('INVALID_REQUEST', `Resource type ${r.resourceType} has no configs here`);

@@ -8,6 +8,7 @@ import {
   DescribeConfigs,
   IncrementalAlterConfigs,
 } from './admin.js';
+import { CreateAcls, DeleteAcls, DescribeAcls } from './acls.js';
 import { ApiVersions, DescribeCluster, Metadata, SaslAuthenticate, SaslHandshake } from './cluster.js';
 import {
   ConsumerGroupHeartbeat,
@@ -52,6 +53,9 @@ export const APIS: readonly ApiSpec[] = [
   AddOffsetsToTxn,
   EndTxn,
   TxnOffsetCommit,
+  DescribeAcls,
+  CreateAcls,
+  DeleteAcls,
   DescribeConfigs,
   AlterConfigs,
   SaslAuthenticate,
@@ -67,6 +71,7 @@ export const APIS: readonly ApiSpec[] = [
 
 export const API_BY_KEY: ReadonlyMap<number, ApiSpec> = new Map(APIS.map((a) => [a.apiKey, a]));
 
+export * from './acls.js';
 export * from './admin.js';
 export * from './cluster.js';
 export * from './groups.js';
