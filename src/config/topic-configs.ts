@@ -120,6 +120,8 @@ export interface TopicConfig {
   timestampBeforeMaxMs: number;
   timestampAfterMaxMs: number;
   compressionType: 'producer' | 'uncompressed' | Exclude<CompressionType, 'none'>;
+  /** compression.gzip.level or compression.zstd.level, for that codec; undefined: the codec's default. */
+  compressionLevel: number | undefined;
 }
 
 export const isTopicConfigName = (name: string): name is TopicConfigName => Object.hasOwn(TOPIC_CONFIG_DEFS, name);
@@ -212,5 +214,12 @@ export function resolveTopicConfig(overrides: Record<string, string>): TopicConf
     timestampBeforeMaxMs: timestampBound('message.timestamp.before.max.ms'),
     timestampAfterMaxMs: timestampBound('message.timestamp.after.max.ms'),
     compressionType: get('compression.type') as TopicConfig['compressionType'],
+    // lz4's level (its high-compression mode) is not applied: the lz4 compressor has its fast mode only.
+    compressionLevel:
+      get('compression.type') === 'zstd'
+        ? num('compression.zstd.level')
+        : get('compression.type') === 'gzip' && num('compression.gzip.level') !== -1
+          ? num('compression.gzip.level')
+          : undefined,
   };
 }

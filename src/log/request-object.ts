@@ -71,7 +71,7 @@ export function buildRequestObject(
         const bytes =
           topic.config.compressionType === 'producer'
             ? append.batches.bytes
-            : recompressBatches(append.batches.bytes, storedCompression(topic));
+            : recompressBatches(append.batches.bytes, storedCompression(topic), topic.config.compressionLevel);
         if (bytes !== append.batches.bytes) checkBatchSizes(bytes, topic.config.maxMessageBytes);
         if (topic.config.logAppendTime) stampLogAppendTime(bytes, now);
         encoded.push({
@@ -113,6 +113,7 @@ export function buildRequestObject(
             baseOffset: recordCount,
             logAppendTime,
             compression: storedCompression(topic),
+            ...(topic.config.compressionLevel === undefined ? {} : { compressionLevel: topic.config.compressionLevel }),
             ...header,
           }),
         );

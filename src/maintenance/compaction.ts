@@ -246,13 +246,10 @@ export async function compactPartition(
     if (run.length === 0) return;
     // A single entry that lost nothing stays as it is.
     if (dropped > 0 || run.length > 1) {
-      const batches = encodePiece(
-        run[0]!.entry.baseOffset,
-        run.at(-1)!.entry.lastOffset,
-        kept,
-        cfg.maxMessageBytes,
-        storedCompression(topic),
-      );
+      const batches = encodePiece(run[0]!.entry.baseOffset, run.at(-1)!.entry.lastOffset, kept, cfg.maxMessageBytes, {
+        type: storedCompression(topic),
+        level: topic.config.compressionLevel,
+      });
       const maxTimestamp =
         kept.length > 0 ? kept.reduce((m, r) => Math.max(m, isMarker(r) ? -1 : r.timestamp), -1) : undefined;
       pieces.push({
@@ -408,7 +405,7 @@ function encodePiece(
   lastOffset: number,
   records: CleanedRecord[],
   maxMessageBytes: number,
-  compression: CompressionType,
+  compression: { type: CompressionType; level: number | undefined },
 ): Uint8Array[] {
   if (records.length === 0) return [encodeRecordBatch([], { baseOffset: 0, lastOffsetDelta: lastOffset - base })];
   const batches: Uint8Array[] = [];
@@ -421,7 +418,8 @@ function encodePiece(
         encodeRecordBatch(chunk, {
           baseOffset: first - base,
           offsetDeltas: chunk.map((r) => r.offset - first),
-          compression,
+          compression: compression.type,
+          ...(compression.level === undefined ? {} : { compressionLevel: compression.level }),
         }),
       );
     }

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { compress, decompress } from '../../src/wire/compression/index.js';
 import { gzipSync } from 'node:zlib';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -350,6 +351,31 @@ describe('record batches over HTTP (Kafka produce and fetch bytes)', () => {
       ]);
     },
   );
+
+  it.each([
+    ['gzip', 'compression.gzip.level', '1', '9'],
+    ['zstd', 'compression.zstd.level', '1', '19'],
+  ])('compression.type=%s applies %s to what it re-encodes', async (codec, levelConfig, low, high) => {
+    const text = Array.from({ length: 3000 }, (_, i) => `line ${(i * 7919) % 1000} of a log record;`).join(' ');
+    const records: Buffer[] = [];
+    for (const level of [low, high]) {
+      const topic = `level-${codec}-${level}`;
+      await createTopic(topic, 1, [
+        { name: 'compression.type', value: codec },
+        { name: levelConfig, value: level },
+      ]);
+      expect(await produce(topic, 0, batch([record(text)]))).toMatchObject({ status: 200 });
+      const stored = await fetchBatches(topic, 0, 'offset=0');
+      expect(stored.batches[0]!.header.attributes & CODEC_MASK).toBe(CODEC[codec as 'gzip']);
+      expect(shown(stored.batches[0]!.records[0]!.value)).toBe(text);
+      // The stored records are exactly what the codec writes at that level.
+      const packed = Buffer.from(stored.bytes.subarray(61));
+      const plain = decompress(CODEC[codec as 'gzip'], packed, 1 << 20);
+      expect(Buffer.from(compress(codec as 'gzip', plain, Number(level))).equals(packed)).toBe(true);
+      records.push(packed);
+    }
+    expect(records[0]!.equals(records[1]!)).toBe(false);
+  });
 
   it('needs keys on a compacted topic', async () => {
     await createTopic('compact', 1, [{ name: 'cleanup.policy', value: 'compact' }]);
