@@ -19,9 +19,12 @@ export const DATA_ACCESS: Readonly<Record<DataFunctionName, DataAccess>> = {
   // Writes the request's object, commits (conditional UpdateItem of the partition state), indexes;
   // reads the topic's push subscriptions and disarms (or removes) those it told;
   // reads the ACL and client quota sets (a Query each, at most every 5 s per instance).
+  // Replicas (acks=all at RF > 1, `replicas:sync`): the liveness probe is a HEAD of a key that is
+  // never written, which S3 answers 404 only to a caller with s3:ListBucket (403 otherwise, and the
+  // store would look down); the catch-up copies a follower's missing objects from the leader (GET).
   produce: {
-    objectActions: ['s3:PutObject'],
-    bucketActions: [],
+    objectActions: ['s3:PutObject', 's3:GetObject'],
+    bucketActions: ['s3:ListBucket'],
     tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   },
   // Reads state and the offset index, ranged GETs of objects; repairs a missing index entry.
@@ -30,11 +33,12 @@ export const DATA_ACCESS: Readonly<Record<DataFunctionName, DataAccess>> = {
     bucketActions: [],
     tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
   },
-  // Arms a connection's push subscription (or removes it), reads the topic and partition states.
+  // Arms a connection's push subscription (or removes it), reads the topic and partition states,
+  // and the ACL set (a Query) that authorizes the subscriber's reads.
   push: {
     objectActions: [],
     bucketActions: [],
-    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   },
   // Group heartbeats: the group item (and its registry item on the first join), topic items,
   // session timers, the offset fence of partitions a member gives up; the ACL and quota sets.
@@ -45,9 +49,11 @@ export const DATA_ACCESS: Readonly<Record<DataFunctionName, DataAccess>> = {
     bucketActions: [],
     tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
   },
-  // Topics and configs (items), list offsets by time (object reads), topic deletion (purge).
+  // Topics and configs (items), list offsets by time (object reads), topic deletion (purge),
+  // transaction markers (commit, abort, `transactions:abort`, init over an open transaction: each
+  // marker is a control batch object, then the commit that moves the LSO).
   admin: {
-    objectActions: ['s3:GetObject', 's3:DeleteObject'],
+    objectActions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
     bucketActions: ['s3:ListBucket'],
     tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   },

@@ -43,6 +43,9 @@ export const LAMBDA_PAYLOAD_LIMITS = {
   MAX_RESPONSE_BYTES: String(6_000_000),
 };
 
+/** The functions that commit to partitions, and so post to the push connections armed on them. */
+export const PUSH_POSTERS = ['produce', 'admin', 'scheduler'] as const satisfies readonly DataFunctionName[];
+
 export interface LogStackProps extends StackProps {
   config: LogStackConfig;
 }
@@ -176,8 +179,10 @@ export class LogStack extends Stack {
         authorizerFunction: this.functions.authorizer,
         throttle: config.throttle,
       });
-      // Commits notify the connections armed on their partitions.
-      this.pushApi.grantPost(this.functions.byName.produce);
+      // Commits notify the connections armed on their partitions, wherever they are made: records
+      // (produce), transaction markers (admin: commit and abort; the scheduler: timed-out
+      // transactions) and the Kafka listener below (every kind).
+      for (const name of PUSH_POSTERS) this.pushApi.grantPost(this.functions.byName[name]);
     }
 
     // An idle member heartbeats every 5 s: on the HTTP API that is $0.52 a month in requests alone.
@@ -266,6 +271,7 @@ export class LogStack extends Stack {
         logRetention: config.logRetention,
         removalPolicy,
       });
+      this.pushApi?.grantPost(kafka.service.taskDefinition.taskRole);
       new CfnOutput(this, 'KafkaBootstrap', {
         value: `${config.kafkaListener.hostName}:${KAFKA_TLS_PORT}`,
         description: 'bootstrap.servers for Kafka clients (security.protocol=SSL)',

@@ -9,13 +9,14 @@
  * its commit. There is no $disconnect route: a subscription of a gone connection is removed by the
  * first post that gets 410, or ignored once its TTL passed.
  */
-import { Stack, Validations, type CfnElement } from 'aws-cdk-lib';
+import { Stack, Validations } from 'aws-cdk-lib';
 import { WebSocketApi, WebSocketStage, type IWebSocketRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { WebSocketIamAuthorizer, WebSocketLambdaAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { WebSocketLambdaIntegration, WebSocketMockIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct, type IConstruct } from 'constructs';
+import { wildcardResourceFinding } from './nag-findings.js';
 import type { ApiAuth } from './stack-config.js';
 
 export interface PushApiProps {
@@ -83,14 +84,24 @@ export class PushApi extends Construct {
     return this.stage.url;
   }
 
-  /** PostToConnection on this stage's connections (execute-api:ManageConnections). */
+  /**
+   * PostToConnection on this stage's connections (execute-api:ManageConnections on `POST
+   * @connections`): a commit tells the consumers armed on its partitions. Not GET (a connection's
+   * details) nor DELETE (closing it): nothing in the stack does either.
+   */
   grantPost(grantee: IGrantable): void {
-    this.stage.grantManagementApiAccess(grantee);
-    const stack = Stack.of(this);
+    const connections = Stack.of(this).formatArn({
+      service: 'execute-api',
+      resource: this.api.apiId,
+      resourceName: `${this.stage.stageName}/POST/@connections/*`,
+    });
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['execute-api:ManageConnections'], resources: [connections] }),
+    );
     Validations.of(grantee.grantPrincipal as unknown as IConstruct).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:${stack.region}:${stack.account}:<${stack.getLogicalId(this.api.node.defaultChild as CfnElement)}>/${this.stage.stageName}/*/@connections/*]`,
+      id: wildcardResourceFinding(this, connections),
       reason:
-        'Connection ids are made by API Gateway at connect time: the grant names every connection of this stage and nothing else.',
+        'Connection ids are made by API Gateway at connect time: the grant names POST on every connection of this stage and nothing else.',
     });
   }
 }

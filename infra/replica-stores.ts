@@ -124,7 +124,7 @@ export class ReplicaStores extends Construct {
         }),
       );
     }
-    if (this.directoryBuckets.length > 0) {
+    if (this.directoryBuckets.length > 0 && access.objectActions.length + access.bucketActions.length > 0) {
       const readOnly = [...access.objectActions, ...access.bucketActions].every((a) => READ_ACTIONS.has(a));
       statements.push(
         new iam.PolicyStatement({

@@ -24,25 +24,44 @@ describe('cdk-nag AwsSolutions', () => {
     expect(() => control(false)).toThrow(/server access logs/));
   it('control: the acknowledged finding does not', () => expect(() => control(true)).not.toThrow());
 
-  it.each([
-    ['defaults', {}],
+  // Every flavour the stack offers (REST takes IAM auth only: stack-config.ts), each synthesized
+  // as `cdk synth` runs the app: with no AWS environment at all (an environment-agnostic stack:
+  // account and region are CloudFormation's pseudo parameters), and with an account and region
+  // (as `cdk deploy` runs it; cdk.json's partition literals then make the partition `aws`).
+  const JWT = { authMode: 'jwt', jwtIssuer: 'https://issuer.example.com', jwtAudience: 'clients' };
+  const API_KEY = { authMode: 'apiKey', apiKeySha256: 'b'.repeat(64) };
+  const EXPRESS = { replicaStores: 2, expressOneZoneAzIds: 'use1-az4,use1-az6' };
+  const LISTENER = {
+    kafkaListener: true,
+    kafkaCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
+    kafkaHostName: 'kafka.example.com',
+  };
+  const FLAVOURS: [string, Record<string, unknown>][] = [
+    ['HTTP API, S3 Standard, IAM', {}],
+    ['HTTP API, S3 Standard, API key', API_KEY],
+    ['HTTP API, S3 Standard, JWT', JWT],
+    ['HTTP API, S3 Standard + Express, IAM', EXPRESS],
+    ['HTTP API, S3 Express only, API key', { ...API_KEY, replicaStores: 0, expressOneZoneAzIds: 'use1-az4' }],
     [
-      'everything on: 2 buckets + 2 directory buckets, API key, data not retained, alarm email',
-      {
-        replicaStores: 2,
-        expressOneZoneAzIds: 'use1-az4,use1-az6',
-        authMode: 'apiKey',
-        apiKeySha256: 'b'.repeat(64),
-        retainData: false,
-        alarmEmail: 'ops@example.com',
-      },
+      'HTTP API, S3 Standard + Express, JWT, data not retained, alarm email',
+      { ...JWT, ...EXPRESS, retainData: false, alarmEmail: 'ops@example.com' },
     ],
-    ['JWT', { authMode: 'jwt', jwtIssuer: 'https://issuer.example.com', jwtAudience: 'clients' }],
+    ['HTTP API, Kafka listener', LISTENER],
+    ['REST API, S3 Standard, IAM', { apiFlavor: 'rest' }],
+    ['REST API, S3 Standard + Express, IAM', { apiFlavor: 'rest', ...EXPRESS }],
     ['the local stage: REST API, nodejs22.x, data not retained', { stage: 'local', retainData: false }],
-  ])('no unacknowledged findings: %s', (_name, context) => {
-    const s = synthStack(context, quick);
-    s.cleanup();
-  });
+  ];
+  const ENVS: [string, { account?: string; region?: string }][] = [
+    ['no AWS environment', {}],
+    ['an account and region', { account: '210987654321', region: 'eu-west-1' }],
+  ];
+  it.each(FLAVOURS.flatMap(([name, context]) => ENVS.map(([e, env]) => [name, e, context, env] as const)))(
+    'no unacknowledged findings: %s, with %s',
+    (_name, _env, context, env) => {
+      const s = synthStack(context, { ...quick, env });
+      s.cleanup();
+    },
+  );
 
   it('acknowledgements all carry reasons', () => {
     const s = synthStack({ retainData: false }, quick);
@@ -59,7 +78,9 @@ describe('cdk-nag AwsSolutions', () => {
         'AwsSolutions-IAM5',
         'AwsSolutions-IAM5',
         'AwsSolutions-IAM5',
-        'AwsSolutions-IAM5', // @connections/* of the push stage, for produce
+        'AwsSolutions-IAM5', // POST @connections/* of the push stage, for produce, admin and the scheduler
+        'AwsSolutions-IAM5',
+        'AwsSolutions-IAM5',
         'AwsSolutions-S1', // no server access logs
         'AwsSolutions-SNS2', // alarm topic without a CMK
       ]);

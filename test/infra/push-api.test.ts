@@ -2,7 +2,7 @@
  * The push WebSocket API in the template (synthesized without bundling): its routes, the same
  * authorization as the HTTP API on $connect (IAM by default; the API-key or JWT Lambda authorizer,
  * since WebSocket APIs have no JWT authorizer), no function behind $connect and ping, and the
- * produce function's right to post to the stage's connections.
+ * right of the functions that commit to post to the stage's connections.
  */
 import type { LogHttpApi } from '../../infra/http-api.js';
 import { Match } from 'aws-cdk-lib/assertions';
@@ -63,14 +63,21 @@ describe('push API', () => {
     });
   });
 
-  it("the produce function may post to the stage's connections, and the push function is sized for its small job", () => {
+  it("the functions that commit may POST to the stage's connections (not GET or DELETE them), the others not at all; push is sized for its small job", () => {
     withStack({}, (s) => {
-      const roleId = logicalId(s.stack, s.stack.functions.byName.produce.role as never);
-      const statements = Object.values(s.template.findResources('AWS::IAM::Policy'))
-        .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
-        .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
-      const manage = statements.find((st) => [st.Action].flat().includes('execute-api:ManageConnections'));
-      expect(JSON.stringify(manage?.Resource)).toContain('/push/*/@connections/*');
+      const manageOf = (name: keyof typeof s.stack.functions.byName) => {
+        const roleId = logicalId(s.stack, s.stack.functions.byName[name].role as never);
+        return Object.values(s.template.findResources('AWS::IAM::Policy'))
+          .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+          .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[])
+          .filter((st) => [st.Action].flat().some((a) => a.startsWith('execute-api:')))
+          .map((st) => JSON.stringify(st.Resource));
+      };
+      for (const name of ['produce', 'admin', 'scheduler'] as const) {
+        expect(manageOf(name), name).toHaveLength(1);
+        expect(manageOf(name)[0], name).toMatch(/\/push\/POST\/@connections\/\*"\]\]\}$/);
+      }
+      for (const name of ['fetch', 'push', 'heartbeat'] as const) expect(manageOf(name), name).toEqual([]);
       s.template.hasResourceProperties('AWS::Lambda::Function', {
         Description: Match.stringLikeRegexp('^Push:'),
         MemorySize: 256,
