@@ -90,6 +90,7 @@ function engines(backend: ServerConfig['backend'], workload: SdkWorkload): Stora
         region: backend.region,
         endpoint: backend.s3Endpoint,
         forcePathStyle: backend.s3Endpoint !== undefined,
+        expressSessionMode: backend.s3ExpressSessionMode,
       });
       const ddb = createDynamoDbClient({
         timeouts: timeouts.dynamodb,
@@ -145,13 +146,14 @@ async function openSqlite(backend: LocalBackend): Promise<ClosableMetadataStore>
  * Wires the domain over a storage and returns what the HTTP app needs; `metrics` listens to what
  * the log and the routes report (the Lambda entries publish it as EMF). With `countOperations`
  * (config.countOperations, from BENCH_COUNTERS=1, which `npm run bench` sets; `options` overrides
- * it) the stores are wrapped in counters that GET /debug/counters answers with.
+ * it) the stores are wrapped in counters that GET /debug/counters answers with. `poster`: where push
+ * notifications go (default: by the connection's endpoint, API Gateway's or a local server's).
  */
 export function createServices(
   config: ServerConfig,
   storage: Storage,
   clock: Clock = systemClock,
-  options: { countOperations?: boolean; metrics?: Metrics } = {},
+  options: { countOperations?: boolean; metrics?: Metrics; poster?: ConnectionPoster } = {},
 ): AppServices {
   const metrics = options.metrics ?? noMetrics;
   const counted =
@@ -178,7 +180,7 @@ export function createServices(
   log.onAppend((topic, partition) => void fetchPurgatory.checkAndComplete(partitionWatchKey(topic, partition)));
   // Push: commits tell the consumers armed on the partition (API Gateway WebSocket, or a local server's socket).
   const subscriptions = new Subscriptions(metadata, clock);
-  const notifier = new PushNotifier(subscriptions, endpointPoster(config), (e) =>
+  const notifier = new PushNotifier(subscriptions, options.poster ?? endpointPoster(config), (e) =>
     console.error(JSON.stringify({ level: 'warn', msg: 'push notification failed', error: String(e) })),
   );
   log.onAppend((topic, partition) => notifier.committed(topic, partition));

@@ -1,216 +1,319 @@
 /**
- * Least privilege checked against the code: every route of each HTTP function is driven through
- * the app with instrumented storage (the calls the S3 and DynamoDB adapters would make), routed as
- * API Gateway routes them (infra/routes.ts). Each call must be allowed by the function's grant in
- * infra/data-access.ts, and each granted action must be used by some call.
+ * Every AWS call each function makes is allowed by its role in the synthesized template, and
+ * nothing more is granted (issue 31's recorded-call check).
+ *
+ * The stack is synthesized under cdk.json's context with one S3 Standard and one S3 Express store
+ * and the Kafka listener. Each function runs over one shared in-memory world, through a layer that
+ * records the call its adapter would make (service, IAM action, resource ARN, condition keys such
+ * as s3express:SessionMode) and answers it as AWS would for that function's role
+ * (test/infra/iam/recorded-calls.ts): refused when no statement allows it, 403 for a missing key
+ * without s3:ListBucket, writes refused on a ReadOnly S3 Express session. The functions are driven
+ * as the stack wires them: every HTTP operation (test/support/every-operation.ts) on the function
+ * infra/routes.ts routes it to (heartbeats on the heartbeat function's URL), subscribes through
+ * the push function's Lambda handler, commits from produce, admin (transaction markers) and the
+ * scheduler (a timed-out transaction), each waking a push subscriber, and scheduler passes.
+ *
+ * A recorded call that is denied fails the test; a granted (action, resource) no recorded call
+ * used fails it too, unless UNUSED_BUT_NEEDED says why it stays.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import { IAM_ACTION_FOR_CALL, DATA_ACCESS } from '../../infra/data-access.js';
-import { routeFor, type HttpFunctionName } from '../../infra/routes.js';
-import { instrumentStorage } from '../../functions/instrumented-storage.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CfnTaskDefinition } from 'aws-cdk-lib/aws-ecs';
+import type { APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
+import { createPushHandler } from '../../functions/push-entry.js';
 import { HEARTBEAT_ROUTE, observedApp } from '../../functions/http-entry.js';
-import { HEARTBEAT_ENVIRONMENT } from '../../infra/log-functions.js';
-import type { StorageCall } from '../../src/storage/observed-stores.js';
-import { createServices, createStorage } from '../../src/compose.js';
+import type { DataFunctionName } from '../../infra/data-access.js';
+import { routeFor } from '../../infra/routes.js';
+import type { Clock } from '../../src/clock.js';
+import { createServices, createStorage, runMaintenancePass, type Storage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import { createApp } from '../../src/http/app.js';
-import { RECORD_BATCH_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
+import { indexSk, newRequestObjectKey, partitionPk } from '../../src/storage/key-layout.js';
 import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../src/wire/produce-request.js';
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
-import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
-import { handleSubscribe } from '../../src/push/subscribe-handler.js';
-import { subscriptionPk } from '../../src/push/subscriptions.js';
+import { everyOperation } from '../support/every-operation.js';
+import { CallRecorder, functionRole, type FunctionRole, type RecordedCall } from './iam/recorded-calls.js';
+import { statementMatches, TemplateIam } from './iam/template-iam.js';
+import { logicalId, synthStack, TEST_ENV } from './synth.js';
 
-const NAMES: HttpFunctionName[] = ['produce', 'fetch', 'admin'];
-const BASE = '/v3/clusters/local';
-type Fn = HttpFunctionName | 'push' | 'heartbeat';
-const calls: Record<Fn, StorageCall[]> = { produce: [], fetch: [], admin: [], push: [], heartbeat: [] };
-const base = createStorage({ kind: 'memory', replicaStores: 1 });
-const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', CLUSTER_ID: 'local' });
-const apps = Object.fromEntries(
-  NAMES.map((name) => [
-    name,
-    createApp(
-      createServices(
-        config,
-        instrumentStorage(base, (c) => calls[name].push(c)),
-      ),
-      { logError: () => {} },
-    ),
-  ]),
-) as Record<HttpFunctionName, ReturnType<typeof createApp>>;
+const FUNCTIONS: DataFunctionName[] = ['produce', 'fetch', 'admin', 'push', 'heartbeat', 'scheduler'];
+const B = '/v3/clusters/local';
 
-// The push function's subscribe route (functions/push-entry.ts), over the same storage.
-const pushServices = createServices(
-  config,
-  instrumentStorage(base, (c) => calls.push.push(c)),
+/** Grants that no handler call uses, and why they stay. */
+const UNUSED_BUT_NEEDED: { action: RegExp; why: string }[] = [
+  { action: /^logs:/, why: "the Lambda runtime writes the function's logs, not its handler" },
+];
+
+const synth = synthStack(
+  {
+    replicaStores: 1,
+    expressOneZoneAzIds: 'use1-az4',
+    kafkaListener: true,
+    kafkaCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
+    kafkaHostName: 'kafka.example.com',
+  },
+  { bundle: false, cfnValidation: false },
 );
-// The heartbeat function (functions/heartbeat.ts: the heartbeat route alone, behind its function URL).
-const heartbeatApp = observedApp(
-  createApp(
-    createServices(
-      serverConfigFromEnv({ STORAGE_BACKEND: 'memory', CLUSTER_ID: 'local', ...HEARTBEAT_ENVIRONMENT }),
-      instrumentStorage(base, (c) => calls.heartbeat.push(c)),
-    ),
-    { logError: () => {} },
-  ),
-  { namespace: 'n', service: 's', functionName: 'heartbeat', write: () => {}, now: () => Date.now() },
-  HEARTBEAT_ROUTE,
-);
-const heartbeat = async (body: unknown) => {
-  const res = await heartbeatApp.request(`${BASE}/consumer-groups/g/consumers:heartbeat`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as { member_id: string; member_epoch: number } };
-};
+const iam = new TemplateIam(synth.template.toJSON() as never, {
+  account: TEST_ENV.account!,
+  region: TEST_ENV.region!,
+  partition: 'aws',
+});
+const recorder = new CallRecorder(iam);
+const roles = Object.fromEntries(
+  FUNCTIONS.map((fn) => {
+    const id = logicalId(synth.stack, synth.stack.functions.byName[fn]);
+    const env = iam.environmentOf(id);
+    // The mode the function's own configuration makes its S3 client ask for.
+    const backend = serverConfigFromEnv({ ...env, STORAGE_BACKEND: 'aws' }).backend;
+    return [
+      fn,
+      functionRole(iam, fn, id, backend.kind === 'aws' ? (backend.s3ExpressSessionMode ?? 'ReadWrite') : 'ReadWrite'),
+    ];
+  }),
+) as Record<DataFunctionName, FunctionRole>;
+const pushApiId = iam.physicalName(logicalId(synth.stack, synth.stack.pushApi!.api));
+const PUSH_DOMAIN = `${pushApiId}.execute-api.${TEST_ENV.region}.amazonaws.com`;
 
-const subscribe = (partitions: { partition: number; offset: number }[]) =>
-  handleSubscribe(
-    {
-      subscriptions: pushServices.push.subscriptions,
-      topics: pushServices.topics,
-      log: pushServices.log,
-      authorizeRead: async () => {},
-    },
-    'http://127.0.0.1:9',
-    'conn-1',
-    { action: 'subscribe', topic: 'orders', partitions },
-  );
+let now = Date.now();
+const clock: Clock = { now: () => now };
+const world = createStorage({ kind: 'memory', replicaStores: roles.produce.buckets.length });
+/** Push messages delivered, with the function that posted them. */
+const delivered: {
+  fn: string;
+  connectionId: string;
+  message: { topic: string; partitions: { partition: number }[] };
+}[] = [];
 
-async function call(method: string, path: string, body?: unknown) {
-  const url = `${BASE}/${path}`;
-  const target = routeFor(method, url.split('?')[0]!)!.target;
-  const bytes = body instanceof Uint8Array;
-  const res = await apps[target].request(url, {
-    method,
-    headers: {
-      'content-type': bytes
-        ? path === 'records'
-          ? PRODUCE_REQUEST_MEDIA_TYPE
-          : RECORD_BATCH_MEDIA_TYPE
-        : 'application/json',
-    },
-    ...(body !== undefined && { body: bytes ? body : JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { target, status: res.status, body: text ? JSON.parse(text) : undefined };
-}
-
-const used = (name: Fn) => new Set(calls[name].map((c) => IAM_ACTION_FOR_CALL[c.op]!));
-const granted = (name: Fn) => {
-  const a = DATA_ACCESS[name];
-  return new Set([...a.objectActions, ...a.bucketActions, ...a.tableActions]);
-};
-
-beforeAll(async () => {
-  const steps: [string, string, unknown, HttpFunctionName, number][] = [
-    ['POST', 'topics', { topic_name: 'orders', partitions_count: 2 }, 'admin', 201],
-    ['GET', 'topics', undefined, 'admin', 200],
-    ['GET', 'topics/orders', undefined, 'admin', 200],
-    ['GET', 'topics/orders/configs', undefined, 'admin', 200],
-    ['GET', 'topics/orders/partitions', undefined, 'admin', 200],
-    ['POST', 'topics/orders/records', { partition_id: 0, value: { data: { n: 1 } } }, 'produce', 200],
-    [
-      'POST',
-      'topics/orders/records:batch',
-      { entries: [1, 2, 3].map((n) => ({ id: String(n), partition_id: 0, value: { data: { n } } })) },
-      'produce',
-      207,
-    ],
-    [
-      'POST',
-      'topics/orders/partitions/1/records',
-      encodeRecordBatch([{ key: null, value: new Uint8Array([1]), headers: [], timestamp: 0 }]),
-      'produce',
-      200,
-    ],
-    // The one non-produce POST the produce route takes (see infra/routes.ts).
-    ['POST', 'topics/orders/configs:alter', { data: [{ name: 'retention.ms', value: '86400000' }] }, 'produce', 204],
-    ['GET', 'topics/orders/partitions/0/records?offset=0', undefined, 'fetch', 200],
-    // Kafka's ProduceRequest (topic_data) and FetchRequest (on partition 1: partition 0's last commit is the repair case below).
-    [
-      'POST',
-      'records',
-      encodeTopicData([
-        {
-          name: 'orders',
-          partitions: [1].map((index) => ({
-            index,
-            records: encodeRecordBatch([{ key: null, value: new Uint8Array([2]), headers: [], timestamp: 0 }]),
-          })),
-        },
-      ]),
-      'produce',
-      200,
-    ],
-    [
-      'POST',
-      'records:fetch',
-      { topics: [{ topic: 'orders', partitions: [{ partition: 1, fetch_offset: 0 }] }] },
-      'admin',
-      200,
-    ],
-    ['GET', 'topics/orders/partitions/0/offset?offset_type=timestamp&timestamp=0', undefined, 'admin', 200],
-  ];
-  const run = async (list: typeof steps) => {
-    for (const [method, path, body, target, status] of list) {
-      const res = await call(method, path, body);
-      expect({ step: `${method} ${path}`, target: res.target, status: res.status }).toEqual({
-        step: `${method} ${path}`,
-        target,
-        status,
-      });
-    }
-  };
-  await run(steps.slice(0, 7));
-  // Push: arm partition 1 (waiting), then partition 0 past its HW (answered at once, so only 1 stays armed).
-  expect(await subscribe([{ partition: 1, offset: 1 }])).toBeUndefined();
-  expect(
-    await subscribe([
-      { partition: 0, offset: 0 },
-      { partition: 1, offset: 1 },
-    ]),
-  ).toMatchObject({ partitions: [{ partition: 0 }] });
-  // A subscription whose TTL passed: the next produce to the topic removes it.
-  await base.metadata.put(subscriptionPk('orders'), 'conn#gone', {
-    endpoint: 'http://127.0.0.1:9',
-    connectionId: 'gone',
-    armed: { '0': 0 },
-    expiresAt: 0,
-  });
-  await run(steps.slice(7));
-  // A member joins (registry, group item, session timer), heartbeats and leaves.
-  const joined = await heartbeat({ member_id: '', member_epoch: 0, subscribed_topic_names: ['orders'] });
-  expect(joined.status).toBe(200);
-  expect((await heartbeat({ member_id: joined.body.member_id, member_epoch: joined.body.member_epoch })).status).toBe(
-    200,
-  );
-  expect((await heartbeat({ member_id: joined.body.member_id, member_epoch: -1 })).status).toBe(200);
-  // Nothing else is served there.
-  expect((await heartbeatApp.request(`${BASE}/topics`)).status).toBe(404);
-  expect(await base.metadata.get(subscriptionPk('orders'), 'conn#gone')).toBeUndefined();
-  await subscribe([]); // disarms all
-  // A writer that died between its state write and its index write: the next fetch repairs the index.
-  await base.metadata.delete(partitionPk('orders', 0), indexSk(1));
-  expect((await call('GET', 'topics/orders/partitions/0/records?offset=1')).body.records).toHaveLength(3);
-  expect(await call('DELETE', 'topics/orders')).toMatchObject({ target: 'admin', status: 204 });
+/** A function's services as its Lambda composes them (its environment, storage as its role reaches it). */
+const environmentOf = (fn: DataFunctionName) => ({
+  ...roles[fn].env,
+  STORAGE_BACKEND: 'memory',
+  REPLICA_STORES: String(roles[fn].buckets.length),
+  CLUSTER_ID: 'local', // the scenario's
+  // Authorization stays on (each call reads the ACLs, as deployed); with no ACL for a resource
+  // the scenario's anonymous caller may use it.
+  ALLOW_EVERYONE_IF_NO_ACL_FOUND: 'true',
 });
 
-describe("each function's IAM data actions match the calls its routes make", () => {
-  it.each([...NAMES, 'push' as const, 'heartbeat' as const])('%s: every call is allowed', (name) => {
-    expect(calls[name].length).toBeGreaterThan(0);
-    const allowed = granted(name);
-    const denied = calls[name].filter((c) => !allowed.has(IAM_ACTION_FOR_CALL[c.op]!)).map((c) => c.op);
-    expect(denied).toEqual([]);
+function servicesOf(fn: DataFunctionName): { services: ReturnType<typeof createServices>; storage: Storage } {
+  const role = roles[fn];
+  const config = serverConfigFromEnv(environmentOf(fn));
+  const storage = recorder.storage(world, role);
+  const poster = recorder.poster(role, async (_endpoint, connectionId, message) => {
+    delivered.push({ fn, connectionId, message: JSON.parse(message) });
+    return 'delivered';
+  });
+  return { services: createServices(config, storage, clock, { poster }), storage };
+}
+
+const apps = Object.fromEntries(
+  (['produce', 'fetch', 'admin', 'heartbeat'] as const).map((fn) => {
+    const app = createApp(servicesOf(fn).services, { logError: () => {} });
+    const telemetry = { namespace: 'n', service: 's', functionName: fn, write: () => {}, now: () => Date.now() };
+    return [fn, fn === 'heartbeat' ? observedApp(app, telemetry, HEARTBEAT_ROUTE) : app];
+  }),
+) as unknown as Record<
+  'produce' | 'fetch' | 'admin' | 'heartbeat',
+  { request: (url: string, init: RequestInit) => Response | Promise<Response> }
+>;
+const scheduler = servicesOf('scheduler');
+const push = createPushHandler(environmentOf('push'), recorder.storage(world, roles.push));
+
+/** Which function served each request (method and path), as API Gateway and the function URL route it. */
+const served: { fn: string; key: string; status: number }[] = [];
+
+async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const pathname = new URL(path, 'http://x').pathname;
+  const fn =
+    HEARTBEAT_ROUTE.path.test(pathname) && method === 'POST' ? 'heartbeat' : routeFor(method, pathname)!.target;
+  const bytes = body instanceof Uint8Array;
+  const res = await apps[fn].request(path, {
+    method,
+    headers: { ...(body !== undefined && !bytes && { 'content-type': 'application/json' }), ...headers },
+    ...(body !== undefined && { body: bytes ? (body as Uint8Array<ArrayBuffer>) : JSON.stringify(body) }),
+  });
+  served.push({ fn, key: `${method} ${pathname}`, status: res.status });
+  const text = await res.text();
+  const json = (res.headers.get('content-type') ?? '').includes('json') && text;
+  return { status: res.status, body: json ? JSON.parse(text.split('\n')[0]!) : text };
+}
+
+const subscribe = async (connectionId: string, topic: string, partitions: { partition: number; offset: number }[]) => {
+  const res = await push({
+    requestContext: {
+      routeKey: 'subscribe',
+      connectionId,
+      domainName: PUSH_DOMAIN,
+      stage: 'push',
+      eventType: 'MESSAGE',
+    },
+    body: JSON.stringify({ action: 'subscribe', topic, partitions }),
+    isBase64Encoded: false,
+  } as unknown as APIGatewayProxyWebsocketEventV2);
+  return res.body ? JSON.parse(res.body) : undefined;
+};
+
+const txBatch = (producer: { producer_id: number; producer_epoch: number }, seq: number) =>
+  encodeRecordBatch([{ key: null, value: Buffer.from('t'), headers: [], timestamp: clock.now() }], {
+    partitionLeaderEpoch: -1,
+    producerId: producer.producer_id,
+    producerEpoch: producer.producer_epoch,
+    baseSequence: seq,
+    transactional: true,
   });
 
-  it.each([...NAMES, 'push' as const, 'heartbeat' as const])('%s: every granted action is used', (name) => {
-    expect([...granted(name)].filter((a) => !used(name).has(a))).toEqual([]);
+/** A transaction over `p-0` with one record in it, left open. */
+async function openTransaction(id: string, timeoutMs: number) {
+  const init = await call('POST', `${B}/transactions/${id}/init`, { transaction_timeout_ms: timeoutMs });
+  expect(init.status).toBe(200);
+  const producer = { producer_id: init.body.producer_id as number, producer_epoch: init.body.producer_epoch as number };
+  const produced = await call(
+    'POST',
+    `${B}/records?transactional_id=${id}`,
+    encodeTopicData([{ name: 'p', partitions: [{ index: 0, records: txBatch(producer, 0) }] }]),
+    { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE },
+  );
+  expect(produced.status).toBe(200);
+  return producer;
+}
+
+/** Arms a fresh connection on p-0 at its end; the next commit there must wake it. */
+async function armed(connectionId: string) {
+  const end = await call('GET', `${B}/topics/p/partitions/0/offset?offset_type=latest`);
+  expect(await subscribe(connectionId, 'p', [{ partition: 0, offset: end.body.offset }])).toBeUndefined();
+}
+async function schedulerPasses(n: number) {
+  for (let pass = 0; pass < n; pass++) {
+    await runMaintenancePass(scheduler.storage, scheduler.services, { deadline: clock.now() + 60_000, options: {} });
+    await scheduler.services.push.notifier.settle();
+    now += 60_000;
+  }
+}
+
+const woken = (connectionId: string) => delivered.filter((d) => d.connectionId === connectionId).map((d) => d.fn);
+
+beforeAll(async () => {
+  await everyOperation(call);
+
+  // Push: every function that commits wakes the consumers armed on the partition.
+  expect(
+    (await call('POST', `${B}/topics`, { topic_name: 'p', partitions_count: 2, replication_factor: 2 })).status,
+  ).toBe(201);
+  await armed('conn-produce');
+  expect((await call('POST', `${B}/topics/p/records`, { partition_id: 0, value: { data: 1 } })).status).toBe(200);
+  const tx = await openTransaction('tx-admin', 60_000);
+  await armed('conn-admin');
+  expect((await call('POST', `${B}/transactions/tx-admin/commit`, tx)).status).toBe(200);
+  await openTransaction('tx-scheduler', 1_000);
+  await armed('conn-scheduler');
+  now += 120_000; // past the transaction's timeout
+  await schedulerPasses(3);
+  expect(await subscribe('conn-scheduler', 'p', [])).toBeUndefined(); // unsubscribes
+
+  // Fetch from the S3 Express store (partition 1 leads there), and the index repair: a writer that
+  // died between its state write and its index write leaves the next fetch to write the entry.
+  expect((await call('POST', `${B}/topics/p/records`, { partition_id: 1, value: { data: 2 } })).status).toBe(200);
+  expect((await call('POST', `${B}/topics/p/records`, { partition_id: 1, value: { data: 3 } })).status).toBe(200);
+  await world.metadata.delete(partitionPk('p', 1), indexSk(1));
+  const fetched = await call('GET', `${B}/topics/p/partitions/1/records?offset=0`);
+  expect(fetched.body.records).toHaveLength(2);
+
+  // Retention: the scheduler deletes expired segments on every store.
+  expect(
+    (
+      await call('POST', `${B}/topics`, {
+        topic_name: 'r',
+        partitions_count: 2,
+        replication_factor: 2,
+        configs: [{ name: 'retention.ms', value: '1000' }],
+      })
+    ).status,
+  ).toBe(201);
+  for (const partition_id of [0, 1])
+    expect((await call('POST', `${B}/topics/r/records`, { partition_id, value: { data: 1 } })).status).toBe(200);
+  // And the object of a produce that died after its PUT, before its commit: the sweep collects it.
+  const topicId = (await scheduler.services.topics.get('r')).id;
+  for (const store of world.stores) await store.put(newRequestObjectKey(topicId, clock.now()), new Uint8Array([1]));
+  now += 3_600_000;
+  await schedulerPasses(3);
+
+  expect((await call('DELETE', `${B}/topics/p`)).status).toBe(204);
+  expect((await call('DELETE', `${B}/topics/r`)).status).toBe(204);
+  await schedulerPasses(2);
+}, 120_000);
+
+afterAll(() => synth.cleanup());
+
+const callsOf = (fn: string) => recorder.calls.filter((c) => c.fn === fn);
+
+/** The granted (action, resource) pairs of a role that no allowed call used. */
+function unusedGrants(role: FunctionRole, calls: RecordedCall[]): string[] {
+  const out: string[] = [];
+  for (const s of role.statements) {
+    if (s.effect !== 'Allow') continue;
+    for (const action of s.actions)
+      for (const resource of s.resources) {
+        const narrowed = { ...s, actions: [action], resources: [resource] };
+        if (calls.some((c) => !c.denied && statementMatches(narrowed, c.request))) continue;
+        if (UNUSED_BUT_NEEDED.some((u) => u.action.test(action))) continue;
+        out.push(`${action} on ${resource}`);
+      }
+  }
+  return out;
+}
+
+describe('recorded AWS calls against the synthesized roles', () => {
+  it('drives every function, and each HTTP function on the routes API Gateway gives it', () => {
+    for (const fn of FUNCTIONS) expect(callsOf(fn).length, fn).toBeGreaterThan(0);
+    expect(new Set(served.map((s) => s.fn))).toEqual(new Set(['produce', 'fetch', 'admin', 'heartbeat']));
+    expect(served.filter((s) => s.status >= 500)).toEqual([]);
   });
 
-  it("calls stay within the stack's stores (replica ids only)", () => {
-    for (const name of NAMES) for (const c of calls[name]) if (c.port === 'object') expect(c.store).toBe(0);
+  it.each(FUNCTIONS)('%s: no call is denied', (fn) => {
+    expect(
+      callsOf(fn)
+        .filter((c) => c.denied)
+        .map((c) => `${c.api} ${c.request.action} ${c.request.resource}: ${c.denied}`),
+    ).toEqual([]);
+  });
+
+  it.each(FUNCTIONS)('%s: every grant is used by some call (or listed as needed)', (fn) => {
+    expect(unusedGrants(roles[fn], callsOf(fn))).toEqual([]);
+  });
+
+  it('the Kafka listener (every kind of request) is allowed every call any function made', () => {
+    const task = synth.stack.node.findAll().find((c) => c instanceof CfnTaskDefinition) as CfnTaskDefinition;
+    const statements = iam.statementsOf(iam.roleOf(synth.stack.getLogicalId(task)));
+    expect(statements.length).toBeGreaterThan(0);
+    const denied = recorder.calls
+      .filter((c) => !c.denied)
+      .filter(
+        (c) =>
+          !statements.some(
+            (s) =>
+              s.effect === 'Allow' &&
+              statementMatches(s, { ...c.request, context: { 's3express:SessionMode': 'ReadWrite' } }),
+          ),
+      )
+      .map((c) => `${c.fn}: ${c.request.action} ${c.request.resource}`);
+    expect([...new Set(denied)]).toEqual([]);
+  });
+
+  it('commits wake push consumers from every function that makes them: produce, admin and the scheduler', () => {
+    expect(woken('conn-produce')).toEqual(['produce']);
+    expect(woken('conn-admin')).toEqual(['admin']);
+    expect(woken('conn-scheduler')).toEqual(['scheduler']);
+  });
+
+  it('the table of calls (function, calls recorded, denied, unused grants)', () => {
+    const rows = FUNCTIONS.map((fn) => ({
+      fn,
+      calls: callsOf(fn).length,
+      actions: [...new Set(callsOf(fn).map((c) => c.request.action))].sort().join(' '),
+      denied: callsOf(fn).filter((c) => c.denied).length,
+      unused: unusedGrants(roles[fn], callsOf(fn)).length,
+    }));
+    console.log(rows.map((r) => `${r.fn}\t${r.calls}\t${r.denied}\t${r.unused}\t${r.actions}`).join('\n'));
+    expect(rows.every((r) => r.denied === 0)).toBe(true);
   });
 });
