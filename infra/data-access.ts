@@ -65,6 +65,20 @@ export const DATA_ACCESS: Readonly<Record<DataFunctionName, DataAccess>> = {
   },
 };
 
+/** The S3 actions a ReadOnly S3 Express session covers (GET, HEAD, LIST). */
+const READ_ACTIONS = new Set(['s3:GetObject', 's3:ListBucket']);
+
+/**
+ * The S3 Express session mode a function opens (and the only one its role may open): ReadOnly
+ * where it only reads objects, ReadWrite otherwise. The stack sets it in the function's
+ * S3_EXPRESS_SESSION_MODE and in the s3express:SessionMode condition of its grant.
+ */
+export function expressSessionMode(access: DataAccess): 'ReadOnly' | 'ReadWrite' {
+  return [...access.objectActions, ...access.bucketActions].every((a) => READ_ACTIONS.has(a))
+    ? 'ReadOnly'
+    : 'ReadWrite';
+}
+
 /** The IAM action behind each API call the storage adapters make (HEAD needs s3:GetObject). */
 export const IAM_ACTION_FOR_CALL: Readonly<Record<string, string>> = {
   PutObject: 's3:PutObject',

@@ -19,7 +19,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import { DATA_ACCESS, type DataFunctionName } from './data-access.js';
+import { DATA_ACCESS, expressSessionMode, type DataFunctionName } from './data-access.js';
 import { LogHttpApi } from './http-api.js';
 import { KAFKA_TLS_PORT, KafkaListener } from './kafka-listener.js';
 import { LogRestApi } from './rest-api.js';
@@ -132,6 +132,9 @@ export class LogStack extends Stack {
     ][]) {
       const access = DATA_ACCESS[name];
       this.stores.grant(fn, access);
+      // The SDK asks for ReadWrite sessions unless told otherwise, which a ReadOnly grant refuses.
+      if (this.stores.directoryBuckets.length > 0 && expressSessionMode(access) === 'ReadOnly')
+        fn.addEnvironment('S3_EXPRESS_SESSION_MODE', 'ReadOnly');
       fn.addToRolePolicy(
         new iam.PolicyStatement({ actions: [...access.tableActions], resources: [this.table.tableArn] }),
       );

@@ -12,10 +12,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3express from 'aws-cdk-lib/aws-s3express';
 import { Construct } from 'constructs';
-import type { DataAccess } from './data-access.js';
-
-/** The S3 actions a ReadOnly directory-bucket session covers. */
-const READ_ACTIONS = new Set(['s3:GetObject', 's3:ListBucket']);
+import { expressSessionMode, type DataAccess } from './data-access.js';
 
 export interface ReplicaStoresProps {
   standardBuckets: number;
@@ -104,7 +101,8 @@ export class ReplicaStores extends Construct {
    * Grants a function exactly `access` on these stores: object actions on `bucket/*`, bucket
    * actions on the bucket. Directory buckets authorize data calls through a session, so there the
    * grant is s3express:CreateSession on the bucket: read-only sessions for a function that only
-   * reads (S3 then opens a ReadOnly session for the SDK's request), read-write for the others.
+   * reads (which asks for them: S3_EXPRESS_SESSION_MODE, set by the stack), read-write for the
+   * others. None for a function without S3 actions.
    */
   grant(grantee: iam.IGrantable, access: DataAccess): void {
     const statements: iam.PolicyStatement[] = [];
@@ -125,7 +123,7 @@ export class ReplicaStores extends Construct {
       );
     }
     if (this.directoryBuckets.length > 0 && access.objectActions.length + access.bucketActions.length > 0) {
-      const readOnly = [...access.objectActions, ...access.bucketActions].every((a) => READ_ACTIONS.has(a));
+      const readOnly = expressSessionMode(access) === 'ReadOnly';
       statements.push(
         new iam.PolicyStatement({
           actions: ['s3express:CreateSession'],

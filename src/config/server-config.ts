@@ -5,12 +5,24 @@ import * as z from 'zod';
  * The server's own configuration, resolved once (from the environment and flags) in the entry
  * points and passed down; nothing below the composition root reads process.env.
  */
+/** S3 Express One Zone's CreateSession modes: a ReadOnly session can GET, HEAD and LIST only. */
+export type S3ExpressSessionMode = 'ReadWrite' | 'ReadOnly';
+
 export interface ServerConfig {
   clusterId: string;
   backend:
     | { kind: 'memory'; replicaStores: number }
     | { kind: 'local'; dataDir: string; replicaStores: number; fsync: boolean }
-    | { kind: 'aws'; region: string; s3Endpoint?: string; dynamoDbEndpoint?: string; buckets: string[]; table: string };
+    | {
+        kind: 'aws';
+        region: string;
+        s3Endpoint?: string;
+        dynamoDbEndpoint?: string;
+        buckets: string[];
+        table: string;
+        /** The mode of the S3 Express sessions this process opens (s3-object-store.ts's createS3Client). */
+        s3ExpressSessionMode?: S3ExpressSessionMode;
+      };
   defaults: { partitions: number; replicationFactor: number };
   limits: {
     maxRequestBytes: number;
@@ -196,6 +208,8 @@ const envSchema = z.object({
   AWS_ENDPOINT_URL_DYNAMODB: z.string().optional(),
   /** Comma-separated replica bucket names, in replica-id order. */
   BUCKETS: z.string().optional(),
+  /** ReadOnly for a process that only reads objects (the stack sets it where the role allows no more). */
+  S3_EXPRESS_SESSION_MODE: z.enum(['ReadWrite', 'ReadOnly']).default('ReadWrite'),
   TABLE_NAME: z.string().optional(),
   DEFAULT_PARTITIONS: int(1),
   DEFAULT_REPLICATION_FACTOR: int(1),
@@ -303,6 +317,7 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
       dynamoDbEndpoint: e.AWS_ENDPOINT_URL_DYNAMODB ?? e.AWS_ENDPOINT_URL,
       buckets,
       table: e.TABLE_NAME,
+      s3ExpressSessionMode: e.S3_EXPRESS_SESSION_MODE,
     };
   } else if (e.STORAGE_BACKEND === 'memory') backend = { kind: 'memory', replicaStores: e.REPLICA_STORES };
   else backend = { kind: 'local', dataDir: e.DATA_DIR, replicaStores: e.REPLICA_STORES, fsync: e.FSYNC === 'true' };

@@ -1,4 +1,5 @@
 import {
+  CreateSessionCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -7,6 +8,7 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { S3ExpressIdentityProviderImpl } from '@aws-sdk/middleware-sdk-s3';
 import {
   listLimit,
   ObjectNotFoundError,
@@ -175,6 +177,12 @@ export interface CreateS3ClientOptions {
   credentials?: S3ClientConfig['credentials'];
   /** Default: the request-serving functions' (sdk-timeouts.ts). */
   timeouts?: SdkTimeouts;
+  /**
+   * The mode of the sessions opened on S3 Express One Zone directory buckets (default ReadWrite).
+   * The SDK's own session provider asks for none, which S3 takes as ReadWrite; a role that may
+   * only open ReadOnly sessions (the `s3express:SessionMode` condition) needs ReadOnly asked for.
+   */
+  expressSessionMode?: 'ReadWrite' | 'ReadOnly';
 }
 
 /**
@@ -183,7 +191,8 @@ export interface CreateS3ClientOptions {
  * it makes no difference to correctness.
  */
 export function createS3Client(options: CreateS3ClientOptions = {}): S3Client {
-  return new S3Client({
+  const mode = options.expressSessionMode ?? 'ReadWrite';
+  const client: S3Client = new S3Client({
     ...sdkClientTimeouts(options.timeouts ?? SDK_TIMEOUTS.request.s3),
     ...(options.endpoint !== undefined && { endpoint: options.endpoint }),
     ...(options.region !== undefined && { region: options.region }),
@@ -191,7 +200,16 @@ export function createS3Client(options: CreateS3ClientOptions = {}): S3Client {
     ...(options.credentials !== undefined && { credentials: options.credentials }),
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    // The SDK's session cache and refresh, with the mode in the CreateSession it sends.
+    ...(mode !== 'ReadWrite' && {
+      s3ExpressIdentityProvider: new S3ExpressIdentityProviderImpl(async (bucket) => {
+        const { Credentials } = await client.send(new CreateSessionCommand({ Bucket: bucket, SessionMode: mode }));
+        if (!Credentials) throw new Error(`CreateSession on ${bucket} answered without credentials`);
+        return { Credentials };
+      }),
+    }),
   });
+  return client;
 }
 
 /**
