@@ -80,7 +80,8 @@ describe('the Kafka listener service', () => {
         PolicyDocument: {
           Statement: Match.arrayWith([
             Match.objectLike({
-              Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+              // Sorted, as cdk.json's @aws-cdk/aws-iam:minimizePolicies writes them.
+              Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
               Resource: SECRET,
             }),
           ]),
