@@ -55,7 +55,7 @@ const recordBatches = {
     type: 'string',
     format: 'binary',
     description:
-      'One or more Kafka RecordBatch v2 (magic 2, uncompressed or gzip, no control batches), concatenated: the bytes a Kafka producer sends for a partition. An idempotent producer sets producerId, producerEpoch and baseSequence in the batch header; a transactional one also the transactional bit, with transactional_id in the query.',
+      'One or more Kafka RecordBatch v2 (magic 2, uncompressed or compressed with gzip, snappy, lz4 or zstd, no control batches), concatenated: the bytes a Kafka producer sends for a partition. An idempotent producer sets producerId, producerEpoch and baseSequence in the batch header; a transactional one also the transactional bit, with transactional_id in the query.',
   },
 };
 const intHeader = (description: string) => ({ schema: { type: 'integer' }, description });
