@@ -7,9 +7,13 @@
  * SASL/SCRAM credentials are the table's, so any task authenticates any user. Tasks keep no
  * state of their own: any task serves any partition and any group, as the Lambdas do (every change
  * is a conditional write). The scheduler stays the stack's Lambda. Costs: docs/cost-model.md.
+ * Each task is sized for the limits it is given against hostile clients (TASK_BUDGET, docs/security.md)
+ * and publishes its connection metrics as EMF lines; refused connections raise an alarm.
  */
 import { Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cw from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
@@ -18,6 +22,7 @@ import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import { DATA_ACCESS, type DataAccess } from './data-access.js';
@@ -36,7 +41,40 @@ export interface KafkaListenerProps {
   maxTasks: number;
   logRetention: logs.RetentionDays;
   removalPolicy: RemovalPolicy;
+  /** The stack's EMF namespace and Service dimension (the functions' own), and where alarms go. */
+  metrics: { namespace: string; service: string; alarmTopic: sns.ITopic };
 }
+
+const MiB = 1024 * 1024;
+/**
+ * One task's memory, by what holds it under attack (docs/security.md), and the limits that bound
+ * each part: the Kafka pool (queued.max.request.bytes) for requests read and not answered; per
+ * connection (max.connections of them) its unpooled allowance, read-ahead and socket buffers, some
+ * 192 KiB; the localhost HTTP server's small body pool; request objects held for acks=0/1 work
+ * (MAX_BACKGROUND_BYTES); node, the SDK and the caches. The sum stays under the task's memory with
+ * room for what is not pooled (answers being written: a fetch answer is at most max.bytes per connection).
+ */
+export const TASK_BUDGET = {
+  taskMemoryMiB: 2048,
+  queuedMaxRequestBytes: 512 * MiB,
+  maxConnections: 2000,
+  perConnectionBytes: 192 * 1024,
+  maxConnectionsPerIp: 100,
+  maxConnectionCreationRate: 100,
+  httpQueuedMaxRequestBytes: 16 * MiB,
+  httpMaxConnections: 64,
+  backgroundBytes: 64 * MiB,
+  processBytes: 300 * MiB,
+} as const;
+
+/** What the budget's parts add up to, in MiB (under taskMemoryMiB; a test holds it there). */
+export const budgetedMiB = (b: typeof TASK_BUDGET = TASK_BUDGET): number =>
+  (b.queuedMaxRequestBytes +
+    b.maxConnections * b.perConnectionBytes +
+    b.httpQueuedMaxRequestBytes +
+    b.backgroundBytes +
+    b.processBytes) /
+  MiB;
 
 /** The port clients connect to (TLS, on the load balancer or passed through to the tasks); tasks listen on 9092. */
 export const KAFKA_TLS_PORT = 9094;
@@ -83,7 +121,7 @@ export class KafkaListener extends Construct {
       tls.at === 'task' ? secretsmanager.Secret.fromSecretCompleteArn(this, 'TlsSecret', tls.secretArn) : undefined;
     const task = new ecs.FargateTaskDefinition(this, 'Task', {
       cpu: 1024,
-      memoryLimitMiB: 2048,
+      memoryLimitMiB: TASK_BUDGET.taskMemoryMiB,
       runtimePlatform: {
         cpuArchitecture: ecs.CpuArchitecture.ARM64,
         operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
@@ -107,6 +145,16 @@ export class KafkaListener extends Construct {
         KAFKA_ADVERTISED_HOST: `${props.hostName}:${KAFKA_TLS_PORT}`,
         // The HTTP API stays on API Gateway; inside the task it only answers on localhost.
         HOST: '127.0.0.1',
+        KAFKA_QUEUED_MAX_REQUEST_BYTES: String(TASK_BUDGET.queuedMaxRequestBytes),
+        KAFKA_MAX_CONNECTIONS: String(TASK_BUDGET.maxConnections),
+        KAFKA_MAX_CONNECTIONS_PER_IP: String(TASK_BUDGET.maxConnectionsPerIp),
+        KAFKA_MAX_CONNECTION_CREATION_RATE: String(TASK_BUDGET.maxConnectionCreationRate),
+        HTTP_QUEUED_MAX_REQUEST_BYTES: String(TASK_BUDGET.httpQueuedMaxRequestBytes),
+        HTTP_MAX_CONNECTIONS: String(TASK_BUDGET.httpMaxConnections),
+        MAX_BACKGROUND_BYTES: String(TASK_BUDGET.backgroundBytes),
+        METRICS_INTERVAL_MS: '60000',
+        METRICS_NAMESPACE: props.metrics.namespace,
+        SERVICE_NAME: props.metrics.service,
         ...(props.saslMechanisms.length > 0 ? { KAFKA_SASL_ENABLED_MECHANISMS: props.saslMechanisms.join(',') } : {}),
         ...(tls.at === 'task'
           ? {
@@ -161,6 +209,26 @@ export class KafkaListener extends Construct {
       scaleInCooldown: Duration.minutes(5),
       scaleOutCooldown: Duration.minutes(1),
     });
+
+    // Any refused connection: a client turned away by max.connections, max.connections.per.ip,
+    // max.connection.creation.rate or sasl.server.max.receive.size (the per-cause metrics say which).
+    const refused = new cw.Alarm(this, 'ConnectionsRefused', {
+      alarmDescription:
+        'The Kafka listener refused connections (an attack, or limits too low for the clients: docs/security.md)',
+      metric: new cw.Metric({
+        namespace: props.metrics.namespace,
+        metricName: 'KafkaConnectionsRefused',
+        dimensionsMap: { Service: props.metrics.service },
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+    });
+    refused.addAlarmAction(new SnsAction(props.metrics.alarmTopic));
+    refused.addOkAction(new SnsAction(props.metrics.alarmTopic));
 
     this.loadBalancer = new elbv2.NetworkLoadBalancer(this, 'Nlb', {
       vpc,

@@ -273,6 +273,7 @@ export class LogStack extends Stack {
         ...config.kafkaListener,
         logRetention: config.logRetention,
         removalPolicy,
+        metrics: { namespace: METRICS_NAMESPACE, service: this.stackName, alarmTopic: this.monitoring.alarmTopic },
       });
       this.pushApi?.grantPost(kafka.service.taskDefinition.taskRole);
       new CfnOutput(this, 'KafkaBootstrap', {

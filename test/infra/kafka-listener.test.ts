@@ -1,6 +1,7 @@
 /** `-c kafkaListener=true`: the Kafka listener on Fargate behind a TLS NLB, on the stack's buckets and table. */
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { budgetedMiB, TASK_BUDGET } from '../../infra/kafka-listener.js';
 import { stackConfig } from '../../infra/stack-config.js';
 import { synthStack } from './synth.js';
 
@@ -122,6 +123,47 @@ describe('the Kafka listener service', () => {
       t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MinCapacity: 1, MaxCapacity: 4 });
       t.resourceCountIs('AWS::EC2::NatGateway', 0);
       t.hasOutput('KafkaBootstrap', { Value: 'kafka.example.com:9094' });
+    } finally {
+      s.cleanup();
+    }
+  }, 60_000);
+
+  it('sizes each task for its limits against hostile clients, publishes the metrics and alarms on refused connections', () => {
+    // The pool, the connections' own buffers and the rest fit in the task's memory, with room to spare.
+    expect(budgetedMiB()).toBeLessThan(TASK_BUDGET.taskMemoryMiB * 0.8);
+    const s = synthStack(context, { bundle: false, cfnValidation: false });
+    try {
+      const t = s.template;
+      t.hasResourceProperties('AWS::ECS::TaskDefinition', {
+        Memory: String(TASK_BUDGET.taskMemoryMiB),
+        ContainerDefinitions: [
+          Match.objectLike({
+            Environment: Match.arrayWith([
+              { Name: 'KAFKA_QUEUED_MAX_REQUEST_BYTES', Value: String(512 * 1024 * 1024) },
+              { Name: 'KAFKA_MAX_CONNECTIONS', Value: '2000' },
+              { Name: 'KAFKA_MAX_CONNECTIONS_PER_IP', Value: '100' },
+              { Name: 'KAFKA_MAX_CONNECTION_CREATION_RATE', Value: '100' },
+              { Name: 'METRICS_INTERVAL_MS', Value: '60000' },
+              { Name: 'METRICS_NAMESPACE', Value: 'S3KafkaLog' },
+            ]),
+          }),
+        ],
+      });
+      const alarms = t.findResources('AWS::CloudWatch::Alarm', {
+        Properties: { MetricName: 'KafkaConnectionsRefused', Namespace: 'S3KafkaLog' },
+      });
+      const [alarm] = Object.values(alarms) as { Properties: Record<string, unknown> }[];
+      expect(alarm?.Properties).toMatchObject({
+        Statistic: 'Sum',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+        Dimensions: [{ Name: 'Service', Value: expect.anything() }],
+      });
+      // Its notifications go to the stack's alarm topic.
+      const topics = Object.keys(t.findResources('AWS::SNS::Topic'));
+      expect(topics).toHaveLength(1);
+      expect(alarm?.Properties.AlarmActions).toEqual([{ Ref: topics[0] }]);
     } finally {
       s.cleanup();
     }
