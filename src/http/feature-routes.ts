@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { RELEASE } from '../wire/release.js';
 import type { FeatureLevelStatus } from '../storage/feature-level.js';
 import type { AppEnv } from './app-env.js';
