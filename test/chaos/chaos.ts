@@ -10,6 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { formatSummary } from './summary.js';
+import { releaseCheckout } from '../upgrade/release-checkout.js';
 import { runScenario, SCENARIOS, type ScenarioResult } from './run-scenario.js';
 
 const { values } = parseArgs({
@@ -36,7 +37,14 @@ const seed = Number(values.seed);
 for (const [i, name] of names.entries()) {
   const scenario = SCENARIOS.find((s) => s.name === name)!;
   console.log(`== ${name} (seed ${seed + i}): ${scenario.description}`);
+  // A rolling deploy runs the previous release (its commit is in the history; see release-checkout.ts).
+  const previous = scenario.deploy ? releaseCheckout() : undefined;
+  if (previous && 'skip' in previous) {
+    console.log(`  SKIPPED: ${previous.skip}`);
+    continue;
+  }
   const r = await runScenario({
+    ...(previous ? { previousRelease: previous.dir } : {}),
     scenario,
     seed: seed + i,
     durationMs: Number(values.duration) * 1000,

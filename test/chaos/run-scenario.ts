@@ -2,6 +2,7 @@
  * One fault scenario end to end: emulators, fault proxies, a fleet of servers, the workload, the
  * fault schedule, then heal, settle, read back and check.
  */
+import { join } from 'node:path';
 import type { PartitionState } from '../../src/partition/partition-state.js';
 import { partitionPk, STATE_SK } from '../../src/storage/key-layout.js';
 import { DynamoDbMetadataStore } from '../../src/storage/dynamodb-metadata-store.js';
@@ -12,6 +13,7 @@ import { checkLog, readPartition, type LogFindings } from './log-checker.js';
 import { Ledger, sleep, startProducers, type ProducerSpec } from './producers.js';
 import { createRng, type Rng } from './rng.js';
 import { startFleet, type Fleet } from './server-fleet.js';
+import { startTransactions, type TransactionFindings } from './transactions-load.js';
 
 export interface Scenario {
   name: string;
@@ -20,6 +22,13 @@ export interface Scenario {
   s3: FaultRates;
   kills: boolean;
   pauses: boolean;
+  /**
+   * A rolling deploy: server 0 starts on the previous release's code (`ScenarioOptions.previousRelease`)
+   * beside the current code, and halfway through is replaced by the current code, as Lambda does.
+   */
+  deploy?: boolean;
+  /** A transactional producer in the workload too (committed and aborted transactions). */
+  transactions?: boolean;
 }
 
 const ambiguous: FaultRates = { applyThenDrop: 0.04, error: 0.02, reset: 0.01, delay: 0.05, maxDelayMs: 400 };
@@ -67,6 +76,16 @@ export const SCENARIOS: Scenario[] = [
     pauses: false,
   },
   {
+    name: 'rolling-deploy',
+    description: 'the previous release beside the current code, then replaced by it (SIGTERM, as a deploy)',
+    dynamodb: none,
+    s3: none,
+    kills: false,
+    pauses: false,
+    deploy: true,
+    transactions: true,
+  },
+  {
     name: 'mixed',
     description: 'all of the above at once, at lower rates',
     dynamodb: light,
@@ -85,6 +104,8 @@ export interface ScenarioOptions {
   groupMembers: number;
   /** How many times to wait (3 s) and read again while acked records are missing (default 4). */
   settleRounds?: number;
+  /** The previous release's checkout (test/upgrade/release-checkout.ts), for a scenario with `deploy`. */
+  previousRelease?: string;
   log?: (line: string) => void;
 }
 
@@ -95,6 +116,9 @@ export interface ScenarioResult {
   group: GroupFindings;
   kills: number;
   pauses: number;
+  /** Servers replaced by the current code (a scenario with `deploy`). */
+  deploys: number;
+  transactions?: TransactionFindings;
   faults: { dynamodb: FaultProxy['stats']; s3: FaultProxy['stats'] };
   groupActivity: { joins: number; leaves: number; stalls: number; commits: number };
   violations: string[];
@@ -108,6 +132,8 @@ const TOPICS = [
   { name: 'rf2', partitions: 2, rf: 2 },
 ];
 const GROUP_TOPIC = { name: 'grp', partitions: 4, rf: 1 };
+const TXN_TOPIC = { name: 'txn', partitions: 2, rf: 2 };
+const CURRENT_CODE = join(import.meta.dirname, '../..');
 
 const PRODUCERS: ProducerSpec[] = [
   { id: 'plain-rf1-acks1', kind: 'plain', topic: 'rf1', partitions: 3, acks: 1 },
@@ -130,8 +156,10 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const s3Proxy = await startFaultProxy(s3.endpoint, rng.fork('s3'));
   let fleet: Fleet | undefined;
   try {
+    if (o.scenario.deploy && !o.previousRelease) throw new Error(`${o.scenario.name} needs previousRelease`);
     fleet = await startFleet({
       count: o.servers,
+      checkouts: o.scenario.deploy ? [o.previousRelease] : undefined,
       env: {
         STORAGE_BACKEND: 'aws',
         BUCKETS: buckets.join(','),
@@ -148,7 +176,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const f = fleet;
     say(`[${o.scenario.name}] ${o.servers} servers up: ${f.origins().join(' ')}`);
     say(`[${o.scenario.name}] faults on for ${o.durationMs / 1000} s`);
-    for (const t of [...TOPICS, GROUP_TOPIC]) {
+    for (const t of [...TOPICS, GROUP_TOPIC, ...(o.scenario.transactions ? [TXN_TOPIC] : [])]) {
       const res = await fetch(`${f.origins()[0]}/v3/clusters/${CLUSTER}/topics`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -180,6 +208,17 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       rng: rng.fork('group'),
     });
 
+    const transactions = o.scenario.transactions
+      ? startTransactions({
+          topic: TXN_TOPIC.name,
+          partitions: TXN_TOPIC.partitions,
+          transactionalId: `chaos-tx-${o.seed}`,
+          servers: live,
+          clusterId: CLUSTER,
+          rng: rng.fork('transactions'),
+        })
+      : undefined;
+
     ddbProxy.rates = { ...o.scenario.dynamodb };
     s3Proxy.rates = { ...o.scenario.s3 };
     let kills = 0;
@@ -188,6 +227,15 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const schedules: Promise<void>[] = [];
     if (o.scenario.kills) schedules.push(killLoop(f, rng.fork('kills'), until, () => kills++));
     if (o.scenario.pauses) schedules.push(pauseLoop([ddbProxy, s3Proxy], rng.fork('pauses'), until, () => pauses++));
+    let deploys = 0;
+    if (o.scenario.deploy)
+      schedules.push(
+        sleep(o.durationMs / 2).then(async () => {
+          say(`[${o.scenario.name}] deploy: server 0 (${f.slots[0]!.checkout}) replaced by the current code`);
+          await f.replace(0, CURRENT_CODE);
+          deploys++;
+        }),
+      );
     await sleep(o.durationMs);
     await Promise.all(schedules);
 
@@ -196,7 +244,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     ddbProxy.heal();
     s3Proxy.heal();
     for (const s of f.slots) if (!s.up) await f.restart(s.index);
-    await Promise.all([producers.stop(), members.stop()]);
+    await Promise.all([producers.stop(), members.stop(), transactions?.stop()]);
     say(`[${o.scenario.name}] workload stopped; reading back`);
 
     // Settle: replica sync and HW advance run on the scheduler; read until two reads agree.
@@ -216,6 +264,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     }
     const committed = await readCommitted(live()[0]!, `chaos-${o.seed}`);
     const group = checkGroup(members.log, committed);
+    const txnFindings = await transactions?.check(live()[0]!);
     const result: ScenarioResult = {
       scenario: o.scenario.name,
       seed: o.seed,
@@ -223,6 +272,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       group,
       kills,
       pauses,
+      deploys,
+      ...(txnFindings ? { transactions: txnFindings } : {}),
       faults: { dynamodb: { ...ddbProxy.stats }, s3: { ...s3Proxy.stats } },
       groupActivity: {
         joins: members.log.joins,
@@ -288,11 +339,19 @@ const GROUP_INVARIANTS: [Lists<GroupFindings>, string][] = [
   ['ghostMembers', 'ghost members'],
 ];
 
+const TRANSACTION_INVARIANTS: [Lists<TransactionFindings>, string][] = [
+  ['lostCommitted', 'committed transaction records lost'],
+  ['duplicated', 'transactional records duplicated'],
+  ['abortedVisible', 'aborted records visible to read_committed'],
+];
+
 /** One line per invariant with counterexamples: how many, and the first three. */
-function violationsOf(r: Pick<ScenarioResult, 'log' | 'group'>): string[] {
+function violationsOf(r: Pick<ScenarioResult, 'log' | 'group' | 'transactions'>): string[] {
+  const txn = r.transactions;
   const found = [
     ...LOG_INVARIANTS.map(([field, name]) => [name, r.log[field]] as const),
     ...GROUP_INVARIANTS.map(([field, name]) => [name, r.group[field]] as const),
+    ...(txn ? TRANSACTION_INVARIANTS.map(([field, name]) => [name, txn[field]] as const) : []),
   ];
   return found.flatMap(([name, items]) =>
     items.length > 0

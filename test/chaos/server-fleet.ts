@@ -12,6 +12,8 @@ const ROOT = join(import.meta.dirname, '../..');
 export interface FleetOptions {
   count: number;
   env: Record<string, string>;
+  /** The code each server runs (a checkout's root; default this one): a release beside the current code. */
+  checkouts?: (string | undefined)[];
 }
 
 export interface ServerSlot {
@@ -23,6 +25,8 @@ export interface ServerSlot {
   kills: number;
   /** The last lines it wrote on stderr (for a report when it fails to start). */
   stderr: string[];
+  /** The checkout whose code it runs. */
+  checkout: string;
 }
 
 export interface Fleet {
@@ -30,6 +34,11 @@ export interface Fleet {
   origins(): string[];
   kill(index: number): Promise<void>;
   restart(index: number): Promise<void>;
+  /**
+   * A deploy's replacement, as Lambda does it: the server stops taking connections and finishes what
+   * it has (SIGTERM), and one on `checkout`'s code takes its place on the same port.
+   */
+  replace(index: number, checkout: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -40,7 +49,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       process.execPath,
       ['--import', 'tsx', 'src/server.ts', '--backend', 'aws', '--port', String(port), '--host', '127.0.0.1'],
       {
-        cwd: ROOT,
+        cwd: slot.checkout,
         env: cleanEnv(options.env),
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -76,7 +85,16 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
 
   await Promise.all(
     Array.from({ length: options.count }, async (_, index) => {
-      const slot: ServerSlot = { index, port: 0, origin: '', proc: undefined, up: false, kills: 0, stderr: [] };
+      const slot: ServerSlot = {
+        index,
+        port: 0,
+        origin: '',
+        proc: undefined,
+        up: false,
+        kills: 0,
+        stderr: [],
+        checkout: options.checkouts?.[index] ?? ROOT,
+      };
       slots.push(slot);
       await launch(slot, 0);
     }),
@@ -94,23 +112,38 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     await exited;
   };
 
+  const relaunch = async (slot: ServerSlot) => {
+    // The port was just freed; another process could take it in between, so retry a few times.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await launch(slot, slot.port);
+        return;
+      } catch (e) {
+        if (attempt >= 3) throw e;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    }
+  };
+
   return {
     slots,
     origins: () => slots.map((s) => s.origin),
     kill,
+    async replace(index, checkout) {
+      const slot = slots[index]!;
+      const proc = slot.proc;
+      if (proc && proc.exitCode === null && proc.signalCode === null) {
+        const exited = new Promise((r) => proc.once('exit', r));
+        slot.up = false;
+        proc.kill('SIGTERM');
+        await exited;
+      }
+      slot.checkout = checkout;
+      await relaunch(slot);
+    },
     async restart(index) {
       await kill(index);
-      const slot = slots[index]!;
-      // The port was just freed; another process could take it in between, so retry a few times.
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await launch(slot, slot.port);
-          return;
-        } catch (e) {
-          if (attempt >= 3) throw e;
-          await new Promise((r) => setTimeout(r, 300));
-        }
-      }
+      await relaunch(slots[index]!);
     },
     async stop() {
       await Promise.all(slots.map((s) => kill(s.index)));

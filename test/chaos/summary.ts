@@ -23,6 +23,11 @@ const COLUMNS: [string, (r: ScenarioResult) => string | number][] = [
   ['stale land', (r) => r.group.staleCommitsLanded.length],
   ['ghosts', (r) => r.group.ghostMembers.length],
   ['commits', (r) => `${r.group.commitsAccepted}/${r.groupActivity.commits}`],
+  [
+    'txn c/a/?',
+    (r) => (r.transactions ? `${r.transactions.committed}/${r.transactions.aborted}/${r.transactions.unknown}` : '-'),
+  ],
+  ['deploys', (r) => r.deploys],
   ['kills', (r) => r.kills],
   ['pauses', (r) => r.pauses],
   ['ddb faults', (r) => faultCount(r.faults.dynamodb)],
