@@ -3,8 +3,9 @@
  * for where API Gateway v2 is not to be had. LocalStack's free plan has v1 but not v2
  * (infra/localstack-free-plan.ts), so the local stage deploys this one (`-c apiFlavor=rest`).
  *
- * Binary bodies (record batches) pass through as base64, as with the HTTP API: the media types are
- * declared binary, and hono/aws-lambda reads either API's event. REST APIs have no JWT authorizer
+ * Binary bodies (record batches, Kafka's ProduceRequest and FetchResponse) pass through as base64,
+ * as with the HTTP API: every media type of src/wire/media-types.ts is declared binary, and
+ * hono/aws-lambda reads either API's event. REST APIs have no JWT authorizer
  * and API keys of their own that would put the keys in the template, so only authMode=iam is
  * offered here (stack-config.ts refuses the others).
  */
@@ -13,7 +14,7 @@ import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { RECORD_BATCH_MEDIA_TYPE } from '../src/wire/protocol.js';
+import { BINARY_MEDIA_TYPES } from '../src/wire/media-types.js';
 import { API_ROUTES, type HttpFunctionName } from './routes.js';
 
 export interface LogRestApiProps {
@@ -38,7 +39,8 @@ export class LogRestApi extends Construct {
     this.api = new apigw.RestApi(this, 'Api', {
       restApiName: props.apiName,
       description: 'Kafka semantics over HTTPS (Confluent REST v3 paths) on S3 and DynamoDB (REST API front)',
-      binaryMediaTypes: [RECORD_BATCH_MEDIA_TYPE, 'application/octet-stream'],
+      // Any other body is carried as text, which corrupts bytes that are not UTF-8.
+      binaryMediaTypes: [...BINARY_MEDIA_TYPES],
       endpointTypes: [apigw.EndpointType.REGIONAL],
       cloudWatchRole: false,
       deployOptions: {

@@ -6,7 +6,7 @@
 import { createSigner, type AuthConfig, type RequestSigner } from './auth.js';
 import { KafkaClientError, KafkaConnectionError, KafkaTimeoutError, errorFromBody } from './errors.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../wire/protocol.js';
-import { FETCH_RESPONSE_MEDIA_TYPE } from '../wire/fetch-response.js';
+import { BINARY_MEDIA_TYPES } from '../wire/media-types.js';
 import { type Exchange, type Exchanger, fetchExchanger, nodeExchanger } from './http-exchange.js';
 
 export interface ConnectionConfig {
@@ -53,7 +53,7 @@ export { RECORD_BATCH_MEDIA_TYPE };
 const isParts = (b: unknown): b is readonly Uint8Array[] => Array.isArray(b);
 
 /** Answers handed to the caller as bytes. */
-const BINARY_TYPES = new Set([RECORD_BATCH_MEDIA_TYPE, FETCH_RESPONSE_MEDIA_TYPE, 'application/octet-stream']);
+const BINARY_TYPES = new Set(BINARY_MEDIA_TYPES);
 
 /** A list repeats its parameter (`user=a&user=b`). */
 export type Query = Record<string, string | number | boolean | readonly string[] | undefined>;

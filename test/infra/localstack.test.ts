@@ -29,8 +29,11 @@ describe("the local stage on LocalStack's free plan", () => {
     const s = synthStack({ stage: 'local', retainData: 'false' }, { bundle: false, cfnValidation: false });
     try {
       const api = Object.values(s.template.findResources('AWS::ApiGateway::RestApi'))[0]!;
+      // Every binary body of the wire format (test/functions/rest-api-binary.test.ts runs the client through it).
       expect(api.Properties.BinaryMediaTypes).toEqual([
         'application/vnd.kafka.record-batch.v2',
+        'application/vnd.kafka.produce-request',
+        'application/vnd.kafka.fetch-response',
         'application/octet-stream',
       ]);
       const resources = s.template.findResources('AWS::ApiGateway::Resource');

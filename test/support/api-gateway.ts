@@ -228,3 +228,82 @@ export async function invokeHttpFunction(
   } as Context)) as HttpFunctionResult;
   return { result, invocationBytes: Buffer.byteLength(JSON.stringify(result)) };
 }
+
+export const REST_API_HOST = 'rest789.execute-api.us-east-1.amazonaws.com';
+
+/** Whether a media type is one of a REST API's binaryMediaTypes (which may be `type/*` or `*\/*`). */
+export function isBinaryMediaType(binaryMediaTypes: readonly string[], header: string | null | undefined): boolean {
+  const type = (header ?? '').split(',')[0]!.split(';')[0]!.trim().toLowerCase();
+  if (!type) return false;
+  return binaryMediaTypes.some((b) => {
+    const [bt, bs] = b.toLowerCase().split('/');
+    const [t, s] = type.split('/');
+    return (bt === '*' || bt === t) && (bs === '*' || bs === s);
+  });
+}
+
+/**
+ * A fetch that API Gateway's REST API (v1, Lambda proxy integration, payload 1.0) would answer
+ * with these handlers, with the REST API's way with bodies: a request body whose Content-Type is
+ * not one of `binaryMediaTypes` reaches the function as text (bytes that are not UTF-8 are
+ * replaced, as API Gateway passes them), and a function's base64 answer is decoded to bytes only
+ * when the request's Accept names a binary media type; otherwise the caller gets the base64 text.
+ * `seen` gets each request's Content-Type and Accept and each answer's Content-Type.
+ */
+export function restApiFetch(
+  handlers: Record<HttpFunctionName, (event: never, context: Context) => Promise<unknown>>,
+  binaryMediaTypes: readonly string[],
+  seen: (m: { contentType?: string; accept?: string; answered?: string }) => void = () => {},
+): typeof globalThis.fetch {
+  return async (input, init) => {
+    const req = new Request(input, init);
+    const url = new URL(req.url);
+    const route = routeFor(req.method, url.pathname)!;
+    const headers = Object.fromEntries(req.headers);
+    const bytes = req.body ? Buffer.from(await req.arrayBuffer()) : undefined;
+    const binaryBody = isBinaryMediaType(binaryMediaTypes, headers['content-type']);
+    const event = {
+      resource: route.path,
+      path: url.pathname,
+      httpMethod: req.method,
+      headers: { ...headers, host: REST_API_HOST, 'x-forwarded-proto': 'https' },
+      multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])),
+      queryStringParameters: url.search ? Object.fromEntries(url.searchParams) : null,
+      multiValueQueryStringParameters: url.search
+        ? Object.fromEntries([...new Set(url.searchParams.keys())].map((k) => [k, url.searchParams.getAll(k)]))
+        : null,
+      pathParameters: null,
+      stageVariables: null,
+      requestContext: {
+        accountId: '123456789012',
+        apiId: 'rest789',
+        httpMethod: req.method,
+        path: `/local${url.pathname}`,
+        stage: 'local',
+        requestId: 'a',
+        resourcePath: route.path,
+        identity: { sourceIp: '203.0.113.7', userAgent: 'vitest' },
+      },
+      body: bytes ? (binaryBody ? bytes.toString('base64') : bytes.toString('utf8')) : null,
+      isBase64Encoded: !!bytes && binaryBody,
+    } as never;
+    const result = (await handlers[route.target](event, context(route.target))) as {
+      statusCode: number;
+      headers?: Record<string, string>;
+      multiValueHeaders?: Record<string, string[]>;
+      body?: string;
+      isBase64Encoded?: boolean;
+    };
+    const answerHeaders = new Headers(result.headers ?? {});
+    for (const [k, vs] of Object.entries(result.multiValueHeaders ?? {}))
+      for (const v of vs) answerHeaders.append(k, v);
+    seen({
+      ...(headers['content-type'] && { contentType: headers['content-type'] }),
+      ...(headers.accept && { accept: headers.accept }),
+      ...(answerHeaders.get('content-type') && { answered: answerHeaders.get('content-type')! }),
+    });
+    const decode = result.isBase64Encoded && isBinaryMediaType(binaryMediaTypes, headers.accept);
+    const body = result.body === undefined ? undefined : Buffer.from(result.body, decode ? 'base64' : 'utf8');
+    return new Response(result.statusCode === 204 ? null : body, { status: result.statusCode, headers: answerHeaders });
+  };
+}
