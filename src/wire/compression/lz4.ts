@@ -34,6 +34,43 @@ const WRITE_BLOCK_BYTES = 64 * 1024;
 
 const corrupt = (message: string) => new CodecError(`lz4: ${message}`);
 
+/**
+ * What the LZ4 block src[at, end) decodes to, in bytes, read from its sequences without decoding
+ * them; -1 if a match refers before the content's start (`before`: bytes decoded ahead of the
+ * block). A block's length fields can claim ~255 output bytes per input byte: sizing it first,
+ * in time linear in the input, keeps lz4js from spending that long on a block that is refused.
+ */
+function blockOutputSize(src: Uint8Array, at: number, end: number, before: number): number {
+  let size = 0;
+  while (at < end) {
+    const token = src[at++]!;
+    let literals = token >> 4;
+    if (literals === 15) {
+      let b: number;
+      do {
+        b = src[at++] ?? 0;
+        literals += b;
+      } while (b === 255 && at < end);
+    }
+    size += literals;
+    at += literals;
+    if (at >= end) break; // the last sequence has literals only
+    const offset = src[at]! | (src[at + 1]! << 8);
+    at += 2;
+    if (offset === 0 || offset > before + size) return -1;
+    let match = token & 15;
+    if (match === 15) {
+      let b: number;
+      do {
+        b = src[at++] ?? 0;
+        match += b;
+      } while (b === 255 && at < end);
+    }
+    size += match + 4;
+  }
+  return size;
+}
+
 export function lz4Decompress(bytes: Uint8Array, maxBytes: number): Uint8Array {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.byteLength < 7 || view.getUint32(0, true) !== MAGIC) throw corrupt('not an LZ4 frame');
@@ -80,8 +117,12 @@ export function lz4Decompress(bytes: Uint8Array, maxBytes: number): Uint8Array {
       end = written + size;
       if (end <= out.byteLength) out.set(bytes.subarray(at, at + size), written);
     } else {
-      // lz4js writes into `out` from `written` and may refer back to earlier blocks (linked
-      // blocks); writes past the end of `out` are dropped by the typed array and caught below.
+      const decoded = blockOutputSize(bytes, at, at + size, written);
+      if (decoded < 0) throw corrupt('a match refers before the content');
+      if (decoded > blockMax) throw corrupt('a block inflates past its maximum size');
+      if (written + decoded > out.byteLength)
+        throw new CodecError(`lz4: the content inflates past ${maxBytes} bytes`, true);
+      // lz4js writes into `out` from `written` and may refer back to earlier blocks (linked blocks).
       end = decompressBlock(bytes, out, at, size, written);
     }
     if (!Number.isInteger(end) || end - written > blockMax) throw corrupt('a block inflates past its maximum size');

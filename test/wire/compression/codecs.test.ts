@@ -5,6 +5,7 @@
  */
 import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { hash as xxh32 } from 'lz4js/xxh32.js';
 import { compress as snappyRaw } from 'snappyjs';
 import { CodecError, compress, COMPRESSION_TYPES, CODEC, decompress } from '../../../src/wire/compression/index.js';
 import { isXerialFramed } from '../../../src/wire/compression/snappy.js';
@@ -98,6 +99,36 @@ describe('lz4 frames', () => {
     const big = Buffer.from(frame);
     big.writeUInt32LE(70_000, 7);
     expect(() => decompress(CODEC.lz4, big, 1 << 20)).toThrow(/block size/);
+  });
+});
+
+describe('lz4 blocks are sized before they are decoded', () => {
+  /** A frame of one 4 MiB-max block holding `block`. */
+  const frameOf = (block: Buffer) => {
+    const out = Buffer.alloc(11 + block.byteLength + 4);
+    out.writeUInt32LE(0x184d2204, 0);
+    out[4] = 0x60;
+    out[5] = 0x70;
+    out[6] = (xxh32(0, out, 4, 2) >>> 8) & 0xff;
+    out.writeUInt32LE(block.byteLength, 7);
+    block.copy(out, 11);
+    return out;
+  };
+
+  it('refuses, at once, a block whose length bytes claim more than its maximum (~255 bytes per byte)', () => {
+    const block = Buffer.alloc(1024 * 1024, 0xff);
+    block.set([0x1f, 0x41, 1, 0]); // one literal, then a match whose length runs on through every 0xff
+    block[block.byteLength - 1] = 0;
+    const started = performance.now();
+    expect(() => decompress(CODEC.lz4, frameOf(block), 64 << 20)).toThrow(/inflates past its maximum/);
+    // Sizing reads the block once; decoding it would write ~255 MiB first (seconds).
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it('refuses a match that refers before the content', () => {
+    expect(() => decompress(CODEC.lz4, frameOf(Buffer.from([0x10, 0x41, 9, 0, 0x10, 0x42])), 1 << 20)).toThrow(
+      /refers before the content/,
+    );
   });
 });
 
