@@ -35,38 +35,44 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** Today's server over a copy of the fixture, with no scheduler: what it reads, not what maintenance makes of it. */
-async function startOnFixture(dir: string, backend: 'local' | 'aws', expected: Expected): Promise<ReleaseServer> {
-  const base = { SCHEDULER_INTERVAL_MS: '0', KAFKA_AUTO_CREATE_TOPICS: 'false' };
+/**
+ * The storage of a copy of the fixture (a data dir, or emulators loaded with its items and objects),
+ * and today's server on it: first with no scheduler (what it reads, not what maintenance makes of
+ * it), later again with `env` (its maintenance over the release's data).
+ */
+async function fixtureStorage(dir: string, backend: 'local' | 'aws', expected: Expected) {
+  const base = { KAFKA_AUTO_CREATE_TOPICS: 'false' };
+  let storageEnv: Record<string, string>;
   if (backend === 'local') {
     const dataDir = await mkdtemp(join(tmpdir(), 'upgrade-local-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     await copyDataDir(join(dir, 'local'), dataDir);
-    const server = await startReleaseServer(ROOT, { ...base, STORAGE_BACKEND: 'local', DATA_DIR: dataDir });
+    storageEnv = { STORAGE_BACKEND: 'local', DATA_DIR: dataDir };
+  } else {
+    const buckets = Array.from({ length: expected.buckets }, (_, i) => `upgrade-${i}`);
+    const s3 = await startS3rver({ buckets });
+    cleanups.push(() => s3.stop());
+    const ddb = await startDynalite();
+    cleanups.push(() => ddb.stop());
+    await loadTable(ddb.client, ddb.table, join(dir, 'aws', 'items.json'));
+    for (const [i, bucket] of buckets.entries())
+      await loadBucket(s3.client, bucket, join(dir, 'aws', 'objects', String(i)));
+    storageEnv = {
+      STORAGE_BACKEND: 'aws',
+      BUCKETS: buckets.join(','),
+      TABLE_NAME: ddb.table,
+      AWS_REGION: TEST_REGION,
+      AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+      AWS_ENDPOINT_URL_DYNAMODB: ddb.endpoint,
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+    };
+  }
+  return async (env: Record<string, string> = { SCHEDULER_INTERVAL_MS: '0' }): Promise<ReleaseServer> => {
+    const server = await startReleaseServer(ROOT, { ...base, ...storageEnv, ...env });
     cleanups.push(() => server.stop());
     return server;
-  }
-  const buckets = Array.from({ length: expected.buckets }, (_, i) => `upgrade-${i}`);
-  const s3 = await startS3rver({ buckets });
-  cleanups.push(() => s3.stop());
-  const ddb = await startDynalite();
-  cleanups.push(() => ddb.stop());
-  await loadTable(ddb.client, ddb.table, join(dir, 'aws', 'items.json'));
-  for (const [i, bucket] of buckets.entries())
-    await loadBucket(s3.client, bucket, join(dir, 'aws', 'objects', String(i)));
-  const server = await startReleaseServer(ROOT, {
-    ...base,
-    STORAGE_BACKEND: 'aws',
-    BUCKETS: buckets.join(','),
-    TABLE_NAME: ddb.table,
-    AWS_REGION: TEST_REGION,
-    AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
-    AWS_ENDPOINT_URL_DYNAMODB: ddb.endpoint,
-    AWS_ENDPOINT_URL_S3: s3.endpoint,
-  });
-  cleanups.push(() => server.stop());
-  return server;
+  };
 }
 
 type BatchAnswer = {
@@ -82,7 +88,8 @@ describe.each(releases)('data written by %s', (release) => {
     'is read completely and written on by today’s code (%s backend)',
     async (backend) => {
       const { facts, snapshot } = expected[backend];
-      const server = await startOnFixture(dir, backend, expected);
+      const start = await fixtureStorage(dir, backend, expected);
+      const server = await start();
       const api = new Api(server.origin);
 
       // Everything the release answered, answered the same.
@@ -175,6 +182,25 @@ describe.each(releases)('data written by %s', (release) => {
       const after = await takeSnapshot(api, facts.groups);
       for (const x of after.partitions.filter((p) => p.topic === 'orders'))
         expect(after.groups['fixture-group']!.find((c) => c.partition === x.partition)!.offset).toBe(x.latest);
+
+      // Today's maintenance over the release's objects and index (merge, compaction, sweeps): readers
+      // see the same records after it (the compacted topic at least its latest value of each key).
+      await server.stop();
+      const maintained = await start({
+        SCHEDULER_INTERVAL_MS: '300',
+        LOG_RETENTION_CHECK_INTERVAL_MS: '300',
+        ORPHAN_GRACE_MS: '1000',
+      });
+      await new Promise((r) => setTimeout(r, 4000));
+      const final = await takeSnapshot(new Api(maintained.origin), facts.groups);
+      const latestByKey = (p: Snapshot['partitions'][number]) =>
+        Object.fromEntries(p.committed.filter((r) => r.key !== null).map((r) => [r.key, r.value]));
+      for (const p of after.partitions) {
+        const q = final.partitions.find((x) => x.topic === p.topic && x.partition === p.partition)!;
+        if (p.topic === 'compacted') expect(latestByKey(q)).toEqual(latestByKey(p));
+        else expect(q).toEqual(p);
+      }
+      expect(final.groups).toEqual(after.groups);
     },
     120_000,
   );
