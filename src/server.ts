@@ -1,17 +1,14 @@
 /**
  * Local entry point (`npm start`): the HTTP app on node over the embedded backend (files + SQLite),
- * or over any backend STORAGE_BACKEND names. Flags override the environment:
- *   --port 8080 --host 127.0.0.1 --data-dir .data --replicas 3 --backend local|memory|aws
- *   --scheduler-interval-ms 30000 (0: no in-process scheduler)
- *   --kafka-port 9092 (0: no Kafka protocol listener) --kafka-advertised-listener host[:port]
- *   --auth-config auth.json (bearer tokens, super.users, authorization: docs/security.md)
- * The bounds against hostile clients (connection caps, memory pools, timeouts) are the environment's:
+ * or over any backend STORAGE_BACKEND names. Flags override the environment (`npm start -- --help`,
+ * src/config/server-args.ts). Once up it prints the URLs it serves on stderr (stdout keeps one
+ * JSON log line per event). The bounds against hostile clients (connection caps, memory pools, timeouts) are the environment's:
  * docs/security.md and the README's configuration table.
  */
 import { serve } from '@hono/node-server';
-import { parseArgs } from 'node:util';
 import { createServices, openStorage, startInProcessScheduler } from './compose.js';
-import { serverConfigFromEnv } from './config/server-config.js';
+import { parseServerArgs, SERVER_USAGE, ServerArgsError } from './config/server-args.js';
+import { serverConfigFromEnv, type ServerConfig } from './config/server-config.js';
 import { createApp } from './http/app.js';
 import { withBodyPool } from './http/body-pool.js';
 import { startKafkaListener } from './kafka/listener.js';
@@ -19,32 +16,28 @@ import { pushSocket } from './http/push-socket.js';
 import { MemoryPool } from './limits/memory-pool.js';
 import { IntervalMetrics } from './metrics.js';
 
-const { values: flags } = parseArgs({
-  options: {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    'data-dir': { type: 'string' },
-    replicas: { type: 'string' },
-    backend: { type: 'string' },
-    'scheduler-interval-ms': { type: 'string' },
-    'kafka-port': { type: 'string' },
-    'kafka-advertised-listener': { type: 'string' },
-    'auth-config': { type: 'string' },
-  },
-});
-
-const env = { ...process.env };
-if (flags['data-dir']) env.DATA_DIR = flags['data-dir'];
-if (flags.replicas) env.REPLICA_STORES = flags.replicas;
-if (flags.backend) env.STORAGE_BACKEND = flags.backend;
-if (flags['scheduler-interval-ms']) env.SCHEDULER_INTERVAL_MS = flags['scheduler-interval-ms'];
-if (flags['kafka-port']) env.KAFKA_PORT = flags['kafka-port'];
-if (flags['kafka-advertised-listener']) env.KAFKA_ADVERTISED_HOST = flags['kafka-advertised-listener'];
-if (flags.host) env.HOST = flags.host;
-if (flags['auth-config']) env.AUTH_CONFIG = flags['auth-config'];
-const config = serverConfigFromEnv(env);
-const port = Number(flags.port ?? process.env.PORT ?? 8080);
-const hostname = flags.host ?? process.env.HOST ?? '127.0.0.1';
+// A bad flag or variable is told in a line and the usage, not a stack; --help prints the usage.
+let config: ServerConfig;
+let port: number;
+let hostname: string;
+try {
+  const args = parseServerArgs(process.argv.slice(2), process.env);
+  if (args.help) {
+    console.log(SERVER_USAGE);
+    process.exit(0);
+  }
+  config = serverConfigFromEnv(args.env);
+  port = Number(args.env.PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ServerArgsError(`PORT (--port) must be a port number, got ${JSON.stringify(args.env.PORT)}`);
+  hostname = args.env.HOST ?? '127.0.0.1';
+} catch (e) {
+  console.error((e as Error).message);
+  console.error(
+    e instanceof ServerArgsError ? `\n${SERVER_USAGE}` : 'See README.md, "Configuration", or `npm start -- --help`.',
+  );
+  process.exit(2);
+}
 
 const storage = await openStorage(config.backend); // a SQLite problem fails here, at startup
 const metrics = new IntervalMetrics();
@@ -77,8 +70,13 @@ const serverOptions = {
   // How often node checks the two timeouts (its default, 30 s, would let a slow sender run over by that much).
   connectionsCheckingInterval: Math.min(1000, http.headersTimeoutMs),
 };
+let listening: (port: number) => void = () => {};
+const httpPort = new Promise<number>((resolve) => {
+  listening = resolve;
+});
 const server = serve({ fetch, port, hostname, serverOptions }, (info) => {
   origin = `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${info.port}`;
+  listening(info.port);
   console.log(
     JSON.stringify({
       level: 'info',
@@ -132,6 +130,23 @@ if (kafkaListener)
   );
 
 server.on('upgrade', (req, socket, head) => push.handleUpgrade(req, socket, head));
+
+// What a new user opens first: the URLs this process serves.
+await httpPort;
+const kafkaAddress = kafkaListener
+  ? `${kafka.advertisedHost ?? kafka.host}:${kafka.advertisedPort ?? kafkaListener.port}`
+  : kafka.port > 0
+    ? `not started (port ${kafka.port} is taken?)`
+    : 'off (KAFKA_PORT=0)';
+console.error(
+  [
+    `s3-kafka-log ${services.features.release} serving (${config.backend.kind} backend):`,
+    `  REST API (Confluent v3)  ${origin}/v3/clusters/${config.clusterId}`,
+    `  console                  ${origin}/console/`,
+    `  OpenAPI document         ${origin}/openapi.json`,
+    `  Kafka listener           ${kafkaAddress}`,
+  ].join('\n'),
+);
 
 // The metrics as one CloudWatch EMF line per interval (Service dimension, as the functions' own).
 const emfTimer =

@@ -301,7 +301,13 @@ const envSchema = z.object({
 type AuthFile = z.infer<typeof authFileSchema>;
 
 export function serverConfigFromEnv(env: Record<string, string | undefined>): ServerConfig {
-  const e = envSchema.parse(env);
+  const parsed = envSchema.safeParse(env);
+  // One line per bad variable, named as the README's configuration table names it.
+  if (!parsed.success)
+    throw new Error(
+      `Invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  const e = parsed.data;
   const file: AuthFile = e.AUTH_CONFIG ? readAuthFile(e.AUTH_CONFIG) : {};
   let backend: ServerConfig['backend'];
   if (e.STORAGE_BACKEND === 'aws') {
