@@ -173,7 +173,15 @@ export class ScramServer {
 
   private async first(text: string): Promise<Buffer> {
     const cf = parseClientFirst(text);
-    const credential = await this.lookup(cf.user, this.mechanism);
+    let credential: ScramCredential | undefined;
+    try {
+      credential = await this.lookup(cf.user, this.mechanism);
+    } catch (e) {
+      // Kafka's words for a store that cannot answer; the cause goes to the log, not to the client.
+      throw new KafkaError('SASL_AUTHENTICATION_FAILED', 'Authentication failed: Credentials could not be obtained', {
+        cause: e,
+      });
+    }
     // An unknown user fails here, as Kafka's does (with the same answer as a wrong password).
     if (!credential || credential.iterations < SPECS[this.mechanism].minIterations) throw scramFailure(this.mechanism);
     this.clientFirst = cf;

@@ -79,6 +79,17 @@ describe('SCRAM server', () => {
     expect(binding.errorName).toBe('SASL_AUTHENTICATION_FAILED');
   });
 
+  it('answers a store that cannot be read as Kafka does, keeping the cause for the log', async () => {
+    const down = new Error('ProvisionedThroughputExceededException');
+    const s = new ScramServer('SCRAM-SHA-256', () => Promise.reject(down));
+    const e = await s.step(Buffer.from(CLIENT_FIRST)).catch((x: unknown) => x as KafkaError);
+    expect(e).toMatchObject({
+      errorName: 'SASL_AUTHENTICATION_FAILED',
+      message: 'Authentication failed: Credentials could not be obtained',
+      cause: down,
+    });
+  });
+
   it('keeps salt, iterations, StoredKey and ServerKey only, and each salt differs', () => {
     const a = credentialFromPassword('SCRAM-SHA-512', 'secret', 8192);
     const b = credentialFromPassword('SCRAM-SHA-512', 'secret', 8192);

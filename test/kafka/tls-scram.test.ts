@@ -26,6 +26,8 @@ import { hasOpenssl, makeCertificates, type TestCertificates } from './support/t
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const run = promisify(execFile);
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
+const PYTHON = '/usr/bin/python3';
+const hasConfluentKafka = spawnSync(PYTHON, ['-c', 'import confluent_kafka']).status === 0;
 const code = (name: keyof typeof ERRORS) => ERRORS[name].code;
 const SHA256 = 1;
 const SHA512 = 2;
@@ -488,5 +490,26 @@ describe.skipIf(!hasOpenssl || !hasKcat)(
       );
       expect(wrong).toMatch(/Authentication failed during authentication due to invalid credentials/);
     }, 60_000);
+  },
+);
+
+describe.skipIf(!hasOpenssl || !hasConfluentKafka)(
+  hasConfluentKafka
+    ? 'python3-confluent-kafka (librdkafka) over SASL_SSL with SCRAM-SHA-256'
+    : 'python3-confluent-kafka (Debian package) is not installed: skipped',
+  () => {
+    it('produces and consumes in a group', async () => {
+      const script = join(import.meta.dirname, 'support', 'librdkafka-sasl-ssl.py');
+      const args = [script, sasl.broker, certs.ca.certFile, 'SCRAM-SHA-256', 'bob', 'bob-secret', 'paid'];
+      // Bob may only DESCRIBE `paid` here: give him what a consumer and producer need, as an admin would.
+      await sasl.services.security.acls.create([
+        allow('User:bob', 'TOPIC', 'paid', 'WRITE'),
+        allow('User:bob', 'TOPIC', 'paid', 'READ'),
+        allow('User:bob', 'GROUP', 'py-sasl-ssl', 'READ'),
+      ]);
+      const { stdout } = await run(PYTHON, args, { timeout: 60_000 });
+      const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
+      expect(result).toEqual({ errors: [], unflushed: 0, seen: Array.from({ length: 10 }, (_, i) => `py-${i}`) });
+    }, 90_000);
   },
 );

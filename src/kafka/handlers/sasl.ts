@@ -61,6 +61,7 @@ export const saslAuthenticate: Handler = async (ctx, req) => {
       host: connection.host,
       mechanism,
       error: errorMessageOf(e),
+      ...(e instanceof Error && e.cause ? { cause: String(e.cause) } : {}),
     });
     return fail(e instanceof KafkaError ? e : new KafkaError('SASL_AUTHENTICATION_FAILED', 'Authentication failed'));
   }
