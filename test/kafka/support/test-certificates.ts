@@ -35,84 +35,33 @@ export function makeCertificates(): TestCertificates {
     certFile: join(dir, `${name}.crt`),
     keyFile: join(dir, `${name}.key`),
   });
-  const req = (name: string, subject: string) =>
+  /** A new P-256 key `{name}.key` and, with `-x509`, a self-signed certificate, else a request `{name}.csr`. */
+  const newKey = (name: string, subject: string, ...self: string[]) =>
     openssl(
-      'req',
-      '-new',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.csr`,
-      '-subj',
-      subject,
+      ...['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', subject],
+      ...['-keyout', `${name}.key`],
+      ...(self.length > 0 ? ['-x509', '-days', '2', '-out', `${name}.crt`, ...self] : ['-new', '-out', `${name}.csr`]),
     );
   let serial = 1;
+  /** `{name}.csr` signed by the CA, with the extensions given. */
   const sign = (name: string, ext: string) => {
     writeFileSync(join(dir, `${name}.ext`), ext);
     openssl(
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-set_serial',
-      String(serial++),
-      '-days',
-      '2',
-      '-out',
-      `${name}.crt`,
-      '-extfile',
-      `${name}.ext`,
+      ...['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-days', '2'],
+      ...['-set_serial', String(serial++), '-out', `${name}.crt`, '-extfile', `${name}.ext`],
     );
   };
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-    '-days',
-    '2',
-    '-subj',
+  newKey(
+    'ca',
     '/O=Test/CN=Test CA',
     '-addext',
     'basicConstraints=critical,CA:TRUE',
     '-addext',
     'keyUsage=critical,keyCertSign',
   );
-  req('server', '/CN=localhost');
+  newKey('server', '/CN=localhost');
   sign('server', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    'untrusted.key',
-    '-out',
-    'untrusted.crt',
-    '-days',
-    '2',
-    '-subj',
-    '/O=Acme/OU=eng/CN=mallory',
-  );
+  newKey('untrusted', '/O=Acme/OU=eng/CN=mallory', '-addext', 'basicConstraints=CA:FALSE');
   let clients = 0;
   return {
     dir,
@@ -121,7 +70,7 @@ export function makeCertificates(): TestCertificates {
     untrusted: read('untrusted'),
     client(subject) {
       const name = `client${clients++}`;
-      req(name, subject);
+      newKey(name, subject);
       sign(name, 'extendedKeyUsage=clientAuth\n');
       return read(name);
     },
