@@ -559,7 +559,7 @@ function serveConnection(
     }
     // SaslHandshake v0: the token that follows is a bare frame, not a SaslAuthenticate request.
     if (api === SaslHandshake && header.apiVersion === 0 && saslRequired && connection.sasl === 'none')
-      rawTokenNext = body.mechanism === 'PLAIN';
+      rawTokenNext = body.mechanism === 'PLAIN' && saslMechanisms.includes('PLAIN');
     return {
       kind: 'run',
       size: frame.byteLength,

@@ -454,6 +454,36 @@ describe.skipIf(!hasOpenssl)(hasOpenssl ? 'TLS settings' : 'TLS settings (no ope
   });
 });
 
+describe('PLAIN users without PLAIN enabled', () => {
+  it('takes no PLAIN token, not even the bare one after a v0 handshake', async () => {
+    const s = await startKafkaServer({ plainUsers: new Map([['alice', 'pw']]), saslMechanisms: ['SCRAM-SHA-256'] });
+    try {
+      for (const version of [0, 1]) {
+        const c = await RawClient.open(s.broker);
+        expect((await c.request(m.SaslHandshake, version, { mechanism: 'PLAIN' })).body).toEqual({
+          errorCode: code('UNSUPPORTED_SASL_MECHANISM'),
+          mechanisms: ['SCRAM-SHA-256'],
+        });
+        const token = Buffer.from('\u0000alice\u0000pw');
+        if (version === 0) {
+          // The bare token of a v0 handshake is not read as one: as a request it is garbage, and the connection ends unanswered.
+          const frame = Buffer.alloc(4 + token.byteLength);
+          frame.writeInt32BE(token.byteLength, 0);
+          token.copy(frame, 4);
+          c.write(frame);
+          expect(await c.readFrame()).toBeUndefined();
+        } else
+          expect((await c.request(m.SaslAuthenticate, 2, { authBytes: token })).body.errorCode).toBe(
+            code('ILLEGAL_SASL_STATE'),
+          );
+        expect(await c.waitClosed()).toBe(true);
+      }
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe.skipIf(!hasOpenssl || !hasKcat)(
   hasKcat
     ? 'kcat (librdkafka) over SASL_SSL with SCRAM-SHA-512'
