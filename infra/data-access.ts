@@ -49,12 +49,13 @@ export const DATA_ACCESS: Readonly<Record<DataFunctionName, DataAccess>> = {
     bucketActions: [],
     tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
   },
-  // Topics and configs (items), list offsets by time (object reads), topic deletion (purge),
-  // transaction markers (commit, abort, `transactions:abort`, init over an open transaction: each
-  // marker is a control batch object, then the commit that moves the LSO).
+  // Topics and configs (items), list offsets by time (object reads), transaction markers (commit,
+  // abort, `transactions:abort`, init over an open transaction: each marker is a control batch
+  // object, then the commit that moves the LSO). A topic deletion writes items only: the
+  // scheduler purges the data.
   admin: {
-    objectActions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
-    bucketActions: ['s3:ListBucket'],
+    objectActions: ['s3:GetObject', 's3:PutObject'],
+    bucketActions: [],
     tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   },
   // Retention, compaction and segment merge rewrite and delete objects; timers are items.

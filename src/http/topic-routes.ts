@@ -141,9 +141,8 @@ export function topicRoutes(): Hono<AppEnv> {
 
   app.delete('/topics/:topic', async (c) => {
     await authorize(c, 'DELETE', 'TOPIC', c.req.param('topic'));
-    const { topics, log } = c.get('services');
-    const topic = await topics.delete(c.req.param('topic'));
-    await log.purge(topic);
+    // The data goes in the scheduler's background work (src/maintenance/topic-purge.ts).
+    await c.get('services').topics.delete(c.req.param('topic'));
     return c.body(null, 204);
   });
 

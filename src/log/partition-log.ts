@@ -5,7 +5,7 @@ import { checkSequence, producerIn } from '../partition/producer-state.js';
 import { withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
-import type { MetadataStore, ObjectStore } from '../storage/ports.js';
+import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
 import { type AbortedTransaction, OffsetIndex } from '../partition/offset-index.js';
 import {
   commitIdentity,
@@ -139,6 +139,15 @@ interface GroupMember {
  * partition's batches, or, for a single-partition append without a producer, a share of one
  * group's object (append-groups.ts).
  */
+/** What a purge needs of a deleted topic. */
+export type PurgedTopic = Pick<TopicMeta, 'id' | 'name' | 'partitionCount'>;
+
+/** How far a purge went: done, or the partition to resume at (the partition count: the objects are left). */
+export interface PurgeProgress {
+  done: boolean;
+  nextPartition: number;
+}
+
 export class PartitionLog {
   readonly index: OffsetIndex;
   readonly replicas: Leadership;
@@ -560,14 +569,17 @@ export class PartitionLog {
   }
 
   /**
-   * Removes a deleted topic's partition states, index entries and objects. Readers already ignore
-   * them (they carry the old topic id), so this may be interrupted and redone at any time. Each
-   * listing moves forward past what it read, so a delete that fails leaves that item for the
-   * orphan sweep (or a later purge) instead of being listed again, and the pass ends.
+   * Removes a deleted topic's partition states, index entries and objects: the scheduler's
+   * background work after a delete (src/maintenance/topic-purge.ts). Readers already ignore them
+   * (they carry the old topic id), so this may be interrupted and redone at any time: it starts at
+   * partition `from`, and between steps stops once `stop()` says so, answering where to resume.
+   * A step that fails throws, so the caller keeps the purge and runs it again later.
    */
-  async purge(topic: TopicMeta): Promise<void> {
+  async purge(topic: PurgedTopic, options: { from?: number; stop?: () => boolean } = {}): Promise<PurgeProgress> {
     const PAGE = 100;
-    for (let p = 0; p < topic.partitionCount; p++) {
+    const stop = options.stop ?? (() => false);
+    for (let p = options.from ?? 0; p < topic.partitionCount; p++) {
+      if (stop()) return { done: false, nextPartition: p };
       const pk = partitionPk(topic.name, p);
       for (const prefix of [INDEX_PREFIX, ABORT_PREFIX]) {
         for (let after = prefix; ; ) {
@@ -584,25 +596,31 @@ export class PartitionLog {
       }
       const state = await this.deps.metadata.get<PartitionState>(pk, STATE_SK);
       if (state?.value.topicId === topic.id)
-        await this.deps.metadata.delete(pk, STATE_SK, { ifVersion: state.version }).catch(() => {});
+        await this.deps.metadata.delete(pk, STATE_SK, { ifVersion: state.version }).catch((e: unknown) => {
+          // Written since (a late append of the old incarnation): the next run reads it again.
+          if (!(e instanceof ConditionFailedError)) throw e;
+          throw new KafkaError('KAFKA_STORAGE_ERROR', `${topic.name}-${p}: its state changed while being purged`);
+        });
       this.indexed.delete(pk);
       this.lastWritten.delete(pk);
     }
-    await Promise.all(
-      this.deps.stores.flatMap((store) =>
-        // Request objects, and the per-partition segments maintenance rewrites them into.
-        [dataPrefix(topic.id), segmentPrefix(topic.id)].map(async (prefix) => {
-          for (let startAfter: string | undefined; ; ) {
-            const page = await store
-              .list(prefix, startAfter === undefined ? {} : { startAfter })
-              .catch(() => ({ objects: [], nextStartAfter: undefined }));
-            await store.delete(page.objects.map((o) => o.key)).catch(() => {});
-            if (!page.nextStartAfter) return;
-            startAfter = page.nextStartAfter;
-          }
-        }),
-      ),
-    );
+    // Request objects, and the per-partition segments maintenance rewrites them into.
+    for (const store of this.deps.stores) {
+      for (const prefix of [dataPrefix(topic.id), segmentPrefix(topic.id)]) {
+        for (let previous: string | undefined; ; ) {
+          if (stop()) return { done: false, nextPartition: topic.partitionCount };
+          // Always the first page: what was deleted is gone, so this moves on (and resumes) by itself.
+          const page = await store.list(prefix);
+          const first = page.objects[0]?.key;
+          if (first === undefined) break;
+          if (first === previous)
+            throw new KafkaError('KAFKA_STORAGE_ERROR', `${store.name}: ${first} is still listed after its delete`);
+          previous = first;
+          await store.delete(page.objects.map((o) => o.key));
+        }
+      }
+    }
+    return { done: true, nextPartition: topic.partitionCount };
   }
 
   /**

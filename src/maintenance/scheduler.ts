@@ -16,12 +16,14 @@ import { DELETE_OBJECTS_KIND, deleteObjects, sweepDue, sweepTopic } from './obje
 import { loadPartitionView, type PartitionView } from './partition-view.js';
 import { applyRetention, removeAbortedBelow, removeEntriesBelowLogStart } from './retention.js';
 import { mergeSegments } from './segment-merge.js';
+import { purgeDeletedTopics } from './topic-purge.js';
 import { deleteCovered } from './segment-writer.js';
 import { CLUSTER_PK, partitionPk, SCHEDULER_LEASE_SK, STATE_SK } from '../storage/key-layout.js';
 
 /**
  * The scheduler: one run advances the durable timer wheel (firing every due timer: object
- * deletions, transaction timeouts, group session deadlines), then works through the maintenance
+ * deletions, transaction timeouts, group session deadlines), purges deleted topics' data
+ * (topic-purge.ts), then works through the maintenance
  * of every partition of every topic (replica catch-up, retention, compaction, segment merge) and
  * each topic's object sweep, until its deadline. It is what functions/scheduler.ts runs on every scheduled invocation and what the local
  * server runs in-process every SCHEDULER_INTERVAL_MS.
@@ -141,6 +143,10 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
     add('timerFailures', fired.failed);
     for (const [name, n] of Object.entries(fired.counts)) add(name, n);
     for (const e of fired.errors) log({ level: 'error', msg: 'durable timer failed; rescheduled', error: String(e) });
+
+    // 1a. Deleted topics' data, in every run (one query when there is none), before the units.
+    if (!(await purgeDeletedTopics({ metadata, partitionLog: deps.partitionLog, pastDeadline, add, log })))
+      add('incomplete', 1);
 
     // 1b. The feature level: raised once every running process has supported a higher one long enough.
     const raised = await autoRaiseFeatureLevel(metadata, clock.now());

@@ -35,6 +35,7 @@ export const FORMATS = {
   'timer-cursor': { version: 1, what: 'timer cursor (cluster / timer-cursor#)' },
   'feature-level': { version: 1, what: 'cluster feature level (cluster / feature-level)' },
   'process-registration': { version: 1, what: 'process registration (cluster / process#)' },
+  'topic-purge': { version: 1, what: 'deleted topic still to purge (cluster / purge#)' },
   'partition-state': { version: 1, what: 'partition state (part# / state)' },
   'offset-index': { version: 1, what: 'offset index entry (part# / idx#)' },
   'cleaner-checkpoint': { version: 1, what: 'cleaner checkpoint (part# / cleaner)' },
@@ -113,6 +114,7 @@ const CLUSTER_SK_FORMATS: [string, FormatName][] = [
   ['timer-cursor#', 'timer-cursor'],
   ['feature-level', 'feature-level'],
   ['process#', 'process-registration'],
+  ['purge#', 'topic-purge'],
 ];
 const PARTITION_SK_FORMATS: [string, FormatName][] = [
   ['state', 'partition-state'],

@@ -44,6 +44,9 @@ const suffix = () => {
 export const CLUSTER_PK = 'cluster';
 export const TOPIC_PREFIX = 'topic#';
 export const topicSk = (name: string) => `${TOPIC_PREFIX}${name}`;
+/** A deleted topic whose data is still to purge, by topic id (src/topics/topic-purges.ts). */
+export const TOPIC_PURGE_PREFIX = 'purge#';
+export const topicPurgeSk = (topicId: string) => `${TOPIC_PURGE_PREFIX}${topicId}`;
 /**
  * The group registry item makes listing groups one query (the same scheme as topics): it is written
  * before the group item is created and removed after the group item is deleted, so every existing

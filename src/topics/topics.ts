@@ -11,6 +11,7 @@ import { KafkaError } from '../wire/errors.js';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import { CLUSTER_PK, TOPIC_PREFIX, topicSk } from '../storage/key-layout.js';
+import { recordTopicPurge } from './topic-purges.js';
 
 /**
  * Topic metadata. All topics live under one partition key so that listing them is one query and
@@ -90,7 +91,7 @@ type StoredTopic = TopicMeta | TopicTombstone;
 const isTombstone = (v: StoredTopic): v is TopicTombstone => (v as TopicTombstone).deleted === true;
 
 /** Whether the stored topic item is this incarnation (its id), read now, past any cache, and not a deletion's tombstone. */
-export async function isCurrentTopic(metadata: MetadataStore, topic: TopicMeta): Promise<boolean> {
+export async function isCurrentTopic(metadata: MetadataStore, topic: Pick<TopicMeta, 'id' | 'name'>): Promise<boolean> {
   const item = await metadata.get<StoredTopic>(PK, sk(topic.name));
   return item !== undefined && !isTombstone(item.value) && item.value.id === topic.id;
 }
@@ -302,7 +303,8 @@ export class TopicRegistry {
 
   /**
    * Replaces the topic item with its tombstone (the one write that makes the topic gone; the name
-   * stays taken for the deletion hold); data cleanup is the caller's.
+   * stays taken for the deletion hold), after recording the purge of its data, which the
+   * scheduler's background work does: the answer does not wait for it, however large the topic.
    */
   async delete(name: string): Promise<Topic> {
     let deleted: Topic | undefined;
@@ -315,11 +317,14 @@ export class TopicRegistry {
         errorName: 'COORDINATOR_NOT_AVAILABLE',
         message: `Too many concurrent changes to topic ${name}; retry`,
       },
-      decide: (item) => {
+      decide: async (item) => {
         if (!item || isTombstone(item.value)) throw unknownTopic(name);
         const topic = toTopic(item);
         deleted = topic;
-        const tombstone: TopicTombstone = { deleted: true, id: topic.id, name, deletedAt: this.clock.now() };
+        // Recorded before the tombstone, so no deleted topic is without its purge (topic-purges.ts).
+        const deletedAt = this.clock.now();
+        await recordTopicPurge(this.metadata, { id: topic.id, name, partitionCount: topic.partitionCount, deletedAt });
+        const tombstone: TopicTombstone = { deleted: true, id: topic.id, name, deletedAt };
         return { write: tombstone, answer: () => topic };
       },
       // Our own tombstone after a lost answer: the delete applied.

@@ -295,9 +295,9 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     expect((await storage.stores[0]!.list(`data/${first.id}/`)).objects).toEqual([]);
   });
 
-  it('ends a purge whose object deletes keep failing, leaving the objects for the orphan sweep', async () => {
-    // One object per listing page, and every delete fails: a purge that listed from the start again
-    // would read the same page for ever.
+  it('fails a purge whose object deletes fail, leaving the objects for a later purge', async () => {
+    // One object per listing page, and every delete fails: the purge must end (and say so), not
+    // read the same page for ever.
     class OnePerPage extends FaultyObjectStore {
       override list(prefix: string, page: { startAfter?: string; limit?: number } = {}) {
         return super.list(prefix, { ...page, limit: 1 });
@@ -313,9 +313,12 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     const topic = await topics.create({ name: 'undeletable', partitionCount: 1, replicationFactor: 1 });
     for (const v of ['a', 'b', 'c']) await stuck.append(topic, [{ partition: 0, records: [rec(v)] }]);
     store.faults.fail('delete', { times: Number.POSITIVE_INFINITY });
-    await stuck.purge(await topics.delete('undeletable'));
-    expect(store.faults.injected).toBeGreaterThanOrEqual(3); // every page's delete was tried once
+    const deleted = await topics.delete('undeletable');
+    await expect(stuck.purge(deleted)).rejects.toThrow(/injected fault/);
     expect((await storage.stores[0]!.list(`data/${topic.id}/`)).objects).toHaveLength(3);
+    store.faults.clear();
+    expect(await stuck.purge(deleted)).toEqual({ done: true, nextPartition: 1 });
+    expect((await storage.stores[0]!.list(`data/${topic.id}/`)).objects).toHaveLength(0);
   });
 });
 

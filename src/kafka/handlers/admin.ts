@@ -68,8 +68,7 @@ export const deleteTopics: Handler = async (ctx, req) => {
     (req.topicNames as string[]).map(async (name) => {
       try {
         await authorize(ctx, 'DELETE', 'TOPIC', name);
-        const topic = await ctx.services.topics.delete(name);
-        await ctx.services.log.purge(topic);
+        await ctx.services.topics.delete(name); // the scheduler purges its data
         return { name, errorCode: 0 };
       } catch (e) {
         return { name, errorCode: errorCodeOf(ctx, e) };
