@@ -1,8 +1,8 @@
 /**
  * Least privilege, written down once: the S3 and DynamoDB actions each function may use, on the
- * stack's own buckets and table only. The stack turns this into IAM policies; a test runs every
- * function's routes with instrumented storage and checks that each call it makes is allowed here
- * and that nothing here goes unused (test/infra/data-access.test.ts).
+ * stack's own buckets and table only. The stack turns this into IAM policies; a test records every
+ * AWS call each function makes while every route runs, and checks each against the function's
+ * role in the synthesized template, and that no grant goes unused (test/infra/data-access.test.ts).
  */
 export type DataFunctionName = 'produce' | 'fetch' | 'admin' | 'push' | 'heartbeat' | 'scheduler';
 
@@ -79,16 +79,3 @@ export function expressSessionMode(access: DataAccess): 'ReadOnly' | 'ReadWrite'
     ? 'ReadOnly'
     : 'ReadWrite';
 }
-
-/** The IAM action behind each API call the storage adapters make (HEAD needs s3:GetObject). */
-export const IAM_ACTION_FOR_CALL: Readonly<Record<string, string>> = {
-  PutObject: 's3:PutObject',
-  GetObject: 's3:GetObject',
-  HeadObject: 's3:GetObject',
-  ListObjectsV2: 's3:ListBucket',
-  DeleteObjects: 's3:DeleteObject',
-  GetItem: 'dynamodb:GetItem',
-  Query: 'dynamodb:Query',
-  UpdateItem: 'dynamodb:UpdateItem',
-  DeleteItem: 'dynamodb:DeleteItem',
-};
