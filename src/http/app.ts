@@ -6,7 +6,7 @@ import { consoleRoutes } from './console-routes.js';
 import { consumerInstanceRoutes } from './consumer-instance-routes.js';
 import { fetchRequestRoutes } from './fetch-request-routes.js';
 import { groupRoutes } from './group-routes.js';
-import { openApiDocument } from './openapi.js';
+import { openApiDocumentAt } from './openapi.js';
 import { produceRequestRoutes } from './produce-request-routes.js';
 import { producerRoutes } from './producer-routes.js';
 import { quotaRoutes } from './quota-routes.js';
@@ -23,7 +23,7 @@ export type { AppOptions, AppRoutes } from './routed-app.js';
 export const ALL_ROUTES: AppRoutes = {
   open: (app, services) => {
     app.get('/health', (c) => c.json({ status: 'ok' }));
-    app.get('/openapi.json', (c) => c.json(openApiDocument));
+    app.get('/openapi.json', (c) => c.json(openApiDocumentAt(new URL(c.req.url).origin)));
     app.route('/console', consoleRoutes());
     const { operationCounts } = services;
     if (operationCounts) app.get('/debug/counters', (c) => c.json(operationCounts()));

@@ -75,8 +75,8 @@ const document = {
     description:
       "Confluent REST Proxy v3 paths and shapes where v3 has the operation (operations v3 lacks are marked `x-extension: true`); REST Proxy v2's consumer instances under /consumers; Kafka's error names in `error`.",
   },
+  // The first server is the origin the document is fetched from (openApiDocumentAt).
   servers: [
-    { url: 'http://127.0.0.1:8080', description: '`npm start`: the embedded local backend' },
     {
       url: 'https://{api_id}.execute-api.{region}.amazonaws.com',
       description: 'A deployed stage (the stack output ApiUrl)',
@@ -995,3 +995,14 @@ function finish(doc: typeof document): typeof document {
 }
 
 export const openApiDocument = finish(document);
+
+/**
+ * The document as served from `origin`: that origin first among its servers, so a client or
+ * Swagger UI generated from it calls the server that answered (any port, any host), not a fixed one.
+ */
+export function openApiDocumentAt(origin: string) {
+  return {
+    ...openApiDocument,
+    servers: [{ url: origin, description: 'The server this document was fetched from' }, ...openApiDocument.servers],
+  };
+}

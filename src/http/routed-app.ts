@@ -3,6 +3,7 @@ import { ThrottledError } from '../quotas/throttle.js';
 import { KafkaError } from '../wire/errors.js';
 import type { AppEnv, AppServices, AuditSink } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';
+import { allowedMethods } from './method-not-allowed.js';
 import { bodySizeLimit } from './request.js';
 import { Resources } from './resources.js';
 import { security } from './security.js';
@@ -53,9 +54,25 @@ export function createRoutedApp(services: AppServices, options: AppOptions, rout
     }
     return c.json(body, status as 500);
   });
-  app.notFound((c) =>
-    c.json({ error_code: 40401, message: `No route for ${c.req.method} ${c.req.path}`, error: 'NOT_FOUND' }, 404),
-  );
+  const allowed = allowedMethods(app.routes);
+  app.notFound((c) => {
+    const methods = allowed(c.req.path);
+    if (methods.length > 0) {
+      c.header('Allow', methods.join(', '));
+      return c.json(
+        {
+          error_code: 40501,
+          message: `${c.req.method} is not allowed on ${c.req.path}; allowed: ${methods.join(', ')}`,
+          error: 'METHOD_NOT_ALLOWED',
+        },
+        405,
+      );
+    }
+    return c.json(
+      { error_code: 40401, message: `No route for ${c.req.method} ${c.req.path}`, error: 'NOT_FOUND' },
+      404,
+    );
+  });
 
   routes.open?.(app, services);
 

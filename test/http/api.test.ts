@@ -13,6 +13,17 @@ describe('HTTP API (Confluent v3 shapes)', () => {
   const createTopic = (name: string, partitions = 1, configs: { name: string; value: string }[] = []) =>
     call('POST', 'topics', { topic_name: name, partitions_count: partitions, configs });
 
+  it('answers a wrong method 405 with Allow, and an unknown path 404', async () => {
+    const { app } = testApp();
+    const wrong = await app.request('/v3/clusters/local/topics', { method: 'DELETE' });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD, POST');
+    expect(await wrong.json()).toMatchObject({ error: 'METHOD_NOT_ALLOWED' });
+    const alter = await app.request('/v3/clusters/local/topics/t/configs:alter', { method: 'GET' });
+    expect([alter.status, alter.headers.get('allow')]).toEqual([405, 'POST']);
+    expect((await app.request('/v3/clusters/local/no-such-thing')).status).toBe(404);
+  });
+
   it('lists and describes the cluster; an unknown cluster is 404', async () => {
     const list = await call('GET', '/v3/clusters');
     expect(list.status).toBe(200);

@@ -8,9 +8,20 @@ import { describe, expect, it } from 'vitest';
 import { operationIdFor } from '../../src/http/openapi.js';
 import { testApp } from '../support/test-app.js';
 
-const served = async () => (await testApp().call('GET', '/openapi.json')).body as Record<string, unknown>;
+/** As `npm start` serves it (a request's origin is the document's first server). */
+const served = async () =>
+  (await (await testApp().app.request('http://127.0.0.1:8080/openapi.json')).json()) as Record<string, unknown>;
 
 describe('the OpenAPI document', () => {
+  it('names the origin it was fetched from as its first server, whatever the port', async () => {
+    const { app } = testApp();
+    const doc = (await (await app.request('http://127.0.0.1:9000/openapi.json')).json()) as {
+      servers: { url: string }[];
+    };
+    expect(doc.servers[0]!.url).toBe('http://127.0.0.1:9000');
+    expect(doc.servers.map((s) => s.url)).not.toContain('http://127.0.0.1:8080');
+  });
+
   it('is a valid OpenAPI 3.1 document (swagger-parser)', async () => {
     const doc = await served();
     expect(doc.openapi).toBe('3.1.0');
