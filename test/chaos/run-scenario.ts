@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { PartitionState } from '../../src/partition/partition-state.js';
 import { partitionPk, STATE_SK } from '../../src/storage/key-layout.js';
 import { DynamoDbMetadataStore } from '../../src/storage/dynamodb-metadata-store.js';
-import { startDynalite, startS3rver, TEST_CREDENTIALS, TEST_REGION } from '../support/emulators.js';
+import { awsServerEnv, startDynalite, startS3rver } from '../support/emulators.js';
 import { NO_FAULTS as none, startFaultProxy, type FaultProxy, type FaultRates } from './fault-proxy.js';
 import { checkGroup, startGroupMembers, type GroupFindings } from './group-members.js';
 import { checkLog, readPartition, type LogFindings } from './log-checker.js';
@@ -161,14 +161,12 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       count: o.servers,
       checkouts: o.scenario.deploy ? [o.previousRelease] : undefined,
       env: {
-        STORAGE_BACKEND: 'aws',
-        BUCKETS: buckets.join(','),
-        TABLE_NAME: ddb.table,
-        AWS_REGION: TEST_REGION,
-        AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
-        AWS_ENDPOINT_URL_DYNAMODB: ddbProxy.endpoint,
-        AWS_ENDPOINT_URL_S3: s3Proxy.endpoint,
+        ...awsServerEnv({
+          table: ddb.table,
+          buckets,
+          dynamoDbEndpoint: ddbProxy.endpoint,
+          s3Endpoint: s3Proxy.endpoint,
+        }),
         CLUSTER_ID: CLUSTER,
         SCHEDULER_INTERVAL_MS: '1000',
       },

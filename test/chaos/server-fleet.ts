@@ -152,7 +152,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
 }
 
 /** The parent's environment without AWS settings that could point the servers elsewhere. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AWS_')) env[k] = v;
   return { ...env, NODE_NO_WARNINGS: '1', ...extra };

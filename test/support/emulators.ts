@@ -56,6 +56,28 @@ export interface DynaliteHandle {
   stop(): Promise<void>;
 }
 
+/**
+ * The environment a server process (`src/server.ts`) needs to run on these emulators: the aws
+ * backend, the table and buckets (in replica order), this region and these credentials.
+ */
+export function awsServerEnv(o: {
+  table: string;
+  buckets: string[];
+  dynamoDbEndpoint: string;
+  s3Endpoint: string;
+}): Record<string, string> {
+  return {
+    STORAGE_BACKEND: 'aws',
+    BUCKETS: o.buckets.join(','),
+    TABLE_NAME: o.table,
+    AWS_REGION: TEST_REGION,
+    AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: o.dynamoDbEndpoint,
+    AWS_ENDPOINT_URL_S3: o.s3Endpoint,
+  };
+}
+
 export function s3ClientOptions(endpoint: string): CreateS3ClientOptions {
   return { endpoint, region: TEST_REGION, forcePathStyle: true, credentials: { ...TEST_CREDENTIALS } };
 }

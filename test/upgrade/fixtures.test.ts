@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startDynalite, startS3rver, TEST_CREDENTIALS, TEST_REGION } from '../support/emulators.js';
+import { awsServerEnv, startDynalite, startS3rver } from '../support/emulators.js';
 import { copyDataDir, loadBucket, loadTable } from './fixture-store.js';
 import { startReleaseServer, type ReleaseServer } from './release-server.js';
 import { Api, takeSnapshot, type Snapshot } from './snapshot.js';
@@ -57,16 +57,7 @@ async function fixtureStorage(dir: string, backend: 'local' | 'aws', expected: E
     await loadTable(ddb.client, ddb.table, join(dir, 'aws', 'items.json'));
     for (const [i, bucket] of buckets.entries())
       await loadBucket(s3.client, bucket, join(dir, 'aws', 'objects', String(i)));
-    storageEnv = {
-      STORAGE_BACKEND: 'aws',
-      BUCKETS: buckets.join(','),
-      TABLE_NAME: ddb.table,
-      AWS_REGION: TEST_REGION,
-      AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
-      AWS_ENDPOINT_URL_DYNAMODB: ddb.endpoint,
-      AWS_ENDPOINT_URL_S3: s3.endpoint,
-    };
+    storageEnv = awsServerEnv({ table: ddb.table, buckets, dynamoDbEndpoint: ddb.endpoint, s3Endpoint: s3.endpoint });
   }
   return async (env: Record<string, string> = { SCHEDULER_INTERVAL_MS: '0' }): Promise<ReleaseServer> => {
     const server = await startReleaseServer(ROOT, { ...base, ...storageEnv, ...env });

@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
+import { cleanEnv } from '../chaos/server-fleet.js';
 
 export interface ReleaseServer {
   proc: ChildProcess;
@@ -25,13 +26,6 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((r) => server.close(r));
   return port;
-}
-
-/** The parent's environment without AWS settings that could point the server elsewhere. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AWS_')) env[k] = v;
-  return { ...env, NODE_NO_WARNINGS: '1', ...extra };
 }
 
 export async function startReleaseServer(checkout: string, env: Record<string, string>): Promise<ReleaseServer> {

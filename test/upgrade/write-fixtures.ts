@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startDynalite, startS3rver, TEST_CREDENTIALS, TEST_REGION } from '../support/emulators.js';
+import { awsServerEnv, startDynalite, startS3rver } from '../support/emulators.js';
 import { captureBucket, captureTable, checkpointSqlite, copyDataDir } from './fixture-store.js';
 import { startReleaseServer, type ReleaseServer } from './release-server.js';
 import { Api, takeSnapshot } from './snapshot.js';
@@ -64,14 +64,7 @@ async function main() {
     server = await startReleaseServer(checkout, {
       ...MAINTENANCE_ENV,
       DEFAULT_REPLICATION_FACTOR: '2',
-      STORAGE_BACKEND: 'aws',
-      BUCKETS: buckets.join(','),
-      TABLE_NAME: ddb.table,
-      AWS_REGION: TEST_REGION,
-      AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
-      AWS_ENDPOINT_URL_DYNAMODB: ddb.endpoint,
-      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      ...awsServerEnv({ table: ddb.table, buckets, dynamoDbEndpoint: ddb.endpoint, s3Endpoint: s3.endpoint }),
     });
     say(`aws: at ${server.origin}, kafka ${server.kafkaPort}`);
     aws = await run(server, say).finally(() => server.stop('SIGTERM'));
