@@ -134,10 +134,11 @@ describe('the format table', () => {
       [keys.SCRAM_PK, keys.scramSk('alice', 'SCRAM-SHA-256')],
       [keys.CLUSTER_PK, keys.FEATURE_LEVEL_SK],
       [keys.CLUSTER_PK, keys.processSk('p')],
+      [keys.CLUSTER_PK, keys.topicPurgeSk('id')],
     ];
     const formats = items.map(([pk, sk]) => itemFormat(pk, sk));
     expect(formats).not.toContain('other');
-    expect(new Set(formats).size).toBe(23); // only the two group registries share one format
+    expect(new Set(formats).size).toBe(24); // only the two group registries share one format
     for (const f of formats) expect(FORMATS[f].version).toBeGreaterThanOrEqual(1);
   });
 
