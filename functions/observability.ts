@@ -38,6 +38,8 @@ export const METRIC_UNITS = {
   /** Work items the scheduler completed in one run (timers fired, segments deleted, ...). */
   SchedulerWork: 'Count',
   SchedulerFailures: 'Count',
+  /** Scheduler runs that stopped at their deadline with maintenance units left (the round goes on next run). */
+  SchedulerIncompleteRuns: 'Count',
 } as const;
 
 export type MetricName = keyof typeof METRIC_UNITS;

@@ -2,7 +2,7 @@
  * Lambda entry point for the scheduled maintenance run (an EventBridge rule invokes it; see
  * infra/log-stack.ts). It composes the storage once per cold start, runs one scheduler pass in an
  * observability scope, logs what the pass did and publishes it as metrics (SchedulerWork,
- * SchedulerFailures); a failure is rethrown so Lambda's Errors metric and the alarm see it.
+ * SchedulerIncompleteRuns, SchedulerFailures); a failure is rethrown so Lambda's Errors metric and the alarm see it.
  *
  * The maintenance scheduler itself (timers, retention, compaction, segment merge, orphan GC) lives
  * in src/maintenance/scheduler.ts; `runScheduledPass` below runs one pass of it with this function's
@@ -80,6 +80,8 @@ export const handler = async (
         'SchedulerWork',
         Object.values(report).reduce((n, v) => n + v, 0),
       );
+      // A run that stopped at its deadline with units left (infra/monitoring.ts alarms when every run does).
+      if (report.incomplete) addMetric('SchedulerIncompleteRuns', report.incomplete);
       log(telemetry, 'info', 'scheduler run', { durationMs: systemClock.now() - started, ...report });
       return report;
     } catch (e) {

@@ -26,7 +26,7 @@ import { LogRestApi } from './rest-api.js';
 import { LogFunctions, RUNTIME } from './log-functions.js';
 import { Monitoring } from './monitoring.js';
 import { PushApi } from './push-api.js';
-import { ReplicaStores } from './replica-stores.js';
+import { ReplicaStores, REQUEST_METRICS_FILTER_ID } from './replica-stores.js';
 import type { LogStackConfig } from './stack-config.js';
 
 export const METRICS_NAMESPACE = 'S3KafkaLog';
@@ -226,6 +226,9 @@ export class LogStack extends Stack {
       scheduler,
       schedulerRateMinutes: config.schedulerRateMinutes,
       api: this.api instanceof LogRestApi ? this.api.api : this.api.stage,
+      table: this.table,
+      buckets: this.stores.buckets,
+      requestMetricsFilterId: REQUEST_METRICS_FILTER_ID,
       alarmEmail: config.alarmEmail,
     });
 

@@ -1,14 +1,18 @@
 /**
  * A CloudWatch dashboard and alarms. Alarms: errors and throttles of every function, API 5xx
- * responses, and the scheduler failing or not running at all. They notify one SNS topic
- * (subscribe an address with the alarmEmail context value, or anything else to the output ARN).
+ * responses, the scheduler failing, not running at all or not finishing its rounds, DynamoDB
+ * throttling the metadata table, and S3 answering 5xx (SlowDown among them) on a replica bucket.
+ * They notify one SNS topic (subscribe an address with the alarmEmail context value, or anything
+ * else to the output ARN).
  *
  * The custom metrics are the EMF metrics of functions/observability.ts, dimension [Service].
  */
 import { Duration, Validations } from 'aws-cdk-lib';
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
@@ -24,6 +28,11 @@ export interface MonitoringProps {
   schedulerRateMinutes: number;
   /** The API's request metrics: an HTTP API stage or a REST API have the same four. */
   api: ApiMetrics;
+  /** The metadata table (its throttle events). */
+  table: ITable;
+  /** The standard replica buckets, each with a request metrics configuration of this filter id. */
+  buckets: readonly IBucket[];
+  requestMetricsFilterId: string;
   alarmEmail?: string;
 }
 
@@ -58,6 +67,15 @@ export class Monitoring extends Construct {
       return a;
     };
 
+    const custom = (metricName: string, label: string, statistic = 'Sum') =>
+      new cw.Metric({
+        namespace: props.namespace,
+        metricName,
+        dimensionsMap: { Service: props.service },
+        statistic,
+        label,
+        period: Duration.minutes(1),
+      });
     const all = { ...props.functions, scheduler: props.scheduler };
     for (const [name, fn] of Object.entries(props.functions)) {
       alarm(`${name}Errors`, {
@@ -107,15 +125,55 @@ export class Monitoring extends Construct {
       treatMissingData: cw.TreatMissingData.BREACHING,
     });
 
-    const custom = (metricName: string, label: string, statistic = 'Sum') =>
-      new cw.Metric({
+    // Runs that stop at their deadline with units left are normal for a while (the cursor resumes);
+    // every run of half an hour stopping so means rounds no longer finish: retention, compaction and
+    // object sweeps fall behind the rate they are needed at.
+    alarm('SchedulerRoundsIncomplete', {
+      alarmDescription:
+        'Every scheduler run for 30 minutes stopped at its deadline with maintenance left: rounds are not finishing ' +
+        '(raise the scheduler timeout or rate, or look for slow units in its logs)',
+      metric: new cw.Metric({
         namespace: props.namespace,
-        metricName,
+        metricName: 'SchedulerIncompleteRuns',
         dimensionsMap: { Service: props.service },
-        statistic,
-        label,
-        period: Duration.minutes(1),
+        statistic: 'Sum',
+        period: FIVE_MINUTES,
+      }),
+      threshold: 1,
+      evaluationPeriods: 6,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+    });
+    // The SDK retries throttled calls, so one burst is absorbed; throttling in two of three five-minute
+    // periods is a hot partition key or an account limit that requests are paying for in latency.
+    for (const [kind, metricName] of [
+      ['Read', 'ReadThrottleEvents'],
+      ['Write', 'WriteThrottleEvents'],
+    ] as const) {
+      alarm(`Metadata${kind}Throttles`, {
+        alarmDescription: `DynamoDB throttled ${kind.toLowerCase()}s of the metadata table (a hot key, or the account's limits)`,
+        metric: props.table.metric(metricName, { period: FIVE_MINUTES, statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cw.TreatMissingData.NOT_BREACHING,
       });
+    }
+    // S3 answers 503 SlowDown past a prefix's request rate and, rarely, 500/503 otherwise; both count
+    // in 5xxErrors. The SDK retries them; a steady rate means requests are slowed or failing.
+    props.buckets.forEach((bucket, i) => {
+      alarm(`Store${i}5xx`, {
+        alarmDescription: `S3 answered 5xx (SlowDown or InternalError) to requests on replica bucket ${i}`,
+        metric: s3RequestMetric(bucket, props.requestMetricsFilterId, '5xxErrors'),
+        threshold: 5,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+      });
+    });
+
     const perFunction = (label: string, metric: (fn: IFunction) => cw.IMetric) =>
       new cw.GraphWidget({ title: label, width: 6, left: Object.values(all).map(metric) });
 
@@ -193,4 +251,15 @@ export class Monitoring extends Construct {
       new cw.AlarmStatusWidget({ title: 'Alarms', width: 12, alarms: this.alarms }),
     );
   }
+}
+
+/** One of a bucket's CloudWatch request metrics (published only with a metrics configuration). */
+function s3RequestMetric(bucket: IBucket, filterId: string, metricName: string): cw.Metric {
+  return new cw.Metric({
+    namespace: 'AWS/S3',
+    metricName,
+    dimensionsMap: { BucketName: bucket.bucketName, FilterId: filterId },
+    statistic: 'Sum',
+    period: FIVE_MINUTES,
+  });
 }

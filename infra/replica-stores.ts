@@ -14,6 +14,9 @@ import * as s3express from 'aws-cdk-lib/aws-s3express';
 import { Construct } from 'constructs';
 import { expressSessionMode, type DataAccess } from './data-access.js';
 
+/** The request metrics filter of each standard bucket: the whole bucket (CloudWatch's FilterId dimension). */
+export const REQUEST_METRICS_FILTER_ID = 'EntireBucket';
+
 export interface ReplicaStoresProps {
   standardBuckets: number;
   expressOneZoneAzIds: string[];
@@ -41,6 +44,8 @@ export class ReplicaStores extends Construct {
           { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
         ],
         removalPolicy,
+        // CloudWatch request metrics (5xxErrors, SlowDown among them), which infra/monitoring.ts alarms on.
+        metrics: [{ id: REQUEST_METRICS_FILTER_ID }],
         // Without this a non-empty bucket fails the stack deletion that retainData=false asks for.
         autoDeleteObjects: !props.retainData,
       });

@@ -513,6 +513,16 @@ describe('admin bundle serves the web console', () => {
 });
 
 describe('scheduler bundle', () => {
+  it('publishes SchedulerIncompleteRuns when a run stops at its deadline with units left', async () => {
+    lines = [];
+    // 15 s left is the function's safety margin: the deadline is now, so no maintenance unit is started.
+    const context = { ...lambdaContext('scheduler'), getRemainingTimeInMillis: () => 15_000 };
+    const report = await handlers.scheduler({ time: '2025-12-02T09:59:00Z' }, context);
+    expect(report).toMatchObject({ incomplete: 1 });
+    const emf = lines.map((l) => JSON.parse(l)).find((l) => l._aws);
+    expect(emf).toMatchObject({ function: 'scheduler', SchedulerIncompleteRuns: 1 });
+  });
+
   it('runs one pass on a scheduled event and logs it with the request id', async () => {
     lines = [];
     const context = lambdaContext('scheduler');

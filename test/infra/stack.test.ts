@@ -282,6 +282,46 @@ describe('observability', () => {
     const topicId = logicalId(s.stack, s.stack.monitoring.alarmTopic);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
   });
+
+  it('alarms on DynamoDB throttling, S3 5xx (SlowDown among them) and scheduler rounds that do not finish', () => {
+    const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
+    const byMetric = (namespace: string, name: string) =>
+      alarms.filter((a) => a.Properties.Namespace === namespace && a.Properties.MetricName === name);
+    const tableId = logicalId(s.stack, s.stack.table);
+    for (const name of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
+      const [throttles, ...more] = byMetric('AWS/DynamoDB', name);
+      expect(more, name).toEqual([]);
+      expect(throttles!.Properties).toMatchObject({
+        Dimensions: [{ Name: 'TableName', Value: { Ref: tableId } }],
+        Statistic: 'Sum',
+        Threshold: 1,
+      });
+    }
+    // S3 publishes request metrics only for a bucket with a metrics configuration: each replica bucket has one.
+    const buckets = s.stack.stores.buckets;
+    expect(buckets.length).toBeGreaterThan(0);
+    const s3Alarms = byMetric('AWS/S3', '5xxErrors');
+    expect(s3Alarms).toHaveLength(buckets.length);
+    for (const bucket of buckets) {
+      const id = logicalId(s.stack, bucket);
+      expect(resources(s.template, 'AWS::S3::Bucket')[id]!.Properties.MetricsConfigurations).toEqual([
+        { Id: 'EntireBucket' },
+      ]);
+      expect(s3Alarms.map((a) => a.Properties.Dimensions)).toContainEqual(
+        expect.arrayContaining([
+          { Name: 'BucketName', Value: { Ref: id } },
+          { Name: 'FilterId', Value: 'EntireBucket' },
+        ]),
+      );
+    }
+    // The scheduler function publishes SchedulerIncompleteRuns (test/functions/bundles.test.ts); half an hour of them alarms.
+    const [incomplete] = byMetric('S3KafkaLog', 'SchedulerIncompleteRuns');
+    expect(incomplete!.Properties).toMatchObject({
+      Dimensions: [{ Name: 'Service', Value: s.stack.stackName }],
+      Period: 300,
+      EvaluationPeriods: 6,
+    });
+  });
 });
 
 describe('outputs', () => {
