@@ -193,6 +193,6 @@ describe.each(releases)('data written by %s', (release) => {
       }
       expect(final.groups).toEqual(after.groups);
     },
-    120_000,
+    240_000, // two server starts and four emulators on a loaded machine
   );
 });

@@ -36,5 +36,5 @@ describe.skipIf('skip' in previous)('v0.1.0 and the current code side by side, t
     // versions): at least one must commit; every one is checked read_committed above.
     expect(r.transactions!.committed).toBeGreaterThan(0);
     expect(r.group.commitsAccepted).toBeGreaterThan(0);
-  }, 120_000);
+  }, 240_000);
 });
