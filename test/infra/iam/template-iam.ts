@@ -161,9 +161,6 @@ export class TemplateIam {
       case 'AWS::StackName':
         return 'stack';
     }
-    const r = this.resource(name);
-    if (r.Type === 'AWS::IAM::Role' || r.Type === 'AWS::Logs::LogGroup' || r.Type.startsWith('AWS::S3'))
-      return this.physicalName(name);
     return this.physicalName(name);
   }
 
