@@ -118,6 +118,9 @@ const kafkaListener =
         },
       )
     : undefined;
+// Kafka's names for what a client must set: security.protocol, and sasl.mechanism when SASL is on.
+const { saslMechanisms } = config.security;
+const securityProtocol = `${saslMechanisms.length > 0 ? 'SASL_' : ''}${kafka.tls ? 'SSL' : 'PLAINTEXT'}`;
 if (kafkaListener)
   console.log(
     JSON.stringify({
@@ -126,6 +129,9 @@ if (kafkaListener)
       host: kafka.host,
       port: kafkaListener.port,
       advertised: `${kafka.advertisedHost ?? kafka.host}:${kafka.advertisedPort ?? kafkaListener.port}`,
+      securityProtocol,
+      ...(saslMechanisms.length > 0 ? { saslMechanisms } : {}),
+      ...(kafka.tls ? { sslClientAuth: kafka.tls.clientAuth } : {}),
     }),
   );
 
@@ -134,7 +140,7 @@ server.on('upgrade', (req, socket, head) => push.handleUpgrade(req, socket, head
 // What a new user opens first: the URLs this process serves.
 await httpPort;
 const kafkaAddress = kafkaListener
-  ? `${kafka.advertisedHost ?? kafka.host}:${kafka.advertisedPort ?? kafkaListener.port}`
+  ? `${kafka.advertisedHost ?? kafka.host}:${kafka.advertisedPort ?? kafkaListener.port} (${securityProtocol}${saslMechanisms.length > 0 ? `: ${saslMechanisms.join(', ')}` : ''})`
   : kafka.port > 0
     ? `not started (port ${kafka.port} is taken?)`
     : 'off (KAFKA_PORT=0)';
