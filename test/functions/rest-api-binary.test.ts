@@ -29,7 +29,7 @@ function templateBinaryMediaTypes(): string[] {
 }
 
 /** Values that are not UTF-8: text transport would replace bytes of them. */
-const valueOf = (i: number) => Buffer.from([0xff, 0xfe, 0x80, i, 0xc3]);
+const nonUtf8Value = (i: number) => Buffer.from([0xff, 0xfe, 0x80, i, 0xc3]);
 
 const consumers: Consumer[] = [];
 afterAll(async () => {
@@ -52,7 +52,7 @@ async function roundTrip(binaryMediaTypes: readonly string[]) {
   await kafka.admin().createTopics({ topics: [{ topic: 'bin', numPartitions: 2 }] });
   const producer = kafka.producer();
   const sent = await producer
-    .send({ topic: 'bin', messages: Array.from({ length: 6 }, (_, i) => ({ value: valueOf(i), partition: i % 2 })) })
+    .send({ topic: 'bin', messages: Array.from({ length: 6 }, (_, i) => ({ value: nonUtf8Value(i), partition: i % 2 })) })
     .then(
       () => 'ok',
       (e: Error) => e.message,
@@ -68,7 +68,7 @@ async function roundTrip(binaryMediaTypes: readonly string[]) {
   return { sent, received: received.map((b) => b.toString('hex')).sort(), media };
 }
 
-const expected = Array.from({ length: 6 }, (_, i) => valueOf(i).toString('hex')).sort();
+const expected = Array.from({ length: 6 }, (_, i) => nonUtf8Value(i).toString('hex')).sort();
 
 describe('REST API flavour: binary media types', () => {
   const binaryMediaTypes = templateBinaryMediaTypes();
