@@ -52,7 +52,10 @@ async function roundTrip(binaryMediaTypes: readonly string[]) {
   await kafka.admin().createTopics({ topics: [{ topic: 'bin', numPartitions: 2 }] });
   const producer = kafka.producer();
   const sent = await producer
-    .send({ topic: 'bin', messages: Array.from({ length: 6 }, (_, i) => ({ value: nonUtf8Value(i), partition: i % 2 })) })
+    .send({
+      topic: 'bin',
+      messages: Array.from({ length: 6 }, (_, i) => ({ value: nonUtf8Value(i), partition: i % 2 })),
+    })
     .then(
       () => 'ok',
       (e: Error) => e.message,
