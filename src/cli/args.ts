@@ -28,7 +28,8 @@ export const CONNECTION_OPTIONS = {
 } as const satisfies Options;
 
 export const CONNECTION_HELP = `Connection (every command):
-  --bootstrap-server URL  the server (or --url; env KAFKA_LOG_URL; default http://127.0.0.1:8080)
+  --bootstrap-server URL  the server's HTTP API, a URL or host:port (or --url; env KAFKA_LOG_URL;
+                          default http://127.0.0.1:8080; not the Kafka listener's 9092)
   --cluster-id ID         when the URL does not name the cluster (default: the server's first)
   --auth none|bearer|sigv4  bearer uses --token or KAFKA_LOG_TOKEN; sigv4 the AWS credential chain
   --region REGION         SigV4 region (default AWS_REGION, or the one in the host name)
@@ -141,9 +142,13 @@ type ConnectionValues = {
   [K in keyof typeof CONNECTION_OPTIONS]?: (typeof CONNECTION_OPTIONS)[K]['type'] extends 'boolean' ? boolean : string;
 };
 
-/** The server's URL from --bootstrap-server, --url or KAFKA_LOG_URL. */
+/**
+ * The server's URL from --bootstrap-server, --url or KAFKA_LOG_URL. A bare `host:port`, as
+ * kafka-topics.sh users write it, is that host and port over http.
+ */
 export function serverUrl(values: ConnectionValues, env: NodeJS.ProcessEnv): string {
-  return values['bootstrap-server'] ?? values.url ?? env.KAFKA_LOG_URL ?? 'http://127.0.0.1:8080';
+  const given = values['bootstrap-server'] ?? values.url ?? env.KAFKA_LOG_URL ?? 'http://127.0.0.1:8080';
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(given) ? given : `http://${given}`;
 }
 
 /** How requests authenticate, from --auth, --token and --region (or their environment variables). */

@@ -77,7 +77,13 @@ export async function main(argv: string[], ctx: Context): Promise<number> {
 /** One clear line: the Kafka error name when there is one, then the message. */
 export function errorLine(e: unknown): string {
   if (e instanceof UsageError) return `Error: ${e.message} (see --help)`;
-  if (e instanceof KafkaClientError) return `Error: ${e.type}: ${e.message.split('\n')[0]}`;
+  if (e instanceof KafkaClientError) {
+    const line = `Error: ${e.type}: ${e.message.split('\n')[0]}`;
+    // Nothing listens there: say what to start, or which address the CLI wants (HTTP, not Kafka's port).
+    return /ECONNREFUSED/.test(e.message)
+      ? `${line}\nIs the server running? Start it with \`npm start\`, or name it with --bootstrap-server http://host:port (its HTTP API, 8080 by default; the Kafka listener's port is for Kafka clients).`
+      : line;
+  }
   return `Error: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`;
 }
 

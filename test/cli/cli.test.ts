@@ -505,13 +505,23 @@ describe('kafka-log CLI against the local server', () => {
     });
   }, 30_000);
 
-  it('prints one clear error line and exits non-zero when the server is unreachable', async () => {
+  it('prints one clear error line, and what to start, when the server is unreachable', async () => {
     const port = await closedPort();
     const r = await cli(['topics', 'list', '--bootstrap-server', `http://127.0.0.1:${port}`]);
     expect(r).toEqual({
       code: 1,
       out: [],
-      err: [`Error: NETWORK_EXCEPTION: GET http://127.0.0.1:${port}/v3/clusters failed: ECONNREFUSED`],
+      err: [
+        `Error: NETWORK_EXCEPTION: GET http://127.0.0.1:${port}/v3/clusters failed: ECONNREFUSED`,
+        expect.stringMatching(/^Is the server running\? Start it with `npm start`, or name it with --bootstrap-server/),
+      ],
     });
+  });
+
+  it('takes --bootstrap-server host:port, as kafka-topics.sh users write it', async () => {
+    const { host } = new URL(server.origin);
+    const r = await cli(['topics', 'list', '--bootstrap-server', host], '', { KAFKA_LOG_URL: '' });
+    expect(r.code).toBe(0);
+    expect(r.err).toEqual([]);
   });
 });
