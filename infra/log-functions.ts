@@ -105,6 +105,8 @@ export const FUNCTION_SPECS: Readonly<Record<LogFunctionName, FunctionSpec>> = {
   },
   // Group heartbeats behind a function URL (no API Gateway request charge): one item read, a write
   // every third of the session, no records. The smallest size: an idle member sends 518,400 a month.
+  // Its bundle holds the group routes only, without a source map loaded: 64 MB RSS after import
+  // (75 MB with the whole app; `npm run bench:bundles`), so 128 MB leaves half of it free.
   heartbeat: {
     description: 'Heartbeat: POST .../consumer-groups/{group}/consumers:heartbeat (function URL)',
     memorySize: 128,
