@@ -13,7 +13,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { httpPartialBodies, kafkaPartialFrames, startTarget } from '../test/support/hostile-clients.js';
+import { attack, rssSampler, startTarget } from '../test/support/hostile-clients.js';
 
 const { values: flags } = parseArgs({ options: { 'without-limits': { type: 'boolean', default: false } } });
 const MiB = 1024 * 1024;
@@ -43,44 +43,10 @@ const created = await fetch(`${t.origin}/v3/clusters/local/topics`, {
 });
 if (created.status !== 201) throw new Error(`topic not created: ${created.status}`);
 await sleep(1000);
-const before = t.rss();
-let peak = before;
-const sampler = setInterval(() => {
-  peak = Math.max(peak, t.rss());
-}, 50);
-const held = [];
-for (const from of ['127.0.0.2', '127.0.0.3'])
-  held.push(
-    ...(await kafkaPartialFrames({
-      broker: t.broker,
-      from,
-      connections: 20,
-      frameBytes: 500 * 1024,
-      sentBytes: 450 * 1024,
-    })),
-  );
-held.push(
-  ...(await kafkaPartialFrames({
-    broker: t.broker,
-    from: '127.0.0.5',
-    connections: 12,
-    frameBytes: 15 * MiB,
-    sentBytes: 15 * MiB - 1024,
-    sasl: { user: 'mallory', password: 'mallory-secret' },
-  })),
-);
-held.push(
-  ...(await httpPartialBodies({
-    origin: t.origin,
-    from: '127.0.0.7',
-    connections: 30,
-    path: '/v3/clusters/local/topics/target/records',
-    declaredBytes: 8 * MiB,
-    sentBytes: 8 * MiB - 1024,
-  })),
-);
+const rss = rssSampler(t);
+const { all: held } = await attack(t, 'target');
 await sleep(8000);
-clearInterval(sampler);
+rss.stop();
 for (const h of held) h.socket.destroy();
 await sleep(3000);
 const after = t.rss();
@@ -89,10 +55,10 @@ const mb = (n: number) => Math.round(n / MiB);
 console.log(
   JSON.stringify({
     limits: !flags['without-limits'],
-    rssBeforeMiB: mb(before),
-    rssPeakMiB: mb(peak),
+    rssBeforeMiB: mb(rss.before),
+    rssPeakMiB: mb(rss.peak()),
     rssAfterMiB: mb(after),
-    growthMiB: mb(peak - before),
+    growthMiB: mb(rss.peak() - rss.before),
     kafkaPoolPeakMiB: mb(t.metrics.get('KafkaMemoryPoolUsedBytes') ?? 0),
     httpPoolPeakMiB: mb(t.metrics.get('HttpMemoryPoolUsedBytes') ?? 0),
   }),

@@ -13,10 +13,11 @@ import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  attack,
   type Held,
-  httpPartialBodies,
   idleConnections,
   kafkaPartialFrames,
+  rssSampler,
   saslPlain,
   startTarget,
   statusOf,
@@ -80,32 +81,16 @@ describe('hostile clients against npm start', () => {
     const seen: string[] = [];
     await consumer.run({ eachMessage: async ({ message }) => void seen.push(String(message.value)) });
     await sleep(1000);
-    const rssBefore = t.rss();
-    let rssMax = rssBefore;
-    const sampler = setInterval(() => {
-      rssMax = Math.max(rssMax, t.rss());
-    }, 50);
+    const rss = rssSampler(t);
 
     try {
-      // Kafka, unauthenticated: 2 x 20 connections (the per-address limit) stall inside 500 KiB frames;
-      // 5 more from the first address are refused; 3 announcing 90 MiB are closed before reading.
-      const unauth = [
-        ...(await kafkaPartialFrames({
-          broker: t.broker,
-          from: '127.0.0.2',
-          connections: 25,
-          frameBytes: 500 * 1024,
-          sentBytes: 450 * 1024,
-        })),
-        ...(await kafkaPartialFrames({
-          broker: t.broker,
-          from: '127.0.0.3',
-          connections: 20,
-          frameBytes: 500 * 1024,
-          sentBytes: 450 * 1024,
-        })),
-      ];
-      held.push(...unauth);
+      // Kafka, unauthenticated: 2 x 20 connections (the per-address limit) stall inside 500 KiB frames,
+      // and 5 more from the first address are refused; authenticated: 12 stall inside 15 MiB frames
+      // (180 MiB announced, the pool is 32); HTTP: 30 produce requests stall inside 8 MiB bodies
+      // (240 MiB announced, the pool is 32).
+      const { unauth, auth, bodies, all } = await attack(t, 'legit', 5);
+      held.push(...all);
+      // 3 unauthenticated connections announcing 90 MiB are closed before reading.
       const oversized = await kafkaPartialFrames({
         broker: t.broker,
         from: '127.0.0.4',
@@ -114,31 +99,10 @@ describe('hostile clients against npm start', () => {
         sentBytes: 64 * 1024,
       });
       held.push(...oversized);
-      // Kafka, authenticated: 12 connections stall inside 15 MiB frames (180 MiB announced, the pool is 32).
-      const auth = await kafkaPartialFrames({
-        broker: t.broker,
-        from: '127.0.0.5',
-        connections: 12,
-        frameBytes: 15 * MiB,
-        sentBytes: 15 * MiB - 1024,
-        sasl: { user: 'mallory', password: 'mallory-secret' },
-      });
-      held.push(...auth);
       // A password guess.
       const [guess] = await idleConnections(t.broker, '127.0.0.6', 1);
       held.push(guess!);
       await saslPlain(guess!, 'alice', 'guess');
-      // HTTP: 30 produce requests stall inside 8 MiB bodies (240 MiB announced, the pool is 32).
-      const bodies = await httpPartialBodies({
-        origin: t.origin,
-        from: '127.0.0.7',
-        connections: 30,
-        path: '/v3/clusters/local/topics/legit/records',
-        declaredBytes: 8 * MiB,
-        sentBytes: 8 * MiB - 1024,
-      });
-      held.push(...bodies);
-
       // Legitimate traffic beside it: kafkajs produces and consumes, an HTTP client produces.
       for (let i = 0; i < 20; i++) await producer.send({ topic: 'legit', messages: [{ value: `m${i}` }] });
       const httpProduce = await fetch(`${t.origin}/v3/clusters/local/topics/legit/records`, {
@@ -184,7 +148,7 @@ describe('hostile clients against npm start', () => {
       expect(t.metrics.get('KafkaMemoryPoolUsedBytes')).toBeLessThanOrEqual(KAFKA_POOL + kafkaConnections * 64 * 1024);
       expect(t.metrics.get('HttpMemoryPoolUsedBytes')).toBeGreaterThanOrEqual(HTTP_POOL / 2);
       expect(t.metrics.get('HttpMemoryPoolUsedBytes')).toBeLessThanOrEqual(HTTP_POOL + 64 * 1024 * 4);
-      const growth = rssMax - rssBefore;
+      const growth = rss.peak() - rss.before;
       // Without the limits this attack holds some 440 MB (bench/hostile-rss.ts).
       expect(growth).toBeLessThan(KAFKA_POOL + HTTP_POOL + 100 * MiB);
 
@@ -201,7 +165,7 @@ describe('hostile clients against npm start', () => {
       expect(t.metrics.get('HttpRequestTimeouts')).toBeGreaterThanOrEqual(timedOut408);
       expect(t.metrics.get('HttpConnectionsRefused')).toBe(dropped);
     } finally {
-      clearInterval(sampler);
+      rss.stop();
       await consumer.disconnect();
       await producer.disconnect();
     }

@@ -226,3 +226,55 @@ export const statusOf = (h: Held): number | undefined => {
   const m = /^HTTP\/1\.1 (\d{3})/.exec(Buffer.concat(h.received).subarray(0, 20).toString('latin1'));
   return m ? Number(m[1]) : undefined;
 };
+
+const MiB = 1024 * 1024;
+
+/**
+ * Issue 39's attack, as the test and the RSS script run it: 2 x (20 + `extraFromFirstAddress` on
+ * the first) unauthenticated Kafka connections stalled inside 500 KiB frames, 12 authenticated as
+ * `mallory` inside 15 MiB frames (180 MiB announced), 30 HTTP produce requests to `topic` inside
+ * 8 MiB bodies (240 MiB announced).
+ */
+export async function attack(t: Target, topic: string, extraFromFirstAddress = 0) {
+  const unauth: Held[] = [];
+  for (const [from, connections] of [
+    ['127.0.0.2', 20 + extraFromFirstAddress],
+    ['127.0.0.3', 20],
+  ] as const)
+    unauth.push(
+      ...(await kafkaPartialFrames({
+        broker: t.broker,
+        from,
+        connections,
+        frameBytes: 500 * 1024,
+        sentBytes: 450 * 1024,
+      })),
+    );
+  const auth = await kafkaPartialFrames({
+    broker: t.broker,
+    from: '127.0.0.5',
+    connections: 12,
+    frameBytes: 15 * MiB,
+    sentBytes: 15 * MiB - 1024,
+    sasl: { user: 'mallory', password: 'mallory-secret' },
+  });
+  const bodies = await httpPartialBodies({
+    origin: t.origin,
+    from: '127.0.0.7',
+    connections: 30,
+    path: `/v3/clusters/local/topics/${topic}/records`,
+    declaredBytes: 8 * MiB,
+    sentBytes: 8 * MiB - 1024,
+  });
+  return { unauth, auth, bodies, all: [...unauth, ...auth, ...bodies] };
+}
+
+/** The server's RSS now, and its peak from now until stop(), sampled every 50 ms. */
+export function rssSampler(t: Target) {
+  const before = t.rss();
+  let peak = before;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, t.rss());
+  }, 50);
+  return { before, peak: () => peak, stop: () => clearInterval(timer) };
+}
