@@ -39,3 +39,6 @@ export function formatBytes(n: number): string {
   }
   return `${v.toFixed(1)} ${units[u]}`;
 }
+
+/** `1 record`, `2 records`: a count with its noun, singular for one. */
+export const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;

@@ -4,6 +4,16 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { ApiError } from './api.js';
 
+/** While a page's first load is under way: a line that says so (to screen readers too). */
+export function Loading({ data, error }: { data: unknown; error: unknown }) {
+  if (data !== undefined || error) return null;
+  return (
+    <p class="loading" role="status" aria-busy="true">
+      Loading…
+    </p>
+  );
+}
+
 export function ErrorLine({ error }: { error: Error | undefined }) {
   if (!error) return null;
   return (

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, enc, type GroupDescription, type ResetPlan } from '../api.js';
-import { ErrorLine, Form, LineChart, Section, Stat, Table } from '../components.js';
+import { plural } from '../bytes.js';
+import { ErrorLine, Loading, Form, LineChart, Section, Stat, Table } from '../components.js';
 import { usePoll, useSeries } from '../hooks.js';
 
 const STRATEGIES = [
@@ -134,7 +135,7 @@ function Reset({ group, topics, onDone }: { group: string; topics: string[]; onD
             </button>
           ) : (
             <p class="ok" role="status">
-              Reset done: {shown.data.length} partitions.
+              Reset done: {plural(shown.data.length, 'partition')}.
             </p>
           )}
         </>
@@ -162,6 +163,7 @@ export function GroupPage({ group }: { group: string }) {
       </p>
       <h1 tabIndex={-1}>{group}</h1>
       <ErrorLine error={d.error} />
+      <Loading data={d.data} error={d.error} />
       {g && (
         <>
           <dl class="stats" aria-label="Group">

@@ -1,5 +1,5 @@
 import { api, enc, type Group, type List } from '../api.js';
-import { ErrorLine, Table } from '../components.js';
+import { ErrorLine, Loading, Table } from '../components.js';
 import { usePoll } from '../hooks.js';
 
 export function GroupsPage() {
@@ -8,6 +8,7 @@ export function GroupsPage() {
     <>
       <h1 tabIndex={-1}>Consumer groups</h1>
       <ErrorLine error={error} />
+      <Loading data={data} error={error} />
       {data && (
         <Table caption="Consumer groups" head={['Group', 'State', 'Type', 'Assignor', 'Group epoch']}>
           {data.data.map((g) => (

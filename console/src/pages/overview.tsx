@@ -1,6 +1,6 @@
 import { api, type Group, type LagSummary, type List, type Partition, type Topic, enc } from '../api.js';
 import { formatBytes } from '../bytes.js';
-import { ErrorLine, Section, Stat, Table } from '../components.js';
+import { ErrorLine, Loading, Section, Stat, Table } from '../components.js';
 import { usePoll } from '../hooks.js';
 
 interface TopicRow extends Topic {
@@ -42,6 +42,7 @@ export function OverviewPage() {
     <>
       <h1 tabIndex={-1}>Overview</h1>
       <ErrorLine error={error} />
+      <Loading data={data} error={error} />
       {data && (
         <>
           <dl class="stats" aria-label="Cluster totals">

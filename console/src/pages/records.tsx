@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, enc, type Data, type RecordList, type Topic } from '../api.js';
-import { base64ToBytes, show, utf8ToBase64, type View } from '../bytes.js';
-import { ErrorLine, Form, PartitionSelect, Section, Table } from '../components.js';
+import { base64ToBytes, plural, show, utf8ToBase64, type View } from '../bytes.js';
+import { ErrorLine, Loading, Form, PartitionSelect, Section, Table } from '../components.js';
 import { usePoll } from '../hooks.js';
 
 const bytesOf = (d: Data | null): Uint8Array | null =>
@@ -102,7 +102,7 @@ function Browse({ topic, partitions, initial }: { topic: string; partitions: num
         <>
           <p aria-live="polite">
             Partition {partition}: log start {list.log_start_offset}, high watermark {list.high_watermark};{' '}
-            {list.records.length} records shown.
+            {plural(list.records.length, 'record')} shown.
           </p>
           <Table
             caption={`Records of ${topic} partition ${partition}`}
@@ -227,6 +227,7 @@ export function RecordsPage({ topic, query }: { topic: string; query: URLSearchP
       </p>
       <h1 tabIndex={-1}>Records of {topic}</h1>
       <ErrorLine error={t.error} />
+      <Loading data={t.data} error={t.error} />
       {t.data && (
         <>
           <Browse topic={topic} partitions={t.data.partitions_count} initial={query} />

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, enc, type List, type Partition, type Topic, type TopicConfig } from '../api.js';
-import { formatBytes } from '../bytes.js';
-import { ErrorLine, Form, LineChart, Section, Table } from '../components.js';
+import { formatBytes, plural } from '../bytes.js';
+import { ErrorLine, Loading, Form, LineChart, Section, Table } from '../components.js';
 import { usePoll, useSeries } from '../hooks.js';
 
 function ConfigRow({ topic, config, onSaved }: { topic: string; config: TopicConfig; onSaved: () => void }) {
@@ -77,9 +77,10 @@ export function TopicPage({ topic }: { topic: string }) {
       </p>
       <h1 tabIndex={-1}>{topic}</h1>
       <ErrorLine error={t.error} />
+      <Loading data={t.data} error={t.error} />
       {t.data && (
         <p>
-          {t.data.partitions_count} partitions, replication factor {t.data.replication_factor}.{' '}
+          {plural(t.data.partitions_count, 'partition')}, replication factor {t.data.replication_factor}.{' '}
           <a href={`#/topics/${enc(topic)}/records`}>Browse and produce records</a>
         </p>
       )}
@@ -88,6 +89,7 @@ export function TopicPage({ topic }: { topic: string }) {
       </Section>
       <Section title="Partitions" id="partitions">
         <ErrorLine error={partitions.error} />
+        <Loading data={partitions.data} error={partitions.error} />
         {partitions.data && (
           <Table
             caption={`Partitions of ${topic}`}
@@ -132,6 +134,7 @@ export function TopicPage({ topic }: { topic: string }) {
       </Section>
       <Section title="Configs" id="configs">
         <ErrorLine error={configs.error} />
+        <Loading data={configs.data} error={configs.error} />
         {configs.data && (
           <Table caption={`Configs of ${topic}`} head={['Name', 'Value', 'Source']}>
             {configs.data.data.map((c) => (
