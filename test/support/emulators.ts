@@ -28,6 +28,7 @@ import {
 } from '../../src/storage/dynamodb-metadata-store.js';
 import { compareKeys } from '../../src/storage/key-order.js';
 import { createS3Client, type CreateS3ClientOptions } from '../../src/storage/s3-object-store.js';
+import type { SdkTimeouts } from '../../src/storage/sdk-timeouts.js';
 
 export const TEST_REGION = 'us-east-1';
 
@@ -78,12 +79,31 @@ export function awsServerEnv(o: {
   };
 }
 
+/**
+ * The emulators run in the test's own process: a connection or an answer waits for the test's event
+ * loop, which a busy suite on a loaded machine holds for seconds. Their clients wait that long; the
+ * functions' own timeouts (src/storage/sdk-timeouts.ts) are tested with a stalling proxy
+ * (test/storage/sdk-timeouts.test.ts).
+ */
+const IN_PROCESS_TIMEOUTS: SdkTimeouts = {
+  connectionTimeoutMs: 60_000,
+  requestTimeoutMs: 120_000,
+  socketTimeoutMs: 120_000,
+  maxAttempts: 3,
+};
+
 export function s3ClientOptions(endpoint: string): CreateS3ClientOptions {
-  return { endpoint, region: TEST_REGION, forcePathStyle: true, credentials: { ...TEST_CREDENTIALS } };
+  return {
+    endpoint,
+    region: TEST_REGION,
+    forcePathStyle: true,
+    credentials: { ...TEST_CREDENTIALS },
+    timeouts: IN_PROCESS_TIMEOUTS,
+  };
 }
 
 export function dynamoDbClientOptions(endpoint: string): CreateDynamoDbClientOptions {
-  return { endpoint, region: TEST_REGION, credentials: { ...TEST_CREDENTIALS } };
+  return { endpoint, region: TEST_REGION, credentials: { ...TEST_CREDENTIALS }, timeouts: IN_PROCESS_TIMEOUTS };
 }
 
 export interface StartS3rverOptions {
