@@ -90,8 +90,17 @@ export class TransactionAdmin extends GroupAdmin {
       transactional_id: string | null;
       coordinator_state: string | null;
     };
-    const res = await this.call(() => this.transport.request<{ data: Wire[] }>('GET', `/transactions:hanging${qs}`));
-    return res.body.data.map((h) => ({
+    // The server reads a page of partitions per request; metadata.next goes on.
+    const found: Wire[] = [];
+    type Page = { data: Wire[]; metadata?: { next?: string | null } };
+    for (let path: string | undefined = `/transactions:hanging${qs}`; path !== undefined; ) {
+      const at: string = path;
+      const res: { body: Page } = await this.call(() => this.transport.request<Page>('GET', at));
+      found.push(...res.body.data);
+      const next: string | null | undefined = res.body.metadata?.next;
+      path = next ? `/transactions:hanging${new URL(next).search}` : undefined;
+    }
+    return found.map((h) => ({
       topic: h.topic_name,
       partition: h.partition_id,
       producerId: h.producer_id,

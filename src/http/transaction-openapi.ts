@@ -83,11 +83,17 @@ export const transactionPaths = {
         cluster,
         query('topic', { type: 'string' }),
         query('older_than_ms', { type: 'integer', minimum: 0 }),
+        query(
+          'page_token',
+          { type: 'string' },
+          'Where the previous page stopped (its metadata.next): each page reads at most 1,000 partitions',
+        ),
       ],
       responses: {
         200: json(
           obj({
             kind: { const: 'KafkaHangingTransactionList' },
+            metadata: obj({ self: { type: 'string' }, next: { type: ['string', 'null'] } }),
             data: {
               type: 'array',
               items: obj({

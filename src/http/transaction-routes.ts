@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import {
   DEFAULT_TRANSACTION_TIMEOUT_MS,
+  type PartitionCursor,
   type TransactionRecord,
   type TransactionStatus,
 } from '../transactions/index.js';
@@ -120,13 +121,19 @@ export function transactionRoutes(): Hono<AppEnv> {
     const { transactions, clusterId } = c.get('services');
     const topic = c.req.query('topic');
     const olderThanMs = queryInt(c.req.query('older_than_ms'), 'older_than_ms');
-    const hanging = await transactions.findHanging({
+    const token = c.req.query('page_token');
+    const { hanging, next } = await transactions.findHanging({
       ...(topic ? { topic } : {}),
       ...(olderThanMs !== undefined ? { olderThanMs } : {}),
+      ...(token ? { after: parsePageToken(token) } : {}),
     });
+    // A page of partitions per request (FIND_HANGING_PAGE): metadata.next goes on where it stopped.
+    const url = new URL(c.req.url);
+    if (next) url.searchParams.set('page_token', pageToken(next));
     return c.json({
       kind: 'KafkaHangingTransactionList',
       cluster_id: clusterId,
+      metadata: { self: c.req.url, next: next ? url.toString() : null },
       data: hanging.map((h) => ({
         topic_name: h.topic,
         partition_id: h.partition,
@@ -233,4 +240,15 @@ export function transactionRoutes(): Hono<AppEnv> {
   });
 
   return app;
+}
+
+/** A find-hanging page token: the last partition read, opaque to callers. */
+const pageToken = (c: PartitionCursor) => Buffer.from(JSON.stringify([c.topic, c.partition])).toString('base64url');
+
+function parsePageToken(token: string): PartitionCursor {
+  try {
+    const [topic, partition] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown[];
+    if (typeof topic === 'string' && Number.isInteger(partition)) return { topic, partition: partition as number };
+  } catch {}
+  throw new KafkaError('INVALID_REQUEST', 'page_token is not one this server gave');
 }
