@@ -13,7 +13,6 @@ import {
   CONNECTION_HELP,
 } from './args.js';
 import type { Context } from './context.js';
-import { table } from './format.js';
 
 export const TOPICS_HELP = `Usage: kafka-log topics <create|list|describe|alter|delete> [options]
        (or kafka-topics.sh's --create, --list, --describe, --alter, --delete)
@@ -122,21 +121,25 @@ export async function topicsCommand(argv: string[], ctx: Context): Promise<void>
           );
         else ctx.out(`Topic: ${d.name}`);
         if (values['topics-with-overrides']) continue;
-        const rows = selected.map((p) => [
-          p.partition,
-          p.leader,
-          p.replicas.join(','),
-          p.isr.join(','),
-          p.leaderEpoch,
-          p.logStartOffset,
-          p.highWatermark,
-          p.logEndOffset,
-        ]);
-        for (const line of table(
-          ['PARTITION', 'LEADER', 'REPLICAS', 'ISR', 'LEADER-EPOCH', 'LOG-START-OFFSET', 'HW', 'LEO'],
-          rows,
-        ))
-          ctx.out(`\t${line}`);
+        // kafka-topics.sh's partition lines (scripts split them on tabs and read the keys), then
+        // this log's own numbers as more `Key: value` pairs.
+        for (const p of selected)
+          ctx.out(
+            [
+              '',
+              `Topic: ${d.name}`,
+              `Partition: ${p.partition}`,
+              `Leader: ${p.leader ?? -1}`,
+              `Replicas: ${p.replicas.join(',')}`,
+              `Isr: ${p.isr.join(',')}`,
+              'Elr: ',
+              'LastKnownElr: ',
+              `LeaderEpoch: ${p.leaderEpoch}`,
+              `LogStartOffset: ${p.logStartOffset}`,
+              `HighWatermark: ${p.highWatermark}`,
+              `LogEndOffset: ${p.logEndOffset}`,
+            ].join('\t'),
+          );
       }
       return;
     }

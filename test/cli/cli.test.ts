@@ -113,7 +113,7 @@ describe('kafka-log CLI against the local server', () => {
     });
   });
 
-  it('topics: create, list, describe with a partition table, alter, delete', async () => {
+  it('topics: create, list, describe as kafka-topics.sh, alter, delete', async () => {
     expect(
       await cli(['topics', 'create', '--topic', 'orders', '--partitions', '3', '--config', 'retention.ms=60000']),
     ).toEqual({ code: 0, out: ['Created topic orders.'], err: [] });
@@ -134,18 +134,19 @@ describe('kafka-log CLI against the local server', () => {
     expect(d.out[0]).toMatch(
       /^Topic: orders\tTopicId: [0-9a-f-]{36}\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: retention\.ms=60000$/,
     );
-    expect(d.out.slice(1)).toEqual([
-      '\tPARTITION  LEADER  REPLICAS  ISR  LEADER-EPOCH  LOG-START-OFFSET  HW  LEO',
-      '\t0          0       0         0    0             0                 0   0',
-      '\t1          0       0         0    0             0                 0   0',
-      '\t2          0       0         0    0             0                 0   0',
-    ]);
+    // kafka-topics.sh's partition lines, then the log's own numbers.
+    expect(d.out.slice(1)).toEqual(
+      [0, 1, 2].map(
+        (p) =>
+          `\tTopic: orders\tPartition: ${p}\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: \tLastKnownElr: \tLeaderEpoch: 0\tLogStartOffset: 0\tHighWatermark: 0\tLogEndOffset: 0`,
+      ),
+    );
     expect(
       await cli(['topics', 'alter', '--topic', 'audit', '--partitions', '2', '--config', 'cleanup.policy=compact']),
     ).toEqual({ code: 0, out: ['Altered topic audit.'], err: [] });
     const audit = await cli(['topics', 'describe', '--topic', 'audit']);
     expect(audit.out[0]).toMatch(/PartitionCount: 2\tReplicationFactor: 1\tConfigs: cleanup\.policy=compact$/);
-    expect(audit.out).toHaveLength(4);
+    expect(audit.out).toHaveLength(3);
     expect(await cli(['topics', 'delete', '--topic', 'audit'])).toEqual({
       code: 0,
       out: ['Deleted topic audit.'],
