@@ -5,6 +5,7 @@
  */
 export { Kafka } from './kafka.js';
 export { RECORD_BATCH_MEDIA_TYPE, type ConnectionConfig, type WireFormat } from './transport.js';
+export { LAMBDA_MAX_REQUEST_BYTES } from './request-size.js';
 export { COMPRESSION_TYPES, type CompressionType } from '../wire/compression/index.js';
 export type { AuthConfig, AwsCredentials } from './auth.js';
 export {

@@ -8,6 +8,7 @@ import { KafkaClientError, KafkaConnectionError, KafkaTimeoutError, errorFromBod
 import { RECORD_BATCH_MEDIA_TYPE } from '../wire/protocol.js';
 import { BINARY_MEDIA_TYPES } from '../wire/media-types.js';
 import { type Exchange, type Exchanger, fetchExchanger, nodeExchanger } from './http-exchange.js';
+import { checkRequestSize, requestSizeLimit, type RequestSizeLimit } from './request-size.js';
 
 export interface ConnectionConfig {
   /** The server: `http://127.0.0.1:8080`, a deployed API's URL, or a full `.../v3/clusters/{id}`. */
@@ -44,6 +45,14 @@ export interface ConnectionConfig {
    * for it with service `lambda`.
    */
   heartbeatUrl?: string;
+  /**
+   * Kafka's max.request.size for every request: a larger body fails with PAYLOAD_TOO_LARGE before it
+   * is sent, and producers keep their requests within it. Default: for an API Gateway or Lambda
+   * function URL (`*.execute-api.*.amazonaws.com`, `*.lambda-url.*.on.aws`), what fits in a Lambda
+   * invocation (LAMBDA_MAX_REQUEST_BYTES, 4,669,440); otherwise none (the server answers 413 with
+   * its own bound). Set it to LAMBDA_MAX_REQUEST_BYTES behind a custom domain name.
+   */
+  maxRequestBytes?: number;
 }
 
 export type WireFormat = 'auto' | 'record-batch' | 'json';
@@ -99,6 +108,9 @@ export class Transport {
   private clusterBase: Promise<string> | undefined;
   /** What the server told about the record-batch API (shared by the producers and consumers of this connection). */
   recordBatchSupport: RecordBatchSupport = 'unknown';
+  /** The largest body a request may have, or undefined for no bound of the client's own. */
+  readonly maxRequestBytes: number | undefined;
+  private readonly sizeLimit: RequestSizeLimit;
 
   constructor(private readonly config: ConnectionConfig) {
     if (!config.url) throw new KafkaClientError('INVALID_CONFIG', 'A server URL is required');
@@ -117,6 +129,8 @@ export class Transport {
     this.requestTimeoutMs = config.requestTimeoutMs ?? 30_000;
     this.exchange = config.fetch ? fetchExchanger(config.fetch) : nodeExchanger();
     this.sign = createSigner(config.auth);
+    this.sizeLimit = requestSizeLimit(parsed, config.maxRequestBytes);
+    this.maxRequestBytes = this.sizeLimit?.maxBytes;
     const format = config.format ?? 'auto';
     if (!['auto', 'record-batch', 'json'].includes(format))
       throw new KafkaClientError(
@@ -204,6 +218,7 @@ export class Transport {
     // Kafka's client.id, which client quotas name (x-client-id; user-agent for older servers and logs).
     if (this.config.clientId) headers['user-agent'] = headers['x-client-id'] = this.config.clientId;
     const context = { topic: options.topic, partition: options.partition };
+    checkRequestSize(this.sizeLimit, body, `${method} ${u.pathname}`);
     const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;

@@ -45,7 +45,7 @@ export interface ProducerConfig {
   bufferMemory?: number;
   /** How long send() may wait for buffer.memory or metadata (default 60000). */
   maxBlockMs?: number;
-  /** Bound of one request's body (default 1 MiB). */
+  /** Bound of one request's body (default 1 MiB; at most the connection's maxRequestBytes). */
   maxRequestSize?: number;
   /**
    * How batches travel: 'record-batch' (RecordBatch v2 bytes, every ready partition in one request),
@@ -100,7 +100,11 @@ type ResolvedConfig = Required<
   transactionalId: string | undefined;
 };
 
-export function resolveProducerConfig(c: ProducerConfig, requestTimeoutMs: number): ResolvedConfig {
+export function resolveProducerConfig(
+  c: ProducerConfig,
+  requestTimeoutMs: number,
+  maxRequestBytes = Number.POSITIVE_INFINITY,
+): ResolvedConfig {
   const acks: Acks = c.acks === undefined || c.acks === 'all' || c.acks === -1 ? 'all' : c.acks;
   if (![0, 1, 'all'].includes(acks))
     throw new KafkaConfigError(`acks must be 0, 1, -1 or 'all' (got ${String(c.acks)})`);
@@ -140,7 +144,8 @@ export function resolveProducerConfig(c: ProducerConfig, requestTimeoutMs: numbe
     lingerMs: c.lingerMs ?? DEFAULT_LINGER_MS,
     bufferMemory: c.bufferMemory ?? 33_554_432,
     maxBlockMs: c.maxBlockMs ?? 60_000,
-    maxRequestSize: c.maxRequestSize ?? 1_048_576,
+    // The connection's bound (Lambda's behind API Gateway) caps it: a request over it could not be sent.
+    maxRequestSize: Math.min(c.maxRequestSize ?? 1_048_576, maxRequestBytes),
     retries: c.retries ?? 2_147_483_647,
     retryBackoffMs: c.retryBackoffMs ?? 100,
     retryBackoffMaxMs: c.retryBackoffMaxMs ?? 1000,
@@ -171,7 +176,7 @@ export class Producer {
   private activeTransaction: Transaction | undefined;
 
   constructor(transport: Transport, config: ProducerConfig = {}) {
-    this.config = resolveProducerConfig(config, transport.requestTimeoutMs);
+    this.config = resolveProducerConfig(config, transport.requestTimeoutMs, transport.maxRequestBytes);
     this.transport = transport;
     this.metadata = new Metadata(transport, this.config.metadataMaxAgeMs, {
       initialMs: this.config.retryBackoffMs,

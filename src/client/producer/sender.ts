@@ -105,6 +105,9 @@ const asClientError = (e: unknown) =>
   e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
 
 /** A batch's size in a multi-partition request: its RecordBatch and the partition's framing (index, length). */
+/** Answers that a smaller batch would not get: the batch is split rather than failed. */
+const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'PAYLOAD_TOO_LARGE']);
+
 const batchBytes = (b: ProducerBatch) => RECORD_BATCH_OVERHEAD + b.sizeInBytes + 8;
 
 const SEQUENCE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID']);
@@ -728,8 +731,9 @@ export class Sender {
       b.settleEach(r.offsets, r.timestamps, r.errors ?? [], e);
       return this.maybeEndRetry(q);
     }
-    if (e.type === 'MESSAGE_TOO_LARGE' && b.records.length > 1 && r.errors === undefined) {
-      // The batch as a whole is over the topic's max.message.bytes: resend it in halves at once
+    if (TOO_LARGE.has(e.type) && b.records.length > 1 && r.errors === undefined) {
+      // The batch as a whole is over the topic's max.message.bytes, or its request over what the
+      // connection can send (a batch.size above maxRequestBytes): resend it in halves at once
       // (requeued last half first, so that they stand in order at the head of the queue).
       const [first, second] = b.split();
       q.requeue(second);
