@@ -10,7 +10,13 @@
 import { Hono, type Env } from 'hono';
 import { handle } from 'hono/aws-lambda';
 import { systemClock } from '../src/clock.js';
-import { createServices, createStorage, settleBackgroundWork, type Storage } from '../src/compose.js';
+import {
+  composeServices,
+  createStorage,
+  settleBackgroundWork,
+  type ServiceParts,
+  type Storage,
+} from '../src/compose.js';
 import { serverConfigFromEnv } from '../src/config/server-config.js';
 import type { AppRoutes } from '../src/http/app.js';
 import { createRoutedApp } from '../src/http/routed-app.js';
@@ -42,19 +48,32 @@ export const HEARTBEAT_ROUTE = {
   path: /^\/v3\/clusters\/[^/]+\/consumer-groups\/[^/]+\/consumers:heartbeat$/,
 };
 
-/** `routes`: what the function serves; `storage`: the environment's (instrumented for metrics) unless given. */
+/**
+ * What a function serves: its routes, and the services they use (`parts`: src/compose.ts; what
+ * it does not pass stays out of its bundle).
+ */
+export interface FunctionServes {
+  routes: AppRoutes;
+  parts: ServiceParts;
+}
+
+/** `serves`: the function's routes and services; `storage`: the environment's (instrumented for metrics) unless given. */
 export function createHttpHandler(
   functionName: string,
   env: Record<string, string | undefined>,
-  routes: AppRoutes,
+  serves: FunctionServes,
   only?: { method: string; path: RegExp },
   storage?: Storage,
 ) {
   const telemetry = telemetryFromEnv(env, functionName);
   const config = serverConfigFromEnv(env);
-  const services = createServices(config, storage ?? instrumentStorage(createStorage(config.backend)), systemClock, {
-    metrics: scopeMetrics,
-  });
+  const services = composeServices(
+    config,
+    storage ?? instrumentStorage(createStorage(config.backend)),
+    systemClock,
+    { metrics: scopeMetrics },
+    serves.parts,
+  );
   const app = createRoutedApp(
     services,
     {
@@ -67,7 +86,7 @@ export function createHttpHandler(
         if (scope) scope.fields.principal = principal;
       },
     },
-    routes,
+    serves.routes,
   );
   // Nothing runs once the handler returns (the environment is frozen): what the answer left
   // running (acks=0 appends, acks=1 follower copies) is finished first, in the invocation's scope.

@@ -4,7 +4,8 @@ import { createSecurity } from './authz/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { brokerConfigs } from './config/broker-configs.js';
 import type { ServerConfig } from './config/server-config.js';
-import { createGroups } from './groups/index.js';
+import { createGroups, type GroupServices } from './groups/index.js';
+import { DEFAULT_GROUP_LIMITS } from './groups/group-state.js';
 import type { AppServices } from './http/app-env.js';
 import { PartitionLog } from './log/partition-log.js';
 import { Partitioner } from './log/partitioner.js';
@@ -143,17 +144,59 @@ async function openSqlite(backend: LocalBackend): Promise<ClosableMetadataStore>
 }
 
 /**
+ * The services a function composes only where its routes use them, passed in rather than imported
+ * here so that esbuild leaves out of a function's bundle the ones it does not pass (produce and
+ * fetch serve no consumer group: functions/produce-routes.ts, fetch-routes.ts).
+ */
+export interface ServiceParts {
+  groups: typeof createGroups;
+}
+
+/** Every service: the local server, the listener, the admin, push, heartbeat and scheduled functions. */
+export const ALL_PARTS: ServiceParts = { groups: createGroups };
+
+/**
+ * For a function whose routes serve no consumer group: its `groups` answers any use with an error
+ * (a composition mistake, never a client's request, as none of its routes reach groups).
+ */
+export function groupsNotServed(): GroupServices {
+  return new Proxy({} as GroupServices, {
+    get: (_, key) => {
+      throw new Error(`consumer groups are not composed in this function (groups.${String(key)})`);
+    },
+  });
+}
+
+/**
  * Wires the domain over a storage and returns what the HTTP app needs; `metrics` listens to what
  * the log and the routes report (the Lambda entries publish it as EMF). With `countOperations`
  * (config.countOperations, from BENCH_COUNTERS=1, which `npm run bench` sets; `options` overrides
  * it) the stores are wrapped in counters that GET /debug/counters answers with. `poster`: where push
  * notifications go (default: by the connection's endpoint, API Gateway's or a local server's).
+ * Every service is built (ALL_PARTS); `composeServices` builds only the parts a function passes.
  */
 export function createServices(
   config: ServerConfig,
   storage: Storage,
   clock: Clock = systemClock,
-  options: { countOperations?: boolean; metrics?: Metrics; poster?: ConnectionPoster } = {},
+  options: ServiceOptions = {},
+): AppServices {
+  return composeServices(config, storage, clock, options, ALL_PARTS);
+}
+
+export interface ServiceOptions {
+  countOperations?: boolean;
+  metrics?: Metrics;
+  poster?: ConnectionPoster;
+}
+
+/** `createServices` with the given parts only (a Lambda function's bundle holds no other). */
+export function composeServices(
+  config: ServerConfig,
+  storage: Storage,
+  clock: Clock,
+  options: ServiceOptions,
+  parts: ServiceParts,
 ): AppServices {
   const metrics = options.metrics ?? noMetrics;
   const counted =
@@ -172,7 +215,7 @@ export function createServices(
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
   const timer = new SystemTimer();
   timer.startRealTime();
-  const groups = createGroups(
+  const groups = parts.groups(
     { metadata, clock, topics, log, timer },
     { limits: { initialRebalanceDelayMs: config.groups.initialRebalanceDelayMs } },
   );
@@ -214,9 +257,10 @@ export function createServices(
       autoCreateTopicsEnable: config.kafka.autoCreateTopics,
       socketRequestMaxBytes: config.kafka.maxFrameBytes,
       retentionCheckIntervalMs: config.scheduler.options.roundIntervalMs ?? DEFAULT_MAINTENANCE_OPTIONS.roundIntervalMs,
-      groupInitialRebalanceDelayMs: groups.coordinator.limits.initialRebalanceDelayMs,
-      groupMinSessionTimeoutMs: groups.coordinator.limits.minSessionTimeoutMs,
-      groupMaxSessionTimeoutMs: groups.coordinator.limits.maxSessionTimeoutMs,
+      // The coordinator's limits, from the configuration (not from `groups`, which may not be composed here).
+      groupInitialRebalanceDelayMs: config.groups.initialRebalanceDelayMs,
+      groupMinSessionTimeoutMs: DEFAULT_GROUP_LIMITS.minSessionTimeoutMs,
+      groupMaxSessionTimeoutMs: DEFAULT_GROUP_LIMITS.maxSessionTimeoutMs,
       transactionMaxTimeoutMs: transactions.config.maxTimeoutMs,
       transactionalIdExpirationMs: transactions.config.idExpirationMs,
     }),

@@ -9,6 +9,7 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { acceptedKeyId, parseDigests } from '../../functions/api-key-authorizer.js';
 import { createHttpHandler } from '../../functions/http-entry.js';
+import { ALL_PARTS } from '../../src/compose.js';
 import { ALL_ROUTES } from '../../src/http/app.js';
 
 const ADMIN_ROLE = 'arn:aws:iam::111122223333:role/Admin';
@@ -74,7 +75,7 @@ beforeAll(() => {
       AUTHORIZATION: 'true',
       SUPER_USERS: `User:${ADMIN_ROLE};User:${SSO_ROLE}`,
     },
-    ALL_ROUTES,
+    { routes: ALL_ROUTES, parts: ALL_PARTS },
   ) as never;
 });
 afterAll(() => vi.restoreAllMocks());

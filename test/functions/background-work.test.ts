@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHttpHandler } from '../../functions/http-entry.js';
-import { PRODUCE_ROUTES } from '../../functions/produce-routes.js';
+import { PRODUCE_SERVES } from '../../functions/produce-routes.js';
 import { createStorage, type Storage } from '../../src/compose.js';
 import { invokeHttpFunction } from '../support/api-gateway.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
@@ -29,7 +29,7 @@ beforeEach(() => {
   metadata = new FaultyMetadataStore(inner.metadata, { putAll: inner.metadata.putAll !== undefined });
   // A few milliseconds a call, as a network store takes: work that outlives the answer is still running when it returns.
   for (const f of [metadata.faults, ...stores.map((s) => s.faults)]) f.delayMs = 3;
-  handler = createHttpHandler('produce', ENV, PRODUCE_ROUTES, undefined, { metadata, stores, close: () => {} });
+  handler = createHttpHandler('produce', ENV, PRODUCE_SERVES, undefined, { metadata, stores, close: () => {} });
 });
 
 /** From now on the environment is frozen for good: no store call of this process takes effect. */

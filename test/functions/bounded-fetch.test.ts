@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHttpHandler } from '../../functions/http-entry.js';
 // One handler for every path (topics, records:fetch, consumers): the admin function's routes.
+import { ALL_PARTS } from '../../src/compose.js';
 import { ALL_ROUTES } from '../../src/http/app.js';
 import { LAMBDA_PAYLOAD_LIMITS } from '../../infra/log-stack.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../src/wire/protocol.js';
@@ -24,7 +25,7 @@ beforeAll(() => {
   handler = createHttpHandler(
     'fetch',
     { STORAGE_BACKEND: 'memory', CLUSTER_ID: 'c', ...LAMBDA_PAYLOAD_LIMITS },
-    ALL_ROUTES,
+    { routes: ALL_ROUTES, parts: ALL_PARTS },
   );
 });
 afterAll(() => vi.restoreAllMocks());

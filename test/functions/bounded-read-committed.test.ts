@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHttpHandler } from '../../functions/http-entry.js';
 // One handler for every path (topics, transactions, records:fetch): the admin function's routes.
+import { ALL_PARTS } from '../../src/compose.js';
 import { ALL_ROUTES } from '../../src/http/app.js';
 import { LAMBDA_PAYLOAD_LIMITS } from '../../infra/log-stack.js';
 import { type HttpFunctionResult, invokeHttpFunction } from '../support/api-gateway.js';
@@ -41,7 +42,7 @@ const lambda = (env: Record<string, string> = {}) =>
   createHttpHandler(
     'fetch',
     { STORAGE_BACKEND: 'memory', CLUSTER_ID: 'c', ...LAMBDA_PAYLOAD_LIMITS, ...env },
-    ALL_ROUTES,
+    { routes: ALL_ROUTES, parts: ALL_PARTS },
   );
 
 const invoke = (

@@ -251,6 +251,17 @@ describe('bundles', () => {
     );
   });
 
+  it('leave the consumer group services out of produce and fetch (src/compose.ts ServiceParts)', () => {
+    const groupCode = (name: BundleName) =>
+      sources(name).filter((f) =>
+        ['src/groups/coordinator.ts', 'src/groups/classic-coordinator.ts', 'src/groups/consumer-instances.ts'].includes(
+          f,
+        ),
+      );
+    for (const name of ['produce', 'fetch'] as const) expect(groupCode(name), name).toEqual([]);
+    for (const name of ['admin', 'heartbeat', 'scheduler'] as const) expect(groupCode(name), name).toHaveLength(3);
+  });
+
   it("hold zod's schemas but not its translations (zod is imported by namespace, so esbuild drops what is unused)", () => {
     for (const name of ['produce', 'fetch', 'admin', 'heartbeat'] as const) {
       const zod = Object.entries(rebuilt[name].inputs).filter(

@@ -5,12 +5,12 @@
  * (infra/routes.ts `routeFor`), with the same method and path, so no route is lost by the split.
  */
 import { describe, expect, it } from 'vitest';
-import { FETCH_ROUTES } from '../../functions/fetch-routes.js';
+import { FETCH_ROUTES, FETCH_SERVES } from '../../functions/fetch-routes.js';
 import { HEARTBEAT_ROUTES } from '../../functions/heartbeat-routes.js';
-import { PRODUCE_ROUTES } from '../../functions/produce-routes.js';
+import { PRODUCE_ROUTES, PRODUCE_SERVES } from '../../functions/produce-routes.js';
 import { HEARTBEAT_ROUTE } from '../../functions/http-entry.js';
 import { type HttpFunctionName, routeFor } from '../../infra/routes.js';
-import { createServices, createStorage } from '../../src/compose.js';
+import { composeServices, createServices, createStorage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import { ALL_ROUTES, type AppRoutes } from '../../src/http/app.js';
 import { createRoutedApp } from '../../src/http/routed-app.js';
@@ -58,5 +58,20 @@ describe('the functions split the routes as API Gateway does', () => {
       return method === HEARTBEAT_ROUTE.method && HEARTBEAT_ROUTE.path.test(samplePath(path));
     });
     expect(served).toHaveLength(1);
+  });
+
+  it('produce and fetch compose no consumer group services, and describe the broker as the others do', () => {
+    const env = { STORAGE_BACKEND: 'memory', CLUSTER_ID: 'c', GROUP_INITIAL_REBALANCE_DELAY_MS: '1234' };
+    const full = createServices(serverConfigFromEnv(env), createStorage(config.backend));
+    for (const serves of [PRODUCE_SERVES, FETCH_SERVES]) {
+      const own = serverConfigFromEnv(env);
+      const services = composeServices(own, createStorage(own.backend), full.clock, {}, serves.parts);
+      // DescribeConfigs BROKER answers the same values without the group coordinator built.
+      expect(services.brokerConfigs).toEqual(full.brokerConfigs);
+      expect(() => services.groups.coordinator).toThrow(/consumer groups are not composed/);
+    }
+    expect(full.brokerConfigs).toContainEqual(
+      expect.objectContaining({ name: 'group.initial.rebalance.delay.ms', value: '1234' }),
+    );
   });
 });
