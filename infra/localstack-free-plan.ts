@@ -15,6 +15,8 @@ export const LOCALSTACK_FREE_PLAN_RESOURCE_TYPES: ReadonlySet<string> = new Set(
   'AWS::ApiGateway::Method',
   'AWS::ApiGateway::Deployment',
   'AWS::ApiGateway::Stage',
+  // Not read from the catalog: LocalStack's API Gateway CloudFormation models include it (put_gateway_response).
+  'AWS::ApiGateway::GatewayResponse',
   // Lambda
   'AWS::Lambda::Function',
   'AWS::Lambda::Permission',

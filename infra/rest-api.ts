@@ -52,6 +52,7 @@ export class LogRestApi extends Construct {
       },
       defaultMethodOptions: { authorizationType: apigw.AuthorizationType.IAM },
     });
+    addGatewayErrors(this.api);
     const integrations = new Map<HttpFunctionName, apigw.LambdaIntegration>();
     const integration = (target: HttpFunctionName) => {
       let i = integrations.get(target);
@@ -90,4 +91,39 @@ export class LogRestApi extends Construct {
   get url(): string {
     return this.api.url;
   }
+}
+
+/**
+ * What API Gateway answers itself, in the server's error envelope (src/http/error-mapping.ts) so
+ * the client reads a Kafka error. A body over API Gateway's 10 MB is REQUEST_TOO_LARGE: 413
+ * PAYLOAD_TOO_LARGE, as the server answers a body over its own bound. A body under 10 MB whose
+ * Lambda event is over 6,291,456 bytes (binary bodies base64-encoded) is refused by Lambda before
+ * the function runs; API Gateway reports that as INTEGRATION_FAILURE, the same type as a throttled
+ * or crashed function, and a gateway response's template is not a program (no VTL), so it cannot
+ * tell them apart: that answer stays a 502 (retriable for the client, its outcome unknown) and only names the
+ * possible causes. Clients keep bodies within Lambda's bound before sending (maxRequestBytes).
+ */
+function addGatewayErrors(api: apigw.RestApi): void {
+  const json = (body: { error_code: number; message: string; error?: string }) => ({
+    'application/json': JSON.stringify(body),
+  });
+  api.addGatewayResponse('RequestTooLarge', {
+    type: apigw.ResponseType.REQUEST_TOO_LARGE,
+    statusCode: '413',
+    templates: json({
+      error_code: 41300,
+      message: "The request body is over API Gateway's 10 MB",
+      error: 'PAYLOAD_TOO_LARGE',
+    }),
+  });
+  api.addGatewayResponse('IntegrationFailure', {
+    type: apigw.ResponseType.INTEGRATION_FAILURE,
+    // Fixed, since the error code must say it: what API Gateway answers a failed Lambda invocation.
+    statusCode: '502',
+    templates: json({
+      error_code: 502,
+      message:
+        'The function could not be invoked or failed: a request whose Lambda event is over 6,291,456 bytes (binary bodies count base64-encoded, about 4.5 MB), a throttle, or a crash',
+    }),
+  });
 }
