@@ -203,11 +203,16 @@ export function composeServices(
     (options.countOperations ?? config.countOperations) ? countOperations(storage.metadata, storage.stores) : undefined;
   const { metadata, stores } = counted ?? storage;
   const maxAgeMs = config.topics?.metadataMaxAgeMs;
-  const topics = new TopicRegistry(metadata, clock, stores.length, maxAgeMs !== undefined ? { maxAgeMs } : {});
+  const features = new FeatureLevels(metadata);
+  const topics = new TopicRegistry(metadata, clock, stores.length, {
+    ...(maxAgeMs !== undefined ? { maxAgeMs } : {}),
+    beforeCreate: () => features.initialize(clock.now()),
+  });
   const log = new PartitionLog({
     metadata,
     stores,
     clock,
+    featureLevel: () => features.current(clock.now()),
     metrics,
     maxBackgroundBytes: config.limits.maxBackgroundBytes,
     leadership: new ReplicaManager({ metadata, stores, clock, metrics }),
@@ -250,7 +255,7 @@ export function composeServices(
     metrics,
     push: { subscriptions, notifier },
     security: createSecurity(config.security, metadata, clock),
-    features: new FeatureLevels(metadata),
+    features,
     brokerConfigs: brokerConfigs({
       numPartitions: config.defaults.partitions,
       defaultReplicationFactor: config.defaults.replicationFactor,

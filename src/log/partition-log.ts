@@ -4,6 +4,7 @@ import { KafkaError } from '../wire/errors.js';
 import { checkSequence, producerIn } from '../partition/producer-state.js';
 import { withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
+import { FeatureLevels } from '../storage/feature-level.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
 import { type AbortedTransaction, OffsetIndex } from '../partition/offset-index.js';
@@ -111,6 +112,11 @@ export interface LogDeps {
    * store or a fast acks=0 producer cannot grow the process without bound. Default 64 MiB.
    */
   maxBackgroundBytes?: number;
+  /**
+   * The cluster's feature level, which says the codecs a batch may be stored in (the composition
+   * root's cached FeatureLevels.current; default: a cache of this log's own).
+   */
+  featureLevel?: (now: number) => Promise<number>;
 }
 
 /** Leadership can move while an append is in flight; it is retried this often within one request. */
@@ -166,6 +172,7 @@ export class PartitionLog {
   private readonly background = new Set<Promise<unknown>>();
   /** Bytes of request objects that work holds (each task counts the whole object it writes). */
   private backgroundBytes = 0;
+  private readonly featureLevel: (now: number) => Promise<number>;
   private readonly maxBackgroundBytes: number;
 
   private readonly metrics: Metrics;
@@ -180,6 +187,7 @@ export class PartitionLog {
   constructor(private readonly deps: LogDeps) {
     this.metrics = deps.metrics ?? noMetrics;
     this.maxBackgroundBytes = deps.maxBackgroundBytes ?? 64 * 1024 * 1024;
+    this.featureLevel = deps.featureLevel ?? new FeatureLevels(deps.metadata).current;
     this.index = new OffsetIndex(deps.metadata);
     this.replicas = deps.leadership;
     this.reader = new PartitionReader({
@@ -220,6 +228,7 @@ export class PartitionLog {
       topic,
       appends,
       now,
+      await this.featureLevel(now),
       options.producer?.transactional ? options.producer : undefined,
     );
     const outcomes = new Map<number, AppendOutcome>(

@@ -1,7 +1,9 @@
 import { KafkaError } from '../wire/errors.js';
+import { compressionTypeOf } from '../wire/compression/index.js';
 import {
   encodeRecordBatch,
   LOG_OVERHEAD,
+  COMPRESSION_CODEC_MASK,
   readBatchHeader,
   recompressBatches,
   setBaseOffset,
@@ -13,6 +15,7 @@ import type { ProducedBatches } from './produced-batches.js';
 import { checkRecordSize, chunkRecords } from '../wire/record-size.js';
 import { requirePartition, type Topic } from '../topics/topics.js';
 import { newRequestObjectKey } from '../storage/key-layout.js';
+import { requireCodecAllowed } from '../storage/formats.js';
 
 /** A partition's records to append: records to encode, or batches a producer sent already encoded (and validated). */
 export type PartitionAppend =
@@ -50,12 +53,15 @@ export interface RequestObject {
 /**
  * Lays out one produce request as one object: each partition's records as v2 batches (split to
  * stay within max.message.bytes), partition runs end to end. Batches carry offsets relative to
- * their run (0, n1, n1+n2, ...): absolute offsets are only assigned by the commit.
+ * their run (0, n1, n1+n2, ...): absolute offsets are only assigned by the commit. A partition
+ * whose batches would be stored in a codec the cluster's `featureLevel` does not allow yet is
+ * rejected with UNSUPPORTED_COMPRESSION_TYPE (src/storage/formats.ts).
  */
 export function buildRequestObject(
   topic: Topic,
   appends: PartitionAppend[],
   now: number,
+  featureLevel: number,
   producer?: HeaderProducer,
 ): RequestObject {
   const rejected = new Map<number, KafkaError>();
@@ -67,6 +73,8 @@ export function buildRequestObject(
       if ('batches' in append) {
         const { recordCount, minTimestamp, maxTimestamp } = append.batches;
         checkTimestamps(topic, minTimestamp, maxTimestamp, now);
+        if (topic.config.compressionType === 'producer') requireCodecsAllowed(append.batches.bytes, featureLevel);
+        else requireCodecAllowed(storedCompression(topic), featureLevel);
         // compression.type other than 'producer': batches compressed otherwise are encoded again.
         const bytes =
           topic.config.compressionType === 'producer'
@@ -93,6 +101,7 @@ export function buildRequestObject(
         if (r.timestamp > max) max = r.timestamp;
       }
       checkTimestamps(topic, min, max, now);
+      requireCodecAllowed(storedCompression(topic), featureLevel);
       const { logAppendTime } = topic.config;
       const stamped = logAppendTime ? records.map((r) => ({ ...r, timestamp: now })) : records;
       let recordCount = 0;
@@ -243,6 +252,15 @@ export const storedCompression = (topic: Topic): CompressionType => {
   const type = topic.config.compressionType;
   return type === 'producer' || type === 'uncompressed' ? 'none' : type;
 };
+
+/** Each batch's codec (validated batches: the codec exists) must be one the feature level allows. */
+function requireCodecsAllowed(bytes: Uint8Array, featureLevel: number): void {
+  for (let at = 0; at < bytes.byteLength; ) {
+    const header = readBatchHeader(bytes, at);
+    requireCodecAllowed(compressionTypeOf(header.attributes & COMPRESSION_CODEC_MASK) ?? 'none', featureLevel);
+    at += LOG_OVERHEAD + header.batchLength;
+  }
+}
 
 /**
  * Kafka's message.timestamp.before.max.ms / after.max.ms: a CreateTime timestamp too far before or

@@ -15,6 +15,8 @@ import { chunkRecords, recordSizeUpperBound } from '../wire/record-size.js';
 import type { Topic } from '../topics/topics.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import { writeIfUnchanged } from '../storage/optimistic-update.js';
+import { readFeatureLevel } from '../storage/feature-level.js';
+import { codecFeatureLevel, requireCodecAllowed } from '../storage/formats.js';
 import { entryBytes, type EntryItem, type PartitionView } from './partition-view.js';
 import { coverOf, loadEntries, writeSegment, type Piece } from './segment-writer.js';
 import { CLEANER_SK, partitionPk } from '../storage/key-layout.js';
@@ -242,12 +244,22 @@ export async function compactPartition(
     pieces = [];
     segmentSize = 0;
   };
+  // Re-encoding in a codec that code a rollback may bring back cannot read waits for the feature
+  // level, as a produce does: the cleaning stops with UNSUPPORTED_COMPRESSION_TYPE (as a process
+  // dying between two segments would), and goes on once the level is raised.
+  const compression = storedCompression(topic);
+  let level: Promise<number> | undefined;
+  const requireCompressionAllowed = async () => {
+    if (codecFeatureLevel(compression) > 1)
+      requireCodecAllowed(compression, await (level ??= readFeatureLevel(deps.metadata)));
+  };
   const flushPiece = async () => {
     if (run.length === 0) return;
     // A single entry that lost nothing stays as it is.
     if (dropped > 0 || run.length > 1) {
+      await requireCompressionAllowed();
       const batches = encodePiece(run[0]!.entry.baseOffset, run.at(-1)!.entry.lastOffset, kept, cfg.maxMessageBytes, {
-        type: storedCompression(topic),
+        type: compression,
         level: topic.config.compressionLevel,
       });
       const maxTimestamp =

@@ -17,9 +17,19 @@
 import { KafkaError } from '../wire/errors.js';
 import { RELEASE } from '../wire/release.js';
 import { SUPPORTED_FEATURE_LEVEL } from './formats.js';
-import { CLUSTER_PK, FEATURE_LEVEL_SK, PROCESS_PREFIX, processSk } from './key-layout.js';
+import {
+  CLASSIC_GROUP_REGISTRY_PREFIX,
+  CLUSTER_PK,
+  FEATURE_LEVEL_SK,
+  GROUP_REGISTRY_PREFIX,
+  PROCESS_PREFIX,
+  PRODUCER_ID_SEQ_SK,
+  processSk,
+  TOPIC_PREFIX,
+  TOPIC_PURGE_PREFIX,
+} from './key-layout.js';
 import { optimisticUpdate } from './optimistic-update.js';
-import type { MetadataStore, MetaItem } from './ports.js';
+import { ConditionFailedError, type MetadataStore, type MetaItem } from './ports.js';
 
 export interface FeatureLevelItem {
   level: number;
@@ -40,6 +50,8 @@ export interface ProcessRegistration {
   seenAt: number;
 }
 
+/** How late a process may see a raise made by another process (FeatureLevels.current's cache). */
+export const FEATURE_LEVEL_MAX_AGE_MS = 30_000;
 /** A registration older than this is of a process that is gone (each refreshes well within it). */
 export const REGISTRATION_TTL_MS = 60 * 60_000;
 /** How long every registered process must have agreed before the scheduler raises the level. */
@@ -47,6 +59,45 @@ export const AUTO_RAISE_GRACE_MS = 60 * 60_000;
 
 export async function readFeatureLevel(metadata: MetadataStore): Promise<number> {
   return (await metadata.get<FeatureLevelItem>(CLUSTER_PK, FEATURE_LEVEL_SK))?.value.level ?? 1;
+}
+
+/**
+ * Whether the store holds data a user made: a topic (live, or deleted and still to purge), a group,
+ * or a producer id. Every release, v0.1.0 included, writes one of these before any record or
+ * offset; process registrations, the scheduler's lease and timer cursors do not count.
+ */
+async function holdsData(metadata: MetadataStore): Promise<boolean> {
+  const found = await Promise.all([
+    ...[TOPIC_PREFIX, TOPIC_PURGE_PREFIX, GROUP_REGISTRY_PREFIX, CLASSIC_GROUP_REGISTRY_PREFIX].map((beginsWith) =>
+      metadata.query(CLUSTER_PK, { beginsWith, limit: 1 }).then((items) => items.length > 0),
+    ),
+    metadata.get(CLUSTER_PK, PRODUCER_ID_SEQ_SK).then((item) => item !== undefined),
+  ]);
+  return found.includes(true);
+}
+
+/**
+ * A new cluster starts at the newest level, as Kafka formats a new cluster at the latest
+ * metadata.version: when the level item is absent and the store holds no data, it is written at
+ * `supported` (IF absent). A store with data and no item is one an earlier release wrote (v0.1.0
+ * has no item): it stays at level 1, nothing written. Answers the level.
+ */
+export async function initializeFeatureLevel(
+  metadata: MetadataStore,
+  now: number,
+  supported = SUPPORTED_FEATURE_LEVEL,
+): Promise<number> {
+  const item = await metadata.get<FeatureLevelItem>(CLUSTER_PK, FEATURE_LEVEL_SK);
+  if (item) return item.value.level;
+  if (await holdsData(metadata)) return 1;
+  try {
+    const value: FeatureLevelItem = { level: supported, raisedAt: now, raisedBy: 'new-cluster' };
+    return (await metadata.put(CLUSTER_PK, FEATURE_LEVEL_SK, value, { ifAbsent: true })).value.level;
+  } catch (e) {
+    // Another process initialized (or raised) it first: its level stands.
+    if (e instanceof ConditionFailedError) return readFeatureLevel(metadata);
+    throw e;
+  }
 }
 
 /** Writes (or refreshes) a process's registration; the store may drop it after REGISTRATION_TTL_MS. */
@@ -182,7 +233,42 @@ export class FeatureLevels {
   ) {}
   level = () => readFeatureLevel(this.metadata);
   status = (now: number) => featureLevelStatus(this.metadata, now);
-  raise = (target: number, now: number, by: string) => raiseFeatureLevel(this.metadata, target, now, by);
+  raise = async (target: number, now: number, by: string) => {
+    const status = await raiseFeatureLevel(this.metadata, target, now, by);
+    this.remember(status.level, now);
+    return status;
+  };
+
+  private cached: { level: number; readAt: number } | undefined;
+  private reading: Promise<number> | undefined;
+  private initialized = false;
+  /**
+   * The level for a writer's decision (the produce path), without a read per request: served from
+   * this process's cache for FEATURE_LEVEL_MAX_AGE_MS, one read at a time; a raise through this
+   * process is seen at once, one by another process within FEATURE_LEVEL_MAX_AGE_MS (until then
+   * this process writes as the lower level says, which is always safe). The newest level is kept
+   * for good: a level never goes down.
+   */
+  current = async (now: number): Promise<number> => {
+    const c = this.cached;
+    if (c && (c.level >= SUPPORTED_FEATURE_LEVEL || now - c.readAt < FEATURE_LEVEL_MAX_AGE_MS)) return c.level;
+    this.reading ??= readFeatureLevel(this.metadata)
+      .then((level) => this.remember(level, now))
+      .finally(() => {
+        this.reading = undefined;
+      });
+    return this.reading;
+  };
+  /** Starts a new cluster at the newest level (`initializeFeatureLevel`): before the first topic is made. */
+  initialize = async (now: number): Promise<void> => {
+    if (this.initialized) return;
+    this.remember(await initializeFeatureLevel(this.metadata, now), now);
+    this.initialized = true;
+  };
+  private remember(level: number, now: number): number {
+    if (!this.cached || level >= this.cached.level) this.cached = { level, readAt: now };
+    return this.cached.level;
+  }
   private registeredAt = -Infinity;
   /** Registers (or refreshes) this process; callers do it at start and then within REGISTRATION_TTL_MS. */
   register = async (role: string, now: number) => {

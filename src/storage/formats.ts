@@ -12,6 +12,7 @@
  * it; it reads every version from 1 up to the one it knows. A writer writes the version the
  * cluster's feature level allows (src/storage/feature-level.ts), never more.
  */
+import type { CompressionType } from '../wire/compression/index.js';
 import { KafkaError } from '../wire/errors.js';
 
 /** The field of an item's value that holds its format version when it is above 1. */
@@ -64,8 +65,19 @@ export type FormatName = keyof typeof FORMATS;
  * is v0.1.0's formats. A new format version that older code cannot read is added here with a new
  * level, and written only once the cluster's level reaches it.
  */
-export const FEATURE_LEVELS: readonly { level: number; formats: Partial<Record<FormatName, number>> }[] = [
-  { level: 1, formats: {} },
+export interface FeatureLevel {
+  level: number;
+  formats: Partial<Record<FormatName, number>>;
+  /** What writers may do from this level on (docs/formats.md). */
+  what?: string;
+  /** Record batch codecs first allowed at this level (before it, a produce with them is refused). */
+  codecs?: readonly CompressionType[];
+}
+
+export const FEATURE_LEVELS: readonly FeatureLevel[] = [
+  { level: 1, what: "v0.1.0's formats: record batches uncompressed or gzip", formats: {} },
+  // v0.1.0 answers UNSUPPORTED_COMPRESSION_TYPE for these (its fetch as JSON, its compaction).
+  { level: 2, what: 'record batches may use snappy, lz4 and zstd', formats: {}, codecs: ['snappy', 'lz4', 'zstd'] },
 ];
 
 /** The newest feature level this code knows (and can run at). */
@@ -75,10 +87,32 @@ export const SUPPORTED_FEATURE_LEVEL = Math.max(...FEATURE_LEVELS.map((l) => l.l
  * The version a writer uses for `format` at the cluster's feature level: the newest the level
  * allows, 1 when no level names it. `levels` is the table (a parameter for the tests).
  */
-export function writeVersion(format: FormatName, level: number, levels = FEATURE_LEVELS): number {
+export function writeVersion(
+  format: FormatName,
+  level: number,
+  levels: readonly FeatureLevel[] = FEATURE_LEVELS,
+): number {
   let version = 1;
   for (const l of levels) if (l.level <= level) version = Math.max(version, l.formats[format] ?? 1);
   return version;
+}
+
+/** The feature level from which record batches may use `codec` (1 for none and gzip). */
+export function codecFeatureLevel(codec: CompressionType, levels: readonly FeatureLevel[] = FEATURE_LEVELS): number {
+  return levels.find((l) => l.codecs?.includes(codec))?.level ?? 1;
+}
+
+/**
+ * Refuses a record batch codec the cluster's feature level does not allow yet (as Kafka refused
+ * zstd before its inter-broker protocol allowed it): code a rollback may bring back cannot read it.
+ */
+export function requireCodecAllowed(codec: CompressionType, level: number): void {
+  const needed = codecFeatureLevel(codec);
+  if (level >= needed) return;
+  throw new KafkaError(
+    'UNSUPPORTED_COMPRESSION_TYPE',
+    `Compression ${codec} needs the cluster's feature level ${needed} (it is ${level}), so that a rollback to a release that cannot read it stays safe. Once every process runs a release that supports it, raise it with \`kafka-log features upgrade --feature-level ${needed}\` or POST /v3/clusters/{cluster_id}/features:raise (the scheduler raises it an hour after every process agrees); docs/deploy.md`,
+  );
 }
 
 /**

@@ -127,6 +127,8 @@ export interface TopicRegistryOptions {
   maxAgeMs?: number;
   /** How long a deleted topic's name stays taken (must exceed every process's `maxAgeMs`, with clock skew; default `maxAgeMs` + 2 s). */
   deletionHoldMs?: number;
+  /** Awaited before a topic is created: the cluster's feature level starts a new cluster (FeatureLevels.initialize). */
+  beforeCreate?: () => Promise<void>;
 }
 
 export interface CreateTopicRequest {
@@ -140,6 +142,7 @@ export interface CreateTopicRequest {
 export class TopicRegistry {
   private readonly maxAgeMs: number;
   private readonly deletionHoldMs: number;
+  private readonly beforeCreate: (() => Promise<void>) | undefined;
   /** Topics read, by name, with when they were read (this clock's time). */
   private readonly cache = new Map<string, { topic: Topic; readAt: number }>();
 
@@ -152,6 +155,7 @@ export class TopicRegistry {
   ) {
     this.maxAgeMs = options.maxAgeMs ?? TOPIC_METADATA_MAX_AGE_MS;
     this.deletionHoldMs = options.deletionHoldMs ?? this.maxAgeMs + CLOCK_SKEW_MARGIN_MS;
+    this.beforeCreate = options.beforeCreate;
   }
 
   async create(req: CreateTopicRequest): Promise<Topic> {
@@ -192,6 +196,7 @@ export class TopicRegistry {
       requireFree(await this.metadata.get<StoredTopic>(PK, sk(req.name)));
       return { ...meta, config: resolveTopicConfig(configs), version: 0 };
     }
+    await this.beforeCreate?.();
     // The topic id is the token: a create whose answer was lost finds its own incarnation. The first
     // write assumes no item (IF absent); over an old tombstone the second writes IF its version.
     const { result } = await optimisticUpdate<StoredTopic, Topic>({

@@ -49,7 +49,7 @@ describe('request objects', () => {
       [2, 'two'],
       [3, 'three'],
     ]);
-    const object = buildRequestObject(topic(), appends, now);
+    const object = buildRequestObject(topic(), appends, now, 1);
     expect(object.body.buffer).toBe(body.buffer); // the request's own bytes
     expect(object.runs.map((r) => r.partition)).toEqual([0, 2, 3]);
     expect(object.runs.map((r) => valuesAt(object.body, r))).toEqual([['zero'], ['two'], ['three']]);
@@ -62,7 +62,7 @@ describe('request objects', () => {
       [9, 'rejected: no such partition'],
       [1, 'one'],
     ]);
-    const object = buildRequestObject(topic(), appends, now);
+    const object = buildRequestObject(topic(), appends, now, 1);
     expect(object.rejected.get(9)?.errorName).toBe('UNKNOWN_TOPIC_OR_PARTITION');
     expect(object.runs.map((r) => valuesAt(object.body, r))).toEqual([['zero'], ['one']]);
     expect(object.body.byteLength).toBe(object.runs.reduce((n, r) => n + r.end - r.start, 0)); // only the runs
@@ -73,7 +73,7 @@ describe('request objects', () => {
       [0, 'zero'],
       [1, 'one'],
     ]);
-    const object = buildRequestObject(topic({ 'compression.type': 'gzip' }), appends, now);
+    const object = buildRequestObject(topic({ 'compression.type': 'gzip' }), appends, now, 1);
     expect(object.body.buffer).not.toBe(body.buffer);
     expect(object.runs.map((r) => valuesAt(object.body, r))).toEqual([['zero'], ['one']]);
   });
