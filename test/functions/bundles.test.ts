@@ -305,8 +305,9 @@ describe('admin, produce and fetch bundles, end to end on s3rver and dynalite', 
       path: `${BASE}/topics`,
       status: 201,
     });
-    // The topic, and the environment's process registration at its first invocation (docs/deploy.md).
-    expect(res.emf).toMatchObject({ DynamoDbWriteRequests: 2, requestId: res.requestId });
+    // The topic, the environment's process registration at its first invocation (docs/deploy.md),
+    // and, the cluster being new, its feature level at the newest (docs/formats.md).
+    expect(res.emf).toMatchObject({ DynamoDbWriteRequests: 3, requestId: res.requestId });
   });
 
   it('produce appends a batch: one object PUT, offsets back, produce metrics as EMF', async () => {
