@@ -53,6 +53,8 @@ const context = (functionName: string): Context => ({
 });
 
 export const HTTP_API_HOST = 'abc123.execute-api.us-east-1.amazonaws.com';
+/** Lambda's limit on a synchronous invocation's event (its JSON, body included). */
+export const LAMBDA_EVENT_BYTES = 6_291_456;
 /** The heartbeat function's URL (a Lambda function URL: the same payload 2.0 event, route `$default`). */
 export const HEARTBEAT_URL_HOST = 'hb456.lambda-url.us-east-1.on.aws';
 
@@ -105,6 +107,13 @@ export function httpApiFetch(
       ...(body && { body: textual ? body.toString() : body.toString('base64') }),
       isBase64Encoded: !!body && !textual,
     };
+    // Lambda refuses an event over its invocation limit before the function runs; the HTTP API
+    // (and a function URL) then answers a bare 500. Measured only where the body could reach it.
+    if (
+      (event.body?.length ?? 0) * 6 > LAMBDA_EVENT_BYTES &&
+      Buffer.byteLength(JSON.stringify(event)) > LAMBDA_EVENT_BYTES
+    )
+      return Response.json({ message: 'Internal Server Error' }, { status: 500 });
     const started = performance.now();
     const cpu = process.cpuUsage();
     const handler = route.target === 'heartbeat' ? heartbeat! : handlers[route.target];
