@@ -104,10 +104,10 @@ interface WireBatchResponse {
 const asClientError = (e: unknown) =>
   e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
 
-/** A batch's size in a multi-partition request: its RecordBatch and the partition's framing (index, length). */
 /** Answers that a smaller batch would not get: the batch is split rather than failed. */
 const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'PAYLOAD_TOO_LARGE']);
 
+/** A batch's size in a multi-partition request: its RecordBatch and the partition's framing (index, length). */
 const batchBytes = (b: ProducerBatch) => RECORD_BATCH_OVERHEAD + b.sizeInBytes + 8;
 
 const SEQUENCE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID']);
