@@ -198,6 +198,8 @@ export async function autoRaiseFeatureLevel(
   graceMs = AUTO_RAISE_GRACE_MS,
   supported = SUPPORTED_FEATURE_LEVEL,
 ): Promise<number | undefined> {
+  // A new cluster starts at the newest level: no candidate at level 1 before its first topic.
+  if ((await initializeFeatureLevel(metadata, now, supported)) >= supported) return undefined;
   const processes = await activeProcesses(metadata, now);
   const agreed = Math.min(supported, ...processes.map((p) => p.supportedLevel));
   const outcome = await optimisticUpdate<FeatureLevelItem, number | undefined>({

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   AUTO_RAISE_GRACE_MS,
   autoRaiseFeatureLevel,
+  initializeFeatureLevel,
   raiseFeatureLevel,
   readFeatureLevel,
   registerProcess,
@@ -26,7 +27,28 @@ const proc = (id: string, supportedLevel: number, seenAt = T0) => ({
   seenAt,
 });
 
+/** A store as v0.1.0 leaves it: data (a topic), and no feature level item. */
+async function v010Store() {
+  const m = new MemoryMetadataStore();
+  await m.put('cluster', 'topic#legacy', { name: 'legacy' });
+  return m;
+}
+
 describe('the feature level', () => {
+  it('starts a new cluster at the newest level, by its first topic or the scheduler; a store with data stays at 1', async () => {
+    const fresh = new MemoryMetadataStore();
+    await registerProcess(fresh, proc('a', 3));
+    expect(await initializeFeatureLevel(fresh, T0, 3)).toBe(3);
+    expect(await readFeatureLevel(fresh)).toBe(3);
+    const scheduled = new MemoryMetadataStore();
+    await registerProcess(scheduled, proc('a', 3));
+    expect(await autoRaiseFeatureLevel(scheduled, T0, AUTO_RAISE_GRACE_MS, 3)).toBeUndefined();
+    expect(await readFeatureLevel(scheduled)).toBe(3);
+    const old = await v010Store();
+    expect(await initializeFeatureLevel(old, T0, 3)).toBe(1);
+    expect(await old.get('cluster', 'feature-level')).toBeUndefined();
+  });
+
   it('is 1 where none was ever written (every v0.1.0 cluster)', async () => {
     expect(await readFeatureLevel(new MemoryMetadataStore())).toBe(1);
   });
@@ -51,7 +73,7 @@ describe('the feature level', () => {
   });
 
   it('is raised by the scheduler once every process has agreed for the grace period', async () => {
-    const m = new MemoryMetadataStore();
+    const m = await v010Store();
     await registerProcess(m, proc('a', 2));
     await registerProcess(m, proc('b', 1));
     expect(await autoRaiseFeatureLevel(m, T0, AUTO_RAISE_GRACE_MS, 2)).toBeUndefined();
@@ -69,7 +91,7 @@ describe('the feature level', () => {
   });
 
   it('forgets a pending raise when a process that does not support it shows up', async () => {
-    const m = new MemoryMetadataStore();
+    const m = await v010Store();
     await registerProcess(m, proc('a', 2));
     expect(await autoRaiseFeatureLevel(m, T0, AUTO_RAISE_GRACE_MS, 2)).toBeUndefined();
     await registerProcess(m, proc('rolled-back', 1, T0 + 1000));
