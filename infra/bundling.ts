@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import type { BuildOptions } from 'esbuild';
-import { BUNDLING, FUNCTION_ENTRIES, REPO_ROOT, type BundleName } from './log-functions.js';
+import { BUNDLING, CREDENTIAL_PROVIDER_ALIAS, FUNCTION_ENTRIES, REPO_ROOT, type BundleName } from './log-functions.js';
 
 export function esbuildOptions(name: BundleName, outdir: string): BuildOptions & { outfile: string } {
   return {
@@ -21,6 +21,7 @@ export function esbuildOptions(name: BundleName, outdir: string): BuildOptions &
     sourcemap: BUNDLING.sourceMap!,
     sourcesContent: BUNDLING.sourcesContent!,
     external: BUNDLING.externalModules!,
+    alias: CREDENTIAL_PROVIDER_ALIAS,
     banner: { js: BUNDLING.banner! },
     outfile: join(outdir, 'index.mjs'),
     logLevel: 'warning',

@@ -23,6 +23,15 @@ import { Construct } from 'constructs';
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const RUNTIME = lambda.Runtime.NODEJS_24_X;
 
+/**
+ * On Lambda the SDK's default credential chain is the environment's and the container endpoint's
+ * providers only (src/storage/lambda-credentials.ts says why): esbuild resolves the chain's
+ * package to that module in every bundle.
+ */
+export const CREDENTIAL_PROVIDER_ALIAS = {
+  '@aws-sdk/credential-provider-node': join(REPO_ROOT, 'src', 'storage', 'lambda-credentials.ts'),
+} as const;
+
 /** The esbuild settings of every bundle (the bundle tests import what these produce). */
 export const BUNDLING: BundlingOptions = {
   forceDockerBundling: false,
@@ -38,6 +47,9 @@ export const BUNDLING: BundlingOptions = {
   // which the Node 24 runtime never loads (src/wire/compression/zstd.ts). snappy and lz4 are pure
   // JavaScript, bundled like the rest: the same bytes run on x86_64 and arm64.
   externalModules: ['*/storage/sqlite-metadata-store.js', '*/sqlite-pack-index.js', ...ZSTD_FALLBACK_PACKAGES],
+  esbuildArgs: Object.fromEntries(
+    Object.entries(CREDENTIAL_PROVIDER_ALIAS).map(([pkg, file]) => [`--alias:${pkg}`, file]),
+  ),
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
   banner:
     "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);",

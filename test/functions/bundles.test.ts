@@ -262,6 +262,23 @@ describe('bundles', () => {
     for (const name of ['admin', 'heartbeat', 'scheduler'] as const) expect(groupCode(name), name).toHaveLength(3);
   });
 
+  it("take credentials from the environment or the container endpoint only: no profile, SSO or STS clients (the SDK's default chain is aliased)", () => {
+    for (const name of ['produce', 'fetch', 'admin', 'push', 'heartbeat', 'scheduler'] as const) {
+      const files = Object.entries(rebuilt[name].inputs)
+        .filter(([, input]) => input.bytesInOutput > 0)
+        .map(([file]) => file);
+      expect(files, name).toContain('src/storage/lambda-credentials.ts');
+      expect(
+        files.filter((f) =>
+          /@aws-sdk\/(credential-provider-(node|ini|sso|login|process|web-identity)|nested-clients|token-providers)\//.test(
+            f,
+          ),
+        ),
+        name,
+      ).toEqual([]);
+    }
+  });
+
   it("hold zod's schemas but not its translations (zod is imported by namespace, so esbuild drops what is unused)", () => {
     for (const name of ['produce', 'fetch', 'admin', 'heartbeat'] as const) {
       const zod = Object.entries(rebuilt[name].inputs).filter(
