@@ -3,7 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../src/compose.js';
 import type { CommitRecord } from '../../src/partition/partition-state.js';
 import { validateProducedBatches } from '../../src/log/produced-batches.js';
-import { encodeRecordBatch } from '../../src/wire/record-batch.js';
+import { CODEC, COMPRESSION_CODEC_MASK, encodeRecordBatch, readBatchHeader } from '../../src/wire/record-batch.js';
+import { raiseFeatureLevel } from '../../src/storage/feature-level.js';
 import type { Topic } from '../../src/topics/topics.js';
 import { ConditionFailedError, type ByteRange, type MetadataStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
@@ -328,5 +329,38 @@ describe('compaction triggers and guards (memory)', () => {
     // The next pass finishes the job and matches the reference.
     await model.pass(1);
     await expect(inner.put('x', 'y', 1, { ifVersion: 9 })).rejects.toBeInstanceOf(ConditionFailedError);
+  });
+});
+
+describe('compaction and the feature level', () => {
+  it('re-encodes as compression.type=zstd only from level 2: below it the cleaning waits, and runs once raised', async () => {
+    const storage = createStorage({ kind: 'memory', replicaStores: 1 });
+    const clock = new TestClock(T0);
+    const h = harness(storage, clock, SMALL);
+    // The harness's registry starts no cluster at a level: no level item, level 1 (as after v0.1.0).
+    const topic = await h.topic(COMPACT);
+    for (const v of ['1', '2', '3']) {
+      clock.advance(1);
+      await h.produce(topic, [rec('k', v, clock.now())]);
+    }
+    const zstd = await h.topics.alterConfigs(topic.name, { 'compression.type': 'zstd' });
+    clock.advance(10);
+    await h.run();
+    expect(h.events).toContainEqual(
+      expect.objectContaining({
+        msg: 'maintenance failed',
+        error: expect.stringContaining("Compression zstd needs the cluster's feature level 2 (it is 1)"),
+      }),
+    );
+    expect((await h.readAll(zstd)).map((r) => r.value)).toEqual(['1', '2', '3']);
+
+    await raiseFeatureLevel(storage.metadata, 2, clock.now(), 'User:ops');
+    clock.advance(10);
+    const report = await h.run();
+    expect(report.compactions).toBe(1);
+    // The newest entry is the active segment; below it only the latest record of k stays.
+    expect((await h.readAll(zstd)).map((r) => r.value)).toEqual(['2', '3']);
+    const stored = await h.log.readBatches(zstd, 0, 0, 1 << 20);
+    expect(readBatchHeader(stored.batches, 0).attributes & COMPRESSION_CODEC_MASK).toBe(CODEC.zstd);
   });
 });
