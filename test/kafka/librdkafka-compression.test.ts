@@ -9,6 +9,8 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { TopicRegistry } from '../../src/topics/topics.js';
 import { CODEC, decodeRecordBatches } from '../../src/wire/record-batch.js';
 import { startKafkaServer, type TestKafkaServer } from './support/kafka-server.js';
 
@@ -80,6 +82,61 @@ describe.skipIf(!hasKcat)(hasKcat ? 'kcat -z' : 'kcat (Debian package kcat) is n
     expect(out.trim().split('\n')).toEqual(lines);
   });
 });
+
+describe.skipIf(!hasKcat)(
+  hasKcat ? 'kcat -z on a cluster at feature level 1' : 'kcat (Debian package kcat) is not installed: skipped',
+  () => {
+    it('zstd is refused UNSUPPORTED_COMPRESSION_TYPE until the feature level is raised, and taken after', async () => {
+      const old = await startKafkaServer({}, { DEFAULT_PARTITIONS: '1' });
+      try {
+        // A topic as v0.1.0 left it: data, and no feature level item.
+        await new TopicRegistry(old.metadata, systemClock, 1).create({
+          name: 'legacy',
+          partitionCount: 1,
+          replicationFactor: 1,
+        });
+        const produce = (line: string) => {
+          const p = run(
+            'kcat',
+            ['-b', old.broker, '-P', '-t', 'legacy', '-z', 'zstd', '-X', 'message.send.max.retries=0'],
+            {
+              timeout: 20_000,
+            },
+          );
+          // librdkafka sends a batch uncompressed when compressing does not make it smaller.
+          p.child.stdin!.end(`${line} ${'compressible '.repeat(20)}\n`);
+          return p.then(
+            (r) => r.stderr,
+            (e: { stderr: string }) => e.stderr,
+          );
+        };
+        expect(await produce('too early')).toMatch(/Unsupported compression type/i);
+        const highWatermark = async () =>
+          (
+            (await (await fetch(`${old.http}/topics/legacy/partitions/0/records?offset=0`)).json()) as {
+              high_watermark: number;
+            }
+          ).high_watermark;
+        expect(await highWatermark()).toBe(0);
+        const raised = await fetch(`${old.http}/features:raise`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ feature_level: 2 }),
+        });
+        expect(raised.status).toBe(200);
+        expect(await produce('after the raise')).not.toMatch(/Unsupported compression type/i);
+        expect(await highWatermark()).toBe(1);
+        const stored = await fetch(`${old.http}/topics/legacy/partitions/0/records?offset=0`, {
+          headers: { accept: 'application/vnd.kafka.record-batch.v2' },
+        });
+        const [batch] = decodeRecordBatches(new Uint8Array(await stored.arrayBuffer()));
+        expect(batch!.header.attributes & 0x07).toBe(CODEC.zstd);
+      } finally {
+        await old.close();
+      }
+    });
+  },
+);
 
 const KAFKA_PYTHON_CONSUMER = `
 import sys
