@@ -50,6 +50,35 @@ const acks = param(
   "Kafka's acks (extension): 0 answers before anything is durable (offset -1); 1 once the leader store has it; all once every in-sync replica store has it",
 );
 
+/** A KafkaFeatureLevel (src/http/feature-routes.ts). */
+const featureLevel = {
+  type: 'object',
+  required: ['kind', 'cluster_id', 'release', 'feature_level', 'supported_feature_level', 'processes'],
+  properties: {
+    kind: { const: 'KafkaFeatureLevel' },
+    cluster_id: { type: 'string' },
+    release: { type: 'string', description: 'The release of the code that answered' },
+    feature_level: { type: 'integer', minimum: 1 },
+    supported_feature_level: { type: 'integer', minimum: 1 },
+    finalizable_feature_level: { type: 'integer', minimum: 1 },
+    raised_at: { type: 'string', format: 'date-time' },
+    raised_by: { type: 'string' },
+    processes: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['role', 'release', 'supported_feature_level', 'last_seen'],
+        properties: {
+          role: { type: 'string' },
+          release: { type: 'string' },
+          supported_feature_level: { type: 'integer' },
+          last_seen: { type: 'string', format: 'date-time' },
+        },
+      },
+    },
+  },
+};
+
 const recordBatches = {
   schema: {
     type: 'string',
@@ -800,6 +829,29 @@ const document = {
           }),
           ...errors(400, 404, 416),
         },
+      },
+    },
+    '/v3/clusters/{cluster_id}/features': {
+      get: {
+        summary:
+          "The cluster's feature level (as Kafka's metadata.version): the level in force, what this code and every registered process support, and the highest level that may be raised to now",
+        'x-extension': true,
+        parameters: [cluster],
+        responses: { 200: json(featureLevel), ...errors(403) },
+      },
+    },
+    '/v3/clusters/{cluster_id}/features:raise': {
+      post: {
+        summary:
+          'Raise the feature level (ALTER on the cluster); refused above what this code or any active process supports, and never lowered (docs/deploy.md "Upgrading and rolling back")',
+        'x-extension': true,
+        parameters: [cluster],
+        requestBody: body({
+          type: 'object',
+          required: ['feature_level'],
+          properties: { feature_level: { type: 'integer', minimum: 1 } },
+        }),
+        responses: { 200: json(featureLevel), ...errors(400, 403, 409) },
       },
     },
     ...groupPaths,

@@ -211,5 +211,8 @@ export async function everyOperation(call: ScenarioCall): Promise<void> {
   });
   await call('GET', `${B}/user-scram-credentials?user=alice&user=nobody`);
 
+  await call('GET', `${B}/features`);
+  await call('POST', `${B}/features:raise`, { feature_level: 1 });
+
   await call('DELETE', `${B}/topics/o`);
 }
