@@ -89,6 +89,8 @@ export function toLogRecord(
   };
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /** How fetch shows a key or value: `format=binary` (default), `string` or `json`. */
 export type OutputFormat = 'binary' | 'string' | 'json';
 
@@ -97,10 +99,18 @@ function showData(bytes: Uint8Array | null, format: OutputFormat): { type: DataT
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (format === 'string') return { type: 'STRING', data: buf.toString('utf8') };
   if (format === 'json') {
+    // A key produced as STRING ("alice") is not JSON text: it comes back as the STRING it was,
+    // and only bytes that are not UTF-8 fall back to BINARY. Both stay lossless.
+    let text: string;
     try {
-      return { type: 'JSON', data: JSON.parse(buf.toString('utf8')) };
+      text = utf8.decode(buf);
     } catch {
-      return { type: 'BINARY', data: buf.toString('base64') }; // not JSON: shown losslessly instead
+      return { type: 'BINARY', data: buf.toString('base64') };
+    }
+    try {
+      return { type: 'JSON', data: JSON.parse(text) };
+    } catch {
+      return { type: 'STRING', data: text };
     }
   }
   return { type: 'BINARY', data: buf.toString('base64') };

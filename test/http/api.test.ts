@@ -195,13 +195,26 @@ describe('HTTP API (Confluent v3 shapes)', () => {
         partition_id: 0,
         offset: 0,
         timestamp: '2024-01-02T03:04:05.006Z',
-        key: { type: 'BINARY', data: b64('k1') }, // "k1" is not JSON, so it is shown losslessly
+        key: { type: 'STRING', data: 'k1' }, // "k1" is not JSON: the STRING it was produced as
         value: { type: 'JSON', data: { n: 1, s: 'é' } },
         headers: [{ name: 'h', value: b64('hv') }],
       },
     ]);
     const asBinary = await call('GET', 'topics/one/partitions/0/records?offset=0');
     expect(asBinary.body.records[0].value).toEqual({ type: 'BINARY', data: b64('{"n":1,"s":"é"}') });
+  });
+
+  it('format=json shows JSON as JSON, other text as STRING and bytes that are not UTF-8 as BINARY', async () => {
+    await createTopic('shown', 1);
+    const notUtf8 = Buffer.from([0xff, 0xfe, 0x00]).toString('base64');
+    const res = await call('POST', 'topics/shown/records', {
+      key: { type: 'STRING', data: 'alice' },
+      value: { type: 'BINARY', data: notUtf8 },
+    });
+    expect(res.status).toBe(200);
+    const [record] = (await call('GET', 'topics/shown/partitions/0/records?offset=0&format=json')).body.records;
+    expect(record.key).toEqual({ type: 'STRING', data: 'alice' });
+    expect(record.value).toEqual({ type: 'BINARY', data: notUtf8 });
   });
 
   it('answers a batch with 207, per-entry successes and failures, and appends only the good ones', async () => {
