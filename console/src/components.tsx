@@ -132,7 +132,12 @@ export function LineChart({ label, data, unit }: { label: string; data: [number[
         width: width(),
         height: 180,
         series: [{}, { label: `${label} (${unit})`, stroke: '#0b5cad', width: 2, fill: 'rgba(11,92,173,0.08)' }],
-        axes: [{}, { size: 60 }],
+        axes: [
+          // Time labels ("10:41:20pm") are about 70 px wide: closer ticks overlapped on narrow screens.
+          { space: 90 },
+          // Wide enough for the longest tick label, so large counts are not clipped.
+          { size: (_u, values) => 16 + 8 * Math.max(3, ...(values ?? []).map((v) => v.length)) },
+        ],
         legend: { show: false },
         // A sliding two-minute window, and a y axis from 0: one sample is not a scale.
         scales: {
