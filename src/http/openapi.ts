@@ -8,6 +8,7 @@ import { PRODUCE_REQUEST_MEDIA_TYPE } from '../wire/produce-request.js';
 import { FETCH_RESPONSE_MEDIA_TYPE } from '../wire/fetch-response.js';
 import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
 import { securityPaths } from './security-openapi.js';
+import { RELEASE } from '../wire/release.js';
 
 type Json = Record<string, unknown>;
 
@@ -100,7 +101,7 @@ const document = {
   openapi: '3.1.0',
   info: {
     title: 'Serverless Kafka-semantics log',
-    version: '0.1.0',
+    version: RELEASE,
     description:
       "Confluent REST Proxy v3 paths and shapes where v3 has the operation (operations v3 lacks are marked `x-extension: true`); REST Proxy v2's consumer instances under /consumers; Kafka's error names in `error`.",
   },

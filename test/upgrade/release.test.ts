@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { openApiDocument } from '../../src/http/openapi.js';
 import { SUPPORTED_FEATURE_LEVEL } from '../../src/storage/formats.js';
 import { RELEASE } from '../../src/wire/release.js';
 import { testApp } from '../support/test-app.js';
@@ -38,6 +39,10 @@ describe('the release', () => {
     const changelog = readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8');
     const newest = /^## (.+)$/m.exec(changelog)?.[1];
     expect(newest === `Unreleased (${RELEASE})` || newest?.startsWith(`${RELEASE} `)).toBe(true);
+  });
+
+  it("is the OpenAPI document's info.version", () => {
+    expect(openApiDocument.info.version).toBe(RELEASE);
   });
 
   it('is what kafka-log --version prints', async () => {
