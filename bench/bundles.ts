@@ -51,13 +51,17 @@ interface Row {
   rssMb: number;
 }
 
-/** Builds every entry of the tree at `root` (this repository or an extracted commit) into `out`. */
+/**
+ * Builds every entry of the tree at `root` (this repository or an extracted commit) into `out`.
+ * Another commit's bundles keep the SDK's own credential chain: the alias to this tree's
+ * src/storage/lambda-credentials.ts is not theirs (their stack built them without it).
+ */
 async function buildAll(root: string, out: string): Promise<Record<BundleName, string>> {
   const files = {} as Record<BundleName, string>;
   for (const name of NAMES) {
-    const options = esbuildOptions(name, join(out, name));
+    const { alias, ...options } = esbuildOptions(name, join(out, name));
     const entry = join(root, 'functions', FUNCTION_ENTRIES[name]);
-    await build({ ...options, entryPoints: [entry], absWorkingDir: root });
+    await build({ ...options, ...(root === REPO_ROOT ? { alias } : {}), entryPoints: [entry], absWorkingDir: root });
     files[name] = options.outfile;
   }
   return files;
