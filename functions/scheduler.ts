@@ -18,7 +18,7 @@ import {
   type Storage,
 } from '../src/compose.js';
 import { serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
-import type { AppServices } from '../src/http/app-env.js';
+import type { AppServices } from '../src/services.js';
 import { instrumentStorage } from './instrumented-storage.js';
 import {
   addMetric,

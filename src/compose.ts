@@ -6,7 +6,7 @@ import { brokerConfigs } from './config/broker-configs.js';
 import type { ServerConfig } from './config/server-config.js';
 import { createGroups, type GroupServices } from './groups/index.js';
 import { DEFAULT_GROUP_LIMITS } from './groups/group-state.js';
-import type { AppServices } from './http/app-env.js';
+import type { AppServices } from './services.js';
 import { PartitionLog } from './log/partition-log.js';
 import { Partitioner } from './log/partitioner.js';
 import { TopicRegistry } from './topics/topics.js';
@@ -316,8 +316,7 @@ export function runMaintenancePass(
     clock: services.clock,
     partitionLog: services.log,
     topics: services.topics,
-    timerHandlers: services.groups.coordinator.timerHandlers(),
-    transactions: services.transactions,
+    timerHandlers: { ...services.transactions.timerHandlers(), ...services.groups.coordinator.timerHandlers() },
     ...pass,
   });
 }

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { aclRoutes } from './acl-routes.js';
-import type { AppEnv, AppServices } from './app-env.js';
+import type { AppEnv } from './app-env.js';
+import type { AppServices } from '../services.js';
 import { clusterRoutes } from './cluster-routes.js';
 import { consoleRoutes } from './console-routes.js';
 import { consumerInstanceRoutes } from './consumer-instance-routes.js';

@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { KafkaError } from '../wire/errors.js';
-import type { AppEnv, AppServices } from './app-env.js';
+import type { AppEnv } from './app-env.js';
+import type { AppServices } from '../services.js';
 import { requirePartition } from '../topics/topics.js';
 import { partitionParam } from './request.js';
 import { allowedNames, authorize } from './security.js';

@@ -3,7 +3,8 @@ import { Hono, type Context } from 'hono';
 import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import type { PolledRecord } from '../groups/consumer-instances.js';
-import type { AppEnv, AppServices } from './app-env.js';
+import type { AppEnv } from './app-env.js';
+import type { AppServices } from '../services.js';
 import { bodySizeLimit, queryInt, readJson } from './request.js';
 import { authorize, authorizeAll } from './security.js';
 

@@ -14,7 +14,8 @@ import { decodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../
 import { authorize, authorizeAll } from './security.js';
 import { validateProducedBatches, type ProducedBatches } from '../log/produced-batches.js';
 import { requirePartition, type Topic } from '../topics/topics.js';
-import type { AppEnv, AppServices } from './app-env.js';
+import type { AppEnv } from './app-env.js';
+import type { AppServices } from '../services.js';
 import { parseAcks, requireAcksAll } from './acks.js';
 import { mediaType, readBody } from './request.js';
 

@@ -11,7 +11,7 @@ import type { Duplex } from 'node:stream';
 import { Hono } from 'hono';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { toErrorResponse } from './error-mapping.js';
-import type { AppServices } from './app-env.js';
+import type { AppServices } from '../services.js';
 import { handleSubscribe, parseClientMessage, type SubscribeDeps } from '../push/subscribe-handler.js';
 import { bearerPrincipal, webSocketPrincipal } from '../authz/principal.js';
 import { KafkaError } from '../wire/errors.js';

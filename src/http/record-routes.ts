@@ -9,7 +9,8 @@ import { lastStableOffset } from '../partition/partition-state.js';
 import { requirePartition, type Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import { ABORTED_HEADER_BYTES, answerLimit, jsonAnswerBytes } from './answer-limit.js';
-import type { AppEnv, AppServices } from './app-env.js';
+import type { AppEnv } from './app-env.js';
+import type { AppServices } from '../services.js';
 import { toErrorResponse } from './error-mapping.js';
 import {
   produceRecordSchema,

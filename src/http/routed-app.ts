@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { ThrottledError } from '../quotas/throttle.js';
 import { KafkaError } from '../wire/errors.js';
-import type { AppEnv, AppServices, AuditSink } from './app-env.js';
+import type { AppEnv, AuditSink } from './app-env.js';
+import type { AppServices } from '../services.js';
 import { toErrorResponse } from './error-mapping.js';
 import { allowedMethods } from './method-not-allowed.js';
 import { bodySizeLimit } from './request.js';

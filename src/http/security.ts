@@ -15,7 +15,8 @@ import {
 } from '../authz/principal.js';
 import { KafkaError, type KafkaErrorName } from '../wire/errors.js';
 import type { AppliedQuota, QuotaKey } from '../quotas/client-quotas.js';
-import type { AppEnv, AppServices, AuditSink } from './app-env.js';
+import type { AppEnv, AuditSink } from './app-env.js';
+import type { AppServices } from '../services.js';
 
 const DENIED: Record<ResourceType, KafkaErrorName> = {
   TOPIC: 'TOPIC_AUTHORIZATION_FAILED',

@@ -27,7 +27,7 @@ import { MemoryPool } from '../limits/memory-pool.js';
 import { type MetricName, type Metrics, noMetrics } from '../metrics.js';
 import { KafkaError } from '../wire/errors.js';
 import type { ClassicGroupCoordinator } from '../groups/classic-coordinator.js';
-import type { AppServices } from '../http/app-env.js';
+import type { AppServices } from '../services.js';
 import { HANDLERS } from './dispatch.js';
 import { createTlsListener } from './tls-listener.js';
 import { supportedApiKeys } from './handlers/cluster.js';

@@ -9,7 +9,6 @@ import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem, ObjectStore } from '../storage/ports.js';
 import { DurableTimers, type TimerHandler } from '../timer/durable-timers.js';
-import { createTransactionCoordinator, type TransactionCoordinator } from '../transactions/index.js';
 import { compactPartition } from './compaction.js';
 import { maintenanceOptions, type MaintenanceOptions } from './maintenance-options.js';
 import { DELETE_OBJECTS_KIND, deleteObjects, sweepDue, sweepTopic } from './object-gc.js';
@@ -53,9 +52,10 @@ export interface SchedulerDeps {
   partitionLog: PartitionLog;
   topics: TopicRegistry;
   options?: Partial<MaintenanceOptions>;
-  /** The process's transaction coordinator (its timers: transaction timeouts, id expiry); else one is made. */
-  transactions?: TransactionCoordinator;
-  /** More durable timer kinds to fire (the composition root passes the groups' session timers). */
+  /**
+   * The durable timer kinds to fire besides object deletion: the composition root passes the
+   * transaction coordinator's (transaction timeouts, id expiry) and the groups' session timers.
+   */
   timerHandlers?: Record<string, TimerHandler>;
   /** Structured log lines; default one JSON line each on stdout. */
   log?: (event: Record<string, unknown>) => void;
@@ -120,9 +120,6 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
   let lease: MetaItem<SchedulerItem> = acquired;
   const { topics, partitionLog } = deps;
   const timers = new DurableTimers(metadata, { slotMs: options.timerSlotMs });
-  const transactions =
-    deps.transactions ??
-    createTransactionCoordinator({ metadata, clock, topics, log: partitionLog, timerSlotMs: options.timerSlotMs });
   const pastDeadline = () => clock.now() >= deps.deadline;
   try {
     // 1. The durable timers due now.
@@ -134,7 +131,6 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
           add('objectsDeleted', r.objects);
           add('bytesFreed', r.bytes);
         },
-        ...transactions.timerHandlers(),
         ...deps.timerHandlers,
       },
       { deadline: deps.deadline, clock },

@@ -44,15 +44,21 @@ const MAY_IMPORT: Record<string, string[]> = {
   ],
   'src/quotas': ['src/clock.ts', 'src/storage', 'src/wire'],
   'src/authz': ['src/clock.ts', 'src/config', 'src/quotas', 'src/storage', 'src/wire'],
-  'src/maintenance': [
+  'src/maintenance': ['src/clock.ts', 'src/log', 'src/partition', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
+  // The services of a process, as one type: what the composition root hands both doors (http, kafka).
+  'src/services.ts': [
+    'src/authz',
     'src/clock.ts',
+    'src/config',
+    'src/groups',
     'src/log',
-    'src/partition',
+    'src/metrics.ts',
+    'src/producer',
+    'src/push',
     'src/storage',
     'src/timer',
     'src/topics',
     'src/transactions',
-    'src/wire',
   ],
   'src/http': [
     'src/authz',
@@ -67,6 +73,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/producer',
     'src/push',
     'src/quotas',
+    'src/services.ts',
     'src/storage',
     'src/timer',
     'src/topics',
@@ -85,21 +92,22 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/producer',
     'src/push',
     'src/replication',
+    'src/services.ts',
     'src/storage',
     'src/timer',
     'src/topics',
     'src/transactions',
   ],
-  // The Kafka protocol listener: a door beside http, over the same services (AppServices).
+  // The Kafka protocol listener: a door beside http, over the same services (AppServices), not through it.
   'src/kafka': [
     'src/authz',
     'src/config',
     'src/groups',
-    'src/http',
     'src/limits',
     'src/log',
     'src/metrics.ts',
     'src/partition',
+    'src/services.ts',
     'src/timer',
     'src/topics',
     'src/transactions',
@@ -108,7 +116,16 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/server.ts': ['src/compose.ts', 'src/config', 'src/http', 'src/kafka', 'src/limits', 'src/metrics.ts'],
   // Lambda entries stay thin: the composition root, the HTTP app, configuration, and the storage
   // ports their instrumenting decorator wraps.
-  functions: ['src/clock.ts', 'src/compose.ts', 'src/config', 'src/http', 'src/metrics.ts', 'src/push', 'src/storage'],
+  functions: [
+    'src/clock.ts',
+    'src/compose.ts',
+    'src/config',
+    'src/http',
+    'src/metrics.ts',
+    'src/push',
+    'src/services.ts',
+    'src/storage',
+  ],
   // Infrastructure names the wire format's media types (binary media types of the REST API).
   infra: ['src/wire'],
   // The client is shipped on its own: it may use only the wire format it shares with the server.
@@ -276,6 +293,8 @@ describe('module boundaries', () => {
     expect(MAY_IMPORT['src/partition']).not.toContain('src/log');
     expect(MAY_IMPORT['src/log']).not.toContain('src/replication');
     expect(MAY_IMPORT['src/maintenance']).not.toContain('src/groups'); // the composition root hands it the coordinator
+    expect(MAY_IMPORT['src/maintenance']).not.toContain('src/transactions'); // ... and the transactions' timers
+    expect(MAY_IMPORT['src/kafka']).not.toContain('src/http'); // two doors over one AppServices (src/services.ts)
     expect(MAY_IMPORT.functions).not.toContain('src/maintenance');
   });
 });

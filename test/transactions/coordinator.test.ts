@@ -115,7 +115,7 @@ describe('transactions over HTTP', () => {
       deadline: clock.now() + 10_000,
       partitionLog: t.services.log,
       topics: t.services.topics,
-      transactions: t.services.transactions,
+      timerHandlers: t.services.transactions.timerHandlers(),
       log: () => {},
     });
     expect(report.timersFired).toBeGreaterThanOrEqual(1);
@@ -160,7 +160,7 @@ describe('transactions over HTTP', () => {
       deadline: clock.now() + 10_000,
       partitionLog: log,
       topics: t.services.topics,
-      transactions: t.services.transactions,
+      timerHandlers: t.services.transactions.timerHandlers(),
       log: () => {},
     });
     expect((await t.call('GET', 'transactions/tx-d')).body.state).toBe('CompleteCommit');

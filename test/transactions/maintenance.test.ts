@@ -17,7 +17,7 @@ async function maintain(t: Harness, clock: { now(): number }) {
     deadline: clock.now() + 60_000,
     partitionLog: t.services.log,
     topics: t.services.topics,
-    transactions: t.services.transactions,
+    timerHandlers: t.services.transactions.timerHandlers(),
     options: OPTIONS,
     log: () => {},
   });

@@ -1,6 +1,6 @@
 import { KafkaError } from '../../wire/errors.js';
 import type { ClassicGroupCoordinator } from '../../groups/classic-coordinator.js';
-import type { AppServices } from '../../http/app-env.js';
+import type { AppServices } from '../../services.js';
 import type { ScramServer } from '../../authz/scram.js';
 
 /** What Metadata and FindCoordinator tell clients: this listener, the one broker. */

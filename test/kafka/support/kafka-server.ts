@@ -1,7 +1,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { createServices, createStorage } from '../../../src/compose.js';
 import { serverConfigFromEnv } from '../../../src/config/server-config.js';
-import type { AppServices } from '../../../src/http/app-env.js';
+import type { AppServices } from '../../../src/services.js';
 import { createApp } from '../../../src/http/app.js';
 import type { MetadataStore } from '../../../src/storage/ports.js';
 import { startKafkaListener, type KafkaListener, type KafkaListenerOptions } from '../../../src/kafka/listener.js';
