@@ -222,7 +222,7 @@ export function composeServices(
   timer.startRealTime();
   const groups = parts.groups(
     { metadata, clock, topics, log, timer },
-    { limits: { initialRebalanceDelayMs: config.groups.initialRebalanceDelayMs } },
+    { limits: config.groups },
   );
   const fetchPurgatory = new Purgatory({ timer, name: 'Fetch', onError: () => {} });
   log.onAppend((topic, partition) => void fetchPurgatory.checkAndComplete(partitionWatchKey(topic, partition)));
@@ -266,6 +266,8 @@ export function composeServices(
       groupInitialRebalanceDelayMs: config.groups.initialRebalanceDelayMs,
       groupMinSessionTimeoutMs: DEFAULT_GROUP_LIMITS.minSessionTimeoutMs,
       groupMaxSessionTimeoutMs: DEFAULT_GROUP_LIMITS.maxSessionTimeoutMs,
+      groupConsumerMaxSize: config.groups.consumerMaxSize ?? DEFAULT_GROUP_LIMITS.consumerMaxSize,
+      groupMaxSize: config.groups.classicMaxSize ?? DEFAULT_GROUP_LIMITS.classicMaxSize,
       transactionMaxTimeoutMs: transactions.config.maxTimeoutMs,
       transactionalIdExpirationMs: transactions.config.idExpirationMs,
     }),

@@ -25,6 +25,8 @@ export interface BrokerSettings {
   groupInitialRebalanceDelayMs: number;
   groupMinSessionTimeoutMs: number;
   groupMaxSessionTimeoutMs: number;
+  groupConsumerMaxSize: number;
+  groupMaxSize: number;
   transactionMaxTimeoutMs: number;
   transactionalIdExpirationMs: number;
 }
@@ -76,6 +78,8 @@ export function brokerConfigs(s: BrokerSettings): BrokerConfig[] {
     configured('group.initial.rebalance.delay.ms', s.groupInitialRebalanceDelayMs),
     configured('group.min.session.timeout.ms', s.groupMinSessionTimeoutMs),
     configured('group.max.session.timeout.ms', s.groupMaxSessionTimeoutMs),
+    configured('group.consumer.max.size', s.groupConsumerMaxSize),
+    configured('group.max.size', s.groupMaxSize),
     configured('transaction.max.timeout.ms', s.transactionMaxTimeoutMs),
     configured('transactional.id.expiration.ms', s.transactionalIdExpirationMs),
     ...topicDefaults,

@@ -59,8 +59,11 @@ export interface ServerConfig {
   transactions: { maxTimeoutMs?: number; idExpirationMs?: number };
   /** The topic cache (src/topics/topics.ts): how long a topic read is served; the same in every process. */
   topics: { metadataMaxAgeMs?: number };
-  /** Kafka's group.initial.rebalance.delay.ms: the first join of an Empty classic group waits this long for others. */
-  groups: { initialRebalanceDelayMs: number };
+  /**
+   * Kafka's group.initial.rebalance.delay.ms: the first join of an Empty classic group waits this long for others;
+   * group.consumer.max.size and group.max.size: the most members of a KIP-848 group and of a classic group.
+   */
+  groups: { initialRebalanceDelayMs: number; consumerMaxSize?: number; classicMaxSize?: number };
   security: SecurityConfig;
 }
 
@@ -238,6 +241,10 @@ const envSchema = z.object({
   TOPIC_METADATA_MAX_AGE_MS: z.coerce.number().int().nonnegative().optional(),
   /** Kafka's group.initial.rebalance.delay.ms (default 3000; 0: the first member's join completes at once). */
   GROUP_INITIAL_REBALANCE_DELAY_MS: z.coerce.number().int().nonnegative().default(3000),
+  /** Kafka's group.consumer.max.size: the most members of a KIP-848 group (default 200). */
+  GROUP_CONSUMER_MAX_SIZE: z.coerce.number().int().positive().optional(),
+  /** Kafka's group.max.size: the most members of a classic group (default 2147483647). */
+  GROUP_MAX_SIZE: z.coerce.number().int().positive().optional(),
   /** `npm run bench` sets 1 to read request counts from GET /debug/counters. */
   BENCH_COUNTERS: z.enum(['0', '1', 'false', 'true']).default('0'),
   /** The Kafka protocol listener's port (0: off) and host (by default the HTTP host). */
@@ -378,7 +385,11 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
       ...(e.TRANSACTIONAL_ID_EXPIRATION_MS !== undefined ? { idExpirationMs: e.TRANSACTIONAL_ID_EXPIRATION_MS } : {}),
     },
     topics: e.TOPIC_METADATA_MAX_AGE_MS !== undefined ? { metadataMaxAgeMs: e.TOPIC_METADATA_MAX_AGE_MS } : {},
-    groups: { initialRebalanceDelayMs: e.GROUP_INITIAL_REBALANCE_DELAY_MS },
+    groups: {
+      initialRebalanceDelayMs: e.GROUP_INITIAL_REBALANCE_DELAY_MS,
+      ...(e.GROUP_CONSUMER_MAX_SIZE !== undefined ? { consumerMaxSize: e.GROUP_CONSUMER_MAX_SIZE } : {}),
+      ...(e.GROUP_MAX_SIZE !== undefined ? { classicMaxSize: e.GROUP_MAX_SIZE } : {}),
+    },
     security: securityConfig(e, file),
   };
 }

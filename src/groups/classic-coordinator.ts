@@ -22,7 +22,7 @@ import {
   OFFSET_PREFIX,
 } from '../storage/key-layout.js';
 import { validateGroupId } from './group-id.js';
-import type { GroupLimits } from './group-state.js';
+import { groupMaxSizeReached, type GroupLimits } from './group-state.js';
 import {
   classicDeadline,
   checkGeneration,
@@ -114,10 +114,13 @@ export class ClassicGroupCoordinator {
       if (req.requireKnownMemberId && req.groupInstanceId === null) {
         // Noted as pending first, so that the join with it is told apart from a stale member's.
         const now = this.deps.clock.now();
-        await this.mutate(req.groupId, (g) => ({
-          group: { ...g, pendingMembers: { ...livePending(g, now), [memberId]: now + req.sessionTimeoutMs } },
-          result: undefined,
-        }));
+        await this.mutate(req.groupId, (g) => {
+          this.checkRoom(req.groupId, g, now);
+          return {
+            group: { ...g, pendingMembers: { ...livePending(g, now), [memberId]: now + req.sessionTimeoutMs } },
+            result: undefined,
+          };
+        });
         throw new MemberIdRequired(memberId);
       }
       req = { ...req, memberId };
@@ -154,6 +157,8 @@ export class ClassicGroupCoordinator {
           'UNKNOWN_MEMBER_ID',
           `Member ${req.memberId} is not a member of group ${req.groupId}: join with an empty member id`,
         );
+      // A member handed its id (pending) was given its place then.
+      if (!known && !pending) this.checkRoom(req.groupId, g, now);
       if (pending) {
         const { [req.memberId]: _joined, ...others } = g.pendingMembers!;
         g = { ...g, pendingMembers: others };
@@ -188,6 +193,13 @@ export class ClassicGroupCoordinator {
       }
       return m.joinGeneration > startGeneration ? answerOf(g, req.memberId) : undefined;
     });
+  }
+
+  /** group.max.size: a new member of a full group is GROUP_MAX_SIZE_REACHED (members and pending ids count). */
+  private checkRoom(groupId: string, g: ClassicGroup, now: number): void {
+    const max = this.deps.limits.classicMaxSize;
+    if (Object.keys(g.members).length + Object.keys(livePending(g, now)).length >= max)
+      throw groupMaxSizeReached(groupId, 'group.max.size', max);
   }
 
   async sync(

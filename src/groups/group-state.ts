@@ -92,6 +92,10 @@ export interface GroupLimits {
   defaultRebalanceTimeoutMs: number;
   /** group.initial.rebalance.delay.ms (Kafka: 3000): how long the first join of an Empty classic group waits for others. */
   initialRebalanceDelayMs: number;
+  /** group.consumer.max.size: the most members a KIP-848 group takes; a join past it is GROUP_MAX_SIZE_REACHED. */
+  consumerMaxSize: number;
+  /** group.max.size (Kafka: 2147483647): the same for a classic group. */
+  classicMaxSize: number;
 }
 
 export const DEFAULT_GROUP_LIMITS: GroupLimits = {
@@ -101,7 +105,13 @@ export const DEFAULT_GROUP_LIMITS: GroupLimits = {
   defaultSessionTimeoutMs: 45_000,
   defaultRebalanceTimeoutMs: 300_000,
   initialRebalanceDelayMs: 3_000,
+  consumerMaxSize: 200,
+  classicMaxSize: 2_147_483_647,
 };
+
+/** Kafka's answer to a new member of a group that is full (group.consumer.max.size, group.max.size). */
+export const groupMaxSizeReached = (groupId: string, config: string, max: number) =>
+  new KafkaError('GROUP_MAX_SIZE_REACHED', `Group ${groupId} already has ${config}=${max} members`);
 
 export function newGroup(groupId: string, now: number): GroupRecord {
   return {
@@ -316,6 +326,8 @@ export function applyHeartbeat(g: GroupRecord, req: HeartbeatRequest, ctx: Heart
     if (req.subscribedTopics === undefined)
       throw new KafkaError('INVALID_REQUEST', 'A joining member must send its subscribed topics');
     // A join, or a rejoin of a member that lost its state: it starts over, holding nothing.
+    if (!member && Object.keys(g.members).length >= limits.consumerMaxSize)
+      throw groupMaxSizeReached(g.groupId, 'group.consumer.max.size', limits.consumerMaxSize);
     const memberId = req.memberId || ctx.newMemberId();
     member = {
       memberId,

@@ -65,6 +65,7 @@ const HTTP_ERRORS: Record<KafkaErrorName, { status: number; restCode: number }> 
   UNSUPPORTED_VERSION: { status: 400, restCode: 40002 },
   FETCH_SESSION_ID_NOT_FOUND: { status: 400, restCode: 40002 },
   MEMBER_ID_REQUIRED: { status: 409, restCode: 40911 },
+  GROUP_MAX_SIZE_REACHED: { status: 409, restCode: 40915 },
   GROUP_SUBSCRIBED_TO_TOPIC: { status: 409, restCode: 40912 },
   OPERATION_NOT_ATTEMPTED: { status: 400, restCode: 40002 },
   UNKNOWN_TOPIC_ID: { status: 404, restCode: 40403 },

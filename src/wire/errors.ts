@@ -76,6 +76,7 @@ export const ERRORS = {
   UNSUPPORTED_VERSION: { code: 35, retriable: false },
   FETCH_SESSION_ID_NOT_FOUND: { code: 70, retriable: true },
   MEMBER_ID_REQUIRED: { code: 79, retriable: false },
+  GROUP_MAX_SIZE_REACHED: { code: 81, retriable: false },
   GROUP_SUBSCRIBED_TO_TOPIC: { code: 86, retriable: false },
   OPERATION_NOT_ATTEMPTED: { code: 55, retriable: false },
   UNKNOWN_TOPIC_ID: { code: 100, retriable: true },
