@@ -9,6 +9,8 @@ import { FETCH_RESPONSE_MEDIA_TYPE } from '../wire/fetch-response.js';
 import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
 import { securityPaths } from './security-openapi.js';
 import { RELEASE } from '../wire/release.js';
+import { errorSchema } from './openapi-parts.js';
+import { createDocument, type oas31, type ZodOpenApiObject } from 'zod-openapi';
 
 type Json = Record<string, unknown>;
 
@@ -90,14 +92,14 @@ const recordBatches = {
 };
 const intHeader = (description: string) => ({ schema: { type: 'integer' }, description });
 
-const dataSchema = {
+const dataSchema: oas31.SchemaObject = {
   type: ['object', 'null'],
   properties: { type: { enum: ['BINARY', 'STRING', 'JSON'], default: 'JSON' }, data: {} },
   description:
     'BINARY data is base64; STRING is UTF-8 text; JSON is any JSON value. Absent or null data is a null key / value.',
 };
 
-const document = {
+const document: ZodOpenApiObject = {
   openapi: '3.1.0',
   info: {
     title: 'Serverless Kafka-semantics log',
@@ -888,14 +890,7 @@ const document = {
       },
     },
     schemas: {
-      Error: {
-        type: 'object',
-        properties: {
-          error_code: { type: 'integer', description: 'HTTP status or Confluent five-digit code' },
-          message: { type: 'string' },
-          error: { type: 'string', description: "Kafka's error name, e.g. OFFSET_OUT_OF_RANGE" },
-        },
-      },
+      Error: errorSchema,
       List: {
         type: 'object',
         properties: {
@@ -994,7 +989,7 @@ const document = {
           headers: { type: 'array' },
         },
       },
-    } as Record<string, Json>,
+    },
   },
 };
 
@@ -1027,9 +1022,9 @@ function v2MediaType(operation: Json): void {
 const GATEWAY_DENIED = (description: string) =>
   json({ type: 'object', properties: { message: { type: 'string' } } }, description);
 
-function finish(doc: typeof document): typeof document {
+function finish(doc: oas31.OpenAPIObject): oas31.OpenAPIObject {
   const seen = new Set<string>();
-  for (const [path, item] of Object.entries(doc.paths)) {
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
     for (const method of METHODS) {
       const op = item[method] as Json | undefined;
       if (!op) continue;
@@ -1047,7 +1042,7 @@ function finish(doc: typeof document): typeof document {
   return doc;
 }
 
-export const openApiDocument = finish(document);
+export const openApiDocument = finish(createDocument(document));
 
 /**
  * The document as served from `origin`: that origin first among its servers, so a client or
@@ -1056,6 +1051,9 @@ export const openApiDocument = finish(document);
 export function openApiDocumentAt(origin: string) {
   return {
     ...openApiDocument,
-    servers: [{ url: origin, description: 'The server this document was fetched from' }, ...openApiDocument.servers],
+    servers: [
+      { url: origin, description: 'The server this document was fetched from' },
+      ...(openApiDocument.servers ?? []),
+    ],
   };
 }

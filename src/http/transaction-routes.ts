@@ -4,10 +4,11 @@ import { KafkaError } from '../wire/errors.js';
 import {
   DEFAULT_TRANSACTION_TIMEOUT_MS,
   type PartitionCursor,
+  TRANSACTION_STATES,
   type TransactionRecord,
-  type TransactionStatus,
 } from '../transactions/index.js';
 import type { AppEnv } from './app-env.js';
+import { dateTime } from './openapi-parts.js';
 import { partitionParam, queryInt, readJson } from './request.js';
 import { allowedNames, authorize, authorizeAll } from './security.js';
 
@@ -30,56 +31,102 @@ import { allowedNames, authorize, authorizeAll } from './security.js';
  * marker (WriteTxnMarkers).
  */
 
-const producerSchema = z.object({
-  producer_id: z.number().int().nonnegative(),
-  producer_epoch: z.number().int().nonnegative(),
-});
-const initSchema = z
+const producer = { producer_id: z.int().min(0), producer_epoch: z.int().min(0) };
+export const producerSchema = z.object(producer);
+export const initSchema = z
   .object({
-    transaction_timeout_ms: z.number().int().optional(),
-    producer_id: z.number().int().nonnegative().optional(),
-    producer_epoch: z.number().int().nonnegative().optional(),
+    transaction_timeout_ms: z.int().min(1).optional(),
+    producer_id: producer.producer_id.optional(),
+    producer_epoch: producer.producer_epoch.optional(),
   })
   .refine(
     (b) => (b.producer_id === undefined) === (b.producer_epoch === undefined),
     'producer_id and producer_epoch go together',
   );
-const partitionsSchema = producerSchema.extend({
-  partitions: z.array(z.object({ topic_name: z.string().min(1), partition_id: z.number().int().nonnegative() })).min(1),
-});
-const offsetsSchema = producerSchema.extend({
+const topicPartition = z.object({ topic_name: z.string().min(1), partition_id: z.int().min(0) });
+export const partitionsSchema = producerSchema.extend({ partitions: z.array(topicPartition).min(1) });
+export const offsetsSchema = producerSchema.extend({
   group_id: z.string(),
-  // KIP-447: the consumer's member id and generation, checked as for its own commits.
-  member_id: z.string().min(1).optional(),
-  generation_id: z.number().int().optional(),
-  offsets: z
-    .array(
-      z.object({
-        topic_name: z.string().min(1),
-        partition_id: z.number().int().nonnegative(),
-        offset: z.number().int().nonnegative(),
-        metadata: z.string().optional(),
-      }),
-    )
-    .default([]),
+  member_id: z
+    .string()
+    .min(1)
+    .meta({
+      description:
+        "KIP-447: the consumer's member id; with generation_id, checked as for its own commits (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID)",
+    })
+    .optional(),
+  generation_id: z.int().optional(),
+  offsets: z.array(topicPartition.extend({ offset: z.int().min(0), metadata: z.string().optional() })).default([]),
 });
-const STATES: TransactionStatus[] = [
-  'Empty',
-  'Ongoing',
-  'PrepareCommit',
-  'PrepareAbort',
-  'CompleteCommit',
-  'CompleteAbort',
-  'Dead',
-  'PrepareEpochFence',
-];
+export const listQuerySchema = z.object({
+  state: z.array(z.enum(TRANSACTION_STATES)).meta({ description: 'Repeatable' }).optional(),
+  producer_id: z.array(z.int().min(0)).meta({ description: 'Repeatable' }).optional(),
+});
+export const hangingQuerySchema = z.object({
+  topic: z.string().optional(),
+  older_than_ms: z.int().min(0).optional(),
+  page_token: z
+    .string()
+    .meta({
+      description: 'Where the previous page stopped (its metadata.next): each page reads at most 1,000 partitions',
+    })
+    .optional(),
+});
+
+export const transactionSchema = z.object({
+  kind: z.literal('KafkaTransaction'),
+  cluster_id: z.string(),
+  transactional_id: z.string(),
+  ...producer,
+  state: z.enum(TRANSACTION_STATES),
+  transaction_timeout_ms: z.int(),
+  transaction_start_time: dateTime.nullable(),
+  last_update_time: dateTime,
+  partitions: z.array(topicPartition),
+  groups: z.array(z.string()),
+});
+export const transactionListSchema = z.object({
+  kind: z.literal('KafkaTransactionList'),
+  data: z.array(transactionSchema),
+});
+export const hangingListSchema = z.object({
+  kind: z.literal('KafkaHangingTransactionList'),
+  cluster_id: z.string(),
+  metadata: z.object({ self: z.string(), next: z.string().nullable() }),
+  data: z.array(
+    z.object({
+      topic_name: z.string(),
+      partition_id: z.int(),
+      ...producer,
+      start_offset: z.int(),
+      start_time: dateTime,
+      transactional_id: z.string().nullable(),
+      coordinator_state: z.enum(TRANSACTION_STATES).nullable(),
+    }),
+  ),
+});
+export const producerIdSchema = z.object({
+  kind: z.literal('KafkaProducerId'),
+  cluster_id: z.string(),
+  transactional_id: z.string(),
+  ...producer,
+});
+export const abortResultSchema = z.object({
+  kind: z.literal('KafkaTransactionAbortResult'),
+  cluster_id: z.string(),
+  topic_name: z.string(),
+  partition_id: z.int(),
+  marker_written: z.boolean(),
+  marker_offset: z.int().nullable(),
+});
+type Answer<S extends z.ZodType> = z.input<S>;
 
 const producerOf = (b: z.infer<typeof producerSchema>) => ({
   producerId: b.producer_id,
   producerEpoch: b.producer_epoch,
 });
 
-function show(clusterId: string, r: TransactionRecord) {
+function show(clusterId: string, r: TransactionRecord): Answer<typeof transactionSchema> {
   return {
     kind: 'KafkaTransaction',
     cluster_id: clusterId,
@@ -100,28 +147,33 @@ export function transactionRoutes(): Hono<AppEnv> {
 
   app.get('/transactions', async (c) => {
     const { transactions, clusterId } = c.get('services');
-    const states = c.req.queries('state');
-    for (const s of states ?? [])
-      if (!STATES.includes(s as TransactionStatus))
-        throw new KafkaError('BAD_REQUEST', `Unknown transaction state ${s}`);
-    const producerIds = c.req.queries('producer_id')?.map((p) => queryInt(p, 'producer_id')!);
+    const query = listQuerySchema.parse({
+      state: c.req.queries('state'),
+      producer_id: c.req.queries('producer_id')?.map((p) => queryInt(p, 'producer_id')),
+    });
     const list = await transactions.list({
-      ...(states ? { states: states as TransactionStatus[] } : {}),
-      ...(producerIds ? { producerIds } : {}),
+      ...(query.state ? { states: query.state } : {}),
+      ...(query.producer_id ? { producerIds: query.producer_id } : {}),
     });
     const visible = await allowedNames(c, 'DESCRIBE', 'TRANSACTIONAL_ID');
     return c.json({
       kind: 'KafkaTransactionList',
       data: list.filter((r) => visible(r.transactionalId)).map((r) => show(clusterId, r)),
-    });
+    } satisfies Answer<typeof transactionListSchema>);
   });
 
   app.get('/transactions:hanging', async (c) => {
     await authorize(c, 'CLUSTER_ACTION', 'CLUSTER');
     const { transactions, clusterId } = c.get('services');
-    const topic = c.req.query('topic');
-    const olderThanMs = queryInt(c.req.query('older_than_ms'), 'older_than_ms');
-    const token = c.req.query('page_token');
+    const {
+      topic,
+      older_than_ms: olderThanMs,
+      page_token: token,
+    } = hangingQuerySchema.parse({
+      topic: c.req.query('topic'),
+      older_than_ms: queryInt(c.req.query('older_than_ms'), 'older_than_ms'),
+      page_token: c.req.query('page_token'),
+    });
     const { hanging, next } = await transactions.findHanging({
       ...(topic ? { topic } : {}),
       ...(olderThanMs !== undefined ? { olderThanMs } : {}),
@@ -144,7 +196,7 @@ export function transactionRoutes(): Hono<AppEnv> {
         transactional_id: h.transactionalId ?? null,
         coordinator_state: h.coordinatorState ?? null,
       })),
-    });
+    } satisfies Answer<typeof hangingListSchema>);
   });
 
   app.get('/transactions/:id', async (c) => {
@@ -172,7 +224,7 @@ export function transactionRoutes(): Hono<AppEnv> {
       transactional_id: c.req.param('id'),
       producer_id: r.producerId,
       producer_epoch: r.producerEpoch,
-    });
+    } satisfies Answer<typeof producerIdSchema>);
   });
 
   app.post('/transactions/:id/partitions', async (c) => {
@@ -236,7 +288,7 @@ export function transactionRoutes(): Hono<AppEnv> {
       partition_id: partition,
       marker_written: r.written,
       marker_offset: r.written ? r.offset : null,
-    });
+    } satisfies Answer<typeof abortResultSchema>);
   });
 
   return app;

@@ -17,6 +17,7 @@ export {
   FIND_HANGING_PAGE,
 } from './transaction-coordinator.js';
 export type { TransactionRecord, TransactionStatus } from './transaction-state.js';
+export { TRANSACTION_STATES } from './transaction-state.js';
 
 /**
  * A coordinator over one storage. `timerSlotMs` must be the scheduler's (maintenance option

@@ -13,15 +13,18 @@
  */
 import { KafkaError } from '../wire/errors.js';
 
-export type TransactionStatus =
-  | 'Empty'
-  | 'Ongoing'
-  | 'PrepareCommit'
-  | 'PrepareAbort'
-  | 'CompleteCommit'
-  | 'CompleteAbort'
-  | 'Dead'
-  | 'PrepareEpochFence';
+/** Kafka's transaction states, the one list the HTTP API validates and documents. */
+export const TRANSACTION_STATES = [
+  'Empty',
+  'Ongoing',
+  'PrepareCommit',
+  'PrepareAbort',
+  'CompleteCommit',
+  'CompleteAbort',
+  'Dead',
+  'PrepareEpochFence',
+] as const;
+export type TransactionStatus = (typeof TRANSACTION_STATES)[number];
 
 export interface TxnPartition {
   topic: string;

@@ -1,0 +1,50 @@
+/**
+ * What the OpenAPI path modules share: a JSON answer, the error answers, the path parameters. The
+ * schemas in them are the zod schemas the routes validate with and answer by; zod-openapi renders
+ * them as JSON Schema (openapi.ts).
+ */
+import * as z from 'zod';
+import type { ZodOpenApiRequestBodyObject, ZodOpenApiResponseObject } from 'zod-openapi';
+
+/** Every error answer's body (error-mapping.ts); a throttled one adds throttle_time_ms. */
+export const errorSchema = z
+  .looseObject({
+    error_code: z.int().meta({ description: 'HTTP status or Confluent five-digit code' }),
+    message: z.string(),
+    error: z.string().meta({ description: "Kafka's error name, e.g. OFFSET_OUT_OF_RANGE" }).optional(),
+  })
+  .meta({ id: 'Error' });
+
+export const ok = (schema: z.ZodType, description = 'OK'): ZodOpenApiResponseObject => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+
+export const errors = (...statuses: number[]): Record<string, ZodOpenApiResponseObject> =>
+  Object.fromEntries(statuses.map((s) => [String(s), ok(errorSchema, 'Error')]));
+
+export const jsonBody = (schema: z.ZodType, required = true): ZodOpenApiRequestBodyObject => ({
+  required,
+  content: { 'application/json': { schema } },
+});
+
+/** Every path parameter, by the name the paths give it. */
+const PATH = z.object({
+  cluster_id: z.string(),
+  topic_name: z.string(),
+  partition_id: z.int().min(0),
+  broker_id: z.int().min(0),
+  name: z.string(),
+  transactional_id: z.string(),
+  consumer_group_id: z.string(),
+  consumer_id: z.string(),
+  group_name: z.string(),
+  instance: z.string(),
+});
+
+/** The path parameters of an operation, by name. */
+export const inPath = (...names: (keyof typeof PATH.shape)[]) =>
+  PATH.pick(Object.fromEntries(names.map((n) => [n, true])) as Partial<Record<keyof typeof PATH.shape, true>>);
+
+/** An ISO 8601 instant as the answers write it (Date.toISOString). */
+export const dateTime = z.string().meta({ format: 'date-time' });
