@@ -10,16 +10,35 @@ export type Partitioner = (args: {
 }) => number;
 
 /**
+ * Kafka's default for how many bytes of keyless records go to one partition before the sticky
+ * partitioner moves on: its batch.size (16384), which Kafka's BuiltInPartitioner takes as its
+ * stickyBatchSize. Here batch.size is far larger (a batch fills a request), so the two are apart.
+ */
+export const DEFAULT_PARTITIONER_STICKY_BATCH_SIZE = 16_384;
+
+interface Sticky {
+  partition: number;
+  bytes: number;
+  /** Partitions not yet stuck to in the current round. */
+  unvisited: number[];
+}
+
+/**
  * Kafka's built-in partitioner: murmur2(key) mod partitions for keyed records (the same function
  * the server and every Java producer use, so a key always lands on one partition), and for keyless
- * records the uniform sticky partitioner of KIP-794: stay on one partition until batch.size bytes
- * went to it, then move to another at random, so keyless records fill batches instead of spraying.
+ * records the uniform sticky partitioner of KIP-794: stay on one partition until its sticky batch
+ * size went to it, then move to another at random, so keyless records fill batches instead of
+ * spraying. The sticky batch size is its own setting, not batch.size: batches here grow to a whole
+ * request, and switching only then would leave one partition with every keyless record for a
+ * megabyte (all of a small topic's records on one partition, one busy consumer of a group). The
+ * random choice draws without replacement within a round of the partitions, so every partition is
+ * visited once each `partitionCount` switches.
  */
 export class DefaultPartitioner {
-  private readonly sticky = new Map<string, { partition: number; bytes: number }>();
+  private readonly sticky = new Map<string, Sticky>();
 
   constructor(
-    private readonly batchSize: number,
+    private readonly stickyBatchSize: number,
     private readonly random: () => number = Math.random,
   ) {}
 
@@ -30,12 +49,12 @@ export class DefaultPartitioner {
     return this.switch(topic, partitionCount, -1);
   }
 
-  /** Counts bytes added to a keyless record's sticky partition; switches once a batch is full. */
+  /** Counts bytes added to a keyless record's sticky partition; switches at the sticky batch size. */
   onAppend(topic: string, partition: number, partitionCount: number, bytes: number): void {
     const s = this.sticky.get(topic);
     if (!s || s.partition !== partition) return;
     s.bytes += bytes;
-    if (s.bytes >= this.batchSize) this.switch(topic, partitionCount, partition);
+    if (s.bytes >= this.stickyBatchSize) this.switch(topic, partitionCount, partition);
   }
 
   /** Whether records already went to the topic's sticky partition (since the last switch). */
@@ -49,9 +68,16 @@ export class DefaultPartitioner {
   }
 
   private switch(topic: string, partitionCount: number, previous: number): number {
-    let next = Math.floor(this.random() * partitionCount);
-    if (partitionCount > 1 && next === previous) next = (next + 1) % partitionCount;
-    this.sticky.set(topic, { partition: next, bytes: 0 });
+    const s = this.sticky.get(topic);
+    let unvisited = s?.unvisited.filter((p) => p < partitionCount && p !== previous) ?? [];
+    if (unvisited.length === 0) {
+      unvisited = Array.from({ length: partitionCount }, (_, p) => p);
+      if (partitionCount > 1 && previous >= 0 && previous < partitionCount) unvisited.splice(previous, 1);
+    }
+    const i = Math.floor(this.random() * unvisited.length);
+    const next = unvisited[i]!;
+    unvisited.splice(i, 1);
+    this.sticky.set(topic, { partition: next, bytes: 0, unvisited });
     return next;
   }
 }

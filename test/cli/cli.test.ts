@@ -364,6 +364,20 @@ describe('kafka-log CLI against the local server', () => {
     }
   });
 
+  it('produce with the defaults spreads 3,000 keyless lines over every partition of a 6-partition topic', async () => {
+    await cli(['topics', 'create', '--topic', 'keyless', '--partitions', '6']);
+    // Log lines of about 60 bytes: 180 KB in all, eleven of the sticky partitioner's 16 KiB stints.
+    const lines = Array.from(
+      { length: 3000 },
+      (_, i) => `2026-12-06T04:00:${String(i % 60).padStart(2, '0')}Z INFO request ${i} served in ${i % 97} ms`,
+    );
+    const produced = await cli(['produce', '--topic', 'keyless', '--print-metadata'], `${lines.join('\n')}\n`);
+    expect(produced).toMatchObject({ code: 0, err: [] });
+    expect(produced.out).toHaveLength(3000);
+    const partitions = produced.out.map((l) => Number(/^keyless-(\d+)@/.exec(l)![1]));
+    expect(new Set(partitions)).toEqual(new Set([0, 1, 2, 3, 4, 5]));
+  });
+
   it('groups: consume in a group, list, describe with lag, reset offsets (dry run, execute), delete', async () => {
     await cli(['topics', 'create', '--topic', 'events', '--partitions', '1']);
     await cli(['produce', '--topic', 'events'], 'a\nb\nc\nd\ne\n');

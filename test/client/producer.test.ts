@@ -75,6 +75,36 @@ describe('producer against the local server', () => {
     await producer.close();
   });
 
+  it('spreads keyless records over every partition 16 KiB at a time, in requests that still pack ~1 MiB', async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'spread', numPartitions: 12 }] });
+    const front = await proxy(server!.origin);
+    try {
+      const producer = new Kafka({ url: front.origin }).producer();
+      const value = 'v'.repeat(1000);
+      const size = encodeMessage({ value }, Date.now()).sizeInBytes;
+      const sends = Array.from({ length: 3000 }, () => producer.send({ topic: 'spread', messages: [{ value }] }));
+      const placed = (await Promise.all(sends)).map(([m]) => m!.partition);
+      await producer.close();
+      // Stints of Kafka's 16 KiB (batch.size as its sticky partitioner uses it), not of a batch.
+      const perStint = Math.ceil(16_384 / size);
+      const stints: number[] = [];
+      placed.forEach((p, i) => (i > 0 && p === placed[i - 1] ? stints[stints.length - 1]!++ : stints.push(1)));
+      expect(Math.max(...stints)).toBe(perStint);
+      expect(stints.length).toBeGreaterThanOrEqual(Math.floor(3000 / perStint));
+      const counts = Array.from({ length: 12 }, (_, p) => placed.filter((x) => x === p).length);
+      // Every partition, and evenly: each round of switches visits every partition once.
+      expect(Math.min(...counts)).toBeGreaterThan(0.7 * (3000 / 12));
+      // The batches of many partitions travel together: 3 MB in requests near 1 MiB, not one per stint.
+      const produces = front.log.filter(isProduce);
+      expect(produces.filter((e) => e.status !== 200)).toEqual([]);
+      expect(produces.length).toBeLessThanOrEqual(5);
+      const log = await readAll(kafka, 'spread');
+      expect([...log.values()].map((r) => r.length)).toEqual(counts);
+    } finally {
+      await front.close();
+    }
+  });
+
   it("places keyed records with the server's murmur2 partitioner, batches them, and resolves offsets in order", async () => {
     const admin = kafka.admin();
     await admin.createTopics({ topics: [{ topic: 'keyed', numPartitions: 4 }] });

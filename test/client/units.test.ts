@@ -19,8 +19,24 @@ describe('client building blocks', () => {
     const first = client.partition('t', 7, null);
     client.onAppend('t', first, 7, 60);
     expect(client.partition('t', 7, null)).toBe(first);
-    client.onAppend('t', first, 7, 60); // 120 >= batch.size: move on
+    client.onAppend('t', first, 7, 60); // 120 >= the sticky batch size: move on
     expect(client.partition('t', 7, null)).not.toBe(first);
+  });
+
+  it('moves keyless records through every partition once per round of switches, never twice in a row', () => {
+    let draws = 0;
+    // Any random source: the draw is among the partitions not yet visited in the round.
+    const client = new DefaultPartitioner(100, () => [0.99, 0, 0.5, 0.3][draws++ % 4]!);
+    const visited: number[] = [client.partition('t', 6, null)];
+    for (let i = 0; i < 17; i++) {
+      client.onAppend('t', visited.at(-1)!, 6, 100);
+      visited.push(client.partition('t', 6, null));
+    }
+    expect(new Set(visited.slice(0, 6)).size).toBe(6);
+    for (let i = 1; i < visited.length; i++) expect(visited[i]).not.toBe(visited[i - 1]);
+    // Later rounds leave out the partition the last one ended on: each covers the other five.
+    expect(new Set(visited.slice(6, 11)).size).toBe(5);
+    expect(new Set(visited.slice(11, 16)).size).toBe(5);
   });
 
   it('backs off exponentially with jitter and retries only retriable errors', async () => {

@@ -7,7 +7,7 @@
 import { encodeMessage, type Message } from '../codec.js';
 import { KafkaClientError, KafkaConfigError } from '../errors.js';
 import { Metadata } from '../metadata.js';
-import { DefaultPartitioner, type Partitioner } from '../partitioner.js';
+import { DEFAULT_PARTITIONER_STICKY_BATCH_SIZE, DefaultPartitioner, type Partitioner } from '../partitioner.js';
 import { RECORD_BATCH_OVERHEAD } from '../record-batches.js';
 import type { Transport, WireFormat } from '../transport.js';
 import { COMPRESSION_LEVELS, COMPRESSION_TYPES, type CompressionType } from '../../wire/compression/index.js';
@@ -35,12 +35,20 @@ export interface ProducerConfig {
   /** 0: no acknowledgement; 1: the leader's; 'all' or -1 (default): every in-sync replica's. */
   acks?: 0 | 1 | -1 | 'all';
   /**
-   * Bytes of records per partition batch (default 1,000,000, just under Kafka's max.message.bytes;
+   * Bytes of records per partition batch (default 1,048,000, just under Kafka's max.message.bytes;
    * Kafka's 16384 is sized for a TCP broker, here every request is an object PUT and a commit).
    */
   batchSize?: number;
-  /** How long a batch waits for more records before it is sent (default 20; Kafka's is 5). */
+  /** How long a batch waits for more records before it is sent (default 50; Kafka's is 5). */
   lingerMs?: number;
+  /**
+   * Bytes of keyless records the default partitioner sends to one partition before it moves to
+   * another (default 16384: Kafka's batch.size, which its sticky partitioner switches at). Named
+   * as Kafka's partitioner.* settings would name it (partitioner.sticky.batch.size); separate from
+   * batchSize here because a batch grows to a whole request, and a request still packs the
+   * batches of many partitions up to maxRequestSize.
+   */
+  partitionerStickyBatchSize?: number;
   /** Bytes of unacknowledged records before send() waits (default 32 MiB). */
   bufferMemory?: number;
   /** How long send() may wait for buffer.memory or metadata (default 60000). */
@@ -142,6 +150,7 @@ export function resolveProducerConfig(
     compressionZstdLevel: level('compressionZstdLevel', c.compressionZstdLevel, COMPRESSION_LEVELS.zstd!),
     batchSize: c.batchSize ?? DEFAULT_BATCH_SIZE,
     lingerMs: c.lingerMs ?? DEFAULT_LINGER_MS,
+    partitionerStickyBatchSize: c.partitionerStickyBatchSize ?? DEFAULT_PARTITIONER_STICKY_BATCH_SIZE,
     bufferMemory: c.bufferMemory ?? 33_554_432,
     maxBlockMs: c.maxBlockMs ?? 60_000,
     // The connection's bound (Lambda's behind API Gateway) caps it: a request over it could not be sent.
@@ -154,6 +163,10 @@ export function resolveProducerConfig(
     maxInFlightRequestsPerConnection: Math.max(1, maxInFlight),
     metadataMaxAgeMs: c.metadataMaxAgeMs ?? 300_000,
   };
+  if (!Number.isInteger(r.partitionerStickyBatchSize) || r.partitionerStickyBatchSize < 1)
+    throw new KafkaConfigError(
+      `partitionerStickyBatchSize must be a positive integer (got ${String(r.partitionerStickyBatchSize)})`,
+    );
   if (r.deliveryTimeoutMs < r.lingerMs + r.requestTimeoutMs) {
     throw new KafkaConfigError('deliveryTimeoutMs must be at least lingerMs + requestTimeoutMs');
   }
@@ -184,7 +197,7 @@ export class Producer {
     });
     this.accumulator = new RecordAccumulator(this.config.batchSize);
     this.pool = new BufferPool(this.config.bufferMemory);
-    this.partitioner = new DefaultPartitioner(this.config.batchSize);
+    this.partitioner = new DefaultPartitioner(this.config.partitionerStickyBatchSize);
     this.custom = config.partitioner;
     this.sender = new Sender(transport, this.accumulator, this.pool, this.metadata, {
       acks: this.config.acks,

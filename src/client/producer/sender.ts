@@ -422,8 +422,20 @@ export class Sender {
         extraBytes += batchBytes(head);
       }
     }
-    // Small heads that together fill a request are due as a request.
-    if (withExtras && due.length === 0 && extraBytes >= this.config.maxRequestSize) due.push(...extra.splice(0));
+    // Small heads that together fill a request are due as a request: as many as fit in one (with
+    // keyless records spread over many partitions, the rest would make a stub request of its own).
+    if (withExtras && due.length === 0 && extraBytes >= this.config.maxRequestSize) {
+      let bytes = 0;
+      const rest = extra.splice(0).filter((e) => {
+        const fits = due.length === 0 || bytes + batchBytes(e[1]) <= this.config.maxRequestSize;
+        if (fits) {
+          due.push(e);
+          bytes += batchBytes(e[1]);
+        }
+        return !fits;
+      });
+      extra.push(...rest);
+    }
     let request: ProducerBatch[] = [];
     let bytes = 0;
     const send = () => {
