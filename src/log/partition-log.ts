@@ -5,6 +5,7 @@ import { checkSequence, producerIn } from '../partition/producer-state.js';
 import { withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { FeatureLevels } from '../storage/feature-level.js';
+import { writeVersion } from '../storage/formats.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
 import { type AbortedTransaction, OffsetIndex } from '../partition/offset-index.js';
@@ -486,7 +487,7 @@ export class PartitionLog {
     const now = this.deps.clock.now();
     const body = encodeMarkerBatch(marker, now);
     const request: RequestObject = {
-      key: newRequestObjectKey(topic.id, now),
+      key: newRequestObjectKey(topic.id, now, writeVersion('request-object', await this.featureLevel(now))),
       body,
       runs: [{ partition, start: 0, end: body.byteLength, recordCount: 1, maxTimestamp: now }],
       rejected: new Map(),

@@ -15,7 +15,7 @@ import type { ProducedBatches } from './produced-batches.js';
 import { checkRecordSize, chunkRecords } from '../wire/record-size.js';
 import { requirePartition, type Topic } from '../topics/topics.js';
 import { newRequestObjectKey } from '../storage/key-layout.js';
-import { requireCodecAllowed } from '../storage/formats.js';
+import { objectFormatVersion, requireCodecAllowed, writeVersion } from '../storage/formats.js';
 
 /** A partition's records to append: records to encode, or batches a producer sent already encoded (and validated). */
 export type PartitionAppend =
@@ -134,7 +134,7 @@ export function buildRequestObject(
       rejected.set(partition, e);
     }
   }
-  const key = newRequestObjectKey(topic.id, now);
+  const key = newRequestObjectKey(topic.id, now, writeVersion('request-object', featureLevel));
   if (encoded.length === 1 && encoded[0]!.batches.length === 1) {
     // The common single-partition request: its one batch is the object, no copy.
     const [{ partition, batches, recordCount, maxTimestamp }] = encoded as [(typeof encoded)[0]];
@@ -190,7 +190,8 @@ export function joinRequestObjects(
   const partition = runs[0]!.partition;
   return {
     object: {
-      key: newRequestObjectKey(topicId, now),
+      // The parts were laid out at one feature level: the group's object keeps their format.
+      key: newRequestObjectKey(topicId, now, objectFormatVersion(parts[0]!.key)),
       body,
       runs: [{ partition, start: 0, end: pos, recordCount, maxTimestamp }],
       rejected: new Map(),

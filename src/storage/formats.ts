@@ -24,7 +24,8 @@ export const ITEM_FORMAT_FIELD = 'fv';
  */
 export const FORMATS = {
   // Objects.
-  'request-object': { version: 1, what: 'request object (data/{topicId}/...)' },
+  // 2: the key has a shard before the time (`data/{topicId}/{shard}/{ms}-{hex}.v2`), from level 3.
+  'request-object': { version: 2, what: 'request object (data/{topicId}/...)' },
   segment: { version: 1, what: 'segment (segments/{topicId}/{partition}/...)' },
   'pack-index': { version: 1, what: 'local pack index (objects.sqlite)' },
   'metadata-file': { version: 1, what: 'local metadata file (metadata.sqlite)' },
@@ -78,6 +79,9 @@ export const FEATURE_LEVELS: readonly FeatureLevel[] = [
   { level: 1, what: "v0.1.0's formats: record batches uncompressed or gzip", formats: {} },
   // v0.1.0 answers UNSUPPORTED_COMPRESSION_TYPE for these (its fetch as JSON, its compaction).
   { level: 2, what: 'record batches may use snappy, lz4 and zstd', formats: {}, codecs: ['snappy', 'lz4', 'zstd'] },
+  // Keys a release before it refuses by their `.v2` (v0.1.0, which checks no version, would read
+  // them, and its sweep would date them by LastModified).
+  { level: 3, what: "request objects' keys spread over 16 prefixes per topic", formats: { 'request-object': 2 } },
 ];
 
 /** The newest feature level this code knows (and can run at). */

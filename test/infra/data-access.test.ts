@@ -233,7 +233,7 @@ beforeAll(async () => {
     expect((await call('POST', `${B}/topics/r/records`, { partition_id, value: { data: 1 } })).status).toBe(200);
   // And the object of a produce that died after its PUT, before its commit: the sweep collects it.
   const topicId = (await scheduler.services.topics.get('r')).id;
-  for (const store of world.stores) await store.put(newRequestObjectKey(topicId, clock.now()), new Uint8Array([1]));
+  for (const store of world.stores) await store.put(newRequestObjectKey(topicId, clock.now(), 2), new Uint8Array([1]));
   now += 3_600_000;
   await schedulerPasses(3);
 

@@ -134,18 +134,19 @@ describe.each(allBackends)('segment merge and orphan GC on $name', (backend) => 
     const h = harness(storage, new TestClock(T0), { orphanGraceMs: 60_000 });
     const topic = await h.topic({ 'file.delete.delay.ms': '5000' });
     await h.produce(topic, [rec(null, 'committed', T0)]);
-    // A produce that died after its PUT, before its commit.
-    const orphan = newRequestObjectKey(topic.id, T0);
-    await storage.stores[0]!.put(orphan, new Uint8Array(100));
-    // The sweep runs at most every file.delete.delay.ms: at T0+55 s the orphan is younger than the grace.
+    // Produces that died after their PUT, before their commit: one in each key layout (format 1,
+    // v0.1.0's, and format 2, spread over prefixes).
+    const orphans = [newRequestObjectKey(topic.id, T0, 1), newRequestObjectKey(topic.id, T0, 2)];
+    for (const orphan of orphans) await storage.stores[0]!.put(orphan, new Uint8Array(100));
+    // The sweep runs at most every file.delete.delay.ms: at T0+55 s the orphans are younger than the grace.
     h.clock.advance(55_000);
     expect(await h.run()).toMatchObject({ sweeps: 1 });
-    expect(await storage.stores[0]!.head(orphan)).toBeDefined();
-    h.clock.advance(5001); // now more than the grace after its write
-    expect(await h.run()).toMatchObject({ sweeps: 1, objectsScheduledForDeletion: 1 });
+    for (const orphan of orphans) expect(await storage.stores[0]!.head(orphan)).toBeDefined();
+    h.clock.advance(5001); // now more than the grace after their write
+    expect(await h.run()).toMatchObject({ sweeps: 1, objectsScheduledForDeletion: 2 });
     h.clock.advance(5000);
-    expect(await h.run()).toMatchObject({ objectsDeleted: 1, bytesFreed: 100 });
-    expect(await storage.stores[0]!.head(orphan)).toBeUndefined();
+    expect(await h.run()).toMatchObject({ objectsDeleted: 2, bytesFreed: 200 });
+    for (const orphan of orphans) expect(await storage.stores[0]!.head(orphan)).toBeUndefined();
     expect((await h.readAll(topic)).map((r) => r.value)).toEqual(['committed']);
     expect(await listKeys(storage.stores[0]!, `data/${topic.id}/`)).toHaveLength(1);
   });

@@ -56,14 +56,15 @@ describe('a reader meets a newer format', () => {
     const t = await appWithOneRecord();
     const pk = keys.partitionPk('f', 0);
     const [entry] = await t.storage.metadata.query<CommitRecord>(pk, { beginsWith: keys.INDEX_PREFIX });
-    const newer = withObjectFormat(entry!.value.objectKey, 3);
+    const known = FORMATS['request-object'].version;
+    const newer = withObjectFormat(entry!.value.objectKey.replace(/\.v\d+$/, ''), known + 1);
     await t.storage.stores[0]!.put(newer, await t.storage.stores[0]!.get(entry!.value.objectKey));
     await t.storage.metadata.put(pk, entry!.sk, { ...entry!.value, objectKey: newer });
 
     const read = await t.call('GET', 'topics/f/partitions/0/records?offset=0');
     expect(read.status).toBe(503);
-    expect(read.body.message).toContain(`${newer} is format version 3`);
-    expect(read.body.message).toContain('reads request-object up to version 1');
+    expect(read.body.message).toContain(`${newer} is format version ${known + 1}`);
+    expect(read.body.message).toContain(`reads request-object up to version ${known}`);
   });
 
   it('refuses a failed condition’s item of a newer version too (the writer would retry from it)', async () => {
@@ -143,11 +144,16 @@ describe('the format table', () => {
   });
 
   it('keeps the objects’ times readable whatever their version', () => {
-    const key = keys.newRequestObjectKey('topic-id', 1234);
+    const key = keys.newRequestObjectKey('topic-id', 1234, 1);
+    const spread = keys.newRequestObjectKey('topic-id', 1234, 2);
     const segment = keys.newSegmentKey('topic-id', 0, 10, 1234);
     expect(objectFormatVersion(key)).toBe(1);
+    expect(objectFormatVersion(spread)).toBe(2);
     expect(objectFormatVersion(withObjectFormat(key, 2))).toBe(2);
     expect(keys.objectWrittenAt(withObjectFormat(key, 2))).toBe(1234);
+    expect(keys.objectWrittenAt(spread)).toBe(1234);
+    expect(keys.objectCreatedAt(spread)).toBe(1234);
+    expect(keys.objectWrittenAt(withObjectFormat(spread.replace(/\.v2$/, ''), 3))).toBe(1234);
     expect(keys.objectWrittenAt(withObjectFormat(segment, 2))).toBe(1234);
     expect(keys.isSegmentKey(withObjectFormat(segment, 4))).toBe(true);
   });
