@@ -8,9 +8,3 @@ export function parseAcks(raw: string | undefined): Acks {
   if (raw === '1') return 1;
   throw new KafkaError('INVALID_REQUIRED_ACKS', `acks must be 0, 1, all or -1 (got ${JSON.stringify(raw)})`);
 }
-
-/** A transactional produce needs acks=all, as Kafka's (INVALID_REQUIRED_ACKS otherwise). */
-export function requireAcksAll(acks: Acks | undefined): void {
-  if (acks !== undefined && acks !== 'all')
-    throw new KafkaError('INVALID_REQUIRED_ACKS', 'A transactional produce needs acks=all');
-}

@@ -9,14 +9,16 @@
  */
 import { Hono, type Context } from 'hono';
 import { KafkaError } from '../wire/errors.js';
-import type { AppendOptions, AppendOutcome, PartitionAppend } from '../log/partition-log.js';
+import type { AppendOutcome, PartitionAppend } from '../log/partition-log.js';
 import { decodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../wire/produce-request.js';
 import { authorize, authorizeAll } from './security.js';
 import { validateProducedBatches, type ProducedBatches } from '../log/produced-batches.js';
 import { requirePartition, type Topic } from '../topics/topics.js';
 import type { AppEnv } from './app-env.js';
 import type { AppServices } from '../services.js';
-import { parseAcks, requireAcksAll } from './acks.js';
+import { parseAcks } from './acks.js';
+import { requireTransactionalBatches } from './record-batch-body.js';
+import { admitProduce, appendProduced } from '../transactions/produce-admission.js';
 import { mediaType, readBody } from './request.js';
 
 /** One partition's answer, Kafka's PartitionProduceResponse (+ error name, last offset and duplicate). */
@@ -84,7 +86,7 @@ async function prepareTopic(
   services: AppServices,
   data: TopicData,
   requestProducer: { value: Producer; set: boolean },
-  transactional: boolean,
+  transactionalId: string | undefined,
 ): Promise<PreparedTopic> {
   const prepared: PreparedTopic = {
     data,
@@ -110,12 +112,7 @@ async function prepareTopic(
         maxMessageBytes: topic.config.maxMessageBytes,
         requireKeys: topic.config.cleanupPolicy.compact,
       });
-      if ((batches.producer?.transactional === true) !== transactional) {
-        throw new KafkaError(
-          'INVALID_REQUEST',
-          'Transactional batches need the transactional_id query parameter, and it takes only transactional batches',
-        );
-      }
+      requireTransactionalBatches(transactionalId, batches);
       if (!requestProducer.set) Object.assign(requestProducer, { value: batches.producer, set: true });
       if (!sameProducer(batches.producer, requestProducer.value)) {
         throw new KafkaError(
@@ -133,24 +130,6 @@ async function prepareTopic(
     }
   }
   return prepared;
-}
-
-/** Appends one prepared topic (one object); answers in request order. */
-async function appendTopic(services: AppServices, t: PreparedTopic, acks: AppendOptions['acks']) {
-  const { topic, producer, appends, answers } = t;
-  if (topic && appends.length > 0) {
-    const options: AppendOptions = { ...(acks !== undefined ? { acks } : {}) };
-    if (producer)
-      options.producer = {
-        producerId: producer.producerId,
-        producerEpoch: producer.producerEpoch,
-        baseSequences: t.baseSequences,
-        ...(producer.transactional ? { transactional: true } : {}),
-      };
-    const outcomes = await services.log.append(topic, appends, options);
-    for (const [partition, o] of outcomes) answers.set(partition, answered(partition, o));
-  }
-  return t.data.partitions.map((p) => answers.get(p.index)!);
 }
 
 export function produceRequestRoutes(): Hono<AppEnv> {
@@ -185,34 +164,25 @@ export function produceRequestRoutes(): Hono<AppEnv> {
       topics.map((t) => t.name),
     );
     const transactionalId = c.req.query('transactional_id');
-    if (transactionalId !== undefined) {
-      requireAcksAll(acks);
-      await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', transactionalId);
-    }
+    await admitProduce({ acks, transactionalId }, (id) => authorize(c, 'WRITE', 'TRANSACTIONAL_ID', id));
     const requestProducer = { value: undefined as Producer, set: false };
-    const prepared = await Promise.all(
-      topics.map((t) => prepareTopic(services, t, requestProducer, transactionalId !== undefined)),
-    );
+    const prepared = await Promise.all(topics.map((t) => prepareTopic(services, t, requestProducer, transactionalId)));
     const producer = prepared.find((t) => t.producer)?.producer;
-    if (transactionalId !== undefined && producer) {
-      // KIP-890's check before anything is appended: the producer is the id's current one, and
-      // every partition of the request joins its transaction (one conditional write at most).
-      const partitions = prepared.flatMap((t) =>
-        t.appends.map((a) => ({ topic: t.data.name, partition: a.partition })),
-      );
-      try {
-        await services.transactions.verifyProduce(transactionalId, producer, partitions);
-      } catch (e) {
-        if (!(e instanceof KafkaError)) throw e;
-        for (const t of prepared) {
-          for (const a of t.appends) t.answers.set(a.partition, failed(a.partition, e));
-          t.appends = [];
-        }
-      }
-    }
-    const responses = await Promise.all(
-      prepared.map(async (t) => ({ name: t.data.name, partition_responses: await appendTopic(services, t, acks) })),
-    );
+    // One object per topic; a transactional producer's partitions join its transaction first, all at once.
+    const found = prepared.filter((t) => t.topic !== undefined);
+    const { outcomes } = await appendProduced(services, {
+      acks,
+      ...(transactionalId !== undefined ? { transactionalId } : {}),
+      ...(producer ? { producer } : {}),
+      topics: found.map((t) => ({ topic: t.topic!, appends: t.appends, baseSequences: t.baseSequences })),
+    });
+    found.forEach((t, i) => {
+      for (const [partition, o] of outcomes[i]!) t.answers.set(partition, answered(partition, o));
+    });
+    const responses = prepared.map((t) => ({
+      name: t.data.name,
+      partition_responses: t.data.partitions.map((p) => t.answers.get(p.index)!),
+    }));
     return c.json({ kind: 'KafkaProduceResponse', cluster_id: services.clusterId, responses });
   });
 

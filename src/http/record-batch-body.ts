@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { KafkaError } from '../wire/errors.js';
 import type { BatchFetchResult } from '../log/partition-log.js';
+import type { ProducedBatches } from '../log/produced-batches.js';
 
 import {
   type AbortedRange,
@@ -23,6 +24,19 @@ export function requireRecordBatchBody(c: Context): void {
     throw new KafkaError(
       'UNSUPPORTED_MEDIA_TYPE',
       `This endpoint takes Kafka record batches: Content-Type ${RECORD_BATCH_MEDIA_TYPE} (or application/octet-stream)`,
+    );
+  }
+}
+
+/**
+ * As Kafka's ProduceRequest: transactional batches come with the request's transactional id
+ * (`?transactional_id=`), and only they do.
+ */
+export function requireTransactionalBatches(transactionalId: string | undefined, batches: ProducedBatches): void {
+  if ((transactionalId !== undefined) !== (batches.producer?.transactional === true)) {
+    throw new KafkaError(
+      'INVALID_REQUEST',
+      'Transactional batches need the transactional_id query parameter, and it takes only transactional batches',
     );
   }
 }

@@ -1,8 +1,9 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
-import type { AppendOptions, AppendOutcome, FetchResult } from '../log/partition-log.js';
-import { parseAcks, requireAcksAll } from './acks.js';
+import type { FetchResult } from '../log/partition-log.js';
+import { parseAcks } from './acks.js';
+import { admitProduce, appendProduced, type ProducedAppends } from '../transactions/produce-admission.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
 import type { LogRecord } from '../wire/record-batch.js';
 import { lastStableOffset } from '../partition/partition-state.js';
@@ -25,6 +26,7 @@ import {
   acceptsRecordBatches,
   recordBatchResponse,
   requireRecordBatchBody,
+  requireTransactionalBatches,
 } from './record-batch-body.js';
 import { parseIsolation, partitionParam, queryInt, readBody, readJson, readJsonValues } from './request.js';
 import { authorize } from './security.js';
@@ -43,10 +45,12 @@ const batchSchema = z.object({
   transactional_id: z.string().min(1).optional(),
 });
 
-/** As Kafka's broker: a transactional produce must wait for every in-sync replica. */
-function producerOf(body: z.infer<typeof batchSchema>): AppendOptions['producer'] {
+/** An idempotent producer's id, epoch and base sequences, when the batch names one. */
+function producerOf(body: z.infer<typeof batchSchema>): Pick<ProducedAppends, 'producer'> & {
+  baseSequences?: Map<number, number>;
+} {
   const { producer_id: producerId, producer_epoch: producerEpoch, sequences } = body;
-  if (producerId === undefined && producerEpoch === undefined && sequences === undefined) return undefined;
+  if (producerId === undefined && producerEpoch === undefined && sequences === undefined) return {};
   if (producerId === undefined || producerEpoch === undefined || sequences === undefined) {
     throw new KafkaError(
       'INVALID_REQUEST',
@@ -59,7 +63,10 @@ function producerOf(body: z.infer<typeof batchSchema>): AppendOptions['producer'
       'Every entry of an idempotent batch needs an explicit partition_id (sequences are per partition)',
     );
   }
-  return { producerId, producerEpoch, baseSequences: new Map(sequences.map((s) => [s.partition_id, s.base_sequence])) };
+  return {
+    producer: { producerId, producerEpoch },
+    baseSequences: new Map(sequences.map((s) => [s.partition_id, s.base_sequence])),
+  };
 }
 
 type EntryResult =
@@ -78,13 +85,14 @@ type EntryResult =
 
 /**
  * Produces a request's records: every record is encoded and placed on its partition, then all
- * partitions are appended as one request (one object). Results come back in entry order.
+ * partitions are appended as one request (one object). Results come back in entry order; a
+ * transactional producer the coordinator refuses fails the request.
  */
 async function produce(
   services: AppServices,
   topic: Topic,
   bodies: ProduceRecordBody[],
-  options: AppendOptions,
+  options: Omit<ProducedAppends, 'topics'> & { baseSequences?: Map<number, number> },
 ): Promise<EntryResult[]> {
   const now = services.clock.now();
   const choose = services.partitioner.forRequest(topic.name, topic.partitionCount);
@@ -143,9 +151,14 @@ async function produce(
       byPartition.delete(partition);
     }
   }
+  const { baseSequences, ...produced } = options;
   const appends = [...byPartition].map(([partition, g]) => ({ partition, records: g.records }));
-  const outcomes: Map<number, AppendOutcome> =
-    appends.length > 0 ? await services.log.append(topic, appends, options) : new Map();
+  const { outcomes: perTopic, refused } = await appendProduced(services, {
+    ...produced,
+    topics: [{ topic, appends, ...(baseSequences ? { baseSequences } : {}) }],
+  });
+  if (refused) throw refused;
+  const outcomes = perTopic[0]!;
   for (const [partition, group] of byPartition) {
     const outcome = outcomes.get(partition)!;
     group.entries.forEach((i, k) => {
@@ -257,27 +270,18 @@ export function recordRoutes(): Hono<AppEnv> {
     const ids = new Set(body.entries.map((e) => e.id));
     if (ids.size !== body.entries.length)
       throw new KafkaError('BAD_REQUEST', 'Entry ids must be unique within a batch');
-    const options: AppendOptions = { acks: parseAcks(c.req.query('acks')) };
+    const acks = parseAcks(c.req.query('acks'));
     const producer = producerOf(body);
-    if (producer) options.producer = producer;
     const topic = await services.topics.get(c.req.param('topic'));
-    if (body.transactional_id !== undefined) {
-      if (!producer)
-        throw new KafkaError(
-          'INVALID_REQUEST',
-          'A transactional batch needs producer_id, producer_epoch and sequences',
-        );
-      requireAcksAll(options.acks);
-      const partitions = [...new Set(body.entries.map((e) => e.partition_id!))].filter((p) => p < topic.partitionCount);
-      await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', body.transactional_id);
-      await services.transactions.verifyProduce(
-        body.transactional_id,
-        producer,
-        partitions.map((partition) => ({ topic: topic.name, partition })),
-      );
-      producer.transactional = true;
-    }
-    const results = await produce(services, topic, body.entries, options);
+    const transactionalId = body.transactional_id;
+    if (transactionalId !== undefined && !producer.producer)
+      throw new KafkaError('INVALID_REQUEST', 'A transactional batch needs producer_id, producer_epoch and sequences');
+    await admitProduce({ acks, transactionalId }, (id) => authorize(c, 'WRITE', 'TRANSACTIONAL_ID', id));
+    const results = await produce(services, topic, body.entries, {
+      acks,
+      ...producer,
+      ...(transactionalId !== undefined ? { transactionalId } : {}),
+    });
     const successes: unknown[] = [];
     const failures: unknown[] = [];
     const iso = isoTimestamps();
@@ -304,31 +308,23 @@ export function recordRoutes(): Hono<AppEnv> {
       maxMessageBytes: config.maxMessageBytes,
       requireKeys: config.cleanupPolicy.compact,
     });
-    const options: AppendOptions = { acks };
     const transactionalId = c.req.query('transactional_id');
-    if (batches.producer) {
-      const { producerId, producerEpoch, baseSequence, transactional } = batches.producer;
-      options.producer = {
-        producerId,
-        producerEpoch,
-        baseSequences: new Map([[partition, baseSequence]]),
-        transactional,
-      };
-    }
-    // As Kafka's ProduceRequest: transactional batches come with the transactional id, and only they do.
-    if ((transactionalId !== undefined) !== (batches.producer?.transactional === true)) {
-      throw new KafkaError(
-        'INVALID_REQUEST',
-        'Transactional batches need the transactional_id query parameter, and it takes only transactional batches',
-      );
-    }
-    if (transactionalId !== undefined) {
-      requireAcksAll(acks);
-      await authorize(c, 'WRITE', 'TRANSACTIONAL_ID', transactionalId);
-    }
-    if (transactionalId !== undefined)
-      await services.transactions.verifyProduce(transactionalId, batches.producer!, [{ topic: topic.name, partition }]);
-    const outcome = (await services.log.append(topic, [{ partition, batches }], options)).get(partition)!;
+    requireTransactionalBatches(transactionalId, batches);
+    await admitProduce({ acks, transactionalId }, (id) => authorize(c, 'WRITE', 'TRANSACTIONAL_ID', id));
+    const { producer } = batches;
+    const { outcomes } = await appendProduced(services, {
+      acks,
+      ...(transactionalId !== undefined ? { transactionalId } : {}),
+      ...(producer ? { producer } : {}),
+      topics: [
+        {
+          topic,
+          appends: [{ partition, batches }],
+          ...(producer ? { baseSequences: new Map([[partition, producer.baseSequence]]) } : {}),
+        },
+      ],
+    });
+    const outcome = outcomes[0]!.get(partition)!;
     if (!outcome.ok) throw outcome.error;
     const { info } = outcome;
     return c.json({

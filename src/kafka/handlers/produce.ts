@@ -10,10 +10,10 @@
  * is closed after it, as Kafka does for a failed acks=0 produce.
  */
 import { KafkaError } from '../../wire/errors.js';
-import type { AppendOptions } from '../../log/partition-log.js';
 import type { Acks } from '../../wire/protocol.js';
 import { validateProducedBatches, type ProducedBatches } from '../../log/produced-batches.js';
 import type { Topic } from '../../topics/topics.js';
+import { admitProduce, appendProduced } from '../../transactions/produce-admission.js';
 import { authorize, deniedAmong } from './access.js';
 import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
 
@@ -54,11 +54,9 @@ export const produce: Handler = async (ctx, req, version) => {
   const transactionalId = req.transactionalId as string | null;
   try {
     acks = acksOf(req.acks);
-    // As Kafka's broker: a transactional produce waits for every in-sync replica, and needs WRITE on its id.
-    if (transactionalId !== null) {
-      if (acks !== 'all') throw new KafkaError('INVALID_REQUIRED_ACKS', 'A transactional produce needs acks=-1');
-      await authorize(ctx, 'WRITE', 'TRANSACTIONAL_ID', transactionalId);
-    }
+    await admitProduce({ acks, transactionalId: transactionalId ?? undefined }, (id) =>
+      authorize(ctx, 'WRITE', 'TRANSACTIONAL_ID', id),
+    );
   } catch (e) {
     acks = undefined;
     acksError = e;
@@ -160,27 +158,22 @@ async function produceTopic(
   }
   await Promise.all(
     [...groups.values()].map(async (g) => {
-      const options: AppendOptions = { acks };
-      if (g.producer) {
-        const { producerId, producerEpoch } = g.producer;
-        options.producer = {
-          producerId,
-          producerEpoch,
-          baseSequences: new Map(g.appends.map((a) => [a.partition, a.batches.producer!.baseSequence])),
-        };
-      }
       try {
-        if (transactionalId !== null && g.producer) {
-          // KIP-890's check: the producer is the id's current one and the partitions are in its transaction.
-          await ctx.services.transactions.verifyProduce(
-            transactionalId,
-            g.producer,
-            g.appends.map((a) => ({ topic: topic.name, partition: a.partition })),
-          );
-          options.producer!.transactional = true;
-        }
-        const outcomes = await ctx.services.log.append(topic, g.appends, options);
-        for (const [partition, o] of outcomes) {
+        const { outcomes } = await appendProduced(ctx.services, {
+          acks,
+          ...(transactionalId !== null ? { transactionalId } : {}),
+          ...(g.producer ? { producer: g.producer } : {}),
+          topics: [
+            {
+              topic,
+              appends: g.appends,
+              ...(g.producer
+                ? { baseSequences: new Map(g.appends.map((a) => [a.partition, a.batches.producer!.baseSequence])) }
+                : {}),
+            },
+          ],
+        });
+        for (const [partition, o] of outcomes[0]!) {
           answers.set(
             partition,
             o.ok
