@@ -68,7 +68,11 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const instances = () => services.groups.instances;
   app.use('*', bodySizeLimit(services.limits.maxRequestBytes));
-  const json = (c: Context, body: unknown, status = 200) => c.json(body, status as 200, { 'Content-Type': V2_JSON });
+  // REST Proxy v2 answers in its own media type, errors (mapped by the app's onError) included.
+  app.use('*', async (c, next) => {
+    await next();
+    if (c.res.headers.get('content-type')?.startsWith('application/json')) c.res.headers.set('content-type', V2_JSON);
+  });
   const ids = (c: Context) => [c.req.param('group')!, c.req.param('instance')!] as const;
 
   app.post('/:group', async (c) => {
@@ -90,7 +94,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
         : { requestTimeoutMs: body['consumer.request.timeout.ms'] }),
     });
     const origin = new URL(c.req.url).origin;
-    return json(c, {
+    return c.json({
       instance_id: inst.name,
       base_uri: `${origin}/consumers/${encodeURIComponent(inst.groupId)}/instances/${inst.name}`,
     });
@@ -116,7 +120,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
 
   app.get('/:group/instances/:instance/subscription', async (c) => {
     await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
-    return json(c, { topics: await instances().subscription(...ids(c)) });
+    return c.json({ topics: await instances().subscription(...ids(c)) });
   });
 
   app.delete('/:group/instances/:instance/subscription', async (c) => {
@@ -128,7 +132,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
   app.get('/:group/instances/:instance/assignments', async (c) => {
     await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
     const parts = await instances().assignments(...ids(c));
-    return json(c, { partitions: parts.map((p) => ({ topic: p.topic, partition: p.partition })) });
+    return c.json({ partitions: parts.map((p) => ({ topic: p.topic, partition: p.partition })) });
   });
 
   app.get('/:group/instances/:instance/records', async (c) => {
@@ -160,10 +164,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
       'responseBytes',
       records.reduce((n, r) => n + (r.key?.byteLength ?? 0) + (r.value?.byteLength ?? 0), 0),
     );
-    return json(
-      c,
-      records.map((r) => showRecord(r, format)),
-    );
+    return c.json(records.map((r) => showRecord(r, format)));
   });
 
   app.post('/:group/instances/:instance/offsets', async (c) => {
@@ -199,7 +200,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
       body.partitions.map((p) => p.topic),
     );
     const committed = await instances().committed(...ids(c), body.partitions);
-    return json(c, {
+    return c.json({
       offsets: committed.map((o) => ({
         topic: o.topic,
         partition: o.partition,

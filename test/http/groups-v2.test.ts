@@ -68,6 +68,36 @@ describe('REST Proxy v2 consumer instances', () => {
     expect((await g.describe('g')).state).toBe('EMPTY');
   });
 
+  it('answers errors in the v2 media type too, as REST Proxy v2 does', async () => {
+    const { g, create } = await setup();
+    await create('g', { name: 'c1' });
+    const request = (method: string, path: string, body?: string) =>
+      g.app.request(`/consumers/${path}`, {
+        method,
+        headers: { 'content-type': 'application/vnd.kafka.v2+json' },
+        ...(body === undefined ? {} : { body }),
+      });
+    const failures = [
+      await request('POST', 'g', JSON.stringify({ format: 'avro' })), // 400
+      await request('POST', 'g', JSON.stringify({ name: 'c1' })), // 409
+      await request('GET', 'g/instances/nobody/subscription'), // 404
+      await request('GET', 'g/instances/nobody/records?timeout=0'), // 404
+      await request('POST', 'g/instances/c1/offsets', '{not json'), // 400
+      await request('POST', 'g/instances/c1/positions', JSON.stringify({ offsets: 'none' })), // 400
+      await request('DELETE', 'g/instances/nobody'), // 404
+    ];
+    expect(failures.map((r) => [r.status, r.headers.get('content-type')])).toEqual([
+      [400, 'application/vnd.kafka.v2+json'],
+      [409, 'application/vnd.kafka.v2+json'],
+      [404, 'application/vnd.kafka.v2+json'],
+      [404, 'application/vnd.kafka.v2+json'],
+      [400, 'application/vnd.kafka.v2+json'],
+      [400, 'application/vnd.kafka.v2+json'],
+      [404, 'application/vnd.kafka.v2+json'],
+    ]);
+    expect(await failures[2]!.json()).toMatchObject({ error_code: 40404, error: 'UNKNOWN_MEMBER_ID' });
+  });
+
   it('shares partitions between instances of a group, and resumes from committed offsets after a member goes', async () => {
     const { g, v2, create } = await setup(2);
     await g.produce('t', 0, 2);
