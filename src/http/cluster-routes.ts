@@ -131,10 +131,7 @@ export function clusterRoutes(): Hono<AppEnv> {
     const topic = await c.get('services').topics.get(c.req.param('topic'));
     const p = partitionParam(c.req.param('partition'));
     requirePartition(topic, p);
-    throw new KafkaError(
-      'NOT_FOUND',
-      `No reassignment of ${topic.name}-${p} is in progress (replicas are placed at creation)`,
-    );
+    return c.json(c.get('resources').reassignment(topic, p));
   });
 
   return app;

@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import { assignmentOf, owns } from '../groups/assignment.js';
-import { summarizeLags } from '../groups/group-admin.js';
+import { type PartitionLag, summarizeLags } from '../groups/group-admin.js';
 import { parseAssignorName } from '../groups/assignors.js';
 import { parseDuration, type ResetScope, type ResetStrategy } from '../groups/offset-reset.js';
 import type { AutoOffsetReset } from '../groups/offsets.js';
@@ -248,7 +248,12 @@ export function groupRoutes(): Hono<AppEnv> {
     const groups = c.get('services').groups;
     const g = await groups.coordinator.get(groupParam(c));
     const p = partitionParam(c.req.param('partition'));
-    const lag = (await groups.admin.lags(g.groupId)).find((l) => l.topic === c.req.param('topic') && l.partition === p);
+    const here = (l: PartitionLag) => l.topic === c.req.param('topic') && l.partition === p;
+    // A partition the group has no offset for yet but a member is assigned (the assignment's lag
+    // link) has a lag too, with no current offset, as in the group's describe.
+    const lag =
+      (await groups.admin.lags(g.groupId)).find(here) ??
+      (await groups.admin.describe(g.groupId)).partitions.find((l) => here(l) && l.owner !== undefined);
     if (!lag)
       throw new KafkaError('NOT_FOUND', `Group ${g.groupId} has no committed offset for ${c.req.param('topic')}-${p}`);
     return c.json(res(c).lag(g, lag));

@@ -244,9 +244,10 @@ const document: ZodOpenApiObject = {
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/reassignment': {
       get: {
-        summary: "A partition's reassignment: 404, since none is ever in progress",
+        summary:
+          "A partition's reassignment: no replica is being added or removed, since replicas are placed when a partition is created",
         parameters: [cluster, topic, partition],
-        responses: { 200: json({ type: 'object' }, 'A reassignment in progress (never, here)'), ...errors(404) },
+        responses: { 200: json({ type: 'object' }), ...errors(404) },
       },
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/configs': {

@@ -31,9 +31,32 @@ export class Resources {
       consumer_groups: { related: `${b}/consumer-groups` },
       topics: { related: `${b}/topics` },
       partition_reassignments: { related: `${b}/topics/-/partitions/-/reassignment` },
+      acls: { related: `${b}/acls` },
       // Extension: the release the answering process runs, and its feature level resource.
       version: RELEASE,
       features: { related: `${b}/features` },
+    };
+  }
+
+  /**
+   * v3's KafkaReassignment of a partition. Replicas are placed once, when the partition is created,
+   * so none is ever being added or removed; the resource exists so the partition's link leads
+   * somewhere, and the reassignment lists stay empty.
+   */
+  reassignment(t: Topic, p: number) {
+    const partition = `${this.base}/topics/${t.name}/partitions/${p}`;
+    return {
+      kind: 'KafkaReassignment',
+      metadata: {
+        self: `${partition}/reassignment`,
+        resource_name: this.crn(`/topic=${t.name}/partition=${p}/reassignment`),
+      },
+      cluster_id: this.clusterId,
+      topic_name: t.name,
+      partition_id: p,
+      adding_replicas: [] as number[],
+      removing_replicas: [] as number[],
+      replicas: { related: `${partition}/replicas` },
     };
   }
 

@@ -31,7 +31,13 @@ describe('HTTP API (Confluent v3 shapes)', () => {
       kind: 'KafkaClusterList',
       data: [{ kind: 'KafkaCluster', cluster_id: 'local' }],
     });
-    expect((await call('GET', '/v3/clusters/local')).body.topics.related).toMatch(/\/v3\/clusters\/local\/topics$/);
+    const cluster = (await call('GET', '/v3/clusters/local')).body;
+    expect(cluster.topics.related).toMatch(/\/v3\/clusters\/local\/topics$/);
+    // v3's ClusterData requires every relationship, acls among them.
+    for (const rel of ['controller', 'acls', 'brokers', 'broker_configs', 'consumer_groups', 'topics'])
+      expect(cluster[rel]?.related, rel).toMatch(/^http:\/\/localhost\/v3\/clusters\/local\//);
+    expect(cluster.acls.related).toMatch(/\/v3\/clusters\/local\/acls$/);
+    expect(cluster.partition_reassignments.related).toMatch(/\/topics\/-\/partitions\/-\/reassignment$/);
     expect(await call('GET', '/v3/clusters/other/topics')).toMatchObject({ status: 404, body: { error_code: 40401 } });
   });
 

@@ -169,10 +169,12 @@ describe('Confluent v3 shapes', () => {
       seen.add(url);
       const res = await app.request(url);
       const body = (await res.json()) as { message?: string };
-      // A resource that does not exist now (no reassignment in progress) is a 404 of its route,
-      // never "No route for".
-      if (res.status === 404 && String(body.message).startsWith('No route')) missing.push(url);
-      if (res.status !== 200) continue;
+      // Every link leads to a resource, as in v3: a partition's reassignment (none in progress),
+      // a member's lag (no offset committed yet) included.
+      if (res.status !== 200) {
+        missing.push(`${url}: ${res.status} ${body.message}`);
+        continue;
+      }
       const found: string[] = [];
       links(body, found);
       queue.push(...found.filter((u) => !seen.has(u)));
@@ -185,6 +187,9 @@ describe('Confluent v3 shapes', () => {
       '/topics/l/partitions/0/replicas',
       '/consumer-groups/lg/offsets/l/partitions/0',
       '/topics/-/partitions/-/reassignment',
+      '/topics/l/partitions/1/reassignment',
+      '/consumer-groups/lg/lags/l/partitions/1',
+      '/acls',
     ]) {
       expect(
         [...seen].some((u) => u.endsWith(part)),
