@@ -103,6 +103,10 @@ export class KafkaConfigError extends KafkaClientError {
 
 export const isRetriable = (e: unknown): boolean => e instanceof KafkaClientError && e.retriable;
 
+/** Any failure as a typed error: a KafkaClientError as it is, anything else as UNKNOWN_SERVER_ERROR. */
+export const asClientError = (e: unknown): KafkaClientError =>
+  e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
+
 /** The Kafka error name an HTTP status stands for when the body names none (e.g. an API Gateway 403). */
 function typeForStatus(status: number): string {
   if (status === 401) return 'SASL_AUTHENTICATION_FAILED';

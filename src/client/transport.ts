@@ -9,6 +9,7 @@ import { RECORD_BATCH_MEDIA_TYPE } from '../wire/protocol.js';
 import { BINARY_MEDIA_TYPES } from '../wire/media-types.js';
 import { type Exchange, type Exchanger, fetchExchanger, nodeExchanger } from './http-exchange.js';
 import { checkRequestSize, requestSizeLimit, type RequestSizeLimit } from './request-size.js';
+import { checkWireFormat, RecordBatchSupport, type WireFormat } from './wire-formats.js';
 
 export interface ConnectionConfig {
   /** The server: `http://127.0.0.1:8080`, a deployed API's URL, or a full `.../v3/clusters/{id}`. */
@@ -55,7 +56,7 @@ export interface ConnectionConfig {
   maxRequestBytes?: number;
 }
 
-export type WireFormat = 'auto' | 'record-batch' | 'json';
+export type { WireFormat };
 
 export { RECORD_BATCH_MEDIA_TYPE };
 
@@ -93,9 +94,6 @@ export interface Response<T> {
   contentType: string;
 }
 
-/** Whether the server has the record-batch API: unknown until the first produce or fetch tells. */
-export type RecordBatchSupport = 'unknown' | 'supported' | 'unsupported';
-
 const CLUSTER_PATH = /^(.*)\/v3\/clusters\/([^/]+)\/?$/;
 
 export const enc = encodeURIComponent;
@@ -107,7 +105,7 @@ export class Transport {
   private readonly sign: RequestSigner;
   private clusterBase: Promise<string> | undefined;
   /** What the server told about the record-batch API (shared by the producers and consumers of this connection). */
-  recordBatchSupport: RecordBatchSupport = 'unknown';
+  readonly recordBatches: RecordBatchSupport;
   /** The largest body a request may have, or undefined for no bound of the client's own. */
   readonly maxRequestBytes: number | undefined;
   private readonly sizeLimit: RequestSizeLimit;
@@ -131,29 +129,8 @@ export class Transport {
     this.sign = createSigner(config.auth);
     this.sizeLimit = requestSizeLimit(parsed, config.maxRequestBytes);
     this.maxRequestBytes = this.sizeLimit?.maxBytes;
-    const format = config.format ?? 'auto';
-    if (!['auto', 'record-batch', 'json'].includes(format))
-      throw new KafkaClientError(
-        'INVALID_CONFIG',
-        `format must be 'auto', 'record-batch' or 'json' (got ${String(format)})`,
-      );
-  }
-
-  /**
-   * Whether records should travel as record batches for a producer or consumer configured with
-   * `format` (falling back to the connection's format): 'auto' uses them unless the server was found
-   * not to support them.
-   */
-  useRecordBatches(format: WireFormat | undefined = this.config.format): boolean {
-    const f = format ?? this.config.format ?? 'auto';
-    if (f === 'json') return false;
-    if (f === 'record-batch') return true;
-    return this.recordBatchSupport !== 'unsupported';
-  }
-
-  /** The connection's configured format. */
-  get format(): WireFormat {
-    return this.config.format ?? 'auto';
+    checkWireFormat(config.format);
+    this.recordBatches = new RecordBatchSupport(config.format ?? 'auto');
   }
 
   /** Where consumers open their push connection, or undefined for none. */

@@ -630,7 +630,7 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       expect(attempts.every((e) => e.status === 404)).toBe(true);
       expect(p.log.filter((e) => e.url.includes('records:batch') && e.status === 207).length).toBeGreaterThanOrEqual(2);
       expect(p.log.at(-1)!.url).toMatch(/records:batch/);
-      expect(old.transport.recordBatchSupport).toBe('unsupported');
+      expect(old.transport.recordBatches.state).toBe('unsupported');
 
       const records = await readPartition('legacy', 0, 'auto', 0, new Kafka({ url: p.origin }));
       expect(

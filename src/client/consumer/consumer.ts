@@ -10,7 +10,8 @@
 import type { ConsumerRecord } from '../codec.js';
 import { KafkaClientError, KafkaConfigError, KafkaTimeoutError } from '../errors.js';
 import { backoffMs, retry, sleep } from '../retry.js';
-import { enc, type Transport, type WireFormat } from '../transport.js';
+import { enc, type Transport } from '../transport.js';
+import { checkWireFormat, type WireFormat } from '../wire-formats.js';
 import { Fetcher } from './fetcher.js';
 import { createIdleBackoff } from './idle-backoff.js';
 import { GroupClient, type Assignment } from './group-client.js';
@@ -164,8 +165,7 @@ export class Consumer {
       requestTimeoutMs: config.requestTimeoutMs ?? transport.requestTimeoutMs,
     };
     if (this.c.maxPollRecords < 1) throw new KafkaConfigError('maxPollRecords must be at least 1');
-    if (this.c.format !== undefined && !['auto', 'record-batch', 'json'].includes(this.c.format))
-      throw new KafkaConfigError(`format must be 'auto', 'record-batch' or 'json' (got ${String(this.c.format)})`);
+    checkWireFormat(this.c.format);
     this.log = config.logger ?? LOG;
     this.idle = createIdleBackoff(transport, this.subs, this.c, () => this.fetcher.notify(), this.log);
     this.fetcher = new Fetcher(

@@ -6,13 +6,14 @@
  * epoch so an answer to an older fetch is dropped.
  */
 import { decodeRecord, type ConsumerRecord, type WireRecord } from '../codec.js';
-import { KafkaClientError } from '../errors.js';
+import { asClientError, KafkaClientError } from '../errors.js';
 import { decodeFetchedRecords } from '../record-batches.js';
 import { fetchPartitions } from './fetch-partitions.js';
 import { backoffMs } from '../retry.js';
-import { enc, RECORD_BATCH_MEDIA_TYPE, type Response, type Transport, type WireFormat } from '../transport.js';
+import { enc, RECORD_BATCH_MEDIA_TYPE, type Response, type Transport } from '../transport.js';
 import type { IdleBackoff } from './idle-backoff.js';
 import type { TopicPartitionState, SubscriptionState } from './subscription-state.js';
+import { RouteProbe, type WireFormat } from '../wire-formats.js';
 import { FETCH_HEADERS, parseAbortedTransactions } from '../../wire/protocol.js';
 
 export interface FetcherConfig {
@@ -105,7 +106,7 @@ export class Fetcher {
       }
       ready.push(s);
     }
-    if (this.multiFetch === 'unsupported') for (const s of ready) this.fetch(s);
+    if (!this.multiFetch.available) for (const s of ready) this.fetch(s);
     else if (ready.length > 0 && !this.multiInFlight) {
       // The server fills the answer's fetch.max.bytes in the order asked: each request starts one
       // partition further on (KIP-74), so that no partition is always last and starved.
@@ -117,8 +118,11 @@ export class Fetcher {
 
   private fetchRotation = 0;
 
-  /** Whether the server has `records:fetch`: unknown until the first one tells. */
-  private multiFetch: 'unknown' | 'supported' | 'unsupported' = 'unknown';
+  /**
+   * Whether the server has `records:fetch`. Missing too when it refuses a read_committed
+   * consumer's isolation level there (UNSUPPORTED_VERSION): per partition then.
+   */
+  private readonly multiFetch = new RouteProbe(['UNSUPPORTED_VERSION']);
   private multiInFlight = false;
   /** A fetch was sent since the last flushSent(). */
   private unflushed = false;
@@ -139,7 +143,7 @@ export class Fetcher {
   private fetchMany(states: TopicPartitionState[]): void {
     const sent = states.map((s) => ({ s, epoch: s.epoch, offset: s.fetchOffset! }));
     const started = Date.now();
-    const batches = this.transport.useRecordBatches(this.config.format);
+    const batches = this.transport.recordBatches.use(this.config.format);
     for (const { s } of sent) s.fetching = true;
     this.multiInFlight = true;
     this.unflushed = true;
@@ -162,7 +166,7 @@ export class Fetcher {
     )
       .then(
         (answers) => {
-          this.multiFetch = 'supported';
+          this.multiFetch.answered();
           const filled = answers.some((a) => !a.error && a.hasRecords);
           answers.forEach((a, i) => {
             const { s, epoch, offset } = sent[i]!;
@@ -171,14 +175,7 @@ export class Fetcher {
           });
         },
         (e: unknown) => {
-          if (
-            this.multiFetch === 'unknown' &&
-            e instanceof KafkaClientError &&
-            ((e.type === 'NOT_FOUND' && e.status === 404) || e.type === 'UNSUPPORTED_VERSION')
-          ) {
-            // No such route (a server from before the multi-partition fetch), or one without its
-            // isolation level for a read_committed consumer. Per partition from now on.
-            this.multiFetch = 'unsupported';
+          if (this.multiFetch.refused(e)) {
             for (const { s } of sent) s.fetching = false;
             return;
           }
@@ -233,8 +230,7 @@ export class Fetcher {
   private failed(s: TopicPartitionState, epoch: number, e: unknown): void {
     s.fetching = false;
     if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
-    const err =
-      e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
+    const err = asClientError(e);
     if (err.type === 'ABORTED') return;
     if (err.type === 'OFFSET_OUT_OF_RANGE') return this.onOutOfRange(s, err);
     const n = (this.errorsByPartition.get(s) ?? 0) + 1;
@@ -249,7 +245,7 @@ export class Fetcher {
     const epoch = s.epoch;
     const offset = s.fetchOffset!;
     const started = Date.now();
-    const batches = this.transport.useRecordBatches(this.config.format);
+    const batches = this.transport.recordBatches.use(this.config.format);
     const maxWaitMs = this.idle?.maxWaitMs() ?? this.config.fetchMaxWaitMs;
     s.fetching = true;
     this.unflushed = true;
@@ -289,7 +285,7 @@ export class Fetcher {
     asked: boolean,
   ): Fetched {
     if (Buffer.isBuffer(res.body)) {
-      this.transport.recordBatchSupport = 'supported';
+      this.transport.recordBatches.answered();
       const records = decodeFetchedRecords(
         res.body,
         s.topic,
@@ -313,8 +309,7 @@ export class Fetcher {
         logStartOffset: header(FETCH_HEADERS.logStartOffset, s.logStartOffset ?? 0),
       };
     }
-    if (asked && (this.config.format ?? this.transport.format) === 'auto')
-      this.transport.recordBatchSupport = 'unsupported';
+    if (asked) this.transport.recordBatches.answeredWithJson(this.config.format);
     const body = res.body;
     const records = body.records.filter((r) => r.offset >= offset).map((r) => decodeRecord(s.topic, r));
     return {

@@ -5,7 +5,7 @@
  * Losing the membership (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH) is reported, and the member rejoins
  * with epoch 0 only after the consumer dropped its partitions.
  */
-import { KafkaClientError } from '../errors.js';
+import { asClientError, type KafkaClientError } from '../errors.js';
 import { backoffMs } from '../retry.js';
 import type { Assignment, GroupClient } from './group-client.js';
 
@@ -159,8 +159,7 @@ export class GroupMembership {
       this.schedule(this.intervalMs);
     } catch (e) {
       if (this.stopped) return;
-      const err =
-        e instanceof KafkaClientError ? e : new KafkaClientError('UNKNOWN_SERVER_ERROR', String(e), { cause: e });
+      const err = asClientError(e);
       if (LOST.has(err.type)) {
         this.lost = true;
         this.target = {};

@@ -9,15 +9,17 @@ import { KafkaClientError, KafkaConfigError } from '../errors.js';
 import { Metadata } from '../metadata.js';
 import { DEFAULT_PARTITIONER_STICKY_BATCH_SIZE, DefaultPartitioner, type Partitioner } from '../partitioner.js';
 import { RECORD_BATCH_OVERHEAD } from '../record-batches.js';
-import type { Transport, WireFormat } from '../transport.js';
+import type { Transport } from '../transport.js';
+import { checkWireFormat, type WireFormat } from '../wire-formats.js';
 import { COMPRESSION_LEVELS, COMPRESSION_TYPES, type CompressionType } from '../../wire/compression/index.js';
 import { BufferPool } from './buffer-pool.js';
 import { RecordAccumulator, SendResult, type PendingRecord, type RecordMetadata } from './record-accumulator.js';
-import { Sender, type Acks, type ProducerIdAndEpoch } from './sender.js';
+import { Sender, type Acks } from './sender.js';
+import type { ProducerIdAndEpoch } from './transaction-manager.js';
 import { Transaction, type ProducerRecordBatch } from './transaction.js';
 
 export type { RecordMetadata } from './record-accumulator.js';
-export type { ProducerIdAndEpoch } from './sender.js';
+export type { ProducerIdAndEpoch } from './transaction-manager.js';
 
 /**
  * Defaults fitted to storage priced per request (docs/client.md): a batch fills a request (one
@@ -137,8 +139,7 @@ export function resolveProducerConfig(
       throw new KafkaConfigError(`${name} must be an integer in [${range.min}, ${range.max}] (got ${String(value)})`);
     return value;
   };
-  if (c.format !== undefined && !['auto', 'record-batch', 'json'].includes(c.format))
-    throw new KafkaConfigError(`format must be 'auto', 'record-batch' or 'json' (got ${String(c.format)})`);
+  checkWireFormat(c.format);
   const r: ResolvedConfig = {
     acks,
     idempotent,
@@ -395,7 +396,7 @@ export class Producer {
       const m = messages[i]!;
       const rec = encodeMessage(m, Date.now());
       // The request a lone record would make: a RecordBatch, or a JSON entry.
-      const requestBytes = this.transport.useRecordBatches(this.config.format)
+      const requestBytes = this.transport.recordBatches.use(this.config.format)
         ? RECORD_BATCH_OVERHEAD + rec.sizeInBytes
         : rec.wireBytes;
       if (requestBytes > this.config.maxRequestSize) {

@@ -14,7 +14,7 @@ import { retry } from '../retry.js';
 import { enc, type Transport } from '../transport.js';
 import type { Message } from '../codec.js';
 import type { RecordMetadata } from './record-accumulator.js';
-import type { ProducerIdAndEpoch } from './sender.js';
+import type { ProducerIdAndEpoch } from './transaction-manager.js';
 
 export interface ProducerRecordBatch {
   topic: string;
