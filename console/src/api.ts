@@ -52,10 +52,23 @@ export async function api<T>(path: string, init?: { method?: string; body?: unkn
   return call<T>(`v3/clusters/${encodeURIComponent(await cluster())}${path}`, init);
 }
 
+/** Every item of a paged list under /v3/clusters/{cluster}: follows metadata.next to the last page. */
+export async function apiList<T>(path: string): Promise<List<T>> {
+  const data: T[] = [];
+  for (let at: string | undefined = path; at !== undefined; ) {
+    const page: List<T> = await api<List<T>>(at);
+    data.push(...page.data);
+    const next = page.metadata?.next;
+    at = next ? `${path.replace(/\?.*$/, '')}${new URL(next).search}` : undefined;
+  }
+  return { data };
+}
+
 export const enc = encodeURIComponent;
 
 export interface List<T> {
   data: T[];
+  metadata?: { next?: string | null };
 }
 
 export interface Topic {

@@ -7,6 +7,7 @@ import { errorFromBody, KafkaClientError } from './errors.js';
 import { TransactionAdmin } from './transaction-admin.js';
 import { retry } from './retry.js';
 import { enc, type Transport } from './transport.js';
+import { allPages, type Page } from './pages.js';
 
 export interface AdminConfig {
   /** Retries of a retriable failure (default 5), with exponential back-off and jitter. */
@@ -293,16 +294,17 @@ export class Admin extends TransactionAdmin {
   async describeTopic(topic: string): Promise<TopicDescription> {
     const [t, parts] = await Promise.all([
       this.call(() => this.transport.request<WireTopic>('GET', `/topics/${enc(topic)}`, { topic })),
-      this.call(() =>
-        this.transport.request<{ data: WirePartition[] }>('GET', `/topics/${enc(topic)}/partitions`, { topic }),
-      ),
+      allPages<WirePartition>(`/topics/${enc(topic)}/partitions`, async (at) => {
+        const res = await this.call(() => this.transport.request<Page<WirePartition>>('GET', at, { topic }));
+        return res.body;
+      }),
     ]);
     return {
       name: t.body.topic_name,
       topicId: t.body.topic_id,
       partitionCount: t.body.partitions_count,
       replicationFactor: t.body.replication_factor,
-      partitions: parts.body.data.map(toPartition).sort((a, b) => a.partition - b.partition),
+      partitions: parts.map(toPartition).sort((a, b) => a.partition - b.partition),
     };
   }
 

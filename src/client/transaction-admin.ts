@@ -4,6 +4,7 @@
  */
 import { GroupAdmin } from './group-admin.js';
 import { enc } from './transport.js';
+import { allPages, type Page } from './pages.js';
 
 export interface TransactionDescription {
   transactionalId: string;
@@ -91,15 +92,10 @@ export class TransactionAdmin extends GroupAdmin {
       coordinator_state: string | null;
     };
     // The server reads a page of partitions per request; metadata.next goes on.
-    const found: Wire[] = [];
-    type Page = { data: Wire[]; metadata?: { next?: string | null } };
-    for (let path: string | undefined = `/transactions:hanging${qs}`; path !== undefined; ) {
-      const at: string = path;
-      const res: { body: Page } = await this.call(() => this.transport.request<Page>('GET', at));
-      found.push(...res.body.data);
-      const next: string | null | undefined = res.body.metadata?.next;
-      path = next ? `/transactions:hanging${new URL(next).search}` : undefined;
-    }
+    const found = await allPages<Wire>(`/transactions:hanging${qs}`, async (at) => {
+      const res = await this.call(() => this.transport.request<Page<Wire>>('GET', at));
+      return res.body;
+    });
     return found.map((h) => ({
       topic: h.topic_name,
       partition: h.partition_id,

@@ -3,6 +3,8 @@ import { KafkaError } from '../wire/errors.js';
 import type { AppEnv } from './app-env.js';
 import type { AppServices } from '../services.js';
 import { requirePartition } from '../topics/topics.js';
+import { mapBounded, partitionPage } from '../topics/partition-scan.js';
+import { nextPageUrl, pageCursor } from './page-token.js';
 import { partitionParam } from './request.js';
 import { allowedNames, authorize } from './security.js';
 
@@ -77,14 +79,16 @@ export function clusterRoutes(): Hono<AppEnv> {
     const r = c.get('resources');
     const id = brokerParam(c.get('services'), c.req.param('broker'));
     const visible = await allowedNames(c, 'DESCRIBE', 'TOPIC');
-    const data = [];
-    for (const topic of (await topics.list()).filter((t) => visible(t.name))) {
-      for (let p = 0; p < topic.partitionCount; p++) {
-        const s = await log.state(topic, p);
-        if (s.replicas.includes(id)) data.push(r.replica(topic, p, s, id));
-      }
-    }
-    return c.json(r.list('KafkaReplicaList', `${r.base}/brokers/${id}/partition-replicas`, data));
+    const after = pageCursor(c);
+    const { page, next } = partitionPage(
+      (await topics.list()).filter((t) => visible(t.name)),
+      after ? { after } : {},
+    );
+    const states = await mapBounded(page, ({ topic, partition }) => log.state(topic, partition));
+    const data = page.flatMap(({ topic, partition }, i) =>
+      states[i]!.replicas.includes(id) ? [r.replica(topic, partition, states[i]!, id)] : [],
+    );
+    return c.json(r.list('KafkaReplicaList', `${r.base}/brokers/${id}/partition-replicas`, data, nextPageUrl(c, next)));
   });
 
   app.get('/topics/:topic/partitions/:partition/replicas', async (c) => {

@@ -207,7 +207,7 @@ export const groupPaths: Record<string, Json> = {
   [`${g}/{consumer_group_id}/offsets`]: {
     get: {
       summary:
-        'Committed offsets; with auto_offset_reset, the position a consumer starts from on every partition of topic_name',
+        'Committed offsets; with auto_offset_reset, the position a consumer starts from on every partition of topic_name (in pages of partitions: metadata.next)',
       'x-extension': true,
       parameters: [
         cluster,
@@ -228,6 +228,11 @@ export const groupPaths: Record<string, Json> = {
           'require_stable',
           { type: 'boolean' },
           "Kafka's require_stable (KIP-447): while a transaction not yet complete holds offsets of the group for a partition asked for, 409 UNSTABLE_OFFSET_COMMIT (retriable)",
+        ),
+        query(
+          'page_token',
+          { type: 'string' },
+          'With auto_offset_reset: where the previous page stopped (its metadata.next)',
         ),
       ],
       responses: {

@@ -31,8 +31,8 @@ export class GroupResources {
     return `${this.r.base}/consumer-groups/${encodeURIComponent(groupId)}`;
   }
 
-  list<T>(kind: string, self: string, data: T[]) {
-    return this.r.list(kind, self, data);
+  list<T>(kind: string, self: string, data: T[], next: string | null = null) {
+    return this.r.list(kind, self, data, next);
   }
 
   /** KafkaConsumerGroup, plus the group and assignment epochs. */

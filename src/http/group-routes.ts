@@ -8,6 +8,8 @@ import { parseDuration, type ResetScope, type ResetStrategy } from '../groups/of
 import type { AutoOffsetReset } from '../groups/offsets.js';
 import type { AppEnv } from './app-env.js';
 import { GroupResources } from './group-resources.js';
+import { mapBounded, partitionPage } from '../topics/partition-scan.js';
+import { nextPageUrl, pageCursor } from './page-token.js';
 import { parseIsolation, partitionParam, queryInt, readJson } from './request.js';
 import { allowed, allowedNames, authorize, authorizeAll } from './security.js';
 
@@ -318,14 +320,14 @@ export function groupRoutes(): Hono<AppEnv> {
     if (topicName === undefined) throw new KafkaError('BAD_REQUEST', 'auto_offset_reset needs topic_name');
     const isolation = parseIsolation(c.req.query('isolation_level'));
     const topic = await topics.get(topicName);
-    const ids = partition === undefined ? Array.from({ length: topic.partitionCount }, (_, p) => p) : [partition];
-    const data = await Promise.all(
-      ids.map(async (p) => {
-        const pos = await groups.offsets.position(groupId, topic, p, reset as AutoOffsetReset, undefined, isolation);
-        return r.offset(groupId, topic.name, p, pos.committed, pos);
-      }),
-    );
-    return c.json(r.list('KafkaConsumerGroupOffsetList', self, data));
+    const after = pageCursor(c);
+    const { page, next } =
+      partition === undefined ? partitionPage([topic], after ? { after } : {}) : { page: [{ topic, partition }] };
+    const data = await mapBounded(page, async ({ partition: p }) => {
+      const pos = await groups.offsets.position(groupId, topic, p, reset as AutoOffsetReset, undefined, isolation);
+      return r.offset(groupId, topic.name, p, pos.committed, pos);
+    });
+    return c.json(r.list('KafkaConsumerGroupOffsetList', self, data, nextPageUrl(c, next)));
   });
 
   // The self of a KafkaConsumerGroupOffset: one partition's committed offset.

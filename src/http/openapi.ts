@@ -39,6 +39,12 @@ const topic = param('topic_name', 'path');
 const partition = param('partition_id', 'path', { type: 'integer', minimum: 0 });
 const configName = param('name', 'path');
 const brokerId = param('broker_id', 'path', { type: 'integer', minimum: 0 });
+const pageToken = param(
+  'page_token',
+  'query',
+  { type: 'string' },
+  'Where the previous page stopped (its metadata.next): each page reads at most 1,000 partitions',
+);
 const body = (schema: Json) => ({ required: true, content: { 'application/json': { schema } } });
 const isolation = param(
   'isolation_level',
@@ -209,8 +215,8 @@ const document: ZodOpenApiObject = {
     },
     '/v3/clusters/{cluster_id}/brokers/{broker_id}/partition-replicas': {
       get: {
-        summary: 'The partition replicas a broker (store) holds',
-        parameters: [cluster, brokerId],
+        summary: 'The partition replicas a broker (store) holds, in pages of partitions (metadata.next)',
+        parameters: [cluster, brokerId, pageToken],
         responses: { 200: json(ref('List')), ...errors(404) },
       },
     },
@@ -301,8 +307,8 @@ const document: ZodOpenApiObject = {
     },
     '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions': {
       get: {
-        summary: 'List partitions with leader, ISR, HW, LEO',
-        parameters: [cluster, topic],
+        summary: 'List partitions with leader, ISR, HW, LEO, in pages (metadata.next)',
+        parameters: [cluster, topic, pageToken],
         responses: { 200: json(ref('List')), ...errors(404) },
       },
     },

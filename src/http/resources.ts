@@ -114,8 +114,9 @@ export class Resources {
     };
   }
 
-  list<T>(kind: string, self: string, data: T[]) {
-    return { kind, metadata: { self, next: null }, data };
+  /** A v3 collection; `next` is the URL of the following page of a paged list. */
+  list<T>(kind: string, self: string, data: T[], next: string | null = null) {
+    return { kind, metadata: { self, next }, data };
   }
 
   topic(t: Topic) {

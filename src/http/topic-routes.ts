@@ -6,6 +6,8 @@ import type { OffsetSpec } from '../log/partition-log.js';
 import { assignReplicas } from '../partition/partition-state.js';
 import type { AppEnv } from './app-env.js';
 import { parseTimestamp } from './record-encoding.js';
+import { mapBounded, partitionPage } from '../topics/partition-scan.js';
+import { nextPageUrl, pageCursor } from './page-token.js';
 import { parseIsolation, readJson, partitionParam } from './request.js';
 import { allowed, allowedNames, authorize } from './security.js';
 
@@ -198,13 +200,15 @@ export function topicRoutes(): Hono<AppEnv> {
     const { topics, log } = c.get('services');
     const r = c.get('resources');
     const topic = await topics.get(c.req.param('topic'));
-    const ids = Array.from({ length: topic.partitionCount }, (_, p) => p);
-    const states = await Promise.all(ids.map((p) => log.state(topic, p)));
+    const after = pageCursor(c);
+    const { page, next } = partitionPage([topic], after ? { after } : {});
+    const states = await mapBounded(page, ({ partition }) => log.state(topic, partition));
     return c.json(
       r.list(
         'KafkaPartitionList',
         `${r.base}/topics/${topic.name}/partitions`,
-        ids.map((p) => r.partition(topic, p, states[p]!)),
+        page.map(({ partition }, i) => r.partition(topic, partition, states[i]!)),
+        nextPageUrl(c, next),
       ),
     );
   });

@@ -1,14 +1,13 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
-import { KafkaError } from '../wire/errors.js';
 import {
   DEFAULT_TRANSACTION_TIMEOUT_MS,
-  type PartitionCursor,
   TRANSACTION_STATES,
   type TransactionRecord,
 } from '../transactions/index.js';
 import type { AppEnv } from './app-env.js';
 import { dateTime } from './openapi-parts.js';
+import { nextPageUrl, pageCursor } from './page-token.js';
 import { partitionParam, queryInt, readJson } from './request.js';
 import { allowedNames, authorize, authorizeAll } from './security.js';
 
@@ -165,27 +164,22 @@ export function transactionRoutes(): Hono<AppEnv> {
   app.get('/transactions:hanging', async (c) => {
     await authorize(c, 'CLUSTER_ACTION', 'CLUSTER');
     const { transactions, clusterId } = c.get('services');
-    const {
-      topic,
-      older_than_ms: olderThanMs,
-      page_token: token,
-    } = hangingQuerySchema.parse({
+    const { topic, older_than_ms: olderThanMs } = hangingQuerySchema.parse({
       topic: c.req.query('topic'),
       older_than_ms: queryInt(c.req.query('older_than_ms'), 'older_than_ms'),
       page_token: c.req.query('page_token'),
     });
+    const after = pageCursor(c);
     const { hanging, next } = await transactions.findHanging({
       ...(topic ? { topic } : {}),
       ...(olderThanMs !== undefined ? { olderThanMs } : {}),
-      ...(token ? { after: parsePageToken(token) } : {}),
+      ...(after ? { after } : {}),
     });
-    // A page of partitions per request (FIND_HANGING_PAGE): metadata.next goes on where it stopped.
-    const url = new URL(c.req.url);
-    if (next) url.searchParams.set('page_token', pageToken(next));
+    // A page of partitions per request (PARTITION_PAGE): metadata.next goes on where it stopped.
     return c.json({
       kind: 'KafkaHangingTransactionList',
       cluster_id: clusterId,
-      metadata: { self: c.req.url, next: next ? url.toString() : null },
+      metadata: { self: c.req.url, next: nextPageUrl(c, next) },
       data: hanging.map((h) => ({
         topic_name: h.topic,
         partition_id: h.partition,
@@ -292,15 +286,4 @@ export function transactionRoutes(): Hono<AppEnv> {
   });
 
   return app;
-}
-
-/** A find-hanging page token: the last partition read, opaque to callers. */
-const pageToken = (c: PartitionCursor) => Buffer.from(JSON.stringify([c.topic, c.partition])).toString('base64url');
-
-function parsePageToken(token: string): PartitionCursor {
-  try {
-    const [topic, partition] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown[];
-    if (typeof topic === 'string' && Number.isInteger(partition)) return { topic, partition: partition as number };
-  } catch {}
-  throw new KafkaError('INVALID_REQUEST', 'page_token is not one this server gave');
 }

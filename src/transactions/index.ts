@@ -13,8 +13,6 @@ export {
   TXN_EXPIRY_KIND,
   DEFAULT_TRANSACTION_TIMEOUT_MS,
   type TransactionConfig,
-  type PartitionCursor,
-  FIND_HANGING_PAGE,
 } from './transaction-coordinator.js';
 export type { TransactionRecord, TransactionStatus } from './transaction-state.js';
 export { TRANSACTION_STATES } from './transaction-state.js';

@@ -18,7 +18,8 @@ import type { Clock } from '../clock.js';
 import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { OffsetRecord } from '../groups/offsets.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import { requirePartition, type Topic, type TopicRegistry } from '../topics/topics.js';
+import { requirePartition, type TopicRegistry } from '../topics/topics.js';
+import { mapBounded, partitionPage, type PartitionCursor } from '../topics/partition-scan.js';
 import type { ProducerIds } from '../producer/producer-ids.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import { holdsWrite, optimisticUpdate, type Decision, type UpdateOutcome } from '../storage/optimistic-update.js';
@@ -95,31 +96,6 @@ export interface HangingTransaction {
 /** Timer ids may not hold '#'; transactional ids may. */
 const timerId = (transactionalId: string) => encodeURIComponent(transactionalId);
 const ATTEMPTS = 50;
-
-/** Where a paged scan of partitions stopped: the last partition it read. */
-export interface PartitionCursor {
-  topic: string;
-  partition: number;
-}
-
-/** Partition states one find-hanging call reads at most (a few seconds of GetItems at HANGING_READS at a time). */
-export const FIND_HANGING_PAGE = 1000;
-/** Partition states read at once. */
-const HANGING_READS = 32;
-
-/** `f` over `items`, at most `limit` at a time, results in order. */
-async function mapBounded<T, R>(items: readonly T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let i = 0;
-  const worker = async () => {
-    while (i < items.length) {
-      const k = i++;
-      out[k] = await f(items[k]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
 
 export class TransactionCoordinator {
   readonly config: TransactionConfig;
@@ -332,30 +308,13 @@ export class TransactionCoordinator {
   ): Promise<{ hanging: HangingTransaction[]; next?: PartitionCursor }> {
     const now = this.deps.clock.now();
     const olderThan = options.olderThanMs ?? this.config.maxTimeoutMs;
-    const max = Math.max(1, options.maxPartitions ?? FIND_HANGING_PAGE);
-    const topics = (options.topic ? [await this.deps.topics.get(options.topic)] : await this.deps.topics.list()).sort(
-      (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
-    );
-    // The partitions of this page, from the cursor on.
-    const page: { topic: Topic; partition: number }[] = [];
-    let next: PartitionCursor | undefined;
-    const after = options.after;
-    for (const topic of topics) {
-      if (after && topic.name < after.topic) continue;
-      const from = after && topic.name === after.topic ? after.partition + 1 : 0;
-      for (let p = from; p < topic.partitionCount; p++) {
-        if (page.length === max) {
-          next = page.at(-1) && { topic: page.at(-1)!.topic.name, partition: page.at(-1)!.partition };
-          break;
-        }
-        page.push({ topic, partition: p });
-      }
-      if (next) break;
-    }
+    const topics = options.topic ? [await this.deps.topics.get(options.topic)] : await this.deps.topics.list();
+    const { page, next } = partitionPage(topics, {
+      ...(options.after ? { after: options.after } : {}),
+      ...(options.maxPartitions !== undefined ? { max: options.maxPartitions } : {}),
+    });
     const byProducer = new Map((await this.list()).map((r) => [r.producerId, r]));
-    const states = await mapBounded(page, HANGING_READS, ({ topic, partition }) =>
-      this.deps.log.state(topic, partition),
-    );
+    const states = await mapBounded(page, ({ topic, partition }) => this.deps.log.state(topic, partition));
     const out: HangingTransaction[] = [];
     page.forEach(({ topic, partition: p }, i) => {
       for (const [id, open] of Object.entries(states[i]!.openTxns ?? {})) {

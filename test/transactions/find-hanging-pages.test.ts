@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../src/compose.js';
 import { STATE_SK } from '../../src/storage/key-layout.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
-import { FIND_HANGING_PAGE } from '../../src/transactions/index.js';
+import { PARTITION_PAGE as FIND_HANGING_PAGE } from '../../src/topics/partition-scan.js';
 import { testApp } from '../support/test-app.js';
 
 /** The memory storage, counting partition-state reads. */

@@ -1,4 +1,4 @@
-import { api, type Group, type LagSummary, type List, type Partition, type Topic, enc } from '../api.js';
+import { api, apiList, type Group, type LagSummary, type List, type Partition, type Topic, enc } from '../api.js';
 import { formatBytes } from '../bytes.js';
 import { ErrorLine, Loading, Section, Stat, Table } from '../components.js';
 import { usePoll } from '../hooks.js';
@@ -16,7 +16,7 @@ async function loadOverview() {
   ]);
   const rows: TopicRow[] = await Promise.all(
     topics.data.map(async (t) => {
-      const ps = await api<List<Partition>>(`/topics/${enc(t.topic_name)}/partitions`);
+      const ps = await apiList<Partition>(`/topics/${enc(t.topic_name)}/partitions`);
       return {
         ...t,
         records: ps.data.reduce((n, p) => n + (p.high_watermark - p.log_start_offset), 0),

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, enc, type List, type Partition, type Topic, type TopicConfig } from '../api.js';
+import { api, apiList, enc, type List, type Partition, type Topic, type TopicConfig } from '../api.js';
 import { formatBytes, plural } from '../bytes.js';
 import { ErrorLine, Loading, Form, LineChart, Section, Table } from '../components.js';
 import { usePoll, useSeries } from '../hooks.js';
@@ -60,7 +60,7 @@ function ConfigRow({ topic, config, onSaved }: { topic: string; config: TopicCon
 export function TopicPage({ topic }: { topic: string }) {
   const t = usePoll(() => api<Topic>(`/topics/${enc(topic)}`), 0, [topic]);
   const configs = usePoll(() => api<List<TopicConfig>>(`/topics/${enc(topic)}/configs`), 0, [topic]);
-  const partitions = usePoll(() => api<List<Partition>>(`/topics/${enc(topic)}/partitions`), 2000, [topic]);
+  const partitions = usePoll(() => apiList<Partition>(`/topics/${enc(topic)}/partitions`), 2000, [topic]);
   const { series, push } = useSeries();
   const last = useRef<{ at: number; hw: number } | undefined>(undefined);
   useEffect(() => {

@@ -1,6 +1,7 @@
 /** ApiVersions, Metadata and DescribeCluster. */
 import { KafkaError, isKafkaError } from '../../wire/errors.js';
 import type { Topic } from '../../topics/topics.js';
+import { mapBounded, partitionsOf } from '../../topics/partition-scan.js';
 import { parseVersions } from '../protocol/schema.js';
 import { APIS } from '../protocol/messages/index.js';
 import { allowed, allowedNames, denied } from './access.js';
@@ -52,43 +53,42 @@ export const metadata: Handler = async (ctx, req, version) => {
           );
         }),
       );
-  const topics = await Promise.all(
-    found.map(async ({ name, topicId, topic, error }) => {
-      if (!topic)
-        return {
-          errorCode: errorCodeOf(ctx, error),
-          name: name ?? (version >= 12 ? null : ''), // a null name is only written from v12
-          topicId: topicId ?? ZERO_UUID,
-          isInternal: false,
-          partitions: [],
-        };
-      const partitions = await Promise.all(
-        Array.from({ length: topic.partitionCount }, async (_, p) => {
-          const base = {
-            partitionIndex: p,
-            leaderId: ctx.broker.nodeId,
-            replicaNodes: [ctx.broker.nodeId],
-            isrNodes: [ctx.broker.nodeId],
-            offlineReplicas: [],
-          };
-          try {
-            const s = await log.state(topic, p);
-            return { ...base, errorCode: s.isr.length === 0 ? 5 : 0, leaderEpoch: s.leaderEpoch };
-          } catch (e) {
-            return { ...base, errorCode: errorCodeOf(ctx, e), leaderEpoch: -1 };
-          }
-        }),
-      );
-      return {
-        errorCode: 0,
-        name,
-        topicId: topicIdBytes(topic.id),
-        isInternal: false,
-        partitions,
-        topicAuthorizedOperations: -2147483648,
-      };
-    }),
+  // Every partition's state, a bounded number at a time: a Metadata over 10,000 partitions must
+  // not open 10,000 reads at once.
+  const wanted = found.flatMap(({ topic }) => (topic ? partitionsOf(topic) : []));
+  const states = await mapBounded(wanted, ({ topic, partition }) =>
+    log.state(topic, partition).then(
+      (s) => ({ errorCode: s.isr.length === 0 ? 5 : 0, leaderEpoch: s.leaderEpoch }),
+      (e: unknown) => ({ errorCode: errorCodeOf(ctx, e), leaderEpoch: -1 }),
+    ),
   );
+  let next = 0;
+  const topics = found.map(({ name, topicId, topic, error }) => {
+    if (!topic)
+      return {
+        errorCode: errorCodeOf(ctx, error),
+        name: name ?? (version >= 12 ? null : ''), // a null name is only written from v12
+        topicId: topicId ?? ZERO_UUID,
+        isInternal: false,
+        partitions: [],
+      };
+    const partitions = partitionsOf(topic).map(({ partition }) => ({
+      partitionIndex: partition,
+      leaderId: ctx.broker.nodeId,
+      replicaNodes: [ctx.broker.nodeId],
+      isrNodes: [ctx.broker.nodeId],
+      offlineReplicas: [],
+      ...states[next++]!,
+    }));
+    return {
+      errorCode: 0,
+      name,
+      topicId: topicIdBytes(topic.id),
+      isInternal: false,
+      partitions,
+      topicAuthorizedOperations: -2147483648,
+    };
+  });
   return {
     throttleTimeMs: 0,
     brokers: [{ nodeId: ctx.broker.nodeId, host: ctx.broker.host, port: ctx.broker.port, rack: null }],

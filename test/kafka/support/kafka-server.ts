@@ -1,6 +1,6 @@
 import { serve, type ServerType } from '@hono/node-server';
-import { createServices, createStorage } from '../../../src/compose.js';
-import { serverConfigFromEnv } from '../../../src/config/server-config.js';
+import { createServices, createStorage, type Storage } from '../../../src/compose.js';
+import { serverConfigFromEnv, type ServerConfig } from '../../../src/config/server-config.js';
 import type { AppServices } from '../../../src/services.js';
 import { createApp } from '../../../src/http/app.js';
 import type { MetadataStore } from '../../../src/storage/ports.js';
@@ -27,6 +27,7 @@ export interface TestKafkaServer {
 export async function startKafkaServer(
   options: Partial<KafkaListenerOptions> = {},
   env: Record<string, string> = {},
+  storageOf: (config: ServerConfig) => Storage = (config) => createStorage(config.backend),
 ): Promise<TestKafkaServer> {
   const config = serverConfigFromEnv({
     STORAGE_BACKEND: 'memory',
@@ -34,7 +35,7 @@ export async function startKafkaServer(
     GROUP_INITIAL_REBALANCE_DELAY_MS: '0',
     ...env,
   });
-  const storage = createStorage(config.backend);
+  const storage = storageOf(config);
   const services = createServices(config, storage);
   const logs: Record<string, unknown>[] = [];
   const kafka = await startKafkaListener({
