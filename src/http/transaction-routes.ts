@@ -1,10 +1,6 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
-import {
-  DEFAULT_TRANSACTION_TIMEOUT_MS,
-  TRANSACTION_STATES,
-  type TransactionRecord,
-} from '../transactions/index.js';
+import { DEFAULT_TRANSACTION_TIMEOUT_MS, TRANSACTION_STATES, type TransactionRecord } from '../transactions/index.js';
 import type { AppEnv } from './app-env.js';
 import { dateTime } from './openapi-parts.js';
 import { nextPageUrl, pageCursor } from './page-token.js';
