@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
+import { fetchedRecords } from '../log/fetched-records.js';
 import type { DecodedRecord } from '../wire/record-batch.js';
 import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
@@ -306,7 +307,7 @@ export class ConsumerInstances {
       const parts = to.partitions.length > 0 ? to.partitions : toPartitions(inst.assignment);
       for (const tp of parts) {
         check(tp);
-        const { offset } = await this.deps.log.listOffset(
+        const { offset } = await this.deps.log.reader.listOffset(
           await this.deps.topics.get(tp.topic),
           tp.partition,
           to.end ? 'latest' : 'earliest',
@@ -447,7 +448,9 @@ export class ConsumerInstances {
       const topic = topics.get(tp.topic)!;
       let result;
       try {
-        result = await this.deps.log.read(topic, tp.partition, inst.positions[key]!, maxBytes - bytes);
+        const from = inst.positions[key]!;
+        const batches = await this.deps.log.reader.readBatches(topic, tp.partition, from, maxBytes - bytes);
+        result = fetchedRecords(batches, from, 'read_uncommitted');
       } catch (e) {
         if (!isKafkaError(e, 'OFFSET_OUT_OF_RANGE') || inst.autoOffsetReset === 'none') throw e;
         // The position fell out of the log (retention): auto.offset.reset applies, as in Kafka.

@@ -81,7 +81,7 @@ export async function resetOffsets(
       const state = await deps.log.state(topic, partition);
       const clamp = (o: number) => Math.min(Math.max(o, state.logStartOffset), state.highWatermark);
       const byTime = async (timestamp: number) => {
-        const found = await deps.log.listOffset(topic, partition, { timestamp });
+        const found = await deps.log.reader.listOffset(topic, partition, { timestamp });
         return found.offset >= 0 ? found.offset : state.highWatermark;
       };
       let newOffset: number;

@@ -93,7 +93,9 @@ async function readAll(
     fetches.push({ topic: p.meta, partition: p.partition, offset: p.offset, maxBytes: p.maxBytes });
   });
   const read =
-    fetches.length > 0 ? await services.log.readBatchesMany(fetches, maxBytes, limitBytes, isolation, abortedCost) : [];
+    fetches.length > 0
+      ? await services.log.reader.readBatchesMany(fetches, maxBytes, limitBytes, isolation, abortedCost)
+      : [];
   const out: PartitionFetchOutcome[] = plan.map((p) => ({ ok: false, error: p.error! }));
   at.forEach((i, k) => (out[i] = read[k]!));
   return out;

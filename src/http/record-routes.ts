@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
-import type { FetchResult } from '../log/partition-log.js';
+import { fetchedRecords, type FetchResult } from '../log/fetched-records.js';
 import { parseAcks } from './acks.js';
 import { admitProduce, appendProduced, type ProducedAppends } from '../transactions/produce-admission.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
@@ -367,7 +367,7 @@ export function recordRoutes(): Hono<AppEnv> {
     const read = acceptsRecordBatches(c)
       ? async () => {
           // The aborted transactions travel in a header: fewer batches when their list would not fit it.
-          const r = await services.log.readBatches(topic, partition, offset, Math.max(maxBytes, 1), {
+          const r = await services.log.reader.readBatches(topic, partition, offset, Math.max(maxBytes, 1), {
             isolation,
             limitBytes: limit.binaryBytes,
             abortedRoom: { bytes: ABORTED_HEADER_BYTES, cost: abortedHeaderCost },
@@ -375,7 +375,10 @@ export function recordRoutes(): Hono<AppEnv> {
           return { ...r, bytes: r.batches.byteLength, count: r.recordCount };
         }
       : async () => {
-          const r = await services.log.read(topic, partition, offset, Math.max(maxBytes, 1), isolation);
+          const batches = await services.log.reader.readBatches(topic, partition, offset, Math.max(maxBytes, 1), {
+            isolation,
+          });
+          const r = fetchedRecords(batches, offset, isolation);
           return { ...r, count: r.records.length };
         };
     let result: Awaited<ReturnType<typeof read>> = await read();

@@ -235,8 +235,8 @@ export function topicRoutes(): Hono<AppEnv> {
     const isolation = parseIsolation(c.req.query('isolation_level'));
     if (type === 'earliest_and_latest') {
       const [earliest, latest] = await Promise.all([
-        log.listOffset(topic, p, 'earliest'),
-        log.listOffset(topic, p, 'latest', isolation),
+        log.reader.listOffset(topic, p, 'earliest'),
+        log.reader.listOffset(topic, p, 'latest', isolation),
       ]);
       const self = `${r.base}/topics/${topic.name}/partitions/${p}/offset`;
       return c.json({
@@ -260,7 +260,7 @@ export function topicRoutes(): Hono<AppEnv> {
       spec = { timestamp: /^-?\d+$/.test(raw) ? Number(raw) : parseTimestamp(raw, 0) };
     } else
       throw new KafkaError('BAD_REQUEST', 'offset_type must be earliest_and_latest, earliest, latest or timestamp');
-    const { offset, timestamp } = await log.listOffset(topic, p, spec, isolation);
+    const { offset, timestamp } = await log.reader.listOffset(topic, p, spec, isolation);
     return c.json({
       kind: 'KafkaPartitionOffset',
       cluster_id: c.get('resources').clusterId,

@@ -8,7 +8,7 @@ import { FeatureLevels } from '../storage/feature-level.js';
 import { writeVersion } from '../storage/formats.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
-import { type AbortedTransaction, OffsetIndex } from '../partition/offset-index.js';
+import { OffsetIndex } from '../partition/offset-index.js';
 import {
   commitIdentity,
   commitToPartition,
@@ -41,21 +41,12 @@ import {
   STATE_SK,
 } from '../storage/key-layout.js';
 import { noMetrics, type Metrics } from '../metrics.js';
-import {
-  asKafkaError,
-  PartitionReader,
-  type BatchFetchResult,
-  type FetchResult,
-  type IsolationLevel,
-  type OffsetSpec,
-  type PartitionFetch,
-  type PartitionFetchOutcome,
-} from './partition-reader.js';
+import { asKafkaError, PartitionReader } from './partition-reader.js';
 
 export type { PartitionAppend } from './request-object.js';
+export type { FetchResult } from './fetched-records.js';
 export type {
   BatchFetchResult,
-  FetchResult,
   IsolationLevel,
   OffsetSpec,
   PartitionFetch,
@@ -141,7 +132,7 @@ interface GroupMember {
 
 /**
  * The partitioned log: appends (the commit protocol of docs/architecture.md, with Kafka's acks over replica
- * stores); reads by offset and list-offsets are delegated to a PartitionReader (partition-reader.ts). One
+ * stores); reads by offset and list-offsets are a PartitionReader's (partition-reader.ts), `reader`. One
  * produce request becomes one object (written to each store that needs it) holding every touched
  * partition's batches, or, for a single-partition append without a producer, a share of one
  * group's object (append-groups.ts).
@@ -177,8 +168,8 @@ export class PartitionLog {
   private readonly maxBackgroundBytes: number;
 
   private readonly metrics: Metrics;
-  /** The read path (reads by offset, Fetch over many partitions, list-offsets). */
-  private readonly reader: PartitionReader;
+  /** The read path (reads by offset, Fetch over many partitions, list-offsets): callers read through it. */
+  readonly reader: PartitionReader;
   private readonly groups = new AppendGroups<GroupMember, AppendOutcome>(
     GROUP_BOUNDS,
     (m) => m.request.body.byteLength,
@@ -530,52 +521,6 @@ export class PartitionLog {
       reports.push({ partition: p, ...(await this.replicas.sync(topic, p, topic.config.uncleanLeaderElectionEnable)) });
     }
     return reports;
-  }
-
-  /**
-   * Records from `offset` up to the high watermark, in whole stored batches within `maxBytes`
-   * ({@link PartitionReader.read}).
-   */
-  read(
-    topic: TopicMeta,
-    partition: number,
-    offset: number,
-    maxBytes: number,
-    isolation: IsolationLevel = 'read_uncommitted',
-  ): Promise<FetchResult> {
-    return this.reader.read(topic, partition, offset, maxBytes, isolation);
-  }
-
-  /** The same range as {@link read}, as Kafka's Fetch sends it ({@link PartitionReader.readBatches}). */
-  readBatches(
-    topic: TopicMeta,
-    partition: number,
-    offset: number,
-    maxBytes: number,
-    options: Parameters<PartitionReader['readBatches']>[4] = {},
-  ): Promise<BatchFetchResult> {
-    return this.reader.readBatches(topic, partition, offset, maxBytes, options);
-  }
-
-  /** Kafka's Fetch over many partitions ({@link PartitionReader.readBatchesMany}). */
-  readBatchesMany(
-    fetches: PartitionFetch[],
-    maxBytes: number,
-    limitBytes = Infinity,
-    isolation: IsolationLevel = 'read_uncommitted',
-    abortedCost?: (a: AbortedTransaction) => number,
-  ): Promise<PartitionFetchOutcome[]> {
-    return this.reader.readBatchesMany(fetches, maxBytes, limitBytes, isolation, abortedCost);
-  }
-
-  /** Kafka's ListOffsets ({@link PartitionReader.listOffset}). */
-  listOffset(
-    topic: TopicMeta,
-    partition: number,
-    spec: OffsetSpec,
-    isolation: IsolationLevel = 'read_uncommitted',
-  ): Promise<{ offset: number; timestamp: number }> {
-    return this.reader.listOffset(topic, partition, spec, isolation);
   }
 
   /**

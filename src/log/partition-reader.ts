@@ -6,7 +6,6 @@ import { isAborted, type AbortedTransaction, type OffsetIndex } from '../partiti
 import { lastStableOffset, type CommitRecord, type PartitionState } from '../partition/partition-state.js';
 import {
   CONTROL_FLAG_MASK,
-  decodeRecordBatch,
   decodeRecordBatches,
   readBatchHeader,
   setBaseOffset,
@@ -20,17 +19,6 @@ import { joinViews, selectBatches, spans, type SelectedBatch } from './batch-sel
 
 /** read_uncommitted reads up to the high watermark; read_committed up to the last stable offset, without aborted records. */
 export type IsolationLevel = 'read_uncommitted' | 'read_committed';
-
-export interface FetchResult {
-  records: DecodedRecord[];
-  /** The offset to fetch next: one past the last record returned, or the requested offset. */
-  nextOffset: number;
-  highWatermark: number;
-  logStartOffset: number;
-  /** Bytes of record batches read to answer (Kafka's fetch size accounting). */
-  bytes: number;
-  lastStableOffset: number;
-}
 
 /** A fetch answered with stored batches (Kafka's Fetch response records field). */
 export interface BatchFetchResult {
@@ -81,56 +69,12 @@ export class PartitionReader {
   constructor(private readonly deps: ReaderDeps) {}
 
   /**
-   * Records from `offset` (the first one at or after it) up to the high watermark, in whole stored
-   * batches within `maxBytes` (at least one batch, so a consumer always progresses). Offsets
-   * outside [logStartOffset, HW] are OFFSET_OUT_OF_RANGE, as in Kafka; offset = HW answers empty.
-   */
-  async read(
-    topic: TopicMeta,
-    partition: number,
-    offset: number,
-    maxBytes: number,
-    isolation: IsolationLevel = 'read_uncommitted',
-  ): Promise<FetchResult> {
-    const { state, loaded, upper } = await this.loadFrom(topic, partition, offset, maxBytes, isolation);
-    let { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes);
-    let aborted: AbortedTransaction[] = [];
-    if (isolation === 'read_committed' && batches.length > 0) {
-      const read = await this.deps.index.abortedTransactionsRead(topic.name, partition, state, offset, nextOffset);
-      ({ batches, nextOffset, aborted } = endBefore(
-        { batches, nextOffset, aborted: read.aborted },
-        offset,
-        read.completeBelow,
-      ));
-    }
-    const bytes = batches.reduce((n, b) => n + b.size, 0);
-    const records: DecodedRecord[] = [];
-    for (const b of batches) {
-      const batch = decodeRecordBatch(b.data, b.at);
-      const { attributes, producerId } = batch.header;
-      // Control batches (transaction markers) are never records to a reader; read_committed leaves out aborted ones.
-      if (attributes & CONTROL_FLAG_MASK) continue;
-      if (aborted.length > 0 && attributes & TRANSACTIONAL_FLAG_MASK && isAborted(aborted, producerId, b.base))
-        continue;
-      for (const r of batch.records) {
-        const at = b.entry.baseOffset + r.offset;
-        if (at >= offset && at < upper) records.push({ ...r, offset: at });
-      }
-    }
-    return {
-      records,
-      nextOffset,
-      highWatermark: state.highWatermark,
-      logStartOffset: state.logStartOffset,
-      bytes,
-      lastStableOffset: lastStableOffset(state),
-    };
-  }
-
-  /**
-   * The same range as {@link read}, as Kafka's Fetch sends it: the stored batches, whole and not
-   * decoded, in one buffer, with absolute base offsets and their leader epochs set, from the batch
-   * holding `offset` (the consumer skips the records of it below the offset). `limitBytes` is a
+   * Records from `offset` (the first one at or after it) up to the high watermark, as Kafka's Fetch
+   * sends them: the stored batches, whole and not decoded, within `maxBytes` (at least one batch, so
+   * a consumer always progresses), in one buffer, with absolute base offsets and their leader epochs
+   * set, from the batch holding `offset` (the consumer skips the records of it below the offset).
+   * Offsets outside [logStartOffset, HW] are OFFSET_OUT_OF_RANGE, as in Kafka; offset = HW answers
+   * empty. JSON callers decode the answer (fetched-records.ts). `limitBytes` is a
    * hard bound (what a platform can answer, e.g. Lambda's 6 MB after base64): a first batch over
    * it is MESSAGE_TOO_LARGE rather than an answer the platform would drop. read_committed with an
    * `abortedRoom` answers fewer batches when the aborted transactions overlapping them would not fit
@@ -388,11 +332,7 @@ export class PartitionReader {
     plans.forEach((plan, i) => {
       if (!plan) return;
       const { state, entries } = plan;
-      const lastOffset = entries.at(-1)?.lastOffset ?? 0;
-      const sources = [
-        state.leader,
-        ...state.isr.filter((r) => r !== state.leader && (state.replicaLeo[String(r)] ?? 0) > lastOffset),
-      ];
+      const sources = replicasHolding(state, entries);
       entries.forEach((entry, k) => {
         let runs = byKey.get(entry.objectKey);
         if (!runs) {
@@ -502,11 +442,7 @@ export class PartitionReader {
         run.entries.push(e);
       } else runs.push({ key: e.objectKey, start: e.start, end: e.end, entries: [e] });
     }
-    const lastOffset = entries.at(-1)?.lastOffset ?? 0;
-    const sources = [
-      state.leader,
-      ...state.isr.filter((r) => r !== state.leader && (state.replicaLeo[String(r)] ?? 0) > lastOffset),
-    ];
+    const sources = replicasHolding(state, entries);
     const loaded = await Promise.all(runs.map((r) => this.getFromAny(sources, r.key, { start: r.start, end: r.end })));
     return runs.flatMap((r, i) =>
       r.entries.map((entry) => ({ entry, data: loaded[i]!.subarray(entry.start - r.start, entry.end - r.start) })),
@@ -537,6 +473,18 @@ interface ChosenAnswer {
   batches: SelectedBatch[];
   nextOffset: number;
   aborted?: AbortedTransaction[];
+}
+
+/**
+ * The replicas a read of `entries` may be served from, in the order tried: the leader, then the
+ * in-sync followers whose log end is past the last of them.
+ */
+function replicasHolding(state: PartitionState, entries: CommitRecord[]): number[] {
+  const lastOffset = entries.at(-1)?.lastOffset ?? 0;
+  return [
+    state.leader,
+    ...state.isr.filter((r) => r !== state.leader && (state.replicaLeo[String(r)] ?? 0) > lastOffset),
+  ];
 }
 
 /** Reads of one object closer than this are merged into one GET. */

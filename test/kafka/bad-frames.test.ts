@@ -9,6 +9,7 @@ import { ApiVersions, Metadata, Produce } from '../../src/kafka/protocol/message
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { startKafkaServer, type TestKafkaServer } from './support/kafka-server.js';
 import { decodeResponse, RawClient } from './support/raw-client.js';
+import { readRecords } from '../support/read-records.js';
 
 const MAX_FRAME = 64 * 1024;
 let s: TestKafkaServer;
@@ -192,7 +193,7 @@ describe('pipelined requests', () => {
     );
     const topic = await s.services.topics.get('pipe');
     for (let p = 0; p < 3; p++) {
-      const values = (await s.services.log.read(topic, p, 0, 1 << 20)).records.map((r) =>
+      const values = (await readRecords(s.services.log, topic, p, 0, 1 << 20)).records.map((r) =>
         Buffer.from(r.value!).toString(),
       );
       expect(values).toEqual(Array.from({ length: 10 }, (_, k) => `p${k * 3 + p}`));

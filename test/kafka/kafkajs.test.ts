@@ -7,6 +7,7 @@ import { Kafka, logLevel, type Consumer, type EachMessagePayload } from 'kafkajs
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKafkaServer, type TestKafkaServer } from './support/kafka-server.js';
 import { unpackProducers } from '../../src/partition/producer-state.js';
+import { readRecords } from '../support/read-records.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
@@ -81,7 +82,7 @@ describe('produce', () => {
         ],
       });
     await idempotent.disconnect();
-    const read = await s.services.log.read(topic, 1, 0, 1 << 20);
+    const read = await readRecords(s.services.log, topic, 1, 0, 1 << 20);
     expect(read.records.map((r) => Buffer.from(r.value!).toString())).toEqual(
       [0, 1, 2, 3, 4].flatMap((i) => [`i${i}`, `j${i}`]),
     );
@@ -89,7 +90,7 @@ describe('produce', () => {
     expect(unpackProducers((await s.services.log.state(topic, 1)).pids)).toEqual([
       expect.objectContaining({ baseSequence: 8, lastSequence: 9 }),
     ]);
-    const values = (await s.services.log.read(topic, 0, 0, 1 << 20)).records.map((r) =>
+    const values = (await readRecords(s.services.log, topic, 0, 0, 1 << 20)).records.map((r) =>
       Buffer.from(r.value!).toString(),
     );
     expect(values).toEqual(['acks=1', 'acks=-1', 'acks=0']);

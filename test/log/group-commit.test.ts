@@ -15,6 +15,7 @@ import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 import { clock, newLog, rec } from '../support/partition-logs.js';
+import { readRecords } from '../support/read-records.js';
 
 const text = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b).toString());
 const isData = (key: string) => key.startsWith('data/');
@@ -72,12 +73,12 @@ async function expectAnsweredAndRead(
   expect(sorted[0]!.baseOffset).toBe(from);
   for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.baseOffset).toBe(sorted[i - 1]!.lastOffset + 1);
   const total = group.reduce((n, m) => n + m.values.length, 0);
-  const read = await log.read(topic, 0, from, 1 << 24);
+  const read = await readRecords(log, topic, 0, from, 1 << 24);
   expect(read.records.map((r) => r.offset)).toEqual(Array.from({ length: total }, (_, i) => from + i));
   const byOffset = new Map(read.records.map((r) => [r.offset, text(r.value)]));
   infos.forEach((info, i) => group[i]!.values.forEach((v, j) => expect(byOffset.get(info.baseOffset + j)).toBe(v)));
   // The record-batch fetch answers the same offsets (the stored base offsets are the group's).
-  const batches = await log.readBatches(topic, 0, from, 1 << 24);
+  const batches = await log.reader.readBatches(topic, 0, from, 1 << 24);
   expect(batches).toMatchObject({ recordCount: total, nextOffset: from + total });
 }
 
@@ -143,7 +144,7 @@ describe.each(allBackends)('group commit on $name', (backend) => {
     expect(outs.every((o) => o.ok && o.info.baseOffset === -1)).toBe(true);
     await log.idle();
     expect(objectPuts()).toBe(1);
-    const read = await log.read(topic, 0, 0, 1 << 24);
+    const read = await readRecords(log, topic, 0, 0, 1 << 24);
     expect(read.records.map((r) => text(r.value)).sort()).toEqual(group.flatMap((m) => m.values).sort());
   });
 
@@ -242,7 +243,7 @@ describe.each(allBackends)('group commit on $name', (backend) => {
     );
     const state = await log.state(topic, 0);
     expect(state.highWatermark).toBe(0);
-    expect((await log.read(topic, 0, 0, 1 << 20)).records).toEqual([]);
+    expect((await readRecords(log, topic, 0, 0, 1 << 20)).records).toEqual([]);
     // The producers' retry commits them, once.
     const retry = members('retried', 4);
     await expectAnsweredAndRead(log, topic, retry, await appendTogether(log, topic, retry), 0);

@@ -10,6 +10,7 @@ import { allBackends } from '../support/backends.js';
 import { FaultyObjectStore } from '../support/fault-injection.js';
 import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
 import { ProducerIds } from '../../src/producer/producer-ids.js';
+import { readRecords } from '../support/read-records.js';
 
 const clock = { now: () => Date.now() };
 const rec = (value: string, timestamp = 1_700_000_000_000, key: string | null = null): LogRecord => ({
@@ -53,14 +54,14 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     expect((await storage.stores[0]!.list(`data/${topic.id}/`)).objects.length).toBe(before + 1);
     expect(out.get(0)).toMatchObject({ ok: true, info: { baseOffset: 0, lastOffset: 1 } });
     expect(out.get(2)).toMatchObject({ ok: true, info: { baseOffset: 0, lastOffset: 0 } });
-    const p0 = await log.read(topic, 0, 0, 1 << 20);
+    const p0 = await readRecords(log, topic, 0, 0, 1 << 20);
     expect(p0.records.map((r) => [r.offset, text(r.value)])).toEqual([
       [0, 'a0'],
       [1, 'a1'],
     ]);
     expect(p0).toMatchObject({ nextOffset: 2, highWatermark: 2, logStartOffset: 0 });
-    expect((await log.read(topic, 2, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual(['c0']);
-    expect((await log.read(topic, 1, 0, 1 << 20)).records).toEqual([]);
+    expect((await readRecords(log, topic, 2, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual(['c0']);
+    expect((await readRecords(log, topic, 1, 0, 1 << 20)).records).toEqual([]);
   });
 
   it('keeps offsets gap-free and unique under concurrent writers in separate processes', async () => {
@@ -82,7 +83,7 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     );
     const read: { value: string | null; offset: number }[] = [];
     for (let offset = 0; offset < 90; ) {
-      const r = await log.read(topic, 0, offset, 64);
+      const r = await readRecords(log, topic, 0, offset, 64);
       read.push(...r.records.map((x) => ({ value: text(x.value), offset: x.offset })));
       offset = r.nextOffset;
     }
@@ -127,7 +128,7 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     expect(a).toMatchObject({ ok: true, info: { baseOffset: 0 } });
     release();
     expect((await b).get(0)).toMatchObject({ ok: true, info: { baseOffset: 1 } });
-    expect((await log.read(topic, 0, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual(['a', 'b']);
+    expect((await readRecords(log, topic, 0, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual(['a', 'b']);
   });
 
   it("fences a transactional producer's old epoch once an abort marker of a newer epoch has landed", async () => {
@@ -199,7 +200,7 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     // A writer that read the old topic before its deletion.
     const stale = (await log.append(old, [{ partition: 0, records: [rec('from-the-old-topic')] }])).get(0)!;
     expect(stale).toMatchObject({ ok: false, error: { errorName: 'UNKNOWN_TOPIC_OR_PARTITION' } });
-    const read = await log.read(reborn, 0, 0, 1 << 20);
+    const read = await readRecords(log, reborn, 0, 0, 1 << 20);
     expect(read.records.map((r) => text(r.value))).toEqual(['new-0', 'new-1']);
     expect(read.highWatermark).toBe(2);
   });
@@ -207,34 +208,36 @@ describe.each(allBackends)('partition log on $name', (backend) => {
   it('bounds a read by max bytes but always returns at least one batch', async () => {
     const topic = await newTopic(1);
     for (let i = 0; i < 5; i++) await log.append(topic, [{ partition: 0, records: [rec('x'.repeat(200) + i)] }]);
-    const one = await log.read(topic, 0, 0, 1);
+    const one = await readRecords(log, topic, 0, 0, 1);
     expect(one.records.map((r) => r.offset)).toEqual([0]);
-    const some = await log.read(topic, 0, 1, 600);
+    const some = await readRecords(log, topic, 0, 1, 600);
     expect(some.records.length).toBeGreaterThanOrEqual(2);
     expect(some.records.length).toBeLessThan(4);
     expect(some.nextOffset).toBe(1 + some.records.length);
-    const fromMiddle = await log.read(topic, 0, 3, 1 << 20);
+    const fromMiddle = await readRecords(log, topic, 0, 3, 1 << 20);
     expect(fromMiddle.records.map((r) => r.offset)).toEqual([3, 4]);
   });
 
   it('answers OFFSET_OUT_OF_RANGE past the high watermark and empty at it', async () => {
     const topic = await newTopic(1);
     await log.append(topic, [{ partition: 0, records: [rec('a')] }]);
-    await expect(log.read(topic, 0, 2, 100)).rejects.toSatisfy((e) => isKafkaError(e, 'OFFSET_OUT_OF_RANGE'));
-    expect((await log.read(topic, 0, 1, 100)).records).toEqual([]);
-    await expect(log.read(topic, 5, 0, 100)).rejects.toSatisfy((e) => isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION'));
+    await expect(readRecords(log, topic, 0, 2, 100)).rejects.toSatisfy((e) => isKafkaError(e, 'OFFSET_OUT_OF_RANGE'));
+    expect((await readRecords(log, topic, 0, 1, 100)).records).toEqual([]);
+    await expect(readRecords(log, topic, 5, 0, 100)).rejects.toSatisfy((e) =>
+      isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION'),
+    );
   });
 
   it('lists earliest, latest and the first offset at or after a timestamp', async () => {
     const topic = await newTopic(1);
     await log.append(topic, [{ partition: 0, records: [rec('a', 1000), rec('b', 2000)] }]);
     await log.append(topic, [{ partition: 0, records: [rec('c', 3000), rec('d', 2500)] }]);
-    expect(await log.listOffset(topic, 0, 'earliest')).toEqual({ offset: 0, timestamp: -1 });
-    expect(await log.listOffset(topic, 0, 'latest')).toEqual({ offset: 4, timestamp: -1 });
-    expect(await log.listOffset(topic, 0, { timestamp: 1500 })).toEqual({ offset: 1, timestamp: 2000 });
-    expect(await log.listOffset(topic, 0, { timestamp: 2001 })).toEqual({ offset: 2, timestamp: 3000 });
-    expect(await log.listOffset(topic, 0, { timestamp: 0 })).toEqual({ offset: 0, timestamp: 1000 });
-    expect(await log.listOffset(topic, 0, { timestamp: 3001 })).toEqual({ offset: -1, timestamp: -1 });
+    expect(await log.reader.listOffset(topic, 0, 'earliest')).toEqual({ offset: 0, timestamp: -1 });
+    expect(await log.reader.listOffset(topic, 0, 'latest')).toEqual({ offset: 4, timestamp: -1 });
+    expect(await log.reader.listOffset(topic, 0, { timestamp: 1500 })).toEqual({ offset: 1, timestamp: 2000 });
+    expect(await log.reader.listOffset(topic, 0, { timestamp: 2001 })).toEqual({ offset: 2, timestamp: 3000 });
+    expect(await log.reader.listOffset(topic, 0, { timestamp: 0 })).toEqual({ offset: 0, timestamp: 1000 });
+    expect(await log.reader.listOffset(topic, 0, { timestamp: 3001 })).toEqual({ offset: -1, timestamp: -1 });
   });
 
   it('repairs a commit whose index write was lost, on read and on the next write', async () => {
@@ -250,13 +253,16 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     expect(await storage.metadata.get(partitionPk(topic.name, 0), indexSk(0))).toBeUndefined();
 
     // A reader repairs partition 0 from the last-commit pointer.
-    expect((await log.read(topic, 0, 0, 100)).records.map((r) => text(r.value))).toEqual(['lost-index']);
+    expect((await readRecords(log, topic, 0, 0, 100)).records.map((r) => text(r.value))).toEqual(['lost-index']);
     expect(await storage.metadata.get(partitionPk(topic.name, 0), indexSk(0))).toBeDefined();
 
     // The next writer repairs partition 1 before it moves the pointer on.
     await log.append(topic, [{ partition: 1, records: [rec('next')] }]);
     expect(await storage.metadata.get(partitionPk(topic.name, 1), indexSk(0))).toBeDefined();
-    expect((await log.read(topic, 1, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual(['lost-index', 'next']);
+    expect((await readRecords(log, topic, 1, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual([
+      'lost-index',
+      'next',
+    ]);
   });
 
   it('splits a large request into batches within max.message.bytes and rejects a record over it', async () => {
@@ -264,7 +270,7 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     const many = Array.from({ length: 20 }, (_, i) => rec(`${i}`.padEnd(300, '.')));
     const ok = (await log.append(topic, [{ partition: 0, records: many }])).get(0)!;
     expect(ok).toMatchObject({ ok: true, info: { baseOffset: 0, lastOffset: 19 } });
-    const read = await log.read(topic, 0, 0, 1 << 20);
+    const read = await readRecords(log, topic, 0, 0, 1 << 20);
     expect(read.records.map((r) => text(r.value))).toEqual(many.map((r) => text(r.value)));
     const tooBig = (await log.append(topic, [{ partition: 0, records: [rec('y'.repeat(3000))] }])).get(0)!;
     expect(tooBig.ok).toBe(false);
@@ -277,7 +283,7 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     const before = Date.now();
     const out = (await log.append(topic, [{ partition: 0, records: [rec('a', 5)] }])).get(0)!;
     expect(out.ok && out.info.logAppendTime).toBeGreaterThanOrEqual(before);
-    const [r] = (await log.read(topic, 0, 0, 100)).records;
+    const [r] = (await readRecords(log, topic, 0, 0, 100)).records;
     expect(r!.timestamp).toBeGreaterThanOrEqual(before);
   });
 
@@ -291,7 +297,9 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     expect(second.id).not.toBe(first.id);
     expect((await log.state(second, 0)).highWatermark).toBe(0);
     await log.append(second, [{ partition: 0, records: [rec('new')] }]);
-    expect((await log.read(second, 0, 0, 1 << 20)).records.map((r) => [r.offset, text(r.value)])).toEqual([[0, 'new']]);
+    expect((await readRecords(log, second, 0, 0, 1 << 20)).records.map((r) => [r.offset, text(r.value)])).toEqual([
+      [0, 'new'],
+    ]);
     expect((await storage.stores[0]!.list(`data/${first.id}/`)).objects).toEqual([]);
   });
 

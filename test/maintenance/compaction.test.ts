@@ -360,7 +360,7 @@ describe('compaction and the feature level', () => {
     expect(report.compactions).toBe(1);
     // The newest entry is the active segment; below it only the latest record of k stays.
     expect((await h.readAll(zstd)).map((r) => r.value)).toEqual(['2', '3']);
-    const stored = await h.log.readBatches(zstd, 0, 0, 1 << 20);
+    const stored = await h.log.reader.readBatches(zstd, 0, 0, 1 << 20);
     expect(readBatchHeader(stored.batches, 0).attributes & COMPRESSION_CODEC_MASK).toBe(CODEC.zstd);
   });
 });

@@ -11,6 +11,7 @@ import type { MaintenanceOptions } from '../../src/maintenance/maintenance-optio
 import { runMaintenance, type SchedulerDeps, type SchedulerReport } from '../../src/maintenance/scheduler.js';
 import type { ObjectStore } from '../../src/storage/ports.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
+import { readRecords } from '../support/read-records.js';
 
 export class TestClock {
   constructor(public t: number) {}
@@ -77,7 +78,7 @@ export function harness(storage: Storage, clock: TestClock, options: Partial<Mai
       const state = await log.state(topic, partition);
       const out: { offset: number; key: string | null; value: string | null; timestamp: number }[] = [];
       for (let offset = state.logStartOffset; offset < state.highWatermark; ) {
-        const r = await log.read(topic, partition, offset, 1 << 20);
+        const r = await readRecords(log, topic, partition, offset, 1 << 20);
         out.push(
           ...r.records.map((x) => ({
             offset: x.offset,
@@ -93,7 +94,7 @@ export function harness(storage: Storage, clock: TestClock, options: Partial<Mai
       // The record-batch fetch must serve the same records from the same entries (segments, compacted batches).
       const viaBatches: typeof out = [];
       for (let offset = state.logStartOffset; offset < state.highWatermark; ) {
-        const r = await log.readBatches(topic, partition, offset, 1 << 20);
+        const r = await log.reader.readBatches(topic, partition, offset, 1 << 20);
         for (const batch of decodeRecordBatches(r.batches)) {
           for (const x of batch.records)
             if (x.offset >= offset)

@@ -6,6 +6,7 @@ import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { harness, listKeys, rec, TestClock, text } from './helpers.js';
 import { newRequestObjectKey, partitionPk } from '../../src/storage/key-layout.js';
+import { readRecords } from '../support/read-records.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -180,7 +181,7 @@ describe('the index swap, step by step (memory)', () => {
     const wrong: string[] = [];
     check = async () => {
       for (let offset = 0; offset < 24; offset++) {
-        const first = (await h.log.read(topic, 0, offset, 1)).records[0];
+        const first = (await readRecords(h.log, topic, 0, offset, 1)).records[0];
         if (first?.offset !== offset || text(first.value) !== expected[offset]!.value)
           wrong.push(`step ${checks}: offset ${offset} read ${first?.offset}`);
       }

@@ -17,6 +17,7 @@ import { dynamoDbClientOptions, startDynalite, type DynaliteHandle } from '../su
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
 import { clock, newLog } from '../support/partition-logs.js';
+import { readRecords } from '../support/read-records.js';
 
 const rec = (value: string): LogRecord => ({
   key: null,
@@ -42,7 +43,7 @@ async function produceThroughLostAnswer(
   expect(first).toMatchObject({ ok: true, info: { baseOffset: 0 } });
   loseNextStateAnswer();
   const second = (await log.append(topic, [{ partition: 0, records: [rec('second')] }])).get(0)!;
-  const read = await newLog(metadata, stores).read(topic, 0, 0, 1 << 20);
+  const read = await readRecords(newLog(metadata, stores), topic, 0, 0, 1 << 20);
   expect(read.records.map((r) => [r.offset, Buffer.from(r.value!).toString()])).toEqual([
     [0, 'first'],
     [1, 'second'],
@@ -135,7 +136,7 @@ describe('a partition commit whose answer was lost and which the SDK retried', (
       });
       // Eight commits on top rotate its token out; the first of them wrote its index entry.
       expect(await appendBy(mine, 'behind-eight')).toMatchObject({ ok: true, info: { baseOffset: 2 } });
-      const read = await newLog(storage.metadata, storage.stores).read(topic, 0, 0, 1 << 20);
+      const read = await readRecords(newLog(storage.metadata, storage.stores), topic, 0, 0, 1 << 20);
       const values = read.records.map((r) => Buffer.from(r.value!).toString());
       expect(values).toEqual(['mine', 'other', 'behind-eight', ...Array.from({ length: 8 }, (_, i) => `other-${i}`)]);
     } finally {

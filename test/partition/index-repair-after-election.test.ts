@@ -13,6 +13,7 @@ import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 import { clock, newLog, rec } from '../support/partition-logs.js';
+import { readRecords } from '../support/read-records.js';
 
 describe.each(allBackends)('index repair across a leader epoch change on $name', (backend) => {
   let stop: () => Promise<void>;
@@ -55,7 +56,7 @@ describe.each(allBackends)('index repair across a leader epoch change on $name',
     const values: [number, string][] = [];
     const { highWatermark } = await log.state(topic, 0);
     for (let offset = 0; offset < highWatermark; ) {
-      const r = await log.read(topic, 0, offset, 1 << 20);
+      const r = await readRecords(log, topic, 0, offset, 1 << 20);
       if (r.nextOffset === offset) break;
       values.push(...r.records.map((x): [number, string] => [x.offset, Buffer.from(x.value!).toString()]));
       offset = r.nextOffset;
@@ -89,12 +90,12 @@ describe.each(allBackends)('index repair across a leader epoch change on $name',
   it('fails loudly, never with a silent empty answer, when an entry below the HW is missing', async () => {
     for (const v of ['a', 'b', 'c']) await append(b, v, 'all');
     await metaB.delete(partitionPk('trunc', 0), indexSk(1));
-    const read = b.read(topic, 0, 1, 1 << 20);
+    const read = readRecords(b, topic, 0, 1, 1 << 20);
     await expect(read).rejects.toSatisfy(
       (e) => isKafkaError(e, 'KAFKA_STORAGE_ERROR') && /offset 1/.test((e as Error).message),
     );
     // What lies before the gap is still served, up to the gap.
-    expect((await b.read(topic, 0, 0, 1 << 20)).records.map((r) => r.offset)).toEqual([0]);
+    expect((await readRecords(b, topic, 0, 0, 1 << 20)).records.map((r) => r.offset)).toEqual([0]);
     // A maintenance pass reports it as an error and rewrites nothing around it.
     const events: Record<string, unknown>[] = [];
     const report = await runMaintenance({

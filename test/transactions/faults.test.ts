@@ -62,7 +62,7 @@ describe('transactions under ambiguous storage outcomes', () => {
         expect(commit.body.state).toBe('CompleteCommit');
         expect((await t.fetchValues(0, 'read_committed')).values).toEqual(['r1', 'r2']);
         const topic = await t.services.topics.get('out');
-        const batches = decodeRecordBatches((await t.services.log.readBatches(topic, 0, 0, 1 << 20)).batches);
+        const batches = decodeRecordBatches((await t.services.log.reader.readBatches(topic, 0, 0, 1 << 20)).batches);
         expect(batches.filter((b) => b.header.attributes & CONTROL_FLAG_MASK)).toHaveLength(1);
         expect((await t.call('GET', 'topics/out/partitions/0')).body).toMatchObject({
           high_watermark: 3,

@@ -104,7 +104,7 @@ describe('maintenance keeps read_committed answers', () => {
     expect(await committedView(t)).toEqual(before);
     const markers = async () => {
       const topic = await t.services.topics.get('out');
-      const r = await t.services.log.readBatches(topic, 0, 0, 8 << 20);
+      const r = await t.services.log.reader.readBatches(topic, 0, 0, 8 << 20);
       const batches = decodeRecordBatches(r.batches);
       const aborted = batches
         .flatMap((b) => b.records.map((x) => Buffer.from(x.value ?? []).toString()))

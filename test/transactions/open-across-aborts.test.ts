@@ -17,6 +17,7 @@ import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import { CONTROL_FLAG_MASK, decodeRecordBatches, type LogRecord } from '../../src/wire/record-batch.js';
 import { allBackends, memoryBackend } from '../support/backends.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
+import { readRecords } from '../support/read-records.js';
 
 const clock = { now: () => Date.now() };
 const rec = (value: string): LogRecord => ({ key: null, value: Buffer.from(value), headers: [], timestamp: 1 });
@@ -83,7 +84,7 @@ describe.each(allBackends)('a transaction open across more than 1,000 later abor
     let fetches = 0;
     for (let offset = 0; offset < end; fetches++) {
       expect(fetches).toBeLessThan(10);
-      const r = await log.read(topic, 0, offset, 1 << 20, 'read_committed');
+      const r = await readRecords(log, topic, 0, offset, 1 << 20, 'read_committed');
       expect(r.nextOffset).toBeGreaterThan(offset);
       seen.push(...r.records.map((x) => text(x.value)!));
       offset = r.nextOffset;
@@ -96,8 +97,8 @@ describe.each(allBackends)('a transaction open across more than 1,000 later abor
     ['the multi-partition fetch', 'many'],
   ] as const)('%s lists it beside its batches in every answer that carries them', async (_, path) => {
     const fetch = async (offset: number) => {
-      if (path === 'one') return log.readBatches(topic, 0, offset, 1 << 20, { isolation: 'read_committed' });
-      const [r] = await log.readBatchesMany(
+      if (path === 'one') return log.reader.readBatches(topic, 0, offset, 1 << 20, { isolation: 'read_committed' });
+      const [r] = await log.reader.readBatchesMany(
         [{ topic, partition: 0, offset, maxBytes: 1 << 20 }],
         1 << 20,
         Infinity,
@@ -200,7 +201,7 @@ describe.each(allBackends)('the abort item of an ABORT commit whose index writes
     expect(lastCommit?.control).toMatchObject({ type: 'ABORT', firstOffset: 1, lastStableOffset: 0 });
 
     // The next reader finds the last commit unindexed and writes its items.
-    await log.read(topic, 0, 0, 1 << 20);
+    await readRecords(log, topic, 0, 0, 1 << 20);
     expect((await storage.metadata.get(pk, abortSk(offset)))?.value).toEqual({
       topicId: topic.id,
       producerId: 2,

@@ -97,7 +97,7 @@ export const fetch: Handler = async (ctx, req, version) => {
           w.partitions.map(async (p): Promise<PartitionData> => {
             if (!w.resolved || w.error) return errorData(ctx, p.partition, w.error);
             try {
-              const r = await services.log.readBatches(
+              const r = await services.log.reader.readBatches(
                 w.resolved,
                 p.partition,
                 p.fetchOffset,

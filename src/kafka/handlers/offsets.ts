@@ -74,7 +74,7 @@ export const listOffsets: Handler = async (ctx, req) => {
       const s = await ctx.services.log.state(topic, p.partitionIndex);
       checkCurrentLeaderEpoch(p.currentLeaderEpoch, s.leaderEpoch, `${topic.name}-${p.partitionIndex}`);
       const spec = specOf(p.timestamp);
-      const r = await ctx.services.log.listOffset(topic, p.partitionIndex, spec, isolation);
+      const r = await ctx.services.log.reader.listOffset(topic, p.partitionIndex, spec, isolation);
       return {
         partitionIndex: p.partitionIndex,
         errorCode: 0,

@@ -1,0 +1,143 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { fetchedRecords } from '../../src/log/fetched-records.js';
+import type { PartitionLog } from '../../src/log/partition-log.js';
+import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js';
+import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
+import type { ByteRange } from '../../src/storage/ports.js';
+import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
+import { isKafkaError } from '../../src/wire/errors.js';
+import { decodeRecordBatches } from '../../src/wire/record-batch.js';
+import { FaultyObjectStore } from '../support/fault-injection.js';
+import { clock, newLog, rec } from '../support/partition-logs.js';
+
+/** A replica store that counts its GETs and can be taken down. */
+class CountingStore extends FaultyObjectStore {
+  gets = 0;
+  override get(key: string, range?: ByteRange) {
+    this.gets++;
+    return super.get(key, range);
+  }
+}
+
+const text = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b).toString());
+const values = (batches: Uint8Array) =>
+  decodeRecordBatches(batches).flatMap((b) => b.records.map((r) => [r.offset, text(r.value)]));
+const rejects = async (p: Promise<unknown>, name: Parameters<typeof isKafkaError>[1]) => {
+  let error: unknown;
+  try {
+    await p;
+  } catch (e) {
+    error = e;
+  }
+  expect(isKafkaError(error, name), `expected ${name}, got ${String(error)}`).toBe(true);
+};
+
+describe('PartitionReader: the read path', () => {
+  let stores: CountingStore[];
+  let log: PartitionLog;
+  let topic: Topic;
+
+  beforeEach(async () => {
+    const metadata = new MemoryMetadataStore();
+    stores = [new CountingStore(new MemoryObjectStore('s0')), new CountingStore(new MemoryObjectStore('s1'))];
+    log = newLog(metadata, stores);
+    const topics = new TopicRegistry(metadata, clock, stores.length);
+    topic = await topics.create({ name: 't', partitionCount: 2, replicationFactor: 2, configs: {} });
+    // Offsets 0-1 of both partitions in one object, then 2-4 of partition 0 in another.
+    await log.append(topic, [
+      { partition: 0, records: [rec('a0'), rec('a1')] },
+      { partition: 1, records: [rec('b0'), rec('b1')] },
+    ]);
+    await log.append(topic, [{ partition: 0, records: [rec('a2'), rec('a3'), rec('a4')] }]);
+  });
+
+  it('answers the stored batches from the one holding the offset, with absolute offsets and the leader epoch', async () => {
+    const state = await log.state(topic, 0);
+    const r = await log.reader.readBatches(topic, 0, 3, 1 << 20);
+    expect(values(r.batches)).toEqual([
+      [2, 'a2'],
+      [3, 'a3'],
+      [4, 'a4'],
+    ]);
+    expect(decodeRecordBatches(r.batches).map((b) => b.header.partitionLeaderEpoch)).toEqual([state.leaderEpoch]);
+    expect(r).toMatchObject({ recordCount: 3, nextOffset: 5, highWatermark: 5, logStartOffset: 0 });
+    expect(r.abortedTransactions).toBeUndefined(); // read_uncommitted lists none
+    // At the high watermark: an empty answer; past it, or below the log start: OFFSET_OUT_OF_RANGE.
+    expect((await log.reader.readBatches(topic, 0, 5, 1 << 20)).batches.byteLength).toBe(0);
+    await rejects(log.reader.readBatches(topic, 0, 6, 1 << 20), 'OFFSET_OUT_OF_RANGE');
+    await rejects(log.reader.readBatches(topic, 0, -1, 1 << 20), 'OFFSET_OUT_OF_RANGE');
+    await rejects(log.reader.readBatches(topic, 2, 0, 1 << 20), 'UNKNOWN_TOPIC_OR_PARTITION');
+  });
+
+  it('keeps to max bytes in whole batches, one batch at least', async () => {
+    const r = await log.reader.readBatches(topic, 0, 0, 1);
+    expect(values(r.batches)).toEqual([
+      [0, 'a0'],
+      [1, 'a1'],
+    ]);
+    expect(r.nextOffset).toBe(2);
+  });
+
+  it('JSON callers decode the answer: the records from the offset on, not those of the first batch below it', async () => {
+    const r = fetchedRecords(await log.reader.readBatches(topic, 0, 3, 1 << 20), 3, 'read_uncommitted');
+    expect(r.records.map((x) => [x.offset, text(x.value)])).toEqual([
+      [3, 'a3'],
+      [4, 'a4'],
+    ]);
+    expect(r).toMatchObject({ nextOffset: 5, highWatermark: 5, lastStableOffset: 5 });
+    expect(r.bytes).toBeGreaterThan(0);
+  });
+
+  it("reads from the leader's store, from an in-sync follower when the leader's fails, and fails with KAFKA_STORAGE_ERROR when none can", async () => {
+    const [leader, follower] = stores as [CountingStore, CountingStore];
+    const r = await log.reader.readBatches(topic, 0, 0, 1 << 20);
+    expect(values(r.batches).length).toBe(5);
+    expect([leader.gets, follower.gets]).toEqual([2, 0]); // one GET per object, both from the leader
+    leader.faults.down = true;
+    const again = await log.reader.readBatches(topic, 0, 0, 1 << 20);
+    expect(values(again.batches)).toEqual(values(r.batches));
+    expect(follower.gets).toBe(2);
+    follower.faults.down = true;
+    await rejects(log.reader.readBatches(topic, 0, 0, 1 << 20), 'KAFKA_STORAGE_ERROR');
+  });
+
+  it('Fetch over many partitions: one GET for partitions sharing an object, an error answers its partition alone', async () => {
+    const [leader] = stores as [CountingStore];
+    const fetch = (partition: number, offset: number) => ({ topic, partition, offset, maxBytes: 1 << 20 });
+    const [p0, p1] = await log.reader.readBatchesMany([fetch(0, 0), fetch(1, 0)], 1 << 20);
+    expect(p0!.ok && values(p0!.batches).map(([o]) => o)).toEqual([0, 1, 2, 3, 4]);
+    expect(p1!.ok && values(p1!.batches)).toEqual([
+      [0, 'b0'],
+      [1, 'b1'],
+    ]);
+    expect(leader.gets).toBe(2); // the shared object once (both partitions' ranges), the second object once
+    const [ok, bad, missing] = await log.reader.readBatchesMany([fetch(0, 2), fetch(1, 9), fetch(5, 0)], 1 << 20);
+    expect(ok!.ok && values(ok!.batches).map(([o]) => o)).toEqual([2, 3, 4]);
+    expect(!bad!.ok && isKafkaError(bad!.error, 'OFFSET_OUT_OF_RANGE')).toBe(true);
+    expect(!missing!.ok && isKafkaError(missing!.error, 'UNKNOWN_TOPIC_OR_PARTITION')).toBe(true);
+  });
+
+  it('Fetch over many partitions keeps to the request max bytes: past the first partition with data, nothing that does not fit', async () => {
+    const one = await log.reader.readBatches(topic, 0, 0, 1);
+    const [p0, p1] = await log.reader.readBatchesMany(
+      [
+        { topic, partition: 0, offset: 0, maxBytes: 1 << 20 },
+        { topic, partition: 1, offset: 0, maxBytes: 1 << 20 },
+      ],
+      one.batches.byteLength,
+    );
+    expect(p0!.ok && p0!.nextOffset).toBe(2);
+    expect(p1!.ok && p1!.batches.byteLength).toBe(0);
+    expect(p1!.ok && p1!.nextOffset).toBe(0);
+  });
+
+  it('lists offsets: earliest, latest, and the first at or after a timestamp', async () => {
+    expect(await log.reader.listOffset(topic, 0, 'earliest')).toEqual({ offset: 0, timestamp: -1 });
+    expect(await log.reader.listOffset(topic, 0, 'latest')).toEqual({ offset: 5, timestamp: -1 });
+    expect(await log.reader.listOffset(topic, 0, { timestamp: 0 })).toMatchObject({ offset: 0 });
+    expect(await log.reader.listOffset(topic, 0, { timestamp: Date.now() + 60_000 })).toEqual({
+      offset: -1,
+      timestamp: -1,
+    });
+  });
+});
