@@ -37,6 +37,7 @@ import { partitionWatchKey } from './timer/delayed-fetch.js';
 import { Purgatory } from './timer/purgatory.js';
 import { createTransactionCoordinator } from './transactions/index.js';
 import { SystemTimer } from './timer/system-timer.js';
+import { ShareGroups } from './share/share-groups.js';
 import { ReplicaManager } from './replication/replica-manager.js';
 import { noMetrics, type Metrics } from './metrics.js';
 import { FeatureLevels } from './storage/feature-level.js';
@@ -244,6 +245,7 @@ export function composeServices(
     log,
     groups,
     transactions,
+    share: new ShareGroups({ metadata, clock, topics, log }),
     partitioner: new Partitioner(),
     producerIds: new ProducerIds(metadata),
     defaults: config.defaults,

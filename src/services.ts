@@ -12,6 +12,7 @@ import type { PushNotifier } from './push/push-notifier.js';
 import type { Subscriptions } from './push/subscriptions.js';
 import type { Purgatory } from './timer/purgatory.js';
 import type { TransactionCoordinator } from './transactions/index.js';
+import type { ShareGroups } from './share/share-groups.js';
 import type { Metrics } from './metrics.js';
 
 /**
@@ -25,6 +26,8 @@ export interface AppServices {
   log: PartitionLog;
   /** Consumer groups: coordinator, offsets, admin, REST v2 consumer instances. */
   groups: GroupServices;
+  /** Share groups (KIP-932): records acquired under a lock and acknowledged one by one (src/share). */
+  share: ShareGroups;
   partitioner: Partitioner;
   producerIds: ProducerIds;
   /** Transactional producers: the transaction coordinator (src/transactions). */

@@ -14,6 +14,7 @@ import { quotaRoutes } from './quota-routes.js';
 import { featureRoutes } from './feature-routes.js';
 import { recordRoutes } from './record-routes.js';
 import { scramRoutes } from './scram-routes.js';
+import { shareGroupRoutes } from './share-group-routes.js';
 import { type AppOptions, type AppRoutes, createRoutedApp } from './routed-app.js';
 import { topicRoutes } from './topic-routes.js';
 import { transactionRoutes } from './transaction-routes.js';
@@ -38,6 +39,7 @@ export const ALL_ROUTES: AppRoutes = {
     producerRoutes,
     transactionRoutes,
     groupRoutes,
+    shareGroupRoutes,
     aclRoutes,
     quotaRoutes,
     scramRoutes,

@@ -71,6 +71,7 @@ const HTTP_ERRORS: Record<KafkaErrorName, { status: number; restCode: number }> 
   UNKNOWN_TOPIC_ID: { status: 404, restCode: 40403 },
   FENCED_INSTANCE_ID: { status: 409, restCode: 40909 },
   STALE_MEMBER_EPOCH: { status: 409, restCode: 40909 },
+  INVALID_RECORD_STATE: { status: 409, restCode: 40915 },
   RESOURCE_NOT_FOUND: { status: 404, restCode: 40401 },
   DUPLICATE_RESOURCE: { status: 400, restCode: 40002 },
   UNACCEPTABLE_CREDENTIAL: { status: 400, restCode: 40002 },

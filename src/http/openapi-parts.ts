@@ -37,6 +37,7 @@ const PATH = z.object({
   name: z.string(),
   transactional_id: z.string(),
   consumer_group_id: z.string(),
+  share_group_id: z.string(),
   consumer_id: z.string(),
   group_name: z.string(),
   instance: z.string(),

@@ -8,6 +8,7 @@ import { PRODUCE_REQUEST_MEDIA_TYPE } from '../wire/produce-request.js';
 import { FETCH_RESPONSE_MEDIA_TYPE } from '../wire/fetch-response.js';
 import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
 import { securityPaths } from './security-openapi.js';
+import { shareGroupPaths } from './share-group-openapi.js';
 import { RELEASE } from '../wire/release.js';
 import { errorSchema } from './openapi-parts.js';
 import { createDocument, type oas31, type ZodOpenApiObject } from 'zod-openapi';
@@ -865,6 +866,7 @@ const document: ZodOpenApiObject = {
       },
     },
     ...groupPaths,
+    ...shareGroupPaths,
     ...transactionPaths,
     ...securityPaths,
   } as Record<string, Json>,

@@ -47,6 +47,8 @@ export const FORMATS = {
   'classic-group': { version: 1, what: 'classic group with its members (group# / classic)' },
   offsets: { version: 1, what: 'committed offset (group# / off#)' },
   'consumer-instance': { version: 1, what: 'v2 consumer instance (group# / inst#)' },
+  'share-group': { version: 1, what: "share group's configs (share# / config)" },
+  'share-partition': { version: 1, what: 'share-partition: SPSO, SPEO, in-flight records (share# / sp#)' },
   'durable-timer': { version: 1, what: 'durable timer (timer#)' },
   transaction: { version: 1, what: 'transaction state (txn# / state)' },
   'transaction-registry': { version: 1, what: 'transactional-id registry (txn-ids)' },
@@ -147,6 +149,7 @@ const CLUSTER_SK_FORMATS: [string, FormatName][] = [
   ['topic#', 'topic'],
   ['group#', 'group-registry'],
   ['cgroup#', 'group-registry'],
+  ['sgroup#', 'group-registry'],
   ['producer-id-seq', 'producer-id-block'],
   ['scheduler', 'scheduler-lease'],
   ['timer-cursor#', 'timer-cursor'],
@@ -165,6 +168,10 @@ const GROUP_SK_FORMATS: [string, FormatName][] = [
   ['classic', 'classic-group'],
   ['off#', 'offsets'],
   ['inst#', 'consumer-instance'],
+];
+const SHARE_SK_FORMATS: [string, FormatName][] = [
+  ['config', 'share-group'],
+  ['sp#', 'share-partition'],
 ];
 const PK_FORMATS: [string, FormatName][] = [
   ['pid#', 'producer'],
@@ -187,6 +194,7 @@ export function itemFormat(pk: string, sk: string): FormatName {
   if (pk === 'cluster') return bySk(CLUSTER_SK_FORMATS, sk);
   if (pk.startsWith('part#')) return bySk(PARTITION_SK_FORMATS, sk);
   if (pk.startsWith('group#')) return bySk(GROUP_SK_FORMATS, sk);
+  if (pk.startsWith('share#')) return bySk(SHARE_SK_FORMATS, sk);
   return PK_FORMATS.find(([prefix]) => pk === prefix || pk.startsWith(prefix))?.[1] ?? 'other';
 }
 

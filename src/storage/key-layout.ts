@@ -4,7 +4,7 @@
  * order is numeric order (offsets to 20 digits, milliseconds to 13).
  *
  * pk `cluster`                      sk `topic#{name}` (a topic), `group#{id}` (the group registry),
- *                                   `cgroup#{id}` (the classic group registry),
+ *                                   `cgroup#{id}` (the classic group registry), `sgroup#{id}` (share groups),
  *                                   `producer-id-seq`, `scheduler` (the lease), `timer-cursor#{kind}`,
  *                                   `feature-level` (src/storage/feature-level.ts), `process#{id}` (a running process)
  * pk `part#{topic}#{p}`             sk `state` (the partition state: the commit point),
@@ -13,6 +13,7 @@
  * pk `pid#{producerId}`             sk `meta` (the producer's epoch)
  * pk `group#{id}`                   sk `meta`, `classic` (the classic protocol's group), `off#{topic}#{p}`
  *                                   (committed offsets), `inst#{name}` (v2 consumer instances)
+ * pk `share#{id}`                   sk `config` (a share group's configs), `sp#{topic}#{p}` (a share-partition)
  * pk `timer#{slot}`                 sk `{expiry}#{kind}#{id}` (durable timers)
  * pk `txn#{transactionalId}`        sk `state` (the transaction coordinator's state of the id)
  * pk `txn-ids`                      sk `{transactionalId}` (the registry of transactional ids)
@@ -101,6 +102,14 @@ export const OFFSET_PREFIX = 'off#';
 export const offsetSk = (topic: string, partition: number) => `${OFFSET_PREFIX}${topic}#${partition}`;
 export const INSTANCE_PREFIX = 'inst#';
 export const instanceSk = (name: string) => `${INSTANCE_PREFIX}${name}`;
+
+// One share group (src/share): its registry item, its configs and one item per share-partition.
+export const SHARE_GROUP_REGISTRY_PREFIX = 'sgroup#';
+export const shareGroupRegistrySk = (groupId: string) => `${SHARE_GROUP_REGISTRY_PREFIX}${groupId}`;
+export const shareGroupPk = (groupId: string) => `share#${groupId}`;
+export const SHARE_GROUP_CONFIG_SK = 'config';
+export const SHARE_PARTITION_PREFIX = 'sp#';
+export const sharePartitionSk = (topic: string, partition: number) => `${SHARE_PARTITION_PREFIX}${topic}#${partition}`;
 
 // Durable timers, bucketed by slot so a tick reads only the slots that are due.
 export const timerPk = (slot: number) => `timer#${slot}`;

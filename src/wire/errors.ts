@@ -68,6 +68,7 @@ export const ERRORS = {
   THROTTLING_QUOTA_EXCEEDED: { code: 89, retriable: true },
   FENCED_MEMBER_EPOCH: { code: 110, retriable: false },
   UNSUPPORTED_ASSIGNOR: { code: 112, retriable: false },
+  INVALID_RECORD_STATE: { code: 121, retriable: false },
   // Errors of the Kafka protocol listener (src/kafka).
   NOT_COORDINATOR: { code: 16, retriable: true },
   INCONSISTENT_GROUP_PROTOCOL: { code: 23, retriable: false },

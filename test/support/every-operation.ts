@@ -114,6 +114,23 @@ export async function everyOperation(call: ScenarioCall): Promise<void> {
   });
   member.member_epoch = hb2.body.member_epoch;
   await call('GET', `${B}/consumer-groups`);
+  await call('PUT', `${B}/share-groups/sg/configs/share.auto.offset.reset`, { value: 'earliest' });
+  await call('GET', `${B}/share-groups/sg/configs`);
+  const shared = await call('POST', `${B}/share-groups/sg/records:receive`, {
+    topics: ['o'],
+    member_id: 'w',
+    max_records: 2,
+  });
+  const got = (shared.body?.data ?? []) as { topic_name: string; partition_id: number; offset: number }[];
+  await call('POST', `${B}/share-groups/sg/records:acknowledge`, {
+    member_id: 'w',
+    acknowledgements: got.length
+      ? got.map((r) => ({ topic_name: r.topic_name, partition_id: r.partition_id, offset: r.offset, type: 'accept' }))
+      : [{ topic_name: 'o', partition_id: 0, offset: 0, type: 'accept' }],
+  });
+  await call('GET', `${B}/share-groups`);
+  await call('GET', `${B}/share-groups/sg`);
+  await call('DELETE', `${B}/share-groups/sg/configs/share.auto.offset.reset`);
   await call('GET', `${B}/consumer-groups/g`);
   await call('GET', `${B}/consumer-groups/g/consumers`);
   await call('GET', `${B}/consumer-groups/g/consumers/${member.member_id}`);

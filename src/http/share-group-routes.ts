@@ -1,0 +1,304 @@
+import { randomUUID } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import * as z from 'zod';
+import { ERRORS, KafkaError } from '../wire/errors.js';
+import { SHARE_GROUP_CONFIG_NAMES } from '../share/share-config.js';
+import type { AcquiredRecord } from '../share/share-groups.js';
+import type { AppEnv } from './app-env.js';
+import { showRecord, type OutputFormat } from './record-encoding.js';
+import { dateTime } from './openapi-parts.js';
+import { readJson } from './request.js';
+import { allowedNames, authorize, authorizeAll } from './security.js';
+
+/**
+ * Share groups (KIP-932) as a queue over HTTP, in v3 style under the cluster (an extension: REST
+ * Proxy has no share groups). A receiver needs no membership: it names itself (`member_id`, or
+ * one is made for it) and acknowledges by offset what it was given.
+ *
+ *   POST /share-groups/{g}/records:receive       up to max_records records, each under a lock
+ *   POST /share-groups/{g}/records:acknowledge   accept, release, reject or renew by offset, batched
+ *   GET  /share-groups                           the share groups
+ *   GET  /share-groups/{g}                       SPSO, SPEO, in-flight records and lag per partition
+ *   GET  /share-groups/{g}/configs               share.* configs of the group
+ *   PUT|DELETE /share-groups/{g}/configs/{name}  set or reset one
+ *
+ * Authorization as Kafka's ShareFetch/ShareAcknowledge: READ on the group and on each topic;
+ * DESCRIBE on the group to describe it, DESCRIBE_CONFIGS / ALTER_CONFIGS on it for its configs.
+ */
+
+export const SHARE_ACK_TYPES = ['accept', 'release', 'reject', 'renew'] as const;
+const FORMATS = ['binary', 'string', 'json'] as const;
+/** At most this many records per receive (a REST answer, not a stream). */
+export const MAX_RECEIVE_RECORDS = 10_000;
+/** While a receive waits for records: how often it looks again for other processes' appends. */
+const RECHECK_MS = 200;
+
+export const receiveSchema = z.object({
+  topics: z.array(z.string().min(1)).min(1),
+  member_id: z
+    .string()
+    .min(1)
+    .max(255)
+    .meta({ description: 'Who acknowledges the records (made up when absent, and answered)' })
+    .optional(),
+  max_records: z.int().min(1).max(MAX_RECEIVE_RECORDS).default(500),
+  max_wait_ms: z.int().min(0).default(0).meta({ description: 'How long to wait while no record is available' }),
+  format: z.enum(FORMATS).default('binary'),
+});
+
+export const acknowledgeSchema = z.object({
+  member_id: z.string().min(1).max(255),
+  acknowledgements: z
+    .array(
+      z.object({
+        topic_name: z.string().min(1),
+        partition_id: z.int().min(0),
+        offset: z.int().min(0),
+        last_offset: z.int().min(0).meta({ description: 'The same type for offset..last_offset' }).optional(),
+        type: z.enum(SHARE_ACK_TYPES),
+        delivery_count: z
+          .int()
+          .min(1)
+          .meta({ description: 'Refused (INVALID_RECORD_STATE) unless it is the current delivery' })
+          .optional(),
+      }),
+    )
+    .min(1)
+    .max(MAX_RECEIVE_RECORDS),
+});
+
+export const configValueSchema = z.object({ value: z.string() });
+
+const recordData = z.object({ type: z.enum(['BINARY', 'STRING', 'JSON']), data: z.unknown() }).nullable();
+export const receivedListSchema = z.object({
+  kind: z.literal('KafkaShareRecordList'),
+  group_id: z.string(),
+  member_id: z.string(),
+  data: z.array(
+    z.object({
+      topic_name: z.string(),
+      partition_id: z.int(),
+      offset: z.int(),
+      timestamp: dateTime,
+      key: recordData,
+      value: recordData,
+      headers: z.array(z.object({ name: z.string(), value: z.string().nullable() })),
+      delivery_count: z.int().meta({ description: 'Deliveries so far, this one included (1 on the first)' }),
+      lock_expires_at: dateTime.meta({
+        description: 'When the lock ends: unacknowledged by then, it is delivered again',
+      }),
+    }),
+  ),
+});
+export const acknowledgementListSchema = z.object({
+  kind: z.literal('KafkaShareAcknowledgementList'),
+  group_id: z.string(),
+  data: z.array(
+    z.object({
+      topic_name: z.string(),
+      partition_id: z.int(),
+      offset: z.int(),
+      error_code: z.int(),
+      error: z.string().nullable(),
+    }),
+  ),
+});
+export const shareGroupListSchema = z.object({
+  kind: z.literal('KafkaShareGroupList'),
+  data: z.array(z.object({ kind: z.literal('KafkaShareGroup'), cluster_id: z.string(), group_id: z.string() })),
+});
+export const shareGroupSchema = z.object({
+  kind: z.literal('KafkaShareGroup'),
+  cluster_id: z.string(),
+  group_id: z.string(),
+  lag: z.int(),
+  partitions: z.array(
+    z.object({
+      topic_name: z.string(),
+      partition_id: z.int(),
+      start_offset: z.int().meta({ description: 'SPSO: every record below it is acknowledged or archived' }),
+      end_offset: z.int().meta({ description: 'SPEO: records from it on were never delivered' }),
+      state_epoch: z.int(),
+      high_watermark: z.int(),
+      lag: z.int().meta({ description: 'Records from SPSO to the high watermark not yet acknowledged or archived' }),
+      in_flight: z.object({ available: z.int(), acquired: z.int(), acknowledged: z.int(), archived: z.int() }),
+    }),
+  ),
+});
+export const shareGroupConfigListSchema = z.object({
+  kind: z.literal('KafkaShareGroupConfigList'),
+  group_id: z.string(),
+  data: z.array(z.object({ name: z.string(), value: z.string(), is_default: z.boolean() })),
+});
+
+type Answer<S extends z.ZodType> = z.input<S>;
+
+const groupParam = (c: Context<AppEnv>) => c.req.param('group')!;
+
+function showAcquired(r: AcquiredRecord, format: OutputFormat): Answer<typeof receivedListSchema>['data'][number] {
+  return {
+    topic_name: r.topic,
+    ...showRecord(r.record, r.partition, format),
+    delivery_count: r.deliveries,
+    lock_expires_at: new Date(r.lockedUntil).toISOString(),
+  };
+}
+
+export function shareGroupRoutes(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.post('/share-groups/:group/records:receive', async (c) => {
+    const group = groupParam(c);
+    const body = receiveSchema.parse(await readJson(c));
+    await authorize(c, 'READ', 'GROUP', group);
+    await authorizeAll(c, 'READ', 'TOPIC', body.topics);
+    const { share, limits, log, clock } = c.get('services');
+    const member = body.member_id ?? randomUUID();
+    const deadline = clock.now() + Math.min(body.max_wait_ms, limits.maxFetchWaitMs);
+    let records = await share.acquire(group, body.topics, member, body.max_records);
+    while (records.length === 0 && clock.now() < deadline) {
+      await appendOrTimeout(log, body.topics, Math.min(RECHECK_MS, deadline - clock.now()));
+      records = await share.acquire(group, body.topics, member, body.max_records);
+    }
+    const answer: Answer<typeof receivedListSchema> = {
+      kind: 'KafkaShareRecordList',
+      group_id: group,
+      member_id: member,
+      data: records.map((r) => showAcquired(r, body.format)),
+    };
+    return c.json(answer);
+  });
+
+  app.post('/share-groups/:group/records:acknowledge', async (c) => {
+    const group = groupParam(c);
+    const body = acknowledgeSchema.parse(await readJson(c));
+    await authorize(c, 'READ', 'GROUP', group);
+    await authorizeAll(
+      c,
+      'READ',
+      'TOPIC',
+      body.acknowledgements.map((a) => a.topic_name),
+    );
+    const acks = body.acknowledgements.flatMap((a) => {
+      const last = a.last_offset ?? a.offset;
+      if (last < a.offset) throw new KafkaError('BAD_REQUEST', 'last_offset is before offset');
+      if (last - a.offset >= MAX_RECEIVE_RECORDS)
+        throw new KafkaError('BAD_REQUEST', `At most ${MAX_RECEIVE_RECORDS} offsets per acknowledgement`);
+      return Array.from({ length: last - a.offset + 1 }, (_, i) => ({
+        topic: a.topic_name,
+        partition: a.partition_id,
+        offset: a.offset + i,
+        type: a.type,
+        ...(a.delivery_count !== undefined ? { deliveries: a.delivery_count } : {}),
+      }));
+    });
+    const results = await c.get('services').share.acknowledge(group, body.member_id, acks);
+    const answer: Answer<typeof acknowledgementListSchema> = {
+      kind: 'KafkaShareAcknowledgementList',
+      group_id: group,
+      data: acks.map((a, i) => {
+        const error = results[i];
+        return {
+          topic_name: a.topic,
+          partition_id: a.partition,
+          offset: a.offset,
+          error_code: error ? ERRORS[error].code : 0,
+          error: error ?? null,
+        };
+      }),
+    };
+    return c.json(answer);
+  });
+
+  app.get('/share-groups', async (c) => {
+    const { share, clusterId } = c.get('services');
+    const visible = await allowedNames(c, 'DESCRIBE', 'GROUP');
+    const groups = (await share.list()).filter(visible);
+    const answer: Answer<typeof shareGroupListSchema> = {
+      kind: 'KafkaShareGroupList',
+      data: groups.map((g) => ({ kind: 'KafkaShareGroup', cluster_id: clusterId, group_id: g })),
+    };
+    return c.json(answer);
+  });
+
+  app.get('/share-groups/:group', async (c) => {
+    const group = groupParam(c);
+    await authorize(c, 'DESCRIBE', 'GROUP', group);
+    const { share, clusterId } = c.get('services');
+    const partitions = await share.describe(group);
+    const answer: Answer<typeof shareGroupSchema> = {
+      kind: 'KafkaShareGroup',
+      cluster_id: clusterId,
+      group_id: group,
+      lag: partitions.reduce((n, p) => n + p.lag, 0),
+      partitions: partitions.map((p) => ({
+        topic_name: p.topic,
+        partition_id: p.partition,
+        start_offset: p.startOffset,
+        end_offset: p.endOffset,
+        state_epoch: p.stateEpoch,
+        high_watermark: p.highWatermark,
+        lag: p.lag,
+        in_flight: p.inFlight,
+      })),
+    };
+    return c.json(answer);
+  });
+
+  app.get('/share-groups/:group/configs', async (c) => {
+    const group = groupParam(c);
+    await authorize(c, 'DESCRIBE_CONFIGS', 'GROUP', group);
+    const configs = await c.get('services').share.describeConfigs(group);
+    const answer: Answer<typeof shareGroupConfigListSchema> = {
+      kind: 'KafkaShareGroupConfigList',
+      group_id: group,
+      data: configs.map((x) => ({ name: x.name, value: x.value, is_default: x.isDefault })),
+    };
+    return c.json(answer);
+  });
+
+  const configName = (c: Context<AppEnv>) => {
+    const name = c.req.param('name')!;
+    if (!Object.hasOwn(SHARE_GROUP_CONFIG_NAMES, name))
+      throw new KafkaError('NOT_FOUND', `${name} is not a share group config`);
+    return name;
+  };
+
+  app.put('/share-groups/:group/configs/:name', async (c) => {
+    const group = groupParam(c);
+    const name = configName(c);
+    const body = configValueSchema.parse(await readJson(c));
+    await authorize(c, 'ALTER_CONFIGS', 'GROUP', group);
+    await c.get('services').share.alterConfig(group, name, body.value);
+    return c.body(null, 204);
+  });
+
+  app.delete('/share-groups/:group/configs/:name', async (c) => {
+    const group = groupParam(c);
+    const name = configName(c);
+    await authorize(c, 'ALTER_CONFIGS', 'GROUP', group);
+    await c.get('services').share.alterConfig(group, name, undefined);
+    return c.body(null, 204);
+  });
+
+  return app;
+}
+
+/** Resolves at this process's next append to one of the topics, or after `ms`. */
+function appendOrTimeout(
+  log: { onAppend(listener: (topic: string, partition: number) => void): () => void },
+  topics: readonly string[],
+  ms: number,
+): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      stop();
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, ms));
+    const stop = log.onAppend((topic) => {
+      if (topics.includes(topic)) done();
+    });
+  });
+}

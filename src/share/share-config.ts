@@ -1,0 +1,66 @@
+import { KafkaError } from '../wire/errors.js';
+
+/**
+ * A share group's settings, by Kafka's names (ShareGroupConfigs and the group-level GroupConfig
+ * overrides). The broker-wide values are Kafka's defaults; a group overrides the ones Kafka lets a
+ * group override (`share.*`), stored with the group (share-groups.ts).
+ */
+export interface ShareGroupConfig {
+  /** share.auto.offset.reset: where a share-partition starts when the group first reads it. */
+  autoOffsetReset: 'earliest' | 'latest';
+  /** share.record.lock.duration.ms (group.share.record.lock.duration.ms): how long an acquired record stays locked. */
+  recordLockDurationMs: number;
+  /** share.delivery.count.limit (group.share.delivery.count.limit): deliveries before a record is archived. */
+  deliveryCountLimit: number;
+  /** group.share.partition.max.record.locks: in-flight records per share-partition (broker-wide only). */
+  maxRecordLocks: number;
+}
+
+export const SHARE_GROUP_DEFAULTS: ShareGroupConfig = {
+  autoOffsetReset: 'latest',
+  recordLockDurationMs: 30_000,
+  deliveryCountLimit: 5,
+  maxRecordLocks: 200,
+};
+
+/** Kafka's bounds on the group-level lock duration (group.share.min/max.record.lock.duration.ms) and the count limit. */
+const LOCK_DURATION_BOUNDS = { min: 15_000, max: 60_000 };
+const DELIVERY_COUNT_BOUNDS = { min: 2, max: 10 };
+
+/** The group-level configs a share group takes, with the field each sets and its parser. */
+export const SHARE_GROUP_CONFIG_NAMES = {
+  'share.auto.offset.reset': 'autoOffsetReset',
+  'share.record.lock.duration.ms': 'recordLockDurationMs',
+  'share.delivery.count.limit': 'deliveryCountLimit',
+} as const satisfies Record<string, keyof ShareGroupConfig>;
+
+export type ShareGroupConfigName = keyof typeof SHARE_GROUP_CONFIG_NAMES;
+
+export const isShareGroupConfigName = (name: string): name is ShareGroupConfigName =>
+  Object.hasOwn(SHARE_GROUP_CONFIG_NAMES, name);
+
+/** A group-level override as stored: checked as Kafka checks it (INVALID_CONFIG otherwise). */
+export function parseShareGroupConfig(name: string, value: string): Partial<ShareGroupConfig> {
+  if (!isShareGroupConfigName(name)) throw new KafkaError('INVALID_CONFIG', `Unknown share group config ${name}`);
+  if (name === 'share.auto.offset.reset') {
+    if (value !== 'earliest' && value !== 'latest')
+      throw new KafkaError('INVALID_CONFIG', `${name} must be earliest or latest (got ${JSON.stringify(value)})`);
+    return { autoOffsetReset: value };
+  }
+  const bounds = name === 'share.record.lock.duration.ms' ? LOCK_DURATION_BOUNDS : DELIVERY_COUNT_BOUNDS;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < bounds.min || n > bounds.max)
+    throw new KafkaError('INVALID_CONFIG', `${name} must be an integer in [${bounds.min}, ${bounds.max}]`);
+  return { [SHARE_GROUP_CONFIG_NAMES[name]]: n };
+}
+
+/** The configs as Kafka names and strings (DescribeConfigs' shape), overrides marked. */
+export function showShareGroupConfig(
+  overrides: Partial<ShareGroupConfig>,
+): { name: ShareGroupConfigName; value: string; isDefault: boolean }[] {
+  return (Object.keys(SHARE_GROUP_CONFIG_NAMES) as ShareGroupConfigName[]).map((name) => {
+    const field = SHARE_GROUP_CONFIG_NAMES[name];
+    const value = overrides[field] ?? SHARE_GROUP_DEFAULTS[field];
+    return { name, value: String(value), isDefault: overrides[field] === undefined };
+  });
+}

@@ -1,0 +1,226 @@
+/**
+ * One share-partition (a share group's view of one topic partition), as KIP-932 defines it: the
+ * start offset (SPSO), the end offset (SPEO) and the in-flight records between them, each with its
+ * state, delivery count and, while acquired, its lock. Pure transitions over plain data: the store
+ * module (share-partitions.ts) writes the result with one conditional write.
+ *
+ * Invariants: `records` is in offset order, every entry is in [spso, speo), and every record of the
+ * log in [spso, speo) has an entry (offsets without a record, such as transaction markers, have
+ * none). The first entry is never terminal: SPSO moves past acknowledged and archived records.
+ */
+
+export type RecordState = 'available' | 'acquired' | 'acknowledged' | 'archived';
+
+export interface InFlightRecord {
+  offset: number;
+  state: RecordState;
+  /** How many times it was acquired (Kafka's delivery count). */
+  deliveries: number;
+  /** While acquired: the member holding it and when its lock ends (epoch ms). */
+  member?: string;
+  lockedUntil?: number;
+}
+
+export interface SharePartitionState {
+  /** The topic incarnation the state belongs to: a recreated topic starts afresh. */
+  topicId: string;
+  spso: number;
+  speo: number;
+  records: InFlightRecord[];
+  /** Bumped by an offset reset (AlterShareGroupOffsets), as Kafka's state epoch. */
+  stateEpoch: number;
+  /**
+   * Tokens of the last writes: a writer whose conditional write applied but whose answer was lost
+   * finds its token here (optimistic-update's recognition) instead of applying the change twice.
+   */
+  recent: string[];
+}
+
+export type AcknowledgeType = 'accept' | 'release' | 'reject' | 'renew';
+
+/** Kafka's AcknowledgeType numbers (ShareFetch / ShareAcknowledge): 0 is a gap, 4 renew (KIP-1222). */
+export const ACKNOWLEDGE_TYPES: Record<number, AcknowledgeType | 'gap'> = {
+  0: 'gap',
+  1: 'accept',
+  2: 'release',
+  3: 'reject',
+  4: 'renew',
+};
+
+export interface Limits {
+  deliveryCountLimit: number;
+  recordLockDurationMs: number;
+  maxRecordLocks: number;
+}
+
+const RECENT_TOKENS = 32;
+const terminal = (r: InFlightRecord) => r.state === 'acknowledged' || r.state === 'archived';
+
+export function initialState(topicId: string, startOffset: number): SharePartitionState {
+  return { topicId, spso: startOffset, speo: startOffset, records: [], stateEpoch: 0, recent: [] };
+}
+
+/** A deep copy to change (the item read is never written to). */
+export function copyState(s: SharePartitionState): SharePartitionState {
+  return { ...s, records: s.records.map((r) => ({ ...r })), recent: [...s.recent] };
+}
+
+/**
+ * Locks that ended become available again, or archived once the record had its last delivery. Done
+ * lazily, by the next writer of the item (a fetch or an acknowledgement): nothing needs an expired
+ * lock to move before someone asks for records, and whoever asks applies it first.
+ */
+export function expireLocks(s: SharePartitionState, now: number, limits: Limits): boolean {
+  let changed = false;
+  for (const r of s.records) {
+    if (r.state === 'acquired' && (r.lockedUntil ?? 0) <= now) {
+      unlock(r, limits);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+/** Back to available, or archived past the delivery count limit. */
+function unlock(r: InFlightRecord, limits: Limits): void {
+  r.state = r.deliveries >= limits.deliveryCountLimit ? 'archived' : 'available';
+  delete r.member;
+  delete r.lockedUntil;
+}
+
+/**
+ * SPSO moves past the terminal records at the front, and past records the log no longer holds
+ * (retention or DeleteRecords moved its start offset).
+ */
+export function advanceStart(s: SharePartitionState, logStartOffset: number): void {
+  if (logStartOffset > s.spso) {
+    s.records = s.records.filter((r) => r.offset >= logStartOffset);
+    s.spso = logStartOffset;
+    s.speo = Math.max(s.speo, logStartOffset);
+  }
+  let first = 0;
+  while (first < s.records.length && terminal(s.records[first]!)) first++;
+  if (first > 0) s.records = s.records.slice(first);
+  s.spso = s.records[0]?.offset ?? s.speo;
+}
+
+export interface Acquisition {
+  member: string;
+  now: number;
+  maxRecords: number;
+  /** Where the caller read the log from (SPEO as it read the item). */
+  readFrom: number;
+  /** Offsets of log records from `readFrom`, in order, as read. */
+  fresh: number[];
+  /** Where that read ended: SPEO may move there when every record read was taken. */
+  readEnd: number;
+}
+
+/** The records acquired, with their delivery counts; the state is changed in place. */
+export function acquire(
+  s: SharePartitionState,
+  a: Acquisition,
+  limits: Limits,
+): { offset: number; deliveries: number }[] {
+  const taken: InFlightRecord[] = [];
+  const lock = (r: InFlightRecord) => {
+    r.state = 'acquired';
+    r.deliveries += 1;
+    r.member = a.member;
+    r.lockedUntil = a.now + limits.recordLockDurationMs;
+    taken.push(r);
+  };
+  for (const r of s.records) {
+    if (taken.length >= a.maxRecords) break;
+    if (r.state === 'available') lock(r);
+  }
+  // A read from past SPEO (an offset reset moved it back meanwhile) would skip records: left unused.
+  const fresh = a.readFrom <= s.speo ? a.fresh.filter((o) => o >= s.speo) : [];
+  let used = 0;
+  while (used < fresh.length && taken.length < a.maxRecords && s.records.length < limits.maxRecordLocks) {
+    const r: InFlightRecord = { offset: fresh[used]!, state: 'available', deliveries: 0 };
+    s.records.push(r);
+    lock(r);
+    used++;
+  }
+  if (used > 0) s.speo = fresh[used - 1]! + 1;
+  // A read with nothing left untaken ends where the log read ended (past markers and gaps).
+  if (a.readFrom <= s.speo && used === fresh.length && a.readEnd > s.speo) s.speo = a.readEnd;
+  return taken.map((r) => ({ offset: r.offset, deliveries: r.deliveries }));
+}
+
+export interface Acknowledgement {
+  offset: number;
+  type: AcknowledgeType;
+  /** When given, the delivery the caller was answered with: an acknowledgement of an older delivery is refused. */
+  deliveries?: number;
+}
+
+/**
+ * Applies acknowledgements of records `member` holds; per offset, undefined (applied) or
+ * INVALID_RECORD_STATE (not acquired by that member, its lock ended, or another delivery of it).
+ */
+export function acknowledge(
+  s: SharePartitionState,
+  member: string,
+  acks: readonly Acknowledgement[],
+  now: number,
+  limits: Limits,
+): ('INVALID_RECORD_STATE' | undefined)[] {
+  const byOffset = new Map(s.records.map((r) => [r.offset, r]));
+  return acks.map((ack) => {
+    const r = byOffset.get(ack.offset);
+    if (
+      r?.state !== 'acquired' ||
+      r.member !== member ||
+      (r.lockedUntil ?? 0) <= now ||
+      (ack.deliveries !== undefined && ack.deliveries !== r.deliveries)
+    )
+      return 'INVALID_RECORD_STATE';
+    switch (ack.type) {
+      case 'accept':
+        r.state = 'acknowledged';
+        break;
+      case 'reject':
+        r.state = 'archived';
+        break;
+      case 'release':
+        unlock(r, limits);
+        return undefined;
+      case 'renew':
+        r.lockedUntil = now + limits.recordLockDurationMs;
+        return undefined;
+    }
+    delete r.member;
+    delete r.lockedUntil;
+    return undefined;
+  });
+}
+
+/** Releases every record a member holds (a member leaving, or closing its share session). */
+export function releaseMember(s: SharePartitionState, member: string, limits: Limits): number {
+  let n = 0;
+  for (const r of s.records)
+    if (r.state === 'acquired' && r.member === member) {
+      unlock(r, limits);
+      n++;
+    }
+  return n;
+}
+
+export function remember(s: SharePartitionState, token: string): void {
+  s.recent.push(token);
+  if (s.recent.length > RECENT_TOKENS) s.recent.splice(0, s.recent.length - RECENT_TOKENS);
+}
+
+/** Records between SPSO and the high watermark not yet acknowledged or archived (KIP-932's lag). */
+export function lag(s: SharePartitionState, highWatermark: number): number {
+  const done = s.records.filter(terminal).length;
+  return Math.max(0, highWatermark - s.spso - done);
+}
+
+export function countByState(s: SharePartitionState): Record<RecordState, number> {
+  const counts: Record<RecordState, number> = { available: 0, acquired: 0, acknowledged: 0, archived: 0 };
+  for (const r of s.records) counts[r.state]++;
+  return counts;
+}

@@ -1,0 +1,151 @@
+/**
+ * Share groups over HTTP (KIP-932 semantics) on the three backends: acquisition under a lock,
+ * acknowledgement by offset, redelivery after a release or a lock's end, archiving after the
+ * delivery count limit, share.auto.offset.reset and the in-flight bound.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allBackends } from '../support/backends.js';
+import { testApp } from '../support/test-app.js';
+import type { Storage } from '../../src/compose.js';
+import { manualClock, shareClient } from './support.js';
+
+for (const backend of allBackends) {
+  describe(`share groups over HTTP on ${backend.name}`, () => {
+    let storage: Storage;
+    let stop: () => Promise<void>;
+    const clock = manualClock();
+    let api: ReturnType<typeof shareClient>;
+    let call: ReturnType<typeof testApp>['call'];
+
+    beforeAll(async () => {
+      ({ storage, stop } = await backend.start());
+      ({ call } = testApp({ storage, clock }));
+      api = shareClient(call);
+      for (const t of ['q', 'latest', 'locks', 'many'])
+        expect((await call('POST', 'topics', { topic_name: t, partitions_count: 1 })).status).toBe(201);
+    }, 60_000);
+    afterAll(() => stop?.());
+
+    it('acquires records for one receiver at a time and moves SPSO past acknowledged ones', async () => {
+      await api.produce(
+        'q',
+        Array.from({ length: 10 }, (_, i) => `m${i}`),
+      );
+      await api.earliest('g1');
+      const a = await api.receive('g1', ['q'], 'a', 4);
+      expect(a.map((r) => [r.offset, r.delivery_count, r.value?.data])).toEqual([
+        [0, 1, 'm0'],
+        [1, 1, 'm1'],
+        [2, 1, 'm2'],
+        [3, 1, 'm3'],
+      ]);
+      const b = await api.receive('g1', ['q'], 'b', 100);
+      expect(b.map((r) => r.offset)).toEqual([4, 5, 6, 7, 8, 9]);
+      expect(await api.receive('g1', ['q'], 'c', 100)).toEqual([]);
+      // b may not acknowledge a's records; a may.
+      expect(await api.ack('g1', 'b', [{ topic: 'q', offset: 0, type: 'accept' }])).toEqual(['INVALID_RECORD_STATE']);
+      expect(await api.ack('g1', 'a', [{ topic: 'q', offset: 0, last: 3, type: 'accept' }])).toEqual([
+        null,
+        null,
+        null,
+        null,
+      ]);
+      // Acknowledged once: a second acknowledgement is refused.
+      expect(await api.ack('g1', 'a', [{ topic: 'q', offset: 1, type: 'accept' }])).toEqual(['INVALID_RECORD_STATE']);
+      const d = await api.describe('g1');
+      expect(d.partitions).toEqual([
+        expect.objectContaining({
+          topic_name: 'q',
+          start_offset: 4,
+          end_offset: 10,
+          high_watermark: 10,
+          lag: 6,
+          in_flight: { available: 0, acquired: 6, acknowledged: 0, archived: 0 },
+        }),
+      ]);
+      // b acknowledges in one request: accept, reject, release, renew.
+      expect(
+        await api.ack('g1', 'b', [
+          { topic: 'q', offset: 4, last: 6, type: 'accept' },
+          { topic: 'q', offset: 7, type: 'reject' },
+          { topic: 'q', offset: 8, type: 'release' },
+          { topic: 'q', offset: 9, type: 'renew' },
+        ]),
+      ).toEqual([null, null, null, null, null, null]);
+      const again = await api.receive('g1', ['q'], 'c', 100);
+      expect(again.map((r) => [r.offset, r.delivery_count])).toEqual([[8, 2]]);
+      const after = await api.describe('g1');
+      expect(after.partitions[0]).toMatchObject({ start_offset: 8, end_offset: 10, lag: 2 });
+    });
+
+    it('starts a new share-partition at the high watermark (share.auto.offset.reset=latest)', async () => {
+      await api.produce('latest', ['old1', 'old2']);
+      expect(await api.receive('glatest', ['latest'], 'a')).toEqual([]);
+      await api.produce('latest', ['new1']);
+      const got = await api.receive('glatest', ['latest'], 'a');
+      expect(got.map((r) => [r.offset, r.value?.data])).toEqual([[2, 'new1']]);
+    });
+
+    it('redelivers a record whose lock ended, refuses late acknowledgements, archives after the delivery count', async () => {
+      await api.produce('locks', ['x']);
+      await api.earliest('glocks');
+      for (let delivery = 1; delivery <= 5; delivery++) {
+        const got = await api.receive('glocks', ['locks'], `w${delivery}`);
+        expect(got.map((r) => [r.offset, r.delivery_count])).toEqual([[0, delivery]]);
+        // Locked: nobody else gets it.
+        expect(await api.receive('glocks', ['locks'], 'other')).toEqual([]);
+        if (delivery === 2) {
+          // Renewed: still locked past the first 30 s.
+          expect(await api.ack('glocks', 'w2', [{ topic: 'locks', offset: 0, type: 'renew', count: 2 }])).toEqual([
+            null,
+          ]);
+          clock.advance(20_000);
+          expect(await api.receive('glocks', ['locks'], 'other')).toEqual([]);
+        }
+        clock.advance(30_001);
+        // The lock ended: its holder's acknowledgement comes too late.
+        expect(await api.ack('glocks', `w${delivery}`, [{ topic: 'locks', offset: 0, type: 'accept' }])).toEqual([
+          'INVALID_RECORD_STATE',
+        ]);
+      }
+      // Fifth lock ended: archived, never delivered again, and SPSO moved past it.
+      expect(await api.receive('glocks', ['locks'], 'w6')).toEqual([]);
+      const d = await api.describe('glocks');
+      expect(d.partitions[0]).toMatchObject({ start_offset: 1, end_offset: 1, lag: 0 });
+    });
+
+    it('holds at most group.share.partition.max.record.locks (200) records in flight per share-partition', async () => {
+      await api.produce(
+        'many',
+        Array.from({ length: 250 }, (_, i) => `r${i}`),
+      );
+      await api.earliest('gmany');
+      const first = await api.receive('gmany', ['many'], 'a', 1000);
+      expect(first).toHaveLength(200);
+      expect(await api.receive('gmany', ['many'], 'b', 1000)).toEqual([]);
+      // Acknowledging the first 50 makes room for 50 more.
+      await api.ack('gmany', 'a', [{ topic: 'many', offset: 0, last: 49, type: 'accept' }]);
+      const more = await api.receive('gmany', ['many'], 'b', 1000);
+      expect(more.map((r) => r.offset)).toEqual(Array.from({ length: 50 }, (_, i) => 200 + i));
+    });
+
+    it('answers bad requests with Kafka error names and no partial state', async () => {
+      const bad = await call('POST', 'share-groups/g1/records:acknowledge', {
+        member_id: 'a',
+        acknowledgements: [{ topic_name: 'q', partition_id: 0, offset: 1, type: 'maybe' }],
+      });
+      expect(bad.status).toBe(400);
+      const unknown = await call('POST', 'share-groups/gx/records:receive', { topics: ['nope'] });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.error).toBe('UNKNOWN_TOPIC_OR_PARTITION');
+      expect((await call('GET', 'share-groups/never')).body.error).toBe('GROUP_ID_NOT_FOUND');
+      const badConfig = await call('PUT', 'share-groups/g1/configs/share.delivery.count.limit', { value: '99' });
+      expect(badConfig.status).toBe(400);
+      expect(badConfig.body.error).toBe('INVALID_CONFIG');
+      const list = await call('GET', 'share-groups');
+      expect(list.body.data.map((g: { group_id: string }) => g.group_id)).toEqual(
+        expect.arrayContaining(['g1', 'glatest', 'glocks', 'gmany']),
+      );
+    });
+  });
+}
