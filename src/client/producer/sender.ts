@@ -15,37 +15,21 @@ import { asClientError, isRetriable, KafkaClientError } from '../errors.js';
 import type { Metadata } from '../metadata.js';
 import { backoffMs } from '../retry.js';
 import type { Transport } from '../transport.js';
-import type { WireFormat } from '../wire-formats.js';
 import { RECORD_BATCH_OVERHEAD } from '../record-batches.js';
 import type { BufferPool } from './buffer-pool.js';
-import { ProduceRequests, type BatchResult } from './produce-requests.js';
+import { ProduceRequests, type BatchResult, type ProduceRequestsConfig } from './produce-requests.js';
 import type { PartitionQueue, ProducerBatch, RecordAccumulator } from './record-accumulator.js';
-import { TransactionManager, type ProducerIdAndEpoch } from './transaction-manager.js';
+import { TransactionManager, type ProducerIdAndEpoch, type TransactionManagerConfig } from './transaction-manager.js';
 import type { Acks } from '../../wire/protocol.js';
-import type { CompressionType } from '../../wire/compression/index.js';
 
 export type { Acks };
 
-export interface SenderConfig {
-  acks: Acks;
-  idempotent: boolean;
+/** The sender's own configs, beside those of the idempotent producer's state and of the requests. */
+export interface SenderConfig extends TransactionManagerConfig, Omit<ProduceRequestsConfig, 'transactionalId'> {
   batchSize: number;
   lingerMs: number;
   maxRequestSize: number;
-  retries: number;
-  retryBackoffMs: number;
-  retryBackoffMaxMs: number;
-  requestTimeoutMs: number;
-  deliveryTimeoutMs: number;
   maxInFlight: number;
-  /** Compression of record batches (Kafka's compression.type), at the codec's level where it has one. */
-  compression: { type: CompressionType; level?: number };
-  /** How batches travel (the connection's format when unset). */
-  format?: WireFormat;
-  /** Resume (and fence) a previous incarnation's producer id: its epoch is bumped on init. */
-  initialProducerId?: ProducerIdAndEpoch;
-  /** A transactional producer: its id comes from `transactions/{id}/init`, its batches are transactional. */
-  transactional?: { transactionalId: string; transactionTimeoutMs: number };
 }
 
 /** Answers that a smaller batch would not get: the batch is split rather than failed. */
@@ -62,7 +46,7 @@ export class Sender {
   private timerAt = Infinity;
   private inFlightRequests = 0;
   /** The idempotent producer's id, epoch and sequences. */
-  readonly transactions: TransactionManager;
+  private readonly transactions: TransactionManager;
   private readonly requests: ProduceRequests;
 
   constructor(
