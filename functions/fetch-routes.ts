@@ -1,9 +1,12 @@
-/** The route API Gateway sends to the fetch function (infra/routes.ts): a partition's records. No group services. */
-import { groupsNotServed } from '../src/compose.js';
+/** The route API Gateway sends to the fetch function (infra/routes.ts): a partition's records. No group services, no transaction coordinator. */
+import { groupsNotServed, transactionsNotServed } from '../src/compose.js';
 import type { AppRoutes } from '../src/http/app.js';
 import { recordRoutes } from '../src/http/record-routes.js';
 import type { FunctionServes } from './http-entry.js';
 
 export const FETCH_ROUTES: AppRoutes = { cluster: [recordRoutes] };
 
-export const FETCH_SERVES: FunctionServes = { routes: FETCH_ROUTES, parts: { groups: groupsNotServed } };
+export const FETCH_SERVES: FunctionServes = {
+  routes: FETCH_ROUTES,
+  parts: { groups: groupsNotServed, transactions: transactionsNotServed },
+};

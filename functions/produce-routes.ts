@@ -5,6 +5,7 @@
  * group services (the transaction coordinator stays: transactional produces are verified by it).
  */
 import { groupsNotServed } from '../src/compose.js';
+import { createTransactionCoordinator } from '../src/transactions/index.js';
 import type { AppRoutes } from '../src/http/app.js';
 import { produceRequestRoutes } from '../src/http/produce-request-routes.js';
 import { recordRoutes } from '../src/http/record-routes.js';
@@ -13,4 +14,7 @@ import type { FunctionServes } from './http-entry.js';
 
 export const PRODUCE_ROUTES: AppRoutes = { cluster: [recordRoutes, produceRequestRoutes, topicRoutes] };
 
-export const PRODUCE_SERVES: FunctionServes = { routes: PRODUCE_ROUTES, parts: { groups: groupsNotServed } };
+export const PRODUCE_SERVES: FunctionServes = {
+  routes: PRODUCE_ROUTES,
+  parts: { groups: groupsNotServed, transactions: createTransactionCoordinator },
+};

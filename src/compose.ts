@@ -32,10 +32,10 @@ import { httpConnectionPoster } from './push/http-connection-poster.js';
 import type { ConnectionPoster } from './push/ports.js';
 import { PushNotifier } from './push/push-notifier.js';
 import { Subscriptions } from './push/subscriptions.js';
-import { apiGatewayConnectionPoster } from './storage/api-gateway-connection-poster.js';
 import { partitionWatchKey } from './timer/delayed-fetch.js';
 import { Purgatory } from './timer/purgatory.js';
 import { createTransactionCoordinator } from './transactions/index.js';
+import { DEFAULT_TRANSACTION_CONFIG } from './transactions/transaction-config.js';
 import { SystemTimer } from './timer/system-timer.js';
 import { ShareGroups } from './share/share-groups.js';
 import { ReplicaManager } from './replication/replica-manager.js';
@@ -151,22 +151,29 @@ async function openSqlite(backend: LocalBackend): Promise<ClosableMetadataStore>
  */
 export interface ServiceParts {
   groups: typeof createGroups;
+  transactions: typeof createTransactionCoordinator;
 }
 
 /** Every service: the local server, the listener, the admin, push, heartbeat and scheduled functions. */
-export const ALL_PARTS: ServiceParts = { groups: createGroups };
+export const ALL_PARTS: ServiceParts = { groups: createGroups, transactions: createTransactionCoordinator };
 
 /**
- * For a function whose routes serve no consumer group: its `groups` answers any use with an error
- * (a composition mistake, never a client's request, as none of its routes reach groups).
+ * A service a function's routes never use: any use answers an error (a composition mistake, never
+ * a client's request, as none of its routes reach it).
  */
-export function groupsNotServed(): GroupServices {
-  return new Proxy({} as GroupServices, {
-    get: (_, key) => {
-      throw new Error(`consumer groups are not composed in this function (groups.${String(key)})`);
-    },
-  });
+function notServed<T extends object>(what: string): () => T {
+  return () =>
+    new Proxy({} as T, {
+      get: (_, key) => {
+        throw new Error(`${what} are not composed in this function (${String(key)})`);
+      },
+    });
 }
+
+/** For a function whose routes serve no consumer group (produce, fetch). */
+export const groupsNotServed = notServed<GroupServices>('consumer groups');
+/** For a function whose routes neither produce nor end transactions (fetch). */
+export const transactionsNotServed = notServed<ReturnType<typeof createTransactionCoordinator>>('transactions');
 
 /**
  * Wires the domain over a storage and returns what the HTTP app needs; `metrics` listens to what
@@ -230,7 +237,7 @@ export function composeServices(
     console.error(JSON.stringify({ level: 'warn', msg: 'push notification failed', error: String(e) })),
   );
   log.onAppend((topic, partition) => notifier.committed(topic, partition));
-  const transactions = createTransactionCoordinator({
+  const transactions = parts.transactions({
     metadata,
     clock,
     topics,
@@ -267,8 +274,9 @@ export function composeServices(
       groupMaxSessionTimeoutMs: DEFAULT_GROUP_LIMITS.maxSessionTimeoutMs,
       groupConsumerMaxSize: config.groups.consumerMaxSize ?? DEFAULT_GROUP_LIMITS.consumerMaxSize,
       groupMaxSize: config.groups.classicMaxSize ?? DEFAULT_GROUP_LIMITS.classicMaxSize,
-      transactionMaxTimeoutMs: transactions.config.maxTimeoutMs,
-      transactionalIdExpirationMs: transactions.config.idExpirationMs,
+      // From the configuration, not from `transactions`, which may not be composed here.
+      transactionMaxTimeoutMs: config.transactions.maxTimeoutMs ?? DEFAULT_TRANSACTION_CONFIG.maxTimeoutMs,
+      transactionalIdExpirationMs: config.transactions.idExpirationMs ?? DEFAULT_TRANSACTION_CONFIG.idExpirationMs,
     }),
     ...(counted ? { operationCounts: counted.snapshot } : {}),
   };
@@ -292,12 +300,15 @@ export async function settleBackgroundWork(services: Pick<AppServices, 'log' | '
  */
 function endpointPoster(config: ServerConfig): ConnectionPoster {
   const local = httpConnectionPoster();
-  let aws: ConnectionPoster | undefined;
+  // Imported on first use: functions that never commit (fetch) never evaluate the SDK client.
+  let aws: Promise<ConnectionPoster> | undefined;
   return {
-    post: (endpoint, connectionId, message) => {
+    post: async (endpoint, connectionId, message) => {
       if (!/^https:\/\/[^/]+\.execute-api\./.test(endpoint)) return local.post(endpoint, connectionId, message);
-      aws ??= apiGatewayConnectionPoster(config.backend.kind === 'aws' ? config.backend.region : undefined);
-      return aws.post(endpoint, connectionId, message);
+      aws ??= import('./storage/api-gateway-connection-poster.js').then((m) =>
+        m.apiGatewayConnectionPoster(config.backend.kind === 'aws' ? config.backend.region : undefined),
+      );
+      return (await aws).post(endpoint, connectionId, message);
     },
   };
 }

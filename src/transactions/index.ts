@@ -5,15 +5,15 @@ import type { TopicRegistry } from '../topics/topics.js';
 import { ProducerIds } from '../producer/producer-ids.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { DurableTimers } from '../timer/durable-timers.js';
-import { TransactionCoordinator, type TransactionConfig, type TransactionDeps } from './transaction-coordinator.js';
+import { TransactionCoordinator, type TransactionDeps } from './transaction-coordinator.js';
+import type { TransactionConfig } from './transaction-config.js';
 
+export { TransactionCoordinator, TXN_TIMEOUT_KIND, TXN_EXPIRY_KIND } from './transaction-coordinator.js';
 export {
-  TransactionCoordinator,
-  TXN_TIMEOUT_KIND,
-  TXN_EXPIRY_KIND,
+  DEFAULT_TRANSACTION_CONFIG,
   DEFAULT_TRANSACTION_TIMEOUT_MS,
   type TransactionConfig,
-} from './transaction-coordinator.js';
+} from './transaction-config.js';
 export type { TransactionRecord, TransactionStatus } from './transaction-state.js';
 export { TRANSACTION_STATES } from './transaction-state.js';
 

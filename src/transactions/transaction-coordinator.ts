@@ -19,6 +19,7 @@ import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { OffsetRecord } from '../groups/offsets.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { requirePartition, type TopicRegistry } from '../topics/topics.js';
+import { DEFAULT_TRANSACTION_CONFIG, type TransactionConfig } from './transaction-config.js';
 import { mapBounded, partitionPage, type PartitionCursor } from '../topics/partition-scan.js';
 import type { ProducerIds } from '../producer/producer-ids.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
@@ -42,17 +43,6 @@ import {
   type TransactionStatus,
   type TxnPartition,
 } from './transaction-state.js';
-
-export interface TransactionConfig {
-  /** Kafka's transaction.max.timeout.ms: the largest transaction.timeout.ms a producer may ask for. */
-  maxTimeoutMs: number;
-  /** Kafka's transactional.id.expiration.ms: an id idle this long (no transaction) is removed. */
-  idExpirationMs: number;
-}
-
-export const DEFAULT_TRANSACTION_CONFIG: TransactionConfig = { maxTimeoutMs: 900_000, idExpirationMs: 604_800_000 };
-/** The producer's transaction.timeout.ms default (Kafka's). */
-export const DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000;
 
 export const TXN_TIMEOUT_KIND = 'txn-timeout';
 export const TXN_EXPIRY_KIND = 'txn-id-expiry';

@@ -262,6 +262,12 @@ describe('bundles', () => {
     for (const name of ['admin', 'heartbeat', 'scheduler'] as const) expect(groupCode(name), name).toHaveLength(3);
   });
 
+  it('leave the transaction coordinator out of fetch, which neither produces nor ends a transaction', () => {
+    const coordinator = 'src/transactions/transaction-coordinator.ts';
+    expect(sources('fetch')).not.toContain(coordinator);
+    for (const name of ['produce', 'admin', 'scheduler'] as const) expect(sources(name), name).toContain(coordinator);
+  });
+
   it("take credentials from the environment or the container endpoint only: no profile, SSO or STS clients (the SDK's default chain is aliased)", () => {
     for (const name of ['produce', 'fetch', 'admin', 'push', 'heartbeat', 'scheduler'] as const) {
       const files = Object.entries(rebuilt[name].inputs)
