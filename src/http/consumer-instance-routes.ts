@@ -14,21 +14,50 @@ const V2_JSON = 'application/vnd.kafka.v2+json';
 const boolish = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 const intish = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]);
 
-const createSchema = z.object({
+export const createSchema = z.object({
   name: z.string().optional(),
-  format: z.string().optional(),
+  format: z
+    .string()
+    .meta({ examples: ['binary', 'json'] })
+    .optional(),
   'auto.offset.reset': z.enum(['earliest', 'latest', 'none', 'smallest', 'largest']).optional(),
   'auto.commit.enable': boolish.optional(),
   'fetch.min.bytes': intish.optional(),
   'consumer.request.timeout.ms': intish.optional(),
 });
-const subscribeSchema = z.object({ topics: z.array(z.string()).optional(), topic_pattern: z.string().optional() });
-const tp = z.object({ topic: z.string(), partition: z.number().int().nonnegative() });
-const commitSchema = z.object({
-  offsets: z.array(tp.extend({ offset: z.number().int().nonnegative(), metadata: z.string().optional() })).optional(),
+export const subscribeSchema = z.object({
+  topics: z.array(z.string()).optional(),
+  topic_pattern: z.string().meta({ description: 'Not supported: INVALID_REQUEST' }).optional(),
 });
-const partitionsSchema = z.object({ partitions: z.array(tp).default([]) });
-const seekSchema = z.object({ offsets: z.array(tp.extend({ offset: z.number().int().nonnegative() })) });
+const tp = z.object({ topic: z.string(), partition: z.int().min(0) });
+export const commitSchema = z.object({
+  offsets: z.array(tp.extend({ offset: z.int().min(0), metadata: z.string().optional() })).optional(),
+});
+export const partitionsSchema = z.object({ partitions: z.array(tp).default([]) });
+export const seekSchema = z.object({ offsets: z.array(tp.extend({ offset: z.int().min(0) })) });
+export const recordsQuerySchema = z.object({
+  timeout: z.int().min(0).optional(),
+  max_bytes: z.int().min(1).optional(),
+});
+export const committedQuerySchema = z.object({
+  topic: z.array(z.string()).meta({ description: 'Repeatable, paired with partition' }).optional(),
+  partition: z.array(z.int().min(0)).meta({ description: 'Repeatable, paired with topic' }).optional(),
+});
+
+// The answers' schemas, which the routes below are typed by and the OpenAPI document renders.
+export const createdSchema = z.object({ instance_id: z.string(), base_uri: z.string() });
+export const subscriptionSchema = z.object({ topics: z.array(z.string()) });
+export const assignmentsSchema = z.object({ partitions: z.array(tp) });
+export const polledSchema = z.array(
+  tp.extend({
+    key: z.unknown().meta({ description: 'base64 (binary) or the JSON value (json); null for none' }),
+    value: z.unknown(),
+    offset: z.int(),
+  }),
+);
+export const committedSchema = z.object({
+  offsets: z.array(tp.extend({ offset: z.int(), metadata: z.string() })),
+});
 
 /** An optional JSON body: REST Proxy's commit takes none to mean "everything consumed". */
 async function optionalJson(c: Context): Promise<unknown> {
@@ -97,7 +126,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
     return c.json({
       instance_id: inst.name,
       base_uri: `${origin}/consumers/${encodeURIComponent(inst.groupId)}/instances/${inst.name}`,
-    });
+    } satisfies z.input<typeof createdSchema>);
   });
 
   app.delete('/:group/instances/:instance', async (c) => {
@@ -120,7 +149,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
 
   app.get('/:group/instances/:instance/subscription', async (c) => {
     await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
-    return c.json({ topics: await instances().subscription(...ids(c)) });
+    return c.json({ topics: await instances().subscription(...ids(c)) } satisfies z.input<typeof subscriptionSchema>);
   });
 
   app.delete('/:group/instances/:instance/subscription', async (c) => {
@@ -132,7 +161,9 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
   app.get('/:group/instances/:instance/assignments', async (c) => {
     await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
     const parts = await instances().assignments(...ids(c));
-    return c.json({ partitions: parts.map((p) => ({ topic: p.topic, partition: p.partition })) });
+    return c.json({
+      partitions: parts.map((p) => ({ topic: p.topic, partition: p.partition })),
+    } satisfies z.input<typeof assignmentsSchema>);
   });
 
   app.get('/:group/instances/:instance/records', async (c) => {
@@ -140,11 +171,11 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
     await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
     if (services.security.authorization)
       await authorizeAll(c, 'READ', 'TOPIC', await instances().subscription(...ids(c)));
-    const timeoutMs = queryInt(c.req.query('timeout'), 'timeout');
-    const maxBytes = Math.min(
-      queryInt(c.req.query('max_bytes'), 'max_bytes') ?? services.limits.maxFetchBytes,
-      services.limits.maxFetchBytes,
-    );
+    const { timeout: timeoutMs, max_bytes } = recordsQuerySchema.parse({
+      timeout: queryInt(c.req.query('timeout'), 'timeout'),
+      max_bytes: queryInt(c.req.query('max_bytes'), 'max_bytes'),
+    });
+    const maxBytes = Math.min(max_bytes ?? services.limits.maxFetchBytes, services.limits.maxFetchBytes);
     // On Lambda (MAX_RESPONSE_BYTES) the answer stops at a record within the limit; the position follows.
     const { jsonBytes } = answerLimit(services.limits.maxResponseBytes);
     const answer =
@@ -164,7 +195,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
       'responseBytes',
       records.reduce((n, r) => n + (r.key?.byteLength ?? 0) + (r.value?.byteLength ?? 0), 0),
     );
-    return c.json(records.map((r) => showRecord(r, format)));
+    return c.json(records.map((r) => showRecord(r, format)) satisfies z.input<typeof polledSchema>);
   });
 
   app.post('/:group/instances/:instance/offsets', async (c) => {
@@ -184,13 +215,15 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
 
   // v2 sends the partitions as a GET body; clients that cannot (fetch) may use ?topic=t&partition=0 pairs.
   app.get('/:group/instances/:instance/offsets', async (c) => {
-    const topics = c.req.queries('topic') ?? [];
-    const partitions = c.req.queries('partition') ?? [];
+    const { topic: topics = [], partition: partitions = [] } = committedQuerySchema.parse({
+      topic: c.req.queries('topic'),
+      partition: c.req.queries('partition')?.map((p) => queryInt(p, 'partition')),
+    });
     if (topics.length !== partitions.length)
       throw new KafkaError('BAD_REQUEST', 'topic and partition query parameters come in pairs');
     const body =
       topics.length > 0
-        ? { partitions: topics.map((topic, i) => ({ topic, partition: queryInt(partitions[i], 'partition')! })) }
+        ? { partitions: topics.map((topic, i) => ({ topic, partition: partitions[i]! })) }
         : partitionsSchema.parse(await optionalJson(c));
     await authorize(c, 'DESCRIBE', 'GROUP', c.req.param('group')!);
     await authorizeAll(
@@ -207,7 +240,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
         offset: o.offset,
         metadata: o.metadata,
       })),
-    });
+    } satisfies z.input<typeof committedSchema>);
   });
 
   app.post('/:group/instances/:instance/positions', async (c) => {

@@ -5,15 +5,118 @@ import type { GroupRecord, GroupStateName, MemberRecord } from '../groups/group-
 import type { OffsetRecord, Position } from '../groups/offsets.js';
 import type { ResetPlanEntry } from '../groups/offset-reset.js';
 import type { Resources } from './resources.js';
+import * as z from 'zod';
+import { dateTime, related, resourceMetadata } from './openapi-parts.js';
 
 /** v3 spells Kafka's group states in upper snake case. */
-const V3_STATE: Record<GroupStateName, string> = {
+const V3_STATE = {
   Empty: 'EMPTY',
   PreparingRebalance: 'PREPARING_REBALANCE',
   CompletingRebalance: 'COMPLETING_REBALANCE',
   Stable: 'STABLE',
   Dead: 'DEAD',
-};
+} as const satisfies Record<GroupStateName, string>;
+
+// The answers' schemas: the builders below are typed by them, the OpenAPI document renders them.
+const state = z.enum(V3_STATE);
+const partitions = z.array(z.object({ topic_name: z.string(), partition_id: z.int() }));
+export const groupSchema = z.object({
+  kind: z.literal('KafkaConsumerGroup'),
+  metadata: resourceMetadata,
+  cluster_id: z.string(),
+  consumer_group_id: z.string(),
+  is_simple: z.boolean(),
+  type: z.enum(['CONSUMER', 'CLASSIC']).meta({
+    description:
+      "Kafka's group type: CONSUMER for members of the server-side assignment (KIP-848), CLASSIC for a group with offsets only",
+  }),
+  is_mixed_consumer_group: z.boolean(),
+  partition_assignor: z.string(),
+  state,
+  coordinator: related,
+  consumers: related,
+  lag_summary: related,
+  group_epoch: z.int(),
+  assignment_epoch: z.int(),
+});
+export const groupDescriptionSchema = groupSchema.extend({
+  members: z
+    .array(
+      z.object({
+        consumer_id: z.string(),
+        client_id: z.string(),
+        instance_id: z.null(),
+        member_epoch: z.int(),
+        subscribed_topic_names: z.array(z.string()),
+        session_timeout_ms: z.int(),
+        rebalance_timeout_ms: z.int(),
+        last_heartbeat: dateTime,
+        assignment: partitions,
+        revoking: partitions,
+        target_assignment: partitions,
+      }),
+    )
+    .meta({ description: 'Single-group describe only' }),
+  partitions: z
+    .array(
+      z.object({
+        topic_name: z.string(),
+        partition_id: z.int(),
+        consumer_id: z.string().nullable(),
+        client_id: z.string().nullable(),
+        committed_offset: z.int().nullable(),
+        log_start_offset: z.int(),
+        log_end_offset: z.int().meta({ description: 'High watermark' }),
+        lag: z.int().nullable(),
+      }),
+    )
+    .meta({ description: 'Single-group describe only' }),
+});
+export const offsetSchema = z.object({
+  kind: z.literal('KafkaConsumerGroupOffset'),
+  metadata: resourceMetadata,
+  cluster_id: z.string(),
+  consumer_group_id: z.string(),
+  topic_name: z.string(),
+  partition_id: z.int(),
+  committed_offset: z.int().nullable(),
+  offset_metadata: z.string().nullable(),
+  commit_timestamp: dateTime.nullable(),
+  generation_id: z.int().nullable(),
+  position: z.int().meta({ description: 'With auto_offset_reset only' }).optional(),
+  position_source: z.enum(['COMMITTED', 'RESET']).optional(),
+});
+export const heartbeatAnswerSchema = z.object({
+  kind: z.literal('KafkaConsumerGroupHeartbeat'),
+  cluster_id: z.string(),
+  consumer_group_id: z.string(),
+  member_id: z.string(),
+  member_epoch: z.int().meta({ description: 'The generation: send it back, and with commits as generation_id' }),
+  generation_id: z.int(),
+  group_epoch: z.int(),
+  heartbeat_interval_ms: z.int(),
+  assignment: partitions.meta({ description: 'Partitions the member may consume now' }),
+  pending_assignment: partitions.meta({
+    description: 'Partitions it receives once their previous owner released them',
+  }),
+  state,
+});
+export const resetPlanSchema = z.object({
+  kind: z.literal('KafkaConsumerGroupOffsetReset'),
+  cluster_id: z.string(),
+  consumer_group_id: z.string(),
+  strategy: z.string(),
+  dry_run: z.boolean(),
+  data: z.array(
+    z.object({
+      topic_name: z.string(),
+      partition_id: z.int(),
+      current_offset: z.int().nullable(),
+      new_offset: z.int(),
+    }),
+  ),
+});
+type Answer<S extends z.ZodType> = z.input<S>;
 
 const partitionList = (a: Assignment) =>
   toPartitions(a).map((tp) => ({ topic_name: tp.topic, partition_id: tp.partition }));
@@ -37,7 +140,7 @@ export class GroupResources {
 
   /** KafkaConsumerGroup, plus the group and assignment epochs. */
   /** `classic`: a group of Kafka's classic protocol (client-side assignment), with the protocol its members chose. */
-  group(g: GroupRecord, classic?: { assignor: string }) {
+  group(g: GroupRecord, classic?: { assignor: string }): Answer<typeof groupSchema> {
     const self = this.groupUrl(g.groupId);
     return {
       kind: 'KafkaConsumerGroup',
@@ -60,7 +163,11 @@ export class GroupResources {
   }
 
   /** Extension of a single group's description: members and per-partition offsets, HW and lag. */
-  description(g: GroupRecord, partitions: PartitionLag[], classic?: { assignor: string }) {
+  description(
+    g: GroupRecord,
+    partitions: PartitionLag[],
+    classic?: { assignor: string },
+  ): Answer<typeof groupDescriptionSchema> {
     return {
       ...this.group(g, classic),
       members: Object.values(g.members).map((m) => ({
@@ -165,7 +272,13 @@ export class GroupResources {
   }
 
   /** Extension: a committed offset (and, when asked with auto_offset_reset, the start position). */
-  offset(groupId: string, topic: string, partition: number, r: OffsetRecord | undefined, position?: Position) {
+  offset(
+    groupId: string,
+    topic: string,
+    partition: number,
+    r: OffsetRecord | undefined,
+    position?: Position,
+  ): Answer<typeof offsetSchema> {
     return {
       kind: 'KafkaConsumerGroupOffset',
       metadata: {
@@ -186,7 +299,7 @@ export class GroupResources {
     };
   }
 
-  heartbeat(a: HeartbeatAnswer) {
+  heartbeat(a: HeartbeatAnswer): Answer<typeof heartbeatAnswerSchema> {
     return {
       kind: 'KafkaConsumerGroupHeartbeat',
       cluster_id: this.r.clusterId,
@@ -202,7 +315,12 @@ export class GroupResources {
     };
   }
 
-  resetPlan(groupId: string, strategy: string, dryRun: boolean, plan: ResetPlanEntry[]) {
+  resetPlan(
+    groupId: string,
+    strategy: string,
+    dryRun: boolean,
+    plan: ResetPlanEntry[],
+  ): Answer<typeof resetPlanSchema> {
     return {
       kind: 'KafkaConsumerGroupOffsetReset',
       cluster_id: this.r.clusterId,

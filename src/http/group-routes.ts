@@ -3,34 +3,53 @@ import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import { assignmentOf, owns } from '../groups/assignment.js';
 import { type PartitionLag, summarizeLags } from '../groups/group-admin.js';
-import { parseAssignorName } from '../groups/assignors.js';
+import { ASSIGNOR_NAMES, parseAssignorName } from '../groups/assignors.js';
 import { parseDuration, type ResetScope, type ResetStrategy } from '../groups/offset-reset.js';
 import type { AutoOffsetReset } from '../groups/offsets.js';
 import type { AppEnv } from './app-env.js';
 import { GroupResources } from './group-resources.js';
 import { mapBounded, partitionPage } from '../topics/partition-scan.js';
 import { nextPageUrl, pageCursor } from './page-token.js';
-import { parseIsolation, partitionParam, queryInt, readJson } from './request.js';
+import { ISOLATION_LEVELS, partitionParam, queryInt, readJson } from './request.js';
 import { allowed, allowedNames, authorize, authorizeAll } from './security.js';
 
-const partitionRef = z.object({ topic_name: z.string(), partition_id: z.number().int().nonnegative() });
+const partitionRef = z.object({ topic_name: z.string(), partition_id: z.int().min(0) });
 
-const heartbeatSchema = z.object({
-  member_id: z.string().default(''),
-  member_epoch: z.number().int().default(0),
+export const heartbeatSchema = z.object({
+  member_id: z.string().meta({ description: 'Empty on the first call: the server names the member' }).default(''),
+  member_epoch: z
+    .int()
+    .meta({ description: '0 to join (or rejoin after FENCED_MEMBER_EPOCH), -1 to leave, else the epoch last received' })
+    .default(0),
   client_id: z.string().optional(),
-  subscribed_topic_names: z.array(z.string()).optional(),
-  assignor: z.string().optional(),
-  'session.timeout.ms': z.number().int().optional(),
-  'max.poll.interval.ms': z.number().int().optional(),
-  owned_partitions: z.array(partitionRef).optional(),
+  subscribed_topic_names: z
+    .array(z.string())
+    .meta({ description: 'Required when joining; absent = unchanged' })
+    .optional(),
+  // Checked by parseAssignorName (UNSUPPORTED_ASSIGNOR), which also takes Kafka's class names.
+  assignor: z
+    .string()
+    .meta({ examples: [...ASSIGNOR_NAMES] })
+    .optional(),
+  // Bounded by the coordinator (INVALID_SESSION_TIMEOUT), as Kafka's group.*.session.timeout.ms.
+  'session.timeout.ms': z.int().meta({ minimum: 6000, maximum: 1800000, default: 45000 }).optional(),
+  'max.poll.interval.ms': z
+    .int()
+    .meta({ default: 300000, description: 'Rebalance timeout: partitions to revoke must be released within it' })
+    .optional(),
+  owned_partitions: z
+    .array(partitionRef)
+    .meta({
+      description: 'Optional: what the member still consumes. Without it a heartbeat acknowledges the previous answer',
+    })
+    .optional(),
 });
 
-const commitSchema = z.object({
+export const commitSchema = z.object({
   member_id: z.string().optional(),
-  generation_id: z.number().int().optional(),
-  member_epoch: z.number().int().optional(),
-  offsets: z.array(partitionRef.extend({ offset: z.number().int(), metadata: z.string().optional() })).min(1),
+  generation_id: z.int().meta({ description: 'The member epoch (member_epoch is accepted too)' }).optional(),
+  member_epoch: z.int().optional(),
+  offsets: z.array(partitionRef.extend({ offset: z.int(), metadata: z.string().optional() })).min(1),
 });
 
 const STRATEGIES = [
@@ -42,20 +61,44 @@ const STRATEGIES = [
   'to-datetime',
   'by-duration',
 ] as const;
-const resetSchema = z.object({
+export const resetSchema = z.object({
   strategy: z.enum(STRATEGIES),
-  all_topics: z.boolean().optional(),
-  topics: z
-    .array(z.object({ topic_name: z.string(), partition_ids: z.array(z.number().int().nonnegative()).optional() }))
+  all_topics: z.boolean().meta({ description: 'Every partition with a committed offset' }).optional(),
+  topics: z.array(z.object({ topic_name: z.string(), partition_ids: z.array(z.int().min(0)).optional() })).optional(),
+  offset: z.int().meta({ description: 'to-offset' }).optional(),
+  shift_by: z.int().meta({ description: 'shift-by' }).optional(),
+  datetime: z
+    .union([z.string(), z.int()])
+    .meta({ description: "to-datetime: 'YYYY-MM-DDTHH:mm:SS.sss' (UTC without a zone) or epoch ms" })
     .optional(),
-  offset: z.number().int().optional(),
-  shift_by: z.number().int().optional(),
-  datetime: z.union([z.string(), z.number().int()]).optional(),
-  duration: z.string().optional(),
-  dry_run: z.boolean().optional(),
+  duration: z.string().meta({ description: 'by-duration: PnDTnHnMnS' }).optional(),
+  dry_run: z.boolean().default(false),
 });
 
-const AUTO_OFFSET_RESET = ['earliest', 'latest', 'none'];
+const AUTO_OFFSET_RESETS = ['earliest', 'latest', 'none'] as const satisfies readonly AutoOffsetReset[];
+export const offsetsQuerySchema = z.object({
+  topic_name: z.string().optional(),
+  partition_id: z.int().min(0).optional(),
+  auto_offset_reset: z
+    .enum(AUTO_OFFSET_RESETS)
+    .meta({ description: 'none fails with NO_OFFSET_FOR_PARTITION or OFFSET_OUT_OF_RANGE (416)' })
+    .optional(),
+  isolation_level: z
+    .enum(ISOLATION_LEVELS)
+    .meta({ description: 'With auto_offset_reset=latest: read_committed starts at the last stable offset' })
+    .optional(),
+  require_stable: z
+    .enum(['true', 'false'])
+    .meta({
+      description:
+        "Kafka's require_stable (KIP-447): while a transaction not yet complete holds offsets of the group for a partition asked for, 409 UNSTABLE_OFFSET_COMMIT (retriable)",
+    })
+    .optional(),
+  page_token: z
+    .string()
+    .meta({ description: 'With auto_offset_reset: where the previous page stopped (its metadata.next)' })
+    .optional(),
+});
 
 const groupParam = (c: Context<AppEnv>) => c.req.param('group')!;
 const res = (c: Context<AppEnv>) => new GroupResources(c.get('resources'));
@@ -272,18 +315,21 @@ export function groupRoutes(): Hono<AppEnv> {
   app.get('/consumer-groups/:group/offsets', async (c) => {
     const { groups, topics } = c.get('services');
     const groupId = groupParam(c);
-    const topicName = c.req.query('topic_name');
-    const partition = queryInt(c.req.query('partition_id'), 'partition_id');
-    const reset = c.req.query('auto_offset_reset');
+    const query = offsetsQuerySchema.parse({
+      topic_name: c.req.query('topic_name'),
+      partition_id: queryInt(c.req.query('partition_id'), 'partition_id'),
+      auto_offset_reset: c.req.query('auto_offset_reset'),
+      isolation_level: c.req.query('isolation_level'),
+      require_stable: c.req.query('require_stable'),
+      page_token: c.req.query('page_token'),
+    });
+    const { topic_name: topicName, partition_id: partition, auto_offset_reset: reset } = query;
     const r = res(c);
     const self = `${r.groupUrl(groupId)}/offsets`;
     // Kafka's OffsetFetch: DESCRIBE on the group; a named topic needs DESCRIBE, unnamed ones are filtered.
     await authorize(c, 'DESCRIBE', 'GROUP', groupId);
     if (topicName !== undefined) await authorize(c, 'DESCRIBE', 'TOPIC', topicName);
-    const requireStable = c.req.query('require_stable');
-    if (requireStable !== undefined && requireStable !== 'true' && requireStable !== 'false')
-      throw new KafkaError('BAD_REQUEST', 'require_stable must be true or false');
-    if (requireStable === 'true') {
+    if (query.require_stable === 'true') {
       // KIP-447 (a read_committed consumer asks so): offsets an open transaction is about to commit
       // are not answered until it ends; the caller retries.
       const unstable = [...(await c.get('services').transactions.unstableOffsets(groupId))].filter((k) => {
@@ -315,16 +361,14 @@ export function groupRoutes(): Hono<AppEnv> {
         ),
       );
     }
-    if (!AUTO_OFFSET_RESET.includes(reset))
-      throw new KafkaError('BAD_REQUEST', 'auto_offset_reset must be earliest, latest or none');
     if (topicName === undefined) throw new KafkaError('BAD_REQUEST', 'auto_offset_reset needs topic_name');
-    const isolation = parseIsolation(c.req.query('isolation_level'));
+    const isolation = query.isolation_level ?? 'read_uncommitted';
     const topic = await topics.get(topicName);
     const after = pageCursor(c);
     const { page, next } =
       partition === undefined ? partitionPage([topic], after ? { after } : {}) : { page: [{ topic, partition }] };
     const data = await mapBounded(page, async ({ partition: p }) => {
-      const pos = await groups.offsets.position(groupId, topic, p, reset as AutoOffsetReset, undefined, isolation);
+      const pos = await groups.offsets.position(groupId, topic, p, reset, undefined, isolation);
       return r.offset(groupId, topic.name, p, pos.committed, pos);
     });
     return c.json(r.list('KafkaConsumerGroupOffsetList', self, data, nextPageUrl(c, next)));
@@ -394,7 +438,7 @@ export function groupRoutes(): Hono<AppEnv> {
             ...(t.partition_ids ? { partitions: t.partition_ids } : {}),
           })),
         };
-    const dryRun = body.dry_run ?? false;
+    const dryRun = body.dry_run;
     const groupId = groupParam(c);
     // An offset reset is an OffsetCommit by an admin: READ on the group and on each topic it moves.
     await authorize(c, 'READ', 'GROUP', groupId);

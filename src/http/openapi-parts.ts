@@ -4,7 +4,7 @@
  * them as JSON Schema (openapi.ts).
  */
 import * as z from 'zod';
-import type { ZodOpenApiRequestBodyObject, ZodOpenApiResponseObject } from 'zod-openapi';
+import type { oas31, ZodOpenApiRequestBodyObject, ZodOpenApiResponseObject } from 'zod-openapi';
 
 /** Every error answer's body (error-mapping.ts); a throttled one adds throttle_time_ms. */
 export const errorSchema = z
@@ -15,13 +15,18 @@ export const errorSchema = z
   })
   .meta({ id: 'Error' });
 
-export const ok = (schema: z.ZodType, description = 'OK'): ZodOpenApiResponseObject => ({
+export const ok = (schema: z.ZodType | oas31.ReferenceObject, description = 'OK'): ZodOpenApiResponseObject => ({
   description,
   content: { 'application/json': { schema } },
 });
 
 export const errors = (...statuses: number[]): Record<string, ZodOpenApiResponseObject> =>
   Object.fromEntries(statuses.map((s) => [String(s), ok(errorSchema, 'Error')]));
+
+/** A v3 list (resources.ts `list`): kind, metadata and data. */
+export const list = ok({ $ref: '#/components/schemas/List' });
+
+export const noContent = { 204: { description: 'No content' } };
 
 export const jsonBody = (schema: z.ZodType, required = true): ZodOpenApiRequestBodyObject => ({
   required,
@@ -49,3 +54,7 @@ export const inPath = (...names: (keyof typeof PATH.shape)[]) =>
 
 /** An ISO 8601 instant as the answers write it (Date.toISOString). */
 export const dateTime = z.string().meta({ format: 'date-time' });
+
+/** v3's resource metadata and relationship (resources.ts builds them). */
+export const resourceMetadata = z.object({ self: z.string(), resource_name: z.string() });
+export const related = z.object({ related: z.string() });

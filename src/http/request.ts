@@ -165,9 +165,10 @@ export const partitionParam = (raw: string): number => nonNegativeInt(raw, 'part
 export const queryInt = nonNegativeInt;
 
 /** Kafka's isolation_level as a fetch (and list-offsets) query parameter; read_uncommitted is the default. */
+export const ISOLATION_LEVELS = ['read_uncommitted', 'read_committed'] as const satisfies readonly IsolationLevel[];
 export function parseIsolation(raw: string | undefined): IsolationLevel {
-  if (raw === undefined || raw === 'read_uncommitted') return 'read_uncommitted';
-  if (raw === 'read_committed') return 'read_committed';
+  if (raw === undefined) return 'read_uncommitted';
+  if ((ISOLATION_LEVELS as readonly string[]).includes(raw)) return raw as IsolationLevel;
   throw new KafkaError(
     'BAD_REQUEST',
     `isolation_level must be read_uncommitted or read_committed (got ${JSON.stringify(raw)})`,
