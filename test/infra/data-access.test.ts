@@ -14,7 +14,9 @@
  * scheduler (a timed-out transaction), each waking a push subscriber, and scheduler passes.
  *
  * A recorded call that is denied fails the test; a granted (action, resource) no recorded call
- * used fails it too, unless UNUSED_BUT_NEEDED says why it stays.
+ * used fails it too, unless UNUSED_BUT_NEEDED says why it stays. The API key, JWT and REST stacks
+ * are checked to grant each data function exactly the same (REST less the push API it lacks), so the
+ * evaluation holds for them too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CfnTaskDefinition } from 'aws-cdk-lib/aws-ecs';
@@ -43,10 +45,11 @@ const UNUSED_BUT_NEEDED: { action: RegExp; why: string }[] = [
   { action: /^logs:/, why: "the Lambda runtime writes the function's logs, not its handler" },
 ];
 
+/** The stores of the stack the calls are evaluated against: one S3 Standard, one S3 Express. */
+const STORES = { replicaStores: 1, expressOneZoneAzIds: 'use1-az4' };
 const synth = synthStack(
   {
-    replicaStores: 1,
-    expressOneZoneAzIds: 'use1-az4',
+    ...STORES,
     kafkaListener: true,
     kafkaCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
     kafkaHostName: 'kafka.example.com',
@@ -297,6 +300,37 @@ describe('recorded AWS calls against the synthesized roles', () => {
       )
       .map((c) => `${c.fn}: ${c.request.action} ${c.request.resource}`);
     expect([...new Set(denied)]).toEqual([]);
+  });
+
+  // The calls above are evaluated against the IAM-auth HTTP API stack; the auth mode and the API
+  // flavour must not change what any data function's role allows, or they need a run of their own.
+  it.each([
+    ['API key', { authMode: 'apiKey', apiKeySha256: 'b'.repeat(64) }],
+    ['JWT', { authMode: 'jwt', jwtIssuer: 'https://issuer.example.com', jwtAudience: 'clients' }],
+    ['REST API', { apiFlavor: 'rest' }],
+  ])('the %s stack grants every data function exactly what this one does', (_name, context) => {
+    const other = synthStack({ ...STORES, ...context }, { bundle: false, cfnValidation: false });
+    try {
+      const otherIam = new TemplateIam(other.template.toJSON() as never, {
+        account: TEST_ENV.account!,
+        region: TEST_ENV.region!,
+        partition: 'aws',
+      });
+      for (const fn of FUNCTIONS) {
+        const grants = (t: TemplateIam, s: typeof synth) =>
+          t
+            .statementsOf(t.roleOf(logicalId(s.stack, s.stack.functions.byName[fn])))
+            .map(({ effect, actions, resources, conditions }) =>
+              JSON.stringify([effect, [...actions].sort(), [...resources].sort(), conditions]),
+            )
+            .sort();
+        // The REST flavour has no WebSocket API (consumers poll there), so nothing to post to.
+        const expected = grants(iam, synth).filter((g) => other.stack.pushApi || !g.includes('execute-api:'));
+        expect(grants(otherIam, other), fn).toEqual(expected);
+      }
+    } finally {
+      other.cleanup();
+    }
   });
 
   it('commits wake push consumers from every function that makes them: produce, admin and the scheduler', () => {
