@@ -68,7 +68,6 @@ async function run(writers: number, partitions: number) {
         stores,
         clock,
         leadership: new ReplicaManager({ metadata, stores, clock }),
-        log: () => {},
       }),
   );
   calls.length = 0;

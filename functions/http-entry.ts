@@ -21,7 +21,15 @@ import { serverConfigFromEnv } from '../src/config/server-config.js';
 import type { AppRoutes } from '../src/http/app.js';
 import { createRoutedApp } from '../src/http/routed-app.js';
 import { instrumentStorage } from './instrumented-storage.js';
-import { currentScope, log, observe, scopeMetrics, telemetryFromEnv, type Telemetry } from './observability.js';
+import {
+  currentScope,
+  log,
+  observe,
+  scopeMetrics,
+  telemetryFromEnv,
+  telemetryLogger,
+  type Telemetry,
+} from './observability.js';
 
 /**
  * Wraps an app in the observability middleware without changing its routes, errors or 404s.
@@ -71,7 +79,7 @@ export function createHttpHandler(
     config,
     storage ?? instrumentStorage(createStorage(config.backend)),
     systemClock,
-    { metrics: scopeMetrics },
+    { metrics: scopeMetrics, logger: telemetryLogger(telemetry) },
     serves.parts,
   );
   const app = createRoutedApp(

@@ -14,7 +14,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import type { Metrics } from '../src/metrics.js';
+import { loggerOf, type Logger, type LogLevel, type Metrics } from '../src/metrics.js';
 
 /** The metrics this project publishes, with their CloudWatch units. infra/monitoring.ts graphs them. */
 export const METRIC_UNITS = {
@@ -106,7 +106,7 @@ export const scopeMetrics: Metrics = {
   gauge: () => {},
 };
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type { LogLevel };
 
 /** A structured log line, carrying the current request id when there is one. */
 export function log(t: Telemetry, level: LogLevel, msg: string, fields: Record<string, unknown> = {}): void {
@@ -122,6 +122,11 @@ export function log(t: Telemetry, level: LogLevel, msg: string, fields: Record<s
       ...fields,
     }),
   );
+}
+
+/** The services' Logger seam (src/metrics.ts) on Lambda: JSON lines with the current invocation's request id. */
+export function telemetryLogger(t: Telemetry): Logger {
+  return loggerOf((level, msg, fields) => log(t, level, msg, fields));
 }
 
 /**

@@ -6,19 +6,22 @@
  * waits while a consumer is idle.
  */
 import type { APIGatewayProxyStructuredResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
+import { systemClock } from '../src/clock.js';
 import { createServices, createStorage, type Storage } from '../src/compose.js';
 import { serverConfigFromEnv } from '../src/config/server-config.js';
 import { toErrorResponse } from '../src/http/error-mapping.js';
 import { handleSubscribe, parseClientMessage } from '../src/push/subscribe-handler.js';
 import { gatewayPushSubscribeDeps } from '../src/http/push-socket.js';
 import { instrumentStorage } from './instrumented-storage.js';
-import { log, telemetryFromEnv } from './observability.js';
+import { log, telemetryFromEnv, telemetryLogger } from './observability.js';
 
 /** `storage`: the environment's (instrumented for metrics) unless given. */
 export function createPushHandler(env: Record<string, string | undefined>, storage?: Storage) {
   const telemetry = telemetryFromEnv(env, 'push');
   const config = serverConfigFromEnv(env);
-  const services = createServices(config, storage ?? instrumentStorage(createStorage(config.backend)));
+  const services = createServices(config, storage ?? instrumentStorage(createStorage(config.backend)), systemClock, {
+    logger: telemetryLogger(telemetry),
+  });
   return async (event: APIGatewayProxyWebsocketEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const { connectionId, domainName, stage } = event.requestContext;
     const deps = gatewayPushSubscribeDeps(services, event.requestContext, (msg, fields) =>

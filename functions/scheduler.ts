@@ -27,6 +27,7 @@ import {
   Scope,
   scopeMetrics,
   telemetryFromEnv,
+  telemetryLogger,
   type LogLevel,
   type Telemetry,
 } from './observability.js';
@@ -60,7 +61,10 @@ const SAFETY_MARGIN_MS = 15_000;
 const telemetry = telemetryFromEnv(process.env, 'scheduler');
 const config = serverConfigFromEnv(process.env);
 const storage = instrumentStorage(createStorage(config.backend, 'scheduler'));
-const services = createServices(config, storage, systemClock, { metrics: scopeMetrics });
+const services = createServices(config, storage, systemClock, {
+  metrics: scopeMetrics,
+  logger: telemetryLogger(telemetry),
+});
 
 export const handler = async (
   event: Partial<ScheduledEvent> | undefined,

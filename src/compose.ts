@@ -39,7 +39,7 @@ import { DEFAULT_TRANSACTION_CONFIG } from './transactions/transaction-config.js
 import { SystemTimer } from './timer/system-timer.js';
 import { ShareGroups } from './share/share-groups.js';
 import { ReplicaManager } from './replication/replica-manager.js';
-import { noMetrics, type Metrics } from './metrics.js';
+import { loggerOf, noMetrics, type Logger, type Metrics } from './metrics.js';
 import { FeatureLevels } from './storage/feature-level.js';
 import { DEFAULT_MAINTENANCE_OPTIONS } from './maintenance/maintenance-options.js';
 
@@ -195,6 +195,8 @@ export function createServices(
 export interface ServiceOptions {
   countOperations?: boolean;
   metrics?: Metrics;
+  /** Where the services' log lines go (default: JSON lines on stdout, `stdoutLogger`). */
+  logger?: Logger;
   poster?: ConnectionPoster;
 }
 
@@ -207,6 +209,7 @@ export function composeServices(
   parts: ServiceParts,
 ): AppServices {
   const metrics = options.metrics ?? noMetrics;
+  const logger = options.logger ?? stdoutLogger;
   const counted =
     (options.countOperations ?? config.countOperations) ? countOperations(storage.metadata, storage.stores) : undefined;
   const { metadata, stores } = counted ?? storage;
@@ -222,8 +225,9 @@ export function composeServices(
     clock,
     featureLevel: () => features.current(clock.now()),
     metrics,
+    logger,
     maxBackgroundBytes: config.limits.maxBackgroundBytes,
-    leadership: new ReplicaManager({ metadata, stores, clock, metrics }),
+    leadership: new ReplicaManager({ metadata, stores, clock, metrics, logger }),
   });
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
   const timer = new SystemTimer();
@@ -234,7 +238,7 @@ export function composeServices(
   // Push: commits tell the consumers armed on the partition (API Gateway WebSocket, or a local server's socket).
   const subscriptions = new Subscriptions(metadata, clock);
   const notifier = new PushNotifier(subscriptions, options.poster ?? endpointPoster(config), (e) =>
-    console.error(JSON.stringify({ level: 'warn', msg: 'push notification failed', error: String(e) })),
+    logger.warn('push notification failed', { error: String(e) }),
   );
   log.onAppend((topic, partition) => notifier.committed(topic, partition));
   const transactions = parts.transactions({
@@ -281,6 +285,11 @@ export function composeServices(
     ...(counted ? { operationCounts: counted.snapshot } : {}),
   };
 }
+
+/** The local process's log: one JSON line per event on stdout. */
+export const stdoutLogger: Logger = loggerOf((level, msg, fields) =>
+  console.log(JSON.stringify({ level, msg, ...fields })),
+);
 
 /**
  * Finishes the work that earlier answers left running: acks=0 appends, acks=1 follower copies, and

@@ -1,5 +1,5 @@
 /**
- * The instrumentation seam: the code that knows a fact reports it here (records and bytes a produce
+ * The instrumentation seams, Metrics and Logger: the code that knows a fact reports it here (records and bytes a produce
  * appended, records and bytes a fetch answered, commit retries, ISR shrinks), and whoever hosts the
  * process listens: the Lambda entries publish CloudWatch EMF (functions/observability.ts), the
  * local server and tests listen to nothing. Storage operation counts are the storage decorators'
@@ -45,6 +45,34 @@ export interface Metrics {
 }
 
 export const noMetrics: Metrics = { add: () => {}, gauge: () => {} };
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/**
+ * The logging seam, beside Metrics: the code that knows what happened (a leader elected, an ISR
+ * shrunk, background work failed) says so as one structured line, a message and its fields. The
+ * host decides where lines go: the Lambda entries write JSON lines carrying the invocation's
+ * request id (functions/observability.ts), the local server JSON lines on stdout (src/compose.ts);
+ * tests may listen or not.
+ */
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+/** A Logger over one function that takes each line with its level. */
+export function loggerOf(write: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void): Logger {
+  return {
+    debug: (msg, fields = {}) => write('debug', msg, fields),
+    info: (msg, fields = {}) => write('info', msg, fields),
+    warn: (msg, fields = {}) => write('warn', msg, fields),
+    error: (msg, fields = {}) => write('error', msg, fields),
+  };
+}
+
+export const noLogger: Logger = loggerOf(() => {});
 
 /**
  * Metrics of a long-running process (the self-hosted server, the Fargate listener): counters are

@@ -6,7 +6,7 @@
  * docs/security.md and the README's configuration table.
  */
 import { serve } from '@hono/node-server';
-import { createServices, openStorage, startInProcessScheduler } from './compose.js';
+import { createServices, openStorage, startInProcessScheduler, stdoutLogger } from './compose.js';
 import { parseServerArgs, SERVER_USAGE, ServerArgsError } from './config/server-args.js';
 import { serverConfigFromEnv, type ServerConfig } from './config/server-config.js';
 import { createApp } from './http/app.js';
@@ -41,7 +41,7 @@ try {
 
 const storage = await openStorage(config.backend); // a SQLite problem fails here, at startup
 const metrics = new IntervalMetrics();
-const services = createServices(config, storage, undefined, { metrics });
+const services = createServices(config, storage, undefined, { metrics, logger: stdoutLogger });
 const app = createApp(services);
 // Push (ws://host:port/v3/push): other processes post to this one's connections at its origin,
 // or at PUSH_ENDPOINT when they reach it under another address.
@@ -51,7 +51,7 @@ app.route('/', push.routes);
 // This process's release and feature level, for the feature level's raise (docs/deploy.md), kept fresh.
 const register = () =>
   services.features.keepRegistered('local-server', Date.now(), (e) =>
-    console.log(JSON.stringify({ level: 'warn', msg: 'process registration failed', error: String(e) })),
+    stdoutLogger.warn('process registration failed', { error: String(e) }),
   );
 await register();
 setInterval(register, services.features.refreshMs).unref();

@@ -86,8 +86,8 @@ interface Instance {
 function instance(storage: Storage, clock: Clock, topic: Topic): Instance {
   const { metadata, stores } = storage;
   const topics = new TopicRegistry(metadata, clock, stores.length);
-  const leadership = new ReplicaManager({ metadata, stores, clock, log: () => {} });
-  const log = new PartitionLog({ metadata, stores, clock, log: () => {}, leadership });
+  const leadership = new ReplicaManager({ metadata, stores, clock });
+  const log = new PartitionLog({ metadata, stores, clock, leadership });
   return {
     async produce(partition, timestamp) {
       const current = await topics.get(topic.name);

@@ -25,8 +25,8 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
   const { metadata, stores } = s.storage;
   const topics = new TopicRegistry(metadata, time, 1);
   const topic = await topics.create({ name: 'orders', partitionCount: 1, replicationFactor: 1, configs: {} });
-  const leadership = new ReplicaManager({ metadata, stores, clock: time, log: () => {} });
-  const log = new PartitionLog({ metadata, stores, clock: time, log: () => {}, leadership });
+  const leadership = new ReplicaManager({ metadata, stores, clock: time });
+  const log = new PartitionLog({ metadata, stores, clock: time, leadership });
   const ids = new ProducerIds(metadata);
   const producers: ProducerIdAndEpoch[] = [];
   for (let p = 0; p < PRODUCERS; p++) producers.push(await ids.init());

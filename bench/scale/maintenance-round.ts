@@ -37,8 +37,8 @@ async function run(sim: Simulation, rf: 1 | 2): Promise<ScenarioFigures> {
   const s = sim.storage(rf);
   const { metadata, stores } = s.storage;
   const topics = new TopicRegistry(metadata, time, stores.length);
-  const leadership = new ReplicaManager({ metadata, stores, clock: time, log: () => {} });
-  const partitionLog = new PartitionLog({ metadata, stores, clock: time, log: () => {}, leadership });
+  const leadership = new ReplicaManager({ metadata, stores, clock: time });
+  const partitionLog = new PartitionLog({ metadata, stores, clock: time, leadership });
 
   for (let t = 0; t < TOPICS; t++) {
     const topic = await topics.create({

@@ -40,7 +40,7 @@ import {
   segmentPrefix,
   STATE_SK,
 } from '../storage/key-layout.js';
-import { noMetrics, type Metrics } from '../metrics.js';
+import { noLogger, noMetrics, type Logger, type Metrics } from '../metrics.js';
 import { asKafkaError, PartitionReader } from './partition-reader.js';
 
 export type { PartitionAppend } from './request-object.js';
@@ -96,7 +96,8 @@ export interface LogDeps {
   leadership: Leadership;
   /** Where appends report records, bytes, commit retries and ISR shrinks (default: nowhere). */
   metrics?: Metrics;
-  log?: (event: Record<string, unknown>) => void;
+  /** Where the log says what happened (ISR shrinks, failed background work; default: nowhere). */
+  logger?: Logger;
   /**
    * Bytes of request objects held by work that outlives its answer (acks=0 appends, acks=1
    * follower copies). Past it an acks=0 answer waits for room and an acks=1 answer waits for its
@@ -168,6 +169,7 @@ export class PartitionLog {
   private readonly maxBackgroundBytes: number;
 
   private readonly metrics: Metrics;
+  private readonly logger: Logger;
   /** The read path (reads by offset, Fetch over many partitions, list-offsets): callers read through it. */
   readonly reader: PartitionReader;
   private readonly groups = new AppendGroups<GroupMember, AppendOutcome>(
@@ -178,6 +180,7 @@ export class PartitionLog {
 
   constructor(private readonly deps: LogDeps) {
     this.metrics = deps.metrics ?? noMetrics;
+    this.logger = deps.logger ?? noLogger;
     this.maxBackgroundBytes = deps.maxBackgroundBytes ?? 64 * 1024 * 1024;
     this.featureLevel = deps.featureLevel ?? new FeatureLevels(deps.metadata).current;
     this.index = new OffsetIndex(deps.metadata);
@@ -391,9 +394,7 @@ export class PartitionLog {
       if (result.retries > 0) this.metrics.add('CommitRetries', result.retries);
       if (plan.failedFollowers.length > 0) {
         this.metrics.add('IsrShrinks', plan.failedFollowers.length);
-        this.log({
-          level: 'warn',
-          msg: 'isr shrink',
+        this.logger.warn('isr shrink', {
           reason: 'follower write failed',
           topic: topic.name,
           partition: p,
@@ -739,10 +740,6 @@ export class PartitionLog {
     for (const l of this.listeners) l(topic, partition);
   }
 
-  private log(event: Record<string, unknown>) {
-    (this.deps.log ?? ((e) => console.log(JSON.stringify(e))))(event);
-  }
-
   /** Bytes of request objects held by work that outlived its answer (at most about the bound plus one request). */
   get heldBackgroundBytes(): number {
     return this.backgroundBytes;
@@ -751,7 +748,7 @@ export class PartitionLog {
   private settled(p: Promise<unknown>): Promise<void> {
     return p.then(
       () => {},
-      (e) => this.log({ level: 'error', msg: 'background work failed', error: String(e) }),
+      (e) => this.logger.error('background work failed', { error: String(e) }),
     );
   }
 

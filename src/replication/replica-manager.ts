@@ -11,7 +11,7 @@ import { partitionPk, STATE_SK } from '../storage/key-layout.js';
 import { withinEpoch } from '../partition/epoch-history.js';
 import { followerReached, laggingFollowers, shrinkIsr } from '../partition/isr.js';
 import { electLeader } from '../partition/leader-election.js';
-import { noMetrics, type Metrics } from '../metrics.js';
+import { noLogger, noMetrics, type Logger, type Metrics } from '../metrics.js';
 
 export interface ReplicaDeps {
   metadata: MetadataStore;
@@ -19,7 +19,8 @@ export interface ReplicaDeps {
   clock: Clock;
   /** Kafka's replica.lag.time.max.ms (a broker config): how long a follower may stay behind (default 30 s). */
   replicaLagTimeMaxMs?: number;
-  log?: (event: Record<string, unknown>) => void;
+  /** Where elections and ISR changes are said (default: nowhere). */
+  logger?: Logger;
   /** Where ISR shrinks are reported (default: nowhere). */
   metrics?: Metrics;
 }
@@ -38,7 +39,7 @@ export class ReplicaManager implements Leadership {
   constructor(deps: ReplicaDeps) {
     this.deps = {
       replicaLagTimeMaxMs: 30_000,
-      log: (e) => console.log(JSON.stringify(e)),
+      logger: noLogger,
       metrics: noMetrics,
       ...deps,
       index: new OffsetIndex(deps.metadata),
@@ -90,18 +91,19 @@ export class ReplicaManager implements Leadership {
     });
     if (elected.result === undefined)
       return stateFromItem(elected.item, topic, partition, this.deps.stores.length).state;
-    this.deps.log({
-      level: election.unclean ? 'warn' : 'info',
-      msg: election.unclean ? 'unclean leader election: acknowledged records may be lost' : 'leader elected',
-      topic: topic.name,
-      partition,
-      leader: election.state.leader,
-      previousLeader: state.leader,
-      leaderEpoch: election.state.leaderEpoch,
-      ...(election.lostFrom !== undefined
-        ? { lostFromOffset: election.lostFrom, previousHighWatermark: state.highWatermark }
-        : {}),
-    });
+    this.deps.logger[election.unclean ? 'warn' : 'info'](
+      election.unclean ? 'unclean leader election: acknowledged records may be lost' : 'leader elected',
+      {
+        topic: topic.name,
+        partition,
+        leader: election.state.leader,
+        previousLeader: state.leader,
+        leaderEpoch: election.state.leaderEpoch,
+        ...(election.lostFrom !== undefined
+          ? { lostFromOffset: election.lostFrom, previousHighWatermark: state.highWatermark }
+          : {}),
+      },
+    );
     return election.state;
   }
 
@@ -135,9 +137,7 @@ export class ReplicaManager implements Leadership {
     });
     if (failed.length > 0) {
       this.deps.metrics.add('IsrShrinks', failed.length);
-      this.deps.log({
-        level: 'warn',
-        msg: 'isr shrink',
+      this.deps.logger.warn('isr shrink', {
         reason: 'follower write failed',
         topic: topic.name,
         partition,
@@ -167,9 +167,7 @@ export class ReplicaManager implements Leadership {
       state = (await this.update(topic, partition, state.leaderEpoch, (s) => shrinkIsr(s, out))) ?? state;
       report.removedFromIsr.push(...out);
       this.deps.metrics.add('IsrShrinks', out.length);
-      this.deps.log({
-        level: 'warn',
-        msg: 'isr shrink',
+      this.deps.logger.warn('isr shrink', {
         reason: down.length ? 'store down' : 'lagging',
         topic: topic.name,
         partition,
@@ -196,9 +194,7 @@ export class ReplicaManager implements Leadership {
         report.caughtUp.push(r);
         if (!before && next.isr.includes(r)) {
           report.addedToIsr.push(r);
-          this.deps.log({
-            level: 'info',
-            msg: 'isr expand',
+          this.deps.logger.info('isr expand', {
             topic: topic.name,
             partition,
             replica: r,

@@ -31,8 +31,7 @@ describe.each(allBackends)('an offset commit that lands after its member lost th
       metadata,
       stores,
       clock,
-      log: () => {},
-      leadership: new ReplicaManager({ metadata, stores, clock, log: () => {} }),
+      leadership: new ReplicaManager({ metadata, stores, clock }),
     });
     const timer = new SystemTimer();
     timer.startRealTime(); // as createServices does: the consumer-poll purgatory runs on it

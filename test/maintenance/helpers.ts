@@ -46,8 +46,7 @@ export function harness(storage: Storage, clock: TestClock, options: Partial<Mai
     metadata: storage.metadata,
     stores: storage.stores,
     clock,
-    log: () => {},
-    leadership: new ReplicaManager({ metadata: storage.metadata, stores: storage.stores, clock, log: () => {} }),
+    leadership: new ReplicaManager({ metadata: storage.metadata, stores: storage.stores, clock }),
   });
   const events: Record<string, unknown>[] = [];
   let n = 0;

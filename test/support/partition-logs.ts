@@ -7,8 +7,6 @@ import type { LogRecord } from '../../src/wire/record-batch.js';
 
 export const clock = { now: () => Date.now() };
 
-const quiet = () => {};
-
 export const rec = (value: string): LogRecord => ({
   key: null,
   value: Buffer.from(value),
@@ -21,7 +19,6 @@ export const newLog = (metadata: MetadataStore, stores: ObjectStore[], metrics?:
     metadata,
     stores,
     clock,
-    log: quiet,
-    leadership: new ReplicaManager({ metadata, stores, clock, log: quiet }),
+    leadership: new ReplicaManager({ metadata, stores, clock }),
     ...(metrics ? { metrics } : {}),
   });
