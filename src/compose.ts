@@ -232,7 +232,10 @@ export function composeServices(
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
   const timer = new SystemTimer();
   timer.startRealTime();
-  const groups = parts.groups({ metadata, clock, topics, log, timer }, { limits: config.groups });
+  const groups = parts.groups(
+    { metadata, clock, topics, log, timer, featureLevel: () => features.current(clock.now()) },
+    { limits: config.groups },
+  );
   const fetchPurgatory = new Purgatory({ timer, name: 'Fetch', onError: () => {} });
   log.onAppend((topic, partition) => void fetchPurgatory.checkAndComplete(partitionWatchKey(topic, partition)));
   // Push: commits tell the consumers armed on the partition (API Gateway WebSocket, or a local server's socket).

@@ -4,7 +4,7 @@ import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { TopicRegistry } from '../topics/topics.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
-import { minus, type Assignment } from './assignment.js';
+import { isEmptyAssignment, minus, sameAssignment, type Assignment } from './assignment.js';
 import { validateGroupId } from './group-id.js';
 import {
   applyHeartbeat,
@@ -15,6 +15,7 @@ import {
   newGroup,
   nextDeadline,
   releasedPartitions,
+  sessionDeadline,
   settle,
   unwrittenHeartbeatMs,
   type GroupLimits,
@@ -24,14 +25,36 @@ import {
   type MemberRecord,
 } from './group-state.js';
 import { fenceOffsets } from './offset-fence.js';
+import {
+  GroupChangedError,
+  GroupItems,
+  isSplit,
+  newChangeToken,
+  recordOf,
+  type LoadedGroup,
+  type MemberEntry,
+  type MemberItem,
+  type StoredGroup,
+  type Written,
+} from './group-items.js';
+import { SUPPORTED_FEATURE_LEVEL, writeVersion } from '../storage/formats.js';
 import { DurableTimers, type DurableTimer, type TimerHandler } from '../timer/durable-timers.js';
-import { CLUSTER_PK, GROUP_META_SK, GROUP_REGISTRY_PREFIX, groupPk, groupRegistrySk } from '../storage/key-layout.js';
+import {
+  CLUSTER_PK,
+  GROUP_META_SK,
+  GROUP_REGISTRY_PREFIX,
+  groupMemberSk,
+  groupPk,
+  groupRegistrySk,
+} from '../storage/key-layout.js';
 
 export interface CoordinatorDeps {
   metadata: MetadataStore;
   clock: Clock;
   topics: TopicRegistry;
   limits?: Partial<GroupLimits>;
+  /** The cluster's feature level (src/storage/feature-level.ts): level 4 splits groups into member items. Absent: the newest. */
+  featureLevel?: () => Promise<number> | number;
 }
 
 /**
@@ -92,12 +115,18 @@ const MAX_ATTEMPTS = 64;
 export class GroupCoordinator {
   readonly limits: GroupLimits;
   readonly timers: DurableTimers;
+  private readonly items: GroupItems;
   private readonly listeners = new Set<MembersRemovedListener>();
   private readonly timerListeners = new Set<(groupId: string) => Promise<number>>();
 
   constructor(private readonly deps: CoordinatorDeps) {
     this.limits = { ...DEFAULT_GROUP_LIMITS, ...deps.limits };
     this.timers = new DurableTimers(deps.metadata);
+    this.items = new GroupItems(deps.metadata);
+  }
+
+  private async featureLevel(): Promise<number> {
+    return this.deps.featureLevel ? await this.deps.featureLevel() : SUPPORTED_FEATURE_LEVEL;
   }
 
   onMembersRemoved(listener: MembersRemovedListener): () => void {
@@ -125,6 +154,8 @@ export class GroupCoordinator {
     const counts = new Map<string, number | undefined>();
     const minted = `${req.clientId || 'consumer'}-${randomUUID()}`;
     const requestId = randomUUID();
+    const quick = await this.memberOnlyHeartbeat(groupId, req, requestId);
+    if (quick) return quick;
     let memberId = req.memberId;
     return (
       await this.mutate(
@@ -191,6 +222,85 @@ export class GroupCoordinator {
     ).result;
   }
 
+  /**
+   * A heartbeat of a split group's member that only confirms it is alive: a member at the group's
+   * settled assignment epoch, holding its target, asking for no change. It reads the group item
+   * and its own member item, and writes (its liveness) only that member item, once per unwritten
+   * span; no other member's item is read. Undefined: anything else, which takes the whole-group
+   * path. The member item write is conditional: a group change that pends on the item meanwhile
+   * makes it fail, and the heartbeat is decided again on the whole group.
+   */
+  private async memberOnlyHeartbeat(
+    groupId: string,
+    req: HeartbeatRequest,
+    requestId: string,
+  ): Promise<HeartbeatAnswer | undefined> {
+    if (!req.memberId || req.memberEpoch <= 0) return undefined;
+    const meta = await this.deps.metadata.get<StoredGroup>(groupPk(groupId), GROUP_META_SK);
+    if (!meta || !isSplit(meta.value)) return undefined;
+    const g = meta.value;
+    const now = this.deps.clock.now();
+    // (A due session timer is the scheduler's to fire: the timer handler re-arms it on the whole group.)
+    if (g.deletingSince !== undefined || g.groupEpoch !== g.assignmentEpoch) return undefined;
+    const steady = (item: MetaItem<MemberItem> | undefined): MemberEntry | undefined => {
+      if (!item || item.value.p || !item.value.m) return undefined;
+      const { member: m, target } = item.value.m;
+      const unchanged =
+        m.memberEpoch === g.assignmentEpoch &&
+        req.memberEpoch === m.memberEpoch &&
+        isEmptyAssignment(m.revoking) &&
+        sameAssignment(m.assigned, target) &&
+        now < sessionDeadline(m, this.limits) &&
+        (req.assignor === undefined || req.assignor === m.assignor) &&
+        (req.sessionTimeoutMs === undefined || req.sessionTimeoutMs === m.sessionTimeoutMs) &&
+        (req.rebalanceTimeoutMs === undefined || req.rebalanceTimeoutMs === m.rebalanceTimeoutMs) &&
+        (req.subscribedTopics === undefined ||
+          [...new Set(req.subscribedTopics)].sort().join(',') === m.subscribedTopics.join(','));
+      return unchanged ? item.value.m : undefined;
+    };
+    const found = await this.items.member(groupId, req.memberId);
+    const entry = steady(found);
+    if (!entry) return undefined;
+    const answer = (m: MemberRecord): HeartbeatAnswer => ({
+      groupId,
+      memberId: m.memberId,
+      memberEpoch: m.memberEpoch,
+      groupEpoch: g.groupEpoch,
+      heartbeatIntervalMs: heartbeatIntervalOf(m, this.limits),
+      assignment: m.assigned,
+      pending: {},
+      state: g.state,
+    });
+    const clientChanged = req.clientId !== undefined && req.clientId !== entry.member.clientId;
+    if (!clientChanged && now - entry.member.lastHeartbeat < unwrittenHeartbeatMs(entry.member, this.limits))
+      return answer(entry.member);
+    // A written heartbeat also sees its topics' partition counts (a change is a new group epoch: the whole-group path).
+    for (const t of entry.member.subscribedTopics) {
+      if ((await this.partitionCount(t)) !== g.topicPartitions[t]) return undefined;
+    }
+    const outcome = await optimisticUpdate<MemberItem, HeartbeatAnswer | undefined>({
+      metadata: this.deps.metadata,
+      pk: groupPk(groupId),
+      sk: groupMemberSk(req.memberId),
+      known: { item: found },
+      attempts: MAX_ATTEMPTS,
+      giveUp: tooManyChanges(groupId),
+      decide: (item) => {
+        const e = steady(item);
+        if (!e) return { done: undefined };
+        const member = {
+          ...e.member,
+          lastHeartbeat: now,
+          requestId,
+          ...(req.clientId !== undefined ? { clientId: req.clientId } : {}),
+        };
+        return { write: { m: { member, target: e.target } }, answer: () => answer(member) };
+      },
+      recognise: (item) => (item?.value.m?.member.requestId === requestId ? answer(item.value.m.member) : undefined),
+    });
+    return outcome.result;
+  }
+
   private answerFor(g: GroupRecord, memberId: string): HeartbeatAnswer {
     const member = g.members[memberId];
     return {
@@ -214,6 +324,26 @@ export class GroupCoordinator {
     validateGroupId(groupId);
     const { result, item } = await this.mutate(groupId, async (g) => ({ result: g }));
     return result && item ? { group: result, version: item.version } : undefined;
+  }
+
+  /**
+   * The group with one member in it (the others left out), for a check of that member's commit:
+   * of a split group, the group item then the member's item, two reads however large the group
+   * (the group item's version first, as the offset fence needs: offset-fence.ts). Anything less
+   * plain (a format 1 group, a member gone, expired or with a change pending) is `find`'s.
+   */
+  async findMember(groupId: string, memberId: string): Promise<GroupSnapshot | undefined> {
+    validateGroupId(groupId);
+    const meta = await this.deps.metadata.get<StoredGroup>(groupPk(groupId), GROUP_META_SK);
+    if (meta && isSplit(meta.value) && meta.value.deletingSince === undefined) {
+      const item = await this.items.member(groupId, memberId);
+      const entry = item && !item.value.p ? item.value.m : undefined;
+      const now = this.deps.clock.now();
+      const live =
+        entry && now < sessionDeadline(entry.member, this.limits) && !(now >= (entry.member.revokeDeadline ?? now + 1));
+      if (entry && live) return { group: recordOf(meta.value, [[memberId, entry]]), version: meta.version };
+    }
+    return this.find(groupId);
   }
 
   /** Like `find`, but a missing group is GROUP_ID_NOT_FOUND. */
@@ -268,9 +398,12 @@ export class GroupCoordinator {
   }
 
   async finishDelete(groupId: string, registryVersion?: number): Promise<void> {
-    const item = await this.deps.metadata.get<GroupRecord>(groupPk(groupId), GROUP_META_SK);
-    if (item?.value.deletingSince !== undefined)
+    const item = await this.deps.metadata.get<StoredGroup>(groupPk(groupId), GROUP_META_SK);
+    if (item?.value.deletingSince !== undefined) {
+      // Member items left by changes that never applied (a Dead group has no members in force).
+      await this.items.deleteMembers(groupId);
       await this.deps.metadata.delete(groupPk(groupId), GROUP_META_SK, { ifVersion: item.version });
+    }
     if (registryVersion !== undefined) {
       // A group re-created meanwhile rewrote its registry item (new version): leave that one.
       await this.deps.metadata
@@ -342,21 +475,38 @@ export class GroupCoordinator {
     groupId: string,
     change: (g: GroupRecord | undefined, now: number) => Promise<Change<T>>,
     recognise?: (found: GroupRecord) => T | undefined,
-  ): Promise<{ result: T; removed: MemberRecord[]; item: MetaItem<GroupRecord> | undefined }> {
+  ): Promise<{ result: T; removed: MemberRecord[]; item: MetaItem<StoredGroup> | undefined }> {
+    for (let round = 0; ; round++) {
+      try {
+        return await this.mutateOnce(groupId, change, recognise);
+      } catch (e) {
+        // A member item changed under a split write in a way it cannot merge: decide again.
+        if (!(e instanceof GroupChangedError)) throw e;
+        if (round >= MAX_ATTEMPTS) throw new KafkaError('COORDINATOR_NOT_AVAILABLE', tooManyChanges(groupId).message);
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(100, 2 * 2 ** round)));
+      }
+    }
+  }
+
+  private async mutateOnce<T>(
+    groupId: string,
+    change: (g: GroupRecord | undefined, now: number) => Promise<Change<T>>,
+    recognise?: (found: GroupRecord) => T | undefined,
+  ): Promise<{ result: T; removed: MemberRecord[]; item: MetaItem<StoredGroup> | undefined }> {
     const pk = groupPk(groupId);
     let removed: MemberRecord[] = [];
-    const outcome = await optimisticUpdate<GroupRecord, T>({
+    let written: Written[] = [];
+    let loaded: LoadedGroup | undefined;
+    const outcome = await optimisticUpdate<StoredGroup, T>({
       metadata: this.deps.metadata,
       pk,
       sk: GROUP_META_SK,
       attempts: MAX_ATTEMPTS,
-      giveUp: {
-        errorName: 'COORDINATOR_NOT_AVAILABLE',
-        message: `Too many concurrent changes to group ${groupId}; retry`,
-      },
+      giveUp: tooManyChanges(groupId),
       decide: async (item) => {
         const now = this.deps.clock.now();
-        const g = item ? structuredClone(item.value) : undefined;
+        loaded = item ? await this.items.load(groupId, item) : undefined;
+        const g = loaded ? structuredClone(loaded.group) : undefined;
         removed = g && g.deletingSince === undefined ? expireMembers(g, now, this.limits) : [];
         // An item whose target lags its group epoch (as a leave wrote before it settled) is settled
         // and written back on any access, so no reader ever sees it Stable against a stale target.
@@ -379,16 +529,26 @@ export class GroupCoordinator {
         await fenceOffsets(
           this.deps.metadata,
           groupId,
-          releasedPartitions(item?.value, target),
+          releasedPartitions(loaded?.group, target),
           (item?.version ?? 0) + 1,
         );
         if (!item)
           await this.deps.metadata.put(CLUSTER_PK, groupRegistrySk(groupId), { groupId, createdAt: target.createdAt });
-        return { write: target, answer: () => result };
+        // Split (format 2) once the feature level allows it; a split group stays split.
+        const split = (item && isSplit(item.value)) || writeVersion('group', await this.featureLevel()) >= 2;
+        if (!split) {
+          written = [];
+          return { write: target, answer: () => result };
+        }
+        const prepared = await this.items.prepare(groupId, item, loaded, target, newChangeToken());
+        written = prepared.written;
+        return { write: prepared.meta, answer: () => result };
       },
-      recognise: (found) => (found && recognise ? recognise(found.value) : undefined),
+      recognise: async (found) =>
+        found && recognise ? recognise((await this.items.load(groupId, found)).group) : undefined,
     });
     if (outcome.how === 'unchanged') return { result: outcome.result, removed: [], item: outcome.item };
+    await this.items.fold(groupId, written);
     if (removed.length > 0) await this.notifyRemoved(groupId, removed);
     return { result: outcome.result, removed, item: outcome.item };
   }
@@ -398,14 +558,11 @@ export class GroupCoordinator {
    * fence whose own group write never landed (see offset-fence.ts).
    */
   async advancePast(groupId: string, version: number): Promise<void> {
-    await optimisticUpdate<GroupRecord, undefined>({
+    await optimisticUpdate<StoredGroup, undefined>({
       metadata: this.deps.metadata,
       pk: groupPk(groupId),
       sk: GROUP_META_SK,
-      giveUp: {
-        errorName: 'COORDINATOR_NOT_AVAILABLE',
-        message: `Too many concurrent changes to group ${groupId}; retry`,
-      },
+      giveUp: tooManyChanges(groupId),
       decide: (item) =>
         item && item.version === version ? { write: item.value, answer: () => undefined } : { done: undefined },
     });
@@ -460,6 +617,11 @@ function quietHeartbeat(m: MemberRecord, req: HeartbeatRequest, now: number, lim
   if (req.subscribedTopics === undefined) return true;
   return [...new Set(req.subscribedTopics)].sort().join(',') === m.subscribedTopics.join(',');
 }
+
+const tooManyChanges = (groupId: string) => ({
+  errorName: 'COORDINATOR_NOT_AVAILABLE' as const,
+  message: `Too many concurrent changes to group ${groupId}; retry`,
+});
 
 const beingDeleted = (groupId: string) =>
   new KafkaError('COORDINATOR_NOT_AVAILABLE', `Group ${groupId} is being deleted; retry once the deletion completed`);

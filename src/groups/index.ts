@@ -41,7 +41,15 @@ export interface GroupsOptions {
  * removed by durable timers the scheduler fires through `coordinator.timerHandlers()`.
  */
 export function createGroups(
-  deps: { metadata: MetadataStore; clock: Clock; topics: TopicRegistry; log: PartitionLog; timer: Timer },
+  deps: {
+    metadata: MetadataStore;
+    clock: Clock;
+    topics: TopicRegistry;
+    log: PartitionLog;
+    timer: Timer;
+    /** The cluster's feature level (group format 2 from level 4); absent: the newest. */
+    featureLevel?: () => Promise<number>;
+  },
   options: GroupsOptions = {},
 ): GroupServices {
   const coordinator = new GroupCoordinator({ ...deps, ...(options.limits ? { limits: options.limits } : {}) });

@@ -146,7 +146,7 @@ export class GroupOffsets {
     generation: number,
     offsets: OffsetCommitEntry[],
   ): Promise<void> {
-    const snap = await this.deps.coordinator.find(groupId);
+    const snap = await this.deps.coordinator.findMember(groupId, memberId);
     if (!snap || snap.group.deletingSince !== undefined) throw unknownMember(groupId, memberId);
     checkMemberCommit(snap.group, memberId, generation, offsets);
   }
@@ -159,7 +159,7 @@ export class GroupOffsets {
     req: OffsetCommitRequest,
     offsets = req.offsets,
   ): Promise<{ version: number; generation: number }> {
-    const snap = await this.deps.coordinator.find(groupId);
+    const snap = await this.deps.coordinator.findMember(groupId, memberId);
     if (!snap || snap.group.deletingSince !== undefined) throw unknownMember(groupId, memberId);
     return {
       version: snap.version,

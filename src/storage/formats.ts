@@ -43,7 +43,8 @@ export const FORMATS = {
   'cleaner-checkpoint': { version: 1, what: 'cleaner checkpoint (part# / cleaner)' },
   'aborted-index': { version: 1, what: 'aborted-transaction entry (part# / abort#)' },
   producer: { version: 1, what: 'idempotent producer (pid# / meta)' },
-  group: { version: 1, what: 'consumer group with its members (group# / meta)' },
+  group: { version: 2, what: 'consumer group (group# / meta)' },
+  'group-member': { version: 1, what: 'consumer group member (group# / mbr#)' },
   'classic-group': { version: 1, what: 'classic group with its members (group# / classic)' },
   offsets: { version: 1, what: 'committed offset (group# / off#)' },
   'consumer-instance': { version: 1, what: 'v2 consumer instance (group# / inst#)' },
@@ -84,6 +85,8 @@ export const FEATURE_LEVELS: readonly FeatureLevel[] = [
   // Keys a release before it refuses by their `.v2` (v0.1.0, which checks no version, would read
   // them, and its sweep would date them by LastModified).
   { level: 3, what: "request objects' keys spread over 16 prefixes per topic", formats: { 'request-object': 2 } },
+  // A KIP-848 group's members in items of their own (src/groups/group-items.ts); before it, one item.
+  { level: 4, what: 'consumer groups keep each member in an item of its own', formats: { group: 2 } },
 ];
 
 /** The newest feature level this code knows (and can run at). */
@@ -165,6 +168,7 @@ const PARTITION_SK_FORMATS: [string, FormatName][] = [
 ];
 const GROUP_SK_FORMATS: [string, FormatName][] = [
   ['meta', 'group'],
+  ['mbr#', 'group-member'],
   ['classic', 'classic-group'],
   ['off#', 'offsets'],
   ['inst#', 'consumer-instance'],

@@ -11,7 +11,8 @@
  *                                   `idx#{baseOffset}` (the offset index), `cleaner` (compaction's checkpoint),
  *                                   `abort#{markerOffset}` (the aborted-transactions index)
  * pk `pid#{producerId}`             sk `meta` (the producer's epoch)
- * pk `group#{id}`                   sk `meta`, `classic` (the classic protocol's group), `off#{topic}#{p}`
+ * pk `group#{id}`                   sk `meta`, `mbr#{memberId}` (a member of a KIP-848 group, from group format 2),
+ *                                   `classic` (the classic protocol's group), `off#{topic}#{p}`
  *                                   (committed offsets), `inst#{name}` (v2 consumer instances)
  * pk `share#{id}`                   sk `config` (a share group's configs), `sp#{topic}#{p}` (a share-partition)
  * pk `timer#{slot}`                 sk `{expiry}#{kind}#{id}` (durable timers)
@@ -97,6 +98,8 @@ export const PRODUCER_META_SK = 'meta';
 // One consumer group.
 export const groupPk = (groupId: string) => `group#${groupId}`;
 export const GROUP_META_SK = 'meta';
+export const GROUP_MEMBER_PREFIX = 'mbr#';
+export const groupMemberSk = (memberId: string) => `${GROUP_MEMBER_PREFIX}${memberId}`;
 export const CLASSIC_GROUP_SK = 'classic';
 export const OFFSET_PREFIX = 'off#';
 export const offsetSk = (topic: string, partition: number) => `${OFFSET_PREFIX}${topic}#${partition}`;

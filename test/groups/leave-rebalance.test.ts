@@ -87,8 +87,9 @@ describe('a member leaving a Stable group', () => {
 
   it('settles an item stored with a target behind its group epoch (as the old leave wrote it) on the next read', async () => {
     const { g, ms } = await stableOfTwo();
-    const item = (await g.storage.metadata.get<GroupRecord>(groupPk('grp'), GROUP_META_SK))!;
-    const stale = structuredClone(item.value);
+    // The group as the old code stored it: format 1, the whole group in its item.
+    const item = (await g.storage.metadata.get(groupPk('grp'), GROUP_META_SK))!;
+    const stale: GroupRecord = structuredClone((await g.services.groups.coordinator.find('grp'))!.group);
     delete stale.members[ms[0]!.id];
     delete stale.target[ms[0]!.id];
     stale.groupEpoch++; // what removeMember did, without settle
@@ -96,7 +97,8 @@ describe('a member leaving a Stable group', () => {
 
     const d = await g.describe('grp');
     expect(d.state).not.toBe('STABLE');
-    const healed = (await g.storage.metadata.get<GroupRecord>(groupPk('grp'), GROUP_META_SK))!.value;
+    const healed = (await g.services.groups.coordinator.find('grp'))!.group;
+    expect(Object.keys(healed.members)).toEqual([ms[1]!.id]);
     expect(healed.assignmentEpoch).toBe(healed.groupEpoch);
     expect(healed.target[ms[1]!.id]).toEqual({ a: [0, 1, 2, 3, 4] });
   });

@@ -9,6 +9,8 @@ import { GroupCoordinator } from '../../src/groups/coordinator.js';
 import { TopicRegistry } from '../../src/topics/topics.js';
 import type { Storage } from '../../src/compose.js';
 import { allBackends } from '../support/backends.js';
+import type { MemberItem } from '../../src/groups/group-items.js';
+import { groupMemberSk } from '../../src/storage/key-layout.js';
 import { manualClock } from './helpers.js';
 
 const SESSION = 9_000; // heartbeat interval 3 s, so heartbeats within 3 s (a third of the session) are not written
@@ -37,8 +39,9 @@ describe.each(allBackends)('session expiry after an unwritten heartbeat on $name
     clock.advance(1_400);
     await coordinator.heartbeat('g', { memberId: a.memberId, memberEpoch: a.memberEpoch });
     const last = clock.now();
-    const raw = await storage.metadata.get<{ members: Record<string, { lastHeartbeat: number }> }>('group#g', 'meta');
-    expect(raw!.value.members[a.memberId]!.lastHeartbeat).toBe(stored); // the second heartbeat was not written
+    // The member's own item (group format 2): the second heartbeat was not written.
+    const raw = await storage.metadata.get<MemberItem>('group#g', groupMemberSk(a.memberId));
+    expect(raw!.value.m!.member.lastHeartbeat).toBe(stored);
 
     clock.advance(last + SESSION - 1 - clock.now());
     expect((await coordinator.expireSessions()).membersExpired).toBe(0);

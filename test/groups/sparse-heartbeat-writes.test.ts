@@ -87,11 +87,8 @@ describe('sparse heartbeat writes', () => {
     clock.advance(1000);
     const r = await coordinator.heartbeat('g', { memberId: a.memberId, memberEpoch: a.memberEpoch });
     expect(r.assignment.t).toHaveLength(1); // told to give one up at once: a change is always written
-    const raw = await storage.metadata.get<{ members: Record<string, { revoking: Record<string, number[]> }> }>(
-      'group#g',
-      'meta',
-    );
-    const revoking = raw!.value.members[a.memberId]!.revoking.t!;
+    const stored = (await coordinator.find('g'))!.group;
+    const revoking = stored.members[a.memberId]!.revoking.t!;
     expect([...r.assignment.t!, ...revoking].sort()).toEqual([0, 1]);
   });
 
@@ -153,7 +150,7 @@ describe('the session timer of a live group', () => {
       swept = (await coordinator.expireSessions()).membersExpired === 1;
     }
     expect(swept).toBe(true);
-    const raw = await storage.metadata.get<{ members: object }>('group#g', 'meta');
-    expect(raw!.value.members).toEqual({});
+    expect((await coordinator.find('g'))!.group.members).toEqual({});
+    expect(await storage.metadata.query('group#g', { beginsWith: 'mbr#' })).toEqual([]);
   });
 });

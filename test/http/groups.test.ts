@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GroupRecord } from '../../src/groups/group-state.js';
+import { GroupItems } from '../../src/groups/group-items.js';
 import { SESSION_TIMER_KIND } from '../../src/groups/coordinator.js';
 import { groupApp, keys, type Partition } from '../groups/helpers.js';
 import { DurableTimers } from '../../src/timer/durable-timers.js';
@@ -76,7 +76,7 @@ describe('consumer groups over HTTP', () => {
     // a third of the session (10 s / 3 here) after the session timeout: a heartbeat that soon after
     // the stored one may have reached the coordinator unwritten.
     g.clock.advance(14_000);
-    const raw = async () => (await g.storage.metadata.get<GroupRecord>('group#g1', 'meta'))!.value;
+    const raw = async () => (await new GroupItems(g.storage.metadata).stored('g1'))!;
     expect(Object.keys((await raw()).members)).toHaveLength(3);
     const timers = await new DurableTimers(g.storage.metadata).pending(g.clock.now(), g.clock.now(), [
       SESSION_TIMER_KIND,
@@ -123,7 +123,7 @@ describe('consumer groups over HTTP', () => {
     // The session timeout (30 s) and its unwritten span (a third: 10 s); and since the timer was
     // re-armed while b was alive, up to one session timeout more for a group nobody accesses.
     g.clock.advance(40_000);
-    expect((await g.storage.metadata.get<GroupRecord>('group#g', 'meta'))!.value.members).toHaveProperty(b!.id);
+    expect((await new GroupItems(g.storage.metadata).stored('g'))!.members).toHaveProperty(b!.id);
     g.clock.advance(30_000);
 
     expect((await g.services.groups.coordinator.expireSessions()).membersExpired).toBe(1);

@@ -1,0 +1,255 @@
+import { randomUUID } from 'node:crypto';
+import { ITEM_FORMAT_FIELD, itemFormatVersion } from '../storage/formats.js';
+import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+import { GROUP_MEMBER_PREFIX, GROUP_META_SK, groupMemberSk, groupPk } from '../storage/key-layout.js';
+import type { Assignment } from './assignment.js';
+import { groupState, type GroupRecord, type MemberRecord } from './group-state.js';
+
+/**
+ * A KIP-848 group in items of its own (group format 2, written from feature level 4): the group
+ * item (sk `meta`) holds the epochs, the state, the assignor and the subscribed topics' partition
+ * counts, and each member is an item `mbr#{memberId}` with its target assignment. So the group
+ * item stays the same size however many members there are, and a member's heartbeat reads and
+ * writes its own item (coordinator.ts). Format 1 (v0.1.0) is the whole group in the one item; it
+ * is read as it is and written split at the next change once the level allows.
+ *
+ * A change that touches several items (a join recomputes other members' targets, an expiry
+ * removes members) is still one conditional write of the group item, which decides it: each
+ * changed member item first gets the change as *pending* (`p`: a token, the group item version it
+ * was decided on, the new member or null for a removal), then the group item is written over that
+ * version with the token in `commits`. A pending change is in force once the group item lists its
+ * token, and void when the group item moved past its version without listing it (its writer lost
+ * the race or died); until then it is in flight. The writer then folds its pendings in (best
+ * effort); any later writer folds or clears whatever it finds left. Every reader resolves a member
+ * item against the group item it read, so no reader sees half a change.
+ */
+export interface GroupMeta extends Omit<GroupRecord, 'members' | 'target'> {
+  fv: 2;
+  /** The tokens of the last changes written (newest last): their pending member changes are in force. */
+  commits: string[];
+}
+
+/** A member with its target assignment at the group's assignment epoch. */
+export interface MemberEntry {
+  member: MemberRecord;
+  target: Assignment;
+}
+
+export interface MemberItem {
+  /** The member as in force (absent: created by a pending change). */
+  m?: MemberEntry;
+  /** A change decided by the group item write with token `t` over version `base`; null: the member is removed. */
+  p?: { t: string; base: number; v: MemberEntry | null };
+}
+
+/** The group item as stored: format 1 (the whole group) or 2 (without its members). */
+export type StoredGroup = GroupRecord | GroupMeta;
+
+/** How many change tokens the group item keeps: a writer folds every older pending change before it writes. */
+const KEPT_COMMITS = 4;
+
+export const isSplit = (value: StoredGroup): value is GroupMeta => itemFormatVersion(value) >= 2;
+
+export type PendingState = 'none' | 'in force' | 'in flight' | 'void';
+
+/** Where a member item's pending change stands against the group item read at `metaVersion`. */
+export function pendingState(item: MemberItem, meta: GroupMeta, metaVersion: number): PendingState {
+  if (!item.p) return 'none';
+  if (meta.commits.includes(item.p.t)) return 'in force';
+  return item.p.base === metaVersion ? 'in flight' : 'void';
+}
+
+/** The member an item holds as of the group item read: undefined when it is not (or no longer) a member. */
+export function memberInForce(item: MemberItem, meta: GroupMeta, metaVersion: number): MemberEntry | undefined {
+  return pendingState(item, meta, metaVersion) === 'in force' ? (item.p!.v ?? undefined) : item.m;
+}
+
+/** A group as loaded: the record, and (format 2) its member items as read. */
+export interface LoadedGroup {
+  group: GroupRecord;
+  members?: Map<string, MetaItem<MemberItem>>;
+}
+
+export class GroupItems {
+  constructor(private readonly metadata: MetadataStore) {}
+
+  /** The whole group from its group item as read: format 1 as it is, format 2 with a query of its members. */
+  async load(groupId: string, item: MetaItem<StoredGroup>): Promise<LoadedGroup> {
+    if (!isSplit(item.value)) return { group: item.value };
+    const meta = item.value;
+    const members = await this.query(groupId);
+    const group = recordOf(meta, []);
+    for (const [id, i] of members) {
+      const entry = memberInForce(i.value, meta, item.version);
+      if (!entry) continue;
+      group.members[id] = entry.member;
+      group.target[id] = entry.target;
+    }
+    group.state = groupState(group);
+    return { group, members };
+  }
+
+  /** The group as stored, without expiry or any write (what a reader of the items sees); undefined: none. */
+  async stored(groupId: string): Promise<GroupRecord | undefined> {
+    const item = await this.metadata.get<StoredGroup>(groupPk(groupId), GROUP_META_SK);
+    return item && (await this.load(groupId, item)).group;
+  }
+
+  private async query(groupId: string): Promise<Map<string, MetaItem<MemberItem>>> {
+    const items = await this.metadata.query<MemberItem>(groupPk(groupId), { beginsWith: GROUP_MEMBER_PREFIX });
+    return new Map(items.map((i) => [i.sk.slice(GROUP_MEMBER_PREFIX.length), i]));
+  }
+
+  /** One member item; undefined when absent. */
+  member(groupId: string, memberId: string): Promise<MetaItem<MemberItem> | undefined> {
+    return this.metadata.get<MemberItem>(groupPk(groupId), groupMemberSk(memberId));
+  }
+
+  /**
+   * Writes the changes from `loaded` (read with the group item at `base`; none: the group is new)
+   * to `next` as pending changes of the member items, and answers the group item to write over
+   * `base` with `token`. Member items a concurrent heartbeat rewrote (its liveness only) are merged;
+   * any other change to them under us is a `GroupChangedError` (the caller decides again).
+   */
+  async prepare(
+    groupId: string,
+    base: MetaItem<StoredGroup> | undefined,
+    loaded: LoadedGroup | undefined,
+    next: GroupRecord,
+    token: string,
+  ): Promise<{ meta: GroupMeta; written: Written[] }> {
+    const baseVersion = base?.version ?? 0;
+    const meta = base && isSplit(base.value) ? base.value : undefined;
+    // A format 1 group item being split: member items left from before (a process that wrote format
+    // 1 over a split group, its feature level not yet refreshed) are not members; they are replaced.
+    const items = base && !meta ? await this.query(groupId) : loaded?.members;
+    const ids = new Set([...Object.keys(loaded?.group.members ?? {}), ...Object.keys(next.members)]);
+    for (const id of items?.keys() ?? []) ids.add(id);
+    const written = await Promise.all(
+      [...ids].map(async (id): Promise<Written | undefined> => {
+        const found = items?.get(id);
+        const before = loaded?.group.members[id];
+        const m = next.members[id];
+        const entry: MemberEntry | null = m ? { member: m, target: next.target[id] ?? {} } : null;
+        const state = found && meta ? pendingState(found.value, meta, baseVersion) : 'none';
+        if (state === 'in flight') throw new GroupChangedError(groupId);
+        // What a reader of the group item written would see of the member, were its item left alone.
+        const standing = found
+          ? ((meta ? memberInForce(found.value, meta, baseVersion) : found.value.m) ?? null)
+          : null;
+        const clean = state === 'none' && found?.value.m !== undefined;
+        if (JSON.stringify(entry) === JSON.stringify(standing) && (clean || !found)) return undefined;
+        return this.writePending(groupId, id, found, baseVersion, meta, entry, before, token);
+      }),
+    );
+    const { members: _members, target: _target, ...rest } = next;
+    const commits = [...(meta?.commits ?? []), token].slice(-KEPT_COMMITS);
+    return {
+      meta: { ...rest, [ITEM_FORMAT_FIELD]: 2, commits } as GroupMeta,
+      written: written.filter((w): w is Written => w !== undefined),
+    };
+  }
+
+  private async writePending(
+    groupId: string,
+    memberId: string,
+    found: MetaItem<MemberItem> | undefined,
+    baseVersion: number,
+    meta: GroupMeta | undefined,
+    entry: MemberEntry | null,
+    before: MemberRecord | undefined,
+    token: string,
+  ): Promise<Written> {
+    const pk = groupPk(groupId);
+    const sk = groupMemberSk(memberId);
+    let item = found;
+    for (let attempt = 0; ; attempt++) {
+      const inForce = item && meta ? memberInForce(item.value, meta, baseVersion) : item?.value.m;
+      const value: MemberItem = {
+        ...(inForce ? { m: inForce } : {}),
+        p: { t: token, base: baseVersion, v: entry },
+      };
+      try {
+        const w = await this.metadata.put<MemberItem>(
+          pk,
+          sk,
+          value,
+          item ? { ifVersion: item.version } : { ifAbsent: true },
+        );
+        return { sk, version: w.version, entry };
+      } catch (e) {
+        if (!(e instanceof ConditionFailedError)) throw e;
+        const current = e.current as MetaItem<MemberItem> | undefined;
+        // Our own write, applied with its answer lost.
+        if (current?.value.p?.t === token) return { sk, version: current.version, entry };
+        // A heartbeat of the member rewrote its liveness only: keep its time, write again.
+        const now = current?.value.m;
+        if (!current || current.value.p || !now || !entry || !before || attempt > 8)
+          throw new GroupChangedError(groupId);
+        if (JSON.stringify(livenessFree(now.member)) !== JSON.stringify(livenessFree(before)))
+          throw new GroupChangedError(groupId);
+        entry = {
+          ...entry,
+          member: { ...entry.member, lastHeartbeat: Math.max(entry.member.lastHeartbeat, now.member.lastHeartbeat) },
+        };
+        item = current;
+      }
+    }
+  }
+
+  /** After the group item write applied: folds the pending changes in (best effort; later writers fold what is left). */
+  async fold(groupId: string, written: Written[]): Promise<void> {
+    const pk = groupPk(groupId);
+    await Promise.all(
+      written.map(async ({ sk, version, entry }) => {
+        try {
+          if (entry) await this.metadata.put<MemberItem>(pk, sk, { m: entry }, { ifVersion: version });
+          else await this.metadata.delete(pk, sk, { ifVersion: version });
+        } catch (e) {
+          if (!(e instanceof ConditionFailedError)) throw e;
+        }
+      }),
+    );
+  }
+
+  /** Deletes every member item (the group is being deleted: it has no members in force). */
+  async deleteMembers(groupId: string): Promise<void> {
+    const pk = groupPk(groupId);
+    const items = await this.metadata.query(pk, { beginsWith: GROUP_MEMBER_PREFIX });
+    await Promise.all(items.map((i) => this.metadata.delete(pk, i.sk, { ifVersion: i.version }).catch(ignoreRace)));
+  }
+}
+
+/** A pending member change written: where, at which version, and what it holds. */
+export interface Written {
+  sk: string;
+  version: number;
+  entry: MemberEntry | null;
+}
+
+/** A member item changed under a group change in a way it cannot merge: decide again from a fresh read. */
+export class GroupChangedError extends Error {
+  constructor(readonly groupId: string) {
+    super(`group ${groupId} changed during the write`);
+    this.name = 'GroupChangedError';
+  }
+}
+
+/** The group record of a format 2 group item, with the members given. */
+export function recordOf(meta: GroupMeta, entries: [string, MemberEntry][]): GroupRecord {
+  const { fv: _fv, commits: _commits, ...rest } = meta;
+  return {
+    ...rest,
+    members: Object.fromEntries(entries.map(([id, e]) => [id, e.member])),
+    target: Object.fromEntries(entries.map(([id, e]) => [id, e.target])),
+  };
+}
+
+/** A member without what its own heartbeats change alone (liveness and the request id that recognises them). */
+const livenessFree = ({ lastHeartbeat: _l, requestId: _r, ...rest }: MemberRecord) => rest;
+
+const ignoreRace = (e: unknown) => {
+  if (!(e instanceof ConditionFailedError)) throw e;
+};
+
+export const newChangeToken = () => randomUUID();
