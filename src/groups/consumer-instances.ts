@@ -360,7 +360,7 @@ export class ConsumerInstances {
   }
 
   private async memberExists(inst: InstanceRecord): Promise<boolean> {
-    const snap = await this.deps.coordinator.find(inst.groupId);
+    const snap = await this.deps.coordinator.findMember(inst.groupId, inst.memberId);
     return snap?.group.members[inst.memberId] !== undefined;
   }
 

@@ -484,6 +484,9 @@ export class GroupCoordinator {
         if (!(e instanceof GroupChangedError)) throw e;
         if (round >= MAX_ATTEMPTS) throw new KafkaError('COORDINATOR_NOT_AVAILABLE', tooManyChanges(groupId).message);
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(100, 2 * 2 ** round)));
+        // Another change has pended over the same group item version for long: its writer died
+        // between its member items and the group item. Writing the group item unchanged voids it.
+        if (e.inFlightOver !== undefined) await this.advancePast(groupId, e.inFlightOver);
       }
     }
   }
@@ -540,7 +543,7 @@ export class GroupCoordinator {
           written = [];
           return { write: target, answer: () => result };
         }
-        const prepared = await this.items.prepare(groupId, item, loaded, target, newChangeToken());
+        const prepared = await this.items.prepare(groupId, item, loaded, target, newChangeToken(), now);
         written = prepared.written;
         return { write: prepared.meta, answer: () => result };
       },

@@ -39,8 +39,15 @@ export interface MemberItem {
   /** The member as in force (absent: created by a pending change). */
   m?: MemberEntry;
   /** A change decided by the group item write with token `t` over version `base`; null: the member is removed. */
-  p?: { t: string; base: number; v: MemberEntry | null };
+  p?: { t: string; base: number; v: MemberEntry | null; at: number };
 }
+
+/**
+ * How long a change may pend in flight before another writer voids it (by writing the group item
+ * unchanged): far longer than a writer takes between its member items and the group item, so only
+ * a writer that died there is voided.
+ */
+export const IN_FLIGHT_GRACE_MS = 5_000;
 
 /** The group item as stored: format 1 (the whole group) or 2 (without its members). */
 export type StoredGroup = GroupRecord | GroupMeta;
@@ -117,6 +124,7 @@ export class GroupItems {
     loaded: LoadedGroup | undefined,
     next: GroupRecord,
     token: string,
+    now: number,
   ): Promise<{ meta: GroupMeta; written: Written[] }> {
     const baseVersion = base?.version ?? 0;
     const meta = base && isSplit(base.value) ? base.value : undefined;
@@ -132,14 +140,15 @@ export class GroupItems {
         const m = next.members[id];
         const entry: MemberEntry | null = m ? { member: m, target: next.target[id] ?? {} } : null;
         const state = found && meta ? pendingState(found.value, meta, baseVersion) : 'none';
-        if (state === 'in flight') throw new GroupChangedError(groupId);
+        if (state === 'in flight')
+          throw new GroupChangedError(groupId, now - found!.value.p!.at > IN_FLIGHT_GRACE_MS ? baseVersion : undefined);
         // What a reader of the group item written would see of the member, were its item left alone.
         const standing = found
           ? ((meta ? memberInForce(found.value, meta, baseVersion) : found.value.m) ?? null)
           : null;
         const clean = state === 'none' && found?.value.m !== undefined;
         if (JSON.stringify(entry) === JSON.stringify(standing) && (clean || !found)) return undefined;
-        return this.writePending(groupId, id, found, baseVersion, meta, entry, before, token);
+        return this.writePending(groupId, id, found, { t: token, base: baseVersion, at: now }, meta, entry, before);
       }),
     );
     const { members: _members, target: _target, ...rest } = next;
@@ -154,21 +163,17 @@ export class GroupItems {
     groupId: string,
     memberId: string,
     found: MetaItem<MemberItem> | undefined,
-    baseVersion: number,
+    change: { t: string; base: number; at: number },
     meta: GroupMeta | undefined,
     entry: MemberEntry | null,
     before: MemberRecord | undefined,
-    token: string,
   ): Promise<Written> {
     const pk = groupPk(groupId);
     const sk = groupMemberSk(memberId);
     let item = found;
     for (let attempt = 0; ; attempt++) {
-      const inForce = item && meta ? memberInForce(item.value, meta, baseVersion) : item?.value.m;
-      const value: MemberItem = {
-        ...(inForce ? { m: inForce } : {}),
-        p: { t: token, base: baseVersion, v: entry },
-      };
+      const inForce = item && meta ? memberInForce(item.value, meta, change.base) : item?.value.m;
+      const value: MemberItem = { ...(inForce ? { m: inForce } : {}), p: { ...change, v: entry } };
       try {
         const w = await this.metadata.put<MemberItem>(
           pk,
@@ -181,7 +186,7 @@ export class GroupItems {
         if (!(e instanceof ConditionFailedError)) throw e;
         const current = e.current as MetaItem<MemberItem> | undefined;
         // Our own write, applied with its answer lost.
-        if (current?.value.p?.t === token) return { sk, version: current.version, entry };
+        if (current?.value.p?.t === change.t) return { sk, version: current.version, entry };
         // A heartbeat of the member rewrote its liveness only: keep its time, write again.
         const now = current?.value.m;
         if (!current || current.value.p || !now || !entry || !before || attempt > 8)
@@ -229,7 +234,11 @@ export interface Written {
 
 /** A member item changed under a group change in a way it cannot merge: decide again from a fresh read. */
 export class GroupChangedError extends Error {
-  constructor(readonly groupId: string) {
+  constructor(
+    readonly groupId: string,
+    /** Set when another change has pended over this group item version for longer than `IN_FLIGHT_GRACE_MS`: its writer died. */
+    readonly inFlightOver?: number,
+  ) {
     super(`group ${groupId} changed during the write`);
     this.name = 'GroupChangedError';
   }
