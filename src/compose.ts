@@ -41,7 +41,7 @@ import { ShareGroups } from './share/share-groups.js';
 import { ReplicaManager } from './replication/replica-manager.js';
 import { loggerOf, noMetrics, type Logger, type Metrics } from './metrics.js';
 import { FeatureLevels } from './storage/feature-level.js';
-import { DEFAULT_MAINTENANCE_OPTIONS } from './maintenance/maintenance-options.js';
+import { maintenanceOptions } from './maintenance/maintenance-options.js';
 
 export interface Storage {
   metadata: MetadataStore;
@@ -274,7 +274,7 @@ export function composeServices(
       defaultReplicationFactor: config.defaults.replicationFactor,
       autoCreateTopicsEnable: config.kafka.autoCreateTopics,
       socketRequestMaxBytes: config.kafka.maxFrameBytes,
-      retentionCheckIntervalMs: config.scheduler.options.roundIntervalMs ?? DEFAULT_MAINTENANCE_OPTIONS.roundIntervalMs,
+      retentionCheckIntervalMs: maintenanceOptions(config.scheduler.options).roundIntervalMs,
       // The coordinator's limits, from the configuration (not from `groups`, which may not be composed here).
       groupInitialRebalanceDelayMs: config.groups.initialRebalanceDelayMs,
       groupMinSessionTimeoutMs: DEFAULT_GROUP_LIMITS.minSessionTimeoutMs,

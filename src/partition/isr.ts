@@ -13,6 +13,9 @@ export function shrinkIsr(s: PartitionState, remove: Iterable<number>): Partitio
   return { ...next, highWatermark: computeHighWatermark(next) };
 }
 
+/** Kafka's replica.lag.time.max.ms default: how long a follower may stay behind before it leaves the ISR. */
+export const DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30_000;
+
 /** Followers in the ISR that have been behind the leader for longer than replica.lag.time.max.ms. */
 export function laggingFollowers(s: PartitionState, now: number, lagTimeMaxMs: number): number[] {
   const leo = logEndOffset(s);

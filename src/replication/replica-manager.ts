@@ -9,7 +9,7 @@ import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import { partitionPk, STATE_SK } from '../storage/key-layout.js';
 import { withinEpoch } from '../partition/epoch-history.js';
-import { followerReached, laggingFollowers, shrinkIsr } from '../partition/isr.js';
+import { DEFAULT_REPLICA_LAG_TIME_MAX_MS, followerReached, laggingFollowers, shrinkIsr } from '../partition/isr.js';
 import { electLeader } from '../partition/leader-election.js';
 import { noLogger, noMetrics, type Logger, type Metrics } from '../metrics.js';
 
@@ -17,7 +17,7 @@ export interface ReplicaDeps {
   metadata: MetadataStore;
   stores: ObjectStore[];
   clock: Clock;
-  /** Kafka's replica.lag.time.max.ms (a broker config): how long a follower may stay behind (default 30 s). */
+  /** Kafka's replica.lag.time.max.ms (a broker config): how long a follower may stay behind (default DEFAULT_REPLICA_LAG_TIME_MAX_MS). */
   replicaLagTimeMaxMs?: number;
   /** Where elections and ISR changes are said (default: nowhere). */
   logger?: Logger;
@@ -38,7 +38,7 @@ export class ReplicaManager implements Leadership {
 
   constructor(deps: ReplicaDeps) {
     this.deps = {
-      replicaLagTimeMaxMs: 30_000,
+      replicaLagTimeMaxMs: DEFAULT_REPLICA_LAG_TIME_MAX_MS,
       logger: noLogger,
       metrics: noMetrics,
       ...deps,
