@@ -67,7 +67,7 @@ const CLI = join(REPO, 'src/cli/bin.mjs');
  */
 const FIXED_RATE_WARMUP_SECONDS = 5;
 
-function runCli(args: string[], timeoutMs: number): Promise<string> {
+export function runCli(args: string[], timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
@@ -86,7 +86,7 @@ function runCli(args: string[], timeoutMs: number): Promise<string> {
  * P50 ms 50th, ..., P99 ms 99th, ..."; with `steady`, the line after it for the records after the
  * warm-up ("... (steady state)").
  */
-function parseTotals(
+export function parseTotals(
   output: string,
   steady = false,
 ): { records: number; recordsPerSec: number; latencyMs: ClientRow['latencyMs'] } {

@@ -1,0 +1,120 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Storage } from '../src/compose.js';
+import type { MetadataStore, ObjectStore } from '../src/storage/ports.js';
+import { type Distribution, type LatencyProfile, sampleMs } from './latency-profiles.js';
+
+/**
+ * The AWS adapters (over the emulators) behind the latency of bench/latency-profiles.ts: each call
+ * goes to the emulator at once and answers when both the emulator has answered and its drawn time
+ * has passed, so a call takes its drawn time unless the emulator (sharing this loaded machine) is
+ * slower; those calls are counted (`overruns`), the measure of how far a run is from its profile. Every
+ * call is noted in the trace of the HTTP request it serves (an AsyncLocalStorage context the Lambda
+ * model opens), which gives the per-request breakdown: which calls a produce makes, in what order,
+ * and how much of its time each took.
+ */
+export interface CallSpan {
+  /** `PutObject`, `GetItem`, `UpdateItem`, ... as the adapters name them. */
+  op: string;
+  startMs: number;
+  endMs: number;
+}
+
+export interface RequestTrace {
+  route: string;
+  startMs: number;
+  calls: CallSpan[];
+}
+
+export const requestTrace = new AsyncLocalStorage<RequestTrace>();
+
+const sleep = (ms: number) => (ms > 0 ? new Promise<void>((r) => setTimeout(r, ms)) : Promise.resolve());
+
+const METADATA_OPS: Record<string, { op: string; write: boolean }> = {
+  get: { op: 'GetItem', write: false },
+  query: { op: 'Query', write: false },
+  put: { op: 'UpdateItem', write: true },
+  delete: { op: 'DeleteItem', write: true },
+};
+const OBJECT_OPS: Record<string, string> = {
+  put: 'PutObject',
+  get: 'GetObject',
+  head: 'HeadObject',
+  list: 'ListObjectsV2',
+  delete: 'DeleteObjects',
+};
+
+/** Calls whose emulator took longer than the drawn time, per call name, and all calls. */
+export interface Overruns {
+  calls: Record<string, number>;
+  overrun: Record<string, number>;
+}
+
+export const overruns: Overruns = { calls: {}, overrun: {} };
+
+export function withLatency(storage: Storage, profile: LatencyProfile): Storage {
+  const o = profile.objects;
+  return {
+    metadata: traced(storage.metadata, (method) => {
+      const m = METADATA_OPS[method];
+      return m && { op: m.op, delay: () => sampleMs(m.write ? profile.metadataWrite : profile.metadataRead) };
+    }),
+    stores: storage.stores.map((store) =>
+      traced(store, (method) => {
+        const op = OBJECT_OPS[method];
+        if (!op) return undefined;
+        const d: Distribution = method === 'put' || method === 'delete' ? o.put : o.get;
+        return {
+          op,
+          delay: (args) => {
+            const body = method === 'put' ? (args[1] as Uint8Array) : undefined;
+            return sampleMs(d) + (body ? body.byteLength / o.bytesPerMs : 0);
+          },
+        };
+      }),
+    ),
+    close: () => storage.close(),
+  };
+}
+
+/**
+ * The port with the methods `pick` names delayed. A GET's body time is not added (its size is known
+ * only after it): fetch latency here is the first byte's.
+ */
+function traced<T extends MetadataStore | ObjectStore>(
+  inner: T,
+  pick: (method: string) => { op: string; delay: (args: unknown[]) => number } | undefined,
+): T {
+  return new Proxy(inner, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== 'function') return value;
+      const fn = value as (...args: unknown[]) => unknown;
+      const picked = pick(String(prop));
+      if (!picked) return fn.bind(target);
+      return async (...args: unknown[]) => {
+        const trace = requestTrace.getStore();
+        const startMs = performance.now();
+        const drawn = picked.delay(args);
+        try {
+          const [answer] = await Promise.all([
+            (async () => {
+              const value = await fn.apply(target, args);
+              const took = performance.now() - startMs;
+              overruns.calls[picked.op] = (overruns.calls[picked.op] ?? 0) + 1;
+              if (took > drawn) overruns.overrun[picked.op] = (overruns.overrun[picked.op] ?? 0) + 1;
+              return value;
+            })(),
+            sleep(drawn),
+          ]);
+          return answer;
+        } finally {
+          trace?.calls.push({
+            op: picked.op,
+            startMs: startMs - trace.startMs,
+            endMs: performance.now() - trace.startMs,
+          });
+        }
+      };
+    },
+  });
+}

@@ -1,0 +1,366 @@
+/**
+ * `npm run bench:aws`: the deployed shape on this machine. The server runs on the aws backend over
+ * the in-process emulators (dynalite, s3rver), its stores behind the latency of
+ * bench/latency-profiles.ts, each HTTP request an invocation of a Lambda model
+ * (bench/aws-lambda.ts: produce, fetch and admin functions, one request per environment). The
+ * client path with its defaults (`kafka-log perf produce` and a `perf consume` running beside it,
+ * child processes) at P=1 and 12, RF 1 and 3, per profile. Reports produce and end-to-end latency,
+ * throughput per producer, invocations, concurrency, GB-seconds and $ per GiB, and where a
+ * produce's time goes (its storage calls, from the per-request traces).
+ *
+ *   npm run bench:aws                         # both profiles, 100,000 records per cell
+ *   npm run bench:aws -- --quick              # s3-express and s3-standard, 10,000 records per cell, about a minute
+ *   npm run bench:aws -- --profile s3-express --records 50000 --concurrency 100
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { serve } from '@hono/node-server';
+import { createServices, createStorage, type Storage } from '../src/compose.js';
+import { serverConfigFromEnv } from '../src/config/server-config.js';
+import { createApp } from '../src/http/app.js';
+import { pushSocket } from '../src/http/push-socket.js';
+import { DynamoDbMetadataStore } from '../src/storage/dynamodb-metadata-store.js';
+import { S3ObjectStore } from '../src/storage/s3-object-store.js';
+import type { OperationCounts } from '../src/storage/counting-stores.js';
+import { awsServerEnv, startDynalite, startS3rver } from '../test/support/emulators.js';
+import { LambdaFunction, type FinishedTrace, type LambdaFigures } from './aws-lambda.js';
+import { overruns, withLatency } from './aws-storage.js';
+import { parseTotals, runCli } from './client-path.js';
+import { diffCounts, GIB, PRICES } from './cost.js';
+import { latencyProfile, OBJECT_PROFILES, DYNAMODB } from './latency-profiles.js';
+import { RECORD_BYTES } from './payload.js';
+import { REPO } from './processes.js';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    profile: { type: 'string', multiple: true },
+    records: { type: 'string' },
+    concurrency: { type: 'string', default: '1000' },
+    stores: { type: 'string', default: 'emulators' },
+    out: { type: 'string' },
+  },
+});
+const QUICK = args.quick;
+const PROFILES = args.profile ?? ['s3-standard', 's3-express'];
+const RECORDS = Number(args.records ?? (QUICK ? 10_000 : 100_000));
+const CELLS: { partitions: number; replicas: number }[] = QUICK
+  ? [
+      { partitions: 12, replicas: 1 },
+      { partitions: 1, replicas: 3 },
+    ]
+  : [
+      { partitions: 1, replicas: 1 },
+      { partitions: 12, replicas: 1 },
+      { partitions: 1, replicas: 3 },
+      { partitions: 12, replicas: 3 },
+    ];
+/**
+ * Cold start: the produce and fetch bundles' import CPU as deployed (87 and 84 ms, docs/performance.md,
+ * "Bundles", `npm run bench:bundles`); Lambda's own runtime start is not in it.
+ */
+const COLD_START_MS = 87;
+/** The produce and fetch functions' memory (infra/log-functions.ts). */
+const MEMORY_MB = 1024;
+const BUCKETS = ['bench-0', 'bench-1', 'bench-2'];
+const log = (msg: string) => process.stderr.write(`${msg}\n`);
+
+interface Row {
+  profile: string;
+  partitions: number;
+  replicas: number;
+  records: number;
+  produce: { recordsPerSec: number; p50: number; p99: number };
+  endToEnd: { p50: number; p99: number };
+  lambda: LambdaFigures[];
+  counts: OperationCounts;
+  dollarsPerGib: { lambda: number; s3: number; dynamodb: number; total: number };
+  breakdown: Breakdown;
+  /** Share of storage calls whose emulator took longer than the drawn latency. */
+  overrunShare: number;
+}
+
+/** The function that serves a request in the deployed stack (infra/log-functions.ts). */
+function routeOf(req: Request): 'produce' | 'fetch' | 'admin' {
+  const path = new URL(req.url).pathname;
+  if (req.method === 'POST' && /\/records(:batch)?$/.test(path)) return 'produce';
+  if ((req.method === 'POST' && path.endsWith('/records:fetch')) || (req.method === 'GET' && path.endsWith('/records')))
+    return 'fetch';
+  return 'admin';
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const s3 = await startS3rver({ buckets: BUCKETS });
+  const ddb = await startDynalite();
+  const env = {
+    ...awsServerEnv({
+      table: ddb.table,
+      buckets: BUCKETS,
+      dynamoDbEndpoint: ddb.endpoint,
+      s3Endpoint: s3.endpoint,
+    }),
+    BENCH_COUNTERS: '1',
+  };
+  const config = serverConfigFromEnv(env);
+  const rows: Row[] = [];
+  try {
+    for (const profileName of PROFILES) {
+      const profile = latencyProfile(profileName);
+      const storage: Storage = withLatency(
+        args.stores === 'memory'
+          ? createStorage({ kind: 'memory', replicaStores: 3 })
+          : {
+              metadata: new DynamoDbMetadataStore({ table: ddb.table, client: ddb.client }),
+              stores: BUCKETS.map((bucket) => new S3ObjectStore({ bucket, client: s3.client })),
+              close: () => {},
+            },
+        profile,
+      );
+      const services = createServices(config, storage, undefined, { countOperations: true });
+      const app = createApp(services);
+      // The push consumer's WebSocket (API Gateway's and the push function's part on AWS, not modelled).
+      let origin = '';
+      const push = pushSocket(services, () => origin);
+      app.route('/', push.routes);
+      const functions = {
+        produce: new LambdaFunction({
+          name: 'produce',
+          concurrency: Number(args.concurrency),
+          coldStartMs: COLD_START_MS,
+          memoryMb: MEMORY_MB,
+        }),
+        fetch: new LambdaFunction({
+          name: 'fetch',
+          concurrency: Number(args.concurrency),
+          coldStartMs: COLD_START_MS,
+          memoryMb: MEMORY_MB,
+        }),
+        admin: new LambdaFunction({
+          name: 'admin',
+          concurrency: Number(args.concurrency),
+          coldStartMs: COLD_START_MS,
+          memoryMb: 512,
+        }),
+      };
+      const handler = async (req: Request) => app.fetch(req);
+      const server = serve({
+        fetch: (req: Request) => {
+          const route = routeOf(req);
+          return functions[route].invoke(req, handler, route);
+        },
+        port: 0,
+        hostname: '127.0.0.1',
+      });
+      server.on('upgrade', (req, socket, head) => push.handleUpgrade(req, socket, head));
+      const url = await new Promise<string>((resolve) =>
+        server.once('listening', () => {
+          const a = server.address();
+          resolve(`http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`);
+        }),
+      );
+      origin = url;
+      try {
+        for (const cell of CELLS) {
+          const topic = `aws-${profileName}-p${cell.partitions}-rf${cell.replicas}`;
+          const created = await app.request('/v3/clusters/local/topics', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              topic_name: topic,
+              partitions_count: cell.partitions,
+              replication_factor: cell.replicas,
+            }),
+          });
+          if (created.status !== 201) throw new Error(`creating ${topic}: ${created.status} ${await created.text()}`);
+          for (const f of Object.values(functions)) f.reset();
+          overruns.calls = {};
+          overruns.overrun = {};
+          const before = services.operationCounts!();
+          log(`${profileName} P=${cell.partitions} RF=${cell.replicas}: ${RECORDS} records...`);
+          const consume = runCli(
+            [
+              'perf',
+              'consume',
+              '--topic',
+              topic,
+              '--messages',
+              String(RECORDS),
+              '--timeout',
+              '120000',
+              '--bootstrap-server',
+              url,
+            ],
+            600_000,
+          );
+          const produce = await runCli(
+            [
+              'perf',
+              'produce',
+              '--topic',
+              topic,
+              '--num-records',
+              String(RECORDS),
+              '--record-size',
+              String(RECORD_BYTES),
+              '--throughput',
+              '-1',
+              '--bootstrap-server',
+              url,
+            ],
+            600_000,
+          );
+          const consumed = await consume;
+          const counts = diffCounts(services.operationCounts!(), before);
+          const p = parseTotals(produce);
+          const c = parseTotals(consumed);
+          const lambda = Object.values(functions).map((f) => ({ ...f.figures }));
+          const row: Row = {
+            profile: profileName,
+            ...cell,
+            records: RECORDS,
+            produce: { recordsPerSec: p.recordsPerSec, p50: p.latencyMs.p50, p99: p.latencyMs.p99 },
+            endToEnd: { p50: c.latencyMs.p50, p99: c.latencyMs.p99 },
+            lambda,
+            counts,
+            dollarsPerGib: dollars(counts, lambda, RECORDS * RECORD_BYTES),
+            breakdown: breakdown(functions.produce.traces),
+            overrunShare:
+              Object.values(overruns.overrun).reduce((a, n) => a + n, 0) /
+              Math.max(
+                1,
+                Object.values(overruns.calls).reduce((a, n) => a + n, 0),
+              ),
+          };
+          rows.push(row);
+          log(
+            `  produce ${Math.round(p.recordsPerSec)} records/s p50 ${p.latencyMs.p50} p99 ${p.latencyMs.p99} ms; end-to-end p50 ${c.latencyMs.p50} p99 ${c.latencyMs.p99} ms; $${row.dollarsPerGib.total.toFixed(4)}/GiB`,
+          );
+        }
+      } finally {
+        push.close();
+        server.close();
+      }
+    }
+  } finally {
+    await ddb.stop();
+    await s3.stop();
+  }
+  const seconds = Math.round((performance.now() - started) / 1000);
+  console.log(render(rows, seconds));
+  const out = args.out ?? join(REPO, 'bench/results', `aws-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  mkdirSync(join(out, '..'), { recursive: true });
+  writeFileSync(out, JSON.stringify({ quick: QUICK, records: RECORDS, seconds, rows }, null, 2));
+  log(`${seconds} s; figures in ${out}`);
+  process.exit(0);
+}
+
+/**
+ * Dollars per GiB of record values produced and consumed once: Lambda requests and GB-seconds
+ * (arm64), S3 Standard requests (PUT, LIST; GET, HEAD), DynamoDB on-demand units; prices in
+ * bench/cost.ts. S3 Express One Zone's lower request prices and its per-GB charges are not applied:
+ * both profiles are priced as S3 Standard.
+ */
+function dollars(counts: OperationCounts, lambda: LambdaFigures[], valueBytes: number): Row['dollarsPerGib'] {
+  const per = GIB / valueBytes;
+  const invocations = lambda.reduce((a, f) => a + f.invocations, 0);
+  const gbSeconds = lambda.reduce((a, f) => a + f.gbSeconds, 0);
+  const o = counts.objects;
+  const m = counts.metadata;
+  const lambdaDollars = (invocations * PRICES.lambdaRequest + gbSeconds * PRICES.lambdaGbSecondArm) * per;
+  const s3 = ((o.put + o.list) * PRICES.s3Put + (o.get + o.head) * PRICES.s3Get) * per;
+  const dynamodb = (m.writeUnits * PRICES.ddbWrite + m.readUnits * PRICES.ddbRead) * per;
+  return { lambda: lambdaDollars, s3, dynamodb, total: lambdaDollars + s3 + dynamodb };
+}
+
+interface Breakdown {
+  requests: number;
+  /** Mean over produce requests (ms): the whole request, and the time covered by each kind of call. */
+  meanMs: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Per call name: mean calls per request, and mean ms of the request during which one was in flight. */
+  calls: Record<string, { perRequest: number; coveredMs: number }>;
+  /** The median request's calls, in order: "GetItem 0-5, PutObject 5-40, ...". */
+  medianRequest: string;
+}
+
+/** Where a produce's time goes: per kind of call, the union of its spans (what it holds the request for). */
+function breakdown(traces: FinishedTrace[]): Breakdown {
+  const ok = traces.filter((t) => t.status < 300).sort((a, b) => a.durationMs - b.durationMs);
+  const calls: Breakdown['calls'] = {};
+  for (const t of ok) {
+    const byOp = new Map<string, { startMs: number; endMs: number }[]>();
+    for (const c of t.calls) byOp.set(c.op, [...(byOp.get(c.op) ?? []), c]);
+    for (const [op, spans] of byOp) {
+      const e = (calls[op] ??= { perRequest: 0, coveredMs: 0 });
+      e.perRequest += spans.length / ok.length;
+      e.coveredMs += covered(spans) / ok.length;
+    }
+  }
+  const median = ok[Math.floor(ok.length / 2)];
+  return {
+    requests: ok.length,
+    meanMs: ok.reduce((a, t) => a + t.durationMs, 0) / Math.max(1, ok.length),
+    p50Ms: ok[Math.floor(ok.length / 2)]?.durationMs ?? 0,
+    p99Ms: ok[Math.min(ok.length - 1, Math.floor(ok.length * 0.99))]?.durationMs ?? 0,
+    calls,
+    medianRequest: median
+      ? `${median.durationMs.toFixed(0)} ms: ${median.calls
+          .sort((a, b) => a.startMs - b.startMs)
+          .map((c) => `${c.op} ${c.startMs.toFixed(0)}-${c.endMs.toFixed(0)}`)
+          .join(', ')}`
+      : '-',
+  };
+}
+
+function covered(spans: { startMs: number; endMs: number }[]): number {
+  const sorted = [...spans].sort((a, b) => a.startMs - b.startMs);
+  let total = 0;
+  let end = -Infinity;
+  for (const s of sorted) {
+    if (s.endMs <= end) continue;
+    total += s.endMs - Math.max(s.startMs, end);
+    end = s.endMs;
+  }
+  return total;
+}
+
+function render(rows: Row[], seconds: number): string {
+  const f = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+  const lines = [
+    `### AWS-shaped bench (\`npm run bench:aws${QUICK ? ' -- --quick' : ''}\`, ${seconds} s, ${RECORDS.toLocaleString('en-US')} records of ${RECORD_BYTES} B per cell)`,
+    '',
+    '| profile | P | RF | producer records/s | MB/s | produce p50 / p99 ms (client) | produce request p50 / p99 ms (server) | end-to-end p50 / p99 ms | target p99 ms | calls over profile | produce invocations | fetch invocations | peak concurrency (produce / fetch) | cold starts | GB-s | $/GiB Lambda | $/GiB S3 | $/GiB DynamoDB | $/GiB total |',
+    '| --- | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: |',
+  ];
+  for (const r of rows) {
+    const [produce, fetch] = r.lambda;
+    const o = OBJECT_PROFILES[r.profile]!;
+    const target = o.put.p99Ms + 2 * DYNAMODB.write.p99Ms + 20;
+    lines.push(
+      `| ${r.profile} | ${r.partitions} | ${r.replicas} | ${f(r.produce.recordsPerSec)} | ${f((r.produce.recordsPerSec * RECORD_BYTES) / 2 ** 20, 1)} | ${r.produce.p50} / ${r.produce.p99} | ${f(r.breakdown.p50Ms)} / ${f(r.breakdown.p99Ms)} | ${r.endToEnd.p50} / ${r.endToEnd.p99} | ${target} | ${f(r.overrunShare * 100)}% | ${f(produce!.invocations)} | ${f(fetch!.invocations)} | ${produce!.peakConcurrency} / ${fetch!.peakConcurrency} | ${r.lambda.reduce((a, l) => a + l.coldStarts, 0)} | ${f(
+        r.lambda.reduce((a, l) => a + l.gbSeconds, 0),
+        1,
+      )} | ${f(r.dollarsPerGib.lambda, 4)} | ${f(r.dollarsPerGib.s3, 4)} | ${f(r.dollarsPerGib.dynamodb, 4)} | ${f(r.dollarsPerGib.total, 4)} |`,
+    );
+  }
+  lines.push('', "#### Where a produce request's time goes (server side, per request)", '');
+  lines.push(
+    '| profile | P | RF | requests | mean ms | p99 ms | calls: per request, ms in flight (mean) | median request |',
+  );
+  lines.push('| --- | -: | -: | -: | -: | -: | --- | --- |');
+  for (const r of rows) {
+    const b = r.breakdown;
+    const calls = Object.entries(b.calls)
+      .map(([op, c]) => `${op} ${f(c.perRequest, 1)}x ${f(c.coveredMs, 1)} ms`)
+      .join('; ');
+    lines.push(
+      `| ${r.profile} | ${r.partitions} | ${r.replicas} | ${b.requests} | ${f(b.meanMs, 1)} | ${f(b.p99Ms, 1)} | ${calls} | ${b.medianRequest} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+await main();
