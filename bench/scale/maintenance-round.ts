@@ -89,6 +89,7 @@ async function run(sim: Simulation, rf: 1 | 2): Promise<ScenarioFigures> {
       timerHandlers: { [TIMER_KIND]: onTimer },
       log: () => {},
       runId: `invocation-${n}`,
+      sleep: (ms, signal) => time.sleep(ms, signal),
     });
     if (report.leaseHeld) leaseHeld++;
     if (report.unitsDone && roundDoneAt === undefined) roundInvocations++;

@@ -26,8 +26,13 @@ export class VirtualTime implements Clock {
     return this.t;
   }
 
-  sleep(ms: number): Promise<void> {
-    return new Promise((wake) => this.sleepers.push({ at: this.t + Math.max(0, ms), seq: this.seq++, wake }));
+  /** Sleeps `ms` of simulated time, or until `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((wake) => {
+      if (signal?.aborted) return wake();
+      signal?.addEventListener('abort', () => wake(), { once: true });
+      this.sleepers.push({ at: this.t + Math.max(0, ms), seq: this.seq++, wake });
+    });
   }
 
   /** Sleeps until the clock reads `at` (at once when it is past). */

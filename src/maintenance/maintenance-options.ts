@@ -34,6 +34,15 @@ export interface MaintenanceOptions {
    * redoes the units since (all idempotent), and a round costs few writes however many partitions.
    */
   cursorWriteIntervalMs: number;
+  /**
+   * A round's units are split into this many shards (by a hash of topic and partition), each with
+   * its own lease and cursor: the most runs, and the most workers of one run, a round can use at once.
+   */
+  shards: number;
+  /** How many shards one run works on at once (its concurrency; each shard's units in order). */
+  shardConcurrency: number;
+  /** While a run lasts, the durable timers are fired again every this many ms. */
+  timerTickMs: number;
 }
 
 export const DEFAULT_MAINTENANCE_OPTIONS: Readonly<MaintenanceOptions> = {
@@ -46,6 +55,9 @@ export const DEFAULT_MAINTENANCE_OPTIONS: Readonly<MaintenanceOptions> = {
   timerSlotMs: 60_000,
   roundIntervalMs: 5 * 60_000,
   cursorWriteIntervalMs: 10_000,
+  shards: 64,
+  shardConcurrency: 16,
+  timerTickMs: 10_000,
 };
 
 export function maintenanceOptions(overrides: Partial<MaintenanceOptions> = {}): MaintenanceOptions {

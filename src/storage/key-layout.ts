@@ -63,6 +63,10 @@ export const CLASSIC_GROUP_REGISTRY_PREFIX = 'cgroup#';
 export const classicGroupRegistrySk = (groupId: string) => `${CLASSIC_GROUP_REGISTRY_PREFIX}${groupId}`;
 export const PRODUCER_ID_SEQ_SK = 'producer-id-seq';
 export const SCHEDULER_LEASE_SK = 'scheduler';
+/** The lease and cursor of one shard of a maintenance round, and the lease of the durable timers' tick. */
+export const SCHEDULER_SHARD_PREFIX = 'scheduler#shard#';
+export const schedulerShardSk = (shard: number) => `${SCHEDULER_SHARD_PREFIX}${String(shard).padStart(4, '0')}`;
+export const SCHEDULER_TIMERS_SK = 'scheduler#timers';
 export const timerCursorSk = (kind: string) => `timer-cursor#${kind}`;
 export const FEATURE_LEVEL_SK = 'feature-level';
 export const PROCESS_PREFIX = 'process#';

@@ -32,13 +32,21 @@ export const rec = (key: string | null, value: string | null, timestamp: number)
 });
 export const text = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b).toString());
 
-/** Test defaults: no grace (the clock is ours), sweeps and rounds whenever asked, merges only when asked. */
+/**
+ * Test defaults: no grace (the clock is ours), sweeps and rounds whenever asked, merges only when
+ * asked, one shard worked by one worker (the units in order; tests of shards ask for more).
+ */
 export const TEST_OPTIONS: Partial<MaintenanceOptions> = {
   orphanGraceMs: 0,
   sweepIntervalMs: 0,
   roundIntervalMs: 0,
   mergeMinEntries: 1_000_000,
+  shards: 1,
+  shardConcurrency: 1,
 };
+
+/** The item of shard 0 of a round: its lease and cursor. */
+export const SHARD_0 = { pk: 'cluster', sk: 'scheduler#shard#0000' } as const;
 
 export function harness(storage: Storage, clock: TestClock, options: Partial<MaintenanceOptions> = {}) {
   const topics = new TopicRegistry(storage.metadata, clock, storage.stores.length);

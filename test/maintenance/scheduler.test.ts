@@ -5,7 +5,7 @@ import type { Topic } from '../../src/topics/topics.js';
 import { startSchedulerLoop } from '../../src/maintenance/scheduler.js';
 import { DurableTimers } from '../../src/timer/durable-timers.js';
 import { awsBackend } from '../support/backends.js';
-import { harness, rec, TestClock } from './helpers.js';
+import { harness, rec, SHARD_0, TestClock } from './helpers.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -73,8 +73,8 @@ describe('scheduler', () => {
     // The first run dies after its second unit: its lease (written here as it would be left) stays.
     const dying = h.run({ maxUnits: 2, runId: 'dead', deadline: T0 + 60_000 });
     await dying;
-    await storage.metadata.put('cluster', 'scheduler', {
-      ...(await storage.metadata.get<Record<string, unknown>>('cluster', 'scheduler'))!.value,
+    await storage.metadata.put(SHARD_0.pk, SHARD_0.sk, {
+      ...(await storage.metadata.get<Record<string, unknown>>(SHARD_0.pk, SHARD_0.sk))!.value,
       holder: 'dead',
       leaseUntil: T0 + 60_000,
     });
@@ -147,10 +147,10 @@ describe('scheduler', () => {
     const storage = createStorage({ kind: 'memory', replicaStores: 1 });
     const h = harness(storage, new TestClock(T0), { cursorWriteIntervalMs: 10_000 });
     await nineUnits(h);
-    const leaseWrites = () => writes.mock.calls.filter(([pk, sk]) => pk === 'cluster' && sk === 'scheduler').length;
+    const leaseWrites = () => writes.mock.calls.filter(([pk, sk]) => pk === SHARD_0.pk && sk === SHARD_0.sk).length;
     const writes = vi.spyOn(storage.metadata, 'put');
     expect(await h.run()).toMatchObject({ unitsDone: 9, roundsCompleted: 1 });
-    expect(leaseWrites()).toBe(3); // take, round done, release: none per unit within 10 s
+    expect(leaseWrites()).toBe(3); // take, shard done, release: none per unit within 10 s
     writes.mockClear();
     // A slow run: every reading of this clock is a second later, so the 9 units span tens of seconds.
     let t = h.clock.now();
