@@ -6,8 +6,7 @@ import { SCHEDULER_TIMERS_SK } from '../storage/key-layout.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import { DurableTimers, type TimerHandler } from '../timer/durable-timers.js';
 import type { TopicRegistry } from '../topics/topics.js';
-import { createTransactionCoordinator, type TransactionCoordinator } from '../transactions/index.js';
-import { maintenanceOptions } from './maintenance-options.js';
+import { maintenanceOptions, type MaintenanceOptions } from './maintenance-options.js';
 import { DELETE_OBJECTS_KIND, deleteObjects } from './object-gc.js';
 import type { UnitContext } from './partition-maintenance.js';
 import { currentRound, workShards } from './round-shards.js';
@@ -45,10 +44,11 @@ export interface SchedulerDeps {
   /** The process's partition log and topic registry, from the composition root (src/compose.ts). */
   partitionLog: PartitionLog;
   topics: TopicRegistry;
-  options?: Partial<import('./maintenance-options.js').MaintenanceOptions>;
-  /** The process's transaction coordinator (its timers: transaction timeouts, id expiry); else one is made. */
-  transactions?: TransactionCoordinator;
-  /** More durable timer kinds to fire (the composition root passes the groups' session timers). */
+  options?: Partial<MaintenanceOptions>;
+  /**
+   * The durable timer kinds to fire besides object deletion: the composition root passes the
+   * transaction coordinator's (transaction timeouts, id expiry) and the groups' session timers.
+   */
   timerHandlers?: Record<string, TimerHandler>;
   /** Structured log lines; default one JSON line each on stdout. */
   log?: (event: Record<string, unknown>) => void;
@@ -85,22 +85,12 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
   const run = randomUUID();
   const ttl = Math.max(deps.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, 3 * options.cursorWriteIntervalMs);
   const timers = new DurableTimers(metadata, { slotMs: options.timerSlotMs });
-  const transactions =
-    deps.transactions ??
-    createTransactionCoordinator({
-      metadata,
-      clock,
-      topics: deps.topics,
-      log: deps.partitionLog,
-      timerSlotMs: options.timerSlotMs,
-    });
   const handlers: Record<string, TimerHandler> = {
     [DELETE_OBJECTS_KIND]: async (t) => {
       const r = await deleteObjects(stores, t);
       add('objectsDeleted', r.objects);
       add('bytesFreed', r.bytes);
     },
-    ...transactions.timerHandlers(),
     ...deps.timerHandlers,
   };
   const pastDeadline = () => clock.now() >= deps.deadline;
