@@ -1,21 +1,58 @@
 import { Hono, type Context } from 'hono';
 import * as z from 'zod';
-import { validateBinding, validateFilter, type AclBinding } from '../authz/acl.js';
+import {
+  type AclBinding,
+  OPERATIONS,
+  PATTERN_TYPES,
+  PERMISSIONS,
+  RESOURCE_TYPES,
+  validateBinding,
+  validateFilter,
+} from '../authz/acl.js';
 import { KafkaError } from '../wire/errors.js';
 import type { AppEnv } from './app-env.js';
 import { readJson } from './request.js';
 import { authorize } from './security.js';
 
-const createAclSchema = z.object({
-  resource_type: z.string(),
-  resource_name: z.string(),
-  pattern_type: z.string().optional(),
-  principal: z.string(),
-  host: z.string().optional(),
-  operation: z.string(),
-  permission: z.string(),
+// The ACL model's value lists document the fields; the model checks them (validateBinding and
+// validateFilter answer with Kafka's error names), so the schemas take any string.
+const oneOf = (values: readonly string[], description?: string) =>
+  z.string().meta({ enum: [...values], ...(description ? { description } : {}) });
+const aclFields = {
+  resource_type: oneOf(RESOURCE_TYPES),
+  resource_name: z
+    .string()
+    .meta({ description: "A topic, group or transactional id ('*': every one), or kafka-cluster" }),
+  pattern_type: oneOf(PATTERN_TYPES).meta({ default: 'LITERAL' }),
+  principal: z.string().meta({ description: 'Type:name, e.g. User:alice; User:* is everyone' }),
+  host: z.string().meta({ default: '*' }),
+  operation: oneOf(OPERATIONS),
+  permission: oneOf(PERMISSIONS),
+};
+export const createAclSchema = z.object({
+  ...aclFields,
+  pattern_type: aclFields.pattern_type.optional(),
+  host: aclFields.host.optional(),
 });
-const batchSchema = z.object({ data: z.array(createAclSchema).min(1) });
+export const batchSchema = z.object({ data: z.array(createAclSchema).min(1) });
+export const aclFilterSchema = z.object({
+  resource_type: oneOf([...RESOURCE_TYPES, 'ANY']).optional(),
+  resource_name: z.string().optional(),
+  pattern_type: oneOf(
+    [...PATTERN_TYPES, 'ANY', 'MATCH'],
+    'MATCH: every pattern that applies to resource_name (literal, * and prefixes)',
+  ).optional(),
+  principal: z.string().optional(),
+  host: z.string().optional(),
+  operation: oneOf([...OPERATIONS, 'ANY']).optional(),
+  permission: oneOf([...PERMISSIONS, 'ANY']).optional(),
+});
+export const aclSchema = z.object({
+  kind: z.literal('KafkaAcl'),
+  metadata: z.object({ self: z.string() }),
+  cluster_id: z.string(),
+  ...aclFields,
+});
 
 const toBinding = (b: z.infer<typeof createAclSchema>): AclBinding =>
   validateBinding({
@@ -28,19 +65,21 @@ const toBinding = (b: z.infer<typeof createAclSchema>): AclBinding =>
     permission: b.permission,
   });
 
-const filterOf = (c: Context<AppEnv>) =>
-  validateFilter({
-    resourceType: c.req.query('resource_type'),
-    resourceName: c.req.query('resource_name'),
-    patternType: c.req.query('pattern_type'),
-    principal: c.req.query('principal'),
-    host: c.req.query('host'),
-    operation: c.req.query('operation'),
-    permission: c.req.query('permission'),
+const filterOf = (c: Context<AppEnv>) => {
+  const q = aclFilterSchema.parse(c.req.query());
+  return validateFilter({
+    resourceType: q.resource_type,
+    resourceName: q.resource_name,
+    patternType: q.pattern_type,
+    principal: q.principal,
+    host: q.host,
+    operation: q.operation,
+    permission: q.permission,
   });
+};
 
 /** Confluent v3's AclData: the ACL's own fields, its `self` the list filtered down to it. */
-function aclData(c: Context<AppEnv>, b: AclBinding) {
+function aclData(c: Context<AppEnv>, b: AclBinding): z.input<typeof aclSchema> {
   const r = c.get('resources');
   const q = new URLSearchParams({
     resource_type: b.resourceType,

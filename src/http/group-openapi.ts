@@ -21,7 +21,7 @@ import {
 } from './consumer-instance-routes.js';
 import { groupDescriptionSchema, heartbeatAnswerSchema, offsetSchema, resetPlanSchema } from './group-resources.js';
 import { commitSchema, heartbeatSchema, offsetsQuerySchema, resetSchema } from './group-routes.js';
-import { errors, inPath, jsonBody, list, noContent, ok } from './openapi-parts.js';
+import { errors, inPath, jsonBody, list, listMetadata, noContent, ok } from './openapi-parts.js';
 
 const group = inPath('cluster_id', 'consumer_group_id');
 const consumer = inPath('cluster_id', 'consumer_group_id', 'consumer_id');
@@ -125,7 +125,7 @@ export const groupPaths: ZodOpenApiPathsObject = {
         200: ok(
           z.object({
             kind: z.literal('KafkaConsumerGroupOffsetList'),
-            metadata: z.looseObject({}),
+            metadata: listMetadata,
             data: z.array(offsetSchema),
           }),
         ),

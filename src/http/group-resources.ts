@@ -134,7 +134,7 @@ export class GroupResources {
     return `${this.r.base}/consumer-groups/${encodeURIComponent(groupId)}`;
   }
 
-  list<T>(kind: string, self: string, data: T[], next: string | null = null) {
+  list<K extends string, T>(kind: K, self: string, data: T[], next: string | null = null) {
     return this.r.list(kind, self, data, next);
   }
 

@@ -8,10 +8,11 @@ import type { oas31, ZodOpenApiRequestBodyObject, ZodOpenApiResponseObject } fro
 
 /** Every error answer's body (error-mapping.ts); a throttled one adds throttle_time_ms. */
 export const errorSchema = z
-  .looseObject({
+  .object({
     error_code: z.int().meta({ description: 'HTTP status or Confluent five-digit code' }),
     message: z.string(),
-    error: z.string().meta({ description: "Kafka's error name, e.g. OFFSET_OUT_OF_RANGE" }).optional(),
+    error: z.string().meta({ description: "Kafka's error name, e.g. OFFSET_OUT_OF_RANGE" }),
+    throttle_time_ms: z.int().meta({ description: "Kafka's throttle time, on a 429" }).optional(),
   })
   .meta({ id: 'Error' });
 
@@ -58,3 +59,5 @@ export const dateTime = z.string().meta({ format: 'date-time' });
 /** v3's resource metadata and relationship (resources.ts builds them). */
 export const resourceMetadata = z.object({ self: z.string(), resource_name: z.string() });
 export const related = z.object({ related: z.string() });
+/** A v3 list's metadata: next is the following page, or null. */
+export const listMetadata = z.object({ self: z.string(), next: z.string().nullable() });

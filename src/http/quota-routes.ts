@@ -1,28 +1,62 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
-import { validateQuotaValue, type ClientQuota, type QuotaEntity, type QuotaKey } from '../quotas/client-quotas.js';
+import {
+  type ClientQuota,
+  QUOTA_KEYS,
+  type QuotaEntity,
+  type QuotaKey,
+  validateQuotaValue,
+} from '../quotas/client-quotas.js';
 import type { AppEnv } from './app-env.js';
+import { listMetadata } from './openapi-parts.js';
 import { readJson } from './request.js';
 import { authorize } from './security.js';
 
 const ENTITY_TYPES = ['user', 'client-id'] as const;
 const entitySchema = z
-  .array(z.object({ entity_type: z.enum(ENTITY_TYPES), entity_name: z.string().min(1).nullable() }))
+  .array(
+    z.object({
+      entity_type: z.enum(ENTITY_TYPES),
+      entity_name: z.string().min(1).nullable().meta({ description: 'null: the default' }),
+    }),
+  )
   .min(1)
   .max(2);
-const alterSchema = z.object({
+// validateQuotaValue checks the key (INVALID_REQUEST with the known ones); QUOTA_KEYS documents it.
+export const alterSchema = z.object({
   data: z
     .array(
       z.object({
         entity: entitySchema,
         ops: z
-          .array(z.object({ key: z.string(), value: z.number().optional(), remove: z.boolean().optional() }))
+          .array(
+            z.object({
+              key: z.string().meta({ enum: [...QUOTA_KEYS] }),
+              value: z.number().optional(),
+              remove: z.boolean().optional(),
+            }),
+          )
           .min(1),
       }),
     )
     .min(1),
   validate_only: z.boolean().optional(),
+});
+export const quotaQuerySchema = z.object({
+  user: z.string().meta({ description: '<default> for the default user; absent: any' }).optional(),
+  client_id: z.string().meta({ description: '<default> for the default client id; absent: any' }).optional(),
+});
+export const quotaListSchema = z.object({
+  kind: z.literal('KafkaClientQuotaList'),
+  metadata: listMetadata,
+  data: z.array(
+    z.object({
+      kind: z.literal('KafkaClientQuota'),
+      entity: entitySchema,
+      values: z.partialRecord(z.enum(QUOTA_KEYS), z.number()),
+    }),
+  ),
 });
 
 function entityOf(parts: z.infer<typeof entitySchema>): QuotaEntity {
@@ -35,10 +69,10 @@ function entityOf(parts: z.infer<typeof entitySchema>): QuotaEntity {
 }
 
 const showQuota = (q: ClientQuota) => ({
-  kind: 'KafkaClientQuota',
+  kind: 'KafkaClientQuota' as const,
   entity: ENTITY_TYPES.filter((t) => q.entity[t] !== undefined).map((t) => ({
     entity_type: t,
-    entity_name: q.entity[t],
+    entity_name: q.entity[t] ?? null,
   })),
   values: q.values,
 });
@@ -57,14 +91,17 @@ export function quotaRoutes(): Hono<AppEnv> {
 
   app.get('/client-quotas', async (c) => {
     await authorize(c, 'DESCRIBE_CONFIGS', 'CLUSTER');
-    const user = c.req.query('user');
-    const client = c.req.query('client_id');
+    const { user, client_id: client } = quotaQuerySchema.parse(c.req.query());
     const quotas = (await c.get('services').security.quotas.list()).filter(
       (q) => matches(user, q.entity.user) && matches(client, q.entity['client-id']),
     );
     const r = c.get('resources');
     return c.json(
-      r.list('KafkaClientQuotaList', `${r.base}/client-quotas${new URL(c.req.url).search}`, quotas.map(showQuota)),
+      r.list(
+        'KafkaClientQuotaList',
+        `${r.base}/client-quotas${new URL(c.req.url).search}`,
+        quotas.map(showQuota),
+      ) satisfies z.input<typeof quotaListSchema>,
     );
   });
 

@@ -115,7 +115,7 @@ export class Resources {
   }
 
   /** A v3 collection; `next` is the URL of the following page of a paged list. */
-  list<T>(kind: string, self: string, data: T[], next: string | null = null) {
+  list<K extends string, T>(kind: K, self: string, data: T[], next: string | null = null) {
     return { kind, metadata: { self, next }, data };
   }
 

@@ -4,23 +4,49 @@ import { alterScramCredentials, describeScramCredentials } from '../authz/scram-
 import type { KafkaError } from '../wire/errors.js';
 import type { AppEnv } from './app-env.js';
 import { toErrorResponse } from './error-mapping.js';
+import { errorSchema, listMetadata } from './openapi-parts.js';
 import { readJson } from './request.js';
+import { SCRAM_MECHANISMS } from '../authz/scram.js';
 import { authorize } from './security.js';
 
-const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64');
-const deletion = z.object({ user: z.string(), mechanism: z.string() });
-const alterSchema = z.object({
+const base64 = z
+  .string()
+  .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64')
+  .meta({ contentEncoding: 'base64' });
+// The mechanism is checked by the SCRAM admin, per user (answered in that user's error).
+const mechanism = z.string().meta({ enum: [...SCRAM_MECHANISMS] });
+const deletion = z.object({ user: z.string(), mechanism });
+export const alterSchema = z.object({
   deletions: z.array(deletion).default([]),
   upsertions: z
     .array(
       deletion.extend({
-        iterations: z.number().int(),
+        iterations: z.int().meta({ minimum: 4096, maximum: 16384 }),
         salt: base64.min(1),
-        salted_password: base64.min(1),
+        salted_password: base64
+          .min(1)
+          .meta({ description: "Hi(password, salt, iterations): PBKDF2 with the mechanism's HMAC" }),
       }),
     )
     .default([]),
 });
+export const scramQuerySchema = z.object({
+  user: z.array(z.string()).meta({ description: 'repeat for several; absent: every user' }).optional(),
+});
+/** A per-user failure: the error envelope of one user's entry. */
+const userError = { error: errorSchema.optional() };
+export const scramListSchema = z.object({
+  kind: z.literal('KafkaUserScramCredentialList'),
+  metadata: listMetadata,
+  data: z.array(
+    z.object({
+      user: z.string(),
+      credentials: z.array(z.object({ mechanism, iterations: z.int() })),
+      ...userError,
+    }),
+  ),
+});
+export const alterResultSchema = z.object({ data: z.array(z.object({ user: z.string(), ...userError })) });
 
 /** A per-user error as the v3 envelope writes one. */
 const errorOf = (e: KafkaError | undefined) => (e ? { error: toErrorResponse(e).body } : {});
@@ -36,7 +62,7 @@ export function scramRoutes(): Hono<AppEnv> {
 
   app.get('/user-scram-credentials', async (c) => {
     await authorize(c, 'DESCRIBE', 'CLUSTER');
-    const users = c.req.queries('user') ?? null;
+    const users = scramQuerySchema.parse({ user: c.req.queries('user') }).user ?? null;
     const described = await describeScramCredentials(c.get('services').security.scram, users);
     const r = c.get('resources');
     return c.json(
@@ -44,7 +70,7 @@ export function scramRoutes(): Hono<AppEnv> {
         'KafkaUserScramCredentialList',
         `${r.base}/user-scram-credentials${new URL(c.req.url).search}`,
         described.map((d) => ({ user: d.user, credentials: d.credentials, ...errorOf(d.error) })),
-      ),
+      ) satisfies z.input<typeof scramListSchema>,
     );
   });
 
@@ -69,7 +95,9 @@ export function scramRoutes(): Hono<AppEnv> {
           principal: c.get('principal'),
           user: r.user,
         });
-    return c.json({ data: results.map((r) => ({ user: r.user, ...errorOf(r.error) })) });
+    return c.json({
+      data: results.map((r) => ({ user: r.user, ...errorOf(r.error) })),
+    } satisfies z.input<typeof alterResultSchema>);
   });
 
   return app;
