@@ -14,9 +14,9 @@ import { type Context, Hono } from 'hono';
 import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import type { IsolationLevel, PartitionFetch, PartitionFetchOutcome } from '../log/partition-log.js';
-import { type AbortedTransaction, isAborted } from '../partition/offset-index.js';
+import type { AbortedTransaction } from '../partition/offset-index.js';
 import { lastStableOffset } from '../partition/partition-state.js';
-import { CONTROL_FLAG_MASK, decodeRecordBatches, TRANSACTIONAL_FLAG_MASK } from '../wire/record-batch.js';
+import { fetchedRecords } from '../log/fetched-records.js';
 import { authorizeAll } from './security.js';
 import { unknownPartition, type Topic } from '../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
@@ -116,34 +116,24 @@ function shownRecords(
   room: { bytes: number; shown: number },
 ): { records: string[]; nextOffset: number } {
   const records: string[] = [];
-  const aborted = o.abortedTransactions ?? [];
-  // read_committed answers end at the last stable offset, read_uncommitted at the high watermark.
-  const upper = o.abortedTransactions ? o.lastStableOffset : o.highWatermark;
-  for (const batch of decodeRecordBatches(o.batches)) {
-    const { attributes, producerId, baseOffset } = batch.header;
-    // Control batches (transaction markers) are never records to a reader; read_committed leaves
-    // out the batches of aborted transactions, as the per-partition fetch does.
-    if (attributes & CONTROL_FLAG_MASK) continue;
-    if (aborted.length > 0 && attributes & TRANSACTIONAL_FLAG_MASK && isAborted(aborted, producerId, baseOffset))
-      continue;
-    for (const r of batch.records) {
-      if (r.offset < p.offset || r.offset >= upper) continue;
-      const text = JSON.stringify(showRecord(r, p.partition, format));
-      if (room.bytes !== Infinity) {
-        const cost = jsonAnswerBytes(text) + 1;
-        if (cost > room.bytes) {
-          if (room.shown === 0)
-            throw new KafkaError(
-              'MESSAGE_TOO_LARGE',
-              `The record at offset ${r.offset} takes more than this deployment can answer as ${format} JSON; fetch it as record batches`,
-            );
-          return { records, nextOffset: r.offset };
-        }
-        room.bytes -= cost;
+  // read_committed answers carry their aborted transactions (empty or not), read_uncommitted none.
+  const isolation = o.abortedTransactions ? 'read_committed' : 'read_uncommitted';
+  for (const r of fetchedRecords(o, p.offset, isolation).records) {
+    const text = JSON.stringify(showRecord(r, p.partition, format));
+    if (room.bytes !== Infinity) {
+      const cost = jsonAnswerBytes(text) + 1;
+      if (cost > room.bytes) {
+        if (room.shown === 0)
+          throw new KafkaError(
+            'MESSAGE_TOO_LARGE',
+            `The record at offset ${r.offset} takes more than this deployment can answer as ${format} JSON; fetch it as record batches`,
+          );
+        return { records, nextOffset: r.offset };
       }
-      room.shown++;
-      records.push(text);
+      room.bytes -= cost;
     }
+    room.shown++;
+    records.push(text);
   }
   return { records, nextOffset: o.nextOffset };
 }

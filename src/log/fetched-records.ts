@@ -1,8 +1,8 @@
 /**
- * A fetch answer's records, decoded: what the JSON answers (the REST fetch route, the REST v2
- * consumer instances) show. The read path itself answers stored batches only
- * (partition-reader.ts); decoding is the JSON caller's step, as a Kafka consumer decodes what the
- * broker sent.
+ * A fetch answer's records, decoded: what the JSON answers show (the REST fetch of one partition
+ * and Fetch over many, the REST v2 consumer instances). The read path itself answers stored
+ * batches only (partition-reader.ts); decoding is the JSON caller's step, as a Kafka consumer
+ * decodes what the broker sent.
  */
 import { isAborted } from '../partition/offset-index.js';
 import {
