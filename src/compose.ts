@@ -38,6 +38,7 @@ import { createTransactionCoordinator } from './transactions/index.js';
 import { DEFAULT_TRANSACTION_CONFIG } from './transactions/transaction-config.js';
 import { SystemTimer } from './timer/system-timer.js';
 import { ShareGroups } from './share/share-groups.js';
+import { createTriggers } from './triggers/index.js';
 import { ReplicaManager } from './replication/replica-manager.js';
 import { loggerOf, noMetrics, type Logger, type Metrics } from './metrics.js';
 import { FeatureLevels } from './storage/feature-level.js';
@@ -194,6 +195,8 @@ export function createServices(
 
 export interface ServiceOptions {
   countOperations?: boolean;
+  /** Deliver triggers in this process, woken by its commits (the local server: `npm start`). */
+  runTriggers?: boolean;
   metrics?: Metrics;
   /** Where the services' log lines go (default: JSON lines on stdout, `stdoutLogger`). */
   logger?: Logger;
@@ -244,6 +247,14 @@ export function composeServices(
     logger.warn('push notification failed', { error: String(e) }),
   );
   log.onAppend((topic, partition) => notifier.committed(topic, partition));
+  const triggers = createTriggers(
+    { metadata, clock, topics, log, groups },
+    {
+      bootstrapServers: bootstrapServers(config),
+      onError: (msg, fields) => logger.warn(msg, fields),
+    },
+  );
+  if (options.runTriggers) log.onAppend((topic, partition) => triggers.runner.committed(topic, partition));
   const transactions = parts.transactions({
     metadata,
     clock,
@@ -267,6 +278,7 @@ export function composeServices(
     fetchPurgatory,
     metrics,
     push: { subscriptions, notifier },
+    triggers,
     security: createSecurity(config.security, metadata, clock),
     features,
     brokerConfigs: brokerConfigs({
@@ -293,6 +305,12 @@ export function composeServices(
 export const stdoutLogger: Logger = loggerOf((level, msg, fields) =>
   console.log(JSON.stringify({ level, msg, ...fields })),
 );
+
+/** What a trigger's event names as `bootstrapServers`: the Kafka listener as clients reach it ('' without one). */
+function bootstrapServers(config: ServerConfig): string {
+  const { kafka } = config;
+  return kafka.port > 0 ? `${kafka.advertisedHost ?? kafka.host}:${kafka.advertisedPort ?? kafka.port}` : '';
+}
 
 /**
  * Finishes the work that earlier answers left running: acks=0 appends, acks=1 follower copies, and

@@ -41,7 +41,7 @@ try {
 
 const storage = await openStorage(config.backend); // a SQLite problem fails here, at startup
 const metrics = new IntervalMetrics();
-const services = createServices(config, storage, undefined, { metrics, logger: stdoutLogger });
+const services = createServices(config, storage, undefined, { metrics, logger: stdoutLogger, runTriggers: true });
 const app = createApp(services);
 // Push (ws://host:port/v3/push): other processes post to this one's connections at its origin,
 // or at PUSH_ENDPOINT when they reach it under another address.
@@ -57,6 +57,18 @@ await register();
 setInterval(register, services.features.refreshMs).unref();
 // Timers, retention, compaction, segment merge and orphan GC, every SCHEDULER_INTERVAL_MS.
 const scheduler = startInProcessScheduler(config, storage, services);
+// Triggers run here, woken by this process's commits; what a crash or another process left
+// undelivered is re-armed now and on the scheduler's tick (docs/triggers.md).
+const rearmTriggers = () =>
+  services.triggers.runner
+    .rearm()
+    .catch((e: unknown) =>
+      console.log(JSON.stringify({ level: 'warn', msg: 'trigger re-arm failed', error: String(e) })),
+    );
+void rearmTriggers();
+const triggerTick =
+  config.scheduler.intervalMs > 0 ? setInterval(rearmTriggers, config.scheduler.intervalMs) : undefined;
+triggerTick?.unref();
 const { http } = config;
 const bodyPool = new MemoryPool(http.queuedMaxRequestBytes, (used) => metrics.gauge('HttpMemoryPoolUsedBytes', used));
 const fetch = withBodyPool(app.fetch, bodyPool, {
@@ -187,7 +199,7 @@ function shutdown(signal: string) {
   void kafkaListener?.close();
   push.close();
   server.close(() => {
-    void (scheduler?.stop() ?? Promise.resolve()).finally(() => {
+    void Promise.all([scheduler?.stop(), services.triggers.runner.close()]).finally(() => {
       storage.close();
       process.exit(0);
     });

@@ -13,6 +13,7 @@ import type { Subscriptions } from './push/subscriptions.js';
 import type { Purgatory } from './timer/purgatory.js';
 import type { TransactionCoordinator } from './transactions/index.js';
 import type { ShareGroups } from './share/share-groups.js';
+import type { TriggerServices } from './triggers/index.js';
 import type { Metrics } from './metrics.js';
 
 /**
@@ -40,6 +41,8 @@ export interface AppServices {
   metrics: Metrics;
   /** Push subscriptions, and the notifier that tells them about commits (src/push). */
   push: { subscriptions: Subscriptions; notifier: PushNotifier };
+  /** Triggers: their definitions, admin and the runner that delivers them (src/triggers). */
+  triggers: TriggerServices;
   /** Principals, ACLs and quotas. */
   security: Security;
   /** The cluster's feature level and this process's registration (src/storage/feature-level.ts). */

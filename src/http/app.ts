@@ -18,6 +18,7 @@ import { shareGroupRoutes } from './share-group-routes.js';
 import { type AppOptions, type AppRoutes, createRoutedApp } from './routed-app.js';
 import { topicRoutes } from './topic-routes.js';
 import { transactionRoutes } from './transaction-routes.js';
+import { triggerRoutes } from './trigger-routes.js';
 
 export type { AppOptions, AppRoutes } from './routed-app.js';
 
@@ -44,6 +45,7 @@ export const ALL_ROUTES: AppRoutes = {
     quotaRoutes,
     scramRoutes,
     featureRoutes,
+    triggerRoutes,
   ],
   secured: (app, services) => {
     app.route('/consumers', consumerInstanceRoutes(services));

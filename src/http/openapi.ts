@@ -9,6 +9,7 @@ import { FETCH_RESPONSE_MEDIA_TYPE } from '../wire/fetch-response.js';
 import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
 import { securityPaths } from './security-openapi.js';
 import { shareGroupPaths } from './share-group-openapi.js';
+import { triggerPaths } from './trigger-openapi.js';
 import { RELEASE } from '../wire/release.js';
 import { errorSchema } from './openapi-parts.js';
 import { createDocument, type oas31, type ZodOpenApiObject } from 'zod-openapi';
@@ -869,6 +870,7 @@ const document: ZodOpenApiObject = {
     ...shareGroupPaths,
     ...transactionPaths,
     ...securityPaths,
+    ...triggerPaths,
   } as Record<string, Json>,
   components: {
     securitySchemes: {

@@ -59,6 +59,8 @@ export const FORMATS = {
   'scram-credential': { version: 1, what: 'SCRAM credential (scram)' },
   'push-subscription': { version: 1, what: 'push subscription (push#)' },
   'sweep-checkpoint': { version: 1, what: 'object sweep checkpoint (maint#)' },
+  trigger: { version: 1, what: 'trigger definition (triggers)' },
+  'trigger-lease': { version: 1, what: "trigger partition's delivery lease (trigger#)" },
   other: { version: 1, what: 'item' },
 } as const satisfies Record<string, { version: number; what: string }>;
 
@@ -188,6 +190,8 @@ const PK_FORMATS: [string, FormatName][] = [
   ['scram', 'scram-credential'],
   ['push#', 'push-subscription'],
   ['maint#', 'sweep-checkpoint'],
+  ['triggers', 'trigger'],
+  ['trigger#', 'trigger-lease'],
 ];
 
 const bySk = (table: [string, FormatName][], sk: string): FormatName =>

@@ -22,6 +22,8 @@
  * pk `acl`                          sk the ACL's fields, URI-encoded and joined by `|` (one item per ACL)
  * pk `quota`                        sk `user={name}`, `client-id={id}`, both joined by `,` (`<default>` for a default)
  * pk `scram`                        sk `{user, URI-encoded}|{mechanism}` (a user's SCRAM credential, hashed as Kafka stores it)
+ * pk `triggers`                     sk `{name}` (a trigger's definition, src/triggers)
+ * pk `trigger#{name}`               sk `lease#{topic}#{p}` (a partition's delivery lease)
  *
  * objects `data/{topicId}/{shard}/{ms}-{hex}.v2` (one produce request; `data/{topicId}/{ms}-{hex}` in
  * format 1) and `segments/{topicId}/{partition}/{baseOffset}-{ms}-{hex}` (maintenance's per-partition
@@ -76,6 +78,10 @@ export const processSk = (id: string) => `${PROCESS_PREFIX}${id}`;
 export const ACL_PK = 'acl';
 export const QUOTA_PK = 'quota';
 export const SCRAM_PK = 'scram';
+/** Triggers (src/triggers): every definition under one key, so listing them is one query. */
+export const TRIGGERS_PK = 'triggers';
+export const triggerLeasePk = (name: string) => `trigger#${name}`;
+export const triggerLeaseSk = (topic: string, partition: number) => `lease#${topic}#${partition}`;
 export const scramSk = (user: string, mechanism: string) => `${encodeURIComponent(user)}|${mechanism}`;
 
 // One partition.

@@ -44,6 +44,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   ],
   // Share groups (KIP-932): share-partition state over the log's reads.
   'src/share': ['src/clock.ts', 'src/log', 'src/storage', 'src/topics', 'src/wire'],
+  // Triggers: a topic bound to a target, delivered as a consumer group of its own (its offsets through groups).
+  'src/triggers': ['src/clock.ts', 'src/groups', 'src/log', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
   'src/quotas': ['src/clock.ts', 'src/storage', 'src/wire'],
   'src/authz': ['src/clock.ts', 'src/config', 'src/quotas', 'src/storage', 'src/wire'],
   'src/maintenance': ['src/clock.ts', 'src/log', 'src/partition', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
@@ -62,6 +64,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/timer',
     'src/topics',
     'src/transactions',
+    'src/triggers',
   ],
   'src/http': [
     'src/authz',
@@ -82,6 +85,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/timer',
     'src/topics',
     'src/transactions',
+    'src/triggers',
     'src/wire',
   ],
   'src/compose.ts': [
@@ -102,6 +106,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/timer',
     'src/topics',
     'src/transactions',
+    'src/triggers',
   ],
   // The Kafka protocol listener: a door beside http, over the same services (AppServices), not through it.
   'src/kafka': [

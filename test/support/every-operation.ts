@@ -227,6 +227,16 @@ export async function everyOperation(call: ScenarioCall): Promise<void> {
     ],
   });
   await call('GET', `${B}/user-scram-credentials?user=alice&user=nobody`);
+  await call('POST', `${B}/triggers`, {
+    trigger_name: 'hook',
+    topic_name: 'o',
+    target: { type: 'WEBHOOK', url: 'http://127.0.0.1:9/hook' },
+  });
+  await call('GET', `${B}/triggers`);
+  await call('GET', `${B}/triggers/hook`);
+  await call('POST', `${B}/triggers/hook/pause`);
+  await call('POST', `${B}/triggers/hook/resume`);
+  await call('DELETE', `${B}/triggers/hook`);
 
   await call('GET', `${B}/features`);
   await call('POST', `${B}/features:raise`, { feature_level: 1 });

@@ -9,14 +9,16 @@ export const BASE = '/v3/clusters/local';
  * The HTTP app over a given storage (memory by default), driven through `app.request()`. A classic
  * group's first join completes at once (group.initial.rebalance.delay.ms 0) unless `env` says otherwise.
  */
-export function testApp(options: { storage?: Storage; clock?: Clock; env?: Record<string, string> } = {}) {
+export function testApp(
+  options: { storage?: Storage; clock?: Clock; env?: Record<string, string>; runTriggers?: boolean } = {},
+) {
   const config: ServerConfig = serverConfigFromEnv({
     STORAGE_BACKEND: 'memory',
     GROUP_INITIAL_REBALANCE_DELAY_MS: '0',
     ...options.env,
   });
   const storage = options.storage ?? createStorage(config.backend);
-  const services = createServices(config, storage, options.clock);
+  const services = createServices(config, storage, options.clock, { runTriggers: options.runTriggers ?? false });
   const app = createApp(services, { logError: () => {} });
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await app.request(path.startsWith('/') ? path : `${BASE}/${path}`, {

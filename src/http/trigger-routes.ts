@@ -1,0 +1,202 @@
+import { Hono, type Context } from 'hono';
+import * as z from 'zod';
+import {
+  BATCH_SIZE,
+  defaultGroupId,
+  STARTING_POSITIONS,
+  TARGET_TYPES,
+  TIMEOUT_MS,
+  TRIGGER_STATES,
+  validateTriggerName,
+  type TriggerDefinition,
+} from '../triggers/trigger.js';
+import type { TriggerDescription } from '../triggers/index.js';
+import type { AppEnv } from './app-env.js';
+import { dateTime } from './openapi-parts.js';
+import { readJson } from './request.js';
+import type { Resources } from './resources.js';
+import { authorize } from './security.js';
+
+const targetSchema = z.object({
+  type: z.enum(TARGET_TYPES).meta({ description: 'WEBHOOK: an HTTP endpoint POSTed the event; 2xx is success' }),
+  url: z.string().meta({ format: 'uri' }),
+  timeout_ms: z
+    .int()
+    .meta({
+      description: `How long one invocation may take (${TIMEOUT_MS.min}-${TIMEOUT_MS.max}, default ${TIMEOUT_MS.default})`,
+    })
+    .optional(),
+});
+const knobs = {
+  batch_size: z
+    .int()
+    .meta({
+      description: `Records per invocation at most, Lambda's BatchSize (${BATCH_SIZE.min}-${BATCH_SIZE.max}, default ${BATCH_SIZE.default})`,
+    })
+    .optional(),
+  starting_position: z
+    .enum(STARTING_POSITIONS)
+    .meta({
+      description: "Where partitions the group has no offset for start, Lambda's StartingPosition (default LATEST)",
+    })
+    .optional(),
+  starting_position_timestamp: z.int().min(0).meta({ description: 'AT_TIMESTAMP: epoch milliseconds' }).optional(),
+};
+
+export const createTriggerSchema = z.object({
+  trigger_name: z.string(),
+  topic_name: z.string().min(1),
+  group_id: z
+    .string()
+    .min(1)
+    .meta({ description: 'The consumer group it consumes as (default trigger.{trigger_name})' })
+    .optional(),
+  target: targetSchema,
+  ...knobs,
+});
+
+export const triggerSchema = z.object({
+  kind: z.literal('KafkaTrigger'),
+  metadata: z.object({ self: z.string() }),
+  cluster_id: z.string(),
+  trigger_name: z.string(),
+  topic_name: z.string(),
+  group_id: z.string(),
+  target: targetSchema,
+  ...knobs,
+  state: z.enum(TRIGGER_STATES),
+  created_at: dateTime,
+  consumer_group: z.object({ related: z.string() }),
+});
+
+export const triggerDescriptionSchema = triggerSchema.extend({
+  lag: z.int().meta({ description: 'Records past the committed offsets, over every partition' }),
+  partitions: z.array(
+    z.object({
+      partition_id: z.int(),
+      committed_offset: z.int().nullable(),
+      log_start_offset: z.int(),
+      high_watermark: z.int(),
+      lag: z.int(),
+      delivering_until: dateTime
+        .nullable()
+        .meta({ description: "While a delivery holds the partition's lease: until when" }),
+    }),
+  ),
+});
+
+export const triggerListSchema = z.object({
+  kind: z.literal('KafkaTriggerList'),
+  metadata: z.looseObject({}),
+  data: z.array(triggerSchema),
+});
+
+const showTrigger = (r: Resources, d: TriggerDefinition): z.infer<typeof triggerSchema> => ({
+  kind: 'KafkaTrigger',
+  metadata: { self: `${r.base}/triggers/${d.name}` },
+  cluster_id: r.clusterId,
+  trigger_name: d.name,
+  topic_name: d.topic,
+  group_id: d.groupId,
+  target: { type: d.target.type, url: d.target.url, timeout_ms: d.target.timeoutMs },
+  batch_size: d.batchSize,
+  starting_position: d.startingPosition,
+  ...(d.startingTimestamp !== undefined && { starting_position_timestamp: d.startingTimestamp }),
+  state: d.state,
+  created_at: new Date(d.createdAt).toISOString(),
+  consumer_group: { related: `${r.base}/consumer-groups/${d.groupId}` },
+});
+
+const describeTrigger = (r: Resources, d: TriggerDescription) => ({
+  ...showTrigger(r, d),
+  lag: d.lag,
+  partitions: d.partitions.map((p) => ({
+    partition_id: p.partition,
+    committed_offset: p.committedOffset ?? null,
+    log_start_offset: p.logStartOffset,
+    high_watermark: p.highWatermark,
+    lag: p.lag,
+    delivering_until: p.deliveringUntil === undefined ? null : new Date(p.deliveringUntil).toISOString(),
+  })),
+});
+
+const nameParam = (c: Context<AppEnv>) => {
+  const name = c.req.param('trigger_name') ?? '';
+  validateTriggerName(name);
+  return name;
+};
+
+/**
+ * Extension (v3 has no triggers): a topic bound to a webhook, delivered as its own consumer group
+ * (docs/triggers.md). Changing triggers is ALTER on the cluster (a trigger makes the cluster call
+ * out) with READ on the topic and the group; reading them is DESCRIBE on the cluster.
+ */
+export function triggerRoutes(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.get('/triggers', async (c) => {
+    await authorize(c, 'DESCRIBE', 'CLUSTER');
+    const r = c.get('resources');
+    const list = await c.get('services').triggers.admin.list();
+    return c.json(
+      r.list(
+        'KafkaTriggerList',
+        `${r.base}/triggers`,
+        list.map((d) => showTrigger(r, d)),
+      ),
+    );
+  });
+
+  app.post('/triggers', async (c) => {
+    const body = createTriggerSchema.parse(await readJson(c));
+    validateTriggerName(body.trigger_name);
+    const groupId = body.group_id ?? defaultGroupId(body.trigger_name);
+    await authorize(c, 'ALTER', 'CLUSTER');
+    await authorize(c, 'READ', 'TOPIC', body.topic_name);
+    await authorize(c, 'READ', 'GROUP', groupId);
+    const { triggers, clock } = c.get('services');
+    const created = await triggers.admin.create({
+      name: body.trigger_name,
+      topic: body.topic_name,
+      groupId,
+      target: { type: body.target.type, url: body.target.url, timeoutMs: body.target.timeout_ms ?? TIMEOUT_MS.default },
+      batchSize: body.batch_size ?? BATCH_SIZE.default,
+      startingPosition: body.starting_position ?? 'LATEST',
+      ...(body.starting_position_timestamp !== undefined && { startingTimestamp: body.starting_position_timestamp }),
+      state: 'ENABLED',
+      createdAt: clock.now(),
+    });
+    c.get('audit')('trigger created', {
+      audit: 'trigger-created',
+      principal: c.get('principal'),
+      trigger: created.name,
+    });
+    return c.json(showTrigger(c.get('resources'), created), 201);
+  });
+
+  app.get('/triggers/:trigger_name', async (c) => {
+    const name = nameParam(c);
+    await authorize(c, 'DESCRIBE', 'CLUSTER');
+    const d = await c.get('services').triggers.admin.describe(name);
+    return c.json(describeTrigger(c.get('resources'), d));
+  });
+
+  for (const action of ['pause', 'resume'] as const) {
+    app.post(`/triggers/:trigger_name/${action}`, async (c) => {
+      const name = nameParam(c);
+      await authorize(c, 'ALTER', 'CLUSTER');
+      const d = await c.get('services').triggers.admin[action](name);
+      return c.json(showTrigger(c.get('resources'), d));
+    });
+  }
+
+  app.delete('/triggers/:trigger_name', async (c) => {
+    const name = nameParam(c);
+    await authorize(c, 'ALTER', 'CLUSTER');
+    await c.get('services').triggers.admin.delete(name);
+    c.get('audit')('trigger deleted', { audit: 'trigger-deleted', principal: c.get('principal'), trigger: name });
+    return c.body(null, 204);
+  });
+
+  return app;
+}

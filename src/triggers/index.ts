@@ -1,0 +1,58 @@
+/**
+ * Triggers: a topic bound to a target, delivered by commits instead of a consumer that stays up
+ * (docs/triggers.md). `createTriggers` builds the registry, the runner that delivers, and the
+ * admin operations the routes call.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { GroupServices } from '../groups/index.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import type { MetadataStore } from '../storage/ports.js';
+import type { TopicRegistry } from '../topics/topics.js';
+import { DeliveryLeases } from './delivery-lease.js';
+import { TriggerPositions } from './positions.js';
+import { defaultTargets, type TargetFactory } from './targets.js';
+import { TriggerAdmin } from './trigger-admin.js';
+import { TriggerRegistry } from './trigger-registry.js';
+import { TriggerRunner } from './trigger-runner.js';
+
+export type { TriggerDefinition } from './trigger.js';
+export type { TriggerDescription } from './trigger-admin.js';
+
+export interface TriggerServices {
+  registry: TriggerRegistry;
+  admin: TriggerAdmin;
+  runner: TriggerRunner;
+}
+
+export interface TriggerOptions {
+  /** Kafka's bootstrap servers as the event names them (Lambda's `bootstrapServers`). */
+  bootstrapServers: string;
+  targets?: TargetFactory;
+  retryBackoff?: { baseMs: number; maxMs: number };
+  onError?: (msg: string, fields: Record<string, unknown>) => void;
+}
+
+export function createTriggers(
+  deps: { metadata: MetadataStore; clock: Clock; topics: TopicRegistry; log: PartitionLog; groups: GroupServices },
+  options: TriggerOptions,
+): TriggerServices {
+  const registry = new TriggerRegistry(deps.metadata, deps.clock);
+  const leases = new DeliveryLeases(deps.metadata);
+  const positions = new TriggerPositions({ groups: deps.groups, log: deps.log, clock: deps.clock });
+  const runner = new TriggerRunner({
+    registry,
+    leases,
+    positions,
+    topics: deps.topics,
+    log: deps.log,
+    clock: deps.clock,
+    targets: options.targets ?? defaultTargets,
+    bootstrapServers: options.bootstrapServers,
+    processId: randomUUID(),
+    retryBackoff: options.retryBackoff ?? { baseMs: 100, maxMs: 10_000 },
+    onError: options.onError ?? (() => {}),
+  });
+  const admin = new TriggerAdmin({ ...deps, registry, leases, positions, runner });
+  return { registry, admin, runner };
+}

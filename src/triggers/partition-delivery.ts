@@ -1,0 +1,145 @@
+/**
+ * One run of a trigger partition's delivery: claim the lease, then batch after batch from the
+ * committed offset to the high watermark, invoking the target and committing the offset after each
+ * success, until caught up and the lease is given back (delivery-lease.ts). At-least-once and in
+ * order: offsets move only past what the target acknowledged, and only the lease holder delivers.
+ *
+ * The holder renews its lease before every invocation for one invocation's time (`leaseMs`), and
+ * commits only while it still holds it: a holder that stalled past its lease (another took over)
+ * neither invokes nor commits again.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { fetchedRecords } from '../log/fetched-records.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import type { DecodedRecord } from '../wire/record-batch.js';
+import type { Topic, TopicRegistry } from '../topics/topics.js';
+import { isKafkaError } from '../wire/errors.js';
+import type { DeliveryLeases, HeldLease, LeaseKey } from './delivery-lease.js';
+import { kafkaEvent } from './kafka-event.js';
+import type { TriggerPositions } from './positions.js';
+import type { Invoke, TargetFactory } from './targets.js';
+import { leaseMs, type TriggerDefinition } from './trigger.js';
+import type { TriggerRegistry } from './trigger-registry.js';
+
+export interface DeliveryDeps {
+  registry: TriggerRegistry;
+  leases: DeliveryLeases;
+  topics: TopicRegistry;
+  log: PartitionLog;
+  positions: TriggerPositions;
+  clock: Clock;
+  targets: TargetFactory;
+  bootstrapServers: string;
+  /** This process, in holder ids (a holder id is this plus a run id). */
+  processId: string;
+  /** Back-off between attempts of a failing batch (exponential with full jitter). */
+  retryBackoff: { baseMs: number; maxMs: number };
+  onError: (msg: string, fields: Record<string, unknown>) => void;
+}
+
+/** What a run of this process tells the runner, and asks it. */
+export interface RunControl {
+  /** True once a commit arrived since the run last looked; reading it clears it. */
+  takeMore(): boolean;
+  /** The process is shutting down: stop after the current step. */
+  stopped(): boolean;
+}
+
+export type RunEnd = { how: 'caught-up' } | { how: 'held-elsewhere'; until: number } | { how: 'stopped' };
+
+/** Bytes of records read per batch (before the batch size cuts it). */
+const READ_BYTES = 1024 * 1024;
+
+export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: RunControl): Promise<RunEnd> {
+  const holder = `${deps.processId}/${randomUUID()}`;
+  const first = await deps.registry.get(key.trigger).catch(notFoundAsUndefined);
+  if (first?.state !== 'ENABLED') return { how: 'stopped' };
+  const now = deps.clock.now();
+  const claim = await deps.leases.claim(key, holder, now, now + leaseMs(first));
+  if (!claim.held) return { how: 'held-elsewhere', until: claim.until };
+  let lease: HeldLease | undefined = claim.lease;
+  let invoke: { target: string; call: Invoke } | undefined;
+  try {
+    for (;;) {
+      control.takeMore();
+      const d = await deps.registry.get(key.trigger).catch(notFoundAsUndefined);
+      if (d?.state !== 'ENABLED' || control.stopped()) return { how: 'stopped' };
+      const targetId = JSON.stringify(d.target);
+      if (invoke?.target !== targetId) invoke = { target: targetId, call: deps.targets(d.target) };
+      const topic = await deps.topics.get(key.topic);
+      const state = await deps.log.state(topic, key.partition);
+      const position = await deps.positions.current(d, topic, key.partition, state);
+      if (position >= state.highWatermark) {
+        if (control.takeMore()) continue;
+        const released = await deps.leases.release(lease);
+        if (released.how !== 'kicked') {
+          lease = undefined;
+          return { how: released.how === 'lost' ? 'stopped' : 'caught-up' };
+        }
+        lease = released.lease;
+        continue;
+      }
+      const read = fetchedRecords(
+        await deps.log.reader.readBatches(topic, key.partition, position, READ_BYTES),
+        position,
+        'read_uncommitted',
+      );
+      const records = read.records.filter((r) => r.offset >= position).slice(0, d.batchSize);
+      // Nothing but control records or aborted ones up to nextOffset: step over them.
+      const next = records.length > 0 ? records[records.length - 1]!.offset + 1 : read.nextOffset;
+      if (records.length > 0) {
+        lease = await deliver(deps, d, lease, invoke.call, topic, records, control);
+        if (!lease) return { how: 'stopped' };
+      }
+      if (deps.clock.now() >= lease.item.value.until) return { how: 'stopped' }; // stalled past the lease
+      await deps.positions.commit(d, topic, key.partition, next);
+    }
+  } finally {
+    // A run that stops while holding the lease gives it back, so the next commit claims it at once.
+    if (lease) await deps.leases.release(lease).catch(() => {});
+  }
+}
+
+/** Invokes until the target accepts the batch; undefined when the lease was lost or the run stopped. */
+async function deliver(
+  deps: DeliveryDeps,
+  d: TriggerDefinition,
+  held: HeldLease,
+  invoke: Invoke,
+  topic: Topic,
+  records: DecodedRecord[],
+  control: RunControl,
+): Promise<HeldLease | undefined> {
+  const event = kafkaEvent(deps.bootstrapServers, {
+    topic: topic.name,
+    partition: held.partition,
+    logAppendTime: topic.config.logAppendTime,
+    records,
+  });
+  let lease: HeldLease | undefined = held;
+  for (let attempt = 0; ; attempt++) {
+    if (attempt > 0) await sleep(backoff(attempt, deps.retryBackoff));
+    if (control.stopped()) return lease;
+    lease = await deps.leases.renew(lease, deps.clock.now() + leaseMs(d));
+    if (!lease) return undefined;
+    const outcome = await invoke(event);
+    if (outcome.ok) return lease;
+    deps.onError('trigger invocation failed', {
+      trigger: d.name,
+      topic: topic.name,
+      partition: held.partition,
+      firstOffset: records[0]?.offset,
+      attempt,
+      error: outcome.error,
+    });
+  }
+}
+
+const notFoundAsUndefined = (e: unknown) =>
+  isKafkaError(e, 'RESOURCE_NOT_FOUND') ? undefined : Promise.reject<undefined>(e);
+
+const backoff = (attempt: number, { baseMs, maxMs }: { baseMs: number; maxMs: number }) =>
+  Math.random() * Math.min(maxMs, baseMs * 2 ** (attempt - 1));
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

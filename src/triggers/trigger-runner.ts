@@ -1,0 +1,120 @@
+/**
+ * Wakes deliveries: the log tells it of every commit (`committed`), and it starts that partition's
+ * delivery for each enabled trigger on the topic, or, when this process already delivers it, tells
+ * the run to look again. Nothing runs while no commit comes. A partition whose lease another
+ * process holds is left to it (the claim kicked it); the runner looks again when that lease ends,
+ * in case its holder died. `rearm` starts every partition that has records past its committed
+ * offset: what a process runs when it starts, and on the scheduler's tick, for what a crash left.
+ */
+import { runDelivery, type DeliveryDeps, type RunEnd } from './partition-delivery.js';
+import type { LeaseKey } from './delivery-lease.js';
+import type { TriggerDefinition } from './trigger.js';
+
+/** How long after a run that failed (a storage error) the partition is tried again. */
+const RUN_ERROR_RETRY_MS = 1000;
+
+interface Local {
+  more: boolean;
+  run: Promise<void> | undefined;
+  recheck: ReturnType<typeof setTimeout> | undefined;
+}
+
+export class TriggerRunner {
+  private readonly local = new Map<string, Local>();
+  private closed = false;
+
+  constructor(private readonly deps: DeliveryDeps) {}
+
+  /** A commit landed on the partition. */
+  committed(topic: string, partition: number): void {
+    if (this.closed) return;
+    this.deps.registry.onTopic(topic).then(
+      (triggers) => {
+        for (const t of triggers) if (t.state === 'ENABLED') this.wake({ trigger: t.name, topic, partition });
+      },
+      (e: unknown) => this.deps.onError('trigger lookup failed', { topic, error: String(e) }),
+    );
+  }
+
+  /** Starts the partition's delivery here, or has the run here look again. */
+  wake(key: LeaseKey): void {
+    if (this.closed) return;
+    const id = `${key.trigger}\u0000${key.topic}\u0000${key.partition}`;
+    const local = this.local.get(id) ?? { more: false, run: undefined, recheck: undefined };
+    this.local.set(id, local);
+    if (local.run) {
+      local.more = true;
+      return;
+    }
+    if (local.recheck) clearTimeout(local.recheck);
+    local.recheck = undefined;
+    local.more = false;
+    local.run = runDelivery(this.deps, key, {
+      takeMore: () => {
+        const more = local.more;
+        local.more = false;
+        return more;
+      },
+      stopped: () => this.closed,
+    })
+      .then(
+        (end) => this.ended(key, local, end),
+        (e: unknown) => {
+          this.deps.onError('trigger delivery failed', { ...key, error: String(e) });
+          // The run's lease may be held still (its release failed too): the recheck claims it once it expires.
+          this.ended(key, local, { how: 'held-elsewhere', until: this.deps.clock.now() + RUN_ERROR_RETRY_MS });
+        },
+      )
+      .finally(() => {
+        local.run = undefined;
+        if (local.more && !this.closed) this.wake(key);
+        else if (!local.recheck) this.local.delete(id);
+      });
+  }
+
+  private ended(key: LeaseKey, local: Local, end: RunEnd): void {
+    if (end.how !== 'held-elsewhere' || this.closed) return;
+    // Another holder (or a failure here): look again once its lease is over, in case it died.
+    const wait = Math.max(0, end.until - this.deps.clock.now()) + 50;
+    local.recheck = setTimeout(() => {
+      local.recheck = undefined;
+      this.wake(key);
+    }, wait);
+    local.recheck.unref?.();
+  }
+
+  /** Starts every partition of every enabled trigger with records past its committed offset. */
+  async rearm(triggers?: TriggerDefinition[]): Promise<number> {
+    let started = 0;
+    for (const d of triggers ?? (await this.deps.registry.list())) {
+      if (d.state !== 'ENABLED') continue;
+      const topic = await this.deps.topics.get(d.topic).catch(() => undefined);
+      if (!topic) continue;
+      const committed = await this.deps.positions.committed(d, topic);
+      for (let p = 0; p < topic.partitionCount; p++) {
+        const state = await this.deps.log.state(topic, p);
+        if ((committed.get(p) ?? state.logStartOffset) < state.highWatermark) {
+          this.wake({ trigger: d.name, topic: d.topic, partition: p });
+          started++;
+        }
+      }
+    }
+    return started;
+  }
+
+  /** Resolves once no delivery runs here. */
+  async idle(): Promise<void> {
+    for (;;) {
+      const runs = [...this.local.values()].map((l) => l.run).filter((r) => r !== undefined);
+      if (runs.length === 0) return;
+      await Promise.allSettled(runs);
+    }
+  }
+
+  /** Stops waking deliveries; the runs in flight end after their current step and give their leases back. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const l of this.local.values()) if (l.recheck) clearTimeout(l.recheck);
+    await this.idle();
+  }
+}

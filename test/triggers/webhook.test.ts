@@ -1,0 +1,160 @@
+/**
+ * Triggers with a webhook target, in-process through the app on the three backends: created over
+ * the v3 API, woken by commits, delivered in order per partition with Lambda's Kafka event, their
+ * positions in their own consumer group; paused, resumed, deleted; a failing target retried.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { allBackends } from '../support/backends.js';
+import { testApp } from '../support/test-app.js';
+import { eventually, startSink, recordValue, type Sink } from './webhook-sink.js';
+import type { Storage } from '../../src/compose.js';
+
+describe.each(allBackends)('triggers with a webhook on $name', (backend) => {
+  let storage: Storage;
+  let stop: () => Promise<void>;
+  let sink: Sink;
+  let t: ReturnType<typeof testApp>;
+
+  beforeAll(async () => {
+    ({ storage, stop } = await backend.start());
+  });
+  afterAll(() => stop());
+  afterEach(async () => {
+    await t.services.triggers.runner.close();
+    await sink.close();
+  });
+
+  async function setup(topic: string, partitions = 3, trigger: Record<string, unknown> = {}) {
+    sink = await startSink();
+    t = testApp({ storage, runTriggers: true });
+    expect((await t.call('POST', 'topics', { topic_name: topic, partitions_count: partitions })).status).toBe(201);
+    const created = await t.call('POST', 'triggers', {
+      trigger_name: `${topic}-hook`,
+      topic_name: topic,
+      target: { type: 'WEBHOOK', url: sink.url, timeout_ms: 2000 },
+      ...trigger,
+    });
+    expect(created.status).toBe(201);
+    return created.body;
+  }
+
+  const produce = async (topic: string, partition: number, value: string, key?: string) =>
+    expect(
+      (
+        await t.call('POST', `topics/${topic}/records`, {
+          partition_id: partition,
+          ...(key && { key: { type: 'STRING', data: key } }),
+          value: { type: 'STRING', data: value },
+          headers: [{ name: 'h', value: Buffer.from('hv').toString('base64') }],
+        })
+      ).status,
+    ).toBe(200);
+
+  it('delivers each commit in order per partition with the Kafka event shape, and commits after success', async () => {
+    const created = await setup('orders');
+    expect(created).toMatchObject({
+      kind: 'KafkaTrigger',
+      trigger_name: 'orders-hook',
+      group_id: 'trigger.orders-hook',
+      state: 'ENABLED',
+      batch_size: 100,
+    });
+    for (let i = 0; i < 12; i++) await produce('orders', i % 3, `v${i}`, `k${i}`);
+    await eventually(() => sink.delivered.length >= 12);
+    const event = sink.events[0]!;
+    expect(event.eventSource).toBe('SelfManagedKafka');
+    expect(typeof event.bootstrapServers).toBe('string');
+    const [partKey, records] = Object.entries(event.records)[0]!;
+    expect(partKey).toMatch(/^orders-[0-2]$/);
+    expect(records[0]).toMatchObject({
+      topic: 'orders',
+      timestampType: 'CREATE_TIME',
+      headers: [{ h: [...Buffer.from('hv')] }],
+    });
+    expect(Buffer.from(records[0]!.key!, 'base64').toString()).toMatch(/^k\d+$/);
+    for (let p = 0; p < 3; p++) {
+      const got = sink.delivered.filter((r) => r.partition === p);
+      expect(got.map((r) => r.offset)).toEqual([0, 1, 2, 3]);
+      expect(got.map(recordValue)).toEqual([0, 1, 2, 3].map((i) => `v${i * 3 + p}`));
+    }
+    // Positions: the trigger's describe and its consumer group's lag agree, 0 behind.
+    await eventually(async () => (await t.call('GET', 'triggers/orders-hook')).body.lag === 0);
+    const described = (await t.call('GET', 'triggers/orders-hook')).body;
+    expect(described.partitions.map((p: { committed_offset: number }) => p.committed_offset)).toEqual([4, 4, 4]);
+    const lags = (await t.call('GET', 'consumer-groups/trigger.orders-hook/lags')).body.data;
+    expect(lags.map((l: { current_offset: number; lag: number }) => [l.current_offset, l.lag])).toEqual([
+      [4, 0],
+      [4, 0],
+      [4, 0],
+    ]);
+    const listed = (await t.call('GET', 'triggers')).body.data.map((d: { trigger_name: string }) => d.trigger_name);
+    expect(listed).toContain('orders-hook');
+  });
+
+  it('starts at LATEST by default and at TRIM_HORIZON when asked', async () => {
+    sink = await startSink();
+    t = testApp({ storage, runTriggers: true });
+    expect((await t.call('POST', 'topics', { topic_name: 'early', partitions_count: 1 })).status).toBe(201);
+    await produce('early', 0, 'before');
+    const mk = (name: string, starting_position?: string) =>
+      t.call('POST', 'triggers', {
+        trigger_name: name,
+        topic_name: 'early',
+        target: { type: 'WEBHOOK', url: sink.url },
+        ...(starting_position && { starting_position }),
+      });
+    expect((await mk('early-latest')).status).toBe(201);
+    expect((await mk('early-trim', 'TRIM_HORIZON')).status).toBe(201);
+    await eventually(() => sink.delivered.length >= 1);
+    await produce('early', 0, 'after');
+    await eventually(() => sink.delivered.length >= 3);
+    await t.services.triggers.runner.idle();
+    expect(sink.delivered.map(recordValue).sort()).toEqual(['after', 'after', 'before']);
+  });
+
+  it('retries a failing target, holding the partition, and delivers nothing while paused', async () => {
+    await setup('flaky', 1);
+    sink.answer = (_, call) => (call < 2 ? { status: 500 } : {});
+    await produce('flaky', 0, 'a');
+    await produce('flaky', 0, 'b');
+    await eventually(() => sink.delivered.length >= 2);
+    expect(sink.events.length).toBeGreaterThanOrEqual(3);
+    expect(sink.delivered.map(recordValue)).toEqual(['a', 'b']);
+    const paused = await t.call('POST', 'triggers/flaky-hook/pause');
+    expect(paused.body.state).toBe('PAUSED');
+    const before = sink.events.length;
+    await produce('flaky', 0, 'c');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sink.events.length).toBe(before);
+    expect((await t.call('GET', 'triggers/flaky-hook')).body.lag).toBe(1);
+    expect((await t.call('POST', 'triggers/flaky-hook/resume')).body.state).toBe('ENABLED');
+    await eventually(() => sink.delivered.some((r) => recordValue(r) === 'c'));
+    expect((await t.call('DELETE', 'triggers/flaky-hook')).status).toBe(204);
+    expect((await t.call('GET', 'triggers/flaky-hook')).status).toBe(404);
+    await produce('flaky', 0, 'd');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sink.delivered.some((r) => recordValue(r) === 'd')).toBe(false);
+  });
+
+  it('answers bad requests with a Kafka error name and stores nothing', async () => {
+    await setup('bad', 1);
+    const bad = async (body: Record<string, unknown>, status: number, error: string) => {
+      const res = await t.call('POST', 'triggers', {
+        trigger_name: 'x',
+        topic_name: 'bad',
+        target: { type: 'WEBHOOK', url: sink.url },
+        ...body,
+      });
+      expect(res.status).toBe(status);
+      expect(res.body.error ?? res.body.error_code).toBeDefined();
+      expect(JSON.stringify(res.body)).toContain(error);
+    };
+    await bad({ batch_size: 0 }, 400, 'batch_size');
+    await bad({ batch_size: 10_001 }, 400, 'batch_size');
+    await bad({ target: { type: 'WEBHOOK', url: 'ftp://x' } }, 400, 'http or https');
+    await bad({ topic_name: 'nope' }, 404, 'UNKNOWN_TOPIC_OR_PARTITION');
+    await bad({ trigger_name: 'bad-hook' }, 400, 'DUPLICATE_RESOURCE');
+    await bad({ starting_position: 'AT_TIMESTAMP' }, 400, 'starting_position_timestamp');
+    expect((await t.call('GET', 'triggers/x')).status).toBe(404);
+  });
+});
