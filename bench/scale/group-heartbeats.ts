@@ -24,7 +24,8 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
   const { metadata } = s.storage;
   const topics = new TopicRegistry(metadata, time, 1);
   await topics.create({ name: 'events', partitionCount: PARTITIONS, replicationFactor: 1, configs: {} });
-  const coordinator = new GroupCoordinator({ metadata, clock: time, topics });
+  // group.consumer.max.size raised to the group's size, as an operator running such a group would.
+  const coordinator = new GroupCoordinator({ metadata, clock: time, topics, limits: { consumerMaxSize: MEMBERS } });
   const groupId = 'big-group';
   const members: { memberId: string; memberEpoch: number; intervalMs: number }[] = [];
   for (let i = 0; i < MEMBERS; i++) {
