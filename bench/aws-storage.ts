@@ -15,6 +15,8 @@ import { type Distribution, type LatencyProfile, sampleMs } from './latency-prof
 export interface CallSpan {
   /** `PutObject`, `GetItem`, `UpdateItem`, ... as the adapters name them. */
   op: string;
+  /** Metadata calls: the item's partition and sort key. */
+  key?: string;
   startMs: number;
   endMs: number;
 }
@@ -56,7 +58,13 @@ export function withLatency(storage: Storage, profile: LatencyProfile): Storage 
   return {
     metadata: traced(storage.metadata, (method) => {
       const m = METADATA_OPS[method];
-      return m && { op: m.op, delay: () => sampleMs(m.write ? profile.metadataWrite : profile.metadataRead) };
+      return (
+        m && {
+          op: m.op,
+          delay: () => sampleMs(m.write ? profile.metadataWrite : profile.metadataRead),
+          key: (args) => `${String(args[0])} ${typeof args[1] === 'string' ? args[1] : ''}`,
+        }
+      );
     }),
     stores: storage.stores.map((store) =>
       traced(store, (method) => {
@@ -82,7 +90,9 @@ export function withLatency(storage: Storage, profile: LatencyProfile): Storage 
  */
 function traced<T extends MetadataStore | ObjectStore>(
   inner: T,
-  pick: (method: string) => { op: string; delay: (args: unknown[]) => number } | undefined,
+  pick: (
+    method: string,
+  ) => { op: string; delay: (args: unknown[]) => number; key?: (args: unknown[]) => string } | undefined,
 ): T {
   return new Proxy(inner, {
     get(target, prop) {
@@ -110,6 +120,7 @@ function traced<T extends MetadataStore | ObjectStore>(
         } finally {
           trace?.calls.push({
             op: picked.op,
+            ...(picked.key ? { key: picked.key(args) } : {}),
             startMs: startMs - trace.startMs,
             endMs: performance.now() - trace.startMs,
           });

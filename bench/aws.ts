@@ -284,6 +284,8 @@ interface Breakdown {
   calls: Record<string, { perRequest: number; coveredMs: number }>;
   /** The median request's calls, in order: "GetItem 0-5, PutObject 5-40, ...". */
   medianRequest: string;
+  /** The same with the items' keys (in the JSON results). */
+  medianCalls: FinishedTrace['calls'];
 }
 
 /** Where a produce's time goes: per kind of call, the union of its spans (what it holds the request for). */
@@ -306,6 +308,7 @@ function breakdown(traces: FinishedTrace[]): Breakdown {
     p50Ms: ok[Math.floor(ok.length / 2)]?.durationMs ?? 0,
     p99Ms: ok[Math.min(ok.length - 1, Math.floor(ok.length * 0.99))]?.durationMs ?? 0,
     calls,
+    medianCalls: median?.calls ?? [],
     medianRequest: median
       ? `${median.durationMs.toFixed(0)} ms: ${median.calls
           .sort((a, b) => a.startMs - b.startMs)
