@@ -266,16 +266,13 @@ export class PartitionLog {
       return new Map([[partition, await this.groups.join(key, { topic, request, acks, now })]]);
     }
     const putOnce = this.putOncePerStore(request);
-    if (producer && !producer.transactional) {
-      const current = await this.producerEpochOf(producer.producerId);
-      if (producer.producerEpoch < current) {
-        const error = new KafkaError(
-          'INVALID_PRODUCER_EPOCH',
-          `Producer ${producer.producerId} epoch ${producer.producerEpoch} is fenced by epoch ${current}`,
-        );
-        return new Map(request.runs.map((r) => [r.partition, { ok: false, error }]));
-      }
-    }
+    // The fencing check reads the producer's epoch while the runs read their partitions' states (a
+    // round trip off the critical path); no run goes past its state read before the check passed.
+    const fenced = producer && !producer.transactional ? this.fencedBy(producer) : undefined;
+    const gate = fenced?.then((error) => {
+      if (error) throw error;
+    });
+    gate?.catch(() => {}); // answered below, from `fenced`
     const outcomes = new Map<number, AppendOutcome>();
     await Promise.all(
       request.runs.map(async (run) => {
@@ -283,14 +280,27 @@ export class PartitionLog {
           const batch = producer && this.producerBatch(producer, run);
           outcomes.set(
             run.partition,
-            await this.appendRun(topic, request, run, acks, batch ? { batch } : {}, putOnce, now),
+            await this.appendRun(topic, request, run, acks, { ...(batch ? { batch } : {}), gate }, putOnce, now),
           );
         } catch (e) {
           outcomes.set(run.partition, { ok: false, error: asKafkaError(e) });
         }
       }),
     );
+    // An unknown producer id (or a failed read) fails the request; a fenced epoch answers every partition.
+    const error = await fenced;
+    if (error) return new Map(request.runs.map((r) => [r.partition, { ok: false, error }]));
     return outcomes;
+  }
+
+  /** INVALID_PRODUCER_EPOCH when a newer epoch of the producer exists. */
+  private async fencedBy(producer: NonNullable<AppendOptions['producer']>): Promise<KafkaError | undefined> {
+    const current = await this.producerEpochOf(producer.producerId);
+    if (producer.producerEpoch >= current) return undefined;
+    return new KafkaError(
+      'INVALID_PRODUCER_EPOCH',
+      `Producer ${producer.producerId} epoch ${producer.producerEpoch} is fenced by epoch ${current}`,
+    );
   }
 
   private async appendRun(
@@ -298,11 +308,11 @@ export class PartitionLog {
     request: RequestObject,
     run: PartitionRun,
     acks: 1 | 'all',
-    kind: { batch?: ProducerBatch; marker?: MarkerRequest },
+    kind: { batch?: ProducerBatch; marker?: MarkerRequest; gate?: Promise<void> | undefined },
     putOnce: (r: number) => Promise<boolean>,
     now: number,
   ): Promise<AppendOutcome> {
-    const { batch, marker } = kind;
+    const { batch, marker, gate } = kind;
     const p = run.partition;
     const pk = partitionPk(topic.name, p);
     const info = (
@@ -323,6 +333,8 @@ export class PartitionLog {
     });
     for (let attempt = 0; ; attempt++) {
       const read = await this.readState(topic, p);
+      // Before anything that answers or writes: a fenced producer learns nothing else.
+      await gate;
       const { state } = read;
       if (state.isr.length === 0)
         throw new KafkaError('LEADER_NOT_AVAILABLE', `${topic.name}-${p} has no in-sync replica`);

@@ -131,6 +131,46 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     expect((await readRecords(log, topic, 0, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual(['a', 'b']);
   });
 
+  it('fences an idempotent producer of an older epoch on every partition, without writing, reading its epoch beside the states', async () => {
+    const topic = await newTopic(2);
+    const ids = new ProducerIds(storage.metadata);
+    const old = await ids.init();
+    await ids.init(old); // a newer instance of the producer bumped the epoch
+    // A metadata store whose reads take 20 ms, noting when each starts and ends.
+    const spans: { pk: string; start: number; end: number }[] = [];
+    const slowReads = Object.assign(Object.create(storage.metadata) as MetadataStore, {
+      get: async (pk: string, sk: string) => {
+        const start = performance.now();
+        await new Promise((r) => setTimeout(r, 20));
+        const item = await storage.metadata.get(pk, sk);
+        spans.push({ pk, start, end: performance.now() });
+        return item;
+      },
+    });
+    const before = (await storage.stores[0]!.list(`data/${topic.id}/`)).objects.length;
+    const out = await newLog(slowReads).append(
+      topic,
+      [0, 1].map((partition) => ({ partition, records: [rec('zombie')] })),
+      {
+        producer: {
+          ...old,
+          baseSequences: new Map([
+            [0, 0],
+            [1, 0],
+          ]),
+        },
+      },
+    );
+    for (const p of [0, 1])
+      expect(out.get(p)).toMatchObject({ ok: false, error: { errorName: 'INVALID_PRODUCER_EPOCH' } });
+    expect((await storage.stores[0]!.list(`data/${topic.id}/`)).objects.length).toBe(before);
+    // The epoch read began before the first state read ended: one round trip, not two in a row.
+    const epochRead = spans.find((s) => s.pk.startsWith('pid#'))!;
+    const stateReads = spans.filter((s) => s.pk === partitionPk(topic.name, 0) || s.pk === partitionPk(topic.name, 1));
+    expect(stateReads.length).toBeGreaterThan(0);
+    expect(epochRead.start).toBeLessThan(Math.min(...stateReads.map((s) => s.end)));
+  });
+
   it("fences a transactional producer's old epoch once an abort marker of a newer epoch has landed", async () => {
     const topic = await newTopic(1);
     const txn = (producerEpoch: number, baseSequence: number) => ({
