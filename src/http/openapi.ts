@@ -11,7 +11,8 @@ import { securityPaths } from './security-openapi.js';
 import { shareGroupPaths } from './share-group-openapi.js';
 import { triggerPaths } from './trigger-openapi.js';
 import { RELEASE } from '../wire/release.js';
-import { errorSchema } from './openapi-parts.js';
+import { errorSchema, errors } from './openapi-parts.js';
+import { ISOLATION_LEVELS } from './request.js';
 import { createDocument, type oas31, type ZodOpenApiObject } from 'zod-openapi';
 
 type Json = Record<string, unknown>;
@@ -27,8 +28,6 @@ const withBinaryFetchResponse = (r: ReturnType<typeof json>) => ({
     [FETCH_RESPONSE_MEDIA_TYPE]: { schema: { type: 'string', format: 'binary' } },
   },
 });
-const errors = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [String(s), json(ref('Error'), 'Error')]));
 const param = (name: string, where: 'path' | 'query', schema: Json = { type: 'string' }, description?: string) => ({
   name,
   in: where,
@@ -51,7 +50,7 @@ const body = (schema: Json) => ({ required: true, content: { 'application/json':
 const isolation = param(
   'isolation_level',
   'query',
-  { enum: ['read_uncommitted', 'read_committed'], default: 'read_uncommitted' },
+  { enum: [...ISOLATION_LEVELS], default: 'read_uncommitted' },
   "Kafka's isolation level: read_committed reads up to the last stable offset and leaves out aborted transactions (JSON), or answers their ranges in Kafka-Aborted-Transactions (record batches)",
 );
 const acks = param(
@@ -342,7 +341,7 @@ const document: ZodOpenApiObject = {
           param(
             'isolation_level',
             'query',
-            { enum: ['read_uncommitted', 'read_committed'], default: 'read_uncommitted' },
+            { enum: [...ISOLATION_LEVELS], default: 'read_uncommitted' },
             'latest is the last stable offset with read_committed',
           ),
         ],
