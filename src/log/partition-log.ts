@@ -1,7 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Acks } from '../wire/protocol.js';
 import { KafkaError } from '../wire/errors.js';
-import { checkSequence, producerIn } from '../partition/producer-state.js';
+import { checkSequence, type ProducerSequence } from '../partition/producer-state.js';
+import { producerEntry } from '../partition/producer-items.js';
 import { withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { FeatureLevels } from '../storage/feature-level.js';
@@ -33,6 +34,7 @@ import {
   ABORT_PREFIX,
   dataPrefix,
   INDEX_PREFIX,
+  PRODUCER_ENTRY_PREFIX,
   newRequestObjectKey,
   partitionPk,
   PRODUCER_META_SK,
@@ -549,7 +551,7 @@ export class PartitionLog {
     for (let p = options.from ?? 0; p < topic.partitionCount; p++) {
       if (stop()) return { done: false, nextPartition: p };
       const pk = partitionPk(topic.name, p);
-      for (const prefix of [INDEX_PREFIX, ABORT_PREFIX]) {
+      for (const prefix of [INDEX_PREFIX, ABORT_PREFIX, PRODUCER_ENTRY_PREFIX]) {
         for (let after = prefix; ; ) {
           const items = await this.deps.metadata.query<CommitRecord>(pk, {
             gt: after,
@@ -675,6 +677,7 @@ export class PartitionLog {
       storeCount: this.deps.stores.length,
       now: () => this.deps.clock.now(),
       isIndexed: (pk: string, entry: CommitRecord) => this.indexed.get(pk) === commitIdentity(entry),
+      featureLevel: this.featureLevel,
     };
   }
 
@@ -710,8 +713,8 @@ export class PartitionLog {
    * offsets; `check` runs inside the commit against each state it writes over.
    */
   private sequenceGuard(topic: TopicMeta, partition: number, batch: ProducerBatch) {
-    const check = (s: PartitionState) => {
-      const c = checkSequence(producerIn(s, batch.producerId), batch);
+    const check = (_s: PartitionState, producer: ProducerSequence | undefined) => {
+      const c = checkSequence(producer, batch);
       if (c.kind === 'duplicate') return c;
       if (c.kind === 'older')
         throw new KafkaError(
@@ -724,9 +727,11 @@ export class PartitionLog {
     // move on), a gap is not (the batch before may be committing right now), so that is left to
     // the check inside the commit.
     const resolve = async (s: PartitionState) => {
+      const pk = partitionPk(topic.name, partition);
+      const producer = await producerEntry(this.deps.metadata, pk, s, batch.producerId, this.deps.clock.now());
       let c: ReturnType<typeof checkSequence>;
       try {
-        c = checkSequence(producerIn(s, batch.producerId), batch);
+        c = checkSequence(producer, batch);
       } catch (e) {
         if (e instanceof KafkaError && e.errorName === 'OUT_OF_ORDER_SEQUENCE_NUMBER') return undefined;
         throw e;
@@ -735,7 +740,7 @@ export class PartitionLog {
       if (c.kind === 'older') {
         const found = await this.index.findProducerBatch(topic.name, partition, s, batch);
         if (found) return found;
-        check(s); // throws DUPLICATE_SEQUENCE_NUMBER
+        check(s, producer); // throws DUPLICATE_SEQUENCE_NUMBER
       }
       return undefined;
     };

@@ -1,5 +1,6 @@
 import { KafkaError } from '../wire/errors.js';
-import { packProducers, recordProducerBatch, unpackProducers } from './producer-state.js';
+import { PRODUCER_CACHE_SIZE, type ProducerSequence, withProducerEntry } from './producer-state.js';
+import { producerEntry, spillProducers } from './producer-items.js';
 import { shrinkIsr } from './isr.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
@@ -13,10 +14,10 @@ import {
   type OpenTransaction,
   type PartitionState,
   type ProducerBatch,
-  type ProducerEntry,
 } from './partition-state.js';
 import { isCurrentTopic, type TopicMeta } from '../topics/topics.js';
 import { partitionPk, STATE_SK } from '../storage/key-layout.js';
+import { itemFormatVersion, writeVersion } from '../storage/formats.js';
 
 /** What a commit needs to know about the batches it makes visible. */
 export interface PendingCommit {
@@ -40,9 +41,13 @@ export interface CommitPlan {
   failedFollowers: number[];
   /**
    * Re-checked against every state the commit tries to write over (an idempotent producer's
-   * sequence check): returns the offsets of an already-appended duplicate, or throws.
+   * sequence check, given the producer's entry in it): returns the offsets of an already-appended
+   * duplicate, or throws.
    */
-  guard?: (state: PartitionState) => { baseOffset: number; lastOffset: number } | undefined;
+  guard?: (
+    state: PartitionState,
+    producer: ProducerSequence | undefined,
+  ) => { baseOffset: number; lastOffset: number } | undefined;
 }
 
 export type CommitResult =
@@ -104,7 +109,18 @@ export interface CommitDeps {
   now: () => number;
   /** Whether this process wrote the index entry of exactly this commit (see `commitIdentity`). */
   isIndexed: (pk: string, entry: CommitRecord) => boolean;
+  /** The cluster's feature level (cached by the caller); absent: level 1. */
+  featureLevel?: (now: number) => Promise<number>;
 }
+
+/**
+ * How many producers a state keeps (producer-state.ts): PRODUCER_CACHE_SIZE once it is
+ * `partition-state` version 2, which a commit makes it from the feature level that allows it,
+ * and which it stays (a process that has not seen the raise yet keeps to it too); else undefined,
+ * version 1's bound.
+ */
+const producerCache = (state: PartitionState, level: number) =>
+  itemFormatVersion(state) >= 2 || writeVersion('partition-state', level) >= 2 ? PRODUCER_CACHE_SIZE : undefined;
 
 /** How many commits' tokens the state keeps, so a retried write is recognised behind a few later commits. */
 const RECENT_COMMITS = 8;
@@ -152,6 +168,8 @@ export async function commitToPartition(
   const start = read ?? (await readPartitionState(deps.metadata, topic, partition, deps.storeCount));
   const token = commitToken(plan.pending);
   const together = deps.metadata.putAll !== undefined;
+  const level = (await deps.featureLevel?.(deps.now())) ?? 1;
+  const producerId = plan.pending.producer?.producerId ?? plan.pending.marker?.producerId;
   /** The version the current attempt writes over. */
   let basedOn: number | undefined;
   type Step =
@@ -190,9 +208,12 @@ export async function commitToPartition(
           `Leader epoch ${plan.leaderEpoch} of ${topic.name}-${partition} is stale; the current epoch is ${state.leaderEpoch}`,
         );
       }
+      const now = deps.now();
+      const producer =
+        producerId === undefined ? undefined : await producerEntry(deps.metadata, pk, state, producerId, now);
       let duplicate: ReturnType<NonNullable<CommitPlan['guard']>>;
       try {
-        duplicate = plan.guard?.(state);
+        duplicate = plan.guard?.(state, producer);
       } catch (e) {
         // The caller's read may predate a commit that landed since (often this process's own,
         // a moment ago): an out-of-order sequence there may be in order now. Only a state the
@@ -205,7 +226,9 @@ export async function commitToPartition(
       if (last && last.topicId === topic.id && !deps.isIndexed(pk, last)) {
         if (!(await deps.index.holds(topic.name, partition, last))) await deps.index.put(topic.name, partition, last);
       }
-      const next = nextState(state, topic.id, plan, token, deps.now());
+      const { next, evicted } = nextState(state, topic.id, plan, token, now, producer, producerCache(state, level));
+      // Producers leaving the cache are written to their items before the state that drops them.
+      if (evicted.length > 0) await spillProducers(deps.metadata, pk, topic.id, evicted);
       return {
         write: next,
         // Step 4 in the same write where the store can (SQLite): the entry lands with the state.
@@ -260,13 +283,16 @@ export async function commitToPartition(
 const carriesToken = (s: PartitionState, token: string) =>
   (s.lastCommit !== undefined && commitToken(s.lastCommit) === token) || (s.recentCommits ?? []).includes(token);
 
+/** The state after the commit, and the producers that left its cache (`cache`: producerCache). */
 function nextState(
   state: PartitionState,
   topicId: string,
   plan: CommitPlan,
   token: string,
   now: number,
-): PartitionState {
+  producer: ProducerSequence | undefined,
+  cache: number | undefined,
+): { next: PartitionState; evicted: ProducerSequence[] } {
   const { pending } = plan;
   const shrunk = shrinkIsr(state, plan.failedFollowers);
   const baseOffset = logEndOffset(shrunk);
@@ -294,15 +320,18 @@ function nextState(
   }
   const next: PartitionState = {
     ...shrunk,
+    ...(cache !== undefined && { fv: 2 }),
     replicaLeo,
     lastCaughtUpMs,
     sizeInBytes: shrunk.sizeInBytes + (pending.end - pending.start),
     lastCommit: entry,
     recentCommits: [...(shrunk.recentCommits ?? []).filter((t) => t !== token), token].slice(-RECENT_COMMITS),
-    ...(pending.producer
-      ? { pids: recordProducerBatch(shrunk, pending.producer, baseOffset, entry.lastOffset, now), producers: undefined }
-      : {}),
   };
+  let evicted: ProducerSequence[] = [];
+  if (pending.producer) {
+    const last = { ...pending.producer, baseOffset, lastOffset: entry.lastOffset, updatedAt: now };
+    evicted = takeProducer(next, last, now, cache);
+  }
   if (pending.producer?.transactional) {
     const id = String(pending.producer.producerId);
     // The transaction's first batch here opens it; later ones only extend it.
@@ -312,9 +341,23 @@ function nextState(
         [id]: { producerEpoch: pending.producer.producerEpoch, firstOffset: baseOffset, startedAt: now },
       };
   }
-  if (pending.marker) applyMarker(next, entry, pending.marker, now);
+  if (pending.marker) evicted = applyMarker(next, entry, pending.marker, producer, now, cache);
+  if (evicted.length > 0) next.pidItems = true;
   next.highWatermark = computeHighWatermark(next);
-  return next;
+  return { next, evicted };
+}
+
+/** Makes `entry` the state's most recent producer; answers the producers that leave its cache. */
+function takeProducer(
+  next: PartitionState,
+  entry: ProducerSequence,
+  now: number,
+  cache: number | undefined,
+): ProducerSequence[] {
+  const { table, evicted } = withProducerEntry(next, entry, now, cache);
+  next.pids = table;
+  delete next.producers;
+  return evicted;
 }
 
 /**
@@ -327,8 +370,10 @@ function applyMarker(
   next: PartitionState,
   entry: CommitRecord,
   marker: NonNullable<PendingCommit['marker']>,
+  producer: ProducerSequence | undefined,
   now: number,
-): void {
+  cache: number | undefined,
+): ProducerSequence[] {
   const id = String(marker.producerId);
   const open: OpenTransaction | undefined = next.openTxns?.[id];
   const { [id]: _closed, ...rest } = next.openTxns ?? {};
@@ -345,26 +390,13 @@ function applyMarker(
       lastStableOffset: Math.min(firstUnstableOffset(next) ?? Infinity, entry.baseOffset + 1),
     }),
   };
-  if (next.pids !== undefined) {
-    const table = unpackProducers(next.pids);
-    const last = table.find((e) => e.producerId === marker.producerId);
-    if (last && last.producerEpoch < marker.producerEpoch) {
-      // The entry's sequences belong to the old epoch: the new one starts at 0.
-      const bumped = {
-        producerId: last.producerId,
-        producerEpoch: marker.producerEpoch,
-        lastSequence: -1,
-        updatedAt: now,
-      };
-      next.pids = packProducers([bumped, ...table.filter((e) => e !== last)]);
-    }
-    return;
-  }
-  const last: ProducerEntry | undefined = next.producers?.[id];
-  if (last && last.producerEpoch < marker.producerEpoch) {
-    next.producers = {
-      ...next.producers,
-      [id]: { ...last, producerEpoch: marker.producerEpoch, baseSequence: -1, lastSequence: -1, updatedAt: now },
-    };
-  }
+  if (!producer || producer.producerEpoch >= marker.producerEpoch) return [];
+  // The entry's sequences belong to the old epoch: the new one starts at 0.
+  const bumped = {
+    producerId: marker.producerId,
+    producerEpoch: marker.producerEpoch,
+    lastSequence: -1,
+    updatedAt: now,
+  };
+  return takeProducer(next, bumped, now, cache);
 }

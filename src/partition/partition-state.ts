@@ -74,6 +74,8 @@ export interface EpochEntry {
 }
 
 export interface PartitionState {
+  /** Format version (src/storage/formats.ts): 2 once `pids` is a cache of the recent producers only. */
+  fv?: number;
   topicId: string;
   leaderEpoch: number;
   /** Replica ids are store indexes; the leader is the replica whose store takes the first PUT. */
@@ -95,8 +97,13 @@ export interface PartitionState {
   recentCommits?: string[];
   /** When each follower last had everything the leader had (for replica.lag.time.max.ms). */
   lastCaughtUpMs?: Record<string, number>;
-  /** Idempotent producers' last batches, packed (bounded; see packProducers in producer-state.ts). */
+  /**
+   * Idempotent producers' last batches, packed (bounded; see packProducers in producer-state.ts);
+   * in version 2 only the recent ones, the others in items of their own (producer-items.ts).
+   */
   pids?: string;
+  /** Set once a producer left `pids` for an item of its own (version 2): only then are items read. */
+  pidItems?: true;
   /** The same as JSON objects keyed by producer id, as states written before the packed table hold it (read only). */
   producers?: Record<string, ProducerEntry>;
   /** Open transactions by producer id: the first of them is the first unstable offset. */

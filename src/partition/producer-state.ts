@@ -128,21 +128,50 @@ export function producerIn(
   return state.producers?.[String(producerId)];
 }
 
-/** The partition state's producer table after an append, expired and bounded, most recent first. */
-export function recordProducerBatch(
+/**
+ * How many producers the partition state keeps from feature level 5 (`partition-state` version 2):
+ * the state item is rewritten on every commit and DynamoDB bills a write unit per KB, so a full
+ * table (500 producers, ~7.5 KB) made every commit cost 8 units. The others are kept as items of
+ * their own (producer-items.ts), written when they leave this cache, which is Kafka's producer
+ * state split between memory and its snapshot: a commit then costs at most 3 units.
+ */
+export const PRODUCER_CACHE_SIZE = 64;
+/**
+ * At most this many producers leave the cache in one commit: a table of 500 from before the level
+ * shrinks over a few dozen commits instead of one commit writing hundreds of producer items.
+ */
+export const MAX_EVICTIONS_PER_COMMIT = 8;
+
+/** Whether `a` is a later state of the same producer than `b` (epoch, then sequence, then time). */
+export function isLaterEntry(a: ProducerSequence, b: ProducerSequence): boolean {
+  if (a.producerEpoch !== b.producerEpoch) return a.producerEpoch > b.producerEpoch;
+  if (a.lastSequence !== b.lastSequence) return a.lastSequence > b.lastSequence;
+  return a.updatedAt > b.updatedAt;
+}
+
+/**
+ * The partition state's producer table with `entry` as its most recent producer, expired producers
+ * dropped. `cache` undefined: up to MAX_PRODUCERS_PER_PARTITION, the oldest dropped (what
+ * `partition-state` version 1 holds). `cache` set: up to that many, and `evicted` holds the
+ * producers that leave it, which the caller keeps elsewhere before writing the table.
+ */
+export function withProducerEntry(
   state: { pids?: ProducerTable; producers?: Record<string, ProducerEntry> },
-  batch: ProducerBatch,
-  baseOffset: number,
-  lastOffset: number,
+  entry: ProducerSequence,
   now: number,
-): ProducerTable {
+  cache?: number,
+): { table: ProducerTable; evicted: ProducerSequence[] } {
   const before = state.pids !== undefined ? unpackProducers(state.pids) : Object.values(state.producers ?? {});
   const others = before.filter(
-    (e) => e.producerId !== batch.producerId && now - e.updatedAt < PRODUCER_ID_EXPIRATION_MS,
+    (e) => e.producerId !== entry.producerId && now - e.updatedAt < PRODUCER_ID_EXPIRATION_MS,
   );
   others.sort((a, b) => b.updatedAt - a.updatedAt);
-  return packProducers([
-    { ...batch, baseOffset, lastOffset, updatedAt: now },
-    ...others.slice(0, MAX_PRODUCERS_PER_PARTITION - 1),
-  ]);
+  const keep =
+    cache === undefined
+      ? MAX_PRODUCERS_PER_PARTITION - 1
+      : Math.max(cache - 1, others.length - MAX_EVICTIONS_PER_COMMIT);
+  return {
+    table: packProducers([entry, ...others.slice(0, keep)]),
+    evicted: cache === undefined ? [] : others.slice(keep),
+  };
 }

@@ -38,10 +38,12 @@ export const FORMATS = {
   'feature-level': { version: 1, what: 'cluster feature level (cluster / feature-level)' },
   'process-registration': { version: 1, what: 'process registration (cluster / process#)' },
   'topic-purge': { version: 1, what: 'deleted topic still to purge (cluster / purge#)' },
-  'partition-state': { version: 1, what: 'partition state (part# / state)' },
+  // 2: the producer table is a cache of the recent producers; the others are `producer-entry` items.
+  'partition-state': { version: 2, what: 'partition state (part# / state)' },
   'offset-index': { version: 1, what: 'offset index entry (part# / idx#)' },
   'cleaner-checkpoint': { version: 1, what: 'cleaner checkpoint (part# / cleaner)' },
   'aborted-index': { version: 1, what: 'aborted-transaction entry (part# / abort#)' },
+  'producer-entry': { version: 1, what: "producer outside the partition state's cache (part# / pid#)" },
   producer: { version: 1, what: 'idempotent producer (pid# / meta)' },
   group: { version: 2, what: 'consumer group (group# / meta)' },
   'group-member': { version: 1, what: 'consumer group member (group# / mbr#)' },
@@ -89,6 +91,12 @@ export const FEATURE_LEVELS: readonly FeatureLevel[] = [
   { level: 3, what: "request objects' keys spread over 16 prefixes per topic", formats: { 'request-object': 2 } },
   // A KIP-848 group's members in items of their own (src/groups/group-items.ts); before it, one item.
   { level: 4, what: 'consumer groups keep each member in an item of its own', formats: { group: 2 } },
+  // A release before it would take a producer missing from the cache for a new one.
+  {
+    level: 5,
+    what: 'the partition state keeps the recent producers; the others are items of their own',
+    formats: { 'partition-state': 2 },
+  },
 ];
 
 /** The newest feature level this code knows (and can run at). */
@@ -167,6 +175,7 @@ const PARTITION_SK_FORMATS: [string, FormatName][] = [
   ['idx#', 'offset-index'],
   ['cleaner', 'cleaner-checkpoint'],
   ['abort#', 'aborted-index'],
+  ['pid#', 'producer-entry'],
 ];
 const GROUP_SK_FORMATS: [string, FormatName][] = [
   ['meta', 'group'],

@@ -9,7 +9,8 @@
  *                                   `feature-level` (src/storage/feature-level.ts), `process#{id}` (a running process)
  * pk `part#{topic}#{p}`             sk `state` (the partition state: the commit point),
  *                                   `idx#{baseOffset}` (the offset index), `cleaner` (compaction's checkpoint),
- *                                   `abort#{markerOffset}` (the aborted-transactions index)
+ *                                   `abort#{markerOffset}` (the aborted-transactions index),
+ *                                   `pid#{producerId}` (a producer that left the state's cache)
  * pk `pid#{producerId}`             sk `meta` (the producer's epoch)
  * pk `group#{id}`                   sk `meta`, `mbr#{memberId}` (a member of a KIP-848 group, from group format 2),
  *                                   `classic` (the classic protocol's group), `off#{topic}#{p}`
@@ -93,6 +94,9 @@ export const indexSk = (baseOffset: number) => `${INDEX_PREFIX}${pad20(baseOffse
 export const CLEANER_SK = 'cleaner';
 export const ABORT_PREFIX = 'abort#';
 export const abortSk = (markerOffset: number) => `${ABORT_PREFIX}${pad20(markerOffset)}`;
+/** An idempotent producer's entry once it left the partition state's cache (src/partition/producer-items.ts). */
+export const PRODUCER_ENTRY_PREFIX = 'pid#';
+export const producerEntrySk = (producerId: number) => `${PRODUCER_ENTRY_PREFIX}${producerId}`;
 
 // One transactional id (src/transactions), and their registry (listing is one query).
 export const txnPk = (transactionalId: string) => `txn#${transactionalId}`;

@@ -7,7 +7,7 @@ import {
   checkSequence,
   packProducers,
   producerIn,
-  recordProducerBatch,
+  withProducerEntry,
   RECENT_FULL,
   unpackProducers,
 } from '../../src/partition/producer-state.js';
@@ -20,11 +20,20 @@ const batch = (producerId: number, baseSequence: number, count = 10, producerEpo
   lastSequence: baseSequence + count - 1,
 });
 
+/** The table after a producer's batch landed at baseOffset..lastOffset (partition-state version 1's bound). */
+const record = (
+  state: Parameters<typeof withProducerEntry>[0],
+  b: ReturnType<typeof batch>,
+  baseOffset: number,
+  lastOffset: number,
+  now: number,
+) => withProducerEntry(state, { ...b, baseOffset, lastOffset, updatedAt: now }, now).table;
+
 describe('the packed producer table', () => {
   it('round-trips the most recent producers whole and the others as epoch, last sequence and age', () => {
     let state: { pids?: string } = {};
     for (let p = 0; p < RECENT_FULL + 4; p++)
-      state = { pids: recordProducerBatch(state, batch(1000 + p, 50), 7000 + 10 * p, 7009 + 10 * p, NOW + p * 1000) };
+      state = { pids: record(state, batch(1000 + p, 50), 7000 + 10 * p, 7009 + 10 * p, NOW + p * 1000) };
     const entries = unpackProducers(state.pids);
     expect(entries).toHaveLength(RECENT_FULL + 4);
     // Most recent first; the newest RECENT_FULL whole.
@@ -40,7 +49,7 @@ describe('the packed producer table', () => {
     expect(entries.slice(0, RECENT_FULL).every((e) => e.baseOffset !== undefined)).toBe(true);
     expect(entries.at(-1)).toEqual({ producerId: 1000, producerEpoch: 0, lastSequence: 59, updatedAt: NOW });
     // A producer that writes again moves to the front, whole.
-    const again = recordProducerBatch(state, batch(1000, 60), 9000, 9009, NOW + 60_000);
+    const again = record(state, batch(1000, 60), 9000, 9009, NOW + 60_000);
     expect(producerIn({ pids: again }, 1000)).toMatchObject({
       baseSequence: 60,
       lastSequence: 69,
@@ -65,9 +74,9 @@ describe('the packed producer table', () => {
       },
     };
     expect(producerIn(legacy, 7)).toMatchObject({ producerEpoch: 2, lastSequence: 4 });
-    const next = recordProducerBatch(legacy, batch(8, 0), 15, 24, NOW + 1000);
+    const next = record(legacy, batch(8, 0), 15, 24, NOW + 1000);
     expect(unpackProducers(next).map((e) => e.producerId)).toEqual([8, 7]);
-    const later = recordProducerBatch({ pids: next }, batch(9, 0), 25, 34, NOW + 86_400_000 + 500);
+    const later = record({ pids: next }, batch(9, 0), 25, 34, NOW + 86_400_000 + 500);
     expect(unpackProducers(later).map((e) => e.producerId)).toEqual([9, 8]);
   });
 

@@ -40,16 +40,17 @@ describe('a reader meets a newer format', () => {
     const t = await appWithOneRecord();
     const pk = keys.partitionPk('f', 0);
     const state = (await t.storage.metadata.get<PartitionState>(pk, keys.STATE_SK))!;
-    await t.storage.metadata.put(pk, keys.STATE_SK, { ...state.value, fv: 2 }, { ifVersion: state.version });
+    const newer = FORMATS['partition-state'].version + 1;
+    await t.storage.metadata.put(pk, keys.STATE_SK, { ...state.value, fv: newer }, { ifVersion: state.version });
 
     const read = await t.call('GET', 'topics/f/partitions/0/records?offset=0');
     expect(read.status).toBe(503);
     expect(read.body.error).toBe('KAFKA_STORAGE_ERROR');
-    expect(read.body.message).toContain(`${pk} / state is format version 2`);
-    expect(read.body.message).toContain('reads partition-state up to version 1');
+    expect(read.body.message).toContain(`${pk} / state is format version ${newer}`);
+    expect(read.body.message).toContain(`reads partition-state up to version ${newer - 1}`);
     const write = await t.call('POST', 'topics/f/records', { value: { type: 'STRING', data: 'not written' } });
     expect(write.status).toBe(503);
-    expect(write.body.message).toContain('format version 2');
+    expect(write.body.message).toContain(`format version ${newer}`);
   });
 
   it('refuses an object whose key says a newer version, before reading its bytes as batches', async () => {
@@ -121,6 +122,7 @@ describe('the format table', () => {
       [keys.partitionPk('t', 0), keys.indexSk(5)],
       [keys.partitionPk('t', 0), keys.CLEANER_SK],
       [keys.partitionPk('t', 0), keys.abortSk(5)],
+      [keys.partitionPk('t', 0), keys.producerEntrySk(7)],
       [keys.producerPk(7), keys.PRODUCER_META_SK],
       [keys.groupPk('g'), keys.GROUP_META_SK],
       [keys.groupPk('g'), keys.CLASSIC_GROUP_SK],
@@ -139,7 +141,7 @@ describe('the format table', () => {
     ];
     const formats = items.map(([pk, sk]) => itemFormat(pk, sk));
     expect(formats).not.toContain('other');
-    expect(new Set(formats).size).toBe(24); // only the two group registries share one format
+    expect(new Set(formats).size).toBe(25); // only the two group registries share one format
     for (const f of formats) expect(FORMATS[f].version).toBeGreaterThanOrEqual(1);
   });
 

@@ -1,0 +1,148 @@
+/**
+ * Producer state that does not grow the partition state item (src/partition/producer-items.ts):
+ * from feature level 5 the state keeps PRODUCER_CACHE_SIZE recent producers and the others are
+ * items of their own, written as they leave the cache. With 500 idempotent producers on one
+ * partition a commit writes at most 3 DynamoDB write units (6 with the whole table in the state, for ids this small),
+ * and a producer outside the cache is checked as before: a retry answered with its offsets (or
+ * DUPLICATE_SEQUENCE_NUMBER past the index's look-back), a gap refused, an older epoch fenced.
+ */
+import { describe, expect, it } from 'vitest';
+import { createStorage, type Storage } from '../../src/compose.js';
+import type { AppendOutcome } from '../../src/log/partition-log.js';
+import { PRODUCER_CACHE_SIZE, unpackProducers } from '../../src/partition/producer-state.js';
+import { FEATURE_LEVEL_MAX_AGE_MS, raiseFeatureLevel } from '../../src/storage/feature-level.js';
+import {
+  PRODUCER_ENTRY_PREFIX,
+  PRODUCER_META_SK,
+  partitionPk,
+  producerPk,
+  STATE_SK,
+} from '../../src/storage/key-layout.js';
+import { observeStorage, type StorageCall } from '../../src/storage/observed-stores.js';
+import { harness, rec, TestClock } from '../maintenance/helpers.js';
+
+const PRODUCERS = 500;
+const T0 = 1_700_000_000_000;
+const wru = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
+
+function setup() {
+  const calls: StorageCall[] = [];
+  const inner = createStorage({ kind: 'memory', replicaStores: 1 });
+  const storage: Storage = observeStorage(inner, (c) => calls.push(c));
+  const clock = new TestClock(T0);
+  const h = harness(storage, clock);
+  const send = async (
+    topic: Awaited<ReturnType<typeof h.topic>>,
+    producerId: number,
+    baseSequence: number,
+    producerEpoch = 0,
+  ): Promise<AppendOutcome> => {
+    clock.advance(1);
+    const out = await h.log.append(
+      topic,
+      [{ partition: 0, records: [rec(null, `${producerId}:${baseSequence}`, clock.now())] }],
+      {
+        producer: { producerId, producerEpoch, baseSequences: new Map([[0, baseSequence]]) },
+      },
+    );
+    return out.get(0)!;
+  };
+  /** A round of one batch per producer; the largest write of the partition state in it, in write units. */
+  const round = async (topic: Awaited<ReturnType<typeof h.topic>>, sequence: number) => {
+    calls.length = 0;
+    for (let id = 1; id <= PRODUCERS; id++) {
+      const out = await send(topic, id, sequence);
+      if (!out.ok) throw out.error;
+    }
+    const stateWrites = calls.filter(
+      (c): c is Extract<StorageCall, { op: 'UpdateItem' }> =>
+        c.op === 'UpdateItem' && c.pk === partitionPk(topic.name, 0) && c.sk === STATE_SK,
+    );
+    const producerWrites = calls.filter(
+      (c) => c.op === 'UpdateItem' && c.pk === partitionPk(topic.name, 0) && c.sk.startsWith(PRODUCER_ENTRY_PREFIX),
+    );
+    return {
+      maxStateWru: Math.max(...stateWrites.map((c) => wru(c.itemBytes))),
+      commits: stateWrites.length,
+      producerWrites: producerWrites.length,
+    };
+  };
+  return { inner, storage, clock, h, send, round };
+}
+
+describe('producer state outside the partition state item', () => {
+  it('500 idempotent producers on one partition: a commit writes 6 units with the whole table, at most 3 from level 5', async () => {
+    const { inner, clock, h, send, round } = setup();
+    for (let id = 1; id <= PRODUCERS; id++) await inner.metadata.put(producerPk(id), PRODUCER_META_SK, { epoch: 0 });
+    const topic = await h.topic();
+    const pk = partitionPk(topic.name, 0);
+
+    // Level 1 (partition-state version 1): every producer in the state item.
+    await round(topic, 0);
+    const before = await round(topic, 1);
+    expect(before.maxStateWru).toBeGreaterThan(3);
+    expect(before.producerWrites).toBe(0);
+    console.log(`state write at ${PRODUCERS} producers, level 1: ${before.maxStateWru} WRU`);
+
+    await raiseFeatureLevel(inner.metadata, 5, clock.now(), 'test');
+    clock.advance(FEATURE_LEVEL_MAX_AGE_MS);
+    // The table of 500 shrinks to the cache a few producers per commit, each written to its item first.
+    await round(topic, 2);
+    const after = await round(topic, 3);
+    expect(after.commits).toBe(PRODUCERS);
+    expect(after.maxStateWru).toBeLessThanOrEqual(3);
+    // Round-robin over more producers than the cache holds: each commit lets one go.
+    expect(after.producerWrites).toBe(PRODUCERS);
+    console.log(`state write at ${PRODUCERS} producers, level 5: ${after.maxStateWru} WRU`);
+    const state = (await inner.metadata.get<{ pids: string; fv: number }>(pk, STATE_SK))!.value;
+    expect(state.fv).toBe(2);
+    expect(unpackProducers(state.pids)).toHaveLength(PRODUCER_CACHE_SIZE);
+    expect(unpackProducers(state.pids)[0]!.producerId).toBe(PRODUCERS);
+
+    // Producer 400 left the cache 100 commits ago: its retry is answered with the offsets it got
+    // (from the offset index), not appended again.
+    const hw = (await h.log.state(topic, 0)).highWatermark;
+    const last = (await h.readAll(topic, 0, { jsonOnly: true })).filter((r) => r.value === '400:3');
+    expect(last).toHaveLength(1);
+    expect(await send(topic, 400, 3)).toMatchObject({
+      ok: true,
+      info: { baseOffset: last[0]!.offset, duplicate: true },
+    });
+    // Producer 1's last batch is further back than the index is searched: refused as a duplicate
+    // (as Kafka does past the batches it keeps), never appended twice.
+    expect(await send(topic, 1, 3)).toMatchObject({ ok: false, error: { errorName: 'DUPLICATE_SEQUENCE_NUMBER' } });
+    // A gap is refused; the next sequence appends.
+    expect(await send(topic, 1, 5)).toMatchObject({ ok: false, error: { errorName: 'OUT_OF_ORDER_SEQUENCE_NUMBER' } });
+    expect(await send(topic, 1, 4)).toMatchObject({ ok: true, info: { baseOffset: hw } });
+    expect((await h.log.state(topic, 0)).highWatermark).toBe(hw + 1);
+  }, 120_000);
+
+  it('fences an older epoch of a producer whose entry left the cache, and a deleted topic leaves no producer items', async () => {
+    const { inner, clock, h, send } = setup();
+    await raiseFeatureLevel(inner.metadata, 5, clock.now(), 'test');
+    for (let id = 1; id <= PRODUCER_CACHE_SIZE + 10; id++)
+      await inner.metadata.put(producerPk(id), PRODUCER_META_SK, { epoch: id === 1 ? 1 : 0 });
+    const topic = await h.topic();
+    const pk = partitionPk(topic.name, 0);
+    expect(await send(topic, 1, 0, 1)).toMatchObject({ ok: true });
+    for (let id = 2; id <= PRODUCER_CACHE_SIZE + 10; id++) expect(await send(topic, id, 0)).toMatchObject({ ok: true });
+    const state = (await inner.metadata.get<{ pids: string }>(pk, STATE_SK))!.value;
+    expect(unpackProducers(state.pids).map((e) => e.producerId)).not.toContain(1);
+    expect(await inner.metadata.get(pk, `${PRODUCER_ENTRY_PREFIX}1`)).toMatchObject({
+      value: { producerEpoch: 1, lastSequence: 0, topicId: topic.id },
+    });
+    // Only the partition's own entry knows epoch 1 here (the producer item is set back to 0, so the
+    // log's check of the producer's current epoch lets the batch through to the partition's).
+    await inner.metadata.put(producerPk(1), PRODUCER_META_SK, { epoch: 0 });
+    expect(await send(topic, 1, 0, 0)).toMatchObject({ ok: false, error: { errorName: 'INVALID_PRODUCER_EPOCH' } });
+    // Epoch 1 goes on where it left off, and is back in the cache.
+    expect(await send(topic, 1, 1, 1)).toMatchObject({ ok: true });
+    const again = (await inner.metadata.get<{ pids: string }>(pk, STATE_SK))!.value;
+    expect(unpackProducers(again.pids)[0]).toMatchObject({ producerId: 1, producerEpoch: 1, lastSequence: 1 });
+
+    await h.topics.delete(topic.name);
+    clock.advance(5000);
+    await h.run();
+    expect(await inner.metadata.query(pk, { beginsWith: PRODUCER_ENTRY_PREFIX })).toEqual([]);
+  });
+});
