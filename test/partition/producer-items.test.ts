@@ -19,6 +19,7 @@ import {
   STATE_SK,
 } from '../../src/storage/key-layout.js';
 import { observeStorage, type StorageCall } from '../../src/storage/observed-stores.js';
+import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { harness, rec, TestClock } from '../maintenance/helpers.js';
 
 const PRODUCERS = 500;
@@ -28,7 +29,8 @@ const wru = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
 function setup() {
   const calls: StorageCall[] = [];
   const inner = createStorage({ kind: 'memory', replicaStores: 1 });
-  const storage: Storage = observeStorage(inner, (c) => calls.push(c));
+  const faulty = new FaultyMetadataStore(inner.metadata);
+  const storage: Storage = observeStorage({ ...inner, metadata: faulty }, (c) => calls.push(c));
   const clock = new TestClock(T0);
   const h = harness(storage, clock);
   const send = async (
@@ -67,7 +69,7 @@ function setup() {
       producerWrites: producerWrites.length,
     };
   };
-  return { inner, storage, clock, h, send, round };
+  return { inner, faulty, storage, clock, h, send, round };
 }
 
 describe('producer state outside the partition state item', () => {
@@ -116,6 +118,39 @@ describe('producer state outside the partition state item', () => {
     expect(await send(topic, 1, 4)).toMatchObject({ ok: true, info: { baseOffset: hw } });
     expect((await h.log.state(topic, 0)).highWatermark).toBe(hw + 1);
   }, 120_000);
+
+  it('appends each batch once when the writes of producer items and states apply but their answers are lost', async () => {
+    const { inner, faulty, clock, h, send } = setup();
+    await raiseFeatureLevel(inner.metadata, 4, clock.now(), 'test');
+    const producers = PRODUCER_CACHE_SIZE + 16;
+    for (let id = 1; id <= producers; id++) await inner.metadata.put(producerPk(id), PRODUCER_META_SK, { epoch: 0 });
+    const topic = await h.topic();
+    const pk = partitionPk(topic.name, 0);
+    const isItem = (k: string) => k.startsWith(`${pk}|${PRODUCER_ENTRY_PREFIX}`);
+    const isState = (k: string) => k === `${pk}|${STATE_SK}`;
+    let errors = 0;
+    for (let sequence = 0; sequence < 4; sequence++) {
+      for (let id = 1; id <= producers; id++) {
+        // Every few commits: an item's or the state's write applied with its answer lost (the
+        // caller sees an error), or applied and sent again (the SDK's retry meets its own write).
+        if (id % 7 === 0) faulty.faults.fail('put', { when: 'after', match: isItem });
+        if (id % 11 === 0) faulty.faults.fail('put', { when: 'retried', match: isItem });
+        if (id % 13 === 0) faulty.faults.fail('put', { when: 'after', match: isState });
+        if (id % 17 === 0) faulty.faults.fail('put', { when: 'retried', match: isState });
+        // The producer resends the same batch until it is answered, as a client does.
+        for (let attempt = 0; ; attempt++) {
+          const out = await send(topic, id, sequence);
+          if (out.ok) break;
+          errors++;
+          if (attempt > 3) throw out.error;
+        }
+      }
+    }
+    expect(errors).toBeGreaterThan(0);
+    const values = (await h.readAll(topic, 0, { jsonOnly: true })).map((r) => r.value);
+    expect(values).toHaveLength(producers * 4);
+    expect(new Set(values).size).toBe(producers * 4);
+  });
 
   it('fences an older epoch of a producer whose entry left the cache, and a deleted topic leaves no producer items', async () => {
     const { inner, clock, h, send } = setup();
