@@ -1,6 +1,6 @@
 /**
  * The scale simulation (issue 35): `npm run bench:scale -- [--quick] [--profile aws|slow|none]
- * [--scenario NAME ...] [--json FILE]`.
+ * [--scenario NAME ...] [--feature-level N] [--json FILE]`.
  *
  * Each scenario runs the product's own code over the memory stores behind a latency per call
  * (bench/scale/profiles.ts: the figures and their published sources), on simulated time
@@ -12,6 +12,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { SUPPORTED_FEATURE_LEVEL } from '../src/storage/formats.js';
 import { LIMITS, PROFILES } from './scale/profiles.js';
 import { runScenario, type ScenarioResult } from './scale/scenario.js';
 import { SCENARIOS } from './scale/scenarios.js';
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     profile: { type: 'string', default: 'aws' },
     scenario: { type: 'string', multiple: true },
+    'feature-level': { type: 'string', default: String(SUPPORTED_FEATURE_LEVEL) },
     json: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
@@ -35,7 +37,7 @@ const pct = (value: number, limit: number) => `${Math.round((100 * value) / limi
 function render(r: ScenarioResult): string {
   const t = r.traffic;
   const lines = [
-    `## ${r.scenario} (${r.profile}${r.quick ? ', quick' : ''}): ${r.description}`,
+    `## ${r.scenario} (${r.profile}, feature level ${r.featureLevel}${r.quick ? ', quick' : ''}): ${r.description}`,
     `simulated ${r.simulatedSeconds.toFixed(1)} s in ${r.cpuSeconds.toFixed(1)} s of CPU; calls: ${Object.entries(
       t.calls,
     )
@@ -59,7 +61,8 @@ function render(r: ScenarioResult): string {
 const results: ScenarioResult[] = [];
 for (const scenario of chosen) {
   const log = values.verbose ? (msg: string) => console.error(`[${scenario.name}] ${msg}`) : undefined;
-  const result = await runScenario(scenario, { quick: values.quick, profile, ...(log ? { log } : {}) });
+  const featureLevel = Number(values['feature-level']);
+  const result = await runScenario(scenario, { quick: values.quick, profile, featureLevel, ...(log ? { log } : {}) });
   results.push(result);
   console.log(`${render(result)}\n`);
 }

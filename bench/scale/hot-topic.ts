@@ -32,7 +32,7 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
     const found = free.pop();
     if (found) return found;
     instances++;
-    return instance(s.storage, time, topic);
+    return instance(s.storage, time, topic, sim.featureLevel);
   };
 
   s.setLatency(true);
@@ -83,11 +83,17 @@ interface Instance {
 }
 
 /** One process's partition log and topic registry (its own caches), as one function instance has. */
-function instance(storage: Storage, clock: Clock, topic: Topic): Instance {
+function instance(storage: Storage, clock: Clock, topic: Topic, featureLevel: number): Instance {
   const { metadata, stores } = storage;
   const topics = new TopicRegistry(metadata, clock, stores.length);
   const leadership = new ReplicaManager({ metadata, stores, clock });
-  const log = new PartitionLog({ metadata, stores, clock, leadership });
+  const log = new PartitionLog({
+    metadata,
+    stores,
+    clock,
+    leadership,
+    featureLevel: () => Promise.resolve(featureLevel),
+  });
   return {
     async produce(partition, timestamp) {
       const current = await topics.get(topic.name);

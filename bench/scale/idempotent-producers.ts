@@ -26,7 +26,13 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
   const topics = new TopicRegistry(metadata, time, 1);
   const topic = await topics.create({ name: 'orders', partitionCount: 1, replicationFactor: 1, configs: {} });
   const leadership = new ReplicaManager({ metadata, stores, clock: time });
-  const log = new PartitionLog({ metadata, stores, clock: time, leadership });
+  const log = new PartitionLog({
+    metadata,
+    stores,
+    clock: time,
+    leadership,
+    featureLevel: () => Promise.resolve(sim.featureLevel),
+  });
   const ids = new ProducerIds(metadata);
   const producers: ProducerIdAndEpoch[] = [];
   for (let p = 0; p < PRODUCERS; p++) producers.push(await ids.init());

@@ -23,6 +23,8 @@ export interface Simulation {
   storage(replicaStores: number): SimulatedStorage;
   quick: boolean;
   profile: LatencyProfile;
+  /** The cluster's feature level the product's code runs at (`--feature-level`; default the newest, as a new cluster). */
+  featureLevel: number;
   log(msg: string): void;
 }
 
@@ -31,6 +33,7 @@ export interface ScenarioResult {
   description: string;
   profile: string;
   quick: boolean;
+  featureLevel: number;
   figures: ScenarioFigures;
   traffic: TrafficSummary;
   simulatedSeconds: number;
@@ -42,7 +45,7 @@ export const SIMULATION_START = Date.UTC(2026, 0, 1);
 
 export async function runScenario(
   scenario: Scenario,
-  options: { quick: boolean; profile: LatencyProfile; log?: (msg: string) => void },
+  options: { quick: boolean; profile: LatencyProfile; featureLevel: number; log?: (msg: string) => void },
 ): Promise<ScenarioResult> {
   const time = new VirtualTime(SIMULATION_START);
   let sim: SimulatedStorage | undefined;
@@ -54,6 +57,7 @@ export async function runScenario(
     },
     quick: options.quick,
     profile: options.profile,
+    featureLevel: options.featureLevel,
     log: options.log ?? (() => {}),
   };
   const cpu = process.cpuUsage();
@@ -65,6 +69,7 @@ export async function runScenario(
     description: scenario.description,
     profile: options.profile.name,
     quick: options.quick,
+    featureLevel: options.featureLevel,
     figures,
     traffic: sim.traffic.summary(),
     simulatedSeconds: (time.now() - SIMULATION_START) / 1000,
