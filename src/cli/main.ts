@@ -20,6 +20,7 @@ import { consumeCommand } from './consume.js';
 import { featuresCommand } from './features.js';
 import type { Context } from './context.js';
 import { groupsCommand } from './groups.js';
+import { shareGroupsCommand } from './share-groups.js';
 import { perfCommand } from './perf.js';
 import { produceCommand } from './produce.js';
 import { topicsCommand } from './topics.js';
@@ -30,6 +31,7 @@ const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help
   produce  records from stdin lines                             (kafka-console-producer.sh)
   consume  records to stdout                                    (kafka-console-consumer.sh)
   groups   list | describe | delete | reset-offsets             (kafka-consumer-groups.sh)
+  share-groups list | describe | config                         (kafka-share-groups.sh)
   perf     produce | consume                                    (kafka-*-perf-test.sh)
   transactions list | describe | find-hanging | abort           (kafka-transactions.sh)
   acls     --add | --remove | --list                            (kafka-acls.sh)
@@ -44,6 +46,7 @@ const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> 
   produce: produceCommand,
   consume: consumeCommand,
   groups: groupsCommand,
+  'share-groups': shareGroupsCommand,
   perf: perfCommand,
   transactions: transactionsCommand,
   acls: aclsCommand,

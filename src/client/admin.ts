@@ -4,6 +4,12 @@
  */
 import { pbkdf2Sync, randomBytes } from 'node:crypto';
 import { errorFromBody, KafkaClientError } from './errors.js';
+import {
+  alterShareGroupConfigs as alterShareConfigs,
+  describeShareGroup,
+  listShareGroups as listShareGroupIds,
+  type ShareGroupDescription,
+} from './share-group-admin.js';
 import { TransactionAdmin } from './transaction-admin.js';
 import { retry } from './retry.js';
 import { enc, type Transport } from './transport.js';
@@ -253,6 +259,21 @@ export class Admin extends TransactionAdmin {
         maxBackoffMs: config.retryBackoffMaxMs ?? 1000,
       }),
     );
+  }
+
+  /** Share groups (KIP-932), by id. */
+  listShareGroups(): Promise<string[]> {
+    return listShareGroupIds(this.transport, this.call);
+  }
+
+  /** Share groups' share-partitions: SPSO, SPEO, in-flight records by state, lag. */
+  describeShareGroups(groupIds: string[]): Promise<ShareGroupDescription[]> {
+    return Promise.all(groupIds.map((g) => describeShareGroup(this.transport, this.call, g)));
+  }
+
+  /** Sets (a string) or resets (null) a share group's share.* configs. */
+  alterShareGroupConfigs(groupId: string, configs: Record<string, string | null>): Promise<void> {
+    return alterShareConfigs(this.transport, this.call, groupId, configs);
   }
 
   /** kafkajs compatibility: nothing to open over HTTP. */

@@ -54,6 +54,14 @@ export type {
   ResetPlanEntry,
 } from './group-admin.js';
 export type { Message, ConsumerRecord, MessageHeaders, Bytes } from './codec.js';
+export {
+  ShareConsumer,
+  type AcknowledgeType,
+  type AcknowledgementResults,
+  type ShareConsumerConfig,
+  type ShareRecord,
+} from './share-consumer.js';
+export type { ShareGroupDescription, SharePartitionDescription } from './share-group-admin.js';
 export { DefaultPartitioner, type Partitioner } from './partitioner.js';
 export {
   KafkaClientError,

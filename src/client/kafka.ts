@@ -1,6 +1,7 @@
 import { Admin, type AdminConfig } from './admin.js';
 import { Consumer, type ConsumerConfig } from './consumer/consumer.js';
 import { Producer, type ProducerConfig } from './producer/producer.js';
+import { ShareConsumer, type ShareConsumerConfig } from './share-consumer.js';
 import { Transport, type ConnectionConfig } from './transport.js';
 
 /**
@@ -24,6 +25,11 @@ export class Kafka {
 
   consumer(config: ConsumerConfig = {}): Consumer {
     return new Consumer(this.transport, { clientId: this.config.clientId, ...config });
+  }
+
+  /** A share group consumer (KIP-932), in the shape of Java's KafkaShareConsumer. */
+  shareConsumer(config: ShareConsumerConfig): ShareConsumer {
+    return new ShareConsumer(this.transport, config);
   }
 
   admin(config: AdminConfig = {}): Admin {

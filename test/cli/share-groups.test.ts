@@ -1,0 +1,68 @@
+/**
+ * `kafka-log share-groups`: configs set and reset, the groups listed, a group described with its
+ * share-partitions' SPSO, SPEO, in-flight records and lag, as records are received and acknowledged.
+ */
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { Kafka } from '../../src/client/index.js';
+import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
+
+describe('kafka-log share-groups', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let server: LocalServer;
+  let kafka: Kafka;
+
+  const cli = async (args: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main(args, {
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+      stdin: Readable.from([]),
+      env: { KAFKA_LOG_URL: server.origin },
+      signal: new AbortController().signal,
+    });
+    return { code, out, err };
+  };
+
+  beforeAll(async () => {
+    dir = await tempDir('share-cli-');
+    server = await startServer(dir.path);
+    kafka = new Kafka({ url: `${server.origin}/v3/clusters/local` });
+    await kafka.admin().createTopics({ topics: [{ topic: 'tasks', numPartitions: 1 }] });
+    const producer = kafka.producer();
+    await producer.send({ topic: 'tasks', messages: ['a', 'b', 'c', 'd', 'e'].map((value) => ({ value })) });
+    await producer.disconnect();
+  }, 60_000);
+  afterAll(async () => {
+    await stopServer(server);
+    await dir.remove();
+  });
+
+  it('sets configs, lists and describes share groups with SPSO, SPEO, in-flight records and lag', async () => {
+    expect(
+      await cli(['share-groups', 'config', '--group', 'workers', '--set', 'share.auto.offset.reset=earliest']),
+    ).toEqual({ code: 0, out: ['Completed updating config for share group workers.'], err: [] });
+    const bad = await cli(['share-groups', 'config', '--group', 'workers', '--set', 'share.delivery.count.limit=1']);
+    expect(bad.code).toBe(1);
+    expect(bad.err[0]).toMatch(/INVALID_CONFIG/);
+
+    const consumer = kafka.shareConsumer({ groupId: 'workers', maxPollRecords: 3, acknowledgementMode: 'explicit' });
+    consumer.subscribe(['tasks']);
+    const got = await consumer.poll(1000);
+    expect(got.map((r) => r.value!.toString())).toEqual(['a', 'b', 'c']);
+    consumer.acknowledge(got[0]!, 'accept');
+    consumer.acknowledge(got[1]!, 'release');
+    consumer.acknowledge(got[2]!, 'renew');
+    await consumer.commitSync();
+
+    expect((await cli(['share-groups', 'list'])).out).toEqual(['workers']);
+    expect((await cli(['share-groups', 'describe', '--group', 'workers'])).out).toEqual([
+      '',
+      'GROUP    TOPIC  PARTITION  START-OFFSET  END-OFFSET  ACQUIRED  AVAILABLE  LAG',
+      'workers  tasks  0          1             3           1         1          4',
+    ]);
+    expect((await cli(['share-groups', 'describe'])).code).toBe(2);
+  });
+});
