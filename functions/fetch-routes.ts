@@ -1,5 +1,5 @@
 /** The route API Gateway sends to the fetch function (infra/routes.ts): a partition's records. No group services, no transaction coordinator. */
-import { groupsNotServed, transactionsNotServed } from '../src/compose.js';
+import { FETCH_PARTS } from '../src/compose.js';
 import type { AppRoutes } from '../src/http/app.js';
 import { recordRoutes } from '../src/http/record-routes.js';
 import type { FunctionServes } from './http-entry.js';
@@ -8,5 +8,5 @@ export const FETCH_ROUTES: AppRoutes = { cluster: [recordRoutes] };
 
 export const FETCH_SERVES: FunctionServes = {
   routes: FETCH_ROUTES,
-  parts: { groups: groupsNotServed, transactions: transactionsNotServed },
+  parts: FETCH_PARTS,
 };

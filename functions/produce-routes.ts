@@ -4,8 +4,7 @@
  * (`configs:alter`, `replicas:sync`). Only these route modules go into its bundle, and no consumer
  * group services (the transaction coordinator stays: transactional produces are verified by it).
  */
-import { groupsNotServed } from '../src/compose.js';
-import { createTransactionCoordinator } from '../src/transactions/index.js';
+import { PRODUCE_PARTS } from '../src/compose.js';
 import type { AppRoutes } from '../src/http/app.js';
 import { produceRequestRoutes } from '../src/http/produce-request-routes.js';
 import { recordRoutes } from '../src/http/record-routes.js';
@@ -16,5 +15,5 @@ export const PRODUCE_ROUTES: AppRoutes = { cluster: [recordRoutes, produceReques
 
 export const PRODUCE_SERVES: FunctionServes = {
   routes: PRODUCE_ROUTES,
-  parts: { groups: groupsNotServed, transactions: createTransactionCoordinator },
+  parts: PRODUCE_PARTS,
 };

@@ -171,10 +171,13 @@ function notServed<T extends object>(what: string): () => T {
     });
 }
 
-/** For a function whose routes serve no consumer group (produce, fetch). */
-export const groupsNotServed = notServed<GroupServices>('consumer groups');
-/** For a function whose routes neither produce nor end transactions (fetch). */
-export const transactionsNotServed = notServed<ReturnType<typeof createTransactionCoordinator>>('transactions');
+const groupsNotServed = notServed<GroupServices>('consumer groups');
+const transactionsNotServed = notServed<ReturnType<typeof createTransactionCoordinator>>('transactions');
+
+/** The produce function: no consumer group (transactional produces are verified by the coordinator). */
+export const PRODUCE_PARTS: ServiceParts = { groups: groupsNotServed, transactions: createTransactionCoordinator };
+/** The fetch function: it neither produces, nor ends transactions, nor serves groups. */
+export const FETCH_PARTS: ServiceParts = { groups: groupsNotServed, transactions: transactionsNotServed };
 
 /**
  * Wires the domain over a storage and returns what the HTTP app needs; `metrics` listens to what
