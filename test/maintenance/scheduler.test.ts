@@ -115,8 +115,7 @@ describe('scheduler', () => {
         options: { orphanGraceMs: 0, roundIntervalMs: 0 },
       }),
     ).toMatchObject({ timersFired: 1, membersExpired: 1, roundsCompleted: 1 });
-    const stored = await storage.metadata.get<{ members: object }>('group#billing#eu', 'meta');
-    expect(stored?.value.members).toEqual({});
+    expect((await coordinator.get('billing#eu')).members).toEqual({});
   });
 
   it('starts a round at most every roundIntervalMs (log.retention.check.interval.ms); the runs between only fire timers', async () => {
