@@ -76,12 +76,14 @@ describe('write units per commit', () => {
       { op: 'UpdateItem' }
     >;
     console.log(JSON.stringify({ producers, wruPerCommit: last, stateBytes: state.itemBytes }));
-    // State and index entry (no producer item: older duplicates are found in the index). The
-    // state's packed producer table grows by ~10 bytes
-    // per producer (~30 for the 8 most recent): 2 WRU at 100 producers (it was 15 as JSON objects).
-    // The ring of recent commit tokens (ambiguous outcomes) adds ~300 bytes at any count.
+    // State and index entry (older duplicates are found in the index). The state keeps the 64 most
+    // recent producers (feature level 5; ~10-30 bytes each) and the ring of recent commit tokens
+    // (~300 bytes). Past 64, the producer that leaves the state is written to its own item first
+    // (src/partition/producer-state.ts): with 100 producers taking turns every commit evicts one, so
+    // 1 WRU more (4) than when all of them fitted in the state; in exchange the state stays at 2 WRU
+    // however many producers there are (test/partition/producer-items.test.ts: 500 producers).
     expect(Math.ceil(state.itemBytes / 1024)).toBeLessThanOrEqual({ 1: 1, 10: 2, 100: 2 }[producers]!);
-    expect(last).toBeLessThanOrEqual({ 1: 2, 10: 3, 100: 3 }[producers]!);
+    expect(last).toBeLessThanOrEqual({ 1: 2, 10: 3, 100: 4 }[producers]!);
   });
 
   it.each([
