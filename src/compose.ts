@@ -238,8 +238,18 @@ export function composeServices(
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
   const timer = new SystemTimer();
   timer.startRealTime();
+  // The coordinators' timers are in the wheel the scheduler scans: its slot width, from one place.
+  const maintenance = maintenanceOptions(config.scheduler.options);
   const groups = parts.groups(
-    { metadata, clock, topics, log, timer, featureLevel: () => features.current(clock.now()) },
+    {
+      metadata,
+      clock,
+      topics,
+      log,
+      timer,
+      featureLevel: () => features.current(clock.now()),
+      timerSlotMs: maintenance.timerSlotMs,
+    },
     { limits: config.groups },
   );
   const fetchPurgatory = new Purgatory({ timer, name: 'Fetch', onError: () => {} });
@@ -264,6 +274,7 @@ export function composeServices(
     topics,
     log,
     config: config.transactions,
+    timerSlotMs: maintenance.timerSlotMs,
     checkMember: (g, m, gen, offsets) => groups.offsets.checkMember(g, m, gen, offsets),
   });
   return {
@@ -289,7 +300,7 @@ export function composeServices(
       defaultReplicationFactor: config.defaults.replicationFactor,
       autoCreateTopicsEnable: config.kafka.autoCreateTopics,
       socketRequestMaxBytes: config.kafka.maxFrameBytes,
-      retentionCheckIntervalMs: maintenanceOptions(config.scheduler.options).roundIntervalMs,
+      retentionCheckIntervalMs: maintenance.roundIntervalMs,
       // The coordinator's limits, from the configuration (not from `groups`, which may not be composed here).
       groupInitialRebalanceDelayMs: config.groups.initialRebalanceDelayMs,
       groupMinSessionTimeoutMs: DEFAULT_GROUP_LIMITS.minSessionTimeoutMs,

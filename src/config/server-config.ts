@@ -33,7 +33,11 @@ export interface ServerConfig {
     maxBackgroundBytes: number;
   };
   /** The local server's in-process scheduler (0: off) and the maintenance knobs (src/maintenance). */
-  scheduler: { intervalMs: number; options: { orphanGraceMs?: number; roundIntervalMs?: number } };
+  scheduler: {
+    intervalMs: number;
+    /** timerSlotMs is no environment variable: a test or an embedder may set it (src/maintenance). */
+    options: { orphanGraceMs?: number; roundIntervalMs?: number; timerSlotMs?: number };
+  };
   /** Count storage operations and answer GET /debug/counters with them (the benchmark's BENCH_COUNTERS=1). */
   countOperations: boolean;
   /** The Kafka protocol listener (src/kafka); port 0 turns it off. */

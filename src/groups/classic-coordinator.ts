@@ -12,7 +12,7 @@ import type { Clock } from '../clock.js';
 import { KafkaError } from '../wire/errors.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import { ConditionFailedError, type MetadataStore } from '../storage/ports.js';
-import type { GroupCoordinator } from './coordinator.js';
+import { MAX_ATTEMPTS, type GroupCoordinator } from './coordinator.js';
 import {
   CLASSIC_GROUP_REGISTRY_PREFIX,
   CLASSIC_GROUP_SK,
@@ -422,7 +422,7 @@ export class ClassicGroupCoordinator {
       metadata: this.deps.metadata,
       pk,
       sk: CLASSIC_GROUP_SK,
-      attempts: 50,
+      attempts: MAX_ATTEMPTS,
       giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Too much contention on group ${groupId}; retry` },
       decide: async (item) => {
         const stored = item?.value ?? newClassicGroup(groupId);

@@ -55,6 +55,8 @@ export interface CoordinatorDeps {
   limits?: Partial<GroupLimits>;
   /** The cluster's feature level (src/storage/feature-level.ts): level 4 splits groups into member items. Absent: the newest. */
   featureLevel?: () => Promise<number> | number;
+  /** The scheduler's timer slot width (maintenance option timerSlotMs): its scan reads these timers. */
+  timerSlotMs?: number;
 }
 
 /**
@@ -95,8 +97,11 @@ interface Change<T> {
 /** Removed members are reported here (e.g. so their REST consumer instances are deleted). */
 export type MembersRemovedListener = (groupId: string, members: MemberRecord[]) => Promise<void> | void;
 
-/** How long a conditional write may lose races before the caller is told to retry. */
-const MAX_ATTEMPTS = 64;
+/**
+ * How long a conditional write of a group item (consumer or classic) may lose races before the
+ * caller is told to retry.
+ */
+export const MAX_ATTEMPTS = 64;
 
 /**
  * Kafka's group coordinator over the metadata store: membership through heartbeats, server-side
@@ -121,7 +126,7 @@ export class GroupCoordinator {
 
   constructor(private readonly deps: CoordinatorDeps) {
     this.limits = { ...DEFAULT_GROUP_LIMITS, ...deps.limits };
-    this.timers = new DurableTimers(deps.metadata);
+    this.timers = new DurableTimers(deps.metadata, deps.timerSlotMs === undefined ? {} : { slotMs: deps.timerSlotMs });
     this.items = new GroupItems(deps.metadata);
   }
 

@@ -49,6 +49,8 @@ export function createGroups(
     timer: Timer;
     /** The cluster's feature level (group format 2 from level 4); absent: the newest. */
     featureLevel?: () => Promise<number>;
+    /** The scheduler's timer slot width (its scan fires the groups' session timers). */
+    timerSlotMs?: number;
   },
   options: GroupsOptions = {},
 ): GroupServices {

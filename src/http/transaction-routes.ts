@@ -160,10 +160,10 @@ export function transactionRoutes(): Hono<AppEnv> {
   app.get('/transactions:hanging', async (c) => {
     await authorize(c, 'CLUSTER_ACTION', 'CLUSTER');
     const { transactions, clusterId } = c.get('services');
+    // page_token is the schema's for the document; pageCursor reads and checks it.
     const { topic, older_than_ms: olderThanMs } = hangingQuerySchema.parse({
       topic: c.req.query('topic'),
       older_than_ms: queryInt(c.req.query('older_than_ms'), 'older_than_ms'),
-      page_token: c.req.query('page_token'),
     });
     const after = pageCursor(c);
     const { hanging, next } = await transactions.findHanging({

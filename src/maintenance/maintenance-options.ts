@@ -1,3 +1,5 @@
+import { DEFAULT_TIMER_SLOT_MS } from '../timer/durable-timers.js';
+
 /**
  * Knobs of the maintenance passes that Kafka has no topic config for. Topic configs
  * (retention.ms, segment.bytes, ...) come from each topic; these are per deployment.
@@ -52,7 +54,7 @@ export const DEFAULT_MAINTENANCE_OPTIONS: Readonly<MaintenanceOptions> = {
   mergeMinEntries: 16,
   maxCleanBytes: 64 << 20,
   sweepIntervalMs: 5 * 60_000,
-  timerSlotMs: 60_000,
+  timerSlotMs: DEFAULT_TIMER_SLOT_MS,
   roundIntervalMs: 5 * 60_000,
   cursorWriteIntervalMs: 10_000,
   shards: 64,

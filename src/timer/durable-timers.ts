@@ -48,8 +48,14 @@ export interface DurableTimer<P = unknown> {
  */
 export type TimerHandler = (timer: DurableTimer, count: (name: string, n: number) => void) => Promise<void>;
 
+/** Width of a timer slot unless the scheduler's maintenance options say otherwise. */
+export const DEFAULT_TIMER_SLOT_MS = 60_000;
+
 export interface DurableTimerOptions {
-  /** Width of one slot (default 60 s). */
+  /**
+   * Width of one slot (default {@link DEFAULT_TIMER_SLOT_MS}). Every DurableTimers over one store
+   * must use the scheduler's, or timers land in slots its scan never reads.
+   */
   slotMs?: number;
   /** Without a checkpoint, how many past slots the first scan covers (default 60). */
   firstScanSlots?: number;
@@ -87,7 +93,7 @@ export class DurableTimers {
     private readonly metadata: MetadataStore,
     options: DurableTimerOptions = {},
   ) {
-    this.slotMs = options.slotMs ?? 60_000;
+    this.slotMs = options.slotMs ?? DEFAULT_TIMER_SLOT_MS;
     this.firstScanSlots = options.firstScanSlots ?? 60;
     this.maxSlotsPerTick = options.maxSlotsPerTick ?? 1_440;
     this.retryBaseMs = options.retryBaseMs ?? 60_000;

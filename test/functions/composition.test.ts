@@ -74,6 +74,37 @@ describe('maintenance knobs in the typed server config', () => {
   });
 });
 
+describe("the coordinators' timers and the scheduler's scan", () => {
+  it("share the scheduler's timer slot width (maintenance option timerSlotMs), whatever it is", async () => {
+    const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', CLUSTER_ID: 'c' });
+    config.scheduler.options.timerSlotMs = 1_000;
+    const storage = createStorage(config.backend);
+    const timerKeys: { pk: string; sk: string }[] = [];
+    const { metadata } = storage;
+    const put = metadata.put.bind(metadata);
+    metadata.put = (pk, sk, ...rest) => {
+      if (pk.startsWith('timer#')) timerKeys.push({ pk, sk });
+      return put(pk, sk, ...rest);
+    };
+    const app = createApp(createServices(config, storage), { logError: () => {} });
+    const post = (path: string, body: unknown) =>
+      app.request(`/v3/clusters/c${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    expect((await post('/topics', { topic_name: 't', partitions_count: 1 })).status).toBe(201);
+    // A transactional id's expiry timer, and a group member's session timer.
+    expect((await post('/transactions/tx/init', {})).status).toBe(200);
+    expect((await post('/consumer-groups/g/consumers:heartbeat', { subscribed_topic_names: ['t'] })).status).toBe(200);
+    const kinds = timerKeys.map((k) => k.sk.split('#')[1]);
+    expect(kinds).toEqual(expect.arrayContaining(['txn-id-expiry', 'group-session']));
+    // The slot of a timer is its expiry (the sort key's first field) over the slot width.
+    for (const { pk, sk } of timerKeys) expect(pk).toBe(`timer#${Math.floor(Number(sk.split('#')[0]) / 1_000)}`);
+    storage.close();
+  });
+});
+
 describe('BENCH_COUNTERS in the typed server config', () => {
   it('is off by default, on for 1 or true, and rejects anything else', () => {
     expect(serverConfigFromEnv({}).countOperations).toBe(false);
