@@ -6,9 +6,27 @@ import type { AppEnv } from './app-env.js';
 import { readJson } from './request.js';
 import { authorize } from './security.js';
 
-const raiseSchema = z.object({ feature_level: z.number().int() });
+export const raiseSchema = z.object({ feature_level: z.number().int() });
 
-function show(clusterId: string, s: FeatureLevelStatus) {
+const date = z.string().meta({ format: 'date-time' });
+const level = z.int().min(1);
+
+/** A KafkaFeatureLevel: what both routes answer. */
+export const featureLevelSchema = z.object({
+  kind: z.literal('KafkaFeatureLevel'),
+  cluster_id: z.string(),
+  release: z.string().meta({ description: 'The release of the code that answered' }),
+  feature_level: level,
+  supported_feature_level: level,
+  finalizable_feature_level: level,
+  raised_at: date.optional(),
+  raised_by: z.string().optional(),
+  processes: z.array(
+    z.object({ role: z.string(), release: z.string(), supported_feature_level: z.int(), last_seen: date }),
+  ),
+});
+
+function show(clusterId: string, s: FeatureLevelStatus): z.input<typeof featureLevelSchema> {
   return {
     kind: 'KafkaFeatureLevel',
     cluster_id: clusterId,

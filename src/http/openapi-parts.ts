@@ -24,9 +24,6 @@ export const ok = (schema: z.ZodType | oas31.ReferenceObject, description = 'OK'
 export const errors = (...statuses: number[]): Record<string, ZodOpenApiResponseObject> =>
   Object.fromEntries(statuses.map((s) => [String(s), ok(errorSchema, 'Error')]));
 
-/** A v3 list (resources.ts `list`): kind, metadata and data. */
-export const list = ok({ $ref: '#/components/schemas/List' });
-
 export const noContent = { 204: { description: 'No content' } };
 
 export const jsonBody = (schema: z.ZodType, required = true): ZodOpenApiRequestBodyObject => ({
@@ -53,6 +50,9 @@ const PATH = z.object({
 export const inPath = (...names: (keyof typeof PATH.shape)[]) =>
   PATH.pick(Object.fromEntries(names.map((n) => [n, true])) as Partial<Record<keyof typeof PATH.shape, true>>);
 
+/** The schema with a description (zod's meta, which zod-openapi renders). */
+export const described = <T extends z.ZodType>(schema: T, description: string): T => schema.meta({ description });
+
 /** An ISO 8601 instant as the answers write it (Date.toISOString). */
 export const dateTime = z.string().meta({ format: 'date-time' });
 
@@ -61,3 +61,9 @@ export const resourceMetadata = z.object({ self: z.string(), resource_name: z.st
 export const related = z.object({ related: z.string() });
 /** A v3 list's metadata: next is the following page, or null. */
 export const listMetadata = z.object({ self: z.string(), next: z.string().nullable() });
+
+/** A v3 list (resources.ts `list`): kind, metadata and data; its operations name the kind in their summary. */
+export const listSchema = z
+  .object({ kind: z.string(), metadata: listMetadata, data: z.array(z.looseObject({})) })
+  .meta({ id: 'List' });
+export const list = ok(listSchema);

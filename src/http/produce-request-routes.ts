@@ -20,19 +20,16 @@ import { parseAcks } from './acks.js';
 import { requireTransactionalBatches } from './record-batch-body.js';
 import { admitProduce, appendProduced } from '../transactions/produce-admission.js';
 import { mediaType, readBody } from './request.js';
+import type * as z from 'zod';
+import type { produceResponseSchema } from './record-answers.js';
 
-/** One partition's answer, Kafka's PartitionProduceResponse (+ error name, last offset and duplicate). */
-export interface PartitionProduceResponse {
-  index: number;
-  error_code: number;
-  error?: string;
-  error_message?: string;
-  base_offset: number;
-  last_offset: number;
-  log_append_time_ms: number;
-  log_start_offset: number;
-  duplicate?: boolean;
-}
+/**
+ * One partition's answer, Kafka's PartitionProduceResponse (+ error name, last offset and
+ * duplicate): as the document's schema says (record-answers.ts; a type only, not in the bundle).
+ */
+type PartitionProduceResponse = z.input<
+  typeof produceResponseSchema
+>['responses'][number]['partition_responses'][number];
 
 /** A partition's error; anything but a KafkaError is ours and fails the request (a logged 500). */
 function failed(index: number, e: unknown): PartitionProduceResponse {

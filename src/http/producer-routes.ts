@@ -4,7 +4,7 @@ import type { AppEnv } from './app-env.js';
 import { readJson } from './request.js';
 import { authorizeIdempotentWrite } from './security.js';
 
-const initSchema = z
+export const initSchema = z
   .object({ producer_id: z.number().int().nonnegative(), producer_epoch: z.number().int().nonnegative() })
   .partial()
   .refine(

@@ -30,10 +30,11 @@ import {
 } from './record-batch-body.js';
 import { parseIsolation, partitionParam, queryInt, readBody, readJson, readJsonValues } from './request.js';
 import { authorize } from './security.js';
+import type { produceResultSchema } from './record-answers.js';
 
-const deleteRecordsSchema = z.object({ before_offset: z.number().int().min(-1) });
+export const deleteRecordsSchema = z.object({ before_offset: z.number().int().min(-1) });
 
-const batchSchema = z.object({
+export const batchSchema = z.object({
   entries: z.array(produceRecordSchema.extend({ id: z.union([z.string(), z.number()]).transform(String) })).min(1),
   // Extension: an idempotent producer's id, epoch and one base sequence per partition.
   producer_id: z.number().int().nonnegative().optional(),
@@ -226,7 +227,13 @@ function isoTimestamps(): (ms: number) => string {
   };
 }
 
-function success(clusterId: string, topic: string, r: Extract<EntryResult, { ok: true }>, iso = isoTimestamps()) {
+/** A delivery report, as the document's schema says (record-answers.ts; a type only, not in the bundle). */
+function success(
+  clusterId: string,
+  topic: string,
+  r: Extract<EntryResult, { ok: true }>,
+  iso = isoTimestamps(),
+): z.input<typeof produceResultSchema> {
   return {
     cluster_id: clusterId,
     topic_name: topic,

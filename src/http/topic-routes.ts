@@ -11,7 +11,7 @@ import { nextPageUrl, pageCursor } from './page-token.js';
 import { parseIsolation, readJson, partitionParam } from './request.js';
 import { allowed, allowedNames, authorize } from './security.js';
 
-const createTopicSchema = z.object({
+export const createTopicSchema = z.object({
   topic_name: z.string(),
   partitions_count: z.number().int().optional(),
   replication_factor: z.number().int().optional(),
@@ -23,8 +23,8 @@ const createTopicSchema = z.object({
     )
     .optional(),
 });
-const patchTopicSchema = z.object({ partitions_count: z.number().int() });
-const alterConfigsSchema = z.object({
+export const patchTopicSchema = z.object({ partitions_count: z.number().int() });
+export const alterConfigsSchema = z.object({
   data: z.array(
     z.object({
       name: z.string(),
@@ -34,7 +34,7 @@ const alterConfigsSchema = z.object({
   ),
   validate_only: z.boolean().optional(),
 });
-const putConfigSchema = z.object({ value: z.string() });
+export const putConfigSchema = z.object({ value: z.string() });
 
 const configName = (name: string): TopicConfigName => {
   if (!isTopicConfigName(name)) throw new KafkaError('NOT_FOUND', `Config ${name} not found`);
