@@ -18,6 +18,7 @@ import {
   type Storage,
 } from '../src/compose.js';
 import { serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
+import { logEvents } from '../src/metrics.js';
 import type { AppServices } from '../src/services.js';
 import { instrumentStorage } from './instrumented-storage.js';
 import {
@@ -28,7 +29,6 @@ import {
   scopeMetrics,
   telemetryFromEnv,
   telemetryLogger,
-  type LogLevel,
   type Telemetry,
 } from './observability.js';
 
@@ -50,8 +50,7 @@ export async function runScheduledPass(deps: SchedulerDeps): Promise<SchedulerRe
   return runMaintenancePass(deps.storage, deps.services, {
     deadline: deps.deadline,
     options: deps.config.scheduler.options,
-    log: ({ level, msg, ...fields }) =>
-      log(deps.telemetry, (level as LogLevel | undefined) ?? 'info', String(msg), fields),
+    log: logEvents(telemetryLogger(deps.telemetry)),
   });
 }
 

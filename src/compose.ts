@@ -40,7 +40,7 @@ import { SystemTimer } from './timer/system-timer.js';
 import { ShareGroups } from './share/share-groups.js';
 import { createTriggers } from './triggers/index.js';
 import { ReplicaManager } from './replication/replica-manager.js';
-import { loggerOf, noMetrics, type Logger, type Metrics } from './metrics.js';
+import { loggerOf, logEvents, noMetrics, type Logger, type Metrics } from './metrics.js';
 import { FeatureLevels } from './storage/feature-level.js';
 import { maintenanceOptions } from './maintenance/maintenance-options.js';
 
@@ -382,12 +382,15 @@ export function startInProcessScheduler(
   config: ServerConfig,
   storage: Storage,
   services: AppServices,
+  logger: Logger = stdoutLogger,
 ): SchedulerLoop | undefined {
   const { intervalMs, options } = config.scheduler;
   if (intervalMs <= 0) return undefined;
+  const log = logEvents(logger);
   return startSchedulerLoop({
     intervalMs,
     clock: services.clock,
-    run: (deadline) => runMaintenancePass(storage, services, { deadline, options }),
+    log,
+    run: (deadline) => runMaintenancePass(storage, services, { deadline, options, log }),
   });
 }

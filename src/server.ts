@@ -14,7 +14,7 @@ import { withBodyPool } from './http/body-pool.js';
 import { startKafkaListener } from './kafka/listener.js';
 import { pushSocket } from './http/push-socket.js';
 import { MemoryPool } from './limits/memory-pool.js';
-import { IntervalMetrics } from './metrics.js';
+import { IntervalMetrics, logEvents } from './metrics.js';
 
 // A bad flag or variable is told in a line and the usage, not a stack; --help prints the usage.
 let config: ServerConfig;
@@ -62,9 +62,7 @@ const scheduler = startInProcessScheduler(config, storage, services);
 const rearmTriggers = () =>
   services.triggers.runner
     .rearm()
-    .catch((e: unknown) =>
-      console.log(JSON.stringify({ level: 'warn', msg: 'trigger re-arm failed', error: String(e) })),
-    );
+    .catch((e: unknown) => stdoutLogger.warn('trigger re-arm failed', { error: String(e) }));
 void rearmTriggers();
 const triggerTick =
   config.scheduler.intervalMs > 0 ? setInterval(rearmTriggers, config.scheduler.intervalMs) : undefined;
@@ -121,14 +119,18 @@ const { kafka } = config;
 // A taken port (say, a real Kafka on 9092) leaves the HTTP API serving; the error says why.
 const kafkaListener =
   kafka.port > 0
-    ? await startKafkaListener({ services, classic: services.groups.classic, ...kafka, metrics }).catch(
-        (e: unknown) => {
-          console.log(
-            JSON.stringify({ level: 'error', msg: 'kafka listener not started', port: kafka.port, error: String(e) }),
-          );
-          return undefined;
-        },
-      )
+    ? await startKafkaListener({
+        services,
+        classic: services.groups.classic,
+        ...kafka,
+        metrics,
+        log: logEvents(stdoutLogger),
+      }).catch((e: unknown) => {
+        console.log(
+          JSON.stringify({ level: 'error', msg: 'kafka listener not started', port: kafka.port, error: String(e) }),
+        );
+        return undefined;
+      })
     : undefined;
 // Kafka's names for what a client must set: security.protocol, and sasl.mechanism when SASL is on.
 const { saslMechanisms } = config.security;

@@ -75,6 +75,7 @@ export interface KafkaListenerOptions {
   limits?: KafkaLimits;
   /** Connections, pool use, refusals by cause. */
   metrics?: Metrics;
+  /** Connection closes and handler failures (the host's Logger, through src/metrics.ts logEvents); default: nowhere. */
   log?: (event: Record<string, unknown>) => void;
 }
 
@@ -115,7 +116,7 @@ interface Shared {
 }
 
 export async function startKafkaListener(options: KafkaListenerOptions): Promise<KafkaListener> {
-  const log = options.log ?? ((e) => console.log(JSON.stringify(e)));
+  const log = options.log ?? (() => {});
   const metrics = options.metrics ?? noMetrics;
   const { limits } = options;
   if (limits && limits.queuedMaxRequestBytes < options.maxFrameBytes)

@@ -50,7 +50,7 @@ export interface SchedulerDeps {
    * transaction coordinator's (transaction timeouts, id expiry) and the groups' session timers.
    */
   timerHandlers?: Record<string, TimerHandler>;
-  /** Structured log lines; default one JSON line each on stdout. */
+  /** Structured log lines (the host's Logger, through src/metrics.ts logEvents); default: nowhere. */
   log?: (event: Record<string, unknown>) => void;
   /** Stop after this many units (tests drive interruption with it; production uses the deadline). */
   maxUnits?: number;
@@ -73,7 +73,7 @@ const DEFAULT_LEASE_TTL_MS = 30_000;
 export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerReport> {
   const { clock } = deps;
   const { metadata, stores } = deps.storage;
-  const log = deps.log ?? ((e) => console.log(JSON.stringify(e)));
+  const log = deps.log ?? (() => {});
   const options = maintenanceOptions(deps.options);
   const sleep = deps.sleep ?? realSleep;
   const started = clock.now();
@@ -184,6 +184,8 @@ export function startSchedulerLoop(options: {
   budgetMs?: number;
   clock: Clock;
   run: (deadline: number) => Promise<SchedulerReport>;
+  /** Where a failed run is said (as SchedulerDeps.log); default: nowhere. */
+  log?: (event: Record<string, unknown>) => void;
   onError?: (e: unknown) => void;
 }): SchedulerLoop {
   let stopped = false;
@@ -192,13 +194,7 @@ export function startSchedulerLoop(options: {
   const onError =
     options.onError ??
     ((e) =>
-      console.error(
-        JSON.stringify({
-          level: 'error',
-          msg: 'scheduler run failed',
-          error: e instanceof Error ? e.stack : String(e),
-        }),
-      ));
+      options.log?.({ level: 'error', msg: 'scheduler run failed', error: e instanceof Error ? e.stack : String(e) }));
   const tick = () => {
     handle = undefined;
     if (stopped) return;

@@ -5,7 +5,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createServices, createStorage, openStorage } from '../../src/compose.js';
+import { createServices, createStorage, openStorage, startInProcessScheduler } from '../../src/compose.js';
+import { loggerOf } from '../../src/metrics.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import { createApp } from '../../src/http/app.js';
 
@@ -101,6 +102,23 @@ describe("the coordinators' timers and the scheduler's scan", () => {
     expect(kinds).toEqual(expect.arrayContaining(['txn-id-expiry', 'group-session']));
     // The slot of a timer is its expiry (the sort key's first field) over the slot width.
     for (const { pk, sk } of timerKeys) expect(pk).toBe(`timer#${Math.floor(Number(sk.split('#')[0]) / 1_000)}`);
+    storage.close();
+  });
+});
+
+describe("the in-process scheduler's lines", () => {
+  it("go through the process's Logger, with their level, message and fields", async () => {
+    const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', CLUSTER_ID: 'c', SCHEDULER_INTERVAL_MS: '10' });
+    const storage = createStorage(config.backend);
+    const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
+    const logger = loggerOf((level, msg, fields) => void lines.push({ level, msg, fields }));
+    const loop = startInProcessScheduler(config, storage, createServices(config, storage), logger)!;
+    await vi.waitFor(() => expect(lines.map((l) => l.msg)).toContain('scheduler pass'), { timeout: 5_000 });
+    await loop.stop();
+    expect(lines.find((l) => l.msg === 'scheduler pass')).toMatchObject({
+      level: 'info',
+      fields: { durationMs: expect.any(Number) },
+    });
     storage.close();
   });
 });
