@@ -10,6 +10,7 @@ export { COMPRESSION_TYPES, type CompressionType } from '../wire/compression/ind
 export type { AuthConfig, AwsCredentials } from './auth.js';
 export {
   Producer,
+  PRODUCER_DEFAULTS,
   type ProducerConfig,
   type ProducerRecordBatch,
   type RecordMetadata,
@@ -17,6 +18,7 @@ export {
 } from './producer/producer.js';
 export {
   Consumer,
+  CONSUMER_DEFAULTS,
   type ConsumerConfig,
   type ConsumerRunConfig,
   type EachMessagePayload,

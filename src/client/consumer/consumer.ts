@@ -28,38 +28,38 @@ import {
 export type { TopicPartition, TopicPartitionOffset } from './subscription-state.js';
 export type { Batch, ConsumerRunConfig, EachBatchPayload, EachMessagePayload } from './run-loop.js';
 
-/** Kafka's consumer configs under camelCase names. */
+/** Kafka's consumer configs under camelCase names; what an unset one is: {@link CONSUMER_DEFAULTS}. */
 export interface ConsumerConfig {
   /** The consumer group; without one, only assign() is possible and nothing is committed. */
   groupId?: string;
   clientId?: string;
-  /** Default 45000. */
+  /** Kafka's session.timeout.ms. */
   sessionTimeoutMs?: number;
-  /** max.poll.interval.ms: the rebalance timeout (default 300000). */
+  /** max.poll.interval.ms: the rebalance timeout. */
   maxPollIntervalMs?: number;
   /** Caps the server's heartbeat interval (which is used when this is unset). */
   heartbeatIntervalMs?: number;
-  /** Default true. */
+  /** Kafka's enable.auto.commit. */
   enableAutoCommit?: boolean;
-  /** Default 5000. */
+  /** Kafka's auto.commit.interval.ms. */
   autoCommitIntervalMs?: number;
-  /** Where to start without a committed offset, or when it is out of range (default latest). */
+  /** Where to start without a committed offset, or when it is out of range. */
   autoOffsetReset?: 'earliest' | 'latest' | 'none';
-  /** Records per poll() (default 500). */
+  /** Records per poll(). */
   maxPollRecords?: number;
-  /** Default 1. */
+  /** Kafka's fetch.min.bytes. */
   fetchMinBytes?: number;
-  /** Default 500. */
+  /** Kafka's fetch.max.wait.ms. */
   fetchMaxWaitMs?: number;
-  /** Default 4 MiB (DEFAULT_MAX_PARTITION_FETCH_BYTES; Kafka's is 1 MiB). */
+  /** Kafka's max.partition.fetch.bytes (its default is 1 MiB; ours is four times that, see {@link CONSUMER_DEFAULTS}). */
   maxPartitionFetchBytes?: number;
-  /** Polling while idle: consecutive empty fetches back off from fetchMaxWaitMs up to this (default 2000). */
+  /** Polling while idle: consecutive empty fetches back off from fetchMaxWaitMs up to this. */
   fetchIdleBackoffMaxMs?: number;
-  /** Wait for records on the connection's push URL instead of polling (default true). */
+  /** Wait for records on the connection's push URL instead of polling. */
   push?: boolean;
-  /** With push: how often the partitions waiting on the socket are checked again, for lost notifications (default 300000: within API Gateway's 10-minute idle timeout, and at 2.5 times the cost of an idle member's waiting when it was 120000). */
+  /** With push: how often the partitions waiting on the socket are checked again, for lost notifications. */
   pushRecheckIntervalMs?: number;
-  /** With push: how long a caught-up partition waits for a notification before it is fetched anyway (default 600000). */
+  /** With push: how long a caught-up partition waits for a notification before it is fetched anyway. */
   pushFallbackPollMs?: number;
   /** Kafka's fetch.max.bytes: the whole answer of one fetch over all partitions (default: the server's bound, MAX_FETCH_BYTES). */
   fetchMaxBytes?: number;
@@ -70,7 +70,7 @@ export interface ConsumerConfig {
   format?: WireFormat;
   /**
    * Kafka's isolation.level: 'read_committed' reads up to the last stable offset and never returns
-   * records of aborted transactions; 'read_uncommitted' (default, as Java's) reads up to the HW.
+   * records of aborted transactions; 'read_uncommitted' reads up to the HW.
    */
   isolationLevel?: 'read_uncommitted' | 'read_committed';
   /** Server-side assignor: range, roundrobin or sticky (the server's choice when unset). */
@@ -78,7 +78,7 @@ export interface ConsumerConfig {
   retryBackoffMs?: number;
   retryBackoffMaxMs?: number;
   requestTimeoutMs?: number;
-  /** Where errors of background work are reported (default: console.error as one JSON line). */
+  /** Where errors of background work are reported (unset: console.error, one JSON line each). */
   logger?: (level: 'warn' | 'error', message: string, extra?: Record<string, unknown>) => void;
 }
 
@@ -91,12 +91,39 @@ export interface RebalanceListener {
 }
 
 /**
- * max.partition.fetch.bytes, four times Kafka's: each fetch is an HTTP request (a Lambda invocation
- * on AWS), and a partition read 1 MiB at a time waits a round trip per MiB (perf consume P=1 read
- * 193-220k records/s at 1 MiB, 274-476k at 4 MiB in the same runs). fetchMaxBytes still bounds
- * the whole answer, and on Lambda the server keeps it within the 6 MB response limit.
+ * What an unset consumer config is, each in this one place (the constructor and the docs refer here).
+ * Kafka's values unless a comment says why not.
  */
-export const DEFAULT_MAX_PARTITION_FETCH_BYTES = 4 * 1024 * 1024;
+export const CONSUMER_DEFAULTS = {
+  clientId: 'consumer',
+  sessionTimeoutMs: 45_000,
+  maxPollIntervalMs: 300_000,
+  enableAutoCommit: true,
+  autoCommitIntervalMs: 5000,
+  autoOffsetReset: 'latest',
+  maxPollRecords: 500,
+  fetchMinBytes: 1,
+  fetchMaxWaitMs: 500,
+  /**
+   * Four times Kafka's: each fetch is an HTTP request (a Lambda invocation on AWS), and a partition
+   * read 1 MiB at a time waits a round trip per MiB (perf consume P=1 read 193-220k records/s at
+   * 1 MiB, 274-476k at 4 MiB in the same runs). fetchMaxBytes still bounds the whole answer, and on
+   * Lambda the server keeps it within the 6 MB response limit.
+   */
+  maxPartitionFetchBytes: 4 * 1024 * 1024,
+  fetchIdleBackoffMaxMs: 2000,
+  push: true,
+  /** Within API Gateway's 10-minute idle timeout, and at 2.5 times the cost of an idle member's waiting when it was 120000. */
+  pushRecheckIntervalMs: 300_000,
+  pushFallbackPollMs: 600_000,
+  /** As Java's. */
+  isolationLevel: 'read_uncommitted',
+  retryBackoffMs: 100,
+  retryBackoffMaxMs: 1000,
+} as const satisfies ConsumerConfig;
+
+/** max.partition.fetch.bytes unset (the bench names it). */
+export const DEFAULT_MAX_PARTITION_FETCH_BYTES = CONSUMER_DEFAULTS.maxPartitionFetchBytes;
 
 const LOG = (level: 'warn' | 'error', message: string, extra?: Record<string, unknown>) =>
   console.error(JSON.stringify({ level, msg: message, ...extra }));
@@ -141,27 +168,27 @@ export class Consumer {
     config: ConsumerConfig = {},
   ) {
     this.c = {
-      clientId: config.clientId ?? 'consumer',
-      sessionTimeoutMs: config.sessionTimeoutMs ?? 45_000,
-      maxPollIntervalMs: config.maxPollIntervalMs ?? 300_000,
+      clientId: config.clientId ?? CONSUMER_DEFAULTS.clientId,
+      sessionTimeoutMs: config.sessionTimeoutMs ?? CONSUMER_DEFAULTS.sessionTimeoutMs,
+      maxPollIntervalMs: config.maxPollIntervalMs ?? CONSUMER_DEFAULTS.maxPollIntervalMs,
       heartbeatIntervalMs: config.heartbeatIntervalMs,
-      enableAutoCommit: config.enableAutoCommit ?? true,
-      autoCommitIntervalMs: config.autoCommitIntervalMs ?? 5000,
-      autoOffsetReset: config.autoOffsetReset ?? 'latest',
-      maxPollRecords: config.maxPollRecords ?? 500,
-      fetchMinBytes: config.fetchMinBytes ?? 1,
-      fetchMaxWaitMs: config.fetchMaxWaitMs ?? 500,
-      maxPartitionFetchBytes: config.maxPartitionFetchBytes ?? DEFAULT_MAX_PARTITION_FETCH_BYTES,
-      fetchIdleBackoffMaxMs: config.fetchIdleBackoffMaxMs ?? 2000,
-      push: config.push ?? true,
-      pushRecheckIntervalMs: config.pushRecheckIntervalMs ?? 300_000,
-      pushFallbackPollMs: config.pushFallbackPollMs ?? 600_000,
+      enableAutoCommit: config.enableAutoCommit ?? CONSUMER_DEFAULTS.enableAutoCommit,
+      autoCommitIntervalMs: config.autoCommitIntervalMs ?? CONSUMER_DEFAULTS.autoCommitIntervalMs,
+      autoOffsetReset: config.autoOffsetReset ?? CONSUMER_DEFAULTS.autoOffsetReset,
+      maxPollRecords: config.maxPollRecords ?? CONSUMER_DEFAULTS.maxPollRecords,
+      fetchMinBytes: config.fetchMinBytes ?? CONSUMER_DEFAULTS.fetchMinBytes,
+      fetchMaxWaitMs: config.fetchMaxWaitMs ?? CONSUMER_DEFAULTS.fetchMaxWaitMs,
+      maxPartitionFetchBytes: config.maxPartitionFetchBytes ?? CONSUMER_DEFAULTS.maxPartitionFetchBytes,
+      fetchIdleBackoffMaxMs: config.fetchIdleBackoffMaxMs ?? CONSUMER_DEFAULTS.fetchIdleBackoffMaxMs,
+      push: config.push ?? CONSUMER_DEFAULTS.push,
+      pushRecheckIntervalMs: config.pushRecheckIntervalMs ?? CONSUMER_DEFAULTS.pushRecheckIntervalMs,
+      pushFallbackPollMs: config.pushFallbackPollMs ?? CONSUMER_DEFAULTS.pushFallbackPollMs,
       fetchMaxBytes: config.fetchMaxBytes,
       groupRemoteAssignor: config.groupRemoteAssignor,
       format: config.format,
-      isolationLevel: config.isolationLevel ?? 'read_uncommitted',
-      retryBackoffMs: config.retryBackoffMs ?? 100,
-      retryBackoffMaxMs: config.retryBackoffMaxMs ?? 1000,
+      isolationLevel: config.isolationLevel ?? CONSUMER_DEFAULTS.isolationLevel,
+      retryBackoffMs: config.retryBackoffMs ?? CONSUMER_DEFAULTS.retryBackoffMs,
+      retryBackoffMaxMs: config.retryBackoffMaxMs ?? CONSUMER_DEFAULTS.retryBackoffMaxMs,
       requestTimeoutMs: config.requestTimeoutMs ?? transport.requestTimeoutMs,
     };
     if (this.c.maxPollRecords < 1) throw new KafkaConfigError('maxPollRecords must be at least 1');

@@ -22,40 +22,66 @@ export type { RecordMetadata } from './record-accumulator.js';
 export type { ProducerIdAndEpoch } from './transaction-manager.js';
 
 /**
- * Defaults fitted to storage priced per request (docs/client.md): a batch fills a request (one
- * object PUT and one commit per partition), and a batch that is not full waits tens of ms for more.
- * The batch size is the largest whose batch, with its 61-byte header, stays within a 1 MiB request
- * and Kafka's max.message.bytes (1048588), with room for the record size estimate's error; at
- * 1,000,000 a MiB took 1.05 requests at best. Kafka's own 16384 / 5 are accepted and cost about
- * 64 requests per MiB.
+ * What an unset producer config is, each in this one place (the resolution below and the docs
+ * refer here); Kafka's values unless a comment says why not. Fitted to storage priced per request
+ * (docs/client.md): a batch fills a request (one object PUT and one commit per partition), and a
+ * batch that is not full waits tens of ms for more.
  */
-export const DEFAULT_BATCH_SIZE = 1_048_000;
-export const DEFAULT_LINGER_MS = 50;
+export const PRODUCER_DEFAULTS = {
+  /**
+   * The largest whose batch, with its 61-byte header, stays within a 1 MiB request and Kafka's
+   * max.message.bytes (1048588), with room for the record size estimate's error; at 1,000,000 a
+   * MiB took 1.05 requests at best. Kafka's 16384 (sized for a TCP broker) is accepted and costs
+   * about 64 requests per MiB.
+   */
+  batchSize: 1_048_000,
+  /** Kafka's is 5. */
+  lingerMs: 50,
+  /** Kafka's batch.size, which its sticky partitioner switches at. */
+  partitionerStickyBatchSize: DEFAULT_PARTITIONER_STICKY_BATCH_SIZE,
+  bufferMemory: 32 * 1024 * 1024,
+  maxBlockMs: 60_000,
+  /** At most the connection's maxRequestBytes. */
+  maxRequestSize: 1024 * 1024,
+  compressionType: 'none',
+  /** Bounded by deliveryTimeoutMs. */
+  retries: 2_147_483_647,
+  retryBackoffMs: 100,
+  retryBackoffMaxMs: 1000,
+  deliveryTimeoutMs: 120_000,
+  /** At most 5 with idempotence. */
+  maxInFlightRequestsPerConnection: 5,
+  metadataMaxAgeMs: 300_000,
+  transactionTimeoutMs: 60_000,
+} as const satisfies ProducerConfig;
 
-/** Kafka's producer configs under camelCase names (batch.size is batchSize, and so on). */
+export const DEFAULT_BATCH_SIZE = PRODUCER_DEFAULTS.batchSize;
+export const DEFAULT_LINGER_MS = PRODUCER_DEFAULTS.lingerMs;
+
+/**
+ * Kafka's producer configs under camelCase names (batch.size is batchSize, and so on); what an
+ * unset one is: {@link PRODUCER_DEFAULTS}.
+ */
 export interface ProducerConfig {
   /** 0: no acknowledgement; 1: the leader's; 'all' or -1 (default): every in-sync replica's. */
   acks?: 0 | 1 | -1 | 'all';
-  /**
-   * Bytes of records per partition batch (default 1,048,000, just under Kafka's max.message.bytes;
-   * Kafka's 16384 is sized for a TCP broker, here every request is an object PUT and a commit).
-   */
+  /** Bytes of records per partition batch (just under Kafka's max.message.bytes: see the default's reason). */
   batchSize?: number;
-  /** How long a batch waits for more records before it is sent (default 50; Kafka's is 5). */
+  /** How long a batch waits for more records before it is sent. */
   lingerMs?: number;
   /**
    * Bytes of keyless records the default partitioner sends to one partition before it moves to
-   * another (default 16384: Kafka's batch.size, which its sticky partitioner switches at). Named
+   * another. Named
    * as Kafka's partitioner.* settings would name it (partitioner.sticky.batch.size); separate from
    * batchSize here because a batch grows to a whole request, and a request still packs the
    * batches of many partitions up to maxRequestSize.
    */
   partitionerStickyBatchSize?: number;
-  /** Bytes of unacknowledged records before send() waits (default 32 MiB). */
+  /** Bytes of unacknowledged records before send() waits. */
   bufferMemory?: number;
-  /** How long send() may wait for buffer.memory or metadata (default 60000). */
+  /** How long send() may wait for buffer.memory or metadata. */
   maxBlockMs?: number;
-  /** Bound of one request's body (default 1 MiB; at most the connection's maxRequestBytes). */
+  /** Bound of one request's body (at most the connection's maxRequestBytes). */
   maxRequestSize?: number;
   /**
    * How batches travel: 'record-batch' (RecordBatch v2 bytes, every ready partition in one request),
@@ -64,7 +90,7 @@ export interface ProducerConfig {
    */
   format?: WireFormat;
   /**
-   * Kafka's compression.type for record batches: 'none' (default), 'gzip', 'snappy', 'lz4' or
+   * Kafka's compression.type for record batches: 'none', 'gzip', 'snappy', 'lz4' or
    * 'zstd' (the batch's records travel and are stored compressed; consumers inflate them). JSON
    * requests are not compressed.
    */
@@ -73,17 +99,17 @@ export interface ProducerConfig {
   compressionGzipLevel?: number;
   /** Kafka's compression.zstd.level: -131072 (fastest) to 22 (smallest); default 3. */
   compressionZstdLevel?: number;
-  /** Retries of a retriable failure (default 2147483647, bounded by deliveryTimeoutMs). */
+  /** Retries of a retriable failure (bounded by deliveryTimeoutMs). */
   retries?: number;
   retryBackoffMs?: number;
   retryBackoffMaxMs?: number;
-  /** One request's time limit (default 30000). */
+  /** One request's time limit (unset: the connection's requestTimeoutMs). */
   requestTimeoutMs?: number;
-  /** From send() to success or failure, retries included (default 120000). */
+  /** From send() to success or failure, retries included. */
   deliveryTimeoutMs?: number;
   /** Default true (with acks=all; turned off if acks is set otherwise and this is left unset). */
   enableIdempotence?: boolean;
-  /** Batches in flight per partition (default 5, at most 5 with idempotence). */
+  /** Batches in flight per partition (at most 5 with idempotence). */
   maxInFlightRequestsPerConnection?: number;
   metadataMaxAgeMs?: number;
   /** Overrides the default (murmur2 + sticky) partitioner for records without a partition. */
@@ -95,7 +121,7 @@ export interface ProducerConfig {
    * fences every earlier producer of the id (ending what it left open). Implies idempotence.
    */
   transactionalId?: string;
-  /** Kafka's transaction.timeout.ms (default 60000): the server aborts a transaction open longer. */
+  /** Kafka's transaction.timeout.ms: the server aborts a transaction open longer. */
   transactionTimeoutMs?: number;
 }
 
@@ -126,7 +152,7 @@ export function resolveProducerConfig(
       throw new KafkaConfigError("A transactional producer is idempotent: it needs acks='all' and enableIdempotence");
   }
   const idempotent = c.enableIdempotence ?? acks === 'all';
-  const maxInFlight = c.maxInFlightRequestsPerConnection ?? 5;
+  const maxInFlight = c.maxInFlightRequestsPerConnection ?? PRODUCER_DEFAULTS.maxInFlightRequestsPerConnection;
   if (idempotent && maxInFlight > 5)
     throw new KafkaConfigError('maxInFlightRequestsPerConnection must be at most 5 with idempotence');
   if (c.compressionType !== undefined && !COMPRESSION_TYPES.includes(c.compressionType))
@@ -145,24 +171,24 @@ export function resolveProducerConfig(
     idempotent,
     format: c.format,
     transactionalId: c.transactionalId,
-    transactionTimeoutMs: c.transactionTimeoutMs ?? 60_000,
-    compressionType: c.compressionType ?? 'none',
+    transactionTimeoutMs: c.transactionTimeoutMs ?? PRODUCER_DEFAULTS.transactionTimeoutMs,
+    compressionType: c.compressionType ?? PRODUCER_DEFAULTS.compressionType,
     compressionGzipLevel: level('compressionGzipLevel', c.compressionGzipLevel, COMPRESSION_LEVELS.gzip!),
     compressionZstdLevel: level('compressionZstdLevel', c.compressionZstdLevel, COMPRESSION_LEVELS.zstd!),
-    batchSize: c.batchSize ?? DEFAULT_BATCH_SIZE,
-    lingerMs: c.lingerMs ?? DEFAULT_LINGER_MS,
-    partitionerStickyBatchSize: c.partitionerStickyBatchSize ?? DEFAULT_PARTITIONER_STICKY_BATCH_SIZE,
-    bufferMemory: c.bufferMemory ?? 33_554_432,
-    maxBlockMs: c.maxBlockMs ?? 60_000,
+    batchSize: c.batchSize ?? PRODUCER_DEFAULTS.batchSize,
+    lingerMs: c.lingerMs ?? PRODUCER_DEFAULTS.lingerMs,
+    partitionerStickyBatchSize: c.partitionerStickyBatchSize ?? PRODUCER_DEFAULTS.partitionerStickyBatchSize,
+    bufferMemory: c.bufferMemory ?? PRODUCER_DEFAULTS.bufferMemory,
+    maxBlockMs: c.maxBlockMs ?? PRODUCER_DEFAULTS.maxBlockMs,
     // The connection's bound (Lambda's behind API Gateway) caps it: a request over it could not be sent.
-    maxRequestSize: Math.min(c.maxRequestSize ?? 1_048_576, maxRequestBytes),
-    retries: c.retries ?? 2_147_483_647,
-    retryBackoffMs: c.retryBackoffMs ?? 100,
-    retryBackoffMaxMs: c.retryBackoffMaxMs ?? 1000,
+    maxRequestSize: Math.min(c.maxRequestSize ?? PRODUCER_DEFAULTS.maxRequestSize, maxRequestBytes),
+    retries: c.retries ?? PRODUCER_DEFAULTS.retries,
+    retryBackoffMs: c.retryBackoffMs ?? PRODUCER_DEFAULTS.retryBackoffMs,
+    retryBackoffMaxMs: c.retryBackoffMaxMs ?? PRODUCER_DEFAULTS.retryBackoffMaxMs,
     requestTimeoutMs: c.requestTimeoutMs ?? requestTimeoutMs,
-    deliveryTimeoutMs: c.deliveryTimeoutMs ?? 120_000,
+    deliveryTimeoutMs: c.deliveryTimeoutMs ?? PRODUCER_DEFAULTS.deliveryTimeoutMs,
     maxInFlightRequestsPerConnection: Math.max(1, maxInFlight),
-    metadataMaxAgeMs: c.metadataMaxAgeMs ?? 300_000,
+    metadataMaxAgeMs: c.metadataMaxAgeMs ?? PRODUCER_DEFAULTS.metadataMaxAgeMs,
   };
   if (!Number.isInteger(r.partitionerStickyBatchSize) || r.partitionerStickyBatchSize < 1)
     throw new KafkaConfigError(
