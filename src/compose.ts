@@ -232,7 +232,7 @@ export function composeServices(
     featureLevel: () => features.current(clock.now()),
     metrics,
     logger,
-    maxBackgroundBytes: config.limits.maxBackgroundBytes,
+    ...(config.limits.maxBackgroundBytes !== undefined ? { maxBackgroundBytes: config.limits.maxBackgroundBytes } : {}),
     leadership: new ReplicaManager({ metadata, stores, clock, metrics, logger }),
   });
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.

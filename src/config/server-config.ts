@@ -30,7 +30,8 @@ export interface ServerConfig {
     maxFetchWaitMs: number;
     maxResponseBytes?: number;
     /** Request objects held for acks=0 appends and acks=1 follower copies; past it, answers wait. */
-    maxBackgroundBytes: number;
+    /** Unset: the partition log's default (src/log/partition-log.ts DEFAULT_MAX_BACKGROUND_BYTES). */
+    maxBackgroundBytes?: number;
   };
   /** The local server's in-process scheduler (0: off) and the maintenance knobs (src/maintenance). */
   scheduler: {
@@ -223,7 +224,7 @@ const envSchema = z.object({
   MAX_REQUEST_BYTES: int(8 * 1024 * 1024),
   MAX_FETCH_BYTES: int(8 * 1024 * 1024),
   /** Bytes of request objects the process may hold for work that outlives answers (acks=0, acks=1 copies). */
-  MAX_BACKGROUND_BYTES: int(64 * 1024 * 1024),
+  MAX_BACKGROUND_BYTES: z.coerce.number().int().positive().optional(),
   /** Upper bound of a fetch's max_wait_ms (long poll), below the fetch function's 29 s timeout. */
   MAX_FETCH_WAIT_MS: z.coerce.number().int().nonnegative().default(25_000),
   /** What the platform lets one answer be, envelope included (Lambda: 6,000,000); unset, no bound but max_bytes. */
@@ -346,7 +347,7 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
       maxRequestBytes: e.MAX_REQUEST_BYTES,
       maxFetchBytes: e.MAX_FETCH_BYTES,
       maxFetchWaitMs: e.MAX_FETCH_WAIT_MS,
-      maxBackgroundBytes: e.MAX_BACKGROUND_BYTES,
+      ...(e.MAX_BACKGROUND_BYTES !== undefined ? { maxBackgroundBytes: e.MAX_BACKGROUND_BYTES } : {}),
       ...(e.MAX_RESPONSE_BYTES !== undefined ? { maxResponseBytes: e.MAX_RESPONSE_BYTES } : {}),
     },
     scheduler: {

@@ -56,6 +56,9 @@ export type {
 } from './partition-reader.js';
 export { asKafkaError } from './partition-reader.js';
 
+/** Bytes of request objects work outliving its answer may hold, unless MAX_BACKGROUND_BYTES says otherwise. */
+export const DEFAULT_MAX_BACKGROUND_BYTES = 64 * 1024 * 1024;
+
 export interface AppendOptions {
   acks?: Acks;
   /**
@@ -104,7 +107,8 @@ export interface LogDeps {
    * Bytes of request objects held by work that outlives its answer (acks=0 appends, acks=1
    * follower copies). Past it an acks=0 answer waits for room and an acks=1 answer waits for its
    * copies, as a Kafka broker stops reading a connection whose requests pile up: a slow follower
-   * store or a fast acks=0 producer cannot grow the process without bound. Default 64 MiB.
+   * store or a fast acks=0 producer cannot grow the process without bound. Default
+   * {@link DEFAULT_MAX_BACKGROUND_BYTES}.
    */
   maxBackgroundBytes?: number;
   /**
@@ -183,7 +187,7 @@ export class PartitionLog {
   constructor(private readonly deps: LogDeps) {
     this.metrics = deps.metrics ?? noMetrics;
     this.logger = deps.logger ?? noLogger;
-    this.maxBackgroundBytes = deps.maxBackgroundBytes ?? 64 * 1024 * 1024;
+    this.maxBackgroundBytes = deps.maxBackgroundBytes ?? DEFAULT_MAX_BACKGROUND_BYTES;
     this.featureLevel = deps.featureLevel ?? new FeatureLevels(deps.metadata).current;
     this.index = new OffsetIndex(deps.metadata);
     this.replicas = deps.leadership;
