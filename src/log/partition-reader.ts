@@ -44,6 +44,8 @@ export interface PartitionFetch {
   offset: number;
   /** Kafka's partition_max_bytes. */
   maxBytes: number;
+  /** Kafka's current_leader_epoch: a client behind the partition's epoch is answered FENCED_LEADER_EPOCH (-1: not checked). */
+  currentLeaderEpoch?: number;
 }
 
 export type PartitionFetchOutcome =
@@ -94,56 +96,17 @@ export class PartitionReader {
       abortedRoom?: AbortedRoom;
     } = {},
   ): Promise<BatchFetchResult> {
-    const isolation = options.isolation ?? 'read_uncommitted';
-    const { state, loaded, upper } = await this.loadFrom(
-      topic,
-      partition,
-      offset,
+    // One partition of Kafka's Fetch: the one read path, its error thrown rather than answered.
+    const [outcome] = await this.readBatchesMany(
+      [{ topic, partition, offset, maxBytes, currentLeaderEpoch: options.currentLeaderEpoch ?? -1 }],
       maxBytes,
-      isolation,
-      options.currentLeaderEpoch ?? -1,
+      options.limitBytes,
+      options.isolation,
+      undefined,
+      options.abortedRoom,
     );
-    let { batches, nextOffset } = selectBatches(loaded, offset, upper, maxBytes, options.limitBytes);
-    let aborted: AbortedTransaction[] | undefined;
-    if (isolation === 'read_committed') {
-      aborted = [];
-      if (nextOffset > offset) {
-        const read = await this.deps.index.abortedTransactionsRead(topic.name, partition, state, offset, nextOffset);
-        ({ batches, nextOffset, aborted } = endBefore(
-          { batches, nextOffset, aborted: read.aborted },
-          offset,
-          read.completeBelow,
-        ));
-      }
-      if (options.abortedRoom) {
-        // The list has a room of its own: the batches cost it nothing, only the list they make.
-        const { cost } = options.abortedRoom;
-        const fitted = fitAnswer(
-          { batches, nextOffset, aborted },
-          offset,
-          options.abortedRoom.bytes,
-          { batch: () => 0, aborted: cost },
-          true,
-        );
-        ({ batches, nextOffset, aborted } = fitted);
-      }
-    }
-    // Patched in place: the store handed over bytes of our own (ObjectStore.get), and the stored
-    // object keeps its offsets relative to the entry.
-    for (const b of batches) {
-      setBaseOffset(b.data, b.at, b.base);
-      setPartitionLeaderEpoch(b.data, b.at, b.entry.leaderEpoch);
-    }
-    const recordCount = batches.reduce((n, b) => n + readBatchHeader(b.data, b.at).recordCount, 0);
-    const result: BatchFetchResult = {
-      batches: joinViews(spans(batches)),
-      recordCount,
-      nextOffset,
-      highWatermark: state.highWatermark,
-      logStartOffset: state.logStartOffset,
-      lastStableOffset: lastStableOffset(state),
-    };
-    if (aborted) result.abortedTransactions = aborted;
+    if (!outcome!.ok) throw outcome!.error;
+    const { ok: _, bytes: __, ...result } = outcome!;
     return result;
   }
 
@@ -158,7 +121,9 @@ export class PartitionReader {
    * partition up to its last stable offset and answers its aborted transactions, as
    * {@link readBatches} does; with `abortedCost` (what one listed transaction takes, in batch bytes)
    * the lists count against `limitBytes` too, and the last partitions give back whole batches until
-   * the answer fits (aborted-room.ts).
+   * the answer fits (aborted-room.ts); with `abortedRoom` instead, each partition's list has a room
+   * of its own apart from the batches (a header), and the partition answers fewer batches when its
+   * list would not fit it.
    */
   async readBatchesMany(
     fetches: PartitionFetch[],
@@ -166,6 +131,7 @@ export class PartitionReader {
     limitBytes = Infinity,
     isolation: IsolationLevel = 'read_uncommitted',
     abortedCost?: (a: AbortedTransaction) => number,
+    abortedRoom?: AbortedRoom,
   ): Promise<PartitionFetchOutcome[]> {
     const planned = await Promise.all(
       fetches.map(async (f) => {
@@ -179,6 +145,7 @@ export class PartitionReader {
               f.offset,
               Math.max(1, Math.min(f.maxBytes, maxBytes)),
               isolation,
+              f.currentLeaderEpoch,
             )),
           };
         } catch (e) {
@@ -248,7 +215,22 @@ export class PartitionReader {
           }
         }),
       );
-      if (abortedCost) {
+      if (abortedRoom) {
+        // Each list has a room of its own: the batches cost it nothing, only the list they make.
+        chosen.forEach((c, i) => {
+          if (!c.ok) return;
+          const fitted = fitAnswer(
+            { batches: c.batches, nextOffset: c.nextOffset, aborted: c.aborted ?? [] },
+            fetches[i]!.offset,
+            abortedRoom.bytes,
+            { batch: () => 0, aborted: abortedRoom.cost },
+            true,
+          );
+          c.batches = fitted.batches;
+          c.nextOffset = fitted.nextOffset;
+          c.aborted = fitted.aborted;
+        });
+      } else if (abortedCost) {
         // The lists count against the same room as the batches (aborted-room.ts).
         const fitted = fitInOrder(
           chosen.map((c, i) =>
@@ -371,26 +353,6 @@ export class PartitionReader {
     }
     await Promise.all(reads);
     return out;
-  }
-
-  /** Loads the index entries (and their bytes) a fetch from `offset` answers with; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
-  private async loadFrom(
-    topic: TopicMeta,
-    partition: number,
-    offset: number,
-    maxBytes: number,
-    isolation: IsolationLevel,
-    currentLeaderEpoch = -1,
-  ) {
-    const { state, entries, upper } = await this.entriesAt(
-      topic,
-      partition,
-      offset,
-      maxBytes,
-      isolation,
-      currentLeaderEpoch,
-    );
-    return { state, loaded: entries.length === 0 ? [] : await this.load(state, entries), upper };
   }
 
   /**

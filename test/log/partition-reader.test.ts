@@ -117,6 +117,31 @@ describe('PartitionReader: the read path', () => {
     expect(!missing!.ok && isKafkaError(missing!.error, 'UNKNOWN_TOPIC_OR_PARTITION')).toBe(true);
   });
 
+  it("one reader: a partition's current leader epoch is checked in the multi-partition fetch, its error its answer alone", async () => {
+    const { leaderEpoch } = await log.state(topic, 0);
+    const fetch = (partition: number, currentLeaderEpoch: number) => ({
+      topic,
+      partition,
+      offset: 0,
+      maxBytes: 1 << 20,
+      currentLeaderEpoch,
+    });
+    const [newer, current] = await log.reader.readBatchesMany(
+      [fetch(0, leaderEpoch + 1), fetch(1, leaderEpoch)],
+      1 << 20,
+    );
+    expect(!newer!.ok && isKafkaError(newer!.error, 'UNKNOWN_LEADER_EPOCH')).toBe(true);
+    expect(current!.ok && values(current!.batches)).toEqual([
+      [0, 'b0'],
+      [1, 'b1'],
+    ]);
+    // The one-partition read is the same path, its error thrown.
+    await rejects(
+      log.reader.readBatches(topic, 0, 0, 1 << 20, { currentLeaderEpoch: leaderEpoch + 1 }),
+      'UNKNOWN_LEADER_EPOCH',
+    );
+  });
+
   it('Fetch over many partitions keeps to the request max bytes: past the first partition with data, nothing that does not fit', async () => {
     const one = await log.reader.readBatches(topic, 0, 0, 1);
     const [p0, p1] = await log.reader.readBatchesMany(
