@@ -3,10 +3,19 @@
  * request's own URL with a `page_token` naming the last partition the page holds, opaque to callers.
  */
 import type { Context } from 'hono';
+import * as z from 'zod';
 import type { PartitionCursor } from '../topics/partition-scan.js';
 import { KafkaError } from '../wire/errors.js';
 
 const encode = (c: PartitionCursor) => Buffer.from(JSON.stringify([c.topic, c.partition])).toString('base64url');
+
+/** The `page_token` query parameter, as the document describes it (pageCursor reads it). */
+export const pageTokenSchema = z
+  .string()
+  .meta({
+    description: 'Where the previous page stopped (its metadata.next): each page reads at most 1,000 partitions',
+  })
+  .optional();
 
 /** The cursor of the request's `page_token`, if it has one. */
 export function pageCursor(c: Context): PartitionCursor | undefined {

@@ -19,6 +19,7 @@ import {
   related,
   resourceMetadata,
 } from './openapi-parts.js';
+import { pageTokenSchema } from './page-token.js';
 import { ISOLATION_LEVELS } from './request.js';
 import { alterConfigsSchema, createTopicSchema, patchTopicSchema, putConfigSchema } from './topic-routes.js';
 
@@ -60,12 +61,7 @@ const createTopic = createTopicSchema
   })
   .meta({ id: 'CreateTopic' });
 
-const pageToken = z.object({
-  page_token: described(
-    z.string(),
-    'Where the previous page stopped (its metadata.next): each page reads at most 1,000 partitions',
-  ).optional(),
-});
+const pageToken = z.object({ page_token: pageTokenSchema });
 
 /** A partition's offsets (topic-routes.ts reads these by hand). */
 const offsetQuery = z.object({

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { DEFAULT_TRANSACTION_TIMEOUT_MS, TRANSACTION_STATES, type TransactionRecord } from '../transactions/index.js';
 import type { AppEnv } from './app-env.js';
 import { dateTime } from './openapi-parts.js';
-import { nextPageUrl, pageCursor } from './page-token.js';
+import { nextPageUrl, pageCursor, pageTokenSchema } from './page-token.js';
 import { partitionParam, queryInt, readJson } from './request.js';
 import { allowedNames, authorize, authorizeAll } from './security.js';
 
@@ -60,12 +60,7 @@ export const listQuerySchema = z.object({
 export const hangingQuerySchema = z.object({
   topic: z.string().optional(),
   older_than_ms: z.int().min(0).optional(),
-  page_token: z
-    .string()
-    .meta({
-      description: 'Where the previous page stopped (its metadata.next): each page reads at most 1,000 partitions',
-    })
-    .optional(),
+  page_token: pageTokenSchema,
 });
 
 export const transactionSchema = z.object({
