@@ -1,6 +1,8 @@
 /**
- * `npm run bench:request-cost [-- --requests N] [-- --concurrency C]`: the server CPU of one small
- * request, the fixed cost every produce and fetch pays. The app runs in this process on the local
+ * `npm run bench:request-cost [-- --requests N] [-- --concurrency C] [-- --wru-only]`: the server
+ * CPU of one small request, the fixed cost every produce and fetch pays, and (`writeUnitsPerRequest`
+ * below) what one multi-partition produce request costs in DynamoDB write units at 1, 12 and 100
+ * partitions. The app runs in this process on the local
  * backend (pack files + SQLite, in a temporary directory) and is driven through `app.request()`,
  * without sockets, so the figure is our code's CPU time per request (process.cpuUsage), far less
  * sensitive to other work on the machine than a rate is:
@@ -12,17 +14,102 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createServices, openStorage } from '../src/compose.js';
+import { createServices, createStorage, openStorage } from '../src/compose.js';
 import { serverConfigFromEnv } from '../src/config/server-config.js';
 import { createApp } from '../src/http/app.js';
+import { countOperations } from '../src/storage/counting-stores.js';
+import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../src/wire/produce-request.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../src/wire/protocol.js';
 import { encodeRecordBatch } from '../src/wire/record-batch.js';
 
 const { values } = parseArgs({
-  options: { requests: { type: 'string', default: '3000' }, concurrency: { type: 'string', default: '8' } },
+  options: {
+    requests: { type: 'string', default: '3000' },
+    concurrency: { type: 'string', default: '8' },
+    'wru-only': { type: 'boolean', default: false },
+  },
 });
 const REQUESTS = Number(values.requests);
 const CONCURRENCY = Number(values.concurrency);
+
+/**
+ * DynamoDB write units (counting-stores.ts's estimate: 1 per KB of each item written) of one
+ * produce request of ~1 MB (1,000 records of 1 KiB) spread over every partition of a P-partition topic,
+ * as keyless records spread by the client reach the server (POST /records, one batch per
+ * partition), plain and idempotent. On the memory backend, which takes DynamoDB's paths (no
+ * `putAll`: the index entry is its own write). Measured on the third request, once the partition
+ * states carry the producer.
+ */
+async function writeUnitsPerRequest(): Promise<void> {
+  for (const partitions of [1, 12, 100]) {
+    for (const idempotent of [false, true]) {
+      const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', CLUSTER_ID: 'c' });
+      const plain = createStorage(config.backend);
+      const counted = countOperations(plain.metadata, plain.stores);
+      const app = createApp(createServices(config, { ...plain, metadata: counted.metadata, stores: counted.stores }), {
+        logError: () => {},
+      });
+      const json = async (path: string, body: unknown) => {
+        const res = await app.request(`/v3/clusters/c/${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return (await res.json()) as Record<string, number>;
+      };
+      await json('topics', { topic_name: 't', partitions_count: partitions });
+      const id = idempotent ? await json('producers:init', {}) : undefined;
+      const perPartition = Math.max(1, Math.floor(1000 / partitions));
+      const value = new Uint8Array(1024).fill(97);
+      let units = 0;
+      let conditional = 0;
+      for (let round = 0; round < 3; round++) {
+        const body = encodeTopicData([
+          {
+            name: 't',
+            partitions: Array.from({ length: partitions }, (_, p) => ({
+              index: p,
+              records: encodeRecordBatch(
+                Array.from({ length: perPartition }, () => ({ key: null, value, headers: [], timestamp: Date.now() })),
+                {
+                  partitionLeaderEpoch: -1,
+                  ...(id
+                    ? {
+                        producerId: id.producer_id,
+                        producerEpoch: id.producer_epoch,
+                        baseSequence: round * perPartition,
+                      }
+                    : {}),
+                },
+              ),
+            })),
+          },
+        ]);
+        const before = counted.snapshot().metadata;
+        const res = await app.request('/v3/clusters/c/records', {
+          method: 'POST',
+          headers: { 'content-type': PRODUCE_REQUEST_MEDIA_TYPE },
+          body,
+        });
+        if (res.status !== 200) throw new Error(`produce: ${res.status} ${await res.text()}`);
+        const answer = (await res.json()) as { responses: { partition_responses: { error_code: number }[] }[] };
+        if (answer.responses.some((t) => t.partition_responses.some((p) => p.error_code !== 0)))
+          throw new Error(`produce: ${JSON.stringify(answer)}`);
+        const after = counted.snapshot().metadata;
+        units = after.writeUnits - before.writeUnits;
+        conditional = after.conditionalPut - before.conditionalPut;
+      }
+      console.log(
+        `write units per request: P=${partitions} ${idempotent ? 'idempotent' : 'plain'}: ${units} WRU (${conditional} conditional writes), ${partitions * perPartition} KiB`,
+      );
+    }
+  }
+}
+
+if (values['wru-only']) {
+  await writeUnitsPerRequest();
+  process.exit(0);
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'request-cost-'));
 const config = serverConfigFromEnv({ STORAGE_BACKEND: 'local', DATA_DIR: dir, CLUSTER_ID: 'local' });
@@ -77,5 +164,6 @@ async function measure(name: string, op: (i: number) => Promise<void>): Promise<
 await measure('produce (warm-up)', () => produce());
 await measure('produce', () => produce());
 await measure('fetch', (i) => fetchAt(i % REQUESTS));
+await writeUnitsPerRequest();
 storage.close();
 rmSync(dir, { recursive: true, force: true });
