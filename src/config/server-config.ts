@@ -1,5 +1,17 @@
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
+import {
+  type EnvValues,
+  integer,
+  nonEmpty,
+  oneOf,
+  optionalInteger,
+  optionalNonEmpty,
+  optionalOneOf,
+  optionalText,
+  readEnv,
+  text,
+} from './env-reader.js';
 
 /**
  * The server's own configuration, resolved once (from the environment and flags) in the entry
@@ -153,34 +165,40 @@ const CLIENT_AUTH = ['none', 'requested', 'required'] as const;
 /** A list as Kafka writes one (comma-separated), or a JSON list. */
 const listOf = (v: string | string[]) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean);
 
-/** The auth config file (AUTH_CONFIG / --auth-config), JSON with Kafka's property names. */
-const authFileSchema = z
-  .object({
-    authorization: z.boolean().optional(),
-    'super.users': z.union([z.string(), z.array(z.string())]).optional(),
-    'allow.everyone.if.no.acl.found': z.boolean().optional(),
-    'principal.claim': z.string().min(1).optional(),
-    tokens: z
-      .record(z.string().min(1), z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*:.+$/, 'a principal is Type:name'))
-      .optional(),
-    'acl.cache.ms': z.number().int().nonnegative().optional(),
-    /** As the user_<name>="<password>" entries of Kafka's PlainLoginModule JAAS config. */
-    'sasl.plain.users': z.record(z.string().min(1), z.string().min(1)).optional(),
-    'sasl.enabled.mechanisms': z.union([z.string(), z.array(z.string())]).optional(),
-    /** PEM text, as Kafka's ssl.keystore.type=PEM takes them inline. */
-    'ssl.keystore.certificate.chain': z.string().min(1).optional(),
-    'ssl.keystore.key': z.string().min(1).optional(),
-    'ssl.key.password': z.string().optional(),
-    'ssl.truststore.certificates': z.string().min(1).optional(),
-    'ssl.client.auth': z.enum(CLIENT_AUTH).optional(),
-    'ssl.principal.mapping.rules': z.string().optional(),
-  })
-  .strict();
+/**
+ * The auth config file (AUTH_CONFIG / --auth-config), JSON with Kafka's property names. Built when
+ * a file is read (the self-hosted server's), not at import: no Lambda function reads one.
+ */
+const authFileSchema = () =>
+  z
+    .object({
+      authorization: z.boolean().optional(),
+      'super.users': z.union([z.string(), z.array(z.string())]).optional(),
+      'allow.everyone.if.no.acl.found': z.boolean().optional(),
+      'principal.claim': z.string().min(1).optional(),
+      tokens: z
+        .record(z.string().min(1), z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*:.+$/, 'a principal is Type:name'))
+        .optional(),
+      'acl.cache.ms': z.number().int().nonnegative().optional(),
+      /** As the user_<name>="<password>" entries of Kafka's PlainLoginModule JAAS config. */
+      'sasl.plain.users': z.record(z.string().min(1), z.string().min(1)).optional(),
+      'sasl.enabled.mechanisms': z.union([z.string(), z.array(z.string())]).optional(),
+      /** PEM text, as Kafka's ssl.keystore.type=PEM takes them inline. */
+      'ssl.keystore.certificate.chain': z.string().min(1).optional(),
+      'ssl.keystore.key': z.string().min(1).optional(),
+      'ssl.key.password': z.string().optional(),
+      'ssl.truststore.certificates': z.string().min(1).optional(),
+      'ssl.client.auth': z.enum(CLIENT_AUTH).optional(),
+      'ssl.principal.mapping.rules': z.string().optional(),
+    })
+    .strict();
 
 const superUserList = (v: string | string[] | undefined): string[] | undefined =>
   v === undefined ? undefined : (Array.isArray(v) ? v : v.split(';')).map((s) => s.trim()).filter(Boolean);
 
-function readAuthFile(path: string): z.infer<typeof authFileSchema> {
+type AuthFile = z.infer<ReturnType<typeof authFileSchema>>;
+
+function readAuthFile(path: string): AuthFile {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -193,7 +211,7 @@ function readAuthFile(path: string): z.infer<typeof authFileSchema> {
   } catch {
     throw new Error(`The auth config ${path} is not valid JSON`);
   }
-  const parsed = authFileSchema.safeParse(json);
+  const parsed = authFileSchema().safeParse(json);
   if (!parsed.success)
     throw new Error(
       `The auth config ${path} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
@@ -201,125 +219,117 @@ function readAuthFile(path: string): z.infer<typeof authFileSchema> {
   return parsed.data;
 }
 
-const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
-
-const envSchema = z.object({
-  CLUSTER_ID: z.string().min(1).default('local'),
-  STORAGE_BACKEND: z.enum(['memory', 'local', 'aws']).default('local'),
-  DATA_DIR: z.string().default('.data'),
-  REPLICA_STORES: int(1),
-  FSYNC: z.enum(['true', 'false']).default('false'),
-  AWS_REGION: z.string().default('us-east-1'),
+/** The environment variables (the README's configuration table), read without a schema library (env-reader.ts says why). */
+const ENV_SPEC = {
+  CLUSTER_ID: nonEmpty('local'),
+  STORAGE_BACKEND: oneOf(['memory', 'local', 'aws'], 'local'),
+  DATA_DIR: text('.data'),
+  REPLICA_STORES: integer(1, 1),
+  FSYNC: oneOf(['true', 'false'], 'false'),
+  AWS_REGION: text('us-east-1'),
   /** The SDK's standard endpoint variables, so LocalStack or the test emulators can stand in. */
-  AWS_ENDPOINT_URL: z.string().optional(),
-  AWS_ENDPOINT_URL_S3: z.string().optional(),
-  AWS_ENDPOINT_URL_DYNAMODB: z.string().optional(),
+  AWS_ENDPOINT_URL: optionalText,
+  AWS_ENDPOINT_URL_S3: optionalText,
+  AWS_ENDPOINT_URL_DYNAMODB: optionalText,
   /** Comma-separated replica bucket names, in replica-id order. */
-  BUCKETS: z.string().optional(),
+  BUCKETS: optionalText,
   /** ReadOnly for a process that only reads objects (the stack sets it where the role allows no more). */
-  S3_EXPRESS_SESSION_MODE: z.enum(['ReadWrite', 'ReadOnly']).default('ReadWrite'),
-  TABLE_NAME: z.string().optional(),
-  DEFAULT_PARTITIONS: int(1),
-  DEFAULT_REPLICATION_FACTOR: int(1),
-  MAX_REQUEST_BYTES: int(8 * 1024 * 1024),
-  MAX_FETCH_BYTES: int(8 * 1024 * 1024),
+  S3_EXPRESS_SESSION_MODE: oneOf(['ReadWrite', 'ReadOnly'], 'ReadWrite'),
+  TABLE_NAME: optionalText,
+  DEFAULT_PARTITIONS: integer(1, 1),
+  DEFAULT_REPLICATION_FACTOR: integer(1, 1),
+  MAX_REQUEST_BYTES: integer(1, 8 * 1024 * 1024),
+  MAX_FETCH_BYTES: integer(1, 8 * 1024 * 1024),
   /** Bytes of request objects the process may hold for work that outlives answers (acks=0, acks=1 copies). */
-  MAX_BACKGROUND_BYTES: z.coerce.number().int().positive().optional(),
+  MAX_BACKGROUND_BYTES: optionalInteger(1),
   /** Upper bound of a fetch's max_wait_ms (long poll), below the fetch function's 29 s timeout. */
-  MAX_FETCH_WAIT_MS: z.coerce.number().int().nonnegative().default(25_000),
+  MAX_FETCH_WAIT_MS: integer(0, 25_000),
   /** What the platform lets one answer be, envelope included (Lambda: 6,000,000); unset, no bound but max_bytes. */
-  MAX_RESPONSE_BYTES: z.coerce.number().int().positive().optional(),
+  MAX_RESPONSE_BYTES: optionalInteger(1),
   /** How often `npm start` runs the scheduler in-process; 0 turns it off. */
-  SCHEDULER_INTERVAL_MS: z.coerce.number().int().nonnegative().default(30_000),
+  SCHEDULER_INTERVAL_MS: integer(0, 30_000),
   /** How old an unreferenced object must be before it is deleted (> twice the longest request). */
-  ORPHAN_GRACE_MS: z.coerce.number().int().nonnegative().optional(),
+  ORPHAN_GRACE_MS: optionalInteger(0),
   /** Kafka's log.retention.check.interval.ms: how often a round of partition maintenance starts (default 5 min). */
-  LOG_RETENTION_CHECK_INTERVAL_MS: z.coerce.number().int().nonnegative().optional(),
+  LOG_RETENTION_CHECK_INTERVAL_MS: optionalInteger(0),
   /** Kafka's transaction.max.timeout.ms (default 15 min): the largest transaction.timeout.ms a producer may ask for. */
-  TRANSACTION_MAX_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
+  TRANSACTION_MAX_TIMEOUT_MS: optionalInteger(1),
   /** Kafka's transactional.id.expiration.ms (default 7 days). */
-  TRANSACTIONAL_ID_EXPIRATION_MS: z.coerce.number().int().positive().optional(),
+  TRANSACTIONAL_ID_EXPIRATION_MS: optionalInteger(1),
   /**
    * How long a process serves a topic from its cache (default 1000); a deleted topic's name stays
    * taken this long plus 2 s. Every process on the same storage must use the same value.
    */
-  TOPIC_METADATA_MAX_AGE_MS: z.coerce.number().int().nonnegative().optional(),
+  TOPIC_METADATA_MAX_AGE_MS: optionalInteger(0),
   /** Kafka's group.initial.rebalance.delay.ms (default 3000; 0: the first member's join completes at once). */
-  GROUP_INITIAL_REBALANCE_DELAY_MS: z.coerce.number().int().nonnegative().default(3000),
+  GROUP_INITIAL_REBALANCE_DELAY_MS: integer(0, 3000),
   /** Kafka's group.consumer.max.size: the most members of a KIP-848 group (default 200). */
-  GROUP_CONSUMER_MAX_SIZE: z.coerce.number().int().positive().optional(),
+  GROUP_CONSUMER_MAX_SIZE: optionalInteger(1),
   /** Kafka's group.max.size: the most members of a classic group (default 2147483647). */
-  GROUP_MAX_SIZE: z.coerce.number().int().positive().optional(),
+  GROUP_MAX_SIZE: optionalInteger(1),
   /** `npm run bench` sets 1 to read request counts from GET /debug/counters. */
-  BENCH_COUNTERS: z.enum(['0', '1', 'false', 'true']).default('0'),
+  BENCH_COUNTERS: oneOf(['0', '1', 'false', 'true'], '0'),
   /** The Kafka protocol listener's port (0: off) and host (by default the HTTP host). */
-  KAFKA_PORT: z.coerce.number().int().min(0).max(65535).default(9092),
-  KAFKA_HOST: z.string().optional(),
-  HOST: z.string().default('127.0.0.1'),
+  KAFKA_PORT: integer(0, 9092, 65535),
+  KAFKA_HOST: optionalText,
+  HOST: text('127.0.0.1'),
   /** What Metadata tells clients to connect to: host or host:port (behind a load balancer, its name). */
-  KAFKA_ADVERTISED_HOST: z.string().optional(),
+  KAFKA_ADVERTISED_HOST: optionalText,
   /** Kafka's socket.request.max.bytes: a larger frame closes the connection. */
-  KAFKA_MAX_FRAME_BYTES: int(100 * 1024 * 1024),
+  KAFKA_MAX_FRAME_BYTES: integer(1, 100 * 1024 * 1024),
   /** Kafka's auto.create.topics.enable. */
-  KAFKA_AUTO_CREATE_TOPICS: z.enum(['true', 'false']).default('true'),
+  KAFKA_AUTO_CREATE_TOPICS: oneOf(['true', 'false'], 'true'),
   /** Kafka's sasl.server.max.receive.size (its default). */
-  KAFKA_SASL_SERVER_MAX_RECEIVE_SIZE: int(512 * 1024),
+  KAFKA_SASL_SERVER_MAX_RECEIVE_SIZE: integer(1, 512 * 1024),
   /** Kafka's queued.max.request.bytes (Kafka: unbounded). */
-  KAFKA_QUEUED_MAX_REQUEST_BYTES: int(256 * 1024 * 1024),
+  KAFKA_QUEUED_MAX_REQUEST_BYTES: integer(1, 256 * 1024 * 1024),
   /** Kafka's max.connections (Kafka: unbounded). */
-  KAFKA_MAX_CONNECTIONS: int(1000),
+  KAFKA_MAX_CONNECTIONS: integer(1, 1000),
   /** Kafka's max.connections.per.ip (Kafka: unbounded); 0 with overrides admits only the addresses they name. */
-  KAFKA_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().nonnegative().default(100),
+  KAFKA_MAX_CONNECTIONS_PER_IP: integer(0, 100),
   /** Kafka's max.connections.per.ip.overrides: `address:limit,...`. */
-  KAFKA_MAX_CONNECTIONS_PER_IP_OVERRIDES: z.string().default(''),
+  KAFKA_MAX_CONNECTIONS_PER_IP_OVERRIDES: text(''),
   /** Kafka's max.connection.creation.rate, a second (Kafka: unbounded). */
-  KAFKA_MAX_CONNECTION_CREATION_RATE: int(100),
+  KAFKA_MAX_CONNECTION_CREATION_RATE: integer(1, 100),
   /** Kafka's connection.failed.authentication.delay.ms (its default). */
-  KAFKA_CONNECTION_FAILED_AUTHENTICATION_DELAY_MS: z.coerce.number().int().nonnegative().default(100),
+  KAFKA_CONNECTION_FAILED_AUTHENTICATION_DELAY_MS: integer(0, 100),
   /** The self-hosted HTTP server's request-body pool, its wait, its timeouts and its connection cap. */
-  HTTP_QUEUED_MAX_REQUEST_BYTES: int(128 * 1024 * 1024),
-  HTTP_POOL_WAIT_MS: z.coerce.number().int().nonnegative().default(5000),
-  HTTP_HEADERS_TIMEOUT_MS: int(10_000),
-  HTTP_REQUEST_TIMEOUT_MS: int(60_000),
-  HTTP_MAX_CONNECTIONS: int(1000),
+  HTTP_QUEUED_MAX_REQUEST_BYTES: integer(1, 128 * 1024 * 1024),
+  HTTP_POOL_WAIT_MS: integer(0, 5000),
+  HTTP_HEADERS_TIMEOUT_MS: integer(1, 10_000),
+  HTTP_REQUEST_TIMEOUT_MS: integer(1, 60_000),
+  HTTP_MAX_CONNECTIONS: integer(1, 1000),
   /** How often the self-hosted server writes its metrics as an EMF line (0: never), under the functions' namespace and Service. */
-  METRICS_INTERVAL_MS: z.coerce.number().int().nonnegative().default(0),
-  METRICS_NAMESPACE: z.string().min(1).default('S3KafkaLog'),
-  SERVICE_NAME: z.string().min(1).default('s3-kafka-log'),
+  METRICS_INTERVAL_MS: integer(0, 0),
+  METRICS_NAMESPACE: nonEmpty('S3KafkaLog'),
+  SERVICE_NAME: nonEmpty('s3-kafka-log'),
   /** A JSON auth config file: tokens, super.users, authorization (docs/security.md). */
-  AUTH_CONFIG: z.string().optional(),
+  AUTH_CONFIG: optionalText,
   /** These override the file's. */
-  AUTHORIZATION: z.enum(['true', 'false']).optional(),
-  SUPER_USERS: z.string().optional(),
-  ALLOW_EVERYONE_IF_NO_ACL_FOUND: z.enum(['true', 'false']).optional(),
-  PRINCIPAL_CLAIM: z.string().min(1).optional(),
-  ACL_CACHE_MS: z.coerce.number().int().nonnegative().optional(),
+  AUTHORIZATION: optionalOneOf(['true', 'false']),
+  SUPER_USERS: optionalText,
+  ALLOW_EVERYONE_IF_NO_ACL_FOUND: optionalOneOf(['true', 'false']),
+  PRINCIPAL_CLAIM: optionalNonEmpty,
+  ACL_CACHE_MS: optionalInteger(0),
   /** Kafka's sasl.enabled.mechanisms (comma-separated): PLAIN, SCRAM-SHA-256, SCRAM-SHA-512. */
-  KAFKA_SASL_ENABLED_MECHANISMS: z.string().optional(),
+  KAFKA_SASL_ENABLED_MECHANISMS: optionalText,
   /** The listener's TLS: PEM text (a container's secrets arrive so), or the files holding it. */
-  KAFKA_SSL_CERTIFICATE: z.string().optional(),
-  KAFKA_SSL_CERTIFICATE_FILE: z.string().optional(),
-  KAFKA_SSL_KEY: z.string().optional(),
-  KAFKA_SSL_KEY_FILE: z.string().optional(),
-  KAFKA_SSL_KEY_PASSWORD: z.string().optional(),
-  KAFKA_SSL_TRUSTSTORE_CERTIFICATES: z.string().optional(),
-  KAFKA_SSL_TRUSTSTORE_FILE: z.string().optional(),
+  KAFKA_SSL_CERTIFICATE: optionalText,
+  KAFKA_SSL_CERTIFICATE_FILE: optionalText,
+  KAFKA_SSL_KEY: optionalText,
+  KAFKA_SSL_KEY_FILE: optionalText,
+  KAFKA_SSL_KEY_PASSWORD: optionalText,
+  KAFKA_SSL_TRUSTSTORE_CERTIFICATES: optionalText,
+  KAFKA_SSL_TRUSTSTORE_FILE: optionalText,
   /** Kafka's ssl.client.auth: none, requested or required (mutual TLS). */
-  KAFKA_SSL_CLIENT_AUTH: z.enum(CLIENT_AUTH).optional(),
+  KAFKA_SSL_CLIENT_AUTH: optionalOneOf(CLIENT_AUTH),
   /** Kafka's ssl.principal.mapping.rules. */
-  KAFKA_SSL_PRINCIPAL_MAPPING_RULES: z.string().optional(),
-});
-
-type AuthFile = z.infer<typeof authFileSchema>;
+  KAFKA_SSL_PRINCIPAL_MAPPING_RULES: optionalText,
+};
 
 export function serverConfigFromEnv(env: Record<string, string | undefined>): ServerConfig {
-  const parsed = envSchema.safeParse(env);
   // One line per bad variable, named as the README's configuration table names it.
-  if (!parsed.success)
-    throw new Error(
-      `Invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-    );
-  const e = parsed.data;
+  const e = readEnv(env, ENV_SPEC);
   const file: AuthFile = e.AUTH_CONFIG ? readAuthFile(e.AUTH_CONFIG) : {};
   let backend: ServerConfig['backend'];
   if (e.STORAGE_BACKEND === 'aws') {
@@ -399,7 +409,7 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
   };
 }
 
-function securityConfig(e: z.infer<typeof envSchema>, file: AuthFile): SecurityConfig {
+function securityConfig(e: EnvValues<typeof ENV_SPEC>, file: AuthFile): SecurityConfig {
   const bool = (v: 'true' | 'false' | undefined) => (v === undefined ? undefined : v === 'true');
   return {
     authorization: bool(e.AUTHORIZATION) ?? file.authorization ?? false,
@@ -414,7 +424,7 @@ function securityConfig(e: z.infer<typeof envSchema>, file: AuthFile): SecurityC
   };
 }
 
-function saslMechanisms(e: z.infer<typeof envSchema>, file: AuthFile): SaslMechanism[] {
+function saslMechanisms(e: EnvValues<typeof ENV_SPEC>, file: AuthFile): SaslMechanism[] {
   const raw = e.KAFKA_SASL_ENABLED_MECHANISMS ?? file['sasl.enabled.mechanisms'];
   const plainUsers = Object.keys(file['sasl.plain.users'] ?? {}).length > 0;
   if (raw === undefined) return plainUsers ? ['PLAIN'] : [];
@@ -440,7 +450,7 @@ function pem(text: string | undefined, file: string | undefined, fromAuthFile: s
   return fromAuthFile;
 }
 
-function listenerTls(e: z.infer<typeof envSchema>, file: AuthFile): { tls?: ListenerTls } {
+function listenerTls(e: EnvValues<typeof ENV_SPEC>, file: AuthFile): { tls?: ListenerTls } {
   const certificateChain = pem(
     e.KAFKA_SSL_CERTIFICATE,
     e.KAFKA_SSL_CERTIFICATE_FILE,
