@@ -23,7 +23,7 @@ import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import type { AppEnv } from './app-env.js';
 import type { AppServices } from '../services.js';
-import { showRecord, type OutputFormat } from './record-encoding.js';
+import { isoTimestamps, showRecordText, type OutputFormat } from './record-encoding.js';
 import { readJson } from './request.js';
 import { accepts } from './record-batch-body.js';
 import {
@@ -118,8 +118,9 @@ function shownRecords(
   const records: string[] = [];
   // read_committed answers carry their aborted transactions (empty or not), read_uncommitted none.
   const isolation = o.abortedTransactions ? 'read_committed' : 'read_uncommitted';
+  const iso = isoTimestamps();
   for (const r of fetchedRecords(o, p.offset, isolation).records) {
-    const text = JSON.stringify(showRecord(r, p.partition, format));
+    const text = showRecordText(r, p.partition, format, iso);
     if (room.bytes !== Infinity) {
       const cost = jsonAnswerBytes(text) + 1;
       if (cost > room.bytes) {

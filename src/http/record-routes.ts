@@ -14,8 +14,9 @@ import type { AppEnv } from './app-env.js';
 import type { AppServices } from '../services.js';
 import { toErrorResponse } from './error-mapping.js';
 import {
+  isoTimestamps,
   produceRecordSchema,
-  showRecord,
+  showRecordText,
   toLogRecord,
   type DataType,
   type OutputFormat,
@@ -197,8 +198,9 @@ function showWithin(
 ): { shown: string[]; nextOffset: number } {
   const shown: string[] = [];
   let bytes = 0;
+  const iso = isoTimestamps();
   for (const r of result.records) {
-    const text = JSON.stringify(showRecord(r, partition, format));
+    const text = showRecordText(r, partition, format, iso);
     if (limitBytes !== Infinity) {
       bytes += jsonAnswerBytes(text) + 1;
       if (bytes > limitBytes) {
@@ -212,19 +214,6 @@ function showWithin(
     shown.push(text);
   }
   return { shown, nextOffset: result.nextOffset };
-}
-
-/** ISO 8601 of epoch ms, remembering the last one: a request's records mostly share one timestamp. */
-function isoTimestamps(): (ms: number) => string {
-  let lastMs = NaN;
-  let last = '';
-  return (ms) => {
-    if (ms !== lastMs) {
-      lastMs = ms;
-      last = new Date(ms).toISOString();
-    }
-    return last;
-  };
 }
 
 /** A delivery report, as the document's schema says (record-answers.ts; a type only, not in the bundle). */
