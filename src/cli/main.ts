@@ -25,6 +25,7 @@ import { perfCommand } from './perf.js';
 import { produceCommand } from './produce.js';
 import { topicsCommand } from './topics.js';
 import { transactionsCommand } from './transactions.js';
+import { triggersCommand } from './triggers.js';
 
 const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help for more)
   topics   create | list | describe | alter | delete           (kafka-topics.sh)
@@ -32,6 +33,7 @@ const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help
   consume  records to stdout                                    (kafka-console-consumer.sh)
   groups   list | describe | delete | reset-offsets             (kafka-consumer-groups.sh)
   share-groups list | describe | config                         (kafka-share-groups.sh)
+  triggers create | list | describe | pause | resume | delete   (functions run by new records)
   perf     produce | consume                                    (kafka-*-perf-test.sh)
   transactions list | describe | find-hanging | abort           (kafka-transactions.sh)
   acls     --add | --remove | --list                            (kafka-acls.sh)
@@ -47,6 +49,7 @@ const COMMANDS: Record<string, (argv: string[], ctx: Context) => Promise<void>> 
   consume: consumeCommand,
   groups: groupsCommand,
   'share-groups': shareGroupsCommand,
+  triggers: triggersCommand,
   perf: perfCommand,
   transactions: transactionsCommand,
   acls: aclsCommand,

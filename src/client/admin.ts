@@ -11,6 +11,16 @@ import {
   type ShareGroupDescription,
 } from './share-group-admin.js';
 import { TransactionAdmin } from './transaction-admin.js';
+import {
+  createTrigger,
+  deleteTrigger,
+  describeTrigger,
+  listTriggers,
+  setTriggerState,
+  type TriggerConfig,
+  type TriggerDescription,
+  type TriggerInfo,
+} from './trigger-admin.js';
 import { retry } from './retry.js';
 import { enc, type Transport } from './transport.js';
 import { allPages, type Page } from './pages.js';
@@ -274,6 +284,35 @@ export class Admin extends TransactionAdmin {
   /** Sets (a string) or resets (null) a share group's share.* configs. */
   alterShareGroupConfigs(groupId: string, configs: Record<string, string | null>): Promise<void> {
     return alterShareConfigs(this.transport, this.call, groupId, configs);
+  }
+
+  /** Binds a topic to a target, delivered as a consumer group of its own (docs/triggers.md). */
+  createTrigger(config: TriggerConfig): Promise<TriggerInfo> {
+    return createTrigger(this.transport, this.call, config);
+  }
+
+  /** Triggers, by name. */
+  listTriggers(): Promise<TriggerInfo[]> {
+    return listTriggers(this.transport, this.call);
+  }
+
+  /** Triggers with each partition's committed offset, lag and delivery lease. */
+  describeTriggers(names: string[]): Promise<TriggerDescription[]> {
+    return Promise.all(names.map((n) => describeTrigger(this.transport, this.call, n)));
+  }
+
+  /** Stops starting deliveries; positions stay where they are. */
+  pauseTrigger(name: string): Promise<TriggerInfo> {
+    return setTriggerState(this.transport, this.call, name, 'pause');
+  }
+
+  resumeTrigger(name: string): Promise<TriggerInfo> {
+    return setTriggerState(this.transport, this.call, name, 'resume');
+  }
+
+  /** Removes a trigger; its consumer group and offsets stay. */
+  deleteTrigger(name: string): Promise<void> {
+    return deleteTrigger(this.transport, this.call, name);
   }
 
   /** kafkajs compatibility: nothing to open over HTTP. */

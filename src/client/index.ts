@@ -64,6 +64,14 @@ export {
   type ShareRecord,
 } from './share-consumer.js';
 export type { ShareGroupDescription, SharePartitionDescription } from './share-group-admin.js';
+export type {
+  TriggerConfig,
+  TriggerDescription,
+  TriggerInfo,
+  TriggerPartitionDescription,
+  TriggerStartingPosition,
+  TriggerTargetConfig,
+} from './trigger-admin.js';
 export { DefaultPartitioner, type Partitioner } from './partitioner.js';
 export {
   KafkaClientError,
