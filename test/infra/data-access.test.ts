@@ -34,7 +34,7 @@ import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../src/wire/prod
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { everyOperation } from '../support/every-operation.js';
 import { CallRecorder, functionRole, type FunctionRole, type RecordedCall } from './iam/recorded-calls.js';
-import { statementMatches, TemplateIam } from './iam/template-iam.js';
+import { allowingStatement, statementMatches, TemplateIam } from './iam/template-iam.js';
 import { logicalId, synthStack, TEST_ENV } from './synth.js';
 
 const FUNCTIONS: DataFunctionName[] = ['produce', 'fetch', 'admin', 'push', 'heartbeat', 'scheduler'];
@@ -330,6 +330,29 @@ describe('recorded AWS calls against the synthesized roles', () => {
       }
     } finally {
       other.cleanup();
+    }
+  });
+
+  it("the buckets' policies bind every role: the TLS-only Deny refuses a call without TLS", () => {
+    const policies = iam.bucketPolicyStatements();
+    expect(policies.length).toBeGreaterThanOrEqual(2);
+    const { partition, region, account } = iam.env;
+    for (const bucket of roles.fetch.buckets) {
+      const request = bucket.express
+        ? {
+            action: 's3express:CreateSession',
+            resource: `arn:${partition}:s3express:${region}:${account}:bucket/${bucket.name}`,
+            context: { 's3express:SessionMode': 'ReadOnly' },
+          }
+        : { action: 's3:GetObject', resource: `arn:${partition}:s3:::${bucket.name}/k` };
+      const over = (secure: string, version: string) => ({
+        ...request,
+        context: { ...request.context, 'aws:SecureTransport': secure, 's3:TlsVersion': version },
+      });
+      expect(allowingStatement(roles.fetch.statements, over('true', '1.3')), bucket.name).toBeDefined();
+      expect(allowingStatement(roles.fetch.statements, over('false', '1.3')), bucket.name).toBeUndefined();
+      if (!bucket.express)
+        expect(allowingStatement(roles.fetch.statements, over('true', '1.1')), bucket.name).toBeUndefined();
     }
   });
 

@@ -59,7 +59,8 @@ export function functionRole(
   const { partition, region, account } = iam.env;
   return {
     fn,
-    statements: iam.statementsOf(iam.roleOf(functionLogicalId)),
+    // The buckets' policies (TLS only) bind the role as they bind every caller.
+    statements: [...iam.statementsOf(iam.roleOf(functionLogicalId)), ...iam.bucketPolicyStatements()],
     buckets: (env.BUCKETS ?? '')
       .split(',')
       .filter(Boolean)
@@ -73,6 +74,9 @@ export function functionRole(
 const accessDenied = (what: string) =>
   Object.assign(new Error(`Access Denied: ${what}`), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
 
+/** The condition keys of a call the SDK makes: over HTTPS, with TLS 1.2 or later (Node's default minimum). */
+const OVER_TLS = { 'aws:SecureTransport': 'true', 's3:TlsVersion': '1.3' };
+
 /** S3 actions a ReadOnly S3 Express session allows. */
 const READ_ONLY_SESSION = new Set(['s3:GetObject', 's3:ListBucket']);
 
@@ -83,7 +87,14 @@ export class CallRecorder {
 
   /** Records a call; throws AccessDenied when the role does not allow it. */
   authorize(role: FunctionRole, api: string, request: IamRequest): void {
-    const allowed = allowingStatement(role.statements, request);
+    let allowed: Statement | undefined;
+    try {
+      allowed = allowingStatement(role.statements, request);
+    } catch (e) {
+      // The domain code may swallow what a store throws: recorded as denied, so the check fails.
+      this.calls.push({ fn: role.fn, api, request, denied: `not evaluated: ${(e as Error).message}` });
+      throw e;
+    }
     this.calls.push({
       fn: role.fn,
       api,
@@ -113,16 +124,18 @@ export class CallRecorder {
 
   private objectStore(inner: ObjectStore, role: FunctionRole, bucket: { name: string; express: boolean }): ObjectStore {
     const { partition, region, account } = this.iam.env;
-    const s3 = (api: string, action: string, key?: string, context?: Record<string, string>) => {
+    const s3 = (api: string, action: string, key?: string, keys?: Record<string, string>) => {
+      // The SDK speaks HTTPS (TLS 1.2 or later) to S3: what the buckets' TLS-only policies ask.
+      const context = { ...keys, ...OVER_TLS };
       if (!bucket.express) {
         const resource = `arn:${partition}:s3:::${bucket.name}${key === undefined ? '' : `/${key}`}`;
-        return this.authorize(role, `S3.${api}`, { action, resource, ...(context && { context }) });
+        return this.authorize(role, `S3.${api}`, { action, resource, context });
       }
       // A directory bucket: the session authorizes the call, and CreateSession authorizes the session.
       const session: IamRequest = {
         action: 's3express:CreateSession',
         resource: `arn:${partition}:s3express:${region}:${account}:bucket/${bucket.name}`,
-        context: { 's3express:SessionMode': role.sessionMode },
+        context: { 's3express:SessionMode': role.sessionMode, ...OVER_TLS },
       };
       this.authorize(role, `S3Express.CreateSession (for ${api})`, session);
       if (role.sessionMode === 'ReadOnly' && !READ_ONLY_SESSION.has(action))
@@ -135,6 +148,7 @@ export class CallRecorder {
       this.authorize(role, `S3.${api} (missing ${key}: 404, or 403 without s3:ListBucket)`, {
         action: 's3:ListBucket',
         resource: `arn:${partition}:s3:::${bucket.name}`,
+        context: OVER_TLS,
       });
     };
     return {

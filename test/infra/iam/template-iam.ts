@@ -100,6 +100,28 @@ export class TemplateIam {
     );
   }
 
+  /**
+   * The statements of every bucket policy (S3 and S3 Express), which apply to every caller: only
+   * Deny statements for any principal (the stack's TLS-only rules), evaluated with the role's own
+   * statements. A bucket policy that grants, or names a principal, fails loudly: reading it
+   * needs more than this evaluator knows.
+   */
+  bucketPolicyStatements(): Statement[] {
+    const out: Statement[] = [];
+    for (const [id, r] of Object.entries(this.resources)) {
+      if (r.Type !== 'AWS::S3::BucketPolicy' && r.Type !== 'AWS::S3Express::BucketPolicy') continue;
+      const doc = r.Properties?.PolicyDocument as { Statement: Record<string, Json>[] };
+      for (const [i, st] of doc.Statement.entries()) {
+        const { Principal, ...rest } = st;
+        const everyone = Principal === '*' || (Principal as { AWS?: Json })?.AWS === '*';
+        if (st.Effect !== 'Deny' || !everyone)
+          throw new Error(`${id}#${i}: only Deny statements for every principal are evaluated here`);
+        out.push(this.statement(rest, `${id}#${i}`));
+      }
+    }
+    return out;
+  }
+
   private statement(s: Record<string, Json>, source: string): Statement {
     if (s.NotAction || s.NotResource || s.Principal) throw new Error(`${source}: unsupported statement element`);
     const list = (v: Json): Json[] => (Array.isArray(v) ? v : [v]);
@@ -211,6 +233,8 @@ function conditionHolds(op: string, key: string, expected: string[], context: Re
     case 'ArnLike':
     case 'ArnEquals':
       return actual !== undefined && expected.some((e) => wildcardMatch(e, actual));
+    case 'NumericLessThan':
+      return actual !== undefined && expected.some((e) => Number(actual) < Number(e));
     default:
       throw new Error(`Condition operator ${op} is not evaluated here: extend test/infra/iam/template-iam.ts`);
   }
