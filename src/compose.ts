@@ -255,9 +255,12 @@ export function composeServices(
   const fetchPurgatory = new Purgatory({ timer, name: 'Fetch', onError: () => {} });
   log.onAppend((topic, partition) => void fetchPurgatory.checkAndComplete(partitionWatchKey(topic, partition)));
   // Push: commits tell the consumers armed on the partition (API Gateway WebSocket, or a local server's socket).
-  const subscriptions = new Subscriptions(metadata, clock);
-  const notifier = new PushNotifier(subscriptions, options.poster ?? endpointPoster(config), (e) =>
-    logger.warn('push notification failed', { error: String(e) }),
+  const subscriptions = new Subscriptions(metadata, clock, config.push.subscriptionCacheMs);
+  const notifier = new PushNotifier(
+    subscriptions,
+    options.poster ?? endpointPoster(config),
+    (e) => logger.warn('push notification failed', { error: String(e) }),
+    () => clock.now(),
   );
   log.onAppend((topic, partition) => notifier.committed(topic, partition));
   const triggers = createTriggers(

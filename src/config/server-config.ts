@@ -76,6 +76,8 @@ export interface ServerConfig {
   transactions: { maxTimeoutMs?: number; idExpirationMs?: number };
   /** The topic cache (src/topics/topics.ts): how long a topic read is served; the same in every process. */
   topics: { metadataMaxAgeMs?: number };
+  /** How long a process reuses a topic's push subscription list where the store has no change stamps (src/push/subscriptions.ts). */
+  push: { subscriptionCacheMs?: number };
   /**
    * Kafka's group.initial.rebalance.delay.ms: the first join of an Empty classic group waits this long for others;
    * group.consumer.max.size and group.max.size: the most members of a KIP-848 group and of a classic group.
@@ -261,6 +263,11 @@ const ENV_SPEC = {
    * taken this long plus 2 s. Every process on the same storage must use the same value.
    */
   TOPIC_METADATA_MAX_AGE_MS: optionalInteger(0),
+  /**
+   * How long a process reuses a topic's push subscription list on DynamoDB (default 1000): a
+   * consumer armed through another process is told of a commit at most this late (0: a query per commit).
+   */
+  PUSH_SUBSCRIPTION_CACHE_MS: optionalInteger(0),
   /** Kafka's group.initial.rebalance.delay.ms (default 3000; 0: the first member's join completes at once). */
   GROUP_INITIAL_REBALANCE_DELAY_MS: integer(0, 3000),
   /** Kafka's group.consumer.max.size: the most members of a KIP-848 group (default 200). */
@@ -400,6 +407,7 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
       ...(e.TRANSACTIONAL_ID_EXPIRATION_MS !== undefined ? { idExpirationMs: e.TRANSACTIONAL_ID_EXPIRATION_MS } : {}),
     },
     topics: e.TOPIC_METADATA_MAX_AGE_MS !== undefined ? { metadataMaxAgeMs: e.TOPIC_METADATA_MAX_AGE_MS } : {},
+    push: e.PUSH_SUBSCRIPTION_CACHE_MS !== undefined ? { subscriptionCacheMs: e.PUSH_SUBSCRIPTION_CACHE_MS } : {},
     groups: {
       initialRebalanceDelayMs: e.GROUP_INITIAL_REBALANCE_DELAY_MS,
       ...(e.GROUP_CONSUMER_MAX_SIZE !== undefined ? { consumerMaxSize: e.GROUP_CONSUMER_MAX_SIZE } : {}),

@@ -5,6 +5,13 @@
  * many partitions the request touched. `settle()` waits for the rounds in flight: the HTTP layer
  * calls it before answering, since a Lambda may be frozen once it has answered.
  *
+ * The list may come from the subscriptions' time-bound cache (`staleUntil`): an arm made by another
+ * process since it was read is not in it. The partitions such a round told nobody about are kept,
+ * and the notifier looks again once the cache has lapsed, with a fresh list: so an arm is seen at
+ * most the cache's bound (1 s) after it was made, whether or not more records come, as long as the
+ * process runs (a Lambda frozen after its answer looks at its next invocation; the consumer's
+ * fallback poll bounds it then). A steady produce rate costs one query per topic per bound.
+ *
  * A notification can be lost (a post fails, a Lambda dies after its commit): the consumer's
  * fallback poll finds the records then, so nothing is missed, only later.
  */
@@ -21,11 +28,14 @@ export class PushNotifier {
   private readonly touched = new Map<string, Set<number>>();
   private round: Promise<void> | undefined;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Per topic: partitions committed while the list was possibly stale, and the look-again timer. */
+  private readonly pending = new Map<string, { partitions: Set<number>; timer: ReturnType<typeof setTimeout> }>();
 
   constructor(
     private readonly subscriptions: Subscriptions,
     private readonly poster: ConnectionPoster,
     private readonly onError: (e: unknown) => void = () => {},
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** Records a commit on a partition; the notification goes out in the next round. */
@@ -54,8 +64,17 @@ export class PushNotifier {
     return q;
   }
 
-  private async notifyTopic(topic: string, partitions: Set<number>): Promise<void> {
-    const { live, expired } = await this.subscriptions.listAll(topic);
+  private async notifyTopic(topic: string, committed: Set<number>): Promise<void> {
+    const { live, expired, staleUntil } = await this.subscriptions.listAll(topic);
+    const partitions = new Set(committed);
+    const waiting = this.pending.get(topic);
+    if (staleUntil !== undefined) this.lookAgain(topic, committed, staleUntil);
+    else if (waiting) {
+      // A fresh list: it answers for the partitions committed under the stale one too.
+      clearTimeout(waiting.timer);
+      this.pending.delete(topic);
+      for (const p of waiting.partitions) partitions.add(p);
+    }
     // Settled one by one: a failed post must not end the round (and the answer) before the others are sent.
     const outcomes = await Promise.allSettled([
       // Where the store has no TTL (locally), or it has not come yet: whoever finds them removes them.
@@ -70,5 +89,26 @@ export class PushNotifier {
       }),
     ]);
     for (const o of outcomes) if (o.status === 'rejected') this.onError(o.reason);
+  }
+
+  /** Keeps partitions told from a stale list, to be told again from a fresh one once it lapses. */
+  private lookAgain(topic: string, partitions: Set<number>, staleUntil: number): void {
+    const waiting = this.pending.get(topic);
+    if (waiting) {
+      for (const p of partitions) waiting.partitions.add(p);
+      return;
+    }
+    const timer = setTimeout(
+      () => {
+        const due = this.pending.get(topic);
+        if (due?.timer !== timer) return;
+        this.pending.delete(topic);
+        for (const p of due.partitions) this.committed(topic, p);
+      },
+      Math.max(0, staleUntil - this.now()),
+    );
+    // Not a reason to keep a process alive, nor for `settle()` to wait: the fallback poll covers a lost one.
+    timer.unref?.();
+    this.pending.set(topic, { partitions: new Set(partitions), timer });
   }
 }

@@ -6,11 +6,17 @@
  * An arm is one-shot per partition: the notifier removes a partition it told about, and the
  * consumer arms it again once it has caught up and found nothing more. So a busy partition costs
  * no notifications, and an idle consumer costs one write per wake-up. A topic nobody is armed on
- * costs no query per commit where the store has change stamps (the local backend; see `none`).
+ * costs no query per commit where the store has change stamps (the local backend; see the cache).
  *
  * Every write carries the item's expiry (`expiresAt`, also as the store's expiry: DynamoDB's TTL
  * deletes the items of connections that went away without a produce to tell them). TTL deletes
  * within days, not at the time, so readers skip an expired item themselves.
+ *
+ * The list is cached per topic, so that a hot topic's produce rate does not turn into as many
+ * queries of one partition key: where the store has change stamps (the local backend) the cached
+ * list stands while the stamp does, exactly; elsewhere (DynamoDB) it stands `cacheMs` (default
+ * 1 s), and an answer from it says so (`staleUntil`) so that the notifier can look again for arms
+ * it could have missed (src/push/push-notifier.ts). This process's own writes drop the entry.
  */
 import type { Clock } from '../clock.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
@@ -33,32 +39,49 @@ export interface ArmedPartition {
 /** API Gateway closes a WebSocket after 2 hours; the client arms again on its next connection. */
 export const SUBSCRIPTION_TTL_MS = 2 * 60 * 60 * 1000 + 5 * 60 * 1000;
 
+/** How long a topic's subscription list is reused where the store has no change stamps. */
+export const SUBSCRIPTION_CACHE_MS = 1000;
+
 export const subscriptionPk = (topic: string) => `push#${topic}`;
 const connectionSk = (connectionId: string) => `conn#${connectionId}`;
 
+export interface SubscriptionList {
+  live: MetaItem<Subscription>[];
+  expired: MetaItem<Subscription>[];
+  /** Set when the list came from the time-bound cache: arms made elsewhere after it was read are missing until then. */
+  staleUntil?: number;
+}
+
+interface CachedList {
+  at: number;
+  /** The store's change stamp taken before the query, where it has stamps. */
+  stamp: string | undefined;
+  items: Promise<MetaItem<Subscription>[]>;
+}
+
 export class Subscriptions {
-  /**
-   * Topics whose last query found no subscription at all, with the store's change stamp of their
-   * items taken before that query. Every commit lists its topic's subscriptions, and most topics
-   * have none: while the stamp stands (no arm since, by this process or any other), the answer is
-   * still "none" and the query is skipped. Stores without stamps (DynamoDB) are queried every time.
-   */
-  private readonly none = new Map<string, string>();
+  /** Per subscription pk: the last list read, reused as the class comment says. */
+  private readonly cache = new Map<string, CachedList>();
 
   constructor(
     private readonly metadata: MetadataStore,
     private readonly clock: Clock,
+    private readonly cacheMs = SUBSCRIPTION_CACHE_MS,
   ) {}
 
   /** Replaces what the connection waits on in `topic` (nothing: the item goes). */
   async arm(topic: string, endpoint: string, connectionId: string, partitions: ArmedPartition[]): Promise<void> {
-    if (partitions.length === 0) return this.metadata.delete(subscriptionPk(topic), connectionSk(connectionId));
-    const armed: Record<string, number> = {};
-    for (const p of partitions) armed[String(p.partition)] = p.offset;
-    const value: Subscription = { endpoint, connectionId, armed, expiresAt: this.clock.now() + SUBSCRIPTION_TTL_MS };
-    await this.metadata.put(subscriptionPk(topic), connectionSk(connectionId), value, undefined, {
-      expiresAt: value.expiresAt,
-    });
+    const pk = subscriptionPk(topic);
+    try {
+      if (partitions.length === 0) return await this.metadata.delete(pk, connectionSk(connectionId));
+      const armed: Record<string, number> = {};
+      for (const p of partitions) armed[String(p.partition)] = p.offset;
+      const value: Subscription = { endpoint, connectionId, armed, expiresAt: this.clock.now() + SUBSCRIPTION_TTL_MS };
+      await this.metadata.put(pk, connectionSk(connectionId), value, undefined, { expiresAt: value.expiresAt });
+    } finally {
+      // After the write: a list read meanwhile must not stand for the list after it.
+      this.cache.delete(pk);
+    }
   }
 
   /** The live subscriptions of a topic (one strongly consistent query): expired ones are left out. */
@@ -67,18 +90,30 @@ export class Subscriptions {
   }
 
   /** The topic's subscriptions, live and expired (not deleted yet: TTL runs late, and only on DynamoDB). */
-  async listAll(topic: string): Promise<{ live: MetaItem<Subscription>[]; expired: MetaItem<Subscription>[] }> {
+  async listAll(topic: string): Promise<SubscriptionList> {
     const pk = subscriptionPk(topic);
     // Taken before the query: an arm that lands after it moves the stamp, one before it is read.
     const stamp = this.metadata.changeStamp?.(pk);
-    if (stamp !== undefined && this.none.get(topic) === stamp) return { live: [], expired: [] };
-    const items = await this.metadata.query<Subscription>(pk, { beginsWith: 'conn#' });
-    if (stamp !== undefined && items.length === 0) this.none.set(topic, stamp);
-    else this.none.delete(topic);
+    const now = this.clock.now();
+    let entry = this.cache.get(pk);
+    const exact = entry !== undefined && stamp !== undefined && entry.stamp === stamp;
+    const timely = entry !== undefined && stamp === undefined && now - entry.at < this.cacheMs;
+    if (!entry || !(exact || timely)) {
+      const items = this.metadata.query<Subscription>(pk, { beginsWith: 'conn#' });
+      const fresh: CachedList = { at: now, stamp, items };
+      entry = fresh;
+      this.cache.set(pk, fresh);
+      // A failed read is not kept: the next commit tries again.
+      items.catch(() => {
+        if (this.cache.get(pk) === fresh) this.cache.delete(pk);
+      });
+    }
+    const items = await entry.items;
     const live: MetaItem<Subscription>[] = [];
     const expired: MetaItem<Subscription>[] = [];
     for (const item of items) (this.expired(item) ? expired : live).push(item);
-    return { live, expired };
+    // Reused by time (not by stamp) and read before this call: arms since may be missing.
+    return timely ? { live, expired, staleUntil: entry.at + this.cacheMs } : { live, expired };
   }
 
   expired(item: MetaItem<Subscription>): boolean {
@@ -104,12 +139,17 @@ export class Subscriptions {
         );
     } catch (e) {
       if (!(e instanceof ConditionFailedError)) throw e;
+    } finally {
+      this.cache.delete(item.pk);
     }
   }
 
   async remove(item: MetaItem<Subscription>): Promise<void> {
-    await this.metadata.delete(item.pk, item.sk, { ifVersion: item.version }).catch((e: unknown) => {
-      if (!(e instanceof ConditionFailedError)) throw e;
-    });
+    await this.metadata
+      .delete(item.pk, item.sk, { ifVersion: item.version })
+      .catch((e: unknown) => {
+        if (!(e instanceof ConditionFailedError)) throw e;
+      })
+      .finally(() => this.cache.delete(item.pk));
   }
 }

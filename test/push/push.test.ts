@@ -7,11 +7,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handleSubscribe } from '../../src/push/subscribe-handler.js';
 import { gatewayPushSubscribeDeps, pushSubscribeDeps } from '../../src/http/push-socket.js';
-import { SUBSCRIPTION_TTL_MS, subscriptionPk } from '../../src/push/subscriptions.js';
-import { openStorage } from '../../src/compose.js';
+import { SUBSCRIPTION_TTL_MS, Subscriptions, subscriptionPk } from '../../src/push/subscriptions.js';
+import { PushNotifier } from '../../src/push/push-notifier.js';
+import { createStorage, openStorage } from '../../src/compose.js';
+import { systemClock } from '../../src/clock.js';
+import type { MetadataStore } from '../../src/storage/ports.js';
 import { testApp } from '../support/test-app.js';
 
 let server: Server;
@@ -135,12 +138,11 @@ describe('push with change stamps (local backend): a topic nobody waits on is no
     return { backend, open: () => openStorage(backend), remove: () => rm(dataDir, { recursive: true, force: true }) };
   }
 
-  it('the memory store, standing in for DynamoDB, has no stamps: it is queried on every commit', async () => {
+  it('the memory store, standing in for DynamoDB, has no stamps: the list is reused for its time bound, not per commit', async () => {
     const t = await setup();
     const listings = countListings(t);
-    await t.produce(0);
-    await t.produce(0);
-    expect(listings.n).toBe(2);
+    for (let i = 0; i < 20; i++) await t.produce(i % 3);
+    expect(listings.n).toBe(1);
   });
 
   it('lists once while nobody is armed, and an arm of this process is still told at the next commit', async () => {
@@ -190,6 +192,66 @@ describe('push with change stamps (local backend): a topic nobody waits on is no
       b.close();
       await local.remove();
     }
+  });
+});
+
+describe('push over a store without change stamps (DynamoDB): the subscription list cached for a bound', () => {
+  /** A notifier over the memory store (no stamps, as DynamoDB), counting the subscription queries and its posts. */
+  function notifierOver(metadata: MetadataStore, cacheMs: number) {
+    const counted = { queries: 0 };
+    const query = metadata.query.bind(metadata);
+    metadata.query = (pk, o) => {
+      if (pk === subscriptionPk('orders')) counted.queries++;
+      return query(pk, o);
+    };
+    const told: string[] = [];
+    const poster = {
+      post: async (_endpoint: string, connectionId: string) => {
+        told.push(connectionId);
+        return 'delivered' as const;
+      },
+    };
+    const subscriptions = new Subscriptions(metadata, systemClock, cacheMs);
+    return { subscriptions, notifier: new PushNotifier(subscriptions, poster), counted, told };
+  }
+
+  it('N produces in one bound cost one query of the subscriptions, not N', async () => {
+    const storage = createStorage({ kind: 'memory', replicaStores: 1 });
+    const p = notifierOver(storage.metadata, 60_000);
+    for (let i = 0; i < 500; i++) {
+      p.notifier.committed('orders', i % 7);
+      await p.notifier.settle();
+    }
+    expect(p.counted.queries).toBe(1);
+  });
+
+  it('a connection armed through another process after the list was read is told within the bound, with no further produce', async () => {
+    const storage = createStorage({ kind: 'memory', replicaStores: 1 });
+    const producer = notifierOver(storage.metadata, 300);
+    const consumerSide = new Subscriptions(storage.metadata, systemClock, 300);
+    producer.notifier.committed('orders', 0);
+    await producer.notifier.settle(); // read: nobody armed, kept for 300 ms
+    await consumerSide.arm('orders', endpoint, 'late', [{ partition: 0, offset: 1 }]);
+    const committedAt = Date.now();
+    producer.notifier.committed('orders', 0); // answered from the list read before the arm
+    await producer.notifier.settle();
+    expect(producer.told).toEqual([]);
+    await vi.waitFor(() => expect(producer.told).toEqual(['late']), { timeout: 3000, interval: 20 });
+    expect(Date.now() - committedAt).toBeLessThan(300 + 1000);
+    expect(producer.counted.queries).toBe(2);
+    // Told once: the look-again disarmed it, and nothing more is pending.
+    expect(await consumerSide.list('orders')).toEqual([]);
+  });
+
+  it('an arm in this process drops the cached list: the next commit tells it at once', async () => {
+    const storage = createStorage({ kind: 'memory', replicaStores: 1 });
+    const p = notifierOver(storage.metadata, 60_000);
+    p.notifier.committed('orders', 0);
+    await p.notifier.settle();
+    await p.subscriptions.arm('orders', endpoint, 'here', [{ partition: 0, offset: 1 }]);
+    p.notifier.committed('orders', 0);
+    await p.notifier.settle();
+    expect(p.told).toEqual(['here']);
   });
 });
 
