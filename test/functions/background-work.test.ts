@@ -12,11 +12,19 @@ import { createStorage, type Storage } from '../../src/compose.js';
 import { invokeHttpFunction } from '../support/api-gateway.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 import { testApp } from '../support/test-app.js';
+import { StackRecording } from '../infra/iam/stack-recording.js';
 
 const ENV = { STORAGE_BACKEND: 'memory', CLUSTER_ID: 'local', REPLICA_STORES: '2' };
 
+// The calls the produce function makes here, checked against its role in a stack with two S3 Standard stores.
+const recording = new StackRecording({ replicaStores: 2 });
+
 beforeAll(() => void vi.spyOn(process.stdout, 'write').mockImplementation(() => true));
-afterAll(() => vi.restoreAllMocks());
+afterAll(() => {
+  vi.restoreAllMocks();
+  expect(recording.callsOf('produce')).toBeGreaterThan(0);
+  expect(recording.denied()).toEqual([]);
+});
 
 let inner: Storage;
 let stores: FaultyObjectStore[];
@@ -29,7 +37,13 @@ beforeEach(() => {
   metadata = new FaultyMetadataStore(inner.metadata, { putAll: inner.metadata.putAll !== undefined });
   // A few milliseconds a call, as a network store takes: work that outlives the answer is still running when it returns.
   for (const f of [metadata.faults, ...stores.map((s) => s.faults)]) f.delayMs = 3;
-  handler = createHttpHandler('produce', ENV, PRODUCE_SERVES, undefined, { metadata, stores, close: () => {} });
+  handler = createHttpHandler(
+    'produce',
+    ENV,
+    PRODUCE_SERVES,
+    undefined,
+    recording.storage('produce', { metadata, stores, close: () => {} }),
+  );
 });
 
 /** From now on the environment is frozen for good: no store call of this process takes effect. */
