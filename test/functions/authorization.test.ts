@@ -9,8 +9,9 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { acceptedKeyId, parseDigests } from '../../functions/api-key-authorizer.js';
 import { createHttpHandler } from '../../functions/http-entry.js';
-import { ALL_PARTS } from '../../src/compose.js';
+import { ALL_PARTS, createStorage } from '../../src/compose.js';
 import { ALL_ROUTES } from '../../src/http/app.js';
+import { StackRecording } from '../infra/iam/stack-recording.js';
 
 const ADMIN_ROLE = 'arn:aws:iam::111122223333:role/Admin';
 const BASE = '/v3/clusters/test';
@@ -76,7 +77,16 @@ beforeAll(() => {
       SUPER_USERS: `User:${ADMIN_ROLE};User:${SSO_ROLE}`,
     },
     { routes: ALL_ROUTES, parts: ALL_PARTS },
+    undefined,
+    recording.storage('admin', createStorage({ kind: 'memory', replicaStores: 1 })),
   ) as never;
+});
+
+// The admin function serves every route: its calls here are checked against its role in the stack.
+const recording = new StackRecording({});
+afterAll(() => {
+  expect(recording.callsOf('admin')).toBeGreaterThan(0);
+  expect(recording.denied()).toEqual([]);
 });
 afterAll(() => vi.restoreAllMocks());
 
