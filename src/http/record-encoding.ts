@@ -134,8 +134,12 @@ export function showRecord(r: DecodedRecord, partition: number, format: OutputFo
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what JSON escapes
 const NEEDS_ESCAPE = /[\u0000-\u001f"\\]/;
 
-/** A string as JSON text: quoted as is when nothing needs escaping (a fast scan, not a copy per char). */
-function jsonString(s: string): string {
+/**
+ * A string as JSON text: quoted as is when nothing needs escaping (a fast scan, not a copy per
+ * char). Only for text decoded from bytes: a string parsed from JSON may hold a lone surrogate,
+ * which JSON.stringify escapes and this would not.
+ */
+export function jsonString(s: string): string {
   return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
 }
 

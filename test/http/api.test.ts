@@ -262,6 +262,53 @@ describe('HTTP API (Confluent v3 shapes)', () => {
     expect(p0).toEqual(p0.map((_: number, i: number) => i));
   });
 
+  it('answers a batch with reports whose text is the JSON of their fields, for any id', async () => {
+    const ids = ['plain', 'quo"te\\back', 'new\nline', 'clé 😀', '\ud800 lone', 7];
+    const body = JSON.stringify({
+      entries: [
+        ...ids.map((id, i) => ({
+          id,
+          ...(i % 2 ? { key: { type: 'JSON', data: { k: 1 } } } : {}),
+          value: { type: 'STRING', data: 'v' },
+        })),
+        { id: 'bad', partition_id: 5, value: null },
+      ],
+    });
+    const { app } = testApp();
+    await app.request('/v3/clusters/local/topics', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ topic_name: 'reports', partitions_count: 1 }),
+    });
+    const res = await app.request('/v3/clusters/local/topics/reports/records:batch', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    expect(res.status).toBe(207);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const text = await res.text();
+    const answer = JSON.parse(text);
+    expect(text).toBe(JSON.stringify(answer));
+    expect(answer.successes.map((s: { id: string }) => s.id)).toEqual(
+      JSON.parse(body)
+        .entries.slice(0, 6)
+        .map((e: { id: string | number }) => String(e.id)),
+    );
+    expect(answer.successes[1]).toEqual({
+      id: 'quo"te\\back',
+      cluster_id: 'local',
+      topic_name: 'reports',
+      partition_id: 0,
+      offset: 1,
+      timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      key: { type: 'JSON', size: 7 },
+      value: { type: 'STRING', size: 1 },
+    });
+    expect(answer.successes[0].key).toBeNull();
+    expect(answer.failures).toEqual([expect.objectContaining({ id: 'bad', error_code: 40403 })]);
+  });
+
   it('sends keyless records of one request to one partition (sticky), moving on across requests', async () => {
     await createTopic('sticky', 3);
     const parts = new Set<number>();
