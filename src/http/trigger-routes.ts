@@ -2,11 +2,19 @@ import { Hono, type Context } from 'hono';
 import * as z from 'zod';
 import {
   BATCH_SIZE,
+  BATCHING_WINDOW_MS,
   defaultGroupId,
+  FILTERS,
+  FUNCTION_RESPONSE_TYPES,
+  KEY_LANES,
+  ORDERINGS,
+  RECORD_AGE_SECONDS,
+  RETRY_ATTEMPTS,
   STARTING_POSITIONS,
   TARGET_TYPES,
   TIMEOUT_MS,
   TRIGGER_STATES,
+  deliveryKnobs,
   validateTriggerName,
   type TriggerDefinition,
 } from '../triggers/trigger.js';
@@ -41,6 +49,55 @@ const knobs = {
     })
     .optional(),
   starting_position_timestamp: z.int().min(0).meta({ description: 'AT_TIMESTAMP: epoch milliseconds' }).optional(),
+  maximum_batching_window_ms: z
+    .int()
+    .meta({
+      description: `How long to gather records before invoking, Lambda's MaximumBatchingWindowInSeconds in ms (${BATCHING_WINDOW_MS.min}-${BATCHING_WINDOW_MS.max}, default ${BATCHING_WINDOW_MS.default})`,
+    })
+    .optional(),
+  maximum_retry_attempts: z
+    .int()
+    .meta({
+      description: `Lambda's MaximumRetryAttempts (${RETRY_ATTEMPTS.min} for infinite, the default, to ${RETRY_ATTEMPTS.max})`,
+    })
+    .optional(),
+  maximum_record_age_seconds: z
+    .int()
+    .meta({
+      description: `Lambda's MaximumRecordAgeInSeconds (-1 for infinite, the default, or ${RECORD_AGE_SECONDS.min}-${RECORD_AGE_SECONDS.max})`,
+    })
+    .optional(),
+  bisect_batch_on_function_error: z
+    .boolean()
+    .meta({ description: "Lambda's BisectBatchOnFunctionError: split a failing batch in two and retry each half" })
+    .optional(),
+  function_response_types: z
+    .array(z.enum(FUNCTION_RESPONSE_TYPES))
+    .meta({ description: "Lambda's FunctionResponseTypes: ReportBatchItemFailures for partial batch responses" })
+    .optional(),
+  on_failure_destination: z
+    .string()
+    .meta({ description: 'Where records that exhausted their retries go: kafka://{topic}, a topic of this log' })
+    .optional(),
+  filter_criteria: z
+    .object({ filters: z.array(z.object({ pattern: z.string() })) })
+    .meta({
+      description: `Lambda's FilterCriteria: records no pattern matches are committed without invoking (at most ${FILTERS.max} patterns)`,
+    })
+    .optional(),
+  ordering: z
+    .enum(ORDERINGS)
+    .meta({
+      description:
+        'PARTITION (default): one invocation in flight per partition. KEY: one per key lane, order kept per key',
+    })
+    .optional(),
+  key_lanes: z
+    .int()
+    .meta({
+      description: `KEY ordering: key lanes per partition, invocations in flight per partition at most (${KEY_LANES.min}-${KEY_LANES.max}, default ${KEY_LANES.default})`,
+    })
+    .optional(),
 };
 
 export const createTriggerSchema = z.object({
@@ -102,10 +159,27 @@ const showTrigger = (r: Resources, d: TriggerDefinition): z.infer<typeof trigger
   batch_size: d.batchSize,
   starting_position: d.startingPosition,
   ...(d.startingTimestamp !== undefined && { starting_position_timestamp: d.startingTimestamp }),
+  ...shownKnobs(d),
   state: d.state,
   created_at: new Date(d.createdAt).toISOString(),
   consumer_group: { related: `${r.base}/consumer-groups/${d.groupId}` },
 });
+
+/** The delivery knobs with their defaults filled in, under the API's names. */
+function shownKnobs(d: TriggerDefinition) {
+  const k = deliveryKnobs(d);
+  return {
+    maximum_batching_window_ms: k.maximumBatchingWindowMs,
+    maximum_retry_attempts: k.maximumRetryAttempts,
+    maximum_record_age_seconds: k.maximumRecordAgeSeconds,
+    bisect_batch_on_function_error: k.bisectBatchOnFunctionError,
+    function_response_types: d.functionResponseTypes ?? [],
+    ...(d.onFailureDestination !== undefined && { on_failure_destination: d.onFailureDestination }),
+    ...(d.filterCriteria !== undefined && { filter_criteria: d.filterCriteria }),
+    ordering: k.ordering,
+    ...(k.ordering === 'KEY' && { key_lanes: k.keyLanes }),
+  };
+}
 
 const describeTrigger = (r: Resources, d: TriggerDescription) => ({
   ...showTrigger(r, d),
@@ -119,6 +193,22 @@ const describeTrigger = (r: Resources, d: TriggerDescription) => ({
     delivering_until: p.deliveringUntil === undefined ? null : new Date(p.deliveringUntil).toISOString(),
   })),
 });
+
+/** The knobs the body gives, under the definition's names (absent ones stay absent: defaults). */
+function definedKnobs(b: z.infer<typeof createTriggerSchema>): Partial<TriggerDefinition> {
+  const k: Partial<TriggerDefinition> = {
+    maximumBatchingWindowMs: b.maximum_batching_window_ms,
+    maximumRetryAttempts: b.maximum_retry_attempts,
+    maximumRecordAgeSeconds: b.maximum_record_age_seconds,
+    bisectBatchOnFunctionError: b.bisect_batch_on_function_error,
+    functionResponseTypes: b.function_response_types,
+    onFailureDestination: b.on_failure_destination,
+    filterCriteria: b.filter_criteria,
+    ordering: b.ordering,
+    keyLanes: b.key_lanes,
+  };
+  return Object.fromEntries(Object.entries(k).filter(([, v]) => v !== undefined));
+}
 
 const nameParam = (c: Context<AppEnv>) => {
   const name = c.req.param('trigger_name') ?? '';
@@ -163,6 +253,7 @@ export function triggerRoutes(): Hono<AppEnv> {
       batchSize: body.batch_size ?? BATCH_SIZE.default,
       startingPosition: body.starting_position ?? 'LATEST',
       ...(body.starting_position_timestamp !== undefined && { startingTimestamp: body.starting_position_timestamp }),
+      ...definedKnobs(body),
       state: 'ENABLED',
       createdAt: clock.now(),
     });

@@ -3,6 +3,7 @@
  * definition (what the API stores and answers) and its rules; the delivery is partition-delivery.ts.
  * The knobs carry Lambda's event source mapping names where Lambda has them (docs/triggers.md).
  */
+import { validateTopicName } from '../topics/topics.js';
 import { KafkaError } from '../wire/errors.js';
 
 export const STARTING_POSITIONS = ['LATEST', 'TRIM_HORIZON', 'AT_TIMESTAMP'] as const;
@@ -35,11 +36,62 @@ export interface TriggerDefinition {
   startingPosition: StartingPosition;
   /** AT_TIMESTAMP's epoch ms (Lambda's StartingPositionTimestamp). */
   startingTimestamp?: number;
+  /**
+   * The delivery knobs past batch size and starting position. Optional in the stored definition
+   * (definitions stored before them read as the defaults): read them through `deliveryKnobs`.
+   */
+  maximumBatchingWindowMs?: number;
+  maximumRetryAttempts?: number;
+  maximumRecordAgeSeconds?: number;
+  bisectBatchOnFunctionError?: boolean;
+  functionResponseTypes?: FunctionResponseType[];
+  /** Where records that exhausted their retries go: `kafka://{topic}` (a topic of this log). */
+  onFailureDestination?: string;
+  filterCriteria?: FilterCriteria;
+  ordering?: Ordering;
+  keyLanes?: number;
   state: TriggerState;
   createdAt: number;
 }
 
+export const FUNCTION_RESPONSE_TYPES = ['ReportBatchItemFailures'] as const;
+export type FunctionResponseType = (typeof FUNCTION_RESPONSE_TYPES)[number];
+/** PARTITION: one invocation in flight per partition (Lambda's). KEY: one per key lane of a partition. */
+export const ORDERINGS = ['PARTITION', 'KEY'] as const;
+export type Ordering = (typeof ORDERINGS)[number];
+/** Lambda's FilterCriteria: a record is delivered when any pattern matches it. */
+export interface FilterCriteria {
+  filters: { pattern: string }[];
+}
+
+/** Every knob with its default filled in: what a delivery reads. */
+export interface DeliveryKnobs {
+  batchSize: number;
+  maximumBatchingWindowMs: number;
+  /** -1: until the record expires or is older than the maximum age (Lambda's default). */
+  maximumRetryAttempts: number;
+  /** -1: no maximum age. */
+  maximumRecordAgeSeconds: number;
+  bisectBatchOnFunctionError: boolean;
+  reportBatchItemFailures: boolean;
+  onFailureDestination?: { kind: 'kafka'; topic: string };
+  filterCriteria?: FilterCriteria;
+  ordering: Ordering;
+  keyLanes: number;
+}
+
 export const BATCH_SIZE = { min: 1, max: 10_000, default: 100 } as const;
+/** Lambda's MaximumBatchingWindowInSeconds (0-300 s; 500 ms by default for Kafka), in ms here. */
+export const BATCHING_WINDOW_MS = { min: 0, max: 300_000, default: 500 } as const;
+/** Lambda's MaximumRetryAttempts: -1 (infinite, the default) to 10,000. */
+export const RETRY_ATTEMPTS = { min: -1, max: 10_000, default: -1 } as const;
+/** Lambda's MaximumRecordAgeInSeconds: -1 (infinite, the default), or 60 to 604,800. */
+export const RECORD_AGE_SECONDS = { min: 60, max: 604_800, default: -1 } as const;
+/** Lambda's FilterCriteria quota: 5 patterns per mapping, 4,096 characters each. */
+export const FILTERS = { max: 5, patternChars: 4096 } as const;
+/** Key lanes per partition in KEY ordering: invocations in flight per partition at most. */
+export const KEY_LANES = { min: 1, max: 100, default: 10 } as const;
+export const KAFKA_DESTINATION = 'kafka://';
 export const TIMEOUT_MS = { min: 100, max: 900_000, default: 30_000 } as const;
 /** The group a trigger consumes as when none is given. */
 export const defaultGroupId = (name: string) => `trigger.${name}`;
@@ -70,6 +122,59 @@ export function validateDefinition(d: TriggerDefinition): void {
   inRange('batch_size', d.batchSize, BATCH_SIZE);
   if (d.startingPosition === 'AT_TIMESTAMP' && d.startingTimestamp === undefined)
     throw new KafkaError('INVALID_REQUEST', 'starting_position AT_TIMESTAMP needs starting_position_timestamp');
+  if (d.maximumBatchingWindowMs !== undefined)
+    inRange('maximum_batching_window_ms', d.maximumBatchingWindowMs, BATCHING_WINDOW_MS);
+  if (d.maximumRetryAttempts !== undefined) inRange('maximum_retry_attempts', d.maximumRetryAttempts, RETRY_ATTEMPTS);
+  if (d.maximumRecordAgeSeconds !== undefined && d.maximumRecordAgeSeconds !== -1)
+    inRange('maximum_record_age_seconds (or -1)', d.maximumRecordAgeSeconds, RECORD_AGE_SECONDS);
+  if (d.onFailureDestination !== undefined) failureDestination(d.onFailureDestination);
+  if (d.filterCriteria !== undefined) validateFilterCriteria(d.filterCriteria);
+  if (d.keyLanes !== undefined) inRange('key_lanes', d.keyLanes, KEY_LANES);
+}
+
+/** The on-failure destination: a topic of this log, `kafka://{topic}`. */
+export function failureDestination(destination: string): { kind: 'kafka'; topic: string } {
+  if (!destination.startsWith(KAFKA_DESTINATION))
+    throw new KafkaError(
+      'INVALID_REQUEST',
+      `on_failure_destination must be ${KAFKA_DESTINATION}{topic}, got ${JSON.stringify(destination)}`,
+    );
+  const topic = destination.slice(KAFKA_DESTINATION.length);
+  validateTopicName(topic);
+  return { kind: 'kafka', topic };
+}
+
+function validateFilterCriteria(f: FilterCriteria): void {
+  if (f.filters.length > FILTERS.max)
+    throw new KafkaError('INVALID_REQUEST', `filter_criteria takes at most ${FILTERS.max} filters`);
+  for (const { pattern } of f.filters) {
+    if (pattern.length > FILTERS.patternChars)
+      throw new KafkaError('INVALID_REQUEST', `A filter pattern is at most ${FILTERS.patternChars} characters`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(pattern);
+    } catch {
+      throw new KafkaError('INVALID_REQUEST', `The filter pattern ${JSON.stringify(pattern)} is not JSON`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new KafkaError('INVALID_REQUEST', 'A filter pattern is a JSON object');
+  }
+}
+
+/** The knobs a delivery runs with: the stored ones, the defaults for the rest. */
+export function deliveryKnobs(d: TriggerDefinition): DeliveryKnobs {
+  return {
+    batchSize: d.batchSize,
+    maximumBatchingWindowMs: d.maximumBatchingWindowMs ?? BATCHING_WINDOW_MS.default,
+    maximumRetryAttempts: d.maximumRetryAttempts ?? RETRY_ATTEMPTS.default,
+    maximumRecordAgeSeconds: d.maximumRecordAgeSeconds ?? RECORD_AGE_SECONDS.default,
+    bisectBatchOnFunctionError: d.bisectBatchOnFunctionError ?? false,
+    reportBatchItemFailures: (d.functionResponseTypes ?? []).includes('ReportBatchItemFailures'),
+    ...(d.onFailureDestination !== undefined && { onFailureDestination: failureDestination(d.onFailureDestination) }),
+    ...(d.filterCriteria !== undefined && { filterCriteria: d.filterCriteria }),
+    ordering: d.ordering ?? 'PARTITION',
+    keyLanes: d.keyLanes ?? KEY_LANES.default,
+  };
 }
 
 function inRange(name: string, value: number, range: { min: number; max: number }): void {

@@ -136,6 +136,39 @@ describe.each(allBackends)('triggers with a webhook on $name', (backend) => {
     expect(sink.delivered.some((r) => recordValue(r) === 'd')).toBe(false);
   });
 
+  it('stores the delivery knobs and shows their defaults', async () => {
+    const plain = await setup('knobs', 1);
+    expect(plain).toMatchObject({
+      maximum_batching_window_ms: 500,
+      maximum_retry_attempts: -1,
+      maximum_record_age_seconds: -1,
+      bisect_batch_on_function_error: false,
+      function_response_types: [],
+      ordering: 'PARTITION',
+    });
+    expect(plain.on_failure_destination).toBeUndefined();
+    const knobs = {
+      maximum_batching_window_ms: 0,
+      maximum_retry_attempts: 2,
+      maximum_record_age_seconds: 60,
+      bisect_batch_on_function_error: true,
+      function_response_types: ['ReportBatchItemFailures'],
+      on_failure_destination: 'kafka://knobs-failed',
+      filter_criteria: { filters: [{ pattern: '{"value":{"kind":["order"]}}' }] },
+      ordering: 'KEY',
+      key_lanes: 4,
+    };
+    const res = await t.call('POST', 'triggers', {
+      trigger_name: 'knobs-all',
+      topic_name: 'knobs',
+      target: { type: 'WEBHOOK', url: sink.url },
+      ...knobs,
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject(knobs);
+    expect((await t.call('GET', 'triggers/knobs-all')).body).toMatchObject(knobs);
+  });
+
   it('answers bad requests with a Kafka error name and stores nothing', async () => {
     await setup('bad', 1);
     const bad = async (body: Record<string, unknown>, status: number, error: string) => {
@@ -155,6 +188,15 @@ describe.each(allBackends)('triggers with a webhook on $name', (backend) => {
     await bad({ topic_name: 'nope' }, 404, 'UNKNOWN_TOPIC_OR_PARTITION');
     await bad({ trigger_name: 'bad-hook' }, 400, 'DUPLICATE_RESOURCE');
     await bad({ starting_position: 'AT_TIMESTAMP' }, 400, 'starting_position_timestamp');
+    await bad({ maximum_batching_window_ms: 300_001 }, 400, 'maximum_batching_window_ms');
+    await bad({ maximum_retry_attempts: -2 }, 400, 'maximum_retry_attempts');
+    await bad({ maximum_record_age_seconds: 59 }, 400, 'maximum_record_age_seconds');
+    await bad({ on_failure_destination: 'arn:aws:sqs:x' }, 400, 'kafka://');
+    await bad({ on_failure_destination: 'kafka://a b' }, 400, 'INVALID_TOPIC_EXCEPTION');
+    await bad({ filter_criteria: { filters: [{ pattern: '{"value"' }] } }, 400, 'not JSON');
+    await bad({ filter_criteria: { filters: Array(6).fill({ pattern: '{}' }) } }, 400, 'at most 5');
+    await bad({ function_response_types: ['Nope'] }, 400, 'function_response_types');
+    await bad({ ordering: 'KEY', key_lanes: 0 }, 400, 'key_lanes');
     expect((await t.call('GET', 'triggers/x')).status).toBe(404);
   });
 });
