@@ -1,0 +1,68 @@
+/**
+ * A trigger's Lambda function target on AWS: Lambda's Invoke (RequestResponse) with the Kafka event
+ * as payload. One SDK client per process, created on first use.
+ */
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { sdkClientTimeouts } from './sdk-timeouts.js';
+
+/** src/triggers/targets.ts's InvokeOutcome (structurally: storage sits below triggers). */
+export type LambdaInvokeOutcome = { ok: true; response: unknown } | { ok: false; error: string };
+
+export interface LambdaInvokerOptions {
+  region?: string;
+  /** Another endpoint than Lambda's own (tests: a local peer speaking Invoke's REST API). */
+  endpoint?: string;
+  /** Fixed credentials (tests); otherwise the SDK's default chain (the function's role). */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
+}
+
+export function lambdaInvoker(
+  options: LambdaInvokerOptions = {},
+): (functionArn: string, timeoutMs: number, event: unknown) => Promise<LambdaInvokeOutcome> {
+  let client: LambdaClient | undefined;
+  const clientFor = () => {
+    // One attempt: a retry by the SDK would invoke the function again behind the delivery's back;
+    // the delivery retries (and counts) failed invocations itself.
+    client ??= new LambdaClient({
+      ...sdkClientTimeouts({
+        connectionTimeoutMs: 1_000,
+        requestTimeoutMs: 900_000,
+        socketTimeoutMs: 900_000,
+        maxAttempts: 1,
+      }),
+      ...(options.region ? { region: options.region } : {}),
+      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+    });
+    return client;
+  };
+  return async (functionArn, timeoutMs, event) => {
+    try {
+      const out = await clientFor().send(
+        new InvokeCommand({
+          FunctionName: functionArn,
+          InvocationType: 'RequestResponse',
+          Payload: Buffer.from(JSON.stringify(event)),
+        }),
+        { abortSignal: AbortSignal.timeout(timeoutMs) },
+      );
+      const text = out.Payload ? Buffer.from(out.Payload).toString('utf8') : '';
+      // FunctionError (Unhandled, or Handled from older runtimes) is a function error, whatever
+      // the status: Lambda answers 200 with the error object as payload.
+      if (out.FunctionError)
+        return { ok: false, error: `${out.FunctionError}${text ? `: ${text.slice(0, 200)}` : ''}` };
+      return { ok: true, response: parseJson(text) };
+    } catch (e) {
+      return { ok: false, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
+    }
+  };
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
