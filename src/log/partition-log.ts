@@ -19,7 +19,12 @@ import {
   type CommitResult,
   type StateRead,
 } from '../partition/partition-commit.js';
-import type { CommitRecord, PartitionState, ProducerBatch } from '../partition/partition-state.js';
+import {
+  initialPartitionState,
+  type CommitRecord,
+  type PartitionState,
+  type ProducerBatch,
+} from '../partition/partition-state.js';
 import { encodeMarkerBatch } from '../wire/control-batch.js';
 import {
   buildRequestObject,
@@ -337,6 +342,13 @@ export class PartitionLog {
         ...(duplicate ? { duplicate } : {}),
       },
     });
+    // A fenced producer writes nothing, not even an object no commit would name: after its check.
+    if (gate)
+      gate.then(
+        () => this.prewrite(topic, p, acks, putOnce),
+        () => {},
+      );
+    else this.prewrite(topic, p, acks, putOnce);
     for (let attempt = 0; ; attempt++) {
       const read = await this.readState(topic, p);
       // Before anything that answers or writes: a fenced producer learns nothing else.
@@ -657,6 +669,24 @@ export class PartitionLog {
   }
 
   /** One PUT per store per request, shared by every partition that needs that store; resolves to whether it landed. */
+  /**
+   * Starts the object's PUTs beside the partition's state read, to the stores its state is
+   * expected to name (this process's last commit of it, else the partition's initial assignment),
+   * so the PUT, the longest step of an append, no longer waits a DynamoDB round trip for the read.
+   * The read still decides: the commit names only the stores its state asks for (`putOnce` writes
+   * once per store, so the same PUT serves them), and a PUT the read shows was not needed (an
+   * election moved the partition, or the batch was a duplicate or refused) leaves an orphan object
+   * no commit names, which the maintenance sweep deletes like any other uncommitted object.
+   */
+  private prewrite(topic: TopicMeta, p: number, acks: 1 | 'all', putOnce: (r: number) => Promise<boolean>): void {
+    const known = this.lastWritten.get(partitionPk(topic.name, p));
+    const state =
+      known && known.state.topicId === topic.id
+        ? known.state
+        : initialPartitionState(topic.id, p, topic.replicationFactor, this.deps.stores.length);
+    for (const r of acks === 'all' ? state.isr : [state.leader]) void putOnce(r);
+  }
+
   private putOncePerStore(request: RequestObject): (r: number) => Promise<boolean> {
     const puts = new Map<number, Promise<boolean>>();
     return (r) => {

@@ -131,6 +131,45 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     expect((await readRecords(log, topic, 0, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual(['a', 'b']);
   });
 
+  it("starts the object's PUT beside the state reads, not after them, and commits from the read", async () => {
+    const topic = await newTopic(2);
+    // A metadata store whose reads take 20 ms, and an object store noting when each PUT starts.
+    const readsEnded: number[] = [];
+    const slowReads = Object.assign(Object.create(storage.metadata) as MetadataStore, {
+      get: async (pk: string, sk: string) => {
+        await new Promise((r) => setTimeout(r, 20));
+        const item = await storage.metadata.get(pk, sk);
+        if (pk.startsWith('part#')) readsEnded.push(performance.now());
+        return item;
+      },
+    });
+    const putsStarted: number[] = [];
+    const stores = storage.stores.map((s) =>
+      Object.assign(Object.create(s) as typeof s, {
+        put: (key: string, body: Uint8Array) => {
+          putsStarted.push(performance.now());
+          return s.put(key, body);
+        },
+      }),
+    );
+    const writer = new PartitionLog({
+      metadata: slowReads,
+      stores,
+      clock,
+      leadership: new ReplicaManager({ metadata: slowReads, stores, clock }),
+    });
+    const out = await writer.append(
+      topic,
+      [0, 1].map((partition) => ({ partition, records: [rec(`v${partition}`)] })),
+    );
+    for (const p of [0, 1]) expect(out.get(p)).toMatchObject({ ok: true, info: { baseOffset: 0 } });
+    // One PUT for the request, begun before any state read had returned.
+    expect(putsStarted).toHaveLength(1);
+    expect(putsStarted[0]).toBeLessThan(Math.min(...readsEnded));
+    for (const p of [0, 1])
+      expect((await readRecords(log, topic, p, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual([`v${p}`]);
+  });
+
   it('fences an idempotent producer of an older epoch on every partition, without writing, reading its epoch beside the states', async () => {
     const topic = await newTopic(2);
     const ids = new ProducerIds(storage.metadata);
