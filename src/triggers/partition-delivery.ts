@@ -16,10 +16,11 @@ import type { DecodedRecord } from '../wire/record-batch.js';
 import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { isKafkaError } from '../wire/errors.js';
 import type { DeliveryLeases, HeldLease, LeaseKey } from './delivery-lease.js';
-import { kafkaEvent } from './kafka-event.js';
+import { batchVerdict } from './batch-response.js';
+import { kafkaEvent, partitionKey } from './kafka-event.js';
 import type { TriggerPositions } from './positions.js';
 import type { Invoke, TargetFactory } from './targets.js';
-import { leaseMs, type TriggerDefinition } from './trigger.js';
+import { deliveryKnobs, leaseMs, type TriggerDefinition } from './trigger.js';
 import type { TriggerRegistry } from './trigger-registry.js';
 
 export interface DeliveryDeps {
@@ -60,6 +61,8 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
   if (!claim.held) return { how: 'held-elsewhere', until: claim.until };
   let lease: HeldLease | undefined = claim.lease;
   let invoke: { target: string; call: Invoke } | undefined;
+  // Partial failures in a row at one offset: they back off as a failing batch does.
+  let partial = { at: -1, attempts: 0 };
   try {
     for (;;) {
       control.takeMore();
@@ -87,13 +90,22 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
       );
       const records = read.records.filter((r) => r.offset >= position).slice(0, d.batchSize);
       // Nothing but control records or aborted ones up to nextOffset: step over them.
-      const next = records.length > 0 ? records[records.length - 1]!.offset + 1 : read.nextOffset;
+      let next = records.length > 0 ? records[records.length - 1]!.offset + 1 : read.nextOffset;
+      let failedFrom: number | undefined;
       if (records.length > 0) {
-        lease = await deliver(deps, d, lease, invoke.call, topic, records, control);
-        if (!lease) return { how: 'stopped' };
+        const done = await deliver(deps, d, lease, invoke.call, topic, records, control);
+        if (!done) return { how: 'stopped' };
+        lease = done.lease;
+        if (done.stopped) return { how: 'stopped' };
+        failedFrom = done.failedFrom;
+        if (failedFrom !== undefined) next = failedFrom;
       }
       if (deps.clock.now() >= lease.item.value.until) return { how: 'stopped' }; // stalled past the lease
       await deps.positions.commit(d, topic, key.partition, next);
+      if (failedFrom !== undefined) {
+        partial = { at: failedFrom, attempts: partial.at === failedFrom ? partial.attempts + 1 : 1 };
+        await sleep(backoff(partial.attempts, deps.retryBackoff));
+      }
     }
   } finally {
     // A run that stops while holding the lease gives it back, so the next commit claims it at once.
@@ -101,7 +113,11 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
   }
 }
 
-/** Invokes until the target accepts the batch; undefined when the lease was lost or the run stopped. */
+/**
+ * Invokes until the target accepts the batch, or (partial batch responses) some of its first
+ * records: `failedFrom` is then the lowest failed offset, where the next batch starts. Undefined
+ * when the lease was lost; `stopped` when the run stopped before the target accepted it.
+ */
 async function deliver(
   deps: DeliveryDeps,
   d: TriggerDefinition,
@@ -110,7 +126,9 @@ async function deliver(
   topic: Topic,
   records: DecodedRecord[],
   control: RunControl,
-): Promise<HeldLease | undefined> {
+): Promise<{ lease: HeldLease; failedFrom?: number; stopped?: true } | undefined> {
+  const { reportBatchItemFailures } = deliveryKnobs(d);
+  const offsets = records.map((r) => r.offset);
   const event = kafkaEvent(deps.bootstrapServers, {
     topic: topic.name,
     partition: held.partition,
@@ -120,18 +138,30 @@ async function deliver(
   let lease: HeldLease | undefined = held;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0) await sleep(backoff(attempt, deps.retryBackoff));
-    if (control.stopped()) return lease;
+    // Stopping gives the lease back without a commit: the batch is delivered again by the next run.
+    if (control.stopped()) return { lease, stopped: true };
     lease = await deps.leases.renew(lease, deps.clock.now() + leaseMs(d));
     if (!lease) return undefined;
     const outcome = await invoke(event);
-    if (outcome.ok) return lease;
+    let error = outcome.ok ? undefined : outcome.error;
+    if (outcome.ok && !reportBatchItemFailures) return { lease };
+    if (outcome.ok) {
+      const verdict = batchVerdict(outcome.response, partitionKey(topic.name, held.partition), offsets);
+      if (verdict.kind === 'success') return { lease };
+      // The first record failing is the whole batch failing: retried here, with back-off.
+      if (verdict.kind === 'failed-from' && verdict.offset > offsets[0]!) return { lease, failedFrom: verdict.offset };
+      error =
+        verdict.kind === 'failed'
+          ? `partial batch response: ${verdict.why}`
+          : 'batchItemFailures from the first record';
+    }
     deps.onError('trigger invocation failed', {
       trigger: d.name,
       topic: topic.name,
       partition: held.partition,
       firstOffset: records[0]?.offset,
       attempt,
-      error: outcome.error,
+      error,
     });
   }
 }

@@ -136,6 +136,24 @@ describe.each(allBackends)('triggers with a webhook on $name', (backend) => {
     expect(sink.delivered.some((r) => recordValue(r) === 'd')).toBe(false);
   });
 
+  it('commits up to the lowest failed offset of a partial batch response and retries from there', async () => {
+    await setup('partial', 1, { function_response_types: ['ReportBatchItemFailures'] });
+    expect((await t.call('POST', 'triggers/partial-hook/pause')).status).toBe(200);
+    for (let i = 0; i < 5; i++) await produce('partial', 0, `v${i}`);
+    sink.answer = (_e, call) =>
+      call === 0 ? { body: { batchItemFailures: [{ itemIdentifier: { partition: 'partial-0', offset: 2 } }] } } : {};
+    expect((await t.call('POST', 'triggers/partial-hook/resume')).status).toBe(200);
+    await eventually(() => sink.events.length >= 2);
+    const offsets = sink.events.map((e) => e.records['partial-0']!.map((r) => r.offset));
+    expect(offsets[0]).toEqual([0, 1, 2, 3, 4]);
+    expect(offsets[1]).toEqual([2, 3, 4]);
+    await eventually(async () => {
+      const d = await t.call('GET', 'triggers/partial-hook');
+      return d.body.partitions[0].committed_offset === 5;
+    });
+    expect(sink.events).toHaveLength(2);
+  });
+
   it('stores the delivery knobs and shows their defaults', async () => {
     const plain = await setup('knobs', 1);
     expect(plain).toMatchObject({
