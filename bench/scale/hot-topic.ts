@@ -3,14 +3,19 @@ import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import type { Storage } from '../../src/compose.js';
 import type { Clock } from '../../src/clock.js';
+import { PushNotifier } from '../../src/push/push-notifier.js';
+import { SUBSCRIPTION_CACHE_MS, Subscriptions } from '../../src/push/subscriptions.js';
 import type { Scenario, ScenarioFigures, Simulation } from './scenario.js';
 
 /**
  * One topic of 1,000 partitions produced at 10,000 requests a second (one record each, partitions
  * in turn), as separate function invocations would: each request runs on a process of its own (a
  * pool of partition logs, one request at a time each, as Lambda gives one request per instance), so
- * nothing coalesces requests across processes. 3 s simulated (1 s with --quick). Figures: requests
- * answered, failed, latency.
+ * nothing coalesces requests across processes. 3 s simulated (1 s with --quick). Each commit goes
+ * to the instance's push notifier, which lists the topic's subscriptions (key `push#clicks`) as the
+ * produce function does before it answers; PUSH_SUBSCRIPTION_CACHE_MS sets its list cache as it does
+ * for a deployment (0: a query per produce request, as before the cache). Figures: requests
+ * answered, failed, latency, subscription queries.
  */
 export const hotTopic: Scenario = {
   name: 'hot-topic',
@@ -26,13 +31,15 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
   const s = sim.storage(1);
   const topics = new TopicRegistry(s.storage.metadata, time, 1);
   const topic = await topics.create({ name: 'clicks', partitionCount: PARTITIONS, replicationFactor: 1, configs: {} });
+  const pushCacheMs = Number(process.env.PUSH_SUBSCRIPTION_CACHE_MS ?? SUBSCRIPTION_CACHE_MS);
+  const counted = { queries: 0 };
   const free: Instance[] = [];
   let instances = 0;
   const take = () => {
     const found = free.pop();
     if (found) return found;
     instances++;
-    return instance(s.storage, time, topic, sim.featureLevel);
+    return instance(s.storage, time, topic, sim.featureLevel, pushCacheMs, counted);
   };
 
   s.setLatency(true);
@@ -75,6 +82,9 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
     'instances (one request at a time each)': instances,
     'produce latency p50 (ms)': latencies[Math.floor(latencies.length / 2)] ?? 0,
     'produce latency p99 (ms)': latencies[Math.floor(latencies.length * 0.99)] ?? 0,
+    'push subscription list cache (ms)': pushCacheMs,
+    'push subscription queries': counted.queries,
+    'push subscription queries/s': Math.round(counted.queries / seconds),
   };
 }
 
@@ -83,7 +93,14 @@ interface Instance {
 }
 
 /** One process's partition log and topic registry (its own caches), as one function instance has. */
-function instance(storage: Storage, clock: Clock, topic: Topic, featureLevel: number): Instance {
+function instance(
+  storage: Storage,
+  clock: Clock,
+  topic: Topic,
+  featureLevel: number,
+  pushCacheMs: number,
+  counted: { queries: number },
+): Instance {
   const { metadata, stores } = storage;
   const topics = new TopicRegistry(metadata, clock, stores.length);
   const leadership = new ReplicaManager({ metadata, stores, clock });
@@ -94,6 +111,26 @@ function instance(storage: Storage, clock: Clock, topic: Topic, featureLevel: nu
     leadership,
     featureLevel: () => Promise.resolve(featureLevel),
   });
+  // The same store, with its subscription queries counted (a proxy keeps its methods' `this`).
+  const counting = new Proxy(metadata, {
+    get(target, key) {
+      if (key === 'query')
+        return (...args: Parameters<typeof metadata.query>) => {
+          counted.queries++;
+          return target.query(...args);
+        };
+      const v = Reflect.get(target, key, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  const subscriptions = new Subscriptions(counting, clock, pushCacheMs);
+  const notifier = new PushNotifier(
+    subscriptions,
+    { post: async () => 'delivered' },
+    () => {},
+    () => clock.now(),
+  );
+  log.onAppend((t, p) => notifier.committed(t, p));
   return {
     async produce(partition, timestamp) {
       const current = await topics.get(topic.name);
@@ -103,6 +140,8 @@ function instance(storage: Storage, clock: Clock, topic: Topic, featureLevel: nu
         ])
       ).get(partition);
       if (!out?.ok) throw out?.error ?? new Error('no answer');
+      // The HTTP layer waits for the notifications before it answers.
+      await notifier.settle();
     },
   };
 }
