@@ -17,6 +17,7 @@ import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { isKafkaError } from '../wire/errors.js';
 import type { DeliveryLeases, HeldLease, LeaseKey } from './delivery-lease.js';
 import { batchVerdict } from './batch-response.js';
+import { matchesAny } from './filter-pattern.js';
 import { kafkaEvent, partitionKey } from './kafka-event.js';
 import type { TriggerPositions } from './positions.js';
 import type { Invoke, TargetFactory } from './targets.js';
@@ -88,9 +89,12 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
         position,
         'read_uncommitted',
       );
-      const records = read.records.filter((r) => r.offset >= position).slice(0, d.batchSize);
+      const read1 = read.records.filter((r) => r.offset >= position).slice(0, d.batchSize);
       // Nothing but control records or aborted ones up to nextOffset: step over them.
-      let next = records.length > 0 ? records[records.length - 1]!.offset + 1 : read.nextOffset;
+      let next = read1.length > 0 ? read1[read1.length - 1]!.offset + 1 : read.nextOffset;
+      // Filtered records are committed with the batch, never invoked with.
+      const patterns = (d.filterCriteria?.filters ?? []).map((f) => JSON.parse(f.pattern) as Record<string, unknown>);
+      const records = patterns.length === 0 ? read1 : read1.filter((r) => matchesAny(patterns, filterView(topic, r)));
       let failedFrom: number | undefined;
       if (records.length > 0) {
         const done = await deliver(deps, d, lease, invoke.call, topic, records, control);
@@ -163,6 +167,21 @@ async function deliver(
       attempt,
       error,
     });
+  }
+}
+
+/** What a filter pattern sees of a record: key and value decoded as JSON when they are JSON. */
+function filterView(topic: Topic, r: DecodedRecord) {
+  return { topic: topic.name, offset: r.offset, timestamp: r.timestamp, key: decoded(r.key), value: decoded(r.value) };
+}
+
+function decoded(bytes: Uint8Array | null): unknown {
+  if (bytes === null) return undefined;
+  const text = Buffer.from(bytes).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }
 

@@ -154,6 +154,16 @@ describe.each(allBackends)('triggers with a webhook on $name', (backend) => {
     expect(sink.events).toHaveLength(2);
   });
 
+  it('commits filtered records without invoking and delivers the ones a pattern matches', async () => {
+    await setup('filtered', 1, { filter_criteria: { filters: [{ pattern: '{"value":{"kind":["order"]}}' }] } });
+    for (const kind of ['ping', 'order', 'ping']) await produce('filtered', 0, JSON.stringify({ kind }));
+    await eventually(async () => {
+      const d = await t.call('GET', 'triggers/filtered-hook');
+      return d.body.partitions[0].committed_offset === 3;
+    });
+    expect(sink.delivered.map((r) => r.offset)).toEqual([1]);
+  });
+
   it('stores the delivery knobs and shows their defaults', async () => {
     const plain = await setup('knobs', 1);
     expect(plain).toMatchObject({
