@@ -268,13 +268,14 @@ describe('record batches: the client produces and fetches Kafka RecordBatch v2 b
       const producer = new Kafka({ url: p.origin }).producer({
         batchSize: 500,
         maxRequestSize: 2_600,
-        lingerMs: 1_000,
+        // Wide enough that a loaded machine's delays keep `small` between half its linger and all of it.
+        lingerMs: 3_000,
       });
       const small = producer.send({ topic: 'fill', messages: [{ value: 'small', partition: 1 }] });
-      await new Promise((r) => setTimeout(r, 600));
+      await new Promise((r) => setTimeout(r, 1_700));
       const fresh = producer.send({ topic: 'fill', messages: [{ value: 'fresh', partition: 3 }] });
       await producer.send({ topic: 'fill', messages: [{ value: 'x'.repeat(2_000), partition: 0 }] });
-      // Partition 1's batch, not due but 600 ms old, went with partition 0's: one request.
+      // Partition 1's batch, not due but 1.7 s old, went with partition 0's: one request.
       // Partition 3's, begun just now, stays to fill up (it would leave a stub) until its linger.
       expect(partitionProduces(p.log).map(partitionOf).sort()).toEqual([0, 1]);
       expect(p.log.filter((e) => isProduce(e))).toHaveLength(1);
