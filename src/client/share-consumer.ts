@@ -129,6 +129,8 @@ export class ShareConsumer {
     await this.inFlight.catch(() => {});
     const due = this.due();
     if (due.length === 0) return new Map();
+    // One id for every attempt: a retry after a lost answer is recognised, not refused.
+    const requestId = crypto.randomUUID();
     const res = await this.call(() =>
       this.transport.request<{ data: { error: string | null }[] }>(
         'POST',
@@ -136,6 +138,7 @@ export class ShareConsumer {
         {
           body: {
             member_id: this.memberId,
+            request_id: requestId,
             acknowledgements: due.map(({ record, type }) => ({
               topic_name: record.topic,
               partition_id: record.partition,

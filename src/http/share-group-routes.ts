@@ -48,6 +48,15 @@ export const receiveSchema = z.object({
 
 export const acknowledgeSchema = z.object({
   member_id: z.string().min(1).max(255),
+  request_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .meta({
+      description:
+        'Sent again with a retry of this request: offsets the first attempt acknowledged are answered as then, not refused',
+    })
+    .optional(),
   acknowledgements: z
     .array(
       z.object({
@@ -192,7 +201,7 @@ export function shareGroupRoutes(): Hono<AppEnv> {
         ...(a.delivery_count !== undefined ? { deliveries: a.delivery_count } : {}),
       }));
     });
-    const results = await c.get('services').share.acknowledge(group, body.member_id, acks);
+    const results = await c.get('services').share.acknowledge(group, body.member_id, acks, body.request_id);
     const answer: Answer<typeof acknowledgementListSchema> = {
       kind: 'KafkaShareAcknowledgementList',
       group_id: group,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { fetchedRecords } from '../log/fetched-records.js';
 import type { PartitionLog } from '../log/partition-log.js';
@@ -33,6 +33,7 @@ import {
   expireLocks,
   initialState,
   lag,
+  recall,
   remember,
   type AcknowledgeType,
   type Limits,
@@ -307,8 +308,15 @@ export class ShareGroups {
    * Acknowledges records `member` holds, one conditional write per share-partition. Per
    * acknowledgement: undefined (applied) or the Kafka error name of why not.
    */
-  async acknowledge(group: string, member: string, acks: readonly ShareAck[]): Promise<(KafkaErrorName | undefined)[]> {
+  async acknowledge(
+    group: string,
+    member: string,
+    acks: readonly ShareAck[],
+    requestId?: string,
+  ): Promise<(KafkaErrorName | undefined)[]> {
     const config = await this.config(group);
+    // A caller's request id makes the token: its retry (the answer was lost) is the same operation.
+    const token = requestId === undefined ? randomUUID() : requestToken(member, requestId);
     const byPartition = new Map<string, number[]>();
     acks.forEach((a, i) => {
       const key = `${a.topic}\u0000${a.partition}`;
@@ -325,6 +333,7 @@ export class ShareGroups {
           member,
           indexes.map((i) => acks[i]!),
           config,
+          token,
         ).catch((e: unknown) => {
           if (e instanceof KafkaError) return indexes.map(() => e.errorName);
           throw e;
@@ -342,35 +351,57 @@ export class ShareGroups {
     member: string,
     acks: readonly ShareAck[],
     limits: Limits,
+    token: string,
   ): Promise<(KafkaErrorName | undefined)[]> {
     const topic = await this.deps.topics.get(topicName);
     if (partition >= topic.partitionCount) return acks.map(() => 'UNKNOWN_TOPIC_OR_PARTITION');
-    const token = randomUUID();
-    let errors: (KafkaErrorName | undefined)[] = [];
-    const { result } = await optimisticUpdate<SharePartitionState, (KafkaErrorName | undefined)[]>({
+    const pk = shareGroupPk(group);
+    const sk = sharePartitionSk(topicName, partition);
+    const answered = (refused: readonly number[]) =>
+      acks.map((_, i) => (refused.includes(i) ? ('INVALID_RECORD_STATE' as const) : undefined));
+    const update = optimisticUpdate<SharePartitionState, (KafkaErrorName | undefined)[]>({
       metadata: this.deps.metadata,
-      pk: shareGroupPk(group),
-      sk: sharePartitionSk(topicName, partition),
+      pk,
+      sk,
       decide: (found) => {
         if (!found || found.value.topicId !== topic.id)
           return { done: acks.map(() => 'INVALID_RECORD_STATE' as const) };
+        // A retry of a request that applied: answered as the first attempt was, not refused.
+        const earlier = recall(found.value, token);
+        if (earlier) return { done: answered(earlier) };
         const now = this.deps.clock.now();
         const s = copyState(found.value);
         expireLocks(s, now, limits);
-        errors = acknowledge(s, member, acks, now, limits);
+        const errors = acknowledge(s, member, acks, now, limits);
         if (errors.every((e) => e !== undefined)) return { done: errors };
         advanceStart(s, -1);
-        remember(s, token);
-        const answer = errors;
-        return { write: s, answer: () => answer };
+        remember(
+          s,
+          token,
+          errors.flatMap((e, i) => (e ? [i] : [])),
+        );
+        return { write: s, answer: () => errors };
       },
-      recognise: (found, _attempted, retried) => (retried && found?.value.recent.includes(token) ? errors : undefined),
+      recognise: (found, _attempted, retried) => {
+        const earlier = retried && found ? recall(found.value, token) : undefined;
+        return earlier && answered(earlier);
+      },
       giveUp: {
         errorName: 'COORDINATOR_NOT_AVAILABLE',
         message: `Share-partition ${topicName}-${partition} is contended`,
       },
     });
-    return result;
+    try {
+      return (await update).result;
+    } catch (e) {
+      if (e instanceof KafkaError) throw e;
+      // The store failed with the outcome unknown (it may have applied, then lost its answer): the
+      // item says whether our write is in.
+      const item = await this.deps.metadata.get<SharePartitionState>(pk, sk).catch(() => undefined);
+      const earlier = item && recall(item.value, token);
+      if (earlier) return answered(earlier);
+      throw e;
+    }
   }
 
   /** The registry item that lists the group: written once, on first use. */
@@ -411,6 +442,11 @@ function readOrNone(log: PartitionLog, topic: TopicMeta, partition: number, offs
 /** share.auto.offset.reset: the log start (earliest) or the high watermark (latest) when the share-partition starts. */
 function startOffset(config: ShareGroupConfig, p: { logStartOffset: number; highWatermark: number }): number {
   return config.autoOffsetReset === 'earliest' ? p.logStartOffset : p.highWatermark;
+}
+
+/** A short token of (member, request id): the item keeps 32 of them, and a member id may be long. */
+function requestToken(member: string, requestId: string): string {
+  return createHash('sha256').update(member).update('\u0000').update(requestId).digest('base64url').slice(0, 22);
 }
 
 function splitPartitionSk(sk: string): [string, number] {

@@ -208,9 +208,27 @@ export function releaseMember(s: SharePartitionState, member: string, limits: Li
   return n;
 }
 
-export function remember(s: SharePartitionState, token: string): void {
-  s.recent.push(token);
+/**
+ * Keeps `token` among the last writes. `refused`: positions of an acknowledgement's offsets that
+ * were refused, kept with the token ("token!2,5") so that a retry of the same request is answered
+ * as the first attempt was.
+ */
+export function remember(s: SharePartitionState, token: string, refused: readonly number[] = []): void {
+  s.recent.push(refused.length > 0 ? `${token}!${refused.join(',')}` : token);
   if (s.recent.length > RECENT_TOKENS) s.recent.splice(0, s.recent.length - RECENT_TOKENS);
+}
+
+/** The refused positions remembered with `token`, or undefined when no recent write carried it. */
+export function recall(s: SharePartitionState, token: string): number[] | undefined {
+  for (const entry of s.recent) {
+    if (entry === token) return [];
+    if (entry.startsWith(`${token}!`))
+      return entry
+        .slice(token.length + 1)
+        .split(',')
+        .map(Number);
+  }
+  return undefined;
 }
 
 /** Records between SPSO and the high watermark not yet acknowledged or archived (KIP-932's lag). */
