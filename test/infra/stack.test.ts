@@ -283,6 +283,24 @@ describe('observability', () => {
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
   });
 
+  it("the dashboard shows each service's limit metrics: DynamoDB capacity and throttles, S3 requests and 5xx, Lambda concurrency", () => {
+    const [dashboard] = Object.values(resources(s.template, 'AWS::CloudWatch::Dashboard'));
+    const body = JSON.stringify(dashboard!.Properties.DashboardBody);
+    for (const metric of [
+      'AWS/DynamoDB\\",\\"ConsumedReadCapacityUnits',
+      'AWS/DynamoDB\\",\\"ConsumedWriteCapacityUnits',
+      'AWS/DynamoDB\\",\\"ReadThrottleEvents',
+      'AWS/DynamoDB\\",\\"WriteThrottleEvents',
+      'AWS/Lambda\\",\\"ClaimedAccountConcurrency',
+      'AWS/Lambda\\",\\"ConcurrentExecutions',
+    ]) {
+      expect(body, metric).toContain(metric);
+    }
+    for (const name of ['AllRequests', '5xxErrors']) {
+      expect(body.split(`AWS/S3\\",\\"${name}`).length - 1, name).toBe(s.stack.stores.buckets.length);
+    }
+  });
+
   it('alarms on DynamoDB throttling, S3 5xx (SlowDown among them) and scheduler rounds that do not finish', () => {
     const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
     const byMetric = (namespace: string, name: string) =>
