@@ -2,8 +2,8 @@
  * A CloudWatch dashboard and alarms. Alarms: errors and throttles of every function, API 5xx
  * responses, the scheduler failing, not running at all or not finishing its rounds, DynamoDB
  * throttling the metadata table, and S3 answering 5xx (SlowDown among them) on a replica bucket.
- * The dashboard also shows how near the deployment runs to each service's limit (DynamoDB capacity and
- * throttles, S3 requests and SlowDown, the account's Lambda concurrency). They notify one SNS topic (subscribe an address with the alarmEmail context value, or anything
+ * The dashboard also shows how near the deployment runs to its limits (DynamoDB capacity consumed, the
+ * account's Lambda concurrency). They notify one SNS topic (subscribe an address with the alarmEmail context value, or anything
  * else to the output ARN).
  *
  * The custom metrics are the EMF metrics of functions/observability.ts, dimension [Service].
@@ -242,50 +242,30 @@ export class Monitoring extends Construct {
       perFunction('Throttles', (fn) => fn.metricThrottles({ statistic: 'Sum' })),
       perFunction('Duration p99 (ms)', (fn) => fn.metricDuration({ statistic: 'p99' })),
     );
-    // How near each service's limit the deployment runs: what throttles first as traffic grows.
+    // How near the deployment runs to what throttles first as traffic grows. Throttle events and S3's
+    // SlowDown have alarms (in the status widget); the dashboard stays within the free tier's 50 metrics.
     this.dashboard.addWidgets(
       new cw.GraphWidget({
-        title: 'DynamoDB: capacity and throttling',
-        width: 8,
+        title: 'DynamoDB capacity consumed',
+        width: 12,
         left: [
-          props.table.metricConsumedReadCapacityUnits({ statistic: 'Sum', label: 'RCU consumed' }),
-          props.table.metricConsumedWriteCapacityUnits({ statistic: 'Sum', label: 'WCU consumed' }),
-        ],
-        right: [
-          props.table.metric('ReadThrottleEvents', { statistic: 'Sum', label: 'read throttles' }),
-          props.table.metric('WriteThrottleEvents', { statistic: 'Sum', label: 'write throttles' }),
+          props.table.metricConsumedReadCapacityUnits({ statistic: 'Sum', label: 'RCU' }),
+          props.table.metricConsumedWriteCapacityUnits({ statistic: 'Sum', label: 'WCU' }),
         ],
       }),
       new cw.GraphWidget({
-        title: 'S3: requests and SlowDown (5xx)',
-        width: 8,
-        left: props.buckets.map((bucket, i) =>
-          s3RequestMetric(bucket, props.requestMetricsFilterId, 'AllRequests').with({ label: `store ${i} requests` }),
-        ),
-        right: props.buckets.map((bucket, i) =>
-          s3RequestMetric(bucket, props.requestMetricsFilterId, '5xxErrors').with({ label: `store ${i} 5xx` }),
-        ),
-      }),
-      new cw.GraphWidget({
-        title: 'Lambda: account concurrency',
-        width: 8,
+        title: 'Lambda concurrency claimed in the account',
+        width: 12,
         left: [
           new cw.Metric({
             namespace: 'AWS/Lambda',
             metricName: 'ClaimedAccountConcurrency',
             statistic: 'Maximum',
-            label: 'claimed (account)',
-            period: Duration.minutes(1),
-          }),
-          new cw.Metric({
-            namespace: 'AWS/Lambda',
-            metricName: 'ConcurrentExecutions',
-            statistic: 'Maximum',
-            label: 'running (account)',
+            label: 'claimed',
             period: Duration.minutes(1),
           }),
         ],
-        // Accounts start at 1,000 concurrent executions per Region (raised on request): past it, throttles.
+        // Accounts start at 1,000 concurrent executions per Region (raised on request); past it, throttles.
         leftAnnotations: [{ value: 1_000, label: 'default account limit' }],
       }),
     );
