@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { KafkaError, isKafkaError } from '../wire/errors.js';
-import type { PartitionLog } from '../log/partition-log.js';
+import { onlyPartition, type PartitionLog } from '../log/partition-log.js';
 import { fetchedRecords } from '../log/fetched-records.js';
 import type { DecodedRecord } from '../wire/record-batch.js';
 import type { Topic, TopicRegistry } from '../topics/topics.js';
@@ -449,8 +449,12 @@ export class ConsumerInstances {
       let result;
       try {
         const from = inst.positions[key]!;
-        const batches = await this.deps.log.reader.readBatches(topic, tp.partition, from, maxBytes - bytes);
-        result = fetchedRecords(batches, from, 'read_uncommitted');
+        const room = maxBytes - bytes;
+        const read = await this.deps.log.reader.readBatchesMany(
+          [{ topic, partition: tp.partition, offset: from, maxBytes: room }],
+          room,
+        );
+        result = fetchedRecords(onlyPartition(read), from, 'read_uncommitted');
       } catch (e) {
         if (!isKafkaError(e, 'OFFSET_OUT_OF_RANGE') || inst.autoOffsetReset === 'none') throw e;
         // The position fell out of the log (retention): auto.offset.reset applies, as in Kafka.

@@ -5,6 +5,7 @@ import { fetchedRecords, type FetchResult } from '../log/fetched-records.js';
 import { parseAcks } from './acks.js';
 import { admitProduce, appendProduced, type ProducedAppends } from '../transactions/produce-admission.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
+import { onlyPartition } from '../log/partition-reader.js';
 import type { LogRecord } from '../wire/record-batch.js';
 import { lastStableOffset } from '../partition/partition-state.js';
 import { requirePartition, type Topic } from '../topics/topics.js';
@@ -376,20 +377,23 @@ export function recordRoutes(): Hono<AppEnv> {
       throw new KafkaError('BAD_REQUEST', 'format must be binary, string or json');
     const isolation = parseIsolation(c.req.query('isolation_level'));
     const limit = answerLimit(services.limits.maxResponseBytes);
+    const fetchBytes = Math.max(maxBytes, 1);
+    const fetches = [{ topic, partition, offset, maxBytes: fetchBytes }];
     const read = acceptsRecordBatches(c)
       ? async () => {
           // The aborted transactions travel in a header: fewer batches when their list would not fit it.
-          const r = await services.log.reader.readBatches(topic, partition, offset, Math.max(maxBytes, 1), {
-            isolation,
-            limitBytes: limit.binaryBytes,
-            abortedRoom: { bytes: ABORTED_HEADER_BYTES, cost: abortedHeaderCost },
-          });
-          return { ...r, bytes: r.batches.byteLength, count: r.recordCount };
+          const r = onlyPartition(
+            await services.log.reader.readBatchesMany(fetches, fetchBytes, limit.binaryBytes, isolation, undefined, {
+              bytes: ABORTED_HEADER_BYTES,
+              cost: abortedHeaderCost,
+            }),
+          );
+          return { ...r, count: r.recordCount };
         }
       : async () => {
-          const batches = await services.log.reader.readBatches(topic, partition, offset, Math.max(maxBytes, 1), {
-            isolation,
-          });
+          const batches = onlyPartition(
+            await services.log.reader.readBatchesMany(fetches, fetchBytes, Infinity, isolation),
+          );
           const r = fetchedRecords(batches, offset, isolation);
           return { ...r, count: r.records.length };
         };

@@ -59,7 +59,7 @@ export type {
   PartitionFetch,
   PartitionFetchOutcome,
 } from './partition-reader.js';
-export { asKafkaError } from './partition-reader.js';
+export { asKafkaError, onlyPartition } from './partition-reader.js';
 
 /** Bytes of request objects work outliving its answer may hold, unless MAX_BACKGROUND_BYTES says otherwise. */
 export const DEFAULT_MAX_BACKGROUND_BYTES = 64 * 1024 * 1024;

@@ -46,6 +46,8 @@ export interface PartitionFetch {
   maxBytes: number;
   /** Kafka's current_leader_epoch: a client behind the partition's epoch is answered FENCED_LEADER_EPOCH (-1: not checked). */
   currentLeaderEpoch?: number;
+  /** The partition's state when the caller has just read it (a long poll's check): not read again. */
+  state?: PartitionState;
 }
 
 export type PartitionFetchOutcome =
@@ -71,59 +73,30 @@ export class PartitionReader {
   constructor(private readonly deps: ReaderDeps) {}
 
   /**
-   * Records from `offset` (the first one at or after it) up to the high watermark, as Kafka's Fetch
-   * sends them: the stored batches, whole and not decoded, within `maxBytes` (at least one batch, so
-   * a consumer always progresses), in one buffer, with absolute base offsets and their leader epochs
-   * set, from the batch holding `offset` (the consumer skips the records of it below the offset).
-   * Offsets outside [logStartOffset, HW] are OFFSET_OUT_OF_RANGE, as in Kafka; offset = HW answers
-   * empty. JSON callers decode the answer (fetched-records.ts). `limitBytes` is a
-   * hard bound (what a platform can answer, e.g. Lambda's 6 MB after base64): a first batch over
-   * it is MESSAGE_TOO_LARGE rather than an answer the platform would drop. read_committed with an
-   * `abortedRoom` answers fewer batches when the aborted transactions overlapping them would not fit
-   * that room (aborted-room.ts). CRCs are not checked here: the consumer checks them, as Kafka's
-   * consumer does.
-   */
-  async readBatches(
-    topic: TopicMeta,
-    partition: number,
-    offset: number,
-    maxBytes: number,
-    options: {
-      isolation?: IsolationLevel;
-      limitBytes?: number;
-      currentLeaderEpoch?: number;
-      /** read_committed: the room the aborted transactions travel in apart from the batches (a header). */
-      abortedRoom?: AbortedRoom;
-    } = {},
-  ): Promise<BatchFetchResult> {
-    // One partition of Kafka's Fetch: the one read path, its error thrown rather than answered.
-    const [outcome] = await this.readBatchesMany(
-      [{ topic, partition, offset, maxBytes, currentLeaderEpoch: options.currentLeaderEpoch ?? -1 }],
-      maxBytes,
-      options.limitBytes,
-      options.isolation,
-      undefined,
-      options.abortedRoom,
-    );
-    if (!outcome!.ok) throw outcome!.error;
-    const { ok: _, bytes: __, ...result } = outcome!;
-    return result;
-  }
-
-  /**
-   * Kafka's Fetch over many partitions: each partition's stored batches from its offset, as
-   * {@link readBatches}, within its own `maxBytes` and, across partitions in the order given, the
-   * request's `maxBytes` (only the first partition with data may exceed it, by one batch, as in
-   * Kafka); never past `limitBytes` in all. The index lookups run in parallel, and the byte ranges
-   * are read per object: an object holding several of the partitions (one produce request) is
-   * read once. A partition's error (unknown partition, offset out of range) is its answer alone.
-   * The partitions must be distinct (the batches are patched in place). read_committed reads each
-   * partition up to its last stable offset and answers its aborted transactions, as
-   * {@link readBatches} does; with `abortedCost` (what one listed transaction takes, in batch bytes)
-   * the lists count against `limitBytes` too, and the last partitions give back whole batches until
-   * the answer fits (aborted-room.ts); with `abortedRoom` instead, each partition's list has a room
-   * of its own apart from the batches (a header), and the partition answers fewer batches when its
-   * list would not fit it.
+   * Kafka's Fetch, the one read path: each partition's records from its `offset` (the first one at
+   * or after it) up to the high watermark, as Kafka's Fetch sends them: the stored batches, whole
+   * and not decoded, in one buffer, with absolute base offsets and their leader epochs set, from the
+   * batch holding `offset` (the consumer skips the records of it below the offset). Offsets outside
+   * [logStartOffset, HW] are OFFSET_OUT_OF_RANGE, as in Kafka; offset = HW answers empty. JSON
+   * callers decode the answer (fetched-records.ts); a caller of one partition takes its answer with
+   * {@link onlyPartition}. CRCs are not checked here: the consumer checks them, as Kafka's consumer
+   * does.
+   *
+   * Each partition is read within its own `maxBytes` and, across partitions in the order given, the
+   * request's `maxBytes` (only the first partition with data may exceed it, by one batch, so a
+   * consumer always progresses, as in Kafka); never past `limitBytes` in all: a hard bound (what a
+   * platform can answer, e.g. Lambda's 6 MB after base64), a first batch over it is
+   * MESSAGE_TOO_LARGE rather than an answer the platform would drop. The index lookups run in
+   * parallel, and the byte ranges are read per object: an object holding several of the partitions
+   * (one produce request) is read once. A partition's error (unknown partition, offset out of range,
+   * a fenced leader epoch) is its answer alone. The partitions must be distinct (the batches are
+   * patched in place). read_committed reads each partition up to its last stable offset and answers
+   * the aborted transactions with records among its batches (Kafka's FetchResponse
+   * aborted_transactions, with the marker offset too); with `abortedCost` (what one listed
+   * transaction takes, in batch bytes) the lists count against `limitBytes` too, and the last
+   * partitions give back whole batches until the answer fits (aborted-room.ts); with `abortedRoom`
+   * instead, each partition's list has a room of its own apart from the batches (a header), and the
+   * partition answers fewer batches when its list would not fit it.
    */
   async readBatchesMany(
     fetches: PartitionFetch[],
@@ -146,6 +119,7 @@ export class PartitionReader {
               Math.max(1, Math.min(f.maxBytes, maxBytes)),
               isolation,
               f.currentLeaderEpoch,
+              f.state,
             )),
           };
         } catch (e) {
@@ -282,8 +256,9 @@ export class PartitionReader {
     maxBytes: number,
     isolation: IsolationLevel = 'read_uncommitted',
     currentLeaderEpoch = -1,
+    known?: PartitionState,
   ) {
-    const state = await this.deps.state(topic, partition);
+    const state = known ?? (await this.deps.state(topic, partition));
     // The client's leader epoch first, as Kafka: a stale client refreshes its metadata before its offsets mean anything.
     checkCurrentLeaderEpoch(currentLeaderEpoch, state.leaderEpoch, `${topic.name}-${partition}`);
     const hw = state.highWatermark;
@@ -426,6 +401,18 @@ export class PartitionReader {
       cause: lastError,
     });
   }
+}
+
+/**
+ * The answer of a fetch of one partition, its error thrown: for callers whose request names one
+ * partition and answers its error as the request's.
+ */
+export function onlyPartition(outcomes: PartitionFetchOutcome[]): BatchFetchResult & { bytes: number } {
+  const [outcome] = outcomes;
+  if (!outcome || outcomes.length > 1) throw new Error('onlyPartition: expected the answer of one partition');
+  if (!outcome.ok) throw outcome.error;
+  const { ok: _, ...result } = outcome;
+  return result;
 }
 
 /** A partition's answer of a multi-partition fetch, before its batches are patched and joined. */

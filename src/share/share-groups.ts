@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { fetchedRecords } from '../log/fetched-records.js';
-import type { PartitionLog } from '../log/partition-log.js';
+import { onlyPartition, type PartitionLog } from '../log/partition-log.js';
 import {
   CLUSTER_PK,
   SHARE_GROUP_CONFIG_SK,
@@ -430,8 +430,8 @@ export class ShareGroups {
 
 /** The log's records from `offset`; undefined when retention moved the log's start past it meanwhile. */
 function readOrNone(log: PartitionLog, topic: TopicMeta, partition: number, offset: number) {
-  return log.reader.readBatches(topic, partition, offset, READ_BYTES).then(
-    (batches) => fetchedRecords(batches, offset, 'read_uncommitted'),
+  return log.reader.readBatchesMany([{ topic, partition, offset, maxBytes: READ_BYTES }], READ_BYTES).then(
+    (outcomes) => fetchedRecords(onlyPartition(outcomes), offset, 'read_uncommitted'),
     (e: unknown) => {
       if (e instanceof KafkaError && e.errorName === 'OFFSET_OUT_OF_RANGE') return undefined;
       throw e;

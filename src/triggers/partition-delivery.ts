@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { fetchedRecords } from '../log/fetched-records.js';
-import type { PartitionLog } from '../log/partition-log.js';
+import { onlyPartition, type PartitionLog } from '../log/partition-log.js';
 import type { DecodedRecord } from '../wire/record-batch.js';
 import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { isKafkaError } from '../wire/errors.js';
@@ -85,7 +85,12 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
         continue;
       }
       const read = fetchedRecords(
-        await deps.log.reader.readBatches(topic, key.partition, position, READ_BYTES),
+        onlyPartition(
+          await deps.log.reader.readBatchesMany(
+            [{ topic, partition: key.partition, offset: position, maxBytes: READ_BYTES }],
+            READ_BYTES,
+          ),
+        ),
         position,
         'read_uncommitted',
       );

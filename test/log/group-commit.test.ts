@@ -15,7 +15,7 @@ import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 import { clock, newLog, rec } from '../support/partition-logs.js';
-import { readRecords } from '../support/read-records.js';
+import { readBatches, readRecords } from '../support/read-records.js';
 
 const text = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b).toString());
 const isData = (key: string) => key.startsWith('data/');
@@ -78,7 +78,7 @@ async function expectAnsweredAndRead(
   const byOffset = new Map(read.records.map((r) => [r.offset, text(r.value)]));
   infos.forEach((info, i) => group[i]!.values.forEach((v, j) => expect(byOffset.get(info.baseOffset + j)).toBe(v)));
   // The record-batch fetch answers the same offsets (the stored base offsets are the group's).
-  const batches = await log.reader.readBatches(topic, 0, from, 1 << 24);
+  const batches = await readBatches(log, topic, 0, from, 1 << 24);
   expect(batches).toMatchObject({ recordCount: total, nextOffset: from + total });
 }
 

@@ -9,6 +9,7 @@ import { isKafkaError } from '../../src/wire/errors.js';
 import { decodeRecordBatches } from '../../src/wire/record-batch.js';
 import { FaultyObjectStore } from '../support/fault-injection.js';
 import { clock, newLog, rec } from '../support/partition-logs.js';
+import { readBatches } from '../support/read-records.js';
 
 /** A replica store that counts its GETs and can be taken down. */
 class CountingStore extends FaultyObjectStore {
@@ -53,7 +54,7 @@ describe('PartitionReader: the read path', () => {
 
   it('answers the stored batches from the one holding the offset, with absolute offsets and the leader epoch', async () => {
     const state = await log.state(topic, 0);
-    const r = await log.reader.readBatches(topic, 0, 3, 1 << 20);
+    const r = await readBatches(log, topic, 0, 3, 1 << 20);
     expect(values(r.batches)).toEqual([
       [2, 'a2'],
       [3, 'a3'],
@@ -63,14 +64,14 @@ describe('PartitionReader: the read path', () => {
     expect(r).toMatchObject({ recordCount: 3, nextOffset: 5, highWatermark: 5, logStartOffset: 0 });
     expect(r.abortedTransactions).toBeUndefined(); // read_uncommitted lists none
     // At the high watermark: an empty answer; past it, or below the log start: OFFSET_OUT_OF_RANGE.
-    expect((await log.reader.readBatches(topic, 0, 5, 1 << 20)).batches.byteLength).toBe(0);
-    await rejects(log.reader.readBatches(topic, 0, 6, 1 << 20), 'OFFSET_OUT_OF_RANGE');
-    await rejects(log.reader.readBatches(topic, 0, -1, 1 << 20), 'OFFSET_OUT_OF_RANGE');
-    await rejects(log.reader.readBatches(topic, 2, 0, 1 << 20), 'UNKNOWN_TOPIC_OR_PARTITION');
+    expect((await readBatches(log, topic, 0, 5, 1 << 20)).batches.byteLength).toBe(0);
+    await rejects(readBatches(log, topic, 0, 6, 1 << 20), 'OFFSET_OUT_OF_RANGE');
+    await rejects(readBatches(log, topic, 0, -1, 1 << 20), 'OFFSET_OUT_OF_RANGE');
+    await rejects(readBatches(log, topic, 2, 0, 1 << 20), 'UNKNOWN_TOPIC_OR_PARTITION');
   });
 
   it('keeps to max bytes in whole batches, one batch at least', async () => {
-    const r = await log.reader.readBatches(topic, 0, 0, 1);
+    const r = await readBatches(log, topic, 0, 0, 1);
     expect(values(r.batches)).toEqual([
       [0, 'a0'],
       [1, 'a1'],
@@ -79,7 +80,7 @@ describe('PartitionReader: the read path', () => {
   });
 
   it('JSON callers decode the answer: the records from the offset on, not those of the first batch below it', async () => {
-    const r = fetchedRecords(await log.reader.readBatches(topic, 0, 3, 1 << 20), 3, 'read_uncommitted');
+    const r = fetchedRecords(await readBatches(log, topic, 0, 3, 1 << 20), 3, 'read_uncommitted');
     expect(r.records.map((x) => [x.offset, text(x.value)])).toEqual([
       [3, 'a3'],
       [4, 'a4'],
@@ -90,15 +91,15 @@ describe('PartitionReader: the read path', () => {
 
   it("reads from the leader's store, from an in-sync follower when the leader's fails, and fails with KAFKA_STORAGE_ERROR when none can", async () => {
     const [leader, follower] = stores as [CountingStore, CountingStore];
-    const r = await log.reader.readBatches(topic, 0, 0, 1 << 20);
+    const r = await readBatches(log, topic, 0, 0, 1 << 20);
     expect(values(r.batches).length).toBe(5);
     expect([leader.gets, follower.gets]).toEqual([2, 0]); // one GET per object, both from the leader
     leader.faults.down = true;
-    const again = await log.reader.readBatches(topic, 0, 0, 1 << 20);
+    const again = await readBatches(log, topic, 0, 0, 1 << 20);
     expect(values(again.batches)).toEqual(values(r.batches));
     expect(follower.gets).toBe(2);
     follower.faults.down = true;
-    await rejects(log.reader.readBatches(topic, 0, 0, 1 << 20), 'KAFKA_STORAGE_ERROR');
+    await rejects(readBatches(log, topic, 0, 0, 1 << 20), 'KAFKA_STORAGE_ERROR');
   });
 
   it('Fetch over many partitions: one GET for partitions sharing an object, an error answers its partition alone', async () => {
@@ -137,13 +138,13 @@ describe('PartitionReader: the read path', () => {
     ]);
     // The one-partition read is the same path, its error thrown.
     await rejects(
-      log.reader.readBatches(topic, 0, 0, 1 << 20, { currentLeaderEpoch: leaderEpoch + 1 }),
+      readBatches(log, topic, 0, 0, 1 << 20, { currentLeaderEpoch: leaderEpoch + 1 }),
       'UNKNOWN_LEADER_EPOCH',
     );
   });
 
   it('Fetch over many partitions keeps to the request max bytes: past the first partition with data, nothing that does not fit', async () => {
-    const one = await log.reader.readBatches(topic, 0, 0, 1);
+    const one = await readBatches(log, topic, 0, 0, 1);
     const [p0, p1] = await log.reader.readBatchesMany(
       [
         { topic, partition: 0, offset: 0, maxBytes: 1 << 20 },

@@ -9,6 +9,7 @@ import type { Topic } from '../../src/topics/topics.js';
 import { ConditionFailedError, type ByteRange, type MetadataStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
 import { testApp } from '../support/test-app.js';
+import { readBatches } from '../support/read-records.js';
 import { harness, listKeys, rec, TestClock } from './helpers.js';
 import { partitionPk } from '../../src/storage/key-layout.js';
 
@@ -360,7 +361,7 @@ describe('compaction and the feature level', () => {
     expect(report.compactions).toBe(1);
     // The newest entry is the active segment; below it only the latest record of k stays.
     expect((await h.readAll(zstd)).map((r) => r.value)).toEqual(['2', '3']);
-    const stored = await h.log.reader.readBatches(zstd, 0, 0, 1 << 20);
+    const stored = await readBatches(h.log, zstd, 0, 0, 1 << 20);
     expect(readBatchHeader(stored.batches, 0).attributes & COMPRESSION_CODEC_MASK).toBe(CODEC.zstd);
   });
 });

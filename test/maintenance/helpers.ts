@@ -11,7 +11,7 @@ import type { MaintenanceOptions } from '../../src/maintenance/maintenance-optio
 import { runMaintenance, type SchedulerDeps, type SchedulerReport } from '../../src/maintenance/scheduler.js';
 import type { ObjectStore } from '../../src/storage/ports.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
-import { readRecords } from '../support/read-records.js';
+import { readBatches, readRecords } from '../support/read-records.js';
 
 export class TestClock {
   constructor(public t: number) {}
@@ -101,7 +101,7 @@ export function harness(storage: Storage, clock: TestClock, options: Partial<Mai
       // The record-batch fetch must serve the same records from the same entries (segments, compacted batches).
       const viaBatches: typeof out = [];
       for (let offset = state.logStartOffset; offset < state.highWatermark; ) {
-        const r = await log.reader.readBatches(topic, partition, offset, 1 << 20);
+        const r = await readBatches(log, topic, partition, offset, 1 << 20);
         for (const batch of decodeRecordBatches(r.batches)) {
           for (const x of batch.records)
             if (x.offset >= offset)

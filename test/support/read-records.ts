@@ -1,7 +1,26 @@
 /** A partition's records from an offset, as the JSON fetch answers them: the batch read, decoded (log/fetched-records.ts). */
 import { fetchedRecords, type FetchResult } from '../../src/log/fetched-records.js';
-import type { IsolationLevel, PartitionLog } from '../../src/log/partition-log.js';
+import { onlyPartition, type IsolationLevel, type PartitionLog } from '../../src/log/partition-log.js';
 import type { TopicMeta } from '../../src/topics/topics.js';
+
+/** One partition's stored batches through the one read path (`readBatchesMany`), its error thrown. */
+export async function readBatches(
+  log: PartitionLog,
+  topic: TopicMeta,
+  partition: number,
+  offset: number,
+  maxBytes: number,
+  options: { isolation?: IsolationLevel; currentLeaderEpoch?: number } = {},
+) {
+  return onlyPartition(
+    await log.reader.readBatchesMany(
+      [{ topic, partition, offset, maxBytes, currentLeaderEpoch: options.currentLeaderEpoch }],
+      maxBytes,
+      Infinity,
+      options.isolation,
+    ),
+  );
+}
 
 export async function readRecords(
   log: PartitionLog,
@@ -11,6 +30,5 @@ export async function readRecords(
   maxBytes: number,
   isolation: IsolationLevel = 'read_uncommitted',
 ): Promise<FetchResult> {
-  const batches = await log.reader.readBatches(topic, partition, offset, maxBytes, { isolation });
-  return fetchedRecords(batches, offset, isolation);
+  return fetchedRecords(await readBatches(log, topic, partition, offset, maxBytes, { isolation }), offset, isolation);
 }

@@ -9,6 +9,7 @@ import { createStorage } from '../../src/compose.js';
 import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../../src/wire/record-batch.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 import { setup } from './helpers.js';
+import { readBatches } from '../support/read-records.js';
 
 const FAULTS: { name: string; op: 'put' | 'get'; match: (key: string) => boolean }[] = [
   { name: 'the transaction item write', op: 'put', match: (k) => k.startsWith('txn#') },
@@ -62,7 +63,7 @@ describe('transactions under ambiguous storage outcomes', () => {
         expect(commit.body.state).toBe('CompleteCommit');
         expect((await t.fetchValues(0, 'read_committed')).values).toEqual(['r1', 'r2']);
         const topic = await t.services.topics.get('out');
-        const batches = decodeRecordBatches((await t.services.log.reader.readBatches(topic, 0, 0, 1 << 20)).batches);
+        const batches = decodeRecordBatches((await readBatches(t.services.log, topic, 0, 0, 1 << 20)).batches);
         expect(batches.filter((b) => b.header.attributes & CONTROL_FLAG_MASK)).toHaveLength(1);
         expect((await t.call('GET', 'topics/out/partitions/0')).body).toMatchObject({
           high_watermark: 3,

@@ -5,6 +5,7 @@ import { runMaintenance } from '../../src/maintenance/scheduler.js';
 import { allBackends } from '../support/backends.js';
 import { ABORT_PREFIX, abortSk, CLEANER_SK, partitionPk } from '../../src/storage/key-layout.js';
 import { manualClock, setup } from './helpers.js';
+import { readBatches } from '../support/read-records.js';
 
 const OPTIONS = { orphanGraceMs: 0, sweepIntervalMs: 0, roundIntervalMs: 0, mergeMinEntries: 2 };
 
@@ -104,7 +105,7 @@ describe('maintenance keeps read_committed answers', () => {
     expect(await committedView(t)).toEqual(before);
     const markers = async () => {
       const topic = await t.services.topics.get('out');
-      const r = await t.services.log.reader.readBatches(topic, 0, 0, 8 << 20);
+      const r = await readBatches(t.services.log, topic, 0, 0, 8 << 20);
       const batches = decodeRecordBatches(r.batches);
       const aborted = batches
         .flatMap((b) => b.records.map((x) => Buffer.from(x.value ?? []).toString()))

@@ -17,7 +17,7 @@ import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import { CONTROL_FLAG_MASK, decodeRecordBatches, type LogRecord } from '../../src/wire/record-batch.js';
 import { allBackends, memoryBackend } from '../support/backends.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
-import { readRecords } from '../support/read-records.js';
+import { readBatches, readRecords } from '../support/read-records.js';
 
 const clock = { now: () => Date.now() };
 const rec = (value: string): LogRecord => ({ key: null, value: Buffer.from(value), headers: [], timestamp: 1 });
@@ -97,7 +97,7 @@ describe.each(allBackends)('a transaction open across more than 1,000 later abor
     ['the multi-partition fetch', 'many'],
   ] as const)('%s lists it beside its batches in every answer that carries them', async (_, path) => {
     const fetch = async (offset: number) => {
-      if (path === 'one') return log.reader.readBatches(topic, 0, offset, 1 << 20, { isolation: 'read_committed' });
+      if (path === 'one') return readBatches(log, topic, 0, offset, 1 << 20, { isolation: 'read_committed' });
       const [r] = await log.reader.readBatchesMany(
         [{ topic, partition: 0, offset, maxBytes: 1 << 20 }],
         1 << 20,

@@ -1,5 +1,5 @@
 /**
- * Fetch: the stored batches, as PartitionLog.readBatches answers them (whole v2 batches with
+ * Fetch: the stored batches, as the reader's readBatchesMany answers them (whole v2 batches with
  * absolute offsets), up to the request's and each partition's max bytes. With min bytes and max
  * wait it is a long poll in the fetch purgatory (src/timer/delayed-fetch.ts), completed by this
  * process's appends at once and re-checked on the purgatory's back-off for other processes'.
@@ -9,7 +9,8 @@
  * answer (KIP-516): an id no topic has is UNKNOWN_TOPIC_ID, and the client refreshes its metadata.
  */
 import { KafkaError } from '../../wire/errors.js';
-import type { IsolationLevel } from '../../log/partition-log.js';
+import type { IsolationLevel, PartitionFetch } from '../../log/partition-log.js';
+import { lastStableOffset, type PartitionState } from '../../partition/partition-state.js';
 import type { Topic } from '../../topics/topics.js';
 import { delayedFetch, partitionWatchKey } from '../../timer/delayed-fetch.js';
 import { deniedAmong } from './access.js';
@@ -88,50 +89,64 @@ export const fetch: Handler = async (ctx, req, version) => {
   // read_committed (1): up to the last stable offset, with the aborted transactions to filter.
   const isolation: IsolationLevel = req.isolationLevel === 1 ? 'read_committed' : 'read_uncommitted';
 
-  const readAll = async () => {
-    // Partitions are read in parallel, then kept in the request's order (its priority, as in
-    // Kafka) while the response's max bytes allows; the first non-empty one is always kept whole.
-    const reads = await Promise.all(
-      wanted.map((w) =>
-        Promise.all(
-          w.partitions.map(async (p): Promise<PartitionData> => {
-            if (!w.resolved || w.error) return errorData(ctx, p.partition, w.error);
-            try {
-              const r = await services.log.reader.readBatches(
-                w.resolved,
-                p.partition,
-                p.fetchOffset,
-                Math.max(1, Math.min(p.partitionMaxBytes, maxBytes)),
-                { isolation, currentLeaderEpoch: p.currentLeaderEpoch },
-              );
-              return {
-                ...emptyData(p.partition, r.highWatermark, r.logStartOffset),
-                lastStableOffset: r.lastStableOffset,
-                abortedTransactions: r.abortedTransactions
-                  ? r.abortedTransactions.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset }))
-                  : null,
-                records: r.batches,
-              };
-            } catch (e) {
-              return errorData(ctx, p.partition, e);
-            }
-          }),
-        ),
-      ),
-    );
+  // The request's partitions, in its order (its priority, as in Kafka): one read of all of them.
+  // A partition named twice is read once; its repeats answer its state without records.
+  const fetches: PartitionFetch[] = [];
+  const slot = wanted.map((w) =>
+    w.partitions.map((p) => {
+      if (!w.resolved || w.error) return -1;
+      const first = fetches.findIndex((f) => f.topic.name === w.topic && f.partition === p.partition);
+      if (first >= 0) return -2 - first;
+      fetches.push({
+        topic: w.resolved,
+        partition: p.partition,
+        offset: p.fetchOffset,
+        maxBytes: Math.max(1, p.partitionMaxBytes),
+        currentLeaderEpoch: p.currentLeaderEpoch,
+      });
+      return fetches.length - 1;
+    }),
+  );
+
+  /** Reads every partition in one call; `states`, just read by a poll, spare the reader reading them again. */
+  const readAll = async (states?: (PartitionState | undefined)[]) => {
+    // The reader keeps Kafka's rules across partitions: each within its partition max bytes, all
+    // within the request's, only the first partition with data past it, by one batch (KIP-74).
+    const outcomes =
+      fetches.length > 0
+        ? await services.log.reader.readBatchesMany(
+            states ? fetches.map((f, i) => ({ ...f, state: states[i] })) : fetches,
+            maxBytes,
+            Infinity,
+            isolation,
+          )
+        : [];
     let bytes = 0;
     let failed = false;
-    const seen: number[] = [];
+    const seen = outcomes.map((o) => (o.ok ? marks(o) : ''));
     const responses = wanted.map((w, i) => ({
       topic: w.topic,
       topicId: w.topicId,
-      partitions: reads[i]!.map((d) => {
-        if (w.resolved) seen.push(d.highWatermark);
-        if (d.errorCode !== 0) failed = true;
-        const size = d.records?.byteLength ?? 0;
-        if (size > 0 && bytes > 0 && bytes + size > maxBytes) return { ...d, records: new Uint8Array(0) };
-        bytes += size;
-        return d;
+      partitions: w.partitions.map((p, k): PartitionData => {
+        const at = slot[i]![k]!;
+        if (at === -1) {
+          failed = true;
+          return errorData(ctx, p.partition, w.error);
+        }
+        const o = outcomes[at < 0 ? -2 - at : at]!;
+        if (!o.ok) {
+          failed = true;
+          return errorData(ctx, p.partition, o.error);
+        }
+        bytes += at < 0 ? 0 : o.bytes;
+        return {
+          ...emptyData(p.partition, o.highWatermark, o.logStartOffset),
+          lastStableOffset: o.lastStableOffset,
+          abortedTransactions: o.abortedTransactions
+            ? o.abortedTransactions.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset }))
+            : null,
+          records: at < 0 ? new Uint8Array(0) : o.batches,
+        };
       }),
     }));
     return { responses, bytes, seen, failed };
@@ -142,31 +157,25 @@ export const fetch: Handler = async (ctx, req, version) => {
   // As Kafka's ReplicaManager.fetchMessages, an error in any partition (OFFSET_OUT_OF_RANGE past
   // the log end, an unknown topic, ...) answers at once: the client acts on it instead of waiting.
   if (result.bytes < req.minBytes && maxWaitMs > 0 && !result.failed) {
-    const targets = wanted.flatMap((w) =>
-      w.resolved ? w.partitions.map((p) => ({ topic: w.resolved!, partition: p.partition })) : [],
-    );
-    if (targets.length > 0) {
+    if (fetches.length > 0) {
       let seen = result.seen;
       result = await delayedFetch({
         purgatory: services.fetchPurgatory,
-        keys: targets.map((t) => partitionWatchKey(t.topic.name, t.partition)),
+        keys: fetches.map((f) => partitionWatchKey(f.topic.name, f.partition)),
         minBytes: req.minBytes,
         maxWaitMs,
         initial: result,
         answersNow: (r) => r.failed,
         signal: ctx.signal,
-        // One state read per partition per wake-up; the records are read again only when a HW moved.
+        // One state read per partition per wake-up; the records are read again, from those states,
+        // only when a HW, log start or LSO moved (a marker moves the LSO alone).
         poll: async () => {
-          const hws = await Promise.all(
-            targets.map((t) =>
-              services.log.state(t.topic, t.partition).then(
-                (s) => s.highWatermark,
-                () => -1,
-              ),
-            ),
+          const states = await Promise.all(
+            fetches.map((f) => services.log.state(f.topic, f.partition).catch(() => undefined)),
           );
-          if (hws.every((hw, i) => hw === seen[i])) return undefined;
-          const next = await readAll();
+          if (states.every((s, i) => (s ? marks({ ...s, lastStableOffset: lastStableOffset(s) }) : '') === seen[i]))
+            return undefined;
+          const next = await readAll(states);
           seen = next.seen;
           return next;
         },
@@ -178,6 +187,10 @@ export const fetch: Handler = async (ctx, req, version) => {
   }
   return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses: result.responses };
 };
+
+/** What a poll compares: an answer changes only when one of these moves. */
+const marks = (s: { highWatermark: number; logStartOffset: number; lastStableOffset: number }) =>
+  `${s.highWatermark}/${s.logStartOffset}/${s.lastStableOffset}`;
 
 function emptyData(partition: number, highWatermark: number, logStartOffset: number): PartitionData {
   return {
