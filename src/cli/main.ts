@@ -32,7 +32,7 @@ const HELP = `Usage: kafka-log <command> [options]   (kafka-log <command> --help
   produce  records from stdin lines                             (kafka-console-producer.sh)
   consume  records to stdout                                    (kafka-console-consumer.sh)
   groups   list | describe | delete | reset-offsets             (kafka-consumer-groups.sh)
-  share-groups list | describe | config                         (kafka-share-groups.sh)
+  share-groups list | describe | config | reset-offsets | delete-offsets  (kafka-share-groups.sh)
   triggers create | list | describe | pause | resume | delete   (functions run by new records)
   perf     produce | consume                                    (kafka-*-perf-test.sh)
   transactions list | describe | find-hanging | abort           (kafka-transactions.sh)

@@ -1,10 +1,21 @@
-/** `share-groups list|describe|config`: what kafka-share-groups.sh does (KIP-932). */
-import { action, connect, parse, propertiesFile, UsageError, withFileConnection, CONNECTION_HELP } from './args.js';
+/** `share-groups list|describe|config|reset-offsets|delete-offsets`: what kafka-share-groups.sh does (KIP-932). */
+import type { ShareResetStrategy } from '../client/index.js';
+import {
+  action,
+  connect,
+  int,
+  parse,
+  propertiesFile,
+  topicPartitions,
+  UsageError,
+  withFileConnection,
+  CONNECTION_HELP,
+} from './args.js';
 import type { Context } from './context.js';
 import { table } from './format.js';
 
-export const SHARE_GROUPS_HELP = `Usage: kafka-log share-groups <list|describe|config> [options]
-       (kafka-share-groups.sh)
+export const SHARE_GROUPS_HELP = `Usage: kafka-log share-groups <list|describe|config|reset-offsets|delete-offsets> [options]
+       (kafka-share-groups.sh, also as --list, --describe, --reset-offsets, --delete-offsets)
   list
   describe --group G | --all-groups
            per share-partition: START-OFFSET (SPSO), END-OFFSET (SPEO), the records in flight
@@ -12,16 +23,33 @@ export const SHARE_GROUPS_HELP = `Usage: kafka-log share-groups <list|describe|c
   config   --group G --set NAME=VALUE... | --delete NAME...
            share.auto.offset.reset (latest), share.record.lock.duration.ms (30000),
            share.delivery.count.limit (5)
+  reset-offsets --group G (--all-topics | --topic T[:P,P...]...) STRATEGY [--dry-run | --execute]
+           STRATEGY: --to-earliest | --to-latest | --to-offset N | --to-datetime YYYY-MM-DDTHH:mm:SS.sss
+                     | --by-duration PnDTnHnMnS
+           each share-partition starts afresh there (AlterShareGroupOffsets); the group must be empty:
+           no member and no record locked by a receiver
+  delete-offsets --group G --topic T...
+           the group's state for the topics is removed (DeleteShareGroupOffsets): they start again by
+           share.auto.offset.reset; the group must be empty
   --command-config FILE   connection settings as properties (bootstrap.servers, auth, token, region, ...)
 ${CONNECTION_HELP}`;
 
-export const SHARE_GROUPS_ACTIONS = ['list', 'describe', 'config'] as const;
+export const SHARE_GROUPS_ACTIONS = ['list', 'describe', 'config', 'reset-offsets', 'delete-offsets'] as const;
 
 export const SHARE_GROUPS_OPTIONS = {
   group: { type: 'string', multiple: true },
   'all-groups': { type: 'boolean' },
   set: { type: 'string', multiple: true },
   delete: { type: 'string', multiple: true },
+  'all-topics': { type: 'boolean' },
+  topic: { type: 'string', multiple: true },
+  'to-earliest': { type: 'boolean' },
+  'to-latest': { type: 'boolean' },
+  'to-offset': { type: 'string' },
+  'to-datetime': { type: 'string' },
+  'by-duration': { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  execute: { type: 'boolean' },
   'command-config': { type: 'string' },
 } as const;
 
@@ -72,6 +100,53 @@ export async function shareGroupsCommand(argv: string[], ctx: Context): Promise<
       if (Object.keys(changes).length === 0) throw new UsageError('config needs --set or --delete');
       await admin.alterShareGroupConfigs(group, changes);
       return ctx.out(`Completed updating config for share group ${group}.`);
+    }
+    case 'reset-offsets': {
+      const [groupId, ...others] = values.group ?? [];
+      if (!groupId || others.length > 0) throw new UsageError('reset-offsets needs one --group');
+      if (values['all-topics'] === (values.topic !== undefined))
+        throw new UsageError('reset-offsets needs exactly one of --all-topics or --topic');
+      if (values['dry-run'] && values.execute) throw new UsageError('--dry-run and --execute cannot be used together');
+      const strategies: ShareResetStrategy[] = [];
+      if (values['to-earliest']) strategies.push({ toEarliest: true });
+      if (values['to-latest']) strategies.push({ toLatest: true });
+      if (values['to-offset'] !== undefined) strategies.push({ toOffset: int(values['to-offset'], '--to-offset') });
+      if (values['to-datetime'] !== undefined) strategies.push({ toDatetime: values['to-datetime'] });
+      if (values['by-duration'] !== undefined) strategies.push({ byDuration: values['by-duration'] });
+      if (strategies.length !== 1)
+        throw new UsageError(
+          'reset-offsets needs exactly one reset strategy (--to-earliest, --to-latest, --to-offset, --to-datetime, --by-duration)',
+        );
+      if (!values['dry-run'] && !values.execute)
+        ctx.err(
+          'WARN: No action will be performed as the --execute option is missing (add --dry-run to silence this warning).',
+        );
+      const plan = await admin.resetShareGroupOffsets({
+        groupId,
+        scope: values['all-topics'] ? { allTopics: true } : { topics: values.topic!.map(topicPartitions) },
+        strategy: strategies[0]!,
+        dryRun: !values.execute,
+      });
+      ctx.out('');
+      for (const line of table(
+        ['GROUP', 'TOPIC', 'PARTITION', 'NEW-OFFSET', 'ERROR'],
+        plan.map((e) => [groupId, e.topic, e.partition, e.newOffset, e.error ?? '-']),
+      ))
+        ctx.out(line);
+      return;
+    }
+    case 'delete-offsets': {
+      const [groupId, ...others] = values.group ?? [];
+      if (!groupId || others.length > 0) throw new UsageError('delete-offsets needs one --group');
+      if (!values.topic || values.topic.length === 0) throw new UsageError('delete-offsets needs --topic');
+      const results = await admin.deleteShareGroupOffsets(groupId, values.topic);
+      ctx.out('');
+      for (const line of table(
+        ['TOPIC', 'STATUS'],
+        [...results].map(([t, e]) => [t, e === null ? 'Successful' : `Error: ${e}`]),
+      ))
+        ctx.out(line);
+      return;
     }
   }
 }

@@ -6,9 +6,14 @@ import { pbkdf2Sync, randomBytes } from 'node:crypto';
 import { errorFromBody, KafkaClientError } from './errors.js';
 import {
   alterShareGroupConfigs as alterShareConfigs,
+  alterShareGroupOffsets as alterShareOffsets,
+  deleteShareGroupOffsets as deleteShareOffsets,
   describeShareGroup,
   listShareGroups as listShareGroupIds,
+  resetShareGroupOffsets as resetShareOffsets,
   type ShareGroupDescription,
+  type ShareOffsetChange,
+  type ShareResetOptions,
 } from './share-group-admin.js';
 import { TransactionAdmin } from './transaction-admin.js';
 import {
@@ -284,6 +289,24 @@ export class Admin extends TransactionAdmin {
   /** Sets (a string) or resets (null) a share group's share.* configs. */
   alterShareGroupConfigs(groupId: string, configs: Record<string, string | null>): Promise<void> {
     return alterShareConfigs(this.transport, this.call, groupId, configs);
+  }
+
+  /** kafka-share-groups.sh --reset-offsets: the plan (dry run, the default) or the reset written. */
+  resetShareGroupOffsets(options: ShareResetOptions): Promise<ShareOffsetChange[]> {
+    return resetShareOffsets(this.transport, this.call, options);
+  }
+
+  /** Java's alterShareGroupOffsets: each share-partition starts afresh at its offset (the group must be empty). */
+  alterShareGroupOffsets(
+    groupId: string,
+    offsets: { topic: string; partition: number; offset: number }[],
+  ): Promise<ShareOffsetChange[]> {
+    return alterShareOffsets(this.transport, this.call, groupId, offsets);
+  }
+
+  /** Java's deleteShareGroupOffsets: the group's state for the topics removed; per topic, null or the error. */
+  deleteShareGroupOffsets(groupId: string, topics: string[]): Promise<Map<string, string | null>> {
+    return deleteShareOffsets(this.transport, this.call, groupId, topics);
   }
 
   /** Binds a topic to a target, delivered as a consumer group of its own (docs/triggers.md). */

@@ -63,7 +63,13 @@ export {
   type ShareConsumerConfig,
   type ShareRecord,
 } from './share-consumer.js';
-export type { ShareGroupDescription, SharePartitionDescription } from './share-group-admin.js';
+export type {
+  ShareGroupDescription,
+  ShareOffsetChange,
+  SharePartitionDescription,
+  ShareResetOptions,
+  ShareResetStrategy,
+} from './share-group-admin.js';
 export type {
   TriggerConfig,
   TriggerDescription,

@@ -79,3 +79,120 @@ export async function alterShareGroupConfigs(
     );
   }
 }
+
+/** kafka-share-groups.sh --reset-offsets strategies. */
+export type ShareResetStrategy =
+  | { toEarliest: true }
+  | { toLatest: true }
+  | { toOffset: number }
+  /** ms since the epoch, or an ISO-8601 date and time (UTC unless zoned). */
+  | { toDatetime: number | string }
+  /** ISO-8601 duration, e.g. PT1H (now minus it). */
+  | { byDuration: string };
+
+export interface ShareResetOptions {
+  groupId: string;
+  /** Every share-partition the group has state for, or these topics (all or some partitions). */
+  scope: { allTopics: true } | { topics: { topic: string; partitions?: number[] }[] };
+  strategy: ShareResetStrategy;
+  /** Default true, as the tool: only show the plan; false writes it (--execute). */
+  dryRun?: boolean;
+}
+
+export interface ShareOffsetChange {
+  topic: string;
+  partition: number;
+  /** SPSO before; null where the group had no state for the partition. */
+  currentOffset: number | null;
+  newOffset: number;
+  /** The Kafka error name of why this partition was not changed, or null. */
+  error: string | null;
+}
+
+interface WireChange {
+  topic_name: string;
+  partition_id: number;
+  current_offset: number | null;
+  new_offset: number;
+  error: string | null;
+}
+
+function resetBody(s: ShareResetStrategy): Record<string, unknown> {
+  if ('toEarliest' in s) return { strategy: 'to-earliest' };
+  if ('toLatest' in s) return { strategy: 'to-latest' };
+  if ('toOffset' in s) return { strategy: 'to-offset', offset: s.toOffset };
+  if ('toDatetime' in s) return { strategy: 'to-datetime', datetime: s.toDatetime };
+  return { strategy: 'by-duration', duration: s.byDuration };
+}
+
+/** Resets share-partition start offsets (AlterShareGroupOffsets by a strategy); NON_EMPTY_GROUP while the group is in use. */
+export async function resetShareGroupOffsets(
+  transport: Transport,
+  call: Call,
+  options: ShareResetOptions,
+): Promise<ShareOffsetChange[]> {
+  const scope =
+    'allTopics' in options.scope
+      ? { all_topics: true }
+      : {
+          topics: options.scope.topics.map((t) => ({
+            topic_name: t.topic,
+            ...(t.partitions ? { partition_ids: t.partitions } : {}),
+          })),
+        };
+  const res = await call(() =>
+    transport.request<{ data: WireChange[] }>('POST', `/share-groups/${enc(options.groupId)}/offsets:reset`, {
+      body: { ...resetBody(options.strategy), ...scope, dry_run: options.dryRun ?? true },
+    }),
+  );
+  return res.body.data.map((d) => ({
+    topic: d.topic_name,
+    partition: d.partition_id,
+    currentOffset: d.current_offset,
+    newOffset: d.new_offset,
+    error: d.error,
+  }));
+}
+
+/** Java's Admin.alterShareGroupOffsets: these start offsets, one request per distinct offset. */
+export async function alterShareGroupOffsets(
+  transport: Transport,
+  call: Call,
+  groupId: string,
+  offsets: readonly { topic: string; partition: number; offset: number }[],
+): Promise<ShareOffsetChange[]> {
+  const byOffset = new Map<number, Map<string, number[]>>();
+  for (const o of offsets) {
+    const topics = byOffset.get(o.offset) ?? new Map<string, number[]>();
+    topics.set(o.topic, [...(topics.get(o.topic) ?? []), o.partition]);
+    byOffset.set(o.offset, topics);
+  }
+  const out: ShareOffsetChange[] = [];
+  for (const [offset, topics] of byOffset)
+    out.push(
+      ...(await resetShareGroupOffsets(transport, call, {
+        groupId,
+        scope: { topics: [...topics].map(([topic, partitions]) => ({ topic, partitions })) },
+        strategy: { toOffset: offset },
+        dryRun: false,
+      })),
+    );
+  return out;
+}
+
+/** Java's Admin.deleteShareGroupOffsets: per topic, null or the Kafka error name. */
+export async function deleteShareGroupOffsets(
+  transport: Transport,
+  call: Call,
+  groupId: string,
+  topics: readonly string[],
+): Promise<Map<string, string | null>> {
+  const res = await call(() =>
+    transport.request<{ data: { topic_name: string; error: string | null }[] }>(
+      'POST',
+      `/share-groups/${enc(groupId)}/offsets:delete`,
+      { body: { topics } },
+    ),
+  );
+  return new Map(res.body.data.map((d) => [d.topic_name, d.error]));
+}

@@ -14,6 +14,10 @@ import {
   shareGroupConfigListSchema,
   shareGroupListSchema,
   shareGroupSchema,
+  shareOffsetChangeListSchema,
+  shareOffsetDeleteListSchema,
+  shareOffsetsDeleteSchema,
+  shareResetSchema,
 } from './share-group-routes.js';
 
 const group = inPath('cluster_id', 'share_group_id');
@@ -57,6 +61,26 @@ export const shareGroupPaths: ZodOpenApiPathsObject = {
       responses: { 200: ok(acknowledgementListSchema), ...errors(400, 403, 404) },
     },
   },
+  [`${BASE}/{share_group_id}/offsets:reset`]: {
+    post: {
+      summary:
+        "AlterShareGroupOffsets (kafka-share-groups.sh --reset-offsets): each share-partition in scope starts afresh at the strategy's offset, its in-flight records forgotten; refused (NON_EMPTY_GROUP) while members or unexpired locks remain",
+      'x-extension': true,
+      requestParams: { path: group },
+      requestBody: jsonBody(shareResetSchema),
+      responses: { 200: ok(shareOffsetChangeListSchema), ...errors(400, 403, 404, 409) },
+    },
+  },
+  [`${BASE}/{share_group_id}/offsets:delete`]: {
+    post: {
+      summary:
+        "DeleteShareGroupOffsets: the group's state for the topics is removed (they start again by share.auto.offset.reset); refused (NON_EMPTY_GROUP) while members or unexpired locks remain",
+      'x-extension': true,
+      requestParams: { path: group },
+      requestBody: jsonBody(shareOffsetsDeleteSchema),
+      responses: { 200: ok(shareOffsetDeleteListSchema), ...errors(400, 403, 404, 409) },
+    },
+  },
   [`${BASE}/{share_group_id}/configs`]: {
     get: {
       summary: "A share group's configs, overrides marked",
@@ -68,7 +92,7 @@ export const shareGroupPaths: ZodOpenApiPathsObject = {
   [`${BASE}/{share_group_id}/configs/{name}`]: {
     put: {
       summary:
-        'Set a share group config (share.auto.offset.reset, share.record.lock.duration.ms, share.delivery.count.limit)',
+        'Set a share group config (share.auto.offset.reset: earliest, latest or by_duration:PnDTnHnMn.nS; share.record.lock.duration.ms; share.delivery.count.limit)',
       'x-extension': true,
       requestParams: { path: config },
       requestBody: jsonBody(configValueSchema),

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import * as z from 'zod';
 import { ERRORS, KafkaError } from '../wire/errors.js';
-import { SHARE_GROUP_CONFIG_NAMES } from '../share/share-config.js';
-import type { AcquiredRecord } from '../share/share-groups.js';
+import { parseIsoDuration, SHARE_GROUP_CONFIG_NAMES } from '../share/share-config.js';
+import type { AcquiredRecord, ShareResetScope, ShareResetStrategy } from '../share/share-groups.js';
 import type { AppEnv } from './app-env.js';
 import { showRecord, type OutputFormat } from './record-encoding.js';
 import { dateTime } from './openapi-parts.js';
@@ -21,6 +21,8 @@ import { allowedNames, authorize, authorizeAll } from './security.js';
  *   GET  /share-groups/{g}                       SPSO, SPEO, in-flight records and lag per partition
  *   GET  /share-groups/{g}/configs               share.* configs of the group
  *   PUT|DELETE /share-groups/{g}/configs/{name}  set or reset one
+ *   POST /share-groups/{g}/offsets:reset         AlterShareGroupOffsets by a strategy (or a dry run)
+ *   POST /share-groups/{g}/offsets:delete        DeleteShareGroupOffsets of topics
  *
  * Authorization as Kafka's ShareFetch/ShareAcknowledge: READ on the group and on each topic;
  * DESCRIBE on the group to describe it, DESCRIBE_CONFIGS / ALTER_CONFIGS on it for its configs.
@@ -77,6 +79,44 @@ export const acknowledgeSchema = z.object({
 });
 
 export const configValueSchema = z.object({ value: z.string() });
+
+const RESET_STRATEGIES = ['to-earliest', 'to-latest', 'to-offset', 'to-datetime', 'by-duration'] as const;
+export const shareResetSchema = z.object({
+  strategy: z.enum(RESET_STRATEGIES),
+  all_topics: z.boolean().meta({ description: 'Every share-partition the group has state for' }).optional(),
+  topics: z
+    .array(z.object({ topic_name: z.string().min(1), partition_ids: z.array(z.int().min(0)).optional() }))
+    .min(1)
+    .optional(),
+  offset: z.int().min(0).meta({ description: 'to-offset' }).optional(),
+  datetime: z
+    .union([z.string(), z.int()])
+    .meta({ description: 'to-datetime: an ISO-8601 date and time (UTC without a zone), or epoch ms' })
+    .optional(),
+  duration: z.string().meta({ description: 'by-duration: PnDTnHnMn.nS' }).optional(),
+  dry_run: z.boolean().default(false),
+});
+export const shareOffsetsDeleteSchema = z.object({ topics: z.array(z.string().min(1)).min(1) });
+export const shareOffsetChangeListSchema = z.object({
+  kind: z.literal('KafkaShareGroupOffsetChangeList'),
+  group_id: z.string(),
+  dry_run: z.boolean(),
+  data: z.array(
+    z.object({
+      topic_name: z.string(),
+      partition_id: z.int(),
+      current_offset: z.int().nullable().meta({ description: 'SPSO before; null where the group had no state' }),
+      new_offset: z.int().meta({ description: 'The new SPSO' }),
+      error_code: z.int(),
+      error: z.string().nullable(),
+    }),
+  ),
+});
+export const shareOffsetDeleteListSchema = z.object({
+  kind: z.literal('KafkaShareGroupOffsetDeleteList'),
+  group_id: z.string(),
+  data: z.array(z.object({ topic_name: z.string(), error_code: z.int(), error: z.string().nullable() })),
+});
 
 const recordData = z.object({ type: z.enum(['BINARY', 'STRING', 'JSON']), data: z.unknown() }).nullable();
 export const receivedListSchema = z.object({
@@ -266,6 +306,61 @@ export function shareGroupRoutes(): Hono<AppEnv> {
     return c.json(answer);
   });
 
+  // AlterShareGroupOffsets (kafka-share-groups.sh --reset-offsets): READ on the group and the topics.
+  app.post('/share-groups/:group/offsets:reset', async (c) => {
+    const group = groupParam(c);
+    const body = shareResetSchema.parse(await readJson(c));
+    if ((body.all_topics === true) === (body.topics !== undefined))
+      throw new KafkaError('BAD_REQUEST', 'Give exactly one of all_topics: true or topics');
+    await authorize(c, 'READ', 'GROUP', group);
+    const { share } = c.get('services');
+    const topics = body.topics
+      ? body.topics.map((t) => t.topic_name)
+      : [...new Set((await share.describe(group)).map((p) => p.topic))];
+    await authorizeAll(c, 'READ', 'TOPIC', topics);
+    const scope: ShareResetScope = body.topics
+      ? {
+          topics: body.topics.map((t) => ({
+            topic: t.topic_name,
+            ...(t.partition_ids ? { partitions: t.partition_ids } : {}),
+          })),
+        }
+      : { allTopics: true };
+    const changes = await share.resetOffsets(group, scope, resetStrategy(body), body.dry_run);
+    const answer: Answer<typeof shareOffsetChangeListSchema> = {
+      kind: 'KafkaShareGroupOffsetChangeList',
+      group_id: group,
+      dry_run: body.dry_run,
+      data: changes.map((x) => ({
+        topic_name: x.topic,
+        partition_id: x.partition,
+        current_offset: x.currentOffset,
+        new_offset: x.newOffset,
+        error_code: x.error ? ERRORS[x.error].code : 0,
+        error: x.error ?? null,
+      })),
+    };
+    return c.json(answer);
+  });
+
+  // DeleteShareGroupOffsets (kafka-share-groups.sh --delete-offsets): DELETE on the group, READ on the topics.
+  app.post('/share-groups/:group/offsets:delete', async (c) => {
+    const group = groupParam(c);
+    const body = shareOffsetsDeleteSchema.parse(await readJson(c));
+    await authorize(c, 'DELETE', 'GROUP', group);
+    await authorizeAll(c, 'READ', 'TOPIC', body.topics);
+    const errors = await c.get('services').share.deleteOffsets(group, body.topics);
+    const answer: Answer<typeof shareOffsetDeleteListSchema> = {
+      kind: 'KafkaShareGroupOffsetDeleteList',
+      group_id: group,
+      data: body.topics.map((t, i) => {
+        const error = errors[i];
+        return { topic_name: t, error_code: error ? ERRORS[error].code : 0, error: error ?? null };
+      }),
+    };
+    return c.json(answer);
+  });
+
   const configName = (c: Context<AppEnv>) => {
     const name = c.req.param('name')!;
     if (!Object.hasOwn(SHARE_GROUP_CONFIG_NAMES, name))
@@ -291,6 +386,33 @@ export function shareGroupRoutes(): Hono<AppEnv> {
   });
 
   return app;
+}
+
+function resetStrategy(body: z.infer<typeof shareResetSchema>): ShareResetStrategy {
+  const need = <T>(v: T | undefined, field: string): T => {
+    if (v === undefined) throw new KafkaError('BAD_REQUEST', `strategy ${body.strategy} needs ${field}`);
+    return v;
+  };
+  switch (body.strategy) {
+    case 'to-earliest':
+    case 'to-latest':
+      return { kind: body.strategy };
+    case 'to-offset':
+      return { kind: 'to-offset', offset: need(body.offset, 'offset') };
+    case 'to-datetime': {
+      const v = need(body.datetime, 'datetime');
+      const zoned = typeof v === 'string' && /(Z|[+-]\d{2}:?\d{2})$/i.test(v);
+      const timestamp = typeof v === 'number' ? v : Date.parse(zoned ? v : `${v}Z`);
+      if (Number.isNaN(timestamp)) throw new KafkaError('BAD_REQUEST', `Invalid datetime ${JSON.stringify(v)}`);
+      return { kind: 'to-datetime', timestamp };
+    }
+    case 'by-duration': {
+      const durationMs = parseIsoDuration(need(body.duration, 'duration'));
+      if (durationMs === undefined)
+        throw new KafkaError('BAD_REQUEST', `Invalid duration ${JSON.stringify(body.duration)}: use PnDTnHnMn.nS`);
+      return { kind: 'by-duration', durationMs };
+    }
+  }
 }
 
 /** Resolves at this process's next append to one of the topics, or after `ms`. */

@@ -7,7 +7,7 @@ import { KafkaError } from '../wire/errors.js';
  */
 export interface ShareGroupConfig {
   /** share.auto.offset.reset: where a share-partition starts when the group first reads it. */
-  autoOffsetReset: 'earliest' | 'latest';
+  autoOffsetReset: AutoOffsetReset;
   /** share.record.lock.duration.ms (group.share.record.lock.duration.ms): how long an acquired record stays locked. */
   recordLockDurationMs: number;
   /** share.delivery.count.limit (group.share.delivery.count.limit): deliveries before a record is archived. */
@@ -15,6 +15,9 @@ export interface ShareGroupConfig {
   /** group.share.partition.max.record.locks: in-flight records per share-partition (broker-wide only). */
   maxRecordLocks: number;
 }
+
+/** earliest, latest, or by_duration:PnDTnHnMn.nS (the first record at or after now minus the duration). */
+export type AutoOffsetReset = 'earliest' | 'latest' | `by_duration:${string}`;
 
 export const SHARE_GROUP_DEFAULTS: ShareGroupConfig = {
   autoOffsetReset: 'latest',
@@ -43,9 +46,16 @@ export const isShareGroupConfigName = (name: string): name is ShareGroupConfigNa
 export function parseShareGroupConfig(name: string, value: string): Partial<ShareGroupConfig> {
   if (!isShareGroupConfigName(name)) throw new KafkaError('INVALID_CONFIG', `Unknown share group config ${name}`);
   if (name === 'share.auto.offset.reset') {
-    if (value !== 'earliest' && value !== 'latest')
-      throw new KafkaError('INVALID_CONFIG', `${name} must be earliest or latest (got ${JSON.stringify(value)})`);
-    return { autoOffsetReset: value };
+    const ok =
+      value === 'earliest' ||
+      value === 'latest' ||
+      (value.startsWith('by_duration:') && parseIsoDuration(value.slice('by_duration:'.length)) !== undefined);
+    if (!ok)
+      throw new KafkaError(
+        'INVALID_CONFIG',
+        `${name} must be earliest, latest or by_duration:PnDTnHnMn.nS (got ${JSON.stringify(value)})`,
+      );
+    return { autoOffsetReset: value as AutoOffsetReset };
   }
   const bounds = name === 'share.record.lock.duration.ms' ? LOCK_DURATION_BOUNDS : DELIVERY_COUNT_BOUNDS;
   const n = Number(value);
@@ -63,4 +73,15 @@ export function showShareGroupConfig(
     const value = overrides[field] ?? SHARE_GROUP_DEFAULTS[field];
     return { name, value: String(value), isDefault: overrides[field] === undefined };
   });
+}
+
+/**
+ * The ISO-8601 durations Java's Duration.parse reads in the form Kafka documents (PnDTnHnMn.nS,
+ * none negative), in ms; undefined when it is not one.
+ */
+export function parseIsoDuration(text: string): number | undefined {
+  const m = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i.exec(text);
+  if (!m || /^P$|T$/i.test(text)) return undefined;
+  const [, d = '0', h = '0', min = '0', sec = '0'] = m;
+  return Math.round(((Number(d) * 24 + Number(h)) * 60 + Number(min)) * 60_000 + Number(sec) * 1000);
 }

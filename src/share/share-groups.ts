@@ -18,6 +18,7 @@ import type { DecodedRecord } from '../wire/record-batch.js';
 import { KafkaError, type KafkaErrorName } from '../wire/errors.js';
 import {
   isShareGroupConfigName,
+  parseIsoDuration,
   parseShareGroupConfig,
   SHARE_GROUP_CONFIG_NAMES,
   SHARE_GROUP_DEFAULTS,
@@ -48,6 +49,34 @@ export interface ShareGroupDeps {
   log: PartitionLog;
   /** Broker-wide settings (defaults: Kafka's). */
   config?: Partial<ShareGroupConfig>;
+  /**
+   * Whether the group has members of the Kafka protocol (ShareGroupHeartbeat) right now: an offset
+   * reset or delete is refused while it does (NON_EMPTY_GROUP). HTTP receivers have no membership:
+   * their unexpired locks count instead (`requireEmpty`).
+   */
+  hasMembers?: (group: string) => Promise<boolean>;
+}
+
+/** kafka-share-groups.sh --reset-offsets strategies. */
+export type ShareResetStrategy =
+  | { kind: 'to-earliest' }
+  | { kind: 'to-latest' }
+  | { kind: 'to-offset'; offset: number }
+  | { kind: 'to-datetime'; timestamp: number }
+  | { kind: 'by-duration'; durationMs: number };
+
+/** Every share-partition the group has state for, or these topics (all or some partitions). */
+export type ShareResetScope = { allTopics: true } | { topics: { topic: string; partitions?: number[] }[] };
+
+export interface ShareOffsetChange {
+  topic: string;
+  partition: number;
+  /** SPSO before the change; null where the group has no state for the partition. */
+  currentOffset: number | null;
+  /** The new SPSO (an offset asked for, clamped into the log's [start, high watermark]). */
+  newOffset: number;
+  /** Why this partition was not changed. */
+  error?: KafkaErrorName;
 }
 
 export interface AcquiredRecord {
@@ -219,7 +248,9 @@ export class ShareGroups {
     const item = await metadata.get<SharePartitionState>(pk, sk);
     const current = item && item.value.topicId === topic.id ? item.value : undefined;
     const pstate = await log.state(topic, partition);
-    const readFrom = Math.max(current?.speo ?? startOffset(config, pstate), pstate.logStartOffset);
+    let initial: Promise<number> | undefined;
+    const start = () => (initial ??= this.startOffset(config, topic, partition, pstate));
+    const readFrom = Math.max(current?.speo ?? (await start()), pstate.logStartOffset);
     const read = (readFrom < pstate.highWatermark && (await readOrNone(log, topic, partition, readFrom))) || {
       records: [],
       nextOffset: readFrom,
@@ -232,12 +263,10 @@ export class ShareGroups {
       sk,
       known: { item },
       attempts: ACQUIRE_ATTEMPTS,
-      decide: (found) => {
+      decide: async (found) => {
         const now = clock.now();
         const s =
-          found && found.value.topicId === topic.id
-            ? copyState(found.value)
-            : initialState(topic.id, startOffset(config, pstate));
+          found && found.value.topicId === topic.id ? copyState(found.value) : initialState(topic.id, await start());
         const expired = expireLocks(s, now, config);
         advanceStart(s, pstate.logStartOffset);
         taken = acquire(
@@ -404,6 +433,207 @@ export class ShareGroups {
     }
   }
 
+  /**
+   * share.auto.offset.reset, where a share-partition starts: the log start (earliest), the high
+   * watermark (latest), or the first record at or after now minus the duration (by_duration; the
+   * high watermark when there is none).
+   */
+  private async startOffset(
+    config: ShareGroupConfig,
+    topic: TopicMeta,
+    partition: number,
+    p: { logStartOffset: number; highWatermark: number },
+  ): Promise<number> {
+    if (config.autoOffsetReset === 'earliest') return p.logStartOffset;
+    if (config.autoOffsetReset === 'latest') return p.highWatermark;
+    const ms = parseIsoDuration(config.autoOffsetReset.slice('by_duration:'.length)) ?? 0;
+    return this.offsetAt(topic, partition, this.deps.clock.now() - ms, p.highWatermark);
+  }
+
+  /** The first offset with a timestamp at or after `timestamp`, else `otherwise`. */
+  private async offsetAt(topic: TopicMeta, partition: number, timestamp: number, otherwise: number): Promise<number> {
+    const found = await this.deps.log.reader.listOffset(topic, partition, { timestamp });
+    return found.offset >= 0 ? found.offset : otherwise;
+  }
+
+  /**
+   * NON_EMPTY_GROUP unless the group is empty, as Kafka requires of an offset change: no member of
+   * the Kafka protocol and, for HTTP receivers (which have no membership), no record under an
+   * unexpired lock in any of its share-partitions.
+   */
+  async requireEmpty(group: string): Promise<void> {
+    if (await this.deps.hasMembers?.(group))
+      throw new KafkaError('NON_EMPTY_GROUP', `Share group ${group} has active members`);
+    const items = await this.deps.metadata.query<SharePartitionState>(shareGroupPk(group), {
+      beginsWith: SHARE_PARTITION_PREFIX,
+    });
+    const now = this.deps.clock.now();
+    const held = items.find((i) => holdsLocks(i.value, now));
+    if (held)
+      throw new KafkaError(
+        'NON_EMPTY_GROUP',
+        `Share group ${group} has records locked by receivers (${splitPartitionSk(held.sk).join('-')})`,
+      );
+  }
+
+  /**
+   * kafka-share-groups.sh --reset-offsets: the new SPSO of each partition in scope by the strategy;
+   * written (AlterShareGroupOffsets) unless `dryRun`. Refused while the group is not empty.
+   */
+  async resetOffsets(
+    group: string,
+    scope: ShareResetScope,
+    strategy: ShareResetStrategy,
+    dryRun: boolean,
+  ): Promise<ShareOffsetChange[]> {
+    if (!dryRun) await this.requireEmpty(group);
+    const current = new Map((await this.describe(group).catch(() => [])).map((v) => [`${v.topic}#${v.partition}`, v]));
+    const targets: { topic: TopicMeta; partition: number }[] = [];
+    if ('allTopics' in scope) {
+      for (const v of current.values()) {
+        const topic = await this.deps.topics.get(v.topic);
+        targets.push({ topic, partition: v.partition });
+      }
+    } else {
+      for (const t of scope.topics) {
+        const topic = await this.deps.topics.get(t.topic);
+        for (const p of t.partitions ?? Array.from({ length: topic.partitionCount }, (_, i) => i)) {
+          if (p >= topic.partitionCount)
+            throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${t.topic}-${p} does not exist`);
+          targets.push({ topic, partition: p });
+        }
+      }
+    }
+    const now = this.deps.clock.now();
+    const plan = await Promise.all(
+      targets.map(async ({ topic, partition }) => {
+        const p = await this.deps.log.state(topic, partition);
+        let offset: number;
+        switch (strategy.kind) {
+          case 'to-earliest':
+            offset = p.logStartOffset;
+            break;
+          case 'to-latest':
+            offset = p.highWatermark;
+            break;
+          case 'to-offset':
+            offset = strategy.offset;
+            break;
+          case 'to-datetime':
+            offset = await this.offsetAt(topic, partition, strategy.timestamp, p.highWatermark);
+            break;
+          case 'by-duration':
+            offset = await this.offsetAt(topic, partition, now - strategy.durationMs, p.highWatermark);
+            break;
+        }
+        return { topic: topic.name, partition, offset };
+      }),
+    );
+    if (!dryRun) return this.alterOffsets(group, plan, false);
+    return Promise.all(
+      plan.map(async (e) => {
+        const p = await this.deps.log.state(await this.deps.topics.get(e.topic), e.partition);
+        return {
+          topic: e.topic,
+          partition: e.partition,
+          currentOffset: current.get(`${e.topic}#${e.partition}`)?.startOffset ?? null,
+          newOffset: clampOffset(e.offset, p),
+        };
+      }),
+    );
+  }
+
+  /**
+   * Kafka's AlterShareGroupOffsets: each share-partition starts afresh at the offset (clamped into
+   * the log's [start, high watermark]), its in-flight records forgotten and its state epoch bumped;
+   * one conditional write each. Refused (NON_EMPTY_GROUP) while the group is not empty, for the
+   * whole request, and per partition where a receiver took a lock meanwhile.
+   */
+  async alterOffsets(
+    group: string,
+    entries: readonly { topic: string; partition: number; offset: number }[],
+    check = true,
+  ): Promise<ShareOffsetChange[]> {
+    if (check) await this.requireEmpty(group);
+    await this.register(group);
+    return Promise.all(
+      entries.map(async ({ topic: name, partition, offset }): Promise<ShareOffsetChange> => {
+        const topic = await this.deps.topics.get(name).catch(() => undefined);
+        if (!topic || partition >= topic.partitionCount)
+          return {
+            topic: name,
+            partition,
+            currentOffset: null,
+            newOffset: offset,
+            error: 'UNKNOWN_TOPIC_OR_PARTITION',
+          };
+        const newOffset = clampOffset(offset, await this.deps.log.state(topic, partition));
+        const token = randomUUID();
+        let currentOffset: number | null = null;
+        const { result } = await optimisticUpdate<SharePartitionState, KafkaErrorName | null>({
+          metadata: this.deps.metadata,
+          pk: shareGroupPk(group),
+          sk: sharePartitionSk(name, partition),
+          decide: (found) => {
+            const mine = found && found.value.topicId === topic.id ? found.value : undefined;
+            currentOffset = mine?.spso ?? null;
+            if (mine && holdsLocks(mine, this.deps.clock.now())) return { done: 'NON_EMPTY_GROUP' };
+            const s = initialState(topic.id, newOffset);
+            s.stateEpoch = (mine?.stateEpoch ?? 0) + 1;
+            s.recent = [...(mine?.recent ?? [])];
+            remember(s, token);
+            return { write: s, answer: () => null };
+          },
+          recognise: (found, _attempted, retried) =>
+            retried && found && recall(found.value, token) ? null : undefined,
+          giveUp: {
+            errorName: 'COORDINATOR_NOT_AVAILABLE',
+            message: `Share-partition ${name}-${partition} is contended`,
+          },
+        });
+        return { topic: name, partition, currentOffset, newOffset, ...(result ? { error: result } : {}) };
+      }),
+    );
+  }
+
+  /**
+   * Kafka's DeleteShareGroupOffsets: the group's state for these topics is removed, so their
+   * share-partitions start again by share.auto.offset.reset. Per topic, undefined or the error.
+   */
+  async deleteOffsets(group: string, topicNames: readonly string[]): Promise<(KafkaErrorName | undefined)[]> {
+    await this.requireGroup(group);
+    await this.requireEmpty(group);
+    return Promise.all(
+      topicNames.map(async (name): Promise<KafkaErrorName | undefined> => {
+        const topic = await this.deps.topics.get(name).catch(() => undefined);
+        if (!topic) return 'UNKNOWN_TOPIC_OR_PARTITION';
+        const errors = await Promise.all(
+          Array.from({ length: topic.partitionCount }, async (_, partition) => {
+            const { result } = await optimisticUpdate<SharePartitionState, KafkaErrorName | null>({
+              metadata: this.deps.metadata,
+              pk: shareGroupPk(group),
+              sk: sharePartitionSk(name, partition),
+              decide: (found) => {
+                if (!found) return { done: null };
+                if (found.value.topicId === topic.id && holdsLocks(found.value, this.deps.clock.now()))
+                  return { done: 'NON_EMPTY_GROUP' };
+                return { remove: true, answer: () => null };
+              },
+              // A removal sent twice finds the item gone: it applied.
+              recognise: (found, _attempted, retried) => (retried && !found ? null : undefined),
+              giveUp: {
+                errorName: 'COORDINATOR_NOT_AVAILABLE',
+                message: `Share-partition ${name}-${partition} is contended`,
+              },
+            });
+            return result;
+          }),
+        );
+        return errors.find((e) => e !== null) ?? undefined;
+      }),
+    );
+  }
+
   /** The registry item that lists the group: written once, on first use. */
   private async register(group: string): Promise<void> {
     const { metadata } = this.deps;
@@ -439,14 +669,18 @@ function readOrNone(log: PartitionLog, topic: TopicMeta, partition: number, offs
   );
 }
 
-/** share.auto.offset.reset: the log start (earliest) or the high watermark (latest) when the share-partition starts. */
-function startOffset(config: ShareGroupConfig, p: { logStartOffset: number; highWatermark: number }): number {
-  return config.autoOffsetReset === 'earliest' ? p.logStartOffset : p.highWatermark;
-}
-
 /** A short token of (member, request id): the item keeps 32 of them, and a member id may be long. */
 function requestToken(member: string, requestId: string): string {
   return createHash('sha256').update(member).update('\u0000').update(requestId).digest('base64url').slice(0, 22);
+}
+
+/** Whether a receiver holds a record of it under a lock that has not ended. */
+function holdsLocks(s: SharePartitionState, now: number): boolean {
+  return s.records.some((r) => r.state === 'acquired' && (r.lockedUntil ?? 0) > now);
+}
+
+function clampOffset(offset: number, p: { logStartOffset: number; highWatermark: number }): number {
+  return Math.min(Math.max(offset, p.logStartOffset), p.highWatermark);
 }
 
 function splitPartitionSk(sk: string): [string, number] {

@@ -65,4 +65,64 @@ describe('kafka-log share-groups', () => {
     ]);
     expect((await cli(['share-groups', 'describe'])).code).toBe(2);
   });
+
+  it('resets and deletes share group offsets (--reset-offsets, --delete-offsets), refused while records are locked', async () => {
+    const admin = kafka.admin();
+    await admin.alterShareGroupConfigs('resets', { 'share.auto.offset.reset': 'earliest' });
+    const consumer = kafka.shareConsumer({ groupId: 'resets', maxPollRecords: 2, acknowledgementMode: 'explicit' });
+    consumer.subscribe(['tasks']);
+    const got = await consumer.poll(1000);
+    expect(got).toHaveLength(2);
+    const busy = await cli([
+      'share-groups',
+      '--reset-offsets',
+      '--group',
+      'resets',
+      '--topic',
+      'tasks',
+      '--to-latest',
+      '--execute',
+    ]);
+    expect(busy.code).toBe(1);
+    expect(busy.err[0]).toMatch(/NON_EMPTY_GROUP/);
+    for (const r of got) consumer.acknowledge(r, 'release');
+    await consumer.close();
+
+    const dry = await cli([
+      'share-groups',
+      'reset-offsets',
+      '--group',
+      'resets',
+      '--topic',
+      'tasks:0',
+      '--to-offset',
+      '3',
+    ]);
+    expect(dry.err[0]).toMatch(/No action will be performed/);
+    expect(dry.out).toEqual([
+      '',
+      'GROUP   TOPIC  PARTITION  NEW-OFFSET  ERROR',
+      'resets  tasks  0          3           -',
+    ]);
+    expect((await admin.describeShareGroups(['resets']))[0]!.partitions[0]).toMatchObject({ startOffset: 0 });
+    const done = await cli([
+      'share-groups',
+      'reset-offsets',
+      '--group',
+      'resets',
+      '--all-topics',
+      '--to-latest',
+      '--execute',
+    ]);
+    expect(done.out.at(-1)).toMatch(/^resets\s+tasks\s+0\s+5\s+-$/);
+    expect((await admin.describeShareGroups(['resets']))[0]!.partitions[0]).toMatchObject({ startOffset: 5, lag: 0 });
+
+    // Java's Admin shapes: alter to offsets, delete a topic's state.
+    expect(await admin.alterShareGroupOffsets('resets', [{ topic: 'tasks', partition: 0, offset: 4 }])).toEqual([
+      { topic: 'tasks', partition: 0, currentOffset: 5, newOffset: 4, error: null },
+    ]);
+    const deleted = await cli(['share-groups', '--delete-offsets', '--group', 'resets', '--topic', 'tasks']);
+    expect(deleted.out).toEqual(['', 'TOPIC  STATUS', 'tasks  Successful']);
+    expect((await admin.describeShareGroups(['resets']))[0]!.partitions).toEqual([]);
+  });
 });

@@ -131,6 +131,17 @@ export async function everyOperation(call: ScenarioCall): Promise<void> {
   await call('GET', `${B}/share-groups`);
   await call('GET', `${B}/share-groups/sg`);
   await call('DELETE', `${B}/share-groups/sg/configs/share.auto.offset.reset`);
+  await call('POST', `${B}/share-groups/sg/offsets:reset`, {
+    strategy: 'to-earliest',
+    all_topics: true,
+    dry_run: true,
+  });
+  await call('POST', `${B}/share-groups/sg/offsets:reset`, {
+    strategy: 'to-offset',
+    offset: 0,
+    topics: [{ topic_name: 'o' }],
+  });
+  await call('POST', `${B}/share-groups/sg/offsets:delete`, { topics: ['o'] });
   await call('GET', `${B}/consumer-groups/g`);
   await call('GET', `${B}/consumer-groups/g/consumers`);
   await call('GET', `${B}/consumer-groups/g/consumers/${member.member_id}`);
