@@ -11,7 +11,7 @@ import { createServices, createStorage, type Storage } from '../src/compose.js';
 import { serverConfigFromEnv } from '../src/config/server-config.js';
 import { toErrorResponse } from '../src/http/error-mapping.js';
 import { handleSubscribe, parseClientMessage } from '../src/push/subscribe-handler.js';
-import { gatewayPushSubscribeDeps } from '../src/http/push-socket.js';
+import { gatewayPushSubscribeDeps } from '../src/http/push-subscribe.js';
 import { instrumentStorage } from './instrumented-storage.js';
 import { log, telemetryFromEnv, telemetryLogger } from './observability.js';
 

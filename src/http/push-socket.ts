@@ -12,9 +12,9 @@ import { Hono } from 'hono';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { toErrorResponse } from './error-mapping.js';
 import type { AppServices } from '../services.js';
-import { handleSubscribe, parseClientMessage, type SubscribeDeps } from '../push/subscribe-handler.js';
-import { bearerPrincipal, webSocketPrincipal } from '../authz/principal.js';
-import { KafkaError } from '../wire/errors.js';
+import { handleSubscribe, parseClientMessage } from '../push/subscribe-handler.js';
+import { bearerPrincipal } from '../authz/principal.js';
+import { pushSubscribeDeps } from './push-subscribe.js';
 
 export const PUSH_PATH = '/v3/push';
 
@@ -23,52 +23,6 @@ export interface PushSocket {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   routes: Hono;
   close(): void;
-}
-
-/**
- * What a push connection's principal may subscribe to: READ on the topic, as a fetch checks
- * (docs/security.md); a denial is audited like the HTTP routes' denials.
- */
-export function pushSubscribeDeps(
-  services: AppServices,
-  principal: string,
-  host: string,
-  audit: (msg: string, fields: Record<string, unknown>) => void = () => {},
-): SubscribeDeps {
-  return {
-    subscriptions: services.push.subscriptions,
-    topics: services.topics,
-    log: services.log,
-    async authorizeRead(topic) {
-      const sec = services.security;
-      if (!sec.authorization) return;
-      const index = await sec.acls.index();
-      if (index.authorize({ principal, host, operation: 'READ', resourceType: 'TOPIC', resourceName: topic })) return;
-      audit('authorization denied', {
-        audit: 'denied',
-        principal,
-        host,
-        operation: 'READ',
-        resourceType: 'TOPIC',
-        resourceName: topic,
-        action: 'push subscribe',
-      });
-      throw new KafkaError(
-        'TOPIC_AUTHORIZATION_FAILED',
-        `Principal ${principal} is not authorized to READ topic ${topic}`,
-      );
-    },
-  };
-}
-
-/** The same, for a message of the deployed WebSocket API: its principal from the request context. */
-export function gatewayPushSubscribeDeps(
-  services: AppServices,
-  requestContext: object,
-  audit?: (msg: string, fields: Record<string, unknown>) => void,
-): SubscribeDeps {
-  const rc = requestContext as Parameters<typeof webSocketPrincipal>[0] & { identity?: { sourceIp?: string } | null };
-  return pushSubscribeDeps(services, webSocketPrincipal(rc), rc.identity?.sourceIp ?? '', audit);
 }
 
 /** `endpoint()`: this server's origin as other processes reach it (fixed once it listens). */

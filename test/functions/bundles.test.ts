@@ -253,6 +253,18 @@ describe('bundles', () => {
     );
   });
 
+  it("leave ws (the local server's push socket) out of every function: the push function answers through API Gateway", () => {
+    for (const name of ['produce', 'fetch', 'admin', 'push', 'heartbeat', 'scheduler', 'authorizer'] as const) {
+      const files = Object.entries(rebuilt[name].inputs)
+        .filter(([, input]) => input.bytesInOutput > 0)
+        .map(([file]) => file);
+      expect(
+        files.filter((f) => f.startsWith('node_modules/ws/') || f === 'src/http/push-socket.ts'),
+        name,
+      ).toEqual([]);
+    }
+  });
+
   it('leave the consumer group services out of produce and fetch (src/compose.ts ServiceParts)', () => {
     const groupCode = (name: BundleName) =>
       sources(name).filter((f) =>

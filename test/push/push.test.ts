@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handleSubscribe } from '../../src/push/subscribe-handler.js';
-import { gatewayPushSubscribeDeps, pushSubscribeDeps } from '../../src/http/push-socket.js';
+import { gatewayPushSubscribeDeps, pushSubscribeDeps } from '../../src/http/push-subscribe.js';
 import { SUBSCRIPTION_TTL_MS, Subscriptions, subscriptionPk } from '../../src/push/subscriptions.js';
 import { PushNotifier } from '../../src/push/push-notifier.js';
 import { createStorage, openStorage } from '../../src/compose.js';
