@@ -1,7 +1,8 @@
 import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import { Hono, type Context } from 'hono';
 import * as z from 'zod';
-import { KafkaError } from '../wire/errors.js';
+import { isKafkaError, KafkaError } from '../wire/errors.js';
+import { toErrorResponse } from './error-mapping.js';
 import type { PolledRecord } from '../groups/consumer-instances.js';
 import type { AppEnv } from './app-env.js';
 import type { AppServices } from '../services.js';
@@ -89,6 +90,9 @@ const showRecord = (r: PolledRecord, format: 'binary' | 'json') => ({
   offset: r.offset,
 });
 
+/** REST Proxy's error code for a consumer instance it does not know. */
+const CONSUMER_INSTANCE_NOT_FOUND = 40403;
+
 /**
  * Confluent REST Proxy v2's consumer API (`/consumers/{group}/instances/{name}/...`): instances live
  * in the metadata store (see groups/consumer-instances.ts), so any server answers any call.
@@ -100,6 +104,10 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
   // REST Proxy v2 answers in its own media type, errors (mapped by the app's onError) included.
   app.use('*', async (c, next) => {
     await next();
+    // An instance the proxy does not know is REST Proxy's 40403 (consumer instance not found);
+    // Kafka's UNKNOWN_MEMBER_ID is 40404 on the other routes.
+    if (isKafkaError(c.error, 'UNKNOWN_MEMBER_ID'))
+      c.res = c.json({ ...toErrorResponse(c.error).body, error_code: CONSUMER_INSTANCE_NOT_FOUND }, 404);
     if (c.res.headers.get('content-type')?.startsWith('application/json')) c.res.headers.set('content-type', V2_JSON);
   });
   const ids = (c: Context) => [c.req.param('group')!, c.req.param('instance')!] as const;
