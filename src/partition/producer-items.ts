@@ -84,7 +84,13 @@ export async function spillProducers(
         decide: (item) =>
           item && item.value.topicId === topicId && !isLaterEntry(entry, item.value)
             ? { done: undefined }
-            : { write: { ...entry, topicId }, answer: () => undefined },
+            : {
+                write: { ...entry, topicId },
+                // Kafka's producer.id.expiration.ms: past it the item is read as no producer (readItem),
+                // so the store may drop it (DynamoDB's TTL); an active producer's next spill moves it on.
+                expiresAt: entry.updatedAt + PRODUCER_ID_EXPIRATION_MS,
+                answer: () => undefined,
+              },
         // No `recognise`: after a failed condition (our own write whose answer was lost included)
         // `decide` runs again on the item found, and an entry as late as ours leaves it be.
         giveUp: {

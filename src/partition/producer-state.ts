@@ -39,6 +39,11 @@ export function checkSequence(last: ProducerSequence | undefined, batch: Produce
       `${where} is fenced: epoch ${last.producerEpoch} has written to this partition`,
     );
   }
+  // A producer the partition has no entry for (never seen, or expired after
+  // producer.id.expiration.ms) must start at 0, unlike Kafka's broker, which takes an unknown
+  // producer at any sequence: one connection delivers a producer's batches in order there, while
+  // here its requests may arrive out of order, and a later batch taken first would turn the
+  // earlier one into a duplicate. The client bumps its epoch and starts again at 0 (KIP-360).
   if (!last || batch.producerEpoch > last.producerEpoch) {
     if (batch.baseSequence !== 0) {
       throw new KafkaError(

@@ -26,8 +26,9 @@ export type Decision<T, R> =
    * Write `value` over the item decided on; `answer` builds the result from the stored item.
    * `alongside`: items of the same partition key written in the same atomic write, only if it
    * applies (`MetadataStore.putAll`; the caller offers them only to a store that has it).
+   * `expiresAt`: the item's expiry (`PutOptions`), for the store to delete it after.
    */
-  | { write: T; alongside?: AlongsideItem[]; answer: (written: MetaItem<T>) => R }
+  | { write: T; alongside?: AlongsideItem[]; expiresAt?: number; answer: (written: MetaItem<T>) => R }
   /** Delete the item decided on (conditional on its version). */
   | { remove: true; answer: () => R }
   /** Nothing to write: the answer as it is. */
@@ -88,7 +89,13 @@ export async function optimisticUpdate<T, R>(op: OptimisticUpdate<T, R>): Promis
       const condition = item ? { ifVersion: item.version } : { ifAbsent: true as const };
       const written = decision.alongside
         ? await putAll(op.metadata)(op.pk, op.sk, decision.write, condition, decision.alongside)
-        : await op.metadata.put(op.pk, op.sk, decision.write, condition);
+        : await op.metadata.put(
+            op.pk,
+            op.sk,
+            decision.write,
+            condition,
+            decision.expiresAt === undefined ? undefined : { expiresAt: decision.expiresAt },
+          );
       return { result: decision.answer(written), item: written, retries: attempt, how: 'written' };
     } catch (e) {
       if (!(e instanceof ConditionFailedError)) throw e;

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../src/compose.js';
 import type { AppendOutcome } from '../../src/log/partition-log.js';
-import { PRODUCER_CACHE_SIZE, unpackProducers } from '../../src/partition/producer-state.js';
+import { PRODUCER_CACHE_SIZE, PRODUCER_ID_EXPIRATION_MS, unpackProducers } from '../../src/partition/producer-state.js';
 import { FEATURE_LEVEL_MAX_AGE_MS, raiseFeatureLevel } from '../../src/storage/feature-level.js';
 import {
   PRODUCER_ENTRY_PREFIX,
@@ -179,5 +179,41 @@ describe('producer state outside the partition state item', () => {
     clock.advance(5000);
     await h.run();
     expect(await inner.metadata.query(pk, { beginsWith: PRODUCER_ENTRY_PREFIX })).toEqual([]);
+  });
+
+  it("an idle producer's item expires after producer.id.expiration.ms; the producer then starts again at sequence 0 of a new epoch", async () => {
+    const { inner, clock, h, send } = setup();
+    await raiseFeatureLevel(inner.metadata, 5, clock.now(), 'test');
+    // What the items are written with: their expiry, for the store to drop them (DynamoDB's TTL).
+    const expiries = new Map<string, number | undefined>();
+    const put = inner.metadata.put.bind(inner.metadata);
+    inner.metadata.put = (pk, sk, value, condition, options) => {
+      if (sk.startsWith(PRODUCER_ENTRY_PREFIX)) expiries.set(sk, options?.expiresAt);
+      return put(pk, sk, value, condition, options);
+    };
+    for (let id = 1; id <= PRODUCER_CACHE_SIZE + 1; id++)
+      await inner.metadata.put(producerPk(id), PRODUCER_META_SK, { epoch: 0 });
+    const topic = await h.topic();
+    const pk = partitionPk(topic.name, 0);
+    for (let sequence = 0; sequence < 3; sequence++) expect(await send(topic, 1, sequence)).toMatchObject({ ok: true });
+    const lastSend = clock.now();
+    // The others' commits let producer 1 go from the cache into its item.
+    for (let id = 2; id <= PRODUCER_CACHE_SIZE + 1; id++) expect(await send(topic, id, 0)).toMatchObject({ ok: true });
+    const item = await inner.metadata.get<{ updatedAt: number }>(pk, `${PRODUCER_ENTRY_PREFIX}1`);
+    // The state keeps a producer's last send to the second.
+    expect(lastSend - item!.value.updatedAt).toBeLessThan(1000);
+    expect(expiries.get(`${PRODUCER_ENTRY_PREFIX}1`)).toBe(item!.value.updatedAt + PRODUCER_ID_EXPIRATION_MS);
+    // Within the expiration the producer is known: a gap is refused.
+    expect(await send(topic, 1, 7)).toMatchObject({ ok: false, error: { errorName: 'OUT_OF_ORDER_SEQUENCE_NUMBER' } });
+    // Past it, the partition knows nothing of the producer (its item is read as no entry, and may be
+    // gone): a batch that goes on from its old sequence is refused, nothing appended, and the
+    // producer starts again at sequence 0 under a bumped epoch (KIP-360), as the client does.
+    clock.advance(PRODUCER_ID_EXPIRATION_MS);
+    const hw = (await h.log.state(topic, 0)).highWatermark;
+    expect(await send(topic, 1, 3)).toMatchObject({ ok: false, error: { errorName: 'OUT_OF_ORDER_SEQUENCE_NUMBER' } });
+    expect((await h.log.state(topic, 0)).highWatermark).toBe(hw);
+    await inner.metadata.put(producerPk(1), PRODUCER_META_SK, { epoch: 1 });
+    expect(await send(topic, 1, 0, 1)).toMatchObject({ ok: true, info: { baseOffset: hw } });
+    expect(await send(topic, 1, 1, 1)).toMatchObject({ ok: true, info: { baseOffset: hw + 1 } });
   });
 });
