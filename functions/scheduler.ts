@@ -17,9 +17,10 @@ import {
   settleBackgroundWork,
   type Storage,
 } from '../src/compose.js';
-import { serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
+import { lambdaOptions, serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
 import { logEvents } from '../src/metrics.js';
 import type { AppServices } from '../src/services.js';
+import { lazyLambdaInvoker } from '../src/storage/lazy-lambda-invoker.js';
 import { instrumentStorage } from './instrumented-storage.js';
 import {
   addMetric,
@@ -60,9 +61,13 @@ const SAFETY_MARGIN_MS = 15_000;
 const telemetry = telemetryFromEnv(process.env, 'scheduler');
 const config = serverConfigFromEnv(process.env);
 const storage = instrumentStorage(createStorage(config.backend, 'scheduler'));
+// Triggers are delivered here on AWS: each run re-arms every partition with records past its
+// trigger's committed offset and delivers until caught up or the deadline (docs/triggers.md).
 const services = createServices(config, storage, systemClock, {
   metrics: scopeMetrics,
   logger: telemetryLogger(telemetry),
+  runTriggers: true,
+  lambda: lazyLambdaInvoker(lambdaOptions(config)),
 });
 
 export const handler = async (
@@ -77,7 +82,11 @@ export const handler = async (
       await services.features.keepRegistered('scheduler', started, (e) =>
         log(telemetry, 'warn', 'process registration failed', { error: String(e) }),
       );
-      const report = await runScheduledPass({ config, storage, services, deadline, telemetry });
+      const [report, triggerPartitions] = await Promise.all([
+        runScheduledPass({ config, storage, services, deadline, telemetry }),
+        services.triggers.runner.deliverDue(deadline),
+      ]);
+      if (triggerPartitions > 0) report.triggerPartitions = triggerPartitions;
       await settleBackgroundWork(services); // nothing runs once the handler returns
       addMetric(
         'SchedulerWork',

@@ -18,13 +18,14 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import type { Construct } from 'constructs';
+import type { Construct, IConstruct } from 'constructs';
 import { DATA_ACCESS, expressSessionMode, type DataFunctionName } from './data-access.js';
 import { LogHttpApi } from './http-api.js';
 import { KAFKA_TLS_PORT, KafkaListener } from './kafka-listener.js';
 import { LogRestApi } from './rest-api.js';
 import { LogFunctions, RUNTIME } from './log-functions.js';
 import { Monitoring } from './monitoring.js';
+import { wildcardResourceFinding } from './nag-findings.js';
 import { PushApi } from './push-api.js';
 import { ReplicaStores, REQUEST_METRICS_FILTER_ID } from './replica-stores.js';
 import type { LogStackConfig } from './stack-config.js';
@@ -42,6 +43,12 @@ export const LAMBDA_PAYLOAD_LIMITS = {
   MAX_FETCH_BYTES: String(1024 * 1024),
   MAX_RESPONSE_BYTES: String(6_000_000),
 };
+
+/**
+ * The functions that deliver triggers (src/triggers): the scheduler, each run (the Kafka listener's
+ * tasks also do, woken by their own commits). They invoke triggers' Lambda targets.
+ */
+export const TRIGGER_DELIVERERS = ['scheduler'] as const satisfies readonly DataFunctionName[];
 
 /** The functions that commit to partitions, and so post to the push connections armed on them. */
 export const PUSH_POSTERS = ['produce', 'admin', 'scheduler'] as const satisfies readonly DataFunctionName[];
@@ -149,6 +156,19 @@ export class LogStack extends Stack {
         }
       }
     }
+
+    // Triggers' Lambda targets: the deliverers may invoke the functions the stack lists and no other
+    // (none listed: no grant, and a Lambda target's invocations are refused and retried).
+    const invokeTargets =
+      config.triggerFunctionArns.length > 0
+        ? new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: config.triggerFunctionArns })
+        : undefined;
+    if (invokeTargets)
+      for (const name of TRIGGER_DELIVERERS) {
+        const fn = this.functions.byName[name];
+        fn.addToRolePolicy(invokeTargets);
+        acknowledgeInvokePatterns(fn.role!, config.triggerFunctionArns);
+      }
 
     const { scheduler, heartbeat, ...httpFunctions } = this.functions.byName;
     this.api =
@@ -279,6 +299,10 @@ export class LogStack extends Stack {
         metrics: { namespace: METRICS_NAMESPACE, service: this.stackName, alarmTopic: this.monitoring.alarmTopic },
       });
       this.pushApi?.grantPost(kafka.service.taskDefinition.taskRole);
+      if (invokeTargets) {
+        kafka.service.taskDefinition.taskRole.addToPrincipalPolicy(invokeTargets);
+        acknowledgeInvokePatterns(kafka.service.taskDefinition.taskRole, config.triggerFunctionArns);
+      }
       new CfnOutput(this, 'KafkaBootstrap', {
         value: `${config.kafkaListener.hostName}:${KAFKA_TLS_PORT}`,
         description: 'bootstrap.servers for Kafka clients (security.protocol=SSL)',
@@ -289,4 +313,13 @@ export class LogStack extends Stack {
       });
     }
   }
+}
+
+/** A pattern in triggerFunctionArns is the operator's own choice of functions: cdk-nag's wildcard finding, acknowledged. */
+function acknowledgeInvokePatterns(role: IConstruct, arns: readonly string[]): void {
+  for (const arn of arns.filter((a) => a.includes('*')))
+    Validations.of(role).acknowledge({
+      id: wildcardResourceFinding(role, arn),
+      reason: "triggerFunctionArns names the functions triggers may invoke; a pattern in it is the deployment's choice",
+    });
 }

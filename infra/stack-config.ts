@@ -38,6 +38,10 @@
  *   kafkaSaslMechanisms   SCRAM-SHA-256,SCRAM-SHA-512 (credentials in the table)   none
  *   kafkaHostName         the name clients connect to, the certificate's (required with kafkaListener)
  *   kafkaListenerMaxTasks the most tasks CPU scaling starts                    4
+ *   triggerFunctionArns   the Lambda functions triggers may invoke: comma-separated function ARNs,
+ *                         as triggers name them (a qualified one for a version or alias; `*` within
+ *                         a name, e.g. function:orders-*); the functions that deliver may invoke
+ *                         these and no other (docs/triggers.md)                        none
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 
@@ -74,6 +78,8 @@ export interface LogStackConfig {
   lambdaRuntime: 'nodejs24.x' | 'nodejs22.x';
   reservedConcurrency: ReservedConcurrency;
   kafkaListener?: KafkaListenerConfig;
+  /** What the functions that deliver triggers may invoke (lambda:InvokeFunction): function ARNs or patterns. */
+  triggerFunctionArns: string[];
 }
 
 /** Where the listener's TLS ends: at the NLB (an ACM certificate), or at the tasks (a secret's PEM, mutual TLS possible). */
@@ -230,6 +236,7 @@ export function stackConfig(context: Lookup): LogStackConfig {
     },
     alarmEmail: str(context('alarmEmail')),
     ...kafkaListenerConfig(context),
+    triggerFunctionArns: triggerFunctionArns(context('triggerFunctionArns')),
     security: {
       // LocalStack's emulated IAM names no caller: every request would be User:ANONYMOUS.
       authorization: bool('authorization', context('authorization'), stage !== 'local'),
@@ -244,6 +251,20 @@ export function stackConfig(context: Lookup): LogStackConfig {
       },
     }),
   };
+}
+
+/** A function ARN, maybe qualified, `*` allowed in the region, the name and the qualifier (never for the account). */
+const FUNCTION_ARN_PATTERN =
+  /^arn:aws[a-zA-Z-]*:lambda:([a-z]{2}(-gov)?-[a-z]+-\d|\*):\d{12}:function:[a-zA-Z0-9_*-]{1,64}(:(\$LATEST|[a-zA-Z0-9_*-]+))?$/;
+
+function triggerFunctionArns(v: unknown): string[] {
+  const arns = list(v);
+  for (const arn of arns)
+    if (!FUNCTION_ARN_PATTERN.test(arn))
+      throw new Error(
+        `triggerFunctionArns takes Lambda function ARNs (arn:aws:lambda:{region}:{account}:function:{name}[:{qualifier}]), got ${arn}`,
+      );
+  return arns;
 }
 
 function kafkaListenerConfig(context: Lookup): Pick<LogStackConfig, 'kafkaListener'> {

@@ -38,7 +38,7 @@ import { createTransactionCoordinator } from './transactions/index.js';
 import { DEFAULT_TRANSACTION_CONFIG } from './transactions/transaction-config.js';
 import { SystemTimer } from './timer/system-timer.js';
 import { ShareGroups } from './share/share-groups.js';
-import { createTriggers } from './triggers/index.js';
+import { createTriggers, type LambdaInvoke } from './triggers/index.js';
 import { ReplicaManager } from './replication/replica-manager.js';
 import { loggerOf, logEvents, noMetrics, type Logger, type Metrics } from './metrics.js';
 import { FeatureLevels } from './storage/feature-level.js';
@@ -198,12 +198,21 @@ export function createServices(
 
 export interface ServiceOptions {
   countOperations?: boolean;
-  /** Deliver triggers in this process, woken by its commits (the local server: `npm start`). */
+  /**
+   * Deliver triggers in this process, woken by its commits and by `runner.deliverDue` (the local
+   * server, `npm start`, and the scheduled function). Elsewhere nothing delivers.
+   */
   runTriggers?: boolean;
   metrics?: Metrics;
   /** Where the services' log lines go (default: JSON lines on stdout, `stdoutLogger`). */
   logger?: Logger;
   poster?: ConnectionPoster;
+  /**
+   * How triggers invoke Lambda functions (src/storage/lazy-lambda-invoker.ts, where deliveries
+   * run). Without it a Lambda target's invocations fail (and are retried): the composition root
+   * names no Lambda adapter, so no other bundle holds the Lambda client.
+   */
+  lambda?: LambdaInvoke;
 }
 
 /** `createServices` with the given parts only (a Lambda function's bundle holds no other). */
@@ -267,6 +276,8 @@ export function composeServices(
     { metadata, clock, topics, log, groups },
     {
       bootstrapServers: bootstrapServers(config),
+      deliver: options.runTriggers ?? false,
+      ...(options.lambda && { lambda: options.lambda }),
       onError: (msg, fields) => logger.warn(msg, fields),
     },
   );

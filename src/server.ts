@@ -8,12 +8,13 @@
 import { serve } from '@hono/node-server';
 import { createServices, openStorage, startInProcessScheduler, stdoutLogger } from './compose.js';
 import { parseServerArgs, SERVER_USAGE, ServerArgsError } from './config/server-args.js';
-import { serverConfigFromEnv, type ServerConfig } from './config/server-config.js';
+import { lambdaOptions, serverConfigFromEnv, type ServerConfig } from './config/server-config.js';
 import { createApp } from './http/app.js';
 import { withBodyPool } from './http/body-pool.js';
 import { startKafkaListener } from './kafka/listener.js';
 import { pushSocket } from './http/push-socket.js';
 import { MemoryPool } from './limits/memory-pool.js';
+import { lazyLambdaInvoker } from './storage/lazy-lambda-invoker.js';
 import { IntervalMetrics, logEvents } from './metrics.js';
 
 // A bad flag or variable is told in a line and the usage, not a stack; --help prints the usage.
@@ -41,7 +42,12 @@ try {
 
 const storage = await openStorage(config.backend); // a SQLite problem fails here, at startup
 const metrics = new IntervalMetrics();
-const services = createServices(config, storage, undefined, { metrics, logger: stdoutLogger, runTriggers: true });
+const services = createServices(config, storage, undefined, {
+  metrics,
+  logger: stdoutLogger,
+  runTriggers: true,
+  lambda: lazyLambdaInvoker(lambdaOptions(config)),
+});
 const app = createApp(services);
 // Push (ws://host:port/v3/push): other processes post to this one's connections at its origin,
 // or at PUSH_ENDPOINT when they reach it under another address.

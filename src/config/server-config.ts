@@ -83,6 +83,8 @@ export interface ServerConfig {
    * group.consumer.max.size and group.max.size: the most members of a KIP-848 group and of a classic group.
    */
   groups: { initialRebalanceDelayMs: number; consumerMaxSize?: number; classicMaxSize?: number };
+  /** Where triggers' Lambda targets are invoked (default: Lambda's endpoint of the function ARN's region). */
+  triggers: { lambdaEndpoint?: string };
   security: SecurityConfig;
 }
 
@@ -233,6 +235,7 @@ const ENV_SPEC = {
   AWS_ENDPOINT_URL: optionalText,
   AWS_ENDPOINT_URL_S3: optionalText,
   AWS_ENDPOINT_URL_DYNAMODB: optionalText,
+  AWS_ENDPOINT_URL_LAMBDA: optionalText,
   /** Comma-separated replica bucket names, in replica-id order. */
   BUCKETS: optionalText,
   /** ReadOnly for a process that only reads objects (the stack sets it where the role allows no more). */
@@ -334,6 +337,11 @@ const ENV_SPEC = {
   KAFKA_SSL_PRINCIPAL_MAPPING_RULES: optionalText,
 };
 
+/** What a triggers' Lambda invoker is built with: the endpoint, when one stands in for Lambda's. */
+export function lambdaOptions(config: ServerConfig): { endpoint?: string } {
+  return config.triggers.lambdaEndpoint ? { endpoint: config.triggers.lambdaEndpoint } : {};
+}
+
 export function serverConfigFromEnv(env: Record<string, string | undefined>): ServerConfig {
   // One line per bad variable, named as the README's configuration table names it.
   const e = readEnv(env, ENV_SPEC);
@@ -412,6 +420,11 @@ export function serverConfigFromEnv(env: Record<string, string | undefined>): Se
       initialRebalanceDelayMs: e.GROUP_INITIAL_REBALANCE_DELAY_MS,
       ...(e.GROUP_CONSUMER_MAX_SIZE !== undefined ? { consumerMaxSize: e.GROUP_CONSUMER_MAX_SIZE } : {}),
       ...(e.GROUP_MAX_SIZE !== undefined ? { classicMaxSize: e.GROUP_MAX_SIZE } : {}),
+    },
+    triggers: {
+      ...((e.AWS_ENDPOINT_URL_LAMBDA ?? e.AWS_ENDPOINT_URL) !== undefined && {
+        lambdaEndpoint: e.AWS_ENDPOINT_URL_LAMBDA ?? e.AWS_ENDPOINT_URL,
+      }),
     },
     security: securityConfig(e, file),
   };

@@ -11,12 +11,12 @@ import {
   RECORD_AGE_SECONDS,
   RETRY_ATTEMPTS,
   STARTING_POSITIONS,
-  TARGET_TYPES,
   TIMEOUT_MS,
   TRIGGER_STATES,
   deliveryKnobs,
   validateTriggerName,
   type TriggerDefinition,
+  type TriggerTarget,
 } from '../triggers/trigger.js';
 import type { TriggerDescription } from '../triggers/index.js';
 import type { AppEnv } from './app-env.js';
@@ -25,16 +25,26 @@ import { readJson } from './request.js';
 import type { Resources } from './resources.js';
 import { authorize } from './security.js';
 
-const targetSchema = z.object({
-  type: z.enum(TARGET_TYPES).meta({ description: 'WEBHOOK: an HTTP endpoint POSTed the event; 2xx is success' }),
-  url: z.string().meta({ format: 'uri' }),
-  timeout_ms: z
-    .int()
-    .meta({
-      description: `How long one invocation may take (${TIMEOUT_MS.min}-${TIMEOUT_MS.max}, default ${TIMEOUT_MS.default})`,
-    })
-    .optional(),
-});
+const timeoutMs = z
+  .int()
+  .meta({
+    description: `How long one invocation may take (${TIMEOUT_MS.min}-${TIMEOUT_MS.max}, default ${TIMEOUT_MS.default})`,
+  })
+  .optional();
+const targetSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('WEBHOOK').meta({ description: 'An HTTP endpoint POSTed the event; 2xx is success' }),
+    url: z.string().meta({ format: 'uri' }),
+    timeout_ms: timeoutMs,
+  }),
+  z.object({
+    type: z.literal('LAMBDA').meta({ description: 'A Lambda function invoked (RequestResponse) with the event' }),
+    function_arn: z.string().meta({
+      description: "The function's ARN (a version or alias may qualify it); the deployment must grant its invocation",
+    }),
+    timeout_ms: timeoutMs,
+  }),
+]);
 const knobs = {
   batch_size: z
     .int()
@@ -155,7 +165,7 @@ const showTrigger = (r: Resources, d: TriggerDefinition): z.infer<typeof trigger
   trigger_name: d.name,
   topic_name: d.topic,
   group_id: d.groupId,
-  target: { type: d.target.type, url: d.target.url, timeout_ms: d.target.timeoutMs },
+  target: shownTarget(d.target),
   batch_size: d.batchSize,
   starting_position: d.startingPosition,
   ...(d.startingTimestamp !== undefined && { starting_position_timestamp: d.startingTimestamp }),
@@ -164,6 +174,19 @@ const showTrigger = (r: Resources, d: TriggerDefinition): z.infer<typeof trigger
   created_at: new Date(d.createdAt).toISOString(),
   consumer_group: { related: `${r.base}/consumer-groups/${d.groupId}` },
 });
+
+function shownTarget(t: TriggerTarget): z.infer<typeof targetSchema> {
+  return t.type === 'LAMBDA'
+    ? { type: 'LAMBDA', function_arn: t.functionArn, timeout_ms: t.timeoutMs }
+    : { type: 'WEBHOOK', url: t.url, timeout_ms: t.timeoutMs };
+}
+
+function definedTarget(t: z.infer<typeof targetSchema>): TriggerTarget {
+  const timeoutMs = t.timeout_ms ?? TIMEOUT_MS.default;
+  return t.type === 'LAMBDA'
+    ? { type: 'LAMBDA', functionArn: t.function_arn, timeoutMs }
+    : { type: 'WEBHOOK', url: t.url, timeoutMs };
+}
 
 /** The delivery knobs with their defaults filled in, under the API's names. */
 function shownKnobs(d: TriggerDefinition) {
@@ -217,7 +240,7 @@ const nameParam = (c: Context<AppEnv>) => {
 };
 
 /**
- * Extension (v3 has no triggers): a topic bound to a webhook, delivered as its own consumer group
+ * Extension (v3 has no triggers): a topic bound to a webhook or a Lambda function, delivered as its own consumer group
  * (docs/triggers.md). Changing triggers is ALTER on the cluster (a trigger makes the cluster call
  * out) with READ on the topic and the group; reading them is DESCRIBE on the cluster.
  */
@@ -249,7 +272,7 @@ export function triggerRoutes(): Hono<AppEnv> {
       name: body.trigger_name,
       topic: body.topic_name,
       groupId,
-      target: { type: body.target.type, url: body.target.url, timeoutMs: body.target.timeout_ms ?? TIMEOUT_MS.default },
+      target: definedTarget(body.target),
       batchSize: body.batch_size ?? BATCH_SIZE.default,
       startingPosition: body.starting_position ?? 'LATEST',
       ...(body.starting_position_timestamp !== undefined && { startingTimestamp: body.starting_position_timestamp }),

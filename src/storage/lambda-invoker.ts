@@ -1,6 +1,7 @@
 /**
  * A trigger's Lambda function target on AWS: Lambda's Invoke (RequestResponse) with the Kafka event
- * as payload. One SDK client per process, created on first use.
+ * as payload. One SDK client per region per process, created on first use; the region is the
+ * function ARN's unless `region` says otherwise (a trigger may name a function in another region).
  */
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { sdkClientTimeouts } from './sdk-timeouts.js';
@@ -9,6 +10,7 @@ import { sdkClientTimeouts } from './sdk-timeouts.js';
 export type LambdaInvokeOutcome = { ok: true; response: unknown } | { ok: false; error: string };
 
 export interface LambdaInvokerOptions {
+  /** Every call's region (default: the function ARN's). */
   region?: string;
   /** Another endpoint than Lambda's own (tests: a local peer speaking Invoke's REST API). */
   endpoint?: string;
@@ -19,26 +21,30 @@ export interface LambdaInvokerOptions {
 export function lambdaInvoker(
   options: LambdaInvokerOptions = {},
 ): (functionArn: string, timeoutMs: number, event: unknown) => Promise<LambdaInvokeOutcome> {
-  let client: LambdaClient | undefined;
-  const clientFor = () => {
+  const clients = new Map<string, LambdaClient>();
+  const clientFor = (functionArn: string) => {
+    const region = options.region ?? functionArn.split(':')[3] ?? '';
+    const known = clients.get(region);
+    if (known) return known;
     // One attempt: a retry by the SDK would invoke the function again behind the delivery's back;
     // the delivery retries (and counts) failed invocations itself.
-    client ??= new LambdaClient({
+    const client = new LambdaClient({
       ...sdkClientTimeouts({
         connectionTimeoutMs: 1_000,
         requestTimeoutMs: 900_000,
         socketTimeoutMs: 900_000,
         maxAttempts: 1,
       }),
-      ...(options.region ? { region: options.region } : {}),
+      ...(region ? { region } : {}),
       ...(options.endpoint ? { endpoint: options.endpoint } : {}),
       ...(options.credentials ? { credentials: options.credentials } : {}),
     });
+    clients.set(region, client);
     return client;
   };
   return async (functionArn, timeoutMs, event) => {
     try {
-      const out = await clientFor().send(
+      const out = await clientFor(functionArn).send(
         new InvokeCommand({
           FunctionName: functionArn,
           InvocationType: 'RequestResponse',

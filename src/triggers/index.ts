@@ -11,12 +11,13 @@ import type { MetadataStore } from '../storage/ports.js';
 import type { TopicRegistry } from '../topics/topics.js';
 import { DeliveryLeases } from './delivery-lease.js';
 import { TriggerPositions } from './positions.js';
-import { defaultTargets, type TargetFactory } from './targets.js';
+import { targetFactory, type LambdaInvoke, type TargetFactory } from './targets.js';
 import { TriggerAdmin } from './trigger-admin.js';
 import { TriggerRegistry } from './trigger-registry.js';
 import { TriggerRunner } from './trigger-runner.js';
 
 export type { TriggerDefinition } from './trigger.js';
+export type { LambdaInvoke } from './targets.js';
 export type { TriggerDescription } from './trigger-admin.js';
 
 export interface TriggerServices {
@@ -28,7 +29,11 @@ export interface TriggerServices {
 export interface TriggerOptions {
   /** Kafka's bootstrap servers as the event names them (Lambda's `bootstrapServers`). */
   bootstrapServers: string;
+  /** Every target's invoker (tests); otherwise webhooks, and Lambda functions through `lambda`. */
   targets?: TargetFactory;
+  lambda?: LambdaInvoke;
+  /** Whether this process delivers (default true); one that does not never starts a run. */
+  deliver?: boolean;
   retryBackoff?: { baseMs: number; maxMs: number };
   onError?: (msg: string, fields: Record<string, unknown>) => void;
 }
@@ -40,19 +45,22 @@ export function createTriggers(
   const registry = new TriggerRegistry(deps.metadata, deps.clock);
   const leases = new DeliveryLeases(deps.metadata);
   const positions = new TriggerPositions({ groups: deps.groups, log: deps.log, clock: deps.clock });
-  const runner = new TriggerRunner({
-    registry,
-    leases,
-    positions,
-    topics: deps.topics,
-    log: deps.log,
-    clock: deps.clock,
-    targets: options.targets ?? defaultTargets,
-    bootstrapServers: options.bootstrapServers,
-    processId: randomUUID(),
-    retryBackoff: options.retryBackoff ?? { baseMs: 100, maxMs: 10_000 },
-    onError: options.onError ?? (() => {}),
-  });
+  const runner = new TriggerRunner(
+    {
+      registry,
+      leases,
+      positions,
+      topics: deps.topics,
+      log: deps.log,
+      clock: deps.clock,
+      targets: options.targets ?? targetFactory(options.lambda),
+      bootstrapServers: options.bootstrapServers,
+      processId: randomUUID(),
+      retryBackoff: options.retryBackoff ?? { baseMs: 100, maxMs: 10_000 },
+      onError: options.onError ?? (() => {}),
+    },
+    options.deliver ?? true,
+  );
   const admin = new TriggerAdmin({ ...deps, registry, leases, positions, runner });
   return { registry, admin, runner };
 }

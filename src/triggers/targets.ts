@@ -1,9 +1,10 @@
 /**
  * The port a delivery invokes its target through, and the webhook target. A Lambda function target
- * lives in a storage adapter (it needs the AWS SDK) and is handed in by the composition root.
+ * goes through `LambdaInvoke`, a storage adapter's (it needs the AWS SDK), handed in by the
+ * composition root.
  */
 import type { KafkaEvent } from './kafka-event.js';
-import type { TriggerTarget, WebhookTarget } from './trigger.js';
+import type { LambdaTarget, TriggerTarget, WebhookTarget } from './trigger.js';
 
 /** What an invocation came to: the function's answer (parsed JSON, if any), or why it failed. */
 export type InvokeOutcome = { ok: true; response: unknown } | { ok: false; error: string };
@@ -12,6 +13,12 @@ export type Invoke = (event: KafkaEvent) => Promise<InvokeOutcome>;
 
 /** Builds the invoker of a target. */
 export type TargetFactory = (target: TriggerTarget) => Invoke;
+
+/**
+ * Lambda's Invoke, RequestResponse (src/storage/lambda-invoker.ts): the function's answer, or a
+ * failure for a FunctionError (Handled or Unhandled), a service error or the timeout passing.
+ */
+export type LambdaInvoke = (functionArn: string, timeoutMs: number, event: KafkaEvent) => Promise<InvokeOutcome>;
 
 /**
  * POSTs the event as JSON; a 2xx answer is a success (its body, when JSON, is the function's
@@ -45,5 +52,15 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** The targets every backend has. */
-export const defaultTargets: TargetFactory = (target) => webhookTarget(target);
+export function lambdaTarget(target: LambdaTarget, invoke: LambdaInvoke): Invoke {
+  return (event) => invoke(target.functionArn, target.timeoutMs, event);
+}
+
+/** Webhooks, and Lambda functions through `lambda` when the process has it. */
+export function targetFactory(lambda?: LambdaInvoke): TargetFactory {
+  return (target) => {
+    if (target.type === 'WEBHOOK') return webhookTarget(target);
+    if (lambda) return lambdaTarget(target, lambda);
+    return async () => ({ ok: false, error: 'Lambda targets are not composed in this process' });
+  };
+}

@@ -5,6 +5,10 @@
  * process holds is left to it (the claim kicked it); the runner looks again when that lease ends,
  * in case its holder died. `rearm` starts every partition that has records past its committed
  * offset: what a process runs when it starts, and on the scheduler's tick, for what a crash left.
+ * `deliverDue` is the scheduled function's turn: re-arm, then deliver until caught up or a deadline.
+ *
+ * A process that does not deliver (`deliver: false`: the functions that serve requests, which
+ * Lambda freezes once they answer) starts nothing: a wake is a no-op there.
  */
 import { runDelivery, type DeliveryDeps, type RunEnd } from './partition-delivery.js';
 import type { LeaseKey } from './delivery-lease.js';
@@ -22,12 +26,21 @@ interface Local {
 export class TriggerRunner {
   private readonly local = new Map<string, Local>();
   private closed = false;
+  /** A `deliverDue` deadline passed: runs stop after their current step, and none starts. */
+  private pausedUntilIdle = false;
 
-  constructor(private readonly deps: DeliveryDeps) {}
+  constructor(
+    private readonly deps: DeliveryDeps,
+    private readonly deliver = true,
+  ) {}
+
+  private get stopping(): boolean {
+    return this.closed || this.pausedUntilIdle || !this.deliver;
+  }
 
   /** A commit landed on the partition. */
   committed(topic: string, partition: number): void {
-    if (this.closed) return;
+    if (this.stopping) return;
     this.deps.registry.onTopic(topic).then(
       (triggers) => {
         for (const t of triggers) if (t.state === 'ENABLED') this.wake({ trigger: t.name, topic, partition });
@@ -38,7 +51,7 @@ export class TriggerRunner {
 
   /** Starts the partition's delivery here, or has the run here look again. */
   wake(key: LeaseKey): void {
-    if (this.closed) return;
+    if (this.stopping) return;
     const id = `${key.trigger}\u0000${key.topic}\u0000${key.partition}`;
     const local = this.local.get(id) ?? { more: false, run: undefined, recheck: undefined };
     this.local.set(id, local);
@@ -55,7 +68,7 @@ export class TriggerRunner {
         local.more = false;
         return more;
       },
-      stopped: () => this.closed,
+      stopped: () => this.stopping,
     })
       .then(
         (end) => this.ended(key, local, end),
@@ -67,13 +80,13 @@ export class TriggerRunner {
       )
       .finally(() => {
         local.run = undefined;
-        if (local.more && !this.closed) this.wake(key);
+        if (local.more && !this.stopping) this.wake(key);
         else if (!local.recheck) this.local.delete(id);
       });
   }
 
   private ended(key: LeaseKey, local: Local, end: RunEnd): void {
-    if (end.how !== 'held-elsewhere' || this.closed) return;
+    if (end.how !== 'held-elsewhere' || this.stopping) return;
     // Another holder (or a failure here): look again once its lease is over, in case it died.
     const wait = Math.max(0, end.until - this.deps.clock.now()) + 50;
     local.recheck = setTimeout(() => {
@@ -85,6 +98,7 @@ export class TriggerRunner {
 
   /** Starts every partition of every enabled trigger with records past its committed offset. */
   async rearm(triggers?: TriggerDefinition[]): Promise<number> {
+    if (this.stopping) return 0;
     let started = 0;
     for (const d of triggers ?? (await this.deps.registry.list())) {
       if (d.state !== 'ENABLED') continue;
@@ -98,6 +112,29 @@ export class TriggerRunner {
           started++;
         }
       }
+    }
+    return started;
+  }
+
+  /**
+   * The scheduled function's deliveries: starts every partition with records past its committed
+   * offset and waits for them, until `deadline` (epoch ms): then the runs stop after their current
+   * step, give their leases back without committing what they had not finished, and the next
+   * tick (or a commit elsewhere) takes the partitions up again. Answers how many it started.
+   */
+  async deliverDue(deadline: number): Promise<number> {
+    const started = await this.rearm();
+    const wait = setTimeout(
+      () => {
+        this.pausedUntilIdle = true;
+      },
+      Math.max(0, deadline - this.deps.clock.now()),
+    );
+    try {
+      await this.idle();
+    } finally {
+      clearTimeout(wait);
+      this.pausedUntilIdle = false;
     }
     return started;
   }

@@ -12,8 +12,6 @@ export type StartingPosition = (typeof STARTING_POSITIONS)[number];
 export const TRIGGER_STATES = ['ENABLED', 'PAUSED'] as const;
 export type TriggerState = (typeof TRIGGER_STATES)[number];
 
-export const TARGET_TYPES = ['WEBHOOK'] as const;
-
 /** An HTTP endpoint that is POSTed the Kafka event (kafka-event.ts) and answers 2xx when done. */
 export interface WebhookTarget {
   type: 'WEBHOOK';
@@ -22,7 +20,21 @@ export interface WebhookTarget {
   timeoutMs: number;
 }
 
-export type TriggerTarget = WebhookTarget;
+/**
+ * A Lambda function invoked synchronously (RequestResponse) with the Kafka event. Named by its ARN,
+ * as an event source mapping's FunctionArn, so the grant that lets deliveries invoke it can name it.
+ */
+export interface LambdaTarget {
+  type: 'LAMBDA';
+  functionArn: string;
+  timeoutMs: number;
+}
+
+export type TriggerTarget = WebhookTarget | LambdaTarget;
+
+/** A function's ARN, unqualified or with a version or alias (Lambda's own pattern, less partial ARNs and names). */
+const FUNCTION_ARN =
+  /^arn:aws[a-zA-Z-]*:lambda:[a-z]{2}(-gov)?-[a-z]+-\d:\d{12}:function:[a-zA-Z0-9_-]{1,64}(:(\$LATEST|[a-zA-Z0-9_-]+))?$/;
 
 export interface TriggerDefinition {
   name: string;
@@ -105,6 +117,15 @@ export function validateTriggerName(name: string): void {
 }
 
 export function validateTarget(target: TriggerTarget): void {
+  inRange('timeout_ms', target.timeoutMs, TIMEOUT_MS);
+  if (target.type === 'LAMBDA') {
+    if (!FUNCTION_ARN.test(target.functionArn))
+      throw new KafkaError(
+        'INVALID_REQUEST',
+        `function_arn must be a Lambda function's ARN (arn:aws:lambda:{region}:{account}:function:{name}[:{qualifier}]), got ${JSON.stringify(target.functionArn)}`,
+      );
+    return;
+  }
   let url: URL;
   try {
     url = new URL(target.url);
@@ -113,7 +134,6 @@ export function validateTarget(target: TriggerTarget): void {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new KafkaError('INVALID_REQUEST', `The webhook URL must be http or https, got ${url.protocol}`);
-  inRange('timeout_ms', target.timeoutMs, TIMEOUT_MS);
 }
 
 export function validateDefinition(d: TriggerDefinition): void {

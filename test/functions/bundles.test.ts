@@ -282,6 +282,16 @@ describe('bundles', () => {
     for (const name of ['produce', 'admin', 'scheduler'] as const) expect(sources(name), name).toContain(coordinator);
   });
 
+  it("hold the Lambda client in the scheduler's bundle only, the one function that delivers triggers", () => {
+    const lambdaClient = (name: BundleName) =>
+      Object.entries(rebuilt[name].inputs)
+        .filter(([file, input]) => input.bytesInOutput > 0 && file.includes('@aws-sdk/client-lambda/'))
+        .map(([file]) => file);
+    for (const name of ['produce', 'fetch', 'admin', 'push', 'heartbeat'] as const)
+      expect(lambdaClient(name), name).toEqual([]);
+    expect(lambdaClient('scheduler').length).toBeGreaterThan(0);
+  });
+
   it("take credentials from the environment or the container endpoint only: no profile, SSO or STS clients (the SDK's default chain is aliased)", () => {
     for (const name of ['produce', 'fetch', 'admin', 'push', 'heartbeat', 'scheduler'] as const) {
       const files = Object.entries(rebuilt[name].inputs)

@@ -11,7 +11,8 @@
  * as the stack wires them: every HTTP operation (test/support/every-operation.ts) on the function
  * infra/routes.ts routes it to (heartbeats on the heartbeat function's URL), subscribes through
  * the push function's Lambda handler, commits from produce, admin (transaction markers) and the
- * scheduler (a timed-out transaction), each waking a push subscriber, and scheduler passes.
+ * scheduler (a timed-out transaction), each waking a push subscriber, scheduler passes, and a
+ * trigger's Lambda target, invoked by the scheduler's deliveries (the one function that delivers).
  *
  * A recorded call that is denied fails the test; a granted (action, resource) no recorded call
  * used fails it too, unless UNUSED_BUT_NEEDED says why it stays. The API key, JWT and REST stacks
@@ -33,7 +34,13 @@ import { indexSk, newRequestObjectKey, partitionPk } from '../../src/storage/key
 import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../../src/wire/produce-request.js';
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { everyOperation } from '../support/every-operation.js';
-import { CallRecorder, functionRole, type FunctionRole, type RecordedCall } from './iam/recorded-calls.js';
+import {
+  CallRecorder,
+  functionRole,
+  recordedLambda,
+  type FunctionRole,
+  type RecordedCall,
+} from './iam/recorded-calls.js';
 import { allowingStatement, statementMatches, TemplateIam } from './iam/template-iam.js';
 import { logicalId, synthStack, TEST_ENV } from './synth.js';
 
@@ -45,8 +52,13 @@ const UNUSED_BUT_NEEDED: { action: RegExp; why: string }[] = [
   { action: /^logs:/, why: "the Lambda runtime writes the function's logs, not its handler" },
 ];
 
-/** The stores of the stack the calls are evaluated against: one S3 Standard, one S3 Express. */
-const STORES = { replicaStores: 1, expressOneZoneAzIds: 'use1-az4' };
+/** A trigger's Lambda target, which the stack lets the deliverers invoke. */
+const TARGET_ARN = `arn:aws:lambda:${TEST_ENV.region}:${TEST_ENV.account}:function:orders-consumer`;
+/**
+ * The stack the calls are evaluated against: one S3 Standard store, one S3 Express, and the
+ * function triggers may invoke.
+ */
+const STORES = { replicaStores: 1, expressOneZoneAzIds: 'use1-az4', triggerFunctionArns: TARGET_ARN };
 const synth = synthStack(
   {
     ...STORES,
@@ -86,6 +98,8 @@ const delivered: {
   connectionId: string;
   message: { topic: string; partitions: { partition: number }[] };
 }[] = [];
+/** Lambda invocations of triggers, with the function that made them. */
+const invoked: { fn: string; functionArn: string; offsets: number[] }[] = [];
 
 /** A function's services as its Lambda composes them (its environment, storage as its role reaches it). */
 const environmentOf = (fn: DataFunctionName) => ({
@@ -106,7 +120,13 @@ function servicesOf(fn: DataFunctionName): { services: ReturnType<typeof createS
     delivered.push({ fn, connectionId, message: JSON.parse(message) });
     return 'delivered';
   });
-  return { services: createServices(config, storage, clock, { poster }), storage };
+  const lambda = recordedLambda(recorder, role, async (functionArn, _timeoutMs, event) => {
+    invoked.push({ fn, functionArn, offsets: Object.values(event.records).flatMap((rs) => rs.map((r) => r.offset)) });
+    return { ok: true, response: null };
+  });
+  // Every function is composed as its Lambda is: only the scheduler delivers triggers.
+  const runTriggers = fn === 'scheduler';
+  return { services: createServices(config, storage, clock, { poster, lambda, runTriggers }), storage };
 }
 
 const apps = Object.fromEntries(
@@ -207,6 +227,19 @@ beforeAll(async () => {
   const tx = await openTransaction('tx-admin', 60_000);
   await armed('conn-admin');
   expect((await call('POST', `${B}/transactions/tx-admin/commit`, tx)).status).toBe(200);
+  // A trigger with a Lambda target: created on admin, delivered by the scheduler's run.
+  expect(
+    (
+      await call('POST', `${B}/triggers`, {
+        trigger_name: 'fn',
+        topic_name: 'p',
+        target: { type: 'LAMBDA', function_arn: TARGET_ARN },
+        starting_position: 'TRIM_HORIZON',
+      })
+    ).status,
+  ).toBe(201);
+  expect(await scheduler.services.triggers.runner.deliverDue(clock.now() + 60_000)).toBe(1);
+  expect((await call('DELETE', `${B}/triggers/fn`)).status).toBe(204);
   await openTransaction('tx-scheduler', 1_000);
   await armed('conn-scheduler');
   now += 120_000; // past the transaction's timeout
@@ -360,6 +393,12 @@ describe('recorded AWS calls against the synthesized roles', () => {
     expect(woken('conn-produce')).toEqual(['produce']);
     expect(woken('conn-admin')).toEqual(['admin']);
     expect(woken('conn-scheduler')).toEqual(['scheduler']);
+  });
+
+  it("triggers' Lambda targets are invoked by the scheduler only, as the stack grants it", () => {
+    expect(invoked.map((i) => i.fn)).toEqual(['scheduler']);
+    expect(invoked[0]).toMatchObject({ functionArn: TARGET_ARN });
+    expect(invoked[0]!.offsets.length).toBeGreaterThan(0);
   });
 
   it('the table of calls (function, calls recorded, denied, unused grants)', () => {

@@ -47,6 +47,14 @@ describe('cdk-nag AwsSolutions', () => {
       { ...JWT, ...EXPRESS, retainData: false, alarmEmail: 'ops@example.com' },
     ],
     ['HTTP API, Kafka listener', LISTENER],
+    [
+      "HTTP API, Kafka listener, triggers' functions by ARN and by pattern",
+      {
+        ...LISTENER,
+        triggerFunctionArns:
+          'arn:aws:lambda:eu-west-1:210987654321:function:orders-consumer,arn:aws:lambda:*:210987654321:function:audit-*',
+      },
+    ],
     ['REST API, S3 Standard, IAM', { apiFlavor: 'rest' }],
     ['REST API, S3 Standard + Express, IAM', { apiFlavor: 'rest', ...EXPRESS }],
     ['the local stage: REST API, nodejs22.x, data not retained', { stage: 'local', retainData: false }],

@@ -1,5 +1,6 @@
 import { createServices, createStorage, type Storage } from '../../src/compose.js';
-import { serverConfigFromEnv, type ServerConfig } from '../../src/config/server-config.js';
+import { lazyLambdaInvoker } from '../../src/storage/lazy-lambda-invoker.js';
+import { lambdaOptions, serverConfigFromEnv, type ServerConfig } from '../../src/config/server-config.js';
 import { createApp } from '../../src/http/app.js';
 import type { Clock } from '../../src/clock.js';
 
@@ -10,7 +11,14 @@ export const BASE = '/v3/clusters/local';
  * group's first join completes at once (group.initial.rebalance.delay.ms 0) unless `env` says otherwise.
  */
 export function testApp(
-  options: { storage?: Storage; clock?: Clock; env?: Record<string, string>; runTriggers?: boolean } = {},
+  options: {
+    storage?: Storage;
+    clock?: Clock;
+    env?: Record<string, string>;
+    runTriggers?: boolean;
+    /** Lambda targets' invocations: Lambda's Invoke through the SDK, at `AWS_ENDPOINT_URL_LAMBDA` of `env`. */
+    lambdaTargets?: boolean;
+  } = {},
 ) {
   const config: ServerConfig = serverConfigFromEnv({
     STORAGE_BACKEND: 'memory',
@@ -18,7 +26,10 @@ export function testApp(
     ...options.env,
   });
   const storage = options.storage ?? createStorage(config.backend);
-  const services = createServices(config, storage, options.clock, { runTriggers: options.runTriggers ?? false });
+  const services = createServices(config, storage, options.clock, {
+    runTriggers: options.runTriggers ?? false,
+    ...(options.lambdaTargets && { lambda: lazyLambdaInvoker(lambdaOptions(config)) }),
+  });
   const app = createApp(services, { logError: () => {} });
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await app.request(path.startsWith('/') ? path : `${BASE}/${path}`, {

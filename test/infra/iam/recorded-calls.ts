@@ -10,6 +10,7 @@
  *                          allows what its mode allows (ReadOnly: GET, HEAD, LIST)
  *   DynamoDB table         GetItem, Query, UpdateItem (every put), DeleteItem
  *   API Gateway @connections   execute-api:ManageConnections on `{api}/{stage}/POST/@connections/{id}`
+ *   Lambda Invoke          lambda:InvokeFunction on the function ARN as the trigger names it
  *
  * A call the role does not allow is recorded as denied and fails as the SDK fails it (AccessDenied,
  * 403), so the domain code meets what it would meet on AWS. As S3 does, a GET or HEAD of a missing
@@ -17,6 +18,7 @@
  */
 import type { Storage } from '../../../src/compose.js';
 import type { ConnectionPoster } from '../../../src/push/ports.js';
+import type { LambdaInvoke } from '../../../src/triggers/index.js';
 import {
   ObjectNotFoundError,
   type MetadataStore,
@@ -199,6 +201,19 @@ export class CallRecorder {
       },
     };
   }
+}
+
+/** Lambda's Invoke as the role would make it (a trigger's Lambda target); the event goes to `invoke`. */
+export function recordedLambda(recorder: CallRecorder, role: FunctionRole, invoke: LambdaInvoke): LambdaInvoke {
+  return async (functionArn, timeoutMs, event) => {
+    try {
+      recorder.authorize(role, 'Lambda.Invoke', { action: 'lambda:InvokeFunction', resource: functionArn });
+    } catch (e) {
+      // The Lambda adapter answers a refused call as a failed invocation, as the SDK's error is.
+      return { ok: false, error: (e as Error).message };
+    }
+    return invoke(functionArn, timeoutMs, event);
+  };
 }
 
 /** Each metadata call, authorized before it runs (a denied call has no effect). */
