@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { TopicRegistry } from '../topics/topics.js';
-import { optimisticUpdate } from '../storage/optimistic-update.js';
+import { optimisticUpdate, writeIfUnchanged } from '../storage/optimistic-update.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import { isEmptyAssignment, minus, sameAssignment, type Assignment } from './assignment.js';
 import { validateGroupId } from './group-id.js';
 import {
   applyHeartbeat,
+  applyMemberHeartbeat,
+  holdersOfMissing,
   DEFAULT_GROUP_LIMITS,
   expireMembers,
   groupState,
@@ -29,7 +31,9 @@ import {
   GroupChangedError,
   GroupItems,
   isSplit,
+  memberInForce,
   newChangeToken,
+  pendingState,
   recordOf,
   type LoadedGroup,
   type MemberEntry,
@@ -159,7 +163,7 @@ export class GroupCoordinator {
     const counts = new Map<string, number | undefined>();
     const minted = `${req.clientId || 'consumer'}-${randomUUID()}`;
     const requestId = randomUUID();
-    const quick = await this.memberOnlyHeartbeat(groupId, req, requestId);
+    const quick = await this.memberHeartbeat(groupId, req, requestId);
     if (quick) return quick;
     let memberId = req.memberId;
     return (
@@ -228,82 +232,156 @@ export class GroupCoordinator {
   }
 
   /**
-   * A heartbeat of a split group's member that only confirms it is alive: a member at the group's
-   * settled assignment epoch, holding its target, asking for no change. It reads the group item
-   * and its own member item, and writes (its liveness) only that member item, once per unwritten
-   * span; no other member's item is read. Undefined: anything else, which takes the whole-group
-   * path. The member item write is conditional: a group change that pends on the item meanwhile
-   * makes it fail, and the heartbeat is decided again on the whole group.
+   * A heartbeat of an existing member of a split group that changes no one else's item
+   * (`applyMemberHeartbeat`: liveness, starting a revocation, acknowledging it, taking partitions
+   * released to it, moving to the assignment epoch). What it reads does not grow with the group:
+   *  - its own item first: a member that holds its whole target, revokes nothing, has no change
+   *    pending and whose stored heartbeat is recent is answered from that item alone (an idle
+   *    member's heartbeat, two in three at the defaults);
+   *  - otherwise the group item, its own item and the items of the members that held partitions of
+   *    its target it lacks (`MemberEntry.holders`, usually none or one). It writes its own item
+   *    (conditional: a group change pending on it meanwhile fails the write, and it decides again);
+   *    a heartbeat that releases partitions writes the release as a pending change of its item and
+   *    a write of the group item that decides it, after fencing the partitions' offsets, as any group
+   *    change that takes partitions from a member does (offset-fence.ts).
+   * Undefined: anything else, which takes the whole-group path.
    */
-  private async memberOnlyHeartbeat(
+  private async memberHeartbeat(
     groupId: string,
     req: HeartbeatRequest,
     requestId: string,
   ): Promise<HeartbeatAnswer | undefined> {
-    if (!req.memberId || req.memberEpoch <= 0) return undefined;
-    const meta = await this.deps.metadata.get<StoredGroup>(groupPk(groupId), GROUP_META_SK);
-    if (!meta || !isSplit(meta.value)) return undefined;
-    const g = meta.value;
-    const now = this.deps.clock.now();
-    // (A due session timer is the scheduler's to fire: the timer handler re-arms it on the whole group.)
-    if (g.deletingSince !== undefined || g.groupEpoch !== g.assignmentEpoch) return undefined;
-    const steady = (item: MetaItem<MemberItem> | undefined): MemberEntry | undefined => {
-      if (!item || item.value.p || !item.value.m) return undefined;
-      const { member: m, target } = item.value.m;
-      const unchanged =
-        m.memberEpoch === g.assignmentEpoch &&
-        req.memberEpoch === m.memberEpoch &&
-        isEmptyAssignment(m.revoking) &&
-        sameAssignment(m.assigned, target) &&
-        now < sessionDeadline(m, this.limits) &&
-        (req.assignor === undefined || req.assignor === m.assignor) &&
-        (req.sessionTimeoutMs === undefined || req.sessionTimeoutMs === m.sessionTimeoutMs) &&
-        (req.rebalanceTimeoutMs === undefined || req.rebalanceTimeoutMs === m.rebalanceTimeoutMs) &&
-        (req.subscribedTopics === undefined ||
-          [...new Set(req.subscribedTopics)].sort().join(',') === m.subscribedTopics.join(','));
-      return unchanged ? item.value.m : undefined;
-    };
-    const found = await this.items.member(groupId, req.memberId);
-    const entry = steady(found);
-    if (!entry) return undefined;
-    const answer = (m: MemberRecord): HeartbeatAnswer => ({
+    if (!req.memberId || !Number.isInteger(req.memberEpoch) || req.memberEpoch <= 0) return undefined;
+    const pk = groupPk(groupId);
+    const sk = groupMemberSk(req.memberId);
+    let own = await this.items.member(groupId, req.memberId);
+    const idle = own && this.idleAnswer(groupId, own.value, req, this.deps.clock.now());
+    if (idle) return idle;
+    for (let attempt = 0; attempt < MEMBER_ATTEMPTS; attempt++) {
+      if (attempt > 1) await new Promise((r) => setTimeout(r, Math.random() * Math.min(100, 2 * 2 ** attempt)));
+      const meta = await this.deps.metadata.get<StoredGroup>(pk, GROUP_META_SK);
+      if (!meta || !isSplit(meta.value)) return undefined;
+      // A change pending on the item is resolved against the group item read before it.
+      if (own?.value.p) own = await this.items.member(groupId, req.memberId);
+      if (!own || pendingState(own.value, meta.value, meta.version) === 'in flight') return undefined;
+      const entry = memberInForce(own.value, meta.value, meta.version);
+      if (!entry) return undefined;
+      const missing = !sameAssignment(minus(entry.target, entry.member.assigned), {});
+      if (missing && entry.holders === undefined) return undefined;
+      const entries: [string, MemberEntry][] = [[req.memberId, entry]];
+      const read = new Map<string, MetaItem<MemberItem>>([[req.memberId, own]]);
+      const holders = missing ? (entry.holders ?? []) : [];
+      for (const [id, item] of await Promise.all(
+        holders.map(async (id) => [id, await this.items.member(groupId, id)] as const),
+      )) {
+        if (!item) continue;
+        if (pendingState(item.value, meta.value, meta.version) === 'in flight') return undefined;
+        read.set(id, item);
+        const e = memberInForce(item.value, meta.value, meta.version);
+        if (e) entries.push([id, e]);
+      }
+      const before = recordOf(meta.value, entries);
+      const g = structuredClone(before);
+      const now = this.deps.clock.now();
+      if (!applyMemberHeartbeat(g, req, now, this.limits)) return undefined;
+      const m = g.members[req.memberId]!;
+      const was = before.members[req.memberId]!;
+      const answer = this.answerFor(g, req.memberId);
+      const changed = JSON.stringify(livenessFree(m)) !== JSON.stringify(livenessFree(was));
+      if (!changed && !own.value.p && now - was.lastHeartbeat < unwrittenHeartbeatMs(m, this.limits)) return answer;
+      // A written heartbeat also sees its topics' partition counts (a change is a new group epoch: the whole group's).
+      for (const t of m.subscribedTopics) {
+        if ((await this.partitionCount(t)) !== meta.value.topicPartitions[t]) return undefined;
+      }
+      m.requestId = requestId;
+      const released = releasedPartitions(before, g);
+      if (released.length === 0) {
+        const next = holdersOfMissing(g, req.memberId);
+        const value: MemberItem = {
+          m: { member: m, target: entry.target, ...(next.length > 0 ? { holders: next } : {}) },
+        };
+        try {
+          await this.deps.metadata.put<MemberItem>(pk, sk, value, { ifVersion: own.version });
+          return answer;
+        } catch (e) {
+          if (!(e instanceof ConditionFailedError)) throw e;
+          const found = e.current as MetaItem<MemberItem> | undefined;
+          // Our own write, applied with its answer lost (a group change may have pended on it since).
+          if (found?.value.m?.member.requestId === requestId) return answer;
+          own = found;
+          continue;
+        }
+      }
+      await fenceOffsets(this.deps.metadata, groupId, released, meta.version + 1);
+      let prepared: Awaited<ReturnType<GroupItems['prepare']>>;
+      try {
+        prepared = await this.items.prepare(
+          groupId,
+          meta,
+          { group: before, members: read },
+          g,
+          newChangeToken(),
+          now,
+          new Set([req.memberId]),
+        );
+      } catch (e) {
+        if (!(e instanceof GroupChangedError)) throw e;
+        own = await this.items.member(groupId, req.memberId);
+        continue;
+      }
+      // Not applied: the group moved on, and the release pending on our item is void.
+      if (
+        !(await writeIfUnchanged(this.deps.metadata, { pk, sk: GROUP_META_SK, item: meta }, { write: prepared.meta }))
+      ) {
+        own = await this.items.member(groupId, req.memberId);
+        continue;
+      }
+      await this.items.fold(groupId, prepared.written);
+      return answer;
+    }
+    return undefined;
+  }
+
+  /**
+   * The answer to an idle member's heartbeat from its item alone, or undefined. Such a member holds
+   * its whole target, so only a group change can give it something to do, and every group change
+   * that concerns it (a new target, its removal) pends on its item first. A new group epoch that
+   * leaves its target as it is writes nothing of it: it keeps its member epoch (still valid for its
+   * commits) until its next written heartbeat, which reads the group item and moves it to the
+   * assignment epoch. So its answer carries its member epoch as the group epoch, and Stable.
+   */
+  private idleAnswer(
+    groupId: string,
+    item: MemberItem,
+    req: HeartbeatRequest,
+    now: number,
+  ): HeartbeatAnswer | undefined {
+    if (item.p || !item.m) return undefined;
+    const { member: m, target } = item.m;
+    const idle =
+      req.memberEpoch === m.memberEpoch &&
+      isEmptyAssignment(m.revoking) &&
+      m.revokeDeadline === undefined &&
+      sameAssignment(m.assigned, target) &&
+      now - m.lastHeartbeat < unwrittenHeartbeatMs(m, this.limits) &&
+      (req.clientId === undefined || req.clientId === m.clientId) &&
+      (req.assignor === undefined || req.assignor === m.assignor) &&
+      (req.sessionTimeoutMs === undefined || req.sessionTimeoutMs === m.sessionTimeoutMs) &&
+      (req.rebalanceTimeoutMs === undefined || req.rebalanceTimeoutMs === m.rebalanceTimeoutMs) &&
+      (req.ownedPartitions === undefined || sameAssignment(req.ownedPartitions, m.assigned)) &&
+      (req.subscribedTopics === undefined ||
+        [...new Set(req.subscribedTopics)].sort().join(',') === m.subscribedTopics.join(','));
+    if (!idle) return undefined;
+    return {
       groupId,
       memberId: m.memberId,
       memberEpoch: m.memberEpoch,
-      groupEpoch: g.groupEpoch,
+      groupEpoch: m.memberEpoch,
       heartbeatIntervalMs: heartbeatIntervalOf(m, this.limits),
       assignment: m.assigned,
       pending: {},
-      state: g.state,
-    });
-    const clientChanged = req.clientId !== undefined && req.clientId !== entry.member.clientId;
-    if (!clientChanged && now - entry.member.lastHeartbeat < unwrittenHeartbeatMs(entry.member, this.limits))
-      return answer(entry.member);
-    // A written heartbeat also sees its topics' partition counts (a change is a new group epoch: the whole-group path).
-    for (const t of entry.member.subscribedTopics) {
-      if ((await this.partitionCount(t)) !== g.topicPartitions[t]) return undefined;
-    }
-    const outcome = await optimisticUpdate<MemberItem, HeartbeatAnswer | undefined>({
-      metadata: this.deps.metadata,
-      pk: groupPk(groupId),
-      sk: groupMemberSk(req.memberId),
-      known: { item: found },
-      attempts: MAX_ATTEMPTS,
-      giveUp: tooManyChanges(groupId),
-      decide: (item) => {
-        const e = steady(item);
-        if (!e) return { done: undefined };
-        const member = {
-          ...e.member,
-          lastHeartbeat: now,
-          requestId,
-          ...(req.clientId !== undefined ? { clientId: req.clientId } : {}),
-        };
-        return { write: { m: { member, target: e.target } }, answer: () => answer(member) };
-      },
-      recognise: (item) => (item?.value.m?.member.requestId === requestId ? answer(item.value.m.member) : undefined),
-    });
-    return outcome.result;
+      state: 'Stable',
+    };
   }
 
   private answerFor(g: GroupRecord, memberId: string): HeartbeatAnswer {
@@ -625,6 +703,12 @@ function quietHeartbeat(m: MemberRecord, req: HeartbeatRequest, now: number, lim
   if (req.subscribedTopics === undefined) return true;
   return [...new Set(req.subscribedTopics)].sort().join(',') === m.subscribedTopics.join(',');
 }
+
+/** A member's own heartbeat lost this many races (to group changes pending on its item) before it reads the whole group. */
+const MEMBER_ATTEMPTS = 8;
+
+/** A member without what its own heartbeats change alone (liveness and the request id that recognises them). */
+const livenessFree = ({ lastHeartbeat: _l, requestId: _r, ...rest }: MemberRecord) => rest;
 
 const tooManyChanges = (groupId: string) => ({
   errorName: 'COORDINATOR_NOT_AVAILABLE' as const,

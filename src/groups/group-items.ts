@@ -3,7 +3,7 @@ import { ITEM_FORMAT_FIELD, itemFormatVersion } from '../storage/formats.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import { GROUP_MEMBER_PREFIX, GROUP_META_SK, groupMemberSk, groupPk } from '../storage/key-layout.js';
 import type { Assignment } from './assignment.js';
-import { groupState, type GroupRecord, type MemberRecord } from './group-state.js';
+import { groupState, holdersOfMissing, type GroupRecord, type MemberRecord } from './group-state.js';
 
 /**
  * A KIP-848 group in items of its own (group format 2, written from feature level 4): the group
@@ -33,6 +33,14 @@ export interface GroupMeta extends Omit<GroupRecord, 'members' | 'target'> {
 export interface MemberEntry {
   member: MemberRecord;
   target: Assignment;
+  /**
+   * The members that held a partition of `target` this member did not hold yet when the entry was
+   * last written (`holdersOfMissing`): the only items its heartbeats read before taking those
+   * partitions (coordinator.ts). A superset of the holders until the target changes. Absent
+   * (nothing missing, or written by a release before it, which drops it): a heartbeat that would
+   * take a partition reads the whole group.
+   */
+  holders?: string[];
 }
 
 export interface MemberItem {
@@ -117,6 +125,8 @@ export class GroupItems {
    * to `next` as pending changes of the member items, and answers the group item to write over
    * `base` with `token`. Member items a concurrent heartbeat rewrote (its liveness only) are merged;
    * any other change to them under us is a `GroupChangedError` (the caller decides again).
+   * `only`: `loaded` and `next` hold part of the group (a member and the holders of its missing
+   * partitions), and only the members named may change.
    */
   async prepare(
     groupId: string,
@@ -125,6 +135,7 @@ export class GroupItems {
     next: GroupRecord,
     token: string,
     now: number,
+    only?: ReadonlySet<string>,
   ): Promise<{ meta: GroupMeta; written: Written[] }> {
     const baseVersion = base?.version ?? 0;
     const meta = base && isSplit(base.value) ? base.value : undefined;
@@ -133,12 +144,16 @@ export class GroupItems {
     const items = base && !meta ? await this.query(groupId) : loaded?.members;
     const ids = new Set([...Object.keys(loaded?.group.members ?? {}), ...Object.keys(next.members)]);
     for (const id of items?.keys() ?? []) ids.add(id);
+    if (only) for (const id of ids) if (!only.has(id)) ids.delete(id);
     const written = await Promise.all(
       [...ids].map(async (id): Promise<Written | undefined> => {
         const found = items?.get(id);
         const before = loaded?.group.members[id];
         const m = next.members[id];
-        const entry: MemberEntry | null = m ? { member: m, target: next.target[id] ?? {} } : null;
+        const holders = m ? holdersOfMissing(next, id) : [];
+        const entry: MemberEntry | null = m
+          ? { member: m, target: next.target[id] ?? {}, ...(holders.length > 0 ? { holders } : {}) }
+          : null;
         const state = found && meta ? pendingState(found.value, meta, baseVersion) : 'none';
         if (state === 'in flight')
           throw new GroupChangedError(groupId, now - found!.value.p!.at > IN_FLIGHT_GRACE_MS ? baseVersion : undefined);
@@ -147,7 +162,7 @@ export class GroupItems {
           ? ((meta ? memberInForce(found.value, meta, baseVersion) : found.value.m) ?? null)
           : null;
         const clean = state === 'none' && found?.value.m !== undefined;
-        if (JSON.stringify(entry) === JSON.stringify(standing) && (clean || !found)) return undefined;
+        if (sameEntry(entry, standing) && (clean || !found)) return undefined;
         return this.writePending(groupId, id, found, { t: token, base: baseVersion, at: now }, meta, entry, before);
       }),
     );
@@ -252,6 +267,19 @@ export function recordOf(meta: GroupMeta, entries: [string, MemberEntry][]): Gro
     members: Object.fromEntries(entries.map(([id, e]) => [id, e.member])),
     target: Object.fromEntries(entries.map(([id, e]) => [id, e.target])),
   };
+}
+
+/**
+ * Whether a member item needs no write: the same member and target, and a holders list where one
+ * is needed. A stored list that names more members than hold its partitions now (they released
+ * them since) stays: it is still a superset, and rewriting it would make every group change write
+ * members it does not change.
+ */
+function sameEntry(next: MemberEntry | null, standing: MemberEntry | null): boolean {
+  if (!next || !standing) return next === standing;
+  if (JSON.stringify(next.member) !== JSON.stringify(standing.member)) return false;
+  if (JSON.stringify(next.target) !== JSON.stringify(standing.target)) return false;
+  return next.holders === undefined || standing.holders !== undefined;
 }
 
 /** A member without what its own heartbeats change alone (liveness and the request id that recognises them). */

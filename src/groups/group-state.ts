@@ -140,16 +140,19 @@ export function pendingOf(g: GroupRecord, m: MemberRecord): { toRevoke: Assignme
 /**
  * Kafka's group states, read off the reconciliation: Empty (no members), PreparingRebalance (some
  * member still has partitions to give up), CompletingRebalance (nothing left to revoke, but some
- * member has not yet reached the assignment epoch or received all of its target), Stable (every
- * member holds exactly its target at the assignment epoch), Dead (being deleted).
+ * member has not yet received all of its target), Stable (every member holds exactly its target;
+ * one whose target the last epoch left alone may still be at an earlier member epoch), Dead (being
+ * deleted).
  */
 export function groupState(g: GroupRecord): GroupStateName {
   if (g.deletingSince !== undefined) return 'Dead';
   const members = Object.values(g.members);
   if (members.length === 0) return 'Empty';
   if (members.some((m) => !isEmptyAssignment(pendingOf(g, m).toRevoke))) return 'PreparingRebalance';
-  const settled = (m: MemberRecord) =>
-    m.memberEpoch === g.assignmentEpoch && sameAssignment(m.assigned, g.target[m.memberId] ?? {});
+  // A member that holds exactly its target is settled even at an earlier member epoch: a new group
+  // epoch that leaves its target as it is writes nothing of it (coordinator.ts, `idleAnswer`), and
+  // its next written heartbeat moves it to the assignment epoch.
+  const settled = (m: MemberRecord) => sameAssignment(m.assigned, g.target[m.memberId] ?? {});
   return members.every(settled) ? 'Stable' : 'CompletingRebalance';
 }
 
@@ -348,24 +351,9 @@ export function applyHeartbeat(g: GroupRecord, req: HeartbeatRequest, ctx: Heart
     bump = true;
   } else {
     if (!member) throw unknownMember(g.groupId, req.memberId);
-    const owned = req.ownedPartitions;
-    const lostAnswer =
-      req.memberEpoch === member.previousMemberEpoch &&
-      owned !== undefined &&
-      isEmptyAssignment(minus(owned, union(member.assigned, member.revoking)));
-    if (req.memberEpoch !== member.memberEpoch && !lostAnswer) {
-      throw new KafkaError(
-        'FENCED_MEMBER_EPOCH',
-        `Member ${member.memberId} sent epoch ${req.memberEpoch} but is at epoch ${member.memberEpoch}; rejoin with epoch 0`,
-      );
-    }
-    // Revocation is acknowledged: by the owned partitions when sent, else by this heartbeat itself.
-    member.revoking = owned === undefined ? {} : intersect(member.revoking, owned);
-    if (isEmptyAssignment(member.revoking)) delete member.revokeDeadline;
-    member.lastHeartbeat = now;
+    acknowledge(member, req, now);
     member.sessionTimeoutMs = sessionTimeoutMs;
     member.rebalanceTimeoutMs = rebalanceTimeoutMs;
-    if (req.clientId !== undefined) member.clientId = req.clientId;
   }
 
   if (req.assignor !== undefined && req.assignor !== member.assignor) {
@@ -394,6 +382,70 @@ export function applyHeartbeat(g: GroupRecord, req: HeartbeatRequest, ctx: Heart
   reconcile(g, member, now);
   g.state = groupState(g);
   return member.memberId;
+}
+
+/** An existing member's heartbeat: fencing by epoch, the revocation it acknowledges, its liveness. */
+function acknowledge(member: MemberRecord, req: HeartbeatRequest, now: number): void {
+  const owned = req.ownedPartitions;
+  const lostAnswer =
+    req.memberEpoch === member.previousMemberEpoch &&
+    owned !== undefined &&
+    isEmptyAssignment(minus(owned, union(member.assigned, member.revoking)));
+  if (req.memberEpoch !== member.memberEpoch && !lostAnswer) {
+    throw new KafkaError(
+      'FENCED_MEMBER_EPOCH',
+      `Member ${member.memberId} sent epoch ${req.memberEpoch} but is at epoch ${member.memberEpoch}; rejoin with epoch 0`,
+    );
+  }
+  // Revocation is acknowledged: by the owned partitions when sent, else by this heartbeat itself.
+  member.revoking = owned === undefined ? {} : intersect(member.revoking, owned);
+  if (isEmptyAssignment(member.revoking)) delete member.revokeDeadline;
+  member.lastHeartbeat = now;
+  if (req.clientId !== undefined) member.clientId = req.clientId;
+}
+
+/**
+ * A heartbeat that changes no one but its member (applyHeartbeat's result for it), decided on part
+ * of the group: `g` holds the member and at least every member that holds a partition of its
+ * target it does not hold yet (their items are all its reconciliation reads). False, `g`
+ * untouched: the heartbeat needs the whole group, as a join, a leave, a new subscription, assignor
+ * or timeout (a new group epoch, or a value to validate), an unsettled group or a member past a
+ * deadline (its removal) do. Throws FENCED_MEMBER_EPOCH as applyHeartbeat does.
+ */
+export function applyMemberHeartbeat(g: GroupRecord, req: HeartbeatRequest, now: number, limits: GroupLimits): boolean {
+  const member = g.members[req.memberId];
+  if (!member || !Number.isInteger(req.memberEpoch) || req.memberEpoch <= 0) return false;
+  if (g.deletingSince !== undefined || g.groupEpoch !== g.assignmentEpoch) return false;
+  if (now >= sessionDeadline(member, limits) || (member.revokeDeadline !== undefined && now >= member.revokeDeadline))
+    return false;
+  if (req.assignor !== undefined && req.assignor !== member.assignor) return false;
+  if (req.sessionTimeoutMs !== undefined && req.sessionTimeoutMs !== member.sessionTimeoutMs) return false;
+  if (req.rebalanceTimeoutMs !== undefined && req.rebalanceTimeoutMs !== member.rebalanceTimeoutMs) return false;
+  if (
+    req.subscribedTopics !== undefined &&
+    [...new Set(req.subscribedTopics)].sort().join(',') !== member.subscribedTopics.join(',')
+  )
+    return false;
+  acknowledge(member, req, now);
+  reconcile(g, member, now);
+  return true;
+}
+
+/**
+ * The members other than `memberId` that hold (assigned or revoking) a partition of its target it
+ * does not hold yet, sorted; empty when it holds its whole target. Only a change of its target can
+ * add one (a member takes only partitions of its own target), so a list written with the target
+ * stays a superset of them until the target changes.
+ */
+export function holdersOfMissing(g: GroupRecord, memberId: string): string[] {
+  const m = g.members[memberId];
+  if (!m) return [];
+  const missing = minus(g.target[memberId] ?? {}, m.assigned);
+  if (isEmptyAssignment(missing)) return [];
+  return Object.values(g.members)
+    .filter((o) => o.memberId !== memberId && !isEmptyAssignment(intersect(union(o.assigned, o.revoking), missing)))
+    .map((o) => o.memberId)
+    .sort();
 }
 
 const sortedRecord = (r: Record<string, number>) =>

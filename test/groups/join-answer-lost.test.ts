@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GroupCoordinator } from '../../src/groups/coordinator.js';
 import { TopicRegistry } from '../../src/topics/topics.js';
+import { groupMemberSk } from '../../src/storage/key-layout.js';
 import { createDynamoDbClient, DynamoDbMetadataStore } from '../../src/storage/dynamodb-metadata-store.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
 import { localBackend, memoryBackend } from '../support/backends.js';
@@ -14,7 +15,9 @@ import { dynamoDbClientOptions, startDynalite, type DynaliteHandle } from '../su
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { manualClock } from './helpers.js';
 
-async function joinTwiceThroughLostAnswers(metadata: MetadataStore, loseNextGroupAnswer: () => void) {
+/** `loseNextAnswer(sk)`: the next write of the group's item `sk` applies and its answer is lost. */
+async function joinTwiceThroughLostAnswers(metadata: MetadataStore, loseNextAnswer: (sk: string) => void) {
+  const loseNextGroupAnswer = () => loseNextAnswer('meta');
   const clock = manualClock();
   const topics = new TopicRegistry(metadata, clock, 1);
   await topics.create({ name: 't', partitionCount: 2, replicationFactor: 1 });
@@ -26,8 +29,10 @@ async function joinTwiceThroughLostAnswers(metadata: MetadataStore, loseNextGrou
   const group = await coordinator.get('g');
   expect(Object.keys(group.members).sort()).toEqual([a.memberId, b.memberId].sort());
   // A heartbeat and a leave whose answers are lost are answered as what they did, too.
-  loseNextGroupAnswer();
-  clock.advance(15_000); // a third of the session: a heartbeat that is written
+  // A written heartbeat (a third of the session on) of a member waiting for a partition the other
+  // holds: it writes its own member item only, and reads the holder's.
+  loseNextAnswer(groupMemberSk(b.memberId));
+  clock.advance(15_000);
   const beat = await coordinator.heartbeat('g', { memberId: b.memberId, memberEpoch: b.memberEpoch });
   expect(beat).toMatchObject({ memberId: b.memberId });
   expect(beat.memberEpoch).toBeGreaterThan(0);
@@ -47,8 +52,8 @@ describe('a group write whose answer was lost and which the SDK retried', () => 
     const client = createDynamoDbClient(dynamoDbClientOptions(ddb.endpoint));
     const dropper = installAnswerDropper(client);
     try {
-      await joinTwiceThroughLostAnswers(new DynamoDbMetadataStore({ table: ddb.table, client }), () =>
-        dropper.drop({ command: 'UpdateItemCommand', match: (k) => k.pk === 'group#g' && k.sk === 'meta' }),
+      await joinTwiceThroughLostAnswers(new DynamoDbMetadataStore({ table: ddb.table, client }), (sk) =>
+        dropper.drop({ command: 'UpdateItemCommand', match: (k) => k.pk === 'group#g' && k.sk === sk }),
       );
       expect(dropper.dropped).toBe(4);
     } finally {
@@ -61,8 +66,8 @@ describe('a group write whose answer was lost and which the SDK retried', () => 
       const { storage, stop } = await backend.start();
       try {
         const metadata = new FaultyMetadataStore(storage.metadata);
-        await joinTwiceThroughLostAnswers(metadata, () =>
-          metadata.faults.fail('put', { when: 'retried', match: (k) => k === 'group#g|meta' }),
+        await joinTwiceThroughLostAnswers(metadata, (sk) =>
+          metadata.faults.fail('put', { when: 'retried', match: (k) => k === `group#g|${sk}` }),
         );
         expect(metadata.faults.injected).toBe(4);
       } finally {
