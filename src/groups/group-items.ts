@@ -3,7 +3,7 @@ import { ITEM_FORMAT_FIELD, itemFormatVersion } from '../storage/formats.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import { GROUP_MEMBER_PREFIX, GROUP_META_SK, groupMemberSk, groupPk } from '../storage/key-layout.js';
 import type { Assignment } from './assignment.js';
-import { groupState, holdersOfMissing, type GroupRecord, type MemberRecord } from './group-state.js';
+import { groupState, heldBy, holdersOfMissing, type GroupRecord, type MemberRecord } from './group-state.js';
 
 /**
  * A KIP-848 group in items of its own (group format 2, written from feature level 4): the group
@@ -145,12 +145,14 @@ export class GroupItems {
     const ids = new Set([...Object.keys(loaded?.group.members ?? {}), ...Object.keys(next.members)]);
     for (const id of items?.keys() ?? []) ids.add(id);
     if (only) for (const id of ids) if (!only.has(id)) ids.delete(id);
-    const written = await Promise.all(
+    let held: Map<string, string[]> | undefined;
+    const outcomes = await Promise.allSettled(
       [...ids].map(async (id): Promise<Written | undefined> => {
         const found = items?.get(id);
         const before = loaded?.group.members[id];
         const m = next.members[id];
-        const holders = m ? holdersOfMissing(next, id) : [];
+        held ??= heldBy(next);
+        const holders = m ? holdersOfMissing(next, id, held) : [];
         const entry: MemberEntry | null = m
           ? { member: m, target: next.target[id] ?? {}, ...(holders.length > 0 ? { holders } : {}) }
           : null;
@@ -166,11 +168,19 @@ export class GroupItems {
         return this.writePending(groupId, id, found, { t: token, base: baseVersion, at: now }, meta, entry, before);
       }),
     );
+    const written = outcomes.flatMap((o) => (o.status === 'fulfilled' && o.value ? [o.value] : []));
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) {
+      // Take back what this change pended before it decides again: two changes that each pended on
+      // an item the other needs would otherwise both wait out the in-flight grace.
+      await this.withdraw(groupId, written);
+      throw failed.reason;
+    }
     const { members: _members, target: _target, ...rest } = next;
     const commits = [...(meta?.commits ?? []), token].slice(-KEPT_COMMITS);
     return {
       meta: { ...rest, [ITEM_FORMAT_FIELD]: 2, commits } as GroupMeta,
-      written: written.filter((w): w is Written => w !== undefined),
+      written,
     };
   }
 
@@ -196,12 +206,13 @@ export class GroupItems {
           value,
           item ? { ifVersion: item.version } : { ifAbsent: true },
         );
-        return { sk, version: w.version, entry };
+        return { sk, version: w.version, entry, ...(inForce ? { standing: inForce } : {}) };
       } catch (e) {
         if (!(e instanceof ConditionFailedError)) throw e;
         const current = e.current as MetaItem<MemberItem> | undefined;
         // Our own write, applied with its answer lost.
-        if (current?.value.p?.t === change.t) return { sk, version: current.version, entry };
+        if (current?.value.p?.t === change.t)
+          return { sk, version: current.version, entry, ...(current.value.m ? { standing: current.value.m } : {}) };
         // A heartbeat of the member rewrote its liveness only: keep its time, write again.
         const now = current?.value.m;
         if (!current || current.value.p || !now || !entry || !before || attempt > 8)
@@ -215,6 +226,19 @@ export class GroupItems {
         item = current;
       }
     }
+  }
+
+  /** Clears pending changes this writer wrote and will not decide (conditional: best effort). */
+  private async withdraw(groupId: string, written: Written[]): Promise<void> {
+    const pk = groupPk(groupId);
+    await Promise.all(
+      written.map(({ sk, version, standing }) =>
+        (standing
+          ? this.metadata.put<MemberItem>(pk, sk, { m: standing }, { ifVersion: version })
+          : this.metadata.delete(pk, sk, { ifVersion: version })
+        ).catch(ignoreRace),
+      ),
+    );
   }
 
   /** After the group item write applied: folds the pending changes in (best effort; later writers fold what is left). */
@@ -245,6 +269,8 @@ export interface Written {
   sk: string;
   version: number;
   entry: MemberEntry | null;
+  /** The member in force it kept beside the pending change (none: the change creates it). */
+  standing?: MemberEntry;
 }
 
 /** A member item changed under a group change in a way it cannot merge: decide again from a fresh read. */

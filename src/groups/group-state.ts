@@ -435,17 +435,33 @@ export function applyMemberHeartbeat(g: GroupRecord, req: HeartbeatRequest, now:
  * The members other than `memberId` that hold (assigned or revoking) a partition of its target it
  * does not hold yet, sorted; empty when it holds its whole target. Only a change of its target can
  * add one (a member takes only partitions of its own target), so a list written with the target
- * stays a superset of them until the target changes.
+ * stays a superset of them until the target changes. `held`: `heldBy(g)`, for many members.
  */
-export function holdersOfMissing(g: GroupRecord, memberId: string): string[] {
+export function holdersOfMissing(
+  g: GroupRecord,
+  memberId: string,
+  held: Map<string, string[]> = heldBy(g),
+): string[] {
   const m = g.members[memberId];
   if (!m) return [];
-  const missing = minus(g.target[memberId] ?? {}, m.assigned);
-  if (isEmptyAssignment(missing)) return [];
-  return Object.values(g.members)
-    .filter((o) => o.memberId !== memberId && !isEmptyAssignment(intersect(union(o.assigned, o.revoking), missing)))
-    .map((o) => o.memberId)
-    .sort();
+  const out = new Set<string>();
+  for (const k of assignmentKeys(minus(g.target[memberId] ?? {}, m.assigned)))
+    for (const id of held.get(k) ?? []) if (id !== memberId) out.add(id);
+  return [...out].sort();
+}
+
+/** Every partition held (assigned or revoking) by some member, with its holders. */
+export function heldBy(g: GroupRecord): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const m of Object.values(g.members)) {
+    for (const a of [m.assigned, m.revoking])
+      for (const k of assignmentKeys(a)) {
+        const list = out.get(k);
+        if (list) list.push(m.memberId);
+        else out.set(k, [m.memberId]);
+      }
+  }
+  return out;
 }
 
 const sortedRecord = (r: Record<string, number>) =>
