@@ -437,11 +437,7 @@ export function applyMemberHeartbeat(g: GroupRecord, req: HeartbeatRequest, now:
  * add one (a member takes only partitions of its own target), so a list written with the target
  * stays a superset of them until the target changes. `held`: `heldBy(g)`, for many members.
  */
-export function holdersOfMissing(
-  g: GroupRecord,
-  memberId: string,
-  held: Map<string, string[]> = heldBy(g),
-): string[] {
+export function holdersOfMissing(g: GroupRecord, memberId: string, held: Map<string, string[]> = heldBy(g)): string[] {
   const m = g.members[memberId];
   if (!m) return [];
   const out = new Set<string>();
