@@ -249,6 +249,7 @@ export function composeServices(
   timer.startRealTime();
   // The coordinators' timers are in the wheel the scheduler scans: its slot width, from one place.
   const maintenance = maintenanceOptions(config.scheduler.options);
+  const producerIds = new ProducerIds(metadata);
   const groups = parts.groups(
     {
       metadata,
@@ -298,9 +299,9 @@ export function composeServices(
     log,
     groups,
     transactions,
-    share: new ShareGroups({ metadata, clock, topics, log }),
+    share: new ShareGroups({ metadata, clock, topics, log, producerIds }),
     partitioner: new Partitioner(),
-    producerIds: new ProducerIds(metadata),
+    producerIds,
     defaults: config.defaults,
     limits: config.limits,
     fetchPurgatory,

@@ -14,7 +14,14 @@ export interface ShareGroupConfig {
   deliveryCountLimit: number;
   /** group.share.partition.max.record.locks: in-flight records per share-partition (broker-wide only). */
   maxRecordLocks: number;
+  /** errors.deadletterqueue.topic.name (KIP-1191): where records done with are copied; '' for none. */
+  deadLetterTopic: string;
+  /** errors.deadletterqueue.copy.record.enable: the copy holds the record's key, value and headers, not only the context headers. */
+  deadLetterCopyRecord: boolean;
 }
+
+/** Kafka's errors.deadletterqueue.topic.name.prefix default: a dead-letter topic's name starts with it. */
+export const DEAD_LETTER_TOPIC_PREFIX = 'dlq.';
 
 /** earliest, latest, or by_duration:PnDTnHnMn.nS (the first record at or after now minus the duration). */
 export type AutoOffsetReset = 'earliest' | 'latest' | `by_duration:${string}`;
@@ -24,6 +31,8 @@ export const SHARE_GROUP_DEFAULTS: ShareGroupConfig = {
   recordLockDurationMs: 30_000,
   deliveryCountLimit: 5,
   maxRecordLocks: 200,
+  deadLetterTopic: '',
+  deadLetterCopyRecord: false,
 };
 
 /** Kafka's bounds on the group-level lock duration (group.share.min/max.record.lock.duration.ms) and the count limit. */
@@ -35,6 +44,8 @@ export const SHARE_GROUP_CONFIG_NAMES = {
   'share.auto.offset.reset': 'autoOffsetReset',
   'share.record.lock.duration.ms': 'recordLockDurationMs',
   'share.delivery.count.limit': 'deliveryCountLimit',
+  'errors.deadletterqueue.topic.name': 'deadLetterTopic',
+  'errors.deadletterqueue.copy.record.enable': 'deadLetterCopyRecord',
 } as const satisfies Record<string, keyof ShareGroupConfig>;
 
 export type ShareGroupConfigName = keyof typeof SHARE_GROUP_CONFIG_NAMES;
@@ -56,6 +67,18 @@ export function parseShareGroupConfig(name: string, value: string): Partial<Shar
         `${name} must be earliest, latest or by_duration:PnDTnHnMn.nS (got ${JSON.stringify(value)})`,
       );
     return { autoOffsetReset: value as AutoOffsetReset };
+  }
+  if (name === 'errors.deadletterqueue.topic.name') {
+    if (
+      value !== '' &&
+      (!value.startsWith(DEAD_LETTER_TOPIC_PREFIX) || value.length === DEAD_LETTER_TOPIC_PREFIX.length)
+    )
+      throw new KafkaError('INVALID_CONFIG', `${name} must start with ${DEAD_LETTER_TOPIC_PREFIX} (or be empty)`);
+    return { deadLetterTopic: value };
+  }
+  if (name === 'errors.deadletterqueue.copy.record.enable') {
+    if (value !== 'true' && value !== 'false') throw new KafkaError('INVALID_CONFIG', `${name} must be true or false`);
+    return { deadLetterCopyRecord: value === 'true' };
   }
   const bounds = name === 'share.record.lock.duration.ms' ? LOCK_DURATION_BOUNDS : DELIVERY_COUNT_BOUNDS;
   const n = Number(value);

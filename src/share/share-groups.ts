@@ -16,6 +16,7 @@ import { ConditionFailedError, type MetadataStore, type MetaItem } from '../stor
 import type { TopicMeta, TopicRegistry } from '../topics/topics.js';
 import type { DecodedRecord } from '../wire/record-batch.js';
 import { KafkaError, type KafkaErrorName } from '../wire/errors.js';
+import { newDeadLetterProducer, produceDeadLetters, type ProducerIdSource } from './dead-letter.js';
 import {
   isShareGroupConfigName,
   parseIsoDuration,
@@ -37,8 +38,9 @@ import {
   recall,
   remember,
   type AcknowledgeType,
-  type Limits,
-  type RecordState,
+  needsSequence,
+  sequenceArchiving,
+  type ShownState,
   type SharePartitionState,
 } from './share-partition.js';
 
@@ -49,6 +51,8 @@ export interface ShareGroupDeps {
   log: PartitionLog;
   /** Broker-wide settings (defaults: Kafka's). */
   config?: Partial<ShareGroupConfig>;
+  /** Producer ids for the share-partitions' dead-letter copies (dead-letter.ts). */
+  producerIds: ProducerIdSource;
   /**
    * Whether the group has members of the Kafka protocol (ShareGroupHeartbeat) right now: an offset
    * reset or delete is refused while it does (NON_EMPTY_GROUP). HTTP receivers have no membership:
@@ -104,7 +108,7 @@ export interface SharePartitionView {
   stateEpoch: number;
   highWatermark: number;
   lag: number;
-  inFlight: Record<RecordState, number>;
+  inFlight: Record<ShownState, number>;
 }
 
 /** Bytes read from the log per partition and receive: the records a receive asks for are small. */
@@ -267,7 +271,7 @@ export class ShareGroups {
         const now = clock.now();
         const s =
           found && found.value.topicId === topic.id ? copyState(found.value) : initialState(topic.id, await start());
-        const expired = expireLocks(s, now, config);
+        const expired = await this.sequenceDeadLetters(s, expireLocks(s, now, config));
         advanceStart(s, pstate.logStartOffset);
         taken = acquire(
           s,
@@ -293,6 +297,7 @@ export class ShareGroups {
         message: `Share-partition ${topic.name}-${partition} is contended`,
       },
     });
+    await this.deadLetters(group, topic, partition, outcome.item?.value, config);
     if (taken.length === 0) return [];
     const written = outcome.item!.value;
     const lockedUntil = new Map(written.records.map((r) => [r.offset, r.lockedUntil ?? 0]));
@@ -379,7 +384,7 @@ export class ShareGroups {
     partition: number,
     member: string,
     acks: readonly ShareAck[],
-    limits: Limits,
+    limits: ShareGroupConfig,
     token: string,
   ): Promise<(KafkaErrorName | undefined)[]> {
     const topic = await this.deps.topics.get(topicName);
@@ -392,7 +397,7 @@ export class ShareGroups {
       metadata: this.deps.metadata,
       pk,
       sk,
-      decide: (found) => {
+      decide: async (found) => {
         if (!found || found.value.topicId !== topic.id)
           return { done: acks.map(() => 'INVALID_RECORD_STATE' as const) };
         // A retry of a request that applied: answered as the first attempt was, not refused.
@@ -400,8 +405,9 @@ export class ShareGroups {
         if (earlier) return { done: answered(earlier) };
         const now = this.deps.clock.now();
         const s = copyState(found.value);
-        expireLocks(s, now, limits);
+        const expired = expireLocks(s, now, limits);
         const errors = acknowledge(s, member, acks, now, limits);
+        await this.sequenceDeadLetters(s, expired);
         if (errors.every((e) => e !== undefined)) return { done: errors };
         advanceStart(s, -1);
         remember(
@@ -421,7 +427,9 @@ export class ShareGroups {
       },
     });
     try {
-      return (await update).result;
+      const { result, item } = await update;
+      await this.deadLetters(group, topic, partition, item?.value, limits);
+      return result;
     } catch (e) {
       if (e instanceof KafkaError) throw e;
       // The store failed with the outcome unknown (it may have applied, then lost its answer): the
@@ -632,6 +640,32 @@ export class ShareGroups {
         return errors.find((e) => e !== null) ?? undefined;
       }),
     );
+  }
+
+  /**
+   * Gives the records archived by this change their dead-letter sequences (a producer first, if
+   * the share-partition has none). Resolves to whether the state changed, `changed` included.
+   */
+  private async sequenceDeadLetters(s: SharePartitionState, changed: boolean): Promise<boolean> {
+    if (!needsSequence(s)) return changed;
+    s.dlq ??= await newDeadLetterProducer(this.deps.producerIds);
+    return sequenceArchiving(s) || changed;
+  }
+
+  /** Produces the dead-letter copies the item (as written or found) still owes, then marks them archived. */
+  private async deadLetters(
+    group: string,
+    topic: TopicMeta,
+    partition: number,
+    state: SharePartitionState | undefined,
+    config: ShareGroupConfig,
+  ): Promise<void> {
+    if (!state?.records.some((r) => r.state === 'archiving')) return;
+    // The change that archived them is written and answered as such: a copy that fails here stays
+    // archiving, and the next writer of the share-partition produces it.
+    await produceDeadLetters(this.deps, group, topic, partition, state, config, (offsets) =>
+      this.readOffsets(topic, partition, offsets, []),
+    ).catch(() => undefined);
   }
 
   /** The registry item that lists the group: written once, on first use. */

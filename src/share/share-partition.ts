@@ -9,7 +9,13 @@
  * none). The first entry is never terminal: SPSO moves past acknowledged and archived records.
  */
 
-export type RecordState = 'available' | 'acquired' | 'acknowledged' | 'archived';
+/**
+ * `archiving`: done with (rejected, or past the delivery count limit) in a group with a dead-letter
+ * topic, its copy there not yet produced; archived once it is (dead-letter.ts).
+ */
+export type RecordState = 'available' | 'acquired' | 'acknowledged' | 'archiving' | 'archived';
+/** The states describe counts: an archiving record counts as archived. */
+export type ShownState = Exclude<RecordState, 'archiving'>;
 
 export interface InFlightRecord {
   offset: number;
@@ -19,6 +25,17 @@ export interface InFlightRecord {
   /** While acquired: the member holding it and when its lock ends (epoch ms). */
   member?: string;
   lockedUntil?: number;
+  /** While archiving: why ('rejected' or 'limit', the delivery count limit) and its dead-letter sequence. */
+  why?: 'rejected' | 'limit';
+  dlqSeq?: number;
+}
+
+/** The idempotent producer the share-partition's dead-letter copies are produced as (dead-letter.ts). */
+export interface DeadLetterProducer {
+  producerId: number;
+  producerEpoch: number;
+  /** The sequence the next archiving record is given. */
+  nextSequence: number;
 }
 
 export interface SharePartitionState {
@@ -34,6 +51,7 @@ export interface SharePartitionState {
    * finds its token here (optimistic-update's recognition) instead of applying the change twice.
    */
   recent: string[];
+  dlq?: DeadLetterProducer;
 }
 
 export type AcknowledgeType = 'accept' | 'release' | 'reject' | 'renew';
@@ -51,6 +69,8 @@ export interface Limits {
   deliveryCountLimit: number;
   recordLockDurationMs: number;
   maxRecordLocks: number;
+  /** The group has a dead-letter topic: records done with go through archiving. */
+  deadLetterTopic?: string;
 }
 
 const RECENT_TOKENS = 32;
@@ -62,7 +82,12 @@ export function initialState(topicId: string, startOffset: number): SharePartiti
 
 /** A deep copy to change (the item read is never written to). */
 export function copyState(s: SharePartitionState): SharePartitionState {
-  return { ...s, records: s.records.map((r) => ({ ...r })), recent: [...s.recent] };
+  return {
+    ...s,
+    records: s.records.map((r) => ({ ...r })),
+    recent: [...s.recent],
+    ...(s.dlq ? { dlq: { ...s.dlq } } : {}),
+  };
 }
 
 /**
@@ -83,10 +108,38 @@ export function expireLocks(s: SharePartitionState, now: number, limits: Limits)
 
 /** Back to available, or archived past the delivery count limit. */
 function unlock(r: InFlightRecord, limits: Limits): void {
-  r.state = r.deliveries >= limits.deliveryCountLimit ? 'archived' : 'available';
+  if (r.deliveries >= limits.deliveryCountLimit) archive(r, limits, 'limit');
+  else r.state = 'available';
   delete r.member;
   delete r.lockedUntil;
 }
+
+/** Archived, or archiving where the group has a dead-letter topic (its copy is produced first). */
+function archive(r: InFlightRecord, limits: Limits, why: 'rejected' | 'limit'): void {
+  if (limits.deadLetterTopic) {
+    r.state = 'archiving';
+    r.why = why;
+  } else r.state = 'archived';
+}
+
+/**
+ * Gives each archiving record without one the next dead-letter sequence of the share-partition's
+ * producer, in offset order, in the same write that archives it: whoever produces its copy, and
+ * however often, sends the same (producer, sequence), which the log appends once.
+ */
+export function sequenceArchiving(s: SharePartitionState): boolean {
+  let changed = false;
+  for (const r of s.records)
+    if (r.state === 'archiving' && r.dlqSeq === undefined && s.dlq) {
+      r.dlqSeq = s.dlq.nextSequence++;
+      changed = true;
+    }
+  return changed;
+}
+
+/** Whether records wait for a dead-letter sequence (the caller needs a producer for them first). */
+export const needsSequence = (s: SharePartitionState): boolean =>
+  s.records.some((r) => r.state === 'archiving' && r.dlqSeq === undefined);
 
 /**
  * SPSO moves past the terminal records at the front, and past records the log no longer holds
@@ -182,7 +235,7 @@ export function acknowledge(
         r.state = 'acknowledged';
         break;
       case 'reject':
-        r.state = 'archived';
+        archive(r, limits, 'rejected');
         break;
       case 'release':
         unlock(r, limits);
@@ -237,8 +290,8 @@ export function lag(s: SharePartitionState, highWatermark: number): number {
   return Math.max(0, highWatermark - s.spso - done);
 }
 
-export function countByState(s: SharePartitionState): Record<RecordState, number> {
-  const counts: Record<RecordState, number> = { available: 0, acquired: 0, acknowledged: 0, archived: 0 };
-  for (const r of s.records) counts[r.state]++;
+export function countByState(s: SharePartitionState): Record<ShownState, number> {
+  const counts: Record<ShownState, number> = { available: 0, acquired: 0, acknowledged: 0, archived: 0 };
+  for (const r of s.records) counts[r.state === 'archiving' ? 'archived' : r.state]++;
   return counts;
 }
