@@ -18,7 +18,6 @@ import {
   type Storage,
 } from '../src/compose.js';
 import { lambdaOptions, serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
-import { logEvents } from '../src/metrics.js';
 import type { AppServices } from '../src/services.js';
 import { lazyLambdaInvoker } from '../src/storage/lazy-lambda-invoker.js';
 import { instrumentStorage } from './instrumented-storage.js';
@@ -51,7 +50,7 @@ export async function runScheduledPass(deps: SchedulerDeps): Promise<SchedulerRe
   return runMaintenancePass(deps.storage, deps.services, {
     deadline: deps.deadline,
     options: deps.config.scheduler.options,
-    log: logEvents(telemetryLogger(deps.telemetry)),
+    logger: telemetryLogger(deps.telemetry),
   });
 }
 

@@ -40,7 +40,7 @@ import { SystemTimer } from './timer/system-timer.js';
 import { ShareGroups } from './share/share-groups.js';
 import { createTriggers, type LambdaInvoke } from './triggers/index.js';
 import { ReplicaManager } from './replication/replica-manager.js';
-import { loggerOf, logEvents, noMetrics, type Logger, type Metrics } from './metrics.js';
+import { noLogger, noMetrics, type Logger, type Metrics } from './metrics.js';
 import { FeatureLevels } from './storage/feature-level.js';
 import { maintenanceOptions } from './maintenance/maintenance-options.js';
 
@@ -204,7 +204,7 @@ export interface ServiceOptions {
    */
   runTriggers?: boolean;
   metrics?: Metrics;
-  /** Where the services' log lines go (default: JSON lines on stdout, `stdoutLogger`). */
+  /** Where the services' log lines go (the host's: JSON lines on stdout for the local server); default: nowhere. */
   logger?: Logger;
   poster?: ConnectionPoster;
   /**
@@ -224,7 +224,7 @@ export function composeServices(
   parts: ServiceParts,
 ): AppServices {
   const metrics = options.metrics ?? noMetrics;
-  const logger = options.logger ?? stdoutLogger;
+  const logger = options.logger ?? noLogger;
   const counted =
     (options.countOperations ?? config.countOperations) ? countOperations(storage.metadata, storage.stores) : undefined;
   const { metadata, stores } = counted ?? storage;
@@ -330,11 +330,6 @@ export function composeServices(
   };
 }
 
-/** The local process's log: one JSON line per event on stdout. */
-export const stdoutLogger: Logger = loggerOf((level, msg, fields) =>
-  console.log(JSON.stringify({ level, msg, ...fields })),
-);
-
 /** What a trigger's event names as `bootstrapServers`: the Kafka listener as clients reach it ('' without one). */
 function bootstrapServers(config: ServerConfig): string {
   const { kafka } = config;
@@ -380,7 +375,7 @@ function endpointPoster(config: ServerConfig): ConnectionPoster {
 export function runMaintenancePass(
   storage: Storage,
   services: AppServices,
-  pass: Pick<SchedulerDeps, 'deadline' | 'options' | 'log'>,
+  pass: Pick<SchedulerDeps, 'deadline' | 'options' | 'logger'>,
 ): Promise<SchedulerReport> {
   return runMaintenance({
     storage,
@@ -397,15 +392,14 @@ export function startInProcessScheduler(
   config: ServerConfig,
   storage: Storage,
   services: AppServices,
-  logger: Logger = stdoutLogger,
+  logger: Logger = noLogger,
 ): SchedulerLoop | undefined {
   const { intervalMs, options } = config.scheduler;
   if (intervalMs <= 0) return undefined;
-  const log = logEvents(logger);
   return startSchedulerLoop({
     intervalMs,
     clock: services.clock,
-    log,
-    run: (deadline) => runMaintenancePass(storage, services, { deadline, options, log }),
+    logger,
+    run: (deadline) => runMaintenancePass(storage, services, { deadline, options, logger }),
   });
 }

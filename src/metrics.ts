@@ -74,17 +74,6 @@ export function loggerOf(write: (level: LogLevel, msg: string, fields: Record<st
 
 export const noLogger: Logger = loggerOf(() => {});
 
-/** A structured event as the scheduler and the Kafka listener say it: a level (default info), a message, its fields. */
-export type LogEvent = Record<string, unknown>;
-
-/** Those events through a Logger, so they go where the host's lines go (no console fallback). */
-export function logEvents(logger: Logger): (event: LogEvent) => void {
-  return ({ level, msg, ...fields }) => {
-    const at: LogLevel = level === 'debug' || level === 'warn' || level === 'error' ? level : 'info';
-    logger[at](String(msg), fields);
-  };
-}
-
 /**
  * Metrics of a long-running process (the self-hosted server, the Fargate listener): counters are
  * summed and each gauge keeps the highest value it reached until {@link drain}, which the host

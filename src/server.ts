@@ -6,7 +6,7 @@
  * docs/security.md and the README's configuration table.
  */
 import { serve } from '@hono/node-server';
-import { createServices, openStorage, startInProcessScheduler, stdoutLogger } from './compose.js';
+import { createServices, openStorage, startInProcessScheduler } from './compose.js';
 import { parseServerArgs, SERVER_USAGE, ServerArgsError } from './config/server-args.js';
 import { lambdaOptions, serverConfigFromEnv, type ServerConfig } from './config/server-config.js';
 import { createApp } from './http/app.js';
@@ -15,7 +15,7 @@ import { startKafkaListener } from './kafka/listener.js';
 import { pushSocket } from './http/push-socket.js';
 import { MemoryPool } from './limits/memory-pool.js';
 import { lazyLambdaInvoker } from './storage/lazy-lambda-invoker.js';
-import { IntervalMetrics, logEvents } from './metrics.js';
+import { IntervalMetrics, loggerOf } from './metrics.js';
 
 // A bad flag or variable is told in a line and the usage, not a stack; --help prints the usage.
 let config: ServerConfig;
@@ -40,6 +40,9 @@ try {
   process.exit(2);
 }
 
+/** This process's log lines (the services', the listener's, the scheduler's, the app's): JSON on stdout. */
+const stdoutLogger = loggerOf((level, msg, fields) => console.log(JSON.stringify({ level, msg, ...fields })));
+
 const storage = await openStorage(config.backend); // a SQLite problem fails here, at startup
 const metrics = new IntervalMetrics();
 const services = createServices(config, storage, undefined, {
@@ -48,7 +51,7 @@ const services = createServices(config, storage, undefined, {
   runTriggers: true,
   lambda: lazyLambdaInvoker(lambdaOptions(config)),
 });
-const app = createApp(services);
+const app = createApp(services, { logger: stdoutLogger });
 // Push (ws://host:port/v3/push): other processes post to this one's connections at its origin,
 // or at PUSH_ENDPOINT when they reach it under another address.
 let origin = '';
@@ -62,7 +65,7 @@ const register = () =>
 await register();
 setInterval(register, services.features.refreshMs).unref();
 // Timers, retention, compaction, segment merge and orphan GC, every SCHEDULER_INTERVAL_MS.
-const scheduler = startInProcessScheduler(config, storage, services);
+const scheduler = startInProcessScheduler(config, storage, services, stdoutLogger);
 // Triggers run here, woken by this process's commits; what a crash or another process left
 // undelivered is re-armed now and on the scheduler's tick (docs/triggers.md).
 const rearmTriggers = () =>
@@ -93,17 +96,13 @@ const httpPort = new Promise<number>((resolve) => {
 const server = serve({ fetch, port, hostname, serverOptions }, (info) => {
   origin = `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${info.port}`;
   listening(info.port);
-  console.log(
-    JSON.stringify({
-      level: 'info',
-      msg: 'listening',
-      url: `http://${hostname}:${info.port}`,
-      backend: config.backend.kind,
-      release: services.features.release,
-      clusterId: config.clusterId,
-      authorization: config.security.authorization,
-    }),
-  );
+  stdoutLogger.info('listening', {
+    url: `http://${hostname}:${info.port}`,
+    backend: config.backend.kind,
+    release: services.features.release,
+    clusterId: config.clusterId,
+    authorization: config.security.authorization,
+  });
 });
 server.maxConnections = http.maxConnections;
 server.on('drop', () => metrics.add('HttpConnectionsRefused', 1));
@@ -130,11 +129,9 @@ const kafkaListener =
         classic: services.groups.classic,
         ...kafka,
         metrics,
-        log: logEvents(stdoutLogger),
+        logger: stdoutLogger,
       }).catch((e: unknown) => {
-        console.log(
-          JSON.stringify({ level: 'error', msg: 'kafka listener not started', port: kafka.port, error: String(e) }),
-        );
+        stdoutLogger.error('kafka listener not started', { port: kafka.port, error: String(e) });
         return undefined;
       })
     : undefined;
@@ -142,18 +139,14 @@ const kafkaListener =
 const { saslMechanisms } = config.security;
 const securityProtocol = `${saslMechanisms.length > 0 ? 'SASL_' : ''}${kafka.tls ? 'SSL' : 'PLAINTEXT'}`;
 if (kafkaListener)
-  console.log(
-    JSON.stringify({
-      level: 'info',
-      msg: 'kafka listening',
-      host: kafka.host,
-      port: kafkaListener.port,
-      advertised: `${kafka.advertisedHost ?? kafka.host}:${kafka.advertisedPort ?? kafkaListener.port}`,
-      securityProtocol,
-      ...(saslMechanisms.length > 0 ? { saslMechanisms } : {}),
-      ...(kafka.tls ? { sslClientAuth: kafka.tls.clientAuth } : {}),
-    }),
-  );
+  stdoutLogger.info('kafka listening', {
+    host: kafka.host,
+    port: kafkaListener.port,
+    advertised: `${kafka.advertisedHost ?? kafka.host}:${kafka.advertisedPort ?? kafkaListener.port}`,
+    securityProtocol,
+    ...(saslMechanisms.length > 0 ? { saslMechanisms } : {}),
+    ...(kafka.tls ? { sslClientAuth: kafka.tls.clientAuth } : {}),
+  });
 
 server.on('upgrade', (req, socket, head) => push.handleUpgrade(req, socket, head));
 
@@ -203,7 +196,7 @@ const emfTimer =
 emfTimer?.unref();
 
 function shutdown(signal: string) {
-  console.log(JSON.stringify({ level: 'info', msg: 'shutting down', signal }));
+  stdoutLogger.info('shutting down', { signal });
   void kafkaListener?.close();
   push.close();
   server.close(() => {

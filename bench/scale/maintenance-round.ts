@@ -87,7 +87,6 @@ async function run(sim: Simulation, rf: 1 | 2): Promise<ScenarioFigures> {
       partitionLog,
       topics,
       timerHandlers: { [TIMER_KIND]: onTimer },
-      log: () => {},
       runId: `invocation-${n}`,
       sleep: (ms, signal) => time.sleep(ms, signal),
     });

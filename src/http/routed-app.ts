@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { noLogger, type Logger } from '../metrics.js';
 import { ThrottledError } from '../quotas/throttle.js';
 import { KafkaError } from '../wire/errors.js';
 import type { AppEnv, AuditSink } from './app-env.js';
@@ -12,8 +13,10 @@ import { security } from './security.js';
 export interface AppOptions {
   /** Where unexpected errors are reported (the caller only ever sees a generic 500). */
   logError?: (e: unknown, context: { method: string; path: string }) => void;
-  /** Where denied requests and ACL changes are logged (default: a JSON line on stdout). */
+  /** Where denied requests and ACL changes are logged (default: a warning to `logger`). */
   audit?: AuditSink;
+  /** Where the app's lines go (the host's Logger), unless logError or audit say otherwise; default: nowhere. */
+  logger?: Logger;
   /** Told each request's principal (the Lambda entry puts it on the request's log lines). */
   onPrincipal?: (principal: string) => void;
 }
@@ -32,16 +35,19 @@ export interface AppRoutes {
   secured?: (app: Hono<AppEnv>, services: AppServices) => void;
 }
 
-const defaultLogError: NonNullable<AppOptions['logError']> = (e, ctx) =>
-  console.error(
-    JSON.stringify({ level: 'error', msg: 'unhandled error', ...ctx, error: e instanceof Error ? e.stack : String(e) }),
-  );
-const defaultAudit: AuditSink = (msg, fields) =>
-  console.log(JSON.stringify({ timestamp: new Date().toISOString(), level: 'warn', msg, ...fields }));
+const loggedError =
+  (logger: Logger): NonNullable<AppOptions['logError']> =>
+  (e, ctx) =>
+    logger.error('unhandled error', { ...ctx, error: e instanceof Error ? e.stack : String(e) });
+const loggedAudit =
+  (logger: Logger): AuditSink =>
+  (msg, fields) =>
+    logger.warn(msg, fields);
 
 /** The Hono app with the given routes: errors, 404s, security and the cluster check as every app has them. */
 export function createRoutedApp(services: AppServices, options: AppOptions, routes: AppRoutes): Hono<AppEnv> {
-  const logError = options.logError ?? defaultLogError;
+  const logger = options.logger ?? noLogger;
+  const logError = options.logError ?? loggedError(logger);
   const app = new Hono<AppEnv>();
 
   app.onError((e, c) => {
@@ -78,7 +84,7 @@ export function createRoutedApp(services: AppServices, options: AppOptions, rout
   routes.open?.(app, services);
 
   const secured = security(services, {
-    audit: options.audit ?? defaultAudit,
+    audit: options.audit ?? loggedAudit(logger),
     ...(options.onPrincipal ? { onPrincipal: options.onPrincipal } : {}),
   });
   app.use('/v3/*', secured);

@@ -24,7 +24,7 @@ import { ANONYMOUS, plainPrincipal } from '../authz/principal.js';
 import type { KafkaLimits, ListenerTls } from '../config/server-config.js';
 import { ConnectionQuotas, peerAddress, type RefusalCause } from '../limits/connection-quotas.js';
 import { MemoryPool } from '../limits/memory-pool.js';
-import { type MetricName, type Metrics, noMetrics } from '../metrics.js';
+import { type Logger, type MetricName, type Metrics, noLogger, noMetrics } from '../metrics.js';
 import { KafkaError } from '../wire/errors.js';
 import type { ClassicGroupCoordinator } from '../groups/classic-coordinator.js';
 import type { AppServices } from '../services.js';
@@ -75,8 +75,8 @@ export interface KafkaListenerOptions {
   limits?: KafkaLimits;
   /** Connections, pool use, refusals by cause. */
   metrics?: Metrics;
-  /** Connection closes and handler failures (the host's Logger, through src/metrics.ts logEvents); default: nowhere. */
-  log?: (event: Record<string, unknown>) => void;
+  /** Where connection closes and handler failures are said (the host's Logger); default: nowhere. */
+  logger?: Logger;
 }
 
 export interface KafkaListener {
@@ -116,7 +116,7 @@ interface Shared {
 }
 
 export async function startKafkaListener(options: KafkaListenerOptions): Promise<KafkaListener> {
-  const log = options.log ?? (() => {});
+  const logger = options.logger ?? noLogger;
   const metrics = options.metrics ?? noMetrics;
   const { limits } = options;
   if (limits && limits.queuedMaxRequestBytes < options.maxFrameBytes)
@@ -137,10 +137,10 @@ export async function startKafkaListener(options: KafkaListenerOptions): Promise
     if (socket.destroyed) return; // refused below, or gone during the TLS handshake
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
-    serveConnection(socket, options, broker, shared, log, principal);
+    serveConnection(socket, options, broker, shared, logger, principal);
   };
   const server: Server = options.tls
-    ? createTlsListener(options.tls, log, (socket, principal) => {
+    ? createTlsListener(options.tls, logger, (socket, principal) => {
         socket.setNoDelay(true);
         accept(socket, principal);
       })
@@ -190,7 +190,7 @@ function serveConnection(
   options: KafkaListenerOptions,
   broker: Broker,
   shared: Shared,
-  log: (e: Record<string, unknown>) => void,
+  logger: Logger,
   /** The TLS client certificate's principal, when one was presented. */
   certificatePrincipal?: string,
 ): void {
@@ -229,9 +229,7 @@ function serveConnection(
   const close = (reason: string, detail?: unknown) => {
     if (closed) return;
     closed = true;
-    log({
-      level: 'warn',
-      msg: 'kafka connection closed',
+    logger.warn('kafka connection closed', {
       reason,
       remote: socket.remoteAddress,
       ...(detail ? { detail: String(detail) } : {}),
@@ -261,7 +259,7 @@ function serveConnection(
     saslMechanisms,
     ...(saslMechanisms.includes('PLAIN') ? { plainUsers } : {}),
     autoCreateTopics: options.autoCreateTopics ?? true,
-    log,
+    logger,
   });
 
   /**
@@ -472,9 +470,7 @@ function serveConnection(
       },
       (e: unknown) => {
         if (!closed)
-          log({
-            level: 'error',
-            msg: 'kafka handler failed',
+          logger.error('kafka handler failed', {
             api: p.api.name,
             error: String(e),
             stack: e instanceof Error ? e.stack : undefined,

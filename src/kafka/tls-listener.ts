@@ -9,10 +9,11 @@ import type { Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import { mapDistinguishedName, parseMappingRules, subjectDistinguishedName } from '../authz/ssl-principal.js';
 import type { ListenerTls } from '../config/server-config.js';
+import type { Logger } from '../metrics.js';
 
 export function createTlsListener(
   tls: ListenerTls,
-  log: (e: Record<string, unknown>) => void,
+  logger: Logger,
   accept: (socket: Socket, principal?: string) => void,
 ): Server {
   const rules = parseMappingRules(tls.principalMappingRules); // throws at start on a bad rule
@@ -28,7 +29,7 @@ export function createTlsListener(
     },
     (socket: TLSSocket) => {
       const refuse = (reason: string) => {
-        log({ level: 'warn', msg: 'kafka connection closed', reason, remote: socket.remoteAddress, audit: 'denied' });
+        logger.warn('kafka connection closed', { reason, remote: socket.remoteAddress, audit: 'denied' });
         socket.destroy();
       };
       if (tls.clientAuth === 'none') return accept(socket);
@@ -48,7 +49,7 @@ export function createTlsListener(
     // A connection gone before its handshake ended: the client left, or the listener refused it
     // (max.connections and the like, counted there); a line each would let a flood fill the log.
     if (e.code === 'ECONNRESET') return;
-    log({ level: 'warn', msg: 'kafka tls handshake failed', remote: socket.remoteAddress, error: e.message });
+    logger.warn('kafka tls handshake failed', { remote: socket.remoteAddress, error: e.message });
   });
   return server;
 }

@@ -1,3 +1,4 @@
+import type { Logger } from '../metrics.js';
 import type { Clock } from '../clock.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { stateFromItem } from '../partition/partition-commit.js';
@@ -26,7 +27,7 @@ export interface UnitContext {
   metadata: MetadataStore;
   stores: ObjectStore[];
   clock: Clock;
-  log: (event: Record<string, unknown>) => void;
+  logger: Logger;
   options: MaintenanceOptions;
   partitionLog: PartitionLog;
   timers: DurableTimers;
@@ -52,9 +53,7 @@ export async function maintainPartition(ctx: UnitContext, topic: Topic, partitio
     if (r.advanced) {
       logStartOffset = r.logStartOffset;
       add('logStartOffsetAdvances', 1);
-      ctx.log({
-        level: 'info',
-        msg: 'retention',
+      ctx.logger.info('retention', {
         ...at,
         reason: r.reason,
         logStartOffset: r.logStartOffset,
@@ -73,9 +72,7 @@ export async function maintainPartition(ctx: UnitContext, topic: Topic, partitio
     // Every offset below the HW was committed, so an entry is missing: readers fail there
     // (KAFKA_STORAGE_ERROR) rather than answer empty. Nothing is rewritten around a hole.
     add('indexGaps', 1);
-    ctx.log({
-      level: 'error',
-      msg: 'index entry missing below the high watermark; partition left as it is',
+    ctx.logger.error('index entry missing below the high watermark; partition left as it is', {
       ...at,
       offset: view.gapAt,
       highWatermark: view.state.highWatermark,
@@ -84,7 +81,7 @@ export async function maintainPartition(ctx: UnitContext, topic: Topic, partitio
   }
   if (view.overlapping) {
     add('overlappingPartitions', 1);
-    ctx.log({ level: 'warn', msg: 'index entries overlap; partition left as it is', ...at });
+    ctx.logger.warn('index entries overlap; partition left as it is', { ...at });
     return;
   }
   if (topic.config.cleanupPolicy.compact) {
@@ -108,9 +105,7 @@ export async function maintainPartition(ctx: UnitContext, topic: Topic, partitio
       add('segmentsWritten', c.segmentsWritten);
       add('swapConflicts', c.conflicts);
       add('abortedTransactionsRemoved', c.abortedRemoved);
-      ctx.log({
-        level: 'info',
-        msg: 'compaction',
+      ctx.logger.info('compaction', {
         ...at,
         reason: c.reason,
         dirtyRatio: Number(c.dirtyRatio.toFixed(3)),
@@ -141,9 +136,7 @@ export async function maintainPartition(ctx: UnitContext, topic: Topic, partitio
     add('segmentsWritten', m.segmentsWritten);
     add('entriesMerged', m.entriesReplaced);
     add('swapConflicts', m.conflicts);
-    ctx.log({
-      level: 'info',
-      msg: 'segment merge',
+    ctx.logger.info('segment merge', {
       ...at,
       segments: m.segmentsWritten,
       entriesReplaced: m.entriesReplaced,
@@ -164,9 +157,7 @@ export async function maintainTopic(ctx: UnitContext, topic: Topic): Promise<voi
   ctx.add('objectsScheduledForDeletion', r.scheduled);
   ctx.add('bytesScheduledForDeletion', r.bytesScheduled);
   if (r.scheduled > 0)
-    ctx.log({
-      level: 'info',
-      msg: 'objects scheduled for deletion',
+    ctx.logger.info('objects scheduled for deletion', {
       topic: topic.name,
       objects: r.scheduled,
       bytes: r.bytesScheduled,

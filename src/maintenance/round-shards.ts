@@ -183,9 +183,7 @@ async function workShard(
       } catch (e) {
         // Logged and passed: it is retried next round, and does not block the others.
         ctx.add('unitFailures', 1);
-        ctx.log({
-          level: 'error',
-          msg: 'maintenance failed',
+        ctx.logger.error('maintenance failed', {
           topic: topic.name,
           ...(unit < topic.partitionCount ? { partition: unit } : { step: 'sweep' }),
           error: e instanceof Error ? e.message : String(e),
@@ -205,10 +203,10 @@ async function workShard(
     });
     return 'finished';
   } finally {
-    await lease.release(ctx.log);
+    await lease.release(ctx.logger);
     if (lease.lost) {
       ctx.add('leaseLost', 1);
-      ctx.log({ level: 'warn', msg: 'scheduler lease lost; stopping the shard', shard });
+      ctx.logger.warn('scheduler lease lost; stopping the shard', { shard });
     }
   }
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Logger } from '../metrics.js';
 import { hostname } from 'node:os';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
@@ -150,11 +151,11 @@ export class HeldLease<T extends Lease> {
    * Stops renewing and ends the lease, so the next run need not wait for it to lapse. A release that
    * fails is reported and left to lapse: the work it covered is done or resumable either way.
    */
-  async release(log: (event: Record<string, unknown>) => void): Promise<void> {
+  async release(logger: Logger): Promise<void> {
     await this.stop();
     if (this.lost) return;
     await this.update((v) => ({ ...v, leaseUntil: 0 })).catch((e) =>
-      log({ level: 'warn', msg: 'scheduler lease release failed; it lapses', lease: this.item.sk, error: String(e) }),
+      logger.warn('scheduler lease release failed; it lapses', { lease: this.item.sk, error: String(e) }),
     );
   }
 }

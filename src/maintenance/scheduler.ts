@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import { noLogger, type Logger } from '../metrics.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { autoRaiseFeatureLevel } from '../storage/feature-level.js';
 import { SCHEDULER_TIMERS_SK } from '../storage/key-layout.js';
@@ -50,8 +51,8 @@ export interface SchedulerDeps {
    * transaction coordinator's (transaction timeouts, id expiry) and the groups' session timers.
    */
   timerHandlers?: Record<string, TimerHandler>;
-  /** Structured log lines (the host's Logger, through src/metrics.ts logEvents); default: nowhere. */
-  log?: (event: Record<string, unknown>) => void;
+  /** Where the run's lines go (the host's Logger); default: nowhere. */
+  logger?: Logger;
   /** Stop after this many units (tests drive interruption with it; production uses the deadline). */
   maxUnits?: number;
   /** The lease holder's name (default this process's holder id, stable for the process's life). */
@@ -73,7 +74,7 @@ const DEFAULT_LEASE_TTL_MS = 30_000;
 export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerReport> {
   const { clock } = deps;
   const { metadata, stores } = deps.storage;
-  const log = deps.log ?? (() => {});
+  const logger = deps.logger ?? noLogger;
   const options = maintenanceOptions(deps.options);
   const sleep = deps.sleep ?? realSleep;
   const started = clock.now();
@@ -107,17 +108,17 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
       add('timersFired', fired.fired);
       add('timerFailures', fired.failed);
       for (const [name, n] of Object.entries(fired.counts)) add(name, n);
-      for (const e of fired.errors) log({ level: 'error', msg: 'durable timer failed; rescheduled', error: String(e) });
-      if (!(await purgeDeletedTopics({ metadata, partitionLog: deps.partitionLog, pastDeadline, add, log })))
+      for (const e of fired.errors) logger.error('durable timer failed; rescheduled', { error: String(e) });
+      if (!(await purgeDeletedTopics({ metadata, partitionLog: deps.partitionLog, pastDeadline, add, logger })))
         add('incomplete', 1);
       // The feature level: raised once every running process has supported a higher one long enough.
       const raised = await autoRaiseFeatureLevel(metadata, clock.now());
       if (raised !== undefined) {
         add('featureLevelRaised', 1);
-        log({ level: 'info', msg: 'feature level raised', featureLevel: raised });
+        logger.info('feature level raised', { featureLevel: raised });
       }
     } finally {
-      await lease.release(log);
+      await lease.release(logger);
     }
     return true;
   };
@@ -131,7 +132,7 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
       for (;;) {
         await sleep(options.timerTickMs, ticking.signal);
         if (ticking.signal.aborted || pastDeadline()) return;
-        await tick().catch((e) => log({ level: 'error', msg: 'timer tick failed', error: String(e) }));
+        await tick().catch((e) => logger.error('timer tick failed', { error: String(e) }));
       }
     })();
     try {
@@ -141,7 +142,7 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
           metadata,
           stores,
           clock,
-          log,
+          logger,
           options,
           partitionLog: deps.partitionLog,
           timers,
@@ -164,7 +165,7 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
     }
   } finally {
     runsInProgress.delete(run);
-    log({ level: 'info', msg: 'scheduler pass', durationMs: clock.now() - started, ...report });
+    logger.info('scheduler pass', { durationMs: clock.now() - started, ...report });
   }
   return report;
 }
@@ -184,8 +185,8 @@ export function startSchedulerLoop(options: {
   budgetMs?: number;
   clock: Clock;
   run: (deadline: number) => Promise<SchedulerReport>;
-  /** Where a failed run is said (as SchedulerDeps.log); default: nowhere. */
-  log?: (event: Record<string, unknown>) => void;
+  /** Where a failed run is said (as SchedulerDeps.logger); default: nowhere. */
+  logger?: Logger;
   onError?: (e: unknown) => void;
 }): SchedulerLoop {
   let stopped = false;
@@ -193,8 +194,7 @@ export function startSchedulerLoop(options: {
   let current: Promise<unknown> = Promise.resolve();
   const onError =
     options.onError ??
-    ((e) =>
-      options.log?.({ level: 'error', msg: 'scheduler run failed', error: e instanceof Error ? e.stack : String(e) }));
+    ((e) => options.logger?.error('scheduler run failed', { error: e instanceof Error ? e.stack : String(e) }));
   const tick = () => {
     handle = undefined;
     if (stopped) return;

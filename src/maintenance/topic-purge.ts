@@ -5,6 +5,7 @@
  * deadline. Progress is noted on the record, and every step is idempotent, so a purge interrupted
  * at any step (a fault, a run that dies or reaches its deadline) goes on at the next run.
  */
+import type { Logger } from '../metrics.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import { notePurgeProgress, pendingTopicPurges, removeTopicPurge, type TopicPurge } from '../topics/topic-purges.js';
@@ -16,7 +17,7 @@ export interface TopicPurgeDeps {
   /** True once the run should start no new step. */
   pastDeadline: () => boolean;
   add: (name: string, n: number) => void;
-  log: (event: Record<string, unknown>) => void;
+  logger: Logger;
 }
 
 /** Works through the recorded purges; false when the deadline stopped it before the last was done. */
@@ -43,7 +44,7 @@ export async function purgeDeletedTopics(deps: TopicPurgeDeps): Promise<boolean>
       }
       await removeTopicPurge(metadata, item);
       deps.add('topicsPurged', 1);
-      deps.log({ level: 'info', msg: 'topic purged', topic: purge.name, topicId: purge.id });
+      deps.logger.info('topic purged', { topic: purge.name, topicId: purge.id });
     } catch (e) {
       // The record stays: the next run goes on from its noted progress.
       failed(deps, purge, e);
@@ -54,9 +55,7 @@ export async function purgeDeletedTopics(deps: TopicPurgeDeps): Promise<boolean>
 
 function failed(deps: TopicPurgeDeps, purge: TopicPurge | undefined, e: unknown): void {
   deps.add('purgeFailures', 1);
-  deps.log({
-    level: 'error',
-    msg: 'topic purge failed; retried next run',
+  deps.logger.error('topic purge failed; retried next run', {
     ...(purge ? { topic: purge.name, topicId: purge.id } : {}),
     error: e instanceof Error ? e.message : String(e),
   });

@@ -48,7 +48,16 @@ const MAY_IMPORT: Record<string, string[]> = {
   'src/triggers': ['src/clock.ts', 'src/groups', 'src/log', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
   'src/quotas': ['src/clock.ts', 'src/storage', 'src/wire'],
   'src/authz': ['src/clock.ts', 'src/config', 'src/quotas', 'src/storage', 'src/wire'],
-  'src/maintenance': ['src/clock.ts', 'src/log', 'src/partition', 'src/storage', 'src/timer', 'src/topics', 'src/wire'],
+  'src/maintenance': [
+    'src/clock.ts',
+    'src/log',
+    'src/metrics.ts',
+    'src/partition',
+    'src/storage',
+    'src/timer',
+    'src/topics',
+    'src/wire',
+  ],
   // The services of a process, as one type: what the composition root hands both doors (http, kafka).
   'src/services.ts': [
     'src/authz',

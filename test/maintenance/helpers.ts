@@ -12,6 +12,7 @@ import { runMaintenance, type SchedulerDeps, type SchedulerReport } from '../../
 import type { ObjectStore } from '../../src/storage/ports.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import { readBatches, readRecords } from '../support/read-records.js';
+import { eventLogger } from '../support/event-logger.js';
 
 export class TestClock {
   constructor(public t: number) {}
@@ -121,7 +122,7 @@ export function harness(storage: Storage, clock: TestClock, options: Partial<Mai
         partitionLog: log,
         topics,
         options: { ...TEST_OPTIONS, ...options },
-        log: (e) => events.push(e),
+        logger: eventLogger(events),
         ...extra,
       });
     },

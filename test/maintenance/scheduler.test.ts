@@ -6,6 +6,7 @@ import { startSchedulerLoop } from '../../src/maintenance/scheduler.js';
 import { DurableTimers } from '../../src/timer/durable-timers.js';
 import { awsBackend } from '../support/backends.js';
 import { harness, rec, SHARD_0, TestClock } from './helpers.js';
+import { eventLogger } from '../support/event-logger.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -53,10 +54,10 @@ describe('scheduler', () => {
     const second = await h.run({
       clock,
       deadline: h.clock.now() + 5_000,
-      log: (e) => {
+      logger: eventLogger((e) => {
         if (e.msg === 'retention') units++;
         h.events.push(e);
-      },
+      }),
     });
     expect(second).toMatchObject({ unitsDone: 3, incomplete: 1 });
     expect(await h.run()).toMatchObject({ unitsDone: 2, roundsCompleted: 1 });
@@ -111,7 +112,6 @@ describe('scheduler', () => {
     expect(
       await runMaintenancePass(storage, services, {
         deadline: h.clock.now() + 1000,
-        log: () => {},
         options: { orphanGraceMs: 0, roundIntervalMs: 0 },
       }),
     ).toMatchObject({ timersFired: 1, membersExpired: 1, roundsCompleted: 1 });

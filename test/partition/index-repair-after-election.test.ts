@@ -14,6 +14,7 @@ import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 import { clock, newLog, rec } from '../support/partition-logs.js';
 import { readRecords } from '../support/read-records.js';
+import { eventLogger } from '../support/event-logger.js';
 
 describe.each(allBackends)('index repair across a leader epoch change on $name', (backend) => {
   let stop: () => Promise<void>;
@@ -104,7 +105,7 @@ describe.each(allBackends)('index repair across a leader epoch change on $name',
       deadline: Date.now() + 60_000,
       partitionLog: b,
       topics: new TopicRegistry(metaB, clock, 2),
-      log: (e: Record<string, unknown>) => void events.push(e),
+      logger: eventLogger(events),
     });
     expect(report).toMatchObject({ indexGaps: 1 });
     expect(events).toContainEqual(expect.objectContaining({ level: 'error', topic: 'trunc', partition: 0, offset: 1 }));

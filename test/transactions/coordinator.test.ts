@@ -116,7 +116,6 @@ describe('transactions over HTTP', () => {
       partitionLog: t.services.log,
       topics: t.services.topics,
       timerHandlers: t.services.transactions.timerHandlers(),
-      log: () => {},
     });
     expect(report.timersFired).toBeGreaterThanOrEqual(1);
     expect((await t.call('GET', 'topics/out/partitions/0')).body).toMatchObject({
@@ -161,7 +160,6 @@ describe('transactions over HTTP', () => {
       partitionLog: log,
       topics: t.services.topics,
       timerHandlers: t.services.transactions.timerHandlers(),
-      log: () => {},
     });
     expect((await t.call('GET', 'transactions/tx-d')).body.state).toBe('CompleteCommit');
     expect((await t.fetchValues(0, 'read_committed')).values).toEqual(['d1']);

@@ -20,7 +20,6 @@ async function maintain(t: Harness, clock: { now(): number }) {
     topics: t.services.topics,
     timerHandlers: t.services.transactions.timerHandlers(),
     options: OPTIONS,
-    log: () => {},
   });
 }
 

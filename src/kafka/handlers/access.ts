@@ -46,9 +46,7 @@ export function denied(
   resourceName = CLUSTER_NAME,
 ): KafkaError {
   const { principal, host } = ctx.connection;
-  ctx.log({
-    level: 'warn',
-    msg: 'authorization denied',
+  ctx.logger.warn('authorization denied', {
     audit: 'denied',
     principal,
     host,

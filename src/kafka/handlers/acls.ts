@@ -66,7 +66,7 @@ const entryOf = (b: AclBinding) => ({
 });
 
 const audit = (ctx: RequestContext, what: 'created' | 'deleted', acl: AclBinding) =>
-  ctx.log({ level: 'info', msg: `acl ${what}`, audit: `acl-${what}`, principal: ctx.connection.principal, acl });
+  ctx.logger.info(`acl ${what}`, { audit: `acl-${what}`, principal: ctx.connection.principal, acl });
 
 export const describeAcls: Handler = async (ctx, req) => {
   const answer = (e: unknown) => ({

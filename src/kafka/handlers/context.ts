@@ -1,5 +1,6 @@
 import { KafkaError } from '../../wire/errors.js';
 import type { ClassicGroupCoordinator } from '../../groups/classic-coordinator.js';
+import type { Logger } from '../../metrics.js';
 import type { AppServices } from '../../services.js';
 import type { ScramServer } from '../../authz/scram.js';
 
@@ -43,7 +44,8 @@ export interface RequestContext {
   plainUsers?: ReadonlyMap<string, string>;
   /** Kafka's auto.create.topics.enable. */
   autoCreateTopics: boolean;
-  log: (event: Record<string, unknown>) => void;
+  /** Where the connection's lines go (the host's Logger). */
+  logger: Logger;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded message bodies are typed by the message definitions at run time
@@ -55,12 +57,7 @@ export type Handler = (ctx: RequestContext, req: Body, version: number) => Promi
 /** Kafka's error code for a failure; anything that is not a KafkaError is logged and UNKNOWN_SERVER_ERROR. */
 export function errorCodeOf(ctx: RequestContext, e: unknown): number {
   if (e instanceof KafkaError) return e.code;
-  ctx.log({
-    level: 'error',
-    msg: 'kafka request failed',
-    error: String(e),
-    stack: e instanceof Error ? e.stack : undefined,
-  });
+  ctx.logger.error('kafka request failed', { error: String(e), stack: e instanceof Error ? e.stack : undefined });
   return -1;
 }
 

@@ -54,9 +54,7 @@ export const saslAuthenticate: Handler = async (ctx, req) => {
     }
     return answer(out);
   } catch (e) {
-    ctx.log({
-      level: 'warn',
-      msg: 'authentication failed',
+    ctx.logger.warn('authentication failed', {
       audit: 'denied',
       host: connection.host,
       mechanism,

@@ -55,9 +55,7 @@ export const alterUserScramCredentials: Handler = async (ctx, req) => {
   const results = await alterScramCredentials(ctx.services.security.scram, deletions, upsertions);
   for (const r of results)
     if (!r.error)
-      ctx.log({
-        level: 'info',
-        msg: 'scram credential altered',
+      ctx.logger.info('scram credential altered', {
         audit: 'scram-credential-altered',
         principal: ctx.connection.principal,
         user: r.user,

@@ -5,6 +5,7 @@ import type { AppServices } from '../../../src/services.js';
 import { createApp } from '../../../src/http/app.js';
 import type { MetadataStore } from '../../../src/storage/ports.js';
 import { startKafkaListener, type KafkaListener, type KafkaListenerOptions } from '../../../src/kafka/listener.js';
+import { eventLogger } from '../../support/event-logger.js';
 
 export interface TestKafkaServer {
   services: AppServices;
@@ -45,7 +46,7 @@ export async function startKafkaServer(
     port: 0,
     maxFrameBytes: config.kafka.maxFrameBytes,
     ...(config.kafka.tls ? { tls: config.kafka.tls } : {}),
-    log: (e) => logs.push(e),
+    logger: eventLogger(logs),
     ...options,
   });
   const app = createApp(services, { logError: () => {} });
