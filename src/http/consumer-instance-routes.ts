@@ -6,7 +6,7 @@ import { toErrorResponse } from './error-mapping.js';
 import type { PolledRecord } from '../groups/consumer-instances.js';
 import type { AppEnv } from './app-env.js';
 import type { AppServices } from '../services.js';
-import { bodySizeLimit, queryInt, readJson } from './request.js';
+import { bodySizeLimit, intQuery, parseQuery, readJson } from './request.js';
 import { authorize, authorizeAll } from './security.js';
 
 const V2_JSON = 'application/vnd.kafka.v2+json';
@@ -37,12 +37,15 @@ export const commitSchema = z.object({
 export const partitionsSchema = z.object({ partitions: z.array(tp).default([]) });
 export const seekSchema = z.object({ offsets: z.array(tp.extend({ offset: z.int().min(0) })) });
 export const recordsQuerySchema = z.object({
-  timeout: z.int().min(0).optional(),
-  max_bytes: z.int().min(1).optional(),
+  timeout: intQuery(z.int().min(0)).optional(),
+  max_bytes: intQuery(z.int().min(1)).optional(),
 });
 export const committedQuerySchema = z.object({
   topic: z.array(z.string()).meta({ description: 'Repeatable, paired with partition' }).optional(),
-  partition: z.array(z.int().min(0)).meta({ description: 'Repeatable, paired with topic' }).optional(),
+  partition: z
+    .array(intQuery(z.int().min(0)))
+    .meta({ description: 'Repeatable, paired with topic' })
+    .optional(),
 });
 
 // The answers' schemas, which the routes below are typed by and the OpenAPI document renders.
@@ -179,10 +182,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
     await authorize(c, 'READ', 'GROUP', c.req.param('group')!);
     if (services.security.authorization)
       await authorizeAll(c, 'READ', 'TOPIC', await instances().subscription(...ids(c)));
-    const { timeout: timeoutMs, max_bytes } = recordsQuerySchema.parse({
-      timeout: queryInt(c.req.query('timeout'), 'timeout'),
-      max_bytes: queryInt(c.req.query('max_bytes'), 'max_bytes'),
-    });
+    const { timeout: timeoutMs, max_bytes } = parseQuery(c, recordsQuerySchema);
     const maxBytes = Math.min(max_bytes ?? services.limits.maxFetchBytes, services.limits.maxFetchBytes);
     // On Lambda (MAX_RESPONSE_BYTES) the answer stops at a record within the limit; the position follows.
     const { jsonBytes } = answerLimit(services.limits.maxResponseBytes);
@@ -223,10 +223,7 @@ export function consumerInstanceRoutes(services: AppServices): Hono<AppEnv> {
 
   // v2 sends the partitions as a GET body; clients that cannot (fetch) may use ?topic=t&partition=0 pairs.
   app.get('/:group/instances/:instance/offsets', async (c) => {
-    const { topic: topics = [], partition: partitions = [] } = committedQuerySchema.parse({
-      topic: c.req.queries('topic'),
-      partition: c.req.queries('partition')?.map((p) => queryInt(p, 'partition')),
-    });
+    const { topic: topics = [], partition: partitions = [] } = parseQuery(c, committedQuerySchema);
     if (topics.length !== partitions.length)
       throw new KafkaError('BAD_REQUEST', 'topic and partition query parameters come in pairs');
     const body =

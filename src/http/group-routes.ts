@@ -10,7 +10,7 @@ import type { AppEnv } from './app-env.js';
 import { GroupResources } from './group-resources.js';
 import { mapBounded, partitionPage } from '../topics/partition-scan.js';
 import { nextPageUrl, pageCursor } from './page-token.js';
-import { ISOLATION_LEVELS, partitionParam, queryInt, readJson } from './request.js';
+import { intQuery, ISOLATION_LEVELS, parseQuery, partitionParam, readJson } from './request.js';
 import { allowed, allowedNames, authorize, authorizeAll } from './security.js';
 
 const partitionRef = z.object({ topic_name: z.string(), partition_id: z.int().min(0) });
@@ -78,7 +78,7 @@ export const resetSchema = z.object({
 const AUTO_OFFSET_RESETS = ['earliest', 'latest', 'none'] as const satisfies readonly AutoOffsetReset[];
 export const offsetsQuerySchema = z.object({
   topic_name: z.string().optional(),
-  partition_id: z.int().min(0).optional(),
+  partition_id: intQuery(z.int().min(0)).optional(),
   auto_offset_reset: z
     .enum(AUTO_OFFSET_RESETS)
     .meta({ description: 'none fails with NO_OFFSET_FOR_PARTITION or OFFSET_OUT_OF_RANGE (416)' })
@@ -315,14 +315,7 @@ export function groupRoutes(): Hono<AppEnv> {
   app.get('/consumer-groups/:group/offsets', async (c) => {
     const { groups, topics } = c.get('services');
     const groupId = groupParam(c);
-    const query = offsetsQuerySchema.parse({
-      topic_name: c.req.query('topic_name'),
-      partition_id: queryInt(c.req.query('partition_id'), 'partition_id'),
-      auto_offset_reset: c.req.query('auto_offset_reset'),
-      isolation_level: c.req.query('isolation_level'),
-      require_stable: c.req.query('require_stable'),
-      page_token: c.req.query('page_token'),
-    });
+    const query = parseQuery(c, offsetsQuerySchema);
     const { topic_name: topicName, partition_id: partition, auto_offset_reset: reset } = query;
     const r = res(c);
     const self = `${r.groupUrl(groupId)}/offsets`;

@@ -23,8 +23,7 @@ import {
 } from './record-answers.js';
 import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
 import { produceRecordSchema } from './record-encoding.js';
-import { batchSchema, deleteRecordsSchema } from './record-routes.js';
-import { ISOLATION_LEVELS } from './request.js';
+import { batchSchema, deleteRecordsSchema, fetchQuerySchema } from './record-routes.js';
 
 const topic = inPath('cluster_id', 'topic_name');
 const partition = inPath('cluster_id', 'topic_name', 'partition_id');
@@ -36,7 +35,6 @@ const acks = z.object({
     "Kafka's acks (extension): 0 answers before anything is durable (offset -1); 1 once the leader store has it; all once every in-sync replica store has it",
   ),
 });
-const isolationLevel = z.enum(ISOLATION_LEVELS).default('read_uncommitted');
 
 /** The route's record schema, with what a client needs to know of its fields. */
 const produceRecord = produceRecordSchema
@@ -78,28 +76,6 @@ const transactionalId = (description: string) =>
   z.object({ transactional_id: described(z.string(), description).optional() });
 
 const intHeader = (description: string) => described(z.int(), description).optional();
-
-/** A partition's fetch (record-routes.ts reads these by hand: the query is not a body). */
-const fetchQuery = z.object({
-  offset: z.int().min(0).default(0),
-  max_bytes: described(
-    z.int().min(1),
-    "Kafka's max bytes, at batch granularity: the answer starts at the stored batch holding `offset` (JSON: at that record) and takes whole batches within max_bytes, at least one. A deployment with MAX_RESPONSE_BYTES (Lambda: 6 MB) also keeps the answer within that, after base64 or JSON inflation: a JSON answer then stops at a record and `next_offset` goes on from there",
-  ).optional(),
-  format: described(z.enum(['binary', 'string', 'json']).default('binary'), 'How keys and values are shown'),
-  min_bytes: described(
-    z.int().min(0).default(0),
-    "Kafka's fetch.min.bytes: wait until this many bytes are readable below the high watermark (with max_wait_ms)",
-  ),
-  max_wait_ms: described(
-    z.int().min(0).default(0),
-    "Kafka's fetch.max.wait.ms: the longest wait for min_bytes, bounded by the server (MAX_FETCH_WAIT_MS, 25 s); then whatever there is is returned, possibly nothing",
-  ),
-  isolation_level: described(
-    isolationLevel,
-    "Kafka's isolation level: read_committed reads up to the last stable offset and leaves out aborted transactions (JSON), or answers their ranges in Kafka-Aborted-Transactions (record batches)",
-  ),
-});
 
 const fetched: ZodOpenApiResponseObject = {
   description: `JSON (the default), or with Accept: ${RECORD_BATCH_MEDIA_TYPE} the stored record batches as they are: whole batches with absolute offsets (the first may start before \`offset\`: skip its earlier records, as a Kafka consumer does), CRCs for the client to check, the rest in headers`,
@@ -181,7 +157,7 @@ export const recordPaths: ZodOpenApiPathsObject = {
     get: {
       summary: "Fetch records from an offset up to the high watermark (Kafka's Fetch for one partition)",
       'x-extension': true,
-      requestParams: { path: partition, query: fetchQuery },
+      requestParams: { path: partition, query: fetchQuerySchema },
       responses: { 200: fetched, ...errors(400, 404, 416) },
     },
     post: {

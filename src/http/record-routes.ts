@@ -30,11 +30,46 @@ import {
   requireRecordBatchBody,
   requireTransactionalBatches,
 } from './record-batch-body.js';
-import { parseIsolation, partitionParam, queryInt, readBody, readJson, readJsonValues } from './request.js';
+import {
+  intQuery,
+  ISOLATION_LEVELS,
+  parseQuery,
+  partitionParam,
+  readBody,
+  readJson,
+  readJsonValues,
+} from './request.js';
 import { authorize } from './security.js';
 import type { produceResultSchema } from './record-answers.js';
 
 export const deleteRecordsSchema = z.object({ before_offset: z.number().int().min(-1) });
+
+/** A partition's fetch: the query the route parses, as the OpenAPI document lists it. */
+export const fetchQuerySchema = z.object({
+  offset: intQuery(z.int().min(0)).default(0),
+  max_bytes: intQuery(z.int().min(1))
+    .meta({
+      description:
+        "Kafka's max bytes, at batch granularity: the answer starts at the stored batch holding `offset` (JSON: at that record) and takes whole batches within max_bytes, at least one. A deployment with MAX_RESPONSE_BYTES (Lambda: 6 MB) also keeps the answer within that, after base64 or JSON inflation: a JSON answer then stops at a record and `next_offset` goes on from there",
+    })
+    .optional(),
+  format: z
+    .enum(['binary', 'string', 'json'] as const satisfies readonly OutputFormat[])
+    .default('binary')
+    .meta({ description: 'How keys and values are shown' }),
+  min_bytes: intQuery(z.int().min(0)).default(0).meta({
+    description:
+      "Kafka's fetch.min.bytes: wait until this many bytes are readable below the high watermark (with max_wait_ms)",
+  }),
+  max_wait_ms: intQuery(z.int().min(0)).default(0).meta({
+    description:
+      "Kafka's fetch.max.wait.ms: the longest wait for min_bytes, bounded by the server (MAX_FETCH_WAIT_MS, 25 s); then whatever there is is returned, possibly nothing",
+  }),
+  isolation_level: z.enum(ISOLATION_LEVELS).default('read_uncommitted').meta({
+    description:
+      "Kafka's isolation level: read_committed reads up to the last stable offset and leaves out aborted transactions (JSON), or answers their ranges in Kafka-Aborted-Transactions (record batches)",
+  }),
+});
 
 export const batchSchema = z.object({
   entries: z.array(produceRecordSchema.extend({ id: z.union([z.string(), z.number()]).transform(String) })).min(1),
@@ -362,20 +397,10 @@ export function recordRoutes(): Hono<AppEnv> {
     const services = c.get('services');
     const topic = await services.topics.get(c.req.param('topic'));
     const partition = partitionParam(c.req.param('partition'));
-    const offset = queryInt(c.req.query('offset'), 'offset') ?? 0;
-    const maxBytes = Math.min(
-      queryInt(c.req.query('max_bytes'), 'max_bytes') ?? services.limits.maxFetchBytes,
-      services.limits.maxFetchBytes,
-    );
-    const minBytes = queryInt(c.req.query('min_bytes'), 'min_bytes') ?? 0;
-    const maxWaitMs = Math.min(
-      queryInt(c.req.query('max_wait_ms'), 'max_wait_ms') ?? 0,
-      services.limits.maxFetchWaitMs,
-    );
-    const format = (c.req.query('format') ?? 'binary') as OutputFormat;
-    if (!['binary', 'string', 'json'].includes(format))
-      throw new KafkaError('BAD_REQUEST', 'format must be binary, string or json');
-    const isolation = parseIsolation(c.req.query('isolation_level'));
+    const query = parseQuery(c, fetchQuerySchema);
+    const { offset, min_bytes: minBytes, format, isolation_level: isolation } = query;
+    const maxBytes = Math.min(query.max_bytes ?? services.limits.maxFetchBytes, services.limits.maxFetchBytes);
+    const maxWaitMs = Math.min(query.max_wait_ms, services.limits.maxFetchWaitMs);
     const limit = answerLimit(services.limits.maxResponseBytes);
     const fetchBytes = Math.max(maxBytes, 1);
     const fetches = [{ topic, partition, offset, maxBytes: fetchBytes }];

@@ -1,6 +1,7 @@
 import { isAscii } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
+import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import type { IsolationLevel } from '../log/partition-log.js';
 import type { AppEnv } from './app-env.js';
@@ -154,23 +155,39 @@ export async function readJson(c: Context<AppEnv>, options: { optional?: boolean
   return parseJson(text);
 }
 
-const nonNegativeInt = (raw: string | undefined, what: string): number | undefined => {
-  if (raw === undefined) return undefined;
+export const partitionParam = (raw: string): number => {
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
-    throw new KafkaError('BAD_REQUEST', `${what} must be a non-negative integer`);
+    throw new KafkaError('BAD_REQUEST', 'partition_id must be a non-negative integer');
   return Number(raw);
 };
 
-export const partitionParam = (raw: string): number => nonNegativeInt(raw, 'partition_id')!;
-export const queryInt = nonNegativeInt;
-
-/** Kafka's isolation_level as a fetch (and list-offsets) query parameter; read_uncommitted is the default. */
+/** Kafka's isolation levels, as the fetch, list-offsets and offsets query parameters name them. */
 export const ISOLATION_LEVELS = ['read_uncommitted', 'read_committed'] as const satisfies readonly IsolationLevel[];
-export function parseIsolation(raw: string | undefined): IsolationLevel {
-  if (raw === undefined) return 'read_uncommitted';
-  if ((ISOLATION_LEVELS as readonly string[]).includes(raw)) return raw as IsolationLevel;
-  throw new KafkaError(
-    'BAD_REQUEST',
-    `isolation_level must be read_uncommitted or read_committed (got ${JSON.stringify(raw)})`,
-  );
+
+/**
+ * An integer query parameter: digits are its number, anything else stays text and fails the
+ * schema. The OpenAPI document shows the schema (an integer and its bounds).
+ */
+export const intQuery = <S extends z.ZodType<number>>(schema: S) =>
+  z.preprocess((v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v), schema);
+
+/** True for an array schema, optional or with a default: a repeatable query parameter. */
+function repeatable(schema: z.ZodType): boolean {
+  const def = schema._zod.def as { type: string; innerType?: z.ZodType };
+  if (def.type === 'array') return true;
+  return def.innerType !== undefined && ['optional', 'default', 'nullable'].includes(def.type)
+    ? repeatable(def.innerType)
+    : false;
+}
+
+/**
+ * The request's query parameters, parsed by the route's schema (the one its OpenAPI operation
+ * lists): each of the schema's fields, a repeatable one (an array) as every value given. A bad
+ * value is BAD_REQUEST (400, error-mapping.ts), naming the parameter.
+ */
+export function parseQuery<S extends z.ZodObject>(c: Context, schema: S): z.output<S> {
+  const raw: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodType>))
+    raw[key] = repeatable(field) ? c.req.queries(key) : c.req.query(key);
+  return schema.parse(raw);
 }

@@ -20,8 +20,13 @@ import {
   resourceMetadata,
 } from './openapi-parts.js';
 import { pageTokenSchema } from './page-token.js';
-import { ISOLATION_LEVELS } from './request.js';
-import { alterConfigsSchema, createTopicSchema, patchTopicSchema, putConfigSchema } from './topic-routes.js';
+import {
+  alterConfigsSchema,
+  createTopicSchema,
+  offsetQuerySchema,
+  patchTopicSchema,
+  putConfigSchema,
+} from './topic-routes.js';
 
 const int = z.int();
 
@@ -62,16 +67,6 @@ const createTopic = createTopicSchema
   .meta({ id: 'CreateTopic' });
 
 const pageToken = z.object({ page_token: pageTokenSchema });
-
-/** A partition's offsets (topic-routes.ts reads these by hand). */
-const offsetQuery = z.object({
-  offset_type: z.enum(['earliest_and_latest', 'earliest', 'latest', 'timestamp']).default('earliest_and_latest'),
-  timestamp: described(z.string(), 'RFC 3339 date-time or epoch milliseconds (offset_type=timestamp)').optional(),
-  isolation_level: described(
-    z.enum(ISOLATION_LEVELS).default('read_uncommitted'),
-    'latest is the last stable offset with read_committed',
-  ),
-});
 
 const partitionOffsets = z.union([
   z.object({
@@ -226,7 +221,7 @@ export const topicPaths: ZodOpenApiPathsObject = {
     get: {
       summary:
         "A partition's earliest and latest offsets (Confluent's default, offset_type=earliest_and_latest); as an extension, Kafka's ListOffsets for earliest, latest, or the first offset at or after a timestamp",
-      requestParams: { path: partition, query: offsetQuery },
+      requestParams: { path: partition, query: offsetQuerySchema },
       responses: { 200: ok(partitionOffsets), ...errors(400, 404) },
     },
   },

@@ -8,7 +8,7 @@ import type { AppEnv } from './app-env.js';
 import { parseTimestamp } from './record-encoding.js';
 import { mapBounded, partitionPage } from '../topics/partition-scan.js';
 import { nextPageUrl, pageCursor } from './page-token.js';
-import { parseIsolation, readJson, partitionParam } from './request.js';
+import { ISOLATION_LEVELS, parseQuery, partitionParam, readJson } from './request.js';
 import { allowed, allowedNames, authorize } from './security.js';
 
 export const createTopicSchema = z.object({
@@ -71,6 +71,19 @@ function replicasAssignments(
   }
   return { partitionCount: list.length, replicationFactor: rf };
 }
+
+/** A partition's offsets: the query the route parses, as the OpenAPI document lists it. */
+export const offsetQuerySchema = z.object({
+  offset_type: z.enum(['earliest_and_latest', 'earliest', 'latest', 'timestamp']).default('earliest_and_latest'),
+  timestamp: z
+    .string()
+    .meta({ description: 'RFC 3339 date-time or epoch milliseconds (offset_type=timestamp)' })
+    .optional(),
+  isolation_level: z
+    .enum(ISOLATION_LEVELS)
+    .default('read_uncommitted')
+    .meta({ description: 'latest is the last stable offset with read_committed' }),
+});
 
 /** Topics, topic configs, partitions and offsets: Confluent v3 paths and shapes. */
 export function topicRoutes(): Hono<AppEnv> {
@@ -230,9 +243,8 @@ export function topicRoutes(): Hono<AppEnv> {
     const r = c.get('resources');
     const topic = await topics.get(c.req.param('topic'));
     const p = partitionParam(c.req.param('partition'));
-    const type = c.req.query('offset_type') ?? 'earliest_and_latest';
     // read_committed: latest is the last stable offset (Kafka's ListOffsets with isolation_level).
-    const isolation = parseIsolation(c.req.query('isolation_level'));
+    const { offset_type: type, isolation_level: isolation, timestamp: raw } = parseQuery(c, offsetQuerySchema);
     if (type === 'earliest_and_latest') {
       const [earliest, latest] = await Promise.all([
         log.reader.listOffset(topic, p, 'earliest'),
@@ -254,12 +266,10 @@ export function topicRoutes(): Hono<AppEnv> {
     }
     let spec: OffsetSpec;
     if (type === 'earliest' || type === 'latest') spec = type;
-    else if (type === 'timestamp') {
-      const raw = c.req.query('timestamp');
+    else {
       if (raw === undefined) throw new KafkaError('BAD_REQUEST', 'offset_type=timestamp needs a timestamp parameter');
       spec = { timestamp: /^-?\d+$/.test(raw) ? Number(raw) : parseTimestamp(raw, 0) };
-    } else
-      throw new KafkaError('BAD_REQUEST', 'offset_type must be earliest_and_latest, earliest, latest or timestamp');
+    }
     const { offset, timestamp } = await log.reader.listOffset(topic, p, spec, isolation);
     return c.json({
       kind: 'KafkaPartitionOffset',

@@ -4,7 +4,7 @@ import { DEFAULT_TRANSACTION_TIMEOUT_MS, TRANSACTION_STATES, type TransactionRec
 import type { AppEnv } from './app-env.js';
 import { dateTime } from './openapi-parts.js';
 import { nextPageUrl, pageCursor, pageTokenSchema } from './page-token.js';
-import { partitionParam, queryInt, readJson } from './request.js';
+import { intQuery, parseQuery, partitionParam, readJson } from './request.js';
 import { allowedNames, authorize, authorizeAll } from './security.js';
 
 /**
@@ -55,11 +55,14 @@ export const offsetsSchema = producerSchema.extend({
 });
 export const listQuerySchema = z.object({
   state: z.array(z.enum(TRANSACTION_STATES)).meta({ description: 'Repeatable' }).optional(),
-  producer_id: z.array(z.int().min(0)).meta({ description: 'Repeatable' }).optional(),
+  producer_id: z
+    .array(intQuery(z.int().min(0)))
+    .meta({ description: 'Repeatable' })
+    .optional(),
 });
 export const hangingQuerySchema = z.object({
   topic: z.string().optional(),
-  older_than_ms: z.int().min(0).optional(),
+  older_than_ms: intQuery(z.int().min(0)).optional(),
   page_token: pageTokenSchema,
 });
 
@@ -137,10 +140,7 @@ export function transactionRoutes(): Hono<AppEnv> {
 
   app.get('/transactions', async (c) => {
     const { transactions, clusterId } = c.get('services');
-    const query = listQuerySchema.parse({
-      state: c.req.queries('state'),
-      producer_id: c.req.queries('producer_id')?.map((p) => queryInt(p, 'producer_id')),
-    });
+    const query = parseQuery(c, listQuerySchema);
     const list = await transactions.list({
       ...(query.state ? { states: query.state } : {}),
       ...(query.producer_id ? { producerIds: query.producer_id } : {}),
@@ -156,10 +156,7 @@ export function transactionRoutes(): Hono<AppEnv> {
     await authorize(c, 'CLUSTER_ACTION', 'CLUSTER');
     const { transactions, clusterId } = c.get('services');
     // page_token is the schema's for the document; pageCursor reads and checks it.
-    const { topic, older_than_ms: olderThanMs } = hangingQuerySchema.parse({
-      topic: c.req.query('topic'),
-      older_than_ms: queryInt(c.req.query('older_than_ms'), 'older_than_ms'),
-    });
+    const { topic, older_than_ms: olderThanMs } = parseQuery(c, hangingQuerySchema);
     const after = pageCursor(c);
     const { hanging, next } = await transactions.findHanging({
       ...(topic ? { topic } : {}),
