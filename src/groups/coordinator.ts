@@ -244,6 +244,7 @@ export class GroupCoordinator {
    *    a heartbeat that releases partitions writes the release as a pending change of its item and
    *    a write of the group item that decides it, after fencing the partitions' offsets, as any group
    *    change that takes partitions from a member does (offset-fence.ts).
+   * Its answer's state is that of the part of the group it read (itself and those holders).
    * Undefined: anything else, which takes the whole-group path.
    */
   private async memberHeartbeat(
@@ -286,7 +287,8 @@ export class GroupCoordinator {
       if (!applyMemberHeartbeat(g, req, now, this.limits)) return undefined;
       const m = g.members[req.memberId]!;
       const was = before.members[req.memberId]!;
-      const answer = this.answerFor(g, req.memberId);
+      // The state of the part of the group it read: itself and the holders of what it waits for.
+      const answer = { ...this.answerFor(g, req.memberId), state: groupState(g) };
       const changed = JSON.stringify(livenessFree(m)) !== JSON.stringify(livenessFree(was));
       if (!changed && !own.value.p && now - was.lastHeartbeat < unwrittenHeartbeatMs(m, this.limits)) return answer;
       // A written heartbeat also sees its topics' partition counts (a change is a new group epoch: the whole group's).
