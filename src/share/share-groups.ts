@@ -41,8 +41,10 @@ import {
   needsSequence,
   sequenceArchiving,
   type ShownState,
+  releaseMember,
   type SharePartitionState,
 } from './share-partition.js';
+import { ShareMembers, type ShareMemberLimits } from './share-members.js';
 
 export interface ShareGroupDeps {
   metadata: MetadataStore;
@@ -53,12 +55,8 @@ export interface ShareGroupDeps {
   config?: Partial<ShareGroupConfig>;
   /** Producer ids for the share-partitions' dead-letter copies (dead-letter.ts). */
   producerIds: ProducerIdSource;
-  /**
-   * Whether the group has members of the Kafka protocol (ShareGroupHeartbeat) right now: an offset
-   * reset or delete is refused while it does (NON_EMPTY_GROUP). HTTP receivers have no membership:
-   * their unexpired locks count instead (`requireEmpty`).
-   */
-  hasMembers?: (group: string) => Promise<boolean>;
+  /** Membership settings of Kafka share consumers (defaults: Kafka's). */
+  memberLimits?: Partial<ShareMemberLimits>;
 }
 
 /** kafka-share-groups.sh --reset-offsets strategies. */
@@ -125,9 +123,12 @@ const ACQUIRE_ATTEMPTS = 6;
  */
 export class ShareGroups {
   private readonly settings: ShareGroupConfig;
+  /** Kafka share consumers' membership (ShareGroupHeartbeat); HTTP receivers need none. */
+  readonly members: ShareMembers;
 
   constructor(private readonly deps: ShareGroupDeps) {
     this.settings = { ...SHARE_GROUP_DEFAULTS, ...deps.config };
+    this.members = new ShareMembers({ ...deps, limits: deps.memberLimits, register: (g) => this.register(g) });
   }
 
   /** The group's settings: broker-wide ones with the group's overrides. */
@@ -470,7 +471,7 @@ export class ShareGroups {
    * unexpired lock in any of its share-partitions.
    */
   async requireEmpty(group: string): Promise<void> {
-    if (await this.deps.hasMembers?.(group))
+    if ((await this.members.list(group)).length > 0)
       throw new KafkaError('NON_EMPTY_GROUP', `Share group ${group} has active members`);
     const items = await this.deps.metadata.query<SharePartitionState>(shareGroupPk(group), {
       beginsWith: SHARE_PARTITION_PREFIX,
@@ -666,6 +667,47 @@ export class ShareGroups {
     await produceDeadLetters(this.deps, group, topic, partition, state, config, (offsets) =>
       this.readOffsets(topic, partition, offsets, []),
     ).catch(() => undefined);
+  }
+
+  /**
+   * Releases the records `member` holds on these share-partitions (its share session closed): they
+   * are available again at once rather than when their locks end (archived, and dead-lettered,
+   * past the delivery count limit). One conditional write per share-partition where the member
+   * holds something; none elsewhere.
+   */
+  async release(
+    group: string,
+    member: string,
+    partitions: readonly { topic: TopicMeta; partition: number }[],
+  ): Promise<void> {
+    const limits = await this.config(group);
+    await Promise.all(
+      partitions.map(async ({ topic, partition }) => {
+        const token = randomUUID();
+        const { item } = await optimisticUpdate<SharePartitionState, boolean>({
+          metadata: this.deps.metadata,
+          pk: shareGroupPk(group),
+          sk: sharePartitionSk(topic.name, partition),
+          decide: async (found) => {
+            if (!found || found.value.topicId !== topic.id) return { done: false };
+            const s = copyState(found.value);
+            expireLocks(s, this.deps.clock.now(), limits);
+            if (releaseMember(s, member, limits) === 0) return { done: false };
+            await this.sequenceDeadLetters(s, true);
+            advanceStart(s, -1);
+            remember(s, token);
+            return { write: s, answer: () => true };
+          },
+          recognise: (found, _attempted, retried) =>
+            retried && found && recall(found.value, token) ? true : undefined,
+          giveUp: {
+            errorName: 'COORDINATOR_NOT_AVAILABLE',
+            message: `Share-partition ${topic.name}-${partition} is contended`,
+          },
+        });
+        await this.deadLetters(group, topic, partition, item?.value, limits);
+      }),
+    );
   }
 
   /** The registry item that lists the group: written once, on first use. */

@@ -52,6 +52,7 @@ export const FORMATS = {
   'consumer-instance': { version: 1, what: 'v2 consumer instance (group# / inst#)' },
   'share-group': { version: 1, what: "share group's configs (share# / config)" },
   'share-partition': { version: 1, what: 'share-partition: SPSO, SPEO, in-flight records (share# / sp#)' },
+  'share-member': { version: 1, what: 'share group member of the Kafka protocol (share# / smbr#)' },
   'durable-timer': { version: 1, what: 'durable timer (timer#)' },
   transaction: { version: 1, what: 'transaction state (txn# / state)' },
   'transaction-registry': { version: 1, what: 'transactional-id registry (txn-ids)' },
@@ -187,6 +188,7 @@ const GROUP_SK_FORMATS: [string, FormatName][] = [
 const SHARE_SK_FORMATS: [string, FormatName][] = [
   ['config', 'share-group'],
   ['sp#', 'share-partition'],
+  ['smbr#', 'share-member'],
 ];
 const PK_FORMATS: [string, FormatName][] = [
   ['pid#', 'producer'],

@@ -15,7 +15,8 @@
  * pk `group#{id}`                   sk `meta`, `mbr#{memberId}` (a member of a KIP-848 group, from group format 2),
  *                                   `classic` (the classic protocol's group), `off#{topic}#{p}`
  *                                   (committed offsets), `inst#{name}` (v2 consumer instances)
- * pk `share#{id}`                   sk `config` (a share group's configs), `sp#{topic}#{p}` (a share-partition)
+ * pk `share#{id}`                   sk `config` (a share group's configs), `sp#{topic}#{p}` (a share-partition),
+ *                                   `smbr#{memberId}` (a Kafka share consumer's membership, src/share/share-members.ts)
  * pk `timer#{slot}`                 sk `{expiry}#{kind}#{id}` (durable timers)
  * pk `txn#{transactionalId}`        sk `state` (the transaction coordinator's state of the id)
  * pk `txn-ids`                      sk `{transactionalId}` (the registry of transactional ids)
@@ -127,6 +128,8 @@ export const shareGroupPk = (groupId: string) => `share#${groupId}`;
 export const SHARE_GROUP_CONFIG_SK = 'config';
 export const SHARE_PARTITION_PREFIX = 'sp#';
 export const sharePartitionSk = (topic: string, partition: number) => `${SHARE_PARTITION_PREFIX}${topic}#${partition}`;
+export const SHARE_MEMBER_PREFIX = 'smbr#';
+export const shareMemberSk = (memberId: string) => `${SHARE_MEMBER_PREFIX}${memberId}`;
 
 // Durable timers, bucketed by slot so a tick reads only the slots that are due.
 export const timerPk = (slot: number) => `timer#${slot}`;

@@ -69,6 +69,9 @@ export const ERRORS = {
   FENCED_MEMBER_EPOCH: { code: 110, retriable: false },
   UNSUPPORTED_ASSIGNOR: { code: 112, retriable: false },
   INVALID_RECORD_STATE: { code: 121, retriable: false },
+  SHARE_SESSION_NOT_FOUND: { code: 122, retriable: true },
+  INVALID_SHARE_SESSION_EPOCH: { code: 123, retriable: true },
+  SHARE_SESSION_LIMIT_REACHED: { code: 133, retriable: true },
   // Errors of the Kafka protocol listener (src/kafka).
   NOT_COORDINATOR: { code: 16, retriable: true },
   INCONSISTENT_GROUP_PROTOCOL: { code: 23, retriable: false },
