@@ -11,6 +11,7 @@ import * as offsets from './handlers/offsets.js';
 import { produce } from './handlers/produce.js';
 import * as sasl from './handlers/sasl.js';
 import * as scram from './handlers/scram-credentials.js';
+import * as share from './handlers/share.js';
 import * as txn from './handlers/transactions.js';
 import * as m from './protocol/messages/index.js';
 
@@ -53,4 +54,8 @@ export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
   [m.ConsumerGroupHeartbeat.apiKey, consumerGroupHeartbeat],
   [m.DescribeUserScramCredentials.apiKey, scram.describeUserScramCredentials],
   [m.AlterUserScramCredentials.apiKey, scram.alterUserScramCredentials],
+  [m.ShareGroupHeartbeat.apiKey, share.shareGroupHeartbeat],
+  [m.ShareGroupDescribe.apiKey, share.shareGroupDescribe],
+  [m.ShareFetch.apiKey, share.shareFetch],
+  [m.ShareAcknowledge.apiKey, share.shareAcknowledge],
 ]);

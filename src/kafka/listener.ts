@@ -42,6 +42,7 @@ import {
 } from './protocol/headers.js';
 import { API_BY_KEY, ApiVersions, Produce, SaslAuthenticate, SaslHandshake } from './protocol/messages/index.js';
 import type { ApiSpec } from './protocol/schema.js';
+import { ShareSessions } from './share-sessions.js';
 
 export interface KafkaListenerOptions {
   services: AppServices;
@@ -75,6 +76,8 @@ export interface KafkaListenerOptions {
   limits?: KafkaLimits;
   /** Connections, pool use, refusals by cause. */
   metrics?: Metrics;
+  /** group.share.max.share.sessions: share sessions of this listener at once (default Kafka's 2000). */
+  maxShareSessions?: number;
   /** Where connection closes and handler failures are said (the host's Logger); default: nowhere. */
   logger?: Logger;
 }
@@ -105,7 +108,7 @@ const REFUSED_METRIC: Record<RefusalCause, MetricName> = {
   'max.connection.creation.rate': 'KafkaConnectionsRefusedCreationRate',
 };
 
-/** What the connections of one listener share: the memory pool and the connection counts. */
+/** What the connections of one listener share: the memory pool, the connection counts and the share sessions. */
 interface Shared {
   pool: MemoryPool | undefined;
   metrics: Metrics;
@@ -113,6 +116,7 @@ interface Shared {
   failedAuthenticationDelayMs: number;
   /** The frame size a connection may send before it has authenticated (when SASL is on). */
   preAuthMaxFrameBytes: number;
+  shareSessions: ShareSessions;
 }
 
 export async function startKafkaListener(options: KafkaListenerOptions): Promise<KafkaListener> {
@@ -129,6 +133,7 @@ export async function startKafkaListener(options: KafkaListenerOptions): Promise
     metrics,
     failedAuthenticationDelayMs: limits?.failedAuthenticationDelayMs ?? 0,
     preAuthMaxFrameBytes: Math.min(options.maxFrameBytes, limits?.saslServerMaxReceiveSize ?? options.maxFrameBytes),
+    shareSessions: new ShareSessions(options.maxShareSessions),
   };
   const quotas = limits && new ConnectionQuotas(limits);
   const sockets = new Set<Socket>();
@@ -259,6 +264,7 @@ function serveConnection(
     saslMechanisms,
     ...(saslMechanisms.includes('PLAIN') ? { plainUsers } : {}),
     autoCreateTopics: options.autoCreateTopics ?? true,
+    shareSessions: shared.shareSessions,
     logger,
   });
 

@@ -3,6 +3,7 @@ import type { ClassicGroupCoordinator } from '../../groups/classic-coordinator.j
 import type { Logger } from '../../metrics.js';
 import type { AppServices } from '../../services.js';
 import type { ScramServer } from '../../authz/scram.js';
+import type { ShareSessions } from '../share-sessions.js';
 
 /** What Metadata and FindCoordinator tell clients: this listener, the one broker. */
 export interface Broker {
@@ -44,6 +45,8 @@ export interface RequestContext {
   plainUsers?: ReadonlyMap<string, string>;
   /** Kafka's auto.create.topics.enable. */
   autoCreateTopics: boolean;
+  /** The listener's share sessions (ShareFetch, ShareAcknowledge). */
+  shareSessions: ShareSessions;
   /** Where the connection's lines go (the host's Logger). */
   logger: Logger;
 }

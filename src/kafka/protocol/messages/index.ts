@@ -26,6 +26,7 @@ import {
 } from './groups.js';
 import { DeleteRecords, Fetch, InitProducerId, ListOffsets, OffsetForLeaderEpoch, Produce } from './records.js';
 import { AlterUserScramCredentials, DescribeUserScramCredentials } from './scram.js';
+import { ShareAcknowledge, ShareFetch, ShareGroupDescribe, ShareGroupHeartbeat } from './share.js';
 import { AddOffsetsToTxn, AddPartitionsToTxn, EndTxn, TxnOffsetCommit } from './transactions.js';
 
 export const APIS: readonly ApiSpec[] = [
@@ -67,6 +68,10 @@ export const APIS: readonly ApiSpec[] = [
   ConsumerGroupHeartbeat,
   DescribeUserScramCredentials,
   AlterUserScramCredentials,
+  ShareGroupHeartbeat,
+  ShareGroupDescribe,
+  ShareFetch,
+  ShareAcknowledge,
 ];
 
 export const API_BY_KEY: ReadonlyMap<number, ApiSpec> = new Map(APIS.map((a) => [a.apiKey, a]));
@@ -77,4 +82,5 @@ export * from './cluster.js';
 export * from './groups.js';
 export * from './records.js';
 export * from './scram.js';
+export * from './share.js';
 export * from './transactions.js';
