@@ -407,9 +407,15 @@ describe('ShareGroupHeartbeat and ShareGroupDescribe', () => {
       }),
     ]);
 
+    // Offsets change only in an empty group: a member of the Kafka protocol makes it non-empty.
+    await expect(s.services.share.deleteOffsets('beat-g', ['sq'])).rejects.toMatchObject({
+      errorName: 'NON_EMPTY_GROUP',
+    });
+
     const left = await beat({ memberId: member, memberEpoch: -1 });
     expect(left).toMatchObject({ errorCode: 0, memberEpoch: -1, assignment: null });
     expect((await describeGroups('beat-g'))[0]).toMatchObject({ errorCode: 0, groupState: 'Empty', members: [] });
+    await expect(s.services.share.deleteOffsets('beat-g', ['sq'])).resolves.toEqual([undefined]);
     // After leaving, the member is unknown.
     expect((await beat({ memberId: member, memberEpoch: 2 })).errorCode).toBe(ERRORS.UNKNOWN_MEMBER_ID.code);
   });
