@@ -7,6 +7,12 @@
  * The holder renews its lease before every invocation for one invocation's time (`leaseMs`), and
  * commits only while it still holds it: a holder that stalled past its lease (another took over)
  * neither invokes nor commits again.
+ *
+ * Lambda's knobs, as its Kafka event source mappings apply them: a batch short of `batchSize` waits
+ * up to the batching window for more commits; a failing batch is retried up to
+ * MaximumRetryAttempts times (a split by BisectBatchOnFunctionError is no retry), records older
+ * than MaximumRecordAgeInSeconds are not sent; records given up on go to the failure topic
+ * (failure-topic.ts) before the offset moves past them.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
@@ -21,7 +27,8 @@ import { matchesAny } from './filter-pattern.js';
 import { kafkaEvent, partitionKey } from './kafka-event.js';
 import type { TriggerPositions } from './positions.js';
 import type { Invoke, TargetFactory } from './targets.js';
-import { deliveryKnobs, leaseMs, type TriggerDefinition } from './trigger.js';
+import { deliveryKnobs, leaseMs, type DeliveryKnobs, type TriggerDefinition } from './trigger.js';
+import { produceFailed, type FailedRecords, type FailureReason } from './failure-topic.js';
 import type { TriggerRegistry } from './trigger-registry.js';
 
 export interface DeliveryDeps {
@@ -44,6 +51,8 @@ export interface DeliveryDeps {
 export interface RunControl {
   /** True once a commit arrived since the run last looked; reading it clears it. */
   takeMore(): boolean;
+  /** Resolves at the next commit to the partition, when the run is stopped, or after `ms`. */
+  waitForCommit(ms: number): Promise<void>;
   /** The process is shutting down: stop after the current step. */
   stopped(): boolean;
 }
@@ -64,6 +73,8 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
   let invoke: { target: string; call: Invoke } | undefined;
   // Partial failures in a row at one offset: they back off as a failing batch does.
   let partial = { at: -1, attempts: 0 };
+  // The batching window of the batch starting at `position`: it is invoked at `until` at the latest.
+  let gathering: { position: number; until: number } | undefined;
   try {
     for (;;) {
       control.takeMore();
@@ -95,6 +106,22 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
         'read_uncommitted',
       );
       const read1 = read.records.filter((r) => r.offset >= position).slice(0, d.batchSize);
+      // A batch short of batchSize waits for more commits, up to the window (Lambda's
+      // MaximumBatchingWindowInSeconds), from when this run first saw its first record.
+      const { maximumBatchingWindowMs: windowMs } = deliveryKnobs(d);
+      if (read1.length > 0 && read1.length < d.batchSize && windowMs > 0 && !control.stopped()) {
+        const at = deps.clock.now();
+        if (gathering?.position !== position) {
+          gathering = { position, until: at + windowMs };
+          // The lease must outlast the wait and the invocation after it.
+          lease = await deps.leases.renew(lease, gathering.until + leaseMs(d));
+          if (!lease) return { how: 'stopped' };
+        }
+        if (at < gathering.until) {
+          await control.waitForCommit(gathering.until - at);
+          continue;
+        }
+      }
       // Nothing but control records or aborted ones up to nextOffset: step over them.
       let next = read1.length > 0 ? read1[read1.length - 1]!.offset + 1 : read.nextOffset;
       // Filtered records are committed with the batch, never invoked with.
@@ -108,6 +135,7 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
         if (done.stopped) return { how: 'stopped' };
         failedFrom = done.failedFrom;
         if (failedFrom !== undefined) next = failedFrom;
+        else if (done.through !== undefined) next = done.through;
       }
       if (deps.clock.now() >= lease.item.value.until) return { how: 'stopped' }; // stalled past the lease
       await deps.positions.commit(d, topic, key.partition, next);
@@ -124,8 +152,11 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
 
 /**
  * Invokes until the target accepts the batch, or (partial batch responses) some of its first
- * records: `failedFrom` is then the lowest failed offset, where the next batch starts. Undefined
- * when the lease was lost; `stopped` when the run stopped before the target accepted it.
+ * records: `failedFrom` is then the lowest failed offset, where the next batch starts. `through`:
+ * the offset to commit when it is not the end of the batch read (a bisected half succeeded).
+ * Records given up on (retries exhausted, too old) are produced to the failure topic first, and
+ * count as done. Undefined when the lease was lost; `stopped` when the run stopped before the
+ * target accepted the batch.
  */
 async function deliver(
   deps: DeliveryDeps,
@@ -135,28 +166,54 @@ async function deliver(
   topic: Topic,
   records: DecodedRecord[],
   control: RunControl,
-): Promise<{ lease: HeldLease; failedFrom?: number; stopped?: true } | undefined> {
-  const { reportBatchItemFailures } = deliveryKnobs(d);
-  const offsets = records.map((r) => r.offset);
-  const event = kafkaEvent(deps.bootstrapServers, {
-    topic: topic.name,
-    partition: held.partition,
-    logAppendTime: topic.config.logAppendTime,
-    records,
-  });
+): Promise<{ lease: HeldLease; failedFrom?: number; through?: number; stopped?: true } | undefined> {
+  const knobs = deliveryKnobs(d);
+  // Lambda's rule: infinite retries with an on-failure destination are 10.
+  const maxRetries = knobs.maximumRetryAttempts === -1 && knobs.onFailureDestination ? 10 : knobs.maximumRetryAttempts;
+  const giveUp = (failed: DecodedRecord[], reason: FailureReason, attempts: number, error?: string) =>
+    failRecords(deps, d, knobs, {
+      topic: topic.name,
+      partition: held.partition,
+      records: failed,
+      reason,
+      attempts,
+      error,
+    });
+  let current = records;
   let lease: HeldLease | undefined = held;
+  // Failed invocations of `current` that count against MaximumRetryAttempts (the first is the attempt itself).
+  let failures = 0;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0) await sleep(backoff(attempt, deps.retryBackoff));
     // Stopping gives the lease back without a commit: the batch is delivered again by the next run.
     if (control.stopped()) return { lease, stopped: true };
     lease = await deps.leases.renew(lease, deps.clock.now() + leaseMs(d));
     if (!lease) return undefined;
+    if (knobs.maximumRecordAgeSeconds >= 0) {
+      // Lambda's MaximumRecordAgeInSeconds: a record older than that is never sent.
+      const oldest = deps.clock.now() - knobs.maximumRecordAgeSeconds * 1000;
+      const expired = current.filter((r) => r.timestamp < oldest);
+      if (expired.length > 0) {
+        await giveUp(expired, 'RecordAgeExceeded', failures);
+        const fresh = current.filter((r) => r.timestamp >= oldest);
+        if (fresh.length === 0) return { lease, through: current[current.length - 1]!.offset + 1 };
+        current = fresh;
+      }
+    }
+    const offsets = current.map((r) => r.offset);
+    const event = kafkaEvent(deps.bootstrapServers, {
+      topic: topic.name,
+      partition: held.partition,
+      logAppendTime: topic.config.logAppendTime,
+      records: current,
+    });
+    const through = offsets[offsets.length - 1]! + 1;
     const outcome = await invoke(event);
     let error = outcome.ok ? undefined : outcome.error;
-    if (outcome.ok && !reportBatchItemFailures) return { lease };
+    if (outcome.ok && !knobs.reportBatchItemFailures) return { lease, through };
     if (outcome.ok) {
       const verdict = batchVerdict(outcome.response, partitionKey(topic.name, held.partition), offsets);
-      if (verdict.kind === 'success') return { lease };
+      if (verdict.kind === 'success') return { lease, through };
       // The first record failing is the whole batch failing: retried here, with back-off.
       if (verdict.kind === 'failed-from' && verdict.offset > offsets[0]!) return { lease, failedFrom: verdict.offset };
       error =
@@ -168,11 +225,48 @@ async function deliver(
       trigger: d.name,
       topic: topic.name,
       partition: held.partition,
-      firstOffset: records[0]?.offset,
+      firstOffset: current[0]?.offset,
+      records: current.length,
       attempt,
       error,
     });
+    // BisectBatchOnFunctionError: the first half is retried alone (the second follows it, read
+    // again); a split is not a retry.
+    if (knobs.bisectBatchOnFunctionError && current.length > 1) {
+      current = current.slice(0, Math.ceil(current.length / 2));
+      continue;
+    }
+    failures++;
+    if (maxRetries >= 0 && failures > maxRetries) {
+      await giveUp(current, 'RetriesExhausted', failures, error);
+      return { lease, through };
+    }
   }
+}
+
+/** Records the delivery gives up on: to the failure topic if there is one, else dropped (as Lambda drops them). */
+async function failRecords(
+  deps: DeliveryDeps,
+  d: TriggerDefinition,
+  knobs: DeliveryKnobs,
+  failed: Omit<FailedRecords, 'trigger'>,
+): Promise<void> {
+  const fields = {
+    trigger: d.name,
+    topic: failed.topic,
+    partition: failed.partition,
+    offsets: failed.records.map((r) => r.offset),
+    reason: failed.reason,
+  };
+  if (!knobs.onFailureDestination) {
+    deps.onError('trigger records dropped', fields);
+    return;
+  }
+  await produceFailed(deps, knobs.onFailureDestination.topic, { trigger: d.name, ...failed });
+  deps.onError('trigger records sent to the failure topic', {
+    ...fields,
+    destination: knobs.onFailureDestination.topic,
+  });
 }
 
 /** What a filter pattern sees of a record: key and value decoded as JSON when they are JSON. */

@@ -9,7 +9,7 @@ import type { PartitionLog } from '../log/partition-log.js';
 import type { TopicRegistry } from '../topics/topics.js';
 import type { DeliveryLeases } from './delivery-lease.js';
 import type { TriggerPositions } from './positions.js';
-import { validateDefinition, type TriggerDefinition } from './trigger.js';
+import { deliveryKnobs, validateDefinition, type TriggerDefinition } from './trigger.js';
 import type { TriggerRegistry } from './trigger-registry.js';
 import type { TriggerRunner } from './trigger-runner.js';
 
@@ -46,6 +46,9 @@ export class TriggerAdmin {
   async create(d: TriggerDefinition): Promise<TriggerDefinition> {
     validateDefinition(d);
     const topic = await this.deps.topics.get(d.topic);
+    // The failure topic must exist (UNKNOWN_TOPIC_OR_PARTITION otherwise), as Lambda's must be in the cluster.
+    const { onFailureDestination } = deliveryKnobs(d);
+    if (onFailureDestination) await this.deps.topics.get(onFailureDestination.topic);
     // A group with members is someone else's consumer: NON_EMPTY_GROUP. An idle one is taken over, offsets and all.
     await this.deps.groups.offsets.requireInactive(d.groupId, `A trigger consumes as group ${d.groupId}`);
     const committed = await this.deps.positions.committed(d, topic);

@@ -19,6 +19,8 @@ const RUN_ERROR_RETRY_MS = 1000;
 
 interface Local {
   more: boolean;
+  /** Ends the run's wait for a commit (its batching window), if it waits. */
+  signal: (() => void) | undefined;
   run: Promise<void> | undefined;
   recheck: ReturnType<typeof setTimeout> | undefined;
 }
@@ -53,10 +55,11 @@ export class TriggerRunner {
   wake(key: LeaseKey): void {
     if (this.stopping) return;
     const id = `${key.trigger}\u0000${key.topic}\u0000${key.partition}`;
-    const local = this.local.get(id) ?? { more: false, run: undefined, recheck: undefined };
+    const local = this.local.get(id) ?? { more: false, signal: undefined, run: undefined, recheck: undefined };
     this.local.set(id, local);
     if (local.run) {
       local.more = true;
+      local.signal?.();
       return;
     }
     if (local.recheck) clearTimeout(local.recheck);
@@ -69,6 +72,16 @@ export class TriggerRunner {
         return more;
       },
       stopped: () => this.stopping,
+      waitForCommit: (ms) =>
+        new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            local.signal = undefined;
+            resolve();
+          };
+          const timer = setTimeout(done, ms);
+          local.signal = done;
+        }),
     })
       .then(
         (end) => this.ended(key, local, end),
@@ -127,6 +140,7 @@ export class TriggerRunner {
     const wait = setTimeout(
       () => {
         this.pausedUntilIdle = true;
+        this.signalAll();
       },
       Math.max(0, deadline - this.deps.clock.now()),
     );
@@ -137,6 +151,11 @@ export class TriggerRunner {
       this.pausedUntilIdle = false;
     }
     return started;
+  }
+
+  /** Ends every run's wait for commits, so that a stopping run stops now. */
+  private signalAll(): void {
+    for (const l of this.local.values()) l.signal?.();
   }
 
   /** Resolves once no delivery runs here. */
@@ -152,6 +171,7 @@ export class TriggerRunner {
   async close(): Promise<void> {
     this.closed = true;
     for (const l of this.local.values()) if (l.recheck) clearTimeout(l.recheck);
+    this.signalAll();
     await this.idle();
   }
 }

@@ -147,7 +147,9 @@ export function validateDefinition(d: TriggerDefinition): void {
   if (d.maximumRetryAttempts !== undefined) inRange('maximum_retry_attempts', d.maximumRetryAttempts, RETRY_ATTEMPTS);
   if (d.maximumRecordAgeSeconds !== undefined && d.maximumRecordAgeSeconds !== -1)
     inRange('maximum_record_age_seconds (or -1)', d.maximumRecordAgeSeconds, RECORD_AGE_SECONDS);
-  if (d.onFailureDestination !== undefined) failureDestination(d.onFailureDestination);
+  // As Lambda refuses a Kafka destination that is the source topic: a failure there would loop.
+  if (d.onFailureDestination !== undefined && failureDestination(d.onFailureDestination).topic === d.topic)
+    throw new KafkaError('INVALID_REQUEST', 'on_failure_destination must be another topic than the trigger reads');
   if (d.filterCriteria !== undefined) validateFilterCriteria(d.filterCriteria);
   if (d.keyLanes !== undefined) inRange('key_lanes', d.keyLanes, KEY_LANES);
 }

@@ -186,6 +186,8 @@ describe.each(allBackends)('triggers with a webhook on $name', (backend) => {
       ordering: 'KEY',
       key_lanes: 4,
     };
+    // The failure topic must exist.
+    expect((await t.call('POST', 'topics', { topic_name: 'knobs-failed', partitions_count: 1 })).status).toBe(201);
     const res = await t.call('POST', 'triggers', {
       trigger_name: 'knobs-all',
       topic_name: 'knobs',
