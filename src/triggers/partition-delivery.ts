@@ -51,8 +51,8 @@ export interface DeliveryDeps {
 export interface RunControl {
   /** True once a commit arrived since the run last looked; reading it clears it. */
   takeMore(): boolean;
-  /** Resolves at the next commit to the partition, when the run is stopped, or after `ms`. */
-  waitForCommit(ms: number): Promise<void>;
+  /** True at the next commit to the partition; false when the run is stopped, or after `ms`. */
+  waitForCommit(ms: number): Promise<boolean>;
   /** The process is shutting down: stop after the current step. */
   stopped(): boolean;
 }
@@ -118,7 +118,8 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
           if (!lease) return { how: 'stopped' };
         }
         if (at < gathering.until) {
-          await control.waitForCommit(gathering.until - at);
+          // The window is over when the wait ends without a commit, whatever the clock says.
+          if (!(await control.waitForCommit(gathering.until - at))) gathering.until = at;
           continue;
         }
       }

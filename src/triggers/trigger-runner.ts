@@ -19,8 +19,8 @@ const RUN_ERROR_RETRY_MS = 1000;
 
 interface Local {
   more: boolean;
-  /** Ends the run's wait for a commit (its batching window), if it waits. */
-  signal: (() => void) | undefined;
+  /** Ends the run's wait for a commit (its batching window), if it waits: true for a commit. */
+  signal: ((committed: boolean) => void) | undefined;
   run: Promise<void> | undefined;
   recheck: ReturnType<typeof setTimeout> | undefined;
 }
@@ -59,7 +59,7 @@ export class TriggerRunner {
     this.local.set(id, local);
     if (local.run) {
       local.more = true;
-      local.signal?.();
+      local.signal?.(true);
       return;
     }
     if (local.recheck) clearTimeout(local.recheck);
@@ -73,13 +73,13 @@ export class TriggerRunner {
       },
       stopped: () => this.stopping,
       waitForCommit: (ms) =>
-        new Promise<void>((resolve) => {
-          const done = () => {
+        new Promise<boolean>((resolve) => {
+          const done = (committed: boolean) => {
             clearTimeout(timer);
             local.signal = undefined;
-            resolve();
+            resolve(committed);
           };
-          const timer = setTimeout(done, ms);
+          const timer = setTimeout(() => done(false), ms);
           local.signal = done;
         }),
     })
@@ -155,7 +155,7 @@ export class TriggerRunner {
 
   /** Ends every run's wait for commits, so that a stopping run stops now. */
   private signalAll(): void {
-    for (const l of this.local.values()) l.signal?.();
+    for (const l of this.local.values()) l.signal?.(false);
   }
 
   /** Resolves once no delivery runs here. */
