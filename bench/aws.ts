@@ -39,23 +39,32 @@ const { values: args } = parseArgs({
     records: { type: 'string' },
     concurrency: { type: 'string', default: '1000' },
     stores: { type: 'string', default: 'emulators' },
+    /** The producer's rate in records/s (`perf produce --throughput`); -1: closed loop, as fast as it goes. */
+    throughput: { type: 'string', default: '-1' },
+    /** Cells as P:RF (e.g. `--cell 12:1`); default: the quick or full set. */
+    cell: { type: 'string', multiple: true },
     out: { type: 'string' },
   },
 });
 const QUICK = args.quick;
 const PROFILES = args.profile ?? ['s3-standard', 's3-express'];
 const RECORDS = Number(args.records ?? (QUICK ? 10_000 : 100_000));
-const CELLS: { partitions: number; replicas: number }[] = QUICK
-  ? [
-      { partitions: 12, replicas: 1 },
-      { partitions: 1, replicas: 3 },
-    ]
-  : [
-      { partitions: 1, replicas: 1 },
-      { partitions: 12, replicas: 1 },
-      { partitions: 1, replicas: 3 },
-      { partitions: 12, replicas: 3 },
-    ];
+const CELLS: { partitions: number; replicas: number }[] = args.cell
+  ? args.cell.map((c) => {
+      const [partitions, replicas] = c.split(':').map(Number);
+      return { partitions: partitions!, replicas: replicas ?? 1 };
+    })
+  : QUICK
+    ? [
+        { partitions: 12, replicas: 1 },
+        { partitions: 1, replicas: 3 },
+      ]
+    : [
+        { partitions: 1, replicas: 1 },
+        { partitions: 12, replicas: 1 },
+        { partitions: 1, replicas: 3 },
+        { partitions: 12, replicas: 3 },
+      ];
 /**
  * Cold start: the produce and fetch bundles' import CPU as deployed (87 and 84 ms, docs/performance.md,
  * "Bundles", `npm run bench:bundles`); Lambda's own runtime start is not in it.
@@ -205,7 +214,7 @@ async function main(): Promise<void> {
               '--record-size',
               String(RECORD_BYTES),
               '--throughput',
-              '-1',
+              args.throughput,
               '--bootstrap-server',
               url,
             ],
@@ -280,6 +289,8 @@ interface Breakdown {
   meanMs: number;
   p50Ms: number;
   p99Ms: number;
+  /** Mean partitions a produce request carries (the partition states it reads). */
+  partitionsPerRequest: number;
   /** Per call name: mean calls per request, and mean ms of the request during which one was in flight. */
   calls: Record<string, { perRequest: number; coveredMs: number }>;
   /** The median request's calls, in order: "GetItem 0-5, PutObject 5-40, ...". */
@@ -302,8 +313,11 @@ function breakdown(traces: FinishedTrace[]): Breakdown {
     }
   }
   const median = ok[Math.floor(ok.length / 2)];
+  const partitions = (t: FinishedTrace) =>
+    new Set(t.calls.filter((c) => c.op === 'GetItem' && c.key?.endsWith(' state')).map((c) => c.key)).size;
   return {
     requests: ok.length,
+    partitionsPerRequest: ok.reduce((a, t) => a + partitions(t), 0) / Math.max(1, ok.length),
     meanMs: ok.reduce((a, t) => a + t.durationMs, 0) / Math.max(1, ok.length),
     p50Ms: ok[Math.floor(ok.length / 2)]?.durationMs ?? 0,
     p99Ms: ok[Math.min(ok.length - 1, Math.floor(ok.length * 0.99))]?.durationMs ?? 0,
@@ -351,16 +365,16 @@ function render(rows: Row[], seconds: number): string {
   }
   lines.push('', "#### Where a produce request's time goes (server side, per request)", '');
   lines.push(
-    '| profile | P | RF | requests | mean ms | p99 ms | calls: per request, ms in flight (mean) | median request |',
+    '| profile | P | RF | requests | partitions per request | mean ms | p99 ms | calls: per request, ms in flight (mean) | median request |',
   );
-  lines.push('| --- | -: | -: | -: | -: | -: | --- | --- |');
+  lines.push('| --- | -: | -: | -: | -: | -: | -: | --- | --- |');
   for (const r of rows) {
     const b = r.breakdown;
     const calls = Object.entries(b.calls)
       .map(([op, c]) => `${op} ${f(c.perRequest, 1)}x ${f(c.coveredMs, 1)} ms`)
       .join('; ');
     lines.push(
-      `| ${r.profile} | ${r.partitions} | ${r.replicas} | ${b.requests} | ${f(b.meanMs, 1)} | ${f(b.p99Ms, 1)} | ${calls} | ${b.medianRequest} |`,
+      `| ${r.profile} | ${r.partitions} | ${r.replicas} | ${b.requests} | ${f(b.partitionsPerRequest, 1)} | ${f(b.meanMs, 1)} | ${f(b.p99Ms, 1)} | ${calls} | ${b.medianRequest} |`,
     );
   }
   return lines.join('\n');

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, KafkaClientError, type RecordMetadata } from '../../src/client/index.js';
 import { encodeMessage } from '../../src/client/codec.js';
 import { partitionForKey } from '../../src/wire/murmur2.js';
-import { flakyProxy, isProduce, proxy } from './support/flaky-proxy.js';
+import { decodeTopicData } from '../../src/wire/produce-request.js';
+import { flakyProxy, isMultiPartitionProduce, isProduce, proxy } from './support/flaky-proxy.js';
 import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 const until = async (cond: () => boolean, ms = 10_000) => {
@@ -175,6 +176,41 @@ describe('producer against the local server', () => {
     await expect(producer.send({ topic: 'small', messages: [{ value: 'x' }] })).rejects.toMatchObject({
       type: 'ILLEGAL_STATE',
     });
+  });
+
+  it("carries every ready partition's batch in one request, keyed records over 12 partitions", async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'together', numPartitions: 12 }] });
+    const front = await proxy(server!.origin);
+    try {
+      // The client's defaults (idempotent, linger.ms 50), its producer id and metadata in hand first,
+      // so the batches' linger is the only wait.
+      const producer = new Kafka({ url: front.origin }).producer();
+      await producer.connect();
+      await producer.send({ topic: 'together', messages: [{ value: 'warm', partition: 0 }] });
+      const before = front.log.filter(isProduce).length;
+      // Keys spread over every partition: 12 batches that linger from the same moment.
+      const keys = Array.from({ length: 12 }, (_, p) => {
+        for (let i = 0; ; i++) if (partitionForKey(Buffer.from(`k${i}`), 12) === p) return `k${i}`;
+      });
+      const sends = keys.flatMap((key) =>
+        Array.from({ length: 10 }, (_, i) =>
+          producer.send({ topic: 'together', messages: [{ key, value: `${key}-${i}` }] }),
+        ),
+      );
+      const placed = (await Promise.all(sends)).map(([m]) => m!.partition);
+      expect(new Set(placed).size).toBe(12);
+      const produces = front.log.filter(isProduce).slice(before);
+      // One request, Kafka's one ProduceRequest per broker: each partition's batch in it.
+      expect(produces).toHaveLength(1);
+      expect(isMultiPartitionProduce(produces[0]!.url)).toBe(true);
+      const [topic] = decodeTopicData(produces[0]!.body);
+      expect(topic!.partitions.map((p) => p.index).sort((a, b) => a - b)).toEqual(keys.map((_, p) => p));
+      await producer.close();
+      const log = await readAll(kafka, 'together');
+      for (const [p, records] of log) expect(records.filter((r) => r.key === keys[p])).toHaveLength(10);
+    } finally {
+      await front.close();
+    }
   });
 
   it('keeps up to max.in.flight requests in flight for one busy partition, in sequence order', async () => {
