@@ -3,13 +3,12 @@ import type { Acks } from '../wire/protocol.js';
 import { KafkaError } from '../wire/errors.js';
 import { checkSequence, type ProducerSequence } from '../partition/producer-state.js';
 import { producerEntry } from '../partition/producer-items.js';
-import { withinEpoch } from '../partition/epoch-history.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { FeatureLevels } from '../storage/feature-level.js';
 import { writeVersion } from '../storage/formats.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
-import { OffsetIndex } from '../partition/offset-index.js';
+import { inLog, OffsetIndex } from '../partition/offset-index.js';
 import {
   commitIdentity,
   commitToPartition,
@@ -646,7 +645,7 @@ export class PartitionLog {
         let bytesRemoved = 0;
         let next = previous;
         for await (const e of this.index.scan(topic.name, partition, topic.id, previous, offset, (e) =>
-          withinEpoch(state.epochHistory, e),
+          inLog(state, e),
         )) {
           if (e.lastOffset < next) continue; // covered by an entry counted already
           if (e.lastOffset >= offset) break;

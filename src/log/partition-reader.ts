@@ -1,8 +1,8 @@
 import { KafkaError } from '../wire/errors.js';
 import { UnknownFormatError } from '../storage/formats.js';
 import type { ObjectStore } from '../storage/ports.js';
-import { checkCurrentLeaderEpoch, withinEpoch } from '../partition/epoch-history.js';
-import { isAborted, type AbortedTransaction, type OffsetIndex } from '../partition/offset-index.js';
+import { checkCurrentLeaderEpoch } from '../partition/epoch-history.js';
+import { inLog, isAborted, type AbortedTransaction, type OffsetIndex } from '../partition/offset-index.js';
 import { lastStableOffset, type CommitRecord, type PartitionState } from '../partition/partition-state.js';
 import {
   CONTROL_FLAG_MASK,
@@ -351,7 +351,7 @@ export class PartitionReader {
       topic.id,
       state.logStartOffset,
       state.highWatermark,
-      (e) => withinEpoch(state.epochHistory, e),
+      (e) => inLog(state, e),
     )) {
       if (entry.maxTimestamp < t) continue;
       const [loaded] = await this.load(state, [entry]);

@@ -1,7 +1,7 @@
 import { readPartitionState } from '../partition/partition-commit.js';
 import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
 import type { TopicMeta } from '../topics/topics.js';
-import { withinEpoch } from '../partition/epoch-history.js';
+import { inLog } from '../partition/offset-index.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { INDEX_PREFIX, indexSk, objectCreatedAt, partitionPk } from '../storage/key-layout.js';
 
@@ -52,7 +52,7 @@ export async function loadPartitionView(
 ): Promise<PartitionView> {
   const { state, version } = await readPartitionState(metadata, topic, partition, storeCount);
   const pk = partitionPk(topic.name, partition);
-  const accept = (e: CommitRecord) => e.topicId === topic.id && withinEpoch(state.epochHistory, e);
+  const accept = (e: CommitRecord) => e.topicId === topic.id && inLog(state, e);
   const floor = (
     await metadata.query<CommitRecord>(pk, {
       lte: indexSk(state.logStartOffset),

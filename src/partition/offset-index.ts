@@ -1,6 +1,6 @@
 import { KafkaError } from '../wire/errors.js';
 import { withinEpoch } from './epoch-history.js';
-import type { AlongsideItem, MetadataStore } from '../storage/ports.js';
+import { ConditionFailedError, type AlongsideItem, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import { logEndOffset, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
 import { ABORT_PREFIX, abortSk, INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
 
@@ -72,6 +72,24 @@ export const sameCommit = (a: CommitRecord, b: CommitRecord) =>
   a.end === b.end &&
   a.baseOffset === b.baseOffset;
 
+/**
+ * Whether an index entry is part of the log as `state` has it: this incarnation's, within its
+ * leader epoch, below the log end, and, at the last commit's offset, that commit itself. A commit
+ * writes its entry beside its conditional state write (from INDEX_BESIDE_COMMIT_LEVEL), so an
+ * entry may land for a write that then lost its race, or failed: at the offset the winner took
+ * (the last commit's, until the winner's own entry replaces it, which every later commit makes sure
+ * of before it moves `lastCommit` on), or at the log end, where nothing committed yet.
+ */
+export function inLog(state: PartitionState, e: CommitRecord): boolean {
+  const last = state.lastCommit;
+  return (
+    e.topicId === state.topicId &&
+    withinEpoch(state.epochHistory, e) &&
+    e.baseOffset < logEndOffset(state) &&
+    (last === undefined || e.baseOffset !== last.baseOffset || sameCommit(e, last))
+  );
+}
+
 /** Entries below a scan's start searched for its own floor entry when the nearest is not. */
 const FLOOR_LOOKBACK = 4;
 /** Page size of a scan with no byte budget (it reads on until the caller stops). */
@@ -99,6 +117,25 @@ export class OffsetIndex {
   async put(topic: string, partition: number, entry: CommitRecord): Promise<void> {
     const pk = partitionPk(topic, partition);
     for (const item of indexItems(entry)) await this.metadata.put(pk, item.sk, item.value);
+  }
+
+  /**
+   * The entry written beside the commit's state write, before the commit is known to apply: only
+   * where no entry is (IF absent), so an entry that turns out not to be committed never replaces
+   * one that is. Resolves to whether this commit's entry is in place: false when another entry
+   * holds the offset (a lost race's, or a failed write's), or the write failed; the committed
+   * writer then puts its entry over it.
+   */
+  async putBeside(topic: string, partition: number, entry: CommitRecord): Promise<boolean> {
+    const pk = partitionPk(topic, partition);
+    try {
+      await this.metadata.put(pk, indexSk(entry.baseOffset), entry, { ifAbsent: true });
+      return true;
+    } catch (e) {
+      // A repeat of a put that applied finds its own entry.
+      const found = e instanceof ConditionFailedError ? (e.current as MetaItem<CommitRecord> | undefined) : undefined;
+      return found !== undefined && sameCommit(found.value, entry);
+    }
   }
 
   /**
@@ -188,7 +225,7 @@ export class OffsetIndex {
     batch: ProducerBatch,
   ): Promise<{ baseOffset: number; lastOffset: number } | undefined> {
     const pk = partitionPk(topic, partition);
-    const own = (e: CommitRecord) => e.topicId === state.topicId && withinEpoch(state.epochHistory, e);
+    const own = (e: CommitRecord) => inLog(state, e);
     /** 'found', 'past' (an earlier batch of the producer: stop) or undefined (go on). */
     const look = (e: CommitRecord) => {
       const p = e.producer;
@@ -257,15 +294,7 @@ export class OffsetIndex {
       maxBytes,
       ...(last && last.end > last.start && { entryBytes: last.end - last.start }),
     };
-    for await (const e of this.scan(
-      topic,
-      partition,
-      state.topicId,
-      from,
-      to,
-      (e) => withinEpoch(state.epochHistory, e),
-      paging,
-    )) {
+    for await (const e of this.scan(topic, partition, state.topicId, from, to, (e) => inLog(state, e), paging)) {
       if (e.lastOffset < next) continue; // covered already (e.g. old entries a segment swap replaced)
       if (e.baseOffset > next) break; // a gap: only the last commit may be missing, handled below
       if (out.length > 0 && bytes + (e.end - e.start) > maxBytes) return out; // whole entries within the budget, past it only the first

@@ -4,7 +4,7 @@ import { producerEntry, spillProducers } from './producer-items.js';
 import { shrinkIsr } from './isr.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
-import { indexItems, type OffsetIndex } from './offset-index.js';
+import { indexItems, sameCommit, type OffsetIndex } from './offset-index.js';
 import {
   computeHighWatermark,
   firstUnstableOffset,
@@ -17,7 +17,7 @@ import {
 } from './partition-state.js';
 import { isCurrentTopic, type TopicMeta } from '../topics/topics.js';
 import { partitionPk, STATE_SK } from '../storage/key-layout.js';
-import { itemFormatVersion, writeVersion } from '../storage/formats.js';
+import { INDEX_BESIDE_COMMIT_LEVEL, itemFormatVersion, writeVersion } from '../storage/formats.js';
 
 /** What a commit needs to know about the batches it makes visible. */
 export interface PendingCommit {
@@ -170,6 +170,12 @@ export async function commitToPartition(
   const together = deps.metadata.putAll !== undefined;
   const level = (await deps.featureLevel?.(deps.now())) ?? 1;
   const producerId = plan.pending.producer?.producerId ?? plan.pending.marker?.producerId;
+  // Step 4 beside step 3 where the store cannot write both at once (DynamoDB): the entry's write
+  // starts with the state's, so the commit costs one write round trip, not two. Not for markers:
+  // an ABORT's item, had its commit lost, would abort another producer's records.
+  const beside = !together && level >= INDEX_BESIDE_COMMIT_LEVEL && plan.pending.marker === undefined;
+  /** The entry the current attempt wrote beside its state write, and whether it is in place. */
+  let besideWrite: { entry: CommitRecord; placed: Promise<boolean> } | undefined;
   /** The version the current attempt writes over. */
   let basedOn: number | undefined;
   type Step =
@@ -229,6 +235,8 @@ export async function commitToPartition(
       const { next, evicted } = nextState(state, topic.id, plan, token, now, producer, producerCache(state, level));
       // Producers leaving the cache are written to their items before the state that drops them.
       if (evicted.length > 0) await spillProducers(deps.metadata, pk, topic.id, evicted);
+      const entry = next.lastCommit!;
+      besideWrite = beside ? { entry, placed: deps.index.putBeside(topic.name, partition, entry) } : undefined;
       return {
         write: next,
         // Step 4 in the same write where the store can (SQLite): the entry lands with the state.
@@ -245,10 +253,13 @@ export async function commitToPartition(
       // may have rotated out of `recentCommits`. Had it applied, the next commit would have written
       // its index entry (the repair of step 4) before moving `lastCommit` on: the entry at our base
       // offset tells.
+      // Only below the last commit: an entry at its offset may be one written beside a state write
+      // that lost (ours, maybe), until the last commit's own replaces it.
       if (
         retried &&
         basedOn !== undefined &&
         found.version - basedOn >= RECENT_COMMITS &&
+        (found.value.lastCommit?.baseOffset ?? -1) > entry.baseOffset &&
         (await deps.index.holds(topic.name, partition, entry))
       ) {
         return { kind: 'committed', entry, item: found };
@@ -261,15 +272,17 @@ export async function commitToPartition(
   if (step.kind === 'duplicate') return step;
   // Committed from here on: a failed index write is repaired from `lastCommit`, so it does not
   // turn an appended batch into an error the producer would retry (and duplicate). Written with
-  // the state already, unless the write was recognised after an ambiguous outcome (then the
-  // entry is written again: it is the same entry).
+  // the state already (SQLite, unless the write was recognised after an ambiguous outcome: then
+  // the entry is written again, the same entry), or beside it; else, or where another entry took
+  // the offset first (one written beside a write that lost the race to this one), put over it.
+  const placed = besideWrite && sameCommit(besideWrite.entry, step.entry) && (await besideWrite.placed);
   const indexed =
-    together && outcome.how === 'written'
-      ? true
-      : await deps.index.put(topic.name, partition, step.entry).then(
-          () => true,
-          () => false,
-        );
+    (together && outcome.how === 'written') ||
+    placed ||
+    (await deps.index.put(topic.name, partition, step.entry).then(
+      () => true,
+      () => false,
+    ));
   return {
     kind: 'committed',
     entry: step.entry,

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { KafkaError } from '../wire/errors.js';
-import { OffsetIndex } from '../partition/offset-index.js';
+import { inLog, OffsetIndex } from '../partition/offset-index.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { readPartitionState, stateFromItem } from '../partition/partition-commit.js';
 import { logEndOffset, type CommitRecord, type PartitionState } from '../partition/partition-state.js';
@@ -8,7 +8,6 @@ import type { TopicMeta } from '../topics/topics.js';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import { partitionPk, STATE_SK } from '../storage/key-layout.js';
-import { withinEpoch } from '../partition/epoch-history.js';
 import { DEFAULT_REPLICA_LAG_TIME_MAX_MS, followerReached, laggingFollowers, shrinkIsr } from '../partition/isr.js';
 import { electLeader } from '../partition/leader-election.js';
 import { noLogger, noMetrics, type Logger, type Metrics } from '../metrics.js';
@@ -219,9 +218,7 @@ export class ReplicaManager implements Leadership {
     const follower = this.deps.stores[r]!;
     const done = new Set<string>();
     let copied = 0;
-    for await (const entry of this.deps.index.scan(topic.name, partition, topic.id, from, to, (e) =>
-      withinEpoch(state.epochHistory, e),
-    )) {
+    for await (const entry of this.deps.index.scan(topic.name, partition, topic.id, from, to, (e) => inLog(state, e))) {
       if (done.has(entry.objectKey)) continue;
       done.add(entry.objectKey);
       if (await follower.head(entry.objectKey)) continue;

@@ -98,7 +98,20 @@ export const FEATURE_LEVELS: readonly FeatureLevel[] = [
     what: 'the partition state keeps the recent producers; the others are items of their own',
     formats: { 'partition-state': 2 },
   },
+  // A release before it reads an index entry at the last commit's offset as that commit's.
+  {
+    level: 6,
+    what: "an index entry is written beside its commit's state write, not after it",
+    formats: {},
+  },
 ];
+
+/**
+ * From this level a commit writes its index entry beside the partition state's conditional write
+ * (docs/architecture.md, "The commit protocol", step 4): readers then take an entry at the last
+ * commit's offset only if it is that commit, which the releases before it do not know to do.
+ */
+export const INDEX_BESIDE_COMMIT_LEVEL = 6;
 
 /** The newest feature level this code knows (and can run at). */
 export const SUPPORTED_FEATURE_LEVEL = Math.max(...FEATURE_LEVELS.map((l) => l.level));

@@ -179,6 +179,7 @@ describe('OffsetIndex.entriesFrom paging', () => {
               { epoch: 1, startOffset: 0 },
             ],
             highWatermark: offset,
+            replicaLeo: { '0': offset },
             ...(withLastCommit && last && { lastCommit: last }),
           };
           const from = Math.min(Math.floor(at * offset), Math.max(offset - 1, 0));
