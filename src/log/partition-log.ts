@@ -276,8 +276,9 @@ export class PartitionLog {
       return new Map([[partition, await this.groups.join(key, { topic, request, acks, now })]]);
     }
     const putOnce = this.putOncePerStore(request);
-    // The fencing check reads the producer's epoch while the runs read their partitions' states (a
-    // round trip off the critical path); no run goes past its state read before the check passed.
+    // The fencing check reads the producer's epoch while the runs read their partitions' states and
+    // write the object (a round trip off the critical path); no run goes past its state read
+    // before the check passed.
     const fenced = producer && !producer.transactional ? this.fencedBy(producer) : undefined;
     const gate = fenced?.then((error) => {
       if (error) throw error;
@@ -341,13 +342,10 @@ export class PartitionLog {
         ...(duplicate ? { duplicate } : {}),
       },
     });
-    // A fenced producer writes nothing, not even an object no commit would name: after its check.
-    if (gate)
-      gate.then(
-        () => this.prewrite(topic, p, acks, putOnce),
-        () => {},
-      );
-    else this.prewrite(topic, p, acks, putOnce);
+    // The PUT starts now, beside the state read and the producer's epoch read: the checks after
+    // them (fencing, sequence, ISR) decide whether anything is committed, and a refused request's
+    // object is an orphan no commit names, which the sweep deletes after the orphan grace.
+    this.prewrite(topic, p, acks, putOnce);
     for (let attempt = 0; ; attempt++) {
       const read = await this.readState(topic, p);
       // Before anything that answers or writes: a fenced producer learns nothing else.

@@ -7,9 +7,11 @@ import type { LogRecord } from '../../src/wire/record-batch.js';
 import { TOPIC_DELETION_HOLD_MS, TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
-import { FaultyObjectStore } from '../support/fault-injection.js';
+import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
 import { ProducerIds } from '../../src/producer/producer-ids.js';
+import { sweepTopic } from '../../src/maintenance/object-gc.js';
+import { DurableTimers } from '../../src/timer/durable-timers.js';
 import { readRecords } from '../support/read-records.js';
 
 const clock = { now: () => Date.now() };
@@ -170,7 +172,7 @@ describe.each(allBackends)('partition log on $name', (backend) => {
       expect((await readRecords(log, topic, p, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual([`v${p}`]);
   });
 
-  it('fences an idempotent producer of an older epoch on every partition, without writing, reading its epoch beside the states', async () => {
+  it('fences an idempotent producer of an older epoch on every partition, committing nothing, reading its epoch beside the states', async () => {
     const topic = await newTopic(2);
     const ids = new ProducerIds(storage.metadata);
     const old = await ids.init();
@@ -202,12 +204,51 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     );
     for (const p of [0, 1])
       expect(out.get(p)).toMatchObject({ ok: false, error: { errorName: 'INVALID_PRODUCER_EPOCH' } });
-    expect((await storage.stores[0]!.list(`data/${topic.id}/`)).objects.length).toBe(before);
+    // Its object was written beside the reads (one PUT for the request), and no commit names it:
+    // an orphan, which the sweep deletes once past the grace.
+    const objects = (await storage.stores[0]!.list(`data/${topic.id}/`)).objects;
+    expect(objects).toHaveLength(before + 1);
+    for (const p of [0, 1]) expect((await log.state(topic, p)).highWatermark).toBe(0);
+    const swept = await sweepTopic(
+      {
+        metadata: storage.metadata,
+        stores: storage.stores,
+        timers: new DurableTimers(storage.metadata),
+        now: Date.now() + 1,
+        graceMs: 0,
+      },
+      topic,
+    );
+    expect(swept.scheduled).toBe(1);
     // The epoch read began before the first state read ended: one round trip, not two in a row.
     const epochRead = spans.find((s) => s.pk.startsWith('pid#'))!;
     const stateReads = spans.filter((s) => s.pk === partitionPk(topic.name, 0) || s.pk === partitionPk(topic.name, 1));
     expect(stateReads.length).toBeGreaterThan(0);
     expect(epochRead.start).toBeLessThan(Math.min(...stateReads.map((s) => s.end)));
+  });
+
+  it("an idempotent append whose epoch check fails after its object's PUT began: nothing committed, its retry commits once", async () => {
+    const topic = await newTopic(1);
+    const producer = await new ProducerIds(storage.metadata).init();
+    const faulty = new FaultyMetadataStore(storage.metadata);
+    // The producer's epoch read fails (the process died there, or DynamoDB failed it): the PUT has
+    // started beside it, the commit never happens.
+    faulty.faults.fail('get', { match: (k) => k.startsWith('pid#') });
+    const options = { producer: { ...producer, baseSequences: new Map([[0, 0]]) } };
+    // A failed epoch read fails the request as a whole.
+    await expect(newLog(faulty).append(topic, [{ partition: 0, records: [rec('once')] }], options)).rejects.toThrow(
+      /injected fault/,
+    );
+    const listed = async () => (await storage.stores[0]!.list(`data/${topic.id}/`)).objects.length;
+    for (let i = 0; i < 100 && (await listed()) === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(await listed()).toBe(1);
+    expect((await log.state(topic, 0)).highWatermark).toBe(0);
+    // The client's retry (same sequence), through another process: one commit, one record.
+    const retried = (
+      await newLog(storage.metadata).append(topic, [{ partition: 0, records: [rec('once')] }], options)
+    ).get(0)!;
+    expect(retried).toMatchObject({ ok: true, info: { baseOffset: 0, lastOffset: 0 } });
+    expect((await readRecords(log, topic, 0, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual(['once']);
   });
 
   it("fences a transactional producer's old epoch once an abort marker of a newer epoch has landed", async () => {
