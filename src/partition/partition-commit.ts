@@ -139,7 +139,8 @@ export const commitIdentity = (c: CommitRecord) =>
 
 /**
  * Step 3 and 4 of the commit protocol (docs/architecture.md): assign the next offsets with one
- * conditional write of the partition state, then write the index entry.
+ * conditional write of the partition state, and write the index entry (with it on SQLite, beside
+ * it from feature level 6 elsewhere, else after it).
  *
  * Timeline of a race: writers A and B both read version v with LEO = n. A's write
  * (`ifVersion v`) lands: offsets n.. are A's. B's fails with the item as A left it (v+1, LEO
