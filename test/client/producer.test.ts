@@ -182,9 +182,10 @@ describe('producer against the local server', () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'together', numPartitions: 12 }] });
     const front = await proxy(server!.origin);
     try {
-      // The client's defaults (idempotent, linger.ms 50), its producer id and metadata in hand first,
-      // so the batches' linger is the only wait.
-      const producer = new Kafka({ url: front.origin }).producer();
+      // The client's defaults (idempotent) but for linger.ms, wide enough that on a loaded machine
+      // every batch has lingered half of it (what joins a due one) when the first is due; its
+      // producer id and metadata in hand first, so the batches' linger is the only wait.
+      const producer = new Kafka({ url: front.origin }).producer({ lingerMs: 1000 });
       await producer.connect();
       await producer.send({ topic: 'together', messages: [{ value: 'warm', partition: 0 }] });
       const before = front.log.filter(isProduce).length;
