@@ -17,7 +17,9 @@ import { table } from './format.js';
 
 export const GROUPS_HELP = `Usage: kafka-log groups <list|describe|delete|reset-offsets> [options]
        (or kafka-consumer-groups.sh's --list, --describe, --delete, --reset-offsets)
-  list
+  list     [--type] [--group-type classic|consumer|share]
+           --type: every group with its TYPE and STATE, share groups beside consumer groups (Kafka's
+           ListGroups with types, as kafka-groups.sh --list); --group-type filters
   describe --group G | --all-groups [--members | --state]
            (default: per partition CURRENT-OFFSET, LOG-END-OFFSET and LAG)
   delete   --group G...
@@ -35,6 +37,8 @@ export const GROUPS_ACTIONS = ['list', 'describe', 'delete', 'reset-offsets'] as
 export const GROUPS_OPTIONS = {
   group: { type: 'string', multiple: true },
   'all-groups': { type: 'boolean' },
+  type: { type: 'boolean' },
+  'group-type': { type: 'string', multiple: true },
   members: { type: 'boolean' },
   offsets: { type: 'boolean' },
   state: { type: 'boolean' },
@@ -69,9 +73,27 @@ export async function groupsCommand(argv: string[], ctx: Context): Promise<void>
   if (values.timeout !== undefined) values['request-timeout-ms'] ??= String(int(values.timeout, '--timeout', 1));
   const admin = connect(values, ctx.env).admin({ retries: 2 });
   switch (sub) {
-    case 'list':
-      for (const g of (await admin.listGroups()).groups) ctx.out(g.groupId);
+    case 'list': {
+      const types = values['group-type']?.flatMap((t) => t.split(','));
+      if (!values.type && !types) {
+        for (const g of (await admin.listGroups()).groups) ctx.out(g.groupId);
+        return;
+      }
+      for (const t of types ?? [])
+        if (t !== 'classic' && t !== 'consumer' && t !== 'share')
+          throw new UsageError(`--group-type takes classic, consumer or share (got ${t})`);
+      const groups = await admin.listGroupsWithTypes(types as ('classic' | 'consumer' | 'share')[] | undefined);
+      for (const line of table(
+        ['GROUP', 'TYPE', 'STATE'],
+        groups.map((g) => [
+          g.groupId,
+          g.type === 'SHARE' ? 'Share' : g.type === 'CLASSIC' ? 'Classic' : 'Consumer',
+          g.state,
+        ]),
+      ))
+        ctx.out(line);
       return;
+    }
     case 'describe': {
       const ids = values['all-groups'] ? (await admin.listGroups()).groups.map((g) => g.groupId) : values.group;
       if (!ids || ids.length === 0) throw new UsageError('describe needs --group or --all-groups');

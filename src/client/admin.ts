@@ -9,7 +9,9 @@ import {
   alterShareGroupOffsets as alterShareOffsets,
   deleteShareGroupOffsets as deleteShareOffsets,
   describeShareGroup,
+  listGroupsWithTypes as listTypedGroups,
   listShareGroups as listShareGroupIds,
+  type GroupListingWithType,
   resetShareGroupOffsets as resetShareOffsets,
   type ShareGroupDescription,
   type ShareOffsetChange,
@@ -274,6 +276,11 @@ export class Admin extends TransactionAdmin {
         maxBackoffMs: config.retryBackoffMaxMs ?? 1000,
       }),
     );
+  }
+
+  /** Kafka's ListGroups with group types: consumer and share groups side by side (`types` filters). */
+  listGroupsWithTypes(types?: ('classic' | 'consumer' | 'share')[]): Promise<GroupListingWithType[]> {
+    return listTypedGroups(this.transport, this.call, types);
   }
 
   /** Share groups (KIP-932), by id. */

@@ -64,6 +64,7 @@ export {
   type ShareRecord,
 } from './share-consumer.js';
 export type {
+  GroupListingWithType,
   ShareGroupDescription,
   ShareOffsetChange,
   SharePartitionDescription,

@@ -196,3 +196,32 @@ export async function deleteShareGroupOffsets(
   );
   return new Map(res.body.data.map((d) => [d.topic_name, d.error]));
 }
+
+/** A group of any type, as Kafka's ListGroups (v5) shows it. */
+export interface GroupListingWithType {
+  groupId: string;
+  type: 'CLASSIC' | 'CONSUMER' | 'SHARE';
+  /** consumer, share, or '' (offsets only). */
+  protocolType: string;
+  state: string;
+}
+
+/** Every group, consumer and share side by side; `types` filters (classic, consumer, share). */
+export async function listGroupsWithTypes(
+  transport: Transport,
+  call: Call,
+  types?: readonly ('classic' | 'consumer' | 'share')[],
+): Promise<GroupListingWithType[]> {
+  const query = types && types.length > 0 ? `?types=${enc(types.join(','))}` : '';
+  const res = await call(() =>
+    transport.request<{
+      data: { group_id: string; type: GroupListingWithType['type']; protocol_type: string; state: string }[];
+    }>('GET', `/groups${query}`),
+  );
+  return res.body.data.map((g) => ({
+    groupId: g.group_id,
+    type: g.type,
+    protocolType: g.protocol_type,
+    state: g.state,
+  }));
+}

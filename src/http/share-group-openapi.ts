@@ -13,6 +13,8 @@ import {
   receiveSchema,
   shareGroupConfigListSchema,
   shareGroupListSchema,
+  groupListSchema,
+  groupsQuerySchema,
   shareGroupSchema,
   shareOffsetChangeListSchema,
   shareOffsetDeleteListSchema,
@@ -25,6 +27,15 @@ const config = inPath('cluster_id', 'share_group_id', 'name');
 const BASE = '/v3/clusters/{cluster_id}/share-groups';
 
 export const shareGroupPaths: ZodOpenApiPathsObject = {
+  '/v3/clusters/{cluster_id}/groups': {
+    get: {
+      summary:
+        "Kafka's ListGroups: consumer groups (CLASSIC, CONSUMER) and share groups (SHARE) side by side, with their type and state",
+      'x-extension': true,
+      requestParams: { path: inPath('cluster_id'), query: groupsQuerySchema },
+      responses: { 200: ok(groupListSchema), ...errors(400, 403) },
+    },
+  },
   [BASE]: {
     get: {
       summary: 'Share groups (KIP-932)',

@@ -8,7 +8,7 @@ import type { AppEnv } from './app-env.js';
 import { showRecord, type OutputFormat } from './record-encoding.js';
 import { dateTime } from './openapi-parts.js';
 import { readJson } from './request.js';
-import { allowedNames, authorize, authorizeAll } from './security.js';
+import { allowed, allowedNames, authorize, authorizeAll } from './security.js';
 
 /**
  * Share groups (KIP-932) as a queue over HTTP, in v3 style under the cluster (an extension: REST
@@ -152,6 +152,24 @@ export const acknowledgementListSchema = z.object({
     }),
   ),
 });
+const GROUP_TYPES = ['classic', 'consumer', 'share'] as const;
+export const groupsQuerySchema = z.object({
+  types: z
+    .string()
+    .meta({ description: "Kafka's ListGroups types filter: a comma-separated list of classic, consumer, share" })
+    .optional(),
+});
+export const groupListSchema = z.object({
+  kind: z.literal('KafkaGroupList'),
+  data: z.array(
+    z.object({
+      group_id: z.string(),
+      type: z.enum(['CLASSIC', 'CONSUMER', 'SHARE']),
+      protocol_type: z.string().meta({ description: "Kafka's ListGroups ProtocolType: consumer, share, or empty" }),
+      state: z.string(),
+    }),
+  ),
+});
 export const shareGroupListSchema = z.object({
   kind: z.literal('KafkaShareGroupList'),
   data: z.array(z.object({ kind: z.literal('KafkaShareGroup'), cluster_id: z.string(), group_id: z.string() })),
@@ -160,6 +178,9 @@ export const shareGroupSchema = z.object({
   kind: z.literal('KafkaShareGroup'),
   cluster_id: z.string(),
   group_id: z.string(),
+  state: z.enum(['EMPTY', 'STABLE']).meta({
+    description: 'STABLE while members or receivers hold records under unexpired locks',
+  }),
   lag: z.int(),
   partitions: z.array(
     z.object({
@@ -270,15 +291,46 @@ export function shareGroupRoutes(): Hono<AppEnv> {
     return c.json(answer);
   });
 
+  // Kafka's ListGroups (v5, with its types filter): consumer groups and share groups side by side.
+  app.get('/groups', async (c) => {
+    const query = groupsQuerySchema.parse(c.req.query());
+    const types = new Set(query.types ? query.types.split(',').map((t) => t.trim().toLowerCase()) : GROUP_TYPES);
+    for (const t of types)
+      if (!(GROUP_TYPES as readonly string[]).includes(t))
+        throw new KafkaError('BAD_REQUEST', `Unknown group type ${t}: use classic, consumer or share`);
+    const { groups, share } = c.get('services');
+    const [all, visible] = await Promise.all([allowed(c, 'DESCRIBE', 'CLUSTER'), allowedNames(c, 'DESCRIBE', 'GROUP')]);
+    const shown = (id: string) => all || visible(id);
+    const data: Answer<typeof groupListSchema>['data'] = [];
+    if (types.has('classic') || types.has('consumer'))
+      for (const { group: g, classic } of await groups.admin.list()) {
+        const type = g.protocolType === '' || classic ? 'CLASSIC' : 'CONSUMER';
+        if (shown(g.groupId) && types.has(type.toLowerCase()))
+          data.push({
+            group_id: g.groupId,
+            type,
+            protocol_type: g.protocolType,
+            state: g.state.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase(),
+          });
+      }
+    if (types.has('share'))
+      for (const id of (await share.list()).filter(shown))
+        data.push({ group_id: id, type: 'SHARE', protocol_type: 'share', state: await share.state(id) });
+    data.sort((a, b) => (a.group_id < b.group_id ? -1 : a.group_id > b.group_id ? 1 : a.type < b.type ? -1 : 1));
+    const answer: Answer<typeof groupListSchema> = { kind: 'KafkaGroupList', data };
+    return c.json(answer);
+  });
+
   app.get('/share-groups/:group', async (c) => {
     const group = groupParam(c);
     await authorize(c, 'DESCRIBE', 'GROUP', group);
     const { share, clusterId } = c.get('services');
-    const partitions = await share.describe(group);
+    const [partitions, state] = await Promise.all([share.describe(group), share.state(group)]);
     const answer: Answer<typeof shareGroupSchema> = {
       kind: 'KafkaShareGroup',
       cluster_id: clusterId,
       group_id: group,
+      state,
       lag: partitions.reduce((n, p) => n + p.lag, 0),
       partitions: partitions.map((p) => ({
         topic_name: p.topic,

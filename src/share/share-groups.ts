@@ -471,18 +471,24 @@ export class ShareGroups {
    * unexpired lock in any of its share-partitions.
    */
   async requireEmpty(group: string): Promise<void> {
-    if ((await this.members.list(group)).length > 0)
-      throw new KafkaError('NON_EMPTY_GROUP', `Share group ${group} has active members`);
+    const busy = await this.inUse(group);
+    if (busy) throw new KafkaError('NON_EMPTY_GROUP', `Share group ${group} has ${busy}`);
+  }
+
+  /** Kafka's share group state: STABLE while in use (members, or records under unexpired locks), else EMPTY. */
+  async state(group: string): Promise<'EMPTY' | 'STABLE'> {
+    return (await this.inUse(group)) ? 'STABLE' : 'EMPTY';
+  }
+
+  /** What keeps the group from being empty, or undefined. */
+  private async inUse(group: string): Promise<string | undefined> {
+    if ((await this.members.list(group)).length > 0) return 'active members';
     const items = await this.deps.metadata.query<SharePartitionState>(shareGroupPk(group), {
       beginsWith: SHARE_PARTITION_PREFIX,
     });
     const now = this.deps.clock.now();
     const held = items.find((i) => holdsLocks(i.value, now));
-    if (held)
-      throw new KafkaError(
-        'NON_EMPTY_GROUP',
-        `Share group ${group} has records locked by receivers (${splitPartitionSk(held.sk).join('-')})`,
-      );
+    return held && `records locked by receivers (${splitPartitionSk(held.sk).join('-')})`;
   }
 
   /**

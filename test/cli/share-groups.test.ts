@@ -64,6 +64,11 @@ describe('kafka-log share-groups', () => {
       'workers  tasks  0          1             3           1         1          4',
     ]);
     expect((await cli(['share-groups', 'describe'])).code).toBe(2);
+    // Beside consumer groups, by type (Kafka's ListGroups with types).
+    expect((await cli(['groups', 'list', '--group-type', 'share'])).out).toEqual([
+      'GROUP    TYPE   STATE',
+      'workers  Share  STABLE',
+    ]);
   });
 
   it('resets and deletes share group offsets (--reset-offsets, --delete-offsets), refused while records are locked', async () => {

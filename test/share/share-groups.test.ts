@@ -147,5 +147,30 @@ for (const backend of allBackends) {
         expect.arrayContaining(['g1', 'glatest', 'glocks', 'gmany']),
       );
     });
+
+    it('lists share groups beside consumer groups, with their type and state (ListGroups)', async () => {
+      const hb = await call('POST', 'consumer-groups/cg/consumers:heartbeat', {
+        member_epoch: 0,
+        subscribed_topic_names: ['q'],
+      });
+      expect(hb.status, JSON.stringify(hb.body)).toBe(200);
+      // A share group is STABLE while a record is held under an unexpired lock, EMPTY after.
+      await api.produce('latest', ['busy']);
+      expect((await api.receive('glatest', ['latest'], 'holder')).length).toBeGreaterThan(0);
+      expect((await api.describe('glatest')).state).toBe('STABLE');
+      const all = await call('GET', 'groups');
+      expect(all.status).toBe(200);
+      const byId = new Map(
+        (all.body.data as { group_id: string; type: string; state: string }[]).map((g) => [g.group_id, g]),
+      );
+      expect(byId.get('cg')).toMatchObject({ type: 'CONSUMER', protocol_type: 'consumer', state: 'STABLE' });
+      expect(byId.get('glatest')).toMatchObject({ type: 'SHARE', protocol_type: 'share', state: 'STABLE' });
+      const shares = await call('GET', 'groups?types=share');
+      expect(shares.body.data.map((g: { type: string }) => g.type)).toEqual(shares.body.data.map(() => 'SHARE'));
+      expect(shares.body.data.map((g: { group_id: string }) => g.group_id)).toContain('glatest');
+      expect((await call('GET', 'groups?types=streams')).status).toBe(400);
+      clock.advance(30_001);
+      expect((await api.describe('glatest')).state).toBe('EMPTY');
+    });
   });
 }

@@ -129,6 +129,7 @@ export async function everyOperation(call: ScenarioCall): Promise<void> {
       : [{ topic_name: 'o', partition_id: 0, offset: 0, type: 'accept' }],
   });
   await call('GET', `${B}/share-groups`);
+  await call('GET', `${B}/groups?types=consumer,share`);
   await call('GET', `${B}/share-groups/sg`);
   await call('DELETE', `${B}/share-groups/sg/configs/share.auto.offset.reset`);
   await call('POST', `${B}/share-groups/sg/offsets:reset`, {
