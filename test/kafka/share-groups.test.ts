@@ -433,6 +433,29 @@ describe('ShareGroupHeartbeat and ShareGroupDescribe', () => {
     expect(empty.errorCode).toBe(ERRORS.INVALID_GROUP_ID.code);
   });
 
+  it('ListGroups v5 answers share groups with their type, and filters by type', async () => {
+    const member = randomUUID();
+    await beat({ memberId: member, subscribedTopicNames: ['sq'] }, 'listed-g');
+    const list = async (typesFilter: string[]) =>
+      (await c.request(m.ListGroups, 5, { statesFilter: [], typesFilter })).body.groups as Record<string, string>[];
+    expect((await list(['share'])).find((g) => g.groupId === 'listed-g')).toEqual({
+      groupId: 'listed-g',
+      protocolType: 'share',
+      groupState: 'Stable',
+      groupType: 'share',
+    });
+    expect((await list(['Share'])).every((g) => g.groupType === 'share')).toBe(true);
+    expect((await list(['classic'])).some((g) => g.groupId === 'listed-g')).toBe(false);
+    await beat({ memberId: member, memberEpoch: -1 }, 'listed-g');
+    const v4 = (await c.request(m.ListGroups, 4, { statesFilter: ['empty'] })).body.groups;
+    expect(v4.find((g: { groupId: string }) => g.groupId === 'listed-g')).toEqual({
+      groupId: 'listed-g',
+      protocolType: 'share',
+      groupState: 'Empty',
+      groupType: '',
+    });
+  });
+
   it('refuses a join past group.share.max.size', async () => {
     const members = new ShareMembers({
       metadata: s.metadata,

@@ -200,19 +200,48 @@ function describeClassic(g: ClassicGroup) {
 
 export const listGroups: Handler = async (ctx, req) => {
   try {
-    const [classic, others] = await Promise.all([ctx.classic.list(), ctx.services.groups.coordinator.list()]);
-    const out = new Map<string, { groupId: string; protocolType: string; groupState: string }>();
+    const { share } = ctx.services;
+    const [classic, others, shared] = await Promise.all([
+      ctx.classic.list(),
+      ctx.services.groups.coordinator.list(),
+      share.list(),
+    ]);
+    type Listed = { groupId: string; protocolType: string; groupState: string; groupType: string };
+    const out = new Map<string, Listed>();
+    // Share groups have a namespace of their own here (docs/share-groups.md): a consumer group of
+    // the same id is the one listed.
+    for (const groupId of shared)
+      out.set(groupId, {
+        groupId,
+        protocolType: 'share',
+        groupState: (await share.members.list(groupId)).length > 0 ? 'Stable' : 'Empty',
+        groupType: 'share',
+      });
     for (const g of others)
-      out.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType, groupState: g.state });
+      out.set(g.groupId, {
+        groupId: g.groupId,
+        protocolType: g.protocolType,
+        groupState: g.state,
+        groupType: 'consumer',
+      });
     for (const g of classic)
-      out.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state });
-    const filter = new Set<string>((req.statesFilter as string[]).map((s) => s.toLowerCase()));
+      out.set(g.groupId, {
+        groupId: g.groupId,
+        protocolType: g.protocolType ?? '',
+        groupState: g.state,
+        groupType: 'classic',
+      });
+    const states = new Set<string>((req.statesFilter as string[]).map((s) => s.toLowerCase()));
+    const types = new Set<string>((req.typesFilter as string[]).map((s) => s.toLowerCase()));
     // Every group with DESCRIBE on the cluster, else those the connection may DESCRIBE (Kafka's ListGroups).
     const mayDescribe = (await allowed(ctx, 'DESCRIBE', 'CLUSTER'))
       ? () => true
       : await allowedNames(ctx, 'DESCRIBE', 'GROUP');
     const groups = [...out.values()].filter(
-      (g) => mayDescribe(g.groupId) && (filter.size === 0 || filter.has(g.groupState.toLowerCase())),
+      (g) =>
+        mayDescribe(g.groupId) &&
+        (states.size === 0 || states.has(g.groupState.toLowerCase())) &&
+        (types.size === 0 || types.has(g.groupType)),
     );
     return { throttleTimeMs: 0, errorCode: 0, groups };
   } catch (e) {

@@ -141,15 +141,24 @@ export const DescribeGroups: ApiSpec = {
   ]),
 };
 
+/** v5 (KIP-848) filters by group type and answers each group's: classic, consumer or share. */
 export const ListGroups: ApiSpec = {
   apiKey: 16,
   name: 'ListGroups',
-  request: message('ListGroupsRequest', '0-4', '3+', [f('statesFilter', arrayOf('string'), '4+')]),
-  response: message('ListGroupsResponse', '0-4', '3+', [
+  request: message('ListGroupsRequest', '0-5', '3+', [
+    f('statesFilter', arrayOf('string'), '4+'),
+    f('typesFilter', arrayOf('string'), '5+'),
+  ]),
+  response: message('ListGroupsResponse', '0-5', '3+', [
     ...throttleThenError('1+'),
     f(
       'groups',
-      arrayOf([f('groupId', 'string', '0+'), f('protocolType', 'string', '0+'), f('groupState', 'string', '4+')]),
+      arrayOf([
+        f('groupId', 'string', '0+'),
+        f('protocolType', 'string', '0+'),
+        f('groupState', 'string', '4+'),
+        f('groupType', 'string', '5+'),
+      ]),
       '0+',
     ),
   ]),
