@@ -17,7 +17,7 @@ import {
   type ServiceParts,
   type Storage,
 } from '../src/compose.js';
-import { serverConfigFromEnv } from '../src/config/server-config.js';
+import { functionConfigFromEnv } from '../src/config/server-config.js';
 import type { AppRoutes } from '../src/http/app.js';
 import { createRoutedApp } from '../src/http/routed-app.js';
 import { instrumentStorage } from './instrumented-storage.js';
@@ -74,7 +74,7 @@ export function createHttpHandler(
   storage?: Storage,
 ) {
   const telemetry = telemetryFromEnv(env, functionName);
-  const config = serverConfigFromEnv(env);
+  const config = functionConfigFromEnv(env);
   const services = composeServices(
     config,
     storage ?? instrumentStorage(createStorage(config.backend)),

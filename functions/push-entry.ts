@@ -8,7 +8,7 @@
 import type { APIGatewayProxyStructuredResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
 import { systemClock } from '../src/clock.js';
 import { createServices, createStorage, type Storage } from '../src/compose.js';
-import { serverConfigFromEnv } from '../src/config/server-config.js';
+import { functionConfigFromEnv } from '../src/config/server-config.js';
 import { toErrorResponse } from '../src/http/error-mapping.js';
 import { handleSubscribe, parseClientMessage } from '../src/push/subscribe-handler.js';
 import { gatewayPushSubscribeDeps } from '../src/http/push-subscribe.js';
@@ -18,7 +18,7 @@ import { log, telemetryFromEnv, telemetryLogger } from './observability.js';
 /** `storage`: the environment's (instrumented for metrics) unless given. */
 export function createPushHandler(env: Record<string, string | undefined>, storage?: Storage) {
   const telemetry = telemetryFromEnv(env, 'push');
-  const config = serverConfigFromEnv(env);
+  const config = functionConfigFromEnv(env);
   const services = createServices(config, storage ?? instrumentStorage(createStorage(config.backend)), systemClock, {
     logger: telemetryLogger(telemetry),
   });

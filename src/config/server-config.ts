@@ -342,10 +342,27 @@ export function lambdaOptions(config: ServerConfig): { endpoint?: string } {
   return config.triggers.lambdaEndpoint ? { endpoint: config.triggers.lambdaEndpoint } : {};
 }
 
+/** The self-hosted server's configuration: the environment, and the auth config file AUTH_CONFIG names. */
 export function serverConfigFromEnv(env: Record<string, string | undefined>): ServerConfig {
+  return configFromEnv(env, readAuthFile);
+}
+
+/**
+ * A Lambda function's configuration: the environment only. The stack gives no function a file to
+ * read, and the auth file's schema (zod) stays out of their bundles.
+ */
+export function functionConfigFromEnv(env: Record<string, string | undefined>): ServerConfig {
+  return configFromEnv(env, () => {
+    throw new Error(
+      'AUTH_CONFIG is read by the self-hosted server only: a function takes its settings from the environment',
+    );
+  });
+}
+
+function configFromEnv(env: Record<string, string | undefined>, readAuth: (path: string) => AuthFile): ServerConfig {
   // One line per bad variable, named as the README's configuration table names it.
   const e = readEnv(env, ENV_SPEC);
-  const file: AuthFile = e.AUTH_CONFIG ? readAuthFile(e.AUTH_CONFIG) : {};
+  const file: AuthFile = e.AUTH_CONFIG ? readAuth(e.AUTH_CONFIG) : {};
   let backend: ServerConfig['backend'];
   if (e.STORAGE_BACKEND === 'aws') {
     const buckets = (e.BUCKETS ?? '')

@@ -12,6 +12,7 @@ import { produceRequestRoutes } from './produce-request-routes.js';
 import { producerRoutes } from './producer-routes.js';
 import { quotaRoutes } from './quota-routes.js';
 import { featureRoutes } from './feature-routes.js';
+import { recordFetchRoutes } from './record-fetch-routes.js';
 import { recordRoutes } from './record-routes.js';
 import { scramRoutes } from './scram-routes.js';
 import { shareGroupRoutes } from './share-group-routes.js';
@@ -35,6 +36,7 @@ export const ALL_ROUTES: AppRoutes = {
     clusterRoutes,
     topicRoutes,
     recordRoutes,
+    recordFetchRoutes,
     produceRequestRoutes,
     fetchRequestRoutes,
     producerRoutes,

@@ -1,4 +1,4 @@
-import { ZodError } from 'zod';
+import type { ZodError } from 'zod';
 import { KafkaError, type KafkaErrorName } from '../wire/errors.js';
 
 /** How the REST layer shows each Kafka error: HTTP status and Confluent REST Proxy five-digit code. */
@@ -100,6 +100,19 @@ export interface ErrorBody {
 }
 
 /**
+ * A request that failed its zod schema, recognised by what zod's errors are (an Error named
+ * ZodError, or $ZodError from zod's core, with their issues) rather than by `instanceof`: the
+ * class would put zod in every bundle, the push function's too, which parses nothing with it.
+ */
+function isZodError(e: unknown): e is Pick<ZodError, 'issues'> {
+  return (
+    e instanceof Error &&
+    (e.name === 'ZodError' || e.name === '$ZodError') &&
+    Array.isArray((e as Partial<ZodError>).issues)
+  );
+}
+
+/**
  * Maps anything thrown while serving a request to a status and an envelope. Only KafkaErrors and
  * input errors speak to the caller in their own words; anything else is our fault (500) and its
  * details stay in the log, never in the response.
@@ -109,7 +122,7 @@ export function toErrorResponse(e: unknown): { status: number; body: ErrorBody }
     const { status, restCode } = httpErrorOf(e);
     return { status, body: { error_code: restCode, message: e.message, error: e.errorName } };
   }
-  if (e instanceof ZodError) {
+  if (isZodError(e)) {
     const issue = e.issues[0];
     const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
     return {

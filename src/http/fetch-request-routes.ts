@@ -23,7 +23,7 @@ import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import type { AppEnv } from './app-env.js';
 import type { AppServices } from '../services.js';
-import { isoTimestamps, showRecordText, type OutputFormat } from './record-encoding.js';
+import { isoTimestamps, showRecordText, type OutputFormat } from './record-text.js';
 import { readJson } from './request.js';
 import { accepts } from './record-batch-body.js';
 import {

@@ -23,7 +23,8 @@ import {
 } from './record-answers.js';
 import { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE } from './record-batch-body.js';
 import { produceRecordSchema } from './record-encoding.js';
-import { batchSchema, deleteRecordsSchema, fetchQuerySchema } from './record-routes.js';
+import { fetchQuerySchema } from './record-fetch-routes.js';
+import { batchSchema, deleteRecordsSchema } from './record-routes.js';
 
 const topic = inPath('cluster_id', 'topic_name');
 const partition = inPath('cluster_id', 'topic_name', 'partition_id');

@@ -5,7 +5,7 @@ import { ERRORS, KafkaError } from '../wire/errors.js';
 import { parseIsoDuration, SHARE_GROUP_CONFIG_NAMES } from '../share/share-config.js';
 import type { AcquiredRecord, ShareResetScope, ShareResetStrategy } from '../share/share-groups.js';
 import type { AppEnv } from './app-env.js';
-import { showRecord, type OutputFormat } from './record-encoding.js';
+import { showRecord, type OutputFormat } from './record-text.js';
 import { dateTime } from './openapi-parts.js';
 import { readJson } from './request.js';
 import { allowed, allowedNames, authorize, authorizeAll } from './security.js';

@@ -227,7 +227,7 @@ describe('bundles', () => {
       'src/http/record-routes.ts',
       'src/http/topic-routes.ts',
     ]);
-    expect(routeModules('fetch')).toEqual(['src/http/record-routes.ts']);
+    expect(routeModules('fetch')).toEqual(['src/http/record-fetch-routes.ts']);
     expect(routeModules('heartbeat')).toEqual(['src/http/group-routes.ts']);
     for (const name of ['push', 'scheduler', 'authorizer'] as const) expect(routeModules(name), name).toEqual([]);
     // The default route's function serves them all.
@@ -307,6 +307,26 @@ describe('bundles', () => {
         name,
       ).toEqual([]);
     }
+  });
+
+  it('leave the produce code out of fetch: its routes, body schemas and admission', () => {
+    const produceOnly = [
+      'src/http/record-routes.ts',
+      'src/http/record-encoding.ts',
+      'src/http/produce-request-routes.ts',
+      'src/http/acks.ts',
+      'src/transactions/produce-admission.ts',
+      'src/log/produced-batches.ts',
+    ];
+    expect(sources('fetch').filter((f) => produceOnly.includes(f))).toEqual([]);
+    expect(sources('produce')).toEqual(expect.arrayContaining(produceOnly));
+  });
+
+  it('leave zod out of push, which parses no request with it (errors recognise zod by shape)', () => {
+    const zod = Object.entries(rebuilt.push.inputs).filter(
+      ([file, input]) => file.startsWith('node_modules/zod/') && input.bytesInOutput > 0,
+    );
+    expect(zod).toEqual([]);
   });
 
   it("hold zod's schemas but not its translations (zod is imported by namespace, so esbuild drops what is unused)", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isoTimestamps, showRecord, showRecordText, type OutputFormat } from '../../src/http/record-encoding.js';
+import { isoTimestamps, showRecord, showRecordText, type OutputFormat } from '../../src/http/record-text.js';
 import type { DecodedRecord } from '../../src/wire/record-batch.js';
 
 const bytes = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
