@@ -8,10 +8,10 @@ import { PRODUCE_PARTS } from '../src/compose.js';
 import type { AppRoutes } from '../src/http/app.js';
 import { produceRequestRoutes } from '../src/http/produce-request-routes.js';
 import { recordRoutes } from '../src/http/record-routes.js';
-import { topicRoutes } from '../src/http/topic-routes.js';
+import { topicConfigAlterRoutes } from '../src/http/topic-config-alter-routes.js';
 import type { FunctionServes } from './http-entry.js';
 
-export const PRODUCE_ROUTES: AppRoutes = { cluster: [recordRoutes, produceRequestRoutes, topicRoutes] };
+export const PRODUCE_ROUTES: AppRoutes = { cluster: [recordRoutes, produceRequestRoutes, topicConfigAlterRoutes] };
 
 export const PRODUCE_SERVES: FunctionServes = {
   routes: PRODUCE_ROUTES,

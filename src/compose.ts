@@ -37,7 +37,7 @@ import { Purgatory } from './timer/purgatory.js';
 import { createTransactionCoordinator } from './transactions/index.js';
 import { DEFAULT_TRANSACTION_CONFIG } from './transactions/transaction-config.js';
 import { SystemTimer } from './timer/system-timer.js';
-import { ShareGroups } from './share/share-groups.js';
+import { ShareGroups, type ShareGroupDeps } from './share/share-groups.js';
 import { createTriggers, type LambdaInvoke } from './triggers/index.js';
 import { ReplicaManager } from './replication/replica-manager.js';
 import { noLogger, noMetrics, type Logger, type Metrics } from './metrics.js';
@@ -148,15 +148,24 @@ async function openSqlite(backend: LocalBackend): Promise<ClosableMetadataStore>
 /**
  * The services a function composes only where its routes use them, passed in rather than imported
  * here so that esbuild leaves out of a function's bundle the ones it does not pass (produce and
- * fetch serve no consumer group: functions/produce-routes.ts, fetch-routes.ts).
+ * fetch serve no consumer group, share group or trigger: functions/produce-routes.ts, fetch-routes.ts).
  */
 export interface ServiceParts {
   groups: typeof createGroups;
   transactions: typeof createTransactionCoordinator;
+  share: (deps: ShareGroupDeps) => ShareGroups;
+  triggers: typeof createTriggers;
 }
 
+const createShareGroups = (deps: ShareGroupDeps) => new ShareGroups(deps);
+
 /** Every service: the local server, the listener, the admin, push, heartbeat and scheduled functions. */
-export const ALL_PARTS: ServiceParts = { groups: createGroups, transactions: createTransactionCoordinator };
+export const ALL_PARTS: ServiceParts = {
+  groups: createGroups,
+  transactions: createTransactionCoordinator,
+  share: createShareGroups,
+  triggers: createTriggers,
+};
 
 /**
  * A service a function's routes never use: any use answers an error (a composition mistake, never
@@ -173,11 +182,26 @@ function notServed<T extends object>(what: string): () => T {
 
 const groupsNotServed = notServed<GroupServices>('consumer groups');
 const transactionsNotServed = notServed<ReturnType<typeof createTransactionCoordinator>>('transactions');
+const shareNotServed = notServed<ShareGroups>('share groups');
+const triggersNotServed = notServed<ReturnType<typeof createTriggers>>('triggers');
 
-/** The produce function: no consumer group (transactional produces are verified by the coordinator). */
-export const PRODUCE_PARTS: ServiceParts = { groups: groupsNotServed, transactions: createTransactionCoordinator };
-/** The fetch function: it neither produces, nor ends transactions, nor serves groups. */
-export const FETCH_PARTS: ServiceParts = { groups: groupsNotServed, transactions: transactionsNotServed };
+/**
+ * The produce function: no consumer or share group, no trigger (the scheduler delivers them);
+ * transactional produces are verified by the coordinator.
+ */
+export const PRODUCE_PARTS: ServiceParts = {
+  groups: groupsNotServed,
+  transactions: createTransactionCoordinator,
+  share: shareNotServed,
+  triggers: triggersNotServed,
+};
+/** The fetch function: it neither produces, nor ends transactions, nor serves groups or triggers. */
+export const FETCH_PARTS: ServiceParts = {
+  groups: groupsNotServed,
+  transactions: transactionsNotServed,
+  share: shareNotServed,
+  triggers: triggersNotServed,
+};
 
 /**
  * Wires the domain over a storage and returns what the HTTP app needs; `metrics` listens to what
@@ -273,7 +297,7 @@ export function composeServices(
     () => clock.now(),
   );
   log.onAppend((topic, partition) => notifier.committed(topic, partition));
-  const triggers = createTriggers(
+  const triggers = parts.triggers(
     { metadata, clock, topics, log, groups },
     {
       bootstrapServers: bootstrapServers(config),
@@ -299,7 +323,7 @@ export function composeServices(
     log,
     groups,
     transactions,
-    share: new ShareGroups({ metadata, clock, topics, log, producerIds }),
+    share: parts.share({ metadata, clock, topics, log, producerIds }),
     partitioner: new Partitioner(),
     producerIds,
     defaults: config.defaults,

@@ -17,6 +17,7 @@ import { recordRoutes } from './record-routes.js';
 import { scramRoutes } from './scram-routes.js';
 import { shareGroupRoutes } from './share-group-routes.js';
 import { type AppOptions, type AppRoutes, createRoutedApp } from './routed-app.js';
+import { topicConfigAlterRoutes } from './topic-config-alter-routes.js';
 import { topicRoutes } from './topic-routes.js';
 import { transactionRoutes } from './transaction-routes.js';
 import { triggerRoutes } from './trigger-routes.js';
@@ -35,6 +36,7 @@ export const ALL_ROUTES: AppRoutes = {
   cluster: [
     clusterRoutes,
     topicRoutes,
+    topicConfigAlterRoutes,
     recordRoutes,
     recordFetchRoutes,
     produceRequestRoutes,

@@ -20,13 +20,8 @@ import {
   resourceMetadata,
 } from './openapi-parts.js';
 import { pageTokenSchema } from './page-token.js';
-import {
-  alterConfigsSchema,
-  createTopicSchema,
-  offsetQuerySchema,
-  patchTopicSchema,
-  putConfigSchema,
-} from './topic-routes.js';
+import { alterConfigsSchema } from './topic-config-alter-routes.js';
+import { createTopicSchema, offsetQuerySchema, patchTopicSchema, putConfigSchema } from './topic-routes.js';
 
 const int = z.int();
 

@@ -24,16 +24,6 @@ export const createTopicSchema = z.object({
     .optional(),
 });
 export const patchTopicSchema = z.object({ partitions_count: z.number().int() });
-export const alterConfigsSchema = z.object({
-  data: z.array(
-    z.object({
-      name: z.string(),
-      value: z.string().nullable().optional(),
-      operation: z.enum(['SET', 'DELETE']).optional(),
-    }),
-  ),
-  validate_only: z.boolean().optional(),
-});
 export const putConfigSchema = z.object({ value: z.string() });
 
 const configName = (name: string): TopicConfigName => {
@@ -172,21 +162,6 @@ export function topicRoutes(): Hono<AppEnv> {
         describedTopicConfigNames(topic.configs).map((n) => r.topicConfig(topic, n)),
       ),
     );
-  });
-
-  // `configs:alter` is one path segment: Hono sees "configs:alter" as a literal.
-  app.post('/topics/:topic/configs:alter', async (c) => {
-    await authorize(c, 'ALTER_CONFIGS', 'TOPIC', c.req.param('topic'));
-    const body = alterConfigsSchema.parse(await readJson(c));
-    const changes: Record<string, string | null> = {};
-    for (const d of body.data) {
-      if (d.operation === 'DELETE') changes[d.name] = null;
-      else if (d.value === undefined || d.value === null)
-        throw new KafkaError('INVALID_CONFIG', `A value is required to SET ${d.name}`);
-      else changes[d.name] = d.value;
-    }
-    await c.get('services').topics.alterConfigs(c.req.param('topic'), changes, body.validate_only);
-    return c.body(null, 204);
   });
 
   app.get('/topics/:topic/configs/:name', async (c) => {

@@ -225,7 +225,7 @@ describe('bundles', () => {
     expect(routeModules('produce').sort()).toEqual([
       'src/http/produce-request-routes.ts',
       'src/http/record-routes.ts',
-      'src/http/topic-routes.ts',
+      'src/http/topic-config-alter-routes.ts',
     ]);
     expect(routeModules('fetch')).toEqual(['src/http/record-fetch-routes.ts']);
     expect(routeModules('heartbeat')).toEqual(['src/http/group-routes.ts']);
@@ -274,6 +274,13 @@ describe('bundles', () => {
       );
     for (const name of ['produce', 'fetch'] as const) expect(groupCode(name), name).toEqual([]);
     for (const name of ['admin', 'heartbeat', 'scheduler'] as const) expect(groupCode(name), name).toHaveLength(3);
+  });
+
+  it('leave share groups and triggers out of produce and fetch (src/compose.ts ServiceParts)', () => {
+    const partsCode = (name: BundleName) =>
+      sources(name).filter((f) => ['src/share/share-partition.ts', 'src/triggers/trigger-runner.ts'].includes(f));
+    for (const name of ['produce', 'fetch'] as const) expect(partsCode(name), name).toEqual([]);
+    expect(partsCode('admin')).toHaveLength(2);
   });
 
   it('leave the transaction coordinator out of fetch, which neither produces nor ends a transaction', () => {

@@ -10,6 +10,7 @@ import { PRODUCE_SERVES } from '../../functions/produce-routes.js';
 import { createStorage } from '../../src/compose.js';
 import { invokeHttpFunction } from '../support/api-gateway.js';
 import { FaultyObjectStore } from '../support/fault-injection.js';
+import { testApp } from '../support/test-app.js';
 
 const lines: string[] = [];
 beforeAll(
@@ -58,7 +59,9 @@ describe('the Logger seam on Lambda', () => {
     );
     const invoke = (path: string, body: unknown) =>
       invokeHttpFunction(handler, 'POST', `/v3/clusters/local/${path}`, { body: JSON.stringify(body) });
-    expect((await invoke('topics', { topic_name: 'shrink', replication_factor: 2 })).result.statusCode).toBe(201);
+    // Created as the admin function would (API Gateway sends no topic creation to produce).
+    const admin = testApp({ storage: inner, env: { REPLICA_STORES: '2' } });
+    expect((await admin.call('POST', 'topics', { topic_name: 'shrink', replication_factor: 2 })).status).toBe(201);
     stores[1]!.faults.down = true; // the follower's store refuses the copy: the leader shrinks the ISR
     lines.length = 0;
     const { result } = await invoke('topics/shrink/records:batch', {
