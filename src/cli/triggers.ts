@@ -1,5 +1,5 @@
 /** `triggers create|list|describe|pause|resume|delete`: a topic bound to a target (docs/triggers.md). */
-import type { TriggerStartingPosition } from '../client/index.js';
+import type { TriggerKnobs, TriggerStartingPosition, TriggerTargetConfig } from '../client/index.js';
 import {
   action,
   CONNECTION_HELP,
@@ -15,8 +15,12 @@ import type { Context } from './context.js';
 import { table } from './format.js';
 
 export const TRIGGERS_HELP = `Usage: kafka-log triggers <create|list|describe|pause|resume|delete> [options]
-  create   --trigger NAME --topic T --webhook URL [--group G] [--timeout-ms N] [--batch-size N]
-           [--starting-position LATEST|TRIM_HORIZON|AT_TIMESTAMP] [--starting-position-timestamp MS]
+  create   --trigger NAME --topic T (--webhook URL | --function-arn ARN) [--group G] [--timeout-ms N]
+           [--batch-size N] [--starting-position LATEST|TRIM_HORIZON|AT_TIMESTAMP]
+           [--starting-position-timestamp MS] [--batching-window-ms N] [--maximum-retry-attempts N]
+           [--maximum-record-age-seconds N] [--bisect-batch-on-function-error]
+           [--report-batch-item-failures] [--on-failure-destination kafka://TOPIC]
+           [--filter-pattern JSON]...   (Lambda's event source mapping knobs, docs/triggers.md)
   list
   describe --trigger NAME... | --all-triggers
            per partition: COMMITTED offset, LOG-END (high watermark), LAG, and the lease's
@@ -35,6 +39,14 @@ export const TRIGGERS_OPTIONS = {
   topic: { type: 'string' },
   group: { type: 'string' },
   webhook: { type: 'string' },
+  'function-arn': { type: 'string' },
+  'batching-window-ms': { type: 'string' },
+  'maximum-retry-attempts': { type: 'string' },
+  'maximum-record-age-seconds': { type: 'string' },
+  'bisect-batch-on-function-error': { type: 'boolean' },
+  'report-batch-item-failures': { type: 'boolean' },
+  'on-failure-destination': { type: 'string' },
+  'filter-pattern': { type: 'string', multiple: true },
   'timeout-ms': { type: 'string' },
   'batch-size': { type: 'string' },
   'starting-position': { type: 'string' },
@@ -43,6 +55,33 @@ export const TRIGGERS_OPTIONS = {
 } as const;
 
 const POSITIONS: readonly string[] = ['LATEST', 'TRIM_HORIZON', 'AT_TIMESTAMP'];
+
+const targetName = (t: TriggerTargetConfig) => (t.type === 'LAMBDA' ? t.functionArn : t.url);
+
+/** The delivery knobs given on the command line (the server checks their ranges). */
+function knobs(values: {
+  'batching-window-ms'?: string | undefined;
+  'maximum-retry-attempts'?: string | undefined;
+  'maximum-record-age-seconds'?: string | undefined;
+  'bisect-batch-on-function-error'?: boolean | undefined;
+  'report-batch-item-failures'?: boolean | undefined;
+  'on-failure-destination'?: string | undefined;
+  'filter-pattern'?: string[] | undefined;
+}): TriggerKnobs {
+  const windowMs = optionalInt(values['batching-window-ms'], '--batching-window-ms', 0);
+  const retries = optionalInt(values['maximum-retry-attempts'], '--maximum-retry-attempts', -1);
+  const age = optionalInt(values['maximum-record-age-seconds'], '--maximum-record-age-seconds', -1);
+  const patterns = values['filter-pattern'] ?? [];
+  return {
+    ...(windowMs !== undefined && { maximumBatchingWindowMs: windowMs }),
+    ...(retries !== undefined && { maximumRetryAttempts: retries }),
+    ...(age !== undefined && { maximumRecordAgeSeconds: age }),
+    ...(values['bisect-batch-on-function-error'] && { bisectBatchOnFunctionError: true }),
+    ...(values['report-batch-item-failures'] && { functionResponseTypes: ['ReportBatchItemFailures' as const] }),
+    ...(values['on-failure-destination'] !== undefined && { onFailureDestination: values['on-failure-destination'] }),
+    ...(patterns.length > 0 && { filterCriteria: { filters: patterns.map((pattern) => ({ pattern })) } }),
+  };
+}
 
 export async function triggersCommand(argv: string[], ctx: Context): Promise<void> {
   const { sub, rest } = action(argv, TRIGGERS_ACTIONS);
@@ -63,15 +102,20 @@ export async function triggersCommand(argv: string[], ctx: Context): Promise<voi
       const timeoutMs = optionalInt(values['timeout-ms'], '--timeout-ms', 1);
       const batchSize = optionalInt(values['batch-size'], '--batch-size', 1);
       const timestamp = optionalInt(values['starting-position-timestamp'], '--starting-position-timestamp');
+      const functionArn = values['function-arn'];
+      if ((functionArn === undefined) === (values.webhook === undefined))
+        throw new UsageError('create needs one target: --webhook URL or --function-arn ARN');
       const created = await admin.createTrigger({
         name: one(),
         topic: required(values.topic, '--topic'),
         ...(values.group !== undefined && { groupId: values.group }),
         target: {
-          type: 'WEBHOOK',
-          url: required(values.webhook, '--webhook'),
+          ...(functionArn !== undefined
+            ? { type: 'LAMBDA' as const, functionArn }
+            : { type: 'WEBHOOK' as const, url: required(values.webhook, '--webhook') }),
           ...(timeoutMs !== undefined && { timeoutMs }),
         },
+        ...knobs(values),
         ...(batchSize !== undefined && { batchSize }),
         ...(position !== undefined && { startingPosition: position as TriggerStartingPosition }),
         ...(timestamp !== undefined && { startingPositionTimestamp: timestamp }),
@@ -79,7 +123,7 @@ export async function triggersCommand(argv: string[], ctx: Context): Promise<voi
       return ctx.out(`Created trigger ${created.name} (group ${created.groupId}).`);
     }
     case 'list': {
-      const rows = (await admin.listTriggers()).map((t) => [t.name, t.topic, t.groupId, t.state, t.target.url]);
+      const rows = (await admin.listTriggers()).map((t) => [t.name, t.topic, t.groupId, t.state, targetName(t.target)]);
       for (const line of table(['TRIGGER', 'TOPIC', 'GROUP', 'STATE', 'TARGET'], rows)) ctx.out(line);
       return;
     }
@@ -88,7 +132,7 @@ export async function triggersCommand(argv: string[], ctx: Context): Promise<voi
       if (!names || names.length === 0) throw new UsageError('describe needs --trigger or --all-triggers');
       for (const d of await admin.describeTriggers(names)) {
         ctx.out('');
-        ctx.out(`Trigger '${d.name}' (${d.state}) on ${d.topic} as group ${d.groupId} -> ${d.target.url}`);
+        ctx.out(`Trigger '${d.name}' (${d.state}) on ${d.topic} as group ${d.groupId} -> ${targetName(d.target)}`);
         const rows = d.partitions.map((p) => [
           p.partition,
           p.committedOffset ?? '-',

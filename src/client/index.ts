@@ -78,6 +78,7 @@ export type {
   TriggerPartitionDescription,
   TriggerStartingPosition,
   TriggerTargetConfig,
+  TriggerKnobs,
 } from './trigger-admin.js';
 export { DefaultPartitioner, type Partitioner } from './partitioner.js';
 export {

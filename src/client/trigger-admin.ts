@@ -6,14 +6,34 @@ import { enc, type Transport } from './transport.js';
 
 export type TriggerStartingPosition = 'LATEST' | 'TRIM_HORIZON' | 'AT_TIMESTAMP';
 
-export interface TriggerTargetConfig {
-  type: 'WEBHOOK';
-  url: string;
-  /** How long one invocation may take before it counts as failed (server default 30000). */
-  timeoutMs?: number;
+/** An HTTP endpoint POSTed the event, or a Lambda function (by ARN) invoked with it. */
+export type TriggerTargetConfig =
+  | {
+      type: 'WEBHOOK';
+      url: string;
+      /** How long one invocation may take before it counts as failed (server default 30000). */
+      timeoutMs?: number;
+    }
+  | { type: 'LAMBDA'; functionArn: string; timeoutMs?: number };
+
+/** The delivery knobs, Lambda's event source mapping's under the client's names (docs/triggers.md). */
+export interface TriggerKnobs {
+  /** MaximumBatchingWindowInSeconds, in ms (0-300000, server default 500). */
+  maximumBatchingWindowMs?: number;
+  /** MaximumRetryAttempts (-1 infinite, the default; 10 with an on-failure destination). */
+  maximumRetryAttempts?: number;
+  /** MaximumRecordAgeInSeconds (-1, the default, or 60-604800). */
+  maximumRecordAgeSeconds?: number;
+  bisectBatchOnFunctionError?: boolean;
+  /** ['ReportBatchItemFailures'] for partial batch responses. */
+  functionResponseTypes?: 'ReportBatchItemFailures'[];
+  /** `kafka://{topic}`: where records given up on go. */
+  onFailureDestination?: string;
+  /** Lambda's FilterCriteria: patterns as JSON strings. */
+  filterCriteria?: { filters: { pattern: string }[] };
 }
 
-export interface TriggerConfig {
+export interface TriggerConfig extends TriggerKnobs {
   name: string;
   topic: string;
   /** The consumer group it consumes as (default trigger.{name}). */
@@ -27,8 +47,13 @@ export interface TriggerConfig {
   startingPositionTimestamp?: number;
 }
 
-export interface TriggerInfo extends Required<Omit<TriggerConfig, 'startingPositionTimestamp' | 'target'>> {
-  target: Required<TriggerTargetConfig>;
+export interface TriggerInfo
+  extends Required<
+    Omit<TriggerConfig, 'startingPositionTimestamp' | 'target' | 'onFailureDestination' | 'filterCriteria'>
+  > {
+  target: TriggerTargetConfig & { timeoutMs: number };
+  onFailureDestination?: string;
+  filterCriteria?: { filters: { pattern: string }[] };
   startingPositionTimestamp?: number;
   state: 'ENABLED' | 'PAUSED';
   createdAt: string;
@@ -54,8 +79,17 @@ interface WireTrigger {
   trigger_name: string;
   topic_name: string;
   group_id: string;
-  target: { type: 'WEBHOOK'; url: string; timeout_ms: number };
+  target:
+    | { type: 'WEBHOOK'; url: string; timeout_ms: number }
+    | { type: 'LAMBDA'; function_arn: string; timeout_ms: number };
   batch_size: number;
+  maximum_batching_window_ms: number;
+  maximum_retry_attempts: number;
+  maximum_record_age_seconds: number;
+  bisect_batch_on_function_error: boolean;
+  function_response_types: 'ReportBatchItemFailures'[];
+  on_failure_destination?: string;
+  filter_criteria?: { filters: { pattern: string }[] };
   starting_position: TriggerStartingPosition;
   starting_position_timestamp?: number;
   state: 'ENABLED' | 'PAUSED';
@@ -80,8 +114,18 @@ const info = (w: WireTrigger): TriggerInfo => ({
   name: w.trigger_name,
   topic: w.topic_name,
   groupId: w.group_id,
-  target: { type: w.target.type, url: w.target.url, timeoutMs: w.target.timeout_ms },
+  target:
+    w.target.type === 'LAMBDA'
+      ? { type: 'LAMBDA', functionArn: w.target.function_arn, timeoutMs: w.target.timeout_ms }
+      : { type: 'WEBHOOK', url: w.target.url, timeoutMs: w.target.timeout_ms },
   batchSize: w.batch_size,
+  maximumBatchingWindowMs: w.maximum_batching_window_ms,
+  maximumRetryAttempts: w.maximum_retry_attempts,
+  maximumRecordAgeSeconds: w.maximum_record_age_seconds,
+  bisectBatchOnFunctionError: w.bisect_batch_on_function_error,
+  functionResponseTypes: w.function_response_types,
+  ...(w.on_failure_destination !== undefined && { onFailureDestination: w.on_failure_destination }),
+  ...(w.filter_criteria !== undefined && { filterCriteria: w.filter_criteria }),
   startingPosition: w.starting_position,
   ...(w.starting_position_timestamp !== undefined && { startingPositionTimestamp: w.starting_position_timestamp }),
   state: w.state,
@@ -94,10 +138,12 @@ export async function createTrigger(transport: Transport, call: Call, config: Tr
     topic_name: config.topic,
     ...(config.groupId !== undefined && { group_id: config.groupId }),
     target: {
-      type: config.target.type,
-      url: config.target.url,
+      ...(config.target.type === 'LAMBDA'
+        ? { type: 'LAMBDA', function_arn: config.target.functionArn }
+        : { type: 'WEBHOOK', url: config.target.url }),
       ...(config.target.timeoutMs !== undefined && { timeout_ms: config.target.timeoutMs }),
     },
+    ...knobsBody(config),
     ...(config.batchSize !== undefined && { batch_size: config.batchSize }),
     ...(config.startingPosition !== undefined && { starting_position: config.startingPosition }),
     ...(config.startingPositionTimestamp !== undefined && {
@@ -106,6 +152,19 @@ export async function createTrigger(transport: Transport, call: Call, config: Tr
   };
   const res = await call(() => transport.request<WireTrigger>('POST', '/triggers', { body }));
   return info(res.body);
+}
+
+function knobsBody(k: TriggerKnobs) {
+  const body = {
+    maximum_batching_window_ms: k.maximumBatchingWindowMs,
+    maximum_retry_attempts: k.maximumRetryAttempts,
+    maximum_record_age_seconds: k.maximumRecordAgeSeconds,
+    bisect_batch_on_function_error: k.bisectBatchOnFunctionError,
+    function_response_types: k.functionResponseTypes,
+    on_failure_destination: k.onFailureDestination,
+    filter_criteria: k.filterCriteria,
+  };
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
 }
 
 export async function listTriggers(transport: Transport, call: Call): Promise<TriggerInfo[]> {

@@ -42,6 +42,61 @@ describe('kafka-log triggers', () => {
     await dir.remove();
   });
 
+  it("creates a Lambda function's trigger with Lambda's knobs, which the client reads back", async () => {
+    const arn = 'arn:aws:lambda:eu-west-1:123456789012:function:orders-consumer';
+    await kafka.admin().createTopics({ topics: [{ topic: 'orders-failed', numPartitions: 1 }] });
+    const created = await cli([
+      'triggers',
+      'create',
+      '--trigger',
+      'fn',
+      '--topic',
+      'orders',
+      '--function-arn',
+      arn,
+      '--batching-window-ms',
+      '0',
+      '--maximum-retry-attempts',
+      '3',
+      '--maximum-record-age-seconds',
+      '60',
+      '--bisect-batch-on-function-error',
+      '--report-batch-item-failures',
+      '--on-failure-destination',
+      'kafka://orders-failed',
+      '--filter-pattern',
+      '{"value":{"kind":["order"]}}',
+    ]);
+    expect(created).toEqual({ code: 0, out: ['Created trigger fn (group trigger.fn).'], err: [] });
+    const [d] = await kafka.admin().describeTriggers(['fn']);
+    expect(d).toMatchObject({
+      target: { type: 'LAMBDA', functionArn: arn, timeoutMs: 30_000 },
+      maximumBatchingWindowMs: 0,
+      maximumRetryAttempts: 3,
+      maximumRecordAgeSeconds: 60,
+      bisectBatchOnFunctionError: true,
+      functionResponseTypes: ['ReportBatchItemFailures'],
+      onFailureDestination: 'kafka://orders-failed',
+      filterCriteria: { filters: [{ pattern: '{"value":{"kind":["order"]}}' }] },
+    });
+    const listed = await cli(['triggers', 'list']);
+    expect(listed.out.find((l) => l.startsWith('fn '))).toContain(arn);
+    const both = await cli([
+      'triggers',
+      'create',
+      '--trigger',
+      'x',
+      '--topic',
+      'orders',
+      '--webhook',
+      sink.url,
+      '--function-arn',
+      arn,
+    ]);
+    expect(both.code).not.toBe(0);
+    expect((await cli(['triggers', 'delete', '--trigger', 'fn'])).code).toBe(0);
+  });
+
   it('creates, describes, pauses, resumes, lists and deletes a webhook trigger', async () => {
     const created = await cli([
       'triggers',
