@@ -10,7 +10,7 @@ import { assignmentOf } from '../../groups/assignment.js';
 import { parseAssignorName } from '../../groups/assignors.js';
 import { isKafkaError } from '../../wire/errors.js';
 import { authorize, deniedAmong } from './access.js';
-import { errorCodeOf, errorMessageOf, type Handler } from './context.js';
+import { type Handler, heartbeatFailed } from './context.js';
 import { topicIdBytes, topicIdString } from './topic-ids.js';
 
 type TopicIdPartitions = { topicId: Uint8Array; partitions: number[] };
@@ -74,14 +74,6 @@ export const consumerGroupHeartbeat: Handler = async (ctx, req) => {
             },
     };
   } catch (e) {
-    return {
-      throttleTimeMs: 0,
-      errorCode: errorCodeOf(ctx, e),
-      errorMessage: errorMessageOf(e),
-      memberId: null,
-      memberEpoch: -1,
-      heartbeatIntervalMs: 0,
-      assignment: null,
-    };
+    return heartbeatFailed(ctx, e);
   }
 };

@@ -66,6 +66,19 @@ export function errorCodeOf(ctx: RequestContext, e: unknown): number {
 
 export const errorMessageOf = (e: unknown): string => (e instanceof KafkaError ? e.message : 'Unexpected server error');
 
+/** A ConsumerGroupHeartbeat or ShareGroupHeartbeat that failed: the same answer shape for both. */
+export function heartbeatFailed(ctx: RequestContext, e: unknown) {
+  return {
+    throttleTimeMs: 0,
+    errorCode: errorCodeOf(ctx, e),
+    errorMessage: errorMessageOf(e),
+    memberId: null,
+    memberEpoch: -1,
+    heartbeatIntervalMs: 0,
+    assignment: null,
+  };
+}
+
 /** Per-item work in parallel, each failure turned into its own error code (Kafka answers per partition). */
 export async function settle<T, R>(
   items: readonly T[],

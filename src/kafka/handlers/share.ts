@@ -14,7 +14,7 @@ import { KafkaError, isKafkaError, type KafkaErrorName } from '../../wire/errors
 import { encodeRecordBatch } from '../../wire/record-batch.js';
 import { partitionKey, type SharePartitionKey, type ShareSession } from '../share-sessions.js';
 import { authorize, deniedAmong } from './access.js';
-import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
+import { errorCodeOf, errorMessageOf, type Handler, heartbeatFailed, type RequestContext } from './context.js';
 import { topicIdBytes, topicIdString } from './topic-ids.js';
 
 /** Kafka's share.max.fetch.records default and a bound on what one request may ask for. */
@@ -56,15 +56,7 @@ export const shareGroupHeartbeat: Handler = async (ctx, req) => {
         : null,
     };
   } catch (e) {
-    return {
-      throttleTimeMs: 0,
-      errorCode: errorCodeOf(ctx, e),
-      errorMessage: errorMessageOf(e),
-      memberId: null,
-      memberEpoch: -1,
-      heartbeatIntervalMs: 0,
-      assignment: null,
-    };
+    return heartbeatFailed(ctx, e);
   }
 };
 
@@ -259,14 +251,7 @@ export const shareFetch: Handler = async (ctx, req, version) => {
       nodeEndpoints: [],
     };
   } catch (e) {
-    return {
-      throttleTimeMs: 0,
-      errorCode: errorCodeOf(ctx, e),
-      errorMessage: errorMessageOf(e),
-      acquisitionLockTimeoutMs: 0,
-      responses: [],
-      nodeEndpoints: [],
-    };
+    return requestFailed(ctx, e);
   }
 };
 
@@ -304,16 +289,21 @@ export const shareAcknowledge: Handler = async (ctx, req, version) => {
       nodeEndpoints: [],
     };
   } catch (e) {
-    return {
-      throttleTimeMs: 0,
-      errorCode: errorCodeOf(ctx, e),
-      errorMessage: errorMessageOf(e),
-      acquisitionLockTimeoutMs: 0,
-      responses: [],
-      nodeEndpoints: [],
-    };
+    return requestFailed(ctx, e);
   }
 };
+
+/** A ShareFetch or ShareAcknowledge failed as a whole: the error at the top level, no partitions. */
+function requestFailed(ctx: RequestContext, e: unknown) {
+  return {
+    throttleTimeMs: 0,
+    errorCode: errorCodeOf(ctx, e),
+    errorMessage: errorMessageOf(e),
+    acquisitionLockTimeoutMs: 0,
+    responses: [],
+    nodeEndpoints: [],
+  };
+}
 
 /** The group and member of a ShareFetch or ShareAcknowledge, READ on the group checked. */
 async function shareRequestOf(ctx: RequestContext, req: { groupId: string | null; memberId: string | null }) {
