@@ -182,6 +182,24 @@ export const shareGroupSchema = z.object({
     description: 'STABLE while members or receivers hold records under unexpired locks',
   }),
   lag: z.int(),
+  members: z
+    .array(
+      z.object({
+        member_id: z.string(),
+        member_epoch: z.int(),
+        client_id: z.string(),
+        client_host: z.string(),
+        rack_id: z.string().nullable(),
+        subscribed_topic_names: z.array(z.string()),
+        assignment: z.array(z.object({ topic_name: z.string(), partition_ids: z.array(z.int()) })),
+        last_heartbeat: dateTime.meta({
+          description: 'The last heartbeat written (a steady member writes one a third of the session timeout)',
+        }),
+      }),
+    )
+    .meta({
+      description: "The Kafka protocol's live members (ShareGroupHeartbeat); HTTP receivers have no membership",
+    }),
   partitions: z.array(
     z.object({
       topic_name: z.string(),
@@ -325,13 +343,27 @@ export function shareGroupRoutes(): Hono<AppEnv> {
     const group = groupParam(c);
     await authorize(c, 'DESCRIBE', 'GROUP', group);
     const { share, clusterId } = c.get('services');
-    const [partitions, state] = await Promise.all([share.describe(group), share.state(group)]);
+    const [partitions, state, members] = await Promise.all([
+      share.describe(group),
+      share.state(group),
+      share.members.list(group),
+    ]);
     const answer: Answer<typeof shareGroupSchema> = {
       kind: 'KafkaShareGroup',
       cluster_id: clusterId,
       group_id: group,
       state,
       lag: partitions.reduce((n, p) => n + p.lag, 0),
+      members: members.map((m) => ({
+        member_id: m.memberId,
+        member_epoch: m.memberEpoch,
+        client_id: m.clientId,
+        client_host: m.clientHost,
+        rack_id: m.rackId,
+        subscribed_topic_names: m.subscribedTopics,
+        assignment: m.assignment.map((a) => ({ topic_name: a.topic, partition_ids: a.partitions })),
+        last_heartbeat: new Date(m.lastSeen).toISOString(),
+      })),
       partitions: partitions.map((p) => ({
         topic_name: p.topic,
         partition_id: p.partition,

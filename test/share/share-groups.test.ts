@@ -16,10 +16,11 @@ for (const backend of allBackends) {
     const clock = manualClock();
     let api: ReturnType<typeof shareClient>;
     let call: ReturnType<typeof testApp>['call'];
+    let services: ReturnType<typeof testApp>['services'];
 
     beforeAll(async () => {
       ({ storage, stop } = await backend.start());
-      ({ call } = testApp({ storage, clock }));
+      ({ call, services } = testApp({ storage, clock }));
       api = shareClient(call);
       for (const t of ['q', 'latest', 'locks', 'many'])
         expect((await call('POST', 'topics', { topic_name: t, partitions_count: 1 })).status).toBe(201);
@@ -171,6 +172,35 @@ for (const backend of allBackends) {
       expect((await call('GET', 'groups?types=streams')).status).toBe(400);
       clock.advance(30_001);
       expect((await api.describe('glatest')).state).toBe('EMPTY');
+    });
+
+    it("describes a share group's live Kafka-protocol members, and drops one whose session ended", async () => {
+      const joined = await services.share.members.heartbeat('glatest', {
+        memberId: 'm-1',
+        memberEpoch: 0,
+        rackId: null,
+        subscribedTopics: ['latest'],
+        clientId: 'share-client',
+        clientHost: '/10.0.0.1',
+      });
+      const d = await api.describe('glatest');
+      expect(d.state).toBe('STABLE');
+      expect(d.members).toEqual([
+        {
+          member_id: 'm-1',
+          member_epoch: joined.memberEpoch,
+          client_id: 'share-client',
+          client_host: '/10.0.0.1',
+          rack_id: null,
+          subscribed_topic_names: ['latest'],
+          assignment: [{ topic_name: 'latest', partition_ids: [0] }],
+          last_heartbeat: new Date(clock.now()).toISOString(),
+        },
+      ]);
+      clock.advance(services.share.members.limits.sessionTimeoutMs);
+      const after = await api.describe('glatest');
+      expect(after.members).toEqual([]);
+      expect(after.state).toBe('EMPTY');
     });
   });
 }
