@@ -23,8 +23,8 @@ import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import { answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import type { AppEnv } from './app-env.js';
 import type { AppServices } from '../services.js';
-import { isoTimestamps, showRecordText, type OutputFormat } from './record-text.js';
-import { readJson } from './request.js';
+import { isoTimestamps, OUTPUT_FORMATS, showRecordText, type OutputFormat } from './record-text.js';
+import { ISOLATION_LEVELS, readJson } from './request.js';
 import { accepts } from './record-batch-body.js';
 import {
   encodeFetchResponseParts,
@@ -41,10 +41,10 @@ export const fetchRequestSchema = z.object({
   max_wait_ms: nonNegative.default(0),
   min_bytes: nonNegative.default(0),
   max_bytes: z.number().int().positive().optional(),
-  format: z.enum(['record-batch', 'binary', 'string', 'json']).default('record-batch'),
+  format: z.enum(['record-batch', ...OUTPUT_FORMATS]).default('record-batch'),
   /** Kafka's int8 (0, 1) or its name. */
   isolation_level: z
-    .union([z.enum(['read_uncommitted', 'read_committed']), z.literal(0), z.literal(1)])
+    .union([z.enum(ISOLATION_LEVELS), z.literal(0), z.literal(1)])
     .default('read_uncommitted')
     .transform((v): IsolationLevel => (v === 1 || v === 'read_committed' ? 'read_committed' : 'read_uncommitted')),
   topics: z

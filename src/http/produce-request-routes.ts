@@ -141,7 +141,7 @@ export function produceRequestRoutes(): Hono<AppEnv> {
         `This endpoint takes Kafka's ProduceRequest topic_data: Content-Type ${PRODUCE_REQUEST_MEDIA_TYPE}`,
       );
     }
-    const acks = parseAcks(c.req.query('acks'));
+    const acks = parseAcks(c);
     const topics = decodeTopicData(await readBody(c));
     const seen = new Set<string>();
     for (const t of topics) {

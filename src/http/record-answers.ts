@@ -6,10 +6,9 @@
  */
 import * as z from 'zod';
 import { described, errorSchema } from './openapi-parts.js';
+import { DATA_TYPES } from './record-text.js';
 
 const int = z.int();
-
-const DATA_TYPES = ['BINARY', 'STRING', 'JSON'] as const;
 
 /** A key or value as a fetch shows it (record-encoding.ts showData); null for a null key or value. */
 const shownData = z

@@ -12,7 +12,7 @@ import { lastStableOffset } from '../partition/partition-state.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
 import { ABORTED_HEADER_BYTES, answerLimit, jsonAnswerBytes } from './answer-limit.js';
 import type { AppEnv } from './app-env.js';
-import { isoTimestamps, showRecordText, type OutputFormat } from './record-text.js';
+import { isoTimestamps, OUTPUT_FORMATS, showRecordText, type OutputFormat } from './record-text.js';
 import { abortedHeaderCost, acceptsRecordBatches, recordBatchResponse } from './record-batch-body.js';
 import { intQuery, ISOLATION_LEVELS, parseQuery, partitionParam } from './request.js';
 import { authorize } from './security.js';
@@ -26,10 +26,7 @@ export const fetchQuerySchema = z.object({
         "Kafka's max bytes, at batch granularity: the answer starts at the stored batch holding `offset` (JSON: at that record) and takes whole batches within max_bytes, at least one. A deployment with MAX_RESPONSE_BYTES (Lambda: 6 MB) also keeps the answer within that, after base64 or JSON inflation: a JSON answer then stops at a record and `next_offset` goes on from there",
     })
     .optional(),
-  format: z
-    .enum(['binary', 'string', 'json'] as const satisfies readonly OutputFormat[])
-    .default('binary')
-    .meta({ description: 'How keys and values are shown' }),
+  format: z.enum(OUTPUT_FORMATS).default('binary').meta({ description: 'How keys and values are shown' }),
   min_bytes: intQuery(z.int().min(0)).default(0).meta({
     description:
       "Kafka's fetch.min.bytes: wait until this many bytes are readable below the high watermark (with max_wait_ms)",

@@ -8,6 +8,7 @@ import * as z from 'zod';
 import type { ZodOpenApiPathsObject, ZodOpenApiResponseObject } from 'zod-openapi';
 import { FETCH_RESPONSE_MEDIA_TYPE } from '../wire/fetch-response.js';
 import { PRODUCE_REQUEST_MEDIA_TYPE } from '../wire/produce-request.js';
+import { acksQuerySchema } from './acks.js';
 import { fetchRequestSchema } from './fetch-request-routes.js';
 import { described, errors, inPath, jsonBody, ok } from './openapi-parts.js';
 import { initSchema as producerInitSchema } from './producer-routes.js';
@@ -28,14 +29,6 @@ import { batchSchema, deleteRecordsSchema } from './record-routes.js';
 
 const topic = inPath('cluster_id', 'topic_name');
 const partition = inPath('cluster_id', 'topic_name', 'partition_id');
-
-/** acks as the produce routes read it (acks.ts parseAcks). */
-const acks = z.object({
-  acks: described(
-    z.enum(['0', '1', 'all', '-1']).default('all'),
-    "Kafka's acks (extension): 0 answers before anything is durable (offset -1); 1 once the leader store has it; all once every in-sync replica store has it",
-  ),
-});
 
 /** The route's record schema, with what a client needs to know of its fields. */
 const produceRecord = produceRecordSchema
@@ -130,7 +123,7 @@ export const recordPaths: ZodOpenApiPathsObject = {
     post: {
       summary:
         'Produce one record, or (streaming mode) several records back to back in one body, with one delivery report each, in order',
-      requestParams: { path: topic, query: acks },
+      requestParams: { path: topic, query: acksQuerySchema },
       requestBody: {
         required: true,
         description: 'One ProduceRecord, or several JSON objects concatenated (whitespace between them optional)',
@@ -149,7 +142,7 @@ export const recordPaths: ZodOpenApiPathsObject = {
     post: {
       summary:
         'Produce many records in one request (one object write); bounded by the request size, not an entry count',
-      requestParams: { path: topic, query: acks },
+      requestParams: { path: topic, query: acksQuerySchema },
       requestBody: jsonBody(batchBody),
       responses: { 207: ok(batchResultSchema, 'Per-entry results'), ...errors(400, 404, 413) },
     },
@@ -167,7 +160,7 @@ export const recordPaths: ZodOpenApiPathsObject = {
       'x-extension': true,
       requestParams: {
         path: partition,
-        query: acks.extend(
+        query: acksQuerySchema.extend(
           transactionalId(
             "Required with (and only with) transactional batches: the producer must be the id's current one; the partition joins its transaction",
           ).shape,
@@ -187,7 +180,7 @@ export const recordPaths: ZodOpenApiPathsObject = {
       'x-extension': true,
       requestParams: {
         path: inPath('cluster_id'),
-        query: acks.extend(
+        query: acksQuerySchema.extend(
           transactionalId(
             "Kafka's ProduceRequest transactional_id: required with (and only with) transactional batches (a partition that breaks this is INVALID_REQUEST); the producer must be the id's current one, and every partition of the request joins its transaction before anything is appended (else each partition answers that error)",
           ).shape,

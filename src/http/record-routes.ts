@@ -214,7 +214,7 @@ export function recordRoutes(): Hono<AppEnv> {
     const services = c.get('services');
     const bodies = (await readJsonValues(c)).map((v) => produceRecordSchema.parse(v));
     const topic = await services.topics.get(c.req.param('topic'));
-    const results = await produce(services, topic, bodies, { acks: parseAcks(c.req.query('acks')) });
+    const results = await produce(services, topic, bodies, { acks: parseAcks(c) });
     if (results.length === 1) {
       const r = results[0]!;
       if (!r.ok) return c.json(r.body, r.status as 400);
@@ -235,7 +235,7 @@ export function recordRoutes(): Hono<AppEnv> {
     const ids = new Set(body.entries.map((e) => e.id));
     if (ids.size !== body.entries.length)
       throw new KafkaError('BAD_REQUEST', 'Entry ids must be unique within a batch');
-    const acks = parseAcks(c.req.query('acks'));
+    const acks = parseAcks(c);
     const producer = producerOf(body);
     const topic = await services.topics.get(c.req.param('topic'));
     const transactionalId = body.transactional_id;
@@ -267,7 +267,7 @@ export function recordRoutes(): Hono<AppEnv> {
     await authorize(c, 'WRITE', 'TOPIC', c.req.param('topic'));
     const services = c.get('services');
     requireRecordBatchBody(c);
-    const acks = parseAcks(c.req.query('acks'));
+    const acks = parseAcks(c);
     const topic = await services.topics.get(c.req.param('topic'));
     const partition = partitionParam(c.req.param('partition'));
     requirePartition(topic, partition);

@@ -6,12 +6,14 @@
 import type { DecodedRecord } from '../wire/record-batch.js';
 
 /** BINARY is base64, STRING is UTF-8 text, JSON is any JSON value serialized as UTF-8. */
-export type DataType = 'BINARY' | 'STRING' | 'JSON';
+export const DATA_TYPES = ['BINARY', 'STRING', 'JSON'] as const;
+export type DataType = (typeof DATA_TYPES)[number];
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** How fetch shows a key or value: `format=binary` (default), `string` or `json`. */
-export type OutputFormat = 'binary' | 'string' | 'json';
+export const OUTPUT_FORMATS = ['binary', 'string', 'json'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 function showData(bytes: Uint8Array | null, format: OutputFormat): { type: DataType; data: unknown } | null {
   if (bytes === null) return null;

@@ -5,7 +5,7 @@ import { ERRORS, KafkaError } from '../wire/errors.js';
 import { parseIsoDuration, SHARE_GROUP_CONFIG_NAMES } from '../share/share-config.js';
 import type { AcquiredRecord, ShareResetScope, ShareResetStrategy } from '../share/share-groups.js';
 import type { AppEnv } from './app-env.js';
-import { showRecord, type OutputFormat } from './record-text.js';
+import { DATA_TYPES, OUTPUT_FORMATS, showRecord, type OutputFormat } from './record-text.js';
 import { dateTime } from './openapi-parts.js';
 import { readJson } from './request.js';
 import { allowed, allowedNames, authorize, authorizeAll } from './security.js';
@@ -29,7 +29,6 @@ import { allowed, allowedNames, authorize, authorizeAll } from './security.js';
  */
 
 export const SHARE_ACK_TYPES = ['accept', 'release', 'reject', 'renew'] as const;
-const FORMATS = ['binary', 'string', 'json'] as const;
 /** At most this many records per receive (a REST answer, not a stream). */
 export const MAX_RECEIVE_RECORDS = 10_000;
 /** While a receive waits for records: how often it looks again for other processes' appends. */
@@ -45,7 +44,7 @@ export const receiveSchema = z.object({
     .optional(),
   max_records: z.int().min(1).max(MAX_RECEIVE_RECORDS).default(500),
   max_wait_ms: z.int().min(0).default(0).meta({ description: 'How long to wait while no record is available' }),
-  format: z.enum(FORMATS).default('binary'),
+  format: z.enum(OUTPUT_FORMATS).default('binary'),
 });
 
 export const acknowledgeSchema = z.object({
@@ -118,7 +117,7 @@ export const shareOffsetDeleteListSchema = z.object({
   data: z.array(z.object({ topic_name: z.string(), error_code: z.int(), error: z.string().nullable() })),
 });
 
-const recordData = z.object({ type: z.enum(['BINARY', 'STRING', 'JSON']), data: z.unknown() }).nullable();
+const recordData = z.object({ type: z.enum(DATA_TYPES), data: z.unknown() }).nullable();
 export const receivedListSchema = z.object({
   kind: z.literal('KafkaShareRecordList'),
   group_id: z.string(),

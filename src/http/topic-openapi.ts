@@ -79,7 +79,7 @@ const partitionOffsets = z.union([
       cluster_id: z.string(),
       topic_name: z.string(),
       partition_id: int,
-      offset_type: z.enum(['earliest', 'latest', 'timestamp']),
+      offset_type: offsetQuerySchema.shape.offset_type.unwrap().exclude(['earliest_and_latest']),
       offset: described(int, '-1 when no record is at or after the timestamp'),
       timestamp: dateTime.nullable(),
     })
