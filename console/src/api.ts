@@ -158,8 +158,80 @@ export interface LagSummary {
   max_lag: number;
 }
 
+/** The answer of a consumer or share group's offsets:reset; a share group's names an error per partition. */
 export interface ResetPlan {
-  strategy: string;
   dry_run: boolean;
-  data: (TopicPartition & { current_offset: number | null; new_offset: number })[];
+  data: (TopicPartition & { current_offset: number | null; new_offset: number; error?: string | null })[];
+}
+
+/** One row of GET /groups (Kafka's ListGroups): consumer and share groups side by side. */
+export interface GroupListing {
+  group_id: string;
+  type: 'CLASSIC' | 'CONSUMER' | 'SHARE';
+  protocol_type: string;
+  state: string;
+}
+
+export interface ShareGroupDescription {
+  group_id: string;
+  state: string;
+  lag: number;
+  members: {
+    member_id: string;
+    member_epoch: number;
+    client_id: string;
+    client_host: string;
+    rack_id: string | null;
+    subscribed_topic_names: string[];
+    assignment: { topic_name: string; partition_ids: number[] }[];
+    last_heartbeat: string;
+  }[];
+  partitions: (TopicPartition & {
+    /** SPSO */
+    start_offset: number;
+    /** SPEO */
+    end_offset: number;
+    state_epoch: number;
+    high_watermark: number;
+    lag: number;
+    in_flight: { available: number; acquired: number; acknowledged: number; archived: number };
+  })[];
+}
+
+export type TriggerTarget =
+  | { type: 'WEBHOOK'; url: string; timeout_ms: number }
+  | { type: 'LAMBDA'; function_arn: string; timeout_ms: number };
+
+export interface Trigger {
+  trigger_name: string;
+  topic_name: string;
+  group_id: string;
+  target: TriggerTarget;
+  state: 'ENABLED' | 'PAUSED';
+  created_at: string;
+  batch_size: number;
+  starting_position: string;
+  starting_position_timestamp?: number;
+  maximum_batching_window_ms: number;
+  maximum_retry_attempts: number;
+  maximum_record_age_seconds: number;
+  bisect_batch_on_function_error: boolean;
+  function_response_types: string[];
+  on_failure_destination?: string;
+  filter_criteria?: { filters: { pattern: string }[] };
+  ordering: string;
+  key_lanes?: number;
+}
+
+export interface TriggerDescription extends Trigger {
+  lag: number;
+  partitions: {
+    partition_id: number;
+    committed_offset: number | null;
+    log_start_offset: number;
+    high_watermark: number;
+    lag: number;
+    /** While a delivery holds the partition's lease: until when. */
+    delivering_until: string | null;
+  }[];
 }

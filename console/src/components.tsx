@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { ApiError } from './api.js';
@@ -164,5 +164,53 @@ export function LineChart({ label, data, unit }: { label: string; data: [number[
         {label}: <output data-testid={`${label}-latest`}>{last ?? '–'}</output> {unit}
       </figcaption>
     </figure>
+  );
+}
+
+/**
+ * A button whose action is asked about first: a click shows `question` with "confirm" and Cancel
+ * in its place (focus moves to the question's button), and only "confirm" runs `onConfirm`.
+ */
+export function ConfirmButton({
+  label,
+  question,
+  confirm,
+  onConfirm,
+}: {
+  label: string;
+  question: string;
+  confirm: string;
+  onConfirm: () => unknown;
+}) {
+  const [asking, setAsking] = useState(false);
+  const yes = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) yes.current?.focus();
+  }, [asking]);
+  if (!asking)
+    return (
+      <button type="button" onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  return (
+    // biome-ignore lint/a11y/useSemanticElements: a group of two buttons and their question, not a form's fieldset
+    <div class="confirm" role="group" aria-label={question}>
+      <p>{question}</p>
+      <button
+        type="button"
+        class="danger"
+        ref={yes}
+        onClick={() => {
+          setAsking(false);
+          void onConfirm();
+        }}
+      >
+        {confirm}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </div>
   );
 }

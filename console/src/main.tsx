@@ -5,10 +5,13 @@ import { GroupPage } from './pages/group.js';
 import { GroupsPage } from './pages/groups.js';
 import { OverviewPage } from './pages/overview.js';
 import { RecordsPage } from './pages/records.js';
+import { ShareGroupPage } from './pages/share-group.js';
 import { TopicPage } from './pages/topic.js';
+import { TriggerPage } from './pages/trigger.js';
+import { TriggersPage } from './pages/triggers.js';
 import './styles.css';
 
-/** Hash routes, so the server serves one page whatever the path prefix: #/, #/topics/t, #/topics/t/records, #/groups, #/groups/g. */
+/** Hash routes, so the server serves one page whatever the path prefix: #/, #/topics/t, #/topics/t/records, #/groups, #/groups/g, #/share-groups/g, #/triggers, #/triggers/t. */
 function route(hash: string) {
   const [path = '', query = ''] = hash.replace(/^#/, '').split('?');
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
@@ -32,6 +35,9 @@ function Page({ hash }: { hash: string }) {
   if (a === 'topics' && b) return <TopicPage topic={b} />;
   if (a === 'groups' && b) return <GroupPage group={b} />;
   if (a === 'groups') return <GroupsPage />;
+  if (a === 'share-groups' && b) return <ShareGroupPage group={b} />;
+  if (a === 'triggers' && b) return <TriggerPage trigger={b} />;
+  if (a === 'triggers') return <TriggersPage />;
   return <OverviewPage />;
 }
 
@@ -80,7 +86,8 @@ function App() {
         {release && <span class="release">{release}</span>}
         <nav aria-label="Main">
           {link('#/', 'Overview', section === '')}
-          {link('#/groups', 'Consumer groups', section === 'groups')}
+          {link('#/groups', 'Groups', section === 'groups' || section === 'share-groups')}
+          {link('#/triggers', 'Triggers', section === 'triggers')}
         </nav>
       </header>
       <main id="main" tabIndex={-1}>

@@ -2,11 +2,15 @@
  * The web console in a real browser: Debian's Chromium, headless, driven by playwright-core, against
  * `src/server.ts` (memory backend) started here on a free port. Each page must show what the API
  * answers; a record produced in the form appears in the browser; a group's lag appears and clears;
- * an offset reset goes through its dry-run plan. Screenshots land in test-artifacts/console/
+ * an offset reset goes through its dry-run plan; a trigger (delivering to a webhook served here) is
+ * paused, resumed and deleted from its page; a share group is listed beside the consumer groups and
+ * its SPSO reset from its page, refused while a receiver holds a lock. Screenshots land in test-artifacts/console/
  * (git-ignored). Without /usr/bin/chromium (.ci/run installs it) the suite skips, saying why.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -27,6 +31,10 @@ let context: BrowserContext;
 let page: Page;
 let profile: string;
 const foreignRequests: string[] = [];
+/** The webhook the triggers deliver to: the offsets of every record it was POSTed, as `topic-partition@offset`. */
+let hook: Server;
+let hookUrl: string;
+const delivered: string[] = [];
 const pageErrors: string[] = [];
 
 async function call(method: string, path: string, body?: unknown): Promise<any> {
@@ -74,6 +82,18 @@ const stat = (label: string) =>
 describe.skipIf(!hasChromium)('web console in Chromium', () => {
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
+    hook = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const event = JSON.parse(body) as { records: Record<string, { offset: number }[]> };
+        for (const [tp, records] of Object.entries(event.records))
+          for (const r of records) delivered.push(`${tp}@${r.offset}`);
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+    hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
     dataDir = await tempDir('console-server-');
     server = await startServer(dataDir.path, 0, { STORAGE_BACKEND: 'memory', SCHEDULER_INTERVAL_MS: '0' });
     origin = server.origin;
@@ -122,6 +142,7 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
   afterAll(async () => {
     await context?.close();
     await stopServer(server);
+    await new Promise((r) => hook?.close(r));
     await dataDir?.remove();
     if (profile) await rm(profile, { recursive: true, force: true });
   });
@@ -147,7 +168,9 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
         .getByRole('row', { name: /billing/ })
         .locator('td')
         .allTextContents(),
-    ).toEqual(['EMPTY', '5']);
+    ).toEqual(['CLASSIC', 'EMPTY', '5']);
+    expect(await stat('Share groups').textContent()).toBe('0');
+    expect(await stat('Triggers').textContent()).toBe('0');
     // Keyboard: the first Tab reaches the skip link; every form control has a label.
     await page.keyboard.press('Tab');
     expect(
@@ -337,12 +360,234 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await expect.poll(() => reset.getByRole('alert').textContent()).toMatch(/^NON_EMPTY_GROUP: /);
   });
 
+  it('Triggers lists a trigger with its lag; its page pauses, resumes and deletes it after asking', async () => {
+    await call('POST', '/topics', { topic_name: 'events', partitions_count: 2 });
+    for (const name of ['events-hook', 'audit-hook'])
+      await call('POST', '/triggers', {
+        trigger_name: name,
+        topic_name: name === 'events-hook' ? 'events' : 'audit',
+        target: { type: 'WEBHOOK', url: hookUrl, timeout_ms: 5000 },
+        starting_position: 'TRIM_HORIZON',
+        maximum_batching_window_ms: 0,
+        batch_size: 10,
+      });
+    await produce('events', 0, ['e1', 'e2', 'e3']);
+    await expect
+      .poll(() => delivered.filter((d) => d.startsWith('events-')).sort())
+      .toEqual(['events-0@0', 'events-0@1', 'events-0@2']);
+    await expect.poll(async () => (await call('GET', '/triggers/events-hook')).lag).toBe(0);
+
+    await page.goto(`${origin}/console/#/triggers`);
+    const row = page.getByRole('row', { name: /^events-hook / });
+    await expect
+      .poll(() => row.locator('td').allTextContents())
+      .toEqual(['events', `webhook ${hookUrl}`, 'ENABLED', '0', 'trigger.events-hook']);
+    expect(await page.getByRole('table', { name: 'Triggers' }).locator('tbody tr').count()).toBe(2);
+    await row.getByRole('link', { name: 'events-hook', exact: true }).click();
+    await expect.poll(() => page.locator('main h1').textContent()).toBe('events-hook');
+
+    // Per partition what the API describes: the committed offset, the log's ends, the lag.
+    const positions = page.getByRole('table', { name: 'Position and lag per partition' });
+    const described = await call('GET', '/triggers/events-hook');
+    await expect.poll(() => positions.locator('tbody tr').count()).toBe(2);
+    for (const p of described.partitions as {
+      partition_id: number;
+      committed_offset: number | null;
+      log_start_offset: number;
+      high_watermark: number;
+      lag: number;
+    }[])
+      expect(
+        (await positions.locator('tbody tr').nth(p.partition_id).locator('th, td').allTextContents()).slice(0, 5),
+      ).toEqual([p.partition_id, p.committed_offset ?? '–', p.log_start_offset, p.high_watermark, p.lag].map(String));
+    expect(described.partitions[0]).toMatchObject({ committed_offset: 3, high_watermark: 3, lag: 0 });
+    const settings = page.getByRole('region', { name: 'Settings' });
+    expect(
+      await settings
+        .locator('dt', { hasText: /^batch_size$/ })
+        .locator('xpath=following-sibling::dd[1]')
+        .textContent(),
+    ).toBe('10');
+    expect(
+      await settings
+        .locator('dt', { hasText: /^maximum_retry_attempts$/ })
+        .locator('xpath=following-sibling::dd[1]')
+        .textContent(),
+    ).toBe('-1 (infinite)');
+
+    // Pause asks first; Cancel leaves it running.
+    const actions = page.getByRole('region', { name: 'Actions' });
+    await actions.getByRole('button', { name: 'Pause…' }).click();
+    await actions.getByRole('button', { name: 'Cancel' }).click();
+    expect((await call('GET', '/triggers/events-hook')).state).toBe('ENABLED');
+    await actions.getByRole('button', { name: 'Pause…' }).click();
+    await shot('trigger-pause-confirm');
+    await actions.getByRole('button', { name: 'Pause trigger' }).click();
+    await expect.poll(() => stat('State').textContent()).toBe('PAUSED');
+    expect((await call('GET', '/triggers/events-hook')).state).toBe('PAUSED');
+
+    // Paused: new records wait, and the page shows their lag.
+    await produce('events', 1, ['f1', 'f2']);
+    await expect.poll(() => stat('Total lag').textContent(), { timeout: 6000 }).toBe('2');
+    expect((await call('GET', '/triggers/events-hook')).lag).toBe(2);
+    expect(delivered.filter((d) => d.startsWith('events-1'))).toEqual([]);
+    await shot('trigger-paused');
+
+    await actions.getByRole('button', { name: 'Resume…' }).click();
+    await actions.getByRole('button', { name: 'Resume trigger' }).click();
+    await expect.poll(() => stat('State').textContent()).toBe('ENABLED');
+    expect((await call('GET', '/triggers/events-hook')).state).toBe('ENABLED');
+    await expect.poll(() => stat('Total lag').textContent(), { timeout: 6000 }).toBe('0');
+    expect(delivered.filter((d) => d.startsWith('events-1')).sort()).toEqual(['events-1@0', 'events-1@1']);
+    expect((await call('GET', '/triggers/events-hook')).partitions[1]).toMatchObject({ committed_offset: 2, lag: 0 });
+
+    // Delete asks first, goes back to the list, and leaves the trigger's consumer group.
+    await actions.getByRole('button', { name: 'Delete…' }).click();
+    await actions.getByRole('button', { name: 'Delete trigger' }).click();
+    await expect.poll(() => page.locator('main h1').textContent()).toBe('Triggers');
+    await expect.poll(() => page.getByRole('table', { name: 'Triggers' }).locator('tbody tr').count()).toBe(1);
+    expect((await call('GET', '/triggers')).data.map((t: { trigger_name: string }) => t.trigger_name)).toEqual([
+      'audit-hook',
+    ]);
+    expect((await call('GET', '/consumer-groups/trigger.events-hook')).consumer_group_id).toBe('trigger.events-hook');
+  });
+
+  it('lists share groups beside consumer groups; a share group shows SPSO/SPEO and locks, and resets after a dry run', async () => {
+    await call('POST', '/topics', { topic_name: 'jobs', partitions_count: 2 });
+    await produce('jobs', 0, ['j1', 'j2', 'j3', 'j4']);
+    await produce('jobs', 1, ['k1', 'k2']);
+    await call('PUT', '/share-groups/workers/configs/share.auto.offset.reset', { value: 'earliest' });
+    const got = await call('POST', '/share-groups/workers/records:receive', {
+      topics: ['jobs'],
+      member_id: 'w1',
+      max_records: 10,
+    });
+    expect(got.data).toHaveLength(6);
+    // Partition 0 done; partition 1's two records stay locked by w1.
+    await call('POST', '/share-groups/workers/records:acknowledge', {
+      member_id: 'w1',
+      acknowledgements: [{ topic_name: 'jobs', partition_id: 0, offset: 0, last_offset: 3, type: 'accept' }],
+    });
+
+    await page.goto(`${origin}/console/#/groups`);
+    const groups = page.getByRole('table', { name: 'Groups' });
+    const listed = (await call('GET', '/groups')).data as { group_id: string; type: string; state: string }[];
+    expect(listed.find((g) => g.group_id === 'workers')).toMatchObject({ type: 'SHARE', state: 'STABLE' });
+    await expect.poll(() => groups.locator('tbody tr').count()).toBe(listed.length);
+    for (const [i, g] of listed.entries())
+      expect((await groups.locator('tbody tr').nth(i).locator('th, td').allTextContents()).slice(0, 3)).toEqual([
+        g.group_id,
+        g.type,
+        g.state,
+      ]);
+    await shot('groups');
+    await groups.getByRole('link', { name: 'workers' }).click();
+
+    const parts = page.getByRole('table', { name: 'Share-partitions' });
+    await expect.poll(() => parts.locator('tbody tr').count()).toBe(2);
+    const described = await call('GET', '/share-groups/workers');
+    for (const [i, p] of (
+      described.partitions as {
+        topic_name: string;
+        partition_id: number;
+        start_offset: number;
+        end_offset: number;
+        high_watermark: number;
+        lag: number;
+        in_flight: { available: number; acquired: number; acknowledged: number; archived: number };
+        state_epoch: number;
+      }[]
+    ).entries())
+      expect(await parts.locator('tbody tr').nth(i).locator('th, td').allTextContents()).toEqual(
+        [
+          p.topic_name,
+          p.partition_id,
+          p.start_offset,
+          p.end_offset,
+          p.high_watermark,
+          p.lag,
+          p.in_flight.available,
+          p.in_flight.acquired,
+          p.in_flight.acknowledged,
+          p.in_flight.archived,
+          p.state_epoch,
+        ].map(String),
+      );
+    expect(
+      described.partitions.map((p: { start_offset: number; end_offset: number }) => [p.start_offset, p.end_offset]),
+    ).toEqual([
+      [4, 4],
+      [0, 2],
+    ]);
+    expect(await stat('State').textContent()).toBe('STABLE');
+    expect(await stat('Locked records').textContent()).toBe('2');
+    expect(await stat('Total lag').textContent()).toBe(String(described.lag));
+    expect(await stat('Members').textContent()).toBe(String(described.members.length));
+    await shot('share-group');
+
+    // A dry run is always allowed and changes nothing; executing while w1 holds locks is refused.
+    const reset = page.getByRole('region', { name: 'Reset offsets' });
+    await reset.getByLabel('Strategy').selectOption('to-earliest');
+    await reset.getByRole('button', { name: 'Preview (dry run)' }).click();
+    const plan = page.getByRole('table', { name: /Planned reset/ });
+    await expect.poll(() => plan.locator('tbody tr').count()).toBe(2);
+    expect(await plan.locator('tbody tr').nth(0).locator('th, td').allTextContents()).toEqual(['jobs', '0', '4', '0']);
+    expect(await plan.locator('tbody tr').nth(1).locator('th, td').allTextContents()).toEqual(['jobs', '1', '0', '0']);
+    expect(
+      (await call('GET', '/share-groups/workers')).partitions.map((p: { start_offset: number }) => p.start_offset),
+    ).toEqual([4, 0]);
+    await reset.getByRole('button', { name: 'Execute this reset' }).click();
+    await expect.poll(() => reset.getByRole('alert').textContent()).toMatch(/^NON_EMPTY_GROUP: .*workers/);
+    expect(
+      (await call('GET', '/share-groups/workers')).partitions.map((p: { start_offset: number }) => p.start_offset),
+    ).toEqual([4, 0]);
+
+    // Once w1 releases its records the group is empty, and the reset goes through.
+    await call('POST', '/share-groups/workers/records:acknowledge', {
+      member_id: 'w1',
+      acknowledgements: [{ topic_name: 'jobs', partition_id: 1, offset: 0, last_offset: 1, type: 'release' }],
+    });
+    await expect.poll(() => stat('State').textContent(), { timeout: 6000 }).toBe('EMPTY');
+    await reset.getByRole('button', { name: 'Preview (dry run)' }).click();
+    await expect.poll(() => reset.getByRole('alert').count()).toBe(0);
+    await reset.getByRole('button', { name: 'Execute this reset' }).click();
+    await expect.poll(() => reset.getByRole('status').textContent()).toBe('Reset done: 2 partitions.');
+    const after = await call('GET', '/share-groups/workers');
+    expect(after.partitions.map((p: { start_offset: number; lag: number }) => [p.start_offset, p.lag])).toEqual([
+      [0, 4],
+      [0, 2],
+    ]);
+    await expect.poll(() => stat('Total lag').textContent(), { timeout: 6000 }).toBe('6');
+    expect(await stat('Locked records').textContent()).toBe('0');
+
+    // Deleting the topic's offsets asks first; its share-partitions then start again by share.auto.offset.reset.
+    const del = page.getByRole('region', { name: 'Delete offsets' });
+    await del.getByLabel('Topic').selectOption('jobs');
+    await del.getByRole('button', { name: 'Delete offsets…' }).click();
+    await del.getByRole('button', { name: 'Delete offsets', exact: true }).click();
+    await expect.poll(() => del.getByRole('status').textContent()).toBe('Offsets of jobs deleted.');
+    expect((await call('GET', '/share-groups/workers')).partitions).toEqual([]);
+    await expect.poll(() => parts.count(), { timeout: 6000 }).toBe(0);
+    const again = await call('POST', '/share-groups/workers/records:receive', {
+      topics: ['jobs'],
+      member_id: 'w2',
+      max_records: 1,
+    });
+    expect(again.data.map((r: { offset: number; delivery_count: number }) => [r.offset, r.delivery_count])).toEqual([
+      [0, 1],
+    ]);
+    await expect.poll(() => parts.locator('tbody tr').count(), { timeout: 6000 }).toBe(1);
+  });
+
   it('fits a narrow screen, labels every control, and fetches nothing from outside', async () => {
     await page.setViewportSize({ width: 360, height: 740 });
     for (const [hash, name] of [
       ['#/', 'narrow-overview'],
       ['#/topics/orders/records?partition=0', 'narrow-records'],
       ['#/groups/billing', 'narrow-group'],
+      ['#/groups', 'narrow-groups'],
+      ['#/share-groups/workers', 'narrow-share-group'],
+      ['#/triggers/audit-hook', 'narrow-trigger'],
     ] as const) {
       await page.goto(`${origin}/console/${hash}`);
       await page.locator('main table').first().waitFor();

@@ -1,7 +1,19 @@
-import { api, apiList, type Group, type LagSummary, type List, type Partition, type Topic, enc } from '../api.js';
+import {
+  api,
+  apiList,
+  type GroupListing,
+  type LagSummary,
+  type List,
+  type Partition,
+  type ShareGroupDescription,
+  type Topic,
+  type Trigger,
+  enc,
+} from '../api.js';
 import { formatBytes } from '../bytes.js';
 import { ErrorLine, Loading, Section, Stat, Table } from '../components.js';
 import { usePoll } from '../hooks.js';
+import { groupHref } from './groups.js';
 
 interface TopicRow extends Topic {
   records: number;
@@ -9,10 +21,11 @@ interface TopicRow extends Topic {
 }
 
 async function loadOverview() {
-  const [topics, groups, brokers] = await Promise.all([
+  const [topics, groups, brokers, triggers] = await Promise.all([
     api<List<Topic>>('/topics'),
-    api<List<Group>>('/consumer-groups'),
+    api<List<GroupListing>>('/groups'),
     api<List<{ broker_id: number }>>('/brokers'),
+    api<List<Trigger>>('/triggers'),
   ]);
   const rows: TopicRow[] = await Promise.all(
     topics.data.map(async (t) => {
@@ -26,13 +39,17 @@ async function loadOverview() {
   );
   const lags = await Promise.all(
     groups.data.map((g) =>
-      api<LagSummary>(`/consumer-groups/${enc(g.consumer_group_id)}/lag-summary`).catch(() => undefined),
+      (g.type === 'SHARE'
+        ? api<ShareGroupDescription>(`/share-groups/${enc(g.group_id)}`).then((d) => d.lag)
+        : api<LagSummary>(`/consumer-groups/${enc(g.group_id)}/lag-summary`).then((l) => l.total_lag)
+      ).catch(() => undefined),
     ),
   );
   return {
     topics: rows,
-    groups: groups.data.map((g, i) => ({ ...g, lag: lags[i]?.total_lag })),
+    groups: groups.data.map((g, i) => ({ ...g, lag: lags[i] })),
     brokers: brokers.data.length,
+    triggers: triggers.data.length,
   };
 }
 
@@ -50,7 +67,9 @@ export function OverviewPage() {
             <Stat label="Partitions" value={data.topics.reduce((n, t) => n + t.partitions_count, 0)} />
             <Stat label="Records" value={data.topics.reduce((n, t) => n + t.records, 0)} />
             <Stat label="Bytes stored" value={formatBytes(data.topics.reduce((n, t) => n + t.bytes, 0))} />
-            <Stat label="Consumer groups" value={data.groups.length} />
+            <Stat label="Consumer groups" value={data.groups.filter((g) => g.type !== 'SHARE').length} />
+            <Stat label="Share groups" value={data.groups.filter((g) => g.type === 'SHARE').length} />
+            <Stat label="Triggers" value={data.triggers} />
             <Stat label="Replica stores" value={data.brokers} />
           </dl>
           <Section title="Topics" id="topics">
@@ -69,19 +88,20 @@ export function OverviewPage() {
             </Table>
             {data.topics.length === 0 && <p>No topics yet.</p>}
           </Section>
-          <Section title="Consumer groups" id="groups">
-            <Table caption="Consumer groups" head={['Group', 'State', 'Total lag']}>
+          <Section title="Groups" id="groups">
+            <Table caption="Groups" head={['Group', 'Type', 'State', 'Total lag']}>
               {data.groups.map((g) => (
-                <tr key={g.consumer_group_id}>
+                <tr key={`${g.type}-${g.group_id}`}>
                   <th scope="row">
-                    <a href={`#/groups/${enc(g.consumer_group_id)}`}>{g.consumer_group_id}</a>
+                    <a href={groupHref(g)}>{g.group_id}</a>
                   </th>
+                  <td>{g.type}</td>
                   <td>{g.state}</td>
                   <td>{g.lag ?? '–'}</td>
                 </tr>
               ))}
             </Table>
-            {data.groups.length === 0 && <p>No consumer groups yet.</p>}
+            {data.groups.length === 0 && <p>No groups yet.</p>}
           </Section>
         </>
       )}
