@@ -49,7 +49,11 @@ async function run(kafka: Kafka, topic: string, mode: 'individual' | 'batched'):
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'bench-share-'));
-const server = await startServer('src/server.ts', ['--port', '0', '--data-dir', dir]);
+// SHARE_PROFILE=dir: the server runs under --cpu-prof, its profile written to dir when it stops.
+const profileDir = process.env.SHARE_PROFILE;
+const server = await startServer('src/server.ts', ['--port', '0', '--data-dir', dir], {
+  nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+});
 try {
   const kafka = new Kafka({ url: `${server.url}/v3/clusters/local` });
   await kafka.admin().createTopics({ topics: [{ topic: 'share-bench', numPartitions: PARTITIONS }] });
@@ -60,7 +64,8 @@ try {
       messages: Array.from({ length: 1000 }, (_, j) => ({ key: `k${i + j}`, value: 'x'.repeat(100) })),
     });
   await producer.disconnect();
-  for (const mode of ['batched', 'individual'] as const)
+  const modes = (process.env.SHARE_MODES ?? 'batched,individual').split(',') as ('batched' | 'individual')[];
+  for (const mode of modes)
     console.log(
       `${mode}: ${Math.round(await run(kafka, 'share-bench', mode))} records/s acknowledged (load ${loadavg()
         .map((l) => l.toFixed(2))

@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { fetchedRecords } from '../log/fetched-records.js';
-import { onlyPartition, type PartitionLog } from '../log/partition-log.js';
+import type { PartitionLog } from '../log/partition-log.js';
 import {
   CLUSTER_PK,
   SHARE_GROUP_CONFIG_SK,
@@ -28,6 +27,7 @@ import {
 } from './share-config.js';
 import {
   acknowledge,
+  acquirable,
   acquire,
   advanceStart,
   copyState,
@@ -45,6 +45,7 @@ import {
   type SharePartitionState,
 } from './share-partition.js';
 import { ShareMembers, type ShareMemberLimits } from './share-members.js';
+import { readShareRecords } from './share-reads.js';
 
 export interface ShareGroupDeps {
   metadata: MetadataStore;
@@ -109,8 +110,6 @@ export interface SharePartitionView {
   inFlight: Record<ShownState, number>;
 }
 
-/** Bytes read from the log per partition and receive: the records a receive asks for are small. */
-const READ_BYTES = 1024 * 1024;
 /** Contended share-partitions are left to the next receive rather than waited on. */
 const ACQUIRE_ATTEMPTS = 6;
 
@@ -252,14 +251,22 @@ export class ShareGroups {
     const sk = sharePartitionSk(topic.name, partition);
     const item = await metadata.get<SharePartitionState>(pk, sk);
     const current = item && item.value.topicId === topic.id ? item.value : undefined;
+    const can = current && acquirable(current, clock.now(), config);
+    // Full of records others hold: passed by on the item alone (no log read, no write).
+    if (can?.busy) return [];
     const pstate = await log.state(topic, partition);
     let initial: Promise<number> | undefined;
     const start = () => (initial ??= this.startOffset(config, topic, partition, pstate));
     const readFrom = Math.max(current?.speo ?? (await start()), pstate.logStartOffset);
-    const read = (readFrom < pstate.highWatermark && (await readOrNone(log, topic, partition, readFrom))) || {
-      records: [],
-      nextOffset: readFrom,
-    };
+    // New records are taken only for what redeliveries leave of maxRecords, and only into the room.
+    const want = Math.min(maxRecords - (can?.available ?? 0), can?.room ?? config.maxRecordLocks);
+    const read = (want > 0 &&
+      readFrom < pstate.highWatermark &&
+      (await readShareRecords(log, topic, partition, readFrom, {
+        want,
+        enough: (records) => records.length >= want,
+        state: pstate,
+      }))) || { records: [], nextOffset: readFrom };
     const token = randomUUID();
     let taken: { offset: number; deliveries: number }[] = [];
     const outcome = await optimisticUpdate<SharePartitionState, boolean>({
@@ -331,7 +338,11 @@ export class ShareGroups {
     let missing = offsets.filter((o) => !found.has(o)).sort((a, b) => a - b);
     while (missing.length > 0) {
       const from = missing[0]!;
-      const read = await readOrNone(this.deps.log, topic, partition, from);
+      const last = missing[missing.length - 1]!;
+      const read = await readShareRecords(this.deps.log, topic, partition, from, {
+        want: missing.length,
+        enough: (records) => records.length > 0 && records[records.length - 1]!.offset >= last,
+      });
       if (!read || read.nextOffset <= from) break;
       for (const r of read.records) if (wanted.has(r.offset)) found.set(r.offset, r);
       missing = missing.filter((o) => !found.has(o) && o >= read.nextOffset);
@@ -738,17 +749,6 @@ export class ShareGroups {
     );
     return item?.value ?? {};
   }
-}
-
-/** The log's records from `offset`; undefined when retention moved the log's start past it meanwhile. */
-function readOrNone(log: PartitionLog, topic: TopicMeta, partition: number, offset: number) {
-  return log.reader.readBatchesMany([{ topic, partition, offset, maxBytes: READ_BYTES }], READ_BYTES).then(
-    (outcomes) => fetchedRecords(onlyPartition(outcomes), offset, 'read_uncommitted'),
-    (e: unknown) => {
-      if (e instanceof KafkaError && e.errorName === 'OFFSET_OUT_OF_RANGE') return undefined;
-      throw e;
-    },
-  );
 }
 
 /** A short token of (member, request id): the item keeps 32 of them, and a member id may be long. */

@@ -157,6 +157,28 @@ export function advanceStart(s: SharePartitionState, logStartOffset: number): vo
   s.spso = s.records[0]?.offset ?? s.speo;
 }
 
+/**
+ * What an acquisition could take from the item as read, before the log is read at all: the records
+ * available (or whose lock ended by `now`) and the room for new ones under the in-flight bound.
+ * `busy`: nothing to take and no room, and no dead-letter copy owed, so a receive passes the
+ * share-partition by without reading the log or writing (a contended or full partition costs one
+ * read, and an idle one a read of the item and of the partition's state).
+ */
+export function acquirable(
+  s: SharePartitionState,
+  now: number,
+  limits: Limits,
+): { available: number; room: number; busy: boolean } {
+  let available = 0;
+  let archiving = false;
+  for (const r of s.records) {
+    if (r.state === 'available' || (r.state === 'acquired' && (r.lockedUntil ?? 0) <= now)) available++;
+    else if (r.state === 'archiving') archiving = true;
+  }
+  const room = Math.max(0, limits.maxRecordLocks - s.records.length);
+  return { available, room, busy: available === 0 && room === 0 && !archiving };
+}
+
 export interface Acquisition {
   member: string;
   now: number;

@@ -1,0 +1,70 @@
+/**
+ * A share-partition's reads of its log: the records after SPEO that an acquisition may take, and
+ * the records of offsets delivered again. A receive takes at most its max records and at most the
+ * room under the in-flight bound (200), so the read is sized to that and its batches are decoded
+ * only until enough records are in hand: reading and decoding a whole megabyte of records to take
+ * a hundred of them was most of a receive's work.
+ */
+import { onlyPartition, type PartitionLog } from '../log/partition-log.js';
+import type { TopicMeta } from '../topics/topics.js';
+import { CONTROL_FLAG_MASK, decodeRecordBatch, type DecodedRecord } from '../wire/record-batch.js';
+import { KafkaError } from '../wire/errors.js';
+
+/** The most bytes one read asks for (the log answers at least one whole batch, whatever its size). */
+export const MAX_READ_BYTES = 1024 * 1024;
+/** Bytes asked for per record wanted: records of the size most queues carry fit, bigger ones come fewer per read. */
+const BYTES_PER_RECORD = 1024;
+const MIN_READ_BYTES = 64 * 1024;
+
+export interface ShareRead {
+  /** Records at or after the offset asked for, below the high watermark, in offset order (never control records). */
+  records: DecodedRecord[];
+  /** Where the records examined end: one past the last batch decoded, or where the log's answer ended. */
+  nextOffset: number;
+}
+
+/**
+ * Records of the log from `offset`, decoding batch by batch until `enough` holds of what is in hand
+ * (then `nextOffset` is the end of the last batch decoded, so the caller knows nothing was skipped
+ * before it). `want` sizes the read. Undefined when retention moved the log's start past `offset`
+ * meanwhile. Read uncommitted (KIP-932's default `share.isolation.level`): records of open and
+ * aborted transactions are records too.
+ */
+export async function readShareRecords(
+  log: PartitionLog,
+  topic: TopicMeta,
+  partition: number,
+  offset: number,
+  options: {
+    want: number;
+    enough: (records: readonly DecodedRecord[]) => boolean;
+    state?: Awaited<ReturnType<PartitionLog['state']>>;
+  },
+): Promise<ShareRead | undefined> {
+  const maxBytes = Math.min(MAX_READ_BYTES, Math.max(MIN_READ_BYTES, options.want * BYTES_PER_RECORD));
+  let result;
+  try {
+    result = onlyPartition(
+      await log.reader.readBatchesMany(
+        [{ topic, partition, offset, maxBytes, ...(options.state ? { state: options.state } : {}) }],
+        maxBytes,
+      ),
+    );
+  } catch (e) {
+    if (e instanceof KafkaError && e.errorName === 'OFFSET_OUT_OF_RANGE') return undefined;
+    throw e;
+  }
+  const records: DecodedRecord[] = [];
+  const bytes = result.batches;
+  let position = 0;
+  while (position < bytes.length) {
+    const batch = decodeRecordBatch(bytes, position);
+    position += batch.sizeInBytes;
+    const { attributes, baseOffset, lastOffsetDelta } = batch.header;
+    if (!(attributes & CONTROL_FLAG_MASK))
+      for (const r of batch.records) if (r.offset >= offset && r.offset < result.highWatermark) records.push(r);
+    if (position < bytes.length && options.enough(records))
+      return { records, nextOffset: Math.min(baseOffset + lastOffsetDelta + 1, result.nextOffset) };
+  }
+  return { records, nextOffset: result.nextOffset };
+}
