@@ -15,7 +15,7 @@ import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import type { IsolationLevel, PartitionFetch, PartitionFetchOutcome } from '../log/partition-log.js';
 import type { AbortedTransaction } from '../partition/offset-index.js';
-import { lastStableOffset } from '../partition/partition-state.js';
+import { lastStableOffset, type PartitionState } from '../partition/partition-state.js';
 import { fetchedRecords } from '../log/fetched-records.js';
 import { authorizeAll } from './security.js';
 import { unknownPartition, type Topic } from '../topics/topics.js';
@@ -76,7 +76,10 @@ interface Planned {
   error?: KafkaError;
 }
 
-/** Reads every planned partition that has a topic; the others keep their error. */
+/**
+ * Reads every planned partition that has a topic; the others keep their error. `states` (by plan
+ * index), just read by a long poll's check, spare the reader reading them again.
+ */
 async function readAll(
   services: AppServices,
   plan: Planned[],
@@ -84,13 +87,21 @@ async function readAll(
   limitBytes: number,
   isolation: IsolationLevel,
   abortedCost?: (a: AbortedTransaction) => number,
+  states?: (PartitionState | undefined)[],
 ): Promise<PartitionFetchOutcome[]> {
   const fetches: PartitionFetch[] = [];
   const at: number[] = [];
   plan.forEach((p, i) => {
     if (!p.meta) return;
     at.push(i);
-    fetches.push({ topic: p.meta, partition: p.partition, offset: p.offset, maxBytes: p.maxBytes });
+    const state = states?.[i];
+    fetches.push({
+      topic: p.meta,
+      partition: p.partition,
+      offset: p.offset,
+      maxBytes: p.maxBytes,
+      ...(state ? { state } : {}),
+    });
   });
   const read =
     fetches.length > 0
@@ -272,14 +283,15 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
       : format === 'record-batch'
         ? (a: AbortedTransaction) => ((jsonAnswerBytes(abortedJson(a)) + 1) * 3) / 4
         : undefined;
-    const read = () => readAll(services, plan, maxBytes, batchLimit, body.isolation_level, abortedCost);
+    const read = (states?: (PartitionState | undefined)[]) =>
+      readAll(services, plan, maxBytes, batchLimit, body.isolation_level, abortedCost, states);
     let outcomes = await read();
     // As Kafka's DelayedFetch, an error in any partition answers at once.
     if (bytesOf(outcomes) < body.min_bytes && maxWaitMs > 0 && outcomes.every((o) => o.ok)) {
       // The LSO too: a marker moves it (and read_committed answers) without a new high watermark.
-      const marks = () =>
-        outcomes.map((o) => (o.ok ? `${o.highWatermark}/${o.logStartOffset}/${o.lastStableOffset}` : 'x')).join(',');
-      let seenMarks = marks();
+      const marks = (s: { highWatermark: number; logStartOffset: number; lastStableOffset: number }) =>
+        `${s.highWatermark}/${s.logStartOffset}/${s.lastStableOffset}`;
+      let seenMarks = outcomes.map((o) => (o.ok ? marks(o) : 'x')).join(',');
       const watched = plan.filter((p) => p.meta).map((p) => partitionWatchKey(p.topic, p.partition));
       const signal = c.req.raw.signal;
       try {
@@ -291,23 +303,17 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
           initial: { outcomes, bytes: bytesOf(outcomes) },
           answersNow: (r) => r.outcomes.some((o) => !o.ok),
           signal,
-          // One state read per partition per wake-up; the records are read again only when an HW (or start) moved.
+          // One state read per partition per wake-up; the records are read again, from those states,
+          // only when a HW, log start or LSO moved.
           poll: async () => {
             const states = await Promise.all(
-              plan.map((p) =>
-                p.meta
-                  ? services.log.state(p.meta, p.partition).then(
-                      (s) => `${s.highWatermark}/${s.logStartOffset}/${lastStableOffset(s)}`,
-                      () => 'x',
-                    )
-                  : 'x',
-              ),
+              plan.map((p) => (p.meta ? services.log.state(p.meta, p.partition).catch(() => undefined) : undefined)),
             );
-            const now = states.join(',');
+            const now = states.map((s) => (s ? marks({ ...s, lastStableOffset: lastStableOffset(s) }) : 'x')).join(',');
             if (now === seenMarks) return undefined;
-            const again = await read();
+            const again = await read(states);
             outcomes = again;
-            seenMarks = marks();
+            seenMarks = again.map((o) => (o.ok ? marks(o) : 'x')).join(',');
             return { outcomes: again, bytes: bytesOf(again) };
           },
         });

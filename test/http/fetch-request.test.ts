@@ -333,6 +333,31 @@ describe.each(allBackends)('multi-partition fetch on $name', (backend) => {
     expect(Date.now() - quietStart).toBeGreaterThanOrEqual(250);
     expect(quiet.of('a', 0)).toMatchObject({ error_code: 0, records: '' });
   });
+  it("reads a woken long poll's records from the states its check just read, not reading them again", async () => {
+    const { reader } = t.services.log;
+    const hw = async (topic: string, p: number) =>
+      (await fetch({ topics: [at(topic, [[p, 0]])] })).of(topic, p).high_watermark;
+    const [a1, b0] = [await hw('a', 1), await hw('b', 0)];
+    const calls: Parameters<typeof reader.readBatchesMany>[0][] = [];
+    const readBatchesMany = reader.readBatchesMany;
+    reader.readBatchesMany = (fetches, ...rest) => {
+      calls.push(fetches);
+      return readBatchesMany.call(reader, fetches, ...rest);
+    };
+    try {
+      const waiting = fetch({ min_bytes: 1, max_wait_ms: 4000, topics: [at('a', [[1, a1]]), at('b', [[0, b0]])] });
+      await new Promise((r) => setTimeout(r, 150));
+      await produce([{ name: 'b', partitions: [{ index: 0, records: batch(['woken']) }] }]);
+      expect((await waiting).values('b', 0)).toEqual([[b0, 'woken']]);
+    } finally {
+      reader.readBatchesMany = readBatchesMany;
+    }
+    // The first read finds nothing; the last, after the append, is handed the states the check read.
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    expect(calls[0]!.map((f) => f.state)).toEqual([undefined, undefined]);
+    expect(calls.at(-1)!.map((f) => f.state?.highWatermark)).toEqual([a1, b0 + 1]);
+  });
+
   it('read_committed over a transactional multi-partition produce: up to the LSO while open, aborted records left out, committed ones read', async () => {
     expect((await t.call('POST', 'topics', { topic_name: 'tx', partitions_count: 2 })).status).toBe(201);
     const init = await t.call('POST', 'transactions/tx-rc/init', { transaction_timeout_ms: 60_000 });
