@@ -12,6 +12,7 @@ import { produce } from './handlers/produce.js';
 import * as sasl from './handlers/sasl.js';
 import * as scram from './handlers/scram-credentials.js';
 import * as share from './handlers/share.js';
+import * as shareOffsets from './handlers/share-offsets.js';
 import * as txn from './handlers/transactions.js';
 import * as m from './protocol/messages/index.js';
 
@@ -58,4 +59,7 @@ export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
   [m.ShareGroupDescribe.apiKey, share.shareGroupDescribe],
   [m.ShareFetch.apiKey, share.shareFetch],
   [m.ShareAcknowledge.apiKey, share.shareAcknowledge],
+  [m.DescribeShareGroupOffsets.apiKey, shareOffsets.describeShareGroupOffsets],
+  [m.AlterShareGroupOffsets.apiKey, shareOffsets.alterShareGroupOffsets],
+  [m.DeleteShareGroupOffsets.apiKey, shareOffsets.deleteShareGroupOffsets],
 ]);

@@ -105,6 +105,8 @@ export interface SharePartitionView {
   startOffset: number;
   endOffset: number;
   stateEpoch: number;
+  /** The partition's current leader epoch (Kafka's DescribeShareGroupOffsets answers one). */
+  leaderEpoch: number;
   highWatermark: number;
   lag: number;
   inFlight: Record<ShownState, number>;
@@ -190,13 +192,14 @@ export class ShareGroups {
       // As the next writer would see it: locks that ended are already free.
       expireLocks(s, now, limits);
       advanceStart(s, -1);
-      const hw = (await this.deps.log.state(topic, partition)).highWatermark;
+      const { highWatermark: hw, leaderEpoch } = await this.deps.log.state(topic, partition);
       views.push({
         topic: topicName,
         partition,
         startOffset: s.spso,
         endOffset: s.speo,
         stateEpoch: s.stateEpoch,
+        leaderEpoch,
         highWatermark: hw,
         lag: lag(s, hw),
         inFlight: countByState(s),

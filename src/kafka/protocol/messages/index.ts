@@ -27,6 +27,7 @@ import {
 import { DeleteRecords, Fetch, InitProducerId, ListOffsets, OffsetForLeaderEpoch, Produce } from './records.js';
 import { AlterUserScramCredentials, DescribeUserScramCredentials } from './scram.js';
 import { ShareAcknowledge, ShareFetch, ShareGroupDescribe, ShareGroupHeartbeat } from './share.js';
+import { AlterShareGroupOffsets, DeleteShareGroupOffsets, DescribeShareGroupOffsets } from './share-offsets.js';
 import { AddOffsetsToTxn, AddPartitionsToTxn, EndTxn, TxnOffsetCommit } from './transactions.js';
 
 export const APIS: readonly ApiSpec[] = [
@@ -72,6 +73,9 @@ export const APIS: readonly ApiSpec[] = [
   ShareGroupDescribe,
   ShareFetch,
   ShareAcknowledge,
+  DescribeShareGroupOffsets,
+  AlterShareGroupOffsets,
+  DeleteShareGroupOffsets,
 ];
 
 export const API_BY_KEY: ReadonlyMap<number, ApiSpec> = new Map(APIS.map((a) => [a.apiKey, a]));
@@ -83,4 +87,5 @@ export * from './groups.js';
 export * from './records.js';
 export * from './scram.js';
 export * from './share.js';
+export * from './share-offsets.js';
 export * from './transactions.js';
