@@ -20,7 +20,7 @@ export interface LambdaInvokerOptions {
 
 export function lambdaInvoker(
   options: LambdaInvokerOptions = {},
-): (functionArn: string, timeoutMs: number, event: unknown) => Promise<LambdaInvokeOutcome> {
+): (functionArn: string, timeoutMs: number, eventJson: Uint8Array) => Promise<LambdaInvokeOutcome> {
   const clients = new Map<string, LambdaClient>();
   const clientFor = (functionArn: string) => {
     const region = options.region ?? functionArn.split(':')[3] ?? '';
@@ -42,13 +42,13 @@ export function lambdaInvoker(
     clients.set(region, client);
     return client;
   };
-  return async (functionArn, timeoutMs, event) => {
+  return async (functionArn, timeoutMs, eventJson) => {
     try {
       const out = await clientFor(functionArn).send(
         new InvokeCommand({
           FunctionName: functionArn,
           InvocationType: 'RequestResponse',
-          Payload: Buffer.from(JSON.stringify(event)),
+          Payload: eventJson,
         }),
         { abortSignal: AbortSignal.timeout(timeoutMs) },
       );

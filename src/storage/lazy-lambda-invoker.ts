@@ -6,12 +6,17 @@
  */
 import type { LambdaInvokeOutcome, LambdaInvokerOptions } from './lambda-invoker.js';
 
-export type LazyLambdaInvoke = (functionArn: string, timeoutMs: number, event: unknown) => Promise<LambdaInvokeOutcome>;
+/** Invokes with the event's JSON text (the delivery writes it: src/triggers/kafka-event.ts). */
+export type LazyLambdaInvoke = (
+  functionArn: string,
+  timeoutMs: number,
+  eventJson: Uint8Array,
+) => Promise<LambdaInvokeOutcome>;
 
 export function lazyLambdaInvoker(options: LambdaInvokerOptions = {}): LazyLambdaInvoke {
   let invoke: Promise<LazyLambdaInvoke> | undefined;
-  return async (functionArn, timeoutMs, event) => {
+  return async (functionArn, timeoutMs, eventJson) => {
     invoke ??= import('./lambda-invoker.js').then((m) => m.lambdaInvoker(options));
-    return (await invoke)(functionArn, timeoutMs, event);
+    return (await invoke)(functionArn, timeoutMs, eventJson);
   };
 }

@@ -16,8 +16,8 @@ import type { TopicRegistry } from '../topics/topics.js';
 import { partitionForKey } from '../wire/murmur2.js';
 import type { DecodedRecord, LogRecord } from '../wire/record-batch.js';
 
-/** Why records went to the failure topic. */
-export type FailureReason = 'RetriesExhausted' | 'RecordAgeExceeded';
+/** Why records went to the failure topic (PayloadTooLarge: one record's event alone over the 6 MB cap). */
+export type FailureReason = 'RetriesExhausted' | 'RecordAgeExceeded' | 'PayloadTooLarge';
 
 export interface FailedRecords {
   trigger: string;

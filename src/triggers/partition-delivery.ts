@@ -24,7 +24,7 @@ import { isKafkaError } from '../wire/errors.js';
 import type { DeliveryLeases, HeldLease, LeaseKey } from './delivery-lease.js';
 import { batchVerdict } from './batch-response.js';
 import { matchesAny } from './filter-pattern.js';
-import { kafkaEvent, partitionKey } from './kafka-event.js';
+import { envelope, kafkaEventJson, MAX_EVENT_BYTES, partitionKey, recordJson, type EventBatch } from './kafka-event.js';
 import type { TriggerPositions } from './positions.js';
 import type { Invoke, TargetFactory } from './targets.js';
 import { deliveryKnobs, leaseMs, type DeliveryKnobs, type TriggerDefinition } from './trigger.js';
@@ -59,8 +59,15 @@ export interface RunControl {
 
 export type RunEnd = { how: 'caught-up' } | { how: 'held-elsewhere'; until: number } | { how: 'stopped' };
 
-/** Bytes of records read per batch (before the batch size cuts it). */
+/** Bytes of record batches one read asks for. */
 const READ_BYTES = 1024 * 1024;
+
+/** Records read and not yet delivered: every record to deliver in [from, next), in order. */
+interface ReadAhead {
+  from: number;
+  next: number;
+  records: DecodedRecord[];
+}
 
 export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: RunControl): Promise<RunEnd> {
   const holder = `${deps.processId}/${randomUUID()}`;
@@ -73,6 +80,7 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
   let invoke: { target: string; call: Invoke } | undefined;
   // Partial failures in a row at one offset: they back off as a failing batch does.
   let partial = { at: -1, attempts: 0 };
+  let ahead: ReadAhead | undefined;
   // The batching window of the batch starting at `position`: it is invoked at `until` at the latest.
   let gathering: { position: number; until: number } | undefined;
   try {
@@ -95,17 +103,14 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
         lease = released.lease;
         continue;
       }
-      const read = fetchedRecords(
-        onlyPartition(
-          await deps.log.reader.readBatchesMany(
-            [{ topic, partition: key.partition, offset: position, maxBytes: READ_BYTES }],
-            READ_BYTES,
-          ),
-        ),
-        position,
-        'read_uncommitted',
-      );
-      const read1 = read.records.filter((r) => r.offset >= position).slice(0, d.batchSize);
+      // What an earlier read brought past the last batch serves while delivery goes on from inside
+      // it; a position moved elsewhere (a group reset, retention) reads afresh.
+      if (!ahead || position < ahead.from || position > ahead.next)
+        ahead = { from: position, next: position, records: [] };
+      ahead.records = ahead.records.slice(firstAtOrAfter(ahead.records, position));
+      ahead.from = position;
+      await readAhead(deps, topic, key.partition, ahead, d.batchSize, state.highWatermark);
+      const read1 = ahead.records.slice(0, d.batchSize);
       // A batch short of batchSize waits for more commits, up to the window (Lambda's
       // MaximumBatchingWindowInSeconds), from when this run first saw its first record.
       const { maximumBatchingWindowMs: windowMs } = deliveryKnobs(d);
@@ -124,10 +129,29 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
         }
       }
       // Nothing but control records or aborted ones up to nextOffset: step over them.
-      let next = read1.length > 0 ? read1[read1.length - 1]!.offset + 1 : read.nextOffset;
+      let next = read1.length > 0 ? read1[read1.length - 1]!.offset + 1 : ahead.next;
       // Filtered records are committed with the batch, never invoked with.
       const patterns = (d.filterCriteria?.filters ?? []).map((f) => JSON.parse(f.pattern) as Record<string, unknown>);
-      const records = patterns.length === 0 ? read1 : read1.filter((r) => matchesAny(patterns, filterView(topic, r)));
+      let records = patterns.length === 0 ? read1 : read1.filter((r) => matchesAny(patterns, filterView(topic, r)));
+      // Lambda's payload cap: the batch ends before the record that would take the event past it.
+      const fit = recordsThatFit(deps.bootstrapServers, { ...eventOf(topic, key.partition), records });
+      if (records.length > 0 && fit.count === 0) {
+        // One record alone over the cap can never be invoked with: given up on at once, so it
+        // does not hold the partition.
+        await failRecords(deps, d, deliveryKnobs(d), {
+          topic: topic.name,
+          partition: key.partition,
+          records: [records[0]!],
+          reason: 'PayloadTooLarge',
+          attempts: 0,
+          error: `the event would be ${fit.firstBytes} bytes, over the ${MAX_EVENT_BYTES}-byte payload cap`,
+        });
+        next = records[0]!.offset + 1;
+        records = [];
+      } else if (fit.count < records.length) {
+        next = records[fit.count]!.offset;
+        records = records.slice(0, fit.count);
+      }
       let failedFrom: number | undefined;
       if (records.length > 0) {
         const done = await deliver(deps, d, lease, invoke.call, topic, records, control);
@@ -202,12 +226,7 @@ async function deliver(
       }
     }
     const offsets = current.map((r) => r.offset);
-    const event = kafkaEvent(deps.bootstrapServers, {
-      topic: topic.name,
-      partition: held.partition,
-      logAppendTime: topic.config.logAppendTime,
-      records: current,
-    });
+    const event = kafkaEventJson(deps.bootstrapServers, { ...eventOf(topic, held.partition), records: current });
     const through = offsets[offsets.length - 1]! + 1;
     const outcome = await invoke(event);
     let error = outcome.ok ? undefined : outcome.error;
@@ -263,11 +282,83 @@ async function failRecords(
     deps.onError('trigger records dropped', fields);
     return;
   }
-  await produceFailed(deps, knobs.onFailureDestination.topic, { trigger: d.name, ...failed });
+  try {
+    await produceFailed(deps, knobs.onFailureDestination.topic, { trigger: d.name, ...failed });
+  } catch (e) {
+    // A failure topic that refuses the records as too large would refuse them on every retry:
+    // they are reported and dropped rather than holding the partition for ever.
+    if (!isKafkaError(e, 'MESSAGE_TOO_LARGE') && !isKafkaError(e, 'RECORD_LIST_TOO_LARGE')) throw e;
+    deps.onError('trigger records dropped: the failure topic refused them', {
+      ...fields,
+      destination: knobs.onFailureDestination.topic,
+      error: String(e),
+    });
+    return;
+  }
   deps.onError('trigger records sent to the failure topic', {
     ...fields,
     destination: knobs.onFailureDestination.topic,
   });
+}
+
+/**
+ * Reads on from `ahead.next` until a batch's worth of records is there, the high watermark is
+ * reached, or an event's payload cap was read (no batch can hold more).
+ */
+async function readAhead(
+  deps: DeliveryDeps,
+  topic: Topic,
+  partition: number,
+  ahead: ReadAhead,
+  batchSize: number,
+  highWatermark: number,
+): Promise<void> {
+  let bytes = 0;
+  while (ahead.records.length < batchSize && ahead.next < highWatermark && bytes < MAX_EVENT_BYTES) {
+    const read = fetchedRecords(
+      onlyPartition(
+        await deps.log.reader.readBatchesMany(
+          [{ topic, partition, offset: ahead.next, maxBytes: READ_BYTES }],
+          READ_BYTES,
+        ),
+      ),
+      ahead.next,
+      'read_uncommitted',
+    );
+    for (const r of read.records) if (r.offset >= ahead.next) ahead.records.push(r);
+    if (read.nextOffset <= ahead.next) return;
+    ahead.next = read.nextOffset;
+    bytes += read.bytes;
+  }
+}
+
+/** The index of the first record at or after `offset`. */
+function firstAtOrAfter(records: DecodedRecord[], offset: number): number {
+  let i = 0;
+  while (i < records.length && records[i]!.offset < offset) i++;
+  return i;
+}
+
+const eventOf = (topic: Topic, partition: number): Omit<EventBatch, 'records'> => ({
+  topic: topic.name,
+  partition,
+  logAppendTime: topic.config.logAppendTime,
+});
+
+/** How many of the batch's first records fit one event under the payload cap (and the first one's size). */
+function recordsThatFit(bootstrapServers: string, batch: EventBatch): { count: number; firstBytes: number } {
+  const { head, tail } = envelope(bootstrapServers, batch.topic, batch.partition);
+  let size = head.byteLength + tail.byteLength;
+  let count = 0;
+  let firstBytes = 0;
+  for (const r of batch.records) {
+    const bytes = recordJson(batch, r).byteLength + (count > 0 ? 1 : 0); // and the comma
+    if (count === 0) firstBytes = size + bytes;
+    if (size + bytes > MAX_EVENT_BYTES) break;
+    size += bytes;
+    count++;
+  }
+  return { count, firstBytes };
 }
 
 /** What a filter pattern sees of a record: key and value decoded as JSON when they are JSON. */

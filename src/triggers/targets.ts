@@ -3,13 +3,15 @@
  * goes through `LambdaInvoke`, a storage adapter's (it needs the AWS SDK), handed in by the
  * composition root.
  */
-import type { KafkaEvent } from './kafka-event.js';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LambdaTarget, TriggerTarget, WebhookTarget } from './trigger.js';
 
 /** What an invocation came to: the function's answer (parsed JSON, if any), or why it failed. */
 export type InvokeOutcome = { ok: true; response: unknown } | { ok: false; error: string };
 
-export type Invoke = (event: KafkaEvent) => Promise<InvokeOutcome>;
+/** Invokes the target with an event (kafka-event.ts), given as its JSON text. */
+export type Invoke = (eventJson: Uint8Array) => Promise<InvokeOutcome>;
 
 /** Builds the invoker of a target. */
 export type TargetFactory = (target: TriggerTarget) => Invoke;
@@ -18,29 +20,46 @@ export type TargetFactory = (target: TriggerTarget) => Invoke;
  * Lambda's Invoke, RequestResponse (src/storage/lambda-invoker.ts): the function's answer, or a
  * failure for a FunctionError (Handled or Unhandled), a service error or the timeout passing.
  */
-export type LambdaInvoke = (functionArn: string, timeoutMs: number, event: KafkaEvent) => Promise<InvokeOutcome>;
+export type LambdaInvoke = (functionArn: string, timeoutMs: number, eventJson: Uint8Array) => Promise<InvokeOutcome>;
 
 /**
  * POSTs the event as JSON; a 2xx answer is a success (its body, when JSON, is the function's
  * response, as a partial batch response), anything else, a timeout or a refused connection a
- * function error.
+ * function error. node:http with kept-alive connections rather than fetch: an event is up to 6 MB,
+ * and fetch's body streams copy it several times over.
  */
 export function webhookTarget(target: WebhookTarget): Invoke {
-  return async (event) => {
-    try {
-      const res = await fetch(target.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(event),
-        signal: AbortSignal.timeout(target.timeoutMs),
-      });
-      const text = await res.text();
-      if (!res.ok) return { ok: false, error: `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}` };
-      return { ok: true, response: parseJson(text) };
-    } catch (e) {
-      return { ok: false, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
-    }
-  };
+  const url = new URL(target.url);
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const agent = url.protocol === 'https:' ? httpsAgent : httpAgent;
+  return (eventJson) =>
+    new Promise<InvokeOutcome>((resolve) => {
+      const failed = (e: unknown) =>
+        resolve({ ok: false, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
+      const req = send(
+        url,
+        {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': eventJson.byteLength },
+          signal: AbortSignal.timeout(target.timeoutMs),
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', failed);
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status > 299)
+              return resolve({ ok: false, error: `HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}` });
+            resolve({ ok: true, response: parseJson(text) });
+          });
+        },
+      );
+      req.on('error', failed);
+      req.end(eventJson);
+    });
 }
 
 function parseJson(text: string): unknown {
@@ -53,8 +72,12 @@ function parseJson(text: string): unknown {
 }
 
 export function lambdaTarget(target: LambdaTarget, invoke: LambdaInvoke): Invoke {
-  return (event) => invoke(target.functionArn, target.timeoutMs, event);
+  return (eventJson) => invoke(target.functionArn, target.timeoutMs, eventJson);
 }
+
+/** Connections to webhooks, kept alive between invocations (one per delivery in flight). */
+const httpAgent = new HttpAgent({ keepAlive: true });
+const httpsAgent = new HttpsAgent({ keepAlive: true });
 
 /** Webhooks, and Lambda functions through `lambda` when the process has it. */
 export function targetFactory(lambda?: LambdaInvoke): TargetFactory {

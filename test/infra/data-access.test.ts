@@ -43,6 +43,7 @@ import {
 } from './iam/recorded-calls.js';
 import { allowingStatement, statementMatches, TemplateIam } from './iam/template-iam.js';
 import { logicalId, synthStack, TEST_ENV } from './synth.js';
+import type { KafkaEvent } from '../../src/triggers/kafka-event.js';
 
 const FUNCTIONS: DataFunctionName[] = ['produce', 'fetch', 'admin', 'push', 'heartbeat', 'scheduler'];
 const B = '/v3/clusters/local';
@@ -120,7 +121,8 @@ function servicesOf(fn: DataFunctionName): { services: ReturnType<typeof createS
     delivered.push({ fn, connectionId, message: JSON.parse(message) });
     return 'delivered';
   });
-  const lambda = recordedLambda(recorder, role, async (functionArn, _timeoutMs, event) => {
+  const lambda = recordedLambda(recorder, role, async (functionArn, _timeoutMs, eventJson) => {
+    const event = JSON.parse(Buffer.from(eventJson).toString()) as KafkaEvent;
     invoked.push({ fn, functionArn, offsets: Object.values(event.records).flatMap((rs) => rs.map((r) => r.offset)) });
     return { ok: true, response: null };
   });

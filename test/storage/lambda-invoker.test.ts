@@ -68,7 +68,10 @@ describe('lambdaInvoker (Lambda Invoke, RequestResponse)', () => {
   it('invokes RequestResponse with the event as payload, signed, and returns the answer', async () => {
     recorded.length = 0;
     answer = { status: 200, headers: { 'x-amz-executed-version': '$LATEST' }, body: '{"batchItemFailures":[]}' };
-    expect(await invoker()(arn, 5_000, event)).toEqual({ ok: true, response: { batchItemFailures: [] } });
+    expect(await invoker()(arn, 5_000, Buffer.from(JSON.stringify(event)))).toEqual({
+      ok: true,
+      response: { batchItemFailures: [] },
+    });
     expect(recorded).toHaveLength(1);
     const [call] = recorded;
     expect(call!.method).toBe('POST');
@@ -84,7 +87,7 @@ describe('lambdaInvoker (Lambda Invoke, RequestResponse)', () => {
 
   it('an empty answer is a success without response', async () => {
     answer = { status: 200, body: '' };
-    expect(await invoker()(arn, 5_000, event)).toEqual({ ok: true, response: undefined });
+    expect(await invoker()(arn, 5_000, Buffer.from(JSON.stringify(event)))).toEqual({ ok: true, response: undefined });
   });
 
   it('X-Amz-Function-Error (Unhandled, Handled) is a function error though the status is 200', async () => {
@@ -94,7 +97,7 @@ describe('lambdaInvoker (Lambda Invoke, RequestResponse)', () => {
         headers: { 'x-amz-function-error': kind },
         body: '{"errorType":"Error","errorMessage":"boom"}',
       };
-      const out = await invoker()(arn, 5_000, event);
+      const out = await invoker()(arn, 5_000, Buffer.from(JSON.stringify(event)));
       expect(out.ok).toBe(false);
       expect(!out.ok && out.error).toBe(`${kind}: {"errorType":"Error","errorMessage":"boom"}`);
     }
@@ -107,13 +110,13 @@ describe('lambdaInvoker (Lambda Invoke, RequestResponse)', () => {
       headers: { 'x-amzn-errortype': 'TooManyRequestsException' },
       body: '{"message":"Rate exceeded","Type":"User","Reason":"ReservedFunctionConcurrentInvocationLimitExceeded"}',
     };
-    const throttled = await invoker()(arn, 5_000, event);
+    const throttled = await invoker()(arn, 5_000, Buffer.from(JSON.stringify(event)));
     expect(throttled.ok).toBe(false);
     expect(!throttled.ok && throttled.error).toMatch(/^TooManyRequestsException/);
     expect(recorded).toHaveLength(1);
 
     answer = { status: 200, body: '{}', delayMs: 1_000 };
-    const slow = await invoker()(arn, 100, event);
+    const slow = await invoker()(arn, 100, Buffer.from(JSON.stringify(event)));
     expect(slow.ok).toBe(false);
     expect(!slow.ok && slow.error).toMatch(/Abort/);
   });

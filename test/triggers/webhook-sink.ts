@@ -9,6 +9,8 @@ import type { KafkaEvent, KafkaEventRecord } from '../../src/triggers/kafka-even
 export interface Sink {
   url: string;
   events: KafkaEvent[];
+  /** Each event's body size in bytes, as `events`. */
+  sizes: number[];
   /** Every record of every successful event, in arrival order. */
   delivered: KafkaEventRecord[];
   /** Decides the answer to each call: a status, an optional JSON body, an optional delay. */
@@ -17,17 +19,19 @@ export interface Sink {
 }
 
 export async function startSink(): Promise<Sink> {
-  const sink: Omit<Sink, 'url' | 'close'> = { events: [], delivered: [], answer: () => ({}) };
+  const sink: Omit<Sink, 'url' | 'close'> = { events: [], sizes: [], delivered: [], answer: () => ({}) };
   let calls = 0;
   const server: Server = createServer((req, res) => {
-    let text = '';
-    req.on('data', (c) => (text += c));
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      const event = JSON.parse(text) as KafkaEvent;
+      const body = Buffer.concat(chunks);
+      const event = JSON.parse(body.toString('utf8')) as KafkaEvent;
       const a = sink.answer(event, calls++);
       if (a.delayMs) await new Promise((r) => setTimeout(r, a.delayMs));
       const status = a.status ?? 200;
       sink.events.push(event);
+      sink.sizes.push(body.byteLength);
       if (status >= 200 && status < 300) for (const rs of Object.values(event.records)) sink.delivered.push(...rs);
       res
         .writeHead(status, { 'content-type': 'application/json' })
