@@ -4,17 +4,21 @@
  * answers; a record produced in the form appears in the browser; a group's lag appears and clears;
  * an offset reset goes through its dry-run plan; a trigger (delivering to a webhook served here) is
  * paused, resumed and deleted from its page; a share group is listed beside the consumer groups and
- * its SPSO reset from its page, refused while a receiver holds a lock. Screenshots land in test-artifacts/console/
+ * its SPSO reset from its page, refused while a receiver holds a lock or a Kafka share consumer
+ * (joined on the listener) is a member. Screenshots land in test-artifacts/console/
  * (git-ignored). Without /usr/bin/chromium (.ci/run installs it) the suite skips, saying why.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ShareGroupHeartbeat } from '../../src/kafka/protocol/messages/index.js';
+import { RawClient } from '../kafka/support/raw-client.js';
 import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -27,6 +31,8 @@ if (!hasChromium)
 let server: LocalServer | undefined;
 let dataDir: { path: string; remove: () => Promise<void> } | undefined;
 let origin: string;
+/** The server's Kafka listener (a share group's members join there). */
+let kafkaPort: number;
 let context: BrowserContext;
 let page: Page;
 let profile: string;
@@ -73,6 +79,9 @@ interface BrowserGlobal {
   };
 }
 
+/** Waits for what a page shows after its next poll (every 2-3 s), with room for a loaded machine. */
+const poll = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: 10_000 });
+
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
 /** The text of a stat card (Overview, group page) by its label. */
@@ -95,7 +104,17 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
     hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
     dataDir = await tempDir('console-server-');
-    server = await startServer(dataDir.path, 0, { STORAGE_BACKEND: 'memory', SCHEDULER_INTERVAL_MS: '0' });
+    // A port free a moment ago for the Kafka listener (it takes no 0 for "any").
+    const probe = createTcpServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    kafkaPort = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    server = await startServer(
+      dataDir.path,
+      0,
+      { STORAGE_BACKEND: 'memory', SCHEDULER_INTERVAL_MS: '0', KAFKA_HOST: '127.0.0.1' },
+      kafkaPort,
+    );
     origin = server.origin;
     profile = await mkdtemp(join(tmpdir(), 'console-chromium-'));
     // A persistent context is how playwright takes a fresh --user-data-dir of our own.
@@ -372,24 +391,30 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
         batch_size: 10,
       });
     await produce('events', 0, ['e1', 'e2', 'e3']);
-    await expect
-      .poll(() => delivered.filter((d) => d.startsWith('events-')).sort())
-      .toEqual(['events-0@0', 'events-0@1', 'events-0@2']);
-    await expect.poll(async () => (await call('GET', '/triggers/events-hook')).lag).toBe(0);
+    await poll(() => delivered.filter((d) => d.startsWith('events-')).sort()).toEqual([
+      'events-0@0',
+      'events-0@1',
+      'events-0@2',
+    ]);
+    await poll(async () => (await call('GET', '/triggers/events-hook')).lag).toBe(0);
 
     await page.goto(`${origin}/console/#/triggers`);
     const row = page.getByRole('row', { name: /^events-hook / });
-    await expect
-      .poll(() => row.locator('td').allTextContents())
-      .toEqual(['events', `webhook ${hookUrl}`, 'ENABLED', '0', 'trigger.events-hook']);
+    await poll(() => row.locator('td').allTextContents()).toEqual([
+      'events',
+      `webhook ${hookUrl}`,
+      'ENABLED',
+      '0',
+      'trigger.events-hook',
+    ]);
     expect(await page.getByRole('table', { name: 'Triggers' }).locator('tbody tr').count()).toBe(2);
     await row.getByRole('link', { name: 'events-hook', exact: true }).click();
-    await expect.poll(() => page.locator('main h1').textContent()).toBe('events-hook');
+    await poll(() => page.locator('main h1').textContent()).toBe('events-hook');
 
     // Per partition what the API describes: the committed offset, the log's ends, the lag.
     const positions = page.getByRole('table', { name: 'Position and lag per partition' });
     const described = await call('GET', '/triggers/events-hook');
-    await expect.poll(() => positions.locator('tbody tr').count()).toBe(2);
+    await poll(() => positions.locator('tbody tr').count()).toBe(2);
     for (const p of described.partitions as {
       partition_id: number;
       committed_offset: number | null;
@@ -423,33 +448,53 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await actions.getByRole('button', { name: 'Pause…' }).click();
     await shot('trigger-pause-confirm');
     await actions.getByRole('button', { name: 'Pause trigger' }).click();
-    await expect.poll(() => stat('State').textContent()).toBe('PAUSED');
+    await poll(() => stat('State').textContent()).toBe('PAUSED');
     expect((await call('GET', '/triggers/events-hook')).state).toBe('PAUSED');
 
     // Paused: new records wait, and the page shows their lag.
     await produce('events', 1, ['f1', 'f2']);
-    await expect.poll(() => stat('Total lag').textContent(), { timeout: 6000 }).toBe('2');
+    await poll(() => stat('Total lag').textContent()).toBe('2');
     expect((await call('GET', '/triggers/events-hook')).lag).toBe(2);
     expect(delivered.filter((d) => d.startsWith('events-1'))).toEqual([]);
     await shot('trigger-paused');
 
     await actions.getByRole('button', { name: 'Resume…' }).click();
     await actions.getByRole('button', { name: 'Resume trigger' }).click();
-    await expect.poll(() => stat('State').textContent()).toBe('ENABLED');
+    await poll(() => stat('State').textContent()).toBe('ENABLED');
     expect((await call('GET', '/triggers/events-hook')).state).toBe('ENABLED');
-    await expect.poll(() => stat('Total lag').textContent(), { timeout: 6000 }).toBe('0');
+    await poll(() => stat('Total lag').textContent()).toBe('0');
     expect(delivered.filter((d) => d.startsWith('events-1')).sort()).toEqual(['events-1@0', 'events-1@1']);
     expect((await call('GET', '/triggers/events-hook')).partitions[1]).toMatchObject({ committed_offset: 2, lag: 0 });
+
+    // A trigger deleted elsewhere while the question is open: the answer is the server's error, by its Kafka name.
+    const definition = {
+      trigger_name: 'events-hook',
+      topic_name: 'events',
+      target: { type: 'WEBHOOK', url: hookUrl, timeout_ms: 5000 },
+      maximum_batching_window_ms: 0,
+      batch_size: 10,
+    };
+    await actions.getByRole('button', { name: 'Pause…' }).click();
+    await call('DELETE', '/triggers/events-hook');
+    await actions.getByRole('button', { name: 'Pause trigger' }).click();
+    await poll(() => actions.getByRole('alert').textContent()).toBe(
+      'RESOURCE_NOT_FOUND: Trigger events-hook not found',
+    );
+    await call('POST', '/triggers', definition);
 
     // Delete asks first, goes back to the list, and leaves the trigger's consumer group.
     await actions.getByRole('button', { name: 'Delete…' }).click();
     await actions.getByRole('button', { name: 'Delete trigger' }).click();
-    await expect.poll(() => page.locator('main h1').textContent()).toBe('Triggers');
-    await expect.poll(() => page.getByRole('table', { name: 'Triggers' }).locator('tbody tr').count()).toBe(1);
+    await poll(() => page.locator('main h1').textContent()).toBe('Triggers');
+    await poll(() => page.getByRole('table', { name: 'Triggers' }).locator('tbody tr').count()).toBe(1);
     expect((await call('GET', '/triggers')).data.map((t: { trigger_name: string }) => t.trigger_name)).toEqual([
       'audit-hook',
     ]);
     expect((await call('GET', '/consumer-groups/trigger.events-hook')).consumer_group_id).toBe('trigger.events-hook');
+    await page.goto(`${origin}/console/#/triggers/events-hook`);
+    await poll(() => page.getByRole('alert').first().textContent()).toBe(
+      'RESOURCE_NOT_FOUND: Trigger events-hook not found',
+    );
   });
 
   it('lists share groups beside consumer groups; a share group shows SPSO/SPEO and locks, and resets after a dry run', async () => {
@@ -469,11 +514,24 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
       acknowledgements: [{ topic_name: 'jobs', partition_id: 0, offset: 0, last_offset: 3, type: 'accept' }],
     });
 
+    // A Kafka share consumer's membership, over the listener.
+    const kafka = await RawClient.open(`127.0.0.1:${kafkaPort}`);
+    const memberId = randomUUID();
+    const heartbeat = (memberEpoch: number) =>
+      kafka.request(ShareGroupHeartbeat, 1, {
+        groupId: 'workers',
+        memberId,
+        memberEpoch,
+        rackId: null,
+        subscribedTopicNames: memberEpoch === 0 ? ['jobs'] : null,
+      });
+    expect((await heartbeat(0)).body.errorCode).toBe(0);
+
     await page.goto(`${origin}/console/#/groups`);
     const groups = page.getByRole('table', { name: 'Groups' });
     const listed = (await call('GET', '/groups')).data as { group_id: string; type: string; state: string }[];
     expect(listed.find((g) => g.group_id === 'workers')).toMatchObject({ type: 'SHARE', state: 'STABLE' });
-    await expect.poll(() => groups.locator('tbody tr').count()).toBe(listed.length);
+    await poll(() => groups.locator('tbody tr').count()).toBe(listed.length);
     for (const [i, g] of listed.entries())
       expect((await groups.locator('tbody tr').nth(i).locator('th, td').allTextContents()).slice(0, 3)).toEqual([
         g.group_id,
@@ -484,7 +542,7 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await groups.getByRole('link', { name: 'workers' }).click();
 
     const parts = page.getByRole('table', { name: 'Share-partitions' });
-    await expect.poll(() => parts.locator('tbody tr').count()).toBe(2);
+    await poll(() => parts.locator('tbody tr').count()).toBe(2);
     const described = await call('GET', '/share-groups/workers');
     for (const [i, p] of (
       described.partitions as {
@@ -522,7 +580,13 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     expect(await stat('State').textContent()).toBe('STABLE');
     expect(await stat('Locked records').textContent()).toBe('2');
     expect(await stat('Total lag').textContent()).toBe(String(described.lag));
-    expect(await stat('Members').textContent()).toBe(String(described.members.length));
+    expect(await stat('Members').textContent()).toBe('1');
+    const members = page.getByRole('table', { name: 'Members and their assignment' });
+    const [m] = described.members;
+    expect(m).toMatchObject({ member_id: memberId, client_id: 'raw', subscribed_topic_names: ['jobs'] });
+    expect(await members.locator('tbody tr').locator('th, td').allTextContents()).toEqual(
+      [m.member_id, m.client_id, m.client_host, m.member_epoch, 'jobs', 'jobs-0, jobs-1', m.last_heartbeat].map(String),
+    );
     await shot('share-group');
 
     // A dry run is always allowed and changes nothing; executing while w1 holds locks is refused.
@@ -530,34 +594,37 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await reset.getByLabel('Strategy').selectOption('to-earliest');
     await reset.getByRole('button', { name: 'Preview (dry run)' }).click();
     const plan = page.getByRole('table', { name: /Planned reset/ });
-    await expect.poll(() => plan.locator('tbody tr').count()).toBe(2);
+    await poll(() => plan.locator('tbody tr').count()).toBe(2);
     expect(await plan.locator('tbody tr').nth(0).locator('th, td').allTextContents()).toEqual(['jobs', '0', '4', '0']);
     expect(await plan.locator('tbody tr').nth(1).locator('th, td').allTextContents()).toEqual(['jobs', '1', '0', '0']);
     expect(
       (await call('GET', '/share-groups/workers')).partitions.map((p: { start_offset: number }) => p.start_offset),
     ).toEqual([4, 0]);
     await reset.getByRole('button', { name: 'Execute this reset' }).click();
-    await expect.poll(() => reset.getByRole('alert').textContent()).toMatch(/^NON_EMPTY_GROUP: .*workers/);
+    await poll(() => reset.getByRole('alert').textContent()).toMatch(/^NON_EMPTY_GROUP: .*workers/);
     expect(
       (await call('GET', '/share-groups/workers')).partitions.map((p: { start_offset: number }) => p.start_offset),
     ).toEqual([4, 0]);
 
-    // Once w1 releases its records the group is empty, and the reset goes through.
+    // Once the member leaves and w1 releases its records the group is empty, and the reset goes through.
+    expect((await heartbeat(-1)).body.errorCode).toBe(0);
+    kafka.close();
+    await poll(() => page.getByRole('region', { name: 'Members' }).getByText('No members.').count()).toBe(1);
     await call('POST', '/share-groups/workers/records:acknowledge', {
       member_id: 'w1',
       acknowledgements: [{ topic_name: 'jobs', partition_id: 1, offset: 0, last_offset: 1, type: 'release' }],
     });
-    await expect.poll(() => stat('State').textContent(), { timeout: 6000 }).toBe('EMPTY');
+    await poll(() => stat('State').textContent()).toBe('EMPTY');
     await reset.getByRole('button', { name: 'Preview (dry run)' }).click();
-    await expect.poll(() => reset.getByRole('alert').count()).toBe(0);
+    await poll(() => reset.getByRole('alert').count()).toBe(0);
     await reset.getByRole('button', { name: 'Execute this reset' }).click();
-    await expect.poll(() => reset.getByRole('status').textContent()).toBe('Reset done: 2 partitions.');
+    await poll(() => reset.getByRole('status').textContent()).toBe('Reset done: 2 partitions.');
     const after = await call('GET', '/share-groups/workers');
     expect(after.partitions.map((p: { start_offset: number; lag: number }) => [p.start_offset, p.lag])).toEqual([
       [0, 4],
       [0, 2],
     ]);
-    await expect.poll(() => stat('Total lag').textContent(), { timeout: 6000 }).toBe('6');
+    await poll(() => stat('Total lag').textContent()).toBe('6');
     expect(await stat('Locked records').textContent()).toBe('0');
 
     // Deleting the topic's offsets asks first; its share-partitions then start again by share.auto.offset.reset.
@@ -565,9 +632,9 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await del.getByLabel('Topic').selectOption('jobs');
     await del.getByRole('button', { name: 'Delete offsets…' }).click();
     await del.getByRole('button', { name: 'Delete offsets', exact: true }).click();
-    await expect.poll(() => del.getByRole('status').textContent()).toBe('Offsets of jobs deleted.');
+    await poll(() => del.getByRole('status').textContent()).toBe('Offsets of jobs deleted.');
     expect((await call('GET', '/share-groups/workers')).partitions).toEqual([]);
-    await expect.poll(() => parts.count(), { timeout: 6000 }).toBe(0);
+    await poll(() => parts.count()).toBe(0);
     const again = await call('POST', '/share-groups/workers/records:receive', {
       topics: ['jobs'],
       member_id: 'w2',
@@ -576,7 +643,7 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     expect(again.data.map((r: { offset: number; delivery_count: number }) => [r.offset, r.delivery_count])).toEqual([
       [0, 1],
     ]);
-    await expect.poll(() => parts.locator('tbody tr').count(), { timeout: 6000 }).toBe(1);
+    await poll(() => parts.locator('tbody tr').count()).toBe(1);
   });
 
   it('fits a narrow screen, labels every control, and fetches nothing from outside', async () => {

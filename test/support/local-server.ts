@@ -16,14 +16,22 @@ export interface LocalServer {
 
 /**
  * Starts `src/server.ts` (as `npm start` does) on a data dir and a port (0: any free one), with the
- * Kafka listener off, and waits for its "listening" line. `env` overrides the backend and the rest
- * (e.g. `STORAGE_BACKEND: 'memory'`, `SCHEDULER_INTERVAL_MS: '0'`). The one way every test that
- * needs a real server process starts one.
+ * Kafka listener off unless `kafkaPort` names one, and waits for its "listening" line. `env`
+ * overrides the backend and the rest (e.g. `STORAGE_BACKEND: 'memory'`, `SCHEDULER_INTERVAL_MS: '0'`).
+ * The one way every test that needs a real server process starts one.
  */
-export async function startServer(dataDir: string, port = 0, env: Record<string, string> = {}): Promise<LocalServer> {
+export async function startServer(
+  dataDir: string,
+  port = 0,
+  env: Record<string, string> = {},
+  kafkaPort = 0,
+): Promise<LocalServer> {
   const proc = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/server.ts', '--port', String(port), '--data-dir', dataDir, '--kafka-port', '0'],
+    [
+      ...['--import', 'tsx', 'src/server.ts', '--port', String(port), '--data-dir', dataDir],
+      ...['--kafka-port', String(kafkaPort)],
+    ],
     {
       cwd: ROOT,
       env: { ...process.env, STORAGE_BACKEND: 'local', ...env },
