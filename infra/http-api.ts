@@ -121,6 +121,11 @@ export class LogHttpApi extends Construct {
   get url(): string {
     return this.stage.url;
   }
+
+  /** The API's id (its execute-api ARN's resource). */
+  get apiId(): string {
+    return this.api.apiId;
+  }
 }
 
 function authorizerFor(auth: ApiAuth, authorizerFunction: IFunction | undefined): IHttpRouteAuthorizer {

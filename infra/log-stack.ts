@@ -68,10 +68,17 @@ export class LogStack extends Stack {
   /** The heartbeat function's URL (authMode=iam): group heartbeats without an API Gateway request. */
   readonly heartbeatUrl?: lambda.FunctionUrl;
   readonly monitoring: Monitoring;
+  readonly clusterId: string;
+  /**
+   * The roles that invoke triggers' Lambda targets (the deliverers', the Kafka listener's task role):
+   * what a KafkaLogTrigger in another stack names in its function's permission (infra/log-trigger.ts).
+   */
+  readonly triggerInvokerRoles: iam.IRole[] = [];
 
   constructor(scope: Construct, id: string, props: LogStackProps) {
     super(scope, id, props);
     const { config } = props;
+    this.clusterId = config.clusterId;
     const removalPolicy = config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
     this.stores = new ReplicaStores(this, 'ReplicaStores', {
@@ -163,12 +170,13 @@ export class LogStack extends Stack {
       config.triggerFunctionArns.length > 0
         ? new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: config.triggerFunctionArns })
         : undefined;
-    if (invokeTargets)
-      for (const name of TRIGGER_DELIVERERS) {
-        const fn = this.functions.byName[name];
-        fn.addToRolePolicy(invokeTargets);
-        acknowledgeInvokePatterns(fn.role!, config.triggerFunctionArns);
-      }
+    for (const name of TRIGGER_DELIVERERS) {
+      const fn = this.functions.byName[name];
+      this.triggerInvokerRoles.push(fn.role!);
+      if (!invokeTargets) continue;
+      fn.addToRolePolicy(invokeTargets);
+      acknowledgeInvokePatterns(fn.role!, config.triggerFunctionArns);
+    }
 
     const { scheduler, heartbeat, ...httpFunctions } = this.functions.byName;
     this.api =
@@ -299,6 +307,7 @@ export class LogStack extends Stack {
         metrics: { namespace: METRICS_NAMESPACE, service: this.stackName, alarmTopic: this.monitoring.alarmTopic },
       });
       this.pushApi?.grantPost(kafka.service.taskDefinition.taskRole);
+      this.triggerInvokerRoles.push(kafka.service.taskDefinition.taskRole);
       if (invokeTargets) {
         kafka.service.taskDefinition.taskRole.addToPrincipalPolicy(invokeTargets);
         acknowledgeInvokePatterns(kafka.service.taskDefinition.taskRole, config.triggerFunctionArns);
@@ -312,6 +321,10 @@ export class LogStack extends Stack {
         description: 'Point kafkaHostName at this name (CNAME or alias)',
       });
     }
+    new CfnOutput(this, 'TriggerInvokerRoleArns', {
+      value: this.triggerInvokerRoles.map((r) => r.roleArn).join(','),
+      description: "The roles that invoke triggers' functions (KafkaLog.fromStackOutputs, docs/triggers.md)",
+    });
   }
 }
 

@@ -91,6 +91,11 @@ export class LogRestApi extends Construct {
   get url(): string {
     return this.api.url;
   }
+
+  /** The API's id (its execute-api ARN's resource). */
+  get apiId(): string {
+    return this.api.restApiId;
+  }
 }
 
 /**

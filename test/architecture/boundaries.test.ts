@@ -155,8 +155,9 @@ const MAY_IMPORT: Record<string, string[]> = {
     'src/services.ts',
     'src/storage',
   ],
-  // Infrastructure names the wire format's media types (binary media types of the REST API).
-  infra: ['src/wire'],
+  // Infrastructure names the wire format's media types (binary media types of the REST API); the
+  // trigger construct's custom resource is a client of the log (infra/trigger-resource-handler.ts).
+  infra: ['src/wire', 'src/client'],
   // The client is shipped on its own: it may use only the wire format it shares with the server.
   'src/client': ['src/wire'],
   'src/cli': ['src/client', 'src/console'],

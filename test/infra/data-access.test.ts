@@ -13,6 +13,10 @@
  * the push function's Lambda handler, commits from produce, admin (transaction markers) and the
  * scheduler (a timed-out transaction), each waking a push subscriber, scheduler passes, and a
  * trigger's Lambda target, invoked by the scheduler's deliveries (the one function that delivers).
+ * Beside the stack, a user's own stack binds a function no `triggerFunctionArns` lists with
+ * KafkaLogTrigger (infra/log-trigger.ts): its handler's calls to the log's API are checked against
+ * the handler's role, and the scheduler's invocation of that function against the resource-based
+ * permission the construct put on it (in the same account, IAM allows on either policy).
  *
  * A recorded call that is denied fails the test; a granted (action, resource) no recorded call
  * used fails it too, unless UNUSED_BUT_NEEDED says why it stays. The API key, JWT and REST stacks
@@ -20,12 +24,17 @@
  * evaluation holds for them too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { CfnTaskDefinition } from 'aws-cdk-lib/aws-ecs';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
 import { createPushHandler } from '../../functions/push-entry.js';
 import { HEARTBEAT_ROUTE, observedApp } from '../../functions/http-entry.js';
 import type { DataFunctionName } from '../../infra/data-access.js';
+import { KafkaLog, KafkaLogTrigger } from '../../infra/log-trigger.js';
 import { routeFor } from '../../infra/routes.js';
+import { onEvent, physicalId, type TriggerResourceProperties } from '../../infra/trigger-resource-handler.js';
 import type { Clock } from '../../src/clock.js';
 import { createServices, createStorage, runMaintenancePass, type Storage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
@@ -42,7 +51,7 @@ import {
   type RecordedCall,
 } from './iam/recorded-calls.js';
 import { allowingStatement, statementMatches, TemplateIam } from './iam/template-iam.js';
-import { logicalId, synthStack, TEST_ENV } from './synth.js';
+import { CDK_JSON_CONTEXT, logicalId, synthStack, TEST_ENV } from './synth.js';
 import type { KafkaEvent } from '../../src/triggers/kafka-event.js';
 
 const FUNCTIONS: DataFunctionName[] = ['produce', 'fetch', 'admin', 'push', 'heartbeat', 'scheduler'];
@@ -88,6 +97,59 @@ const roles = Object.fromEntries(
   }),
 ) as Record<DataFunctionName, FunctionRole>;
 const pushApiId = iam.physicalName(logicalId(synth.stack, synth.stack.pushApi!.api));
+/** The log stack's outputs, as a user reads them after deploying it. */
+const outputs = Object.fromEntries(
+  Object.entries(synth.template.toJSON().Outputs as Record<string, { Value: unknown }>).map(([k, v]) => [
+    k,
+    iam.resolve(v.Value),
+  ]),
+);
+
+/** A user's stack: a function bound to `p` by KafkaLogTrigger, from the log's outputs. */
+const user = (() => {
+  const app = new App({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+  const stack = new Stack(app, 'Consumers', { env: TEST_ENV });
+  const fn = new lambda.Function(stack, 'AuditConsumer', {
+    runtime: lambda.Runtime.NODEJS_22_X,
+    handler: 'index.handler',
+    code: lambda.Code.fromInline('exports.handler = async () => {};'),
+  });
+  const trigger = new KafkaLogTrigger(stack, 'Audit', {
+    log: KafkaLog.fromStackOutputs({
+      apiUrl: outputs.ApiUrl!,
+      clusterId: 'local', // the scenario's
+      triggerInvokerRoleArns: outputs.TriggerInvokerRoleArns!,
+    }),
+    topic: 'p',
+    function: fn,
+    triggerName: 'audit',
+    startingPosition: 'TRIM_HORIZON',
+  });
+  const template = Template.fromStack(stack).toJSON() as {
+    Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+  };
+  const userIam = new TemplateIam(template as never, iam.env);
+  const resource = Object.values(template.Resources).find((r) => r.Type === 'Custom::KafkaLogTrigger')!;
+  const properties = Object.fromEntries(
+    Object.entries(resource.Properties)
+      .filter(([k]) => k !== 'ServiceToken')
+      .map(([k, v]) => [k, userIam.resolve(v)]),
+  ) as unknown as TriggerResourceProperties;
+  return {
+    functionArn: userIam.resolve({
+      'Fn::GetAtt': [stack.getLogicalId(fn.node.defaultChild as lambda.CfnFunction), 'Arn'],
+    }),
+    properties,
+    handlerRole: functionRole(
+      userIam,
+      'trigger-handler',
+      stack.getLogicalId(trigger.handler.node.defaultChild as lambda.CfnFunction),
+      'ReadWrite',
+    ),
+    permissions: userIam.lambdaPermissions(),
+  };
+})();
+recorder.addResourcePolicies(user.permissions);
 const PUSH_DOMAIN = `${pushApiId}.execute-api.${TEST_ENV.region}.amazonaws.com`;
 
 let now = Date.now();
@@ -162,6 +224,37 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
   const json = (res.headers.get('content-type') ?? '').includes('json') && text;
   return { status: res.status, body: json ? JSON.parse(text.split('\n')[0]!) : text };
 }
+
+/**
+ * The construct's handler reaching the log's API as API Gateway lets its role: execute-api:Invoke
+ * on the route's ARN (a refusal is API Gateway's 403), then the function the route goes to.
+ */
+const handlerFetch = (async (input: string | URL | Request, init?: RequestInit) => {
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  const method = (init?.method ?? 'GET').toUpperCase();
+  const apiId = url.hostname.split('.')[0];
+  try {
+    recorder.authorize(user.handlerRole, 'ExecuteApi.Invoke', {
+      action: 'execute-api:Invoke',
+      resource: `arn:aws:execute-api:${iam.env.region}:${iam.env.account}:${apiId}/$default/${method}${url.pathname}`,
+    });
+  } catch {
+    return new Response(JSON.stringify({ message: 'Forbidden' }), { status: 403 });
+  }
+  const fn = routeFor(method, url.pathname)!.target as 'admin';
+  const res = await apps[fn].request(`${url.pathname}${url.search}`, init ?? {});
+  served.push({ fn, key: `${method} ${url.pathname}`, status: res.status });
+  return res;
+}) as typeof globalThis.fetch;
+const triggerResource = (RequestType: 'Create' | 'Delete') =>
+  onEvent(
+    {
+      RequestType,
+      ...(RequestType === 'Delete' && { PhysicalResourceId: physicalId(user.properties, 'audit') }),
+      ResourceProperties: user.properties,
+    },
+    { fetch: handlerFetch, auth: { type: 'none' } },
+  );
 
 const subscribe = async (connectionId: string, topic: string, partitions: { partition: number; offset: number }[]) => {
   const res = await push({
@@ -242,6 +335,11 @@ beforeAll(async () => {
   ).toBe(201);
   expect(await scheduler.services.triggers.runner.deliverDue(clock.now() + 60_000)).toBe(1);
   expect((await call('DELETE', `${B}/triggers/fn`)).status).toBe(204);
+  // The user's KafkaLogTrigger: created by its handler, delivered by the scheduler, deleted.
+  await triggerResource('Create');
+  expect(await scheduler.services.triggers.runner.deliverDue(clock.now() + 60_000)).toBe(1);
+  await triggerResource('Delete');
+  expect((await call('GET', `${B}/triggers/audit`)).status).toBe(404);
   await openTransaction('tx-scheduler', 1_000);
   await armed('conn-scheduler');
   now += 120_000; // past the transaction's timeout
@@ -321,10 +419,14 @@ describe('recorded AWS calls against the synthesized roles', () => {
 
   it('the Kafka listener (every kind of request) is allowed every call any function made', () => {
     const task = synth.stack.node.findAll().find((c) => c instanceof CfnTaskDefinition) as CfnTaskDefinition;
-    const statements = iam.statementsOf(iam.roleOf(synth.stack.getLogicalId(task)));
+    const taskRole = iam.roleOf(synth.stack.getLogicalId(task));
+    const statements = recorder.statementsFor({
+      statements: iam.statementsOf(taskRole),
+      roleArn: iam.resolve({ 'Fn::GetAtt': [taskRole, 'Arn'] }),
+    });
     expect(statements.length).toBeGreaterThan(0);
     const denied = recorder.calls
-      .filter((c) => !c.denied)
+      .filter((c) => !c.denied && FUNCTIONS.includes(c.fn as DataFunctionName))
       .filter(
         (c) =>
           !statements.some(
@@ -398,9 +500,28 @@ describe('recorded AWS calls against the synthesized roles', () => {
   });
 
   it("triggers' Lambda targets are invoked by the scheduler only, as the stack grants it", () => {
-    expect(invoked.map((i) => i.fn)).toEqual(['scheduler']);
+    expect(invoked.map((i) => i.fn)).toEqual(['scheduler', 'scheduler']);
     expect(invoked[0]).toMatchObject({ functionArn: TARGET_ARN });
     expect(invoked[0]!.offsets.length).toBeGreaterThan(0);
+  });
+
+  it("a KafkaLogTrigger's function is invoked under the permission the construct put on it, its handler under its role", () => {
+    expect(invoked[1]).toMatchObject({ fn: 'scheduler', functionArn: user.functionArn });
+    const invokes = callsOf('scheduler').filter((c) => c.request.resource === user.functionArn);
+    expect(invokes.length).toBeGreaterThan(0);
+    // Allowed by the user stack's Lambda permission, not the scheduler's role (it lists no such function).
+    const permissionIds = user.permissions.map((p) => p.source);
+    expect(invokes.every((c) => permissionIds.includes(c.allowedBy!))).toBe(true);
+    const handlerCalls = callsOf('trigger-handler');
+    expect(new Set(handlerCalls.map((c) => c.request.resource.replace(/^.*\/\$default\//, '')))).toEqual(
+      new Set([
+        'POST/v3/clusters/local/triggers',
+        'GET/v3/clusters/local/triggers/audit',
+        'DELETE/v3/clusters/local/triggers/audit',
+      ]),
+    );
+    expect(handlerCalls.filter((c) => c.denied)).toEqual([]);
+    expect(unusedGrants(user.handlerRole, handlerCalls)).toEqual([]);
   });
 
   it('the table of calls (function, calls recorded, denied, unused grants)', () => {

@@ -49,6 +49,8 @@ export interface FunctionRole {
   /** The S3 Express session mode the function's configuration asks for. */
   sessionMode: 'ReadOnly' | 'ReadWrite';
   env: Record<string, string>;
+  /** The role's ARN, as resource-based policies name it. */
+  roleArn: string;
 }
 
 export function functionRole(
@@ -59,10 +61,12 @@ export function functionRole(
 ): FunctionRole {
   const env = iam.environmentOf(functionLogicalId);
   const { partition, region, account } = iam.env;
+  const roleId = iam.roleOf(functionLogicalId);
   return {
+    roleArn: iam.resolve({ 'Fn::GetAtt': [roleId, 'Arn'] }),
     fn,
     // The buckets' policies (TLS only) bind the role as they bind every caller.
-    statements: [...iam.statementsOf(iam.roleOf(functionLogicalId)), ...iam.bucketPolicyStatements()],
+    statements: [...iam.statementsOf(roleId), ...iam.bucketPolicyStatements()],
     buckets: (env.BUCKETS ?? '')
       .split(',')
       .filter(Boolean)
@@ -84,14 +88,26 @@ const READ_ONLY_SESSION = new Set(['s3:GetObject', 's3:ListBucket']);
 
 export class CallRecorder {
   readonly calls: RecordedCall[] = [];
+  /** Resource-based statements of the same account (e.g. a function's Lambda permissions), by principal. */
+  private readonly resourcePolicies: (Statement & { principal: string })[] = [];
 
   constructor(private readonly iam: TemplateIam) {}
+
+  /** Adds resource-based statements (another template's: a user's stack) that apply to the principals they name. */
+  addResourcePolicies(statements: (Statement & { principal: string })[]): void {
+    this.resourcePolicies.push(...statements);
+  }
+
+  /** What allows `role`'s calls: its own statements, and the resource policies naming it. */
+  statementsFor(role: Pick<FunctionRole, 'statements' | 'roleArn'>): Statement[] {
+    return [...role.statements, ...this.resourcePolicies.filter((s) => s.principal === role.roleArn)];
+  }
 
   /** Records a call; throws AccessDenied when the role does not allow it. */
   authorize(role: FunctionRole, api: string, request: IamRequest): void {
     let allowed: Statement | undefined;
     try {
-      allowed = allowingStatement(role.statements, request);
+      allowed = allowingStatement(this.statementsFor(role), request);
     } catch (e) {
       // The domain code may swallow what a store throws: recorded as denied, so the check fails.
       this.calls.push({ fn: role.fn, api, request, denied: `not evaluated: ${(e as Error).message}` });

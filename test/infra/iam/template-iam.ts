@@ -122,6 +122,31 @@ export class TemplateIam {
     return out;
   }
 
+  /**
+   * The template's Lambda permissions (a function's resource-based policy) as statements, each with
+   * the principal it names: in the same account such a statement alone allows that principal's call
+   * (IAM asks the identity-based or the resource-based policy, either). Only principals named by ARN
+   * or account, without conditions, are read: anything else fails loudly.
+   */
+  lambdaPermissions(): (Statement & { principal: string })[] {
+    const out: (Statement & { principal: string })[] = [];
+    for (const [id, r] of Object.entries(this.resources)) {
+      if (r.Type !== 'AWS::Lambda::Permission') continue;
+      const p = r.Properties ?? {};
+      const extra = Object.keys(p).filter((k) => !['Action', 'FunctionName', 'Principal'].includes(k));
+      if (extra.length > 0) throw new Error(`${id}: Lambda permission with ${extra.join(', ')} is not evaluated here`);
+      out.push({
+        effect: 'Allow',
+        actions: [String(p.Action)],
+        resources: [this.resolve(p.FunctionName)],
+        conditions: {},
+        source: id,
+        principal: this.resolve(p.Principal),
+      });
+    }
+    return out;
+  }
+
   private statement(s: Record<string, Json>, source: string): Statement {
     if (s.NotAction || s.NotResource || s.Principal) throw new Error(`${source}: unsupported statement element`);
     const list = (v: Json): Json[] => (Array.isArray(v) ? v : [v]);

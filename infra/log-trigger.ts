@@ -1,0 +1,234 @@
+/**
+ * `KafkaLogTrigger`: the construct a user's own stack binds their function to a topic of a deployed
+ * log with, as `lambda.EventSourceMapping` binds one to an MSK topic (docs/triggers.md, "From your
+ * own CDK stack").
+ *
+ *   const log = KafkaLog.fromStackOutputs({ apiUrl, clusterId, triggerInvokerRoleArns });
+ *   new KafkaLogTrigger(this, 'Orders', { log, topic: 'orders', function: fn, batchSize: 500 });
+ *
+ * Two things: a resource-based permission on the function for each role of the log that delivers
+ * triggers (the scheduled function's, the Kafka listener's task role), so those roles may invoke
+ * exactly this function, and nothing else; in the same account that is all IAM asks, so the log
+ * stack need not list the function in `triggerFunctionArns`. And a custom resource that creates,
+ * updates and deletes the trigger through the log's v3 API (trigger-resource-handler.ts).
+ *
+ * Why a Provider-backed function and not AwsCustomResource: AwsCustomResource makes AWS SDK calls,
+ * and a trigger is no AWS resource: it is made by the log's own HTTP API (SigV4-signed, with the
+ * log's Kafka ACLs on the caller), which only code that speaks that API can call. The handler is the
+ * shipped client in a function; the Provider framework answers CloudFormation for it (timeouts,
+ * the response upload). One handler and one provider per stack, shared by every trigger in it.
+ */
+import { join } from 'node:path';
+import { CustomResource, Duration, Names, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as cr from 'aws-cdk-lib/custom-resources';
+import { Construct } from 'constructs';
+import { BUNDLING, REPO_ROOT, RUNTIME } from './log-functions.js';
+import type { LogStack } from './log-stack.js';
+import type { TriggerResourceProperties } from './trigger-resource-handler.js';
+
+/** A deployed log, as a trigger in another stack needs it. */
+export interface KafkaLogReference {
+  /** The v3 API's base URL (the log stack's ApiUrl output). */
+  readonly apiUrl: string;
+  /** The cluster id in /v3/clusters/{id} (ClusterId output). */
+  readonly clusterId: string;
+  /** The roles that invoke triggers' functions (TriggerInvokerRoleArns output). */
+  readonly invokerRoleArns: readonly string[];
+  /** The API's execute-api ARN (`arn:aws:execute-api:{region}:{account}:{api id}`): what the handler is granted to call. */
+  readonly executeApiArn: string;
+}
+
+export const KafkaLog = {
+  /**
+   * The log from its stack's outputs (`cdk deploy --outputs-file`, or `aws cloudformation
+   * describe-stacks`): ApiUrl, ClusterId and TriggerInvokerRoleArns, as plain strings.
+   */
+  fromStackOutputs(outputs: { apiUrl: string; clusterId: string; triggerInvokerRoleArns: string }): KafkaLogReference {
+    if (Token.isUnresolved(outputs.apiUrl) || Token.isUnresolved(outputs.triggerInvokerRoleArns))
+      throw new Error(
+        'KafkaLog.fromStackOutputs takes the outputs as strings; in the same app use KafkaLog.fromLogStack',
+      );
+    const api = /^https:\/\/([a-z0-9]+)\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?(\/|$)/.exec(outputs.apiUrl);
+    if (!api)
+      throw new Error(`apiUrl must be the log stack's ApiUrl output (an execute-api URL), got ${outputs.apiUrl}`);
+    const roles = outputs.triggerInvokerRoleArns
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const role = /^arn:(aws[a-z-]*):iam::(\d{12}):role\/.+$/;
+    const parsed = roles.map((r) => role.exec(r));
+    if (roles.length === 0 || parsed.some((m) => !m))
+      throw new Error(
+        `triggerInvokerRoleArns must be IAM role ARNs, comma-separated, got ${outputs.triggerInvokerRoleArns}`,
+      );
+    const [, partition, account] = parsed[0]!;
+    return {
+      apiUrl: outputs.apiUrl,
+      clusterId: outputs.clusterId,
+      invokerRoleArns: roles,
+      executeApiArn: `arn:${partition}:execute-api:${api[2]}:${account}:${api[1]}`,
+    };
+  },
+
+  /** The log of a stack in the same app (cross-stack references). */
+  fromLogStack(stack: LogStack): KafkaLogReference {
+    return {
+      apiUrl: stack.api.url,
+      clusterId: stack.clusterId,
+      invokerRoleArns: stack.triggerInvokerRoles.map((r) => r.roleArn),
+      executeApiArn: stack.formatArn({ service: 'execute-api', resource: stack.api.apiId }),
+    };
+  },
+};
+
+export type TriggerStartingPosition = 'LATEST' | 'TRIM_HORIZON' | 'AT_TIMESTAMP';
+
+/** The knobs under the names of the CDK's own Kafka event sources (aws-lambda-event-sources). */
+export interface KafkaLogTriggerProps {
+  readonly log: KafkaLogReference;
+  readonly topic: string;
+  /** The function, or a version or alias of it: invoked as named, granted as named. */
+  readonly function: lambda.IFunction;
+  /** Default: a name unique in the app (this construct's path). 1-128 of [a-zA-Z0-9._-]. */
+  readonly triggerName?: string;
+  /** Default trigger.{triggerName}. */
+  readonly groupId?: string;
+  /** BatchSize, 1-10,000 (server default 100). */
+  readonly batchSize?: number;
+  /** Default LATEST. */
+  readonly startingPosition?: TriggerStartingPosition;
+  /** AT_TIMESTAMP's start (epoch seconds, as the CDK's event sources take it). */
+  readonly startingPositionTimestamp?: number;
+  /** How long one invocation may take (default 30 s); at most the function's own timeout is useful. */
+  readonly timeout?: Duration;
+  /** MaximumBatchingWindow (0-300 s; server default 500 ms). */
+  readonly maxBatchingWindow?: Duration;
+  /** MaximumRetryAttempts (-1 infinite, the default). */
+  readonly retryAttempts?: number;
+  /** MaximumRecordAge (60 s-7 days; default none). */
+  readonly maxRecordAge?: Duration;
+  readonly bisectBatchOnError?: boolean;
+  /** FunctionResponseTypes ReportBatchItemFailures. */
+  readonly reportBatchItemFailures?: boolean;
+  /** The on-failure destination: `kafka://{topic}`. */
+  readonly onFailure?: string;
+  /** FilterCriteria patterns, as objects (JSON-encoded for the API). */
+  readonly filters?: Record<string, unknown>[];
+  /** Default true; false: created (or left) paused. */
+  readonly enabled?: boolean;
+}
+
+const HANDLER_ID = 'KafkaLogTriggerHandler';
+const PROVIDER_ID = 'KafkaLogTriggerProvider';
+
+export class KafkaLogTrigger extends Construct {
+  readonly triggerName: string;
+  /** The custom resource; its physical id is the trigger's URL. */
+  readonly resource: CustomResource;
+  /** The function that calls the log's API: give its role the Kafka ACLs a trigger needs (docs/triggers.md). */
+  readonly handler: lambda.IFunction;
+
+  constructor(scope: Construct, id: string, props: KafkaLogTriggerProps) {
+    super(scope, id);
+    this.triggerName = props.triggerName ?? Names.uniqueResourceName(this, { maxLength: 128, separator: '-' });
+    if (!Token.isUnresolved(this.triggerName) && !/^[a-zA-Z0-9._-]{1,128}$/.test(this.triggerName))
+      throw new Error(`triggerName must be 1-128 of [a-zA-Z0-9._-], got ${this.triggerName}`);
+
+    // The log's delivering roles may invoke this function (or version, or alias) and no other.
+    props.log.invokerRoleArns.forEach((roleArn, i) => {
+      const permissionId = `Invoke${i}`;
+      props.function.addPermission(permissionId, {
+        principal: new iam.ArnPrincipal(roleArn),
+        action: 'lambda:InvokeFunction',
+        scope: this,
+      });
+      if (!this.node.tryFindChild(permissionId))
+        throw new Error(
+          `${props.function.node.path}: this stack cannot add a permission to the function (imported from another account or environment?): import it with sameEnvironment, or list it in the log stack's triggerFunctionArns`,
+        );
+    });
+
+    const { handler, provider } = providerOf(Stack.of(this));
+    handler.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['execute-api:Invoke'],
+        // Any stage and method, the trigger routes of this cluster only.
+        resources: [
+          `${props.log.executeApiArn}/*/*/v3/clusters/${props.log.clusterId}/triggers`,
+          `${props.log.executeApiArn}/*/*/v3/clusters/${props.log.clusterId}/triggers/*`,
+        ],
+      }),
+    );
+    this.handler = handler;
+
+    const ms = (d: Duration | undefined) => (d === undefined ? undefined : d.toMilliseconds());
+    const trigger = {
+      name: this.triggerName,
+      topic: props.topic,
+      groupId: props.groupId,
+      target: { type: 'LAMBDA', functionArn: props.function.functionArn, timeoutMs: ms(props.timeout) },
+      batchSize: props.batchSize,
+      startingPosition: props.startingPosition,
+      startingPositionTimestamp:
+        props.startingPositionTimestamp === undefined ? undefined : props.startingPositionTimestamp * 1000,
+      maximumBatchingWindowMs: ms(props.maxBatchingWindow),
+      maximumRetryAttempts: props.retryAttempts,
+      maximumRecordAgeSeconds: props.maxRecordAge?.toSeconds(),
+      bisectBatchOnFunctionError: props.bisectBatchOnError,
+      functionResponseTypes: props.reportBatchItemFailures ? ['ReportBatchItemFailures'] : undefined,
+      onFailureDestination: props.onFailure,
+      filterCriteria: props.filters && { filters: props.filters.map((f) => ({ pattern: JSON.stringify(f) })) },
+    };
+    const properties: Omit<TriggerResourceProperties, 'ServiceToken'> = {
+      ApiUrl: props.log.apiUrl,
+      ClusterId: props.log.clusterId,
+      Trigger: Stack.of(this).toJsonString(trigger),
+      Enabled: String(props.enabled ?? true),
+    };
+    this.resource = new CustomResource(this, 'Resource', {
+      serviceToken: provider.serviceToken,
+      resourceType: 'Custom::KafkaLogTrigger',
+      properties,
+    });
+    // The trigger exists only once its function may be invoked: no first delivery is refused.
+    for (const child of this.node.children)
+      if (child instanceof lambda.CfnPermission) this.resource.node.addDependency(child);
+  }
+}
+
+/** The stack's one handler and provider, made by its first trigger. */
+function providerOf(stack: Stack): { handler: NodejsFunction; provider: cr.Provider } {
+  const existing = stack.node.tryFindChild(PROVIDER_ID) as cr.Provider | undefined;
+  if (existing) return { handler: stack.node.findChild(HANDLER_ID) as NodejsFunction, provider: existing };
+  // Its own role and log group, as the log's functions have: the role holds what the triggers add
+  // (execute-api:Invoke on their log's trigger routes) and its log group, no managed policy.
+  const logGroup = new logs.LogGroup(stack, `${HANDLER_ID}Logs`, {
+    retention: logs.RetentionDays.ONE_MONTH,
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
+  const role = new iam.Role(stack, `${HANDLER_ID}Role`, {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description: "KafkaLogTrigger's handler: its log group and the trigger routes of its logs' APIs",
+  });
+  logGroup.grantWrite(role);
+  const handler = new NodejsFunction(stack, HANDLER_ID, {
+    role,
+    logGroup,
+    entry: join(REPO_ROOT, 'infra', 'trigger-resource-handler.ts'),
+    handler: 'handler',
+    projectRoot: REPO_ROOT,
+    depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+    runtime: RUNTIME,
+    architecture: lambda.Architecture.ARM_64,
+    bundling: BUNDLING,
+    description: "Creates, updates and deletes KafkaLogTriggers through the log's v3 API",
+    memorySize: 256,
+    timeout: Duration.minutes(2),
+  });
+  const provider = new cr.Provider(stack, PROVIDER_ID, { onEventHandler: handler });
+  return { handler, provider };
+}

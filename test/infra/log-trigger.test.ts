@@ -1,0 +1,301 @@
+/**
+ * KafkaLogTrigger (infra/log-trigger.ts) in a user's own stack: the permission it puts on the
+ * function for each role of the log that delivers, the custom resource's properties, one handler
+ * for every trigger of a stack, the same-app reference to the log stack; and its handler
+ * (infra/trigger-resource-handler.ts) driving a real app through the shipped client: create, a
+ * create whose answer was lost, a name somebody else owns, updates (the definition, the state),
+ * deletes (twice, and the rollback of a failed create). The recorded-call check of the invocation
+ * this permission allows is in data-access.test.ts.
+ */
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { afterAll, describe, expect, it } from 'vitest';
+import { KafkaLog, KafkaLogTrigger } from '../../infra/index.js';
+import { LogStack } from '../../infra/log-stack.js';
+import { stackConfig } from '../../infra/stack-config.js';
+import {
+  onEvent,
+  physicalId,
+  type TriggerResourceEvent,
+  type TriggerResourceProperties,
+} from '../../infra/trigger-resource-handler.js';
+import { testApp } from '../support/test-app.js';
+import { TemplateIam } from './iam/template-iam.js';
+import { CDK_JSON_CONTEXT, synthStack, TEST_ENV } from './synth.js';
+
+const log = synthStack(
+  {
+    kafkaListener: true,
+    kafkaCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
+    kafkaHostName: 'kafka.example.com',
+  },
+  { bundle: false, cfnValidation: false },
+);
+afterAll(() => log.cleanup());
+const logIam = new TemplateIam(log.template.toJSON() as never, {
+  account: TEST_ENV.account!,
+  region: TEST_ENV.region!,
+  partition: 'aws',
+});
+/** The log stack's outputs as `cdk deploy --outputs-file` would write them. */
+const outputs = Object.fromEntries(
+  Object.entries(log.template.toJSON().Outputs as Record<string, { Value: unknown }>).map(([k, v]) => [
+    k,
+    logIam.resolve(v.Value),
+  ]),
+);
+
+/** A user's stack with a function bound to `orders` (and `audit`), synthesized without bundling. */
+function userStack(bind: (stack: Stack, fn: lambda.Function) => void) {
+  const app = new App({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+  const stack = new Stack(app, 'Consumers', { env: TEST_ENV });
+  const fn = new lambda.Function(stack, 'OrdersConsumer', {
+    runtime: lambda.Runtime.NODEJS_22_X,
+    handler: 'index.handler',
+    code: lambda.Code.fromInline('exports.handler = async () => ({ batchItemFailures: [] });'),
+  });
+  bind(stack, fn);
+  return { stack, fn, template: Template.fromStack(stack) };
+}
+
+const reference = () =>
+  KafkaLog.fromStackOutputs({
+    apiUrl: outputs.ApiUrl!,
+    clusterId: outputs.ClusterId!,
+    triggerInvokerRoleArns: outputs.TriggerInvokerRoleArns!,
+  });
+
+describe('KafkaLogTrigger in a synthesized template', () => {
+  it("the log stack names its delivering roles: the scheduler's and the listener's task role", () => {
+    const roles = outputs.TriggerInvokerRoleArns!.split(',');
+    expect(roles).toHaveLength(2);
+    const schedulerRole = logIam.roleOf(
+      log.stack.getLogicalId(log.stack.functions.byName.scheduler.node.defaultChild as never),
+    );
+    expect(roles[0]).toBe(`arn:aws:iam::${TEST_ENV.account}:role/${logIam.physicalName(schedulerRole)}`);
+  });
+
+  it('grants exactly those roles lambda:InvokeFunction on the function, and passes the trigger to the custom resource', () => {
+    const { stack, fn, template } = userStack((stack, fn) => {
+      new KafkaLogTrigger(stack, 'Orders', {
+        log: reference(),
+        topic: 'orders',
+        function: fn,
+        triggerName: 'orders-fn',
+        batchSize: 500,
+        startingPosition: 'TRIM_HORIZON',
+        maxBatchingWindow: Duration.seconds(0),
+        retryAttempts: 3,
+        bisectBatchOnError: true,
+        reportBatchItemFailures: true,
+        onFailure: 'kafka://orders-failed',
+        filters: [{ value: { kind: ['order'] } }],
+        timeout: Duration.seconds(60),
+      });
+    });
+    const fnArn = { 'Fn::GetAtt': [stack.getLogicalId(fn.node.defaultChild as lambda.CfnFunction), 'Arn'] };
+    const permissions = template.findResources('AWS::Lambda::Permission');
+    expect(Object.values(permissions).map((p) => p.Properties)).toEqual(
+      outputs.TriggerInvokerRoleArns!.split(',').map((role) => ({
+        Action: 'lambda:InvokeFunction',
+        FunctionName: fnArn,
+        Principal: role,
+      })),
+    );
+    const [resource] = Object.values(template.findResources('Custom::KafkaLogTrigger'));
+    expect(resource!.DependsOn).toEqual(expect.arrayContaining(Object.keys(permissions)));
+    const iam = new TemplateIam(template.toJSON() as never, {
+      account: TEST_ENV.account!,
+      region: TEST_ENV.region!,
+      partition: 'aws',
+    });
+    const props = resource!.Properties as Record<string, unknown>;
+    expect(props.ApiUrl).toBe(outputs.ApiUrl);
+    expect(props.ClusterId).toBe('test');
+    expect(props.Enabled).toBe('true');
+    expect(JSON.parse(iam.resolve(props.Trigger))).toEqual({
+      name: 'orders-fn',
+      topic: 'orders',
+      target: { type: 'LAMBDA', functionArn: iam.resolve(fnArn), timeoutMs: 60_000 },
+      batchSize: 500,
+      startingPosition: 'TRIM_HORIZON',
+      maximumBatchingWindowMs: 0,
+      maximumRetryAttempts: 3,
+      bisectBatchOnFunctionError: true,
+      functionResponseTypes: ['ReportBatchItemFailures'],
+      onFailureDestination: 'kafka://orders-failed',
+      filterCriteria: { filters: [{ pattern: '{"value":{"kind":["order"]}}' }] },
+    });
+    // The handler may call the trigger routes of this cluster on this API, and nothing else.
+    const apiId = /^https:\/\/([a-z0-9]+)\./.exec(outputs.ApiUrl!)![1];
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Action: 'execute-api:Invoke',
+            Effect: 'Allow',
+            Resource: [
+              `arn:aws:execute-api:us-east-1:${TEST_ENV.account}:${apiId}/*/*/v3/clusters/test/triggers`,
+              `arn:aws:execute-api:us-east-1:${TEST_ENV.account}:${apiId}/*/*/v3/clusters/test/triggers/*`,
+            ],
+          },
+        ]),
+      },
+    });
+  });
+
+  it('grants a qualified function (an alias) as named, and shares one handler between the triggers of a stack', () => {
+    const { template } = userStack((stack, fn) => {
+      const live = new lambda.Alias(stack, 'Live', { aliasName: 'live', version: fn.currentVersion });
+      new KafkaLogTrigger(stack, 'Orders', { log: reference(), topic: 'orders', function: live });
+      new KafkaLogTrigger(stack, 'Audit', { log: reference(), topic: 'audit', function: fn, enabled: false });
+    });
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).map((p) => p.Properties);
+    expect(permissions.filter((p) => 'Ref' in (p.FunctionName as object))).toHaveLength(2); // the alias's ARN
+    expect(permissions).toHaveLength(4);
+    const handlers = Object.values(template.findResources('AWS::Lambda::Function')).filter((f) =>
+      String(f.Properties.Description).includes('KafkaLogTriggers'),
+    );
+    expect(handlers).toHaveLength(1);
+    expect(Object.keys(template.findResources('Custom::KafkaLogTrigger'))).toHaveLength(2);
+  });
+
+  it("refuses outputs that are not the log stack's", () => {
+    expect(() =>
+      KafkaLog.fromStackOutputs({ apiUrl: 'http://localhost:8080', clusterId: 'c', triggerInvokerRoleArns: 'x' }),
+    ).toThrow(/ApiUrl/);
+    expect(() =>
+      KafkaLog.fromStackOutputs({ apiUrl: outputs.ApiUrl!, clusterId: 'c', triggerInvokerRoleArns: 'arn:aws:s3:::b' }),
+    ).toThrow(/role ARNs/);
+  });
+
+  it('in the same app, the log stack is referenced across stacks', () => {
+    const app = new App({ context: { ...CDK_JSON_CONTEXT, stage: 'ref', 'aws:cdk:bundling-stacks': [] } });
+    const logStack = new LogStack(app, 'Log', { config: stackConfig((k) => app.node.tryGetContext(k)), env: TEST_ENV });
+    const stack = new Stack(app, 'Consumers', { env: TEST_ENV });
+    const fn = new lambda.Function(stack, 'Fn', {
+      runtime: lambda.Runtime.NODEJS_22_X,
+      handler: 'index.handler',
+      code: lambda.Code.fromInline('exports.handler = async () => {};'),
+    });
+    new KafkaLogTrigger(stack, 'T', { log: KafkaLog.fromLogStack(logStack), topic: 'orders', function: fn });
+    const [permission] = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Permission'));
+    expect(JSON.stringify(permission!.Properties.Principal)).toContain('Fn::ImportValue');
+  });
+});
+
+describe('the custom resource handler against the log', () => {
+  const { app, call } = testApp({ runTriggers: false });
+  const fetch = ((input: string | URL | Request, init?: RequestInit) =>
+    app.request(input instanceof Request ? input : String(input), init)) as typeof globalThis.fetch;
+  const options = { fetch, auth: { type: 'none' } as const };
+  const FN = 'arn:aws:lambda:us-east-1:123456789012:function:orders-consumer';
+  const props = (trigger: Record<string, unknown>, enabled = true): TriggerResourceProperties => ({
+    ApiUrl: 'http://log.test/',
+    ClusterId: 'local',
+    Trigger: JSON.stringify({
+      name: 'orders-fn',
+      topic: 'orders',
+      target: { type: 'LAMBDA', functionArn: FN },
+      ...trigger,
+    }),
+    Enabled: String(enabled),
+  });
+  const event = (
+    e: Omit<TriggerResourceEvent, 'ResourceProperties'> & { ResourceProperties: TriggerResourceProperties },
+  ) => onEvent(e, options);
+  const describeTrigger = async () => call('GET', 'triggers/orders-fn');
+  const ID = physicalId({ ApiUrl: 'http://log.test/', ClusterId: 'local' }, 'orders-fn');
+
+  it('creates, recognises its own create, refuses a name somebody else owns, updates and deletes', async () => {
+    expect(
+      (await call('POST', '/v3/clusters/local/topics', { topic_name: 'orders', partitions_count: 2 })).status,
+    ).toBe(201);
+    const created = await event({ RequestType: 'Create', ResourceProperties: props({ batchSize: 50 }) });
+    expect(created.PhysicalResourceId).toBe(ID);
+    expect(ID).toBe('http://log.test/v3/clusters/local/triggers/orders-fn');
+    expect((await describeTrigger()).body).toMatchObject({ batch_size: 50, state: 'ENABLED' });
+
+    // The framework sends a Create again when the first one's answer was lost: the same trigger is ours.
+    expect(
+      (await event({ RequestType: 'Create', ResourceProperties: props({ batchSize: 50 }) })).PhysicalResourceId,
+    ).toBe(ID);
+    // Another definition under the same name is somebody else's: refused, and left as it was.
+    await expect(event({ RequestType: 'Create', ResourceProperties: props({ batchSize: 7 }) })).rejects.toMatchObject({
+      type: 'DUPLICATE_RESOURCE',
+    });
+    expect((await describeTrigger()).body.batch_size).toBe(50);
+    // Its rollback deletes nothing: the failed create has no physical id of ours.
+    await event({
+      RequestType: 'Delete',
+      PhysicalResourceId: 'request-id-of-the-failed-create',
+      ResourceProperties: props({ batchSize: 7 }),
+    });
+    expect((await describeTrigger()).status).toBe(200);
+
+    // The group's offsets, which a re-created trigger takes over (not LATEST's 2, where it would start anew).
+    for (const n of [1, 2])
+      expect((await call('POST', 'topics/orders/records', { partition_id: 0, value: { data: n } })).status).toBe(200);
+    expect(
+      (
+        await call('POST', '/v3/clusters/local/consumer-groups/trigger.orders-fn/offsets:commit', {
+          offsets: [{ topic_name: 'orders', partition_id: 0, offset: 1 }],
+        })
+      ).status,
+    ).toBeLessThan(300);
+
+    // A new definition under the same id: deleted and created again, the group's offsets kept.
+    await event({
+      RequestType: 'Update',
+      PhysicalResourceId: ID,
+      ResourceProperties: props({ batchSize: 200, maximumRetryAttempts: 2 }),
+      OldResourceProperties: props({ batchSize: 50 }),
+    });
+    const updated = (await describeTrigger()).body;
+    expect(updated).toMatchObject({ batch_size: 200, maximum_retry_attempts: 2, state: 'ENABLED' });
+    expect(updated.partitions.find((p: { partition_id: number }) => p.partition_id === 0).committed_offset).toBe(1);
+
+    // Only Enabled changed: paused, and resumed.
+    await event({
+      RequestType: 'Update',
+      PhysicalResourceId: ID,
+      ResourceProperties: props({ batchSize: 200, maximumRetryAttempts: 2 }, false),
+      OldResourceProperties: props({ batchSize: 200, maximumRetryAttempts: 2 }),
+    });
+    expect((await describeTrigger()).body.state).toBe('PAUSED');
+    await event({
+      RequestType: 'Update',
+      PhysicalResourceId: ID,
+      ResourceProperties: props({ batchSize: 200, maximumRetryAttempts: 2 }),
+      OldResourceProperties: props({ batchSize: 200, maximumRetryAttempts: 2 }, false),
+    });
+    expect((await describeTrigger()).body.state).toBe('ENABLED');
+
+    await event({ RequestType: 'Delete', PhysicalResourceId: ID, ResourceProperties: props({ batchSize: 200 }) });
+    expect((await describeTrigger()).status).toBe(404);
+    // A Delete sent again finds nothing to delete: done.
+    await event({ RequestType: 'Delete', PhysicalResourceId: ID, ResourceProperties: props({ batchSize: 200 }) });
+  });
+
+  it('a renamed trigger is a new physical id (CloudFormation then deletes the old one); created paused when disabled', async () => {
+    const renamed = props({});
+    renamed.Trigger = renamed.Trigger.replace('orders-fn', 'orders-fn-2');
+    const out = await event({
+      RequestType: 'Update',
+      PhysicalResourceId: ID,
+      ResourceProperties: { ...renamed, Enabled: 'false' },
+      OldResourceProperties: props({}),
+    });
+    expect(out.PhysicalResourceId).toBe('http://log.test/v3/clusters/local/triggers/orders-fn-2');
+    expect((await call('GET', 'triggers/orders-fn-2')).body.state).toBe('PAUSED');
+  });
+
+  it('an unknown topic fails the create with its Kafka error', async () => {
+    const p = props({});
+    p.Trigger = p.Trigger.replace('"orders"', '"nope"');
+    await expect(event({ RequestType: 'Create', ResourceProperties: p })).rejects.toMatchObject({
+      type: 'UNKNOWN_TOPIC_OR_PARTITION',
+    });
+  });
+});
