@@ -1,5 +1,5 @@
 /** `groups list|describe|delete|reset-offsets`: what kafka-consumer-groups.sh does. */
-import type { ResetStrategy } from '../client/group-admin.js';
+import type { ResetStrategy } from '../client/index.js';
 import {
   action,
   connect,

@@ -3,6 +3,7 @@
  * delete, reset offsets with a dry run) and kafkajs's listGroups/describeGroups/fetchOffsets/
  * setOffsets/resetOffsets, over the server's v3 consumer-group paths and extensions.
  */
+import { resetBody, type ResetScope, type ResetStrategy } from './offset-reset.js';
 import { enc, type Transport } from './transport.js';
 
 export type Call = <T>(fn: () => Promise<T>) => Promise<T>;
@@ -43,21 +44,10 @@ export interface GroupDescription extends GroupListing {
   partitions: GroupOffsetLag[];
 }
 
-export type ResetStrategy =
-  | { toEarliest: true }
-  | { toLatest: true }
-  | { toCurrent: true }
-  | { toOffset: number }
-  | { shiftBy: number }
-  /** ms since the epoch, or kafka-consumer-groups.sh's 'YYYY-MM-DDTHH:mm:SS.sss' (UTC unless zoned). */
-  | { toDatetime: number | string }
-  /** ISO-8601 duration, e.g. PT1H (now minus it). */
-  | { byDuration: string };
-
 export interface ResetOffsetsOptions {
   groupId: string;
   /** Every partition the group has committed offsets for, or these topics (all or some partitions). */
-  scope: { allTopics: true } | { topics: { topic: string; partitions?: number[] }[] };
+  scope: ResetScope;
   strategy: ResetStrategy;
   /** Default true, as the tool: only show the plan; false writes it (--execute). */
   dryRun?: boolean;
@@ -111,16 +101,6 @@ const listing = (g: WireGroup): GroupListing => ({
   protocolType: g.is_simple ? '' : 'consumer',
   state: STATES[g.state] ?? g.state,
 });
-
-function strategyBody(s: ResetStrategy): Record<string, unknown> {
-  if ('toEarliest' in s) return { strategy: 'to-earliest' };
-  if ('toLatest' in s) return { strategy: 'to-latest' };
-  if ('toCurrent' in s) return { strategy: 'to-current' };
-  if ('toOffset' in s) return { strategy: 'to-offset', offset: s.toOffset };
-  if ('shiftBy' in s) return { strategy: 'shift-by', shift_by: s.shiftBy };
-  if ('toDatetime' in s) return { strategy: 'to-datetime', datetime: s.toDatetime };
-  return { strategy: 'by-duration', duration: s.byDuration };
-}
 
 export class GroupAdmin {
   constructor(
@@ -230,20 +210,11 @@ export class GroupAdmin {
 
   /** kafka-consumer-groups.sh --reset-offsets for an inactive group; returns the plan (written unless dryRun). */
   async resetGroupOffsets(options: ResetOffsetsOptions): Promise<ResetPlanEntry[]> {
-    const scope =
-      'allTopics' in options.scope
-        ? { all_topics: true }
-        : {
-            topics: options.scope.topics.map((t) => ({
-              topic_name: t.topic,
-              ...(t.partitions ? { partition_ids: t.partitions } : {}),
-            })),
-          };
     const res = await this.call(() =>
       this.transport.request<{
         data: { topic_name: string; partition_id: number; current_offset: number | null; new_offset: number }[];
       }>('POST', `/consumer-groups/${enc(options.groupId)}/offsets:reset`, {
-        body: { ...strategyBody(options.strategy), ...scope, dry_run: options.dryRun ?? true },
+        body: resetBody(options.strategy, options.scope, options.dryRun),
       }),
     );
     return res.body.data

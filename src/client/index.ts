@@ -69,8 +69,8 @@ export type {
   ShareOffsetChange,
   SharePartitionDescription,
   ShareResetOptions,
-  ShareResetStrategy,
 } from './share-group-admin.js';
+export type { ResetScope, ResetStrategy, ShareResetStrategy } from './offset-reset.js';
 export type {
   TriggerConfig,
   TriggerDescription,

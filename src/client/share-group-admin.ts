@@ -1,4 +1,5 @@
 /** The admin calls of share groups (KIP-932), as Java's Admin names them, over the HTTP API. */
+import { resetBody, type ResetScope, type ShareResetStrategy } from './offset-reset.js';
 import { enc, type Transport } from './transport.js';
 
 export interface SharePartitionDescription {
@@ -80,20 +81,10 @@ export async function alterShareGroupConfigs(
   }
 }
 
-/** kafka-share-groups.sh --reset-offsets strategies. */
-export type ShareResetStrategy =
-  | { toEarliest: true }
-  | { toLatest: true }
-  | { toOffset: number }
-  /** ms since the epoch, or an ISO-8601 date and time (UTC unless zoned). */
-  | { toDatetime: number | string }
-  /** ISO-8601 duration, e.g. PT1H (now minus it). */
-  | { byDuration: string };
-
 export interface ShareResetOptions {
   groupId: string;
   /** Every share-partition the group has state for, or these topics (all or some partitions). */
-  scope: { allTopics: true } | { topics: { topic: string; partitions?: number[] }[] };
+  scope: ResetScope;
   strategy: ShareResetStrategy;
   /** Default true, as the tool: only show the plan; false writes it (--execute). */
   dryRun?: boolean;
@@ -117,32 +108,15 @@ interface WireChange {
   error: string | null;
 }
 
-function resetBody(s: ShareResetStrategy): Record<string, unknown> {
-  if ('toEarliest' in s) return { strategy: 'to-earliest' };
-  if ('toLatest' in s) return { strategy: 'to-latest' };
-  if ('toOffset' in s) return { strategy: 'to-offset', offset: s.toOffset };
-  if ('toDatetime' in s) return { strategy: 'to-datetime', datetime: s.toDatetime };
-  return { strategy: 'by-duration', duration: s.byDuration };
-}
-
 /** Resets share-partition start offsets (AlterShareGroupOffsets by a strategy); NON_EMPTY_GROUP while the group is in use. */
 export async function resetShareGroupOffsets(
   transport: Transport,
   call: Call,
   options: ShareResetOptions,
 ): Promise<ShareOffsetChange[]> {
-  const scope =
-    'allTopics' in options.scope
-      ? { all_topics: true }
-      : {
-          topics: options.scope.topics.map((t) => ({
-            topic_name: t.topic,
-            ...(t.partitions ? { partition_ids: t.partitions } : {}),
-          })),
-        };
   const res = await call(() =>
     transport.request<{ data: WireChange[] }>('POST', `/share-groups/${enc(options.groupId)}/offsets:reset`, {
-      body: { ...resetBody(options.strategy), ...scope, dry_run: options.dryRun ?? true },
+      body: resetBody(options.strategy, options.scope, options.dryRun),
     }),
   );
   return res.body.data.map((d) => ({
