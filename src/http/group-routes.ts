@@ -4,10 +4,10 @@ import { KafkaError } from '../wire/errors.js';
 import { assignmentOf, owns } from '../groups/assignment.js';
 import { type PartitionLag, summarizeLags } from '../groups/group-admin.js';
 import { ASSIGNOR_NAMES, parseAssignorName } from '../groups/assignors.js';
-import { parseDuration, type ResetScope, type ResetStrategy } from '../groups/offset-reset.js';
 import type { AutoOffsetReset } from '../groups/offsets.js';
 import type { AppEnv } from './app-env.js';
 import { GroupResources } from './group-resources.js';
+import { RESET_STRATEGIES, resetFields, resetScope, resetStrategy } from './offset-reset-body.js';
 import { mapBounded, partitionPage } from '../topics/partition-scan.js';
 import { nextPageUrl, pageCursor } from './page-token.js';
 import { intQuery, ISOLATION_LEVELS, parseQuery, partitionParam, readJson } from './request.js';
@@ -52,27 +52,13 @@ export const commitSchema = z.object({
   offsets: z.array(partitionRef.extend({ offset: z.int(), metadata: z.string().optional() })).min(1),
 });
 
-const STRATEGIES = [
-  'to-earliest',
-  'to-latest',
-  'to-current',
-  'to-offset',
-  'shift-by',
-  'to-datetime',
-  'by-duration',
-] as const;
 export const resetSchema = z.object({
-  strategy: z.enum(STRATEGIES),
+  strategy: z.enum(RESET_STRATEGIES),
   all_topics: z.boolean().meta({ description: 'Every partition with a committed offset' }).optional(),
   topics: z.array(z.object({ topic_name: z.string(), partition_ids: z.array(z.int().min(0)).optional() })).optional(),
   offset: z.int().meta({ description: 'to-offset' }).optional(),
   shift_by: z.int().meta({ description: 'shift-by' }).optional(),
-  datetime: z
-    .union([z.string(), z.int()])
-    .meta({ description: "to-datetime: 'YYYY-MM-DDTHH:mm:SS.sss' (UTC without a zone) or epoch ms" })
-    .optional(),
-  duration: z.string().meta({ description: 'by-duration: PnDTnHnMnS' }).optional(),
-  dry_run: z.boolean().default(false),
+  ...resetFields,
 });
 
 const AUTO_OFFSET_RESETS = ['earliest', 'latest', 'none'] as const satisfies readonly AutoOffsetReset[];
@@ -102,42 +88,6 @@ export const offsetsQuerySchema = z.object({
 
 const groupParam = (c: Context<AppEnv>) => c.req.param('group')!;
 const res = (c: Context<AppEnv>) => new GroupResources(c.get('resources'));
-
-/** kafka-consumer-groups.sh's --to-datetime format, 'YYYY-MM-DDTHH:mm:SS.sss' with an optional zone (UTC without), or epoch ms. */
-function parseDatetime(v: string | number): number {
-  if (typeof v === 'number') return v;
-  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?)(Z|[+-]\d{2}:?\d{2})?$/i.exec(v.trim());
-  const ms = m
-    ? Date.parse(m[1]! + (m[2] ? (m[2].length === 5 ? `${m[2].slice(0, 3)}:${m[2].slice(3)}` : m[2]) : 'Z'))
-    : NaN;
-  if (Number.isNaN(ms))
-    throw new KafkaError(
-      'BAD_REQUEST',
-      `Invalid datetime ${JSON.stringify(v)}: use YYYY-MM-DDTHH:mm:SS.sss with an optional zone, or epoch milliseconds`,
-    );
-  return ms;
-}
-
-function resetStrategy(body: z.infer<typeof resetSchema>): ResetStrategy {
-  const need = <T>(v: T | undefined, field: string): T => {
-    if (v === undefined) throw new KafkaError('BAD_REQUEST', `strategy ${body.strategy} needs ${field}`);
-    return v;
-  };
-  switch (body.strategy) {
-    case 'to-earliest':
-    case 'to-latest':
-    case 'to-current':
-      return { kind: body.strategy };
-    case 'to-offset':
-      return { kind: 'to-offset', offset: need(body.offset, 'offset') };
-    case 'shift-by':
-      return { kind: 'shift-by', shiftBy: need(body.shift_by, 'shift_by') };
-    case 'to-datetime':
-      return { kind: 'to-datetime', timestamp: parseDatetime(need(body.datetime, 'datetime')) };
-    case 'by-duration':
-      return { kind: 'by-duration', durationMs: parseDuration(need(body.duration, 'duration')) };
-  }
-}
 
 /** A group's lags on the topics the caller may DESCRIBE (the others are not shown, as in OffsetFetch). */
 async function visibleLags(c: Context<AppEnv>, groupId: string) {
@@ -420,17 +370,7 @@ export function groupRoutes(): Hono<AppEnv> {
   // Extension: kafka-consumer-groups.sh --reset-offsets, for an inactive group.
   app.post('/consumer-groups/:group/offsets:reset', async (c) => {
     const body = resetSchema.parse(await readJson(c));
-    if ((body.all_topics === true) === (body.topics !== undefined)) {
-      throw new KafkaError('BAD_REQUEST', 'Give exactly one of all_topics: true or topics');
-    }
-    const scope: ResetScope = body.all_topics
-      ? { allTopics: true }
-      : {
-          topics: body.topics!.map((t) => ({
-            topic: t.topic_name,
-            ...(t.partition_ids ? { partitions: t.partition_ids } : {}),
-          })),
-        };
+    const scope = resetScope(body);
     const dryRun = body.dry_run;
     const groupId = groupParam(c);
     // An offset reset is an OffsetCommit by an admin: READ on the group and on each topic it moves.

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import * as z from 'zod';
 import { ERRORS, KafkaError } from '../wire/errors.js';
-import { parseIsoDuration, SHARE_GROUP_CONFIG_NAMES } from '../share/share-config.js';
-import type { AcquiredRecord, ShareResetScope, ShareResetStrategy } from '../share/share-groups.js';
+import { SHARE_GROUP_CONFIG_NAMES } from '../share/share-config.js';
+import type { AcquiredRecord } from '../share/share-groups.js';
+import { RESET_STRATEGIES, resetFields, resetScope, resetStrategy } from './offset-reset-body.js';
 import type { AppEnv } from './app-env.js';
 import { DATA_TYPES, OUTPUT_FORMATS, showRecord, type OutputFormat } from './record-text.js';
 import { dateTime } from './openapi-parts.js';
@@ -79,21 +80,15 @@ export const acknowledgeSchema = z.object({
 
 export const configValueSchema = z.object({ value: z.string() });
 
-const RESET_STRATEGIES = ['to-earliest', 'to-latest', 'to-offset', 'to-datetime', 'by-duration'] as const;
 export const shareResetSchema = z.object({
-  strategy: z.enum(RESET_STRATEGIES),
+  strategy: z.enum(RESET_STRATEGIES).exclude(['to-current', 'shift-by']),
   all_topics: z.boolean().meta({ description: 'Every share-partition the group has state for' }).optional(),
   topics: z
     .array(z.object({ topic_name: z.string().min(1), partition_ids: z.array(z.int().min(0)).optional() }))
     .min(1)
     .optional(),
   offset: z.int().min(0).meta({ description: 'to-offset' }).optional(),
-  datetime: z
-    .union([z.string(), z.int()])
-    .meta({ description: 'to-datetime: an ISO-8601 date and time (UTC without a zone), or epoch ms' })
-    .optional(),
-  duration: z.string().meta({ description: 'by-duration: PnDTnHnMn.nS' }).optional(),
-  dry_run: z.boolean().default(false),
+  ...resetFields,
 });
 export const shareOffsetsDeleteSchema = z.object({ topics: z.array(z.string().min(1)).min(1) });
 export const shareOffsetChangeListSchema = z.object({
@@ -393,22 +388,13 @@ export function shareGroupRoutes(): Hono<AppEnv> {
   app.post('/share-groups/:group/offsets:reset', async (c) => {
     const group = groupParam(c);
     const body = shareResetSchema.parse(await readJson(c));
-    if ((body.all_topics === true) === (body.topics !== undefined))
-      throw new KafkaError('BAD_REQUEST', 'Give exactly one of all_topics: true or topics');
+    const scope = resetScope(body);
     await authorize(c, 'READ', 'GROUP', group);
     const { share } = c.get('services');
     const topics = body.topics
       ? body.topics.map((t) => t.topic_name)
       : [...new Set((await share.describe(group)).map((p) => p.topic))];
     await authorizeAll(c, 'READ', 'TOPIC', topics);
-    const scope: ShareResetScope = body.topics
-      ? {
-          topics: body.topics.map((t) => ({
-            topic: t.topic_name,
-            ...(t.partition_ids ? { partitions: t.partition_ids } : {}),
-          })),
-        }
-      : { allTopics: true };
     const changes = await share.resetOffsets(group, scope, resetStrategy(body), body.dry_run);
     const answer: Answer<typeof shareOffsetChangeListSchema> = {
       kind: 'KafkaShareGroupOffsetChangeList',
@@ -469,33 +455,6 @@ export function shareGroupRoutes(): Hono<AppEnv> {
   });
 
   return app;
-}
-
-function resetStrategy(body: z.infer<typeof shareResetSchema>): ShareResetStrategy {
-  const need = <T>(v: T | undefined, field: string): T => {
-    if (v === undefined) throw new KafkaError('BAD_REQUEST', `strategy ${body.strategy} needs ${field}`);
-    return v;
-  };
-  switch (body.strategy) {
-    case 'to-earliest':
-    case 'to-latest':
-      return { kind: body.strategy };
-    case 'to-offset':
-      return { kind: 'to-offset', offset: need(body.offset, 'offset') };
-    case 'to-datetime': {
-      const v = need(body.datetime, 'datetime');
-      const zoned = typeof v === 'string' && /(Z|[+-]\d{2}:?\d{2})$/i.test(v);
-      const timestamp = typeof v === 'number' ? v : Date.parse(zoned ? v : `${v}Z`);
-      if (Number.isNaN(timestamp)) throw new KafkaError('BAD_REQUEST', `Invalid datetime ${JSON.stringify(v)}`);
-      return { kind: 'to-datetime', timestamp };
-    }
-    case 'by-duration': {
-      const durationMs = parseIsoDuration(need(body.duration, 'duration'));
-      if (durationMs === undefined)
-        throw new KafkaError('BAD_REQUEST', `Invalid duration ${JSON.stringify(body.duration)}: use PnDTnHnMn.nS`);
-      return { kind: 'by-duration', durationMs };
-    }
-  }
 }
 
 /** Resolves at this process's next append to one of the topics, or after `ms`. */

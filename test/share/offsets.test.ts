@@ -135,6 +135,13 @@ for (const backend of allBackends) {
       ]);
       const badReset = await reset('gd', { strategy: 'by-duration', duration: 'soon', all_topics: true });
       expect(badReset.status).toBe(400);
+      // --to-datetime in the tools' format (as a consumer group's), not any date Date.parse reads;
+      // shift-by moves a committed position, which a share group does not have.
+      for (const body of [
+        { strategy: 'to-datetime', datetime: '2024-01-01', all_topics: true },
+        { strategy: 'shift-by', shift_by: 1, all_topics: true },
+      ])
+        expect(await reset('gd', body)).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST' } });
     });
   });
 }
