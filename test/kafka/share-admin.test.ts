@@ -479,3 +479,68 @@ describe('ACLs', () => {
     }
   });
 });
+
+describe('share groups in ListGroups and DescribeGroups', () => {
+  const listed = async () =>
+    (
+      (await c.request(m.ListGroups, 5, { statesFilter: [], typesFilter: ['share'] })).body.groups as {
+        groupId: string;
+        groupState: string;
+        protocolType: string;
+        groupType: string;
+      }[]
+    ).find((g) => g.groupId === 'listed-g');
+  const shareState = async () =>
+    (await c.request(m.ShareGroupDescribe, 1, { groupIds: ['listed-g'], includeAuthorizedOperations: false })).body
+      .groups[0].groupState;
+
+  it('one state everywhere: Stable while a receiver holds records under a lock, Empty after', async () => {
+    const share = s.services.share;
+    await share.alterConfig('listed-g', 'share.auto.offset.reset', 'earliest');
+    await produce('other', 0, 2);
+    const held = await share.acquire('listed-g', ['other'], 'w', 10);
+    expect(held.length).toBeGreaterThan(0);
+    expect(await listed()).toEqual({
+      groupId: 'listed-g',
+      groupState: 'Stable',
+      protocolType: 'share',
+      groupType: 'share',
+    });
+    expect(await shareState()).toBe('Stable');
+    expect(await alter('listed-g', [])).toMatchObject({ errorCode: code('NON_EMPTY_GROUP') });
+    await share.acknowledge(
+      'listed-g',
+      'w',
+      held.map((r) => ({ topic: 'other', partition: 0, offset: r.record.offset, type: 'release' as const })),
+    );
+    expect((await listed())?.groupState).toBe('Empty');
+    expect(await shareState()).toBe('Empty');
+  });
+
+  it('DescribeGroups: a share group is not a classic group (v6: GROUP_ID_NOT_FOUND), as Kafka answers', async () => {
+    const v6 = (
+      await c.request(m.DescribeGroups, 6, { groups: ['listed-g', 'no-such-g'], includeAuthorizedOperations: false })
+    ).body.groups;
+    expect(v6).toEqual([
+      expect.objectContaining({
+        groupId: 'listed-g',
+        errorCode: code('GROUP_ID_NOT_FOUND'),
+        errorMessage: 'Group listed-g is not a classic group.',
+        groupState: 'Dead',
+        members: [],
+      }),
+      expect.objectContaining({
+        groupId: 'no-such-g',
+        errorCode: code('GROUP_ID_NOT_FOUND'),
+        errorMessage: 'Group no-such-g not found.',
+        groupState: 'Dead',
+      }),
+    ]);
+    // Before v6 a group that is not there is Dead without an error.
+    const v5 = (await c.request(m.DescribeGroups, 5, { groups: ['listed-g'], includeAuthorizedOperations: false })).body
+      .groups;
+    expect(v5).toEqual([
+      expect.objectContaining({ groupId: 'listed-g', errorCode: 0, groupState: 'Dead', protocolType: '' }),
+    ]);
+  });
+});

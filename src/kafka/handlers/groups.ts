@@ -3,11 +3,11 @@
  * the ClassicGroupCoordinator; DescribeGroups, ListGroups and DeleteGroups see both classic groups
  * and the KIP-848 groups of the HTTP API.
  */
-import { KafkaError, isKafkaError } from '../../wire/errors.js';
+import { ERRORS, KafkaError, isKafkaError } from '../../wire/errors.js';
 import { MemberIdRequired } from '../../groups/classic-coordinator.js';
 import type { ClassicGroup } from '../../groups/classic-group.js';
 import { allowed, allowedNames, authorize, denied } from './access.js';
-import { errorCodeOf, type Handler, type RequestContext } from './context.js';
+import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
 
 /**
  * This listener is every coordinator: of groups (key type 0) and of transactional ids (1), whose
@@ -138,11 +138,17 @@ export const leaveGroup: Handler = async (ctx, req, version) => {
   }
 };
 
-export const describeGroups: Handler = async (ctx, req) => {
+/**
+ * Classic groups, and the HTTP API's KIP-848 groups. A group that is neither is Dead, as Kafka
+ * answers it: from v6 (KIP-1043) with GROUP_ID_NOT_FOUND, and for a share group the message Kafka
+ * gives (a share group is not a classic group; ShareGroupDescribe describes it).
+ */
+export const describeGroups: Handler = async (ctx, req, version) => {
   const groups = await Promise.all(
     (req.groups as string[]).map(async (groupId) => {
       const base = {
         errorCode: 0,
+        errorMessage: null as string | null,
         groupId,
         groupState: 'Dead',
         protocolType: '',
@@ -155,7 +161,15 @@ export const describeGroups: Handler = async (ctx, req) => {
         const g = await ctx.classic.describe(groupId);
         if (g) return { ...base, ...describeClassic(g) };
         const snap = await ctx.services.groups.coordinator.find(groupId);
-        if (!snap) return base;
+        if (!snap) {
+          if (version < 6) return base;
+          const share = await ctx.services.share.requireGroup(groupId).then(
+            () => true,
+            () => false,
+          );
+          const message = share ? `Group ${groupId} is not a classic group.` : `Group ${groupId} not found.`;
+          return { ...base, errorCode: ERRORS.GROUP_ID_NOT_FOUND.code, errorMessage: message };
+        }
         const g848 = snap.group;
         return {
           ...base,
@@ -172,7 +186,7 @@ export const describeGroups: Handler = async (ctx, req) => {
           })),
         };
       } catch (e) {
-        return { ...base, errorCode: errorCodeOf(ctx, e) };
+        return { ...base, errorCode: errorCodeOf(ctx, e), errorMessage: errorMessageOf(e) };
       }
     }),
   );
@@ -209,12 +223,13 @@ export const listGroups: Handler = async (ctx, req) => {
     type Listed = { groupId: string; protocolType: string; groupState: string; groupType: string };
     const out = new Map<string, Listed>();
     // Share groups have a namespace of their own here (docs/share-groups.md): a consumer group of
-    // the same id is the one listed.
+    // the same id is the one listed. Their state is the one the HTTP routes, ShareGroupDescribe
+    // and the offset changes' NON_EMPTY_GROUP go by (members, or records under unexpired locks).
     for (const groupId of shared)
       out.set(groupId, {
         groupId,
         protocolType: 'share',
-        groupState: (await share.members.list(groupId)).length > 0 ? 'Stable' : 'Empty',
+        groupState: (await share.state(groupId)) === 'STABLE' ? 'Stable' : 'Empty',
         groupType: 'share',
       });
     for (const g of others)

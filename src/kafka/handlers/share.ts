@@ -78,11 +78,14 @@ export const shareGroupDescribe: Handler = async (ctx, req) => {
         const first = (await deniedAmong(ctx, 'DESCRIBE', 'TOPIC', topics)).values().next();
         if (!first.done) throw first.value;
         const epoch = Math.max(0, ...members.map((m) => m.memberEpoch));
+        // Without members, HTTP receivers holding records under a lock keep the group Stable:
+        // the state ListGroups, the HTTP routes and the offset changes go by.
+        const stable = members.length > 0 || (await share.state(groupId)) === 'STABLE';
         return {
           errorCode: 0,
           errorMessage: null,
           groupId,
-          groupState: members.length === 0 ? 'Empty' : 'Stable',
+          groupState: stable ? 'Stable' : 'Empty',
           groupEpoch: epoch,
           assignmentEpoch: epoch,
           assignorName: 'simple',

@@ -109,16 +109,18 @@ export const SyncGroup: ApiSpec = {
 export const DescribeGroups: ApiSpec = {
   apiKey: 15,
   name: 'DescribeGroups',
-  request: message('DescribeGroupsRequest', '0-5', '5+', [
+  // v6 (KIP-1043) answers GROUP_ID_NOT_FOUND, with a message, for a group that is not there.
+  request: message('DescribeGroupsRequest', '0-6', '5+', [
     f('groups', arrayOf('string'), '0+'),
     f('includeAuthorizedOperations', 'bool', '3+'),
   ]),
-  response: message('DescribeGroupsResponse', '0-5', '5+', [
+  response: message('DescribeGroupsResponse', '0-6', '5+', [
     throttleTimeMs('1+'),
     f(
       'groups',
       arrayOf([
         errorCode(),
+        errorMessage('6+'),
         f('groupId', 'string', '0+'),
         f('groupState', 'string', '0+'),
         f('protocolType', 'string', '0+'),
