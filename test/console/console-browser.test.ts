@@ -589,6 +589,30 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     );
     await shot('share-group');
 
+    // The group's configs: the one set through the API shows, a bad value is refused by its Kafka name.
+    const configOf = async (name: string) =>
+      (
+        (await call('GET', '/share-groups/workers/configs')).data as {
+          name: string;
+          value: string;
+          is_default: boolean;
+        }[]
+      ).find((c) => c.name === name);
+    expect(await page.getByLabel('share.auto.offset.reset', { exact: true }).inputValue()).toBe('earliest');
+    const limit = page.getByLabel('share.delivery.count.limit', { exact: true });
+    await limit.fill('99');
+    await limit.press('Enter');
+    const limitRow = page.getByRole('row', { name: /^share\.delivery\.count\.limit/ });
+    await poll(() => limitRow.getByRole('alert').textContent()).toMatch(/^INVALID_CONFIG: /);
+    await limit.fill('3');
+    await limit.press('Enter');
+    await poll(() => limitRow.getByText('Saved', { exact: true }).count()).toBe(1);
+    expect(await configOf('share.delivery.count.limit')).toMatchObject({ value: '3', is_default: false });
+    await poll(() => limitRow.locator('td').last().textContent()).toBe('group');
+    await limitRow.getByRole('button', { name: 'Reset' }).click();
+    await poll(() => limitRow.getByText('Reset to default', { exact: true }).count()).toBe(1);
+    expect(await configOf('share.delivery.count.limit')).toMatchObject({ is_default: true });
+
     // A dry run is always allowed and changes nothing; executing while w1 holds locks is refused.
     const reset = page.getByRole('region', { name: 'Reset offsets' });
     await reset.getByLabel('Strategy').selectOption('to-earliest');

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, enc, type ShareGroupDescription } from '../api.js';
+import { api, enc, type List, type ShareGroupDescription } from '../api.js';
+import { type ConfigEntry, ConfigRow } from '../configs.js';
 import { ConfirmButton, ErrorLine, Loading, LineChart, Section, Stat, Table } from '../components.js';
 import { usePoll, useSeries } from '../hooks.js';
 import { ResetOffsets } from '../reset.js';
@@ -65,6 +66,16 @@ function DeleteOffsets({ group, topics, onDone }: { group: string; topics: strin
 
 export function ShareGroupPage({ group }: { group: string }) {
   const d = usePoll(() => api<ShareGroupDescription>(`/share-groups/${enc(group)}`), 2000, [group]);
+  // Share group configs are set on the group or not at all: the group is their only source.
+  const configs = usePoll(
+    () =>
+      api<List<Omit<ConfigEntry, 'source'>>>(`/share-groups/${enc(group)}/configs`).then((l) =>
+        l.data.map((c) => ({ ...c, source: 'group' })),
+      ),
+    0,
+    [group],
+  );
+  const configPath = (name: string) => `/share-groups/${enc(group)}/configs/${enc(name)}`;
   const { series, push } = useSeries();
   useEffect(() => {
     if (d.data) push(Date.now() / 1000, d.data.lag);
@@ -169,6 +180,25 @@ export function ShareGroupPage({ group }: { group: string }) {
             onDone={d.reload}
           />
           <DeleteOffsets group={group} topics={topics} onDone={d.reload} />
+          <Section title="Configs" id="configs">
+            <ErrorLine error={configs.error} />
+            {configs.data && (
+              <Table caption={`Configs of ${group}`} head={['Name', 'Value', 'Source']}>
+                {configs.data.map((c) => (
+                  <ConfigRow
+                    key={c.name}
+                    config={c}
+                    save={(value) =>
+                      value === undefined
+                        ? api(configPath(c.name), { method: 'DELETE' })
+                        : api(configPath(c.name), { method: 'PUT', body: { value } })
+                    }
+                    onSaved={configs.reload}
+                  />
+                ))}
+              </Table>
+            )}
+          </Section>
         </>
       )}
     </>

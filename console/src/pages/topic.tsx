@@ -1,61 +1,9 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import { api, apiList, enc, type List, type Partition, type Topic, type TopicConfig } from '../api.js';
 import { formatBytes, plural } from '../bytes.js';
-import { ErrorLine, Loading, Form, LineChart, Section, Table } from '../components.js';
+import { ErrorLine, Loading, LineChart, Section, Table } from '../components.js';
+import { ConfigRow } from '../configs.js';
 import { usePoll, useSeries } from '../hooks.js';
-
-function ConfigRow({ topic, config, onSaved }: { topic: string; config: TopicConfig; onSaved: () => void }) {
-  const [value, setValue] = useState(config.value ?? '');
-  const [error, setError] = useState<Error>();
-  const [saved, setSaved] = useState('');
-  useEffect(() => setValue(config.value ?? ''), [config.value]);
-  const alter = async (operation: 'SET' | 'DELETE') => {
-    setError(undefined);
-    setSaved('');
-    try {
-      await api(`/topics/${enc(topic)}/configs:alter`, {
-        method: 'POST',
-        body: { data: [{ name: config.name, operation, ...(operation === 'SET' ? { value } : {}) }] },
-      });
-      setSaved(operation === 'SET' ? 'Saved' : 'Reset to default');
-      onSaved();
-    } catch (e) {
-      setError(e as Error);
-    }
-  };
-  const id = `config-${config.name.replace(/\W/g, '-')}`;
-  return (
-    <tr>
-      <th scope="row">
-        <label for={id}>{config.name}</label>
-      </th>
-      <td>
-        <Form class="inline" onSubmit={() => alter('SET')}>
-          <input
-            id={id}
-            value={value}
-            onInput={(e) => setValue(e.currentTarget.value)}
-            readOnly={config.is_read_only}
-            aria-describedby={`${id}-status`}
-          />
-          <button type="submit" disabled={config.is_read_only || value === (config.value ?? '')}>
-            Save
-          </button>
-          {!config.is_default && (
-            <button type="button" onClick={() => void alter('DELETE')}>
-              Reset
-            </button>
-          )}
-        </Form>
-        <div id={`${id}-status`} aria-live="polite">
-          {saved && <span class="ok">{saved}</span>}
-          <ErrorLine error={error} />
-        </div>
-      </td>
-      <td>{config.is_default ? 'default' : config.source}</td>
-    </tr>
-  );
-}
 
 export function TopicPage({ topic }: { topic: string }) {
   const t = usePoll(() => api<Topic>(`/topics/${enc(topic)}`), 0, [topic]);
@@ -138,7 +86,24 @@ export function TopicPage({ topic }: { topic: string }) {
         {configs.data && (
           <Table caption={`Configs of ${topic}`} head={['Name', 'Value', 'Source']}>
             {configs.data.data.map((c) => (
-              <ConfigRow key={c.name} topic={topic} config={c} onSaved={configs.reload} />
+              <ConfigRow
+                key={c.name}
+                config={c}
+                save={(value) =>
+                  api(`/topics/${enc(topic)}/configs:alter`, {
+                    method: 'POST',
+                    body: {
+                      data: [
+                        {
+                          name: c.name,
+                          ...(value === undefined ? { operation: 'DELETE' } : { operation: 'SET', value }),
+                        },
+                      ],
+                    },
+                  })
+                }
+                onSaved={configs.reload}
+              />
             ))}
           </Table>
         )}
