@@ -7,8 +7,8 @@
  */
 export type BatchVerdict =
   | { kind: 'success' }
-  /** Records from `offset` on are retried; the ones before it succeeded. */
-  | { kind: 'failed-from'; offset: number }
+  /** Records from `offset` on are retried; the ones before it succeeded. `failed`: the offsets named. */
+  | { kind: 'failed-from'; offset: number; failed: number[] }
   | { kind: 'failed'; why: string };
 
 export function batchVerdict(response: unknown, partitionKey: string, offsets: readonly number[]): BatchVerdict {
@@ -21,6 +21,7 @@ export function batchVerdict(response: unknown, partitionKey: string, offsets: r
   if (failures.length === 0) return { kind: 'success' };
   const inBatch = new Set(offsets);
   let lowest = Number.POSITIVE_INFINITY;
+  const failed: number[] = [];
   for (const f of failures) {
     const id = (f as { itemIdentifier?: unknown } | null)?.itemIdentifier as
       | { partition?: unknown; offset?: unknown }
@@ -30,6 +31,7 @@ export function batchVerdict(response: unknown, partitionKey: string, offsets: r
     if (id.partition !== partitionKey || typeof offset !== 'number' || !inBatch.has(offset))
       return { kind: 'failed', why: `itemIdentifier ${JSON.stringify(id)} is not a record of this batch` };
     lowest = Math.min(lowest, offset);
+    failed.push(offset);
   }
-  return { kind: 'failed-from', offset: lowest };
+  return { kind: 'failed-from', offset: lowest, failed };
 }

@@ -78,8 +78,9 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
   if (!claim.held) return { how: 'held-elsewhere', until: claim.until };
   let lease: HeldLease | undefined = claim.lease;
   let invoke: { target: string; call: Invoke } | undefined;
-  // Partial failures in a row at one offset: they back off as a failing batch does.
-  let partial = { at: -1, attempts: 0 };
+  // A partial batch response's failed records are the next batch, and its failures so far count
+  // against MaximumRetryAttempts there: `failures` of the batch that starts at `at`.
+  let partial = { at: -1, failures: 0 };
   let ahead: ReadAhead | undefined;
   // The batching window of the batch starting at `position`: it is invoked at `until` at the latest.
   let gathering: { position: number; until: number } | undefined;
@@ -154,20 +155,20 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
       }
       let failedFrom: number | undefined;
       if (records.length > 0) {
-        const done = await deliver(deps, d, lease, invoke.call, topic, records, control);
+        const failures = partial.at === records[0]!.offset ? partial.failures : 0;
+        const done = await deliver(deps, d, lease, invoke.call, topic, records, control, failures);
         if (!done) return { how: 'stopped' };
         lease = done.lease;
         if (done.stopped) return { how: 'stopped' };
         failedFrom = done.failedFrom;
-        if (failedFrom !== undefined) next = failedFrom;
-        else if (done.through !== undefined) next = done.through;
+        if (failedFrom !== undefined) {
+          next = failedFrom;
+          partial = { at: failedFrom, failures: done.failures ?? 0 };
+        } else if (done.through !== undefined) next = done.through;
       }
       if (deps.clock.now() >= lease.item.value.until) return { how: 'stopped' }; // stalled past the lease
       await deps.positions.commit(d, topic, key.partition, next);
-      if (failedFrom !== undefined) {
-        partial = { at: failedFrom, attempts: partial.at === failedFrom ? partial.attempts + 1 : 1 };
-        await sleep(backoff(partial.attempts, deps.retryBackoff));
-      }
+      if (failedFrom !== undefined) await sleep(backoff(partial.failures, deps.retryBackoff));
     }
   } finally {
     // A run that stops while holding the lease gives it back, so the next commit claims it at once.
@@ -177,7 +178,9 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
 
 /**
  * Invokes until the target accepts the batch, or (partial batch responses) some of its first
- * records: `failedFrom` is then the lowest failed offset, where the next batch starts. `through`:
+ * records: `failedFrom` is then the lowest failed offset, where the next batch starts, and
+ * `failures` the failed invocations so far (`failuresSoFar`, those of the partial responses that
+ * led to this batch, and this batch's), which go on counting there. `through`:
  * the offset to commit when it is not the end of the batch read (a bisected half succeeded).
  * Records given up on (retries exhausted, too old) are produced to the failure topic first, and
  * count as done. Undefined when the lease was lost; `stopped` when the run stopped before the
@@ -191,7 +194,8 @@ async function deliver(
   topic: Topic,
   records: DecodedRecord[],
   control: RunControl,
-): Promise<{ lease: HeldLease; failedFrom?: number; through?: number; stopped?: true } | undefined> {
+  failuresSoFar: number,
+): Promise<{ lease: HeldLease; failedFrom?: number; failures?: number; through?: number; stopped?: true } | undefined> {
   const knobs = deliveryKnobs(d);
   // Lambda's rule: infinite retries with an on-failure destination are 10.
   const maxRetries = knobs.maximumRetryAttempts === -1 && knobs.onFailureDestination ? 10 : knobs.maximumRetryAttempts;
@@ -207,7 +211,7 @@ async function deliver(
   let current = records;
   let lease: HeldLease | undefined = held;
   // Failed invocations of `current` that count against MaximumRetryAttempts (the first is the attempt itself).
-  let failures = 0;
+  let failures = failuresSoFar;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0) await sleep(backoff(attempt, deps.retryBackoff));
     // Stopping gives the lease back without a commit: the batch is delivered again by the next run.
@@ -235,7 +239,21 @@ async function deliver(
       const verdict = batchVerdict(outcome.response, partitionKey(topic.name, held.partition), offsets);
       if (verdict.kind === 'success') return { lease, through };
       // The first record failing is the whole batch failing: retried here, with back-off.
-      if (verdict.kind === 'failed-from' && verdict.offset > offsets[0]!) return { lease, failedFrom: verdict.offset };
+      if (verdict.kind === 'failed-from' && verdict.offset > offsets[0]!) {
+        // The records before the lowest failed one are done; the rest is retried from there,
+        // and this invocation was a failed attempt of them, as Lambda counts it.
+        failures++;
+        if (maxRetries < 0 || failures <= maxRetries) return { lease, failedFrom: verdict.offset, failures };
+        // Out of retries: the records the answer named go to the failure topic; the others succeeded.
+        const named = new Set(verdict.failed);
+        await giveUp(
+          current.filter((r) => named.has(r.offset)),
+          'RetriesExhausted',
+          failures,
+          'named in batchItemFailures',
+        );
+        return { lease, through };
+      }
       error =
         verdict.kind === 'failed'
           ? `partial batch response: ${verdict.why}`

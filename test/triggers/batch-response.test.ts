@@ -13,10 +13,11 @@ describe('partial batch responses', () => {
 
   it('retries from the lowest failed offset', () => {
     const r = failing({ partition: 'orders-0', offset: 13 }, { partition: 'orders-0', offset: 11 });
-    expect(batchVerdict(r, 'orders-0', offsets)).toEqual({ kind: 'failed-from', offset: 11 });
+    expect(batchVerdict(r, 'orders-0', offsets)).toEqual({ kind: 'failed-from', offset: 11, failed: [13, 11] });
     expect(batchVerdict(failing({ partition: 'orders-0', offset: '12' }), 'orders-0', offsets)).toEqual({
       kind: 'failed-from',
       offset: 12,
+      failed: [12],
     });
   });
 

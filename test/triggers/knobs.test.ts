@@ -97,6 +97,82 @@ describe('trigger delivery knobs', () => {
     expect(sink.delivered.map(recordValue)).toEqual(['good']);
   });
 
+  describe('retries after partial batch responses count against MaximumRetryAttempts', () => {
+    const partial = { function_response_types: ['ReportBatchItemFailures'] };
+    /** Answers every batch by naming its records whose value is in `bad` as failed. */
+    const naming = (topic: string, bad: string[]) => (event: Sink['events'][number]) => {
+      const failed = event.records[`${topic}-0`]!.filter((r) => bad.includes(recordValue(r)!));
+      return {
+        body: {
+          batchItemFailures: failed.map((r) => ({ itemIdentifier: { partition: `${topic}-0`, offset: r.offset } })),
+        },
+      };
+    };
+
+    it('0 retries: the records a partial response names go to the failure topic at once', async () => {
+      await setup('pr0', {
+        ...partial,
+        batch_size: 10,
+        maximum_retry_attempts: 0,
+        on_failure_destination: 'kafka://pr0-dlt',
+      });
+      sink.answer = naming('pr0', ['b', 'd']);
+      await produceBatch('pr0', ['a', 'b', 'c', 'd', 'e']);
+      await eventually(async () => (await lag('pr0')) === 0);
+      expect(sink.events.map(values)).toEqual([['a', 'b', 'c', 'd', 'e']]);
+      const failed = await failureTopic('pr0');
+      expect(failed.map((r) => r.value)).toEqual(['b', 'd']);
+      expect(header(failed[0]!, 'trigger.failure.reason')).toBe('RetriesExhausted');
+      expect(header(failed[0]!, 'trigger.failure.attempts')).toBe('1');
+    });
+
+    it('the partial response is the first failed attempt of the records retried from it', async () => {
+      await setup('pr2', {
+        ...partial,
+        batch_size: 10,
+        maximum_retry_attempts: 2,
+        on_failure_destination: 'kafka://pr2-dlt',
+      });
+      sink.answer = naming('pr2', ['c']);
+      await produceBatch('pr2', ['a', 'b', 'c', 'd']);
+      await eventually(async () => (await lag('pr2')) === 0);
+      // The first invocation and two retries, not three.
+      expect(sink.events.map(values)).toEqual([
+        ['a', 'b', 'c', 'd'],
+        ['c', 'd'],
+        ['c', 'd'],
+      ]);
+      const failed = await failureTopic('pr2');
+      expect(failed.map((r) => r.value)).toEqual(['c', 'd']);
+      expect(header(failed[0]!, 'trigger.failure.attempts')).toBe('3');
+    });
+
+    it('responses that each move the batch on still use up its retries', async () => {
+      await setup('prm', {
+        ...partial,
+        batch_size: 10,
+        maximum_retry_attempts: 2,
+        on_failure_destination: 'kafka://prm-dlt',
+      });
+      // Each batch's second record fails: the batch moves on by one record per invocation.
+      sink.answer = (event) => {
+        const rs = event.records['prm-0']!;
+        return rs.length < 2
+          ? {}
+          : { body: { batchItemFailures: [{ itemIdentifier: { partition: 'prm-0', offset: rs[1]!.offset } }] } };
+      };
+      await produceBatch('prm', ['a', 'b', 'c', 'd', 'e', 'f']);
+      await eventually(async () => (await lag('prm')) === 0);
+      expect(sink.events.map(values)).toEqual([
+        ['a', 'b', 'c', 'd', 'e', 'f'],
+        ['b', 'c', 'd', 'e', 'f'],
+        ['c', 'd', 'e', 'f'],
+      ]);
+      // Out of retries after the third: the record it named goes to the failure topic, the rest succeeded.
+      expect((await failureTopic('prm')).map((r) => r.value)).toEqual(['d']);
+    });
+  });
+
   it('bisect and failure topic: the poison record isolated, retried, produced to the failure topic with why; the rest delivered', async () => {
     await setup('bis', {
       batch_size: 10,
