@@ -81,7 +81,8 @@ const filterOf = (c: Context<AppEnv>) => {
 /** Confluent v3's AclData: the ACL's own fields, its `self` the list filtered down to it. */
 function aclData(c: Context<AppEnv>, b: AclBinding): z.input<typeof aclSchema> {
   const r = c.get('resources');
-  const q = new URLSearchParams({
+  // The ACL's fields are both its answer and the filter of its `self` link.
+  const fields = {
     resource_type: b.resourceType,
     resource_name: b.resourceName,
     pattern_type: b.patternType,
@@ -89,18 +90,12 @@ function aclData(c: Context<AppEnv>, b: AclBinding): z.input<typeof aclSchema> {
     host: b.host,
     operation: b.operation,
     permission: b.permission,
-  });
+  };
   return {
     kind: 'KafkaAcl',
-    metadata: { self: `${r.base}/acls?${q}` },
+    metadata: { self: `${r.base}/acls?${new URLSearchParams(fields)}` },
     cluster_id: r.clusterId,
-    resource_type: b.resourceType,
-    resource_name: b.resourceName,
-    pattern_type: b.patternType,
-    principal: b.principal,
-    host: b.host,
-    operation: b.operation,
-    permission: b.permission,
+    ...fields,
   };
 }
 

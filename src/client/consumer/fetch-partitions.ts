@@ -132,23 +132,30 @@ export async function fetchPartitions(
   return request.partitions.map((asked): FetchedPartition => {
     const { topic, partition, offset } = asked;
     const a = answers.get(`${topic}\0${partition}`);
+    /** A partition that failed: no records, fetched again from the same offset. */
+    const failed = (
+      error: KafkaClientError,
+      highWatermark: number,
+      logStartOffset: number,
+      lastStableOffset: number,
+    ): FetchedPartition => ({
+      topic,
+      partition,
+      error,
+      records: NONE,
+      hasRecords: false,
+      nextOffset: offset,
+      highWatermark,
+      logStartOffset,
+      lastStableOffset,
+    });
     if (!a) {
       const error = errorFromBody(
         500,
         { error: 'UNKNOWN_SERVER_ERROR', message: `The fetch answer left out ${topic}-${partition}` },
         { topic, partition },
       );
-      return {
-        topic,
-        partition,
-        error,
-        records: NONE,
-        hasRecords: false,
-        nextOffset: offset,
-        highWatermark: -1,
-        logStartOffset: -1,
-        lastStableOffset: -1,
-      };
+      return failed(error, -1, -1, -1);
     }
     if (a.error_code !== 0) {
       // A partition's error inside a 200 answer: no HTTP status of its own.
@@ -157,17 +164,7 @@ export async function fetchPartitions(
         a.error_message ?? `error ${a.error_code}`,
         { topic, partition },
       );
-      return {
-        topic,
-        partition,
-        error,
-        records: NONE,
-        hasRecords: false,
-        nextOffset: offset,
-        highWatermark: a.high_watermark,
-        logStartOffset: a.log_start_offset,
-        lastStableOffset: a.last_stable_offset ?? a.high_watermark,
-      };
+      return failed(error, a.high_watermark, a.log_start_offset, a.last_stable_offset ?? a.high_watermark);
     }
     const offsets = {
       nextOffset: a.next_offset,
