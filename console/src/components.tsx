@@ -139,9 +139,17 @@ export function LineChart({ label, data, unit }: { label: string; data: [number[
           { size: (_u, values) => 16 + 8 * Math.max(3, ...(values ?? []).map((v) => v.length)) },
         ],
         legend: { show: false },
-        // A sliding two-minute window, and a y axis from 0: one sample is not a scale.
+        // A sliding two-minute window ending at the last sample, and a y axis from 0: one sample is
+        // not a scale. The window is taken from the data, not from `max`: with a single sample
+        // uPlot widens a time scale's max by 86,400,000 of its units (1,000 days in seconds).
         scales: {
-          x: { time: true, range: (_u, _min, max) => [max - 120, max] },
+          x: {
+            time: true,
+            range: (u, _min, max) => {
+              const end = u.data[0].at(-1) ?? max;
+              return [end - 120, end];
+            },
+          },
           y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
         },
       },
