@@ -3,7 +3,9 @@ import { Hono, type Context } from 'hono';
 import * as z from 'zod';
 import { ERRORS, KafkaError } from '../wire/errors.js';
 import { SHARE_GROUP_CONFIG_NAMES } from '../share/share-config.js';
-import type { AcquiredRecord } from '../share/share-groups.js';
+import type { AcquiredRecord, ShareGroups } from '../share/share-groups.js';
+import { partitionWatchKey } from '../timer/delayed-fetch.js';
+import type { Purgatory } from '../timer/purgatory.js';
 import { RESET_STRATEGIES, resetFields, resetScope, resetStrategy } from './offset-reset-body.js';
 import type { AppEnv } from './app-env.js';
 import { DATA_TYPES, OUTPUT_FORMATS, showRecord, type OutputFormat } from './record-text.js';
@@ -32,8 +34,6 @@ import { allowed, allowedNames, authorize, authorizeAll } from './security.js';
 export const SHARE_ACK_TYPES = ['accept', 'release', 'reject', 'renew'] as const;
 /** At most this many records per receive (a REST answer, not a stream). */
 export const MAX_RECEIVE_RECORDS = 10_000;
-/** While a receive waits for records: how often it looks again for other processes' appends. */
-const RECHECK_MS = 200;
 
 export const receiveSchema = z.object({
   topics: z.array(z.string().min(1)).min(1),
@@ -234,13 +234,36 @@ export function shareGroupRoutes(): Hono<AppEnv> {
     const body = receiveSchema.parse(await readJson(c));
     await authorize(c, 'READ', 'GROUP', group);
     await authorizeAll(c, 'READ', 'TOPIC', body.topics);
-    const { share, limits, log, clock } = c.get('services');
+    const { share, limits, topics, fetchPurgatory } = c.get('services');
     const member = body.member_id ?? randomUUID();
-    const deadline = clock.now() + Math.min(body.max_wait_ms, limits.maxFetchWaitMs);
-    let records = await share.acquire(group, body.topics, member, body.max_records);
-    while (records.length === 0 && clock.now() < deadline) {
-      await appendOrTimeout(log, body.topics, Math.min(RECHECK_MS, deadline - clock.now()));
-      records = await share.acquire(group, body.topics, member, body.max_records);
+    const waitMs = Math.min(body.max_wait_ms, limits.maxFetchWaitMs);
+    const receive = () => share.acquire(group, body.topics, member, body.max_records);
+    let records: AcquiredRecord[] = [];
+    if (waitMs <= 0) records = await receive();
+    else {
+      let looking = Promise.resolve();
+      wakeOnAvailable(share, fetchPurgatory);
+      const partitions = await Promise.all(body.topics.map((t) => topics.get(t)));
+      // A long poll in the fetch purgatory: looked at again on this process's appends to the topics
+      // and its acknowledgements that free records of the group, else on the purgatory's back-off
+      // (other processes' appends and releases, and locks that end). Idle, it writes nothing.
+      await fetchPurgatory.awaitCondition({
+        keys: [
+          shareWatchKey(group),
+          ...partitions.flatMap((t) =>
+            Array.from({ length: t.partitionCount }, (_, p) => partitionWatchKey(t.name, p)),
+          ),
+        ],
+        timeoutMs: waitMs,
+        check: () => {
+          looking = receive().then((r) => {
+            records = r;
+          });
+          return looking.then(() => records.length > 0);
+        },
+      });
+      // A look still under way when the wait timed out may take records: they are this answer's.
+      await looking;
     }
     const answer: Answer<typeof receivedListSchema> = {
       kind: 'KafkaShareRecordList',
@@ -457,21 +480,14 @@ export function shareGroupRoutes(): Hono<AppEnv> {
   return app;
 }
 
-/** Resolves at this process's next append to one of the topics, or after `ms`. */
-function appendOrTimeout(
-  log: { onAppend(listener: (topic: string, partition: number) => void): () => void },
-  topics: readonly string[],
-  ms: number,
-): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      stop();
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, ms));
-    const stop = log.onAppend((topic) => {
-      if (topics.includes(topic)) done();
-    });
-  });
+/** The purgatory key a waiting receive of `group` watches (a colon is in no topic name). */
+const shareWatchKey = (group: string) => `share:${group}`;
+
+const wired = new WeakSet<ShareGroups>();
+
+/** Once per process: acknowledgements and releases that free records wake the group's waiting receives. */
+function wakeOnAvailable(share: ShareGroups, purgatory: Purgatory): void {
+  if (wired.has(share)) return;
+  wired.add(share);
+  share.onAvailable((group) => void purgatory.checkAndComplete(shareWatchKey(group)));
 }

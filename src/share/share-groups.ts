@@ -132,6 +132,22 @@ export class ShareGroups {
     this.members = new ShareMembers({ ...deps, limits: deps.memberLimits, register: (g) => this.register(g) });
   }
 
+  private readonly availableListeners = new Set<(group: string) => void>();
+
+  /**
+   * Called after this process's write made records of the group acquirable again (released, a lock
+   * ended, or SPSO moved and made room): receivers waiting here look again at once instead of at
+   * their next re-check. Writes of other processes tell nobody here; the re-check finds them.
+   */
+  onAvailable(listener: (group: string) => void): () => void {
+    this.availableListeners.add(listener);
+    return () => this.availableListeners.delete(listener);
+  }
+
+  private available(group: string): void {
+    for (const listener of this.availableListeners) listener(group);
+  }
+
   /** The group's settings: broker-wide ones with the group's overrides. */
   async config(group: string): Promise<ShareGroupConfig> {
     return { ...this.settings, ...(await this.overrides(group)) };
@@ -408,6 +424,7 @@ export class ShareGroups {
     const sk = sharePartitionSk(topicName, partition);
     const answered = (refused: readonly number[]) =>
       acks.map((_, i) => (refused.includes(i) ? ('INVALID_RECORD_STATE' as const) : undefined));
+    let freed = false;
     const update = optimisticUpdate<SharePartitionState, (KafkaErrorName | undefined)[]>({
       metadata: this.deps.metadata,
       pk,
@@ -425,6 +442,7 @@ export class ShareGroups {
         await this.sequenceDeadLetters(s, expired);
         if (errors.every((e) => e !== undefined)) return { done: errors };
         advanceStart(s, -1);
+        freed = expired || s.spso !== found.value.spso || acks.some((a, i) => a.type === 'release' && !errors[i]);
         remember(
           s,
           token,
@@ -442,7 +460,8 @@ export class ShareGroups {
       },
     });
     try {
-      const { result, item } = await update;
+      const { result, item, how } = await update;
+      if (how === 'written' && freed) this.available(group);
       await this.deadLetters(group, topic, partition, item?.value, limits);
       return result;
     } catch (e) {
@@ -704,7 +723,7 @@ export class ShareGroups {
     await Promise.all(
       partitions.map(async ({ topic, partition }) => {
         const token = randomUUID();
-        const { item } = await optimisticUpdate<SharePartitionState, boolean>({
+        const { item, how } = await optimisticUpdate<SharePartitionState, boolean>({
           metadata: this.deps.metadata,
           pk: shareGroupPk(group),
           sk: sharePartitionSk(topic.name, partition),
@@ -725,6 +744,7 @@ export class ShareGroups {
             message: `Share-partition ${topic.name}-${partition} is contended`,
           },
         });
+        if (how === 'written') this.available(group);
         await this.deadLetters(group, topic, partition, item?.value, limits);
       }),
     );
