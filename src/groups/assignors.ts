@@ -10,6 +10,14 @@ import { assignmentKeys, assignmentOf, parseTpKey, tpKey, type Assignment } from
 export type AssignorName = 'range' | 'roundrobin' | 'sticky';
 export const ASSIGNOR_NAMES: readonly AssignorName[] = ['range', 'roundrobin', 'sticky'];
 
+/**
+ * The assignor of a group whose members name none: Kafka's `group.consumer.assignors` lists
+ * `uniform` first (then `range`), and the first is the default; `uniform` is our `sticky`. It also
+ * moves the fewest partitions on a join (a few members' targets change, where range moves every
+ * boundary and so rewrites nearly every member's item: docs/performance.md, "Scale simulation").
+ */
+export const DEFAULT_ASSIGNOR: AssignorName = 'sticky';
+
 export interface AssignorMember {
   memberId: string;
   topics: readonly string[];

@@ -11,7 +11,7 @@ import {
   type Assignment,
   type TopicPartition,
 } from './assignment.js';
-import { ASSIGNOR_NAMES, ASSIGNORS, type AssignorName } from './assignors.js';
+import { ASSIGNOR_NAMES, ASSIGNORS, DEFAULT_ASSIGNOR, type AssignorName } from './assignors.js';
 
 /**
  * The group item (pk `group#{id}`, sk `meta`) and the pure functions that change it. The coordinator
@@ -120,7 +120,7 @@ export function newGroup(groupId: string, now: number): GroupRecord {
     protocolType: '',
     groupEpoch: 0,
     assignmentEpoch: 0,
-    assignor: 'range',
+    assignor: DEFAULT_ASSIGNOR,
     topicPartitions: {},
     members: {},
     target: {},
@@ -204,13 +204,16 @@ export function removeMember(g: GroupRecord, memberId: string): void {
   g.groupEpoch++;
 }
 
-/** The assignor most members ask for (ties: range, roundrobin, sticky); the group's own if none asks. */
+/**
+ * The assignor most members ask for (ties: range, roundrobin, sticky); the default (uniform) if none
+ * asks, as Kafka's coordinator takes the first of `group.consumer.assignors`, whatever a group used.
+ */
 function chooseAssignor(g: GroupRecord): AssignorName {
   const votes = new Map<AssignorName, number>();
   for (const m of Object.values(g.members)) if (m.assignor) votes.set(m.assignor, (votes.get(m.assignor) ?? 0) + 1);
   let best: AssignorName | undefined;
   for (const a of ASSIGNOR_NAMES) if ((votes.get(a) ?? 0) > (best ? votes.get(best)! : 0)) best = a;
-  return best ?? g.assignor;
+  return best ?? DEFAULT_ASSIGNOR;
 }
 
 /** Recomputes the target assignment when the group epoch moved past it; sets the derived state. */
