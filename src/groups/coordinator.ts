@@ -4,7 +4,7 @@ import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { TopicRegistry } from '../topics/topics.js';
 import { optimisticUpdate, writeIfUnchanged } from '../storage/optimistic-update.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
-import { isEmptyAssignment, minus, sameAssignment, type Assignment } from './assignment.js';
+import { isEmptyAssignment, minus, sameAssignment, union, type Assignment } from './assignment.js';
 import { validateGroupId } from './group-id.js';
 import {
   applyHeartbeat,
@@ -14,6 +14,7 @@ import {
   expireMembers,
   groupState,
   heartbeatIntervalOf,
+  heldBy,
   newGroup,
   nextDeadline,
   releasedPartitions,
@@ -30,6 +31,8 @@ import { fenceOffsets } from './offset-fence.js';
 import {
   GroupChangedError,
   GroupItems,
+  IN_FLIGHT_GRACE_MS,
+  hasSummary,
   isSplit,
   memberInForce,
   newChangeToken,
@@ -38,9 +41,11 @@ import {
   type LoadedGroup,
   type MemberEntry,
   type MemberItem,
+  type Prepared,
   type StoredGroup,
-  type Written,
+  type SummaryUpdate,
 } from './group-items.js';
+import { loadSummary, summaryChanges, summaryOf, type SummaryEntry } from './group-summary.js';
 import { SUPPORTED_FEATURE_LEVEL, writeVersion } from '../storage/formats.js';
 import { DurableTimers, type DurableTimer, type TimerHandler } from '../timer/durable-timers.js';
 import {
@@ -163,7 +168,9 @@ export class GroupCoordinator {
     const counts = new Map<string, number | undefined>();
     const minted = `${req.clientId || 'consumer'}-${randomUUID()}`;
     const requestId = randomUUID();
-    const quick = await this.memberHeartbeat(groupId, req, requestId);
+    const quick =
+      (await this.memberHeartbeat(groupId, req, requestId)) ??
+      (await this.summaryJoin(groupId, req, minted, requestId));
     if (quick) return quick;
     let memberId = req.memberId;
     return (
@@ -317,15 +324,9 @@ export class GroupCoordinator {
       await fenceOffsets(this.deps.metadata, groupId, released, meta.version + 1);
       let prepared: Awaited<ReturnType<GroupItems['prepare']>>;
       try {
-        prepared = await this.items.prepare(
-          groupId,
-          meta,
-          { group: before, members: read },
-          g,
-          newChangeToken(),
-          now,
-          new Set([req.memberId]),
-        );
+        prepared = await this.items.prepare(groupId, meta, { group: before, members: read }, g, newChangeToken(), now, {
+          only: new Set([req.memberId]),
+        });
       } catch (e) {
         if (!(e instanceof GroupChangedError)) throw e;
         own = await this.items.member(groupId, req.memberId);
@@ -338,8 +339,141 @@ export class GroupCoordinator {
         own = await this.items.member(groupId, req.memberId);
         continue;
       }
-      await this.items.fold(groupId, prepared.written);
+      await this.items.fold(groupId, prepared);
       return answer;
+    }
+    return undefined;
+  }
+
+  /**
+   * A new member's join of a group with summary items (format 3, group-summary.ts), without reading
+   * the whole group: the group item, the summary (one query of a few small items: about 3 KB per
+   * shard at 1,000 members, where the member items are about 600 B each), the items of the members
+   * whose target the join changes (with the uniform assignor one or two) and the joiner's own. The
+   * target is computed over the summary, where each member holds its target and `x`: a superset of
+   * what it holds, so the joiner takes only partitions nobody may hold, and its `holders` name every
+   * member it must wait for. The join is decided as any group change: the joiner's and the changed
+   * members' items and the changed shards pend on the write of the group item.
+   *
+   * The whole-group path stays for what needs every member: a rejoin, a group whose target lags its
+   * epoch, a session timer that is due or missing (it is armed from every member's deadline), a
+   * change in flight on a shard, a member item that disagrees with the summary. Expired members
+   * are not removed here (the session timer removes them); until then they count towards
+   * group.consumer.max.size and may be given partitions, which they release by expiring.
+   */
+  private async summaryJoin(
+    groupId: string,
+    req: HeartbeatRequest,
+    minted: string,
+    requestId: string,
+  ): Promise<HeartbeatAnswer | undefined> {
+    if (req.memberEpoch !== 0 || req.subscribedTopics === undefined) return undefined;
+    const pk = groupPk(groupId);
+    for (let attempt = 0; attempt < MEMBER_ATTEMPTS; attempt++) {
+      if (attempt > 1) await new Promise((r) => setTimeout(r, Math.random() * Math.min(100, 2 * 2 ** attempt)));
+      const meta = await this.deps.metadata.get<StoredGroup>(pk, GROUP_META_SK);
+      if (!meta || !hasSummary(meta.value)) return undefined;
+      const m = meta.value;
+      const now = this.deps.clock.now();
+      if (m.deletingSince !== undefined || m.groupEpoch !== m.assignmentEpoch) return undefined;
+      if (m.timerAt === undefined || m.timerAt <= now) return undefined;
+      const summary = await loadSummary(this.deps.metadata, groupId, m, meta.version);
+      if (req.memberId && summary.entries.has(req.memberId)) return undefined;
+      // Another change pends on a shard: wait for its writer, or (its writer died) let the whole group void it.
+      if (summary.inFlight.size > 0) {
+        if ([...summary.inFlight.values()].some((at) => now - at > IN_FLIGHT_GRACE_MS)) return undefined;
+        continue;
+      }
+
+      // The group as its summary has it: each member alive, holding its target and what it may still hold beyond it.
+      const g = recordOf(m, []);
+      for (const [id, e] of summary.entries) {
+        g.members[id] = summaryMember(id, e, m.assignmentEpoch, now, this.limits);
+        g.target[id] = e.t;
+      }
+      const before = structuredClone(g);
+      const topics = new Set([...[...summary.entries.values()].flatMap((e) => e.s), ...req.subscribedTopics]);
+      const counts: Record<string, number> = {};
+      await Promise.all(
+        [...topics].map(async (t) => {
+          const n = await this.partitionCount(t);
+          if (n !== undefined) counts[t] = n;
+        }),
+      );
+      const memberId = applyHeartbeat(g, req, {
+        now,
+        limits: this.limits,
+        partitionCounts: counts,
+        newMemberId: () => minted,
+      });
+      const joiner = g.members[memberId]!;
+      joiner.requestId = requestId;
+      const changed = Object.keys(before.members).filter((id) => !sameAssignment(before.target[id]!, g.target[id]!));
+      const [own, ...read] = await Promise.all([memberId, ...changed].map((id) => this.items.member(groupId, id)));
+      // The joiner's id is in use (a client-chosen id the summary does not list yet): the whole group decides.
+      if (own && memberInForce(own.value, m, meta.version)) return undefined;
+
+      const loaded: LoadedGroup = { group: { ...before, members: {}, target: {} }, members: new Map() };
+      const next: GroupRecord = { ...g, members: { [memberId]: joiner }, target: { [memberId]: g.target[memberId]! } };
+      if (own) loaded.members!.set(memberId, own);
+      const changes = new Map<string, SummaryEntry | null>([
+        [
+          memberId,
+          { s: joiner.subscribedTopics, ...(joiner.assignor ? { a: joiner.assignor } : {}), t: next.target[memberId]! },
+        ],
+      ]);
+      let consistent = true;
+      changed.forEach((id, i) => {
+        const item = read[i];
+        const state = item && pendingState(item.value, m, meta.version);
+        const entry = item && state !== 'in flight' ? memberInForce(item.value, m, meta.version) : undefined;
+        const e = summary.entries.get(id)!;
+        if (!entry || !sameAssignment(entry.target, e.t)) {
+          consistent = false;
+          return;
+        }
+        loaded.members!.set(id, item!);
+        loaded.group.members[id] = entry.member;
+        loaded.group.target[id] = entry.target;
+        next.members[id] = entry.member;
+        next.target[id] = g.target[id]!;
+        // Its item says what it holds: its `x` is exact again (what it released since is dropped).
+        const x = minus(union(entry.member.assigned, entry.member.revoking), g.target[id]!);
+        changes.set(id, {
+          s: e.s,
+          ...(e.a ? { a: e.a } : {}),
+          t: g.target[id]!,
+          ...(isEmptyAssignment(x) ? {} : { x }),
+        });
+      });
+      if (!consistent) return undefined;
+      // A joiner whose session ends before the group's pending timer: the timer first, then the item that names it.
+      const deadline = sessionDeadline(joiner, this.limits);
+      if (deadline < m.timerAt) {
+        await this.armSessionTimer(groupId, deadline, now);
+        next.timerAt = deadline;
+      }
+      let prepared: Prepared;
+      try {
+        prepared = await this.items.prepare(groupId, meta, loaded, next, newChangeToken(), now, {
+          only: new Set([memberId, ...changed]),
+          held: heldBy(g),
+          summary: { loaded: summary, changes },
+        });
+      } catch (e) {
+        if (!(e instanceof GroupChangedError)) throw e;
+        if (e.inFlightOver !== undefined) await this.advancePast(groupId, e.inFlightOver);
+        continue;
+      }
+      if (
+        !(await writeIfUnchanged(this.deps.metadata, { pk, sk: GROUP_META_SK, item: meta }, { write: prepared.meta }))
+      ) {
+        // Another change won the group item: ours is void; take its pending writes back and decide again.
+        await this.items.abandon(groupId, prepared);
+        continue;
+      }
+      await this.items.fold(groupId, prepared);
+      return this.answerFor(g, memberId);
     }
     return undefined;
   }
@@ -583,7 +717,7 @@ export class GroupCoordinator {
   ): Promise<{ result: T; removed: MemberRecord[]; item: MetaItem<StoredGroup> | undefined }> {
     const pk = groupPk(groupId);
     let removed: MemberRecord[] = [];
-    let written: Written[] = [];
+    let prepared: Pick<Prepared, 'written' | 'shards'> = { written: [], shards: [] };
     let loaded: LoadedGroup | undefined;
     const outcome = await optimisticUpdate<StoredGroup, T>({
       metadata: this.deps.metadata,
@@ -622,21 +756,32 @@ export class GroupCoordinator {
         );
         if (!item)
           await this.deps.metadata.put(CLUSTER_PK, groupRegistrySk(groupId), { groupId, createdAt: target.createdAt });
-        // Split (format 2) once the feature level allows it; a split group stays split.
-        const split = (item && isSplit(item.value)) || writeVersion('group', await this.featureLevel()) >= 2;
+        // Split (format 2) once the feature level allows it; a split group stays split. With summary
+        // items (format 3, from level 7) likewise; a group gets them at its first change there.
+        const level = await this.featureLevel();
+        const split = (item && isSplit(item.value)) || writeVersion('group', level) >= 2;
         if (!split) {
-          written = [];
+          prepared = { written: [], shards: [] };
           return { write: target, answer: () => result };
         }
-        const prepared = await this.items.prepare(groupId, item, loaded, target, newChangeToken(), now);
-        written = prepared.written;
-        return { write: prepared.meta, answer: () => result };
+        const withSummary = (item && hasSummary(item.value)) || writeVersion('group', level) >= 3;
+        let summary: SummaryUpdate | undefined;
+        if (withSummary) {
+          // A group getting its summary: any shard items left (none, unless a delete was cut short) are overwritten.
+          const shards = loaded?.summary ?? (await loadSummary(this.deps.metadata, groupId, {}, item?.version ?? 0));
+          summary = { loaded: shards, changes: summaryChanges(shards.entries, summaryOf(target)) };
+        }
+        const p = await this.items.prepare(groupId, item, loaded, target, newChangeToken(), now, {
+          ...(summary ? { summary } : {}),
+        });
+        prepared = p;
+        return { write: p.meta, answer: () => result };
       },
       recognise: async (found) =>
         found && recognise ? recognise((await this.items.load(groupId, found)).group) : undefined,
     });
     if (outcome.how === 'unchanged') return { result: outcome.result, removed: [], item: outcome.item };
-    await this.items.fold(groupId, written);
+    await this.items.fold(groupId, prepared);
     if (removed.length > 0) await this.notifyRemoved(groupId, removed);
     return { result: outcome.result, removed, item: outcome.item };
   }
@@ -704,6 +849,34 @@ function quietHeartbeat(m: MemberRecord, req: HeartbeatRequest, now: number, lim
   if (req.sessionTimeoutMs !== undefined && req.sessionTimeoutMs !== m.sessionTimeoutMs) return false;
   if (req.subscribedTopics === undefined) return true;
   return [...new Set(req.subscribedTopics)].sort().join(',') === m.subscribedTopics.join(',');
+}
+
+/**
+ * A member as a group's summary has it (group-summary.ts): alive, holding its target and whatever
+ * it may still hold beyond it (a superset of what it holds). Only the assignor and the joiner's
+ * reconciliation read it; it is never written.
+ */
+function summaryMember(
+  memberId: string,
+  e: SummaryEntry,
+  epoch: number,
+  now: number,
+  limits: GroupLimits,
+): MemberRecord {
+  return {
+    memberId,
+    clientId: '',
+    memberEpoch: epoch,
+    previousMemberEpoch: -1,
+    subscribedTopics: e.s,
+    ...(e.a ? { assignor: e.a } : {}),
+    sessionTimeoutMs: limits.defaultSessionTimeoutMs,
+    rebalanceTimeoutMs: limits.defaultRebalanceTimeoutMs,
+    lastHeartbeat: now,
+    joinedAt: now,
+    assigned: union(e.t, e.x ?? {}),
+    revoking: {},
+  };
 }
 
 /** A member's own heartbeat lost this many races (to group changes pending on its item) before it reads the whole group. */

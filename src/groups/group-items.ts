@@ -1,9 +1,26 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { ITEM_FORMAT_FIELD, itemFormatVersion } from '../storage/formats.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
-import { GROUP_MEMBER_PREFIX, GROUP_META_SK, groupMemberSk, groupPk } from '../storage/key-layout.js';
+import {
+  GROUP_MEMBER_PREFIX,
+  GROUP_META_SK,
+  GROUP_SUMMARY_PREFIX,
+  groupMemberSk,
+  groupPk,
+} from '../storage/key-layout.js';
 import type { Assignment } from './assignment.js';
 import { groupState, heldBy, holdersOfMissing, type GroupRecord, type MemberRecord } from './group-state.js';
+import {
+  foldShards,
+  KEPT_SUMMARY_COMMITS,
+  loadSummary,
+  SummaryChangedError,
+  withdrawShards,
+  writeSummaryPending,
+  type LoadedSummary,
+  type SummaryEntry,
+  type WrittenShard,
+} from './group-summary.js';
 
 /**
  * A KIP-848 group in items of its own (group format 2, written from feature level 4): the group
@@ -24,9 +41,12 @@ import { groupState, heldBy, holdersOfMissing, type GroupRecord, type MemberReco
  * item against the group item it read, so no reader sees half a change.
  */
 export interface GroupMeta extends Omit<GroupRecord, 'members' | 'target'> {
-  fv: 2;
+  /** 3: the group also keeps summary items (group-summary.ts), and `sc`. */
+  fv: 2 | 3;
   /** The tokens of the last changes written (newest last): their pending member changes are in force. */
   commits: string[];
+  /** Format 3: the tokens of the last changes that wrote summary items: their pending shard changes are in force. */
+  sc?: string[];
 }
 
 /** A member with its target assignment at the group's assignment epoch. */
@@ -60,10 +80,18 @@ export const IN_FLIGHT_GRACE_MS = 5_000;
 /** The group item as stored: format 1 (the whole group) or 2 (without its members). */
 export type StoredGroup = GroupRecord | GroupMeta;
 
-/** How many change tokens the group item keeps: a writer folds every older pending change before it writes. */
-const KEPT_COMMITS = 4;
+/**
+ * How many change tokens the group item keeps. A change's writer folds its pending member changes
+ * right after its group write, and a member folds its own at its next written heartbeat (within a
+ * heartbeat interval while it lives: coordinator.ts); the window only has to outlast a writer that
+ * died between the two while others (joins, releases) write the group item. 16 tokens are about
+ * 230 bytes of the group item.
+ */
+const KEPT_COMMITS = 16;
 
 export const isSplit = (value: StoredGroup): value is GroupMeta => itemFormatVersion(value) >= 2;
+/** A group with summary items (format 3): joins read those instead of the whole group. */
+export const hasSummary = (value: StoredGroup): value is GroupMeta => itemFormatVersion(value) >= 3;
 
 export type PendingState = 'none' | 'in force' | 'in flight' | 'void';
 
@@ -83,6 +111,21 @@ export function memberInForce(item: MemberItem, meta: GroupMeta, metaVersion: nu
 export interface LoadedGroup {
   group: GroupRecord;
   members?: Map<string, MetaItem<MemberItem>>;
+  /** Format 3: the summary items as read. */
+  summary?: LoadedSummary;
+}
+
+/** A change to the summary items that goes with a group change (group-summary.ts). */
+export interface SummaryUpdate {
+  loaded: LoadedSummary;
+  changes: Map<string, SummaryEntry | null>;
+}
+
+/** The pending writes of one change, folded once its group write applied (or withdrawn). */
+export interface Prepared {
+  meta: GroupMeta;
+  written: Written[];
+  shards: WrittenShard[];
 }
 
 export class GroupItems {
@@ -92,7 +135,10 @@ export class GroupItems {
   async load(groupId: string, item: MetaItem<StoredGroup>): Promise<LoadedGroup> {
     if (!isSplit(item.value)) return { group: item.value };
     const meta = item.value;
-    const members = await this.query(groupId);
+    const [members, summary] = await Promise.all([
+      this.query(groupId),
+      hasSummary(meta) ? loadSummary(this.metadata, groupId, meta, item.version) : undefined,
+    ]);
     const group = recordOf(meta, []);
     for (const [id, i] of members) {
       const entry = memberInForce(i.value, meta, item.version);
@@ -101,7 +147,7 @@ export class GroupItems {
       group.target[id] = entry.target;
     }
     group.state = groupState(group);
-    return { group, members };
+    return { group, members, ...(summary ? { summary } : {}) };
   }
 
   /** The group as stored, without expiry or any write (what a reader of the items sees); undefined: none. */
@@ -126,7 +172,10 @@ export class GroupItems {
    * `base` with `token`. Member items a concurrent heartbeat rewrote (its liveness only) are merged;
    * any other change to them under us is a `GroupChangedError` (the caller decides again).
    * `only`: `loaded` and `next` hold part of the group (a member and the holders of its missing
-   * partitions), and only the members named may change.
+   * partitions, or a joiner and the members whose targets it changes), and only the members named
+   * may change; `held` then says who may hold each partition (the members' `holders` lists are
+   * computed from it). `summary`: the change to the summary items (format 3), written pending
+   * with the same token; absent, they stay as they are (a member's own heartbeat).
    */
   async prepare(
     groupId: string,
@@ -135,8 +184,9 @@ export class GroupItems {
     next: GroupRecord,
     token: string,
     now: number,
-    only?: ReadonlySet<string>,
-  ): Promise<{ meta: GroupMeta; written: Written[] }> {
+    options: { only?: ReadonlySet<string>; held?: Map<string, string[]>; summary?: SummaryUpdate } = {},
+  ): Promise<Prepared> {
+    const { only, summary } = options;
     const baseVersion = base?.version ?? 0;
     const meta = base && isSplit(base.value) ? base.value : undefined;
     // A format 1 group item being split: member items left from before (a process that wrote format
@@ -145,7 +195,7 @@ export class GroupItems {
     const ids = new Set([...Object.keys(loaded?.group.members ?? {}), ...Object.keys(next.members)]);
     for (const id of items?.keys() ?? []) ids.add(id);
     if (only) for (const id of ids) if (!only.has(id)) ids.delete(id);
-    let held: Map<string, string[]> | undefined;
+    let held = options.held;
     const outcomes = await Promise.allSettled(
       [...ids].map(async (id): Promise<Written | undefined> => {
         const found = items?.get(id);
@@ -176,12 +226,46 @@ export class GroupItems {
       await this.withdraw(groupId, written);
       throw failed.reason;
     }
+    let shards: WrittenShard[] = [];
+    if (summary) {
+      try {
+        shards = await writeSummaryPending(
+          this.metadata,
+          groupId,
+          summary.loaded,
+          summary.changes,
+          { t: token, base: baseVersion, at: now },
+          meta ?? {},
+        );
+      } catch (e) {
+        await this.withdraw(groupId, written);
+        if (!(e instanceof SummaryChangedError)) throw e;
+        const stale = e.inFlightSince !== undefined && now - e.inFlightSince > IN_FLIGHT_GRACE_MS;
+        throw new GroupChangedError(groupId, stale ? baseVersion : undefined);
+      }
+    }
     const { members: _members, target: _target, ...rest } = next;
     const commits = [...(meta?.commits ?? []), token].slice(-KEPT_COMMITS);
+    const withSummary = summary !== undefined || (base !== undefined && hasSummary(base.value));
+    const sc = summary ? [...(meta?.sc ?? []), token].slice(-KEPT_SUMMARY_COMMITS) : meta?.sc;
     return {
-      meta: { ...rest, [ITEM_FORMAT_FIELD]: 2, commits } as GroupMeta,
+      meta: {
+        ...rest,
+        [ITEM_FORMAT_FIELD]: withSummary ? 3 : 2,
+        commits,
+        ...(withSummary && sc ? { sc } : {}),
+      } as GroupMeta,
       written,
+      shards,
     };
+  }
+
+  /** A prepared change that will not be decided (its group write lost): takes its pending writes back. */
+  async abandon(groupId: string, prepared: Prepared): Promise<void> {
+    await Promise.all([
+      this.withdraw(groupId, prepared.written),
+      withdrawShards(this.metadata, groupId, prepared.shards),
+    ]);
   }
 
   private async writePending(
@@ -242,8 +326,10 @@ export class GroupItems {
   }
 
   /** After the group item write applied: folds the pending changes in (best effort; later writers fold what is left). */
-  async fold(groupId: string, written: Written[]): Promise<void> {
+  async fold(groupId: string, prepared: Pick<Prepared, 'written' | 'shards'>): Promise<void> {
     const pk = groupPk(groupId);
+    const { written } = prepared;
+    await foldShards(this.metadata, groupId, prepared.shards);
     await Promise.all(
       written.map(async ({ sk, version, entry }) => {
         try {
@@ -256,10 +342,14 @@ export class GroupItems {
     );
   }
 
-  /** Deletes every member item (the group is being deleted: it has no members in force). */
+  /** Deletes every member item and summary item (the group is being deleted: it has no members in force). */
   async deleteMembers(groupId: string): Promise<void> {
     const pk = groupPk(groupId);
-    const items = await this.metadata.query(pk, { beginsWith: GROUP_MEMBER_PREFIX });
+    const items = (
+      await Promise.all(
+        [GROUP_MEMBER_PREFIX, GROUP_SUMMARY_PREFIX].map((beginsWith) => this.metadata.query(pk, { beginsWith })),
+      )
+    ).flat();
     await Promise.all(items.map((i) => this.metadata.delete(pk, i.sk, { ifVersion: i.version }).catch(ignoreRace)));
   }
 }
@@ -287,7 +377,7 @@ export class GroupChangedError extends Error {
 
 /** The group record of a format 2 group item, with the members given. */
 export function recordOf(meta: GroupMeta, entries: [string, MemberEntry][]): GroupRecord {
-  const { fv: _fv, commits: _commits, ...rest } = meta;
+  const { fv: _fv, commits: _commits, sc: _sc, ...rest } = meta;
   return {
     ...rest,
     members: Object.fromEntries(entries.map(([id, e]) => [id, e.member])),
@@ -315,4 +405,8 @@ const ignoreRace = (e: unknown) => {
   if (!(e instanceof ConditionFailedError)) throw e;
 };
 
-export const newChangeToken = () => randomUUID();
+/**
+ * A change's token: 64 random bits, short because the group item keeps the last `KEPT_COMMITS` of
+ * them and a heartbeat that reads the group item should stay within one read unit.
+ */
+export const newChangeToken = () => randomBytes(8).toString('base64url');

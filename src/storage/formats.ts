@@ -45,8 +45,10 @@ export const FORMATS = {
   'aborted-index': { version: 1, what: 'aborted-transaction entry (part# / abort#)' },
   'producer-entry': { version: 1, what: "producer outside the partition state's cache (part# / pid#)" },
   producer: { version: 1, what: 'idempotent producer (pid# / meta)' },
-  group: { version: 2, what: 'consumer group (group# / meta)' },
+  // 3: with `sc`, the changes that decide the summary items' pending changes, from level 7.
+  group: { version: 3, what: 'consumer group (group# / meta)' },
   'group-member': { version: 1, what: 'consumer group member (group# / mbr#)' },
+  'group-summary': { version: 1, what: "consumer group members' subscriptions and targets, a shard (group# / sum#)" },
   'classic-group': { version: 1, what: 'classic group with its members (group# / classic)' },
   offsets: { version: 1, what: 'committed offset (group# / off#)' },
   'consumer-instance': { version: 1, what: 'v2 consumer instance (group# / inst#)' },
@@ -103,6 +105,12 @@ export const FEATURE_LEVELS: readonly FeatureLevel[] = [
     level: 6,
     what: "an index entry is written beside its commit's state write, not after it",
     formats: {},
+  },
+  // A release before it would change a group's members without its summary items (group-items.ts).
+  {
+    level: 7,
+    what: "a consumer group keeps its members' subscriptions and targets in summary items: a join reads those",
+    formats: { group: 3 },
   },
 ];
 
@@ -194,6 +202,7 @@ const PARTITION_SK_FORMATS: [string, FormatName][] = [
 const GROUP_SK_FORMATS: [string, FormatName][] = [
   ['meta', 'group'],
   ['mbr#', 'group-member'],
+  ['sum#', 'group-summary'],
   ['classic', 'classic-group'],
   ['off#', 'offsets'],
   ['inst#', 'consumer-instance'],

@@ -13,6 +13,7 @@
  *                                   `pid#{producerId}` (a producer that left the state's cache)
  * pk `pid#{producerId}`             sk `meta` (the producer's epoch)
  * pk `group#{id}`                   sk `meta`, `mbr#{memberId}` (a member of a KIP-848 group, from group format 2),
+ *                                   `sum#{shard}` (what target assignment needs of its members, from group format 3),
  *                                   `classic` (the classic protocol's group), `off#{topic}#{p}`
  *                                   (committed offsets), `inst#{name}` (v2 consumer instances)
  * pk `share#{id}`                   sk `config` (a share group's configs), `sp#{topic}#{p}` (a share-partition),
@@ -115,6 +116,8 @@ export const groupPk = (groupId: string) => `group#${groupId}`;
 export const GROUP_META_SK = 'meta';
 export const GROUP_MEMBER_PREFIX = 'mbr#';
 export const groupMemberSk = (memberId: string) => `${GROUP_MEMBER_PREFIX}${memberId}`;
+export const GROUP_SUMMARY_PREFIX = 'sum#';
+export const groupSummarySk = (shard: number) => `${GROUP_SUMMARY_PREFIX}${String(shard).padStart(2, '0')}`;
 export const CLASSIC_GROUP_SK = 'classic';
 export const OFFSET_PREFIX = 'off#';
 export const offsetSk = (topic: string, partition: number) => `${OFFSET_PREFIX}${topic}#${partition}`;
