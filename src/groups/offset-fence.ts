@@ -29,24 +29,38 @@ export async function fenceOffsets(
   partitions: TopicPartition[],
   fence: number,
 ): Promise<void> {
-  await Promise.all(
-    partitions.map(({ topic, partition }) =>
-      optimisticUpdate<OffsetRecord, undefined>({
-        metadata,
-        pk: groupPk(groupId),
-        sk: offsetSk(topic, partition),
-        giveUp: {
-          errorName: 'COORDINATOR_NOT_AVAILABLE',
-          message: `Too many concurrent commits to ${topic}-${partition} of group ${groupId}; retry`,
-        },
-        // Idempotent: a repeat (or a lost race) finds the fence raised and does nothing.
-        decide: (item) => {
-          if ((item?.value.fence ?? 0) >= fence) return { done: undefined };
-          return { write: { ...(item?.value ?? placeholder(topic, partition)), fence }, answer: () => undefined };
-        },
-      }),
-    ),
-  );
+  const queue = [...partitions];
+  const fenceNext = async (): Promise<void> => {
+    for (let p = queue.shift(); p; p = queue.shift()) await fenceOne(metadata, groupId, p, fence);
+  };
+  await Promise.all(Array.from({ length: Math.min(FENCE_CONCURRENCY, queue.length) }, fenceNext));
+}
+
+/**
+ * How many fences one group write raises at once. The offset items share the group's partition
+ * key, which DynamoDB holds to 1,000 write units a second: a member releasing a thousand partitions
+ * at once (the first member of a group that grows to a thousand) would spend all of it in a few
+ * milliseconds and throttle every heartbeat and commit of the group. Two at a time keep it near
+ * 400 a second at 5 ms a write (`npm run bench:scale -- --scenario group-heartbeats`), and cost a
+ * release of one or two partitions nothing; such a large release takes a few seconds.
+ */
+export const FENCE_CONCURRENCY = 2;
+
+function fenceOne(metadata: MetadataStore, groupId: string, { topic, partition }: TopicPartition, fence: number) {
+  return optimisticUpdate<OffsetRecord, undefined>({
+    metadata,
+    pk: groupPk(groupId),
+    sk: offsetSk(topic, partition),
+    giveUp: {
+      errorName: 'COORDINATOR_NOT_AVAILABLE',
+      message: `Too many concurrent commits to ${topic}-${partition} of group ${groupId}; retry`,
+    },
+    // Idempotent: a repeat (or a lost race) finds the fence raised and does nothing.
+    decide: (item) => {
+      if ((item?.value.fence ?? 0) >= fence) return { done: undefined };
+      return { write: { ...(item?.value ?? placeholder(topic, partition)), fence }, answer: () => undefined };
+    },
+  });
 }
 
 /** An offset item that holds only a fence: no topic incarnation, so every reader skips it. */
