@@ -79,7 +79,7 @@ interface BrowserGlobal {
   };
 }
 
-/** Waits for what a page shows after its next poll (every 2-3 s), with room for a loaded machine. */
+/** Waits for what a page shows after its load or next poll (every 2-3 s), with room for a loaded machine. */
 const poll = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: 10_000 });
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
@@ -168,7 +168,7 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
 
   it('Overview shows the totals and lists the API answers', async () => {
     await page.goto(`${origin}/console`);
-    await expect.poll(() => stat('Topics').textContent()).toBe('2');
+    await poll(() => stat('Topics').textContent()).toBe('2');
     const partitions = (await call('GET', '/topics/orders/partitions')).data as {
       high_watermark: number;
       log_start_offset: number;
@@ -181,7 +181,7 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     expect(await stat('Consumer groups').textContent()).toBe('1');
     expect(await stat('Bytes stored').textContent()).toMatch(/\d+(\.\d)? (B|KiB)/);
     const row = page.getByRole('row', { name: /orders/ });
-    await expect.poll(() => row.locator('td').allTextContents()).toEqual(['3', '1', '7', expect.stringMatching(/B/)]);
+    await poll(() => row.locator('td').allTextContents()).toEqual(['3', '1', '7', expect.stringMatching(/B/)]);
     expect(
       await page
         .getByRole('row', { name: /billing/ })
@@ -201,7 +201,7 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
   it("Topic shows partitions as the API does, edits a config, and shows Kafka's error on a bad value", async () => {
     await page.goto(`${origin}/console/#/topics/orders`);
     const table = page.getByRole('table', { name: 'Partitions of orders' });
-    await expect.poll(() => table.locator('tbody tr').count()).toBe(3);
+    await poll(() => table.locator('tbody tr').count()).toBe(3);
     const api = (await call('GET', '/topics/orders/partitions')).data as {
       partition_id: number;
       leader_id: number;
@@ -233,11 +233,11 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     const retention = page.getByLabel('retention.ms', { exact: true });
     await retention.fill('soon');
     await retention.press('Enter');
-    await expect.poll(() => page.getByRole('alert').first().textContent()).toMatch(/^INVALID_CONFIG: .*retention\.ms/);
+    await poll(() => page.getByRole('alert').first().textContent()).toMatch(/^INVALID_CONFIG: .*retention\.ms/);
     await retention.fill('3600000');
     await retention.press('Enter');
     const row = page.getByRole('row', { name: /^retention\.ms/ });
-    await expect.poll(() => row.getByText('Saved', { exact: true }).count()).toBe(1);
+    await poll(() => row.getByText('Saved', { exact: true }).count()).toBe(1);
     expect(await row.getByRole('alert').count()).toBe(0);
     expect((await call('GET', '/topics/orders/configs/retention.ms')).value).toBe('3600000');
 
@@ -247,9 +247,7 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
       2,
       Array.from({ length: 40 }, (_, i) => `burst-${i}`),
     );
-    await expect
-      .poll(() => page.getByTestId('Records in-latest').textContent().then(Number), { timeout: 8000 })
-      .toBeGreaterThan(0);
+    await poll(() => page.getByTestId('Records in-latest').textContent().then(Number)).toBeGreaterThan(0);
     await shot('topic');
   });
 
@@ -257,7 +255,7 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await page.goto(`${origin}/console/#/topics/orders/records?partition=2&offset=0`);
     const table = page.getByRole('table', { name: 'Records of orders partition 2' });
     const first = table.locator('tbody tr').first();
-    await expect.poll(() => first.locator('td').nth(2).textContent()).toBe('{"id":7,"item":"book"}');
+    await poll(() => first.locator('td').nth(2).textContent()).toBe('{"id":7,"item":"book"}');
     expect(await first.locator('td').nth(3).textContent()).toBe('trace: t-1');
     await page.getByRole('radio', { name: 'json' }).check();
     expect(await first.locator('td').nth(2).textContent()).toBe('{\n  "id": 7,\n  "item": "book"\n}');
@@ -267,13 +265,13 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
 
     // From a time: the offset endpoint (offset_type=timestamp) picks the first record at or after it.
     await page.getByRole('region', { name: 'Browse' }).getByRole('combobox').selectOption('0');
-    await expect.poll(() => table.count()).toBe(0);
+    await poll(() => table.count()).toBe(0);
     const t0 = page.getByRole('table', { name: 'Records of orders partition 0' });
-    await expect.poll(() => t0.locator('tbody tr').count()).toBe(4);
+    await poll(() => t0.locator('tbody tr').count()).toBe(4);
     await page.getByRole('radio', { name: 'time' }).check();
     await page.getByLabel('Time', { exact: true }).fill('2000-01-01T00:00:00');
     await page.getByRole('button', { name: 'Fetch' }).click();
-    await expect.poll(() => t0.locator('tbody tr th').first().textContent()).toBe('0');
+    await poll(() => t0.locator('tbody tr th').first().textContent()).toBe('0');
 
     const form = page.getByRole('region', { name: 'Produce a record' });
     await form.getByLabel('Partition').selectOption('0');
@@ -281,11 +279,14 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await form.getByLabel('Value', { exact: true }).fill('hello from the browser');
     await form.getByLabel('Headers (one name=value a line)').fill('source=console');
     await form.getByRole('button', { name: 'Produce' }).click();
-    await expect.poll(() => form.getByText(/Produced to partition 0 at offset 4/).count()).toBe(1);
+    await poll(() => form.getByText(/Produced to partition 0 at offset 4/).count()).toBe(1);
     const produced = t0.getByRole('row', { name: /^4 / });
-    await expect
-      .poll(() => produced.locator('td').allTextContents())
-      .toEqual([expect.any(String), 'browser-key', 'hello from the browser', 'source: console']);
+    await poll(() => produced.locator('td').allTextContents()).toEqual([
+      expect.any(String),
+      'browser-key',
+      'hello from the browser',
+      'source: console',
+    ]);
     const back = await call('GET', '/topics/orders/partitions/0/records?offset=4&format=string');
     expect(back.records[0]).toMatchObject({
       offset: 4,
@@ -303,28 +304,28 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     const expected = Object.fromEntries(
       desc.partitions.map((p: { partition_id: number; lag: number }) => [p.partition_id, String(p.lag)]),
     );
-    await expect.poll(() => lagOf(0)).toBe(expected[0]);
+    await poll(() => lagOf(0)).toBe(expected[0]);
     expect(await lagOf(1)).toBe(expected[1]);
     expect(await stat('State').textContent()).toBe('EMPTY');
     // The log grew since the commit (the record produced from the browser): more lag.
-    await expect.poll(() => stat('Total lag').textContent()).toBe('6');
+    await poll(() => stat('Total lag').textContent()).toBe('6');
     await produce('orders', 1, ['b3', 'b4']);
-    await expect.poll(() => stat('Total lag').textContent(), { timeout: 6000 }).toBe('8');
+    await poll(() => stat('Total lag').textContent()).toBe('8');
     await call('POST', '/consumer-groups/billing/offsets:commit', {
       offsets: [
         { topic_name: 'orders', partition_id: 0, offset: 5 },
         { topic_name: 'orders', partition_id: 1, offset: 4 },
       ],
     });
-    await expect.poll(() => stat('Total lag').textContent(), { timeout: 6000 }).toBe('0');
-    await expect.poll(() => page.getByTestId('Total lag-latest').textContent()).toBe('0');
+    await poll(() => stat('Total lag').textContent()).toBe('0');
+    await poll(() => page.getByTestId('Total lag-latest').textContent()).toBe('0');
     await shot('group-lag');
 
     const reset = page.getByRole('region', { name: 'Reset offsets' });
     await reset.getByLabel('Strategy').selectOption('to-earliest');
     await reset.getByRole('button', { name: 'Preview (dry run)' }).click();
     const plan = page.getByRole('table', { name: /Planned reset/ });
-    await expect.poll(() => plan.locator('tbody tr').count()).toBe(2);
+    await poll(() => plan.locator('tbody tr').count()).toBe(2);
     expect(await plan.locator('tbody tr').nth(0).locator('th, td').allTextContents()).toEqual([
       'orders',
       '0',
@@ -345,13 +346,13 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     ).toEqual([5, 4]);
     await shot('group-reset-plan');
     await reset.getByRole('button', { name: 'Execute this reset' }).click();
-    await expect.poll(() => reset.getByRole('status').textContent()).toBe('Reset done: 2 partitions.');
+    await poll(() => reset.getByRole('status').textContent()).toBe('Reset done: 2 partitions.');
     expect(
       (await call('GET', '/consumer-groups/billing')).partitions.map(
         (p: { committed_offset: number }) => p.committed_offset,
       ),
     ).toEqual([0, 0]);
-    await expect.poll(() => stat('Total lag').textContent(), { timeout: 6000 }).toBe('9');
+    await poll(() => stat('Total lag').textContent()).toBe('9');
   });
 
   it("shows a live group's members and assignment, and refuses its reset with Kafka's error", async () => {
@@ -366,7 +367,7 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     });
     await page.goto(`${origin}/console/#/groups/live`);
     const members = page.getByRole('table', { name: 'Members and their assignment' });
-    await expect.poll(() => members.locator('tbody tr th').first().textContent()).toBe(hb.member_id);
+    await poll(() => members.locator('tbody tr th').first().textContent()).toBe(hb.member_id);
     expect(await members.locator('tbody tr td').allTextContents()).toEqual([
       'console-test',
       expect.any(String),
@@ -376,7 +377,7 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     ]);
     const reset = page.getByRole('region', { name: 'Reset offsets' });
     await reset.getByRole('button', { name: 'Preview (dry run)' }).click();
-    await expect.poll(() => reset.getByRole('alert').textContent()).toMatch(/^NON_EMPTY_GROUP: /);
+    await poll(() => reset.getByRole('alert').textContent()).toMatch(/^NON_EMPTY_GROUP: /);
   });
 
   it('Triggers lists a trigger with its lag; its page pauses, resumes and deletes it after asking', async () => {
