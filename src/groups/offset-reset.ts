@@ -135,16 +135,3 @@ export async function resetOffsets(
   }
   return plan;
 }
-
-/** Java's Duration.parse subset the tool accepts for --by-duration: PnDTnHnMn.nS. */
-export function parseDuration(text: string): number {
-  const m = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i.exec(text.trim());
-  if (!m || text.trim().toUpperCase() === 'P' || /T$/i.test(text.trim())) {
-    throw new KafkaError(
-      'BAD_REQUEST',
-      `Invalid duration ${JSON.stringify(text)}: use the ISO-8601 form PnDTnHnMnS, e.g. PT10M or P1DT2H`,
-    );
-  }
-  const [, d = '0', h = '0', min = '0', s = '0'] = m;
-  return Math.round(((Number(d) * 24 + Number(h)) * 60 + Number(min)) * 60_000 + Number(s) * 1000);
-}

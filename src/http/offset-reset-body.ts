@@ -5,7 +5,8 @@
  * to-current and shift-by, which move from a committed position it does not have.
  */
 import * as z from 'zod';
-import { parseDuration, type ResetScope, type ResetStrategy } from '../groups/offset-reset.js';
+import { parseIsoDuration } from '../clock.js';
+import type { ResetScope, ResetStrategy } from '../groups/offset-reset.js';
 import { KafkaError } from '../wire/errors.js';
 
 /** Every strategy, as the body names it (the tools' --to-earliest, ..., --by-duration). */
@@ -46,6 +47,17 @@ function parseDatetime(v: string | number): number {
     throw new KafkaError(
       'BAD_REQUEST',
       `Invalid datetime ${JSON.stringify(v)}: use YYYY-MM-DDTHH:mm:SS.sss with an optional zone, or epoch milliseconds`,
+    );
+  return ms;
+}
+
+/** The tools' --by-duration, PnDTnHnMn.nS (now minus it), in ms. */
+function parseDuration(text: string): number {
+  const ms = parseIsoDuration(text.trim());
+  if (ms === undefined)
+    throw new KafkaError(
+      'BAD_REQUEST',
+      `Invalid duration ${JSON.stringify(text)}: use the ISO-8601 form PnDTnHnMn.nS, e.g. PT10M or P1DT2H`,
     );
   return ms;
 }

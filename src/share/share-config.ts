@@ -1,4 +1,7 @@
+import { parseIsoDuration } from '../clock.js';
 import { KafkaError } from '../wire/errors.js';
+
+export { parseIsoDuration };
 
 /**
  * A share group's settings, by Kafka's names (ShareGroupConfigs and the group-level GroupConfig
@@ -96,15 +99,4 @@ export function showShareGroupConfig(
     const value = overrides[field] ?? SHARE_GROUP_DEFAULTS[field];
     return { name, value: String(value), isDefault: overrides[field] === undefined };
   });
-}
-
-/**
- * The ISO-8601 durations Java's Duration.parse reads in the form Kafka documents (PnDTnHnMn.nS,
- * none negative), in ms; undefined when it is not one.
- */
-export function parseIsoDuration(text: string): number | undefined {
-  const m = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i.exec(text);
-  if (!m || /^P$|T$/i.test(text)) return undefined;
-  const [, d = '0', h = '0', min = '0', sec = '0'] = m;
-  return Math.round(((Number(d) * 24 + Number(h)) * 60 + Number(min)) * 60_000 + Number(sec) * 1000);
 }
