@@ -45,6 +45,7 @@ import {
   type SharePartitionState,
 } from './share-partition.js';
 import { ShareMembers, type ShareMemberLimits } from './share-members.js';
+import { SharePartitionCodecStore } from './share-partition-codec.js';
 import { readShareRecords } from './share-reads.js';
 
 export interface ShareGroupDeps {
@@ -127,7 +128,11 @@ export class ShareGroups {
   /** Kafka share consumers' membership (ShareGroupHeartbeat); HTTP receivers need none. */
   readonly members: ShareMembers;
 
-  constructor(private readonly deps: ShareGroupDeps) {
+  private readonly deps: ShareGroupDeps;
+
+  constructor(deps: ShareGroupDeps) {
+    // Share-partition items are stored as runs of records (share-partition-codec.ts).
+    this.deps = { ...deps, metadata: new SharePartitionCodecStore(deps.metadata) };
     this.settings = { ...SHARE_GROUP_DEFAULTS, ...deps.config };
     this.members = new ShareMembers({ ...deps, limits: deps.memberLimits, register: (g) => this.register(g) });
   }
