@@ -17,8 +17,14 @@ import {
   settleBackgroundWork,
   type Storage,
 } from '../src/compose.js';
-import { lambdaOptions, serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
+import {
+  failureBucketOptions,
+  lambdaOptions,
+  serverConfigFromEnv,
+  type ServerConfig,
+} from '../src/config/server-config.js';
 import type { AppServices } from '../src/services.js';
+import { failureBucketWriter } from '../src/storage/failure-bucket-writer.js';
 import { lazyLambdaInvoker } from '../src/storage/lazy-lambda-invoker.js';
 import { instrumentStorage } from './instrumented-storage.js';
 import {
@@ -67,6 +73,7 @@ const services = createServices(config, storage, systemClock, {
   logger: telemetryLogger(telemetry),
   runTriggers: true,
   lambda: lazyLambdaInvoker(lambdaOptions(config)),
+  putFailureObject: failureBucketWriter(failureBucketOptions(config)),
 });
 
 export const handler = async (

@@ -170,9 +170,21 @@ export class LogStack extends Stack {
       config.triggerFunctionArns.length > 0
         ? new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: config.triggerFunctionArns })
         : undefined;
+    // Their S3 on-failure destinations: objects in the buckets the stack lists and no other.
+    const failureObjects =
+      config.triggerDestinationArns.length > 0
+        ? new iam.PolicyStatement({
+            actions: ['s3:PutObject'],
+            resources: config.triggerDestinationArns.map((arn) => `${arn}/*`),
+          })
+        : undefined;
     for (const name of TRIGGER_DELIVERERS) {
       const fn = this.functions.byName[name];
       this.triggerInvokerRoles.push(fn.role!);
+      if (failureObjects) {
+        fn.addToRolePolicy(failureObjects);
+        acknowledgeDestinationObjects(fn.role!, config.triggerDestinationArns);
+      }
       if (!invokeTargets) continue;
       fn.addToRolePolicy(invokeTargets);
       acknowledgeInvokePatterns(fn.role!, config.triggerFunctionArns);
@@ -308,6 +320,10 @@ export class LogStack extends Stack {
       });
       this.pushApi?.grantPost(kafka.service.taskDefinition.taskRole);
       this.triggerInvokerRoles.push(kafka.service.taskDefinition.taskRole);
+      if (failureObjects) {
+        kafka.service.taskDefinition.taskRole.addToPrincipalPolicy(failureObjects);
+        acknowledgeDestinationObjects(kafka.service.taskDefinition.taskRole, config.triggerDestinationArns);
+      }
       if (invokeTargets) {
         kafka.service.taskDefinition.taskRole.addToPrincipalPolicy(invokeTargets);
         acknowledgeInvokePatterns(kafka.service.taskDefinition.taskRole, config.triggerFunctionArns);
@@ -326,6 +342,16 @@ export class LogStack extends Stack {
       description: "The roles that invoke triggers' functions (KafkaLog.fromStackOutputs, docs/triggers.md)",
     });
   }
+}
+
+/** A failure record's key is new per give-up, so the grant names every key of the buckets the operator listed. */
+function acknowledgeDestinationObjects(role: IConstruct, arns: readonly string[]): void {
+  for (const arn of arns)
+    Validations.of(role).acknowledge({
+      id: wildcardResourceFinding(role, `${arn}/*`),
+      reason:
+        "triggerDestinationArns names the buckets triggers' failure records go to; each give-up writes a new key in them",
+    });
 }
 
 /** A pattern in triggerFunctionArns is the operator's own choice of functions: cdk-nag's wildcard finding, acknowledged. */

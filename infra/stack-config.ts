@@ -42,6 +42,9 @@
  *                         as triggers name them (a qualified one for a version or alias; `*` within
  *                         a name, e.g. function:orders-*); the functions that deliver may invoke
  *                         these and no other (docs/triggers.md)                        none
+ *   triggerDestinationArns  the on-failure destinations triggers may write to: comma-separated S3
+ *                         bucket ARNs (arn:aws:s3:::{bucket}); the functions that deliver may put
+ *                         objects in these and no other (docs/triggers.md)             none
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 
@@ -80,6 +83,8 @@ export interface LogStackConfig {
   kafkaListener?: KafkaListenerConfig;
   /** What the functions that deliver triggers may invoke (lambda:InvokeFunction): function ARNs or patterns. */
   triggerFunctionArns: string[];
+  /** Where the functions that deliver triggers may write records given up on (s3:PutObject): S3 bucket ARNs. */
+  triggerDestinationArns: string[];
 }
 
 /** Where the listener's TLS ends: at the NLB (an ACM certificate), or at the tasks (a secret's PEM, mutual TLS possible). */
@@ -237,6 +242,7 @@ export function stackConfig(context: Lookup): LogStackConfig {
     alarmEmail: str(context('alarmEmail')),
     ...kafkaListenerConfig(context),
     triggerFunctionArns: triggerFunctionArns(context('triggerFunctionArns')),
+    triggerDestinationArns: triggerDestinationArns(context('triggerDestinationArns')),
     security: {
       // LocalStack's emulated IAM names no caller: every request would be User:ANONYMOUS.
       authorization: bool('authorization', context('authorization'), stage !== 'local'),
@@ -264,6 +270,17 @@ function triggerFunctionArns(v: unknown): string[] {
       throw new Error(
         `triggerFunctionArns takes Lambda function ARNs (arn:aws:lambda:{region}:{account}:function:{name}[:{qualifier}]), got ${arn}`,
       );
+  return arns;
+}
+
+/** An S3 bucket's ARN, as a trigger's on-failure destination names it (SQS and SNS have no adapter yet). */
+const DESTINATION_ARN_PATTERN = /^arn:aws[a-zA-Z-]*:s3:::[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+function triggerDestinationArns(v: unknown): string[] {
+  const arns = list(v);
+  for (const arn of arns)
+    if (!DESTINATION_ARN_PATTERN.test(arn))
+      throw new Error(`triggerDestinationArns takes S3 bucket ARNs (arn:aws:s3:::{bucket}), got ${arn}`);
   return arns;
 }
 

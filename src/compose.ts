@@ -38,7 +38,7 @@ import { createTransactionCoordinator } from './transactions/index.js';
 import { DEFAULT_TRANSACTION_CONFIG } from './transactions/transaction-config.js';
 import { SystemTimer } from './timer/system-timer.js';
 import { ShareGroups, type ShareGroupDeps } from './share/share-groups.js';
-import { createTriggers, type LambdaInvoke } from './triggers/index.js';
+import { createTriggers, type LambdaInvoke, type PutFailureObject } from './triggers/index.js';
 import { ReplicaManager } from './replication/replica-manager.js';
 import { noLogger, noMetrics, type Logger, type Metrics } from './metrics.js';
 import { FeatureLevels } from './storage/feature-level.js';
@@ -237,6 +237,8 @@ export interface ServiceOptions {
    * names no Lambda adapter, so no other bundle holds the Lambda client.
    */
   lambda?: LambdaInvoke;
+  /** Triggers' S3 on-failure destinations (src/storage/failure-bucket-writer.ts, where deliveries run). */
+  putFailureObject?: PutFailureObject;
 }
 
 /** `createServices` with the given parts only (a Lambda function's bundle holds no other). */
@@ -303,6 +305,7 @@ export function composeServices(
       bootstrapServers: bootstrapServers(config),
       deliver: options.runTriggers ?? false,
       ...(options.lambda && { lambda: options.lambda }),
+      ...(options.putFailureObject && { putFailureObject: options.putFailureObject }),
       onError: (msg, fields) => logger.warn(msg, fields),
     },
   );

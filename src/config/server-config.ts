@@ -83,8 +83,11 @@ export interface ServerConfig {
    * group.consumer.max.size and group.max.size: the most members of a KIP-848 group and of a classic group.
    */
   groups: { initialRebalanceDelayMs: number; consumerMaxSize?: number; classicMaxSize?: number };
-  /** Where triggers' Lambda targets are invoked (default: Lambda's endpoint of the function ARN's region). */
-  triggers: { lambdaEndpoint?: string };
+  /**
+   * Where triggers' Lambda targets are invoked (default: Lambda's endpoint of the function ARN's
+   * region), and their S3 failure destinations written (default: S3's).
+   */
+  triggers: { lambdaEndpoint?: string; s3Endpoint?: string };
   security: SecurityConfig;
 }
 
@@ -337,6 +340,11 @@ const ENV_SPEC = {
   KAFKA_SSL_PRINCIPAL_MAPPING_RULES: optionalText,
 };
 
+/** What triggers' S3 failure destinations are written with: the endpoint, when one stands in for S3 (path-style then). */
+export function failureBucketOptions(config: ServerConfig): { endpoint?: string; forcePathStyle?: boolean } {
+  return config.triggers.s3Endpoint ? { endpoint: config.triggers.s3Endpoint, forcePathStyle: true } : {};
+}
+
 /** What a triggers' Lambda invoker is built with: the endpoint, when one stands in for Lambda's. */
 export function lambdaOptions(config: ServerConfig): { endpoint?: string } {
   return config.triggers.lambdaEndpoint ? { endpoint: config.triggers.lambdaEndpoint } : {};
@@ -441,6 +449,9 @@ function configFromEnv(env: Record<string, string | undefined>, readAuth: (path:
     triggers: {
       ...((e.AWS_ENDPOINT_URL_LAMBDA ?? e.AWS_ENDPOINT_URL) !== undefined && {
         lambdaEndpoint: e.AWS_ENDPOINT_URL_LAMBDA ?? e.AWS_ENDPOINT_URL,
+      }),
+      ...((e.AWS_ENDPOINT_URL_S3 ?? e.AWS_ENDPOINT_URL) !== undefined && {
+        s3Endpoint: e.AWS_ENDPOINT_URL_S3 ?? e.AWS_ENDPOINT_URL,
       }),
     },
     security: securityConfig(e, file),

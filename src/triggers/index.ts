@@ -10,6 +10,7 @@ import type { PartitionLog } from '../log/partition-log.js';
 import type { MetadataStore } from '../storage/ports.js';
 import type { TopicRegistry } from '../topics/topics.js';
 import { DeliveryLeases } from './delivery-lease.js';
+import type { PutFailureObject } from './failure-bucket.js';
 import { TriggerPositions } from './positions.js';
 import { targetFactory, type LambdaInvoke, type TargetFactory } from './targets.js';
 import { TriggerAdmin } from './trigger-admin.js';
@@ -18,6 +19,7 @@ import { TriggerRunner } from './trigger-runner.js';
 
 export type { TriggerDefinition } from './trigger.js';
 export type { LambdaInvoke } from './targets.js';
+export type { PutFailureObject } from './failure-bucket.js';
 export type { TriggerDescription } from './trigger-admin.js';
 
 export interface TriggerServices {
@@ -32,6 +34,8 @@ export interface TriggerOptions {
   /** Every target's invoker (tests); otherwise webhooks, and Lambda functions through `lambda`. */
   targets?: TargetFactory;
   lambda?: LambdaInvoke;
+  /** S3 on-failure destinations' writes (src/storage/failure-bucket-writer.ts). */
+  putFailureObject?: PutFailureObject;
   /** Whether this process delivers (default true); one that does not never starts a run. */
   deliver?: boolean;
   retryBackoff?: { baseMs: number; maxMs: number };
@@ -58,6 +62,7 @@ export function createTriggers(
       processId: randomUUID(),
       retryBackoff: options.retryBackoff ?? { baseMs: 100, maxMs: 10_000 },
       onError: options.onError ?? (() => {}),
+      ...(options.putFailureObject && { putFailureObject: options.putFailureObject }),
     },
     options.deliver ?? true,
   );

@@ -28,7 +28,9 @@ import { envelope, kafkaEventJson, MAX_EVENT_BYTES, partitionKey, recordJson, ty
 import type { TriggerPositions } from './positions.js';
 import type { Invoke, TargetFactory } from './targets.js';
 import { deliveryKnobs, leaseMs, type DeliveryKnobs, type TriggerDefinition } from './trigger.js';
-import { produceFailed, type FailedRecords, type FailureReason } from './failure-topic.js';
+import type { PutFailureObject } from './failure-bucket.js';
+import { sendFailed } from './failure-destination.js';
+import type { FailedRecords, FailureReason } from './failure-topic.js';
 import type { TriggerRegistry } from './trigger-registry.js';
 
 export interface DeliveryDeps {
@@ -45,6 +47,8 @@ export interface DeliveryDeps {
   /** Back-off between attempts of a failing batch (exponential with full jitter). */
   retryBackoff: { baseMs: number; maxMs: number };
   onError: (msg: string, fields: Record<string, unknown>) => void;
+  /** S3 failure destinations' writes (failure-bucket.ts); without it such a give-up fails the run. */
+  putFailureObject?: PutFailureObject;
 }
 
 /** What a run of this process tells the runner, and asks it. */
@@ -282,7 +286,7 @@ async function deliver(
   }
 }
 
-/** Records the delivery gives up on: to the failure topic if there is one, else dropped (as Lambda drops them). */
+/** Records the delivery gives up on: to the failure destination if there is one, else dropped (as Lambda drops them). */
 async function failRecords(
   deps: DeliveryDeps,
   d: TriggerDefinition,
@@ -301,22 +305,19 @@ async function failRecords(
     return;
   }
   try {
-    await produceFailed(deps, knobs.onFailureDestination.topic, { trigger: d.name, ...failed });
+    await sendFailed(deps, knobs.onFailureDestination, d.target, { trigger: d.name, ...failed });
   } catch (e) {
     // A failure topic that refuses the records as too large would refuse them on every retry:
     // they are reported and dropped rather than holding the partition for ever.
     if (!isKafkaError(e, 'MESSAGE_TOO_LARGE') && !isKafkaError(e, 'RECORD_LIST_TOO_LARGE')) throw e;
     deps.onError('trigger records dropped: the failure topic refused them', {
       ...fields,
-      destination: knobs.onFailureDestination.topic,
+      destination: d.onFailureDestination,
       error: String(e),
     });
     return;
   }
-  deps.onError('trigger records sent to the failure topic', {
-    ...fields,
-    destination: knobs.onFailureDestination.topic,
-  });
+  deps.onError('trigger records sent to the failure destination', { ...fields, destination: d.onFailureDestination });
 }
 
 /**

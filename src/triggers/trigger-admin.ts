@@ -48,7 +48,7 @@ export class TriggerAdmin {
     const topic = await this.deps.topics.get(d.topic);
     // The failure topic must exist (UNKNOWN_TOPIC_OR_PARTITION otherwise), as Lambda's must be in the cluster.
     const { onFailureDestination } = deliveryKnobs(d);
-    if (onFailureDestination) await this.deps.topics.get(onFailureDestination.topic);
+    if (onFailureDestination?.kind === 'kafka') await this.deps.topics.get(onFailureDestination.topic);
     // A group with members is someone else's consumer: NON_EMPTY_GROUP. An idle one is taken over, offsets and all.
     await this.deps.groups.offsets.requireInactive(d.groupId, `A trigger consumes as group ${d.groupId}`);
     const committed = await this.deps.positions.committed(d, topic);

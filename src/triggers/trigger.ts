@@ -86,7 +86,7 @@ export interface DeliveryKnobs {
   maximumRecordAgeSeconds: number;
   bisectBatchOnFunctionError: boolean;
   reportBatchItemFailures: boolean;
-  onFailureDestination?: { kind: 'kafka'; topic: string };
+  onFailureDestination?: FailureDestination;
   filterCriteria?: FilterCriteria;
   ordering: Ordering;
   keyLanes: number;
@@ -148,22 +148,33 @@ export function validateDefinition(d: TriggerDefinition): void {
   if (d.maximumRecordAgeSeconds !== undefined && d.maximumRecordAgeSeconds !== -1)
     inRange('maximum_record_age_seconds (or -1)', d.maximumRecordAgeSeconds, RECORD_AGE_SECONDS);
   // As Lambda refuses a Kafka destination that is the source topic: a failure there would loop.
-  if (d.onFailureDestination !== undefined && failureDestination(d.onFailureDestination).topic === d.topic)
+  const destination = d.onFailureDestination === undefined ? undefined : failureDestination(d.onFailureDestination);
+  if (destination?.kind === 'kafka' && destination.topic === d.topic)
     throw new KafkaError('INVALID_REQUEST', 'on_failure_destination must be another topic than the trigger reads');
   if (d.filterCriteria !== undefined) validateFilterCriteria(d.filterCriteria);
   if (d.keyLanes !== undefined) inRange('key_lanes', d.keyLanes, KEY_LANES);
 }
 
-/** The on-failure destination: a topic of this log, `kafka://{topic}`. */
-export function failureDestination(destination: string): { kind: 'kafka'; topic: string } {
-  if (!destination.startsWith(KAFKA_DESTINATION))
-    throw new KafkaError(
-      'INVALID_REQUEST',
-      `on_failure_destination must be ${KAFKA_DESTINATION}{topic}, got ${JSON.stringify(destination)}`,
-    );
-  const topic = destination.slice(KAFKA_DESTINATION.length);
-  validateTopicName(topic);
-  return { kind: 'kafka', topic };
+/** Where records given up on go: a topic of this log, or (on AWS) an S3 bucket, as Lambda's destination ARN names it. */
+export type FailureDestination = { kind: 'kafka'; topic: string } | { kind: 's3'; bucket: string };
+
+/** An S3 bucket's ARN (`arn:aws:s3:::{bucket}`), as Lambda's OnFailure.Destination takes it. */
+const S3_BUCKET_ARN = /^arn:aws[a-zA-Z-]*:s3:::([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])$/;
+
+/** The on-failure destination: `kafka://{topic}`, or an S3 bucket's ARN. */
+export function failureDestination(destination: string): FailureDestination {
+  if (destination.startsWith(KAFKA_DESTINATION)) {
+    const topic = destination.slice(KAFKA_DESTINATION.length);
+    validateTopicName(topic);
+    return { kind: 'kafka', topic };
+  }
+  const bucket = S3_BUCKET_ARN.exec(destination)?.[1];
+  if (bucket !== undefined) return { kind: 's3', bucket };
+  // Lambda takes SQS and SNS ARNs too; this log has no SQS or SNS adapter yet (docs/triggers.md).
+  throw new KafkaError(
+    'INVALID_REQUEST',
+    `on_failure_destination must be ${KAFKA_DESTINATION}{topic} or an S3 bucket's ARN (arn:aws:s3:::{bucket}), got ${JSON.stringify(destination)}`,
+  );
 }
 
 function validateFilterCriteria(f: FilterCriteria): void {

@@ -46,6 +46,7 @@ import { everyOperation } from '../support/every-operation.js';
 import {
   CallRecorder,
   functionRole,
+  recordedFailureObjects,
   recordedLambda,
   type FunctionRole,
   type RecordedCall,
@@ -64,11 +65,18 @@ const UNUSED_BUT_NEEDED: { action: RegExp; why: string }[] = [
 
 /** A trigger's Lambda target, which the stack lets the deliverers invoke. */
 const TARGET_ARN = `arn:aws:lambda:${TEST_ENV.region}:${TEST_ENV.account}:function:orders-consumer`;
+/** A trigger's S3 on-failure destination, which the stack lets the deliverers write to. */
+const FAILURE_BUCKET_ARN = 'arn:aws:s3:::orders-failures';
 /**
  * The stack the calls are evaluated against: one S3 Standard store, one S3 Express, and the
  * function triggers may invoke.
  */
-const STORES = { replicaStores: 1, expressOneZoneAzIds: 'use1-az4', triggerFunctionArns: TARGET_ARN };
+const STORES = {
+  replicaStores: 1,
+  expressOneZoneAzIds: 'use1-az4',
+  triggerFunctionArns: TARGET_ARN,
+  triggerDestinationArns: FAILURE_BUCKET_ARN,
+};
 const synth = synthStack(
   {
     ...STORES,
@@ -163,6 +171,8 @@ const delivered: {
 }[] = [];
 /** Lambda invocations of triggers, with the function that made them. */
 const invoked: { fn: string; functionArn: string; offsets: number[] }[] = [];
+/** Objects written to triggers' S3 failure destinations, with the function that wrote them. */
+const failureObjects: { fn: string; bucket: string; key: string }[] = [];
 
 /** A function's services as its Lambda composes them (its environment, storage as its role reaches it). */
 const environmentOf = (fn: DataFunctionName) => ({
@@ -190,7 +200,13 @@ function servicesOf(fn: DataFunctionName): { services: ReturnType<typeof createS
   });
   // Every function is composed as its Lambda is: only the scheduler delivers triggers.
   const runTriggers = fn === 'scheduler';
-  return { services: createServices(config, storage, clock, { poster, lambda, runTriggers }), storage };
+  const putFailureObject = recordedFailureObjects(recorder, role, async (bucket, key) => {
+    failureObjects.push({ fn, bucket, key });
+  });
+  return {
+    services: createServices(config, storage, clock, { poster, lambda, runTriggers, putFailureObject }),
+    storage,
+  };
 }
 
 const apps = Object.fromEntries(
@@ -340,6 +356,22 @@ beforeAll(async () => {
   expect(await scheduler.services.triggers.runner.deliverDue(clock.now() + 60_000)).toBe(1);
   await triggerResource('Delete');
   expect((await call('GET', `${B}/triggers/audit`)).status).toBe(404);
+  // Records past their maximum age go to the trigger's S3 failure destination, written by the scheduler.
+  expect(
+    (
+      await call('POST', `${B}/triggers`, {
+        trigger_name: 'aged',
+        topic_name: 'p',
+        target: { type: 'LAMBDA', function_arn: TARGET_ARN },
+        starting_position: 'TRIM_HORIZON',
+        maximum_record_age_seconds: 60,
+        on_failure_destination: FAILURE_BUCKET_ARN,
+      })
+    ).status,
+  ).toBe(201);
+  now += 120_000;
+  await scheduler.services.triggers.runner.deliverDue(clock.now() + 60_000);
+  expect((await call('DELETE', `${B}/triggers/aged`)).status).toBe(204);
   await openTransaction('tx-scheduler', 1_000);
   await armed('conn-scheduler');
   now += 120_000; // past the transaction's timeout
@@ -503,6 +535,11 @@ describe('recorded AWS calls against the synthesized roles', () => {
     expect(invoked.map((i) => i.fn)).toEqual(['scheduler', 'scheduler']);
     expect(invoked[0]).toMatchObject({ functionArn: TARGET_ARN });
     expect(invoked[0]!.offsets.length).toBeGreaterThan(0);
+  });
+
+  it("records given up on reach the trigger's S3 failure destination, written by the scheduler as the stack grants it", () => {
+    expect(failureObjects.map((o) => [o.fn, o.bucket])).toEqual([['scheduler', 'orders-failures']]);
+    expect(failureObjects[0]!.key).toMatch(/^aged\/p-0\//);
   });
 
   it("a KafkaLogTrigger's function is invoked under the permission the construct put on it, its handler under its role", () => {

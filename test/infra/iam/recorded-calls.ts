@@ -11,6 +11,7 @@
  *   DynamoDB table         GetItem, Query, UpdateItem (every put), DeleteItem
  *   API Gateway @connections   execute-api:ManageConnections on `{api}/{stage}/POST/@connections/{id}`
  *   Lambda Invoke          lambda:InvokeFunction on the function ARN as the trigger names it
+ *   S3 failure destination s3:PutObject on the object of the bucket the trigger names
  *
  * A call the role does not allow is recorded as denied and fails as the SDK fails it (AccessDenied,
  * 403), so the domain code meets what it would meet on AWS. As S3 does, a GET or HEAD of a missing
@@ -18,7 +19,7 @@
  */
 import type { Storage } from '../../../src/compose.js';
 import type { ConnectionPoster } from '../../../src/push/ports.js';
-import type { LambdaInvoke } from '../../../src/triggers/index.js';
+import type { LambdaInvoke, PutFailureObject } from '../../../src/triggers/index.js';
 import {
   ObjectNotFoundError,
   type MetadataStore,
@@ -229,6 +230,22 @@ export function recordedLambda(recorder: CallRecorder, role: FunctionRole, invok
       return { ok: false, error: (e as Error).message };
     }
     return invoke(functionArn, timeoutMs, event);
+  };
+}
+
+/** A trigger's S3 failure destination's PutObject as the role would make it; the object goes to `put`. */
+export function recordedFailureObjects(
+  recorder: CallRecorder,
+  role: FunctionRole,
+  put: PutFailureObject,
+): PutFailureObject {
+  return async (bucket, key, body) => {
+    recorder.authorize(role, 'S3.PutObject (failure destination)', {
+      action: 's3:PutObject',
+      resource: `arn:aws:s3:::${bucket}/${key}`,
+      context: OVER_TLS,
+    });
+    return put(bucket, key, body);
   };
 }
 

@@ -1,0 +1,35 @@
+/**
+ * Where records a delivery gave up on go, by the trigger's on-failure destination: a topic of this
+ * log (failure-topic.ts) or an S3 bucket (failure-bucket.ts). Either write comes before the offset
+ * commit and fails the run when it fails, so no record is skipped without reaching it.
+ */
+import type { Clock } from '../clock.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import type { TopicRegistry } from '../topics/topics.js';
+import { writeFailed, type PutFailureObject } from './failure-bucket.js';
+import { produceFailed, type FailedRecords } from './failure-topic.js';
+import type { FailureDestination, TriggerTarget } from './trigger.js';
+
+export interface FailureDeps {
+  topics: TopicRegistry;
+  log: PartitionLog;
+  clock: Clock;
+  bootstrapServers: string;
+  putFailureObject?: PutFailureObject;
+}
+
+export async function sendFailed(
+  deps: FailureDeps,
+  destination: FailureDestination,
+  target: TriggerTarget,
+  failed: FailedRecords,
+): Promise<void> {
+  if (destination.kind === 'kafka') return produceFailed(deps, destination.topic, failed);
+  const topic = await deps.topics.get(failed.topic);
+  await writeFailed(deps.putFailureObject, destination.bucket, failed, {
+    target: target.type === 'LAMBDA' ? target.functionArn : target.url,
+    bootstrapServers: deps.bootstrapServers,
+    logAppendTime: topic.config.logAppendTime,
+    now: deps.clock.now(),
+  });
+}

@@ -1,0 +1,148 @@
+/**
+ * The on-failure destination S3, through the S3 adapter against a real wire peer (s3rver): records
+ * a failing target was retried on are written as one JSON object, Lambda's invocation record for
+ * Kafka with the event as payload, before the trigger's offset moves past them; a bucket that
+ * refuses the write (missing) holds the partition, the offset unmoved, until the write succeeds.
+ * And the destinations the API takes and refuses.
+ */
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServices, createStorage } from '../../src/compose.js';
+import { serverConfigFromEnv } from '../../src/config/server-config.js';
+import { createApp } from '../../src/http/app.js';
+import { failureBucketWriter } from '../../src/storage/failure-bucket-writer.js';
+import { BASE } from '../support/test-app.js';
+import { startS3rver, TEST_CREDENTIALS, TEST_REGION, type S3rverHandle } from '../support/emulators.js';
+import { eventually, startSink, type Sink } from './webhook-sink.js';
+
+let s3: S3rverHandle;
+let sink: Sink;
+let services: ReturnType<typeof createServices>;
+let app: ReturnType<typeof createApp>;
+beforeAll(async () => {
+  s3 = await startS3rver({ buckets: ['failures'] });
+  sink = await startSink();
+  sink.answer = () => ({ status: 500, body: { error: 'poison' } });
+  // A deliverer as the local server composes one: the S3 adapter writes the failure records.
+  const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', GROUP_INITIAL_REBALANCE_DELAY_MS: '0' });
+  services = createServices(config, createStorage(config.backend), undefined, {
+    runTriggers: true,
+    putFailureObject: failureBucketWriter({
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      region: TEST_REGION,
+      credentials: TEST_CREDENTIALS,
+    }),
+  });
+  app = createApp(services, { logError: () => {} });
+});
+afterAll(async () => {
+  await services.triggers.runner.close();
+  await sink.close();
+  await s3.stop();
+});
+
+const call = async (method: string, path: string, body?: unknown) => {
+  const res = await app.request(`${BASE}/${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+};
+const committed = async (trigger: string) =>
+  (await call('GET', `triggers/${trigger}`)).body.partitions[0].committed_offset as number | null;
+
+async function failingTrigger(topic: string, bucket: string) {
+  expect((await call('POST', 'topics', { topic_name: topic, partitions_count: 1 })).status).toBe(201);
+  const created = await call('POST', 'triggers', {
+    trigger_name: `${topic}-hook`,
+    topic_name: topic,
+    target: { type: 'WEBHOOK', url: sink.url, timeout_ms: 2000 },
+    starting_position: 'TRIM_HORIZON',
+    maximum_batching_window_ms: 0,
+    maximum_retry_attempts: 1,
+    on_failure_destination: `arn:aws:s3:::${bucket}`,
+  });
+  expect(created.status).toBe(201);
+  // One request of two records on one partition: one commit, so the first delivery holds both.
+  const produced = await call('POST', `topics/${topic}/records:batch`, {
+    entries: [
+      { id: '0', partition_id: 0, key: { type: 'STRING', data: 'k' }, value: { type: 'STRING', data: 'a' } },
+      { id: '1', partition_id: 0, value: { type: 'STRING', data: 'b' } },
+    ],
+  });
+  expect(produced.status, JSON.stringify(produced.body)).toBeLessThan(300);
+}
+
+async function objects(bucket: string) {
+  const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: bucket }));
+  return Promise.all(
+    (listed.Contents ?? []).map(async (o) => {
+      const got = await s3.client.send(new GetObjectCommand({ Bucket: bucket, Key: o.Key! }));
+      return { key: o.Key!, body: JSON.parse(await got.Body!.transformToString()) };
+    }),
+  );
+}
+
+describe('the S3 on-failure destination', () => {
+  it("writes Lambda's invocation record with the event as payload, then moves the offset past the records", async () => {
+    await failingTrigger('orders', 'failures');
+    await eventually(async () => (await committed('orders-hook')) === 2);
+    const [object, ...more] = await objects('failures');
+    expect(more).toEqual([]);
+    expect(object!.key).toMatch(/^orders-hook\/orders-0\/\d{4}\/\d{2}\/\d{2}\/0-1\.json$/);
+    expect(object!.body).toMatchObject({
+      version: '1.0',
+      requestContext: { functionArn: sink.url, condition: 'RetryAttemptsExhausted', approximateInvokeCount: 2 },
+      responseContext: { functionError: expect.stringContaining('HTTP 500') },
+      KafkaBatchInfo: {
+        batchSize: 2,
+        recordsInfo: { 'orders-0': { firstRecordOffset: '0', lastRecordOffset: '1' } },
+      },
+      payload: { eventSource: 'SelfManagedKafka' },
+    });
+    const records = object!.body.payload.records['orders-0'];
+    expect(
+      records.map((r: { offset: number; value: string }) => [r.offset, Buffer.from(r.value, 'base64').toString()]),
+    ).toEqual([
+      [0, 'a'],
+      [1, 'b'],
+    ]);
+    expect(object!.body.KafkaBatchInfo.payloadSize).toBe(Buffer.byteLength(JSON.stringify(object!.body.payload)));
+  });
+
+  it('a bucket that refuses the write holds the partition: the offset moves only once the object is written', async () => {
+    await failingTrigger('audit', 'late-failures');
+    // Attempts, give-ups refused (NoSuchBucket), runs failed and taken up again: the offset stays.
+    await eventually(() => sink.events.filter((e) => 'audit-0' in e.records).length >= 4, 20_000);
+    expect(await committed('audit-hook')).toBe(0);
+    await s3.client.send(new CreateBucketCommand({ Bucket: 'late-failures' }));
+    await eventually(async () => (await committed('audit-hook')) === 2, 20_000);
+    // Every refused write was the same give-up: one object.
+    expect((await objects('late-failures')).map((o) => o.key)).toHaveLength(1);
+  });
+
+  it('takes kafka:// and S3 bucket ARNs; refuses SQS and SNS ARNs (no adapter) and malformed ones', async () => {
+    expect((await call('POST', 'topics', { topic_name: 'src', partitions_count: 1 })).status).toBe(201);
+    const create = (name: string, destination: string) =>
+      call('POST', 'triggers', {
+        trigger_name: name,
+        topic_name: 'src',
+        target: { type: 'WEBHOOK', url: sink.url },
+        on_failure_destination: destination,
+      });
+    expect((await create('to-s3', 'arn:aws:s3:::any-bucket')).status).toBe(201);
+    for (const bad of [
+      'arn:aws:sqs:us-east-1:123456789012:q',
+      'arn:aws:sns:us-east-1:123456789012:t',
+      'arn:aws:s3:::B',
+      's3://b',
+    ]) {
+      const refused = await create('refused', bad);
+      expect(refused.status, bad).toBe(400);
+      expect(refused.body.error).toBe('INVALID_REQUEST');
+    }
+  });
+});
