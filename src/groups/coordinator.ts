@@ -409,6 +409,8 @@ export class GroupCoordinator {
       const joiner = g.members[memberId]!;
       joiner.requestId = requestId;
       const changed = Object.keys(before.members).filter((id) => !sameAssignment(before.target[id]!, g.target[id]!));
+      // Range or roundrobin move most members' targets: a read of each would cost more than one query of them all.
+      if (changed.length > SUMMARY_JOIN_MAX_CHANGED) return undefined;
       const [own, ...read] = await Promise.all([memberId, ...changed].map((id) => this.items.member(groupId, id)));
       // The joiner's id is in use (a client-chosen id the summary does not list yet): the whole group decides.
       if (own && memberInForce(own.value, m, meta.version)) return undefined;
@@ -850,6 +852,13 @@ function quietHeartbeat(m: MemberRecord, req: HeartbeatRequest, now: number, lim
   if (req.subscribedTopics === undefined) return true;
   return [...new Set(req.subscribedTopics)].sort().join(',') === m.subscribedTopics.join(',');
 }
+
+/**
+ * The most members whose target a join over the summary reads and rewrites one by one; past it
+ * the join takes the whole-group path, whose one query reads every member item for less than that
+ * many reads (each a read unit at least).
+ */
+const SUMMARY_JOIN_MAX_CHANGED = 16;
 
 /**
  * A member as a group's summary has it (group-summary.ts): alive, holding its target and whatever

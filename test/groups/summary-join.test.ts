@@ -233,3 +233,33 @@ describe('the feature level', () => {
     }
   });
 });
+
+describe('a join that moves most targets (range)', () => {
+  it('reads the whole group with one query instead of each member item', async () => {
+    const { storage, stop } = await memoryBackend.start();
+    try {
+      let calls: StorageCall[] = [];
+      const observed = observeStorage(storage, (c) => calls.push(c));
+      const { coordinator } = await coordinatorOver(observed.metadata, 100);
+      const items = new GroupItems(observed.metadata);
+      // Member ids of the clients' own (KIP-1082), so the joiner sorts first and every range moves.
+      const rangeJoin = (memberId: string) =>
+        coordinator.heartbeat('g', { memberId, memberEpoch: 0, subscribedTopics: ['t'], assignor: 'range' });
+      const members: Member[] = [];
+      for (let i = 0; i < 40; i++) {
+        const a = await rangeJoin(`m${String(i).padStart(2, '0')}`);
+        members.push({ id: a.memberId, epoch: a.memberEpoch });
+      }
+      await settle(coordinator, items, members);
+      calls = [];
+      const a = await rangeJoin('a');
+      const memberReads = calls.filter((c) => c.op === 'GetItem' && c.sk.startsWith('mbr#'));
+      expect(memberReads.length).toBeLessThanOrEqual(17);
+      expect(calls.filter((c) => c.op === 'Query' && c.items > 32)).toHaveLength(1); // the member items
+      members.push({ id: a.memberId, epoch: a.memberEpoch });
+      await expectConsistent(storage.metadata, await settle(coordinator, items, members));
+    } finally {
+      await stop();
+    }
+  });
+});
