@@ -22,6 +22,7 @@ import type { DecodedRecord } from '../wire/record-batch.js';
 import type { Topic, TopicRegistry } from '../topics/topics.js';
 import { isKafkaError } from '../wire/errors.js';
 import type { DeliveryLeases, HeldLease, LeaseKey } from './delivery-lease.js';
+import { KeyLanes } from './key-lanes.js';
 import { batchVerdict } from './batch-response.js';
 import { matchesAny } from './filter-pattern.js';
 import { envelope, kafkaEventJson, MAX_EVENT_BYTES, partitionKey, recordJson, type EventBatch } from './kafka-event.js';
@@ -80,103 +81,268 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
   const now = deps.clock.now();
   const claim = await deps.leases.claim(key, holder, now, now + leaseMs(first));
   if (!claim.held) return { how: 'held-elsewhere', until: claim.until };
-  let lease: HeldLease | undefined = claim.lease;
-  let invoke: { target: string; call: Invoke } | undefined;
+  const hold: Hold = { lease: claim.lease, renewing: Promise.resolve() };
+  try {
+    return deliveryKnobs(first).ordering === 'KEY'
+      ? await deliverByKey(deps, key, control, hold)
+      : await deliverInOrder(deps, key, control, hold);
+  } finally {
+    // A run that stops while holding the lease gives it back, so the next commit claims it at once.
+    if (hold.lease) await deps.leases.release(hold.lease).catch(() => {});
+  }
+}
+
+/** The lease a run holds, renewed by one invocation at a time (KEY ordering has several in flight). */
+interface Hold {
+  /** Undefined once lost (another took it over) or given back. */
+  lease: HeldLease | undefined;
+  renewing: Promise<unknown>;
+}
+
+function renewHold(deps: DeliveryDeps, hold: Hold, until: number): Promise<HeldLease | undefined> {
+  const renewed = hold.renewing.then(async () => {
+    if (!hold.lease) return undefined;
+    // A renewal that would shorten a longer one (a batching window's) keeps the longer.
+    if (hold.lease.item.value.until >= until) return hold.lease;
+    hold.lease = await deps.leases.renew(hold.lease, until);
+    return hold.lease;
+  });
+  hold.renewing = renewed.catch(() => {});
+  return renewed;
+}
+
+/**
+ * Gives the lease back once caught up. True when the run is over; false when a commit kicked it
+ * meanwhile (the lease is still held): look again.
+ */
+async function releaseCaughtUp(deps: DeliveryDeps, hold: Hold): Promise<RunEnd | undefined> {
+  const released = await deps.leases.release(hold.lease!);
+  if (released.how === 'kicked') {
+    hold.lease = released.lease;
+    return undefined;
+  }
+  hold.lease = undefined;
+  return { how: released.how === 'lost' ? 'stopped' : 'caught-up' };
+}
+
+/** The invoker of the trigger's target, made again when the target changes. */
+function targetOf(deps: DeliveryDeps) {
+  let made: { target: string; call: Invoke } | undefined;
+  return (d: TriggerDefinition) => {
+    const id = JSON.stringify(d.target);
+    if (made?.target !== id) made = { target: id, call: deps.targets(d.target) };
+    return made.call;
+  };
+}
+
+const patternsOf = (d: TriggerDefinition) =>
+  (d.filterCriteria?.filters ?? []).map((f) => JSON.parse(f.pattern) as Record<string, unknown>);
+
+/** A record given up on because its event alone would be over the payload cap. */
+const tooLarge = (
+  deps: DeliveryDeps,
+  d: TriggerDefinition,
+  topic: Topic,
+  partition: number,
+  record: DecodedRecord,
+  bytes: number,
+) =>
+  failRecords(deps, d, deliveryKnobs(d), {
+    topic: topic.name,
+    partition,
+    records: [record],
+    reason: 'PayloadTooLarge',
+    attempts: 0,
+    error: `the event would be ${bytes} bytes, over the ${MAX_EVENT_BYTES}-byte payload cap`,
+  });
+
+/** Ordering PARTITION (Lambda's): one invocation in flight, batches in offset order. */
+async function deliverInOrder(deps: DeliveryDeps, key: LeaseKey, control: RunControl, hold: Hold): Promise<RunEnd> {
+  const invokerOf = targetOf(deps);
   // A partial batch response's failed records are the next batch, and its failures so far count
   // against MaximumRetryAttempts there: `failures` of the batch that starts at `at`.
   let partial = { at: -1, failures: 0 };
   let ahead: ReadAhead | undefined;
   // The batching window of the batch starting at `position`: it is invoked at `until` at the latest.
   let gathering: { position: number; until: number } | undefined;
-  try {
-    for (;;) {
-      control.takeMore();
-      const d = await deps.registry.get(key.trigger).catch(notFoundAsUndefined);
-      if (d?.state !== 'ENABLED' || control.stopped()) return { how: 'stopped' };
-      const targetId = JSON.stringify(d.target);
-      if (invoke?.target !== targetId) invoke = { target: targetId, call: deps.targets(d.target) };
-      const topic = await deps.topics.get(key.topic);
-      const state = await deps.log.state(topic, key.partition);
-      const position = await deps.positions.current(d, topic, key.partition, state);
-      if (position >= state.highWatermark) {
-        if (control.takeMore()) continue;
-        const released = await deps.leases.release(lease);
-        if (released.how !== 'kicked') {
-          lease = undefined;
-          return { how: released.how === 'lost' ? 'stopped' : 'caught-up' };
-        }
-        lease = released.lease;
+  for (;;) {
+    control.takeMore();
+    const d = await deps.registry.get(key.trigger).catch(notFoundAsUndefined);
+    if (d?.state !== 'ENABLED' || control.stopped()) return { how: 'stopped' };
+    const topic = await deps.topics.get(key.topic);
+    const state = await deps.log.state(topic, key.partition);
+    const position = await deps.positions.current(d, topic, key.partition, state);
+    if (position >= state.highWatermark) {
+      if (control.takeMore()) continue;
+      const end = await releaseCaughtUp(deps, hold);
+      if (end) return end;
+      continue;
+    }
+    // What an earlier read brought past the last batch serves while delivery goes on from inside
+    // it; a position moved elsewhere (a group reset, retention) reads afresh.
+    if (!ahead || position < ahead.from || position > ahead.next)
+      ahead = { from: position, next: position, records: [] };
+    ahead.records = ahead.records.slice(firstAtOrAfter(ahead.records, position));
+    ahead.from = position;
+    await readAhead(deps, topic, key.partition, ahead, d.batchSize, state.highWatermark);
+    const read1 = ahead.records.slice(0, d.batchSize);
+    // A batch short of batchSize waits for more commits, up to the window (Lambda's
+    // MaximumBatchingWindowInSeconds), from when this run first saw its first record.
+    const { maximumBatchingWindowMs: windowMs } = deliveryKnobs(d);
+    if (read1.length > 0 && read1.length < d.batchSize && windowMs > 0 && !control.stopped()) {
+      const at = deps.clock.now();
+      if (gathering?.position !== position) {
+        gathering = { position, until: at + windowMs };
+        // The lease must outlast the wait and the invocation after it.
+        if (!(await renewHold(deps, hold, gathering.until + leaseMs(d)))) return { how: 'stopped' };
+      }
+      if (at < gathering.until) {
+        // The window is over when the wait ends without a commit, whatever the clock says.
+        if (!(await control.waitForCommit(gathering.until - at))) gathering.until = at;
         continue;
       }
-      // What an earlier read brought past the last batch serves while delivery goes on from inside
-      // it; a position moved elsewhere (a group reset, retention) reads afresh.
-      if (!ahead || position < ahead.from || position > ahead.next)
-        ahead = { from: position, next: position, records: [] };
-      ahead.records = ahead.records.slice(firstAtOrAfter(ahead.records, position));
-      ahead.from = position;
-      await readAhead(deps, topic, key.partition, ahead, d.batchSize, state.highWatermark);
-      const read1 = ahead.records.slice(0, d.batchSize);
-      // A batch short of batchSize waits for more commits, up to the window (Lambda's
-      // MaximumBatchingWindowInSeconds), from when this run first saw its first record.
-      const { maximumBatchingWindowMs: windowMs } = deliveryKnobs(d);
-      if (read1.length > 0 && read1.length < d.batchSize && windowMs > 0 && !control.stopped()) {
-        const at = deps.clock.now();
-        if (gathering?.position !== position) {
-          gathering = { position, until: at + windowMs };
-          // The lease must outlast the wait and the invocation after it.
-          lease = await deps.leases.renew(lease, gathering.until + leaseMs(d));
-          if (!lease) return { how: 'stopped' };
-        }
-        if (at < gathering.until) {
-          // The window is over when the wait ends without a commit, whatever the clock says.
-          if (!(await control.waitForCommit(gathering.until - at))) gathering.until = at;
-          continue;
-        }
-      }
-      // Nothing but control records or aborted ones up to nextOffset: step over them.
-      let next = read1.length > 0 ? read1[read1.length - 1]!.offset + 1 : ahead.next;
-      // Filtered records are committed with the batch, never invoked with.
-      const patterns = (d.filterCriteria?.filters ?? []).map((f) => JSON.parse(f.pattern) as Record<string, unknown>);
-      let records = patterns.length === 0 ? read1 : read1.filter((r) => matchesAny(patterns, filterView(topic, r)));
-      // Lambda's payload cap: the batch ends before the record that would take the event past it.
-      const fit = recordsThatFit(deps.bootstrapServers, { ...eventOf(topic, key.partition), records });
-      if (records.length > 0 && fit.count === 0) {
-        // One record alone over the cap can never be invoked with: given up on at once, so it
-        // does not hold the partition.
-        await failRecords(deps, d, deliveryKnobs(d), {
-          topic: topic.name,
-          partition: key.partition,
-          records: [records[0]!],
-          reason: 'PayloadTooLarge',
-          attempts: 0,
-          error: `the event would be ${fit.firstBytes} bytes, over the ${MAX_EVENT_BYTES}-byte payload cap`,
-        });
-        next = records[0]!.offset + 1;
-        records = [];
-      } else if (fit.count < records.length) {
-        next = records[fit.count]!.offset;
-        records = records.slice(0, fit.count);
-      }
-      let failedFrom: number | undefined;
-      if (records.length > 0) {
-        const failures = partial.at === records[0]!.offset ? partial.failures : 0;
-        const done = await deliver(deps, d, lease, invoke.call, topic, records, control, failures);
-        if (!done) return { how: 'stopped' };
-        lease = done.lease;
-        if (done.stopped) return { how: 'stopped' };
-        failedFrom = done.failedFrom;
-        if (failedFrom !== undefined) {
-          next = failedFrom;
-          partial = { at: failedFrom, failures: done.failures ?? 0 };
-        } else if (done.through !== undefined) next = done.through;
-      }
-      if (deps.clock.now() >= lease.item.value.until) return { how: 'stopped' }; // stalled past the lease
-      await deps.positions.commit(d, topic, key.partition, next);
-      if (failedFrom !== undefined) await sleep(backoff(partial.failures, deps.retryBackoff));
     }
-  } finally {
-    // A run that stops while holding the lease gives it back, so the next commit claims it at once.
-    if (lease) await deps.leases.release(lease).catch(() => {});
+    // Nothing but control records or aborted ones up to nextOffset: step over them.
+    let next = read1.length > 0 ? read1[read1.length - 1]!.offset + 1 : ahead.next;
+    // Filtered records are committed with the batch, never invoked with.
+    const patterns = patternsOf(d);
+    let records = patterns.length === 0 ? read1 : read1.filter((r) => matchesAny(patterns, filterView(topic, r)));
+    // Lambda's payload cap: the batch ends before the record that would take the event past it.
+    const fit = recordsThatFit(deps.bootstrapServers, { ...eventOf(topic, key.partition), records });
+    if (records.length > 0 && fit.count === 0) {
+      // One record alone over the cap can never be invoked with: given up on at once, so it
+      // does not hold the partition.
+      await tooLarge(deps, d, topic, key.partition, records[0]!, fit.firstBytes);
+      next = records[0]!.offset + 1;
+      records = [];
+    } else if (fit.count < records.length) {
+      next = records[fit.count]!.offset;
+      records = records.slice(0, fit.count);
+    }
+    let failedFrom: number | undefined;
+    if (records.length > 0) {
+      const failures = partial.at === records[0]!.offset ? partial.failures : 0;
+      const done = await deliver(deps, d, hold, key.partition, invokerOf(d), topic, records, control, failures);
+      if (!done || done.stopped) return { how: 'stopped' };
+      failedFrom = done.failedFrom;
+      if (failedFrom !== undefined) {
+        next = failedFrom;
+        partial = { at: failedFrom, failures: done.failures ?? 0 };
+      } else if (done.through !== undefined) next = done.through;
+    }
+    if (stalled(deps, hold)) return { how: 'stopped' };
+    await deps.positions.commit(d, topic, key.partition, next);
+    if (failedFrom !== undefined) await sleep(backoff(partial.failures, deps.retryBackoff));
+  }
+}
+
+/** A holder that stalled past its lease (another may have taken over) neither invokes nor commits again. */
+const stalled = (deps: DeliveryDeps, hold: Hold) => !hold.lease || deps.clock.now() >= hold.lease.item.value.until;
+
+/**
+ * Ordering KEY: the partition's records spread over key lanes (key-lanes.ts), one invocation in
+ * flight per lane, so a key keeps its order while the lanes run at once. The committed offset is
+ * the lowest record not done, whatever the other lanes finished. Reads go on while less than a
+ * batch per lane waits. The batching window is not applied: a lane invokes as soon as it is free.
+ */
+async function deliverByKey(deps: DeliveryDeps, key: LeaseKey, control: RunControl, hold: Hold): Promise<RunEnd> {
+  const invokerOf = targetOf(deps);
+  const first = await deps.registry.get(key.trigger).catch(notFoundAsUndefined);
+  if (first?.state !== 'ENABLED') return { how: 'stopped' };
+  const topic = await deps.topics.get(key.topic);
+  const start = await deps.positions.current(first, topic, key.partition, await deps.log.state(topic, key.partition));
+  // Lanes and batch size as the run started: a change applies from the next run.
+  const knobs = deliveryKnobs(first);
+  const lanes = new KeyLanes(knobs.keyLanes, first.batchSize, start);
+  let committed = start;
+  const running = new Map<number, Promise<void>>();
+  // Why the run ends, once a lane or the loop knows: the lanes in flight finish first.
+  let end: RunEnd | undefined;
+  let failure: { error: unknown } | undefined;
+  let commitWait: Promise<boolean> | undefined;
+
+  const commitDone = async (def: TriggerDefinition) => {
+    const at = lanes.commitPoint();
+    if (at <= committed) return;
+    if (stalled(deps, hold)) {
+      end = { how: 'stopped' };
+      return;
+    }
+    await deps.positions.commit(def, topic, key.partition, at);
+    committed = at;
+  };
+
+  const runLane = async (def: TriggerDefinition, lane: number, batch: DecodedRecord[], failures: number) => {
+    try {
+      const fit = recordsThatFit(deps.bootstrapServers, { ...eventOf(topic, key.partition), records: batch });
+      if (fit.count === 0) {
+        await tooLarge(deps, def, topic, key.partition, batch[0]!, fit.firstBytes);
+        lanes.finished(lane, batch, batch[0]!.offset + 1);
+        return;
+      }
+      const sent = batch.slice(0, fit.count);
+      const done = await deliver(deps, def, hold, key.partition, invokerOf(def), topic, sent, control, failures);
+      if (!done || done.stopped) {
+        lanes.abandoned(lane);
+        end ??= { how: 'stopped' };
+        return;
+      }
+      if (done.failedFrom !== undefined) {
+        const f = done.failures ?? 0;
+        lanes.finished(lane, sent, done.failedFrom, {
+          from: done.failedFrom,
+          failures: f,
+          notBefore: deps.clock.now() + backoff(f, deps.retryBackoff),
+        });
+      } else lanes.finished(lane, sent, done.through ?? sent[sent.length - 1]!.offset + 1);
+    } catch (error) {
+      lanes.abandoned(lane);
+      failure ??= { error };
+    }
+  };
+
+  for (;;) {
+    control.takeMore();
+    const d = await deps.registry.get(key.trigger).catch(notFoundAsUndefined);
+    if (d?.state !== 'ENABLED' || control.stopped() || end || failure) {
+      // Stopping: no lane starts; the ones in flight end (at their next step), and what they
+      // finished is committed unless the lease was lost.
+      await Promise.all(running.values());
+      if (d && !failure) await commitDone(d);
+      if (failure) throw failure.error;
+      return end ?? { how: 'stopped' };
+    }
+    const state = await deps.log.state(topic, key.partition);
+    if (lanes.pending < knobs.keyLanes * first.batchSize && lanes.readFrom < state.highWatermark) {
+      const ahead: ReadAhead = { from: lanes.readFrom, next: lanes.readFrom, records: [] };
+      await readAhead(deps, topic, key.partition, ahead, first.batchSize * knobs.keyLanes, state.highWatermark);
+      const patterns = patternsOf(d);
+      // Filtered records are never handed to a lane: done as read.
+      lanes.add(
+        patterns.length === 0 ? ahead.records : ahead.records.filter((r) => matchesAny(patterns, filterView(topic, r))),
+        ahead.next,
+      );
+    }
+    await commitDone(d);
+    for (const s of lanes.start(deps.clock.now()))
+      running.set(
+        s.lane,
+        runLane(d, s.lane, s.records, s.failures).finally(() => running.delete(s.lane)),
+      );
+    if (running.size === 0 && lanes.pending === 0 && lanes.readFrom >= state.highWatermark) {
+      if (control.takeMore()) continue;
+      const caughtUp = await releaseCaughtUp(deps, hold);
+      if (caughtUp) return caughtUp;
+      continue;
+    }
+    // Wait for a lane to end, a commit (more to read), or a backing-off lane's time.
+    commitWait ??= control.waitForCommit(1000).finally(() => {
+      commitWait = undefined;
+    });
+    const waits: Promise<unknown>[] = [...running.values(), commitWait];
+    const at = lanes.nextStart();
+    if (at !== undefined && running.size < knobs.keyLanes) waits.push(sleep(Math.max(0, at - deps.clock.now())));
+    await Promise.race(waits);
   }
 }
 
@@ -193,35 +359,34 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
 async function deliver(
   deps: DeliveryDeps,
   d: TriggerDefinition,
-  held: HeldLease,
+  hold: Hold,
+  partition: number,
   invoke: Invoke,
   topic: Topic,
   records: DecodedRecord[],
   control: RunControl,
   failuresSoFar: number,
-): Promise<{ lease: HeldLease; failedFrom?: number; failures?: number; through?: number; stopped?: true } | undefined> {
+): Promise<{ failedFrom?: number; failures?: number; through?: number; stopped?: true } | undefined> {
   const knobs = deliveryKnobs(d);
   // Lambda's rule: infinite retries with an on-failure destination are 10.
   const maxRetries = knobs.maximumRetryAttempts === -1 && knobs.onFailureDestination ? 10 : knobs.maximumRetryAttempts;
   const giveUp = (failed: DecodedRecord[], reason: FailureReason, attempts: number, error?: string) =>
     failRecords(deps, d, knobs, {
       topic: topic.name,
-      partition: held.partition,
+      partition: partition,
       records: failed,
       reason,
       attempts,
       error,
     });
   let current = records;
-  let lease: HeldLease | undefined = held;
   // Failed invocations of `current` that count against MaximumRetryAttempts (the first is the attempt itself).
   let failures = failuresSoFar;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0) await sleep(backoff(attempt, deps.retryBackoff));
     // Stopping gives the lease back without a commit: the batch is delivered again by the next run.
-    if (control.stopped()) return { lease, stopped: true };
-    lease = await deps.leases.renew(lease, deps.clock.now() + leaseMs(d));
-    if (!lease) return undefined;
+    if (control.stopped()) return { stopped: true };
+    if (!(await renewHold(deps, hold, deps.clock.now() + leaseMs(d)))) return undefined;
     if (knobs.maximumRecordAgeSeconds >= 0) {
       // Lambda's MaximumRecordAgeInSeconds: a record older than that is never sent.
       const oldest = deps.clock.now() - knobs.maximumRecordAgeSeconds * 1000;
@@ -229,25 +394,25 @@ async function deliver(
       if (expired.length > 0) {
         await giveUp(expired, 'RecordAgeExceeded', failures);
         const fresh = current.filter((r) => r.timestamp >= oldest);
-        if (fresh.length === 0) return { lease, through: current[current.length - 1]!.offset + 1 };
+        if (fresh.length === 0) return { through: current[current.length - 1]!.offset + 1 };
         current = fresh;
       }
     }
     const offsets = current.map((r) => r.offset);
-    const event = kafkaEventJson(deps.bootstrapServers, { ...eventOf(topic, held.partition), records: current });
+    const event = kafkaEventJson(deps.bootstrapServers, { ...eventOf(topic, partition), records: current });
     const through = offsets[offsets.length - 1]! + 1;
     const outcome = await invoke(event);
     let error = outcome.ok ? undefined : outcome.error;
-    if (outcome.ok && !knobs.reportBatchItemFailures) return { lease, through };
+    if (outcome.ok && !knobs.reportBatchItemFailures) return { through };
     if (outcome.ok) {
-      const verdict = batchVerdict(outcome.response, partitionKey(topic.name, held.partition), offsets);
-      if (verdict.kind === 'success') return { lease, through };
+      const verdict = batchVerdict(outcome.response, partitionKey(topic.name, partition), offsets);
+      if (verdict.kind === 'success') return { through };
       // The first record failing is the whole batch failing: retried here, with back-off.
       if (verdict.kind === 'failed-from' && verdict.offset > offsets[0]!) {
         // The records before the lowest failed one are done; the rest is retried from there,
         // and this invocation was a failed attempt of them, as Lambda counts it.
         failures++;
-        if (maxRetries < 0 || failures <= maxRetries) return { lease, failedFrom: verdict.offset, failures };
+        if (maxRetries < 0 || failures <= maxRetries) return { failedFrom: verdict.offset, failures };
         // Out of retries: the records the answer named go to the failure topic; the others succeeded.
         const named = new Set(verdict.failed);
         await giveUp(
@@ -256,7 +421,7 @@ async function deliver(
           failures,
           'named in batchItemFailures',
         );
-        return { lease, through };
+        return { through };
       }
       error =
         verdict.kind === 'failed'
@@ -266,7 +431,7 @@ async function deliver(
     deps.onError('trigger invocation failed', {
       trigger: d.name,
       topic: topic.name,
-      partition: held.partition,
+      partition: partition,
       firstOffset: current[0]?.offset,
       records: current.length,
       attempt,
@@ -281,7 +446,7 @@ async function deliver(
     failures++;
     if (maxRetries >= 0 && failures > maxRetries) {
       await giveUp(current, 'RetriesExhausted', failures, error);
-      return { lease, through };
+      return { through };
     }
   }
 }

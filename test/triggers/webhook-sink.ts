@@ -15,6 +15,8 @@ export interface Sink {
   delivered: KafkaEventRecord[];
   /** Decides the answer to each call: a status, an optional JSON body, an optional delay. */
   answer: (event: KafkaEvent, call: number) => { status?: number; body?: unknown; delayMs?: number };
+  /** Told of each event once its answer is sent, with the status. */
+  answered?: (event: KafkaEvent, status: number) => void;
   close(): Promise<void>;
 }
 
@@ -36,6 +38,7 @@ export async function startSink(): Promise<Sink> {
       res
         .writeHead(status, { 'content-type': 'application/json' })
         .end(a.body === undefined ? '' : JSON.stringify(a.body));
+      sink.answered?.(event, status);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
