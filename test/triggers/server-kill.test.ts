@@ -2,7 +2,8 @@
  * Triggers in the local server (`npm start`), killed with SIGKILL while a delivery is in flight and
  * started again on the same data: the new process re-arms the partitions the dead one left (once
  * its lease ran out), every record reaches the webhook at least once, in order per partition, and
- * the committed offsets are never ahead of what the webhook acknowledged.
+ * the committed offsets are never ahead of what the webhook acknowledged; with ordering KEY, each
+ * key in order and the committed offset never past a record not yet acknowledged.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
@@ -85,5 +86,74 @@ describe('triggers in the local server, killed mid-delivery', () => {
     expect(orderProblems(sink.events)).toEqual([]);
     const lags = (await call('GET', 'consumer-groups/trigger.kh/lags')).body.data;
     expect(lags.map((l: { current_offset: number }) => l.current_offset)).toEqual([30, 30, 30]);
+  }, 90_000);
+  it('ordering KEY: every record at least once, each key in order, offsets never past an unacknowledged record', async () => {
+    await stopServer(server);
+    await sink?.close();
+    await dir?.remove();
+    dir = await tempDir('trigger-kill-key-');
+    sink = await startSink();
+    sink.answer = () => ({ delayMs: 40 });
+    const env = { SCHEDULER_INTERVAL_MS: '0' };
+    server = await startServer(dir.path, 0, env);
+    expect((await call('POST', 'topics', { topic_name: 'kk', partitions_count: 1 })).status).toBe(201);
+    expect(
+      (
+        await call('POST', 'triggers', {
+          trigger_name: 'kkh',
+          topic_name: 'kk',
+          batch_size: 2,
+          ordering: 'KEY',
+          key_lanes: 4,
+          maximum_batching_window_ms: 0,
+          target: { type: 'WEBHOOK', url: sink.url, timeout_ms: 1000 },
+        })
+      ).status,
+    ).toBe(201);
+    const produceKeyed = async (from: number, to: number) => {
+      for (let i = from; i < to; i++)
+        expect(
+          (
+            await call('POST', 'topics/kk/records', {
+              partition_id: 0,
+              key: { type: 'STRING', data: `k${i % 6}` },
+              value: { type: 'STRING', data: String(i) },
+            })
+          ).status,
+        ).toBe(200);
+    };
+    await produceKeyed(0, 60);
+    await eventually(() => sink.events.length >= 4, 20_000);
+    let arrived!: () => void;
+    const held = new Promise<void>((r) => (arrived = r));
+    sink.answer = () => {
+      arrived();
+      return { delayMs: 2000 };
+    };
+    await held;
+    await stopServer(server, 'SIGKILL');
+    sink.answer = () => ({ delayMs: 5 });
+    server = await startServer(dir.path, 0, env);
+    // The committed offset (read first) never past an offset the webhook has not acknowledged.
+    const check = async () => {
+      const described = await call('GET', 'triggers/kkh');
+      const acked = new Set(sink.delivered.map((r) => r.offset));
+      const committed = described.body.partitions[0].committed_offset as number;
+      for (let o = 0; o < committed; o++) expect(acked.has(o), `committed ${committed}, offset ${o}`).toBe(true);
+      return described.body.lag as number;
+    };
+    await check();
+    await produceKeyed(60, 90);
+    await eventually(async () => (await check()) === 0, 40_000);
+    const firsts = new Map<string, number[]>();
+    const seen = new Set<number>();
+    for (const r of sink.delivered) {
+      if (seen.has(r.offset)) continue;
+      seen.add(r.offset);
+      const k = Buffer.from(r.key!, 'base64').toString();
+      firsts.set(k, [...(firsts.get(k) ?? []), r.offset]);
+    }
+    expect(seen.size).toBe(90);
+    for (const [k, offsets] of firsts) expect(offsets, k).toEqual([...offsets].sort((a, b) => a - b));
   }, 90_000);
 });
