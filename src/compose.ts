@@ -299,8 +299,9 @@ export function composeServices(
     () => clock.now(),
   );
   log.onAppend((topic, partition) => notifier.committed(topic, partition));
+  const share = parts.share({ metadata, clock, topics, log, producerIds });
   const triggers = parts.triggers(
-    { metadata, clock, topics, log, groups },
+    { metadata, clock, topics, log, groups, share },
     {
       bootstrapServers: bootstrapServers(config),
       deliver: options.runTriggers ?? false,
@@ -326,7 +327,7 @@ export function composeServices(
     log,
     groups,
     transactions,
-    share: parts.share({ metadata, clock, topics, log, producerIds }),
+    share,
     partitioner: new Partitioner(),
     producerIds,
     defaults: config.defaults,

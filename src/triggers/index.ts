@@ -12,6 +12,7 @@ import type { TopicRegistry } from '../topics/topics.js';
 import { DeliveryLeases } from './delivery-lease.js';
 import type { PutFailureObject } from './failure-bucket.js';
 import { TriggerPositions } from './positions.js';
+import type { ShareQueue } from './share-delivery.js';
 import { targetFactory, type LambdaInvoke, type TargetFactory } from './targets.js';
 import { TriggerAdmin } from './trigger-admin.js';
 import { TriggerRegistry } from './trigger-registry.js';
@@ -43,7 +44,15 @@ export interface TriggerOptions {
 }
 
 export function createTriggers(
-  deps: { metadata: MetadataStore; clock: Clock; topics: TopicRegistry; log: PartitionLog; groups: GroupServices },
+  deps: {
+    metadata: MetadataStore;
+    clock: Clock;
+    topics: TopicRegistry;
+    log: PartitionLog;
+    groups: GroupServices;
+    /** The share groups UNORDERED triggers read through; without them those triggers do not deliver. */
+    share?: ShareQueue;
+  },
   options: TriggerOptions,
 ): TriggerServices {
   const registry = new TriggerRegistry(deps.metadata, deps.clock);
@@ -65,6 +74,7 @@ export function createTriggers(
       ...(options.putFailureObject && { putFailureObject: options.putFailureObject }),
     },
     options.deliver ?? true,
+    deps.share,
   );
   const admin = new TriggerAdmin({ ...deps, registry, leases, positions, runner });
   return { registry, admin, runner };

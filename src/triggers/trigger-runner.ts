@@ -12,6 +12,7 @@
  */
 import { runDelivery, type DeliveryDeps, type RunEnd } from './partition-delivery.js';
 import type { LeaseKey } from './delivery-lease.js';
+import { SharedDeliveries, type ShareQueue } from './share-delivery.js';
 import type { TriggerDefinition } from './trigger.js';
 
 /** How long after a run that failed (a storage error) the partition is tried again. */
@@ -31,10 +32,16 @@ export class TriggerRunner {
   /** A `deliverDue` deadline passed: runs stop after their current step, and none starts. */
   private pausedUntilIdle = false;
 
+  /** UNORDERED triggers: through a share group, not per partition. */
+  private readonly shared: SharedDeliveries;
+
   constructor(
     private readonly deps: DeliveryDeps,
     private readonly deliver = true,
-  ) {}
+    share?: ShareQueue,
+  ) {
+    this.shared = new SharedDeliveries(deps, share, () => this.stopping);
+  }
 
   private get stopping(): boolean {
     return this.closed || this.pausedUntilIdle || !this.deliver;
@@ -45,7 +52,10 @@ export class TriggerRunner {
     if (this.stopping) return;
     this.deps.registry.onTopic(topic).then(
       (triggers) => {
-        for (const t of triggers) if (t.state === 'ENABLED') this.wake({ trigger: t.name, topic, partition });
+        for (const t of triggers)
+          if (t.state !== 'ENABLED') continue;
+          else if (t.ordering === 'UNORDERED') this.shared.wake(t);
+          else this.wake({ trigger: t.name, topic, partition });
       },
       (e: unknown) => this.deps.onError('trigger lookup failed', { topic, error: String(e) }),
     );
@@ -115,6 +125,12 @@ export class TriggerRunner {
     let started = 0;
     for (const d of triggers ?? (await this.deps.registry.list())) {
       if (d.state !== 'ENABLED') continue;
+      if (d.ordering === 'UNORDERED') {
+        // Its workers stop as soon as the share group has nothing available.
+        this.shared.wake(d);
+        started++;
+        continue;
+      }
       const topic = await this.deps.topics.get(d.topic).catch(() => undefined);
       if (!topic) continue;
       const committed = await this.deps.positions.committed(d, topic);
@@ -161,6 +177,7 @@ export class TriggerRunner {
   /** Resolves once no delivery runs here. */
   async idle(): Promise<void> {
     for (;;) {
+      await this.shared.idle();
       const runs = [...this.local.values()].map((l) => l.run).filter((r) => r !== undefined);
       if (runs.length === 0) return;
       await Promise.allSettled(runs);

@@ -68,8 +68,12 @@ export interface TriggerDefinition {
 
 export const FUNCTION_RESPONSE_TYPES = ['ReportBatchItemFailures'] as const;
 export type FunctionResponseType = (typeof FUNCTION_RESPONSE_TYPES)[number];
-/** PARTITION: one invocation in flight per partition (Lambda's). KEY: one per key lane of a partition. */
-export const ORDERINGS = ['PARTITION', 'KEY'] as const;
+/**
+ * PARTITION: one invocation in flight per partition (Lambda's). KEY: one per key lane of a
+ * partition. UNORDERED: read through a share group, key_lanes invocations per partition at once
+ * with no order (share-delivery.ts).
+ */
+export const ORDERINGS = ['PARTITION', 'KEY', 'UNORDERED'] as const;
 export type Ordering = (typeof ORDERINGS)[number];
 /** Lambda's FilterCriteria: a record is delivered when any pattern matches it. */
 export interface FilterCriteria {
