@@ -40,6 +40,11 @@ export const METRIC_UNITS = {
   SchedulerFailures: 'Count',
   /** Scheduler runs that stopped at their deadline with maintenance units left (the round goes on next run). */
   SchedulerIncompleteRuns: 'Count',
+  /** Triggers delivered by the scheduler (src/triggers, docs/triggers.md "Metrics"). */
+  TriggerInvocations: 'Count',
+  TriggerErrors: 'Count',
+  TriggerRecordsFiltered: 'Count',
+  TriggerRecordsToFailureDestination: 'Count',
 } as const;
 
 export type MetricName = keyof typeof METRIC_UNITS;

@@ -307,6 +307,7 @@ export function composeServices(
       deliver: options.runTriggers ?? false,
       ...(options.lambda && { lambda: options.lambda }),
       ...(options.putFailureObject && { putFailureObject: options.putFailureObject }),
+      metrics,
       onError: (msg, fields) => logger.warn(msg, fields),
     },
   );

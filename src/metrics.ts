@@ -28,7 +28,12 @@ export type MetricName =
   /** Self-hosted HTTP: connections over its cap, requests answered 503 for want of body memory, slow senders cut off. */
   | 'HttpConnectionsRefused'
   | 'HttpRequestsRefused'
-  | 'HttpRequestTimeouts';
+  | 'HttpRequestTimeouts'
+  /** Triggers (src/triggers): invocations of targets, the failed ones, records a filter kept from them, records given up on that reached the failure destination. */
+  | 'TriggerInvocations'
+  | 'TriggerErrors'
+  | 'TriggerRecordsFiltered'
+  | 'TriggerRecordsToFailureDestination';
 
 /** Levels rather than counts: what a host publishes is the latest value and the highest since the last. */
 export type GaugeName =
@@ -37,7 +42,9 @@ export type GaugeName =
   /** Bytes of the Kafka listener's memory pool (queued.max.request.bytes) held by requests. */
   | 'KafkaMemoryPoolUsedBytes'
   /** Bytes of the self-hosted HTTP server's request-body pool held by requests. */
-  | 'HttpMemoryPoolUsedBytes';
+  | 'HttpMemoryPoolUsedBytes'
+  /** A trigger partition's records past its committed offset, after a delivery's commit (Lambda's OffsetLag). */
+  | 'TriggerOffsetLag';
 
 export interface Metrics {
   add(name: MetricName, value: number): void;

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { GroupServices } from '../groups/index.js';
+import type { Metrics } from '../metrics.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { MetadataStore } from '../storage/ports.js';
 import type { TopicRegistry } from '../topics/topics.js';
@@ -35,6 +36,8 @@ export interface TriggerOptions {
   /** Every target's invoker (tests); otherwise webhooks, and Lambda functions through `lambda`. */
   targets?: TargetFactory;
   lambda?: LambdaInvoke;
+  /** Where deliveries report invocations, errors, filtered and failed records, and lag. */
+  metrics?: Metrics;
   /** S3 on-failure destinations' writes (src/storage/failure-bucket-writer.ts). */
   putFailureObject?: PutFailureObject;
   /** Whether this process delivers (default true); one that does not never starts a run. */
@@ -72,6 +75,7 @@ export function createTriggers(
       retryBackoff: options.retryBackoff ?? { baseMs: 100, maxMs: 10_000 },
       onError: options.onError ?? (() => {}),
       ...(options.putFailureObject && { putFailureObject: options.putFailureObject }),
+      ...(options.metrics && { metrics: options.metrics }),
     },
     options.deliver ?? true,
     deps.share,

@@ -16,6 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import type { Metrics } from '../metrics.js';
 import { fetchedRecords } from '../log/fetched-records.js';
 import { onlyPartition, type PartitionLog } from '../log/partition-log.js';
 import type { DecodedRecord } from '../wire/record-batch.js';
@@ -48,6 +49,8 @@ export interface DeliveryDeps {
   /** Back-off between attempts of a failing batch (exponential with full jitter). */
   retryBackoff: { baseMs: number; maxMs: number };
   onError: (msg: string, fields: Record<string, unknown>) => void;
+  /** Invocations, errors, filtered records, records to the failure destination, offset lag. */
+  metrics?: Metrics;
   /** S3 failure destinations' writes (failure-bucket.ts); without it such a give-up fails the run. */
   putFailureObject?: PutFailureObject;
 }
@@ -207,6 +210,7 @@ async function deliverInOrder(deps: DeliveryDeps, key: LeaseKey, control: RunCon
     // Filtered records are committed with the batch, never invoked with.
     const patterns = patternsOf(d);
     let records = patterns.length === 0 ? read1 : read1.filter((r) => matchesAny(patterns, filterView(topic, r)));
+    if (records.length < read1.length) deps.metrics?.add('TriggerRecordsFiltered', read1.length - records.length);
     // Lambda's payload cap: the batch ends before the record that would take the event past it.
     const fit = recordsThatFit(deps.bootstrapServers, { ...eventOf(topic, key.partition), records });
     if (records.length > 0 && fit.count === 0) {
@@ -232,6 +236,7 @@ async function deliverInOrder(deps: DeliveryDeps, key: LeaseKey, control: RunCon
     }
     if (stalled(deps, hold)) return { how: 'stopped' };
     await deps.positions.commit(d, topic, key.partition, next);
+    deps.metrics?.gauge('TriggerOffsetLag', Math.max(0, state.highWatermark - next));
     if (failedFrom !== undefined) await sleep(backoff(partial.failures, deps.retryBackoff));
   }
 }
@@ -402,6 +407,8 @@ async function deliver(
     const event = kafkaEventJson(deps.bootstrapServers, { ...eventOf(topic, partition), records: current });
     const through = offsets[offsets.length - 1]! + 1;
     const outcome = await invoke(event);
+    deps.metrics?.add('TriggerInvocations', 1);
+    if (!outcome.ok) deps.metrics?.add('TriggerErrors', 1);
     let error = outcome.ok ? undefined : outcome.error;
     if (outcome.ok && !knobs.reportBatchItemFailures) return { through };
     if (outcome.ok) {
@@ -471,6 +478,7 @@ async function failRecords(
   }
   try {
     await sendFailed(deps, knobs.onFailureDestination, d.target, { trigger: d.name, ...failed });
+    deps.metrics?.add('TriggerRecordsToFailureDestination', failed.records.length);
   } catch (e) {
     // A failure topic that refuses the records as too large would refuse them on every retry:
     // they are reported and dropped rather than holding the partition for ever.

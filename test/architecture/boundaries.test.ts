@@ -45,7 +45,16 @@ const MAY_IMPORT: Record<string, string[]> = {
   // Share groups (KIP-932): share-partition state over the log's reads.
   'src/share': ['src/clock.ts', 'src/log', 'src/storage', 'src/topics', 'src/wire'],
   // Triggers: a topic bound to a target, delivered as a consumer group of its own (its offsets through groups).
-  'src/triggers': ['src/clock.ts', 'src/groups', 'src/log', 'src/partition', 'src/storage', 'src/topics', 'src/wire'],
+  'src/triggers': [
+    'src/clock.ts',
+    'src/groups',
+    'src/log',
+    'src/metrics.ts',
+    'src/partition',
+    'src/storage',
+    'src/topics',
+    'src/wire',
+  ],
   'src/quotas': ['src/clock.ts', 'src/storage', 'src/wire'],
   'src/authz': ['src/clock.ts', 'src/config', 'src/quotas', 'src/storage', 'src/wire'],
   'src/maintenance': [
