@@ -70,7 +70,7 @@ for (const backend of allBackends) {
           // Ambiguous outcomes on the share-partition writes, now and then: one pending at a time
           // (idle workers must not pile them up for the next write), replaced once used or stale (a
           // write that lost its race takes the rule without an injection).
-          if ((metadata.faults.injected >= armed || ++sinceArmed > 3) && random() < 0.5) {
+          if ((metadata.faults.injected >= armed || ++sinceArmed > 3) && random() < 0.75) {
             metadata.faults.clear();
             armed = metadata.faults.injected + 1;
             sinceArmed = 0;
