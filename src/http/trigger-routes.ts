@@ -99,13 +99,13 @@ const knobs = {
     .enum(ORDERINGS)
     .meta({
       description:
-        'PARTITION (default): one invocation in flight per partition. KEY: one per key lane, order kept per key',
+        'PARTITION (default): one invocation in flight per partition. KEY: one per key lane, order kept per key. UNORDERED: through a share group, key_lanes invocations per partition at once, no order',
     })
     .optional(),
   key_lanes: z
     .int()
     .meta({
-      description: `KEY ordering: key lanes per partition, invocations in flight per partition at most (${KEY_LANES.min}-${KEY_LANES.max}, default ${KEY_LANES.default})`,
+      description: `KEY and UNORDERED ordering: invocations in flight per partition at most (${KEY_LANES.min}-${KEY_LANES.max}, default ${KEY_LANES.default})`,
     })
     .optional(),
 };
@@ -200,7 +200,7 @@ function shownKnobs(d: TriggerDefinition) {
     ...(d.onFailureDestination !== undefined && { on_failure_destination: d.onFailureDestination }),
     ...(d.filterCriteria !== undefined && { filter_criteria: d.filterCriteria }),
     ordering: k.ordering,
-    ...(k.ordering === 'KEY' && { key_lanes: k.keyLanes }),
+    ...(k.ordering !== 'PARTITION' && { key_lanes: k.keyLanes }),
   };
 }
 

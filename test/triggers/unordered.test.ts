@@ -38,6 +38,8 @@ describe.each(allBackends)('UNORDERED triggers on $name', (backend) => {
     });
     expect(created.status).toBe(201);
     expect(created.body.ordering).toBe('UNORDERED');
+    // Its parallelism is shown as KEY's is: the invocations per partition at once.
+    expect(created.body.key_lanes).toBe(trigger.key_lanes ?? 10);
   }
 
   const produce = async (topic: string, partition: number, value: string) =>
