@@ -17,9 +17,10 @@ import { table } from './format.js';
 export const SHARE_GROUPS_HELP = `Usage: kafka-log share-groups <list|describe|config|reset-offsets|delete-offsets> [options]
        (kafka-share-groups.sh, also as --list, --describe, --reset-offsets, --delete-offsets)
   list
-  describe --group G | --all-groups
+  describe --group G | --all-groups [--members]
            per share-partition: START-OFFSET (SPSO), END-OFFSET (SPEO), the records in flight
-           (acquired / available) and LAG (records not yet acknowledged or archived)
+           (acquired / available) and LAG (records not yet acknowledged or archived);
+           --members: the Kafka-protocol members and their assignments (HTTP receivers have none)
   config   --group G --set NAME=VALUE... | --delete NAME...
            share.auto.offset.reset (latest), share.record.lock.duration.ms (30000),
            share.delivery.count.limit (5)
@@ -39,6 +40,7 @@ export const SHARE_GROUPS_ACTIONS = ['list', 'describe', 'config', 'reset-offset
 export const SHARE_GROUPS_OPTIONS = {
   group: { type: 'string', multiple: true },
   'all-groups': { type: 'boolean' },
+  members: { type: 'boolean' },
   set: { type: 'string', multiple: true },
   delete: { type: 'string', multiple: true },
   'all-topics': { type: 'boolean' },
@@ -68,6 +70,24 @@ export async function shareGroupsCommand(argv: string[], ctx: Context): Promise<
       if (!ids || ids.length === 0) throw new UsageError('describe needs --group or --all-groups');
       for (const d of await admin.describeShareGroups(ids)) {
         ctx.out('');
+        if (values.members) {
+          // kafka-share-groups.sh --describe --members: one row per member, its assignment as topic:p,p.
+          if (d.members.length === 0) {
+            ctx.out(`Share group '${d.groupId}' has no active members.`);
+            continue;
+          }
+          const rows = d.members.map((m) => [
+            d.groupId,
+            m.memberId,
+            m.clientHost,
+            m.clientId,
+            m.assignment.reduce((n, a) => n + a.partitions.length, 0),
+            m.assignment.map((a) => `${a.topic}:${a.partitions.join(',')}`).join(';') || '-',
+          ]);
+          for (const line of table(['GROUP', 'CONSUMER-ID', 'HOST', 'CLIENT-ID', '#PARTITIONS', 'ASSIGNMENT'], rows))
+            ctx.out(line);
+          continue;
+        }
         if (d.partitions.length === 0) ctx.out(`Share group '${d.groupId}' has read no partition yet.`);
         const rows = d.partitions.map((p) => [
           d.groupId,

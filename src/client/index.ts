@@ -66,6 +66,7 @@ export {
 export type {
   GroupListingWithType,
   ShareGroupDescription,
+  ShareMemberDescription,
   ShareOffsetChange,
   SharePartitionDescription,
   ShareResetOptions,

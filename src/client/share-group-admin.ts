@@ -15,15 +15,39 @@ export interface SharePartitionDescription {
   inFlight: { available: number; acquired: number; acknowledged: number; archived: number };
 }
 
+/** A Kafka-protocol member (ShareGroupHeartbeat); HTTP receivers have no membership. */
+export interface ShareMemberDescription {
+  memberId: string;
+  memberEpoch: number;
+  clientId: string;
+  clientHost: string;
+  rackId: string | null;
+  subscribedTopics: string[];
+  assignment: { topic: string; partitions: number[] }[];
+}
+
 export interface ShareGroupDescription {
   groupId: string;
+  /** STABLE while members or receivers hold records under unexpired locks, else EMPTY. */
+  state: 'EMPTY' | 'STABLE';
   lag: number;
+  members: ShareMemberDescription[];
   partitions: SharePartitionDescription[];
 }
 
 interface WireShareGroup {
   group_id: string;
+  state: ShareGroupDescription['state'];
   lag: number;
+  members: {
+    member_id: string;
+    member_epoch: number;
+    client_id: string;
+    client_host: string;
+    rack_id: string | null;
+    subscribed_topic_names: string[];
+    assignment: { topic_name: string; partition_ids: number[] }[];
+  }[];
   partitions: {
     topic_name: string;
     partition_id: number;
@@ -51,7 +75,17 @@ export async function describeShareGroup(
   const g = res.body;
   return {
     groupId: g.group_id,
+    state: g.state,
     lag: g.lag,
+    members: g.members.map((m) => ({
+      memberId: m.member_id,
+      memberEpoch: m.member_epoch,
+      clientId: m.client_id,
+      clientHost: m.client_host,
+      rackId: m.rack_id,
+      subscribedTopics: m.subscribed_topic_names,
+      assignment: m.assignment.map((a) => ({ topic: a.topic_name, partitions: a.partition_ids })),
+    })),
     partitions: g.partitions
       .map((p) => ({
         topic: p.topic_name,

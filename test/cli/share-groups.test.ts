@@ -2,16 +2,21 @@
  * `kafka-log share-groups`: configs set and reset, the groups listed, a group described with its
  * share-partitions' SPSO, SPEO, in-flight records and lag, as records are received and acknowledged.
  */
+import { randomUUID } from 'node:crypto';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { Kafka } from '../../src/client/index.js';
+import { ShareGroupHeartbeat } from '../../src/kafka/protocol/messages/index.js';
+import { RawClient } from '../kafka/support/raw-client.js';
 import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 describe('kafka-log share-groups', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let server: LocalServer;
   let kafka: Kafka;
+  let kafkaPort: number;
 
   const cli = async (args: string[]) => {
     const out: string[] = [];
@@ -28,7 +33,12 @@ describe('kafka-log share-groups', () => {
 
   beforeAll(async () => {
     dir = await tempDir('share-cli-');
-    server = await startServer(dir.path);
+    // A port free a moment ago for the Kafka listener (it takes no 0 for "any").
+    const probe = createTcpServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    kafkaPort = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    server = await startServer(dir.path, 0, { KAFKA_HOST: '127.0.0.1' }, kafkaPort);
     kafka = new Kafka({ url: `${server.origin}/v3/clusters/local` });
     await kafka.admin().createTopics({ topics: [{ topic: 'tasks', numPartitions: 1 }] });
     const producer = kafka.producer();
@@ -69,6 +79,40 @@ describe('kafka-log share-groups', () => {
       'GROUP    TYPE   STATE',
       'workers  Share  STABLE',
     ]);
+  });
+
+  it('describes the Kafka-protocol members and their assignments (--describe --members)', async () => {
+    // The first test's group has HTTP receivers only: no members.
+    expect((await cli(['share-groups', 'describe', '--group', 'workers', '--members'])).out).toEqual([
+      '',
+      "Share group 'workers' has no active members.",
+    ]);
+    const raw = await RawClient.open(`127.0.0.1:${kafkaPort}`);
+    try {
+      const memberId = randomUUID();
+      const joined = await raw.request(ShareGroupHeartbeat, 1, {
+        groupId: 'members',
+        memberId,
+        memberEpoch: 0,
+        rackId: null,
+        subscribedTopicNames: ['tasks'],
+      });
+      expect(joined.body.errorCode).toBe(0);
+      const [d] = await kafka.admin().describeShareGroups(['members']);
+      expect(d!.members).toHaveLength(1);
+      expect(d!.members[0]).toMatchObject({ memberId, clientId: 'raw', subscribedTopics: ['tasks'] });
+      // Every member of a share group is assigned every partition of the topics it subscribes to.
+      expect(d!.members[0]!.assignment).toEqual([{ topic: 'tasks', partitions: [0] }]);
+      const host = d!.members[0]!.clientHost;
+      const out = (await cli(['share-groups', 'describe', '--group', 'members', '--members'])).out;
+      expect(out.map((l) => l.split(/\s{2,}/))).toEqual([
+        [''],
+        ['GROUP', 'CONSUMER-ID', 'HOST', 'CLIENT-ID', '#PARTITIONS', 'ASSIGNMENT'],
+        ['members', memberId, host, 'raw', '1', 'tasks:0'],
+      ]);
+    } finally {
+      raw.close();
+    }
   });
 
   it('resets and deletes share group offsets (--reset-offsets, --delete-offsets), refused while records are locked', async () => {
