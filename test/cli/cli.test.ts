@@ -439,7 +439,8 @@ describe('kafka-log CLI against the local server', () => {
     expect((await cli(['groups', 'describe', '--group', 'audit', '--state'])).out).toEqual([
       '',
       'GROUP  COORDINATOR (ID)  ASSIGNMENT-STRATEGY  STATE  #MEMBERS',
-      'audit  server (0)        range                Empty  0',
+      // The server's default assignor, as Kafka's group.consumer.assignors: uniform (ours: sticky).
+      'audit  server (0)        sticky               Empty  0',
     ]);
     expect(
       (await cli(['consume', '--topic', 'events', '--group', 'audit', '--max-messages', '5', '--timeout-ms', '2500']))
