@@ -3,14 +3,13 @@
  * share-partitions' SPSO, SPEO, in-flight records and lag, as records are received and acknowledged.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { Kafka } from '../../src/client/index.js';
 import { ShareGroupHeartbeat } from '../../src/kafka/protocol/messages/index.js';
 import { RawClient } from '../kafka/support/raw-client.js';
-import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
+import { freePort, startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 describe('kafka-log share-groups', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -33,11 +32,7 @@ describe('kafka-log share-groups', () => {
 
   beforeAll(async () => {
     dir = await tempDir('share-cli-');
-    // A port free a moment ago for the Kafka listener (it takes no 0 for "any").
-    const probe = createTcpServer();
-    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-    kafkaPort = (probe.address() as AddressInfo).port;
-    await new Promise((r) => probe.close(r));
+    kafkaPort = await freePort();
     server = await startServer(dir.path, 0, { KAFKA_HOST: '127.0.0.1' }, kafkaPort);
     kafka = new Kafka({ url: `${server.origin}/v3/clusters/local` });
     await kafka.admin().createTopics({ topics: [{ topic: 'tasks', numPartitions: 1 }] });

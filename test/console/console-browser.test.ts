@@ -12,14 +12,14 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { type AddressInfo, createServer as createTcpServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ShareGroupHeartbeat } from '../../src/kafka/protocol/messages/index.js';
 import { RawClient } from '../kafka/support/raw-client.js';
-import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
+import { freePort, startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = join(import.meta.dirname, '../..');
@@ -104,11 +104,7 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
     hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
     dataDir = await tempDir('console-server-');
-    // A port free a moment ago for the Kafka listener (it takes no 0 for "any").
-    const probe = createTcpServer();
-    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-    kafkaPort = (probe.address() as AddressInfo).port;
-    await new Promise((r) => probe.close(r));
+    kafkaPort = await freePort();
     server = await startServer(
       dataDir.path,
       0,

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -12,6 +13,15 @@ export interface LocalServer {
   origin: string;
   port: number;
   dataDir: string;
+}
+
+/** A port free a moment ago, for the Kafka listener (it takes no 0 for "any"). */
+export async function freePort(): Promise<number> {
+  const probe = createTcpServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((r) => probe.close(r));
+  return port;
 }
 
 /**
