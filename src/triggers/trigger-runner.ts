@@ -18,10 +18,37 @@ import type { TriggerDefinition } from './trigger.js';
 /** How long after a run that failed (a storage error) the partition is tried again. */
 const RUN_ERROR_RETRY_MS = 1000;
 
+/**
+ * A run's wait for the next commit to its partition (its batching window, or a KEY run's idle
+ * lanes). One per partition here, shared by the runs that follow each other on it: a run may end
+ * with its wait still armed, and the next run's wait must not be undone by that one's timer.
+ */
+export class CommitSignal {
+  private waiting: ((committed: boolean) => void) | undefined;
+
+  /** True at the next `signal(true)`; false at `signal(false)` or after `ms`. */
+  wait(ms: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const done = (committed: boolean) => {
+        clearTimeout(timer);
+        // Only its own: a newer wait may have replaced it (the next run's) and must stay wakeable.
+        if (this.waiting === done) this.waiting = undefined;
+        resolve(committed);
+      };
+      const timer = setTimeout(() => done(false), ms);
+      this.waiting = done;
+    });
+  }
+
+  /** Ends the wait in progress, if any: true for a commit, false for a stop. */
+  signal(committed: boolean): void {
+    this.waiting?.(committed);
+  }
+}
+
 interface Local {
   more: boolean;
-  /** Ends the run's wait for a commit (its batching window), if it waits: true for a commit. */
-  signal: ((committed: boolean) => void) | undefined;
+  commits: CommitSignal;
   run: Promise<void> | undefined;
   recheck: ReturnType<typeof setTimeout> | undefined;
 }
@@ -65,11 +92,16 @@ export class TriggerRunner {
   wake(key: LeaseKey): void {
     if (this.stopping) return;
     const id = `${key.trigger}\u0000${key.topic}\u0000${key.partition}`;
-    const local = this.local.get(id) ?? { more: false, signal: undefined, run: undefined, recheck: undefined };
+    const local = this.local.get(id) ?? {
+      more: false,
+      commits: new CommitSignal(),
+      run: undefined,
+      recheck: undefined,
+    };
     this.local.set(id, local);
     if (local.run) {
       local.more = true;
-      local.signal?.(true);
+      local.commits.signal(true);
       return;
     }
     if (local.recheck) clearTimeout(local.recheck);
@@ -82,16 +114,7 @@ export class TriggerRunner {
         return more;
       },
       stopped: () => this.stopping,
-      waitForCommit: (ms) =>
-        new Promise<boolean>((resolve) => {
-          const done = (committed: boolean) => {
-            clearTimeout(timer);
-            local.signal = undefined;
-            resolve(committed);
-          };
-          const timer = setTimeout(() => done(false), ms);
-          local.signal = done;
-        }),
+      waitForCommit: (ms) => local.commits.wait(ms),
     })
       .then(
         (end) => this.ended(key, local, end),
@@ -171,7 +194,7 @@ export class TriggerRunner {
 
   /** Ends every run's wait for commits, so that a stopping run stops now. */
   private signalAll(): void {
-    for (const l of this.local.values()) l.signal?.(false);
+    for (const l of this.local.values()) l.commits.signal(false);
   }
 
   /** Resolves once no delivery runs here. */
