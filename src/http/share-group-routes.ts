@@ -3,9 +3,8 @@ import { Hono, type Context } from 'hono';
 import * as z from 'zod';
 import { ERRORS, KafkaError } from '../wire/errors.js';
 import { SHARE_GROUP_CONFIG_NAMES } from '../share/share-config.js';
-import type { AcquiredRecord, ShareGroups } from '../share/share-groups.js';
+import { shareWatchKey, type AcquiredRecord } from '../share/share-groups.js';
 import { partitionWatchKey } from '../timer/delayed-fetch.js';
-import type { Purgatory } from '../timer/purgatory.js';
 import { RESET_STRATEGIES, resetFields, resetScope, resetStrategy } from './offset-reset-body.js';
 import type { AppEnv } from './app-env.js';
 import { DATA_TYPES, OUTPUT_FORMATS, showRecord, type OutputFormat } from './record-text.js';
@@ -242,7 +241,7 @@ export function shareGroupRoutes(): Hono<AppEnv> {
     if (waitMs <= 0) records = await receive();
     else {
       let looking = Promise.resolve();
-      wakeOnAvailable(share, fetchPurgatory);
+      share.wakeWaitersIn(fetchPurgatory);
       const partitions = await Promise.all(body.topics.map((t) => topics.get(t)));
       // A long poll in the fetch purgatory: looked at again on this process's appends to the topics
       // and its acknowledgements that free records of the group, else on the purgatory's back-off
@@ -478,16 +477,4 @@ export function shareGroupRoutes(): Hono<AppEnv> {
   });
 
   return app;
-}
-
-/** The purgatory key a waiting receive of `group` watches (a colon is in no topic name). */
-const shareWatchKey = (group: string) => `share:${group}`;
-
-const wired = new WeakSet<ShareGroups>();
-
-/** Once per process: acknowledgements and releases that free records wake the group's waiting receives. */
-function wakeOnAvailable(share: ShareGroups, purgatory: Purgatory): void {
-  if (wired.has(share)) return;
-  wired.add(share);
-  share.onAvailable((group) => void purgatory.checkAndComplete(shareWatchKey(group)));
 }

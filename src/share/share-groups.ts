@@ -113,8 +113,23 @@ export interface SharePartitionView {
   inFlight: Record<ShownState, number>;
 }
 
+/** The purgatory key receives of a group wait on besides their partitions' (a colon is in no topic name). */
+export const shareWatchKey = (group: string): string => `share:${group}`;
+
+/** What `wakeWaitersIn` needs of a purgatory. */
+export interface ShareWaiters {
+  checkAndComplete(key: string): Promise<unknown>;
+}
+
 /** Contended share-partitions are left to the next receive rather than waited on. */
 const ACQUIRE_ATTEMPTS = 6;
+/**
+ * How long a process uses a group's configs as it last read them. Every receive and acknowledgement
+ * needs them, and reading the item each time was a read per request; a change made here is seen at
+ * once, one made by another process (another Lambda) within this long.
+ */
+export const SHARE_CONFIG_CACHE_MS = 1000;
+const CACHED_CONFIG_GROUPS = 1024;
 
 /**
  * Share groups (KIP-932): any receiver takes records of any partition under a lock, and each
@@ -137,20 +152,21 @@ export class ShareGroups {
     this.members = new ShareMembers({ ...deps, limits: deps.memberLimits, register: (g) => this.register(g) });
   }
 
-  private readonly availableListeners = new Set<(group: string) => void>();
+  private readonly waiting = new Set<ShareWaiters>();
 
   /**
-   * Called after this process's write made records of the group acquirable again (released, a lock
-   * ended, or SPSO moved and made room): receivers waiting here look again at once instead of at
-   * their next re-check. Writes of other processes tell nobody here; the re-check finds them.
+   * Where receives of this process wait (the fetch purgatory, on `shareWatchKey(group)`): this
+   * process's writes that make records of a group acquirable again (released, a lock ended, or
+   * room under the in-flight bound where there was none) re-check them at once instead of at their
+   * next back-off look. Writes of other processes tell nobody here; the back-off finds them.
+   * Idempotent: each door calls it before it waits.
    */
-  onAvailable(listener: (group: string) => void): () => void {
-    this.availableListeners.add(listener);
-    return () => this.availableListeners.delete(listener);
+  wakeWaitersIn(purgatory: ShareWaiters): void {
+    this.waiting.add(purgatory);
   }
 
   private available(group: string): void {
-    for (const listener of this.availableListeners) listener(group);
+    for (const purgatory of this.waiting) void purgatory.checkAndComplete(shareWatchKey(group));
   }
 
   /** The group's settings: broker-wide ones with the group's overrides. */
@@ -159,7 +175,7 @@ export class ShareGroups {
   }
 
   async describeConfigs(group: string) {
-    return showShareGroupConfig(await this.overrides(group));
+    return showShareGroupConfig(await this.overrides(group, true));
   }
 
   /** Sets (value) or removes (undefined) one group-level config; INVALID_CONFIG for a bad one. */
@@ -168,6 +184,7 @@ export class ShareGroups {
     const change = value === undefined ? undefined : parseShareGroupConfig(name, value);
     const field = SHARE_GROUP_CONFIG_NAMES[name];
     await this.register(group);
+    this.forgetConfig(group);
     await optimisticUpdate<Partial<ShareGroupConfig>, boolean>({
       metadata: this.deps.metadata,
       pk: shareGroupPk(group),
@@ -181,7 +198,7 @@ export class ShareGroups {
       // The same settings found after an ambiguous write: it applied (or someone set the same).
       recognise: (found, attempted) => (holdsWrite(found, attempted) ? true : undefined),
       giveUp: { errorName: 'COORDINATOR_NOT_AVAILABLE', message: `Share group ${group}: configs contended` },
-    });
+    }).finally(() => this.forgetConfig(group));
   }
 
   /** Share groups, by id (their registry items). */
@@ -447,7 +464,13 @@ export class ShareGroups {
         await this.sequenceDeadLetters(s, expired);
         if (errors.every((e) => e !== undefined)) return { done: errors };
         advanceStart(s, -1);
-        freed = expired || s.spso !== found.value.spso || acks.some((a, i) => a.type === 'release' && !errors[i]);
+        // Waiting receivers are woken only when this makes records acquirable: some available again,
+        // or room under the in-flight bound where there was none (SPSO moving within room changes
+        // nothing for them, and waking every waiting receive on every accept cost more than it took).
+        freed =
+          expired ||
+          acks.some((a, i) => a.type === 'release' && !errors[i]) ||
+          (found.value.records.length >= limits.maxRecordLocks && s.records.length < limits.maxRecordLocks);
         remember(
           s,
           token,
@@ -770,12 +793,32 @@ export class ShareGroups {
 
   private readonly registered = new Set<string>();
 
-  private async overrides(group: string): Promise<Partial<ShareGroupConfig>> {
+  private readonly cachedConfigs = new Map<string, { overrides: Partial<ShareGroupConfig>; until: number }>();
+  /** Moves with every change made here: a read begun before a change does not keep what it read. */
+  private configChanges = 0;
+
+  private forgetConfig(group: string): void {
+    this.configChanges++;
+    this.cachedConfigs.delete(group);
+  }
+
+  /** The group's overrides: as read within SHARE_CONFIG_CACHE_MS, unless `fresh` (describing them reads the item). */
+  private async overrides(group: string, fresh = false): Promise<Partial<ShareGroupConfig>> {
+    const now = this.deps.clock.now();
+    const cached = this.cachedConfigs.get(group);
+    if (cached && cached.until > now && !fresh) return cached.overrides;
+    const changes = this.configChanges;
     const item: MetaItem<Partial<ShareGroupConfig>> | undefined = await this.deps.metadata.get(
       shareGroupPk(group),
       SHARE_GROUP_CONFIG_SK,
     );
-    return item?.value ?? {};
+    const overrides = item?.value ?? {};
+    if (changes !== this.configChanges) return overrides;
+    // Bounded: a process serving many groups keeps the ones in use (the oldest entry goes first).
+    if (this.cachedConfigs.size >= CACHED_CONFIG_GROUPS)
+      this.cachedConfigs.delete(this.cachedConfigs.keys().next().value!);
+    this.cachedConfigs.set(group, { overrides, until: now + SHARE_CONFIG_CACHE_MS });
+    return overrides;
   }
 }
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMessage, encodeMessage, Reader, Writer } from '../../src/kafka/protocol/codec.js';
 import * as m from '../../src/kafka/protocol/messages/index.js';
 import type { ApiSpec } from '../../src/kafka/protocol/schema.js';
+import { shareWatchKey } from '../../src/share/share-groups.js';
 import { ShareMembers } from '../../src/share/share-members.js';
 import { shareGroupPk, shareMemberSk } from '../../src/storage/key-layout.js';
 import { ERRORS } from '../../src/wire/errors.js';
@@ -481,6 +482,11 @@ describe('ShareGroupHeartbeat and ShareGroupDescribe', () => {
   });
 });
 
+/** Resolves once a ShareFetch of the group waits in the fetch purgatory. */
+async function waiting(group: string): Promise<void> {
+  while (s.services.fetchPurgatory.watched(shareWatchKey(group)) === 0) await new Promise((r) => setTimeout(r, 5));
+}
+
 /** A share consumer's side of a connection: its member id and share session epoch. */
 class Sharer {
   epoch = 0;
@@ -707,16 +713,44 @@ describe('ShareFetch and ShareAcknowledge', () => {
     }
   });
 
-  it('waits up to MaxWaitMs for records and answers as soon as one is produced', async () => {
+  // Waiting in the fetch purgatory (on the group's key and its partitions'): a produce, or records
+  // released by another member, answer the fetch with them long before its MaxWaitMs of 30 s, which
+  // is past this test's own timeout.
+  it('waits in the purgatory and answers as soon as a record is produced', { timeout: 20_000 }, async () => {
     const a = new Sharer(c, 'poll-g');
     const topics = [{ topicId: await idOf('poll'), partitions: [{ partitionIndex: 0 }] }];
     expect(recordsOf(await a.fetch(topics))).toEqual([]);
-    const pending = a.fetch([], { maxWaitMs: 4000 });
-    await new Promise((r) => setTimeout(r, 100));
+    const pending = a.fetch([], { maxWaitMs: 30_000 });
+    await waiting('poll-g');
     await produce('poll', 0, ['late']);
     expect(recordsOf(await pending).map((r) => r.value)).toEqual(['late']);
   });
 
+  it('answers a waiting fetch as soon as another member releases records', { timeout: 20_000 }, async () => {
+    await s.services.share.alterConfig('wake-g', 'share.auto.offset.reset', 'earliest');
+    await produce('poll', 0, ['again']);
+    const topics = [{ topicId: await idOf('poll'), partitions: [{ partitionIndex: 0 }] }];
+    const holder = new Sharer(c, 'wake-g');
+    const held = recordsOf(await holder.fetch(topics));
+    expect(held.map((r) => r.value)).toEqual(['late', 'again']);
+    const other = await RawClient.open(s.broker);
+    try {
+      const waiter = new Sharer(other, 'wake-g');
+      expect(recordsOf(await waiter.fetch(topics))).toEqual([]);
+      const pending = waiter.fetch([], { maxWaitMs: 30_000 });
+      await waiting('wake-g');
+      const offset = held[1]!.offset;
+      expect(
+        partitionOf(
+          await holder.ack(topics[0]!.topicId, 0, [{ firstOffset: offset, lastOffset: offset, acknowledgeTypes: [2] }]),
+          0,
+        ).errorCode,
+      ).toBe(0);
+      expect(recordsOf(await pending).map((r) => [r.value, r.deliveryCount])).toEqual([['again', 2]]);
+    } finally {
+      other.close();
+    }
+  });
   it('never gives two members the same record while it is locked', async () => {
     const raceId = await idOf('race');
     for (let p = 0; p < 4; p++)

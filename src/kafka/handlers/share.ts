@@ -6,7 +6,8 @@
  * fetches and acknowledgements, DESCRIBE on it to describe it, DESCRIBE on subscribed topics, READ
  * on the topics fetched from or acknowledged.
  */
-import type { AcquiredRecord, ShareAck } from '../../share/share-groups.js';
+import { shareWatchKey, type AcquiredRecord, type ShareAck } from '../../share/share-groups.js';
+import { partitionWatchKey } from '../../timer/delayed-fetch.js';
 import type { AssignedTopic, ShareMember } from '../../share/share-members.js';
 import { ACKNOWLEDGE_TYPES } from '../../share/share-partition.js';
 import type { Topic } from '../../topics/topics.js';
@@ -22,8 +23,6 @@ const DEFAULT_MAX_RECORDS = 500;
 const MAX_RECORDS = 10_000;
 /** Offsets one request may acknowledge (its batches expanded): beyond, INVALID_REQUEST. */
 const MAX_ACKNOWLEDGED_OFFSETS = 100_000;
-/** While a ShareFetch waits for records: how often it looks again for other processes' appends and ended locks. */
-const RECHECK_MS = 200;
 const NO_LEADER = { leaderId: -1, leaderEpoch: -1 };
 
 export const shareGroupHeartbeat: Handler = async (ctx, req) => {
@@ -216,16 +215,10 @@ export const shareFetch: Handler = async (ctx, req, version) => {
       const readable = sessionTargets.filter((t) => !t.error);
       const maxRecords = Math.min(MAX_RECORDS, req.maxRecords > 0 ? req.maxRecords : DEFAULT_MAX_RECORDS);
       const maxBytes = Math.max(1, Math.min(req.maxBytes, ctx.services.limits.maxFetchBytes));
-      let acquired = await acquireAll(ctx, group, member, readable, maxRecords, maxBytes);
-      const deadline = Date.now() + Math.min(Math.max(0, req.maxWaitMs), ctx.services.limits.maxFetchWaitMs);
-      while (acquired.records.length === 0 && readable.length > 0 && Date.now() < deadline && !ctx.signal.aborted) {
-        await appendOrTimeout(
-          ctx,
-          new Set(readable.map((t) => t.topic!.name)),
-          Math.min(RECHECK_MS, deadline - Date.now()),
-        );
-        acquired = await acquireAll(ctx, group, member, readable, maxRecords, maxBytes);
-      }
+      const waitMs = Math.min(Math.max(0, req.maxWaitMs), ctx.services.limits.maxFetchWaitMs);
+      const look = () => acquireAll(ctx, group, member, readable, maxRecords, maxBytes);
+      const acquired =
+        waitMs > 0 && readable.length > 0 ? await lookUntilAcquired(ctx, group, readable, waitMs, look) : await look();
       for (const [key, e] of acquired.errors) {
         const t = readable.find((r) => partitionKey(r) === key)!;
         const a = answerOf(t);
@@ -441,6 +434,12 @@ async function acknowledgeAll(
   return errors;
 }
 
+interface Acquired {
+  records: AcquiredRecord[];
+  /** Per `partitionKey`: why the partition gave nothing. */
+  errors: Map<string, unknown>;
+}
+
 /**
  * Records acquired from the session's share-partitions, starting at a random one so that members
  * spread over them, until `maxRecords` or about `maxBytes`. A share-partition others are writing
@@ -453,7 +452,7 @@ async function acquireAll(
   targets: Target[],
   maxRecords: number,
   maxBytes: number,
-): Promise<{ records: AcquiredRecord[]; errors: Map<string, unknown> }> {
+): Promise<Acquired> {
   const { share } = ctx.services;
   const config = await share.config(group);
   const records: AcquiredRecord[] = [];
@@ -529,19 +528,40 @@ const emptyAnswer = (partition: number): PartitionAnswer => ({
   acquiredRecords: [],
 });
 
-/** Resolves on this process's next append to one of `topics`, after `ms`, or when the connection closes. */
-function appendOrTimeout(ctx: RequestContext, topics: ReadonlySet<string>, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      stop();
-      ctx.signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, ms));
-    const stop = ctx.services.log.onAppend((topic) => {
-      if (topics.has(topic)) done();
+/**
+ * A ShareFetch with MaxWaitMs, as an HTTP receive waits: in the fetch purgatory, looking again at
+ * once on this process's appends to the share-partitions' partitions and its writes that make
+ * records of the group acquirable (shareWatchKey), else on the purgatory's back-off (other
+ * processes' appends and releases, locks that end). The last look's records are the answer, also
+ * when the wait ends (timeout, or the connection closed) with a look under way.
+ */
+async function lookUntilAcquired(
+  ctx: RequestContext,
+  group: string,
+  targets: Target[],
+  waitMs: number,
+  look: () => Promise<Acquired>,
+): Promise<Acquired> {
+  const { share, fetchPurgatory } = ctx.services;
+  share.wakeWaitersIn(fetchPurgatory);
+  let acquired: Acquired = { records: [], errors: new Map() };
+  let looking = Promise.resolve();
+  await fetchPurgatory
+    .awaitCondition({
+      keys: [shareWatchKey(group), ...targets.map((t) => partitionWatchKey(t.topic!.name, t.partition))],
+      timeoutMs: waitMs,
+      signal: ctx.signal,
+      check: () => {
+        looking = look().then((a) => {
+          acquired = a;
+        });
+        return looking.then(() => acquired.records.length > 0);
+      },
+    })
+    .catch((e: unknown) => {
+      // The connection closed: nobody reads the answer (its session's records are released).
+      if (!ctx.signal.aborted) throw e;
     });
-    ctx.signal.addEventListener('abort', done, { once: true });
-  });
+  await looking;
+  return acquired;
 }

@@ -1,0 +1,44 @@
+/**
+ * A share group's configs are kept by each process for SHARE_CONFIG_CACHE_MS instead of read on
+ * every receive and acknowledgement: the process that changes them uses the change at once,
+ * another process (another Lambda over the same store) once its copy is that old, and describing
+ * them always reads the stored item. Two apps over one store stand for two processes.
+ */
+import { describe, expect, it } from 'vitest';
+import { SHARE_CONFIG_CACHE_MS } from '../../src/share/share-groups.js';
+import { testApp } from '../support/test-app.js';
+import { manualClock } from './support.js';
+
+describe('share group configs kept per process', () => {
+  it('are used at once where changed, elsewhere within the cache time, and described as stored', async () => {
+    const clock = manualClock();
+    const one = testApp({ clock });
+    const other = testApp({ storage: one.storage, clock });
+    const lock = async (app: ReturnType<typeof testApp>) =>
+      (await app.services.share.config('cached')).recordLockDurationMs;
+    expect(await lock(one)).toBe(30_000);
+    expect(await lock(other)).toBe(30_000);
+
+    const set = await one.call('PUT', 'share-groups/cached/configs/share.record.lock.duration.ms', { value: '15000' });
+    expect(set.status).toBe(204);
+    expect(await lock(one)).toBe(15_000);
+    // The other process still uses what it read, but describes what is stored.
+    expect(await lock(other)).toBe(30_000);
+    const described = await other.call('GET', 'share-groups/cached/configs');
+    expect(described.body.data).toContainEqual({
+      name: 'share.record.lock.duration.ms',
+      value: '15000',
+      is_default: false,
+    });
+    clock.advance(SHARE_CONFIG_CACHE_MS);
+    expect(await lock(other)).toBe(15_000);
+    expect(await lock(one)).toBe(15_000);
+
+    // A reset goes the same way.
+    expect((await other.call('DELETE', 'share-groups/cached/configs/share.record.lock.duration.ms')).status).toBe(204);
+    expect(await lock(other)).toBe(30_000);
+    expect(await lock(one)).toBe(15_000);
+    clock.advance(SHARE_CONFIG_CACHE_MS);
+    expect(await lock(one)).toBe(30_000);
+  });
+});
