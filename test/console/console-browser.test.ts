@@ -79,8 +79,12 @@ interface BrowserGlobal {
   };
 }
 
-/** Waits for what a page shows after its load or next poll (every 2-3 s), with room for a loaded machine. */
-const poll = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: 10_000 });
+/**
+ * The bound of every wait for the page: a load, an element, what it shows after its next poll (every
+ * 2-3 s). Only a failing test waits it out; it leaves room for a machine loaded many times over.
+ */
+const PAGE_WAIT_MS = 15_000;
+const poll = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: PAGE_WAIT_MS });
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
@@ -88,7 +92,7 @@ const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`
 const stat = (label: string) =>
   page.locator('.stat', { has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) }).locator('dd');
 
-describe.skipIf(!hasChromium)('web console in Chromium', () => {
+describe.skipIf(!hasChromium)('web console in Chromium', { timeout: 4 * PAGE_WAIT_MS }, () => {
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     hook = createServer((req, res) => {
@@ -132,7 +136,7 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     context.on('request', (r) => {
       if (!r.url().startsWith(origin)) foreignRequests.push(r.url());
     });
-    context.setDefaultTimeout(5000);
+    context.setDefaultTimeout(PAGE_WAIT_MS); // navigations too
     page = context.pages()[0] ?? (await context.newPage());
     page.on('pageerror', (e) => pageErrors.push(e.message));
 
