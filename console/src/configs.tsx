@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ErrorLine, Form } from './components.js';
 
 /** A config as the topic and share group config lists give it. */
@@ -26,7 +26,14 @@ export function ConfigRow({
   const [value, setValue] = useState(config.value ?? '');
   const [error, setError] = useState<Error>();
   const [saved, setSaved] = useState('');
-  useEffect(() => setValue(config.value ?? ''), [config.value]);
+  // A new value from the server replaces the field's; the first render's is already in it. The
+  // effect runs after paint: run at mount too, it would undo what was typed in the meantime.
+  const shown = useRef(config.value);
+  useEffect(() => {
+    if (shown.current === config.value) return;
+    shown.current = config.value;
+    setValue(config.value ?? '');
+  }, [config.value]);
   const alter = async (operation: 'SET' | 'DELETE') => {
     setError(undefined);
     setSaved('');
