@@ -6,6 +6,9 @@
  *
  * The partition's committed offset must never pass a record that is not done (succeeded, filtered
  * or given up on), however far other lanes got: `commitPoint` is the lowest offset not yet done.
+ * A lane short of a full batch waits, as one partition's batch does, for the batching window from
+ * when its first record was read (Lambda's MaximumBatchingWindowInSeconds); a full one goes at once.
+ *
  * This is the bookkeeping only; the run that holds the partition's lease drives it
  * (partition-delivery.ts).
  */
@@ -14,6 +17,8 @@ import type { DecodedRecord } from '../wire/record-batch.js';
 
 interface Lane {
   queue: DecodedRecord[];
+  /** When each queued record was read (epoch ms), as `queue`: its batching window starts there. */
+  readAt: number[];
   busy: boolean;
   /** Not started again before this (epoch ms): a back-off after a partial batch response. */
   notBefore: number;
@@ -34,9 +39,11 @@ export class KeyLanes {
     lanes: number,
     private readonly batchSize: number,
     from: number,
+    private readonly windowMs = 0,
   ) {
     this.lanes = Array.from({ length: lanes }, () => ({
       queue: [],
+      readAt: [],
       busy: false,
       notBefore: 0,
       carried: { at: -1, failures: 0 },
@@ -59,11 +66,13 @@ export class KeyLanes {
     return this.lanes.filter((l) => l.busy).length;
   }
 
-  /** A read's records to deliver (the filtered ones left out: done as read) and where the read ended. */
-  add(records: DecodedRecord[], next: number): void {
+  /** A read's records to deliver (the filtered ones left out: done as read), where the read ended, and when. */
+  add(records: DecodedRecord[], next: number, now = 0): void {
     for (const r of records) {
       if (r.offset < this.next) continue;
-      this.lanes[this.laneOf(r)]!.queue.push(r);
+      const lane = this.lanes[this.laneOf(r)]!;
+      lane.queue.push(r);
+      lane.readAt.push(now);
       this.undone.add(r.offset);
     }
     this.next = Math.max(this.next, next);
@@ -73,7 +82,7 @@ export class KeyLanes {
   start(now: number): { lane: number; records: DecodedRecord[]; failures: number }[] {
     const started: { lane: number; records: DecodedRecord[]; failures: number }[] = [];
     this.lanes.forEach((l, lane) => {
-      if (l.busy || l.queue.length === 0 || l.notBefore > now) return;
+      if (l.busy || l.queue.length === 0 || this.readyAt(l) > now) return;
       l.busy = true;
       const records = l.queue.slice(0, this.batchSize);
       started.push({ lane, records, failures: l.carried.at === records[0]!.offset ? l.carried.failures : 0 });
@@ -97,6 +106,7 @@ export class KeyLanes {
     let done = 0;
     while (done < sent.length && sent[done]!.offset < doneBelow) this.undone.delete(sent[done++]!.offset);
     l.queue.splice(0, done);
+    l.readAt.splice(0, done);
     if (retry) {
       l.carried = { at: retry.from, failures: retry.failures };
       l.notBefore = retry.notBefore;
@@ -114,12 +124,17 @@ export class KeyLanes {
     return this.low;
   }
 
-  /** When the earliest backing-off lane may start again, if one waits only for that. */
+  /** When the earliest idle lane with records may start (its back-off or its window over), if one waits. */
   nextStart(): number | undefined {
     let at: number | undefined;
     for (const l of this.lanes)
-      if (!l.busy && l.queue.length > 0) at = Math.min(at ?? Number.POSITIVE_INFINITY, l.notBefore);
+      if (!l.busy && l.queue.length > 0) at = Math.min(at ?? Number.POSITIVE_INFINITY, this.readyAt(l));
     return at;
+  }
+
+  /** After its back-off and, short of a full batch, once its first record has waited the window. */
+  private readyAt(l: Lane): number {
+    return l.queue.length >= this.batchSize ? l.notBefore : Math.max(l.notBefore, l.readAt[0]! + this.windowMs);
   }
 
   private laneOf(r: DecodedRecord): number {

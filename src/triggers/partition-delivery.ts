@@ -4,9 +4,11 @@
  * success, until caught up and the lease is given back (delivery-lease.ts). At-least-once and in
  * order: offsets move only past what the target acknowledged, and only the lease holder delivers.
  *
- * The holder renews its lease before every invocation for one invocation's time (`leaseMs`), and
- * commits only while it still holds it: a holder that stalled past its lease (another took over)
- * neither invokes nor commits again.
+ * A lease lasts two invocations' time (`leaseMs` each). Before an invocation (or a batching
+ * window's wait) the holder renews it only if less than one invocation's time (or the wait and an
+ * invocation) is left, so a busy partition writes its lease about once per `leaseMs`, not per batch;
+ * and it commits only while it still holds it: a holder that stalled past its lease (another took
+ * over) neither invokes nor commits again.
  *
  * Lambda's knobs, as its Kafka event source mappings apply them: a batch short of `batchSize` waits
  * up to the batching window for more commits; a failing batch is retried up to
@@ -82,7 +84,7 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
   const first = await deps.registry.get(key.trigger).catch(notFoundAsUndefined);
   if (first?.state !== 'ENABLED') return { how: 'stopped' };
   const now = deps.clock.now();
-  const claim = await deps.leases.claim(key, holder, now, now + leaseMs(first));
+  const claim = await deps.leases.claim(key, holder, now, now + leaseTtl(first));
   if (!claim.held) return { how: 'held-elsewhere', until: claim.until };
   const hold: Hold = { lease: claim.lease, renewing: Promise.resolve() };
   try {
@@ -102,12 +104,24 @@ interface Hold {
   renewing: Promise<unknown>;
 }
 
-function renewHold(deps: DeliveryDeps, hold: Hold, until: number): Promise<HeldLease | undefined> {
+/** How long a claim or a renewal holds the lease: two invocations' time, renewed once one is left. */
+const leaseTtl = (d: TriggerDefinition) => 2 * leaseMs(d);
+
+/**
+ * Makes sure the lease lasts until `needed` (epoch ms: the end of an invocation about to start, or
+ * of a window's wait and the invocation after it). Writes only when it would not: then it extends
+ * it to one more invocation's time past `needed`, so the next invocations need no write.
+ */
+function renewHold(
+  deps: DeliveryDeps,
+  hold: Hold,
+  d: TriggerDefinition,
+  needed: number,
+): Promise<HeldLease | undefined> {
   const renewed = hold.renewing.then(async () => {
     if (!hold.lease) return undefined;
-    // A renewal that would shorten a longer one (a batching window's) keeps the longer.
-    if (hold.lease.item.value.until >= until) return hold.lease;
-    hold.lease = await deps.leases.renew(hold.lease, until);
+    if (hold.lease.item.value.until >= needed) return hold.lease;
+    hold.lease = await deps.leases.renew(hold.lease, needed + leaseMs(d));
     return hold.lease;
   });
   hold.renewing = renewed.catch(() => {});
@@ -197,7 +211,7 @@ async function deliverInOrder(deps: DeliveryDeps, key: LeaseKey, control: RunCon
       if (gathering?.position !== position) {
         gathering = { position, until: at + windowMs };
         // The lease must outlast the wait and the invocation after it.
-        if (!(await renewHold(deps, hold, gathering.until + leaseMs(d)))) return { how: 'stopped' };
+        if (!(await renewHold(deps, hold, d, gathering.until + leaseMs(d)))) return { how: 'stopped' };
       }
       if (at < gathering.until) {
         // The window is over when the wait ends without a commit, whatever the clock says.
@@ -248,7 +262,8 @@ const stalled = (deps: DeliveryDeps, hold: Hold) => !hold.lease || deps.clock.no
  * Ordering KEY: the partition's records spread over key lanes (key-lanes.ts), one invocation in
  * flight per lane, so a key keeps its order while the lanes run at once. The committed offset is
  * the lowest record not done, whatever the other lanes finished. Reads go on while less than a
- * batch per lane waits. The batching window is not applied: a lane invokes as soon as it is free.
+ * batch per lane waits. A lane short of a full batch waits the batching window (from when its first
+ * record was read) for more commits; a full one invokes as soon as the lane is free.
  */
 async function deliverByKey(deps: DeliveryDeps, key: LeaseKey, control: RunControl, hold: Hold): Promise<RunEnd> {
   const invokerOf = targetOf(deps);
@@ -258,7 +273,7 @@ async function deliverByKey(deps: DeliveryDeps, key: LeaseKey, control: RunContr
   const start = await deps.positions.current(first, topic, key.partition, await deps.log.state(topic, key.partition));
   // Lanes and batch size as the run started: a change applies from the next run.
   const knobs = deliveryKnobs(first);
-  const lanes = new KeyLanes(knobs.keyLanes, first.batchSize, start);
+  const lanes = new KeyLanes(knobs.keyLanes, first.batchSize, start, knobs.maximumBatchingWindowMs);
   let committed = start;
   const running = new Map<number, Promise<void>>();
   // Why the run ends, once a lane or the loop knows: the lanes in flight finish first.
@@ -326,6 +341,7 @@ async function deliverByKey(deps: DeliveryDeps, key: LeaseKey, control: RunContr
       lanes.add(
         patterns.length === 0 ? ahead.records : ahead.records.filter((r) => matchesAny(patterns, filterView(topic, r))),
         ahead.next,
+        deps.clock.now(),
       );
     }
     await commitDone(d);
@@ -340,12 +356,17 @@ async function deliverByKey(deps: DeliveryDeps, key: LeaseKey, control: RunContr
       if (caughtUp) return caughtUp;
       continue;
     }
-    // Wait for a lane to end, a commit (more to read), or a backing-off lane's time.
+    // Wait for a lane to end, a commit (more to read), or a lane's back-off or window to end.
+    const at = lanes.nextStart();
+    // The lease must outlast the wait and the invocation after it.
+    if (at !== undefined && !(await renewHold(deps, hold, d, at + leaseMs(d)))) {
+      end ??= { how: 'stopped' };
+      continue;
+    }
     commitWait ??= control.waitForCommit(1000).finally(() => {
       commitWait = undefined;
     });
     const waits: Promise<unknown>[] = [...running.values(), commitWait];
-    const at = lanes.nextStart();
     if (at !== undefined && running.size < knobs.keyLanes) waits.push(sleep(Math.max(0, at - deps.clock.now())));
     await Promise.race(waits);
   }
@@ -391,7 +412,7 @@ async function deliver(
     if (attempt > 0) await sleep(backoff(attempt, deps.retryBackoff));
     // Stopping gives the lease back without a commit: the batch is delivered again by the next run.
     if (control.stopped()) return { stopped: true };
-    if (!(await renewHold(deps, hold, deps.clock.now() + leaseMs(d)))) return undefined;
+    if (!(await renewHold(deps, hold, d, deps.clock.now() + leaseMs(d)))) return undefined;
     if (knobs.maximumRecordAgeSeconds >= 0) {
       // Lambda's MaximumRecordAgeInSeconds: a record older than that is never sent.
       const oldest = deps.clock.now() - knobs.maximumRecordAgeSeconds * 1000;

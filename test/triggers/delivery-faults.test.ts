@@ -1,8 +1,9 @@
 /**
  * A trigger's delivery under ambiguous writes: lease claims, renewals, releases and offset commits
  * that fail before they apply, apply and then fail, or apply and are sent again (what the AWS SDK
- * does when an answer is lost). Every record still arrives at least once, in order per partition,
- * and the committed offsets are never ahead of what the target acknowledged.
+ * does when an answer is lost). Every record still arrives at least once, in order per partition
+ * (per key with ordering KEY), and the committed offsets are never ahead of what the target
+ * acknowledged.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryBackend, awsBackend } from '../support/backends.js';
@@ -73,5 +74,80 @@ describe.each([memoryBackend, awsBackend])('trigger delivery under ambiguous wri
       const got = new Set(sink.delivered.filter((r) => r.partition === p).map((r) => r.offset));
       expect([...got].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     }
+  }, 60_000);
+
+  it('ordering KEY: every record at least once, each key in order, offsets never past an unacknowledged record', async () => {
+    const started = await backend.start();
+    stop = started.stop;
+    const metadata = new FaultyMetadataStore(started.storage.metadata);
+    sink = await startSink();
+    t = testApp({ storage: { ...started.storage, metadata }, runTriggers: true });
+    expect((await t.call('POST', 'topics', { topic_name: 'kamb', partitions_count: 2 })).status).toBe(201);
+    expect(
+      (
+        await t.call('POST', 'triggers', {
+          trigger_name: 'kamb-hook',
+          topic_name: 'kamb',
+          batch_size: 2,
+          ordering: 'KEY',
+          key_lanes: 3,
+          maximum_batching_window_ms: 0,
+          target: { type: 'WEBHOOK', url: sink.url, timeout_ms: 1000 },
+        })
+      ).status,
+    ).toBe(201);
+    const lease = (k: string) => k.startsWith('trigger#kamb-hook|');
+    const offsets = (k: string) => k.startsWith('group#trigger.kamb-hook|off#');
+    for (const when of ['retried', 'after', 'before', 'retried'] as const) {
+      metadata.faults.fail('put', { when, times: 2, match: lease });
+      metadata.faults.fail('put', { when, times: 1, match: offsets });
+    }
+    // Slow enough that lanes overlap; one call in five fails.
+    sink.answer = (_e, call) => ({ delayMs: 10, status: call % 5 === 3 ? 500 : 200 });
+    // Committed (read first) never past an offset the webhook has not acknowledged.
+    const violations: string[] = [];
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const described = await t.call('GET', 'triggers/kamb-hook');
+        for (const p of described.body?.partitions ?? []) {
+          const acked = new Set(sink.delivered.filter((r) => r.partition === p.partition_id).map((r) => r.offset));
+          for (let o = 0; o < p.committed_offset; o++)
+            if (!acked.has(o)) {
+              violations.push(`partition ${p.partition_id}: committed ${p.committed_offset}, ${o} not acknowledged`);
+              break;
+            }
+        }
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    })();
+    const N = 40;
+    for (let i = 0; i < N; i++)
+      expect(
+        (
+          await t.call('POST', 'topics/kamb/records', {
+            partition_id: i % 2,
+            key: { type: 'STRING', data: `k${i % 6}` },
+            value: { type: 'STRING', data: String(i) },
+          })
+        ).status,
+      ).toBe(200);
+    await eventually(async () => (await t.call('GET', 'triggers/kamb-hook')).body.lag === 0, 30_000);
+    watching = false;
+    await watch;
+    expect(metadata.faults.injected).toBeGreaterThanOrEqual(8);
+    expect(violations).toEqual([]);
+    // Every record acknowledged; per key, first deliveries in offset order.
+    const firsts = new Map<string, number[]>();
+    const seen = new Set<string>();
+    for (const r of sink.delivered) {
+      const id = `${r.partition}/${r.offset}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const k = `${r.partition}/${Buffer.from(r.key!, 'base64').toString()}`;
+      firsts.set(k, [...(firsts.get(k) ?? []), r.offset]);
+    }
+    expect(seen.size).toBe(N);
+    for (const [k, o] of firsts) expect(o, k).toEqual([...o].sort((a, b) => a - b));
   }, 60_000);
 });

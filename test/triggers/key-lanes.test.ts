@@ -55,4 +55,22 @@ describe('KeyLanes', () => {
     expect(lanes.commitPoint()).toBe(5);
     expect(lanes.pending).toBe(0);
   });
+
+  it('a lane short of a full batch waits the window from its first record read; a full one goes at once', () => {
+    const lanes = new KeyLanes(2, 3, 0, 500);
+    lanes.add([rec(0, 'a')], 1, 1000);
+    expect(lanes.start(1000)).toEqual([]);
+    expect(lanes.nextStart()).toBe(1500);
+    lanes.add([rec(1, 'a')], 2, 1200);
+    expect(lanes.start(1499)).toEqual([]);
+    // The window counts from the first record's read, not the last one's.
+    expect(lanes.start(1500).map((s) => s.records.map((r) => r.offset))).toEqual([[0, 1]]);
+    const full = new KeyLanes(2, 3, 0, 500);
+    full.add([rec(0, 'b'), rec(1, 'b'), rec(2, 'b'), rec(3, 'b')], 4, 1000);
+    const [started] = full.start(1000);
+    expect(started!.records.map((r) => r.offset)).toEqual([0, 1, 2]);
+    // What is left after the batch waited already: its window runs from when it was read.
+    full.finished(started!.lane, started!.records, 3);
+    expect(full.nextStart()).toBe(1500);
+  });
 });

@@ -86,6 +86,26 @@ describe('trigger delivery knobs', () => {
     expect(sink.events.map(values)).toEqual([['a', 'b']]);
   });
 
+  it('batching window with ordering KEY: a lane short of a batch waits for commits, and goes once it is full', async () => {
+    await setup('kwin', { maximum_batching_window_ms: 60_000, batch_size: 2, ordering: 'KEY', key_lanes: 4 });
+    const keyed = async (key: string, value: string) =>
+      expect(
+        (
+          await t.call('POST', 'topics/kwin/records', {
+            partition_id: 0,
+            key: { type: 'STRING', data: key },
+            value: { type: 'STRING', data: value },
+          })
+        ).status,
+      ).toBe(200);
+    await keyed('k', 'a');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sink.events).toEqual([]); // within the window, one record short
+    await keyed('k', 'b');
+    await eventually(() => sink.delivered.length >= 2);
+    expect(sink.events.map(values)).toEqual([['a', 'b']]);
+  });
+
   it('MaximumRetryAttempts: retried that many times, then dropped (no destination) and the offset moves on', async () => {
     await setup('retry', { maximum_retry_attempts: 2 });
     sink.answer = failsOn('bad');
