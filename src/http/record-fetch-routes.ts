@@ -6,13 +6,14 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
-import { fetchedRecords, type FetchResult } from '../log/fetched-records.js';
-import { onlyPartition } from '../log/partition-reader.js';
+import { walkFetchedRecords } from '../log/fetched-records.js';
+import { onlyPartition, type BatchFetchResult, type IsolationLevel } from '../log/partition-reader.js';
 import { lastStableOffset } from '../partition/partition-state.js';
 import { delayedFetch, partitionWatchKey } from '../timer/delayed-fetch.js';
-import { ABORTED_HEADER_BYTES, answerLimit, jsonAnswerBytes } from './answer-limit.js';
+import { ABORTED_HEADER_BYTES, answerLimit } from './answer-limit.js';
 import type { AppEnv } from './app-env.js';
-import { isoTimestamps, OUTPUT_FORMATS, showRecordText, type OutputFormat } from './record-text.js';
+import { JsonBytes, RecordJsonWriter } from './record-json-writer.js';
+import { OUTPUT_FORMATS, type OutputFormat } from './record-text.js';
 import { abortedHeaderCost, acceptsRecordBatches, recordBatchResponse } from './record-batch-body.js';
 import { intQuery, ISOLATION_LEVELS, parseQuery, partitionParam } from './request.js';
 import { authorize } from './security.js';
@@ -42,35 +43,40 @@ export const fetchQuerySchema = z.object({
 });
 
 /**
- * The fetched records as JSON texts, as many as fit in `limitBytes` of answer (at least one; a
- * record that alone is over it is MESSAGE_TOO_LARGE, a bound the record-batch format does not
- * inflate), and the offset to fetch next: the first record left out, if any.
+ * A partition's JSON record list: the fetched records, as many as fit in `limitBytes` of answer
+ * (at least one; a record that alone is over it is MESSAGE_TOO_LARGE, a bound the record-batch
+ * format does not inflate), and the offset to fetch next: the first record left out, if any.
  */
-function showWithin(
-  result: FetchResult,
+function recordList(
+  head: string,
+  batches: BatchFetchResult,
+  offset: number,
+  isolation: IsolationLevel,
   partition: number,
   format: OutputFormat,
   limitBytes: number,
-): { shown: string[]; nextOffset: number } {
-  const shown: string[] = [];
-  let bytes = 0;
-  const iso = isoTimestamps();
-  for (const r of result.records) {
-    const text = showRecordText(r, partition, format, iso);
-    if (limitBytes !== Infinity) {
-      bytes += jsonAnswerBytes(text) + 1;
-      if (bytes > limitBytes) {
-        if (shown.length > 0) return { shown, nextOffset: r.offset };
-        throw new KafkaError(
-          'MESSAGE_TOO_LARGE',
-          `The record at offset ${r.offset} takes more than this deployment can answer (${limitBytes} bytes) as ${format} JSON; fetch it as record batches`,
-        );
-      }
-    }
-    shown.push(text);
-  }
-  return { shown, nextOffset: result.nextOffset };
+): { body: Buffer<ArrayBuffer>; shown: number } {
+  // About what the records take as text; the buffer grows if they take more.
+  const out = new JsonBytes(head.length + batches.batches.byteLength * (format === 'binary' ? 1.5 : 1.2) + 1024);
+  out.ascii(head);
+  const writer = new RecordJsonWriter(out, partition, format, limitBytes);
+  walkFetchedRecords(batches, offset, isolation, writer);
+  if (writer.stoppedAt !== undefined && writer.shown === 0)
+    throw new KafkaError(
+      'MESSAGE_TOO_LARGE',
+      `The record at offset ${writer.stoppedAt} takes more than this deployment can answer (${limitBytes} bytes) as ${format} JSON; fetch it as record batches`,
+    );
+  out.ascii(
+    `],"next_offset":${writer.stoppedAt ?? batches.nextOffset},"high_watermark":${batches.highWatermark},"log_start_offset":${batches.logStartOffset},"last_stable_offset":${batches.lastStableOffset}}`,
+  );
+  return { body: out.done(), shown: writer.shown };
 }
+
+const positionOf = ({ highWatermark, logStartOffset, lastStableOffset }: BatchFetchResult) => ({
+  highWatermark,
+  logStartOffset,
+  lastStableOffset,
+});
 
 export function recordFetchRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -99,14 +105,13 @@ export function recordFetchRoutes(): Hono<AppEnv> {
               cost: abortedHeaderCost,
             }),
           );
-          return { ...r, count: r.recordCount };
+          return r;
         }
       : async () => {
           const batches = onlyPartition(
             await services.log.reader.readBatchesMany(fetches, fetchBytes, Infinity, isolation),
           );
-          const r = fetchedRecords(batches, offset, isolation);
-          return { ...r, count: r.records.length };
+          return { json: batches, bytes: batches.batches.byteLength, ...positionOf(batches) };
         };
     let result: Awaited<ReturnType<typeof read>> = await read();
     if (result.bytes < minBytes && maxWaitMs > 0) {
@@ -137,16 +142,16 @@ export function recordFetchRoutes(): Hono<AppEnv> {
         return c.body(null, 204); // the client has gone; nobody reads this
       }
     }
-    services.metrics.add('FetchRecords', result.count);
     services.metrics.add('FetchBytes', result.bytes);
     c.set('responseBytes', result.bytes); // what consumer_byte_rate counts
-    if ('batches' in result) return recordBatchResponse(c, result);
-    const { shown, nextOffset } = showWithin(result, partition, format, limit.jsonBytes);
-    // Sent as bytes: a multi-megabyte string answer would be UTF-8 encoded twice (Content-Length, then the write).
-    const json =
-      `{"kind":"KafkaRecordList","cluster_id":${JSON.stringify(services.clusterId)},"topic_name":${JSON.stringify(topic.name)},"partition_id":${partition},` +
-      `"records":[${shown.join(',')}],"next_offset":${nextOffset},"high_watermark":${result.highWatermark},"log_start_offset":${result.logStartOffset},"last_stable_offset":${result.lastStableOffset}}`;
-    return c.body(Buffer.from(json), 200, { 'Content-Type': 'application/json' });
+    if (!('json' in result)) {
+      services.metrics.add('FetchRecords', result.recordCount);
+      return recordBatchResponse(c, result);
+    }
+    const head = `{"kind":"KafkaRecordList","cluster_id":${JSON.stringify(services.clusterId)},"topic_name":${JSON.stringify(topic.name)},"partition_id":${partition},"records":[`;
+    const { body, shown } = recordList(head, result.json, offset, isolation, partition, format, limit.jsonBytes);
+    services.metrics.add('FetchRecords', shown);
+    return c.body(body, 200, { 'Content-Type': 'application/json' });
   });
 
   return app;

@@ -15,7 +15,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 export const OUTPUT_FORMATS = ['binary', 'string', 'json'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
-function showData(bytes: Uint8Array | null, format: OutputFormat): { type: DataType; data: unknown } | null {
+export function showData(bytes: Uint8Array | null, format: OutputFormat): { type: DataType; data: unknown } | null {
   if (bytes === null) return null;
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (format === 'string') return { type: 'STRING', data: buf.toString('utf8') };

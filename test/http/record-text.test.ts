@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { JsonBytes, RecordJsonWriter } from '../../src/http/record-json-writer.js';
 import { isoTimestamps, showRecord, showRecordText, type OutputFormat } from '../../src/http/record-text.js';
-import type { DecodedRecord } from '../../src/wire/record-batch.js';
+import { walkFetchedRecords } from '../../src/log/fetched-records.js';
+import { encodeRecordBatch, type DecodedRecord } from '../../src/wire/record-batch.js';
 
 const bytes = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
 const record = (over: Partial<DecodedRecord>): DecodedRecord => ({
@@ -35,6 +37,13 @@ const cases: [string, DecodedRecord][] = [
     }),
   ],
   ['epoch', record({ timestamp: 0 })],
+  // Long text with one character to escape at each place within a 4-byte word, and valid UTF-8 in long text.
+  ...['\u0001', '"', '\\', '\u007f', 'é'].flatMap((c): [string, DecodedRecord][] =>
+    [37, 38, 39, 40].map((at) => [
+      `${JSON.stringify(c)} at ${at}`,
+      record({ value: bytes(`${'a'.repeat(at)}${c}${'b'.repeat(50)}`) }),
+    ]),
+  ),
 ];
 
 describe('a fetched record as JSON text', () => {
@@ -52,5 +61,38 @@ describe('a fetched record as JSON text', () => {
       '1970-01-01T00:00:00.002Z',
       '1970-01-01T00:00:00.001Z',
     ]);
+  });
+});
+
+/** The cases as one fetch answer's batches: one batch each, at offsets 0, 1, ... */
+function fetched(records: DecodedRecord[]) {
+  const batches = Buffer.concat(
+    records.map((r, i) => encodeRecordBatch([{ ...r, key: r.key, value: r.value }], { baseOffset: i })),
+  );
+  const end = records.length;
+  return { batches, recordCount: end, nextOffset: end, highWatermark: end, logStartOffset: 0, lastStableOffset: end };
+}
+
+describe('a fetched record list written as bytes', () => {
+  const records = cases.map(([, r], i) => ({ ...r, offset: i }));
+  for (const format of ['binary', 'string', 'json'] as OutputFormat[])
+    it(`is the records' JSON texts, comma separated (${format})`, () => {
+      const out = new JsonBytes(16);
+      const writer = new RecordJsonWriter(out, 3, format, Infinity);
+      expect(walkFetchedRecords(fetched(records), 0, 'read_uncommitted', writer)).toBe(true);
+      expect(out.done().toString('utf8')).toBe(records.map((r) => showRecordText(r, 3, format)).join(','));
+      expect(writer.shown).toBe(records.length);
+    });
+
+  it('starts at the offset asked for and stops before the record that does not fit', () => {
+    const small = records.slice(0, 4);
+    const texts = small.map((r) => showRecordText(r, 0, 'string'));
+    // Room for records 1 and 2 (their text, escapes and a comma each), not 3.
+    const cost = (t: string) => Buffer.byteLength(t) + (t.match(/["\\]/g)?.length ?? 0) + 1;
+    const out = new JsonBytes(16);
+    const writer = new RecordJsonWriter(out, 0, 'string', cost(texts[1]!) + cost(texts[2]!) + cost(texts[3]!) - 1);
+    expect(walkFetchedRecords(fetched(small), 1, 'read_uncommitted', writer)).toBe(false);
+    expect(out.done().toString('utf8')).toBe(`${texts[1]},${texts[2]}`);
+    expect(writer.stoppedAt).toBe(3);
   });
 });
