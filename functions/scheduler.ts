@@ -19,12 +19,14 @@ import {
 } from '../src/compose.js';
 import {
   failureBucketOptions,
+  failureMessageOptions,
   lambdaOptions,
   serverConfigFromEnv,
   type ServerConfig,
 } from '../src/config/server-config.js';
 import type { AppServices } from '../src/services.js';
 import { failureBucketWriter } from '../src/storage/failure-bucket-writer.js';
+import { failureMessageSender } from '../src/storage/failure-message-sender.js';
 import { lazyLambdaInvoker } from '../src/storage/lazy-lambda-invoker.js';
 import { instrumentStorage } from './instrumented-storage.js';
 import {
@@ -74,6 +76,7 @@ const services = createServices(config, storage, systemClock, {
   runTriggers: true,
   lambda: lazyLambdaInvoker(lambdaOptions(config)),
   putFailureObject: failureBucketWriter(failureBucketOptions(config)),
+  sendFailureMessage: failureMessageSender(failureMessageOptions(config)),
 });
 
 export const handler = async (

@@ -170,21 +170,13 @@ export class LogStack extends Stack {
       config.triggerFunctionArns.length > 0
         ? new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: config.triggerFunctionArns })
         : undefined;
-    // Their S3 on-failure destinations: objects in the buckets the stack lists and no other.
-    const failureObjects =
-      config.triggerDestinationArns.length > 0
-        ? new iam.PolicyStatement({
-            actions: ['s3:PutObject'],
-            resources: config.triggerDestinationArns.map((arn) => `${arn}/*`),
-          })
-        : undefined;
+    // Their on-failure destinations: the buckets, queues and topics the stack lists and no other.
+    const failureDestinations = failureDestinationStatements(config.triggerDestinationArns);
     for (const name of TRIGGER_DELIVERERS) {
       const fn = this.functions.byName[name];
       this.triggerInvokerRoles.push(fn.role!);
-      if (failureObjects) {
-        fn.addToRolePolicy(failureObjects);
-        acknowledgeDestinationObjects(fn.role!, config.triggerDestinationArns);
-      }
+      for (const statement of failureDestinations) fn.addToRolePolicy(statement);
+      acknowledgeDestinationObjects(fn.role!, config.triggerDestinationArns);
       if (!invokeTargets) continue;
       fn.addToRolePolicy(invokeTargets);
       acknowledgeInvokePatterns(fn.role!, config.triggerFunctionArns);
@@ -320,10 +312,9 @@ export class LogStack extends Stack {
       });
       this.pushApi?.grantPost(kafka.service.taskDefinition.taskRole);
       this.triggerInvokerRoles.push(kafka.service.taskDefinition.taskRole);
-      if (failureObjects) {
-        kafka.service.taskDefinition.taskRole.addToPrincipalPolicy(failureObjects);
-        acknowledgeDestinationObjects(kafka.service.taskDefinition.taskRole, config.triggerDestinationArns);
-      }
+      for (const statement of failureDestinations)
+        kafka.service.taskDefinition.taskRole.addToPrincipalPolicy(statement);
+      acknowledgeDestinationObjects(kafka.service.taskDefinition.taskRole, config.triggerDestinationArns);
       if (invokeTargets) {
         kafka.service.taskDefinition.taskRole.addToPrincipalPolicy(invokeTargets);
         acknowledgeInvokePatterns(kafka.service.taskDefinition.taskRole, config.triggerFunctionArns);
@@ -344,9 +335,25 @@ export class LogStack extends Stack {
   }
 }
 
+/**
+ * What each on-failure destination takes, as Lambda's execution role needs it: s3:PutObject on the
+ * bucket's objects, sqs:SendMessage on the queue, sns:Publish on the topic (one statement per action).
+ */
+function failureDestinationStatements(arns: readonly string[]): iam.PolicyStatement[] {
+  const grants = [
+    { service: 's3', action: 's3:PutObject', resource: (arn: string) => `${arn}/*` },
+    { service: 'sqs', action: 'sqs:SendMessage', resource: (arn: string) => arn },
+    { service: 'sns', action: 'sns:Publish', resource: (arn: string) => arn },
+  ];
+  return grants.flatMap(({ service, action, resource }) => {
+    const resources = arns.filter((arn) => arn.split(':')[2] === service).map(resource);
+    return resources.length > 0 ? [new iam.PolicyStatement({ actions: [action], resources })] : [];
+  });
+}
+
 /** A failure record's key is new per give-up, so the grant names every key of the buckets the operator listed. */
 function acknowledgeDestinationObjects(role: IConstruct, arns: readonly string[]): void {
-  for (const arn of arns)
+  for (const arn of arns.filter((a) => a.split(':')[2] === 's3'))
     Validations.of(role).acknowledge({
       id: wildcardResourceFinding(role, `${arn}/*`),
       reason:

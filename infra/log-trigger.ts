@@ -24,8 +24,11 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as cr from 'aws-cdk-lib/custom-resources';
-import { Construct } from 'constructs';
+import { Construct, type IDependable } from 'constructs';
 import { BUNDLING, REPO_ROOT, RUNTIME } from './log-functions.js';
 import type { LogStack } from './log-stack.js';
 import type { TriggerResourceProperties } from './trigger-resource-handler.js';
@@ -114,8 +117,13 @@ export interface KafkaLogTriggerProps {
   readonly bisectBatchOnError?: boolean;
   /** FunctionResponseTypes ReportBatchItemFailures. */
   readonly reportBatchItemFailures?: boolean;
-  /** The on-failure destination: `kafka://{topic}`. */
-  readonly onFailure?: string;
+  /**
+   * The on-failure destination: `kafka://{topic}`, an ARN (an S3 bucket's, an SQS queue's or an SNS
+   * topic's, which the log stack must list in `triggerDestinationArns`), or a bucket, queue or topic
+   * of this app, on which the construct grants the log's delivering roles what they send with
+   * (s3:PutObject, sqs:SendMessage, sns:Publish) in its resource policy.
+   */
+  readonly onFailure?: string | s3.IBucket | sqs.IQueue | sns.ITopic;
   /** FilterCriteria patterns, as objects (JSON-encoded for the API). */
   readonly filters?: Record<string, unknown>[];
   /** Default true; false: created (or left) paused. */
@@ -152,6 +160,8 @@ export class KafkaLogTrigger extends Construct {
         );
     });
 
+    const onFailure = this.grantDestination(props.onFailure, props.log.invokerRoleArns);
+
     const { handler, provider } = providerOf(Stack.of(this));
     handler.addToRolePolicy(
       new iam.PolicyStatement({
@@ -180,7 +190,7 @@ export class KafkaLogTrigger extends Construct {
       maximumRecordAgeSeconds: props.maxRecordAge?.toSeconds(),
       bisectBatchOnFunctionError: props.bisectBatchOnError,
       functionResponseTypes: props.reportBatchItemFailures ? ['ReportBatchItemFailures'] : undefined,
-      onFailureDestination: props.onFailure,
+      onFailureDestination: onFailure?.arn,
       filterCriteria: props.filters && { filters: props.filters.map((f) => ({ pattern: JSON.stringify(f) })) },
     };
     const properties: Omit<TriggerResourceProperties, 'ServiceToken'> = {
@@ -197,6 +207,50 @@ export class KafkaLogTrigger extends Construct {
     // The trigger exists only once its function may be invoked: no first delivery is refused.
     for (const child of this.node.children)
       if (child instanceof lambda.CfnPermission) this.resource.node.addDependency(child);
+    // Nor is a first give-up refused by its destination.
+    if (onFailure?.policy) this.resource.node.addDependency(onFailure.policy);
+  }
+
+  /**
+   * The destination's ARN and, for a bucket, queue or topic of this app, a statement in its resource
+   * policy that lets the log's delivering roles send to it (in one account either that or their
+   * own role's grant is enough, as with the function's permission). A bucket, queue or topic
+   * imported by ARN takes no resource policy: the construct refuses it, name its ARN instead.
+   */
+  private grantDestination(
+    destination: KafkaLogTriggerProps['onFailure'],
+    roleArns: readonly string[],
+  ): { arn: string; policy?: IDependable } | undefined {
+    if (destination === undefined || typeof destination === 'string')
+      return destination === undefined ? undefined : { arn: destination };
+    // As Lambda, and the log's API: a FIFO queue or topic takes no destination record.
+    if ('fifo' in destination && destination.fifo)
+      throw new Error(`${this.node.path}: onFailure cannot be a FIFO queue or topic`);
+    const principals = roleArns.map((r) => new iam.ArnPrincipal(r));
+    const grant = (
+      arn: string,
+      action: string,
+      resource: string,
+      add: (s: iam.PolicyStatement) => iam.AddToResourcePolicyResult,
+    ) => {
+      const added = add(new iam.PolicyStatement({ actions: [action], principals, resources: [resource] }));
+      if (!added.statementAdded)
+        throw new Error(
+          `${this.node.path}: the on-failure destination takes no resource policy here (imported?): pass its ARN as onFailure and list it in the log stack's triggerDestinationArns`,
+        );
+      return { arn, ...(added.policyDependable && { policy: added.policyDependable }) };
+    };
+    if ('queueArn' in destination)
+      return grant(destination.queueArn, 'sqs:SendMessage', destination.queueArn, (s) =>
+        destination.addToResourcePolicy(s),
+      );
+    if ('topicArn' in destination)
+      return grant(destination.topicArn, 'sns:Publish', destination.topicArn, (s) =>
+        destination.addToResourcePolicy(s),
+      );
+    return grant(destination.bucketArn, 's3:PutObject', destination.arnForObjects('*'), (s) =>
+      destination.addToResourcePolicy(s),
+    );
   }
 }
 

@@ -42,9 +42,10 @@
  *                         as triggers name them (a qualified one for a version or alias; `*` within
  *                         a name, e.g. function:orders-*); the functions that deliver may invoke
  *                         these and no other (docs/triggers.md)                        none
- *   triggerDestinationArns  the on-failure destinations triggers may write to: comma-separated S3
- *                         bucket ARNs (arn:aws:s3:::{bucket}); the functions that deliver may put
- *                         objects in these and no other (docs/triggers.md)             none
+ *   triggerDestinationArns  the on-failure destinations triggers may write to: comma-separated ARNs
+ *                         of S3 buckets (arn:aws:s3:::{bucket}), SQS queues and SNS topics; the
+ *                         functions that deliver may put objects in, send messages to and publish
+ *                         to these and no other (docs/triggers.md)                     none
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 
@@ -273,14 +274,17 @@ function triggerFunctionArns(v: unknown): string[] {
   return arns;
 }
 
-/** An S3 bucket's ARN, as a trigger's on-failure destination names it (SQS and SNS have no adapter yet). */
-const DESTINATION_ARN_PATTERN = /^arn:aws[a-zA-Z-]*:s3:::[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+/** An S3 bucket's, an SQS queue's or an SNS topic's ARN, as a trigger's on-failure destination names it (not FIFO). */
+const DESTINATION_ARN_PATTERN =
+  /^arn:aws[a-zA-Z-]*:(s3:::[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]|sqs:[a-z]{2}(-gov)?-[a-z]+-\d:\d{12}:[a-zA-Z0-9_-]{1,80}|sns:[a-z]{2}(-gov)?-[a-z]+-\d:\d{12}:[a-zA-Z0-9_-]{1,256})$/;
 
 function triggerDestinationArns(v: unknown): string[] {
   const arns = list(v);
   for (const arn of arns)
     if (!DESTINATION_ARN_PATTERN.test(arn))
-      throw new Error(`triggerDestinationArns takes S3 bucket ARNs (arn:aws:s3:::{bucket}), got ${arn}`);
+      throw new Error(
+        `triggerDestinationArns takes the ARNs of S3 buckets (arn:aws:s3:::{bucket}), SQS queues (arn:aws:sqs:{region}:{account}:{queue}) and SNS topics (arn:aws:sns:{region}:{account}:{topic}), not FIFO ones, got ${arn}`,
+      );
   return arns;
 }
 

@@ -38,7 +38,7 @@ import { createTransactionCoordinator } from './transactions/index.js';
 import { DEFAULT_TRANSACTION_CONFIG } from './transactions/transaction-config.js';
 import { SystemTimer } from './timer/system-timer.js';
 import { ShareGroups, type ShareGroupDeps } from './share/share-groups.js';
-import { createTriggers, type LambdaInvoke, type PutFailureObject } from './triggers/index.js';
+import { createTriggers, type LambdaInvoke, type PutFailureObject, type SendFailureMessage } from './triggers/index.js';
 import { ReplicaManager } from './replication/replica-manager.js';
 import { noLogger, noMetrics, type Logger, type Metrics } from './metrics.js';
 import { FeatureLevels } from './storage/feature-level.js';
@@ -239,6 +239,8 @@ export interface ServiceOptions {
   lambda?: LambdaInvoke;
   /** Triggers' S3 on-failure destinations (src/storage/failure-bucket-writer.ts, where deliveries run). */
   putFailureObject?: PutFailureObject;
+  /** Triggers' SQS and SNS on-failure destinations (src/storage/failure-message-sender.ts, where deliveries run). */
+  sendFailureMessage?: SendFailureMessage;
 }
 
 /** `createServices` with the given parts only (a Lambda function's bundle holds no other). */
@@ -307,6 +309,7 @@ export function composeServices(
       deliver: options.runTriggers ?? false,
       ...(options.lambda && { lambda: options.lambda }),
       ...(options.putFailureObject && { putFailureObject: options.putFailureObject }),
+      ...(options.sendFailureMessage && { sendFailureMessage: options.sendFailureMessage }),
       metrics,
       onError: (msg, fields) => logger.warn(msg, fields),
     },

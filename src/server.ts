@@ -8,13 +8,20 @@
 import { serve } from '@hono/node-server';
 import { createServices, openStorage, startInProcessScheduler } from './compose.js';
 import { parseServerArgs, SERVER_USAGE, ServerArgsError } from './config/server-args.js';
-import { failureBucketOptions, lambdaOptions, serverConfigFromEnv, type ServerConfig } from './config/server-config.js';
+import {
+  failureBucketOptions,
+  failureMessageOptions,
+  lambdaOptions,
+  serverConfigFromEnv,
+  type ServerConfig,
+} from './config/server-config.js';
 import { createApp } from './http/app.js';
 import { withBodyPool } from './http/body-pool.js';
 import { startKafkaListener } from './kafka/listener.js';
 import { pushSocket } from './http/push-socket.js';
 import { MemoryPool } from './limits/memory-pool.js';
 import { failureBucketWriter } from './storage/failure-bucket-writer.js';
+import { failureMessageSender } from './storage/failure-message-sender.js';
 import { lazyLambdaInvoker } from './storage/lazy-lambda-invoker.js';
 import { IntervalMetrics, loggerOf } from './metrics.js';
 
@@ -52,6 +59,7 @@ const services = createServices(config, storage, undefined, {
   runTriggers: true,
   lambda: lazyLambdaInvoker(lambdaOptions(config)),
   putFailureObject: failureBucketWriter(failureBucketOptions(config)),
+  sendFailureMessage: failureMessageSender(failureMessageOptions(config)),
 });
 const app = createApp(services, { logger: stdoutLogger });
 // Push (ws://host:port/v3/push): other processes post to this one's connections at its origin,

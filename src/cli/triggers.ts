@@ -19,7 +19,7 @@ export const TRIGGERS_HELP = `Usage: kafka-log triggers <create|list|describe|pa
            [--batch-size N] [--starting-position LATEST|TRIM_HORIZON|AT_TIMESTAMP]
            [--starting-position-timestamp MS] [--batching-window-ms N] [--maximum-retry-attempts N]
            [--maximum-record-age-seconds N] [--bisect-batch-on-function-error]
-           [--report-batch-item-failures] [--on-failure-destination kafka://TOPIC]
+           [--report-batch-item-failures] [--on-failure-destination kafka://TOPIC|ARN]
            [--filter-pattern JSON]...   (Lambda's event source mapping knobs, docs/triggers.md)
   list
   describe --trigger NAME... | --all-triggers

@@ -85,9 +85,9 @@ export interface ServerConfig {
   groups: { initialRebalanceDelayMs: number; consumerMaxSize?: number; classicMaxSize?: number };
   /**
    * Where triggers' Lambda targets are invoked (default: Lambda's endpoint of the function ARN's
-   * region), and their S3 failure destinations written (default: S3's).
+   * region), and their S3, SQS and SNS failure destinations written (default: those services' own).
    */
-  triggers: { lambdaEndpoint?: string; s3Endpoint?: string };
+  triggers: { lambdaEndpoint?: string; s3Endpoint?: string; sqsEndpoint?: string; snsEndpoint?: string };
   security: SecurityConfig;
 }
 
@@ -239,6 +239,8 @@ const ENV_SPEC = {
   AWS_ENDPOINT_URL_S3: optionalText,
   AWS_ENDPOINT_URL_DYNAMODB: optionalText,
   AWS_ENDPOINT_URL_LAMBDA: optionalText,
+  AWS_ENDPOINT_URL_SQS: optionalText,
+  AWS_ENDPOINT_URL_SNS: optionalText,
   /** Comma-separated replica bucket names, in replica-id order. */
   BUCKETS: optionalText,
   /** ReadOnly for a process that only reads objects (the stack sets it where the role allows no more). */
@@ -343,6 +345,12 @@ const ENV_SPEC = {
 /** What triggers' S3 failure destinations are written with: the endpoint, when one stands in for S3 (path-style then). */
 export function failureBucketOptions(config: ServerConfig): { endpoint?: string; forcePathStyle?: boolean } {
   return config.triggers.s3Endpoint ? { endpoint: config.triggers.s3Endpoint, forcePathStyle: true } : {};
+}
+
+/** What triggers' SQS and SNS failure destinations are sent with: the endpoints, when others stand in for them. */
+export function failureMessageOptions(config: ServerConfig): { sqsEndpoint?: string; snsEndpoint?: string } {
+  const { sqsEndpoint, snsEndpoint } = config.triggers;
+  return { ...(sqsEndpoint && { sqsEndpoint }), ...(snsEndpoint && { snsEndpoint }) };
 }
 
 /** What a triggers' Lambda invoker is built with: the endpoint, when one stands in for Lambda's. */
@@ -452,6 +460,12 @@ function configFromEnv(env: Record<string, string | undefined>, readAuth: (path:
       }),
       ...((e.AWS_ENDPOINT_URL_S3 ?? e.AWS_ENDPOINT_URL) !== undefined && {
         s3Endpoint: e.AWS_ENDPOINT_URL_S3 ?? e.AWS_ENDPOINT_URL,
+      }),
+      ...((e.AWS_ENDPOINT_URL_SQS ?? e.AWS_ENDPOINT_URL) !== undefined && {
+        sqsEndpoint: e.AWS_ENDPOINT_URL_SQS ?? e.AWS_ENDPOINT_URL,
+      }),
+      ...((e.AWS_ENDPOINT_URL_SNS ?? e.AWS_ENDPOINT_URL) !== undefined && {
+        snsEndpoint: e.AWS_ENDPOINT_URL_SNS ?? e.AWS_ENDPOINT_URL,
       }),
     },
     security: securityConfig(e, file),

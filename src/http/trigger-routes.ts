@@ -87,7 +87,10 @@ const knobs = {
     .optional(),
   on_failure_destination: z
     .string()
-    .meta({ description: 'Where records that exhausted their retries go: kafka://{topic}, a topic of this log' })
+    .meta({
+      description:
+        "Where records given up on go: kafka://{topic}, a topic of this log, or (on AWS) an S3 bucket's, an SQS queue's or an SNS topic's ARN",
+    })
     .optional(),
   filter_criteria: z
     .object({ filters: z.array(z.object({ pattern: z.string() })) })

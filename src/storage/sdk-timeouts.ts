@@ -53,3 +53,15 @@ export function sdkClientTimeouts(t: SdkTimeouts) {
     },
   };
 }
+
+/**
+ * Triggers' SQS and SNS on-failure destinations (a message of a few hundred bytes, from a
+ * deliverer): answered in milliseconds. A retry that follows a lost answer sends the message twice,
+ * which the destination record allows (at least once, the same requestId).
+ */
+export const DESTINATION_MESSAGE_TIMEOUTS: SdkTimeouts = {
+  connectionTimeoutMs: 1_000,
+  requestTimeoutMs: 5_000,
+  socketTimeoutMs: 5_000,
+  maxAttempts: 3,
+};

@@ -12,6 +12,7 @@ import type { MetadataStore } from '../storage/ports.js';
 import type { TopicRegistry } from '../topics/topics.js';
 import { DeliveryLeases } from './delivery-lease.js';
 import type { PutFailureObject } from './failure-bucket.js';
+import type { SendFailureMessage } from './failure-message.js';
 import { TriggerPositions } from './positions.js';
 import type { ShareQueue } from './share-delivery.js';
 import { targetFactory, type LambdaInvoke, type TargetFactory } from './targets.js';
@@ -22,6 +23,7 @@ import { TriggerRunner } from './trigger-runner.js';
 export type { TriggerDefinition } from './trigger.js';
 export type { LambdaInvoke } from './targets.js';
 export type { PutFailureObject } from './failure-bucket.js';
+export type { SendFailureMessage } from './failure-message.js';
 export type { TriggerDescription } from './trigger-admin.js';
 
 export interface TriggerServices {
@@ -40,6 +42,8 @@ export interface TriggerOptions {
   metrics?: Metrics;
   /** S3 on-failure destinations' writes (src/storage/failure-bucket-writer.ts). */
   putFailureObject?: PutFailureObject;
+  /** SQS and SNS on-failure destinations' messages (src/storage/failure-message-sender.ts). */
+  sendFailureMessage?: SendFailureMessage;
   /** Whether this process delivers (default true); one that does not never starts a run. */
   deliver?: boolean;
   retryBackoff?: { baseMs: number; maxMs: number };
@@ -75,6 +79,7 @@ export function createTriggers(
       retryBackoff: options.retryBackoff ?? { baseMs: 100, maxMs: 10_000 },
       onError: options.onError ?? (() => {}),
       ...(options.putFailureObject && { putFailureObject: options.putFailureObject }),
+      ...(options.sendFailureMessage && { sendFailureMessage: options.sendFailureMessage }),
       ...(options.metrics && { metrics: options.metrics }),
     },
     options.deliver ?? true,

@@ -33,6 +33,7 @@ import type { TriggerPositions } from './positions.js';
 import type { Invoke, TargetFactory } from './targets.js';
 import { deliveryKnobs, leaseMs, type DeliveryKnobs, type TriggerDefinition } from './trigger.js';
 import type { PutFailureObject } from './failure-bucket.js';
+import type { SendFailureMessage } from './failure-message.js';
 import { sendFailed } from './failure-destination.js';
 import type { FailedRecords, FailureReason } from './failure-topic.js';
 import type { TriggerRegistry } from './trigger-registry.js';
@@ -55,6 +56,8 @@ export interface DeliveryDeps {
   metrics?: Metrics;
   /** S3 failure destinations' writes (failure-bucket.ts); without it such a give-up fails the run. */
   putFailureObject?: PutFailureObject;
+  /** SQS and SNS failure destinations' messages (failure-message.ts); without it such a give-up fails the run. */
+  sendFailureMessage?: SendFailureMessage;
 }
 
 /** What a run of this process tells the runner, and asks it. */

@@ -57,7 +57,7 @@ export interface TriggerDefinition {
   maximumRecordAgeSeconds?: number;
   bisectBatchOnFunctionError?: boolean;
   functionResponseTypes?: FunctionResponseType[];
-  /** Where records that exhausted their retries go: `kafka://{topic}` (a topic of this log). */
+  /** Where records given up on go: `kafka://{topic}` (a topic of this log), or an S3, SQS or SNS ARN. */
   onFailureDestination?: string;
   filterCriteria?: FilterCriteria;
   ordering?: Ordering;
@@ -159,13 +159,24 @@ export function validateDefinition(d: TriggerDefinition): void {
   if (d.keyLanes !== undefined) inRange('key_lanes', d.keyLanes, KEY_LANES);
 }
 
-/** Where records given up on go: a topic of this log, or (on AWS) an S3 bucket, as Lambda's destination ARN names it. */
-export type FailureDestination = { kind: 'kafka'; topic: string } | { kind: 's3'; bucket: string };
+/**
+ * Where records given up on go: a topic of this log, or (on AWS) an S3 bucket, an SQS queue or an
+ * SNS topic, as Lambda's destination ARN names them.
+ */
+export type FailureDestination =
+  | { kind: 'kafka'; topic: string }
+  | { kind: 's3'; bucket: string }
+  | { kind: 'sqs' | 'sns'; arn: string };
 
+const REGION = '[a-z]{2}(-gov)?-[a-z]+-\\d';
 /** An S3 bucket's ARN (`arn:aws:s3:::{bucket}`), as Lambda's OnFailure.Destination takes it. */
 const S3_BUCKET_ARN = /^arn:aws[a-zA-Z-]*:s3:::([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])$/;
+/** A queue's ARN (`arn:aws:sqs:{region}:{account}:{name}`; SQS's name rule: 1-80 of [a-zA-Z0-9_-], `.fifo` at the end for FIFO). */
+const SQS_QUEUE_ARN = new RegExp(`^arn:aws[a-zA-Z-]*:sqs:${REGION}:\\d{12}:[a-zA-Z0-9_-]{1,80}(\\.fifo)?$`);
+/** A topic's ARN (`arn:aws:sns:{region}:{account}:{name}`; SNS's name rule: 1-256 of [a-zA-Z0-9_-], `.fifo` for FIFO). */
+const SNS_TOPIC_ARN = new RegExp(`^arn:aws[a-zA-Z-]*:sns:${REGION}:\\d{12}:[a-zA-Z0-9_-]{1,256}(\\.fifo)?$`);
 
-/** The on-failure destination: `kafka://{topic}`, or an S3 bucket's ARN. */
+/** The on-failure destination: `kafka://{topic}`, or an S3 bucket's, an SQS queue's or an SNS topic's ARN. */
 export function failureDestination(destination: string): FailureDestination {
   if (destination.startsWith(KAFKA_DESTINATION)) {
     const topic = destination.slice(KAFKA_DESTINATION.length);
@@ -174,10 +185,22 @@ export function failureDestination(destination: string): FailureDestination {
   }
   const bucket = S3_BUCKET_ARN.exec(destination)?.[1];
   if (bucket !== undefined) return { kind: 's3', bucket };
-  // Lambda takes SQS and SNS ARNs too; this log has no SQS or SNS adapter yet (docs/triggers.md).
+  for (const [kind, arn] of [
+    ['sqs', SQS_QUEUE_ARN],
+    ['sns', SNS_TOPIC_ARN],
+  ] as const) {
+    if (!arn.test(destination)) continue;
+    // As Lambda: a FIFO queue or topic takes no destination record (it would need a group and a deduplication id).
+    if (destination.endsWith('.fifo'))
+      throw new KafkaError(
+        'INVALID_REQUEST',
+        `on_failure_destination cannot be a FIFO ${kind === 'sqs' ? 'queue' : 'topic'}`,
+      );
+    return { kind, arn: destination };
+  }
   throw new KafkaError(
     'INVALID_REQUEST',
-    `on_failure_destination must be ${KAFKA_DESTINATION}{topic} or an S3 bucket's ARN (arn:aws:s3:::{bucket}), got ${JSON.stringify(destination)}`,
+    `on_failure_destination must be ${KAFKA_DESTINATION}{topic}, or the ARN of an S3 bucket (arn:aws:s3:::{bucket}), an SQS queue (arn:aws:sqs:{region}:{account}:{queue}) or an SNS topic (arn:aws:sns:{region}:{account}:{topic}), got ${JSON.stringify(destination)}`,
   );
 }
 

@@ -177,7 +177,8 @@ const PACKAGE_OWNERS: { packages: RegExp; why: string; files: RegExp }[] = [
   {
     packages: /^@aws-sdk\/client-|^@aws-sdk\/lib-/,
     why: 'domain code never talks to AWS: only the storage adapters do',
-    files: /^src\/storage\/(dynamodb-metadata-store|s3-object-store|api-gateway-connection-poster|lambda-invoker)\.ts$/,
+    files:
+      /^src\/storage\/(dynamodb-metadata-store|s3-object-store|api-gateway-connection-poster|lambda-invoker|sqs-message-sender|sns-message-publisher)\.ts$/,
   },
   {
     packages: /^@smithy\/|^@aws-sdk\/credential-provider-node$/,

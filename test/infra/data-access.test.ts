@@ -28,6 +28,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { CfnTaskDefinition } from 'aws-cdk-lib/aws-ecs';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
 import { createPushHandler } from '../../functions/push-entry.js';
 import { HEARTBEAT_ROUTE, observedApp } from '../../functions/http-entry.js';
@@ -46,6 +47,7 @@ import { everyOperation } from '../support/every-operation.js';
 import {
   CallRecorder,
   functionRole,
+  recordedFailureMessages,
   recordedFailureObjects,
   recordedLambda,
   type FunctionRole,
@@ -65,8 +67,10 @@ const UNUSED_BUT_NEEDED: { action: RegExp; why: string }[] = [
 
 /** A trigger's Lambda target, which the stack lets the deliverers invoke. */
 const TARGET_ARN = `arn:aws:lambda:${TEST_ENV.region}:${TEST_ENV.account}:function:orders-consumer`;
-/** A trigger's S3 on-failure destination, which the stack lets the deliverers write to. */
+/** Triggers' on-failure destinations (S3, SQS, SNS), which the stack lets the deliverers write to. */
 const FAILURE_BUCKET_ARN = 'arn:aws:s3:::orders-failures';
+const FAILURE_QUEUE_ARN = `arn:aws:sqs:${TEST_ENV.region}:${TEST_ENV.account}:orders-failures`;
+const FAILURE_TOPIC_ARN = `arn:aws:sns:${TEST_ENV.region}:${TEST_ENV.account}:orders-failures`;
 /**
  * The stack the calls are evaluated against: one S3 Standard store, one S3 Express, and the
  * function triggers may invoke.
@@ -75,7 +79,7 @@ const STORES = {
   replicaStores: 1,
   expressOneZoneAzIds: 'use1-az4',
   triggerFunctionArns: TARGET_ARN,
-  triggerDestinationArns: FAILURE_BUCKET_ARN,
+  triggerDestinationArns: [FAILURE_BUCKET_ARN, FAILURE_QUEUE_ARN, FAILURE_TOPIC_ARN].join(','),
 };
 const synth = synthStack(
   {
@@ -113,7 +117,7 @@ const outputs = Object.fromEntries(
   ]),
 );
 
-/** A user's stack: a function bound to `p` by KafkaLogTrigger, from the log's outputs. */
+/** A user's stack: a function bound to `p` by KafkaLogTrigger, from the log's outputs, its failures to a queue of its own. */
 const user = (() => {
   const app = new App({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
   const stack = new Stack(app, 'Consumers', { env: TEST_ENV });
@@ -122,6 +126,7 @@ const user = (() => {
     handler: 'index.handler',
     code: lambda.Code.fromInline('exports.handler = async () => {};'),
   });
+  const queue = new sqs.Queue(stack, 'AuditFailures');
   const trigger = new KafkaLogTrigger(stack, 'Audit', {
     log: KafkaLog.fromStackOutputs({
       apiUrl: outputs.ApiUrl!,
@@ -132,6 +137,7 @@ const user = (() => {
     function: fn,
     triggerName: 'audit',
     startingPosition: 'TRIM_HORIZON',
+    onFailure: queue,
   });
   const template = Template.fromStack(stack).toJSON() as {
     Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
@@ -148,13 +154,14 @@ const user = (() => {
       'Fn::GetAtt': [stack.getLogicalId(fn.node.defaultChild as lambda.CfnFunction), 'Arn'],
     }),
     properties,
+    queueArn: userIam.resolve({ 'Fn::GetAtt': [stack.getLogicalId(queue.node.defaultChild as sqs.CfnQueue), 'Arn'] }),
     handlerRole: functionRole(
       userIam,
       'trigger-handler',
       stack.getLogicalId(trigger.handler.node.defaultChild as lambda.CfnFunction),
       'ReadWrite',
     ),
-    permissions: userIam.lambdaPermissions(),
+    permissions: [...userIam.lambdaPermissions(), ...userIam.queueAndTopicPolicies()],
   };
 })();
 recorder.addResourcePolicies(user.permissions);
@@ -173,6 +180,8 @@ const delivered: {
 const invoked: { fn: string; functionArn: string; offsets: number[] }[] = [];
 /** Objects written to triggers' S3 failure destinations, with the function that wrote them. */
 const failureObjects: { fn: string; bucket: string; key: string }[] = [];
+/** Messages sent to triggers' SQS and SNS failure destinations, with the function that sent them. */
+const failureMessages: { fn: string; arn: string; requestId: string }[] = [];
 
 /** A function's services as its Lambda composes them (its environment, storage as its role reaches it). */
 const environmentOf = (fn: DataFunctionName) => ({
@@ -203,8 +212,17 @@ function servicesOf(fn: DataFunctionName): { services: ReturnType<typeof createS
   const putFailureObject = recordedFailureObjects(recorder, role, async (bucket, key) => {
     failureObjects.push({ fn, bucket, key });
   });
+  const sendFailureMessage = recordedFailureMessages(recorder, role, async (arn, body) => {
+    failureMessages.push({ fn, arn, requestId: JSON.parse(body).requestContext.requestId });
+  });
   return {
-    services: createServices(config, storage, clock, { poster, lambda, runTriggers, putFailureObject }),
+    services: createServices(config, storage, clock, {
+      poster,
+      lambda,
+      runTriggers,
+      putFailureObject,
+      sendFailureMessage,
+    }),
     storage,
   };
 }
@@ -356,22 +374,30 @@ beforeAll(async () => {
   expect(await scheduler.services.triggers.runner.deliverDue(clock.now() + 60_000)).toBe(1);
   await triggerResource('Delete');
   expect((await call('GET', `${B}/triggers/audit`)).status).toBe(404);
-  // Records past their maximum age go to the trigger's S3 failure destination, written by the scheduler.
-  expect(
-    (
-      await call('POST', `${B}/triggers`, {
-        trigger_name: 'aged',
-        topic_name: 'p',
-        target: { type: 'LAMBDA', function_arn: TARGET_ARN },
-        starting_position: 'TRIM_HORIZON',
-        maximum_record_age_seconds: 60,
-        on_failure_destination: FAILURE_BUCKET_ARN,
-      })
-    ).status,
-  ).toBe(201);
+  // Records past their maximum age go to the triggers' failure destinations, written by the
+  // scheduler: the stack's bucket, queue and topic, and the user's queue (its policy, not the role).
+  const aged = {
+    aged: FAILURE_BUCKET_ARN,
+    'aged-sqs': FAILURE_QUEUE_ARN,
+    'aged-sns': FAILURE_TOPIC_ARN,
+    'aged-user': user.queueArn,
+  };
+  for (const [name, destination] of Object.entries(aged))
+    expect(
+      (
+        await call('POST', `${B}/triggers`, {
+          trigger_name: name,
+          topic_name: 'p',
+          target: { type: 'LAMBDA', function_arn: TARGET_ARN },
+          starting_position: 'TRIM_HORIZON',
+          maximum_record_age_seconds: 60,
+          on_failure_destination: destination,
+        })
+      ).status,
+    ).toBe(201);
   now += 120_000;
   await scheduler.services.triggers.runner.deliverDue(clock.now() + 60_000);
-  expect((await call('DELETE', `${B}/triggers/aged`)).status).toBe(204);
+  for (const name of Object.keys(aged)) expect((await call('DELETE', `${B}/triggers/${name}`)).status).toBe(204);
   await openTransaction('tx-scheduler', 1_000);
   await armed('conn-scheduler');
   now += 120_000; // past the transaction's timeout
@@ -540,6 +566,22 @@ describe('recorded AWS calls against the synthesized roles', () => {
   it("records given up on reach the trigger's S3 failure destination, written by the scheduler as the stack grants it", () => {
     expect(failureObjects.map((o) => [o.fn, o.bucket])).toEqual([['scheduler', 'orders-failures']]);
     expect(failureObjects[0]!.key).toMatch(/^aged\/p-0\//);
+  });
+
+  it("records given up on reach the triggers' SQS and SNS destinations, sent by the scheduler as the stack grants it", () => {
+    expect(failureMessages.map((m) => [m.fn, m.arn, m.requestId.split('/')[0]]).sort()).toEqual(
+      [
+        ['scheduler', FAILURE_QUEUE_ARN, 'aged-sqs'],
+        ['scheduler', FAILURE_TOPIC_ARN, 'aged-sns'],
+        ['scheduler', user.queueArn, 'aged-user'],
+      ].sort(),
+    );
+    const sends = callsOf('scheduler').filter((c) => c.api === 'SQS.SendMessage' || c.api === 'SNS.Publish');
+    expect(sends.filter((c) => c.denied)).toEqual([]);
+    // The user's queue: allowed by the queue policy KafkaLogTrigger put on it, not by the scheduler's role.
+    const toUser = sends.filter((c) => c.request.resource === user.queueArn);
+    expect(toUser).toHaveLength(1);
+    expect(user.permissions.map((p) => p.source)).toContain(toUser[0]!.allowedBy);
   });
 
   it("a KafkaLogTrigger's function is invoked under the permission the construct put on it, its handler under its role", () => {

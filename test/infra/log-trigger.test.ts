@@ -10,6 +10,9 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KafkaLog, KafkaLogTrigger } from '../../infra/index.js';
 import { LogStack } from '../../infra/log-stack.js';
@@ -159,6 +162,78 @@ describe('KafkaLogTrigger in a synthesized template', () => {
     );
     expect(handlers).toHaveLength(1);
     expect(Object.keys(template.findResources('Custom::KafkaLogTrigger'))).toHaveLength(2);
+  });
+
+  it("an on-failure queue, topic or bucket of the app: its policy lets exactly the log's roles send, before the trigger exists", () => {
+    const roles = outputs.TriggerInvokerRoleArns!.split(',');
+    for (const [type, policyType, action, make] of [
+      ['queue', 'AWS::SQS::QueuePolicy', 'sqs:SendMessage', (s: Stack) => new sqs.Queue(s, 'Failures')],
+      ['topic', 'AWS::SNS::TopicPolicy', 'sns:Publish', (s: Stack) => new sns.Topic(s, 'Failures')],
+      ['bucket', 'AWS::S3::BucketPolicy', 's3:PutObject', (s: Stack) => new s3.Bucket(s, 'Failures')],
+    ] as const) {
+      let destination: sqs.IQueue | sns.ITopic | s3.IBucket | undefined;
+      const { stack, template } = userStack((stack, fn) => {
+        destination = make(stack);
+        new KafkaLogTrigger(stack, 'Orders', {
+          log: reference(),
+          topic: 'orders',
+          function: fn,
+          onFailure: destination,
+        });
+      });
+      const iam = new TemplateIam(template.toJSON() as never, logIam.env);
+      const arn = iam.resolve(
+        stack.resolve(
+          'queueArn' in destination!
+            ? destination.queueArn
+            : 'topicArn' in destination!
+              ? destination.topicArn
+              : destination!.bucketArn,
+        ),
+      );
+      const policies = template.findResources(policyType);
+      const statements = Object.values(policies).flatMap(
+        (p) =>
+          (p.Properties.PolicyDocument as { Statement: { Action: string; Principal?: unknown; Resource: unknown }[] })
+            .Statement,
+      );
+      const grants = statements.filter((s) => s.Action === action);
+      expect(grants, type).toHaveLength(1);
+      expect(grants[0]!.Principal, type).toEqual({ AWS: roles });
+      expect(iam.resolve(grants[0]!.Resource), type).toBe(type === 'bucket' ? `${arn}/*` : arn);
+      const [resource] = Object.values(template.findResources('Custom::KafkaLogTrigger'));
+      expect(resource!.DependsOn, type).toEqual(expect.arrayContaining(Object.keys(policies)));
+      expect(JSON.parse(iam.resolve(resource!.Properties.Trigger)).onFailureDestination, type).toBe(arn);
+    }
+    // FIFO takes no destination record, and an imported queue no policy: both refused at synthesis.
+    expect(() =>
+      userStack((stack, fn) => {
+        const fifo = new sqs.Queue(stack, 'Fifo', { fifo: true });
+        new KafkaLogTrigger(stack, 'Orders', { log: reference(), topic: 'orders', function: fn, onFailure: fifo });
+      }),
+    ).toThrow(/FIFO/);
+    expect(() =>
+      userStack((stack, fn) => {
+        const other = sqs.Queue.fromQueueArn(stack, 'Other', 'arn:aws:sqs:us-east-1:210987654321:theirs');
+        new KafkaLogTrigger(stack, 'Orders', { log: reference(), topic: 'orders', function: fn, onFailure: other });
+      }),
+    ).toThrow(/triggerDestinationArns/);
+  });
+
+  it("the log stack's triggerDestinationArns take S3, SQS and SNS ARNs, not FIFO or other ones", () => {
+    const arns = [
+      'arn:aws:s3:::orders-failures',
+      'arn:aws:sqs:eu-west-1:123456789012:orders-failures',
+      'arn:aws:sns:eu-west-1:123456789012:orders-failures',
+    ];
+    expect(stackConfig((k) => ({ triggerDestinationArns: arns.join(',') })[k]).triggerDestinationArns).toEqual(arns);
+    for (const bad of [
+      'arn:aws:sqs:eu-west-1:123456789012:q.fifo',
+      'arn:aws:sns:eu-west-1:123456789012:t.fifo',
+      'arn:aws:sqs:eu-west-1:*:q',
+      'arn:aws:lambda:eu-west-1:123456789012:function:f',
+    ])
+      expect(() => stackConfig((k) => ({ triggerDestinationArns: bad })[k]), bad).toThrow(/triggerDestinationArns/);
   });
 
   it("refuses outputs that are not the log stack's", () => {

@@ -48,12 +48,13 @@ describe('cdk-nag AwsSolutions', () => {
     ],
     ['HTTP API, Kafka listener', LISTENER],
     [
-      "HTTP API, Kafka listener, triggers' functions by ARN and by pattern, an S3 failure destination",
+      "HTTP API, Kafka listener, triggers' functions by ARN and by pattern, S3, SQS and SNS failure destinations",
       {
         ...LISTENER,
         triggerFunctionArns:
           'arn:aws:lambda:eu-west-1:210987654321:function:orders-consumer,arn:aws:lambda:*:210987654321:function:audit-*',
-        triggerDestinationArns: 'arn:aws:s3:::orders-failures',
+        triggerDestinationArns:
+          'arn:aws:s3:::orders-failures,arn:aws:sqs:eu-west-1:210987654321:orders-failures,arn:aws:sns:eu-west-1:210987654321:orders-failures',
       },
     ],
     ['REST API, S3 Standard, IAM', { apiFlavor: 'rest' }],

@@ -19,7 +19,7 @@
  */
 import type { Storage } from '../../../src/compose.js';
 import type { ConnectionPoster } from '../../../src/push/ports.js';
-import type { LambdaInvoke, PutFailureObject } from '../../../src/triggers/index.js';
+import type { LambdaInvoke, PutFailureObject, SendFailureMessage } from '../../../src/triggers/index.js';
 import {
   ObjectNotFoundError,
   type MetadataStore,
@@ -246,6 +246,22 @@ export function recordedFailureObjects(
       context: OVER_TLS,
     });
     return put(bucket, key, body);
+  };
+}
+
+/** A trigger's SQS or SNS failure destination's SendMessage or Publish as the role would make it; the message goes to `send`. */
+export function recordedFailureMessages(
+  recorder: CallRecorder,
+  role: FunctionRole,
+  send: SendFailureMessage,
+): SendFailureMessage {
+  return async (arn, body) => {
+    const sqs = arn.split(':')[2] === 'sqs';
+    recorder.authorize(role, sqs ? 'SQS.SendMessage' : 'SNS.Publish', {
+      action: sqs ? 'sqs:SendMessage' : 'sns:Publish',
+      resource: arn,
+    });
+    return send(arn, body);
   };
 }
 

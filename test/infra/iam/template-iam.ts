@@ -147,6 +147,28 @@ export class TemplateIam {
     return out;
   }
 
+  /**
+   * The template's queue and topic policies (SQS, SNS) as statements, each with the principal it
+   * names, read as Lambda permissions are: Allow statements naming principals by ARN only.
+   */
+  queueAndTopicPolicies(): (Statement & { principal: string })[] {
+    const out: (Statement & { principal: string })[] = [];
+    for (const [id, r] of Object.entries(this.resources)) {
+      if (r.Type !== 'AWS::SQS::QueuePolicy' && r.Type !== 'AWS::SNS::TopicPolicy') continue;
+      const doc = r.Properties?.PolicyDocument as { Statement: Record<string, Json>[] };
+      for (const [i, st] of doc.Statement.entries()) {
+        const { Principal, ...rest } = st;
+        const aws = (Principal as { AWS?: Json } | undefined)?.AWS;
+        if (st.Effect !== 'Allow' || aws === undefined || aws === '*')
+          throw new Error(`${id}#${i}: only Allow statements naming principals by ARN are evaluated here`);
+        const statement = this.statement(rest, `${id}#${i}`);
+        for (const principal of Array.isArray(aws) ? aws : [aws])
+          out.push({ ...statement, principal: this.resolve(principal) });
+      }
+    }
+    return out;
+  }
+
   private statement(s: Record<string, Json>, source: string): Statement {
     if (s.NotAction || s.NotResource || s.Principal) throw new Error(`${source}: unsupported statement element`);
     const list = (v: Json): Json[] => (Array.isArray(v) ? v : [v]);
