@@ -1,9 +1,11 @@
 /**
  * bench:share: 20 share consumers (the client's shareConsumer over HTTP) on one share group of a
  * 12-partition topic on the local backend, receiving up to 100 records each per poll, acknowledging
- * each record in its own request (individual) or all of a poll in one (batched); records/s acknowledged.
+ * each record in its own request (individual) or all of a poll in one (batched); records/s
+ * acknowledged, and the CPU time per record acknowledged of the server process and of this one
+ * (the 20 clients), which the machine's load moves less than the rate.
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka } from '../src/client/index.js';
@@ -48,6 +50,15 @@ async function run(kafka: Kafka, topic: string, mode: 'individual' | 'batched'):
   return acked / ((performance.now() - start) / 1000);
 }
 
+/** CPU time (user + system) of a process so far, in ms, from /proc (NaN where there is none). */
+async function cpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (!stat) return Number.NaN;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 a second on Linux).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 const dir = await mkdtemp(join(tmpdir(), 'bench-share-'));
 // SHARE_PROFILE=dir: the server runs under --cpu-prof, its profile written to dir when it stops.
 const profileDir = process.env.SHARE_PROFILE;
@@ -65,12 +76,23 @@ try {
     });
   await producer.disconnect();
   const modes = (process.env.SHARE_MODES ?? 'batched,individual').split(',') as ('batched' | 'individual')[];
-  for (const mode of modes)
+  for (const mode of modes) {
+    const serverBefore = await cpuMs(server.pid);
+    const clientBefore = process.cpuUsage();
+    const rate = await run(kafka, 'share-bench', mode);
+    const client = process.cpuUsage(clientBefore);
+    const serverCpu = (await cpuMs(server.pid)) - serverBefore;
+    const perRecord = (ms: number) => `${((ms * 1000) / RECORDS).toFixed(0)} µs`;
     console.log(
-      `${mode}: ${Math.round(await run(kafka, 'share-bench', mode))} records/s acknowledged (load ${loadavg()
+      `${mode}: ${Math.round(rate)} records/s acknowledged (load ${loadavg()
         .map((l) => l.toFixed(2))
-        .join(' ')})`,
+        .join(
+          ' ',
+        )}); CPU per record: server ${Number.isNaN(serverCpu) ? '?' : perRecord(serverCpu)}, clients ${perRecord(
+        (client.user + client.system) / 1000,
+      )}`,
     );
+  }
 } finally {
   await server.stop();
 }
