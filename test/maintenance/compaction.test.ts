@@ -7,7 +7,7 @@ import { CODEC, COMPRESSION_CODEC_MASK, encodeRecordBatch, readBatchHeader } fro
 import { raiseFeatureLevel } from '../../src/storage/feature-level.js';
 import type { Topic } from '../../src/topics/topics.js';
 import { ConditionFailedError, type ByteRange, type MetadataStore } from '../../src/storage/ports.js';
-import { allBackends } from '../support/backends.js';
+import { allBackends, BACKEND_TEST_TIMEOUT_MS } from '../support/backends.js';
 import { testApp } from '../support/test-app.js';
 import { readBatches } from '../support/read-records.js';
 import { harness, listKeys, rec, TestClock } from './helpers.js';
@@ -127,119 +127,123 @@ describe('compaction against a reference model (memory)', () => {
   });
 });
 
-describe.each(allBackends)('compaction on $name', (backend) => {
-  let storage: Storage;
-  let stop: () => Promise<void>;
-  beforeEach(async () => {
-    ({ storage, stop } = await backend.start());
-  });
-  afterEach(() => stop());
+describe.each(allBackends)(
+  'compaction on $name',
+  (backend) => {
+    let storage: Storage;
+    let stop: () => Promise<void>;
+    beforeEach(async () => {
+      ({ storage, stop } = await backend.start());
+    });
+    afterEach(() => stop());
 
-  it('compacts a keyed log, keeps tombstones for delete.retention.ms, and frees the replaced objects', async () => {
-    const h = harness(storage, new TestClock(T0), SMALL);
-    const topic = await h.topic({ ...COMPACT, 'file.delete.delay.ms': '0' });
-    const model = new Model(h, topic);
-    for (let i = 0; i < 12; i++)
-      await model.produce([
-        { key: `k${i % 3}`, value: `v${i}` },
-        { key: `x${i % 2}`, value: i === 10 ? null : `w${i}` },
-      ]);
-    await model.produce([{ key: 'k0', value: null }]);
-    await model.produce([{ key: 'tail', value: 'active' }]);
-    const first = await model.pass(1);
-    expect(first).toMatchObject({ compactions: 1 });
-    expect(first.recordsCompactedAway).toBeGreaterThan(0);
-    // The tombstones stay until delete.retention.ms after this pass, then go.
-    const survivors = (await h.readAll(topic)).filter((r) => r.value === null).map((r) => r.key);
-    expect(survivors.sort()).toEqual(['k0', 'x0']);
-    await model.pass(DELETE_RETENTION - 1);
-    const horizon = await model.pass(1);
-    expect(horizon).toMatchObject({ compactions: 1, tombstonesRemoved: 2 });
-    // Segments replaced the request objects; once swept, only referenced objects remain.
-    await h.run();
-    h.clock.advance(1);
-    await h.run();
-    const referenced = new Set(
-      (await storage.metadata.query<CommitRecord>(partitionPk(topic.name, 0), { beginsWith: 'idx#' })).map(
-        (i) => i.value.objectKey,
-      ),
-    );
-    const state = await h.log.state(topic, 0);
-    referenced.add(state.lastCommit!.objectKey);
-    const stored = [
-      ...(await listKeys(storage.stores[0]!, `data/${topic.id}/`)),
-      ...(await listKeys(storage.stores[0]!, `segments/${topic.id}/`)),
-    ];
-    expect(stored.sort()).toEqual([...referenced].sort());
-    expect(stored.some((k) => k.startsWith('segments/'))).toBe(true);
-    expect(state.sizeInBytes).toBe(
-      (await storage.metadata.query<CommitRecord>(partitionPk(topic.name, 0), { beginsWith: 'idx#' })).reduce(
-        (n, i) => n + i.value.end - i.value.start,
-        0,
-      ),
-    );
-  });
+    it('compacts a keyed log, keeps tombstones for delete.retention.ms, and frees the replaced objects', async () => {
+      const h = harness(storage, new TestClock(T0), SMALL);
+      const topic = await h.topic({ ...COMPACT, 'file.delete.delay.ms': '0' });
+      const model = new Model(h, topic);
+      for (let i = 0; i < 12; i++)
+        await model.produce([
+          { key: `k${i % 3}`, value: `v${i}` },
+          { key: `x${i % 2}`, value: i === 10 ? null : `w${i}` },
+        ]);
+      await model.produce([{ key: 'k0', value: null }]);
+      await model.produce([{ key: 'tail', value: 'active' }]);
+      const first = await model.pass(1);
+      expect(first).toMatchObject({ compactions: 1 });
+      expect(first.recordsCompactedAway).toBeGreaterThan(0);
+      // The tombstones stay until delete.retention.ms after this pass, then go.
+      const survivors = (await h.readAll(topic)).filter((r) => r.value === null).map((r) => r.key);
+      expect(survivors.sort()).toEqual(['k0', 'x0']);
+      await model.pass(DELETE_RETENTION - 1);
+      const horizon = await model.pass(1);
+      expect(horizon).toMatchObject({ compactions: 1, tombstonesRemoved: 2 });
+      // Segments replaced the request objects; once swept, only referenced objects remain.
+      await h.run();
+      h.clock.advance(1);
+      await h.run();
+      const referenced = new Set(
+        (await storage.metadata.query<CommitRecord>(partitionPk(topic.name, 0), { beginsWith: 'idx#' })).map(
+          (i) => i.value.objectKey,
+        ),
+      );
+      const state = await h.log.state(topic, 0);
+      referenced.add(state.lastCommit!.objectKey);
+      const stored = [
+        ...(await listKeys(storage.stores[0]!, `data/${topic.id}/`)),
+        ...(await listKeys(storage.stores[0]!, `segments/${topic.id}/`)),
+      ];
+      expect(stored.sort()).toEqual([...referenced].sort());
+      expect(stored.some((k) => k.startsWith('segments/'))).toBe(true);
+      expect(state.sizeInBytes).toBe(
+        (await storage.metadata.query<CommitRecord>(partitionPk(topic.name, 0), { beginsWith: 'idx#' })).reduce(
+          (n, i) => n + i.value.end - i.value.start,
+          0,
+        ),
+      );
+    });
 
-  it('a produce racing a compaction loses nothing', async () => {
-    // Gated, so that the race does not depend on how appends and the pass interleave (a produce
-    // that waits a turn to gather a group commit changed it): the appends start once the pass
-    // loads the objects of the entries it read, its segment write waits until five have landed,
-    // and the other five land while it writes its segment and swaps the index entries.
-    let racing = false;
-    let appended = 0;
-    let appendedAtSegmentWrite = -1;
-    let loading!: () => void;
-    const passLoading = new Promise<void>((r) => (loading = r));
-    let fiveLanded!: () => void;
-    const firstHalf = new Promise<void>((r) => (fiveLanded = r));
-    const stores = storage.stores.map((s) => ({
-      ...s,
-      name: s.name,
-      get: (key: string, range?: ByteRange) => {
-        if (racing) loading();
-        return s.get(key, range);
-      },
-      head: s.head.bind(s),
-      list: s.list.bind(s),
-      delete: s.delete.bind(s),
-      put: async (key: string, body: Uint8Array) => {
-        if (key.startsWith('segments/') && appendedAtSegmentWrite < 0) {
-          await firstHalf;
-          appendedAtSegmentWrite = appended;
+    it('a produce racing a compaction loses nothing', async () => {
+      // Gated, so that the race does not depend on how appends and the pass interleave (a produce
+      // that waits a turn to gather a group commit changed it): the appends start once the pass
+      // loads the objects of the entries it read, its segment write waits until five have landed,
+      // and the other five land while it writes its segment and swaps the index entries.
+      let racing = false;
+      let appended = 0;
+      let appendedAtSegmentWrite = -1;
+      let loading!: () => void;
+      const passLoading = new Promise<void>((r) => (loading = r));
+      let fiveLanded!: () => void;
+      const firstHalf = new Promise<void>((r) => (fiveLanded = r));
+      const stores = storage.stores.map((s) => ({
+        ...s,
+        name: s.name,
+        get: (key: string, range?: ByteRange) => {
+          if (racing) loading();
+          return s.get(key, range);
+        },
+        head: s.head.bind(s),
+        list: s.list.bind(s),
+        delete: s.delete.bind(s),
+        put: async (key: string, body: Uint8Array) => {
+          if (key.startsWith('segments/') && appendedAtSegmentWrite < 0) {
+            await firstHalf;
+            appendedAtSegmentWrite = appended;
+          }
+          return s.put(key, body);
+        },
+      }));
+      const h = harness({ ...storage, stores }, new TestClock(T0), SMALL);
+      const topic = await h.topic(COMPACT);
+      const model = new Model(h, topic);
+      for (let i = 0; i < 10; i++) await model.produce([{ key: `k${i % 4}`, value: `before-${i}` }]);
+      h.clock.advance(1);
+      racing = true;
+      // Appends from another process while the pass runs.
+      const writer = harness(storage, h.clock, SMALL);
+      const writing = (async () => {
+        await passLoading;
+        for (let i = 0; i < 10; i++) {
+          const base = await writer.produce(topic, [rec(`k${i % 5}`, `during-${i}`, h.clock.now())]);
+          model.all.push({ offset: base, key: `k${i % 5}`, value: `during-${i}` });
+          model.entryBases.push(base);
+          if (++appended === 5) fiveLanded();
         }
-        return s.put(key, body);
-      },
-    }));
-    const h = harness({ ...storage, stores }, new TestClock(T0), SMALL);
-    const topic = await h.topic(COMPACT);
-    const model = new Model(h, topic);
-    for (let i = 0; i < 10; i++) await model.produce([{ key: `k${i % 4}`, value: `before-${i}` }]);
-    h.clock.advance(1);
-    racing = true;
-    // Appends from another process while the pass runs.
-    const writer = harness(storage, h.clock, SMALL);
-    const writing = (async () => {
-      await passLoading;
-      for (let i = 0; i < 10; i++) {
-        const base = await writer.produce(topic, [rec(`k${i % 5}`, `during-${i}`, h.clock.now())]);
-        model.all.push({ offset: base, key: `k${i % 5}`, value: `during-${i}` });
-        model.entryBases.push(base);
-        if (++appended === 5) fiveLanded();
-      }
-    })();
-    const [report] = await Promise.all([h.run(), writing]);
-    racing = false;
-    expect(report.compactions).toBe(1);
-    expect(appendedAtSegmentWrite).toBe(5);
-    model.entryBases.sort((a, b) => a - b);
-    model.all.sort((a, b) => a.offset - b.offset);
-    // Every racing record is there (the pass cleaned only what was stable when it started).
-    const read = await h.readAll(topic);
-    for (let i = 0; i < 10; i++) expect(read.some((r) => r.value === `during-${i}`)).toBe(true);
-    expect(read.at(-1)!.offset).toBe(19);
-    await model.pass(1); // and a further pass matches the reference
-  });
-});
+      })();
+      const [report] = await Promise.all([h.run(), writing]);
+      racing = false;
+      expect(report.compactions).toBe(1);
+      expect(appendedAtSegmentWrite).toBe(5);
+      model.entryBases.sort((a, b) => a - b);
+      model.all.sort((a, b) => a.offset - b.offset);
+      // Every racing record is there (the pass cleaned only what was stable when it started).
+      const read = await h.readAll(topic);
+      for (let i = 0; i < 10; i++) expect(read.some((r) => r.value === `during-${i}`)).toBe(true);
+      expect(read.at(-1)!.offset).toBe(19);
+      await model.pass(1); // and a further pass matches the reference
+    });
+  },
+  BACKEND_TEST_TIMEOUT_MS,
+);
 
 describe('compaction triggers and guards (memory)', () => {
   let storage: Storage;

@@ -59,3 +59,11 @@ export const awsBackend: TestBackend = {
 };
 
 export const allBackends = [memoryBackend, localBackend, awsBackend];
+
+/**
+ * The bound of each test of a suite run on every backend (`describe.each(allBackends)(name, fn,
+ * BACKEND_TEST_TIMEOUT_MS)`). On the AWS adapters a test's calls all go through s3rver and dynalite
+ * in its own process: a read of a thousand objects takes seconds on a quiet machine, many times that
+ * on a loaded one. Only a test that would fail waits it out.
+ */
+export const BACKEND_TEST_TIMEOUT_MS = 120_000;

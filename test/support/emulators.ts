@@ -92,6 +92,18 @@ const IN_PROCESS_TIMEOUTS: SdkTimeouts = {
   maxAttempts: 3,
 };
 
+/**
+ * An emulator never closes a keep-alive connection for being idle (Node's server does after 5 s).
+ * In the test's own process, its close and the client's next request race: a loop busy for a while
+ * (a read of thousands of objects on a loaded machine) hands a request to a pooled socket whose close
+ * it has not yet seen, the server resets it (ECONNRESET), and a burst of those spends the SDK's retry
+ * quota (10 of its 500 tokens each), so the next reset is not retried. The clients close their
+ * sockets themselves (`stop()`).
+ */
+function keepIdleConnections(server: Server): void {
+  server.keepAliveTimeout = 0;
+}
+
 export function s3ClientOptions(endpoint: string): CreateS3ClientOptions {
   return {
     endpoint,
@@ -136,6 +148,7 @@ export async function startS3rver(options: StartS3rverOptions = {}): Promise<S3r
     await rm(directory, { recursive: true, force: true });
     throw err;
   }
+  keepIdleConnections((server as unknown as { httpServer: Server }).httpServer);
   const endpoint = `http://127.0.0.1:${address.port}`;
   const client = createS3Client(s3ClientOptions(endpoint));
   return {
@@ -263,6 +276,7 @@ export async function startDynalite(): Promise<DynaliteHandle> {
       resolve();
     });
   });
+  keepIdleConnections(server);
   const { port } = server.address() as AddressInfo;
   const endpoint = `http://127.0.0.1:${port}`;
   const client = createDynamoDbClient(dynamoDbClientOptions(endpoint));

@@ -15,7 +15,7 @@ import { abortSk, partitionPk } from '../../src/storage/key-layout.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
 import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import { CONTROL_FLAG_MASK, decodeRecordBatches, type LogRecord } from '../../src/wire/record-batch.js';
-import { allBackends, memoryBackend } from '../support/backends.js';
+import { allBackends, memoryBackend, BACKEND_TEST_TIMEOUT_MS } from '../support/backends.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { readBatches, readRecords } from '../support/read-records.js';
 
@@ -53,76 +53,80 @@ async function appendTo(log: PartitionLog, topic: Topic, value: string, producer
 const abort = (log: PartitionLog, topic: Topic, producerId: number) =>
   log.writeMarker(topic, 0, { type: 'ABORT', producerId, producerEpoch: 0, coordinatorEpoch: 0 });
 
-describe.each(allBackends)('a transaction open across more than 1,000 later aborts on $name', (backend) => {
-  let storage: Storage;
-  let stop: () => Promise<void>;
-  let log: PartitionLog;
-  let topic: Topic;
-  let end: number;
+describe.each(allBackends)(
+  'a transaction open across more than 1,000 later aborts on $name',
+  (backend) => {
+    let storage: Storage;
+    let stop: () => Promise<void>;
+    let log: PartitionLog;
+    let topic: Topic;
+    let end: number;
 
-  beforeAll(async () => {
-    ({ storage, stop } = await backend.start());
-    log = newLog(storage);
-    topic = await new TopicRegistry(storage.metadata, clock, 1).create({
-      name: 'open-long',
-      partitionCount: 1,
-      replicationFactor: 1,
-    });
-    await appendTo(log, topic, 'before');
-    expect(await appendTo(log, topic, 'open', OPEN_PRODUCER)).toBe(1);
-    for (let p = 1; p <= LATER_ABORTS; p++) {
-      await appendTo(log, topic, `aborted-${p}`, OPEN_PRODUCER + p);
-      await abort(log, topic, OPEN_PRODUCER + p);
-    }
-    expect(await abort(log, topic, OPEN_PRODUCER)).toMatchObject({ written: true });
-    end = (await appendTo(log, topic, 'after')) + 1;
-  }, 300_000);
-  afterAll(() => stop());
-
-  it('never shows its records to a read_committed reader, which reaches the end', async () => {
-    const seen: string[] = [];
-    let fetches = 0;
-    for (let offset = 0; offset < end; fetches++) {
-      expect(fetches).toBeLessThan(10);
-      const r = await readRecords(log, topic, 0, offset, 1 << 20, 'read_committed');
-      expect(r.nextOffset).toBeGreaterThan(offset);
-      seen.push(...r.records.map((x) => text(x.value)!));
-      offset = r.nextOffset;
-    }
-    expect(seen).toEqual(['before', 'after']);
-  });
-
-  it.each([
-    ['the per-partition fetch', 'one'],
-    ['the multi-partition fetch', 'many'],
-  ] as const)('%s lists it beside its batches in every answer that carries them', async (_, path) => {
-    const fetch = async (offset: number) => {
-      if (path === 'one') return readBatches(log, topic, 0, offset, 1 << 20, { isolation: 'read_committed' });
-      const [r] = await log.reader.readBatchesMany(
-        [{ topic, partition: 0, offset, maxBytes: 1 << 20 }],
-        1 << 20,
-        Infinity,
-        'read_committed',
-      );
-      if (!r?.ok) throw r?.error;
-      return r;
-    };
-    let openBatches = 0;
-    for (let offset = 0, fetches = 0; offset < end; fetches++) {
-      expect(fetches).toBeLessThan(10);
-      const r = await fetch(offset);
-      expect(r.nextOffset).toBeGreaterThan(offset);
-      for (const b of decodeRecordBatches(r.batches)) {
-        const { producerId, baseOffset, attributes } = b.header;
-        if (producerId !== OPEN_PRODUCER || attributes & CONTROL_FLAG_MASK) continue;
-        openBatches++;
-        expect(isAborted(r.abortedTransactions!, producerId, baseOffset)).toBe(true);
+    beforeAll(async () => {
+      ({ storage, stop } = await backend.start());
+      log = newLog(storage);
+      topic = await new TopicRegistry(storage.metadata, clock, 1).create({
+        name: 'open-long',
+        partitionCount: 1,
+        replicationFactor: 1,
+      });
+      await appendTo(log, topic, 'before');
+      expect(await appendTo(log, topic, 'open', OPEN_PRODUCER)).toBe(1);
+      for (let p = 1; p <= LATER_ABORTS; p++) {
+        await appendTo(log, topic, `aborted-${p}`, OPEN_PRODUCER + p);
+        await abort(log, topic, OPEN_PRODUCER + p);
       }
-      offset = r.nextOffset;
-    }
-    expect(openBatches).toBe(1);
-  });
-});
+      expect(await abort(log, topic, OPEN_PRODUCER)).toMatchObject({ written: true });
+      end = (await appendTo(log, topic, 'after')) + 1;
+    }, 300_000);
+    afterAll(() => stop());
+
+    it('never shows its records to a read_committed reader, which reaches the end', async () => {
+      const seen: string[] = [];
+      let fetches = 0;
+      for (let offset = 0; offset < end; fetches++) {
+        expect(fetches).toBeLessThan(10);
+        const r = await readRecords(log, topic, 0, offset, 1 << 20, 'read_committed');
+        expect(r.nextOffset).toBeGreaterThan(offset);
+        seen.push(...r.records.map((x) => text(x.value)!));
+        offset = r.nextOffset;
+      }
+      expect(seen).toEqual(['before', 'after']);
+    });
+
+    it.each([
+      ['the per-partition fetch', 'one'],
+      ['the multi-partition fetch', 'many'],
+    ] as const)('%s lists it beside its batches in every answer that carries them', async (_, path) => {
+      const fetch = async (offset: number) => {
+        if (path === 'one') return readBatches(log, topic, 0, offset, 1 << 20, { isolation: 'read_committed' });
+        const [r] = await log.reader.readBatchesMany(
+          [{ topic, partition: 0, offset, maxBytes: 1 << 20 }],
+          1 << 20,
+          Infinity,
+          'read_committed',
+        );
+        if (!r?.ok) throw r?.error;
+        return r;
+      };
+      let openBatches = 0;
+      for (let offset = 0, fetches = 0; offset < end; fetches++) {
+        expect(fetches).toBeLessThan(10);
+        const r = await fetch(offset);
+        expect(r.nextOffset).toBeGreaterThan(offset);
+        for (const b of decodeRecordBatches(r.batches)) {
+          const { producerId, baseOffset, attributes } = b.header;
+          if (producerId !== OPEN_PRODUCER || attributes & CONTROL_FLAG_MASK) continue;
+          openBatches++;
+          expect(isAborted(r.abortedTransactions!, producerId, baseOffset)).toBe(true);
+        }
+        offset = r.nextOffset;
+      }
+      expect(openBatches).toBe(1);
+    });
+  },
+  BACKEND_TEST_TIMEOUT_MS,
+);
 
 describe('the bound of a full page of abort items (memory)', () => {
   let storage: Storage;
@@ -176,39 +180,43 @@ describe('the bound of a full page of abort items (memory)', () => {
   });
 });
 
-describe.each(allBackends)('the abort item of an ABORT commit whose index writes were lost, on $name', (backend) => {
-  let storage: Storage;
-  let stop: () => Promise<void>;
-  beforeAll(async () => ({ storage, stop } = await backend.start()));
-  afterAll(() => stop());
+describe.each(allBackends)(
+  'the abort item of an ABORT commit whose index writes were lost, on $name',
+  (backend) => {
+    let storage: Storage;
+    let stop: () => Promise<void>;
+    beforeAll(async () => ({ storage, stop } = await backend.start()));
+    afterAll(() => stop());
 
-  it('is repaired from lastCommit with the same lastStableOffset', async () => {
-    const metadata = new FaultyMetadataStore(storage.metadata);
-    const log = newLog(storage, metadata);
-    const topic = await new TopicRegistry(storage.metadata, clock, 1).create({
-      name: 'lost-abort',
-      partitionCount: 1,
-      replicationFactor: 1,
-    });
-    await appendTo(log, topic, 'held', 1);
-    await appendTo(log, topic, 'aborted', 2);
-    const pk = partitionPk(topic.name, 0);
-    metadata.faults.fail('put', { match: (k) => k.startsWith(`${pk}|abort#`) });
-    const { offset } = await abort(log, topic, 2);
-    expect(metadata.faults.injected).toBe(1);
-    expect(await storage.metadata.get(pk, abortSk(offset))).toBeUndefined();
-    const { lastCommit } = await log.state(topic, 0);
-    expect(lastCommit?.control).toMatchObject({ type: 'ABORT', firstOffset: 1, lastStableOffset: 0 });
+    it('is repaired from lastCommit with the same lastStableOffset', async () => {
+      const metadata = new FaultyMetadataStore(storage.metadata);
+      const log = newLog(storage, metadata);
+      const topic = await new TopicRegistry(storage.metadata, clock, 1).create({
+        name: 'lost-abort',
+        partitionCount: 1,
+        replicationFactor: 1,
+      });
+      await appendTo(log, topic, 'held', 1);
+      await appendTo(log, topic, 'aborted', 2);
+      const pk = partitionPk(topic.name, 0);
+      metadata.faults.fail('put', { match: (k) => k.startsWith(`${pk}|abort#`) });
+      const { offset } = await abort(log, topic, 2);
+      expect(metadata.faults.injected).toBe(1);
+      expect(await storage.metadata.get(pk, abortSk(offset))).toBeUndefined();
+      const { lastCommit } = await log.state(topic, 0);
+      expect(lastCommit?.control).toMatchObject({ type: 'ABORT', firstOffset: 1, lastStableOffset: 0 });
 
-    // The next reader finds the last commit unindexed and writes its items.
-    await readRecords(log, topic, 0, 0, 1 << 20);
-    expect((await storage.metadata.get(pk, abortSk(offset)))?.value).toEqual({
-      topicId: topic.id,
-      producerId: 2,
-      firstOffset: 1,
-      lastOffset: offset,
-      lastStableOffset: 0,
-      leaderEpoch: 0,
+      // The next reader finds the last commit unindexed and writes its items.
+      await readRecords(log, topic, 0, 0, 1 << 20);
+      expect((await storage.metadata.get(pk, abortSk(offset)))?.value).toEqual({
+        topicId: topic.id,
+        producerId: 2,
+        firstOffset: 1,
+        lastOffset: offset,
+        lastStableOffset: 0,
+        leaderEpoch: 0,
+      });
     });
-  });
-});
+  },
+  BACKEND_TEST_TIMEOUT_MS,
+);
