@@ -172,31 +172,8 @@ export interface GroupListing {
   state: string;
 }
 
-export interface ShareGroupDescription {
-  group_id: string;
-  state: string;
-  lag: number;
-  members: {
-    member_id: string;
-    member_epoch: number;
-    client_id: string;
-    client_host: string;
-    rack_id: string | null;
-    subscribed_topic_names: string[];
-    assignment: { topic_name: string; partition_ids: number[] }[];
-    last_heartbeat: string;
-  }[];
-  partitions: (TopicPartition & {
-    /** SPSO */
-    start_offset: number;
-    /** SPEO */
-    end_offset: number;
-    state_epoch: number;
-    high_watermark: number;
-    lag: number;
-    in_flight: { available: number; acquired: number; acknowledged: number; archived: number };
-  })[];
-}
+/** GET /share-groups/{group}: the shape the client reads too. */
+export type { ShareGroupJson as ShareGroupDescription } from '../../src/wire/share-group-json.js';
 
 export type TriggerTarget =
   | { type: 'WEBHOOK'; url: string; timeout_ms: number }

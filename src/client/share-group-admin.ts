@@ -1,4 +1,5 @@
 /** The admin calls of share groups (KIP-932), as Java's Admin names them, over the HTTP API. */
+import type { ShareGroupJson } from '../wire/share-group-json.js';
 import { resetBody, type ResetScope, type ShareResetStrategy } from './offset-reset.js';
 import { enc, type Transport } from './transport.js';
 
@@ -35,30 +36,6 @@ export interface ShareGroupDescription {
   partitions: SharePartitionDescription[];
 }
 
-interface WireShareGroup {
-  group_id: string;
-  state: ShareGroupDescription['state'];
-  lag: number;
-  members: {
-    member_id: string;
-    member_epoch: number;
-    client_id: string;
-    client_host: string;
-    rack_id: string | null;
-    subscribed_topic_names: string[];
-    assignment: { topic_name: string; partition_ids: number[] }[];
-  }[];
-  partitions: {
-    topic_name: string;
-    partition_id: number;
-    start_offset: number;
-    end_offset: number;
-    high_watermark: number;
-    lag: number;
-    in_flight: SharePartitionDescription['inFlight'];
-  }[];
-}
-
 type Call = <T>(fn: () => Promise<T>) => Promise<T>;
 
 export async function listShareGroups(transport: Transport, call: Call): Promise<string[]> {
@@ -71,7 +48,7 @@ export async function describeShareGroup(
   call: Call,
   groupId: string,
 ): Promise<ShareGroupDescription> {
-  const res = await call(() => transport.request<WireShareGroup>('GET', `/share-groups/${enc(groupId)}`));
+  const res = await call(() => transport.request<ShareGroupJson>('GET', `/share-groups/${enc(groupId)}`));
   const g = res.body;
   return {
     groupId: g.group_id,
