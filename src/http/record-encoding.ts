@@ -31,6 +31,18 @@ export type ProduceRecordBody = z.infer<typeof produceRecordSchema>;
 
 const bad = (message: string) => new KafkaError('BAD_REQUEST', message);
 
+/**
+ * A JSON string of a body read as bytes (batch-body.ts) whose bytes are its text's UTF-8 as they
+ * are (a UTF-8 body, no escapes): a STRING key or value takes them without a string in between.
+ */
+export class RawText {
+  constructor(readonly bytes: Uint8Array) {}
+
+  text(): string {
+    return Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength).toString('utf8');
+  }
+}
+
 function decodeBase64(s: string, what: string): Uint8Array {
   if (!BASE64.test(s)) throw bad(`${what} is not valid base64`);
   return Buffer.from(s, 'base64');
@@ -47,6 +59,10 @@ export function encodeData(
     throw bad(`${what}: Schema Registry formats are not supported; use BINARY, STRING or JSON`);
   }
   if (d.data === undefined || d.data === null) return { bytes: null, type: type as DataType };
+  if (d.data instanceof RawText) {
+    if (type === 'STRING') return { bytes: d.data.bytes, type };
+    return encodeData({ ...d, data: d.data.text() }, what);
+  }
   switch (type) {
     case 'BINARY':
       if (typeof d.data !== 'string') throw bad(`${what}.data must be a base64 string for type BINARY`);

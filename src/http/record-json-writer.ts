@@ -4,115 +4,14 @@
  * objects, no text per record, no joined string encoded again). A STRING key or value that is
  * UTF-8 with nothing JSON escapes (the common case) is copied as it is.
  */
-import { isAscii, isUtf8 } from 'node:buffer';
+import { isAscii } from 'node:buffer';
 import type { FetchedRecordVisitor } from '../log/fetched-records.js';
 import type { RecordFields } from '../wire/record-batch.js';
+import { type JsonBytes, plainText, wordsOf } from './json-bytes.js';
 import { isoTimestamps, jsonString, showData, type OutputFormat } from './record-text.js';
 
 /** How header keys are decoded (as the record decoder does: wire/record-batch.ts). */
 const headerKeys = new TextDecoder('utf-8');
-
-/** A growing buffer written in place. */
-export class JsonBytes {
-  private buf: Buffer<ArrayBuffer>;
-  length = 0;
-
-  constructor(capacity: number) {
-    this.buf = Buffer.allocUnsafe(Math.max(capacity, 1024));
-  }
-
-  private room(n: number): void {
-    if (this.length + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + n));
-    this.buf.copy(next, 0, 0, this.length);
-    this.buf = next;
-  }
-
-  /** Text of one-byte characters (ASCII: JSON punctuation, numbers, base64, escaped JSON). */
-  ascii(s: string): void {
-    const n = s.length;
-    this.room(n);
-    if (n > 64) {
-      this.length += this.buf.write(s, this.length, 'latin1');
-      return;
-    }
-    const buf = this.buf;
-    let at = this.length;
-    for (let i = 0; i < n; i++) buf[at++] = s.charCodeAt(i);
-    this.length = at;
-  }
-
-  utf8(s: string): void {
-    this.room(s.length * 3);
-    this.length += this.buf.write(s, this.length, 'utf8');
-  }
-
-  bytes(src: Buffer, start: number, end: number): void {
-    this.room(end - start);
-    this.length += src.copy(this.buf, this.length, start, end);
-  }
-
-  /** Forgets what was written after `length`. */
-  truncate(length: number): void {
-    this.length = length;
-  }
-
-  /** Quotes and backslashes in [start, length): what an envelope that holds the answer as a JSON string escapes. */
-  escapesSince(start: number): number {
-    const buf = this.buf;
-    let n = 0;
-    for (let i = start; i < this.length; i++) {
-      const c = buf[i];
-      if (c === 0x22 || c === 0x5c) n++;
-    }
-    return n;
-  }
-
-  done(): Buffer<ArrayBuffer> {
-    return this.buf.subarray(0, this.length);
-  }
-}
-
-/** A byte of `bytes` JSON.stringify would escape (a control character, quote, backslash), or not ASCII. */
-function special(c: number): boolean {
-  return c < 0x20 || c === 0x22 || c === 0x5c || c >= 0x80;
-}
-
-/**
- * True when bytes [start, end) are UTF-8 text that JSON.stringify leaves as it is: no control
- * character, quote or backslash (UTF-8 holds no lone surrogate, the one other thing it escapes).
- * ASCII is checked four bytes at a time (`words` is `bytes`' whole buffer as 32-bit words): a
- * word with any byte under 0x20, at or over 0x80, or equal to 0x22 or 0x5c sends the range to
- * the byte by byte check.
- */
-function plainText(bytes: Buffer, words: Int32Array, start: number, end: number): boolean {
-  const base = bytes.byteOffset;
-  let i = start;
-  for (; i < end && ((base + i) & 3) !== 0; i++) if (special(bytes[i]!)) return plainBytes(bytes, start, end);
-  const wordsEnd = (base + end) >> 2;
-  for (let w = (base + i) >> 2; w < wordsEnd; w++) {
-    const x = words[w]!;
-    const quote = x ^ 0x22222222;
-    const backslash = x ^ 0x5c5c5c5c;
-    // Per byte: below 0x20, or 0x80 and over, or zero after the xor (Hacker's Delight's "has less than").
-    const flags =
-      ((x - 0x20202020) & ~x) | x | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash);
-    if ((flags & 0x80808080) !== 0) return plainBytes(bytes, start, end);
-  }
-  for (i = Math.max(i, (wordsEnd << 2) - base); i < end; i++)
-    if (special(bytes[i]!)) return plainBytes(bytes, start, end);
-  return true;
-}
-
-function plainBytes(bytes: Buffer, start: number, end: number): boolean {
-  let ascii = true;
-  for (let i = start; i < end; i++) {
-    const c = bytes[i]!;
-    if (c < 0x20 || c === 0x22 || c === 0x5c) return false;
-    if (c >= 0x80) ascii = false;
-  }
-  return ascii || isUtf8(bytes.subarray(start, end));
-}
 
 /**
  * Writes the records a fetch answer shows, comma separated, into `out`, while each fits
@@ -147,7 +46,7 @@ export class RecordJsonWriter implements FetchedRecordVisitor {
       const { buffer, byteOffset, byteLength } = f.bytes;
       this.walked = f.bytes;
       this.bytes = Buffer.from(buffer, byteOffset, byteLength);
-      this.words = new Int32Array(buffer, 0, buffer.byteLength >> 2);
+      this.words = wordsOf(f.bytes);
     }
     const bytes = this.bytes;
     if (this.shown > 0) out.ascii(',');

@@ -16,7 +16,8 @@ import { toErrorResponse } from './error-mapping.js';
 import { produceRecordSchema, toLogRecord, type ProduceRecordBody } from './record-encoding.js';
 import { isoTimestamps, type DataType } from './record-text.js';
 import { requireRecordBatchBody, requireTransactionalBatches } from './record-batch-body.js';
-import { partitionParam, readBody, readJson, readJsonValues } from './request.js';
+import { readBatchBody } from './batch-body.js';
+import { parseJsonBytes, partitionParam, readBody, readJson, readJsonBytes, readJsonValues } from './request.js';
 import { authorize } from './security.js';
 import type { produceResultSchema } from './record-answers.js';
 
@@ -33,6 +34,9 @@ export const batchSchema = z.object({
   // Extension: a transactional producer's id (with producer_id, producer_epoch and sequences).
   transactional_id: z.string().min(1).optional(),
 });
+
+/** The batch's fields besides its entries (batch-body.ts reads the entries). */
+const batchFieldsSchema = batchSchema.omit({ entries: true });
 
 /** An idempotent producer's id, epoch and base sequences, when the batch names one. */
 function producerOf(body: z.infer<typeof batchSchema>): Pick<ProducedAppends, 'producer'> & {
@@ -231,7 +235,11 @@ export function recordRoutes(): Hono<AppEnv> {
   app.post('/topics/:topic/records:batch', async (c) => {
     await authorize(c, 'WRITE', 'TOPIC', c.req.param('topic'));
     const services = c.get('services');
-    const body = batchSchema.parse(await readJson(c));
+    const bytes = await readJsonBytes(c);
+    const fast = readBatchBody(bytes);
+    const rest = fast && batchFieldsSchema.safeParse(fast.rest);
+    const body =
+      fast && rest?.success ? { ...rest.data, entries: fast.entries } : batchSchema.parse(parseJsonBytes(bytes));
     const ids = new Set(body.entries.map((e) => e.id));
     if (ids.size !== body.entries.length)
       throw new KafkaError('BAD_REQUEST', 'Entry ids must be unique within a batch');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { JsonBytes, RecordJsonWriter } from '../../src/http/record-json-writer.js';
+import { JsonBytes } from '../../src/http/json-bytes.js';
+import { RecordJsonWriter } from '../../src/http/record-json-writer.js';
 import { isoTimestamps, showRecord, showRecordText, type OutputFormat } from '../../src/http/record-text.js';
 import { walkFetchedRecords } from '../../src/log/fetched-records.js';
 import { encodeRecordBatch, type DecodedRecord } from '../../src/wire/record-batch.js';

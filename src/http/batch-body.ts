@@ -1,0 +1,321 @@
+/**
+ * A records:batch body read from its bytes, without JSON.parse and the schema's walk of every
+ * entry: the fast path of the batch produce. It takes only bodies it can read exactly as
+ * JSON.parse and `batchSchema` would (a UTF-8 body; entries of the fields the schema names, each
+ * once, with the types it allows) and gives up (undefined) on anything else, which then takes
+ * the general path, so every error is the general path's. A JSON string without escapes is left
+ * as the bytes it is (`RawText`): a STRING value's bytes go into the record batch uncopied until then.
+ */
+import { isUtf8 } from 'node:buffer';
+import { controlFree, wordsOf } from './json-bytes.js';
+import { RawText, type ProduceRecordBody } from './record-encoding.js';
+
+/** An entry as `batchSchema` answers it. */
+export type BatchEntry = ProduceRecordBody & { id: string };
+
+/** Gives up on the fast path. */
+class NotFast extends Error {}
+const notFast = new NotFast();
+const giveUp = (): never => {
+  throw notFast;
+};
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+/** An integer as JSON writes it and the schema takes it: no sign, fraction or exponent. */
+const INTEGER = /^(?:0|[1-9][0-9]*)$/;
+/** A JSON number. */
+const NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+
+/** The member names of a batch body. */
+const NAMES = [
+  'id',
+  'value',
+  'type',
+  'data',
+  'key',
+  'partition_id',
+  'headers',
+  'name',
+  'timestamp',
+  'entries',
+  'producer_id',
+  'producer_epoch',
+  'sequences',
+  'transactional_id',
+];
+
+class Reader {
+  pos = 0;
+  private readonly words: Int32Array;
+  /** The next backslash at or after `pos` as last looked up (-1: none left). */
+  private backslash = -2;
+
+  constructor(private readonly b: Buffer) {
+    this.words = wordsOf(b);
+  }
+
+  /** The next byte that is not whitespace. */
+  peek(): number | undefined {
+    const b = this.b;
+    while (isSpace(b[this.pos])) this.pos++;
+    return b[this.pos];
+  }
+
+  expect(c: number): void {
+    if (this.peek() !== c) giveUp();
+    this.pos++;
+  }
+
+  /** After a member or element: true for a comma (another follows), false for `close`. */
+  more(close: number): boolean {
+    const c = this.peek();
+    this.pos++;
+    if (c === 0x2c) return true;
+    if (c !== close) giveUp();
+    return false;
+  }
+
+  /** The closing quote of the string that opens at `at`. */
+  private stringEnd(at: number): number {
+    const b = this.b;
+    let end = b.indexOf(QUOTE, at + 1);
+    for (;;) {
+      if (end < 0) giveUp();
+      let slashes = 0;
+      while (b[end - 1 - slashes] === BACKSLASH) slashes++;
+      if (slashes % 2 === 0) return end;
+      end = b.indexOf(QUOTE, end + 1);
+    }
+  }
+
+  /** A string: its bytes as they are when it has no escapes, else its text. */
+  string(): RawText | string {
+    if (this.peek() !== QUOTE) giveUp();
+    const start = this.pos;
+    const end = this.stringEnd(start);
+    this.pos = end + 1;
+    if (this.backslash !== -1 && this.backslash < start) this.backslash = this.b.indexOf(BACKSLASH, start);
+    if (this.backslash !== -1 && this.backslash < end) return this.parsed(start, end + 1) as string;
+    if (!controlFree(this.b, this.words, start + 1, end)) giveUp();
+    return new RawText(this.b.subarray(start + 1, end));
+  }
+
+  text(): string {
+    const s = this.string();
+    return s instanceof RawText ? s.text() : s;
+  }
+
+  /** A member's name, and the colon after it: one of NAMES without a string made, else its text. */
+  name(): string {
+    if (this.peek() !== QUOTE) giveUp();
+    const b = this.b;
+    const start = this.pos + 1;
+    const end = b.indexOf(QUOTE, start);
+    let name: string | undefined;
+    for (const known of NAMES) {
+      if (known.length !== end - start) continue;
+      let i = 0;
+      while (i < known.length && b[start + i] === known.charCodeAt(i)) i++;
+      if (i === known.length) {
+        name = known;
+        break;
+      }
+    }
+    if (name === undefined) name = this.text();
+    else this.pos = end + 1;
+    this.expect(0x3a);
+    return name;
+  }
+
+  /** null, or what `read` reads. */
+  nullOr<T>(read: () => T): T | null {
+    if (this.peek() === 0x6e) {
+      this.literal('null');
+      return null;
+    }
+    return read();
+  }
+
+  private literal(word: string): void {
+    for (let i = 0; i < word.length; i++) if (this.b[this.pos + i] !== word.charCodeAt(i)) giveUp();
+    this.pos += word.length;
+  }
+
+  /** A number's text (its grammar checked). */
+  number(): string {
+    const start = this.pos;
+    const b = this.b;
+    let c = b[this.pos];
+    while (
+      c !== undefined &&
+      ((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x45 || c === 0x65)
+    )
+      c = b[++this.pos];
+    const text = b.toString('latin1', start, this.pos);
+    if (!NUMBER.test(text)) giveUp();
+    return text;
+  }
+
+  /** A non-negative safe integer. */
+  integer(): number {
+    const text = this.number();
+    const n = Number(text);
+    if (!INTEGER.test(text) || !Number.isSafeInteger(n)) giveUp();
+    return n;
+  }
+
+  /** Any JSON value, by JSON.parse of its text. */
+  value(): unknown {
+    const c = this.peek();
+    const start = this.pos;
+    if (c === QUOTE) {
+      const s = this.string();
+      return s instanceof RawText ? s.text() : s;
+    }
+    if (c === 0x7b || c === 0x5b) {
+      let depth = 0;
+      for (;;) {
+        const d = this.b[this.pos];
+        if (d === undefined) giveUp();
+        if (d === QUOTE) this.pos = this.stringEnd(this.pos);
+        else if (d === 0x7b || d === 0x5b) depth++;
+        else if ((d === 0x7d || d === 0x5d) && --depth === 0) break;
+        this.pos++;
+      }
+      this.pos++;
+    } else {
+      const b = this.b;
+      let d = b[this.pos];
+      while (d !== undefined && d !== 0x2c && d !== 0x7d && d !== 0x5d && !isSpace(d)) d = b[++this.pos];
+    }
+    return this.parsed(start, this.pos);
+  }
+
+  private parsed(start: number, end: number): unknown {
+    try {
+      return JSON.parse(this.b.toString('utf8', start, end));
+    } catch {
+      return giveUp();
+    }
+  }
+
+  /** The members of an object, each name once (a repeated one gives up: JSON.parse keeps the last). */
+  object(member: (name: string) => void): void {
+    this.expect(0x7b);
+    if (this.peek() === 0x7d) {
+      this.pos++;
+      return;
+    }
+    const seen: string[] = [];
+    do {
+      const name = this.name();
+      if (seen.includes(name)) giveUp();
+      seen.push(name);
+      member(name);
+    } while (this.more(0x7d));
+  }
+
+  /** The elements of an array. */
+  array(element: () => void): void {
+    this.expect(0x5b);
+    if (this.peek() === 0x5d) {
+      this.pos++;
+      return;
+    }
+    do element();
+    while (this.more(0x5d));
+  }
+
+  end(): void {
+    if (this.peek() !== undefined) giveUp();
+  }
+}
+
+type Data = { type?: string; data?: unknown } | null;
+
+function data(r: Reader): Data {
+  return r.nullOr(() => {
+    const d: { type?: string; data?: unknown } = {};
+    r.object((name) => {
+      if (name === 'type') d.type = r.text();
+      else if (name === 'data') {
+        const c = r.peek();
+        d.data = c === QUOTE ? r.string() : r.value();
+      } else giveUp(); // passed through by the schema: the general path reads it (Schema Registry fields)
+    });
+    return d;
+  });
+}
+
+function entry(r: Reader): BatchEntry {
+  const e: Partial<BatchEntry> = {};
+  r.object((name) => {
+    switch (name) {
+      case 'id': {
+        if (r.peek() === QUOTE) e.id = r.text();
+        else {
+          const n = Number(r.number());
+          if (!Number.isFinite(n)) giveUp();
+          e.id = String(n);
+        }
+        return;
+      }
+      case 'partition_id':
+        e.partition_id = r.nullOr(() => r.integer());
+        return;
+      case 'timestamp':
+        e.timestamp = r.nullOr(() => r.text());
+        return;
+      case 'key':
+        e.key = data(r);
+        return;
+      case 'value':
+        e.value = data(r);
+        return;
+      case 'headers': {
+        const headers: { name: string; value?: string | null }[] = [];
+        r.array(() => {
+          const h: { name?: string; value?: string | null } = {};
+          r.object((field) => {
+            if (field === 'name') h.name = r.text();
+            else if (field === 'value') h.value = r.nullOr(() => r.text());
+            else giveUp();
+          });
+          if (h.name === undefined) giveUp();
+          headers.push(h as { name: string });
+        });
+        e.headers = headers;
+        return;
+      }
+      default:
+        giveUp();
+    }
+  });
+  if (e.id === undefined) giveUp();
+  return e as BatchEntry;
+}
+
+/**
+ * The body's entries, and its other members as JSON.parse reads them (for the schema to check),
+ * or undefined: read it the general way.
+ */
+export function readBatchBody(body: Buffer): { entries: BatchEntry[]; rest: Record<string, unknown> } | undefined {
+  if (body.length === 0 || body[0] === 0xef || !isUtf8(body)) return undefined; // empty, or a byte order mark
+  const r = new Reader(body);
+  const entries: BatchEntry[] = [];
+  const rest: Record<string, unknown> = {};
+  try {
+    r.object((name) => {
+      if (name === 'entries') r.array(() => entries.push(entry(r)));
+      else if (name === '__proto__') giveUp();
+      else rest[name] = r.value();
+    });
+    r.end();
+  } catch (e) {
+    if (e === notFast) return undefined;
+    throw e;
+  }
+  return entries.length > 0 ? { entries, rest } : undefined;
+}

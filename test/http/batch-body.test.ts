@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { readBatchBody } from '../../src/http/batch-body.js';
+import { toLogRecord } from '../../src/http/record-encoding.js';
+import { batchSchema } from '../../src/http/record-routes.js';
+
+/** What the general path makes of a body: JSON.parse and the schema, then each entry's record. */
+function general(body: Buffer) {
+  const parsed = batchSchema.parse(JSON.parse(body.toString('utf8')));
+  return { ...parsed, entries: parsed.entries.map(encoded) };
+}
+
+/** An entry as it reaches the log (or the error it gets), comparable across both paths. */
+function encoded(entry: Parameters<typeof toLogRecord>[0] & { id: string }) {
+  try {
+    const { record, keyType, valueType } = toLogRecord(entry, 1_000);
+    const hex = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b).toString('hex'));
+    return {
+      id: entry.id,
+      partition: entry.partition_id,
+      key: hex(record.key),
+      value: hex(record.value),
+      headers: record.headers.map((h) => [h.key, hex(h.value)]),
+      timestamp: record.timestamp,
+      keyType,
+      valueType,
+    };
+  } catch (e) {
+    return { id: entry.id, error: (e as Error).message };
+  }
+}
+
+function fast(body: Buffer) {
+  const read = readBatchBody(body);
+  if (!read) return undefined;
+  return { ...batchSchema.omit({ entries: true }).parse(read.rest), entries: read.entries.map(encoded) };
+}
+
+const read: string[] = [
+  '{"entries":[{"id":"a","value":{"type":"STRING","data":"hello"}}]}',
+  ' \n{ "entries" : [ { "value" : { "data" : "x" , "type" : "STRING" } , "id" : 7 } ,\n\t{"id":"b","key":null,"value":null} ] }\r\n',
+  '{"entries":[{"id":"e","value":{"type":"STRING","data":"quote \\" slash \\\\ nl \\n \\u00e9 \\ud83d\\ude00 lone \\ud800"}}]}',
+  '{"entries":[{"id":"u","key":{"type":"STRING","data":"clé"},"value":{"type":"STRING","data":"日本語 😀 \u2028"}}]}',
+  '{"entries":[{"id":"j","value":{"type":"JSON","data":{"a":[1,2.5e3,{"b":null,"c":"}]"}],"d":true}}},{"id":"k","value":{"data":"text"}},{"id":"l","value":{"type":"json","data":-0.5}}]}',
+  '{"entries":[{"id":"bin","key":{"type":"BINARY","data":"AAEC/w=="},"value":{"type":"BINARY","data":"not base64!"}}]}',
+  '{"entries":[{"id":"h","headers":[{"name":"a","value":"AQI="},{"name":"n","value":null},{"name":"m"}],"value":{"type":"STRING","data":""}}]}',
+  '{"entries":[{"id":"p","partition_id":3,"timestamp":"2024-01-02T03:04:05.678Z","value":{"type":"STRING","data":"v"}},{"id":"q","partition_id":null,"timestamp":null}]}',
+  '{"producer_id":5,"producer_epoch":1,"sequences":[{"partition_id":0,"base_sequence":9}],"transactional_id":"t","entries":[{"id":"x","partition_id":0}]}',
+  '{"entries":[{"id":"s","value":{"type":"AVRO","data":"x"}},{"id":"t","value":{"type":"STRING","data":5}},{"id":"u","timestamp":"yesterday"}],"ignored":{"x":[1]}}',
+  '{"entries":[{"id":1e2},{"id":-0},{"id":12.50}]}',
+];
+
+const refused: string[] = [
+  '{"entries":[]}',
+  '{}',
+  '',
+  '   ',
+  '\ufeff{"entries":[{"id":"a"}]}',
+  '{"entries":[{"id":"a"}]} x',
+  '{"entries":[{"id":"a"}],}',
+  '{"entries":[{"id":"a",}]}',
+  '{"entries":[{"id":"a" "value":null}]}',
+  '{"entries":[{"id":"a","value":{"type":"STRING","data":"raw\u0001control"}}]}',
+  '{"entries":[{"id":"a","value":{"type":"STRING","data":"unterminated}]}',
+  '{"entries":[{"id":"a","id":"b"}]}',
+  '{"entries":[{"id":"a"}],"entries":[{"id":"b"}]}',
+  '{"entries":[{"id":"a","extra":1}]}',
+  '{"entries":[{"id":"a","value":{"type":"STRING","data":"x","schema_id":1}}]}',
+  '{"entries":[{"id":"a","value":{"type":null,"data":"x"}}]}',
+  '{"entries":[{"id":"a","partition_id":-1}]}',
+  '{"entries":[{"id":"a","partition_id":1.5}]}',
+  '{"entries":[{"id":"a","partition_id":01}]}',
+  '{"entries":[{"id":"a","headers":null}]}',
+  '{"entries":[{"id":"a","headers":[{"value":"AA=="}]}]}',
+  '{"entries":[{"id":1e999}]}',
+  '{"entries":[{"id":true}]}',
+  '{"entries":[{"value":null}]}',
+  '{"entries":{"id":"a"}}',
+  '{"producer_id":tru,"entries":[{"id":"a"}]}',
+  '{"__proto__":{"x":1},"entries":[{"id":"a"}]}',
+  '[{"entries":[{"id":"a"}]}]',
+];
+
+describe('the batch body read from its bytes', () => {
+  for (const text of read)
+    it(`reads what JSON.parse and the schema read: ${text.slice(0, 60)}`, () => {
+      const body = Buffer.from(text, 'utf8');
+      expect(fast(body)).toEqual(general(body));
+    });
+
+  for (const text of refused)
+    it(`leaves to the general path: ${JSON.stringify(text.slice(0, 60))}`, () => {
+      expect(readBatchBody(Buffer.from(text, 'utf8'))).toBeUndefined();
+    });
+
+  it('leaves a body that is not UTF-8 to the general path', () => {
+    const body = Buffer.concat([
+      Buffer.from('{"entries":[{"id":"a","value":{"type":"STRING","data":"'),
+      Buffer.from([0xff]),
+      Buffer.from('"}}]}'),
+    ]);
+    expect(readBatchBody(body)).toBeUndefined();
+  });
+
+  it('keeps a STRING value without escapes as the bytes of the body', () => {
+    const body = Buffer.from('{"entries":[{"id":"a","value":{"type":"STRING","data":"hello"}}]}');
+    const { record } = toLogRecord(readBatchBody(body)!.entries[0]!, 0);
+    expect(record.value!.buffer).toBe(body.buffer);
+  });
+});
