@@ -10,76 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateBinding } from '../../src/authz/acl.js';
-import { decodeMessage, encodeMessage, Reader, Writer } from '../../src/kafka/protocol/codec.js';
 import * as m from '../../src/kafka/protocol/messages/index.js';
-import type { MessageSpec } from '../../src/kafka/protocol/schema.js';
 import { ERRORS } from '../../src/wire/errors.js';
 import { startKafkaServer, type TestKafkaServer } from './support/kafka-server.js';
+import { Writer } from '../../src/kafka/protocol/codec.js';
+import { Bytes, decode, encode } from './support/compact-bytes.js';
 import { RawClient } from './support/raw-client.js';
 
 const code = (name: keyof typeof ERRORS) => ERRORS[name].code;
-
-/** Kafka's compact (flexible) encodings, by hand, independent of the codec. */
-class Bytes {
-  private parts: Buffer[] = [];
-  uvarint(n: number) {
-    const out: number[] = [];
-    let v = n;
-    while (v >= 0x80) {
-      out.push((v & 0x7f) | 0x80);
-      v >>>= 7;
-    }
-    out.push(v);
-    this.parts.push(Buffer.from(out));
-    return this;
-  }
-  int16(n: number) {
-    const b = Buffer.alloc(2);
-    b.writeInt16BE(n);
-    this.parts.push(b);
-    return this;
-  }
-  int32(n: number) {
-    const b = Buffer.alloc(4);
-    b.writeInt32BE(n);
-    this.parts.push(b);
-    return this;
-  }
-  int64(n: number) {
-    const b = Buffer.alloc(8);
-    b.writeBigInt64BE(BigInt(n));
-    this.parts.push(b);
-    return this;
-  }
-  str(s: string | null) {
-    if (s === null) return this.uvarint(0);
-    const b = Buffer.from(s, 'utf8');
-    this.uvarint(b.byteLength + 1);
-    this.parts.push(b);
-    return this;
-  }
-  raw(b: Buffer) {
-    this.parts.push(b);
-    return this;
-  }
-  array(n: number | null) {
-    return this.uvarint(n === null ? 0 : n + 1);
-  }
-  tags() {
-    return this.uvarint(0);
-  }
-  done() {
-    return Buffer.concat(this.parts);
-  }
-}
-
-const encode = (spec: MessageSpec, version: number, value: Record<string, unknown>) => {
-  const w = new Writer();
-  encodeMessage(spec, version, value as never, w);
-  return w.toBuffer();
-};
-const decode = (spec: MessageSpec, version: number, bytes: Buffer) =>
-  decodeMessage(spec, version, new Reader(bytes)) as Record<string, any>;
 
 describe('admin message layouts against the definitions', () => {
   const id = Buffer.alloc(16, 0xcd);

@@ -7,90 +7,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeMessage, encodeMessage, Reader, Writer } from '../../src/kafka/protocol/codec.js';
 import * as m from '../../src/kafka/protocol/messages/index.js';
-import type { ApiSpec } from '../../src/kafka/protocol/schema.js';
 import { shareWatchKey } from '../../src/share/share-groups.js';
 import { ShareMembers } from '../../src/share/share-members.js';
 import { shareGroupPk, shareMemberSk } from '../../src/storage/key-layout.js';
 import { ERRORS } from '../../src/wire/errors.js';
 import { decodeRecordBatches } from '../../src/wire/record-batch.js';
 import { startKafkaServer, type TestKafkaServer } from './support/kafka-server.js';
+import { Bytes, decode, encode } from './support/compact-bytes.js';
 import { RawClient } from './support/raw-client.js';
-
-/** Kafka's compact encodings, by hand: the bytes the definitions say, independent of the codec. */
-class Bytes {
-  private parts: Buffer[] = [];
-  uvarint(n: number) {
-    const out: number[] = [];
-    let v = n;
-    while (v >= 0x80) {
-      out.push((v & 0x7f) | 0x80);
-      v >>>= 7;
-    }
-    out.push(v);
-    this.parts.push(Buffer.from(out));
-    return this;
-  }
-  int8(n: number) {
-    const b = Buffer.alloc(1);
-    b.writeInt8(n);
-    this.parts.push(b);
-    return this;
-  }
-  int16(n: number) {
-    const b = Buffer.alloc(2);
-    b.writeInt16BE(n);
-    this.parts.push(b);
-    return this;
-  }
-  int32(n: number) {
-    const b = Buffer.alloc(4);
-    b.writeInt32BE(n);
-    this.parts.push(b);
-    return this;
-  }
-  int64(n: number) {
-    const b = Buffer.alloc(8);
-    b.writeBigInt64BE(BigInt(n));
-    this.parts.push(b);
-    return this;
-  }
-  bool(v: boolean) {
-    return this.int8(v ? 1 : 0);
-  }
-  /** COMPACT_NULLABLE_STRING / COMPACT_STRING. */
-  str(s: string | null) {
-    if (s === null) return this.uvarint(0);
-    const b = Buffer.from(s, 'utf8');
-    this.uvarint(b.byteLength + 1);
-    this.parts.push(b);
-    return this;
-  }
-  uuid(b: Buffer) {
-    this.parts.push(b);
-    return this;
-  }
-  /** COMPACT_ARRAY length (null: 0). */
-  array(n: number | null) {
-    return this.uvarint(n === null ? 0 : n + 1);
-  }
-  /** An empty tagged-field section. */
-  tags() {
-    return this.uvarint(0);
-  }
-  done() {
-    return Buffer.concat(this.parts);
-  }
-}
-
-const encode = (spec: ApiSpec['request'], version: number, value: Record<string, unknown>) => {
-  const w = new Writer();
-  encodeMessage(spec, version, value as never, w);
-  return w.toBuffer();
-};
-const decode = (spec: ApiSpec['request'], version: number, bytes: Buffer) =>
-  decodeMessage(spec, version, new Reader(bytes)) as Record<string, any>;
 
 describe('share message layouts against the definitions', () => {
   const id = Buffer.alloc(16, 0xab);
@@ -125,7 +50,7 @@ describe('share message layouts against the definitions', () => {
       .int32(5000)
       .int8(1)
       .array(1)
-      .uuid(id)
+      .raw(id)
       .array(2)
       .int32(0)
       .int32(2)
@@ -142,7 +67,7 @@ describe('share message layouts against the definitions', () => {
       if (v >= 2) b.int8(1);
       return b
         .array(1)
-        .uuid(id)
+        .raw(id)
         .array(1)
         .int32(3)
         .array(1)
@@ -218,7 +143,7 @@ describe('share message layouts against the definitions', () => {
       .str(null)
       .int32(30_000)
       .array(1)
-      .uuid(id)
+      .raw(id)
       .array(1)
       .int32(1)
       .int16(0)
@@ -229,7 +154,7 @@ describe('share message layouts against the definitions', () => {
       .int32(-1)
       .tags()
       .uvarint(records.byteLength + 1)
-      .uuid(records)
+      .raw(records)
       .array(1)
       .int64(5)
       .int64(7)
@@ -287,7 +212,7 @@ describe('share message layouts against the definitions', () => {
       .array(1)
       .str('t')
       .array(1)
-      .uuid(id)
+      .raw(id)
       .str('t')
       .array(1)
       .int32(0)
