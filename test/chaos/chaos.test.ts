@@ -76,5 +76,7 @@ describe('fault suite (short run)', () => {
       idempotentBumpDuplicates: r.log.idempotentBumpDuplicates,
     };
     if (FOUND_BY_SUITE_FIXED) expect(found).toEqual({ idempotentDuplicates: [], idempotentBumpDuplicates: [] });
-  }, 90_000);
+    // A bound only: server starts and restarts take many times longer on a loaded machine (measured:
+    // the workload ended at 77 s, reading back went past 90 s, at a load of 19 on two cores).
+  }, 240_000);
 });
