@@ -28,7 +28,7 @@ import type { DeliveryLeases, HeldLease, LeaseKey } from './delivery-lease.js';
 import { KeyLanes } from './key-lanes.js';
 import { batchVerdict } from './batch-response.js';
 import { matchesAny } from './filter-pattern.js';
-import { envelope, kafkaEventJson, MAX_EVENT_BYTES, partitionKey, recordJson, type EventBatch } from './kafka-event.js';
+import { EventLayout, kafkaEventJson, MAX_EVENT_BYTES, partitionKey, type EventBatch } from './kafka-event.js';
 import type { TriggerPositions } from './positions.js';
 import type { Invoke, TargetFactory } from './targets.js';
 import { deliveryKnobs, leaseMs, type DeliveryKnobs, type TriggerDefinition } from './trigger.js';
@@ -92,8 +92,8 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
   const hold: Hold = { lease: claim.lease, renewing: Promise.resolve() };
   try {
     return deliveryKnobs(first).ordering === 'KEY'
-      ? await deliverByKey(deps, key, control, hold)
-      : await deliverInOrder(deps, key, control, hold);
+      ? await deliverByKey(deps, key, control, hold, first)
+      : await deliverInOrder(deps, key, control, hold, first);
   } finally {
     // A run that stops while holding the lease gives it back, so the next commit claims it at once.
     if (hold.lease) await deps.leases.release(hold.lease).catch(() => {});
@@ -177,7 +177,13 @@ const tooLarge = (
   });
 
 /** Ordering PARTITION (Lambda's): one invocation in flight, batches in offset order. */
-async function deliverInOrder(deps: DeliveryDeps, key: LeaseKey, control: RunControl, hold: Hold): Promise<RunEnd> {
+async function deliverInOrder(
+  deps: DeliveryDeps,
+  key: LeaseKey,
+  control: RunControl,
+  hold: Hold,
+  first: TriggerDefinition,
+): Promise<RunEnd> {
   const invokerOf = targetOf(deps);
   // A partial batch response's failed records are the next batch, and its failures so far count
   // against MaximumRetryAttempts there: `failures` of the batch that starts at `at`.
@@ -185,9 +191,13 @@ async function deliverInOrder(deps: DeliveryDeps, key: LeaseKey, control: RunCon
   let ahead: ReadAhead | undefined;
   // The batching window of the batch starting at `position`: it is invoked at `until` at the latest.
   let gathering: { position: number; until: number } | undefined;
+  // The definition the run started with serves its first step (just read): later ones read it
+  // again, to see a pause or a change.
+  let known: TriggerDefinition | undefined = first;
   for (;;) {
     control.takeMore();
-    const d = await deps.registry.get(key.trigger).catch(notFoundAsUndefined);
+    const d = known ?? (await deps.registry.get(key.trigger).catch(notFoundAsUndefined));
+    known = undefined;
     if (d?.state !== 'ENABLED' || control.stopped()) return { how: 'stopped' };
     const topic = await deps.topics.get(key.topic);
     const state = await deps.log.state(topic, key.partition);
@@ -202,7 +212,8 @@ async function deliverInOrder(deps: DeliveryDeps, key: LeaseKey, control: RunCon
     // it; a position moved elsewhere (a group reset, retention) reads afresh.
     if (!ahead || position < ahead.from || position > ahead.next)
       ahead = { from: position, next: position, records: [] };
-    ahead.records = ahead.records.slice(firstAtOrAfter(ahead.records, position));
+    const past = firstAtOrAfter(ahead.records, position);
+    if (past > 0) ahead.records = ahead.records.slice(past);
     ahead.from = position;
     await readAhead(deps, topic, key.partition, ahead, d.batchSize, state.highWatermark);
     const read1 = ahead.records.slice(0, d.batchSize);
@@ -268,10 +279,14 @@ const stalled = (deps: DeliveryDeps, hold: Hold) => !hold.lease || deps.clock.no
  * batch per lane waits. A lane short of a full batch waits the batching window (from when its first
  * record was read) for more commits; a full one invokes as soon as the lane is free.
  */
-async function deliverByKey(deps: DeliveryDeps, key: LeaseKey, control: RunControl, hold: Hold): Promise<RunEnd> {
+async function deliverByKey(
+  deps: DeliveryDeps,
+  key: LeaseKey,
+  control: RunControl,
+  hold: Hold,
+  first: TriggerDefinition,
+): Promise<RunEnd> {
   const invokerOf = targetOf(deps);
-  const first = await deps.registry.get(key.trigger).catch(notFoundAsUndefined);
-  if (first?.state !== 'ENABLED') return { how: 'stopped' };
   const topic = await deps.topics.get(key.topic);
   const start = await deps.positions.current(first, topic, key.partition, await deps.log.state(topic, key.partition));
   // Lanes and batch size as the run started: a change applies from the next run.
@@ -548,11 +563,16 @@ async function readAhead(
   }
 }
 
-/** The index of the first record at or after `offset`. */
+/** The index of the first record at or after `offset` (records in offset order). */
 function firstAtOrAfter(records: DecodedRecord[], offset: number): number {
-  let i = 0;
-  while (i < records.length && records[i]!.offset < offset) i++;
-  return i;
+  let lo = 0;
+  let hi = records.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (records[mid]!.offset < offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 const eventOf = (topic: Topic, partition: number): Omit<EventBatch, 'records'> => ({
@@ -563,12 +583,12 @@ const eventOf = (topic: Topic, partition: number): Omit<EventBatch, 'records'> =
 
 /** How many of the batch's first records fit one event under the payload cap (and the first one's size). */
 function recordsThatFit(bootstrapServers: string, batch: EventBatch): { count: number; firstBytes: number } {
-  const { head, tail } = envelope(bootstrapServers, batch.topic, batch.partition);
-  let size = head.byteLength + tail.byteLength;
+  const layout = new EventLayout(bootstrapServers, batch);
+  let size = layout.emptyBytes;
   let count = 0;
   let firstBytes = 0;
   for (const r of batch.records) {
-    const bytes = recordJson(batch, r).byteLength + (count > 0 ? 1 : 0); // and the comma
+    const bytes = layout.recordBytes(r) + (count > 0 ? 1 : 0); // and the comma
     if (count === 0) firstBytes = size + bytes;
     if (size + bytes > MAX_EVENT_BYTES) break;
     size += bytes;

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAILURE_HEADERS } from '../../src/triggers/failure-topic.js';
-import { eventRecord, kafkaEventJson, MAX_EVENT_BYTES } from '../../src/triggers/kafka-event.js';
+import { EventLayout, eventRecord, kafkaEventJson, MAX_EVENT_BYTES } from '../../src/triggers/kafka-event.js';
 import { testApp } from '../support/test-app.js';
 import { eventually, orderProblems, recordValue, startSink, type Sink } from './webhook-sink.js';
 
@@ -35,6 +35,26 @@ describe('the event as JSON', () => {
     });
     // Sent twice (a retry), it is the same text.
     expect(kafkaEventJson('127.0.0.1:9092', { ...batch, records }).equals(json)).toBe(true);
+  });
+
+  it("counts each record's bytes as written, whatever its lengths, timestamps and headers", () => {
+    const batch = { topic: 'sizes', partition: 11, logAppendTime: true };
+    const bytes = (n: number) => new Uint8Array(n).map((_, i) => (i * 37) & 255);
+    const records = [0, 1, 2, 3, 4, 5, 100, 1001].map((n, i) => ({
+      offset: 10 ** i - 1,
+      timestamp: i === 0 ? -1 : 1545084650987 + i,
+      key: i % 3 === 0 ? null : bytes(n),
+      value: i % 4 === 1 ? null : bytes(n + 1),
+      headers: i % 2 === 0 ? [] : [{ key: `h€${i}`, value: i === 3 ? null : bytes(n) }],
+    }));
+    const layout = new EventLayout('b:1', batch);
+    const json = layout.write(records);
+    const counted = layout.emptyBytes + records.length - 1 + records.reduce((n, r) => n + layout.recordBytes(r), 0);
+    expect(json.byteLength).toBe(counted);
+    expect(JSON.parse(json.toString('utf8')).records['sizes-11']).toEqual(records.map((r) => eventRecord(batch, r)));
+    expect(layout.write([]).toString()).toBe(
+      '{"eventSource":"SelfManagedKafka","bootstrapServers":"b:1","records":{"sizes-11":[]}}',
+    );
   });
 });
 
