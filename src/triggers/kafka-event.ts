@@ -59,8 +59,8 @@ export function eventRecord(b: Omit<EventBatch, 'records'>, r: DecodedRecord): K
  * How one partition's event is written: its records' JSON between `head` and `tail`, separated by
  * commas. `recordBytes` counts a record's UTF-8 bytes without writing it (base64 and decimal
  * lengths are arithmetic), so the payload cap is kept before anything is encoded, and `write` puts
- * the whole event in one buffer of that size: no string or buffer per record (a delivery of a
- * thousand records a batch spent most of its time making and collecting those).
+ * the whole event in one buffer of that size, one write per record: no Buffer per record to make,
+ * concatenate and collect (what a delivery of a thousand records a batch spent most of its time on).
  */
 export class EventLayout {
   private readonly head: string;
