@@ -8,6 +8,8 @@
  * sensitive to other work on the machine than a rate is:
  *  - produce: one RecordBatch of one 1 KiB record (POST .../partitions/0/records, acks=all);
  *  - fetch: the record-batch fetch of up to 4 KiB (three or four 1-record objects) at an offset.
+ * With `--json`, the JSON path instead: a records:batch produce of 1000 STRING values of 1 KiB (the
+ * bench's json body, bench/payload.ts) and the format=string fetch of 1000 of them (max_bytes 1 MiB).
  * Under `node --cpu-prof --import tsx bench/request-cost.ts` it profiles both.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,12 +23,14 @@ import { countOperations } from '../src/storage/counting-stores.js';
 import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE } from '../src/wire/produce-request.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../src/wire/protocol.js';
 import { encodeRecordBatch } from '../src/wire/record-batch.js';
+import { produceBody } from './payload.js';
 
 const { values } = parseArgs({
   options: {
     requests: { type: 'string', default: '3000' },
     concurrency: { type: 'string', default: '8' },
     'wru-only': { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
   },
 });
 const REQUESTS = Number(values.requests);
@@ -161,9 +165,33 @@ async function measure(name: string, op: (i: number) => Promise<void>): Promise<
   );
 }
 
-await measure('produce (warm-up)', () => produce());
-await measure('produce', () => produce());
-await measure('fetch', (i) => fetchAt(i % REQUESTS));
-await writeUnitsPerRequest();
+const jsonBody = produceBody(1000);
+
+async function produceJson(): Promise<void> {
+  const res = await app.request(`${B}/topics/t/records:batch`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: jsonBody,
+  });
+  if (res.status !== 207) throw new Error(`produce: ${res.status} ${await res.text()}`);
+  await res.arrayBuffer();
+}
+
+async function fetchJsonAt(offset: number): Promise<void> {
+  const res = await app.request(`${B}/topics/t/partitions/0/records?offset=${offset}&max_bytes=1048576&format=string`);
+  if (res.status !== 200) throw new Error(`fetch: ${res.status} ${await res.text()}`);
+  await res.arrayBuffer();
+}
+
+if (values.json) {
+  await measure('json produce, 1000 records (warm-up)', () => produceJson());
+  await measure('json produce, 1000 records', () => produceJson());
+  await measure('json fetch, 1000 records', (i) => fetchJsonAt((i % (2 * REQUESTS)) * 1000));
+} else {
+  await measure('produce (warm-up)', () => produce());
+  await measure('produce', () => produce());
+  await measure('fetch', (i) => fetchAt(i % REQUESTS));
+  await writeUnitsPerRequest();
+}
 storage.close();
 rmSync(dir, { recursive: true, force: true });
