@@ -45,7 +45,12 @@ export const METRIC_UNITS = {
   TriggerErrors: 'Count',
   TriggerRecordsFiltered: 'Count',
   TriggerRecordsToFailureDestination: 'Count',
+  /** A gauge: the highest lag a delivery left behind its commit during the invocation. */
+  TriggerOffsetLag: 'Count',
 } as const;
+
+/** The gauges among them: published as the invocation's peak, not a sum. */
+const GAUGES: ReadonlySet<MetricName> = new Set(['TriggerOffsetLag']);
 
 export type MetricName = keyof typeof METRIC_UNITS;
 
@@ -73,17 +78,30 @@ export function telemetryFromEnv(env: Record<string, string | undefined>, functi
   };
 }
 
-/** One invocation: its request ids and counters. */
+/** One invocation: its request ids and counters (gauges at their peak), in all and per trigger. */
 export class Scope {
   readonly counters = new Map<MetricName, number>();
+  /** Each trigger's own values, published under its Trigger dimension (src/metrics.ts, MetricDimensions). */
+  readonly byTrigger = new Map<string, Map<MetricName, number>>();
 
   constructor(
     readonly requestId: string,
     readonly fields: Record<string, unknown> = {},
   ) {}
 
-  add(name: MetricName, value = 1): void {
-    this.counters.set(name, (this.counters.get(name) ?? 0) + value);
+  add(name: MetricName, value = 1, trigger?: string): void {
+    const tally = (values: Map<MetricName, number>) => {
+      const was = values.get(name) ?? 0;
+      values.set(name, GAUGES.has(name) ? Math.max(was, value) : was + value);
+    };
+    tally(this.counters);
+    if (trigger === undefined) return;
+    let own = this.byTrigger.get(trigger);
+    if (!own) {
+      own = new Map();
+      this.byTrigger.set(trigger, own);
+    }
+    tally(own);
   }
 
   get(name: MetricName): number {
@@ -97,18 +115,20 @@ export function currentScope(): Scope | undefined {
   return scopes.getStore();
 }
 
-/** Adds to a metric of the current invocation; a no-op outside one. */
-export function addMetric(name: MetricName, value = 1): void {
-  scopes.getStore()?.add(name, value);
+/** Adds to a metric of the current invocation (a gauge: keeps the peak); a no-op outside one. */
+export function addMetric(name: MetricName, value = 1, trigger?: string): void {
+  scopes.getStore()?.add(name, value, trigger);
 }
 
 /** The product's instrumentation seam (src/metrics.ts), listened to by the current invocation's scope. */
 export const scopeMetrics: Metrics = {
   // The listener's and the self-hosted server's metrics (connections, pools) never arise in a function.
-  add: (name, value) => {
-    if (name in METRIC_UNITS) addMetric(name as MetricName, value);
+  add: (name, value, dimensions) => {
+    if (name in METRIC_UNITS) addMetric(name as MetricName, value, dimensions?.Trigger);
   },
-  gauge: () => {},
+  gauge: (name, value, dimensions) => {
+    if (name in METRIC_UNITS) addMetric(name as MetricName, value, dimensions?.Trigger);
+  },
 };
 
 export type { LogLevel };
@@ -139,10 +159,24 @@ export function telemetryLogger(t: Telemetry): Logger {
  * dimension set ([Service]); the request id and function ride along as searchable properties.
  */
 export function emfLine(t: Telemetry, scope: Scope): string | undefined {
+  return emfDocument(t, scope, scope.counters);
+}
+
+/** One EMF document per trigger the scope has values of, dimensions [Service, Trigger]. */
+export function triggerEmfLines(t: Telemetry, scope: Scope): string[] {
+  return [...scope.byTrigger].flatMap(([trigger, values]) => emfDocument(t, scope, values, trigger) ?? []);
+}
+
+function emfDocument(
+  t: Telemetry,
+  scope: Scope,
+  from: ReadonlyMap<MetricName, number>,
+  trigger?: string,
+): string | undefined {
   const values: Record<string, number> = {};
   const metrics: { Name: string; Unit: string }[] = [];
   for (const [name, unit] of Object.entries(METRIC_UNITS)) {
-    const value = scope.get(name as MetricName);
+    const value = from.get(name as MetricName) ?? 0;
     if (value === 0) continue;
     values[name] = value;
     metrics.push({ Name: name, Unit: unit });
@@ -151,9 +185,16 @@ export function emfLine(t: Telemetry, scope: Scope): string | undefined {
   return JSON.stringify({
     _aws: {
       Timestamp: t.now(),
-      CloudWatchMetrics: [{ Namespace: t.namespace, Dimensions: [['Service']], Metrics: metrics }],
+      CloudWatchMetrics: [
+        {
+          Namespace: t.namespace,
+          Dimensions: [trigger === undefined ? ['Service'] : ['Service', 'Trigger']],
+          Metrics: metrics,
+        },
+      ],
     },
     Service: t.service,
+    ...(trigger !== undefined && { Trigger: trigger }),
     function: t.functionName,
     requestId: scope.requestId,
     ...values,
@@ -167,6 +208,7 @@ export async function inScope<T>(t: Telemetry, scope: Scope, fn: () => Promise<T
   } finally {
     const line = emfLine(t, scope);
     if (line) t.write(line);
+    for (const own of triggerEmfLines(t, scope)) t.write(own);
   }
 }
 

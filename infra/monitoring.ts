@@ -6,7 +6,8 @@
  * account's Lambda concurrency). They notify one SNS topic (subscribe an address with the alarmEmail context value, or anything
  * else to the output ARN).
  *
- * The custom metrics are the EMF metrics of functions/observability.ts, dimension [Service].
+ * The custom metrics are the EMF metrics of functions/observability.ts, dimension [Service]
+ * (triggers' are also published per trigger, [Service, Trigger], which the dashboard leaves out).
  */
 import { Duration, Validations } from 'aws-cdk-lib';
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
@@ -236,11 +237,25 @@ export class Monitoring extends Construct {
         ],
       }),
     );
+    // Throttles are not graphed: every function's throttles alarm, in the status widget, and the
+    // dashboard's metrics (50 in the free tier, 46 to 50 with per-function panels) go to triggers.
     this.dashboard.addWidgets(
       perFunction('Invocations', (fn) => fn.metricInvocations({ statistic: 'Sum' })),
       perFunction('Errors', (fn) => fn.metricErrors({ statistic: 'Sum' })),
-      perFunction('Throttles', (fn) => fn.metricThrottles({ statistic: 'Sum' })),
       perFunction('Duration p99 (ms)', (fn) => fn.metricDuration({ statistic: 'p99' })),
+      // Every trigger's together (each trigger's own series carry the Trigger dimension: one per
+      // trigger would not fit the budget); the lag is the highest a delivery left behind its commit.
+      new cw.GraphWidget({
+        title: 'Triggers',
+        width: 6,
+        left: [
+          custom('TriggerInvocations', 'invocations'),
+          custom('TriggerErrors', 'errors'),
+          custom('TriggerRecordsToFailureDestination', 'to failure destination'),
+          custom('TriggerRecordsFiltered', 'filtered'),
+        ],
+        right: [custom('TriggerOffsetLag', 'offset lag (max)', 'Maximum')],
+      }),
     );
     // How near the deployment runs to what throttles first as traffic grows. Throttle events and S3's
     // SlowDown have alarms (in the status widget); the dashboard stays within the free tier's 50 metrics.

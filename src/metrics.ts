@@ -46,9 +46,18 @@ export type GaugeName =
   /** A trigger partition's records past its committed offset, after a delivery's commit (Lambda's OffsetLag). */
   | 'TriggerOffsetLag';
 
+/**
+ * A metric's own dimension beside the process's Service: a trigger's name, so that each trigger
+ * has its series (as Lambda's event source mapping metrics per mapping). A value reported with it
+ * counts in the Service-wide total too.
+ */
+export interface MetricDimensions {
+  Trigger: string;
+}
+
 export interface Metrics {
-  add(name: MetricName, value: number): void;
-  gauge(name: GaugeName, value: number): void;
+  add(name: MetricName, value: number, dimensions?: MetricDimensions): void;
+  gauge(name: GaugeName, value: number, dimensions?: MetricDimensions): void;
 }
 
 export const noMetrics: Metrics = { add: () => {}, gauge: () => {} };
@@ -81,36 +90,82 @@ export function loggerOf(write: (level: LogLevel, msg: string, fields: Record<st
 
 export const noLogger: Logger = loggerOf(() => {});
 
-/**
- * Metrics of a long-running process (the self-hosted server, the Fargate listener): counters are
- * summed and each gauge keeps the highest value it reached until {@link drain}, which the host
- * calls on a timer to publish (the peak is what a limit is judged by).
- */
-export class IntervalMetrics implements Metrics {
-  readonly #counters = new Map<MetricName, number>();
-  readonly #gauges = new Map<GaugeName, { latest: number; max: number }>();
+export type MetricValues = Partial<Record<MetricName | GaugeName, number>>;
+
+/** Counters summed, gauges at their peak, over an interval. */
+class Tally {
+  readonly counters = new Map<MetricName, number>();
+  readonly gauges = new Map<GaugeName, { latest: number; max: number }>();
 
   add(name: MetricName, value: number): void {
-    this.#counters.set(name, (this.#counters.get(name) ?? 0) + value);
+    this.counters.set(name, (this.counters.get(name) ?? 0) + value);
   }
 
   gauge(name: GaugeName, value: number): void {
-    const g = this.#gauges.get(name);
+    const g = this.gauges.get(name);
     if (g) {
       g.latest = value;
       g.max = Math.max(g.max, value);
-    } else this.#gauges.set(name, { latest: value, max: value });
+    } else this.gauges.set(name, { latest: value, max: value });
   }
 
-  /** The non-zero counters since the last drain and each gauge's peak; the gauges start again from their latest value. */
-  drain(): Partial<Record<MetricName | GaugeName, number>> {
-    const out: Partial<Record<MetricName | GaugeName, number>> = {};
-    for (const [name, value] of this.#counters) if (value !== 0) out[name] = value;
-    this.#counters.clear();
-    for (const [name, g] of this.#gauges) {
+  drain(): MetricValues {
+    const out: MetricValues = {};
+    for (const [name, value] of this.counters) if (value !== 0) out[name] = value;
+    this.counters.clear();
+    for (const [name, g] of this.gauges) {
       if (g.max !== 0) out[name] = g.max;
       g.max = g.latest;
     }
+    return out;
+  }
+}
+
+/**
+ * Metrics of a long-running process (the self-hosted server, the Fargate listener): counters are
+ * summed and each gauge keeps the highest value it reached until {@link drain}, which the host
+ * calls on a timer to publish (the peak is what a limit is judged by); a trigger's own series
+ * likewise until {@link drainByTrigger}.
+ */
+export class IntervalMetrics implements Metrics {
+  readonly #total = new Tally();
+  readonly #byTrigger = new Map<string, Tally>();
+
+  add(name: MetricName, value: number, dimensions?: MetricDimensions): void {
+    this.#total.add(name, value);
+    if (dimensions) this.#tallyOf(dimensions.Trigger).add(name, value);
+  }
+
+  gauge(name: GaugeName, value: number, dimensions?: MetricDimensions): void {
+    this.#total.gauge(name, value);
+    if (dimensions) this.#tallyOf(dimensions.Trigger).gauge(name, value);
+  }
+
+  #tallyOf(trigger: string): Tally {
+    let tally = this.#byTrigger.get(trigger);
+    if (!tally) {
+      tally = new Tally();
+      this.#byTrigger.set(trigger, tally);
+    }
+    return tally;
+  }
+
+  /** The non-zero counters since the last drain and each gauge's peak; the gauges start again from their latest value. */
+  drain(): MetricValues {
+    return this.#total.drain();
+  }
+
+  /**
+   * Each trigger's values reported since the last drain. A trigger's gauges do not carry over: a
+   * trigger that reported nothing in the interval (idle, or deleted) publishes nothing.
+   */
+  drainByTrigger(): Map<string, MetricValues> {
+    const out = new Map<string, MetricValues>();
+    for (const [trigger, tally] of this.#byTrigger) {
+      const values = tally.drain();
+      if (Object.keys(values).length > 0) out.set(trigger, values);
+    }
+    this.#byTrigger.clear();
     return out;
   }
 }

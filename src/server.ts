@@ -23,7 +23,7 @@ import { MemoryPool } from './limits/memory-pool.js';
 import { failureBucketWriter } from './storage/failure-bucket-writer.js';
 import { failureMessageSender } from './storage/failure-message-sender.js';
 import { lazyLambdaInvoker } from './storage/lazy-lambda-invoker.js';
-import { IntervalMetrics, loggerOf } from './metrics.js';
+import { IntervalMetrics, loggerOf, type MetricValues } from './metrics.js';
 
 // A bad flag or variable is told in a line and the usage, not a stack; --help prints the usage.
 let config: ServerConfig;
@@ -177,30 +177,35 @@ console.error(
   ].join('\n'),
 );
 
-// The metrics as one CloudWatch EMF line per interval (Service dimension, as the functions' own).
+// The metrics as CloudWatch EMF lines per interval: the totals (Service dimension, as the
+// functions' own), and each trigger's own series (Service and Trigger).
+const emfLine = (values: MetricValues, trigger?: string) => {
+  const names = Object.keys(values);
+  if (names.length === 0) return;
+  const { namespace, service } = config.metrics;
+  process.stdout.write(
+    `${JSON.stringify({
+      _aws: {
+        Timestamp: Date.now(),
+        CloudWatchMetrics: [
+          {
+            Namespace: namespace,
+            Dimensions: [trigger === undefined ? ['Service'] : ['Service', 'Trigger']],
+            Metrics: names.map((n) => ({ Name: n, Unit: n.endsWith('Bytes') ? 'Bytes' : 'Count' })),
+          },
+        ],
+      },
+      Service: service,
+      ...(trigger !== undefined && { Trigger: trigger }),
+      ...values,
+    })}\n`,
+  );
+};
 const emfTimer =
   config.metrics.intervalMs > 0
     ? setInterval(() => {
-        const values = metrics.drain();
-        const names = Object.keys(values);
-        if (names.length === 0) return;
-        const { namespace, service } = config.metrics;
-        process.stdout.write(
-          `${JSON.stringify({
-            _aws: {
-              Timestamp: Date.now(),
-              CloudWatchMetrics: [
-                {
-                  Namespace: namespace,
-                  Dimensions: [['Service']],
-                  Metrics: names.map((n) => ({ Name: n, Unit: n.endsWith('Bytes') ? 'Bytes' : 'Count' })),
-                },
-              ],
-            },
-            Service: service,
-            ...values,
-          })}\n`,
-        );
+        emfLine(metrics.drain());
+        for (const [trigger, values] of metrics.drainByTrigger()) emfLine(values, trigger);
       }, config.metrics.intervalMs)
     : undefined;
 emfTimer?.unref();

@@ -238,7 +238,8 @@ async function deliverInOrder(
     // Filtered records are committed with the batch, never invoked with.
     const patterns = patternsOf(d);
     let records = patterns.length === 0 ? read1 : read1.filter((r) => matchesAny(patterns, filterView(topic, r)));
-    if (records.length < read1.length) deps.metrics?.add('TriggerRecordsFiltered', read1.length - records.length);
+    if (records.length < read1.length)
+      deps.metrics?.add('TriggerRecordsFiltered', read1.length - records.length, { Trigger: d.name });
     // Lambda's payload cap: the batch ends before the record that would take the event past it.
     const fit = recordsThatFit(deps.bootstrapServers, { ...eventOf(topic, key.partition), records });
     if (records.length > 0 && fit.count === 0) {
@@ -264,7 +265,7 @@ async function deliverInOrder(
     }
     if (stalled(deps, hold)) return { how: 'stopped' };
     await deps.positions.commit(d, topic, key.partition, next);
-    deps.metrics?.gauge('TriggerOffsetLag', Math.max(0, state.highWatermark - next));
+    deps.metrics?.gauge('TriggerOffsetLag', Math.max(0, state.highWatermark - next), { Trigger: d.name });
     if (failedFrom !== undefined) await sleep(backoff(partial.failures, deps.retryBackoff));
   }
 }
@@ -446,8 +447,8 @@ async function deliver(
     const event = kafkaEventJson(deps.bootstrapServers, { ...eventOf(topic, partition), records: current });
     const through = offsets[offsets.length - 1]! + 1;
     const outcome = await invoke(event);
-    deps.metrics?.add('TriggerInvocations', 1);
-    if (!outcome.ok) deps.metrics?.add('TriggerErrors', 1);
+    deps.metrics?.add('TriggerInvocations', 1, { Trigger: d.name });
+    if (!outcome.ok) deps.metrics?.add('TriggerErrors', 1, { Trigger: d.name });
     let error = outcome.ok ? undefined : outcome.error;
     if (outcome.ok && !knobs.reportBatchItemFailures) return { through };
     if (outcome.ok) {
@@ -517,7 +518,7 @@ async function failRecords(
   }
   try {
     await sendFailed(deps, knobs.onFailureDestination, d.target, { trigger: d.name, ...failed });
-    deps.metrics?.add('TriggerRecordsToFailureDestination', failed.records.length);
+    deps.metrics?.add('TriggerRecordsToFailureDestination', failed.records.length, { Trigger: d.name });
   } catch (e) {
     // A failure topic that refuses the records as too large would refuse them on every retry:
     // they are reported and dropped rather than holding the partition for ever.

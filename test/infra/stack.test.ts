@@ -283,9 +283,11 @@ describe('observability', () => {
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
   });
 
-  it('the dashboard shows DynamoDB capacity and account concurrency, within the free tier (50 metrics) at 3 stores and the listener', () => {
+  it('the dashboard shows DynamoDB capacity, account concurrency and triggers, within the free tier (50 metrics) at 3 stores, the listener and an authorizer', () => {
     const big = synthStack(
       {
+        authMode: 'apiKey',
+        apiKeySha256: 'b'.repeat(64),
         replicaStores: 2,
         expressOneZoneAzIds: 'use1-az4',
         kafkaListener: true,
@@ -307,6 +309,10 @@ describe('observability', () => {
             'AWS/DynamoDB/ConsumedReadCapacityUnits',
             'AWS/DynamoDB/ConsumedWriteCapacityUnits',
             'AWS/Lambda/ClaimedAccountConcurrency',
+            'S3KafkaLog/TriggerInvocations',
+            'S3KafkaLog/TriggerErrors',
+            'S3KafkaLog/TriggerRecordsToFailureDestination',
+            'S3KafkaLog/TriggerOffsetLag',
           ]),
         );
         expect(metrics.length).toBeLessThanOrEqual(50);

@@ -2,10 +2,11 @@
  * Triggers' metrics through the Metrics seam (src/metrics.ts): invocations, errors (failed
  * invocations), records filtered, records sent to the failure destination, and the offset lag a
  * delivery leaves behind its commit, counted by a delivery with a filter, a poison record retried
- * and given up on to a failure topic, and records after it delivered.
+ * and given up on to a failure topic, and records after it delivered; each under the trigger's
+ * own dimension too, and the local server's interval metrics per trigger.
  */
 import { afterAll, expect, it } from 'vitest';
-import type { GaugeName, Metrics, MetricName } from '../../src/metrics.js';
+import { IntervalMetrics, type GaugeName, type Metrics, type MetricName } from '../../src/metrics.js';
 import { createServices, createStorage } from '../../src/compose.js';
 import { serverConfigFromEnv } from '../../src/config/server-config.js';
 import { createApp } from '../../src/http/app.js';
@@ -14,9 +15,18 @@ import { eventually, recordValue, startSink } from './webhook-sink.js';
 
 const counts = new Map<string, number>();
 const gauges = new Map<string, number[]>();
+/** What was reported with a trigger's dimension, by `{trigger}/{name}`. */
+const own = new Map<string, number>();
 const metrics: Metrics = {
-  add: (name: MetricName, value: number) => counts.set(name, (counts.get(name) ?? 0) + value),
-  gauge: (name: GaugeName, value: number) => gauges.set(name, [...(gauges.get(name) ?? []), value]),
+  add: (name: MetricName, value: number, dimensions) => {
+    counts.set(name, (counts.get(name) ?? 0) + value);
+    if (dimensions) own.set(`${dimensions.Trigger}/${name}`, (own.get(`${dimensions.Trigger}/${name}`) ?? 0) + value);
+  },
+  gauge: (name: GaugeName, value: number, dimensions) => {
+    gauges.set(name, [...(gauges.get(name) ?? []), value]);
+    if (dimensions)
+      own.set(`${dimensions.Trigger}/${name}`, Math.max(own.get(`${dimensions.Trigger}/${name}`) ?? 0, value));
+  },
 };
 const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', GROUP_INITIAL_REBALANCE_DELAY_MS: '0' });
 const services = createServices(config, createStorage(config.backend), undefined, { runTriggers: true, metrics });
@@ -83,7 +93,32 @@ it('counts invocations, errors, filtered records and records sent to the failure
     expect(lag.length).toBeGreaterThan(0);
     expect(Math.max(...lag)).toBeGreaterThan(0);
     expect(lag[lag.length - 1]).toBe(0);
+    // Every one of them under the trigger's own dimension as well.
+    expect(Object.fromEntries(own)).toEqual({
+      'm-hook/TriggerInvocations': 5,
+      'm-hook/TriggerErrors': 3,
+      'm-hook/TriggerRecordsFiltered': 1,
+      'm-hook/TriggerRecordsToFailureDestination': 1,
+      'm-hook/TriggerOffsetLag': Math.max(...lag),
+    });
   } finally {
     await sink.close();
   }
+});
+
+it("the local server's interval metrics: totals, and each trigger's own values until drained", () => {
+  const m = new IntervalMetrics();
+  m.add('TriggerInvocations', 2, { Trigger: 'a' });
+  m.add('TriggerInvocations', 1, { Trigger: 'b' });
+  m.gauge('TriggerOffsetLag', 7, { Trigger: 'a' });
+  m.gauge('TriggerOffsetLag', 3, { Trigger: 'a' });
+  m.add('ProduceRecords', 4);
+  expect(m.drain()).toEqual({ TriggerInvocations: 3, TriggerOffsetLag: 7, ProduceRecords: 4 });
+  expect(Object.fromEntries(m.drainByTrigger())).toEqual({
+    a: { TriggerInvocations: 2, TriggerOffsetLag: 7 },
+    b: { TriggerInvocations: 1 },
+  });
+  // A trigger that reported nothing since publishes nothing: its lag is not carried over.
+  expect(m.drainByTrigger().size).toBe(0);
+  expect(m.drain()).toEqual({ TriggerOffsetLag: 3 });
 });
