@@ -69,7 +69,9 @@ const reference = () =>
     triggerInvokerRoleArns: outputs.TriggerInvokerRoleArns!,
   });
 
-describe('KafkaLogTrigger in a synthesized template', () => {
+// The first user stack synthesized loads much of aws-cdk-lib (16 s on a loaded 2-core machine):
+// the bound is for that, not for the assertions.
+describe('KafkaLogTrigger in a synthesized template', { timeout: 120_000 }, () => {
   it("the log stack names its delivering roles: the scheduler's and the listener's task role", () => {
     const roles = outputs.TriggerInvokerRoleArns!.split(',');
     expect(roles).toHaveLength(2);
