@@ -175,40 +175,9 @@ export interface GroupListing {
 /** GET /share-groups/{group}: the shape the client reads too. */
 export type { ShareGroupJson as ShareGroupDescription } from '../../src/wire/share-group-json.js';
 
-export type TriggerTarget =
-  | { type: 'WEBHOOK'; url: string; timeout_ms: number }
-  | { type: 'LAMBDA'; function_arn: string; timeout_ms: number };
-
-export interface Trigger {
-  trigger_name: string;
-  topic_name: string;
-  group_id: string;
-  target: TriggerTarget;
-  state: 'ENABLED' | 'PAUSED';
-  created_at: string;
-  batch_size: number;
-  starting_position: string;
-  starting_position_timestamp?: number;
-  maximum_batching_window_ms: number;
-  maximum_retry_attempts: number;
-  maximum_record_age_seconds: number;
-  bisect_batch_on_function_error: boolean;
-  function_response_types: string[];
-  on_failure_destination?: string;
-  filter_criteria?: { filters: { pattern: string }[] };
-  ordering: string;
-  key_lanes?: number;
-}
-
-export interface TriggerDescription extends Trigger {
-  lag: number;
-  partitions: {
-    partition_id: number;
-    committed_offset: number | null;
-    log_start_offset: number;
-    high_watermark: number;
-    lag: number;
-    /** While a delivery holds the partition's lease: until when. */
-    delivering_until: string | null;
-  }[];
-}
+/** GET /triggers and GET /triggers/{trigger}: the shapes the client reads too. */
+export type {
+  TriggerDescriptionJson as TriggerDescription,
+  TriggerJson as Trigger,
+  TriggerTargetJson as TriggerTarget,
+} from '../../src/wire/trigger-json.js';

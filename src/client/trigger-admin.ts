@@ -2,9 +2,10 @@
  * The admin calls of triggers (a topic bound to a target, delivered as a consumer group of its own;
  * docs/triggers.md) over the server's /triggers extension of v3.
  */
+import type { TriggerDescriptionJson, TriggerJson, TriggerStartingPosition } from '../wire/trigger-json.js';
 import { enc, type Transport } from './transport.js';
 
-export type TriggerStartingPosition = 'LATEST' | 'TRIM_HORIZON' | 'AT_TIMESTAMP';
+export type { TriggerStartingPosition };
 
 /** An HTTP endpoint POSTed the event, or a Lambda function (by ARN) invoked with it. */
 export type TriggerTargetConfig =
@@ -75,42 +76,9 @@ export interface TriggerDescription extends TriggerInfo {
   partitions: TriggerPartitionDescription[];
 }
 
-interface WireTrigger {
-  trigger_name: string;
-  topic_name: string;
-  group_id: string;
-  target:
-    | { type: 'WEBHOOK'; url: string; timeout_ms: number }
-    | { type: 'LAMBDA'; function_arn: string; timeout_ms: number };
-  batch_size: number;
-  maximum_batching_window_ms: number;
-  maximum_retry_attempts: number;
-  maximum_record_age_seconds: number;
-  bisect_batch_on_function_error: boolean;
-  function_response_types: 'ReportBatchItemFailures'[];
-  on_failure_destination?: string;
-  filter_criteria?: { filters: { pattern: string }[] };
-  starting_position: TriggerStartingPosition;
-  starting_position_timestamp?: number;
-  state: 'ENABLED' | 'PAUSED';
-  created_at: string;
-}
-
-interface WireTriggerDescription extends WireTrigger {
-  lag: number;
-  partitions: {
-    partition_id: number;
-    committed_offset: number | null;
-    log_start_offset: number;
-    high_watermark: number;
-    lag: number;
-    delivering_until: string | null;
-  }[];
-}
-
 type Call = <T>(fn: () => Promise<T>) => Promise<T>;
 
-const info = (w: WireTrigger): TriggerInfo => ({
+const info = (w: TriggerJson): TriggerInfo => ({
   name: w.trigger_name,
   topic: w.topic_name,
   groupId: w.group_id,
@@ -150,7 +118,7 @@ export async function createTrigger(transport: Transport, call: Call, config: Tr
       starting_position_timestamp: config.startingPositionTimestamp,
     }),
   };
-  const res = await call(() => transport.request<WireTrigger>('POST', '/triggers', { body }));
+  const res = await call(() => transport.request<TriggerJson>('POST', '/triggers', { body }));
   return info(res.body);
 }
 
@@ -168,12 +136,12 @@ function knobsBody(k: TriggerKnobs) {
 }
 
 export async function listTriggers(transport: Transport, call: Call): Promise<TriggerInfo[]> {
-  const res = await call(() => transport.request<{ data: WireTrigger[] }>('GET', '/triggers'));
+  const res = await call(() => transport.request<{ data: TriggerJson[] }>('GET', '/triggers'));
   return res.body.data.map(info).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 export async function describeTrigger(transport: Transport, call: Call, name: string): Promise<TriggerDescription> {
-  const res = await call(() => transport.request<WireTriggerDescription>('GET', `/triggers/${enc(name)}`));
+  const res = await call(() => transport.request<TriggerDescriptionJson>('GET', `/triggers/${enc(name)}`));
   const w = res.body;
   return {
     ...info(w),
@@ -198,7 +166,7 @@ export async function setTriggerState(
   name: string,
   action: 'pause' | 'resume',
 ): Promise<TriggerInfo> {
-  const res = await call(() => transport.request<WireTrigger>('POST', `/triggers/${enc(name)}/${action}`));
+  const res = await call(() => transport.request<TriggerJson>('POST', `/triggers/${enc(name)}/${action}`));
   return info(res.body);
 }
 
