@@ -323,6 +323,7 @@ export function composeServices(
     config: config.transactions,
     timerSlotMs: maintenance.timerSlotMs,
     checkMember: (g, m, gen, offsets) => groups.offsets.checkMember(g, m, gen, offsets),
+    featureLevel: () => features.current(clock.now()),
   });
   return {
     clusterId: config.clusterId,

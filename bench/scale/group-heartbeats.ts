@@ -1,7 +1,7 @@
 import { GroupCoordinator } from '../../src/groups/coordinator.js';
 import { TopicRegistry } from '../../src/topics/topics.js';
 import type { Scenario, ScenarioFigures, Simulation } from './scenario.js';
-import type { TrafficSummary } from './simulated-storage.js';
+import { perOp, type TrafficSummary } from './simulated-storage.js';
 
 /**
  * A KIP-848 consumer group of 1,000 members on one topic of 1,000 partitions, every member
@@ -107,10 +107,3 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
       : '-',
   };
 }
-
-/** Calls and DynamoDB units per operation between two summaries (`before` undefined: from the start). */
-const perOp = (t: TrafficSummary, before: TrafficSummary | undefined, n: number) => {
-  const calls = (x: TrafficSummary | undefined) => Object.values(x?.calls ?? {}).reduce((a, b) => a + b, 0);
-  const d = (f: (x: TrafficSummary) => number) => (f(t) - (before ? f(before) : 0)) / Math.max(1, n);
-  return `${((calls(t) - calls(before)) / Math.max(1, n)).toFixed(2)} calls, ${d((x) => x.readUnits).toFixed(2)} RCU, ${d((x) => x.writeUnits).toFixed(2)} WCU`;
-};

@@ -1,6 +1,7 @@
 import { groupHeartbeats } from './group-heartbeats.js';
 import { hotTopic } from './hot-topic.js';
 import { idempotentProducers } from './idempotent-producers.js';
+import { largeTransaction } from './large-transaction.js';
 import { maintenanceRound } from './maintenance-round.js';
 import type { Scenario } from './scenario.js';
 
@@ -14,4 +15,5 @@ export const SCENARIOS: Scenario[] = [
   groupHeartbeats,
   hotTopic,
   idempotentProducers,
+  largeTransaction,
 ];

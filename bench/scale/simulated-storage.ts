@@ -191,3 +191,10 @@ function freshCounts() {
     writesOf: new Map<string, number[]>(),
   };
 }
+
+/** Calls and DynamoDB units per operation between two summaries (`before` undefined: from the start). */
+export const perOp = (t: TrafficSummary, before: TrafficSummary | undefined, n: number) => {
+  const calls = (x: TrafficSummary | undefined) => Object.values(x?.calls ?? {}).reduce((a, b) => a + b, 0);
+  const d = (f: (x: TrafficSummary) => number) => (f(t) - (before ? f(before) : 0)) / Math.max(1, n);
+  return `${((calls(t) - calls(before)) / Math.max(1, n)).toFixed(2)} calls, ${d((x) => x.readUnits).toFixed(2)} RCU, ${d((x) => x.writeUnits).toFixed(2)} WCU`;
+};

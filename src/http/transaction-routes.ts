@@ -219,12 +219,12 @@ export function transactionRoutes(): Hono<AppEnv> {
       body.partitions.map((p) => p.topic_name),
     );
     const { transactions, clusterId } = c.get('services');
-    const r = await transactions.addPartitions(
+    await transactions.addPartitions(
       c.req.param('id'),
       producerOf(body),
       body.partitions.map((p) => ({ topic: p.topic_name, partition: p.partition_id })),
     );
-    return c.json(show(clusterId, r));
+    return c.json(show(clusterId, await transactions.describe(c.req.param('id'))));
   });
 
   app.post('/transactions/:id/offsets', async (c) => {
@@ -240,12 +240,8 @@ export function transactionRoutes(): Hono<AppEnv> {
     }));
     const member =
       body.member_id !== undefined ? { memberId: body.member_id, generation: body.generation_id ?? -1 } : undefined;
-    return c.json(
-      show(
-        clusterId,
-        await transactions.commitOffsets(c.req.param('id'), producerOf(body), body.group_id, offsets, member),
-      ),
-    );
+    await transactions.commitOffsets(c.req.param('id'), producerOf(body), body.group_id, offsets, member);
+    return c.json(show(clusterId, await transactions.describe(c.req.param('id'))));
   });
 
   for (const action of ['commit', 'abort'] as const) {

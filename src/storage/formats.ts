@@ -56,7 +56,9 @@ export const FORMATS = {
   'share-partition': { version: 1, what: 'share-partition: SPSO, SPEO, in-flight records (share# / sp#)' },
   'share-member': { version: 1, what: 'share group member of the Kafka protocol (share# / smbr#)' },
   'durable-timer': { version: 1, what: 'durable timer (timer#)' },
-  transaction: { version: 1, what: 'transaction state (txn# / state)' },
+  // 2: the partitions, groups and offsets are items of their own (`transaction-entry`), from level 8.
+  transaction: { version: 2, what: 'transaction state (txn# / state)' },
+  'transaction-entry': { version: 1, what: "a transaction's partition, group or pending offset (txn# / p#, g#, o#)" },
   'transaction-registry': { version: 1, what: 'transactional-id registry (txn-ids)' },
   'pending-offsets': { version: 1, what: 'pending transactional offsets marker (txn-offsets#)' },
   acl: { version: 1, what: 'ACL (acl)' },
@@ -111,6 +113,12 @@ export const FEATURE_LEVELS: readonly FeatureLevel[] = [
     level: 7,
     what: "a consumer group keeps its members' subscriptions and targets in summary items: a join reads those",
     formats: { group: 3 },
+  },
+  // A release before it reads a transaction's partitions and offsets from its state item only.
+  {
+    level: 8,
+    what: 'a transaction keeps its partitions, groups and pending offsets in items of their own',
+    formats: { transaction: 2 },
   },
 ];
 
@@ -212,6 +220,12 @@ const SHARE_SK_FORMATS: [string, FormatName][] = [
   ['sp#', 'share-partition'],
   ['smbr#', 'share-member'],
 ];
+const TXN_SK_FORMATS: [string, FormatName][] = [
+  ['state', 'transaction'],
+  ['p#', 'transaction-entry'],
+  ['g#', 'transaction-entry'],
+  ['o#', 'transaction-entry'],
+];
 const PK_FORMATS: [string, FormatName][] = [
   ['pid#', 'producer'],
   ['timer#', 'durable-timer'],
@@ -236,6 +250,7 @@ export function itemFormat(pk: string, sk: string): FormatName {
   if (pk.startsWith('part#')) return bySk(PARTITION_SK_FORMATS, sk);
   if (pk.startsWith('group#')) return bySk(GROUP_SK_FORMATS, sk);
   if (pk.startsWith('share#')) return bySk(SHARE_SK_FORMATS, sk);
+  if (pk.startsWith('txn#')) return bySk(TXN_SK_FORMATS, sk);
   return PK_FORMATS.find(([prefix]) => pk === prefix || pk.startsWith(prefix))?.[1] ?? 'other';
 }
 

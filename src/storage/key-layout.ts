@@ -19,7 +19,9 @@
  * pk `share#{id}`                   sk `config` (a share group's configs), `sp#{topic}#{p}` (a share-partition),
  *                                   `smbr#{memberId}` (a Kafka share consumer's membership, src/share/share-members.ts)
  * pk `timer#{slot}`                 sk `{expiry}#{kind}#{id}` (durable timers)
- * pk `txn#{transactionalId}`        sk `state` (the transaction coordinator's state of the id)
+ * pk `txn#{transactionalId}`        sk `state` (the transaction coordinator's state of the id); from transaction
+ *                                   format 2, `p#{topic}#{p}`, `g#{groupId}`, `o#{groupId}#{topic}#{p}` (a
+ *                                   partition, group or pending offset of its transaction, src/transactions/transaction-items.ts)
  * pk `txn-ids`                      sk `{transactionalId}` (the registry of transactional ids)
  * pk `txn-offsets#{groupId}`        sk `{transactionalId}` (a transaction may hold offsets of the group)
  * pk `acl`                          sk the ACL's fields, URI-encoded and joined by `|` (one item per ACL)
@@ -103,6 +105,14 @@ export const producerEntrySk = (producerId: number) => `${PRODUCER_ENTRY_PREFIX}
 // One transactional id (src/transactions), and their registry (listing is one query).
 export const txnPk = (transactionalId: string) => `txn#${transactionalId}`;
 export const TXN_STATE_SK = 'state';
+export const TXN_PARTITION_PREFIX = 'p#';
+export const TXN_GROUP_PREFIX = 'g#';
+export const TXN_OFFSET_PREFIX = 'o#';
+export const txnPartitionSk = (topic: string, partition: number) => `${TXN_PARTITION_PREFIX}${topic}#${partition}`;
+export const txnGroupSk = (groupId: string) => `${TXN_GROUP_PREFIX}${groupId}`;
+/** Topic names hold no `#`, so the last two `#` part the key whatever the group id holds. */
+export const txnOffsetSk = (groupId: string, topic: string, partition: number) =>
+  `${TXN_OFFSET_PREFIX}${groupId}#${topic}#${partition}`;
 export const TXN_REGISTRY_PK = 'txn-ids';
 /** The transactions that may hold offsets of a group (src/transactions/pending-offsets.ts), one item each. */
 export const pendingOffsetsPk = (groupId: string) => `txn-offsets#${groupId}`;

@@ -29,6 +29,7 @@ export function createTransactionCoordinator(deps: {
   config?: Partial<TransactionConfig>;
   timerSlotMs?: number;
   checkMember?: TransactionDeps['checkMember'];
+  featureLevel?: TransactionDeps['featureLevel'];
 }): TransactionCoordinator {
   const { metadata } = deps;
   return new TransactionCoordinator({
@@ -42,5 +43,6 @@ export function createTransactionCoordinator(deps: {
     timers: new DurableTimers(metadata, deps.timerSlotMs === undefined ? {} : { slotMs: deps.timerSlotMs }),
     ...(deps.config ? { config: deps.config } : {}),
     ...(deps.checkMember ? { checkMember: deps.checkMember } : {}),
+    ...(deps.featureLevel ? { featureLevel: deps.featureLevel } : {}),
   });
 }

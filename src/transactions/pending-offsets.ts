@@ -4,7 +4,8 @@
  * is answered UNSTABLE_OFFSET_COMMIT for those, and retries: reading the offset committed before
  * the transaction, it would process again what the transaction is about to commit as processed.
  *
- * The offsets themselves wait in the transaction's item (pk `txn#{id}`); a group's readers find
+ * The offsets themselves wait in the transaction's items (pk `txn#{id}`: its state item in format 1,
+ * an item per offset in format 2, transaction-items.ts); a group's readers find
  * the transactions that may hold some for it through one marker per (group, transactional id)
  * (pk `txn-offsets#{group}`, sk the id), so the check is one query of the group, not a scan of
  * every transactional id. The item stays the truth: a marker only says where to look.
@@ -18,7 +19,8 @@
  */
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import { pendingOffsetsPk, TXN_STATE_SK, txnPk } from '../storage/key-layout.js';
-import { isComplete, type TransactionRecord } from './transaction-state.js';
+import { TransactionItems } from './transaction-items.js';
+import { isComplete, isSplit, type StoredTransaction } from './transaction-state.js';
 
 interface Marker {
   /** The version of the transaction item the offsets' conditional write was conditioned on. */
@@ -62,10 +64,12 @@ export async function unstableOffsets(metadata: MetadataStore, groupId: string):
   const markers = await metadata.query<Marker>(pendingOffsetsPk(groupId));
   await Promise.all(
     markers.map(async (m) => {
-      const txn = await metadata.get<TransactionRecord>(txnPk(m.sk), TXN_STATE_SK);
+      const txn = await metadata.get<StoredTransaction>(txnPk(m.sk), TXN_STATE_SK);
       // Complete (or Empty): committed to the group, or dropped. Prepare*: decided, not yet written.
       if (txn && !isComplete(txn.value.state)) {
-        for (const o of txn.value.offsets) if (o.groupId === groupId) unstable.add(`${o.topic}#${o.partition}`);
+        const rec = txn.value;
+        const offsets = isSplit(rec) ? await new TransactionItems(metadata).offsetsOf(rec, groupId) : rec.offsets;
+        for (const o of offsets) if (o.groupId === groupId) unstable.add(`${o.topic}#${o.partition}`);
       } else if (!txn || m.value.afterVersion < txn.version) {
         await forget(metadata, m).catch(() => {}); // tidying only
       }

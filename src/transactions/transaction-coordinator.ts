@@ -13,6 +13,10 @@
  * A process that dies between them leaves Prepare*, which whoever comes next finishes: the
  * producer's retry, its next init, any request for the id, or the transaction's timeout timer
  * (fired by the scheduler with no request at all).
+ *
+ * From feature level 8 (transaction format 2) the transaction's partitions, groups and offsets are
+ * items of their own (transaction-items.ts): a join writes those, and the state item only when it
+ * starts a transaction; step 2 reads them after step 1.
  */
 import type { Clock } from '../clock.js';
 import { KafkaError, isKafkaError } from '../wire/errors.js';
@@ -22,24 +26,32 @@ import { requirePartition, type TopicRegistry } from '../topics/topics.js';
 import { DEFAULT_TRANSACTION_CONFIG, type TransactionConfig } from './transaction-config.js';
 import { mapBounded, partitionPage, type PartitionCursor } from '../topics/partition-scan.js';
 import type { ProducerIds } from '../producer/producer-ids.js';
-import type { MetadataStore, MetaItem } from '../storage/ports.js';
+import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import { holdsWrite, optimisticUpdate, type Decision, type UpdateOutcome } from '../storage/optimistic-update.js';
 import type { DurableTimer, DurableTimers } from '../timer/durable-timers.js';
 import { TXN_REGISTRY_PK, TXN_STATE_SK as TXN_SK, txnPk } from '../storage/key-layout.js';
+import { SUPPORTED_FEATURE_LEVEL, writeVersion } from '../storage/formats.js';
 import { clearPendingOffsets, markPendingOffsets, unstableOffsets } from './pending-offsets.js';
+import { entriesOf, holdsEntry, TransactionItems } from './transaction-items.js';
 import {
   checkProducer,
   completeEnd,
   fence,
   isComplete,
+  isOpen,
   isPrepare,
+  isSplit,
   join,
   joined,
   MAX_PRODUCER_EPOCH,
   mergeOffsets,
   prepareEnd,
+  startSplit,
+  withoutEntries,
   type PendingOffset,
+  type StoredTransaction,
   type TransactionRecord,
+  type TransactionState,
   type TransactionStatus,
   type TxnPartition,
 } from './transaction-state.js';
@@ -64,6 +76,8 @@ export interface TransactionDeps {
   ) => Promise<void>;
   timers: DurableTimers;
   config?: Partial<TransactionConfig>;
+  /** The cluster's feature level (src/storage/feature-level.ts): level 8 writes transaction format 2. Absent: the newest. */
+  featureLevel?: () => Promise<number> | number;
 }
 
 export interface ProducerRef {
@@ -89,9 +103,17 @@ const ATTEMPTS = 50;
 
 export class TransactionCoordinator {
   readonly config: TransactionConfig;
+  private readonly items: TransactionItems;
 
   constructor(private readonly deps: TransactionDeps) {
     this.config = { ...DEFAULT_TRANSACTION_CONFIG, ...deps.config };
+    this.items = new TransactionItems(deps.metadata);
+  }
+
+  /** Whether the cluster's feature level lets this process write transaction format 2. */
+  private async splitting(): Promise<boolean> {
+    const level = this.deps.featureLevel ? await this.deps.featureLevel() : SUPPORTED_FEATURE_LEVEL;
+    return writeVersion('transaction', level) >= 2;
   }
 
   /**
@@ -107,7 +129,7 @@ export class TransactionCoordinator {
         `transaction.timeout.ms must be between 1 and transaction.max.timeout.ms (${this.config.maxTimeoutMs}), got ${timeoutMs}`,
       );
     }
-    type Step = { ref: ProducerRef } | { finish: MetaItem<TransactionRecord> };
+    type Step = { ref: ProducerRef } | { finish: MetaItem<StoredTransaction> };
     let item = await this.read(transactionalId);
     // Each round is one update of the item; a Prepare* (left, or made by fencing an open
     // transaction) is carried to Complete* between rounds.
@@ -116,19 +138,20 @@ export class TransactionCoordinator {
         const now = this.deps.clock.now();
         if (!item) {
           const { producerId } = await this.deps.producerIds.init();
-          const rec: TransactionRecord = {
+          const state: TransactionState = {
             transactionalId,
             producerId,
             producerEpoch: 0,
             lastProducerEpoch: -1,
             timeoutMs,
             state: 'Empty',
-            partitions: [],
-            groups: [],
-            offsets: [],
             startedAt: -1,
             updatedAt: now,
           };
+          // Format 2's first `seq` is the time (startSplit says why).
+          const rec: StoredTransaction = (await this.splitting())
+            ? { ...state, fv: 2, seq: now }
+            : { ...state, partitions: [], groups: [], offsets: [] };
           // Registry and expiry timer first: an id whose item write fails is found and expired anyway.
           await this.deps.metadata.put(TXN_REGISTRY_PK, transactionalId, { transactionalId });
           await this.scheduleExpiry(transactionalId, now);
@@ -148,7 +171,7 @@ export class TransactionCoordinator {
         if (isPrepare(rec.state)) return { done: { finish: item } };
         // The previous producer left a transaction open: fence it, abort under the new epoch.
         if (rec.state === 'Ongoing') return { write: fence(rec, now), answer: (w) => ({ finish: w }) };
-        let next: TransactionRecord;
+        let next: StoredTransaction;
         if (rec.producerEpoch >= MAX_PRODUCER_EPOCH - 1) {
           // Epoch exhausted: a fresh producer id, as Kafka does.
           const { producerId } = await this.deps.producerIds.init();
@@ -184,15 +207,11 @@ export class TransactionCoordinator {
   }
 
   /** Kafka's AddPartitionsToTxn (optional here: the first produce to a partition adds it). */
-  async addPartitions(
-    transactionalId: string,
-    producer: ProducerRef,
-    partitions: TxnPartition[],
-  ): Promise<TransactionRecord> {
+  async addPartitions(transactionalId: string, producer: ProducerRef, partitions: TxnPartition[]): Promise<void> {
     for (const p of partitions) {
       requirePartition(await this.deps.topics.get(p.topic), p.partition);
     }
-    return this.joinTransaction(transactionalId, producer, { partitions });
+    await this.joinTransaction(transactionalId, producer, { partitions });
   }
 
   /**
@@ -206,7 +225,7 @@ export class TransactionCoordinator {
     groupId: string,
     offsets: Omit<PendingOffset, 'groupId'>[],
     member?: { memberId: string; generation: number },
-  ): Promise<TransactionRecord> {
+  ): Promise<void> {
     if (groupId === '') throw new KafkaError('INVALID_GROUP_ID', 'The group id must not be empty');
     for (const o of offsets) {
       const topic = await this.deps.topics.get(o.topic);
@@ -225,9 +244,7 @@ export class TransactionCoordinator {
     if (member && this.deps.checkMember)
       await this.deps.checkMember(groupId, member.memberId, member.generation, offsets);
     const pending = offsets.map((o) => ({ ...o, groupId }));
-    return this.joinTransaction(transactionalId, producer, { groups: [groupId] }, 'PRODUCER_FENCED', (rec, now) =>
-      mergeOffsets(rec, pending, now),
-    );
+    await this.joinTransaction(transactionalId, producer, { groups: [groupId], offsets: pending });
   }
 
   /**
@@ -240,10 +257,10 @@ export class TransactionCoordinator {
 
   /** Kafka's EndTxn, carried through to Complete* before it answers (see the module comment). */
   async end(transactionalId: string, producer: ProducerRef, commit: boolean): Promise<TransactionRecord> {
-    let item: MetaItem<TransactionRecord> | undefined = await this.require(transactionalId);
+    let item: MetaItem<StoredTransaction> | undefined = await this.require(transactionalId);
     const want: TransactionStatus = commit ? 'PrepareCommit' : 'PrepareAbort';
     const done: TransactionStatus = commit ? 'CompleteCommit' : 'CompleteAbort';
-    type Step = { ended: TransactionRecord } | { finish: MetaItem<TransactionRecord> };
+    type Step = { ended: StoredTransaction } | { finish: MetaItem<StoredTransaction> };
     for (let round = 0; round < ATTEMPTS; round++) {
       const { result } = await this.update<Step>(transactionalId, item, (item) => {
         if (!item) throw unknownTransactionalId(transactionalId, 'INVALID_PRODUCER_ID_MAPPING');
@@ -260,7 +277,8 @@ export class TransactionCoordinator {
           `Cannot ${commit ? 'commit' : 'abort'} transactional id ${transactionalId}: its transaction is ${rec.state}`,
         );
       });
-      if ('ended' in result) return result.ended;
+      // Complete or Empty: nothing is open, so format 2's entries are none.
+      if ('ended' in result) return isSplit(result.ended) ? withoutEntries(result.ended) : result.ended;
       item = await this.finish(result.finish);
       if (!item) throw unknownTransactionalId(transactionalId, 'INVALID_PRODUCER_ID_MAPPING');
     }
@@ -268,15 +286,22 @@ export class TransactionCoordinator {
   }
 
   async describe(transactionalId: string): Promise<TransactionRecord> {
-    return (await this.require(transactionalId, 'TRANSACTIONAL_ID_NOT_FOUND')).value;
+    return this.view(await this.require(transactionalId, 'TRANSACTIONAL_ID_NOT_FOUND'));
+  }
+
+  /** The transaction with its lists: format 2's entries read when it is open (one query). */
+  private async view(item: MetaItem<StoredTransaction>): Promise<TransactionRecord> {
+    const rec = item.value;
+    return isSplit(rec) ? (await this.items.load(rec, isOpen(rec.state))).record : rec;
   }
 
   /** Kafka's ListTransactions: every id, optionally of some states or producer ids. */
   async list(filter: { states?: TransactionStatus[]; producerIds?: number[] } = {}): Promise<TransactionRecord[]> {
     const ids = await this.deps.metadata.query<{ transactionalId: string }>(TXN_REGISTRY_PK);
-    const recs = await Promise.all(ids.map((i) => this.read(i.value.transactionalId)));
+    const items = await Promise.all(ids.map((i) => this.read(i.value.transactionalId)));
+    const recs = await Promise.all(items.map((i) => (i ? this.view(i) : undefined)));
     return recs
-      .flatMap((r) => (r ? [r.value] : []))
+      .flatMap((r) => (r ? [r] : []))
       .filter(
         (r) =>
           (!filter.states || filter.states.includes(r.state)) &&
@@ -351,7 +376,7 @@ export class TransactionCoordinator {
    */
   async onTimeout(timer: DurableTimer): Promise<void> {
     const { transactionalId } = timer.payload as { transactionalId: string };
-    type Step = 'nothing' | { rescheduleAt: number } | { finish: MetaItem<TransactionRecord> };
+    type Step = 'nothing' | { rescheduleAt: number } | { finish: MetaItem<StoredTransaction> };
     let item = await this.read(transactionalId);
     for (let round = 0; item && round < ATTEMPTS; round++) {
       const { result } = await this.update<Step>(transactionalId, item, (item) => {
@@ -379,13 +404,15 @@ export class TransactionCoordinator {
     const { transactionalId } = timer.payload as { transactionalId: string };
     const item = await this.read(transactionalId);
     if (item) {
-      const { result } = await this.update<'removed' | { expireFrom: number }>(transactionalId, item, (item) => {
+      const { result } = await this.update<'removed' | { expireFrom: number }>(transactionalId, item, async (item) => {
         if (!item) return { done: 'removed' }; // gone (a repeat of this removal, or another's)
         const now = this.deps.clock.now();
         const due = item.value.updatedAt + this.config.idExpirationMs;
         // In use (again): look again when it may be due.
         if (!isComplete(item.value.state) || due > now)
           return { done: { expireFrom: Math.max(due, now + 1) - this.config.idExpirationMs } };
+        // Format 2's entries left from ended transactions go first: none is left without its id.
+        if (isSplit(item.value)) await this.items.delete(transactionalId);
         return { remove: true, answer: () => 'removed' as const };
       });
       if (result !== 'removed') {
@@ -401,28 +428,94 @@ export class TransactionCoordinator {
     return { [TXN_TIMEOUT_KIND]: (t) => this.onTimeout(t), [TXN_EXPIRY_KIND]: (t) => this.onIdExpiry(t) };
   }
 
-  /** Joins partitions or groups (and applies `also`), with one conditional write when anything changes. */
+  /**
+   * Joins partitions, groups and offsets to the producer's transaction, starting one unless it is
+   * Ongoing. Format 1 (below level 8, or a transaction open in it): one conditional write of the
+   * state item with its lists. Format 2: the entries the transaction lacks, then a read of the
+   * state item that must find the same transaction still Ongoing (transaction-items.ts); the state
+   * item is written only to start a transaction. Nothing to add: no write at all.
+   */
   private async joinTransaction(
     transactionalId: string,
     producer: ProducerRef,
-    add: { partitions?: TxnPartition[]; groups?: string[] },
+    add: { partitions?: TxnPartition[]; groups?: string[]; offsets?: PendingOffset[] },
     fenced: 'PRODUCER_FENCED' | 'INVALID_PRODUCER_EPOCH' = 'PRODUCER_FENCED',
-    also?: (rec: TransactionRecord, now: number) => TransactionRecord,
-  ): Promise<TransactionRecord> {
-    const item = await this.require(transactionalId);
-    const { result } = await this.update<TransactionRecord>(transactionalId, item, async (item) => {
-      if (!item) throw contention(transactionalId);
+  ): Promise<void> {
+    const splitting = await this.splitting();
+    const writes = entriesOf(add);
+    // The entries are read before the state item: one found in the state's transaction was written
+    // before that read, so an end decided after the read finds it.
+    let found = splitting
+      ? await this.items.read(
+          transactionalId,
+          writes.map((w) => w.sk),
+        )
+      : undefined;
+    let item = await this.require(transactionalId);
+    for (let round = 0; round < ATTEMPTS; round++) {
       const rec = item.value;
       checkProducer(rec, producer.producerId, producer.producerEpoch, fenced);
-      if (joined(rec, add) && !also) return { done: rec };
+      if (!isSplit(rec) && (!splitting || isOpen(rec.state))) {
+        // Format 1, kept while its transaction is open: it moves to format 2 at its next start.
+        if (await this.joinUnsplit(transactionalId, item, producer, add, fenced)) return;
+      } else if (isPrepare(rec.state)) {
+        throw completing(transactionalId, rec.state);
+      } else if (rec.state !== 'Ongoing') {
+        // A start: the entries go first, into the transaction it starts, so its write confirms them
+        // too. The groups' markers before them (no offset is pending where require_stable readers
+        // do not look), and the timeout timer (a transaction is never open without one).
+        const now = this.deps.clock.now();
+        const next = startSplit(rec, now);
+        if (add.groups) await markPendingOffsets(this.deps.metadata, add.groups, transactionalId, item.version);
+        await this.items.write(transactionalId, next.seq, writes);
+        await this.scheduleTimeout(transactionalId, now + rec.timeoutMs, now);
+        const started = await this.deps.metadata
+          .put(txnPk(transactionalId), TXN_SK, next, { ifVersion: item.version })
+          .catch((e: unknown) => (e instanceof ConditionFailedError ? undefined : Promise.reject(e)));
+        if (started) return;
+        // Lost, or its answer lost: decided again on the item as it is, whoever started it.
+        item = await this.require(transactionalId);
+        found = undefined;
+        continue;
+      } else if (isSplit(rec)) {
+        const missing = writes.filter((w) => !holdsEntry(found?.get(w.sk), w, rec.seq));
+        if (missing.length === 0) return;
+        if (add.groups) await markPendingOffsets(this.deps.metadata, add.groups, transactionalId, item.version);
+        await this.items.write(transactionalId, rec.seq, missing);
+        // Joined only if the transaction is still Ongoing after the entries landed (transaction-items.ts).
+        const after = await this.require(transactionalId);
+        if (isSplit(after.value) && after.value.state === 'Ongoing' && after.value.seq === rec.seq) return;
+        item = after;
+        found = undefined;
+        continue;
+      }
+      // Format 2 met by a format 1 writer's loop, or the other way round: read again.
+      item = await this.require(transactionalId);
+      found = undefined;
+    }
+    throw contention(transactionalId);
+  }
+
+  /** Format 1's join: one conditional write of the state item with its lists. False: the item is format 2 now. */
+  private async joinUnsplit(
+    transactionalId: string,
+    item: MetaItem<StoredTransaction>,
+    producer: ProducerRef,
+    add: { partitions?: TxnPartition[]; groups?: string[]; offsets?: PendingOffset[] },
+    fenced: 'PRODUCER_FENCED' | 'INVALID_PRODUCER_EPOCH',
+  ): Promise<boolean> {
+    const { result } = await this.update<boolean>(transactionalId, item, async (item) => {
+      if (!item) throw contention(transactionalId);
+      const rec = item.value;
+      if (isSplit(rec)) return { done: false };
+      checkProducer(rec, producer.producerId, producer.producerEpoch, fenced);
+      if (joined(rec, add) && !add.offsets) return { done: true };
       const now = this.deps.clock.now();
       let next = join(rec, add, now);
-      if (also) next = also(next, now);
-      // The timeout timer goes first: a transaction is never open without one. Likewise the
-      // groups' markers: no offset is pending where require_stable readers do not look.
+      if (add.offsets) next = mergeOffsets(next, add.offsets, now);
       if (rec.state !== 'Ongoing') await this.scheduleTimeout(transactionalId, now + rec.timeoutMs, now);
       if (add.groups) await markPendingOffsets(this.deps.metadata, add.groups, transactionalId, item.version);
-      return { write: next, answer: (w) => w.value };
+      return { write: next, answer: () => true };
     });
     return result;
   }
@@ -431,8 +524,12 @@ export class TransactionCoordinator {
    * Step 2 and 3 of ending a transaction, from a Prepare* item: markers to every partition (in
    * parallel), committed offsets to their groups, then Complete*. Returns the item as it ends up.
    */
-  private async finish(item: MetaItem<TransactionRecord>): Promise<MetaItem<TransactionRecord> | undefined> {
-    const rec = item.value;
+  private async finish(item: MetaItem<StoredTransaction>): Promise<MetaItem<StoredTransaction> | undefined> {
+    const stored = item.value;
+    // Format 2: the entries, read after Prepare* (transaction-items.ts).
+    const { record: rec, entries } = isSplit(stored)
+      ? await this.items.load(stored, true)
+      : { record: stored, entries: [] };
     const commit = rec.state === 'PrepareCommit';
     await Promise.all(
       rec.partitions.map(async (p) => {
@@ -451,8 +548,11 @@ export class TransactionCoordinator {
     if (commit && rec.offsets.length > 0) await this.materialiseOffsets(rec);
     // Complete* over the Prepare* finished here; if another process completed it (or moved on)
     // meanwhile, the item as it is.
-    const same = (r: TransactionRecord) =>
-      r.state === rec.state && r.producerId === rec.producerId && r.producerEpoch === rec.producerEpoch;
+    const same = (r: StoredTransaction) =>
+      r.state === rec.state &&
+      r.producerId === rec.producerId &&
+      r.producerEpoch === rec.producerEpoch &&
+      (!isSplit(stored) || (isSplit(r) && r.seq === stored.seq));
     const outcome = await this.update<boolean>(rec.transactionalId, item, (found) =>
       found && same(found.value)
         ? { write: completeEnd(found.value, this.deps.clock.now()), answer: () => true }
@@ -464,6 +564,8 @@ export class TransactionCoordinator {
         () => {},
       );
     }
+    // Tidying too: an entry left is deleted at the next end, or with the id.
+    if (outcome.result && entries.length > 0) await this.items.delete(rec.transactionalId, entries).catch(() => {});
     return outcome.item;
   }
 
@@ -508,8 +610,8 @@ export class TransactionCoordinator {
     );
   }
 
-  private read(transactionalId: string): Promise<MetaItem<TransactionRecord> | undefined> {
-    return this.deps.metadata.get<TransactionRecord>(txnPk(transactionalId), TXN_SK);
+  private read(transactionalId: string): Promise<MetaItem<StoredTransaction> | undefined> {
+    return this.deps.metadata.get<StoredTransaction>(txnPk(transactionalId), TXN_SK);
   }
 
   /**
@@ -521,7 +623,7 @@ export class TransactionCoordinator {
   private async require(
     transactionalId: string,
     unknown: 'TRANSACTIONAL_ID_NOT_FOUND' | 'INVALID_PRODUCER_ID_MAPPING' = 'INVALID_PRODUCER_ID_MAPPING',
-  ): Promise<MetaItem<TransactionRecord>> {
+  ): Promise<MetaItem<StoredTransaction>> {
     validateTransactionalId(transactionalId);
     const item = await this.read(transactionalId);
     if (!item) throw unknownTransactionalId(transactionalId, unknown);
@@ -534,12 +636,12 @@ export class TransactionCoordinator {
    */
   private update<R>(
     transactionalId: string,
-    item: MetaItem<TransactionRecord> | undefined,
+    item: MetaItem<StoredTransaction> | undefined,
     decide: (
-      item: MetaItem<TransactionRecord> | undefined,
-    ) => Decision<TransactionRecord, R> | Promise<Decision<TransactionRecord, R>>,
-  ): Promise<UpdateOutcome<TransactionRecord, R>> {
-    return optimisticUpdate<TransactionRecord, R>({
+      item: MetaItem<StoredTransaction> | undefined,
+    ) => Decision<StoredTransaction, R> | Promise<Decision<StoredTransaction, R>>,
+  ): Promise<UpdateOutcome<StoredTransaction, R>> {
+    return optimisticUpdate<StoredTransaction, R>({
       metadata: this.deps.metadata,
       pk: txnPk(transactionalId),
       sk: TXN_SK,
@@ -561,6 +663,12 @@ function validateTransactionalId(id: string): void {
     throw new KafkaError('INVALID_REQUEST', 'A transactional id must be 1 to 249 characters');
   }
 }
+
+const completing = (id: string, state: TransactionStatus) =>
+  new KafkaError(
+    'CONCURRENT_TRANSACTIONS',
+    `Transactional id ${id} is completing its last transaction (${state}); retry`,
+  );
 
 const contention = (id: string) =>
   new KafkaError('CONCURRENT_TRANSACTIONS', `Too much contention on transactional id ${id}; retry`);

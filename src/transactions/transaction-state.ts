@@ -1,7 +1,10 @@
 /**
  * The transaction coordinator's state per transactional.id (Kafka's TransactionMetadata), one item
  * (pk `txn#{transactionalId}`, sk `state`) changed by one conditional write per transition, and
- * the transitions themselves as plain functions of the item. Kafka's states:
+ * the transitions themselves as plain functions of the item. In format 1 the item also lists the
+ * transaction's partitions, groups and pending offsets; in format 2 (from feature level 8) those
+ * are items of their own (transaction-items.ts) and the state item keeps the same small size.
+ * Kafka's states:
  *
  *   Empty --(first partition or group added)--> Ongoing --(end)--> PrepareCommit | PrepareAbort
  *   Prepare* --(every marker and offset written)--> CompleteCommit | CompleteAbort --> Ongoing ...
@@ -11,6 +14,7 @@
  * init, or the transaction timeout): here the epoch bump and PrepareAbort are one write, so the
  * state is never stored.
  */
+import { itemFormatVersion } from '../storage/formats.js';
 import { KafkaError } from '../wire/errors.js';
 
 /** Kafka's transaction states, the one list the HTTP API validates and documents. */
@@ -40,7 +44,8 @@ export interface PendingOffset {
   metadata: string;
 }
 
-export interface TransactionRecord {
+/** What the state item holds in every format. */
+export interface TransactionState {
   transactionalId: string;
   producerId: number;
   producerEpoch: number;
@@ -49,12 +54,62 @@ export interface TransactionRecord {
   /** transaction.timeout.ms the producer asked for at init. */
   timeoutMs: number;
   state: TransactionStatus;
-  partitions: TxnPartition[];
-  groups: string[];
-  offsets: PendingOffset[];
   /** When the current transaction started (its first partition or group), -1 when none is open. */
   startedAt: number;
   updatedAt: number;
+}
+
+/** A transaction with its partitions, groups and pending offsets: the state item of format 1, and what readers see. */
+export interface TransactionRecord extends TransactionState {
+  partitions: TxnPartition[];
+  groups: string[];
+  offsets: PendingOffset[];
+}
+
+/**
+ * The state item of format 2: the lists are items of their own, each naming the transaction it
+ * joined by `seq`, which every start of a transaction increments; entries of an earlier `seq` are
+ * left from a finished transaction (or a writer that died) and count for nothing.
+ */
+export interface TransactionMeta extends TransactionState {
+  fv: 2;
+  seq: number;
+}
+
+export type StoredTransaction = TransactionRecord | TransactionMeta;
+
+export const isSplit = (rec: StoredTransaction): rec is TransactionMeta => itemFormatVersion(rec) >= 2;
+
+/** Whether a transaction is open (its lists in force): Ongoing or Prepare*. */
+export const isOpen = (s: TransactionStatus) => s === 'Ongoing' || isPrepare(s);
+
+/** The state without the lists or the format's fields. */
+export function stateOf(rec: StoredTransaction): TransactionState {
+  const { transactionalId, producerId, producerEpoch, lastProducerEpoch, timeoutMs, state, startedAt, updatedAt } = rec;
+  return { transactionalId, producerId, producerEpoch, lastProducerEpoch, timeoutMs, state, startedAt, updatedAt };
+}
+
+/** A transaction with no partitions, groups or offsets (a format 2 state item with none open). */
+export const withoutEntries = (rec: StoredTransaction): TransactionRecord => ({
+  ...stateOf(rec),
+  partitions: [],
+  groups: [],
+  offsets: [],
+});
+
+/**
+ * A format 2 state item starting a transaction. Over a format 1 item (none open) the first `seq`
+ * is the time: an id removed and made again never meets an entry left from before with its `seq`.
+ */
+export function startSplit(rec: StoredTransaction, now: number): TransactionMeta {
+  return {
+    ...stateOf(rec),
+    fv: 2,
+    seq: isSplit(rec) ? rec.seq + 1 : now,
+    state: 'Ongoing',
+    startedAt: now,
+    updatedAt: now,
+  };
 }
 
 /** Kafka's producer epoch is a signed 16-bit value; at the last one the coordinator takes a fresh producer id. */
@@ -70,7 +125,7 @@ export const samePartition = (a: TxnPartition, b: TxnPartition) => a.topic === b
  * epoch is a zombie: PRODUCER_FENCED (INVALID_PRODUCER_EPOCH on produce, as Kafka's broker answers).
  */
 export function checkProducer(
-  rec: TransactionRecord,
+  rec: TransactionState,
   producerId: number,
   producerEpoch: number,
   fenced: 'PRODUCER_FENCED' | 'INVALID_PRODUCER_EPOCH' = 'PRODUCER_FENCED',
@@ -127,18 +182,16 @@ export function joined(rec: TransactionRecord, add: { partitions?: TxnPartition[
 }
 
 /** EndTxn: Ongoing moves to Prepare*, which is persisted before any marker is written. */
-export function prepareEnd(rec: TransactionRecord, commit: boolean, now: number): TransactionRecord {
+export function prepareEnd<T extends StoredTransaction>(rec: T, commit: boolean, now: number): T {
   return { ...rec, state: commit ? 'PrepareCommit' : 'PrepareAbort', updatedAt: now };
 }
 
-/** Every marker and offset of a Prepare* is written: the transaction is over. */
-export function completeEnd(rec: TransactionRecord, now: number): TransactionRecord {
+/** Every marker and offset of a Prepare* is written: the transaction is over (format 2: its entries count for nothing). */
+export function completeEnd<T extends StoredTransaction>(rec: T, now: number): T {
   return {
     ...rec,
     state: rec.state === 'PrepareCommit' ? 'CompleteCommit' : 'CompleteAbort',
-    partitions: [],
-    groups: [],
-    offsets: [],
+    ...(isSplit(rec) ? {} : { partitions: [], groups: [], offsets: [] }),
     startedAt: -1,
     updatedAt: now,
   };
@@ -148,7 +201,7 @@ export function completeEnd(rec: TransactionRecord, now: number): TransactionRec
  * Fences the current producer: bumps the epoch, and an open transaction is aborted under the new
  * epoch (its markers carry it, so the partitions fence the zombie too).
  */
-export function fence(rec: TransactionRecord, now: number): TransactionRecord {
+export function fence<T extends StoredTransaction>(rec: T, now: number): T {
   const bumped = { ...rec, producerEpoch: rec.producerEpoch + 1, lastProducerEpoch: rec.producerEpoch, updatedAt: now };
   return rec.state === 'Ongoing' ? { ...bumped, state: 'PrepareAbort' } : bumped;
 }

@@ -1,0 +1,98 @@
+import { PartitionLog } from '../../src/log/partition-log.js';
+import { ReplicaManager } from '../../src/replication/replica-manager.js';
+import { createTransactionCoordinator } from '../../src/transactions/index.js';
+import { TopicRegistry } from '../../src/topics/topics.js';
+import type { Scenario, ScenarioFigures, Simulation } from './scenario.js';
+import { perOp, type TrafficSummary } from './simulated-storage.js';
+
+/**
+ * One transaction over 10,000 partitions (1,000 with --quick) with 1,000 pending offsets of 4 KB
+ * of metadata each (Kafka's largest), as a producer that spans a whole big topic and commits a
+ * consumer's offsets would make it: AddPartitionsToTxn 10 partitions a call, TxnOffsetCommit 100
+ * offsets a call, then EndTxn (commit). At feature level 8 the partitions and offsets are items of
+ * their own; below it they are lists in the transaction's one item, which passes DynamoDB's 400 KB
+ * item limit (the memory store does not refuse it: the figure shows by how much). Figures: the
+ * largest transaction item, and calls and units per AddPartitionsToTxn (the first and the last
+ * 100 calls), per TxnOffsetCommit and for the commit.
+ */
+export const largeTransaction: Scenario = {
+  name: 'large-transaction',
+  description: 'One transaction of 10,000 partitions and 1,000 offsets with 4 KB of metadata each',
+  run,
+};
+
+const PARTITIONS_PER_ADD = 10;
+const OFFSETS = 1_000;
+const OFFSETS_PER_COMMIT = 100;
+const METADATA_BYTES = 4096;
+
+async function run(sim: Simulation): Promise<ScenarioFigures> {
+  const { time } = sim;
+  const partitions = sim.quick ? 1_000 : 10_000;
+  const s = sim.storage(1);
+  const { metadata, stores } = s.storage;
+  const topics = new TopicRegistry(metadata, time, 1);
+  await topics.create({ name: 'wide', partitionCount: partitions, replicationFactor: 1, configs: {} });
+  await topics.create({ name: 'input', partitionCount: OFFSETS, replicationFactor: 1, configs: {} });
+  const log = new PartitionLog({
+    metadata,
+    stores,
+    clock: time,
+    leadership: new ReplicaManager({ metadata, stores, clock: time }),
+    featureLevel: () => Promise.resolve(sim.featureLevel),
+  });
+  const txns = createTransactionCoordinator({
+    metadata,
+    clock: time,
+    topics,
+    log,
+    featureLevel: () => sim.featureLevel,
+  });
+  const id = 'wide-producer';
+  const producer = await txns.init(id, 60_000);
+
+  s.setLatency(true);
+  s.traffic.start();
+  const calls = partitions / PARTITIONS_PER_ADD;
+  let first: TrafficSummary | undefined;
+  let lastFrom: TrafficSummary | undefined;
+  for (let c = 0; c < calls; c++) {
+    if (c === 100) first = s.traffic.summary();
+    if (c === calls - 100) lastFrom = s.traffic.summary();
+    const batch = Array.from({ length: PARTITIONS_PER_ADD }, (_, i) => ({
+      topic: 'wide',
+      partition: c * PARTITIONS_PER_ADD + i,
+    }));
+    await txns.addPartitions(id, producer, batch);
+  }
+  const added = s.traffic.summary();
+  sim.log(`${partitions} partitions added`);
+  const metadataText = 'm'.repeat(METADATA_BYTES);
+  for (let c = 0; c < OFFSETS / OFFSETS_PER_COMMIT; c++) {
+    const offsets = Array.from({ length: OFFSETS_PER_COMMIT }, (_, i) => ({
+      topic: 'input',
+      partition: c * OFFSETS_PER_COMMIT + i,
+      offset: 42,
+      metadata: metadataText,
+    }));
+    await txns.commitOffsets(id, producer, 'consumers', offsets);
+  }
+  const committedOffsets = s.traffic.summary();
+  sim.log(`${OFFSETS} offsets committed to the transaction`);
+  const commitStarted = time.now();
+  const ended = await txns.end(id, producer, true);
+  const commitMs = time.now() - commitStarted;
+  s.traffic.recording = false;
+  const all = s.traffic.summary();
+  return {
+    partitions,
+    offsets: `${OFFSETS} x ${METADATA_BYTES} B of metadata`,
+    'end state': ended.state,
+    'largest transaction item (bytes)': all.largestItem.key.startsWith('txn#') ? all.largestItem.bytes : '-',
+    'per AddPartitionsToTxn of 10 (the first 100)': perOp(first!, undefined, 100),
+    'per AddPartitionsToTxn of 10 (the last 100)': perOp(added, lastFrom, 100),
+    [`per TxnOffsetCommit of ${OFFSETS_PER_COMMIT}`]: perOp(committedOffsets, added, OFFSETS / OFFSETS_PER_COMMIT),
+    'EndTxn (commit)': perOp(all, committedOffsets, 1),
+    'EndTxn simulated seconds': (commitMs / 1000).toFixed(1),
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * A transaction's partitions, groups and pending offsets as items of their own under the
+ * transactional id's key (transaction format 2, written from feature level 8), so the state item
+ * stays small however many there are: a partition `p#{topic}#{p}`, an offset `o#{groupId}#{topic}#{p}`
+ * (4 KB of metadata at most each), and a group `g#{groupId}` when it joined with no offset yet (a
+ * group with offsets is named by them). Each entry names the transaction it joined by the state
+ * item's `seq`; an entry of another `seq` counts for nothing.
+ *
+ * No entry is in force that an end could miss (transaction-coordinator.ts, `joinTransaction`): an
+ * entry counts as joined only once, after it was written, the state item is found Ongoing at its
+ * `seq` (a read, or the conditional write that starts that transaction). An end writes Prepare*
+ * first and reads the entries after it, so it finds every such entry. An entry left without that
+ * (its writer died, or found Prepare* and answered CONCURRENT_TRANSACTIONS) may or may not be
+ * found, as a request whose answer was lost may or may not have applied: a marker for a partition
+ * nothing was produced to finds no open transaction and writes nothing, and an offset is one the
+ * producer asked to commit. Once Complete* is written the entries found are deleted (best effort:
+ * what a crash leaves is deleted at the next end, or with the id).
+ */
+import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+import {
+  TXN_GROUP_PREFIX,
+  TXN_OFFSET_PREFIX,
+  TXN_PARTITION_PREFIX,
+  TXN_STATE_SK,
+  txnGroupSk,
+  txnOffsetSk,
+  txnPartitionSk,
+  txnPk,
+} from '../storage/key-layout.js';
+import {
+  withoutEntries,
+  type PendingOffset,
+  type TransactionMeta,
+  type TransactionRecord,
+  type TxnPartition,
+} from './transaction-state.js';
+
+/** One entry: a partition, a group (`groupId` alone) or an offset, of transaction `seq`. */
+export type TxnEntry = { seq: number } & (TxnPartition | { groupId: string } | PendingOffset);
+
+/** What a join writes: each entry's key and value without its `seq`. */
+export interface EntryWrite {
+  sk: string;
+  value: TxnPartition | { groupId: string } | PendingOffset;
+}
+
+export function entriesOf(add: {
+  partitions?: TxnPartition[];
+  groups?: string[];
+  offsets?: PendingOffset[];
+}): EntryWrite[] {
+  return [
+    ...(add.partitions ?? []).map((p) => ({
+      sk: txnPartitionSk(p.topic, p.partition),
+      value: { topic: p.topic, partition: p.partition },
+    })),
+    // A group with offsets here is named by them; a group entry is for one without (AddOffsetsToTxn).
+    ...(add.groups ?? [])
+      .filter((g) => !add.offsets?.some((o) => o.groupId === g))
+      .map((groupId) => ({ sk: txnGroupSk(groupId), value: { groupId } })),
+    ...(add.offsets ?? []).map((o) => ({ sk: txnOffsetSk(o.groupId, o.topic, o.partition), value: { ...o } })),
+  ];
+}
+
+/** Whether the stored entry is `write` in transaction `seq` (nothing to write). */
+export const holdsEntry = (found: MetaItem<TxnEntry> | undefined, write: EntryWrite, seq: number): boolean =>
+  found !== undefined && JSON.stringify(found.value) === JSON.stringify({ seq, ...write.value });
+
+export class TransactionItems {
+  constructor(private readonly metadata: MetadataStore) {}
+
+  /** The entries at `sks` as stored now (undefined: absent). */
+  async read(transactionalId: string, sks: string[]): Promise<Map<string, MetaItem<TxnEntry> | undefined>> {
+    const pk = txnPk(transactionalId);
+    const found = await Promise.all(sks.map((sk) => this.metadata.get<TxnEntry>(pk, sk)));
+    return new Map(sks.map((sk, i) => [sk, found[i]]));
+  }
+
+  /** Writes the entries into transaction `seq` (unconditional: a join only adds, and a repeat writes the same). */
+  async write(transactionalId: string, seq: number, writes: EntryWrite[]): Promise<void> {
+    const pk = txnPk(transactionalId);
+    await Promise.all(writes.map((w) => this.metadata.put<TxnEntry>(pk, w.sk, { seq, ...w.value } as TxnEntry)));
+  }
+
+  /** Every entry under the id (one query), the state item left out. */
+  private async all(transactionalId: string, beginsWith?: string): Promise<MetaItem<TxnEntry>[]> {
+    const items = await this.metadata.query<TxnEntry>(txnPk(transactionalId), beginsWith ? { beginsWith } : {});
+    return items.filter((i) => i.sk !== TXN_STATE_SK);
+  }
+
+  /**
+   * The transaction of a format 2 state item with its lists: the entries of its `seq` (none when it
+   * is not open). `entries`: every entry found, of any `seq` (what to delete once it is complete).
+   */
+  async load(
+    meta: TransactionMeta,
+    open: boolean,
+  ): Promise<{ record: TransactionRecord; entries: MetaItem<TxnEntry>[] }> {
+    const record = withoutEntries(meta);
+    if (!open) return { record, entries: [] };
+    const entries = await this.all(meta.transactionalId);
+    for (const item of entries) {
+      const { seq, ...entry } = item.value;
+      if (seq !== meta.seq) continue;
+      if (item.sk.startsWith(TXN_PARTITION_PREFIX)) record.partitions.push(entry as TxnPartition);
+      else if (item.sk.startsWith(TXN_GROUP_PREFIX)) record.groups.push((entry as { groupId: string }).groupId);
+      else if (item.sk.startsWith(TXN_OFFSET_PREFIX)) record.offsets.push(entry as PendingOffset);
+    }
+    for (const o of record.offsets) if (!record.groups.includes(o.groupId)) record.groups.push(o.groupId);
+    return { record, entries };
+  }
+
+  /** The pending offsets of `groupId` in the open transaction of `meta` (one query of the group's entries). */
+  async offsetsOf(meta: TransactionMeta, groupId: string): Promise<PendingOffset[]> {
+    const items = await this.all(meta.transactionalId, `${TXN_OFFSET_PREFIX}${groupId}#`);
+    // The prefix also matches groups whose id continues with `#...`: the value says whose it is.
+    return items
+      .map((i) => i.value)
+      .filter((v): v is { seq: number } & PendingOffset => v.seq === meta.seq && 'offset' in v && v.groupId === groupId)
+      .map(({ seq: _, ...o }) => o);
+  }
+
+  /**
+   * Deletes the entries given, each on condition of the version read: one written again since (by
+   * the id's next transaction) stays. `items` absent: every entry of the id (it is being removed).
+   */
+  async delete(transactionalId: string, items?: MetaItem<TxnEntry>[]): Promise<void> {
+    const pk = txnPk(transactionalId);
+    await Promise.all(
+      (items ?? (await this.all(transactionalId))).map((i) =>
+        this.metadata.delete(pk, i.sk, { ifVersion: i.version }).catch((e: unknown) => {
+          if (!(e instanceof ConditionFailedError)) throw e;
+        }),
+      ),
+    );
+  }
+}
