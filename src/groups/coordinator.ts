@@ -357,9 +357,11 @@ export class GroupCoordinator {
    *
    * The whole-group path stays for what needs every member: a rejoin, a group whose target lags its
    * epoch, a session timer that is due or missing (it is armed from every member's deadline), a
-   * change in flight on a shard, a member item that disagrees with the summary. Expired members
-   * are not removed here (the session timer removes them); until then they count towards
-   * group.consumer.max.size and may be given partitions, which they release by expiring.
+   * change in flight on a shard, a member item that disagrees with the summary, a group at
+   * group.consumer.max.size (the summary holds no liveness, and Kafka counts live members only: the
+   * whole group expires the members whose session ended before it counts). Otherwise expired
+   * members are not removed here (the session timer, re-armed up to a session late, removes them)
+   * and may be given partitions, which they release by expiring.
    */
   private async summaryJoin(
     groupId: string,
@@ -379,6 +381,7 @@ export class GroupCoordinator {
       if (m.timerAt === undefined || m.timerAt <= now) return undefined;
       const summary = await loadSummary(this.deps.metadata, groupId, m, meta.version);
       if (req.memberId && summary.entries.has(req.memberId)) return undefined;
+      if (summary.entries.size >= this.limits.consumerMaxSize) return undefined;
       // Another change pends on a shard: wait for its writer, or (its writer died) let the whole group void it.
       if (summary.inFlight.size > 0) {
         if ([...summary.inFlight.values()].some((at) => now - at > IN_FLIGHT_GRACE_MS)) return undefined;

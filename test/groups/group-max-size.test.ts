@@ -1,14 +1,19 @@
 /**
  * group.consumer.max.size (KIP-848 groups) and group.max.size (classic groups): a new member of a
  * full group is refused with GROUP_MAX_SIZE_REACHED, over HTTP and over the Kafka listener; members
- * already in the group keep their place, and a place freed is taken again.
+ * already in the group keep their place, and a place freed is taken again, also by a member whose
+ * session ended (Kafka counts live members only) before the session timer fired.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStorage } from '../../src/compose.js';
+import { GroupCoordinator, SESSION_TIMER_KIND } from '../../src/groups/coordinator.js';
 import * as m from '../../src/kafka/protocol/messages/index.js';
+import { TopicRegistry } from '../../src/topics/topics.js';
 import { ERRORS } from '../../src/wire/errors.js';
 import { startKafkaServer, type TestKafkaServer } from '../kafka/support/kafka-server.js';
 import { RawClient } from '../kafka/support/raw-client.js';
 import { testApp } from '../support/test-app.js';
+import { manualClock } from './helpers.js';
 
 describe('group.consumer.max.size over HTTP', () => {
   const { call } = testApp({ env: { GROUP_CONSUMER_MAX_SIZE: '2' } });
@@ -45,6 +50,43 @@ describe('group.consumer.max.size over HTTP', () => {
       configs.body.data.find((c: { name: string; value: string }) => c.name === name)?.value;
     expect(value('group.consumer.max.size')).toBe('2');
     expect(value('group.max.size')).toBe('2147483647');
+  });
+});
+
+describe('group.consumer.max.size counts live members', () => {
+  it('a member whose session ended holds no place, though the session timer is not due yet', async () => {
+    const clock = manualClock();
+    const { metadata } = createStorage({ kind: 'memory', replicaStores: 1 });
+    const topics = new TopicRegistry(metadata, clock, 1);
+    await topics.create({ name: 't', partitionCount: 4, replicationFactor: 1 });
+    const coordinator = new GroupCoordinator({ metadata, clock, topics, limits: { consumerMaxSize: 2 } });
+    const join = () =>
+      coordinator.heartbeat('g', { memberId: '', memberEpoch: 0, subscribedTopics: ['t'], sessionTimeoutMs: 10_000 });
+    let a = await join();
+    let b = await join();
+    await expect(join()).rejects.toMatchObject({ errorName: 'GROUP_MAX_SIZE_REACHED' });
+    // Both heart-beat for 15 s; the session timer fires then and finds nobody expired, so it is
+    // re-armed a session later than the earliest deadline (one timer write per session, not per beat).
+    for (let i = 0; i < 5; i++) {
+      clock.advance(3_000);
+      a = await coordinator.heartbeat('g', { memberId: a.memberId, memberEpoch: a.memberEpoch });
+      b = await coordinator.heartbeat('g', { memberId: b.memberId, memberEpoch: b.memberEpoch });
+    }
+    let expired = 0;
+    await coordinator.timerHandlers()[SESSION_TIMER_KIND]!(
+      { kind: SESSION_TIMER_KIND, id: 'g', expiry: clock.now(), payload: { groupId: 'g' } },
+      (_, n) => (expired += n),
+    );
+    expect(expired).toBe(0);
+    // The second member goes silent; the first heart-beats on past the other's session (and the
+    // span its last heartbeat may have gone unwritten), the timer not due yet.
+    for (let i = 0; i < 5; i++) {
+      clock.advance(3_000);
+      a = await coordinator.heartbeat('g', { memberId: a.memberId, memberEpoch: a.memberEpoch });
+    }
+    const c = await join();
+    expect(c.memberEpoch).toBeGreaterThan(0);
+    await expect(join()).rejects.toMatchObject({ errorName: 'GROUP_MAX_SIZE_REACHED' });
   });
 });
 
