@@ -17,6 +17,7 @@ import { produceRecordSchema, toLogRecord, type ProduceRecordBody } from './reco
 import { isoTimestamps, type DataType } from './record-text.js';
 import { requireRecordBatchBody, requireTransactionalBatches } from './record-batch-body.js';
 import { readBatchBody } from './batch-body.js';
+import { JsonBytes } from './json-bytes.js';
 import { parseJsonBytes, partitionParam, readBody, readJson, readJsonBytes, readJsonValues } from './request.js';
 import { authorize } from './security.js';
 import type { produceResultSchema } from './record-answers.js';
@@ -195,17 +196,41 @@ function success(
   };
 }
 
+/** A string JSON.stringify quotes as it is: printable ASCII without a quote or backslash. */
+const PLAIN = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
+
 /**
- * `JSON.stringify({ id, ...success(...) })` as text, without the objects; `names` is the
- * `"cluster_id":…,"topic_name":…,` every report of the answer shares.
+ * `JSON.stringify({ id, ...success(...) })` written into `out`, without the objects; `names` is
+ * the `"cluster_id":…,"topic_name":…,` every report of the answer shares.
  */
-function successText(id: string, names: string, r: Extract<EntryResult, { ok: true }>, iso: (ms: number) => string) {
-  const key = r.keySize === null ? 'null' : `{"type":"${r.keyType}","size":${r.keySize}}`;
-  const value = r.valueSize === null ? 'null' : `{"type":"${r.valueType}","size":${r.valueSize}}`;
-  return (
-    `{"id":${JSON.stringify(id)},${names}"partition_id":${r.partition},"offset":${r.offset},` +
-    `"timestamp":"${iso(r.timestamp)}","key":${key},"value":${value}${r.duplicate ? ',"duplicate":true' : ''}}`
-  );
+function writeSuccess(
+  out: JsonBytes,
+  id: string,
+  names: string,
+  r: Extract<EntryResult, { ok: true }>,
+  iso: (ms: number) => string,
+): void {
+  out.ascii('{"id":');
+  if (PLAIN.test(id)) {
+    out.ascii('"');
+    out.ascii(id);
+    out.ascii('",');
+  } else {
+    out.utf8(JSON.stringify(id));
+    out.ascii(',');
+  }
+  out.utf8(names);
+  out.ascii('"partition_id":');
+  out.ascii(String(r.partition));
+  out.ascii(',"offset":');
+  out.ascii(String(r.offset));
+  out.ascii(',"timestamp":"');
+  out.ascii(iso(r.timestamp));
+  out.ascii('","key":');
+  out.ascii(r.keySize === null ? 'null' : `{"type":"${r.keyType}","size":${r.keySize}}`);
+  out.ascii(',"value":');
+  out.ascii(r.valueSize === null ? 'null' : `{"type":"${r.valueType}","size":${r.valueSize}}`);
+  out.ascii(r.duplicate ? ',"duplicate":true}' : '}');
 }
 
 export function recordRoutes(): Hono<AppEnv> {
@@ -255,18 +280,28 @@ export function recordRoutes(): Hono<AppEnv> {
       ...producer,
       ...(transactionalId !== undefined ? { transactionalId } : {}),
     });
-    // Built as text, once: a batch of a thousand records answers a thousand reports.
-    let successes = '';
-    let failures = '';
+    // Written into bytes, once: a batch of a thousand records answers a thousand reports.
+    const out = new JsonBytes(results.length * 200 + 64);
     const iso = isoTimestamps();
     const names = `"cluster_id":${JSON.stringify(services.clusterId)},"topic_name":${JSON.stringify(topic.name)},`;
+    out.ascii('{"successes":[');
+    let first = true;
     results.forEach((r, i) => {
-      const id = body.entries[i]!.id;
-      if (r.ok) successes += `${successes === '' ? '' : ','}${successText(id, names, r, iso)}`;
-      else failures += `${failures === '' ? '' : ','}${JSON.stringify({ id, ...r.body })}`;
+      if (!r.ok) return;
+      if (!first) out.ascii(',');
+      first = false;
+      writeSuccess(out, body.entries[i]!.id, names, r, iso);
     });
-    const answer = `{"successes":[${successes}],"failures":[${failures}]}`;
-    return c.body(Buffer.from(answer), 207, { 'Content-Type': 'application/json' });
+    out.ascii('],"failures":[');
+    first = true;
+    results.forEach((r, i) => {
+      if (r.ok) return;
+      if (!first) out.ascii(',');
+      first = false;
+      out.utf8(JSON.stringify({ id: body.entries[i]!.id, ...r.body }));
+    });
+    out.ascii(']}');
+    return c.body(out.done(), 207, { 'Content-Type': 'application/json' });
   });
 
   // Extension: Kafka's produce for one partition with a body of record batches (record-batch-body.ts).
