@@ -22,7 +22,7 @@ import type { Clock } from '../clock.js';
 import { KafkaError, isKafkaError } from '../wire/errors.js';
 import type { OffsetRecord } from '../groups/offsets.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import { requirePartition, type TopicRegistry } from '../topics/topics.js';
+import { requirePartition, type Topic, type TopicRegistry } from '../topics/topics.js';
 import { DEFAULT_TRANSACTION_CONFIG, type TransactionConfig } from './transaction-config.js';
 import { mapBounded, partitionPage, type PartitionCursor } from '../topics/partition-scan.js';
 import type { ProducerIds } from '../producer/producer-ids.js';
@@ -531,11 +531,21 @@ export class TransactionCoordinator {
       ? await this.items.load(stored, true)
       : { record: stored, entries: [] };
     const commit = rec.state === 'PrepareCommit';
+    // Each topic read once, not once per partition (a transaction may span thousands of one topic).
+    const topics = new Map<string, Promise<Topic | undefined>>();
+    const topicOf = (name: string) => {
+      let found = topics.get(name);
+      if (!found) {
+        found = this.deps.topics
+          .get(name)
+          .catch((e: unknown) => (isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION') ? undefined : Promise.reject(e)));
+        topics.set(name, found);
+      }
+      return found;
+    };
     await Promise.all(
       rec.partitions.map(async (p) => {
-        const topic = await this.deps.topics
-          .get(p.topic)
-          .catch((e: unknown) => (isKafkaError(e, 'UNKNOWN_TOPIC_OR_PARTITION') ? undefined : Promise.reject(e)));
+        const topic = await topicOf(p.topic);
         if (!topic) return; // deleted with the transaction open: nothing left to mark
         await this.deps.log.writeMarker(topic, p.partition, {
           type: commit ? 'COMMIT' : 'ABORT',
