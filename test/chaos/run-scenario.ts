@@ -235,6 +235,13 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
         }),
       );
     await sleep(o.durationMs);
+    // A loaded machine sends few requests in the run's time: the faults stay on until each proxy
+    // given some has injected one (the bound only ends a run that would fail).
+    const injects = (r: FaultRates) => r.applyThenDrop + r.error + r.reset > 0;
+    const faulted = (p: FaultProxy, r: FaultRates) =>
+      !injects(r) || p.stats.applyThenDrop + p.stats.error + p.stats.reset > 0;
+    for (let bound = Date.now() + 30_000; Date.now() < bound; await sleep(100))
+      if (faulted(ddbProxy, o.scenario.dynamodb) && faulted(s3Proxy, o.scenario.s3)) break;
     await Promise.all(schedules);
 
     // Heal: no more faults, every server back, then let the workload finish what is in flight.
