@@ -176,6 +176,14 @@ describe.each(releases)('data written by %s', (release) => {
 
       // Today's maintenance over the release's objects and index (merge, compaction, sweeps): readers
       // see the same records after it (the compacted topic at least its latest value of each key).
+      // The fixture's records and its cleaning get older every day: past 24 h its tombstone may go
+      // (delete.retention.ms), past 7 days the default retention.ms removes whole topics' records.
+      // Those are today's rules working as meant, so they are taken out of what this compares.
+      for (const topic of ['events', 'tx-out'])
+        await api.post(`/topics/${topic}/configs:alter`, { data: [{ name: 'retention.ms', value: '-1' }] });
+      await api.post('/topics/compacted/configs:alter', {
+        data: [{ name: 'delete.retention.ms', value: String(100 * 365 * 86_400_000) }],
+      });
       await server.stop();
       const maintained = await start({
         SCHEDULER_INTERVAL_MS: '300',
