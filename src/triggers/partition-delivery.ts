@@ -357,13 +357,14 @@ async function deliverByKey(
       await readAhead(deps, topic, key.partition, ahead, first.batchSize * knobs.keyLanes, state.highWatermark);
       const patterns = patternsOf(d);
       // Filtered records are never handed to a lane: done as read.
-      lanes.add(
-        patterns.length === 0 ? ahead.records : ahead.records.filter((r) => matchesAny(patterns, filterView(topic, r))),
-        ahead.next,
-        deps.clock.now(),
-      );
+      const kept =
+        patterns.length === 0 ? ahead.records : ahead.records.filter((r) => matchesAny(patterns, filterView(topic, r)));
+      if (kept.length < ahead.records.length)
+        deps.metrics?.add('TriggerRecordsFiltered', ahead.records.length - kept.length, { Trigger: d.name });
+      lanes.add(kept, ahead.next, deps.clock.now());
     }
     await commitDone(d);
+    deps.metrics?.gauge('TriggerOffsetLag', Math.max(0, state.highWatermark - committed), { Trigger: d.name });
     for (const s of lanes.start(deps.clock.now()))
       running.set(
         s.lane,
