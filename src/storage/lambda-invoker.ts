@@ -7,7 +7,11 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { sdkClientTimeouts } from './sdk-timeouts.js';
 
 /** src/triggers/targets.ts's InvokeOutcome (structurally: storage sits below triggers). */
-export type LambdaInvokeOutcome = { ok: true; response: unknown } | { ok: false; error: string };
+export type LambdaInvokeOutcome =
+  | { ok: true; response: unknown; answer?: LambdaAnswer }
+  | { ok: false; error: string; answer?: LambdaAnswer };
+/** How Lambda answered an Invoke: src/triggers/targets.ts's InvokeAnswer. */
+export type LambdaAnswer = { statusCode: number; executedVersion?: string; functionError?: string };
 
 export interface LambdaInvokerOptions {
   /** Every call's region (default: the function ARN's). */
@@ -53,11 +57,16 @@ export function lambdaInvoker(
         { abortSignal: AbortSignal.timeout(timeoutMs) },
       );
       const text = out.Payload ? Buffer.from(out.Payload).toString('utf8') : '';
+      const answer = {
+        statusCode: out.StatusCode ?? 200,
+        ...(out.ExecutedVersion !== undefined && { executedVersion: out.ExecutedVersion }),
+        ...(out.FunctionError !== undefined && { functionError: out.FunctionError }),
+      };
       // FunctionError (Unhandled, or Handled from older runtimes) is a function error, whatever
       // the status: Lambda answers 200 with the error object as payload.
       if (out.FunctionError)
-        return { ok: false, error: `${out.FunctionError}${text ? `: ${text.slice(0, 200)}` : ''}` };
-      return { ok: true, response: parseJson(text) };
+        return { ok: false, error: `${out.FunctionError}${text ? `: ${text.slice(0, 200)}` : ''}`, answer };
+      return { ok: true, response: parseJson(text), answer };
     } catch (e) {
       return { ok: false, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
     }

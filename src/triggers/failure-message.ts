@@ -18,9 +18,9 @@ export type SendFailureMessage = (destinationArn: string, body: string) => Promi
 export const MAX_MESSAGE_BYTES = 256 * 1024;
 
 /**
- * The message body: the metadata alone, a few hundred bytes for any batch. Only the error text and
- * the target's name (a webhook's URL) are the caller's; should they take it over the limit they are
- * cut, so that a give-up is never refused for its size and never holds its partition.
+ * The message body: the metadata alone, a few hundred bytes for any batch. Only the target's name
+ * (a webhook's URL) is the caller's; should it take the body over the limit it is cut, so that a
+ * give-up is never refused for its size and never holds its partition.
  */
 export function failureMessage(failed: FailedRecords, ctx: FailureContext): string {
   const { metadata } = invocationRecord(failed, ctx);
@@ -29,9 +29,6 @@ export function failureMessage(failed: FailedRecords, ctx: FailureContext): stri
   const cut: InvocationRecordMetadata = {
     ...metadata,
     requestContext: { ...metadata.requestContext, functionArn: metadata.requestContext.functionArn.slice(0, 1000) },
-    responseContext: metadata.responseContext && {
-      functionError: metadata.responseContext.functionError.slice(0, 100),
-    },
   };
   return JSON.stringify(cut);
 }

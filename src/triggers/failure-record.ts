@@ -46,9 +46,9 @@ export function invocationRecord(failed: FailedRecords, ctx: FailureContext, req
       condition: FAILURE_CONDITIONS[failed.reason],
       approximateInvokeCount: failed.attempts,
     },
-    // Lambda's function error type is not known here (a webhook has none): the last error's text.
-    responseContext:
-      failed.error === undefined ? null : ({ functionError: failed.error.slice(0, 1000) } as { functionError: string }),
+    // How the target answered the last invocation; none when it did not (a timeout, a refused
+    // connection) or was never invoked (records too old or too large).
+    responseContext: failed.answer ?? null,
     version: '1.0',
     timestamp: new Date(ctx.now).toISOString(),
     KafkaBatchInfo: {

@@ -15,6 +15,7 @@ import type { PartitionLog } from '../log/partition-log.js';
 import type { TopicRegistry } from '../topics/topics.js';
 import { partitionForKey } from '../wire/murmur2.js';
 import type { DecodedRecord, LogRecord } from '../wire/record-batch.js';
+import type { InvokeAnswer } from './targets.js';
 
 /** Why records went to the failure topic (PayloadTooLarge: one record's event alone over the 6 MB cap). */
 export type FailureReason = 'RetriesExhausted' | 'RecordAgeExceeded' | 'PayloadTooLarge';
@@ -27,6 +28,8 @@ export interface FailedRecords {
   reason: FailureReason;
   /** The last invocation's error (RetriesExhausted). */
   error?: string;
+  /** How the target answered the last invocation, when it did (RetriesExhausted). */
+  answer?: InvokeAnswer;
   /** Invocations of these records that failed. */
   attempts: number;
 }

@@ -30,7 +30,7 @@ import { batchVerdict } from './batch-response.js';
 import { matchesAny } from './filter-pattern.js';
 import { EventLayout, kafkaEventJson, MAX_EVENT_BYTES, partitionKey, type EventBatch } from './kafka-event.js';
 import type { TriggerPositions } from './positions.js';
-import type { Invoke, TargetFactory } from './targets.js';
+import type { Invoke, InvokeAnswer, TargetFactory } from './targets.js';
 import { deliveryKnobs, leaseMs, type DeliveryKnobs, type TriggerDefinition } from './trigger.js';
 import type { PutFailureObject } from './failure-bucket.js';
 import type { SendFailureMessage } from './failure-message.js';
@@ -416,7 +416,13 @@ async function deliver(
   const knobs = deliveryKnobs(d);
   // Lambda's rule: infinite retries with an on-failure destination are 10.
   const maxRetries = knobs.maximumRetryAttempts === -1 && knobs.onFailureDestination ? 10 : knobs.maximumRetryAttempts;
-  const giveUp = (failed: DecodedRecord[], reason: FailureReason, attempts: number, error?: string) =>
+  const giveUp = (
+    failed: DecodedRecord[],
+    reason: FailureReason,
+    attempts: number,
+    error?: string,
+    answer?: InvokeAnswer,
+  ) =>
     failRecords(deps, d, knobs, {
       topic: topic.name,
       partition: partition,
@@ -424,6 +430,7 @@ async function deliver(
       reason,
       attempts,
       error,
+      ...(answer && { answer }),
     });
   let current = records;
   // Failed invocations of `current` that count against MaximumRetryAttempts (the first is the attempt itself).
@@ -468,6 +475,7 @@ async function deliver(
           'RetriesExhausted',
           failures,
           'named in batchItemFailures',
+          outcome.answer,
         );
         return { through };
       }
@@ -493,7 +501,7 @@ async function deliver(
     }
     failures++;
     if (maxRetries >= 0 && failures > maxRetries) {
-      await giveUp(current, 'RetriesExhausted', failures, error);
+      await giveUp(current, 'RetriesExhausted', failures, error, outcome.answer);
       return { through };
     }
   }

@@ -7,8 +7,24 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LambdaTarget, TriggerTarget, WebhookTarget } from './trigger.js';
 
-/** What an invocation came to: the function's answer (parsed JSON, if any), or why it failed. */
-export type InvokeOutcome = { ok: true; response: unknown } | { ok: false; error: string };
+/**
+ * How the target answered, as Lambda's on-failure records carry it (`responseContext`): the Invoke
+ * API's (or the webhook's HTTP) status, the version that ran, and Lambda's `FunctionError`
+ * (Handled or Unhandled; a webhook's non-2xx answer is Unhandled).
+ */
+export interface InvokeAnswer {
+  statusCode: number;
+  executedVersion?: string;
+  functionError?: string;
+}
+
+/**
+ * What an invocation came to: the function's answer (parsed JSON, if any), or why it failed; with
+ * how the target answered, when it did (not for a timeout or a refused connection).
+ */
+export type InvokeOutcome =
+  | { ok: true; response: unknown; answer?: InvokeAnswer }
+  | { ok: false; error: string; answer?: InvokeAnswer };
 
 /** Invokes the target with an event (kafka-event.ts), given as its JSON text. */
 export type Invoke = (eventJson: Uint8Array) => Promise<InvokeOutcome>;
@@ -59,8 +75,12 @@ export function webhookTarget(target: WebhookTarget): Invoke {
             const text = Buffer.concat(chunks).toString('utf8');
             const status = res.statusCode ?? 0;
             if (status < 200 || status > 299)
-              return settle({ ok: false, error: `HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}` });
-            settle({ ok: true, response: parseJson(text) });
+              return settle({
+                ok: false,
+                error: `HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`,
+                answer: { statusCode: status, functionError: 'Unhandled' },
+              });
+            settle({ ok: true, response: parseJson(text), answer: { statusCode: status } });
           });
         },
       );

@@ -96,7 +96,7 @@ describe('the S3 on-failure destination', () => {
     expect(object!.body).toMatchObject({
       version: '1.0',
       requestContext: { functionArn: sink.url, condition: 'RetryAttemptsExhausted', approximateInvokeCount: 2 },
-      responseContext: { functionError: expect.stringContaining('HTTP 500') },
+      responseContext: { statusCode: 500, functionError: 'Unhandled' },
       KafkaBatchInfo: {
         batchSize: 2,
         recordsInfo: { 'orders-0': { firstRecordOffset: '0', lastRecordOffset: '1' } },
