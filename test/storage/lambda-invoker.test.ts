@@ -71,6 +71,7 @@ describe('lambdaInvoker (Lambda Invoke, RequestResponse)', () => {
     expect(await invoker()(arn, 5_000, Buffer.from(JSON.stringify(event)))).toEqual({
       ok: true,
       response: { batchItemFailures: [] },
+      answer: { statusCode: 200, executedVersion: '$LATEST' },
     });
     expect(recorded).toHaveLength(1);
     const [call] = recorded;
@@ -87,10 +88,14 @@ describe('lambdaInvoker (Lambda Invoke, RequestResponse)', () => {
 
   it('an empty answer is a success without response', async () => {
     answer = { status: 200, body: '' };
-    expect(await invoker()(arn, 5_000, Buffer.from(JSON.stringify(event)))).toEqual({ ok: true, response: undefined });
+    expect(await invoker()(arn, 5_000, Buffer.from(JSON.stringify(event)))).toEqual({
+      ok: true,
+      response: undefined,
+      answer: { statusCode: 200 },
+    });
   });
 
-  it('X-Amz-Function-Error (Unhandled, Handled) is a function error though the status is 200', async () => {
+  it('X-Amz-Function-Error (Unhandled, Handled) is a function error though the status is 200, kept as answered', async () => {
     for (const kind of ['Unhandled', 'Handled']) {
       answer = {
         status: 200,
@@ -100,6 +105,8 @@ describe('lambdaInvoker (Lambda Invoke, RequestResponse)', () => {
       const out = await invoker()(arn, 5_000, Buffer.from(JSON.stringify(event)));
       expect(out.ok).toBe(false);
       expect(!out.ok && out.error).toBe(`${kind}: {"errorType":"Error","errorMessage":"boom"}`);
+      // What the on-failure record's responseContext carries.
+      expect(out.answer).toEqual({ statusCode: 200, functionError: kind });
     }
   });
 
