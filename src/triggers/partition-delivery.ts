@@ -158,6 +158,16 @@ function targetOf(deps: DeliveryDeps) {
 const patternsOf = (d: TriggerDefinition) =>
   (d.filterCriteria?.filters ?? []).map((f) => JSON.parse(f.pattern) as Record<string, unknown>);
 
+/** The records some filter pattern matches (all without patterns); the others are counted as filtered. */
+function passingFilters(deps: DeliveryDeps, d: TriggerDefinition, topic: Topic, read: DecodedRecord[]) {
+  const patterns = patternsOf(d);
+  if (patterns.length === 0) return read;
+  const kept = read.filter((r) => matchesAny(patterns, filterView(topic, r)));
+  if (kept.length < read.length)
+    deps.metrics?.add('TriggerRecordsFiltered', read.length - kept.length, { Trigger: d.name });
+  return kept;
+}
+
 /** A record given up on because its event alone would be over the payload cap. */
 const tooLarge = (
   deps: DeliveryDeps,
@@ -236,10 +246,7 @@ async function deliverInOrder(
     // Nothing but control records or aborted ones up to nextOffset: step over them.
     let next = read1.length > 0 ? read1[read1.length - 1]!.offset + 1 : ahead.next;
     // Filtered records are committed with the batch, never invoked with.
-    const patterns = patternsOf(d);
-    let records = patterns.length === 0 ? read1 : read1.filter((r) => matchesAny(patterns, filterView(topic, r)));
-    if (records.length < read1.length)
-      deps.metrics?.add('TriggerRecordsFiltered', read1.length - records.length, { Trigger: d.name });
+    let records = passingFilters(deps, d, topic, read1);
     // Lambda's payload cap: the batch ends before the record that would take the event past it.
     const fit = recordsThatFit(deps.bootstrapServers, { ...eventOf(topic, key.partition), records });
     if (records.length > 0 && fit.count === 0) {
@@ -355,13 +362,8 @@ async function deliverByKey(
     if (lanes.pending < knobs.keyLanes * first.batchSize && lanes.readFrom < state.highWatermark) {
       const ahead: ReadAhead = { from: lanes.readFrom, next: lanes.readFrom, records: [] };
       await readAhead(deps, topic, key.partition, ahead, first.batchSize * knobs.keyLanes, state.highWatermark);
-      const patterns = patternsOf(d);
       // Filtered records are never handed to a lane: done as read.
-      const kept =
-        patterns.length === 0 ? ahead.records : ahead.records.filter((r) => matchesAny(patterns, filterView(topic, r)));
-      if (kept.length < ahead.records.length)
-        deps.metrics?.add('TriggerRecordsFiltered', ahead.records.length - kept.length, { Trigger: d.name });
-      lanes.add(kept, ahead.next, deps.clock.now());
+      lanes.add(passingFilters(deps, d, topic, ahead.records), ahead.next, deps.clock.now());
     }
     await commitDone(d);
     deps.metrics?.gauge('TriggerOffsetLag', Math.max(0, state.highWatermark - committed), { Trigger: d.name });
