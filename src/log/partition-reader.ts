@@ -13,6 +13,7 @@ import {
   TRANSACTIONAL_FLAG_MASK,
   type DecodedRecord,
 } from '../wire/record-batch.js';
+import { mapBounded } from '../topics/partition-scan.js';
 import { requirePartition, type TopicMeta } from '../topics/topics.js';
 import { type AbortedRoom, endBefore, fitAnswer, fitInOrder } from './aborted-room.js';
 import { joinViews, selectBatches, spans, type SelectedBatch } from './batch-selection.js';
@@ -282,10 +283,7 @@ export class PartitionReader {
   private async loadShared(
     plans: ({ state: PartitionState; entries: CommitRecord[] } | undefined)[],
   ): Promise<{ entry: CommitRecord; data: Uint8Array }[][]> {
-    const byKey = new Map<
-      string,
-      { start: number; end: number; sources: number[]; users: { plan: number; k: number; entry: CommitRecord }[] }[]
-    >();
+    const byKey = new Map<string, SharedRun[]>();
     plans.forEach((plan, i) => {
       if (!plan) return;
       const { state, entries } = plan;
@@ -300,7 +298,7 @@ export class PartitionReader {
       });
     });
     const out = plans.map((p) => new Array<{ entry: CommitRecord; data: Uint8Array }>(p?.entries.length ?? 0));
-    const reads: Promise<void>[] = [];
+    const reads: { key: string; run: SharedRun }[] = [];
     for (const [key, ranges] of byKey) {
       ranges.sort((a, b) => a.start - b.start);
       const merged: typeof ranges = [];
@@ -312,21 +310,22 @@ export class PartitionReader {
           last.users.push(...r.users);
         } else merged.push({ ...r, users: [...r.users] });
       }
-      for (const run of merged) {
-        reads.push(
-          this.getFromAny(run.sources, key, { start: run.start, end: run.end }).then((bytes) => {
-            // Entries of distinct partitions (or one partition's successive entries) never share
-            // bytes, so each view is patched by one partition only.
-            for (const u of run.users)
-              out[u.plan]![u.k] = {
-                entry: u.entry,
-                data: bytes.subarray(u.entry.start - run.start, u.entry.end - run.start),
-              };
-          }),
-        );
-      }
+      for (const run of merged) reads.push({ key, run });
     }
-    await Promise.all(reads);
+    await mapBounded(
+      reads,
+      async ({ key, run }) => {
+        const bytes = await this.getFromAny(run.sources, key, { start: run.start, end: run.end });
+        // Entries of distinct partitions (or one partition's successive entries) never share
+        // bytes, so each view is patched by one partition only.
+        for (const u of run.users)
+          out[u.plan]![u.k] = {
+            entry: u.entry,
+            data: bytes.subarray(u.entry.start - run.start, u.entry.end - run.start),
+          };
+      },
+      READ_GETS,
+    );
     return out;
   }
 
@@ -380,7 +379,11 @@ export class PartitionReader {
       } else runs.push({ key: e.objectKey, start: e.start, end: e.end, entries: [e] });
     }
     const sources = replicasHolding(state, entries);
-    const loaded = await Promise.all(runs.map((r) => this.getFromAny(sources, r.key, { start: r.start, end: r.end })));
+    const loaded = await mapBounded(
+      runs,
+      (r) => this.getFromAny(sources, r.key, { start: r.start, end: r.end }),
+      READ_GETS,
+    );
     return runs.flatMap((r, i) =>
       r.entries.map((entry) => ({ entry, data: loaded[i]!.subarray(entry.start - r.start, entry.end - r.start) })),
     );
@@ -415,6 +418,14 @@ export function onlyPartition(outcomes: PartitionFetchOutcome[]): BatchFetchResu
   return result;
 }
 
+/** A byte range of one object that one GET reads, and the entries of the partitions it serves. */
+interface SharedRun {
+  start: number;
+  end: number;
+  sources: number[];
+  users: { plan: number; k: number; entry: CommitRecord }[];
+}
+
 /** A partition's answer of a multi-partition fetch, before its batches are patched and joined. */
 interface ChosenAnswer {
   ok: true;
@@ -438,6 +449,13 @@ function replicasHolding(state: PartitionState, entries: CommitRecord[]): number
 
 /** Reads of one object closer than this are merged into one GET. */
 const SHARED_READ_GAP = 256 * 1024;
+
+/**
+ * GETs one read has in flight at most. A large fetch reads thousands of ranges: sent at once they
+ * would only queue for the client's sockets (the AWS SDK opens 50 by default), each one's request
+ * timeout (storage/sdk-timeouts.ts) running while it waits, and a local store would take them all.
+ */
+export const READ_GETS = 32;
 
 /**
  * A committed run's records with absolute offsets (batches carry offsets relative to the run).

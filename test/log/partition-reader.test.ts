@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fetchedRecords } from '../../src/log/fetched-records.js';
 import type { PartitionLog } from '../../src/log/partition-log.js';
+import { READ_GETS } from '../../src/log/partition-reader.js';
 import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
 import type { ByteRange } from '../../src/storage/ports.js';
@@ -11,12 +12,19 @@ import { FaultyObjectStore } from '../support/fault-injection.js';
 import { clock, newLog, rec } from '../support/partition-logs.js';
 import { readBatches } from '../support/read-records.js';
 
-/** A replica store that counts its GETs and can be taken down. */
+/** A replica store that counts its GETs (and the most in flight at once) and can be taken down. */
 class CountingStore extends FaultyObjectStore {
   gets = 0;
-  override get(key: string, range?: ByteRange) {
+  inFlight = 0;
+  mostInFlight = 0;
+  override async get(key: string, range?: ByteRange) {
     this.gets++;
-    return super.get(key, range);
+    this.mostInFlight = Math.max(this.mostInFlight, ++this.inFlight);
+    try {
+      return await super.get(key, range);
+    } finally {
+      this.inFlight--;
+    }
   }
 }
 
@@ -116,6 +124,16 @@ describe('PartitionReader: the read path', () => {
     expect(ok!.ok && values(ok!.batches).map(([o]) => o)).toEqual([2, 3, 4]);
     expect(!bad!.ok && isKafkaError(bad!.error, 'OFFSET_OUT_OF_RANGE')).toBe(true);
     expect(!missing!.ok && isKafkaError(missing!.error, 'UNKNOWN_TOPIC_OR_PARTITION')).toBe(true);
+  });
+
+  it('a read of many objects has READ_GETS GETs in flight at most, and answers them all', async () => {
+    const [leader] = stores as [CountingStore];
+    const more = READ_GETS + 8;
+    for (let i = 0; i < more; i++) await log.append(topic, [{ partition: 0, records: [rec(`c${i}`)] }]);
+    const r = await readBatches(log, topic, 0, 0, 1 << 20);
+    expect(r.nextOffset).toBe(5 + more);
+    expect(leader.gets).toBe(2 + more); // an object per append: none merged
+    expect(leader.mostInFlight).toBe(READ_GETS);
   });
 
   it("one reader: a partition's current leader epoch is checked in the multi-partition fetch, its error its answer alone", async () => {
