@@ -300,6 +300,7 @@ export function composeServices(
     (e) => logger.warn('push notification failed', { error: String(e) }),
     () => clock.now(),
   );
+  log.onAppendStart((topic) => notifier.appending(topic));
   log.onAppend((topic, partition) => notifier.committed(topic, partition));
   const share = parts.share({ metadata, clock, topics, log, producerIds });
   const triggers = parts.triggers(

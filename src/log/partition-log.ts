@@ -171,6 +171,7 @@ export class PartitionLog {
    */
   private readonly indexed = new Map<string, string>();
   private readonly listeners = new Set<(topic: string, partition: number) => void>();
+  private readonly startListeners = new Set<(topic: string) => void>();
   /** Work that outlives the request (acks=0 appends, acks=1 follower copies). */
   private readonly background = new Set<Promise<unknown>>();
   /** Bytes of request objects that work holds (each task counts the whole object it writes). */
@@ -208,6 +209,15 @@ export class PartitionLog {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Called as an append of the topic begins, before its storage calls: work that only needs the
+   * topic (the push subscriptions' read) runs beside the append's own calls, not after its commit.
+   */
+  onAppendStart(listener: (topic: string) => void): () => void {
+    this.startListeners.add(listener);
+    return () => this.startListeners.delete(listener);
+  }
+
   /** Resolves once the work started after earlier answers (acks=0 appends, follower copies) is done. */
   async idle(): Promise<void> {
     while (this.background.size > 0) await Promise.allSettled([...this.background]);
@@ -228,6 +238,7 @@ export class PartitionLog {
     options: AppendOptions = {},
   ): Promise<Map<number, AppendOutcome>> {
     const acks = options.acks ?? 'all';
+    for (const l of this.startListeners) l(topic.name);
     const now = this.deps.clock.now();
     const request = buildRequestObject(
       topic,

@@ -5,6 +5,13 @@
  * many partitions the request touched. `settle()` waits for the rounds in flight: the HTTP layer
  * calls it before answering, since a Lambda may be frozen once it has answered.
  *
+ * The list is read as the append begins (`appending`, from the log's `onAppendStart`), beside the
+ * append's own storage calls, so the round after the commit finds it read instead of adding a
+ * round trip before the answer. Read before the commit, it is a list that may miss an arm made
+ * meanwhile whose own high-watermark check also ran before the commit; so it counts as the cache's
+ * lists do (below): stale from its read, looked at again once its bound has lapsed. Where the store
+ * has change stamps it is exact while the stamp stands, and an arm moves the stamp.
+ *
  * The list may come from the subscriptions' time-bound cache (`staleUntil`): an arm made by another
  * process since it was read is not in it. The partitions such a round told nobody about are kept,
  * and the notifier looks again once the cache has lapsed, with a fresh list: so an arm is seen at
@@ -17,6 +24,8 @@
  */
 import type { ConnectionPoster } from './ports.js';
 import type { Subscriptions } from './subscriptions.js';
+
+const noop = () => {};
 
 export type PushMessage = {
   type: 'ready';
@@ -37,6 +46,16 @@ export class PushNotifier {
     private readonly onError: (e: unknown) => void = () => {},
     private readonly now: () => number = Date.now,
   ) {}
+
+  /**
+   * An append of the topic begins: its subscriptions are read now, beside the append's storage calls,
+   * so that the round after the commit need not wait for that read (it settles before the answer too).
+   */
+  appending(topic: string): void {
+    const read = this.subscriptions.prefetch(topic);
+    // A failed read is not this round's failure: the listing after the commit reads again.
+    if (read) this.track(read.then(noop, noop));
+  }
 
   /** Records a commit on a partition; the notification goes out in the next round. */
   committed(topic: string, partition: number): void {

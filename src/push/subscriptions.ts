@@ -89,31 +89,54 @@ export class Subscriptions {
     return (await this.listAll(topic)).live;
   }
 
+  /**
+   * Starts reading the topic's list ahead of a commit (beside the produce's own storage calls), unless
+   * the cache would answer for it now; the commit's listing then finds it read. A list read ahead
+   * counts from when its read began, as any cached list: by time it is stale from then (the listing
+   * says so), by stamp exact while the stamp stands.
+   */
+  prefetch(topic: string): Promise<unknown> | undefined {
+    const pk = subscriptionPk(topic);
+    const stamp = this.metadata.changeStamp?.(pk);
+    const now = this.clock.now();
+    if (this.reusable(this.cache.get(pk), stamp, now)) return undefined;
+    return this.read(pk, stamp, now).items;
+  }
+
   /** The topic's subscriptions, live and expired (not deleted yet: TTL runs late, and only on DynamoDB). */
   async listAll(topic: string): Promise<SubscriptionList> {
     const pk = subscriptionPk(topic);
     // Taken before the query: an arm that lands after it moves the stamp, one before it is read.
     const stamp = this.metadata.changeStamp?.(pk);
     const now = this.clock.now();
-    let entry = this.cache.get(pk);
-    const exact = entry !== undefined && stamp !== undefined && entry.stamp === stamp;
-    const timely = entry !== undefined && stamp === undefined && now - entry.at < this.cacheMs;
-    if (!entry || !(exact || timely)) {
-      const items = this.metadata.query<Subscription>(pk, { beginsWith: 'conn#' });
-      const fresh: CachedList = { at: now, stamp, items };
-      entry = fresh;
-      this.cache.set(pk, fresh);
-      // A failed read is not kept: the next commit tries again.
-      items.catch(() => {
-        if (this.cache.get(pk) === fresh) this.cache.delete(pk);
-      });
-    }
+    const cached = this.cache.get(pk);
+    const reuse = this.reusable(cached, stamp, now);
+    const entry = reuse && cached ? cached : this.read(pk, stamp, now);
     const items = await entry.items;
     const live: MetaItem<Subscription>[] = [];
     const expired: MetaItem<Subscription>[] = [];
     for (const item of items) (this.expired(item) ? expired : live).push(item);
     // Reused by time (not by stamp) and read before this call: arms since may be missing.
-    return timely ? { live, expired, staleUntil: entry.at + this.cacheMs } : { live, expired };
+    return reuse === 'timely' ? { live, expired, staleUntil: entry.at + this.cacheMs } : { live, expired };
+  }
+
+  /** Whether a cached list answers for the topic now: exactly (its stamp stands) or within its time bound. */
+  private reusable(entry: CachedList | undefined, stamp: string | undefined, now: number): 'exact' | 'timely' | false {
+    if (!entry) return false;
+    if (stamp !== undefined) return entry.stamp === stamp ? 'exact' : false;
+    return now - entry.at < this.cacheMs ? 'timely' : false;
+  }
+
+  /** One strongly consistent query of the list, cached from now. */
+  private read(pk: string, stamp: string | undefined, now: number): CachedList {
+    const items = this.metadata.query<Subscription>(pk, { beginsWith: 'conn#' });
+    const fresh: CachedList = { at: now, stamp, items };
+    this.cache.set(pk, fresh);
+    // A failed read is not kept: the next listing tries again.
+    items.catch(() => {
+      if (this.cache.get(pk) === fresh) this.cache.delete(pk);
+    });
+    return fresh;
   }
 
   expired(item: MetaItem<Subscription>): boolean {

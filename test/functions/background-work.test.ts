@@ -77,6 +77,22 @@ describe('the Lambda entry leaves nothing running after its answer', () => {
     expect((await inner.stores[1]!.list('')).objects.length).toBeGreaterThan(0);
   });
 
+  it("the push subscriptions' read begun with an append is over before the handler returns, though the append failed", async () => {
+    expect((await elsewhere().call('POST', 'topics', { topic_name: 'failing' })).status).toBe(201);
+    const held = metadata.faults.gate('query', (pk) => pk.startsWith('push#'));
+    for (const s of stores) s.faults.down = true; // the append fails at its object write: no commit, no round
+    const order: string[] = [];
+    void held.reached.then(async () => {
+      await vi.waitFor(() => expect(stores[0]!.faults.injected).toBeGreaterThan(0), { interval: 20 });
+      order.push('read released');
+      held.release();
+    });
+    const { result } = await invoke('POST', 'topics/failing/records:batch', { entries: entries(1) });
+    order.push('answered');
+    expect(JSON.parse(result.body).failures).toHaveLength(1);
+    expect(order).toEqual(['read released', 'answered']);
+  });
+
   it('acks=0: the append is done before the handler returns, though the answer promises nothing', async () => {
     expect((await elsewhere().call('POST', 'topics', { topic_name: 'zero' })).status).toBe(201);
     const { result } = await invoke('POST', 'topics/zero/records:batch?acks=0', { entries: entries(2) });

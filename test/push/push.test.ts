@@ -243,6 +243,46 @@ describe('push over a store without change stamps (DynamoDB): the subscription l
     expect(await consumerSide.list('orders')).toEqual([]);
   });
 
+  it('a produce reads the subscriptions as its append begins, beside its storage calls, not after its commit', async () => {
+    const t = await setup();
+    const calls: string[] = [];
+    const { metadata } = t.storage;
+    const query = metadata.query.bind(metadata);
+    const put = metadata.put.bind(metadata);
+    metadata.query = (pk, o) => {
+      calls.push(`query ${pk}`);
+      return query(pk, o);
+    };
+    metadata.put = (pk, sk, value, condition, options) => {
+      if (condition) calls.push(`conditional put ${pk}`);
+      return put(pk, sk, value, condition, options);
+    };
+    await t.produce(1);
+    const read = calls.indexOf(`query ${subscriptionPk('orders')}`);
+    const commit = calls.findIndex((c) => c.startsWith('conditional put') && !c.includes('push#'));
+    expect(read, calls.join('\n')).toBeGreaterThanOrEqual(0);
+    expect(commit, calls.join('\n')).toBeGreaterThan(read);
+    // The round after the commit used that read: one query in all.
+    expect(calls.filter((c) => c.startsWith('query push#'))).toHaveLength(1);
+  });
+
+  it('an arm made after the read begun with an append, and checked before its commit, is told within the bound', async () => {
+    const storage = createStorage({ kind: 'memory', replicaStores: 1 });
+    const producer = notifierOver(storage.metadata, 300);
+    const consumerSide = new Subscriptions(storage.metadata, systemClock, 300);
+    producer.notifier.appending('orders'); // the append begins: nobody armed yet
+    await producer.notifier.settle();
+    // The consumer arms and checks the high watermark: the commit has not landed, so it waits.
+    await consumerSide.arm('orders', endpoint, 'between', [{ partition: 0, offset: 0 }]);
+    const committedAt = Date.now();
+    producer.notifier.committed('orders', 0);
+    await producer.notifier.settle();
+    expect(producer.told).toEqual([]);
+    await vi.waitFor(() => expect(producer.told).toEqual(['between']), { timeout: 3000, interval: 20 });
+    expect(Date.now() - committedAt).toBeLessThan(300 + 1000);
+    expect(producer.counted.queries).toBe(2);
+  });
+
   it('an arm in this process drops the cached list: the next commit tells it at once', async () => {
     const storage = createStorage({ kind: 'memory', replicaStores: 1 });
     const p = notifierOver(storage.metadata, 60_000);
