@@ -46,6 +46,20 @@ const NAMES = [
   'transactional_id',
 ];
 
+/** The data types, which every entry names. */
+const WORDS = ['STRING', 'BINARY', 'JSON'];
+
+/** The one of `words` that bytes [start, end) spell, if any. */
+function known(b: Buffer, start: number, end: number, words: readonly string[]): string | undefined {
+  for (const word of words) {
+    if (word.length !== end - start) continue;
+    let i = 0;
+    while (i < word.length && b[start + i] === word.charCodeAt(i)) i++;
+    if (i === word.length) return word;
+  }
+  return undefined;
+}
+
 class Reader {
   pos = 0;
   private readonly words: Int32Array;
@@ -90,21 +104,35 @@ class Reader {
     }
   }
 
+  /** True when the string between the quotes at `start` and `end` holds a backslash (an escape). */
+  private escaped(start: number, end: number): boolean {
+    if (this.backslash !== -1 && this.backslash < start) this.backslash = this.b.indexOf(BACKSLASH, start);
+    return this.backslash !== -1 && this.backslash < end;
+  }
+
   /** A string: its bytes as they are when it has no escapes, else its text. */
   string(): RawText | string {
     if (this.peek() !== QUOTE) giveUp();
     const start = this.pos;
     const end = this.stringEnd(start);
     this.pos = end + 1;
-    if (this.backslash !== -1 && this.backslash < start) this.backslash = this.b.indexOf(BACKSLASH, start);
-    if (this.backslash !== -1 && this.backslash < end) return this.parsed(start, end + 1) as string;
+    if (this.escaped(start, end)) return this.parsed(start, end + 1) as string;
     if (!controlFree(this.b, this.words, start + 1, end)) giveUp();
     return new RawText(this.b.subarray(start + 1, end));
   }
 
+  /**
+   * A string's text: one of WORDS as that constant, else decoded from the body directly, without
+   * a RawText and Buffer between (ids and types are short, and a body holds thousands).
+   */
   text(): string {
-    const s = this.string();
-    return s instanceof RawText ? s.text() : s;
+    if (this.peek() !== QUOTE) giveUp();
+    const start = this.pos;
+    const end = this.stringEnd(start);
+    this.pos = end + 1;
+    if (this.escaped(start, end)) return this.parsed(start, end + 1) as string;
+    if (!controlFree(this.b, this.words, start + 1, end)) giveUp();
+    return known(this.b, start + 1, end, WORDS) ?? this.b.toString('utf8', start + 1, end);
   }
 
   /** A member's name, and the colon after it: one of NAMES without a string made, else its text. */
@@ -113,16 +141,7 @@ class Reader {
     const b = this.b;
     const start = this.pos + 1;
     const end = b.indexOf(QUOTE, start);
-    let name: string | undefined;
-    for (const known of NAMES) {
-      if (known.length !== end - start) continue;
-      let i = 0;
-      while (i < known.length && b[start + i] === known.charCodeAt(i)) i++;
-      if (i === known.length) {
-        name = known;
-        break;
-      }
-    }
+    let name = known(b, start, end, NAMES);
     if (name === undefined) name = this.text();
     else this.pos = end + 1;
     this.expect(0x3a);

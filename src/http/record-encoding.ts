@@ -88,16 +88,22 @@ export function parseTimestamp(ts: string | null | undefined, now: number): numb
   return ms;
 }
 
+/** The headers of every record without any: one array, never written to, rather than one per record. */
+const NO_HEADERS: RecordHeader[] = Object.freeze([]) as unknown as RecordHeader[];
+
 export function toLogRecord(
   body: ProduceRecordBody,
   now: number,
 ): { record: LogRecord; keyType: DataType; valueType: DataType } {
   const key = encodeData(body.key, 'key');
   const value = encodeData(body.value, 'value');
-  const headers: RecordHeader[] = (body.headers ?? []).map((h, i) => ({
-    key: h.name,
-    value: h.value === undefined || h.value === null ? null : decodeBase64(h.value, `headers[${i}].value`),
-  }));
+  const headers: RecordHeader[] =
+    body.headers === undefined || body.headers.length === 0
+      ? NO_HEADERS
+      : body.headers.map((h, i) => ({
+          key: h.name,
+          value: h.value === undefined || h.value === null ? null : decodeBase64(h.value, `headers[${i}].value`),
+        }));
   return {
     record: { key: key.bytes, value: value.bytes, headers, timestamp: parseTimestamp(body.timestamp, now) },
     keyType: key.type,

@@ -92,13 +92,9 @@ async function produce(
   const choose = services.partitioner.forRequest(topic.name, topic.partitionCount);
   const results: EntryResult[] = new Array(bodies.length);
   const byPartition = new Map<number, { records: LogRecord[]; entries: number[] }>();
-  const meta: {
-    keyType: DataType;
-    valueType: DataType;
-    timestamp: number;
-    keySize: number | null;
-    valueSize: number | null;
-  }[] = [];
+  // Each entry's types; its sizes and timestamp are its record's.
+  const keyTypes: DataType[] = new Array(bodies.length);
+  const valueTypes: DataType[] = new Array(bodies.length);
   bodies.forEach((body, i) => {
     try {
       const { record, keyType, valueType } = toLogRecord(body, now);
@@ -107,13 +103,8 @@ async function produce(
         throw new KafkaError('INVALID_RECORD', `Compacted topic ${topic.name} cannot accept a record without a key`);
       }
       const partition = choose(record.key, body.partition_id ?? undefined);
-      meta[i] = {
-        keyType,
-        valueType,
-        timestamp: record.timestamp,
-        keySize: record.key?.byteLength ?? null,
-        valueSize: record.value?.byteLength ?? null,
-      };
+      keyTypes[i] = keyType;
+      valueTypes[i] = valueType;
       let group = byPartition.get(partition);
       if (!group) {
         group = { records: [], entries: [] };
@@ -157,16 +148,19 @@ async function produce(
     const outcome = outcomes.get(partition)!;
     group.entries.forEach((i, k) => {
       if (outcome.ok) {
-        const m = meta[i]!;
-        const timestamp = outcome.info.logAppendTime >= 0 ? outcome.info.logAppendTime : m.timestamp;
+        const record = group.records[k]!;
+        const timestamp = outcome.info.logAppendTime >= 0 ? outcome.info.logAppendTime : record.timestamp;
         const offset = outcome.info.baseOffset < 0 ? -1 : outcome.info.baseOffset + k; // acks=0: not known
         results[i] = {
           ok: true,
           partition,
           offset,
-          ...m,
+          keyType: keyTypes[i]!,
+          valueType: valueTypes[i]!,
           timestamp,
-          ...(outcome.info.duplicate ? { duplicate: true } : {}),
+          keySize: record.key?.byteLength ?? null,
+          valueSize: record.value?.byteLength ?? null,
+          duplicate: outcome.info.duplicate === true,
         };
       } else {
         const { status, body } = toErrorResponse(outcome.error);
@@ -200,37 +194,53 @@ function success(
 const PLAIN = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
 
 /**
- * `JSON.stringify({ id, ...success(...) })` written into `out`, without the objects; `names` is
- * the `"cluster_id":…,"topic_name":…,` every report of the answer shares.
+ * Writes `JSON.stringify({ id, ...success(...) })` of each report into `out`, without the objects:
+ * what comes between the id and the offset (names and partition), and what follows the offset
+ * (timestamp, key and value), is the same from report to report of a request, so each is kept as
+ * bytes while it stays the same.
  */
-function writeSuccess(
+function successWriter(
   out: JsonBytes,
-  id: string,
-  names: string,
-  r: Extract<EntryResult, { ok: true }>,
-  iso: (ms: number) => string,
-): void {
-  out.ascii('{"id":');
-  if (PLAIN.test(id)) {
-    out.ascii('"');
-    out.ascii(id);
-    out.ascii('",');
-  } else {
-    out.utf8(JSON.stringify(id));
-    out.ascii(',');
-  }
-  out.utf8(names);
-  out.ascii('"partition_id":');
-  out.ascii(String(r.partition));
-  out.ascii(',"offset":');
-  out.ascii(String(r.offset));
-  out.ascii(',"timestamp":"');
-  out.ascii(iso(r.timestamp));
-  out.ascii('","key":');
-  out.ascii(r.keySize === null ? 'null' : `{"type":"${r.keyType}","size":${r.keySize}}`);
-  out.ascii(',"value":');
-  out.ascii(r.valueSize === null ? 'null' : `{"type":"${r.valueType}","size":${r.valueSize}}`);
-  out.ascii(r.duplicate ? ',"duplicate":true}' : '}');
+  clusterId: string,
+  topic: string,
+): (id: string, r: Extract<EntryResult, { ok: true }>) => void {
+  const iso = isoTimestamps();
+  const names = `,"cluster_id":${JSON.stringify(clusterId)},"topic_name":${JSON.stringify(topic)},"partition_id":`;
+  let partition = Number.NaN;
+  let head = Buffer.alloc(0);
+  let tailOf: Extract<EntryResult, { ok: true }> | undefined;
+  let tail = Buffer.alloc(0);
+  const sameTail = (a: Extract<EntryResult, { ok: true }>, b: Extract<EntryResult, { ok: true }>) =>
+    a.timestamp === b.timestamp &&
+    a.keySize === b.keySize &&
+    a.valueSize === b.valueSize &&
+    a.keyType === b.keyType &&
+    a.valueType === b.valueType &&
+    a.duplicate === b.duplicate;
+  return (id, r) => {
+    out.ascii('{"id":');
+    if (PLAIN.test(id)) {
+      out.ascii('"');
+      out.ascii(id);
+      out.ascii('"');
+    } else out.utf8(JSON.stringify(id));
+    if (r.partition !== partition) {
+      partition = r.partition;
+      head = Buffer.from(`${names}${partition},"offset":`, 'utf8');
+    }
+    out.raw(head);
+    out.integer(r.offset);
+    if (tailOf === undefined || !sameTail(tailOf, r)) {
+      tailOf = r;
+      const key = r.keySize === null ? 'null' : `{"type":"${r.keyType}","size":${r.keySize}}`;
+      const value = r.valueSize === null ? 'null' : `{"type":"${r.valueType}","size":${r.valueSize}}`;
+      tail = Buffer.from(
+        `,"timestamp":"${iso(r.timestamp)}","key":${key},"value":${value}${r.duplicate ? ',"duplicate":true}' : '}'}`,
+        'latin1',
+      );
+    }
+    out.raw(tail);
+  };
 }
 
 export function recordRoutes(): Hono<AppEnv> {
@@ -282,15 +292,14 @@ export function recordRoutes(): Hono<AppEnv> {
     });
     // Written into bytes, once: a batch of a thousand records answers a thousand reports.
     const out = new JsonBytes(results.length * 200 + 64);
-    const iso = isoTimestamps();
-    const names = `"cluster_id":${JSON.stringify(services.clusterId)},"topic_name":${JSON.stringify(topic.name)},`;
+    const writeSuccess = successWriter(out, services.clusterId, topic.name);
     out.ascii('{"successes":[');
     let first = true;
     results.forEach((r, i) => {
       if (!r.ok) return;
       if (!first) out.ascii(',');
       first = false;
-      writeSuccess(out, body.entries[i]!.id, names, r, iso);
+      writeSuccess(body.entries[i]!.id, r);
     });
     out.ascii('],"failures":[');
     first = true;

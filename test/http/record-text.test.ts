@@ -97,3 +97,15 @@ describe('a fetched record list written as bytes', () => {
     expect(writer.stoppedAt).toBe(3);
   });
 });
+
+describe('JSON written as bytes', () => {
+  it('writes integers as JSON.stringify does, and raw bytes as they are', () => {
+    const numbers = [0, 7, 9, 10, 99, 100, 1_000_000, -1, -10, Number.MAX_SAFE_INTEGER];
+    const out = new JsonBytes(1);
+    numbers.forEach((n, i) => {
+      if (i > 0) out.raw(Buffer.from(','));
+      out.integer(n);
+    });
+    expect(out.done().toString()).toBe(numbers.map((n) => JSON.stringify(n)).join(','));
+  });
+});
