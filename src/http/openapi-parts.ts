@@ -67,3 +67,16 @@ export const listSchema = z
   .object({ kind: z.string(), metadata: listMetadata, data: z.array(z.looseObject({})) })
   .meta({ id: 'List' });
 export const list = ok(listSchema);
+
+/**
+ * True when A and B are one type: every property present in both, optional in both or neither,
+ * typed alike. `Same<..> extends true` in a route module ties an answer schema to the wire type
+ * the client reads (src/wire), so a change to one alone fails the typecheck.
+ */
+export type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+
+/** Compiles only with `true`: `type _ = Holds<Same<X, Y>>`. */
+export type Holds<T extends true> = T;
+
+/** An answer schema's body as the wire types describe it: without v3's envelope. */
+export type WireBody<S extends z.ZodType> = Omit<z.input<S>, 'kind' | 'metadata' | 'cluster_id' | 'consumer_group'>;

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import * as z from 'zod';
 import { ERRORS, KafkaError } from '../wire/errors.js';
+import type { ShareGroupJson } from '../wire/share-group-json.js';
 import { SHARE_GROUP_CONFIG_NAMES } from '../share/share-config.js';
 import { shareWatchKey, type AcquiredRecord } from '../share/share-groups.js';
 import { partitionWatchKey } from '../timer/delayed-fetch.js';
 import { RESET_STRATEGIES, resetFields, resetScope, resetStrategy } from './offset-reset-body.js';
 import type { AppEnv } from './app-env.js';
 import { DATA_TYPES, OUTPUT_FORMATS, showRecord, type OutputFormat } from './record-text.js';
-import { dateTime } from './openapi-parts.js';
+import { dateTime, type Holds, type Same, type WireBody } from './openapi-parts.js';
 import { readJson } from './request.js';
 import { allowed, allowedNames, authorize, authorizeAll } from './security.js';
 
@@ -213,6 +214,9 @@ export const shareGroupConfigListSchema = z.object({
 });
 
 type Answer<S extends z.ZodType> = z.input<S>;
+
+// What the client and the console read (src/wire/share-group-json.ts) is what this answers.
+export type ShareGroupAnswersAsWire = Holds<Same<WireBody<typeof shareGroupSchema>, ShareGroupJson>>;
 
 const groupParam = (c: Context<AppEnv>) => c.req.param('group')!;
 

@@ -19,8 +19,9 @@ import {
   type TriggerTarget,
 } from '../triggers/trigger.js';
 import type { TriggerDescription } from '../triggers/index.js';
+import type { TriggerDescriptionJson, TriggerJson } from '../wire/trigger-json.js';
 import type { AppEnv } from './app-env.js';
-import { dateTime } from './openapi-parts.js';
+import { dateTime, type Holds, type Same, type WireBody } from './openapi-parts.js';
 import { readJson } from './request.js';
 import type { Resources } from './resources.js';
 import { authorize } from './security.js';
@@ -31,19 +32,23 @@ const timeoutMs = z
     description: `How long one invocation may take (${TIMEOUT_MS.min}-${TIMEOUT_MS.max}, default ${TIMEOUT_MS.default})`,
   })
   .optional();
-const targetSchema = z.discriminatedUnion('type', [
-  z.object({
-    type: z.literal('WEBHOOK').meta({ description: 'An HTTP endpoint POSTed the event; 2xx is success' }),
-    url: z.string().meta({ format: 'uri' }),
-    timeout_ms: timeoutMs,
+const webhookTarget = z.object({
+  type: z.literal('WEBHOOK').meta({ description: 'An HTTP endpoint POSTed the event; 2xx is success' }),
+  url: z.string().meta({ format: 'uri' }),
+  timeout_ms: timeoutMs,
+});
+const lambdaTarget = z.object({
+  type: z.literal('LAMBDA').meta({ description: 'A Lambda function invoked (RequestResponse) with the event' }),
+  function_arn: z.string().meta({
+    description: "The function's ARN (a version or alias may qualify it); the deployment must grant its invocation",
   }),
-  z.object({
-    type: z.literal('LAMBDA').meta({ description: 'A Lambda function invoked (RequestResponse) with the event' }),
-    function_arn: z.string().meta({
-      description: "The function's ARN (a version or alias may qualify it); the deployment must grant its invocation",
-    }),
-    timeout_ms: timeoutMs,
-  }),
+  timeout_ms: timeoutMs,
+});
+const targetSchema = z.discriminatedUnion('type', [webhookTarget, lambdaTarget]);
+/** A target as answered: its timeout with the default filled in. */
+const answeredTargetSchema = z.discriminatedUnion('type', [
+  webhookTarget.required({ timeout_ms: true }),
+  lambdaTarget.required({ timeout_ms: true }),
 ]);
 const knobs = {
   batch_size: z
@@ -125,19 +130,31 @@ export const createTriggerSchema = z.object({
   ...knobs,
 });
 
-export const triggerSchema = z.object({
-  kind: z.literal('KafkaTrigger'),
-  metadata: z.object({ self: z.string() }),
-  cluster_id: z.string(),
-  trigger_name: z.string(),
-  topic_name: z.string(),
-  group_id: z.string(),
-  target: targetSchema,
-  ...knobs,
-  state: z.enum(TRIGGER_STATES),
-  created_at: dateTime,
-  consumer_group: z.object({ related: z.string() }),
-});
+export const triggerSchema = z
+  .object({
+    kind: z.literal('KafkaTrigger'),
+    metadata: z.object({ self: z.string() }),
+    cluster_id: z.string(),
+    trigger_name: z.string(),
+    topic_name: z.string(),
+    group_id: z.string(),
+    target: answeredTargetSchema,
+    ...knobs,
+    state: z.enum(TRIGGER_STATES),
+    created_at: dateTime,
+    consumer_group: z.object({ related: z.string() }),
+  })
+  // An answer has every knob with its default filled in; those without a default stay optional.
+  .required({
+    batch_size: true,
+    starting_position: true,
+    maximum_batching_window_ms: true,
+    maximum_retry_attempts: true,
+    maximum_record_age_seconds: true,
+    bisect_batch_on_function_error: true,
+    function_response_types: true,
+    ordering: true,
+  });
 
 export const triggerDescriptionSchema = triggerSchema.extend({
   lag: z.int().meta({ description: 'Records past the committed offsets, over every partition' }),
@@ -161,6 +178,12 @@ export const triggerListSchema = z.object({
   data: z.array(triggerSchema),
 });
 
+// What the client and the console read (src/wire/trigger-json.ts) is what these answer.
+export type TriggerAnswersAsWire = Holds<Same<WireBody<typeof triggerSchema>, TriggerJson>>;
+export type TriggerDescriptionAnswersAsWire = Holds<
+  Same<WireBody<typeof triggerDescriptionSchema>, TriggerDescriptionJson>
+>;
+
 const showTrigger = (r: Resources, d: TriggerDefinition): z.infer<typeof triggerSchema> => ({
   kind: 'KafkaTrigger',
   metadata: { self: `${r.base}/triggers/${d.name}` },
@@ -178,7 +201,7 @@ const showTrigger = (r: Resources, d: TriggerDefinition): z.infer<typeof trigger
   consumer_group: { related: `${r.base}/consumer-groups/${d.groupId}` },
 });
 
-function shownTarget(t: TriggerTarget): z.infer<typeof targetSchema> {
+function shownTarget(t: TriggerTarget): z.infer<typeof answeredTargetSchema> {
   return t.type === 'LAMBDA'
     ? { type: 'LAMBDA', function_arn: t.functionArn, timeout_ms: t.timeoutMs }
     : { type: 'WEBHOOK', url: t.url, timeout_ms: t.timeoutMs };
