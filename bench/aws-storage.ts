@@ -19,12 +19,32 @@ export interface CallSpan {
   key?: string;
   startMs: number;
   endMs: number;
+  /** The time drawn from the profile: what the call takes on AWS; the rest of its span is this process's. */
+  drawnMs: number;
 }
 
 export interface RequestTrace {
   route: string;
   startMs: number;
   calls: CallSpan[];
+}
+
+/**
+ * The storage time on a request's critical path: the chain of calls its answer waited on, traced
+ * back from its end (each link the call that ended last before the next link began), summing each
+ * link's drawn time (what it takes on AWS). The rest of the request is this process's: CPU before
+ * the first call, between calls and after the last, and answers handled late.
+ */
+export function chainStorageMs(t: { durationMs: number; calls: CallSpan[] }): number {
+  let cursor = t.durationMs;
+  let total = 0;
+  for (;;) {
+    let link: CallSpan | undefined;
+    for (const c of t.calls) if (c.endMs <= cursor && c.startMs < cursor && (!link || c.endMs > link.endMs)) link = c;
+    if (!link) return total;
+    total += Math.min(link.drawnMs, link.endMs - link.startMs);
+    cursor = link.startMs;
+  }
 }
 
 export const requestTrace = new AsyncLocalStorage<RequestTrace>();
@@ -52,6 +72,12 @@ export interface Overruns {
 }
 
 export const overruns: Overruns = { calls: {}, overrun: {} };
+
+/**
+ * Calls per function and call name, with the bytes of their bodies (PutObject): which function
+ * made the object writes a run pays for. `background`: calls outside any request (timers, sweeps).
+ */
+export const callsByRoute: Record<string, Record<string, { calls: number; bytes: number }>> = {};
 
 export function withLatency(storage: Storage, profile: LatencyProfile): Storage {
   const o = profile.objects;
@@ -105,6 +131,10 @@ function traced<T extends MetadataStore | ObjectStore>(
         const trace = requestTrace.getStore();
         const startMs = performance.now();
         const drawn = picked.delay(args);
+        const byOp = (callsByRoute[trace?.route ?? 'background'] ??= {});
+        const counted = (byOp[picked.op] ??= { calls: 0, bytes: 0 });
+        counted.calls++;
+        if (args[1] instanceof Uint8Array) counted.bytes += args[1].byteLength;
         try {
           const [answer] = await Promise.all([
             (async () => {
@@ -123,6 +153,7 @@ function traced<T extends MetadataStore | ObjectStore>(
             ...(picked.key ? { key: picked.key(args) } : {}),
             startMs: startMs - trace.startMs,
             endMs: performance.now() - trace.startMs,
+            drawnMs: drawn,
           });
         }
       };

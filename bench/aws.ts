@@ -25,12 +25,13 @@ import { S3ObjectStore } from '../src/storage/s3-object-store.js';
 import type { OperationCounts } from '../src/storage/counting-stores.js';
 import { awsServerEnv, startDynalite, startS3rver } from '../test/support/emulators.js';
 import { LambdaFunction, type FinishedTrace, type LambdaFigures } from './aws-lambda.js';
-import { overruns, withLatency } from './aws-storage.js';
+import { callsByRoute, chainStorageMs, overruns, withLatency } from './aws-storage.js';
 import { parseTotals, runCli } from './client-path.js';
 import { diffCounts, GIB, PRICES } from './cost.js';
 import { latencyProfile, OBJECT_PROFILES, DYNAMODB } from './latency-profiles.js';
 import { RECORD_BYTES } from './payload.js';
 import { REPO } from './processes.js';
+import { FUNCTION_SPECS } from '../infra/log-functions.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -70,8 +71,6 @@ const CELLS: { partitions: number; replicas: number }[] = args.cell
  * "Bundles", `npm run bench:bundles`); Lambda's own runtime start is not in it.
  */
 const COLD_START_MS = 87;
-/** The produce and fetch functions' memory (infra/log-functions.ts). */
-const MEMORY_MB = 1024;
 const BUCKETS = ['bench-0', 'bench-1', 'bench-2'];
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
@@ -86,6 +85,8 @@ interface Row {
   counts: OperationCounts;
   dollarsPerGib: { lambda: number; s3: number; dynamodb: number; total: number };
   breakdown: Breakdown;
+  /** Storage calls per function (produce, fetch, admin, background) and call name, with body bytes. */
+  callsByRoute: typeof callsByRoute;
   /** Share of storage calls whose emulator took longer than the drawn latency. */
   overrunShare: number;
 }
@@ -138,19 +139,19 @@ async function main(): Promise<void> {
           name: 'produce',
           concurrency: Number(args.concurrency),
           coldStartMs: COLD_START_MS,
-          memoryMb: MEMORY_MB,
+          memoryMb: FUNCTION_SPECS.produce.memorySize,
         }),
         fetch: new LambdaFunction({
           name: 'fetch',
           concurrency: Number(args.concurrency),
           coldStartMs: COLD_START_MS,
-          memoryMb: MEMORY_MB,
+          memoryMb: FUNCTION_SPECS.fetch.memorySize,
         }),
         admin: new LambdaFunction({
           name: 'admin',
           concurrency: Number(args.concurrency),
           coldStartMs: COLD_START_MS,
-          memoryMb: 512,
+          memoryMb: FUNCTION_SPECS.admin.memorySize,
         }),
       };
       const handler = async (req: Request) => app.fetch(req);
@@ -186,6 +187,7 @@ async function main(): Promise<void> {
           for (const f of Object.values(functions)) f.reset();
           overruns.calls = {};
           overruns.overrun = {};
+          for (const k of Object.keys(callsByRoute)) delete callsByRoute[k];
           const before = services.operationCounts!();
           log(`${profileName} P=${cell.partitions} RF=${cell.replicas}: ${RECORDS} records...`);
           const consume = runCli(
@@ -235,6 +237,7 @@ async function main(): Promise<void> {
             counts,
             dollarsPerGib: dollars(counts, lambda, RECORDS * RECORD_BYTES),
             breakdown: breakdown(functions.produce.traces),
+            callsByRoute: structuredClone(callsByRoute),
             overrunShare:
               Object.values(overruns.overrun).reduce((a, n) => a + n, 0) /
               Math.max(
@@ -289,6 +292,14 @@ interface Breakdown {
   meanMs: number;
   p50Ms: number;
   p99Ms: number;
+  /**
+   * The critical path, per request: the chain of calls the answer waited on, traced back from its
+   * end (each link the call that ended last before the next one began). `storage`: the drawn times
+   * of that chain's calls, what the request would take on AWS with no CPU; `waiting`: the rest of
+   * the request (before the first call, between calls, after the last, and a call's answer handled
+   * late), this process's CPU queue. p50 and p99 of each, over requests.
+   */
+  criticalPath: { storage: { p50Ms: number; p99Ms: number }; waiting: { p50Ms: number; p99Ms: number } };
   /** Mean partitions a produce request carries (the partition states it reads). */
   partitionsPerRequest: number;
   /** Per call name: mean calls per request, and mean ms of the request during which one was in flight. */
@@ -313,6 +324,8 @@ function breakdown(traces: FinishedTrace[]): Breakdown {
     }
   }
   const median = ok[Math.floor(ok.length / 2)];
+  const storage = ok.map(chainStorageMs);
+  const waiting = ok.map((t, i) => t.durationMs - storage[i]!);
   const partitions = (t: FinishedTrace) =>
     new Set(t.calls.filter((c) => c.op === 'GetItem' && c.key?.endsWith(' state')).map((c) => c.key)).size;
   return {
@@ -321,6 +334,7 @@ function breakdown(traces: FinishedTrace[]): Breakdown {
     meanMs: ok.reduce((a, t) => a + t.durationMs, 0) / Math.max(1, ok.length),
     p50Ms: ok[Math.floor(ok.length / 2)]?.durationMs ?? 0,
     p99Ms: ok[Math.min(ok.length - 1, Math.floor(ok.length * 0.99))]?.durationMs ?? 0,
+    criticalPath: { storage: percentiles(storage), waiting: percentiles(waiting) },
     calls,
     medianCalls: median?.calls ?? [],
     medianRequest: median
@@ -330,6 +344,12 @@ function breakdown(traces: FinishedTrace[]): Breakdown {
           .join(', ')}`
       : '-',
   };
+}
+
+function percentiles(values: number[]): { p50Ms: number; p99Ms: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
+  return { p50Ms: at(0.5), p99Ms: at(0.99) };
 }
 
 function covered(spans: { startMs: number; endMs: number }[]): number {
@@ -346,21 +366,44 @@ function covered(spans: { startMs: number; endMs: number }[]): number {
 
 function render(rows: Row[], seconds: number): string {
   const f = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+  const pair = (a: { p50Ms: number; p99Ms: number }) => `${f(a.p50Ms)} / ${f(a.p99Ms)}`;
+  const rate = Number(args.throughput) > 0 ? `${f(Number(args.throughput))} records/s offered` : 'closed loop';
   const lines = [
-    `### AWS-shaped bench (\`npm run bench:aws${QUICK ? ' -- --quick' : ''}\`, ${seconds} s, ${RECORDS.toLocaleString('en-US')} records of ${RECORD_BYTES} B per cell)`,
+    `### AWS-shaped bench (\`npm run bench:aws${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`, ${seconds} s, ${RECORDS.toLocaleString('en-US')} records of ${RECORD_BYTES} B per cell, ${rate})`,
     '',
-    '| profile | P | RF | producer records/s | MB/s | produce p50 / p99 ms (client) | produce request p50 / p99 ms (server) | end-to-end p50 / p99 ms | target p99 ms | calls over profile | produce invocations | fetch invocations | peak concurrency (produce / fetch) | cold starts | GB-s | $/GiB Lambda | $/GiB S3 | $/GiB DynamoDB | $/GiB total |',
-    '| --- | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: |',
+    '#### Latency against the targets (ms)',
+    '',
+    '| profile | P | RF | producer records/s | produce p50 / p99 (client) | produce request p50 / p99 (server) | target p99 | critical path: storage p50 / p99 | critical path: waiting for CPU p50 / p99 | end-to-end p50 / p99 | end-to-end target p99 | calls over profile |',
+    '| --- | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: |',
   ];
   for (const r of rows) {
-    const [produce, fetch] = r.lambda;
     const o = OBJECT_PROFILES[r.profile]!;
     const target = o.put.p99Ms + 2 * DYNAMODB.write.p99Ms + 20;
+    const b = r.breakdown;
     lines.push(
-      `| ${r.profile} | ${r.partitions} | ${r.replicas} | ${f(r.produce.recordsPerSec)} | ${f((r.produce.recordsPerSec * RECORD_BYTES) / 2 ** 20, 1)} | ${r.produce.p50} / ${r.produce.p99} | ${f(r.breakdown.p50Ms)} / ${f(r.breakdown.p99Ms)} | ${r.endToEnd.p50} / ${r.endToEnd.p99} | ${target} | ${f(r.overrunShare * 100)}% | ${f(produce!.invocations)} | ${f(fetch!.invocations)} | ${produce!.peakConcurrency} / ${fetch!.peakConcurrency} | ${r.lambda.reduce((a, l) => a + l.coldStarts, 0)} | ${f(
+      `| ${r.profile} | ${r.partitions} | ${r.replicas} | ${f(r.produce.recordsPerSec)} | ${r.produce.p50} / ${r.produce.p99} | ${f(b.p50Ms)} / ${f(b.p99Ms)} | ${target} | ${pair(b.criticalPath.storage)} | ${pair(b.criticalPath.waiting)} | ${r.endToEnd.p50} / ${r.endToEnd.p99} | ${f(r.produce.p99 + 100)} | ${f(r.overrunShare * 100)}% |`,
+    );
+  }
+  lines.push(
+    '',
+    '#### Lambda use and $ per GiB (produced and consumed once)',
+    '',
+    '| profile | P | RF | produce invocations | fetch invocations | peak concurrency (produce / fetch) | cold starts | GB-s | PutObject per produce request | MiB per produce PutObject | other PutObject | $/GiB Lambda | $/GiB S3 | $/GiB DynamoDB | $/GiB total |',
+    '| --- | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: |',
+  );
+  for (const r of rows) {
+    const [produce, fetch] = r.lambda;
+    const puts = r.callsByRoute.produce?.PutObject ?? { calls: 0, bytes: 0 };
+    const other = Object.entries(r.callsByRoute)
+      .filter(([route]) => route !== 'produce')
+      .map(([route, ops]) => (ops.PutObject ? `${route} ${ops.PutObject.calls}` : ''))
+      .filter(Boolean)
+      .join(', ');
+    lines.push(
+      `| ${r.profile} | ${r.partitions} | ${r.replicas} | ${f(produce!.invocations)} | ${f(fetch!.invocations)} | ${produce!.peakConcurrency} / ${fetch!.peakConcurrency} | ${r.lambda.reduce((a, l) => a + l.coldStarts, 0)} | ${f(
         r.lambda.reduce((a, l) => a + l.gbSeconds, 0),
         1,
-      )} | ${f(r.dollarsPerGib.lambda, 4)} | ${f(r.dollarsPerGib.s3, 4)} | ${f(r.dollarsPerGib.dynamodb, 4)} | ${f(r.dollarsPerGib.total, 4)} |`,
+      )} | ${f(puts.calls / Math.max(1, produce!.invocations), 2)} | ${f(puts.bytes / Math.max(1, puts.calls) / 2 ** 20, 2)} | ${other || '0'} | ${f(r.dollarsPerGib.lambda, 4)} | ${f(r.dollarsPerGib.s3, 4)} | ${f(r.dollarsPerGib.dynamodb, 4)} | ${f(r.dollarsPerGib.total, 4)} |`,
     );
   }
   lines.push('', "#### Where a produce request's time goes (server side, per request)", '');

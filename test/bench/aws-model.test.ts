@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LambdaFunction } from '../../bench/aws-lambda.js';
-import { requestTrace } from '../../bench/aws-storage.js';
+import { chainStorageMs, requestTrace } from '../../bench/aws-storage.js';
 import { sampleMs } from '../../bench/latency-profiles.js';
 
 describe('bench:aws latency draws', () => {
@@ -44,12 +44,25 @@ describe('bench:aws Lambda model', () => {
     await fn.invoke(
       new Request('http://x/'),
       async () => {
-        requestTrace.getStore()?.calls.push({ op: 'PutObject', startMs: 1, endMs: 2 });
+        requestTrace.getStore()?.calls.push({ op: 'PutObject', startMs: 1, endMs: 2, drawnMs: 1 });
         return new Response(null, { status: 204 });
       },
       'produce',
     );
     expect(fn.traces).toHaveLength(1);
     expect(fn.traces[0]).toMatchObject({ status: 204, calls: [{ op: 'PutObject' }] });
+  });
+
+  it("counts a request's critical path as the drawn times of the calls its answer waited on, in a chain", () => {
+    // State read beside the PUT, then two writes side by side, each answered a little late; CPU in between.
+    const calls = [
+      { op: 'GetItem', startMs: 10, endMs: 16, drawnMs: 5 },
+      { op: 'PutObject', startMs: 10, endMs: 42, drawnMs: 30 },
+      { op: 'UpdateItem', startMs: 50, endMs: 58, drawnMs: 7 },
+      { op: 'UpdateItem', startMs: 50, endMs: 61, drawnMs: 9 },
+    ];
+    // The chain: the later write (9 ms drawn), then the PUT (30): 39 ms of storage in a 70 ms request.
+    expect(chainStorageMs({ durationMs: 70, calls })).toBe(39);
+    expect(chainStorageMs({ durationMs: 5, calls: [] })).toBe(0);
   });
 });
