@@ -9,7 +9,9 @@
  * Only for the node server: on Lambda the body arrives whole in the event, bounded by API Gateway
  * (10 MB) and the function's payload limit (6 MB), before any code of ours runs.
  */
+import type { IncomingMessage } from 'node:http';
 import type { MemoryPool } from '../limits/memory-pool.js';
+import { incomingHeader, incomingOf } from './incoming-header.js';
 import type { Metrics } from '../metrics.js';
 
 export interface BodyPoolOptions {
@@ -33,7 +35,7 @@ export function withBodyPool<E>(fetch: Fetch<E>, pool: MemoryPool, options: Body
       `The HTTP body pool (${pool.capacity} bytes) must hold at least one largest request (${options.maxRequestBytes} bytes)`,
     );
   return async (request, env) => {
-    const bytes = bodyBytes(request, options.maxRequestBytes);
+    const bytes = bodyBytes(request, incomingOf(env), options.maxRequestBytes);
     if (bytes === 0) return fetch(request, env);
     if (bytes <= UNPOOLED_BODY_BYTES) pool.allocate(bytes);
     // Not request.signal: on the node server, touching it builds a web Request that starts reading the body.
@@ -53,14 +55,16 @@ export function withBodyPool<E>(fetch: Fetch<E>, pool: MemoryPool, options: Body
  * What a request's body may take: its Content-Length, or the request limit when it is chunked;
  * nothing when it has no body, or a declared length the app refuses (413) before reading.
  */
-function bodyBytes(request: Request, maxRequestBytes: number): number {
+function bodyBytes(request: Request, incoming: IncomingMessage | undefined, maxRequestBytes: number): number {
   if (request.method === 'GET' || request.method === 'HEAD') return 0;
-  const declared = request.headers.get('content-length');
-  if (declared !== null) {
+  const header = (name: string) =>
+    incoming ? incomingHeader(incoming.rawHeaders, name) : (request.headers.get(name) ?? undefined);
+  const declared = header('content-length');
+  if (declared !== undefined) {
     const n = Number(declared);
     return Number.isSafeInteger(n) && n > 0 && n <= maxRequestBytes ? n : 0;
   }
-  return request.headers.has('transfer-encoding') ? maxRequestBytes : 0;
+  return header('transfer-encoding') !== undefined ? maxRequestBytes : 0;
 }
 
 function noRoom(waitMs: number): Response {

@@ -19,6 +19,7 @@ import type { AppServices } from '../services.js';
 import { parseAcks } from './acks.js';
 import { requireTransactionalBatches } from './record-batch-body.js';
 import { admitProduce, appendProduced } from '../transactions/produce-admission.js';
+import { requestHeader } from './incoming-header.js';
 import { mediaType, readBody } from './request.js';
 import type * as z from 'zod';
 import type { produceResponseSchema } from './record-answers.js';
@@ -134,7 +135,7 @@ export function produceRequestRoutes(): Hono<AppEnv> {
 
   app.post('/records', async (c: Context<AppEnv>) => {
     const services = c.get('services');
-    const type = mediaType(c.req.header('content-type'));
+    const type = mediaType(requestHeader(c, 'content-type'));
     if (type !== PRODUCE_REQUEST_MEDIA_TYPE) {
       throw new KafkaError(
         'UNSUPPORTED_MEDIA_TYPE',

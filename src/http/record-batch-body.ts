@@ -9,6 +9,7 @@ import {
   formatAbortedTransactions,
   RECORD_BATCH_MEDIA_TYPE,
 } from '../wire/protocol.js';
+import { requestHeader } from './incoming-header.js';
 import { mediaType } from './request.js';
 
 /*
@@ -19,7 +20,7 @@ export { FETCH_HEADERS, RECORD_BATCH_MEDIA_TYPE };
 
 /** Produce bodies are record batches, sent as the product's media type or as plain octets. */
 export function requireRecordBatchBody(c: Context): void {
-  const type = mediaType(c.req.header('content-type'));
+  const type = mediaType(requestHeader(c, 'content-type'));
   if (type !== RECORD_BATCH_MEDIA_TYPE && type !== 'application/octet-stream') {
     throw new KafkaError(
       'UNSUPPORTED_MEDIA_TYPE',

@@ -5,6 +5,7 @@ import * as z from 'zod';
 import { KafkaError } from '../wire/errors.js';
 import type { IsolationLevel } from '../log/partition-log.js';
 import type { AppEnv } from './app-env.js';
+import { incomingOf, requestHeader } from './incoming-header.js';
 
 /**
  * Bounds request bodies: a declared Content-Length over the limit is refused before anything is
@@ -14,7 +15,7 @@ import type { AppEnv } from './app-env.js';
 export function bodySizeLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     c.set('maxRequestBytes', maxBytes);
-    if (Number(c.req.header('content-length')) > maxBytes) throw tooLarge(maxBytes);
+    if (Number(requestHeader(c, 'content-length')) > maxBytes) throw tooLarge(maxBytes);
     await next();
   };
 }
@@ -30,10 +31,10 @@ const tooLarge = (maxBytes: number) =>
  */
 export async function readBody(c: Context<AppEnv>): Promise<Buffer> {
   const maxBytes = c.get('maxRequestBytes') ?? Number.MAX_SAFE_INTEGER;
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  const incoming = incomingOf(c.env);
   const body =
     incoming && typeof incoming.on === 'function' && !incoming.readableDidRead
-      ? await readIncoming(incoming, Number(c.req.header('content-length') ?? NaN), maxBytes)
+      ? await readIncoming(incoming, Number(requestHeader(c, 'content-length') ?? NaN), maxBytes)
       : Buffer.from(await c.req.arrayBuffer());
   if (body.byteLength > maxBytes) throw tooLarge(maxBytes);
   c.set('bodyBytes', body.byteLength);
@@ -89,7 +90,7 @@ export const mediaType = (header: string | undefined) => header?.split(';')[0]?.
  * request without a Content-Type is taken as JSON (curl without -H, and API Gateway test calls).
  */
 export function requireJsonBody(c: Context<AppEnv>): void {
-  const media = mediaType(c.req.header('content-type'));
+  const media = mediaType(requestHeader(c, 'content-type'));
   if (media === undefined) return;
   if (media === 'application/json' || media.endsWith('+json')) return;
   throw new KafkaError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${media} is not supported here; send application/json`);

@@ -6,6 +6,7 @@ import type { AppEnv, AuditSink } from './app-env.js';
 import type { AppServices } from '../services.js';
 import { toErrorResponse } from './error-mapping.js';
 import { allowedMethods } from './method-not-allowed.js';
+import { MemoRouter } from './memo-router.js';
 import { bodySizeLimit } from './request.js';
 import { Resources } from './resources.js';
 import { security } from './security.js';
@@ -48,7 +49,7 @@ const loggedAudit =
 export function createRoutedApp(services: AppServices, options: AppOptions, routes: AppRoutes): Hono<AppEnv> {
   const logger = options.logger ?? noLogger;
   const logError = options.logError ?? loggedError(logger);
-  const app = new Hono<AppEnv>();
+  const app = new Hono<AppEnv>({ router: new MemoRouter() });
 
   app.onError((e, c) => {
     const { status, body } = toErrorResponse(e);
@@ -94,7 +95,7 @@ export function createRoutedApp(services: AppServices, options: AppOptions, rout
   v3.use('*', bodySizeLimit(services.limits.maxRequestBytes));
   v3.use('*', async (c, next) => {
     c.set('services', services);
-    c.set('resources', new Resources(new URL(c.req.url).origin, services.clusterId));
+    c.set('resources', new Resources(originOf(c.req.url), services.clusterId));
     await next();
     // Push notifications of this request's commits go out before the answer: a Lambda may be frozen after it.
     await services.push.notifier.settle();
@@ -119,4 +120,18 @@ export function createRoutedApp(services: AppServices, options: AppOptions, rout
   app.route('/v3/clusters', v3);
   routes.secured?.(app, services);
   return app;
+}
+
+/**
+ * `new URL(url).origin` without parsing the URL again: a request's URL is a serialized URL
+ * already (scheme and host in lower case, no default port), so its origin is what precedes the
+ * path, unless it names a user (`http://user@host/`, which an absolute request target may carry).
+ */
+export function originOf(url: string): string {
+  const start = url.indexOf('//') + 2;
+  const end = url.indexOf('/', start);
+  const origin = end < 0 ? url : url.slice(0, end);
+  return start < 2 || origin.includes('@', start) || origin.includes('?', start) || origin.includes('#', start)
+    ? new URL(url).origin
+    : origin;
 }

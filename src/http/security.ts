@@ -16,6 +16,7 @@ import {
 import { KafkaError, type KafkaErrorName } from '../wire/errors.js';
 import type { AppliedQuota, QuotaKey } from '../quotas/client-quotas.js';
 import type { AppEnv, AuditSink } from './app-env.js';
+import { requestHeader } from './incoming-header.js';
 import type { AppServices } from '../services.js';
 
 const DENIED: Record<ResourceType, KafkaErrorName> = {
@@ -58,16 +59,14 @@ export function security(services: AppServices, options: SecurityOptions): Middl
     const env = (c.env ?? {}) as Bindings;
     // An IPv4 peer of a dual-stack socket reads ::ffff:a.b.c.d; ACLs name it a.b.c.d, as Kafka does.
     const rc = env.requestContext;
-    const host = (rc?.http?.sourceIp ?? rc?.identity?.sourceIp ?? env.incoming?.socket?.remoteAddress ?? '').replace(
-      /^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/,
-      '',
-    );
+    const peer = rc?.http?.sourceIp ?? rc?.identity?.sourceIp ?? env.incoming?.socket?.remoteAddress ?? '';
+    const host = peer.startsWith('::ffff:') ? peer.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '') : peer;
     let principal: string;
     try {
       // Behind API Gateway only the authorizer's context counts: a header is the caller's to forge.
       principal = env.requestContext
         ? (gatewayPrincipal(env.requestContext, principals.claim) ?? ANONYMOUS)
-        : bearerPrincipal(c.req.header('authorization'), principals.tokens);
+        : bearerPrincipal(requestHeader(c, 'authorization'), principals.tokens);
     } catch (e) {
       options.audit('authentication failed', {
         audit: 'denied',
@@ -78,7 +77,6 @@ export function security(services: AppServices, options: SecurityOptions): Middl
       });
       throw e;
     }
-    const clientId = c.req.header('x-client-id') ?? c.req.header('user-agent') ?? '';
     c.set('services', services);
     c.set('principal', principal);
     c.set('host', host);
@@ -87,6 +85,7 @@ export function security(services: AppServices, options: SecurityOptions): Middl
 
     const index = await quotas.index();
     if (index.empty) return next();
+    const clientId = requestHeader(c, 'x-client-id') ?? requestHeader(c, 'user-agent') ?? '';
     const applied = index.resolve(principalName(principal), clientId);
     const byteKey = byteQuotaOf(c.req.method, c.req.path);
     const byteQuota = byteKey && applied[byteKey];
