@@ -63,6 +63,8 @@ function known(b: Buffer, start: number, end: number, words: readonly string[]):
 class Reader {
   pos = 0;
   private readonly words: Int32Array;
+  /** The bit of the name `name()` last read in NAMES (1 << its index), 0 for another name. */
+  private nameBit = 0;
   /** The next backslash at or after `pos` as last looked up (-1: none left). */
   private backslash = -2;
 
@@ -118,7 +120,8 @@ class Reader {
     this.pos = end + 1;
     if (this.escaped(start, end)) return this.parsed(start, end + 1) as string;
     if (!controlFree(this.b, this.words, start + 1, end)) giveUp();
-    return new RawText(this.b.subarray(start + 1, end));
+    // A plain view, not Buffer#subarray: a thousand a body, and a Buffer costs several times more to make.
+    return new RawText(new Uint8Array(this.b.buffer, this.b.byteOffset + start + 1, end - start - 1));
   }
 
   /**
@@ -135,16 +138,29 @@ class Reader {
     return known(this.b, start + 1, end, WORDS) ?? this.b.toString('utf8', start + 1, end);
   }
 
-  /** A member's name, and the colon after it: one of NAMES without a string made, else its text. */
+  /**
+   * A member's name, and the colon after it: one of NAMES, matched in the body (no string made,
+   * no search for its end), else its text.
+   */
   name(): string {
     if (this.peek() !== QUOTE) giveUp();
     const b = this.b;
     const start = this.pos + 1;
-    const end = b.indexOf(QUOTE, start);
-    let name = known(b, start, end, NAMES);
-    if (name === undefined) name = this.text();
-    else this.pos = end + 1;
+    for (let k = 0; k < NAMES.length; k++) {
+      const known = NAMES[k]!;
+      const n = known.length;
+      if (b[start + n] !== QUOTE) continue;
+      let i = 0;
+      while (i < n && b[start + i] === known.charCodeAt(i)) i++;
+      if (i < n) continue;
+      this.pos = start + n + 1;
+      this.expect(0x3a);
+      this.nameBit = 1 << k;
+      return known;
+    }
+    const name = this.text();
     this.expect(0x3a);
+    this.nameBit = 0;
     return name;
   }
 
@@ -227,11 +243,19 @@ class Reader {
       this.pos++;
       return;
     }
-    const seen: string[] = [];
+    let seenBits = 0; // the NAMES seen, as bits
+    let seen: string[] | undefined; // the other names seen
     do {
       const name = this.name();
-      if (seen.includes(name)) giveUp();
-      seen.push(name);
+      const bit = this.nameBit;
+      if (bit !== 0) {
+        if (seenBits & bit) giveUp();
+        seenBits |= bit;
+      } else {
+        seen ??= [];
+        if (seen.includes(name)) giveUp();
+        seen.push(name);
+      }
       member(name);
     } while (this.more(0x7d));
   }

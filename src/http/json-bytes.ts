@@ -142,10 +142,18 @@ export function controlFree(bytes: Uint8Array, words: Int32Array, start: number,
   let i = start;
   for (; i < end && ((base + i) & 3) !== 0; i++) if (bytes[i]! < 0x20) return false;
   const wordsEnd = (base + end) >> 2;
-  for (let w = (base + i) >> 2; w < wordsEnd; w++) {
-    const x = words[w]!;
-    if (((x - 0x20202020) & ~x & 0x80808080) !== 0) return false;
+  let w = (base + i) >> 2;
+  // The flags of four words at a time, tested once at the end: a value is checked whole anyway.
+  let flags = 0;
+  for (; w + 4 <= wordsEnd; w += 4) {
+    const a = words[w]!;
+    const b = words[w + 1]!;
+    const c = words[w + 2]!;
+    const d = words[w + 3]!;
+    flags |= ((a - 0x20202020) & ~a) | ((b - 0x20202020) & ~b) | ((c - 0x20202020) & ~c) | ((d - 0x20202020) & ~d);
   }
+  for (; w < wordsEnd; w++) flags |= (words[w]! - 0x20202020) & ~words[w]!;
+  if ((flags & 0x80808080) !== 0) return false;
   for (i = Math.max(i, (wordsEnd << 2) - base); i < end; i++) if (bytes[i]! < 0x20) return false;
   return true;
 }

@@ -47,6 +47,7 @@ const read: string[] = [
   '{"producer_id":5,"producer_epoch":1,"sequences":[{"partition_id":0,"base_sequence":9}],"transactional_id":"t","entries":[{"id":"x","partition_id":0}]}',
   '{"entries":[{"id":"s","value":{"type":"AVRO","data":"x"}},{"id":"t","value":{"type":"STRING","data":5}},{"id":"u","timestamp":"yesterday"}],"ignored":{"x":[1]}}',
   '{"entries":[{"id":1e2},{"id":-0},{"id":12.50}]}',
+  '{"entries":[{"id":"STRING","value":{"type":"BINARY","data":"AA=="}},{"id":"JSON","value":{"type":"JSON","data":"JSON"}}],"x":"STRING"}',
 ];
 
 const refused: string[] = [
@@ -63,6 +64,8 @@ const refused: string[] = [
   '{"entries":[{"id":"a","value":{"type":"STRING","data":"unterminated}]}',
   '{"entries":[{"id":"a","id":"b"}]}',
   '{"entries":[{"id":"a"}],"entries":[{"id":"b"}]}',
+  '{"x":1,"x":2,"entries":[{"id":"a"}]}',
+  '{"entries":[{"id":"a","ids":"b"}]}',
   '{"entries":[{"id":"a","extra":1}]}',
   '{"entries":[{"id":"a","value":{"type":"STRING","data":"x","schema_id":1}}]}',
   '{"entries":[{"id":"a","value":{"type":null,"data":"x"}}]}',
