@@ -104,6 +104,11 @@ export interface ScenarioOptions {
   groupMembers: number;
   /** How many times to wait (3 s) and read again while acked records are missing (default 4). */
   settleRounds?: number;
+  /**
+   * The least work the run must see done: once healed, the workload goes on (up to 90 s more) until
+   * it has, so that a loaded machine makes the run longer instead of its counts short.
+   */
+  workload?: { acked?: number; groupCommits?: number };
   /** The previous release's checkout (test/upgrade/release-checkout.ts), for a scenario with `deploy`. */
   previousRelease?: string;
   log?: (line: string) => void;
@@ -249,6 +254,20 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     ddbProxy.heal();
     s3Proxy.heal();
     for (const s of f.slots) if (!s.up) await f.restart(s.index);
+    const acked = () => [...ledger.records.values()].filter((r) => r.outcome === 'acked').length;
+    const groupCommits = () => members.log.commits.filter((c) => c.result === '200').length;
+    const enough = () => acked() >= (o.workload?.acked ?? 0) && groupCommits() >= (o.workload?.groupCommits ?? 0);
+    for (let bound = Date.now() + 90_000; !enough() && Date.now() < bound; ) await sleep(100);
+    if (!enough()) {
+      // Why so little was acknowledged: the producers' most frequent errors.
+      const errors = new Map<string, number>();
+      for (const { error } of ledger.records.values()) if (error) errors.set(error, (errors.get(error) ?? 0) + 1);
+      const top = [...errors].sort((a, b) => b[1] - a[1]).slice(0, 5);
+      say(
+        `[${o.scenario.name}] workload short after 90 s more: ${acked()} acked, ${groupCommits()} group commits; ` +
+          `errors: ${top.map(([e, n]) => `${n}x ${e.slice(0, 200)}`).join(' | ') || 'none'}`,
+      );
+    }
     await Promise.all([producers.stop(), members.stop(), transactions?.stop()]);
     say(`[${o.scenario.name}] workload stopped; reading back`);
 

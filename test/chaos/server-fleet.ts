@@ -63,7 +63,9 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new Error(`server ${slot.index} did not start: ${slot.stderr.join('\n')}`)),
-        30_000,
+        // A bound only: a first start compiles the checkout's sources (tsx, cold cache), which took
+        // over 30 s at a load of 13 on two cores.
+        90_000,
       );
       proc.once('exit', (code) => {
         clearTimeout(timer);
