@@ -1,4 +1,4 @@
-import { createServices, createStorage, type Storage } from '../../src/compose.js';
+import { createServices, createStorage, type ServiceOptions, type Storage } from '../../src/compose.js';
 import { lazyLambdaInvoker } from '../../src/storage/lazy-lambda-invoker.js';
 import { lambdaOptions, serverConfigFromEnv, type ServerConfig } from '../../src/config/server-config.js';
 import { createApp } from '../../src/http/app.js';
@@ -18,6 +18,8 @@ export function testApp(
     runTriggers?: boolean;
     /** Lambda targets' invocations: Lambda's Invoke through the SDK, at `AWS_ENDPOINT_URL_LAMBDA` of `env`. */
     lambdaTargets?: boolean;
+    /** Triggers' on-failure destinations in S3, SQS or SNS: their adapters. */
+    destinations?: Pick<ServiceOptions, 'putFailureObject' | 'sendFailureMessage'>;
   } = {},
 ) {
   const config: ServerConfig = serverConfigFromEnv({
@@ -29,6 +31,7 @@ export function testApp(
   const services = createServices(config, storage, options.clock, {
     runTriggers: options.runTriggers ?? false,
     ...(options.lambdaTargets && { lambda: lazyLambdaInvoker(lambdaOptions(config)) }),
+    ...options.destinations,
   });
   const app = createApp(services, { logError: () => {} });
   const call = async (method: string, path: string, body?: unknown) => {

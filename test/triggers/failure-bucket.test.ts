@@ -7,26 +7,17 @@
  */
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServices, createStorage } from '../../src/compose.js';
-import { serverConfigFromEnv } from '../../src/config/server-config.js';
-import { createApp } from '../../src/http/app.js';
 import { failureBucketWriter } from '../../src/storage/failure-bucket-writer.js';
-import { BASE } from '../support/test-app.js';
 import { startS3rver, TEST_CREDENTIALS, TEST_REGION, type S3rverHandle } from '../support/emulators.js';
-import { eventually, startSink, type Sink } from './webhook-sink.js';
+import { startFailingTarget, type FailingTarget } from './failing-target.js';
+import { eventually } from './webhook-sink.js';
 
 let s3: S3rverHandle;
-let sink: Sink;
-let services: ReturnType<typeof createServices>;
-let app: ReturnType<typeof createApp>;
+let h: FailingTarget;
 beforeAll(async () => {
   s3 = await startS3rver({ buckets: ['failures'] });
-  sink = await startSink();
-  sink.answer = () => ({ status: 500, body: { error: 'poison' } });
-  // A deliverer as the local server composes one: the S3 adapter writes the failure records.
-  const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', GROUP_INITIAL_REBALANCE_DELAY_MS: '0' });
-  services = createServices(config, createStorage(config.backend), undefined, {
-    runTriggers: true,
+  // The S3 adapter writes the failure records.
+  h = await startFailingTarget({
     putFailureObject: failureBucketWriter({
       endpoint: s3.endpoint,
       forcePathStyle: true,
@@ -34,47 +25,11 @@ beforeAll(async () => {
       credentials: TEST_CREDENTIALS,
     }),
   });
-  app = createApp(services, { logError: () => {} });
 });
 afterAll(async () => {
-  await services.triggers.runner.close();
-  await sink.close();
+  await h.close();
   await s3.stop();
 });
-
-const call = async (method: string, path: string, body?: unknown) => {
-  const res = await app.request(`${BASE}/${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-};
-const committed = async (trigger: string) =>
-  (await call('GET', `triggers/${trigger}`)).body.partitions[0].committed_offset as number | null;
-
-async function failingTrigger(topic: string, bucket: string) {
-  expect((await call('POST', 'topics', { topic_name: topic, partitions_count: 1 })).status).toBe(201);
-  const created = await call('POST', 'triggers', {
-    trigger_name: `${topic}-hook`,
-    topic_name: topic,
-    target: { type: 'WEBHOOK', url: sink.url, timeout_ms: 2000 },
-    starting_position: 'TRIM_HORIZON',
-    maximum_batching_window_ms: 0,
-    maximum_retry_attempts: 1,
-    on_failure_destination: `arn:aws:s3:::${bucket}`,
-  });
-  expect(created.status).toBe(201);
-  // One request of two records on one partition: one commit, so the first delivery holds both.
-  const produced = await call('POST', `topics/${topic}/records:batch`, {
-    entries: [
-      { id: '0', partition_id: 0, key: { type: 'STRING', data: 'k' }, value: { type: 'STRING', data: 'a' } },
-      { id: '1', partition_id: 0, value: { type: 'STRING', data: 'b' } },
-    ],
-  });
-  expect(produced.status, JSON.stringify(produced.body)).toBeLessThan(300);
-}
 
 async function objects(bucket: string) {
   const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: bucket }));
@@ -88,14 +43,14 @@ async function objects(bucket: string) {
 
 describe('the S3 on-failure destination', () => {
   it("writes Lambda's invocation record with the event as payload, then moves the offset past the records", async () => {
-    await failingTrigger('orders', 'failures');
-    await eventually(async () => (await committed('orders-hook')) === 2);
+    await h.failingTrigger('orders', 'arn:aws:s3:::failures');
+    await eventually(async () => (await h.committed('orders-hook')) === 2);
     const [object, ...more] = await objects('failures');
     expect(more).toEqual([]);
     expect(object!.key).toMatch(/^orders-hook\/orders-0\/\d{4}\/\d{2}\/\d{2}\/0-1\.json$/);
     expect(object!.body).toMatchObject({
       version: '1.0',
-      requestContext: { functionArn: sink.url, condition: 'RetryAttemptsExhausted', approximateInvokeCount: 2 },
+      requestContext: { functionArn: h.sink.url, condition: 'RetryAttemptsExhausted', approximateInvokeCount: 2 },
       responseContext: { statusCode: 500, functionError: 'Unhandled' },
       KafkaBatchInfo: {
         batchSize: 2,
@@ -117,23 +72,23 @@ describe('the S3 on-failure destination', () => {
   });
 
   it('a bucket that refuses the write holds the partition: the offset moves only once the object is written', async () => {
-    await failingTrigger('audit', 'late-failures');
+    await h.failingTrigger('audit', 'arn:aws:s3:::late-failures');
     // Attempts, give-ups refused (NoSuchBucket), runs failed and taken up again: the offset stays.
-    await eventually(() => sink.events.filter((e) => 'audit-0' in e.records).length >= 4, 20_000);
-    expect(await committed('audit-hook')).toBe(0);
+    await eventually(() => h.sink.events.filter((e) => 'audit-0' in e.records).length >= 4, 20_000);
+    expect(await h.committed('audit-hook')).toBe(0);
     await s3.client.send(new CreateBucketCommand({ Bucket: 'late-failures' }));
-    await eventually(async () => (await committed('audit-hook')) === 2, 20_000);
+    await eventually(async () => (await h.committed('audit-hook')) === 2, 20_000);
     // Every refused write was the same give-up: one object.
     expect((await objects('late-failures')).map((o) => o.key)).toHaveLength(1);
   });
 
   it('takes kafka:// and S3 bucket ARNs; refuses malformed ones', async () => {
-    expect((await call('POST', 'topics', { topic_name: 'src', partitions_count: 1 })).status).toBe(201);
+    expect((await h.call('POST', 'topics', { topic_name: 'src', partitions_count: 1 })).status).toBe(201);
     const create = (name: string, destination: string) =>
-      call('POST', 'triggers', {
+      h.call('POST', 'triggers', {
         trigger_name: name,
         topic_name: 'src',
-        target: { type: 'WEBHOOK', url: sink.url },
+        target: { type: 'WEBHOOK', url: h.sink.url },
         on_failure_destination: destination,
       });
     expect((await create('to-s3', 'arn:aws:s3:::any-bucket')).status).toBe(201);

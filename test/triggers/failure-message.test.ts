@@ -7,77 +7,33 @@
  * exist holds the partition until it does. And the destinations the API takes and refuses.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServices, createStorage } from '../../src/compose.js';
-import { serverConfigFromEnv } from '../../src/config/server-config.js';
-import { createApp } from '../../src/http/app.js';
 import { failureMessageSender } from '../../src/storage/failure-message-sender.js';
 import { failureMessage, MAX_MESSAGE_BYTES } from '../../src/triggers/failure-message.js';
-import { BASE } from '../support/test-app.js';
 import { PEER_CREDENTIALS, startAwsMessagePeer, type AwsMessagePeer } from './aws-message-peer.js';
-import { eventually, startSink, type Sink } from './webhook-sink.js';
+import { startFailingTarget, type FailingTarget } from './failing-target.js';
+import { eventually } from './webhook-sink.js';
 
 const QUEUE = 'arn:aws:sqs:eu-west-1:123456789012:orders-failures';
 const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:orders-failures';
 
 let peer: AwsMessagePeer;
-let sink: Sink;
-let services: ReturnType<typeof createServices>;
-let app: ReturnType<typeof createApp>;
+let h: FailingTarget;
 beforeAll(async () => {
   peer = await startAwsMessagePeer();
   peer.destinations.add(QUEUE).add(TOPIC);
-  sink = await startSink();
-  sink.answer = () => ({ status: 500, body: { error: 'poison' } });
-  // A deliverer as the local server composes one, the SDK's clients pointed at the peer.
-  const config = serverConfigFromEnv({ STORAGE_BACKEND: 'memory', GROUP_INITIAL_REBALANCE_DELAY_MS: '0' });
-  services = createServices(config, createStorage(config.backend), undefined, {
-    runTriggers: true,
+  // The SDK's clients pointed at the peer.
+  h = await startFailingTarget({
     sendFailureMessage: failureMessageSender({
       sqsEndpoint: peer.endpoint,
       snsEndpoint: peer.endpoint,
       credentials: PEER_CREDENTIALS,
     }),
   });
-  app = createApp(services, { logError: () => {} });
 });
 afterAll(async () => {
-  await services.triggers.runner.close();
-  await sink.close();
+  await h.close();
   await peer.close();
 });
-
-const call = async (method: string, path: string, body?: unknown) => {
-  const res = await app.request(`${BASE}/${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-};
-const committed = async (trigger: string) =>
-  (await call('GET', `triggers/${trigger}`)).body.partitions[0].committed_offset as number | null;
-
-async function failingTrigger(topic: string, destination: string) {
-  expect((await call('POST', 'topics', { topic_name: topic, partitions_count: 1 })).status).toBe(201);
-  const created = await call('POST', 'triggers', {
-    trigger_name: `${topic}-hook`,
-    topic_name: topic,
-    target: { type: 'WEBHOOK', url: sink.url, timeout_ms: 2000 },
-    starting_position: 'TRIM_HORIZON',
-    maximum_batching_window_ms: 0,
-    maximum_retry_attempts: 1,
-    on_failure_destination: destination,
-  });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const produced = await call('POST', `topics/${topic}/records:batch`, {
-    entries: [
-      { id: '0', partition_id: 0, key: { type: 'STRING', data: 'k' }, value: { type: 'STRING', data: 'a' } },
-      { id: '1', partition_id: 0, value: { type: 'STRING', data: 'b' } },
-    ],
-  });
-  expect(produced.status, JSON.stringify(produced.body)).toBeLessThan(300);
-}
 
 const messagesTo = (arn: string) => peer.received.filter((m) => m.arn === arn).map((m) => JSON.parse(m.body));
 
@@ -87,14 +43,14 @@ describe('the SQS and SNS on-failure destinations', () => {
     ['SNS Publish', TOPIC, 'payments'],
   ] as const)
     it(`send Lambda's invocation record without the payload (${service}), then move the offset past the records`, async () => {
-      await failingTrigger(topic, destination);
-      await eventually(async () => (await committed(`${topic}-hook`)) === 2);
+      await h.failingTrigger(topic, destination);
+      await eventually(async () => (await h.committed(`${topic}-hook`)) === 2);
       const [message, ...more] = messagesTo(destination);
       expect(more).toEqual([]);
       expect(message).toEqual({
         requestContext: {
           requestId: expect.stringMatching(new RegExp(`^${topic}-hook/${topic}-0/\\d{4}/\\d{2}/\\d{2}/0-1$`)),
-          functionArn: sink.url,
+          functionArn: h.sink.url,
           condition: 'RetryAttemptsExhausted',
           approximateInvokeCount: 2,
         },
@@ -121,11 +77,11 @@ describe('the SQS and SNS on-failure destinations', () => {
 
   it('a queue that does not exist holds the partition: the offset moves only once the message is sent', async () => {
     const late = 'arn:aws:sqs:eu-west-1:123456789012:late-failures';
-    await failingTrigger('audit', late);
+    await h.failingTrigger('audit', late);
     await eventually(() => peer.refused.filter((c) => c === 'QueueDoesNotExist').length >= 2, 20_000);
-    expect(await committed('audit-hook')).toBe(0);
+    expect(await h.committed('audit-hook')).toBe(0);
     peer.destinations.add(late);
-    await eventually(async () => (await committed('audit-hook')) === 2, 20_000);
+    await eventually(async () => (await h.committed('audit-hook')) === 2, 20_000);
     // Every refused send was the same give-up: the one message sent has its records.
     expect(messagesTo(late).map((m) => m.KafkaBatchInfo.recordsInfo['audit-0'].lastRecordOffset)).toEqual(['1']);
   });
@@ -164,12 +120,12 @@ describe('the SQS and SNS on-failure destinations', () => {
   });
 
   it('takes SQS queue and SNS topic ARNs; refuses FIFO ones (as Lambda) and malformed ones', async () => {
-    expect((await call('POST', 'topics', { topic_name: 'src', partitions_count: 1 })).status).toBe(201);
+    expect((await h.call('POST', 'topics', { topic_name: 'src', partitions_count: 1 })).status).toBe(201);
     const create = (name: string, destination: string) =>
-      call('POST', 'triggers', {
+      h.call('POST', 'triggers', {
         trigger_name: name,
         topic_name: 'src',
-        target: { type: 'WEBHOOK', url: sink.url },
+        target: { type: 'WEBHOOK', url: h.sink.url },
         on_failure_destination: destination,
       });
     expect((await create('to-sqs', QUEUE)).status).toBe(201);

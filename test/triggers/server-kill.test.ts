@@ -11,6 +11,7 @@ import { ackedUpTo, eventually, orderProblems, startSink, type Sink } from './we
 
 const B = '/v3/clusters/local';
 const PARTITIONS = 3;
+const ENV = { SCHEDULER_INTERVAL_MS: '0' };
 
 describe('triggers in the local server, killed mid-delivery', () => {
   let server: LocalServer | undefined;
@@ -31,32 +32,30 @@ describe('triggers in the local server, killed mid-delivery', () => {
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
-  const produce = async (from: number, to: number) => {
-    for (let i = from; i < to; i++)
-      expect(
-        (await call('POST', 'topics/k/records', { partition_id: i % PARTITIONS, value: { data: i } })).status,
-      ).toBe(200);
-  };
-
-  it('delivers every record at least once, in order, after a SIGKILL', async () => {
-    dir = await tempDir('trigger-kill-');
+  /**
+   * A fresh data dir and sink (answering in 40 ms: slow enough that the kill lands while the webhook
+   * holds a batch), a server on them, the topic and a trigger of batches of 2 to the sink.
+   */
+  async function start(topic: string, partitions: number, trigger: Record<string, unknown>) {
+    await stopServer(server);
+    await sink?.close();
+    await dir?.remove();
+    dir = await tempDir(`trigger-kill-${topic}-`);
     sink = await startSink();
-    // Slow enough that the kill lands while the webhook holds a batch.
     sink.answer = () => ({ delayMs: 40 });
-    const env = { SCHEDULER_INTERVAL_MS: '0' };
-    server = await startServer(dir.path, 0, env);
-    expect((await call('POST', 'topics', { topic_name: 'k', partitions_count: PARTITIONS })).status).toBe(201);
-    expect(
-      (
-        await call('POST', 'triggers', {
-          trigger_name: 'kh',
-          topic_name: 'k',
-          batch_size: 2,
-          target: { type: 'WEBHOOK', url: sink.url, timeout_ms: 1000 },
-        })
-      ).status,
-    ).toBe(201);
-    await produce(0, 60);
+    server = await startServer(dir.path, 0, ENV);
+    expect((await call('POST', 'topics', { topic_name: topic, partitions_count: partitions })).status).toBe(201);
+    const created = await call('POST', 'triggers', {
+      topic_name: topic,
+      batch_size: 2,
+      target: { type: 'WEBHOOK', url: sink.url, timeout_ms: 1000 },
+      ...trigger,
+    });
+    expect(created.status).toBe(201);
+  }
+
+  /** Once a few batches are delivered: a SIGKILL while the webhook holds one; the webhook quick from then on. */
+  async function killMidDelivery() {
     await eventually(() => sink.events.length >= 4, 20_000);
     let arrived!: () => void;
     const held = new Promise<void>((r) => (arrived = r));
@@ -66,11 +65,24 @@ describe('triggers in the local server, killed mid-delivery', () => {
     };
     await held;
     await stopServer(server, 'SIGKILL');
+    sink.answer = () => ({ delayMs: 5 });
+  }
+
+  const produce = async (from: number, to: number) => {
+    for (let i = from; i < to; i++)
+      expect(
+        (await call('POST', 'topics/k/records', { partition_id: i % PARTITIONS, value: { data: i } })).status,
+      ).toBe(200);
+  };
+
+  it('delivers every record at least once, in order, after a SIGKILL', async () => {
+    await start('k', PARTITIONS, { trigger_name: 'kh' });
+    await produce(0, 60);
+    await killMidDelivery();
     const beforeRestart = ackedUpTo(sink, PARTITIONS);
     expect(beforeRestart.reduce((a, b) => a + b, 0)).toBeLessThan(60);
-    sink.answer = () => ({ delayMs: 5 });
 
-    server = await startServer(dir.path, 0, env);
+    server = await startServer(dir.path, 0, ENV);
     // Committed offsets (read first) never past what the webhook acknowledged.
     const check = async () => {
       const described = await call('GET', 'triggers/kh');
@@ -88,28 +100,12 @@ describe('triggers in the local server, killed mid-delivery', () => {
     expect(lags.map((l: { current_offset: number }) => l.current_offset)).toEqual([30, 30, 30]);
   }, 90_000);
   it('ordering KEY: every record at least once, each key in order, offsets never past an unacknowledged record', async () => {
-    await stopServer(server);
-    await sink?.close();
-    await dir?.remove();
-    dir = await tempDir('trigger-kill-key-');
-    sink = await startSink();
-    sink.answer = () => ({ delayMs: 40 });
-    const env = { SCHEDULER_INTERVAL_MS: '0' };
-    server = await startServer(dir.path, 0, env);
-    expect((await call('POST', 'topics', { topic_name: 'kk', partitions_count: 1 })).status).toBe(201);
-    expect(
-      (
-        await call('POST', 'triggers', {
-          trigger_name: 'kkh',
-          topic_name: 'kk',
-          batch_size: 2,
-          ordering: 'KEY',
-          key_lanes: 4,
-          maximum_batching_window_ms: 0,
-          target: { type: 'WEBHOOK', url: sink.url, timeout_ms: 1000 },
-        })
-      ).status,
-    ).toBe(201);
+    await start('kk', 1, {
+      trigger_name: 'kkh',
+      ordering: 'KEY',
+      key_lanes: 4,
+      maximum_batching_window_ms: 0,
+    });
     const produceKeyed = async (from: number, to: number) => {
       for (let i = from; i < to; i++)
         expect(
@@ -123,17 +119,8 @@ describe('triggers in the local server, killed mid-delivery', () => {
         ).toBe(200);
     };
     await produceKeyed(0, 60);
-    await eventually(() => sink.events.length >= 4, 20_000);
-    let arrived!: () => void;
-    const held = new Promise<void>((r) => (arrived = r));
-    sink.answer = () => {
-      arrived();
-      return { delayMs: 2000 };
-    };
-    await held;
-    await stopServer(server, 'SIGKILL');
-    sink.answer = () => ({ delayMs: 5 });
-    server = await startServer(dir.path, 0, env);
+    await killMidDelivery();
+    server = await startServer(dir.path, 0, ENV);
     // The committed offset (read first) never past an offset the webhook has not acknowledged.
     const check = async () => {
       const described = await call('GET', 'triggers/kkh');
