@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allBackends } from '../support/backends.js';
 import { testApp } from '../support/test-app.js';
 import type { Storage } from '../../src/compose.js';
+import { receivedListSchema } from '../../src/http/share-group-routes.js';
 import { manualClock, shareClient } from './support.js';
 
 for (const backend of allBackends) {
@@ -22,7 +23,7 @@ for (const backend of allBackends) {
       ({ storage, stop } = await backend.start());
       ({ call, services } = testApp({ storage, clock }));
       api = shareClient(call);
-      for (const t of ['q', 'latest', 'locks', 'many'])
+      for (const t of ['q', 'latest', 'locks', 'many', 'shape'])
         expect((await call('POST', 'topics', { topic_name: t, partitions_count: 1 })).status).toBe(201);
     }, 60_000);
     afterAll(() => stop?.());
@@ -85,6 +86,84 @@ for (const backend of allBackends) {
       await api.produce('latest', ['new1']);
       const got = await api.receive('glatest', ['latest'], 'a');
       expect(got.map((r) => [r.offset, r.value?.data])).toEqual([[2, 'new1']]);
+    });
+
+    it('answers a receive in the shape its schema lists, key, value and headers in each format', async () => {
+      const produced = await call('POST', 'topics/shape/records:batch', {
+        entries: [
+          {
+            id: 0,
+            partition_id: 0,
+            timestamp: '2023-11-14T22:13:05.678Z',
+            key: { type: 'STRING', data: 'k "quoted" \\ é' },
+            value: { type: 'JSON', data: { n: 1, s: 'x' } },
+            headers: [
+              { name: 'h"1', value: Buffer.from('v1').toString('base64') },
+              { name: 'h2', value: null },
+            ],
+          },
+          { id: 1, partition_id: 0, timestamp: '2023-11-14T22:13:05.678Z', value: null },
+        ],
+      });
+      expect(produced.body.failures, JSON.stringify(produced.body)).toEqual([]);
+      await api.earliest('gshape');
+      const expected = (format: string, key: unknown, value: unknown, offset: number, member: string) => ({
+        topic_name: 'shape',
+        partition_id: 0,
+        offset,
+        timestamp: '2023-11-14T22:13:05.678Z',
+        key,
+        value,
+        headers:
+          offset === 0
+            ? [
+                { name: 'h"1', value: Buffer.from('v1').toString('base64') },
+                { name: 'h2', value: null },
+              ]
+            : [],
+        delivery_count: format === 'binary' ? 1 : format === 'string' ? 2 : 3,
+        lock_expires_at: new Date(clock.now() + 30_000).toISOString(),
+        member,
+      });
+      const keyBytes = Buffer.from('k "quoted" \\ é');
+      const valueText = JSON.stringify({ n: 1, s: 'x' });
+      const shows = {
+        binary: [
+          { type: 'BINARY', data: keyBytes.toString('base64') },
+          { type: 'BINARY', data: Buffer.from(valueText).toString('base64') },
+        ],
+        string: [
+          { type: 'STRING', data: 'k "quoted" \\ é' },
+          { type: 'STRING', data: valueText },
+        ],
+        json: [
+          { type: 'STRING', data: 'k "quoted" \\ é' },
+          { type: 'JSON', data: { n: 1, s: 'x' } },
+        ],
+      };
+      for (const [format, [key, value]] of Object.entries(shows)) {
+        const member = `m "${format}"`;
+        const res = await call('POST', 'share-groups/gshape/records:receive', {
+          topics: ['shape'],
+          member_id: member,
+          format,
+        });
+        expect(res.status).toBe(200);
+        expect(receivedListSchema.parse(res.body)).toBeTruthy();
+        const { member: _, ...first } = expected(format, key, value, 0, member);
+        const { member: __, ...second } = expected(format, null, null, 1, member);
+        expect(res.body).toEqual({
+          kind: 'KafkaShareRecordList',
+          group_id: 'gshape',
+          member_id: member,
+          data: [first, second],
+        });
+        // Released, for the next format's receive to take them again.
+        expect(await api.ack('gshape', member, [{ topic: 'shape', offset: 0, last: 1, type: 'release' }])).toEqual([
+          null,
+          null,
+        ]);
+      }
     });
 
     it('redelivers a record whose lock ended, refuses late acknowledgements, archives after the delivery count', async () => {
