@@ -130,6 +130,14 @@ const ACQUIRE_ATTEMPTS = 6;
  */
 export const SHARE_CONFIG_CACHE_MS = 1000;
 const CACHED_CONFIG_GROUPS = 1024;
+/**
+ * How long a share-partition where a receive of this process found nothing to take is looked at
+ * after the others (see `acquire`); forgotten sooner when this process appends to its partition or
+ * frees records in it.
+ */
+export const SHARE_EMPTY_HINT_MS = 1000;
+/** Bound on the topic-partitions hinted (past it the hints start afresh: they only order visits). */
+const EMPTY_HINT_PARTITIONS = 4096;
 
 /**
  * Share groups (KIP-932): any receiver takes records of any partition under a lock, and each
@@ -150,6 +158,25 @@ export class ShareGroups {
     this.deps = { ...deps, metadata: new SharePartitionCodecStore(deps.metadata) };
     this.settings = { ...SHARE_GROUP_DEFAULTS, ...deps.config };
     this.members = new ShareMembers({ ...deps, limits: deps.memberLimits, register: (g) => this.register(g) });
+    deps.log.onAppend((topic, partition) => this.emptyHints.delete(hintKey(topic, partition)));
+  }
+
+  /** By topic-partition, by group: until when a receive found nothing to take there (see `acquire`). */
+  private readonly emptyHints = new Map<string, Map<string, number>>();
+
+  private seemsEmpty(group: string, topic: string, partition: number, now: number): boolean {
+    return (this.emptyHints.get(hintKey(topic, partition))?.get(group) ?? 0) > now;
+  }
+
+  private hintEmpty(group: string, topic: string, partition: number, empty: boolean): void {
+    const key = hintKey(topic, partition);
+    let groups = this.emptyHints.get(key);
+    if (!empty) return void groups?.delete(group);
+    if (!groups) {
+      if (this.emptyHints.size >= EMPTY_HINT_PARTITIONS) this.emptyHints.clear();
+      this.emptyHints.set(key, (groups = new Map()));
+    }
+    groups.set(group, this.deps.clock.now() + SHARE_EMPTY_HINT_MS);
   }
 
   private readonly waiting = new Set<ShareWaiters>();
@@ -249,7 +276,12 @@ export class ShareGroups {
   /**
    * Acquires up to `maxRecords` records of the topics' partitions for `member`, starting at a
    * random partition so that concurrent receivers spread over them. Each partition taken from is
-   * one conditional write.
+   * one conditional write. Share-partitions where a receive of this process found nothing to take
+   * within SHARE_EMPTY_HINT_MS are looked at last, still looked at when the others do not fill the
+   * receive: under many receivers most of a receive's visits were to share-partitions drained to
+   * the high watermark (a read of the item and of the partition's state each, for nothing), and
+   * this only orders the visits (a hint gone stale, such as another process's release, delays
+   * those records at most that long while other partitions have records to give).
    */
   async acquire(
     group: string,
@@ -264,11 +296,16 @@ export class ShareGroups {
       Array.from({ length: topic.partitionCount }, (_, p) => ({ topic, p })),
     );
     const start = Math.floor(Math.random() * partitions.length);
+    const now = this.deps.clock.now();
+    const rotated = partitions.map((_, i) => partitions[(start + i) % partitions.length]!);
+    const empty = (x: { topic: TopicMeta; p: number }) => this.seemsEmpty(group, x.topic.name, x.p, now);
     const out: AcquiredRecord[] = [];
-    for (let i = 0; i < partitions.length && out.length < maxRecords; i++) {
-      const { topic, p } = partitions[(start + i) % partitions.length]!;
+    for (const { topic, p } of [...rotated.filter((x) => !empty(x)), ...rotated.filter(empty)]) {
+      if (out.length >= maxRecords) break;
       try {
-        out.push(...(await this.acquireFrom(group, topic, p, member, maxRecords - out.length, config)));
+        const got = await this.acquireFrom(group, topic, p, member, maxRecords - out.length, config);
+        this.hintEmpty(group, topic.name, p, got.length === 0);
+        out.push(...got);
       } catch (e) {
         // A share-partition others are writing right now: the next partition instead.
         if (e instanceof KafkaError && e.errorName === 'COORDINATOR_NOT_AVAILABLE') continue;
@@ -308,6 +345,10 @@ export class ShareGroups {
         enough: (records) => records.length >= want,
         state: pstate,
       }))) || { records: [], nextOffset: readFrom };
+    // Nothing available, nothing new in the log and no dead-letter copy owed: the write's decision
+    // on this very item would be to write nothing.
+    if (can && can.available === 0 && !can.archiving && read.records.length === 0 && read.nextOffset === readFrom)
+      return [];
     const token = randomUUID();
     let taken: { offset: number; deliveries: number }[] = [];
     const outcome = await optimisticUpdate<SharePartitionState, boolean>({
@@ -489,7 +530,10 @@ export class ShareGroups {
     });
     try {
       const { result, item, how } = await update;
-      if (how === 'written' && freed) this.available(group);
+      if (how === 'written' && freed) {
+        this.hintEmpty(group, topicName, partition, false);
+        this.available(group);
+      }
       await this.deadLetters(group, topic, partition, item?.value, limits);
       return result;
     } catch (e) {
@@ -772,7 +816,10 @@ export class ShareGroups {
             message: `Share-partition ${topic.name}-${partition} is contended`,
           },
         });
-        if (how === 'written') this.available(group);
+        if (how === 'written') {
+          this.hintEmpty(group, topic.name, partition, false);
+          this.available(group);
+        }
         await this.deadLetters(group, topic, partition, item?.value, limits);
       }),
     );
@@ -831,6 +878,8 @@ function requestToken(member: string, requestId: string): string {
 function holdsLocks(s: SharePartitionState, now: number): boolean {
   return s.records.some((r) => r.state === 'acquired' && (r.lockedUntil ?? 0) > now);
 }
+
+const hintKey = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 
 function clampOffset(offset: number, p: { logStartOffset: number; highWatermark: number }): number {
   return Math.min(Math.max(offset, p.logStartOffset), p.highWatermark);

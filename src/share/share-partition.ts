@@ -160,6 +160,7 @@ export function advanceStart(s: SharePartitionState, logStartOffset: number): vo
 /**
  * What an acquisition could take from the item as read, before the log is read at all: the records
  * available (or whose lock ended by `now`) and the room for new ones under the in-flight bound.
+ * `archiving`: a dead-letter copy is owed (the next writer produces it).
  * `busy`: nothing to take and no room, and no dead-letter copy owed, so a receive passes the
  * share-partition by without reading the log or writing (a contended or full partition costs one
  * read, and an idle one a read of the item and of the partition's state).
@@ -168,7 +169,7 @@ export function acquirable(
   s: SharePartitionState,
   now: number,
   limits: Limits,
-): { available: number; room: number; busy: boolean } {
+): { available: number; room: number; busy: boolean; archiving: boolean } {
   let available = 0;
   let archiving = false;
   for (const r of s.records) {
@@ -176,7 +177,7 @@ export function acquirable(
     else if (r.state === 'archiving') archiving = true;
   }
   const room = Math.max(0, limits.maxRecordLocks - s.records.length);
-  return { available, room, busy: available === 0 && room === 0 && !archiving };
+  return { available, room, busy: available === 0 && room === 0 && !archiving, archiving };
 }
 
 export interface Acquisition {
