@@ -12,9 +12,14 @@ import { KafkaError } from '../wire/errors.js';
 
 /** The most bytes one read asks for (the log answers at least one whole batch, whatever its size). */
 export const MAX_READ_BYTES = 1024 * 1024;
-/** Bytes asked for per record wanted: records of the size most queues carry fit, bigger ones come fewer per read. */
-const BYTES_PER_RECORD = 1024;
-const MIN_READ_BYTES = 64 * 1024;
+/**
+ * Bytes asked for per record wanted before any is seen: a little more than a small record takes
+ * stored. A read of bigger records, short of what is wanted, reads on from where it ended, sized by
+ * the bytes per record it saw. Each batch of the answer may be another object (one per produce
+ * request): reading a megabyte to take a hundred small records was ten object reads for two.
+ */
+const FIRST_BYTES_PER_RECORD = 256;
+const MIN_READ_BYTES = 16 * 1024;
 
 export interface ShareRead {
   /** Records at or after the offset asked for, below the high watermark, in offset order (never control records). */
@@ -26,7 +31,7 @@ export interface ShareRead {
 /**
  * Records of the log from `offset`, decoding batch by batch until `enough` holds of what is in hand
  * (then `nextOffset` is the end of the last batch decoded, so the caller knows nothing was skipped
- * before it). `want` sizes the read. Undefined when retention moved the log's start past `offset`
+ * before it). `want` sizes the reads. Undefined when retention moved the log's start past `offset`
  * meanwhile. Read uncommitted (KIP-932's default `share.isolation.level`): records of open and
  * aborted transactions are records too.
  */
@@ -41,30 +46,46 @@ export async function readShareRecords(
     state?: Awaited<ReturnType<PartitionLog['state']>>;
   },
 ): Promise<ShareRead | undefined> {
-  const maxBytes = Math.min(MAX_READ_BYTES, Math.max(MIN_READ_BYTES, options.want * BYTES_PER_RECORD));
-  let result;
-  try {
-    result = onlyPartition(
-      await log.reader.readBatchesMany(
-        [{ topic, partition, offset, maxBytes, ...(options.state ? { state: options.state } : {}) }],
-        maxBytes,
-      ),
-    );
-  } catch (e) {
-    if (e instanceof KafkaError && e.errorName === 'OFFSET_OUT_OF_RANGE') return undefined;
-    throw e;
-  }
   const records: DecodedRecord[] = [];
-  const bytes = result.batches;
-  let position = 0;
-  while (position < bytes.length) {
-    const batch = decodeRecordBatch(bytes, position);
-    position += batch.sizeInBytes;
-    const { attributes, baseOffset, lastOffsetDelta } = batch.header;
-    if (!(attributes & CONTROL_FLAG_MASK))
-      for (const r of batch.records) if (r.offset >= offset && r.offset < result.highWatermark) records.push(r);
-    if (position < bytes.length && options.enough(records))
-      return { records, nextOffset: Math.min(baseOffset + lastOffsetDelta + 1, result.nextOffset) };
+  let from = offset;
+  let bytesPerRecord = FIRST_BYTES_PER_RECORD;
+  // What the reads of one call may ask for in all: a log of few records in many bytes (markers,
+  // aborted transactions' leftovers) is read on by the next call, not to its end by this one.
+  let budget = MAX_READ_BYTES;
+  for (;;) {
+    const wanted = Math.max(1, options.want - records.length);
+    const maxBytes = Math.min(budget, Math.max(MIN_READ_BYTES, Math.ceil(wanted * bytesPerRecord * 1.25)));
+    let result;
+    try {
+      result = onlyPartition(
+        await log.reader.readBatchesMany(
+          [{ topic, partition, offset: from, maxBytes, ...(options.state ? { state: options.state } : {}) }],
+          maxBytes,
+        ),
+      );
+    } catch (e) {
+      if (e instanceof KafkaError && e.errorName === 'OFFSET_OUT_OF_RANGE')
+        return from === offset ? undefined : { records, nextOffset: from };
+      throw e;
+    }
+    const bytes = result.batches;
+    const before = records.length;
+    let position = 0;
+    while (position < bytes.length) {
+      const batch = decodeRecordBatch(bytes, position);
+      position += batch.sizeInBytes;
+      const { attributes, baseOffset, lastOffsetDelta } = batch.header;
+      if (!(attributes & CONTROL_FLAG_MASK))
+        for (const r of batch.records) if (r.offset >= from && r.offset < result.highWatermark) records.push(r);
+      if (options.enough(records))
+        return { records, nextOffset: Math.min(baseOffset + lastOffsetDelta + 1, result.nextOffset) };
+    }
+    // The answer ended at the high watermark (or held nothing): nothing more to read.
+    if (result.nextOffset <= from || result.nextOffset >= result.highWatermark)
+      return { records, nextOffset: result.nextOffset };
+    budget -= bytes.length;
+    if (budget < MIN_READ_BYTES) return { records, nextOffset: result.nextOffset };
+    bytesPerRecord = Math.max(bytesPerRecord, bytes.length / Math.max(1, records.length - before));
+    from = result.nextOffset;
   }
-  return { records, nextOffset: result.nextOffset };
 }
