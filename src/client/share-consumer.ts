@@ -132,25 +132,17 @@ export class ShareConsumer {
     // One id for every attempt: a retry after a lost answer is recognised, not refused.
     const requestId = crypto.randomUUID();
     const res = await this.call(() =>
-      this.transport.request<{ data: { error: string | null }[] }>(
-        'POST',
-        `/share-groups/${enc(this.config.groupId)}/records:acknowledge`,
-        {
-          body: {
-            member_id: this.memberId,
-            request_id: requestId,
-            acknowledgements: due.map(({ record, type }) => ({
-              topic_name: record.topic,
-              partition_id: record.partition,
-              offset: record.offset,
-              type,
-              delivery_count: record.deliveryCount,
-            })),
-          },
-        },
-      ),
+      this.transport.request<{
+        data: { topic_name: string; partition_id: number; offset: number; error: string | null }[];
+      }>('POST', `/share-groups/${enc(this.config.groupId)}/records:acknowledge`, {
+        body: { member_id: this.memberId, request_id: requestId, acknowledgements: offsetRanges(due) },
+      }),
     );
-    return new Map(due.map(({ record }, i) => [keyOf(record), res.body.data[i]?.error ?? null]));
+    // Answered per offset, whatever the ranges sent.
+    const errors = new Map(
+      res.body.data.map((d) => [keyOf({ topic: d.topic_name, partition: d.partition_id, offset: d.offset }), d.error]),
+    );
+    return new Map(due.map(({ record }) => [keyOf(record), errors.get(keyOf(record)) ?? null]));
   }
 
   /** `commitSync` in the background: `onComplete` gets its results or its error. */
@@ -183,6 +175,49 @@ export class ShareConsumer {
     this.pending = new Map();
     return due;
   }
+}
+
+/**
+ * Acknowledgements as the route takes them, consecutive offsets of a partition with the same type
+ * and delivery count in one entry (`last_offset`): a poll accepted whole is an entry or a few per
+ * partition instead of one per record, for both sides to build and read.
+ */
+function offsetRanges(due: readonly { record: ShareRecord; type: AcknowledgeType }[]) {
+  const sorted = [...due].sort(
+    (a, b) =>
+      (a.record.topic < b.record.topic ? -1 : a.record.topic > b.record.topic ? 1 : 0) ||
+      a.record.partition - b.record.partition ||
+      a.record.offset - b.record.offset,
+  );
+  const ranges: {
+    topic_name: string;
+    partition_id: number;
+    offset: number;
+    last_offset?: number;
+    type: AcknowledgeType;
+    delivery_count: number;
+  }[] = [];
+  for (const { record, type } of sorted) {
+    const last = ranges[ranges.length - 1];
+    if (
+      last &&
+      last.topic_name === record.topic &&
+      last.partition_id === record.partition &&
+      last.type === type &&
+      last.delivery_count === record.deliveryCount &&
+      (last.last_offset ?? last.offset) + 1 === record.offset
+    )
+      last.last_offset = record.offset;
+    else
+      ranges.push({
+        topic_name: record.topic,
+        partition_id: record.partition,
+        offset: record.offset,
+        type,
+        delivery_count: record.deliveryCount,
+      });
+  }
+  return ranges;
 }
 
 function toRecord(r: WireShared): ShareRecord {

@@ -18,7 +18,7 @@ describe('kafka.shareConsumer', () => {
     kafka = new Kafka({ url: `${server.origin}/v3/clusters/local` });
     const admin = kafka.admin();
     await admin.createTopics({ topics: [{ topic: 'jobs', numPartitions: 3 }] });
-    for (const g of ['split', 'explicit'])
+    for (const g of ['split', 'explicit', 'ranges'])
       await fetch(`${server.origin}/v3/clusters/local/share-groups/${g}/configs/share.auto.offset.reset`, {
         method: 'PUT',
         headers: { 'content-type': 'application/json' },
@@ -29,6 +29,8 @@ describe('kafka.shareConsumer', () => {
       topic: 'jobs',
       messages: Array.from({ length: 60 }, (_, i) => ({ key: `k${i}`, value: `job-${i}` })),
     });
+    await admin.createTopics({ topics: [{ topic: 'one', numPartitions: 1 }] });
+    await producer.send({ topic: 'one', messages: Array.from({ length: 8 }, (_, i) => ({ value: `r${i}` })) });
     await producer.disconnect();
   }, 60_000);
   afterAll(async () => {
@@ -83,5 +85,48 @@ describe('kafka.shareConsumer', () => {
     expect(again?.deliveryCount).toBe(2);
     expect(() => a.acknowledge(first[0]!)).toThrow(/not delivered by the last poll/);
     await a.close();
+  });
+
+  it('sends a commit as offset ranges of one type and delivery, and answers it per record', async () => {
+    const sent: unknown[] = [];
+    const spying = new Kafka({
+      url: `${server.origin}/v3/clusters/local`,
+      fetch: async (url, init) => {
+        if (String(url).endsWith('records:acknowledge')) sent.push(JSON.parse(String(init?.body)).acknowledgements);
+        return fetch(url, init);
+      },
+    });
+    const c = spying.shareConsumer({
+      groupId: 'ranges',
+      memberId: 'r',
+      maxPollRecords: 8,
+      acknowledgementMode: 'explicit',
+    });
+    c.subscribe(['one']);
+    const got = await c.poll(1000);
+    expect(got.map((r) => r.offset)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    // Acknowledged out of order: ranges by offset, a new one where the type changes.
+    for (const r of [...got].reverse()) c.acknowledge(r, r.offset === 3 || r.offset === 4 ? 'release' : 'accept');
+    const results = await c.commitSync();
+    const range = (offset: number, last: number, type: string) => ({
+      topic_name: 'one',
+      partition_id: 0,
+      offset,
+      ...(last > offset ? { last_offset: last } : {}),
+      type,
+      delivery_count: 1,
+    });
+    expect(sent).toEqual([[range(0, 2, 'accept'), range(3, 4, 'release'), range(5, 7, 'accept')]]);
+    expect(results).toEqual(new Map(got.map((r) => [`one-0@${r.offset}`, null])));
+    // The released two come back with their delivery raised: another range, its own delivery count.
+    const again = await c.poll(1000);
+    expect(again.map((r) => [r.offset, r.deliveryCount])).toEqual([
+      [3, 2],
+      [4, 2],
+    ]);
+    for (const r of again) c.acknowledge(r, 'accept');
+    expect([...(await c.commitSync()).values()]).toEqual([null, null]);
+    expect(sent[1]).toEqual([{ ...range(3, 4, 'accept'), delivery_count: 2 }]);
+    await c.close();
   });
 });
