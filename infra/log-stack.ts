@@ -19,6 +19,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct, IConstruct } from 'constructs';
+import { destinationKeyStatements } from './destination-keys.js';
 import { DATA_ACCESS, expressSessionMode, type DataFunctionName } from './data-access.js';
 import { LogHttpApi } from './http-api.js';
 import { KAFKA_TLS_PORT, KafkaListener } from './kafka-listener.js';
@@ -171,7 +172,10 @@ export class LogStack extends Stack {
         ? new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: config.triggerFunctionArns })
         : undefined;
     // Their on-failure destinations: the buckets, queues and topics the stack lists and no other.
-    const failureDestinations = failureDestinationStatements(config.triggerDestinationArns);
+    const failureDestinations = [
+      ...failureDestinationStatements(config.triggerDestinationArns),
+      ...destinationKeyStatements(config.triggerDestinationKeys),
+    ];
     for (const name of TRIGGER_DELIVERERS) {
       const fn = this.functions.byName[name];
       this.triggerInvokerRoles.push(fn.role!);

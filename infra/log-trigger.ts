@@ -21,6 +21,7 @@
 import { join } from 'node:path';
 import { CustomResource, Duration, Names, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -29,6 +30,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct, type IDependable } from 'constructs';
+import { type DestinationService, destinationKeyUse } from './destination-keys.js';
 import { BUNDLING, REPO_ROOT, RUNTIME } from './log-functions.js';
 import type { LogStack } from './log-stack.js';
 import type { TriggerResourceProperties } from './trigger-resource-handler.js';
@@ -124,6 +126,13 @@ export interface KafkaLogTriggerProps {
    * (s3:PutObject, sqs:SendMessage, sns:Publish) in its resource policy.
    */
   readonly onFailure?: string | s3.IBucket | sqs.IQueue | sns.ITopic;
+  /**
+   * The customer-managed KMS key the destination is encrypted with (SSE-KMS), when `onFailure` is
+   * an ARN; a bucket, queue or topic of this app brings its own. The construct lets the log's
+   * delivering roles use it through the destination's service in the key's policy (a key imported
+   * by ARN takes none: list it in the log stack's `triggerDestinationKeys` instead).
+   */
+  readonly onFailureKey?: kms.IKey;
   /** FilterCriteria patterns, as objects (JSON-encoded for the API). */
   readonly filters?: Record<string, unknown>[];
   /** Default true; false: created (or left) paused. */
@@ -161,6 +170,7 @@ export class KafkaLogTrigger extends Construct {
     });
 
     const onFailure = this.grantDestination(props.onFailure, props.log.invokerRoleArns);
+    const onFailureKey = this.grantDestinationKey(props.onFailure, props.onFailureKey, props.log.invokerRoleArns);
 
     const { handler, provider } = providerOf(Stack.of(this));
     handler.addToRolePolicy(
@@ -209,6 +219,49 @@ export class KafkaLogTrigger extends Construct {
       if (child instanceof lambda.CfnPermission) this.resource.node.addDependency(child);
     // Nor is a first give-up refused by its destination.
     if (onFailure?.policy) this.resource.node.addDependency(onFailure.policy);
+    if (onFailureKey) this.resource.node.addDependency(onFailureKey);
+  }
+
+  /**
+   * For an SSE-KMS destination with a customer-managed key, a statement in the key's policy that
+   * lets the log's delivering roles use it through the destination's service, as sending takes
+   * (destination-keys.ts). A key managed by AWS (alias/aws/sqs, alias/aws/sns) needs none: its
+   * policy lets any caller of the account use it through its service.
+   */
+  private grantDestinationKey(
+    destination: KafkaLogTriggerProps['onFailure'],
+    key: kms.IKey | undefined,
+    roleArns: readonly string[],
+  ): IDependable | undefined {
+    let service: DestinationService | undefined;
+    if (typeof destination === 'string') {
+      const s = destination.split(':')[2];
+      service = s === 's3' || s === 'sqs' || s === 'sns' ? s : undefined;
+    } else if (destination !== undefined) {
+      service = 'queueArn' in destination ? 'sqs' : 'topicArn' in destination ? 'sns' : 's3';
+      key ??=
+        'queueArn' in destination
+          ? destination.encryptionMasterKey
+          : 'topicArn' in destination
+            ? destination.masterKey
+            : destination.encryptionKey;
+    }
+    if (!key) return undefined;
+    if (!service)
+      throw new Error(`${this.node.path}: onFailureKey is for an S3 bucket, SQS queue or SNS topic destination`);
+    if ('aliasName' in key && String(key.aliasName).startsWith('alias/aws/')) return undefined;
+    const added = key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        ...destinationKeyUse(service),
+        principals: roleArns.map((r) => new iam.ArnPrincipal(r)),
+        resources: ['*'], // in a key policy: this key
+      }),
+    );
+    if (!added.statementAdded)
+      throw new Error(
+        `${this.node.path}: the on-failure destination's KMS key takes no key policy here (imported?): list {destination ARN}={key ARN} in the log stack's triggerDestinationKeys`,
+      );
+    return key; // its policy is part of the key resource
   }
 
   /**

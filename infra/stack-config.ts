@@ -46,6 +46,10 @@
  *                         of S3 buckets (arn:aws:s3:::{bucket}), SQS queues and SNS topics; the
  *                         functions that deliver may put objects in, send messages to and publish
  *                         to these and no other (docs/triggers.md)                     none
+ *   triggerDestinationKeys  the customer-managed KMS keys those destinations are encrypted with:
+ *                         comma-separated {destination ARN}={key ARN} pairs; the functions that
+ *                         deliver may use each key through its destination's service only
+ *                         (kms:GenerateDataKey, and kms:Decrypt for SQS and SNS)        none
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 
@@ -86,6 +90,13 @@ export interface LogStackConfig {
   triggerFunctionArns: string[];
   /** Where the functions that deliver triggers may write records given up on (s3:PutObject): S3 bucket ARNs. */
   triggerDestinationArns: string[];
+  /** The customer-managed KMS key each encrypted destination uses (SSE-KMS): what sending to it takes. */
+  triggerDestinationKeys: TriggerDestinationKey[];
+}
+
+export interface TriggerDestinationKey {
+  destinationArn: string;
+  keyArn: string;
 }
 
 /** Where the listener's TLS ends: at the NLB (an ACM certificate), or at the tasks (a secret's PEM, mutual TLS possible). */
@@ -244,6 +255,7 @@ export function stackConfig(context: Lookup): LogStackConfig {
     ...kafkaListenerConfig(context),
     triggerFunctionArns: triggerFunctionArns(context('triggerFunctionArns')),
     triggerDestinationArns: triggerDestinationArns(context('triggerDestinationArns')),
+    triggerDestinationKeys: triggerDestinationKeys(context('triggerDestinationKeys')),
     security: {
       // LocalStack's emulated IAM names no caller: every request would be User:ANONYMOUS.
       authorization: bool('authorization', context('authorization'), stage !== 'local'),
@@ -286,6 +298,20 @@ function triggerDestinationArns(v: unknown): string[] {
         `triggerDestinationArns takes the ARNs of S3 buckets (arn:aws:s3:::{bucket}), SQS queues (arn:aws:sqs:{region}:{account}:{queue}) and SNS topics (arn:aws:sns:{region}:{account}:{topic}), not FIFO ones, got ${arn}`,
       );
   return arns;
+}
+
+/** A KMS key's ARN (not an alias's: a policy naming an alias does not grant its key). */
+const KEY_ARN_PATTERN = /^arn:aws[a-zA-Z-]*:kms:[a-z]{2}(-gov)?-[a-z]+-\d:\d{12}:key\/[a-zA-Z0-9-]{1,128}$/;
+
+function triggerDestinationKeys(v: unknown): TriggerDestinationKey[] {
+  return list(v).map((pair) => {
+    const [destinationArn = '', keyArn = '', ...rest] = pair.split('=').map((s) => s.trim());
+    if (rest.length > 0 || !DESTINATION_ARN_PATTERN.test(destinationArn) || !KEY_ARN_PATTERN.test(keyArn))
+      throw new Error(
+        `triggerDestinationKeys takes {destination ARN}={KMS key ARN} pairs (an S3 bucket's, SQS queue's or SNS topic's ARN, then arn:aws:kms:{region}:{account}:key/{id}), got ${pair}`,
+      );
+    return { destinationArn, keyArn };
+  });
 }
 
 function kafkaListenerConfig(context: Lookup): Pick<LogStackConfig, 'kafkaListener'> {

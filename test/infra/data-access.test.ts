@@ -71,6 +71,9 @@ const TARGET_ARN = `arn:aws:lambda:${TEST_ENV.region}:${TEST_ENV.account}:functi
 const FAILURE_BUCKET_ARN = 'arn:aws:s3:::orders-failures';
 const FAILURE_QUEUE_ARN = `arn:aws:sqs:${TEST_ENV.region}:${TEST_ENV.account}:orders-failures`;
 const FAILURE_TOPIC_ARN = `arn:aws:sns:${TEST_ENV.region}:${TEST_ENV.account}:orders-failures`;
+/** The customer-managed keys they are encrypted with (SSE-KMS): one for the queue and topic, one for the bucket. */
+const MESSAGES_KEY_ARN = `arn:aws:kms:${TEST_ENV.region}:${TEST_ENV.account}:key/1111aaaa-1111-aaaa-1111-aaaa1111aaaa`;
+const OBJECTS_KEY_ARN = `arn:aws:kms:${TEST_ENV.region}:${TEST_ENV.account}:key/2222bbbb-2222-bbbb-2222-bbbb2222bbbb`;
 /**
  * The stack the calls are evaluated against: one S3 Standard store, one S3 Express, and the
  * function triggers may invoke.
@@ -80,6 +83,11 @@ const STORES = {
   expressOneZoneAzIds: 'use1-az4',
   triggerFunctionArns: TARGET_ARN,
   triggerDestinationArns: [FAILURE_BUCKET_ARN, FAILURE_QUEUE_ARN, FAILURE_TOPIC_ARN].join(','),
+  triggerDestinationKeys: [
+    `${FAILURE_QUEUE_ARN}=${MESSAGES_KEY_ARN}`,
+    `${FAILURE_TOPIC_ARN}=${MESSAGES_KEY_ARN}`,
+    `${FAILURE_BUCKET_ARN}=${OBJECTS_KEY_ARN}`,
+  ].join(','),
 };
 const synth = synthStack(
   {
@@ -117,7 +125,10 @@ const outputs = Object.fromEntries(
   ]),
 );
 
-/** A user's stack: a function bound to `p` by KafkaLogTrigger, from the log's outputs, its failures to a queue of its own. */
+/**
+ * A user's stack: a function bound to `p` by KafkaLogTrigger, from the log's outputs, its failures
+ * to a queue of its own, encrypted with a key of its own.
+ */
 const user = (() => {
   const app = new App({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
   const stack = new Stack(app, 'Consumers', { env: TEST_ENV });
@@ -126,7 +137,7 @@ const user = (() => {
     handler: 'index.handler',
     code: lambda.Code.fromInline('exports.handler = async () => {};'),
   });
-  const queue = new sqs.Queue(stack, 'AuditFailures');
+  const queue = new sqs.Queue(stack, 'AuditFailures', { encryption: sqs.QueueEncryption.KMS });
   const trigger = new KafkaLogTrigger(stack, 'Audit', {
     log: KafkaLog.fromStackOutputs({
       apiUrl: outputs.ApiUrl!,
@@ -155,16 +166,24 @@ const user = (() => {
     }),
     properties,
     queueArn: userIam.resolve({ 'Fn::GetAtt': [stack.getLogicalId(queue.node.defaultChild as sqs.CfnQueue), 'Arn'] }),
+    queueKeyArn: userIam.resolve(stack.resolve((queue.node.defaultChild as sqs.CfnQueue).kmsMasterKeyId)),
     handlerRole: functionRole(
       userIam,
       'trigger-handler',
       stack.getLogicalId(trigger.handler.node.defaultChild as lambda.CfnFunction),
       'ReadWrite',
     ),
-    permissions: [...userIam.lambdaPermissions(), ...userIam.queueAndTopicPolicies()],
+    permissions: [...userIam.lambdaPermissions(), ...userIam.destinationPolicies()],
   };
 })();
 recorder.addResourcePolicies(user.permissions);
+/** How the destinations are encrypted, as AWS knows it: what the sends make their services ask KMS. */
+const DESTINATION_KEYS: Record<string, string> = {
+  [FAILURE_QUEUE_ARN]: MESSAGES_KEY_ARN,
+  [FAILURE_TOPIC_ARN]: MESSAGES_KEY_ARN,
+  [FAILURE_BUCKET_ARN]: OBJECTS_KEY_ARN,
+  [user.queueArn]: user.queueKeyArn,
+};
 const PUSH_DOMAIN = `${pushApiId}.execute-api.${TEST_ENV.region}.amazonaws.com`;
 
 let now = Date.now();
@@ -209,12 +228,22 @@ function servicesOf(fn: DataFunctionName): { services: ReturnType<typeof createS
   });
   // Every function is composed as its Lambda is: only the scheduler delivers triggers.
   const runTriggers = fn === 'scheduler';
-  const putFailureObject = recordedFailureObjects(recorder, role, async (bucket, key) => {
-    failureObjects.push({ fn, bucket, key });
-  });
-  const sendFailureMessage = recordedFailureMessages(recorder, role, async (arn, body) => {
-    failureMessages.push({ fn, arn, requestId: JSON.parse(body).requestContext.requestId });
-  });
+  const putFailureObject = recordedFailureObjects(
+    recorder,
+    role,
+    async (bucket, key) => {
+      failureObjects.push({ fn, bucket, key });
+    },
+    (arn) => DESTINATION_KEYS[arn],
+  );
+  const sendFailureMessage = recordedFailureMessages(
+    recorder,
+    role,
+    async (arn, body) => {
+      failureMessages.push({ fn, arn, requestId: JSON.parse(body).requestContext.requestId });
+    },
+    (arn) => DESTINATION_KEYS[arn],
+  );
   return {
     services: createServices(config, storage, clock, {
       poster,
@@ -490,7 +519,10 @@ describe('recorded AWS calls against the synthesized roles', () => {
           !statements.some(
             (s) =>
               s.effect === 'Allow' &&
-              statementMatches(s, { ...c.request, context: { 's3express:SessionMode': 'ReadWrite' } }),
+              statementMatches(s, {
+                ...c.request,
+                context: { ...c.request.context, 's3express:SessionMode': 'ReadWrite' },
+              }),
           ),
       )
       .map((c) => `${c.fn}: ${c.request.action} ${c.request.resource}`);
@@ -582,6 +614,36 @@ describe('recorded AWS calls against the synthesized roles', () => {
     const toUser = sends.filter((c) => c.request.resource === user.queueArn);
     expect(toUser).toHaveLength(1);
     expect(user.permissions.map((p) => p.source)).toContain(toUser[0]!.allowedBy);
+  });
+
+  it('encrypted destinations: the scheduler uses their customer-managed keys through SQS, SNS and S3 only, as granted', () => {
+    const keyCalls = callsOf('scheduler').filter((c) => c.request.action.startsWith('kms:'));
+    expect(keyCalls.filter((c) => c.denied)).toEqual([]);
+    const used = (keyArn: string) =>
+      keyCalls
+        .filter((c) => c.request.resource === keyArn)
+        .map((c) => `${c.request.action} ${c.request.context!['kms:ViaService']!.split('.')[0]}`)
+        .sort();
+    expect(used(MESSAGES_KEY_ARN)).toEqual([
+      'kms:Decrypt sns',
+      'kms:Decrypt sqs',
+      'kms:GenerateDataKey sns',
+      'kms:GenerateDataKey sqs',
+    ]);
+    expect(used(OBJECTS_KEY_ARN)).toEqual(['kms:GenerateDataKey s3']);
+    // The user's key: allowed by the statement KafkaLogTrigger put in its key policy, not the role.
+    expect(used(user.queueKeyArn)).toEqual(['kms:Decrypt sqs', 'kms:GenerateDataKey sqs']);
+    const byKeyPolicy = keyCalls.filter((c) => c.request.resource === user.queueKeyArn);
+    expect(byKeyPolicy.every((c) => user.permissions.some((p) => p.source === c.allowedBy))).toBe(true);
+    expect(allowingStatement(roles.scheduler.statements, byKeyPolicy[0]!.request)).toBeUndefined();
+    // Through the destination's service only: the key itself, called directly, or via S3 for the
+    // messages' key, is not the scheduler's.
+    const direct = { action: 'kms:Decrypt', resource: MESSAGES_KEY_ARN };
+    expect(allowingStatement(roles.scheduler.statements, direct)).toBeUndefined();
+    const viaS3 = { ...direct, context: { 'kms:ViaService': `s3.${TEST_ENV.region}.amazonaws.com` } };
+    expect(allowingStatement(roles.scheduler.statements, viaS3)).toBeUndefined();
+    const objectsDecrypt = { action: 'kms:Decrypt', resource: OBJECTS_KEY_ARN, context: viaS3.context };
+    expect(allowingStatement(roles.scheduler.statements, objectsDecrypt)).toBeUndefined();
   });
 
   it("a KafkaLogTrigger's function is invoked under the permission the construct put on it, its handler under its role", () => {

@@ -9,6 +9,7 @@
  */
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -220,6 +221,99 @@ describe('KafkaLogTrigger in a synthesized template', { timeout: 120_000 }, () =
         new KafkaLogTrigger(stack, 'Orders', { log: reference(), topic: 'orders', function: fn, onFailure: other });
       }),
     ).toThrow(/triggerDestinationArns/);
+  });
+
+  it("an SSE-KMS destination's customer-managed key: its policy lets the log's roles use it through the destination's service", () => {
+    const roles = outputs.TriggerInvokerRoleArns!.split(',');
+    const keyStatements = (template: Template) =>
+      Object.values(template.findResources('AWS::KMS::Key')).flatMap((k) =>
+        (
+          k.Properties.KeyPolicy as {
+            Statement: {
+              Action: string | string[];
+              Principal: unknown;
+              Condition?: Record<string, Record<string, unknown>>;
+            }[];
+          }
+        ).Statement.filter((s) => JSON.stringify(s.Principal) === JSON.stringify({ AWS: roles })),
+      );
+    for (const [type, actions, make] of [
+      [
+        'sqs',
+        ['kms:Decrypt', 'kms:GenerateDataKey'],
+        (s: Stack) => new sqs.Queue(s, 'Failures', { encryption: sqs.QueueEncryption.KMS }),
+      ],
+      [
+        'sns',
+        ['kms:Decrypt', 'kms:GenerateDataKey'],
+        (s: Stack) => new sns.Topic(s, 'Failures', { masterKey: new kms.Key(s, 'K') }),
+      ],
+      [
+        's3',
+        'kms:GenerateDataKey',
+        (s: Stack) => new s3.Bucket(s, 'Failures', { encryption: s3.BucketEncryption.KMS }),
+      ],
+      // An ARN, with the key named beside it.
+      [
+        'sqs',
+        ['kms:Decrypt', 'kms:GenerateDataKey'],
+        (s: Stack) => ({ arn: 'arn:aws:sqs:us-east-1:123456789012:orders-failures', key: new kms.Key(s, 'K') }),
+      ],
+    ] as const) {
+      const { template } = userStack((stack, fn) => {
+        const made = make(stack);
+        const [onFailure, onFailureKey] = 'arn' in made ? [made.arn, made.key] : [made, undefined];
+        new KafkaLogTrigger(stack, 'Orders', {
+          log: reference(),
+          topic: 'orders',
+          function: fn,
+          onFailure,
+          onFailureKey,
+        });
+      });
+      const grants = keyStatements(template);
+      expect(grants, type).toHaveLength(1);
+      expect(grants[0]!.Action, type).toEqual(actions);
+      const iam = new TemplateIam(template.toJSON() as never, logIam.env);
+      expect(iam.resolve(grants[0]!.Condition!.StringLike!['kms:ViaService']), type).toBe(`${type}.*.amazonaws.com`);
+      const [resource] = Object.values(template.findResources('Custom::KafkaLogTrigger'));
+      expect(resource!.DependsOn, type).toEqual(
+        expect.arrayContaining(Object.keys(template.findResources('AWS::KMS::Key'))),
+      );
+    }
+    // A key AWS manages takes no statement (its policy already allows the account through SQS);
+    // an imported key takes none either, so it is refused with where to grant it instead.
+    const managed = userStack((stack, fn) => {
+      const onFailure = new sqs.Queue(stack, 'Failures', { encryption: sqs.QueueEncryption.KMS_MANAGED });
+      new KafkaLogTrigger(stack, 'Orders', { log: reference(), topic: 'orders', function: fn, onFailure });
+    });
+    expect(keyStatements(managed.template)).toEqual([]);
+    expect(() =>
+      userStack((stack, fn) => {
+        const key = kms.Key.fromKeyArn(
+          stack,
+          'Theirs',
+          'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+        );
+        const onFailure = new sqs.Queue(stack, 'Failures', { encryptionMasterKey: key });
+        new KafkaLogTrigger(stack, 'Orders', { log: reference(), topic: 'orders', function: fn, onFailure });
+      }),
+    ).toThrow(/triggerDestinationKeys/);
+  });
+
+  it("the log stack's triggerDestinationKeys pair destinations with KMS key ARNs", () => {
+    const key = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+    const queue = 'arn:aws:sqs:eu-west-1:123456789012:orders-failures';
+    expect(stackConfig((k) => ({ triggerDestinationKeys: `${queue}=${key}` })[k]).triggerDestinationKeys).toEqual([
+      { destinationArn: queue, keyArn: key },
+    ]);
+    for (const bad of [
+      key, // no destination
+      `${queue}=arn:aws:kms:eu-west-1:123456789012:alias/orders`, // an alias grants nothing
+      `arn:aws:lambda:eu-west-1:123456789012:function:f=${key}`,
+      `${queue}=${key}=${key}`,
+    ])
+      expect(() => stackConfig((k) => ({ triggerDestinationKeys: bad })[k]), bad).toThrow(/triggerDestinationKeys/);
   });
 
   it("the log stack's triggerDestinationArns take S3, SQS and SNS ARNs, not FIFO or other ones", () => {

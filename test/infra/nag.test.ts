@@ -48,13 +48,15 @@ describe('cdk-nag AwsSolutions', () => {
     ],
     ['HTTP API, Kafka listener', LISTENER],
     [
-      "HTTP API, Kafka listener, triggers' functions by ARN and by pattern, S3, SQS and SNS failure destinations",
+      "HTTP API, Kafka listener, triggers' functions by ARN and by pattern, S3, SQS and SNS failure destinations, SSE-KMS keys",
       {
         ...LISTENER,
         triggerFunctionArns:
           'arn:aws:lambda:eu-west-1:210987654321:function:orders-consumer,arn:aws:lambda:*:210987654321:function:audit-*',
         triggerDestinationArns:
           'arn:aws:s3:::orders-failures,arn:aws:sqs:eu-west-1:210987654321:orders-failures,arn:aws:sns:eu-west-1:210987654321:orders-failures',
+        triggerDestinationKeys:
+          'arn:aws:sqs:eu-west-1:210987654321:orders-failures=arn:aws:kms:eu-west-1:210987654321:key/1234abcd-12ab-34cd-56ef-1234567890ab,arn:aws:s3:::orders-failures=arn:aws:kms:eu-west-1:210987654321:key/1234abcd-12ab-34cd-56ef-1234567890ac',
       },
     ],
     ['REST API, S3 Standard, IAM', { apiFlavor: 'rest' }],

@@ -12,6 +12,10 @@
  *   API Gateway @connections   execute-api:ManageConnections on `{api}/{stage}/POST/@connections/{id}`
  *   Lambda Invoke          lambda:InvokeFunction on the function ARN as the trigger names it
  *   S3 failure destination s3:PutObject on the object of the bucket the trigger names
+ *   SQS / SNS destination  sqs:SendMessage / sns:Publish on the queue or topic
+ *   SSE-KMS destination    the calls its service makes to KMS on the sender's behalf (as the
+ *                          sender, with kms:ViaService): kms:GenerateDataKey for an S3 object,
+ *                          and kms:Decrypt too for a message
  *
  * A call the role does not allow is recorded as denied and fails as the SDK fails it (AccessDenied,
  * 403), so the domain code meets what it would meet on AWS. As S3 does, a GET or HEAD of a missing
@@ -203,6 +207,21 @@ export class CallRecorder {
     };
   }
 
+  /**
+   * The KMS calls a service makes as `role` when it sends to a destination encrypted with `keyArn`
+   * (none without a key): each must be allowed to the sender, through that service.
+   */
+  keyUse(role: FunctionRole, service: 's3' | 'sqs' | 'sns', keyArn: string | undefined, actions: string[]): void {
+    if (keyArn === undefined) return;
+    const region = keyArn.split(':')[3];
+    for (const action of actions)
+      this.authorize(role, `KMS.${action.slice(4)} (by ${service.toUpperCase()})`, {
+        action,
+        resource: keyArn,
+        context: { 'kms:ViaService': `${service}.${region}.amazonaws.com` },
+      });
+  }
+
   /** PostToConnection as the role would make it; the message goes to `deliver`. */
   poster(role: FunctionRole, deliver: ConnectionPoster['post']): ConnectionPoster {
     return {
@@ -233,11 +252,15 @@ export function recordedLambda(recorder: CallRecorder, role: FunctionRole, invok
   };
 }
 
+/** The customer-managed KMS key (its ARN) a destination (its ARN; a bucket's without a key) is encrypted with, if any. */
+export type DestinationKeys = (destinationArn: string) => string | undefined;
+
 /** A trigger's S3 failure destination's PutObject as the role would make it; the object goes to `put`. */
 export function recordedFailureObjects(
   recorder: CallRecorder,
   role: FunctionRole,
   put: PutFailureObject,
+  keyOf: DestinationKeys = () => undefined,
 ): PutFailureObject {
   return async (bucket, key, body) => {
     recorder.authorize(role, 'S3.PutObject (failure destination)', {
@@ -245,6 +268,7 @@ export function recordedFailureObjects(
       resource: `arn:aws:s3:::${bucket}/${key}`,
       context: OVER_TLS,
     });
+    recorder.keyUse(role, 's3', keyOf(`arn:aws:s3:::${bucket}`), ['kms:GenerateDataKey']);
     return put(bucket, key, body);
   };
 }
@@ -254,6 +278,7 @@ export function recordedFailureMessages(
   recorder: CallRecorder,
   role: FunctionRole,
   send: SendFailureMessage,
+  keyOf: DestinationKeys = () => undefined,
 ): SendFailureMessage {
   return async (arn, body) => {
     const sqs = arn.split(':')[2] === 'sqs';
@@ -261,6 +286,7 @@ export function recordedFailureMessages(
       action: sqs ? 'sqs:SendMessage' : 'sns:Publish',
       resource: arn,
     });
+    recorder.keyUse(role, sqs ? 'sqs' : 'sns', keyOf(arn), ['kms:Decrypt', 'kms:GenerateDataKey']);
     return send(arn, body);
   };
 }

@@ -148,20 +148,27 @@ export class TemplateIam {
   }
 
   /**
-   * The template's queue and topic policies (SQS, SNS) as statements, each with the principal it
-   * names, read as Lambda permissions are: Allow statements naming principals by ARN only.
+   * The template's queue and topic policies (SQS, SNS) and KMS key policies as statements, each
+   * with the principal it names, read as Lambda permissions are: Allow statements naming
+   * principals by ARN only. A key policy's `*` resource is the key: resolved to its ARN.
    */
-  queueAndTopicPolicies(): (Statement & { principal: string })[] {
+  destinationPolicies(): (Statement & { principal: string })[] {
     const out: (Statement & { principal: string })[] = [];
     for (const [id, r] of Object.entries(this.resources)) {
-      if (r.Type !== 'AWS::SQS::QueuePolicy' && r.Type !== 'AWS::SNS::TopicPolicy') continue;
-      const doc = r.Properties?.PolicyDocument as { Statement: Record<string, Json>[] };
+      const key = r.Type === 'AWS::KMS::Key';
+      if (r.Type !== 'AWS::SQS::QueuePolicy' && r.Type !== 'AWS::SNS::TopicPolicy' && !key) continue;
+      const doc = (key ? r.Properties?.KeyPolicy : r.Properties?.PolicyDocument) as {
+        Statement: Record<string, Json>[];
+      };
       for (const [i, st] of doc.Statement.entries()) {
         const { Principal, ...rest } = st;
         const aws = (Principal as { AWS?: Json } | undefined)?.AWS;
         if (st.Effect !== 'Allow' || aws === undefined || aws === '*')
           throw new Error(`${id}#${i}: only Allow statements naming principals by ARN are evaluated here`);
-        const statement = this.statement(rest, `${id}#${i}`);
+        const statement = this.statement(
+          key ? { ...rest, Resource: { 'Fn::GetAtt': [id, 'Arn'] } } : rest,
+          `${id}#${i}`,
+        );
         for (const principal of Array.isArray(aws) ? aws : [aws])
           out.push({ ...statement, principal: this.resolve(principal) });
       }
@@ -243,6 +250,8 @@ export class TemplateIam {
         return `arn:${partition}:s3:::${name}`;
       case 'AWS::S3Express::DirectoryBucket':
         return `arn:${partition}:s3express:${region}:${account}:bucket/${name}`;
+      case 'AWS::KMS::Key':
+        return `arn:${partition}:kms:${region}:${account}:key/${name}`;
       case 'AWS::DynamoDB::Table':
         return `arn:${partition}:dynamodb:${region}:${account}:table/${name}`;
       case 'AWS::Logs::LogGroup':
