@@ -266,6 +266,7 @@ export class LogStack extends Stack {
       buckets: this.stores.buckets,
       requestMetricsFilterId: REQUEST_METRICS_FILTER_ID,
       alarmEmail: config.alarmEmail,
+      ...(config.triggerLagAlarm && { triggerLagAlarm: config.triggerLagAlarm }),
     });
 
     // Every function of the stack (the CDK's own custom-resource providers too) on the configured
@@ -299,6 +300,10 @@ export class LogStack extends Stack {
       description: 'Replica buckets in replica-id order (BUCKETS)',
     });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
+    new CfnOutput(this, 'MetricsService', {
+      value: this.stackName,
+      description: `The Service dimension of the log's metrics in namespace ${METRICS_NAMESPACE} (KafkaLog.fromStackOutputs, for a trigger's lag alarm)`,
+    });
     new CfnOutput(this, 'AlarmTopicArn', {
       value: this.monitoring.alarmTopic.topicArn,
       description: 'Subscribe to get alarm notifications',

@@ -20,6 +20,7 @@
  */
 import { join } from 'node:path';
 import { CustomResource, Duration, Names, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import type * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -32,7 +33,8 @@ import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct, type IDependable } from 'constructs';
 import { type DestinationService, destinationKeyUse } from './destination-keys.js';
 import { BUNDLING, REPO_ROOT, RUNTIME } from './log-functions.js';
-import type { LogStack } from './log-stack.js';
+import { type LogStack, METRICS_NAMESPACE } from './log-stack.js';
+import { triggerLagAlarm, type TriggerLagAlarmOptions } from './trigger-lag-alarm.js';
 import type { TriggerResourceProperties } from './trigger-resource-handler.js';
 
 /** A deployed log, as a trigger in another stack needs it. */
@@ -45,6 +47,8 @@ export interface KafkaLogReference {
   readonly invokerRoleArns: readonly string[];
   /** The API's execute-api ARN (`arn:aws:execute-api:{region}:{account}:{api id}`): what the handler is granted to call. */
   readonly executeApiArn: string;
+  /** The Service dimension of the log's metrics (MetricsService output): what a trigger's lag alarm watches. */
+  readonly metricsService?: string;
 }
 
 export const KafkaLog = {
@@ -52,7 +56,12 @@ export const KafkaLog = {
    * The log from its stack's outputs (`cdk deploy --outputs-file`, or `aws cloudformation
    * describe-stacks`): ApiUrl, ClusterId and TriggerInvokerRoleArns, as plain strings.
    */
-  fromStackOutputs(outputs: { apiUrl: string; clusterId: string; triggerInvokerRoleArns: string }): KafkaLogReference {
+  fromStackOutputs(outputs: {
+    apiUrl: string;
+    clusterId: string;
+    triggerInvokerRoleArns: string;
+    metricsService?: string;
+  }): KafkaLogReference {
     if (Token.isUnresolved(outputs.apiUrl) || Token.isUnresolved(outputs.triggerInvokerRoleArns))
       throw new Error(
         'KafkaLog.fromStackOutputs takes the outputs as strings; in the same app use KafkaLog.fromLogStack',
@@ -76,6 +85,7 @@ export const KafkaLog = {
       clusterId: outputs.clusterId,
       invokerRoleArns: roles,
       executeApiArn: `arn:${partition}:execute-api:${api[2]}:${account}:${api[1]}`,
+      ...(outputs.metricsService !== undefined && { metricsService: outputs.metricsService }),
     };
   },
 
@@ -86,6 +96,7 @@ export const KafkaLog = {
       clusterId: stack.clusterId,
       invokerRoleArns: stack.triggerInvokerRoles.map((r) => r.roleArn),
       executeApiArn: stack.formatArn({ service: 'execute-api', resource: stack.api.apiId }),
+      metricsService: stack.stackName,
     };
   },
 };
@@ -137,6 +148,12 @@ export interface KafkaLogTriggerProps {
   readonly filters?: Record<string, unknown>[];
   /** Default true; false: created (or left) paused. */
   readonly enabled?: boolean;
+  /**
+   * An alarm on this trigger's offset lag (TriggerOffsetLag under its Trigger dimension, the highest
+   * of its partitions, as Lambda's OffsetLag per event source mapping): at `threshold` records or
+   * more for `minutes` (default 5), notifying `topics`. Needs the log's `metricsService`.
+   */
+  readonly lagAlarm?: TriggerLagAlarmOptions;
 }
 
 const HANDLER_ID = 'KafkaLogTriggerHandler';
@@ -148,6 +165,8 @@ export class KafkaLogTrigger extends Construct {
   readonly resource: CustomResource;
   /** The function that calls the log's API: give its role the Kafka ACLs a trigger needs (docs/triggers.md). */
   readonly handler: lambda.IFunction;
+  /** The lag alarm, with `lagAlarm`. */
+  readonly lagAlarm?: cw.Alarm;
 
   constructor(scope: Construct, id: string, props: KafkaLogTriggerProps) {
     super(scope, id);
@@ -220,6 +239,19 @@ export class KafkaLogTrigger extends Construct {
     // Nor is a first give-up refused by its destination.
     if (onFailure?.policy) this.resource.node.addDependency(onFailure.policy);
     if (onFailureKey) this.resource.node.addDependency(onFailureKey);
+
+    if (props.lagAlarm) {
+      if (props.log.metricsService === undefined)
+        throw new Error(
+          `${this.node.path}: lagAlarm needs the log's metricsService (its stack's MetricsService output, in KafkaLog.fromStackOutputs)`,
+        );
+      this.lagAlarm = triggerLagAlarm(
+        this,
+        'LagAlarm',
+        { namespace: METRICS_NAMESPACE, service: props.log.metricsService, trigger: this.triggerName },
+        props.lagAlarm,
+      );
+    }
   }
 
   /**

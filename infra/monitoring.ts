@@ -1,7 +1,8 @@
 /**
  * A CloudWatch dashboard and alarms. Alarms: errors and throttles of every function, API 5xx
  * responses, the scheduler failing, not running at all or not finishing its rounds, DynamoDB
- * throttling the metadata table, and S3 answering 5xx (SlowDown among them) on a replica bucket.
+ * throttling the metadata table, S3 answering 5xx (SlowDown among them) on a replica bucket, and,
+ * when configured, triggers falling behind their topics (TriggerOffsetLag).
  * The dashboard also shows how near the deployment runs to its limits (DynamoDB capacity consumed, the
  * account's Lambda concurrency). They notify one SNS topic (subscribe an address with the alarmEmail context value, or anything
  * else to the output ARN).
@@ -18,6 +19,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
+import { triggerLagAlarm, type TriggerLagAlarmOptions } from './trigger-lag-alarm.js';
 
 export interface MonitoringProps {
   dashboardName: string;
@@ -36,6 +38,8 @@ export interface MonitoringProps {
   buckets: readonly IBucket[];
   requestMetricsFilterId: string;
   alarmEmail?: string;
+  /** An alarm on every trigger's offset lag (their highest), notifying the alarm topic and these topics too. */
+  triggerLagAlarm?: Omit<TriggerLagAlarmOptions, 'topics'> & { topicArns: readonly string[] };
 }
 
 export type ApiMetrics = Record<
@@ -68,6 +72,19 @@ export class Monitoring extends Construct {
       this.alarms.push(a);
       return a;
     };
+
+    if (props.triggerLagAlarm) {
+      const { topicArns, ...options } = props.triggerLagAlarm;
+      const topics = topicArns.map((arn, i) => sns.Topic.fromTopicArn(this, `TriggerLagTopic${i}`, arn));
+      this.alarms.push(
+        triggerLagAlarm(
+          this,
+          'TriggerOffsetLag',
+          { namespace: props.namespace, service: props.service },
+          { ...options, topics: [this.alarmTopic, ...topics] },
+        ),
+      );
+    }
 
     const custom = (metricName: string, label: string, statistic = 'Sum') =>
       new cw.Metric({

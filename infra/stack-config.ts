@@ -16,6 +16,10 @@
  *   logRetentionDays      CloudWatch Logs retention (a value CloudWatch offers) 30
  *   throttleRate, throttleBurst     API requests per second, burst            1000, 2000
  *   alarmEmail            subscribe this address to the alarm topic           none
+ *   triggerLagAlarmThreshold  alarm when a trigger is this many records behind its topic
+ *                         (TriggerOffsetLag, the highest of every trigger's partitions)  none: no alarm
+ *   triggerLagAlarmMinutes  for this many consecutive minutes                  5
+ *   triggerLagAlarmTopicArns  SNS topics it notifies besides the alarm topic (comma-separated)  none
  *   authorization         enforce Kafka ACLs (docs/security.md)                true; false for stage local
  *   superUsers            Kafka's super.users, ';'-separated principals        none
  *                         (e.g. User:arn:aws:iam::123456789012:role/Admin)
@@ -74,6 +78,8 @@ export interface LogStackConfig {
   logRetention: RetentionDays;
   throttle: { rateLimit: number; burstLimit: number };
   alarmEmail?: string;
+  /** The alarm on triggers' offset lag: records behind, for how many minutes, whom else it notifies. */
+  triggerLagAlarm?: { threshold: number; minutes: number; topicArns: string[] };
   security: {
     authorization: boolean;
     superUsers: string[];
@@ -252,6 +258,7 @@ export function stackConfig(context: Lookup): LogStackConfig {
       burstLimit: int('throttleBurst', context('throttleBurst'), 2000, 1, 1_000_000),
     },
     alarmEmail: str(context('alarmEmail')),
+    ...triggerLagAlarmConfig(context),
     ...kafkaListenerConfig(context),
     triggerFunctionArns: triggerFunctionArns(context('triggerFunctionArns')),
     triggerDestinationArns: triggerDestinationArns(context('triggerDestinationArns')),
@@ -298,6 +305,25 @@ function triggerDestinationArns(v: unknown): string[] {
         `triggerDestinationArns takes the ARNs of S3 buckets (arn:aws:s3:::{bucket}), SQS queues (arn:aws:sqs:{region}:{account}:{queue}) and SNS topics (arn:aws:sns:{region}:{account}:{topic}), not FIFO ones, got ${arn}`,
       );
   return arns;
+}
+
+function triggerLagAlarmConfig(context: Lookup): Pick<LogStackConfig, 'triggerLagAlarm'> {
+  const topicArns = list(context('triggerLagAlarmTopicArns'));
+  for (const arn of topicArns)
+    if (!/^arn:aws[a-zA-Z-]*:sns:[a-z]{2}(-gov)?-[a-z]+-\d:\d{12}:[a-zA-Z0-9_-]{1,256}$/.test(arn))
+      throw new Error(`triggerLagAlarmTopicArns takes SNS topic ARNs (not FIFO ones), got ${arn}`);
+  if (str(context('triggerLagAlarmThreshold')) === undefined) {
+    if (topicArns.length > 0 || context('triggerLagAlarmMinutes') !== undefined)
+      throw new Error('triggerLagAlarmTopicArns and triggerLagAlarmMinutes need triggerLagAlarmThreshold');
+    return {};
+  }
+  return {
+    triggerLagAlarm: {
+      threshold: int('triggerLagAlarmThreshold', context('triggerLagAlarmThreshold'), 1, 1, Number.MAX_SAFE_INTEGER),
+      minutes: int('triggerLagAlarmMinutes', context('triggerLagAlarmMinutes'), 5, 1, 1440),
+      topicArns,
+    },
+  };
 }
 
 /** A KMS key's ARN (not an alias's: a policy naming an alias does not grant its key). */

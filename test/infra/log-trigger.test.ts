@@ -301,6 +301,54 @@ describe('KafkaLogTrigger in a synthesized template', { timeout: 120_000 }, () =
     ).toThrow(/triggerDestinationKeys/);
   });
 
+  it("a trigger's lag alarm: its own TriggerOffsetLag (Trigger dimension), the threshold and minutes asked, the topics given", () => {
+    const { template } = userStack((stack, fn) => {
+      const pager = new sns.Topic(stack, 'Pager');
+      new KafkaLogTrigger(stack, 'Orders', {
+        log: { ...reference(), metricsService: 'S3KafkaLog-prod' },
+        topic: 'orders',
+        function: fn,
+        triggerName: 'orders-consumer',
+        lagAlarm: { threshold: 1000, topics: [pager] },
+      });
+    });
+    const pagerId = Object.keys(template.findResources('AWS::SNS::Topic'))[0]!;
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'S3KafkaLog',
+      MetricName: 'TriggerOffsetLag',
+      Dimensions: Match.arrayWith([
+        { Name: 'Service', Value: 'S3KafkaLog-prod' },
+        { Name: 'Trigger', Value: 'orders-consumer' },
+      ]),
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 1000,
+      EvaluationPeriods: 5,
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [{ Ref: pagerId }],
+      OKActions: [{ Ref: pagerId }],
+    });
+    // The Service dimension comes from the log's outputs: without it there is nothing to watch.
+    expect(() =>
+      userStack((stack, fn) => {
+        new KafkaLogTrigger(stack, 'Orders', {
+          log: reference(),
+          topic: 'orders',
+          function: fn,
+          lagAlarm: { threshold: 1 },
+        });
+      }),
+    ).toThrow(/metricsService/);
+    expect(
+      KafkaLog.fromStackOutputs({
+        apiUrl: outputs.ApiUrl!,
+        clusterId: 'c',
+        triggerInvokerRoleArns: outputs.TriggerInvokerRoleArns!,
+        metricsService: outputs.MetricsService!,
+      }).metricsService,
+    ).toBe(outputs.MetricsService);
+  });
+
   it("the log stack's triggerDestinationKeys pair destinations with KMS key ARNs", () => {
     const key = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
     const queue = 'arn:aws:sqs:eu-west-1:123456789012:orders-failures';

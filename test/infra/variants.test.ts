@@ -133,12 +133,37 @@ describe('replica stores', () => {
 });
 
 describe('scheduler rate and alarm subscription', () => {
-  it('rate, email subscription, stage name and cluster id come from context', () => {
+  it('rate, email subscription, stage name, cluster id and the trigger lag alarm come from context', () => {
+    const pager = 'arn:aws:sns:us-east-1:123456789012:pager';
     const s = synthStack(
-      { stage: 'prod', clusterId: 'main', schedulerRateMinutes: 5, alarmEmail: 'ops@example.com' },
+      {
+        stage: 'prod',
+        clusterId: 'main',
+        schedulerRateMinutes: 5,
+        alarmEmail: 'ops@example.com',
+        triggerLagAlarmThreshold: '5000',
+        triggerLagAlarmMinutes: 10,
+        triggerLagAlarmTopicArns: pager,
+      },
       quick,
     );
     try {
+      // Every trigger's highest lag, per minute, for ten of them, to the alarm topic and the pager.
+      const topic = { Ref: logicalId(s.stack, s.stack.monitoring.alarmTopic) };
+      s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'S3KafkaLog',
+        MetricName: 'TriggerOffsetLag',
+        Dimensions: [{ Name: 'Service', Value: 'S3KafkaLog-prod' }],
+        Statistic: 'Maximum',
+        Period: 60,
+        Threshold: 5000,
+        EvaluationPeriods: 10,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [topic, pager],
+        OKActions: [topic, pager],
+      });
+      expect(s.template.findOutputs('MetricsService').MetricsService!.Value).toBe('S3KafkaLog-prod');
       s.template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
       s.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
       s.template.hasResourceProperties('AWS::Lambda::Function', {
@@ -228,6 +253,18 @@ describe('context validation', () => {
     expect(() => stackConfig(ctx({ logRetentionDays: 31 }))).toThrow(/logRetentionDays/);
     expect(() => stackConfig(ctx({ retainData: 'yes' }))).toThrow(/retainData/);
     expect(() => stackConfig(ctx({ stage: 'Prod_1' }))).toThrow(/stage/);
+    expect(() => stackConfig(ctx({ triggerLagAlarmThreshold: 0 }))).toThrow(/triggerLagAlarmThreshold/);
+    expect(() => stackConfig(ctx({ triggerLagAlarmThreshold: 10, triggerLagAlarmMinutes: 0 }))).toThrow(
+      /triggerLagAlarmMinutes/,
+    );
+    expect(() => stackConfig(ctx({ triggerLagAlarmTopicArns: 'arn:aws:sns:us-east-1:123456789012:t' }))).toThrow(
+      /need triggerLagAlarmThreshold/,
+    );
+    expect(() =>
+      stackConfig(
+        ctx({ triggerLagAlarmThreshold: 10, triggerLagAlarmTopicArns: 'arn:aws:sqs:us-east-1:123456789012:q' }),
+      ),
+    ).toThrow(/triggerLagAlarmTopicArns/);
   });
 
   it('defaults: dev stage, one bucket, IAM auth, data retained and protected', () => {
@@ -242,6 +279,7 @@ describe('context validation', () => {
       schedulerRateMinutes: 1,
       logRetention: 30,
     });
+    expect(stackConfig(ctx({})).triggerLagAlarm).toBeUndefined(); // no lag alarm unless asked
     expect(stackConfig(ctx({ replicaStores: 0, expressOneZoneAzIds: ['use1-az4'] })).replicaStores).toBe(0);
   });
 });
