@@ -27,7 +27,7 @@ import { awsServerEnv, startDynalite, startS3rver } from '../test/support/emulat
 import { LambdaFunction, type FinishedTrace, type LambdaFigures } from './aws-lambda.js';
 import { callsByRoute, chainStorageMs, overruns, withLatency } from './aws-storage.js';
 import { parseTotals, runCli } from './client-path.js';
-import { diffCounts, GIB, PRICES } from './cost.js';
+import { addCounts, diffCounts, GIB, PRICES } from './cost.js';
 import { latencyProfile, OBJECT_PROFILES, DYNAMODB } from './latency-profiles.js';
 import { RECORD_BYTES } from './payload.js';
 import { REPO } from './processes.js';
@@ -87,6 +87,8 @@ interface Row {
   breakdown: Breakdown;
   /** Storage calls per function (produce, fetch, admin, background) and call name, with body bytes. */
   callsByRoute: typeof callsByRoute;
+  /** Partition errors in the produce answers, by Kafka error name. */
+  produceErrors: Record<string, number>;
   /** Share of storage calls whose emulator took longer than the drawn latency. */
   overrunShare: number;
 }
@@ -130,9 +132,12 @@ async function main(): Promise<void> {
       );
       const services = createServices(config, storage, undefined, { countOperations: true });
       const app = createApp(services);
-      // The push consumer's WebSocket (API Gateway's and the push function's part on AWS, not modelled).
+      // The push consumer's WebSocket (API Gateway's and the push function's part on AWS, not modelled),
+      // with services of its own: the push function is another process, whose arms do not drop the
+      // produce functions' cached subscription lists as an arm of their own process would.
+      const pushServices = createServices(config, storage, undefined, { countOperations: true });
       let origin = '';
-      const push = pushSocket(services, () => origin);
+      const push = pushSocket(pushServices, () => origin);
       app.route('/', push.routes);
       const functions = {
         produce: new LambdaFunction({
@@ -154,7 +159,17 @@ async function main(): Promise<void> {
           memoryMb: FUNCTION_SPECS.admin.memorySize,
         }),
       };
-      const handler = async (req: Request) => app.fetch(req);
+      // Partition errors in produce answers (a 200 answers per partition): refused appends cost
+      // their PUTs and a retry.
+      let produceErrors: Record<string, number> = {};
+      const handler = async (req: Request) => {
+        const res = await app.fetch(req);
+        if (routeOf(req) === 'produce' && res.headers.get('content-type')?.includes('json')) {
+          for (const m of (await res.clone().text()).matchAll(/"error":"([A-Z_]+)"/g))
+            produceErrors[m[1]!] = (produceErrors[m[1]!] ?? 0) + 1;
+        }
+        return res;
+      };
       const server = serve({
         fetch: (req: Request) => {
           const route = routeOf(req);
@@ -188,7 +203,8 @@ async function main(): Promise<void> {
           overruns.calls = {};
           overruns.overrun = {};
           for (const k of Object.keys(callsByRoute)) delete callsByRoute[k];
-          const before = services.operationCounts!();
+          produceErrors = {};
+          const before = [services.operationCounts!(), pushServices.operationCounts!()] as const;
           log(`${profileName} P=${cell.partitions} RF=${cell.replicas}: ${RECORDS} records...`);
           const consume = runCli(
             [
@@ -223,7 +239,10 @@ async function main(): Promise<void> {
             600_000,
           );
           const consumed = await consume;
-          const counts = diffCounts(services.operationCounts!(), before);
+          const counts = addCounts(
+            diffCounts(services.operationCounts!(), before[0]),
+            diffCounts(pushServices.operationCounts!(), before[1]),
+          );
           const p = parseTotals(produce);
           const c = parseTotals(consumed);
           const lambda = Object.values(functions).map((f) => ({ ...f.figures }));
@@ -238,6 +257,7 @@ async function main(): Promise<void> {
             dollarsPerGib: dollars(counts, lambda, RECORDS * RECORD_BYTES),
             breakdown: breakdown(functions.produce.traces),
             callsByRoute: structuredClone(callsByRoute),
+            produceErrors,
             overrunShare:
               Object.values(overruns.overrun).reduce((a, n) => a + n, 0) /
               Math.max(
@@ -388,8 +408,8 @@ function render(rows: Row[], seconds: number): string {
     '',
     '#### Lambda use and $ per GiB (produced and consumed once)',
     '',
-    '| profile | P | RF | produce invocations | fetch invocations | peak concurrency (produce / fetch) | cold starts | GB-s | PutObject per produce request | MiB per produce PutObject | other PutObject | $/GiB Lambda | $/GiB S3 | $/GiB DynamoDB | $/GiB total |',
-    '| --- | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: |',
+    '| profile | P | RF | produce invocations | fetch invocations | peak concurrency (produce / fetch) | cold starts | GB-s | PutObject per produce request | MiB per produce PutObject | other PutObject | partition errors in produce answers | $/GiB Lambda | $/GiB S3 | $/GiB DynamoDB | $/GiB total |',
+    '| --- | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | --- | -: | -: | -: | -: |',
   );
   for (const r of rows) {
     const [produce, fetch] = r.lambda;
@@ -403,7 +423,11 @@ function render(rows: Row[], seconds: number): string {
       `| ${r.profile} | ${r.partitions} | ${r.replicas} | ${f(produce!.invocations)} | ${f(fetch!.invocations)} | ${produce!.peakConcurrency} / ${fetch!.peakConcurrency} | ${r.lambda.reduce((a, l) => a + l.coldStarts, 0)} | ${f(
         r.lambda.reduce((a, l) => a + l.gbSeconds, 0),
         1,
-      )} | ${f(puts.calls / Math.max(1, produce!.invocations), 2)} | ${f(puts.bytes / Math.max(1, puts.calls) / 2 ** 20, 2)} | ${other || '0'} | ${f(r.dollarsPerGib.lambda, 4)} | ${f(r.dollarsPerGib.s3, 4)} | ${f(r.dollarsPerGib.dynamodb, 4)} | ${f(r.dollarsPerGib.total, 4)} |`,
+      )} | ${f(puts.calls / Math.max(1, produce!.invocations), 2)} | ${f(puts.bytes / Math.max(1, puts.calls) / 2 ** 20, 2)} | ${other || '0'} | ${
+        Object.entries(r.produceErrors)
+          .map(([name, n]) => `${name} ${n}`)
+          .join(', ') || '0'
+      } | ${f(r.dollarsPerGib.lambda, 4)} | ${f(r.dollarsPerGib.s3, 4)} | ${f(r.dollarsPerGib.dynamodb, 4)} | ${f(r.dollarsPerGib.total, 4)} |`,
     );
   }
   lines.push('', "#### Where a produce request's time goes (server side, per request)", '');

@@ -90,6 +90,19 @@ export function diffCounts(after: OperationCounts, before: OperationCounts): Ope
   };
 }
 
+/** Two processes' counts together. */
+export function addCounts(a: OperationCounts, b: OperationCounts): OperationCounts {
+  const add = <T extends object>(x: T, y: T): T =>
+    Object.fromEntries(
+      Object.entries(x).map(([k, v]) => [k, (v as number) + ((y as Record<string, number>)[k] ?? 0)]),
+    ) as T;
+  return {
+    objects: add(a.objects, b.objects),
+    perStore: a.perStore.map((s, i) => add(s, b.perStore[i]!)),
+    metadata: add(a.metadata, b.metadata),
+  };
+}
+
 /**
  * @param valueBytes record value bytes produced or consumed while the counts were taken
  * @param requests HTTP requests in the same time, each `requestBytes` long on the metered side
