@@ -8,7 +8,7 @@ import { DurableTimers } from '../timer/durable-timers.js';
 import { TransactionCoordinator, type TransactionDeps } from './transaction-coordinator.js';
 import type { TransactionConfig } from './transaction-config.js';
 
-export { TransactionCoordinator, TXN_TIMEOUT_KIND, TXN_EXPIRY_KIND } from './transaction-coordinator.js';
+export { TransactionCoordinator, TXN_TIMEOUT_KIND, TXN_EXPIRY_KIND, TXN_TIDY_KIND } from './transaction-coordinator.js';
 export {
   DEFAULT_TRANSACTION_CONFIG,
   DEFAULT_TRANSACTION_TIMEOUT_MS,
@@ -30,6 +30,7 @@ export function createTransactionCoordinator(deps: {
   timerSlotMs?: number;
   checkMember?: TransactionDeps['checkMember'];
   featureLevel?: TransactionDeps['featureLevel'];
+  sleep?: TransactionDeps['sleep'];
 }): TransactionCoordinator {
   const { metadata } = deps;
   return new TransactionCoordinator({
@@ -44,5 +45,6 @@ export function createTransactionCoordinator(deps: {
     ...(deps.config ? { config: deps.config } : {}),
     ...(deps.checkMember ? { checkMember: deps.checkMember } : {}),
     ...(deps.featureLevel ? { featureLevel: deps.featureLevel } : {}),
+    ...(deps.sleep ? { sleep: deps.sleep } : {}),
   });
 }

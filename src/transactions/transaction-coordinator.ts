@@ -32,7 +32,7 @@ import type { DurableTimer, DurableTimers } from '../timer/durable-timers.js';
 import { TXN_REGISTRY_PK, TXN_STATE_SK as TXN_SK, txnPk } from '../storage/key-layout.js';
 import { SUPPORTED_FEATURE_LEVEL, writeVersion } from '../storage/formats.js';
 import { clearPendingOffsets, markPendingOffsets, unstableOffsets } from './pending-offsets.js';
-import { entriesOf, holdsEntry, TransactionItems } from './transaction-items.js';
+import { entriesOf, holdsEntry, type Pace, TransactionItems } from './transaction-items.js';
 import {
   checkProducer,
   completeEnd,
@@ -58,6 +58,25 @@ import {
 
 export const TXN_TIMEOUT_KIND = 'txn-timeout';
 export const TXN_EXPIRY_KIND = 'txn-id-expiry';
+export const TXN_TIDY_KIND = 'txn-tidy';
+
+/**
+ * An end deletes at most this many entries itself (four batches, as it did before pacing); more
+ * go to the tidy timer. Each firing of it deletes at most TIDY_PER_FIRING, at TIDY_RATE a second:
+ * one transactional id is one DynamoDB partition key, which takes 1,000 writes a second; half is
+ * left to the id's next transaction. 11,000 entries: 11 firings of 2 s, one per scheduler tick.
+ */
+export const INLINE_TIDY = 100;
+export const TIDY_PER_FIRING = 1_000;
+export const TIDY_RATE = 500;
+
+interface TidyPayload {
+  transactionalId: string;
+  /** The entries of transactions up to this `seq` are deleted. */
+  through: number;
+  /** The last entry a previous firing read (sort-key order). */
+  after?: string;
+}
 
 export interface TransactionDeps {
   metadata: MetadataStore;
@@ -75,6 +94,8 @@ export interface TransactionDeps {
     offsets: { topic: string; partition: number; offset: number }[],
   ) => Promise<void>;
   timers: DurableTimers;
+  /** How a tidy waits to keep to TIDY_RATE (default setTimeout). */
+  sleep?: (ms: number) => Promise<void>;
   config?: Partial<TransactionConfig>;
   /** The cluster's feature level (src/storage/feature-level.ts): level 8 writes transaction format 2. Absent: the newest. */
   featureLevel?: () => Promise<number> | number;
@@ -412,7 +433,11 @@ export class TransactionCoordinator {
         if (!isComplete(item.value.state) || due > now)
           return { done: { expireFrom: Math.max(due, now + 1) - this.config.idExpirationMs } };
         // Format 2's entries left from ended transactions go first: none is left without its id.
-        if (isSplit(item.value)) await this.items.delete(transactionalId);
+        // A page a firing, paced: many left, the removal comes back at the next tick.
+        if (isSplit(item.value)) {
+          const page = await this.items.tidyPage(transactionalId, { limit: TIDY_PER_FIRING }, this.pacer());
+          if (!page.done) return { done: { expireFrom: now + 1 - this.config.idExpirationMs } };
+        }
         return { remove: true, answer: () => 'removed' as const };
       });
       if (result !== 'removed') {
@@ -423,9 +448,45 @@ export class TransactionCoordinator {
     await this.deps.metadata.delete(TXN_REGISTRY_PK, transactionalId);
   }
 
+  /**
+   * Deletes the entries of ended transactions an end left (`tidyThrough`), a page a firing: more
+   * left, the next page is a timer of the next tick; none, the state item forgets `tidyThrough`.
+   * A firing that dies is fired again (the timer stays) from the page it started at.
+   */
+  async onTidy(timer: DurableTimer): Promise<void> {
+    const { transactionalId, through, after } = timer.payload as TidyPayload;
+    const item = await this.read(transactionalId);
+    if (!item || !isSplit(item.value)) return; // removed (its entries with it)
+    const now = this.deps.clock.now();
+    // Scheduled before the Complete* that names it: the end is still writing its markers.
+    if (item.value.seq === through && isPrepare(item.value.state)) {
+      await this.scheduleTidy({ transactionalId, through, ...(after !== undefined && { after }) }, now + 1);
+      return;
+    }
+    if (item.value.tidyThrough === undefined) return; // tidied, or the end never completed here
+    const page = await this.items.tidyPage(transactionalId, { through, after, limit: TIDY_PER_FIRING }, this.pacer());
+    if (!page.done) {
+      await this.scheduleTidy(
+        { transactionalId, through, ...(page.last !== undefined && { after: page.last }) },
+        now + 1,
+      );
+      return;
+    }
+    await this.update<void>(transactionalId, item, (found) => {
+      if (!found || !isSplit(found.value) || (found.value.tidyThrough ?? Infinity) > through)
+        return { done: undefined };
+      const { tidyThrough: _, ...rest } = found.value;
+      return { write: rest, answer: () => undefined };
+    });
+  }
+
   /** The timer handlers the scheduler fires. */
   timerHandlers(): Record<string, (t: DurableTimer) => Promise<void>> {
-    return { [TXN_TIMEOUT_KIND]: (t) => this.onTimeout(t), [TXN_EXPIRY_KIND]: (t) => this.onIdExpiry(t) };
+    return {
+      [TXN_TIMEOUT_KIND]: (t) => this.onTimeout(t),
+      [TXN_EXPIRY_KIND]: (t) => this.onIdExpiry(t),
+      [TXN_TIDY_KIND]: (t) => this.onTidy(t),
+    };
   }
 
   /**
@@ -556,6 +617,10 @@ export class TransactionCoordinator {
       }),
     );
     if (commit && rec.offsets.length > 0) await this.materialiseOffsets(rec);
+    // Many entries: the tidy timer deletes them, paced, and the Complete* says so (scheduled first,
+    // so a Complete* naming it never lacks its timer).
+    const tidyLater = isSplit(stored) && entries.length > INLINE_TIDY;
+    if (tidyLater) await this.scheduleTidy({ transactionalId: rec.transactionalId, through: stored.seq });
     // Complete* over the Prepare* finished here; if another process completed it (or moved on)
     // meanwhile, the item as it is.
     const same = (r: StoredTransaction) =>
@@ -565,7 +630,7 @@ export class TransactionCoordinator {
       (!isSplit(stored) || (isSplit(r) && r.seq === stored.seq));
     const outcome = await this.update<boolean>(rec.transactionalId, item, (found) =>
       found && same(found.value)
-        ? { write: completeEnd(found.value, this.deps.clock.now()), answer: () => true }
+        ? { write: tidying(completeEnd(found.value, this.deps.clock.now()), tidyLater), answer: () => true }
         : { done: false },
     );
     if (outcome.result && rec.groups.length > 0 && outcome.item) {
@@ -575,7 +640,8 @@ export class TransactionCoordinator {
       );
     }
     // Tidying too: an entry left is deleted at the next end, or with the id.
-    if (outcome.result && entries.length > 0) await this.items.delete(rec.transactionalId, entries).catch(() => {});
+    if (outcome.result && entries.length > 0 && !tidyLater)
+      await this.items.delete(rec.transactionalId, entries).catch(() => {});
     return outcome.item;
   }
 
@@ -605,6 +671,23 @@ export class TransactionCoordinator {
       { kind: TXN_TIMEOUT_KIND, id: timerId(transactionalId), expiry, payload: { transactionalId } },
       now,
     );
+  }
+
+  private scheduleTidy(payload: TidyPayload, expiry = this.deps.clock.now()): Promise<void> {
+    return this.deps.timers.schedule(
+      { kind: TXN_TIDY_KIND, id: timerId(payload.transactionalId), expiry, payload },
+      this.deps.clock.now(),
+    );
+  }
+
+  /** Waits after each batch of a tidy so that its deletes keep to TIDY_RATE a second. */
+  private pacer(): Pace {
+    const started = this.deps.clock.now();
+    const sleep = this.deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    return async (deleted) => {
+      const wait = started + (deleted * 1000) / TIDY_RATE - this.deps.clock.now();
+      if (wait > 0) await sleep(wait);
+    };
   }
 
   private scheduleExpiry(transactionalId: string, from: number): Promise<void> {
@@ -666,6 +749,11 @@ export class TransactionCoordinator {
         holdsWrite(found, attempted) && 'write' in attempted ? attempted.answer(found) : undefined,
     });
   }
+}
+
+/** A Complete* that leaves its entries to the tidy timer says up to which transaction (this one). */
+function tidying(rec: StoredTransaction, later: boolean): StoredTransaction {
+  return later && isSplit(rec) ? { ...rec, tidyThrough: Math.max(rec.tidyThrough ?? rec.seq, rec.seq) } : rec;
 }
 
 function validateTransactionalId(id: string): void {

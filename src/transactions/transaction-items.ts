@@ -14,7 +14,10 @@
  * found, as a request whose answer was lost may or may not have applied: a marker for a partition
  * nothing was produced to finds no open transaction and writes nothing, and an offset is one the
  * producer asked to commit. Once Complete* is written the entries found are deleted (best effort:
- * what a crash leaves is deleted at the next end, or with the id).
+ * what a crash leaves is deleted at the next end, or with the id): a few at once by the end itself,
+ * many (a transaction over thousands of partitions) by the maintenance function, a bounded page
+ * per firing of a durable timer, in batches, paced under what one partition key of DynamoDB takes
+ * (transaction-coordinator.ts, `onTidy`).
  */
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import {
@@ -65,6 +68,12 @@ export function entriesOf(add: {
 /** Whether the stored entry is `write` in transaction `seq` (nothing to write). */
 export const holdsEntry = (found: MetaItem<TxnEntry> | undefined, write: EntryWrite, seq: number): boolean =>
   found !== undefined && JSON.stringify(found.value) === JSON.stringify({ seq, ...write.value });
+
+/** Deletes in flight at once: BatchWriteItem's 25, made as conditional deletes (a batch write has no condition). */
+export const DELETE_BATCH = 25;
+
+/** After each batch, waits until the deletes so far keep to the tidy's rate. */
+export type Pace = (deleted: number) => Promise<void>;
 
 export class TransactionItems {
   constructor(private readonly metadata: MetadataStore) {}
@@ -122,16 +131,39 @@ export class TransactionItems {
 
   /**
    * Deletes the entries given, each on condition of the version read: one written again since (by
-   * the id's next transaction) stays. `items` absent: every entry of the id (it is being removed).
+   * the id's next transaction) stays. DELETE_BATCH at a time, `pace` between batches.
    */
-  async delete(transactionalId: string, items?: MetaItem<TxnEntry>[]): Promise<void> {
+  async delete(transactionalId: string, items: MetaItem<TxnEntry>[], pace?: Pace): Promise<void> {
     const pk = txnPk(transactionalId);
-    await Promise.all(
-      (items ?? (await this.all(transactionalId))).map((i) =>
-        this.metadata.delete(pk, i.sk, { ifVersion: i.version }).catch((e: unknown) => {
-          if (!(e instanceof ConditionFailedError)) throw e;
-        }),
-      ),
-    );
+    for (let i = 0; i < items.length; i += DELETE_BATCH) {
+      await Promise.all(
+        items.slice(i, i + DELETE_BATCH).map((item) =>
+          this.metadata.delete(pk, item.sk, { ifVersion: item.version }).catch((e: unknown) => {
+            if (!(e instanceof ConditionFailedError)) throw e;
+          }),
+        ),
+      );
+      await pace?.(Math.min(i + DELETE_BATCH, items.length));
+    }
+  }
+
+  /**
+   * One page of a tidy: reads up to `limit` entries after `after` (sort-key order) and deletes
+   * those of a transaction `through` or earlier (every one without `through`: the id is being
+   * removed). `last`: where the next page starts; `done`: no entry is left past it.
+   */
+  async tidyPage(
+    transactionalId: string,
+    page: { through?: number; after?: string; limit: number },
+    pace?: Pace,
+  ): Promise<{ last?: string; done: boolean; deleted: number }> {
+    const items = await this.metadata.query<TxnEntry>(txnPk(transactionalId), {
+      ...(page.after !== undefined && { gt: page.after }),
+      lt: TXN_STATE_SK, // every entry's prefix sorts before it
+      limit: page.limit,
+    });
+    const ended = items.filter((i) => page.through === undefined || i.value.seq <= page.through);
+    await this.delete(transactionalId, ended, pace);
+    return { last: items.at(-1)?.sk ?? page.after, done: items.length < page.limit, deleted: ended.length };
   }
 }

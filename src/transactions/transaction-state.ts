@@ -74,6 +74,12 @@ export interface TransactionRecord extends TransactionState {
 export interface TransactionMeta extends TransactionState {
   fv: 2;
   seq: number;
+  /**
+   * Entries of transactions up to this `seq` are left to delete (an end with more than it deletes
+   * at once wrote it with its Complete*): the maintenance function's tidy timer deletes them and
+   * then removes this. Absent: none left but what a dead writer may have dropped.
+   */
+  tidyThrough?: number;
 }
 
 export type StoredTransaction = TransactionRecord | TransactionMeta;
@@ -105,6 +111,7 @@ export function startSplit(rec: StoredTransaction, now: number): TransactionMeta
   return {
     ...stateOf(rec),
     fv: 2,
+    ...(isSplit(rec) && rec.tidyThrough !== undefined && { tidyThrough: rec.tidyThrough }),
     seq: isSplit(rec) ? rec.seq + 1 : now,
     state: 'Ongoing',
     startedAt: now,

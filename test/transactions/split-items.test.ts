@@ -12,6 +12,7 @@ import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import { groupPk, OFFSET_PREFIX, TXN_STATE_SK, txnPartitionSk, txnPk } from '../../src/storage/key-layout.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
 import { createTransactionCoordinator, type TransactionCoordinator } from '../../src/transactions/index.js';
+import { DurableTimers } from '../../src/timer/durable-timers.js';
 import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import type { OffsetRecord } from '../../src/groups/offsets.js';
 import { awsBackend, memoryBackend } from '../support/backends.js';
@@ -105,7 +106,10 @@ describe.each([memoryBackend, awsBackend])('a transaction past one item on $name
     expect(offsets).toHaveLength(OFFSETS);
     expect(offsets.every((o) => o.offset === 7 && o.metadata === METADATA)).toBe(true);
     expect(await p.txns.unstableOffsets('consumers')).toHaveProperty('size', 0);
-    // The entries went with the transaction: only the state item is left.
+    // The entries (more than an end deletes itself) go with the maintenance function's next tick:
+    // then only the state item is left.
+    expect((await storage.metadata.query(txnPk('big'))).length).toBe(1 + PARTITIONS + OFFSETS);
+    await new DurableTimers(storage.metadata).fireDue(Date.now(), p.txns.timerHandlers(), { checkpoint: false });
     expect((await storage.metadata.query(txnPk('big'))).map((i) => i.sk)).toEqual([TXN_STATE_SK]);
   }, 120_000);
 });
