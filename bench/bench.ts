@@ -16,7 +16,8 @@
  *   --window-ms N        measured window per cell (default 3000; quick 1500)
  *   --producers N        concurrent producer (and consumer) connections (default 4)
  *   --load in-process|workers|auto   where load is generated (default auto: measured in a full run)
- *   --client node-http|fetch         HTTP client of the load generator (default node-http; auto measures)
+ *   --client node-http|fetch|raw     HTTP client of the load generator (default node-http; auto measures the
+ *                                     first two; raw: sockets read into a reused buffer, the cheapest receiver)
  *   --profile produce|fetch          run only the headline cell of --format for 20 s with the server
  *                                     under --cpu-prof, then print its top self-time functions
  *   --profile-batch N                records per produce request of the profile (default 1000; 1 profiles

@@ -1,11 +1,13 @@
 import { Agent, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 
 /**
- * The two HTTP clients the load generator can use, both with keep-alive connections: node:http
- * with a keep-alive Agent, and the global fetch (undici, bundled with Node). The bench measures
- * which one leaves more CPU to the server on this machine and uses it.
+ * The HTTP clients the load generator can use, all with keep-alive connections: node:http with a
+ * keep-alive Agent, the global fetch (undici, bundled with Node), and `raw` (sockets read into one
+ * reused buffer, below). The bench measures which of the first two leaves more CPU to the server
+ * on this machine and uses it; `--client raw` is the cheapest receiver of large answers.
  */
-export type ClientKind = 'node-http' | 'fetch';
+export type ClientKind = 'node-http' | 'fetch' | 'raw';
 
 export interface Reply {
   status: number;
@@ -35,6 +37,7 @@ export interface HttpClient {
 }
 
 export function createClient(kind: ClientKind, base: string, connections: number): HttpClient {
+  if (kind === 'raw') return rawClient(base, connections);
   return kind === 'fetch' ? fetchClient(base) : nodeHttpClient(base, connections);
 }
 
@@ -97,4 +100,201 @@ function fetchClient(base: string): HttpClient {
     },
     close: () => {},
   };
+}
+
+/**
+ * A keep-alive HTTP/1.1 client on raw sockets that reads each socket into one reused buffer
+ * (net's `onread`) and keeps of an answer only what is asked (its end for 'tail'): no stream
+ * machinery and no new memory per read, which is most of what node:http costs when it receives
+ * megabyte answers. Content-Length and chunked bodies; one request at a time per connection.
+ */
+function rawClient(base: string, connections: number): HttpClient {
+  const url = new URL(base);
+  const idle: RawConnection[] = [];
+  const waiting: ((c: RawConnection) => void)[] = [];
+  const all = new Set<RawConnection>();
+  const acquire = (): Promise<RawConnection> => {
+    const c = idle.pop();
+    if (c) return Promise.resolve(c);
+    if (all.size < connections) {
+      const created = new RawConnection(url.hostname, Number(url.port), () => all.delete(created));
+      all.add(created);
+      return Promise.resolve(created);
+    }
+    return new Promise((resolve) => waiting.push(resolve));
+  };
+  const release = (c: RawConnection) => {
+    if (c.closed) return;
+    const next = waiting.shift();
+    if (next) next(c);
+    else idle.push(c);
+  };
+  return {
+    kind: 'raw',
+    send: async (method, path, body, extra, keep = 'all') => {
+      const c = await acquire();
+      try {
+        return await c.send(method, path, body, extra, keep);
+      } finally {
+        release(c);
+      }
+    },
+    close: () => {
+      for (const c of all) c.destroy();
+    },
+  };
+}
+
+const TAIL_BYTES = 256;
+
+class RawConnection {
+  closed = false;
+  private readonly socket: Socket;
+  private head: Buffer[] = [];
+  private reply: (Reply & { keep: 'all' | 'tail' }) | undefined;
+  /** Body bytes still to come (Content-Length), or -1 for a chunked body. */
+  private remaining = 0;
+  /** Chunked: bytes left of the current chunk, then its CRLF; -1 while reading a size line. */
+  private chunkLeft = -1;
+  private sizeLine = '';
+  private chunks: Buffer[] = [];
+  private pending: { resolve: (r: Reply) => void; reject: (e: Error) => void } | undefined;
+
+  constructor(host: string, port: number, onClose: () => void) {
+    this.socket = connect({
+      host,
+      port,
+      onread: {
+        buffer: Buffer.allocUnsafe(256 * 1024),
+        callback: (n, buf) => {
+          this.read(Buffer.from(buf.buffer, buf.byteOffset, n));
+          return true;
+        },
+      },
+    });
+    this.socket.setNoDelay(true);
+    const fail = (e: Error) => {
+      this.closed = true;
+      onClose();
+      this.pending?.reject(e);
+      this.pending = undefined;
+    };
+    this.socket.on('error', fail);
+    this.socket.on('close', () => fail(new Error('connection closed')));
+  }
+
+  send(
+    method: string,
+    path: string,
+    body: Buffer | undefined,
+    extra: Record<string, string> | undefined,
+    keep: 'all' | 'tail',
+  ): Promise<Reply> {
+    let head = `${method} ${path} HTTP/1.1\r\nhost: bench\r\n`;
+    const headers: Record<string, string> = { ...(body ? { 'content-type': 'application/json' } : {}), ...extra };
+    for (const [k, v] of Object.entries(headers)) head += `${k}: ${v}\r\n`;
+    head += `content-length: ${body?.byteLength ?? 0}\r\n\r\n`;
+    this.reply = { status: 0, body: Buffer.alloc(0), bytes: 0, headers: {}, keep };
+    this.head = [];
+    this.chunks = [];
+    return new Promise((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.socket.cork();
+      this.socket.write(head, 'latin1');
+      if (body && body.byteLength > 0) this.socket.write(body);
+      this.socket.uncork();
+    });
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  /** Bytes from the socket (a view of the reused read buffer, valid only during the call). */
+  private read(data: Buffer): void {
+    const reply = this.reply;
+    if (!reply) return;
+    if (reply.status === 0) {
+      // The status line and headers; kept across reads only until their blank line has come.
+      let all = this.head.length > 0 ? Buffer.concat([...this.head, data]) : data;
+      let start = 0;
+      while (all[start] === 0x0d || all[start] === 0x0a) start++; // a chunked body's last CRLF
+      all = all.subarray(start);
+      const end = all.indexOf('\r\n\r\n');
+      if (end < 0) {
+        this.head = [Buffer.from(all)];
+        return;
+      }
+      const lines = all.toString('latin1', 0, end).split('\r\n');
+      reply.status = Number(lines[0]!.split(' ')[1]);
+      for (const line of lines.slice(1)) {
+        const colon = line.indexOf(':');
+        reply.headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      const chunked = /chunked/i.test(String(reply.headers['transfer-encoding'] ?? ''));
+      this.remaining = chunked ? -1 : Number(reply.headers['content-length'] ?? 0);
+      this.chunkLeft = -1;
+      this.sizeLine = '';
+      data = all.subarray(end + 4);
+      this.head = [];
+      if (this.remaining === 0) return this.finish();
+    }
+    if (this.remaining >= 0) {
+      const n = Math.min(this.remaining, data.length);
+      this.body(data.subarray(0, n));
+      this.remaining -= n;
+      if (this.remaining === 0) this.finish();
+      return;
+    }
+    let at = 0;
+    while (at < data.length) {
+      if (this.chunkLeft < 0) {
+        const nl = data.indexOf(0x0a, at);
+        if (nl < 0) {
+          this.sizeLine += data.toString('latin1', at);
+          return;
+        }
+        this.sizeLine += data.toString('latin1', at, nl);
+        at = nl + 1;
+        const size = Number.parseInt(this.sizeLine.trim(), 16);
+        this.sizeLine = '';
+        if (size === 0) {
+          // The last chunk; no trailers are sent by the servers measured.
+          this.finish();
+          return;
+        }
+        this.chunkLeft = size + 2; // and its CRLF
+      }
+      const n = Math.min(this.chunkLeft, data.length - at);
+      const bodyBytes = Math.max(0, Math.min(n, this.chunkLeft - 2));
+      this.body(data.subarray(at, at + bodyBytes));
+      this.chunkLeft -= n;
+      at += n;
+      if (this.chunkLeft === 0) this.chunkLeft = -1;
+    }
+  }
+
+  private body(part: Buffer): void {
+    const reply = this.reply!;
+    if (part.length === 0) return;
+    reply.bytes += part.length;
+    if (reply.keep === 'all') {
+      this.chunks.push(Buffer.from(part));
+      return;
+    }
+    // 'tail': only the last TAIL_BYTES or more.
+    this.chunks.push(Buffer.from(part.subarray(Math.max(0, part.length - TAIL_BYTES))));
+    let kept = this.chunks.reduce((n, c) => n + c.length, 0);
+    while (this.chunks.length > 1 && kept - this.chunks[0]!.length >= TAIL_BYTES) kept -= this.chunks.shift()!.length;
+  }
+
+  private finish(): void {
+    const reply = this.reply!;
+    reply.body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    this.reply = undefined;
+    const { keep: _, ...answer } = reply;
+    const pending = this.pending;
+    this.pending = undefined;
+    pending?.resolve(answer);
+  }
 }
