@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../src/compose.js';
 import type { CommitRecord } from '../../src/partition/partition-state.js';
 import { validateProducedBatches } from '../../src/log/produced-batches.js';
@@ -7,7 +7,7 @@ import { CODEC, COMPRESSION_CODEC_MASK, encodeRecordBatch, readBatchHeader } fro
 import { raiseFeatureLevel } from '../../src/storage/feature-level.js';
 import type { Topic } from '../../src/topics/topics.js';
 import { ConditionFailedError, type ByteRange, type MetadataStore } from '../../src/storage/ports.js';
-import { allBackends, BACKEND_TEST_TIMEOUT_MS } from '../support/backends.js';
+import { allBackends, BACKEND_TEST_TIMEOUT_MS, storagePerTest } from '../support/backends.js';
 import { testApp } from '../support/test-app.js';
 import { readBatches } from '../support/read-records.js';
 import { harness, listKeys, rec, TestClock } from './helpers.js';
@@ -130,15 +130,10 @@ describe('compaction against a reference model (memory)', () => {
 describe.each(allBackends)(
   'compaction on $name',
   (backend) => {
-    let storage: Storage;
-    let stop: () => Promise<void>;
-    beforeEach(async () => {
-      ({ storage, stop } = await backend.start());
-    });
-    afterEach(() => stop());
+    const fresh = storagePerTest(backend);
 
     it('compacts a keyed log, keeps tombstones for delete.retention.ms, and frees the replaced objects', async () => {
-      const h = harness(storage, new TestClock(T0), SMALL);
+      const h = harness(fresh.storage, new TestClock(T0), SMALL);
       const topic = await h.topic({ ...COMPACT, 'file.delete.delay.ms': '0' });
       const model = new Model(h, topic);
       for (let i = 0; i < 12; i++)
@@ -162,20 +157,20 @@ describe.each(allBackends)(
       h.clock.advance(1);
       await h.run();
       const referenced = new Set(
-        (await storage.metadata.query<CommitRecord>(partitionPk(topic.name, 0), { beginsWith: 'idx#' })).map(
+        (await fresh.storage.metadata.query<CommitRecord>(partitionPk(topic.name, 0), { beginsWith: 'idx#' })).map(
           (i) => i.value.objectKey,
         ),
       );
       const state = await h.log.state(topic, 0);
       referenced.add(state.lastCommit!.objectKey);
       const stored = [
-        ...(await listKeys(storage.stores[0]!, `data/${topic.id}/`)),
-        ...(await listKeys(storage.stores[0]!, `segments/${topic.id}/`)),
+        ...(await listKeys(fresh.storage.stores[0]!, `data/${topic.id}/`)),
+        ...(await listKeys(fresh.storage.stores[0]!, `segments/${topic.id}/`)),
       ];
       expect(stored.sort()).toEqual([...referenced].sort());
       expect(stored.some((k) => k.startsWith('segments/'))).toBe(true);
       expect(state.sizeInBytes).toBe(
-        (await storage.metadata.query<CommitRecord>(partitionPk(topic.name, 0), { beginsWith: 'idx#' })).reduce(
+        (await fresh.storage.metadata.query<CommitRecord>(partitionPk(topic.name, 0), { beginsWith: 'idx#' })).reduce(
           (n, i) => n + i.value.end - i.value.start,
           0,
         ),
@@ -194,7 +189,7 @@ describe.each(allBackends)(
       const passLoading = new Promise<void>((r) => (loading = r));
       let fiveLanded!: () => void;
       const firstHalf = new Promise<void>((r) => (fiveLanded = r));
-      const stores = storage.stores.map((s) => ({
+      const stores = fresh.storage.stores.map((s) => ({
         ...s,
         name: s.name,
         get: (key: string, range?: ByteRange) => {
@@ -212,14 +207,14 @@ describe.each(allBackends)(
           return s.put(key, body);
         },
       }));
-      const h = harness({ ...storage, stores }, new TestClock(T0), SMALL);
+      const h = harness({ ...fresh.storage, stores }, new TestClock(T0), SMALL);
       const topic = await h.topic(COMPACT);
       const model = new Model(h, topic);
       for (let i = 0; i < 10; i++) await model.produce([{ key: `k${i % 4}`, value: `before-${i}` }]);
       h.clock.advance(1);
       racing = true;
       // Appends from another process while the pass runs.
-      const writer = harness(storage, h.clock, SMALL);
+      const writer = harness(fresh.storage, h.clock, SMALL);
       const writing = (async () => {
         await passLoading;
         for (let i = 0; i < 10; i++) {

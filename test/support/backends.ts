@@ -5,6 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import { createStorage, type Storage } from '../../src/compose.js';
 import { DynamoDbMetadataStore } from '../../src/storage/dynamodb-metadata-store.js';
 import { S3ObjectStore } from '../../src/storage/s3-object-store.js';
@@ -59,6 +60,24 @@ export const awsBackend: TestBackend = {
 };
 
 export const allBackends = [memoryBackend, localBackend, awsBackend];
+
+/**
+ * A fresh storage of `backend` for each test of the enclosing describe, stopped after it: for
+ * suites whose work covers every topic of its storage (a scheduler pass, the timers' tick).
+ */
+export function storagePerTest(backend: TestBackend, replicaStores?: number): { readonly storage: Storage } {
+  let started: { storage: Storage; stop(): Promise<void> } | undefined;
+  beforeEach(async () => {
+    started = await backend.start(replicaStores);
+  });
+  afterEach(() => started?.stop());
+  return {
+    get storage() {
+      if (!started) throw new Error('storagePerTest: read its storage in a test');
+      return started.storage;
+    },
+  };
+}
 
 /**
  * The bound of each test of a suite run on every backend (`describe.each(allBackends)(name, fn,
