@@ -3,45 +3,20 @@
  * the v3 API, woken by commits, delivered in order per partition with Lambda's Kafka event, their
  * positions in their own consumer group; paused, resumed, deleted; a failing target retried.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { allBackends } from '../support/backends.js';
-import { testApp } from '../support/test-app.js';
-import { eventually, startSink, recordValue, type Sink } from './webhook-sink.js';
-import type { Storage } from '../../src/compose.js';
+import { eventually, recordValue } from './webhook-sink.js';
+import { webhookTriggers } from './webhook-triggers.js';
 
 describe.each(allBackends)('triggers with a webhook on $name', (backend) => {
-  let storage: Storage;
-  let stop: () => Promise<void>;
-  let sink: Sink;
-  let t: ReturnType<typeof testApp>;
-
-  beforeAll(async () => {
-    ({ storage, stop } = await backend.start());
-  });
-  afterAll(() => stop());
-  afterEach(async () => {
-    await t.services.triggers.runner.close();
-    await sink.close();
-  });
-
-  async function setup(topic: string, partitions = 3, trigger: Record<string, unknown> = {}) {
-    sink = await startSink();
-    t = testApp({ storage, runTriggers: true });
-    expect((await t.call('POST', 'topics', { topic_name: topic, partitions_count: partitions })).status).toBe(201);
-    const created = await t.call('POST', 'triggers', {
-      trigger_name: `${topic}-hook`,
-      topic_name: topic,
-      target: { type: 'WEBHOOK', url: sink.url, timeout_ms: 2000 },
-      ...trigger,
-    });
-    expect(created.status).toBe(201);
-    return created.body;
-  }
+  const w = webhookTriggers(backend);
+  const setup = (topic: string, partitions = 3, trigger: Record<string, unknown> = {}) =>
+    w.setup(topic, partitions, trigger);
 
   const produce = async (topic: string, partition: number, value: string, key?: string) =>
     expect(
       (
-        await t.call('POST', `topics/${topic}/records`, {
+        await w.t.call('POST', `topics/${topic}/records`, {
           partition_id: partition,
           ...(key && { key: { type: 'STRING', data: key } }),
           value: { type: 'STRING', data: value },
@@ -60,8 +35,8 @@ describe.each(allBackends)('triggers with a webhook on $name', (backend) => {
       batch_size: 100,
     });
     for (let i = 0; i < 12; i++) await produce('orders', i % 3, `v${i}`, `k${i}`);
-    await eventually(() => sink.delivered.length >= 12);
-    const event = sink.events[0]!;
+    await eventually(() => w.sink.delivered.length >= 12);
+    const event = w.sink.events[0]!;
     expect(event.eventSource).toBe('SelfManagedKafka');
     expect(typeof event.bootstrapServers).toBe('string');
     const [partKey, records] = Object.entries(event.records)[0]!;
@@ -73,95 +48,94 @@ describe.each(allBackends)('triggers with a webhook on $name', (backend) => {
     });
     expect(Buffer.from(records[0]!.key!, 'base64').toString()).toMatch(/^k\d+$/);
     for (let p = 0; p < 3; p++) {
-      const got = sink.delivered.filter((r) => r.partition === p);
+      const got = w.sink.delivered.filter((r) => r.partition === p);
       expect(got.map((r) => r.offset)).toEqual([0, 1, 2, 3]);
       expect(got.map(recordValue)).toEqual([0, 1, 2, 3].map((i) => `v${i * 3 + p}`));
     }
     // Positions: the trigger's describe and its consumer group's lag agree, 0 behind.
-    await eventually(async () => (await t.call('GET', 'triggers/orders-hook')).body.lag === 0);
-    const described = (await t.call('GET', 'triggers/orders-hook')).body;
+    await eventually(async () => (await w.t.call('GET', 'triggers/orders-hook')).body.lag === 0);
+    const described = (await w.t.call('GET', 'triggers/orders-hook')).body;
     expect(described.partitions.map((p: { committed_offset: number }) => p.committed_offset)).toEqual([4, 4, 4]);
-    const lags = (await t.call('GET', 'consumer-groups/trigger.orders-hook/lags')).body.data;
+    const lags = (await w.t.call('GET', 'consumer-groups/trigger.orders-hook/lags')).body.data;
     expect(lags.map((l: { current_offset: number; lag: number }) => [l.current_offset, l.lag])).toEqual([
       [4, 0],
       [4, 0],
       [4, 0],
     ]);
-    const listed = (await t.call('GET', 'triggers')).body.data.map((d: { trigger_name: string }) => d.trigger_name);
+    const listed = (await w.t.call('GET', 'triggers')).body.data.map((d: { trigger_name: string }) => d.trigger_name);
     expect(listed).toContain('orders-hook');
   });
 
   it('starts at LATEST by default and at TRIM_HORIZON when asked', async () => {
-    sink = await startSink();
-    t = testApp({ storage, runTriggers: true });
-    expect((await t.call('POST', 'topics', { topic_name: 'early', partitions_count: 1 })).status).toBe(201);
+    await w.open();
+    expect((await w.t.call('POST', 'topics', { topic_name: 'early', partitions_count: 1 })).status).toBe(201);
     await produce('early', 0, 'before');
     const mk = (name: string, starting_position?: string) =>
-      t.call('POST', 'triggers', {
+      w.t.call('POST', 'triggers', {
         trigger_name: name,
         topic_name: 'early',
-        target: { type: 'WEBHOOK', url: sink.url },
+        target: { type: 'WEBHOOK', url: w.sink.url },
         ...(starting_position && { starting_position }),
       });
     expect((await mk('early-latest')).status).toBe(201);
     expect((await mk('early-trim', 'TRIM_HORIZON')).status).toBe(201);
-    await eventually(() => sink.delivered.length >= 1);
+    await eventually(() => w.sink.delivered.length >= 1);
     await produce('early', 0, 'after');
-    await eventually(() => sink.delivered.length >= 3);
-    await t.services.triggers.runner.idle();
-    expect(sink.delivered.map(recordValue).sort()).toEqual(['after', 'after', 'before']);
+    await eventually(() => w.sink.delivered.length >= 3);
+    await w.t.services.triggers.runner.idle();
+    expect(w.sink.delivered.map(recordValue).sort()).toEqual(['after', 'after', 'before']);
   });
 
   it('retries a failing target, holding the partition, and delivers nothing while paused', async () => {
     await setup('flaky', 1);
-    sink.answer = (_, call) => (call < 2 ? { status: 500 } : {});
+    w.sink.answer = (_, call) => (call < 2 ? { status: 500 } : {});
     await produce('flaky', 0, 'a');
     await produce('flaky', 0, 'b');
-    await eventually(() => sink.delivered.length >= 2);
-    expect(sink.events.length).toBeGreaterThanOrEqual(3);
-    expect(sink.delivered.map(recordValue)).toEqual(['a', 'b']);
-    const paused = await t.call('POST', 'triggers/flaky-hook/pause');
+    await eventually(() => w.sink.delivered.length >= 2);
+    expect(w.sink.events.length).toBeGreaterThanOrEqual(3);
+    expect(w.sink.delivered.map(recordValue)).toEqual(['a', 'b']);
+    const paused = await w.t.call('POST', 'triggers/flaky-hook/pause');
     expect(paused.body.state).toBe('PAUSED');
-    const before = sink.events.length;
+    const before = w.sink.events.length;
     await produce('flaky', 0, 'c');
     await new Promise((r) => setTimeout(r, 300));
-    expect(sink.events.length).toBe(before);
-    expect((await t.call('GET', 'triggers/flaky-hook')).body.lag).toBe(1);
-    expect((await t.call('POST', 'triggers/flaky-hook/resume')).body.state).toBe('ENABLED');
-    await eventually(() => sink.delivered.some((r) => recordValue(r) === 'c'));
-    expect((await t.call('DELETE', 'triggers/flaky-hook')).status).toBe(204);
-    expect((await t.call('GET', 'triggers/flaky-hook')).status).toBe(404);
+    expect(w.sink.events.length).toBe(before);
+    expect((await w.t.call('GET', 'triggers/flaky-hook')).body.lag).toBe(1);
+    expect((await w.t.call('POST', 'triggers/flaky-hook/resume')).body.state).toBe('ENABLED');
+    await eventually(() => w.sink.delivered.some((r) => recordValue(r) === 'c'));
+    expect((await w.t.call('DELETE', 'triggers/flaky-hook')).status).toBe(204);
+    expect((await w.t.call('GET', 'triggers/flaky-hook')).status).toBe(404);
     await produce('flaky', 0, 'd');
     await new Promise((r) => setTimeout(r, 200));
-    expect(sink.delivered.some((r) => recordValue(r) === 'd')).toBe(false);
+    expect(w.sink.delivered.some((r) => recordValue(r) === 'd')).toBe(false);
   });
 
   it('commits up to the lowest failed offset of a partial batch response and retries from there', async () => {
     await setup('partial', 1, { function_response_types: ['ReportBatchItemFailures'] });
-    expect((await t.call('POST', 'triggers/partial-hook/pause')).status).toBe(200);
+    expect((await w.t.call('POST', 'triggers/partial-hook/pause')).status).toBe(200);
     for (let i = 0; i < 5; i++) await produce('partial', 0, `v${i}`);
-    sink.answer = (_e, call) =>
+    w.sink.answer = (_e, call) =>
       call === 0 ? { body: { batchItemFailures: [{ itemIdentifier: { partition: 'partial-0', offset: 2 } }] } } : {};
-    expect((await t.call('POST', 'triggers/partial-hook/resume')).status).toBe(200);
-    await eventually(() => sink.events.length >= 2);
-    const offsets = sink.events.map((e) => e.records['partial-0']!.map((r) => r.offset));
+    expect((await w.t.call('POST', 'triggers/partial-hook/resume')).status).toBe(200);
+    await eventually(() => w.sink.events.length >= 2);
+    const offsets = w.sink.events.map((e) => e.records['partial-0']!.map((r) => r.offset));
     expect(offsets[0]).toEqual([0, 1, 2, 3, 4]);
     expect(offsets[1]).toEqual([2, 3, 4]);
     await eventually(async () => {
-      const d = await t.call('GET', 'triggers/partial-hook');
+      const d = await w.t.call('GET', 'triggers/partial-hook');
       return d.body.partitions[0].committed_offset === 5;
     });
-    expect(sink.events).toHaveLength(2);
+    expect(w.sink.events).toHaveLength(2);
   });
 
   it('commits filtered records without invoking and delivers the ones a pattern matches', async () => {
     await setup('filtered', 1, { filter_criteria: { filters: [{ pattern: '{"value":{"kind":["order"]}}' }] } });
     for (const kind of ['ping', 'order', 'ping']) await produce('filtered', 0, JSON.stringify({ kind }));
     await eventually(async () => {
-      const d = await t.call('GET', 'triggers/filtered-hook');
+      const d = await w.t.call('GET', 'triggers/filtered-hook');
       return d.body.partitions[0].committed_offset === 3;
     });
-    expect(sink.delivered.map((r) => r.offset)).toEqual([1]);
+    expect(w.sink.delivered.map((r) => r.offset)).toEqual([1]);
   });
 
   it('stores the delivery knobs and shows their defaults', async () => {
@@ -187,25 +161,25 @@ describe.each(allBackends)('triggers with a webhook on $name', (backend) => {
       key_lanes: 4,
     };
     // The failure topic must exist.
-    expect((await t.call('POST', 'topics', { topic_name: 'knobs-failed', partitions_count: 1 })).status).toBe(201);
-    const res = await t.call('POST', 'triggers', {
+    expect((await w.t.call('POST', 'topics', { topic_name: 'knobs-failed', partitions_count: 1 })).status).toBe(201);
+    const res = await w.t.call('POST', 'triggers', {
       trigger_name: 'knobs-all',
       topic_name: 'knobs',
-      target: { type: 'WEBHOOK', url: sink.url },
+      target: { type: 'WEBHOOK', url: w.sink.url },
       ...knobs,
     });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject(knobs);
-    expect((await t.call('GET', 'triggers/knobs-all')).body).toMatchObject(knobs);
+    expect((await w.t.call('GET', 'triggers/knobs-all')).body).toMatchObject(knobs);
   });
 
   it('answers bad requests with a Kafka error name and stores nothing', async () => {
     await setup('bad', 1);
     const bad = async (body: Record<string, unknown>, status: number, error: string) => {
-      const res = await t.call('POST', 'triggers', {
+      const res = await w.t.call('POST', 'triggers', {
         trigger_name: 'x',
         topic_name: 'bad',
-        target: { type: 'WEBHOOK', url: sink.url },
+        target: { type: 'WEBHOOK', url: w.sink.url },
         ...body,
       });
       expect(res.status).toBe(status);
@@ -227,6 +201,6 @@ describe.each(allBackends)('triggers with a webhook on $name', (backend) => {
     await bad({ filter_criteria: { filters: Array(6).fill({ pattern: '{}' }) } }, 400, 'at most 5');
     await bad({ function_response_types: ['Nope'] }, 400, 'function_response_types');
     await bad({ ordering: 'KEY', key_lanes: 0 }, 400, 'key_lanes');
-    expect((await t.call('GET', 'triggers/x')).status).toBe(404);
+    expect((await w.t.call('GET', 'triggers/x')).status).toBe(404);
   });
 });
