@@ -6,14 +6,11 @@ import { producerEntry } from '../partition/producer-items.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { FeatureLevels } from '../storage/feature-level.js';
 import { writeVersion } from '../storage/formats.js';
-import { optimisticUpdate } from '../storage/optimistic-update.js';
 import { ConditionFailedError, type MetadataStore, type ObjectStore } from '../storage/ports.js';
 import { inLog, OffsetIndex } from '../partition/offset-index.js';
 import {
   commitIdentity,
   commitToPartition,
-  readPartitionState,
-  stateFromItem,
   type CommitPlan,
   type CommitResult,
   type StateRead,
@@ -48,6 +45,9 @@ import {
 } from '../storage/key-layout.js';
 import { noLogger, noMetrics, type Logger, type Metrics } from '../metrics.js';
 import { asKafkaError, PartitionReader } from './partition-reader.js';
+import { commitToShard, RequestCommit } from '../partition/shard-commit.js';
+import { readPartitionState, updatePartitionState } from '../partition/shard-state.js';
+import { shardOf, ShardLog } from '../partition/shard-log.js';
 
 export type { PartitionAppend } from './request-object.js';
 export type { FetchResult } from './fetched-records.js';
@@ -296,13 +296,27 @@ export class PartitionLog {
     });
     gate?.catch(() => {}); // answered below, from `fenced`
     const outcomes = new Map<number, AppendOutcome>();
+    // On a topic with a commit log the runs commit together: one entry per shard of the request.
+    const shared = this.requestCommit(
+      topic,
+      request.key,
+      request.runs.map((r) => r.partition),
+    );
     await Promise.all(
       request.runs.map(async (run) => {
         try {
           const batch = producer && this.producerBatch(producer, run);
           outcomes.set(
             run.partition,
-            await this.appendRun(topic, request, run, acks, { ...(batch ? { batch } : {}), gate }, putOnce, now),
+            await this.appendRun(
+              topic,
+              request,
+              run,
+              acks,
+              { ...(batch ? { batch } : {}), gate, ...(shared && { shared }) },
+              putOnce,
+              now,
+            ),
           );
         } catch (e) {
           outcomes.set(run.partition, { ok: false, error: asKafkaError(e) });
@@ -330,9 +344,27 @@ export class PartitionLog {
     request: RequestObject,
     run: PartitionRun,
     acks: 1 | 'all',
+    kind: { batch?: ProducerBatch; marker?: MarkerRequest; gate?: Promise<void> | undefined; shared?: RequestCommit },
+    putOnce: (r: number) => Promise<boolean>,
+    now: number,
+  ): Promise<AppendOutcome> {
+    const shared = kind.shared ?? this.requestCommit(topic, request.key, [run.partition]);
+    try {
+      return await this.appendRunOnce(topic, request, run, acks, kind, putOnce, now, shared);
+    } finally {
+      shared?.done(run.partition);
+    }
+  }
+
+  private async appendRunOnce(
+    topic: Topic,
+    request: RequestObject,
+    run: PartitionRun,
+    acks: 1 | 'all',
     kind: { batch?: ProducerBatch; marker?: MarkerRequest; gate?: Promise<void> | undefined },
     putOnce: (r: number) => Promise<boolean>,
     now: number,
+    shared: RequestCommit | undefined,
   ): Promise<AppendOutcome> {
     const { batch, marker, gate } = kind;
     const p = run.partition;
@@ -403,22 +435,24 @@ export class PartitionLog {
       };
       let result: CommitResult;
       try {
-        result = await this.serialized(pk, async () => {
-          // A commit queued behind this process's own earlier one starts from the state it left.
-          const mine = this.lastWritten.get(pk);
-          const start =
-            mine && mine.state.topicId === topic.id && (read.version === undefined || mine.version! > read.version)
-              ? mine
-              : read;
-          const r = await commitToPartition(this.commitDeps, topic, p, plan, start);
-          // Noted before the queue moves on, so the next commit in it starts from this state, and
-          // knows this entry is written (else it would read the index to see whether to repair it).
-          if (r.kind === 'committed') {
-            this.lastWritten.set(pk, { state: r.state, version: r.version });
-            if (r.indexed) this.indexed.set(pk, commitIdentity(r.entry));
-          }
-          return r;
-        });
+        result = shared
+          ? await this.commitShared(shared, pk, p, plan)
+          : await this.serialized(pk, async () => {
+              // A commit queued behind this process's own earlier one starts from the state it left.
+              const mine = this.lastWritten.get(pk);
+              const start =
+                mine && mine.state.topicId === topic.id && (read.version === undefined || mine.version! > read.version)
+                  ? mine
+                  : read;
+              const r = await commitToPartition(this.commitDeps, topic, p, plan, start);
+              // Noted before the queue moves on, so the next commit in it starts from this state, and
+              // knows this entry is written (else it would read the index to see whether to repair it).
+              if (r.kind === 'committed') {
+                this.lastWritten.set(pk, { state: r.state, version: r.version });
+                if (r.indexed) this.indexed.set(pk, commitIdentity(r.entry));
+              }
+              return r;
+            });
       } catch (e) {
         if (e instanceof KafkaError && e.errorName === 'FENCED_LEADER_EPOCH' && attempt < LEADERSHIP_RETRIES) continue;
         throw e;
@@ -598,6 +632,9 @@ export class PartitionLog {
       this.indexed.delete(pk);
       this.lastWritten.delete(pk);
     }
+    // A commit log's entries (a topic created without one has none: one empty Query per shard).
+    for (let shard = 0; shard <= shardOf(topic.partitionCount - 1); shard++)
+      await new ShardLog(this.deps.metadata).purge(topic.name, shard, topic.id);
     // Request objects, and the per-partition segments maintenance rewrites them into.
     for (const store of this.deps.stores) {
       for (const prefix of [dataPrefix(topic.id), segmentPrefix(topic.id)]) {
@@ -630,19 +667,18 @@ export class PartitionLog {
     offset: number,
   ): Promise<{ logStartOffset: number; previous: number; bytesRemoved: number }> {
     requirePartition(topic, partition);
-    const pk = partitionPk(topic.name, partition);
     type Moved = { logStartOffset: number; previous: number; bytesRemoved: number };
-    const { result } = await optimisticUpdate<PartitionState, Moved>({
+    const { result } = await updatePartitionState<Moved>({
       metadata: this.deps.metadata,
-      pk,
-      sk: STATE_SK,
-      attempts: 20,
+      topic,
+      partition,
+      storeCount: this.deps.stores.length,
+      now: this.deps.clock.now(),
       giveUp: {
         errorName: 'KAFKA_STORAGE_ERROR',
         message: `Too much contention moving the log start offset of ${topic.name}-${partition}; retry`,
       },
-      decide: async (item) => {
-        const { state } = stateFromItem(item, topic, partition, this.deps.stores.length);
+      decide: async (state) => {
         if (!Number.isSafeInteger(offset) || offset < 0 || offset > state.highWatermark) {
           throw new KafkaError(
             'OFFSET_OUT_OF_RANGE',
@@ -653,8 +689,15 @@ export class PartitionLog {
         if (offset <= previous) return { done: { logStartOffset: previous, previous, bytesRemoved: 0 } };
         let bytesRemoved = 0;
         let next = previous;
-        for await (const e of this.index.scan(topic.name, partition, topic.id, previous, offset, (e) =>
-          inLog(state, e),
+        for await (const e of this.index.scan(
+          topic.name,
+          partition,
+          topic.id,
+          previous,
+          offset,
+          (e) => inLog(state, e),
+          {},
+          state.pending,
         )) {
           if (e.lastOffset < next) continue; // covered by an entry counted already
           if (e.lastOffset >= offset) break;
@@ -710,6 +753,36 @@ export class PartitionLog {
       }
       return put;
     };
+  }
+
+  /** The commit the runs of a request share on a topic with a commit log (undefined: per-partition commits). */
+  private requestCommit(topic: Topic, _objectKey: string, partitions: number[]): RequestCommit | undefined {
+    if (!topic.clog) return undefined;
+    const deps = {
+      metadata: this.deps.metadata,
+      storeCount: this.deps.stores.length,
+      now: () => this.deps.clock.now(),
+    };
+    // This process's commits to a shard queue, so they do not race each other for its next entry.
+    return new RequestCommit(
+      (appends) =>
+        this.serialized(`clog|${topic.name}|${shardOf(appends[0]!.partition)}`, () =>
+          commitToShard(deps, topic, appends),
+        ),
+      partitions,
+    );
+  }
+
+  private async commitShared(
+    shared: RequestCommit,
+    pk: string,
+    partition: number,
+    plan: CommitPlan,
+  ): Promise<CommitResult> {
+    const outcome = await shared.submit(partition, plan);
+    if (outcome.kind === 'refused') throw outcome.error;
+    if (outcome.kind === 'committed') this.lastWritten.set(pk, { state: outcome.state, version: outcome.version });
+    return outcome;
   }
 
   private get commitDeps() {

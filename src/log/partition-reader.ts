@@ -351,6 +351,8 @@ export class PartitionReader {
       state.logStartOffset,
       state.highWatermark,
       (e) => inLog(state, e),
+      {},
+      state.pending,
     )) {
       if (entry.maxTimestamp < t) continue;
       const [loaded] = await this.load(state, [entry]);

@@ -1,3 +1,4 @@
+import { shardOf, ShardLog } from '../partition/shard-log.js';
 import { createHash } from 'node:crypto';
 import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
 import type { Topic } from '../topics/topics.js';
@@ -81,6 +82,14 @@ export async function sweepTopic(
     const state = await metadata.get<PartitionState>(pk, STATE_SK);
     const last = state?.value.lastCommit;
     if (last) referenced.add(last.objectKey);
+  }
+  // A topic with a commit log: the objects its entries name that are not folded into the index yet.
+  if (topic.clog) {
+    const log = new ShardLog(metadata);
+    for (let shard = 0; shard <= shardOf(topic.partitionCount - 1); shard++) {
+      const { entries } = await log.tail(topic.name, shard, await log.foldedThrough(topic.name, shard));
+      for (const { entry } of entries) if (entry.objectKey) referenced.add(entry.objectKey);
+    }
   }
 
   const found = new Map<string, { stores: number[]; size: number }>();

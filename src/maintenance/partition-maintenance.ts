@@ -1,10 +1,8 @@
 import type { Logger } from '../metrics.js';
 import type { Clock } from '../clock.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import { stateFromItem } from '../partition/partition-commit.js';
-import type { PartitionState } from '../partition/partition-state.js';
-import { partitionPk, STATE_SK } from '../storage/key-layout.js';
-import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
+import { foldShard, updatePartitionState } from '../partition/shard-state.js';
+import { SHARD_SIZE, shardOf } from '../partition/shard-log.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import type { DurableTimers } from '../timer/durable-timers.js';
 import type { Topic } from '../topics/topics.js';
@@ -44,6 +42,9 @@ export async function maintainPartition(ctx: UnitContext, topic: Topic, partitio
     add('isrShrinks', sync.removedFromIsr.length);
     add('isrExpands', sync.addedToIsr.length);
   }
+  // A topic with a commit log: its shard's entries go into the states and the index first (the
+  // first partition of each shard folds it), so what follows works on the index as it is.
+  if (topic.clog && partition % SHARD_SIZE === 0) await foldShard(metadata, topic, shardOf(partition), stores.length);
   const load = () => loadPartitionView(metadata, topic, partition, stores.length, clock.now(), options.orphanGraceMs);
   let view = await load();
   if (view.version === undefined) return; // nothing was ever appended
@@ -116,7 +117,7 @@ export async function maintainPartition(ctx: UnitContext, topic: Topic, partitio
         bytesBefore: c.bytesBefore,
         bytesAfter: c.bytesAfter,
       });
-      await adjustSize(metadata, view, stores.length, c.bytesAfter - c.bytesBefore);
+      await adjustSize(metadata, view, stores.length, c.bytesAfter - c.bytesBefore, clock.now());
       view = await load();
     }
   }
@@ -175,22 +176,23 @@ async function adjustSize(
   view: PartitionView,
   storeCount: number,
   delta: number,
+  now: number,
 ): Promise<void> {
   if (delta === 0) return;
-  await optimisticUpdate<PartitionState, true>({
+  await updatePartitionState<true>({
     metadata,
-    pk: partitionPk(view.topic.name, view.partition),
-    sk: STATE_SK,
-    attempts: 20,
+    topic: view.topic,
+    partition: view.partition,
+    storeCount,
+    now,
     giveUp: {
       errorName: 'KAFKA_STORAGE_ERROR',
       message: `Too much contention adjusting the size of ${view.topic.name}-${view.partition}`,
     },
-    decide: (item) => {
-      const { state } = stateFromItem(item, view.topic, view.partition, storeCount);
+    decide: (state) => {
       if (state.topicId !== view.state.topicId) return { done: true };
       return { write: { ...state, sizeInBytes: Math.max(0, state.sizeInBytes + delta) }, answer: () => true as const };
     },
-    recognise: (found, attempted) => (holdsWrite(found, attempted) ? (true as const) : undefined),
+    recogniseOwn: true,
   });
 }

@@ -1,4 +1,4 @@
-import { readPartitionState } from '../partition/partition-commit.js';
+import { readPartitionState } from '../partition/shard-state.js';
 import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
 import type { TopicMeta } from '../topics/topics.js';
 import { inLog } from '../partition/offset-index.js';
@@ -91,10 +91,10 @@ export async function loadPartitionView(
     entries.push(item);
     next = e.lastOffset + 1;
   }
-  const last = state.lastCommit;
-  const lastFills =
-    last !== undefined && last.topicId === topic.id && last.baseOffset <= next && last.lastOffset >= next;
-  const end = lastFills ? last.lastOffset + 1 : next;
+  // Past the index: the last commit, and on a topic with a commit log the commits not folded yet.
+  let end = next;
+  for (const c of [...(state.pending ?? []), ...(state.lastCommit ? [state.lastCommit] : [])])
+    if (c.topicId === topic.id && c.baseOffset <= end && c.lastOffset >= end) end = c.lastOffset + 1;
   const gapAt = !overlapping && end < state.highWatermark ? end : undefined;
   return {
     topic,

@@ -1,6 +1,6 @@
 import { KafkaError } from '../wire/errors.js';
 import { UnknownFormatError } from '../storage/formats.js';
-import { readPartitionState } from '../partition/partition-commit.js';
+import { readPartitionState } from '../partition/shard-state.js';
 import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
 import type { TopicMeta } from '../topics/topics.js';
 import type { MetadataStore, MetaItem, ObjectStore } from '../storage/ports.js';

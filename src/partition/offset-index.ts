@@ -241,6 +241,12 @@ export class OffsetIndex {
     const found = (e: CommitRecord) => ({ baseOffset: e.baseOffset, lastOffset: e.lastOffset });
     const last = state.lastCommit;
     if (last && look(last) === 'found') return found(last);
+    // The commits not in the index yet (a topic with a commit log), newest first.
+    for (const e of [...(state.pending ?? [])].reverse()) {
+      const seenAs = look(e);
+      if (seenAs === 'found') return found(e);
+      if (seenAs === 'past') return undefined;
+    }
     let below = indexSk(logEndOffset(state));
     for (let seen = 0; seen < DUPLICATE_LOOKBACK; ) {
       const page = await this.metadata.query<CommitRecord>(pk, {
@@ -294,7 +300,16 @@ export class OffsetIndex {
       maxBytes,
       ...(last && last.end > last.start && { entryBytes: last.end - last.start }),
     };
-    for await (const e of this.scan(topic, partition, state.topicId, from, to, (e) => inLog(state, e), paging)) {
+    for await (const e of this.scan(
+      topic,
+      partition,
+      state.topicId,
+      from,
+      to,
+      (e) => inLog(state, e),
+      paging,
+      state.pending,
+    )) {
       if (e.lastOffset < next) continue; // covered already (e.g. old entries a segment swap replaced)
       if (e.baseOffset > next) break; // a gap: only the last commit may be missing, handled below
       if (out.length > 0 && bytes + (e.end - e.start) > maxBytes) return out; // whole entries within the budget, past it only the first
@@ -339,6 +354,28 @@ export class OffsetIndex {
     to: number,
     accept: (e: CommitRecord) => boolean = () => true,
     paging: ScanPaging = {},
+    pending: readonly CommitRecord[] = [],
+  ): AsyncGenerator<CommitRecord> {
+    let end = -1;
+    for await (const e of this.scanStored(topic, partition, topicId, from, to, accept, paging)) {
+      end = Math.max(end, e.lastOffset);
+      yield e;
+    }
+    // Commits of the shard log not folded into the index yet (`PartitionState.pending`): above every
+    // entry in it, unless a fold wrote them since the state was read (then they were just yielded).
+    for (const e of pending)
+      if (e.topicId === topicId && e.baseOffset > end && e.lastOffset >= from && e.baseOffset < to && accept(e))
+        yield e;
+  }
+
+  private async *scanStored(
+    topic: string,
+    partition: number,
+    topicId: string,
+    from: number,
+    to: number,
+    accept: (e: CommitRecord) => boolean,
+    paging: ScanPaging,
   ): AsyncGenerator<CommitRecord> {
     const pk = partitionPk(topic, partition);
     const own = (e: CommitRecord) => e.topicId === topicId && accept(e);
@@ -439,15 +476,17 @@ function withPendingAbort(
   from: number,
   to: number,
 ): AbortedTransaction[] {
-  const last = state.lastCommit;
-  if (
-    last?.control?.type === 'ABORT' &&
-    last.topicId === state.topicId &&
-    last.baseOffset >= from &&
-    last.control.firstOffset < to &&
-    !listed.some((a) => a.lastOffset === last.baseOffset)
-  ) {
-    listed.push(abortedOf(last));
+  // The last commit, and on a topic with a commit log the commits not folded into the index yet.
+  for (const last of [...(state.pending ?? []), ...(state.lastCommit ? [state.lastCommit] : [])]) {
+    if (
+      last.control?.type === 'ABORT' &&
+      last.topicId === state.topicId &&
+      last.baseOffset >= from &&
+      last.control.firstOffset < to &&
+      !listed.some((a) => a.lastOffset === last.baseOffset)
+    ) {
+      listed.push(abortedOf(last));
+    }
   }
   return listed.sort((a, b) => a.firstOffset - b.firstOffset);
 }

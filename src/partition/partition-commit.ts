@@ -75,10 +75,12 @@ export interface StateRead {
 }
 
 /**
- * Reads the partition state item; a missing item, or one left by a deleted topic of the same name,
- * reads as the initial state (keeping the stale item's version so the first write replaces it).
+ * Reads the partition state item as stored (the state of a topic without a commit log; see
+ * `readPartitionState` in shard-state.ts for every topic); a missing item, or one left by a deleted
+ * topic of the same name, reads as the initial state (keeping the stale item's version so the first
+ * write replaces it).
  */
-export async function readPartitionState(
+export async function readStoredState(
   metadata: MetadataStore,
   topic: TopicMeta,
   partition: number,
@@ -166,7 +168,7 @@ export async function commitToPartition(
   read?: StateRead,
 ): Promise<CommitResult> {
   const pk = partitionPk(topic.name, partition);
-  const start = read ?? (await readPartitionState(deps.metadata, topic, partition, deps.storeCount));
+  const start = read ?? (await readStoredState(deps.metadata, topic, partition, deps.storeCount));
   const token = commitToken(plan.pending);
   const together = deps.metadata.putAll !== undefined;
   const level = (await deps.featureLevel?.(deps.now())) ?? 1;
@@ -298,7 +300,7 @@ const carriesToken = (s: PartitionState, token: string) =>
   (s.lastCommit !== undefined && commitToken(s.lastCommit) === token) || (s.recentCommits ?? []).includes(token);
 
 /** The state after the commit, and the producers that left its cache (`cache`: producerCache). */
-function nextState(
+export function nextState(
   state: PartitionState,
   topicId: string,
   plan: CommitPlan,

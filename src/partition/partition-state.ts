@@ -108,6 +108,17 @@ export interface PartitionState {
   producers?: Record<string, ProducerEntry>;
   /** Open transactions by producer id: the first of them is the first unstable offset. */
   openTxns?: Record<string, OpenTransaction>;
+  /**
+   * A topic with a commit log (partition/shard-log.ts): the last entry of the shard's log this
+   * stored state is folded through.
+   */
+  clog?: number;
+  /**
+   * Never stored: the commits of the shard log's entries past `clog` that a reader resolved
+   * (partition/shard-state.ts), in offset order, not in the index yet. Readers of the index take
+   * them as its last entries.
+   */
+  pending?: CommitRecord[];
 }
 
 /** Kafka assigns replica j of partition i to broker (i + j) mod n; here brokers are stores. */

@@ -2,12 +2,10 @@ import type { Clock } from '../clock.js';
 import { KafkaError } from '../wire/errors.js';
 import { inLog, OffsetIndex } from '../partition/offset-index.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
-import { readPartitionState, stateFromItem } from '../partition/partition-commit.js';
+import { readPartitionState, updatePartitionState } from '../partition/shard-state.js';
 import { logEndOffset, type CommitRecord, type PartitionState } from '../partition/partition-state.js';
 import type { TopicMeta } from '../topics/topics.js';
-import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
-import { partitionPk, STATE_SK } from '../storage/key-layout.js';
 import { DEFAULT_REPLICA_LAG_TIME_MAX_MS, followerReached, laggingFollowers, shrinkIsr } from '../partition/isr.js';
 import { electLeader } from '../partition/leader-election.js';
 import { noLogger, noMetrics, type Logger, type Metrics } from '../metrics.js';
@@ -73,23 +71,19 @@ export class ReplicaManager implements Leadership {
     // One write: if anything else changed the state meanwhile (another election, an append), the
     // decision is stale and the caller goes on with the state as it now is. Our own election, found
     // after an ambiguous outcome, is recognised by its content (the new epoch, leader and history).
-    const pk = partitionPk(topic.name, partition);
-    const elected = await optimisticUpdate<PartitionState, PartitionState | undefined>({
-      metadata: this.deps.metadata,
-      pk,
-      sk: STATE_SK,
-      known: { item: version === undefined ? undefined : { pk, sk: STATE_SK, version, value: state } },
+    const elected = await updatePartitionState<PartitionState | undefined>({
+      ...this.stateDeps(topic, partition),
+      known: { state, ...(version !== undefined && { version }) },
       attempts: 2,
       giveUp: {
         errorName: 'LEADER_NOT_AVAILABLE',
         message: `${topic.name}-${partition} changed during the election; retry`,
       },
       decide: (_, attempt) =>
-        attempt === 0 ? { write: election.state, answer: (written) => written.value } : { done: undefined },
-      recognise: (found, attempted) => (holdsWrite(found, attempted) ? found.value : undefined),
+        attempt === 0 ? { write: election.state, answer: (written) => written } : { done: undefined },
+      recogniseOwn: true,
     });
-    if (elected.result === undefined)
-      return stateFromItem(elected.item, topic, partition, this.deps.stores.length).state;
+    if (elected.result === undefined) return elected.state;
     this.deps.logger[election.unclean ? 'warn' : 'info'](
       election.unclean ? 'unclean leader election: acknowledged records may be lost' : 'leader elected',
       {
@@ -218,7 +212,16 @@ export class ReplicaManager implements Leadership {
     const follower = this.deps.stores[r]!;
     const done = new Set<string>();
     let copied = 0;
-    for await (const entry of this.deps.index.scan(topic.name, partition, topic.id, from, to, (e) => inLog(state, e))) {
+    for await (const entry of this.deps.index.scan(
+      topic.name,
+      partition,
+      topic.id,
+      from,
+      to,
+      (e) => inLog(state, e),
+      {},
+      state.pending,
+    )) {
       if (done.has(entry.objectKey)) continue;
       done.add(entry.objectKey);
       if (await follower.head(entry.objectKey)) continue;
@@ -231,6 +234,11 @@ export class ReplicaManager implements Leadership {
       copied++;
     }
     return copied;
+  }
+
+  private stateDeps(topic: TopicMeta, partition: number) {
+    const { metadata, stores, clock } = this.deps;
+    return { metadata, topic, partition, storeCount: stores.length, now: clock.now() };
   }
 
   private read(topic: TopicMeta, partition: number) {
@@ -247,18 +255,14 @@ export class ReplicaManager implements Leadership {
     epoch: number,
     change: (s: PartitionState) => PartitionState,
   ): Promise<PartitionState | undefined> {
-    const { result } = await optimisticUpdate<PartitionState, PartitionState | undefined>({
-      metadata: this.deps.metadata,
-      pk: partitionPk(topic.name, partition),
-      sk: STATE_SK,
-      attempts: 20,
+    const { result } = await updatePartitionState<PartitionState | undefined>({
+      ...this.stateDeps(topic, partition),
       giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Too much contention updating ${topic.name}-${partition}` },
-      decide: (item) => {
-        const { state } = stateFromItem(item, topic, partition, this.deps.stores.length);
+      decide: (state) => {
         if (state.leaderEpoch !== epoch) return { done: undefined };
         const next = change(state);
         if (next === state) return { done: state };
-        return { write: next, answer: (written) => written.value };
+        return { write: next, answer: (written) => written };
       },
       // ISR and replica LEO changes are recomputed from the state found: redoing one is harmless.
     });

@@ -44,6 +44,7 @@ export const FORMATS = {
   'cleaner-checkpoint': { version: 1, what: 'cleaner checkpoint (part# / cleaner)' },
   'aborted-index': { version: 1, what: 'aborted-transaction entry (part# / abort#)' },
   'producer-entry': { version: 1, what: "producer outside the partition state's cache (part# / pid#)" },
+  'commit-log': { version: 1, what: "a shard's commit log entry and fold mark (clog# / e#, folded)" },
   producer: { version: 1, what: 'idempotent producer (pid# / meta)' },
   // 3: with `sc`, the changes that decide the summary items' pending changes, from level 7.
   group: { version: 3, what: 'consumer group (group# / meta)' },
@@ -120,7 +121,19 @@ export const FEATURE_LEVELS: readonly FeatureLevel[] = [
     what: 'a transaction keeps its partitions, groups and pending offsets in items of their own',
     formats: { transaction: 2 },
   },
+  // A release before it reads a topic's partition states without its commit log's entries.
+  {
+    level: 9,
+    what: 'a new topic commits through one log per shard of partitions: one write per request, not two per partition',
+    formats: {},
+  },
 ];
+
+/**
+ * From this level a topic is created with a commit log (partition/shard-log.ts, docs/architecture.md
+ * "One conditional write per request"); topics created before keep their commit per partition.
+ */
+export const COMMIT_LOG_LEVEL = 9;
 
 /**
  * From this level a commit writes its index entry beside the partition state's conditional write
@@ -239,6 +252,7 @@ const PK_FORMATS: [string, FormatName][] = [
   ['maint#', 'sweep-checkpoint'],
   ['triggers', 'trigger'],
   ['trigger#', 'trigger-lease'],
+  ['clog#', 'commit-log'],
 ];
 
 const bySk = (table: [string, FormatName][], sk: string): FormatName =>

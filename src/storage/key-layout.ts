@@ -99,6 +99,12 @@ export const CLEANER_SK = 'cleaner';
 export const ABORT_PREFIX = 'abort#';
 export const abortSk = (markerOffset: number) => `${ABORT_PREFIX}${pad20(markerOffset)}`;
 /** An idempotent producer's entry once it left the partition state's cache (src/partition/producer-items.ts). */
+// A topic's commit log per shard of partitions (feature level CLOG_LEVEL, partition/shard-log.ts):
+// entry n of shard s at pk `clog#{topic}#{s}`, sk `e#{n}`, and the shard's fold mark.
+export const clogPk = (topic: string, shard: number) => `clog#${topic}#${shard}`;
+export const CLOG_ENTRY_PREFIX = 'e#';
+export const clogEntrySk = (n: number) => `${CLOG_ENTRY_PREFIX}${pad20(n)}`;
+export const CLOG_FOLDED_SK = 'folded';
 export const PRODUCER_ENTRY_PREFIX = 'pid#';
 export const producerEntrySk = (producerId: number) => `${PRODUCER_ENTRY_PREFIX}${producerId}`;
 

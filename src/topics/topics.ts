@@ -11,6 +11,8 @@ import { KafkaError } from '../wire/errors.js';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import { CLUSTER_PK, TOPIC_PREFIX, topicSk } from '../storage/key-layout.js';
+import { COMMIT_LOG_LEVEL } from '../storage/formats.js';
+import { FeatureLevels } from '../storage/feature-level.js';
 import { recordTopicPurge } from './topic-purges.js';
 
 /**
@@ -26,6 +28,12 @@ export interface TopicMeta {
   /** Overrides only, Kafka names, string values. */
   configs: Record<string, string>;
   createdAt: number;
+  /**
+   * The topic commits through a log per shard of partitions (partition/shard-log.ts): set when it
+   * was created at feature level COMMIT_LOG_LEVEL or above, for good; older topics keep the commit
+   * per partition.
+   */
+  clog?: true;
 }
 
 /** UNKNOWN_TOPIC_OR_PARTITION unless `partition` is one of the topic's partitions. */
@@ -129,6 +137,8 @@ export interface TopicRegistryOptions {
   deletionHoldMs?: number;
   /** Awaited before a topic is created: the cluster's feature level starts a new cluster (FeatureLevels.initialize). */
   beforeCreate?: () => Promise<void>;
+  /** The cluster's feature level, which says whether a new topic gets a commit log (default: read from the store). */
+  featureLevel?: () => Promise<number>;
 }
 
 export interface CreateTopicRequest {
@@ -143,6 +153,7 @@ export class TopicRegistry {
   private readonly maxAgeMs: number;
   private readonly deletionHoldMs: number;
   private readonly beforeCreate: (() => Promise<void>) | undefined;
+  private readonly featureLevel: () => Promise<number>;
   /** Topics read, by name, with when they were read (this clock's time). */
   private readonly cache = new Map<string, { topic: Topic; readAt: number }>();
 
@@ -156,6 +167,8 @@ export class TopicRegistry {
     this.maxAgeMs = options.maxAgeMs ?? TOPIC_METADATA_MAX_AGE_MS;
     this.deletionHoldMs = options.deletionHoldMs ?? this.maxAgeMs + CLOCK_SKEW_MARGIN_MS;
     this.beforeCreate = options.beforeCreate;
+    const levels = new FeatureLevels(metadata);
+    this.featureLevel = options.featureLevel ?? (() => levels.current(clock.now()));
   }
 
   async create(req: CreateTopicRequest): Promise<Topic> {
@@ -197,6 +210,7 @@ export class TopicRegistry {
       return { ...meta, config: resolveTopicConfig(configs), version: 0 };
     }
     await this.beforeCreate?.();
+    if ((await this.featureLevel()) >= COMMIT_LOG_LEVEL) meta.clog = true;
     // The topic id is the token: a create whose answer was lost finds its own incarnation. The first
     // write assumes no item (IF absent); over an old tombstone the second writes IF its version.
     const { result } = await optimisticUpdate<StoredTopic, Topic>({

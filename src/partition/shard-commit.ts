@@ -1,0 +1,237 @@
+/**
+ * The commit of appends on a topic with a commit log (docs/architecture.md, "One conditional write
+ * per request"): every partition of a request in one shard commits with one entry of the shard's
+ * log (partition/shard-log.ts), decided on the partitions' resolved states (shard-state.ts) exactly
+ * as `commitToPartition` decides on one: the leader epoch fences, the producer's sequence is
+ * checked, offsets start at the log end, failed followers leave the ISR and the HW moves. A
+ * partition that is refused (fenced, a duplicate, a sequence error) is left out of the entry and
+ * answered alone; the others commit.
+ */
+import { randomBytes } from 'node:crypto';
+import { KafkaError } from '../wire/errors.js';
+import type { MetadataStore } from '../storage/ports.js';
+import { partitionPk } from '../storage/key-layout.js';
+import type { TopicMeta } from '../topics/topics.js';
+import { PRODUCER_CACHE_SIZE, type ProducerSequence } from './producer-state.js';
+import { producerEntry, spillProducers } from './producer-items.js';
+import { commitToken, nextState, type CommitPlan, type CommitResult } from './partition-commit.js';
+import type { PartitionState } from './partition-state.js';
+import { indexItems } from './offset-index.js';
+import {
+  shardOf,
+  ShardLog,
+  touches,
+  type AppendChange,
+  type ShardEntry,
+  type StateChange,
+  type Tail,
+} from './shard-log.js';
+import { applyEntry, foldShard, readShardPartitions, storedState } from './shard-state.js';
+
+/** Past this many entries after the fold mark, the writer folds the shard before it answers. */
+export const FOLD_AFTER_ENTRIES = 64;
+
+export interface ShardCommitDeps {
+  metadata: MetadataStore;
+  storeCount: number;
+  now: () => number;
+}
+
+export type ShardOutcome = CommitResult | { kind: 'refused'; error: unknown };
+
+/**
+ * Commits the appends (one per partition, all of one shard) of one request with one entry, or as
+ * many as lost races need. The entry carries a token of this call: found in the entry the failed
+ * condition returns, the write was this call's own (applied, its answer lost).
+ */
+export async function commitToShard(
+  deps: ShardCommitDeps,
+  topic: TopicMeta,
+  appends: { partition: number; plan: CommitPlan }[],
+): Promise<Map<number, ShardOutcome>> {
+  const shard = shardOf(appends[0]!.partition);
+  const partitions = appends.map((a) => a.partition);
+  const { reads, tail, mark } = await readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount);
+  const states = new Map([...reads].map(([p, r]) => [p, r.state]));
+  const log = new ShardLog(deps.metadata);
+  const objectKey = appends[0]!.plan.pending.objectKey;
+  const producer = appends.find((a) => a.plan.pending.producer)?.plan.pending.producer;
+  const token = randomBytes(6).toString('base64url');
+  let decided = new Map<number, ShardOutcome>();
+  const { result, n, retries } = await log.append<Map<number, ShardOutcome>>(
+    topic.name,
+    shard,
+    tail,
+    token,
+    async (news) => {
+      for (const e of news)
+        for (const p of partitions)
+          if (touches(e, p)) states.set(p, applyEntry(storedState(states.get(p)!), e, p).state);
+      decided = new Map();
+      const changes: AppendChange[] = [];
+      const wholes: StateChange[] = [];
+      const spills: { pk: string; evicted: ProducerSequence[] }[] = [];
+      const now = deps.now();
+      for (const { partition: p, plan } of appends) {
+        const state = states.get(p)!;
+        try {
+          const made = await decideAppend(deps, topic, p, state, plan, now);
+          if (made.kind === 'duplicate') {
+            decided.set(p, made);
+            continue;
+          }
+          if (plan.pending.marker) {
+            // A marker is the partition's whole new state (its transaction closed, its commit's
+            // `control`); an ABORT's item is written first, as on the per-partition commit.
+            const commit = made.next.lastCommit!;
+            const [abort] = indexItems(commit);
+            if (commit.control?.type === 'ABORT')
+              await deps.metadata.put(partitionPk(topic.name, p), abort!.sk, abort!.value);
+            wholes.push({ partition: p, state: storedState(made.next), commit });
+          } else changes.push(made.change);
+          decided.set(p, {
+            kind: 'committed',
+            entry: made.next.lastCommit!,
+            state: made.next,
+            version: 0,
+            retries: 0,
+            indexed: false,
+          });
+          if (made.evicted.length > 0) spills.push({ pk: partitionPk(topic.name, p), evicted: made.evicted });
+        } catch (e) {
+          decided.set(p, { kind: 'refused', error: e });
+        }
+      }
+      if (changes.length === 0 && wholes.length === 0) return { done: decided };
+      // Producers leaving a state's cache are in their items before the entry that drops them.
+      await Promise.all(spills.map((s) => spillProducers(deps.metadata, s.pk, topic.id, s.evicted)));
+      const write: ShardEntry = {
+        topicId: topic.id,
+        token,
+        at: now,
+        objectKey,
+        ...(producer && {
+          producer: {
+            producerId: producer.producerId,
+            producerEpoch: producer.producerEpoch,
+            ...(producer.transactional && { transactional: true }),
+          },
+        }),
+        appends: changes,
+        states: wholes,
+      };
+      return { write, answer: () => decided };
+    },
+  );
+  for (const [p, o] of result) if (o.kind === 'committed') result.set(p, { ...o, retries });
+  // One writer folds at 64 entries past the mark; past twice that (it died first), every writer does.
+  const unfolded = (n ?? 0) - mark;
+  if (unfolded === FOLD_AFTER_ENTRIES || unfolded >= 2 * FOLD_AFTER_ENTRIES)
+    await foldShard(deps.metadata, topic, shard, deps.storeCount).catch(() => {}); // the sweep folds it later
+  return result;
+}
+
+/** One partition's append decided on its resolved state, as `commitToPartition` decides it. */
+async function decideAppend(
+  deps: ShardCommitDeps,
+  topic: TopicMeta,
+  p: number,
+  state: PartitionState,
+  plan: CommitPlan,
+  now: number,
+): Promise<
+  | { kind: 'append'; change: AppendChange; next: PartitionState; evicted: ProducerSequence[] }
+  | Extract<CommitResult, { kind: 'duplicate' }>
+> {
+  if (state.leaderEpoch !== plan.leaderEpoch)
+    throw new KafkaError(
+      'FENCED_LEADER_EPOCH',
+      `Leader epoch ${plan.leaderEpoch} of ${topic.name}-${p} is stale; the current epoch is ${state.leaderEpoch}`,
+    );
+  const producerId = plan.pending.producer?.producerId;
+  const pk = partitionPk(topic.name, p);
+  const producer =
+    producerId === undefined ? undefined : await producerEntry(deps.metadata, pk, state, producerId, now);
+  const duplicate = plan.guard?.(state, producer);
+  if (duplicate) return { kind: 'duplicate', ...duplicate, state };
+  const { next, evicted } = nextState(
+    storedState(state),
+    topic.id,
+    plan,
+    commitToken(plan.pending),
+    now,
+    producer,
+    PRODUCER_CACHE_SIZE,
+  );
+  const c = next.lastCommit!;
+  const change: AppendChange = {
+    partition: p,
+    baseOffset: c.baseOffset,
+    recordCount: c.recordCount,
+    start: c.start,
+    end: c.end,
+    maxTimestamp: c.maxTimestamp,
+    leaderEpoch: c.leaderEpoch,
+    holders: c.stores,
+    ...(plan.failedFollowers.length > 0 && { failedFollowers: plan.failedFollowers }),
+    ...(c.producer && { baseSequence: c.producer.baseSequence }),
+  };
+  return { kind: 'append', change, next, evicted };
+}
+
+/** Partitions of one request waiting to commit together, per shard. */
+interface Waiting {
+  plan: CommitPlan;
+  resolve: (o: ShardOutcome) => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * The partitions of one request commit together: each run of the request submits its plan when it
+ * is ready to commit, or says it is done (refused before, or finished); once every partition of a
+ * shard still running has submitted, they commit as one entry.
+ */
+export class RequestCommit {
+  private readonly outstanding: Set<number>;
+  private readonly waiting = new Map<number, Waiting>();
+
+  constructor(
+    private readonly commit: (appends: { partition: number; plan: CommitPlan }[]) => Promise<Map<number, ShardOutcome>>,
+    partitions: number[],
+  ) {
+    this.outstanding = new Set(partitions);
+  }
+
+  submit(partition: number, plan: CommitPlan): Promise<ShardOutcome> {
+    const answer = new Promise<ShardOutcome>((resolve, reject) =>
+      this.waiting.set(partition, { plan, resolve, reject }),
+    );
+    this.flush(shardOf(partition));
+    return answer;
+  }
+
+  /** The run of `partition` will submit nothing more. */
+  done(partition: number): void {
+    this.outstanding.delete(partition);
+    this.flush(shardOf(partition));
+  }
+
+  private flush(shard: number): void {
+    const running = [...this.outstanding].filter((p) => shardOf(p) === shard);
+    if (running.length === 0 || !running.every((p) => this.waiting.has(p))) return;
+    const batch = running.map((p) => ({ partition: p, ...this.waiting.get(p)! }));
+    for (const p of running) this.waiting.delete(p);
+    this.commit(batch.map(({ partition, plan }) => ({ partition, plan }))).then(
+      (outcomes) => {
+        for (const w of batch) w.resolve(outcomes.get(w.partition) ?? { kind: 'refused', error: missing(w.partition) });
+      },
+      (e: unknown) => {
+        for (const w of batch) w.reject(e);
+      },
+    );
+  }
+}
+
+const missing = (p: number) => new KafkaError('KAFKA_STORAGE_ERROR', `No outcome for partition ${p}`);
+
+export type { Tail };

@@ -1,0 +1,330 @@
+/**
+ * A partition's state on a topic with a commit log (partition/shard-log.ts): its stored state,
+ * folded through some entry of its shard's log, plus the entries after that, applied in order.
+ * Every change to the state is an entry (`updatePartitionState` for the rare ones, shard-commit.ts
+ * for appends); `foldShard` writes the resolved states and index entries back in bulk.
+ */
+import { KafkaError, type KafkaErrorName } from '../wire/errors.js';
+import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
+import { indexSk, partitionPk, STATE_SK } from '../storage/key-layout.js';
+
+/** Maintenance's per-partition segments (key-layout.ts `segmentPrefix`): an index entry of one is left alone. */
+const SEGMENTS_PREFIX = 'segments/';
+import type { TopicMeta } from '../topics/topics.js';
+import { PRODUCER_CACHE_SIZE } from './producer-state.js';
+import { indexItems, sameCommit } from './offset-index.js';
+import { logEndOffset, type CommitRecord, type PartitionState } from './partition-state.js';
+import { commitToken, nextState, readStoredState, stateFromItem, type StateRead } from './partition-commit.js';
+import { appendRecord, shardOf, ShardLog, touches, type ShardEntry, type Tail } from './shard-log.js';
+
+/** A state as stored: without what readers resolved on top of it. */
+export function storedState(s: PartitionState): PartitionState {
+  const { pending: _, ...stored } = s;
+  return stored;
+}
+
+/**
+ * Applies one entry's change of `partition` to its state; answers the commit it appended, if any.
+ * An append decided on another log end or epoch than the state's is a broken log (entries are
+ * only ever decided on the state resolved before them): KAFKA_STORAGE_ERROR, never a guess.
+ */
+export function applyEntry(
+  state: PartitionState,
+  entry: ShardEntry,
+  partition: number,
+): { state: PartitionState; commit?: CommitRecord } {
+  if (entry.topicId !== state.topicId) return { state };
+  let next = state;
+  let commit: CommitRecord | undefined;
+  for (const c of entry.states) {
+    if (c.partition !== partition) continue;
+    next = { ...c.state, clog: next.clog };
+    if (c.commit) commit = c.commit;
+  }
+  for (const c of entry.appends) {
+    if (c.partition !== partition) continue;
+    const record = appendRecord(entry, c);
+    const plan = {
+      pending: {
+        objectKey: record.objectKey,
+        start: c.start,
+        end: c.end,
+        recordCount: c.recordCount,
+        maxTimestamp: c.maxTimestamp,
+        ...(record.producer && { producer: record.producer }),
+      },
+      leaderEpoch: c.leaderEpoch,
+      holders: c.holders,
+      failedFollowers: c.failedFollowers ?? [],
+    };
+    const applied = nextState(
+      next,
+      state.topicId,
+      plan,
+      commitToken(plan.pending),
+      entry.at,
+      undefined,
+      PRODUCER_CACHE_SIZE,
+    ).next;
+    const made = applied.lastCommit!;
+    if (made.baseOffset !== c.baseOffset || next.leaderEpoch !== c.leaderEpoch)
+      throw new KafkaError(
+        'KAFKA_STORAGE_ERROR',
+        `The commit log of partition ${partition} has an append at offset ${c.baseOffset} (epoch ${c.leaderEpoch}) where the log ends at ${logEndOffset(next)} (epoch ${next.leaderEpoch})`,
+      );
+    next = applied;
+    commit = made;
+  }
+  return { state: next, ...(commit && { commit }) };
+}
+
+/** The state of `partition` with the entries of `tail` past `after` applied, and the commits they made. */
+export function resolvePartition(base: PartitionState, tail: Tail, after: number, partition: number): PartitionState {
+  let state = storedState(base);
+  let pending: CommitRecord[] = [];
+  for (const { n, entry } of tail.entries) {
+    if (n <= after || !touches(entry, partition)) continue;
+    const applied = applyEntry(state, entry, partition);
+    state = applied.state;
+    // A new state (an election) that truncated the log drops the commits above its log end.
+    if (entry.states.some((c) => c.partition === partition))
+      pending = pending.filter((c) => c.baseOffset < logEndOffset(state));
+    if (applied.commit) pending.push(applied.commit);
+  }
+  return pending.length > 0 ? { ...state, pending } : state;
+}
+
+/** The fold position of a stored state: its own, or the shard's mark if that is further. */
+const foldedAt = (read: StateRead, mark: number) => Math.max(read.otherTopic ? 0 : (read.state.clog ?? 0), mark);
+
+/** A partition's resolved state: the stored item, the shard's fold mark and the log past them (one Query). */
+export async function readShardPartition(
+  metadata: MetadataStore,
+  topic: TopicMeta,
+  partition: number,
+  storeCount: number,
+): Promise<StateRead & { tail: Tail }> {
+  const { reads, tail } = await readShardPartitions(metadata, topic, shardOf(partition), [partition], storeCount);
+  return { ...reads.get(partition)!, tail };
+}
+
+/**
+ * A partition's state as readers take it: the stored item, and on a topic with a commit log the
+ * entries of its shard's log past it, resolved. A missing item, or one left by a deleted topic of
+ * the same name, reads as the initial state (keeping the stale item's version).
+ */
+export function readPartitionState(
+  metadata: MetadataStore,
+  topic: TopicMeta,
+  partition: number,
+  storeCount: number,
+): Promise<StateRead> {
+  return topic.clog
+    ? readShardPartition(metadata, topic, partition, storeCount)
+    : readStoredState(metadata, topic, partition, storeCount);
+}
+
+/** Resolved states of some partitions of one shard, with one fold-mark read and one Query of its log. */
+export async function readShardPartitions(
+  metadata: MetadataStore,
+  topic: TopicMeta,
+  shard: number,
+  partitions: number[],
+  storeCount: number,
+): Promise<{ reads: Map<number, StateRead>; tail: Tail; mark: number }> {
+  const log = new ShardLog(metadata);
+  const [mark, ...items] = await Promise.all([
+    log.foldedThrough(topic.name, shard),
+    ...partitions.map((p) => metadata.get<PartitionState>(partitionPk(topic.name, p), STATE_SK)),
+  ]);
+  const stored = partitions.map((p, i) =>
+    stateFromItem(items[i] as MetaItem<PartitionState> | undefined, topic, p, storeCount),
+  );
+  const after = Math.min(...stored.map((r) => foldedAt(r, mark as number)));
+  const tail = await log.tail(topic.name, shard, after);
+  const reads = new Map<number, StateRead>();
+  partitions.forEach((p, i) => {
+    const r = stored[i]!;
+    reads.set(p, { ...r, state: resolvePartition(r.state, tail, foldedAt(r, mark as number), p) });
+  });
+  return { reads, tail, mark: mark as number };
+}
+
+export type StateDecision<R> = { write: PartitionState; answer: (s: PartitionState) => R } | { done: R };
+
+export interface StateUpdate<R> {
+  metadata: MetadataStore;
+  topic: TopicMeta;
+  partition: number;
+  storeCount: number;
+  now: number;
+  /** Decides on the state as resolved (attempt 0: as read; later: after a lost race). */
+  decide(state: PartitionState, attempt: number): StateDecision<R> | Promise<StateDecision<R>>;
+  attempts?: number;
+  giveUp: { errorName: KafkaErrorName; message: string };
+}
+
+/**
+ * A read-modify-write of one partition's state other than an append (elections, ISR and replica
+ * changes, the log start offset, the size): a conditional write of the state item, or on a topic
+ * with a commit log an entry of its shard's log. `known`: the caller's read, for the first attempt
+ * (per-partition commit only); `recogniseOwn`: a write found after an ambiguous outcome is taken
+ * as applied when the item holds exactly the state written (a shard log entry carries its token).
+ */
+export async function updatePartitionState<R>(
+  op: StateUpdate<R> & { known?: StateRead; recogniseOwn?: boolean },
+): Promise<{ result: R; state: PartitionState }> {
+  if (op.topic.clog) return updateShardPartition(op);
+  const { topic, partition, storeCount, known } = op;
+  const pk = partitionPk(topic.name, partition);
+  const out = await optimisticUpdate<PartitionState, R>({
+    metadata: op.metadata,
+    pk,
+    sk: STATE_SK,
+    ...(known && {
+      known: {
+        item:
+          known.version === undefined ? undefined : { pk, sk: STATE_SK, version: known.version, value: known.state },
+      },
+    }),
+    attempts: op.attempts ?? 20,
+    giveUp: op.giveUp,
+    decide: async (item, attempt) => {
+      const d = await op.decide(stateFromItem(item, topic, partition, storeCount).state, attempt);
+      return 'done' in d ? d : { write: d.write, answer: (written) => d.answer(written.value) };
+    },
+    ...(op.recogniseOwn && {
+      recognise: (found, attempted) =>
+        holdsWrite(found, attempted) && 'write' in attempted ? attempted.answer(found) : undefined,
+    }),
+  });
+  return { result: out.result, state: stateFromItem(out.item, topic, partition, storeCount).state };
+}
+
+/**
+ * A read-modify-write of one partition's state on a topic with a commit log: the new state is an
+ * entry of the shard's log, so it is ordered with the appends (an election's new epoch fences
+ * every append decided after it). Recognised after an ambiguous write by a token of its own.
+ */
+export async function updateShardPartition<R>(op: StateUpdate<R>): Promise<{ result: R; state: PartitionState }> {
+  const { metadata, topic, partition } = op;
+  const read = await readShardPartition(metadata, topic, partition, op.storeCount);
+  let state = read.state;
+  const token = `s${op.now.toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+  let written: PartitionState | undefined;
+  let attempt = 0;
+  const { result } = await new ShardLog(metadata).append<R>(
+    topic.name,
+    shardOf(partition),
+    read.tail,
+    token,
+    async (news) => {
+      for (const e of news) if (touches(e, partition)) state = applyEntry(storedState(state), e, partition).state;
+      const d = await op.decide(state, attempt++);
+      if ('done' in d) {
+        written = state;
+        return d;
+      }
+      const next = storedState(d.write);
+      written = next;
+      return {
+        write: { topicId: topic.id, token, at: op.now, appends: [], states: [{ partition, state: next }] },
+        answer: () => d.answer(next),
+      };
+    },
+    { attempts: op.attempts ?? 20 },
+  );
+  return { result, state: written ?? state };
+}
+
+/** What a fold did. */
+export interface FoldReport {
+  through: number;
+  partitions: number;
+  indexEntries: number;
+}
+
+/**
+ * Writes the shard's entries past its fold mark into the states of the partitions they touch
+ * (one conditional write each, whatever the number of entries) and their commits into the index,
+ * then moves the mark. Any process may run it at any time, as often as it likes: a state write
+ * lost to another fold is that fold's, an index entry already there is the same commit's (or a
+ * newer epoch's, or maintenance's segment, left alone), and the mark never goes back.
+ */
+export async function foldShard(
+  metadata: MetadataStore,
+  topic: TopicMeta,
+  shard: number,
+  storeCount: number,
+): Promise<FoldReport> {
+  const log = new ShardLog(metadata);
+  const mark = await log.foldedThrough(topic.name, shard);
+  const tail = await log.tail(topic.name, shard, mark);
+  const own = tail.entries.filter((e) => e.entry.topicId === topic.id);
+  if (tail.entries.length === 0) return { through: mark, partitions: 0, indexEntries: 0 };
+  const partitions = [
+    ...new Set(own.flatMap(({ entry }) => [...entry.appends, ...entry.states].map((c) => c.partition))),
+  ].filter((p) => p < topic.partitionCount);
+  const indexed = await Promise.all(partitions.map((p) => foldPartition(metadata, topic, p, storeCount, mark, tail)));
+  const indexEntries = indexed.reduce((a, b) => a + b, 0);
+  await log.markFolded(topic.name, shard, tail.last);
+  return { through: tail.last, partitions: partitions.length, indexEntries };
+}
+
+async function foldPartition(
+  metadata: MetadataStore,
+  topic: TopicMeta,
+  partition: number,
+  storeCount: number,
+  mark: number,
+  tail: Tail,
+): Promise<number> {
+  const pk = partitionPk(topic.name, partition);
+  let indexed = 0;
+  await optimisticUpdate<PartitionState, void>({
+    metadata,
+    pk,
+    sk: STATE_SK,
+    attempts: 20,
+    giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: `Too much contention folding ${topic.name}-${partition}` },
+    decide: async (item) => {
+      const read = stateFromItem(item, topic, partition, storeCount);
+      const after = foldedAt(read, mark);
+      if (after >= tail.last) return { done: undefined };
+      const resolved = resolvePartition(read.state, tail, after, partition);
+      // The index first: a state folded past a commit is the only record of it left once the
+      // entries expire, so its entry must be in place before.
+      for (const c of resolved.pending ?? []) indexed += (await placeIndexEntry(metadata, pk, c)) ? 1 : 0;
+      return { write: { ...storedState(resolved), clog: tail.last }, answer: () => undefined };
+    },
+  });
+  return indexed;
+}
+
+/**
+ * Writes a commit's index entry (and an ABORT's item) unless its offset holds it already, a newer
+ * epoch's commit, or a segment maintenance put there; over an entry of an older epoch (truncated by
+ * an election) it goes.
+ */
+async function placeIndexEntry(metadata: MetadataStore, pk: string, commit: CommitRecord): Promise<boolean> {
+  const items = indexItems(commit);
+  for (const item of items.slice(0, -1)) await metadata.put(pk, item.sk, item.value);
+  const entry = items.at(-1)!;
+  const sk = indexSk(commit.baseOffset);
+  for (let found: MetaItem<CommitRecord> | undefined, attempt = 0; attempt < 4; attempt++) {
+    try {
+      await metadata.put(pk, sk, entry.value, found ? { ifVersion: found.version } : { ifAbsent: true });
+      return true;
+    } catch (e) {
+      if (!(e instanceof ConditionFailedError)) throw e;
+      found = e.current as MetaItem<CommitRecord> | undefined;
+      if (!found) continue;
+      const v = found.value;
+      const segment = v.objectKey.startsWith(SEGMENTS_PREFIX);
+      if (sameCommit(v, commit) || (v.topicId === commit.topicId && (segment || v.leaderEpoch >= commit.leaderEpoch)))
+        return false;
+    }
+  }
+  return false;
+}
