@@ -26,10 +26,7 @@ import {
   type StateChange,
   type Tail,
 } from './shard-log.js';
-import { applyEntry, foldShard, readShardPartitions, storedState } from './shard-state.js';
-
-/** Past this many entries after the fold mark, the writer folds the shard before it answers. */
-export const FOLD_AFTER_ENTRIES = 64;
+import { applyEntry, FOLD_AFTER_ENTRIES, foldShard, readShardPartitions, storedState } from './shard-state.js';
 
 export interface ShardCommitDeps {
   metadata: MetadataStore;

@@ -79,20 +79,54 @@ export function applyEntry(
   return { state: next, ...(commit && { commit }) };
 }
 
-/** The state of `partition` with the entries of `tail` past `after` applied, and the commits they made. */
-export function resolvePartition(base: PartitionState, tail: Tail, after: number, partition: number): PartitionState {
-  let state = storedState(base);
-  let pending: CommitRecord[] = [];
+/** A resolved state: the commits past the index, each with the entry that made it. */
+interface Resolved {
+  state: PartitionState;
+  pending: { n: number; commit: CommitRecord }[];
+}
+
+/** `from` with the entries of `tail` past `after` that touch `partition` applied, in order. */
+function applyTail(from: Resolved, tail: Tail, after: number, partition: number): Resolved {
+  let state = from.state;
+  let pending = from.pending;
   for (const { n, entry } of tail.entries) {
     if (n <= after || !touches(entry, partition)) continue;
     const applied = applyEntry(state, entry, partition);
     state = applied.state;
     // A new state (an election) that truncated the log drops the commits above its log end.
     if (entry.states.some((c) => c.partition === partition))
-      pending = pending.filter((c) => c.baseOffset < logEndOffset(state));
-    if (applied.commit) pending.push(applied.commit);
+      pending = pending.filter((c) => c.commit.baseOffset < logEndOffset(state));
+    if (applied.commit) pending = [...pending, { n, commit: applied.commit }];
   }
-  return pending.length > 0 ? { ...state, pending } : state;
+  return { state, pending };
+}
+
+/** The state readers take: with the commits not in the index yet as `pending`. */
+const asRead = (r: Resolved): PartitionState =>
+  r.pending.length > 0 ? { ...r.state, pending: r.pending.map((c) => c.commit) } : r.state;
+
+/** The state of `partition` with the entries of `tail` past `after` applied, and the commits they made. */
+export function resolvePartition(base: PartitionState, tail: Tail, after: number, partition: number): PartitionState {
+  return asRead(applyTail({ state: storedState(base), pending: [] }, tail, after, partition));
+}
+
+/**
+ * What this process resolved last, per store and partition (topic incarnation and partition): the
+ * state after entry `through`. Every change of a state is an entry, and an entry once written never
+ * changes, so the state after entry n is the same whoever resolves it, folded or not: a read needs
+ * only the entries after `through` (usually none or one), not the whole unfolded tail.
+ */
+const resolvedCache = new WeakMap<MetadataStore, Map<string, Resolved & { through: number; read: StateRead }>>();
+const CACHED_PARTITIONS = 10_000;
+/** The fold mark per shard as this process last read it (it only grows). */
+const marks = new Map<string, number>();
+/** Past this many entries after the fold mark, the writer folds the shard before it answers. */
+export const FOLD_AFTER_ENTRIES = 64;
+
+function cacheOf(metadata: MetadataStore) {
+  let c = resolvedCache.get(metadata);
+  if (!c) resolvedCache.set(metadata, (c = new Map()));
+  return c;
 }
 
 /** The fold position of a stored state: its own, or the shard's mark if that is further. */
@@ -125,7 +159,11 @@ export function readPartitionState(
     : readStoredState(metadata, topic, partition, storeCount);
 }
 
-/** Resolved states of some partitions of one shard, with one fold-mark read and one Query of its log. */
+/**
+ * Resolved states of some partitions of one shard: from this process's last resolution of each (one
+ * fold-mark read and one Query of the entries since), else from the stored items (and one Query of
+ * the entries past the oldest of them).
+ */
 export async function readShardPartitions(
   metadata: MetadataStore,
   topic: TopicMeta,
@@ -134,21 +172,59 @@ export async function readShardPartitions(
   storeCount: number,
 ): Promise<{ reads: Map<number, StateRead>; tail: Tail; mark: number }> {
   const log = new ShardLog(metadata);
-  const [mark, ...items] = await Promise.all([
-    log.foldedThrough(topic.name, shard),
-    ...partitions.map((p) => metadata.get<PartitionState>(partitionPk(topic.name, p), STATE_SK)),
-  ]);
-  const stored = partitions.map((p, i) =>
-    stateFromItem(items[i] as MetaItem<PartitionState> | undefined, topic, p, storeCount),
-  );
-  const after = Math.min(...stored.map((r) => foldedAt(r, mark as number)));
-  const tail = await log.tail(topic.name, shard, after);
+  const cache = cacheOf(metadata);
+  const key = (p: number) => `${topic.name}|${topic.id}|${p}`;
+  const known = partitions.map((p) => cache.get(key(p)));
+  let mark: number;
+  let tail: Tail;
+  let from: { resolved: Resolved; after: number; read: StateRead }[];
+  const shardKey = `${topic.name}|${topic.id}|s${shard}`;
+  const lastMark = marks.get(shardKey);
+  // The fold mark as last read is good enough to leave out the commits the index holds, until
+  // the pending commits pile up past a fold's worth: then it is read again.
+  const markStale = lastMark === undefined || known.some((k) => !k || k.pending.length > 2 * FOLD_AFTER_ENTRIES);
+  if (known.every((k) => k !== undefined)) {
+    const after = Math.min(...known.map((k) => k!.through));
+    [mark, tail] = await Promise.all([
+      markStale ? log.foldedThrough(topic.name, shard) : lastMark,
+      log.tail(topic.name, shard, after),
+    ]);
+    from = known.map((k) => ({ resolved: k!, after: k!.through, read: k!.read }));
+  } else {
+    const [m, ...items] = await Promise.all([
+      log.foldedThrough(topic.name, shard),
+      ...partitions.map((p) => metadata.get<PartitionState>(partitionPk(topic.name, p), STATE_SK)),
+    ]);
+    mark = m as number;
+    const stored = partitions.map((p, i) =>
+      stateFromItem(items[i] as MetaItem<PartitionState> | undefined, topic, p, storeCount),
+    );
+    const after = Math.min(...stored.map((r) => foldedAt(r, mark)));
+    tail = await log.tail(topic.name, shard, after);
+    from = stored.map((r) => ({
+      resolved: { state: storedState(r.state), pending: [] },
+      after: foldedAt(r, mark),
+      read: r,
+    }));
+  }
+  if (marks.size >= CACHED_PARTITIONS) marks.clear();
+  marks.set(shardKey, mark);
   const reads = new Map<number, StateRead>();
   partitions.forEach((p, i) => {
-    const r = stored[i]!;
-    reads.set(p, { ...r, state: resolvePartition(r.state, tail, foldedAt(r, mark as number), p) });
+    const applied = applyTail(from[i]!.resolved, tail, from[i]!.after, p);
+    // Commits the fold has written into the index are the index's now.
+    const resolved = { ...applied, pending: applied.pending.filter((c) => c.n > mark) };
+    const read: StateRead = {
+      ...from[i]!.read,
+      // A partition with entries and no item yet has a state all the same (version 0: not stored).
+      ...(from[i]!.read.version === undefined && tail.last > 0 && { version: 0 }),
+      state: asRead(resolved),
+    };
+    if (cache.size >= CACHED_PARTITIONS) cache.clear();
+    cache.set(key(p), { ...resolved, through: Math.max(tail.last, from[i]!.after), read });
+    reads.set(p, read);
   });
-  return { reads, tail, mark: mark as number };
+  return { reads, tail, mark };
 }
 
 export type StateDecision<R> = { write: PartitionState; answer: (s: PartitionState) => R } | { done: R };
@@ -269,6 +345,7 @@ export async function foldShard(
   const indexed = await Promise.all(partitions.map((p) => foldPartition(metadata, topic, p, storeCount, mark, tail)));
   const indexEntries = indexed.reduce((a, b) => a + b, 0);
   await log.markFolded(topic.name, shard, tail.last);
+  marks.set(`${topic.name}|${topic.id}|s${shard}`, tail.last);
   return { through: tail.last, partitions: partitions.length, indexEntries };
 }
 
@@ -295,7 +372,8 @@ async function foldPartition(
       const resolved = resolvePartition(read.state, tail, after, partition);
       // The index first: a state folded past a commit is the only record of it left once the
       // entries expire, so its entry must be in place before.
-      for (const c of resolved.pending ?? []) indexed += (await placeIndexEntry(metadata, pk, c)) ? 1 : 0;
+      const placed = await Promise.all((resolved.pending ?? []).map((c) => placeIndexEntry(metadata, pk, c)));
+      indexed += placed.filter(Boolean).length;
       return { write: { ...storedState(resolved), clog: tail.last }, answer: () => undefined };
     },
   });

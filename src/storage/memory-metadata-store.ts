@@ -22,11 +22,38 @@ export class MemoryMetadataStore implements MetadataStore {
   }
 
   async query<T>(pk: string, o: QueryOptions = {}): Promise<MetaItem<T>[]> {
-    const items = [...(this.partitions.get(pk)?.values() ?? [])]
-      .filter((i) => skMatches(i.sk, o))
-      .sort((a, b) => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0));
+    const sorted = this.sortedKeys(pk);
+    // From the lower bound on, as a table's sort-key index reads a range (not every item of the key).
+    const low = o.gte ?? o.gt ?? o.beginsWith;
+    let from = 0;
+    if (low !== undefined)
+      for (let hi = sorted.length; from < hi; ) {
+        const mid = (from + hi) >> 1;
+        if (sorted[mid]! < low) from = mid + 1;
+        else hi = mid;
+      }
+    const part = this.partitions.get(pk);
+    const items: MetaItem[] = [];
+    for (let i = from; i < sorted.length; i++) {
+      const sk = sorted[i]!;
+      if ((o.lt !== undefined && sk >= o.lt) || (o.lte !== undefined && sk > o.lte)) break;
+      if (o.beginsWith !== undefined && sk > o.beginsWith && !sk.startsWith(o.beginsWith)) break;
+      if (skMatches(sk, o)) items.push(part!.get(sk)!);
+      if (!o.reverse && o.limit !== undefined && items.length >= o.limit) break;
+    }
     if (o.reverse) items.reverse();
     return structuredClone(items.slice(0, o.limit ?? items.length)) as MetaItem<T>[];
+  }
+
+  /** Each key's sort keys in order, kept until a key is added or removed. */
+  private readonly sorted = new Map<string, string[]>();
+  private sortedKeys(pk: string): string[] {
+    let keys = this.sorted.get(pk);
+    if (!keys) {
+      keys = [...(this.partitions.get(pk)?.keys() ?? [])].sort();
+      this.sorted.set(pk, keys);
+    }
+    return keys;
   }
 
   async put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>> {
@@ -36,6 +63,7 @@ export class MemoryMetadataStore implements MetadataStore {
       throw new ConditionFailedError(pk, sk, current && structuredClone(current));
     const item: MetaItem<T> = { pk, sk, version: (current?.version ?? 0) + 1, value: structuredClone(value) };
     if (!part) this.partitions.set(pk, (part = new Map()));
+    if (!current) this.sorted.delete(pk);
     part.set(sk, item);
     return structuredClone(item);
   }
@@ -45,6 +73,7 @@ export class MemoryMetadataStore implements MetadataStore {
     const current = part?.get(sk);
     if (!conditionHolds(current, condition))
       throw new ConditionFailedError(pk, sk, current && structuredClone(current));
+    if (current) this.sorted.delete(pk);
     part?.delete(sk);
   }
 }

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { PartitionLog } from '../../src/log/partition-log.js';
 import type { CommitRecord } from '../../src/partition/partition-state.js';
 import { initializeFeatureLevel } from '../../src/storage/feature-level.js';
-import { INDEX_BESIDE_COMMIT_LEVEL } from '../../src/storage/formats.js';
+import { COMMIT_LOG_LEVEL, INDEX_BESIDE_COMMIT_LEVEL } from '../../src/storage/formats.js';
 import { indexSk, partitionPk, STATE_SK } from '../../src/storage/key-layout.js';
 import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
@@ -26,7 +26,8 @@ async function setup() {
   const stores = [new MemoryObjectStore()];
   // A new cluster: at the newest level, which writes the entry beside the state.
   expect(await initializeFeatureLevel(inner, Date.now())).toBeGreaterThanOrEqual(INDEX_BESIDE_COMMIT_LEVEL);
-  const topic = await new TopicRegistry(inner, clock, 1).create({
+  // A topic of the per-partition commit (below COMMIT_LOG_LEVEL): this is its protocol.
+  const topic = await new TopicRegistry(inner, clock, 1, { featureLevel: async () => COMMIT_LOG_LEVEL - 1 }).create({
     name: `t-${Math.random().toString(36).slice(2)}`,
     partitionCount: 1,
     replicationFactor: 1,

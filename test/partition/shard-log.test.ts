@@ -94,9 +94,13 @@ describe('the commit log per shard', () => {
     const report = await foldShard(metadata, topic, shardOf(5), 1);
     expect(report).toMatchObject({ through: 3, partitions: 12, indexEntries: 36 });
     expect(await values(metadata, stores, topic, 5)).toEqual(expected);
-    const state = await log.state(topic, 5);
+    // Another process reads the folded state item: nothing pending, folded through entry 3.
+    const state = await newLog(new FaultyMetadataStore(metadata), stores).state(topic, 5);
     expect(state.pending).toBeUndefined();
     expect(state.clog).toBe(3);
+    expect(state.highWatermark).toBe(3);
+    // And this process, which resolved the entries before the fold, sees them in the index now.
+    expect((await log.state(topic, 5)).pending).toBeUndefined();
     // And on after the fold.
     await log.append(topic, [{ partition: 5, records: [rec('after')] }]);
     expect(await values(metadata, stores, topic, 5)).toEqual([...expected, [3, 'after']]);

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../src/compose.js';
 import { isKafkaError } from '../../src/wire/errors.js';
-import { commitToPartition } from '../../src/partition/partition-commit.js';
+import { commitToShard } from '../../src/partition/shard-commit.js';
+import { updatePartitionState } from '../../src/partition/shard-state.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 import { testApp } from '../support/test-app.js';
 
@@ -159,24 +160,18 @@ describe('replication over storage replicas', () => {
 
     // A writer still holding epoch 0 is fenced.
     const topic = await c.services.topics.get('elect');
-    const stale = commitToPartition(
-      {
-        metadata: c.metadata,
-        index: c.services.log.index,
-        storeCount: 3,
-        now: () => Date.now(),
-        isIndexed: () => false,
-      },
-      topic,
-      0,
-      {
-        pending: { objectKey: 'data/x', start: 0, end: 1, recordCount: 1, maxTimestamp: 0 },
-        leaderEpoch: 0,
-        holders: [0],
-        failedFollowers: [],
-      },
-    );
-    await expect(stale).rejects.toSatisfy((e) => isKafkaError(e, 'FENCED_LEADER_EPOCH'));
+    const plan = {
+      pending: { objectKey: 'data/x', start: 0, end: 1, recordCount: 1, maxTimestamp: 0 },
+      leaderEpoch: 0,
+      holders: [0],
+      failedFollowers: [],
+    };
+    expect(topic.clog).toBe(true);
+    const stale = await commitToShard({ metadata: c.metadata, storeCount: 3, now: () => Date.now() }, topic, [
+      { partition: 0, plan },
+    ]);
+    const refused = stale.get(0);
+    expect(refused?.kind === 'refused' && isKafkaError(refused.error, 'FENCED_LEADER_EPOCH')).toBe(true);
 
     // The old leader returns and is caught up from the new leader under epoch 1.
     c.stores[0]!.faults.down = false;
@@ -237,7 +232,16 @@ describe('replication over storage replicas', () => {
     c.stores[1]!.faults.fail('put', { times: 1 });
     await produce('lag', { entries: entries(2, 'l2') }, '1');
     await c.services.log.idle();
-    await c.metadata.put('part#lag#0', 'state', { ...(await c.services.log.state(topic, 0)), isr: [0, 1] });
+    // On a topic with a commit log a state is changed by an entry of its shard's log.
+    await updatePartitionState({
+      metadata: c.metadata,
+      topic,
+      partition: 0,
+      storeCount: 3,
+      now: Date.now(),
+      giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: 'contention' },
+      decide: (s) => ({ write: { ...s, isr: [0, 1] }, answer: () => undefined }),
+    });
     c.stores[1]!.faults.fail('put', { times: 10 });
     now += 10_000; // within replica.lag.time.max.ms (30 s): stays in the ISR
     expect((await c.call('POST', 'topics/lag/replicas:sync')).body.partitions[0].removed_from_isr).toEqual([]);
@@ -327,7 +331,9 @@ describe('idempotent producer over HTTP', () => {
   it('retries after an ambiguous failure: zero duplicates with idempotence, duplicates without', async () => {
     const { producer_id: pid } = await init();
     // The state write lands, then the store reports failure (e.g. a timeout after DynamoDB applied it).
-    const ambiguous = () => c.metadata.faults.fail('put', { when: 'after', match: (k) => k.endsWith('|state') });
+    // (On a topic with a commit log, the write that commits is the entry of its shard's log.)
+    const ambiguous = () =>
+      c.metadata.faults.fail('put', { when: 'after', match: (k) => k.endsWith('|state') || k.includes('|e#') });
     const sendUntilOk = async (send: () => Promise<{ body: { successes: unknown[] } }>) => {
       for (let i = 0; i < 3; i++) if ((await send()).body.successes.length > 0) return;
       throw new Error('never succeeded');
