@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStorage } from '../../src/compose.js';
+import { foldShard } from '../../src/partition/shard-state.js';
+import { FaultyMetadataStore } from '../support/fault-injection.js';
 import type { CommitRecord, PartitionState } from '../../src/partition/partition-state.js';
 import {
   FORMATS,
@@ -35,9 +37,20 @@ async function appWithOneRecord() {
   return t;
 }
 
+/**
+ * The topic's commit log folded into its state and index items, and a new process over the same
+ * storage: it reads those items (a process that resolved the log keeps what it resolved).
+ */
+async function foldedInNewProcess(t: ReturnType<typeof testApp>) {
+  const topic = await t.services.topics.get('f');
+  await foldShard(t.storage.metadata, topic, 0, t.storage.stores.length);
+  // Its own view of the same table (what a process resolved is kept per metadata store).
+  return testApp({ storage: { ...t.storage, metadata: new FaultyMetadataStore(t.storage.metadata) } });
+}
+
 describe('a reader meets a newer format', () => {
   it('refuses a partition state item of a newer version, naming the format and the version it needs', async () => {
-    const t = await appWithOneRecord();
+    const t = await foldedInNewProcess(await appWithOneRecord());
     const pk = keys.partitionPk('f', 0);
     const state = (await t.storage.metadata.get<PartitionState>(pk, keys.STATE_SK))!;
     const newer = FORMATS['partition-state'].version + 1;
@@ -54,9 +67,12 @@ describe('a reader meets a newer format', () => {
   });
 
   it('refuses an object whose key says a newer version, before reading its bytes as batches', async () => {
-    const t = await appWithOneRecord();
+    const first = await appWithOneRecord();
     // The entry changed below is then not the last commit's, which readers take from the state.
-    expect((await t.call('POST', 'topics/f/records', { value: { type: 'STRING', data: 'v1 too' } })).status).toBe(200);
+    expect((await first.call('POST', 'topics/f/records', { value: { type: 'STRING', data: 'v1 too' } })).status).toBe(
+      200,
+    );
+    const t = await foldedInNewProcess(first);
     const pk = keys.partitionPk('f', 0);
     const [entry] = await t.storage.metadata.query<CommitRecord>(pk, { beginsWith: keys.INDEX_PREFIX });
     const known = FORMATS['request-object'].version;
