@@ -145,7 +145,8 @@ async function decideAppend(
       'FENCED_LEADER_EPOCH',
       `Leader epoch ${plan.leaderEpoch} of ${topic.name}-${p} is stale; the current epoch is ${state.leaderEpoch}`,
     );
-  const producerId = plan.pending.producer?.producerId;
+  // A marker's producer too: a marker of a bumped epoch moves the producer's epoch (applyMarker).
+  const producerId = plan.pending.producer?.producerId ?? plan.pending.marker?.producerId;
   const pk = partitionPk(topic.name, p);
   const producer =
     producerId === undefined ? undefined : await producerEntry(deps.metadata, pk, state, producerId, now);

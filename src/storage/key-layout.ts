@@ -11,6 +11,7 @@
  *                                   `idx#{baseOffset}` (the offset index), `cleaner` (compaction's checkpoint),
  *                                   `abort#{markerOffset}` (the aborted-transactions index),
  *                                   `pid#{producerId}` (a producer that left the state's cache)
+ * pk `clog#{topic}#{shard}`         sk `e#{n}` (entry n of the shard's commit log), `folded` (its fold mark)
  * pk `pid#{producerId}`             sk `meta` (the producer's epoch)
  * pk `group#{id}`                   sk `meta`, `mbr#{memberId}` (a member of a KIP-848 group, from group format 2),
  *                                   `sum#{shard}` (what target assignment needs of its members, from group format 3),
@@ -98,13 +99,14 @@ export const indexSk = (baseOffset: number) => `${INDEX_PREFIX}${pad20(baseOffse
 export const CLEANER_SK = 'cleaner';
 export const ABORT_PREFIX = 'abort#';
 export const abortSk = (markerOffset: number) => `${ABORT_PREFIX}${pad20(markerOffset)}`;
-/** An idempotent producer's entry once it left the partition state's cache (src/partition/producer-items.ts). */
-// A topic's commit log per shard of partitions (feature level CLOG_LEVEL, partition/shard-log.ts):
-// entry n of shard s at pk `clog#{topic}#{s}`, sk `e#{n}`, and the shard's fold mark.
+// A topic's commit log per shard of partitions (from feature level COMMIT_LOG_LEVEL,
+// partition/shard-log.ts): entry n of shard s at pk `clog#{topic}#{s}`, sk `e#{n}`, and the
+// shard's fold mark.
 export const clogPk = (topic: string, shard: number) => `clog#${topic}#${shard}`;
 export const CLOG_ENTRY_PREFIX = 'e#';
 export const clogEntrySk = (n: number) => `${CLOG_ENTRY_PREFIX}${pad20(n)}`;
 export const CLOG_FOLDED_SK = 'folded';
+/** An idempotent producer's entry once it left the partition state's cache (src/partition/producer-items.ts). */
 export const PRODUCER_ENTRY_PREFIX = 'pid#';
 export const producerEntrySk = (producerId: number) => `${PRODUCER_ENTRY_PREFIX}${producerId}`;
 

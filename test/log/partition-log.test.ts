@@ -7,6 +7,7 @@ import type { LogRecord } from '../../src/wire/record-batch.js';
 import { TOPIC_DELETION_HOLD_MS, TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
 import { allBackends } from '../support/backends.js';
+import { COMMIT_LOG_LEVEL } from '../../src/storage/formats.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
 import { ProducerIds } from '../../src/producer/producer-ids.js';
@@ -23,7 +24,14 @@ const rec = (value: string, timestamp = 1_700_000_000_000, key: string | null = 
 });
 const text = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b).toString());
 
-describe.each(allBackends)('partition log on $name', (backend) => {
+// Each backend with both commit layouts: a commit per partition (topics made below
+// COMMIT_LOG_LEVEL) and the commit log per shard of partitions.
+const layouts = allBackends.flatMap((backend) => [
+  { backend, name: backend.name, commitLog: false },
+  { backend, name: `${backend.name}, commit log`, commitLog: true },
+]);
+
+describe.each(layouts)('partition log on $name', ({ backend, commitLog }) => {
   let storage: Storage;
   let stop: () => Promise<void>;
   let topics: TopicRegistry;
@@ -41,7 +49,12 @@ describe.each(allBackends)('partition log on $name', (backend) => {
 
   beforeAll(async () => {
     ({ storage, stop } = await backend.start());
-    topics = new TopicRegistry(storage.metadata, clock, storage.stores.length);
+    topics = new TopicRegistry(
+      storage.metadata,
+      clock,
+      storage.stores.length,
+      commitLog ? { featureLevel: async () => COMMIT_LOG_LEVEL } : {},
+    );
     log = newLog(storage.metadata);
   });
   afterAll(() => stop());
@@ -222,7 +235,9 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     expect(swept.scheduled).toBe(1);
     // The epoch read began before the first state read ended: one round trip, not two in a row.
     const epochRead = spans.find((s) => s.pk.startsWith('pid#'))!;
-    const stateReads = spans.filter((s) => s.pk === partitionPk(topic.name, 0) || s.pk === partitionPk(topic.name, 1));
+    const stateReads = spans.filter(
+      (s) => s.pk === partitionPk(topic.name, 0) || s.pk === partitionPk(topic.name, 1) || s.pk.startsWith('clog#'),
+    );
     expect(stateReads.length).toBeGreaterThan(0);
     expect(epochRead.start).toBeLessThan(Math.min(...stateReads.map((s) => s.end)));
   });
@@ -360,30 +375,32 @@ describe.each(allBackends)('partition log on $name', (backend) => {
     expect(await log.reader.listOffset(topic, 0, { timestamp: 3001 })).toEqual({ offset: -1, timestamp: -1 });
   });
 
-  it('repairs a commit whose index write was lost, on read and on the next write', async () => {
-    const topic = await newTopic(2);
-    const lossy = dropFirstIndexWrite(storage.metadata);
-    const crashy = newLog(lossy.store);
-    for (const p of [0, 1]) {
-      const out = (await crashy.append(topic, [{ partition: p, records: [rec('lost-index')] }])).get(p)!;
-      expect(out.ok).toBe(true); // committed: the state write landed, so the producer is told so
-      lossy.rearm();
-    }
-    expect(lossy.dropped).toBe(2);
-    expect(await storage.metadata.get(partitionPk(topic.name, 0), indexSk(0))).toBeUndefined();
+  // A commit per partition writes its index entry with its state; a commit log's fold writes it.
+  if (!commitLog)
+    it('repairs a commit whose index write was lost, on read and on the next write', async () => {
+      const topic = await newTopic(2);
+      const lossy = dropFirstIndexWrite(storage.metadata);
+      const crashy = newLog(lossy.store);
+      for (const p of [0, 1]) {
+        const out = (await crashy.append(topic, [{ partition: p, records: [rec('lost-index')] }])).get(p)!;
+        expect(out.ok).toBe(true); // committed: the state write landed, so the producer is told so
+        lossy.rearm();
+      }
+      expect(lossy.dropped).toBe(2);
+      expect(await storage.metadata.get(partitionPk(topic.name, 0), indexSk(0))).toBeUndefined();
 
-    // A reader repairs partition 0 from the last-commit pointer.
-    expect((await readRecords(log, topic, 0, 0, 100)).records.map((r) => text(r.value))).toEqual(['lost-index']);
-    expect(await storage.metadata.get(partitionPk(topic.name, 0), indexSk(0))).toBeDefined();
+      // A reader repairs partition 0 from the last-commit pointer.
+      expect((await readRecords(log, topic, 0, 0, 100)).records.map((r) => text(r.value))).toEqual(['lost-index']);
+      expect(await storage.metadata.get(partitionPk(topic.name, 0), indexSk(0))).toBeDefined();
 
-    // The next writer repairs partition 1 before it moves the pointer on.
-    await log.append(topic, [{ partition: 1, records: [rec('next')] }]);
-    expect(await storage.metadata.get(partitionPk(topic.name, 1), indexSk(0))).toBeDefined();
-    expect((await readRecords(log, topic, 1, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual([
-      'lost-index',
-      'next',
-    ]);
-  });
+      // The next writer repairs partition 1 before it moves the pointer on.
+      await log.append(topic, [{ partition: 1, records: [rec('next')] }]);
+      expect(await storage.metadata.get(partitionPk(topic.name, 1), indexSk(0))).toBeDefined();
+      expect((await readRecords(log, topic, 1, 0, 1 << 20)).records.map((r) => text(r.value))).toEqual([
+        'lost-index',
+        'next',
+      ]);
+    });
 
   it('splits a large request into batches within max.message.bytes and rejects a record over it', async () => {
     const topic = await newTopic(1, { 'max.message.bytes': '2000' });
