@@ -9,18 +9,52 @@ import { createStorage } from '../../src/compose.js';
 import { CONTROL_FLAG_MASK, decodeRecordBatches } from '../../src/wire/record-batch.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
 import { setup } from './helpers.js';
+import { COMMIT_LOG_LEVEL } from '../../src/storage/formats.js';
+import { CLUSTER_PK, FEATURE_LEVEL_SK } from '../../src/storage/key-layout.js';
 import { readBatches } from '../support/read-records.js';
 
-const FAULTS: { name: string; op: 'put' | 'get'; match: (key: string) => boolean }[] = [
-  { name: 'the transaction item write', op: 'put', match: (k) => k.startsWith('txn#') },
+const FAULT = {
+  txn: { name: 'the transaction item write', op: 'put', match: (k: string) => k.startsWith('txn#') },
+  offset: { name: 'the offset write', op: 'put', match: (k: string) => k.includes('|off#') },
+  timer: { name: 'the timeout timer', op: 'put', match: (k: string) => k.startsWith('timer#') },
+} as const;
+
+type Fault = { name: string; op: 'put' | 'get'; match: (key: string) => boolean };
+
+/**
+ * Both commit layouts: a topic made below COMMIT_LOG_LEVEL commits each partition with its state
+ * and index writes; a topic with a commit log commits (records and the marker alike) with an entry
+ * of its shard's log, and its fold writes the state and index later.
+ */
+const LAYOUTS: { name: string; level?: number; faults: Fault[] }[] = [
   {
-    name: "the marker's partition state write",
-    op: 'put',
-    match: (k) => k.endsWith('|state') && k.startsWith('part#'),
+    name: 'a commit per partition',
+    level: COMMIT_LOG_LEVEL - 1,
+    faults: [
+      FAULT.txn,
+      {
+        name: "the marker's partition state write",
+        op: 'put',
+        match: (k) => k.endsWith('|state') && k.startsWith('part#'),
+      },
+      { name: "the marker's index entry", op: 'put', match: (k) => k.includes('|idx#') },
+      FAULT.offset,
+      FAULT.timer,
+    ],
   },
-  { name: "the marker's index entry", op: 'put', match: (k) => k.includes('|idx#') },
-  { name: 'the offset write', op: 'put', match: (k) => k.includes('|off#') },
-  { name: 'the timeout timer', op: 'put', match: (k) => k.startsWith('timer#') },
+  {
+    name: 'a commit log',
+    faults: [
+      FAULT.txn,
+      {
+        name: "the marker's commit log entry",
+        op: 'put',
+        match: (k) => k.startsWith('clog#') && k.includes('|e#'),
+      },
+      FAULT.offset,
+      FAULT.timer,
+    ],
+  },
 ];
 
 async function retried(call: () => Promise<{ status: number; body: any }>) {
@@ -31,11 +65,13 @@ async function retried(call: () => Promise<{ status: number; body: any }>) {
   }
 }
 
-describe('transactions under ambiguous storage outcomes', () => {
-  for (const fault of FAULTS) {
+describe.each(LAYOUTS)('transactions under ambiguous storage outcomes, $name', ({ level, faults }) => {
+  for (const fault of faults) {
     for (const when of ['before', 'after'] as const) {
       it(`${fault.name} fails ${when} it takes effect`, async () => {
         const inner = createStorage({ kind: 'memory', replicaStores: 1 });
+        if (level !== undefined)
+          await inner.metadata.put(CLUSTER_PK, FEATURE_LEVEL_SK, { level, raisedAt: 0, raisedBy: 'test' });
         const metadata = new FaultyMetadataStore(inner.metadata);
         const storage = { metadata, stores: inner.stores.map((s) => new FaultyObjectStore(s)), close: () => {} };
         const t = await setup({ storage });
@@ -59,6 +95,7 @@ describe('transactions under ambiguous storage outcomes', () => {
         expect(commit.status).toBe(200);
         expect(metadata.faults.injected).toBeGreaterThan(0);
         metadata.faults.clear();
+        expect((await t.services.topics.get('out')).clog).toBe(level === undefined ? true : undefined);
 
         expect(commit.body.state).toBe('CompleteCommit');
         expect((await t.fetchValues(0, 'read_committed')).values).toEqual(['r1', 'r2']);
@@ -76,6 +113,8 @@ describe('transactions under ambiguous storage outcomes', () => {
 
   it('every transaction item write repeated by the store after it applied is answered once: no second epoch bump, one transaction', async () => {
     const inner = createStorage({ kind: 'memory', replicaStores: 1 });
+    if (level !== undefined)
+      await inner.metadata.put(CLUSTER_PK, FEATURE_LEVEL_SK, { level, raisedAt: 0, raisedBy: 'test' });
     const metadata = new FaultyMetadataStore(inner.metadata);
     const t = await setup({ storage: { metadata, stores: inner.stores, close: () => {} } });
     const txnWrite = (k: string) => k.startsWith('txn#');
