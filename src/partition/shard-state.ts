@@ -251,7 +251,7 @@ export interface StateUpdate<R> {
 export async function updatePartitionState<R>(
   op: StateUpdate<R> & { known?: StateRead; recogniseOwn?: boolean },
 ): Promise<{ result: R; state: PartitionState }> {
-  if (op.topic.clog) return updateShardPartition(op);
+  if (op.topic.clog) return updateShardPartition(op, op.known);
   const { topic, partition, storeCount, known } = op;
   const pk = partitionPk(topic.name, partition);
   const out = await optimisticUpdate<PartitionState, R>({
@@ -283,13 +283,19 @@ export async function updatePartitionState<R>(
  * entry of the shard's log, so it is ordered with the appends (an election's new epoch fences
  * every append decided after it). Recognised after an ambiguous write by a token of its own.
  */
-export async function updateShardPartition<R>(op: StateUpdate<R>): Promise<{ result: R; state: PartitionState }> {
+export async function updateShardPartition<R>(
+  op: StateUpdate<R>,
+  known?: StateRead,
+): Promise<{ result: R; state: PartitionState }> {
   const { metadata, topic, partition } = op;
   const read = await readShardPartition(metadata, topic, partition, op.storeCount);
   let state = read.state;
   const token = `s${op.now.toString(36)}${Math.random().toString(36).slice(2, 10)}`;
   let written: PartitionState | undefined;
-  let attempt = 0;
+  // A caller that decided on its own read (an election) decides again if the state moved since,
+  // as a conditional write on that read's version would fail: a whole new state decided on an
+  // older one would drop the appends committed in between.
+  let attempt = known && JSON.stringify(known.state) !== JSON.stringify(state) ? 1 : 0;
   const { result } = await new ShardLog(metadata).append<R>(
     topic.name,
     shardOf(partition),

@@ -11,7 +11,7 @@ import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
 import { TopicRegistry } from '../../src/topics/topics.js';
 import { COMMIT_LOG_LEVEL } from '../../src/storage/formats.js';
 import { packEntry, shardOf, type ShardEntry } from '../../src/partition/shard-log.js';
-import { foldShard } from '../../src/partition/shard-state.js';
+import { foldShard, readPartitionState, updatePartitionState } from '../../src/partition/shard-state.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { clock, newLog, rec } from '../support/partition-logs.js';
 import { readRecords } from '../support/read-records.js';
@@ -184,6 +184,57 @@ describe('the commit log per shard', () => {
       [1, 'ab'],
       [2, 'b'],
       [3, 'bb'],
+    ]);
+  });
+  it('does not write a whole new state decided on a read older than an append (an election)', async () => {
+    const metadata = new MemoryMetadataStore();
+    const stores = [new MemoryObjectStore()];
+    const topic = await clogTopic(metadata, stores, 1);
+    const log = newLog(metadata, stores);
+    await log.append(topic, [{ partition: 0, records: [rec('a')] }]);
+    const known = await readPartitionState(metadata, topic, 0, 1);
+    // Committed after the election's read: an election decided on that read must not drop it.
+    await log.append(topic, [{ partition: 0, records: [rec('b')] }]);
+    const elected = await updatePartitionState({
+      metadata,
+      topic,
+      partition: 0,
+      storeCount: 1,
+      now: clock.now(),
+      known,
+      attempts: 2,
+      giveUp: { errorName: 'LEADER_NOT_AVAILABLE', message: 'changed' },
+      decide: (_, attempt) =>
+        attempt === 0
+          ? { write: { ...known.state, leaderEpoch: known.state.leaderEpoch + 1 }, answer: (s) => s }
+          : { done: undefined },
+    });
+    expect(elected.result).toBeUndefined();
+    expect(elected.state.highWatermark).toBe(2);
+    expect(await values(metadata, stores, topic, 0)).toEqual([
+      [0, 'a'],
+      [1, 'b'],
+    ]);
+    // Decided on the state as it is, the same change is written.
+    const current = await readPartitionState(metadata, topic, 0, 1);
+    const again = await updatePartitionState({
+      metadata,
+      topic,
+      partition: 0,
+      storeCount: 1,
+      now: clock.now(),
+      known: current,
+      attempts: 2,
+      giveUp: { errorName: 'LEADER_NOT_AVAILABLE', message: 'changed' },
+      decide: (_, attempt) =>
+        attempt === 0
+          ? { write: { ...current.state, leaderEpoch: current.state.leaderEpoch + 1 }, answer: (s) => s }
+          : { done: undefined },
+    });
+    expect(again.result?.leaderEpoch).toBe(current.state.leaderEpoch + 1);
+    expect(await values(metadata, stores, topic, 0)).toEqual([
+      [0, 'a'],
+      [1, 'b'],
     ]);
   });
 });
