@@ -1,7 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Acks } from '../wire/protocol.js';
 import { KafkaError } from '../wire/errors.js';
-import { checkSequence, type ProducerSequence } from '../partition/producer-state.js';
+import { checkSequence, SequenceGap, type ProducerSequence } from '../partition/producer-state.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { producerEntry } from '../partition/producer-items.js';
 import type { Leadership, SyncReport } from '../partition/leadership.js';
 import { FeatureLevels } from '../storage/feature-level.js';
@@ -124,6 +125,17 @@ export interface LogDeps {
 
 /** Leadership can move while an append is in flight; it is retried this often within one request. */
 const LEADERSHIP_RETRIES = 3;
+/**
+ * The pauses before an idempotent batch refused for a sequence gap (SequenceGap) is decided again
+ * on a fresh read of the partition state. On AWS each produce request is its own Lambda's, so a
+ * producer's up to five requests in flight (max.in.flight.requests.per.connection) race, and a
+ * later batch often reaches its commit while the one before it is still in its object PUT; refused
+ * at once, it costs the client a resend with another PUT, invocation and round of latency. About
+ * 300 ms in all covers a PUT's p99 (150 ms on S3 Standard) twice over; a gap still open after it
+ * is a batch that is lost, not late, and is refused as before. Taken outside the partition's
+ * commit queue, so a predecessor of this process queued behind the waiter commits meanwhile.
+ */
+export const SEQUENCE_GAP_WAITS_MS = [10, 20, 40, 80, 160];
 
 /**
  * Bounds of a group commit. A group waits for its partition's previous group to finish, object
@@ -389,7 +401,7 @@ export class PartitionLog {
     // them (fencing, sequence, ISR) decide whether anything is committed, and a refused request's
     // object is an orphan no commit names, which the sweep deletes after the orphan grace.
     this.prewrite(topic, p, acks, putOnce);
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 0, gapWaits = 0; ; ) {
       const read = await this.readState(topic, p);
       // Before anything that answers or writes: a fenced producer learns nothing else.
       await gate;
@@ -414,6 +426,7 @@ export class PartitionLog {
             `The leader store of ${topic.name}-${p} is not accepting writes`,
           );
         await this.replicas.electIfLeaderDown(topic, p, topic.config.uncleanLeaderElectionEnable);
+        attempt++;
         continue;
       }
       const plan: CommitPlan = {
@@ -454,7 +467,15 @@ export class PartitionLog {
               return r;
             });
       } catch (e) {
-        if (e instanceof KafkaError && e.errorName === 'FENCED_LEADER_EPOCH' && attempt < LEADERSHIP_RETRIES) continue;
+        if (e instanceof KafkaError && e.errorName === 'FENCED_LEADER_EPOCH' && attempt < LEADERSHIP_RETRIES) {
+          attempt++;
+          continue;
+        }
+        // Nothing was written for this batch: after a pause the loop reads the state again and decides anew.
+        if (e instanceof SequenceGap && gapWaits < SEQUENCE_GAP_WAITS_MS.length) {
+          await sleep(SEQUENCE_GAP_WAITS_MS[gapWaits++]!);
+          continue;
+        }
         throw e;
       }
       if (result.kind === 'duplicate')

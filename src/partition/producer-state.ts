@@ -18,6 +18,18 @@ export const PRODUCER_ID_EXPIRATION_MS = 86_400_000;
 /** Bound on producers tracked in one partition state item (keeps the item small). */
 export const MAX_PRODUCERS_PER_PARTITION = 500;
 
+/**
+ * OUT_OF_ORDER_SEQUENCE_NUMBER for a batch ahead of the one the partition expects (a forward gap,
+ * or a later batch of an epoch whose first has not landed): the batches before it may be in flight
+ * in other requests, which on AWS other Lambdas serve, so the commit may decide it again once they
+ * have landed (partition-log.ts SEQUENCE_GAP_WAITS_MS). An overlapping batch is refused as before.
+ */
+export class SequenceGap extends KafkaError {
+  constructor(message: string) {
+    super('OUT_OF_ORDER_SEQUENCE_NUMBER', message);
+  }
+}
+
 export type SequenceCheck =
   | { kind: 'append' }
   | { kind: 'duplicate'; baseOffset: number; lastOffset: number }
@@ -46,10 +58,8 @@ export function checkSequence(last: ProducerSequence | undefined, batch: Produce
   // earlier one into a duplicate. The client bumps its epoch and starts again at 0 (KIP-360).
   if (!last || batch.producerEpoch > last.producerEpoch) {
     if (batch.baseSequence !== 0) {
-      throw new KafkaError(
-        'OUT_OF_ORDER_SEQUENCE_NUMBER',
-        `${where}: the first batch of an epoch must have sequence 0, got ${batch.baseSequence}`,
-      );
+      const message = `${where}: the first batch of an epoch must have sequence 0, got ${batch.baseSequence}`;
+      throw batch.baseSequence > 0 ? new SequenceGap(message) : new KafkaError('OUT_OF_ORDER_SEQUENCE_NUMBER', message);
     }
     return { kind: 'append' };
   }
@@ -64,10 +74,9 @@ export function checkSequence(last: ProducerSequence | undefined, batch: Produce
   if (batch.baseSequence === last.lastSequence + 1) return { kind: 'append' };
   // A retry of the last batch of a producer kept without offsets lands here too: the index answers it.
   if (batch.lastSequence <= last.lastSequence) return { kind: 'older' };
-  throw new KafkaError(
-    'OUT_OF_ORDER_SEQUENCE_NUMBER',
-    `${where}: expected sequence ${last.lastSequence + 1}, got ${batch.baseSequence} (a batch is missing)`,
-  );
+  const expected = `${where}: expected sequence ${last.lastSequence + 1}, got ${batch.baseSequence}`;
+  if (batch.baseSequence > last.lastSequence + 1) throw new SequenceGap(`${expected} (a batch is missing)`);
+  throw new KafkaError('OUT_OF_ORDER_SEQUENCE_NUMBER', `${expected} (it overlaps the last batch)`);
 }
 
 /**

@@ -1,0 +1,143 @@
+/**
+ * An idempotent producer's requests in flight, each served by its own Lambda on AWS, race: a later
+ * batch may reach its commit while the one before it is still committing. The commit then waits for
+ * the gap to fill (SEQUENCE_GAP_WAITS_MS) instead of refusing the batch out of order at once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Storage } from '../../src/compose.js';
+import { SEQUENCE_GAP_WAITS_MS, type PartitionLog } from '../../src/log/partition-log.js';
+import { ProducerIds } from '../../src/producer/producer-ids.js';
+import { partitionPk, STATE_SK } from '../../src/storage/key-layout.js';
+import type { MetadataStore } from '../../src/storage/ports.js';
+import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
+import { memoryBackend } from '../support/backends.js';
+import { FaultyMetadataStore } from '../support/fault-injection.js';
+import { clock, newLog, rec } from '../support/partition-logs.js';
+import { readRecords } from '../support/read-records.js';
+
+/** The metadata store as one Lambda sees it, counting its reads of the partition's state. */
+function countingStateReads(inner: MetadataStore, onRead: (n: number) => void = () => {}) {
+  let reads = 0;
+  const store = Object.assign(Object.create(inner) as MetadataStore, {
+    get: <T>(pk: string, sk: string) => {
+      if (pk.startsWith('part#') && sk === STATE_SK) onRead(++reads);
+      return inner.get<T>(pk, sk);
+    },
+  });
+  return { store, reads: () => reads };
+}
+
+describe('an idempotent batch ahead of the sequence its partition expects', () => {
+  let storage: Storage;
+  let stop: () => Promise<void>;
+  let topics: TopicRegistry;
+  let producers: ProducerIds;
+  let n = 0;
+  const newTopic = () => topics.create({ name: `gap${n++}`, partitionCount: 1, replicationFactor: 1 });
+  const send = (
+    log: PartitionLog,
+    topic: Topic,
+    producer: { producerId: number; producerEpoch: number },
+    seq: number,
+  ) =>
+    log
+      .append(topic, [{ partition: 0, records: [rec(`s${seq}`)] }], {
+        producer: { ...producer, baseSequences: new Map([[0, seq]]) },
+      })
+      .then((r) => r.get(0)!);
+
+  beforeAll(async () => {
+    ({ storage, stop } = await memoryBackend.start());
+    topics = new TopicRegistry(storage.metadata, clock, storage.stores.length);
+    producers = new ProducerIds(storage.metadata);
+  });
+  afterAll(() => stop());
+
+  it('commits after the batch before it, which another Lambda was still committing, in sequence order', async () => {
+    const topic = await newTopic();
+    const producer = await producers.init();
+    // Lambda A's state write of sequence 0 is held until Lambda B has decided on sequence 1 and
+    // been refused once (its third state read is the decision after its first pause).
+    const slow = new FaultyMetadataStore(storage.metadata);
+    const held = slow.faults.gate('put', (key) => key === `${partitionPk(topic.name, 0)}|${STATE_SK}`);
+    const lambdaB = countingStateReads(storage.metadata, (reads) => {
+      if (reads === 3) held.release();
+    });
+    const a = send(newLog(slow, storage.stores), topic, producer, 0);
+    await held.reached;
+    // Released when B is answered too: refused at once, B would otherwise hold A for ever.
+    const b = send(newLog(lambdaB.store, storage.stores), topic, producer, 1).finally(() => held.release());
+    const [first, second] = await Promise.all([a, b]);
+    expect(lambdaB.reads()).toBeGreaterThanOrEqual(3);
+    expect(first).toMatchObject({ ok: true, info: { baseOffset: 0, lastOffset: 0 } });
+    expect(second).toMatchObject({ ok: true, info: { baseOffset: 1, lastOffset: 1 } });
+    const read = await readRecords(newLog(storage.metadata, storage.stores), topic, 0, 0, 1 << 20);
+    expect(read.records.map((r) => [r.offset, Buffer.from(r.value!).toString()])).toEqual([
+      [0, 's0'],
+      [1, 's1'],
+    ]);
+  });
+
+  it('in one process, does not hold the partition while it waits: the batch before it commits meanwhile', async () => {
+    const topic = await newTopic();
+    const producer = await producers.init();
+    const log = newLog(storage.metadata, storage.stores);
+    // Sent in reverse: sequence 2 and 1 reach the partition's commit queue first.
+    const answers = await Promise.all([2, 1, 0].map((seq) => send(log, topic, producer, seq)));
+    expect(answers.map((a) => (a.ok ? a.info.baseOffset : a.error.errorName))).toEqual([2, 1, 0]);
+  });
+
+  it('is refused OUT_OF_ORDER_SEQUENCE_NUMBER once the pauses are over when nobody fills the gap', async () => {
+    const topic = await newTopic();
+    const producer = await producers.init();
+    const lambda = countingStateReads(storage.metadata);
+    const log = newLog(lambda.store, storage.stores);
+    expect(await send(log, topic, producer, 0)).toMatchObject({ ok: true, info: { baseOffset: 0 } });
+    const before = lambda.reads();
+    expect(await send(log, topic, producer, 5)).toMatchObject({
+      ok: false,
+      error: { errorName: 'OUT_OF_ORDER_SEQUENCE_NUMBER' },
+    });
+    // Decided once, then again after each pause, each time on a state read afresh.
+    expect(lambda.reads() - before).toBeGreaterThanOrEqual(SEQUENCE_GAP_WAITS_MS.length + 1);
+    // Nothing was written for it: the next batch in sequence takes the next offset.
+    expect(await send(log, topic, producer, 1)).toMatchObject({ ok: true, info: { baseOffset: 1 } });
+    expect((await log.state(topic, 0)).highWatermark).toBe(2);
+  });
+
+  it('is refused at once, without a pause, when its epoch is fenced', async () => {
+    const topic = await newTopic();
+    const old = await producers.init();
+    const lambda = countingStateReads(storage.metadata);
+    const log = newLog(lambda.store, storage.stores);
+    expect(await send(log, topic, old, 0)).toMatchObject({ ok: true });
+    const bumped = await producers.init(old);
+    expect(await send(log, topic, bumped, 0)).toMatchObject({ ok: true, info: { baseOffset: 1 } });
+    const before = lambda.reads();
+    // Sequence 3 of the old epoch would be a gap; the fence decides first.
+    expect(await send(log, topic, old, 3)).toMatchObject({ ok: false, error: { errorName: 'INVALID_PRODUCER_EPOCH' } });
+    expect(lambda.reads() - before).toBeLessThanOrEqual(2);
+  });
+
+  it('is refused at once when it overlaps the last batch (no earlier batch can fill that)', async () => {
+    const topic = await newTopic();
+    const producer = await producers.init();
+    const lambda = countingStateReads(storage.metadata);
+    const log = newLog(lambda.store, storage.stores);
+    const batch = (seq: number, count: number) =>
+      log
+        .append(
+          topic,
+          Array.from({ length: 1 }, () => ({
+            partition: 0,
+            records: Array.from({ length: count }, (_, i) => rec(`r${seq + i}`)),
+          })),
+          { producer: { ...producer, baseSequences: new Map([[0, seq]]) } },
+        )
+        .then((r) => r.get(0)!);
+    expect(await batch(0, 3)).toMatchObject({ ok: true });
+    const before = lambda.reads();
+    expect(await batch(2, 3)).toMatchObject({ ok: false, error: { errorName: 'OUT_OF_ORDER_SEQUENCE_NUMBER' } });
+    expect(lambda.reads() - before).toBeLessThanOrEqual(2);
+  });
+});
