@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
 import { SEQUENCE_GAP_WAITS_MS, type PartitionLog } from '../../src/log/partition-log.js';
 import { ProducerIds } from '../../src/producer/producer-ids.js';
+import { COMMIT_LOG_LEVEL } from '../../src/storage/formats.js';
 import { partitionPk, STATE_SK } from '../../src/storage/key-layout.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
 import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
@@ -15,7 +16,10 @@ import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { clock, newLog, rec } from '../support/partition-logs.js';
 import { readRecords } from '../support/read-records.js';
 
-/** The metadata store as one Lambda sees it, counting its reads of the partition's state. */
+/**
+ * The metadata store as one Lambda sees it, counting its reads of partition states: the state item,
+ * and on a topic with a commit log the Query of its shard's entries.
+ */
 function countingStateReads(inner: MetadataStore, onRead: (n: number) => void = () => {}) {
   let reads = 0;
   const store = Object.assign(Object.create(inner) as MetadataStore, {
@@ -23,17 +27,31 @@ function countingStateReads(inner: MetadataStore, onRead: (n: number) => void = 
       if (pk.startsWith('part#') && sk === STATE_SK) onRead(++reads);
       return inner.get<T>(pk, sk);
     },
+    query: <T>(pk: string, options?: Parameters<MetadataStore['query']>[1]) => {
+      if (pk.startsWith('clog#')) onRead(++reads);
+      return inner.query<T>(pk, options);
+    },
   });
   return { store, reads: () => reads };
 }
 
-describe('an idempotent batch ahead of the sequence its partition expects', () => {
+// Both commit layouts: a commit per partition, and the commit log per shard of partitions.
+const layouts = [
+  { name: 'a commit per partition', level: COMMIT_LOG_LEVEL - 1 },
+  { name: 'a commit log', level: COMMIT_LOG_LEVEL },
+];
+
+describe.each(layouts)('an idempotent batch ahead of the sequence its partition expects, $name', ({ level }) => {
   let storage: Storage;
   let stop: () => Promise<void>;
   let topics: TopicRegistry;
   let producers: ProducerIds;
   let n = 0;
-  const newTopic = () => topics.create({ name: `gap${n++}`, partitionCount: 1, replicationFactor: 1 });
+  const newTopic = async () => {
+    const topic = await topics.create({ name: `gap${n++}`, partitionCount: 1, replicationFactor: 1 });
+    expect(topic.clog === true).toBe(level >= COMMIT_LOG_LEVEL);
+    return topic;
+  };
   const send = (
     log: PartitionLog,
     topic: Topic,
@@ -48,7 +66,7 @@ describe('an idempotent batch ahead of the sequence its partition expects', () =
 
   beforeAll(async () => {
     ({ storage, stop } = await memoryBackend.start());
-    topics = new TopicRegistry(storage.metadata, clock, storage.stores.length);
+    topics = new TopicRegistry(storage.metadata, clock, storage.stores.length, { featureLevel: async () => level });
     producers = new ProducerIds(storage.metadata);
   });
   afterAll(() => stop());
@@ -56,19 +74,22 @@ describe('an idempotent batch ahead of the sequence its partition expects', () =
   it('commits after the batch before it, which another Lambda was still committing, in sequence order', async () => {
     const topic = await newTopic();
     const producer = await producers.init();
-    // Lambda A's state write of sequence 0 is held until Lambda B has decided on sequence 1 and
-    // been refused once (its third state read is the decision after its first pause).
+    // Lambda A's commit of sequence 0 (its state write, or its commit log entry) is held until
+    // Lambda B has decided on sequence 1 and been refused (at most two state reads a decision: by
+    // its fifth read B has paused at least once).
     const slow = new FaultyMetadataStore(storage.metadata);
-    const held = slow.faults.gate('put', (key) => key === `${partitionPk(topic.name, 0)}|${STATE_SK}`);
+    const commitKey = (key: string) =>
+      topic.clog ? key.startsWith('clog#') && key.includes('|e#') : key === `${partitionPk(topic.name, 0)}|${STATE_SK}`;
+    const held = slow.faults.gate('put', commitKey);
     const lambdaB = countingStateReads(storage.metadata, (reads) => {
-      if (reads === 3) held.release();
+      if (reads === 5) held.release();
     });
     const a = send(newLog(slow, storage.stores), topic, producer, 0);
     await held.reached;
     // Released when B is answered too: refused at once, B would otherwise hold A for ever.
     const b = send(newLog(lambdaB.store, storage.stores), topic, producer, 1).finally(() => held.release());
     const [first, second] = await Promise.all([a, b]);
-    expect(lambdaB.reads()).toBeGreaterThanOrEqual(3);
+    expect(lambdaB.reads()).toBeGreaterThanOrEqual(5);
     expect(first).toMatchObject({ ok: true, info: { baseOffset: 0, lastOffset: 0 } });
     expect(second).toMatchObject({ ok: true, info: { baseOffset: 1, lastOffset: 1 } });
     const read = await readRecords(newLog(storage.metadata, storage.stores), topic, 0, 0, 1 << 20);
@@ -85,6 +106,25 @@ describe('an idempotent batch ahead of the sequence its partition expects', () =
     // Sent in reverse: sequence 2 and 1 reach the partition's commit queue first.
     const answers = await Promise.all([2, 1, 0].map((seq) => send(log, topic, producer, seq)));
     expect(answers.map((a) => (a.ok ? a.info.baseOffset : a.error.errorName))).toEqual([2, 1, 0]);
+  });
+
+  it('waits in a request of several partitions, whose other partitions commit as they come', async () => {
+    const topic = await topics.create({ name: `gap${n++}`, partitionCount: 3, replicationFactor: 1 });
+    const producer = await producers.init();
+    const log = newLog(storage.metadata, storage.stores);
+    // The second request's partition 2 is its first batch there: it commits at once.
+    const request = (seq: number, partitions: number[]) =>
+      log.append(
+        topic,
+        partitions.map((p) => ({ partition: p, records: [rec(`p${p}s${seq}`)] })),
+        { producer: { ...producer, baseSequences: new Map(partitions.map((p) => [p, p === 2 ? 0 : seq])) } },
+      );
+    const [later, first] = await Promise.all([request(1, [0, 1, 2]), request(0, [0, 1])]);
+    for (const p of [0, 1]) {
+      expect(first.get(p)).toMatchObject({ ok: true, info: { baseOffset: 0 } });
+      expect(later.get(p)).toMatchObject({ ok: true, info: { baseOffset: 1 } });
+    }
+    expect(later.get(2)).toMatchObject({ ok: true, info: { baseOffset: 0 } });
   });
 
   it('is refused OUT_OF_ORDER_SEQUENCE_NUMBER once the pauses are over when nobody fills the gap', async () => {
