@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createStorage } from '../../src/compose.js';
-import { partitionPk } from '../../src/storage/key-layout.js';
+import { clogPk, partitionPk } from '../../src/storage/key-layout.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { testApp } from '../support/test-app.js';
 import { eventually, recordValue, startSink, type Sink } from './webhook-sink.js';
@@ -275,7 +275,9 @@ describe('trigger delivery knobs', () => {
         },
       );
       sink.answer = failsOn('poison');
-      const dltState = (k: string) => k.startsWith(`${partitionPk('lost-dlt', 0)}|`);
+      // The failure topic's commit point: its partition state, or its shard's log entry (feature level 9).
+      const dltState = (k: string) =>
+        k.startsWith(`${partitionPk('lost-dlt', 0)}|`) || k.startsWith(`${clogPk('lost-dlt', 0)}|e#`);
       metadata.faults.fail('put', { when, times: 2, match: dltState });
       await produce('lost', 'poison');
       await produce('lost', 'fine');
