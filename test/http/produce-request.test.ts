@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECENT_FULL } from '../../src/partition/producer-state.js';
 import { encodeTopicData, PRODUCE_REQUEST_MEDIA_TYPE, type TopicData } from '../../src/wire/produce-request.js';
-import { partitionPk, STATE_SK } from '../../src/storage/key-layout.js';
+import { clogPk } from '../../src/storage/key-layout.js';
 import { decodeRecordBatches, encodeRecordBatch, type EncodeBatchOptions } from '../../src/wire/record-batch.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../src/http/record-batch-body.js';
 import { allBackends } from '../support/backends.js';
@@ -139,7 +139,7 @@ describe.each(allBackends)('multi-partition produce on $name', (backend) => {
     expect(await values('a', 1)).toEqual([]);
   });
 
-  it('an idempotent request resent after partial and ambiguous failures is appended exactly once in every partition', async () => {
+  it('an idempotent request resent after a failed and an ambiguous commit is appended exactly once in every partition', async () => {
     expect((await t.call('POST', 'topics', { topic_name: 'idem', partitions_count: 3 })).status).toBe(201);
     const { body: id } = await t.call('POST', 'producers:init', {});
     const producer = { producerId: id.producer_id as number, producerEpoch: id.producer_epoch as number };
@@ -152,22 +152,24 @@ describe.each(allBackends)('multi-partition produce on $name', (backend) => {
         })),
       },
     ];
-    // Partition 1's commit fails before it lands; partition 2's lands but its answer is lost.
-    metadata.faults.fail('put', { when: 'before', match: (k) => k === `${partitionPk('idem', 1)}|${STATE_SK}` });
-    metadata.faults.fail('put', { when: 'after', match: (k) => k === `${partitionPk('idem', 2)}|${STATE_SK}` });
+    // The topic commits a request's partitions in one entry of its shard's log (feature level 9):
+    // the first request's entry fails before it lands, the second's lands but its answer is lost.
+    const entry = (k: string) => k.startsWith(`${clogPk('idem', 0)}|e#`);
+    metadata.faults.fail('put', { when: 'before', match: entry });
     const first = await produce(request(0, 'r1'));
-    expect(first.of('idem', 0)).toMatchObject({ error_code: 0, base_offset: 0 });
-    expect(first.of('idem', 1).error_code).not.toBe(0);
-    expect(first.of('idem', 2).error_code).not.toBe(0);
+    for (const p of [0, 1, 2]) expect(first.of('idem', p).error_code).not.toBe(0);
     // The producer resends the request as it was (same sequences).
     const again = await produce(request(0, 'r1'));
-    expect(again.of('idem', 0)).toMatchObject({ error_code: 0, base_offset: 0, last_offset: 1, duplicate: true });
-    expect(again.of('idem', 1)).toMatchObject({ error_code: 0, base_offset: 0, last_offset: 1 });
-    expect(again.of('idem', 1).duplicate).toBeUndefined();
-    expect(again.of('idem', 2)).toMatchObject({ error_code: 0, base_offset: 0, last_offset: 1, duplicate: true });
+    for (const p of [0, 1, 2]) {
+      expect(again.of('idem', p)).toMatchObject({ error_code: 0, base_offset: 0, last_offset: 1 });
+      expect(again.of('idem', p).duplicate).toBeUndefined();
+    }
+    metadata.faults.fail('put', { when: 'after', match: entry });
+    const lost = await produce(request(2, 'r2'));
+    for (const p of [0, 1, 2]) expect(lost.of('idem', p).error_code).not.toBe(0);
     const next = await produce(request(2, 'r2'));
     for (const p of [0, 1, 2])
-      expect(next.of('idem', p)).toMatchObject({ error_code: 0, base_offset: 2, last_offset: 3 });
+      expect(next.of('idem', p)).toMatchObject({ error_code: 0, base_offset: 2, last_offset: 3, duplicate: true });
     for (const p of [0, 1, 2])
       expect(await values('idem', p)).toEqual([`r1-${p}-a`, `r1-${p}-b`, `r2-${p}-a`, `r2-${p}-b`]);
     // A sequence gap in one partition fails that partition only.
