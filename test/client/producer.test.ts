@@ -400,7 +400,9 @@ describe('producer against the local server', () => {
     await kafka.admin().createTopics({ topics: [{ topic: 'full-batches', numPartitions: 1 }] });
     const front = await proxy(server!.origin);
     try {
-      const producer = new Kafka({ url: front.origin }).producer();
+      // linger.ms long enough that only full batches leave before close (on a loaded machine the
+      // default 50 ms can pass while the 3,000 sends are still being taken).
+      const producer = new Kafka({ url: front.origin }).producer({ lingerMs: 3_000 });
       // Keys, headers and timestamps years apart: the records whose varints the size estimate
       // knows least well. 3 MiB of them, all to one partition.
       const sends: Promise<RecordMetadata[]>[] = [];
