@@ -7,6 +7,7 @@
  * duplicate).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clogPk } from '../../src/storage/key-layout.js';
 import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { testApp } from '../support/test-app.js';
@@ -81,7 +82,10 @@ for (const backend of allBackends) {
     it('produces a copy once when its produce applied and the answer was lost', async () => {
       expect((await api.receive('gdl', ['jobs'], 'c', 1)).map((r) => r.offset)).toEqual([2]);
       // The dead-letter partition's commit applies, then fails: the copy is in, its producer does not know.
-      metadata.faults.fail('put', { when: 'after', match: (k) => k.includes('dlq.jobs') && k.endsWith('|state') });
+      // (Its commit point is the partition's state, or its shard's log entry on a topic made at level 9.)
+      const commit = (k: string) =>
+        (k.includes('dlq.jobs') && k.endsWith('|state')) || (k.startsWith(clogPk('dlq.jobs', 0)) && k.includes('|e#'));
+      metadata.faults.fail('put', { when: 'after', match: commit });
       expect(await api.ack('gdl', 'c', [{ topic: 'jobs', offset: 2, type: 'reject' }])).toEqual([null]);
       expect(metadata.faults.injected).toBe(1);
       // Still archiving: SPSO waits on it.
