@@ -164,8 +164,12 @@ describe('OffsetIndex.entriesFrom paging', () => {
             const c = commit(offset, s.recordCount, s.bytes, { leaderEpoch: s.kind === 'truncated' ? 0 : 1 });
             // Inside this commit's offsets (no other entry starts there), written before it:
             // a deleted topic's leftover entry, or one that a covering entry replaced (segment merge).
-            if (s.kind === 'foreign') await index.put(TOPIC, 0, commit(offset + 1, 1, s.bytes, { topicId: 'id-0' }));
-            if (s.kind === 'stale') await index.put(TOPIC, 0, commit(offset + 1, 1, s.bytes, { leaderEpoch: 1 }));
+            // A one-record commit has no offset inside it: offset + 1 is where the next commit starts.
+            const inside = s.recordCount > 1;
+            if (inside && s.kind === 'foreign')
+              await index.put(TOPIC, 0, commit(offset + 1, 1, s.bytes, { topicId: 'id-0' }));
+            if (inside && s.kind === 'stale')
+              await index.put(TOPIC, 0, commit(offset + 1, 1, s.bytes, { leaderEpoch: 1 }));
             // The last commit's index write may not have landed (entriesFrom repairs it from the state).
             if (i < specs.length - 1 || lastIndexed) await index.put(TOPIC, 0, c);
             last = c;
@@ -190,7 +194,7 @@ describe('OffsetIndex.entriesFrom paging', () => {
           else expect(await actual).toEqual(expected);
         },
       ),
-      { numRuns: 150 },
+      { numRuns: 150, ...(process.env.FC_SEED && { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH }) },
     );
   });
 });
