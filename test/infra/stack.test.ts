@@ -30,7 +30,8 @@ beforeAll(() => {
   const started = performance.now();
   s = synthStack();
   synthMs = performance.now() - started;
-}, 120_000);
+  // Bundling every function takes ~25 s on a quiet machine, several times that on a loaded one.
+}, 300_000);
 afterAll(() => s?.cleanup());
 
 const resources = (t: Template, type: string) => t.findResources(type) as Record<string, Resource>;

@@ -82,9 +82,6 @@ describe('storage requests per transaction', () => {
     await t.call('POST', 'transactions/eos/commit', { producer_id: p.producer_id, producer_epoch: p.producer_epoch });
     const commit = t.diff(beforeCommit, t.snapshot());
 
-    // The idempotent produce, for comparison: 1 PUT; producer epoch, partition state reads (the topic
-    // comes from the topic cache); state and index writes (no producer item); the push notifier's
-    // query of the topic's subscriptions (the first produce to the topic; later ones reuse the list).
     // The idempotent produce, for comparison (the topic commits through its shard's log,
     // docs/architecture.md "One conditional write per request"): 1 PUT; the producer epoch, and on
     // this process's first read of the partition its state item and the shard's fold mark (the
@@ -98,8 +95,6 @@ describe('storage requests per transaction', () => {
     // entries since, twice; + the transaction entry, the log entry, the timeout timer and the Ongoing
     // write, which confirms the entry (a later produce to the same partition: 0 more writes).
     expect(produce).toEqual({ s3Put: 1, get: 2, query: 2, put: 4, delete: 0 });
-    // Offsets: the transaction item read + write (the partition is checked against the cached topic),
-    // and before the write the group's pending-offsets marker (KIP-447's require_stable looks there).
     // Offsets: the offset's entry, the state item and, after the entry and the group's pending-offsets
     // marker are written (KIP-447's require_stable looks there), the state item again to confirm the
     // transaction is still Ongoing; then the HTTP answer's describe (the state item, a query of entries).
