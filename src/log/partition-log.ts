@@ -46,7 +46,7 @@ import {
 } from '../storage/key-layout.js';
 import { noLogger, noMetrics, type Logger, type Metrics } from '../metrics.js';
 import { asKafkaError, PartitionReader } from './partition-reader.js';
-import { commitToShard, RequestCommit } from '../partition/shard-commit.js';
+import { commitToShard, prefetchShard, RequestCommit } from '../partition/shard-commit.js';
 import { readPartitionState, updatePartitionState } from '../partition/shard-state.js';
 import { shardOf, ShardLog } from '../partition/shard-log.js';
 
@@ -401,8 +401,9 @@ export class PartitionLog {
     // them (fencing, sequence, ISR) decide whether anything is committed, and a refused request's
     // object is an orphan no commit names, which the sweep deletes after the orphan grace.
     this.prewrite(topic, p, acks, putOnce);
-    for (let attempt = 0, gapWaits = 0; ; ) {
-      const read = await this.readState(topic, p);
+    for (let attempt = 0, gapWaits = 0, first = true; ; first = false) {
+      // On a commit log, first the read its commit will decide on (one Query for the request's shard).
+      const read = (first && (await shared?.readAhead(p))) || (await this.readState(topic, p));
       // Before anything that answers or writes: a fenced producer learns nothing else.
       await gate;
       const { state } = read;
@@ -785,12 +786,14 @@ export class PartitionLog {
       now: () => this.deps.clock.now(),
     };
     // This process's commits to a shard queue, so they do not race each other for its next entry.
+    // The commit's read starts now, beside the object's PUT, not after it.
     return new RequestCommit(
-      (appends) =>
+      (appends, prefetch) =>
         this.serialized(`clog|${topic.name}|${shardOf(appends[0]!.partition)}`, () =>
-          commitToShard(deps, topic, appends),
+          commitToShard(deps, topic, appends, prefetch),
         ),
       partitions,
+      (shard, ps) => prefetchShard(deps, topic, shard, ps),
     );
   }
 

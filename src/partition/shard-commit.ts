@@ -14,7 +14,7 @@ import { partitionPk } from '../storage/key-layout.js';
 import type { TopicMeta } from '../topics/topics.js';
 import { PRODUCER_CACHE_SIZE, type ProducerSequence } from './producer-state.js';
 import { producerEntry, spillProducers } from './producer-items.js';
-import { commitToken, nextState, type CommitPlan, type CommitResult } from './partition-commit.js';
+import { commitToken, nextState, type CommitPlan, type CommitResult, type StateRead } from './partition-commit.js';
 import type { PartitionState } from './partition-state.js';
 import { indexItems } from './offset-index.js';
 import {
@@ -36,19 +36,64 @@ export interface ShardCommitDeps {
 
 export type ShardOutcome = CommitResult | { kind: 'refused'; error: unknown };
 
+type ShardRead = Awaited<ReturnType<typeof readShardPartitions>>;
+
+/** Entries this process wrote, per metadata store and shard: a read older than one of them misses it. */
+const entriesWritten = new WeakMap<MetadataStore, Map<string, number>>();
+const shardKey = (topic: TopicMeta, shard: number) => `${topic.name}|${topic.id}|${shard}`;
+function writtenBy(metadata: MetadataStore): Map<string, number> {
+  let m = entriesWritten.get(metadata);
+  if (!m) entriesWritten.set(metadata, (m = new Map()));
+  return m;
+}
+
+/** The shard's partitions read ahead of the commit, beside the request's PUT. */
+export interface ShardPrefetch {
+  read: Promise<ShardRead>;
+  /** This process's entries written to the shard when the read began. */
+  written: number;
+}
+
+/** Starts the read a commit of `partitions` (all of one shard) decides on, so it need not follow the PUT. */
+export function prefetchShard(
+  deps: ShardCommitDeps,
+  topic: TopicMeta,
+  shard: number,
+  partitions: number[],
+): ShardPrefetch {
+  const written = writtenBy(deps.metadata).get(shardKey(topic, shard)) ?? 0;
+  const read = readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount);
+  read.catch(() => {}); // a failed read is read again by the commit
+  return { read, written };
+}
+
 /**
  * Commits the appends (one per partition, all of one shard) of one request with one entry, or as
  * many as lost races need. The entry carries a token of this call: found in the entry the failed
  * condition returns, the write was this call's own (applied, its answer lost).
+ *
+ * With `prefetch` (read beside the request's PUT) the commit decides on that read instead of
+ * reading after the PUT, so its answer waits one round trip less. Entries written since are
+ * learned from the failed condition (and one Query: `ShardLog.append`'s `stale`), and a refusal
+ * is only answered on a read made after the PUT, as a sequence gap or a newer epoch may be in
+ * those entries. A read older than an entry of this process's own is not used.
  */
 export async function commitToShard(
   deps: ShardCommitDeps,
   topic: TopicMeta,
   appends: { partition: number; plan: CommitPlan }[],
+  prefetch?: ShardPrefetch,
 ): Promise<Map<number, ShardOutcome>> {
   const shard = shardOf(appends[0]!.partition);
   const partitions = appends.map((a) => a.partition);
-  const { reads, tail, mark } = await readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount);
+  const written = writtenBy(deps.metadata);
+  const key = shardKey(topic, shard);
+  const ahead =
+    prefetch && prefetch.written === (written.get(key) ?? 0) ? await prefetch.read.catch(() => undefined) : undefined;
+  const stale = ahead !== undefined && partitions.every((p) => ahead.reads.has(p));
+  const { reads, tail, mark } = stale
+    ? ahead
+    : await readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount);
   const states = new Map([...reads].map(([p, r]) => [p, r.state]));
   const log = new ShardLog(deps.metadata);
   const objectKey = appends[0]!.plan.pending.objectKey;
@@ -60,7 +105,7 @@ export async function commitToShard(
     shard,
     tail,
     token,
-    async (news) => {
+    async (news, _n, old) => {
       for (const e of news)
         for (const p of partitions)
           if (touches(e, p)) states.set(p, applyEntry(storedState(states.get(p)!), e, p).state);
@@ -99,6 +144,8 @@ export async function commitToShard(
           decided.set(p, { kind: 'refused', error: e });
         }
       }
+      // A refusal or a duplicate is answered on the entries since the read (a gap filled, an epoch moved).
+      if (old && [...decided.values()].some((o) => o.kind !== 'committed')) return { catchUp: true };
       if (changes.length === 0 && wholes.length === 0) return { done: decided };
       // Producers leaving a state's cache are in their items before the entry that drops them.
       await Promise.all(spills.map((s) => spillProducers(deps.metadata, s.pk, topic.id, s.evicted)));
@@ -119,7 +166,12 @@ export async function commitToShard(
       };
       return { write, answer: () => decided };
     },
+    { stale },
   );
+  if (n !== undefined) {
+    if (written.size >= 10_000) written.clear();
+    written.set(key, (written.get(key) ?? 0) + 1);
+  }
   for (const [p, o] of result) if (o.kind === 'committed') result.set(p, { ...o, retries });
   // One writer folds at 64 entries past the mark; past twice that (it died first), every writer does.
   const unfolded = (n ?? 0) - mark;
@@ -192,12 +244,27 @@ interface Waiting {
 export class RequestCommit {
   private readonly outstanding: Set<number>;
   private readonly waiting = new Map<number, Waiting>();
+  /** Per shard, its partitions' read started with the request (used by the shard's first commit only). */
+  private readonly prefetched = new Map<number, ShardPrefetch>();
 
   constructor(
-    private readonly commit: (appends: { partition: number; plan: CommitPlan }[]) => Promise<Map<number, ShardOutcome>>,
+    private readonly commit: (
+      appends: { partition: number; plan: CommitPlan }[],
+      prefetch?: ShardPrefetch,
+    ) => Promise<Map<number, ShardOutcome>>,
     partitions: number[],
+    prefetch?: (shard: number, partitions: number[]) => ShardPrefetch,
   ) {
     this.outstanding = new Set(partitions);
+    if (prefetch)
+      for (const shard of new Set(partitions.map(shardOf)))
+        this.prefetched.set(
+          shard,
+          prefetch(
+            shard,
+            partitions.filter((p) => shardOf(p) === shard),
+          ),
+        );
   }
 
   submit(partition: number, plan: CommitPlan): Promise<ShardOutcome> {
@@ -206,6 +273,14 @@ export class RequestCommit {
     );
     this.flush(shardOf(partition));
     return answer;
+  }
+
+  /** The partition's state from the read started with the request (undefined once its shard committed). */
+  readAhead(partition: number): Promise<StateRead | undefined> | undefined {
+    return this.prefetched.get(shardOf(partition))?.read.then(
+      (r) => r.reads.get(partition),
+      () => undefined,
+    );
   }
 
   /** The run of `partition` will submit nothing more. */
@@ -219,7 +294,12 @@ export class RequestCommit {
     if (running.length === 0 || !running.every((p) => this.waiting.has(p))) return;
     const batch = running.map((p) => ({ partition: p, ...this.waiting.get(p)! }));
     for (const p of running) this.waiting.delete(p);
-    this.commit(batch.map(({ partition, plan }) => ({ partition, plan }))).then(
+    const prefetch = this.prefetched.get(shard);
+    this.prefetched.delete(shard);
+    this.commit(
+      batch.map(({ partition, plan }) => ({ partition, plan })),
+      prefetch,
+    ).then(
       (outcomes) => {
         for (const w of batch) w.resolve(outcomes.get(w.partition) ?? { kind: 'refused', error: missing(w.partition) });
       },

@@ -193,8 +193,11 @@ export interface Tail {
   entries: { n: number; entry: ShardEntry }[];
 }
 
-/** What a writer decides on the tail it knows: an entry to write, or an answer without one. */
-export type EntryDecision<R> = { write: ShardEntry; answer: (n: number) => R } | { done: R };
+/**
+ * What a writer decides on the tail it knows: an entry to write, an answer without one, or (on a
+ * tail that may be old) to read the entries since and decide again before answering.
+ */
+export type EntryDecision<R> = { write: ShardEntry; answer: (n: number) => R } | { done: R } | { catchUp: true };
 
 export class ShardLog {
   constructor(private readonly metadata: MetadataStore) {}
@@ -221,22 +224,39 @@ export class ShardLog {
    * decides again on each lost race: the winner's entry is its new input. The entry a failed
    * condition returns with this writer's token is its own (the write applied, its answer was lost
    * and the SDK sent it again): answered as written.
+   *
+   * `stale`: `known` was read beside other work (the request's PUT), so entries may have been
+   * written since. The first lost race then reads every entry since in one Query rather than
+   * learning them one failed write at a time, and `decide` (told the tail may be old) may ask for
+   * that read before it answers without writing. The conditional write decides either way.
    */
   async append<R>(
     topic: string,
     shard: number,
     known: Tail,
     token: string,
-    decide: (news: ShardEntry[], n: number) => EntryDecision<R> | Promise<EntryDecision<R>>,
-    options: { attempts?: number } = {},
+    decide: (news: ShardEntry[], n: number, stale: boolean) => EntryDecision<R> | Promise<EntryDecision<R>>,
+    options: { attempts?: number; stale?: boolean } = {},
   ): Promise<{ result: R; n?: number; retries: number }> {
     const pk = clogPk(topic, shard);
     let n = known.last + 1;
     let news: ShardEntry[] = [];
+    let stale = options.stale ?? false;
+    const catchUp = async (found: ShardEntry[], after: number) => {
+      const since = await this.tail(topic, shard, after);
+      news = [...found, ...since.entries.map((e) => e.entry)];
+      n = since.last + 1;
+      stale = false;
+    };
     const attempts = options.attempts ?? 64;
     for (let attempt = 0; attempt < attempts; attempt++) {
-      const decision = await decide(news, n);
+      const decision = await decide(news, n, stale);
       if ('done' in decision) return { result: decision.done, retries: attempt };
+      if ('catchUp' in decision) {
+        if (stale) await catchUp([], n - 1);
+        else news = [];
+        continue;
+      }
       try {
         await this.metadata.put(
           pk,
@@ -256,8 +276,11 @@ export class ShardLog {
         if (!found) throw e;
         const entry = unpackEntry(found.value);
         if (entry.token === token) return { result: decision.answer(n), n, retries: attempt };
-        news = [entry];
-        n++;
+        if (stale) await catchUp([entry], n);
+        else {
+          news = [entry];
+          n++;
+        }
       }
     }
     throw new KafkaError('KAFKA_STORAGE_ERROR', `Too much contention committing to ${topic} shard ${shard}; retry`);
