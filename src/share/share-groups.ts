@@ -426,7 +426,10 @@ export class ShareGroups {
           config,
         );
         advanceStart(s, pstate.logStartOffset);
-        if (taken.length === 0 && !expired && found) return { done: true };
+        // Nothing taken may still move SPEO: past transaction markers (control records) at the log's
+        // tail, which no receiver takes and which a reader would otherwise read again every time.
+        const moved = found !== undefined && (s.speo !== found.value.speo || s.spso !== found.value.spso);
+        if (taken.length === 0 && !expired && !moved && found) return { done: true };
         remember(s, token);
         return { write: s, answer: () => true };
       },

@@ -23,7 +23,7 @@ for (const backend of allBackends) {
       ({ storage, stop } = await backend.start());
       ({ call, services } = testApp({ storage, clock }));
       api = shareClient(call);
-      for (const t of ['q', 'latest', 'locks', 'many', 'shape'])
+      for (const t of ['q', 'latest', 'locks', 'many', 'shape', 'marks'])
         expect((await call('POST', 'topics', { topic_name: t, partitions_count: 1 })).status).toBe(201);
     }, 60_000);
     afterAll(() => stop?.());
@@ -207,6 +207,34 @@ for (const backend of allBackends) {
       await api.ack('gmany', 'a', [{ topic: 'many', offset: 0, last: 49, type: 'accept' }]);
       const more = await api.receive('gmany', ['many'], 'b', 1000);
       expect(more.map((r) => r.offset)).toEqual(Array.from({ length: 50 }, (_, i) => 200 + i));
+    });
+
+    it("moves SPEO past transaction markers at the log's tail, so the lag comes to 0", async () => {
+      const topic = await services.topics.get('marks');
+      const producer = { producerId: 7_000_000, producerEpoch: 0, transactional: true };
+      const appended = (
+        await services.log.append(
+          topic,
+          [{ partition: 0, records: [{ key: null, value: Buffer.from('t0'), headers: [], timestamp: 1 }] }],
+          { producer: { ...producer, baseSequences: new Map([[0, 0]]) } },
+        )
+      ).get(0)!;
+      expect(appended.ok).toBe(true);
+      await api.earliest('gmarks');
+      const got = await api.receive('gmarks', ['marks'], 'w');
+      expect(got.map((r) => r.offset)).toEqual([0]);
+      expect(await api.ack('gmarks', 'w', [{ topic: 'marks', offset: 0, type: 'accept' }])).toEqual([null]);
+      // The transaction ends after its record was delivered: its marker (offset 1) is the log's tail.
+      const marker = await services.log.writeMarker(topic, 0, { type: 'COMMIT', ...producer, coordinatorEpoch: 0 });
+      expect(marker).toEqual({ written: true, offset: 1 });
+      expect((await api.describe('gmarks')).partitions[0]).toMatchObject({ end_offset: 1, high_watermark: 2, lag: 1 });
+      expect(await api.receive('gmarks', ['marks'], 'w')).toEqual([]);
+      expect((await api.describe('gmarks')).partitions[0]).toMatchObject({
+        start_offset: 2,
+        end_offset: 2,
+        high_watermark: 2,
+        lag: 0,
+      });
     });
 
     it('answers bad requests with Kafka error names and no partial state', async () => {
