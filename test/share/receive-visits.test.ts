@@ -29,6 +29,7 @@ for (const backend of allBackends) {
         ['visits', 4],
         ['sized', 1],
         ['big', 1],
+        ['contended', 1],
       ] as const)
         expect((await call('POST', 'topics', { topic_name: topic, partitions_count: partitions })).status).toBe(201);
     }, 60_000);
@@ -95,6 +96,29 @@ for (const backend of allBackends) {
       const got = await api.receive('gb', ['big'], 'w', 100);
       expect(got.map((r) => r.offset)).toEqual(Array.from({ length: 100 }, (_, i) => i));
       expect(got.at(-1)?.value?.data).toBe('99'.padStart(4096, '.'));
+    });
+
+    it("orders one process's writers of a share-partition: concurrent receives and acks lose no race", async () => {
+      await api.produce(
+        'contended',
+        Array.from({ length: 40 }, (_, i) => `c${i}`),
+      );
+      await api.earliest('gc');
+      calls = [];
+      // Eight receivers of one process at once on one share-partition: each waits for the one before
+      // (without that, all read the same version, and all but one lost the write and took nothing).
+      const got = await Promise.all(Array.from({ length: 8 }, (_, w) => api.receive('gc', ['contended'], `w${w}`, 5)));
+      expect(got.map((g) => g.length)).toEqual(Array(8).fill(5));
+      expect(got.flat().map((r) => r.offset)).toEqual(expect.arrayContaining(Array.from({ length: 40 }, (_, i) => i)));
+      const acks = await Promise.all(
+        got.map((g, w) =>
+          api.ack('gc', `w${w}`, [{ topic: 'contended', offset: g[0]!.offset, last: g[4]!.offset, type: 'accept' }]),
+        ),
+      );
+      expect(acks.flat()).toEqual(Array(40).fill(null));
+      const lost = calls.filter((c) => c.op === 'UpdateItem' && c.conditionFailed);
+      expect(lost).toEqual([]);
+      expect((await api.describe('gc')).partitions[0]).toMatchObject({ start_offset: 40, lag: 0 });
     });
   });
 }
