@@ -85,24 +85,24 @@ describe('storage requests per transaction', () => {
     // The idempotent produce, for comparison (the topic commits through its shard's log,
     // docs/architecture.md "One conditional write per request"): 1 PUT; the producer epoch, and on
     // this process's first read of the partition its state item and the shard's fold mark (the
-    // topic comes from the topic cache); the shard's entries since (one query before the run, one
-    // as the commit starts); one log entry (no index entry, no producer item: the fold writes
+    // topic comes from the topic cache); the shard's entries since (one query, beside the PUT);
+    // one log entry (no index entry, no producer item: the fold writes
     // those); the push notifier's query of the topic's subscriptions (the first produce to the
     // topic; later ones reuse the list).
-    expect(plain).toEqual({ s3Put: 1, get: 3, query: 3, put: 1, delete: 0 });
+    expect(plain).toEqual({ s3Put: 1, get: 3, query: 2, put: 1, delete: 0 });
     // The first transactional produce to a partition: the transaction's partition entry, then its state
     // item, read (the partition's resolved state replaces the producer epoch's read); the shard's
-    // entries since, twice; + the transaction entry, the log entry, the timeout timer and the Ongoing
+    // entries since, once; + the transaction entry, the log entry, the timeout timer and the Ongoing
     // write, which confirms the entry (a later produce to the same partition: 0 more writes).
-    expect(produce).toEqual({ s3Put: 1, get: 2, query: 2, put: 4, delete: 0 });
+    expect(produce).toEqual({ s3Put: 1, get: 2, query: 1, put: 4, delete: 0 });
     // Offsets: the offset's entry, the state item and, after the entry and the group's pending-offsets
     // marker are written (KIP-447's require_stable looks there), the state item again to confirm the
     // transaction is still Ongoing; then the HTTP answer's describe (the state item, a query of entries).
     expect(offsets).toEqual({ s3Put: 0, get: 4, query: 1, put: 2, delete: 0 });
     // Commit: PrepareCommit, the query of its entries, one marker (object PUT, the shard's entries
-    // since, twice, and one log entry), the group's offset (read, then written over its version),
+    // since, once, and one log entry), the group's offset (read, then written over its version),
     // CompleteCommit, then the group's pending-offsets marker (read, deleted) and the two entries
     // deleted.
-    expect(commit).toEqual({ s3Put: 1, get: 3, query: 3, put: 4, delete: 3 }); // the topics and subscriptions from the caches
+    expect(commit).toEqual({ s3Put: 1, get: 3, query: 2, put: 4, delete: 3 }); // the topics and subscriptions from the caches
   });
 });
