@@ -86,7 +86,7 @@ async function produce(
   services: AppServices,
   topic: Topic,
   bodies: ProduceRecordBody[],
-  options: Omit<ProducedAppends, 'topics'> & { baseSequences?: Map<number, number> },
+  options: Omit<ProducedAppends, 'topics'> & { baseSequences?: Map<number, number>; spare?: Uint8Array },
 ): Promise<EntryResult[]> {
   const now = services.clock.now();
   const choose = services.partitioner.forRequest(topic.name, topic.partitionCount);
@@ -136,11 +136,11 @@ async function produce(
       byPartition.delete(partition);
     }
   }
-  const { baseSequences, ...produced } = options;
+  const { baseSequences, spare, ...produced } = options;
   const appends = [...byPartition].map(([partition, g]) => ({ partition, records: g.records }));
   const { outcomes: perTopic, refused } = await appendProduced(services, {
     ...produced,
-    topics: [{ topic, appends, ...(baseSequences ? { baseSequences } : {}) }],
+    topics: [{ topic, appends, ...(baseSequences ? { baseSequences } : {}), ...(spare ? { spare } : {}) }],
   });
   if (refused) throw refused;
   const outcomes = perTopic[0]!;
@@ -285,8 +285,10 @@ export function recordRoutes(): Hono<AppEnv> {
     if (transactionalId !== undefined && !producer.producer)
       throw new KafkaError('INVALID_REQUEST', 'A transactional batch needs producer_id, producer_epoch and sequences');
     await admitProduce({ acks, transactionalId }, (id) => authorize(c, 'WRITE', 'TRANSACTIONAL_ID', id));
+    // The body is not read after its records are encoded: the request object is laid out in it.
     const results = await produce(services, topic, body.entries, {
       acks,
+      spare: bytes,
       ...producer,
       ...(transactionalId !== undefined ? { transactionalId } : {}),
     });

@@ -72,6 +72,11 @@ export interface AppendOptions {
    * transaction coordinator that the partitions are in its ongoing transaction).
    */
   producer?: { producerId: number; producerEpoch: number; baseSequences: Map<number, number>; transactional?: boolean };
+  /**
+   * Memory the caller no longer needs once the records are encoded (a JSON produce's body): the
+   * request object is laid out in it (request-object.ts), not in new memory.
+   */
+  spare?: Uint8Array;
 }
 
 /** What a transaction marker says (Kafka's WriteTxnMarkers entry for one partition). */
@@ -258,6 +263,7 @@ export class PartitionLog {
       now,
       await this.featureLevel(now),
       options.producer?.transactional ? options.producer : undefined,
+      options.spare,
     );
     const outcomes = new Map<number, AppendOutcome>(
       [...request.rejected].map(([p, error]) => [p, { ok: false, error }]),

@@ -55,7 +55,9 @@ export interface RequestObject {
  * stay within max.message.bytes), partition runs end to end. Batches carry offsets relative to
  * their run (0, n1, n1+n2, ...): absolute offsets are only assigned by the commit. A partition
  * whose batches would be stored in a codec the cluster's `featureLevel` does not allow yet is
- * rejected with UNSUPPORTED_COMPRESSION_TYPE (src/storage/formats.ts).
+ * rejected with UNSUPPORTED_COMPRESSION_TYPE (src/storage/formats.ts). `spare`: memory the
+ * caller no longer needs once the records are encoded (a JSON produce's request body, which the
+ * records' bytes may view), where the object is laid out when it fits rather than in new memory.
  */
 export function buildRequestObject(
   topic: Topic,
@@ -63,11 +65,18 @@ export function buildRequestObject(
   now: number,
   featureLevel: number,
   producer?: HeaderProducer,
+  spare?: Uint8Array,
 ): RequestObject {
   const rejected = new Map<number, KafkaError>();
   const encoded: { partition: number; batches: Uint8Array[]; recordCount: number; maxTimestamp: number }[] = [];
+  // Batches encoded from records, uncompressed, go through the scratch when every append is records.
+  const arena =
+    spare !== undefined && storedCompression(topic) === 'none' && appends.every((a) => 'records' in a)
+      ? new ScratchArena()
+      : undefined;
   for (const append of appends) {
     const { partition } = append;
+    const arenaStart = arena?.used ?? 0;
     try {
       requirePartition(topic, partition);
       if ('batches' in append) {
@@ -123,6 +132,7 @@ export function buildRequestObject(
             logAppendTime,
             compression: storedCompression(topic),
             ...(topic.config.compressionLevel === undefined ? {} : { compressionLevel: topic.config.compressionLevel }),
+            ...(arena ? { allocate: arena.allocate } : {}),
             ...header,
           }),
         );
@@ -132,9 +142,11 @@ export function buildRequestObject(
     } catch (e) {
       if (!(e instanceof KafkaError)) throw e;
       rejected.set(partition, e);
+      if (arena) arena.used = arenaStart; // a partition rejected midway leaves no bytes behind
     }
   }
   const key = newRequestObjectKey(topic.id, now, writeVersion('request-object', featureLevel));
+  if (arena) return { key, ...arena.layOut(encoded, spare!), rejected };
   if (encoded.length === 1 && encoded[0]!.batches.length === 1) {
     // The common single-partition request: its one batch is the object, no copy.
     const [{ partition, batches, recordCount, maxTimestamp }] = encoded as [(typeof encoded)[0]];
@@ -198,6 +210,67 @@ export function joinRequestObjects(
     },
     firstOffsets,
   };
+}
+
+/**
+ * Where a request's batches are encoded when the caller hands spare memory: one buffer of this
+ * module, reused from request to request (a first touch of new memory costs more on a VM than the
+ * encoding itself), holding the batches back to back in the order of the partitions. They are
+ * copied into the spare memory only once all are encoded, since the records' bytes may lie in it.
+ */
+let scratch = new Uint8Array(0);
+/** The scratch is not kept past this: a larger request's batches are encoded in new memory. */
+const MAX_SCRATCH_BYTES = 16 * 1024 * 1024;
+
+class ScratchArena {
+  used = 0;
+  /** Batches past the scratch's bound, each in memory of its own. */
+  private readonly own = new Set<Uint8Array>();
+
+  allocate = (bytes: number): Uint8Array => {
+    const end = this.used + bytes;
+    if (end > MAX_SCRATCH_BYTES) {
+      const out = new Uint8Array(bytes);
+      this.own.add(out);
+      return out;
+    }
+    if (end > scratch.length) {
+      const grown = new Uint8Array(Math.min(MAX_SCRATCH_BYTES, Math.max(end, 2 * scratch.length)));
+      grown.set(scratch.subarray(0, this.used));
+      scratch = grown;
+    }
+    this.used = end;
+    return scratch.subarray(end - bytes, end);
+  };
+
+  /**
+   * The object: the batches laid out in `spare` when they fit (else in new memory), partition
+   * after partition. A batch past the scratch's bound is its own memory, not in the scratch.
+   */
+  layOut(
+    encoded: { partition: number; batches: Uint8Array[]; recordCount: number; maxTimestamp: number }[],
+    spare: Uint8Array,
+  ): { body: Uint8Array; runs: PartitionRun[] } {
+    const total = encoded.reduce((n, p) => n + p.batches.reduce((m, b) => m + b.byteLength, 0), 0);
+    const body = total <= spare.byteLength ? spare.subarray(0, total) : new Uint8Array(total);
+    const runs: PartitionRun[] = [];
+    let pos = 0;
+    let inScratch = 0; // where the next batch written in the scratch starts
+    for (const p of encoded) {
+      const start = pos;
+      for (const b of p.batches) {
+        if (this.own.has(b)) body.set(b, pos);
+        else {
+          // Views taken before the scratch grew point into its old buffer: read by offset.
+          body.set(scratch.subarray(inScratch, inScratch + b.byteLength), pos);
+          inScratch += b.byteLength;
+        }
+        pos += b.byteLength;
+      }
+      runs.push({ partition: p.partition, start, end: pos, recordCount: p.recordCount, maxTimestamp: p.maxTimestamp });
+    }
+    return { body, runs };
+  }
 }
 
 /**

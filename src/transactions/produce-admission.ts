@@ -32,8 +32,11 @@ export interface ProducedAppends {
   /** The produce's transactional id: its batches are transactional, and only they (the door checked). */
   transactionalId?: string;
   producer?: ProducerRef;
-  /** One append (one object) per topic; `baseSequences`: the producer's first sequence per partition. */
-  topics: { topic: Topic; appends: PartitionAppend[]; baseSequences?: Map<number, number> }[];
+  /**
+   * One append (one object) per topic; `baseSequences`: the producer's first sequence per partition;
+   * `spare`: memory the object may be laid out in (PartitionLog's AppendOptions).
+   */
+  topics: { topic: Topic; appends: PartitionAppend[]; baseSequences?: Map<number, number>; spare?: Uint8Array }[];
 }
 
 /**
@@ -71,6 +74,7 @@ export async function appendProduced(
         ? new Map<number, AppendOutcome>()
         : services.log.append(t.topic, t.appends, {
             acks: produced.acks,
+            ...(t.spare ? { spare: t.spare } : {}),
             ...(producer
               ? {
                   producer: {
