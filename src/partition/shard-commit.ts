@@ -38,20 +38,27 @@ export type ShardOutcome = CommitResult | { kind: 'refused'; error: unknown };
 
 type ShardRead = Awaited<ReturnType<typeof readShardPartitions>>;
 
-/** Entries this process wrote, per metadata store and shard: a read older than one of them misses it. */
-const entriesWritten = new WeakMap<MetadataStore, Map<string, number>>();
+/**
+ * The entries this process wrote last, per metadata store and shard (topic incarnation and shard):
+ * a read made before them is brought up to date with them, without reading them back.
+ */
+const ownEntries = new WeakMap<MetadataStore, Map<string, Map<number, ShardEntry>>>();
+const OWN_ENTRIES_KEPT = 64;
 const shardKey = (topic: TopicMeta, shard: number) => `${topic.name}|${topic.id}|${shard}`;
-function writtenBy(metadata: MetadataStore): Map<string, number> {
-  let m = entriesWritten.get(metadata);
-  if (!m) entriesWritten.set(metadata, (m = new Map()));
-  return m;
+function ownOf(metadata: MetadataStore, key: string): Map<number, ShardEntry> {
+  let byShard = ownEntries.get(metadata);
+  if (!byShard) ownEntries.set(metadata, (byShard = new Map()));
+  let own = byShard.get(key);
+  if (!own) {
+    if (byShard.size >= 10_000) byShard.clear();
+    byShard.set(key, (own = new Map()));
+  }
+  return own;
 }
 
 /** The shard's partitions read ahead of the commit, beside the request's PUT. */
 export interface ShardPrefetch {
   read: Promise<ShardRead>;
-  /** This process's entries written to the shard when the read began. */
-  written: number;
 }
 
 /** Starts the read a commit of `partitions` (all of one shard) decides on, so it need not follow the PUT. */
@@ -61,10 +68,20 @@ export function prefetchShard(
   shard: number,
   partitions: number[],
 ): ShardPrefetch {
-  const written = writtenBy(deps.metadata).get(shardKey(topic, shard)) ?? 0;
   const read = readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount);
   read.catch(() => {}); // a failed read is read again by the commit
-  return { read, written };
+  return { read };
+}
+
+/**
+ * The entries after a read's last one that this process wrote, if they are all there is between
+ * (each is the next number): the read brought up to date with them. Undefined otherwise.
+ */
+function ownSince(own: Map<number, ShardEntry>, last: number): ShardEntry[] | undefined {
+  const since: ShardEntry[] = [];
+  for (let n = last + 1; own.has(n); n++) since.push(own.get(n)!);
+  const newest = Math.max(last, ...own.keys());
+  return last + since.length === newest ? since : undefined;
 }
 
 /**
@@ -76,7 +93,8 @@ export function prefetchShard(
  * reading after the PUT, so its answer waits one round trip less. Entries written since are
  * learned from the failed condition (and one Query: `ShardLog.append`'s `stale`), and a refusal
  * is only answered on a read made after the PUT, as a sequence gap or a newer epoch may be in
- * those entries. A read older than an entry of this process's own is not used.
+ * those entries. This process's own entries since the read are added from memory; where another
+ * writer's entry lies between them and the read, the commit reads afresh.
  */
 export async function commitToShard(
   deps: ShardCommitDeps,
@@ -86,29 +104,34 @@ export async function commitToShard(
 ): Promise<Map<number, ShardOutcome>> {
   const shard = shardOf(appends[0]!.partition);
   const partitions = appends.map((a) => a.partition);
-  const written = writtenBy(deps.metadata);
-  const key = shardKey(topic, shard);
-  const ahead =
-    prefetch && prefetch.written === (written.get(key) ?? 0) ? await prefetch.read.catch(() => undefined) : undefined;
-  const stale = ahead !== undefined && partitions.every((p) => ahead.reads.has(p));
+  const own = ownOf(deps.metadata, shardKey(topic, shard));
+  const ahead = prefetch && (await prefetch.read.catch(() => undefined));
+  // This process's commits since the read (one process serves many requests at once) are added to it.
+  const since = ahead && partitions.every((p) => ahead.reads.has(p)) ? ownSince(own, ahead.tail.last) : undefined;
+  const stale = since !== undefined;
   const { reads, tail, mark } = stale
-    ? ahead
+    ? ahead!
     : await readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount);
   const states = new Map([...reads].map(([p, r]) => [p, r.state]));
+  const learn = (entries: ShardEntry[]) => {
+    for (const e of entries)
+      for (const p of partitions) if (touches(e, p)) states.set(p, applyEntry(storedState(states.get(p)!), e, p).state);
+  };
+  learn(since ?? []);
+  const known = stale ? { last: tail.last + since.length, entries: [] } : tail;
   const log = new ShardLog(deps.metadata);
   const objectKey = appends[0]!.plan.pending.objectKey;
   const producer = appends.find((a) => a.plan.pending.producer)?.plan.pending.producer;
   const token = randomBytes(6).toString('base64url');
   let decided = new Map<number, ShardOutcome>();
+  let written: ShardEntry | undefined;
   const { result, n, retries } = await log.append<Map<number, ShardOutcome>>(
     topic.name,
     shard,
-    tail,
+    known,
     token,
     async (news, _n, old) => {
-      for (const e of news)
-        for (const p of partitions)
-          if (touches(e, p)) states.set(p, applyEntry(storedState(states.get(p)!), e, p).state);
+      learn(news);
       decided = new Map();
       const changes: AppendChange[] = [];
       const wholes: StateChange[] = [];
@@ -164,13 +187,14 @@ export async function commitToShard(
         appends: changes,
         states: wholes,
       };
+      written = write;
       return { write, answer: () => decided };
     },
     { stale },
   );
-  if (n !== undefined) {
-    if (written.size >= 10_000) written.clear();
-    written.set(key, (written.get(key) ?? 0) + 1);
+  if (n !== undefined && written) {
+    own.set(n, written);
+    for (const k of own.keys()) if (k <= n - OWN_ENTRIES_KEPT) own.delete(k);
   }
   for (const [p, o] of result) if (o.kind === 'committed') result.set(p, { ...o, retries });
   // One writer folds at 64 entries past the mark; past twice that (it died first), every writer does.

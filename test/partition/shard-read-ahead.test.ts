@@ -114,6 +114,27 @@ describe('the commit of a request on a commit log', () => {
     ]);
   });
 
+  it("takes its own process's entries written during its PUT from memory, not from a lost race", async () => {
+    const { table, store, topic } = await setup(2);
+    const p = process(table);
+    const slow = new FaultyObjectStore(store);
+    const held = slow.faults.gate('put', () => true);
+    const log = newLog(p.metadata, [slow]);
+    const a = log.append(topic, [
+      { partition: 0, records: [rec('a')] },
+      { partition: 1, records: [rec('a')] },
+    ]);
+    await held.reached;
+    await vi.waitFor(() => expect(p.seen.queries).toBe(1));
+    // Another request of the same process (a local server's) commits while the first one's PUT is held.
+    const b = await log.append(topic, [{ partition: 1, records: [rec('b')] }]);
+    expect(b.get(1)).toMatchObject({ ok: true, info: { baseOffset: 0 } });
+    held.release();
+    expect((await a).get(1)).toMatchObject({ ok: true, info: { baseOffset: 1 } });
+    // One read and one entry write per request.
+    expect(p.seen).toEqual({ queries: 2, entryWrites: 2 });
+  });
+
   it('does not refuse a batch for a sequence gap another process filled during its PUT', async () => {
     const { table, store, topic } = await setup(1);
     const producer = await new ProducerIds(table).init();
