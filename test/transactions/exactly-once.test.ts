@@ -9,6 +9,10 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka } from '../../src/client/index.js';
+import { createStorage } from '../../src/compose.js';
+import { DynamoDbMetadataStore } from '../../src/storage/dynamodb-metadata-store.js';
+import type { MetadataStore } from '../../src/storage/ports.js';
+import { describePipeline } from './support/eos-diagnosis.js';
 import { ROOT, startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 import {
   startDynalite,
@@ -24,7 +28,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The worker bundled once by esbuild: a restart costs node's start-up, not tsx's. */
 let workerBundle = '';
 
+/** Every worker's lines (what each transaction read and wrote, under which epoch), quoted on failure. */
+const workerLines: string[] = [];
+
 function startWorker(origin: string): { proc: ChildProcess; committed: () => number } {
+  const name = `worker ${workerLines.filter((l) => l.endsWith('started')).length + 1}`;
+  workerLines.push(`${name} started`);
   const proc = spawn(process.execPath, [workerBundle, origin, 'eos-pipeline', 'eos-group'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -35,8 +44,12 @@ function startWorker(origin: string): { proc: ChildProcess; committed: () => num
     buffer += chunk.toString();
     const lines = buffer.split('\n');
     buffer = lines.pop()!;
-    for (const l of lines) committed = Math.max(committed, (JSON.parse(l) as { committed: number }).committed);
+    for (const l of lines) {
+      workerLines.push(`${name} ${l}`);
+      committed = Math.max(committed, (JSON.parse(l) as { committed: number }).committed);
+    }
   });
+  proc.once('exit', (code, signal) => workerLines.push(`${name} exited ${signal ?? code}`));
   return { proc, committed: () => committed };
 }
 
@@ -47,7 +60,8 @@ async function kill(proc: ChildProcess): Promise<void> {
   await exited;
 }
 
-async function readCommitted(
+/** The output's records as `offset:value`, read from the start. */
+async function readOutput(
   origin: string,
   isolationLevel: 'read_committed' | 'read_uncommitted',
   until: number,
@@ -59,15 +73,25 @@ async function readCommitted(
   const deadline = Date.now() + 5000;
   while (Date.now() < deadline) {
     const records = await consumer.poll({ timeoutMs: 200 });
-    values.push(...records.map((r) => r.value!.toString()));
+    values.push(...records.map((r) => `${r.offset}:${r.value!.toString()}`));
     if (values.length >= until && records.length === 0) break;
   }
   await consumer.close();
   return values;
 }
 
-/** `kills` SIGKILLs of the worker, the second one followed by a SIGKILL and restart of the server. */
-async function runPipeline(start: (port?: number) => Promise<LocalServer>, kills: number): Promise<void> {
+const recordValue = (r: string) => r.slice(r.indexOf(':') + 1);
+
+/**
+ * `kills` SIGKILLs of the worker, the second one followed by a SIGKILL and restart of the server.
+ * `stored` opens the metadata store once the server is stopped, to say what it holds on failure.
+ */
+async function runPipeline(
+  start: (port?: number) => Promise<LocalServer>,
+  kills: number,
+  stored: () => Promise<{ metadata: MetadataStore; close(): void }>,
+): Promise<void> {
+  workerLines.length = 0;
   let server = await start();
   const kafka = new Kafka({ url: server.origin });
   const admin = kafka.admin();
@@ -111,12 +135,43 @@ async function runPipeline(start: (port?: number) => Promise<LocalServer>, kills
   expect(killed).toBe(kills);
 
   const expected = Array.from({ length: INPUTS }, (_, i) => `out-v${i}`);
-  expect(await readCommitted(server.origin, 'read_committed', INPUTS)).toEqual(expected);
+  const committed = await readOutput(server.origin, 'read_committed', INPUTS);
   // The killed transactions left aborted records in the log, which only read_uncommitted shows.
-  const uncommitted = await readCommitted(server.origin, 'read_uncommitted', INPUTS);
-  expect(uncommitted.length).toBeGreaterThanOrEqual(INPUTS);
-  expect(new Set(uncommitted)).toEqual(new Set(expected));
+  const uncommitted = await readOutput(server.origin, 'read_uncommitted', INPUTS);
   await stopServer(server);
+  const seen = (rs: string[]) => new Set(rs.map(recordValue));
+  const wrong =
+    JSON.stringify(committed.map(recordValue)) !== JSON.stringify(expected) ||
+    uncommitted.length < INPUTS ||
+    seen(uncommitted).size !== INPUTS ||
+    [...seen(uncommitted)].some((v) => !expected.includes(v));
+  if (wrong) {
+    const facts = await stored()
+      .then(async (store) => {
+        try {
+          return await describePipeline(store.metadata, {
+            output: 'out',
+            group: 'eos-group',
+            transactionalId: 'eos-pipeline',
+          });
+        } finally {
+          store.close();
+        }
+      })
+      .catch((e: unknown) => `(the store could not be read: ${String(e)})`);
+    expect.fail(
+      [
+        `read_committed saw ${committed.length} records (expected out-v0..out-v${INPUTS - 1} once each, in order):`,
+        committed.join(' '),
+        `read_uncommitted saw ${uncommitted.length}:`,
+        uncommitted.join(' '),
+        'workers:',
+        ...workerLines,
+        'stored:',
+        facts,
+      ].join('\n'),
+    );
+  }
 }
 
 describe('exactly-once consume-transform-produce through SIGKILLs', () => {
@@ -142,7 +197,14 @@ describe('exactly-once consume-transform-produce through SIGKILLs', () => {
   it('on the local backend', async () => {
     const dir = await tempDir('eos-local-');
     cleanups.push(dir.remove);
-    await runPipeline((port) => startServer(dir.path, port ?? 0, { SCHEDULER_INTERVAL_MS: '500' }), 4);
+    await runPipeline(
+      (port) => startServer(dir.path, port ?? 0, { SCHEDULER_INTERVAL_MS: '500' }),
+      4,
+      async () => {
+        const storage = createStorage({ kind: 'local', dataDir: dir.path, replicaStores: 1, fsync: false });
+        return { metadata: storage.metadata, close: () => storage.close() };
+      },
+    );
   }, 60_000);
 
   it('on the S3/DynamoDB adapters (s3rver + dynalite)', async () => {
@@ -164,6 +226,10 @@ describe('exactly-once consume-transform-produce through SIGKILLs', () => {
       AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
       SCHEDULER_INTERVAL_MS: '500',
     };
-    await runPipeline((port) => startServer(dir.path, port ?? 0, env), 3);
+    await runPipeline(
+      (port) => startServer(dir.path, port ?? 0, env),
+      3,
+      async () => ({ metadata: new DynamoDbMetadataStore({ table: ddb.table, client: ddb.client }), close: () => {} }),
+    );
   }, 60_000);
 });

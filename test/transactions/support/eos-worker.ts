@@ -1,7 +1,8 @@
 /**
  * A consume-transform-produce loop (the exactly-once pipeline of the test beside it): reads `in`
  * read_committed, writes `out-{value}` to `out` and the consumed offsets to the group in one
- * transaction per poll. It runs until it is killed; one line per committed transaction on stdout.
+ * transaction per poll. It runs until it is killed; one line per committed transaction on stdout,
+ * saying what it read and wrote under which producer epoch (the test quotes them when it fails).
  *
  *   node --import tsx eos-worker.ts <server origin> <transactional id> <group>
  */
@@ -34,7 +35,7 @@ consumer.assign([{ topic: 'in', partition: 0 }]);
 for (;;) {
   const records = await consumer.poll({ timeoutMs: 200 });
   if (records.length === 0) continue;
-  await txn.send({
+  const sent = await txn.send({
     topic: 'out',
     messages: records.map((r) => ({ partition: 0, key: r.key, value: `out-${r.value!.toString()}` })),
   });
@@ -45,6 +46,13 @@ for (;;) {
     topics: [{ topic: 'in', partitions: [{ partition: 0, offset: records.at(-1)!.offset + 1 }] }],
   });
   await txn.commit();
-  process.stdout.write(`${JSON.stringify({ committed: records.at(-1)!.offset + 1 })}\n`);
+  const id = producer.producerIdentity;
+  const line = {
+    committed: records.at(-1)!.offset + 1,
+    in: [records[0]!.offset, records.at(-1)!.offset],
+    out: [sent[0]?.offset, sent.at(-1)?.offset],
+    producer: id && `${id.producerId}/${id.producerEpoch}`,
+  };
+  process.stdout.write(`${JSON.stringify(line)}\n`);
   txn = await producer.transaction();
 }
