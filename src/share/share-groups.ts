@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import {
@@ -399,7 +399,7 @@ export class ShareGroups {
     // on this very item would be to write nothing.
     if (can && can.available === 0 && !can.archiving && read.records.length === 0 && read.nextOffset === readFrom)
       return [];
-    const token = randomUUID();
+    const token = writeToken();
     let taken: { offset: number; deliveries: number }[] = [];
     const outcome = await optimisticUpdate<SharePartitionState, boolean>({
       metadata,
@@ -497,7 +497,7 @@ export class ShareGroups {
   ): Promise<(KafkaErrorName | undefined)[]> {
     const config = await this.config(group);
     // A caller's request id makes the token: its retry (the answer was lost) is the same operation.
-    const token = requestId === undefined ? randomUUID() : requestToken(member, requestId);
+    const token = requestId === undefined ? writeToken() : requestToken(member, requestId);
     const byPartition = new Map<string, number[]>();
     acks.forEach((a, i) => {
       const key = `${a.topic}\u0000${a.partition}`;
@@ -743,7 +743,7 @@ export class ShareGroups {
             error: 'UNKNOWN_TOPIC_OR_PARTITION',
           };
         const newOffset = clampOffset(offset, await this.deps.log.state(topic, partition));
-        const token = randomUUID();
+        const token = writeToken();
         let currentOffset: number | null = null;
         const { result } = await optimisticUpdate<SharePartitionState, KafkaErrorName | null>({
           metadata: this.deps.metadata,
@@ -850,7 +850,7 @@ export class ShareGroups {
     await Promise.all(
       partitions.map(({ topic, partition }) =>
         this.exclusive(group, topic.name, partition, async () => {
-          const token = randomUUID();
+          const token = writeToken();
           const { item, how } = await optimisticUpdate<SharePartitionState, boolean>({
             metadata: this.deps.metadata,
             pk: shareGroupPk(group),
@@ -925,6 +925,13 @@ export class ShareGroups {
     return overrides;
   }
 }
+
+/**
+ * A token of one write, for the item's `recent` list: 96 random bits in 16 characters. The item
+ * keeps 32 of them, and every read and write of it carries them: as UUIDs (36 characters) they
+ * were most of its bytes, over one DynamoDB write unit by themselves.
+ */
+const writeToken = () => randomBytes(12).toString('base64url');
 
 /** A short token of (member, request id): the item keeps 32 of them, and a member id may be long. */
 function requestToken(member: string, requestId: string): string {

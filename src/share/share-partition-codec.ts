@@ -105,7 +105,7 @@ export class SharePartitionCodecStore implements MetadataStore {
     if (inner.putAll) {
       const putAll = inner.putAll.bind(inner);
       this.putAll = <T>(pk: string, sk: string, value: T, c: WriteCondition | undefined, rest: AlongsideItem[]) =>
-        this.converted(sk, async () => decodeItem<T>(await putAll(pk, sk, this.encode(sk, value), c, rest))!);
+        this.converted(sk, async () => this.written(sk, value, await putAll(pk, sk, this.encode(sk, value), c, rest)));
     }
   }
 
@@ -118,10 +118,18 @@ export class SharePartitionCodecStore implements MetadataStore {
   }
 
   put<T>(pk: string, sk: string, value: T, condition?: WriteCondition, options?: PutOptions): Promise<MetaItem<T>> {
-    return this.converted(
-      sk,
-      async () => decodeItem<T>(await this.inner.put(pk, sk, this.encode(sk, value), condition, options))!,
+    return this.converted(sk, async () =>
+      this.written(sk, value, await this.inner.put(pk, sk, this.encode(sk, value), condition, options)),
     );
+  }
+
+  /**
+   * The item as written: a share-partition's value is the state the caller wrote (the stored form
+   * decodes to the same records), not the stored form decoded again: that was one of the two
+   * decodes of every acknowledgement. The caller made the state for this write alone.
+   */
+  private written<T>(sk: string, value: T, stored: MetaItem<unknown>): MetaItem<T> {
+    return isSharePartition(sk) ? { ...stored, value } : (stored as MetaItem<T>);
   }
 
   delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void> {

@@ -243,9 +243,8 @@ export function acknowledge(
   now: number,
   limits: Limits,
 ): ('INVALID_RECORD_STATE' | undefined)[] {
-  const byOffset = new Map(s.records.map((r) => [r.offset, r]));
   return acks.map((ack) => {
-    const r = byOffset.get(ack.offset);
+    const r = recordAt(s, ack.offset);
     if (
       r?.state !== 'acquired' ||
       r.member !== member ||
@@ -271,6 +270,20 @@ export function acknowledge(
     delete r.lockedUntil;
     return undefined;
   });
+}
+
+/** The in-flight record at `offset` (records are in offset order), or undefined. */
+function recordAt(s: SharePartitionState, offset: number): InFlightRecord | undefined {
+  let lo = 0;
+  let hi = s.records.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const r = s.records[mid]!;
+    if (r.offset === offset) return r;
+    if (r.offset < offset) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
 }
 
 /** Releases every record a member holds (a member leaving, or closing its share session). */
