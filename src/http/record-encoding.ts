@@ -54,6 +54,8 @@ export function encodeData(
   what: 'key' | 'value',
 ): { bytes: Uint8Array | null; type: DataType } {
   if (d === undefined || d === null) return { bytes: null, type: 'BINARY' };
+  // A STRING read from the body's bytes (batch-body.ts, which reads no other field): those bytes.
+  if (d.data instanceof RawText && d.type === 'STRING') return { bytes: d.data.bytes, type: 'STRING' };
   const type = (d.type ?? 'JSON').toUpperCase();
   if (SCHEMA_TYPES.includes(type) || SCHEMA_FIELDS.some((f) => f in d)) {
     throw bad(`${what}: Schema Registry formats are not supported; use BINARY, STRING or JSON`);

@@ -48,6 +48,9 @@ const read: string[] = [
   '{"entries":[{"id":"s","value":{"type":"AVRO","data":"x"}},{"id":"t","value":{"type":"STRING","data":5}},{"id":"u","timestamp":"yesterday"}],"ignored":{"x":[1]}}',
   '{"entries":[{"id":1e2},{"id":-0},{"id":12.50}]}',
   '{"entries":[{"id":"STRING","value":{"type":"BINARY","data":"AA=="}},{"id":"JSON","value":{"type":"JSON","data":"JSON"}}],"x":"STRING"}',
+  // ids: non-ASCII, escaped, empty, at and past the length read in place
+  '{"entries":[{"id":"é"},{"id":"\\u0041"},{"id":""},{"id":"0123456789abcdef"},{"id":"0123456789abcdefg"},{"id":"abcdefghijklmnoé"}]}',
+  '{"entries":[{"id":"a","value":{"type":"string","data":"x"},"key":{"data":null,"type":"STRING"}},{"id":"b","key":{}}]}',
 ];
 
 const refused: string[] = [
@@ -74,6 +77,10 @@ const refused: string[] = [
   '{"entries":[{"id":"a","partition_id":01}]}',
   '{"entries":[{"id":"a","headers":null}]}',
   '{"entries":[{"id":"a","headers":[{"value":"AA=="}]}]}',
+  '{"entries":[{"id":"a","headers":[{"name":"x","name":"y"}]}]}',
+  '{"entries":[{"id":"a","headers":[{"name":"x","id":"y"}]}]}',
+  '{"entries":[{"id":"a","value":{"data":"x","data":"y"}}]}',
+  '{"entries":[{"id":"a","value":{"type":"STRING","id":"y"}}]}',
   '{"entries":[{"id":1e999}]}',
   '{"entries":[{"id":true}]}',
   '{"entries":[{"value":null}]}',
