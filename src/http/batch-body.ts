@@ -4,11 +4,12 @@
  * JSON.parse and `batchSchema` would (a UTF-8 body; entries of the fields the schema names, each
  * once, with the types it allows) and gives up (undefined) on anything else, which then takes
  * the general path, so every error is the general path's. A JSON string without escapes is left
- * as the bytes it is (`RawText`): a STRING value's bytes go into the record batch uncopied until then.
+ * as the bytes it is (a view, record-encoding.ts's `rawText`): a STRING value's bytes go into the
+ * record batch uncopied until then.
  */
 import { isUtf8 } from 'node:buffer';
 import { controlFree, wordsOf } from './json-bytes.js';
-import { RawText, type ProduceRecordBody } from './record-encoding.js';
+import { rawText, type ProduceRecordBody } from './record-encoding.js';
 
 /** An entry as `batchSchema` answers it. */
 export type BatchEntry = ProduceRecordBody & { id: string };
@@ -139,7 +140,7 @@ class Reader {
   }
 
   /** A string: its bytes as they are when it has no escapes, else its text. */
-  string(): RawText | string {
+  string(): Uint8Array | string {
     if (this.peek() !== QUOTE) giveUp();
     const start = this.pos;
     const end = this.stringEnd(start);
@@ -147,12 +148,12 @@ class Reader {
     if (this.escaped(start, end)) return this.parsed(start, end + 1) as string;
     if (!controlFree(this.b, this.words, start + 1, end)) giveUp();
     // A plain view, not Buffer#subarray: a thousand a body, and a Buffer costs several times more to make.
-    return new RawText(new Uint8Array(this.b.buffer, this.b.byteOffset + start + 1, end - start - 1));
+    return new Uint8Array(this.b.buffer, this.b.byteOffset + start + 1, end - start - 1);
   }
 
   /**
    * A string's text: one of WORDS as that constant, else decoded from the body directly, without
-   * a RawText and Buffer between (ids and types are short, and a body holds thousands).
+   * a view and Buffer between (ids and types are short, and a body holds thousands).
    */
   text(): string {
     if (this.peek() !== QUOTE) giveUp();
@@ -255,7 +256,7 @@ class Reader {
     const start = this.pos;
     if (c === QUOTE) {
       const s = this.string();
-      return s instanceof RawText ? s.text() : s;
+      return s instanceof Uint8Array ? rawText(s) : s;
     }
     if (c === 0x7b || c === 0x5b) {
       let depth = 0;

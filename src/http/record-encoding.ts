@@ -33,15 +33,15 @@ const bad = (message: string) => new KafkaError('BAD_REQUEST', message);
 
 /**
  * A JSON string of a body read as bytes (batch-body.ts) whose bytes are its text's UTF-8 as they
- * are (a UTF-8 body, no escapes): a STRING key or value takes them without a string in between.
+ * are (a UTF-8 body, no escapes) is left as a view of the body: a STRING key or value takes those
+ * bytes without a string in between. JSON.parse never makes a Uint8Array, so a data that is one
+ * is such a string; this is its text.
  */
-export class RawText {
-  constructor(readonly bytes: Uint8Array) {}
+export const rawText = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 
-  text(): string {
-    return Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength).toString('utf8');
-  }
-}
+/** An absent or null key or value, one object for every record. */
+const ABSENT: { bytes: null; type: DataType } = Object.freeze({ bytes: null, type: 'BINARY' });
 
 function decodeBase64(s: string, what: string): Uint8Array {
   if (!BASE64.test(s)) throw bad(`${what} is not valid base64`);
@@ -53,17 +53,17 @@ export function encodeData(
   d: z.infer<typeof dataSchema>,
   what: 'key' | 'value',
 ): { bytes: Uint8Array | null; type: DataType } {
-  if (d === undefined || d === null) return { bytes: null, type: 'BINARY' };
+  if (d === undefined || d === null) return ABSENT;
   // A STRING read from the body's bytes (batch-body.ts, which reads no other field): those bytes.
-  if (d.data instanceof RawText && d.type === 'STRING') return { bytes: d.data.bytes, type: 'STRING' };
+  if (d.data instanceof Uint8Array && d.type === 'STRING') return { bytes: d.data, type: 'STRING' };
   const type = (d.type ?? 'JSON').toUpperCase();
   if (SCHEMA_TYPES.includes(type) || SCHEMA_FIELDS.some((f) => f in d)) {
     throw bad(`${what}: Schema Registry formats are not supported; use BINARY, STRING or JSON`);
   }
   if (d.data === undefined || d.data === null) return { bytes: null, type: type as DataType };
-  if (d.data instanceof RawText) {
-    if (type === 'STRING') return { bytes: d.data.bytes, type };
-    return encodeData({ ...d, data: d.data.text() }, what);
+  if (d.data instanceof Uint8Array) {
+    if (type === 'STRING') return { bytes: d.data, type };
+    return encodeData({ ...d, data: rawText(d.data) }, what);
   }
   switch (type) {
     case 'BINARY':
