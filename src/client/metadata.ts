@@ -1,14 +1,25 @@
 import { KafkaClientError } from './errors.js';
+import { allPages, type Page } from './pages.js';
 import { retry } from './retry.js';
 import { enc, type Transport } from './transport.js';
 
+/** Where a partition's appends are written: its leader's store, and with acks=all every in-sync replica's. */
+export interface Placement {
+  leader: number;
+  isr: number[];
+}
+
 /**
- * The producer's view of topic metadata (Kafka's metadata cache): partition counts, refreshed after
- * metadata.max.age.ms or when a request says the view is stale. Concurrent lookups share one request.
+ * The producer's view of topic metadata (Kafka's metadata cache): partition counts, and the
+ * partitions' leaders and in-sync replicas, refreshed after metadata.max.age.ms or when a request
+ * says the view is stale. Concurrent lookups share one request.
  */
 export class Metadata {
   private readonly counts = new Map<string, { count: number; at: number }>();
   private readonly pending = new Map<string, Promise<number>>();
+  /** Per topic, its partitions' placements as last read (empty after a failed read, until the backoff). */
+  private readonly placements = new Map<string, { at: number; failed: boolean; partitions: Map<number, Placement> }>();
+  private readonly placing = new Set<string>();
 
   constructor(
     private readonly transport: Transport,
@@ -58,7 +69,51 @@ export class Metadata {
     return p;
   }
 
+  /**
+   * The partition's leader and ISR as last read, without waiting: unknown (or old), it is read in
+   * the background (the topic's partitions list) and undefined is answered meanwhile.
+   */
+  placement(topic: string, partition: number, now = Date.now()): Placement | undefined {
+    const known = this.placements.get(topic);
+    const age = known ? now - known.at : Infinity;
+    if (age >= (known?.failed ? this.retryBackoff.maxMs : this.maxAgeMs)) this.readPlacements(topic);
+    return known?.partitions.get(partition);
+  }
+
+  /** A leader moved or the ISR changed (NOT_LEADER_OR_FOLLOWER and the like): read the placements again. */
+  invalidatePlacement(topic: string): void {
+    const known = this.placements.get(topic);
+    if (known) known.at = -Infinity;
+  }
+
+  private readPlacements(topic: string): void {
+    if (this.placing.has(topic)) return;
+    this.placing.add(topic);
+    allPages<{ partition_id: number; leader_id: number; isr: number[] }>(
+      `/topics/${enc(topic)}/partitions`,
+      async (at) =>
+        (
+          await this.transport.request<Page<{ partition_id: number; leader_id: number; isr: number[] }>>('GET', at, {
+            topic,
+          })
+        ).body,
+    )
+      .then(
+        (list) => ({
+          failed: false,
+          partitions: new Map(list.map((p) => [p.partition_id, { leader: p.leader_id, isr: p.isr }])),
+        }),
+        // Unknown, requests go out as if every partition were in one place (as before the read).
+        () => ({ failed: true, partitions: this.placements.get(topic)?.partitions ?? new Map<number, Placement>() }),
+      )
+      .then((read) => {
+        this.placements.set(topic, { at: Date.now(), ...read });
+        this.placing.delete(topic);
+      });
+  }
+
   invalidate(topic: string): void {
     this.counts.delete(topic);
+    this.invalidatePlacement(topic);
   }
 }

@@ -1,10 +1,10 @@
 /**
  * The sender (Kafka's Sender): drains ready batches from the accumulator and sends them in the
  * request shape of the wire format in use (produce-requests.ts): as RecordBatch v2 bytes, one
- * request for every partition with a batch, of every topic, up to max.request.size, as Kafka sends
- * one ProduceRequest per broker (once a batch is ready, the other partitions' head batches go with
- * it where they fit); or as JSON records:batch requests, one per topic holding at most one batch
- * per partition. It handles every answer per partition: completes, retries (in sequence order, with
+ * request for the partitions with a batch that are written to the same stores (at RF 1, one leader
+ * store), of every topic, up to max.request.size, as Kafka sends one ProduceRequest per broker
+ * (once a batch is ready, the other partitions' head batches of its place go with it where they
+ * fit); or as JSON records:batch requests, one per topic holding at most one batch per partition. It handles every answer per partition: completes, retries (in sequence order, with
  * the idempotent producer's state in transaction-manager.ts), splits a batch too large, or fails.
  *
  * Up to max.in.flight.requests.per.connection batches per partition are in flight. When one fails
@@ -34,6 +34,15 @@ export interface SenderConfig extends TransactionManagerConfig, Omit<ProduceRequ
 
 /** Answers that a smaller batch would not get: the batch is split rather than failed. */
 const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'PAYLOAD_TOO_LARGE']);
+
+/** Answers that say a partition's leader or in-sync replicas moved: the placements are read again. */
+const PLACEMENT_MOVED = new Set([
+  'NOT_LEADER_OR_FOLLOWER',
+  'LEADER_NOT_AVAILABLE',
+  'FENCED_LEADER_EPOCH',
+  'NOT_ENOUGH_REPLICAS',
+  'NOT_ENOUGH_REPLICAS_AFTER_APPEND',
+]);
 
 /** A batch's size in a multi-partition request: its RecordBatch and the partition's framing (index, length). */
 const batchBytes = (b: ProducerBatch) => RECORD_BATCH_OVERHEAD + b.sizeInBytes + 8;
@@ -248,18 +257,17 @@ export class Sender {
 
   /**
    * Requests of many partitions and topics (Kafka's one ProduceRequest per broker), one batch per
-   * partition, up to max.request.size each. The heads that are due go first; the others join only
-   * where they fit in the last request and have waited half of linger.ms, as Kafka drains a ready
-   * node's other partitions: a head that is not due never makes a request of its own, so ~1 MiB
-   * requests stay one object each.
+   * partition, up to max.request.size each, per place (`placeOf`). The heads that are due go first;
+   * the others of their place join only where they fit in the last request and have waited half of
+   * linger.ms, as Kafka drains a ready node's other partitions: a head that is not due never makes a
+   * request of its own, so ~1 MiB requests stay one object each, written to one place.
    */
   private drainAll(now: number, resolving: boolean): void {
     // A request takes one batch per partition, so one pass sends a partition's head only: passes
     // repeat while they send due batches, up to max.in.flight per partition (Kafka's sender loop
     // drains again at once). One pass per wake-up left a lone busy partition with a request or two
     // in flight, waking only as answers came back. Heads that are not due join the first pass's
-    // requests only, as they did with one pass: each that joins may cost its request's object a
-    // PUT to one more store.
+    // requests only, as they did with one pass.
     let pass = this.drainPass(now, resolving, true);
     let nextWake = pass.nextWake;
     while (pass.sent && !resolving) {
@@ -272,9 +280,11 @@ export class Sender {
   private drainPass(now: number, resolving: boolean, withExtras: boolean): { sent: boolean; nextWake: number } {
     let nextWake = Infinity;
     const all = this.flushing > 0 || this.closing;
-    const due: [PartitionQueue, ProducerBatch][] = [];
-    const extra: [PartitionQueue, ProducerBatch][] = [];
-    let extraBytes = 0;
+    // Per place (the stores a partition's appends are written to), its due and waiting heads.
+    const places = new Map<
+      string,
+      { due: [PartitionQueue, ProducerBatch][]; extra: [PartitionQueue, ProducerBatch][] }
+    >();
     for (const q of this.accumulator.queues.values()) {
       const head = q.batches[0];
       if (!head || (resolving && !head.outcomeUnknown)) continue;
@@ -282,12 +292,41 @@ export class Sender {
         if (head.retryAtMs > now) nextWake = Math.min(nextWake, head.retryAtMs);
         continue;
       }
-      if (all || this.isReady(q, head, now)) due.push([q, head]);
-      else if (!resolving) {
-        extra.push([q, head]);
-        extraBytes += batchBytes(head);
-      }
+      const key = this.placeOf(q, now);
+      let place = places.get(key);
+      if (!place) places.set(key, (place = { due: [], extra: [] }));
+      if (all || this.isReady(q, head, now)) place.due.push([q, head]);
+      else if (!resolving) place.extra.push([q, head]);
     }
+    let sent = false;
+    for (const { due, extra } of places.values()) {
+      nextWake = Math.min(nextWake, this.drainPlace(due, extra, now, withExtras));
+      sent ||= due.length > 0;
+    }
+    return { sent, nextWake };
+  }
+
+  /**
+   * Where a partition's appends are written, as a key: requests group the partitions of one place,
+   * as Kafka's sender drains per broker, since the server writes a request's object once to every
+   * store it names (with acks=all the in-sync replicas' stores, else the leader's). At RF 1 that is
+   * the leader: a request of one leader's partitions is one PUT. Unknown (not read yet): one place.
+   */
+  private placeOf(q: PartitionQueue, now: number): string {
+    const p = this.metadata.placement(q.topic, q.partition, now);
+    if (!p) return '';
+    return this.config.acks === 'all' ? [...p.isr].sort((a, b) => a - b).join(',') : String(p.leader);
+  }
+
+  /** One place's requests: its due heads up to max.request.size each, and the waiting heads that fit. */
+  private drainPlace(
+    due: [PartitionQueue, ProducerBatch][],
+    extra: [PartitionQueue, ProducerBatch][],
+    now: number,
+    withExtras: boolean,
+  ): number {
+    let nextWake = Infinity;
+    const extraBytes = extra.reduce((n, [, head]) => n + batchBytes(head), 0);
     // Small heads that together fill a request are due as a request: as many as fit in one (with
     // keyless records spread over many partitions, the rest would make a stub request of its own).
     if (withExtras && due.length === 0 && extraBytes >= this.config.maxRequestSize) {
@@ -317,9 +356,7 @@ export class Sender {
     for (const [q, head] of extra) {
       // A batch begun less than half of linger.ms ago stays to fill up. Sent now it would leave a
       // stub: with keyless records, the sticky partitioner's next partition, one record old,
-      // beside every full batch; a commit of its own, and where that partition is kept in another
-      // store than the request's others, one more PUT of the whole object (Kafka drains only the
-      // ready broker's partitions).
+      // beside every full batch; a commit of its own.
       const waited = now - head.createdMs >= this.config.lingerMs / 2;
       if (withExtras && waited && request.length > 0 && bytes + batchBytes(head) <= this.config.maxRequestSize) {
         request.push(this.take(q));
@@ -327,7 +364,7 @@ export class Sender {
       } else nextWake = Math.min(nextWake, head.createdMs + this.config.lingerMs);
     }
     send();
-    return { sent: due.length > 0, nextWake };
+    return nextWake;
   }
 
   /** Whether the queue's head may leave now, with `drained` of its batches already taken this round. */
@@ -422,6 +459,7 @@ export class Sender {
     }
     const retriable = this.transactions.retriableSequenceError(e, q, b) || isRetriable(e);
     if (e.type === 'UNKNOWN_TOPIC_OR_PARTITION') this.metadata.invalidate(b.topic);
+    else if (PLACEMENT_MOVED.has(e.type)) this.metadata.invalidatePlacement(b.topic);
     const now = Date.now();
     // A quota's throttle time is waited out in full (Kafka's throttle_time_ms).
     const wait = Math.max(

@@ -1,0 +1,104 @@
+/**
+ * The producer groups the batches it sends by where their partitions' appends are written, as
+ * Kafka's sender drains per broker: the server writes a request's object once to every store the
+ * request names, so at RF 1 a request of one leader store's partitions costs one PUT. Against a
+ * server with three stores, a topic's leaders are spread over all three.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kafka } from '../../src/client/index.js';
+import { partitionForKey } from '../../src/wire/murmur2.js';
+import { decodeTopicData } from '../../src/wire/produce-request.js';
+import { isMultiPartitionProduce, isProduce, proxy } from './support/flaky-proxy.js';
+import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
+
+const until = async (cond: () => boolean, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+describe('produce requests per leader store (three stores, RF 1)', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let server: LocalServer | undefined;
+  let kafka: Kafka;
+
+  beforeAll(async () => {
+    dir = await tempDir('client-per-store-');
+    server = await startServer(dir.path, 0, { REPLICA_STORES: '3' });
+    kafka = new Kafka({ url: server.origin });
+  });
+  afterAll(async () => {
+    await stopServer(server);
+    await dir.remove();
+  });
+
+  /** A producer through a logging proxy, its metadata (leaders included) read before the test's sends. */
+  async function producerOf(topic: string, config: Parameters<Kafka['producer']>[0] = {}) {
+    const front = await proxy(server!.origin);
+    const producer = new Kafka({ url: front.origin }).producer(config);
+    await producer.connect();
+    await producer.send({ topic, messages: [{ value: 'warm', partition: 0 }] });
+    await until(() => front.log.some((e) => e.method === 'GET' && /\/partitions(\?|$)/.test(e.url) && e.endedAt > 0));
+    const before = front.log.filter(isProduce).length;
+    return { front, producer, produces: () => front.log.filter(isProduce).slice(before) };
+  }
+
+  async function leadersOf(topic: string): Promise<Map<number, number>> {
+    const d = await kafka.admin().describeTopic(topic);
+    return new Map(d.partitions.map((p) => [p.partition, p.leader]));
+  }
+
+  /** Each request's partitions, as the topic_data it carries names them. */
+  const partitionsOf = (body: Buffer) => decodeTopicData(body).flatMap((t) => t.partitions.map((p) => p.index));
+
+  it('sends ready batches of 12 partitions as one request per leader store, each naming one leader', async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'placed', numPartitions: 12 }] });
+    const leaders = await leadersOf('placed');
+    expect(new Set(leaders.values()).size).toBe(3);
+    const { front, producer, produces } = await producerOf('placed', { lingerMs: 1000 });
+    try {
+      const keys = Array.from({ length: 12 }, (_, p) => {
+        for (let i = 0; ; i++) if (partitionForKey(Buffer.from(`k${i}`), 12) === p) return `k${i}`;
+      });
+      const sends = keys.flatMap((key) =>
+        Array.from({ length: 10 }, (_, i) =>
+          producer.send({ topic: 'placed', messages: [{ key, value: `${key}-${i}` }] }),
+        ),
+      );
+      expect(new Set((await Promise.all(sends)).map(([m]) => m!.partition)).size).toBe(12);
+      const requests = produces();
+      expect(requests.every((r) => isMultiPartitionProduce(r.url) && r.status === 200)).toBe(true);
+      // Three requests, one per store, together naming every partition once.
+      expect(requests).toHaveLength(3);
+      const named = requests.map((r) => partitionsOf(r.body));
+      for (const ps of named) expect(new Set(ps.map((p) => leaders.get(p))).size).toBe(1);
+      expect(named.flat().sort((a, b) => a - b)).toEqual(keys.map((_, p) => p));
+      await producer.close();
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('spreads keyless records over every partition, each request naming one leader store', async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'spread3', numPartitions: 12 }] });
+    const leaders = await leadersOf('spread3');
+    const { front, producer, produces } = await producerOf('spread3');
+    try {
+      const value = 'v'.repeat(1000);
+      const sends = Array.from({ length: 3000 }, () => producer.send({ topic: 'spread3', messages: [{ value }] }));
+      const placed = (await Promise.all(sends)).map(([m]) => m!.partition);
+      await producer.close();
+      const counts = Array.from({ length: 12 }, (_, p) => placed.filter((x) => x === p).length);
+      expect(Math.min(...counts)).toBeGreaterThan(0.7 * (3000 / 12));
+      const requests = produces();
+      expect(requests.filter((r) => r.status !== 200)).toEqual([]);
+      for (const r of requests) expect(new Set(partitionsOf(r.body).map((p) => leaders.get(p))).size).toBe(1);
+      // ~3 MB in requests that still fill toward 1 MiB per store, not one request per stint.
+      expect(requests.length).toBeLessThanOrEqual(9);
+    } finally {
+      await front.close();
+    }
+  });
+});
