@@ -32,6 +32,9 @@ const onCall = (c: StorageCall) => {
   const what = 'sk' in c ? (c.sk.startsWith('sp#') ? 'share-partition' : c.sk.split('#')[0]) : `${c.pk} query`;
   count(`${c.op} ${what}`);
   if (c.op === 'UpdateItem' && c.conditionFailed) count(`UpdateItem ${what} condition failed`);
+  // The size DynamoDB bills a share-partition write by (write units are per KB).
+  if (c.op === 'UpdateItem' && what === 'share-partition' && !c.conditionFailed)
+    counts.set('share-partition bytes written', (counts.get('share-partition bytes written') ?? 0) + c.itemBytes);
 };
 // Per share-partition visited by a receive: how many records it gave.
 const acquireFrom = ShareGroups.prototype.acquireFrom;
@@ -48,6 +51,12 @@ ShareGroups.prototype.acquireFrom = async function (this: ShareGroups, ...args: 
     if (counting)
       counts.set('acquireFrom ms', (counts.get('acquireFrom ms') ?? 0) + Math.round(performance.now() - t0));
   }
+};
+const acquireAll = ShareGroups.prototype.acquire;
+ShareGroups.prototype.acquire = async function (this: ShareGroups, ...args: Parameters<typeof acquireAll>) {
+  const got = await acquireAll.apply(this, args);
+  if (counting) count(`look (acquire) took ${got.length === 0 ? 'nothing' : 'records'}`);
+  return got;
 };
 const storage = observeStorage(await openStorage(config.backend), onCall);
 const services = createServices(config, storage);
@@ -122,7 +131,11 @@ try {
   console.log(
     `  worker time: polls ${(pollMs / 1000).toFixed(1)} s (empty ones ${(emptyMs / 1000).toFixed(1)} s), batched commits ${(ackMs / 1000).toFixed(1)} s`,
   );
+  const writes = counts.get('UpdateItem share-partition') ?? 0;
+  const written = counts.get('share-partition bytes written') ?? 0;
+  counts.delete('share-partition bytes written');
   for (const [what, n] of [...counts].sort()) console.log(`  ${what}: ${n}`);
+  console.log(`  share-partition item written: ${Math.round(written / Math.max(1, writes))} bytes on average`);
 } finally {
   server.close();
 }
