@@ -39,6 +39,9 @@ export class Metadata {
     if (fresh !== undefined) return Promise.resolve(fresh);
     let p = this.pending.get(topic);
     if (!p) {
+      // The leaders beside the count (as Kafka's one Metadata request answers both), so the first
+      // requests are already grouped by them.
+      if (!this.placements.has(topic)) this.readPlacements(topic);
       p = retry(
         async () => {
           const res = await this.transport.request<{ partitions_count: number }>('GET', `/topics/${enc(topic)}`, {
