@@ -367,12 +367,7 @@ export class ShareGroups {
   }
 
   private async acquireNow(
-    group: string,
-    topic: TopicMeta,
-    partition: number,
-    member: string,
-    maxRecords: number,
-    config: ShareGroupConfig,
+    ...[group, topic, partition, member, maxRecords, config]: Parameters<ShareGroups['acquireFrom']>
   ): Promise<AcquiredRecord[]> {
     const { metadata, log, clock } = this.deps;
     const pk = shareGroupPk(group);
@@ -400,7 +395,7 @@ export class ShareGroups {
     if (can && can.available === 0 && !can.archiving && read.records.length === 0 && read.nextOffset === readFrom)
       return [];
     const token = writeToken();
-    let taken: { offset: number; deliveries: number }[] = [];
+    let taken: ReturnType<typeof acquire> = [];
     const outcome = await optimisticUpdate<SharePartitionState, boolean>({
       metadata,
       pk,
@@ -442,8 +437,6 @@ export class ShareGroups {
     });
     await this.deadLetters(group, topic, partition, outcome.item?.value, config);
     if (taken.length === 0) return [];
-    const written = outcome.item!.value;
-    const lockedUntil = new Map(written.records.map((r) => [r.offset, r.lockedUntil ?? 0]));
     const records = await this.readOffsets(
       topic,
       partition,
@@ -454,9 +447,7 @@ export class ShareGroups {
       const record = records.get(t.offset);
       // A record the log no longer holds (retention moved past it meanwhile) is not delivered.
       if (!record) return [];
-      return [
-        { topic: topic.name, partition, record, deliveries: t.deliveries, lockedUntil: lockedUntil.get(t.offset)! },
-      ];
+      return [{ topic: topic.name, partition, record, deliveries: t.deliveries, lockedUntil: t.lockedUntil }];
     });
   }
 
@@ -501,7 +492,9 @@ export class ShareGroups {
     const byPartition = new Map<string, number[]>();
     acks.forEach((a, i) => {
       const key = `${a.topic}\u0000${a.partition}`;
-      byPartition.set(key, [...(byPartition.get(key) ?? []), i]);
+      const indexes = byPartition.get(key);
+      if (indexes) indexes.push(i);
+      else byPartition.set(key, [i]);
     });
     const results: (KafkaErrorName | undefined)[] = acks.map(() => undefined);
     await Promise.all(

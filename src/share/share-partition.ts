@@ -192,12 +192,12 @@ export interface Acquisition {
   readEnd: number;
 }
 
-/** The records acquired, with their delivery counts; the state is changed in place. */
+/** The records acquired, with their delivery counts and lock ends; the state is changed in place. */
 export function acquire(
   s: SharePartitionState,
   a: Acquisition,
   limits: Limits,
-): { offset: number; deliveries: number }[] {
+): { offset: number; deliveries: number; lockedUntil: number }[] {
   const taken: InFlightRecord[] = [];
   const lock = (r: InFlightRecord) => {
     r.state = 'acquired';
@@ -222,7 +222,7 @@ export function acquire(
   if (used > 0) s.speo = fresh[used - 1]! + 1;
   // A read with nothing left untaken ends where the log read ended (past markers and gaps).
   if (a.readFrom <= s.speo && used === fresh.length && a.readEnd > s.speo) s.speo = a.readEnd;
-  return taken.map((r) => ({ offset: r.offset, deliveries: r.deliveries }));
+  return taken.map((r) => ({ offset: r.offset, deliveries: r.deliveries, lockedUntil: r.lockedUntil! }));
 }
 
 export interface Acknowledgement {
