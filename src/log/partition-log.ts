@@ -415,7 +415,13 @@ export class PartitionLog {
       const { state } = read;
       if (state.isr.length === 0)
         throw new KafkaError('LEADER_NOT_AVAILABLE', `${topic.name}-${p} has no in-sync replica`);
-      const guard = batch ? this.sequenceGuard(topic, p, batch) : marker ? markerGuard(marker) : undefined;
+      const guard = batch
+        ? this.sequenceGuard(topic, p, batch)
+        : marker
+          ? markerGuard(marker, (s) =>
+              producerEntry(this.deps.metadata, pk, s, marker.producerId, this.deps.clock.now()),
+            )
+          : undefined;
       const early = guard && (await guard.resolve(state));
       if (early) return info(early.baseOffset, early.lastOffset, state.logStartOffset, true);
       if (acks === 'all' && state.isr.length < topic.config.minInsyncReplicas) {
@@ -943,11 +949,21 @@ export class PartitionLog {
   }
 }
 
-/** A marker's guard: nothing to write when the producer has no open transaction of its epoch or older here. */
-function markerGuard(marker: MarkerRequest) {
-  const check = (s: PartitionState) => {
+/**
+ * A marker's guard: nothing to write when the producer has no open transaction of the marker's
+ * epoch or older here, unless it is an ABORT of a newer epoch than any the partition knows of the
+ * producer (a fenced or timed-out producer's). That one is written all the same, as Kafka appends
+ * every marker: it moves the producer's epoch here, so a zombie's append verified before the abort
+ * and committed after it is fenced, instead of opening a transaction that the next epoch's COMMIT
+ * would take in whole.
+ */
+function markerGuard(marker: MarkerRequest, producerOf: (s: PartitionState) => Promise<ProducerSequence | undefined>) {
+  const check = (s: PartitionState, producer: ProducerSequence | undefined) => {
     const open = s.openTxns?.[String(marker.producerId)];
-    return !open || open.producerEpoch > marker.producerEpoch ? { baseOffset: -1, lastOffset: -1 } : undefined;
+    const nothing = open
+      ? open.producerEpoch > marker.producerEpoch
+      : marker.type === 'COMMIT' || (producer !== undefined && producer.producerEpoch >= marker.producerEpoch);
+    return nothing ? { baseOffset: -1, lastOffset: -1 } : undefined;
   };
-  return { check, resolve: async (s: PartitionState) => check(s) };
+  return { check, resolve: async (s: PartitionState) => check(s, await producerOf(s)) };
 }

@@ -377,10 +377,11 @@ function takeProducer(
 }
 
 /**
- * A marker closes the producer's open transaction (the caller's guard made sure there is one) and
- * records on its index entry which range it ended. A marker of a bumped epoch (a fenced or timed
- * out producer) also moves the producer's epoch here, so a zombie's late batch is fenced by the
- * partition itself (INVALID_PRODUCER_EPOCH), not only by the coordinator.
+ * A marker closes the producer's open transaction (if any: the caller's guard lets a marker of a
+ * newer epoch through without one) and records on its index entry which range it ended. A marker
+ * of a bumped epoch (a fenced or timed out producer) also moves the producer's epoch here, so a
+ * zombie's late batch is fenced by the partition itself (INVALID_PRODUCER_EPOCH), not only by the
+ * coordinator.
  */
 function applyMarker(
   next: PartitionState,
@@ -406,7 +407,8 @@ function applyMarker(
       lastStableOffset: Math.min(firstUnstableOffset(next) ?? Infinity, entry.baseOffset + 1),
     }),
   };
-  if (!producer || producer.producerEpoch >= marker.producerEpoch) return [];
+  // A producer the partition has not seen takes the marker's epoch too (markerGuard says why).
+  if (producer && producer.producerEpoch >= marker.producerEpoch) return [];
   // The entry's sequences belong to the old epoch: the new one starts at 0.
   const bumped = {
     producerId: marker.producerId,
