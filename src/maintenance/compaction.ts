@@ -17,7 +17,7 @@ import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import { writeIfUnchanged } from '../storage/optimistic-update.js';
 import { readFeatureLevel } from '../storage/feature-level.js';
 import { codecFeatureLevel, requireCodecAllowed } from '../storage/formats.js';
-import { entryBytes, type EntryItem, type PartitionView } from './partition-view.js';
+import { endsItem, entryBytes, type EntryItem, type PartitionView } from './partition-view.js';
 import { coverOf, loadEntries, writeSegment, type Piece } from './segment-writer.js';
 import { CLEANER_SK, partitionPk } from '../storage/key-layout.js';
 import { removeAbortedBelow } from './retention.js';
@@ -174,7 +174,9 @@ export async function compactPartition(
   const latest = new Map<string, number>();
   while (
     mapped < end &&
-    (mapped === dirtyStart || mappedBytes + entryBytes(stable[mapped]!.entry) <= deps.maxCleanBytes)
+    (mapped === dirtyStart ||
+      mappedBytes + entryBytes(stable[mapped]!.entry) <= deps.maxCleanBytes ||
+      !endsItem(stable[mapped - 1]!))
   ) {
     const chunk = stable.slice(mapped, Math.min(end, mapped + LOAD_CHUNK));
     const datas = await loadEntries(
@@ -184,7 +186,12 @@ export async function compactPartition(
     );
     let taken = 0;
     for (let k = 0; k < chunk.length; k++) {
-      if (mapped + k > dirtyStart && mappedBytes + entryBytes(chunk[k]!.entry) > deps.maxCleanBytes) break;
+      if (
+        mapped + k > dirtyStart &&
+        mappedBytes + entryBytes(chunk[k]!.entry) > deps.maxCleanBytes &&
+        endsItem(stable[mapped + k - 1]!)
+      )
+        break;
       mappedBytes += entryBytes(chunk[k]!.entry);
       for (const r of recordsOf(chunk[k]!, datas[k]!, aborted))
         if (!isMarker(r) && r.key !== null) latest.set(keyString(r.key), r.offset);
@@ -290,7 +297,12 @@ export async function compactPartition(
     );
     for (let k = 0; k < chunk.length; k++) {
       const records = recordsOf(chunk[k]!, datas[k]!, aborted);
-      if (run.length > 0 && keptBytes > 0 && keptBytes + entryBytes(chunk[k]!.entry) > deps.entryBytes)
+      if (
+        run.length > 0 &&
+        keptBytes > 0 &&
+        keptBytes + entryBytes(chunk[k]!.entry) > deps.entryBytes &&
+        endsItem(run.at(-1)!)
+      )
         await flushPiece();
       run.push(chunk[k]!);
       dropped += abortedCount(chunk[k]!, datas[k]!, aborted);

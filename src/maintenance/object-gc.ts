@@ -1,6 +1,7 @@
 import { shardOf, ShardLog } from '../partition/shard-log.js';
 import { createHash } from 'node:crypto';
-import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
+import type { PartitionState } from '../partition/partition-state.js';
+import { expandIndexItems, type StoredIndexValue } from '../partition/index-item.js';
 import type { Topic } from '../topics/topics.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import type { DurableTimer, DurableTimers } from '../timer/durable-timers.js';
@@ -74,8 +75,8 @@ export async function sweepTopic(
     const pk = partitionPk(topic.name, p);
     let after = INDEX_PREFIX;
     for (;;) {
-      const page = await metadata.query<CommitRecord>(pk, { gt: after, beginsWith: INDEX_PREFIX, limit: 500 });
-      for (const item of page) if (item.value.topicId === topic.id) referenced.add(item.value.objectKey);
+      const page = await metadata.query<StoredIndexValue>(pk, { gt: after, beginsWith: INDEX_PREFIX, limit: 500 });
+      for (const { value } of expandIndexItems(page)) if (value.topicId === topic.id) referenced.add(value.objectKey);
       if (page.length < 500) break;
       after = page.at(-1)!.sk;
     }

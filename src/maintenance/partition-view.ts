@@ -4,13 +4,32 @@ import type { TopicMeta } from '../topics/topics.js';
 import { inLog } from '../partition/offset-index.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { INDEX_PREFIX, indexSk, objectCreatedAt, partitionPk } from '../storage/key-layout.js';
+import { expandIndexItems, type IndexEntry, type StoredIndexValue } from '../partition/index-item.js';
 
-/** An index entry with the item coordinates a conditional swap needs. */
+/**
+ * An index entry with the item coordinates a conditional swap needs: the item it is stored in,
+ * which a packed item shares with the other commits of its fold (partition/index-item.ts), and the
+ * offsets that item holds. A swap writes over or deletes whole items; the later commits of one it
+ * ends inside go into an item of their own first (segment-writer.ts).
+ */
 export interface EntryItem {
   sk: string;
   version: number;
   entry: CommitRecord;
+  itemFirst: number;
+  itemLast: number;
 }
+
+/** Whether a run ends well after this entry: the last of its item (a cut inside one writes the rest again). */
+export const endsItem = (e: EntryItem) => e.entry.lastOffset >= e.itemLast;
+
+const asEntryItem = (i: IndexEntry): EntryItem => ({
+  sk: i.sk,
+  version: i.version,
+  entry: i.value,
+  itemFirst: i.itemFirst,
+  itemLast: i.itemLast,
+});
 
 /**
  * What maintenance sees of one partition: its state and the index entries from the one holding
@@ -53,22 +72,20 @@ export async function loadPartitionView(
   const { state, version } = await readPartitionState(metadata, topic, partition, storeCount);
   const pk = partitionPk(topic.name, partition);
   const accept = (e: CommitRecord) => e.topicId === topic.id && inLog(state, e);
-  const floor = (
-    await metadata.query<CommitRecord>(pk, {
-      lte: indexSk(state.logStartOffset),
-      gte: INDEX_PREFIX,
-      reverse: true,
-      limit: 4,
-    })
-  ).find((i) => accept(i.value));
-  const items: EntryItem[] =
-    floor && floor.value.lastOffset >= state.logStartOffset
-      ? [{ sk: floor.sk, version: floor.version, entry: floor.value }]
-      : [];
+  const below = await metadata.query<StoredIndexValue>(pk, {
+    lte: indexSk(state.logStartOffset),
+    gte: INDEX_PREFIX,
+    reverse: true,
+    limit: 4,
+  });
+  const floor = below.find((i) => expandIndexItems([i]).some((e) => accept(e.value)));
+  const items: EntryItem[] = (floor ? expandIndexItems([floor]) : [])
+    .filter((e) => accept(e.value) && e.value.lastOffset >= state.logStartOffset)
+    .map(asEntryItem);
   let after = indexSk(state.logStartOffset);
   for (;;) {
-    const page = await metadata.query<CommitRecord>(pk, { gt: after, beginsWith: INDEX_PREFIX, limit: PAGE });
-    for (const i of page) if (accept(i.value)) items.push({ sk: i.sk, version: i.version, entry: i.value });
+    const page = await metadata.query<StoredIndexValue>(pk, { gt: after, beginsWith: INDEX_PREFIX, limit: PAGE });
+    for (const i of expandIndexItems(page)) if (accept(i.value)) items.push(asEntryItem(i));
     if (page.length < PAGE) break;
     after = page.at(-1)!.sk;
   }
@@ -80,7 +97,13 @@ export async function loadPartitionView(
     const e = item.entry;
     if (e.lastOffset < next) {
       // Covered by the entry before it; only a segment entry ever covers another.
-      if (entries.length > 0 && objectCreatedAt(entries.at(-1)!.entry.objectKey) === -Infinity) covered.push(item);
+      if (
+        entries.length > 0 &&
+        objectCreatedAt(entries.at(-1)!.entry.objectKey) === -Infinity &&
+        e.lastOffset >= item.itemLast && // a packed item: once, whole
+        !covered.some((c) => c.sk === item.sk)
+      )
+        covered.push(item);
       continue;
     }
     if (e.baseOffset < next) {

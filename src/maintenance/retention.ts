@@ -1,5 +1,6 @@
 import type { PartitionLog } from '../log/partition-log.js';
-import type { CommitRecord } from '../partition/partition-state.js';
+import { itemRange, type StoredIndexValue } from '../partition/index-item.js';
+import { keepCommitsPast } from '../partition/offset-index.js';
 import type { Topic } from '../topics/topics.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { writeIfUnchanged } from '../storage/optimistic-update.js';
@@ -96,9 +97,13 @@ export async function removeEntriesBelowLogStart(
   let removed = 0;
   let after = INDEX_PREFIX;
   for (;;) {
-    const page = await metadata.query<CommitRecord>(pk, { gt: after, lt: indexSk(logStartOffset), limit: 100 });
+    const page = await metadata.query<StoredIndexValue>(pk, { gt: after, lt: indexSk(logStartOffset), limit: 100 });
     for (const item of page) {
-      if (item.value.topicId !== topic.id || item.value.lastOffset >= logStartOffset) continue;
+      const held = itemRange(item.value);
+      if (held.topicId !== topic.id) continue;
+      // A packed item (partition/index-item.ts) across the log start: its commits from there on
+      // go into an item of their own first.
+      if (held.last >= logStartOffset && !(await keepCommitsPast(metadata, item, logStartOffset - 1))) continue;
       if (await writeIfUnchanged(metadata, { pk, sk: item.sk, item }, { remove: true })) removed++;
     }
     if (page.length < 100 || removed >= limit) return removed;

@@ -1,7 +1,7 @@
 import { readBatchHeader, setBaseOffset, LOG_OVERHEAD } from '../wire/record-batch.js';
 import type { Topic } from '../topics/topics.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
-import { entryBytes, type EntryItem, type PartitionView } from './partition-view.js';
+import { endsItem, entryBytes, type EntryItem, type PartitionView } from './partition-view.js';
 import { coverOf, loadEntries, writeSegment, type Piece } from './segment-writer.js';
 import { isSegmentKey, objectWrittenAt } from '../storage/key-layout.js';
 
@@ -61,7 +61,7 @@ export async function mergeSegments(deps: MergeDeps, view: PartitionView, topic:
       runBytes = 0;
     };
     group.forEach((item, i) => {
-      if (run.length > 0 && runBytes + entryBytes(item.entry) > deps.entryBytes) flush();
+      if (run.length > 0 && runBytes + entryBytes(item.entry) > deps.entryBytes && endsItem(run.at(-1)!.item)) flush();
       run.push({ item, data: datas[i]! });
       runBytes += entryBytes(item.entry);
     });
@@ -98,6 +98,7 @@ function planGroups(stable: EntryItem[], limit: number, segmentMs: number, deps:
     const spanStart = group[0]?.entry.maxTimestamp;
     if (
       group.length > 0 &&
+      endsItem(group.at(-1)!) && // a packed item is merged whole
       (bytes + size > limit || (spanStart !== undefined && item.entry.maxTimestamp - spanStart > segmentMs))
     )
       close(true);

@@ -4,6 +4,8 @@ import { readPartitionState } from '../partition/shard-state.js';
 import type { CommitRecord, PartitionState } from '../partition/partition-state.js';
 import type { TopicMeta } from '../topics/topics.js';
 import type { MetadataStore, MetaItem, ObjectStore } from '../storage/ports.js';
+import type { StoredIndexValue } from '../partition/index-item.js';
+import { keepCommitsPast } from '../partition/offset-index.js';
 import { writeIfUnchanged } from '../storage/optimistic-update.js';
 import type { EntryItem, PartitionView } from './partition-view.js';
 import { newSegmentKey, partitionPk } from '../storage/key-layout.js';
@@ -146,7 +148,17 @@ export async function writeSegment(
   for (let i = 0; i < pieces.length; i++) {
     const piece = pieces[i]!;
     const entry = { ...located[i]!, stores };
-    const [head, ...rest] = piece.replaced;
+    // A packed item (partition/index-item.ts) holds several entries, written over or deleted once.
+    // A piece starts where an item does (the item at its head is written over); one it ends inside
+    // keeps the commits past it in an item of their own, written before the swap.
+    const [head, ...rest] = piece.replaced.filter((r, k) => k === 0 || r.sk !== piece.replaced[k - 1]!.sk);
+    if (
+      head!.itemFirst < entry.baseOffset ||
+      !(await keepPast(deps.metadata, pk, piece.replaced.at(-1)!, entry.lastOffset))
+    ) {
+      outcome.conflicts++;
+      continue;
+    }
     if (
       !(await writeIfUnchanged<CommitRecord>(
         deps.metadata,
@@ -167,6 +179,13 @@ export async function writeSegment(
     outcome.bytesAfter += entry.end - entry.start;
   }
   return outcome;
+}
+
+/** A piece that ends inside a packed item (the last it replaces) keeps the item's commits past it. */
+async function keepPast(metadata: MetadataStore, pk: string, last: EntryItem, pieceLast: number): Promise<boolean> {
+  if (last.itemLast <= pieceLast) return true;
+  const item = await metadata.get<StoredIndexValue>(pk, last.sk);
+  return item !== undefined && item.version === last.version && keepCommitsPast(metadata, item, pieceLast);
 }
 
 /** The leader and every in-sync follower must take the object; other replicas get it if they can. */

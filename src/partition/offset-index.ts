@@ -3,10 +3,13 @@ import { withinEpoch } from './epoch-history.js';
 import { ConditionFailedError, type AlongsideItem, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import { logEndOffset, type CommitRecord, type PartitionState, type ProducerBatch } from './partition-state.js';
 import { ABORT_PREFIX, abortSk, INDEX_PREFIX, indexSk, partitionPk } from '../storage/key-layout.js';
+import { expandIndexItems, itemRange, packCommits, type StoredIndexValue } from './index-item.js';
 
 /**
  * The offset index: one item per commit (sk `idx#{baseOffset, 20 digits}`), the equivalent of
- * Kafka's sparse offset index with one entry per append. Zero padding keeps sort order = offset order.
+ * Kafka's sparse offset index with one entry per append, or on a topic with a commit log one packed
+ * item per fold holding its commits (partition/index-item.ts, where items become entries). Zero
+ * padding keeps sort order = offset order.
  */
 
 /**
@@ -88,6 +91,38 @@ export function inLog(state: PartitionState, e: CommitRecord): boolean {
     e.baseOffset < logEndOffset(state) &&
     (last === undefined || e.baseOffset !== last.baseOffset || sameCommit(e, last))
   );
+}
+
+/**
+ * Before a packed item (partition/index-item.ts) is written over or deleted with only its commits
+ * up to `last` replaced (a segment swap, retention across it), its commits with records past `last`
+ * go into a packed item of their own at the first one's offset. Until the old item goes they are in both,
+ * which readers take as one (an entry already covered is skipped). False if something else holds
+ * that offset, or every commit of the item is past `last`: the caller leaves the item as it is.
+ */
+export async function keepCommitsPast(
+  metadata: MetadataStore,
+  item: MetaItem<StoredIndexValue>,
+  last: number,
+): Promise<boolean> {
+  const past = expandIndexItems([item])
+    .map((e) => e.value)
+    .filter((c) => c.lastOffset > last);
+  if (past.length === 0) return true;
+  // Nothing before them to drop: the item is what it would be written as.
+  if (past[0]!.baseOffset <= itemRange(item.value).first) return false;
+  try {
+    await metadata.put(item.pk, indexSk(past[0]!.baseOffset), packCommits(itemRange(item.value).topicId, past), {
+      ifAbsent: true,
+    });
+    return true;
+  } catch (e) {
+    if (!(e instanceof ConditionFailedError)) throw e;
+    // Written before (by a pass that died before it went on, or a write whose answer was lost).
+    const found = e.current as MetaItem<StoredIndexValue> | undefined;
+    const there = found ? expandIndexItems([found]).map((i) => i.value) : [];
+    return there.length === past.length && there.every((c, k) => sameCommit(c, past[k]!));
+  }
 }
 
 /** Entries below a scan's start searched for its own floor entry when the nearest is not. */
@@ -249,13 +284,13 @@ export class OffsetIndex {
     }
     let below = indexSk(logEndOffset(state));
     for (let seen = 0; seen < DUPLICATE_LOOKBACK; ) {
-      const page = await this.metadata.query<CommitRecord>(pk, {
+      const page = await this.metadata.query<StoredIndexValue>(pk, {
         lt: below,
         gte: INDEX_PREFIX,
         reverse: true,
         limit: DUPLICATE_PAGE,
       });
-      for (const item of page) {
+      for (const item of expandIndexItems(page, true)) {
         const seenAs = look(item.value);
         if (seenAs === 'found') return found(item.value);
         if (seenAs === 'past') return undefined;
@@ -272,8 +307,8 @@ export class OffsetIndex {
    * epoch at the same base offset (truncated by an election) is not: the commit still needs its own.
    */
   async holds(topic: string, partition: number, entry: CommitRecord): Promise<boolean> {
-    const found = await this.metadata.get<CommitRecord>(partitionPk(topic, partition), indexSk(entry.baseOffset));
-    return found !== undefined && sameCommit(found.value, entry);
+    const found = await this.metadata.get<StoredIndexValue>(partitionPk(topic, partition), indexSk(entry.baseOffset));
+    return found !== undefined && expandIndexItems([found]).some((e) => sameCommit(e.value, entry));
   }
 
   /**
@@ -382,29 +417,32 @@ export class OffsetIndex {
     const sizer = pageSizer(paging);
     let limit = sizer.first;
     const floorQuery = (n: number) =>
-      this.metadata.query<CommitRecord>(pk, { lte: indexSk(from), gte: INDEX_PREFIX, reverse: true, limit: n });
+      this.metadata.query<StoredIndexValue>(pk, { lte: indexSk(from), gte: INDEX_PREFIX, reverse: true, limit: n });
     const [nearest, first] = await Promise.all([
       floorQuery(1),
-      this.metadata.query<CommitRecord>(pk, { gt: indexSk(from), lt: indexSk(to), limit }),
+      this.metadata.query<StoredIndexValue>(pk, { gt: indexSk(from), lt: indexSk(to), limit }),
     ]);
-    // The nearest entry is nearly always this incarnation's own; if not (an older incarnation's or
-    // a truncated epoch's), the own one is looked for among the nearest few.
-    const floorItems = nearest[0] && !own(nearest[0].value) ? await floorQuery(FLOOR_LOOKBACK) : nearest;
-    const floor = floorItems.map((i) => i.value).find(own);
-    if (floor && floor.lastOffset >= from) {
-      sizer.saw(floor);
-      yield floor;
+    // The nearest item is nearly always this incarnation's own; if not (an older incarnation's or
+    // a truncated epoch's), the own one is looked for among the nearest few. A packed item holds
+    // the entry containing `from` and those after it up to the next item.
+    const nearestOwn = (items: typeof nearest) => expandIndexItems(items.slice(0, 1)).some((e) => own(e.value));
+    const floorItems = nearest[0] && !nearestOwn(nearest) ? await floorQuery(FLOOR_LOOKBACK) : nearest;
+    const floorItem = floorItems.find((i) => expandIndexItems([i]).some((e) => own(e.value)));
+    for (const { value: e } of floorItem ? expandIndexItems([floorItem]) : []) {
+      if (!own(e) || e.lastOffset < from || e.baseOffset >= to) continue;
+      sizer.saw(e);
+      yield e;
     }
     let page = first;
     for (;;) {
-      for (const item of page) {
-        if (!own(item.value)) continue;
-        sizer.saw(item.value);
-        yield item.value;
+      for (const { value: e } of expandIndexItems(page)) {
+        if (!own(e) || e.baseOffset >= to) continue;
+        sizer.saw(e);
+        yield e;
       }
       if (page.length < limit) return;
       limit = sizer.next(limit);
-      page = await this.metadata.query<CommitRecord>(pk, { gt: page.at(-1)!.sk, lt: indexSk(to), limit });
+      page = await this.metadata.query<StoredIndexValue>(pk, { gt: page.at(-1)!.sk, lt: indexSk(to), limit });
     }
   }
 }

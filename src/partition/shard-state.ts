@@ -14,6 +14,9 @@ const SEGMENTS_PREFIX = 'segments/';
 import type { TopicMeta } from '../topics/topics.js';
 import { PRODUCER_CACHE_SIZE } from './producer-state.js';
 import { indexItems, sameCommit } from './offset-index.js';
+import { expandIndexItems, itemRange, packCommits, type StoredIndexValue } from './index-item.js';
+import { readFeatureLevel } from '../storage/feature-level.js';
+import { PACKED_INDEX_LEVEL } from '../storage/formats.js';
 import { logEndOffset, type CommitRecord, type PartitionState } from './partition-state.js';
 import { commitToken, nextState, readStoredState, stateFromItem, type StateRead } from './partition-commit.js';
 import { appendRecord, shardOf, ShardLog, touches, type ShardEntry, type Tail } from './shard-log.js';
@@ -324,35 +327,53 @@ export async function updateShardPartition<R>(
 export interface FoldReport {
   through: number;
   partitions: number;
+  /** Commits put into the index (each its own item, or packed: `indexItems`). */
   indexEntries: number;
+  /** Index items written. */
+  indexItems: number;
 }
 
 /**
  * Writes the shard's entries past its fold mark into the states of the partitions they touch
  * (one conditional write each, whatever the number of entries) and their commits into the index,
- * then moves the mark. Any process may run it at any time, as often as it likes: a state write
- * lost to another fold is that fold's, an index entry already there is the same commit's (or a
- * newer epoch's, or maintenance's segment, left alone), and the mark never goes back.
+ * then moves the mark. From PACKED_INDEX_LEVEL the commits of a partition go into one packed item
+ * (partition/index-item.ts), one write unit for a fold's worth; before it, an item each. Any
+ * process may run it at any time, as often as it likes: a state write lost to another fold is that
+ * fold's, index items already there are the same commits' (or a newer epoch's, or maintenance's
+ * segment, left alone), and the mark never goes back.
  */
 export async function foldShard(
   metadata: MetadataStore,
   topic: TopicMeta,
   shard: number,
   storeCount: number,
+  level?: number,
 ): Promise<FoldReport> {
   const log = new ShardLog(metadata);
   const mark = await log.foldedThrough(topic.name, shard);
   const tail = await log.tail(topic.name, shard, mark);
   const own = tail.entries.filter((e) => e.entry.topicId === topic.id);
-  if (tail.entries.length === 0) return { through: mark, partitions: 0, indexEntries: 0 };
+  if (tail.entries.length === 0) return { through: mark, partitions: 0, indexEntries: 0, indexItems: 0 };
+  const packed = (level ?? (await readFeatureLevel(metadata))) >= PACKED_INDEX_LEVEL;
   const partitions = [
     ...new Set(own.flatMap(({ entry }) => [...entry.appends, ...entry.states].map((c) => c.partition))),
   ].filter((p) => p < topic.partitionCount);
-  const indexed = await Promise.all(partitions.map((p) => foldPartition(metadata, topic, p, storeCount, mark, tail)));
-  const indexEntries = indexed.reduce((a, b) => a + b, 0);
+  const placed = await Promise.all(
+    partitions.map((p) => foldPartition(metadata, topic, p, storeCount, mark, tail, packed)),
+  );
   await log.markFolded(topic.name, shard, tail.last);
   marks.set(`${topic.name}|${topic.id}|s${shard}`, tail.last);
-  return { through: tail.last, partitions: partitions.length, indexEntries };
+  return {
+    through: tail.last,
+    partitions: partitions.length,
+    indexEntries: placed.reduce((a, b) => a + b.entries, 0),
+    indexItems: placed.reduce((a, b) => a + b.items, 0),
+  };
+}
+
+interface Placed {
+  entries: number;
+  items: number;
 }
 
 async function foldPartition(
@@ -362,9 +383,10 @@ async function foldPartition(
   storeCount: number,
   mark: number,
   tail: Tail,
-): Promise<number> {
+  packed: boolean,
+): Promise<Placed> {
   const pk = partitionPk(topic.name, partition);
-  let indexed = 0;
+  const placed: Placed = { entries: 0, items: 0 };
   await optimisticUpdate<PartitionState, void>({
     metadata,
     pk,
@@ -378,13 +400,27 @@ async function foldPartition(
       const resolved = resolvePartition(read.state, tail, after, partition);
       // The index first: a state folded past a commit is the only record of it left once the
       // entries expire, so its entry must be in place before.
-      const placed = await Promise.all((resolved.pending ?? []).map((c) => placeIndexEntry(metadata, pk, c)));
-      indexed += placed.filter(Boolean).length;
+      const commits = resolved.pending ?? [];
+      if (packed) {
+        const p = await placePacked(metadata, pk, topic.id, commits);
+        placed.entries += p.entries;
+        placed.items += p.items;
+      } else {
+        const each = await Promise.all(commits.map((c) => placeIndexEntry(metadata, pk, c)));
+        placed.entries += each.filter(Boolean).length;
+        placed.items += each.filter(Boolean).length;
+      }
       return { write: { ...storedState(resolved), clog: tail.last }, answer: () => undefined };
     },
   });
-  return indexed;
+  return placed;
 }
+
+/** Whether an index entry found where a commit goes leaves the commit out: the same commit, a newer epoch's, or a segment. */
+const supersedes = (found: CommitRecord, commit: CommitRecord) =>
+  sameCommit(found, commit) ||
+  (found.topicId === commit.topicId &&
+    (found.objectKey.startsWith(SEGMENTS_PREFIX) || found.leaderEpoch >= commit.leaderEpoch));
 
 /**
  * Writes a commit's index entry (and an ABORT's item) unless its offset holds it already, a newer
@@ -396,19 +432,69 @@ async function placeIndexEntry(metadata: MetadataStore, pk: string, commit: Comm
   for (const item of items.slice(0, -1)) await metadata.put(pk, item.sk, item.value);
   const entry = items.at(-1)!;
   const sk = indexSk(commit.baseOffset);
-  for (let found: MetaItem<CommitRecord> | undefined, attempt = 0; attempt < 4; attempt++) {
+  for (let found: MetaItem<StoredIndexValue> | undefined, attempt = 0; attempt < 4; attempt++) {
     try {
       await metadata.put(pk, sk, entry.value, found ? { ifVersion: found.version } : { ifAbsent: true });
       return true;
     } catch (e) {
       if (!(e instanceof ConditionFailedError)) throw e;
-      found = e.current as MetaItem<CommitRecord> | undefined;
-      if (!found) continue;
-      const v = found.value;
-      const segment = v.objectKey.startsWith(SEGMENTS_PREFIX);
-      if (sameCommit(v, commit) || (v.topicId === commit.topicId && (segment || v.leaderEpoch >= commit.leaderEpoch)))
-        return false;
+      found = e.current as MetaItem<StoredIndexValue> | undefined;
+      if (found && supersedes(expandIndexItems([found])[0]!.value, commit)) return false;
     }
   }
   return false;
+}
+
+/**
+ * Writes consecutive commits as one packed item at the first one's offset (ABORT markers' items
+ * first), or as few as it takes: where an item is already there, the commits it holds from the
+ * first on are left out (a write applied whose answer was lost, or another fold of the same
+ * commits), a segment's or a newer epoch's entry leaves the commits it covers out, and an older
+ * epoch's item (truncated by an election: everything in it from this offset on is) is written over.
+ */
+async function placePacked(
+  metadata: MetadataStore,
+  pk: string,
+  topicId: string,
+  commits: readonly CommitRecord[],
+): Promise<Placed> {
+  const placed: Placed = { entries: 0, items: 0 };
+  for (const c of commits)
+    if (c.control?.type === 'ABORT') {
+      const abort = indexItems(c)[0]!;
+      await metadata.put(pk, abort.sk, abort.value);
+    }
+  let rest = commits;
+  let over: number | undefined;
+  for (let attempt = 0; rest.length > 0 && attempt < 8; attempt++) {
+    try {
+      await metadata.put(
+        pk,
+        indexSk(rest[0]!.baseOffset),
+        packCommits(topicId, rest),
+        over === undefined ? { ifAbsent: true } : { ifVersion: over },
+      );
+      placed.entries += rest.length;
+      placed.items++;
+      return placed;
+    } catch (e) {
+      if (!(e instanceof ConditionFailedError)) throw e;
+      const found = e.current as MetaItem<StoredIndexValue> | undefined;
+      over = undefined;
+      if (!found) continue;
+      const there = expandIndexItems([found]).map((i) => i.value);
+      let k = 0;
+      while (k < rest.length && k < there.length && sameCommit(there[k]!, rest[k]!)) k++;
+      if (k > 0) {
+        rest = rest.slice(k);
+        continue;
+      }
+      const first = there[0]!;
+      if (!supersedes(first, rest[0]!)) over = found.version;
+      else if (first.objectKey.startsWith(SEGMENTS_PREFIX))
+        rest = rest.filter((c) => c.baseOffset > itemRange(found.value).last);
+      else return placed; // a newer epoch's: these commits were truncated
+    }
+  }
+  return placed;
 }

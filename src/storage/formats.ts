@@ -40,7 +40,8 @@ export const FORMATS = {
   'topic-purge': { version: 1, what: 'deleted topic still to purge (cluster / purge#)' },
   // 2: the producer table is a cache of the recent producers; the others are `producer-entry` items.
   'partition-state': { version: 2, what: 'partition state (part# / state)' },
-  'offset-index': { version: 1, what: 'offset index entry (part# / idx#)' },
+  // 2: a packed item holding a fold's commits of a topic with a commit log, from level 10.
+  'offset-index': { version: 2, what: 'offset index entry (part# / idx#)' },
   'cleaner-checkpoint': { version: 1, what: 'cleaner checkpoint (part# / cleaner)' },
   'aborted-index': { version: 1, what: 'aborted-transaction entry (part# / abort#)' },
   'producer-entry': { version: 1, what: "producer outside the partition state's cache (part# / pid#)" },
@@ -127,6 +128,12 @@ export const FEATURE_LEVELS: readonly FeatureLevel[] = [
     what: 'a new topic commits through one log per shard of partitions: one write per request, not two per partition',
     formats: {},
   },
+  // A release before it reads one commit per index item.
+  {
+    level: 10,
+    what: "a commit log's fold writes one packed index item per partition, not one per commit",
+    formats: { 'offset-index': 2 },
+  },
 ];
 
 /**
@@ -134,6 +141,12 @@ export const FEATURE_LEVELS: readonly FeatureLevel[] = [
  * "One conditional write per request"); topics created before keep their commit per partition.
  */
 export const COMMIT_LOG_LEVEL = 9;
+
+/**
+ * From this level a commit log's fold writes a partition's commits as one packed index item
+ * (partition/index-item.ts) instead of an item per commit.
+ */
+export const PACKED_INDEX_LEVEL = 10;
 
 /**
  * From this level a commit writes its index entry beside the partition state's conditional write

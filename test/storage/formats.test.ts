@@ -13,7 +13,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openStorage } from '../../src/compose.js';
 import { foldShard } from '../../src/partition/shard-state.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
-import type { CommitRecord, PartitionState } from '../../src/partition/partition-state.js';
+import type { PartitionState } from '../../src/partition/partition-state.js';
+import { expandIndexItems, packCommits, type StoredIndexValue } from '../../src/partition/index-item.js';
 import {
   FORMATS,
   itemFormat,
@@ -74,11 +75,17 @@ describe('a reader meets a newer format', () => {
     );
     const t = await foldedInNewProcess(first);
     const pk = keys.partitionPk('f', 0);
-    const [entry] = await t.storage.metadata.query<CommitRecord>(pk, { beginsWith: keys.INDEX_PREFIX });
+    // The fold packed both commits into one index item (partition/index-item.ts).
+    const [item] = await t.storage.metadata.query<StoredIndexValue>(pk, { beginsWith: keys.INDEX_PREFIX });
+    const [entry, ...others] = expandIndexItems([item!]).map((e) => e.value);
     const known = FORMATS['request-object'].version;
-    const newer = withObjectFormat(entry!.value.objectKey.replace(/\.v\d+$/, ''), known + 1);
-    await t.storage.stores[0]!.put(newer, await t.storage.stores[0]!.get(entry!.value.objectKey));
-    await t.storage.metadata.put(pk, entry!.sk, { ...entry!.value, objectKey: newer });
+    const newer = withObjectFormat(entry!.objectKey.replace(/\.v\d+$/, ''), known + 1);
+    await t.storage.stores[0]!.put(newer, await t.storage.stores[0]!.get(entry!.objectKey));
+    await t.storage.metadata.put(
+      pk,
+      item!.sk,
+      packCommits(entry!.topicId, [{ ...entry!, objectKey: newer }, ...others]),
+    );
 
     const read = await t.call('GET', 'topics/f/partitions/0/records?offset=0');
     expect(read.status).toBe(503);
