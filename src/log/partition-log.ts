@@ -1,3 +1,4 @@
+import { itemRange, type StoredIndexValue } from '../partition/index-item.js';
 import type { Clock } from '../clock.js';
 import type { Acks } from '../wire/protocol.js';
 import { KafkaError } from '../wire/errors.js';
@@ -645,12 +646,13 @@ export class PartitionLog {
       const pk = partitionPk(topic.name, p);
       for (const prefix of [INDEX_PREFIX, ABORT_PREFIX, PRODUCER_ENTRY_PREFIX]) {
         for (let after = prefix; ; ) {
-          const items = await this.deps.metadata.query<CommitRecord>(pk, {
+          const items = await this.deps.metadata.query<StoredIndexValue>(pk, {
             gt: after,
             beginsWith: prefix,
             limit: PAGE,
           });
-          const own = items.filter((i) => i.value.topicId === topic.id);
+          // Every kind holds its topic id as an entry does, but a packed index item.
+          const own = items.filter((i) => itemRange(i.value).topicId === topic.id);
           await Promise.all(own.map((i) => this.deps.metadata.delete(pk, i.sk)));
           if (items.length < PAGE) break;
           after = items.at(-1)!.sk;

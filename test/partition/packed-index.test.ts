@@ -93,6 +93,9 @@ describe.each(allBackends)('the packed index on $name', (backend) => {
     await foldShard(metadata, topic, shardOf(0), stores.length);
     expect((await indexItems(metadata, topic, 2)).length).toBe(2);
     expect(await values(new FaultyMetadataStore(metadata), stores, topic, 2)).toEqual(expected(25));
+    // A purge of the topic's incarnation takes packed items too.
+    await newLog(metadata, stores).purge(topic);
+    for (const p of [0, 1, 2]) expect(await indexItems(metadata, topic, p)).toEqual([]);
   });
 });
 
