@@ -321,6 +321,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
             isr: st.isr,
             replicaLeo: st.replicaLeo,
             highWatermark: st.highWatermark,
+            // On a topic with a commit log the item is as of its fold: entries past `clog` are not in it.
+            ...(st.clog !== undefined && { clog: st.clog }),
             epochHistory: st.epochHistory,
             lastCommit: st.lastCommit && {
               baseOffset: st.lastCommit.baseOffset,
