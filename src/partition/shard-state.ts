@@ -194,11 +194,13 @@ export async function readShardPartitions(
     ]);
     from = known.map((k) => ({ resolved: k!, after: k!.through, read: k!.read }));
   } else {
-    const [m, ...items] = await Promise.all([
-      log.foldedThrough(topic.name, shard),
-      ...partitions.map((p) => metadata.get<PartitionState>(partitionPk(topic.name, p), STATE_SK)),
-    ]);
-    mark = m as number;
+    // The mark before the items, not beside them: a fold writes the states, then the mark, so an
+    // item read after a mark is folded at least through it. Read together, a fold landing between
+    // the two (an old item, the new mark) would skip the entries the old item lacks.
+    mark = await log.foldedThrough(topic.name, shard);
+    const items = await Promise.all(
+      partitions.map((p) => metadata.get<PartitionState>(partitionPk(topic.name, p), STATE_SK)),
+    );
     const stored = partitions.map((p, i) =>
       stateFromItem(items[i] as MetaItem<PartitionState> | undefined, topic, p, storeCount),
     );
