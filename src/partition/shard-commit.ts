@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { KafkaError } from '../wire/errors.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { partitionPk } from '../storage/key-layout.js';
-import type { TopicMeta } from '../topics/topics.js';
+import { isCurrentTopic, type TopicMeta } from '../topics/topics.js';
 import { PRODUCER_CACHE_SIZE, type ProducerSequence } from './producer-state.js';
 import { producerEntry, spillProducers } from './producer-items.js';
 import { commitToken, nextState, type CommitPlan, type CommitResult, type StateRead } from './partition-commit.js';
@@ -113,6 +113,10 @@ export async function commitToShard(
     ? ahead!
     : await readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount);
   const states = new Map([...reads].map(([p, r]) => [p, r.state]));
+  // Another incarnation of the topic in the read (this one deleted, its name taken again): unless
+  // this one is still current, its entry would be acknowledged and never read.
+  let foreign = [...reads.values()].some((r) => r.otherTopic) || tail.entries.some((e) => e.entry.topicId !== topic.id);
+  let deleted: boolean | undefined;
   const learn = (entries: ShardEntry[]) => {
     for (const e of entries)
       for (const p of partitions) if (touches(e, p)) states.set(p, applyEntry(storedState(states.get(p)!), e, p).state);
@@ -132,6 +136,14 @@ export async function commitToShard(
     token,
     async (news, _n, old) => {
       learn(news);
+      foreign ||= news.some((e) => e.topicId !== topic.id);
+      if (foreign && (deleted ??= !(await isCurrentTopic(deps.metadata, topic)))) {
+        const error = new KafkaError(
+          'UNKNOWN_TOPIC_OR_PARTITION',
+          `Topic ${topic.name} was deleted while this request was writing to it; nothing was appended`,
+        );
+        return { done: new Map(partitions.map((p) => [p, { kind: 'refused', error }])) };
+      }
       decided = new Map();
       const changes: AppendChange[] = [];
       const wholes: StateChange[] = [];

@@ -350,11 +350,9 @@ describe.each(layouts)('partition log on $name', ({ backend, commitLog, packed }
   });
 
   it('refuses a writer holding a deleted topic instead of resetting the partition of the topic that took its name', async () => {
-    // Topics with a commit per partition, as the store's level made them before the packed layout
-    // raised it (a stale writer of a deleted topic with a commit log is not refused yet).
     const registry = new TopicRegistry(storage.metadata, clock, storage.stores.length, {
       deletionHoldMs: 0,
-      featureLevel: async () => 1,
+      featureLevel: async () => (packed ? PACKED_INDEX_LEVEL : commitLog ? COMMIT_LOG_LEVEL : 1),
     });
     const name = `reborn${n++}`;
     const old = await registry.create({ name, partitionCount: 1, replicationFactor: 1, configs: {} });
@@ -366,6 +364,7 @@ describe.each(layouts)('partition log on $name', ({ backend, commitLog, packed }
     // A writer that read the old topic before its deletion.
     const stale = (await log.append(old, [{ partition: 0, records: [rec('from-the-old-topic')] }])).get(0)!;
     expect(stale).toMatchObject({ ok: false, error: { errorName: 'UNKNOWN_TOPIC_OR_PARTITION' } });
+    expect(old.clog === true).toBe(commitLog);
     const read = await readRecords(log, reborn, 0, 0, 1 << 20);
     expect(read.records.map((r) => text(r.value))).toEqual(['new-0', 'new-1']);
     expect(read.highWatermark).toBe(2);
