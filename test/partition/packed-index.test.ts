@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
 import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
 import { TopicRegistry, type Topic as TopicMeta } from '../../src/topics/topics.js';
-import { COMMIT_LOG_LEVEL, PACKED_INDEX_LEVEL } from '../../src/storage/formats.js';
+import { PACKED_INDEX_LEVEL } from '../../src/storage/formats.js';
 import { raiseFeatureLevel } from '../../src/storage/feature-level.js';
 import { INDEX_PREFIX, partitionPk } from '../../src/storage/key-layout.js';
 import { shardOf } from '../../src/partition/shard-log.js';
@@ -21,19 +21,12 @@ import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js'
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
 import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
-import { clock, newLog, rec } from '../support/partition-logs.js';
+import { clock, clogTopic, newLog, rec } from '../support/partition-logs.js';
 import { readRecords } from '../support/read-records.js';
 
 async function packedTopic(metadata: MetadataStore, stores: ObjectStore[], partitionCount: number) {
   await raiseFeatureLevel(metadata, PACKED_INDEX_LEVEL, Date.now(), 'test');
-  const topics = new TopicRegistry(metadata, clock, stores.length, { featureLevel: async () => COMMIT_LOG_LEVEL });
-  const topic = await topics.create({
-    name: `t${Math.random().toString(36).slice(2)}`,
-    partitionCount,
-    replicationFactor: 1,
-  });
-  expect(topic.clog).toBe(true);
-  return topic;
+  return clogTopic(metadata, stores, partitionCount);
 }
 
 const values = async (metadata: MetadataStore, stores: ObjectStore[], topic: TopicMeta, p: number) =>

@@ -8,24 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
 import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
-import { TopicRegistry } from '../../src/topics/topics.js';
-import { COMMIT_LOG_LEVEL } from '../../src/storage/formats.js';
 import { packEntry, shardOf, type ShardEntry } from '../../src/partition/shard-log.js';
 import { foldShard, readPartitionState, updatePartitionState } from '../../src/partition/shard-state.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
-import { clock, newLog, rec } from '../support/partition-logs.js';
+import { clock, clogTopic, newLog, rec } from '../support/partition-logs.js';
 import { readRecords } from '../support/read-records.js';
-
-async function clogTopic(metadata: MetadataStore, stores: ObjectStore[], partitionCount: number) {
-  const topics = new TopicRegistry(metadata, clock, stores.length, { featureLevel: async () => COMMIT_LOG_LEVEL });
-  const topic = await topics.create({
-    name: `t${Math.random().toString(36).slice(2)}`,
-    partitionCount,
-    replicationFactor: 1,
-  });
-  expect(topic.clog).toBe(true);
-  return topic;
-}
 
 const values = async (
   metadata: MetadataStore,

@@ -1,8 +1,10 @@
-/** A PartitionLog over given stores, as the log and partition tests build it, and a record to append. */
+/** A PartitionLog over given stores, as the log and partition tests build it, a record to append, and a topic with a commit log. */
 import { PartitionLog } from '../../src/log/partition-log.js';
 import type { Metrics } from '../../src/metrics.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
+import { COMMIT_LOG_LEVEL } from '../../src/storage/formats.js';
 import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
+import { TopicRegistry } from '../../src/topics/topics.js';
 import type { LogRecord } from '../../src/wire/record-batch.js';
 
 export const clock = { now: () => Date.now() };
@@ -22,3 +24,15 @@ export const newLog = (metadata: MetadataStore, stores: ObjectStore[], metrics?:
     leadership: new ReplicaManager({ metadata, stores, clock }),
     ...(metrics ? { metrics } : {}),
   });
+
+/** A topic of `partitionCount` partitions created at COMMIT_LOG_LEVEL: it commits through its shards' logs. */
+export async function clogTopic(metadata: MetadataStore, stores: ObjectStore[], partitionCount: number) {
+  const topics = new TopicRegistry(metadata, clock, stores.length, { featureLevel: async () => COMMIT_LOG_LEVEL });
+  const topic = await topics.create({
+    name: `t${Math.random().toString(36).slice(2)}`,
+    partitionCount,
+    replicationFactor: 1,
+  });
+  if (!topic.clog) throw new Error('the topic was created without a commit log');
+  return topic;
+}
