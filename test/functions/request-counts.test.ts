@@ -122,15 +122,15 @@ describe('storage requests per produce and fetch request (one partition, replica
     const steady = produces.at(-2)!;
     // Produce (a topic with a commit log, docs/architecture.md "One conditional write per
     // request"): one object PUT; the entries of the shard's log since this process last resolved
-    // the partition (one Query before the run, one as the shard's commit starts; the topic comes
-    // from the topic cache, read once per TOPIC_METADATA_MAX_AGE_MS); one log entry. The topic's
+    // the partition (one Query, beside the PUT; the topic comes from the topic cache, read once
+    // per TOPIC_METADATA_MAX_AGE_MS); one log entry. The topic's
     // push subscriptions are queried by the first produce only (none here; then the list is
     // reused for PUSH_SUBSCRIPTION_CACHE_MS).
-    expect(steady).toMatchObject({ s3Put: 1, s3Get: 0, ddbGet: 0, ddbQuery: 2, ddbUpdate: 1, rru: 2, wru: 1 });
+    expect(steady).toMatchObject({ s3Put: 1, s3Get: 0, ddbGet: 0, ddbQuery: 1, ddbUpdate: 1, rru: 1, wru: 1 });
     expect(produces[0]).toMatchObject({ s3Put: 1, ddbUpdate: 1 });
-    // The fold writes the partition's state and index once per 64 entries.
+    // The fold writes the partition's state and its packed index item once per 64 entries.
     const wru = produces.reduce((a, p) => a + p.wru, 0) / produces.length;
-    expect(wru).toBeLessThan(2.1);
+    expect(wru).toBeLessThan(1.2);
     // Each produce request is one object, so a fetch GETs one range per produce request it spans:
     // as many whole ones as fit in max_bytes (1 MiB), at least one.
     const full = fetches.slice(0, -1);
@@ -152,11 +152,11 @@ describe('storage requests per produce and fetch request (one partition, replica
       expect(full.every((f) => f.records < recordsPerBatch)).toBe(true);
     }
     expect(full.length).toBeGreaterThanOrEqual(3);
-    // The read units of a fetch's two queries grow with the index entries they return (about 300 B
-    // each): the floor lookup (4 entries at most) and a page sized to the fetch's bytes (64 entries
-    // of 16 KiB, 4 of 256 KiB, 2 of 1 MiB), so 1 RRU each but for the 64 entries of 16 KiB; and 1
-    // for the entries of the shard's commit log since the partition was last resolved.
-    expect(full[0]!.rru).toBe({ [16 * KiB]: 7, [256 * KiB]: 3, [MiB]: 3 }[batchBytes]);
+    // The read units of a fetch's two index queries grow with the items they return: the floor
+    // lookup and a page sized to the fetch's bytes (64 commits of 16 KiB, 4 of 256 KiB, 2 of 1 MiB),
+    // the fold's packed items (partition/index-item.ts) holding 64 commits in under 1 KB, so 1 RRU
+    // each; and 1 for the entries of the shard's commit log since the partition was last resolved.
+    expect(full[0]!.rru).toBe(3);
     // Stored bytes: the record batches, a few dozen bytes of overhead per batch.
     expect(storedBytes).toBeGreaterThan(batchBytes);
     expect(storedBytes).toBeLessThan(batchBytes * 1.02);
