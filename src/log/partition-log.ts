@@ -1,4 +1,5 @@
 import { itemRange, type StoredIndexValue } from '../partition/index-item.js';
+import { Turns } from './turns.js';
 import type { Clock } from '../clock.js';
 import type { Acks } from '../wire/protocol.js';
 import { KafkaError } from '../wire/errors.js';
@@ -179,7 +180,7 @@ export class PartitionLog {
   readonly index: OffsetIndex;
   readonly replicas: Leadership;
   /** Per-partition tail of in-process commits, so this process's writers queue instead of racing. */
-  private readonly commitQueues = new Map<string, Promise<unknown>>();
+  private readonly commitQueues = new Turns();
   /** The partition state this process last wrote, per partition. */
   private readonly lastWritten = new Map<string, StateRead>();
   /**
@@ -938,16 +939,8 @@ export class PartitionLog {
       await Promise.race(this.background);
   }
 
-  private async serialized<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.commitQueues.get(key) ?? Promise.resolve();
-    const run = prev.then(fn, fn);
-    const tail = run.catch(() => {});
-    this.commitQueues.set(key, tail);
-    try {
-      return await run;
-    } finally {
-      if (this.commitQueues.get(key) === tail) this.commitQueues.delete(key);
-    }
+  private serialized<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    return this.commitQueues.run(key, fn);
   }
 }
 

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { PartitionLog } from '../log/partition-log.js';
+import { Turns } from '../log/turns.js';
 import {
   CLUSTER_PK,
   SHARE_GROUP_CONFIG_SK,
@@ -181,8 +182,8 @@ export class ShareGroups {
 
   private readonly waiting = new Set<ShareWaiters>();
 
-  /** By share-partition: the last of this process's writers of it, settled when it is done. */
-  private readonly writers = new Map<string, Promise<unknown>>();
+  /** This process's writers of each share-partition, in turn. */
+  private readonly writers = new Turns();
 
   /**
    * Runs `work` (a read-modify-write of the share-partition) once this process's earlier writers
@@ -192,18 +193,7 @@ export class ShareGroups {
    * still met by the conditional write; this only orders this process's own.
    */
   private exclusive<R>(group: string, topic: string, partition: number, work: () => Promise<R>): Promise<R> {
-    const key = writerKey(group, topic, partition);
-    const before = this.writers.get(key);
-    const run = before ? before.then(work) : work();
-    const done = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.writers.set(key, done);
-    void done.then(() => {
-      if (this.writers.get(key) === done) this.writers.delete(key);
-    });
-    return run;
+    return this.writers.run(writerKey(group, topic, partition), work);
   }
 
   /**
@@ -332,7 +322,7 @@ export class ShareGroups {
     const queue = [...visits];
     for (let i = 0; i < queue.length && out.length < maxRecords; i++) {
       const x = queue[i]!;
-      if (i < visits.length && this.writers.has(writerKey(group, x.topic.name, x.p))) {
+      if (i < visits.length && this.writers.busy(writerKey(group, x.topic.name, x.p))) {
         queue.push(x);
         continue;
       }
