@@ -17,9 +17,8 @@
  */
 import type { Clock } from '../clock.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import { optimisticUpdate } from '../storage/optimistic-update.js';
+import { updateSharePartition } from './share-partition-update.js';
 import type { MetadataStore } from '../storage/ports.js';
-import { shareGroupPk, sharePartitionSk } from '../storage/key-layout.js';
 import type { Topic, TopicMeta, TopicRegistry } from '../topics/topics.js';
 import { KafkaError, type KafkaErrorName } from '../wire/errors.js';
 import type { DecodedRecord, LogRecord, RecordHeader } from '../wire/record-batch.js';
@@ -119,10 +118,7 @@ export async function produceDeadLetters(
   }
   if (produced.size === 0 && !renumber) return;
   let fresh: DeadLetterProducer | undefined;
-  const { item } = await optimisticUpdate<SharePartitionState, boolean>({
-    metadata: deps.metadata,
-    pk: shareGroupPk(group),
-    sk: sharePartitionSk(topic.name, partition),
+  const { item } = await updateSharePartition<boolean>(deps.metadata, group, topic.name, partition, {
     decide: async (found) => {
       if (!found || found.value.topicId !== topic.id) return { done: false };
       const s = copyState(found.value);
@@ -151,10 +147,6 @@ export async function produceDeadLetters(
       retried && found && !found.value.records.some((r) => r.state === 'archiving' && produced.has(r.offset))
         ? true
         : undefined,
-    giveUp: {
-      errorName: 'COORDINATOR_NOT_AVAILABLE',
-      message: `Share-partition ${topic.name}-${partition} is contended`,
-    },
   });
   if (renumber && again && item) {
     await produceDeadLetters(deps, group, topic, partition, item.value, config, readRecords, false);

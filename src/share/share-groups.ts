@@ -47,6 +47,7 @@ import {
 } from './share-partition.js';
 import { ShareMembers, type ShareMemberLimits } from './share-members.js';
 import { SharePartitionCodecStore } from './share-partition-codec.js';
+import { recognisedBy, updateSharePartition } from './share-partition-update.js';
 import { readShareRecords } from './share-reads.js';
 
 export interface ShareGroupDeps {
@@ -386,10 +387,7 @@ export class ShareGroups {
       return [];
     const token = writeToken();
     let taken: ReturnType<typeof acquire> = [];
-    const outcome = await optimisticUpdate<SharePartitionState, boolean>({
-      metadata,
-      pk,
-      sk,
+    const outcome = await updateSharePartition<boolean>(metadata, group, topic.name, partition, {
       known: { item },
       attempts: ACQUIRE_ATTEMPTS,
       decide: async (found) => {
@@ -419,11 +417,7 @@ export class ShareGroups {
         return { write: s, answer: () => true };
       },
       // Our own write, applied before its answer was lost: its records are ours (`taken` is its decision).
-      recognise: (found, _attempted, retried) => (retried && found?.value.recent.includes(token) ? true : undefined),
-      giveUp: {
-        errorName: 'COORDINATOR_NOT_AVAILABLE',
-        message: `Share-partition ${topic.name}-${partition} is contended`,
-      },
+      recognise: recognisedBy(token, true),
     });
     await this.deadLetters(group, topic, partition, outcome.item?.value, config);
     if (taken.length === 0) return [];
@@ -526,46 +520,45 @@ export class ShareGroups {
     const answered = (refused: readonly number[]) =>
       acks.map((_, i) => (refused.includes(i) ? ('INVALID_RECORD_STATE' as const) : undefined));
     let freed = false;
-    const update = optimisticUpdate<SharePartitionState, (KafkaErrorName | undefined)[]>({
-      metadata: this.deps.metadata,
-      pk,
-      sk,
-      decide: async (found) => {
-        if (!found || found.value.topicId !== topic.id)
-          return { done: acks.map(() => 'INVALID_RECORD_STATE' as const) };
-        // A retry of a request that applied: answered as the first attempt was, not refused.
-        const earlier = recall(found.value, token);
-        if (earlier) return { done: answered(earlier) };
-        const now = this.deps.clock.now();
-        const s = copyState(found.value);
-        const expired = expireLocks(s, now, limits);
-        const errors = acknowledge(s, member, acks, now, limits);
-        await this.sequenceDeadLetters(s, expired);
-        if (errors.every((e) => e !== undefined)) return { done: errors };
-        advanceStart(s, -1);
-        // Waiting receivers are woken only when this makes records acquirable: some available again,
-        // or room under the in-flight bound where there was none (SPSO moving within room changes
-        // nothing for them, and waking every waiting receive on every accept cost more than it took).
-        freed =
-          expired ||
-          acks.some((a, i) => a.type === 'release' && !errors[i]) ||
-          (found.value.records.length >= limits.maxRecordLocks && s.records.length < limits.maxRecordLocks);
-        remember(
-          s,
-          token,
-          errors.flatMap((e, i) => (e ? [i] : [])),
-        );
-        return { write: s, answer: () => errors };
+    const update = updateSharePartition<(KafkaErrorName | undefined)[]>(
+      this.deps.metadata,
+      group,
+      topicName,
+      partition,
+      {
+        decide: async (found) => {
+          if (!found || found.value.topicId !== topic.id)
+            return { done: acks.map(() => 'INVALID_RECORD_STATE' as const) };
+          // A retry of a request that applied: answered as the first attempt was, not refused.
+          const earlier = recall(found.value, token);
+          if (earlier) return { done: answered(earlier) };
+          const now = this.deps.clock.now();
+          const s = copyState(found.value);
+          const expired = expireLocks(s, now, limits);
+          const errors = acknowledge(s, member, acks, now, limits);
+          await this.sequenceDeadLetters(s, expired);
+          if (errors.every((e) => e !== undefined)) return { done: errors };
+          advanceStart(s, -1);
+          // Waiting receivers are woken only when this makes records acquirable: some available again,
+          // or room under the in-flight bound where there was none (SPSO moving within room changes
+          // nothing for them, and waking every waiting receive on every accept cost more than it took).
+          freed =
+            expired ||
+            acks.some((a, i) => a.type === 'release' && !errors[i]) ||
+            (found.value.records.length >= limits.maxRecordLocks && s.records.length < limits.maxRecordLocks);
+          remember(
+            s,
+            token,
+            errors.flatMap((e, i) => (e ? [i] : [])),
+          );
+          return { write: s, answer: () => errors };
+        },
+        recognise: (found, _attempted, retried) => {
+          const earlier = retried && found ? recall(found.value, token) : undefined;
+          return earlier && answered(earlier);
+        },
       },
-      recognise: (found, _attempted, retried) => {
-        const earlier = retried && found ? recall(found.value, token) : undefined;
-        return earlier && answered(earlier);
-      },
-      giveUp: {
-        errorName: 'COORDINATOR_NOT_AVAILABLE',
-        message: `Share-partition ${topicName}-${partition} is contended`,
-      },
-    });
+    );
     try {
       const { result, item, how } = await update;
       if (how === 'written' && freed) {
@@ -728,27 +721,25 @@ export class ShareGroups {
         const newOffset = clampOffset(offset, await this.deps.log.state(topic, partition));
         const token = writeToken();
         let currentOffset: number | null = null;
-        const { result } = await optimisticUpdate<SharePartitionState, KafkaErrorName | null>({
-          metadata: this.deps.metadata,
-          pk: shareGroupPk(group),
-          sk: sharePartitionSk(name, partition),
-          decide: (found) => {
-            const mine = found && found.value.topicId === topic.id ? found.value : undefined;
-            currentOffset = mine?.spso ?? null;
-            if (mine && holdsLocks(mine, this.deps.clock.now())) return { done: 'NON_EMPTY_GROUP' };
-            const s = initialState(topic.id, newOffset);
-            s.stateEpoch = (mine?.stateEpoch ?? 0) + 1;
-            s.recent = [...(mine?.recent ?? [])];
-            remember(s, token);
-            return { write: s, answer: () => null };
+        const { result } = await updateSharePartition<KafkaErrorName | null>(
+          this.deps.metadata,
+          group,
+          name,
+          partition,
+          {
+            decide: (found) => {
+              const mine = found && found.value.topicId === topic.id ? found.value : undefined;
+              currentOffset = mine?.spso ?? null;
+              if (mine && holdsLocks(mine, this.deps.clock.now())) return { done: 'NON_EMPTY_GROUP' };
+              const s = initialState(topic.id, newOffset);
+              s.stateEpoch = (mine?.stateEpoch ?? 0) + 1;
+              s.recent = [...(mine?.recent ?? [])];
+              remember(s, token);
+              return { write: s, answer: () => null };
+            },
+            recognise: recognisedBy(token, null),
           },
-          recognise: (found, _attempted, retried) =>
-            retried && found && recall(found.value, token) ? null : undefined,
-          giveUp: {
-            errorName: 'COORDINATOR_NOT_AVAILABLE',
-            message: `Share-partition ${name}-${partition} is contended`,
-          },
-        });
+        );
         return { topic: name, partition, currentOffset, newOffset, ...(result ? { error: result } : {}) };
       }),
     );
@@ -767,23 +758,22 @@ export class ShareGroups {
         if (!topic) return 'UNKNOWN_TOPIC_OR_PARTITION';
         const errors = await Promise.all(
           Array.from({ length: topic.partitionCount }, async (_, partition) => {
-            const { result } = await optimisticUpdate<SharePartitionState, KafkaErrorName | null>({
-              metadata: this.deps.metadata,
-              pk: shareGroupPk(group),
-              sk: sharePartitionSk(name, partition),
-              decide: (found) => {
-                if (!found) return { done: null };
-                if (found.value.topicId === topic.id && holdsLocks(found.value, this.deps.clock.now()))
-                  return { done: 'NON_EMPTY_GROUP' };
-                return { remove: true, answer: () => null };
+            const { result } = await updateSharePartition<KafkaErrorName | null>(
+              this.deps.metadata,
+              group,
+              name,
+              partition,
+              {
+                decide: (found) => {
+                  if (!found) return { done: null };
+                  if (found.value.topicId === topic.id && holdsLocks(found.value, this.deps.clock.now()))
+                    return { done: 'NON_EMPTY_GROUP' };
+                  return { remove: true, answer: () => null };
+                },
+                // A removal sent twice finds the item gone: it applied.
+                recognise: (found, _attempted, retried) => (retried && !found ? null : undefined),
               },
-              // A removal sent twice finds the item gone: it applied.
-              recognise: (found, _attempted, retried) => (retried && !found ? null : undefined),
-              giveUp: {
-                errorName: 'COORDINATOR_NOT_AVAILABLE',
-                message: `Share-partition ${name}-${partition} is contended`,
-              },
-            });
+            );
             return result;
           }),
         );
@@ -834,10 +824,7 @@ export class ShareGroups {
       partitions.map(({ topic, partition }) =>
         this.exclusive(group, topic.name, partition, async () => {
           const token = writeToken();
-          const { item, how } = await optimisticUpdate<SharePartitionState, boolean>({
-            metadata: this.deps.metadata,
-            pk: shareGroupPk(group),
-            sk: sharePartitionSk(topic.name, partition),
+          const { item, how } = await updateSharePartition<boolean>(this.deps.metadata, group, topic.name, partition, {
             decide: async (found) => {
               if (!found || found.value.topicId !== topic.id) return { done: false };
               const s = copyState(found.value);
@@ -848,12 +835,7 @@ export class ShareGroups {
               remember(s, token);
               return { write: s, answer: () => true };
             },
-            recognise: (found, _attempted, retried) =>
-              retried && found && recall(found.value, token) ? true : undefined,
-            giveUp: {
-              errorName: 'COORDINATOR_NOT_AVAILABLE',
-              message: `Share-partition ${topic.name}-${partition} is contended`,
-            },
+            recognise: recognisedBy(token, true),
           });
           if (how === 'written') {
             this.hintEmpty(group, topic.name, partition, false);
@@ -889,12 +871,32 @@ export class ShareGroups {
     this.cachedConfigs.delete(group);
   }
 
+  /**
+   * Reads of a group's configs under way, with `configChanges` as they began: the receives and
+   * acknowledgements that find the cached copy too old together share one read instead of each
+   * making its own (20 receivers did 20 reads of the item each time it expired).
+   */
+  private readonly configReads = new Map<string, { changes: number; read: Promise<Partial<ShareGroupConfig>> }>();
+
   /** The group's overrides: as read within SHARE_CONFIG_CACHE_MS, unless `fresh` (describing them reads the item). */
-  private async overrides(group: string, fresh = false): Promise<Partial<ShareGroupConfig>> {
-    const now = this.deps.clock.now();
+  private overrides(group: string, fresh = false): Promise<Partial<ShareGroupConfig>> {
     const cached = this.cachedConfigs.get(group);
-    if (cached && cached.until > now && !fresh) return cached.overrides;
+    if (cached && cached.until > this.deps.clock.now() && !fresh) return Promise.resolve(cached.overrides);
+    const pending = this.configReads.get(group);
+    if (pending && pending.changes === this.configChanges && !fresh) return pending.read;
     const changes = this.configChanges;
+    const read = this.readOverrides(group, changes);
+    if (fresh) return read;
+    this.configReads.set(group, { changes, read });
+    const done = () => {
+      if (this.configReads.get(group)?.read === read) this.configReads.delete(group);
+    };
+    read.then(done, done);
+    return read;
+  }
+
+  private async readOverrides(group: string, changes: number): Promise<Partial<ShareGroupConfig>> {
+    const now = this.deps.clock.now();
     const item: MetaItem<Partial<ShareGroupConfig>> | undefined = await this.deps.metadata.get(
       shareGroupPk(group),
       SHARE_GROUP_CONFIG_SK,

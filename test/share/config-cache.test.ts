@@ -5,7 +5,10 @@
  * them always reads the stored item. Two apps over one store stand for two processes.
  */
 import { describe, expect, it } from 'vitest';
+import { createStorage } from '../../src/compose.js';
 import { SHARE_CONFIG_CACHE_MS } from '../../src/share/share-groups.js';
+import { SHARE_GROUP_CONFIG_SK } from '../../src/storage/key-layout.js';
+import { observeStorage } from '../../src/storage/observed-stores.js';
 import { testApp } from '../support/test-app.js';
 import { manualClock } from './support.js';
 
@@ -40,5 +43,28 @@ describe('share group configs kept per process', () => {
     expect(await lock(one)).toBe(15_000);
     clock.advance(SHARE_CONFIG_CACHE_MS);
     expect(await lock(one)).toBe(30_000);
+  });
+
+  it('found too old by many requests at once, are read once for all of them', async () => {
+    const clock = manualClock();
+    let reads = 0;
+    const storage = observeStorage(createStorage({ kind: 'memory', replicaStores: 1 }), (c) => {
+      if (c.op === 'GetItem' && c.sk === SHARE_GROUP_CONFIG_SK) reads++;
+    });
+    const { services } = testApp({ storage, clock });
+    const { share } = services;
+    const all = () => Promise.all(Array.from({ length: 20 }, () => share.config('stampede')));
+    expect((await all()).every((c) => c.recordLockDurationMs === 30_000)).toBe(true);
+    expect(reads).toBe(1);
+    clock.advance(SHARE_CONFIG_CACHE_MS);
+    await all();
+    expect(reads).toBe(2);
+    // A change made meanwhile is not answered from a read begun before it.
+    clock.advance(SHARE_CONFIG_CACHE_MS);
+    const before = share.config('stampede');
+    await share.alterConfig('stampede', 'share.delivery.count.limit', '3');
+    const after = await share.config('stampede');
+    expect(after.deliveryCountLimit).toBe(3);
+    await before;
   });
 });
