@@ -72,20 +72,50 @@ function known(b: Buffer, start: number, end: number, words: readonly string[]):
   return undefined;
 }
 
+/** True when bytes at `at` spell `word` and a closing quote. */
+function spells(b: Buffer, at: number, word: string): boolean {
+  const n = word.length;
+  if (b[at + n] !== QUOTE) return false;
+  for (let i = 0; i < n; i++) if (b[at + i] !== word.charCodeAt(i)) return false;
+  return true;
+}
+
+/** The length of the member names a compact entry holds, by their bit. */
+const NAME_LENGTH: Record<number, number> = { [ID]: 2, [VALUE]: 5, [KEY]: 3, [PARTITION_ID]: 12 };
+
+/** The ids of recent bodies by a hash of their bytes: clients number entries the same from body to body. */
+const ID_CACHE_SIZE = 4096;
+const idCache: (string | undefined)[] = new Array<string | undefined>(ID_CACHE_SIZE).fill(undefined);
+
 /**
  * Bytes [start, end) as text when they are a few ASCII characters (an entry's id, mostly), else
- * undefined: built in place, cheaper than a native call for each of a body's thousand ids.
+ * undefined: the string an earlier body spelt the same when there is one (no new string, and its
+ * hash already known to the ids' Set), else built in place, cheaper than a native call.
  */
 function shortAscii(b: Buffer, start: number, end: number): string | undefined {
-  if (end - start > 16) return undefined;
-  let text = '';
+  const n = end - start;
+  if (n > 16) return undefined;
+  let hash = 0;
   for (let i = start; i < end; i++) {
     const c = b[i]!;
     if (c >= 0x80) return undefined;
-    text += String.fromCharCode(c);
+    hash = (Math.imul(hash, 31) + c) | 0;
   }
+  const slot = hash & (ID_CACHE_SIZE - 1);
+  const seen = idCache[slot];
+  if (seen !== undefined && seen.length === n) {
+    let i = 0;
+    while (i < n && seen.charCodeAt(i) === b[start + i]) i++;
+    if (i === n) return seen;
+  }
+  let text = '';
+  for (let i = start; i < end; i++) text += String.fromCharCode(b[i]!);
+  idCache[slot] = text;
   return text;
 }
+
+/** Strings up to this long are looked through byte by byte (a native search costs more for them). */
+const SHORT = 32;
 
 class Reader {
   pos = 0;
@@ -133,6 +163,21 @@ class Reader {
     }
   }
 
+  /**
+   * The closing quote of a short string opening at `at` that holds no escape or control byte,
+   * else -1 (a long string, or one of those: the general reading).
+   */
+  private plainEnd(at: number): number {
+    const b = this.b;
+    const limit = Math.min(at + 1 + SHORT, b.length);
+    for (let i = at + 1; i < limit; i++) {
+      const c = b[i]!;
+      if (c === QUOTE) return i;
+      if (c === BACKSLASH || c < 0x20) return -1;
+    }
+    return -1;
+  }
+
   /** True when the string between the quotes at `start` and `end` holds a backslash (an escape). */
   private escaped(start: number, end: number): boolean {
     if (this.backslash !== -1 && this.backslash < start) this.backslash = this.b.indexOf(BACKSLASH, start);
@@ -143,10 +188,16 @@ class Reader {
   string(): Uint8Array | string {
     if (this.peek() !== QUOTE) giveUp();
     const start = this.pos;
-    const end = this.stringEnd(start);
+    let end = this.plainEnd(start);
+    if (end < 0) {
+      end = this.stringEnd(start);
+      if (this.escaped(start, end)) {
+        this.pos = end + 1;
+        return this.parsed(start, end + 1) as string;
+      }
+      if (!controlFree(this.b, this.words, start + 1, end)) giveUp();
+    }
     this.pos = end + 1;
-    if (this.escaped(start, end)) return this.parsed(start, end + 1) as string;
-    if (!controlFree(this.b, this.words, start + 1, end)) giveUp();
     // A plain view, not Buffer#subarray: a thousand a body, and a Buffer costs several times more to make.
     return new Uint8Array(this.b.buffer, this.b.byteOffset + start + 1, end - start - 1);
   }
@@ -158,10 +209,16 @@ class Reader {
   text(): string {
     if (this.peek() !== QUOTE) giveUp();
     const start = this.pos;
-    const end = this.stringEnd(start);
+    let end = this.plainEnd(start);
+    if (end < 0) {
+      end = this.stringEnd(start);
+      if (this.escaped(start, end)) {
+        this.pos = end + 1;
+        return this.parsed(start, end + 1) as string;
+      }
+      if (!controlFree(this.b, this.words, start + 1, end)) giveUp();
+    }
     this.pos = end + 1;
-    if (this.escaped(start, end)) return this.parsed(start, end + 1) as string;
-    if (!controlFree(this.b, this.words, start + 1, end)) giveUp();
     return (
       known(this.b, start + 1, end, WORDS) ??
       shortAscii(this.b, start + 1, end) ??
@@ -193,6 +250,99 @@ class Reader {
     this.expect(0x3a);
     this.nameBit = 0;
     return name;
+  }
+
+  /**
+   * An entry as compact JSON writes it, read in one loop over a local position (a body holds
+   * thousands, and the general reading's calls per token cost more than the token): no
+   * whitespace; members id (a short string), partition_id (an integer or null), key and value
+   * (null, or a type of WORDS then data, a string); each once. Anything else returns false with
+   * nothing read, and the general reading (`entry`) reads the entry from the same place.
+   */
+  compactEntry(entries: BatchEntry[]): boolean {
+    const b = this.b;
+    let p = this.pos;
+    if (b[p] !== 0x7b) return false;
+    let id: string | undefined;
+    let partition: number | null | undefined;
+    let key: Data | undefined;
+    let value: Data | undefined;
+    let seen = 0;
+    do {
+      // p is at the '{' or ',' before a member.
+      if (b[p + 1] !== QUOTE) return false;
+      const name = p + 2;
+      const bit = spells(b, name, 'id')
+        ? ID
+        : spells(b, name, 'value')
+          ? VALUE
+          : spells(b, name, 'key')
+            ? KEY
+            : spells(b, name, 'partition_id')
+              ? PARTITION_ID
+              : 0;
+      if (bit === 0 || (seen & bit) !== 0) return false;
+      seen |= bit;
+      p = name + NAME_LENGTH[bit]! + 1;
+      if (b[p] !== 0x3a) return false;
+      p++;
+      if (bit === ID) {
+        const end = b[p] === QUOTE ? this.plainEnd(p) : -1;
+        id = end < 0 ? undefined : shortAscii(b, p + 1, end);
+        if (id === undefined) return false;
+        p = end + 1;
+      } else if (bit === PARTITION_ID) {
+        if (b[p] === 0x6e) {
+          if (b[p + 1] !== 0x75 || b[p + 2] !== 0x6c || b[p + 3] !== 0x6c) return false;
+          partition = null;
+          p += 4;
+        } else {
+          // A non-negative integer of up to 15 digits, without a leading zero: a safe integer.
+          const start = p;
+          let n = 0;
+          for (let c = b[p]; c !== undefined && c >= 0x30 && c <= 0x39; c = b[++p]) n = n * 10 + (c - 0x30);
+          if (p === start || p - start > 15 || (b[start] === 0x30 && p - start > 1)) return false;
+          partition = n;
+        }
+      } else {
+        let d: Data;
+        if (b[p] === 0x6e) {
+          if (b[p + 1] !== 0x75 || b[p + 2] !== 0x6c || b[p + 3] !== 0x6c) return false;
+          d = null;
+          p += 4;
+        } else {
+          // {"type":"<word>","data":"<string>"}
+          if (b[p] !== 0x7b || b[p + 1] !== QUOTE || !spells(b, p + 2, 'type') || b[p + 7] !== 0x3a) return false;
+          p += 8;
+          const typeEnd = b[p] === QUOTE ? this.plainEnd(p) : -1;
+          const type = typeEnd < 0 ? undefined : known(b, p + 1, typeEnd, WORDS);
+          if (type === undefined) return false;
+          p = typeEnd + 1;
+          if (b[p] !== 0x2c || b[p + 1] !== QUOTE || !spells(b, p + 2, 'data') || b[p + 7] !== 0x3a) return false;
+          p += 8;
+          if (b[p] !== QUOTE) return false;
+          let end = this.plainEnd(p);
+          if (end < 0) {
+            end = this.stringEnd(p);
+            if (this.escaped(p, end) || !controlFree(b, this.words, p + 1, end)) return false;
+          }
+          d = { type, data: new Uint8Array(b.buffer, b.byteOffset + p + 1, end - p - 1) };
+          p = end + 1;
+          if (b[p] !== 0x7d) return false;
+          p++;
+        }
+        if (bit === VALUE) value = d;
+        else key = d;
+      }
+    } while (b[p] === 0x2c);
+    if (b[p] !== 0x7d || id === undefined) return false;
+    const e: BatchEntry = { id };
+    if (partition !== undefined) e.partition_id = partition;
+    if (key !== undefined) e.key = key;
+    if (value !== undefined) e.value = value;
+    entries.push(e);
+    this.pos = p + 1;
+    return true;
   }
 
   /** Opens an object: false when it is empty (and closed). */
@@ -410,7 +560,10 @@ export function readBatchBody(body: Buffer): { entries: BatchEntry[]; rest: Reco
   const rest: Record<string, unknown> = {};
   try {
     r.object((name) => {
-      if (name === 'entries') r.array(() => entries.push(entry(r)));
+      if (name === 'entries')
+        r.array(() => {
+          if (!r.compactEntry(entries)) entries.push(entry(r));
+        });
       else if (name === '__proto__') giveUp();
       else rest[name] = r.value();
     });

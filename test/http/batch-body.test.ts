@@ -51,6 +51,13 @@ const read: string[] = [
   // ids: non-ASCII, escaped, empty, at and past the length read in place
   '{"entries":[{"id":"é"},{"id":"\\u0041"},{"id":""},{"id":"0123456789abcdef"},{"id":"0123456789abcdefg"},{"id":"abcdefghijklmnoé"}]}',
   '{"entries":[{"id":"a","value":{"type":"string","data":"x"},"key":{"data":null,"type":"STRING"}},{"id":"b","key":{}}]}',
+  // compact entries (read in one loop), and entries that start so and are not
+  '{"entries":[{"id":"c1","partition_id":0,"key":{"type":"STRING","data":"k"},"value":{"type":"BINARY","data":"AAEC"}},{"id":"c2","key":null,"value":null,"partition_id":null},{"id":"c3","value":{"type":"JSON","data":"{\\"a\\":1}"}}]}',
+  `{"entries":[{"id":"long","value":{"type":"STRING","data":"${'x'.repeat(40)}"}},{"id":"esc","value":{"type":"STRING","data":"${'x'.repeat(40)}\\n"}}]}`,
+  '{"entries":[{"id":"p15","partition_id":123456789012345},{"id":"p16","partition_id":1234567890123456},{"id":"v","value":{"type":"STRING","data":"x"}, "partition_id":2}]}',
+  '{"entries":[{"value":{"type":"STRING","data":"x"},"id":"late"},{"id":"t","value":{"data":"x","type":"STRING"}},{"id":"w","value":{"type":"WORD","data":"x"}}]}',
+  // "Aa" and "BB" share a hash: each id is its own text
+  '{"entries":[{"id":"Aa"},{"id":"BB"},{"id":"Aa","partition_id":0}]}',
 ];
 
 const refused: string[] = [
@@ -88,6 +95,12 @@ const refused: string[] = [
   '{"producer_id":tru,"entries":[{"id":"a"}]}',
   '{"__proto__":{"x":1},"entries":[{"id":"a"}]}',
   '[{"entries":[{"id":"a"}]}]',
+  '{"entries":[{"id":"a","value":{"type":"STRING","data":"x"},"value":null}]}',
+  '{"entries":[{"id":"a","partition_id":1e2}]}',
+  '{"entries":[{"id":"a","partition_id":nul}]}',
+  '{"entries":[{"id":"a","value":{"type":"STRING","data":"x"}]}',
+  '{"entries":[{"id":"a","value":{"type":"STRING","data":"x"}}',
+  `{"entries":[{"id":"ctl","value":{"type":"STRING","data":"${'x'.repeat(40)}\t"}}]}`,
 ];
 
 describe('the batch body read from its bytes', () => {
