@@ -1,13 +1,23 @@
-import { requestTrace, type RequestTrace } from './aws-storage.js';
+import { accountCpu } from './aws-cpu.js';
+import { chainStorageMs, requestTrace, type RequestTrace } from './aws-storage.js';
 
 /**
  * The Lambda model of bench/aws.ts: per function, execution environments that each serve one
  * request at a time, up to a concurrency limit. A request takes an idle environment, or starts a new
  * one (a cold start: it waits `coldStartMs` before its handler runs), or, at the limit, waits for one
- * (where Lambda would answer 429 and the client retry: counted as `throttled`). Billed duration runs
- * from the environment's start of the request (the cold start included, as Lambda bills the init
- * phase) to the end of the buffered answer, rounded up to the millisecond; GB-seconds at
- * `memoryMb`. Every request runs in a `requestTrace` context, kept in `traces` for the breakdown.
+ * (where Lambda would answer 429 and the client retry: counted as `throttled`). Every request runs
+ * in a `requestTrace` context, kept in `traces` for the breakdown.
+ *
+ * Billed duration is modelled as on AWS, where an environment serves one request and has its CPU
+ * share to itself: the cold start (as Lambda bills the init phase), plus the storage calls on the
+ * request's critical path (their drawn times, `chainStorageMs`), plus the request's own CPU time
+ * (bench/aws-cpu.ts) stretched by the function's share of a vCPU at its memory (a full vCPU at
+ * `VCPU_MB`, proportionally less below: a 1,024 MB function runs a CPU-bound stretch 1.73 times
+ * slower than one core of this machine, taken as equal to a Lambda vCPU); rounded up to the
+ * millisecond, GB-seconds at `memoryMb`. Adding CPU and storage, rather than overlapping them,
+ * bills CPU done while a call is in flight twice: an upper bound of that model. The measured wall
+ * time (start of the request to the end of the buffered answer: here mostly this machine's CPU
+ * queue, one process playing every Lambda) is kept beside it as `wallGbSeconds`.
  */
 export interface LambdaOptions {
   name: string;
@@ -22,11 +32,35 @@ export interface LambdaFigures {
   coldStarts: number;
   throttled: number;
   peakConcurrency: number;
+  /** At the modelled billed duration (what the $ per GiB uses). */
   gbSeconds: number;
+  /** At the measured wall duration. */
+  wallGbSeconds: number;
 }
 
+/** Lambda's memory at which a function has the equivalent of one vCPU (docs/performance.md cites it). */
+export const VCPU_MB = 1769;
+
+/**
+ * The process-wide CPU accounting every Lambda model's requests are charged by; a timer a request
+ * set that fired (a back-off, a sequence gap's wait) joins its trace as a `Timer` span of the delay it
+ * asked for, which the critical path counts as a storage call's drawn time.
+ */
+const cpu = accountCpu(requestTrace, (trace, createdMs, firedMs, delayMs) => {
+  if (!trace.closed)
+    trace.calls.push({
+      op: 'Timer',
+      startMs: createdMs - trace.startMs,
+      endMs: firedMs - trace.startMs,
+      drawnMs: delayMs,
+    });
+});
+
 export interface FinishedTrace extends RequestTrace {
+  /** Measured wall time. */
   durationMs: number;
+  /** Modelled billed time (cold start + storage critical path + CPU at the function's vCPU share). */
+  billedMs: number;
   status: number;
 }
 
@@ -45,7 +79,15 @@ export class LambdaFunction {
   }
 
   private zero(): LambdaFigures {
-    return { name: this.options.name, invocations: 0, coldStarts: 0, throttled: 0, peakConcurrency: 0, gbSeconds: 0 };
+    return {
+      name: this.options.name,
+      invocations: 0,
+      coldStarts: 0,
+      throttled: 0,
+      peakConcurrency: 0,
+      gbSeconds: 0,
+      wallGbSeconds: 0,
+    };
   }
 
   /** Figures and traces since the last reset; environments stay warm. */
@@ -68,18 +110,29 @@ export class LambdaFunction {
     }
     this.busy++;
     f.peakConcurrency = Math.max(f.peakConcurrency, this.busy);
-    const trace: RequestTrace = { route, startMs: performance.now(), calls: [] };
+    const trace: RequestTrace = { route, startMs: performance.now(), calls: [], cpuMs: 0 };
     try {
       if (cold) {
         f.coldStarts++;
         await new Promise((r) => setTimeout(r, this.options.coldStartMs));
       }
-      const res = await requestTrace.run(trace, () => handler(req));
-      // Lambda answers buffered (API Gateway and Function URLs in buffered mode): the body is read here.
-      const body = await res.arrayBuffer();
+      // Lambda answers buffered (API Gateway and Function URLs in buffered mode): the body is read
+      // here, in the request's context (its CPU is the request's).
+      const [res, body] = await cpu.run(trace, async () => {
+        const res = await handler(req);
+        return [res, await res.arrayBuffer()] as const;
+      });
       const durationMs = performance.now() - trace.startMs;
-      f.gbSeconds += (Math.ceil(durationMs) / 1000) * (this.options.memoryMb / 1024);
-      this.traces.push({ ...trace, durationMs, status: res.status });
+      const share = Math.min(1, this.options.memoryMb / VCPU_MB);
+      const billedMs =
+        (cold ? this.options.coldStartMs : 0) +
+        chainStorageMs({ durationMs, calls: trace.calls }) +
+        trace.cpuMs / share;
+      const gb = this.options.memoryMb / 1024;
+      f.gbSeconds += (Math.ceil(billedMs) / 1000) * gb;
+      f.wallGbSeconds += (Math.ceil(durationMs) / 1000) * gb;
+      trace.closed = true;
+      this.traces.push({ ...trace, durationMs, billedMs, status: res.status });
       const empty = body.byteLength === 0 && [101, 204, 205, 304].includes(res.status);
       return new Response(empty ? null : body, {
         status: res.status,

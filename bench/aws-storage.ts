@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Storage } from '../src/compose.js';
-import type { MetadataStore, ObjectStore } from '../src/storage/ports.js';
+import { itemBytes } from '../src/storage/observed-stores.js';
+import type { MetadataStore, MetaItem, ObjectStore } from '../src/storage/ports.js';
+import type { Purgatory } from '../src/timer/purgatory.js';
 import { type Distribution, type LatencyProfile, sampleMs } from './latency-profiles.js';
 
 /**
@@ -27,6 +29,10 @@ export interface RequestTrace {
   route: string;
   startMs: number;
   calls: CallSpan[];
+  /** CPU time its callbacks ran for (bench/aws-cpu.ts). */
+  cpuMs: number;
+  /** Set once the request has answered: calls made after (work it left running) are not its own. */
+  closed?: boolean;
 }
 
 /**
@@ -49,7 +55,34 @@ export function chainStorageMs(t: { durationMs: number; calls: CallSpan[] }): nu
 
 export const requestTrace = new AsyncLocalStorage<RequestTrace>();
 
-const sleep = (ms: number) => (ms > 0 ? new Promise<void>((r) => setTimeout(r, ms)) : Promise.resolve());
+/** The drawn latency, on a timer outside the request's context (not one of the request's own waits: bench/aws-cpu.ts). */
+const sleep = (ms: number) =>
+  ms > 0 ? new Promise<void>((r) => requestTrace.exit(() => setTimeout(r, ms))) : Promise.resolve();
+
+/**
+ * A purgatory's waits (a fetch held for min_bytes, acks=all) in the trace of the request that waits,
+ * as `Wait` spans drawn at the time they took: Lambda bills a request's wait for data whatever the
+ * CPU does, and how long it waits depends on the producers', not this request's, progress.
+ */
+export function tracedWaits(purgatory: Purgatory): void {
+  const awaitCondition = purgatory.awaitCondition.bind(purgatory);
+  purgatory.awaitCondition = async (options) => {
+    const trace = requestTrace.getStore();
+    const startMs = performance.now();
+    try {
+      return await awaitCondition(options);
+    } finally {
+      const endMs = performance.now();
+      if (trace && !trace.closed)
+        trace.calls.push({
+          op: 'Wait',
+          startMs: startMs - trace.startMs,
+          endMs: endMs - trace.startMs,
+          drawnMs: endMs - startMs,
+        });
+    }
+  };
+}
 
 const METADATA_OPS: Record<string, { op: string; write: boolean }> = {
   get: { op: 'GetItem', write: false },
@@ -78,6 +111,32 @@ export const overruns: Overruns = { calls: {}, overrun: {} };
  * made the object writes a run pays for. `background`: calls outside any request (timers, sweeps).
  */
 export const callsByRoute: Record<string, Record<string, { calls: number; bytes: number }>> = {};
+
+/**
+ * Metadata calls per function, call name and kind of item (its key with topic names, numbers and
+ * ids replaced: `GetItem pid#N meta`, `Query clog#T#N`), with their capacity units as
+ * counting-stores.ts estimates them (strongly consistent reads; a delete as one unit): where a
+ * run's DynamoDB bill goes.
+ */
+export const callsByItem: Record<string, Record<string, { calls: number; units: number }>> = {};
+
+const readUnits = (items: MetaItem[]) =>
+  Math.max(1, Math.ceil(items.reduce((n, i) => n + itemBytes(i.pk, i.sk, i.version, i.value), 0) / 4096));
+
+/** A metadata call's capacity units, from its arguments and answer. */
+function unitsOf(method: string, args: unknown[], answer: unknown): number {
+  if (method === 'get') return readUnits(answer ? [answer as MetaItem] : []);
+  if (method === 'query') return readUnits(answer as MetaItem[]);
+  if (method === 'put') return Math.max(1, Math.ceil(itemBytes(String(args[0]), String(args[1]), 1, args[2]) / 1024));
+  return 1;
+}
+
+const itemKind = (key: string) =>
+  key
+    .replace(/aws-[a-z0-9-]+/g, 'T')
+    .replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, 'ID')
+    .replace(/\d+/g, 'N')
+    .trim();
 
 export function withLatency(storage: Storage, profile: LatencyProfile): Storage {
   const o = profile.objects;
@@ -131,14 +190,27 @@ function traced<T extends MetadataStore | ObjectStore>(
         const trace = requestTrace.getStore();
         const startMs = performance.now();
         const drawn = picked.delay(args);
-        const byOp = (callsByRoute[trace?.route ?? 'background'] ??= {});
+        const route = trace?.route ?? 'background';
+        const byOp = (callsByRoute[route] ??= {});
+        const byItem =
+          picked.key &&
+          ((callsByItem[route] ??= {})[`${picked.op} ${itemKind(picked.key(args))}`] ??= { calls: 0, units: 0 });
         const counted = (byOp[picked.op] ??= { calls: 0, bytes: 0 });
         counted.calls++;
         if (args[1] instanceof Uint8Array) counted.bytes += args[1].byteLength;
         try {
           const [answer] = await Promise.all([
             (async () => {
-              const value = await fn.apply(target, args);
+              let value: unknown;
+              try {
+                value = await fn.apply(target, args);
+              } finally {
+                // A failed condition is billed as the write.
+                if (byItem) {
+                  byItem.calls++;
+                  byItem.units += unitsOf(String(prop), args, value);
+                }
+              }
               const took = performance.now() - startMs;
               overruns.calls[picked.op] = (overruns.calls[picked.op] ?? 0) + 1;
               if (took > drawn) overruns.overrun[picked.op] = (overruns.overrun[picked.op] ?? 0) + 1;
@@ -148,13 +220,14 @@ function traced<T extends MetadataStore | ObjectStore>(
           ]);
           return answer;
         } finally {
-          trace?.calls.push({
-            op: picked.op,
-            ...(picked.key ? { key: picked.key(args) } : {}),
-            startMs: startMs - trace.startMs,
-            endMs: performance.now() - trace.startMs,
-            drawnMs: drawn,
-          });
+          if (trace && !trace.closed)
+            trace.calls.push({
+              op: picked.op,
+              ...(picked.key ? { key: picked.key(args) } : {}),
+              startMs: startMs - trace.startMs,
+              endMs: performance.now() - trace.startMs,
+              drawnMs: drawn,
+            });
         }
       };
     },

@@ -25,7 +25,7 @@ import { S3ObjectStore } from '../src/storage/s3-object-store.js';
 import type { OperationCounts } from '../src/storage/counting-stores.js';
 import { awsServerEnv, startDynalite, startS3rver } from '../test/support/emulators.js';
 import { LambdaFunction, type FinishedTrace, type LambdaFigures } from './aws-lambda.js';
-import { callsByRoute, chainStorageMs, overruns, withLatency } from './aws-storage.js';
+import { callsByItem, callsByRoute, chainStorageMs, overruns, tracedWaits, withLatency } from './aws-storage.js';
 import { parseTotals, runCli } from './client-path.js';
 import { addCounts, diffCounts, GIB, PRICES } from './cost.js';
 import { latencyProfile, OBJECT_PROFILES, DYNAMODB } from './latency-profiles.js';
@@ -83,10 +83,13 @@ interface Row {
   endToEnd: { p50: number; p99: number };
   lambda: LambdaFigures[];
   counts: OperationCounts;
-  dollarsPerGib: { lambda: number; s3: number; dynamodb: number; total: number };
+  /** Lambda at the modelled billed duration (bench/aws-lambda.ts); `lambdaWall` at the measured wall time, for comparison. */
+  dollarsPerGib: { lambda: number; lambdaWall: number; s3: number; dynamodb: number; total: number };
   breakdown: Breakdown;
   /** Storage calls per function (produce, fetch, admin, background) and call name, with body bytes. */
   callsByRoute: typeof callsByRoute;
+  /** Metadata calls per function and kind of item. */
+  callsByItem: typeof callsByItem;
   /** Partition errors in the produce answers, by Kafka error name. */
   produceErrors: Record<string, number>;
   /** Share of storage calls whose emulator took longer than the drawn latency. */
@@ -131,6 +134,7 @@ async function main(): Promise<void> {
         profile,
       );
       const services = createServices(config, storage, undefined, { countOperations: true });
+      tracedWaits(services.fetchPurgatory);
       const app = createApp(services);
       // The push consumer's WebSocket (API Gateway's and the push function's part on AWS, not modelled),
       // with services of its own: the push function is another process, whose arms do not drop the
@@ -203,6 +207,7 @@ async function main(): Promise<void> {
           overruns.calls = {};
           overruns.overrun = {};
           for (const k of Object.keys(callsByRoute)) delete callsByRoute[k];
+          for (const k of Object.keys(callsByItem)) delete callsByItem[k];
           produceErrors = {};
           const before = [services.operationCounts!(), pushServices.operationCounts!()] as const;
           log(`${profileName} P=${cell.partitions} RF=${cell.replicas}: ${RECORDS} records...`);
@@ -257,6 +262,7 @@ async function main(): Promise<void> {
             dollarsPerGib: dollars(counts, lambda, RECORDS * RECORD_BYTES),
             breakdown: breakdown(functions.produce.traces),
             callsByRoute: structuredClone(callsByRoute),
+            callsByItem: structuredClone(callsByItem),
             produceErrors,
             overrunShare:
               Object.values(overruns.overrun).reduce((a, n) => a + n, 0) /
@@ -297,13 +303,15 @@ async function main(): Promise<void> {
 function dollars(counts: OperationCounts, lambda: LambdaFigures[], valueBytes: number): Row['dollarsPerGib'] {
   const per = GIB / valueBytes;
   const invocations = lambda.reduce((a, f) => a + f.invocations, 0);
-  const gbSeconds = lambda.reduce((a, f) => a + f.gbSeconds, 0);
+  const lambdaAt = (gbSeconds: number) =>
+    (invocations * PRICES.lambdaRequest + gbSeconds * PRICES.lambdaGbSecondArm) * per;
   const o = counts.objects;
   const m = counts.metadata;
-  const lambdaDollars = (invocations * PRICES.lambdaRequest + gbSeconds * PRICES.lambdaGbSecondArm) * per;
+  const lambdaDollars = lambdaAt(lambda.reduce((a, f) => a + f.gbSeconds, 0));
+  const lambdaWall = lambdaAt(lambda.reduce((a, f) => a + f.wallGbSeconds, 0));
   const s3 = ((o.put + o.list) * PRICES.s3Put + (o.get + o.head) * PRICES.s3Get) * per;
   const dynamodb = (m.writeUnits * PRICES.ddbWrite + m.readUnits * PRICES.ddbRead) * per;
-  return { lambda: lambdaDollars, s3, dynamodb, total: lambdaDollars + s3 + dynamodb };
+  return { lambda: lambdaDollars, lambdaWall, s3, dynamodb, total: lambdaDollars + s3 + dynamodb };
 }
 
 interface Breakdown {
@@ -320,6 +328,9 @@ interface Breakdown {
    * late), this process's CPU queue. p50 and p99 of each, over requests.
    */
   criticalPath: { storage: { p50Ms: number; p99Ms: number }; waiting: { p50Ms: number; p99Ms: number } };
+  /** The request's own CPU time (bench/aws-cpu.ts), and its modelled billed duration (bench/aws-lambda.ts). */
+  cpu: { p50Ms: number; p99Ms: number };
+  billed: { p50Ms: number; p99Ms: number };
   /** Mean partitions a produce request carries (the partition states it reads). */
   partitionsPerRequest: number;
   /** Per call name: mean calls per request, and mean ms of the request during which one was in flight. */
@@ -355,6 +366,8 @@ function breakdown(traces: FinishedTrace[]): Breakdown {
     p50Ms: ok[Math.floor(ok.length / 2)]?.durationMs ?? 0,
     p99Ms: ok[Math.min(ok.length - 1, Math.floor(ok.length * 0.99))]?.durationMs ?? 0,
     criticalPath: { storage: percentiles(storage), waiting: percentiles(waiting) },
+    cpu: percentiles(ok.map((t) => t.cpuMs)),
+    billed: percentiles(ok.map((t) => t.billedMs)),
     calls,
     medianCalls: median?.calls ?? [],
     medianRequest: median
@@ -393,7 +406,7 @@ function render(rows: Row[], seconds: number): string {
     '',
     '#### Latency against the targets (ms)',
     '',
-    '| profile | P | RF | producer records/s | produce p50 / p99 (client) | produce request p50 / p99 (server) | target p99 | critical path: storage p50 / p99 | critical path: waiting for CPU p50 / p99 | end-to-end p50 / p99 | end-to-end target p99 | calls over profile |',
+    '| profile | P | RF | producer records/s | produce p50 / p99 (client) | produce request p50 / p99 (server) | target p99 | critical path: storage and waits p50 / p99 | critical path: waiting for CPU p50 / p99 | end-to-end p50 / p99 | end-to-end target p99 | calls over profile |',
     '| --- | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: |',
   ];
   for (const r of rows) {
@@ -408,8 +421,8 @@ function render(rows: Row[], seconds: number): string {
     '',
     '#### Lambda use and $ per GiB (produced and consumed once)',
     '',
-    '| profile | P | RF | produce invocations | fetch invocations | peak concurrency (produce / fetch) | cold starts | GB-s | PutObject per produce request | MiB per produce PutObject | other PutObject | partition errors in produce answers | $/GiB Lambda | $/GiB S3 | $/GiB DynamoDB | $/GiB total |',
-    '| --- | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | --- | -: | -: | -: | -: |',
+    '| profile | P | RF | produce invocations | fetch invocations | peak concurrency (produce / fetch) | cold starts | produce request CPU p50 / p99 (ms) | produce billed p50 / p99 (ms, modelled) | GB-s modelled / wall | PutObject per produce request | MiB per produce PutObject | other PutObject | partition errors in produce answers | $/GiB Lambda (modelled; at wall time) | $/GiB S3 | $/GiB DynamoDB | $/GiB total |',
+    '| --- | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | --- | -: | -: | -: | -: |',
   );
   for (const r of rows) {
     const [produce, fetch] = r.lambda;
@@ -419,15 +432,17 @@ function render(rows: Row[], seconds: number): string {
       .map(([route, ops]) => (ops.PutObject ? `${route} ${ops.PutObject.calls}` : ''))
       .filter(Boolean)
       .join(', ');
-    lines.push(
-      `| ${r.profile} | ${r.partitions} | ${r.replicas} | ${f(produce!.invocations)} | ${f(fetch!.invocations)} | ${produce!.peakConcurrency} / ${fetch!.peakConcurrency} | ${r.lambda.reduce((a, l) => a + l.coldStarts, 0)} | ${f(
-        r.lambda.reduce((a, l) => a + l.gbSeconds, 0),
+    const gbs = (k: 'gbSeconds' | 'wallGbSeconds') =>
+      f(
+        r.lambda.reduce((a, l) => a + l[k], 0),
         1,
-      )} | ${f(puts.calls / Math.max(1, produce!.invocations), 2)} | ${f(puts.bytes / Math.max(1, puts.calls) / 2 ** 20, 2)} | ${other || '0'} | ${
+      );
+    lines.push(
+      `| ${r.profile} | ${r.partitions} | ${r.replicas} | ${f(produce!.invocations)} | ${f(fetch!.invocations)} | ${produce!.peakConcurrency} / ${fetch!.peakConcurrency} | ${r.lambda.reduce((a, l) => a + l.coldStarts, 0)} | ${pair(r.breakdown.cpu)} | ${pair(r.breakdown.billed)} | ${gbs('gbSeconds')} / ${gbs('wallGbSeconds')} | ${f(puts.calls / Math.max(1, produce!.invocations), 2)} | ${f(puts.bytes / Math.max(1, puts.calls) / 2 ** 20, 2)} | ${other || '0'} | ${
         Object.entries(r.produceErrors)
           .map(([name, n]) => `${name} ${n}`)
           .join(', ') || '0'
-      } | ${f(r.dollarsPerGib.lambda, 4)} | ${f(r.dollarsPerGib.s3, 4)} | ${f(r.dollarsPerGib.dynamodb, 4)} | ${f(r.dollarsPerGib.total, 4)} |`,
+      } | ${f(r.dollarsPerGib.lambda, 4)}; ${f(r.dollarsPerGib.lambdaWall, 4)} | ${f(r.dollarsPerGib.s3, 4)} | ${f(r.dollarsPerGib.dynamodb, 4)} | ${f(r.dollarsPerGib.total, 4)} |`,
     );
   }
   lines.push('', "#### Where a produce request's time goes (server side, per request)", '');
