@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import * as z from 'zod';
-import { ERRORS, KafkaError } from '../wire/errors.js';
+import { ERRORS, KafkaError, type KafkaErrorName } from '../wire/errors.js';
 import type { ShareGroupJson } from '../wire/share-group-json.js';
 import { SHARE_GROUP_CONFIG_NAMES } from '../share/share-config.js';
-import { shareWatchKey, type AcquiredRecord } from '../share/share-groups.js';
+import { shareWatchKey, type AcquiredRecord, type ShareAck } from '../share/share-groups.js';
 import { partitionWatchKey } from '../timer/delayed-fetch.js';
 import { RESET_STRATEGIES, resetFields, resetScope, resetStrategy } from './offset-reset-body.js';
 import type { AppEnv } from './app-env.js';
@@ -243,6 +243,24 @@ function receivedText(group: string, member: string, records: readonly AcquiredR
   return `{"kind":"KafkaShareRecordList","group_id":${JSON.stringify(group)},"member_id":${JSON.stringify(member)},"data":[${data.join(',')}]}`;
 }
 
+/**
+ * The acknowledgement answer (acknowledgementListSchema) built as text, as the receive answer is,
+ * without an object per offset for JSON.stringify to walk: entries mostly repeat the topic and
+ * partition of the one before, whose text is reused.
+ */
+function acknowledgedText(group: string, acks: readonly ShareAck[], errors: readonly (KafkaErrorName | undefined)[]) {
+  let prefix = '';
+  let last: ShareAck | undefined;
+  const data = acks.map((a, i) => {
+    if (a.topic !== last?.topic || a.partition !== last.partition)
+      prefix = `{"topic_name":${jsonString(a.topic)},"partition_id":${a.partition},"offset":`;
+    last = a;
+    const error = errors[i];
+    return `${prefix}${a.offset},"error_code":${error ? ERRORS[error].code : 0},"error":${error ? `"${error}"` : 'null'}}`;
+  });
+  return `{"kind":"KafkaShareAcknowledgementList","group_id":${jsonString(group)},"data":[${data.join(',')}]}`;
+}
+
 export function shareGroupRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
@@ -309,21 +327,7 @@ export function shareGroupRoutes(): Hono<AppEnv> {
       }));
     });
     const results = await c.get('services').share.acknowledge(group, body.member_id, acks, body.request_id);
-    const answer: Answer<typeof acknowledgementListSchema> = {
-      kind: 'KafkaShareAcknowledgementList',
-      group_id: group,
-      data: acks.map((a, i) => {
-        const error = results[i];
-        return {
-          topic_name: a.topic,
-          partition_id: a.partition,
-          offset: a.offset,
-          error_code: error ? ERRORS[error].code : 0,
-          error: error ?? null,
-        };
-      }),
-    };
-    return c.json(answer);
+    return c.body(acknowledgedText(group, acks, results), 200, { 'Content-Type': 'application/json' });
   });
 
   app.get('/share-groups', async (c) => {

@@ -123,6 +123,15 @@ export interface ShareWaiters {
   checkAndComplete(key: string): Promise<unknown>;
 }
 
+/** One request's acknowledgements of one share-partition, answered by `settle` (errors, or the failure). */
+interface AckPart {
+  member: string;
+  acks: readonly ShareAck[];
+  /** The request's write token (`remember`). */
+  token: string;
+  settle(errors: (KafkaErrorName | undefined)[] | undefined, failure?: unknown): void;
+}
+
 /** Contended share-partitions are left to the next receive rather than waited on. */
 const ACQUIRE_ATTEMPTS = 6;
 /**
@@ -484,79 +493,119 @@ export class ShareGroups {
     await Promise.all(
       [...byPartition.values()].map(async (indexes) => {
         const first = acks[indexes[0]!]!;
-        const errors = await this.exclusive(group, first.topic, first.partition, () =>
-          this.acknowledgeOn(
-            group,
-            first.topic,
-            first.partition,
-            member,
-            indexes.map((i) => acks[i]!),
-            config,
-            token,
-          ),
-        ).catch((e: unknown) => {
-          if (e instanceof KafkaError) return indexes.map(() => e.errorName);
-          throw e;
-        });
+        const part = { member, acks: indexes.map((i) => acks[i]!), token };
+        const errors = await this.acknowledgeTogether(group, first.topic, first.partition, part, config).catch(
+          (e: unknown) => {
+            if (e instanceof KafkaError) return indexes.map(() => e.errorName);
+            throw e;
+          },
+        );
         indexes.forEach((i, n) => (results[i] = errors[n]));
       }),
     );
     return results;
   }
 
+  /** By share-partition: the acknowledgements waiting for this process's writer of it, to be written together. */
+  private readonly waitingAcks = new Map<string, AckPart[]>();
+
+  /**
+   * Acknowledgements of one share-partition that arrive while this process is writing it wait
+   * for that writer and are then written together: one conditional write (one read, one decode
+   * and one encode of the item) for all of them instead of one each, applied in their order of
+   * arrival, each with its own token, as they would have been one after another.
+   */
+  private acknowledgeTogether(
+    group: string,
+    topic: string,
+    partition: number,
+    part: Omit<AckPart, 'settle'>,
+    config: ShareGroupConfig,
+  ): Promise<(KafkaErrorName | undefined)[]> {
+    const key = writerKey(group, topic, partition);
+    return new Promise((resolve, reject) => {
+      const settle = (errors: (KafkaErrorName | undefined)[] | undefined, e?: unknown) =>
+        errors ? resolve(errors) : reject(e);
+      const waiting = this.waitingAcks.get(key);
+      if (waiting) return void waiting.push({ ...part, settle });
+      const parts: AckPart[] = [{ ...part, settle }];
+      this.waitingAcks.set(key, parts);
+      void this.exclusive(group, topic, partition, async () => {
+        // Its turn: acknowledgements arriving from now on wait for the next.
+        this.waitingAcks.delete(key);
+        try {
+          const answers = await this.acknowledgeOn(group, topic, partition, parts, config);
+          parts.forEach((p, i) => p.settle(answers[i]));
+        } catch (e) {
+          for (const p of parts) p.settle(undefined, e);
+        }
+      });
+    });
+  }
+
   private async acknowledgeOn(
     group: string,
     topicName: string,
     partition: number,
-    member: string,
-    acks: readonly ShareAck[],
+    parts: readonly AckPart[],
     limits: ShareGroupConfig,
-    token: string,
-  ): Promise<(KafkaErrorName | undefined)[]> {
+  ): Promise<(KafkaErrorName | undefined)[][]> {
     const topic = await this.deps.topics.get(topicName);
-    if (partition >= topic.partitionCount) return acks.map(() => 'UNKNOWN_TOPIC_OR_PARTITION');
-    const pk = shareGroupPk(group);
-    const sk = sharePartitionSk(topicName, partition);
-    const answered = (refused: readonly number[]) =>
-      acks.map((_, i) => (refused.includes(i) ? ('INVALID_RECORD_STATE' as const) : undefined));
+    const all = (error: KafkaErrorName) => parts.map((p) => p.acks.map(() => error));
+    if (partition >= topic.partitionCount) return all('UNKNOWN_TOPIC_OR_PARTITION');
+    const answered = (p: AckPart, refused: readonly number[]) =>
+      p.acks.map((_, i) => (refused.includes(i) ? ('INVALID_RECORD_STATE' as const) : undefined));
     let freed = false;
-    const update = updateSharePartition<(KafkaErrorName | undefined)[]>(
+    // The last decision's answers and the token of a request it applied (all of its tokens are in
+    // the write or none): found in the item after an ambiguous outcome, the write applied.
+    let decided: { answers: (KafkaErrorName | undefined)[][]; token?: string } = { answers: [] };
+    const applied = (found: SharePartitionState | undefined) =>
+      decided.token !== undefined && found !== undefined && recall(found, decided.token) !== undefined;
+    const update = updateSharePartition<(KafkaErrorName | undefined)[][]>(
       this.deps.metadata,
       group,
       topicName,
       partition,
       {
         decide: async (found) => {
-          if (!found || found.value.topicId !== topic.id)
-            return { done: acks.map(() => 'INVALID_RECORD_STATE' as const) };
-          // A retry of a request that applied: answered as the first attempt was, not refused.
-          const earlier = recall(found.value, token);
-          if (earlier) return { done: answered(earlier) };
+          if (!found || found.value.topicId !== topic.id) return { done: all('INVALID_RECORD_STATE') };
           const now = this.deps.clock.now();
           const s = copyState(found.value);
           const expired = expireLocks(s, now, limits);
-          const errors = acknowledge(s, member, acks, now, limits);
+          let released = false;
+          decided = { answers: [] };
+          for (const p of parts) {
+            // A retry of a request that applied: answered as the first attempt was, not refused.
+            const earlier = recall(s, p.token);
+            if (earlier) {
+              decided.answers.push(answered(p, earlier));
+              continue;
+            }
+            const errors = acknowledge(s, p.member, p.acks, now, limits);
+            decided.answers.push(errors);
+            if (errors.every((e) => e !== undefined)) continue;
+            released ||= p.acks.some((a, i) => a.type === 'release' && !errors[i]);
+            remember(
+              s,
+              p.token,
+              errors.flatMap((e, i) => (e ? [i] : [])),
+            );
+            decided.token ??= p.token;
+          }
           await this.sequenceDeadLetters(s, expired);
-          if (errors.every((e) => e !== undefined)) return { done: errors };
+          const { answers } = decided;
+          if (decided.token === undefined) return { done: answers };
           advanceStart(s, -1);
           // Waiting receivers are woken only when this makes records acquirable: some available again,
           // or room under the in-flight bound where there was none (SPSO moving within room changes
           // nothing for them, and waking every waiting receive on every accept cost more than it took).
           freed =
             expired ||
-            acks.some((a, i) => a.type === 'release' && !errors[i]) ||
+            released ||
             (found.value.records.length >= limits.maxRecordLocks && s.records.length < limits.maxRecordLocks);
-          remember(
-            s,
-            token,
-            errors.flatMap((e, i) => (e ? [i] : [])),
-          );
-          return { write: s, answer: () => errors };
+          return { write: s, answer: () => answers };
         },
-        recognise: (found, _attempted, retried) => {
-          const earlier = retried && found ? recall(found.value, token) : undefined;
-          return earlier && answered(earlier);
-        },
+        recognise: (found, _attempted, retried) => (retried && applied(found?.value) ? decided.answers : undefined),
       },
     );
     try {
@@ -571,9 +620,10 @@ export class ShareGroups {
       if (e instanceof KafkaError) throw e;
       // The store failed with the outcome unknown (it may have applied, then lost its answer): the
       // item says whether our write is in.
-      const item = await this.deps.metadata.get<SharePartitionState>(pk, sk).catch(() => undefined);
-      const earlier = item && recall(item.value, token);
-      if (earlier) return answered(earlier);
+      const item = await this.deps.metadata
+        .get<SharePartitionState>(shareGroupPk(group), sharePartitionSk(topicName, partition))
+        .catch(() => undefined);
+      if (applied(item?.value)) return decided.answers;
       throw e;
     }
   }
@@ -920,7 +970,7 @@ const writeToken = () => randomBytes(12).toString('base64url');
 
 /** A short token of (member, request id): the item keeps 32 of them, and a member id may be long. */
 function requestToken(member: string, requestId: string): string {
-  return createHash('sha256').update(member).update('\u0000').update(requestId).digest('base64url').slice(0, 22);
+  return createHash('sha256').update(`${member}\u0000${requestId}`).digest('base64url').slice(0, 22);
 }
 
 /** Whether a receiver holds a record of it under a lock that has not ended. */
