@@ -568,12 +568,12 @@ export class ShareGroups {
       partition,
       {
         decide: async (found) => {
+          decided = { answers: [] };
           if (!found || found.value.topicId !== topic.id) return { done: all('INVALID_RECORD_STATE') };
           const now = this.deps.clock.now();
           const s = copyState(found.value);
           const expired = expireLocks(s, now, limits);
           let released = false;
-          decided = { answers: [] };
           for (const p of parts) {
             // A retry of a request that applied: answered as the first attempt was, not refused.
             const earlier = recall(s, p.token);
