@@ -9,7 +9,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { controlFree, wordsOf } from './json-bytes.js';
-import { rawText, type ProduceRecordBody } from './record-encoding.js';
+import { rawText, ReadRecord, type ProduceRecordBody } from './record-encoding.js';
 
 /** An entry as `batchSchema` answers it. */
 export type BatchEntry = ProduceRecordBody & { id: string };
@@ -79,6 +79,9 @@ function spells(b: Buffer, at: number, word: string): boolean {
   for (let i = 0; i < n; i++) if (b[at + i] !== word.charCodeAt(i)) return false;
   return true;
 }
+
+/** A compact entry's key or value type as encodeData gives it: STRING, or BINARY for an absent or null one. */
+const typeOf = (type: string | null | undefined) => (type === 'STRING' ? 'STRING' : 'BINARY');
 
 /** The length of the member names a compact entry holds, by their bit. */
 const NAME_LENGTH: Record<number, number> = { [ID]: 2, [VALUE]: 5, [KEY]: 3, [PARTITION_ID]: 12 };
@@ -259,14 +262,17 @@ class Reader {
    * (null, or a type of WORDS then data, a string); each once. Anything else returns false with
    * nothing read, and the general reading (`entry`) reads the entry from the same place.
    */
-  compactEntry(entries: BatchEntry[]): boolean {
+  compactEntry(entries: (BatchEntry | ReadRecord)[]): boolean {
     const b = this.b;
     let p = this.pos;
     if (b[p] !== 0x7b) return false;
     let id: string | undefined;
     let partition: number | null | undefined;
-    let key: Data | undefined;
-    let value: Data | undefined;
+    // A key's and a value's type (null: the data is null; undefined: absent) and data.
+    let keyType: string | null | undefined;
+    let keyData: Uint8Array | null = null;
+    let valueType: string | null | undefined;
+    let valueData: Uint8Array | null = null;
     let seen = 0;
     do {
       // p is at the '{' or ',' before a member.
@@ -305,18 +311,19 @@ class Reader {
           partition = n;
         }
       } else {
-        let d: Data;
+        let type: string | null = null;
+        let data: Uint8Array | null = null;
         if (b[p] === 0x6e) {
           if (b[p + 1] !== 0x75 || b[p + 2] !== 0x6c || b[p + 3] !== 0x6c) return false;
-          d = null;
           p += 4;
         } else {
           // {"type":"<word>","data":"<string>"}
           if (b[p] !== 0x7b || b[p + 1] !== QUOTE || !spells(b, p + 2, 'type') || b[p + 7] !== 0x3a) return false;
           p += 8;
           const typeEnd = b[p] === QUOTE ? this.plainEnd(p) : -1;
-          const type = typeEnd < 0 ? undefined : known(b, p + 1, typeEnd, WORDS);
-          if (type === undefined) return false;
+          const word = typeEnd < 0 ? undefined : known(b, p + 1, typeEnd, WORDS);
+          if (word === undefined) return false;
+          type = word;
           p = typeEnd + 1;
           if (b[p] !== 0x2c || b[p + 1] !== QUOTE || !spells(b, p + 2, 'data') || b[p + 7] !== 0x3a) return false;
           p += 8;
@@ -326,22 +333,31 @@ class Reader {
             end = this.stringEnd(p);
             if (this.escaped(p, end) || !controlFree(b, this.words, p + 1, end)) return false;
           }
-          d = { type, data: new Uint8Array(b.buffer, b.byteOffset + p + 1, end - p - 1) };
+          data = new Uint8Array(b.buffer, b.byteOffset + p + 1, end - p - 1);
           p = end + 1;
           if (b[p] !== 0x7d) return false;
           p++;
         }
-        if (bit === VALUE) value = d;
-        else key = d;
+        if (bit === VALUE) {
+          valueType = type;
+          valueData = data;
+        } else {
+          keyType = type;
+          keyData = data;
+        }
       }
     } while (b[p] === 0x2c);
     if (b[p] !== 0x7d || id === undefined) return false;
+    this.pos = p + 1;
+    if ((keyType ?? 'STRING') === 'STRING' && (valueType ?? 'STRING') === 'STRING') {
+      entries.push(new ReadRecord(id, partition, keyData, valueData, typeOf(keyType), typeOf(valueType)));
+      return true;
+    }
     const e: BatchEntry = { id };
     if (partition !== undefined) e.partition_id = partition;
-    if (key !== undefined) e.key = key;
-    if (value !== undefined) e.value = value;
+    if (keyType !== undefined) e.key = keyType === null ? null : { type: keyType, data: keyData };
+    if (valueType !== undefined) e.value = valueType === null ? null : { type: valueType, data: valueData };
     entries.push(e);
-    this.pos = p + 1;
     return true;
   }
 
@@ -550,13 +566,16 @@ function entry(r: Reader): BatchEntry {
 }
 
 /**
- * The body's entries, and its other members as JSON.parse reads them (for the schema to check),
- * or undefined: read it the general way.
+ * The body's entries (an entry of STRING or absent key and value and nothing else as its record,
+ * a ReadRecord), and its other members as JSON.parse reads them (for the schema to check), or
+ * undefined: read it the general way.
  */
-export function readBatchBody(body: Buffer): { entries: BatchEntry[]; rest: Record<string, unknown> } | undefined {
+export function readBatchBody(
+  body: Buffer,
+): { entries: (BatchEntry | ReadRecord)[]; rest: Record<string, unknown> } | undefined {
   if (body.length === 0 || body[0] === 0xef || !isUtf8(body)) return undefined; // empty, or a byte order mark
   const r = new Reader(body);
-  const entries: BatchEntry[] = [];
+  const entries: (BatchEntry | ReadRecord)[] = [];
   const rest: Record<string, unknown> = {};
   try {
     r.object((name) => {

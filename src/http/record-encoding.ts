@@ -93,6 +93,36 @@ export function parseTimestamp(ts: string | null | undefined, now: number): numb
 /** The headers of every record without any: one array, never written to, rather than one per record. */
 const NO_HEADERS: RecordHeader[] = Object.freeze([]) as unknown as RecordHeader[];
 
+/**
+ * A batch body's entry whose record its reader made itself (batch-body.ts: a STRING or absent key
+ * and value, no headers or timestamp): the entry and its record in one object, so that fewer
+ * objects per record live while the append waits (each young collection copies them). Its
+ * timestamp is the produce's time, set when it is produced ({@link entryRecord}).
+ */
+export class ReadRecord implements LogRecord {
+  readonly headers = NO_HEADERS;
+  timestamp = 0;
+
+  constructor(
+    readonly id: string,
+    readonly partition_id: number | null | undefined,
+    readonly key: Uint8Array | null,
+    readonly value: Uint8Array | null,
+    readonly keyType: DataType,
+    readonly valueType: DataType,
+  ) {}
+}
+
+/** An entry's record and data types: a {@link ReadRecord} as it is, at `now`; another by {@link toLogRecord}. */
+export function entryRecord(
+  entry: ProduceRecordBody | ReadRecord,
+  now: number,
+): { record: LogRecord; keyType: DataType; valueType: DataType } {
+  if (!(entry instanceof ReadRecord)) return toLogRecord(entry, now);
+  entry.timestamp = now;
+  return { record: entry, keyType: entry.keyType, valueType: entry.valueType };
+}
+
 export function toLogRecord(
   body: ProduceRecordBody,
   now: number,

@@ -13,7 +13,7 @@ import { requirePartition, type Topic } from '../topics/topics.js';
 import type { AppEnv } from './app-env.js';
 import type { AppServices } from '../services.js';
 import { toErrorResponse } from './error-mapping.js';
-import { produceRecordSchema, toLogRecord, type ProduceRecordBody } from './record-encoding.js';
+import { entryRecord, produceRecordSchema, type ProduceRecordBody, type ReadRecord } from './record-encoding.js';
 import { isoTimestamps, type DataType } from './record-text.js';
 import { requireRecordBatchBody, requireTransactionalBatches } from './record-batch-body.js';
 import { readBatchBody } from './batch-body.js';
@@ -40,7 +40,9 @@ export const batchSchema = z.object({
 const batchFieldsSchema = batchSchema.omit({ entries: true });
 
 /** An idempotent producer's id, epoch and base sequences, when the batch names one. */
-function producerOf(body: z.infer<typeof batchSchema>): Pick<ProducedAppends, 'producer'> & {
+function producerOf(
+  body: Omit<z.infer<typeof batchSchema>, 'entries'> & { entries: readonly { partition_id?: number | null }[] },
+): Pick<ProducedAppends, 'producer'> & {
   baseSequences?: Map<number, number>;
 } {
   const { producer_id: producerId, producer_epoch: producerEpoch, sequences } = body;
@@ -85,7 +87,7 @@ type EntryResult =
 async function produce(
   services: AppServices,
   topic: Topic,
-  bodies: ProduceRecordBody[],
+  bodies: (ProduceRecordBody | ReadRecord)[],
   options: Omit<ProducedAppends, 'topics'> & { baseSequences?: Map<number, number>; spare?: Uint8Array },
 ): Promise<EntryResult[]> {
   const now = services.clock.now();
@@ -97,7 +99,7 @@ async function produce(
   const valueTypes: DataType[] = new Array(bodies.length);
   bodies.forEach((body, i) => {
     try {
-      const { record, keyType, valueType } = toLogRecord(body, now);
+      const { record, keyType, valueType } = entryRecord(body, now);
       if (body.partition_id !== undefined && body.partition_id !== null) requirePartition(topic, body.partition_id);
       if (topic.config.cleanupPolicy.compact && record.key === null) {
         throw new KafkaError('INVALID_RECORD', `Compacted topic ${topic.name} cannot accept a record without a key`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readBatchBody } from '../../src/http/batch-body.js';
-import { toLogRecord } from '../../src/http/record-encoding.js';
+import { entryRecord } from '../../src/http/record-encoding.js';
 import { batchSchema } from '../../src/http/record-routes.js';
 
 /** What the general path makes of a body: JSON.parse and the schema, then each entry's record. */
@@ -10,9 +10,9 @@ function general(body: Buffer) {
 }
 
 /** An entry as it reaches the log (or the error it gets), comparable across both paths. */
-function encoded(entry: Parameters<typeof toLogRecord>[0] & { id: string }) {
+function encoded(entry: Parameters<typeof entryRecord>[0] & { id: string }) {
   try {
-    const { record, keyType, valueType } = toLogRecord(entry, 1_000);
+    const { record, keyType, valueType } = entryRecord(entry, 1_000);
     const hex = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b).toString('hex'));
     return {
       id: entry.id,
@@ -126,7 +126,7 @@ describe('the batch body read from its bytes', () => {
 
   it('keeps a STRING value without escapes as the bytes of the body', () => {
     const body = Buffer.from('{"entries":[{"id":"a","value":{"type":"STRING","data":"hello"}}]}');
-    const { record } = toLogRecord(readBatchBody(body)!.entries[0]!, 0);
+    const { record } = entryRecord(readBatchBody(body)!.entries[0]!, 0);
     expect(record.value!.buffer).toBe(body.buffer);
   });
 });
