@@ -195,11 +195,14 @@ function success(
 /** A string JSON.stringify quotes as it is: printable ASCII without a quote or backslash. */
 const PLAIN = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
 
+/** What opens a report whose id is plain text, to its quote. */
+const OPEN_ID = Buffer.from('{"id":"', 'latin1');
+
 /**
  * Writes `JSON.stringify({ id, ...success(...) })` of each report into `out`, without the objects:
- * what comes between the id and the offset (names and partition), and what follows the offset
- * (timestamp, key and value), is the same from report to report of a request, so each is kept as
- * bytes while it stays the same.
+ * all that follows the id (names, partition, offset, timestamp, key and value) is kept as bytes
+ * from report to report while only the offset changes, and an offset one past the last is
+ * written by counting up its digits in those bytes.
  */
 function successWriter(
   out: JsonBytes,
@@ -208,40 +211,53 @@ function successWriter(
 ): (id: string, r: Extract<EntryResult, { ok: true }>) => void {
   const iso = isoTimestamps();
   const names = `,"cluster_id":${JSON.stringify(clusterId)},"topic_name":${JSON.stringify(topic)},"partition_id":`;
-  let partition = Number.NaN;
-  let head = Buffer.alloc(0);
-  let tailOf: Extract<EntryResult, { ok: true }> | undefined;
-  let tail = Buffer.alloc(0);
-  const sameTail = (a: Extract<EntryResult, { ok: true }>, b: Extract<EntryResult, { ok: true }>) =>
+  let last: Extract<EntryResult, { ok: true }> | undefined;
+  let rest = Buffer.alloc(0);
+  let digitsStart = 0;
+  let digitsEnd = 0;
+  /** Two reports whose bytes after the id differ at most in the offset. */
+  const sameBut = (a: Extract<EntryResult, { ok: true }>, b: Extract<EntryResult, { ok: true }>) =>
+    a.partition === b.partition &&
     a.timestamp === b.timestamp &&
     a.keySize === b.keySize &&
     a.valueSize === b.valueSize &&
     a.keyType === b.keyType &&
     a.valueType === b.valueType &&
     a.duplicate === b.duplicate;
+  /** The next offset's digits in `rest`, in place: false when it has more digits (or is not one past). */
+  const countUp = (offset: number, previous: number): boolean => {
+    if (offset !== previous + 1 || previous < 0) return false;
+    for (let i = digitsEnd - 1; i >= digitsStart; i--) {
+      if (rest[i] !== 0x39) {
+        rest[i]!++;
+        return true;
+      }
+      rest[i] = 0x30;
+    }
+    return false; // 99 -> 100: written afresh
+  };
   return (id, r) => {
-    out.ascii('{"id":');
     if (PLAIN.test(id)) {
-      out.ascii('"');
+      out.raw(OPEN_ID);
       out.ascii(id);
       out.ascii('"');
-    } else out.utf8(JSON.stringify(id));
-    if (r.partition !== partition) {
-      partition = r.partition;
-      head = Buffer.from(`${names}${partition},"offset":`, 'utf8');
+    } else {
+      out.ascii('{"id":');
+      out.utf8(JSON.stringify(id));
     }
-    out.raw(head);
-    out.integer(r.offset);
-    if (tailOf === undefined || !sameTail(tailOf, r)) {
-      tailOf = r;
+    if (last === undefined || !sameBut(last, r) || (r.offset !== last.offset && !countUp(r.offset, last.offset))) {
       const key = r.keySize === null ? 'null' : `{"type":"${r.keyType}","size":${r.keySize}}`;
       const value = r.valueSize === null ? 'null' : `{"type":"${r.valueType}","size":${r.valueSize}}`;
-      tail = Buffer.from(
-        `,"timestamp":"${iso(r.timestamp)}","key":${key},"value":${value}${r.duplicate ? ',"duplicate":true}' : '}'}`,
-        'latin1',
+      const head = `${names}${r.partition},"offset":`;
+      digitsStart = Buffer.byteLength(head, 'utf8');
+      digitsEnd = digitsStart + String(r.offset).length;
+      rest = Buffer.from(
+        `${head}${r.offset},"timestamp":"${iso(r.timestamp)}","key":${key},"value":${value}${r.duplicate ? ',"duplicate":true}' : '}'}`,
+        'utf8',
       );
     }
-    out.raw(tail);
+    last = r;
+    out.raw(rest);
   };
 }
 

@@ -309,6 +309,27 @@ describe('HTTP API (Confluent v3 shapes)', () => {
     expect(answer.failures).toEqual([expect.objectContaining({ id: 'bad', error_code: 40403 })]);
   });
 
+  it("answers each report's own offset, across digit counts and partitions in turn", async () => {
+    await createTopic('offsets', 2);
+    const expected = [0, 0];
+    for (const count of [7, 230]) {
+      const entries = Array.from({ length: count }, (_, i) => ({
+        id: `${count}-${i}`,
+        partition_id: i < 150 ? 0 : i % 2,
+        value: { type: 'STRING', data: 'v' },
+      }));
+      const res = await call('POST', 'topics/offsets/records:batch', { entries });
+      expect(res.status).toBe(207);
+      expect(
+        res.body.successes.map((s: { id: string; partition_id: number; offset: number }) => [
+          s.id,
+          s.partition_id,
+          s.offset,
+        ]),
+      ).toEqual(entries.map((e) => [e.id, e.partition_id, expected[e.partition_id]!++]));
+    }
+  });
+
   it('sends keyless records of one request to one partition (sticky), moving on across requests', async () => {
     await createTopic('sticky', 3);
     const parts = new Set<number>();
