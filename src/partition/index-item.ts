@@ -76,8 +76,8 @@ interface Previous {
   producer?: { id: number; epoch: number; transactional: boolean; nextSequence: number };
 }
 
-const b36 = (n: number) => (n === 0 ? '' : n.toString(36));
-const signed = (n: number) => (n === 0 ? '' : n.toString(36));
+/** A number as a row's field: base 36 (a '-' before a negative change), empty when 0. */
+const field = (n: number) => (n === 0 ? '' : n.toString(36));
 const num = (s: string | undefined) => (s === undefined || s === '' ? 0 : Number.parseInt(s, 36));
 const mask = (rs: readonly number[]) => rs.reduce((m, r) => m | (1 << r), 0);
 const unmask = (m: number) => Array.from({ length: 31 }, (_, r) => r).filter((r) => (m & (1 << r)) !== 0);
@@ -107,18 +107,18 @@ function packRow(topicId: string, c: CommitRecord, p: Previous): string {
   const sameProducer =
     pr && pp && pr.producerId === pp.id && pr.producerEpoch === pp.epoch && !!pr.transactional === pp.transactional;
   const fields = [
-    random + signed(Number(key[3]) - c.maxTimestamp),
-    signed(c.maxTimestamp - p.timestamp),
-    signed(c.end - c.start - p.length),
-    signed(c.start - p.start),
+    random + field(Number(key[3]) - c.maxTimestamp),
+    field(c.maxTimestamp - p.timestamp),
+    field(c.end - c.start - p.length),
+    field(c.start - p.start),
     c.recordCount === p.count ? '' : c.recordCount.toString(36),
-    signed(c.baseOffset - p.last - 1),
+    field(c.baseOffset - p.last - 1),
     c.leaderEpoch === p.epoch ? '' : c.leaderEpoch.toString(36),
     mask(c.stores) === p.stores ? '' : mask(c.stores).toString(36),
     !pr ? (pp ? '~' : '') : sameProducer ? '' : pr.producerId.toString(36),
     !pr || sameProducer ? '' : pr.producerEpoch.toString(36),
     !pr || sameProducer ? '' : pr.transactional ? '1' : '0',
-    !pr || (sameProducer && pr.baseSequence === pp.nextSequence) ? '' : `s${b36(pr.baseSequence)}`,
+    !pr || (sameProducer && pr.baseSequence === pp.nextSequence) ? '' : `s${field(pr.baseSequence)}`,
   ];
   while (fields.at(-1) === '') fields.pop();
   return fields.join('.');
