@@ -424,11 +424,22 @@ export class OffsetIndex {
     ]);
     // The nearest item is nearly always this incarnation's own; if not (an older incarnation's or
     // a truncated epoch's), the own one is looked for among the nearest few. A packed item holds
-    // the entry containing `from` and those after it up to the next item.
-    const nearestOwn = (items: typeof nearest) => expandIndexItems(items.slice(0, 1)).some((e) => own(e.value));
-    const floorItems = nearest[0] && !nearestOwn(nearest) ? await floorQuery(FLOOR_LOOKBACK) : nearest;
-    const floorItem = floorItems.find((i) => expandIndexItems([i]).some((e) => own(e.value)));
-    for (const { value: e } of floorItem ? expandIndexItems([floorItem]) : []) {
+    // the entry containing `from` and those after it up to the next item. Each item is expanded once.
+    const ownEntries = (items: typeof nearest) => {
+      for (const item of items) {
+        const entries = expandIndexItems([item]);
+        if (entries.some((e) => own(e.value))) return entries;
+      }
+      return undefined;
+    };
+    const near = nearest[0];
+    const floor =
+      ownEntries(nearest) ??
+      (near &&
+        ownEntries(
+          (await floorQuery(FLOOR_LOOKBACK)).filter((i) => !(i.sk === near.sk && i.version === near.version)),
+        ));
+    for (const { value: e } of floor ?? []) {
       if (!own(e) || e.lastOffset < from || e.baseOffset >= to) continue;
       sizer.saw(e);
       yield e;
