@@ -262,21 +262,23 @@ export function composeServices(
     ...(maxAgeMs !== undefined ? { maxAgeMs } : {}),
     beforeCreate: () => features.initialize(clock.now()),
   });
+  // The coordinators' and the commit log's timers are in the wheel the scheduler scans: its slot width, from one place.
+  const maintenance = maintenanceOptions(config.scheduler.options);
+  const { timerSlotMs } = maintenance;
   const log = new PartitionLog({
     metadata,
     stores,
     clock,
+    timerSlotMs,
     featureLevel: () => features.current(clock.now()),
     metrics,
     logger,
     ...(config.limits.maxBackgroundBytes !== undefined ? { maxBackgroundBytes: config.limits.maxBackgroundBytes } : {}),
-    leadership: new ReplicaManager({ metadata, stores, clock, metrics, logger }),
+    leadership: new ReplicaManager({ metadata, stores, clock, metrics, logger, timerSlotMs }),
   });
   // One timing wheel per process drives the delayed operations; appends complete waiting fetches.
   const timer = new SystemTimer();
   timer.startRealTime();
-  // The coordinators' timers are in the wheel the scheduler scans: its slot width, from one place.
-  const maintenance = maintenanceOptions(config.scheduler.options);
   const producerIds = new ProducerIds(metadata);
   const groups = parts.groups(
     {

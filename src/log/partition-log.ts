@@ -128,6 +128,11 @@ export interface LogDeps {
    * root's cached FeatureLevels.current; default: a cache of this log's own).
    */
   featureLevel?: (now: number) => Promise<number>;
+  /**
+   * The scheduler's durable timer slot width (maintenance option timerSlotMs): a commit-log entry
+   * arms the timer that folds its shard (partition/fold-watch.ts). Default: the timers' default.
+   */
+  timerSlotMs?: number;
 }
 
 /** Leadership can move while an append is in flight; it is retried this often within one request. */
@@ -711,6 +716,7 @@ export class PartitionLog {
       partition,
       storeCount: this.deps.stores.length,
       now: this.deps.clock.now(),
+      timerSlotMs: this.deps.timerSlotMs,
       giveUp: {
         errorName: 'KAFKA_STORAGE_ERROR',
         message: `Too much contention moving the log start offset of ${topic.name}-${partition}; retry`,
@@ -799,6 +805,7 @@ export class PartitionLog {
       metadata: this.deps.metadata,
       storeCount: this.deps.stores.length,
       now: () => this.deps.clock.now(),
+      timerSlotMs: this.deps.timerSlotMs,
     };
     // This process's commits to a shard queue, so they do not race each other for its next entry.
     // The commit's read starts now, beside the object's PUT, not after it.

@@ -5,7 +5,9 @@ import { foldShard, updatePartitionState } from '../partition/shard-state.js';
 import { SHARD_SIZE, shardOf } from '../partition/shard-log.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import type { DurableTimers } from '../timer/durable-timers.js';
-import type { Topic } from '../topics/topics.js';
+import type { Topic, TopicRegistry } from '../topics/topics.js';
+import type { FoldDue } from '../partition/fold-watch.js';
+import { KafkaError } from '../wire/errors.js';
 import { compactPartition } from './compaction.js';
 import type { MaintenanceOptions } from './maintenance-options.js';
 import { sweepDue, sweepTopic } from './object-gc.js';
@@ -32,19 +34,43 @@ export interface UnitContext {
   add: (name: string, n: number) => void;
 }
 
+/**
+ * A fold timer (partition/fold-watch.ts): folds the shard whatever the round is doing, so entries
+ * are folded long before they expire. A topic deleted since leaves nothing to fold (its entries go
+ * with it), nor one recreated under the name (the new one's entries have timers of their own).
+ * Answers the partitions folded.
+ */
+export async function foldDueShard(
+  metadata: MetadataStore,
+  topics: TopicRegistry,
+  storeCount: number,
+  due: FoldDue,
+): Promise<number> {
+  const named = await topics.get(due.topic).catch((e: unknown) => {
+    if (e instanceof KafkaError && e.errorName === 'UNKNOWN_TOPIC_OR_PARTITION') return undefined;
+    throw e;
+  });
+  // The name cached for another incarnation: the timer's own, if it still exists, by its id.
+  const topic =
+    named?.id === due.topicId ? named : (await topics.getByIds([due.topicId])).get(due.topicId.toLowerCase());
+  if (!topic?.clog) return 0;
+  return (await foldShard(metadata, topic, due.shard, storeCount)).partitions;
+}
+
 /** One partition: replica catch-up, retention, leftovers, compaction, merge. Idempotent. */
 export async function maintainPartition(ctx: UnitContext, topic: Topic, partition: number): Promise<void> {
   const { metadata, stores, clock, options, add } = ctx;
   const at = { topic: topic.name, partition };
+  // A topic with a commit log: its shard's entries go into the states and the index first (the
+  // first partition of each shard folds it), so what follows works on the index as it is, and a
+  // follower's store that fails the replica sync every round does not keep the shard unfolded.
+  if (topic.clog && partition % SHARD_SIZE === 0) await foldShard(metadata, topic, shardOf(partition), stores.length);
   if (topic.replicationFactor > 1) {
     const sync = await ctx.partitionLog.replicas.sync(topic, partition, topic.config.uncleanLeaderElectionEnable);
     add('replicaObjectsCopied', sync.copiedObjects);
     add('isrShrinks', sync.removedFromIsr.length);
     add('isrExpands', sync.addedToIsr.length);
   }
-  // A topic with a commit log: its shard's entries go into the states and the index first (the
-  // first partition of each shard folds it), so what follows works on the index as it is.
-  if (topic.clog && partition % SHARD_SIZE === 0) await foldShard(metadata, topic, shardOf(partition), stores.length);
   const load = () => loadPartitionView(metadata, topic, partition, stores.length, clock.now(), options.orphanGraceMs);
   let view = await load();
   if (view.version === undefined) return; // nothing was ever appended
@@ -117,7 +143,7 @@ export async function maintainPartition(ctx: UnitContext, topic: Topic, partitio
         bytesBefore: c.bytesBefore,
         bytesAfter: c.bytesAfter,
       });
-      await adjustSize(metadata, view, stores.length, c.bytesAfter - c.bytesBefore, clock.now());
+      await adjustSize(ctx, view, c.bytesAfter - c.bytesBefore);
       view = await load();
     }
   }
@@ -171,20 +197,15 @@ export async function maintainTopic(ctx: UnitContext, topic: Topic): Promise<voi
  * A delta applied twice would be wrong: a repeat that finds exactly what it wrote is taken as done
  * (one that finds a later append on top re-applies it; sizeInBytes is an estimate for retention).
  */
-async function adjustSize(
-  metadata: MetadataStore,
-  view: PartitionView,
-  storeCount: number,
-  delta: number,
-  now: number,
-): Promise<void> {
+async function adjustSize(ctx: UnitContext, view: PartitionView, delta: number): Promise<void> {
   if (delta === 0) return;
   await updatePartitionState<true>({
-    metadata,
+    metadata: ctx.metadata,
     topic: view.topic,
     partition: view.partition,
-    storeCount,
-    now,
+    storeCount: ctx.stores.length,
+    now: ctx.clock.now(),
+    timerSlotMs: ctx.options.timerSlotMs,
     giveUp: {
       errorName: 'KAFKA_STORAGE_ERROR',
       message: `Too much contention adjusting the size of ${view.topic.name}-${view.partition}`,

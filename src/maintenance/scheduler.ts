@@ -9,7 +9,8 @@ import { DurableTimers, type TimerHandler } from '../timer/durable-timers.js';
 import type { TopicRegistry } from '../topics/topics.js';
 import { maintenanceOptions, type MaintenanceOptions } from './maintenance-options.js';
 import { DELETE_OBJECTS_KIND, deleteObjects } from './object-gc.js';
-import type { UnitContext } from './partition-maintenance.js';
+import { foldDueShard, type UnitContext } from './partition-maintenance.js';
+import { FOLD_SHARD_KIND, type FoldDue } from '../partition/fold-watch.js';
 import { currentRound, workShards } from './round-shards.js';
 import { acquireLease, HeldLease, type Lease, PROCESS_HOLDER, realSleep, runsInProgress } from './scheduler-lease.js';
 import { purgeDeletedTopics } from './topic-purge.js';
@@ -92,6 +93,8 @@ export async function runMaintenance(deps: SchedulerDeps): Promise<SchedulerRepo
       add('objectsDeleted', r.objects);
       add('bytesFreed', r.bytes);
     },
+    [FOLD_SHARD_KIND]: async (t) =>
+      add('partitionsFoldedByAge', await foldDueShard(metadata, deps.topics, stores.length, t.payload as FoldDue)),
     ...deps.timerHandlers,
   };
   const pastDeadline = () => clock.now() >= deps.deadline;

@@ -17,6 +17,8 @@ import { producerEntry, spillProducers } from './producer-items.js';
 import { commitToken, nextState, type CommitPlan, type CommitResult, type StateRead } from './partition-commit.js';
 import type { PartitionState } from './partition-state.js';
 import { indexItems } from './offset-index.js';
+import { perStore, shardKey } from './process-cache.js';
+import { watchFold } from './fold-watch.js';
 import {
   shardOf,
   ShardLog,
@@ -32,6 +34,8 @@ export interface ShardCommitDeps {
   metadata: MetadataStore;
   storeCount: number;
   now: () => number;
+  /** The scheduler's durable timer slot width: an entry arms a fold timer (fold-watch.ts). */
+  timerSlotMs?: number | undefined;
 }
 
 export type ShardOutcome = CommitResult | { kind: 'refused'; error: unknown };
@@ -42,17 +46,12 @@ type ShardRead = Awaited<ReturnType<typeof readShardPartitions>>;
  * The entries this process wrote last, per metadata store and shard (topic incarnation and shard):
  * a read made before them is brought up to date with them, without reading them back.
  */
-const ownEntries = new WeakMap<MetadataStore, Map<string, Map<number, ShardEntry>>>();
+const ownEntries = perStore<Map<number, ShardEntry>>(10_000);
 const OWN_ENTRIES_KEPT = 64;
-const shardKey = (topic: TopicMeta, shard: number) => `${topic.name}|${topic.id}|${shard}`;
 function ownOf(metadata: MetadataStore, key: string): Map<number, ShardEntry> {
-  let byShard = ownEntries.get(metadata);
-  if (!byShard) ownEntries.set(metadata, (byShard = new Map()));
+  const byShard = ownEntries(metadata);
   let own = byShard.get(key);
-  if (!own) {
-    if (byShard.size >= 10_000) byShard.clear();
-    byShard.set(key, (own = new Map()));
-  }
+  if (!own) byShard.set(key, (own = new Map()));
   return own;
 }
 
@@ -70,6 +69,8 @@ export function prefetchShard(
 ): ShardPrefetch {
   const read = readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount);
   read.catch(() => {}); // a failed read is read again by the commit
+  // The fold timer the entry needs (usually armed already), beside the PUT too; the commit waits for it.
+  watchFold(deps.metadata, topic, shard, deps.now(), deps.timerSlotMs).catch(() => {});
   return { read };
 }
 
@@ -123,7 +124,7 @@ export async function commitToShard(
   };
   learn(since ?? []);
   const known = stale ? { last: tail.last + since.length, entries: [] } : tail;
-  const log = new ShardLog(deps.metadata);
+  const log = new ShardLog(deps.metadata, deps.timerSlotMs);
   const objectKey = appends[0]!.plan.pending.objectKey;
   const producer = appends.find((a) => a.plan.pending.producer)?.plan.pending.producer;
   const token = randomBytes(6).toString('base64url');

@@ -17,6 +17,7 @@ import type { CommitRecord, PartitionState, ProducerBatch } from './partition-st
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import { CLOG_ENTRY_PREFIX, CLOG_FOLDED_SK, clogEntrySk, clogPk } from '../storage/key-layout.js';
 import { KafkaError } from '../wire/errors.js';
+import { watchFold } from './fold-watch.js';
 
 /** Partitions per shard: one shard's entry names at most this many partitions. */
 export const SHARD_SIZE = 128;
@@ -200,7 +201,11 @@ export interface Tail {
 export type EntryDecision<R> = { write: ShardEntry; answer: (n: number) => R } | { done: R } | { catchUp: true };
 
 export class ShardLog {
-  constructor(private readonly metadata: MetadataStore) {}
+  /** `timerSlotMs`: the scheduler's (maintenance option), for the fold timer an entry write arms (fold-watch.ts). */
+  constructor(
+    private readonly metadata: MetadataStore,
+    private readonly timerSlotMs?: number,
+  ) {}
 
   /** The shard's fold mark: every entry up to it is in the states of the partitions it touches. */
   async foldedThrough(topic: string, shard: number): Promise<number> {
@@ -257,6 +262,9 @@ export class ShardLog {
         else news = [];
         continue;
       }
+      // The timer that folds the shard before the entry expires is in place before the entry.
+      const { topicId, at } = decision.write;
+      await watchFold(this.metadata, { name: topic, id: topicId }, shard, at, this.timerSlotMs);
       try {
         await this.metadata.put(
           pk,

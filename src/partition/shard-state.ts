@@ -19,6 +19,7 @@ import { readFeatureLevel } from '../storage/feature-level.js';
 import { PACKED_INDEX_LEVEL } from '../storage/formats.js';
 import { logEndOffset, type CommitRecord, type PartitionState } from './partition-state.js';
 import { commitToken, nextState, readStoredState, stateFromItem, type StateRead } from './partition-commit.js';
+import { partitionKey, perStore, shardKey } from './process-cache.js';
 import { appendRecord, shardOf, ShardLog, touches, type ShardEntry, type Tail } from './shard-log.js';
 
 /** A state as stored: without what readers resolved on top of it. */
@@ -119,18 +120,11 @@ export function resolvePartition(base: PartitionState, tail: Tail, after: number
  * changes, so the state after entry n is the same whoever resolves it, folded or not: a read needs
  * only the entries after `through` (usually none or one), not the whole unfolded tail.
  */
-const resolvedCache = new WeakMap<MetadataStore, Map<string, Resolved & { through: number; read: StateRead }>>();
-const CACHED_PARTITIONS = 10_000;
+const resolvedCache = perStore<Resolved & { through: number; read: StateRead }>(10_000);
 /** The fold mark per shard as this process last read it (it only grows). */
-const marks = new Map<string, number>();
+const marks = perStore<number>(10_000);
 /** Past this many entries after the fold mark, the writer folds the shard before it answers. */
 export const FOLD_AFTER_ENTRIES = 64;
-
-function cacheOf(metadata: MetadataStore) {
-  let c = resolvedCache.get(metadata);
-  if (!c) resolvedCache.set(metadata, (c = new Map()));
-  return c;
-}
 
 /** The fold position of a stored state: its own, or the shard's mark if that is further. */
 const foldedAt = (read: StateRead, mark: number) => Math.max(read.otherTopic ? 0 : (read.state.clog ?? 0), mark);
@@ -175,14 +169,14 @@ export async function readShardPartitions(
   storeCount: number,
 ): Promise<{ reads: Map<number, StateRead>; tail: Tail; mark: number }> {
   const log = new ShardLog(metadata);
-  const cache = cacheOf(metadata);
-  const key = (p: number) => `${topic.name}|${topic.id}|${p}`;
+  const cache = resolvedCache(metadata);
+  const key = (p: number) => partitionKey(topic, p);
   const known = partitions.map((p) => cache.get(key(p)));
   let mark: number;
   let tail: Tail;
   let from: { resolved: Resolved; after: number; read: StateRead }[];
-  const shardKey = `${topic.name}|${topic.id}|s${shard}`;
-  const lastMark = marks.get(shardKey);
+  const shardMarks = marks(metadata);
+  const lastMark = shardMarks.get(shardKey(topic, shard));
   // The fold mark as last read is good enough to leave out the commits the index holds, until
   // the pending commits pile up past a fold's worth: then it is read again.
   const markStale = lastMark === undefined || known.some((k) => !k || k.pending.length > 2 * FOLD_AFTER_ENTRIES);
@@ -212,8 +206,7 @@ export async function readShardPartitions(
       read: r,
     }));
   }
-  if (marks.size >= CACHED_PARTITIONS) marks.clear();
-  marks.set(shardKey, mark);
+  shardMarks.set(shardKey(topic, shard), mark);
   const reads = new Map<number, StateRead>();
   partitions.forEach((p, i) => {
     const applied = applyTail(from[i]!.resolved, tail, from[i]!.after, p);
@@ -225,7 +218,6 @@ export async function readShardPartitions(
       ...(from[i]!.read.version === undefined && tail.last > 0 && { version: 0 }),
       state: asRead(resolved),
     };
-    if (cache.size >= CACHED_PARTITIONS) cache.clear();
     cache.set(key(p), { ...resolved, through: Math.max(tail.last, from[i]!.after), read });
     reads.set(p, read);
   });
@@ -244,6 +236,8 @@ export interface StateUpdate<R> {
   decide(state: PartitionState, attempt: number): StateDecision<R> | Promise<StateDecision<R>>;
   attempts?: number;
   giveUp: { errorName: KafkaErrorName; message: string };
+  /** The scheduler's durable timer slot width: a commit-log entry arms a fold timer (fold-watch.ts). */
+  timerSlotMs?: number | undefined;
 }
 
 /**
@@ -301,7 +295,7 @@ export async function updateShardPartition<R>(
   // as a conditional write on that read's version would fail: a whole new state decided on an
   // older one would drop the appends committed in between.
   let attempt = known && JSON.stringify(known.state) !== JSON.stringify(state) ? 1 : 0;
-  const { result } = await new ShardLog(metadata).append<R>(
+  const { result } = await new ShardLog(metadata, op.timerSlotMs).append<R>(
     topic.name,
     shardOf(partition),
     read.tail,
@@ -357,14 +351,16 @@ export async function foldShard(
   const own = tail.entries.filter((e) => e.entry.topicId === topic.id);
   if (tail.entries.length === 0) return { through: mark, partitions: 0, indexEntries: 0, indexItems: 0 };
   const packed = (level ?? (await readFeatureLevel(metadata))) >= PACKED_INDEX_LEVEL;
+  // Every partition the entries touch, whatever `topic` says its count is: one added since it was
+  // read has entries too, and the mark moves past them.
   const partitions = [
     ...new Set(own.flatMap(({ entry }) => [...entry.appends, ...entry.states].map((c) => c.partition))),
-  ].filter((p) => p < topic.partitionCount);
+  ];
   const placed = await Promise.all(
     partitions.map((p) => foldPartition(metadata, topic, p, storeCount, mark, tail, packed)),
   );
   await log.markFolded(topic.name, shard, tail.last);
-  marks.set(`${topic.name}|${topic.id}|s${shard}`, tail.last);
+  marks(metadata).set(shardKey(topic, shard), tail.last);
   return {
     through: tail.last,
     partitions: partitions.length,

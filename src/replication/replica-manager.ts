@@ -20,6 +20,8 @@ export interface ReplicaDeps {
   logger?: Logger;
   /** Where ISR shrinks are reported (default: nowhere). */
   metrics?: Metrics;
+  /** The scheduler's durable timer slot width (maintenance option timerSlotMs): a state change arms a fold timer. */
+  timerSlotMs?: number;
 }
 
 export type { SyncReport };
@@ -31,7 +33,8 @@ export type { SyncReport };
  * write of the partition state, checked against the version (and so the leader epoch) it read.
  */
 export class ReplicaManager implements Leadership {
-  private readonly deps: Required<ReplicaDeps> & { index: OffsetIndex };
+  private readonly deps: Required<Omit<ReplicaDeps, 'timerSlotMs'>> &
+    Pick<ReplicaDeps, 'timerSlotMs'> & { index: OffsetIndex };
 
   constructor(deps: ReplicaDeps) {
     this.deps = {
@@ -237,8 +240,8 @@ export class ReplicaManager implements Leadership {
   }
 
   private stateDeps(topic: TopicMeta, partition: number) {
-    const { metadata, stores, clock } = this.deps;
-    return { metadata, topic, partition, storeCount: stores.length, now: clock.now() };
+    const { metadata, stores, clock, timerSlotMs } = this.deps;
+    return { metadata, topic, partition, storeCount: stores.length, now: clock.now(), timerSlotMs };
   }
 
   private read(topic: TopicMeta, partition: number) {

@@ -26,7 +26,8 @@ import { CLUSTER_PK, durableTimerSk, timerCursorSk, timerPk, timerSkPrefix } fro
  * exponential back-off (attempt count in the item) and the error is reported.
  *
  * Every kind shares the slots and the one checkpoint: object deletions (src/maintenance), transaction
- * timeouts and transactional-id expiry (src/transactions), group session deadlines (src/groups). A
+ * timeouts and transactional-id expiry (src/transactions), group session deadlines (src/groups),
+ * commit-log folds by age (src/partition/fold-watch.ts, fired by src/maintenance). A
  * scan skips every kind it has no handler for and never deletes those items, so the scan that moves
  * the checkpoint (the scheduler's) must be given the handlers of every kind; a caller that fires
  * only some kinds passes `checkpoint: false`.
