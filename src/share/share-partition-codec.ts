@@ -126,10 +126,13 @@ export class SharePartitionCodecStore implements MetadataStore {
   /**
    * The item as written: a share-partition's value is the state the caller wrote (the stored form
    * decodes to the same records), not the stored form decoded again: that was one of the two
-   * decodes of every acknowledgement. The caller made the state for this write alone.
+   * decodes of every acknowledgement. The caller made the state for this write alone. Built field
+   * by field: the stored value is not looked at (the SQLite store parses it only if it is).
    */
   private written<T>(sk: string, value: T, stored: MetaItem<unknown>): MetaItem<T> {
-    return isSharePartition(sk) ? { ...stored, value } : (stored as MetaItem<T>);
+    return isSharePartition(sk)
+      ? { pk: stored.pk, sk: stored.sk, version: stored.version, value }
+      : (stored as MetaItem<T>);
   }
 
   delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void> {

@@ -128,8 +128,7 @@ export class SqliteMetadataStore implements MetadataStore {
     const json = JSON.stringify(value) ?? 'null';
     const version = this.putTransaction.immediate(pk, sk, json, condition);
     this.changes.bump(pk);
-    // Parse back rather than return `value`: callers get the JSON round trip, like a read.
-    return { pk, sk, version, value: JSON.parse(json) as T };
+    return writtenItem<T>(pk, sk, version, json);
   }
 
   /** One IMMEDIATE transaction for all the items: one WAL commit instead of one per item. */
@@ -144,7 +143,7 @@ export class SqliteMetadataStore implements MetadataStore {
     const rest = alongside.map((a): [string, string] => [a.sk, JSON.stringify(a.value) ?? 'null']);
     const version = this.putAllTransaction.immediate(pk, sk, json, condition, rest);
     this.changes.bump(pk);
-    return { pk, sk, version, value: JSON.parse(json) as T };
+    return writtenItem<T>(pk, sk, version, json);
   }
 
   /** One conditional write, in the transaction `putTransaction` runs it in; answers the new version. */
@@ -223,6 +222,30 @@ function querySql(range: ReturnType<typeof sortKeyInterval>, o: QueryOptions, in
   if (range.upper) where.push(`sk ${range.upper.inclusive ? '<=' : '<'} ?`);
   if (!range.exact) where.push('substr(sk, 1, length(?)) = ?');
   return `SELECT pk, sk, version, value FROM items WHERE ${where.join(' AND ')} ORDER BY sk ${o.reverse ? 'DESC' : 'ASC'}${inline ? ` LIMIT ${o.limit}` : o.limit !== undefined ? ' LIMIT ?' : ''}`;
+}
+
+/**
+ * The item a write answers: its value is the JSON round trip, like a read's, but parsed only when
+ * a caller looks at it (once; an own enumerable property, so spreads and comparisons see it). Most
+ * writers never do: parsing every share-partition item back was a few percent of an
+ * acknowledgement's CPU for nothing.
+ */
+function writtenItem<T>(pk: string, sk: string, version: number, json: string): MetaItem<T> {
+  const settle = (item: MetaItem<T>, value: T): T => {
+    Object.defineProperty(item, 'value', { value, writable: true, enumerable: true, configurable: true });
+    return value;
+  };
+  return {
+    pk,
+    sk,
+    version,
+    get value(): T {
+      return settle(this, JSON.parse(json) as T);
+    },
+    set value(value: T) {
+      settle(this, value);
+    },
+  };
 }
 
 function toItem<T>(r: Row): MetaItem<T> {

@@ -187,6 +187,8 @@ export function metadataStoreContract(name: string, setup: () => Promise<Metadat
       const written = await store.put('p', 's', value);
       value.list.push(3);
       (written.value as { list: number[] }).list.push(4);
+      // The answer is an ordinary item: one value however often it is looked at, seen by a spread.
+      expect({ ...written }).toEqual({ pk: 'p', sk: 's', version: 1, value: { list: [1, 2, 4] } });
       const read = await store.get<{ list: number[] }>('p', 's');
       expect(read?.value).toEqual({ list: [1, 2] });
       read!.value.list.push(5);
