@@ -14,7 +14,7 @@ import {
   type DecodedRecord,
 } from '../wire/record-batch.js';
 import { mapBounded } from '../topics/partition-scan.js';
-import { requirePartition, type TopicMeta } from '../topics/topics.js';
+import { requirePartition, type TopicMeta, unknownPartition } from '../topics/topics.js';
 import { type AbortedRoom, endBefore, fitAnswer, fitInOrder } from './aborted-room.js';
 import { joinViews, selectBatches, spans, type SelectedBatch } from './batch-selection.js';
 
@@ -62,6 +62,11 @@ export interface ReaderDeps {
   index: OffsetIndex;
   /** The partition's state (UNKNOWN_TOPIC_OR_PARTITION for a partition the topic does not have). */
   state: (topic: TopicMeta, partition: number) => Promise<PartitionState>;
+  /**
+   * Optional: the states of several partitions of a topic (all of them the topic's) read together
+   * where that is cheaper; those it leaves out are read with `state`.
+   */
+  states?: (topic: TopicMeta, partitions: number[]) => Promise<Map<number, PartitionState>>;
   /** Replica store `id` (KAFKA_STORAGE_ERROR when it is not configured). */
   store: (id: number) => ObjectStore;
 }
@@ -107,8 +112,9 @@ export class PartitionReader {
     abortedCost?: (a: AbortedTransaction) => number,
     abortedRoom?: AbortedRoom,
   ): Promise<PartitionFetchOutcome[]> {
+    const ahead = await this.statesAhead(fetches);
     const planned = await Promise.all(
-      fetches.map(async (f) => {
+      fetches.map(async (f, i) => {
         try {
           requirePartition(f.topic, f.partition);
           return {
@@ -120,7 +126,7 @@ export class PartitionReader {
               Math.max(1, Math.min(f.maxBytes, maxBytes)),
               isolation,
               f.currentLeaderEpoch,
-              f.state,
+              f.state ?? ahead[i],
             )),
           };
         } catch (e) {
@@ -250,6 +256,32 @@ export class PartitionReader {
   }
 
   /** The partition's state and the index entries a fetch from `offset` reads; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
+  /**
+   * The states of the fetches that have none, read per topic together (`ReaderDeps.states`) where
+   * a topic has several; undefined where a partition is read alone (then its errors are its own).
+   */
+  private async statesAhead(fetches: PartitionFetch[]): Promise<(PartitionState | undefined)[]> {
+    const out: (PartitionState | undefined)[] = fetches.map(() => undefined);
+    const states = this.deps.states;
+    if (!states) return out;
+    const byTopic = new Map<TopicMeta, number[]>();
+    fetches.forEach((f, i) => {
+      if (f.state || unknownPartition(f.topic, f.partition)) return;
+      byTopic.set(f.topic, [...(byTopic.get(f.topic) ?? []), i]);
+    });
+    await Promise.all(
+      [...byTopic].map(async ([topic, at]) => {
+        if (at.length < 2) return;
+        const read = await states(
+          topic,
+          at.map((i) => fetches[i]!.partition),
+        ).catch(() => new Map<number, PartitionState>());
+        for (const i of at) out[i] = read.get(fetches[i]!.partition);
+      }),
+    );
+    return out;
+  }
+
   private async entriesAt(
     topic: TopicMeta,
     partition: number,

@@ -9,7 +9,7 @@ import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import { isKafkaError } from '../../src/wire/errors.js';
 import { decodeRecordBatches } from '../../src/wire/record-batch.js';
 import { FaultyObjectStore } from '../support/fault-injection.js';
-import { clock, newLog, rec } from '../support/partition-logs.js';
+import { clock, clogTopic, newLog, rec } from '../support/partition-logs.js';
 import { readBatches } from '../support/read-records.js';
 
 /** A replica store that counts its GETs (and the most in flight at once) and can be taken down. */
@@ -183,5 +183,43 @@ describe('PartitionReader: the read path', () => {
       offset: -1,
       timestamp: -1,
     });
+  });
+});
+
+describe('PartitionReader on a topic with a commit log', () => {
+  it("a fetch of a shard's partitions reads its log once for all of them, and answers each partition's records", async () => {
+    const metadata = new MemoryMetadataStore();
+    const stores = [new MemoryObjectStore('s0')];
+    const topic = await clogTopic(metadata, stores, 12);
+    const writer = newLog(metadata, stores);
+    await writer.append(
+      topic,
+      Array.from({ length: 12 }, (_, p) => ({ partition: p, records: [rec(`p${p}-0`), rec(`p${p}-1`)] })),
+    );
+    // Another process's reader (its own view of the store: nothing resolved yet), counting Queries per item key.
+    const queries: string[] = [];
+    const counting = new Proxy(metadata, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target) as unknown;
+        if (prop === 'query')
+          return (pk: string, ...rest: unknown[]) => {
+            queries.push(pk);
+            return (value as (...a: unknown[]) => unknown).call(target, pk, ...rest);
+          };
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const reader = newLog(counting, stores);
+    const answers = await reader.reader.readBatchesMany(
+      Array.from({ length: 12 }, (_, p) => ({ topic, partition: p, offset: 0, maxBytes: 1 << 20 })),
+      1 << 20,
+    );
+    expect(answers.map((a) => a.ok && values(a.batches))).toEqual(
+      Array.from({ length: 12 }, (_, p) => [
+        [0, `p${p}-0`],
+        [1, `p${p}-1`],
+      ]),
+    );
+    expect(queries.filter((pk) => pk.startsWith('clog#'))).toHaveLength(1);
   });
 });
