@@ -35,8 +35,12 @@ describe('produce requests per leader store (three stores, RF 1)', () => {
   });
 
   /** A producer through a logging proxy, its metadata (leaders included) read before the test's sends. */
-  async function producerOf(topic: string, config: Parameters<Kafka['producer']>[0] = {}) {
-    const front = await proxy(server!.origin);
+  async function producerOf(
+    topic: string,
+    config: Parameters<Kafka['producer']>[0] = {},
+    options: Parameters<typeof proxy>[1] = {},
+  ) {
+    const front = await proxy(server!.origin, options);
     const producer = new Kafka({ url: front.origin }).producer(config);
     await producer.connect();
     await producer.send({ topic, messages: [{ value: 'warm', partition: 0 }] });
@@ -97,6 +101,41 @@ describe('produce requests per leader store (three stores, RF 1)', () => {
       for (const r of requests) expect(new Set(partitionsOf(r.body).map((p) => leaders.get(p))).size).toBe(1);
       // ~3 MB in requests that still fill toward 1 MiB per store, not one request per stint.
       expect(requests.length).toBeLessThanOrEqual(9);
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('saturated, a place has at most max.in.flight requests in flight, filled to max.request.size', async () => {
+    await kafka.admin().createTopics({ topics: [{ topic: 'saturated', numPartitions: 12 }] });
+    const leaders = await leadersOf('saturated');
+    // Answers slow enough that the producer's 12 partitions fill while a place's requests are out.
+    const { front, producer, produces } = await producerOf(
+      'saturated',
+      {},
+      { delayMs: (req) => (isProduce(req) ? 300 : 0) },
+    );
+    try {
+      const value = Buffer.alloc(1000, 1);
+      const sends = Array.from({ length: 48_000 }, () => producer.send({ topic: 'saturated', messages: [{ value }] }));
+      await Promise.all(sends);
+      await producer.close();
+      const requests = produces();
+      expect(requests.filter((r) => r.status !== 200)).toEqual([]);
+      const placeOf = (r: (typeof requests)[number]) => leaders.get(partitionsOf(r.body)[0]!)!;
+      for (const place of new Set(leaders.values())) {
+        const mine = requests.filter((r) => placeOf(r) === place);
+        // In flight at once, per place: never more than max.in.flight (5).
+        const most = Math.max(
+          ...mine.map((r) => mine.filter((o) => o.startedAt <= r.startedAt && o.endedAt > r.startedAt).length),
+        );
+        expect(most).toBeLessThanOrEqual(5);
+      }
+      // ~48 MB in requests of ~1 MiB: a request's partitions' batches fill it, cut where a whole batch would not fit.
+      const sizes = requests.map((r) => r.body.byteLength).sort((a, b) => a - b);
+      const median = sizes[Math.floor(sizes.length / 2)]!;
+      expect(median).toBeGreaterThan(0.9 * 1024 * 1024);
+      expect(requests.length).toBeLessThanOrEqual(60);
     } finally {
       await front.close();
     }

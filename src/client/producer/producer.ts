@@ -109,7 +109,10 @@ export interface ProducerConfig {
   deliveryTimeoutMs?: number;
   /** Default true (with acks=all; turned off if acks is set otherwise and this is left unset). */
   enableIdempotence?: boolean;
-  /** Batches in flight per partition (at most 5 with idempotence). */
+  /**
+   * Requests in flight per place (the stores a request is written to, as Kafka counts them per
+   * broker connection), and so batches per partition (at most 5 with idempotence).
+   */
   maxInFlightRequestsPerConnection?: number;
   metadataMaxAgeMs?: number;
   /** Overrides the default (murmur2 + sticky) partitioner for records without a partition. */

@@ -129,6 +129,24 @@ export class ProducerBatch {
   }
 
   /**
+   * Takes the first `count` records into a batch of their own, to be sent ahead of the rest: a
+   * request's room filled from a batch that would not fit whole. Only a batch never sent (no
+   * sequence yet) is cut; the rest stays this batch, open to more records, as old as it was, and
+   * settles once both parts have.
+   */
+  cutFront(count: number): ProducerBatch {
+    const front = new ProducerBatch(this.topic, this.partition, this.createdMs);
+    for (const r of this.records.splice(0, count)) front.add(r);
+    this.sizeInBytes -= front.sizeInBytes;
+    this.wireBytes -= front.wireBytes;
+    this.full = false;
+    const settleAll = this.settle;
+    const rest = new Promise<void>((r) => (this.settle = r));
+    void Promise.all([front.done, rest]).then(settleAll);
+    return front;
+  }
+
+  /**
    * Splits a batch the server found too large (max.message.bytes bounds a whole batch) in two, as
    * Kafka's producer does. The halves keep the creation time and take the batch's sequences in
    * turn, so the sequences of later batches stay valid; this batch settles when both halves have.

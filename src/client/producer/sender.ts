@@ -7,7 +7,8 @@
  * fit); or as JSON records:batch requests, one per topic holding at most one batch per partition. It handles every answer per partition: completes, retries (in sequence order, with
  * the idempotent producer's state in transaction-manager.ts), splits a batch too large, or fails.
  *
- * Up to max.in.flight.requests.per.connection batches per partition are in flight. When one fails
+ * Up to max.in.flight.requests.per.connection requests per place (as Kafka's per broker connection),
+ * and so batches per partition, are in flight. When one fails
  * and is retried, the partition sends one batch at a time until the retried batches are through
  * (order kept).
  */
@@ -54,6 +55,8 @@ export class Sender {
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private inFlightRequests = 0;
+  /** Requests in flight per place (`placeOf`), as Kafka counts them per broker connection. */
+  private readonly inFlightByPlace = new Map<string, number>();
   /** The idempotent producer's id, epoch and sequences. */
   private readonly transactions: TransactionManager;
   private readonly requests: ProduceRequests;
@@ -299,9 +302,12 @@ export class Sender {
       else if (!resolving) place.extra.push([q, head]);
     }
     let sent = false;
-    for (const { due, extra } of places.values()) {
-      nextWake = Math.min(nextWake, this.drainPlace(due, extra, now, withExtras));
-      sent ||= due.length > 0;
+    for (const [key, { due, extra }] of places) {
+      const room = this.config.maxInFlight - (this.inFlightByPlace.get(key) ?? 0);
+      if (room <= 0) continue; // woken again as one of the place's requests is answered
+      const drained = this.drainPlace(key, room, due, extra, now, withExtras);
+      nextWake = Math.min(nextWake, drained.nextWake);
+      sent ||= drained.sent;
     }
     return { sent, nextWake };
   }
@@ -318,14 +324,23 @@ export class Sender {
     return this.config.acks === 'all' ? [...p.isr].sort((a, b) => a - b).join(',') : String(p.leader);
   }
 
-  /** One place's requests: its due heads up to max.request.size each, and the waiting heads that fit. */
+  /**
+   * One place's requests, at most `room` of them: its due heads up to max.request.size each, and the
+   * waiting heads that fit. A due head too large for what is left of a request fills it with its
+   * first records (`fill`), the rest staying the head (sent next if the place has a slot left): with
+   * every partition's head grown while the place's requests were in flight (a saturated producer),
+   * whole heads would leave requests a third empty.
+   */
   private drainPlace(
+    place: string,
+    room: number,
     due: [PartitionQueue, ProducerBatch][],
     extra: [PartitionQueue, ProducerBatch][],
     now: number,
     withExtras: boolean,
-  ): number {
+  ): { sent: boolean; nextWake: number } {
     let nextWake = Infinity;
+    let sent = false;
     const extraBytes = extra.reduce((n, [, head]) => n + batchBytes(head), 0);
     // Small heads that together fill a request are due as a request: as many as fit in one (with
     // keyless records spread over many partitions, the rest would make a stub request of its own).
@@ -344,12 +359,23 @@ export class Sender {
     let request: ProducerBatch[] = [];
     let bytes = 0;
     const send = () => {
-      if (request.length > 0) this.dispatch(request);
+      if (request.length > 0) {
+        this.dispatch(request, place);
+        room--;
+        sent = true;
+      }
       request = [];
       bytes = 0;
     };
     for (const [q, head] of due) {
-      if (request.length > 0 && bytes + batchBytes(head) > this.config.maxRequestSize) send();
+      if (request.length > 0 && bytes + batchBytes(head) > this.config.maxRequestSize) {
+        const front = this.fill(q, head, this.config.maxRequestSize - bytes);
+        if (front) request.push(front);
+        send();
+      }
+      if (room <= 0) break;
+      // What `fill` left of a head waits for a slot of its partition if the front took the last.
+      if (head !== q.batches[0] || !this.canSend(q, 0, now)) continue;
       request.push(this.take(q));
       bytes += batchBytes(head);
     }
@@ -358,13 +384,37 @@ export class Sender {
       // stub: with keyless records, the sticky partitioner's next partition, one record old,
       // beside every full batch; a commit of its own.
       const waited = now - head.createdMs >= this.config.lingerMs / 2;
-      if (withExtras && waited && request.length > 0 && bytes + batchBytes(head) <= this.config.maxRequestSize) {
+      if (
+        withExtras &&
+        room > 0 &&
+        waited &&
+        request.length > 0 &&
+        bytes + batchBytes(head) <= this.config.maxRequestSize
+      ) {
         request.push(this.take(q));
         bytes += batchBytes(head);
       } else nextWake = Math.min(nextWake, head.createdMs + this.config.lingerMs);
     }
     send();
-    return nextWake;
+    return { sent, nextWake };
+  }
+
+  /**
+   * The first records of a queue's head that fit in `free` bytes of a request, cut off as a batch of
+   * their own and taken for sending (the rest stays the head); none when little would fit (under a
+   * sixteenth of max.request.size: a batch that small is a commit of its own for little), or when
+   * the head was sent before (its records and sequences stay together).
+   */
+  private fill(q: PartitionQueue, head: ProducerBatch, free: number): ProducerBatch | undefined {
+    if (head.closed || head.baseSequence !== undefined || free < this.config.maxRequestSize / 16) return undefined;
+    let count = 0;
+    let bytes = batchBytes(head) - head.sizeInBytes;
+    while (count < head.records.length && bytes + head.records[count]!.rec.sizeInBytes <= free)
+      bytes += head.records[count++]!.rec.sizeInBytes;
+    if (count === 0 || count === head.records.length) return undefined;
+    const front = head.cutFront(count);
+    q.batches.unshift(front);
+    return this.take(q);
   }
 
   /** Whether the queue's head may leave now, with `drained` of its batches already taken this round. */
@@ -398,8 +448,9 @@ export class Sender {
   }
 
   /** Batches of one topic (JSON), of one partition, or of many partitions and topics (topic_data). */
-  private dispatch(batches: ProducerBatch[]): void {
+  private dispatch(batches: ProducerBatch[], place?: string): void {
     const queues = batches.map((b) => this.accumulator.queue(b.topic, b.partition));
+    if (place !== undefined) this.inFlightByPlace.set(place, (this.inFlightByPlace.get(place) ?? 0) + 1);
     batches.forEach((b, i) => {
       b.attempts++;
       b.sentBehindUnacked = queues[i]!.hasEarlierUnacked(b);
@@ -417,6 +468,11 @@ export class Sender {
       )
       .finally(() => {
         this.inFlightRequests--;
+        if (place !== undefined) {
+          const n = (this.inFlightByPlace.get(place) ?? 1) - 1;
+          if (n > 0) this.inFlightByPlace.set(place, n);
+          else this.inFlightByPlace.delete(place);
+        }
         this.wakeup();
       });
   }
