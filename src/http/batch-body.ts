@@ -83,6 +83,20 @@ function spells(b: Buffer, at: number, word: string): boolean {
 /** A compact entry's key or value type as encodeData gives it: STRING, or BINARY for an absent or null one. */
 const typeOf = (type: string | null | undefined) => (type === 'STRING' ? 'STRING' : 'BINARY');
 
+/** The first byte at or after `p` that is not whitespace. */
+function gap(b: Buffer, p: number): number {
+  while (isSpace(b[p])) p++;
+  return p;
+}
+
+/** The member name `word` after whitespace at `p`, its colon and whitespace: the position after, else -1. */
+function memberAt(b: Buffer, p: number, word: string): number {
+  p = gap(b, p);
+  if (b[p] !== QUOTE || !spells(b, p + 1, word)) return -1;
+  p = gap(b, p + word.length + 2);
+  return b[p] === 0x3a ? gap(b, p + 1) : -1;
+}
+
 /** The length of the member names a compact entry holds, by their bit. */
 const NAME_LENGTH: Record<number, number> = { [ID]: 2, [VALUE]: 5, [KEY]: 3, [PARTITION_ID]: 12 };
 
@@ -256,10 +270,10 @@ class Reader {
   }
 
   /**
-   * An entry as compact JSON writes it, read in one loop over a local position (a body holds
-   * thousands, and the general reading's calls per token cost more than the token): no
-   * whitespace; members id (a short string), partition_id (an integer or null), key and value
-   * (null, or a type of WORDS then data, a string); each once. Anything else returns false with
+   * An entry as JSON writers lay it out, read in one loop over a local position (a body holds
+   * thousands, and the general reading's calls per token cost more than the token): members id
+   * (a short string), partition_id (an integer or null), key and value (null, or a type of WORDS
+   * then data, a string), each once, whitespace between tokens. Anything else returns false with
    * nothing read, and the general reading (`entry`) reads the entry from the same place.
    */
   compactEntry(entries: (BatchEntry | ReadRecord)[]): boolean {
@@ -276,8 +290,9 @@ class Reader {
     let seen = 0;
     do {
       // p is at the '{' or ',' before a member.
-      if (b[p + 1] !== QUOTE) return false;
-      const name = p + 2;
+      p = gap(b, p + 1);
+      if (b[p] !== QUOTE) return false;
+      const name = p + 1;
       const bit = spells(b, name, 'id')
         ? ID
         : spells(b, name, 'value')
@@ -289,9 +304,9 @@ class Reader {
               : 0;
       if (bit === 0 || (seen & bit) !== 0) return false;
       seen |= bit;
-      p = name + NAME_LENGTH[bit]! + 1;
+      p = gap(b, name + NAME_LENGTH[bit]! + 1);
       if (b[p] !== 0x3a) return false;
-      p++;
+      p = gap(b, p + 1);
       if (bit === ID) {
         const end = b[p] === QUOTE ? this.plainEnd(p) : -1;
         id = end < 0 ? undefined : shortAscii(b, p + 1, end);
@@ -318,23 +333,22 @@ class Reader {
           p += 4;
         } else {
           // {"type":"<word>","data":"<string>"}
-          if (b[p] !== 0x7b || b[p + 1] !== QUOTE || !spells(b, p + 2, 'type') || b[p + 7] !== 0x3a) return false;
-          p += 8;
+          p = b[p] === 0x7b ? memberAt(b, p + 1, 'type') : -1;
+          if (p < 0) return false;
           const typeEnd = b[p] === QUOTE ? this.plainEnd(p) : -1;
           const word = typeEnd < 0 ? undefined : known(b, p + 1, typeEnd, WORDS);
           if (word === undefined) return false;
           type = word;
-          p = typeEnd + 1;
-          if (b[p] !== 0x2c || b[p + 1] !== QUOTE || !spells(b, p + 2, 'data') || b[p + 7] !== 0x3a) return false;
-          p += 8;
-          if (b[p] !== QUOTE) return false;
+          p = gap(b, typeEnd + 1);
+          p = b[p] === 0x2c ? memberAt(b, p + 1, 'data') : -1;
+          if (p < 0 || b[p] !== QUOTE) return false;
           let end = this.plainEnd(p);
           if (end < 0) {
             end = this.stringEnd(p);
             if (this.escaped(p, end) || !controlFree(b, this.words, p + 1, end)) return false;
           }
           data = new Uint8Array(b.buffer, b.byteOffset + p + 1, end - p - 1);
-          p = end + 1;
+          p = gap(b, end + 1);
           if (b[p] !== 0x7d) return false;
           p++;
         }
@@ -346,6 +360,7 @@ class Reader {
           keyData = data;
         }
       }
+      p = gap(b, p);
     } while (b[p] === 0x2c);
     if (b[p] !== 0x7d || id === undefined) return false;
     this.pos = p + 1;

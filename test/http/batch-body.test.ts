@@ -56,6 +56,9 @@ const read: string[] = [
   `{"entries":[{"id":"long","value":{"type":"STRING","data":"${'x'.repeat(40)}"}},{"id":"esc","value":{"type":"STRING","data":"${'x'.repeat(40)}\\n"}}]}`,
   '{"entries":[{"id":"p15","partition_id":123456789012345},{"id":"p16","partition_id":1234567890123456},{"id":"v","value":{"type":"STRING","data":"x"}, "partition_id":2}]}',
   '{"entries":[{"value":{"type":"STRING","data":"x"},"id":"late"},{"id":"t","value":{"data":"x","type":"STRING"}},{"id":"w","value":{"type":"WORD","data":"x"}}]}',
+  // as Python's json.dumps and pretty printers lay entries out
+  '{"entries": [{"id": "py", "partition_id": 1, "value": {"type": "STRING", "data": "x"}}, {"id": "k", "key": {"type": "BINARY", "data": "AA=="}, "value": null}]}',
+  '{\n  "entries": [\n    {\n      "id" : "pretty" ,\n\t"value" : { "type" : "STRING" , "data" : "y" } \r\n    }\n  ]\n}',
   // "Aa" and "BB" share a hash: each id is its own text
   '{"entries":[{"id":"Aa"},{"id":"BB"},{"id":"Aa","partition_id":0}]}',
 ];
