@@ -135,7 +135,8 @@ describe('produce requests per leader store (three stores, RF 1)', () => {
       const sizes = requests.map((r) => r.body.byteLength).sort((a, b) => a - b);
       const median = sizes[Math.floor(sizes.length / 2)]!;
       expect(median).toBeGreaterThan(0.9 * 1024 * 1024);
-      expect(requests.length).toBeLessThanOrEqual(60);
+      // 46 at 1 MiB each; whole heads only left requests near 0.6 MiB (about 77 of them). 48-55 seen.
+      expect(requests.length).toBeLessThanOrEqual(66);
     } finally {
       await front.close();
     }
