@@ -421,14 +421,13 @@ const supersedes = (found: CommitRecord, commit: CommitRecord) =>
     (found.objectKey.startsWith(SEGMENTS_PREFIX) || found.leaderEpoch >= commit.leaderEpoch));
 
 /**
- * Writes a commit's index entry (and an ABORT's item) unless its offset holds it already, a newer
- * epoch's commit, or a segment maintenance put there; over an entry of an older epoch (truncated by
- * an election) it goes.
+ * Writes a commit's index entry unless its offset holds it already, a newer epoch's commit, or a
+ * segment maintenance put there; over an entry of an older epoch (truncated by an election) it
+ * goes. An ABORT marker's aborted-transaction item is not the fold's: its writer put it before
+ * the entry (shard-commit.ts), and written again here it would come back after retention took it.
  */
 async function placeIndexEntry(metadata: MetadataStore, pk: string, commit: CommitRecord): Promise<boolean> {
-  const items = indexItems(commit);
-  for (const item of items.slice(0, -1)) await metadata.put(pk, item.sk, item.value);
-  const entry = items.at(-1)!;
+  const entry = indexItems(commit).at(-1)!;
   const sk = indexSk(commit.baseOffset);
   for (let found: MetaItem<StoredIndexValue> | undefined, attempt = 0; attempt < 4; attempt++) {
     try {
@@ -445,7 +444,7 @@ async function placeIndexEntry(metadata: MetadataStore, pk: string, commit: Comm
 
 /**
  * Writes consecutive commits as one packed item at the first one's offset (ABORT markers' items
- * first), or as few as it takes: where an item is already there, the commits it holds from the
+ * are their writers', as for `placeIndexEntry`), or as few as it takes: where an item is already there, the commits it holds from the
  * first on are left out (a write applied whose answer was lost, or another fold of the same
  * commits), a segment's or a newer epoch's entry leaves the commits it covers out, and an older
  * epoch's item (truncated by an election: everything in it from this offset on is) is written over.
@@ -457,11 +456,6 @@ async function placePacked(
   commits: readonly CommitRecord[],
 ): Promise<Placed> {
   const placed: Placed = { entries: 0, items: 0 };
-  for (const c of commits)
-    if (c.control?.type === 'ABORT') {
-      const abort = indexItems(c)[0]!;
-      await metadata.put(pk, abort.sk, abort.value);
-    }
   let rest = commits;
   let over: number | undefined;
   for (let attempt = 0; rest.length > 0 && attempt < 8; attempt++) {
