@@ -303,7 +303,7 @@ export function composeServices(
     () => clock.now(),
   );
   log.onAppendStart((topic) => notifier.appending(topic));
-  log.onAppend((topic, partition) => notifier.committed(topic, partition));
+  log.onAppend((topic, partition, run) => notifier.committed(topic, partition, run));
   const share = parts.share({ metadata, clock, topics, log, producerIds });
   const triggers = parts.triggers(
     { metadata, clock, topics, log, groups, share },

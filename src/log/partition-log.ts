@@ -33,6 +33,7 @@ import {
   type RequestObject,
 } from './request-object.js';
 import { AppendGroups } from './append-groups.js';
+import { committedRun, type CommittedRun } from './committed-run.js';
 import { requirePartition, type Topic, type TopicMeta } from '../topics/topics.js';
 import {
   ABORT_PREFIX,
@@ -53,6 +54,9 @@ import { readPartitionState, readShardPartitions, updatePartitionState } from '.
 import { shardOf, ShardLog } from '../partition/shard-log.js';
 
 export type { PartitionAppend } from './request-object.js';
+export type { CommittedRun } from './committed-run.js';
+
+type AppendListener = (topic: string, partition: number, committed?: CommittedRun) => void;
 export type { FetchResult } from './fetched-records.js';
 export type {
   BatchFetchResult,
@@ -194,7 +198,7 @@ export class PartitionLog {
    * log, and a note of the old epoch must not stand for the new commit there.
    */
   private readonly indexed = new Map<string, string>();
-  private readonly listeners = new Set<(topic: string, partition: number) => void>();
+  private readonly listeners = new Set<AppendListener>();
   private readonly startListeners = new Set<(topic: string) => void>();
   /** Work that outlives the request (acks=0 appends, acks=1 follower copies). */
   private readonly background = new Set<Promise<unknown>>();
@@ -247,8 +251,11 @@ export class PartitionLog {
     return states;
   }
 
-  /** Called after every successful append (the purgatory's checkAndComplete hook). */
-  onAppend(listener: (topic: string, partition: number) => void): () => void {
+  /**
+   * Called after every successful append (the purgatory's checkAndComplete hook), with what it
+   * committed; without it when only the high watermark moved (follower copies).
+   */
+  onAppend(listener: AppendListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -521,7 +528,7 @@ export class PartitionLog {
       if (result.kind === 'duplicate')
         return info(result.baseOffset, result.lastOffset, result.state.logStartOffset, true);
       const { entry } = result;
-      this.notifyAppend(topic.name, p);
+      this.notifyAppend(topic.name, p, committedRun(entry, result.state, request.body));
       this.metrics.add('ProduceRecords', run.recordCount);
       this.metrics.add('ProduceBytes', run.end - run.start);
       if (result.retries > 0) this.metrics.add('CommitRetries', result.retries);
@@ -934,8 +941,8 @@ export class PartitionLog {
     return s;
   }
 
-  private notifyAppend(topic: string, partition: number): void {
-    for (const l of this.listeners) l(topic, partition);
+  private notifyAppend(topic: string, partition: number, committed?: CommittedRun): void {
+    for (const l of this.listeners) l(topic, partition, committed);
   }
 
   /** Bytes of request objects held by work that outlived its answer (at most about the bound plus one request). */

@@ -21,20 +21,51 @@
  *
  * A notification can be lost (a post fails, a Lambda dies after its commit): the consumer's
  * fallback poll finds the records then, so nothing is missed, only later.
+ *
+ * A connection that armed asking for records (`records` in its subscription; the client's push
+ * channel does) stays armed: every commit on its partitions is told, with the commit's batches when
+ * they fit one WebSocket frame (PUSH_RECORDS_MAX_BYTES), their offsets and the high watermark and
+ * last stable offset after the commit, else with the high watermark alone. The consumer takes
+ * records that start at its position, fetches past a gap (a lost or overtaken post), and disarms
+ * while it is behind. So a consumer that keeps up costs a post per commit and no write, its arm
+ * does not change (the cached lists stay true), and it needs no fetch for small commits.
  */
+import type { CommittedRun } from '../log/partition-log.js';
 import type { ConnectionPoster } from './ports.js';
 import type { Subscriptions } from './subscriptions.js';
 
 const noop = () => {};
 
+/**
+ * API Gateway's WebSocket frame size (32 KB; its message limit is 128 KB, and larger posts must be
+ * split into frames of 32 KB or less): records go in a message only while it stays one frame.
+ * Base64 takes 4 characters per 3 bytes, and the rest of the message is small.
+ */
+export const PUSH_RECORDS_MAX_BYTES = Math.floor(((32 * 1024 - 1024) * 3) / 4);
+
 export type PushMessage = {
   type: 'ready';
   topic: string;
-  partitions: { partition: number; high_watermark?: number }[];
+  partitions: PushedPartition[];
 };
 
+export interface PushedPartition {
+  partition: number;
+  high_watermark?: number;
+  /** With records: the partition's last stable offset after their commit. */
+  last_stable_offset?: number;
+  /** With records: the offsets of the first and last record (or marker) the batches hold. */
+  base_offset?: number;
+  last_offset?: number;
+  /** Record batches (Kafka's format, absolute offsets), base64. */
+  records?: string;
+  /** Told without records to a consumer that takes them: it stays armed. */
+  armed?: boolean;
+}
+
 export class PushNotifier {
-  private readonly touched = new Map<string, Set<number>>();
+  /** Per topic, per partition: what committed since the last round (undefined: unknown, tell without records). */
+  private readonly touched = new Map<string, Map<number, CommittedRun[] | undefined>>();
   private round: Promise<void> | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   /** Per topic: partitions committed while the list was possibly stale, and the look-again timer. */
@@ -57,11 +88,15 @@ export class PushNotifier {
     if (read) this.track(read.then(noop, noop));
   }
 
-  /** Records a commit on a partition; the notification goes out in the next round. */
-  committed(topic: string, partition: number): void {
-    const set = this.touched.get(topic) ?? new Set<number>();
-    this.touched.set(topic, set);
-    set.add(partition);
+  /**
+   * Records a commit on a partition (`run`: what it committed; none for a high watermark move); the
+   * notification goes out in the next round.
+   */
+  committed(topic: string, partition: number, run?: CommittedRun): void {
+    const byPartition = this.touched.get(topic) ?? new Map<number, CommittedRun[] | undefined>();
+    this.touched.set(topic, byPartition);
+    const runs = byPartition.has(partition) ? byPartition.get(partition) : [];
+    byPartition.set(partition, run && runs ? [...runs, run] : undefined);
     this.round ??= this.track(
       Promise.resolve().then(async () => {
         this.round = undefined;
@@ -83,11 +118,11 @@ export class PushNotifier {
     return q;
   }
 
-  private async notifyTopic(topic: string, committed: Set<number>): Promise<void> {
+  private async notifyTopic(topic: string, committed: Map<number, CommittedRun[] | undefined>): Promise<void> {
     const { live, expired, staleUntil } = await this.subscriptions.listAll(topic);
-    const partitions = new Set(committed);
+    const partitions = new Set(committed.keys());
     const waiting = this.pending.get(topic);
-    if (staleUntil !== undefined) this.lookAgain(topic, committed, staleUntil);
+    if (staleUntil !== undefined) this.lookAgain(topic, partitions, staleUntil);
     else if (waiting) {
       // A fresh list: it answers for the partitions committed under the stale one too.
       clearTimeout(waiting.timer);
@@ -101,10 +136,12 @@ export class PushNotifier {
       ...live.map(async (item) => {
         const ready = [...partitions].filter((p) => item.value.armed[String(p)] !== undefined);
         if (ready.length === 0) return;
-        const message: PushMessage = { type: 'ready', topic, partitions: ready.map((partition) => ({ partition })) };
+        const streamed = item.value.records === true;
+        const message = streamed ? streamMessage(topic, ready, committed) : readyMessage(topic, ready);
         const outcome = await this.poster.post(item.value.endpoint, item.value.connectionId, JSON.stringify(message));
         if (outcome === 'gone') return this.subscriptions.remove(item);
-        await this.subscriptions.disarm(item, ready);
+        // A consumer that takes records stays armed (it tells commits it has read from those it has not).
+        if (!streamed) await this.subscriptions.disarm(item, ready);
       }),
     ]);
     for (const o of outcomes) if (o.status === 'rejected') this.onError(o.reason);
@@ -130,4 +167,47 @@ export class PushNotifier {
     timer.unref?.();
     this.pending.set(topic, { partitions: new Set(partitions), timer });
   }
+}
+
+/** A plain notification: the partitions, which the consumer fetches (they are disarmed). */
+function readyMessage(topic: string, partitions: number[]): PushMessage {
+  return { type: 'ready', topic, partitions: partitions.map((partition) => ({ partition })) };
+}
+
+/**
+ * The message for a consumer that takes records: each partition with its committed records when
+ * they fit the frame (one contiguous range, in the order committed), else with the high watermark
+ * after the commit where known; all stay armed.
+ */
+function streamMessage(
+  topic: string,
+  partitions: number[],
+  committed: Map<number, CommittedRun[] | undefined>,
+): PushMessage {
+  let room = PUSH_RECORDS_MAX_BYTES;
+  return {
+    type: 'ready',
+    topic,
+    partitions: partitions.map((partition): PushedPartition => {
+      const runs = committed.get(partition);
+      const last = runs?.at(-1);
+      if (!runs || !last) return { partition, armed: true };
+      const bytes = runs.reduce((n, r) => n + r.byteLength, 0);
+      if (bytes > room || !contiguous(runs)) return { partition, high_watermark: last.highWatermark, armed: true };
+      room -= bytes;
+      return {
+        partition,
+        high_watermark: last.highWatermark,
+        last_stable_offset: last.lastStableOffset,
+        base_offset: runs[0]!.baseOffset,
+        last_offset: last.lastOffset,
+        records: Buffer.concat(runs.map((r) => r.batches())).toString('base64'),
+      };
+    }),
+  };
+}
+
+/** Commits of one process on a partition, in the order they committed: each starts where the last ended. */
+function contiguous(runs: CommittedRun[]): boolean {
+  return runs.every((r, i) => i === 0 || r.baseOffset === runs[i - 1]!.lastOffset + 1);
 }

@@ -14,6 +14,8 @@ export interface SubscribeMessage {
   action: 'subscribe';
   topic: string;
   partitions: { partition: number; offset: number }[];
+  /** The consumer takes committed records in `ready` messages (push-notifier.ts). */
+  records?: boolean;
 }
 
 export interface SubscribeDeps {
@@ -44,13 +46,14 @@ export function parseClientMessage(text: string): SubscribeMessage | { action: '
     o.partitions.length <= 10_000 &&
     o.partitions.every(
       (p) => Number.isSafeInteger(p?.partition) && p.partition >= 0 && Number.isSafeInteger(p.offset) && p.offset >= 0,
-    );
+    ) &&
+    (o.records === undefined || typeof o.records === 'boolean');
   if (!ok)
     throw new KafkaError(
       'INVALID_REQUEST',
-      'Expected {"action":"subscribe","topic":...,"partitions":[{"partition":n,"offset":n}]} or {"action":"ping"}',
+      'Expected {"action":"subscribe","topic":...,"partitions":[{"partition":n,"offset":n}],"records"?:boolean} or {"action":"ping"}',
     );
-  return { action: 'subscribe', topic: o.topic!, partitions: o.partitions! };
+  return { action: 'subscribe', topic: o.topic!, partitions: o.partitions!, ...(o.records && { records: true }) };
 }
 
 /** Arms, checks, and returns the answer for the connection: the partitions with records past the offset, if any. */
@@ -63,22 +66,28 @@ export async function handleSubscribe(
   await deps.authorizeRead(m.topic);
   const topic = await deps.topics.get(m.topic);
   for (const p of m.partitions) requirePartition(topic, p.partition);
-  await deps.subscriptions.arm(topic.name, endpoint, connectionId, m.partitions);
+  await deps.subscriptions.arm(topic.name, endpoint, connectionId, m.partitions, { records: m.records === true });
   const states = await Promise.all(
     m.partitions.map(async (p) => ({ ...p, hw: (await deps.log.state(topic, p.partition)).highWatermark })),
   );
   const ready = states.filter((s) => s.hw > s.offset);
   if (ready.length === 0) return undefined;
-  // Answered here: arm only the rest, so that a commit does not tell these twice.
-  await deps.subscriptions.arm(
-    topic.name,
-    endpoint,
-    connectionId,
-    states.filter((s) => s.hw <= s.offset),
-  );
+  // Answered here: arm only the rest, so that a commit does not tell these twice; a consumer that
+  // takes records stays armed on them all (it tells records it has from records it has not).
+  if (!m.records)
+    await deps.subscriptions.arm(
+      topic.name,
+      endpoint,
+      connectionId,
+      states.filter((s) => s.hw <= s.offset),
+    );
   return {
     type: 'ready',
     topic: topic.name,
-    partitions: ready.map((r) => ({ partition: r.partition, high_watermark: r.hw })),
+    partitions: ready.map((r) => ({
+      partition: r.partition,
+      high_watermark: r.hw,
+      ...(m.records && { armed: true }),
+    })),
   };
 }

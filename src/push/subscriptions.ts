@@ -29,6 +29,8 @@ export interface Subscription {
   armed: Record<string, number>;
   /** Epoch ms after which the item is ignored and may be deleted (connections live 2 h at most on API Gateway). */
   expiresAt: number;
+  /** The consumer takes committed records in the message (push-notifier.ts): absent on older clients' arms. */
+  records?: true;
 }
 
 export interface ArmedPartition {
@@ -70,13 +72,25 @@ export class Subscriptions {
   ) {}
 
   /** Replaces what the connection waits on in `topic` (nothing: the item goes). */
-  async arm(topic: string, endpoint: string, connectionId: string, partitions: ArmedPartition[]): Promise<void> {
+  async arm(
+    topic: string,
+    endpoint: string,
+    connectionId: string,
+    partitions: ArmedPartition[],
+    options: { records?: boolean } = {},
+  ): Promise<void> {
     const pk = subscriptionPk(topic);
     try {
       if (partitions.length === 0) return await this.metadata.delete(pk, connectionSk(connectionId));
       const armed: Record<string, number> = {};
       for (const p of partitions) armed[String(p.partition)] = p.offset;
-      const value: Subscription = { endpoint, connectionId, armed, expiresAt: this.clock.now() + SUBSCRIPTION_TTL_MS };
+      const value: Subscription = {
+        endpoint,
+        connectionId,
+        armed,
+        expiresAt: this.clock.now() + SUBSCRIPTION_TTL_MS,
+        ...(options.records && { records: true as const }),
+      };
       await this.metadata.put(pk, connectionSk(connectionId), value, undefined, { expiresAt: value.expiresAt });
     } finally {
       // After the write: a list read meanwhile must not stand for the list after it.

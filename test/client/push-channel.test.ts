@@ -18,6 +18,8 @@ describe('push channel', () => {
       const transport = new Transport({ url: `http://127.0.0.1:${port}/v3/clusters/c` });
       const channel = new PushChannel(transport, `ws://127.0.0.1:${port}/push`, 60_000, {
         onReady: () => {},
+        onRecords: () => false,
+        onCommitted: () => {},
         onConnectionChange: () => {},
         log: () => {},
       });

@@ -7,11 +7,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handleSubscribe } from '../../src/push/subscribe-handler.js';
 import { gatewayPushSubscribeDeps, pushSubscribeDeps } from '../../src/http/push-subscribe.js';
 import { SUBSCRIPTION_TTL_MS, Subscriptions, subscriptionPk } from '../../src/push/subscriptions.js';
-import { PushNotifier } from '../../src/push/push-notifier.js';
+import { PUSH_RECORDS_MAX_BYTES, PushNotifier, type PushedPartition } from '../../src/push/push-notifier.js';
+import { decodeFetchedRecords } from '../../src/client/record-batches.js';
 import { createStorage, openStorage } from '../../src/compose.js';
 import { systemClock } from '../../src/clock.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
@@ -116,6 +117,70 @@ describe('push subscriptions', () => {
       errorName: 'UNKNOWN_TOPIC_OR_PARTITION',
     });
     expect(await t.armed('c1')).toBeUndefined();
+  });
+});
+
+describe('push with records (a consumer that takes them)', () => {
+  // The lists are reused for their bound (the memory store has no stamps), and a second look comes
+  // after it: the arms go at the end, so that no later test sees a post of these.
+  const arms: [Awaited<ReturnType<typeof setup>>, string][] = [];
+  afterEach(async () => {
+    for (const [t, id] of arms.splice(0)) await t.services.push.subscriptions.arm('orders', endpoint, id, []);
+  });
+  const subscribeForRecords = (t: Awaited<ReturnType<typeof setup>>, connectionId: string, offset: number) => {
+    arms.push([t, connectionId]);
+    return handleSubscribe(pushSubscribeDeps(t.services, 'User:ANONYMOUS', '127.0.0.1'), endpoint, connectionId, {
+      action: 'subscribe',
+      topic: 'orders',
+      partitions: [{ partition: 0, offset }],
+      records: true,
+    });
+  };
+  const told = () => posts.map((p) => p.body.partitions[0] as PushedPartition);
+
+  it('tells every commit with its records, offsets and high watermark, and keeps the arm (no write)', async () => {
+    const t = await setup();
+    await subscribeForRecords(t, 'r1', 0);
+    const item = await t.storage.metadata.get(subscriptionPk('orders'), 'conn#r1');
+    await t.produce(0);
+    await t.produce(0);
+    expect(told().map(({ records, ...rest }) => rest)).toEqual([
+      { partition: 0, base_offset: 0, last_offset: 0, high_watermark: 1, last_stable_offset: 1 },
+      { partition: 0, base_offset: 1, last_offset: 1, high_watermark: 2, last_stable_offset: 2 },
+    ]);
+    const records = told().flatMap((p) => decodeFetchedRecords(Buffer.from(p.records!, 'base64'), 'orders', 0, 0));
+    expect(records.map((r) => [r.offset, JSON.parse(r.value!.toString())])).toEqual([
+      [0, 1],
+      [1, 1],
+    ]);
+    // Not disarmed: the item is the one the arm wrote.
+    expect((await t.storage.metadata.get(subscriptionPk('orders'), 'conn#r1'))?.version).toBe(item?.version);
+  });
+
+  it('a commit too large for one frame is told with its high watermark, still armed', async () => {
+    const t = await setup();
+    await subscribeForRecords(t, 'r2', 0);
+    const big = 'x'.repeat(PUSH_RECORDS_MAX_BYTES);
+    expect((await t.call('POST', 'topics/orders/records', { partition_id: 0, value: { data: big } })).status).toBe(200);
+    await t.produce(0);
+    expect(told()).toEqual([
+      { partition: 0, high_watermark: 1, armed: true },
+      expect.objectContaining({ partition: 0, base_offset: 1, last_offset: 1 }),
+    ]);
+    expect(await t.armed('r2')).toEqual({ '0': 0 });
+  });
+
+  it('an arm below the high watermark is answered at once and kept', async () => {
+    const t = await setup();
+    await t.produce(0);
+    expect(await subscribeForRecords(t, 'r3', 0)).toEqual({
+      type: 'ready',
+      topic: 'orders',
+      partitions: [{ partition: 0, high_watermark: 1, armed: true }],
+    });
+    expect(await t.armed('r3')).toEqual({ '0': 0 });
+    await t.produce(0);
+    expect(told()).toEqual([expect.objectContaining({ partition: 0, base_offset: 1 })]);
   });
 });
 

@@ -12,6 +12,7 @@ import { fetchPartitions } from './fetch-partitions.js';
 import { backoffMs } from '../retry.js';
 import { enc, RECORD_BATCH_MEDIA_TYPE, type Response, type Transport } from '../transport.js';
 import type { IdleBackoff } from './idle-backoff.js';
+import type { PushedRecords } from './push-channel.js';
 import type { TopicPartitionState, SubscriptionState } from './subscription-state.js';
 import { RouteProbe, type WireFormat } from '../wire-formats.js';
 import { FETCH_HEADERS, parseAbortedTransactions } from '../../wire/protocol.js';
@@ -66,7 +67,55 @@ export class Fetcher {
     private readonly onOutOfRange: (s: TopicPartitionState, e: KafkaClientError) => void,
     /** When to fetch a partition that answered nothing (push, or polling back-off). */
     private readonly idle?: IdleBackoff,
-  ) {}
+  ) {
+    if (idle) {
+      idle.onPushed = (s, records) => this.pushed(s, records);
+      idle.onNotified = (s, end) => this.notified(s, end);
+    }
+  }
+
+  /**
+   * Records a push notification carried: buffered as a fetch's answer would be, when they start
+   * where the partition's next fetch would and are all readable (below the high watermark, or for
+   * read_committed the last stable offset, so no open or aborted transaction is among them). Else,
+   * if they are past where it has read (a notification before them lost or overtaken, or a fetch
+   * in flight), it fetches: now, or once the fetch in flight has answered, unless that answer
+   * reached them. Returns whether they were taken.
+   */
+  private pushed(s: TopicPartitionState, records: PushedRecords): boolean {
+    const readableEnd = Math.min(
+      records.lastOffset + 1,
+      this.config.isolationLevel === 'read_committed' ? records.lastStableOffset : records.highWatermark,
+    );
+    const from = s.fetchOffset;
+    const fits = !s.paused && !s.fetching && s.prefetched === undefined && readableEnd === records.lastOffset + 1;
+    if (fits && s.reset === undefined && from === records.baseOffset) {
+      const answer = {
+        decode: () => decodeFetchedRecords(records.batches, s.topic, s.partition, records.baseOffset),
+        records: undefined,
+        index: 0,
+        nextOffset: records.lastOffset + 1,
+        epoch: s.epoch,
+      };
+      if (s.buffered?.epoch === s.epoch) s.prefetched = answer;
+      else s.buffered = answer;
+      s.highWatermark = Math.max(s.highWatermark ?? 0, records.highWatermark);
+      return true;
+    }
+    this.notified(s, readableEnd);
+    return false;
+  }
+
+  /**
+   * A notification told of records below `end` (unknown: assume some): fetched now, or after the
+   * fetch in flight unless its answer reaches them; nothing when what is read already does.
+   */
+  private notified(s: TopicPartitionState, end = Number.MAX_SAFE_INTEGER): void {
+    const from = s.fetchOffset;
+    if (s.reset !== undefined || from === undefined || end <= from) return;
+    if (s.fetching) s.pushedEnd = Math.max(s.pushedEnd ?? 0, end);
+    else s.nextFetchAt = 0;
+  }
 
   /** Wakes a poll() waiting for data (new data, a rebalance, wakeup(), close()). */
   notify(): void {
@@ -204,6 +253,9 @@ export class Fetcher {
     filled = false,
   ): void {
     s.fetching = false;
+    // Records a notification told of during this fetch, which its answer did not reach: fetch again now.
+    const pushedAhead = s.pushedEnd !== undefined && s.pushedEnd > body.nextOffset;
+    s.pushedEnd = undefined;
     if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
     this.errorsByPartition.delete(s);
     s.highWatermark = body.highWatermark;
@@ -214,7 +266,9 @@ export class Fetcher {
       // A prefetch lines up behind the answer in hand (drain() moves it up).
       if (s.buffered?.epoch === epoch && s.buffered.nextOffset === offset) s.prefetched = answer;
       else s.buffered = answer;
-      this.idle?.onData(s);
+      if (this.idle && readableEnd !== undefined && body.nextOffset >= readableEnd)
+        s.nextFetchAt = pushedAhead ? 0 : this.idle.onCaughtUp(s, body.nextOffset);
+      else this.idle?.onData(s);
     } else if (filled && readableEnd !== undefined && readableEnd > offset) {
       // Records are there, but the answer's fetch.max.bytes went to the partitions before this
       // one: it goes in the next request at once, not after an idle wait.
@@ -223,12 +277,14 @@ export class Fetcher {
       // Nothing new. A server that long-polls already waited; one that does not answers at
       // once: wait out the rest of fetch.max.wait.ms rather than spin (longer while idle).
       s.nextFetchAt = this.idle ? this.idle.onEmpty(s, started, offset) : started + this.config.fetchMaxWaitMs;
+      if (pushedAhead) s.nextFetchAt = 0;
     }
   }
 
   /** One partition's fetch failed: reset on OFFSET_OUT_OF_RANGE, else back off (and raise what cannot be retried). */
   private failed(s: TopicPartitionState, epoch: number, e: unknown): void {
     s.fetching = false;
+    s.pushedEnd = undefined;
     if (epoch !== s.epoch || this.subs.get(s.topic, s.partition) !== s) return;
     const err = asClientError(e);
     if (err.type === 'ABORTED') return;

@@ -10,7 +10,7 @@
  * fetch.max.wait.ms up to `fetchIdleBackoffMaxMs`, from the start of the fetch); records reset it.
  */
 import type { Transport } from '../transport.js';
-import { PushChannel, type PushChannelEvents } from './push-channel.js';
+import { PushChannel, type PushChannelEvents, type PushedRecords } from './push-channel.js';
 import type { TopicPartitionState, SubscriptionState } from './subscription-state.js';
 
 export interface IdleBackoffConfig {
@@ -30,6 +30,10 @@ export class IdleBackoff {
    * are fetched in one request, instead of one request each at their own jittered time.
    */
   private fallbackAt: number | undefined;
+  /** The fetcher's: takes the records a notification carried (true), or fetches past them. */
+  onPushed: ((s: TopicPartitionState, records: PushedRecords) => boolean) | undefined;
+  /** The fetcher's: records are readable below `end` (unknown: a fetch is due). */
+  onNotified: ((s: TopicPartitionState, end: number | undefined) => void) | undefined;
 
   constructor(
     private readonly config: IdleBackoffConfig,
@@ -45,6 +49,20 @@ export class IdleBackoff {
   onData(s: TopicPartitionState): void {
     this.empties.delete(s);
     this.push?.disarm(s.topic, s.partition);
+  }
+
+  /**
+   * The partition answered records up to its end (the high watermark, or the last stable offset):
+   * it is armed at `nextOffset` and, with push connected, not fetched again, as after an empty
+   * answer, since what a fetch now would find is what the next commit's notification brings.
+   * Returns when to fetch it next (0: at once, while push is not connected).
+   */
+  onCaughtUp(s: TopicPartitionState, nextOffset: number): number {
+    this.empties.delete(s);
+    if (!this.push) return 0;
+    // Not connected yet, the arm opens the connection; meanwhile the partition is fetched as usual.
+    this.push.arm(s.topic, s.partition, nextOffset);
+    return this.push.connected ? this.fallbackDeadline(Date.now()) : 0;
   }
 
   /** The partition answered nothing new at `offset`: returns when to fetch it next. */
@@ -91,13 +109,29 @@ export function createIdleBackoff(
 ): { idle: IdleBackoff; close(): void } {
   const url = config.push ? transport.pushUrl : undefined;
   let push: PushChannel | undefined;
+  let idle: IdleBackoff | undefined;
   if (url) {
     push = new PushChannel(transport, url, config.pushRecheckIntervalMs, {
       onReady(topic, partitions) {
         for (const p of partitions) {
           const s = subs.get(topic, p);
-          if (s) s.nextFetchAt = 0;
+          if (!s) continue;
+          s.nextFetchAt = 0;
+          // A fetch in flight may have read before the commit told of: it is followed by another.
+          if (s.fetching) s.pushedEnd = Number.MAX_SAFE_INTEGER;
         }
+        wake();
+      },
+      onRecords(topic, partition, records) {
+        const s = subs.get(topic, partition);
+        const taken = s !== undefined && idle?.onPushed?.(s, records) === true;
+        wake(); // taken, or a fetch is due
+        return taken;
+      },
+      onCommitted(topic, partition, highWatermark) {
+        const s = subs.get(topic, partition);
+        if (!s) return;
+        idle?.onNotified?.(s, highWatermark);
         wake();
       },
       onConnectionChange(connected) {
@@ -108,5 +142,6 @@ export function createIdleBackoff(
       log,
     });
   }
-  return { idle: new IdleBackoff(config, push), close: () => push?.close() };
+  idle = new IdleBackoff(config, push);
+  return { idle, close: () => push?.close() };
 }

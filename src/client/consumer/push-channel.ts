@@ -6,7 +6,14 @@
  * Messages: `{"action":"subscribe","topic","partitions":[{"partition","offset"}]}` replaces what
  * this connection waits on in a topic, and the server answers at once for partitions that already
  * have records past the offset; it sends `{"type":"ready","topic","partitions":[{"partition"}]}`
- * then, or when a commit reaches an armed partition. A notification can be lost (a failed post):
+ * then, or when a commit reaches an armed partition. Its arms ask for records (`"records":true`),
+ * and the server keeps them armed: it tells every commit, with the commit's record batches when
+ * small (`base_offset`, `last_offset`, `high_watermark`, `last_stable_offset`, `records`), else
+ * with `"armed":true` and the high watermark. So an arm at a new offset (the consumer read on)
+ * needs no message. The consumer takes records that start where it has read (`onRecords`), and
+ * fetches past a gap (a notification lost or overtaken) or when told without them
+ * (`onCommitted`). A plain `ready` (an older server) disarms the partition on both sides. A
+ * notification can be lost (a failed post):
  * every `recheckMs` the arms are sent again, which checks them again (and keeps the connection
  * open: API Gateway closes one idle for 10 minutes). If the connection drops, the consumer polls
  * (see idle-backoff.ts) and this reconnects with back-off.
@@ -15,9 +22,23 @@ import type WebSocket from 'ws';
 import { backoffMs } from '../retry.js';
 import type { Transport } from '../transport.js';
 
+/** A commit's records in a notification (absolute offsets). */
+export interface PushedRecords {
+  baseOffset: number;
+  lastOffset: number;
+  highWatermark: number;
+  lastStableOffset: number;
+  /** Record batches, Kafka's format. */
+  batches: Uint8Array;
+}
+
 export interface PushChannelEvents {
   /** Records are readable past the armed offset of these partitions (they are no longer armed). */
   onReady(topic: string, partitions: number[]): void;
+  /** A commit's records on an armed partition (it stays armed): true if the consumer took them. */
+  onRecords(topic: string, partition: number, records: PushedRecords): boolean;
+  /** A commit on an armed partition, told without its records (it stays armed): records are readable below `highWatermark`. */
+  onCommitted(topic: string, partition: number, highWatermark: number | undefined): void;
   /** The connection is open (arm again) or has dropped (poll instead). */
   onConnectionChange(connected: boolean): void;
   log(level: 'warn' | 'error', message: string, extra?: Record<string, unknown>): void;
@@ -61,13 +82,16 @@ export class PushChannel {
     return this.armed.get(topic)?.has(partition) ?? false;
   }
 
-  /** Waits for records past `offset` on the partition (sent with the topic's other arms, at once). */
+  /**
+   * Waits for records past `offset` on the partition (sent with the topic's other arms, at once;
+   * armed already, the server tells every commit, and the new offset goes with the next message).
+   */
   arm(topic: string, partition: number, offset: number): void {
     const m = this.armed.get(topic) ?? new Map<number, number>();
     this.armed.set(topic, m);
-    if (m.get(partition) === offset) return;
+    const armed = m.has(partition);
     m.set(partition, offset);
-    this.markDirty(topic);
+    if (!armed) this.markDirty(topic);
   }
 
   /** Stops waiting on a partition (it is fetching again, or no longer assigned). */
@@ -98,7 +122,7 @@ export class PushChannel {
     if (!this.open || !ws || ws.readyState !== ws.OPEN) return;
     for (const topic of this.dirty) {
       const partitions = [...(this.armed.get(topic) ?? [])].map(([partition, offset]) => ({ partition, offset }));
-      ws.send(JSON.stringify({ action: 'subscribe', topic, partitions }));
+      ws.send(JSON.stringify({ action: 'subscribe', topic, partitions, records: true }));
     }
     this.dirty.clear();
   }
@@ -181,18 +205,32 @@ export class PushChannel {
   }
 
   private receive(text: string): void {
-    let m: { type?: string; topic?: string; partitions?: { partition: number }[]; error?: string; message?: string };
+    let m: { type?: string; topic?: string; partitions?: WirePushed[]; error?: string; message?: string };
     try {
       m = JSON.parse(text) as typeof m;
     } catch {
       return;
     }
     if (m.type === 'ready' && typeof m.topic === 'string' && Array.isArray(m.partitions)) {
-      const ready = m.partitions.map((p) => p.partition).filter((p) => this.isArmed(m.topic!, p));
-      const armed = this.armed.get(m.topic);
-      for (const p of ready) armed?.delete(p);
-      if (armed?.size === 0) this.armed.delete(m.topic);
-      if (ready.length > 0) this.events.onReady(m.topic, ready);
+      const topic = m.topic;
+      const ready: number[] = [];
+      for (const p of m.partitions) {
+        const armed = this.armed.get(topic);
+        if (armed?.get(p?.partition) === undefined) continue;
+        const records = pushedRecords(p);
+        if (records) {
+          // Still armed on the server: taken, the arm moves past them; else the consumer fetches.
+          if (this.events.onRecords(topic, p.partition, records)) armed.set(p.partition, records.lastOffset + 1);
+        } else if (p.armed === true) {
+          const hw = p.high_watermark;
+          this.events.onCommitted(topic, p.partition, Number.isSafeInteger(hw) ? hw : undefined);
+        } else {
+          armed.delete(p.partition);
+          if (armed.size === 0) this.armed.delete(topic);
+          ready.push(p.partition);
+        }
+      }
+      if (ready.length > 0) this.events.onReady(topic, ready);
     } else if (m.type === 'error') {
       this.events.log('warn', 'push subscription refused', { error: m.error, message: m.message });
     }
@@ -205,4 +243,31 @@ export class PushChannel {
     this.ws?.close();
     this.open = false;
   }
+}
+
+/** A partition of a `ready` message as sent (push-notifier.ts). */
+interface WirePushed {
+  partition: number;
+  high_watermark?: number;
+  last_stable_offset?: number;
+  base_offset?: number;
+  last_offset?: number;
+  records?: string;
+  /** Told without records, and still armed. */
+  armed?: boolean;
+}
+
+/** The records a partition of a message carries, if it carries well-formed ones. */
+function pushedRecords(p: WirePushed): PushedRecords | undefined {
+  const { base_offset, last_offset, high_watermark, last_stable_offset, records } = p;
+  const offsets = [base_offset, last_offset, high_watermark, last_stable_offset];
+  if (typeof records !== 'string' || !offsets.every((n) => Number.isSafeInteger(n))) return undefined;
+  if (last_offset! < base_offset!) return undefined;
+  return {
+    baseOffset: base_offset!,
+    lastOffset: last_offset!,
+    highWatermark: high_watermark!,
+    lastStableOffset: last_stable_offset!,
+    batches: Buffer.from(records, 'base64'),
+  };
 }

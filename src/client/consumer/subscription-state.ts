@@ -41,6 +41,11 @@ export class TopicPartitionState {
    */
   prefetched: BufferedFetch | undefined;
   fetching = false;
+  /**
+   * Set when a push notification told of readable records up to here (exclusive) that the fetch
+   * in flight may have missed: its answer is followed by another fetch unless it reached them.
+   */
+  pushedEnd: number | undefined;
   /** Earliest time of the next fetch (back-off after an empty answer or an error). */
   nextFetchAt = 0;
   highWatermark: number | undefined;

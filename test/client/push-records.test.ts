@@ -1,0 +1,230 @@
+/**
+ * Records in push notifications, on the consumer's side: a real local server holds the log and
+ * answers fetches, and the consumer's push connection goes to a WebSocket server this test plays,
+ * sending `ready` messages as the notifier would, with faults: a post lost, one sent twice, one
+ * with a high watermark that does not cover its records, one before the last stable offset. The
+ * pushed records carry values of their own ("pushed-N") at the offsets the server holds ("log-N"),
+ * so which path delivered each offset shows; every offset must be delivered once, in order.
+ */
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { Kafka, type Consumer } from '../../src/client/index.js';
+import { encodeRecordBatch } from '../../src/wire/record-batch.js';
+import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
+
+const until = async (what: string, cond: () => boolean, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+/** Until no fetch has been sent for 300 ms. */
+const quiet = async (fetches: { n: number }) => {
+  for (let last = -1; fetches.n !== last; ) {
+    last = fetches.n;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+};
+
+const countingFetch =
+  (fetches: { n: number }): typeof globalThis.fetch =>
+  (input, init) => {
+    if (String(input instanceof Request ? input.url : input).includes('/records')) fetches.n++;
+    return globalThis.fetch(input, init);
+  };
+
+/** A commit's message as the notifier sends it to a consumer that takes records. */
+function pushed(
+  first: number,
+  last: number,
+  highWatermark = last + 1,
+  lastStableOffset = highWatermark,
+  topic = 'faults',
+) {
+  const values = Array.from({ length: last - first + 1 }, (_, i) => `pushed-${first + i}`);
+  const batch = encodeRecordBatch(
+    values.map((v) => ({ key: null, value: Buffer.from(v), headers: [], timestamp: Date.now() })),
+    { baseOffset: first },
+  );
+  return JSON.stringify({
+    type: 'ready',
+    topic,
+    partitions: [
+      {
+        partition: 0,
+        high_watermark: highWatermark,
+        last_stable_offset: lastStableOffset,
+        base_offset: first,
+        last_offset: last,
+        records: Buffer.from(batch).toString('base64'),
+      },
+    ],
+  });
+}
+
+describe('records in push notifications, with lost, duplicate and stale posts', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let server: LocalServer;
+  let gateway: WebSocketServer;
+  let socket: WebSocket | undefined;
+  const subscribes: { topic: string; partitions: { partition: number; offset: number }[]; records?: boolean }[] = [];
+  const consumers: Consumer[] = [];
+
+  beforeAll(async () => {
+    dir = await tempDir('client-push-records-');
+    server = await startServer(dir.path, 0, { SCHEDULER_INTERVAL_MS: '0' });
+    gateway = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    gateway.on('connection', (ws) => {
+      socket = ws;
+      ws.on('message', (data) => subscribes.push(JSON.parse(String(data))));
+    });
+    await new Kafka({ url: server.origin }).admin().createTopics({
+      topics: [
+        { topic: 'faults', numPartitions: 1 },
+        { topic: 'stable', numPartitions: 1 },
+      ],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(consumers.map((c) => c.close().catch(() => {})));
+    gateway.close();
+    await stopServer(server);
+    await dir.remove();
+  });
+
+  it('takes records that start at its position without a fetch, and fetches past every fault', async () => {
+    const producer = new Kafka({ url: server.origin }).producer();
+    const produce = async (first: number, last: number) => {
+      for (let o = first; o <= last; o++) await producer.send({ topic: 'faults', messages: [{ value: `log-${o}` }] });
+    };
+    await produce(0, 4);
+    const fetches = { n: 0 };
+    const consumer = new Kafka({
+      url: server.origin,
+      pushUrl: `ws://127.0.0.1:${(gateway.address() as AddressInfo).port}/push`,
+      fetch: countingFetch(fetches),
+    }).consumer({ autoOffsetReset: 'earliest', pushFallbackPollMs: 120_000, pushRecheckIntervalMs: 120_000 });
+    consumers.push(consumer);
+    consumer.assign([{ topic: 'faults', partition: 0 }]);
+    const seen: { offset: number; value: string }[] = [];
+    let stop = false;
+    const polling = (async () => {
+      while (!stop) {
+        for (const r of await consumer.poll({ timeoutMs: 50 }))
+          seen.push({ offset: r.offset, value: r.value!.toString() });
+      }
+    })();
+    const settled = async (n: number) => {
+      await until(`${n} records`, () => seen.length >= n);
+      await new Promise((r) => setTimeout(r, 300)); // nothing more comes
+    };
+    try {
+      // Caught up on the log (its answer reached the high watermark): armed where it ends, asking for records.
+      await settled(5);
+      await until('the arm', () => subscribes.length > 0);
+      expect(subscribes[0]).toEqual({
+        action: 'subscribe',
+        topic: 'faults',
+        partitions: [{ partition: 0, offset: 5 }],
+        records: true,
+      });
+
+      // The connection's opening fetches once more (without a wait); then it waits on the socket.
+      await quiet(fetches);
+
+      // Records at its position: taken from the message, no fetch.
+      await produce(5, 7);
+      const before = fetches.n;
+      socket!.send(pushed(5, 7));
+      await settled(8);
+      expect(fetches.n).toBe(before);
+      // The same post again: nothing delivered twice, no fetch.
+      socket!.send(pushed(5, 7));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(seen).toHaveLength(8);
+      expect(fetches.n).toBe(before);
+
+      // The post of 8..9 lost: 10..11 is past its position, so it fetches 8..11 from the log.
+      await produce(8, 11);
+      socket!.send(pushed(10, 11));
+      await settled(12);
+      expect(fetches.n).toBeGreaterThan(before);
+
+      // A high watermark that does not cover the records (stale): not taken, fetched.
+      await produce(12, 13);
+      socket!.send(pushed(12, 13, 13));
+      await settled(14);
+
+      // The records above the last stable offset (an open transaction before them): read_uncommitted
+      // takes them anyway, as Kafka's read_uncommitted does.
+      await produce(14, 15);
+      socket!.send(pushed(14, 15, 16, 14));
+      await settled(16);
+    } finally {
+      stop = true;
+      await polling;
+      await producer.close();
+    }
+    // No subscribe after the first: the arm stays on the server and moves on with the consumer.
+    expect(subscribes).toHaveLength(1);
+    expect(seen.map((r) => r.offset)).toEqual(Array.from({ length: 16 }, (_, i) => i));
+    const path = (from: number, to: number) => seen.slice(from, to + 1).map((r) => r.value.split('-')[0]);
+    expect(path(0, 4)).toEqual(Array(5).fill('log'));
+    expect(path(5, 7)).toEqual(Array(3).fill('pushed'));
+    expect(path(8, 13)).toEqual(Array(6).fill('log'));
+    expect(path(14, 15)).toEqual(Array(2).fill('pushed'));
+    await consumer.close();
+  }, 60_000);
+
+  it('read_committed does not take records at or above the last stable offset: it fetches them once told they are stable', async () => {
+    const producer = new Kafka({ url: server.origin }).producer();
+    const fetches = { n: 0 };
+    const consumer = new Kafka({
+      url: server.origin,
+      pushUrl: `ws://127.0.0.1:${(gateway.address() as AddressInfo).port}/push`,
+      fetch: countingFetch(fetches),
+    }).consumer({
+      isolationLevel: 'read_committed',
+      autoOffsetReset: 'earliest',
+      pushFallbackPollMs: 120_000,
+      pushRecheckIntervalMs: 120_000,
+    });
+    consumers.push(consumer);
+    consumer.assign([{ topic: 'stable', partition: 0 }]);
+    const seen: string[] = [];
+    let stop = false;
+    const polling = (async () => {
+      while (!stop) for (const r of await consumer.poll({ timeoutMs: 50 })) seen.push(r.value!.toString());
+    })();
+    const produce = async (...values: string[]) => {
+      for (const value of values) await producer.send({ topic: 'stable', messages: [{ value }] });
+    };
+    try {
+      await produce('log-0', 'log-1');
+      await until('the arm', () => subscribes.some((m) => m.topic === 'stable') && seen.length === 2);
+      await quiet(fetches);
+      await produce('log-2', 'log-3');
+      // Told while a transaction before them is open: not readable yet, neither taken nor fetched.
+      socket!.send(pushed(2, 3, 4, 2, 'stable'));
+      await new Promise((r) => setTimeout(r, 500));
+      expect(seen).toEqual(['log-0', 'log-1']);
+      // Then the stable offset moves (told without records): fetched from the log.
+      socket!.send(
+        JSON.stringify({
+          type: 'ready',
+          topic: 'stable',
+          partitions: [{ partition: 0, high_watermark: 4, armed: true }],
+        }),
+      );
+      await until('2..3', () => seen.length >= 4);
+    } finally {
+      stop = true;
+      await polling;
+      await producer.close();
+    }
+    expect(seen).toEqual(['log-0', 'log-1', 'log-2', 'log-3']);
+  }, 60_000);
+});
