@@ -94,11 +94,17 @@ interface Row {
   produceErrors: Record<string, number>;
   /** Share of storage calls whose emulator took longer than the drawn latency. */
   overrunShare: number;
+  /** After the commit: the push posts (and those carrying the records), and the consumer's fetches. */
+  push: { posts: number; withRecords: number; fetch: { p50Ms: number; p99Ms: number } };
 }
 
-/** The function that serves a request in the deployed stack (infra/log-functions.ts). */
-function routeOf(req: Request): 'produce' | 'fetch' | 'admin' {
+/**
+ * The function that serves a request in the deployed stack (infra/log-functions.ts); `push`: a post
+ * to a consumer's connection, API Gateway's management API there (no function of the stack).
+ */
+function routeOf(req: Request): 'produce' | 'fetch' | 'admin' | 'push' {
   const path = new URL(req.url).pathname;
+  if (path.startsWith('/@connections/')) return 'push';
   if (req.method === 'POST' && /\/records(:batch)?$/.test(path)) return 'produce';
   if ((req.method === 'POST' && path.endsWith('/records:fetch')) || (req.method === 'GET' && path.endsWith('/records')))
     return 'fetch';
@@ -166,6 +172,7 @@ async function main(): Promise<void> {
       // Partition errors in produce answers (a 200 answers per partition): refused appends cost
       // their PUTs and a retry.
       let produceErrors: Record<string, number> = {};
+      const posts = { posts: 0, withRecords: 0 };
       const handler = async (req: Request) => {
         const res = await app.fetch(req);
         if (routeOf(req) === 'produce' && res.headers.get('content-type')?.includes('json')) {
@@ -177,7 +184,15 @@ async function main(): Promise<void> {
       const server = serve({
         fetch: (req: Request) => {
           const route = routeOf(req);
-          return functions[route].invoke(req, handler, route);
+          if (route !== 'push') return functions[route].invoke(req, handler, route);
+          posts.posts++;
+          return req
+            .clone()
+            .text()
+            .then((body) => {
+              if (body.includes('"records"')) posts.withRecords++;
+              return app.fetch(req);
+            });
         },
         port: 0,
         hostname: '127.0.0.1',
@@ -209,6 +224,7 @@ async function main(): Promise<void> {
           for (const k of Object.keys(callsByRoute)) delete callsByRoute[k];
           for (const k of Object.keys(callsByItem)) delete callsByItem[k];
           produceErrors = {};
+          posts.posts = posts.withRecords = 0;
           const before = [services.operationCounts!(), pushServices.operationCounts!()] as const;
           log(`${profileName} P=${cell.partitions} RF=${cell.replicas}: ${RECORDS} records...`);
           const consume = runCli(
@@ -264,6 +280,10 @@ async function main(): Promise<void> {
             callsByRoute: structuredClone(callsByRoute),
             callsByItem: structuredClone(callsByItem),
             produceErrors,
+            push: {
+              ...posts,
+              fetch: percentiles(functions.fetch.traces.filter((t) => t.status < 300).map((t) => t.durationMs)),
+            },
             overrunShare:
               Object.values(overruns.overrun).reduce((a, n) => a + n, 0) /
               Math.max(
@@ -443,6 +463,19 @@ function render(rows: Row[], seconds: number): string {
           .map(([name, n]) => `${name} ${n}`)
           .join(', ') || '0'
       } | ${f(r.dollarsPerGib.lambda, 4)}; ${f(r.dollarsPerGib.lambdaWall, 4)} | ${f(r.dollarsPerGib.s3, 4)} | ${f(r.dollarsPerGib.dynamodb, 4)} | ${f(r.dollarsPerGib.total, 4)} |`,
+    );
+  }
+  lines.push(
+    '',
+    '#### After the commit: the push consumer (posts to its connection; fetches it made)',
+    '',
+    '| profile | P | RF | produce requests | posts | posts carrying the records | fetch invocations | fetch request p50 / p99 (server, ms) | end-to-end p50 / p99 | produce p50 / p99 (client) |',
+    '| --- | -: | -: | -: | -: | -: | -: | -: | -: | -: |',
+  );
+  for (const r of rows) {
+    const [produce, fetch] = r.lambda;
+    lines.push(
+      `| ${r.profile} | ${r.partitions} | ${r.replicas} | ${f(produce!.invocations)} | ${f(r.push.posts)} | ${f(r.push.withRecords)} | ${f(fetch!.invocations)} | ${pair(r.push.fetch)} | ${r.endToEnd.p50} / ${r.endToEnd.p99} | ${r.produce.p50} / ${r.produce.p99} |`,
     );
   }
   lines.push('', "#### Where a produce request's time goes (server side, per request)", '');
