@@ -47,25 +47,6 @@ export class JsonBytes {
     this.length += src.length;
   }
 
-  /** An integer's decimal digits (a safe integer, as JSON.stringify writes it), without a string. */
-  integer(n: number): void {
-    if (n < 0) {
-      this.ascii('-');
-      n = -n;
-    }
-    let digits = 1;
-    for (let m = n; m >= 10; m = Math.floor(m / 10)) digits++;
-    this.room(digits);
-    const buf = this.buf;
-    let at = this.length + digits;
-    this.length = at;
-    do {
-      const d = n % 10;
-      buf[--at] = 0x30 + d;
-      n = (n - d) / 10;
-    } while (n > 0);
-  }
-
   bytes(src: Buffer, start: number, end: number): void {
     this.room(end - start);
     this.length += src.copy(this.buf, this.length, start, end);

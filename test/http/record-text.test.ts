@@ -99,13 +99,14 @@ describe('a fetched record list written as bytes', () => {
 });
 
 describe('JSON written as bytes', () => {
-  it('writes integers as JSON.stringify does, and raw bytes as they are', () => {
-    const numbers = [0, 7, 9, 10, 99, 100, 1_000_000, -1, -10, Number.MAX_SAFE_INTEGER];
+  it('writes text and raw bytes as they are, growing past its first capacity', () => {
+    const parts = ['0', 'é', 'x'.repeat(2000), '[1,2]', '😀'];
     const out = new JsonBytes(1);
-    numbers.forEach((n, i) => {
+    parts.forEach((p, i) => {
       if (i > 0) out.raw(Buffer.from(','));
-      out.integer(n);
+      if (Buffer.byteLength(p) === p.length) out.ascii(p);
+      else out.utf8(p);
     });
-    expect(out.done().toString()).toBe(numbers.map((n) => JSON.stringify(n)).join(','));
+    expect(out.done().toString()).toBe(parts.join(','));
   });
 });
