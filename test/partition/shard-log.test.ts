@@ -12,6 +12,7 @@ import { packEntry, shardOf, type ShardEntry } from '../../src/partition/shard-l
 import { foldShard, readPartitionState, updatePartitionState } from '../../src/partition/shard-state.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { clock, clogTopic, newLog, rec } from '../support/partition-logs.js';
+import { TopicRegistry } from '../../src/topics/topics.js';
 import { readRecords } from '../support/read-records.js';
 
 const values = async (
@@ -91,6 +92,24 @@ describe('the commit log per shard', () => {
     // And on after the fold.
     await log.append(topic, [{ partition: 5, records: [rec('after')] }]);
     expect(await values(metadata, stores, topic, 5)).toEqual([...expected, [3, 'after']]);
+  });
+
+  it('folds a partition added after the folder read the topic: the mark never passes its entries unfolded', async () => {
+    const metadata = new MemoryMetadataStore();
+    const stores = [new MemoryObjectStore()];
+    const stale = await clogTopic(metadata, stores, 2);
+    const registry = new TopicRegistry(metadata, clock, stores.length);
+    const grown = await registry.addPartitions(stale.name, 4);
+    const log = newLog(metadata, stores);
+    const out = await log.append(grown, [
+      { partition: 0, records: [rec('p0')] },
+      { partition: 3, records: [rec('p3')] },
+    ]);
+    for (const o of out.values()) expect(o.ok).toBe(true);
+    // A folder whose topic is the one read before the partitions were added (a cached topic).
+    expect(await foldShard(metadata, stale, 0, 1)).toMatchObject({ through: 1, partitions: 2 });
+    // A process with nothing cached reads partition 3 from its folded state.
+    expect(await values(new FaultyMetadataStore(metadata), stores, grown, 3)).toEqual([[0, 'p3']]);
   });
 
   it('gives racing processes gap-free, unique offsets per partition', async () => {
