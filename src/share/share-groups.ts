@@ -45,6 +45,7 @@ import {
   releaseMember,
   type SharePartitionState,
 } from './share-partition.js';
+import { EmptyLooks } from './empty-looks.js';
 import { ShareMembers, type ShareMemberLimits } from './share-members.js';
 import { SharePartitionCodecStore } from './share-partition-codec.js';
 import { recognisedBy, updateSharePartition } from './share-partition-update.js';
@@ -141,14 +142,6 @@ const ACQUIRE_ATTEMPTS = 6;
  */
 export const SHARE_CONFIG_CACHE_MS = 1000;
 const CACHED_CONFIG_GROUPS = 1024;
-/**
- * How long a share-partition where a receive of this process found nothing to take is looked at
- * after the others (see `acquire`); forgotten sooner when this process appends to its partition or
- * frees records in it.
- */
-export const SHARE_EMPTY_HINT_MS = 1000;
-/** Bound on the topic-partitions hinted (past it the hints start afresh: they only order visits). */
-const EMPTY_HINT_PARTITIONS = 4096;
 
 /**
  * Share groups (KIP-932): any receiver takes records of any partition under a lock, and each
@@ -169,26 +162,12 @@ export class ShareGroups {
     this.deps = { ...deps, metadata: new SharePartitionCodecStore(deps.metadata) };
     this.settings = { ...SHARE_GROUP_DEFAULTS, ...deps.config };
     this.members = new ShareMembers({ ...deps, limits: deps.memberLimits, register: (g) => this.register(g) });
-    deps.log.onAppend((topic, partition) => this.emptyHints.delete(hintKey(topic, partition)));
+    this.looks = new EmptyLooks(() => deps.clock.now());
+    deps.log.onAppend((topic, partition) => this.looks.changed(topic, partition));
   }
 
-  /** By topic-partition, by group: until when a receive found nothing to take there (see `acquire`). */
-  private readonly emptyHints = new Map<string, Map<string, number>>();
-
-  private seemsEmpty(group: string, topic: string, partition: number, now: number): boolean {
-    return (this.emptyHints.get(hintKey(topic, partition))?.get(group) ?? 0) > now;
-  }
-
-  private hintEmpty(group: string, topic: string, partition: number, empty: boolean): void {
-    const key = hintKey(topic, partition);
-    let groups = this.emptyHints.get(key);
-    if (!empty) return void groups?.delete(group);
-    if (!groups) {
-      if (this.emptyHints.size >= EMPTY_HINT_PARTITIONS) this.emptyHints.clear();
-      this.emptyHints.set(key, (groups = new Map()));
-    }
-    groups.set(group, this.deps.clock.now() + SHARE_EMPTY_HINT_MS);
-  }
+  /** Share-partitions where this process's receives found nothing to take (empty-looks.ts). */
+  private readonly looks: EmptyLooks;
 
   private readonly waiting = new Set<ShareWaiters>();
 
@@ -237,6 +216,8 @@ export class ShareGroups {
     const field = SHARE_GROUP_CONFIG_NAMES[name];
     await this.register(group);
     this.forgetConfig(group);
+    // Say a bigger in-flight bound: room where a look found none.
+    this.looks.forgetGroup(group);
     await optimisticUpdate<Partial<ShareGroupConfig>, boolean>({
       metadata: this.deps.metadata,
       pk: shareGroupPk(group),
@@ -301,12 +282,10 @@ export class ShareGroups {
   /**
    * Acquires up to `maxRecords` records of the topics' partitions for `member`, starting at a
    * random partition so that concurrent receivers spread over them. Each partition taken from is
-   * one conditional write. Share-partitions where a receive of this process found nothing to take
-   * within SHARE_EMPTY_HINT_MS are looked at last, still looked at when the others do not fill the
-   * receive: under many receivers most of a receive's visits were to share-partitions drained to
-   * the high watermark (a read of the item and of the partition's state each, for nothing), and
-   * this only orders the visits (a hint gone stale, such as another process's release, delays
-   * those records at most that long while other partitions have records to give).
+   * one conditional write. Share-partitions where a look of this process found nothing to take
+   * are passed by while that cannot have changed (`acquireFrom`), and looked at after the others
+   * for SHARE_EMPTY_HINT_MS (empty-looks.ts): under many receivers most visits were to
+   * share-partitions drained to the high watermark or full of locked records.
    */
   async acquire(
     group: string,
@@ -323,7 +302,7 @@ export class ShareGroups {
     const start = Math.floor(Math.random() * partitions.length);
     const now = this.deps.clock.now();
     const rotated = partitions.map((_, i) => partitions[(start + i) % partitions.length]!);
-    const empty = (x: { topic: TopicMeta; p: number }) => this.seemsEmpty(group, x.topic.name, x.p, now);
+    const empty = (x: { topic: TopicMeta; p: number }) => this.looks.seemsEmpty(group, x.topic.name, x.p, now);
     const visits = [...rotated.filter((x) => !empty(x)), ...rotated.filter(empty)];
     const out: AcquiredRecord[] = [];
     // A share-partition another request of this process is writing is visited after the others:
@@ -337,9 +316,7 @@ export class ShareGroups {
         continue;
       }
       try {
-        const got = await this.acquireFrom(group, x.topic, x.p, member, maxRecords - out.length, config);
-        this.hintEmpty(group, x.topic.name, x.p, got.length === 0);
-        out.push(...got);
+        out.push(...(await this.acquireFrom(group, x.topic, x.p, member, maxRecords - out.length, config)));
       } catch (e) {
         // A share-partition others are writing right now: the next partition instead.
         if (e instanceof KafkaError && e.errorName === 'COORDINATOR_NOT_AVAILABLE') continue;
@@ -351,7 +328,9 @@ export class ShareGroups {
 
   /**
    * Acquisition on one share-partition: read its state and the log after SPEO, then one conditional
-   * write. After this process's other writers of the share-partition (`exclusive`).
+   * write. After this process's other writers of the share-partition (`exclusive`). None where a
+   * look of this process found nothing moments ago and nothing it knows of changed since
+   * (empty-looks.ts): no storage read.
    */
   acquireFrom(
     group: string,
@@ -361,6 +340,7 @@ export class ShareGroups {
     maxRecords: number,
     config: ShareGroupConfig,
   ): Promise<AcquiredRecord[]> {
+    if (this.looks.skip(group, topic.name, partition)) return Promise.resolve([]);
     return this.exclusive(group, topic.name, partition, () =>
       this.acquireNow(group, topic, partition, member, maxRecords, config),
     );
@@ -372,11 +352,16 @@ export class ShareGroups {
     const { metadata, log, clock } = this.deps;
     const pk = shareGroupPk(group);
     const sk = sharePartitionSk(topic.name, partition);
+    const look = this.looks.begin(topic.name, partition);
     const item = await metadata.get<SharePartitionState>(pk, sk);
     const current = item && item.value.topicId === topic.id ? item.value : undefined;
     const can = current && acquirable(current, clock.now(), config);
+    const nothing = (s: SharePartitionState) => {
+      this.looks.nothing(group, topic.name, partition, look, firstLockEnd(s));
+      return [];
+    };
     // Full of records others hold: passed by on the item alone (no log read, no write).
-    if (can?.busy) return [];
+    if (current && can?.busy) return nothing(current);
     const pstate = await log.state(topic, partition);
     let initial: Promise<number> | undefined;
     const start = () => (initial ??= this.startOffset(config, topic, partition, pstate));
@@ -392,8 +377,8 @@ export class ShareGroups {
       }))) || { records: [], nextOffset: readFrom };
     // Nothing available, nothing new in the log and no dead-letter copy owed: the write's decision
     // on this very item would be to write nothing.
-    if (can && can.available === 0 && !can.archiving && read.records.length === 0 && read.nextOffset === readFrom)
-      return [];
+    if (current && can && !can.available && !can.archiving && !read.records.length && read.nextOffset === readFrom)
+      return readFrom >= pstate.highWatermark ? nothing(current) : [];
     const token = writeToken();
     let taken: ReturnType<typeof acquire> = [];
     const outcome = await updateSharePartition<boolean>(metadata, group, topic.name, partition, {
@@ -429,6 +414,11 @@ export class ShareGroups {
       recognise: recognisedBy(token, true),
     });
     await this.deadLetters(group, topic, partition, outcome.item?.value, config);
+    const after = outcome.item?.value;
+    if (taken.length > 0 || !after || !nothingFor(after, clock.now(), config, pstate.highWatermark))
+      this.looks.took(group, topic.name, partition);
+    // Such as the look that made the item: it left nothing to take.
+    else return nothing(after);
     if (taken.length === 0) return [];
     const records = await this.readOffsets(
       topic,
@@ -611,7 +601,7 @@ export class ShareGroups {
     try {
       const { result, item, how } = await update;
       if (how === 'written' && freed) {
-        this.hintEmpty(group, topicName, partition, false);
+        this.looks.changed(topicName, partition, group);
         this.available(group);
       }
       await this.deadLetters(group, topic, partition, item?.value, limits);
@@ -790,6 +780,8 @@ export class ShareGroups {
             recognise: recognisedBy(token, null),
           },
         );
+        // SPEO moved (back, maybe): records where a look found none.
+        this.looks.changed(name, partition, group);
         return { topic: name, partition, currentOffset, newOffset, ...(result ? { error: result } : {}) };
       }),
     );
@@ -824,6 +816,7 @@ export class ShareGroups {
                 recognise: (found, _attempted, retried) => (retried && !found ? null : undefined),
               },
             );
+            this.looks.changed(name, partition, group);
             return result;
           }),
         );
@@ -888,7 +881,7 @@ export class ShareGroups {
             recognise: recognisedBy(token, true),
           });
           if (how === 'written') {
-            this.hintEmpty(group, topic.name, partition, false);
+            this.looks.changed(topic.name, partition, group);
             this.available(group);
           }
           await this.deadLetters(group, topic, partition, item?.value, limits);
@@ -978,7 +971,19 @@ function holdsLocks(s: SharePartitionState, now: number): boolean {
   return s.records.some((r) => r.state === 'acquired' && (r.lockedUntil ?? 0) > now);
 }
 
-const hintKey = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+/** Whether a look at the share-partition now would find nothing to take (`highWatermark`: the log's, as read). */
+function nothingFor(s: SharePartitionState, now: number, config: ShareGroupConfig, highWatermark: number): boolean {
+  const can = acquirable(s, now, config);
+  return can.busy || (!can.available && !can.archiving && s.speo >= highWatermark);
+}
+
+/** When the first lock of the item ends: a look can find a record available from then on. */
+function firstLockEnd(s: SharePartitionState): number {
+  let end = Number.POSITIVE_INFINITY;
+  for (const r of s.records)
+    if (r.state === 'acquired' && r.lockedUntil !== undefined) end = Math.min(end, r.lockedUntil);
+  return end;
+}
 const writerKey = (group: string, topic: string, partition: number) => `${group}\u0000${topic}\u0000${partition}`;
 
 function clampOffset(offset: number, p: { logStartOffset: number; highWatermark: number }): number {

@@ -1,14 +1,16 @@
 /**
  * What a receive reads, counted through the storage decorator (observed-stores.ts), on the three
- * backends: share-partitions where this process found nothing to take are looked at after the
- * others (and still looked at when the others give nothing, such as records another process
- * appended), and the log is read in about the bytes the records wanted take, not a megabyte.
+ * backends: share-partitions where this process found nothing to take are passed by without a
+ * read until something it hears of (its appends, its releases, a lock's end) or SHARE_EMPTY_SKIP_MS
+ * (another process's appends and releases) may have changed that, and looked at after the others;
+ * the log is read in about the bytes the records wanted take, not a megabyte.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SHARE_EMPTY_SKIP_MS } from '../../src/share/empty-looks.js';
 import { observeStorage, type StorageCall } from '../../src/storage/observed-stores.js';
 import { allBackends } from '../support/backends.js';
 import { testApp } from '../support/test-app.js';
-import { shareClient } from './support.js';
+import { manualClock, shareClient, type Received } from './support.js';
 
 for (const backend of allBackends) {
   describe(`what a share receive reads on ${backend.name}`, () => {
@@ -18,15 +20,25 @@ for (const backend of allBackends) {
     let other: ReturnType<typeof shareClient>;
     let call: ReturnType<typeof testApp>['call'];
     let calls: StorageCall[] = [];
+    /** A process whose clock the test moves, on the same storage, its calls counted too. */
+    let timed: ReturnType<typeof shareClient>;
+    /** Another process on the same storage and clock. */
+    let elsewhere: ReturnType<typeof shareClient>;
+    const clock = manualClock();
 
     beforeAll(async () => {
       const started = await backend.start();
       stop = started.stop;
-      ({ call } = testApp({ storage: observeStorage(started.storage, (c) => calls.push(c)) }));
+      const observed = observeStorage(started.storage, (c) => calls.push(c));
+      ({ call } = testApp({ storage: observed }));
       api = shareClient(call);
       other = shareClient(testApp({ storage: started.storage }).call);
+      timed = shareClient(testApp({ storage: observed, clock }).call);
+      elsewhere = shareClient(testApp({ storage: started.storage, clock }).call);
       for (const [topic, partitions] of [
         ['visits', 4],
+        ['skips', 4],
+        ['polled', 3],
         ['sized', 1],
         ['big', 1],
         ['contended', 1],
@@ -38,7 +50,7 @@ for (const backend of allBackends) {
     const sharePartitionReads = () =>
       calls.filter((c) => c.op === 'GetItem' && c.sk.startsWith('sp#')).map((c) => (c as { sk: string }).sk);
 
-    it('looks first at share-partitions that gave records, and at the others when those give nothing', async () => {
+    it('looks first at share-partitions that gave records', async () => {
       await api.produce('visits', ['a', 'b', 'c'], 3);
       await api.earliest('gv');
       // The first receive looks at all four partitions: three have nothing.
@@ -55,17 +67,84 @@ for (const backend of allBackends) {
       calls = [];
       expect((await api.receive('gv', ['visits'], 'w', 1)).map((r) => [r.partition_id, r.offset])).toEqual([[3, 0]]);
       expect(sharePartitionReads()).toEqual(['sp#visits#3']);
-      // Records another process appends to a partition this one found empty are still taken, once
-      // the others have nothing left.
-      await other.produce('visits', ['d'], 1);
+    });
+
+    it('passes by share-partitions found with nothing to take until something may have changed', async () => {
+      await timed.earliest('gk');
+      await timed.produce('skips', ['a'], 0);
       calls = [];
-      const rest = await api.receive('gv', ['visits'], 'w', 100);
-      expect(rest.map((r) => [r.partition_id, r.offset])).toEqual([
-        [3, 1],
-        [3, 2],
-        [1, 0],
+      const [a] = await timed.receive('gk', ['skips'], 'w', 100);
+      expect(a).toMatchObject({ partition_id: 0, offset: 0 });
+      expect(sharePartitionReads()).toHaveLength(4);
+      // The three it found empty are passed by; the one that gave is looked at.
+      calls = [];
+      expect(await timed.receive('gk', ['skips'], 'w', 100)).toEqual([]);
+      expect(sharePartitionReads()).toEqual(['sp#skips#0']);
+      // Due again after SHARE_EMPTY_SKIP_MS: an empty look reads each share-partition, the next none.
+      clock.advance(SHARE_EMPTY_SKIP_MS);
+      calls = [];
+      expect(await timed.receive('gk', ['skips'], 'w', 100)).toEqual([]);
+      expect(sharePartitionReads()).toHaveLength(4);
+      const firstLook = calls.length;
+      calls = [];
+      expect(await timed.receive('gk', ['skips'], 'w', 100)).toEqual([]);
+      expect(sharePartitionReads()).toEqual([]);
+      expect(calls.length).toBeLessThan(firstLook);
+      // This process's append: looked at (and taken) at once.
+      await timed.produce('skips', ['b'], 2);
+      calls = [];
+      expect((await timed.receive('gk', ['skips'], 'w', 100)).map((r) => [r.partition_id, r.offset])).toEqual([[2, 0]]);
+      expect(sharePartitionReads()).toEqual(['sp#skips#2']);
+      // Another process's append (it tells this one nothing): taken once the look is due again.
+      expect(await timed.receive('gk', ['skips'], 'w', 100)).toEqual([]);
+      await elsewhere.produce('skips', ['c'], 3);
+      clock.advance(SHARE_EMPTY_SKIP_MS);
+      expect((await timed.receive('gk', ['skips'], 'w', 100)).map((r) => [r.partition_id, r.offset])).toEqual([[3, 0]]);
+      // Another process's release: redelivered once the look is due again.
+      expect(await timed.receive('gk', ['skips'], 'v', 100)).toEqual([]);
+      expect(await elsewhere.ack('gk', 'w', [{ topic: 'skips', partition: 3, offset: 0, type: 'release' }])).toEqual([
+        null,
       ]);
-      expect(sharePartitionReads()[0]).toBe('sp#visits#3');
+      clock.advance(SHARE_EMPTY_SKIP_MS);
+      expect(
+        (await timed.receive('gk', ['skips'], 'v', 100)).map((r) => [r.partition_id, r.offset, r.delivery_count]),
+      ).toEqual([[3, 0, 2]]);
+      // This process's release: redelivered at once.
+      expect(await timed.receive('gk', ['skips'], 'w', 100)).toEqual([]);
+      expect(await timed.ack('gk', 'v', [{ topic: 'skips', partition: 3, offset: 0, type: 'release' }])).toEqual([
+        null,
+      ]);
+      expect(
+        (await timed.receive('gk', ['skips'], 'w', 100)).map((r) => [r.partition_id, r.offset, r.delivery_count]),
+      ).toEqual([[3, 0, 3]]);
+      // Locks that end: the records come back to the next look after the lock duration.
+      expect(await timed.receive('gk', ['skips'], 'v', 100)).toEqual([]);
+      clock.advance(30_000);
+      const expired = await timed.receive('gk', ['skips'], 'v', 100);
+      expect(expired.map((r) => [r.partition_id, r.offset, r.delivery_count]).sort()).toEqual([
+        [0, 0, 2],
+        [2, 0, 2],
+        [3, 0, 4],
+      ]);
+    });
+
+    it("takes another process's records appended during a long poll", async () => {
+      await api.earliest('gp');
+      const waiting = call('POST', 'share-groups/gp/records:receive', {
+        topics: ['polled'],
+        member_id: 'w',
+        max_records: 100,
+        max_wait_ms: 10_000,
+        format: 'string',
+      });
+      // The receive has looked (and found nothing) before the other process appends.
+      await new Promise((r) => setTimeout(r, 2 * SHARE_EMPTY_SKIP_MS));
+      await other.produce('polled', ['late'], 1);
+      const res = await waiting;
+      expect(res.status).toBe(200);
+      expect((res.body.data as Received[]).map((r) => [r.partition_id, r.offset, r.value?.data])).toEqual([
+        [1, 0, 'late'],
+      ]);
     });
 
     it('reads the log in about the bytes the records wanted take', async () => {
