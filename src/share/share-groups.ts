@@ -216,7 +216,8 @@ export class ShareGroups {
     const field = SHARE_GROUP_CONFIG_NAMES[name];
     await this.register(group);
     this.forgetConfig(group);
-    // Say a bigger in-flight bound: room where a look found none.
+    // The configs decide what a look may take (a delivery count limit, where a share-partition
+    // starts): what a look of this process found empty is looked at again.
     this.looks.forgetGroup(group);
     await optimisticUpdate<Partial<ShareGroupConfig>, boolean>({
       metadata: this.deps.metadata,
