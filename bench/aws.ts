@@ -23,6 +23,7 @@ import { pushSocket } from '../src/http/push-socket.js';
 import { DynamoDbMetadataStore } from '../src/storage/dynamodb-metadata-store.js';
 import { S3ObjectStore } from '../src/storage/s3-object-store.js';
 import type { OperationCounts } from '../src/storage/counting-stores.js';
+import type { Subscriptions } from '../src/push/subscriptions.js';
 import { awsServerEnv, startDynalite, startS3rver } from '../test/support/emulators.js';
 import { LambdaFunction, type FinishedTrace, type LambdaFigures } from './aws-lambda.js';
 import { callsByItem, callsByRoute, chainStorageMs, overruns, tracedWaits, withLatency } from './aws-storage.js';
@@ -73,6 +74,19 @@ const CELLS: { partitions: number; replicas: number }[] = args.cell
 const COLD_START_MS = 87;
 const BUCKETS = ['bench-0', 'bench-1', 'bench-2'];
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
+
+/**
+ * Waits until a consumer has armed a push subscription on the topic (a few list reads, counted with
+ * the cell's push-side calls). Gives up after a minute: the cell then runs as before.
+ */
+async function consumerArmed(subscriptions: Subscriptions, topic: string): Promise<void> {
+  const end = Date.now() + 60_000;
+  while (Date.now() < end) {
+    if ((await subscriptions.list(topic)).length > 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  log(`${topic}: no consumer armed within a minute; producing anyway`);
+}
 
 interface Row {
   profile: string;
@@ -242,6 +256,10 @@ async function main(): Promise<void> {
             ],
             600_000,
           );
+          // End-to-end is the consumer's arrival minus the record's timestamp: records sent while the
+          // consumer still starts (its process, group join, first fetch) would count its start-up.
+          // The producer starts once the consumer has caught up on the empty topic and armed push.
+          await consumerArmed(pushServices.push.subscriptions, topic);
           const produce = await runCli(
             [
               'perf',
