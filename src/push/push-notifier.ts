@@ -31,6 +31,7 @@
  * does not change (the cached lists stay true), and it needs no fetch for small commits.
  */
 import type { CommittedRun } from '../log/partition-log.js';
+import type { PushMessage, PushedPartition } from '../wire/push-message.js';
 import type { ConnectionPoster } from './ports.js';
 import type { Subscriptions } from './subscriptions.js';
 
@@ -42,26 +43,6 @@ const noop = () => {};
  * Base64 takes 4 characters per 3 bytes, and the rest of the message is small.
  */
 export const PUSH_RECORDS_MAX_BYTES = Math.floor(((32 * 1024 - 1024) * 3) / 4);
-
-export type PushMessage = {
-  type: 'ready';
-  topic: string;
-  partitions: PushedPartition[];
-};
-
-export interface PushedPartition {
-  partition: number;
-  high_watermark?: number;
-  /** With records: the partition's last stable offset after their commit. */
-  last_stable_offset?: number;
-  /** With records: the offsets of the first and last record (or marker) the batches hold. */
-  base_offset?: number;
-  last_offset?: number;
-  /** Record batches (Kafka's format, absolute offsets), base64. */
-  records?: string;
-  /** Told without records to a consumer that takes them: it stays armed. */
-  armed?: boolean;
-}
 
 export class PushNotifier {
   /** Per topic, per partition: what committed since the last round (undefined: unknown, tell without records). */

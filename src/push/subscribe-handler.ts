@@ -7,7 +7,7 @@
 import { KafkaError } from '../wire/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { requirePartition, type TopicRegistry } from '../topics/topics.js';
-import type { PushMessage } from './push-notifier.js';
+import type { PushMessage } from '../wire/push-message.js';
 import type { Subscriptions } from './subscriptions.js';
 
 export interface SubscribeMessage {

@@ -11,7 +11,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { handleSubscribe } from '../../src/push/subscribe-handler.js';
 import { gatewayPushSubscribeDeps, pushSubscribeDeps } from '../../src/http/push-subscribe.js';
 import { SUBSCRIPTION_TTL_MS, Subscriptions, subscriptionPk } from '../../src/push/subscriptions.js';
-import { PUSH_RECORDS_MAX_BYTES, PushNotifier, type PushedPartition } from '../../src/push/push-notifier.js';
+import { PUSH_RECORDS_MAX_BYTES, PushNotifier } from '../../src/push/push-notifier.js';
+import type { PushedPartition } from '../../src/wire/push-message.js';
 import { decodeFetchedRecords } from '../../src/client/record-batches.js';
 import { createStorage, openStorage } from '../../src/compose.js';
 import { systemClock } from '../../src/clock.js';

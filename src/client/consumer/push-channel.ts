@@ -21,6 +21,7 @@
 import type WebSocket from 'ws';
 import { backoffMs } from '../retry.js';
 import type { Transport } from '../transport.js';
+import type { PushedPartition } from '../../wire/push-message.js';
 
 /** A commit's records in a notification (absolute offsets). */
 export interface PushedRecords {
@@ -205,7 +206,7 @@ export class PushChannel {
   }
 
   private receive(text: string): void {
-    let m: { type?: string; topic?: string; partitions?: WirePushed[]; error?: string; message?: string };
+    let m: { type?: string; topic?: string; partitions?: PushedPartition[]; error?: string; message?: string };
     try {
       m = JSON.parse(text) as typeof m;
     } catch {
@@ -245,20 +246,8 @@ export class PushChannel {
   }
 }
 
-/** A partition of a `ready` message as sent (push-notifier.ts). */
-interface WirePushed {
-  partition: number;
-  high_watermark?: number;
-  last_stable_offset?: number;
-  base_offset?: number;
-  last_offset?: number;
-  records?: string;
-  /** Told without records, and still armed. */
-  armed?: boolean;
-}
-
 /** The records a partition of a message carries, if it carries well-formed ones. */
-function pushedRecords(p: WirePushed): PushedRecords | undefined {
+function pushedRecords(p: PushedPartition): PushedRecords | undefined {
   const { base_offset, last_offset, high_watermark, last_stable_offset, records } = p;
   const offsets = [base_offset, last_offset, high_watermark, last_stable_offset];
   if (typeof records !== 'string' || !offsets.every((n) => Number.isSafeInteger(n))) return undefined;
