@@ -7,12 +7,23 @@ import { enc, type Transport } from './transport.js';
 export interface Placement {
   leader: number;
   isr: number[];
+  /** The leader's epoch (unknown from a server that does not say it). */
+  leaderEpoch?: number;
+}
+
+/** A partition as the partitions list shows it (the fields the placements take). */
+interface WirePartition {
+  partition_id: number;
+  leader_id: number;
+  isr: number[];
+  leader_epoch?: number;
 }
 
 /**
  * The producer's view of topic metadata (Kafka's metadata cache): partition counts, and the
  * partitions' leaders and in-sync replicas, refreshed after metadata.max.age.ms or when a request
- * says the view is stale. Concurrent lookups share one request.
+ * says the view is stale; a produce answer's placement (KIP-951's current leader, with the ISR)
+ * replaces a partition's older one at once. Concurrent lookups share one request.
  */
 export class Metadata {
   private readonly counts = new Map<string, { count: number; at: number }>();
@@ -83,6 +94,29 @@ export class Metadata {
     return known?.partitions.get(partition);
   }
 
+  /**
+   * A produce answer's placement of a partition (the server elects a leader inside a request when
+   * the leader's store fails, and answers without an error): taken when its leader epoch is newer
+   * than the one known, or the same epoch with another ISR (an acks=all request's stores). An older
+   * epoch is a stale answer and changes nothing. Before the topic's first read, the read decides.
+   */
+  placementSeen(topic: string, partition: number, seen: Placement): void {
+    const known = this.placements.get(topic);
+    if (!known || seen.leaderEpoch === undefined) return;
+    const was = known.partitions.get(partition);
+    const epoch = was?.leaderEpoch ?? -1;
+    if (seen.leaderEpoch < epoch) return;
+    if (
+      was &&
+      seen.leaderEpoch === epoch &&
+      seen.leader === was.leader &&
+      seen.isr.length === was.isr.length &&
+      seen.isr.every((r, i) => r === was.isr[i])
+    )
+      return;
+    known.partitions.set(partition, { leader: seen.leader, isr: [...seen.isr], leaderEpoch: seen.leaderEpoch });
+  }
+
   /** A leader moved or the ISR changed (NOT_LEADER_OR_FOLLOWER and the like): read the placements again. */
   invalidatePlacement(topic: string): void {
     const known = this.placements.get(topic);
@@ -92,19 +126,23 @@ export class Metadata {
   private readPlacements(topic: string): void {
     if (this.placing.has(topic)) return;
     this.placing.add(topic);
-    allPages<{ partition_id: number; leader_id: number; isr: number[] }>(
+    allPages<WirePartition>(
       `/topics/${enc(topic)}/partitions`,
-      async (at) =>
-        (
-          await this.transport.request<Page<{ partition_id: number; leader_id: number; isr: number[] }>>('GET', at, {
-            topic,
-          })
-        ).body,
+      async (at) => (await this.transport.request<Page<WirePartition>>('GET', at, { topic })).body,
     )
       .then(
         (list) => ({
           failed: false,
-          partitions: new Map(list.map((p) => [p.partition_id, { leader: p.leader_id, isr: p.isr }])),
+          partitions: new Map(
+            list.map((p): [number, Placement] => [
+              p.partition_id,
+              {
+                leader: p.leader_id,
+                isr: p.isr,
+                ...(typeof p.leader_epoch === 'number' ? { leaderEpoch: p.leader_epoch } : {}),
+              },
+            ]),
+          ),
         }),
         // Unknown, requests go out as if every partition were in one place (as before the read).
         () => ({ failed: true, partitions: this.placements.get(topic)?.partitions ?? new Map<number, Placement>() }),

@@ -58,6 +58,9 @@ function answered(index: number, o: AppendOutcome): PartitionProduceResponse {
     log_append_time_ms: info.logAppendTime,
     log_start_offset: info.logStartOffset,
     ...(info.duplicate ? { duplicate: true } : {}),
+    ...(info.placement
+      ? { leader_id: info.placement.leader, leader_epoch: info.placement.leaderEpoch, isr: info.placement.isr }
+      : {}),
   };
 }
 

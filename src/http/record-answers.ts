@@ -101,6 +101,15 @@ export const produceResponseSchema = z.object({
           log_append_time_ms: logAppendTime,
           log_start_offset: int,
           duplicate,
+          leader_id: described(
+            int,
+            "KIP-951's current leader: the partition's leader as of this append (a leader elected during the request shows here, with no error)",
+          ).optional(),
+          leader_epoch: described(int, "The leader's epoch as of this append").optional(),
+          isr: described(
+            z.array(int),
+            'The in-sync replicas as of this append (the stores an acks=all append is written to)',
+          ).optional(),
         }),
       ),
     }),

@@ -104,6 +104,12 @@ export interface AppendInfo {
   logStartOffset: number;
   /** True when this was a retry of an idempotent batch already appended: nothing was written. */
   duplicate?: boolean;
+  /**
+   * Where the partition's appends go as of this one (KIP-951's current leader, with the ISR, which
+   * acks=all writes to): a leader elected inside the request shows here, not as an error. Unset
+   * with acks=0 (answered before the append).
+   */
+  placement?: { leader: number; leaderEpoch: number; isr: number[] };
 }
 
 export type AppendOutcome = { ok: true; info: AppendInfo } | { ok: false; error: KafkaError };
@@ -421,20 +427,16 @@ export class PartitionLog {
     const { batch, marker, gate } = kind;
     const p = run.partition;
     const pk = partitionPk(topic.name, p);
-    const info = (
-      baseOffset: number,
-      lastOffset: number,
-      logStartOffset: number,
-      duplicate = false,
-    ): AppendOutcome => ({
+    const info = (baseOffset: number, lastOffset: number, state: PartitionState, duplicate = false): AppendOutcome => ({
       ok: true,
       info: {
         partition: p,
         baseOffset,
         lastOffset,
         logAppendTime: topic.config.logAppendTime ? now : -1,
-        logStartOffset,
+        logStartOffset: state.logStartOffset,
         ...(duplicate ? { duplicate } : {}),
+        placement: { leader: state.leader, leaderEpoch: state.leaderEpoch, isr: state.isr },
       },
     });
     // The PUT starts now, beside the state read and the producer's epoch read: the checks after
@@ -457,7 +459,7 @@ export class PartitionLog {
             )
           : undefined;
       const early = guard && (await guard.resolve(state));
-      if (early) return info(early.baseOffset, early.lastOffset, state.logStartOffset, true);
+      if (early) return info(early.baseOffset, early.lastOffset, state, true);
       if (acks === 'all' && state.isr.length < topic.config.minInsyncReplicas) {
         throw new KafkaError(
           'NOT_ENOUGH_REPLICAS',
@@ -525,8 +527,7 @@ export class PartitionLog {
         }
         throw e;
       }
-      if (result.kind === 'duplicate')
-        return info(result.baseOffset, result.lastOffset, result.state.logStartOffset, true);
+      if (result.kind === 'duplicate') return info(result.baseOffset, result.lastOffset, result.state, true);
       const { entry } = result;
       this.notifyAppend(topic.name, p, committedRun(entry, result.state, request.body));
       this.metrics.add('ProduceRecords', run.recordCount);
@@ -560,7 +561,7 @@ export class PartitionLog {
       } else if (result.state.highWatermark <= entry.lastOffset) {
         await this.awaitHighWatermark(topic, p, entry);
       }
-      return info(entry.baseOffset, entry.lastOffset, result.state.logStartOffset);
+      return info(entry.baseOffset, entry.lastOffset, result.state);
     }
   }
 

@@ -12,6 +12,7 @@ import type { CompressionType } from '../../wire/compression/index.js';
 import type { Acks } from '../../wire/protocol.js';
 import { wireEntry, type WireEntry } from '../codec.js';
 import { asClientError, KafkaClientError, KafkaProtocolError, errorFromBody } from '../errors.js';
+import type { Placement } from '../metadata.js';
 import { encodeProducerBatch } from '../record-batches.js';
 import { enc, RECORD_BATCH_MEDIA_TYPE, type Transport } from '../transport.js';
 import { RouteProbe, type WireFormat } from '../wire-formats.js';
@@ -38,6 +39,8 @@ export interface BatchResult {
   errors?: (KafkaClientError | undefined)[];
   /** The batch's error: the first failed entry's, or the whole request's. */
   error?: KafkaClientError;
+  /** The partition's leader, epoch and ISR as of the append, when the answer says them (multi-partition produce). */
+  placement?: Placement;
 }
 
 /** The record-batch produce answer (`KafkaProduceResult`). */
@@ -59,6 +62,10 @@ interface WirePartitionResponse {
   error_message?: string;
   base_offset: number;
   log_append_time_ms: number;
+  /** KIP-951's current leader, with the ISR: absent from an older server's answer. */
+  leader_id?: number;
+  leader_epoch?: number;
+  isr?: number[];
 }
 
 interface WireProduceResponse {
@@ -166,7 +173,10 @@ export class ProduceRequests {
           }),
         };
       }
-      return this.resultOf(b, a.base_offset, a.log_append_time_ms);
+      const result = this.resultOf(b, a.base_offset, a.log_append_time_ms);
+      if (typeof a.leader_id === 'number' && typeof a.leader_epoch === 'number' && Array.isArray(a.isr))
+        result.placement = { leader: a.leader_id, leaderEpoch: a.leader_epoch, isr: a.isr };
+      return result;
     });
   }
 

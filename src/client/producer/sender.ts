@@ -481,6 +481,8 @@ export class Sender {
     const i = q.inFlight.indexOf(b);
     if (i >= 0) q.inFlight.splice(i, 1);
     const e = r.error;
+    // The server may have elected a leader inside the request: later requests are grouped by it.
+    if (r.placement) this.metadata.placementSeen(b.topic, b.partition, r.placement);
     b.outcomeUnknown = e !== undefined && (e.status === undefined || e.status === 502 || e.status === 504);
     if (!e) {
       this.complete(b, r);
