@@ -126,15 +126,15 @@ export async function produceDeadLetters(
       for (const r of s.records)
         if (r.state === 'archiving' && produced.has(r.offset)) {
           r.state = 'archived';
-          delete r.why;
-          delete r.dlqSeq;
+          r.why = undefined;
+          r.dlqSeq = undefined;
           changed = true;
         }
       // Renumbered once: another writer that saw the same refusal may have done it already.
       if (renumber && s.dlq?.producerId === producer.producerId) {
         fresh ??= await newDeadLetterProducer(deps.producerIds);
         s.dlq = { ...fresh };
-        for (const r of s.records) delete r.dlqSeq;
+        for (const r of s.records) r.dlqSeq = undefined;
         sequenceArchiving(s);
         changed = true;
       }

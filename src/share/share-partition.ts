@@ -110,8 +110,8 @@ export function expireLocks(s: SharePartitionState, now: number, limits: Limits)
 function unlock(r: InFlightRecord, limits: Limits): void {
   if (r.deliveries >= limits.deliveryCountLimit) archive(r, limits, 'limit');
   else r.state = 'available';
-  delete r.member;
-  delete r.lockedUntil;
+  r.member = undefined;
+  r.lockedUntil = undefined;
 }
 
 /** Archived, or archiving where the group has a dead-letter topic (its copy is produced first). */
@@ -266,8 +266,8 @@ export function acknowledge(
         r.lockedUntil = now + limits.recordLockDurationMs;
         return undefined;
     }
-    delete r.member;
-    delete r.lockedUntil;
+    r.member = undefined;
+    r.lockedUntil = undefined;
     return undefined;
   });
 }
