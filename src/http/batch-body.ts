@@ -7,7 +7,7 @@
  * as the bytes it is (a view, record-encoding.ts's `rawText`): a STRING value's bytes go into the
  * record batch uncopied until then.
  */
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { controlFree, wordsOf } from './json-bytes.js';
 import { rawText, ReadRecord, type ProduceRecordBody } from './record-encoding.js';
 
@@ -142,7 +142,11 @@ class Reader {
   /** The next backslash at or after `pos` as last looked up (-1: none left). */
   private backslash = -2;
 
-  constructor(private readonly b: Buffer) {
+  constructor(
+    private readonly b: Buffer,
+    /** The body is ASCII (the cheaper control-byte check holds). */
+    private readonly ascii: boolean,
+  ) {
     this.words = wordsOf(b);
   }
 
@@ -201,22 +205,40 @@ class Reader {
     return this.backslash !== -1 && this.backslash < end;
   }
 
-  /** A string: its bytes as they are when it has no escapes, else its text. */
-  string(): Uint8Array | string {
+  /** Where the string `span` last read opens (its opening quote). */
+  private spanStart = 0;
+  /** The text of the string `span` last read, when it held an escape (JSON.parse's). */
+  private unescaped = '';
+
+  /**
+   * The string at the next token, read past: the position of its closing quote, or -1 when it
+   * holds an escape (its text is then in `unescaped`). A raw control byte gives up.
+   */
+  private span(): number {
     if (this.peek() !== QUOTE) giveUp();
     const start = this.pos;
+    this.spanStart = start;
     let end = this.plainEnd(start);
     if (end < 0) {
       end = this.stringEnd(start);
       if (this.escaped(start, end)) {
         this.pos = end + 1;
-        return this.parsed(start, end + 1) as string;
+        this.unescaped = this.parsed(start, end + 1) as string;
+        return -1;
       }
-      if (!controlFree(this.b, this.words, start + 1, end)) giveUp();
+      if (!controlFree(this.b, this.words, start + 1, end, this.ascii)) giveUp();
     }
     this.pos = end + 1;
+    return end;
+  }
+
+  /** A string: its bytes as they are when it has no escapes, else its text. */
+  string(): Uint8Array | string {
+    const end = this.span();
+    if (end < 0) return this.unescaped;
+    const start = this.spanStart + 1;
     // A plain view, not Buffer#subarray: a thousand a body, and a Buffer costs several times more to make.
-    return new Uint8Array(this.b.buffer, this.b.byteOffset + start + 1, end - start - 1);
+    return new Uint8Array(this.b.buffer, this.b.byteOffset + start, end - start);
   }
 
   /**
@@ -224,23 +246,10 @@ class Reader {
    * a view and Buffer between (ids and types are short, and a body holds thousands).
    */
   text(): string {
-    if (this.peek() !== QUOTE) giveUp();
-    const start = this.pos;
-    let end = this.plainEnd(start);
-    if (end < 0) {
-      end = this.stringEnd(start);
-      if (this.escaped(start, end)) {
-        this.pos = end + 1;
-        return this.parsed(start, end + 1) as string;
-      }
-      if (!controlFree(this.b, this.words, start + 1, end)) giveUp();
-    }
-    this.pos = end + 1;
-    return (
-      known(this.b, start + 1, end, WORDS) ??
-      shortAscii(this.b, start + 1, end) ??
-      this.b.toString('utf8', start + 1, end)
-    );
+    const end = this.span();
+    if (end < 0) return this.unescaped;
+    const start = this.spanStart + 1;
+    return known(this.b, start, end, WORDS) ?? shortAscii(this.b, start, end) ?? this.b.toString('utf8', start, end);
   }
 
   /**
@@ -345,7 +354,7 @@ class Reader {
           let end = this.plainEnd(p);
           if (end < 0) {
             end = this.stringEnd(p);
-            if (this.escaped(p, end) || !controlFree(b, this.words, p + 1, end)) return false;
+            if (this.escaped(p, end) || !controlFree(b, this.words, p + 1, end, this.ascii)) return false;
           }
           data = new Uint8Array(b.buffer, b.byteOffset + p + 1, end - p - 1);
           p = gap(b, end + 1);
@@ -588,8 +597,10 @@ function entry(r: Reader): BatchEntry {
 export function readBatchBody(
   body: Buffer,
 ): { entries: (BatchEntry | ReadRecord)[]; rest: Record<string, unknown> } | undefined {
-  if (body.length === 0 || body[0] === 0xef || !isUtf8(body)) return undefined; // empty, or a byte order mark
-  const r = new Reader(body);
+  if (body.length === 0 || body[0] === 0xef) return undefined; // empty, or a byte order mark
+  const ascii = isAscii(body);
+  if (!ascii && !isUtf8(body)) return undefined;
+  const r = new Reader(body, ascii);
   const entries: (BatchEntry | ReadRecord)[] = [];
   const rest: Record<string, unknown> = {};
   try {

@@ -74,6 +74,9 @@ const refused: string[] = [
   '{"entries":[{"id":"a",}]}',
   '{"entries":[{"id":"a" "value":null}]}',
   '{"entries":[{"id":"a","value":{"type":"STRING","data":"raw\u0001control"}}]}',
+  // a raw control byte in a long value, ASCII (the word-wise check) and not
+  `{"entries":[{"id":"a","value":{"type":"STRING","data":"${'x'.repeat(41)}\u001f${'y'.repeat(40)}"}}]}`,
+  `{"entries":[{"id":"a","value":{"type":"STRING","data":"é${'x'.repeat(40)}\n${'y'.repeat(40)}"}}]}`,
   '{"entries":[{"id":"a","value":{"type":"STRING","data":"unterminated}]}',
   '{"entries":[{"id":"a","id":"b"}]}',
   '{"entries":[{"id":"a"}],"entries":[{"id":"b"}]}',

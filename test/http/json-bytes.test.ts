@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { controlFree, wordsOf } from '../../src/http/json-bytes.js';
+
+/** The rule itself, a byte at a time. */
+const byByte = (b: Uint8Array, start: number, end: number) => b.subarray(start, end).every((c) => c >= 0x20);
+
+describe('controlFree', () => {
+  // Every alignment of start and end, a control byte (or none) at every place, and bytes around
+  // 0x20 whose borrows would run into the next byte: the word-wise check agrees with the rule.
+  const text = 'ab !~\x7f0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ ';
+  for (const ascii of [false, true]) {
+    it(`agrees with the byte-by-byte rule${ascii ? ' on ASCII bytes (the cheaper check)' : ''}`, () => {
+      const base = Buffer.from(ascii ? text : `${text}é日`);
+      for (const control of [-1, 0x00, 0x09, 0x0a, 0x1f]) {
+        for (let at = 0; at < base.length; at++) {
+          const b = Buffer.from(base);
+          if (control >= 0) b[at] = control;
+          const words = wordsOf(b);
+          for (let start = 0; start < 5; start++)
+            for (let end = b.length - 5; end <= b.length; end++)
+              expect(controlFree(b, words, start, end, ascii)).toBe(byByte(b, start, end));
+        }
+      }
+    });
+  }
+
+  it('reads a view at an offset in its buffer by the buffer’s words', () => {
+    const whole = Buffer.from(`xyz${'a'.repeat(40)}\x01${'b'.repeat(40)}`);
+    const view = whole.subarray(3);
+    const words = wordsOf(view);
+    expect(controlFree(view, words, 0, 40, true)).toBe(true);
+    expect(controlFree(view, words, 0, 41, true)).toBe(false);
+    expect(controlFree(view, words, 41, view.length, true)).toBe(true);
+  });
+});
