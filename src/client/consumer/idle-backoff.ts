@@ -143,5 +143,9 @@ export function createIdleBackoff(
     });
   }
   idle = new IdleBackoff(config, push);
+  // A partition no longer assigned is no longer waited on: armed, the server would post its
+  // commits to this connection until the topic's next arm replaced the list (never, were it the
+  // topic's last partition here), and the periodic re-check would send it again.
+  if (push) subs.onRemoved = (s) => push!.disarm(s.topic, s.partition);
   return { idle, close: () => push?.close() };
 }

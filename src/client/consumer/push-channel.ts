@@ -100,7 +100,9 @@ export class PushChannel {
     const m = this.armed.get(topic);
     if (!m?.delete(partition)) return;
     if (m.size === 0) this.armed.delete(topic);
-    this.markDirty(topic);
+    // Not open: nothing to take back (a new connection arms only what is armed then); no connection
+    // is opened to say so (the consumer closing disarms everything).
+    if (this.open) this.markDirty(topic);
   }
 
   private markDirty(topic: string): void {

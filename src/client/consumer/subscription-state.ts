@@ -91,6 +91,11 @@ export class TopicPartitionState {
 /** The consumer's assigned partitions, in assignment order. */
 export class SubscriptionState {
   readonly partitions = new Map<string, TopicPartitionState>();
+  /**
+   * Told of every partition that stops being assigned (revoked or lost in a rebalance, left out of
+   * an assign(), the consumer closing): the push channel disarms it (idle-backoff.ts).
+   */
+  onRemoved: ((s: TopicPartitionState) => void) | undefined;
 
   get(topic: string, partition: number): TopicPartitionState | undefined {
     return this.partitions.get(tpKey(topic, partition));
@@ -113,6 +118,7 @@ export class SubscriptionState {
     if (s) {
       s.epoch++;
       this.partitions.delete(tpKey(tp.topic, tp.partition));
+      this.onRemoved?.(s);
     }
   }
 
