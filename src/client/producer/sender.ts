@@ -356,6 +356,12 @@ export class Sender {
       });
       extra.push(...rest);
     }
+    // Partitions with fewer batches in flight first (then the oldest head), as Kafka's drain
+    // rotates over a node's partitions: a saturated place's requests then carry different
+    // partitions instead of one partition's next batches side by side. Requests run on parallel
+    // functions, so a partition's batches in flight together may commit out of order, and the later
+    // one waits on the server for the sequence gap to fill (partition-log.ts SEQUENCE_GAP_WAITS_MS).
+    due.sort((a, b) => a[0].inFlight.length - b[0].inFlight.length || a[1].createdMs - b[1].createdMs);
     let request: ProducerBatch[] = [];
     let bytes = 0;
     const send = () => {
