@@ -10,6 +10,7 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import { controlFree, wordsOf } from './json-bytes.js';
 import { rawText, ReadRecord, type ProduceRecordBody } from './record-encoding.js';
+import type { DataType } from './record-text.js';
 
 /** An entry as `batchSchema` answers it. */
 export type BatchEntry = ProduceRecordBody & { id: string };
@@ -279,6 +280,83 @@ class Reader {
   }
 
   /**
+   * The closing quote of the string opening at `at` when it holds no escape and no raw control
+   * byte (its bytes are then its text), else -1.
+   */
+  private plainStringEnd(at: number): number {
+    const end = this.plainEnd(at);
+    if (end >= 0) return end;
+    const long = this.stringEnd(at);
+    return this.escaped(at, long) || !controlFree(this.b, this.words, at + 1, long, this.ascii) ? -1 : long;
+  }
+
+  /**
+   * The layout of the last entry `compactEntry` read as a ReadRecord, for `sameLayout`: where it
+   * lies in the body, and its holes (the id, an integer partition_id, a key's and a value's data)
+   * as [field bit, start, end] in body order; its other bytes are literal.
+   */
+  private layoutStart = -1;
+  private layoutEnd = 0;
+  private layoutHoles = new Int32Array(12);
+  private layoutHoleCount = 0;
+  /** The holes of the entry `compactEntry` is reading, made the layout when it is read whole. */
+  private nextHoles = new Int32Array(12);
+  /** The layout's partition_id, key and value when they are literal (absent or null). */
+  private layoutPartition: null | undefined = undefined;
+  private layoutKeyType: DataType = 'BINARY';
+  private layoutValueType: DataType = 'BINARY';
+
+  /**
+   * An entry laid out byte for byte as the last one `compactEntry` read, but for its holes (a
+   * client writes a body's entries alike): its literal bytes compared with that entry's, each hole
+   * read as `compactEntry` reads it (a short ASCII id, an integer, a string without escapes or
+   * raw control bytes; the literal after a hole starts where such a token ends). Equal literals
+   * hold the same members, types and nulls, so the entry is read as that one was. Anything else
+   * returns false with nothing read.
+   */
+  sameLayout(entries: (BatchEntry | ReadRecord)[]): boolean {
+    const from = this.layoutStart;
+    if (from < 0) return false;
+    const b = this.b;
+    const holes = this.layoutHoles;
+    let p = this.pos;
+    let literal = from;
+    let id: string | undefined;
+    let partition: number | null | undefined = this.layoutPartition;
+    let keyData: Uint8Array | null = null;
+    let valueData: Uint8Array | null = null;
+    for (let h = 0; h < this.layoutHoleCount * 3; h += 3) {
+      const holeStart = holes[h + 1]!;
+      for (; literal < holeStart; literal++, p++) if (b[p] !== b[literal]) return false;
+      const bit = holes[h]!;
+      if (bit === ID) {
+        const end = this.plainEnd(p - 1);
+        id = end < 0 ? undefined : shortAscii(b, p, end);
+        if (id === undefined) return false;
+        p = end;
+      } else if (bit === PARTITION_ID) {
+        const start = p;
+        let n = 0;
+        for (let c = b[p]; c !== undefined && c >= 0x30 && c <= 0x39; c = b[++p]) n = n * 10 + (c - 0x30);
+        if (p === start || p - start > 15 || (b[start] === 0x30 && p - start > 1)) return false;
+        partition = n;
+      } else {
+        const end = this.plainStringEnd(p - 1);
+        if (end < 0) return false;
+        const data = new Uint8Array(b.buffer, b.byteOffset + p, end - p);
+        if (bit === VALUE) valueData = data;
+        else keyData = data;
+        p = end;
+      }
+      literal = holes[h + 2]!;
+    }
+    for (; literal < this.layoutEnd; literal++, p++) if (b[p] !== b[literal]) return false;
+    this.pos = p;
+    entries.push(new ReadRecord(id!, partition, keyData, valueData, this.layoutKeyType, this.layoutValueType));
+    return true;
+  }
+
+  /**
    * An entry as JSON writers lay it out, read in one loop over a local position (a body holds
    * thousands, and the general reading's calls per token cost more than the token): members id
    * (a short string), partition_id (an integer or null), key and value (null, or a type of WORDS
@@ -297,6 +375,8 @@ class Reader {
     let valueType: string | null | undefined;
     let valueData: Uint8Array | null = null;
     let seen = 0;
+    const holes = this.nextHoles;
+    let holeCount = 0;
     do {
       // p is at the '{' or ',' before a member.
       p = gap(b, p + 1);
@@ -320,6 +400,9 @@ class Reader {
         const end = b[p] === QUOTE ? this.plainEnd(p) : -1;
         id = end < 0 ? undefined : shortAscii(b, p + 1, end);
         if (id === undefined) return false;
+        holes[holeCount * 3] = ID;
+        holes[holeCount * 3 + 1] = p + 1;
+        holes[holeCount++ * 3 + 2] = end;
         p = end + 1;
       } else if (bit === PARTITION_ID) {
         if (b[p] === 0x6e) {
@@ -333,6 +416,9 @@ class Reader {
           for (let c = b[p]; c !== undefined && c >= 0x30 && c <= 0x39; c = b[++p]) n = n * 10 + (c - 0x30);
           if (p === start || p - start > 15 || (b[start] === 0x30 && p - start > 1)) return false;
           partition = n;
+          holes[holeCount * 3] = PARTITION_ID;
+          holes[holeCount * 3 + 1] = start;
+          holes[holeCount++ * 3 + 2] = p;
         }
       } else {
         let type: string | null = null;
@@ -351,12 +437,12 @@ class Reader {
           p = gap(b, typeEnd + 1);
           p = b[p] === 0x2c ? memberAt(b, p + 1, 'data') : -1;
           if (p < 0 || b[p] !== QUOTE) return false;
-          let end = this.plainEnd(p);
-          if (end < 0) {
-            end = this.stringEnd(p);
-            if (this.escaped(p, end) || !controlFree(b, this.words, p + 1, end, this.ascii)) return false;
-          }
+          const end = this.plainStringEnd(p);
+          if (end < 0) return false;
           data = new Uint8Array(b.buffer, b.byteOffset + p + 1, end - p - 1);
+          holes[holeCount * 3] = bit;
+          holes[holeCount * 3 + 1] = p + 1;
+          holes[holeCount++ * 3 + 2] = end;
           p = gap(b, end + 1);
           if (b[p] !== 0x7d) return false;
           p++;
@@ -372,9 +458,20 @@ class Reader {
       p = gap(b, p);
     } while (b[p] === 0x2c);
     if (b[p] !== 0x7d || id === undefined) return false;
+    const start = this.pos;
     this.pos = p + 1;
     if ((keyType ?? 'STRING') === 'STRING' && (valueType ?? 'STRING') === 'STRING') {
-      entries.push(new ReadRecord(id, partition, keyData, valueData, typeOf(keyType), typeOf(valueType)));
+      const record = new ReadRecord(id, partition, keyData, valueData, typeOf(keyType), typeOf(valueType));
+      entries.push(record);
+      // The next entries are compared with this one (sameLayout).
+      this.nextHoles = this.layoutHoles;
+      this.layoutHoles = holes;
+      this.layoutHoleCount = holeCount;
+      this.layoutStart = start;
+      this.layoutEnd = p + 1;
+      this.layoutPartition = partition === null ? null : undefined;
+      this.layoutKeyType = record.keyType;
+      this.layoutValueType = record.valueType;
       return true;
     }
     const e: BatchEntry = { id };
@@ -607,7 +704,8 @@ export function readBatchBody(
     r.object((name) => {
       if (name === 'entries')
         r.array(() => {
-          if (!r.compactEntry(entries)) entries.push(entry(r));
+          r.peek(); // past whitespace: Python's json.dumps writes ", " between entries
+          if (!r.sameLayout(entries) && !r.compactEntry(entries)) entries.push(entry(r));
         });
       else if (name === '__proto__') giveUp();
       else rest[name] = r.value();

@@ -61,6 +61,26 @@ const read: string[] = [
   '{\n  "entries": [\n    {\n      "id" : "pretty" ,\n\t"value" : { "type" : "STRING" , "data" : "y" } \r\n    }\n  ]\n}',
   // "Aa" and "BB" share a hash: each id is its own text
   '{"entries":[{"id":"Aa"},{"id":"BB"},{"id":"Aa","partition_id":0}]}',
+  // entries laid out as the one before (read by comparing their bytes with it), and ones that differ in a hole or a literal
+  `{"entries":[${[
+    '{"id":"1","partition_id":0,"key":{"type":"STRING","data":"k"},"value":{"type":"STRING","data":"v"}}',
+    `{"id":"22","partition_id":10,"key":{"type":"STRING","data":"${'k'.repeat(40)}"},"value":{"type":"STRING","data":""}}`,
+    '{"id":"\\u0041","partition_id":1,"key":{"type":"STRING","data":"k"},"value":{"type":"STRING","data":"v"}}',
+    '{"id":"é","partition_id":1,"key":{"type":"STRING","data":"k"},"value":{"type":"STRING","data":"v"}}',
+    '{"id":"0123456789abcdefg","partition_id":1,"key":{"type":"STRING","data":"k"},"value":{"type":"STRING","data":"v"}}',
+    '{"id":"4","partition_id":null,"key":{"type":"STRING","data":"k"},"value":{"type":"STRING","data":"v"}}',
+    '{"id":"5","partition_id":null,"key":{"type":"STRING","data":"k\\n"},"value":{"type":"STRING","data":"v"}}',
+    '{"id":"6","partition_id":null,"key":{"type":"STRING","data":"k"},"value":{"type":"BINARY","data":"AA=="}}',
+    '{"id":"7","partition_id":null,"key":{"type":"STRING","data":"k"},"value":{"type":"STRING","data":"v"}}',
+    '{"id":"8","partition_id":null,"key":{"type":"STRING","data":"k"},"value":null}',
+    '{"id":"9","partition_id":null,"key":{"type":"STRING","data":"k"},"value":null}',
+    '{"id":"10","partition_id":null,"key":{"type":"STRING","data":"k"},"value":null }',
+    '{"id":"11","partition_id":2,"key":{"type":"STRING","data":"日本"},"value":{"type":"STRING","data":"v"}}',
+    '{"id":"12","partition_id":3,"key":{"type":"STRING","data":"k"},"value":{"type":"STRING","data":"v"},"timestamp":null}',
+    '{"id":"13","partition_id":123456789012345,"key":{"type":"STRING","data":"k"},"value":{"type":"STRING","data":"v"}}',
+    '{"id":"14","partition_id":1234567890123456,"key":{"type":"STRING","data":"k"},"value":{"type":"STRING","data":"v"}}',
+  ].join(',')}]}`,
+  `{"entries":[{"id":"a","value":{"type":"STRING","data":"${'x'.repeat(50)}"}},{"id":"b","value":{"type":"STRING","data":"${'y'.repeat(33)}"}},{"id":"c","value":{"type":"STRING","data":"z"}},{"id":"d","value":{"type":"STRING","data":"${'w'.repeat(40)}\\"q"}}]}`,
 ];
 
 const refused: string[] = [
@@ -78,6 +98,15 @@ const refused: string[] = [
   `{"entries":[{"id":"a","value":{"type":"STRING","data":"${'x'.repeat(41)}\u001f${'y'.repeat(40)}"}}]}`,
   `{"entries":[{"id":"a","value":{"type":"STRING","data":"é${'x'.repeat(40)}\n${'y'.repeat(40)}"}}]}`,
   '{"entries":[{"id":"a","value":{"type":"STRING","data":"unterminated}]}',
+  // a raw control byte, or a partition_id that is no integer, in an entry laid out as the one before
+  `{"entries":[{"id":"a","value":{"type":"STRING","data":"${'x'.repeat(40)}"}},{"id":"b","value":{"type":"STRING","data":"${'x'.repeat(40)}\u0001"}}]}`,
+  '{"entries":[{"id":"a","value":{"type":"STRING","data":"x"}},{"id":"b","value":{"type":"STRING","data":"\u0001"}}]}',
+  '{"entries":[{"id":"a","partition_id":1},{"id":"b","partition_id":-1}]}',
+  '{"entries":[{"id":"a","partition_id":1},{"id":"b","partition_id":1.5}]}',
+  '{"entries":[{"id":"a","partition_id":1},{"id":"b","partition_id":1e2}]}',
+  '{"entries":[{"id":"a","partition_id":1},{"id":"b","partition_id":01}]}',
+  '{"entries":[{"id":"a","value":{"type":"STRING","data":"x"}},{"id":"b","value":{"type":"STRING","data":"x}}]}',
+  '{"entries":[{"id":"a","value":{"type":"STRING","data":"x"}},{"id":"b","value":{"type":"STRING","data":"x"}}',
   '{"entries":[{"id":"a","id":"b"}]}',
   '{"entries":[{"id":"a"}],"entries":[{"id":"b"}]}',
   '{"x":1,"x":2,"entries":[{"id":"a"}]}',
