@@ -281,13 +281,14 @@ class Reader {
 
   /**
    * The closing quote of the string opening at `at` when it holds no escape and no raw control
-   * byte (its bytes are then its text), else -1.
+   * byte (its bytes are then its text), else -1. `long`: the string is likely longer than SHORT
+   * (the same hole of the last entry was), so its end is searched for at once.
    */
-  private plainStringEnd(at: number): number {
-    const end = this.plainEnd(at);
+  private plainStringEnd(at: number, long = false): number {
+    const end = long ? -1 : this.plainEnd(at);
     if (end >= 0) return end;
-    const long = this.stringEnd(at);
-    return this.escaped(at, long) || !controlFree(this.b, this.words, at + 1, long, this.ascii) ? -1 : long;
+    const close = this.stringEnd(at);
+    return this.escaped(at, close) || !controlFree(this.b, this.words, at + 1, close, this.ascii) ? -1 : close;
   }
 
   /**
@@ -341,7 +342,7 @@ class Reader {
         if (p === start || p - start > 15 || (b[start] === 0x30 && p - start > 1)) return false;
         partition = n;
       } else {
-        const end = this.plainStringEnd(p - 1);
+        const end = this.plainStringEnd(p - 1, holes[h + 2]! - holeStart > SHORT);
         if (end < 0) return false;
         const data = new Uint8Array(b.buffer, b.byteOffset + p, end - p);
         if (bit === VALUE) valueData = data;
