@@ -35,6 +35,24 @@ export class JsonBytes {
     this.length = at;
   }
 
+  /**
+   * Writes `s` when JSON.stringify quotes it as it is (printable ASCII, no quote or backslash),
+   * else writes nothing and returns false: the check and the copy in one pass.
+   */
+  plainAscii(s: string): boolean {
+    const n = s.length;
+    this.room(n);
+    const buf = this.buf;
+    const at = this.length;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+      buf[at + i] = c;
+    }
+    this.length = at + n;
+    return true;
+  }
+
   utf8(s: string): void {
     this.room(s.length * 3);
     this.length += this.buf.write(s, this.length, 'utf8');

@@ -192,12 +192,6 @@ function success(
   };
 }
 
-/** A string JSON.stringify quotes as it is: printable ASCII without a quote or backslash. */
-const PLAIN = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
-
-/** What opens a report whose id is plain text, to its quote. */
-const OPEN_ID = Buffer.from('{"id":"', 'latin1');
-
 /**
  * Writes `JSON.stringify({ id, ...success(...) })` of each report into `out`, without the objects:
  * all that follows the id (names, partition, offset, timestamp, key and value) is kept as bytes
@@ -237,12 +231,10 @@ function successWriter(
     return false; // 99 -> 100: written afresh
   };
   return (id, r) => {
-    if (PLAIN.test(id)) {
-      out.raw(OPEN_ID);
-      out.ascii(id);
-      out.ascii('"');
-    } else {
-      out.ascii('{"id":');
+    out.ascii('{"id":"');
+    if (out.plainAscii(id)) out.ascii('"');
+    else {
+      out.truncate(out.length - 1); // the opening quote: JSON.stringify writes its own
       out.utf8(JSON.stringify(id));
     }
     if (last === undefined || !sameBut(last, r) || (r.offset !== last.offset && !countUp(r.offset, last.offset))) {

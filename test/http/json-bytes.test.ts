@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { controlFree, wordsOf } from '../../src/http/json-bytes.js';
+import { controlFree, JsonBytes, wordsOf } from '../../src/http/json-bytes.js';
 
 /** The rule itself, a byte at a time. */
 const byByte = (b: Uint8Array, start: number, end: number) => b.subarray(start, end).every((c) => c >= 0x20);
@@ -31,5 +31,17 @@ describe('controlFree', () => {
     expect(controlFree(view, words, 0, 40, true)).toBe(true);
     expect(controlFree(view, words, 0, 41, true)).toBe(false);
     expect(controlFree(view, words, 41, view.length, true)).toBe(true);
+  });
+});
+
+describe('JsonBytes.plainAscii', () => {
+  it('writes a string JSON.stringify quotes as it is, and nothing of any other', () => {
+    for (const s of ['', 'id-7', ' !#[]~', 'quo"te', 'back\\slash', 'new\nline', '\x7f', 'clé', '😀']) {
+      const out = new JsonBytes(16);
+      out.ascii('[');
+      const plain = out.plainAscii(s);
+      expect(plain).toBe(JSON.stringify(s) === `"${s}"` && /^[\x20-\x7e]*$/.test(s));
+      expect(out.done().toString('latin1')).toBe(plain ? `[${s}` : '[');
+    }
   });
 });
