@@ -43,6 +43,7 @@ import { ReplicaManager } from './replication/replica-manager.js';
 import { noLogger, noMetrics, type Logger, type Metrics } from './metrics.js';
 import { FeatureLevels } from './storage/feature-level.js';
 import { maintenanceOptions } from './maintenance/maintenance-options.js';
+import { processHandle } from './storage/process-handle.js';
 
 export interface Storage {
   metadata: MetadataStore;
@@ -253,9 +254,12 @@ export function composeServices(
 ): AppServices {
   const metrics = options.metrics ?? noMetrics;
   const logger = options.logger ?? noLogger;
+  // This composition's own handle on the metadata store: what a process remembers between requests
+  // is kept per handle (src/partition/process-cache.ts), so compositions over one store remember apart.
+  const own = { metadata: processHandle(storage.metadata), stores: storage.stores };
   const counted =
-    (options.countOperations ?? config.countOperations) ? countOperations(storage.metadata, storage.stores) : undefined;
-  const { metadata, stores } = counted ?? storage;
+    (options.countOperations ?? config.countOperations) ? countOperations(own.metadata, own.stores) : undefined;
+  const { metadata, stores } = counted ?? own;
   const maxAgeMs = config.topics?.metadataMaxAgeMs;
   const features = new FeatureLevels(metadata);
   const topics = new TopicRegistry(metadata, clock, stores.length, {
@@ -362,6 +366,7 @@ export function composeServices(
       transactionMaxTimeoutMs: config.transactions.maxTimeoutMs ?? DEFAULT_TRANSACTION_CONFIG.maxTimeoutMs,
       transactionalIdExpirationMs: config.transactions.idExpirationMs ?? DEFAULT_TRANSACTION_CONFIG.idExpirationMs,
     }),
+    metadataHandle: own.metadata,
     ...(counted ? { operationCounts: counted.snapshot } : {}),
   };
 }
@@ -414,7 +419,7 @@ export function runMaintenancePass(
   pass: Pick<SchedulerDeps, 'deadline' | 'options' | 'logger'>,
 ): Promise<SchedulerReport> {
   return runMaintenance({
-    storage,
+    storage: { metadata: services.metadataHandle, stores: storage.stores },
     clock: services.clock,
     partitionLog: services.log,
     topics: services.topics,

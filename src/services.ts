@@ -15,6 +15,7 @@ import type { TransactionCoordinator } from './transactions/index.js';
 import type { ShareGroups } from './share/share-groups.js';
 import type { TriggerServices } from './triggers/index.js';
 import type { Metrics } from './metrics.js';
+import type { MetadataStore } from './storage/ports.js';
 
 /**
  * The services of a process, built by the composition root (src/compose.ts) and handed to both
@@ -49,6 +50,12 @@ export interface AppServices {
   features: FeatureLevels;
   /** What DescribeConfigs answers for a broker: the values this server applies (src/config/broker-configs.ts). */
   brokerConfigs: readonly BrokerConfig[];
+  /**
+   * The metadata store through this composition's own handle, uncounted: what this process
+   * remembers between requests is kept per handle (src/partition/process-cache.ts), and the
+   * maintenance pass folds through it, so this process's log remembers what its pass folded.
+   */
+  metadataHandle: MetadataStore;
   /** Storage operation counts, when the composition root wrapped the stores in counters (the benchmark). */
   operationCounts?: () => OperationCounts;
 }

@@ -1,8 +1,11 @@
 /**
  * What this process remembers of a topic's commit log between requests (its own last entries, the
- * states it resolved, the fold marks it read, the fold timers it armed), per metadata store, so
- * two stores in one process (tests, an embedder) never see each other's. Each map is bounded: full,
- * it is cleared whole (everything in it can be read again).
+ * states it resolved, the fold marks it read, the fold timers it armed), per metadata store object.
+ * The composition root hands each composition its own object (src/storage/process-handle.ts), so
+ * a composition is one process's memory: two stores in one process (tests, an embedder) never see
+ * each other's, nor do two compositions over one store (tests of several Lambdas, the bench's
+ * execution environments), which meet at the store's conditional writes as processes do. Each map
+ * is bounded: full, it is cleared whole (everything in it can be read again).
  */
 import type { MetadataStore } from '../storage/ports.js';
 import type { TopicMeta } from '../topics/topics.js';
