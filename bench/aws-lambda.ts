@@ -5,7 +5,9 @@ import { chainStorageMs, requestTrace, type RequestTrace } from './aws-storage.j
  * The Lambda model of bench/aws.ts: per function, execution environments that each serve one
  * request at a time, up to a concurrency limit. A request takes an idle environment, or starts a new
  * one (a cold start: it waits `coldStartMs` before its handler runs), or, at the limit, waits for one
- * (where Lambda would answer 429 and the client retry: counted as `throttled`). Every request runs
+ * (where Lambda would answer 429 and the client retry: counted as `throttled`). An environment's
+ * process state (`environment`) is made on its cold start and serves its warm invocations, so
+ * requests in different environments share no queue or cache, only the stores. Every request runs
  * in a `requestTrace` context, kept in `traces` for the breakdown.
  *
  * Billed duration is modelled as on AWS, where an environment serves one request and has its CPU
@@ -19,11 +21,17 @@ import { chainStorageMs, requestTrace, type RequestTrace } from './aws-storage.j
  * time (start of the request to the end of the buffered answer: here mostly this machine's CPU
  * queue, one process playing every Lambda) is kept beside it as `wallGbSeconds`.
  */
-export interface LambdaOptions {
+export interface LambdaOptions<E> {
   name: string;
   concurrency: number;
   coldStartMs: number;
   memoryMb: number;
+  /**
+   * An execution environment's process state, made on its cold start and kept for its warm
+   * invocations, as Lambda keeps a process: bench/aws.ts composes its own services and app there
+   * (its own commit queues and caches over the shared stores).
+   */
+  environment?: () => E;
 }
 
 export interface LambdaFigures {
@@ -64,17 +72,19 @@ export interface FinishedTrace extends RequestTrace {
   status: number;
 }
 
-type Fetch = (req: Request) => Promise<Response>;
+/** A request's handler, run in the environment that serves it. */
+type Handler<E> = (req: Request, environment: E) => Promise<Response>;
 
-export class LambdaFunction {
+export class LambdaFunction<E = undefined> {
   private environments = 0;
-  private idle = 0;
+  /** Environments between invocations: the most recently used is taken first. */
+  private readonly idle: E[] = [];
   private busy = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly waiting: ((environment: E) => void)[] = [];
   figures: LambdaFigures;
   traces: FinishedTrace[] = [];
 
-  constructor(readonly options: LambdaOptions) {
+  constructor(readonly options: LambdaOptions<E>) {
     this.figures = this.zero();
   }
 
@@ -96,17 +106,20 @@ export class LambdaFunction {
     this.traces = [];
   }
 
-  async invoke(req: Request, handler: Fetch, route: string): Promise<Response> {
+  async invoke(req: Request, handler: Handler<E>, route: string): Promise<Response> {
     const f = this.figures;
     f.invocations++;
     let cold = false;
-    if (this.idle > 0) this.idle--;
+    let environment: E;
+    if (this.idle.length > 0) environment = this.idle.pop()!;
     else if (this.environments < this.options.concurrency) {
       this.environments++;
       cold = true;
+      // Made before the cold start's wait: its CPU is the init phase's, which COLD_START_MS stands for.
+      environment = this.options.environment ? this.options.environment() : (undefined as E);
     } else {
       f.throttled++;
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      environment = await new Promise<E>((resolve) => this.waiting.push(resolve));
     }
     this.busy++;
     f.peakConcurrency = Math.max(f.peakConcurrency, this.busy);
@@ -119,7 +132,7 @@ export class LambdaFunction {
       // Lambda answers buffered (API Gateway and Function URLs in buffered mode): the body is read
       // here, in the request's context (its CPU is the request's).
       const [res, body] = await cpu.run(trace, async () => {
-        const res = await handler(req);
+        const res = await handler(req, environment);
         return [res, await res.arrayBuffer()] as const;
       });
       const durationMs = performance.now() - trace.startMs;
@@ -142,8 +155,8 @@ export class LambdaFunction {
     } finally {
       this.busy--;
       const next = this.waiting.shift();
-      if (next) next();
-      else this.idle++;
+      if (next) next(environment);
+      else this.idle.push(environment);
     }
   }
 }

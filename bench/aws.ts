@@ -2,7 +2,8 @@
  * `npm run bench:aws`: the deployed shape on this machine. The server runs on the aws backend over
  * the in-process emulators (dynalite, s3rver), its stores behind the latency of
  * bench/latency-profiles.ts, each HTTP request an invocation of a Lambda model
- * (bench/aws-lambda.ts: produce, fetch and admin functions, one request per environment). The
+ * (bench/aws-lambda.ts: produce, fetch and admin functions, one request per environment, each
+ * environment a process of its own: its services and app over the shared stores). The
  * client path with its defaults (`kafka-log perf produce` and a `perf consume` running beside it,
  * child processes) at P=1 and 12, RF 1 and 3, per profile. Reports produce and end-to-end latency,
  * throughput per producer, invocations, concurrency, GB-seconds and $ per GiB, and where a
@@ -16,23 +17,28 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
-import { createServices, createStorage, type Storage } from '../src/compose.js';
-import { serverConfigFromEnv } from '../src/config/server-config.js';
-import { createApp } from '../src/http/app.js';
+import { systemClock } from '../src/clock.js';
+import { ALL_PARTS, composeServices, createServices, createStorage, type Storage } from '../src/compose.js';
+import { serverConfigFromEnv, type ServerConfig } from '../src/config/server-config.js';
+import { ALL_ROUTES, createApp } from '../src/http/app.js';
+import { createRoutedApp } from '../src/http/routed-app.js';
 import { pushSocket } from '../src/http/push-socket.js';
 import { DynamoDbMetadataStore } from '../src/storage/dynamodb-metadata-store.js';
 import { S3ObjectStore } from '../src/storage/s3-object-store.js';
-import type { OperationCounts } from '../src/storage/counting-stores.js';
+import { countOperations, type OperationCounts } from '../src/storage/counting-stores.js';
 import type { Subscriptions } from '../src/push/subscriptions.js';
 import { awsServerEnv, startDynalite, startS3rver } from '../test/support/emulators.js';
 import { LambdaFunction, type FinishedTrace, type LambdaFigures } from './aws-lambda.js';
 import { callsByItem, callsByRoute, chainStorageMs, overruns, tracedWaits, withLatency } from './aws-storage.js';
 import { parseTotals, runCli } from './client-path.js';
-import { addCounts, diffCounts, GIB, PRICES } from './cost.js';
+import { diffCounts, GIB, PRICES } from './cost.js';
 import { latencyProfile, OBJECT_PROFILES, DYNAMODB } from './latency-profiles.js';
 import { RECORD_BYTES } from './payload.js';
 import { REPO } from './processes.js';
 import { FUNCTION_SPECS } from '../infra/log-functions.js';
+import type { FunctionServes } from '../functions/http-entry.js';
+import { FETCH_SERVES } from '../functions/fetch-routes.js';
+import { PRODUCE_SERVES } from '../functions/produce-routes.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -125,25 +131,39 @@ function routeOf(req: Request): 'produce' | 'fetch' | 'admin' | 'push' {
   return 'admin';
 }
 
+/**
+ * One execution environment's process: its own services and app over the shared (counted, slowed)
+ * storage, composed as the function's entry composes them (functions/http-entry.ts: its routes and
+ * service parts), so its commit queues, caches and producer state are its own, as a Lambda
+ * process's are; environments of one function meet at the stores' conditional writes.
+ */
+function lambdaProcess(config: ServerConfig, storage: Storage, serves: FunctionServes) {
+  const services = composeServices(config, storage, systemClock, { countOperations: false }, serves.parts);
+  tracedWaits(services.fetchPurgatory);
+  return { services, app: createRoutedApp(services, {}, serves.routes) };
+}
+type LambdaProcess = ReturnType<typeof lambdaProcess>;
+
+/** The admin function serves every route, with every service (functions/admin.ts). */
+const ADMIN_SERVES: FunctionServes = { routes: ALL_ROUTES, parts: ALL_PARTS };
+
 async function main(): Promise<void> {
   const started = performance.now();
   const s3 = await startS3rver({ buckets: BUCKETS });
   const ddb = await startDynalite();
-  const env = {
-    ...awsServerEnv({
+  const config = serverConfigFromEnv(
+    awsServerEnv({
       table: ddb.table,
       buckets: BUCKETS,
       dynamoDbEndpoint: ddb.endpoint,
       s3Endpoint: s3.endpoint,
     }),
-    BENCH_COUNTERS: '1',
-  };
-  const config = serverConfigFromEnv(env);
+  );
   const rows: Row[] = [];
   try {
     for (const profileName of PROFILES) {
       const profile = latencyProfile(profileName);
-      const storage: Storage = withLatency(
+      const slowed: Storage = withLatency(
         args.stores === 'memory'
           ? createStorage({ kind: 'memory', replicaStores: 3 })
           : {
@@ -153,42 +173,35 @@ async function main(): Promise<void> {
             },
         profile,
       );
-      const services = createServices(config, storage, undefined, { countOperations: true });
-      tracedWaits(services.fetchPurgatory);
-      const app = createApp(services);
+      // Every process's calls counted in one place, below the compositions.
+      const counted = countOperations(slowed.metadata, slowed.stores);
+      const storage: Storage = { metadata: counted.metadata, stores: counted.stores, close: () => slowed.close() };
+      // The bench's own calls (creating the cells' topics), as an operator's would be.
+      const app = createApp(createServices(config, storage, undefined, { countOperations: false }));
       // The push consumer's WebSocket (API Gateway's and the push function's part on AWS, not modelled),
-      // with services of its own: the push function is another process, whose arms do not drop the
-      // produce functions' cached subscription lists as an arm of their own process would.
-      const pushServices = createServices(config, storage, undefined, { countOperations: true });
+      // with services of its own: the push function is another process.
+      const pushServices = createServices(config, storage, undefined, { countOperations: false });
       let origin = '';
       const push = pushSocket(pushServices, () => origin);
-      app.route('/', push.routes);
+      const lambda = (name: 'produce' | 'fetch' | 'admin', serves: FunctionServes) =>
+        new LambdaFunction<LambdaProcess>({
+          name,
+          concurrency: Number(args.concurrency),
+          coldStartMs: COLD_START_MS,
+          memoryMb: FUNCTION_SPECS[name].memorySize,
+          environment: () => lambdaProcess(config, storage, serves),
+        });
       const functions = {
-        produce: new LambdaFunction({
-          name: 'produce',
-          concurrency: Number(args.concurrency),
-          coldStartMs: COLD_START_MS,
-          memoryMb: FUNCTION_SPECS.produce.memorySize,
-        }),
-        fetch: new LambdaFunction({
-          name: 'fetch',
-          concurrency: Number(args.concurrency),
-          coldStartMs: COLD_START_MS,
-          memoryMb: FUNCTION_SPECS.fetch.memorySize,
-        }),
-        admin: new LambdaFunction({
-          name: 'admin',
-          concurrency: Number(args.concurrency),
-          coldStartMs: COLD_START_MS,
-          memoryMb: FUNCTION_SPECS.admin.memorySize,
-        }),
+        produce: lambda('produce', PRODUCE_SERVES),
+        fetch: lambda('fetch', FETCH_SERVES),
+        admin: lambda('admin', ADMIN_SERVES),
       };
       // Partition errors in produce answers (a 200 answers per partition): refused appends cost
       // their PUTs and a retry.
       let produceErrors: Record<string, number> = {};
       const posts = { posts: 0, withRecords: 0 };
-      const handler = async (req: Request) => {
-        const res = await app.fetch(req);
+      const handler = async (req: Request, environment: LambdaProcess) => {
+        const res = await environment.app.fetch(req);
         if (routeOf(req) === 'produce' && res.headers.get('content-type')?.includes('json')) {
           for (const m of (await res.clone().text()).matchAll(/"error":"([A-Z_]+)"/g))
             produceErrors[m[1]!] = (produceErrors[m[1]!] ?? 0) + 1;
@@ -205,7 +218,7 @@ async function main(): Promise<void> {
             .text()
             .then((body) => {
               if (body.includes('"records"')) posts.withRecords++;
-              return app.fetch(req);
+              return push.routes.fetch(req);
             });
         },
         port: 0,
@@ -239,7 +252,7 @@ async function main(): Promise<void> {
           for (const k of Object.keys(callsByItem)) delete callsByItem[k];
           produceErrors = {};
           posts.posts = posts.withRecords = 0;
-          const before = [services.operationCounts!(), pushServices.operationCounts!()] as const;
+          const before = counted.snapshot();
           log(`${profileName} P=${cell.partitions} RF=${cell.replicas}: ${RECORDS} records...`);
           const consume = runCli(
             [
@@ -278,10 +291,7 @@ async function main(): Promise<void> {
             600_000,
           );
           const consumed = await consume;
-          const counts = addCounts(
-            diffCounts(services.operationCounts!(), before[0]),
-            diffCounts(pushServices.operationCounts!(), before[1]),
-          );
+          const counts = diffCounts(counted.snapshot(), before);
           const p = parseTotals(produce);
           const c = parseTotals(consumed);
           const lambda = Object.values(functions).map((f) => ({ ...f.figures }));

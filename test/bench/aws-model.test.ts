@@ -39,6 +39,32 @@ describe('bench:aws Lambda model', () => {
     expect(fn.figures.coldStarts).toBe(2);
   });
 
+  it("makes an environment's process state on its cold start and keeps it for its warm invocations", async () => {
+    let made = 0;
+    const fn = new LambdaFunction({
+      name: 'produce',
+      concurrency: 2,
+      coldStartMs: 0,
+      memoryMb: 1024,
+      environment: () => ({ id: ++made }),
+    });
+    const served = (ms: number) => async (_req: Request, environment: { id: number }) => {
+      await new Promise((r) => setTimeout(r, ms));
+      return new Response(String(environment.id));
+    };
+    const req = () => new Request('http://x/records', { method: 'POST' });
+    // Two at once: two environments, each made once; a third waits for one and runs in it.
+    const answers = await Promise.all([30, 30, 1].map((ms) => fn.invoke(req(), served(ms), 'produce')));
+    const ids = await Promise.all(answers.map((a) => a.text()));
+    expect(new Set(ids.slice(0, 2))).toEqual(new Set(['1', '2']));
+    expect(['1', '2']).toContain(ids[2]);
+    // Warm invocations, one at a time, run in the environments made already.
+    for (let i = 0; i < 3; i++)
+      expect(['1', '2']).toContain(await (await fn.invoke(req(), served(1), 'produce')).text());
+    expect(made).toBe(2);
+    expect(fn.figures.coldStarts).toBe(2);
+  });
+
   it('keeps each request trace, with the calls made inside it', async () => {
     const fn = new LambdaFunction({ name: 'produce', concurrency: 1, coldStartMs: 0, memoryMb: 1024 });
     await fn.invoke(
