@@ -8,7 +8,7 @@
  * record batch uncopied until then.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
-import { controlFree, wordsOf } from './json-bytes.js';
+import { asciiControlFree, controlFree, wordsOf } from './json-bytes.js';
 import { rawText, ReadRecord, type ProduceRecordBody } from './record-encoding.js';
 import type { DataType } from './record-text.js';
 
@@ -200,6 +200,11 @@ class Reader {
     return -1;
   }
 
+  /** True when bytes [start, end) hold no raw control byte. */
+  private controlFree(start: number, end: number): boolean {
+    return this.ascii ? asciiControlFree(this.b, this.words, start, end) : controlFree(this.b, this.words, start, end);
+  }
+
   /** True when the string between the quotes at `start` and `end` holds a backslash (an escape). */
   private escaped(start: number, end: number): boolean {
     if (this.backslash !== -1 && this.backslash < start) this.backslash = this.b.indexOf(BACKSLASH, start);
@@ -227,7 +232,7 @@ class Reader {
         this.unescaped = this.parsed(start, end + 1) as string;
         return -1;
       }
-      if (!controlFree(this.b, this.words, start + 1, end, this.ascii)) giveUp();
+      if (!this.controlFree(start + 1, end)) giveUp();
     }
     this.pos = end + 1;
     return end;
@@ -288,7 +293,7 @@ class Reader {
     const end = long ? -1 : this.plainEnd(at);
     if (end >= 0) return end;
     const close = this.stringEnd(at);
-    return this.escaped(at, close) || !controlFree(this.b, this.words, at + 1, close, this.ascii) ? -1 : close;
+    return this.escaped(at, close) || !this.controlFree(at + 1, close) ? -1 : close;
   }
 
   /**

@@ -135,13 +135,8 @@ function plainBytes(bytes: Buffer, start: number, end: number): boolean {
   return ascii || isUtf8(bytes.subarray(start, end));
 }
 
-/**
- * True when bytes [start, end) hold no control character (below 0x20), which a JSON string may not
- * hold raw. `ascii`: the bytes are known to be ASCII (isAscii of the body), and the check is
- * cheaper: with no byte at 0x80 or over, a word minus 0x20 in each byte sets a byte's top bit
- * only where a byte (the lowest such, whose borrow then runs up) is below 0x20.
- */
-export function controlFree(bytes: Uint8Array, words: Int32Array, start: number, end: number, ascii = false): boolean {
+/** True when bytes [start, end) hold no control character (below 0x20), which a JSON string may not hold raw. */
+export function controlFree(bytes: Uint8Array, words: Int32Array, start: number, end: number): boolean {
   const base = bytes.byteOffset;
   let i = start;
   for (; i < end && ((base + i) & 3) !== 0; i++) if (bytes[i]! < 0x20) return false;
@@ -149,23 +144,43 @@ export function controlFree(bytes: Uint8Array, words: Int32Array, start: number,
   let w = (base + i) >> 2;
   // The flags of four words at a time, tested once at the end: a value is checked whole anyway.
   let flags = 0;
-  if (ascii) {
-    for (; w + 4 <= wordsEnd; w += 4)
-      flags |=
-        (words[w]! - 0x20202020) |
-        (words[w + 1]! - 0x20202020) |
-        (words[w + 2]! - 0x20202020) |
-        (words[w + 3]! - 0x20202020);
-  } else {
-    for (; w + 4 <= wordsEnd; w += 4) {
-      const a = words[w]!;
-      const b = words[w + 1]!;
-      const c = words[w + 2]!;
-      const d = words[w + 3]!;
-      flags |= ((a - 0x20202020) & ~a) | ((b - 0x20202020) & ~b) | ((c - 0x20202020) & ~c) | ((d - 0x20202020) & ~d);
-    }
+  for (; w + 4 <= wordsEnd; w += 4) {
+    const a = words[w]!;
+    const b = words[w + 1]!;
+    const c = words[w + 2]!;
+    const d = words[w + 3]!;
+    flags |= ((a - 0x20202020) & ~a) | ((b - 0x20202020) & ~b) | ((c - 0x20202020) & ~c) | ((d - 0x20202020) & ~d);
   }
   for (; w < wordsEnd; w++) flags |= (words[w]! - 0x20202020) & ~words[w]!;
+  if ((flags & 0x80808080) !== 0) return false;
+  for (i = Math.max(i, (wordsEnd << 2) - base); i < end; i++) if (bytes[i]! < 0x20) return false;
+  return true;
+}
+
+/**
+ * {@link controlFree} of bytes known to be ASCII (isAscii of the body), cheaper: with no byte at
+ * 0x80 or over, a word minus 0x20 in each byte sets a byte's top bit only where a byte (the
+ * lowest such, whose borrow then runs up) is below 0x20. Eight words a step; a function of its
+ * own, as V8 compiles a lone loop of this kind better than one of two behind a flag.
+ */
+export function asciiControlFree(bytes: Uint8Array, words: Int32Array, start: number, end: number): boolean {
+  const base = bytes.byteOffset;
+  let i = start;
+  for (; i < end && ((base + i) & 3) !== 0; i++) if (bytes[i]! < 0x20) return false;
+  const wordsEnd = (base + end) >> 2;
+  let w = (base + i) >> 2;
+  let flags = 0;
+  for (; w + 8 <= wordsEnd; w += 8)
+    flags |=
+      (words[w]! - 0x20202020) |
+      (words[w + 1]! - 0x20202020) |
+      (words[w + 2]! - 0x20202020) |
+      (words[w + 3]! - 0x20202020) |
+      (words[w + 4]! - 0x20202020) |
+      (words[w + 5]! - 0x20202020) |
+      (words[w + 6]! - 0x20202020) |
+      (words[w + 7]! - 0x20202020);
+  for (; w < wordsEnd; w++) flags |= words[w]! - 0x20202020;
   if ((flags & 0x80808080) !== 0) return false;
   for (i = Math.max(i, (wordsEnd << 2) - base); i < end; i++) if (bytes[i]! < 0x20) return false;
   return true;
