@@ -391,6 +391,14 @@ export class OffsetIndex {
     paging: ScanPaging = {},
     pending: readonly CommitRecord[] = [],
   ): AsyncGenerator<CommitRecord> {
+    // `pending` holds every commit the index did not hold when the state was read, in offset
+    // order (shard-state.ts): a scan that starts within them (a consumer near the log end) reads
+    // them alone, with no query of the index.
+    const recent = pending.filter((e) => e.topicId === topicId && accept(e));
+    if (recent.length > 0 && recent[0]!.baseOffset <= from) {
+      for (const e of recent) if (e.lastOffset >= from && e.baseOffset < to) yield e;
+      return;
+    }
     let end = -1;
     for await (const e of this.scanStored(topic, partition, topicId, from, to, accept, paging)) {
       end = Math.max(end, e.lastOffset);

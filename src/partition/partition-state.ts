@@ -115,8 +115,9 @@ export interface PartitionState {
   clog?: number;
   /**
    * Never stored: the commits of the shard log's entries past `clog` that a reader resolved
-   * (partition/shard-state.ts), in offset order, not in the index yet. Readers of the index take
-   * them as its last entries.
+   * (partition/shard-state.ts), in offset order, not in the index as of the read (the fold mark
+   * is read with the entries): every commit from the first of them on is among them. Readers of
+   * the index take them as its last entries, and a read from within them queries no index.
    */
   pending?: CommitRecord[];
 }

@@ -192,6 +192,8 @@ export interface Tail {
   /** The number of the last entry known (0: none yet). */
   last: number;
   entries: { n: number; entry: ShardEntry }[];
+  /** The shard's fold mark, where it was read with the entries (`ShardLog.tail`). */
+  folded?: number;
 }
 
 /**
@@ -213,14 +215,23 @@ export class ShardLog {
     return item?.value.through ?? 0;
   }
 
-  /** Entries after `after` (one Query, paged by the adapter). */
+  /**
+   * Entries after `after`, and the fold mark: one Query (paged by the adapter), as the mark's item
+   * (`folded`) sorts after every entry (`e#...`) of the shard. The mark costs the read a few bytes
+   * and a reader no GetItem of its own: readers know what the index holds as of this read.
+   */
   async tail(topic: string, shard: number, after: number): Promise<Tail> {
-    const items = await this.metadata.query<StoredEntry>(clogPk(topic, shard), {
+    const items = await this.metadata.query<StoredEntry | { through: number }>(clogPk(topic, shard), {
       gt: clogEntrySk(after),
-      beginsWith: CLOG_ENTRY_PREFIX,
     });
-    const entries = items.map((i) => ({ n: entryNumber(i), entry: unpackEntry(i.value) }));
-    return { last: entries.at(-1)?.n ?? after, entries };
+    const entries: Tail['entries'] = [];
+    let folded = 0;
+    for (const i of items) {
+      if (i.sk === CLOG_FOLDED_SK) folded = (i.value as { through: number }).through;
+      else if (i.sk.startsWith(CLOG_ENTRY_PREFIX))
+        entries.push({ n: entryNumber(i), entry: unpackEntry(i.value as StoredEntry) });
+    }
+    return { last: entries.at(-1)?.n ?? after, entries, folded };
   }
 
   /**

@@ -158,8 +158,9 @@ export function readPartitionState(
 
 /**
  * Resolved states of some partitions of one shard: from this process's last resolution of each (one
- * fold-mark read and one Query of the entries since), else from the stored items (and one Query of
- * the entries past the oldest of them).
+ * Query of the entries since, which brings the fold mark too), else from the fold mark and the
+ * stored items (and one Query of the entries past the oldest of them). A state's `pending` is the
+ * commits the index did not hold as of the read.
  */
 export async function readShardPartitions(
   metadata: MetadataStore,
@@ -176,16 +177,13 @@ export async function readShardPartitions(
   let tail: Tail;
   let from: { resolved: Resolved; after: number; read: StateRead }[];
   const shardMarks = marks(metadata);
-  const lastMark = shardMarks.get(shardKey(topic, shard));
-  // The fold mark as last read is good enough to leave out the commits the index holds, until
-  // the pending commits pile up past a fold's worth: then it is read again.
-  const markStale = lastMark === undefined || known.some((k) => !k || k.pending.length > 2 * FOLD_AFTER_ENTRIES);
   if (known.every((k) => k !== undefined)) {
     const after = Math.min(...known.map((k) => k!.through));
-    [mark, tail] = await Promise.all([
-      markStale ? log.foldedThrough(topic.name, shard) : lastMark,
-      log.tail(topic.name, shard, after),
-    ]);
+    // The fold mark comes with the entries (`ShardLog.tail`): the commits left pending are those
+    // the index did not hold as of this read, which is what lets a reader take them instead of
+    // querying the index (`OffsetIndex.scan`).
+    tail = await log.tail(topic.name, shard, after);
+    mark = Math.max(shardMarks.get(shardKey(topic, shard)) ?? 0, tail.folded ?? 0);
     from = known.map((k) => ({ resolved: k!, after: k!.through, read: k!.read }));
   } else {
     // The mark before the items, not beside them: a fold writes the states, then the mark, so an
@@ -205,6 +203,8 @@ export async function readShardPartitions(
       after: foldedAt(r, mark),
       read: r,
     }));
+    // A fold since the mark's read: its commits are the index's too.
+    mark = Math.max(mark, tail.folded ?? 0);
   }
   shardMarks.set(shardKey(topic, shard), mark);
   const reads = new Map<number, StateRead>();
