@@ -112,6 +112,30 @@ async function readAll(
   return out;
 }
 
+/**
+ * The states of the plan's partitions, each topic's read together (`PartitionReader.statesOf`);
+ * undefined where a topic's read failed (the read of the records that follows answers its error).
+ */
+async function planStates(services: AppServices, plan: Planned[]): Promise<(PartitionState | undefined)[]> {
+  const byTopic = new Map<Topic, number[]>();
+  plan.forEach((p, i) => {
+    if (p.meta) byTopic.set(p.meta, [...(byTopic.get(p.meta) ?? []), i]);
+  });
+  const out: (PartitionState | undefined)[] = plan.map(() => undefined);
+  await Promise.all(
+    [...byTopic].map(async ([meta, at]) => {
+      const states = await services.log.reader
+        .statesOf(
+          meta,
+          at.map((i) => plan[i]!.partition),
+        )
+        .catch(() => undefined);
+      for (const i of at) out[i] = states?.get(plan[i]!.partition);
+    }),
+  );
+  return out;
+}
+
 const bytesOf = (outcomes: Awaited<ReturnType<typeof readAll>>) =>
   outcomes.reduce((n, o) => n + (o.ok ? o.bytes : 0), 0);
 
@@ -303,12 +327,10 @@ export function fetchRequestRoutes(): Hono<AppEnv> {
           initial: { outcomes, bytes: bytesOf(outcomes) },
           answersNow: (r) => r.outcomes.some((o) => !o.ok),
           signal,
-          // One state read per partition per wake-up; the records are read again, from those states,
-          // only when a HW, log start or LSO moved.
+          // One read of the states per wake-up (per shard of each topic on a topic with a commit
+          // log); the records are read again, from those states, only when a HW, log start or LSO moved.
           poll: async () => {
-            const states = await Promise.all(
-              plan.map((p) => (p.meta ? services.log.state(p.meta, p.partition).catch(() => undefined) : undefined)),
-            );
+            const states = await planStates(services, plan);
             const now = states.map((s) => (s ? marks({ ...s, lastStableOffset: lastStableOffset(s) }) : 'x')).join(',');
             if (now === seenMarks) return undefined;
             const again = await read(states);

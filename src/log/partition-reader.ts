@@ -255,7 +255,26 @@ export class PartitionReader {
     });
   }
 
-  /** The partition's state and the index entries a fetch from `offset` reads; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
+  /**
+   * The states of some partitions of a topic (all of them the topic's), read together where the log
+   * can (`ReaderDeps.states`: one Query of each shard's log on a topic with a commit log, not one
+   * per partition), the rest one by one. Rejects if a partition's state cannot be read.
+   */
+  async statesOf(topic: TopicMeta, partitions: number[]): Promise<Map<number, PartitionState>> {
+    const distinct = [...new Set(partitions)];
+    const together =
+      this.deps.states && distinct.length > 1
+        ? await this.deps.states(topic, distinct)
+        : new Map<number, PartitionState>();
+    const out = new Map<number, PartitionState>();
+    await Promise.all(
+      distinct.map(async (p) => {
+        out.set(p, together.get(p) ?? (await this.deps.state(topic, p)));
+      }),
+    );
+    return out;
+  }
+
   /**
    * The states of the fetches that have none, read per topic together (`ReaderDeps.states`) where
    * a topic has several; undefined where a partition is read alone (then its errors are its own).
@@ -282,6 +301,7 @@ export class PartitionReader {
     return out;
   }
 
+  /** The partition's state and the index entries a fetch from `offset` reads; OFFSET_OUT_OF_RANGE outside [logStartOffset, HW]. */
   private async entriesAt(
     topic: TopicMeta,
     partition: number,

@@ -67,9 +67,12 @@ export async function handleSubscribe(
   const topic = await deps.topics.get(m.topic);
   for (const p of m.partitions) requirePartition(topic, p.partition);
   await deps.subscriptions.arm(topic.name, endpoint, connectionId, m.partitions, { records: m.records === true });
-  const states = await Promise.all(
-    m.partitions.map(async (p) => ({ ...p, hw: (await deps.log.state(topic, p.partition)).highWatermark })),
+  // Read together: one Query of each shard's log on a topic with a commit log, not one per partition.
+  const read = await deps.log.reader.statesOf(
+    topic,
+    m.partitions.map((p) => p.partition),
   );
+  const states = m.partitions.map((p) => ({ ...p, hw: read.get(p.partition)!.highWatermark }));
   const ready = states.filter((s) => s.hw > s.offset);
   if (ready.length === 0) return undefined;
   // Answered here: arm only the rest, so that a commit does not tell these twice; a consumer that

@@ -358,6 +358,52 @@ describe.each(allBackends)('multi-partition fetch on $name', (backend) => {
     expect(calls.at(-1)!.map((f) => f.state?.highWatermark)).toEqual([a1, b0 + 1]);
   });
 
+  it("a held long poll's checks read its partitions' states together, not one by one", async () => {
+    const { log } = t.services;
+    const ends = await fetch({
+      topics: [
+        at(
+          'a',
+          [0, 1, 2].map((p) => [p, 0] as [number, number]),
+        ),
+      ],
+    });
+    const hws = [0, 1, 2].map((p) => ends.of('a', p).high_watermark);
+    const together: number[][] = [];
+    const alone: number[] = [];
+    const { statesOf } = log.reader;
+    const { state } = log;
+    log.reader.statesOf = (topic, partitions) => {
+      if (topic.name === 'a') together.push(partitions);
+      return statesOf.call(log.reader, topic, partitions);
+    };
+    log.state = (topic, partition) => {
+      if (topic.name === 'a') alone.push(partition);
+      return state.call(log, topic, partition);
+    };
+    try {
+      const waiting = fetch({
+        min_bytes: 1,
+        max_wait_ms: 4000,
+        topics: [
+          at(
+            'a',
+            hws.map((hw, p) => [p, hw]),
+          ),
+        ],
+      });
+      await new Promise((r) => setTimeout(r, 150));
+      await produce([{ name: 'a', partitions: [{ index: 2, records: batch(['together']) }] }]);
+      expect((await waiting).values('a', 2)).toEqual([[hws[2], 'together']]);
+    } finally {
+      log.reader.statesOf = statesOf;
+      log.state = state;
+    }
+    expect(together.length).toBeGreaterThanOrEqual(1);
+    for (const partitions of together) expect(partitions).toEqual([0, 1, 2]);
+    expect(alone).toEqual([]);
+  });
+
   it('read_committed over a transactional multi-partition produce: up to the LSO while open, aborted records left out, committed ones read', async () => {
     expect((await t.call('POST', 'topics', { topic_name: 'tx', partitions_count: 2 })).status).toBe(201);
     const init = await t.call('POST', 'transactions/tx-rc/init', { transaction_timeout_ms: 60_000 });
