@@ -379,7 +379,10 @@ interface Breakdown {
   /** The request's own CPU time (bench/aws-cpu.ts), and its modelled billed duration (bench/aws-lambda.ts). */
   cpu: { p50Ms: number; p99Ms: number };
   billed: { p50Ms: number; p99Ms: number };
-  /** Mean partitions a produce request carries (the partition states it reads). */
+  /**
+   * Mean partition state items a produce request reads (GetItem): on a commit-log topic only those
+   * its environment has not resolved yet, so this counts cold caches, not the partitions it carries.
+   */
   partitionsPerRequest: number;
   /** Per call name: mean calls per request, and mean ms of the request during which one was in flight. */
   calls: Record<string, { perRequest: number; coveredMs: number }>;
@@ -508,7 +511,7 @@ function render(rows: Row[], seconds: number): string {
   }
   lines.push('', "#### Where a produce request's time goes (server side, per request)", '');
   lines.push(
-    '| profile | P | RF | requests | partitions per request | mean ms | p99 ms | calls: per request, ms in flight (mean) | median request |',
+    '| profile | P | RF | requests | partition states read per request | mean ms | p99 ms | calls: per request, ms in flight (mean) | median request |',
   );
   lines.push('| --- | -: | -: | -: | -: | -: | -: | --- | --- |');
   for (const r of rows) {
