@@ -444,8 +444,9 @@ export class PartitionLog {
     // object is an orphan no commit names, which the sweep deletes after the orphan grace.
     this.prewrite(topic, p, acks, putOnce);
     for (let attempt = 0, gapWaits = 0, first = true; ; first = false) {
-      // On a commit log, first the read its commit will decide on (one Query for the request's shard).
-      const read = (first && (await shared?.readAhead(p))) || (await this.readState(topic, p));
+      // On a commit log, the read its commit will decide on (one Query for the request's shard):
+      // the one begun beside the PUT, then (deciding anew) one after it.
+      const read = (await (first ? shared?.readAhead(p) : shared?.readAgain(p))) || (await this.readState(topic, p));
       // Before anything that answers or writes: a fenced producer learns nothing else.
       await gate;
       const { state } = read;
@@ -843,7 +844,7 @@ export class PartitionLog {
           commitToShard(deps, topic, appends, prefetch),
         ),
       partitions,
-      (shard, ps) => prefetchShard(deps, topic, shard, ps),
+      (shard, ps, afterPut) => prefetchShard(deps, topic, shard, ps, afterPut),
     );
   }
 

@@ -55,9 +55,14 @@ function ownOf(metadata: MetadataStore, key: string): Map<number, ShardEntry> {
   return own;
 }
 
-/** The shard's partitions read ahead of the commit, beside the request's PUT. */
+/**
+ * The shard's partitions read ahead of the commit: beside the request's PUT, or (`afterPut`) once
+ * its PUT is done, as a commit that paused (a sequence gap) reads before it decides again.
+ */
 export interface ShardPrefetch {
   read: Promise<ShardRead>;
+  /** Read after the request's PUT: a refusal may be answered on it without reading again. */
+  afterPut?: boolean;
 }
 
 /** Starts the read a commit of `partitions` (all of one shard) decides on, so it need not follow the PUT. */
@@ -66,12 +71,13 @@ export function prefetchShard(
   topic: TopicMeta,
   shard: number,
   partitions: number[],
+  afterPut = false,
 ): ShardPrefetch {
   const read = readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount);
   read.catch(() => {}); // a failed read is read again by the commit
   // The fold timer the entry needs (usually armed already), beside the PUT too; the commit waits for it.
   watchFold(deps.metadata, topic, shard, deps.now(), deps.timerSlotMs).catch(() => {});
-  return { read };
+  return { read, ...(afterPut && { afterPut }) };
 }
 
 /**
@@ -109,8 +115,10 @@ export async function commitToShard(
   const ahead = prefetch && (await prefetch.read.catch(() => undefined));
   // This process's commits since the read (one process serves many requests at once) are added to it.
   const since = ahead && partitions.every((p) => ahead.reads.has(p)) ? ownSince(own, ahead.tail.last) : undefined;
-  const stale = since !== undefined;
-  const { reads, tail, mark } = stale
+  const usable = since !== undefined;
+  // Read before the PUT: entries written meanwhile may fill a gap or move an epoch (see above).
+  const stale = usable && !prefetch!.afterPut;
+  const { reads, tail, mark } = usable
     ? ahead!
     : await readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount);
   const states = new Map([...reads].map(([p, r]) => [p, r.state]));
@@ -123,7 +131,7 @@ export async function commitToShard(
       for (const p of partitions) if (touches(e, p)) states.set(p, applyEntry(storedState(states.get(p)!), e, p).state);
   };
   learn(since ?? []);
-  const known = stale ? { last: tail.last + since.length, entries: [] } : tail;
+  const known = usable ? { last: tail.last + since.length, entries: [] } : tail;
   const log = new ShardLog(deps.metadata, deps.timerSlotMs);
   const objectKey = appends[0]!.plan.pending.objectKey;
   const producer = appends.find((a) => a.plan.pending.producer)?.plan.pending.producer;
@@ -281,7 +289,10 @@ interface Waiting {
 export class RequestCommit {
   private readonly outstanding: Set<number>;
   private readonly waiting = new Map<number, Waiting>();
-  /** Per shard, its partitions' read started with the request (used by the shard's first commit only). */
+  /**
+   * Per shard, its partitions' read started with the request, or again by `readAgain`: the next
+   * commit of the shard decides on it (and takes it).
+   */
   private readonly prefetched = new Map<number, ShardPrefetch>();
 
   constructor(
@@ -290,7 +301,7 @@ export class RequestCommit {
       prefetch?: ShardPrefetch,
     ) => Promise<Map<number, ShardOutcome>>,
     partitions: number[],
-    prefetch?: (shard: number, partitions: number[]) => ShardPrefetch,
+    private readonly prefetch?: (shard: number, partitions: number[], afterPut?: boolean) => ShardPrefetch,
   ) {
     this.outstanding = new Set(partitions);
     if (prefetch)
@@ -315,6 +326,28 @@ export class RequestCommit {
   /** The partition's state from the read started with the request (undefined once its shard committed). */
   readAhead(partition: number): Promise<StateRead | undefined> | undefined {
     return this.prefetched.get(shardOf(partition))?.read.then(
+      (r) => r.reads.get(partition),
+      () => undefined,
+    );
+  }
+
+  /**
+   * Reads the partition's state again, after the request's PUT (a run deciding anew: after a
+   * sequence gap's pause, or an election), as the read its shard's next commit decides on, so the
+   * run and its commit share one Query of the shard's log instead of making one each. The
+   * partitions of the shard still running are read together; a read of this kind already waiting
+   * for the commit is shared. Undefined without a commit log.
+   */
+  readAgain(partition: number): Promise<StateRead | undefined> | undefined {
+    if (!this.prefetch) return undefined;
+    const shard = shardOf(partition);
+    let ahead = this.prefetched.get(shard);
+    if (!ahead?.afterPut) {
+      const running = [...this.outstanding].filter((p) => shardOf(p) === shard);
+      ahead = this.prefetch(shard, running.includes(partition) ? running : [...running, partition], true);
+      this.prefetched.set(shard, ahead);
+    }
+    return ahead.read.then(
       (r) => r.reads.get(partition),
       () => undefined,
     );

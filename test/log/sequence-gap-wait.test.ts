@@ -181,3 +181,72 @@ describe.each(layouts)('an idempotent batch ahead of the sequence its partition 
     expect(lambda.reads() - before).toBeLessThanOrEqual(2);
   });
 });
+
+describe('on a commit log, a batch that pauses for a sequence gap', () => {
+  let storage: Storage;
+  let stop: () => Promise<void>;
+  beforeAll(async () => {
+    ({ storage, stop } = await memoryBackend.start());
+  });
+  afterAll(() => stop());
+
+  it("reads its shard's log once a decision: the read after a pause is the one its commit decides on", async () => {
+    const topics = new TopicRegistry(storage.metadata, clock, storage.stores.length, {
+      featureLevel: async () => COMMIT_LOG_LEVEL,
+    });
+    const topic = await topics.create({ name: 'gap-reads', partitionCount: 1, replicationFactor: 1 });
+    expect(topic.clog).toBe(true);
+    const producer = await new ProducerIds(storage.metadata).init();
+    const lambda = countingStateReads(storage.metadata);
+    const log = newLog(lambda.store, storage.stores);
+    const send = (seq: number) =>
+      log
+        .append(topic, [{ partition: 0, records: [rec(`s${seq}`)] }], {
+          producer: { ...producer, baseSequences: new Map([[0, seq]]) },
+        })
+        .then((r) => r.get(0)!);
+    expect(await send(0)).toMatchObject({ ok: true });
+    const before = lambda.reads();
+    expect(await send(5)).toMatchObject({ ok: false, error: { errorName: 'OUT_OF_ORDER_SEQUENCE_NUMBER' } });
+    // The read beside the PUT, the entries since once the PUT is done, then one read after each
+    // pause, which the shard's commit decides on (it used to read the log again: two a pause).
+    expect(lambda.reads() - before).toBe(SEQUENCE_GAP_WAITS_MS.length + 2);
+    // A gap that fills while it pauses: committed on the read after the pause, in order.
+    const late = send(2);
+    await new Promise((r) => setTimeout(r, 15));
+    expect(await send(1)).toMatchObject({ ok: true, info: { baseOffset: 1 } });
+    expect(await late).toMatchObject({ ok: true, info: { baseOffset: 2 } });
+  });
+
+  it("reads the shard once a pause for all of a request's partitions that wait", async () => {
+    const topics = new TopicRegistry(storage.metadata, clock, storage.stores.length, {
+      featureLevel: async () => COMMIT_LOG_LEVEL,
+    });
+    const topic = await topics.create({ name: 'gap-reads-2', partitionCount: 2, replicationFactor: 1 });
+    const producer = await new ProducerIds(storage.metadata).init();
+    const request = (log: PartitionLog, seq: number) =>
+      log.append(
+        topic,
+        [0, 1].map((p) => ({ partition: p, records: [rec(`p${p}s${seq}`)] })),
+        {
+          producer: {
+            ...producer,
+            baseSequences: new Map([
+              [0, seq],
+              [1, seq],
+            ]),
+          },
+        },
+      );
+    const lambda = countingStateReads(storage.metadata);
+    const log = newLog(lambda.store, storage.stores);
+    for (const p of [0, 1]) expect((await request(log, 0)).get(p)).toMatchObject({ ok: true });
+    const before = lambda.reads();
+    const out = await request(log, 5);
+    for (const p of [0, 1])
+      expect(out.get(p)).toMatchObject({ ok: false, error: { errorName: 'OUT_OF_ORDER_SEQUENCE_NUMBER' } });
+    // Both partitions' runs and their commit share one read a pause (a read for each run, and the
+    // commit's own, took 17).
+    expect(lambda.reads() - before).toBe(SEQUENCE_GAP_WAITS_MS.length + 2);
+  });
+});
