@@ -138,6 +138,7 @@ const SHORT = 32;
 class Reader {
   pos = 0;
   private readonly words: Int32Array;
+  private readonly view: DataView;
   /** The bit of the name `name()` last read in NAMES (1 << its index), 0 for another name. */
   private nameBit = 0;
   /** The next backslash at or after `pos` as last looked up (-1: none left). */
@@ -149,6 +150,7 @@ class Reader {
     private readonly ascii: boolean,
   ) {
     this.words = wordsOf(b);
+    this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
   }
 
   /** The next byte that is not whitespace. */
@@ -198,6 +200,17 @@ class Reader {
       if (c === BACKSLASH || c < 0x20) return -1;
     }
     return -1;
+  }
+
+  /** True when the `n` bytes at `at` are those at `from`: four at a time, at any alignment. */
+  private sameBytes(at: number, from: number, n: number): boolean {
+    if (at + n > this.b.length) return false;
+    const view = this.view;
+    let i = 0;
+    for (; i + 4 <= n; i += 4) if (view.getInt32(at + i) !== view.getInt32(from + i)) return false;
+    const b = this.b;
+    for (; i < n; i++) if (b[at + i] !== b[from + i]) return false;
+    return true;
   }
 
   /** True when bytes [start, end) hold no raw control byte. */
@@ -333,7 +346,8 @@ class Reader {
     let valueData: Uint8Array | null = null;
     for (let h = 0; h < this.layoutHoleCount * 3; h += 3) {
       const holeStart = holes[h + 1]!;
-      for (; literal < holeStart; literal++, p++) if (b[p] !== b[literal]) return false;
+      if (!this.sameBytes(p, literal, holeStart - literal)) return false;
+      p += holeStart - literal;
       const bit = holes[h]!;
       if (bit === ID) {
         const end = this.plainEnd(p - 1);
@@ -356,7 +370,8 @@ class Reader {
       }
       literal = holes[h + 2]!;
     }
-    for (; literal < this.layoutEnd; literal++, p++) if (b[p] !== b[literal]) return false;
+    if (!this.sameBytes(p, literal, this.layoutEnd - literal)) return false;
+    p += this.layoutEnd - literal;
     this.pos = p;
     entries.push(new ReadRecord(id!, partition, keyData, valueData, this.layoutKeyType, this.layoutValueType));
     return true;
