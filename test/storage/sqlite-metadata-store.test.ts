@@ -58,4 +58,49 @@ describe('SqliteMetadataStore specifics', () => {
       b.close();
     }
   });
+
+  it('answers a get with what another connection committed since this one wrote or read the item', async () => {
+    const a = new SqliteMetadataStore(path);
+    const b = new SqliteMetadataStore(path);
+    try {
+      await a.put('p', 's', { n: 1 });
+      await a.putAll('p', 'main', { n: 1 }, undefined, [{ sk: 'side', value: { n: 1 } }]);
+      expect(await a.get('p', 's')).toEqual({ pk: 'p', sk: 's', version: 1, value: { n: 1 } });
+      // Another process's writes and deletes of items this connection wrote or read.
+      await b.put('p', 's', { n: 2 }, { ifVersion: 1 });
+      await b.put('p', 'side', { n: 2 });
+      await b.delete('p', 'main');
+      expect(await a.get('p', 's')).toEqual({ pk: 'p', sk: 's', version: 2, value: { n: 2 } });
+      expect(await a.get('p', 'side')).toEqual({ pk: 'p', sk: 'side', version: 2, value: { n: 2 } });
+      expect(await a.get('p', 'main')).toBeUndefined();
+      // This connection's own writes, deletes and failed conditions, read back through it.
+      await a.put('p', 's', { n: 3 }, { ifVersion: 2 });
+      expect(await a.get('p', 's')).toEqual({ pk: 'p', sk: 's', version: 3, value: { n: 3 } });
+      await expect(a.put('p', 's', { n: 4 }, { ifVersion: 2 })).rejects.toBeInstanceOf(ConditionFailedError);
+      expect(await a.get('p', 's')).toEqual({ pk: 'p', sk: 's', version: 3, value: { n: 3 } });
+      await a.delete('p', 's', { ifVersion: 3 });
+      expect(await a.get('p', 's')).toBeUndefined();
+      expect(await b.get('p', 's')).toBeUndefined();
+      // Read, then changed by the other connection: the read is not answered again.
+      await b.put('p', 'r', 'first');
+      expect(await a.get('p', 'r')).toMatchObject({ value: 'first' });
+      await b.put('p', 'r', 'second');
+      expect(await a.get('p', 'r')).toMatchObject({ version: 2, value: 'second' });
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
+  it('gives each get its own copy of a kept item', async () => {
+    const a = new SqliteMetadataStore(path);
+    try {
+      await a.put('p', 's', { list: [1] });
+      const first = await a.get<{ list: number[] }>('p', 's');
+      first!.value.list.push(2);
+      expect((await a.get('p', 's'))!.value).toEqual({ list: [1] });
+    } finally {
+      a.close();
+    }
+  });
 });
