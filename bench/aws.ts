@@ -36,6 +36,7 @@ import { latencyProfile, OBJECT_PROFILES, DYNAMODB } from './latency-profiles.js
 import { RECORD_BYTES } from './payload.js';
 import { REPO } from './processes.js';
 import { FUNCTION_SPECS } from '../infra/log-functions.js';
+import { routeFor } from '../infra/routes.js';
 import type { FunctionServes } from '../functions/http-entry.js';
 import { FETCH_SERVES } from '../functions/fetch-routes.js';
 import { PRODUCE_SERVES } from '../functions/produce-routes.js';
@@ -125,10 +126,10 @@ interface Row {
 function routeOf(req: Request): 'produce' | 'fetch' | 'admin' | 'push' {
   const path = new URL(req.url).pathname;
   if (path.startsWith('/@connections/')) return 'push';
-  if (req.method === 'POST' && /\/records(:batch)?$/.test(path)) return 'produce';
-  if ((req.method === 'POST' && path.endsWith('/records:fetch')) || (req.method === 'GET' && path.endsWith('/records')))
-    return 'fetch';
-  return 'admin';
+  // API Gateway's routes as the stack builds them: the multi-partition fetch (`records:fetch`) is
+  // the admin function's, whose routes hold it (the fetch function's do not: a 404 there sends the
+  // client back to one fetch per partition).
+  return routeFor(req.method, path)?.target ?? 'admin';
 }
 
 /**
