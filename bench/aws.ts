@@ -113,6 +113,11 @@ interface Row {
   callsByItem: typeof callsByItem;
   /** Partition errors in the produce answers, by Kafka error name. */
   produceErrors: Record<string, number>;
+  /**
+   * Records the topic holds after the cell (its partitions' high watermarks): the records produced,
+   * each once, however the environments raced at the conditional writes (the producer is idempotent).
+   */
+  storedRecords: number;
   /** Share of storage calls whose emulator took longer than the drawn latency. */
   overrunShare: number;
   /** After the commit: the push posts (and those carrying the records), and the consumer's fetches. */
@@ -177,8 +182,9 @@ async function main(): Promise<void> {
       // Every process's calls counted in one place, below the compositions.
       const counted = countOperations(slowed.metadata, slowed.stores);
       const storage: Storage = { metadata: counted.metadata, stores: counted.stores, close: () => slowed.close() };
-      // The bench's own calls (creating the cells' topics), as an operator's would be.
-      const app = createApp(createServices(config, storage, undefined, { countOperations: false }));
+      // The bench's own calls (creating the cells' topics, reading what they hold), as an operator's would be.
+      const operator = createServices(config, storage, undefined, { countOperations: false });
+      const app = createApp(operator);
       // The push consumer's WebSocket (API Gateway's and the push function's part on AWS, not modelled),
       // with services of its own: the push function is another process.
       const pushServices = createServices(config, storage, undefined, { countOperations: false });
@@ -292,6 +298,10 @@ async function main(): Promise<void> {
             600_000,
           );
           const consumed = await consume;
+          const meta = await operator.topics.get(topic);
+          let storedRecords = 0;
+          for (let p = 0; p < cell.partitions; p++) storedRecords += (await operator.log.state(meta, p)).highWatermark;
+          if (storedRecords !== RECORDS) log(`  ${topic} holds ${storedRecords} records, not the ${RECORDS} produced`);
           const counts = diffCounts(counted.snapshot(), before);
           const p = parseTotals(produce);
           const c = parseTotals(consumed);
@@ -309,6 +319,7 @@ async function main(): Promise<void> {
             callsByRoute: structuredClone(callsByRoute),
             callsByItem: structuredClone(callsByItem),
             produceErrors,
+            storedRecords,
             push: {
               ...posts,
               fetch: percentiles(functions.fetch.traces.filter((t) => t.status < 300).map((t) => t.durationMs)),
@@ -494,7 +505,7 @@ function render(rows: Row[], seconds: number): string {
         Object.entries(r.produceErrors)
           .map(([name, n]) => `${name} ${n}`)
           .join(', ') || '0'
-      } | ${f(r.dollarsPerGib.lambda, 4)}; ${f(r.dollarsPerGib.lambdaWall, 4)} | ${f(r.dollarsPerGib.s3, 4)} | ${f(r.dollarsPerGib.dynamodb, 4)} | ${f(r.dollarsPerGib.total, 4)} |`,
+      }${r.storedRecords === r.records ? '' : `; ${f(r.storedRecords)} records stored of ${f(r.records)}`} | ${f(r.dollarsPerGib.lambda, 4)}; ${f(r.dollarsPerGib.lambdaWall, 4)} | ${f(r.dollarsPerGib.s3, 4)} | ${f(r.dollarsPerGib.dynamodb, 4)} | ${f(r.dollarsPerGib.total, 4)} |`,
     );
   }
   lines.push(
