@@ -1,5 +1,6 @@
 import { PartitionLog } from '../../src/log/partition-log.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
+import { txnPk } from '../../src/storage/key-layout.js';
 import { createTransactionCoordinator } from '../../src/transactions/index.js';
 import { TopicRegistry } from '../../src/topics/topics.js';
 import type { Scenario, ScenarioFigures, Simulation } from './scenario.js';
@@ -13,7 +14,8 @@ import { perOp, type TrafficSummary } from './simulated-storage.js';
  * their own; below it they are lists in the transaction's one item, which passes DynamoDB's 400 KB
  * item limit (the memory store does not refuse it: the figure shows by how much). Figures: the
  * largest transaction item, and calls and units per AddPartitionsToTxn (the first and the last
- * 100 calls), per TxnOffsetCommit and for the commit.
+ * 100 calls), per TxnOffsetCommit and for the commit, and the peak write units a second on the
+ * transaction's key (its joins paced under DynamoDB's 1,000 a key).
  */
 export const largeTransaction: Scenario = {
   name: 'large-transaction',
@@ -47,6 +49,8 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
     topics,
     log,
     featureLevel: () => sim.featureLevel,
+    // Paced writes wait in simulated time.
+    sleep: (ms) => time.sleep(ms),
   });
   const id = 'wide-producer';
   const producer = await txns.init(id, 60_000);
@@ -70,6 +74,7 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
   const added = s.traffic.summary();
   sim.log(`${partitions} partitions added`);
   const metadataText = 'm'.repeat(METADATA_BYTES);
+  const offsetsStarted = time.now();
   for (let c = 0; c < OFFSETS / OFFSETS_PER_COMMIT; c++) {
     const offsets = Array.from({ length: OFFSETS_PER_COMMIT }, (_, i) => ({
       topic: 'input',
@@ -80,6 +85,7 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
     await txns.commitOffsets(id, producer, 'consumers', offsets);
   }
   const committedOffsets = s.traffic.summary();
+  const offsetsSeconds = (time.now() - offsetsStarted) / 1000;
   sim.log(`${OFFSETS} offsets committed to the transaction`);
   const commitStarted = time.now();
   const ended = await txns.end(id, producer, true);
@@ -94,6 +100,9 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
     'per AddPartitionsToTxn of 10 (the first 100)': perOp(first!, undefined, 100),
     'per AddPartitionsToTxn of 10 (the last 100)': perOp(added, lastFrom, 100),
     [`per TxnOffsetCommit of ${OFFSETS_PER_COMMIT}`]: perOp(committedOffsets, added, OFFSETS / OFFSETS_PER_COMMIT),
+    'TxnOffsetCommits simulated seconds': offsetsSeconds.toFixed(1),
+    // DynamoDB takes 1,000 write units a second on one partition key (the joins are paced under it).
+    'peak WCU/s on the transaction key': s.traffic.peakKeyWriteUnitsOf(txnPk(id)),
     'EndTxn (commit)': perOp(all, committedOffsets, 1),
     'EndTxn simulated seconds': (commitMs / 1000).toFixed(1),
   };

@@ -69,6 +69,11 @@ class PeakRate {
     }
   }
 
+  /** The highest one-second amount of `key` (0: none). */
+  peakOf(key: string): number {
+    return this.windows.get(key)?.peak ?? 0;
+  }
+
   /** The key with the highest one-second peak, and that peak. */
   top(): { key: string; perSecond: number } {
     let best = { key: '-', perSecond: 0 };
@@ -110,6 +115,11 @@ export class Traffic {
   start(): void {
     this.c = freshCounts();
     this.recording = true;
+  }
+
+  /** The highest write units in one second on partition key `pk` while recording. */
+  peakKeyWriteUnitsOf(pk: string): number {
+    return this.c.keyWrites.peakOf(pk);
   }
 
   /** Write units of each write of `item` (pk|sk) while recording: what one write of it costs. */

@@ -32,7 +32,14 @@ import type { DurableTimer, DurableTimers } from '../timer/durable-timers.js';
 import { TXN_REGISTRY_PK, TXN_STATE_SK as TXN_SK, txnPk } from '../storage/key-layout.js';
 import { SUPPORTED_FEATURE_LEVEL, writeVersion } from '../storage/formats.js';
 import { clearPendingOffsets, markPendingOffsets, unstableOffsets } from './pending-offsets.js';
-import { entriesOf, holdsEntry, type Pace, TransactionItems } from './transaction-items.js';
+import {
+  entriesOf,
+  holdsEntry,
+  JOIN_WRITE_BURST,
+  JOIN_WRITE_RATE,
+  type Pace,
+  TransactionItems,
+} from './transaction-items.js';
 import {
   checkProducer,
   completeEnd,
@@ -62,9 +69,11 @@ export const TXN_TIDY_KIND = 'txn-tidy';
 
 /**
  * An end deletes at most this many entries itself (four batches, as it did before pacing); more
- * go to the tidy timer. Each firing of it deletes at most TIDY_PER_FIRING, at TIDY_RATE a second:
- * one transactional id is one DynamoDB partition key, which takes 1,000 writes a second; half is
- * left to the id's next transaction. 11,000 entries: 11 firings of 2 s, one per scheduler tick.
+ * go to the tidy timer. Each firing of it deletes at most TIDY_PER_FIRING, at TIDY_RATE write units
+ * a second (a delete is billed by the size of the item it deletes: an offset with 4 KB of metadata
+ * is 5): one transactional id is one DynamoDB partition key, which takes 1,000 a second; half is
+ * left to the id's next transaction (its joins take JOIN_WRITE_RATE). 11,000 small entries: 11
+ * firings of 2 s, one per scheduler tick.
  */
 export const INLINE_TIDY = 100;
 export const TIDY_PER_FIRING = 1_000;
@@ -94,7 +103,7 @@ export interface TransactionDeps {
     offsets: { topic: string; partition: number; offset: number }[],
   ) => Promise<void>;
   timers: DurableTimers;
-  /** How a tidy waits to keep to TIDY_RATE (default setTimeout). */
+  /** How a tidy and a join's entries wait to keep to their rates (default setTimeout). */
   sleep?: (ms: number) => Promise<void>;
   config?: Partial<TransactionConfig>;
   /** The cluster's feature level (src/storage/feature-level.ts): level 8 writes transaction format 2. Absent: the newest. */
@@ -125,8 +134,10 @@ const ATTEMPTS = 50;
 export class TransactionCoordinator {
   readonly config: TransactionConfig;
   private readonly items: TransactionItems;
+  private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(private readonly deps: TransactionDeps) {
+    this.sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
     this.config = { ...DEFAULT_TRANSACTION_CONFIG, ...deps.config };
     this.items = new TransactionItems(deps.metadata);
   }
@@ -435,7 +446,7 @@ export class TransactionCoordinator {
         // Format 2's entries left from ended transactions go first: none is left without its id.
         // A page a firing, paced: many left, the removal comes back at the next tick.
         if (isSplit(item.value)) {
-          const page = await this.items.tidyPage(transactionalId, { limit: TIDY_PER_FIRING }, this.pacer());
+          const page = await this.items.tidyPage(transactionalId, { limit: TIDY_PER_FIRING }, this.pacer(TIDY_RATE));
           if (!page.done) return { done: { expireFrom: now + 1 - this.config.idExpirationMs } };
         }
         return { remove: true, answer: () => 'removed' as const };
@@ -464,7 +475,11 @@ export class TransactionCoordinator {
       return;
     }
     if (item.value.tidyThrough === undefined) return; // tidied, or the end never completed here
-    const page = await this.items.tidyPage(transactionalId, { through, after, limit: TIDY_PER_FIRING }, this.pacer());
+    const page = await this.items.tidyPage(
+      transactionalId,
+      { through, after, limit: TIDY_PER_FIRING },
+      this.pacer(TIDY_RATE),
+    );
     if (!page.done) {
       await this.scheduleTidy(
         { transactionalId, through, ...(page.last !== undefined && { after: page.last }) },
@@ -528,7 +543,7 @@ export class TransactionCoordinator {
         const now = this.deps.clock.now();
         const next = startSplit(rec, now);
         if (add.groups) await markPendingOffsets(this.deps.metadata, add.groups, transactionalId, item.version);
-        await this.items.write(transactionalId, next.seq, writes);
+        await this.items.write(transactionalId, next.seq, writes, this.pacer(JOIN_WRITE_RATE, JOIN_WRITE_BURST));
         await this.scheduleTimeout(transactionalId, now + rec.timeoutMs, now);
         const started = await this.deps.metadata
           .put(txnPk(transactionalId), TXN_SK, next, { ifVersion: item.version })
@@ -542,7 +557,7 @@ export class TransactionCoordinator {
         const missing = writes.filter((w) => !holdsEntry(found?.get(w.sk), w, rec.seq));
         if (missing.length === 0) return;
         if (add.groups) await markPendingOffsets(this.deps.metadata, add.groups, transactionalId, item.version);
-        await this.items.write(transactionalId, rec.seq, missing);
+        await this.items.write(transactionalId, rec.seq, missing, this.pacer(JOIN_WRITE_RATE, JOIN_WRITE_BURST));
         // Joined only if the transaction is still Ongoing after the entries landed (transaction-items.ts).
         const after = await this.require(transactionalId);
         if (isSplit(after.value) && after.value.state === 'Ongoing' && after.value.seq === rec.seq) return;
@@ -680,13 +695,17 @@ export class TransactionCoordinator {
     );
   }
 
-  /** Waits after each batch of a tidy so that its deletes keep to TIDY_RATE a second. */
-  private pacer(): Pace {
+  /**
+   * Keeps one call's writes on an id's key to `rate` write units a second past its first `free`
+   * (a tidy's deletes, after each batch; a join's entries, each). Per call: a producer's requests
+   * follow one another, each served by whichever process, and a call of n units takes at least
+   * (n - free) / rate seconds.
+   */
+  private pacer(rate: number, free = 0): Pace {
     const started = this.deps.clock.now();
-    const sleep = this.deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-    return async (deleted) => {
-      const wait = started + (deleted * 1000) / TIDY_RATE - this.deps.clock.now();
-      if (wait > 0) await sleep(wait);
+    return async (units) => {
+      const wait = started + (Math.max(0, units - free) * 1000) / rate - this.deps.clock.now();
+      if (wait > 0) await this.sleep(wait);
     };
   }
 

@@ -19,6 +19,7 @@
  * per firing of a durable timer, in batches, paced under what one partition key of DynamoDB takes
  * (transaction-coordinator.ts, `onTidy`).
  */
+import { itemBytes } from '../storage/observed-stores.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
 import {
   TXN_GROUP_PREFIX,
@@ -72,8 +73,26 @@ export const holdsEntry = (found: MetaItem<TxnEntry> | undefined, write: EntryWr
 /** Deletes in flight at once: BatchWriteItem's 25, made as conditional deletes (a batch write has no condition). */
 export const DELETE_BATCH = 25;
 
-/** After each batch, waits until the deletes so far keep to the tidy's rate. */
-export type Pace = (deleted: number) => Promise<void>;
+/**
+ * Waits until the writes so far keep to a rate on the id's key: `units` is their write units so
+ * far (a write, or a delete, is billed by the size of its item: a unit a KB, so an offset with 4 KB
+ * of metadata is 5). One transactional id is one DynamoDB partition key, which takes 1,000 write
+ * units a second and throttles past it.
+ */
+export type Pace = (units: number) => Promise<void>;
+
+/** DynamoDB's write units of an item of the metadata store's layout: one a KB, rounded up. */
+export const writeUnitsOf = (pk: string, sk: string, value: unknown): number =>
+  Math.max(1, Math.ceil(itemBytes(pk, sk, 1, value) / 1024));
+
+/**
+ * Write units a second a join's entries take on the id's key past JOIN_WRITE_BURST (its tidy takes
+ * TIDY_RATE; the rest is the state item's). Ten TxnOffsetCommits of 100 offsets with 4 KB of
+ * metadata, in one second, were ~5,000 a second there.
+ */
+export const JOIN_WRITE_RATE = 400;
+/** Write units a join writes at once: 100 small entries, or 20 offsets with 4 KB of metadata. */
+export const JOIN_WRITE_BURST = 100;
 
 export class TransactionItems {
   constructor(private readonly metadata: MetadataStore) {}
@@ -85,10 +104,22 @@ export class TransactionItems {
     return new Map(sks.map((sk, i) => [sk, found[i]]));
   }
 
-  /** Writes the entries into transaction `seq` (unconditional: a join only adds, and a repeat writes the same). */
-  async write(transactionalId: string, seq: number, writes: EntryWrite[]): Promise<void> {
+  /**
+   * Writes the entries into transaction `seq` (unconditional: a join only adds, and a repeat writes
+   * the same), each once `pace` lets its units through. The join counts only once the state item is
+   * read after them (transaction-coordinator.ts), so a paced write changes when it joins, not whether.
+   */
+  async write(transactionalId: string, seq: number, writes: EntryWrite[], pace?: Pace): Promise<void> {
     const pk = txnPk(transactionalId);
-    await Promise.all(writes.map((w) => this.metadata.put<TxnEntry>(pk, w.sk, { seq, ...w.value } as TxnEntry)));
+    let units = 0;
+    await Promise.all(
+      writes.map(async (w) => {
+        const value = { seq, ...w.value } as TxnEntry;
+        const through = (units += writeUnitsOf(pk, w.sk, value));
+        await pace?.(through);
+        await this.metadata.put<TxnEntry>(pk, w.sk, value);
+      }),
+    );
   }
 
   /** Every entry under the id (one query), the state item left out. */
@@ -135,15 +166,18 @@ export class TransactionItems {
    */
   async delete(transactionalId: string, items: MetaItem<TxnEntry>[], pace?: Pace): Promise<void> {
     const pk = txnPk(transactionalId);
+    let units = 0;
     for (let i = 0; i < items.length; i += DELETE_BATCH) {
+      const batch = items.slice(i, i + DELETE_BATCH);
       await Promise.all(
-        items.slice(i, i + DELETE_BATCH).map((item) =>
+        batch.map((item) =>
           this.metadata.delete(pk, item.sk, { ifVersion: item.version }).catch((e: unknown) => {
             if (!(e instanceof ConditionFailedError)) throw e;
           }),
         ),
       );
-      await pace?.(Math.min(i + DELETE_BATCH, items.length));
+      for (const item of batch) units += writeUnitsOf(pk, item.sk, item.value);
+      await pace?.(units);
     }
   }
 

@@ -80,7 +80,9 @@ async function setup() {
     t,
     waits,
     coordinator,
+    /** The process dies at the n-th wait from now (a join's paced entries wait too: those before are not counted). */
     dieAt: (n: number | undefined) => {
+      waits.length = 0;
       dieAtWait = n;
     },
     advance: (ms: number) => {
