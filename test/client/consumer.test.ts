@@ -3,14 +3,8 @@ import { Kafka, type Consumer, type ConsumerRecord, type TopicPartition } from '
 import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
 import { startArrivalProxy } from '../support/arrival-proxy.js';
 import { proxy } from './support/flaky-proxy.js';
+import { until } from '../support/until.js';
 
-const until = async (what: string, cond: () => boolean | Promise<boolean>, ms = 15_000) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 const key = (r: { partition: number; offset: number }) => `${r.partition}@${r.offset}`;
 const sortTps = (tps: TopicPartition[]) => tps.map((t) => `${t.topic}-${t.partition}`).sort();
 

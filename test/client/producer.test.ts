@@ -5,14 +5,7 @@ import { partitionForKey } from '../../src/wire/murmur2.js';
 import { decodeTopicData } from '../../src/wire/produce-request.js';
 import { flakyProxy, isMultiPartitionProduce, isProduce, proxy } from './support/flaky-proxy.js';
 import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
-
-const until = async (cond: () => boolean, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
+import { until } from '../support/until.js';
 
 /** Every record of a topic, partition by partition, as `value` strings in offset order. */
 async function readAll(
@@ -226,7 +219,7 @@ describe('producer against the local server', () => {
       const sends = Array.from({ length: 40 }, (_, i) =>
         producer.send({ topic: 'one-busy', messages: [{ value: Buffer.alloc(500, i) }] }),
       );
-      await until(() => held.log.filter(isProduce).length >= 5, 350).catch(() => {});
+      await until('5 produces held', () => held.log.filter(isProduce).length >= 5, 350).catch(() => {});
       await new Promise((r) => setTimeout(r, 50));
       expect(held.log.filter(isProduce).length).toBe(5);
       const acked = (await Promise.all(sends)).map(([m]) => m!.offset);
@@ -314,7 +307,7 @@ describe('producer against the local server', () => {
     try {
       const producer = new Kafka({ url: p.origin }).producer({ lingerMs: 0, retryBackoffMs: 10 });
       const first = producer.send({ topic: 'overtaken', messages: [{ value: 'a' }] });
-      await until(() => n >= 1);
+      await until('a request', () => n >= 1);
       const second = producer.send({ topic: 'overtaken', messages: [{ value: 'b' }] });
       const identity = producer.producerIdentity!;
       const [[ma], [mb]] = await Promise.all([first, second]);
@@ -348,7 +341,7 @@ describe('producer against the local server', () => {
     try {
       const producer = new Kafka({ url: p.origin }).producer({ lingerMs: 0, retryBackoffMs: 10 });
       const first = producer.send({ topic: 'bumped', messages: [{ value: 'a', partition: 0 }] });
-      await until(() => n >= 1);
+      await until('a request', () => n >= 1);
       const second = producer.send({ topic: 'bumped', messages: [{ value: 'b', partition: 1 }] });
       const epoch = producer.producerIdentity!.producerEpoch;
       await Promise.all([first, second]);

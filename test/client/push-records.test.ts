@@ -12,22 +12,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { Kafka, type Consumer } from '../../src/client/index.js';
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
-
-const until = async (what: string, cond: () => boolean, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
-
-/** Until no fetch has been sent for 300 ms. */
-const quiet = async (fetches: { n: number }) => {
-  for (let last = -1; fetches.n !== last; ) {
-    last = fetches.n;
-    await new Promise((r) => setTimeout(r, 300));
-  }
-};
+import { quiet, until } from '../support/until.js';
 
 const countingFetch =
   (fetches: { n: number }): typeof globalThis.fetch =>
@@ -133,7 +118,7 @@ describe('records in push notifications, with lost, duplicate and stale posts', 
       });
 
       // The connection's opening fetches once more (without a wait); then it waits on the socket.
-      await quiet(fetches);
+      await quiet(fetches, 300);
 
       // Records at its position: taken from the message, no fetch.
       await produce(5, 7);
@@ -205,7 +190,7 @@ describe('records in push notifications, with lost, duplicate and stale posts', 
     try {
       await produce('log-0', 'log-1');
       await until('the arm', () => subscribes.some((m) => m.topic === 'stable') && seen.length === 2);
-      await quiet(fetches);
+      await quiet(fetches, 300);
       await produce('log-2', 'log-3');
       // Told while a transaction before them is open: not readable yet, neither taken nor fetched.
       socket!.send(pushed(2, 3, 4, 2, 'stable'));

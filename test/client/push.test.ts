@@ -9,22 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, type Consumer } from '../../src/client/index.js';
 import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
-
-const until = async (what: string, cond: () => boolean, ms: number) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
-
-/** Until no fetch has been sent for 500 ms (a loaded machine sends a wake-up's fetches late). */
-const quiet = async (fetches: { n: number }) => {
-  for (let last = -1; fetches.n !== last; ) {
-    last = fetches.n;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-};
+import { quiet, until } from '../support/until.js';
 
 describe('push across server processes', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;

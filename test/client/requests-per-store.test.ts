@@ -10,14 +10,7 @@ import { partitionForKey } from '../../src/wire/murmur2.js';
 import { decodeTopicData } from '../../src/wire/produce-request.js';
 import { isMultiPartitionProduce, isProduce, proxy } from './support/flaky-proxy.js';
 import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
-
-const until = async (cond: () => boolean, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
+import { until } from '../support/until.js';
 
 describe('produce requests per leader store (three stores, RF 1)', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -44,7 +37,9 @@ describe('produce requests per leader store (three stores, RF 1)', () => {
     const producer = new Kafka({ url: front.origin }).producer(config);
     await producer.connect();
     await producer.send({ topic, messages: [{ value: 'warm', partition: 0 }] });
-    await until(() => front.log.some((e) => e.method === 'GET' && /\/partitions(\?|$)/.test(e.url) && e.endedAt > 0));
+    await until('the placements read', () =>
+      front.log.some((e) => e.method === 'GET' && /\/partitions(\?|$)/.test(e.url) && e.endedAt > 0),
+    );
     const before = front.log.filter(isProduce).length;
     return { front, producer, produces: () => front.log.filter(isProduce).slice(before) };
   }

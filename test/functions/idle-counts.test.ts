@@ -35,6 +35,7 @@ import {
   type Invocation,
   type WebSocketApi,
 } from '../support/api-gateway.js';
+import { until } from '../support/until.js';
 
 const WINDOW_MS = 15_000;
 const SCALE = 100;
@@ -108,11 +109,11 @@ describe('an idle consumer member through the Lambda adapter', () => {
     });
     await consumer.subscribe({ topics: ['idle'] });
     await consumer.run({ eachMessage: async () => {} });
-    const until = async (cond: () => boolean) => {
-      for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
-      expect(cond()).toBe(true);
-    };
-    await until(() => consumer.assignment().length === 12 && (ws.messages.get('subscribe') ?? 0) > 0);
+    await until(
+      'the assignment and an arm',
+      () => consumer.assignment().length === 12 && (ws.messages.get('subscribe') ?? 0) > 0,
+      10_000,
+    );
     await new Promise((r) => setTimeout(r, 1500));
 
     const FNS = ['produce', 'fetch', 'admin', 'heartbeat', 'push'] as const;

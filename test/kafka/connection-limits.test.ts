@@ -17,6 +17,7 @@ import type { GaugeName, MetricName, Metrics } from '../../src/metrics.js';
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
 import { startKafkaServer, type TestKafkaServer } from './support/kafka-server.js';
 import { RawClient } from './support/raw-client.js';
+import { until } from '../support/until.js';
 
 /** Every count and every gauge's latest and highest value. */
 class Recorder implements Metrics {
@@ -84,14 +85,6 @@ async function authenticate(c: RawClient, password = 'alice-secret') {
   return (await c.request(m.SaslAuthenticate, 2, { authBytes: Buffer.from(`\u0000alice\u0000${password}`) })).body;
 }
 
-const until = async (what: () => boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
-
 describe('connection quotas', () => {
   it('refuses connections over max.connections.per.ip, per address, with overrides, and counts each', async () => {
     const metrics = await start({
@@ -109,7 +102,7 @@ describe('connection quotas', () => {
     expect(metrics.count('KafkaConnectionsRefused')).toBe(2);
     // A closed connection frees its address's place.
     clients[0]!.close();
-    await until(() => metrics.latest.get('KafkaConnections') === 5);
+    await until('5 connections', () => metrics.latest.get('KafkaConnections') === 5);
     expect((await connect('127.0.0.2')).served).toBe(true);
     expect(metrics.max.get('KafkaConnections')).toBe(6);
   });
@@ -202,7 +195,7 @@ describe('queued.max.request.bytes', () => {
       partial.writeInt32BE(2 * MiB);
       c.write(partial);
     }
-    await until(() => (metrics.latest.get('KafkaMemoryPoolUsedBytes') ?? 0) >= 2 * 2 * MiB);
+    await until('4 MiB of the pool in use', () => (metrics.latest.get('KafkaMemoryPoolUsedBytes') ?? 0) >= 2 * 2 * MiB);
     await new Promise((r) => setTimeout(r, 200));
     // Two frames fit; the other four connections wait, holding no more than their small allowance.
     expect(metrics.max.get('KafkaMemoryPoolUsedBytes')).toBeLessThanOrEqual(pool + 6 * 64 * 1024);
@@ -233,7 +226,7 @@ describe('queued.max.request.bytes', () => {
     for (const h of hogs) h.close();
     const answer = await producer.readFrame(5000);
     expect(answer).toBeDefined();
-    await until(() => metrics.latest.get('KafkaMemoryPoolUsedBytes') === 0);
+    await until('the pool given back', () => metrics.latest.get('KafkaMemoryPoolUsedBytes') === 0);
     expect(metrics.max.get('KafkaMemoryPoolUsedBytes')).toBeLessThanOrEqual(pool + 6 * 64 * 1024);
   });
 
@@ -252,7 +245,7 @@ describe('queued.max.request.bytes', () => {
       partial.writeInt32BE(512 * 1024);
       c.write(partial);
     }
-    await until(() => (metrics.latest.get('KafkaMemoryPoolUsedBytes') ?? 0) >= 1.5 * MiB);
+    await until('1.5 MiB of the pool in use', () => (metrics.latest.get('KafkaMemoryPoolUsedBytes') ?? 0) >= 1.5 * MiB);
     await new Promise((r) => setTimeout(r, 200));
     expect(metrics.max.get('KafkaMemoryPoolUsedBytes')).toBeLessThanOrEqual(pool / 2 + 20 * 64 * 1024);
     // An authenticated client still gets a large request read.

@@ -9,6 +9,7 @@ import * as m from '../../src/kafka/protocol/messages/index.js';
 import { ERRORS } from '../../src/wire/errors.js';
 import { startKafkaServer, type TestKafkaServer } from './support/kafka-server.js';
 import { decodeResponse, fetchPartition, fetchRequest, RawClient } from './support/raw-client.js';
+import { until } from '../support/until.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
@@ -50,14 +51,6 @@ async function topicWithRecords(topic: string, count: number) {
   expect(posted.status).toBe(207);
 }
 
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 20_000) {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** Reads `count` records with a fresh consumer of `groupId`, committing as it goes; `afterFetch` runs after each fetch. */
 async function consume(
   groupId: string,
@@ -78,7 +71,7 @@ async function consume(
   await c.subscribe({ topic, fromBeginning });
   await c.run({ autoCommitThreshold: 1, eachMessage: async ({ message }) => void got.push(message.value!.toString()) });
   try {
-    await until(`${count} records of ${topic}`, () => crashed !== undefined || got.length >= count);
+    await until(`${count} records of ${topic}`, () => crashed !== undefined || got.length >= count, 20_000);
     expect(crashed).toBeUndefined();
   } finally {
     await c.disconnect();

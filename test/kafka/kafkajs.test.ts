@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKafkaServer, type TestKafkaServer } from './support/kafka-server.js';
 import { unpackProducers } from '../../src/partition/producer-state.js';
 import { readRecords } from '../support/read-records.js';
+import { until } from '../support/until.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
@@ -33,14 +34,6 @@ async function createTopic(topic: string, numPartitions: number) {
   await admin.connect();
   await admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: false });
   await admin.disconnect();
-}
-
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 15_000) {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function http(method: string, path: string, body?: unknown) {
