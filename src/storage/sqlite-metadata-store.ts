@@ -18,18 +18,6 @@ interface Row {
   value: string;
 }
 
-/** A write's new version(s), and `data_version` inside its transaction (see `kept`). */
-interface Written {
-  version: number;
-  versions?: number[];
-  dataVersion: number;
-}
-
-/** Rows kept for `get` (`SqliteMetadataStore.kept`): the items a process is busy with, small ones only. */
-const KEPT_ROWS = 1024;
-const KEPT_ROW_CHARS = 16 * 1024;
-const keyOf = (pk: string, sk: string) => `${pk}\u0000${sk}`;
-
 /**
  * Metadata items in one SQLite table, for the single-machine mode and for tests.
  *
@@ -46,23 +34,14 @@ export class SqliteMetadataStore implements MetadataStore {
   private readonly queries = new Map<string, Database.Statement>();
   /** Built once: making a transaction function per write was 3% of a small produce request. */
   private readonly putTransaction: Database.Transaction<
-    (pk: string, sk: string, json: string, condition: WriteCondition | undefined) => Written
+    (pk: string, sk: string, json: string, condition: WriteCondition | undefined) => number
   >;
   /** Writes through this connection, per partition key (other connections move `data_version`). */
   private readonly changes = new ChangeCounters();
   private readonly dataVersion: Database.Statement<[], number>;
   private readonly putAllTransaction: Database.Transaction<
-    (pk: string, sk: string, json: string, condition: WriteCondition | undefined, rest: [string, string][]) => Written
+    (pk: string, sk: string, json: string, condition: WriteCondition | undefined, rest: [string, string][]) => number
   >;
-  /**
-   * Rows as this connection last wrote or read them, with `data_version` as of then: while it
-   * reads the same, no other connection (another process sharing the file) has committed since,
-   * and this connection's own writes replace or drop the row here, so `get` answers it without
-   * the SELECT (most of an individual share acknowledgement's read of its item). `data_version`
-   * of a write is read inside its IMMEDIATE transaction, where no other connection can commit;
-   * of a read, before the SELECT (a commit in between only makes the row look older than it is).
-   */
-  private readonly kept = new Map<string, { row: Row; dataVersion: number }>();
 
   /**
    * `path` is a database file (created when missing) or ':memory:'. `fsync` (the local backend's
@@ -89,26 +68,17 @@ export class SqliteMetadataStore implements MetadataStore {
       (pk: string, sk: string, json: string, c: WriteCondition | undefined, rest: [string, string][]) => {
         // A failed condition throws out of the transaction, which then rolls back: nothing is written.
         const version = this.putRow(pk, sk, json, c);
-        const versions = rest.map(([restSk, restJson]) => this.putRow(pk, restSk, restJson, undefined));
-        return { version, versions, dataVersion: this.dataVersion.get()! };
+        for (const [restSk, restJson] of rest) this.putRow(pk, restSk, restJson, undefined);
+        return version;
       },
     );
-    this.putTransaction = this.db.transaction(
-      (pk: string, sk: string, json: string, c: WriteCondition | undefined) => ({
-        version: this.putRow(pk, sk, json, c),
-        dataVersion: this.dataVersion.get()!,
-      }),
+    this.putTransaction = this.db.transaction((pk: string, sk: string, json: string, c: WriteCondition | undefined) =>
+      this.putRow(pk, sk, json, c),
     );
   }
 
   async get<T>(pk: string, sk: string): Promise<MetaItem<T> | undefined> {
-    const dataVersion = this.dataVersion.get()!;
-    const kept = this.kept.get(keyOf(pk, sk));
-    if (kept && kept.dataVersion === dataVersion) return toItem<T>(kept.row);
-    const row = this.readRow(pk, sk);
-    if (row) this.keep(row, dataVersion);
-    else this.kept.delete(keyOf(pk, sk));
-    return row && toItem<T>(row);
+    return this.read<T>(pk, sk);
   }
 
   /**
@@ -156,9 +126,7 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async put<T>(pk: string, sk: string, value: T, condition?: WriteCondition): Promise<MetaItem<T>> {
     const json = JSON.stringify(value) ?? 'null';
-    const { version, dataVersion } = this.putTransaction.immediate(pk, sk, json, condition);
-    // Kept once committed: a transaction that throws (a failed condition, a failed commit) keeps nothing.
-    this.keep({ pk, sk, version, value: json }, dataVersion);
+    const version = this.putTransaction.immediate(pk, sk, json, condition);
     this.changes.bump(pk);
     return writtenItem<T>(pk, sk, version, json);
   }
@@ -173,11 +141,7 @@ export class SqliteMetadataStore implements MetadataStore {
   ): Promise<MetaItem<T>> {
     const json = JSON.stringify(value) ?? 'null';
     const rest = alongside.map((a): [string, string] => [a.sk, JSON.stringify(a.value) ?? 'null']);
-    const { version, versions = [], dataVersion } = this.putAllTransaction.immediate(pk, sk, json, condition, rest);
-    this.keep({ pk, sk, version, value: json }, dataVersion);
-    rest.forEach(([restSk, restJson], i) =>
-      this.keep({ pk, sk: restSk, version: versions[i]!, value: restJson }, dataVersion),
-    );
+    const version = this.putAllTransaction.immediate(pk, sk, json, condition, rest);
     this.changes.bump(pk);
     return writtenItem<T>(pk, sk, version, json);
   }
@@ -209,7 +173,6 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void> {
-    this.kept.delete(keyOf(pk, sk));
     if (!condition) {
       this.statement('DELETE FROM items WHERE pk = ? AND sk = ?').run(pk, sk);
       this.changes.bump(pk);
@@ -231,28 +194,14 @@ export class SqliteMetadataStore implements MetadataStore {
   close(): void {
     this.statements.clear();
     this.queries.clear();
-    this.kept.clear();
     this.db.close();
   }
 
   private read<T>(pk: string, sk: string): MetaItem<T> | undefined {
-    const row = this.readRow(pk, sk);
-    return row && toItem<T>(row);
-  }
-
-  private readRow(pk: string, sk: string): Row | undefined {
-    return this.statement('SELECT pk, sk, version, value FROM items WHERE pk = ? AND sk = ?').get(pk, sk) as
+    const row = this.statement('SELECT pk, sk, version, value FROM items WHERE pk = ? AND sk = ?').get(pk, sk) as
       | Row
       | undefined;
-  }
-
-  /** Keeps `row` as of `dataVersion` (see `kept`); the least recently kept goes first when full. */
-  private keep(row: Row, dataVersion: number): void {
-    const key = keyOf(row.pk, row.sk);
-    this.kept.delete(key);
-    if (row.value.length > KEPT_ROW_CHARS) return;
-    if (this.kept.size >= KEPT_ROWS) this.kept.delete(this.kept.keys().next().value!);
-    this.kept.set(key, { row, dataVersion });
+    return row && toItem<T>(row);
   }
 
   /** Prepared statements by SQL text; queries have at most a few dozen shapes. */
