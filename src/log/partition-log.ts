@@ -145,6 +145,9 @@ export interface LogDeps {
   timerSlotMs?: number;
 }
 
+/** A request's object PUT to a store, begun once and shared by its runs; `settled` waits for every PUT begun. */
+type PutOnce = ((store: number) => Promise<boolean>) & { settled(): Promise<void> };
+
 /** Leadership can move while an append is in flight; it is retried this often within one request. */
 const LEADERSHIP_RETRIES = 3;
 /**
@@ -381,6 +384,9 @@ export class PartitionLog {
         }
       }),
     );
+    // A refused request may have left its object's PUTs running (begun beside the reads): they end
+    // before the answer, as a Lambda is frozen once it has answered.
+    await putOnce.settled();
     // An unknown producer id (or a failed read) fails the request; a fenced epoch answers every partition.
     const error = await fenced;
     if (error) return new Map(request.runs.map((r) => [r.partition, { ok: false, error }]));
@@ -403,7 +409,7 @@ export class PartitionLog {
     run: PartitionRun,
     acks: 1 | 'all',
     kind: { batch?: ProducerBatch; marker?: MarkerRequest; gate?: Promise<void> | undefined; shared?: RequestCommit },
-    putOnce: (r: number) => Promise<boolean>,
+    putOnce: PutOnce,
     now: number,
   ): Promise<AppendOutcome> {
     const shared = kind.shared ?? this.requestCommit(topic, request.key, [run.partition]);
@@ -420,7 +426,7 @@ export class PartitionLog {
     run: PartitionRun,
     acks: 1 | 'all',
     kind: { batch?: ProducerBatch; marker?: MarkerRequest; gate?: Promise<void> | undefined },
-    putOnce: (r: number) => Promise<boolean>,
+    putOnce: PutOnce,
     now: number,
     shared: RequestCommit | undefined,
   ): Promise<AppendOutcome> {
@@ -584,11 +590,13 @@ export class PartitionLog {
           );
     const run = object.runs[0]!;
     let outcome: AppendOutcome;
+    const putOnce = this.putOncePerStore(object);
     try {
-      outcome = await this.appendRun(topic, object, run, acks, {}, this.putOncePerStore(object), now);
+      outcome = await this.appendRun(topic, object, run, acks, {}, putOnce, now);
     } catch (e) {
       outcome = { ok: false, error: asKafkaError(e) };
     }
+    await putOnce.settled();
     if (!outcome.ok) return members.map(() => outcome);
     const { info } = outcome;
     return members.map((m, i) => {
@@ -626,14 +634,9 @@ export class PartitionLog {
       runs: [{ partition, start: 0, end: body.byteLength, recordCount: 1, maxTimestamp: now }],
       rejected: new Map(),
     };
-    const outcome = await this.appendRun(
-      topic,
-      request,
-      request.runs[0]!,
-      'all',
-      { marker },
-      this.putOncePerStore(request),
-      now,
+    const putOnce = this.putOncePerStore(request);
+    const outcome = await this.appendRun(topic, request, request.runs[0]!, 'all', { marker }, putOnce, now).finally(
+      putOnce.settled,
     );
     if (!outcome.ok) throw outcome.error;
     return { written: !outcome.info.duplicate, offset: outcome.info.baseOffset };
@@ -801,7 +804,7 @@ export class PartitionLog {
    * election moved the partition, or the batch was a duplicate or refused) leaves an orphan object
    * no commit names, which the maintenance sweep deletes like any other uncommitted object.
    */
-  private prewrite(topic: TopicMeta, p: number, acks: 1 | 'all', putOnce: (r: number) => Promise<boolean>): void {
+  private prewrite(topic: TopicMeta, p: number, acks: 1 | 'all', putOnce: PutOnce): void {
     const known = this.lastWritten.get(partitionPk(topic.name, p));
     const state =
       known && known.state.topicId === topic.id
@@ -810,9 +813,9 @@ export class PartitionLog {
     for (const r of acks === 'all' ? state.isr : [state.leader]) void putOnce(r);
   }
 
-  private putOncePerStore(request: RequestObject): (r: number) => Promise<boolean> {
+  private putOncePerStore(request: RequestObject): PutOnce {
     const puts = new Map<number, Promise<boolean>>();
-    return (r) => {
+    const putOnce = (r: number): Promise<boolean> => {
       let put = puts.get(r);
       if (!put) {
         put = this.store(r)
@@ -825,6 +828,7 @@ export class PartitionLog {
       }
       return put;
     };
+    return Object.assign(putOnce, { settled: async () => void (await Promise.all(puts.values())) });
   }
 
   /** The commit the runs of a request share on a topic with a commit log (undefined: per-partition commits). */

@@ -40,10 +40,10 @@ describe.each(layouts)('partition log on $name', ({ backend, commitLog, packed }
   let stop: () => Promise<void>;
   let topics: TopicRegistry;
   let log: PartitionLog;
-  const newLog = (metadata: MetadataStore) =>
+  const newLog = (metadata: MetadataStore, stores = storage.stores) =>
     new PartitionLog({
       metadata,
-      stores: storage.stores,
+      stores,
       clock,
       leadership: new ReplicaManager({ metadata, stores: storage.stores, clock }),
     });
@@ -227,8 +227,18 @@ describe.each(layouts)('partition log on $name', ({ backend, commitLog, packed }
         return item;
       },
     });
+    // And whose PUTs end after the refusal is known: the answer still waits for them, as a Lambda
+    // is frozen once it has answered.
+    const slowPuts = storage.stores.map((store) =>
+      Object.assign(Object.create(store) as typeof store, {
+        put: async (key: string, body: Uint8Array) => {
+          await new Promise((r) => setTimeout(r, 80));
+          return store.put(key, body);
+        },
+      }),
+    );
     const before = (await storage.stores[0]!.list(`data/${topic.id}/`)).objects.length;
-    const out = await newLog(slowReads).append(
+    const out = await newLog(slowReads, slowPuts).append(
       topic,
       [0, 1].map((partition) => ({ partition, records: [rec('zombie')] })),
       {
@@ -243,8 +253,8 @@ describe.each(layouts)('partition log on $name', ({ backend, commitLog, packed }
     );
     for (const p of [0, 1])
       expect(out.get(p)).toMatchObject({ ok: false, error: { errorName: 'INVALID_PRODUCER_EPOCH' } });
-    // Its object was written beside the reads (one PUT for the request), and no commit names it:
-    // an orphan, which the sweep deletes once past the grace.
+    // Its object was written beside the reads (one PUT for the request, ended before the answer),
+    // and no commit names it: an orphan, which the sweep deletes once past the grace.
     const objects = (await storage.stores[0]!.list(`data/${topic.id}/`)).objects;
     expect(objects).toHaveLength(before + 1);
     for (const p of [0, 1]) expect((await log.state(topic, p)).highWatermark).toBe(0);
