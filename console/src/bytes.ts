@@ -8,7 +8,7 @@ export function base64ToBytes(b64: string): Uint8Array {
   return out;
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: false });
+const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
 export function show(bytes: Uint8Array | null, view: View): string {
   if (bytes === null) return 'null';

@@ -11,7 +11,7 @@ import { type JsonBytes, plainText, wordsOf } from './json-bytes.js';
 import { isoTimestamps, jsonString, showData, type OutputFormat } from './record-text.js';
 
 /** How header keys are decoded (as the record decoder does: wire/record-batch.ts). */
-const headerKeys = new TextDecoder('utf-8');
+const headerKeys = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /**
  * Writes the records a fetch answer shows, comma separated, into `out`, while each fits

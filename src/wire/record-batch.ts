@@ -187,7 +187,9 @@ function readInt64(view: DataView, at: number, field: string): number {
 // UTF-8 for header keys (short strings; avoid TextEncoder's allocation on the hot path).
 
 const textEncoder = new TextEncoder();
-const textDecoder = new TextDecoder('utf-8');
+// ignoreBOM keeps a leading U+FEFF as a character, as Kafka's (Java's) UTF-8 decoding does;
+// TextDecoder's default would drop it and change the key.
+const textDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** UTF-8 byte length of `s` as TextEncoder encodes it (a lone surrogate becomes U+FFFD, 3 bytes). */
 export function utf8Length(s: string): number {

@@ -477,6 +477,21 @@ describe('record batch round trips (property-based)', () => {
     ]);
     expect(decodeRecordBatch(bytes).records[0]!.headers[0]!.key).toBe('a\ufffdb');
   });
+
+  it('keeps a header key that starts with U+FEFF (a byte order mark is a character here)', () => {
+    const bytes = encodeRecordBatch([
+      {
+        key: null,
+        value: null,
+        headers: [
+          { key: '\ufeff', value: null },
+          { key: '\ufeffk', value: null },
+        ],
+        timestamp: 0,
+      },
+    ]);
+    expect(decodeRecordBatch(bytes).records[0]!.headers.map((h) => h.key)).toEqual(['\ufeff', '\ufeffk']);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------
