@@ -6,12 +6,10 @@
  * pushed records carry values of their own ("pushed-N") at the offsets the server holds ("log-N"),
  * so which path delivered each offset shows; every offset must be delivered once, in order.
  */
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { Kafka, type Consumer } from '../../src/client/index.js';
+import { describe, expect, it } from 'vitest';
+import { Kafka } from '../../src/client/index.js';
 import { encodeRecordBatch } from '../../src/wire/record-batch.js';
-import { startServer, stopServer, tempDir, type LocalServer } from '../support/local-server.js';
+import { localServerWithPushGateway } from '../support/push-gateway.js';
 import { quiet, until } from '../support/until.js';
 
 const countingFetch =
@@ -51,48 +49,23 @@ function pushed(
 }
 
 describe('records in push notifications, with lost, duplicate and stale posts', () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let server: LocalServer;
-  let gateway: WebSocketServer;
-  let socket: WebSocket | undefined;
-  const subscribes: { topic: string; partitions: { partition: number; offset: number }[]; records?: boolean }[] = [];
-  const consumers: Consumer[] = [];
-
-  beforeAll(async () => {
-    dir = await tempDir('client-push-records-');
-    server = await startServer(dir.path, 0, { SCHEDULER_INTERVAL_MS: '0' });
-    gateway = new WebSocketServer({ port: 0, host: '127.0.0.1' });
-    gateway.on('connection', (ws) => {
-      socket = ws;
-      ws.on('message', (data) => subscribes.push(JSON.parse(String(data))));
-    });
-    await new Kafka({ url: server.origin }).admin().createTopics({
-      topics: [
-        { topic: 'faults', numPartitions: 1 },
-        { topic: 'stable', numPartitions: 1 },
-      ],
-    });
-  }, 60_000);
-  afterAll(async () => {
-    await Promise.all(consumers.map((c) => c.close().catch(() => {})));
-    gateway.close();
-    await stopServer(server);
-    await dir.remove();
-  });
+  const h = localServerWithPushGateway('client-push-records-', [
+    { topic: 'faults', numPartitions: 1 },
+    { topic: 'stable', numPartitions: 1 },
+  ]);
+  /** What the consumers sent the gateway (their subscribes), in order. */
+  const subscribes = () => h.connections.flatMap((c) => c.messages);
+  /** The socket the notifier posts on: the last connection's. */
+  const socket = () => h.connections.at(-1)!.ws;
 
   it('takes records that start at its position without a fetch, and fetches past every fault', async () => {
-    const producer = new Kafka({ url: server.origin }).producer();
+    const producer = new Kafka({ url: h.server.origin }).producer();
     const produce = async (first: number, last: number) => {
       for (let o = first; o <= last; o++) await producer.send({ topic: 'faults', messages: [{ value: `log-${o}` }] });
     };
     await produce(0, 4);
     const fetches = { n: 0 };
-    const consumer = new Kafka({
-      url: server.origin,
-      pushUrl: `ws://127.0.0.1:${(gateway.address() as AddressInfo).port}/push`,
-      fetch: countingFetch(fetches),
-    }).consumer({ autoOffsetReset: 'earliest', pushFallbackPollMs: 120_000, pushRecheckIntervalMs: 120_000 });
-    consumers.push(consumer);
+    const consumer = h.consumer({ autoOffsetReset: 'earliest' }, { fetch: countingFetch(fetches) });
     consumer.assign([{ topic: 'faults', partition: 0 }]);
     const seen: { offset: number; value: string }[] = [];
     let stop = false;
@@ -109,8 +82,8 @@ describe('records in push notifications, with lost, duplicate and stale posts', 
     try {
       // Caught up on the log (its answer reached the high watermark): armed where it ends, asking for records.
       await settled(5);
-      await until('the arm', () => subscribes.length > 0);
-      expect(subscribes[0]).toEqual({
+      await until('the arm', () => subscribes().length > 0);
+      expect(subscribes()[0]).toEqual({
         action: 'subscribe',
         topic: 'faults',
         partitions: [{ partition: 0, offset: 5 }],
@@ -123,30 +96,30 @@ describe('records in push notifications, with lost, duplicate and stale posts', 
       // Records at its position: taken from the message, no fetch.
       await produce(5, 7);
       const before = fetches.n;
-      socket!.send(pushed(5, 7));
+      socket().send(pushed(5, 7));
       await settled(8);
       expect(fetches.n).toBe(before);
       // The same post again: nothing delivered twice, no fetch.
-      socket!.send(pushed(5, 7));
+      socket().send(pushed(5, 7));
       await new Promise((r) => setTimeout(r, 300));
       expect(seen).toHaveLength(8);
       expect(fetches.n).toBe(before);
 
       // The post of 8..9 lost: 10..11 is past its position, so it fetches 8..11 from the log.
       await produce(8, 11);
-      socket!.send(pushed(10, 11));
+      socket().send(pushed(10, 11));
       await settled(12);
       expect(fetches.n).toBeGreaterThan(before);
 
       // A high watermark that does not cover the records (stale): not taken, fetched.
       await produce(12, 13);
-      socket!.send(pushed(12, 13, 13));
+      socket().send(pushed(12, 13, 13));
       await settled(14);
 
       // The records above the last stable offset (an open transaction before them): read_uncommitted
       // takes them anyway, as Kafka's read_uncommitted does.
       await produce(14, 15);
-      socket!.send(pushed(14, 15, 16, 14));
+      socket().send(pushed(14, 15, 16, 14));
       await settled(16);
     } finally {
       stop = true;
@@ -154,7 +127,7 @@ describe('records in push notifications, with lost, duplicate and stale posts', 
       await producer.close();
     }
     // No subscribe after the first: the arm stays on the server and moves on with the consumer.
-    expect(subscribes).toHaveLength(1);
+    expect(subscribes()).toHaveLength(1);
     expect(seen.map((r) => r.offset)).toEqual(Array.from({ length: 16 }, (_, i) => i));
     const path = (from: number, to: number) => seen.slice(from, to + 1).map((r) => r.value.split('-')[0]);
     expect(path(0, 4)).toEqual(Array(5).fill('log'));
@@ -165,19 +138,12 @@ describe('records in push notifications, with lost, duplicate and stale posts', 
   }, 60_000);
 
   it('read_committed does not take records at or above the last stable offset: it fetches them once told they are stable', async () => {
-    const producer = new Kafka({ url: server.origin }).producer();
+    const producer = new Kafka({ url: h.server.origin }).producer();
     const fetches = { n: 0 };
-    const consumer = new Kafka({
-      url: server.origin,
-      pushUrl: `ws://127.0.0.1:${(gateway.address() as AddressInfo).port}/push`,
-      fetch: countingFetch(fetches),
-    }).consumer({
-      isolationLevel: 'read_committed',
-      autoOffsetReset: 'earliest',
-      pushFallbackPollMs: 120_000,
-      pushRecheckIntervalMs: 120_000,
-    });
-    consumers.push(consumer);
+    const consumer = h.consumer(
+      { isolationLevel: 'read_committed', autoOffsetReset: 'earliest' },
+      { fetch: countingFetch(fetches) },
+    );
     consumer.assign([{ topic: 'stable', partition: 0 }]);
     const seen: string[] = [];
     let stop = false;
@@ -189,15 +155,15 @@ describe('records in push notifications, with lost, duplicate and stale posts', 
     };
     try {
       await produce('log-0', 'log-1');
-      await until('the arm', () => subscribes.some((m) => m.topic === 'stable') && seen.length === 2);
+      await until('the arm', () => subscribes().some((m) => m.topic === 'stable') && seen.length === 2);
       await quiet(fetches, 300);
       await produce('log-2', 'log-3');
       // Told while a transaction before them is open: not readable yet, neither taken nor fetched.
-      socket!.send(pushed(2, 3, 4, 2, 'stable'));
+      socket().send(pushed(2, 3, 4, 2, 'stable'));
       await new Promise((r) => setTimeout(r, 500));
       expect(seen).toEqual(['log-0', 'log-1']);
       // Then the stable offset moves (told without records): fetched from the log.
-      socket!.send(
+      socket().send(
         JSON.stringify({
           type: 'ready',
           topic: 'stable',

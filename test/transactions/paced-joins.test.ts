@@ -9,14 +9,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
-import { PartitionLog } from '../../src/log/partition-log.js';
-import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import { groupPk, offsetSk, txnPk } from '../../src/storage/key-layout.js';
 import type { MetadataStore, MetaItem, QueryOptions } from '../../src/storage/ports.js';
-import { TopicRegistry } from '../../src/topics/topics.js';
-import { createTransactionCoordinator } from '../../src/transactions/index.js';
 import { JOIN_WRITE_BURST, JOIN_WRITE_RATE, writeUnitsOf } from '../../src/transactions/transaction-items.js';
 import { memoryBackend } from '../support/backends.js';
+import { coordinatorParts } from './support/coordinator.js';
 
 /** Simulated time: sleepers woken in time order once the event loop is idle. */
 class SimulatedTime {
@@ -80,15 +77,7 @@ describe('TxnOffsetCommit writes paced on the transaction key (memory)', () => {
     const { storage } = (await memoryBackend.start()) as { storage: Storage };
     const time = new SimulatedTime();
     const metadata = new WriteUnitsPerKey(storage.metadata, time);
-    const clock = { now: time.now };
-    const topics = new TopicRegistry(metadata, clock, 1);
-    const log = new PartitionLog({
-      metadata,
-      stores: storage.stores,
-      clock,
-      leadership: new ReplicaManager({ metadata, stores: storage.stores, clock }),
-    });
-    const txns = createTransactionCoordinator({ metadata, clock, topics, log, sleep: time.sleep });
+    const { topics, txns } = coordinatorParts(storage, { metadata, clock: { now: time.now }, sleep: time.sleep });
     await topics.create({ name: 'input', partitionCount: OFFSETS_PER_COMMIT * COMMITS, replicationFactor: 1 });
     const producer = await txns.init('x', 600_000);
     const started = time.now();
@@ -129,15 +118,7 @@ describe('TxnOffsetCommit writes paced on the transaction key (memory)', () => {
     const { storage } = (await memoryBackend.start()) as { storage: Storage };
     const time = new SimulatedTime();
     const metadata = new WriteUnitsPerKey(storage.metadata, time);
-    const clock = { now: time.now };
-    const topics = new TopicRegistry(metadata, clock, 1);
-    const log = new PartitionLog({
-      metadata,
-      stores: storage.stores,
-      clock,
-      leadership: new ReplicaManager({ metadata, stores: storage.stores, clock }),
-    });
-    const txns = createTransactionCoordinator({ metadata, clock, topics, log, sleep: time.sleep });
+    const { topics, txns } = coordinatorParts(storage, { metadata, clock: { now: time.now }, sleep: time.sleep });
     await topics.create({ name: 'input', partitionCount: 300, replicationFactor: 1 });
     const producer = await txns.init('y', 600_000);
     await time.run(

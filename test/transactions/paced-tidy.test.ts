@@ -7,13 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
-import { PartitionLog } from '../../src/log/partition-log.js';
-import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import { TXN_STATE_SK, txnPartitionSk, txnPk } from '../../src/storage/key-layout.js';
 import type { MetadataStore, MetaItem, QueryOptions } from '../../src/storage/ports.js';
 import { DurableTimers } from '../../src/timer/durable-timers.js';
-import { TopicRegistry } from '../../src/topics/topics.js';
-import { createTransactionCoordinator, TXN_TIDY_KIND } from '../../src/transactions/index.js';
+import { TXN_TIDY_KIND } from '../../src/transactions/index.js';
 import {
   INLINE_TIDY,
   TIDY_PER_FIRING,
@@ -21,6 +18,7 @@ import {
   type TransactionCoordinator,
 } from '../../src/transactions/transaction-coordinator.js';
 import { memoryBackend } from '../support/backends.js';
+import { coordinatorParts } from './support/coordinator.js';
 
 /** More than a firing deletes: two firings. */
 const PARTITIONS = TIDY_PER_FIRING + 200;
@@ -63,15 +61,12 @@ async function setup() {
     waits.push(ms);
     if (waits.length === dieAtWait) throw new Error('the process died between two batches');
   };
-  const topics = new TopicRegistry(metadata, clock, 1);
-  const log = new PartitionLog({
+  const { topics, coordinator } = coordinatorParts(storage, {
     metadata,
-    stores: storage.stores,
     clock,
-    leadership: new ReplicaManager({ metadata, stores: storage.stores, clock }),
+    sleep,
+    config: { idExpirationMs: 3_600_000 },
   });
-  const coordinator = () =>
-    createTransactionCoordinator({ metadata, clock, topics, log, sleep, config: { idExpirationMs: 3_600_000 } });
   const timers = new DurableTimers(metadata);
   const t = await topics.create({ name: 't', partitionCount: PARTITIONS, replicationFactor: 1 });
   return {

@@ -7,16 +7,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
-import { PartitionLog } from '../../src/log/partition-log.js';
-import { ReplicaManager } from '../../src/replication/replica-manager.js';
+import type { PartitionLog } from '../../src/log/partition-log.js';
 import { groupPk, OFFSET_PREFIX, TXN_STATE_SK, txnPartitionSk, txnPk } from '../../src/storage/key-layout.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
-import { createTransactionCoordinator, type TransactionCoordinator } from '../../src/transactions/index.js';
+import type { TransactionCoordinator } from '../../src/transactions/index.js';
 import { DurableTimers } from '../../src/timer/durable-timers.js';
-import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
+import type { Topic } from '../../src/topics/topics.js';
 import type { OffsetRecord } from '../../src/groups/offsets.js';
 import { awsBackend, memoryBackend } from '../support/backends.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
+import { coordinatorParts } from './support/coordinator.js';
 
 const clock = { now: () => Date.now() };
 const PARTITIONS = 40;
@@ -24,17 +24,8 @@ const PARTITIONS = 40;
 const OFFSETS = 120;
 const METADATA = 'm'.repeat(4096);
 
-function parts(storage: Storage, metadata: MetadataStore = storage.metadata, level = () => 8) {
-  const topics = new TopicRegistry(metadata, clock, 1);
-  const log = new PartitionLog({
-    metadata,
-    stores: storage.stores,
-    clock,
-    leadership: new ReplicaManager({ metadata, stores: storage.stores, clock }),
-  });
-  const txns = createTransactionCoordinator({ metadata, clock, topics, log, featureLevel: level });
-  return { topics, log, txns };
-}
+const parts = (storage: Storage, metadata: MetadataStore = storage.metadata, level = () => 8) =>
+  coordinatorParts(storage, { metadata, clock, featureLevel: level });
 
 /** A transactional append of one record, as a produce does it (the coordinator's check first). */
 async function produce(
@@ -216,16 +207,10 @@ describe('joins that die or race an end (memory)', () => {
   it('an id expired with entries left deletes them first; made again, it starts clean', async () => {
     const { storage } = await memoryBackend.start();
     let now = Date.now();
-    const time = { now: () => now };
-    const topics = new TopicRegistry(storage.metadata, time, 1);
-    const log = new PartitionLog({
-      metadata: storage.metadata,
-      stores: storage.stores,
-      clock: time,
-      leadership: new ReplicaManager({ metadata: storage.metadata, stores: storage.stores, clock: time }),
+    const { topics, log, txns } = coordinatorParts(storage, {
+      clock: { now: () => now },
+      config: { idExpirationMs: 60_000 },
     });
-    const config = { idExpirationMs: 60_000 };
-    const txns = createTransactionCoordinator({ metadata: storage.metadata, clock: time, topics, log, config });
     const t = await topics.create({ name: 't', partitionCount: 4, replicationFactor: 1 });
     const producer = await txns.init('x', 10_000);
     await produce({ log, txns }, 'x', producer, t, 0);
