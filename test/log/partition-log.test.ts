@@ -6,7 +6,7 @@ import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import type { LogRecord } from '../../src/wire/record-batch.js';
 import { TOPIC_DELETION_HOLD_MS, TopicRegistry, type Topic } from '../../src/topics/topics.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
-import { allBackends } from '../support/backends.js';
+import { allBackends, BACKEND_TEST_TIMEOUT_MS } from '../support/backends.js';
 import { COMMIT_LOG_LEVEL, PACKED_INDEX_LEVEL } from '../../src/storage/formats.js';
 import { raiseFeatureLevel } from '../../src/storage/feature-level.js';
 import { FaultyMetadataStore, FaultyObjectStore } from '../support/fault-injection.js';
@@ -64,7 +64,10 @@ describe.each(layouts)('partition log on $name', ({ backend, commitLog, packed }
   });
   afterAll(() => stop());
 
-  it("reads every record across the writers' fold (at 64 entries), a new process too", async () => {
+  // 140 appends read back twice: on the emulators of a loaded machine, past the default 30 s.
+  it("reads every record across the writers' fold (at 64 entries), a new process too", {
+    timeout: BACKEND_TEST_TIMEOUT_MS,
+  }, async () => {
     const topic = await newTopic(2);
     const requests = FOLD_AFTER_ENTRIES + 6;
     for (let i = 0; i < requests; i++) {
