@@ -11,6 +11,8 @@
  *  - slow: a request whose body matches is held for longer (e.g. offset-commit writes).
  *
  * `pause(ms)` stops answering for a while (requests wait, then go through): a stalled emulator.
+ * `holdNext(match)` applies the next matching request and holds its answer until released: the
+ * moment a test SIGKILLs the caller in, between a write and its answer.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +27,8 @@ export interface FaultRates {
   maxDelayMs: number;
   /** Requests whose body contains `match` are held `minMs`-`maxMs` with probability `rate` (a slow, throttled or frozen caller). */
   slow?: { match: string; rate: number; minMs: number; maxMs: number };
+  /** Only requests whose body contains each of these take the faults above (default: every request). */
+  only?: string[];
 }
 
 export const NO_FAULTS: FaultRates = { applyThenDrop: 0, error: 0, reset: 0, delay: 0, maxDelayMs: 0 };
@@ -39,6 +43,11 @@ export interface FaultProxy {
   stats: Record<FaultKind | 'requests', number>;
   /** Holds every request until `ms` have passed (from now, extending a pause in progress). */
   pause(ms: number): void;
+  /**
+   * The next request whose body contains each of `match` is forwarded (it applies) and its answer
+   * held: `held` resolves once one is, `release()` sends the answer (to a caller still there).
+   */
+  holdNext(match: string[]): { held: Promise<void>; release(): void };
   /** No more faults and no pause. */
   heal(): void;
   close(): Promise<void>;
@@ -49,6 +58,7 @@ export async function startFaultProxy(target: string, rng: Rng, rates: FaultRate
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   let pausedUntil = 0;
   let resume: Promise<void> = Promise.resolve();
+  let hold: { match: string[]; held: () => void; released: Promise<void> } | undefined;
   const stats: FaultProxy['stats'] = {
     requests: 0,
     applyThenDrop: 0,
@@ -67,6 +77,14 @@ export async function startFaultProxy(target: string, rng: Rng, rates: FaultRate
       if (until <= pausedUntil) return;
       pausedUntil = until;
       resume = new Promise((r) => setTimeout(r, ms));
+    },
+    holdNext(match) {
+      let held!: () => void;
+      let release!: () => void;
+      const heldPromise = new Promise<void>((r) => (held = r));
+      const released = new Promise<void>((r) => (release = r));
+      hold = { match, held, released };
+      return { held: heldPromise, release };
     },
     heal() {
       proxy.rates = { ...NO_FAULTS };
@@ -91,7 +109,17 @@ export async function startFaultProxy(target: string, rng: Rng, rates: FaultRate
       await resume;
     }
     stats.requests++;
-    const r = proxy.rates;
+    const held = hold?.match.every((m) => body.includes(m)) ? hold : undefined;
+    if (held) {
+      hold = undefined;
+      const answer = await forward(req, body);
+      held.held();
+      await held.released;
+      res.writeHead(answer.status, answer.headers);
+      res.end(answer.body);
+      return;
+    }
+    const r = proxy.rates.only?.every((m) => body.includes(m)) === false ? NO_FAULTS : proxy.rates;
     if (r.slow && body.includes(r.slow.match) && rng.chance(r.slow.rate)) {
       stats.slow++;
       await new Promise((done) => setTimeout(done, rng.int(r.slow!.minMs, r.slow!.maxMs)));

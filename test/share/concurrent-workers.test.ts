@@ -1,19 +1,21 @@
 /**
  * The share group's promise under concurrency and faults: many HTTP workers receive and
  * acknowledge at once while conditional writes of the share-partitions have ambiguous outcomes
- * (applied, then reported failed; or applied and sent again, as the SDK retries). A checker sees
- * every answer and asserts that a record is never held by two workers at once, never accepted
+ * (applied, then reported failed; or applied and sent again, as the SDK retries). A checker
+ * (ShareChecker, ./support.ts) sees every answer and asserts that a record is never held by two workers at once, never accepted
  * twice, and that in the end every record was acknowledged or archived.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allBackends } from '../support/backends.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { testApp } from '../support/test-app.js';
-import { manualClock } from './support.js';
+import { type DeliveryAnswer, expectFinished, manualClock, ShareChecker } from './support.js';
 
 const WORKERS = 12;
 const PARTITIONS = 3;
 const PER_PARTITION = 60;
+/** share.record.lock.duration.ms's default: the clock moves past it to end the locks of lost answers. */
+const LOCK_MS = 30_000;
 
 for (const backend of allBackends) {
   describe(`share group workers on ${backend.name}`, () => {
@@ -50,10 +52,7 @@ for (const backend of allBackends) {
     afterAll(() => stop?.());
 
     it('never gives a locked record to two workers, accepts each once, and finishes every record', async () => {
-      const held = new Map<string, { worker: string; until: number }>();
-      const accepted = new Map<string, number>();
-      const deliveries = new Map<string, number>();
-      const violations: string[] = [];
+      const checker = new ShareChecker(LOCK_MS);
       let seed = 42;
       const random = () => {
         seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -84,47 +83,36 @@ for (const backend of allBackends) {
             max_records: 7,
           });
           if (res.status !== 200) continue; // the write applied but its answer was lost: locked until expiry
-          const got = res.body.data as {
-            partition_id: number;
-            offset: number;
-            delivery_count: number;
-            lock_expires_at: string;
-          }[];
+          const got = res.body.data as DeliveryAnswer[];
           if (got.length === 0) {
             idle++;
             continue;
           }
           idle = 0;
-          const now = clock.now();
-          const acks: { topic_name: string; partition_id: number; offset: number; type: string; until: number }[] = [];
-          for (const r of got) {
-            const key = `${r.partition_id}/${r.offset}`;
-            const prev = held.get(key);
-            if (prev && prev.until > now) violations.push(`${key} given to ${name} while ${prev.worker} held it`);
-            const until = Date.parse(r.lock_expires_at);
-            deliveries.set(key, Math.max(deliveries.get(key) ?? 0, r.delivery_count));
-            const release = random() < 0.15;
+          const acks = got.map((r) => {
+            const d = checker.received(name, r);
+            const type = random() < 0.15 ? 'release' : 'accept';
             // Given up before it is sent: whoever gets it next after the release is right to.
-            held.set(key, { worker: name, until: release ? -Infinity : Infinity });
-            acks.push({
-              topic_name: 'work',
-              partition_id: r.partition_id,
-              offset: r.offset,
-              type: release ? 'release' : 'accept',
-              until,
-            });
-          }
+            if (type === 'release') checker.givenUp(d, clock.now());
+            return { d, type };
+          });
           const ack = await call('POST', 'share-groups/workers/records:acknowledge', {
             member_id: name,
-            acknowledgements: acks.map(({ until: _, ...a }) => a),
+            acknowledgements: acks.map(({ d, type }) => ({
+              topic_name: 'work',
+              partition_id: Number(d.key.split('/')[0]),
+              offset: Number(d.key.split('/')[1]),
+              type,
+            })),
           });
-          if (ack.status !== 200) continue; // applied, answer lost (the injected 'after')
-          (ack.body.data as { error: string | null }[]).forEach((d, i) => {
-            const a = acks[i]!;
-            const key = `${a.partition_id}/${a.offset}`;
-            if (d.error === null && a.type === 'accept') accepted.set(key, (accepted.get(key) ?? 0) + 1);
-            // Not applied (contended): the record stays locked by this worker until its lock ends.
-            if (d.error !== null && d.error !== 'INVALID_RECORD_STATE') held.set(key, { worker: name, until: a.until });
+          // The injected faults apply the write before failing: a lost answer is an acknowledgement applied.
+          if (ack.status !== 200) {
+            for (const { d, type } of acks) checker.applied(d, type);
+            continue;
+          }
+          (ack.body.data as { error: string | null }[]).forEach((r, i) => {
+            const { d, type } = acks[i]!;
+            if (r.error === null) checker.applied(d, type);
           });
         }
       };
@@ -134,25 +122,18 @@ for (const backend of allBackends) {
         const d = (await call('GET', 'share-groups/workers')).body;
         if (d.lag === 0 && d.partitions.length === PARTITIONS) break;
         // Workers are idle with records left: locks taken by answers that were lost. Let them end.
-        clock.advance(30_001);
+        clock.advance(LOCK_MS + 1);
       }
       metadata.faults.clear();
 
-      expect(violations).toEqual([]);
+      expect(checker.violations()).toEqual([]);
       expect(metadata.faults.injected).toBeGreaterThan(10);
-      expect([...accepted.values()].filter((n) => n > 1)).toEqual([]);
-      const d = (await call('GET', 'share-groups/workers')).body;
-      expect(d.lag).toBe(0);
-      for (const p of d.partitions) {
-        expect(p).toMatchObject({
-          start_offset: PER_PARTITION,
-          end_offset: PER_PARTITION,
-          high_watermark: PER_PARTITION,
-        });
-      }
+      expect(expectFinished((await call('GET', 'share-groups/workers')).body, PARTITIONS)).toBe(
+        PARTITIONS * PER_PARTITION,
+      );
       // Every record was delivered, none more often than share.delivery.count.limit.
-      expect(deliveries.size).toBe(PARTITIONS * PER_PARTITION);
-      expect([...deliveries].filter(([, n]) => n > 10)).toEqual([]);
+      expect(checker.deliveries.size).toBe(PARTITIONS * PER_PARTITION);
+      expect(checker.over(10)).toEqual([]);
     }, 120_000);
   });
 }

@@ -50,7 +50,11 @@ export async function startServer(
   );
   const lines = createInterface({ input: proc.stdout! });
   const origin = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('server did not start')), 20_000);
+    const timer = setTimeout(() => {
+      // Not left running: a caller that tries again must not meet it later on the port or the data.
+      proc.kill('SIGKILL');
+      reject(new Error('server did not start'));
+    }, 20_000);
     proc.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
     lines.on('line', (line) => {
       try {
