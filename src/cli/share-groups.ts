@@ -1,4 +1,4 @@
-/** `share-groups list|describe|config|reset-offsets|delete-offsets`: what kafka-share-groups.sh does (KIP-932). */
+/** `share-groups list|describe|config|reset-offsets|delete-offsets|delete`: what kafka-share-groups.sh does (KIP-932). */
 import type { ShareResetStrategy } from '../client/index.js';
 import {
   action,
@@ -14,8 +14,8 @@ import {
 import type { Context } from './context.js';
 import { table } from './format.js';
 
-export const SHARE_GROUPS_HELP = `Usage: kafka-log share-groups <list|describe|config|reset-offsets|delete-offsets> [options]
-       (kafka-share-groups.sh, also as --list, --describe, --reset-offsets, --delete-offsets)
+export const SHARE_GROUPS_HELP = `Usage: kafka-log share-groups <list|describe|config|reset-offsets|delete-offsets|delete> [options]
+       (kafka-share-groups.sh, also as --list, --describe, --reset-offsets, --delete-offsets, --delete)
   list
   describe --group G | --all-groups [--members]
            per share-partition: START-OFFSET (SPSO), END-OFFSET (SPEO), the records in flight
@@ -32,10 +32,20 @@ export const SHARE_GROUPS_HELP = `Usage: kafka-log share-groups <list|describe|c
   delete-offsets --group G --topic T...
            the group's state for the topics is removed (DeleteShareGroupOffsets): they start again by
            share.auto.offset.reset; the group must be empty
+  delete   --group G...
+           the groups and their share-partitions' state go (DeleteGroups): a group of the name used
+           again starts by share.auto.offset.reset (its configs stay); each must be empty
   --command-config FILE   connection settings as properties (bootstrap.servers, auth, token, region, ...)
 ${CONNECTION_HELP}`;
 
-export const SHARE_GROUPS_ACTIONS = ['list', 'describe', 'config', 'reset-offsets', 'delete-offsets'] as const;
+export const SHARE_GROUPS_ACTIONS = [
+  'list',
+  'describe',
+  'config',
+  'reset-offsets',
+  'delete-offsets',
+  'delete',
+] as const;
 
 export const SHARE_GROUPS_OPTIONS = {
   group: { type: 'string', multiple: true },
@@ -167,6 +177,12 @@ export async function shareGroupsCommand(argv: string[], ctx: Context): Promise<
       ))
         ctx.out(line);
       return;
+    }
+    case 'delete': {
+      const ids = values.group ?? [];
+      if (ids.length === 0) throw new UsageError('delete needs --group');
+      await admin.deleteShareGroups(ids);
+      return ctx.out(`Deletion of requested share groups (${ids.map((g) => `'${g}'`).join(', ')}) was successful.`);
     }
   }
 }

@@ -8,6 +8,7 @@ import {
   alterShareGroupConfigs as alterShareConfigs,
   alterShareGroupOffsets as alterShareOffsets,
   deleteShareGroupOffsets as deleteShareOffsets,
+  deleteShareGroups as deleteShareGroupIds,
   describeShareGroup,
   listGroupsWithTypes as listTypedGroups,
   listShareGroups as listShareGroupIds,
@@ -314,6 +315,11 @@ export class Admin extends TransactionAdmin {
   /** Java's deleteShareGroupOffsets: the group's state for the topics removed; per topic, null or the error. */
   deleteShareGroupOffsets(groupId: string, topics: string[]): Promise<Map<string, string | null>> {
     return deleteShareOffsets(this.transport, this.call, groupId, topics);
+  }
+
+  /** Java's deleteShareGroups: empty share groups and their state (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND otherwise). */
+  deleteShareGroups(groupIds: string[]): Promise<void> {
+    return deleteShareGroupIds(this.transport, this.call, groupIds);
   }
 
   /** Binds a topic to a target, delivered as a consumer group of its own (docs/triggers.md). */

@@ -182,6 +182,14 @@ export async function deleteShareGroupOffsets(
   return new Map(res.body.data.map((d) => [d.topic_name, d.error]));
 }
 
+/**
+ * Java's Admin.deleteShareGroups: each group with its share-partitions' state, one request each;
+ * rejects with the first refusal (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP), the groups before it deleted.
+ */
+export async function deleteShareGroups(transport: Transport, call: Call, groupIds: readonly string[]): Promise<void> {
+  for (const g of groupIds) await call(() => transport.request('DELETE', `/share-groups/${enc(g)}`));
+}
+
 /** A group of any type, as Kafka's ListGroups (v5) shows it. */
 export interface GroupListingWithType {
   groupId: string;

@@ -51,6 +51,13 @@ export const shareGroupPaths: ZodOpenApiPathsObject = {
       requestParams: { path: group },
       responses: { 200: ok(shareGroupSchema), ...errors(403, 404) },
     },
+    delete: {
+      summary:
+        "DeleteGroups of a share group (Admin.deleteShareGroups): the group and its share-partitions' state (SPSO, in-flight records) go, so a group of the name starts again by share.auto.offset.reset; refused (NON_EMPTY_GROUP) while members or unexpired locks remain",
+      'x-extension': true,
+      requestParams: { path: group },
+      responses: { 204: { description: 'Deleted' }, ...errors(403, 404, 409) },
+    },
   },
   [`${BASE}/{share_group_id}/records:receive`]: {
     post: {

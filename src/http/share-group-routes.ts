@@ -410,6 +410,15 @@ export function shareGroupRoutes(): Hono<AppEnv> {
     return c.json(answer);
   });
 
+  // Kafka's DeleteGroups of a share group (Admin.deleteShareGroups): DELETE on the group; only an
+  // empty one (no member, no record locked by a receiver), its share-partitions' state with it.
+  app.delete('/share-groups/:group', async (c) => {
+    const group = groupParam(c);
+    await authorize(c, 'DELETE', 'GROUP', group);
+    await c.get('services').share.deleteGroup(group);
+    return c.body(null, 204);
+  });
+
   app.get('/share-groups/:group/configs', async (c) => {
     const group = groupParam(c);
     await authorize(c, 'DESCRIBE_CONFIGS', 'GROUP', group);

@@ -161,7 +161,7 @@ export class ShareGroups {
     // Share-partition items are stored as runs of records (share-partition-codec.ts).
     this.deps = { ...deps, metadata: new SharePartitionCodecStore(deps.metadata) };
     this.settings = { ...SHARE_GROUP_DEFAULTS, ...deps.config };
-    this.members = new ShareMembers({ ...deps, limits: deps.memberLimits, register: (g) => this.register(g) });
+    this.members = new ShareMembers({ ...deps, limits: deps.memberLimits, register: (g) => this.register(g, true) });
     this.looks = new EmptyLooks(() => deps.clock.now());
     deps.log.onAppend((topic, partition) => this.looks.changed(topic, partition));
   }
@@ -214,7 +214,7 @@ export class ShareGroups {
     if (!isShareGroupConfigName(name)) throw new KafkaError('INVALID_CONFIG', `Unknown share group config ${name}`);
     const change = value === undefined ? undefined : parseShareGroupConfig(name, value);
     const field = SHARE_GROUP_CONFIG_NAMES[name];
-    await this.register(group);
+    await this.register(group, true);
     this.forgetConfig(group);
     // The configs decide what a look may take (a delivery count limit, where a share-partition
     // starts): what a look of this process found empty is looked at again.
@@ -382,13 +382,14 @@ export class ShareGroups {
       return readFrom >= pstate.highWatermark ? nothing(current) : [];
     const token = writeToken();
     let taken: ReturnType<typeof acquire> = [];
+    let created = false;
     const outcome = await updateSharePartition<boolean>(metadata, group, topic.name, partition, {
       known: { item },
       attempts: ACQUIRE_ATTEMPTS,
       decide: async (found) => {
         const now = clock.now();
-        const s =
-          found && found.value.topicId === topic.id ? copyState(found.value) : initialState(topic.id, await start());
+        created = !(found && found.value.topicId === topic.id);
+        const s = created ? initialState(topic.id, await start()) : copyState(found!.value);
         const expired = await this.sequenceDeadLetters(s, expireLocks(s, now, config));
         advanceStart(s, pstate.logStartOffset);
         taken = acquire(
@@ -414,6 +415,8 @@ export class ShareGroups {
       // Our own write, applied before its answer was lost: its records are ours (`taken` is its decision).
       recognise: recognisedBy(token, true),
     });
+    // The group may have been deleted since this process listed it (deleteGroup).
+    if (created && outcome.how !== 'unchanged') await this.register(group, true);
     await this.deadLetters(group, topic, partition, outcome.item?.value, config);
     const after = outcome.item?.value;
     if (taken.length > 0 || !after || !nothingFor(after, clock.now(), config, pstate.highWatermark))
@@ -747,7 +750,7 @@ export class ShareGroups {
     check = true,
   ): Promise<ShareOffsetChange[]> {
     if (check) await this.requireEmpty(group);
-    await this.register(group);
+    await this.register(group, true);
     return Promise.all(
       entries.map(async ({ topic: name, partition, offset }): Promise<ShareOffsetChange> => {
         const topic = await this.deps.topics.get(name).catch(() => undefined);
@@ -827,6 +830,80 @@ export class ShareGroups {
   }
 
   /**
+   * Kafka's DeleteGroups of a share group (Admin.deleteShareGroups): GROUP_ID_NOT_FOUND for a group
+   * never used (or deleted), NON_EMPTY_GROUP unless the group is empty (`requireEmpty`: no Kafka
+   * member, no record under an unexpired lock). Every share-partition item goes, each by a
+   * conditional removal that refuses (NON_EMPTY_GROUP) where a receiver took a lock since the
+   * check, and the registry item last: a deletion that stops midway (refused, a failed write, the
+   * process gone) leaves the group listed, with some share-partitions started afresh, and deleting
+   * it again finishes. The group's configs stay: they are set by group name (as Kafka keeps a
+   * group's dynamic configs apart from the group), and a group of the same name used again reads
+   * them, share.auto.offset.reset first.
+   */
+  async deleteGroup(group: string): Promise<void> {
+    const { metadata } = this.deps;
+    const registry = await metadata.get(CLUSTER_PK, shareGroupRegistrySk(group));
+    if (!registry) throw new KafkaError('GROUP_ID_NOT_FOUND', `Share group ${group} does not exist`);
+    await this.requireEmpty(group);
+    const config = await this.config(group);
+    const items = await metadata.query<SharePartitionState>(shareGroupPk(group), {
+      beginsWith: SHARE_PARTITION_PREFIX,
+    });
+    const refused = await Promise.all(
+      items.map((item) => {
+        const [topicName, partition] = splitPartitionSk(item.sk);
+        return this.exclusive(group, topicName, partition, () => this.removeSharePartition(group, item, config));
+      }),
+    );
+    if (refused.some((r) => r))
+      throw new KafkaError('NON_EMPTY_GROUP', `Share group ${group} has records locked by receivers`);
+    this.registered.delete(group);
+    this.looks.forgetGroup(group);
+    await metadata.delete(CLUSTER_PK, shareGroupRegistrySk(group), { ifVersion: registry.version }).catch((e) => {
+      // Gone already (this delete applied and its answer was lost, or another deletion), or made again.
+      if (!(e instanceof ConditionFailedError)) throw e;
+    });
+    // A receive that started a share-partition after its removal (the group used again at once):
+    // the group is listed again with it, so that its state is not left under a group nobody lists.
+    const after = await metadata.query(shareGroupPk(group), { beginsWith: SHARE_PARTITION_PREFIX, limit: 1 });
+    if (after.length > 0) await this.register(group, true);
+  }
+
+  /**
+   * Removes one share-partition item of a group being deleted: true (refused) where a receiver
+   * holds a record under an unexpired lock. The dead-letter copies it owes are produced first.
+   */
+  private async removeSharePartition(
+    group: string,
+    item: MetaItem<SharePartitionState>,
+    config: ShareGroupConfig,
+  ): Promise<boolean> {
+    const [topicName, partition] = splitPartitionSk(item.sk);
+    const topic = await this.deps.topics.get(topicName).catch(() => undefined);
+    const mine = (s: SharePartitionState) => topic !== undefined && s.topicId === topic.id;
+    if (topic && mine(item.value)) await this.deadLetters(group, topic, partition, item.value, config);
+    const { result } = await updateSharePartition<boolean>(this.deps.metadata, group, topicName, partition, {
+      decide: (found) => {
+        if (!found) return { done: false };
+        if (mine(found.value)) {
+          if (holdsLocks(found.value, this.deps.clock.now())) return { done: true };
+          // A dead-letter copy still owed (its production failed just now): kept, for a retry.
+          if (found.value.records.some((r) => r.state === 'archiving'))
+            throw new KafkaError(
+              'COORDINATOR_NOT_AVAILABLE',
+              `Share-partition ${topicName}-${partition}: dead-letter copies owed`,
+            );
+        }
+        return { remove: true, answer: () => false };
+      },
+      // A removal sent twice finds the item gone: it applied.
+      recognise: (found, _attempted, retried) => (retried && !found ? false : undefined),
+    });
+    this.looks.changed(topicName, partition, group);
+    return result;
+  }
+
+  /**
    * Gives the records archived by this change their dead-letter sequences (a producer first, if
    * the share-partition has none). Resolves to whether the state changed, `changed` included.
    */
@@ -891,11 +968,19 @@ export class ShareGroups {
     );
   }
 
-  /** The registry item that lists the group: written once, on first use. */
-  private async register(group: string): Promise<void> {
+  /**
+   * The registry item that lists the group: written on first use, and again (`again`) where a group
+   * may have been deleted since this process wrote it (a share-partition or a member made afresh,
+   * configs set: each rare), as the deletion removes it.
+   */
+  private async register(group: string, again = false): Promise<void> {
     const { metadata } = this.deps;
     const sk = shareGroupRegistrySk(group);
-    if (this.registered.has(group)) return;
+    if (this.registered.has(group) && !again) return;
+    // Listed already, as it nearly always is: a read, where a refused conditional put costs a write.
+    // The deletion removes the registry item before it looks for share-partitions made meanwhile,
+    // so one made before this read is found by it if this read saw the item.
+    if (again && (await metadata.get(CLUSTER_PK, sk))) return void this.registered.add(group);
     try {
       await metadata.put(CLUSTER_PK, sk, { groupId: group }, { ifAbsent: true });
     } catch (e) {

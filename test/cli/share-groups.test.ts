@@ -169,4 +169,25 @@ describe('kafka-log share-groups', () => {
     expect(deleted.out).toEqual(['', 'TOPIC  STATUS', 'tasks  Successful']);
     expect((await admin.describeShareGroups(['resets']))[0]!.partitions).toEqual([]);
   });
+
+  it("deletes an empty share group (the admin client's deleteShareGroups), refused while a lock is held", async () => {
+    await kafka.admin().alterShareGroupConfigs('gone', { 'share.auto.offset.reset': 'earliest' });
+    const consumer = kafka.shareConsumer({ groupId: 'gone', maxPollRecords: 2, acknowledgementMode: 'explicit' });
+    consumer.subscribe(['tasks']);
+    const got = await consumer.poll(1000);
+    expect(got).toHaveLength(2);
+    const busy = await cli(['share-groups', 'delete', '--group', 'gone']);
+    expect(busy.code).toBe(1);
+    expect(busy.err[0]).toMatch(/NON_EMPTY_GROUP/);
+    for (const r of got) consumer.acknowledge(r, 'release');
+    await consumer.commitSync();
+    await consumer.close();
+    expect(await cli(['share-groups', '--delete', '--group', 'gone'])).toEqual({
+      code: 0,
+      out: ["Deletion of requested share groups ('gone') was successful."],
+      err: [],
+    });
+    expect((await cli(['share-groups', 'list'])).out).not.toContain('gone');
+    await expect(kafka.admin().deleteShareGroups(['gone'])).rejects.toThrow(/GROUP_ID_NOT_FOUND|does not exist/);
+  });
 });

@@ -3,10 +3,11 @@
  * `src/server.ts` (memory backend) started here on a free port. Each page must show what the API
  * answers; a record produced in the form appears in the browser; a group's lag appears and clears;
  * an offset reset goes through its dry-run plan; a trigger (delivering to a webhook served here) is
- * paused, resumed and deleted from its page; a share group is listed beside the consumer groups and
- * its SPSO reset from its page, refused while a receiver holds a lock or a Kafka share consumer
- * (joined on the listener) is a member. Screenshots land in test-artifacts/console/
- * (git-ignored). Without /usr/bin/chromium (.ci/run installs it) the suite skips, saying why.
+ * paused, resumed and deleted from its page; a share group is listed beside the consumer groups,
+ * and its SPSO reset, its offsets deleted and itself deleted from its page, refused while a
+ * receiver holds a lock or a Kafka share consumer (joined on the listener) is a member.
+ * Screenshots land in test-artifacts/console/ (git-ignored). Without /usr/bin/chromium (.ci/run
+ * installs it) the suite skips, saying why.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -77,6 +78,7 @@ interface BrowserGlobal {
     documentElement: { scrollWidth: number };
     querySelectorAll(s: string): Iterable<BrowserElement>;
   };
+  location: { hash: string };
 }
 
 /**
@@ -669,6 +671,23 @@ describe.skipIf(!hasChromium)('web console in Chromium', { timeout: 4 * PAGE_WAI
       [0, 1],
     ]);
     await poll(() => parts.locator('tbody tr').count()).toBe(1);
+
+    // Deleting the group asks first, and is refused while w2 holds a record under its lock.
+    const deleteGroup = page.getByRole('region', { name: 'Delete group' });
+    await deleteGroup.getByRole('button', { name: 'Delete group…' }).click();
+    await deleteGroup.getByRole('button', { name: 'Delete group', exact: true }).click();
+    await poll(() => deleteGroup.getByRole('alert').textContent()).toMatch(/^NON_EMPTY_GROUP: .*workers/);
+    expect((await call('GET', '/share-groups')).data.map((g: { group_id: string }) => g.group_id)).toContain('workers');
+    // An empty group goes, and the console returns to the groups.
+    await call('PUT', '/share-groups/doomed/configs/share.auto.offset.reset', { value: 'earliest' });
+    await page.goto(`${origin}/console/#/share-groups/doomed`);
+    const doomed = page.getByRole('region', { name: 'Delete group' });
+    await doomed.getByRole('button', { name: 'Delete group…' }).click();
+    await doomed.getByRole('button', { name: 'Delete group', exact: true }).click();
+    await poll(() => page.evaluate(() => (globalThis as unknown as BrowserGlobal).location.hash)).toBe('#/groups');
+    expect((await call('GET', '/share-groups')).data.map((g: { group_id: string }) => g.group_id)).not.toContain(
+      'doomed',
+    );
   });
 
   it('fits a narrow screen, labels every control, and fetches nothing from outside', async () => {

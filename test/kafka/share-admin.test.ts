@@ -482,3 +482,59 @@ describe('share groups in ListGroups and DescribeGroups', () => {
     ]);
   });
 });
+
+describe('DeleteGroups of share groups (Admin.deleteShareGroups)', () => {
+  const deleteGroups = async (...groupsNames: string[]) =>
+    (
+      (await c.request(m.DeleteGroups, 2, { groupsNames })).body.results as { groupId: string; errorCode: number }[]
+    ).map((r) => [r.groupId, r.errorCode]);
+  const shareGroupsListed = async () =>
+    (
+      (await c.request(m.ListGroups, 5, { statesFilter: [], typesFilter: ['share'] })).body.groups as {
+        groupId: string;
+      }[]
+    ).map((g) => g.groupId);
+
+  it('GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP while locked or with a member, then the state goes with the group', async () => {
+    const share = s.services.share;
+    await share.alterConfig('del-g', 'share.auto.offset.reset', 'earliest');
+    await produce('other', 0, 3);
+    const held = await share.acquire('del-g', ['other'], 'w', 100);
+    expect(held.length).toBeGreaterThan(0);
+    expect(await deleteGroups('del-g', 'del-ghost')).toEqual([
+      ['del-g', code('NON_EMPTY_GROUP')],
+      ['del-ghost', code('GROUP_ID_NOT_FOUND')],
+    ]);
+    await share.acknowledge(
+      'del-g',
+      'w',
+      held.map((r) => ({ topic: 'other', partition: 0, offset: r.record.offset, type: 'accept' as const })),
+    );
+    const spso = (await describeOffsets(0, 'del-g', null)).topics[0].partitions[0].startOffset;
+    expect(spso).toBeGreaterThan(0);
+
+    // A Kafka share member makes it non-empty too.
+    const member = randomUUID();
+    const hb = (memberEpoch: number, subscribedTopicNames: string[] | null) =>
+      c.request(m.ShareGroupHeartbeat, 1, {
+        groupId: 'del-g',
+        memberId: member,
+        memberEpoch,
+        rackId: null,
+        subscribedTopicNames,
+      });
+    expect((await hb(0, ['other'])).body.errorCode).toBe(0);
+    expect(await deleteGroups('del-g')).toEqual([['del-g', code('NON_EMPTY_GROUP')]]);
+    await hb(-1, null);
+
+    expect(await deleteGroups('del-g')).toEqual([['del-g', 0]]);
+    expect(await shareGroupsListed()).not.toContain('del-g');
+    expect(await describeOffsets(0, 'del-g', null)).toMatchObject({ errorCode: 0, topics: [] });
+    expect(await deleteGroups('del-g')).toEqual([['del-g', code('GROUP_ID_NOT_FOUND')]]);
+    // Used again: from share.auto.offset.reset (earliest, its configs stayed), each a first delivery.
+    const again = await share.acquire('del-g', ['other'], 'w2', 100);
+    expect(again.map((r) => r.record.offset)).toContain(0);
+    expect(again.every((r) => r.deliveries === 1)).toBe(true);
+    expect(await shareGroupsListed()).toContain('del-g');
+  });
+});

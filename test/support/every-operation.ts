@@ -143,6 +143,7 @@ export async function everyOperation(call: ScenarioCall): Promise<void> {
     topics: [{ topic_name: 'o' }],
   });
   await call('POST', `${B}/share-groups/sg/offsets:delete`, { topics: ['o'] });
+  await call('DELETE', `${B}/share-groups/sg`);
   await call('GET', `${B}/consumer-groups/g`);
   await call('GET', `${B}/consumer-groups/g/consumers`);
   await call('GET', `${B}/consumer-groups/g/consumers/${member.member_id}`);

@@ -64,6 +64,37 @@ function DeleteOffsets({ group, topics, onDone }: { group: string; topics: strin
   );
 }
 
+/** DeleteGroups of the share group: refused (NON_EMPTY_GROUP) while it has members or locked records. */
+function DeleteGroup({ group }: { group: string }) {
+  const [error, setError] = useState<Error>();
+  const run = async () => {
+    setError(undefined);
+    try {
+      await api(`/share-groups/${enc(group)}`, { method: 'DELETE' });
+      location.hash = '#/groups';
+    } catch (e) {
+      setError(e as Error);
+    }
+  };
+  return (
+    <Section title="Delete group" id="delete-group">
+      <p>
+        The group and its share-partitions' state go: a group of the name used again starts by share.auto.offset.reset
+        (its configs stay). The group must be empty.
+      </p>
+      <div class="actions">
+        <ConfirmButton
+          label="Delete group…"
+          question={`Delete the share group ${group} and its state?`}
+          confirm="Delete group"
+          onConfirm={run}
+        />
+      </div>
+      <ErrorLine error={error} />
+    </Section>
+  );
+}
+
 export function ShareGroupPage({ group }: { group: string }) {
   const d = usePoll(() => api<ShareGroupDescription>(`/share-groups/${enc(group)}`), 2000, [group]);
   // Share group configs are set on the group or not at all: the group is their only source.
@@ -180,6 +211,7 @@ export function ShareGroupPage({ group }: { group: string }) {
             onDone={d.reload}
           />
           <DeleteOffsets group={group} topics={topics} onDone={d.reload} />
+          <DeleteGroup group={group} />
           <Section title="Configs" id="configs">
             <ErrorLine error={configs.error} />
             {configs.data && (

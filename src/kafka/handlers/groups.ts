@@ -1,7 +1,7 @@
 /**
  * FindCoordinator and the classic group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) on
  * the ClassicGroupCoordinator; DescribeGroups, ListGroups and DeleteGroups see both classic groups
- * and the KIP-848 groups of the HTTP API.
+ * and the KIP-848 groups of the HTTP API (ListGroups and DeleteGroups share groups too).
  */
 import { ERRORS, KafkaError, isKafkaError } from '../../wire/errors.js';
 import { MemberIdRequired } from '../../groups/classic-coordinator.js';
@@ -279,11 +279,20 @@ export const deleteGroups: Handler = async (ctx, req) => {
   return { throttleTimeMs: 0, results };
 };
 
+/**
+ * The group of that name, whichever kind: share groups have a namespace of their own here (Kafka
+ * has one for all), so a name may be a share group and a consumer group both, and both go. The
+ * share group first: when it refuses (NON_EMPTY_GROUP), the consumer group of the name stays too.
+ */
 async function deleteGroup(ctx: RequestContext, groupId: string): Promise<void> {
+  const share = await ctx.services.share.deleteGroup(groupId).then(
+    () => true,
+    (e: unknown) => (isKafkaError(e, 'GROUP_ID_NOT_FOUND') ? false : Promise.reject(e)),
+  );
   const classic = await ctx.classic.delete(groupId);
   try {
     await ctx.services.groups.admin.delete(groupId);
   } catch (e) {
-    if (!(classic && isKafkaError(e, 'GROUP_ID_NOT_FOUND'))) throw e;
+    if (!((classic || share) && isKafkaError(e, 'GROUP_ID_NOT_FOUND'))) throw e;
   }
 }
