@@ -1,7 +1,9 @@
 import type { ConsumerRecord } from './codec.js';
 import { KafkaClientError } from './errors.js';
 import { retry } from './retry.js';
+import { SharePushWait } from './share-push.js';
 import { enc, type Transport } from './transport.js';
+import type { ShareGroupJson } from '../wire/share-group-json.js';
 
 /** Kafka's AcknowledgeType (KIP-932; renew: KIP-1222). */
 export type AcknowledgeType = 'accept' | 'release' | 'reject' | 'renew';
@@ -19,6 +21,15 @@ export interface ShareConsumerConfig {
   acknowledgementMode?: 'implicit' | 'explicit';
   /** Retries of a failed request (default 5). */
   retries?: number;
+  /**
+   * Wait on the connection's push URL while the share group is idle instead of long-polling
+   * (share-push.ts; default false): an idle group then costs no request at all.
+   */
+  push?: boolean;
+  /** With push: how long an idle consumer waits without a notification before it receives anyway (default 10 min). */
+  pushFallbackPollMs?: number;
+  /** With push: how often the armed share-partitions are checked again on the socket, for lost notifications (default 5 min). */
+  pushRecheckIntervalMs?: number;
 }
 
 /** A record delivered to a share group: a consumer record with its delivery count and lock. */
@@ -62,6 +73,7 @@ export class ShareConsumer {
   private pending = new Map<string, { record: ShareRecord; type: AcknowledgeType }>();
   private readonly call: <T>(fn: () => Promise<T>) => Promise<T>;
   private inFlight: Promise<unknown> = Promise.resolve();
+  private readonly push: SharePushWait | undefined;
 
   constructor(
     private readonly transport: Transport,
@@ -69,15 +81,26 @@ export class ShareConsumer {
   ) {
     this.memberId = config.memberId ?? `share-${crypto.randomUUID()}`;
     this.call = (fn) => retry(fn, { retries: config.retries ?? 5, initialBackoffMs: 100, maxBackoffMs: 1000 });
+    const url = config.push ? transport.pushUrl : undefined;
+    if (url)
+      this.push = new SharePushWait(
+        transport,
+        url,
+        config.pushRecheckIntervalMs ?? 300_000,
+        config.pushFallbackPollMs ?? 600_000,
+        () => {},
+      );
   }
 
   subscribe(topics: string[]): void {
     if (topics.length === 0) throw new KafkaClientError('INVALID_REQUEST', 'subscribe needs at least one topic');
     this.topics = [...topics];
+    this.push?.disarm();
   }
 
   unsubscribe(): void {
     this.topics = [];
+    this.push?.disarm();
   }
 
   subscription(): string[] {
@@ -96,6 +119,14 @@ export class ShareConsumer {
         'explicit acknowledgement mode: every record of the last poll must be acknowledged before the next',
       );
     await this.commitSync();
+    // Idle and waiting on the push connection: no request until told of records.
+    let waitMs = Math.max(0, Math.floor(timeoutMs));
+    if (this.push?.isArmed) {
+      const waited = await this.push.wait(waitMs);
+      if (waited === 'idle') return [];
+      this.push.disarm();
+      if (waited === 'woken') waitMs = 0;
+    }
     const res = await this.call(() =>
       this.transport.request<{ data: WireShared[] }>(
         'POST',
@@ -105,7 +136,7 @@ export class ShareConsumer {
             topics: this.topics,
             member_id: this.memberId,
             max_records: this.config.maxPollRecords ?? 500,
-            max_wait_ms: Math.max(0, Math.floor(timeoutMs)),
+            max_wait_ms: waitMs,
             format: 'binary',
           },
         },
@@ -113,7 +144,31 @@ export class ShareConsumer {
     );
     const records = res.body.data.map(toRecord);
     this.delivered = new Map(records.map((r) => [keyOf(r), r]));
+    if (records.length === 0 && this.push?.worthArming()) await this.armIfIdle();
     return records;
+  }
+
+  /**
+   * After an empty receive: if the group is idle on every subscribed topic (each share-partition
+   * has state, none holds a record under a lock or available), waits on the push connection from
+   * each one's SPEO. A group it may not describe, or one not idle, is long-polled as without push.
+   */
+  private async armIfIdle(): Promise<void> {
+    let described: ShareGroupJson;
+    try {
+      described = (await this.transport.request<ShareGroupJson>('GET', `/share-groups/${enc(this.config.groupId)}`))
+        .body;
+    } catch {
+      return;
+    }
+    const topics = new Set(this.topics);
+    const partitions = described.partitions.filter((p) => topics.has(p.topic_name));
+    const idle =
+      partitions.length > 0 &&
+      this.topics.every((t) => partitions.some((p) => p.topic_name === t)) &&
+      partitions.every((p) => p.in_flight.acquired === 0 && p.in_flight.available === 0);
+    if (!idle) return;
+    this.push!.arm(partitions.map((p) => ({ topic: p.topic_name, partition: p.partition_id, offset: p.end_offset })));
   }
 
   /** Marks a record of the last poll as `type` (default accept); sent with the next poll or commit. */
@@ -162,6 +217,7 @@ export class ShareConsumer {
         if (!this.pending.has(key)) this.pending.set(key, { record, type: 'release' });
     await this.commitSync();
     this.topics = [];
+    this.push?.close();
   }
 
   /** The acknowledgements to send now, taken from the queue (implicit mode: the rest of the last poll, accepted). */
