@@ -2,7 +2,8 @@
  * bench:share's workload without HTTP: ShareGroups called in this process by 20 workers (or
  * SHARE_WORKERS), each receiving up to 100 records and acknowledging them in one call (batched) or
  * one call per record (individual); CPU per record acknowledged and the storage calls made (failed
- * conditions, share-partition reads and writes, index queries, object reads). What the
+ * conditions, share-partition reads and writes, index queries, object reads), and with one worker the
+ * CPU of the receives' log reads alone. What the
  * share-partition work costs, apart from what every HTTP request costs (bench/share.ts measures
  * both through the server).
  *
@@ -56,6 +57,20 @@ for (let i = 0; i < RECORDS; i += 1000) {
     Array.from({ length: 12 }, (_, p) => ({ partition: p, records: records(p) })),
   );
 }
+// The CPU of the log reads the receives make, apart from the rest: exact with one worker (nothing
+// else runs while a read awaits its storage calls), more includes what the others do meanwhile.
+const reader = services.log.reader;
+const readBatchesMany = reader.readBatchesMany.bind(reader);
+let readMicros = 0;
+reader.readBatchesMany = async (...args) => {
+  const before = process.cpuUsage();
+  try {
+    return await readBatchesMany(...args);
+  } finally {
+    const used = process.cpuUsage(before);
+    if (counting) readMicros += used.user + used.system;
+  }
+};
 const { share } = services;
 await share.alterConfig('bench', 'share.auto.offset.reset', 'earliest');
 counting = true;
@@ -98,5 +113,6 @@ counting = false;
 console.log(
   `${mode}, ${WORKERS} workers: ${acked} records in ${seconds.toFixed(1)} s, CPU ${((used.user + used.system) / acked).toFixed(1)} µs per record (in process, storage calls counted)`,
 );
+if (WORKERS === 1) console.log(`  log reads: CPU ${(readMicros / acked).toFixed(1)} µs per record`);
 for (const [what, n] of [...counts].sort()) console.log(`  ${what}: ${n}`);
 process.exit(0);

@@ -8,6 +8,7 @@ import { CountingMetadataStore } from '../../src/storage/counting-stores.js';
 import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
 import { indexSk, partitionPk } from '../../src/storage/key-layout.js';
+import { packCommits, packedRowsDecoded } from '../../src/partition/index-item.js';
 
 const TOPIC = 't';
 const TOPIC_ID = 'id-1';
@@ -196,6 +197,60 @@ describe('OffsetIndex.entriesFrom paging', () => {
       ),
       { numRuns: 150, ...(process.env.FC_SEED && { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH }) },
     );
+  });
+});
+
+describe('OffsetIndex reads of a packed item', () => {
+  /** Commit `i` of 10 records, as a request object of the topic, packed as a row. */
+  const packable = (i: number, extra: Partial<CommitRecord> = {}) =>
+    commit(i * 10, 10, KiB, {
+      objectKey: `data/${TOPIC_ID}/a/${String(1_700_000_000_000 + i).padStart(13, '0')}-a${i.toString(16).padStart(11, '0')}.v2`,
+      start: i * KiB,
+      end: (i + 1) * KiB,
+      ...extra,
+    });
+  /** A partition whose index is one packed item of `commits` (a fold's) at offset 0. */
+  async function packedPartition(store: MetadataStore, commits: CommitRecord[]): Promise<PartitionState> {
+    await store.put(partitionPk(TOPIC, 0), indexSk(0), packCommits(TOPIC_ID, commits));
+    const end = commits.at(-1)!.lastOffset + 1;
+    return { ...initialPartitionState(TOPIC_ID, 0, 1, 1), highWatermark: end, replicaLeo: { '0': end } };
+  }
+  const fold = Array.from({ length: 64 }, (_, i) => packable(i));
+
+  it('decodes each row once in a process over reads of one entry each, not the whole item per read', async () => {
+    const store = new MemoryMetadataStore();
+    const state = await packedPartition(store, fold);
+    const before = packedRowsDecoded();
+    // A consumer that reads one batch per fetch (max bytes 1), from the middle of each batch too.
+    for (let i = 0; i < 64; i++)
+      for (const from of [i * 10, i * 10 + 7])
+        expect(await new OffsetIndex(store).entriesFrom(TOPIC, 0, state, from, state.highWatermark, 1)).toEqual([
+          fold[i],
+        ]);
+    // Each read expanding the item would be 128 x 64 rows.
+    expect(packedRowsDecoded() - before).toBe(64);
+  });
+
+  it('decodes a read from the middle of an item up to the entry it starts at', async () => {
+    const store = new MemoryMetadataStore();
+    const state = await packedPartition(store, fold);
+    const before = packedRowsDecoded();
+    const entries = await new OffsetIndex(store).entriesFrom(TOPIC, 0, state, 325, state.highWatermark, 2 * KiB);
+    expect(entries).toEqual([fold[32], fold[33]]);
+    expect(packedRowsDecoded() - before).toBe(34);
+  });
+
+  it('reads an item written again at its key as it is now, not as this process decoded it', async () => {
+    const store = new MemoryMetadataStore();
+    const state = await packedPartition(store, fold);
+    const index = new OffsetIndex(store);
+    expect(await index.entriesFrom(TOPIC, 0, state, 100, state.highWatermark, 1)).toEqual([fold[10]]);
+    // Deleted and written again (a purged incarnation's key taken by the next): the same key and
+    // version, other commits.
+    const again = fold.map((c, i) => packable(i, { start: c.start + 1, end: c.end + 1, leaderEpoch: 0 }));
+    await store.delete(partitionPk(TOPIC, 0), indexSk(0));
+    await store.put(partitionPk(TOPIC, 0), indexSk(0), packCommits(TOPIC_ID, again));
+    expect(await index.entriesFrom(TOPIC, 0, state, 100, state.highWatermark, 1)).toEqual([again[10]]);
   });
 });
 
