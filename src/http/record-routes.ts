@@ -8,6 +8,7 @@ import { KafkaError } from '../wire/errors.js';
 import { parseAcks } from './acks.js';
 import { admitProduce, appendProduced, type ProducedAppends } from '../transactions/produce-admission.js';
 import { validateProducedBatches } from '../log/produced-batches.js';
+import type { AppendOutcome } from '../log/partition-log.js';
 import type { LogRecord } from '../wire/record-batch.js';
 import { requirePartition, type Topic } from '../topics/topics.js';
 import type { AppEnv } from './app-env.js';
@@ -65,23 +66,110 @@ function producerOf(
   };
 }
 
-type EntryResult =
-  | {
-      ok: true;
-      partition: number;
-      offset: number;
-      timestamp: number;
-      keyType: DataType;
-      valueType: DataType;
-      keySize: number | null;
-      valueSize: number | null;
-      duplicate?: boolean;
+type Success = {
+  ok: true;
+  partition: number;
+  offset: number;
+  timestamp: number;
+  keyType: DataType;
+  valueType: DataType;
+  keySize: number | null;
+  valueSize: number | null;
+  duplicate?: boolean;
+};
+type Failure = { ok: false; status: number; body: ReturnType<typeof toErrorResponse>['body'] };
+type EntryResult = Success | Failure;
+
+/** One partition's entries of a request: their records in entry order, and the append's outcome. */
+interface PartitionGroup {
+  partition: number;
+  records: LogRecord[];
+  entries: number[];
+  outcome?: AppendOutcome;
+  /** The outcome's failure as each of its entries answers it, once. */
+  failure?: Failure;
+}
+
+/**
+ * A request's results, entry by entry, read from its partitions' outcomes rather than kept as an
+ * object per entry (a batch holds thousands, and each object lives until the answer is written).
+ */
+class ProduceResults {
+  constructor(
+    readonly length: number,
+    /** Entries refused before the append (a bad record, partition, or idempotent batch). */
+    private readonly refused: Map<number, Failure>,
+    /** Each entry's group in `groups` and its place among the group's records. */
+    private readonly groupOf: Int32Array,
+    private readonly placeOf: Int32Array,
+    private readonly groups: PartitionGroup[],
+    private readonly keyTypes: DataType[],
+    private readonly valueTypes: DataType[],
+  ) {}
+
+  /** The entry's failure, or undefined when it was appended. */
+  failure(i: number): Failure | undefined {
+    const refused = this.refused.get(i);
+    if (refused) return refused;
+    const group = this.groups[this.groupOf[i]!]!;
+    const outcome = group.outcome!;
+    if (outcome.ok) return undefined;
+    if (!group.failure) {
+      const { status, body } = toErrorResponse(outcome.error);
+      group.failure = { ok: false, status, body };
     }
-  | { ok: false; status: number; body: ReturnType<typeof toErrorResponse>['body'] };
+    return group.failure;
+  }
+
+  /** The delivery report of an entry {@link failure} says was appended, into `into` (reused by the caller). */
+  success(i: number, into: Success): Success {
+    const group = this.groups[this.groupOf[i]!]!;
+    const k = this.placeOf[i]!;
+    const { info } = group.outcome as Extract<AppendOutcome, { ok: true }>;
+    const record = group.records[k]!;
+    into.partition = group.partition;
+    into.offset = info.baseOffset < 0 ? -1 : info.baseOffset + k; // acks=0: not known
+    into.timestamp = info.logAppendTime >= 0 ? info.logAppendTime : record.timestamp;
+    into.keyType = this.keyTypes[i]!;
+    into.valueType = this.valueTypes[i]!;
+    into.keySize = record.key?.byteLength ?? null;
+    into.valueSize = record.value?.byteLength ?? null;
+    into.duplicate = info.duplicate === true;
+    return into;
+  }
+
+  at(i: number): EntryResult {
+    return this.failure(i) ?? this.success(i, emptySuccess());
+  }
+}
+
+const emptySuccess = (): Success => ({
+  ok: true,
+  partition: 0,
+  offset: 0,
+  timestamp: 0,
+  keyType: 'BINARY',
+  valueType: 'BINARY',
+  keySize: null,
+  valueSize: null,
+  duplicate: false,
+});
+
+function copySuccess(to: Success, from: Success): Success {
+  to.partition = from.partition;
+  to.offset = from.offset;
+  to.timestamp = from.timestamp;
+  to.keyType = from.keyType;
+  to.valueType = from.valueType;
+  to.keySize = from.keySize;
+  to.valueSize = from.valueSize;
+  to.duplicate = from.duplicate;
+  return to;
+}
 
 /**
  * Produces a request's records: every record is encoded and placed on its partition, then all
- * partitions are appended as one request (one object). Results come back in entry order; a
+ * partitions are appended as one request (one object). Results are read in entry order; a
  * transactional producer the coordinator refuses fails the request.
  */
 async function produce(
@@ -89,95 +177,87 @@ async function produce(
   topic: Topic,
   bodies: (ProduceRecordBody | ReadRecord)[],
   options: Omit<ProducedAppends, 'topics'> & { baseSequences?: Map<number, number>; spare?: Uint8Array },
-): Promise<EntryResult[]> {
+): Promise<ProduceResults> {
   const now = services.clock.now();
   const choose = services.partitioner.forRequest(topic.name, topic.partitionCount);
-  const results: EntryResult[] = new Array(bodies.length);
-  const byPartition = new Map<number, { records: LogRecord[]; entries: number[] }>();
+  const n = bodies.length;
+  const refused = new Map<number, Failure>();
+  const groupOf = new Int32Array(n).fill(-1);
+  const placeOf = new Int32Array(n);
+  const groups: PartitionGroup[] = [];
+  const byPartition = new Map<number, PartitionGroup>();
   // Each entry's types; its sizes and timestamp are its record's.
-  const keyTypes: DataType[] = new Array(bodies.length);
-  const valueTypes: DataType[] = new Array(bodies.length);
-  bodies.forEach((body, i) => {
+  const keyTypes: DataType[] = new Array(n);
+  const valueTypes: DataType[] = new Array(n);
+  const compact = topic.config.cleanupPolicy.compact;
+  let last: PartitionGroup | undefined; // the sticky partitioner's: mostly one partition a request
+  for (let i = 0; i < n; i++) {
+    const body = bodies[i]!;
     try {
       const { record, keyType, valueType } = entryRecord(body, now);
       if (body.partition_id !== undefined && body.partition_id !== null) requirePartition(topic, body.partition_id);
-      if (topic.config.cleanupPolicy.compact && record.key === null) {
+      if (compact && record.key === null) {
         throw new KafkaError('INVALID_RECORD', `Compacted topic ${topic.name} cannot accept a record without a key`);
       }
       const partition = choose(record.key, body.partition_id ?? undefined);
       keyTypes[i] = keyType;
       valueTypes[i] = valueType;
-      let group = byPartition.get(partition);
+      let group = last?.partition === partition ? last : byPartition.get(partition);
       if (!group) {
-        group = { records: [], entries: [] };
+        group = { partition, records: [], entries: [] };
         byPartition.set(partition, group);
       }
+      last = group;
       group.records.push(record);
       group.entries.push(i);
     } catch (e) {
       const { status, body: err } = toErrorResponse(e);
-      results[i] = { ok: false, status, body: err };
+      refused.set(i, { ok: false, status, body: err });
     }
-  });
+  }
 
   if (options.producer) {
     // Sequences count a partition's records: an idempotent partition batch is all or nothing.
     for (const [partition, group] of [...byPartition]) {
-      const failed = bodies.findIndex((b, i) => b.partition_id === partition && results[i] !== undefined);
+      const failed = bodies.findIndex((b, i) => b.partition_id === partition && refused.has(i));
       if (failed < 0) continue;
-      const body = { ...(results[failed] as Extract<EntryResult, { ok: false }>).body };
+      const body = { ...refused.get(failed)!.body };
       for (const i of group.entries)
-        results[i] = {
+        refused.set(i, {
           ok: false,
           status: 400,
           body: {
             ...body,
             message: `Another record of this partition's idempotent batch was rejected: ${body.message}`,
           },
-        };
+        });
       byPartition.delete(partition);
     }
   }
   const { baseSequences, spare, ...produced } = options;
-  const appends = [...byPartition].map(([partition, g]) => ({ partition, records: g.records }));
-  const { outcomes: perTopic, refused } = await appendProduced(services, {
+  for (const group of byPartition.values()) {
+    group.entries.forEach((i, k) => {
+      groupOf[i] = groups.length;
+      placeOf[i] = k;
+    });
+    groups.push(group);
+  }
+  const appends = groups.map((g) => ({ partition: g.partition, records: g.records }));
+  const { outcomes: perTopic, refused: refusedRequest } = await appendProduced(services, {
     ...produced,
     topics: [{ topic, appends, ...(baseSequences ? { baseSequences } : {}), ...(spare ? { spare } : {}) }],
   });
-  if (refused) throw refused;
+  if (refusedRequest) throw refusedRequest;
   const outcomes = perTopic[0]!;
-  for (const [partition, group] of byPartition) {
-    const outcome = outcomes.get(partition)!;
-    group.entries.forEach((i, k) => {
-      if (outcome.ok) {
-        const record = group.records[k]!;
-        const timestamp = outcome.info.logAppendTime >= 0 ? outcome.info.logAppendTime : record.timestamp;
-        const offset = outcome.info.baseOffset < 0 ? -1 : outcome.info.baseOffset + k; // acks=0: not known
-        results[i] = {
-          ok: true,
-          partition,
-          offset,
-          keyType: keyTypes[i]!,
-          valueType: valueTypes[i]!,
-          timestamp,
-          keySize: record.key?.byteLength ?? null,
-          valueSize: record.value?.byteLength ?? null,
-          duplicate: outcome.info.duplicate === true,
-        };
-      } else {
-        const { status, body } = toErrorResponse(outcome.error);
-        results[i] = { ok: false, status, body };
-      }
-    });
-  }
-  return results;
+  for (const group of groups) group.outcome = outcomes.get(group.partition)!;
+  return new ProduceResults(n, refused, groupOf, placeOf, groups, keyTypes, valueTypes);
 }
 
 /** A delivery report, as the document's schema says (record-answers.ts; a type only, not in the bundle). */
 function success(
   clusterId: string,
   topic: string,
-  r: Extract<EntryResult, { ok: true }>,
+  r: Success,
   iso = isoTimestamps(),
 ): z.input<typeof produceResultSchema> {
   return {
@@ -198,19 +278,16 @@ function success(
  * from report to report while only the offset changes, and an offset one past the last is
  * written by counting up its digits in those bytes.
  */
-function successWriter(
-  out: JsonBytes,
-  clusterId: string,
-  topic: string,
-): (id: string, r: Extract<EntryResult, { ok: true }>) => void {
+function successWriter(out: JsonBytes, clusterId: string, topic: string): (id: string, r: Success) => void {
   const iso = isoTimestamps();
   const names = `,"cluster_id":${JSON.stringify(clusterId)},"topic_name":${JSON.stringify(topic)},"partition_id":`;
-  let last: Extract<EntryResult, { ok: true }> | undefined;
+  // The last report written, copied: the caller may hand the same object, refilled, every time.
+  let last: Success | undefined;
   let rest = Buffer.alloc(0);
   let digitsStart = 0;
   let digitsEnd = 0;
   /** Two reports whose bytes after the id differ at most in the offset. */
-  const sameBut = (a: Extract<EntryResult, { ok: true }>, b: Extract<EntryResult, { ok: true }>) =>
+  const sameBut = (a: Success, b: Success) =>
     a.partition === b.partition &&
     a.timestamp === b.timestamp &&
     a.keySize === b.keySize &&
@@ -248,7 +325,7 @@ function successWriter(
         'utf8',
       );
     }
-    last = r;
+    last = copySuccess(last ?? emptySuccess(), r);
     out.raw(rest);
   };
 }
@@ -265,14 +342,15 @@ export function recordRoutes(): Hono<AppEnv> {
     const topic = await services.topics.get(c.req.param('topic'));
     const results = await produce(services, topic, bodies, { acks: parseAcks(c) });
     if (results.length === 1) {
-      const r = results[0]!;
+      const r = results.at(0);
       if (!r.ok) return c.json(r.body, r.status as 400);
       return c.json({ error_code: 200, ...success(services.clusterId, topic.name, r) });
     }
     const iso = isoTimestamps();
-    const reports = results.map((r) =>
-      JSON.stringify(r.ok ? { error_code: 200, ...success(services.clusterId, topic.name, r, iso) } : r.body),
-    );
+    const reports = bodies.map((_, i) => {
+      const r = results.at(i);
+      return JSON.stringify(r.ok ? { error_code: 200, ...success(services.clusterId, topic.name, r, iso) } : r.body);
+    });
     return c.body(`${reports.join('\n')}\n`, 200, { 'Content-Type': 'application/json' });
   });
 
@@ -307,20 +385,22 @@ export function recordRoutes(): Hono<AppEnv> {
     const writeSuccess = successWriter(out, services.clusterId, topic.name);
     out.ascii('{"successes":[');
     let first = true;
-    results.forEach((r, i) => {
-      if (!r.ok) return;
+    const report = emptySuccess();
+    for (let i = 0; i < results.length; i++) {
+      if (results.failure(i)) continue;
       if (!first) out.ascii(',');
       first = false;
-      writeSuccess(body.entries[i]!.id, r);
-    });
+      writeSuccess(body.entries[i]!.id, results.success(i, report));
+    }
     out.ascii('],"failures":[');
     first = true;
-    results.forEach((r, i) => {
-      if (r.ok) return;
+    for (let i = 0; i < results.length; i++) {
+      const r = results.failure(i);
+      if (!r) continue;
       if (!first) out.ascii(',');
       first = false;
       out.utf8(JSON.stringify({ id: body.entries[i]!.id, ...r.body }));
-    });
+    }
     out.ascii(']}');
     return c.body(out.done(), 207, { 'Content-Type': 'application/json' });
   });

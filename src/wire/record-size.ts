@@ -8,7 +8,12 @@ import { encodeRecordBatch, RECORD_BATCH_OVERHEAD, utf8Length, type LogRecord } 
  */
 export function recordSizeUpperBound(r: LogRecord): number {
   let n = 5 + 1 + 10 + 5 + 5 + (r.key?.byteLength ?? 0) + 5 + (r.value?.byteLength ?? 0) + 5;
-  for (const h of r.headers) n += 5 + utf8Length(h.key) + 5 + (h.value?.byteLength ?? 0);
+  const headers = r.headers;
+  // Indexed: a for-of makes an iterator per record where the loop is not optimised.
+  for (let i = 0; i < headers.length; i++) {
+    const h = headers[i]!;
+    n += 5 + utf8Length(h.key) + 5 + (h.value?.byteLength ?? 0);
+  }
   return n;
 }
 
@@ -29,19 +34,19 @@ export function checkRecordSize(r: LogRecord, maxMessageBytes: number): void {
  * request of many records for one partition becomes as many batches as the limit requires.
  */
 export function chunkRecords<R extends LogRecord>(records: readonly R[], maxMessageBytes: number): R[][] {
+  // Each chunk is one slice of `records` (a request holds thousands: no array grown record by record).
   const chunks: R[][] = [];
-  let current: R[] = [];
+  let start = 0;
   let size = RECORD_BATCH_OVERHEAD;
-  for (const r of records) {
-    const n = recordSizeUpperBound(r);
-    if (current.length > 0 && size + n > maxMessageBytes) {
-      chunks.push(current);
-      current = [];
+  for (let i = 0; i < records.length; i++) {
+    const n = recordSizeUpperBound(records[i]!);
+    if (i > start && size + n > maxMessageBytes) {
+      chunks.push(records.slice(start, i));
+      start = i;
       size = RECORD_BATCH_OVERHEAD;
     }
-    current.push(r);
     size += n;
   }
-  if (current.length > 0) chunks.push(current);
+  if (records.length > start) chunks.push(records.slice(start));
   return chunks;
 }

@@ -330,6 +330,45 @@ describe('HTTP API (Confluent v3 shapes)', () => {
     }
   });
 
+  it('answers every entry of a partition whose append failed with its error, the others with their offsets', async () => {
+    await createTopic('halves', 3, [{ name: 'max.message.bytes', value: '2000' }]);
+    // Partition 1's entries are refused whole (one record is too large); 0 and 2 are appended.
+    const entries = Array.from({ length: 9 }, (_, i) => ({
+      id: `e${i}`,
+      partition_id: i % 3,
+      value: { type: 'STRING', data: i === 4 ? 'x'.repeat(3000) : `v${i}` },
+    }));
+    const first = await call('POST', 'topics/halves/records:batch', { entries });
+    const again = await call('POST', 'topics/halves/records:batch', {
+      entries: entries.filter((e) => e.partition_id !== 1),
+    });
+    expect(first.status).toBe(207);
+    const reports = (r: { body: { successes: { id: string; partition_id: number; offset: number }[] } }) =>
+      r.body.successes.map((s) => [s.id, s.partition_id, s.offset]);
+    expect(reports(first)).toEqual([
+      ['e0', 0, 0],
+      ['e2', 2, 0],
+      ['e3', 0, 1],
+      ['e5', 2, 1],
+      ['e6', 0, 2],
+      ['e8', 2, 2],
+    ]);
+    expect(first.body.failures.map((f: { id: string; error_code: number }) => [f.id, f.error_code])).toEqual([
+      ['e1', 41301],
+      ['e4', 41301],
+      ['e7', 41301],
+    ]);
+    expect(reports(again).map(([, p, o]) => [p, o])).toEqual([
+      [0, 3],
+      [2, 3],
+      [0, 4],
+      [2, 4],
+      [0, 5],
+      [2, 5],
+    ]);
+    expect((await call('GET', 'topics/halves/partitions/1')).body.high_watermark).toBe(0);
+  });
+
   it('sends keyless records of one request to one partition (sticky), moving on across requests', async () => {
     await createTopic('sticky', 3);
     const parts = new Set<number>();
