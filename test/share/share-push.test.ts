@@ -23,7 +23,7 @@ describe('a share consumer with push', () => {
     await new Kafka({ url: producerSide.origin })
       .admin()
       .createTopics({ topics: [{ topic: 'jobs', numPartitions: 3 }] });
-    for (const g of ['pushed', 'no-socket'])
+    for (const g of ['pushed', 'no-socket', 'held'])
       await fetch(`${producerSide.origin}/v3/clusters/local/share-groups/${g}/configs/share.auto.offset.reset`, {
         method: 'PUT',
         headers: { 'content-type': 'application/json' },
@@ -94,6 +94,36 @@ describe('a share consumer with push', () => {
     expect(c.seen).toHaveLength(9);
     await c.stop();
   }, 90_000);
+
+  it('long-polls while records of its group are held, so a release reaches it without an append', async () => {
+    const api = `${consumerSide.origin}/v3/clusters/local/share-groups/held/records:`;
+    const post = async (what: string, body: unknown) =>
+      (
+        await fetch(`${api}${what}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).json() as Promise<{ data: { partition_id: number; offset: number }[] }>;
+    await produce(['h0', 'h1', 'h2']);
+    // Another worker holds every record (30 s locks): the group is not idle.
+    const held = await post('receive', { topics: ['jobs'], member_id: 'holder', max_records: 100 });
+    expect(held.data.length).toBeGreaterThanOrEqual(3);
+    const c = consume('held');
+    await until('polls finding nothing', () => c.polls() >= 3, 10_000);
+    await post('acknowledge', {
+      member_id: 'holder',
+      acknowledgements: held.data.map((r) => ({
+        topic_name: 'jobs',
+        partition_id: r.partition_id,
+        offset: r.offset,
+        type: 'release',
+      })),
+    });
+    // No append tells of a release: a consumer armed on the socket would wait for its fallback poll.
+    await until('the released records', () => c.seen.length === held.data.length, 10_000);
+    await c.stop();
+  }, 60_000);
 
   it('long-polls when the push connection can not be opened', async () => {
     const c = consume('no-socket', 'ws://127.0.0.1:9/push');
