@@ -100,14 +100,20 @@ export interface TrafficSummary {
 
 /**
  * Counts of the observed calls while recording: calls by operation, bytes, DynamoDB capacity units
- * (with DynamoDB's rounding: ceil(size / 1 KB) per write, a failed condition included; ceil(size /
- * 4 KB), at least 1, per strongly consistent read or query) and one-second peaks per item (pk|sk),
+ * (with DynamoDB's rounding: ceil(size / 1 KB) per write, a failed condition included, and per
+ * delete of the size of the item deleted; ceil(size / 4 KB), at least 1, per strongly consistent
+ * read or query) and one-second peaks per item (pk|sk),
  * per partition key and per S3 prefix (the key up to its last `/`, the unit S3 partitions by).
  * S3's write class is PUT and DELETE, its read class GET, HEAD and LIST.
  */
 export class Traffic {
   recording = false;
   private c = freshCounts();
+  /**
+   * Each item's size as last written or read, recording or not (a delete names no size, and
+   * DynamoDB bills it by the item's: an offset entry with 4 KB of metadata is 5 units to delete).
+   */
+  private readonly sizes = new Map<string, number>();
 
   constructor(private readonly time: { now(): number }) {}
 
@@ -128,6 +134,8 @@ export class Traffic {
   }
 
   record(call: StorageCall): void {
+    const known = call.port === 'metadata' && call.op === 'DeleteItem' ? this.sizes.get(`${call.pk}|${call.sk}`) : 0;
+    this.noteItem(call);
     if (!this.recording) return;
     const second = Math.floor(this.time.now() / 1000);
     this.c.calls[call.op] = (this.c.calls[call.op] ?? 0) + 1;
@@ -142,7 +150,9 @@ export class Traffic {
         if (item) this.noteSize(item, call.itemBytes);
       } else {
         const bytes = call.op === 'UpdateItem' ? call.itemBytes : 0;
-        const units = Math.max(1, Math.ceil(bytes / 1024));
+        // A delete of an item of unknown size (written before these counts began, or found by a
+        // query only) is billed as the least, 1 unit.
+        const units = Math.max(1, Math.ceil((call.op === 'UpdateItem' ? bytes : (known ?? 0)) / 1024));
         this.c.writeUnits += units;
         this.c.metadataBytes += bytes;
         this.c.itemWrites.add(item!, units, second);
@@ -177,6 +187,18 @@ export class Traffic {
       peakPrefixGets: this.c.prefixGets.top(),
       largestItem: { ...this.c.largest },
     };
+  }
+
+  /** Keeps `sizes` to the items as they are: written, read, or gone. */
+  private noteItem(call: StorageCall): void {
+    if (call.port !== 'metadata' || call.op === 'Query' || call.failed) return;
+    const item = `${call.pk}|${call.sk}`;
+    if (call.op === 'UpdateItem') {
+      if (!call.conditionFailed) this.sizes.set(item, call.itemBytes);
+    } else if (call.op === 'GetItem') {
+      if (call.found) this.sizes.set(item, call.itemBytes);
+      else this.sizes.delete(item);
+    } else if (!call.conditionFailed) this.sizes.delete(item);
   }
 
   private noteSize(item: string, bytes: number): void {
