@@ -23,7 +23,7 @@ export const SHARE_GROUPS_HELP = `Usage: kafka-log share-groups <list|describe|c
            --members: the Kafka-protocol members and their assignments (HTTP receivers have none)
   config   --group G --set NAME=VALUE... | --delete NAME...
            share.auto.offset.reset (latest), share.record.lock.duration.ms (30000),
-           share.delivery.count.limit (5)
+           share.delivery.count.limit (5), share.isolation.level (read_uncommitted)
   reset-offsets --group G (--all-topics | --topic T[:P,P...]...) STRATEGY [--dry-run | --execute]
            STRATEGY: --to-earliest | --to-latest | --to-offset N | --to-datetime YYYY-MM-DDTHH:mm:SS.sss
                      | --by-duration PnDTnHnMnS

@@ -41,7 +41,7 @@ const upperOf = (result: BatchFetchResult, isolation: IsolationLevel) =>
  * Control batches (transaction markers) are never records to a reader, and read_committed leaves
  * out the batches of the answer's aborted transactions.
  */
-function skipsBatch(header: BatchHeader, result: BatchFetchResult): boolean {
+export function skipsBatch(header: BatchHeader, result: BatchFetchResult): boolean {
   const { attributes, producerId, baseOffset } = header;
   if (attributes & CONTROL_FLAG_MASK) return true;
   const aborted = result.abortedTransactions;

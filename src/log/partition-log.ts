@@ -66,6 +66,9 @@ export type {
   PartitionFetchOutcome,
 } from './partition-reader.js';
 export { asKafkaError, onlyPartition } from './partition-reader.js';
+// What a read_committed reader reads up to, and the batches it leaves out (the share groups' reads too).
+export { lastStableOffset } from '../partition/partition-state.js';
+export { skipsBatch } from './fetched-records.js';
 
 /** Bytes of request objects work outliving its answer may hold, unless MAX_BACKGROUND_BYTES says otherwise. */
 export const DEFAULT_MAX_BACKGROUND_BYTES = 64 * 1024 * 1024;

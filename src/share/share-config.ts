@@ -21,7 +21,14 @@ export interface ShareGroupConfig {
   deadLetterTopic: string;
   /** errors.deadletterqueue.copy.record.enable: the copy holds the record's key, value and headers, not only the context headers. */
   deadLetterCopyRecord: boolean;
+  /**
+   * share.isolation.level: read_uncommitted delivers every record below the high watermark;
+   * read_committed only those below the last stable offset, never an aborted transaction's.
+   */
+  isolationLevel: ShareIsolationLevel;
 }
+
+export type ShareIsolationLevel = 'read_uncommitted' | 'read_committed';
 
 /** Kafka's errors.deadletterqueue.topic.name.prefix default: a dead-letter topic's name starts with it. */
 export const DEAD_LETTER_TOPIC_PREFIX = 'dlq.';
@@ -36,6 +43,7 @@ export const SHARE_GROUP_DEFAULTS: ShareGroupConfig = {
   maxRecordLocks: 200,
   deadLetterTopic: '',
   deadLetterCopyRecord: false,
+  isolationLevel: 'read_uncommitted',
 };
 
 /** Kafka's bounds on the group-level lock duration (group.share.min/max.record.lock.duration.ms) and the count limit. */
@@ -49,6 +57,7 @@ export const SHARE_GROUP_CONFIG_NAMES = {
   'share.delivery.count.limit': 'deliveryCountLimit',
   'errors.deadletterqueue.topic.name': 'deadLetterTopic',
   'errors.deadletterqueue.copy.record.enable': 'deadLetterCopyRecord',
+  'share.isolation.level': 'isolationLevel',
 } as const satisfies Record<string, keyof ShareGroupConfig>;
 
 export type ShareGroupConfigName = keyof typeof SHARE_GROUP_CONFIG_NAMES;
@@ -82,6 +91,11 @@ export function parseShareGroupConfig(name: string, value: string): Partial<Shar
   if (name === 'errors.deadletterqueue.copy.record.enable') {
     if (value !== 'true' && value !== 'false') throw new KafkaError('INVALID_CONFIG', `${name} must be true or false`);
     return { deadLetterCopyRecord: value === 'true' };
+  }
+  if (name === 'share.isolation.level') {
+    if (value !== 'read_uncommitted' && value !== 'read_committed')
+      throw new KafkaError('INVALID_CONFIG', `${name} must be read_uncommitted or read_committed`);
+    return { isolationLevel: value };
   }
   const bounds = name === 'share.record.lock.duration.ms' ? LOCK_DURATION_BOUNDS : DELIVERY_COUNT_BOUNDS;
   const n = Number(value);

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { PartitionLog } from '../log/partition-log.js';
+import { lastStableOffset, type PartitionLog } from '../log/partition-log.js';
 import { Turns } from '../log/turns.js';
 import {
   CLUSTER_PK,
@@ -364,22 +364,27 @@ export class ShareGroups {
     // Full of records others hold: passed by on the item alone (no log read, no write).
     if (current && can?.busy) return nothing(current);
     const pstate = await log.state(topic, partition);
+    // What the group may take up to: the high watermark, or (share.isolation.level=read_committed)
+    // the last stable offset, below which every transaction is decided.
+    const end = config.isolationLevel === 'read_committed' ? lastStableOffset(pstate) : pstate.highWatermark;
     let initial: Promise<number> | undefined;
-    const start = () => (initial ??= this.startOffset(config, topic, partition, pstate));
+    const start = () =>
+      (initial ??= this.startOffset(config, topic, partition, { logStartOffset: pstate.logStartOffset, end }));
     const readFrom = Math.max(current?.speo ?? (await start()), pstate.logStartOffset);
     // New records are taken only for what redeliveries leave of maxRecords, and only into the room.
     const want = Math.min(maxRecords - (can?.available ?? 0), can?.room ?? config.maxRecordLocks);
     const read = (want > 0 &&
-      readFrom < pstate.highWatermark &&
+      readFrom < end &&
       (await readShareRecords(log, topic, partition, readFrom, {
         want,
         enough: (records) => records.length >= want,
         state: pstate,
+        isolation: config.isolationLevel,
       }))) || { records: [], nextOffset: readFrom };
     // Nothing available, nothing new in the log and no dead-letter copy owed: the write's decision
     // on this very item would be to write nothing.
     if (current && can && !can.available && !can.archiving && !read.records.length && read.nextOffset === readFrom)
-      return readFrom >= pstate.highWatermark ? nothing(current) : [];
+      return readFrom >= end ? nothing(current) : [];
     const token = writeToken();
     let taken: ReturnType<typeof acquire> = [];
     let created = false;
@@ -419,7 +424,7 @@ export class ShareGroups {
     if (created && outcome.how !== 'unchanged') await this.register(group, true);
     await this.deadLetters(group, topic, partition, outcome.item?.value, config);
     const after = outcome.item?.value;
-    if (taken.length > 0 || !after || !nothingFor(after, clock.now(), config, pstate.highWatermark))
+    if (taken.length > 0 || !after || !nothingFor(after, clock.now(), config, end))
       this.looks.took(group, topic.name, partition);
     // Such as the look that made the item: it left nothing to take.
     else return nothing(after);
@@ -623,20 +628,21 @@ export class ShareGroups {
   }
 
   /**
-   * share.auto.offset.reset, where a share-partition starts: the log start (earliest), the high
-   * watermark (latest), or the first record at or after now minus the duration (by_duration; the
-   * high watermark when there is none).
+   * share.auto.offset.reset, where a share-partition starts: the log start (earliest), the end
+   * (latest: the high watermark, or under read_committed the last stable offset, so that an open
+   * transaction's records are taken once it commits), or the first record at or after now minus
+   * the duration (by_duration; the end when there is none).
    */
   private async startOffset(
     config: ShareGroupConfig,
     topic: TopicMeta,
     partition: number,
-    p: { logStartOffset: number; highWatermark: number },
+    p: { logStartOffset: number; end: number },
   ): Promise<number> {
     if (config.autoOffsetReset === 'earliest') return p.logStartOffset;
-    if (config.autoOffsetReset === 'latest') return p.highWatermark;
+    if (config.autoOffsetReset === 'latest') return p.end;
     const ms = parseIsoDuration(config.autoOffsetReset.slice('by_duration:'.length)) ?? 0;
-    return this.offsetAt(topic, partition, this.deps.clock.now() - ms, p.highWatermark);
+    return this.offsetAt(topic, partition, this.deps.clock.now() - ms, p.end);
   }
 
   /** The first offset with a timestamp at or after `timestamp`, else `otherwise`. */
@@ -1057,10 +1063,13 @@ function holdsLocks(s: SharePartitionState, now: number): boolean {
   return s.records.some((r) => r.state === 'acquired' && (r.lockedUntil ?? 0) > now);
 }
 
-/** Whether a look at the share-partition now would find nothing to take (`highWatermark`: the log's, as read). */
-function nothingFor(s: SharePartitionState, now: number, config: ShareGroupConfig, highWatermark: number): boolean {
+/**
+ * Whether a look at the share-partition now would find nothing to take (`end`: the log's high
+ * watermark as read, or its last stable offset under read_committed).
+ */
+function nothingFor(s: SharePartitionState, now: number, config: ShareGroupConfig, end: number): boolean {
   const can = acquirable(s, now, config);
-  return can.busy || (!can.available && !can.archiving && s.speo >= highWatermark);
+  return can.busy || (!can.available && !can.archiving && s.speo >= end);
 }
 
 /** When the first lock of the item ends: a look can find a record available from then on. */

@@ -5,10 +5,11 @@
  * only until enough records are in hand: reading and decoding a whole megabyte of records to take
  * a hundred of them was most of a receive's work.
  */
-import { onlyPartition, type PartitionLog } from '../log/partition-log.js';
+import { onlyPartition, skipsBatch, type PartitionLog } from '../log/partition-log.js';
 import type { TopicMeta } from '../topics/topics.js';
-import { CONTROL_FLAG_MASK, decodeRecordBatch, type DecodedRecord } from '../wire/record-batch.js';
+import { decodeRecordBatch, type DecodedRecord } from '../wire/record-batch.js';
 import { KafkaError } from '../wire/errors.js';
+import type { ShareIsolationLevel } from './share-config.js';
 
 /** The most bytes one read asks for (the log answers at least one whole batch, whatever its size). */
 export const MAX_READ_BYTES = 1024 * 1024;
@@ -22,7 +23,10 @@ const FIRST_BYTES_PER_RECORD = 256;
 const MIN_READ_BYTES = 16 * 1024;
 
 export interface ShareRead {
-  /** Records at or after the offset asked for, below the high watermark, in offset order (never control records). */
+  /**
+   * Records at or after the offset asked for, below the high watermark (read_committed: the last
+   * stable offset, and none of an aborted transaction), in offset order (never control records).
+   */
   records: DecodedRecord[];
   /** Where the records examined end: one past the last batch decoded, or where the log's answer ended. */
   nextOffset: number;
@@ -32,8 +36,10 @@ export interface ShareRead {
  * Records of the log from `offset`, decoding batch by batch until `enough` holds of what is in hand
  * (then `nextOffset` is the end of the last batch decoded, so the caller knows nothing was skipped
  * before it). `want` sizes the reads. Undefined when retention moved the log's start past `offset`
- * meanwhile. Read uncommitted (KIP-932's default `share.isolation.level`): records of open and
- * aborted transactions are records too.
+ * meanwhile. `isolation` is the group's `share.isolation.level`: read_uncommitted (KIP-932's
+ * default) takes records of open and aborted transactions too; read_committed reads up to the last
+ * stable offset and leaves out the batches of the aborted transactions the log lists with its
+ * answer, as a read_committed consumer does, so `nextOffset` moves past them.
  */
 export async function readShareRecords(
   log: PartitionLog,
@@ -44,8 +50,10 @@ export async function readShareRecords(
     want: number;
     enough: (records: readonly DecodedRecord[]) => boolean;
     state?: Awaited<ReturnType<PartitionLog['state']>>;
+    isolation?: ShareIsolationLevel;
   },
 ): Promise<ShareRead | undefined> {
+  const isolation = options.isolation ?? 'read_uncommitted';
   const records: DecodedRecord[] = [];
   let from = offset;
   let bytesPerRecord = FIRST_BYTES_PER_RECORD;
@@ -61,6 +69,8 @@ export async function readShareRecords(
         await log.reader.readBatchesMany(
           [{ topic, partition, offset: from, maxBytes, ...(options.state ? { state: options.state } : {}) }],
           maxBytes,
+          Infinity,
+          isolation,
         ),
       );
     } catch (e) {
@@ -69,20 +79,21 @@ export async function readShareRecords(
       throw e;
     }
     const bytes = result.batches;
+    const upper = isolation === 'read_committed' ? result.lastStableOffset : result.highWatermark;
     const before = records.length;
     let position = 0;
     while (position < bytes.length) {
       const batch = decodeRecordBatch(bytes, position);
       position += batch.sizeInBytes;
-      const { attributes, baseOffset, lastOffsetDelta } = batch.header;
-      if (!(attributes & CONTROL_FLAG_MASK))
-        for (const r of batch.records) if (r.offset >= from && r.offset < result.highWatermark) records.push(r);
+      const { baseOffset, lastOffsetDelta } = batch.header;
+      if (!skipsBatch(batch.header, result))
+        for (const r of batch.records) if (r.offset >= from && r.offset < upper) records.push(r);
       if (options.enough(records))
         return { records, nextOffset: Math.min(baseOffset + lastOffsetDelta + 1, result.nextOffset) };
     }
-    // The answer ended at the high watermark (or held nothing): nothing more to read.
-    if (result.nextOffset <= from || result.nextOffset >= result.highWatermark)
-      return { records, nextOffset: result.nextOffset };
+    // The answer ended at the high watermark (read_committed: the last stable offset) or held
+    // nothing: nothing more to read.
+    if (result.nextOffset <= from || result.nextOffset >= upper) return { records, nextOffset: result.nextOffset };
     budget -= bytes.length;
     if (budget < MIN_READ_BYTES) return { records, nextOffset: result.nextOffset };
     bytesPerRecord = Math.max(bytesPerRecord, bytes.length / Math.max(1, records.length - before));

@@ -703,3 +703,63 @@ describe('ShareFetch and ShareAcknowledge', () => {
     for (const sh of sharers) sh.client.close();
   });
 });
+
+describe('share.isolation.level=read_committed over ShareFetch', () => {
+  const http = async (path: string, body: unknown) => {
+    const res = await fetch(`${s.http}/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json().catch(() => undefined)) as Record<string, any> };
+  };
+  /** A transaction of `values` on txq-0, left open: end it with `end`. */
+  const transaction = async (values: string[]) => {
+    const p = (await http('transactions/share-tx/init', { transaction_timeout_ms: 60_000 })).body;
+    const ids = { producer_id: p.producer_id, producer_epoch: p.producer_epoch };
+    const sent = await http('topics/txq/records:batch', {
+      transactional_id: 'share-tx',
+      ...ids,
+      sequences: [{ partition_id: 0, base_sequence: 0 }],
+      entries: values.map((v, i) => ({ id: String(i), partition_id: 0, value: { type: 'STRING', data: v } })),
+    });
+    expect(sent.body.failures).toEqual([]);
+    return {
+      end: async (how: 'commit' | 'abort') =>
+        expect((await http(`transactions/share-tx/${how}`, ids)).status).toBe(200),
+    };
+  };
+
+  it('delivers an open transaction once it commits, never an aborted one, and moves SPSO past it', async () => {
+    await s.services.topics.create({ name: 'txq', partitionCount: 1, replicationFactor: 1 });
+    const txqId = await idOf('txq');
+    await s.services.share.alterConfig('rc-g', 'share.auto.offset.reset', 'earliest');
+    await s.services.share.alterConfig('rc-g', 'share.isolation.level', 'read_committed');
+    const a = new Sharer(c, 'rc-g');
+    const fetchAll = async (acks: { firstOffset: number; lastOffset: number; acknowledgeTypes: number[] }[] = []) =>
+      recordsOf(await a.fetch([{ topicId: txqId, partitions: [{ partitionIndex: 0, acknowledgementBatches: acks }] }]));
+    const accept = (got: Got[]) =>
+      got.map((r) => ({ firstOffset: r.offset, lastOffset: r.offset, acknowledgeTypes: [1] }));
+
+    await produce('txq', 0, ['a']);
+    const open = await transaction(['b', 'c']);
+    await produce('txq', 0, ['d']);
+    const first = await fetchAll();
+    expect(first.map((r) => [r.offset, r.value])).toEqual([[0, 'a']]);
+    await open.end('commit');
+    const second = await fetchAll(accept(first));
+    expect(second.map((r) => [r.offset, r.value])).toEqual([
+      [1, 'b'],
+      [2, 'c'],
+      [3, 'd'],
+    ]);
+    const aborted = await transaction(['e', 'f']);
+    await aborted.end('abort');
+    await produce('txq', 0, ['g']);
+    const third = await fetchAll(accept(second));
+    expect(third.map((r) => [r.offset, r.value, r.deliveryCount])).toEqual([[8, 'g', 1]]);
+    await fetchAll(accept(third));
+    const [view] = await s.services.share.describe('rc-g');
+    expect(view).toMatchObject({ startOffset: 9, endOffset: 9, lag: 0 });
+  });
+});
