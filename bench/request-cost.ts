@@ -10,12 +10,14 @@
  *  - fetch: the record-batch fetch of up to 4 KiB (three or four 1-record objects) at an offset.
  * With `--json`, the JSON path instead: a records:batch produce of 1000 STRING values of 1 KiB (the
  * bench's json body, bench/payload.ts) and the format=string fetch of 1000 of them (max_bytes 1 MiB),
- * and the CPU of reading that body alone (the best of several rounds).
+ * the JS heap one such produce allocates (sampled), and the CPU of reading that body alone (the
+ * best of several rounds).
  * Under `node --cpu-prof --import tsx bench/request-cost.ts` it profiles both.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { createServices, createStorage, openStorage } from '../src/compose.js';
 import { serverConfigFromEnv } from '../src/config/server-config.js';
@@ -217,9 +219,39 @@ function measureBodyRead(): void {
   console.log(`json body read, 1000 records: ${Math.round(Math.min(...rounds))} us CPU (best of 15 rounds of 50)`);
 }
 
+/**
+ * JS heap allocated per JSON produce, whether it lived or not: the sampling heap profiler, counting
+ * objects young and full collections took, over 50 requests. Unlike CPU, it does not move with the
+ * machine's load; the young collections it causes do (unless external memory starts them first:
+ * docs/performance.md, "The JSON path").
+ */
+async function measureHeapPerProduce(): Promise<void> {
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 1024,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  const requests = 50;
+  for (let i = 0; i < requests; i += 2) await Promise.all([produceJson(), produceJson()]);
+  const { profile } = await session.post('HeapProfiler.stopSampling');
+  session.disconnect();
+  let bytes = 0;
+  const walk = (node: { selfSize: number; children: (typeof node)[] }) => {
+    bytes += node.selfSize;
+    for (const child of node.children) walk(child);
+  };
+  walk(profile.head);
+  console.log(
+    `json produce, 1000 records: ${Math.round(bytes / requests / 1024)} KB of JS heap allocated per request (sampled)`,
+  );
+}
+
 if (values.json) {
   measureBodyRead();
   await measure('json produce, 1000 records (warm-up)', () => produceJson());
+  await measureHeapPerProduce();
   await measure('json produce, 1000 records', () => produceJson());
   await measure('json fetch, 1000 records', (i) => fetchJsonAt((i % (2 * REQUESTS)) * 1000));
 } else {
