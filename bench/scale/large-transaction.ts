@@ -1,6 +1,6 @@
 import { PartitionLog } from '../../src/log/partition-log.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
-import { txnPk } from '../../src/storage/key-layout.js';
+import { groupPk, txnPk } from '../../src/storage/key-layout.js';
 import { createTransactionCoordinator } from '../../src/transactions/index.js';
 import { TopicRegistry } from '../../src/topics/topics.js';
 import type { Scenario, ScenarioFigures, Simulation } from './scenario.js';
@@ -103,6 +103,8 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
     'TxnOffsetCommits simulated seconds': offsetsSeconds.toFixed(1),
     // DynamoDB takes 1,000 write units a second on one partition key (the joins are paced under it).
     'peak WCU/s on the transaction key': s.traffic.peakKeyWriteUnitsOf(txnPk(id)),
+    // The end writes the offsets to the group's key, paced as the joins were.
+    'peak WCU/s on the group key': s.traffic.peakKeyWriteUnitsOf(groupPk('consumers')),
     'EndTxn (commit)': perOp(all, committedOffsets, 1),
     'EndTxn simulated seconds': (commitMs / 1000).toFixed(1),
   };

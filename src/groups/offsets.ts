@@ -314,27 +314,50 @@ function checkMemberCommit(
   return m.memberEpoch;
 }
 
-/** GroupOffsets.write without a GroupOffsets (the transaction coordinator's commit writes offsets this way too). */
+/**
+ * GroupOffsets.write without a GroupOffsets (the transaction coordinator's commit writes offsets
+ * this way too). With `pace`, each record's write first waits for it (a transaction's end keeps
+ * its writes under what the group's partition key takes); a record carrying a `commitId` that its
+ * item already holds, same offset and metadata, is not written again (an earlier try of the same
+ * end wrote it: a retried end goes on where the last one stopped instead of writing all again).
+ */
 export async function writeOffsetRecords(
   metadata: MetadataStore,
   groupId: string,
   records: OffsetRecord[],
+  pace?: (pk: string, sk: string, record: OffsetRecord) => Promise<void>,
 ): Promise<void> {
+  const pk = groupPk(groupId);
   await Promise.all(
-    records.map((r) =>
-      optimisticUpdate<OffsetRecord, undefined>({
+    records.map((r) => {
+      const sk = offsetSk(r.topic, r.partition);
+      let paced = !pace;
+      return optimisticUpdate<OffsetRecord, undefined>({
         metadata,
-        pk: groupPk(groupId),
-        sk: offsetSk(r.topic, r.partition),
+        pk,
+        sk,
         giveUp: {
           errorName: 'COORDINATOR_NOT_AVAILABLE',
           message: `Too many concurrent commits to ${r.topic}-${r.partition} of group ${groupId}; retry`,
         },
-        decide: (item) => ({
-          write: { ...r, ...(item?.value.fence !== undefined && { fence: item.value.fence }) },
-          answer: () => undefined,
-        }),
-      }),
-    ),
+        decide: async (item) => {
+          const held = item?.value;
+          if (
+            r.commitId !== undefined &&
+            held?.commitId === r.commitId &&
+            held.topicId === r.topicId &&
+            held.offset === r.offset &&
+            held.metadata === r.metadata
+          )
+            return { done: undefined };
+          const write = { ...r, ...(held?.fence !== undefined && { fence: held.fence }) };
+          if (!paced) {
+            paced = true;
+            await pace!(pk, sk, write);
+          }
+          return { write, answer: () => undefined };
+        },
+      });
+    }),
   );
 }

@@ -39,6 +39,7 @@ import {
   JOIN_WRITE_RATE,
   type Pace,
   TransactionItems,
+  writeUnitsOf,
 } from './transaction-items.js';
 import {
   checkProducer,
@@ -93,8 +94,12 @@ export interface TransactionDeps {
   topics: TopicRegistry;
   log: PartitionLog;
   producerIds: ProducerIds;
-  /** Writes committed offsets to a group (GroupOffsets.write). */
-  writeOffsets: (groupId: string, records: OffsetRecord[]) => Promise<void>;
+  /** Writes committed offsets to a group, each once `pace` lets it (writeOffsetRecords). */
+  writeOffsets: (
+    groupId: string,
+    records: OffsetRecord[],
+    pace?: (pk: string, sk: string, record: OffsetRecord) => Promise<void>,
+  ) => Promise<void>;
   /** KIP-447: checks the consumer's member id and generation (GroupOffsets.checkMember); absent, none is checked. */
   checkMember?: (
     groupId: string,
@@ -631,7 +636,7 @@ export class TransactionCoordinator {
         });
       }),
     );
-    if (commit && rec.offsets.length > 0) await this.materialiseOffsets(rec);
+    if (commit && rec.offsets.length > 0) await this.materialiseOffsets(rec, item.version);
     // Many entries: the tidy timer deletes them, paced, and the Complete* says so (scheduled first,
     // so a Complete* naming it never lacks its timer).
     const tidyLater = isSplit(stored) && entries.length > INLINE_TIDY;
@@ -660,8 +665,17 @@ export class TransactionCoordinator {
     return outcome.item;
   }
 
-  private async materialiseOffsets(rec: TransactionRecord): Promise<void> {
+  /**
+   * The transaction's offsets written to their groups. A group's offsets share its partition key,
+   * which takes 1,000 write units a second: 1,000 offsets with 4 KB of metadata were 5,000 units
+   * at once there. They are paced as a join's entries are (its first JOIN_WRITE_BURST units at
+   * once, then JOIN_WRITE_RATE a second), since they came in as such joins. Each carries the end's
+   * id (the Prepare* item's version, `prepared`): an end retried after a try that died part way
+   * writes only what is not there yet. The Complete* follows them all, as before.
+   */
+  private async materialiseOffsets(rec: TransactionRecord, prepared: number): Promise<void> {
     const now = this.deps.clock.now();
+    const commitId = `txn:${rec.transactionalId}:${rec.producerId}:${rec.producerEpoch}:${prepared}`;
     const byGroup = new Map<string, OffsetRecord[]>();
     for (const o of rec.offsets) {
       const topic = await this.deps.topics.get(o.topic).catch(() => undefined);
@@ -675,10 +689,17 @@ export class TransactionCoordinator {
         metadata: o.metadata,
         generation: -1,
         commitTimestamp: now,
+        commitId,
       });
       byGroup.set(o.groupId, list);
     }
-    await Promise.all([...byGroup].map(([g, records]) => this.deps.writeOffsets(g, records)));
+    await Promise.all(
+      [...byGroup].map(([g, records]) => {
+        const pace = this.pacer(JOIN_WRITE_RATE, JOIN_WRITE_BURST);
+        let units = 0;
+        return this.deps.writeOffsets(g, records, (pk, sk, record) => pace((units += writeUnitsOf(pk, sk, record))));
+      }),
+    );
   }
 
   private scheduleTimeout(transactionalId: string, expiry: number, now: number): Promise<void> {

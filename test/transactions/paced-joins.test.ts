@@ -2,14 +2,17 @@
  * A transaction's entries share its id's DynamoDB partition key (`txn#{id}`), which takes 1,000
  * write units a second. TxnOffsetCommits of many offsets with large metadata (4 KB, Kafka's most:
  * 5 units each) wrote ~5,000 units a second there, throttled; their writes are paced on the key
- * (transaction-items.ts), and the transaction still commits every offset, and still fences.
+ * (transaction-items.ts), and the transaction still commits every offset, and still fences. Its
+ * end writes those offsets to the group's key, paced the same way (transaction-coordinator.ts,
+ * `materialiseOffsets`); an end that dies part way is finished by the next try, which writes only
+ * what the first did not.
  *
  * Time is simulated: a sleep waits for the test's clock, which moves to the earliest sleeper once
  * nothing else can run, so the figures are the pace itself, not this machine's speed.
  */
 import { describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
-import { groupPk, offsetSk, txnPk } from '../../src/storage/key-layout.js';
+import { groupPk, OFFSET_PREFIX, offsetSk, txnPk } from '../../src/storage/key-layout.js';
 import type { MetadataStore, MetaItem, QueryOptions } from '../../src/storage/ports.js';
 import { JOIN_WRITE_BURST, JOIN_WRITE_RATE, writeUnitsOf } from '../../src/transactions/transaction-items.js';
 import { memoryBackend } from '../support/backends.js';
@@ -21,6 +24,10 @@ class SimulatedTime {
   private sleepers: { at: number; wake: () => void }[] = [];
   now = () => this.t;
   sleep = (ms: number) => new Promise<void>((wake) => this.sleepers.push({ at: this.t + ms, wake }));
+  /** The process died: what it was waiting for never wakes. */
+  kill(): void {
+    this.sleepers = [];
+  }
   async run<T>(work: Promise<T>): Promise<T> {
     let settled = false;
     const done = work.finally(() => {
@@ -42,6 +49,10 @@ class SimulatedTime {
 /** The store, adding up each partition key's write units per second of the simulated clock. */
 class WriteUnitsPerKey implements MetadataStore {
   readonly perSecond = new Map<string, Map<number, number>>();
+  /** Every put, in order. */
+  readonly puts: { pk: string; sk: string }[] = [];
+  /** A put this refuses fails, as a process that died would not make it. */
+  refuse: (pk: string, sk: string) => boolean = () => false;
   constructor(
     private readonly inner: MetadataStore,
     private readonly time: SimulatedTime,
@@ -57,6 +68,8 @@ class WriteUnitsPerKey implements MetadataStore {
   }
   put<T>(...args: Parameters<MetadataStore['put']>): Promise<MetaItem<T>> {
     const [pk, sk, value] = args;
+    if (this.refuse(pk, sk)) return Promise.reject(new Error('injected: the process died'));
+    this.puts.push({ pk, sk });
     const seconds = this.perSecond.get(pk) ?? new Map<number, number>();
     this.perSecond.set(pk, seconds);
     const second = Math.floor(this.time.now() / 1000);
@@ -68,11 +81,21 @@ class WriteUnitsPerKey implements MetadataStore {
   }
 }
 
+/** The offsets committed to group `consumers` for topic `input`, in order. */
+const committedOffsets = async (storage: Storage) =>
+  (
+    await storage.metadata.query<{ offset: number }>(groupPk('consumers'), {
+      beginsWith: offsetSk('input', 0).slice(0, -1),
+    })
+  )
+    .map((i) => i.value.offset)
+    .sort((a, b) => a - b);
+
 const OFFSETS_PER_COMMIT = 100;
 const COMMITS = 10;
 const METADATA = 'm'.repeat(4096);
 
-describe('TxnOffsetCommit writes paced on the transaction key (memory)', () => {
+describe('TxnOffsetCommit writes paced on the transaction key, and EndTxn on the group key (memory)', () => {
   it('ten commits of 100 offsets with 4 KB of metadata keep under 1,000 write units a second on the key, and all commit', async () => {
     const { storage } = (await memoryBackend.start()) as { storage: Storage };
     const time = new SimulatedTime();
@@ -132,15 +155,58 @@ describe('TxnOffsetCommit writes paced on the transaction key (memory)', () => {
           }));
           await txns.commitOffsets('y', producer, 'consumers', offsets);
         }
+        const ending = time.now();
         expect(await txns.end('y', producer, true)).toMatchObject({ state: 'CompleteCommit' });
+        // 300 offsets of 5 units on the group's key, past the first JOIN_WRITE_BURST: 3.5 s.
+        expect(time.now() - ending).toBeGreaterThanOrEqual(((5 * 300 - JOIN_WRITE_BURST) * 1000) / JOIN_WRITE_RATE);
       })(),
     );
-    const committed = await storage.metadata.query<{ offset: number }>(groupPk('consumers'), {
-      beginsWith: offsetSk('input', 0).slice(0, -1),
+    expect(await committedOffsets(storage)).toEqual(Array.from({ length: 300 }, (_, i) => 1000 + i));
+    // The end wrote them to the group's key under what it takes (they were 1,500 units at once).
+    expect(metadata.peak(groupPk('consumers'))).toBeLessThanOrEqual(JOIN_WRITE_RATE + JOIN_WRITE_BURST + 10);
+    expect(metadata.peak(groupPk('consumers'))).toBeLessThan(1000);
+  });
+
+  it('an end that dies part way through its paced offsets is finished by the next try, which writes only the rest', async () => {
+    const { storage } = (await memoryBackend.start()) as { storage: Storage };
+    const time = new SimulatedTime();
+    const metadata = new WriteUnitsPerKey(storage.metadata, time);
+    const { topics, coordinator, txns } = coordinatorParts(storage, {
+      metadata,
+      clock: { now: time.now },
+      sleep: time.sleep,
     });
-    expect(committed).toHaveLength(300);
-    expect(committed.map((i) => i.value.offset).sort((a, b) => a - b)).toEqual(
-      Array.from({ length: 300 }, (_, i) => 1000 + i),
+    await topics.create({ name: 'input', partitionCount: 300, replicationFactor: 1 });
+    const producer = await txns.init('z', 600_000);
+    await time.run(
+      (async () => {
+        for (let c = 0; c < 3; c++)
+          await txns.commitOffsets(
+            'z',
+            producer,
+            'consumers',
+            Array.from({ length: 100 }, (_, i) => ({
+              topic: 'input',
+              partition: c * 100 + i,
+              offset: 2000 + c * 100 + i,
+              metadata: METADATA,
+            })),
+          );
+      })(),
     );
+    const offsetPuts = () =>
+      metadata.puts.filter((p) => p.pk === groupPk('consumers') && p.sk.startsWith(OFFSET_PREFIX)).length;
+    // The end's process dies after 120 of the offsets are written.
+    metadata.refuse = (pk, sk) => pk === groupPk('consumers') && sk.startsWith(OFFSET_PREFIX) && offsetPuts() >= 120;
+    await expect(time.run(txns.end('z', producer, true))).rejects.toThrow(/injected/);
+    time.kill();
+    expect(offsetPuts()).toBe(120);
+    expect(await txns.describe('z')).toMatchObject({ state: 'PrepareCommit' });
+
+    // The client's retry, in another process: the other 180, then Complete*.
+    metadata.refuse = () => false;
+    expect(await time.run(coordinator().end('z', producer, true))).toMatchObject({ state: 'CompleteCommit' });
+    expect(offsetPuts()).toBe(300);
+    expect(await committedOffsets(storage)).toEqual(Array.from({ length: 300 }, (_, i) => 2000 + i));
   });
 });
