@@ -256,7 +256,9 @@ export class PartitionLog {
     for (const p of partitions) byShard.set(shardOf(p), [...(byShard.get(shardOf(p)) ?? []), p]);
     await Promise.all(
       [...byShard].map(async ([shard, ps]) => {
-        const { reads } = await readShardPartitions(this.deps.metadata, topic, shard, ps, this.deps.stores.length);
+        const { reads } = await readShardPartitions(this.deps.metadata, topic, shard, ps, this.deps.stores.length, () =>
+          this.deps.clock.now(),
+        );
         for (const [p, r] of reads) states.set(p, r.state);
       }),
     );

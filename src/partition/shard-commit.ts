@@ -76,7 +76,7 @@ export function prefetchShard(
   afterPut = false,
 ): ShardPrefetch {
   const startedAt = deps.now();
-  const read = readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount);
+  const read = readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount, deps.now);
   read.catch(() => {}); // a failed read is read again by the commit
   // The fold timer the entry needs (usually armed already), beside the PUT too; the commit waits for it.
   watchFold(deps.metadata, topic, shard, deps.now(), deps.timerSlotMs).catch(() => {});
@@ -137,7 +137,7 @@ export async function commitToShard(
   const stale = usable && !prefetch!.afterPut;
   const { reads, tail, mark } = usable
     ? ahead!
-    : await readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount);
+    : await readShardPartitions(deps.metadata, topic, shard, partitions, deps.storeCount, deps.now);
   const states = new Map([...reads].map(([p, r]) => [p, r.state]));
   // Another incarnation of the topic in the read (this one deleted, its name taken again): unless
   // this one is still current, its entry would be acknowledged and never read.

@@ -121,8 +121,18 @@ export function resolvePartition(base: PartitionState, tail: Tail, after: number
  * only the entries after `through` (usually none or one), not the whole unfolded tail.
  */
 const resolvedCache = perStore<Resolved & { through: number; read: StateRead }>(10_000);
-/** The fold mark per shard as this process last read it (it only grows). */
-const marks = perStore<number>(10_000);
+/** The fold mark per shard as this process last read it (it only grows), and when (with a clock). */
+const marks = perStore<{ through: number; at?: number }>(10_000);
+/**
+ * How long a fold mark this process read stays the one a reader of partitions it has not resolved
+ * starts from, instead of reading the mark again (a GetItem before the items, in series). An older
+ * mark is still correct (an item read after a mark is folded at least through it), but the Query
+ * then reads every entry since it for the partitions no fold touched since: at most the entries of
+ * these two seconds more than a fresh mark would, and usually none (the read's partitions were
+ * folded since, and their items say so).
+ */
+export const MARK_KEPT_MS = 2_000;
+
 /** Past this many entries after the fold mark, the writer folds the shard before it answers. */
 export const FOLD_AFTER_ENTRIES = 64;
 
@@ -158,9 +168,11 @@ export function readPartitionState(
 
 /**
  * Resolved states of some partitions of one shard: from this process's last resolution of each (one
- * Query of the entries since, which brings the fold mark too), else from the fold mark and the
- * stored items (and one Query of the entries past the oldest of them). A state's `pending` is the
- * commits the index did not hold as of the read.
+ * Query of the entries since, which brings the fold mark too); those it has none of (or one a fold
+ * or more behind) from their stored items, after the fold mark (read, or kept from a read within
+ * `MARK_KEPT_MS`), the one Query then covering the entries past the oldest of them all. A state's
+ * `pending` is the commits the index did not hold as of the read. `now`: the reader's clock, which
+ * dates the marks it reads (without it a mark is read before any item).
  */
 export async function readShardPartitions(
   metadata: MetadataStore,
@@ -168,45 +180,72 @@ export async function readShardPartitions(
   shard: number,
   partitions: number[],
   storeCount: number,
+  now?: () => number,
 ): Promise<{ reads: Map<number, StateRead>; tail: Tail; mark: number }> {
   const log = new ShardLog(metadata);
   const cache = resolvedCache(metadata);
   const key = (p: number) => partitionKey(topic, p);
-  const known = partitions.map((p) => cache.get(key(p)));
+  const shardMarks = marks(metadata);
+  const cachedMark = shardMarks.get(shardKey(topic, shard));
+  // A resolution a fold or more behind a fold mark this process knows is read again from the item,
+  // which the fold wrote: the Query from it would read a fold's worth of entries or more that the
+  // item makes needless. One less behind is brought forward by the Query made anyway.
+  const current = (k: ReturnType<typeof cache.get>, mark: number) =>
+    k && k.through + FOLD_AFTER_ENTRIES > mark ? k : undefined;
+  let known = partitions.map((p) => current(cache.get(key(p)), cachedMark?.through ?? 0));
   let mark: number;
   let tail: Tail;
+  // When the entries (and with them the fold mark) were read, on the reader's clock if it has one.
+  let readAt: number | undefined;
+  const readTail = (after: number) => {
+    readAt = now?.();
+    return log.tail(topic.name, shard, after);
+  };
   let from: { resolved: Resolved; after: number; read: StateRead }[];
-  const shardMarks = marks(metadata);
   if (known.every((k) => k !== undefined)) {
     const after = Math.min(...known.map((k) => k!.through));
     // The fold mark comes with the entries (`ShardLog.tail`): the commits left pending are those
     // the index did not hold as of this read, which is what lets a reader take them instead of
     // querying the index (`OffsetIndex.scan`).
-    tail = await log.tail(topic.name, shard, after);
-    mark = Math.max(shardMarks.get(shardKey(topic, shard)) ?? 0, tail.folded ?? 0);
+    tail = await readTail(after);
+    mark = Math.max(cachedMark?.through ?? 0, tail.folded ?? 0);
     from = known.map((k) => ({ resolved: k!, after: k!.through, read: k!.read }));
   } else {
     // The mark before the items, not beside them: a fold writes the states, then the mark, so an
     // item read after a mark is folded at least through it. Read together, a fold landing between
-    // the two (an old item, the new mark) would skip the entries the old item lacks.
-    mark = await log.foldedThrough(topic.name, shard);
+    // the two (an old item, the new mark) would skip the entries the old item lacks. A mark this
+    // process read moments ago is such a mark too (`MARK_KEPT_MS`).
+    const at = now?.();
+    const kept =
+      cachedMark?.at !== undefined && at !== undefined && at - cachedMark.at <= MARK_KEPT_MS
+        ? cachedMark.through
+        : undefined;
+    mark = kept ?? (await log.foldedThrough(topic.name, shard));
+    known = known.map((k) => current(k, mark));
+    // Only the partitions this process has not resolved are read from their items: the others'
+    // resolutions stay true (an entry once written never changes), and the Query covers both.
     const items = await Promise.all(
-      partitions.map((p) => metadata.get<PartitionState>(partitionPk(topic.name, p), STATE_SK)),
+      partitions.map((p, i) =>
+        known[i] ? undefined : metadata.get<PartitionState>(partitionPk(topic.name, p), STATE_SK),
+      ),
     );
-    const stored = partitions.map((p, i) =>
-      stateFromItem(items[i] as MetaItem<PartitionState> | undefined, topic, p, storeCount),
-    );
-    const after = Math.min(...stored.map((r) => foldedAt(r, mark)));
-    tail = await log.tail(topic.name, shard, after);
-    from = stored.map((r) => ({
-      resolved: { state: storedState(r.state), pending: [] },
-      after: foldedAt(r, mark),
-      read: r,
-    }));
+    from = partitions.map((p, i) => {
+      const k = known[i];
+      if (k) return { resolved: k, after: k.through, read: k.read };
+      const r = stateFromItem(items[i] as MetaItem<PartitionState> | undefined, topic, p, storeCount);
+      return { resolved: { state: storedState(r.state), pending: [] }, after: foldedAt(r, mark), read: r };
+    });
+    tail = await readTail(Math.min(...from.map((f) => f.after)));
     // A fold since the mark's read: its commits are the index's too.
     mark = Math.max(mark, tail.folded ?? 0);
   }
-  shardMarks.set(shardKey(topic, shard), mark);
+  // Dated when read with the entries by a reader with a clock; else it keeps its older date.
+  const dated = readAt;
+  if (mark > (cachedMark?.through ?? -1) || dated !== undefined)
+    shardMarks.set(shardKey(topic, shard), {
+      through: mark,
+      ...((dated ?? cachedMark?.at) !== undefined && { at: dated ?? cachedMark?.at }),
+    });
   const reads = new Map<number, StateRead>();
   partitions.forEach((p, i) => {
     const applied = applyTail(from[i]!.resolved, tail, from[i]!.after, p);
@@ -360,7 +399,12 @@ export async function foldShard(
     partitions.map((p) => foldPartition(metadata, topic, p, storeCount, mark, tail, packed)),
   );
   await log.markFolded(topic.name, shard, tail.last);
-  marks(metadata).set(shardKey(topic, shard), tail.last);
+  // Known now, dated as the last read was (older than now: the kept mark errs towards reading again).
+  const before = marks(metadata).get(shardKey(topic, shard));
+  marks(metadata).set(shardKey(topic, shard), {
+    through: Math.max(tail.last, before?.through ?? 0),
+    ...(before?.at !== undefined && { at: before.at }),
+  });
   return {
     through: tail.last,
     partitions: partitions.length,
