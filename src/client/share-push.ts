@@ -29,6 +29,8 @@ export class SharePushWait {
   private wake: ((w: PushWait) => void) | undefined;
   private fallbackAt = 0;
   private retryAt = 0;
+  /** When the connection now being opened was asked for. */
+  private connectingSince: number | undefined;
 
   constructor(
     transport: Transport,
@@ -52,8 +54,15 @@ export class SharePushWait {
       onCommitted: woke,
       onConnectionChange: (connected) => {
         this.down = !connected;
+        this.connectingSince = undefined;
         if (!connected) this.wake?.('poll');
         else this.wake?.('idle'); // opened: a waiting poll waits on it (see wait)
+      },
+      // A wait for the connection to open ends at once: the consumer long-polls instead.
+      onConnectFailed: () => {
+        this.down = true;
+        this.connectingSince = undefined;
+        this.wake?.('poll');
       },
       log,
     });
@@ -85,6 +94,7 @@ export class SharePushWait {
     }
     this.woken = false;
     this.fallbackAt = Date.now() + this.fallbackPollMs;
+    if (!this.channel.connected) this.connectingSince ??= Date.now();
   }
 
   /** Stops waiting (it receives again). */
@@ -106,8 +116,10 @@ export class SharePushWait {
       const left = Math.min(end, this.fallbackAt) - Date.now();
       if (left <= 0) return 'idle';
       const connecting = !this.channel.connected;
+      // Up to CONNECT_BOUND_MS from when the connection was asked for: its opening arms what waits.
+      const connectLeft = CONNECT_BOUND_MS - (Date.now() - (this.connectingSince ?? Date.now()));
       const outcome = await new Promise<PushWait>((resolve) => {
-        const timer = setTimeout(() => resolve('idle'), connecting ? Math.min(left, CONNECT_BOUND_MS) : left);
+        const timer = setTimeout(() => resolve('idle'), connecting ? Math.min(left, connectLeft) : left);
         this.wake = (w) => {
           clearTimeout(timer);
           resolve(w);
@@ -116,6 +128,7 @@ export class SharePushWait {
       this.wake = undefined;
       if (outcome === 'poll') return 'poll';
       if (outcome === 'idle' && connecting && !this.channel.connected) {
+        if (Date.now() - (this.connectingSince ?? 0) < CONNECT_BOUND_MS) return 'idle';
         // The connection did not open in time: poll instead, and do not wait for it again.
         this.down = true;
         return 'poll';

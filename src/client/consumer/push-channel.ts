@@ -42,6 +42,8 @@ export interface PushChannelEvents {
   onCommitted(topic: string, partition: number, highWatermark: number | undefined): void;
   /** The connection is open (arm again) or has dropped (poll instead). */
   onConnectionChange(connected: boolean): void;
+  /** A connection being opened failed (refused, unreachable): no point waiting for it to open. */
+  onConnectFailed?(): void;
   log(level: 'warn' | 'error', message: string, extra?: Record<string, unknown>): void;
 }
 
@@ -143,6 +145,7 @@ export class PushChannel {
       const headers = await this.transport.upgradeHeaders(this.url);
       ws = new WebSocketImpl(this.url, { headers, handshakeTimeout: this.transport.requestTimeoutMs });
     } catch (e) {
+      this.events.onConnectFailed?.();
       return this.scheduleReconnect(e);
     }
     if (this.closed) {
@@ -183,6 +186,7 @@ export class PushChannel {
       this.ws = undefined;
       if (this.keepalive) clearInterval(this.keepalive);
       if (wasOpen) this.events.onConnectionChange(false);
+      else this.events.onConnectFailed?.();
       this.scheduleReconnect(undefined);
     });
   }
