@@ -240,6 +240,32 @@ describe('OffsetIndex reads of a packed item', () => {
     expect(packedRowsDecoded() - before).toBe(34);
   });
 
+  it('counts its pages in items: a fetch over packed items reads about the items it takes', async () => {
+    const inner = new MemoryMetadataStore();
+    // 40 folds of 64 commits of 1 KiB each; the partition of a topic with a commit log.
+    const all = Array.from({ length: 40 * 64 }, (_, i) => packable(i));
+    for (let f = 0; f < 40; f++)
+      await inner.put(partitionPk(TOPIC, 0), indexSk(f * 640), packCommits(TOPIC_ID, all.slice(f * 64, (f + 1) * 64)));
+    const end = all.length * 10;
+    const state: PartitionState = {
+      ...initialPartitionState(TOPIC_ID, 0, 1, 1),
+      highWatermark: end,
+      replicaLeo: { '0': end },
+      clog: 0,
+      lastCommit: all.at(-1)!,
+    };
+    for (const [maxBytes, taken, items] of [
+      [64 * KiB, 64, 3], // the floor item holds them all; the first page (2 items) went with it
+      [MiB, 1024, 1 + 2 + 13], // then one page sized by the commits per item read: the 16 it takes
+    ] as const) {
+      const counting = new CountingMetadataStore(inner);
+      const entries = await new OffsetIndex(counting).entriesFrom(TOPIC, 0, state, 5, end, maxBytes);
+      expect(entries).toEqual(all.slice(0, taken));
+      // Counted in entries, the first page of a 64 KiB fetch was 64 items, of a 1 MiB one 256.
+      expect(counting.counts.queryItems).toBe(items);
+    }
+  });
+
   it('reads an item written again at its key as it is now, not as this process decoded it', async () => {
     const store = new MemoryMetadataStore();
     const state = await packedPartition(store, fold);
