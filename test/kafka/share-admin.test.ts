@@ -538,3 +538,86 @@ describe('DeleteGroups of share groups (Admin.deleteShareGroups)', () => {
     expect(await shareGroupsListed()).toContain('del-g');
   });
 });
+
+describe('group configs (resource type 32), as kafka-configs.sh --entity-type groups sends them', () => {
+  const GROUP = 32;
+  const describeGroup = async (name: string, keys: string[] | null = null) =>
+    (
+      await c.request(m.DescribeConfigs, 2, {
+        resources: [{ resourceType: GROUP, resourceName: name, configurationKeys: keys }],
+        includeSynonyms: false,
+      })
+    ).body.results[0];
+  const alterGroup = async (name: string, configs: unknown[], validateOnly = false) =>
+    (
+      await c.request(m.IncrementalAlterConfigs, 1, {
+        resources: [{ resourceType: GROUP, resourceName: name, configs }],
+        validateOnly,
+      })
+    ).body.responses[0];
+  const entry = async (name: string, key: string) =>
+    (await describeGroup(name, [key])).configs.find((x: { name: string }) => x.name === key);
+
+  it('describes every share group config at its default for a group never used', async () => {
+    const r = await describeGroup('cfg-new');
+    expect(r.errorCode).toBe(0);
+    const names = r.configs.map((x: { name: string }) => x.name);
+    expect(names).toEqual(expect.arrayContaining(['share.auto.offset.reset', 'share.isolation.level']));
+    expect(await entry('cfg-new', 'share.isolation.level')).toMatchObject({
+      value: 'read_uncommitted',
+      configSource: 5,
+    });
+  });
+
+  it('sets and deletes an override, which the share group then uses', async () => {
+    const set = await alterGroup('cfg-g', [
+      { name: 'share.auto.offset.reset', configOperation: 0, value: 'earliest' },
+      { name: 'share.isolation.level', configOperation: 0, value: 'read_committed' },
+    ]);
+    expect(set.errorCode).toBe(0);
+    expect(await entry('cfg-g', 'share.isolation.level')).toMatchObject({ value: 'read_committed', configSource: 8 });
+    expect((await s.services.share.config('cfg-g')).autoOffsetReset).toBe('earliest');
+
+    const del = await alterGroup('cfg-g', [{ name: 'share.isolation.level', configOperation: 1, value: null }]);
+    expect(del.errorCode).toBe(0);
+    expect(await entry('cfg-g', 'share.isolation.level')).toMatchObject({
+      value: 'read_uncommitted',
+      configSource: 5,
+    });
+    expect((await s.services.share.config('cfg-g')).isolationLevel).toBe('read_uncommitted');
+  });
+
+  it('refuses a bad change whole, and stores nothing when validateOnly', async () => {
+    const bad = await alterGroup('cfg-bad', [
+      { name: 'share.delivery.count.limit', configOperation: 0, value: '7' },
+      { name: 'share.record.lock.duration.ms', configOperation: 0, value: '1000' },
+    ]);
+    expect(bad.errorCode).toBe(code('INVALID_CONFIG'));
+    expect(await entry('cfg-bad', 'share.delivery.count.limit')).toMatchObject({ value: '5', configSource: 5 });
+
+    const unknown = await alterGroup('cfg-bad', [{ name: 'no.such.config', configOperation: 0, value: '1' }]);
+    expect(unknown.errorCode).toBe(code('INVALID_CONFIG'));
+    const append = await alterGroup('cfg-bad', [
+      { name: 'share.auto.offset.reset', configOperation: 2, value: 'earliest' },
+    ]);
+    expect(append.errorCode).toBe(code('INVALID_CONFIG'));
+
+    const dry = await alterGroup(
+      'cfg-bad',
+      [{ name: 'share.delivery.count.limit', configOperation: 0, value: '7' }],
+      true,
+    );
+    expect(dry.errorCode).toBe(0);
+    expect(await entry('cfg-bad', 'share.delivery.count.limit')).toMatchObject({ value: '5', configSource: 5 });
+  });
+
+  it('keeps legacy AlterConfigs to topics', async () => {
+    const r = (
+      await c.request(m.AlterConfigs, 1, {
+        resources: [{ resourceType: GROUP, resourceName: 'cfg-g', configs: [] }],
+        validateOnly: false,
+      })
+    ).body.responses[0];
+    expect(r.errorCode).toBe(code('INVALID_REQUEST'));
+  });
+});

@@ -1,16 +1,22 @@
 /** CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs. */
 import { describedTopicConfigNames, TOPIC_CONFIG_DEFS } from '../../config/topic-configs.js';
+import { isShareGroupConfigName, parseShareGroupConfig } from '../../share/share-config.js';
 import { KafkaError } from '../../wire/errors.js';
 import { allowed, authorize } from './access.js';
 import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
 
-/** Kafka's resource types: 2 = topic, 4 = broker. */
+/** Kafka's resource types: 2 = topic, 4 = broker, 32 = group (KIP-848's group configs). */
 const TOPIC = 2;
 const BROKER = 4;
-/** Kafka's config sources: 1 = topic override, 4 = the broker's static configuration, 5 = default. */
+const GROUP = 32;
+/**
+ * Kafka's config sources: 1 = topic override, 4 = the broker's static configuration, 5 = default,
+ * 8 = a group's override.
+ */
 const DYNAMIC_TOPIC_CONFIG = 1;
 const STATIC_BROKER_CONFIG = 4;
 const DEFAULT_CONFIG = 5;
+const DYNAMIC_GROUP_CONFIG = 8;
 
 export const createTopics: Handler = async (ctx, req) => {
   const topics = await Promise.all(
@@ -140,6 +146,28 @@ function describeBrokerConfigs(ctx: RequestContext, name: string, keys: string[]
     });
 }
 
+/**
+ * A group's configs: the share group configs it can override (the only group configs here), as
+ * Kafka answers them for any group name, used or not.
+ */
+async function describeGroupConfigs(ctx: RequestContext, group: string, keys: string[] | null, synonyms: boolean) {
+  const configs = await ctx.services.share.describeConfigs(group);
+  return configs
+    .filter((c) => !keys || keys.includes(c.name))
+    .map((c) => {
+      const configSource = c.isDefault ? DEFAULT_CONFIG : DYNAMIC_GROUP_CONFIG;
+      return {
+        name: c.name,
+        value: c.value,
+        readOnly: false,
+        isDefault: c.isDefault,
+        configSource,
+        isSensitive: false,
+        synonyms: synonyms ? [{ name: c.name, value: c.value, source: configSource }] : [],
+      };
+    });
+}
+
 export const describeConfigs: Handler = async (ctx, req) => {
   const results = await Promise.all(
     req.resources.map(async (r: { resourceType: number; resourceName: string; configurationKeys: string[] | null }) => {
@@ -156,6 +184,13 @@ export const describeConfigs: Handler = async (ctx, req) => {
           return {
             ...base,
             configs: describeBrokerConfigs(ctx, r.resourceName, r.configurationKeys, req.includeSynonyms),
+          };
+        }
+        if (r.resourceType === GROUP) {
+          await authorize(ctx, 'DESCRIBE_CONFIGS', 'GROUP', r.resourceName);
+          return {
+            ...base,
+            configs: await describeGroupConfigs(ctx, r.resourceName, r.configurationKeys, req.includeSynonyms),
           };
         }
         if (r.resourceType !== TOPIC)
@@ -177,7 +212,7 @@ export const describeConfigs: Handler = async (ctx, req) => {
 
 /** AlterConfigs replaces a topic's overrides with the given set, as Kafka's (non-incremental) API does. */
 export const alterConfigs: Handler = async (ctx, req) =>
-  alter(ctx, req, async (name, configs: { name: string; value: string | null }[]) => {
+  alter(ctx, req, undefined, async (name, configs: { name: string; value: string | null }[]) => {
     const topic = await ctx.services.topics.get(name);
     const changes: Record<string, string | null> = Object.fromEntries(Object.keys(topic.configs).map((k) => [k, null]));
     for (const c of configs) changes[c.name] = c.value;
@@ -186,7 +221,7 @@ export const alterConfigs: Handler = async (ctx, req) =>
 
 /** Operations: 0 set, 1 delete; append (2) and subtract (3) apply to list configs (cleanup.policy). */
 export const incrementalAlterConfigs: Handler = async (ctx, req) =>
-  alter(ctx, req, async (name, configs: { name: string; configOperation: number; value: string | null }[]) => {
+  alter(ctx, req, alterGroupConfigs(ctx, req.validateOnly), async (name, configs: IncrementalChange[]) => {
     const topic = await ctx.services.topics.get(name);
     const changes: Record<string, string | null> = {};
     for (const c of configs) {
@@ -209,15 +244,46 @@ export const incrementalAlterConfigs: Handler = async (ctx, req) =>
     await ctx.services.topics.alterConfigs(name, changes, req.validateOnly);
   });
 
+type IncrementalChange = { name: string; configOperation: number; value: string | null };
+
+/**
+ * IncrementalAlterConfigs of a group (kafka-configs.sh --entity-type groups): set (0) or delete (1)
+ * the share group configs. Every change is checked before any is stored, so a bad one leaves the
+ * group's configs as they were; append and subtract apply to list configs, which groups have none.
+ */
+const alterGroupConfigs =
+  (ctx: RequestContext, validateOnly: boolean) =>
+  async (group: string, configs: IncrementalChange[]): Promise<void> => {
+    for (const c of configs) {
+      if (!isShareGroupConfigName(c.name)) throw new KafkaError('INVALID_CONFIG', `Unknown group config ${c.name}`);
+      if (c.configOperation === 0) parseShareGroupConfig(c.name, c.value ?? '');
+      else if (c.configOperation !== 1)
+        throw new KafkaError('INVALID_CONFIG', `${c.name}: only SET and DELETE apply to a group config`);
+    }
+    if (validateOnly) return;
+    for (const c of configs)
+      await ctx.services.share.alterConfig(group, c.name, c.configOperation === 0 ? (c.value ?? '') : undefined);
+  };
+
 async function alter<C>(
   ctx: RequestContext,
   req: { resources: { resourceType: number; resourceName: string; configs: C }[] },
+  group: ((name: string, configs: C) => Promise<void>) | undefined,
   apply: (name: string, configs: C) => Promise<void>,
 ) {
   const responses = await Promise.all(
     req.resources.map(async (r) => {
       try {
-        if (r.resourceType !== TOPIC) throw new KafkaError('INVALID_REQUEST', 'Only topic configs can be altered');
+        if (r.resourceType === GROUP && group) {
+          await authorize(ctx, 'ALTER_CONFIGS', 'GROUP', r.resourceName);
+          await group(r.resourceName, r.configs);
+          return { errorCode: 0, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName };
+        }
+        if (r.resourceType !== TOPIC)
+          throw new KafkaError(
+            'INVALID_REQUEST',
+            group ? 'Only topic and group configs can be altered' : 'Only topic configs can be altered',
+          );
         await authorize(ctx, 'ALTER_CONFIGS', 'TOPIC', r.resourceName);
         await apply(r.resourceName, r.configs);
         return { errorCode: 0, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName };
