@@ -132,6 +132,13 @@ const marks = perStore<{ through: number; at?: number }>(10_000);
  * folded since, and their items say so).
  */
 export const MARK_KEPT_MS = 2_000;
+/**
+ * How long this process's resolutions are read forward from without a look at the fold mark: a
+ * process that comes back to a shard after longer (a Lambda environment idle for minutes) would
+ * otherwise Query every entry since its resolutions, which entries keep a week. Past this it reads
+ * the mark first (one GetItem), and a resolution a fold or more behind it is read from its item.
+ */
+export const RESOLVED_UNCHECKED_MS = 10_000;
 
 /** Past this many entries after the fold mark, the writer folds the shard before it answers. */
 export const FOLD_AFTER_ENTRIES = 64;
@@ -193,6 +200,10 @@ export async function readShardPartitions(
   const current = (k: ReturnType<typeof cache.get>, mark: number) =>
     k && k.through + FOLD_AFTER_ENTRIES > mark ? k : undefined;
   let known = partitions.map((p) => current(cache.get(key(p)), cachedMark?.through ?? 0));
+  const checkedAt = now?.();
+  // Long since this process read the shard: its resolutions may be far behind (see above).
+  const idle =
+    checkedAt !== undefined && (cachedMark?.at === undefined || checkedAt - cachedMark.at > RESOLVED_UNCHECKED_MS);
   let mark: number;
   let tail: Tail;
   // When the entries (and with them the fold mark) were read, on the reader's clock if it has one.
@@ -202,7 +213,7 @@ export async function readShardPartitions(
     return log.tail(topic.name, shard, after);
   };
   let from: { resolved: Resolved; after: number; read: StateRead }[];
-  if (known.every((k) => k !== undefined)) {
+  if (!idle && known.every((k) => k !== undefined)) {
     const after = Math.min(...known.map((k) => k!.through));
     // The fold mark comes with the entries (`ShardLog.tail`): the commits left pending are those
     // the index did not hold as of this read, which is what lets a reader take them instead of
@@ -215,9 +226,8 @@ export async function readShardPartitions(
     // item read after a mark is folded at least through it. Read together, a fold landing between
     // the two (an old item, the new mark) would skip the entries the old item lacks. A mark this
     // process read moments ago is such a mark too (`MARK_KEPT_MS`).
-    const at = now?.();
     const kept =
-      cachedMark?.at !== undefined && at !== undefined && at - cachedMark.at <= MARK_KEPT_MS
+      cachedMark?.at !== undefined && checkedAt !== undefined && checkedAt - cachedMark.at <= MARK_KEPT_MS
         ? cachedMark.through
         : undefined;
     mark = kept ?? (await log.foldedThrough(topic.name, shard));

@@ -7,10 +7,16 @@ import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
-import { FOLD_AFTER_ENTRIES, foldShard, MARK_KEPT_MS, readShardPartitions } from '../../src/partition/shard-state.js';
+import {
+  FOLD_AFTER_ENTRIES,
+  foldShard,
+  MARK_KEPT_MS,
+  RESOLVED_UNCHECKED_MS,
+  readShardPartitions,
+} from '../../src/partition/shard-state.js';
 import { clogTopic, newLog, rec } from '../support/partition-logs.js';
 
-/** One process's handle on the shared table, its GetItems and Queries listed by key. */
+/** One process's handle on the shared table, its GetItems and Queries listed by key, and the items each Query found. */
 function process(inner: MetadataStore) {
   const calls: string[] = [];
   const handle = Object.create(inner) as MetadataStore;
@@ -18,11 +24,14 @@ function process(inner: MetadataStore) {
     calls.push(`get ${pk} ${sk}`);
     return inner.get(pk, sk);
   };
-  handle.query = (pk, options) => {
+  const found: number[] = [];
+  handle.query = ((pk, options) => {
     calls.push(`query ${pk}`);
-    return inner.query(pk, options);
-  };
-  return { metadata: handle, calls };
+    const answer = inner.query(pk, options);
+    void answer.then((items) => found.push(items.length));
+    return answer;
+  }) as MetadataStore['query'];
+  return { metadata: handle, calls, found };
 }
 
 describe("a read of a shard's partitions", () => {
@@ -113,5 +122,33 @@ describe("a read of a shard's partitions", () => {
       `part#${topic.name}#1 state`,
       `part#${topic.name}#2 state`,
     ]);
+  });
+
+  it('back after a while, looks at the fold mark before it Queries from its resolutions', async () => {
+    const table = new MemoryMetadataStore();
+    const stores = [new MemoryObjectStore()];
+    const topic = await clogTopic(table, stores, 2);
+    const writer = newLog(table, stores);
+    const reader = process(table);
+    let now = 1_000_000;
+    await readShardPartitions(reader.metadata, topic, 0, [0], 1, () => now);
+    // More than a fold's worth of entries while it was away (the writer folds at the 64th).
+    for (let i = 0; i <= FOLD_AFTER_ENTRIES; i++)
+      await writer.append(
+        topic,
+        [0, 1].map((p) => ({ partition: p, records: [rec(`v${i}`)] })),
+      );
+    reader.calls.length = 0;
+    reader.found.length = 0;
+    now += RESOLVED_UNCHECKED_MS + 1;
+    const { reads } = await readShardPartitions(reader.metadata, topic, 0, [0], 1, () => now);
+    expect(reads.get(0)!.state.highWatermark).toBe(FOLD_AFTER_ENTRIES + 1);
+    // The mark, the item the fold wrote, and the entries past it: not the 65 entries since its resolution.
+    expect(reader.calls.map((c) => c.split(' ').slice(0, 1).concat(c.split(' ').slice(2)).join(' '))).toEqual([
+      'get folded',
+      'get state',
+      'query',
+    ]);
+    expect(reader.found).toEqual([2]); // the entry past the fold, and the mark
   });
 });
