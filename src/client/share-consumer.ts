@@ -23,7 +23,8 @@ export interface ShareConsumerConfig {
   retries?: number;
   /**
    * Wait on the connection's push URL while the share group is idle instead of long-polling
-   * (share-push.ts; default false): an idle group then costs no request at all.
+   * (share-push.ts; default true, as the consumer's push): an idle group then costs no request at
+   * all. Without a push URL (`pushUrl: false`) or with the connection refused it long-polls.
    */
   push?: boolean;
   /** With push: how long an idle consumer waits without a notification before it receives anyway (default 10 min). */
@@ -81,7 +82,7 @@ export class ShareConsumer {
   ) {
     this.memberId = config.memberId ?? `share-${crypto.randomUUID()}`;
     this.call = (fn) => retry(fn, { retries: config.retries ?? 5, initialBackoffMs: 100, maxBackoffMs: 1000 });
-    const url = config.push ? transport.pushUrl : undefined;
+    const url = (config.push ?? true) ? transport.pushUrl : undefined;
     if (url)
       this.push = new SharePushWait(
         transport,
