@@ -881,7 +881,9 @@ export class PartitionLog {
   }
 
   private readState(topic: TopicMeta, partition: number): Promise<StateRead> {
-    return readPartitionState(this.deps.metadata, topic, partition, this.deps.stores.length);
+    return readPartitionState(this.deps.metadata, topic, partition, this.deps.stores.length, () =>
+      this.deps.clock.now(),
+    );
   }
 
   private producerBatch(producer: NonNullable<AppendOptions['producer']>, run: PartitionRun): ProducerBatch {

@@ -69,7 +69,7 @@ export async function loadPartitionView(
   now: number,
   graceMs: number,
 ): Promise<PartitionView> {
-  const { state, version } = await readPartitionState(metadata, topic, partition, storeCount);
+  const { state, version } = await readPartitionState(metadata, topic, partition, storeCount, () => now);
   const pk = partitionPk(topic.name, partition);
   const accept = (e: CommitRecord) => e.topicId === topic.id && inLog(state, e);
   const below = await metadata.query<StoredIndexValue>(pk, {

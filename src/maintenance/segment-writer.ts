@@ -139,7 +139,7 @@ export async function writeSegment(
     bytesAfter: 0,
     objectKey: key,
   };
-  const current = await readPartitionState(deps.metadata, topic, partition, deps.stores.length);
+  const current = await readPartitionState(deps.metadata, topic, partition, deps.stores.length, () => deps.now);
   if (current.state.leaderEpoch !== state.leaderEpoch || current.state.topicId !== state.topicId) {
     outcome.conflicts = pieces.length;
     return outcome;

@@ -146,30 +146,37 @@ export const FOLD_AFTER_ENTRIES = 64;
 /** The fold position of a stored state: its own, or the shard's mark if that is further. */
 const foldedAt = (read: StateRead, mark: number) => Math.max(read.otherTopic ? 0 : (read.state.clog ?? 0), mark);
 
-/** A partition's resolved state: the stored item, the shard's fold mark and the log past them (one Query). */
+/**
+ * A partition's resolved state: the stored item, the shard's fold mark and the log past them (one
+ * Query). `now`: the reader's clock, as for `readShardPartitions` (without it, a process back after
+ * a long while Queries every entry since its resolution).
+ */
 export async function readShardPartition(
   metadata: MetadataStore,
   topic: TopicMeta,
   partition: number,
   storeCount: number,
+  now?: () => number,
 ): Promise<StateRead & { tail: Tail }> {
-  const { reads, tail } = await readShardPartitions(metadata, topic, shardOf(partition), [partition], storeCount);
+  const { reads, tail } = await readShardPartitions(metadata, topic, shardOf(partition), [partition], storeCount, now);
   return { ...reads.get(partition)!, tail };
 }
 
 /**
  * A partition's state as readers take it: the stored item, and on a topic with a commit log the
  * entries of its shard's log past it, resolved. A missing item, or one left by a deleted topic of
- * the same name, reads as the initial state (keeping the stale item's version).
+ * the same name, reads as the initial state (keeping the stale item's version). `now`: the reader's
+ * clock (`readShardPartitions`).
  */
 export function readPartitionState(
   metadata: MetadataStore,
   topic: TopicMeta,
   partition: number,
   storeCount: number,
+  now?: () => number,
 ): Promise<StateRead> {
   return topic.clog
-    ? readShardPartition(metadata, topic, partition, storeCount)
+    ? readShardPartition(metadata, topic, partition, storeCount, now)
     : readStoredState(metadata, topic, partition, storeCount);
 }
 
@@ -336,7 +343,8 @@ export async function updateShardPartition<R>(
   known?: StateRead,
 ): Promise<{ result: R; state: PartitionState }> {
   const { metadata, topic, partition } = op;
-  const read = await readShardPartition(metadata, topic, partition, op.storeCount);
+  // Dated `op.now`, taken before the read: a mark dated older than its read errs towards reading it again.
+  const read = await readShardPartition(metadata, topic, partition, op.storeCount, () => op.now);
   let state = read.state;
   const token = `s${op.now.toString(36)}${Math.random().toString(36).slice(2, 10)}`;
   let written: PartitionState | undefined;

@@ -245,7 +245,9 @@ export class ReplicaManager implements Leadership {
   }
 
   private read(topic: TopicMeta, partition: number) {
-    return readPartitionState(this.deps.metadata, topic, partition, this.deps.stores.length);
+    return readPartitionState(this.deps.metadata, topic, partition, this.deps.stores.length, () =>
+      this.deps.clock.now(),
+    );
   }
 
   /**

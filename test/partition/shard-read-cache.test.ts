@@ -13,7 +13,10 @@ import {
   MARK_KEPT_MS,
   RESOLVED_UNCHECKED_MS,
   readShardPartitions,
+  updatePartitionState,
 } from '../../src/partition/shard-state.js';
+import { PartitionLog } from '../../src/log/partition-log.js';
+import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import { clogTopic, newLog, rec } from '../support/partition-logs.js';
 
 /** One process's handle on the shared table, its GetItems and Queries listed by key, and the items each Query found. */
@@ -150,5 +153,60 @@ describe("a read of a shard's partitions", () => {
       'query',
     ]);
     expect(reader.found).toEqual([2]); // the entry past the fold, and the mark
+  });
+
+  it("reading one partition (a fetch's state, an update's read), back after a while, reads the mark and the entries past the fold only", async () => {
+    const table = new MemoryMetadataStore();
+    const stores = [new MemoryObjectStore()];
+    const topic = await clogTopic(table, stores, 2);
+    const writer = newLog(table, stores);
+    const reader = process(table);
+    let now = 1_000_000;
+    const clock = { now: () => now };
+    const log = new PartitionLog({
+      metadata: reader.metadata,
+      stores,
+      clock,
+      leadership: new ReplicaManager({ metadata: reader.metadata, stores, clock }),
+    });
+    await log.state(topic, 0);
+    await log.state(topic, 1);
+    const away = async (entries: number) => {
+      // The writer folds at the 64th entry past the mark.
+      for (let i = 0; i < entries; i++)
+        await writer.append(
+          topic,
+          [0, 1].map((p) => ({ partition: p, records: [rec(`v${i}`)] })),
+        );
+      reader.calls.length = 0;
+      reader.found.length = 0;
+      now += RESOLVED_UNCHECKED_MS + 1;
+    };
+    const shape = () => reader.calls.map((c) => c.split(' ').slice(0, 1).concat(c.split(' ').slice(2)).join(' '));
+
+    // More than a fold's worth of entries while it was away.
+    await away(FOLD_AFTER_ENTRIES + 1);
+    expect((await log.state(topic, 0)).highWatermark).toBe(FOLD_AFTER_ENTRIES + 1);
+    // The mark, the item the fold wrote, and the entries past it: not the 65 entries since its resolution.
+    expect(shape()).toEqual(['get folded', 'get state', 'query']);
+    expect(reader.found).toEqual([2]); // the entry past the fold, and the mark
+
+    // An update of the same partition's state, after more than two folds' worth (a resolution less
+    // than a fold behind the mark is brought forward by the Query), reads it the same way.
+    const more = 2 * FOLD_AFTER_ENTRIES + 2;
+    await away(more);
+    const { state } = await updatePartitionState({
+      metadata: reader.metadata,
+      topic,
+      partition: 0,
+      storeCount: 1,
+      now,
+      giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: 'contention' },
+      decide: (s) => ({ write: { ...s, sizeInBytes: s.sizeInBytes + 1 }, answer: () => true }),
+    });
+    expect(state.highWatermark).toBe(FOLD_AFTER_ENTRIES + 1 + more);
+    expect(shape().slice(0, 3)).toEqual(['get folded', 'get state', 'query']);
+    // The 3 entries past the writer's last fold (through entry 192 of 195), and the mark: not the 130.
+    expect(reader.found[0]).toBe(4);
   });
 });
