@@ -1,7 +1,9 @@
+import { createGroups } from '../../src/groups/index.js';
 import { PartitionLog } from '../../src/log/partition-log.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import { groupPk, txnPk } from '../../src/storage/key-layout.js';
 import { createTransactionCoordinator } from '../../src/transactions/index.js';
+import { SystemTimer } from '../../src/timer/system-timer.js';
 import { TopicRegistry } from '../../src/topics/topics.js';
 import type { Scenario, ScenarioFigures, Simulation } from './scenario.js';
 import { perOp, type TrafficSummary } from './simulated-storage.js';
@@ -15,7 +17,8 @@ import { perOp, type TrafficSummary } from './simulated-storage.js';
  * item limit (the memory store does not refuse it: the figure shows by how much). Figures: the
  * largest transaction item, and calls and units per AddPartitionsToTxn (the first and the last
  * 100 calls), per TxnOffsetCommit and for the commit, and the peak write units a second on the
- * transaction's key (its joins paced under DynamoDB's 1,000 a key).
+ * transaction's key (its joins paced under DynamoDB's 1,000 a key); then the same 1,000 offsets
+ * as one plain OffsetCommit, paced on its group's key as the end's are.
  */
 export const largeTransaction: Scenario = {
   name: 'large-transaction',
@@ -90,8 +93,29 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
   const commitStarted = time.now();
   const ended = await txns.end(id, producer, true);
   const commitMs = time.now() - commitStarted;
-  s.traffic.recording = false;
   const all = s.traffic.summary();
+  // The same 1,000 offsets as one plain OffsetCommit of a consumer outside any group's membership
+  // (an assign() consumer; GroupOffsets.write, as a classic member's), to a group of its own key.
+  const groups = createGroups({
+    metadata,
+    clock: time,
+    topics,
+    log,
+    timer: new SystemTimer(),
+    sleep: (ms) => time.sleep(ms),
+  });
+  const plainStarted = time.now();
+  await groups.offsets.commit('plain', {
+    offsets: Array.from({ length: OFFSETS }, (_, p) => ({
+      topic: 'input',
+      partition: p,
+      offset: 42,
+      metadata: metadataText,
+    })),
+  });
+  const plainMs = time.now() - plainStarted;
+  const plain = s.traffic.summary();
+  s.traffic.recording = false;
   return {
     partitions,
     offsets: `${OFFSETS} x ${METADATA_BYTES} B of metadata`,
@@ -107,5 +131,9 @@ async function run(sim: Simulation): Promise<ScenarioFigures> {
     'peak WCU/s on the group key': s.traffic.peakKeyWriteUnitsOf(groupPk('consumers')),
     'EndTxn (commit)': perOp(all, committedOffsets, 1),
     'EndTxn simulated seconds': (commitMs / 1000).toFixed(1),
+    [`OffsetCommit of ${OFFSETS} (no transaction)`]: perOp(plain, all, 1),
+    'OffsetCommit simulated seconds': (plainMs / 1000).toFixed(1),
+    // Paced as the end's offsets are.
+    'peak WCU/s on the plain commit group key': s.traffic.peakKeyWriteUnitsOf(groupPk('plain')),
   };
 }

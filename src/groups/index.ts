@@ -51,6 +51,8 @@ export function createGroups(
     featureLevel?: () => Promise<number>;
     /** The scheduler's timer slot width (its scan fires the groups' session timers). */
     timerSlotMs?: number;
+    /** How paced offset commits wait (default: real time; benchmarks pass simulated time). */
+    sleep?: (ms: number) => Promise<void>;
   },
   options: GroupsOptions = {},
 ): GroupServices {

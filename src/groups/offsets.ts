@@ -12,6 +12,14 @@ import type { GroupCoordinator } from './coordinator.js';
 import { validateGroupId } from './group-id.js';
 import { groupState, unknownMember, type GroupRecord } from './group-state.js';
 import { groupPk, OFFSET_PREFIX, offsetSk } from '../storage/key-layout.js';
+import {
+  PACED_WRITE_BURST,
+  PACED_WRITE_RATE,
+  type Pace,
+  pacer,
+  realSleep,
+  writeUnitsOf,
+} from '../storage/write-pace.js';
 
 export type { OffsetRecord } from './offset-record.js';
 
@@ -53,6 +61,8 @@ export interface OffsetDeps {
   topics: TopicRegistry;
   log: PartitionLog;
   coordinator: GroupCoordinator;
+  /** How a paced commit waits (default: real time; tests and benchmarks pass simulated time). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -60,6 +70,12 @@ export interface OffsetDeps {
  * group state it was validated against: the offset item is read before the group, and written
  * only over the version read, so a commit never lands after its member lost the partition (see
  * offset-fence.ts; Kafka's coordinator gets the same from its in-memory lock).
+ *
+ * A group's offsets share its DynamoDB partition key, which takes 1,000 write units a second: a
+ * commit's writes are paced there (its first PACED_WRITE_BURST units at once, then
+ * PACED_WRITE_RATE a second; storage/write-pace.ts), as an EndTxn's are. As in Kafka, a commit is
+ * not atomic across partitions: each partition's offset is written on its own, and a commit that
+ * fails part way leaves the offsets it wrote (the consumer commits them again).
  */
 export class GroupOffsets {
   constructor(private readonly deps: OffsetDeps) {}
@@ -104,8 +120,11 @@ export class GroupOffsets {
       req.offsets.map((o) => this.deps.metadata.get<OffsetRecord>(groupPk(groupId), offsetSk(o.topic, o.partition))),
     );
     const validated = await this.validate(groupId, memberId, req);
-    return Promise.all(
+    const pace = this.pacer();
+    let units = 0;
+    return allSettled(
       req.offsets.map(async (o, i) => {
+        let paced = false;
         const outcome = await optimisticUpdate<OffsetRecord, OffsetRecord>({
           metadata: this.deps.metadata,
           pk: groupPk(groupId),
@@ -127,6 +146,14 @@ export class GroupOffsets {
               ...record(o, group.generation),
               ...(item?.value.fence !== undefined && { fence: item.value.fence }),
             };
+            // Paced once, before the first write (a lost race's retry is not a new record). The
+            // write stays conditional on the offset item read before the group: a group write
+            // that moved the partition while this waited fenced that item, so the write fails and
+            // the retry validates again.
+            if (!paced) {
+              paced = true;
+              await pace((units += writeUnitsOf(groupPk(groupId), offsetSk(o.topic, o.partition), next)));
+            }
             return { write: next, answer: () => next };
           },
           recognise: (found) => (found?.value.commitId === commitId ? found.value : undefined),
@@ -151,7 +178,6 @@ export class GroupOffsets {
     checkMemberCommit(snap.group, memberId, generation, offsets);
   }
 
-  /** Writes offset records as they are (validation is the caller's); used by commit and reset. */
   /** The member holds every partition of `offsets` at its epoch, in the group as read now. */
   private async validate(
     groupId: string,
@@ -169,11 +195,17 @@ export class GroupOffsets {
 
   /**
    * Writes offset records as they are (validation is the caller's: admin commits and resets, with
-   * the group inactive), each over the version it finds, keeping the item's fence. Rewriting the
-   * same record after an ambiguous outcome is harmless, so there is nothing to recognise.
+   * the group inactive, or a classic member's generation checked), each over the version it finds,
+   * keeping the item's fence, paced on the group's key. Rewriting the same record after an
+   * ambiguous outcome is harmless, so there is nothing to recognise.
    */
   async write(groupId: string, records: OffsetRecord[]): Promise<void> {
-    await writeOffsetRecords(this.deps.metadata, groupId, records);
+    await writeOffsetRecords(this.deps.metadata, groupId, records, this.pacer());
+  }
+
+  /** One call's pace on the group's key. */
+  private pacer(): Pace {
+    return pacer(() => this.deps.clock.now(), this.deps.sleep ?? realSleep, PACED_WRITE_RATE, PACED_WRITE_BURST);
   }
 
   /** Kafka's OffsetDelete of one partition's committed offset (the caller checked the group). */
@@ -316,19 +348,22 @@ function checkMemberCommit(
 
 /**
  * GroupOffsets.write without a GroupOffsets (the transaction coordinator's commit writes offsets
- * this way too). With `pace`, each record's write first waits for it (a transaction's end keeps
- * its writes under what the group's partition key takes); a record carrying a `commitId` that its
- * item already holds, same offset and metadata, is not written again (an earlier try of the same
- * end wrote it: a retried end goes on where the last one stopped instead of writing all again).
+ * this way too). With `pace`, each record's write first waits for its units (the writes keep under
+ * what the group's partition key takes, storage/write-pace.ts); a record carrying a `commitId`
+ * that its item already holds, same offset and metadata, is not written again (an earlier try of
+ * the same call wrote it: a retried end goes on where the last one stopped instead of writing all
+ * again). Every record's write is settled before this returns or throws (the first error): none is
+ * left waiting behind an answer.
  */
 export async function writeOffsetRecords(
   metadata: MetadataStore,
   groupId: string,
   records: OffsetRecord[],
-  pace?: (pk: string, sk: string, record: OffsetRecord) => Promise<void>,
+  pace?: Pace,
 ): Promise<void> {
   const pk = groupPk(groupId);
-  await Promise.all(
+  let units = 0;
+  await allSettled(
     records.map((r) => {
       const sk = offsetSk(r.topic, r.partition);
       let paced = !pace;
@@ -351,13 +386,26 @@ export async function writeOffsetRecords(
           )
             return { done: undefined };
           const write = { ...r, ...(held?.fence !== undefined && { fence: held.fence }) };
+          // Paced once, on the first write decided on: a lost race's retry is not a new record.
           if (!paced) {
             paced = true;
-            await pace!(pk, sk, write);
+            await pace!((units += writeUnitsOf(pk, sk, write)));
           }
           return { write, answer: () => undefined };
         },
       });
     }),
   );
+}
+
+/**
+ * Promise.all that waits for every promise to settle before it rejects (with the first error):
+ * paced writes take seconds, and an answer sent with some still waiting would leave them to run
+ * after it (in a Lambda, frozen until its next invocation).
+ */
+async function allSettled<T>(promises: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }

@@ -32,15 +32,8 @@ import type { DurableTimer, DurableTimers } from '../timer/durable-timers.js';
 import { TXN_REGISTRY_PK, TXN_STATE_SK as TXN_SK, txnPk } from '../storage/key-layout.js';
 import { SUPPORTED_FEATURE_LEVEL, writeVersion } from '../storage/formats.js';
 import { clearPendingOffsets, markPendingOffsets, unstableOffsets } from './pending-offsets.js';
-import {
-  entriesOf,
-  holdsEntry,
-  JOIN_WRITE_BURST,
-  JOIN_WRITE_RATE,
-  type Pace,
-  TransactionItems,
-  writeUnitsOf,
-} from './transaction-items.js';
+import { entriesOf, holdsEntry, TransactionItems } from './transaction-items.js';
+import { PACED_WRITE_BURST, PACED_WRITE_RATE, type Pace, pacer, realSleep } from '../storage/write-pace.js';
 import {
   checkProducer,
   completeEnd,
@@ -73,7 +66,7 @@ export const TXN_TIDY_KIND = 'txn-tidy';
  * go to the tidy timer. Each firing of it deletes at most TIDY_PER_FIRING, at TIDY_RATE write units
  * a second (a delete is billed by the size of the item it deletes: an offset with 4 KB of metadata
  * is 5): one transactional id is one DynamoDB partition key, which takes 1,000 a second; half is
- * left to the id's next transaction (its joins take JOIN_WRITE_RATE). 11,000 small entries: 11
+ * left to the id's next transaction (its joins take PACED_WRITE_RATE). 11,000 small entries: 11
  * firings of 2 s, one per scheduler tick.
  */
 export const INLINE_TIDY = 100;
@@ -95,11 +88,7 @@ export interface TransactionDeps {
   log: PartitionLog;
   producerIds: ProducerIds;
   /** Writes committed offsets to a group, each once `pace` lets it (writeOffsetRecords). */
-  writeOffsets: (
-    groupId: string,
-    records: OffsetRecord[],
-    pace?: (pk: string, sk: string, record: OffsetRecord) => Promise<void>,
-  ) => Promise<void>;
+  writeOffsets: (groupId: string, records: OffsetRecord[], pace?: Pace) => Promise<void>;
   /** KIP-447: checks the consumer's member id and generation (GroupOffsets.checkMember); absent, none is checked. */
   checkMember?: (
     groupId: string,
@@ -142,7 +131,7 @@ export class TransactionCoordinator {
   private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(private readonly deps: TransactionDeps) {
-    this.sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    this.sleep = deps.sleep ?? realSleep;
     this.config = { ...DEFAULT_TRANSACTION_CONFIG, ...deps.config };
     this.items = new TransactionItems(deps.metadata);
   }
@@ -548,7 +537,7 @@ export class TransactionCoordinator {
         const now = this.deps.clock.now();
         const next = startSplit(rec, now);
         if (add.groups) await markPendingOffsets(this.deps.metadata, add.groups, transactionalId, item.version);
-        await this.items.write(transactionalId, next.seq, writes, this.pacer(JOIN_WRITE_RATE, JOIN_WRITE_BURST));
+        await this.items.write(transactionalId, next.seq, writes, this.pacer(PACED_WRITE_RATE, PACED_WRITE_BURST));
         await this.scheduleTimeout(transactionalId, now + rec.timeoutMs, now);
         const started = await this.deps.metadata
           .put(txnPk(transactionalId), TXN_SK, next, { ifVersion: item.version })
@@ -562,7 +551,7 @@ export class TransactionCoordinator {
         const missing = writes.filter((w) => !holdsEntry(found?.get(w.sk), w, rec.seq));
         if (missing.length === 0) return;
         if (add.groups) await markPendingOffsets(this.deps.metadata, add.groups, transactionalId, item.version);
-        await this.items.write(transactionalId, rec.seq, missing, this.pacer(JOIN_WRITE_RATE, JOIN_WRITE_BURST));
+        await this.items.write(transactionalId, rec.seq, missing, this.pacer(PACED_WRITE_RATE, PACED_WRITE_BURST));
         // Joined only if the transaction is still Ongoing after the entries landed (transaction-items.ts).
         const after = await this.require(transactionalId);
         if (isSplit(after.value) && after.value.state === 'Ongoing' && after.value.seq === rec.seq) return;
@@ -668,8 +657,8 @@ export class TransactionCoordinator {
   /**
    * The transaction's offsets written to their groups. A group's offsets share its partition key,
    * which takes 1,000 write units a second: 1,000 offsets with 4 KB of metadata were 5,000 units
-   * at once there. They are paced as a join's entries are (its first JOIN_WRITE_BURST units at
-   * once, then JOIN_WRITE_RATE a second), since they came in as such joins. Each carries the end's
+   * at once there. They are paced as a join's entries are (its first PACED_WRITE_BURST units at
+   * once, then PACED_WRITE_RATE a second), since they came in as such joins. Each carries the end's
    * id (the Prepare* item's version, `prepared`): an end retried after a try that died part way
    * writes only what is not there yet. The Complete* follows them all, as before.
    */
@@ -694,11 +683,9 @@ export class TransactionCoordinator {
       byGroup.set(o.groupId, list);
     }
     await Promise.all(
-      [...byGroup].map(([g, records]) => {
-        const pace = this.pacer(JOIN_WRITE_RATE, JOIN_WRITE_BURST);
-        let units = 0;
-        return this.deps.writeOffsets(g, records, (pk, sk, record) => pace((units += writeUnitsOf(pk, sk, record))));
-      }),
+      [...byGroup].map(([g, records]) =>
+        this.deps.writeOffsets(g, records, this.pacer(PACED_WRITE_RATE, PACED_WRITE_BURST)),
+      ),
     );
   }
 
@@ -716,18 +703,9 @@ export class TransactionCoordinator {
     );
   }
 
-  /**
-   * Keeps one call's writes on an id's key to `rate` write units a second past its first `free`
-   * (a tidy's deletes, after each batch; a join's entries, each). Per call: a producer's requests
-   * follow one another, each served by whichever process, and a call of n units takes at least
-   * (n - free) / rate seconds.
-   */
+  /** A pacer (storage/write-pace.ts) on this coordinator's clock and sleep. */
   private pacer(rate: number, free = 0): Pace {
-    const started = this.deps.clock.now();
-    return async (units) => {
-      const wait = started + (Math.max(0, units - free) * 1000) / rate - this.deps.clock.now();
-      if (wait > 0) await this.sleep(wait);
-    };
+    return pacer(() => this.deps.clock.now(), this.sleep, rate, free);
   }
 
   private scheduleExpiry(transactionalId: string, from: number): Promise<void> {

@@ -19,8 +19,8 @@
  * per firing of a durable timer, in batches, paced under what one partition key of DynamoDB takes
  * (transaction-coordinator.ts, `onTidy`).
  */
-import { itemBytes } from '../storage/observed-stores.js';
 import { ConditionFailedError, type MetadataStore, type MetaItem } from '../storage/ports.js';
+import { type Pace, writeUnitsOf } from '../storage/write-pace.js';
 import {
   TXN_GROUP_PREFIX,
   TXN_OFFSET_PREFIX,
@@ -72,27 +72,6 @@ export const holdsEntry = (found: MetaItem<TxnEntry> | undefined, write: EntryWr
 
 /** Deletes in flight at once: BatchWriteItem's 25, made as conditional deletes (a batch write has no condition). */
 export const DELETE_BATCH = 25;
-
-/**
- * Waits until the writes so far keep to a rate on the id's key: `units` is their write units so
- * far (a write, or a delete, is billed by the size of its item: a unit a KB, so an offset with 4 KB
- * of metadata is 5). One transactional id is one DynamoDB partition key, which takes 1,000 write
- * units a second and throttles past it.
- */
-export type Pace = (units: number) => Promise<void>;
-
-/** DynamoDB's write units of an item of the metadata store's layout: one a KB, rounded up. */
-export const writeUnitsOf = (pk: string, sk: string, value: unknown): number =>
-  Math.max(1, Math.ceil(itemBytes(pk, sk, 1, value) / 1024));
-
-/**
- * Write units a second a join's entries take on the id's key past JOIN_WRITE_BURST (its tidy takes
- * TIDY_RATE; the rest is the state item's). Ten TxnOffsetCommits of 100 offsets with 4 KB of
- * metadata, in one second, were ~5,000 a second there.
- */
-export const JOIN_WRITE_RATE = 400;
-/** Write units a join writes at once: 100 small entries, or 20 offsets with 4 KB of metadata. */
-export const JOIN_WRITE_BURST = 100;
 
 export class TransactionItems {
   constructor(private readonly metadata: MetadataStore) {}

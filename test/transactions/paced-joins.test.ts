@@ -13,73 +13,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
 import { groupPk, OFFSET_PREFIX, offsetSk, txnPk } from '../../src/storage/key-layout.js';
-import type { MetadataStore, MetaItem, QueryOptions } from '../../src/storage/ports.js';
-import { JOIN_WRITE_BURST, JOIN_WRITE_RATE, writeUnitsOf } from '../../src/transactions/transaction-items.js';
+import { PACED_WRITE_BURST, PACED_WRITE_RATE } from '../../src/storage/write-pace.js';
 import { memoryBackend } from '../support/backends.js';
+import { SimulatedTime, WriteUnitsPerKey } from '../support/paced-writes.js';
 import { coordinatorParts } from './support/coordinator.js';
-
-/** Simulated time: sleepers woken in time order once the event loop is idle. */
-class SimulatedTime {
-  t = Date.UTC(2026, 0, 1);
-  private sleepers: { at: number; wake: () => void }[] = [];
-  now = () => this.t;
-  sleep = (ms: number) => new Promise<void>((wake) => this.sleepers.push({ at: this.t + ms, wake }));
-  /** The process died: what it was waiting for never wakes. */
-  kill(): void {
-    this.sleepers = [];
-  }
-  async run<T>(work: Promise<T>): Promise<T> {
-    let settled = false;
-    const done = work.finally(() => {
-      settled = true;
-    });
-    done.catch(() => {}); // answered below, once settled
-    while (!settled) {
-      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
-      if (settled || this.sleepers.length === 0) continue;
-      this.sleepers.sort((a, b) => a.at - b.at);
-      const next = this.sleepers.shift()!;
-      this.t = Math.max(this.t, next.at);
-      next.wake();
-    }
-    return done;
-  }
-}
-
-/** The store, adding up each partition key's write units per second of the simulated clock. */
-class WriteUnitsPerKey implements MetadataStore {
-  readonly perSecond = new Map<string, Map<number, number>>();
-  /** Every put, in order. */
-  readonly puts: { pk: string; sk: string }[] = [];
-  /** A put this refuses fails, as a process that died would not make it. */
-  refuse: (pk: string, sk: string) => boolean = () => false;
-  constructor(
-    private readonly inner: MetadataStore,
-    private readonly time: SimulatedTime,
-  ) {}
-  peak(pk: string): number {
-    return Math.max(0, ...(this.perSecond.get(pk)?.values() ?? []));
-  }
-  get<T>(pk: string, sk: string): Promise<MetaItem<T> | undefined> {
-    return this.inner.get<T>(pk, sk);
-  }
-  query<T>(pk: string, options?: QueryOptions): Promise<MetaItem<T>[]> {
-    return this.inner.query<T>(pk, options);
-  }
-  put<T>(...args: Parameters<MetadataStore['put']>): Promise<MetaItem<T>> {
-    const [pk, sk, value] = args;
-    if (this.refuse(pk, sk)) return Promise.reject(new Error('injected: the process died'));
-    this.puts.push({ pk, sk });
-    const seconds = this.perSecond.get(pk) ?? new Map<number, number>();
-    this.perSecond.set(pk, seconds);
-    const second = Math.floor(this.time.now() / 1000);
-    seconds.set(second, (seconds.get(second) ?? 0) + writeUnitsOf(pk, sk, value));
-    return this.inner.put(...args) as Promise<MetaItem<T>>;
-  }
-  delete(pk: string, sk: string, condition?: { ifVersion: number }): Promise<void> {
-    return this.inner.delete(pk, sk, condition);
-  }
-}
 
 /** The offsets committed to group `consumers` for topic `input`, in order. */
 const committedOffsets = async (storage: Storage) =>
@@ -119,12 +56,12 @@ describe('TxnOffsetCommit writes paced on the transaction key, and EndTxn on the
     );
     const units = [...metadata.perSecond.get(txnPk('x'))!.values()].reduce((a, b) => a + b, 0);
     expect(units).toBeGreaterThanOrEqual(5 * OFFSETS_PER_COMMIT * COMMITS);
-    expect(metadata.peak(txnPk('x'))).toBeLessThanOrEqual(JOIN_WRITE_RATE + JOIN_WRITE_BURST + 10);
+    expect(metadata.peak(txnPk('x'))).toBeLessThanOrEqual(PACED_WRITE_RATE + PACED_WRITE_BURST + 10);
     expect(metadata.peak(txnPk('x'))).toBeLessThan(1000);
-    // Each commit's 100 entries of 5 units are paced past its first JOIN_WRITE_BURST: 1 s each.
+    // Each commit's 100 entries of 5 units are paced past its first PACED_WRITE_BURST: 1 s each.
     const entryUnits = 5 * OFFSETS_PER_COMMIT;
     expect(time.now() - started).toBeGreaterThanOrEqual(
-      (COMMITS * (entryUnits - JOIN_WRITE_BURST) * 1000) / JOIN_WRITE_RATE,
+      (COMMITS * (entryUnits - PACED_WRITE_BURST) * 1000) / PACED_WRITE_RATE,
     );
 
     // Fencing holds: a producer with the old epoch is refused, and its offsets join nothing.
@@ -157,13 +94,13 @@ describe('TxnOffsetCommit writes paced on the transaction key, and EndTxn on the
         }
         const ending = time.now();
         expect(await txns.end('y', producer, true)).toMatchObject({ state: 'CompleteCommit' });
-        // 300 offsets of 5 units on the group's key, past the first JOIN_WRITE_BURST: 3.5 s.
-        expect(time.now() - ending).toBeGreaterThanOrEqual(((5 * 300 - JOIN_WRITE_BURST) * 1000) / JOIN_WRITE_RATE);
+        // 300 offsets of 5 units on the group's key, past the first PACED_WRITE_BURST: 3.5 s.
+        expect(time.now() - ending).toBeGreaterThanOrEqual(((5 * 300 - PACED_WRITE_BURST) * 1000) / PACED_WRITE_RATE);
       })(),
     );
     expect(await committedOffsets(storage)).toEqual(Array.from({ length: 300 }, (_, i) => 1000 + i));
     // The end wrote them to the group's key under what it takes (they were 1,500 units at once).
-    expect(metadata.peak(groupPk('consumers'))).toBeLessThanOrEqual(JOIN_WRITE_RATE + JOIN_WRITE_BURST + 10);
+    expect(metadata.peak(groupPk('consumers'))).toBeLessThanOrEqual(PACED_WRITE_RATE + PACED_WRITE_BURST + 10);
     expect(metadata.peak(groupPk('consumers'))).toBeLessThan(1000);
   });
 
