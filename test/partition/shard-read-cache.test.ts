@@ -127,50 +127,18 @@ describe("a read of a shard's partitions", () => {
     ]);
   });
 
-  it('back after a while, looks at the fold mark before it Queries from its resolutions', async () => {
+  /**
+   * A reader of a two-partition topic and a writer beside it; `away(n)` has the writer append n
+   * entries and the reader's clock pass the 10 s after which it looks at the mark again.
+   */
+  async function backAfterAWhile() {
     const table = new MemoryMetadataStore();
     const stores = [new MemoryObjectStore()];
     const topic = await clogTopic(table, stores, 2);
     const writer = newLog(table, stores);
     const reader = process(table);
-    let now = 1_000_000;
-    await readShardPartitions(reader.metadata, topic, 0, [0], 1, () => now);
-    // More than a fold's worth of entries while it was away (the writer folds at the 64th).
-    for (let i = 0; i <= FOLD_AFTER_ENTRIES; i++)
-      await writer.append(
-        topic,
-        [0, 1].map((p) => ({ partition: p, records: [rec(`v${i}`)] })),
-      );
-    reader.calls.length = 0;
-    reader.found.length = 0;
-    now += RESOLVED_UNCHECKED_MS + 1;
-    const { reads } = await readShardPartitions(reader.metadata, topic, 0, [0], 1, () => now);
-    expect(reads.get(0)!.state.highWatermark).toBe(FOLD_AFTER_ENTRIES + 1);
-    // The mark, the item the fold wrote, and the entries past it: not the 65 entries since its resolution.
-    expect(reader.calls.map((c) => c.split(' ').slice(0, 1).concat(c.split(' ').slice(2)).join(' '))).toEqual([
-      'get folded',
-      'get state',
-      'query',
-    ]);
-    expect(reader.found).toEqual([2]); // the entry past the fold, and the mark
-  });
-
-  it("reading one partition (a fetch's state, an update's read), back after a while, reads the mark and the entries past the fold only", async () => {
-    const table = new MemoryMetadataStore();
-    const stores = [new MemoryObjectStore()];
-    const topic = await clogTopic(table, stores, 2);
-    const writer = newLog(table, stores);
-    const reader = process(table);
-    let now = 1_000_000;
-    const clock = { now: () => now };
-    const log = new PartitionLog({
-      metadata: reader.metadata,
-      stores,
-      clock,
-      leadership: new ReplicaManager({ metadata: reader.metadata, stores, clock }),
-    });
-    await log.state(topic, 0);
-    await log.state(topic, 1);
+    const at = { now: 1_000_000 };
+    const clock = { now: () => at.now };
     const away = async (entries: number) => {
       // The writer folds at the 64th entry past the mark.
       for (let i = 0; i < entries; i++)
@@ -180,9 +148,35 @@ describe("a read of a shard's partitions", () => {
         );
       reader.calls.length = 0;
       reader.found.length = 0;
-      now += RESOLVED_UNCHECKED_MS + 1;
+      at.now += RESOLVED_UNCHECKED_MS + 1;
     };
+    // Each call as its operation and item kind, without the key.
     const shape = () => reader.calls.map((c) => c.split(' ').slice(0, 1).concat(c.split(' ').slice(2)).join(' '));
+    return { stores, topic, reader, clock, away, shape };
+  }
+
+  it('back after a while, looks at the fold mark before it Queries from its resolutions', async () => {
+    const { topic, reader, clock, away, shape } = await backAfterAWhile();
+    await readShardPartitions(reader.metadata, topic, 0, [0], 1, clock.now);
+    // More than a fold's worth of entries while it was away.
+    await away(FOLD_AFTER_ENTRIES + 1);
+    const { reads } = await readShardPartitions(reader.metadata, topic, 0, [0], 1, clock.now);
+    expect(reads.get(0)!.state.highWatermark).toBe(FOLD_AFTER_ENTRIES + 1);
+    // The mark, the item the fold wrote, and the entries past it: not the 65 entries since its resolution.
+    expect(shape()).toEqual(['get folded', 'get state', 'query']);
+    expect(reader.found).toEqual([2]); // the entry past the fold, and the mark
+  });
+
+  it("reading one partition (a fetch's state, an update's read), back after a while, reads the mark and the entries past the fold only", async () => {
+    const { stores, topic, reader, clock, away, shape } = await backAfterAWhile();
+    const log = new PartitionLog({
+      metadata: reader.metadata,
+      stores,
+      clock,
+      leadership: new ReplicaManager({ metadata: reader.metadata, stores, clock }),
+    });
+    await log.state(topic, 0);
+    await log.state(topic, 1);
 
     // More than a fold's worth of entries while it was away.
     await away(FOLD_AFTER_ENTRIES + 1);
@@ -200,7 +194,7 @@ describe("a read of a shard's partitions", () => {
       topic,
       partition: 0,
       storeCount: 1,
-      now,
+      now: clock.now(),
       giveUp: { errorName: 'KAFKA_STORAGE_ERROR', message: 'contention' },
       decide: (s) => ({ write: { ...s, sizeInBytes: s.sizeInBytes + 1 }, answer: () => true }),
     });
