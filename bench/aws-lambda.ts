@@ -69,6 +69,8 @@ export interface FinishedTrace extends RequestTrace {
   durationMs: number;
   /** Modelled billed time (cold start + storage critical path + CPU at the function's vCPU share). */
   billedMs: number;
+  /** The cold start in `billedMs` (0 when warm): without it, the request as a warm Lambda serves it. */
+  coldMs: number;
   status: number;
 }
 
@@ -137,15 +139,13 @@ export class LambdaFunction<E = undefined> {
       });
       const durationMs = performance.now() - trace.startMs;
       const share = Math.min(1, this.options.memoryMb / VCPU_MB);
-      const billedMs =
-        (cold ? this.options.coldStartMs : 0) +
-        chainStorageMs({ durationMs, calls: trace.calls }) +
-        trace.cpuMs / share;
+      const coldMs = cold ? this.options.coldStartMs : 0;
+      const billedMs = coldMs + chainStorageMs({ durationMs, calls: trace.calls }) + trace.cpuMs / share;
       const gb = this.options.memoryMb / 1024;
       f.gbSeconds += (Math.ceil(billedMs) / 1000) * gb;
       f.wallGbSeconds += (Math.ceil(durationMs) / 1000) * gb;
       trace.closed = true;
-      this.traces.push({ ...trace, durationMs, billedMs, status: res.status });
+      this.traces.push({ ...trace, durationMs, billedMs, coldMs, status: res.status });
       const empty = body.byteLength === 0 && [101, 204, 205, 304].includes(res.status);
       return new Response(empty ? null : body, {
         status: res.status,
