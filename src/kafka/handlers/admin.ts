@@ -104,106 +104,82 @@ export const createPartitions: Handler = async (ctx, req) => {
   return { throttleTimeMs: 0, results };
 };
 
-function describeTopicConfigs(overrides: Record<string, string>, keys?: string[] | null) {
-  const names = describedTopicConfigNames(overrides).filter((n) => !keys || keys.includes(n));
-  return names.map((name) => {
-    const set = Object.hasOwn(overrides, name);
-    const value = set ? overrides[name]! : TOPIC_CONFIG_DEFS[name].default;
-    const source = set ? DYNAMIC_TOPIC_CONFIG : DEFAULT_CONFIG;
-    return {
-      name,
-      value,
-      readOnly: false,
-      isDefault: !set,
-      configSource: source,
-      isSensitive: false,
-      synonyms: [] as { name: string; value: string; source: number }[],
-    };
-  });
+/**
+ * One DescribeConfigs entry, as Kafka reports every config (topic, broker or group): default
+ * exactly when its source is the default, never sensitive, and its one synonym (itself, from its
+ * source) when synonyms are asked for.
+ */
+function configEntry(name: string, value: string, configSource: number, readOnly: boolean, synonyms: boolean) {
+  return {
+    name,
+    value,
+    readOnly,
+    isDefault: configSource === DEFAULT_CONFIG,
+    configSource,
+    isSensitive: false,
+    synonyms: synonyms ? [{ name, value, source: configSource }] : [],
+  };
+}
+
+function describeTopicConfigs(overrides: Record<string, string>, synonyms = false) {
+  return describedTopicConfigNames(overrides).map((name) =>
+    Object.hasOwn(overrides, name)
+      ? configEntry(name, overrides[name]!, DYNAMIC_TOPIC_CONFIG, false, synonyms)
+      : configEntry(name, TOPIC_CONFIG_DEFS[name].default, DEFAULT_CONFIG, false, synonyms),
+  );
 }
 
 /**
  * This broker's configs (named by its node id), the values the server applies; an empty name asks
  * for the cluster-wide dynamic defaults, of which there are none (every config is read-only).
  */
-function describeBrokerConfigs(ctx: RequestContext, name: string, keys: string[] | null, includeSynonyms: boolean) {
+function describeBrokerConfigs(ctx: RequestContext, name: string, synonyms: boolean) {
   if (name === '') return [];
   if (name !== String(ctx.broker.nodeId))
     throw new KafkaError('INVALID_REQUEST', `Unexpected broker id, expected ${ctx.broker.nodeId} but received ${name}`);
-  return ctx.services.brokerConfigs
-    .filter((c) => !keys || keys.includes(c.name))
-    .map((c) => {
-      const configSource = c.source === 'DEFAULT_CONFIG' ? DEFAULT_CONFIG : STATIC_BROKER_CONFIG;
-      return {
-        name: c.name,
-        value: c.value,
-        readOnly: true,
-        isDefault: c.source === 'DEFAULT_CONFIG',
-        configSource,
-        isSensitive: false,
-        synonyms: includeSynonyms ? [{ name: c.name, value: c.value, source: configSource }] : [],
-      };
-    });
+  return ctx.services.brokerConfigs.map((c) =>
+    configEntry(c.name, c.value, c.source === 'DEFAULT_CONFIG' ? DEFAULT_CONFIG : STATIC_BROKER_CONFIG, true, synonyms),
+  );
 }
 
 /**
  * A group's configs: the share group configs it can override (the only group configs here), as
  * Kafka answers them for any group name, used or not.
  */
-async function describeGroupConfigs(ctx: RequestContext, group: string, keys: string[] | null, synonyms: boolean) {
-  const configs = await ctx.services.share.describeConfigs(group);
-  return configs
-    .filter((c) => !keys || keys.includes(c.name))
-    .map((c) => {
-      const configSource = c.isDefault ? DEFAULT_CONFIG : DYNAMIC_GROUP_CONFIG;
-      return {
-        name: c.name,
-        value: c.value,
-        readOnly: false,
-        isDefault: c.isDefault,
-        configSource,
-        isSensitive: false,
-        synonyms: synonyms ? [{ name: c.name, value: c.value, source: configSource }] : [],
-      };
-    });
+async function describeGroupConfigs(ctx: RequestContext, group: string, synonyms: boolean) {
+  return (await ctx.services.share.describeConfigs(group)).map((c) =>
+    configEntry(c.name, c.value, c.isDefault ? DEFAULT_CONFIG : DYNAMIC_GROUP_CONFIG, false, synonyms),
+  );
 }
+
+/** The entries of one resource: all, or those of the keys asked for (null: all), in their order. */
+async function describeResource(ctx: RequestContext, r: DescribedResource, synonyms: boolean) {
+  const { resourceType: type, resourceName: name } = r;
+  let entries: ReturnType<typeof configEntry>[];
+  if (type === BROKER) {
+    await authorize(ctx, 'DESCRIBE_CONFIGS', 'CLUSTER');
+    entries = describeBrokerConfigs(ctx, name, synonyms);
+  } else if (type === GROUP) {
+    await authorize(ctx, 'DESCRIBE_CONFIGS', 'GROUP', name);
+    entries = await describeGroupConfigs(ctx, name, synonyms);
+  } else if (type === TOPIC) {
+    await authorize(ctx, 'DESCRIBE_CONFIGS', 'TOPIC', name);
+    entries = describeTopicConfigs((await ctx.services.topics.get(name)).configs, synonyms);
+  } else throw new KafkaError('INVALID_REQUEST', `Resource type ${type} has no configs here`);
+  const keys = r.configurationKeys;
+  return keys ? entries.filter((e) => keys.includes(e.name)) : entries;
+}
+
+type DescribedResource = { resourceType: number; resourceName: string; configurationKeys: string[] | null };
 
 export const describeConfigs: Handler = async (ctx, req) => {
   const results = await Promise.all(
-    req.resources.map(async (r: { resourceType: number; resourceName: string; configurationKeys: string[] | null }) => {
-      const base = {
-        errorCode: 0,
-        errorMessage: null,
-        resourceType: r.resourceType,
-        resourceName: r.resourceName,
-        configs: [] as unknown[],
-      };
+    req.resources.map(async (r: DescribedResource) => {
+      const base = { errorCode: 0, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName };
       try {
-        if (r.resourceType === BROKER) {
-          await authorize(ctx, 'DESCRIBE_CONFIGS', 'CLUSTER');
-          return {
-            ...base,
-            configs: describeBrokerConfigs(ctx, r.resourceName, r.configurationKeys, req.includeSynonyms),
-          };
-        }
-        if (r.resourceType === GROUP) {
-          await authorize(ctx, 'DESCRIBE_CONFIGS', 'GROUP', r.resourceName);
-          return {
-            ...base,
-            configs: await describeGroupConfigs(ctx, r.resourceName, r.configurationKeys, req.includeSynonyms),
-          };
-        }
-        if (r.resourceType !== TOPIC)
-          throw new KafkaError('INVALID_REQUEST', `Resource type ${r.resourceType} has no configs here`);
-        await authorize(ctx, 'DESCRIBE_CONFIGS', 'TOPIC', r.resourceName);
-        const topic = await ctx.services.topics.get(r.resourceName);
-        const configs = describeTopicConfigs(topic.configs, r.configurationKeys).map((c) => ({
-          ...c,
-          synonyms: req.includeSynonyms ? [{ name: c.name, value: c.value, source: c.configSource }] : [],
-        }));
-        return { ...base, configs };
+        return { ...base, configs: await describeResource(ctx, r, req.includeSynonyms) };
       } catch (e) {
-        return { ...base, errorCode: errorCodeOf(ctx, e), errorMessage: errorMessageOf(e) };
+        return { ...base, errorCode: errorCodeOf(ctx, e), errorMessage: errorMessageOf(e), configs: [] };
       }
     }),
   );
@@ -273,27 +249,22 @@ async function alter<C>(
 ) {
   const responses = await Promise.all(
     req.resources.map(async (r) => {
+      const answer = { errorCode: 0, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName };
       try {
         if (r.resourceType === GROUP && group) {
           await authorize(ctx, 'ALTER_CONFIGS', 'GROUP', r.resourceName);
           await group(r.resourceName, r.configs);
-          return { errorCode: 0, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName };
-        }
-        if (r.resourceType !== TOPIC)
+        } else if (r.resourceType === TOPIC) {
+          await authorize(ctx, 'ALTER_CONFIGS', 'TOPIC', r.resourceName);
+          await apply(r.resourceName, r.configs);
+        } else
           throw new KafkaError(
             'INVALID_REQUEST',
             group ? 'Only topic and group configs can be altered' : 'Only topic configs can be altered',
           );
-        await authorize(ctx, 'ALTER_CONFIGS', 'TOPIC', r.resourceName);
-        await apply(r.resourceName, r.configs);
-        return { errorCode: 0, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName };
+        return answer;
       } catch (e) {
-        return {
-          errorCode: errorCodeOf(ctx, e),
-          errorMessage: errorMessageOf(e),
-          resourceType: r.resourceType,
-          resourceName: r.resourceName,
-        };
+        return { ...answer, errorCode: errorCodeOf(ctx, e), errorMessage: errorMessageOf(e) };
       }
     }),
   );
