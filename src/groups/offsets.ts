@@ -80,7 +80,18 @@ export interface OffsetDeps {
 export class GroupOffsets {
   constructor(private readonly deps: OffsetDeps) {}
 
+  /** A commit that fails on any partition throws (the first error), the others written all the same. */
   async commit(groupId: string, req: OffsetCommitRequest): Promise<OffsetRecord[]> {
+    return firstFailure(await this.commitEach(groupId, req));
+  }
+
+  /**
+   * A commit with each partition's outcome its own, as Kafka's OffsetCommit answers them: what
+   * fails the whole commit (a bad request, a member not in the group, a stale epoch) is thrown;
+   * a partition whose write failed (a lost race too many times, a store error) is rejected in its
+   * place, and the others hold the record written.
+   */
+  async commitEach(groupId: string, req: OffsetCommitRequest): Promise<PromiseSettledResult<OffsetRecord>[]> {
     validateGroupId(groupId);
     const topics = await this.resolveTopics(req.offsets.map((o) => o.topic));
     for (const o of req.offsets) {
@@ -112,8 +123,8 @@ export class GroupOffsets {
     if (memberId === undefined || memberId === '') {
       await this.requireInactive(groupId, 'Offsets can be committed without a member id');
       const records = req.offsets.map((o) => record(o, -1));
-      await this.write(groupId, records);
-      return records;
+      const written = await this.writeEach(groupId, records);
+      return written.map((w, i) => (w.status === 'fulfilled' ? { status: 'fulfilled', value: records[i]! } : w));
     }
     // The offset items first, then the group: the order the fence argument needs.
     const items = await Promise.all(
@@ -122,7 +133,7 @@ export class GroupOffsets {
     const validated = await this.validate(groupId, memberId, req);
     const pace = this.pacer();
     let units = 0;
-    return allSettled(
+    return Promise.allSettled(
       req.offsets.map(async (o, i) => {
         let paced = false;
         const outcome = await optimisticUpdate<OffsetRecord, OffsetRecord>({
@@ -200,7 +211,12 @@ export class GroupOffsets {
    * ambiguous outcome is harmless, so there is nothing to recognise.
    */
   async write(groupId: string, records: OffsetRecord[]): Promise<void> {
-    await writeOffsetRecords(this.deps.metadata, groupId, records, this.pacer());
+    firstFailure(await this.writeEach(groupId, records));
+  }
+
+  /** `write` with each record's outcome its own (Kafka's OffsetCommit answers per partition). */
+  writeEach(groupId: string, records: OffsetRecord[]): Promise<PromiseSettledResult<void>[]> {
+    return writeOffsetRecordsEach(this.deps.metadata, groupId, records, this.pacer());
   }
 
   /** One call's pace on the group's key. */
@@ -365,13 +381,24 @@ export async function writeOffsetRecords(
   pace?: Pace,
   resume = false,
 ): Promise<void> {
+  firstFailure(await writeOffsetRecordsEach(metadata, groupId, records, pace, resume));
+}
+
+/** writeOffsetRecords with each record's outcome its own, in the order of `records`. */
+export function writeOffsetRecordsEach(
+  metadata: MetadataStore,
+  groupId: string,
+  records: OffsetRecord[],
+  pace?: Pace,
+  resume = false,
+): Promise<PromiseSettledResult<void>[]> {
   const pk = groupPk(groupId);
   let units = 0;
-  await allSettled(
-    records.map((r) => {
+  return Promise.allSettled(
+    records.map(async (r) => {
       const sk = offsetSk(r.topic, r.partition);
       let paced = !pace;
-      return optimisticUpdate<OffsetRecord, undefined>({
+      await optimisticUpdate<OffsetRecord, undefined>({
         metadata,
         pk,
         sk,
@@ -404,12 +431,11 @@ export async function writeOffsetRecords(
 }
 
 /**
- * Promise.all that waits for every promise to settle before it rejects (with the first error):
- * paced writes take seconds, and an answer sent with some still waiting would leave them to run
- * after it (in a Lambda, frozen until its next invocation).
+ * The values of writes that all settled (Promise.allSettled: paced writes take seconds, and an
+ * answer sent with some still waiting would leave them to run after it, in a Lambda frozen until
+ * its next invocation), or the first failure among them.
  */
-async function allSettled<T>(promises: Promise<T>[]): Promise<T[]> {
-  const settled = await Promise.allSettled(promises);
+function firstFailure<T>(settled: PromiseSettledResult<T>[]): T[] {
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw failed.reason;
   return settled.map((s) => (s as PromiseFulfilledResult<T>).value);

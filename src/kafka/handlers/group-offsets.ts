@@ -116,21 +116,30 @@ export const offsetCommit: Handler = async (ctx, req, version) => {
       }
     }),
   );
+  // Each partition's outcome is its own, as Kafka answers: one whose write failed gets its error,
+  // the ones written NONE. What fails the whole commit (the member's epoch) is every partition's.
   try {
-    if (committer.kind === 'classic') await ctx.services.groups.offsets.write(req.groupId, records);
-    // The KIP-848 commit is the HTTP API's: fenced by the group item, for partitions the member holds.
-    else if (records.length > 0)
-      await ctx.services.groups.offsets.commit(req.groupId, {
-        memberId: committer.memberId,
-        generation: committer.memberEpoch,
-        staleEpoch: 'STALE_MEMBER_EPOCH',
-        offsets: records.map((r) => ({
-          topic: r.topic,
-          partition: r.partition,
-          offset: r.offset,
-          metadata: r.metadata,
-        })),
-      });
+    const written =
+      committer.kind === 'classic'
+        ? await ctx.services.groups.offsets.writeEach(req.groupId, records)
+        : // The KIP-848 commit is the HTTP API's: fenced by the group item, for partitions the member holds.
+          records.length === 0
+          ? []
+          : await ctx.services.groups.offsets.commitEach(req.groupId, {
+              memberId: committer.memberId,
+              generation: committer.memberEpoch,
+              staleEpoch: 'STALE_MEMBER_EPOCH',
+              offsets: records.map((r) => ({
+                topic: r.topic,
+                partition: r.partition,
+                offset: r.offset,
+                metadata: r.metadata,
+              })),
+            });
+    written.forEach((w, i) => {
+      const r = records[i]!;
+      if (w.status === 'rejected') errors.set(`${r.topic}#${r.partition}`, errorCodeOf(ctx, w.reason));
+    });
   } catch (e) {
     const code = errorCodeOf(ctx, e);
     for (const r of records) errors.set(`${r.topic}#${r.partition}`, code);
