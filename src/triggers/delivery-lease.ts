@@ -13,6 +13,9 @@
  * write goes through `optimisticUpdate`; the holder id is unique per run (process id and a random
  * run id), so a claim or renewal the store sent twice is recognised by the holder it finds. A holder
  * killed mid-delivery holds the partition until `until`; the next claim after that takes it over.
+ * A holder that failed to give the lease back without dying (its release failed, or its claim
+ * applied but the answer was lost) is not waited for by its own process: a process runs one
+ * delivery of a partition at a time, so the next run there takes over a lease its process held.
  */
 import { optimisticUpdate, type Decision } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
@@ -49,8 +52,19 @@ const GIVE_UP = {
 export class DeliveryLeases {
   constructor(private readonly metadata: MetadataStore) {}
 
-  /** Takes the partition's lease for `holder` until `until`, or kicks the live holder. */
-  async claim(key: LeaseKey, holder: string, now: number, until: number): Promise<ClaimOutcome> {
+  /**
+   * Takes the partition's lease for `holder` until `until`, or kicks the live holder. A lease held
+   * by a holder `ended` says is over (an earlier run of this process, whose release failed or
+   * whose claim's answer was lost) is free: waiting out its time would hold the partition for
+   * nothing.
+   */
+  async claim(
+    key: LeaseKey,
+    holder: string,
+    now: number,
+    until: number,
+    ended: (holder: string) => boolean = () => false,
+  ): Promise<ClaimOutcome> {
     const { result } = await optimisticUpdate<DeliveryLease, ClaimOutcome>({
       metadata: this.metadata,
       pk: triggerLeasePk(key.trigger),
@@ -58,7 +72,7 @@ export class DeliveryLeases {
       giveUp: GIVE_UP,
       decide: (item): Decision<DeliveryLease, ClaimOutcome> => {
         const v = item?.value;
-        if (!v?.holder || v.until <= now) {
+        if (!v?.holder || v.until <= now || ended(v.holder)) {
           const write: DeliveryLease = { holder, until, kicks: v?.kicks ?? 0 };
           return { write, answer: (written) => ({ held: true as const, lease: { ...key, holder, item: written } }) };
         }

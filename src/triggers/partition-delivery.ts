@@ -87,7 +87,9 @@ export async function runDelivery(deps: DeliveryDeps, key: LeaseKey, control: Ru
   const first = await deps.registry.get(key.trigger).catch(notFoundAsUndefined);
   if (first?.state !== 'ENABLED') return { how: 'stopped' };
   const now = deps.clock.now();
-  const claim = await deps.leases.claim(key, holder, now, now + leaseTtl(first));
+  // A lease an earlier run of this process holds is over: the runner runs one at a time per partition.
+  const mine = `${deps.processId}/`;
+  const claim = await deps.leases.claim(key, holder, now, now + leaseTtl(first), (h) => h.startsWith(mine));
   if (!claim.held) return { how: 'held-elsewhere', until: claim.until };
   const hold: Hold = { lease: claim.lease, renewing: Promise.resolve() };
   try {
@@ -358,31 +360,40 @@ async function deliverByKey(
       if (failure) throw failure.error;
       return end ?? { how: 'stopped' };
     }
-    const state = await deps.log.state(topic, key.partition);
-    if (lanes.pending < knobs.keyLanes * first.batchSize && lanes.readFrom < state.highWatermark) {
-      const ahead: ReadAhead = { from: lanes.readFrom, next: lanes.readFrom, records: [] };
-      await readAhead(deps, topic, key.partition, ahead, first.batchSize * knobs.keyLanes, state.highWatermark);
-      // Filtered records are never handed to a lane: done as read.
-      lanes.add(passingFilters(deps, d, topic, ahead.records), ahead.next, deps.clock.now());
-    }
-    await commitDone(d);
-    deps.metrics?.gauge('TriggerOffsetLag', Math.max(0, state.highWatermark - committed), { Trigger: d.name });
-    for (const s of lanes.start(deps.clock.now()))
-      running.set(
-        s.lane,
-        runLane(d, s.lane, s.records, s.failures).finally(() => running.delete(s.lane)),
-      );
-    if (running.size === 0 && lanes.pending === 0 && lanes.readFrom >= state.highWatermark) {
-      if (control.takeMore()) continue;
-      const caughtUp = await releaseCaughtUp(deps, hold);
-      if (caughtUp) return caughtUp;
-      continue;
-    }
-    // Wait for a lane to end, a commit (more to read), or a lane's back-off or window to end.
-    const at = lanes.nextStart();
-    // The lease must outlast the wait and the invocation after it.
-    if (at !== undefined && !(await renewHold(deps, hold, d, at + leaseMs(d)))) {
-      end ??= { how: 'stopped' };
+    // A step that fails (a read, a commit, a renewal) ends the run through the stop above, which
+    // waits for the lanes in flight: a run that ended with lanes still invoking would leave them
+    // holding the lease its process then takes over.
+    let at: number | undefined;
+    try {
+      const state = await deps.log.state(topic, key.partition);
+      if (lanes.pending < knobs.keyLanes * first.batchSize && lanes.readFrom < state.highWatermark) {
+        const ahead: ReadAhead = { from: lanes.readFrom, next: lanes.readFrom, records: [] };
+        await readAhead(deps, topic, key.partition, ahead, first.batchSize * knobs.keyLanes, state.highWatermark);
+        // Filtered records are never handed to a lane: done as read.
+        lanes.add(passingFilters(deps, d, topic, ahead.records), ahead.next, deps.clock.now());
+      }
+      await commitDone(d);
+      deps.metrics?.gauge('TriggerOffsetLag', Math.max(0, state.highWatermark - committed), { Trigger: d.name });
+      for (const s of lanes.start(deps.clock.now()))
+        running.set(
+          s.lane,
+          runLane(d, s.lane, s.records, s.failures).finally(() => running.delete(s.lane)),
+        );
+      if (running.size === 0 && lanes.pending === 0 && lanes.readFrom >= state.highWatermark) {
+        if (control.takeMore()) continue;
+        const caughtUp = await releaseCaughtUp(deps, hold);
+        if (caughtUp) return caughtUp;
+        continue;
+      }
+      // Wait for a lane to end, a commit (more to read), or a lane's back-off or window to end.
+      at = lanes.nextStart();
+      // The lease must outlast the wait and the invocation after it.
+      if (at !== undefined && !(await renewHold(deps, hold, d, at + leaseMs(d)))) {
+        end ??= { how: 'stopped' };
+        continue;
+      }
+    } catch (error) {
+      failure ??= { error };
       continue;
     }
     commitWait ??= control.waitForCommit(1000).finally(() => {

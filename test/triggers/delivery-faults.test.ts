@@ -132,7 +132,7 @@ describe.each([memoryBackend, awsBackend])('trigger delivery under ambiguous wri
           })
         ).status,
       ).toBe(200);
-    // A release that failed before it applied leaves the lease to run out (2 x 6 s) before a new run.
+    // A lease write that failed is taken over by the process's next run (below), not waited out.
     await eventually(async () => (await t.call('GET', 'triggers/kamb-hook')).body.lag === 0, 75_000);
     watching = false;
     await watch;
@@ -151,4 +151,64 @@ describe.each([memoryBackend, awsBackend])('trigger delivery under ambiguous wri
     expect(seen.size).toBe(N);
     for (const [k, o] of firsts) expect(o, k).toEqual([...o].sort((a, b) => a - b));
   }, 100_000);
+
+  /**
+   * A run whose lease write failed without the process dying leaves the lease to its holder id;
+   * the process's next run takes it over instead of waiting it out (50 s here: 2 x (20 s + 5 s)).
+   */
+  const leftLease = async (
+    name: string,
+    fault: (metadata: FaultyMetadataStore, lease: (k: string) => boolean) => void,
+  ) => {
+    const started = await backend.start();
+    stop = started.stop;
+    const metadata = new FaultyMetadataStore(started.storage.metadata);
+    sink = await startSink();
+    t = testApp({ storage: { ...started.storage, metadata }, runTriggers: true });
+    expect((await t.call('POST', 'topics', { topic_name: name, partitions_count: 1 })).status).toBe(201);
+    expect(
+      (
+        await t.call('POST', 'triggers', {
+          trigger_name: `${name}-hook`,
+          topic_name: name,
+          target: { type: 'WEBHOOK', url: sink.url, timeout_ms: 20_000 },
+        })
+      ).status,
+    ).toBe(201);
+    fault(metadata, (k) => k === `trigger#${name}-hook|lease#${name}#0`);
+    const produce = async (data: number) =>
+      expect((await t.call('POST', `topics/${name}/records`, { partition_id: 0, value: { data } })).status).toBe(200);
+    return { metadata, started, produce };
+  };
+  const leaseUntil = async (metadata: FaultyMetadataStore, name: string) =>
+    (await metadata.get<{ holder?: string; until: number }>(`trigger#${name}-hook`, `lease#${name}#0`))?.value;
+
+  it('a claim that applied but whose answer was lost: the next run of the process takes the lease over', async () => {
+    const { metadata, produce } = await leftLease('lost-claim', (m, lease) =>
+      m.faults.fail('put', { when: 'after', times: 1, match: lease }),
+    );
+    await produce(1);
+    await eventually(() => metadata.faults.injected === 1);
+    const left = await leaseUntil(metadata, 'lost-claim');
+    expect(left?.holder).toBeDefined();
+    await eventually(() => ackedUpTo(sink, 1)[0] === 1, 30_000);
+    // Delivered while the lease the lost claim wrote still ran.
+    expect(Date.now()).toBeLessThan(left!.until);
+  }, 60_000);
+
+  it('a release that failed: the next run of the process takes the lease over', async () => {
+    let leasePuts = 0;
+    const { metadata, produce } = await leftLease('lost-release', (m, lease) =>
+      // The claim (the first lease write) applies; the release and the run's last try at it fail.
+      m.faults.fail('put', { times: 2, match: (k) => lease(k) && ++leasePuts >= 2 }),
+    );
+    await produce(1);
+    await eventually(() => ackedUpTo(sink, 1)[0] === 1 && metadata.faults.injected === 2, 30_000);
+    const left = await leaseUntil(metadata, 'lost-release');
+    expect(left?.holder).toBeDefined();
+    expect(left!.until).toBeGreaterThan(Date.now());
+    await produce(2);
+    await eventually(() => ackedUpTo(sink, 1)[0] === 2, 30_000);
+    expect(Date.now()).toBeLessThan(left!.until);
+  }, 60_000);
 });
