@@ -51,7 +51,7 @@ import { noLogger, noMetrics, type Logger, type Metrics } from '../metrics.js';
 import { asKafkaError, PartitionReader } from './partition-reader.js';
 import { commitToShard, prefetchShard, RequestCommit } from '../partition/shard-commit.js';
 import { readPartitionState, readShardPartitions, updatePartitionState } from '../partition/shard-state.js';
-import { shardOf, ShardLog } from '../partition/shard-log.js';
+import { shardOf, shardsOf, ShardLog } from '../partition/shard-log.js';
 
 export type { PartitionAppend } from './request-object.js';
 export type { CommittedRun } from './committed-run.js';
@@ -189,7 +189,7 @@ interface GroupMember {
  * group's object (append-groups.ts).
  */
 /** What a purge needs of a deleted topic. */
-export type PurgedTopic = Pick<TopicMeta, 'id' | 'name' | 'partitionCount'>;
+export type PurgedTopic = Pick<TopicMeta, 'id' | 'name' | 'partitionCount' | 'shardGroups'>;
 
 /** How far a purge went: done, or the partition to resume at (the partition count: the objects are left). */
 export interface PurgeProgress {
@@ -253,7 +253,7 @@ export class PartitionLog {
     const states = new Map<number, PartitionState>();
     if (!topic.clog) return states;
     const byShard = new Map<number, number[]>();
-    for (const p of partitions) byShard.set(shardOf(p), [...(byShard.get(shardOf(p)) ?? []), p]);
+    for (const p of partitions) byShard.set(shardOf(topic, p), [...(byShard.get(shardOf(topic, p)) ?? []), p]);
     await Promise.all(
       [...byShard].map(async ([shard, ps]) => {
         const { reads } = await readShardPartitions(this.deps.metadata, topic, shard, ps, this.deps.stores.length, () =>
@@ -712,8 +712,7 @@ export class PartitionLog {
       this.lastWritten.delete(pk);
     }
     // A commit log's entries (a topic created without one has none: one empty Query per shard).
-    for (let shard = 0; shard <= shardOf(topic.partitionCount - 1); shard++)
-      await new ShardLog(this.deps.metadata).purge(topic.name, shard, topic.id);
+    for (const shard of shardsOf(topic)) await new ShardLog(this.deps.metadata).purge(topic.name, shard, topic.id);
     // Request objects, and the per-partition segments maintenance rewrites them into.
     for (const store of this.deps.stores) {
       for (const prefix of [dataPrefix(topic.id), segmentPrefix(topic.id)]) {
@@ -849,10 +848,11 @@ export class PartitionLog {
     // The commit's read starts now, beside the object's PUT, not after it.
     return new RequestCommit(
       (appends, prefetch) =>
-        this.serialized(`clog|${topic.name}|${shardOf(appends[0]!.partition)}`, () =>
+        this.serialized(`clog|${topic.name}|${shardOf(topic, appends[0]!.partition)}`, () =>
           commitToShard(deps, topic, appends, prefetch),
         ),
       partitions,
+      (p) => shardOf(topic, p),
       (shard, ps, afterPut) => prefetchShard(deps, topic, shard, ps, afterPut),
     );
   }

@@ -1,4 +1,4 @@
-import { shardOf, ShardLog } from '../partition/shard-log.js';
+import { shardsOf, ShardLog } from '../partition/shard-log.js';
 import { createHash } from 'node:crypto';
 import type { PartitionState } from '../partition/partition-state.js';
 import { expandIndexItems, type StoredIndexValue } from '../partition/index-item.js';
@@ -87,7 +87,7 @@ export async function sweepTopic(
   // A topic with a commit log: the objects its entries name that are not folded into the index yet.
   if (topic.clog) {
     const log = new ShardLog(metadata);
-    for (let shard = 0; shard <= shardOf(topic.partitionCount - 1); shard++) {
+    for (const shard of shardsOf(topic)) {
       const { entries } = await log.tail(topic.name, shard, await log.foldedThrough(topic.name, shard));
       for (const { entry } of entries) if (entry.objectKey) referenced.add(entry.objectKey);
     }

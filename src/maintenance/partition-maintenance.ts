@@ -2,7 +2,7 @@ import type { Logger } from '../metrics.js';
 import type { Clock } from '../clock.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { foldShard, updatePartitionState } from '../partition/shard-state.js';
-import { SHARD_SIZE, shardOf } from '../partition/shard-log.js';
+import { firstOfShard, shardOf } from '../partition/shard-log.js';
 import type { MetadataStore, ObjectStore } from '../storage/ports.js';
 import type { DurableTimers } from '../timer/durable-timers.js';
 import type { Topic, TopicRegistry } from '../topics/topics.js';
@@ -64,7 +64,8 @@ export async function maintainPartition(ctx: UnitContext, topic: Topic, partitio
   // A topic with a commit log: its shard's entries go into the states and the index first (the
   // first partition of each shard folds it), so what follows works on the index as it is, and a
   // follower's store that fails the replica sync every round does not keep the shard unfolded.
-  if (topic.clog && partition % SHARD_SIZE === 0) await foldShard(metadata, topic, shardOf(partition), stores.length);
+  if (topic.clog && firstOfShard(topic, partition))
+    await foldShard(metadata, topic, shardOf(topic, partition), stores.length);
   if (topic.replicationFactor > 1) {
     const sync = await ctx.partitionLog.replicas.sync(topic, partition, topic.config.uncleanLeaderElectionEnable);
     add('replicaObjectsCopied', sync.copiedObjects);

@@ -126,7 +126,7 @@ export async function commitToShard(
   appends: { partition: number; plan: CommitPlan }[],
   prefetch?: ShardPrefetch,
 ): Promise<Map<number, ShardOutcome>> {
-  const shard = shardOf(appends[0]!.partition);
+  const shard = shardOf(topic, appends[0]!.partition);
   const partitions = appends.map((a) => a.partition);
   const own = ownOf(deps.metadata, shardKey(topic, shard));
   const ahead = prefetch && (await prefetch.read.catch(() => undefined));
@@ -327,6 +327,8 @@ export class RequestCommit {
       prefetch?: ShardPrefetch,
     ) => Promise<Map<number, ShardOutcome>>,
     partitions: number[],
+    /** The topic's `shardOf` (shard-log.ts): the partitions of a shard commit as one entry. */
+    private readonly shardOf: (partition: number) => number,
     private readonly prefetch?: (shard: number, partitions: number[], afterPut?: boolean) => ShardPrefetch,
   ) {
     this.outstanding = new Set(partitions);
@@ -345,13 +347,13 @@ export class RequestCommit {
     const answer = new Promise<ShardOutcome>((resolve, reject) =>
       this.waiting.set(partition, { plan, resolve, reject }),
     );
-    this.flush(shardOf(partition));
+    this.flush(this.shardOf(partition));
     return answer;
   }
 
   /** The partition's state from the read started with the request (undefined once its shard committed). */
   readAhead(partition: number): Promise<StateRead | undefined> | undefined {
-    return this.prefetched.get(shardOf(partition))?.read.then(
+    return this.prefetched.get(this.shardOf(partition))?.read.then(
       (r) => r.reads.get(partition),
       () => undefined,
     );
@@ -366,10 +368,10 @@ export class RequestCommit {
    */
   readAgain(partition: number): Promise<StateRead | undefined> | undefined {
     if (!this.prefetch) return undefined;
-    const shard = shardOf(partition);
+    const shard = this.shardOf(partition);
     let ahead = this.prefetched.get(shard);
     if (!ahead?.afterPut) {
-      const running = [...this.outstanding].filter((p) => shardOf(p) === shard);
+      const running = [...this.outstanding].filter((p) => this.shardOf(p) === shard);
       ahead = this.prefetch(shard, running.includes(partition) ? running : [...running, partition], true);
       this.prefetched.set(shard, ahead);
     }
@@ -382,11 +384,11 @@ export class RequestCommit {
   /** The run of `partition` will submit nothing more. */
   done(partition: number): void {
     this.outstanding.delete(partition);
-    this.flush(shardOf(partition));
+    this.flush(this.shardOf(partition));
   }
 
   private flush(shard: number): void {
-    const running = [...this.outstanding].filter((p) => shardOf(p) === shard);
+    const running = [...this.outstanding].filter((p) => this.shardOf(p) === shard);
     if (running.length === 0 || !running.every((p) => this.waiting.has(p))) return;
     const batch = running.map((p) => ({ partition: p, ...this.waiting.get(p)! }));
     for (const p of running) this.waiting.delete(p);

@@ -22,7 +22,35 @@ import { watchFold } from './fold-watch.js';
 /** Partitions per shard: one shard's entry names at most this many partitions. */
 export const SHARD_SIZE = 128;
 
-export const shardOf = (partition: number): number => Math.floor(partition / SHARD_SIZE);
+/**
+ * How a topic's partitions fall into shards, as stored with the topic (TopicMeta.shardGroups): the
+ * partitions are dealt into `shardGroups` groups, partition p into group p mod shardGroups (at the
+ * topic's creation, the partitions whose first leader is the same store: `assignReplicas`), and
+ * each group is cut into shards of SHARD_SIZE in partition order. Absent (topics created before
+ * feature level LEADER_SHARDS_LEVEL), one group: partition p is in shard floor(p / SHARD_SIZE).
+ * A producer's request carries one leader's partitions, so with groups by leader its entry's
+ * writers are that leader's producers only, not every producer of the topic.
+ */
+export interface ShardLayout {
+  shardGroups?: number;
+}
+
+/** The shard of a partition: the one place for the rule (`ShardLayout`). */
+export function shardOf(topic: ShardLayout, partition: number): number {
+  const groups = topic.shardGroups ?? 1;
+  return Math.floor(Math.floor(partition / groups) / SHARD_SIZE) * groups + (partition % groups);
+}
+
+/** Whether the partition is its shard's first (the one whose maintenance folds the shard). */
+export const firstOfShard = (topic: ShardLayout, partition: number): boolean =>
+  Math.floor(partition / (topic.shardGroups ?? 1)) % SHARD_SIZE === 0;
+
+/** Every shard of a topic of `partitionCount` partitions, ascending. */
+export function shardsOf(topic: ShardLayout & { partitionCount: number }): number[] {
+  const shards = new Set<number>();
+  for (let p = 0; p < topic.partitionCount; p++) if (firstOfShard(topic, p)) shards.add(shardOf(topic, p));
+  return [...shards].sort((a, b) => a - b);
+}
 
 /** How long an entry is kept: the fold runs within minutes; the store deletes entries (unbilled TTL) after this. */
 export const ENTRY_RETENTION_MS = 7 * 86_400_000;

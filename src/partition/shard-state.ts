@@ -158,7 +158,14 @@ export async function readShardPartition(
   storeCount: number,
   now?: () => number,
 ): Promise<StateRead & { tail: Tail }> {
-  const { reads, tail } = await readShardPartitions(metadata, topic, shardOf(partition), [partition], storeCount, now);
+  const { reads, tail } = await readShardPartitions(
+    metadata,
+    topic,
+    shardOf(topic, partition),
+    [partition],
+    storeCount,
+    now,
+  );
   return { ...reads.get(partition)!, tail };
 }
 
@@ -354,7 +361,7 @@ export async function updateShardPartition<R>(
   let attempt = known && JSON.stringify(known.state) !== JSON.stringify(state) ? 1 : 0;
   const { result } = await new ShardLog(metadata, op.timerSlotMs).append<R>(
     topic.name,
-    shardOf(partition),
+    shardOf(topic, partition),
     read.tail,
     token,
     async (news) => {

@@ -30,7 +30,8 @@ export const FORMATS = {
   'pack-index': { version: 1, what: 'local pack index (objects.sqlite)' },
   'metadata-file': { version: 1, what: 'local metadata file (metadata.sqlite)' },
   // Items.
-  topic: { version: 1, what: 'topic item with its configs (cluster / topic#)' },
+  // 2: with `shardGroups`, the commit log's shards grouped by first leader, from level 11.
+  topic: { version: 2, what: 'topic item with its configs (cluster / topic#)' },
   'group-registry': { version: 1, what: 'group registry item (cluster / group#, cgroup#)' },
   'producer-id-block': { version: 1, what: 'producer-id sequence (cluster / producer-id-seq)' },
   'scheduler-lease': { version: 1, what: 'scheduler lease (cluster / scheduler)' },
@@ -134,6 +135,13 @@ export const FEATURE_LEVELS: readonly FeatureLevel[] = [
     what: "a commit log's fold writes one packed index item per partition, not one per commit",
     formats: { 'offset-index': 2 },
   },
+  // A release before it would take such a topic's shards for floor(p / 128): it refuses the topic
+  // item (version 2) instead.
+  {
+    level: 11,
+    what: "a new topic's commit log shards group the partitions by their first leader's store",
+    formats: { topic: 2 },
+  },
 ];
 
 /**
@@ -141,6 +149,12 @@ export const FEATURE_LEVELS: readonly FeatureLevel[] = [
  * "One conditional write per request"); topics created before keep their commit per partition.
  */
 export const COMMIT_LOG_LEVEL = 9;
+
+/**
+ * From this level a topic is created with its commit log's shards grouped by the partitions' first
+ * leader (`ShardLayout` in partition/shard-log.ts); topics created before keep floor(p / 128).
+ */
+export const LEADER_SHARDS_LEVEL = 11;
 
 /**
  * From this level a commit log's fold writes a partition's commits as one packed index item

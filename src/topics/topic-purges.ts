@@ -13,6 +13,8 @@ export interface TopicPurge {
   id: string;
   name: string;
   partitionCount: number;
+  /** The topic's commit log layout (TopicMeta.shardGroups), so the purge finds every shard. */
+  shardGroups?: number;
   deletedAt: number;
   /** Partitions below this are purged already (the objects are left once it reaches the count). */
   nextPartition: number;

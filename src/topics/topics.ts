@@ -11,7 +11,7 @@ import { KafkaError } from '../wire/errors.js';
 import { holdsWrite, optimisticUpdate } from '../storage/optimistic-update.js';
 import type { MetadataStore, MetaItem } from '../storage/ports.js';
 import { CLUSTER_PK, TOPIC_PREFIX, topicSk } from '../storage/key-layout.js';
-import { COMMIT_LOG_LEVEL } from '../storage/formats.js';
+import { COMMIT_LOG_LEVEL, LEADER_SHARDS_LEVEL } from '../storage/formats.js';
 import { FeatureLevels } from '../storage/feature-level.js';
 import { recordTopicPurge } from './topic-purges.js';
 
@@ -34,6 +34,15 @@ export interface TopicMeta {
    * per partition.
    */
   clog?: true;
+  /**
+   * The commit log's shards group the partitions by this many (partition/shard-log.ts, `ShardLayout`):
+   * the store count when the topic was created at feature level LEADER_SHARDS_LEVEL or above, so
+   * partition p's group is its first leader's store. Fixed for the topic's life: partitions added
+   * later, and leaders moved by elections, keep the rule. Absent: one group (floor(p / 128)).
+   */
+  shardGroups?: number;
+  /** The item's format version (formats.ts): 2 with `shardGroups`, which a release before it must not misread. */
+  fv?: 2;
 }
 
 /** UNKNOWN_TOPIC_OR_PARTITION unless `partition` is one of the topic's partitions. */
@@ -210,7 +219,9 @@ export class TopicRegistry {
       return { ...meta, config: resolveTopicConfig(configs), version: 0 };
     }
     await this.beforeCreate?.();
-    if ((await this.featureLevel()) >= COMMIT_LOG_LEVEL) meta.clog = true;
+    const level = await this.featureLevel();
+    if (level >= COMMIT_LOG_LEVEL) meta.clog = true;
+    if (level >= LEADER_SHARDS_LEVEL) Object.assign(meta, { shardGroups: this.replicaStores, fv: 2 });
     // The topic id is the token: a create whose answer was lost finds its own incarnation. The first
     // write assumes no item (IF absent); over an old tombstone the second writes IF its version.
     const { result } = await optimisticUpdate<StoredTopic, Topic>({
@@ -342,7 +353,13 @@ export class TopicRegistry {
         deleted = topic;
         // Recorded before the tombstone, so no deleted topic is without its purge (topic-purges.ts).
         const deletedAt = this.clock.now();
-        await recordTopicPurge(this.metadata, { id: topic.id, name, partitionCount: topic.partitionCount, deletedAt });
+        await recordTopicPurge(this.metadata, {
+          id: topic.id,
+          name,
+          partitionCount: topic.partitionCount,
+          ...(topic.shardGroups !== undefined && { shardGroups: topic.shardGroups }),
+          deletedAt,
+        });
         const tombstone: TopicTombstone = { deleted: true, id: topic.id, name, deletedAt };
         return { write: tombstone, answer: () => topic };
       },

@@ -12,7 +12,7 @@ import type { Storage } from '../../src/compose.js';
 import { FOLD_SHARD_KIND, FOLD_WITHIN_MS } from '../../src/partition/fold-watch.js';
 import { ShardLog } from '../../src/partition/shard-log.js';
 import { CLOG_ENTRY_PREFIX, clogPk } from '../../src/storage/key-layout.js';
-import { COMMIT_LOG_LEVEL, PACKED_INDEX_LEVEL } from '../../src/storage/formats.js';
+import { COMMIT_LOG_LEVEL, SUPPORTED_FEATURE_LEVEL } from '../../src/storage/formats.js';
 import { raiseFeatureLevel } from '../../src/storage/feature-level.js';
 import type { MetadataStore } from '../../src/storage/ports.js';
 import { DurableTimers } from '../../src/timer/durable-timers.js';
@@ -34,7 +34,8 @@ async function setup(storage: Storage) {
   const h = harness(faulty, clock, { roundIntervalMs: MONTH });
   // The round of the empty cluster: the next one is a month away, so only timers fold.
   expect((await h.run()).roundsCompleted).toBe(1);
-  await raiseFeatureLevel(metadata, PACKED_INDEX_LEVEL, T0, 'test');
+  // At least PACKED_INDEX_LEVEL (the round started the new cluster at the newest level: a no-op then).
+  await raiseFeatureLevel(metadata, SUPPORTED_FEATURE_LEVEL, T0, 'test');
   const registry = new TopicRegistry(metadata, clock, storage.stores.length, {
     featureLevel: async () => COMMIT_LOG_LEVEL,
   });

@@ -70,7 +70,7 @@ describe.each(allBackends)('the packed index on $name', (backend) => {
     const { metadata, stores } = storage;
     const topic = await packedTopic(metadata, stores, 3);
     await produce(metadata, stores, topic, 0, 20);
-    const report = await foldShard(metadata, topic, shardOf(0), stores.length);
+    const report = await foldShard(metadata, topic, shardOf(topic, 0), stores.length);
     expect(report).toMatchObject({ through: 20, partitions: 3, indexEntries: 60, indexItems: 3 });
     for (const p of [0, 1, 2]) {
       const items = await indexItems(metadata, topic, p);
@@ -83,7 +83,7 @@ describe.each(allBackends)('the packed index on $name', (backend) => {
     expect(mid.records[0]!.offset).toBe(7);
     // And on after the fold: the next fold packs the next commits in an item of their own.
     await produce(metadata, stores, topic, 20, 5);
-    await foldShard(metadata, topic, shardOf(0), stores.length);
+    await foldShard(metadata, topic, shardOf(topic, 0), stores.length);
     expect((await indexItems(metadata, topic, 2)).length).toBe(2);
     expect(await values(new FaultyMetadataStore(metadata), stores, topic, 2)).toEqual(expected(25));
     // A purge of the topic's incarnation takes packed items too.
@@ -108,7 +108,7 @@ describe('a fold writing packed items under faults', () => {
     const { metadata, stores, topic } = await setup();
     await produce(metadata, stores, topic, 0, 10);
     metadata.faults.fail('put', { when: 'retried', match: (k) => k.includes('|idx#') });
-    await foldShard(metadata, topic, shardOf(0), stores.length);
+    await foldShard(metadata, topic, shardOf(topic, 0), stores.length);
     expect(metadata.faults.injected).toBe(1);
     for (const p of [0, 1]) expect((await indexItems(metadata, topic, p)).length).toBe(1);
     await readBack(metadata, stores, topic, 10);
@@ -118,12 +118,12 @@ describe('a fold writing packed items under faults', () => {
     const { metadata, stores, topic } = await setup();
     await produce(metadata, stores, topic, 0, 10);
     metadata.faults.fail('put', { when: 'before', match: (k) => k.endsWith('|state'), times: 100 });
-    await expect(foldShard(metadata, topic, shardOf(0), stores.length)).rejects.toThrow();
+    await expect(foldShard(metadata, topic, shardOf(topic, 0), stores.length)).rejects.toThrow();
     metadata.faults.clear();
     // The commits are in the index and still past the state's fold position: read once.
     await readBack(metadata, stores, topic, 10);
     await produce(metadata, stores, topic, 10, 3);
-    await foldShard(metadata, topic, shardOf(0), stores.length);
+    await foldShard(metadata, topic, shardOf(topic, 0), stores.length);
     await readBack(metadata, stores, topic, 13);
     // The second fold found its first commits packed already and packed the rest after them.
     for (const p of [0, 1]) expect((await indexItems(metadata, topic, p)).length).toBe(2);
@@ -137,29 +137,29 @@ describe('a fold writing packed items under faults', () => {
     await produce(metadata, stores, topic, 0, 6);
     // One fold holds its first index write; more commits land; another folds everything.
     const gate = metadata.faults.gate('put', (k) => k.includes('|idx#'));
-    const first = foldShard(metadata, topic, shardOf(0), stores.length);
+    const first = foldShard(metadata, topic, shardOf(topic, 0), stores.length);
     await gate.reached;
     await produce(metadata, stores, topic, 6, 4);
     if (held === 'first') {
       // The held (shorter) fold writes first, then the longer one packs what it left.
       gate.release();
       await first;
-      await foldShard(metadata, topic, shardOf(0), stores.length);
+      await foldShard(metadata, topic, shardOf(topic, 0), stores.length);
     } else {
-      await foldShard(metadata, topic, shardOf(0), stores.length);
+      await foldShard(metadata, topic, shardOf(topic, 0), stores.length);
       gate.release();
       await first;
     }
     await readBack(metadata, stores, topic, 10);
     await produce(metadata, stores, topic, 10, 2);
-    await foldShard(metadata, topic, shardOf(0), stores.length);
+    await foldShard(metadata, topic, shardOf(topic, 0), stores.length);
     await readBack(metadata, stores, topic, 12);
   });
 
   it('moves the commits from the log start on out of a packed item across it, once, then drops the item', async () => {
     const { metadata, stores, topic } = await setup(1);
     await produce(metadata, stores, topic, 0, 10);
-    await foldShard(metadata, topic, shardOf(0), stores.length);
+    await foldShard(metadata, topic, shardOf(topic, 0), stores.length);
     await newLog(metadata, stores).advanceLogStartOffset(topic, 0, 4);
     // Dies after moving them, before the old item goes: both hold offsets 4..9, read once.
     metadata.faults.fail('delete', { when: 'before', match: (k) => k.includes('|idx#') });
@@ -180,7 +180,7 @@ describe('a fold writing packed items under faults', () => {
   it('merges the stable part of a packed item into a segment and keeps the rest in an item of its own', async () => {
     const { metadata, stores, topic } = await setup(1);
     await produce(metadata, stores, topic, 0, 10);
-    await foldShard(metadata, topic, shardOf(0), stores.length);
+    await foldShard(metadata, topic, shardOf(topic, 0), stores.length);
     // Far in the future: every commit but the last is stable, so the piece ends inside the item.
     const now = Date.now() + 3_600_000;
     const view = await loadPartitionView(metadata, topic, 0, stores.length, now, 1000);
@@ -207,7 +207,7 @@ describe('a fold writing packed items under faults', () => {
       producer: { producerId: 7, producerEpoch: 0, baseSequences: new Map([[0, seq]]) },
     });
     for (let i = 0; i < 8; i++) await log.append(topic, [{ partition: 0, records: [rec(`r${i}`)] }], producer(i));
-    await foldShard(metadata, topic, shardOf(0), stores.length);
+    await foldShard(metadata, topic, shardOf(topic, 0), stores.length);
     const again = await newLog(new FaultyMetadataStore(metadata), stores).append(
       topic,
       [{ partition: 0, records: [rec('r3')] }],

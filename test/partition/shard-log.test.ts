@@ -79,7 +79,7 @@ describe('the commit log per shard', () => {
     const expected = [0, 1, 2].map((i) => [i, `r${i}-p5`]);
     expect(await values(metadata, stores, topic, 5)).toEqual(expected);
     expect((await log.state(topic, 5)).highWatermark).toBe(3);
-    const report = await foldShard(metadata, topic, shardOf(5), 1);
+    const report = await foldShard(metadata, topic, shardOf(topic, 5), 1);
     expect(report).toMatchObject({ through: 3, partitions: 12, indexEntries: 36 });
     expect(await values(metadata, stores, topic, 5)).toEqual(expected);
     // Another process reads the folded state item: nothing pending, folded through entry 3.

@@ -25,9 +25,17 @@ export const newLog = (metadata: MetadataStore, stores: ObjectStore[], metrics?:
     ...(metrics ? { metrics } : {}),
   });
 
-/** A topic of `partitionCount` partitions created at COMMIT_LOG_LEVEL: it commits through its shards' logs. */
-export async function clogTopic(metadata: MetadataStore, stores: ObjectStore[], partitionCount: number) {
-  const topics = new TopicRegistry(metadata, clock, stores.length, { featureLevel: async () => COMMIT_LOG_LEVEL });
+/**
+ * A topic of `partitionCount` partitions created at `level` (COMMIT_LOG_LEVEL unless told): it
+ * commits through its shards' logs (from LEADER_SHARDS_LEVEL, shards by first leader).
+ */
+export async function clogTopic(
+  metadata: MetadataStore,
+  stores: ObjectStore[],
+  partitionCount: number,
+  level = COMMIT_LOG_LEVEL,
+) {
+  const topics = new TopicRegistry(metadata, clock, stores.length, { featureLevel: async () => level });
   const topic = await topics.create({
     name: `t${Math.random().toString(36).slice(2)}`,
     partitionCount,
