@@ -3,7 +3,8 @@
  * `ShardLayout`; docs/architecture.md, "One conditional write per request"): the rule, the layout
  * stored with a topic created from feature level 11 and kept for its life, each leader's request
  * committed to its own shard's log on every backend, topics made before the level still read and
- * written by floor(p / 128), the level's gate, and an entry write whose answer was lost.
+ * written by floor(p / 128), the level's gate, an entry write whose answer was lost, and
+ * maintenance's round folding every shard.
  */
 import { describe, expect, it } from 'vitest';
 import { assignReplicas } from '../../src/partition/partition-state.js';
@@ -23,7 +24,8 @@ import { MemoryMetadataStore } from '../../src/storage/memory-metadata-store.js'
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
 import type { MetadataStore, ObjectStore } from '../../src/storage/ports.js';
 import { TopicRegistry, type Topic } from '../../src/topics/topics.js';
-import { allBackends } from '../support/backends.js';
+import { allBackends, memoryBackend, storagePerTest } from '../support/backends.js';
+import { harness, rec as record, TestClock } from '../maintenance/helpers.js';
 import { FaultyMetadataStore } from '../support/fault-injection.js';
 import { clock, clogTopic, newLog, rec } from '../support/partition-logs.js';
 import { readRecords } from '../support/read-records.js';
@@ -221,5 +223,23 @@ describe("a topic's shard layout", () => {
       ]);
     }
     expect(await entryPartitions(metadata, topic, 2)).toEqual([ps, ps]);
+  });
+});
+
+describe("maintenance's round on a topic with a shard per leader", () => {
+  const s = storagePerTest(memoryBackend, 3);
+  it('folds every shard, each from its first partition, and the records read as before', async () => {
+    const clock = new TestClock(1_700_000_000_000);
+    const h = harness(s.storage, clock);
+    // The round of the empty cluster starts it at the newest level: the topic gets the layout.
+    await h.run();
+    const topic = await h.topic({}, 12);
+    expect(topic.shardGroups).toBe(3);
+    for (const p of range(12)) await h.produce(topic, [record(null, `v${p}`, clock.now())], p);
+    const log = new ShardLog(s.storage.metadata);
+    for (const shard of [0, 1, 2]) expect(await log.foldedThrough(topic.name, shard)).toBe(0);
+    await h.run();
+    for (const shard of [0, 1, 2]) expect(await log.foldedThrough(topic.name, shard)).toBe(4);
+    for (const p of range(12)) expect((await h.readAll(topic, p)).map((r) => r.value)).toEqual([`v${p}`]);
   });
 });
