@@ -72,7 +72,7 @@ reader.readBatchesMany = async (...args) => {
   }
 };
 const { share } = services;
-await share.alterConfig('bench', 'share.auto.offset.reset', 'earliest');
+await share.alterConfigs('bench', [{ name: 'share.auto.offset.reset', value: 'earliest' }]);
 counting = true;
 let acked = 0;
 const cpu = process.cpuUsage();

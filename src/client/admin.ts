@@ -294,7 +294,7 @@ export class Admin extends TransactionAdmin {
     return Promise.all(groupIds.map((g) => describeShareGroup(this.transport, this.call, g)));
   }
 
-  /** Sets (a string) or resets (null) a share group's share.* configs. */
+  /** Sets (a string) or resets (null) a share group's configs, all of them or none. */
   alterShareGroupConfigs(groupId: string, configs: Record<string, string | null>): Promise<void> {
     return alterShareConfigs(this.transport, this.call, groupId, configs);
   }

@@ -77,19 +77,21 @@ export async function describeShareGroup(
   };
 }
 
-/** Sets (a string) or resets (null) share group configs: share.auto.offset.reset, share.record.lock.duration.ms, share.delivery.count.limit. */
+/**
+ * Sets (a string) or resets (null) share group configs (share.auto.offset.reset,
+ * share.record.lock.duration.ms, share.delivery.count.limit, ...): all of them or none.
+ */
 export async function alterShareGroupConfigs(
   transport: Transport,
   call: Call,
   groupId: string,
   configs: Record<string, string | null>,
 ): Promise<void> {
-  for (const [name, value] of Object.entries(configs)) {
-    const path = `/share-groups/${enc(groupId)}/configs/${enc(name)}`;
-    await call(() =>
-      value === null ? transport.request('DELETE', path) : transport.request('PUT', path, { body: { value } }),
-    );
-  }
+  const data = Object.entries(configs).map(([name, value]) =>
+    value === null ? { name, operation: 'DELETE' as const } : { name, value, operation: 'SET' as const },
+  );
+  if (data.length === 0) return;
+  await call(() => transport.request('POST', `/share-groups/${enc(groupId)}/configs:alter`, { body: { data } }));
 }
 
 export interface ShareResetOptions {

@@ -4,6 +4,7 @@
  * extensions: REST Proxy has no share groups. The schemas are the routes' own (share-group-routes.ts).
  */
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { alterConfigsSchema } from './config-alter-body.js';
 import { errors, inPath, jsonBody, ok } from './openapi-parts.js';
 import {
   acknowledgeSchema,
@@ -105,6 +106,16 @@ export const shareGroupPaths: ZodOpenApiPathsObject = {
       'x-extension': true,
       requestParams: { path: group },
       responses: { 200: ok(shareGroupConfigListSchema), ...errors(403) },
+    },
+  },
+  [`${BASE}/{share_group_id}/configs:alter`]: {
+    post: {
+      summary:
+        "Set (SET, with a value) or reset (DELETE) several of a share group's configs: all are stored or none; validate_only checks them and stores nothing",
+      'x-extension': true,
+      requestParams: { path: group },
+      requestBody: jsonBody(alterConfigsSchema),
+      responses: { 204: { description: 'Altered' }, ...errors(400, 403) },
     },
   },
   [`${BASE}/{share_group_id}/configs/{name}`]: {

@@ -8,6 +8,7 @@ import { shareWatchKey, type AcquiredRecord, type ShareAck } from '../share/shar
 import { partitionWatchKey } from '../timer/delayed-fetch.js';
 import { RESET_STRATEGIES, resetFields, resetScope, resetStrategy } from './offset-reset-body.js';
 import type { AppEnv } from './app-env.js';
+import { alterConfigsSchema, configChanges } from './config-alter-body.js';
 import {
   DATA_TYPES,
   isoTimestamps,
@@ -30,6 +31,7 @@ import { allowed, allowedNames, authorize, authorizeAll } from './security.js';
  *   GET  /share-groups                           the share groups
  *   GET  /share-groups/{g}                       SPSO, SPEO, in-flight records and lag per partition
  *   GET  /share-groups/{g}/configs               share.* configs of the group
+ *   POST /share-groups/{g}/configs:alter         set or reset several, all or none
  *   PUT|DELETE /share-groups/{g}/configs/{name}  set or reset one
  *   POST /share-groups/{g}/offsets:reset         AlterShareGroupOffsets by a strategy (or a dry run)
  *   POST /share-groups/{g}/offsets:delete        DeleteShareGroupOffsets of topics
@@ -484,12 +486,21 @@ export function shareGroupRoutes(): Hono<AppEnv> {
     return name;
   };
 
+  // Several configs in one write: all are stored or none (ShareGroups.alterConfigs).
+  app.post('/share-groups/:group/configs:alter', async (c) => {
+    const group = groupParam(c);
+    const body = alterConfigsSchema.parse(await readJson(c));
+    await authorize(c, 'ALTER_CONFIGS', 'GROUP', group);
+    await c.get('services').share.alterConfigs(group, configChanges(body), body.validate_only);
+    return c.body(null, 204);
+  });
+
   app.put('/share-groups/:group/configs/:name', async (c) => {
     const group = groupParam(c);
     const name = configName(c);
     const body = configValueSchema.parse(await readJson(c));
     await authorize(c, 'ALTER_CONFIGS', 'GROUP', group);
-    await c.get('services').share.alterConfig(group, name, body.value);
+    await c.get('services').share.alterConfigs(group, [{ name, value: body.value }]);
     return c.body(null, 204);
   });
 
@@ -497,7 +508,7 @@ export function shareGroupRoutes(): Hono<AppEnv> {
     const group = groupParam(c);
     const name = configName(c);
     await authorize(c, 'ALTER_CONFIGS', 'GROUP', group);
-    await c.get('services').share.alterConfig(group, name, undefined);
+    await c.get('services').share.alterConfigs(group, [{ name, value: null }]);
     return c.body(null, 204);
   });
 

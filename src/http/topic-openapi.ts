@@ -20,7 +20,7 @@ import {
   resourceMetadata,
 } from './openapi-parts.js';
 import { pageTokenSchema } from './page-token.js';
-import { alterConfigsSchema } from './topic-config-alter-routes.js';
+import { alterConfigsSchema } from './config-alter-body.js';
 import { createTopicSchema, offsetQuerySchema, patchTopicSchema, putConfigSchema } from './topic-routes.js';
 
 const int = z.int();

@@ -65,6 +65,12 @@ export type ShareGroupConfigName = keyof typeof SHARE_GROUP_CONFIG_NAMES;
 export const isShareGroupConfigName = (name: string): name is ShareGroupConfigName =>
   Object.hasOwn(SHARE_GROUP_CONFIG_NAMES, name);
 
+/** A change of one group-level config: a value to set, or null to go back to the default. */
+export interface ShareConfigChange {
+  name: string;
+  value: string | null;
+}
+
 /** A group-level override as stored: checked as Kafka checks it (INVALID_CONFIG otherwise). */
 export function parseShareGroupConfig(name: string, value: string): Partial<ShareGroupConfig> {
   if (!isShareGroupConfigName(name)) throw new KafkaError('INVALID_CONFIG', `Unknown share group config ${name}`);

@@ -24,6 +24,7 @@ import {
   SHARE_GROUP_CONFIG_NAMES,
   SHARE_GROUP_DEFAULTS,
   showShareGroupConfig,
+  type ShareConfigChange,
   type ShareGroupConfig,
 } from './share-config.js';
 import {
@@ -209,11 +210,21 @@ export class ShareGroups {
     return showShareGroupConfig(await this.overrides(group, true));
   }
 
-  /** Sets (value) or removes (undefined) one group-level config; INVALID_CONFIG for a bad one. */
-  async alterConfig(group: string, name: string, value: string | undefined): Promise<void> {
-    if (!isShareGroupConfigName(name)) throw new KafkaError('INVALID_CONFIG', `Unknown share group config ${name}`);
-    const change = value === undefined ? undefined : parseShareGroupConfig(name, value);
-    const field = SHARE_GROUP_CONFIG_NAMES[name];
+  /**
+   * Sets (a string) or removes (null) group-level configs, in their order, in one conditional write
+   * of the group's config item: all of them are stored or none (a failure, or an ambiguous write
+   * found not to have applied, leaves the configs as they were). Every change is checked first:
+   * INVALID_CONFIG for a bad one, and nothing stored; `validateOnly` stops there.
+   */
+  async alterConfigs(group: string, changes: readonly ShareConfigChange[], validateOnly = false): Promise<void> {
+    const parsed = changes.map(({ name, value }) => {
+      if (!isShareGroupConfigName(name)) throw new KafkaError('INVALID_CONFIG', `Unknown share group config ${name}`);
+      return {
+        field: SHARE_GROUP_CONFIG_NAMES[name],
+        set: value === null ? undefined : parseShareGroupConfig(name, value),
+      };
+    });
+    if (validateOnly) return;
     await this.register(group, true);
     this.forgetConfig(group);
     // The configs decide what a look may take (a delivery count limit, where a share-partition
@@ -225,8 +236,10 @@ export class ShareGroups {
       sk: SHARE_GROUP_CONFIG_SK,
       decide: (item) => {
         const next = { ...item?.value };
-        if (change) Object.assign(next, change);
-        else delete next[field];
+        for (const { field, set } of parsed) {
+          if (set) Object.assign(next, set);
+          else delete next[field];
+        }
         return { write: next, answer: () => true };
       },
       // The same settings found after an ambiguous write: it applied (or someone set the same).

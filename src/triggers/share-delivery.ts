@@ -40,7 +40,7 @@ export interface ShareQueue {
     acks: readonly { topic: string; partition: number; offset: number; type: SharedAnswer }[],
   ): Promise<unknown[]>;
   config(group: string): Promise<{ autoOffsetReset: string }>;
-  alterConfig(group: string, name: string, value: string | undefined): Promise<void>;
+  alterConfigs(group: string, changes: readonly { name: string; value: string | null }[]): Promise<void>;
 }
 
 export interface SharedDeliveryDeps {
@@ -141,10 +141,11 @@ export class SharedDeliveries {
    */
   private async startAt(share: ShareQueue, d: TriggerDefinition): Promise<void> {
     if ((await share.config(d.groupId)).autoOffsetReset !== 'latest') return;
-    if (d.startingPosition === 'TRIM_HORIZON') return share.alterConfig(d.groupId, AUTO_OFFSET_RESET, 'earliest');
+    if (d.startingPosition === 'TRIM_HORIZON')
+      return share.alterConfigs(d.groupId, [{ name: AUTO_OFFSET_RESET, value: 'earliest' }]);
     const since = d.startingPosition === 'AT_TIMESTAMP' ? (d.startingTimestamp ?? d.createdAt) : d.createdAt;
     const seconds = Math.max(0, Math.ceil((this.deps.clock.now() - since) / 1000)) + START_SLACK_S;
-    await share.alterConfig(d.groupId, AUTO_OFFSET_RESET, `by_duration:PT${seconds}S`);
+    await share.alterConfigs(d.groupId, [{ name: AUTO_OFFSET_RESET, value: `by_duration:PT${seconds}S` }]);
   }
 
   /** Takes batches until the share group has none available (or the trigger stops being ENABLED). */

@@ -76,6 +76,30 @@ describe('kafka-log share-groups', () => {
     ]);
   });
 
+  it('sets and deletes several configs in one change: all of them, or none when one is bad', async () => {
+    const overrides = async () => {
+      const res = await fetch(`${server.origin}/v3/clusters/local/share-groups/several/configs`);
+      const { data } = (await res.json()) as { data: { name: string; value: string; is_default: boolean }[] };
+      return Object.fromEntries(data.filter((c) => !c.is_default).map((c) => [c.name, c.value]));
+    };
+    const config = (...args: string[]) => cli(['share-groups', 'config', '--group', 'several', ...args]);
+    expect((await config('--set', 'share.auto.offset.reset=earliest')).code).toBe(0);
+    const both = await config(
+      '--set',
+      'share.delivery.count.limit=3',
+      '--set',
+      'share.isolation.level=read_committed',
+      '--delete',
+      'share.auto.offset.reset',
+    );
+    expect(both.code).toBe(0);
+    expect(await overrides()).toEqual({ 'share.delivery.count.limit': '3', 'share.isolation.level': 'read_committed' });
+    const bad = await config('--set', 'share.record.lock.duration.ms=20000', '--set', 'share.delivery.count.limit=1');
+    expect(bad.code).toBe(1);
+    expect(bad.err[0]).toMatch(/INVALID_CONFIG/);
+    expect(await overrides()).toEqual({ 'share.delivery.count.limit': '3', 'share.isolation.level': 'read_committed' });
+  });
+
   it('describes the Kafka-protocol members and their assignments (--describe --members)', async () => {
     // The first test's group has HTTP receivers only: no members.
     expect((await cli(['share-groups', 'describe', '--group', 'workers', '--members'])).out).toEqual([

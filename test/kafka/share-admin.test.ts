@@ -176,7 +176,7 @@ describe('DescribeShareGroupOffsets, AlterShareGroupOffsets and DeleteShareGroup
   it('describes, refuses changes while records are locked, alters and deletes once the group is empty', async () => {
     const share = s.services.share;
     const group = 'admin-g';
-    await share.alterConfig(group, 'share.auto.offset.reset', 'earliest');
+    await share.alterConfigs(group, [{ name: 'share.auto.offset.reset', value: 'earliest' }]);
     await produce('jobs', 0, 5);
     await produce('jobs', 1, 3);
     const got = await share.acquire(group, ['jobs'], 'worker', 100);
@@ -352,7 +352,7 @@ describe('ACLs', () => {
       allow('User:alice', 'TOPIC', 'paid', 'READ'),
       allow('User:alice', 'TOPIC', 'paid', 'DESCRIBE'),
     ]);
-    await secure.services.share.alterConfig('q', 'share.auto.offset.reset', 'earliest');
+    await secure.services.share.alterConfigs('q', [{ name: 'share.auto.offset.reset', value: 'earliest' }]);
     for (const t of ['paid', 'secret'])
       await secure.services.share.alterOffsets('q', [{ topic: t, partition: 0, offset: 0 }]);
   });
@@ -434,7 +434,7 @@ describe('share groups in ListGroups and DescribeGroups', () => {
 
   it('one state everywhere: Stable while a receiver holds records under a lock, Empty after', async () => {
     const share = s.services.share;
-    await share.alterConfig('listed-g', 'share.auto.offset.reset', 'earliest');
+    await share.alterConfigs('listed-g', [{ name: 'share.auto.offset.reset', value: 'earliest' }]);
     await produce('other', 0, 2);
     const held = await share.acquire('listed-g', ['other'], 'w', 10);
     expect(held.length).toBeGreaterThan(0);
@@ -497,7 +497,7 @@ describe('DeleteGroups of share groups (Admin.deleteShareGroups)', () => {
 
   it('GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP while locked or with a member, then the state goes with the group', async () => {
     const share = s.services.share;
-    await share.alterConfig('del-g', 'share.auto.offset.reset', 'earliest');
+    await share.alterConfigs('del-g', [{ name: 'share.auto.offset.reset', value: 'earliest' }]);
     await produce('other', 0, 3);
     const held = await share.acquire('del-g', ['other'], 'w', 100);
     expect(held.length).toBeGreaterThan(0);

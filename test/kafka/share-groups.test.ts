@@ -257,7 +257,7 @@ beforeAll(async () => {
   ] as const)
     await s.services.topics.create({ name, partitionCount, replicationFactor: 1 });
   for (const g of ['fetch-g', 'redo-g', 'race-g', 'poll-g'])
-    await s.services.share.alterConfig(g, 'share.auto.offset.reset', 'earliest');
+    await s.services.share.alterConfigs(g, [{ name: 'share.auto.offset.reset', value: 'earliest' }]);
   qId = await idOf('sq');
   wideId = await idOf('wide');
   c = await RawClient.open(s.broker);
@@ -652,7 +652,7 @@ describe('ShareFetch and ShareAcknowledge', () => {
   });
 
   it('answers a waiting fetch as soon as another member releases records', { timeout: 20_000 }, async () => {
-    await s.services.share.alterConfig('wake-g', 'share.auto.offset.reset', 'earliest');
+    await s.services.share.alterConfigs('wake-g', [{ name: 'share.auto.offset.reset', value: 'earliest' }]);
     await produce('poll', 0, ['again']);
     const topics = [{ topicId: await idOf('poll'), partitions: [{ partitionIndex: 0 }] }];
     const holder = new Sharer(c, 'wake-g');
@@ -733,8 +733,8 @@ describe('share.isolation.level=read_committed over ShareFetch', () => {
   it('delivers an open transaction once it commits, never an aborted one, and moves SPSO past it', async () => {
     await s.services.topics.create({ name: 'txq', partitionCount: 1, replicationFactor: 1 });
     const txqId = await idOf('txq');
-    await s.services.share.alterConfig('rc-g', 'share.auto.offset.reset', 'earliest');
-    await s.services.share.alterConfig('rc-g', 'share.isolation.level', 'read_committed');
+    await s.services.share.alterConfigs('rc-g', [{ name: 'share.auto.offset.reset', value: 'earliest' }]);
+    await s.services.share.alterConfigs('rc-g', [{ name: 'share.isolation.level', value: 'read_committed' }]);
     const a = new Sharer(c, 'rc-g');
     const fetchAll = async (acks: { firstOffset: number; lastOffset: number; acknowledgeTypes: number[] }[] = []) =>
       recordsOf(await a.fetch([{ topicId: txqId, partitions: [{ partitionIndex: 0, acknowledgementBatches: acks }] }]));

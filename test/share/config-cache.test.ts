@@ -62,7 +62,7 @@ describe('share group configs kept per process', () => {
     // A change made meanwhile is not answered from a read begun before it.
     clock.advance(SHARE_CONFIG_CACHE_MS);
     const before = share.config('stampede');
-    await share.alterConfig('stampede', 'share.delivery.count.limit', '3');
+    await share.alterConfigs('stampede', [{ name: 'share.delivery.count.limit', value: '3' }]);
     const after = await share.config('stampede');
     expect(after.deliveryCountLimit).toBe(3);
     await before;

@@ -116,6 +116,12 @@ export async function everyOperation(call: ScenarioCall): Promise<void> {
   await call('GET', `${B}/consumer-groups`);
   await call('PUT', `${B}/share-groups/sg/configs/share.auto.offset.reset`, { value: 'earliest' });
   await call('GET', `${B}/share-groups/sg/configs`);
+  await call('POST', `${B}/share-groups/sg/configs:alter`, {
+    data: [
+      { name: 'share.delivery.count.limit', value: '4' },
+      { name: 'share.isolation.level', operation: 'DELETE' },
+    ],
+  });
   const shared = await call('POST', `${B}/share-groups/sg/records:receive`, {
     topics: ['o'],
     member_id: 'w',

@@ -1,6 +1,5 @@
 /** CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs. */
 import { describedTopicConfigNames, TOPIC_CONFIG_DEFS } from '../../config/topic-configs.js';
-import { isShareGroupConfigName, parseShareGroupConfig } from '../../share/share-config.js';
 import { KafkaError } from '../../wire/errors.js';
 import { allowed, authorize } from './access.js';
 import { errorCodeOf, errorMessageOf, type Handler, type RequestContext } from './context.js';
@@ -224,21 +223,18 @@ type IncrementalChange = { name: string; configOperation: number; value: string 
 
 /**
  * IncrementalAlterConfigs of a group (kafka-configs.sh --entity-type groups): set (0) or delete (1)
- * the share group configs. Every change is checked before any is stored, so a bad one leaves the
- * group's configs as they were; append and subtract apply to list configs, which groups have none.
+ * share group configs, all of them stored in one write or none (ShareGroups.alterConfigs); append
+ * and subtract apply to list configs, which groups have none.
  */
 const alterGroupConfigs =
   (ctx: RequestContext, validateOnly: boolean) =>
   async (group: string, configs: IncrementalChange[]): Promise<void> => {
-    for (const c of configs) {
-      if (!isShareGroupConfigName(c.name)) throw new KafkaError('INVALID_CONFIG', `Unknown group config ${c.name}`);
-      if (c.configOperation === 0) parseShareGroupConfig(c.name, c.value ?? '');
-      else if (c.configOperation !== 1)
-        throw new KafkaError('INVALID_CONFIG', `${c.name}: only SET and DELETE apply to a group config`);
-    }
-    if (validateOnly) return;
-    for (const c of configs)
-      await ctx.services.share.alterConfig(group, c.name, c.configOperation === 0 ? (c.value ?? '') : undefined);
+    const changes = configs.map((c) => {
+      if (c.configOperation === 0) return { name: c.name, value: c.value ?? '' };
+      if (c.configOperation === 1) return { name: c.name, value: null };
+      throw new KafkaError('INVALID_CONFIG', `${c.name}: only SET and DELETE apply to a group config`);
+    });
+    await ctx.services.share.alterConfigs(group, changes, validateOnly);
   };
 
 async function alter<C>(
