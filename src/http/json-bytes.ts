@@ -58,6 +58,36 @@ export class JsonBytes {
     this.length += this.buf.write(s, this.length, 'utf8');
   }
 
+  /**
+   * Bytes of JSON punctuation kept as bytes (a record's fixed parts): copied a byte at a time, as a
+   * short string's are by {@link ascii} but without reading a string whose form (flat, joined,
+   * a slice) varies from call to call.
+   */
+  chunk(src: Uint8Array): void {
+    const n = src.length;
+    this.room(n);
+    const buf = this.buf;
+    let at = this.length;
+    for (let i = 0; i < n; i++) buf[at++] = src[i]!;
+    this.length = at;
+  }
+
+  /** A whole number's digits, as String(n) writes them (no string: a fetch writes one per record). */
+  int(n: number): void {
+    if (!(n >= 0 && n <= 0x7fffffff) || n !== (n | 0)) return this.ascii(String(n));
+    let digits = 1;
+    for (let x = n; x >= 10; x = (x / 10) | 0) digits++;
+    this.room(digits);
+    const buf = this.buf;
+    let at = this.length + digits;
+    this.length = at;
+    let x = n;
+    do {
+      buf[--at] = 0x30 + (x % 10);
+      x = (x / 10) | 0;
+    } while (x > 0);
+  }
+
   /** Bytes as they are (a short run: set() copies it in place, without a native call's cost). */
   raw(src: Uint8Array): void {
     this.room(src.length);
@@ -102,24 +132,69 @@ function special(c: number): boolean {
 /**
  * True when bytes [start, end) are UTF-8 text that JSON.stringify leaves as it is: no control
  * character, quote or backslash (UTF-8 holds no lone surrogate, the one other thing it escapes).
- * ASCII is checked four bytes at a time (`words` is `bytes`' whole buffer as 32-bit words): a
- * word with any byte under 0x20, at or over 0x80, or equal to 0x22 or 0x5c sends the range to
- * the byte by byte check.
+ * ASCII is checked four bytes at a time (`words` is `bytes`' whole buffer as 32-bit words), eight
+ * words a step, their flags tested once at the end (a fetched value is mostly plain, so checked
+ * whole anyway): a word's own top bits flag a byte at or over 0x80, and in a word of ASCII bytes
+ * a subtraction sets a byte's top bit only where a byte (the lowest such, whose borrow then runs
+ * up) is below what is subtracted: minus 0x20 flags a control byte, and minus 0x01 after an xor
+ * with a quote or a backslash in each byte flags that byte. Any flag sends the range to the byte
+ * by byte check, which also takes UTF-8 beyond ASCII.
  */
 export function plainText(bytes: Buffer, words: Int32Array, start: number, end: number): boolean {
   const base = bytes.byteOffset;
   let i = start;
   for (; i < end && ((base + i) & 3) !== 0; i++) if (special(bytes[i]!)) return plainBytes(bytes, start, end);
   const wordsEnd = (base + end) >> 2;
-  for (let w = (base + i) >> 2; w < wordsEnd; w++) {
-    const x = words[w]!;
-    const quote = x ^ 0x22222222;
-    const backslash = x ^ 0x5c5c5c5c;
-    // Per byte: below 0x20, or 0x80 and over, or zero after the xor (Hacker's Delight's "has less than").
-    const flags =
-      ((x - 0x20202020) & ~x) | x | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash);
-    if ((flags & 0x80808080) !== 0) return plainBytes(bytes, start, end);
+  let w = (base + i) >> 2;
+  let flags = 0;
+  for (; w + 8 <= wordsEnd; w += 8) {
+    const a = words[w]!;
+    const b = words[w + 1]!;
+    const c = words[w + 2]!;
+    const d = words[w + 3]!;
+    const e = words[w + 4]!;
+    const f = words[w + 5]!;
+    const g = words[w + 6]!;
+    const h = words[w + 7]!;
+    flags |=
+      a |
+      (a - 0x20202020) |
+      ((a ^ 0x22222222) - 0x01010101) |
+      ((a ^ 0x5c5c5c5c) - 0x01010101) |
+      b |
+      (b - 0x20202020) |
+      ((b ^ 0x22222222) - 0x01010101) |
+      ((b ^ 0x5c5c5c5c) - 0x01010101) |
+      c |
+      (c - 0x20202020) |
+      ((c ^ 0x22222222) - 0x01010101) |
+      ((c ^ 0x5c5c5c5c) - 0x01010101) |
+      d |
+      (d - 0x20202020) |
+      ((d ^ 0x22222222) - 0x01010101) |
+      ((d ^ 0x5c5c5c5c) - 0x01010101) |
+      e |
+      (e - 0x20202020) |
+      ((e ^ 0x22222222) - 0x01010101) |
+      ((e ^ 0x5c5c5c5c) - 0x01010101) |
+      f |
+      (f - 0x20202020) |
+      ((f ^ 0x22222222) - 0x01010101) |
+      ((f ^ 0x5c5c5c5c) - 0x01010101) |
+      g |
+      (g - 0x20202020) |
+      ((g ^ 0x22222222) - 0x01010101) |
+      ((g ^ 0x5c5c5c5c) - 0x01010101) |
+      h |
+      (h - 0x20202020) |
+      ((h ^ 0x22222222) - 0x01010101) |
+      ((h ^ 0x5c5c5c5c) - 0x01010101);
   }
+  for (; w < wordsEnd; w++) {
+    const a = words[w]!;
+    flags |= a | (a - 0x20202020) | ((a ^ 0x22222222) - 0x01010101) | ((a ^ 0x5c5c5c5c) - 0x01010101);
+  }
+  if ((flags & 0x80808080) !== 0) return plainBytes(bytes, start, end);
   for (i = Math.max(i, (wordsEnd << 2) - base); i < end; i++)
     if (special(bytes[i]!)) return plainBytes(bytes, start, end);
   return true;

@@ -13,14 +13,32 @@ import { isoTimestamps, jsonString, showData, type OutputFormat } from './record
 /** How header keys are decoded (as the record decoder does: wire/record-batch.ts). */
 const headerKeys = new TextDecoder('utf-8', { ignoreBOM: true });
 
+const bytesOf = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'latin1'));
+const NULL = bytesOf('null');
+const VALUE = bytesOf(',"value":');
+const NO_HEADERS = bytesOf(',"headers":[]}');
+const HEADERS = bytesOf(',"headers":[');
+const HEADERS_END = bytesOf(']}');
+const STRING = bytesOf('{"type":"STRING","data":');
+const STRING_PLAIN = bytesOf('{"type":"STRING","data":"');
+const BINARY = bytesOf('{"type":"BINARY","data":"');
+const QUOTE_BRACE = bytesOf('"}');
+
 /**
  * Writes the records a fetch answer shows, comma separated, into `out`, while each fits
  * `limitBytes` (each record counts its bytes, its quotes and backslashes, and a comma:
  * answer-limit.ts's `jsonAnswerBytes`). `stoppedAt` is the offset of the first record left out.
+ * A record's fixed text is written from bytes kept for the answer: its start (with the comma
+ * before it or not), and what lies between its offset and its key for the last timestamp seen
+ * (a fetch's records mostly share a few).
  */
 export class RecordJsonWriter implements FetchedRecordVisitor {
-  private readonly prefix: string;
+  private readonly first: Uint8Array;
+  private readonly next: Uint8Array;
   private readonly iso = isoTimestamps();
+  private lastTimestamp = Number.NaN;
+  /** `,"timestamp":"…","key":` of lastTimestamp. */
+  private timestampBytes: Uint8Array = NULL;
   private room: number;
   /** The walked bytes (a batch, or its records inflated) as a Buffer and as words, kept while the walk stays in them. */
   private walked: Uint8Array | undefined;
@@ -35,7 +53,8 @@ export class RecordJsonWriter implements FetchedRecordVisitor {
     private readonly format: OutputFormat,
     limitBytes: number,
   ) {
-    this.prefix = `{"partition_id":${partition},"offset":`;
+    this.first = bytesOf(`{"partition_id":${partition},"offset":`);
+    this.next = bytesOf(`,{"partition_id":${partition},"offset":`);
     this.room = limitBytes;
   }
 
@@ -48,32 +67,36 @@ export class RecordJsonWriter implements FetchedRecordVisitor {
       this.bytes = Buffer.from(buffer, byteOffset, byteLength);
       this.words = wordsOf(f.bytes);
     }
-    const bytes = this.bytes;
-    if (this.shown > 0) out.ascii(',');
-    out.ascii(this.prefix);
-    out.ascii(String(offset));
-    out.ascii(',"timestamp":"');
-    out.ascii(this.iso(timestamp));
-    out.ascii('","key":');
-    this.data(bytes, f.keyStart, f.keyLength);
-    out.ascii(',"value":');
-    this.data(bytes, f.valueStart, f.valueLength);
-    out.ascii(',"headers":[');
-    for (let h = 0; h < headers.length; h += 4) {
-      const keyStart = headers[h]!;
-      const keyEnd = keyStart + headers[h + 1]!;
-      const key = bytes.subarray(keyStart, keyEnd);
-      out.ascii(h === 0 ? '{"name":' : ',{"name":');
-      out.utf8(jsonString(isAscii(key) ? bytes.toString('latin1', keyStart, keyEnd) : headerKeys.decode(key)));
-      const valueLength = headers[h + 3]!;
-      if (valueLength === -1) out.ascii(',"value":null}');
-      else {
-        out.ascii(',"value":"');
-        out.ascii(bytes.toString('base64', headers[h + 2]!, headers[h + 2]! + valueLength));
-        out.ascii('"}');
-      }
+    if (timestamp !== this.lastTimestamp) {
+      this.lastTimestamp = timestamp;
+      this.timestampBytes = bytesOf(`,"timestamp":"${this.iso(timestamp)}","key":`);
     }
-    out.ascii(']}');
+    const bytes = this.bytes;
+    out.chunk(this.shown > 0 ? this.next : this.first);
+    out.int(offset);
+    out.chunk(this.timestampBytes);
+    this.data(bytes, f.keyStart, f.keyLength);
+    out.chunk(VALUE);
+    this.data(bytes, f.valueStart, f.valueLength);
+    if (headers.length === 0) out.chunk(NO_HEADERS);
+    else {
+      out.chunk(HEADERS);
+      for (let h = 0; h < headers.length; h += 4) {
+        const keyStart = headers[h]!;
+        const keyEnd = keyStart + headers[h + 1]!;
+        const key = bytes.subarray(keyStart, keyEnd);
+        out.ascii(h === 0 ? '{"name":' : ',{"name":');
+        out.utf8(jsonString(isAscii(key) ? bytes.toString('latin1', keyStart, keyEnd) : headerKeys.decode(key)));
+        const valueLength = headers[h + 3]!;
+        if (valueLength === -1) out.ascii(',"value":null}');
+        else {
+          out.ascii(',"value":"');
+          out.ascii(bytes.toString('base64', headers[h + 2]!, headers[h + 2]! + valueLength));
+          out.ascii('"}');
+        }
+      }
+      out.chunk(HEADERS_END);
+    }
     if (this.room !== Infinity) {
       // The comma before a record counts as the one after the previous: the same total.
       const cost = out.length - start + (this.shown > 0 ? 0 : 1) + out.escapesSince(start);
@@ -90,22 +113,22 @@ export class RecordJsonWriter implements FetchedRecordVisitor {
 
   private data(bytes: Buffer, start: number, length: number): void {
     const out = this.out;
-    if (length === -1) return out.ascii('null');
+    if (length === -1) return out.chunk(NULL);
     const end = start + length;
     if (this.format === 'string') {
-      out.ascii('{"type":"STRING","data":');
       if (plainText(bytes, this.words, start, end)) {
-        out.ascii('"');
+        out.chunk(STRING_PLAIN);
         out.bytes(bytes, start, end);
-        out.ascii('"}');
+        out.chunk(QUOTE_BRACE);
       } else {
+        out.chunk(STRING);
         out.utf8(jsonString(bytes.toString('utf8', start, end)));
         out.ascii('}');
       }
     } else if (this.format === 'binary') {
-      out.ascii('{"type":"BINARY","data":"');
+      out.chunk(BINARY);
       out.ascii(bytes.toString('base64', start, end));
-      out.ascii('"}');
+      out.chunk(QUOTE_BRACE);
     } else out.utf8(JSON.stringify(showData(bytes.subarray(start, end), this.format)));
   }
 }
