@@ -409,7 +409,12 @@ interface Breakdown {
   criticalPath: { storage: { p50Ms: number; p99Ms: number }; waiting: { p50Ms: number; p99Ms: number } };
   /** The request's own CPU time (bench/aws-cpu.ts), and its modelled billed duration (bench/aws-lambda.ts). */
   cpu: { p50Ms: number; p99Ms: number };
-  billed: { p50Ms: number; p99Ms: number };
+  billed: { p50Ms: number; p99Ms: number; meanMs: number };
+  /**
+   * Timers a request set that fired (a sequence gap's wait, a back-off): per request, and the mean
+   * of their asked delays per request (ms), which its billed duration counts where on its critical path.
+   */
+  timers: { perRequest: number; meanMs: number };
   /**
    * The request as a warm Lambda would serve it with its CPU to itself: the billed model without
    * the cold start (storage and waits on the critical path + CPU at the function's vCPU share). An
@@ -456,8 +461,12 @@ function breakdown(traces: FinishedTrace[]): Breakdown {
     p99Ms: ok[Math.min(ok.length - 1, Math.floor(ok.length * 0.99))]?.durationMs ?? 0,
     criticalPath: { storage: percentiles(storage), waiting: percentiles(waiting) },
     cpu: percentiles(ok.map((t) => t.cpuMs)),
-    billed: percentiles(ok.map((t) => t.billedMs)),
+    billed: { ...percentiles(ok.map((t) => t.billedMs)), meanMs: mean(ok.map((t) => t.billedMs)) },
     warm: percentiles(ok.map((t) => t.billedMs - t.coldMs)),
+    timers: {
+      perRequest: mean(ok.map((t) => t.calls.filter((c) => c.op === 'Timer').length)),
+      meanMs: mean(ok.map((t) => t.calls.reduce((a, c) => a + (c.op === 'Timer' ? c.drawnMs : 0), 0))),
+    },
     calls,
     medianCalls: median?.calls ?? [],
     medianRequest: median
@@ -468,6 +477,8 @@ function breakdown(traces: FinishedTrace[]): Breakdown {
       : '-',
   };
 }
+
+const mean = (values: number[]) => values.reduce((a, v) => a + v, 0) / Math.max(1, values.length);
 
 function percentiles(values: number[]): { p50Ms: number; p99Ms: number } {
   const sorted = [...values].sort((a, b) => a - b);
@@ -511,8 +522,8 @@ function render(rows: Row[], seconds: number): string {
     '',
     '#### Lambda use and $ per GiB (produced and consumed once)',
     '',
-    '| profile | P | RF | produce invocations | fetch / admin invocations | peak concurrency (produce / fetch / admin) | cold starts | produce request CPU p50 / p99 (ms) | produce billed p50 / p99 (ms, modelled) | GB-s modelled / wall | PutObject per produce request | MiB per produce PutObject | other PutObject | partition errors in produce answers | $/GiB Lambda (modelled; at wall time) | $/GiB S3 | $/GiB DynamoDB | $/GiB total |',
-    '| --- | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | --- | -: | -: | -: | -: |',
+    '| profile | P | RF | produce invocations | fetch / admin invocations | peak concurrency (produce / fetch / admin) | cold starts | produce request CPU p50 / p99 (ms) | produce billed p50 / p99 / mean (ms, modelled) | timers fired per produce request (ms asked, mean) | GB-s modelled / wall | PutObject per produce request | MiB per produce PutObject | other PutObject | partition errors in produce answers | $/GiB Lambda (modelled; at wall time) | $/GiB S3 | $/GiB DynamoDB | $/GiB total |',
+    '| --- | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | --- | -: | -: | -: | -: |',
   );
   for (const r of rows) {
     const [produce, fetch, admin] = r.lambda;
@@ -528,7 +539,7 @@ function render(rows: Row[], seconds: number): string {
         1,
       );
     lines.push(
-      `| ${r.profile} | ${r.partitions} | ${r.replicas} | ${f(produce!.invocations)} | ${f(fetch!.invocations)} / ${f(admin!.invocations)} | ${produce!.peakConcurrency} / ${fetch!.peakConcurrency} / ${admin!.peakConcurrency} | ${r.lambda.reduce((a, l) => a + l.coldStarts, 0)} | ${pair(r.breakdown.cpu)} | ${pair(r.breakdown.billed)} | ${gbs('gbSeconds')} / ${gbs('wallGbSeconds')} | ${f(puts.calls / Math.max(1, produce!.invocations), 2)} | ${f(puts.bytes / Math.max(1, puts.calls) / 2 ** 20, 2)} | ${other || '0'} | ${
+      `| ${r.profile} | ${r.partitions} | ${r.replicas} | ${f(produce!.invocations)} | ${f(fetch!.invocations)} / ${f(admin!.invocations)} | ${produce!.peakConcurrency} / ${fetch!.peakConcurrency} / ${admin!.peakConcurrency} | ${r.lambda.reduce((a, l) => a + l.coldStarts, 0)} | ${pair(r.breakdown.cpu)} | ${pair(r.breakdown.billed)} / ${f(r.breakdown.billed.meanMs)} | ${f(r.breakdown.timers.perRequest, 2)} (${f(r.breakdown.timers.meanMs, 1)}) | ${gbs('gbSeconds')} / ${gbs('wallGbSeconds')} | ${f(puts.calls / Math.max(1, produce!.invocations), 2)} | ${f(puts.bytes / Math.max(1, puts.calls) / 2 ** 20, 2)} | ${other || '0'} | ${
         Object.entries(r.produceErrors)
           .map(([name, n]) => `${name} ${n}`)
           .join(', ') || '0'
