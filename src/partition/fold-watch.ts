@@ -6,8 +6,11 @@
  * after the entry's time: found by time in the timers' slots, with no search over the shards.
  *
  * A process arms one timer per shard and then none until its entries are within half that of the
- * timer's expiry (one write per hour per shard per process, not per request), so the timer it
- * armed fires after every entry it writes meanwhile (an entry is written seconds after its time).
+ * timer's expiry (one arming per hour or so per shard per process, not per request), so the timer
+ * it armed fires after every entry it writes meanwhile (an entry is written seconds after its
+ * time). Expiries lie on a grid (`foldExpiry`), so the processes that write a shard within one step
+ * of it arm the same timer item: each reads it first and writes it only when it is not there (on
+ * AWS each Lambda environment is a process, and each would otherwise write a timer of its own).
  * The timer is written before the entry: a process that dies between the two leaves a timer that
  * finds nothing to fold, never an entry without one. Scheduling is idempotent (the same item).
  */
@@ -25,6 +28,17 @@ export interface FoldDue {
   topic: string;
   topicId: string;
   shard: number;
+}
+
+/**
+ * The step of the expiries' grid: a timer armed at `at` expires between FOLD_WITHIN_MS minus a step
+ * and FOLD_WITHIN_MS after it, so it is reused for at least half of FOLD_WITHIN_MS minus a step.
+ */
+const FOLD_GRID_MS = FOLD_WITHIN_MS / 4;
+
+/** The expiry of a fold timer armed at `at`: on the grid, at most FOLD_WITHIN_MS after `at`. */
+export function foldExpiry(at: number): number {
+  return Math.floor((at + FOLD_WITHIN_MS) / FOLD_GRID_MS) * FOLD_GRID_MS;
 }
 
 /** Per shard, the fold timer this process armed last: its expiry and its write. */
@@ -46,14 +60,14 @@ export function watchFold(
   const key = shardKey(topic, shard);
   const last = byShard.get(key);
   if (last && at <= last.expiry - FOLD_WITHIN_MS / 2) return last.written;
-  const expiry = at + FOLD_WITHIN_MS;
+  const expiry = foldExpiry(at);
   const timer = {
     kind: FOLD_SHARD_KIND,
     id: `${topic.id}.${shard}`,
     expiry,
     payload: { topic: topic.name, topicId: topic.id, shard } satisfies FoldDue,
   };
-  const now = { expiry, written: new DurableTimers(metadata, { slotMs: timerSlotMs }).schedule(timer, at) };
+  const now = { expiry, written: new DurableTimers(metadata, { slotMs: timerSlotMs }).scheduleOnce(timer, at) };
   byShard.set(key, now);
   now.written.catch(() => {
     if (byShard.get(key) === now) byShard.delete(key);

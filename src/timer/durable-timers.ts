@@ -116,6 +116,19 @@ export class DurableTimers {
     );
   }
 
+  /**
+   * Stores a timer unless its item is there already (pending: a timer's item goes once it has
+   * fired, and a timer fires at its expiry, not before): one read where another process armed the
+   * same timer, which costs a fifth of the write it saves.
+   */
+  async scheduleOnce<P>(timer: DurableTimer<P>, now: number): Promise<void> {
+    const pending = await this.metadata.get(
+      timerPk(this.slotOf(Math.max(timer.expiry, now))),
+      durableTimerSk(timer.expiry, timer.kind, timer.id),
+    );
+    if (!pending) await this.schedule(timer, now);
+  }
+
   /** Removes a pending timer; a missing one is fine. */
   async cancel(timer: Pick<DurableTimer, 'kind' | 'id' | 'expiry'>, now: number): Promise<void> {
     const sk = durableTimerSk(timer.expiry, timer.kind, timer.id);

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/compose.js';
-import { FOLD_SHARD_KIND, FOLD_WITHIN_MS } from '../../src/partition/fold-watch.js';
+import { FOLD_SHARD_KIND, FOLD_WITHIN_MS, foldExpiry } from '../../src/partition/fold-watch.js';
 import { ShardLog } from '../../src/partition/shard-log.js';
 import { CLOG_ENTRY_PREFIX, clogPk } from '../../src/storage/key-layout.js';
 import { COMMIT_LOG_LEVEL, SUPPORTED_FEATURE_LEVEL } from '../../src/storage/formats.js';
@@ -88,7 +88,7 @@ describe.each(allBackends)('fold by age on $name', (backend) => {
       // One timer for the ten requests: armed once, not per request.
       expect(await foldTimers(metadata, clock)).toHaveLength(1);
       // Not due yet: nothing folds.
-      clock.t = T0 + FOLD_WITHIN_MS - 60_000;
+      clock.t = foldExpiry(T0) - 60_000;
       expect((await h.run()).partitionsFoldedByAge).toBeUndefined();
       expect(await log.foldedThrough(topic.name, 0)).toBe(0);
       // Due: the timer folds the shard (no round runs), and is gone.
@@ -116,8 +116,8 @@ describe.each(allBackends)('fold by age on $name', (backend) => {
       expect(await foldTimers(metadata, clock)).toHaveLength(2);
       clock.t = T0 + FOLD_WITHIN_MS + 60_000;
       expect((await h.run()).partitionsFoldedByAge).toBe(PARTITIONS);
-      // Written after the first timer fired: the second folds them (the third, armed a minute into
-      // them as the second's expiry came within half of FOLD_WITHIN_MS, finds nothing left).
+      // Written after the first timer fired: the second folds them (the third, armed as the
+      // second's expiry came within half of FOLD_WITHIN_MS, finds nothing left).
       const third = await produce(h, clock, topic, 3);
       expect(await foldTimers(metadata, clock)).toHaveLength(2);
       clock.t = T0 + 2 * FOLD_WITHIN_MS + 5 * 60_000;
@@ -128,6 +128,24 @@ describe.each(allBackends)('fold by age on $name', (backend) => {
       expect(await readBack(s.storage, clock, topic)).toEqual(
         first.map((vs, p) => [...vs, ...second[p]!, ...third[p]!]),
       );
+    },
+    BACKEND_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'processes that write a shard within a step of the grid arm one timer: the later ones read it and write none',
+    async () => {
+      const { metadata, clock, h, topic } = await setup(s.storage);
+      await h.produce(topic, [rec(null, 'first', clock.now())], 0);
+      clock.advance(60_000);
+      // Another process (its own caches over the same store), whose timer writes would fail: its
+      // request succeeds, so it wrote none.
+      const other = new FaultyMetadataStore(s.storage.metadata);
+      other.faults.fail('put', { match: (key) => key.startsWith('timer#'), times: 10 });
+      await harness({ ...s.storage, metadata: other }, clock).produce(topic, [rec(null, 'second', clock.now())], 1);
+      expect(other.faults.injected).toBe(0);
+      expect(await foldTimers(metadata, clock)).toHaveLength(1);
+      expect((await new ShardLog(metadata).tail(topic.name, 0, 0)).last).toBe(2);
     },
     BACKEND_TEST_TIMEOUT_MS,
   );
