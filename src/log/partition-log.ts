@@ -398,7 +398,18 @@ export class PartitionLog {
     return outcomes;
   }
 
-  /** INVALID_PRODUCER_EPOCH when a newer epoch of the producer exists. */
+  /**
+   * INVALID_PRODUCER_EPOCH when a newer epoch of the producer exists. A strongly consistent read on
+   * every request (one read unit, beside the PUT and the state reads, off the critical path), not a
+   * cached or eventually consistent one: Kafka's leader checks the epoch against its own partition's
+   * producer state only, which the commit here does too (producer-state.ts `checkSequence`), but
+   * a partition the newer epoch has not written to yet would then take an older epoch's batch, and
+   * here an older epoch's request can still be running in another Lambda after the epoch moved on
+   * (the client's view of "in flight" ends with its request timeout, a Lambda's does not): this
+   * read is what fences it on every partition. A cached or eventually consistent epoch could be
+   * the one before the bump. The conditional write that follows cannot check the producer's item
+   * instead without a transaction, which bills twice the write units of every item in it.
+   */
   private async fencedBy(producer: NonNullable<AppendOptions['producer']>): Promise<KafkaError | undefined> {
     const current = await this.producerEpochOf(producer.producerId);
     if (producer.producerEpoch >= current) return undefined;
