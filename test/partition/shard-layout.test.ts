@@ -3,8 +3,8 @@
  * `ShardLayout`; docs/architecture.md, "One conditional write per request"): the rule, the layout
  * stored with a topic created from feature level 11 and kept for its life, each leader's request
  * committed to its own shard's log on every backend, topics made before the level still read and
- * written by floor(p / 128), the level's gate, an entry write whose answer was lost, and
- * maintenance's round folding every shard.
+ * written by floor(p / 128), the level's gate, an entry write whose answer was lost, an election
+ * (the shard stays as the leader moves), and maintenance's round folding every shard.
  */
 import { describe, expect, it } from 'vitest';
 import { assignReplicas } from '../../src/partition/partition-state.js';
@@ -16,7 +16,7 @@ import {
   shardsOf,
   type ShardLayout,
 } from '../../src/partition/shard-log.js';
-import { foldShard } from '../../src/partition/shard-state.js';
+import { foldShard, readPartitionState, updatePartitionState } from '../../src/partition/shard-state.js';
 import { registerProcess, raiseFeatureLevel, REGISTRATION_TTL_MS } from '../../src/storage/feature-level.js';
 import { itemFormatVersion, LEADER_SHARDS_LEVEL, PACKED_INDEX_LEVEL, writeVersion } from '../../src/storage/formats.js';
 import { CLUSTER_PK, topicSk } from '../../src/storage/key-layout.js';
@@ -223,6 +223,53 @@ describe("a topic's shard layout", () => {
       ]);
     }
     expect(await entryPartitions(metadata, topic, 2)).toEqual([ps, ps]);
+  });
+});
+
+describe('an election on a topic with a shard per leader', () => {
+  it("is an entry of the partition's own shard; the shard stays as the leader moves, a request over both commits to each", async () => {
+    const metadata = new MemoryMetadataStore();
+    const stores = [new MemoryObjectStore(), new MemoryObjectStore(), new MemoryObjectStore()];
+    const topics = new TopicRegistry(metadata, clock, 3, { featureLevel: async () => LEADER_SHARDS_LEVEL });
+    const topic = await topics.create({ name: 'moved', partitionCount: 12, replicationFactor: 2 });
+    expect(topic.shardGroups).toBe(3);
+    const log = newLog(metadata, stores);
+    await log.append(topic, [{ partition: 4, records: [rec('a')] }]);
+    // Partition 4 (replicas 1 and 2) gets store 2 for its leader: shard 1 still, its election an entry there.
+    const known = await readPartitionState(metadata, topic, 4, 3);
+    expect(known.state).toMatchObject({ leader: 1, replicas: [1, 2] });
+    const elected = await updatePartitionState({
+      metadata,
+      topic,
+      partition: 4,
+      storeCount: 3,
+      now: clock.now(),
+      known,
+      attempts: 2,
+      giveUp: { errorName: 'LEADER_NOT_AVAILABLE', message: 'changed' },
+      decide: (state) => ({
+        write: { ...state, leader: 2, leaderEpoch: state.leaderEpoch + 1 },
+        answer: (s) => s,
+      }),
+    });
+    expect(elected.result).toMatchObject({ leader: 2 });
+    const shardOne = (await new ShardLog(metadata).tail(topic.name, 1, 0)).entries.map((e) => e.entry);
+    expect(shardOne.map((e) => e.states.map((c) => c.partition))).toEqual([[], [4]]);
+    expect(shardOf(topic, 4)).toBe(1);
+    // Store 2 now leads partitions 4 and 5: their request writes one entry in each one's shard.
+    const out = await log.append(topic, [
+      { partition: 4, records: [rec('b')] },
+      { partition: 5, records: [rec('c')] },
+    ]);
+    expect(out.get(4)).toMatchObject({ ok: true, info: { baseOffset: 1 } });
+    expect(out.get(5)).toMatchObject({ ok: true, info: { baseOffset: 0 } });
+    expect(await entryPartitions(metadata, topic, 1)).toEqual([[4], [], [4]]);
+    expect(await entryPartitions(metadata, topic, 2)).toEqual([[5]]);
+    expect(await values(metadata, stores, topic, 4)).toEqual([
+      [0, 'a'],
+      [1, 'b'],
+    ]);
+    expect((await readPartitionState(metadata, topic, 4, 3)).state).toMatchObject({ leader: 2 });
   });
 });
 
