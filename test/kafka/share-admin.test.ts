@@ -611,6 +611,49 @@ describe('group configs (resource type 32), as kafka-configs.sh --entity-type gr
     expect(await entry('cfg-bad', 'share.delivery.count.limit')).toMatchObject({ value: '5', configSource: 5 });
   });
 
+  it("refuses a resource's malformed changes or a resource named twice, and applies the rest", async () => {
+    const TOPIC = 2;
+    const set = (name: string, value: string | null) => ({ name, configOperation: 0, value });
+    const alter = async (resources: unknown[]) =>
+      (await c.request(m.IncrementalAlterConfigs, 1, { resources, validateOnly: false })).body.responses.map(
+        (r: { resourceName: string; errorCode: number; errorMessage: string | null }) => [
+          r.resourceName,
+          r.errorCode,
+          r.errorMessage,
+        ],
+      );
+    const retention = async () => (await s.services.topics.get('other')).configs['retention.ms'];
+    const before = await retention();
+    expect(
+      await alter([
+        {
+          resourceType: TOPIC,
+          resourceName: 'other',
+          configs: [set('retention.ms', '1000'), set('retention.ms', '2000')],
+        },
+        { resourceType: GROUP, resourceName: 'cfg-shape', configs: [set('share.auto.offset.reset', null)] },
+        { resourceType: GROUP, resourceName: 'cfg-ok', configs: [set('share.auto.offset.reset', 'earliest')] },
+      ]),
+    ).toEqual([
+      ['other', code('INVALID_REQUEST'), 'Error due to duplicate config keys'],
+      ['cfg-shape', code('INVALID_REQUEST'), 'Null value not supported for : share.auto.offset.reset'],
+      ['cfg-ok', 0, null],
+    ]);
+    expect(await retention()).toBe(before);
+    expect((await s.services.share.config('cfg-ok')).autoOffsetReset).toBe('earliest');
+
+    const twice = {
+      resourceType: GROUP,
+      resourceName: 'cfg-twice',
+      configs: [set('share.auto.offset.reset', 'earliest')],
+    };
+    expect(await alter([twice, twice])).toEqual([
+      ['cfg-twice', code('INVALID_REQUEST'), 'Each resource must appear at most once.'],
+      ['cfg-twice', code('INVALID_REQUEST'), 'Each resource must appear at most once.'],
+    ]);
+    expect((await s.services.share.config('cfg-twice')).autoOffsetReset).toBe('latest');
+  });
+
   it('keeps legacy AlterConfigs to topics', async () => {
     const r = (
       await c.request(m.AlterConfigs, 1, {

@@ -187,7 +187,7 @@ export const describeConfigs: Handler = async (ctx, req) => {
 
 /** AlterConfigs replaces a topic's overrides with the given set, as Kafka's (non-incremental) API does. */
 export const alterConfigs: Handler = async (ctx, req) =>
-  alter(ctx, req, undefined, async (name, configs: { name: string; value: string | null }[]) => {
+  alter(ctx, req, undefined, undefined, async (name, configs: { name: string; value: string | null }[]) => {
     const topic = await ctx.services.topics.get(name);
     const changes: Record<string, string | null> = Object.fromEntries(Object.keys(topic.configs).map((k) => [k, null]));
     for (const c of configs) changes[c.name] = c.value;
@@ -196,30 +196,47 @@ export const alterConfigs: Handler = async (ctx, req) =>
 
 /** Operations: 0 set, 1 delete; append (2) and subtract (3) apply to list configs (cleanup.policy). */
 export const incrementalAlterConfigs: Handler = async (ctx, req) =>
-  alter(ctx, req, alterGroupConfigs(ctx, req.validateOnly), async (name, configs: IncrementalChange[]) => {
-    const topic = await ctx.services.topics.get(name);
-    const changes: Record<string, string | null> = {};
-    for (const c of configs) {
-      const current = (
-        changes[c.name] ??
-        topic.configs[c.name] ??
-        (TOPIC_CONFIG_DEFS as Record<string, { default: string }>)[c.name]?.default ??
-        ''
-      )
-        .split(',')
-        .filter(Boolean);
-      if (c.configOperation === 0) changes[c.name] = c.value;
-      else if (c.configOperation === 1) changes[c.name] = null;
-      else if (c.configOperation === 2)
-        changes[c.name] = [...new Set([...current, ...(c.value ?? '').split(',')])].join(',');
-      else if (c.configOperation === 3)
-        changes[c.name] = current.filter((v) => !(c.value ?? '').split(',').includes(v)).join(',');
-      else throw new KafkaError('INVALID_REQUEST', `Unknown config operation ${c.configOperation}`);
-    }
-    await ctx.services.topics.alterConfigs(name, changes, req.validateOnly);
-  });
+  alter(
+    ctx,
+    req,
+    alterGroupConfigs(ctx, req.validateOnly),
+    incrementalShape,
+    async (name, configs: IncrementalChange[]) => {
+      const topic = await ctx.services.topics.get(name);
+      const changes: Record<string, string | null> = {};
+      for (const c of configs) {
+        const current = (
+          changes[c.name] ??
+          topic.configs[c.name] ??
+          (TOPIC_CONFIG_DEFS as Record<string, { default: string }>)[c.name]?.default ??
+          ''
+        )
+          .split(',')
+          .filter(Boolean);
+        if (c.configOperation === 0) changes[c.name] = c.value;
+        else if (c.configOperation === 1) changes[c.name] = null;
+        else if (c.configOperation === 2)
+          changes[c.name] = [...new Set([...current, ...(c.value ?? '').split(',')])].join(',');
+        else if (c.configOperation === 3)
+          changes[c.name] = current.filter((v) => !(c.value ?? '').split(',').includes(v)).join(',');
+        else throw new KafkaError('INVALID_REQUEST', `Unknown config operation ${c.configOperation}`);
+      }
+      await ctx.services.topics.alterConfigs(name, changes, req.validateOnly);
+    },
+  );
 
 type IncrementalChange = { name: string; configOperation: number; value: string | null };
+
+/**
+ * Kafka's checks of a resource's changes before any is applied: a config named twice, or a null
+ * value for an operation other than DELETE, refuses the resource (INVALID_REQUEST), not the request.
+ */
+function incrementalShape(configs: IncrementalChange[]): void {
+  if (new Set(configs.map((c) => c.name)).size !== configs.length)
+    throw new KafkaError('INVALID_REQUEST', 'Error due to duplicate config keys');
+  const nulls = configs.filter((c) => c.configOperation !== 1 && c.value === null).map((c) => c.name);
+  if (nulls.length > 0) throw new KafkaError('INVALID_REQUEST', `Null value not supported for : ${nulls.join(', ')}`);
+}
 
 /**
  * IncrementalAlterConfigs of a group (kafka-configs.sh --entity-type groups): set (0) or delete (1)
@@ -241,12 +258,20 @@ async function alter<C>(
   ctx: RequestContext,
   req: { resources: { resourceType: number; resourceName: string; configs: C }[] },
   group: ((name: string, configs: C) => Promise<void>) | undefined,
+  shape: ((configs: C) => void) | undefined,
   apply: (name: string, configs: C) => Promise<void>,
 ) {
+  // A resource named twice refuses both (Kafka's "Each resource must appear at most once").
+  const keyOf = (r: { resourceType: number; resourceName: string }) => `${r.resourceType}/${r.resourceName}`;
+  const named = new Map<string, number>();
+  for (const r of req.resources) named.set(keyOf(r), (named.get(keyOf(r)) ?? 0) + 1);
   const responses = await Promise.all(
     req.resources.map(async (r) => {
       const answer = { errorCode: 0, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName };
       try {
+        if (named.get(keyOf(r))! > 1)
+          throw new KafkaError('INVALID_REQUEST', 'Each resource must appear at most once.');
+        shape?.(r.configs); // before authorization, as Kafka checks a request's shape
         if (r.resourceType === GROUP && group) {
           await authorize(ctx, 'ALTER_CONFIGS', 'GROUP', r.resourceName);
           await group(r.resourceName, r.configs);
