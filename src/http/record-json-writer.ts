@@ -7,7 +7,7 @@
 import { isAscii } from 'node:buffer';
 import type { FetchedRecordVisitor } from '../log/fetched-records.js';
 import type { RecordFields } from '../wire/record-batch.js';
-import { type JsonBytes, plainText, wordsOf } from './json-bytes.js';
+import { type JsonBytes, plainText, printableAscii, wordsOf } from './json-bytes.js';
 import { isoTimestamps, jsonString, showData, type OutputFormat } from './record-text.js';
 
 /** How header keys are decoded (as the record decoder does: wire/record-batch.ts). */
@@ -23,6 +23,8 @@ const STRING = bytesOf('{"type":"STRING","data":');
 const STRING_PLAIN = bytesOf('{"type":"STRING","data":"');
 const BINARY = bytesOf('{"type":"BINARY","data":"');
 const QUOTE_BRACE = bytesOf('"}');
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 
 /**
  * Writes the records a fetch answer shows, comma separated, into `out`, while each fits
@@ -44,6 +46,9 @@ export class RecordJsonWriter implements FetchedRecordVisitor {
   private walked: Uint8Array | undefined;
   private bytes: Buffer = Buffer.alloc(0);
   private words: Int32Array = new Int32Array(0);
+  /** The next quote and backslash in `bytes` at or after the last string checked (-1: none left). */
+  private quote = -2;
+  private backslash = -2;
   shown = 0;
   stoppedAt: number | undefined;
 
@@ -66,6 +71,8 @@ export class RecordJsonWriter implements FetchedRecordVisitor {
       this.walked = f.bytes;
       this.bytes = Buffer.from(buffer, byteOffset, byteLength);
       this.words = wordsOf(f.bytes);
+      this.quote = -2;
+      this.backslash = -2;
     }
     if (timestamp !== this.lastTimestamp) {
       this.lastTimestamp = timestamp;
@@ -111,12 +118,27 @@ export class RecordJsonWriter implements FetchedRecordVisitor {
     return true;
   }
 
+  /**
+   * True when bytes [start, end) of `bytes` are UTF-8 that JSON.stringify leaves as it is
+   * (json-bytes.ts, `plainText`). Quotes and backslashes are found by a native search, each kept
+   * until the walk passes it (the strings are checked in the order they lie), so each is searched
+   * for over the walked bytes about once; the rest is the cheaper printable ASCII check, and text
+   * beyond ASCII goes to the whole check.
+   */
+  private plain(bytes: Buffer, start: number, end: number): boolean {
+    if (this.quote !== -1 && this.quote < start) this.quote = bytes.indexOf(QUOTE, start);
+    if (this.quote !== -1 && this.quote < end) return false;
+    if (this.backslash !== -1 && this.backslash < start) this.backslash = bytes.indexOf(BACKSLASH, start);
+    if (this.backslash !== -1 && this.backslash < end) return false;
+    return printableAscii(bytes, this.words, start, end) || plainText(bytes, this.words, start, end);
+  }
+
   private data(bytes: Buffer, start: number, length: number): void {
     const out = this.out;
     if (length === -1) return out.chunk(NULL);
     const end = start + length;
     if (this.format === 'string') {
-      if (plainText(bytes, this.words, start, end)) {
+      if (this.plain(bytes, start, end)) {
         out.chunk(STRING_PLAIN);
         out.bytes(bytes, start, end);
         out.chunk(QUOTE_BRACE);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { asciiControlFree, controlFree, JsonBytes, plainText, wordsOf } from '../../src/http/json-bytes.js';
+import {
+  asciiControlFree,
+  controlFree,
+  JsonBytes,
+  plainText,
+  printableAscii,
+  wordsOf,
+} from '../../src/http/json-bytes.js';
 
 /** The rule itself, a byte at a time. */
 const byByte = (b: Uint8Array, start: number, end: number) => b.subarray(start, end).every((c) => c >= 0x20);
@@ -68,6 +75,24 @@ describe('plainText', () => {
     const broken = Buffer.from(utf8);
     broken[broken.indexOf(0xc3)] = 0xff;
     expect(plainText(broken, wordsOf(broken), 0, broken.length)).toBe(false);
+  });
+});
+
+describe('printableAscii', () => {
+  it('is true exactly when every byte is 0x20-0x7f, at every place and alignment', () => {
+    const base = Buffer.from('ab !~\x7f0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ '.repeat(2), 'latin1');
+    for (const odd of [-1, 0x00, 0x1f, 0x20, 0x7f, 0x80, 0xa0, 0xff]) {
+      for (let at = 0; at < base.length; at += odd === -1 ? base.length : 1) {
+        const b = Buffer.from(base);
+        if (odd >= 0) b[at] = odd;
+        const words = wordsOf(b);
+        for (let start = 0; start < 5; start++)
+          for (let end = b.length - 5; end <= b.length; end++)
+            expect(printableAscii(b, words, start, end)).toBe(
+              b.subarray(start, end).every((c) => c >= 0x20 && c < 0x80),
+            );
+      }
+    }
   });
 });
 

@@ -85,6 +85,28 @@ describe('a fetched record list written as bytes', () => {
       expect(writer.shown).toBe(records.length);
     });
 
+  it('finds quotes and backslashes in each batch it walks (compressed batches: records inflated apart)', () => {
+    // The first batch's values hold no quote or backslash; the later ones' do, at their start.
+    const values = ['plain '.repeat(20), '"quoted" '.repeat(20), '\\slash '.repeat(20), 'plain again '.repeat(20)];
+    const records = values.map((v, i) => record({ value: bytes(v), offset: i }));
+    const batches = Buffer.concat(
+      records.map((r, i) => encodeRecordBatch([r], { baseOffset: i, compression: 'gzip' })),
+    );
+    const out = new JsonBytes(16);
+    const writer = new RecordJsonWriter(out, 0, 'string', Infinity);
+    const end = records.length;
+    const result = {
+      batches,
+      recordCount: end,
+      nextOffset: end,
+      highWatermark: end,
+      logStartOffset: 0,
+      lastStableOffset: end,
+    };
+    expect(walkFetchedRecords(result, 0, 'read_uncommitted', writer)).toBe(true);
+    expect(out.done().toString('utf8')).toBe(records.map((r) => showRecordText(r, 0, 'string')).join(','));
+  });
+
   it('starts at the offset asked for and stops before the record that does not fit', () => {
     const small = records.slice(0, 4);
     const texts = small.map((r) => showRecordText(r, 0, 'string'));
