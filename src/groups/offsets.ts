@@ -5,7 +5,7 @@ import type { IsolationLevel, PartitionLog } from '../log/partition-log.js';
 import { lastStableOffset } from '../partition/partition-state.js';
 import { requirePartition, type Topic, type TopicRegistry } from '../topics/topics.js';
 import { optimisticUpdate } from '../storage/optimistic-update.js';
-import { hasPosition, type OffsetRecord } from './offset-record.js';
+import { hasPosition, holdsCommit, type OffsetRecord } from './offset-record.js';
 import type { MetadataStore } from '../storage/ports.js';
 import { owns } from './assignment.js';
 import type { GroupCoordinator } from './coordinator.js';
@@ -75,7 +75,8 @@ export interface OffsetDeps {
  * commit's writes are paced there (its first PACED_WRITE_BURST units at once, then
  * PACED_WRITE_RATE a second; storage/write-pace.ts), as an EndTxn's are. As in Kafka, a commit is
  * not atomic across partitions: each partition's offset is written on its own, and a commit that
- * fails part way leaves the offsets it wrote (the consumer commits them again).
+ * fails part way leaves the offsets it wrote (the consumer commits them again; those the items
+ * hold already are then read, not written: `holdsCommit`).
  */
 export class GroupOffsets {
   constructor(private readonly deps: OffsetDeps) {}
@@ -157,6 +158,8 @@ export class GroupOffsets {
               ...record(o, group.generation),
               ...(item?.value.fence !== undefined && { fence: item.value.fence }),
             };
+            // Held already (validated as any commit of the member's): nothing to write.
+            if (holdsCommit(item?.value, next)) return { done: item!.value };
             // Paced once, before the first write (a lost race's retry is not a new record). The
             // write stays conditional on the offset item read before the group: a group write
             // that moved the partition while this waited fenced that item, so the write fails and
@@ -207,8 +210,9 @@ export class GroupOffsets {
   /**
    * Writes offset records as they are (validation is the caller's: admin commits and resets, with
    * the group inactive, or a classic member's generation checked), each over the version it finds,
-   * keeping the item's fence, paced on the group's key. Rewriting the same record after an
-   * ambiguous outcome is harmless, so there is nothing to recognise.
+   * keeping the item's fence, paced on the group's key; what an item holds already is not written
+   * again (writeOffsetRecords). A write retried after an ambiguous outcome finds its own record
+   * held, so there is nothing else to recognise.
    */
   async write(groupId: string, records: OffsetRecord[]): Promise<void> {
     firstFailure(await this.writeEach(groupId, records));
@@ -365,23 +369,19 @@ function checkMemberCommit(
 /**
  * GroupOffsets.write without a GroupOffsets (the transaction coordinator's commit writes offsets
  * this way too). With `pace`, each record's write first waits for its units (the writes keep under
- * what the group's partition key takes, storage/write-pace.ts). With `resume` (a transaction's
- * end), a record carrying a `commitId` that its item already holds, same offset and metadata, is
- * not written again (an earlier try of the same end wrote it: a retried end goes on where the last
- * one stopped instead of writing all again). Other writers rewrite as before: skipping there made
- * trigger deliveries under ambiguous writes wait out their leases (test/triggers/delivery-faults,
- * 'ordering KEY' on the aws adapters: 2-4 s became 12-14 s, once past 75 s), not yet explained.
- * Every record's write is settled before this returns or throws (the first error): none is left
- * waiting behind an answer.
+ * what the group's partition key takes, storage/write-pace.ts). A record its item already holds
+ * (`holdsCommit`: an earlier try of the same commit wrote it, or a commit of the same value less
+ * than OFFSET_REFRESH_MS before) is not written again, nor paced: a retried commit or end goes on
+ * where the last try stopped instead of writing all again. Every record's write is settled before
+ * this returns or throws (the first error): none is left waiting behind an answer.
  */
 export async function writeOffsetRecords(
   metadata: MetadataStore,
   groupId: string,
   records: OffsetRecord[],
   pace?: Pace,
-  resume = false,
 ): Promise<void> {
-  firstFailure(await writeOffsetRecordsEach(metadata, groupId, records, pace, resume));
+  firstFailure(await writeOffsetRecordsEach(metadata, groupId, records, pace));
 }
 
 /** writeOffsetRecords with each record's outcome its own, in the order of `records`. */
@@ -390,7 +390,6 @@ export function writeOffsetRecordsEach(
   groupId: string,
   records: OffsetRecord[],
   pace?: Pace,
-  resume = false,
 ): Promise<PromiseSettledResult<void>[]> {
   const pk = groupPk(groupId);
   let units = 0;
@@ -408,15 +407,8 @@ export function writeOffsetRecordsEach(
         },
         decide: async (item) => {
           const held = item?.value;
-          if (
-            resume &&
-            r.commitId !== undefined &&
-            held?.commitId === r.commitId &&
-            held.topicId === r.topicId &&
-            held.offset === r.offset &&
-            held.metadata === r.metadata
-          )
-            return { done: undefined };
+          // Held already (an earlier try of this commit wrote it, or a recent one the same): no write.
+          if (holdsCommit(held, r)) return { done: undefined };
           const write = { ...r, ...(held?.fence !== undefined && { fence: held.fence }) };
           // Paced once, on the first write decided on: a lost race's retry is not a new record.
           if (!paced) {

@@ -40,7 +40,7 @@ export function createTransactionCoordinator(deps: {
     log: deps.log,
     producerIds: new ProducerIds(metadata),
     // As GroupOffsets.write puts them: the transaction's commit is their validation.
-    writeOffsets: (groupId, records, pace) => writeOffsetRecords(metadata, groupId, records, pace, true),
+    writeOffsets: (groupId, records, pace) => writeOffsetRecords(metadata, groupId, records, pace),
     timers: new DurableTimers(metadata, deps.timerSlotMs === undefined ? {} : { slotMs: deps.timerSlotMs }),
     ...(deps.config ? { config: deps.config } : {}),
     ...(deps.checkMember ? { checkMember: deps.checkMember } : {}),

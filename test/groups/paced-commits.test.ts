@@ -13,6 +13,7 @@ import type { Storage } from '../../src/compose.js';
 import { createGroups } from '../../src/groups/index.js';
 import { PartitionLog } from '../../src/log/partition-log.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
+import { OFFSET_REFRESH_MS } from '../../src/groups/offset-record.js';
 import { groupPk, OFFSET_PREFIX, offsetSk } from '../../src/storage/key-layout.js';
 import { PACED_WRITE_BURST, PACED_WRITE_RATE } from '../../src/storage/write-pace.js';
 import { SystemTimer } from '../../src/timer/system-timer.js';
@@ -106,5 +107,65 @@ describe('OffsetCommit writes paced on the group key (memory)', () => {
     // Each written once, the ambiguous ones too.
     expect(offsetPuts()).toBe(PARTITIONS);
     expect(offsetPuts(offsetSk('input', 0))).toBe(1);
+  });
+
+  it('a commit cut off part way (its request timed out) and sent again writes only what the first try did not', async () => {
+    const { time, metadata, groups, offsets, committed, offsetPuts } = await setUp();
+    const started = time.now();
+    // The first try's writes stop 2 s in, of the 3.5 s it needs: its request's time ran out.
+    metadata.refuse = (pk) => pk === groupPk('g') && time.now() - started >= 2000;
+    await expect(time.run(groups.offsets.commit('g', { offsets: offsets(9000) }))).rejects.toThrow();
+    const first = offsetPuts();
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThan(PARTITIONS);
+    metadata.refuse = () => false;
+    // The client sends the same commit again (another request: another commit id).
+    const retried = time.now();
+    await time.run(groups.offsets.commit('g', { offsets: offsets(9000) }));
+    expect(await committed()).toEqual(Array.from({ length: PARTITIONS }, (_, p) => 9000 + p));
+    expect(offsetPuts()).toBe(PARTITIONS);
+    // Only the rest was paced: the first try's writes took none of the retry's pace.
+    expect(time.now() - retried).toBeLessThan(PACED_MS);
+  });
+
+  it("a member's re-commit of the offsets held is a read, answered with what is held", async () => {
+    const { time, groups, offsets, offsetPuts } = await setUp();
+    const member = await groups.coordinator.heartbeat('g', {
+      memberId: '',
+      memberEpoch: 0,
+      subscribedTopics: ['input'],
+    });
+    const commit = () =>
+      time.run(
+        groups.offsets.commit('g', {
+          memberId: member.memberId,
+          generation: member.memberEpoch,
+          offsets: offsets(100),
+        }),
+      );
+    await commit();
+    const at = (await groups.offsets.committed('g'))[0]!.commitTimestamp;
+    expect(offsetPuts()).toBe(PARTITIONS);
+    time.t += 1000;
+    const answered = await commit();
+    expect(offsetPuts()).toBe(PARTITIONS);
+    expect(answered[0]).toMatchObject({ offset: 100, commitTimestamp: at });
+  });
+
+  it('a re-commit of the offsets held is a read within OFFSET_REFRESH_MS, and a write refreshing the commit time after', async () => {
+    const { time, groups, offsets, offsetPuts } = await setUp();
+    const commit = () => time.run(groups.offsets.commit('g', { offsets: offsets(100) }));
+    await commit();
+    const at = (await groups.offsets.committed('g'))[0]!.commitTimestamp;
+    expect(offsetPuts()).toBe(PARTITIONS);
+    time.t = at + OFFSET_REFRESH_MS - 1;
+    await commit();
+    expect(offsetPuts()).toBe(PARTITIONS);
+    time.t = at + OFFSET_REFRESH_MS;
+    await commit();
+    expect(offsetPuts()).toBe(2 * PARTITIONS);
+    expect((await groups.offsets.committed('g')).map((r) => r.commitTimestamp)).toEqual(
+      Array.from({ length: PARTITIONS }, () => at + OFFSET_REFRESH_MS),
+    );
   });
 });
