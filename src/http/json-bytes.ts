@@ -59,17 +59,15 @@ export class JsonBytes {
   }
 
   /**
-   * Bytes of JSON punctuation kept as bytes (a record's fixed parts): copied a byte at a time, as a
-   * short string's are by {@link ascii} but without reading a string whose form (flat, joined,
-   * a slice) varies from call to call.
+   * Bytes of JSON text kept as bytes (a record's fixed parts, 2-90 bytes): copied by set(), which
+   * for these took less than a loop a byte at a time (a fetch of 1000 records: the writer's CPU
+   * 770-838 µs against 1015-1053), and no string whose form (flat, joined, a slice) varies.
    */
   chunk(src: Uint8Array): void {
     const n = src.length;
     this.room(n);
-    const buf = this.buf;
-    let at = this.length;
-    for (let i = 0; i < n; i++) buf[at++] = src[i]!;
-    this.length = at;
+    this.buf.set(src, this.length);
+    this.length += n;
   }
 
   /** A whole number's digits, as String(n) writes them (no string: a fetch writes one per record). */

@@ -39,8 +39,9 @@ export class RecordJsonWriter implements FetchedRecordVisitor {
   private readonly next: Uint8Array;
   private readonly iso = isoTimestamps();
   private lastTimestamp = Number.NaN;
-  /** `,"timestamp":"…","key":` of lastTimestamp. */
+  /** `,"timestamp":"…","key":` of lastTimestamp, and the same with a null key and `,"value":` (a keyless record's). */
   private timestampBytes: Uint8Array = NULL;
+  private timestampNullKey: Uint8Array = NULL;
   private room: number;
   /** The walked bytes (a batch, or its records inflated) as a Buffer and as words, kept while the walk stays in them. */
   private walked: Uint8Array | undefined;
@@ -76,14 +77,19 @@ export class RecordJsonWriter implements FetchedRecordVisitor {
     }
     if (timestamp !== this.lastTimestamp) {
       this.lastTimestamp = timestamp;
-      this.timestampBytes = bytesOf(`,"timestamp":"${this.iso(timestamp)}","key":`);
+      const iso = this.iso(timestamp);
+      this.timestampBytes = bytesOf(`,"timestamp":"${iso}","key":`);
+      this.timestampNullKey = bytesOf(`,"timestamp":"${iso}","key":null,"value":`);
     }
     const bytes = this.bytes;
     out.chunk(this.shown > 0 ? this.next : this.first);
     out.int(offset);
-    out.chunk(this.timestampBytes);
-    this.data(bytes, f.keyStart, f.keyLength);
-    out.chunk(VALUE);
+    if (f.keyLength === -1) out.chunk(this.timestampNullKey);
+    else {
+      out.chunk(this.timestampBytes);
+      this.data(bytes, f.keyStart, f.keyLength);
+      out.chunk(VALUE);
+    }
     this.data(bytes, f.valueStart, f.valueLength);
     if (headers.length === 0) out.chunk(NO_HEADERS);
     else {
