@@ -132,11 +132,10 @@ export class GroupOffsets {
       req.offsets.map((o) => this.deps.metadata.get<OffsetRecord>(groupPk(groupId), offsetSk(o.topic, o.partition))),
     );
     const validated = await this.validate(groupId, memberId, req);
-    const pace = this.pacer();
-    let units = 0;
+    const paceRecord = recordPacer(groupPk(groupId), this.pacer());
     return Promise.allSettled(
       req.offsets.map(async (o, i) => {
-        let paced = false;
+        const pace = paceRecord();
         const outcome = await optimisticUpdate<OffsetRecord, OffsetRecord>({
           metadata: this.deps.metadata,
           pk: groupPk(groupId),
@@ -160,14 +159,10 @@ export class GroupOffsets {
             };
             // Held already (validated as any commit of the member's): nothing to write.
             if (holdsCommit(item?.value, next)) return { done: item!.value };
-            // Paced once, before the first write (a lost race's retry is not a new record). The
-            // write stays conditional on the offset item read before the group: a group write
-            // that moved the partition while this waited fenced that item, so the write fails and
-            // the retry validates again.
-            if (!paced) {
-              paced = true;
-              await pace((units += writeUnitsOf(groupPk(groupId), offsetSk(o.topic, o.partition), next)));
-            }
+            // The write stays conditional on the offset item read before the group: a group
+            // write that moved the partition while this was paced fenced that item, so the write
+            // fails and the retry validates again.
+            await pace(next);
             return { write: next, answer: () => next };
           },
           recognise: (found) => (found?.value.commitId === commitId ? found.value : undefined),
@@ -392,15 +387,14 @@ export function writeOffsetRecordsEach(
   pace?: Pace,
 ): Promise<PromiseSettledResult<void>[]> {
   const pk = groupPk(groupId);
-  let units = 0;
+  const paceRecord = recordPacer(pk, pace);
   return Promise.allSettled(
     records.map(async (r) => {
-      const sk = offsetSk(r.topic, r.partition);
-      let paced = !pace;
+      const paceThis = paceRecord();
       await optimisticUpdate<OffsetRecord, undefined>({
         metadata,
         pk,
-        sk,
+        sk: offsetSk(r.topic, r.partition),
         giveUp: {
           errorName: 'COORDINATOR_NOT_AVAILABLE',
           message: `Too many concurrent commits to ${r.topic}-${r.partition} of group ${groupId}; retry`,
@@ -410,16 +404,29 @@ export function writeOffsetRecordsEach(
           // Held already (an earlier try of this commit wrote it, or a recent one the same): no write.
           if (holdsCommit(held, r)) return { done: undefined };
           const write = { ...r, ...(held?.fence !== undefined && { fence: held.fence }) };
-          // Paced once, on the first write decided on: a lost race's retry is not a new record.
-          if (!paced) {
-            paced = true;
-            await pace!((units += writeUnitsOf(pk, sk, write)));
-          }
+          await paceThis(write);
           return { write, answer: () => undefined };
         },
       });
     }),
   );
+}
+
+/**
+ * One call's pace per offset record: each record's write waits for the call's write units so far
+ * once, on the first write decided for it (a lost race's retry is not a new record; a record its
+ * item holds already is never paced). Without `pace`, nothing waits.
+ */
+function recordPacer(pk: string, pace: Pace | undefined): () => (write: OffsetRecord) => Promise<void> {
+  let units = 0;
+  return () => {
+    let paced = !pace;
+    return async (write) => {
+      if (paced) return;
+      paced = true;
+      await pace!((units += writeUnitsOf(pk, offsetSk(write.topic, write.partition), write)));
+    };
+  };
 }
 
 /**
