@@ -187,7 +187,7 @@ export const describeConfigs: Handler = async (ctx, req) => {
 
 /** AlterConfigs replaces a topic's overrides with the given set, as Kafka's (non-incremental) API does. */
 export const alterConfigs: Handler = async (ctx, req) =>
-  alter(ctx, req, undefined, undefined, async (name, configs: { name: string; value: string | null }[]) => {
+  alter(ctx, req, async (name, configs: { name: string; value: string | null }[]) => {
     const topic = await ctx.services.topics.get(name);
     const changes: Record<string, string | null> = Object.fromEntries(Object.keys(topic.configs).map((k) => [k, null]));
     for (const c of configs) changes[c.name] = c.value;
@@ -199,31 +199,41 @@ export const incrementalAlterConfigs: Handler = async (ctx, req) =>
   alter(
     ctx,
     req,
-    alterGroupConfigs(ctx, req.validateOnly),
-    incrementalShape,
-    async (name, configs: IncrementalChange[]) => {
-      const topic = await ctx.services.topics.get(name);
-      const changes: Record<string, string | null> = {};
-      for (const c of configs) {
-        const current = (
-          changes[c.name] ??
-          topic.configs[c.name] ??
-          (TOPIC_CONFIG_DEFS as Record<string, { default: string }>)[c.name]?.default ??
-          ''
-        )
-          .split(',')
-          .filter(Boolean);
-        if (c.configOperation === 0) changes[c.name] = c.value;
-        else if (c.configOperation === 1) changes[c.name] = null;
-        else if (c.configOperation === 2)
-          changes[c.name] = [...new Set([...current, ...(c.value ?? '').split(',')])].join(',');
-        else if (c.configOperation === 3)
-          changes[c.name] = current.filter((v) => !(c.value ?? '').split(',').includes(v)).join(',');
-        else throw new KafkaError('INVALID_REQUEST', `Unknown config operation ${c.configOperation}`);
-      }
-      await ctx.services.topics.alterConfigs(name, changes, req.validateOnly);
+    (name, configs: IncrementalChange[]) => alterTopicIncrementally(ctx, name, configs, req.validateOnly),
+    {
+      group: alterGroupConfigs(ctx, req.validateOnly),
+      shape: incrementalShape,
     },
   );
+
+/** A topic's incremental changes, applied over its overrides (or a list config's default) in their order. */
+async function alterTopicIncrementally(
+  ctx: RequestContext,
+  name: string,
+  configs: IncrementalChange[],
+  validateOnly: boolean,
+): Promise<void> {
+  const topic = await ctx.services.topics.get(name);
+  const changes: Record<string, string | null> = {};
+  for (const c of configs) {
+    const current = (
+      changes[c.name] ??
+      topic.configs[c.name] ??
+      (TOPIC_CONFIG_DEFS as Record<string, { default: string }>)[c.name]?.default ??
+      ''
+    )
+      .split(',')
+      .filter(Boolean);
+    if (c.configOperation === 0) changes[c.name] = c.value;
+    else if (c.configOperation === 1) changes[c.name] = null;
+    else if (c.configOperation === 2)
+      changes[c.name] = [...new Set([...current, ...(c.value ?? '').split(',')])].join(',');
+    else if (c.configOperation === 3)
+      changes[c.name] = current.filter((v) => !(c.value ?? '').split(',').includes(v)).join(',');
+    else throw new KafkaError('INVALID_REQUEST', `Unknown config operation ${c.configOperation}`);
+  }
+  await ctx.services.topics.alterConfigs(name, changes, validateOnly);
+}
 
 type IncrementalChange = { name: string; configOperation: number; value: string | null };
 
@@ -257,9 +267,16 @@ const alterGroupConfigs =
 async function alter<C>(
   ctx: RequestContext,
   req: { resources: { resourceType: number; resourceName: string; configs: C }[] },
-  group: ((name: string, configs: C) => Promise<void>) | undefined,
-  shape: ((configs: C) => void) | undefined,
   apply: (name: string, configs: C) => Promise<void>,
+  {
+    group,
+    shape,
+  }: {
+    /** A group resource's changes (absent: groups are refused, as legacy AlterConfigs does). */
+    group?: (name: string, configs: C) => Promise<void>;
+    /** Kafka's checks of a resource's changes, made before authorization. */
+    shape?: (configs: C) => void;
+  } = {},
 ) {
   // A resource named twice refuses both (Kafka's "Each resource must appear at most once").
   const keyOf = (r: { resourceType: number; resourceName: string }) => `${r.resourceType}/${r.resourceName}`;
