@@ -109,11 +109,12 @@ export class DurableTimers {
   async schedule<P>(timer: DurableTimer<P>, now: number): Promise<void> {
     if (timer.id.includes('#') || timer.kind.includes('#'))
       throw new RangeError('timer kinds and ids may not contain "#"');
-    await this.metadata.put(
-      timerPk(this.slotOf(Math.max(timer.expiry, now))),
-      durableTimerSk(timer.expiry, timer.kind, timer.id),
-      timer,
-    );
+    await this.metadata.put(...this.itemKey(timer, now), timer);
+  }
+
+  /** A timer's item: in the slot of its expiry, or of `now` when already due. */
+  private itemKey(timer: Pick<DurableTimer, 'kind' | 'id' | 'expiry'>, now: number): [string, string] {
+    return [timerPk(this.slotOf(Math.max(timer.expiry, now))), durableTimerSk(timer.expiry, timer.kind, timer.id)];
   }
 
   /**
@@ -122,10 +123,7 @@ export class DurableTimers {
    * same timer, which costs a fifth of the write it saves.
    */
   async scheduleOnce<P>(timer: DurableTimer<P>, now: number): Promise<void> {
-    const pending = await this.metadata.get(
-      timerPk(this.slotOf(Math.max(timer.expiry, now))),
-      durableTimerSk(timer.expiry, timer.kind, timer.id),
-    );
+    const pending = await this.metadata.get(...this.itemKey(timer, now));
     if (!pending) await this.schedule(timer, now);
   }
 
